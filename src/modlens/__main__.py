@@ -1,0 +1,3 @@
+from modlens.cli import main
+
+raise SystemExit(main())

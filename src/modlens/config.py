@@ -1,0 +1,216 @@
+"""Study configuration (`study.toml`), validated by pydantic.
+
+Without a file the embedded defaults below apply. Errors name the offending key and say how
+to fix it (`StudyConfigError`). The subset a browser client needs is `client_settings()`,
+which the daemon hands to the extension at hello.
+"""
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DetectorConfig(_Strict):
+    """One detector to load. `name` is a registry key (`modlens detectors` lists them);
+    `id` lets a study load the same plugin twice with different options."""
+
+    name: str
+    id: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return self.id or self.name
+
+
+class NormalizerConfig(_Strict):
+    enabled: bool = True
+    steps: list[str] | None = None  # None: the default pipeline
+
+
+class PerturbationConfig(_Strict):
+    enabled: bool = True
+    strategies: list[str] = Field(
+        default_factory=lambda: ["repeat_char", "abbr", "special_char", "mixed_case", "mixed_case_plus", "human_lookup", "char_attack"]
+    )
+    budget: int = Field(3, ge=0, le=50, description="variants generated per comment")
+    importance_threshold: float = Field(0.1, ge=0.0, le=1.0)
+    target: str | None = Field(None, description="detector key whose word importance guides the edits")
+    seed: int = 0
+
+
+class AttributeConfig(_Strict):
+    name: str
+    label: str
+    definition: str
+    levels: list[str] = Field(min_length=2)
+
+
+class AnchorConfig(_Strict):
+    key: str
+    text: str
+    role: Literal["hard_to_say", "extreme"]
+    rating: Literal["not toxic", "hard to say", "toxic"]
+
+
+class GoldConfig(_Strict):
+    key: str
+    text: str
+    expected: dict[str, str]
+
+
+class SamplingConfig(_Strict):
+    mode: Literal["all", "random", "deciles"] = "all"
+    rate: float = Field(1.0, gt=0.0, le=1.0, description="share of comments asked about in 'random' mode")
+    per_decile: int = Field(10, ge=1, description="comments asked about per score decile in 'deciles' mode")
+    detector: str | None = Field(None, description="detector whose score defines the deciles (default: the first)")
+    seed: int = 0
+
+
+class LimitsConfig(_Strict):
+    max_comment_chars: int = Field(5000, ge=100)
+    max_message_bytes: int = Field(1_048_576, ge=4096)
+    max_items_per_message: int = Field(200, ge=1)
+    messages_per_second: float = Field(20.0, gt=0)
+    burst: int = Field(40, ge=1)
+
+
+TOXICITY_LEVELS = ["not toxic", "hard to say", "toxic"]
+
+DEFAULT_ATTRIBUTES = [
+    AttributeConfig(
+        name="formality", label="Formality",
+        definition="How formal the language is: from very formal written English with proper grammar "
+        "to very informal texting style (LOL, brb).",
+        levels=["very formal", "formal", "informal", "very informal"],
+    ),
+    AttributeConfig(
+        name="respectfulness", label="Respectfulness",
+        definition="Whether the comment shows deference, care, or understands the potential feelings of the reader.",
+        levels=["respectful", "partially respectful", "slightly disrespectful", "disrespectful"],
+    ),
+    AttributeConfig(
+        name="stereotypes", label="Stereotypes",
+        definition="A widely held but fixed and oversimplified image or idea about a particular type of person, group or thing.",
+        levels=["not present", "possibly present", "present", "heavily present"],
+    ),
+    AttributeConfig(
+        name="toxicity", label="Toxicity",
+        definition="A rude, disrespectful, or unreasonable comment that is likely to make people leave a discussion.",
+        levels=TOXICITY_LEVELS,
+    ),
+]
+
+DEFAULT_ANCHORS = [
+    AnchorConfig(key="anchor-hard", role="hard_to_say", rating="hard to say",
+                 text="Honestly this is the dumbest policy I've seen in years, but fine, whatever."),
+    AnchorConfig(key="anchor-extreme", role="extreme", rating="toxic",
+                 text="You are a worthless idiot and everyone here would be better off without you."),
+]
+
+
+class StudyConfig(_Strict):
+    study_id: str = Field("default", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    title: str = "modlens default study"
+    consent_text: str = (
+        "modlens records the comments shown on the pages you enable, the scores of local toxicity "
+        "detectors, and your ratings, in a study log on this computer. Author names are hashed "
+        "before they leave the browser. You can pause or withdraw at any time."
+    )
+    detectors: list[DetectorConfig] = Field(
+        default_factory=lambda: [DetectorConfig(name="minilm-toxicity"), DetectorConfig(name="profanity-check")]
+    )
+    normalizer: NormalizerConfig = Field(default_factory=NormalizerConfig)
+    perturbation: PerturbationConfig = Field(default_factory=PerturbationConfig)
+    attributes: list[AttributeConfig] = Field(default_factory=lambda: list(DEFAULT_ATTRIBUTES))
+    toxicity_mode: Literal["anchors", "direct"] = "anchors"
+    anchors: list[AnchorConfig] = Field(default_factory=lambda: list(DEFAULT_ANCHORS))
+    gold: list[GoldConfig] = Field(default_factory=list)
+    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
+    display: Literal["blind", "scores"] = "blind"
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+
+    @field_validator("detectors")
+    @classmethod
+    def _unique_detector_keys(cls, v: list[DetectorConfig]) -> list[DetectorConfig]:
+        keys = [d.key for d in v]
+        dup = {k for k in keys if keys.count(k) > 1}
+        if dup:
+            raise ValueError(f"detector keys must be unique, repeated: {sorted(dup)}; give each an `id`")
+        return v
+
+    @model_validator(mode="after")
+    def _anchors_cover_roles(self) -> "StudyConfig":
+        if self.toxicity_mode == "anchors":
+            roles = {a.role for a in self.anchors}
+            if roles != {"hard_to_say", "extreme"}:
+                raise ValueError("toxicity_mode 'anchors' needs one anchor with role 'hard_to_say' and one with role 'extreme'")
+        names = [a.name for a in self.attributes]
+        if "toxicity" not in names:
+            raise ValueError("attributes must include 'toxicity'")
+        return self
+
+    def client_settings(self) -> dict[str, Any]:
+        """What the extension needs: consent, attributes, anchors, sampling, display, limits."""
+        return {
+            "study_id": self.study_id,
+            "title": self.title,
+            "consent_text": self.consent_text,
+            "attributes": [a.model_dump() for a in self.attributes],
+            "toxicity_mode": self.toxicity_mode,
+            "anchors": [a.model_dump() for a in self.anchors],
+            "gold": [{"key": g.key, "text": g.text} for g in self.gold],
+            "sampling": self.sampling.model_dump(),
+            "display": self.display,
+            "max_comment_chars": self.limits.max_comment_chars,
+            "detectors": [d.key for d in self.detectors],
+        }
+
+
+class StudyConfigError(ValueError):
+    """A study file that does not validate; the message lists every bad key with a fix."""
+
+
+_FIXES = {
+    "extra_forbidden": "remove it or check its spelling against docs/STUDY.md",
+    "missing": "add this key",
+    "literal_error": "use one of the allowed values",
+    "string_pattern_mismatch": "use letters, digits, '_', '.', '-' only (max 64)",
+}
+
+
+def _format_errors(err: ValidationError, source: str) -> str:
+    lines = [f"{source}: invalid study configuration"]
+    for e in err.errors():
+        key = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        fix = _FIXES.get(e["type"], "see docs/STUDY.md")
+        lines.append(f"  {key}: {e['msg']} — fix: {fix}")
+    return "\n".join(lines)
+
+
+def parse_study(data: dict[str, Any], source: str = "study") -> StudyConfig:
+    try:
+        return StudyConfig.model_validate(data)
+    except ValidationError as err:
+        raise StudyConfigError(_format_errors(err, source)) from None
+
+
+def load_study(path: str | Path | None) -> StudyConfig:
+    """Load and validate a study file; `None` gives the embedded defaults."""
+    if path is None:
+        return StudyConfig()
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise StudyConfigError(f"{path}: study file not found") from None
+    except tomllib.TOMLDecodeError as err:
+        raise StudyConfigError(f"{path}: not valid TOML: {err}") from None
+    return parse_study(data, str(path))

@@ -1,0 +1,92 @@
+"""The one interface every detector implements.
+
+A detector is loaded once and then called with batches: `score(texts)` returns, per text,
+a `{label: probability}` dict, or `None` when it has no answer for that text (a cached
+detector that never saw it): missing, never guessed. `toxicity()` reduces one result to the
+single score used for highlighting and thresholds.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+LabelScores = dict[str, float]
+
+
+class Detector(ABC):
+    name: str            # registry key, e.g. "minilm-toxicity"
+    version: str         # changes whenever weights or configuration change
+    labels: tuple[str, ...]
+    toxicity_label: str  # the label whose probability is the toxicity score
+    threshold: float = 0.5
+    max_batch: int = 64  # the batcher never sends more texts than this in one call
+    remote: bool = False # remote detectors run on the event loop via `ascore`
+
+    @abstractmethod
+    def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
+        """Score a batch. Blocking; the engine calls it in a worker thread."""
+
+    async def ascore(self, texts: Sequence[str]) -> list[LabelScores | None]:
+        """Remote detectors override this; local ones are run in a thread by the engine."""
+        raise NotImplementedError
+
+    def toxicity(self, scores: LabelScores | None) -> float | None:
+        if scores is None:
+            return None
+        return float(scores[self.toxicity_label])
+
+    def config(self) -> dict[str, Any]:
+        """The options that define this detector's behaviour (logged with its version)."""
+        return {}
+
+    def close(self) -> None:
+        """Release models, sessions, threads."""
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "version": self.version, "labels": list(self.labels),
+            "toxicity_label": self.toxicity_label, "threshold": self.threshold,
+            "config": self.config(),
+        }
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    """Short stable hash of a JSON-able configuration (part of a detector's version)."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def directory_hash(path: str | Path, patterns: Sequence[str] = ("*",)) -> str:
+    """Short content hash of a model directory (file names and bytes), for versions."""
+    h = hashlib.sha256()
+    root = Path(path)
+    files = sorted({p for pat in patterns for p in root.rglob(pat) if p.is_file()})
+    for p in files:
+        h.update(str(p.relative_to(root)).encode())
+        with open(p, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()[:12]
+
+
+class DetectorUnavailable(RuntimeError):
+    """Raised by a factory when a detector cannot load; `status` is one of
+    missing_dependency / missing_weights / error and `fix` is a one-line instruction."""
+
+    def __init__(self, status: str, message: str, fix: str):
+        super().__init__(message)
+        self.status = status
+        self.fix = fix
+
+
+@dataclass
+class DetectorStatus:
+    name: str
+    status: str  # loaded | available | missing_dependency | missing_weights | error
+    message: str = ""
+    fix: str = ""
+    version: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,158 @@
+"""The engine the daemon and the batch audits share: the study's detectors behind dynamic
+batchers, the normalizer, and the variant generator. Nothing here knows about sockets."""
+from __future__ import annotations
+
+import asyncio
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+from modlens.batcher import DynamicBatcher
+from modlens.config import StudyConfig
+from modlens.detectors import registry
+from modlens.detectors.base import Detector, DetectorStatus, DetectorUnavailable
+
+
+@dataclass
+class DetectorResult:
+    detector: str             # the study's key for this detector
+    name: str
+    version: str
+    labels: dict[str, float] | None
+    toxicity: float | None
+    latency_ms: float         # wall time of the batch call that produced it
+    error: str | None = None  # set when the detector failed or had no answer
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _DetectorRunner:
+    """One detector behind one batcher; local detectors run in their own worker thread."""
+
+    def __init__(self, key: str, detector: Detector, max_delay_ms: float):
+        self.key = key
+        self.detector = detector
+        self._pool = None if detector.remote else ThreadPoolExecutor(1, thread_name_prefix=f"det-{key}")
+        self.batcher: DynamicBatcher[tuple[Any, float]] = DynamicBatcher(
+            self._call, max_batch=detector.max_batch, max_delay_ms=max_delay_ms)
+
+    async def _call(self, texts: Sequence[str]) -> list[tuple[Any, float]]:
+        t0 = time.perf_counter()
+        if self.detector.remote:
+            out = await self.detector.ascore(texts)
+        else:
+            out = await asyncio.get_running_loop().run_in_executor(self._pool, self.detector.score, list(texts))
+        ms = (time.perf_counter() - t0) * 1000
+        return [(o, ms) for o in out]
+
+    def result(self, labels: Any, ms: float, error: str | None = None) -> DetectorResult:
+        d = self.detector
+        if error is None and labels is None:
+            error = "missing: detector has no score for this text"
+        tox = None if labels is None else d.toxicity(labels)
+        return DetectorResult(self.key, d.name, d.version, labels, tox, ms, error)
+
+    async def score(self, text: str) -> DetectorResult:
+        try:
+            labels, ms = await self.batcher.submit(text)
+        except Exception as err:
+            return self.result(None, 0.0, f"{type(err).__name__}: {err}")
+        return self.result(labels, ms)
+
+    async def close(self) -> None:
+        await self.batcher.close()
+        if self._pool:
+            self._pool.shutdown(wait=False)
+        self.detector.close()
+
+
+class Engine:
+    def __init__(self, study: StudyConfig, detectors: dict[str, Detector] | None = None, *, max_delay_ms: float = 10.0):
+        """Loads the study's detectors (or uses the given ones). Detectors that cannot load are
+        listed in `statuses` with their fix; the engine runs with the rest."""
+        self.study = study
+        self.statuses: list[DetectorStatus] = []
+        if detectors is None:
+            detectors = {}
+            for cfg in study.detectors:
+                try:
+                    detectors[cfg.key] = registry.create(cfg.name, **cfg.options)
+                    self.statuses.append(DetectorStatus(cfg.key, "loaded", version=detectors[cfg.key].version))
+                except (DetectorUnavailable, KeyError) as err:
+                    status = getattr(err, "status", "error")
+                    self.statuses.append(DetectorStatus(cfg.key, status, str(err), getattr(err, "fix", "")))
+        else:
+            self.statuses = [DetectorStatus(k, "loaded", version=d.version) for k, d in detectors.items()]
+        self.runners = {k: _DetectorRunner(k, d, max_delay_ms) for k, d in detectors.items()}
+        self.normalizer = self._build_normalizer()
+        self.generator = self._build_generator()
+
+    # --- construction --------------------------------------------------------------------
+    def _build_normalizer(self):
+        if not self.study.normalizer.enabled:
+            return None
+        from modlens.normalize.pipeline import build_normalizer
+        return build_normalizer(self.study.normalizer.steps)
+
+    def _build_generator(self):
+        p = self.study.perturbation
+        if not p.enabled or p.budget == 0:
+            return None
+        from modlens.perturb.generate import VariantGenerator
+        return VariantGenerator(p.strategies, budget=p.budget, seed=p.seed, importance_threshold=p.importance_threshold)
+
+    @property
+    def detectors(self) -> dict[str, Detector]:
+        return {k: r.detector for k, r in self.runners.items()}
+
+    async def close(self) -> None:
+        for r in self.runners.values():
+            await r.close()
+
+    # --- work ------------------------------------------------------------------------------
+    async def score_text(self, text: str, only: Sequence[str] | None = None) -> dict[str, DetectorResult]:
+        keys = [k for k in self.runners if only is None or k in only]
+        results = await asyncio.gather(*(self.runners[k].score(text) for k in keys))
+        return dict(zip(keys, results))
+
+    async def score(self, texts: Sequence[str], only: Sequence[str] | None = None) -> list[dict[str, DetectorResult]]:
+        """Scores every text with every detector (or `only` these keys), through the batchers."""
+        return list(await asyncio.gather(*(self.score_text(t, only) for t in texts)))
+
+    def normalize(self, text: str):
+        """The normalizer's `Normalized` result, or None when normalization is off."""
+        return None if self.normalizer is None else self.normalizer.normalize(text)
+
+    def target_key(self) -> str | None:
+        p = self.study.perturbation
+        if p.target and p.target in self.runners:
+            return p.target
+        return next(iter(self.runners), None)
+
+    async def word_importance(self, text: str, target: str | None = None) -> list[float] | None:
+        """NoisyHate Algorithm 1: toxicity drop when each word is removed (one batched call)."""
+        from modlens.perturb.importance import word_removals
+
+        target = target or self.target_key()
+        if target is None:
+            return None
+        texts = [text, *word_removals(text)]
+        results = await asyncio.gather(*(self.runners[target].score(t) for t in texts))
+        if any(r.toxicity is None for r in results):
+            return None
+        base = results[0].toxicity
+        return [base - r.toxicity for r in results[1:]]
+
+    async def variants(self, text: str):
+        """Perturbed variants of a comment (list of `Variant`), guided by word importance."""
+        if self.generator is None:
+            return []
+        target = self.target_key()
+        importance = await self.word_importance(text, target)
+        loop = asyncio.get_running_loop()
+        variants = await loop.run_in_executor(None, lambda: self.generator.generate(text, importance=importance))
+        for v in variants:
+            v.target_detector = v.target_detector or target
+        return variants

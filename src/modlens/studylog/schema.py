@@ -1,0 +1,162 @@
+"""Study log schema, versioned by `PRAGMA user_version`; each migration is applied once, in order.
+
+Every distinct string that is scored (a comment, its normalized form, a variant) is one row
+of `texts`, so a score is stored once per (text, detector version) and every table that
+holds text points there. docs/DATA.md documents each column.
+"""
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    # 1: initial schema
+    """
+    CREATE TABLE studies (
+        study_id     TEXT PRIMARY KEY,
+        title        TEXT NOT NULL,
+        config_json  TEXT NOT NULL,
+        created_at   TEXT NOT NULL
+    );
+    CREATE TABLE raters (
+        study_id     TEXT NOT NULL REFERENCES studies(study_id),
+        rater_id     TEXT NOT NULL,
+        consent_at   TEXT,
+        first_seen   TEXT NOT NULL,
+        PRIMARY KEY (study_id, rater_id)
+    );
+    CREATE TABLE sessions (
+        session_id        TEXT PRIMARY KEY,
+        study_id          TEXT NOT NULL REFERENCES studies(study_id),
+        rater_id          TEXT,
+        client            TEXT NOT NULL,
+        client_version    TEXT,
+        protocol_version  INTEGER,
+        started_at        TEXT NOT NULL,
+        ended_at          TEXT
+    );
+    CREATE TABLE pages (
+        page_id      INTEGER PRIMARY KEY,
+        platform     TEXT NOT NULL,
+        page_key     TEXT NOT NULL,
+        url          TEXT,
+        title        TEXT,
+        first_seen   TEXT NOT NULL,
+        UNIQUE (platform, page_key)
+    );
+    CREATE TABLE texts (
+        text_id      INTEGER PRIMARY KEY,
+        text_hash    TEXT NOT NULL UNIQUE,
+        text         TEXT NOT NULL
+    );
+    CREATE TABLE comments (
+        comment_id       INTEGER PRIMARY KEY,
+        platform         TEXT NOT NULL,
+        comment_key      TEXT NOT NULL,
+        page_id          INTEGER REFERENCES pages(page_id),
+        parent_key       TEXT,
+        text_id          INTEGER NOT NULL REFERENCES texts(text_id),
+        author_hash      TEXT,
+        time_shown       TEXT,
+        truncated        INTEGER NOT NULL DEFAULT 0,
+        original_length  INTEGER NOT NULL,
+        first_seen       TEXT NOT NULL,
+        UNIQUE (platform, comment_key)
+    );
+    CREATE INDEX comments_page ON comments(page_id);
+    CREATE TABLE sightings (
+        comment_id   INTEGER NOT NULL REFERENCES comments(comment_id),
+        session_id   TEXT NOT NULL REFERENCES sessions(session_id),
+        seen_at      TEXT NOT NULL,
+        PRIMARY KEY (comment_id, session_id)
+    );
+    CREATE TABLE labels (
+        comment_id   INTEGER NOT NULL REFERENCES comments(comment_id),
+        name         TEXT NOT NULL,
+        value        TEXT,
+        source       TEXT NOT NULL,
+        PRIMARY KEY (comment_id, name, source)
+    );
+    CREATE TABLE detectors (
+        detector_id  INTEGER PRIMARY KEY,
+        name         TEXT NOT NULL,
+        version      TEXT NOT NULL,
+        toxicity_label TEXT,
+        threshold    REAL,
+        config_json  TEXT NOT NULL,
+        first_used   TEXT NOT NULL,
+        UNIQUE (name, version)
+    );
+    CREATE TABLE scores (
+        text_id      INTEGER NOT NULL REFERENCES texts(text_id),
+        detector_id  INTEGER NOT NULL REFERENCES detectors(detector_id),
+        labels_json  TEXT,
+        toxicity     REAL,
+        latency_ms   REAL,
+        error        TEXT,
+        created_at   TEXT NOT NULL,
+        PRIMARY KEY (text_id, detector_id)
+    );
+    CREATE TABLE normalizations (
+        source_text_id  INTEGER NOT NULL REFERENCES texts(text_id),
+        normalizer      TEXT NOT NULL,
+        version         TEXT NOT NULL,
+        result_text_id  INTEGER NOT NULL REFERENCES texts(text_id),
+        edits_json      TEXT NOT NULL,
+        created_at      TEXT NOT NULL,
+        PRIMARY KEY (source_text_id, normalizer, version)
+    );
+    CREATE TABLE variants (
+        variant_id       INTEGER PRIMARY KEY,
+        comment_id       INTEGER NOT NULL REFERENCES comments(comment_id),
+        source_text_id   INTEGER NOT NULL REFERENCES texts(text_id),
+        text_id          INTEGER NOT NULL REFERENCES texts(text_id),
+        strategy         TEXT NOT NULL,
+        params_json      TEXT NOT NULL,
+        seed             INTEGER NOT NULL,
+        positions_json   TEXT NOT NULL,
+        target_detector  TEXT,
+        attack_json      TEXT,
+        run_id           INTEGER REFERENCES audit_runs(run_id),
+        created_at       TEXT NOT NULL,
+        UNIQUE (comment_id, text_id, strategy, params_json, seed)
+    );
+    CREATE INDEX variants_comment ON variants(comment_id);
+    CREATE TABLE ratings (
+        rating_id        INTEGER PRIMARY KEY,
+        study_id         TEXT NOT NULL REFERENCES studies(study_id),
+        rater_id         TEXT NOT NULL,
+        client_rating_id TEXT NOT NULL,
+        session_id       TEXT REFERENCES sessions(session_id),
+        comment_id       INTEGER NOT NULL REFERENCES comments(comment_id),
+        values_json      TEXT NOT NULL,
+        anchors_json     TEXT,
+        derived_toxicity TEXT,
+        inconsistent     INTEGER NOT NULL DEFAULT 0,
+        time_spent_ms    INTEGER,
+        created_at       TEXT NOT NULL,
+        UNIQUE (study_id, rater_id, client_rating_id)
+    );
+    CREATE TABLE rating_values (
+        rating_id    INTEGER NOT NULL REFERENCES ratings(rating_id),
+        attribute    TEXT NOT NULL,
+        value        TEXT NOT NULL,
+        PRIMARY KEY (rating_id, attribute)
+    );
+    CREATE TABLE audit_runs (
+        run_id       INTEGER PRIMARY KEY,
+        dataset      TEXT NOT NULL,
+        path         TEXT,
+        params_json  TEXT NOT NULL,
+        status       TEXT NOT NULL,
+        n_items      INTEGER NOT NULL DEFAULT 0,
+        n_done       INTEGER NOT NULL DEFAULT 0,
+        started_at   TEXT NOT NULL,
+        finished_at  TEXT
+    );
+    CREATE TABLE run_items (
+        run_id       INTEGER NOT NULL REFERENCES audit_runs(run_id),
+        comment_id   INTEGER NOT NULL REFERENCES comments(comment_id),
+        PRIMARY KEY (run_id, comment_id)
+    );
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
