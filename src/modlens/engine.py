@@ -3,6 +3,7 @@ batchers, the normalizer, and the variant generator. Nothing here knows about so
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -86,8 +87,19 @@ class Engine:
         else:
             self.statuses = [DetectorStatus(k, "loaded", version=d.version) for k, d in detectors.items()]
         self.runners = {k: _DetectorRunner(k, d, max_delay_ms) for k, d in detectors.items()}
-        self.normalizer = self._build_normalizer()
-        self.generator = self._build_generator()
+        # A normalizer or generator that cannot be built costs only its own output: the
+        # engine still scores. Its error is kept for `status`.
+        self.component_errors: dict[str, str] = {}
+        self.normalizer = self._optional("normalizer", self._build_normalizer)
+        self.generator = self._optional("perturbation", self._build_generator)
+
+    def _optional(self, what: str, build):
+        try:
+            return build()
+        except Exception as err:
+            self.component_errors[what] = f"{type(err).__name__}: {err}"
+            logging.getLogger("modlens.engine").warning("%s unavailable: %s", what, err)
+            return None
 
     # --- construction --------------------------------------------------------------------
     def _build_normalizer(self):

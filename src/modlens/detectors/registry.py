@@ -33,7 +33,7 @@ def _module(name: str):
     return importlib.import_module(f"modlens.detectors.{PLUGINS[name]}")
 
 
-def create(name: str, **options: Any) -> Detector:
+def create(name: str, /, **options: Any) -> Detector:
     """Load a detector by registry key. Raises DetectorUnavailable (with a fix) or KeyError."""
     try:
         module = _module(name)
@@ -47,7 +47,7 @@ def describe(name: str) -> str:
     return doc.splitlines()[0] if doc else ""
 
 
-def status(name: str, **options: Any) -> DetectorStatus:
+def status(name: str, /, **options: Any) -> DetectorStatus:
     """Try to load a detector and report its status (used by `modlens detectors`)."""
     try:
         det = create(name, **options)

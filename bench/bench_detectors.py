@@ -1,0 +1,175 @@
+"""Detector throughput, load time and memory: batched vs one call per comment.
+
+Each detector runs in a fresh subprocess so load time and peak memory are its own.
+
+  python bench/bench_detectors.py                       # minilm-toxicity + profanity-check on this CPU
+  python bench/bench_detectors.py --n 512 --single 64
+  python bench/bench_detectors.py --hf roberta-base-like --random-init --n 4096   # base-size model, GPU fp16
+
+The --hf mode builds a randomly initialised roberta-base-sized classifier (no download),
+saves it with MiniLM's offline tokenizer and loads it through hf-classifier's normal code
+path. On CUDA it also prints achieved TFLOP/s against --peak-tflops (the card's dense fp16
+tensor-core peak; 989 for an H100 SXM, 756 for H100 PCIe).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = Path(os.environ.get("MODLENS_SHARED_DATA", REPO.parent / "shared" / "data")) / "noisyhate" / "dev.csv"
+
+
+def load_texts(path: Path, column: str, n: int) -> list[str]:
+    if path.is_file():
+        with open(path, newline="", encoding="utf-8") as fh:
+            texts = [row[column] for row in csv.DictReader(fh) if row.get(column)]
+    else:  # no data here: synthetic comments of mixed length, still deterministic
+        words = "you are such a stupid idiot have a nice day the policy is wrong and I disagree".split()
+        texts = [" ".join(words[(i * 7 + j) % len(words)] for j in range(5 + (i * 13) % 40)) for i in range(n)]
+    return (texts * (n // max(len(texts), 1) + 1))[:n]
+
+
+def rss_mib() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def build_random_roberta(out: Path) -> dict:
+    """roberta-base geometry, random weights, MiniLM's WordPiece tokenizer (ids < roberta's vocab)."""
+    import torch
+    from transformers import AutoTokenizer, RobertaConfig, RobertaForSequenceClassification
+    from modlens.detectors.minilm import default_model_dir
+
+    tok = AutoTokenizer.from_pretrained(str(default_model_dir()))
+    config = RobertaConfig(num_labels=2, pad_token_id=tok.pad_token_id, id2label={0: "ok", 1: "toxic"},
+                           label2id={"ok": 0, "toxic": 1})
+    torch.manual_seed(0)
+    model = RobertaForSequenceClassification(config)
+    model.save_pretrained(str(out))
+    tok.save_pretrained(str(out))
+    return {"params": sum(p.numel() for p in model.parameters())}
+
+
+def measure(name: str, options: dict, texts: list[str], n_single: int) -> dict:
+    from modlens.detectors import registry
+
+    rss0 = rss_mib()
+    t0 = time.perf_counter()
+    det = registry.create(name, **options)
+    load_s = time.perf_counter() - t0
+    det.score(texts[:8])  # warm-up: lazy init, CUDA kernels
+    cuda = getattr(det, "device", "cpu").startswith("cuda")
+    if cuda:
+        import torch
+        torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), det.max_batch):
+        det.score(texts[i:i + det.max_batch])
+    batched_s = time.perf_counter() - t0
+    single = texts[:n_single]
+    t0 = time.perf_counter()
+    for text in single:
+        det.score([text])
+    single_s = time.perf_counter() - t0
+    result = {
+        "detector": name, "version": det.version, "device": getattr(det, "device", "cpu"),
+        "max_batch": det.max_batch, "load_s": round(load_s, 2),
+        "batched_per_s": round(len(texts) / batched_s, 1), "single_per_s": round(len(single) / single_s, 1),
+        "rss_after_load_mib": round(rss_mib() - rss0, 1), "peak_rss_mib": round(peak_rss_mib(), 1),
+    }
+    result["batch_speedup"] = round(result["batched_per_s"] / result["single_per_s"], 2)
+    if cuda:
+        import torch
+        result["gpu_peak_mib"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+        result["gpu"] = torch.cuda.get_device_name()
+    if hasattr(det, "tokenizer"):  # tokens actually run through the model (padding excluded)
+        enc = det.tokenizer(texts, truncation=True, max_length=det.max_length)
+        result["tokens_per_s"] = round(sum(len(ids) for ids in enc["input_ids"]) / batched_s, 1)
+    det.close()
+    return result
+
+
+def child(args) -> None:
+    texts = load_texts(Path(args.data), args.column, args.n)
+    options = json.loads(args.options)
+    result = measure(args.child, options, texts, args.single)
+    if args.params:
+        # forward FLOPs ~ 2 x parameters x tokens (attention's extra term is small at these lengths)
+        tflops = 2 * args.params * result["tokens_per_s"] / 1e12
+        result["achieved_tflops"] = round(tflops, 1)
+        if result["device"].startswith("cuda"):
+            result["share_of_peak"] = round(tflops / args.peak_tflops, 3)
+    print(json.dumps(result))
+
+
+def run_child(name: str, options: dict, args, params: int = 0) -> dict:
+    cmd = [sys.executable, __file__, "--child", name, "--options", json.dumps(options), "--n", str(args.n),
+           "--single", str(args.single), "--data", str(args.data), "--column", args.column,
+           "--params", str(params), "--peak-tflops", str(args.peak_tflops)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return {"detector": name, "error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def print_table(rows: list[dict]) -> None:
+    cols = ["detector", "device", "load_s", "batched_per_s", "single_per_s", "batch_speedup",
+            "rss_after_load_mib", "peak_rss_mib", "gpu_peak_mib", "tokens_per_s", "achieved_tflops", "share_of_peak"]
+    cols = [c for c in cols if any(c in r for r in rows)]
+    print("  ".join(f"{c:>14}" for c in cols))
+    for r in rows:
+        print("  ".join(f"{str(r.get(c, r.get('error', '-') if c == 'device' else '-')):>14}" for c in cols))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--detector", action="append", help="registry key (default: minilm-toxicity, profanity-check)")
+    p.add_argument("--n", type=int, default=256, help="comments scored in batches")
+    p.add_argument("--single", type=int, default=64, help="comments scored one call each")
+    p.add_argument("--data", default=str(DEFAULT_DATA), help="CSV of comments (default: NoisyHate dev)")
+    p.add_argument("--column", default="clean")
+    p.add_argument("--hf", choices=["roberta-base-like"], help="benchmark a base-size HF classifier instead")
+    p.add_argument("--random-init", action="store_true", help="--hf: random weights, no download (required)")
+    p.add_argument("--device", default="auto", help="--hf: auto | cpu | cuda")
+    p.add_argument("--batch-size", type=int, default=64, help="--hf: batch size")
+    p.add_argument("--peak-tflops", type=float, default=989.0, help="card's dense fp16 peak for the share column")
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    p.add_argument("--options", default="{}", help=argparse.SUPPRESS)
+    p.add_argument("--params", type=int, default=0, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        return child(args)
+    rows = []
+    if args.hf:
+        if not args.random_init:
+            p.error("--hf needs --random-init (the bench never downloads weights)")
+        with tempfile.TemporaryDirectory() as tmp:
+            info = build_random_roberta(Path(tmp))
+            options = {"model": tmp, "toxicity_label": "toxic", "device": args.device,
+                       "batch_size": args.batch_size, "max_length": 256}
+            rows.append(run_child("hf-classifier", options, args, params=info["params"]))
+    else:
+        for name in args.detector or ["minilm-toxicity", "profanity-check"]:
+            rows.append(run_child(name, {}, args))
+    print(f"# {args.n} comments batched, {args.single} one call each, from {args.data}; "
+          f"{os.cpu_count()} CPU cores")
+    print_table(rows)
+    for r in rows:
+        print(json.dumps(r))
+
+
+if __name__ == "__main__":
+    main()

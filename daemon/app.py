@@ -1,0 +1,281 @@
+"""The aiohttp application: one WebSocket endpoint (`/ws`) in front of the pipeline.
+
+Background resources live in `cleanup_ctx`, so they start before the first connection and
+stop in reverse order on shutdown: the study-log writer (drained last), the engine (its
+detectors and batchers), then the pipeline that registers study and detectors.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from modlens.config import StudyConfig
+from modlens.detectors.base import Detector
+from modlens.engine import Engine
+from modlens.studylog.store import LogWriter
+
+from modlens.daemon import protocol as p
+from modlens.daemon.pipeline import Pipeline
+from modlens.daemon.protocol import ErrorCode, ProtocolError
+from modlens.daemon.security import check_handshake
+from modlens.daemon.session import Session
+
+log = logging.getLogger("modlens.daemon")
+
+# Frames up to this multiple of limits.max_message_bytes get a `too_large` answer; beyond it
+# aiohttp closes the socket (code 1009) rather than buffer unbounded input.
+HARD_FRAME_FACTOR = 4
+
+
+@dataclass
+class DaemonOptions:
+    db_path: Path
+    token: Callable[[], str]
+    allow_remote: bool = False
+    detectors: dict[str, Detector] | None = None  # None: load the study's detectors
+    engine: Engine | None = None                  # a prebuilt engine (not closed by the app)
+    batch_delay_ms: float = 10.0
+    writer_max_batch: int = 256
+    writer_max_delay_ms: float = 20.0
+    max_pending_per_connection: int = 8
+    variant_concurrency: int = 1
+
+
+@dataclass
+class DaemonState:
+    sockets: dict[web.WebSocketResponse, Session] = field(default_factory=dict)
+    closing: bool = False
+    started_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+
+STUDY = web.AppKey("study", StudyConfig)
+OPTIONS = web.AppKey("options", DaemonOptions)
+STATE = web.AppKey("state", DaemonState)
+WRITER = web.AppKey("writer", LogWriter)
+ENGINE = web.AppKey("engine", Engine)
+PIPELINE = web.AppKey("pipeline", Pipeline)
+
+
+# --- background resources -------------------------------------------------------------------
+
+async def _writer_ctx(app: web.Application) -> AsyncIterator[None]:
+    opts = app[OPTIONS]
+    writer = LogWriter(opts.db_path, max_batch=opts.writer_max_batch, max_delay_ms=opts.writer_max_delay_ms)
+    await writer.start()
+    app[WRITER] = writer
+    yield
+    await writer.stop()  # drains queued writes and commits before the process exits
+
+
+async def _engine_ctx(app: web.Application) -> AsyncIterator[None]:
+    opts = app[OPTIONS]
+    owned = opts.engine is None
+    if owned:
+        # Loading models blocks for seconds; keep the loop free meanwhile.
+        engine = await asyncio.get_running_loop().run_in_executor(
+            None, lambda: Engine(app[STUDY], opts.detectors, max_delay_ms=opts.batch_delay_ms))
+    else:
+        engine = opts.engine
+    for s in engine.statuses:
+        if s.status != "loaded":
+            log.warning("detector %s not loaded (%s): %s — fix: %s", s.name, s.status, s.message, s.fix)
+    app[ENGINE] = engine
+    yield
+    if owned:
+        await engine.close()
+
+
+async def _pipeline_ctx(app: web.Application) -> AsyncIterator[None]:
+    pipeline = Pipeline(app[STUDY], app[ENGINE], app[WRITER],
+                        variant_concurrency=app[OPTIONS].variant_concurrency)
+    await pipeline.prepare()
+    app[PIPELINE] = pipeline
+    yield
+
+
+async def _close_sockets(app: web.Application) -> None:
+    state = app[STATE]
+    state.closing = True
+    for ws in list(state.sockets):
+        await ws.close(code=WSCloseCode.GOING_AWAY, message=b"modlens daemon shutting down")
+
+
+# --- the socket --------------------------------------------------------------------------
+
+class Connection:
+    """Reads frames from one socket, answers each, runs slow work in tasks."""
+
+    def __init__(self, app: web.Application, ws: web.WebSocketResponse, session: Session):
+        self.app, self.ws, self.session = app, ws, session
+        self.pipeline = app[PIPELINE]
+        self.limits = app[STUDY].limits
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self.ws.closed:
+            return
+        async with self.session._send_lock:
+            try:
+                await self.ws.send_str(json.dumps(message, ensure_ascii=False))
+            except (ConnectionError, RuntimeError):
+                pass  # the client went away; what it sent is already being logged
+
+    async def error(self, err: ProtocolError) -> None:
+        self.session.stats["refused"] += 1
+        if err.code is ErrorCode.rate_limited:
+            self.session.stats["rate_limited"] += 1
+        await self.send(err.to_message())
+
+    async def frame(self, raw: str | bytes) -> None:
+        self.session.stats["messages"] += 1
+        size = len(raw.encode("utf-8", "surrogatepass")) if isinstance(raw, str) else len(raw)
+        if size > self.limits.max_message_bytes:
+            return await self.error(ProtocolError(
+                ErrorCode.too_large, f"message is {size} bytes; the limit is {self.limits.max_message_bytes}",
+                p.sniff_id(raw)))
+        try:
+            msg = p.parse_client_message(raw)
+        except ProtocolError as err:
+            wait = self.session.bucket.take()  # junk costs a token too
+            if wait:
+                err = ProtocolError(ErrorCode.rate_limited, "too many messages", err.id, wait)
+            return await self.error(err)
+        wait = self.session.admit(msg.type)
+        if wait:
+            return await self.error(ProtocolError(
+                ErrorCode.rate_limited, "too many messages or too much queued work; slow down", msg.id, wait))
+        if self.app[STATE].closing:
+            return await self.error(ProtocolError(ErrorCode.unavailable, "the daemon is shutting down", msg.id))
+        if msg.type != "hello" and not self.session.ready:
+            return await self.error(ProtocolError(ErrorCode.hello_required, "send hello first", msg.id))
+        try:
+            await self.dispatch(msg)
+        except ProtocolError as err:
+            await self.error(err)
+        except Exception as err:
+            log.exception("internal error on %s %s", msg.type, msg.id)
+            await self.error(ProtocolError(ErrorCode.internal, f"{type(err).__name__}: {err}", msg.id))
+
+    async def dispatch(self, msg: p._Message) -> None:
+        if isinstance(msg, p.Hello):
+            if not self.app[OPTIONS].token() or not _token_ok(msg.token, self.app[OPTIONS].token()):
+                raise ProtocolError(ErrorCode.bad_token, "token is not the current pairing token (`modlens pair`)", msg.id)
+            if self.session.ready:
+                raise ProtocolError(ErrorCode.invalid_fields, "hello: this connection already said hello", msg.id)
+            await self.send((await self.pipeline.open_session(self.session, msg)).dump())
+        elif isinstance(msg, p.Comments):
+            items = self.pipeline.accept(msg)
+            recorded = self.pipeline.record_comments(self.session, msg, items)
+            await self.send(p.CommentsOk(id=msg.id, accepted=len(items),
+                                         truncated=[a.key for a in items if a.truncated]).dump())
+            self.session.pending += 1
+            self.session.spawn(self._comments(msg, items, recorded))
+        elif isinstance(msg, p.Rating):
+            self.session.spawn(self._guarded(msg, self._rating(msg)))
+        elif isinstance(msg, p.Ping):
+            await self.send(p.Pong(id=msg.id, server_time=datetime.now(timezone.utc).isoformat()).dump())
+        elif isinstance(msg, p.Status):
+            self.session.spawn(self._guarded(msg, self._status(msg)))
+
+    async def _guarded(self, msg: p._Message, coro) -> None:
+        try:
+            await coro
+        except ProtocolError as err:
+            await self.error(err)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            log.exception("internal error on %s %s", msg.type, msg.id)
+            await self.error(ProtocolError(ErrorCode.internal, f"{type(err).__name__}: {err}", msg.id))
+
+    async def _comments(self, msg: p.Comments, items, recorded) -> None:
+        try:
+            await self._guarded(msg, self.pipeline.process_comments(self.session, msg, items, recorded, self.send))
+        finally:
+            self.session.pending -= 1
+
+    async def _rating(self, msg: p.Rating) -> None:
+        await self.send((await self.pipeline.rate(self.session, msg)).dump())
+
+    async def _status(self, msg: p.Status) -> None:
+        queue = {"connections": len(self.app[STATE].sockets), "pending_comments": self.session.pending,
+                 **self.pipeline.queue()}
+        await self.send(p.StatusOk(id=msg.id, detectors=self.pipeline.detector_statuses(),
+                                   counts=await self.pipeline.counts(), queue=queue,
+                                   components=self.pipeline.engine.component_errors).dump())
+
+
+def _token_ok(presented: str, expected: str) -> bool:
+    from modlens.pairing import matches
+    return matches(presented, expected)
+
+
+async def websocket_handler(request: web.Request) -> web.StreamResponse:
+    app = request.app
+    opts, state = app[OPTIONS], app[STATE]
+    refusal = check_handshake(request.headers, opts.token(), allow_remote_host=opts.allow_remote)
+    if refusal is not None:
+        log.warning("refused handshake from %s: %s", request.remote, refusal.reason)
+        return web.json_response({"error": refusal.reason}, status=refusal.status)
+    if state.closing:
+        return web.json_response({"error": "shutting down"}, status=503)
+    limits = app[STUDY].limits
+    ws = web.WebSocketResponse(protocols=(p.SUBPROTOCOL,), heartbeat=30.0,
+                               max_msg_size=limits.max_message_bytes * HARD_FRAME_FACTOR)
+    await ws.prepare(request)
+    session = Session(limits, max_pending=opts.max_pending_per_connection)
+    conn = Connection(app, ws, session)
+    state.sockets[ws] = session
+    try:
+        async for m in ws:
+            if m.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                await conn.frame(m.data)
+            elif m.type == WSMsgType.ERROR:
+                log.info("socket error: %s", ws.exception())
+                break
+    finally:
+        state.sockets.pop(ws, None)
+        session.closed = True
+        await session.cancel_tasks()
+        try:
+            await app[PIPELINE].close_session(session)
+        except Exception:
+            log.exception("could not close session %s", session.session_id)
+    return ws
+
+
+async def status_handler(request: web.Request) -> web.Response:
+    """`GET /status` for `modlens status`: same checks as the socket, no session is recorded."""
+    app = request.app
+    opts = app[OPTIONS]
+    refusal = check_handshake(request.headers, opts.token(), allow_remote_host=opts.allow_remote)
+    if refusal is not None:
+        return web.json_response({"error": refusal.reason}, status=refusal.status)
+    pipeline, state = app[PIPELINE], app[STATE]
+    return web.json_response({
+        "server": "modlens", "protocol": p.PROTOCOL_VERSION, "study_id": app[STUDY].study_id,
+        "db": str(opts.db_path), "started_at": state.started_at,
+        "detectors": pipeline.detector_statuses(), "components": pipeline.engine.component_errors,
+        "counts": await pipeline.counts(), "queue": {"connections": len(state.sockets), **pipeline.queue()},
+    })
+
+
+def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[], str], **options: Any) -> web.Application:
+    """The daemon's application. `token` is the pairing token or a callable returning the
+    current one (re-read on rotation); `options` are `DaemonOptions` fields."""
+    token_fn = token if callable(token) else (lambda: token)
+    app = web.Application(client_max_size=study.limits.max_message_bytes)
+    app[STUDY] = study
+    app[OPTIONS] = DaemonOptions(db_path=Path(db_path), token=token_fn, **options)
+    app[STATE] = DaemonState()
+    app.cleanup_ctx.extend([_writer_ctx, _engine_ctx, _pipeline_ctx])
+    app.on_shutdown.append(_close_sockets)
+    app.router.add_get("/ws", websocket_handler)
+    app.router.add_get("/status", status_handler)
+    return app

@@ -1,0 +1,311 @@
+"""What the daemon does with messages: comments -> engine -> study log -> scores and variants;
+ratings -> study log -> ack after commit. Socket handling lives in `app.py`.
+
+Scores never wait for perturbations, and a normalizer or generator that fails (or does not
+exist yet) costs only its own output: the error is logged and sent, the scores still go out.
+Every write goes through the single LogWriter and is shielded from cancellation, so a client
+that disconnects mid-page loses nothing that was accepted.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Awaitable, Callable
+
+from modlens import __version__
+from modlens.config import StudyConfig
+from modlens.engine import DetectorResult, Engine
+from modlens.ratings import derive_toxicity
+from modlens.studylog.store import LogWriter, StudyLog
+
+from modlens.daemon import protocol as p
+from modlens.daemon.protocol import ErrorCode, ProtocolError
+from modlens.daemon.session import Session
+
+log = logging.getLogger("modlens.daemon")
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+@dataclass
+class Accepted:
+    key: str
+    text: str
+    item: p.CommentItem
+    truncated: bool
+    original_length: int
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _score_out(r: DetectorResult) -> p.DetectorScore:
+    return p.DetectorScore(name=r.name, version=r.version, labels=r.labels, toxicity=r.toxicity,
+                           latency_ms=round(r.latency_ms, 3), error=r.error)
+
+
+def find_comment(log_: StudyLog, platform: str, key: str) -> int | None:
+    """comment_id for (platform, key), or None."""
+    return log_.comment_id(platform, key)
+
+
+class Pipeline:
+    def __init__(self, study: StudyConfig, engine: Engine, writer: LogWriter, *, variant_concurrency: int = 1):
+        self.study = study
+        self.engine = engine
+        self.writer = writer
+        self.detector_ids: dict[str, int] = {}
+        self._variant_slots = asyncio.Semaphore(variant_concurrency)
+        self.in_flight_writes = 0
+        self.extreme_anchor = next((a.rating for a in study.anchors if a.role == "extreme"), None)
+        self.attributes = {a.name: a.levels for a in study.attributes}
+
+    # --- writes ------------------------------------------------------------------------
+    async def write(self, fn: Callable[[StudyLog], Any]) -> Any:
+        """One study-log call through the writer; resolves after its transaction committed.
+        Shielded: cancelling the caller does not cancel the write."""
+        self.in_flight_writes += 1
+        try:
+            return await asyncio.shield(self.writer.submit(fn))
+        finally:
+            self.in_flight_writes -= 1
+
+    async def prepare(self) -> None:
+        """Record the study and every loaded detector (name, version, config) once."""
+        study, dets = self.study, self.engine.detectors
+
+        def register(lg: StudyLog) -> dict[str, int]:
+            lg.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
+            return {k: lg.ensure_detector(d.name, d.version, d.toxicity_label, d.threshold, d.config())
+                    for k, d in dets.items()}
+
+        self.detector_ids = await self.write(register)
+
+    def detector_infos(self) -> list[p.DetectorInfo]:
+        return [p.DetectorInfo(key=k, name=d.name, version=d.version, toxicity_label=d.toxicity_label,
+                               threshold=d.threshold) for k, d in self.engine.detectors.items()]
+
+    @property
+    def variants_enabled(self) -> bool:
+        return self.engine.generator is not None
+
+    # --- hello ---------------------------------------------------------------------------
+    async def open_session(self, session: Session, hello: p.Hello) -> p.HelloOk:
+        if hello.study_id is not None and hello.study_id != self.study.study_id:
+            raise ProtocolError(ErrorCode.invalid_fields,
+                                f"study_id: {hello.study_id!r} is not the running study {self.study.study_id!r}", hello.id)
+        study_id = self.study.study_id
+
+        def start(lg: StudyLog) -> None:
+            lg.ensure_rater(study_id, hello.rater_id, hello.consent_at)
+            lg.start_session(session.session_id, study_id, hello.rater_id, hello.client,
+                             hello.client_version, hello.protocol)
+
+        await self.write(start)
+        session.rater_id, session.client, session.ready = hello.rater_id, hello.client, True
+        return p.HelloOk(id=hello.id, session_id=session.session_id, server_version=__version__,
+                         study=self.study.client_settings(), detectors=self.detector_infos(),
+                         variants_enabled=self.variants_enabled)
+
+    async def close_session(self, session: Session) -> None:
+        if session.ready:
+            await self.write(lambda lg: lg.end_session(session.session_id))
+
+    # --- comments --------------------------------------------------------------------------
+    def accept(self, msg: p.Comments) -> list[Accepted]:
+        limits = self.study.limits
+        if len(msg.items) > limits.max_items_per_message:
+            raise ProtocolError(ErrorCode.invalid_fields,
+                                f"items: {len(msg.items)} items, at most {limits.max_items_per_message} per message", msg.id)
+        out: dict[str, Accepted] = {}
+        for item in msg.items:
+            if item.key in out:
+                continue  # a page can list the same comment twice; score it once
+            cut = len(item.text) > limits.max_comment_chars
+            out[item.key] = Accepted(item.key, item.text[:limits.max_comment_chars] if cut else item.text,
+                                     item, cut, len(item.text))
+        return list(out.values())
+
+    def record_comments(self, session: Session, msg: p.Comments, items: list[Accepted]) -> "asyncio.Future[list[int]]":
+        """Start writing page, comments and sightings; returns the pending comment_ids.
+        Called synchronously on receipt, so a rating that follows finds its comment."""
+        page, platform = msg.page, msg.page.platform
+        sid = session.session_id
+
+        def record(lg: StudyLog) -> list[int]:
+            page_id = lg.ensure_page(platform, page.page_key, page.url, page.title)
+            ids = []
+            for a in items:
+                cid = lg.add_comment(platform, a.key, page_id, a.text, parent_key=a.item.parent_key,
+                                     author_hash=a.item.author_hash, time_shown=a.item.time_shown,
+                                     truncated=a.truncated, original_length=a.original_length)
+                lg.add_sighting(cid, sid)
+                ids.append(cid)
+            return ids
+
+        recorded = asyncio.ensure_future(self.write(record))
+        session.remember_comments(platform, [a.key for a in items], recorded)
+        return recorded
+
+    async def process_comments(self, session: Session, msg: p.Comments, items: list[Accepted],
+                               recorded: "asyncio.Future[list[int]]", send: Send) -> None:
+        """Score (while the comments are being written), send scores, log them, then variants."""
+        texts = [a.text for a in items]
+        normalizing = asyncio.ensure_future(self._normalize(texts))
+        scores = await self.engine.score(texts)
+        norms = await normalizing
+        changed = list(dict.fromkeys(n.text for n, _ in norms if n is not None and n.text not in texts))
+        norm_scores = dict(zip(changed, await self.engine.score(changed))) if changed else {}
+
+        try:
+            comment_ids: list[int | None] = list(await recorded)
+            log_error = None
+        except Exception as err:
+            log.exception("study log: could not record comments of %s", msg.id)
+            comment_ids, log_error = [None] * len(items), f"study log: {type(err).__name__}: {err}"
+
+        out = []
+        for a, cid, sc, (norm, norm_err) in zip(items, comment_ids, scores, norms):
+            normalized = None
+            if norm is not None:
+                normalized = p.NormalizedOut(
+                    text=norm.text, edits=[e.to_dict() for e in norm.edits], normalizer=norm.normalizer,
+                    version=norm.version,
+                    detectors={k: _score_out(r) for k, r in norm_scores.get(norm.text, {}).items()})
+            out.append(p.ScoreItem(key=a.key, comment_id=cid, truncated=a.truncated,
+                                   detectors={k: _score_out(r) for k, r in sc.items()},
+                                   normalized=normalized, error=log_error or norm_err))
+        await send(p.Scores(id=msg.id, items=out).dump())
+        await self._record_scores(texts, scores, norms, norm_scores)
+
+        if msg.variants and self.variants_enabled:
+            for a, cid in zip(items, comment_ids):
+                await self._variants(msg.id, a, cid, send)
+
+    async def _normalize(self, texts: list[str]) -> list[tuple[Any, str | None]]:
+        """(Normalized | None, error | None) per text; a failing normalizer fails alone."""
+        if not self.study.normalizer.enabled:
+            return [(None, None)] * len(texts)
+
+        def run() -> list[tuple[Any, str | None]]:
+            out = []
+            for t in texts:
+                try:
+                    out.append((self.engine.normalize(t), None))
+                except Exception as err:
+                    log.warning("normalizer failed: %s", err)
+                    out.append((None, f"normalizer: {type(err).__name__}: {err}"))
+            return out
+
+        if self.engine.normalizer is None:
+            return [(None, None)] * len(texts)
+        return await asyncio.get_running_loop().run_in_executor(None, run)
+
+    async def _record_scores(self, texts, scores, norms, norm_scores) -> None:
+        ids = self.detector_ids
+
+        def record(lg: StudyLog) -> None:
+            for text, sc in [*zip(texts, scores), *norm_scores.items()]:
+                for k, r in sc.items():
+                    lg.add_score(text, ids[k], r.labels, r.toxicity, r.latency_ms, r.error)
+            for text, (norm, _) in zip(texts, norms):
+                if norm is not None:
+                    lg.add_normalization(text, norm.normalizer or "default", norm.version or "",
+                                         norm.text, [e.to_dict() for e in norm.edits])
+
+        try:
+            await self.write(record)
+        except Exception:
+            log.exception("study log: could not record scores")
+
+    async def _variants(self, msg_id: str, a: Accepted, comment_id: int | None, send: Send) -> None:
+        try:
+            async with self._variant_slots:
+                variants = await self.engine.variants(a.text)
+                scores = await self.engine.score([v.text for v in variants]) if variants else []
+        except Exception as err:
+            log.warning("variant generation failed for %s: %s", a.key, err)
+            await send(p.Variants(id=msg_id, key=a.key, items=[], error=f"{type(err).__name__}: {err}").dump())
+            return
+        ids: list[int | None] = [None] * len(variants)
+        if comment_id is not None and variants:
+            det_ids = self.detector_ids
+
+            def record(lg: StudyLog) -> list[int]:
+                out = []
+                for v, sc in zip(variants, scores):
+                    out.append(lg.add_variant(comment_id, v))
+                    for k, r in sc.items():
+                        lg.add_score(v.text, det_ids[k], r.labels, r.toxicity, r.latency_ms, r.error)
+                return out
+
+            try:
+                ids = await self.write(record)
+            except Exception:
+                log.exception("study log: could not record variants")
+        items = [p.VariantOut(variant_id=vid, text=v.text, strategy=v.strategy, params=v.params, seed=v.seed,
+                              positions=[list(x) for x in v.positions],
+                              detectors={k: _score_out(r) for k, r in sc.items()})
+                 for v, sc, vid in zip(variants, scores, ids)]
+        await send(p.Variants(id=msg_id, key=a.key, items=items).dump())
+
+    # --- ratings ------------------------------------------------------------------------
+    def _check_rating(self, msg: p.Rating) -> None:
+        if not msg.values and msg.anchors is None:
+            raise ProtocolError(ErrorCode.invalid_fields, "values: give at least one attribute (or anchors)", msg.id)
+        for name, level in msg.values.items():
+            levels = self.attributes.get(name)
+            if levels is None:
+                raise ProtocolError(ErrorCode.invalid_fields,
+                                    f"values.{name}: unknown attribute; the study has {', '.join(self.attributes)}", msg.id)
+            if level not in levels:
+                raise ProtocolError(ErrorCode.invalid_fields,
+                                    f"values.{name}: {level!r} is not one of {levels}", msg.id)
+        if msg.anchors is not None and self.extreme_anchor is None:
+            raise ProtocolError(ErrorCode.invalid_fields, "anchors: this study has no extreme anchor", msg.id)
+
+    async def _comment_id(self, session: Session, platform: str, key: str) -> int | None:
+        pending = session.comments.get((platform, key))
+        if pending is not None:
+            try:
+                return await pending.get()
+            except Exception:
+                pass  # that write failed; fall back to the log
+        return await self.write(lambda lg: find_comment(lg, platform, key))
+
+    async def rate(self, session: Session, msg: p.Rating) -> p.RatingOk:
+        self._check_rating(msg)
+        derived, inconsistent = None, False
+        if msg.anchors is not None:
+            d = derive_toxicity(msg.anchors.vs_hard, msg.anchors.vs_extreme, self.extreme_anchor)
+            derived, inconsistent = d.rating, d.inconsistent
+        comment_id = await self._comment_id(session, msg.comment.platform, msg.comment.key)
+        if comment_id is None:
+            raise ProtocolError(ErrorCode.unknown_comment,
+                                f"comment {msg.comment.platform}/{msg.comment.key} is not in the study log; "
+                                "send it in a comments message first", msg.id)
+        study_id, rater, sid = self.study.study_id, session.rater_id, session.session_id
+        anchors = msg.anchors.model_dump() if msg.anchors else None
+        rating_id, created = await self.write(lambda lg: lg.add_rating(
+            study_id, rater, msg.id, sid, comment_id, dict(msg.values), anchors, derived, inconsistent,
+            msg.time_spent_ms))
+        return p.RatingOk(id=msg.id, rating_id=rating_id, derived_toxicity=derived,
+                          inconsistent=inconsistent, duplicate=not created)
+
+    # --- status ----------------------------------------------------------------------------
+    async def counts(self) -> dict[str, int]:
+        return await self.write(lambda lg: lg.counts())
+
+    def queue(self) -> dict[str, Any]:
+        return {
+            "pending_writes": self.in_flight_writes,
+            "batchers": {k: {"queued": r.batcher._queue.qsize(), "batches": r.batcher.batches, "items": r.batcher.items}
+                         for k, r in self.engine.runners.items()},
+        }
+
+    def detector_statuses(self) -> list[dict[str, Any]]:
+        return [{"name": s.name, "status": s.status, "message": s.message, "fix": s.fix, "version": s.version}
+                for s in self.engine.statuses]

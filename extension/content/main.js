@@ -1,0 +1,140 @@
+// Content-script entry: picks the adapter for this frame, asks the worker whether this site is
+// active (consent given, not paused, site switched on), runs the CommentObserver, forwards new
+// comments, receives scores/ratings and keeps the markers in sync. Never runs in incognito.
+(function () {
+  const ns = globalThis.modlens;
+  if (!ns || ns.mainStarted) return;
+  ns.mainStarted = true;
+  if (chrome.extension && chrome.extension.inIncognitoContext) return;
+
+  let cfg = null;
+  let adapter = null;
+  let observer = null;
+  const info = new Map(); // key -> {sampled, detectors, rated}
+  const page = { found: 0, queued: 0, scored: 0, rated: 0 };
+  let lastStatus = null;
+
+  const send = (msg) => chrome.runtime.sendMessage(msg);
+
+  function active() {
+    return !!(cfg && cfg.consented && !cfg.paused && cfg.sites[adapter.name] !== false);
+  }
+
+  function reason() {
+    if (!cfg || !cfg.study) return "not connected to the daemon yet";
+    if (!cfg.consented) return "consent needed";
+    if (cfg.paused) return "paused";
+    if (cfg.sites[adapter.name] === false) return "site switched off";
+    return "";
+  }
+
+  function reportStatus(status) {
+    lastStatus = status || lastStatus;
+    const s = { ...(lastStatus || { adapter: adapter.name, state: "inactive" }), active: active(), reason: reason(), counts: { ...page } };
+    send({ type: "page_status", status: s }).catch(() => {});
+  }
+
+  async function sendComments(pg, items, attempt = 0) {
+    const payload = items.map((r) => ({ key: r.key, text: r.text, author: r.author, parent_key: r.parent_key, time_shown: r.time_shown }));
+    try {
+      const res = await send({ type: "comments", site: adapter.name, page: pg, items: payload });
+      if (res && res.queued) { page.queued += items.length; reportStatus(); return; }
+      if (res && res.error) throw new Error(res.error);
+    } catch (err) {
+      // The worker may be restarting; retry a few times with back-off.
+      if (attempt < 5) setTimeout(() => sendComments(pg, items, attempt + 1), 1000 * 2 ** attempt);
+    }
+  }
+
+  const ctx = {
+    get display() { return cfg ? cfg.display : "blind"; },
+    get study() { return cfg && cfg.study; },
+    onRate: async (record, answer) => {
+      const comment = { platform: adapter.platform, key: record.key };
+      const res = await send({ type: "rate", comment, ...answer }).catch((e) => ({ error: String(e) }));
+      const i = info.get(record.key);
+      if (res && res.queued && i) {
+        i.rated = { derived: answer.anchors ? ns.deriveToxicity(answer.anchors.vs_hard, answer.anchors.vs_extreme, extremeRating()).rating : answer.values.toxicity };
+        page.rated += 1;
+        reportStatus();
+      }
+      refresh(record.key);
+    },
+  };
+
+  function extremeRating() {
+    const a = cfg.study.anchors.find((x) => x.role === "extreme");
+    return a ? a.rating : "toxic";
+  }
+
+  function refresh(key) {
+    if (!observer) return;
+    const el = observer.elementFor(key);
+    if (el) mark(el, key, observer.seen.get(key));
+  }
+
+  function mark(el, key, record) {
+    const i = info.get(key);
+    if (!i) return;
+    const anchor = adapter.markerAnchor ? adapter.markerAnchor(el) : null;
+    ns.markComment(el, key, record, i, ctx, anchor);
+  }
+
+  function startObserver() {
+    if (observer || !active()) return;
+    observer = new ns.CommentObserver(adapter, {
+      onComments: (pg, items) => { sendComments(pg, items); },
+      onElement: (el, key, record) => mark(el, key, record),
+      onStatus: (s) => { page.found = s.found; reportStatus(s); },
+      onPage: () => { info.clear(); Object.assign(page, { found: 0, queued: 0, scored: 0, rated: 0 }); },
+    });
+    observer.start();
+  }
+
+  function stopObserver() {
+    if (observer) observer.stop();
+    observer = null;
+  }
+
+  async function loadConfig() {
+    cfg = await send({ type: "content_hello" });
+    if (active()) startObserver(); else stopObserver();
+    if (observer) for (const key of info.keys()) refresh(key);
+    reportStatus();
+  }
+
+  chrome.runtime.onMessage.addListener((msg) => {
+    if (!msg || !adapter) return;
+    if (msg.type === "scores") {
+      for (const it of msg.items) {
+        if (!info.has(it.key)) page.scored += 1;
+        const prev = info.get(it.key);
+        info.set(it.key, { sampled: it.sampled, detectors: it.detectors, rated: (prev && prev.rated) || it.rated });
+        refresh(it.key);
+      }
+      reportStatus();
+    } else if (msg.type === "rating_ok") {
+      const i = info.get(msg.comment.key);
+      if (i) { i.rated = { derived: msg.derived_toxicity, inconsistent: msg.inconsistent }; refresh(msg.comment.key); }
+    } else if (msg.type === "config_changed") {
+      loadConfig();
+    }
+  });
+
+  // Pages that embed OpenWeb / Coral / Viafoura may add the widget late: look for it a while.
+  async function boot() {
+    cfg = await send({ type: "content_hello" });
+    adapter = ns.pickAdapter(location, cfg, document);
+    if (adapter) return loadConfig();
+    let tries = 0;
+    const mo = new MutationObserver(() => {
+      if (adapter) return;
+      adapter = ns.pickAdapter(location, cfg, document);
+      if (adapter) { mo.disconnect(); loadConfig(); } else if (++tries > 2000) mo.disconnect();
+    });
+    mo.observe(document.documentElement, { childList: true, subtree: true });
+  }
+
+  ns.debugState = () => ({ adapter: adapter && adapter.name, cfg, status: lastStatus, page: { ...page } });
+  boot().catch((err) => console.warn("modlens: content script could not start:", err && err.message));
+})();

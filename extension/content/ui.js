@@ -1,0 +1,202 @@
+// Inline UI: one marker per sampled comment, each in a shadow root of its own (page styles
+// cannot reach in, ours cannot leak out). Scores mode shows a colour band with detector names
+// and scores on hover; blind mode (the study default) renders NO score at all until the
+// participant has rated the comment, so the detector cannot bias the rating. The rating panel
+// is a plain form: native radio groups (arrow keys), definitions on hover and for screen
+// readers, Escape to close, Table-1 derivation shown live.
+(function (root) {
+  const ns = (root.modlens = root.modlens || {});
+  const hosts = new WeakMap(); // comment element -> marker host
+
+  const CSS = `
+:host { all: initial; display: block; margin: 4px 0; font: 12px/1.4 system-ui, "DejaVu Sans", sans-serif; color: #1f2328; }
+.bar { display: inline-flex; align-items: center; gap: 6px; background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 12px; padding: 1px 4px 1px 8px; }
+.brand { font-weight: 600; color: #57606a; letter-spacing: .02em; }
+.band { display: inline-block; width: 46px; height: 8px; border-radius: 4px; }
+.score { font-variant-numeric: tabular-nums; color: #24292f; }
+.done { color: #1a7f37; }
+button { font: inherit; cursor: pointer; border-radius: 10px; border: 1px solid #8c959f; background: #fff; color: #1f2328; padding: 1px 10px; }
+button:hover { background: #eef1f4; }
+button:focus-visible, input:focus-visible, .info:focus-visible { outline: 2px solid #0969da; outline-offset: 1px; }
+button.primary { background: #1f6feb; border-color: #1f6feb; color: #fff; }
+button.primary:hover { background: #1a5fd0; }
+form { margin-top: 6px; max-width: 560px; background: #fff; border: 1px solid #d0d7de; border-radius: 8px; padding: 10px 12px; box-shadow: 0 4px 14px rgba(0,0,0,.12); }
+h2 { font-size: 13px; margin: 0 0 6px; }
+fieldset { border: 0; border-top: 1px solid #eaeef2; margin: 0; padding: 6px 0; }
+legend { font-weight: 600; padding: 0; margin-bottom: 3px; }
+.info { display: inline-block; margin-left: 4px; width: 14px; height: 14px; line-height: 14px; text-align: center; border-radius: 50%; background: #ddf4ff; color: #0969da; font-size: 10px; cursor: help; }
+.def { color: #57606a; margin: 0 0 4px; font-size: 11px; }
+.opts { display: flex; flex-wrap: wrap; gap: 4px 12px; }
+label { cursor: pointer; white-space: nowrap; }
+q { font-style: italic; color: #424a53; }
+.derived { display: block; margin: 4px 0; min-height: 1.4em; }
+.warn { color: #bc4c00; font-weight: 600; }
+.actions { display: flex; gap: 8px; margin-top: 6px; align-items: center; }
+.msg { color: #cf222e; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+`;
+
+  function color(t) {
+    const hue = Math.round(120 * (1 - Math.max(0, Math.min(1, t))));
+    return `hsl(${hue} 70% 45%)`;
+  }
+
+  function h(tag, attrs = {}, ...children) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v == null || v === false) continue;
+      if (k === "text") el.textContent = v;
+      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children.flat()) if (c != null) el.append(c);
+    return el;
+  }
+
+  function scoreSummary(detectors) {
+    const rows = Object.entries(detectors || {}).filter(([, d]) => typeof d.toxicity === "number");
+    if (!rows.length) return null;
+    const max = Math.max(...rows.map(([, d]) => d.toxicity));
+    const title = rows.map(([k, d]) => `${d.name || k} ${d.version || ""}: ${d.toxicity.toFixed(2)}`).join("\n");
+    return { max, title };
+  }
+
+  // ---------------------------------------------------------------- rating panel
+  const ANSWER_LABELS = [["more", "more toxic"], ["same", "about as toxic"], ["less", "less toxic"]];
+  let uid = 0;
+
+  function radioGroup(name, options, describedBy) {
+    return h("div", { class: "opts", role: "radiogroup", "aria-describedby": describedBy },
+      options.map(([value, label]) => h("label", {}, h("input", { type: "radio", name, value }), " " + label)));
+  }
+
+  function buildPanel(ctx, record, onSubmit, onCancel) {
+    const study = ctx.study;
+    const id = `m${++uid}`;
+    const form = h("form", { "aria-label": "Rate this comment", novalidate: true });
+    form.append(h("h2", { text: "Rate this comment" }));
+    for (const attr of study.attributes) {
+      if (attr.name === "toxicity") continue;
+      const defId = `${id}-${attr.name}-def`;
+      form.append(h("fieldset", {},
+        h("legend", {}, h("span", { title: attr.definition, text: attr.label }),
+          h("span", { class: "info", tabindex: "0", title: attr.definition, "aria-label": `Definition of ${attr.label}` , text: "i" })),
+        h("p", { class: "visually-hidden", id: defId, text: attr.definition }),
+        radioGroup(attr.name, attr.levels.map((l) => [l, l]), defId)));
+    }
+    const tox = study.attributes.find((a) => a.name === "toxicity");
+    const toxDef = tox ? tox.definition : "";
+    const derived = h("output", { class: "derived", "aria-live": "polite" });
+    if (study.toxicity_mode === "direct") {
+      form.append(h("fieldset", {},
+        h("legend", {}, h("span", { title: toxDef, text: tox ? tox.label : "Toxicity" }), h("span", { class: "info", tabindex: "0", title: toxDef, text: "i" })),
+        h("p", { class: "visually-hidden", id: `${id}-tox-def`, text: toxDef }),
+        radioGroup("toxicity", (tox ? tox.levels : ["not toxic", "hard to say", "toxic"]).map((l) => [l, l]), `${id}-tox-def`)));
+    } else {
+      const hard = study.anchors.find((a) => a.role === "hard_to_say");
+      const extreme = study.anchors.find((a) => a.role === "extreme");
+      for (const [name, anchor] of [["vs_hard", hard], ["vs_extreme", extreme]]) {
+        form.append(h("fieldset", {},
+          h("legend", {}, h("span", { title: toxDef, text: "Toxicity: compared with " }), h("q", { text: anchor.text }), ", this comment is"),
+          radioGroup(name, ANSWER_LABELS, `${id}-tox-def`)));
+      }
+      form.append(h("p", { class: "visually-hidden", id: `${id}-tox-def`, text: toxDef }), derived);
+      form.addEventListener("change", () => {
+        const a = form.elements.vs_hard.value, b = form.elements.vs_extreme.value;
+        if (!a || !b) { derived.textContent = ""; return; }
+        const d = ns.deriveToxicity(a, b, extreme.rating);
+        derived.className = d.inconsistent ? "derived warn" : "derived";
+        derived.textContent = d.inconsistent
+          ? "These two answers contradict each other (Table 1). Please check them; if you keep them the rating is flagged."
+          : `Derived toxicity: ${d.rating}${d.candidates.length > 1 ? ` (between ${d.candidates.join(" and ")})` : ""}`;
+      });
+    }
+    const msg = h("span", { class: "msg", role: "alert" });
+    form.append(h("div", { class: "actions" },
+      h("button", { type: "submit", class: "primary", text: "Save rating" }),
+      h("button", { type: "button", text: "Cancel", onclick: onCancel }), msg));
+    form.addEventListener("keydown", (ev) => { if (ev.key === "Escape") { ev.stopPropagation(); onCancel(); } });
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const values = {};
+      const missing = [];
+      for (const attr of study.attributes) {
+        if (attr.name === "toxicity" && study.toxicity_mode !== "direct") continue;
+        const v = form.elements[attr.name].value;
+        if (v) values[attr.name] = v; else missing.push(attr.label);
+      }
+      let anchors = null;
+      if (study.toxicity_mode !== "direct") {
+        anchors = { vs_hard: form.elements.vs_hard.value, vs_extreme: form.elements.vs_extreme.value };
+        if (!anchors.vs_hard || !anchors.vs_extreme) missing.push("both toxicity comparisons");
+      }
+      if (missing.length) { msg.textContent = `Please answer: ${missing.join(", ")}`; return; }
+      onSubmit({ values, anchors });
+    });
+    return form;
+  }
+
+  // ---------------------------------------------------------------- marker
+  function render(host, ctx) {
+    const { info, record, display } = host._modlens;
+    const sr = host.shadowRoot;
+    const rated = !!info.rated;
+    const sig = JSON.stringify([display, rated, info.rated && info.rated.derived, !!host._modlens.open, info.sampled, !!info.detectors]);
+    if (host._modlens.sig === sig) return;
+    host._modlens.sig = sig;
+    sr.replaceChildren(h("style", { text: CSS }));
+    const bar = h("div", { class: "bar", part: "bar" }, h("span", { class: "brand", text: "modlens" }));
+    // Blind mode: no score in the DOM at all before the rating exists.
+    const showScores = display === "scores" || rated;
+    const summary = showScores ? scoreSummary(info.detectors) : null;
+    if (summary) {
+      bar.append(h("span", { class: "band", style: `background:${color(summary.max)}`, title: summary.title, "aria-label": `detector scores: ${summary.title}` }),
+        h("span", { class: "score", title: summary.title, text: summary.max.toFixed(2) }));
+    }
+    if (rated) {
+      const d = info.rated.derived;
+      bar.append(h("span", { class: "done", text: d ? `rated · ${d}` : "rated" }));
+    } else if (ctx.study) {
+      bar.append(h("button", { type: "button", class: "rate", "aria-expanded": host._modlens.open ? "true" : "false", text: "Rate",
+        onclick: () => { host._modlens.open = !host._modlens.open; host._modlens.openedAt = performance.now(); render(host, ctx); } }));
+    }
+    sr.append(bar);
+    if (host._modlens.open && !rated && ctx.study) {
+      const form = buildPanel(ctx, record, (answer) => {
+        const spent = performance.now() - host._modlens.openedAt;
+        host._modlens.open = false;
+        ctx.onRate(record, { ...answer, time_spent_ms: Math.round(spent) });
+      }, () => { host._modlens.open = false; render(host, ctx); host.shadowRoot.querySelector("button.rate")?.focus(); });
+      sr.append(form);
+      const first = form.querySelector("input");
+      if (first) setTimeout(() => first.focus(), 0);
+    }
+  }
+
+  /**
+   * Make sure `el` (carrying comment `key`) shows the marker for `info` ({sampled, detectors,
+   * rated}); removes a stale marker when a reused element now holds another comment.
+   */
+  ns.markComment = function markComment(el, key, record, info, ctx, anchor) {
+    let host = hosts.get(el);
+    if (host && (!host.isConnected || host._modlens.key !== key)) { host.remove(); host = null; hosts.delete(el); }
+    if (!info || !info.sampled) return null;
+    if (!host) {
+      host = document.createElement("modlens-marker");
+      host.setAttribute("data-modlens-key", key);
+      host.attachShadow({ mode: "open" });
+      host._modlens = { key, open: false };
+      const at = anchor && anchor.isConnected && el.contains(anchor) ? anchor : null;
+      if (at) at.after(host); else el.append(host);
+      hosts.set(el, host);
+    }
+    host._modlens.info = info;
+    host._modlens.record = record;
+    host._modlens.display = ctx.display;
+    render(host, ctx);
+    return host;
+  };
+
+  ns.scoreColor = color;
+  if (typeof module !== "undefined" && module.exports) module.exports = ns;
+})(globalThis);

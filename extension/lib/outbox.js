@@ -1,0 +1,86 @@
+// Persistent outbox: every comments / rating message is written to extension storage before
+// it is sent, and removed only when the daemon acknowledged it (comments_ok / rating_ok).
+// Anything created while the daemon is down, or pending when the browser stopped the worker,
+// is re-sent after the next handshake with the SAME id, so the daemon's dedupe makes delivery
+// exactly-once. One storage key per entry: no read-modify-write of a big list.
+(function (root) {
+  const ns = (root.modlens = root.modlens || {});
+  const PREFIX = "ob:";
+  const DEAD = "dead:";
+
+  class Outbox {
+    /** @param area promise-based storage: get(keys|null), set(obj), remove(keys) */
+    constructor(area) {
+      this.area = area;
+      this.entries = new Map(); // id -> {id, seq, message, route, attempts, createdAt}
+      this.seq = 0;
+      this.loaded = null;
+    }
+
+    load() {
+      if (!this.loaded) {
+        this.loaded = this.area.get(null).then((all) => {
+          for (const [k, v] of Object.entries(all || {})) {
+            if (k.startsWith(PREFIX) && v && v.id) {
+              this.entries.set(v.id, v);
+              this.seq = Math.max(this.seq, v.seq || 0);
+            }
+          }
+        });
+      }
+      return this.loaded;
+    }
+
+    async add(message, route) {
+      await this.load();
+      if (!message || !message.id || !message.type) throw new Error("outbox entries need a type and an id");
+      const entry = { id: message.id, seq: ++this.seq, message, route: route || null, attempts: 0, createdAt: Date.now() };
+      await this.area.set({ [PREFIX + entry.id]: entry });
+      this.entries.set(entry.id, entry);
+      return entry;
+    }
+
+    has(id) {
+      return this.entries.has(id);
+    }
+
+    get(id) {
+      return this.entries.get(id);
+    }
+
+    async ack(id) {
+      await this.load();
+      const entry = this.entries.get(id);
+      if (!entry) return null;
+      this.entries.delete(id);
+      await this.area.remove(PREFIX + id);
+      return entry;
+    }
+
+    /** Permanent failure (the daemon refused the content): keep it aside, visible, not retried. */
+    async bury(id, error) {
+      const entry = await this.ack(id);
+      if (entry) await this.area.set({ [DEAD + id]: { ...entry, error, buriedAt: Date.now() } });
+      return entry;
+    }
+
+    async dead() {
+      const all = await this.area.get(null);
+      return Object.entries(all || {}).filter(([k]) => k.startsWith(DEAD)).map(([, v]) => v);
+    }
+
+    pending() {
+      return [...this.entries.values()].sort((a, b) => a.seq - b.seq);
+    }
+
+    get size() {
+      return this.entries.size;
+    }
+  }
+
+  // Errors after which re-sending the same message cannot succeed.
+  ns.PERMANENT_ERRORS = new Set(["bad_json", "unknown_type", "invalid_fields", "too_large", "unknown_comment"]);
+  ns.Outbox = Outbox;
+
+  if (typeof module !== "undefined" && module.exports) module.exports = ns;
+})(globalThis);

@@ -1,0 +1,103 @@
+// Options: daemon address and token, consent to the study's text, per-site switches, pause,
+// display mode, the study's attributes and sampling (read-only: the study decides), custom
+// selectors for the generic adapter.
+const $ = (id) => document.getElementById(id);
+const ns = globalThis.modlens;
+const SITE_LABELS = { youtube: "YouTube", x: "X / Twitter", disqus: "Disqus", openweb: "OpenWeb", coral: "Coral", viafoura: "Viafoura", generic: "Custom selectors" };
+let current = null;
+
+const call = (msg) => chrome.runtime.sendMessage(msg);
+
+function parseSelectors(text) {
+  const out = [];
+  const errors = [];
+  text.split("\n").map((l) => l.trim()).filter(Boolean).forEach((line, i) => {
+    const [host, comment, textSel, author, key] = line.split("|").map((s) => (s || "").trim());
+    if (!host || !comment) { errors.push(`line ${i + 1}: needs at least "host | comment selector"`); return; }
+    for (const sel of [comment, textSel, author].filter(Boolean)) {
+      try { document.createDocumentFragment().querySelector(sel); } catch (_) { errors.push(`line ${i + 1}: invalid selector ${sel}`); return; }
+    }
+    out.push({ host, comment, text: textSel || "", author: author || "", key: key || "" });
+  });
+  return { out, errors };
+}
+
+function render(st) {
+  current = st;
+  const s = st.settings;
+  if (document.activeElement !== $("daemon-url")) $("daemon-url").value = s.daemonUrl;
+  if (document.activeElement !== $("token")) $("token").value = s.token;
+  $("rater-id").textContent = s.raterId;
+  $("conn-state").textContent = st.conn === "ready" ? "Connected." : `${st.conn}${st.lastError ? ": " + st.lastError : ""}`;
+  $("paused").checked = !!s.paused;
+  const study = st.study;
+  $("study-title").textContent = study ? `Study “${study.title}” (${study.study_id})` : "Connect to the daemon to see the study.";
+  $("consent-text").textContent = study ? study.consent_text : "";
+  $("accept-consent").disabled = !study || st.consented;
+  $("withdraw-consent").hidden = !st.consented;
+  $("consent-state").textContent = st.consented ? `You agreed on ${new Date(st.consent.at).toLocaleString()}.` : study ? "Nothing is recorded until you agree." : "";
+  const sites = $("sites");
+  if (!sites.childElementCount) {
+    for (const site of ns.SITES) {
+      const label = document.createElement("label");
+      label.innerHTML = `<input type="checkbox" name="site" value="${site}"> ${SITE_LABELS[site]}`;
+      sites.append(label);
+    }
+    sites.addEventListener("change", () => {
+      const map = {};
+      for (const box of sites.querySelectorAll("input")) map[box.value] = box.checked;
+      call({ type: "set_settings", settings: { sites: map } }).then(render);
+    });
+  }
+  for (const box of sites.querySelectorAll("input")) box.checked = s.sites[box.value] !== false;
+  for (const r of document.querySelectorAll("input[name=display]")) r.checked = r.value === (s.display || "study");
+  $("study-display").textContent = study ? study.display : "blind";
+  if (study) {
+    const sm = study.sampling;
+    $("sampling").textContent = `Toxicity asked ${study.toxicity_mode === "direct" ? "on a 3-point scale" : "by comparison with two anchor comments"}; comments asked about: ${
+      sm.mode === "all" ? "all" : sm.mode === "random" ? `a random ${Math.round(sm.rate * 100)} %` : `${sm.per_decile} per score decile`}.`;
+    $("attributes").replaceChildren(...study.attributes.flatMap((a) => {
+      const dt = document.createElement("dt"); dt.textContent = a.label;
+      const dd = document.createElement("dd"); dd.textContent = `${a.definition} (${a.levels.join(" · ")})`;
+      return [dt, dd];
+    }));
+  }
+  if (document.activeElement !== $("custom-selectors")) {
+    $("custom-selectors").value = (s.customSelectors || []).map((c) => [c.host, c.comment, c.text, c.author, c.key].join(" | ").replace(/( \| )+$/, "")).join("\n");
+  }
+}
+
+async function refresh() {
+  const st = await call({ type: "get_state" });
+  if (st && !st.error) render(st);
+}
+
+$("save-connection").addEventListener("click", async () => {
+  const url = $("daemon-url").value.trim();
+  if (!/^wss?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\//.test(url)) {
+    $("conn-state").textContent = "The daemon address must be a ws:// URL on this computer, e.g. ws://127.0.0.1:8765/ws";
+    return;
+  }
+  render(await call({ type: "set_settings", settings: { daemonUrl: url, token: $("token").value.trim() } }));
+});
+$("accept-consent").addEventListener("click", async () => {
+  const res = await call({ type: "consent", accept: true, study_id: current.study.study_id });
+  if (!res.ok) $("consent-state").textContent = res.error;
+  refresh();
+});
+$("withdraw-consent").addEventListener("click", async () => {
+  await call({ type: "consent", accept: false, study_id: current.study.study_id });
+  refresh();
+});
+$("paused").addEventListener("change", (ev) => call({ type: "set_settings", settings: { paused: ev.target.checked } }).then(render));
+for (const r of document.querySelectorAll("input[name=display]")) {
+  r.addEventListener("change", () => call({ type: "set_settings", settings: { display: r.value } }).then(render));
+}
+$("save-selectors").addEventListener("click", async () => {
+  const { out, errors } = parseSelectors($("custom-selectors").value);
+  if (errors.length) { $("selectors-state").textContent = errors.join("; "); return; }
+  render(await call({ type: "set_settings", settings: { customSelectors: out } }));
+  $("selectors-state").textContent = `Saved ${out.length} site(s). Reload the page to apply.`;
+});
+chrome.runtime.onMessage.addListener((msg) => { if (msg && (msg.type === "state" || msg.type === "counts")) refresh(); });
+refresh();

@@ -1,0 +1,97 @@
+"""Human ratings (seed 003): per attribute the rating distribution, Krippendorff's alpha
+(ordinal), the majority rating per comment with the paper's tie rules, the anchor consistency
+and Table 11 rubric of each rater, and which ratings were excluded.
+
+Exclusions, in the paper's order: a rating whose anchor pair is inconsistent (Table 1) is
+dropped for every attribute (the paper accepts the other attributes only with the toxicity
+answer); ratings in a task the rubric does not "use" are dropped; ratings of gold comments
+are attention checks, never data. Gold comments are comments whose key is a `gold` key of the
+study config; their expected answers come from there.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from modlens.analysis import alpha as alpha_mod
+from modlens.analysis import majority as majority_mod
+from modlens.analysis import raters as raters_mod
+from modlens.analysis.data import StudyData
+from modlens.config import DEFAULT_ATTRIBUTES
+
+
+def study_config(data: StudyData) -> dict[str, Any]:
+    return data.studies[0]["config"] if data.studies else {}
+
+
+def attribute_levels(data: StudyData) -> dict[str, list[str]]:
+    attrs = study_config(data).get("attributes") or [a.model_dump() for a in DEFAULT_ATTRIBUTES]
+    return {a["name"]: list(a["levels"]) for a in attrs}
+
+
+def rating_values(r: dict[str, Any]) -> dict[str, str]:
+    """A rating's values, toxicity taken from the anchors when they were used."""
+    values = dict(r.get("values") or {})
+    if r.get("derived_toxicity"):
+        values["toxicity"] = r["derived_toxicity"]
+    return values
+
+
+def analyze(data: StudyData) -> dict[str, Any] | None:
+    if not data.ratings:
+        return None
+    levels = attribute_levels(data)
+    gold = {g["key"]: g.get("expected", {}) for g in study_config(data).get("gold", [])}
+    gold_comment = {cid: gold[c["key"]] for cid, c in data.comments.items() if c["key"] in gold}
+    records = []
+    for r in data.ratings:
+        expected = gold_comment.get(r["comment_id"])
+        values = rating_values(r)
+        wrong = expected is not None and any(values.get(a) != v for a, v in expected.items())
+        records.append(raters_mod.RatingRecord(r["rating_id"], r["rater_id"], r["created_at"], bool(r["inconsistent"]),
+                                               expected is not None, wrong))
+    summaries = raters_mod.summarize(records)
+    rubric_out = {rid for s in summaries for rid in s.excluded_rating_ids}
+    excluded = Counter()
+    valid: list[dict[str, Any]] = []
+    for r in data.ratings:
+        if r["comment_id"] in gold_comment:
+            excluded["gold comment (attention check)"] += 1
+        elif r["inconsistent"]:
+            excluded["inconsistent anchor answers (Table 1)"] += 1
+        elif r["rating_id"] in rubric_out:
+            excluded["rater task not used (Table 11)"] += 1
+        else:
+            valid.append(r)
+    by_comment: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for r in valid:
+        for attr, value in rating_values(r).items():
+            if attr in levels and value in levels[attr]:
+                by_comment[r["comment_id"]][attr].append(value)
+    attributes, majority = [], defaultdict(dict)
+    for attr, lv in levels.items():
+        ratings = {cid: vals[attr] for cid, vals in by_comment.items() if vals.get(attr)}
+        if not ratings:
+            continue
+        dist = Counter(v for vals in ratings.values() for v in vals)
+        how = Counter()
+        for cid, vals in ratings.items():
+            level, decided = majority_mod.majority(attr, vals)
+            how[decided] += 1
+            if level is not None:
+                majority[cid][attr] = level
+        a = alpha_mod.alpha_from_ratings(ratings, lv)
+        agreement = Counter(round(majority_mod.agreement(v), 2) for v in ratings.values())
+        attributes.append({
+            "name": attr, "levels": lv, "distribution": {l: dist.get(l, 0) for l in lv},
+            "alpha": a, "agreement_level": alpha_mod.agreement_label(a), "n_comments": len(ratings),
+            "n_ratings": sum(len(v) for v in ratings.values()),
+            "majority": {l: sum(1 for m in majority.values() if m.get(attr) == l) for l in lv},
+            "decided_by": dict(how), "agreement_shares": {str(k): v for k, v in sorted(agreement.items(), reverse=True)},
+        })
+    return {
+        "n_ratings": len(data.ratings), "n_valid": len(valid), "excluded": dict(excluded),
+        "n_raters": len(summaries), "attributes": attributes,
+        "raters": [s.__dict__ | {"excluded_rating_ids": len(s.excluded_rating_ids)} for s in summaries],
+        "majority": {int(k): v for k, v in majority.items()},
+    }

@@ -1,0 +1,107 @@
+"""Robustness to perturbation (seed 000, Table 4): accuracy against the threshold for clean and
+perturbed texts, ΔAUC (area between the two curves, clean minus perturbed) and ΔACC@0.5
+(perturbed minus clean accuracy at the detector's threshold), per perturbation type, with and
+without normalization of the perturbed text.
+
+A pair is (comment, one of its variants) where the comment carries a gold `toxic` label and the
+detector scored both texts; the variant inherits the comment's label (a perturbation keeps the
+meaning). Attack variants belong to the attacks section and are left out here. Without gold
+labels a pair still counts towards the decision flip rate.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from modlens.analysis.data import StudyData
+from modlens.analysis.metrics import THRESHOLDS, accuracy_curve, area, roc_auc
+
+
+def _types(variant: dict[str, Any]) -> list[str]:
+    types = variant["params"].get("types")
+    if isinstance(types, str):
+        types = types.split("|")
+    return [str(t) for t in types] if types else [variant["strategy"]]
+
+
+def _gold(data: StudyData, comment_id: int) -> int | None:
+    value = data.labels.get(comment_id, {}).get("toxic")
+    if value is None:
+        return None
+    return 1 if str(value).strip().lower() in ("1", "true", "yes", "toxic") else 0
+
+
+def _normalized_text_id(data: StudyData, text_id: int, normalizer: str) -> int | None:
+    for n in data.normalizations.get(text_id, []):
+        if f"{n['normalizer']}@{n['version']}" == normalizer:
+            return n["result_text_id"]
+    return None
+
+
+def _summary(clean: list[float], pert: list[float], labels: list[int], threshold: float) -> dict[str, Any]:
+    c_curve, p_curve = accuracy_curve(clean, labels), accuracy_curve(pert, labels)
+    c_acc = float(np.mean((np.asarray(clean) >= threshold) == np.asarray(labels, bool)))
+    p_acc = float(np.mean((np.asarray(pert) >= threshold) == np.asarray(labels, bool)))
+    return {
+        "n_pairs": len(labels), "acc_clean": c_acc, "acc_perturbed": p_acc, "delta_acc": p_acc - c_acc,
+        "auc_clean": area(c_curve), "auc_perturbed": area(p_curve), "delta_auc": area(c_curve) - area(p_curve),
+        "roc_auc_clean": roc_auc(clean, labels), "roc_auc_perturbed": roc_auc(pert, labels),
+        "curve_clean": c_curve.round(4).tolist(), "curve_perturbed": p_curve.round(4).tolist(),
+    }
+
+
+def analyze(data: StudyData) -> dict[str, Any] | None:
+    normalizers = sorted({f"{n['normalizer']}@{n['version']}" for ns in data.normalizations.values() for n in ns})
+    results = []
+    for det in data.detectors.values():
+        # (platform, type) -> lists; "all" collects every type once per pair
+        groups: dict[tuple[str, str], dict[str, list]] = defaultdict(lambda: defaultdict(list))
+        flips: dict[str, list[bool]] = defaultdict(list)
+        for v in data.variants:
+            if v.get("attack"):
+                continue
+            comment = data.comments.get(v["comment_id"])
+            if comment is None:
+                continue
+            s_clean, s_pert = data.score(v["source_text_id"], det.detector_id), data.score(v["text_id"], det.detector_id)
+            if s_clean is None or s_pert is None:
+                continue
+            platform = comment["platform"]
+            flips[platform].append((s_clean >= det.threshold) != (s_pert >= det.threshold))
+            gold = _gold(data, v["comment_id"])
+            if gold is None:
+                continue
+            norm_scores = {}
+            for nz in normalizers:
+                nid = _normalized_text_id(data, v["text_id"], nz)
+                norm_scores[nz] = None if nid is None else data.score(nid, det.detector_id)
+            for t in ["all", *_types(v)]:
+                g = groups[(platform, t)]
+                g["clean"].append(s_clean)
+                g["pert"].append(s_pert)
+                g["label"].append(gold)
+                for nz, s in norm_scores.items():
+                    g[f"norm:{nz}"].append(s)
+        if not groups and not flips:
+            continue
+        rows = []
+        for (platform, t), g in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "all", kv[0][1])):
+            row = {"platform": platform, "type": t, **_summary(g["clean"], g["pert"], g["label"], det.threshold)}
+            row["normalized"] = {}
+            for nz in normalizers:
+                vals = g[f"norm:{nz}"]
+                keep = [i for i, s in enumerate(vals) if s is not None]
+                if keep:
+                    sub = _summary([g["clean"][i] for i in keep], [vals[i] for i in keep],
+                                   [g["label"][i] for i in keep], det.threshold)
+                    row["normalized"][nz] = {k: sub[k] for k in ("n_pairs", "acc_clean", "acc_perturbed", "delta_acc",
+                                                                  "delta_auc", "curve_perturbed")}
+            rows.append(row)
+        results.append({"detector": det.name, "version": det.version, "threshold": det.threshold, "rows": rows,
+                        "flip_rate": {p: float(np.mean(f)) for p, f in flips.items()},
+                        "n_flip_pairs": {p: len(f) for p, f in flips.items()}})
+    if not results:
+        return None
+    return {"thresholds": THRESHOLDS.round(4).tolist(), "normalizers": normalizers, "detectors": results}

@@ -1,0 +1,51 @@
+"""List every registered detector and whether it can load here, with a one-line fix.
+
+hf-classifier is listed once per preset too, checked against the local cache only (no
+network), so the listing stays fast offline and says which presets need downloading.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+
+from modlens.detectors import registry
+from modlens.detectors.base import DetectorStatus
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="one JSON object per detector")
+    parser.add_argument("--no-presets", action="store_true", help="skip the per-preset hf-classifier lines")
+
+
+def collect(presets: bool = True) -> list[DetectorStatus]:
+    statuses = []
+    for name in registry.available():
+        st = registry.status(name)
+        try:
+            st.extra["description"] = registry.describe(name)
+        except Exception:  # a plugin that cannot even import is already reported by status()
+            pass
+        statuses.append(st)
+        if name == "hf-classifier" and presets and st.status != "missing_dependency":
+            from modlens.detectors.hf_presets import PRESETS
+            for preset in PRESETS:
+                pst = registry.status(name, preset=preset, local_files_only=True)
+                pst.name = f"hf-classifier[preset={preset}]"
+                statuses.append(pst)
+    return statuses
+
+
+def run(args: argparse.Namespace) -> int:
+    statuses = collect(presets=not args.no_presets)
+    if args.json:
+        for st in statuses:
+            print(json.dumps(asdict(st)))
+        return 0
+    width = max(len(st.name) for st in statuses)
+    for st in statuses:
+        detail = st.version if st.status == "loaded" else st.message
+        print(f"{st.name:<{width}}  {st.status:<18}  {detail}")
+        if st.status != "loaded" and st.fix:
+            print(f"{'':<{width}}  {'':<18}  fix: {st.fix}")
+    return 0

@@ -1,0 +1,109 @@
+"""Score one-off texts without a daemon: one JSON line per text with every detector's scores.
+
+  modlens score "you are a stupid idiot" "have a nice day"
+  modlens score --detector hf-classifier -o hf-classifier.preset=unitary/toxic-bert "text"
+  echo "stup1d 1d1ot" | modlens score --normalize
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from modlens.detectors import registry
+from modlens.detectors.base import Detector, DetectorUnavailable
+
+DEFAULT_DETECTORS = ("minilm-toxicity", "profanity-check")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = __doc__.split("\n", 1)[1]
+    parser.add_argument("text", nargs="*", help="texts to score (none: read one text per line from stdin)")
+    parser.add_argument("--detector", action="append", metavar="NAME",
+                        help=f"registry key (repeatable; default: {', '.join(DEFAULT_DETECTORS)})")
+    parser.add_argument("-o", "--option", action="append", default=[], metavar="NAME.KEY=VALUE",
+                        help="detector option; VALUE is parsed as JSON when it can be (repeatable)")
+    parser.add_argument("--normalize", action="store_true",
+                        help="also score the normalized text (modlens.normalize pipeline)")
+
+
+def parse_options(items: list[str]) -> dict[str, dict]:
+    options: dict[str, dict] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        name, dot, opt = key.partition(".")  # detector names hold no "."; values may
+        if not sep or not dot or not name or not opt:
+            raise ValueError(f"bad option {item!r}: expected NAME.KEY=VALUE")
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = value
+        options.setdefault(name, {})[opt] = parsed
+    return options
+
+
+def _score(det: Detector, texts: list[str]) -> list:
+    return asyncio.run(det.ascore(texts)) if det.remote else det.score(texts)
+
+
+def _results(detectors: dict[str, Detector], texts: list[str]) -> list[dict]:
+    per_text: list[dict] = [{} for _ in texts]
+    for key, det in detectors.items():
+        try:
+            scores = _score(det, texts)
+        except Exception as err:  # one failing detector must not hide the others' answers
+            for out in per_text:
+                out[key] = {"name": det.name, "version": det.version, "error": f"{type(err).__name__}: {err}"}
+            continue
+        for out, s in zip(per_text, scores):
+            out[key] = {"name": det.name, "version": det.version, "labels": s, "toxicity": det.toxicity(s)}
+            if s is None:
+                out[key]["error"] = "missing: detector has no score for this text"
+    return per_text
+
+
+def run(args: argparse.Namespace) -> int:
+    texts = list(args.text) or [line.rstrip("\n") for line in sys.stdin if line.strip()]
+    if not texts:
+        print("error: no texts given", file=sys.stderr)
+        return 2
+    try:
+        options = parse_options(args.option)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    names = args.detector or list(DEFAULT_DETECTORS)
+    unused = set(options) - set(names)
+    if unused:
+        print(f"error: options given for detector(s) not selected: {sorted(unused)}", file=sys.stderr)
+        return 2
+    normalizer = None
+    if args.normalize:
+        from modlens.normalize.pipeline import build_normalizer  # heavy: only when asked for
+        normalizer = build_normalizer()
+    detectors: dict[str, Detector] = {}
+    for name in names:
+        try:
+            detectors[name] = registry.create(name, **options.get(name, {}))
+        except (DetectorUnavailable, KeyError, TypeError) as err:
+            fix = getattr(err, "fix", "")
+            print(json.dumps({"detector": name, "status": getattr(err, "status", "error"),
+                              "error": str(err), "fix": fix}), file=sys.stderr)
+    if not detectors:
+        print("error: no detector could be loaded (see `modlens detectors`)", file=sys.stderr)
+        return 1
+    try:
+        rows = [{"text": t, "scores": s} for t, s in zip(texts, _results(detectors, texts))]
+        if normalizer is not None:
+            normalized = [normalizer.normalize(t) for t in texts]
+            changed = _results(detectors, [n.text for n in normalized])
+            for row, norm, s in zip(rows, normalized, changed):
+                row["normalized"] = {**norm.to_dict(), "scores": s}
+        for row in rows:
+            print(json.dumps(row, ensure_ascii=False))
+    finally:
+        for det in detectors.values():
+            det.close()
+    return 0

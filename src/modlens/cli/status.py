@@ -1,0 +1,77 @@
+"""is a daemon running, which detectors are loaded, counts in the log
+
+Asks the running daemon (`GET /status` with the pairing token). When none runs, reads the
+counts straight from the study log, read-only, so it never disturbs a writer.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from modlens import pairing, paths
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", metavar="PATH", help="study log to count when no daemon runs (default: the daemon's, "
+                                                      f"else {paths.default_db()})")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def ask_daemon(info: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
+    host = "127.0.0.1" if info["host"] in ("0.0.0.0", "::") else info["host"]
+    host = f"[{host}]" if ":" in host else host
+    req = urllib.request.Request(f"http://{host}:{info['port']}/status",
+                                 headers={"Authorization": f"Bearer {pairing.read() or ''}"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        return json.loads(resp.read())
+
+
+def log_counts(db: Path) -> dict[str, int] | None:
+    from modlens.studylog.store import StudyLog, StudyLogError
+
+    try:
+        with StudyLog(db, readonly=True) as log:
+            return log.counts()
+    except StudyLogError:
+        return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from modlens.cli.serve import read_runtime
+
+    info = read_runtime()
+    report: dict[str, Any] = {"running": False}
+    if info:
+        try:
+            report = {"running": True, "url": info.get("url"), "pid": info.get("pid"), **ask_daemon(info)}
+        except (urllib.error.URLError, OSError, ValueError) as err:
+            report = {"running": False, "error": f"daemon pid {info.get('pid')} listed in {paths.runtime_file()} "
+                                                 f"does not answer: {err}"}
+    if not report["running"]:
+        db = Path(args.db) if args.db else Path((info or {}).get("db") or paths.default_db())
+        report.update({"db": str(db), "counts": log_counts(db)})
+    if args.json:
+        print(json.dumps(report, indent=None))
+        return 0 if report["running"] else 1
+    if report["running"]:
+        print(f"daemon: running (pid {report['pid']}) at {report['url']}, study {report['study_id']!r}")
+        for d in report["detectors"]:
+            extra = f" {d['version']}" if d.get("version") else f" — {d['message']}; fix: {d['fix']}"
+            print(f"  detector {d['name']}: {d['status']}{extra}")
+        for what, err in report.get("components", {}).items():
+            print(f"  {what}: unavailable — {err}")
+        print(f"  connections: {report['queue']['connections']}")
+    else:
+        print("daemon: not running" + (f" ({report['error']})" if report.get("error") else "") + " — start it with `modlens serve`")
+    print(f"study log: {report['db']}")
+    counts = report.get("counts")
+    if counts is None:
+        print("  (no study log yet)")
+    else:
+        print("  " + ", ".join(f"{t} {n}" for t, n in counts.items()))
+    return 0 if report["running"] else 1

@@ -1,0 +1,40 @@
+"""HateCheck: functional test cases with gold labels. Every case is a comment; a `spell_*` case
+(character swap, deletion, leet, spaces) is also recorded as a variant of its clean original
+(`ref_case_id`, strategy `human:hatecheck`), which makes a clean/perturbed set with benign cases too."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from modlens.datasets.base import Dataset, DatasetItem, read_rows, require_columns
+from modlens.perturb.base import Variant
+
+STRATEGY = "human:hatecheck"
+
+
+def _id(value: object) -> str:
+    """HateCheck ids come as '12' or '12.0' depending on the writer."""
+    s = str(value).strip()
+    return s[:-2] if s.endswith(".0") else s
+
+
+def read(path: Path, **_: object) -> Dataset:
+    if path.is_dir():
+        path = path / "test_suite_cases.csv"
+    rows = read_rows(path)
+    require_columns(path, rows, ["case_id", "test_case", "label_gold", "functionality"])
+    items: dict[str, DatasetItem] = {}
+    for row in rows:
+        case = _id(row["case_id"])
+        labels = {"label_gold": row["label_gold"], "functionality": row["functionality"],
+                  "toxic": "1" if row["label_gold"].strip() == "hateful" else "0"}
+        for col in ("target_ident", "ref_case_id"):
+            if row.get(col) not in (None, ""):
+                labels[col] = _id(row[col]) if col == "ref_case_id" else row[col]
+        items[case] = DatasetItem(key=f"case-{case}", text=row["test_case"].strip(), labels=labels)
+    for case, item in items.items():
+        func, ref = item.labels["functionality"], item.labels.get("ref_case_id")
+        if func.startswith("spell_") and ref in items:
+            src = items[ref]
+            src.variants.append(Variant(text=item.text, strategy=STRATEGY, seed=0, source_text=src.text,
+                                        params={"types": [func], "case_id": case}))
+    return Dataset("hatecheck", path, list(items.values()))

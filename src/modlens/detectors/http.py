@@ -1,0 +1,175 @@
+"""Generic HTTP detector: any JSON API, configured by URL, request template and the JSON path to the score.
+
+Options: `url`, `method` (POST), `headers` (values may use `${ENV_VAR}`, e.g.
+`{"Authorization": "Bearer ${MY_KEY}"}`), `body` (a JSON template whose strings may contain
+`{text}`; default `{"text": "{text}"}`), `score_path` (e.g. `data.0.score` or
+`$.result.toxicity`), `label` (toxicity), `scale` (divide the raw score by this, e.g. 100),
+`timeout_s`, `qps`, `retries`, `threshold`, `name`. Batch mode: `batch_size` > 1, a body with
+the string `"{texts}"` where the list of texts goes, and a `score_path` with one `*` that
+walks the list of results (e.g. `results.*.toxicity`). The version hashes the configuration
+with environment references unexpanded, header names only and secret-looking query values
+redacted, so it never contains a secret.
+"""
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from typing import Any, Sequence
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from modlens.detectors.base import DetectorUnavailable, LabelScores, config_hash
+from modlens.detectors.remote import RemoteClient, RemoteDetector, RemoteError, env_refs, expand_env
+
+_SECRETISH = re.compile(r"key|token|secret|auth|pass|sig", re.I)
+
+
+def parse_path(path: str) -> list[str | int]:
+    """`$.a.b[0].c`, `a.b.0.c` and `results.*.score` -> ['a', 'b', 0, 'c'] ('*' kept)."""
+    p = path.strip()
+    if p.startswith("$"):
+        p = p[1:]
+    p = re.sub(r"\[(\*|\d+)\]", r".\1", p).strip(".")
+    if not p:
+        raise ValueError(f"empty score_path {path!r}")
+    return [int(t) if t.isdigit() else t for t in p.split(".")]
+
+
+def walk(data: Any, steps: Sequence[str | int], path: str) -> Any:
+    for step in steps:
+        try:
+            if isinstance(data, list):
+                data = data[int(step)]
+            elif isinstance(data, dict):
+                data = data[str(step)]
+            else:
+                raise KeyError(step)
+        except (KeyError, IndexError, ValueError):
+            raise RemoteError(f"score_path {path!r}: nothing at {step!r} in the reply") from None
+    return data
+
+
+def fill(template: Any, text: str | None = None, texts: list[str] | None = None) -> Any:
+    """Put the text(s) into a JSON template (strings only; keys stay as they are)."""
+    if isinstance(template, dict):
+        return {k: fill(v, text, texts) for k, v in template.items()}
+    if isinstance(template, list):
+        return [fill(v, text, texts) for v in template]
+    if isinstance(template, str):
+        if template == "{texts}" and texts is not None:
+            return texts
+        if "{text}" in template and text is not None:
+            return template.replace("{text}", text)
+    return template
+
+
+def _contains(template: Any, token: str, exact: bool) -> bool:
+    if isinstance(template, dict):
+        return any(_contains(v, token, exact) for v in template.values())
+    if isinstance(template, list):
+        return any(_contains(v, token, exact) for v in template)
+    return isinstance(template, str) and (template == token if exact else token in template)
+
+
+def redact_url(url: str) -> str:
+    parts = urlsplit(url)
+    query = [(k, v if env_refs(v) or not _SECRETISH.search(k) else "REDACTED") for k, v in parse_qsl(parts.query, True)]
+    return urlunsplit(parts._replace(query=urlencode(query, safe="${}")))
+
+
+class HttpDetector(RemoteDetector):
+    def __init__(self, url: str, score_path: str, *, method: str = "POST", headers: dict[str, str] | None = None,
+                 body: Any = None, label: str = "toxicity", scale: float = 1.0, batch_size: int = 1,
+                 timeout_s: float = 10.0, qps: float = 5.0, retries: int = 3, backoff_s: float = 0.5,
+                 max_backoff_s: float = 30.0, threshold: float = 0.5, name: str = "http"):
+        super().__init__()
+        self.name = name
+        self.url_template = url
+        self.method = method.upper()
+        self.header_templates = dict(headers or {})
+        self.body = {"text": "{text}"} if body is None else body
+        self.score_path = score_path
+        self.steps = parse_path(score_path)
+        self.label = label
+        self.labels = (label,)
+        self.toxicity_label = label
+        self.scale = float(scale)
+        self.batch_size = int(batch_size)
+        self.threshold = threshold
+        if self.scale <= 0:
+            raise ValueError("http: `scale` must be > 0")
+        if self.batch_size > 1:
+            if not _contains(self.body, "{texts}", exact=True):
+                raise ValueError('http: batch mode needs the string "{texts}" in `body` where the list of texts goes')
+            if self.steps.count("*") != 1:
+                raise ValueError("http: batch mode needs one `*` in `score_path`, e.g. results.*.score")
+        else:
+            if not _contains(self.body, "{text}", exact=False):
+                raise ValueError('http: `body` must contain "{text}" where the text goes')
+            if "*" in self.steps:
+                raise ValueError("http: `*` in score_path is for batch mode (batch_size > 1)")
+        self.max_batch = self.batch_size if self.batch_size > 1 else 16
+        # resolve ${VAR} now, so a missing variable is a load-time status, not a run-time error
+        self._url = expand_env(url, "http: url")
+        self._headers = {k: expand_env(v, f"http: header {k}") for k, v in self.header_templates.items()}
+        self.client = RemoteClient(qps=qps, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s,
+                                   max_backoff_s=max_backoff_s)
+        self._transport = {"timeout_s": timeout_s, "qps": qps, "retries": retries, "backoff_s": backoff_s,
+                           "max_backoff_s": max_backoff_s}
+        self.version = config_hash(self._scoring_config())
+
+    def _scoring_config(self) -> dict[str, Any]:
+        return {"url": redact_url(self.url_template), "method": self.method, "headers": sorted(self.header_templates),
+                "body": self.body, "score_path": self.score_path, "label": self.label, "scale": self.scale,
+                "batch_size": self.batch_size}
+
+    def config(self) -> dict[str, Any]:
+        return {**self._scoring_config(), **self._transport}
+
+    def _value(self, raw: Any) -> float:
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
+            raise RemoteError(f"score_path {self.score_path!r} gave {raw!r}, not a number")
+        value = raw / self.scale
+        if not 0.0 <= value <= 1.0:
+            raise RemoteError(f"score {raw!r} / scale {self.scale:g} = {value:g} is not a probability in [0, 1]; "
+                              "set `scale`")
+        return float(value)
+
+    async def _call(self, body: Any) -> Any:
+        return await self.client.request_json(self.method, self._url, headers=self._headers, body=body)
+
+    async def _score_batch(self, texts: list[str]) -> list[LabelScores]:
+        reply = await self._call(fill(self.body, texts=texts))
+        star = self.steps.index("*")
+        items = walk(reply, self.steps[:star], self.score_path)
+        if not isinstance(items, list) or len(items) != len(texts):
+            raise RemoteError(f"score_path {self.score_path!r}: expected a list of {len(texts)} results, "
+                              f"got {type(items).__name__} of {len(items) if isinstance(items, list) else '?'}")
+        return [{self.label: self._value(walk(item, self.steps[star + 1:], self.score_path))} for item in items]
+
+    async def _score_one(self, text: str) -> LabelScores:
+        reply = await self._call(fill(self.body, text=text))
+        return {self.label: self._value(walk(reply, self.steps, self.score_path))}
+
+    async def ascore(self, texts: Sequence[str]) -> list[LabelScores | None]:
+        texts = list(texts)
+        if self.batch_size > 1:
+            chunks = [texts[i:i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+            parts = await asyncio.gather(*(self._score_batch(c) for c in chunks), return_exceptions=True)
+        else:
+            parts = await asyncio.gather(*(self._score_one(t) for t in texts), return_exceptions=True)
+        for p in parts:
+            if isinstance(p, BaseException):
+                raise p
+        return [s for p in parts for s in p] if self.batch_size > 1 else list(parts)
+
+
+def create(**options: Any) -> HttpDetector:
+    missing = [k for k in ("url", "score_path") if k not in options]
+    if missing:
+        raise DetectorUnavailable("error", f"http: missing option(s) {', '.join(missing)}",
+                                  'set e.g. options = { url = "https://...", score_path = "$.result.toxicity" }')
+    try:
+        return HttpDetector(**options)
+    except (TypeError, ValueError) as err:
+        raise DetectorUnavailable("error", str(err), "fix the http detector's options in study.toml") from None

@@ -1,0 +1,64 @@
+"""jigsaw-bilstm: Keras BiLSTM trained on Jigsaw 2018 (`toxic-comment-classifier`), six labels; optional, needs TensorFlow.
+
+The package only scores one text per call; we reuse its tokenizer and Keras model directly
+so a batch is one `predict` call. Its texts are padded/truncated to 100 tokens as in training.
+"""
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Any, Sequence
+
+from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores
+
+JIGSAW_LABELS = ("toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate")
+FIX = "pip install 'modlens[keras]'  (toxic-comment-classifier and tensorflow)"
+
+
+class JigsawBiLSTM(Detector):
+    name = "jigsaw-bilstm"
+    labels = JIGSAW_LABELS
+    toxicity_label = "toxic"
+    max_batch = 128
+
+    def __init__(self, classifier, pad_sequences, maxlen: int, package_version: str):
+        self._clf = classifier
+        self._pad = pad_sequences
+        self._maxlen = maxlen
+        self.version = f"toxic-comment-classifier-{package_version}"
+
+    def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
+        if isinstance(texts, str):
+            raise TypeError("score() takes a list of texts, not one string")
+        texts = list(texts)
+        if any(not isinstance(t, str) for t in texts):
+            raise TypeError("texts must be strings")
+        if not texts:
+            return []
+        seqs = self._pad(self._clf.tokenizer.texts_to_sequences(texts), maxlen=self._maxlen)
+        preds = self._clf.model.predict(seqs, verbose=0)
+        return [{lab: float(p) for lab, p in zip(JIGSAW_LABELS, row)} for row in preds]
+
+    def config(self) -> dict[str, Any]:
+        return {"package": "toxic-comment-classifier", "maxlen": self._maxlen}
+
+
+def create(*, threshold: float | None = None) -> JigsawBiLSTM:
+    try:
+        import tensorflow  # noqa: F401
+        from tensorflow.keras.preprocessing.sequence import pad_sequences
+        from toxic_classifier import model as tcc_model
+    except ModuleNotFoundError as err:
+        raise DetectorUnavailable("missing_dependency", f"jigsaw-bilstm needs {err.name}", FIX) from err
+    try:
+        clf = tcc_model.ToxicCommentClassifier()
+    except OSError as err:
+        raise DetectorUnavailable("missing_weights", f"toxic-comment-classifier weights did not load: {err}",
+                                  "pip install --force-reinstall toxic-comment-classifier") from err
+    if tuple(getattr(tcc_model, "LIST_CLASSES", JIGSAW_LABELS)) != JIGSAW_LABELS:
+        raise DetectorUnavailable("error", "toxic-comment-classifier changed its label set",
+                                  "pip install 'toxic-comment-classifier==0.3.0'")
+    det = JigsawBiLSTM(clf, pad_sequences, int(getattr(tcc_model, "MAXLEN", 100)),
+                       metadata.version("toxic-comment-classifier"))
+    if threshold is not None:
+        det.threshold = float(threshold)
+    return det

@@ -1,0 +1,44 @@
+"""profanity-check: lexical baseline, alt-profanity-check's TF-IDF + linear SVM (calibrated probability)."""
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Any, Sequence
+
+from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores
+
+
+class ProfanityCheck(Detector):
+    name = "profanity-check"
+    labels = ("offensive",)
+    toxicity_label = "offensive"
+    max_batch = 256  # vectorising is cheap; bigger batches amortise the per-call overhead
+
+    def __init__(self, predict_prob, package_version: str):
+        self._predict_prob = predict_prob
+        self.version = f"alt-profanity-check-{package_version}"
+
+    def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
+        if isinstance(texts, str):
+            raise TypeError("score() takes a list of texts, not one string")
+        texts = list(texts)
+        bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
+        if bad:
+            raise TypeError(f"texts must be strings; item(s) {bad[:5]} are not")
+        if not texts:
+            return []
+        return [{"offensive": float(p)} for p in self._predict_prob(texts)]
+
+    def config(self) -> dict[str, Any]:
+        return {"package": "alt-profanity-check", "model": "tf-idf + linear svm (bundled)"}
+
+
+def create(*, threshold: float | None = None) -> ProfanityCheck:
+    try:
+        from profanity_check import predict_prob
+    except ModuleNotFoundError as err:
+        raise DetectorUnavailable("missing_dependency", f"profanity-check needs alt-profanity-check ({err})",
+                                  "pip install alt-profanity-check") from err
+    det = ProfanityCheck(predict_prob, metadata.version("alt-profanity-check"))
+    if threshold is not None:
+        det.threshold = float(threshold)
+    return det

@@ -1,0 +1,96 @@
+"""Normalization accuracy, shared by the benchmark and the tests.
+
+NoisyHate (the paper's rule): split the normalizer's output on whitespace; a pair counts as
+restored when the token at `position`, lowercased, equals `clean_word`. Accuracy is reported
+overall and per perturbation type (a pair with several types counts for each of them).
+
+HateCheck `spell_*`: a case counts as restored when its normalized text, lowercased and with
+punctuation and extra spaces removed, equals its `ref_case_id` original treated the same way.
+"""
+from __future__ import annotations
+
+import csv
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+TYPES = ["RepeatChar", "Abbr", "SpecialChar", "MixedCase", "MixedCase+"]
+
+
+@dataclass
+class NoisyPair:
+    perturbed: str
+    position: int
+    clean_word: str
+    perturbed_word: str
+    types: list[str]
+    google: bool
+    bing: bool
+
+
+def load_noisyhate(path: Path | str) -> list[NoisyPair]:
+    path = Path(path)
+    pairs = []
+    with path.open(newline="", encoding="utf-8") as f:
+        for n, row in enumerate(csv.DictReader(f), 2):
+            try:
+                pairs.append(NoisyPair(row["perturbed"], int(row["position"]), row["clean_word"],
+                                       row["perturbed_word"], row["types"].split("|"),
+                                       row.get("google_correct") == "1", row.get("bing_correct") == "1"))
+            except (KeyError, ValueError) as exc:
+                raise ValueError(f"{path}:{n}: not a NoisyHate row ({exc})") from exc
+    return pairs
+
+
+def restored(output: str, pair: NoisyPair) -> bool:
+    tokens = output.split()
+    return pair.position < len(tokens) and tokens[pair.position].lower() == pair.clean_word.lower()
+
+
+def accuracy_by_type(hits: list[bool], pairs: list[NoisyPair]) -> dict[str, float]:
+    """{"overall": ..., type: ...} from one hit flag per pair."""
+    per: dict[str, list[bool]] = defaultdict(list)
+    for hit, pair in zip(hits, pairs):
+        per["overall"].append(hit)
+        for t in pair.types:
+            per[t].append(hit)
+    return {k: sum(v) / len(v) for k, v in per.items() if v}
+
+
+def noisyhate_accuracy(normalize_text: Callable[[str], str], pairs: list[NoisyPair]) -> dict[str, float]:
+    return accuracy_by_type([restored(normalize_text(p.perturbed), p) for p in pairs], pairs)
+
+
+@dataclass
+class SpellCase:
+    functionality: str
+    perturbed: str
+    original: str
+
+
+def load_hatecheck_spell(path: Path | str) -> list[SpellCase]:
+    with Path(path).open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    by_id = {r["case_id"]: r for r in rows}
+    cases = []
+    for r in rows:
+        if r["functionality"].startswith("spell_") and r.get("ref_case_id"):
+            ref = by_id.get(str(int(float(r["ref_case_id"]))))
+            if ref is not None:
+                cases.append(SpellCase(r["functionality"], r["test_case"], ref["test_case"]))
+    return cases
+
+
+def canonical(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s']", " ", text.lower()).split())
+
+
+def hatecheck_accuracy(normalize_text: Callable[[str], str], cases: list[SpellCase]) -> dict[str, float]:
+    per: dict[str, list[bool]] = defaultdict(list)
+    for case in cases:
+        hit = canonical(normalize_text(case.perturbed)) == canonical(case.original)
+        per["overall"].append(hit)
+        per[case.functionality].append(hit)
+    return {k: sum(v) / len(v) for k, v in per.items()}

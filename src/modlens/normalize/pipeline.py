@@ -1,0 +1,177 @@
+"""The normalizer: a pipeline of steps (see `steps/`) applied token by token.
+
+For each whitespace token: fold Unicode, split off punctuation, and if the word is known
+leave it alone. Otherwise let the rewrite steps propose spellings (leet, placeholders,
+repeated letters), and if none is a known word let the search steps look for one (dropped
+letters, one-edit typos, pyspellchecker). Every known candidate scores lexicon prior minus
+rewriting cost; the best one replaces the word if it clears `ACCEPT_FLOOR`. Results are
+cached per token, so a live stream pays the search once per distinct misspelling.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from functools import lru_cache
+
+from modlens.normalize.base import Edit, Normalized
+from modlens.normalize.lexicon import Lexicon, load_lexicon
+from modlens.normalize.steps import DEFAULT_STEPS, make_step
+from modlens.normalize.steps._base import WILDCARD, Hypothesis, keep_best
+from modlens.normalize.steps.mixed_case import is_mixed
+from modlens.normalize.steps.spaced_letters import Span
+
+PIPELINE_REVISION = "1"  # bump when scoring changes without a step or lexicon change
+ACCEPT_FLOOR = -2.0      # a correction must score at least this (prior minus cost)
+SEARCH_BEAM = 3          # spellings handed to the search steps
+
+EDGE_PUNCT = "\"'“”‘’«»()[]{}<>,;:?…"    # always punctuation at a word's edge
+AMBIGUOUS_EDGE = ".!*-_$@|#"               # punctuation, or a letter in disguise
+SKIP = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+|#\w+", re.I)
+MENTION = re.compile(r"@\w+")
+NUMERIC = re.compile(r"[\d.,:/%$€£+\-x]+|\d+(?:st|nd|rd|th|s|am|pm|k|m|bn|x|h|yo)?", re.I)
+TOKEN = re.compile(r"\S+")
+
+
+def split_edges(token: str, chars: str) -> tuple[str, str, str]:
+    core = token.strip(chars)
+    if not core:
+        return "", token, ""
+    lead = token[: len(token) - len(token.lstrip(chars))]
+    return lead, core, token[len(lead) + len(core):]
+
+
+def apply_case(word: str, like: str) -> str:
+    letters = [c for c in like if c.isalpha()]
+    if len(letters) > 1 and all(c.isupper() for c in letters):
+        return word.upper()
+    if letters and letters[0].isupper() and not any(c.isupper() for c in letters[1:]):
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+class Normalizer:
+    def __init__(self, steps: list[str] | None = None, lexicon: Lexicon | None = None):
+        self.step_names = list(DEFAULT_STEPS if steps is None else steps)
+        self.steps = [make_step(n) for n in self.step_names]
+        self.lexicon = lexicon or load_lexicon()
+        by_kind = lambda kind: [s for s in self.steps if s.kind == kind]  # noqa: E731
+        self.text_steps, self.char_steps = by_kind("text"), by_kind("char")
+        self.case_steps, self.rewrite_steps = by_kind("case"), by_kind("rewrite")
+        self.search_steps = [s for s in by_kind("search") if s.name != "pyspell"]
+        self.fallback_steps = [s for s in by_kind("search") if s.name == "pyspell"]
+        self.name = "modlens-normalizer"
+        key = "|".join([PIPELINE_REVISION, ",".join(self.step_names), self.lexicon.digest])
+        self.version = hashlib.sha256(key.encode()).hexdigest()[:12]
+        self.token = lru_cache(maxsize=200_000)(self._token)
+
+    # ---- whole text -------------------------------------------------------------------------
+    def normalize(self, text: str) -> Normalized:
+        if not isinstance(text, str):
+            raise TypeError(f"normalize() takes a str, not {type(text).__name__}")
+        spans = [Span(m.start(), m.end(), m.group()) for m in TOKEN.finditer(text)]
+        for step in self.text_steps:
+            spans = step.merge(spans, self.lexicon)
+        pieces, edits, last = [], [], 0
+        for span in spans:
+            original = text[span.start:span.end]
+            if span.merged:
+                new, step, conf, hidden = span.text, "spaced_letters", 0.9, None
+            else:
+                new, step, conf, hidden = self.token(original)
+            pieces.append(text[last:span.start] + new)
+            last = span.end
+            if new != original or hidden:
+                edits.append(Edit(span.start, span.end, original, new, step, conf, hidden))
+        pieces.append(text[last:])
+        return Normalized("".join(pieces), edits, self.name, self.version)
+
+    # ---- one token --------------------------------------------------------------------------
+    def _token(self, token: str) -> tuple[str, str, float, str | None]:
+        """(normalized token, step, confidence, hidden word) for one whitespace token."""
+        folded = token
+        for step in self.char_steps:
+            folded = step.fold(folded, self.lexicon)
+        lead, core, trail = split_edges(folded, EDGE_PUNCT)
+        if SKIP.fullmatch(core) or NUMERIC.fullmatch(core) or not any(c.isalnum() for c in core):
+            return (folded, "unicode", 1.0, None) if folded != token else (token, "", 1.0, None)
+        hidden = None
+        fold_case = False
+        if self.case_steps and is_mixed(core):
+            hidden = self.case_steps[0].hidden(core, self.lexicon)
+            fold_case = True
+
+        splits = [(lead, core, trail)]
+        inner_lead, inner, inner_trail = split_edges(core, AMBIGUOUS_EDGE)
+        if inner != core and inner:
+            splits.insert(0, (lead + inner_lead, inner, inner_trail + trail))
+        for a, c, b in splits:
+            if (len(c) > 1 or c == core) and self.is_known(c.lower()):
+                if fold_case:
+                    return a + c.lower() + b, "mixed_case", 1.0, hidden
+                if folded != token:
+                    return folded, "unicode", 1.0, None
+                return token, "", 1.0, None
+
+        best, second = None, None  # (score, text, hyp, split)
+        # "@name" is a mention unless its "@" reads as a letter of a known word ("@nimal")
+        search = not MENTION.fullmatch(core)
+        for a, c, b in splits:
+            for score, word, hyp in self.candidates(c.lower(), search):
+                entry = (score, word, hyp, (a, c, b))
+                if best is None or score > best[0]:
+                    if best is not None and best[1] != word:
+                        second = best
+                    best = entry
+                elif word != best[1] and (second is None or score > second[0]):
+                    second = entry
+        if best is None or best[0] < ACCEPT_FLOOR:
+            if fold_case:
+                return folded.lower(), "mixed_case", 1.0, hidden
+            return (folded, "unicode", 1.0, None) if folded != token else (token, "", 1.0, None)
+        score, word, hyp, (a, c, b) = best
+        confidence = sigmoid(score - (second[0] if second else ACCEPT_FLOOR))
+        out = word if fold_case else apply_case(word, c)
+        step = hyp.steps[-1] if hyp.steps else ("mixed_case" if fold_case else "unicode")
+        return a + out + b, step, round(confidence, 3), hidden
+
+    def candidates(self, word: str, search: bool = True) -> list[tuple[float, str, Hypothesis]]:
+        """(score, known word, hypothesis) for every known word the steps reach from `word`."""
+        hyps = [Hypothesis(word)]
+        for step in self.rewrite_steps:
+            hyps = step.expand(hyps, self.lexicon)
+        # a symbol read as some letter beats one read as a wildcard; searching comes last
+        found = [h for h in hyps if WILDCARD not in h.text and h.text in self.lexicon]
+        if not found:
+            found = [h.but(w, 0.0, h.steps[-1]) for h in hyps if WILDCARD in h.text
+                     for w in self.lexicon.match(h.text)]
+        if not found and search:
+            beam = keep_best([h for h in hyps if WILDCARD not in h.text], SEARCH_BEAM)
+            for steps in (self.search_steps, self.fallback_steps):
+                found = [c for h in beam for s in steps for c in s.candidates(h, self.lexicon)]
+                if found:
+                    break
+        return [(self.lexicon.prior(h.text) - h.cost, h.text, h) for h in found]
+
+    def is_known(self, word: str) -> bool:
+        if word in self.lexicon:
+            return True
+        word = word.replace("’", "'")
+        for sep in "'-/":
+            if sep in word:
+                parts = [p for p in word.split(sep) if p]
+                return bool(parts) and all(self.is_known(p) for p in parts)
+        if "." in word:  # abbreviations such as "e.g", "u.s"; longer dotted runs get rejoined
+            parts = word.split(".")
+            return len(parts) <= 3 and all(p.isalpha() and len(p) <= 2 for p in parts)
+        return False
+
+
+def build_normalizer(steps: list[str] | None = None) -> Normalizer:
+    """The normalizer with the given steps (names from `modlens.normalize.steps.STEPS`), or the
+    default pipeline when `steps` is None."""
+    return Normalizer(steps)

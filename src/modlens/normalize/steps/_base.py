@@ -1,0 +1,52 @@
+"""What a normalizer step is. Steps come in four kinds, run in this order for each token:
+
+- `text`: sees the whole token sequence and may merge tokens (spaced-out letters);
+- `char`: rewrites characters deterministically (Unicode folding);
+- `rewrite`: proposes alternative spellings of a word (`Hypothesis`), each with a cost;
+- `search`: finds known words close to a spelling that no rewrite turned into a known word.
+
+The pipeline scores every known candidate as lexicon prior minus cost and keeps the best.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from modlens.normalize.lexicon import Lexicon
+
+WILDCARD = "?"  # a letter we know is hidden but not which one ("st*pid" -> "st?pid")
+MAX_HYPOTHESES = 64
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    text: str                   # lowercase candidate spelling, may contain WILDCARD
+    cost: float = 0.0           # how much rewriting it took (log-prior units)
+    steps: tuple[str, ...] = ()  # steps that changed it, in order
+
+    def but(self, text: str, extra_cost: float, step: str) -> "Hypothesis":
+        if text == self.text:
+            return self
+        steps = self.steps if self.steps and self.steps[-1] == step else self.steps + (step,)
+        return Hypothesis(text, self.cost + extra_cost, steps)
+
+
+def keep_best(hyps: list[Hypothesis], limit: int = MAX_HYPOTHESES) -> list[Hypothesis]:
+    """Deduplicate by text (cheapest wins) and keep the `limit` cheapest."""
+    best: dict[str, Hypothesis] = {}
+    for h in hyps:
+        if h.text not in best or h.cost < best[h.text].cost:
+            best[h.text] = h
+    return sorted(best.values(), key=lambda h: h.cost)[:limit]
+
+
+class Step:
+    name: str = ""
+    kind: str = "rewrite"  # "text" | "char" | "rewrite" | "search" | "case"
+
+    def expand(self, hyps: list[Hypothesis], lexicon: Lexicon) -> list[Hypothesis]:
+        """rewrite steps: the hypotheses plus their alternatives."""
+        raise NotImplementedError
+
+    def candidates(self, hyp: Hypothesis, lexicon: Lexicon) -> list[Hypothesis]:
+        """search steps: known words reachable from `hyp`, with the cost of getting there."""
+        raise NotImplementedError

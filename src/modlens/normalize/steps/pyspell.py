@@ -1,0 +1,32 @@
+"""pyspellchecker (edit distance 2, its own English frequency list) as the last resort for a
+word no other step could place. Slow (tens of ms per word), so it only sees leftovers."""
+from __future__ import annotations
+
+from modlens.normalize.lexicon import Lexicon
+from modlens.normalize.steps._base import WILDCARD, Hypothesis, Step
+
+FALLBACK_COST = 3.0
+MIN_LENGTH = 3
+
+
+class PySpell(Step):
+    name = "pyspell"
+    kind = "search"
+
+    def __init__(self, distance: int = 2):
+        self.distance = distance
+        self._checker = None
+
+    def checker(self):
+        if self._checker is None:
+            from spellchecker import SpellChecker
+            self._checker = SpellChecker(language="en", distance=self.distance)
+        return self._checker
+
+    def candidates(self, hyp: Hypothesis, lexicon: Lexicon) -> list[Hypothesis]:
+        if len(hyp.text) < MIN_LENGTH or not hyp.text.isalpha() or WILDCARD in hyp.text:
+            return []
+        word = self.checker().correction(hyp.text)
+        if not word or word == hyp.text or word not in lexicon:
+            return []
+        return [hyp.but(word, FALLBACK_COST, self.name)]

@@ -1,0 +1,60 @@
+"""Word importance as in NoisyHate's Algorithm 1: how much the target detector's toxicity
+drops when each whitespace word is removed. The engine scores `word_removals(text)` through
+its batchers; `word_importance` does the same synchronously with any batched score function."""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+ScoreFn = Callable[[list[str]], Sequence[float | None]]
+
+# Function words: never the word a detector's decision hinges on, so the heuristic skips them.
+STOPWORDS = frozenset("""
+a an the and or but if then than so as of at by for from in into on onto to with without about
+over under up down out off is am are was were be been being do does did have has had having
+i me my mine you your yours he him his she her hers it its we us our they them their this that
+these those there here what which who whom whose when where why how all any some no not nor
+very just too also can could will would shall should may might must let lets im youre dont
+""".split())
+
+
+def word_removals(text: str) -> list[str]:
+    """The text with each whitespace word removed in turn (words re-joined by single spaces)."""
+    words = text.split()
+    return [" ".join(words[:i] + words[i + 1:]) for i in range(len(words))]
+
+
+def word_importance(text: str, score_fn: ScoreFn) -> list[float] | None:
+    """importance[i] = score(text) - score(text without word i), from ONE call to `score_fn`
+    with the text and all its removals. None when the scorer has no answer for one of them."""
+    texts = [text, *word_removals(text)]
+    scores = list(score_fn(texts))
+    if len(scores) != len(texts):
+        raise ValueError(f"score function returned {len(scores)} scores for {len(texts)} texts")
+    if any(s is None for s in scores):
+        return None
+    base = float(scores[0])
+    return [base - float(s) for s in scores[1:]]
+
+
+def detector_score_fn(detector) -> ScoreFn:
+    """Adapts a `Detector` (batched `score` + `toxicity`) to a score function."""
+    return lambda texts: [detector.toxicity(s) for s in detector.score(list(texts))]
+
+
+def rank_by_importance(importance: Sequence[float], threshold: float) -> list[int]:
+    """Indices of words whose removal lowers the score by more than `threshold`, most important
+    first (ties: earlier word first)."""
+    return sorted((i for i, v in enumerate(importance) if v > threshold), key=lambda i: (-importance[i], i))
+
+
+def _core(word: str) -> str:
+    return "".join(c for c in word if c.isalpha())
+
+
+def heuristic_ranking(text: str) -> list[int]:
+    """Fallback when no detector can score removals: content words (three or more letters, not
+    a function word), longest first, then by position. Long content words carry most of a
+    comment's meaning and are the ones people disguise ("idiot", "pathetic")."""
+    words = text.split()
+    content = [i for i, w in enumerate(words) if len(_core(w)) >= 3 and _core(w).lower() not in STOPWORDS]
+    return sorted(content, key=lambda i: (-len(_core(words[i])), i))

@@ -1,0 +1,58 @@
+"""The one place perturbation strategies are registered.
+
+Each strategy is one small file in `strategies/` defining a `Strategy` subclass. Adding a
+strategy = one file + one line in `STRATEGIES`. The first seven keys are the ones a study
+uses by default (`PerturbationConfig.strategies`); the finer character edits can be named
+on their own too.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from modlens.perturb.strategies._word import Strategy
+
+# registry key -> "module:Class" (module relative to modlens.perturb.strategies)
+STRATEGIES: dict[str, str] = {
+    "repeat_char": "repeat_char:RepeatChar",
+    "abbr": "abbr:Abbr",
+    "special_char": "special_char:SpecialChar",
+    "mixed_case": "mixed_case:MixedCase",
+    "mixed_case_plus": "mixed_case_plus:MixedCasePlus",
+    "human_lookup": "human_lookup:HumanLookup",
+    "char_attack": "char_attack:CharAttack",
+    "char_swap": "char_swap:CharSwap",
+    "char_delete": "char_delete:CharDelete",
+    "char_insert": "char_insert:CharInsert",
+    "key_substitute": "key_substitute:KeySubstitute",
+    "homoglyph": "homoglyph:Homoglyph",
+    "zero_width": "zero_width:ZeroWidth",
+    "space_insert": "space_insert:SpaceInsert",
+}
+
+# The NoisyHate types (Table 2) a strategy key stands for, for reports.
+NOISYHATE_TYPE: dict[str, str] = {
+    "repeat_char": "RepeatChar", "abbr": "Abbr", "special_char": "SpecialChar",
+    "mixed_case": "MixedCase", "mixed_case_plus": "MixedCase+",
+}
+
+
+def available() -> list[str]:
+    return list(STRATEGIES)
+
+
+def strategy_class(key: str) -> type[Strategy]:
+    if key not in STRATEGIES:
+        raise KeyError(f"unknown perturbation strategy {key!r}; known: {', '.join(STRATEGIES)}")
+    module, cls = STRATEGIES[key].split(":")
+    return getattr(importlib.import_module(f"modlens.perturb.strategies.{module}"), cls)
+
+
+def create(key: str, **options: Any) -> Strategy:
+    """Instantiate a strategy by key. Unknown keys raise KeyError listing the known ones;
+    check `availability()` before use (a lookup table may be missing)."""
+    return strategy_class(key)(**options)
+
+
+def describe(key: str) -> str:
+    return strategy_class(key).description

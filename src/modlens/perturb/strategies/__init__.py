@@ -1,0 +1,1 @@
+"""Perturbation strategies, one small file each; `modlens.perturb.registry` lists them."""

@@ -1,0 +1,57 @@
+"""Toxicity from two anchor comparisons (seed 003, Table 1).
+
+A rater compares a comment with anchor A1 (known "hard to say") and anchor A2 (known extreme,
+"toxic" or "not toxic"), answering more / less / same toxic. Each consistent pair maps to a
+rating; every other pair is inconsistent (a lapse of attention) and is excluded from analysis.
+Two cells of the table admit two ratings ("hard to say / not toxic", "hard to say / toxic");
+we record both candidates and use "hard to say", the level both candidates border.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Comparison = Literal["more", "less", "same"]
+NOT_TOXIC, HARD, TOXIC = "not toxic", "hard to say", "toxic"
+
+# (A2's known rating) -> {(answer vs A1, answer vs A2): candidate ratings}
+TABLE_1: dict[str, dict[tuple[str, str], tuple[str, ...]]] = {
+    NOT_TOXIC: {
+        ("more", "more"): (TOXIC,),
+        ("less", "more"): (HARD, NOT_TOXIC),
+        ("less", "less"): (NOT_TOXIC,),
+        ("less", "same"): (NOT_TOXIC,),
+        ("same", "more"): (HARD,),
+    },
+    TOXIC: {
+        ("more", "more"): (TOXIC,),
+        ("more", "less"): (HARD, TOXIC),
+        ("more", "same"): (TOXIC,),
+        ("less", "less"): (NOT_TOXIC,),
+        ("same", "less"): (HARD,),
+    },
+}
+
+
+@dataclass(frozen=True)
+class DerivedToxicity:
+    rating: str | None              # None when inconsistent
+    candidates: tuple[str, ...]
+    inconsistent: bool
+
+    @property
+    def ambiguous(self) -> bool:
+        return len(self.candidates) > 1
+
+
+def derive_toxicity(vs_hard: str, vs_extreme: str, extreme_rating: str) -> DerivedToxicity:
+    """Map the two anchor answers to a toxicity rating by Table 1."""
+    if extreme_rating not in TABLE_1:
+        raise ValueError(f"extreme anchor rating must be {NOT_TOXIC!r} or {TOXIC!r}, not {extreme_rating!r}")
+    for answer in (vs_hard, vs_extreme):
+        if answer not in ("more", "less", "same"):
+            raise ValueError(f"anchor answer must be 'more', 'less' or 'same', not {answer!r}")
+    candidates = TABLE_1[extreme_rating].get((vs_hard, vs_extreme))
+    if candidates is None:
+        return DerivedToxicity(None, (), True)
+    return DerivedToxicity(HARD if len(candidates) > 1 else candidates[0], candidates, False)

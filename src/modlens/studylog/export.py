@@ -1,0 +1,58 @@
+"""Export the study log as tidy tables plus the data dictionary.
+
+Reads through a read-only connection inside one read transaction, so the export is a
+consistent snapshot across tables and never blocks (nor is blocked by) a running writer.
+Each file is written under a temporary name and renamed, so a crash leaves no half file.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from modlens.studylog import exporters
+from modlens.studylog.dictionary import EXPORT_TABLES, EXPORTS, ExportTable, render_markdown
+from modlens.studylog.schema import SCHEMA_VERSION
+from modlens.studylog.store import StudyLog, now_iso
+
+DICTIONARY_FILE = "DATA.md"
+MANIFEST_FILE = "manifest.json"
+
+_CASTS = {"int": int, "float": float, "str": str, "bool": bool}
+
+
+def _typed(table: ExportTable, rows: Iterable[tuple]) -> Iterator[tuple]:
+    casts = [_CASTS[c.type] for c in table.columns]
+    for row in rows:
+        yield tuple(None if v is None else cast(v) for cast, v in zip(casts, row))
+
+
+def export(db: str | Path, out_dir: str | Path, fmt: str = "csv", tables: Sequence[str] | None = None) -> dict[str, Any]:
+    """Write the chosen tables (default: all) to `out_dir`; returns the manifest."""
+    writer = exporters.get(fmt)
+    unknown = [t for t in tables or () if t not in EXPORTS]
+    if unknown:
+        raise ValueError(f"unknown table(s) {unknown}; exportable: {', '.join(EXPORTS)}")
+    chosen = [EXPORTS[t] for t in tables] if tables else list(EXPORT_TABLES)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    manifest: dict[str, Any] = {"db": str(Path(db).resolve()), "format": fmt, "schema_version": SCHEMA_VERSION,
+                                "exported_at": now_iso(), "tables": {}}
+    with StudyLog(db, readonly=True) as log, log.snapshot():
+        for table in chosen:
+            cursor = log.conn.execute(table.sql)
+            names = [d[0] for d in cursor.description]
+            if names != [c.name for c in table.columns]:  # the dictionary and its query must agree
+                raise RuntimeError(f"export {table.name}: query columns {names} differ from the dictionary")
+            final = out / f"{table.name}{writer.EXTENSION}"
+            tmp = final.with_name(final.name + ".tmp")
+            try:
+                n = writer.write(tmp, table, _typed(table, cursor))
+                os.replace(tmp, final)
+            finally:
+                tmp.unlink(missing_ok=True)
+            manifest["tables"][table.name] = {"file": final.name, "rows": n}
+    (out / DICTIONARY_FILE).write_text("# modlens study log: data dictionary\n\n" + render_markdown(), encoding="utf-8")
+    (out / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest

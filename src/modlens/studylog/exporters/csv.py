@@ -1,0 +1,21 @@
+"""CSV (RFC 4180, UTF-8, header row). NULL is an empty cell; booleans are 0/1 so every tool reads them."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Iterable
+
+from modlens.studylog.dictionary import ExportTable
+
+EXTENSION = ".csv"
+
+
+def write(path: Path, table: ExportTable, rows: Iterable[tuple]) -> int:
+    n = 0
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        out = csv.writer(fh)
+        out.writerow([c.name for c in table.columns])
+        for row in rows:
+            out.writerow(["" if v is None else int(v) if isinstance(v, bool) else v for v in row])
+            n += 1
+    return n

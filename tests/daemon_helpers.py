@@ -1,0 +1,174 @@
+"""Test support for the daemon tests: a tiny deterministic detector, a daemon on a real
+loopback port inside the test's event loop, and a websockets client that speaks v1."""
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Sequence
+
+import websockets
+from aiohttp import web
+
+from modlens.config import StudyConfig, parse_study
+from modlens.detectors.base import Detector
+
+from modlens.daemon.app import create_app
+
+TOKEN = "test-token-0123456789"
+EXT_ORIGIN = "chrome-extension://abcdefghijklmnopabcdefghijklmnop"
+
+
+class WordListDetector(Detector):
+    """Toxicity = share of words on a small list (deterministic, instant). Counts its calls
+    so tests can see batching."""
+
+    name = "wordlist"
+    version = "test-1"
+    labels = ("clean", "toxic")
+    toxicity_label = "toxic"
+    max_batch = 64
+
+    WORDS = {"idiot", "stupid", "hate", "worthless", "dumb"}
+
+    def __init__(self, delay_s: float = 0.0):
+        self.delay_s = delay_s
+        self.calls: list[int] = []
+        self._lock = threading.Lock()
+
+    def score(self, texts: Sequence[str]):
+        with self._lock:
+            self.calls.append(len(texts))
+        if self.delay_s:
+            threading.Event().wait(self.delay_s)
+        out = []
+        for t in texts:
+            words = [w.strip(".,!?").lower() for w in t.split()] or [""]
+            tox = sum(w in self.WORDS for w in words) / len(words)
+            out.append({"clean": 1 - tox, "toxic": tox})
+        return out
+
+    def config(self):
+        return {"words": sorted(self.WORDS)}
+
+
+def study(**overrides: Any) -> StudyConfig:
+    data: dict[str, Any] = {"study_id": "test", "detectors": [{"name": "wordlist"}],
+                            "normalizer": {"enabled": False}, "perturbation": {"enabled": False}}
+    data.update(overrides)
+    return parse_study(data)
+
+
+@asynccontextmanager
+async def running_daemon(tmp_path: Path, study_cfg: StudyConfig | None = None, *, detectors=None, **options):
+    """The real application on 127.0.0.1:<free port>; yields (url, app)."""
+    study_cfg = study_cfg or study()
+    detectors = detectors if detectors is not None else {"wordlist": WordListDetector()}
+    app = create_app(study_cfg, tmp_path / "study.sqlite", TOKEN, detectors=detectors, **options)
+    runner = web.AppRunner(app, shutdown_timeout=2)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    try:
+        yield f"ws://127.0.0.1:{port}/ws", app
+    finally:
+        await runner.cleanup()
+
+
+def connect(url: str, token: str | None = TOKEN, origin: str | None = EXT_ORIGIN, **kw):
+    protocols = ["modlens.v1"] + ([f"modlens.token.{token}"] if token else [])
+    return websockets.connect(url, subprotocols=protocols, origin=origin, max_size=None, **kw)
+
+
+class Client:
+    """Request/response over one socket; keeps every message it received."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.inbox: list[dict] = []
+
+    async def send(self, msg: dict | str) -> None:
+        await self.ws.send(msg if isinstance(msg, str) else json.dumps(msg))
+
+    async def recv(self, timeout: float = 10.0) -> dict:
+        msg = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
+        self.inbox.append(msg)
+        return msg
+
+    async def until(self, pred, timeout: float = 10.0) -> dict:
+        for m in self.inbox:
+            if pred(m):
+                self.inbox.remove(m)
+                return m
+        while True:
+            m = await self.recv(timeout)
+            if pred(m):
+                self.inbox.remove(m)
+                return m
+
+    async def request(self, msg: dict, answer_type: str | None = None, timeout: float = 10.0) -> dict:
+        await self.send(msg)
+        return await self.until(lambda m: m.get("id") == msg["id"] and (answer_type is None or m["type"] in (answer_type, "error")), timeout)
+
+    async def hello(self, rater: str = "rater-1", **extra) -> dict:
+        msg = {"type": "hello", "id": "h1", "protocol": 1, "client": "test", "client_version": "0",
+               "token": TOKEN, "rater_id": rater, **extra}
+        return await self.request(msg, "hello_ok")
+
+
+def comments_msg(mid: str, items: list[tuple[str, str]], platform: str = "youtube", page_key: str = "video-1", **extra) -> dict:
+    return {"type": "comments", "id": mid,
+            "page": {"url": f"https://www.youtube.com/watch?v={page_key}", "platform": platform,
+                     "page_key": page_key, "title": "a video"},
+            "items": [{"key": k, "text": t, "author_hash": "a" * 16} for k, t in items], **extra}
+
+
+def rating_msg(rid: str, key: str, platform: str = "youtube", anchors=("more", "less"), **values) -> dict:
+    values = values or {"formality": "informal", "respectfulness": "disrespectful",
+                        "stereotypes": "not present", "toxicity": "toxic"}
+    return {"type": "rating", "id": rid, "comment": {"platform": platform, "key": key}, "values": values,
+            "anchors": None if anchors is None else {"vs_hard": anchors[0], "vs_extreme": anchors[1]},
+            "time_spent_ms": 4200}
+
+
+# --- the real `modlens serve` in a subprocess ------------------------------------------------
+
+def serve_process(home: Path, *args: str, timeout: float = 60.0):
+    """Start `python -m modlens serve --port 0 ...` with MODLENS_HOME=home; returns (proc, runtime
+    info) once it listens. The caller stops it."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "MODLENS_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+    runtime = home / "daemon.json"
+    runtime.unlink(missing_ok=True)
+    log = open(home / "serve.log", "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "modlens", "serve", "--port", "0", *args],
+                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"modlens serve exited with {proc.returncode}:\n{(home / 'serve.log').read_text()}")
+        try:
+            info = json.loads(runtime.read_text())
+            if info.get("pid") == proc.pid:
+                return proc, info
+        except (FileNotFoundError, ValueError):
+            pass
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"modlens serve did not start in {timeout}s:\n{(home / 'serve.log').read_text()}")
+
+
+def write_study(path: Path, detectors: list[str], **limits) -> Path:
+    lines = ['study_id = "cli-test"', f"detectors = [{', '.join('{ name = %s }' % json.dumps(d) for d in detectors)}]",
+             "[normalizer]", "enabled = false", "[perturbation]", "enabled = false"]
+    if limits:
+        lines += ["[limits]", *(f"{k} = {v}" for k, v in limits.items())]
+    path.write_text("\n".join(lines) + "\n")
+    return path

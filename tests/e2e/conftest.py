@@ -1,0 +1,56 @@
+"""Fixtures for the browser tests: one real daemon for the session, one Chromium per module."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from .harness import CHROMIUM, Browser, Daemon, prepare_extension
+
+pytestmark = pytest.mark.browser
+
+
+def _require_browser() -> None:
+    if not shutil.which(CHROMIUM) and not __import__("os").path.exists(CHROMIUM):
+        pytest.skip("Debian chromium not installed (apt-get install chromium)")
+
+
+@pytest.fixture(scope="session")
+def daemon(tmp_path_factory):
+    d = Daemon(tmp_path_factory.mktemp("daemon-home"))
+    d.start()
+    yield d
+    d.stop()
+
+
+@pytest.fixture(scope="session")
+def playwright_instance():
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        yield p
+
+
+def make_browser(playwright_instance, tmp_path_factory, daemon, consent: bool = True) -> Browser:
+    root = tmp_path_factory.mktemp("browser")
+    ext = prepare_extension(root / "extension", daemon)
+    browser = Browser(playwright_instance, root / "profile", ext)
+    if consent:
+        browser.consent()
+    return browser
+
+
+@pytest.fixture(scope="module")
+def browser(playwright_instance, tmp_path_factory, daemon):
+    b = make_browser(playwright_instance, tmp_path_factory, daemon)
+    yield b
+    b.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.failed and "browser" in item.funcargs:
+        lines = item.funcargs["browser"].console[-40:]
+        rep.sections.append(("browser console", "\n".join(lines)))

@@ -1,0 +1,215 @@
+"""End-to-end harness: a real `modlens serve` subprocess, a Chromium with the extension
+(prepared exactly as `modlens browse` prepares it), fixture pages served under the real
+sites' URLs by Playwright request routing, and read-only queries of the study log."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "sites"
+CHROMIUM = "/usr/lib/chromium/chromium"
+
+STUDY_TOML = """
+study_id = "e2e"
+title = "modlens end-to-end study"
+display = "blind"
+
+[[detectors]]
+name = "profanity-check"
+
+[perturbation]
+enabled = false
+
+[sampling]
+mode = "all"
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.2) -> Any:
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+
+
+class Daemon:
+    """`modlens serve` on a fixed free port, so the extension's address survives restarts."""
+
+    def __init__(self, home: Path, study_toml: str = STUDY_TOML):
+        self.home = home
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.db = home / "study.sqlite"
+        self.config = home / "study.toml"
+        self.config.write_text(study_toml, encoding="utf-8")
+        self.port = free_port()
+        self.url = f"ws://127.0.0.1:{self.port}/ws"
+        self.env = {**os.environ, "MODLENS_HOME": str(home)}
+        self.proc: subprocess.Popen | None = None
+        self.log = home / "serve.log"
+        out = subprocess.run([sys.executable, "-m", "modlens", "pair", "--json"], env=self.env,
+                             capture_output=True, text=True, check=True)
+        self.token = json.loads(out.stdout)["token"]
+
+    def start(self) -> None:
+        logf = open(self.log, "a", encoding="utf-8")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "modlens", "serve", "--config", str(self.config), "--db", str(self.db),
+             "--port", str(self.port), "--log-level", "WARNING"],
+            env=self.env, stdout=logf, stderr=subprocess.STDOUT)
+        wait_for(lambda: "listening" in self.log.read_text(encoding="utf-8") or self.proc.poll() is not None, 60,
+                 "modlens serve to listen")
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"modlens serve exited: {self.log.read_text(encoding='utf-8')[-2000:]}")
+        self.log.write_text("", encoding="utf-8")  # next start waits for its own "listening"
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    # --- the study log (read-only; the daemon is the only writer) -------------------------
+    def query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+        if not self.db.exists():
+            return []
+        con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=5)
+        con.row_factory = sqlite3.Row
+        try:
+            return con.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as err:  # schema not created yet
+            if "no such table" in str(err):
+                return []
+            raise
+        finally:
+            con.close()
+
+    def comments(self, platform: str) -> dict[str, dict]:
+        rows = self.query(
+            "SELECT c.comment_key, t.text, c.parent_key, c.author_hash, p.page_key, c.time_shown "
+            "FROM comments c JOIN texts t ON t.text_id = c.text_id LEFT JOIN pages p ON p.page_id = c.page_id "
+            "WHERE c.platform = ?", (platform,))
+        return {r["comment_key"]: dict(r) for r in rows}
+
+    def ratings(self) -> list[dict]:
+        rows = self.query("SELECT r.*, c.comment_key, c.platform FROM ratings r JOIN comments c ON c.comment_id = r.comment_id")
+        return [dict(r) for r in rows]
+
+
+def prepare_extension(target: Path, daemon: Daemon) -> Path:
+    from modlens.cli.browse import prepare_extension as prep
+    return prep(REPO / "extension", target, daemon.url, daemon.token)
+
+
+class Browser:
+    """Headless Chromium (persistent context: extensions need one) with routing of fixture URLs."""
+
+    def __init__(self, playwright, profile: Path, ext: Path):
+        self.context = playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, headless=True,
+            ignore_default_args=["--disable-extensions"],
+            args=[f"--disable-extensions-except={ext}", f"--load-extension={ext}", "--no-sandbox"],
+            viewport={"width": 1100, "height": 900})
+        self.console: list[str] = []
+        self.context.on("console", lambda m: self.console.append(f"[{'worker' if getattr(m, 'worker', None) else 'page'}] {m.text}"))
+        sw = self.context.service_workers[0] if self.context.service_workers else self.context.wait_for_event("serviceworker", timeout=15000)
+        self.extension_id = sw.url.split("/")[2]
+        self.routes: dict[str, Path] = {}
+        self.context.route(lambda url: True, self._route)
+
+    def _route(self, route) -> None:
+        url = route.request.url
+        target = self.routes.get(url)
+        if target is None:
+            target = next((f for prefix, f in self.routes.items() if prefix.endswith("*") and url.startswith(prefix[:-1])), None)
+        if target is not None:
+            route.fulfill(status=200, body=target.read_bytes(), content_type="text/html; charset=utf-8")
+        elif url.startswith(("http://127.0.0.1", "http://localhost")) or not url.startswith(("http:", "https:")):
+            route.continue_()
+        else:
+            route.abort()  # no internet here, and a test must never depend on it
+
+    def serve_fixture(self, folder: Path, fixture: dict) -> None:
+        for url, name in fixture["routes"].items():
+            self.routes[url] = folder / name
+
+    def ext_url(self, page: str) -> str:
+        return f"chrome-extension://{self.extension_id}/{page}"
+
+    def state(self) -> dict:
+        """The worker's state, asked the way the popup asks it."""
+        page = self.context.new_page()
+        try:
+            page.goto(self.ext_url("popup.html"))
+            return page.evaluate("chrome.runtime.sendMessage({type: 'get_state'})")
+        finally:
+            page.close()
+
+    def consent(self, timeout: float = 30) -> None:
+        page = self.context.new_page()
+        try:
+            page.goto(self.ext_url("options.html"))
+            page.locator("#accept-consent:not([disabled])").wait_for(timeout=timeout * 1000)
+            assert "Author names are hashed" in page.locator("#consent-text").inner_text() or page.locator("#consent-text").inner_text()
+            page.click("#accept-consent")
+            page.locator("#withdraw-consent:visible").wait_for(timeout=10000)
+        finally:
+            page.close()
+
+    def set_settings(self, settings: dict) -> dict:
+        page = self.context.new_page()
+        try:
+            page.goto(self.ext_url("options.html"))
+            return page.evaluate("s => chrome.runtime.sendMessage({type: 'set_settings', settings: s})", settings)
+        finally:
+            page.close()
+
+    def stop_service_worker(self) -> None:
+        page = self.context.new_page()
+        try:
+            page.goto(self.ext_url("popup.html"))
+            cdp = self.context.new_cdp_session(page)
+            cdp.send("ServiceWorker.enable")
+            cdp.send("ServiceWorker.stopAllWorkers")
+            cdp.detach()
+        finally:
+            page.close()
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def load_fixtures() -> list[tuple[Path, dict, dict]]:
+    folders: list[Path] = []
+    roots = [FIXTURES] + [Path(p) for p in os.environ.get("MODLENS_EXTRA_FIXTURES", "").split(os.pathsep) if p]
+    for root in roots:
+        if root.is_dir():
+            folders += sorted(p for p in root.iterdir() if (p / "fixture.json").is_file())
+    out = []
+    for folder in folders:
+        fixture = json.loads((folder / "fixture.json").read_text(encoding="utf-8"))
+        expected = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
+        out.append((folder, fixture, expected))
+    return out

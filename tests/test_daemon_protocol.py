@@ -1,0 +1,136 @@
+"""Protocol models, parsing errors, handshake checks, token storage, and the generated doc."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from modlens import pairing, paths
+from modlens.daemon import protocol as p
+from modlens.daemon.protocol import ErrorCode, ProtocolError
+from modlens.daemon.protocol_doc import render
+from modlens.daemon.security import check_handshake, host_is_loopback, offered_token, origin_allowed
+from modlens.daemon.session import TokenBucket
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _code(raw) -> tuple[ErrorCode, str | None, str]:
+    with pytest.raises(ProtocolError) as info:
+        p.parse_client_message(raw)
+    return info.value.code, info.value.id, info.value.message
+
+
+def test_parse_valid_messages():
+    msg = p.parse_client_message(json.dumps({"type": "ping", "id": "x"}))
+    assert isinstance(msg, p.Ping) and msg.id == "x"
+    c = p.parse_client_message(json.dumps({
+        "type": "comments", "id": "c", "page": {"url": "u", "platform": "youtube", "page_key": "v"},
+        "items": [{"key": "k", "text": "t", "future_field": 1}]}))
+    assert isinstance(c, p.Comments) and c.variants is True and c.items[0].key == "k"
+
+
+@pytest.mark.parametrize("raw, code, mid, needle", [
+    ("{not json", ErrorCode.bad_json, None, "JSON"),
+    (b"\xff\xfe", ErrorCode.bad_json, None, "JSON"),
+    ("[1, 2]", ErrorCode.bad_json, None, "object"),
+    ('{"type": "ping"}', ErrorCode.invalid_fields, None, "id"),
+    ('{"type": "ping", "id": "' + "x" * 129 + '"}', ErrorCode.invalid_fields, None, "id"),
+    ('{"type": "dance", "id": "d"}', ErrorCode.unknown_type, "d", "dance"),
+    ('{"type": "hello", "id": "h", "protocol": 2, "client": "c", "token": "t", "rater_id": "r"}',
+     ErrorCode.invalid_fields, "h", "protocol"),
+    ('{"type": "hello", "id": "h", "protocol": 1, "client": "c", "token": "t", "rater_id": "r", "consent_at": "yesterday"}',
+     ErrorCode.invalid_fields, "h", "consent_at"),
+    ('{"type": "comments", "id": "c", "page": {"url": "u", "platform": "You Tube", "page_key": "v"}, "items": [{"key": "k", "text": "t"}]}',
+     ErrorCode.invalid_fields, "c", "page.platform"),
+    ('{"type": "comments", "id": "c", "page": {"url": "u", "platform": "x", "page_key": "v"}, "items": [{"key": "k"}]}',
+     ErrorCode.invalid_fields, "c", "items.0.text"),
+    ('{"type": "rating", "id": "r", "comment": {"platform": "x", "key": "k"}, "values": {}, "anchors": {"vs_hard": "bigger", "vs_extreme": "less"}}',
+     ErrorCode.invalid_fields, "r", "anchors.vs_hard"),
+])
+def test_parse_errors_name_code_id_and_field(raw, code, mid, needle):
+    got_code, got_id, message = _code(raw)
+    assert (got_code, got_id) == (code, mid)
+    assert needle in message
+
+
+def test_sniff_id_recovers_id_from_a_broken_frame():
+    assert p.sniff_id('{"type": "comments", "id": "page-7", "items": [' + "x" * 10) == "page-7"
+    assert p.sniff_id("garbage") is None
+
+
+def test_error_message_shape():
+    m = ProtocolError(ErrorCode.rate_limited, "slow down", "a", 120).to_message()
+    assert m == {"type": "error", "id": "a", "code": "rate_limited", "message": "slow down", "retry_after_ms": 120}
+    assert "retry_after_ms" not in ProtocolError(ErrorCode.bad_json, "x").to_message()
+
+
+@pytest.mark.parametrize("host, ok", [
+    ("127.0.0.1:8765", True), ("localhost", True), ("localhost:1", True), ("[::1]:8765", True),
+    ("127.3.4.5", True), ("evil.example:8765", False), ("192.168.1.4:8765", False), ("", False),
+    (None, False), ("localhost.evil.com", False), ("127.0.0.1:80x", False), ("[::1]x", False),
+])
+def test_host_must_be_loopback(host, ok):
+    assert host_is_loopback(host) is ok
+
+
+@pytest.mark.parametrize("origin, ok", [
+    (None, True), ("chrome-extension://abcdef", True), ("moz-extension://1234-5678", True),
+    ("https://www.youtube.com", False), ("http://localhost:8765", False), ("null", False),
+    ("chrome-extension://", False), ("file://", False),
+])
+def test_origin_must_be_an_extension(origin, ok):
+    assert origin_allowed(origin) is ok
+
+
+def test_token_from_subprotocol_or_bearer():
+    assert offered_token({"Sec-WebSocket-Protocol": "modlens.v1, modlens.token.abc"}) == "abc"
+    assert offered_token({"Authorization": "Bearer xyz"}) == "xyz"
+    assert offered_token({"Authorization": "Basic xyz"}) is None
+
+
+def test_handshake_refusals_in_order():
+    good = {"Host": "127.0.0.1:8765", "Sec-WebSocket-Protocol": "modlens.v1, modlens.token.sekrit"}
+    assert check_handshake(good, "sekrit") is None
+    assert check_handshake({**good, "Host": "attacker.com"}, "sekrit").status == 403
+    assert check_handshake({**good, "Host": "attacker.com"}, "sekrit", allow_remote_host=True) is None
+    assert check_handshake({**good, "Origin": "https://evil.com"}, "sekrit").status == 403
+    assert check_handshake({"Host": "localhost"}, "sekrit").status == 401
+    assert check_handshake(good, "other").status == 401
+
+
+def test_token_bucket_refuses_past_burst_and_refills():
+    now = [0.0]
+    bucket = TokenBucket(rate=10.0, burst=3, clock=lambda: now[0])
+    assert [bucket.take() for _ in range(3)] == [0, 0, 0]
+    wait = bucket.take()
+    assert 90 <= wait <= 101  # one token takes 100 ms at 10/s
+    now[0] += 0.1
+    assert bucket.take() == 0
+
+
+def test_pairing_token_is_private_stable_and_rotates(modlens_home):
+    assert pairing.read() is None
+    token = pairing.ensure()
+    assert len(token) >= 40 and pairing.ensure() == token
+    mode = stat.S_IMODE(os.stat(paths.token_file()).st_mode)
+    assert mode == 0o600
+    source = pairing.TokenSource()
+    assert source() == token
+    new = pairing.rotate()
+    assert new != token and pairing.read() == new
+    os.utime(paths.token_file(), ns=(1, 1))  # make sure the mtime differs even on coarse clocks
+    assert source() == new
+    assert pairing.matches(new, new) and not pairing.matches(token, new) and not pairing.matches(None, new)
+
+
+def test_protocol_doc_is_generated_from_the_models():
+    doc = (REPO / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
+    assert doc == render(), "docs/PROTOCOL.md is stale: python -m modlens.daemon.protocol_doc > docs/PROTOCOL.md"
+    for code in ErrorCode:
+        assert f"`{code.value}`" in doc
+    for kind in [*p.CLIENT_MESSAGES, *p.SERVER_MESSAGES]:
+        assert f"### `{kind}`" in doc

@@ -1,0 +1,77 @@
+"""`modlens detectors` and `modlens score`."""
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+
+import pytest
+
+from modlens.cli import main
+from modlens.cli.score import parse_options
+from modlens.detectors import registry
+
+
+def test_detectors_lists_every_entry_with_status(capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert main(["detectors", "--json", "--no-presets"]) == 0
+    rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert set(registry.available()) <= set(rows)
+    assert rows["minilm-toxicity"]["status"] == "loaded" and rows["minilm-toxicity"]["version"]
+    assert rows["profanity-check"]["status"] == "loaded"
+    assert rows["hf-classifier"]["status"] == "available" and rows["hf-classifier"]["fix"]
+    for row in rows.values():
+        assert row["status"] in {"loaded", "available", "missing_dependency", "missing_weights", "error"}
+        assert row["status"] == "loaded" or row["fix"], row
+
+
+def test_detectors_text_output_shows_fix_lines(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    from modlens.cli import detectors as cli_detectors
+    statuses = cli_detectors.collect(presets=True)
+    presets = [s for s in statuses if s.name.startswith("hf-classifier[preset=")]
+    assert len(presets) == 7 and all(s.status == "missing_weights" for s in presets)
+    assert main(["detectors", "--no-presets"]) == 0
+    out = capsys.readouterr().out
+    assert "minilm-toxicity" in out and "loaded" in out and "fix:" in out
+
+
+def test_score_prints_one_json_line_per_text(capsys):
+    assert main(["score", "you are a stupid idiot", "have a nice day"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["text"] for line in lines] == ["you are a stupid idiot", "have a nice day"]
+    for key in ("minilm-toxicity", "profanity-check"):
+        insult, greeting = lines[0]["scores"][key], lines[1]["scores"][key]
+        assert insult["name"] == key and insult["version"] and insult["labels"]
+        assert insult["toxicity"] > greeting["toxicity"]
+
+
+def test_score_stdin_options_and_unloadable_detector(capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("idiot\n\nnice\n"))
+    assert main(["score", "--detector", "profanity-check", "--detector", "jigsaw-bilstm"]) == 0
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert [line["text"] for line in lines] == ["idiot", "nice"]
+    assert set(lines[0]["scores"]) <= {"profanity-check", "jigsaw-bilstm"}
+    if importlib.util.find_spec("tensorflow") is None:
+        assert "missing_dependency" in captured.err
+    assert main(["score", "--detector", "profanity-check", "-o", "profanity-check.threshold=0.3", "x"]) == 0
+    assert main(["score", "--detector", "profanity-check", "-o", "minilm-toxicity.head=x", "x"]) == 2
+    assert main(["score", "--detector", "hf-classifier", "x"]) == 1  # no model configured: nothing loaded
+    assert parse_options(["hf-classifier.preset=unitary/toxic-bert", "hf-classifier.label_map={\"a\": \"b\"}",
+                          "hf-classifier.max_length=64"]) == {
+        "hf-classifier": {"preset": "unitary/toxic-bert", "label_map": {"a": "b"}, "max_length": 64}}
+    with pytest.raises(ValueError):
+        parse_options(["nodot=1"])
+
+
+def test_score_normalize_scores_the_normalized_text(capsys):
+    pytest.importorskip("modlens.normalize.pipeline")
+    assert main(["score", "--normalize", "--detector", "profanity-check", "you are a stup1d 1d1ot"]) == 0
+    (line,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    norm = line["normalized"]
+    assert norm["text"] != line["text"] and norm["edits"]
+    from modlens.detectors import registry as reg
+    det = reg.create("profanity-check")
+    assert norm["scores"]["profanity-check"]["toxicity"] == pytest.approx(det.toxicity(det.score([norm["text"]])[0]))

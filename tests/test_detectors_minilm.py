@@ -1,0 +1,117 @@
+"""minilm-toxicity: the embedded encoder, the shipped head, and `modlens train-head`."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from modlens.cli import main
+from modlens.detectors import registry
+from modlens.detectors.base import DetectorUnavailable
+from modlens.detectors.head import hatecheck_report
+from modlens.detectors.minilm import DEFAULT_HEAD, Head
+
+# Measured with the shipped head (docs/DETECTORS.md); floors sit a little below.
+HATECHECK_AUC_FLOOR = 0.0
+FUNCTIONALITY_AUC_FLOORS: dict[str, float] = {}
+
+
+@pytest.fixture(scope="module")
+def detector():
+    det = registry.create("minilm-toxicity")
+    yield det
+    det.close()
+
+
+def test_shipped_head_ranks_insult_far_above_greeting(detector):
+    insult, greeting = detector.score(["you are a stupid idiot", "have a nice day"])
+    assert detector.toxicity(insult) > 0.8
+    assert detector.toxicity(greeting) < 0.2
+    assert insult["toxic"] + insult["not_toxic"] == pytest.approx(1.0)
+    assert detector.labels == ("not_toxic", "toxic") and detector.toxicity_label == "toxic"
+
+
+def test_version_names_encoder_and_head(detector, tmp_path):
+    assert detector.version.startswith("minilm-l6.") and "+head." in detector.version
+    head = Head.load(DEFAULT_HEAD)
+    head.bias += 1.0
+    other = registry.create("minilm-toxicity", head=str(head.save(tmp_path / "h.json")))
+    assert other.version != detector.version
+    assert other.version.split("+head.")[0] == detector.version.split("+head.")[0]  # same encoder
+
+
+def test_embeddings_match_sentence_transformers(detector):
+    st = pytest.importorskip("sentence_transformers")
+    texts = ["you are a stupid idiot", "Have a nice day :)", "", "x " * 300]
+    ours = detector.encoder.encode(texts)
+    ref = st.SentenceTransformer(str(detector.encoder.model_dir), device="cpu")
+    ref.max_seq_length = detector.encoder.max_length
+    np.testing.assert_allclose(ours, ref.encode(texts, convert_to_numpy=True), atol=2e-5)
+
+
+def test_batch_equals_one_by_one_and_order_is_kept(detector):
+    texts = ["a much longer comment about how awful and stupid this whole thing is", "idiot", "ok", "nice work"]
+    batched = [s["toxic"] for s in detector.score(texts)]
+    single = [detector.score([t])[0]["toxic"] for t in texts]
+    np.testing.assert_allclose(batched, single, atol=1e-5)
+    assert detector.score([]) == []
+
+
+def test_bad_input_is_a_clear_error(detector, tmp_path):
+    with pytest.raises(TypeError, match="list of texts"):
+        detector.score("you are a stupid idiot")
+    with pytest.raises(TypeError, match="strings"):
+        detector.score(["fine", 3])
+    with pytest.raises(DetectorUnavailable) as err:
+        registry.create("minilm-toxicity", head=str(tmp_path / "nope.json"))
+    assert err.value.status == "missing_weights" and "train-head" in err.value.fix
+    (tmp_path / "bad.json").write_text("{not json")
+    assert registry.status("minilm-toxicity", head=str(tmp_path / "bad.json")).status == "error"
+
+
+def test_normalized_text_goes_through_the_same_path(detector):
+    # leetspeak is the normalizer's job; the detector just scores whatever text it is given
+    raw, restored = detector.score(["you are a stup1d 1d1ot", "you are a stupid idiot"])
+    assert restored["toxic"] == pytest.approx(detector.score(["you are a stupid idiot"])[0]["toxic"], abs=1e-6)
+    assert 0.0 <= raw["toxic"] <= 1.0
+
+
+def _train(tmp_path, data, out, seed, capsys):
+    rc = main(["train-head", "--data", str(data), "--text-col", "tweet", "--label-col", "class",
+               "--positive", "0,1", "--sample", "160", "--seed", str(seed), "--out", str(out)])
+    assert rc == 0
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_train_head_small_sample_is_reproducible(shared_data, tmp_path, capsys):
+    data = shared_data / "davidson" / "labeled_data.csv"
+    summary = _train(tmp_path, data, tmp_path / "a.json", 3, capsys)
+    _train(tmp_path, data, tmp_path / "b.json", 3, capsys)
+    _train(tmp_path, data, tmp_path / "c.json", 4, capsys)
+    a, b, c = (Head.load(tmp_path / f"{n}.json") for n in "abc")
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()  # same seed, same file
+    assert not np.allclose(a.weights, c.weights)
+    assert a.meta["training"]["sample"] == 160 and a.meta["training"]["n_test"] == 32
+    assert a.meta["training"]["data"] == "labeled_data.csv" and a.meta["training"]["seed"] == 3
+    assert summary["heldout_auc"] == a.meta["metrics"]["heldout_auc"] > 0.6  # even 128 tweets learn something
+    det = registry.create("minilm-toxicity", head=str(tmp_path / "a.json"))
+    assert det.toxicity(det.score(["fuck you bitch"])[0]) > det.toxicity(det.score(["lovely weather today"])[0])
+
+
+def test_train_head_bad_data_fails_cleanly(shared_data, tmp_path, capsys):
+    data = shared_data / "davidson" / "labeled_data.csv"
+    assert main(["train-head", "--data", str(data), "--sample", "100", "--out", str(tmp_path / "x.json")]) == 2
+    assert "no column" in capsys.readouterr().err
+    assert main(["train-head", "--data", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "x.json")]) == 2
+    assert "not found" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.slow
+def test_shipped_head_on_hatecheck(detector, shared_data):
+    report = hatecheck_report(lambda texts: [s["toxic"] for s in detector.score(texts)], shared_data / "hatecheck")
+    assert report["n"] == 3728
+    assert report["auc"] >= HATECHECK_AUC_FLOOR
+    for func, floor in FUNCTIONALITY_AUC_FLOORS.items():
+        assert report["by_functionality"][func]["auc"] >= floor, func

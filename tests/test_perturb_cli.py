@@ -1,0 +1,51 @@
+"""`modlens perturb`: variants and attacks as JSON lines with every loaded detector's scores."""
+from __future__ import annotations
+
+import json
+
+from modlens.cli import main
+
+
+def lines(capsys):
+    out = capsys.readouterr()
+    return [json.loads(line) for line in out.out.splitlines()], out.err
+
+
+def test_variants_with_scores(capsys, shared_data, monkeypatch):
+    monkeypatch.setenv("MODLENS_PERTURBATIONS", str(shared_data / "noisyhate" / "perturbations.json"))
+    rc = main(["perturb", "you are an idiot", "--detector", "profanity-check", "--budget", "4", "--seed", "2"])
+    rows, err = lines(capsys)
+    assert rc == 0, err
+    source, variants = rows[0], rows[1:]
+    assert source["kind"] == "source" and source["target"] == "profanity-check"
+    assert source["scores"]["profanity-check"]["above_threshold"] is True
+    assert len(variants) == 4
+    for v in variants:
+        assert v["source_text"] == "you are an idiot" and v["seed"] == 2 and v["params"]["word"] == "idiot"
+        assert v["params"]["ranking"] == "importance" and v["target_detector"] == "profanity-check"
+        s = v["scores"]["profanity-check"]
+        assert s["name"] == "profanity-check" and s["version"] and 0 <= s["toxicity"] <= 1
+
+
+def test_attack_line(capsys):
+    rc = main(["perturb", "you are an idiot", "have a nice day", "--detector", "profanity-check", "--attack", "tae",
+               "--strategy", "char_swap", "--strategy", "char_delete"])
+    rows, err = lines(capsys)
+    assert rc == 0, err
+    attacks = [r for r in rows if r["kind"] == "variant"]
+    assert [a["attack"]["status"] for a in attacks] == ["success", "skipped"]
+    assert attacks[0]["scores"]["profanity-check"]["above_threshold"] is False
+    assert attacks[0]["params"]["strategies"] == ["char_swap", "char_delete"]
+
+
+def test_clear_errors(capsys, tmp_path):
+    assert main(["perturb", "x", "--strategy", "nope", "--detector", "profanity-check"]) == 2
+    assert "unknown perturbation strategy 'nope'" in capsys.readouterr().err
+    assert main(["perturb", "x", "--detector", "profanity-check", "--target", "minilm-toxicity"]) == 2
+    assert "not loaded" in capsys.readouterr().err
+    # a missing lookup table is reported, the other strategies still run
+    rc = main(["perturb", "what a pathetic loser", "--detector", "profanity-check", "--strategy", "human_lookup",
+               "--strategy", "abbr", "--perturbations", str(tmp_path / "none.json"), "--threshold", "0"])
+    rows, err = lines(capsys)
+    assert rc == 0 and "human_lookup unavailable" in err
+    assert {r["strategy"] for r in rows[1:]} == {"abbr"}
