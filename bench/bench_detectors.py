@@ -109,7 +109,7 @@ def child(args) -> None:
     if args.params:
         # forward FLOPs ~ 2 x parameters x tokens (attention's extra term is small at these lengths)
         tflops = 2 * args.params * result["tokens_per_s"] / 1e12
-        result["achieved_tflops"] = round(tflops, 1)
+        result["achieved_tflops"] = round(tflops, 3)
         if result["device"].startswith("cuda"):
             result["share_of_peak"] = round(tflops / args.peak_tflops, 3)
     print(json.dumps(result))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
 import time
 from pathlib import Path
 

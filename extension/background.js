@@ -341,7 +341,9 @@ async function queueRating(msg, sender) {
 }
 
 function publicState(tabId) {
-  const frames = tabId != null && state.tabs.get(tabId) ? [...state.tabs.get(tabId).values()] : [];
+  // The popup asks for its tab; without a tab id (tests, options) every observed frame is listed.
+  const frames = tabId != null ? [...(state.tabs.get(tabId) || new Map()).values()]
+    : [...state.tabs.entries()].flatMap(([id, m]) => [...m.values()].map((f) => ({ ...f, tabId: id })));
   return {
     conn: state.conn, lastError: state.lastError, consented: consented(), paused: state.settings.paused,
     study: state.study, detectors: state.detectors, consent: state.consent, settings: state.settings,

@@ -17,7 +17,7 @@ function show(st) {
   for (const k of ["sent", "scored", "rated", "queued"]) $("t-" + k).textContent = t[k] ?? 0;
   const pages = st.pages || [];
   if (pages.length) {
-    const lines = pages.map((p) => `${p.adapter}: ${p.reason || p.state}${p.errors ? ` · ${p.errors} errors` : ""}${p.state === "nothing found" ? " (markup changed?)" : ""}`);
+    const lines = pages.map((p) => `${p.adapter}: ${p.reason || p.state}${p.errors ? ` · ${p.errors} errors` : ""}${p.state === "adapter found nothing" ? ` (${p.counts ? "" : ""}markup changed?)` : ""}`);
     $("adapter").textContent = lines.join("; ");
     const sum = { found: 0, queued: 0, scored: 0, rated: 0 };
     for (const p of pages) for (const k of Object.keys(sum)) sum[k] += (p.counts && p.counts[k]) || 0;

@@ -230,3 +230,13 @@ def test_submit_threadsafe_from_a_plain_thread(db):
         return out
 
     assert asyncio.run(main()) == [1]
+
+
+def test_readonly_open_refuses_a_log_from_another_schema_version(db):
+    StudyLog(db).close()
+    raw = sqlite3.connect(db)
+    raw.execute("PRAGMA user_version = 0")
+    raw.commit()
+    raw.close()
+    with pytest.raises(StudyLogError, match="schema version 0"):
+        StudyLog(db, readonly=True)

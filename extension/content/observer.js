@@ -40,7 +40,15 @@
     try { return new URL(href, base || location.href).searchParams.get(name); } catch (_) { return null; }
   };
 
-  const NOTHING_FOUND_AFTER_MS = 8000;
+  // The site's posting time as an ISO instant, when it shows an absolute one (a datetime
+  // attribute, a dated tooltip); relative labels ("2 days ago") are not guessed at.
+  ns.isoTime = function isoTime(value) {
+    if (!value || !/\d{4}/.test(value)) return null;
+    const t = Date.parse(value);
+    return Number.isNaN(t) ? null : new Date(t).toISOString();
+  };
+
+  const NOTHING_FOUND_AFTER_MS = 5000;
   const DEBOUNCE_MS = 150;
 
   class CommentObserver {
@@ -137,6 +145,7 @@
 
     extract(el, page) {
       const a = this.adapter;
+      if (a.skip && this.guard("skip", () => a.skip(el), false)) return null;
       const key = this.guard("key", () => a.key(el, page));
       if (!key) return null;
       const textNode = this.guard("text", () => ns.pick(el, a.text));
@@ -147,7 +156,7 @@
       const record = { key: String(key), text, author: author || null };
       const parent = a.parentKey ? this.guard("parentKey", () => a.parentKey(el, record.key, page)) : null;
       if (parent && String(parent) !== record.key) record.parent_key = String(parent);
-      const shown = a.timeShown ? this.guard("timeShown", () => a.timeShown(el)) : null;
+      const shown = a.timeShown ? this.guard("timeShown", () => ns.isoTime(a.timeShown(el))) : null;
       if (shown) record.time_shown = shown;
       return record;
     }
@@ -193,7 +202,7 @@
       const waited = Date.now() - this.startedAt;
       let state = "ok";
       if (!page) state = "no page";
-      else if (this.seen.size === 0) state = waited > NOTHING_FOUND_AFTER_MS ? "nothing found" : "looking";
+      else if (this.seen.size === 0) state = waited > NOTHING_FOUND_AFTER_MS ? "adapter found nothing" : "looking";
       return { adapter: this.adapter.name, platform: this.adapter.platform, page: page, state, ...this.counts, lastError: this.lastError };
     }
 

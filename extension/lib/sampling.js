@@ -7,13 +7,19 @@
 (function (root) {
   const ns = (root.modlens = root.modlens || {});
 
-  // FNV-1a 32-bit: tiny, deterministic, good enough to spread keys uniformly.
+  // FNV-1a 32-bit plus murmur3's finalizer: without the final mix, keys that differ only in
+  // their last characters leave the high bits (which decide the sample) nearly unchanged.
   function fnv1a(str) {
     let h = 0x811c9dc5;
     for (let i = 0; i < str.length; i++) {
       h ^= str.charCodeAt(i);
       h = Math.imul(h, 0x01000193) >>> 0;
     }
+    h ^= h >>> 16;
+    h = Math.imul(h, 0x85ebca6b) >>> 0;
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35) >>> 0;
+    h ^= h >>> 16;
     return h >>> 0;
   }
 

@@ -44,6 +44,9 @@ class PerturbationConfig(_Strict):
     importance_threshold: float = Field(0.1, ge=0.0, le=1.0)
     target: str | None = Field(None, description="detector key whose word importance guides the edits")
     seed: int = 0
+    strategy_options: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="per-strategy options, e.g. {human_lookup = {path = '.../perturbations.json'}}")
 
 
 class AttributeConfig(_Strict):

@@ -113,7 +113,8 @@ class Engine:
         if not p.enabled or p.budget == 0:
             return None
         from modlens.perturb.generate import VariantGenerator
-        return VariantGenerator(p.strategies, budget=p.budget, seed=p.seed, importance_threshold=p.importance_threshold)
+        return VariantGenerator(p.strategies, budget=p.budget, seed=p.seed, importance_threshold=p.importance_threshold,
+                                strategy_options=p.strategy_options)
 
     @property
     def detectors(self) -> dict[str, Detector]:

@@ -1,7 +1,9 @@
 // OpenWeb (Spot.IM) conversations render in an open shadow root under the conversation module.
 (function (ns) {
   const MODULE = '[data-spotim-module="conversation"]';
-  const COMMENT = "[data-message-id]";
+  // newer generation: data-message-id; 2023+: message-view with id="message-<id>"
+  const COMMENT = '[data-message-id], [data-spot-im-class="message-view"][id^="message-"]';
+  const keyOf = (el) => el.getAttribute("data-message-id") || el.id.replace(/^message-/, "");
 
   ns.defineAdapter({
     name: "openweb",
@@ -17,12 +19,15 @@
     },
     shadowHosts: `${MODULE}, ${MODULE} *`,
     comments: COMMENT,
-    key: (el) => el.getAttribute("data-message-id"),
+    key: keyOf,
     text: '[data-spot-im-class="message-text"]',
     author: '[data-spot-im-class="message-username"]',
+    // A reply's message sits in li > ul.spcv_children-list > li of its parent's list item.
     parentKey(el) {
-      const parent = el.parentElement && el.parentElement.closest(COMMENT);
-      return parent ? parent.getAttribute("data-message-id") : null;
+      const item = el.closest("li");
+      const parentItem = item && item.parentElement && item.parentElement.closest("li");
+      const parent = parentItem && [...parentItem.children].find((c) => c.matches(COMMENT));
+      return parent ? keyOf(parent) : null;
     },
     timeShown: (el) => {
       const t = el.querySelector('time[data-spot-im-class="message-timestamp"], time');

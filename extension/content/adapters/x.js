@@ -21,6 +21,15 @@
     pageTitle: (doc) => doc.title.replace(/ \/ X$/, ""),
     comments: 'article[data-testid="tweet"]',
     key: statusId,
+    // Cells after a heading cell ("Discover more") are recommendations, not replies.
+    skip(el) {
+      let cell = el.closest('[data-testid="cellInnerDiv"]');
+      for (let i = 0; cell && i < 500; i++) {
+        cell = cell.previousElementSibling;
+        if (cell && cell.querySelector('h2[role="heading"], [role="heading"][aria-level="2"]')) return true;
+      }
+      return false;
+    },
     text: '[data-testid="tweetText"]',
     author: '[data-testid="User-Name"] a[href^="/"]',
     authorOf: (node) => (node.getAttribute("href") || "").replace(/^\//, "").split("/")[0] || ns.textOf(node),

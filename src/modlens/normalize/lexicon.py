@@ -15,8 +15,11 @@ from pathlib import Path
 
 DEFAULT_LEXICON_PATH = Path(__file__).with_name("data") / "lexicon.txt"
 
+# Log frequency is tempered: a very common word ("for") should not win over a plausible
+# disguised one ("fool") on frequency alone. Chosen on HateCheck spell_* cases, not NoisyHate.
+FREQUENCY_WEIGHT = 0.4
 # How much one unit of offensiveness (log-odds above base rate) counts against log frequency.
-OFFENSIVE_WEIGHT = 1.0
+OFFENSIVE_WEIGHT = 2.0
 # Log prior of an unknown word: below every known one.
 UNKNOWN_PRIOR = -20.0
 
@@ -77,7 +80,7 @@ class Lexicon:
         freq = self.freq.get(word)
         if freq is None:
             return UNKNOWN_PRIOR
-        return math.log(freq) + OFFENSIVE_WEIGHT * self.offensive[word]
+        return FREQUENCY_WEIGHT * math.log(freq) + OFFENSIVE_WEIGHT * self.offensive[word]
 
 
 @lru_cache(maxsize=4)

@@ -21,12 +21,13 @@ from modlens.normalize.steps._base import WILDCARD, Hypothesis, keep_best
 from modlens.normalize.steps.mixed_case import is_mixed
 from modlens.normalize.steps.spaced_letters import Span
 
-PIPELINE_REVISION = "1"  # bump when scoring changes without a step or lexicon change
+PIPELINE_REVISION = "2"  # bump when scoring changes without a step or lexicon change
 ACCEPT_FLOOR = -2.0      # a correction must score at least this (prior minus cost)
 SEARCH_BEAM = 3          # spellings handed to the search steps
+MAX_WORD_CHARS = 40      # longer tokens are not disguised words (and would be slow to search)
 
 EDGE_PUNCT = "\"'“”‘’«»()[]{}<>,;:?…"    # always punctuation at a word's edge
-AMBIGUOUS_EDGE = ".!*-_$@|#"               # punctuation, or a letter in disguise
+AMBIGUOUS_EDGE = ".!*-_@|"   # punctuation, or a letter in disguise ("$" never is punctuation)
 SKIP = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+|#\w+", re.I)
 MENTION = re.compile(r"@\w+")
 NUMERIC = re.compile(r"[\d.,:/%$€£+\-x]+|\d+(?:st|nd|rd|th|s|am|pm|k|m|bn|x|h|yo)?", re.I)
@@ -65,7 +66,9 @@ class Normalizer:
         self.search_steps = [s for s in by_kind("search") if s.name != "pyspell"]
         self.fallback_steps = [s for s in by_kind("search") if s.name == "pyspell"]
         self.name = "modlens-normalizer"
-        key = "|".join([PIPELINE_REVISION, ",".join(self.step_names), self.lexicon.digest])
+        from modlens.normalize import lexicon as lex_module
+        weights = f"{lex_module.FREQUENCY_WEIGHT},{lex_module.OFFENSIVE_WEIGHT},{ACCEPT_FLOOR}"
+        key = "|".join([PIPELINE_REVISION, ",".join(self.step_names), self.lexicon.digest, weights])
         self.version = hashlib.sha256(key.encode()).hexdigest()[:12]
         self.token = lru_cache(maxsize=200_000)(self._token)
 
@@ -97,7 +100,8 @@ class Normalizer:
         for step in self.char_steps:
             folded = step.fold(folded, self.lexicon)
         lead, core, trail = split_edges(folded, EDGE_PUNCT)
-        if SKIP.fullmatch(core) or NUMERIC.fullmatch(core) or not any(c.isalnum() for c in core):
+        if (len(core) > MAX_WORD_CHARS or SKIP.fullmatch(core) or NUMERIC.fullmatch(core)
+                or not any(c.isalnum() for c in core)):
             return (folded, "unicode", 1.0, None) if folded != token else (token, "", 1.0, None)
         hidden = None
         fold_case = False

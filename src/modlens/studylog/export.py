@@ -36,10 +36,10 @@ def export(db: str | Path, out_dir: str | Path, fmt: str = "csv", tables: Sequen
         raise ValueError(f"unknown table(s) {unknown}; exportable: {', '.join(EXPORTS)}")
     chosen = [EXPORTS[t] for t in tables] if tables else list(EXPORT_TABLES)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     manifest: dict[str, Any] = {"db": str(Path(db).resolve()), "format": fmt, "schema_version": SCHEMA_VERSION,
                                 "exported_at": now_iso(), "tables": {}}
     with StudyLog(db, readonly=True) as log, log.snapshot():
+        out.mkdir(parents=True, exist_ok=True)  # only once the log opened: a bad --db leaves nothing behind
         for table in chosen:
             cursor = log.conn.execute(table.sql)
             names = [d[0] for d in cursor.description]

@@ -99,7 +99,7 @@ class StudyLog:
                 conn.close()
                 raise StudyLogError(
                     f"{self.path} has schema version {version}, this modlens reads {SCHEMA_VERSION}; "
-                    "open it once for writing (e.g. `modlens status --db ...`) to migrate, or upgrade modlens")
+                    "open it once for writing (e.g. `modlens serve --db PATH`) to migrate it, or upgrade modlens")
         else:
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if mode.lower() != "wal":

@@ -1,0 +1,51 @@
+"""undo human-written perturbations (JSON lines)
+
+    modlens normalize "you are an idiooot" "st*pid"
+    modlens normalize --file comments.txt      # one text per line; "-" reads stdin
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("texts", nargs="*", help="texts to normalize")
+    parser.add_argument("--file", "-f", help="read one text per line from this file ('-' for stdin)")
+    parser.add_argument("--steps", help="comma-separated steps instead of the default pipeline "
+                        "(available: spaced_letters, unicode, mixed_case, leet, placeholder, repeat, "
+                        "dropped_letters, edit_distance, pyspell)")
+
+
+def _inputs(args):
+    yield from args.texts
+    if args.file:
+        stream = sys.stdin if args.file == "-" else Path(args.file).open(encoding="utf-8")
+        with stream:
+            for line in stream:
+                line = line.rstrip("\n")
+                if line.strip():
+                    yield line
+
+
+def run(args) -> int:
+    from modlens.normalize.pipeline import build_normalizer
+
+    if not args.texts and not args.file:
+        print("modlens normalize: give texts or --file F", file=sys.stderr)
+        return 2
+    if args.file and args.file != "-" and not Path(args.file).is_file():
+        print(f"modlens normalize: no such file: {args.file}", file=sys.stderr)
+        return 2
+    try:
+        normalizer = build_normalizer([s.strip() for s in args.steps.split(",") if s.strip()] if args.steps else None)
+    except ValueError as exc:
+        print(f"modlens normalize: {exc}", file=sys.stderr)
+        return 2
+    for text in _inputs(args):
+        result = normalizer.normalize(text)
+        print(json.dumps({"text": text, "normalized": result.text,
+                          "edits": [e.to_dict() for e in result.edits],
+                          "normalizer": result.normalizer, "version": result.version}, ensure_ascii=False))
+    return 0

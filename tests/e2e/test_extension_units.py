@@ -1,0 +1,43 @@
+"""Runs the extension's JS unit tests (node --test) and checks that the JS mirror of Table 1
+agrees with modlens.ratings on every answer pair. Fast; no browser."""
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from modlens.ratings import derive_toxicity
+
+from .harness import REPO
+
+
+def _node():
+    node = shutil.which("node")
+    if not node:
+        pytest.skip("node not installed")
+    return node
+
+
+def test_js_unit_tests_pass():
+    res = subprocess.run([_node(), "--test", str(REPO / "extension" / "test")], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_js_table1_matches_python():
+    script = """
+const ns = require(process.argv[1]);
+const out = {};
+for (const ext of ["toxic", "not toxic"]) for (const a of ["more","less","same"]) for (const b of ["more","less","same"])
+  out[`${ext}|${a}|${b}`] = ns.deriveToxicity(a, b, ext);
+console.log(JSON.stringify(out));
+"""
+    res = subprocess.run([_node(), "-e", script, str(REPO / "extension" / "lib" / "table1.js")], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    js = json.loads(res.stdout)
+    for ext, a, b in itertools.product(["toxic", "not toxic"], ["more", "less", "same"], ["more", "less", "same"]):
+        py = derive_toxicity(a, b, ext)
+        got = js[f"{ext}|{a}|{b}"]
+        assert (got["rating"], tuple(got["candidates"]), got["inconsistent"]) == (py.rating, py.candidates, py.inconsistent), (ext, a, b)

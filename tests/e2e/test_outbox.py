@@ -1,0 +1,90 @@
+"""Delivery guarantees with the real daemon: consent first, pause, and the persistent outbox
+surviving a daemon restart and a stopped service worker with nothing lost or duplicated."""
+from __future__ import annotations
+
+import pytest
+
+from .conftest import make_browser
+from .harness import wait_for
+from .pages import youtube_page
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def serve_page(browser, tmp_path, video_id, texts):
+    html, items = youtube_page(video_id, texts)
+    path = tmp_path / f"{video_id}.html"
+    path.write_text(html, encoding="utf-8")
+    url = f"https://www.youtube.com/watch?v={video_id}"
+    browser.routes[url] = path
+    return url, items
+
+
+def logged(daemon, items):
+    got = daemon.comments("youtube")
+    return [it["key"] for it in items if it["key"] in got]
+
+
+def test_nothing_is_sent_before_consent_nor_while_paused(playwright_instance, tmp_path_factory, tmp_path, daemon):
+    b = make_browser(playwright_instance, tmp_path_factory, daemon, consent=False)
+    try:
+        url, items = serve_page(b, tmp_path, "ConsentT001", ["first comment before consent", "second one, also before consent"])
+        page = b.context.new_page()
+        page.goto(url)
+        page.wait_for_timeout(2500)
+        st = b.state()
+        assert st["conn"] == "ready" and not st["consented"]
+        assert logged(daemon, items) == [] and st["totals"]["sent"] == 0 and st["totals"]["queued"] == 0
+        b.consent()  # the open page starts observing as soon as consent is given
+        wait_for(lambda: len(logged(daemon, items)) == 2, 20, "comments after consent")
+        rater = b.state()["settings"]["raterId"]
+        rows = daemon.query("SELECT consent_at FROM raters WHERE rater_id = ?", (rater,))
+        assert rows and rows[0]["consent_at"]
+
+        b.set_settings({"paused": True})
+        url2, items2 = serve_page(b, tmp_path, "PauseTst002", ["said while paused"])
+        page2 = b.context.new_page()
+        page2.goto(url2)
+        page2.wait_for_timeout(2000)
+        assert logged(daemon, items2) == []
+        b.set_settings({"paused": False})
+        wait_for(lambda: logged(daemon, items2), 20, "comment after un-pausing")
+    finally:
+        b.close()
+
+
+def test_outbox_survives_daemon_restart_and_stopped_worker(browser, daemon, tmp_path):
+    url1, items1 = serve_page(browser, tmp_path, "OutboxT0001", ["this one gets rated offline", "a second comment"])
+    page = browser.context.new_page()
+    page.goto(url1)
+    rate_key = items1[0]["key"]
+    m = page.locator(f'modlens-marker[data-modlens-key="{rate_key}"]')
+    m.wait_for(timeout=30000)  # scored: the comment is in the log
+
+    daemon.stop()
+    try:
+        wait_for(lambda: browser.state()["conn"] != "ready", 15, "the worker to notice the daemon is gone")
+        # a rating and a new page's comments, both created while the daemon is down
+        m.locator("button.rate").click()
+        for name, value in [("formality", "formal"), ("respectfulness", "respectful"), ("stereotypes", "not present"),
+                            ("vs_hard", "less"), ("vs_extreme", "less")]:
+            m.locator(f'input[name="{name}"][value="{value}"]').check()
+        m.locator('button[type="submit"]').click()
+        url2, items2 = serve_page(browser, tmp_path, "OutboxT0002", [f"offline comment number {i}" for i in range(5)])
+        page2 = browser.context.new_page()
+        page2.goto(url2)
+        wait_for(lambda: browser.state()["totals"]["queued"] >= 2, 15, "rating and comments in the outbox")
+        # the browser stops the idle worker: its memory is gone, the outbox is in storage
+        browser.stop_service_worker()
+    finally:
+        daemon.start()
+
+    # any extension event wakes the worker (here: the popup asking for its state)
+    wait_for(lambda: browser.state()["totals"]["queued"] == 0, 40, "the outbox to drain", interval=1)
+    assert sorted(logged(daemon, items2)) == sorted(it["key"] for it in items2)
+    ratings = [r for r in daemon.ratings() if r["comment_key"] == rate_key]
+    assert len(ratings) == 1 and ratings[0]["derived_toxicity"] == "not toxic"
+    # re-delivery used the same ids: one row per client rating id, one comment row per key
+    assert len({r["client_rating_id"] for r in daemon.ratings()}) == len(daemon.ratings())
+    page.close()
+    page2.close()
