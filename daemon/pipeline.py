@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable
 
-from modlens import __version__
+from modlens import __version__, pairing
 from modlens.config import StudyConfig
 from modlens.engine import DetectorResult, Engine
 from modlens.ratings import derive_toxicity
@@ -107,8 +107,13 @@ class Pipeline:
         await self.write(start)
         session.rater_id, session.client, session.ready = hello.rater_id, hello.client, True
         return p.HelloOk(id=hello.id, session_id=session.session_id, server_version=__version__,
-                         study=self.study.client_settings(), detectors=self.detector_infos(),
+                         study=self.client_settings(), detectors=self.detector_infos(),
                          variants_enabled=self.variants_enabled)
+
+    def client_settings(self) -> dict:
+        settings = self.study.client_settings()
+        settings["author_salt"] = settings["author_salt"] or pairing.study_salt(self.study.study_id)
+        return settings
 
     async def close_session(self, session: Session) -> None:
         if session.ready:

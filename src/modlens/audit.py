@@ -201,7 +201,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         if run_id is None:
             run_id = log.start_run(data.name, path, params)
         else:
-            log._write("UPDATE audit_runs SET status = 'running' WHERE run_id = ?", (run_id,))
+            log.set_run_status(run_id, "running")
         done_keys = {r["comment_key"] for r in log.query(
             "SELECT c.comment_key FROM run_items ri JOIN comments c USING (comment_id) WHERE ri.run_id = ?", (run_id,))}
         todo = [it for it in items if it.key not in done_keys]

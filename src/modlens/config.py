@@ -138,6 +138,10 @@ class StudyConfig(_Strict):
     gold: list[GoldConfig] = Field(default_factory=list)
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     display: Literal["blind", "scores"] = "blind"
+    author_salt: str | None = Field(
+        None, min_length=16,
+        description="salt for hashing author names in the browser; the same for every rater so hashes link "
+        "across raters (default: a random salt kept per study in the modlens home folder)")
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
 
     @field_validator("detectors")
@@ -173,6 +177,7 @@ class StudyConfig(_Strict):
             "sampling": self.sampling.model_dump(),
             "display": self.display,
             "max_comment_chars": self.limits.max_comment_chars,
+            "author_salt": self.author_salt,
             "detectors": [d.key for d in self.detectors],
         }
 

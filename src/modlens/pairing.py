@@ -81,3 +81,14 @@ class TokenSource:
             self._token = ensure(self.path)
             self._mtime = self.path.stat().st_mtime_ns
         return self._token
+
+
+def study_salt(study_id: str) -> str:
+    """The per-study salt the extension hashes author names with, created on first use, so
+    every rater of a study produces the same hash for the same author."""
+    path = paths.home() / f"author-salt-{study_id}"
+    salt = read(path)
+    if salt is None:
+        salt = secrets.token_urlsafe(24)
+        _write_private(path, salt)
+    return salt

@@ -41,3 +41,24 @@ console.log(JSON.stringify(out));
         py = derive_toxicity(a, b, ext)
         got = js[f"{ext}|{a}|{b}"]
         assert (got["rating"], tuple(got["candidates"]), got["inconsistent"]) == (py.rating, py.candidates, py.inconsistent), (ext, a, b)
+
+
+def test_browse_prepares_a_paired_copy(tmp_path, modlens_home):
+    from modlens.cli import main
+
+    rc = main(["browse", "--profile", str(tmp_path / "prof"), "--daemon", "ws://127.0.0.1:9999/ws",
+               "--browser", "/bin/true", "--print-command", "https://www.youtube.com/watch?v=abc"])
+    assert rc == 0
+    ext = tmp_path / "prof" / "extension"
+    seed = json.loads((ext / "seed.json").read_text())
+    token = (modlens_home / "pairing-token").read_text().strip()
+    assert seed == {"daemonUrl": "ws://127.0.0.1:9999/ws", "token": token}
+    assert (ext / "manifest.json").is_file() and not (ext / "test").exists()
+    assert (ext / "seed.json").stat().st_mode & 0o077 == 0
+
+
+def test_browse_without_browser_is_a_clear_error(tmp_path, capsys):
+    from modlens.cli import main
+
+    rc = main(["browse", "--profile", str(tmp_path / "p"), "--browser", str(tmp_path / "nope")])
+    assert rc == 2 and "no Chromium found" in capsys.readouterr().err

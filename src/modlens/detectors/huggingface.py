@@ -115,8 +115,9 @@ def _load(model: str, revision: str | None, local_files_only: bool | None):
         except (OSError, ValueError) as err:  # missing from cache / hub unreachable / not a repo
             last = err
     rev = f" --revision {revision}" if revision else ""
-    raise DetectorUnavailable("missing_weights", f"{model}: weights not available here ({type(last).__name__}: "
-                              f"{str(last).splitlines()[0] if str(last) else ''})",
+    why = "not in the local Hugging Face cache" if offline else \
+        f"{type(last).__name__}: {(str(last).splitlines() or [''])[0]}"
+    raise DetectorUnavailable("missing_weights", f"{model}: weights not available here ({why})",
                               f"run once online: hf download {model}{rev}") from last
 
 
@@ -159,6 +160,9 @@ def create(*, model: str | None = None, preset: str | None = None, revision: str
             raise DetectorUnavailable("error", f"{model} has labels {raw}; which one is toxicity?",
                                       "set options.toxicity_label")
         toxicity_label = label_map.get(raw[1], raw[1])
+    limit = getattr(tok, "model_max_length", None)
+    if isinstance(limit, int) and 0 < limit < 100_000:  # past it, position embeddings run out
+        max_length = min(int(max_length), limit)
     m = m.to(device=dev, dtype=getattr(torch, dtype_name)).eval()
     det = HFClassifier(m, tok, source=model, source_version=source_version, device=dev, dtype=dtype_name,
                        label_map=label_map, toxicity_label=toxicity_label, max_length=max_length,
