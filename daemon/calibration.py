@@ -1,0 +1,97 @@
+"""Calibration items: the study's gold (attention-check) comments and its anchors, written to
+the study log at startup as comments of platform `study` on the page `study/<study_id>`.
+
+The extension's calibration round rates them with ordinary `rating` messages
+(`comment: {platform: "study", key}`), so a rating on a gold key goes through the same path,
+dedupe and outbox as any other; the analysis recognises gold by key (`analysis/human.py`).
+Labels (source `study-config`) record each item's role and expected answers, so an exported
+log is self-describing. A study without gold comments has no calibration round and nothing
+is written. Idempotent: a restart re-uses the rows (the first text seen under a key stays).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from modlens.config import StudyConfig, StudyConfigError
+from modlens.studylog.store import StudyLog
+
+log = logging.getLogger("modlens.daemon")
+
+PLATFORM = "study"
+SOURCE = "study-config"
+
+
+class CalibrationError(StudyConfigError):
+    """A study whose gold or anchor items cannot be calibrated against; names the fix."""
+
+
+@dataclass(frozen=True)
+class CalibrationItem:
+    key: str
+    text: str
+    role: str                                   # "gold" | "anchor"
+    expected: dict[str, str] = field(default_factory=dict)
+    anchor_role: str | None = None              # "hard_to_say" | "extreme" for anchors
+
+    def labels(self) -> dict[str, str]:
+        out = {"role": self.role, **{f"expected.{a}": v for a, v in self.expected.items()}}
+        if self.anchor_role:
+            out["anchor_role"] = self.anchor_role
+        return out
+
+
+def calibration_items(study: StudyConfig) -> list[CalibrationItem]:
+    """Gold then anchors; empty when the study has no gold. Raises CalibrationError on keys
+    used twice or expected answers the rating panel could never give (every rater would
+    then "fail" that gold comment)."""
+    if not study.gold:
+        return []
+    levels = {a.name: a.levels for a in study.attributes}
+    problems = []
+    for g in study.gold:
+        if not g.expected:
+            problems.append(f"gold {g.key!r}: expected is empty — fix: give at least one attribute, e.g. toxicity")
+        for attr, level in g.expected.items():
+            if attr not in levels:
+                problems.append(f"gold {g.key!r}: expected.{attr}: unknown attribute — fix: use one of {sorted(levels)}")
+            elif level not in levels[attr]:
+                problems.append(f"gold {g.key!r}: expected.{attr} = {level!r} — fix: use one of {levels[attr]}")
+    items = [CalibrationItem(g.key, g.text, "gold", dict(g.expected)) for g in study.gold]
+    items += [CalibrationItem(a.key, a.text, "anchor", {"toxicity": a.rating}, a.role) for a in study.anchors]
+    keys = [i.key for i in items]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        problems.append(f"gold/anchor keys used twice: {repeated} — fix: give every gold comment and anchor its own key")
+    if problems:
+        raise CalibrationError("study calibration items are invalid:\n  " + "\n  ".join(problems))
+    return items
+
+
+def record_items(lg: StudyLog, study: StudyConfig, items: list[CalibrationItem]) -> dict[str, int]:
+    """Write page, comments and labels in one transaction; returns key -> comment_id."""
+    ids: dict[str, int] = {}
+    with lg.transaction():
+        page_id = lg.ensure_page(PLATFORM, study.study_id, None, study.title)
+        for item in items:
+            cid = lg.add_comment(PLATFORM, item.key, page_id, item.text)
+            stored = lg.comment_text(cid)
+            if stored != item.text:
+                # ratings already refer to the first text; say so instead of silently mixing
+                log.warning("calibration item %r: the study log holds a different text under this key "
+                            "(kept the logged one); give the changed item a new key", item.key)
+            for name, value in item.labels().items():
+                lg.add_label(cid, name, value, SOURCE)
+            ids[item.key] = cid
+    return ids
+
+
+async def log_calibration_items(study: StudyConfig, write) -> dict[str, int]:
+    """Validate and record the study's calibration items through `write` (Pipeline.write)."""
+    items = calibration_items(study)
+    if not items:
+        return {}
+    ids = await write(lambda lg: record_items(lg, study, items))
+    log.info("calibration: %d gold comments and %d anchors in the study log",
+             sum(i.role == "gold" for i in items), sum(i.role == "anchor" for i in items))
+    return ids
