@@ -143,3 +143,13 @@ async def test_rater_failing_gold_is_flagged_in_the_report(tmp_path, capsys):
     assert human["excluded"]["gold comment (attention check)"] == 6
     assert human["excluded"]["rater task not used (Table 11)"] == 4  # the careless rater's regular ratings
     assert human["n_valid"] == 4
+
+
+def test_serve_refuses_bad_gold_with_a_clear_message(tmp_path, capsys):
+    cfg = tmp_path / "study.toml"
+    cfg.write_text('study_id = "bad"\n[[gold]]\nkey = "g1"\ntext = "hi"\nexpected = { toxicity = "very toxic" }\n')
+    db = tmp_path / "log.sqlite"
+    assert cli_main(["serve", "--config", str(cfg), "--db", str(db), "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "gold 'g1': expected.toxicity = 'very toxic' — fix: use one of" in err and "Traceback" not in err
+    assert not db.exists()

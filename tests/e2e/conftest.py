@@ -15,7 +15,8 @@ def _require_browser() -> None:
         pytest.skip("Debian chromium not installed (apt-get install chromium)")
 
 
-@pytest.fixture(scope="session")
+# Package scope: the sync Playwright loop must be gone before the asyncio tests outside e2e run.
+@pytest.fixture(scope="package")
 def daemon(tmp_path_factory):
     d = Daemon(tmp_path_factory.mktemp("daemon-home"))
     d.start()
@@ -23,7 +24,7 @@ def daemon(tmp_path_factory):
     d.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def playwright_instance():
     _require_browser()
     from playwright.sync_api import sync_playwright

@@ -167,4 +167,7 @@ def run(args: argparse.Namespace) -> int:
         if isinstance(err, StudyLogError):
             print(f"modlens serve: {err}", file=sys.stderr)
             return 1
+        if isinstance(err, StudyConfigError):  # e.g. gold items checked by daemon/calibration.py
+            print(f"modlens serve: {err}", file=sys.stderr)
+            return 2
         raise

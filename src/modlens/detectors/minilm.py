@@ -43,6 +43,33 @@ def pick_device(device: str = "auto") -> str:
     return device
 
 
+# A model call costs about as much as this many padded tokens on top of its tokens (CPU,
+# MiniLM-L6: ~8 ms fixed vs ~0.15 ms per token): the price of splitting a batch in two.
+CALL_COST_TOKENS = 48
+
+
+def length_buckets(lengths: Sequence[int], max_rows: int, call_cost: int = CALL_COST_TOKENS) -> list[tuple[int, int]]:
+    """Split ascending `lengths` into contiguous [start, end) sub-batches of at most `max_rows`,
+    minimising total padded tokens + `call_cost` per sub-batch (exact, O(n * max_rows)).
+
+    Each sub-batch is padded to its own longest text, so a few long comments no longer make
+    every short one in the call pay for their length."""
+    n = len(lengths)
+    best = [0.0] + [float("inf")] * n  # best[e]: cheapest cover of lengths[:e]
+    cut = [0] * (n + 1)
+    for end in range(1, n + 1):
+        longest = lengths[end - 1]
+        for start in range(max(0, end - max_rows), end):
+            cost = best[start] + call_cost + (end - start) * longest
+            if cost < best[end]:
+                best[end], cut[end] = cost, start
+    spans, end = [], n
+    while end > 0:
+        spans.append((cut[end], end))
+        end = cut[end]
+    return spans[::-1]
+
+
 class SentenceEncoder:
     """MiniLM-style encoder: texts -> L2-normalised mean-pooled embeddings (numpy float32)."""
 
@@ -61,7 +88,10 @@ class SentenceEncoder:
         self.max_length = int(max_length)
         self.batch_size = int(batch_size)
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir))
+        self.pad_id = int(self.tokenizer.pad_token_id or 0)
         model = AutoModel.from_pretrained(str(self.model_dir))
+        if getattr(model, "pooler", None) is not None:
+            model.pooler = None  # the [CLS] pooler output is never used: mean pooling below
         if self.device.startswith("cuda"):
             model = model.half()
         self.model = model.to(self.device).eval()
@@ -72,18 +102,31 @@ class SentenceEncoder:
 
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        # Sorting by length keeps padding (wasted compute) small inside each batch.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        if not texts:
+            return out
+        # Tokenize once without padding; pad per sub-batch to its own longest text.
+        ids = self.tokenizer(texts, truncation=True, max_length=self.max_length,
+                             return_attention_mask=False, return_token_type_ids=False)["input_ids"]
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        lengths = [len(ids[i]) for i in order]
         with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start:start + self.batch_size]
-                enc = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True,
-                                     max_length=self.max_length, return_tensors="pt").to(self.device)
-                hidden = self.model(**enc).last_hidden_state.float()
-                mask = enc["attention_mask"].unsqueeze(-1).float()
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
-                out[idx] = pooled.cpu().numpy()
+            for start, end in length_buckets(lengths, self.batch_size):
+                idx = order[start:end]
+                width = lengths[end - 1]
+                batch = np.full((len(idx), width), self.pad_id, dtype=np.int64)
+                mask = np.zeros((len(idx), width), dtype=np.int64)
+                for row, i in enumerate(idx):
+                    batch[row, :len(ids[i])] = ids[i]
+                    mask[row, :len(ids[i])] = 1
+                input_ids = torch.from_numpy(batch).to(self.device)
+                attention = torch.from_numpy(mask).to(self.device)
+                # one width for all rows: no mask needed, and the model can skip building one
+                hidden = self.model(input_ids=input_ids,
+                                    attention_mask=None if lengths[start] == width else attention,
+                                    ).last_hidden_state.float()
+                weights = attention.unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+                out[idx] = torch.nn.functional.normalize(pooled, p=2, dim=1).cpu().numpy()
         return out
 
 

@@ -4,8 +4,10 @@ For each whitespace token: fold Unicode, split off punctuation, and if the word 
 leave it alone. Otherwise let the rewrite steps propose spellings (leet, placeholders,
 repeated letters), and if none is a known word let the search steps look for one (dropped
 letters, one-edit typos, pyspellchecker). Every known candidate scores lexicon prior minus
-rewriting cost; the best one replaces the word if it clears `ACCEPT_FLOOR`. Results are
-cached per token, so a live stream pays the search once per distinct misspelling.
+rewriting cost; the best one replaces the word if it clears `ACCEPT_FLOOR`. An unknown word
+may instead be cut into known words (deleted spaces) when that scores better than every
+one-word repair. Results are cached per token, so a live stream pays the search once per
+distinct misspelling.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from modlens.normalize.steps._base import WILDCARD, Hypothesis, keep_best
 from modlens.normalize.steps.mixed_case import is_mixed
 from modlens.normalize.steps.spaced_letters import Span
 
-PIPELINE_REVISION = "2"  # bump when scoring changes without a step or lexicon change
+PIPELINE_REVISION = "3"  # bump when scoring changes without a step or lexicon change
 ACCEPT_FLOOR = -2.0      # a correction must score at least this (prior minus cost)
 SEARCH_BEAM = 3          # spellings handed to the search steps
 MAX_WORD_CHARS = 40      # longer tokens are not disguised words (and would be slow to search)
@@ -32,6 +34,7 @@ SKIP = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+|#\w+", re.I)
 MENTION = re.compile(r"@\w+")
 NUMERIC = re.compile(r"[\d.,:/%$€£+\-x]+|\d+(?:st|nd|rd|th|s|am|pm|k|m|bn|x|h|yo)?", re.I)
 TOKEN = re.compile(r"\S+")
+SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*$")
 
 
 def split_edges(token: str, chars: str) -> tuple[str, str, str]:
@@ -63,6 +66,7 @@ class Normalizer:
         by_kind = lambda kind: [s for s in self.steps if s.kind == kind]  # noqa: E731
         self.text_steps, self.char_steps = by_kind("text"), by_kind("char")
         self.case_steps, self.rewrite_steps = by_kind("case"), by_kind("rewrite")
+        self.split_steps = by_kind("split")
         self.search_steps = [s for s in by_kind("search") if s.name != "pyspell"]
         self.fallback_steps = [s for s in by_kind("search") if s.name == "pyspell"]
         self.name = "modlens-normalizer"
@@ -80,12 +84,12 @@ class Normalizer:
         for step in self.text_steps:
             spans = step.merge(spans, self.lexicon)
         pieces, edits, last = [], [], 0
-        for span in spans:
+        for i, span in enumerate(spans):
             original = text[span.start:span.end]
             if span.merged:
                 new, step, conf, hidden = span.text, "spaced_letters", 0.9, None
             else:
-                new, step, conf, hidden = self.token(original)
+                new, step, conf, hidden = self.token(original, not self._may_be_name(text, spans, i))
             pieces.append(text[last:span.start] + new)
             last = span.end
             if new != original or hidden:
@@ -93,9 +97,22 @@ class Normalizer:
         pieces.append(text[last:])
         return Normalized("".join(pieces), edits, self.name, self.version)
 
+    @staticmethod
+    def _may_be_name(text: str, spans: list[Span], i: int) -> bool:
+        """A Title-case token that does not start a sentence may be a name ("Goodwin"), so it
+        is never cut into words."""
+        core = spans[i].text.strip(EDGE_PUNCT)
+        if not (len(core) > 1 and core[0].isupper() and core[1:].islower()):
+            return False
+        if i == 0:
+            return False
+        prev = spans[i - 1]
+        return not (SENTENCE_END.search(prev.text) or "\n" in text[prev.end:spans[i].start])
+
     # ---- one token --------------------------------------------------------------------------
-    def _token(self, token: str) -> tuple[str, str, float, str | None]:
-        """(normalized token, step, confidence, hidden word) for one whitespace token."""
+    def _token(self, token: str, may_split: bool = True) -> tuple[str, str, float, str | None]:
+        """(normalized token, step, confidence, hidden word) for one whitespace token;
+        `may_split` is False where the token could be a name."""
         folded = token
         for step in self.char_steps:
             folded = step.fold(folded, self.lexicon)
@@ -109,10 +126,14 @@ class Normalizer:
             hidden = self.case_steps[0].hidden(core, self.lexicon)
             fold_case = True
 
+        # "!diot!" is "diot" between punctuation or a disguised "idiot!": try both. A mixed run
+        # such as "?!" is stripped whole, so no "?" is left inside the word ("that?!").
+        both = AMBIGUOUS_EDGE + EDGE_PUNCT
+        right = core.rstrip(EDGE_PUNCT + ".!")  # "*" and "_" may still mask letters ("f***?!")
         splits = [(lead, core, trail)]
-        inner_lead, inner, inner_trail = split_edges(core, AMBIGUOUS_EDGE)
-        if inner != core and inner:
-            splits.insert(0, (lead + inner_lead, inner, inner_trail + trail))
+        for il, inner, it in (("", right, core[len(right):]), split_edges(core, both)):
+            if inner and inner != core and (lead + il, inner, it + trail) not in splits:
+                splits.insert(0, (lead + il, inner, it + trail))
         for a, c, b in splits:
             if (len(c) > 1 or c == core) and self.is_known(c.lower()):
                 if fold_case:
@@ -133,6 +154,9 @@ class Normalizer:
                     best = entry
                 elif word != best[1] and (second is None or score > second[0]):
                     second = entry
+        cut = self._split(splits, best[0] if best else None) if may_split and search else None
+        if cut is not None:
+            return cut
         if best is None or best[0] < ACCEPT_FLOOR:
             if fold_case:
                 return folded.lower(), "mixed_case", 1.0, hidden
@@ -143,6 +167,20 @@ class Normalizer:
         step = hyp.steps[-1] if hyp.steps else ("mixed_case" if fold_case else "unicode")
         return a + out + b, step, round(confidence, 3), hidden
 
+    def _split(self, splits, best_score: float | None) -> tuple[str, str, float, None] | None:
+        """The token cut into known words, when that beats the best one-word repair."""
+        for step in self.split_steps:
+            for a, c, b in splits:
+                found = step.split(c, self.lexicon)
+                if found is None:
+                    continue
+                parts, score = found
+                rival = ACCEPT_FLOOR if best_score is None else max(best_score, ACCEPT_FLOOR)
+                if best_score is not None and score <= best_score:
+                    continue
+                return a + " ".join(parts) + b, step.name, round(sigmoid(score - rival), 3), None
+        return None
+
     def candidates(self, word: str, search: bool = True) -> list[tuple[float, str, Hypothesis]]:
         """(score, known word, hypothesis) for every known word the steps reach from `word`."""
         hyps = [Hypothesis(word)]
@@ -151,7 +189,8 @@ class Normalizer:
         # a symbol read as some letter beats one read as a wildcard; searching comes last
         found = [h for h in hyps if WILDCARD not in h.text and h.text in self.lexicon]
         if not found:
-            found = [h.but(w, 0.0, h.steps[-1]) for h in hyps if WILDCARD in h.text
+            # a literal "?" typed inside a word ("don?t") is no step's wildcard: leave it
+            found = [h.but(w, 0.0, h.steps[-1]) for h in hyps if WILDCARD in h.text and h.steps
                      for w in self.lexicon.match(h.text)]
         if not found and search:
             beam = keep_best([h for h in hyps if WILDCARD not in h.text], SEARCH_BEAM)

@@ -11,16 +11,17 @@ from modlens.normalize.steps.pyspell import PySpell
 from modlens.normalize.steps.repeat import Repeat
 from modlens.normalize.steps.spaced_letters import SpacedLetters
 from modlens.normalize.steps.unicode_fold import UnicodeFold
+from modlens.normalize.steps.word_split import WordSplit
 
 STEPS: dict[str, type[Step]] = {
     cls.name: cls for cls in (SpacedLetters, UnicodeFold, MixedCase, Leet, Placeholder, Repeat,
-                              DroppedLetters, EditDistance, PySpell)
+                              DroppedLetters, EditDistance, WordSplit, PySpell)
 }
 
 # pyspellchecker is not in the default pipeline: it adds little once the other searches ran
 # and costs tens of milliseconds per unknown word (see docs/NORMALIZE.md).
 DEFAULT_STEPS = ["spaced_letters", "unicode", "mixed_case", "leet", "placeholder", "repeat",
-                 "dropped_letters", "edit_distance"]
+                 "dropped_letters", "edit_distance", "word_split"]
 
 
 def make_step(name: str) -> Step:

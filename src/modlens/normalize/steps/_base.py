@@ -1,9 +1,11 @@
-"""What a normalizer step is. Steps come in four kinds, run in this order for each token:
+"""What a normalizer step is. Steps come in these kinds, run in this order for each token:
 
 - `text`: sees the whole token sequence and may merge tokens (spaced-out letters);
 - `char`: rewrites characters deterministically (Unicode folding);
 - `rewrite`: proposes alternative spellings of a word (`Hypothesis`), each with a cost;
-- `search`: finds known words close to a spelling that no rewrite turned into a known word.
+- `search`: finds known words close to a spelling that no rewrite turned into a known word;
+- `split`: cuts an unknown token into known words (deleted spaces), used only when that
+  scores better than every one-word repair (`case` steps only annotate, see mixed_case).
 
 The pipeline scores every known candidate as lexicon prior minus cost and keeps the best.
 """
@@ -41,7 +43,7 @@ def keep_best(hyps: list[Hypothesis], limit: int = MAX_HYPOTHESES) -> list[Hypot
 
 class Step:
     name: str = ""
-    kind: str = "rewrite"  # "text" | "char" | "rewrite" | "search" | "case"
+    kind: str = "rewrite"  # "text" | "char" | "rewrite" | "search" | "case" | "split"
 
     def expand(self, hyps: list[Hypothesis], lexicon: Lexicon) -> list[Hypothesis]:
         """rewrite steps: the hypotheses plus their alternatives."""
