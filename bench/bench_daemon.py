@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
+import os
 import statistics
 import sys
 import tempfile
@@ -32,6 +33,11 @@ from modlens.daemon.app import create_app
 
 TOKEN = "bench-token"
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "noisyhate" / "dev.csv"
+
+
+def load_now() -> str:
+    """1/5/15-minute load averages: other processes competing for the CPU during the run."""
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def load_detector(tmp: Path):
@@ -119,7 +125,8 @@ async def main() -> int:
     detector, label = load_detector(tmp)
     texts = load_texts(args.data, args.pages * 20)
     print(f"detector: {label}, version {detector.version}, max_batch {detector.max_batch}")
-    print(f"{len(texts)} distinct comments per run in pages of 20; daemon and clients share this machine\n")
+    print(f"{len(texts)} distinct comments per run in pages of 20; daemon and clients share this machine "
+          f"({os.cpu_count()} cores, load average {load_now()})\n")
 
     batched = Engine(study, detectors={"minilm-toxicity": detector}, max_delay_ms=10.0)
     single = Engine(study, detectors={"minilm-toxicity": detector}, max_delay_ms=0.0)
@@ -138,6 +145,7 @@ async def main() -> int:
     r = batched.runners["minilm-toxicity"].batcher
     print(f"\nbatched path: {r.items} texts in {r.batches} model calls ({r.items / max(1, r.batches):.1f} per call)")
     print(f"best speed-up of batching: {max(ratios):.1f}x (target >= 5x) at {args.clients[ratios.index(max(ratios))]} clients")
+    print(f"load average after the runs: {load_now()}")
 
     rows_s, batches = await bench_ingest(tmp / "ingest.sqlite", args.ingest)
     print(f"study-log ingest: {rows_s:,.0f} rows/s ({args.ingest} comment+text+score writes in {batches} transactions)")

@@ -159,11 +159,15 @@ class Pipeline:
                                recorded: "asyncio.Future[list[int]]", send: Send) -> None:
         """Score (while the comments are being written), send scores, log them, then variants."""
         texts = [a.text for a in items]
-        normalizing = asyncio.ensure_future(self._normalize(texts))
-        scores = await self.engine.score(texts)
-        norms = await normalizing
-        changed = list(dict.fromkeys(n.text for n, _ in norms if n is not None and n.text not in texts))
-        norm_scores = dict(zip(changed, await self.engine.score(changed))) if changed else {}
+
+        async def normalize_and_score():
+            # Runs beside the originals' scoring: normalized texts that are ready within the
+            # batcher's window share the originals' model call instead of waiting for it.
+            norms = await self._normalize(texts)
+            changed = list(dict.fromkeys(n.text for n, _ in norms if n is not None and n.text not in texts))
+            return norms, (dict(zip(changed, await self.engine.score(changed))) if changed else {})
+
+        scores, (norms, norm_scores) = await asyncio.gather(self.engine.score(texts), normalize_and_score())
 
         try:
             comment_ids: list[int | None] = list(await recorded)

@@ -9,14 +9,18 @@ import pytest
 
 from modlens.cli import main
 from modlens.normalize.evaluate import (hatecheck_accuracy, load_hatecheck_spell, load_noisyhate,
-                                        noisyhate_accuracy, restored)
+                                        noisyhate_accuracy, noisyhate_accuracy_aligned, restored)
 from modlens.normalize.pipeline import build_normalizer
 
 # measured: overall 0.947, RepeatChar 0.965, Abbr 0.737, SpecialChar 0.966, MixedCase 0.976,
-# MixedCase+ 0.963; best baselines 0.748 / 0.62 / 0.711 / 0.82 / 0.924 / 0.954
+# MixedCase+ 0.963 (token at `position` followed through split/merged tokens, as before
+# word_split); best baselines 0.748 / 0.62 / 0.711 / 0.82 / 0.924 / 0.954
 NOISYHATE_FLOORS = {"overall": 0.94, "RepeatChar": 0.96, "Abbr": 0.72, "SpecialChar": 0.95,
                     "MixedCase": 0.97, "MixedCase+": 0.955}
-HATECHECK_FLOOR = 0.62  # measured 0.639 over all 760 spell_* cases (space deletions unsolved)
+HATECHECK_FLOOR = 0.77  # measured 0.786 over all 760 spell_* cases
+HATECHECK_TYPE_FLOORS = {"spell_leet_h": 0.88, "spell_space_del_h": 0.77,  # measured 0.902, 0.787
+                         "spell_char_del_h": 0.63, "spell_char_swap_h": 0.77,  # 0.643, 0.789
+                         "spell_space_add_h": 0.76}                            # 0.780
 
 
 @pytest.fixture(scope="module")
@@ -26,9 +30,13 @@ def normalizer():
 
 def test_noisyhate_dev_floor(shared_data, normalizer):
     pairs = load_noisyhate(shared_data / "noisyhate" / "dev.csv")
-    acc = noisyhate_accuracy(lambda t: normalizer.normalize(t).text, pairs)
+    acc = noisyhate_accuracy_aligned(normalizer.normalize, pairs)
     for key, floor in NOISYHATE_FLOORS.items():
         assert acc[key] >= floor, f"{key}: {acc[key]:.3f} < {floor}"
+    # word_split changes the token count of only a few dev sentences (measured 3 of 588);
+    # the literal rule (no alignment) loses just those
+    literal = noisyhate_accuracy(lambda t: normalizer.normalize(t).text, pairs)
+    assert acc["overall"] - 0.01 <= literal["overall"] <= acc["overall"]
 
 
 def test_noisyhate_rule_counts_the_token_at_position(shared_data):
@@ -45,7 +53,23 @@ def test_hatecheck_spell_floor(shared_data, normalizer):
     assert hatecheck_accuracy(lambda t: t, cases)["overall"] == 0.0
     acc = hatecheck_accuracy(lambda t: normalizer.normalize(t).text, cases)
     assert acc["overall"] >= HATECHECK_FLOOR
-    assert acc["spell_leet_h"] >= 0.85
+    for key, floor in HATECHECK_TYPE_FLOORS.items():
+        assert acc[key] >= floor, f"{key}: {acc[key]:.3f} < {floor}"
+    # without word_split no joined words are restored
+    no_split = build_normalizer([s for s in normalizer.step_names if s != "word_split"])
+    del_cases = [c for c in cases if c.functionality == "spell_space_del_h"]
+    assert hatecheck_accuracy(lambda t: no_split.normalize(t).text, del_cases)["overall"] == 0.0
+
+
+def test_word_split_rarely_fires_on_clean_hatecheck_cases(shared_data, normalizer):
+    """HateCheck's 2,968 non-spell cases are clean text: a split there is a false positive
+    (measured: 12 cases, all "shemale(s)", a slur the lexicon lacks)."""
+    import csv
+    with (shared_data / "hatecheck" / "test_suite_cases.csv").open(newline="", encoding="utf-8") as f:
+        clean = [r["test_case"] for r in csv.DictReader(f) if not r["functionality"].startswith("spell_")]
+    assert len(clean) > 2500
+    split = [t for t in clean if any(e.step == "word_split" for e in normalizer.normalize(t).edits)]
+    assert len(split) <= 20, split[:20]
 
 
 def test_cli_texts_and_file(tmp_path, capsys):

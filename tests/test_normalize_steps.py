@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from modlens.normalize.base import Normalized
+from modlens.normalize.evaluate import aligned_tokens
 from modlens.normalize.lexicon import load_lexicon
 from modlens.normalize.pipeline import build_normalizer
 from modlens.normalize.steps import DEFAULT_STEPS, STEPS
@@ -118,6 +119,15 @@ def test_whitespace_and_unknown_words_survive():
     assert n.normalize(text).text == text
 
 
+def test_aligned_tokens_follow_splits_and_merges():
+    n = build_normalizer()
+    text = "you are s t u p i d. such idiotpeople x"
+    r = n.normalize(text)
+    assert r.text == "you are stupid. such idiot people x"
+    assert aligned_tokens(text, r) == ["you", "are", "stupid.", "", "", "", "", "", "such",
+                                       "idiot people", "x"]
+
+
 def test_result_carries_name_and_version():
     a, b = build_normalizer(), build_normalizer(["leet"])
     r = a.normalize("idi0t")
@@ -132,3 +142,42 @@ def test_bad_input_gets_clear_errors():
     with pytest.raises(TypeError, match="takes a str"):
         build_normalizer().normalize(None)
     assert build_normalizer().normalize("").text == ""
+
+
+def test_word_split_cuts_joined_words_and_records_the_edit():
+    n = build_normalizer()
+    r = n.normalize("such idiotpeople, really")
+    assert r.text == "such idiot people, really"
+    (edit,) = r.edits
+    assert (edit.start, edit.end, edit.original, edit.normalized, edit.step) == (
+        5, 17, "idiotpeople,", "idiot people,", "word_split")
+    assert 0.5 < edit.confidence <= 1
+    assert n.normalize("Ihate women").text == "I hate women"   # not "Hate": keeps every letter
+    assert n.normalize("IDIOTPEOPLE").text == "IDIOT PEOPLE"   # case kept as typed
+    assert n.normalize("Women like you deserve todie.").text == "Women like you deserve to die."
+
+
+def test_word_split_leaves_known_words_names_and_informal_spellings():
+    n = build_normalizer()
+    for text in ["notebook", "Facebook", "whatsoever", "my notebook and Facebook, whatsoever",
+                 "Trudeau and Goodwin said", "ask Manchin", "blowin", "werent", "ahahahaha",
+                 "retweeting", "@idiotpeople", "#idiotpeople", "https://idiotpeople.com",
+                 "idiotpeople2020", "idiot'speople", "isit"]:
+        assert not [e for e in n.normalize(text).edits if e.step == "word_split"], text
+    assert n.normalize("hatefull").text == "hateful"   # a cheaper one-word repair wins
+    assert n.normalize("IdiotPeople").text == "idiotpeople"   # mixed case is mixed_case's
+    # a Title-case word may be a name: inside a sentence it is never cut, at a sentence's
+    # start only after a one- or two-letter function word
+    assert n.normalize("so Idiotpeople").text == "so Idiotpeople"
+    assert n.normalize("Idiotpeople. Goodwin").text == "Idiotpeople. Goodwin"
+    assert n.normalize("ok. Sosickening").text == "ok. So sickening"
+    assert n.normalize("ok. idiotpeople").text == "ok. idiot people"
+
+
+def test_word_split_only_when_listed_and_punctuation_runs_do_not_crash():
+    assert build_normalizer(["leet"]).normalize("idiotpeople").text == "idiotpeople"
+    assert only("word_split").normalize("muchdisdain").text == "much disdain"
+    n = build_normalizer()
+    # "?!" after a word, a literal "?" inside one: once an IndexError
+    assert n.normalize('that?! bitch?!? butt?!" don?t').text == 'that?! bitch?!? butt?!" don?t'
+    assert n.normalize("f***?! !diot?!").text == "fuck?! idiot?!"

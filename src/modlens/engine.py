@@ -56,11 +56,17 @@ class _DetectorRunner:
         return DetectorResult(self.key, d.name, d.version, labels, tox, ms, error)
 
     async def score(self, text: str) -> DetectorResult:
-        try:
-            labels, ms = await self.batcher.submit(text)
-        except Exception as err:
-            return self.result(None, 0.0, f"{type(err).__name__}: {err}")
-        return self.result(labels, ms)
+        return (await self.score_many([text]))[0]
+
+    async def score_many(self, texts: Sequence[str]) -> list[DetectorResult]:
+        """All texts go into the batcher in one step, so they can share one model call."""
+        out = []
+        for got in await self.batcher.submit_many(texts, return_exceptions=True):
+            if isinstance(got, BaseException):
+                out.append(self.result(None, 0.0, f"{type(got).__name__}: {got}"))
+            else:
+                out.append(self.result(*got))
+        return out
 
     async def close(self) -> None:
         await self.batcher.close()
@@ -126,13 +132,15 @@ class Engine:
 
     # --- work ------------------------------------------------------------------------------
     async def score_text(self, text: str, only: Sequence[str] | None = None) -> dict[str, DetectorResult]:
-        keys = [k for k in self.runners if only is None or k in only]
-        results = await asyncio.gather(*(self.runners[k].score(text) for k in keys))
-        return dict(zip(keys, results))
+        return (await self.score([text], only))[0]
 
     async def score(self, texts: Sequence[str], only: Sequence[str] | None = None) -> list[dict[str, DetectorResult]]:
-        """Scores every text with every detector (or `only` these keys), through the batchers."""
-        return list(await asyncio.gather(*(self.score_text(t, only) for t in texts)))
+        """Scores every text with every detector (or `only` these keys), through the batchers.
+        Each detector gets the whole list at once; the detectors run concurrently."""
+        texts = list(texts)
+        keys = [k for k in self.runners if only is None or k in only]
+        per_detector = await asyncio.gather(*(self.runners[k].score_many(texts) for k in keys))
+        return [{k: results[i] for k, results in zip(keys, per_detector)} for i in range(len(texts))]
 
     def normalize(self, text: str):
         """The normalizer's `Normalized` result, or None when normalization is off."""
@@ -152,7 +160,7 @@ class Engine:
         if target is None:
             return None
         texts = [text, *word_removals(text)]
-        results = await asyncio.gather(*(self.runners[target].score(t) for t in texts))
+        results = await self.runners[target].score_many(texts)
         if any(r.toxicity is None for r in results):
             return None
         base = results[0].toxicity

@@ -33,7 +33,8 @@ METHODS = {
                      "(seed 000, Table 3). Google and Bing are the dataset authors' recorded results.",
     "attacks": "Attack success rate: false-negative rate of the target on TAEs (false-positive rate on BAEs), skipped "
                "attempts excluded; 'verified' recomputes it from the target's logged score. Transfer: share of "
-               "successful adversarial texts that each detector also gets wrong at its own threshold (seed 002).",
+               "successful adversarial texts that each detector also gets wrong at its own threshold, counting for "
+               "a detector only texts whose seed it judged right; exact duplicates once (seed 002).",
     "sass": "Human label: human score > 0.5 (seed 004). Precision, recall and F1 at each detector's threshold; mean "
             "scores per category.",
 }
@@ -216,12 +217,16 @@ def _html_normalization(s: dict) -> str:
 
 
 def _html_attacks(s: dict) -> str:
-    out = [_table(["target", "goal", "attempts", "success (recorded)", "success (verified)", "queries / success", "strategies"],
-                  [[r["target"], r["goal"], r["attempts"], r["success_recorded"], r["success_verified"],
-                    r["queries_per_success"], ", ".join(r["strategies"])] for r in s["rows"]])]
+    out = [_table(["target", "goal", "attempts", "skipped", "success (recorded)", "success (verified)", "queries / success",
+                   "judges", "strategies"],
+                  [[r["target"] + (f" [{r['config']}]" if r.get("config") else ""), r["goal"], r["attempts"],
+                    r.get("skipped"), r["success_recorded"], r["success_verified"], r["queries_per_success"],
+                    ", ".join(r.get("judges", [])), ", ".join(r["strategies"])] for r in s["rows"]])]
     out.append("<h3>Transfer (rows: attacked target; cells: share the column detector also gets wrong)</h3>")
     out.append(_table(["successful against", *s["detectors"]],
                       [[k, *[row[d]["rate"] for d in s["detectors"]]] for k, row in s["transfer"].items()]))
+    notes = [n for m in s.get("matrices", []) for n in m.get("notes", [])]
+    out += [f'<p class="note">{html.escape(n)}</p>' for n in notes]
     return "".join(out)
 
 

@@ -19,6 +19,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="study.toml (detectors, normalizer, perturbation settings)")
     p.add_argument("--normalize", action="store_true", help="also normalize every text and score the result")
     p.add_argument("--perturb", nargs="+", metavar="STRATEGY", help="also generate variants with these strategies")
+    p.add_argument("--attack", choices=["tae", "bae"],
+                   help="also attack every seed comment (tae: toxic seeds made to look benign; bae: benign seeds made "
+                        "to look toxic; seeds by the gold `toxic` label, else the target's verdict) and score each "
+                        "adversarial text with every detector")
+    p.add_argument("--attack-targets", nargs="+", metavar="KEY",
+                   help="detectors to attack (default: every loaded local detector)")
+    p.add_argument("--ensemble", nargs="+", metavar="KEY",
+                   help="judges that must keep the seed's label (default: the other detectors)")
+    p.add_argument("--no-ensemble", action="store_true",
+                   help="attack without judges (with the default judges, transfer to them is 0 by construction)")
+    p.add_argument("--query-budget", type=int, default=200, help="attack: target queries per seed (default 200)")
+    p.add_argument("--max-edit-ratio", type=float, default=0.25, help="attack: max share of words edited (default 0.25)")
+    p.add_argument("--attack-strategies", nargs="+", metavar="STRATEGY",
+                   help="attack: word transformations (default: the attack's default set, docs/PERTURB.md)")
     p.add_argument("--db", help="study log (default: the one `modlens serve` uses)")
     p.add_argument("--limit", type=int, help="audit only the first N items")
     p.add_argument("--text-col", help="csv/jsonl: the text column (default: text)")
@@ -28,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from modlens.audit import AuditError, run_audit
+    from modlens.audit import AttackSpec, AuditError, run_audit
     from modlens.config import StudyConfigError, load_study
 
     try:
@@ -41,11 +55,23 @@ def run(args: argparse.Namespace) -> int:
         reader_options["text_col"] = args.text_col
     if args.label_cols:
         reader_options["label_cols"] = args.label_cols
+    attack_only = [f"--{n.replace('_', '-')}" for n in ("attack_targets", "ensemble", "no_ensemble", "attack_strategies")
+                   if getattr(args, n)]
+    if args.ensemble and args.no_ensemble:
+        print("modlens audit: --ensemble and --no-ensemble exclude each other", file=sys.stderr)
+        return 2
+    if attack_only and not args.attack:
+        print(f"modlens audit: {', '.join(attack_only)} need --attack tae|bae", file=sys.stderr)
+        return 2
+    attack = None if not args.attack else AttackSpec(
+        args.attack, targets=args.attack_targets, ensemble=[] if args.no_ensemble else args.ensemble,
+        max_queries=args.query_budget,
+        max_edit_ratio=args.max_edit_ratio, strategies=args.attack_strategies)
     try:
         result = run_audit(args.dataset, db=args.db or paths.default_db(), fmt=args.fmt, study=study,
                            detectors=args.detectors, normalize=args.normalize, perturb=args.perturb,
                            limit=args.limit, chunk_size=args.chunk, reader_options=reader_options,
-                           progress=not args.quiet)
+                           progress=not args.quiet, attack=attack)
     except AuditError as err:
         print(f"modlens audit: {err}", file=sys.stderr)
         return 2

@@ -38,8 +38,22 @@ def create(name: str, /, **options: Any) -> Detector:
     try:
         module = _module(name)
     except ModuleNotFoundError as err:
-        raise DetectorUnavailable("missing_dependency", f"{name}: {err}", f"pip install {err.name}") from err
+        raise DetectorUnavailable("missing_dependency", f"{name}: {err}", install_fix(err)) from err
     return module.create(**options)
+
+
+# import name -> pip distribution, where they differ (for the fix line only)
+PIP_NAMES = {"sklearn": "scikit-learn", "yaml": "pyyaml", "PIL": "pillow",
+             "profanity_check": "alt-profanity-check"}
+
+
+def install_fix(err: ModuleNotFoundError) -> str:
+    """The fix line for a failed plugin import: install the missing third-party package. A
+    missing modlens module is a broken install, not something pip can fetch by that name."""
+    missing = (err.name or "").split(".")[0]
+    if not missing or missing == "modlens":
+        return "reinstall modlens (pip install --force-reinstall modlens); this is a packaging bug"
+    return f"pip install {PIP_NAMES.get(missing, missing)}"
 
 
 def describe(name: str) -> str:

@@ -3,6 +3,11 @@
 NoisyHate (the paper's rule): split the normalizer's output on whitespace; a pair counts as
 restored when the token at `position`, lowercased, equals `clean_word`. Accuracy is reported
 overall and per perturbation type (a pair with several types counts for each of them).
+Splitting joined words ("freewill" -> "free will") and merging spaced-out letters change the
+token count, which would shift `position` for every later word; `aligned_tokens` follows the
+edits' spans back to the input's tokens, so the aligned rule compares what the token at
+`position` became (a split target word, "hate full", does not match "hateful"). Without
+token-count changes both rules give the same answer.
 
 HateCheck `spell_*`: a case counts as restored when its normalized text, lowercased and with
 punctuation and extra spaces removed, equals its `ref_case_id` original treated the same way.
@@ -15,6 +20,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from modlens.normalize.base import Normalized
 
 TYPES = ["RepeatChar", "Abbr", "SpecialChar", "MixedCase", "MixedCase+"]
 
@@ -49,6 +56,24 @@ def restored(output: str, pair: NoisyPair) -> bool:
     return pair.position < len(tokens) and tokens[pair.position].lower() == pair.clean_word.lower()
 
 
+def aligned_tokens(original: str, result: Normalized) -> list[str]:
+    """What each whitespace token of `original` became in `result`: its edit's text (with a
+    space if the token was split), the merged word at the first token of a spaced-out run
+    and "" for the rest of the run, or the token itself."""
+    spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", original)]
+    out = [original[a:b] for a, b in spans]
+    for edit in result.edits:
+        covered = [i for i, (a, b) in enumerate(spans) if edit.start <= a and b <= edit.end]
+        for n, i in enumerate(covered):
+            out[i] = edit.normalized if n == 0 else ""
+    return out
+
+
+def restored_aligned(original: str, result: Normalized, pair: NoisyPair) -> bool:
+    tokens = aligned_tokens(original, result)
+    return pair.position < len(tokens) and tokens[pair.position].lower() == pair.clean_word.lower()
+
+
 def accuracy_by_type(hits: list[bool], pairs: list[NoisyPair]) -> dict[str, float]:
     """{"overall": ..., type: ...} from one hit flag per pair."""
     per: dict[str, list[bool]] = defaultdict(list)
@@ -61,6 +86,10 @@ def accuracy_by_type(hits: list[bool], pairs: list[NoisyPair]) -> dict[str, floa
 
 def noisyhate_accuracy(normalize_text: Callable[[str], str], pairs: list[NoisyPair]) -> dict[str, float]:
     return accuracy_by_type([restored(normalize_text(p.perturbed), p) for p in pairs], pairs)
+
+
+def noisyhate_accuracy_aligned(normalize: Callable[[str], Normalized], pairs: list[NoisyPair]) -> dict[str, float]:
+    return accuracy_by_type([restored_aligned(p.perturbed, normalize(p.perturbed), p) for p in pairs], pairs)
 
 
 @dataclass

@@ -34,6 +34,8 @@ SKIP = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+|#\w+", re.I)
 MENTION = re.compile(r"@\w+")
 NUMERIC = re.compile(r"[\d.,:/%$€£+\-x]+|\d+(?:st|nd|rd|th|s|am|pm|k|m|bn|x|h|yo)?", re.I)
 TOKEN = re.compile(r"\S+")
+SPLIT_ANY, SPLIT_AFTER_FUNCTION_WORD, SPLIT_NEVER = "any", "after_function_word", "never"
+FUNCTION_WORD_CHARS = 2  # word_split only lets one- and two-letter parts be common function words
 SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*$")
 
 
@@ -89,7 +91,7 @@ class Normalizer:
             if span.merged:
                 new, step, conf, hidden = span.text, "spaced_letters", 0.9, None
             else:
-                new, step, conf, hidden = self.token(original, not self._may_be_name(text, spans, i))
+                new, step, conf, hidden = self.token(original, self._split_policy(text, spans, i))
             pieces.append(text[last:span.start] + new)
             last = span.end
             if new != original or hidden:
@@ -98,21 +100,22 @@ class Normalizer:
         return Normalized("".join(pieces), edits, self.name, self.version)
 
     @staticmethod
-    def _may_be_name(text: str, spans: list[Span], i: int) -> bool:
-        """A Title-case token that does not start a sentence may be a name ("Goodwin"), so it
-        is never cut into words."""
+    def _split_policy(text: str, spans: list[Span], i: int) -> str:
+        """How a token may be cut into words: a Title-case token may be a name ("Goodwin"),
+        so inside a sentence it is never cut, and at a sentence's start only after a short
+        function word ("Ihate", "Sosickening"; not "Mayweather")."""
         core = spans[i].text.strip(EDGE_PUNCT)
         if not (len(core) > 1 and core[0].isupper() and core[1:].islower()):
-            return False
-        if i == 0:
-            return False
-        prev = spans[i - 1]
-        return not (SENTENCE_END.search(prev.text) or "\n" in text[prev.end:spans[i].start])
+            return SPLIT_ANY
+        prev = spans[i - 1] if i else None
+        if prev is None or SENTENCE_END.search(prev.text) or "\n" in text[prev.end:spans[i].start]:
+            return SPLIT_AFTER_FUNCTION_WORD
+        return SPLIT_NEVER
 
     # ---- one token --------------------------------------------------------------------------
-    def _token(self, token: str, may_split: bool = True) -> tuple[str, str, float, str | None]:
+    def _token(self, token: str, split_policy: str = SPLIT_ANY) -> tuple[str, str, float, str | None]:
         """(normalized token, step, confidence, hidden word) for one whitespace token;
-        `may_split` is False where the token could be a name."""
+        `split_policy` says whether it may be cut into words (see `_split_policy`)."""
         folded = token
         for step in self.char_steps:
             folded = step.fold(folded, self.lexicon)
@@ -154,7 +157,7 @@ class Normalizer:
                     best = entry
                 elif word != best[1] and (second is None or score > second[0]):
                     second = entry
-        cut = self._split(splits, best[0] if best else None) if may_split and search else None
+        cut = self._split(splits, best, split_policy) if split_policy != SPLIT_NEVER and search else None
         if cut is not None:
             return cut
         if best is None or best[0] < ACCEPT_FLOOR:
@@ -167,16 +170,24 @@ class Normalizer:
         step = hyp.steps[-1] if hyp.steps else ("mixed_case" if fold_case else "unicode")
         return a + out + b, step, round(confidence, 3), hidden
 
-    def _split(self, splits, best_score: float | None) -> tuple[str, str, float, None] | None:
-        """The token cut into known words, when that beats the best one-word repair."""
+    def _split(self, splits, best, policy: str) -> tuple[str, str, float, None] | None:
+        """The token cut into known words, when that beats the best one-word repair `best`
+        (score, word, ...) or keeps letters that repair dropped ("Ihate": "I hate", not "Hate")."""
         for step in self.split_steps:
             for a, c, b in splits:
                 found = step.split(c, self.lexicon)
                 if found is None:
                     continue
                 parts, score = found
-                rival = ACCEPT_FLOOR if best_score is None else max(best_score, ACCEPT_FLOOR)
-                if best_score is not None and score <= best_score:
+                if policy == SPLIT_AFTER_FUNCTION_WORD and len(parts[0]) > FUNCTION_WORD_CHARS:
+                    continue
+                if best is None or best[0] < ACCEPT_FLOOR:
+                    rival = ACCEPT_FLOOR
+                elif best[1] in (p.lower() for p in parts):  # the repair only dropped letters
+                    rival = ACCEPT_FLOOR
+                elif score > best[0]:
+                    rival = best[0]
+                else:
                     continue
                 return a + " ".join(parts) + b, step.name, round(sigmoid(score - rival), 3), None
         return None

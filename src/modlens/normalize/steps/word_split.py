@@ -2,15 +2,16 @@
 into two or three known words. The cut is chosen by a unigram language model over the
 lexicon (highest summed log frequency), and short parts must be common function words, so
 junk fragments ("au", "ed") never make a split. The pipeline asks for a split only when the
-token is unknown, and uses it only when it beats every one-word repair; it never asks for
-names (Title-case words inside a sentence), mixed-case words, mentions, URLs or numbers.
+token is unknown, and uses it only when it beats the best one-word repair or keeps letters
+that repair dropped ("Ihate"); it never asks for mentions, URLs, numbers or possible names
+(Title-case words inside a sentence; at a sentence's start only "I"/"So"/... + word).
 """
 from __future__ import annotations
 
 import math
 from functools import lru_cache
 
-from modlens.normalize.lexicon import FREQUENCY_WEIGHT, OFFENSIVE_WEIGHT, Lexicon
+from modlens.normalize.lexicon import FREQUENCY_WEIGHT, Lexicon
 from modlens.normalize.steps._base import Step
 
 MAX_PARTS = 3
@@ -28,7 +29,7 @@ MIN_LATER_PART = 3
 SUFFIXES = {"ing", "est", "ally", "ness", "ment", "ist", "ish", "ers", "less", "able", "dom"}
 # Cost of each inserted space, in the pipeline's prior units (a missing letter costs 2.0).
 SPLIT_COST = 1.5
-# A split must score (weakest part's prior minus cost) at least this; stricter than the
+# A split must score (`split_prior` minus the spaces' cost) at least this; stricter than the
 # pipeline's ACCEPT_FLOOR because a wrong split is worse than a wrong letter.
 SPLIT_FLOOR = -1.5
 
@@ -48,12 +49,10 @@ def informal_word(word: str, lexicon: Lexicon) -> bool:
 
 
 def split_prior(parts: tuple[str, ...], lexicon: Lexicon) -> float:
-    """The lexicon prior of a cut, in the same units as one word's: the frequency of its
-    rarest part, and the offensiveness of its most offensive part ("i hate" is as likely a
-    disguise as "hate")."""
-    rarest = min(lexicon.freq[p] for p in parts)
-    offensive = max(lexicon.offensive[p] for p in parts)
-    return FREQUENCY_WEIGHT * math.log(rarest) + OFFENSIVE_WEIGHT * offensive
+    """The prior of a cut, in the units of one word's: the weighted log frequency of its
+    rarest part. No offensiveness bonus: that bonus rewards reading a disguise as an
+    offensive word, and would reward carving one out of any unknown word ("hatefull")."""
+    return FREQUENCY_WEIGHT * math.log(min(lexicon.freq[p] for p in parts))
 
 
 def is_splittable(core: str) -> bool:
@@ -89,18 +88,18 @@ class WordSplit(Step):
 
 def _segment(word: str, lexicon: Lexicon) -> tuple[str, ...] | None:
     """Best cut of `word` into 2..MAX_PARTS known parts by summed log frequency per million
-    (so every extra part must pay for itself with frequency), or None."""
+    (so every extra part must pay for itself with frequency), or None. When the best cut
+    has a short or suffix-like later part ("is it", "kill in", "retweet ing") the token is
+    left alone rather than cut a worse way ("i sit")."""
 
     @lru_cache(maxsize=None)
     def best(start: int, parts_left: int) -> tuple[float, tuple[str, ...]] | None:
         rest = word[start:]
-        found = None
-        if part_ok(rest, lexicon) and rest not in SUFFIXES and (start == 0 or len(rest) >= MIN_LATER_PART):
-            found = (math.log(lexicon.freq[rest] / 1e6), (rest,))
+        found = (math.log(lexicon.freq[rest] / 1e6), (rest,)) if part_ok(rest, lexicon) else None
         if parts_left > 1:
             for end in range(start + 1, len(word)):
                 head = word[start:end]
-                if not part_ok(head, lexicon) or (start > 0 and len(head) < MIN_LATER_PART):
+                if not part_ok(head, lexicon):
                     continue
                 tail = best(end, parts_left - 1)
                 if tail is not None:
@@ -112,4 +111,7 @@ def _segment(word: str, lexicon: Lexicon) -> tuple[str, ...] | None:
     result = best(0, MAX_PARTS)
     if result is None or len(result[1]) < 2:
         return None
-    return result[1]
+    parts = result[1]
+    if any(len(p) < MIN_LATER_PART for p in parts[1:]) or parts[-1] in SUFFIXES:
+        return None
+    return parts
