@@ -81,7 +81,7 @@ def test_status_and_pair_rotation_against_the_running_daemon(daemon_home, tmp_pa
     assert new != old
     path = tmp_path / "one.csv"
     path.write_text("text\nhello\n")
-    assert main(["feed", str(path), "--token", old]) == 1
+    assert main(["feed", str(path), f"--token={old}"]) == 1
     assert "HTTP 401" in capsys.readouterr().err
     assert main(["feed", str(path), "--no-variants"]) == 0  # the daemon picked up the new token
 

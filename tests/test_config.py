@@ -55,3 +55,12 @@ def test_author_salt_is_shared_by_every_rater_of_a_study(modlens_home):
     assert first == pairing.study_salt("pilot") and first != pairing.study_salt("other")
     assert (modlens_home / "author-salt-pilot").stat().st_mode & 0o777 == 0o600
     assert parse_study({"author_salt": "x" * 16}).client_settings()["author_salt"] == "x" * 16
+
+
+def test_tokens_never_start_with_a_dash(monkeypatch):
+    """A token pasted after a CLI flag must not look like a flag itself."""
+    from modlens import pairing
+
+    draws = iter(["-starts-with-dash", "ok-token"])
+    monkeypatch.setattr(pairing.secrets, "token_urlsafe", lambda n: next(draws))
+    assert pairing.rotate() == "ok-token"

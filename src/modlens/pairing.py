@@ -13,6 +13,13 @@ from modlens import paths
 TOKEN_BYTES = 32  # 43 url-safe characters: letters, digits, '-' and '_' are valid in a subprotocol
 
 
+def _new_secret(nbytes: int) -> str:
+    """A url-safe secret that never starts with '-', so it can follow a CLI flag unquoted."""
+    while (token := secrets.token_urlsafe(nbytes)).startswith("-"):
+        pass
+    return token
+
+
 def _write_private(path: Path, token: str) -> None:
     # Write to a private temp file then rename, so a reader never sees a half-written token.
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -41,7 +48,7 @@ def ensure(path: Path | None = None) -> str:
     path = path or paths.token_file()
     token = read(path)
     if token is None:
-        token = secrets.token_urlsafe(TOKEN_BYTES)
+        token = _new_secret(TOKEN_BYTES)
         _write_private(path, token)
     return token
 
@@ -49,7 +56,7 @@ def ensure(path: Path | None = None) -> str:
 def rotate(path: Path | None = None) -> str:
     """Replace the token; clients paired with the old one must pair again."""
     path = path or paths.token_file()
-    token = secrets.token_urlsafe(TOKEN_BYTES)
+    token = _new_secret(TOKEN_BYTES)
     _write_private(path, token)
     return token
 
@@ -89,6 +96,6 @@ def study_salt(study_id: str) -> str:
     path = paths.home() / f"author-salt-{study_id}"
     salt = read(path)
     if salt is None:
-        salt = secrets.token_urlsafe(24)
+        salt = _new_secret(24)
         _write_private(path, salt)
     return salt

@@ -53,7 +53,7 @@ class Lexicon:
             self.by_length[len(word)].append(word)
         # the same groups as newline-joined blobs, so a regex scans them at C speed
         self._initial_blob = {k: "\n".join(v) for k, v in self.by_initial.items()}
-        self._length_blob = {k: "\n".join(v) for k, v in self.by_length.items()}
+        self._position_index: dict[int, _PositionIndex] = {}
 
     def __contains__(self, word: str) -> bool:
         return word in self.freq
@@ -63,9 +63,27 @@ class Lexicon:
 
     def match(self, pattern: str, wildcard: str = "?") -> list[str]:
         """Known words of the same length matching `pattern`, where `wildcard` stands for any
-        one letter."""
-        regex = "^" + "".join("[a-z]" if c == wildcard else re.escape(c) for c in pattern) + "$"
-        return re.findall(regex, self._length_blob.get(len(pattern), ""), re.M)
+        one letter (a-z), in lexicon order.
+
+        Called for every wildcard guess of every unknown token, and nearly every guess matches
+        nothing, so this intersects per-position bitsets instead of compiling a regex: each
+        fixed character narrows the set and an empty set stops the scan."""
+        index = self._positions(len(pattern))
+        if index is None:
+            return []
+        found = index.everything
+        for i, c in enumerate(pattern):
+            found &= index.letter_at[i] if c == wildcard else index.char_at[i].get(c, 0)
+            if not found:
+                return []
+        return index.words_in(found)
+
+    def _positions(self, length: int) -> "_PositionIndex | None":
+        """The bitset index of words of `length`, built on first use (most lengths never are)."""
+        index = self._position_index.get(length)
+        if index is None and length in self.by_length:
+            index = self._position_index[length] = _PositionIndex(self.by_length[length])
+        return index
 
     def supersequences(self, short: str, max_extra: int) -> list[str]:
         """Known words that start with `short`'s first letter, contain `short` as a
@@ -81,6 +99,38 @@ class Lexicon:
         if freq is None:
             return UNKNOWN_PRIOR
         return FREQUENCY_WEIGHT * math.log(freq) + OFFENSIVE_WEIGHT * self.offensive[word]
+
+
+class _PositionIndex:
+    """Words of one length as bitsets: bit k of `char_at[i][c]` is set when word k has `c` at
+    position i; `letter_at[i]` has the words with an a-z letter there (what a wildcard matches)."""
+
+    def __init__(self, words: list[str]):
+        self.words = words
+        length = len(words[0])
+        slots: list[dict[str, bytearray]] = [{} for _ in range(length)]
+        letters = [bytearray((len(words) + 7) // 8) for _ in range(length)]
+        for k, word in enumerate(words):
+            byte, bit = k >> 3, 1 << (k & 7)
+            for i, c in enumerate(word):
+                slot = slots[i].get(c)
+                if slot is None:
+                    slot = slots[i][c] = bytearray(len(letters[0]))
+                slot[byte] |= bit
+                if "a" <= c <= "z":
+                    letters[i][byte] |= bit
+        as_int = lambda b: int.from_bytes(b, "little")  # noqa: E731
+        self.char_at = [{c: as_int(b) for c, b in slot.items()} for slot in slots]
+        self.letter_at = [as_int(b) for b in letters]
+        self.everything = (1 << len(words)) - 1
+
+    def words_in(self, bits: int) -> list[str]:
+        out = []
+        while bits:
+            low = bits & -bits
+            out.append(self.words[low.bit_length() - 1])
+            bits ^= low
+        return out
 
 
 @lru_cache(maxsize=4)
