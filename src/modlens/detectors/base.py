@@ -54,6 +54,17 @@ class Detector(ABC):
         }
 
 
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """The batch as a list of strings; a bare string or a non-string item is a caller bug."""
+    if isinstance(texts, str):
+        raise TypeError("score() takes a list of texts, not one string")
+    texts = list(texts)
+    bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
+    if bad:
+        raise TypeError(f"texts must be strings; item(s) {bad[:5]} are not")
+    return texts
+
+
 def config_hash(config: dict[str, Any]) -> str:
     """Short stable hash of a JSON-able configuration (part of a detector's version)."""
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:12]

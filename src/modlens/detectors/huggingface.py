@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores, config_hash, directory_hash
+from modlens.detectors.base import Detector, check_texts, DetectorUnavailable, LabelScores, config_hash, directory_hash
 from modlens.detectors.hf_presets import PRESETS, preset as preset_options
 from modlens.detectors.minilm import pick_device
 
@@ -63,12 +63,7 @@ class HFClassifier(Detector):
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
         import torch
 
-        if isinstance(texts, str):
-            raise TypeError("score() takes a list of texts, not one string")
-        texts = list(texts)
-        bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
-        if bad:
-            raise TypeError(f"texts must be strings; item(s) {bad[:5]} are not")
+        texts = check_texts(texts)
         out: list[LabelScores | None] = [None] * len(texts)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # less padding per batch
         names = self.labels[:len(self.raw_labels)]

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores, directory_hash
+from modlens.detectors.base import Detector, check_texts, DetectorUnavailable, LabelScores, directory_hash
 
 HEADS_DIR = Path(__file__).resolve().parent / "heads"
 DEFAULT_HEAD = HEADS_DIR / "minilm-toxicity.json"
@@ -91,6 +91,9 @@ class SentenceEncoder:
         prefer_passive_openmp()
         import torch
         from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # a local directory loads in a blink; the bar only clutters `serve`
 
         self.model_dir = Path(model_dir) if model_dir else default_model_dir()
         if not (self.model_dir / "config.json").is_file():
@@ -213,7 +216,7 @@ class MiniLMToxicity(Detector):
         self.version = f"minilm-l6.{model_part}+head.{_file_hash(head_path)}.len{encoder.max_length}"
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
-        texts = _check_texts(texts)
+        texts = check_texts(texts)
         if not texts:
             return []
         p = self.head.predict(self.encoder.encode(texts))
@@ -234,15 +237,6 @@ class MiniLMToxicity(Detector):
     def close(self) -> None:
         self.encoder.model = None
 
-
-def _check_texts(texts: Sequence[str]) -> list[str]:
-    if isinstance(texts, str):
-        raise TypeError("score() takes a list of texts, not one string")
-    texts = list(texts)
-    bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
-    if bad:
-        raise TypeError(f"texts must be strings; item(s) {bad[:5]} are not")
-    return texts
 
 
 def create(*, head: str | None = None, model_dir: str | None = None, device: str = "auto",

@@ -4,7 +4,7 @@ from __future__ import annotations
 from importlib import metadata
 from typing import Any, Sequence
 
-from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores
+from modlens.detectors.base import Detector, check_texts, DetectorUnavailable, LabelScores
 
 
 class ProfanityCheck(Detector):
@@ -18,12 +18,7 @@ class ProfanityCheck(Detector):
         self.version = f"alt-profanity-check-{package_version}"
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
-        if isinstance(texts, str):
-            raise TypeError("score() takes a list of texts, not one string")
-        texts = list(texts)
-        bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
-        if bad:
-            raise TypeError(f"texts must be strings; item(s) {bad[:5]} are not")
+        texts = check_texts(texts)
         if not texts:
             return []
         return [{"offensive": float(p)} for p in self._predict_prob(texts)]
