@@ -117,13 +117,16 @@ def time_stream(texts: list[str], steps: list[str] | None) -> tuple[float, list[
 def print_stream(data: Path, limit: int, repeat: int, steps: list[str] | None) -> None:
     tweets = load_tweets(data / "davidson" / "labeled_data.csv", limit)
     n_tokens = sum(len(t.split()) for t in tweets)
-    secs, per_comment = min((time_stream(tweets, steps) for _ in range(max(1, repeat))), key=lambda r: r[0])
+    runs = [time_stream(tweets, steps) for _ in range(max(1, repeat))]
+    first_secs = runs[0][0]  # also builds the lexicon's lazy indexes, as a fresh daemon does
+    secs, per_comment = min(runs, key=lambda r: r[0])
     ms = sorted(x * 1000 for x in per_comment)
     p99 = ms[min(len(ms) - 1, int(0.99 * len(ms)))]
     print(f"| Davidson tweet stream, cold cache (first {len(tweets)} tweets, {n_tokens:,} tokens, "
           f"best of {max(1, repeat)}) | value |")
     print("|---|---|")
     print(f"| tokens/s | {n_tokens / secs:,.0f} |")
+    print(f"| tokens/s, first run in this process | {n_tokens / first_secs:,.0f} |")
     print(f"| comments/s | {len(tweets) / secs:,.0f} |")
     print(f"| per-comment latency p50 / p99 / max, ms | {statistics.median(ms):.2f} / {p99:.2f} / {ms[-1]:.1f} |")
 

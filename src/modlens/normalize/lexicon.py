@@ -54,6 +54,9 @@ class Lexicon:
         # the same groups as newline-joined blobs, so a regex scans them at C speed
         self._initial_blob = {k: "\n".join(v) for k, v in self.by_initial.items()}
         self._position_index: dict[int, _PositionIndex] = {}
+        self._initial_index: dict[str, _InitialIndex] = {}
+        # every known word is all a-z: lets the index (and the pipeline) rule words out quickly
+        self.plain_letters = re.fullmatch(r"[a-z]+(?:\n[a-z]+)*", "\n".join(self.freq)) is not None
 
     def __contains__(self, word: str) -> bool:
         return word in self.freq
@@ -87,12 +90,39 @@ class Lexicon:
 
     def supersequences(self, short: str, max_extra: int) -> list[str]:
         """Known words that start with `short`'s first letter, contain `short` as a
-        subsequence, and are at most `max_extra` letters longer."""
+        subsequence, and are at most `max_extra` letters longer (in lexicon order)."""
+        if short and self.plain_letters:
+            return self._supersequences_indexed(short, max_extra)
         gap = f"[a-z]{{0,{max_extra}}}"
         regex = "^" + re.escape(short[0]) + "".join(gap + re.escape(c) for c in short[1:]) + gap + "$"
         n = len(short)
         return [w for w in re.findall(regex, self._initial_blob.get(short[0], ""), re.M)
                 if n < len(w) <= n + max_extra]
+
+    def _supersequences_indexed(self, short: str, max_extra: int) -> list[str]:
+        """`supersequences` without a regex per call: bitsets keep the words of the right
+        initial and length that hold every letter of `short`, and only those few are walked.
+        Same answer as the regex only because every known word is all a-z (checked at load)."""
+        index = self._initial_index.get(short[0])
+        if index is None:
+            if short[0] not in self.by_initial:
+                return []
+            index = self._initial_index[short[0]] = _InitialIndex(self.by_initial[short[0]])
+        n = len(short)
+        found = 0
+        for length in range(n + 1, n + max_extra + 1):
+            found |= index.of_length.get(length, 0)
+        for c in set(short[1:]):
+            found &= index.containing.get(c, 0)
+            if not found:
+                return []
+        rest = short[1:]
+        out = []
+        for word in index.words_in(found):
+            letters = iter(word[1:])
+            if all(c in letters for c in rest):  # `in` advances the iterator: a subsequence test
+                out.append(word)
+        return out
 
     def prior(self, word: str) -> float:
         freq = self.freq.get(word)
@@ -101,7 +131,45 @@ class Lexicon:
         return FREQUENCY_WEIGHT * math.log(freq) + OFFENSIVE_WEIGHT * self.offensive[word]
 
 
-class _PositionIndex:
+def _bits(indices: list[int], size: int) -> int:
+    """An int with the given bits set (built in a bytearray: setting bits on a big int one by
+    one would copy it each time)."""
+    buf = bytearray((size + 7) // 8)
+    for k in indices:
+        buf[k >> 3] |= 1 << (k & 7)
+    return int.from_bytes(buf, "little")
+
+
+class _Bitsets:
+    """A word list whose subsets are ints: bit k stands for `words[k]`."""
+    words: list[str]
+
+    def words_in(self, bits: int) -> list[str]:
+        """The words whose bits are set, in list order."""
+        out = []
+        while bits:
+            low = bits & -bits
+            out.append(self.words[low.bit_length() - 1])
+            bits ^= low
+        return out
+
+
+class _InitialIndex(_Bitsets):
+    """Words sharing a first letter, as bitsets by length and by letter they contain."""
+
+    def __init__(self, words: list[str]):
+        self.words = words
+        by_length: dict[int, list[int]] = defaultdict(list)
+        by_letter: dict[str, list[int]] = defaultdict(list)
+        for k, word in enumerate(words):
+            by_length[len(word)].append(k)
+            for c in set(word):
+                by_letter[c].append(k)
+        self.of_length = {n: _bits(ks, len(words)) for n, ks in by_length.items()}
+        self.containing = {c: _bits(ks, len(words)) for c, ks in by_letter.items()}
+
+
+class _PositionIndex(_Bitsets):
     """Words of one length as bitsets: bit k of `char_at[i][c]` is set when word k has `c` at
     position i; `letter_at[i]` has the words with an a-z letter there (what a wildcard matches)."""
 
@@ -123,14 +191,6 @@ class _PositionIndex:
         self.char_at = [{c: as_int(b) for c, b in slot.items()} for slot in slots]
         self.letter_at = [as_int(b) for b in letters]
         self.everything = (1 << len(words)) - 1
-
-    def words_in(self, bits: int) -> list[str]:
-        out = []
-        while bits:
-            low = bits & -bits
-            out.append(self.words[low.bit_length() - 1])
-            bits ^= low
-        return out
 
 
 @lru_cache(maxsize=4)

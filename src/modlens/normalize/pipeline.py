@@ -77,6 +77,16 @@ class Normalizer:
         key = "|".join([PIPELINE_REVISION, ",".join(self.step_names), self.lexicon.digest, weights])
         self.version = hashlib.sha256(key.encode()).hexdigest()[:12]
         self.token = lru_cache(maxsize=200_000)(self._token)
+        self._rewritable = self._rewritable_symbols()
+
+    def _rewritable_symbols(self) -> frozenset[str] | None:
+        """Non-letters some step can turn into a letter (or the wildcard); None when that is
+        not known for sure, which turns the shortcut in `candidates` off."""
+        rewrites = [s.symbols for s in self.rewrite_steps]
+        searches_need_letters = all(s.letters_only for s in self.search_steps + self.fallback_steps)
+        if not self.lexicon.plain_letters or None in rewrites or not searches_need_letters:
+            return None
+        return frozenset().union(*rewrites, WILDCARD)
 
     # ---- whole text -------------------------------------------------------------------------
     def normalize(self, text: str) -> Normalized:
@@ -194,6 +204,12 @@ class Normalizer:
 
     def candidates(self, word: str, search: bool = True) -> list[tuple[float, str, Hypothesis]]:
         """(score, known word, hypothesis) for every known word the steps reach from `word`."""
+        if self._rewritable is not None and any(
+                not c.isalpha() for c in set(word).difference(self._rewritable)):
+            # a character no step rewrites (";" of "&#8221;") stays in every spelling, and no
+            # known word or search result has it: the answer is none, without the hundreds
+            # of leet spellings such tokens expand to
+            return []
         hyps = [Hypothesis(word)]
         for step in self.rewrite_steps:
             hyps = step.expand(hyps, self.lexicon)

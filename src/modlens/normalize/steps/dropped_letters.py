@@ -36,6 +36,7 @@ def dropped_cost(short: str, word: str) -> float | None:
 class DroppedLetters(Step):
     name = "dropped_letters"
     kind = "search"
+    letters_only = True
 
     def candidates(self, hyp: Hypothesis, lexicon: Lexicon) -> list[Hypothesis]:
         short = hyp.text

@@ -3,6 +3,8 @@ commonly stands for, and the dictionary decides ("stup1d" -> stupid, "ki11" -> k
 that stands for nothing known becomes a wildcard at a higher cost ("dic1" -> "dic?" -> dick)."""
 from __future__ import annotations
 
+from operator import itemgetter
+
 from modlens.normalize.lexicon import Lexicon
 from modlens.normalize.steps._base import WILDCARD, Hypothesis, Step, keep_best
 
@@ -14,17 +16,24 @@ LEET: dict[str, tuple[str, ...]] = {
     "£": ("l", "e"), "¢": ("c",), "ß": ("b", "ss"), "(": ("c",), "<": ("c",), "#": ("h",),
     "%": ("x",), "&": ("a",),
 }
+LEET_SYMBOLS = frozenset(LEET)
 ALTERNATIVE_COST = 0.5   # second reading of a symbol
 WILDCARD_COST = 3.0      # the symbol hides a letter we cannot read off it
+
+# each symbol's readings with their costs, the wildcard last
+OPTIONS = {ch: [(letters, i * ALTERNATIVE_COST) for i, letters in enumerate(readings)]
+           + [(WILDCARD, WILDCARD_COST)] for ch, readings in LEET.items()}
+_second = itemgetter(1)
 
 
 class Leet(Step):
     name = "leet"
+    symbols = LEET_SYMBOLS
 
     def expand(self, hyps: list[Hypothesis], lexicon: Lexicon) -> list[Hypothesis]:
         out = []
         for hyp in hyps:
-            if not any(c in LEET for c in hyp.text) or not any(c.isalpha() for c in hyp.text):
+            if LEET_SYMBOLS.isdisjoint(hyp.text) or not any(c.isalpha() for c in hyp.text):
                 out.append(hyp)
                 continue
             partial = [("", 0.0)]
@@ -32,10 +41,9 @@ class Leet(Step):
                 if ch not in LEET:
                     partial = [(p + ch, c) for p, c in partial]
                     continue
-                options = [(letters, i * ALTERNATIVE_COST) for i, letters in enumerate(LEET[ch])]
-                options.append((WILDCARD, WILDCARD_COST))
-                partial = sorted(((p + o, c + oc) for p, c in partial for o, oc in options),
-                                 key=lambda pc: pc[1])[:64]
+                grown = [(p + o, c + oc) for p, c in partial for o, oc in OPTIONS[ch]]
+                grown.sort(key=_second)  # stable: ties keep reading order
+                partial = grown[:64]
             out.append(hyp)  # keep the literal reading: the symbol may be punctuation
             out.extend(hyp.but(text, cost, self.name) for text, cost in partial)
         return keep_best(out)

@@ -8,6 +8,7 @@ from modlens.normalize.lexicon import Lexicon
 from modlens.normalize.steps._base import WILDCARD, Hypothesis, Step, keep_best
 
 PLACEHOLDERS = "*_-.·•"
+PLACEHOLDER_SET = frozenset(PLACEHOLDERS)
 SEPARATED = re.compile(r"^(?:[a-z0-9@$!?][*_\-.·•])+[a-z0-9@$!?]$")
 HIDDEN_LETTER_COST = 1.0
 SEPARATOR_COST = 0.5
@@ -15,6 +16,7 @@ SEPARATOR_COST = 0.5
 
 class Placeholder(Step):
     name = "placeholder"
+    symbols = PLACEHOLDER_SET  # masked as WILDCARD, or deleted between spelled-out letters
 
     def expand(self, hyps: list[Hypothesis], lexicon: Lexicon) -> list[Hypothesis]:
         out = []
@@ -24,7 +26,7 @@ class Placeholder(Step):
             # a leading placeholder is punctuation; a trailing `*`/`_` after letters is a
             # mask ("f***"), a trailing `-`/`.` is punctuation
             body = text.rstrip("-.·•") if text[:1].isalpha() else text[1:-1]
-            if not any(c in PLACEHOLDERS for c in body[1:]):
+            if PLACEHOLDER_SET.isdisjoint(body[1:]):
                 continue
             if SEPARATED.match(text):
                 out.append(hyp.but(re.sub(f"[{re.escape(PLACEHOLDERS)}]", "", text), SEPARATOR_COST, self.name))

@@ -12,6 +12,7 @@ MIN_LENGTH = 3
 class PySpell(Step):
     name = "pyspell"
     kind = "search"
+    letters_only = True
 
     def __init__(self, distance: int = 2):
         self.distance = distance
