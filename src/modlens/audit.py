@@ -246,9 +246,14 @@ class _Auditor:
 
     async def _score_missing(self, texts: Sequence[str]) -> list[tuple[str, str, Any]]:
         """(text, key, DetectorResult) for every detector that has no score (or an error) for a text."""
-        jobs = [(t, k) for t in texts for k in self.engine.runners if self._needs_score(t, k)]
-        results = await asyncio.gather(*(self.engine.score_text(t, only=[k]) for t, k in jobs))
-        return [(t, k, res[k]) for (t, k), res in zip(jobs, results)]
+        todo: dict[str, list[str]] = {}  # detector key -> texts it has not scored yet
+        for t in texts:
+            for k in self.engine.runners:
+                if self._needs_score(t, k):
+                    todo.setdefault(k, []).append(t)
+        # one engine call per detector: each detector's batcher gets all its texts at once
+        scored = await asyncio.gather(*(self.engine.score(ts, only=[k]) for k, ts in todo.items()))
+        return [(t, k, res[k]) for (k, ts), results in zip(todo.items(), scored) for t, res in zip(ts, results)]
 
     def _store_scores(self, jobs: list[tuple[str, str, Any]]) -> None:
         for t, k, r in jobs:

@@ -55,9 +55,6 @@ class _DetectorRunner:
         tox = None if labels is None else d.toxicity(labels)
         return DetectorResult(self.key, d.name, d.version, labels, tox, ms, error)
 
-    async def score(self, text: str) -> DetectorResult:
-        return (await self.score_many([text]))[0]
-
     async def score_many(self, texts: Sequence[str]) -> list[DetectorResult]:
         """All texts go into the batcher in one step, so they can share one model call."""
         out = []
