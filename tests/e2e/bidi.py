@@ -3,8 +3,10 @@ Playwright cannot drive Debian's firefox-esr, raw BiDi can."""
 from __future__ import annotations
 
 import json
+import queue
 import re
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -23,18 +25,31 @@ class Firefox:
         (profile / "user.js").write_text("".join(f"user_pref({json.dumps(k)}, {json.dumps(v)});\n" for k, v in prefs.items()))
         self.proc = subprocess.Popen([FIREFOX, "--headless", "--remote-debugging-port", "0", "--profile", str(profile)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # A thread drains stderr for the browser's whole life: the startup wait stays bounded
+        # even if Firefox goes silent, and a full pipe can never block Firefox later.
+        lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._drain, args=(lines,), daemon=True).start()
         url = None
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and url is None:
-            line = self.proc.stderr.readline()
-            if not line and self.proc.poll() is not None:
+        while url is None and time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
                 raise RuntimeError("firefox exited before WebDriver BiDi was up")
             m = re.search(r"WebDriver BiDi listening on (ws://\S+)", line)
             url = m.group(1) if m else None
         if url is None:
-            raise RuntimeError("firefox did not announce WebDriver BiDi")
+            self.proc.kill()
+            raise RuntimeError("firefox did not announce WebDriver BiDi within 60 s")
         self.ws = connect(url.rstrip("/") + "/session", max_size=None, open_timeout=20)
         self.next_id = 0
+
+    def _drain(self, lines: "queue.Queue[str | None]") -> None:
+        for line in self.proc.stderr:
+            lines.put(line)
+        lines.put(None)
 
     def send(self, method: str, params: dict, timeout: float = 30) -> dict:
         self.next_id += 1
@@ -60,6 +75,11 @@ class Firefox:
         except Exception:
             pass
         try:
+            self.ws.close()
+        except Exception:
+            pass
+        try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+            self.proc.wait(10)

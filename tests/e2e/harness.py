@@ -10,6 +10,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -66,7 +67,7 @@ class Daemon:
         self.proc: subprocess.Popen | None = None
         self.log = home / "serve.log"
         out = subprocess.run([sys.executable, "-m", "modlens", "pair", "--json"], env=self.env,
-                             capture_output=True, text=True, check=True)
+                             capture_output=True, text=True, check=True, timeout=120)
         self.token = json.loads(out.stdout)["token"]
 
     def start(self) -> None:
@@ -127,6 +128,7 @@ class Browser:
     """Headless Chromium (persistent context: extensions need one) with routing of fixture URLs."""
 
     def __init__(self, playwright, profile: Path, ext: Path):
+        self.profile = profile
         self.context = playwright.chromium.launch_persistent_context(
             str(profile), executable_path=CHROMIUM, headless=True,
             ignore_default_args=["--disable-extensions"],
@@ -158,14 +160,22 @@ class Browser:
     def ext_url(self, page: str) -> str:
         return f"chrome-extension://{self.extension_id}/{page}"
 
-    def state(self) -> dict:
-        """The worker's state, asked the way the popup asks it."""
+    def ask_worker(self, message: dict, page_name: str = "popup.html", timeout_ms: int = 15000):
+        """Send the service worker a message from an extension page, as the popup does. Bounded:
+        a worker that never answers fails the test instead of hanging it (evaluate has no timeout)."""
         page = self.context.new_page()
         try:
-            page.goto(self.ext_url("popup.html"))
-            return page.evaluate("chrome.runtime.sendMessage({type: 'get_state'})")
+            page.goto(self.ext_url(page_name))
+            return page.evaluate(
+                """([msg, ms]) => Promise.race([chrome.runtime.sendMessage(msg),
+                     new Promise((_, no) => setTimeout(() => no(new Error(`worker gave no answer in ${ms} ms`)), ms))])""",
+                [message, timeout_ms])
         finally:
             page.close()
+
+    def state(self) -> dict:
+        """The worker's state, asked the way the popup asks it."""
+        return self.ask_worker({"type": "get_state"})
 
     def consent(self, timeout: float = 30) -> None:
         page = self.context.new_page()
@@ -179,12 +189,7 @@ class Browser:
             page.close()
 
     def set_settings(self, settings: dict) -> dict:
-        page = self.context.new_page()
-        try:
-            page.goto(self.ext_url("options.html"))
-            return page.evaluate("s => chrome.runtime.sendMessage({type: 'set_settings', settings: s})", settings)
-        finally:
-            page.close()
+        return self.ask_worker({"type": "set_settings", "settings": settings}, "options.html")
 
     def stop_service_worker(self) -> None:
         page = self.context.new_page()
@@ -197,8 +202,28 @@ class Browser:
         finally:
             page.close()
 
-    def close(self) -> None:
-        self.context.close()
+    def close(self, timeout: float = 30) -> None:
+        # A browser that does not close in time is killed, so the next test gets a fresh one
+        # instead of the whole run hanging on it.
+        watchdog = threading.Timer(timeout, kill_processes_using, args=(self.profile,))
+        watchdog.start()
+        try:
+            self.context.close()
+        finally:
+            watchdog.cancel()
+
+
+def kill_processes_using(profile: Path) -> None:
+    """SIGKILL every process whose command line names this browser profile."""
+    needle = str(profile).encode()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if needle in (proc / "cmdline").read_bytes():
+                os.kill(int(proc.name), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            pass
 
 
 def load_fixtures() -> list[tuple[Path, dict, dict]]:
