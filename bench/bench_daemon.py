@@ -1,7 +1,7 @@
 """Daemon benchmark: comments/s and page latency through the real socket, batched vs one model
 call per comment, with 1, 4 and 16 concurrent clients; plus study-log ingest rows/s.
 
-    python bench/bench_daemon.py [--data /work/shared/data/noisyhate/dev.csv] [--pages 32]
+    python bench/bench_daemon.py [--data /work/shared/data/noisyhate/dev.csv] [--pages 128]
 
 Everything runs on loopback in one process (daemon and clients share the CPU, as they would
 on a rater's laptop). The detector is the real `minilm-toxicity`; if its trained head is not
@@ -113,7 +113,7 @@ async def bench_ingest(db: Path, n: int) -> tuple[float, int]:
 async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    ap.add_argument("--pages", type=int, default=32, help="20-comment pages per run (bounds the run time)")
+    ap.add_argument("--pages", type=int, default=128, help="20-comment pages per run (bounds the run time)")
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
     ap.add_argument("--ingest", type=int, default=5000, help="comments written in the ingest benchmark")
     args = ap.parse_args()

@@ -64,6 +64,18 @@ def test_local_dir_labels_batching_and_reference(tiny):
     assert det.score([]) == []
 
 
+def test_calls_take_several_forward_passes_of_batch_size_rows(tiny):
+    from modlens.detectors.base import FORWARDS_PER_CALL
+
+    det = registry.create("hf-classifier", model=str(tiny), label_map=LABEL_MAP, toxicity_label="rude", batch_size=3)
+    assert det.max_batch == 3 * FORWARDS_PER_CALL  # what the batcher may hand over in one call
+    rows = []
+    forward = det.model.forward
+    det.model.forward = lambda **kw: rows.append(kw["input_ids"].shape[0]) or forward(**kw)
+    det.score([f"comment number {i} " + "word " * (i % 5) for i in range(det.max_batch)])
+    assert rows == [3] * FORWARDS_PER_CALL
+
+
 def test_truncation_to_max_length(tiny):
     det = registry.create("hf-classifier", model=str(tiny), label_map=LABEL_MAP, toxicity_label="rude", max_length=12)
     long_text = " ".join(WORDS * 20)  # 300 tokens, far past the model's 64 positions

@@ -218,16 +218,14 @@ class _Auditor:
         generated = await asyncio.gather(*(engine.variants(it.text) for it, _ in registered)) \
             if engine.generator is not None else [[] for _ in registered]
         texts: list[str] = []
-        normalizations = []
         for (it, _), gen in zip(registered, generated):
-            item_texts = [it.text, *(v.text for v in it.variants), *(v.text for v in gen)]
-            texts += item_texts
-            if engine.normalizer is not None:
-                for t in dict.fromkeys(item_texts):
-                    n = engine.normalize(t)
-                    normalizations.append((t, n))
-                    texts.append(n.text)
+            texts += [it.text, *(v.text for v in it.variants), *(v.text for v in gen)]
         texts = list(dict.fromkeys(texts))
+        normalizations = []
+        if engine.normalizer is not None:  # in a worker thread: the batchers keep the event loop
+            normalized = await asyncio.get_running_loop().run_in_executor(None, lambda: [engine.normalize(t) for t in texts])
+            normalizations = list(zip(texts, normalized))
+            texts = list(dict.fromkeys([*texts, *(n.text for n in normalized)]))
         jobs = await self._score_missing(texts)
         with self.log.transaction():
             self._store_scores(jobs)

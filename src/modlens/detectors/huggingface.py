@@ -13,7 +13,8 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from modlens.detectors.base import Detector, check_texts, DetectorUnavailable, LabelScores, config_hash, directory_hash
+from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts,
+                                    config_hash, directory_hash)
 from modlens.detectors.hf_presets import PRESETS, preset as preset_options
 from modlens.detectors.minilm import pick_device
 
@@ -36,7 +37,8 @@ class HFClassifier(Detector):
                  batch_size: int, multi_label: bool):
         self.model, self.tokenizer = model, tokenizer
         self.source, self.device, self.dtype = source, device, dtype
-        self.max_length, self.max_batch, self.multi_label = int(max_length), int(batch_size), bool(multi_label)
+        self.max_length, self.batch_size, self.multi_label = int(max_length), int(batch_size), bool(multi_label)
+        self.max_batch = self.batch_size * FORWARDS_PER_CALL  # texts per call; forward passes stay batch_size rows
         self.label_map = dict(label_map)
         id2label = model.config.id2label
         self.raw_labels = [str(id2label[i]) for i in range(model.config.num_labels)]
@@ -68,8 +70,8 @@ class HFClassifier(Detector):
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # less padding per batch
         names = self.labels[:len(self.raw_labels)]
         with torch.inference_mode():
-            for start in range(0, len(order), self.max_batch):
-                idx = order[start:start + self.max_batch]
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start:start + self.batch_size]
                 enc = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True,
                                      max_length=self.max_length, return_tensors="pt").to(self.device)
                 logits = self.model(**enc).logits.float()

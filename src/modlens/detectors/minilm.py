@@ -17,7 +17,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from modlens.detectors.base import Detector, check_texts, DetectorUnavailable, LabelScores, directory_hash
+from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts,
+                                    directory_hash)
 
 HEADS_DIR = Path(__file__).resolve().parent / "heads"
 DEFAULT_HEAD = HEADS_DIR / "minilm-toxicity.json"
@@ -211,7 +212,7 @@ class MiniLMToxicity(Detector):
         self.head_path = head_path
         self.labels = head.labels
         self.toxicity_label = head.positive_label
-        self.max_batch = encoder.batch_size
+        self.max_batch = encoder.batch_size * FORWARDS_PER_CALL  # texts per call; forward passes stay batch_size rows
         model_part = directory_hash(encoder.model_dir, MODEL_FILES)
         self.version = f"minilm-l6.{model_part}+head.{_file_hash(head_path)}.len{encoder.max_length}"
 
