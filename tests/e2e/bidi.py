@@ -43,7 +43,8 @@ class Firefox:
         if url is None:
             self.proc.kill()
             raise RuntimeError("firefox did not announce WebDriver BiDi within 60 s")
-        self.ws = connect(url.rstrip("/") + "/session", max_size=None, open_timeout=20)
+        # entered as a context manager (closed in close()): what websockets >= 17 expects
+        self.ws = connect(url.rstrip("/") + "/session", max_size=None, open_timeout=20).__enter__()
         self.next_id = 0
 
     def _drain(self, lines: "queue.Queue[str | None]") -> None:
