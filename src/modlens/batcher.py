@@ -1,6 +1,6 @@
 """Dynamic batching: collect up to `max_batch` texts or wait `max_delay_ms`, then make one
-model call. Shared by every daemon connection and by batch
-audits, so many small pages become few large model calls."""
+model call. Shared by every daemon connection and by batch audits, so many small pages
+become few large model calls."""
 from __future__ import annotations
 
 import asyncio
@@ -16,8 +16,7 @@ class DynamicBatcher(Generic[R]):
         self._fn = fn
         self.max_batch = max_batch
         self.max_delay = max_delay_ms / 1000
-        # (text, future, loop time when queued)
-        self._queue: asyncio.Queue[tuple[str, asyncio.Future, float]] = asyncio.Queue(max_queue)
+        self._queue: asyncio.Queue[tuple[str, asyncio.Future]] = asyncio.Queue(max_queue)
         self._task: asyncio.Task | None = None
         self.batches = 0      # model calls made (for benchmarks and status)
         self.items = 0
@@ -35,14 +34,13 @@ class DynamicBatcher(Generic[R]):
                 pass
             self._task = None
         while not self._queue.empty():
-            _, fut, _ = self._queue.get_nowait()
+            _, fut = self._queue.get_nowait()
             if not fut.done():
                 fut.set_exception(RuntimeError("batcher closed"))
 
     async def _enqueue(self, text: str) -> asyncio.Future:
-        loop = asyncio.get_running_loop()
-        fut = loop.create_future()
-        await self._queue.put((text, fut, loop.time()))  # waits only when the queue is full
+        fut = asyncio.get_running_loop().create_future()
+        await self._queue.put((text, fut))  # waits only when the queue is full
         return fut
 
     async def submit(self, text: str) -> R:
@@ -61,7 +59,7 @@ class DynamicBatcher(Generic[R]):
         while len(batch) < self.max_batch and not self._queue.empty():
             batch.append(self._queue.get_nowait())
 
-    async def _collect(self) -> list[tuple[str, asyncio.Future, float]]:
+    async def _collect(self) -> list[tuple[str, asyncio.Future]]:
         batch = [await self._queue.get()]
         self._drain(batch)
         loop = asyncio.get_running_loop()
@@ -83,7 +81,7 @@ class DynamicBatcher(Generic[R]):
     async def _run(self) -> None:
         while True:
             batch = await self._collect()
-            live = [(t, f) for t, f, _ in batch if not f.cancelled()]
+            live = [(t, f) for t, f in batch if not f.cancelled()]
             if not live:
                 continue
             unique = list(dict.fromkeys(t for t, _ in live))  # one model input per distinct text

@@ -239,7 +239,6 @@ class MiniLMToxicity(Detector):
         self.encoder.model = None
 
 
-
 def create(*, head: str | None = None, model_dir: str | None = None, device: str = "auto",
            max_length: int = 128, batch_size: int = 64, num_threads: int | None = None,
            threshold: float | None = None) -> MiniLMToxicity:
