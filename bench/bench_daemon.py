@@ -1,7 +1,7 @@
 """Daemon benchmark: comments/s and page latency through the real socket, batched vs one model
 call per comment, with 1, 4 and 16 concurrent clients; plus study-log ingest rows/s.
 
-    python bench/bench_daemon.py [--data /work/shared/data/noisyhate/dev.csv] [--pages 128]
+    python bench/bench_daemon.py [--data PATH] [--pages 128]
 
 Everything runs on loopback in one process (daemon and clients share the CPU, as they would
 on a rater's laptop). The detector is the real `minilm-toxicity`; if its trained head is not
@@ -27,12 +27,13 @@ from modlens.config import parse_study
 from modlens.detectors import registry
 from modlens.detectors.base import DetectorUnavailable
 from modlens.engine import Engine
+from modlens.paths import shipped_data
 from modlens.studylog.store import LogWriter
 
 from modlens.daemon.app import create_app
 
 TOKEN = "bench-token"
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "noisyhate" / "dev.csv"
+DEFAULT_DATA = shipped_data() / "noisyhate" / "dev.csv"
 
 
 def load_now() -> str:

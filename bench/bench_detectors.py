@@ -26,8 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from modlens.paths import shipped_data
+
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = Path(os.environ.get("MODLENS_SHARED_DATA", REPO.parent / "shared" / "data")) / "noisyhate" / "dev.csv"
+DEFAULT_DATA = shipped_data() / "noisyhate" / "dev.csv"
 
 
 def load_texts(path: Path, column: str, n: int) -> list[str]:

@@ -4,7 +4,7 @@ tokens per second of modlens vs pyspellchecker in the same run. Prints one markd
 then the live-stream figure: the first N Davidson tweets, cold cache, tokens/s and per-comment
 latency (p50/p99/max), best of `--repeat` runs with a fresh normalizer each time.
 
-    python bench/bench_normalize.py [--data ../shared/data] [--steps a,b,c] [--spell-sample 150]
+    python bench/bench_normalize.py [--data DIR] [--steps a,b,c] [--spell-sample 150]
     python bench/bench_normalize.py --stream-only --tweets 2000   # just the tweet stream
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from modlens.normalize.baselines import PySpellBaseline
+from modlens.paths import shipped_data
 from modlens.normalize.evaluate import (TYPES, accuracy_by_type, hatecheck_accuracy, load_hatecheck_spell,
                                         load_noisyhate, restored, restored_aligned)
 from modlens.normalize.pipeline import build_normalizer
@@ -26,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    ap.add_argument("--data", type=Path, default=shipped_data(), help="folder with noisyhate/, hatecheck/, davidson/ (default: the shipped copies)")
     ap.add_argument("--steps", help="comma-separated normalizer steps (default pipeline if omitted)")
     ap.add_argument("--spell-sample", type=int, default=150,
                     help="sentences pyspellchecker is timed on (it is slow); 0 = all")

@@ -1,6 +1,6 @@
 """How fast the variant generator and the greedy attack run on NoisyHate dev comments.
 
-    python bench/bench_perturb.py [--data ../shared/data] [--n 200]
+    python bench/bench_perturb.py [--data DIR] [--n 200]
 
 Prints variants/s for the generator (heuristic ranking, no detector: the cost the daemon adds
 per comment on top of its importance queries) and, for the attack against profanity-check,
@@ -17,12 +17,13 @@ from pathlib import Path
 from modlens.config import PerturbationConfig
 from modlens.detectors import registry as detectors
 from modlens.perturb.attack import GreedyAttack
+from modlens.paths import shipped_data
 from modlens.perturb.generate import VariantGenerator
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+    ap.add_argument("--data", default=str(shipped_data()), help="folder with noisyhate/dev.csv (default: the shipped copy)")
     ap.add_argument("--n", type=int, default=200, help="comments to use")
     ap.add_argument("--target", default="profanity-check")
     args = ap.parse_args()

@@ -1,21 +1,20 @@
-"""Shared test fixtures. Data sets are read from ../shared/data (never copied into the repo);
-MODLENS_SHARED_DATA overrides the location."""
+"""Test fixtures shared by every test. Data sets come from the copies shipped inside the package
+(`src/modlens/datasets/data/`), so a clone or an installed wheel tests the same data."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from modlens.paths import shipped_data
+
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("MODLENS_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data not found at {SHARED_DATA} (set MODLENS_SHARED_DATA)")
-    return SHARED_DATA
+def data_dir() -> Path:
+    """The shipped data folder: noisyhate/, hatecheck/, davidson/."""
+    return shipped_data()
 
 
 @pytest.fixture(autouse=True)

@@ -34,9 +34,9 @@ def counts(db):
         con.close()
 
 
-def test_noisyhate_table4_perspective_end_to_end(shared_data, tmp_path, capsys):
+def test_noisyhate_table4_perspective_end_to_end(data_dir, tmp_path, capsys):
     """NoisyHate Table 4, Perspective, dev half: accuracy at 0.5 is 0.816 clean, 0.639 perturbed."""
-    db, nh = tmp_path / "log.sqlite", shared_data / "noisyhate" / "dev.csv"
+    db, nh = tmp_path / "log.sqlite", data_dir / "noisyhate" / "dev.csv"
     assert main(["audit", str(nh), "--db", str(db), "--quiet", "--detectors", PERSPECTIVE.format(path=nh)]) == 0
     capsys.readouterr()
     assert main(["report", "--db", str(db), "--format", "json"]) == 0
@@ -52,8 +52,8 @@ def test_noisyhate_table4_perspective_end_to_end(shared_data, tmp_path, capsys):
     assert report["detectors"][0]["version"] in det["version"] and "perspective" not in report["sections"].get("human", {})
 
 
-def test_resume_after_interruption_has_no_duplicates(shared_data, tmp_path):
-    nh = shared_data / "noisyhate" / "dev.csv"
+def test_resume_after_interruption_has_no_duplicates(data_dir, tmp_path):
+    nh = data_dir / "noisyhate" / "dev.csv"
     spec = [PERSPECTIVE.format(path=nh)]
 
     def interrupt(n_done):
@@ -76,7 +76,7 @@ def test_resume_after_interruption_has_no_duplicates(shared_data, tmp_path):
     assert third.n_scored == 0 and counts(db)["comments"] == 120 and counts(db)["audit_runs"] == 2
 
 
-def test_hatecheck_spell_cases_become_variants_and_use_the_batcher(shared_data, tmp_path):
+def test_hatecheck_spell_cases_become_variants_and_use_the_batcher(data_dir, tmp_path):
     det = LengthDetector()
     res = run_audit("hatecheck", db=tmp_path / "l.sqlite", detector_objects={"length": det}, progress=False)
     con = sqlite3.connect(tmp_path / "l.sqlite")
@@ -89,7 +89,7 @@ def test_hatecheck_spell_cases_become_variants_and_use_the_batcher(shared_data, 
                        "WHERE c.comment_key = 'case-1' AND name = 'functionality'").fetchone() == ("derog_neg_emote_h",)
 
 
-def test_readers_for_generic_sass_and_davidson(tmp_path, shared_data):
+def test_readers_for_generic_sass_and_davidson(tmp_path, data_dir):
     f = tmp_path / "c.jsonl"
     f.write_text('{"id": "a", "text": "hello", "toxic": 0}\n{"id": "b", "text": "you idiot", "toxic": 1}\n')
     d = datasets.load(str(f), id_col="id")
@@ -127,9 +127,9 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(tmp_path):
     assert main(["audit", str(bad), "--db", str(db), "--quiet", "--detectors", "gpt-7"]) == 2
 
 
-def test_audit_with_normalization_scores_normalized_variants(shared_data, tmp_path):
+def test_audit_with_normalization_scores_normalized_variants(data_dir, tmp_path):
     pytest.importorskip("modlens.normalize.pipeline")
-    nh = shared_data / "noisyhate" / "dev.csv"
+    nh = data_dir / "noisyhate" / "dev.csv"
     res = run_audit(str(nh), db=tmp_path / "n.sqlite", detectors=[PERSPECTIVE.format(path=nh)],
                     detector_objects=None, normalize=True, limit=30, progress=False)
     con = sqlite3.connect(tmp_path / "n.sqlite")
@@ -142,7 +142,7 @@ def test_audit_with_normalization_scores_normalized_variants(shared_data, tmp_pa
 
 
 @pytest.mark.slow
-def test_audit_through_the_embedded_minilm_detector(shared_data, tmp_path):
+def test_audit_through_the_embedded_minilm_detector(data_dir, tmp_path):
     from modlens.detectors import registry
 
     if registry.status("minilm-toxicity").status != "loaded":

@@ -48,12 +48,12 @@ def score_of(db, text_id, name):
 
 
 @pytest.fixture(scope="module")
-def attacked(shared_data, tmp_path_factory):
+def attacked(data_dir, tmp_path_factory):
     """One real audit (NoisyHate, both local detectors, no judges so transfer is informative),
     then the same command again."""
     tmp = tmp_path_factory.mktemp("attack")
     db = tmp / "log.sqlite"
-    args = ["audit", str(shared_data / "noisyhate" / "dev.csv"), "--db", str(db), "--quiet", "--limit", str(N_ROWS),
+    args = ["audit", str(data_dir / "noisyhate" / "dev.csv"), "--db", str(db), "--quiet", "--limit", str(N_ROWS),
             "--detectors", *DETECTORS, "--attack", "tae", "--no-ensemble", "--query-budget", "80"]
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MODLENS_HOME", str(tmp / "home"))
@@ -134,14 +134,14 @@ def test_rerun_adds_no_rows_and_redoes_no_attack(attacked):
     assert [r["status"] for r in runs] == ["finished", "finished"] and runs[1]["n_items"] == N_ROWS
 
 
-def test_judges_interrupt_and_resume(shared_data, tmp_path):
+def test_judges_interrupt_and_resume(data_dir, tmp_path):
     """The AND ensemble with a deterministic judge; an audit interrupted after its first chunk
     resumes into the same rows as a straight run."""
     def detectors():
         return {"profanity-check": registry.create("profanity-check"), "length": LengthJudge()}
 
     spec = AttackSpec("tae", targets=["profanity-check"], max_queries=60)
-    nh = str(shared_data / "noisyhate" / "dev.csv")
+    nh = str(data_dir / "noisyhate" / "dev.csv")
     straight = tmp_path / "straight.sqlite"
     run_audit(nh, db=straight, limit=6, chunk_size=3, progress=False, detector_objects=detectors(), attack=spec)
 
@@ -201,8 +201,8 @@ def test_bad_attack_options_fail_before_writing(tmp_path, capsys):
     assert not db.exists()
 
 
-def test_plan_defaults_exclude_tables_that_cannot_score_new_text(shared_data):
-    cached = registry.create("cached", path=str(shared_data / "noisyhate" / "dev.csv"),
+def test_plan_defaults_exclude_tables_that_cannot_score_new_text(data_dir):
+    cached = registry.create("cached", path=str(data_dir / "noisyhate" / "dev.csv"),
                              mappings=[["clean", "perspective_clean"]], name="perspective")
     dets = {"perspective": cached, "profanity-check": registry.create("profanity-check"), "length": LengthJudge()}
     assert plan_attacks(AttackSpec("tae"), dets) == {"profanity-check": ["length"], "length": ["profanity-check"]}

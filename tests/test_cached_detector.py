@@ -55,9 +55,9 @@ def test_missing_file_is_a_status_not_a_crash(tmp_path):
     assert st.status == "missing_weights" and "not found" in st.message and st.fix
 
 
-def test_noisyhate_perspective_scores(shared_data):
+def test_noisyhate_perspective_scores(data_dir):
     import csv
-    path = shared_data / "noisyhate" / "dev.csv"
+    path = data_dir / "noisyhate" / "dev.csv"
     det = registry.create("cached", path=str(path), name="perspective",
                           mappings=[["clean", "perspective_clean"], ["perturbed", "perspective_perturbed"]])
     rows = list(csv.DictReader(open(path, encoding="utf-8")))

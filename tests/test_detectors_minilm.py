@@ -93,8 +93,8 @@ def _train(tmp_path, data, out, seed, capsys):
     return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
 
 
-def test_train_head_small_sample_is_reproducible(shared_data, tmp_path, capsys):
-    data = shared_data / "davidson" / "labeled_data.csv"
+def test_train_head_small_sample_is_reproducible(data_dir, tmp_path, capsys):
+    data = data_dir / "davidson" / "labeled_data.csv"
     summary = _train(tmp_path, data, tmp_path / "a.json", 3, capsys)
     _train(tmp_path, data, tmp_path / "b.json", 3, capsys)
     _train(tmp_path, data, tmp_path / "c.json", 4, capsys)
@@ -108,8 +108,8 @@ def test_train_head_small_sample_is_reproducible(shared_data, tmp_path, capsys):
     assert det.toxicity(det.score(["fuck you bitch"])[0]) > det.toxicity(det.score(["lovely weather today"])[0])
 
 
-def test_train_head_bad_data_fails_cleanly(shared_data, tmp_path, capsys):
-    data = shared_data / "davidson" / "labeled_data.csv"
+def test_train_head_bad_data_fails_cleanly(data_dir, tmp_path, capsys):
+    data = data_dir / "davidson" / "labeled_data.csv"
     assert main(["train-head", "--data", str(data), "--sample", "100", "--out", str(tmp_path / "x.json")]) == 2
     assert "no column" in capsys.readouterr().err
     assert main(["train-head", "--data", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "x.json")]) == 2
@@ -118,8 +118,8 @@ def test_train_head_bad_data_fails_cleanly(shared_data, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_shipped_head_on_hatecheck(detector, shared_data):
-    report = hatecheck_report(lambda texts: [s["toxic"] for s in detector.score(texts)], shared_data / "hatecheck")
+def test_shipped_head_on_hatecheck(detector, data_dir):
+    report = hatecheck_report(lambda texts: [s["toxic"] for s in detector.score(texts)], data_dir / "hatecheck")
     assert report["n"] == 3728
     assert report["auc"] >= HATECHECK_AUC_FLOOR
     for func, floor in FUNCTIONALITY_AUC_FLOORS.items():

@@ -28,8 +28,8 @@ def normalizer():
     return build_normalizer()
 
 
-def test_noisyhate_dev_floor(shared_data, normalizer):
-    pairs = load_noisyhate(shared_data / "noisyhate" / "dev.csv")
+def test_noisyhate_dev_floor(data_dir, normalizer):
+    pairs = load_noisyhate(data_dir / "noisyhate" / "dev.csv")
     acc = noisyhate_accuracy_aligned(normalizer.normalize, pairs)
     for key, floor in NOISYHATE_FLOORS.items():
         assert acc[key] >= floor, f"{key}: {acc[key]:.3f} < {floor}"
@@ -39,16 +39,16 @@ def test_noisyhate_dev_floor(shared_data, normalizer):
     assert acc["overall"] - 0.01 <= literal["overall"] <= acc["overall"]
 
 
-def test_noisyhate_rule_counts_the_token_at_position(shared_data):
-    pair = load_noisyhate(shared_data / "noisyhate" / "dev.csv")[0]
+def test_noisyhate_rule_counts_the_token_at_position(data_dir):
+    pair = load_noisyhate(data_dir / "noisyhate" / "dev.csv")[0]
     assert not restored(pair.perturbed, pair)                     # the perturbed text itself fails
     tokens = pair.perturbed.split()
     tokens[pair.position] = pair.clean_word.upper()
     assert restored(" ".join(tokens), pair)                       # compared lowercased
 
 
-def test_hatecheck_spell_floor(shared_data, normalizer):
-    cases = load_hatecheck_spell(shared_data / "hatecheck" / "test_suite_cases.csv")
+def test_hatecheck_spell_floor(data_dir, normalizer):
+    cases = load_hatecheck_spell(data_dir / "hatecheck" / "test_suite_cases.csv")
     assert len(cases) == 760
     assert hatecheck_accuracy(lambda t: t, cases)["overall"] == 0.0
     acc = hatecheck_accuracy(lambda t: normalizer.normalize(t).text, cases)
@@ -61,11 +61,11 @@ def test_hatecheck_spell_floor(shared_data, normalizer):
     assert hatecheck_accuracy(lambda t: no_split.normalize(t).text, del_cases)["overall"] == 0.0
 
 
-def test_word_split_rarely_fires_on_clean_hatecheck_cases(shared_data, normalizer):
+def test_word_split_rarely_fires_on_clean_hatecheck_cases(data_dir, normalizer):
     """HateCheck's 2,968 non-spell cases are clean text: a split there is a false positive
     (measured: 12 cases, all "shemale(s)", a slur the lexicon lacks)."""
     import csv
-    with (shared_data / "hatecheck" / "test_suite_cases.csv").open(newline="", encoding="utf-8") as f:
+    with (data_dir / "hatecheck" / "test_suite_cases.csv").open(newline="", encoding="utf-8") as f:
         clean = [r["test_case"] for r in csv.DictReader(f) if not r["functionality"].startswith("spell_")]
     assert len(clean) > 2500
     split = [t for t in clean if any(e.step == "word_split" for e in normalizer.normalize(t).edits)]

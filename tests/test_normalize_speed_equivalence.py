@@ -50,10 +50,10 @@ def oracle_known_edits(word: str, lexicon: Lexicon) -> list[tuple[str, float]]:
 
 # ---- the sample, normalized once with every question recorded --------------------------------
 @pytest.fixture(scope="module")
-def sample(shared_data) -> list[str]:
-    with (shared_data / "davidson" / "labeled_data.csv").open(newline="", encoding="utf-8") as f:
+def sample(data_dir) -> list[str]:
+    with (data_dir / "davidson" / "labeled_data.csv").open(newline="", encoding="utf-8") as f:
         tweets = [row["tweet"] for _, row in zip(range(N_TWEETS), csv.DictReader(f))]
-    return tweets + [p.perturbed for p in load_noisyhate(shared_data / "noisyhate" / "dev.csv")]
+    return tweets + [p.perturbed for p in load_noisyhate(data_dir / "noisyhate" / "dev.csv")]
 
 
 def recording(calls: list, method):

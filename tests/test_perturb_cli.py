@@ -11,8 +11,8 @@ def lines(capsys):
     return [json.loads(line) for line in out.out.splitlines()], out.err
 
 
-def test_variants_with_scores(capsys, shared_data, monkeypatch):
-    monkeypatch.setenv("MODLENS_PERTURBATIONS", str(shared_data / "noisyhate" / "perturbations.json"))
+def test_variants_with_scores(capsys, data_dir, monkeypatch):
+    monkeypatch.setenv("MODLENS_PERTURBATIONS", str(data_dir / "noisyhate" / "perturbations.json"))
     rc = main(["perturb", "you are an idiot", "--detector", "profanity-check", "--budget", "4", "--seed", "2"])
     rows, err = lines(capsys)
     assert rc == 0, err

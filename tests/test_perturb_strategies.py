@@ -149,8 +149,8 @@ def test_char_attack_records_the_operation():
         registry.create("char_attack", operations=["teleport"])
 
 
-def test_human_lookup_uses_the_table(shared_data):
-    path = shared_data / "noisyhate" / "perturbations.json"
+def test_human_lookup_uses_the_table(data_dir):
+    path = data_dir / "noisyhate" / "perturbations.json"
     table = json.loads(path.read_text())
     s = registry.create("human_lookup", path=path)
     assert s.availability() is None

@@ -10,7 +10,7 @@ from modlens import paths
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dataset", help="a CSV/TSV/JSONL file or folder, or a shorthand (noisyhate, hatecheck, davidson) "
-                                   "looked up under $MODLENS_DATA or ../shared/data")
+                                   "looked up under $MODLENS_DATA, the fetched data, then the shipped copies")
     p.add_argument("--format", dest="fmt", choices=["noisyhate", "hatecheck", "davidson", "sass", "csv", "jsonl"],
                    help="the file's layout (default: guessed from its columns)")
     p.add_argument("--detectors", nargs="+", metavar="KEY",

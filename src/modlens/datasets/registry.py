@@ -5,9 +5,9 @@ Adding a layout = one module with `read(path, **options) -> Dataset` + one line 
 from __future__ import annotations
 
 import importlib
-import os
 from pathlib import Path
 
+from modlens import paths
 from modlens.datasets.base import Dataset, DatasetError, read_rows
 
 READERS: dict[str, str] = {
@@ -27,29 +27,18 @@ SHORTHANDS: dict[str, str] = {
 }
 
 
-def data_dirs() -> list[Path]:
-    """Where shorthand names are looked up: $MODLENS_DATA, then ../shared/data from the working
-    directory and from the repository."""
-    dirs = []
-    if os.environ.get("MODLENS_DATA"):
-        dirs.append(Path(os.environ["MODLENS_DATA"]))
-    dirs.append(Path.cwd().parent / "shared" / "data")
-    dirs.append(Path(__file__).resolve().parents[3].parent / "shared" / "data")
-    return dirs
-
-
 def resolve(dataset: str) -> tuple[Path, str | None]:
     """A path, or a shorthand name -> (file path, implied format)."""
     path = Path(dataset).expanduser()
     if path.exists():
         return path, None
     if dataset in SHORTHANDS:
-        for root in data_dirs():
-            candidate = root / SHORTHANDS[dataset]
-            if candidate.is_file():
-                return candidate, dataset
-        tried = ", ".join(str(d) for d in data_dirs())
-        raise DatasetError(f"dataset {dataset!r} not found under {tried}; set MODLENS_DATA to the data folder")
+        found = paths.find_data(SHORTHANDS[dataset])
+        if found is not None:
+            return found, dataset
+        tried = ", ".join(str(d) for d in paths.data_dirs())
+        raise DatasetError(f"dataset {dataset!r} not found under {tried}; "
+                           f"`modlens data fetch {dataset}` downloads it, or set {paths.DATA_ENV} to a folder holding {SHORTHANDS[dataset]}")
     raise DatasetError(f"{dataset}: no such file, and not one of the shorthands {', '.join(SHORTHANDS)}")
 
 

@@ -83,7 +83,10 @@ class CachedDetector(Detector):
         data = self.path.read_bytes()
         self.table = load_table(self.path, self.mappings)
         file_hash = hashlib.sha256(data).hexdigest()[:12]
-        self.version = f"{file_hash}-{config_hash(self.config())}"
+        # The file's bytes, not where it lies, identify the data: the same table gives the same
+        # version on every machine.
+        portable = {k: v for k, v in self.config().items() if k != "path"}
+        self.version = f"{file_hash}-{config_hash(portable)}"
 
     def config(self) -> dict[str, Any]:
         return {"path": str(self.path), "mappings": [list(m) for m in self.mappings],
@@ -114,8 +117,13 @@ def create(path: str | None = None, text_col: str | None = None, score_col: str 
         raise DetectorUnavailable("error", "cached: no (text column, score column) pair given",
                                   "set text_col/score_col, or mappings = [[text_col, score_col], ...]")
     if not Path(path).is_file():
-        raise DetectorUnavailable("missing_weights", f"cached: score table not found: {path}",
-                                  "point options.path at an existing CSV/TSV/JSONL file")
+        from modlens.datasets.registry import SHORTHANDS
+        from modlens.paths import find_data
+        shipped = find_data(SHORTHANDS[path]) if path in SHORTHANDS else None  # e.g. path = "noisyhate"
+        if shipped is None:
+            raise DetectorUnavailable("missing_weights", f"cached: score table not found: {path}",
+                                      "point options.path at an existing CSV/TSV/JSONL file or a dataset name")
+        path = str(shipped)
     try:
         return CachedDetector(path, pairs, name=name, label=label, threshold=threshold)
     except CachedScoreError as err:

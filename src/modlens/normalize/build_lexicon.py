@@ -1,7 +1,7 @@
 """Rebuild `normalize/data/lexicon.txt`, the normalizer's word list, reproducibly.
 
     python -m modlens.normalize.build_lexicon --comments /tmp/clean_data.csv \
-        --davidson ../shared/data/davidson/labeled_data.csv
+        --davidson src/modlens/datasets/data/davidson/labeled_data.csv
 
 Sources (all public, none of them NoisyHate):
 - pyspellchecker's English frequency dictionary (general written English, subtitles-heavy);

@@ -9,15 +9,18 @@ import os
 import random
 from pathlib import Path
 
+from modlens import paths
 from modlens.perturb.strategies._word import Strategy, WordEdit
 
 ENV_VAR = "MODLENS_PERTURBATIONS"
-DEFAULT_RELATIVE = Path("..") / "shared" / "data" / "noisyhate" / "perturbations.json"
+TABLE = "noisyhate/perturbations.json"
 
 
 def default_path() -> Path:
-    """$MODLENS_PERTURBATIONS, else ../shared/data/noisyhate/perturbations.json from the cwd."""
-    return Path(os.environ.get(ENV_VAR) or Path.cwd() / DEFAULT_RELATIVE)
+    """$MODLENS_PERTURBATIONS, else the table in the data folders (the package ships one)."""
+    if os.environ.get(ENV_VAR):
+        return Path(os.environ[ENV_VAR])
+    return paths.find_data(TABLE) or paths.shipped_data() / TABLE
 
 
 def diff_spans(old: str, new: str) -> list[tuple[int, int]]:

@@ -1,0 +1,78 @@
+"""A clone needs nothing outside the repository: data ships in the package, nothing reads the
+workspace folder the copies came from, and shorthands find the shipped copies without a path."""
+from __future__ import annotations
+
+import csv
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from modlens import paths
+from modlens.datasets import registry
+from modlens.perturb.strategies.human_lookup import HumanLookup
+
+REPO = Path(__file__).resolve().parents[1]
+# Built from parts so this file does not match itself.
+OUTSIDE = re.compile("|".join([r"\.\./" + "shared", r"['\"]" + "shared" + r"['\"]\s*/", "/work/" + "shared", "SHARED" + "_DATA"]))
+SCANNED = (".py", ".md", ".toml", ".js", ".json", ".html", ".sh", ".txt", ".cfg", "Makefile", "run")
+
+
+def tracked_files() -> list[Path]:
+    try:
+        out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True,
+                             text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    return [REPO / line for line in out.splitlines() if line.endswith(SCANNED)]
+
+
+def test_nothing_in_the_repository_reads_the_workspace_data_folder():
+    offenders = []
+    for path in tracked_files():
+        if not path.is_file() or path.stat().st_size > 2_000_000:
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if OUTSIDE.search(line):
+                offenders.append(f"{path.relative_to(REPO)}:{n}: {line.strip()[:100]}")
+    assert not offenders, "these lines point outside the repository:\n" + "\n".join(offenders)
+
+
+@pytest.mark.parametrize("name, columns", [
+    ("noisyhate", {"clean", "perturbed", "position", "perspective_clean"}),
+    ("hatecheck", {"case_id", "test_case", "label_gold", "functionality"}),
+    ("davidson", {"tweet", "class"}),
+])
+def test_shorthands_find_the_shipped_copies_with_their_licence(name, columns, monkeypatch):
+    monkeypatch.delenv(paths.DATA_ENV, raising=False)
+    path, fmt = registry.resolve(name)
+    assert fmt == name and path.is_relative_to(paths.shipped_data())
+    assert (path.parent / "LICENSE").is_file()
+    with path.open(encoding="utf-8", newline="") as fh:
+        assert columns <= set(csv.DictReader(fh).fieldnames or [])
+    assert len(registry.load(name).items) > 500
+
+
+def test_modlens_data_folder_wins_over_the_shipped_copy(tmp_path, monkeypatch):
+    own = tmp_path / "noisyhate" / "dev.csv"
+    own.parent.mkdir()
+    shipped = (paths.shipped_data() / "noisyhate" / "dev.csv").read_text(encoding="utf-8").splitlines()
+    own.write_text("\n".join(shipped[:4]) + "\n", encoding="utf-8")
+    monkeypatch.setenv(paths.DATA_ENV, str(tmp_path))
+    assert registry.resolve("noisyhate")[0] == own
+    assert len(registry.load("noisyhate").items) < 10
+
+
+def test_missing_shorthand_says_how_to_get_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "shipped_data", lambda: tmp_path / "nothing-shipped")
+    with pytest.raises(registry.DatasetError, match="modlens data fetch davidson"):
+        registry.resolve("davidson")
+
+
+def test_human_lookup_reads_the_shipped_table_by_default(monkeypatch):
+    monkeypatch.delenv("MODLENS_PERTURBATIONS", raising=False)
+    strategy = HumanLookup()
+    assert strategy.availability() is None
+    assert strategy.path.is_relative_to(paths.shipped_data())
+    assert strategy.forms("idiot"), "the shipped table knows perturbations of 'idiot'"
