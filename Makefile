@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: setup run test system-deps bench clean
+.PHONY: setup run lint test system-deps bench clean
 
 $(VENV)/.installed: pyproject.toml setup.py constraints.txt
 	python3 -m venv $(VENV)
@@ -14,19 +14,29 @@ $(VENV)/.installed: pyproject.toml setup.py constraints.txt
 
 setup: $(VENV)/.installed
 
+# npm dev tools pinned in package-lock.json: web-ext (Mozilla's linter) checks the Firefox build in `make test`
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
 run: setup
 	$(VENV)/bin/modlens serve $(ARGS)
 
-test: setup
+# ruff and mypy on the code they pass today; what they check is configured in pyproject.toml
+lint: setup
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+
+test: lint node_modules/.package-lock.json
 	$(PY) -m pytest -q $(ARGS)
 
-# Debian packages for the browser tests and WordNet (needs root).
+# Debian packages for the browser tests and WordNet (needs root); npm for web-ext (which needs Node.js >= 20).
 system-deps:
 	apt-get update
 	apt-get install -y --no-install-recommends chromium fonts-dejavu-core firefox-esr wordnet-base
+	command -v npm >/dev/null || apt-get install -y --no-install-recommends nodejs npm
 
 bench: setup
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info node_modules

@@ -16,10 +16,11 @@ import statistics
 import time
 from pathlib import Path
 
-from modlens.normalize.baselines import PySpellBaseline
+from baselines import PySpellBaseline  # bench/baselines.py, beside this script
 from modlens.paths import shipped_data
+from modlens.datasets.noisyhate import read_pairs as load_noisyhate
 from modlens.normalize.evaluate import (TYPES, accuracy_by_type, hatecheck_accuracy, load_hatecheck_spell,
-                                        load_noisyhate, restored, restored_aligned)
+                                        restored, restored_aligned)
 from modlens.normalize.pipeline import build_normalizer
 
 REPO = Path(__file__).resolve().parents[1]

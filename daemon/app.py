@@ -21,10 +21,10 @@ from modlens.detectors.base import Detector
 from modlens.engine import Engine
 from modlens.studylog.store import LogWriter
 
-from modlens.daemon import protocol as p
+from modlens import protocol as p
 from modlens.daemon.calibration import calibration_items, log_calibration_items
 from modlens.daemon.pipeline import Pipeline
-from modlens.daemon.protocol import ErrorCode, ProtocolError
+from modlens.protocol import ErrorCode, ProtocolError
 from modlens.daemon.security import check_handshake
 from modlens.daemon.session import Session
 
@@ -164,7 +164,7 @@ class Connection:
             log.exception("internal error on %s %s", msg.type, msg.id)
             await self.error(ProtocolError(ErrorCode.internal, f"{type(err).__name__}: {err}", msg.id))
 
-    async def dispatch(self, msg: p._Message) -> None:
+    async def dispatch(self, msg: p.Message) -> None:
         if isinstance(msg, p.Hello):
             if not self.app[OPTIONS].token() or not _token_ok(msg.token, self.app[OPTIONS].token()):
                 raise ProtocolError(ErrorCode.bad_token, "token is not the current pairing token (`modlens pair`)", msg.id)
@@ -185,7 +185,7 @@ class Connection:
         elif isinstance(msg, p.Status):
             self.session.spawn(self._guarded(msg, self._status(msg)))
 
-    async def _guarded(self, msg: p._Message, coro) -> None:
+    async def _guarded(self, msg: p.Message, coro) -> None:
         try:
             await coro
         except ProtocolError as err:

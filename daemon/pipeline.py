@@ -11,17 +11,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable
 
 from modlens import __version__, pairing
 from modlens.config import StudyConfig
 from modlens.engine import DetectorResult, Engine
 from modlens.ratings import derive_toxicity
+from modlens.services.recording import record_normalization, record_scores, record_variants, register, score_rows
 from modlens.studylog.store import LogWriter, StudyLog
 
-from modlens.daemon import protocol as p
-from modlens.daemon.protocol import ErrorCode, ProtocolError
+from modlens import protocol as p
+from modlens.protocol import ErrorCode, ProtocolError
 from modlens.daemon.session import Session
 
 log = logging.getLogger("modlens.daemon")
@@ -38,18 +38,9 @@ class Accepted:
     original_length: int
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
 def _score_out(r: DetectorResult) -> p.DetectorScore:
     return p.DetectorScore(name=r.name, version=r.version, labels=r.labels, toxicity=r.toxicity,
                            latency_ms=round(r.latency_ms, 3), error=r.error)
-
-
-def find_comment(log_: StudyLog, platform: str, key: str) -> int | None:
-    """comment_id for (platform, key), or None."""
-    return log_.comment_id(platform, key)
 
 
 class Pipeline:
@@ -76,13 +67,7 @@ class Pipeline:
     async def prepare(self) -> None:
         """Record the study and every loaded detector (name, version, config) once."""
         study, dets = self.study, self.engine.detectors
-
-        def register(lg: StudyLog) -> dict[str, int]:
-            lg.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
-            return {k: lg.ensure_detector(d.name, d.version, d.toxicity_label, d.threshold, d.config())
-                    for k, d in dets.items()}
-
-        self.detector_ids = await self.write(register)
+        self.detector_ids = await self.write(lambda lg: register(lg, study, dets))
 
     def detector_infos(self) -> list[p.DetectorInfo]:
         return [p.DetectorInfo(key=k, name=d.name, version=d.version, toxicity_label=d.toxicity_label,
@@ -217,13 +202,10 @@ class Pipeline:
         ids = self.detector_ids
 
         def record(lg: StudyLog) -> None:
-            for text, sc in [*zip(texts, scores), *norm_scores.items()]:
-                for k, r in sc.items():
-                    lg.add_score(text, ids[k], r.labels, r.toxicity, r.latency_ms, r.error)
+            record_scores(lg, ids, score_rows([*texts, *norm_scores], [*scores, *norm_scores.values()]))
             for text, (norm, _) in zip(texts, norms):
                 if norm is not None:
-                    lg.add_normalization(text, norm.normalizer or "default", norm.version or "",
-                                         norm.text, [e.to_dict() for e in norm.edits])
+                    record_normalization(lg, text, norm)
 
         try:
             await self.write(record)
@@ -242,17 +224,9 @@ class Pipeline:
         ids: list[int | None] = [None] * len(variants)
         if comment_id is not None and variants:
             det_ids = self.detector_ids
-
-            def record(lg: StudyLog) -> list[int]:
-                out = []
-                for v, sc in zip(variants, scores):
-                    out.append(lg.add_variant(comment_id, v))
-                    for k, r in sc.items():
-                        lg.add_score(v.text, det_ids[k], r.labels, r.toxicity, r.latency_ms, r.error)
-                return out
-
             try:
-                ids = await self.write(record)
+                ids = await self.write(lambda lg: record_variants(lg, comment_id, variants,
+                                                                  detector_ids=det_ids, scores=scores))
             except Exception:
                 log.exception("study log: could not record variants")
         items = [p.VariantOut(variant_id=vid, text=v.text, strategy=v.strategy, params=v.params, seed=v.seed,
@@ -283,7 +257,7 @@ class Pipeline:
                 return await pending.get()
             except Exception:
                 pass  # that write failed; fall back to the log
-        return await self.write(lambda lg: find_comment(lg, platform, key))
+        return await self.write(lambda lg: lg.comment_id(platform, key))
 
     async def rate(self, session: Session, msg: p.Rating) -> p.RatingOk:
         self._check_rating(msg)

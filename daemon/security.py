@@ -10,46 +10,21 @@ Failures are answered with plain HTTP 401/403 before the upgrade.
 """
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from typing import Mapping
 
+from modlens.netutil import host_header_is_loopback as host_is_loopback  # shared with `modlens serve`
 from modlens.pairing import matches
 
-from modlens.daemon.protocol import TOKEN_SUBPROTOCOL_PREFIX
+from modlens.protocol import TOKEN_SUBPROTOCOL_PREFIX
 
 EXTENSION_SCHEMES = ("chrome-extension://", "moz-extension://")
-LOOPBACK_NAMES = {"localhost"}
 
 
 @dataclass
 class Refusal:
     status: int   # 401 or 403
     reason: str
-
-
-def host_is_loopback(host_header: str | None) -> bool:
-    """`127.0.0.1[:port]`, `localhost[:port]`, `[::1][:port]` (any 127/8 address too)."""
-    if not host_header:
-        return False
-    host = host_header.strip().lower()
-    if host.startswith("["):  # [::1]:port
-        end = host.find("]")
-        if end < 0:
-            return False
-        name, rest = host[1:end], host[end + 1:]
-        if rest and not (rest.startswith(":") and rest[1:].isdigit()):
-            return False
-    else:
-        name, _, port = host.partition(":")
-        if port and not port.isdigit():
-            return False
-    if name in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def origin_allowed(origin: str | None) -> bool:

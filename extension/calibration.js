@@ -37,10 +37,8 @@ function show(item, index, total, study) {
 }
 
 async function submit(item, answer) {
-  const res = await chrome.runtime.sendMessage({
-    type: "rate", comment: { platform: PLATFORM, key: item.key }, values: answer.values, anchors: answer.anchors,
-    time_spent_ms: Math.round(performance.now() - shownAt),
-  }).catch((err) => ({ error: String(err) }));
+  const res = await chrome.runtime.sendMessage(ns.messages.rate({ platform: PLATFORM, key: item.key },
+    { ...answer, time_spent_ms: Math.round(performance.now() - shownAt) })).catch((err) => ({ error: String(err) }));
   if (!res || !res.queued) {
     const msg = $("panel").firstChild && $("panel").firstChild.shadowRoot.querySelector(".msg");
     if (msg) msg.textContent = `Not saved: ${(res && (res.reason || res.error)) || "no answer from the extension"}`;
@@ -52,7 +50,7 @@ async function submit(item, answer) {
 }
 
 async function refresh() {
-  const st = await chrome.runtime.sendMessage({ type: "get_state" }).catch(() => null);
+  const st = await chrome.runtime.sendMessage(ns.messages.getState()).catch(() => null);
   if (!st || st.error) return block("The extension did not answer; reload this page.");
   const cal = st.calibration || { total: 0, done: 0, items: [] };
   $("progress").textContent = `calibration: ${cal.done}/${cal.total} done`;
@@ -77,5 +75,5 @@ async function refresh() {
 }
 
 $("open-options").addEventListener("click", (ev) => { ev.preventDefault(); chrome.runtime.openOptionsPage(); });
-chrome.runtime.onMessage.addListener((msg) => { if (msg && (msg.type === "state" || msg.type === "counts")) refresh(); });
+chrome.runtime.onMessage.addListener((msg) => { if (ns.isStateBroadcast(msg)) refresh(); });
 refresh();

@@ -39,14 +39,15 @@ function render(st) {
   const sites = $("sites");
   if (!sites.childElementCount) {
     for (const site of ns.SITES) {
+      const box = Object.assign(document.createElement("input"), { type: "checkbox", name: "site", value: site });
       const label = document.createElement("label");
-      label.innerHTML = `<input type="checkbox" name="site" value="${site}"> ${SITE_LABELS[site]}`;
+      label.append(box, ` ${SITE_LABELS[site]}`);
       sites.append(label);
     }
     sites.addEventListener("change", () => {
       const map = {};
       for (const box of sites.querySelectorAll("input")) map[box.value] = box.checked;
-      call({ type: "set_settings", settings: { sites: map } }).then(render);
+      call(ns.messages.setSettings({ sites: map })).then(render);
     });
   }
   for (const box of sites.querySelectorAll("input")) box.checked = s.sites[box.value] !== false;
@@ -68,7 +69,7 @@ function render(st) {
 }
 
 async function refresh() {
-  const st = await call({ type: "get_state" });
+  const st = await call(ns.messages.getState());
   if (st && !st.error) render(st);
 }
 
@@ -78,26 +79,26 @@ $("save-connection").addEventListener("click", async () => {
     $("conn-state").textContent = "The daemon address must be a ws:// URL on this computer, e.g. ws://127.0.0.1:8765/ws";
     return;
   }
-  render(await call({ type: "set_settings", settings: { daemonUrl: url, token: $("token").value.trim() } }));
+  render(await call(ns.messages.setSettings({ daemonUrl: url, token: $("token").value.trim() })));
 });
 $("accept-consent").addEventListener("click", async () => {
-  const res = await call({ type: "consent", accept: true, study_id: current.study.study_id });
+  const res = await call(ns.messages.consent(true, current.study.study_id));
   if (!res.ok) $("consent-state").textContent = res.error;
   refresh();
 });
 $("withdraw-consent").addEventListener("click", async () => {
-  await call({ type: "consent", accept: false, study_id: current.study.study_id });
+  await call(ns.messages.consent(false, current.study.study_id));
   refresh();
 });
-$("paused").addEventListener("change", (ev) => call({ type: "set_settings", settings: { paused: ev.target.checked } }).then(render));
+$("paused").addEventListener("change", (ev) => call(ns.messages.setSettings({ paused: ev.target.checked })).then(render));
 for (const r of document.querySelectorAll("input[name=display]")) {
-  r.addEventListener("change", () => call({ type: "set_settings", settings: { display: r.value } }).then(render));
+  r.addEventListener("change", () => call(ns.messages.setSettings({ display: r.value })).then(render));
 }
 $("save-selectors").addEventListener("click", async () => {
   const { out, errors } = parseSelectors($("custom-selectors").value);
   if (errors.length) { $("selectors-state").textContent = errors.join("; "); return; }
-  render(await call({ type: "set_settings", settings: { customSelectors: out } }));
+  render(await call(ns.messages.setSettings({ customSelectors: out })));
   $("selectors-state").textContent = `Saved ${out.length} site(s). Reload the page to apply.`;
 });
-chrome.runtime.onMessage.addListener((msg) => { if (msg && (msg.type === "state" || msg.type === "counts")) refresh(); });
+chrome.runtime.onMessage.addListener((msg) => { if (ns.isStateBroadcast(msg)) refresh(); });
 refresh();

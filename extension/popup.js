@@ -1,11 +1,54 @@
-// Popup: connection state, counts for this page and in total, adapter status, pause, options.
+// Popup: connection state, site access, counts for this page and in total, adapter status,
+// pause, options.
 const $ = (id) => document.getElementById(id);
 const LABELS = { ready: "connected", connecting: "connecting", disconnected: "disconnected", refused: "refused", no_token: "not paired", error: "error" };
 
-async function activeTabId() {
+const ns = globalThis.modlens;
+
+// The page this popup is about: the active tab (its URL is readable thanks to activeTab); or,
+// when popup.html is opened as a tab (tests, links), the one named by ?page=<url>[&tab=<id>].
+async function targetPage() {
+  const q = new URLSearchParams(location.search);
+  if (q.get("page")) return { tabId: q.has("tab") ? Number(q.get("tab")) : null, url: q.get("page") };
   const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
-  return tab ? tab.id : null;
+  return tab ? { tabId: tab.id, url: tab.url || "" } : { tabId: null, url: "" };
 }
+const target = targetPage();
+
+// Site access: built-in platforms always; any other site once switched on here. The pattern is
+// known before any click, because permissions.request must be called inside the click itself.
+let site = null; // {pattern, host, on}
+async function showSite() {
+  const { url } = await target;
+  const pattern = ns.sitePattern(url);
+  $("site").hidden = !pattern;
+  if (!pattern) return;
+  const host = new URL(url).hostname;
+  if (ns.siteAccess.builtInOrigins().has(pattern)) {
+    site = null;
+    $("site-note").textContent = `${host} is built in: modlens runs here without asking.`;
+    $("site-toggle").hidden = true;
+    return;
+  }
+  const on = await chrome.permissions.contains({ origins: [pattern] });
+  site = { pattern, host, on };
+  $("site-note").textContent = on ? `modlens runs on ${host}.` : `modlens does not run on ${host}.`;
+  $("site-toggle").textContent = on ? "Disable on this site" : "Enable modlens on this site";
+  $("site-toggle").hidden = false;
+}
+
+$("site-toggle").addEventListener("click", () => {
+  if (!site) return;
+  const origins = [site.pattern];
+  const change = site.on ? chrome.permissions.remove({ origins }) : chrome.permissions.request({ origins });
+  if (!site.on) $("site-note").textContent = `Asking the browser for access to ${site.host}…`;
+  // the worker registers or removes the content scripts when the permission changes
+  change.then(async () => {
+    const wasOn = site.on;
+    await showSite();
+    if (wasOn && site && site.on) $("site-note").textContent += " Access to more sites was granted in the browser's extension settings; change it there.";
+  }, (err) => { $("site-note").textContent = `Site access unchanged: ${err.message}`; });
+});
 
 function show(st) {
   $("conn").textContent = LABELS[st.conn] || st.conn;
@@ -31,13 +74,14 @@ function show(st) {
 }
 
 async function refresh() {
-  const st = await chrome.runtime.sendMessage({ type: "get_state", tabId: await activeTabId() });
+  const st = await chrome.runtime.sendMessage(ns.messages.getState((await target).tabId));
   if (st && !st.error) show(st);
 }
 
 $("paused").addEventListener("change", async (ev) => {
-  await chrome.runtime.sendMessage({ type: "set_settings", settings: { paused: ev.target.checked } });
+  await chrome.runtime.sendMessage(ns.messages.setSettings({ paused: ev.target.checked }));
   refresh();
+showSite();
 });
 for (const id of ["open-options", "open-consent"]) {
   $(id).addEventListener("click", (ev) => { ev.preventDefault(); chrome.runtime.openOptionsPage(); window.close(); });
@@ -47,5 +91,6 @@ $("open-calibration").addEventListener("click", (ev) => {
   chrome.tabs.create({ url: chrome.runtime.getURL("calibration.html") });
   window.close();
 });
-chrome.runtime.onMessage.addListener((msg) => { if (msg && (msg.type === "counts" || msg.type === "state")) refresh(); });
+chrome.runtime.onMessage.addListener((msg) => { if (ns.isStateBroadcast(msg)) refresh(); });
 refresh();
+showSite();

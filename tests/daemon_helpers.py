@@ -166,7 +166,7 @@ def serve_process(home: Path, *args: str, timeout: float = 60.0):
 
 
 def write_study(path: Path, detectors: list[str], **limits) -> Path:
-    lines = ['study_id = "cli-test"', f"detectors = [{', '.join('{ name = %s }' % json.dumps(d) for d in detectors)}]",
+    lines = ['study_id = "cli-test"', f"detectors = [{', '.join(f'{{ name = {json.dumps(d)} }}' for d in detectors)}]",
              "[normalizer]", "enabled = false", "[perturbation]", "enabled = false"]
     if limits:
         lines += ["[limits]", *(f"{k} = {v}" for k, v in limits.items())]

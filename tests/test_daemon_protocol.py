@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from modlens import pairing, paths
-from modlens.daemon import protocol as p
-from modlens.daemon.protocol import ErrorCode, ProtocolError
-from modlens.daemon.protocol_doc import render
+from modlens import protocol as p
+from modlens.protocol import ErrorCode, ProtocolError
+from modlens.protocol.doc import render
 from modlens.daemon.security import check_handshake, host_is_loopback, offered_token, origin_allowed
 from modlens.daemon.session import TokenBucket
 
@@ -129,7 +129,7 @@ def test_pairing_token_is_private_stable_and_rotates(modlens_home):
 
 def test_protocol_doc_is_generated_from_the_models():
     doc = (REPO / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
-    assert doc == render(), "docs/PROTOCOL.md is stale: python -m modlens.daemon.protocol_doc > docs/PROTOCOL.md"
+    assert doc == render(), "docs/PROTOCOL.md is stale: python -m modlens.protocol.doc > docs/PROTOCOL.md"
     for code in ErrorCode:
         assert f"`{code.value}`" in doc
     for kind in [*p.CLIENT_MESSAGES, *p.SERVER_MESSAGES]:

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from modlens.cli import main
-from modlens.normalize.evaluate import (hatecheck_accuracy, load_hatecheck_spell, load_noisyhate,
+from modlens.datasets.noisyhate import read_pairs as load_noisyhate
+from modlens.normalize.evaluate import (hatecheck_accuracy, load_hatecheck_spell,
                                         noisyhate_accuracy, noisyhate_accuracy_aligned, restored)
 from modlens.normalize.pipeline import build_normalizer
 
@@ -75,14 +76,14 @@ def test_word_split_rarely_fires_on_clean_hatecheck_cases(data_dir, normalizer):
 def test_cli_texts_and_file(tmp_path, capsys):
     assert main(["normalize", "you are an idi0t", "democRATs"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [l["normalized"] for l in lines] == ["you are an idiot", "democrats"]
+    assert [line["normalized"] for line in lines] == ["you are an idiot", "democrats"]
     assert lines[0]["edits"][0]["step"] == "leet" and lines[1]["edits"][0]["hidden"] == "rats"
     assert lines[0]["version"] == build_normalizer().version
     f = tmp_path / "in.txt"
     f.write_text("st*pid\n\nfine words\n", encoding="utf-8")
     assert main(["normalize", "--file", str(f)]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [(l["text"], l["normalized"]) for l in lines] == [("st*pid", "stupid"), ("fine words", "fine words")]
+    assert [(line["text"], line["normalized"]) for line in lines] == [("st*pid", "stupid"), ("fine words", "fine words")]
 
 
 def test_cli_errors(tmp_path, capsys):

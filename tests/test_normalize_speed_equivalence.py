@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import pytest
 
-from modlens.normalize.evaluate import load_noisyhate
+from modlens.datasets.noisyhate import read_pairs as load_noisyhate
 from modlens.normalize.lexicon import Lexicon
 from modlens.normalize.pipeline import Normalizer
 from modlens.normalize.steps import make_step

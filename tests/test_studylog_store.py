@@ -38,6 +38,7 @@ def test_open_sets_wal_foreign_keys_durability_and_schema_version(db):
 
 def test_every_write_is_idempotent_by_natural_key(db):
     with StudyLog(db) as log:
+        run = None
         for attempt in range(2):  # the second pass is a client resending everything after a reconnect
             cid = seeded(log)
             log.ensure_rater("s1", "r1", "2025-01-01T00:00:00Z")

@@ -15,6 +15,7 @@
   let lastStatus = null;
 
   const send = (msg) => chrome.runtime.sendMessage(msg);
+  const msgs = ns.messages;
 
   function active() {
     return !!(cfg && cfg.consented && !cfg.paused && cfg.sites[adapter.name] !== false);
@@ -31,13 +32,13 @@
   function reportStatus(status) {
     lastStatus = status || lastStatus;
     const s = { ...(lastStatus || { adapter: adapter.name, state: "inactive" }), active: active(), reason: reason(), counts: { ...page } };
-    send({ type: "page_status", status: s }).catch(() => {});
+    send(msgs.pageStatus(s)).catch(() => {});
   }
 
   async function sendComments(pg, items, attempt = 0) {
     const payload = items.map((r) => ({ key: r.key, text: r.text, author: r.author, parent_key: r.parent_key, time_shown: r.time_shown }));
     try {
-      const res = await send({ type: "comments", site: adapter.name, page: pg, items: payload });
+      const res = await send(msgs.comments(adapter.name, pg, payload));
       if (res && res.queued) { page.queued += items.length; reportStatus(); return; }
       if (res && res.error) throw new Error(res.error);
     } catch (err) {
@@ -51,7 +52,7 @@
     get study() { return cfg && cfg.study; },
     onRate: async (record, answer) => {
       const comment = { platform: adapter.platform, key: record.key };
-      const res = await send({ type: "rate", comment, ...answer }).catch((e) => ({ error: String(e) }));
+      const res = await send(msgs.rate(comment, answer)).catch((e) => ({ error: String(e) }));
       const i = info.get(record.key);
       if (res && res.queued && i) {
         i.rated = { derived: answer.anchors ? ns.deriveToxicity(answer.anchors.vs_hard, answer.anchors.vs_extreme, extremeRating()).rating : answer.values.toxicity };
@@ -96,8 +97,9 @@
     observer = null;
   }
 
-  async function loadConfig() {
-    cfg = await send({ type: "content_hello" });
+  /** Applies the worker's config (`known`: one just fetched), starting or stopping the observer. */
+  async function loadConfig(known) {
+    cfg = known || (await send(msgs.contentHello()));
     if (active()) startObserver(); else stopObserver();
     if (observer) for (const key of info.keys()) refresh(key);
     reportStatus();
@@ -105,7 +107,7 @@
 
   chrome.runtime.onMessage.addListener((msg) => {
     if (!msg || !adapter) return;
-    if (msg.type === "scores") {
+    if (msg.type === ns.MSG.scores) {
       for (const it of msg.items) {
         if (!info.has(it.key)) page.scored += 1;
         const prev = info.get(it.key);
@@ -113,23 +115,24 @@
         refresh(it.key);
       }
       reportStatus();
-    } else if (msg.type === "rating_ok") {
+    } else if (msg.type === ns.MSG.ratingOk) {
       const i = info.get(msg.comment.key);
       if (i) { i.rated = { derived: msg.derived_toxicity, inconsistent: msg.inconsistent }; refresh(msg.comment.key); }
-    } else if (msg.type === "config_changed") {
+    } else if (msg.type === ns.MSG.configChanged) {
       loadConfig();
     }
   });
 
   // Pages that embed OpenWeb / Coral / Viafoura may add the widget late: look for it a while.
   async function boot() {
-    cfg = await send({ type: "content_hello" });
+    cfg = await send(msgs.contentHello());
     adapter = ns.pickAdapter(location, cfg, document);
-    if (adapter) return loadConfig();
+    if (adapter) return loadConfig(cfg);
     let tries = 0;
     const mo = new MutationObserver(() => {
       if (adapter) return;
       adapter = ns.pickAdapter(location, cfg, document);
+      // found late: fetch the config again, it may have changed meanwhile
       if (adapter) { mo.disconnect(); loadConfig(); } else if (++tries > 2000) mo.disconnect();
     });
     mo.observe(document.documentElement, { childList: true, subtree: true });

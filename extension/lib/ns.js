@@ -4,7 +4,6 @@
   const ns = (root.modlens = root.modlens || {});
 
   ns.VERSION = "0.1.0";
-  ns.PROTOCOL = 1;
 
   // Per-site switches; "generic" is off until the user defines a selector.
   ns.SITES = ["youtube", "x", "disqus", "openweb", "coral", "viafoura", "generic"];

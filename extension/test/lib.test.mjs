@@ -9,6 +9,10 @@ require("../lib/table1.js");
 require("../lib/sampling.js");
 require("../lib/hash.js");
 require("../lib/outbox.js");
+require("../lib/constants.js");
+require("../lib/messages.js");
+require("../lib/router.js");
+require("../lib/site_access.js");
 
 test("Table 1: consistent cells, ambiguous cells, inconsistent answers", () => {
   assert.deepEqual(ns.deriveToxicity("more", "same", "toxic"), { rating: "toxic", candidates: ["toxic"], inconsistent: false });
@@ -81,4 +85,31 @@ test("outbox: persists, keeps order, survives a restart, drops on ack, buries re
 
 test("text cleaning collapses whitespace like the fixtures expect", () => {
   assert.equal(ns.cleanText("  a\n\n b\t c  "), "a b c");
+});
+
+test("site patterns: scheme and host of a page or pattern, no port; none for non-web pages", () => {
+  assert.equal(ns.sitePattern("https://www.foxnews.com/us/story?x=1#c"), "https://www.foxnews.com/*");
+  assert.equal(ns.sitePattern("http://127.0.0.1:8123/a.html"), "http://127.0.0.1/*");
+  assert.equal(ns.sitePattern("https://disqus.com/embed/comments/*"), "https://disqus.com/*");
+  assert.equal(ns.sitePattern("HTTPS://User@News.Example:443/"), "https://news.example/*");
+  for (const u of ["chrome://extensions", "moz-extension://id/popup.html", "file:///tmp/a.html", "", null]) assert.equal(ns.sitePattern(u), null);
+});
+
+test("router: handler by type, fallback for unknown or inherited names", async () => {
+  const route = ns.makeRouter({ ping: (m, who) => `pong ${m.n} ${who}` }, (m) => `unknown ${m && m.type}`);
+  assert.equal(route({ type: "ping", n: 1 }, "me"), "pong 1 me");
+  assert.equal(route({ type: "nope" }), "unknown nope");
+  assert.equal(route({ type: "toString" }), "unknown toString");
+  assert.equal(route(null), "unknown null");
+});
+
+test("messages: shapes shared by content script and worker", () => {
+  assert.deepEqual(ns.messages.rate({ platform: "youtube", key: "k1", extra: 1 }, { values: { a: "b" }, time_spent_ms: 5 }),
+    { type: ns.MSG.rate, comment: { platform: "youtube", key: "k1" }, values: { a: "b" }, anchors: null, time_spent_ms: 5 });
+  assert.deepEqual(ns.messages.getState(), { type: "get_state" });
+  assert.deepEqual(ns.messages.getState(7), { type: "get_state", tabId: 7 });
+  assert.ok(ns.isStateBroadcast(ns.messages.counts({})) && ns.isStateBroadcast(ns.messages.state({})));
+  assert.ok(!ns.isStateBroadcast(ns.messages.scores([])));
+  assert.equal(ns.commentKey("study", "g1"), "study|g1");
+  assert.deepEqual(ns.wsSubprotocols("t"), ["modlens.v1", "modlens.token.t"]);
 });

@@ -11,8 +11,9 @@ from typing import Any, Sequence
 
 from modlens.batcher import DynamicBatcher
 from modlens.config import StudyConfig
-from modlens.detectors import registry
-from modlens.detectors.base import Detector, DetectorStatus, DetectorUnavailable
+from modlens.detectors.base import Detector, DetectorStatus
+from modlens.perturb.importance import importance_from_scores, importance_texts
+from modlens.services.detectors import load_detectors
 
 
 @dataclass
@@ -79,14 +80,8 @@ class Engine:
         self.study = study
         self.statuses: list[DetectorStatus] = []
         if detectors is None:
-            detectors = {}
-            for cfg in study.detectors:
-                try:
-                    detectors[cfg.key] = registry.create(cfg.name, **cfg.options)
-                    self.statuses.append(DetectorStatus(cfg.key, "loaded", version=detectors[cfg.key].version))
-                except (DetectorUnavailable, KeyError) as err:
-                    status = getattr(err, "status", "error")
-                    self.statuses.append(DetectorStatus(cfg.key, status, str(err), getattr(err, "fix", "")))
+            loaded = load_detectors(study.detectors)
+            detectors, self.statuses = loaded.detectors, loaded.statuses
         else:
             self.statuses = [DetectorStatus(k, "loaded", version=d.version) for k, d in detectors.items()]
         self.runners = {k: _DetectorRunner(k, d, max_delay_ms) for k, d in detectors.items()}
@@ -128,9 +123,6 @@ class Engine:
             await r.close()
 
     # --- work ------------------------------------------------------------------------------
-    async def score_text(self, text: str, only: Sequence[str] | None = None) -> dict[str, DetectorResult]:
-        return (await self.score([text], only))[0]
-
     async def score(self, texts: Sequence[str], only: Sequence[str] | None = None) -> list[dict[str, DetectorResult]]:
         """Scores every text with every detector (or `only` these keys), through the batchers.
         Each detector gets the whole list at once; the detectors run concurrently."""
@@ -150,18 +142,12 @@ class Engine:
         return next(iter(self.runners), None)
 
     async def word_importance(self, text: str, target: str | None = None) -> list[float] | None:
-        """NoisyHate Algorithm 1: toxicity drop when each word is removed (one batched call)."""
-        from modlens.perturb.importance import word_removals
-
+        """NoisyHate Algorithm 1 (`perturb.importance`), its texts scored in one batched call."""
         target = target or self.target_key()
         if target is None:
             return None
-        texts = [text, *word_removals(text)]
-        results = await self.runners[target].score_many(texts)
-        if any(r.toxicity is None for r in results):
-            return None
-        base = results[0].toxicity
-        return [base - r.toxicity for r in results[1:]]
+        results = await self.runners[target].score_many(importance_texts(text))
+        return importance_from_scores([r.toxicity for r in results])
 
     async def variants(self, text: str):
         """Perturbed variants of a comment (list of `Variant`), guided by word importance."""

@@ -17,11 +17,12 @@ EXTENSION_ID = "modlens@modlens.invalid"  # browser_specific_settings.gecko.id
 
 
 class Firefox:
-    def __init__(self, profile: Path, extension_uuid: str):
+    def __init__(self, profile: Path, extension_uuid: str, prefs: dict | None = None):
         profile.mkdir(parents=True, exist_ok=True)
         # fixed moz-extension://<uuid> so the test can open the options page
         prefs = {"extensions.webextensions.uuids": json.dumps({EXTENSION_ID: extension_uuid}),
-                 "datareporting.policy.dataSubmissionEnabled": False, "browser.shell.checkDefaultBrowser": False}
+                 "datareporting.policy.dataSubmissionEnabled": False, "browser.shell.checkDefaultBrowser": False,
+                 **(prefs or {})}
         (profile / "user.js").write_text("".join(f"user_pref({json.dumps(k)}, {json.dumps(v)});\n" for k, v in prefs.items()))
         self.proc = subprocess.Popen([FIREFOX, "--headless", "--remote-debugging-port", "0", "--profile", str(profile)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -69,6 +70,18 @@ class Firefox:
         if res.get("type") == "exception":
             raise RuntimeError(res["exceptionDetails"]["text"])
         return res["result"].get("value")
+
+    def click(self, context: str, selector: str) -> None:
+        """A real mouse click (trusted input, so APIs that need a user gesture accept it)."""
+        res = self.send("script.evaluate", {"expression": f"document.querySelector({json.dumps(selector)})",
+                                             "target": {"context": context}, "awaitPromise": False})
+        node = res["result"]
+        if node.get("type") != "node":
+            raise RuntimeError(f"no element {selector}")
+        origin = {"type": "element", "element": {"sharedId": node["sharedId"]}}
+        self.send("input.performActions", {"context": context, "actions": [{"type": "pointer", "id": "mouse", "actions": [
+            {"type": "pointerMove", "x": 0, "y": 0, "origin": origin},
+            {"type": "pointerDown", "button": 0}, {"type": "pointerUp", "button": 0}]}]})
 
     def close(self) -> None:
         try:

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from .harness import CHROMIUM, Browser, Daemon, prepare_extension
+from .harness import CHROMIUM, Browser, Daemon, fixture_grants, prepare_extension
 
 pytestmark = pytest.mark.browser
 
@@ -32,9 +32,11 @@ def playwright_instance():
         yield p
 
 
-def make_browser(playwright_instance, tmp_path_factory, daemon, consent: bool = True) -> Browser:
+def make_browser(playwright_instance, tmp_path_factory, daemon, consent: bool = True, grant=None) -> Browser:
+    """A Chromium with the extension, paired; `grant` (default: the news-site fixtures' sites) are
+    switched on as if the participant had enabled them from the popup."""
     root = tmp_path_factory.mktemp("browser")
-    ext = prepare_extension(root / "extension", daemon)
+    ext = prepare_extension(root / "extension", daemon, fixture_grants() if grant is None else grant)
     browser = Browser(playwright_instance, root / "profile", ext)
     if consent:
         browser.consent()

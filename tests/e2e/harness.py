@@ -14,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "sites"
@@ -119,9 +120,31 @@ class Daemon:
         return [dict(r) for r in rows]
 
 
-def prepare_extension(target: Path, daemon: Daemon) -> Path:
+# Adapters whose pages the manifest covers (host_permissions + static content scripts); every
+# other fixture runs on a site the participant must switch on (optional host permission).
+BUILT_IN_ADAPTERS = {"youtube", "x", "disqus"}
+
+
+def site_pattern(url: str) -> str:
+    """The match pattern the popup asks for: scheme and host, any path (ports are not part of it)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}/*"
+
+
+def prepare_extension(target: Path, daemon: Daemon, grant: list[str] | tuple[str, ...] = ()) -> Path:
+    """The extension as `modlens browse` prepares it. `grant`: site patterns to grant at install,
+    standing in for the participant's "Enable modlens on this site" click, whose permission prompt
+    headless Chromium cannot show: they are added to the copy's `host_permissions`, which Chromium
+    grants to an unpacked extension. The worker still finds them through permissions.getAll() and
+    registers the content scripts for them, as after a real grant."""
     from modlens.cli.browse import prepare_extension as prep
-    return prep(REPO / "extension", target, daemon.url, daemon.token)
+    ext = prep(REPO / "extension", target, daemon.url, daemon.token)
+    if grant:
+        path = ext / "manifest.json"
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest["host_permissions"] = manifest.get("host_permissions", []) + [g for g in grant if g not in manifest.get("host_permissions", [])]
+        path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return ext
 
 
 class Browser:
@@ -238,3 +261,8 @@ def load_fixtures() -> list[tuple[Path, dict, dict]]:
         expected = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
         out.append((folder, fixture, expected))
     return out
+
+
+def fixture_grants() -> list[str]:
+    """Site patterns of the fixtures on sites outside the built-in platforms (news sites)."""
+    return sorted({site_pattern(f["start_url"]) for _, f, _ in load_fixtures() if f["adapter"] not in BUILT_IN_ADAPTERS})

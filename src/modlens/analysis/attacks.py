@@ -18,14 +18,8 @@ from statistics import mean
 from typing import Any
 
 from modlens.analysis.data import DetectorRow, StudyData
+from modlens.perturb.goals import fooled
 from modlens.perturb.transfer import asr_matrix
-
-
-def _wrong(score: float | None, threshold: float, goal: str) -> bool | None:
-    """Is the detector fooled? TAE: says benign; BAE: says toxic."""
-    if score is None:
-        return None
-    return score < threshold if goal == "TAE" else score >= threshold
 
 
 def _config(v: dict[str, Any]) -> str:
@@ -95,7 +89,7 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
         target_det = dets.exact(name, version)
         recorded = [str(v["attack"].get("status", "")).lower() == "success" for v in vs]
         verified = [] if target_det is None else [
-            _wrong(data.score(v["text_id"], target_det.detector_id), target_det.threshold, goal) for v in vs]
+            fooled(goal, data.score(v["text_id"], target_det.detector_id), target_det.threshold) for v in vs]
         verified = [x for x in verified if x is not None]
         successes = [v for v, ok in zip(vs, recorded) if ok]
         q_success = [q for q in (v["attack"].get("queries") for v in successes) if isinstance(q, (int, float))]

@@ -1,17 +1,17 @@
-"""Read-only access to a study log for analysis: plain sqlite3 in `mode=ro`, so a report never
-blocks (or changes) the daemon writing the same file. Everything is loaded into small tidy
-structures once; each report section takes what it needs."""
+"""Read-only access to a study log for analysis, through the study log's one read-only opener
+(`StudyLog(path, readonly=True)`: `mode=ro`, so a report never blocks or changes the daemon
+writing the same file, and a log of another schema version is refused). Everything is loaded
+into small tidy structures once; each report section takes what it needs."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modlens.studylog.store import StudyLog, StudyLogError
 
-class LogError(ValueError):
-    """The file is missing or is not a modlens study log."""
+LogError = StudyLogError  # the file is missing, not a study log, or of another schema version
 
 
 @dataclass
@@ -58,24 +58,10 @@ def _loads(raw: str | None, default: Any) -> Any:
         return default
 
 
-def connect_readonly(path: str | Path) -> sqlite3.Connection:
-    path = Path(path)
-    if not path.is_file():
-        raise LogError(f"{path}: study log not found (run `modlens audit` or `modlens serve` first, or pass --db)")
-    con = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
-    con.row_factory = sqlite3.Row
-    try:
-        con.execute("SELECT 1 FROM comments LIMIT 1")
-    except sqlite3.DatabaseError as err:
-        con.close()
-        raise LogError(f"{path}: not a modlens study log ({err})") from None
-    return con
-
-
 def load(path: str | Path) -> StudyData:
-    con = connect_readonly(path)
+    log = StudyLog(path, readonly=True)
     try:
-        q = lambda sql: [dict(r) for r in con.execute(sql)]  # noqa: E731
+        q = log.query
         detectors = {
             r["detector_id"]: DetectorRow(r["detector_id"], r["name"], r["version"], r["toxicity_label"],
                                           0.5 if r["threshold"] is None else float(r["threshold"]),
@@ -111,6 +97,6 @@ def load(path: str | Path) -> StudyData:
         studies = [dict(r, config=_loads(r.pop("config_json"), {})) for r in q("SELECT * FROM studies")]
         runs = q("SELECT * FROM audit_runs ORDER BY run_id")
     finally:
-        con.close()
+        log.close()
     return StudyData(Path(path), detectors, comments, labels, scores, variants, normalizations, texts,
                      ratings, studies, runs)

@@ -83,10 +83,10 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
         a = alpha_mod.alpha_from_ratings(ratings, lv)
         agreement = Counter(round(majority_mod.agreement(v), 2) for v in ratings.values())
         attributes.append({
-            "name": attr, "levels": lv, "distribution": {l: dist.get(l, 0) for l in lv},
+            "name": attr, "levels": lv, "distribution": {level: dist.get(level, 0) for level in lv},
             "alpha": a, "agreement_level": alpha_mod.agreement_label(a), "n_comments": len(ratings),
             "n_ratings": sum(len(v) for v in ratings.values()),
-            "majority": {l: sum(1 for m in majority.values() if m.get(attr) == l) for l in lv},
+            "majority": {level: sum(1 for m in majority.values() if m.get(attr) == level) for level in lv},
             "decided_by": dict(how), "agreement_shares": {str(k): v for k, v in sorted(agreement.items(), reverse=True)},
         })
     return {

@@ -11,13 +11,9 @@ from collections import defaultdict
 from typing import Any
 
 from modlens.analysis.data import StudyData
+from modlens.datasets.noisyhate import restored
 
 RECORDED = {"google_correct": "Google (recorded)", "bing_correct": "Bing (recorded)"}
-
-
-def restored(normalized_text: str, position: int, clean_word: str) -> bool:
-    tokens = normalized_text.split()
-    return 0 <= position < len(tokens) and tokens[position].lower() == clean_word.lower()
 
 
 def analyze(data: StudyData) -> dict[str, Any] | None:
@@ -30,7 +26,7 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
         types = p.get("types") or [v["strategy"]]
         types = types.split("|") if isinstance(types, str) else types
         for n in data.normalizations.get(v["text_id"], []):
-            ok = restored(data.texts.get(n["result_text_id"], ""), int(p["position"]), str(p["clean_word"]))
+            ok = restored(data.texts.get(n["result_text_id"], "").split(), int(p["position"]), str(p["clean_word"]))
             for t in ["all", *types]:
                 hits[f"{n['normalizer']}@{n['version']}"][t].append(ok)
         labels = data.labels.get(v["comment_id"], {})

@@ -64,7 +64,7 @@ def generate(path: str | Path, spec: SyntheticSpec | None = None) -> dict:
         for r in raters:
             log.ensure_rater(study.study_id, r, "2024-01-01T00:00:00Z")
         gold_ids = [log.add_comment("gold", g.key, None, g.text) for g in gold]
-        for g, cid in zip(gold, gold_ids):
+        for g in gold:
             log.add_score(g.text, det, {"toxicity": 0.5}, 0.5, 0.0, None)
         n_rating = 0
         for platform, threshold in spec.thresholds.items():

@@ -1,6 +1,7 @@
 """`modlens` command line. Each subcommand is one module in this package defining
 `add_arguments(parser)` and `run(args) -> int`; its docstring's first line is its help.
-Register a new one with one line in `COMMANDS`."""
+Register a new one with one line in `COMMANDS`. Shared options and the error type that
+`main` prints (one line, one exit code per kind) are in `modlens.cli.common`."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +9,7 @@ import importlib
 import sys
 
 from modlens import __version__
+from modlens.cli.common import EXIT_INTERRUPTED, EXIT_OK, CliError, print_error
 
 # subcommand -> module in modlens.cli (imported lazily so `modlens --help` stays fast)
 COMMANDS: dict[str, str] = {
@@ -22,8 +24,10 @@ COMMANDS: dict[str, str] = {
     "normalize": "normalize",
     "perturb": "perturb",
     "audit": "audit",
+    "data": "data",
     "report": "report",
     "browse": "browse",
+    "extension": "extension",
 }
 
 HELP: dict[str, str] = {
@@ -38,8 +42,10 @@ HELP: dict[str, str] = {
     "normalize": "undo human-written perturbations (JSON lines)",
     "perturb": "generate perturbed variants of a text and score them",
     "audit": "run the engine over a dataset into the study log",
+    "data": "list the known datasets, or download their full public versions",
     "report": "write the analysis report (HTML or JSON) from the study log",
     "browse": "start Chromium with the extension loaded and paired",
+    "extension": "build the browser extension's store archives, or print its folder",
 }
 
 
@@ -65,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0 if not argv else 2
     try:
-        return int(args._run(args) or 0)
+        return int(args._run(args) or EXIT_OK)
+    except CliError as err:
+        return print_error(args.command, err)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED

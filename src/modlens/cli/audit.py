@@ -5,7 +5,8 @@ import argparse
 import json
 import sys
 
-from modlens import paths
+from modlens.cli.common import (CliError, add_attack_limit_options, add_db_option, add_detectors_option,
+                                add_study_option, db_path, load_study)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -13,10 +14,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                    "looked up under $MODLENS_DATA, the fetched data, then the shipped copies")
     p.add_argument("--format", dest="fmt", choices=["noisyhate", "hatecheck", "davidson", "sass", "csv", "jsonl"],
                    help="the file's layout (default: guessed from its columns)")
-    p.add_argument("--detectors", nargs="+", metavar="KEY",
-                   help="registry names, study-file detector keys, or cached:PATH[:TEXT=SCORE,...][:NAME] "
-                        "(default: the study's detectors)")
-    p.add_argument("--config", help="study.toml (detectors, normalizer, perturbation settings)")
+    add_detectors_option(p, keys="registry names, study-file detector keys, or cached:PATH[:TEXT=SCORE,...][:NAME]")
+    add_study_option(p)
     p.add_argument("--normalize", action="store_true", help="also normalize every text and score the result")
     p.add_argument("--perturb", nargs="+", metavar="STRATEGY", help="also generate variants with these strategies")
     p.add_argument("--attack", choices=["tae", "bae"],
@@ -29,11 +28,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="judges that must keep the seed's label (default: the other detectors)")
     p.add_argument("--no-ensemble", action="store_true",
                    help="attack without judges (with the default judges, transfer to them is 0 by construction)")
-    p.add_argument("--query-budget", type=int, default=200, help="attack: target queries per seed (default 200)")
-    p.add_argument("--max-edit-ratio", type=float, default=0.25, help="attack: max share of words edited (default 0.25)")
+    add_attack_limit_options(p)
     p.add_argument("--attack-strategies", nargs="+", metavar="STRATEGY",
                    help="attack: word transformations (default: the attack's default set, docs/PERTURB.md)")
-    p.add_argument("--db", help="study log (default: the one `modlens serve` uses)")
+    add_db_option(p)
     p.add_argument("--limit", type=int, help="audit only the first N items")
     p.add_argument("--text-col", help="csv/jsonl: the text column (default: text)")
     p.add_argument("--label-cols", nargs="+", help="csv/jsonl: columns kept as labels (default: all others)")
@@ -43,13 +41,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from modlens.audit import AttackSpec, AuditError, run_audit
-    from modlens.config import StudyConfigError, load_study
 
-    try:
-        study = load_study(args.config)
-    except StudyConfigError as err:
-        print(err, file=sys.stderr)
-        return 2
+    study = load_study(args.config)
     reader_options = {}
     if args.text_col:
         reader_options["text_col"] = args.text_col
@@ -58,23 +51,20 @@ def run(args: argparse.Namespace) -> int:
     attack_only = [f"--{n.replace('_', '-')}" for n in ("attack_targets", "ensemble", "no_ensemble", "attack_strategies")
                    if getattr(args, n)]
     if args.ensemble and args.no_ensemble:
-        print("modlens audit: --ensemble and --no-ensemble exclude each other", file=sys.stderr)
-        return 2
+        raise CliError("--ensemble and --no-ensemble exclude each other")
     if attack_only and not args.attack:
-        print(f"modlens audit: {', '.join(attack_only)} need --attack tae|bae", file=sys.stderr)
-        return 2
+        raise CliError(f"{', '.join(attack_only)} need --attack tae|bae")
     attack = None if not args.attack else AttackSpec(
         args.attack, targets=args.attack_targets, ensemble=[] if args.no_ensemble else args.ensemble,
         max_queries=args.query_budget,
         max_edit_ratio=args.max_edit_ratio, strategies=args.attack_strategies)
     try:
-        result = run_audit(args.dataset, db=args.db or paths.default_db(), fmt=args.fmt, study=study,
+        result = run_audit(args.dataset, db=db_path(args), fmt=args.fmt, study=study,
                            detectors=args.detectors, normalize=args.normalize, perturb=args.perturb,
                            limit=args.limit, chunk_size=args.chunk, reader_options=reader_options,
                            progress=not args.quiet, attack=attack)
     except AuditError as err:
-        print(f"modlens audit: {err}", file=sys.stderr)
-        return 2
+        raise CliError(str(err)) from None
     for key, why in result.unavailable.items():
         print(f"modlens audit: detector {key} not used: {why}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2))

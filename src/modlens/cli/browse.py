@@ -1,6 +1,7 @@
 """start Chromium with the extension loaded and paired
 
-Copies `extension/` into a profile directory of its own, writes `seed.json` (daemon address
+Copies the extension (installed with modlens as package data; the checkout's `extension/` in
+development) into a profile directory of its own, writes `seed.json` (daemon address
 and pairing token) into that copy — the extension reads it once on first run, so the
 participant has nothing to paste — and starts Debian's Chromium on that profile. The
 participant still reads and accepts the study's consent text (the options page opens
@@ -16,7 +17,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from modlens import paths
+from modlens import extension_build, paths
+from modlens.cli.common import CliError, ErrorKind, add_daemon_option
+
+# tests/e2e/test_extension_units.py asserts 2 when no Chromium is found, the code before the shared table
+KEPT_MISSING_EXIT = 2
 
 CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome")
 
@@ -24,30 +29,20 @@ CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-brows
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("url", nargs="?", help="page to open (default: the extension's options page opens for consent)")
     parser.add_argument("--profile", metavar="DIR", help=f"browser profile (default: {paths.home() / 'browser-profile'})")
-    parser.add_argument("--daemon", metavar="WS_URL", help="daemon address (default: the running daemon, else ws://127.0.0.1:8765/ws)")
+    add_daemon_option(parser)
     parser.add_argument("--browser", metavar="PATH", help="Chromium binary (default: Debian's /usr/lib/chromium/chromium)")
-    parser.add_argument("--extension", metavar="DIR", help="unpacked extension to load (default: the repository's extension/)")
+    parser.add_argument("--extension", metavar="DIR", help="unpacked extension to load (default: the one installed with modlens)")
     parser.add_argument("--headless", action="store_true", help="no window (for checks on machines without a display)")
     parser.add_argument("--print-command", action="store_true", help="prepare the profile, print the browser command, do not start it")
 
 
-def source_extension() -> Path:
-    """The repository's extension/ folder (modlens is installed editable from the repo)."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        candidate = parent / "extension" / "manifest.json"
-        if candidate.is_file():
-            return candidate.parent
-    raise FileNotFoundError("cannot find the extension/ folder next to the modlens sources; pass --extension DIR")
-
-
 def prepare_extension(source: Path, target: Path, daemon_url: str, token: str) -> Path:
     """Fresh copy of the extension with seed.json inside; returns the copy's path."""
-    if not (source / "manifest.json").is_file():
-        raise FileNotFoundError(f"{source} is not an unpacked extension (no manifest.json)")
+    extension_build.check_source(source)
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns("test", "node_modules", "seed.json"))
+    left_out = shutil.ignore_patterns(*extension_build.EXCLUDED_DIRS, *extension_build.EXCLUDED_FILES)
+    shutil.copytree(source, target, ignore=left_out)
     seed = {"daemonUrl": daemon_url, "token": token}
     (target / "seed.json").write_text(json.dumps(seed), encoding="utf-8")
     os.chmod(target / "seed.json", 0o600)
@@ -76,7 +71,7 @@ def browser_command(browser: str, profile: Path, ext: Path, url: str | None, hea
 
 def run(args: argparse.Namespace) -> int:
     from modlens import pairing
-    from modlens.cli.serve import daemon_url, read_runtime
+    from modlens.runtime import daemon_url, read_runtime
 
     if read_runtime() is None and not args.daemon:
         print("modlens browse: no daemon running; start `modlens serve` (the extension will connect when it is up)",
@@ -84,12 +79,11 @@ def run(args: argparse.Namespace) -> int:
     profile = Path(args.profile) if args.profile else paths.home() / "browser-profile"
     profile.mkdir(parents=True, exist_ok=True)
     try:
-        source = Path(args.extension) if args.extension else source_extension()
+        source = Path(args.extension) if args.extension else extension_build.source_folder()
         ext = prepare_extension(source, profile / "extension", args.daemon or daemon_url(), pairing.ensure())
         browser = find_browser(args.browser)
     except FileNotFoundError as err:
-        print(f"modlens browse: {err}", file=sys.stderr)
-        return 2
+        raise CliError(str(err), kind=ErrorKind.NOT_FOUND, exit_code=KEPT_MISSING_EXIT) from None
     cmd = browser_command(browser, profile, ext, args.url, args.headless)
     if args.print_command:
         print(" ".join(cmd))

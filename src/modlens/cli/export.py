@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from modlens import paths
+from modlens.cli.common import CliError, add_db_option, db_path, study_log_error
 from modlens.studylog.exporters import FORMATS
+
+# tests/test_export.py asserts 2 for a missing study log, the code before the shared table
+KEPT_MISSING_EXIT = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", help="study log to read (default: $MODLENS_HOME/study.sqlite)")
+    add_db_option(parser)
     parser.add_argument("--out", required=True, help="directory to write the tables into (created if missing)")
     parser.add_argument("--format", choices=list(FORMATS), default="csv", help="file format (default: csv)")
     parser.add_argument("--tables", nargs="+", metavar="TABLE", help="only these tables (default: all)")
@@ -19,12 +21,13 @@ def run(args: argparse.Namespace) -> int:
     from modlens.studylog.export import export
     from modlens.studylog.store import StudyLogError
 
-    db = args.db or paths.default_db()
+    db = db_path(args)
     try:
         manifest = export(db, args.out, args.format, args.tables)
-    except (StudyLogError, ValueError) as err:
-        print(f"modlens export: {err}", file=sys.stderr)
-        return 2
+    except StudyLogError as err:
+        raise study_log_error(err, db, missing_exit_code=KEPT_MISSING_EXIT) from None
+    except ValueError as err:  # unknown table
+        raise CliError(str(err)) from None
     for name, info in manifest["tables"].items():
         print(f"{info['rows']:>9}  {name}")
     print(f"wrote {len(manifest['tables'])} tables ({args.format}) and DATA.md to {args.out}")

@@ -13,15 +13,29 @@ import csv
 import json
 import sys
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import ValidationError
+
+from modlens.cli.common import CliError, ErrorKind, add_daemon_option
+from modlens.protocol import (PROTOCOL_VERSION, SERVER_MESSAGES, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX, Comments,
+                              CommentsOk, Error, ErrorCode, Hello, HelloOk, Message, Page, ScoreItem, Scores, Variants)
+
+if TYPE_CHECKING:
+    from websockets.asyncio.client import ClientConnection
 
 PAGE_SIZE = 20
+# tests/test_cli_feed.py asserts exit status 1 for a missing file, a missing column and an
+# unreachable daemon, as before the shared exit codes; kept until flags and codes are unified.
+KEPT_EXIT = 1
 
 
-class FeedError(RuntimeError):
-    """A problem the user can fix (file, column, daemon down, token); printed without traceback."""
+class FeedError(CliError):
+    """A problem the user can fix (file, column, daemon down, token); printed without traceback.
+    Also raised to `bench/bench_daemon.py`, which uses this client."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--page-size", type=int, default=PAGE_SIZE, help="comments per message (default: 20)")
     parser.add_argument("--limit", type=int, help="only the first N comments")
     parser.add_argument("--rater", default="modlens-feed", help="rater id sent in hello (default: modlens-feed)")
-    parser.add_argument("--daemon", metavar="WS_URL", help="daemon address (default: from the running `modlens serve`)")
+    add_daemon_option(parser)
     parser.add_argument("--token", help="pairing token (default: the one in `modlens pair`)")
 
 
@@ -45,23 +59,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def read_rows(path: Path, text_col: str, key_col: str | None, limit: int | None = None) -> Iterator[tuple[str, str]]:
     """(key, text) per row; empty texts are skipped with a note on stderr."""
     if not path.is_file():
-        raise FeedError(f"{path}: no such file")
+        raise FeedError(f"{path}: no such file", kind=ErrorKind.NOT_FOUND, exit_code=KEPT_EXIT)
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson", ".json"):
         rows = _jsonl(path)
     elif suffix in (".csv", ".tsv"):
         rows = _csv(path, "\t" if suffix == ".tsv" else ",")
     else:
-        raise FeedError(f"{path}: unknown format {suffix!r}; use .csv, .tsv or .jsonl")
+        raise FeedError(f"{path}: unknown format {suffix!r}", fix="give a .csv, .tsv or .jsonl file")
     n = 0
     for i, row in rows:
         if text_col not in row:
-            raise FeedError(f"{path}, row {i}: no column {text_col!r} (has {', '.join(map(str, row))}); pass --text-col")
+            raise FeedError(f"{path}, row {i}: no column {text_col!r} (has {', '.join(map(str, row))})",
+                            fix="name the text column with --text-col", exit_code=KEPT_EXIT)
         if key_col is not None and key_col not in row:
-            raise FeedError(f"{path}, row {i}: no column {key_col!r}; pass --key-col")
+            raise FeedError(f"{path}, row {i}: no column {key_col!r} (has {', '.join(map(str, row))})",
+                            fix="name the key column with --key-col", exit_code=KEPT_EXIT)
         text = row[text_col]
         if not isinstance(text, str) or not text.strip():
-            print(f"feed: {path}, row {i}: empty text, skipped", file=sys.stderr)
+            print(f"modlens feed: {path}, row {i}: empty text, skipped", file=sys.stderr)
             continue
         yield (str(row[key_col]) if key_col else f"row-{i}"), text
         n += 1
@@ -69,7 +85,7 @@ def read_rows(path: Path, text_col: str, key_col: str | None, limit: int | None 
             return
 
 
-def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     with path.open(encoding="utf-8") as fh:
         for i, line in enumerate(fh, 1):
             if not line.strip():
@@ -83,17 +99,23 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
             yield i, obj
 
 
-def _csv(path: Path, delimiter: str) -> Iterator[tuple[int, dict]]:
+def _csv(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
     with path.open(encoding="utf-8", newline="") as fh:
-        for i, row in enumerate(csv.DictReader(fh, delimiter=delimiter), 1):
-            yield i, row
+        yield from enumerate(csv.DictReader(fh, delimiter=delimiter), 1)
 
 
 # --- the client -----------------------------------------------------------------------------
 
 @dataclass
+class FedComment:
+    """The daemon's answer for one comment: its scores, and its variants when they were asked for."""
+    scores: ScoreItem
+    variants: Variants | None = None
+
+
+@dataclass
 class PageResult:
-    items: list[dict[str, Any]]             # one per comment: scores (+ variants)
+    items: list[FedComment]                 # one per distinct comment key, in page order
     latency_ms: float                       # comments sent -> last scores received
     variants_ms: float | None = None        # comments sent -> last variants received
     retries: int = 0
@@ -109,102 +131,140 @@ class FeedStats:
         return sum(len(p.items) for p in self.pages)
 
 
-def make_pages(rows: list[tuple[str, str]], size: int, platform: str, url: str, page_key: str) -> list[dict]:
-    """Comments messages (without id) of `size` items each."""
-    return [{"type": "comments",
-             "page": {"url": url, "platform": platform, "page_key": page_key, "title": page_key},
-             "items": [{"key": k, "text": t} for k, t in rows[i:i + size]]}
-            for i in range(0, len(rows), size)]
+M = TypeVar("M", bound=Message)
 
 
-async def connect(url: str, token: str):
-    """Open and greet; raises FeedError with the fix when the daemon is down or refuses."""
+def build(model: type[M], what: str, data: dict[str, Any]) -> M:
+    """A message the protocol accepts, or a FeedError naming each refused field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        fields = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(message)'}: {e['msg']}" for e in err.errors()[:5])
+        raise FeedError(f"{what}: the protocol refuses {fields}") from None
+
+
+def make_pages(rows: list[tuple[str, str]], size: int, platform: str, url: str, page_key: str) -> list[Comments]:
+    """Comments messages of `size` items each, with ids page1, page2, …"""
+    page = build(Page, "--platform/--url/--page-key",
+                 {"url": url, "platform": platform, "page_key": page_key, "title": page_key})
+    return [build(Comments, f"comments {start + 1}-{start + size}",
+                  {"id": f"page{n}", "page": page, "items": [{"key": k, "text": t} for k, t in rows[start:start + size]]})
+            for n, start in enumerate(range(0, len(rows), size), 1)]
+
+
+def parse_reply(raw: str | bytes) -> Message | None:
+    """A daemon message as its model; None for a type this client does not know (a newer daemon)."""
+    try:
+        data = json.loads(raw)
+    except ValueError as err:
+        raise FeedError(f"the daemon sent a frame that is not JSON ({err})", kind=ErrorKind.FAILED) from None
+    kind = data.get("type") if isinstance(data, dict) else None
+    model = SERVER_MESSAGES.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        return None
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise FeedError(f"the daemon sent an invalid {kind} message: {err}", kind=ErrorKind.FAILED) from None
+
+
+async def connect(url: str, token: str) -> ClientConnection:
+    """Open the socket; raises FeedError with the fix when the daemon is down or refuses."""
     import websockets
+    from websockets.typing import Subprotocol
 
     try:
-        ws = await websockets.connect(url, subprotocols=["modlens.v1", f"modlens.token.{token}"],
+        ws = await websockets.connect(url, subprotocols=[Subprotocol(SUBPROTOCOL),
+                                                         Subprotocol(f"{TOKEN_SUBPROTOCOL_PREFIX}{token}")],
                                       max_size=None, open_timeout=10)
-    except (OSError, asyncio.TimeoutError) as err:
-        raise FeedError(f"cannot reach the daemon at {url} ({err}); is `modlens serve` running?") from None
+    except (TimeoutError, OSError) as err:
+        raise FeedError(f"cannot reach the daemon at {url} ({err})", kind=ErrorKind.UNREACHABLE, exit_code=KEPT_EXIT,
+                        fix="is `modlens serve` running? start it, or pass --daemon WS_URL") from None
     except websockets.exceptions.InvalidStatus as err:
         status = err.response.status_code
         reason = err.response.body.decode(errors="replace") if err.response.body else ""
-        hint = "run `modlens pair` for the current token" if status == 401 else "check the address"
-        raise FeedError(f"the daemon refused the connection (HTTP {status} {reason.strip()}); {hint}") from None
+        hint = "run `modlens pair` for the current token" if status == 401 else "check the address (--daemon)"
+        raise FeedError(f"the daemon refused the connection (HTTP {status} {reason.strip()})",
+                        kind=ErrorKind.FAILED, fix=hint) from None
     return ws
 
 
 class FeedClient:
     """One connection: hello, then pages one after another."""
 
-    def __init__(self, ws, name: str):
+    def __init__(self, ws: ClientConnection, name: str):
         self.ws, self.name, self.n = ws, name, 0
-        self.hello: dict[str, Any] = {}
+        self.hello: HelloOk | None = None
 
     def next_id(self, prefix: str) -> str:
         self.n += 1
         return f"{self.name}-{prefix}{self.n}"
 
-    async def recv(self, timeout: float = 300.0) -> dict:
-        return json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
+    async def send(self, message: Message) -> None:
+        await self.ws.send(message.model_dump_json(exclude_none=True))
 
-    async def say_hello(self, token: str, rater: str) -> dict:
+    async def recv(self, timeout: float = 300.0) -> Message | None:
+        return parse_reply(await asyncio.wait_for(self.ws.recv(), timeout))
+
+    async def say_hello(self, token: str, rater: str) -> HelloOk:
         from modlens import __version__
 
-        mid = self.next_id("hello")
-        await self.ws.send(json.dumps({"type": "hello", "id": mid, "protocol": 1, "client": "modlens-feed",
-                                       "client_version": __version__, "token": token, "rater_id": rater}))
-        msg = await self.recv(30)
-        if msg.get("type") != "hello_ok":
-            raise FeedError(f"hello refused: {msg.get('code')}: {msg.get('message')}")
-        self.hello = msg
-        return msg
+        hello = build(Hello, "hello (--rater/--token)",
+                      {"id": self.next_id("hello"), "protocol": PROTOCOL_VERSION, "client": "modlens-feed",
+                       "client_version": __version__, "token": token, "rater_id": rater})
+        await self.send(hello)
+        reply = await self.recv(30)
+        if isinstance(reply, Error):
+            fix = "run `modlens pair` for the current token" if reply.code == ErrorCode.bad_token else None
+            raise FeedError(f"hello refused: {reply.code}: {reply.message}", kind=ErrorKind.FAILED, fix=fix)
+        if not isinstance(reply, HelloOk):
+            raise FeedError(f"expected hello_ok, the daemon answered {reply!r}", kind=ErrorKind.FAILED)
+        self.hello = reply
+        return reply
 
-    async def send_page(self, page: dict, variants: bool) -> PageResult:
+    async def send_page(self, page: Comments, variants: bool) -> PageResult:
         """Send one comments message; wait for all its scores (and variants). Honors
         `rate_limited` by waiting `retry_after_ms` and resending the same id."""
-        want_variants = variants and self.hello.get("variants_enabled", False)
-        msg = {**page, "id": self.next_id("page"), "variants": variants}
+        want_variants = variants and self.hello is not None and self.hello.variants_enabled
+        msg = page.model_copy(update={"variants": variants})
+        keys = list(dict.fromkeys(item.key for item in msg.items))
         retries = 0
         t0 = time.perf_counter()
-        await self.ws.send(json.dumps(msg))
-        results: dict[str, dict] = {}
+        await self.send(msg)
+        scores: dict[str, ScoreItem] = {}
+        variant_sets: dict[str, Variants] = {}
         pending_variants: set[str] = set()
         scored_at = None
         while True:
             reply = await self.recv()
-            if reply.get("id") != msg["id"]:
-                continue
-            kind = reply["type"]
-            if kind == "error":
-                if reply.get("code") == "rate_limited":
+            if getattr(reply, "id", None) != msg.id:
+                continue  # a message for another request, or of a type this client does not know
+            if isinstance(reply, Error):
+                if reply.code == ErrorCode.rate_limited:
                     retries += 1
-                    await asyncio.sleep(reply.get("retry_after_ms", 100) / 1000)
-                    await self.ws.send(json.dumps(msg))
+                    await asyncio.sleep((reply.retry_after_ms or 100) / 1000)
+                    await self.send(msg)
                     continue
-                raise FeedError(f"daemon refused page {msg['id']}: {reply.get('code')}: {reply.get('message')}")
-            if kind == "comments_ok":
+                raise FeedError(f"daemon refused {msg.id}: {reply.code}: {reply.message}", kind=ErrorKind.FAILED)
+            if isinstance(reply, CommentsOk):
                 if want_variants:
-                    pending_variants = {it["key"] for it in page["items"]}
-            elif kind == "scores":
-                for it in reply["items"]:
-                    results[it["key"]] = it
-                if len(results) >= len({it["key"] for it in page["items"]}):
+                    pending_variants = set(keys)
+            elif isinstance(reply, Scores):
+                scores.update((item.key, item) for item in reply.items)
+                if len(scores) >= len(keys):
                     scored_at = time.perf_counter()
-            elif kind == "variants":
-                results.setdefault(reply["key"], {})["variants"] = reply["items"]
-                if reply.get("error"):
-                    results[reply["key"]]["variants_error"] = reply["error"]
-                pending_variants.discard(reply["key"])
+            elif isinstance(reply, Variants):
+                variant_sets[reply.key] = reply
+                pending_variants.discard(reply.key)
             if scored_at is not None and not pending_variants:
                 break
         done = time.perf_counter()
-        return PageResult(items=[results[k] for k in dict.fromkeys(it["key"] for it in page["items"])],
+        return PageResult(items=[FedComment(scores[k], variant_sets.get(k)) for k in keys],
                           latency_ms=(scored_at - t0) * 1000,
                           variants_ms=(done - t0) * 1000 if want_variants else None, retries=retries)
 
 
-async def feed(url: str, token: str, pages: list[dict], *, concurrency: int = 1, variants: bool = True,
+async def feed(url: str, token: str, pages: list[Comments], *, concurrency: int = 1, variants: bool = True,
                rater: str = "modlens-feed", on_page: Callable[[PageResult], None] | None = None) -> FeedStats:
     """Send every page over `concurrency` connections; results in page order."""
     stats = FeedStats()
@@ -220,9 +280,9 @@ async def feed(url: str, token: str, pages: list[dict], *, concurrency: int = 1,
             await client.say_hello(token, rater)
             while not todo.empty():
                 i = todo.get_nowait()
-                results[i] = await client.send_page(pages[i], variants)
+                result = results[i] = await client.send_page(pages[i], variants)
                 if on_page:
-                    on_page(results[i])
+                    on_page(result)
         finally:
             await ws.close()
 
@@ -233,45 +293,43 @@ async def feed(url: str, token: str, pages: list[dict], *, concurrency: int = 1,
     return stats
 
 
-def output_line(item: dict[str, Any]) -> str:
-    out = {"key": item.get("key"), "comment_id": item.get("comment_id"), "truncated": item.get("truncated"),
-           "detectors": item.get("detectors"), "normalized": item.get("normalized")}
-    if item.get("error"):
-        out["error"] = item["error"]
-    if "variants" in item:
-        out["variants"] = item["variants"]
+def output_line(comment: FedComment) -> str:
+    """One JSON line: the comment's scores as the daemon sent them (`error` only when set), then its
+    variants and, when generating them failed, `variants_error`."""
+    out = comment.scores.model_dump(mode="json", exclude={"error"} if comment.scores.error is None else None)
+    if comment.variants is not None:
+        out["variants"] = [v.model_dump(mode="json") for v in comment.variants.items]
+        if comment.variants.error:
+            out["variants_error"] = comment.variants.error
     return json.dumps(out, ensure_ascii=False)
 
 
 def run(args: argparse.Namespace) -> int:
     from modlens import pairing
-    from modlens.cli.serve import daemon_url
+    from modlens.runtime import daemon_url
 
     path = Path(args.file)
-    try:
-        rows = list(read_rows(path, args.text_col, args.key_col, args.limit))
-        if not rows:
-            raise FeedError(f"{path}: no comments to send")
-        keys = [k for k, _ in rows]
-        if len(set(keys)) != len(keys):
-            raise FeedError(f"{path}: --key-col {args.key_col!r} has repeated values; keys must be unique")
-        token = args.token or pairing.read()
-        if not token:
-            raise FeedError("no pairing token yet; start the daemon once (`modlens serve`) or run `modlens pair`")
-        url = args.daemon or daemon_url()
-        pages = make_pages(rows, max(1, args.page_size), args.platform, args.url or path.resolve().as_uri(),
-                           args.page_key or path.name)
+    rows = list(read_rows(path, args.text_col, args.key_col, args.limit))
+    if not rows:
+        raise FeedError(f"{path}: no comments to send")
+    keys = [k for k, _ in rows]
+    if len(set(keys)) != len(keys):
+        raise FeedError(f"{path}: --key-col {args.key_col!r} has repeated values; keys must be unique")
+    token = args.token or pairing.read()
+    if not token:
+        raise FeedError("no pairing token yet", kind=ErrorKind.NOT_FOUND,
+                        fix="start the daemon once (`modlens serve`) or run `modlens pair`")
+    url = args.daemon or daemon_url()
+    pages = make_pages(rows, max(1, args.page_size), args.platform, args.url or path.resolve().as_uri(),
+                       args.page_key or path.name)
 
-        def emit(result: PageResult) -> None:
-            for item in result.items:
-                print(output_line(item), flush=True)
+    def emit(result: PageResult) -> None:
+        for item in result.items:
+            print(output_line(item), flush=True)
 
-        stats = asyncio.run(feed(url, token, pages, concurrency=args.concurrency, variants=not args.no_variants,
-                                 rater=args.rater, on_page=emit))
-    except FeedError as err:
-        print(f"modlens feed: {err}", file=sys.stderr)
-        return 1
+    stats = asyncio.run(feed(url, token, pages, concurrency=args.concurrency, variants=not args.no_variants,
+                             rater=args.rater, on_page=emit))
     rate = stats.comments / stats.wall_s if stats.wall_s else 0.0
-    print(f"feed: {stats.comments} comments in {len(stats.pages)} pages, {stats.wall_s:.2f} s ({rate:.1f}/s)",
+    print(f"modlens feed: {stats.comments} comments in {len(stats.pages)} pages, {stats.wall_s:.2f} s ({rate:.1f}/s)",
           file=sys.stderr)
     return 0

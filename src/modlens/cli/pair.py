@@ -9,6 +9,7 @@ import argparse
 import json
 
 from modlens import pairing, paths
+from modlens.runtime import daemon_url
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,8 +18,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from modlens.cli.serve import daemon_url
-
     token = pairing.rotate() if args.rotate else pairing.ensure()
     url = daemon_url()
     if args.json:

@@ -10,13 +10,14 @@ import argparse
 import json
 import sys
 
-from modlens.config import DetectorConfig, StudyConfigError, load_study
-from modlens.detectors import registry as detector_registry
-from modlens.detectors.base import Detector, DetectorUnavailable
+from modlens.cli.common import CliError, add_attack_limit_options, add_detectors_option, add_study_option, load_study
+from modlens.config import DetectorConfig
+from modlens.detectors.base import Detector
 from modlens.perturb import registry
 from modlens.perturb.attack import GreedyAttack
 from modlens.perturb.generate import VariantGenerator
 from modlens.perturb.importance import detector_score_fn, word_importance
+from modlens.services.detectors import load_detectors
 
 PREFERRED_TARGETS = ("minilm-toxicity", "profanity-check")
 
@@ -27,27 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"strategy key (repeatable; default: the study's). Known: {', '.join(registry.available())}")
     parser.add_argument("--target", metavar="DETECTOR", help="detector key guiding word importance / attacked "
                         "(default: the study's target, else minilm-toxicity, else profanity-check)")
-    parser.add_argument("--detector", action="append", metavar="NAME",
-                        help="detector to load and score with (repeatable; default: the study's detectors)")
-    parser.add_argument("--study", metavar="FILE", help="study.toml (default: embedded defaults)")
+    add_detectors_option(parser, dest="detector", keys="registry keys to load and score with")
+    add_study_option(parser, "--study", "--config")
     parser.add_argument("--budget", type=int, help="variants per text (default: the study's)")
     parser.add_argument("--seed", type=int, help="random seed (default: the study's)")
     parser.add_argument("--threshold", type=float, help="word-importance threshold (default: the study's)")
     parser.add_argument("--attack", choices=["tae", "bae"], help="run a greedy attack on the target instead")
-    parser.add_argument("--max-queries", type=int, default=200, help="attack query budget (default 200)")
-    parser.add_argument("--max-edit-fraction", type=float, default=0.25, help="attack: max share of words edited")
+    add_attack_limit_options(parser, queries_dest="max_queries", edit_ratio_dest="max_edit_fraction")
     parser.add_argument("--perturbations", metavar="JSON", help="word -> human perturbations table for human_lookup")
-
-
-def _load_detectors(configs: list[DetectorConfig]) -> dict[str, Detector]:
-    loaded = {}
-    for cfg in configs:
-        try:
-            loaded[cfg.key] = detector_registry.create(cfg.name, **cfg.options)
-        except (DetectorUnavailable, KeyError) as err:
-            fix = getattr(err, "fix", "")
-            print(f"modlens perturb: detector {cfg.key} not loaded: {err}" + (f" (fix: {fix})" if fix else ""), file=sys.stderr)
-    return loaded
 
 
 def _pick_target(requested: str | None, loaded: dict[str, Detector]) -> str | None:
@@ -70,19 +58,17 @@ def _scores(texts: list[str], detectors: dict[str, Detector]) -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        study = load_study(args.study)
-    except StudyConfigError as err:
-        print(err, file=sys.stderr)
-        return 2
+    study = load_study(args.study)
     p = study.perturbation
     configs = [DetectorConfig(name=n) for n in args.detector] if args.detector else study.detectors
-    detectors = _load_detectors(configs)
+    loaded = load_detectors(configs)
+    for line in loaded.warnings():
+        print(f"modlens perturb: {line}", file=sys.stderr)
+    detectors = loaded.detectors
     target = _pick_target(args.target or p.target, detectors)
     if (args.target or args.attack) and target is None:
-        print(f"modlens perturb: target detector {args.target or '(any)'} is not loaded; loaded: {list(detectors) or 'none'}",
-              file=sys.stderr)
-        return 2
+        raise CliError(f"target detector {args.target or '(any)'} is not loaded; loaded: {list(detectors) or 'none'}",
+                       fix="pick a loaded --target, or add it with --detector (see `modlens detectors`)")
     options = {"human_lookup": {"path": args.perturbations}} if args.perturbations else {}
     strategies = args.strategy or (None if args.attack else p.strategies)
     seed = p.seed if args.seed is None else args.seed
@@ -97,8 +83,7 @@ def run(args: argparse.Namespace) -> int:
                                      importance_threshold=p.importance_threshold if args.threshold is None else args.threshold,
                                      strategy_options=options)
     except (KeyError, ValueError) as err:
-        print(f"modlens perturb: {err.args[0] if err.args else err}", file=sys.stderr)
-        return 2
+        raise CliError(str(err.args[0] if err.args else err)) from None
     for key, reason in maker.unavailable.items():
         print(f"modlens perturb: strategy {key} unavailable: {reason}", file=sys.stderr)
 

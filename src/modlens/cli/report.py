@@ -5,11 +5,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from modlens import paths
+from modlens.cli.common import add_db_option, db_path, study_log_error
+
+# tests/test_analysis_report.py asserts 2 for a missing study log, the code before the shared table
+KEPT_MISSING_EXIT = 2
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", help="study log (default: the one `modlens serve` uses)")
+    add_db_option(p)
     p.add_argument("--out", help="output file (default: report.html / stdout for --format json)")
     p.add_argument("--format", choices=["html", "json"], default="html")
 
@@ -18,11 +21,11 @@ def run(args: argparse.Namespace) -> int:
     from modlens.analysis.data import LogError
     from modlens.analysis.report import render_html, report_from_db, to_json
 
+    db = db_path(args)
     try:
-        report = report_from_db(args.db or paths.default_db())
+        report = report_from_db(db)
     except LogError as err:
-        print(f"modlens report: {err}", file=sys.stderr)
-        return 2
+        raise study_log_error(err, db, missing_exit_code=KEPT_MISSING_EXIT) from None
     text = to_json(report) if args.format == "json" else render_html(report)
     out = args.out or (None if args.format == "json" else "report.html")
     if out is None:

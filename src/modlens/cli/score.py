@@ -11,8 +11,10 @@ import asyncio
 import json
 import sys
 
-from modlens.detectors import registry
-from modlens.detectors.base import Detector, DetectorUnavailable
+from modlens.cli.common import CliError, ErrorKind, add_detectors_option
+from modlens.config import DetectorConfig
+from modlens.detectors.base import Detector
+from modlens.services.detectors import load_detectors
 
 DEFAULT_DETECTORS = ("minilm-toxicity", "profanity-check")
 
@@ -21,8 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = __doc__.split("\n", 1)[1]
     parser.add_argument("text", nargs="*", help="texts to score (none: read one text per line from stdin)")
-    parser.add_argument("--detector", action="append", metavar="NAME",
-                        help=f"registry key (repeatable; default: {', '.join(DEFAULT_DETECTORS)})")
+    add_detectors_option(parser, dest="detector", default=", ".join(DEFAULT_DETECTORS), keys="registry keys")
     parser.add_argument("-o", "--option", action="append", default=[], metavar="NAME.KEY=VALUE",
                         help="detector option; VALUE is parsed as JSON when it can be (repeatable)")
     parser.add_argument("--normalize", action="store_true",
@@ -67,33 +68,27 @@ def _results(detectors: dict[str, Detector], texts: list[str]) -> list[dict]:
 def run(args: argparse.Namespace) -> int:
     texts = list(args.text) or [line.rstrip("\n") for line in sys.stdin if line.strip()]
     if not texts:
-        print("error: no texts given", file=sys.stderr)
-        return 2
+        raise CliError("no texts given", fix="give texts as arguments, or one per line on stdin")
     try:
         options = parse_options(args.option)
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        raise CliError(str(err)) from None
     names = args.detector or list(DEFAULT_DETECTORS)
     unused = set(options) - set(names)
     if unused:
-        print(f"error: options given for detector(s) not selected: {sorted(unused)}", file=sys.stderr)
-        return 2
+        raise CliError(f"options given for detector(s) not selected: {sorted(unused)}",
+                       fix="add them with --detector, or drop their -o options")
     normalizer = None
     if args.normalize:
         from modlens.normalize.pipeline import build_normalizer  # heavy: only when asked for
         normalizer = build_normalizer()
-    detectors: dict[str, Detector] = {}
-    for name in names:
-        try:
-            detectors[name] = registry.create(name, **options.get(name, {}))
-        except (DetectorUnavailable, KeyError, TypeError) as err:
-            fix = getattr(err, "fix", "")
-            print(json.dumps({"detector": name, "status": getattr(err, "status", "error"),
-                              "error": str(err), "fix": fix}), file=sys.stderr)
+    loaded = load_detectors([DetectorConfig(name=n, options=options.get(n, {})) for n in names])
+    for line in loaded.warnings():
+        print(f"modlens score: {line}", file=sys.stderr)
+    detectors = loaded.detectors
     if not detectors:
-        print("error: no detector could be loaded (see `modlens detectors`)", file=sys.stderr)
-        return 1
+        raise CliError("no detector could be loaded", kind=ErrorKind.FAILED,
+                       fix="see `modlens detectors` for each detector's status and fix")
     try:
         rows = [{"text": t, "scores": s} for t, s in zip(texts, _results(detectors, texts))]
         if normalizer is not None:
@@ -104,6 +99,5 @@ def run(args: argparse.Namespace) -> int:
         for row in rows:
             print(json.dumps(row, ensure_ascii=False))
     finally:
-        for det in detectors.values():
-            det.close()
+        loaded.close()
     return 0

@@ -7,28 +7,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-from modlens import pairing, paths
+from modlens import pairing, paths, runtime
+from modlens.cli.common import add_db_option
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", metavar="PATH", help="study log to count when no daemon runs (default: the daemon's, "
-                                                      f"else {paths.default_db()})")
+    add_db_option(parser, help="study log to count when no daemon runs (default: the daemon's, "
+                               "else study.sqlite in $MODLENS_HOME or ~/.local/share/modlens)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def ask_daemon(info: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
-    host = "127.0.0.1" if info["host"] in ("0.0.0.0", "::") else info["host"]
-    host = f"[{host}]" if ":" in host else host
-    req = urllib.request.Request(f"http://{host}:{info['port']}/status",
+    req = urllib.request.Request(runtime.status_url(info),
                                  headers={"Authorization": f"Bearer {pairing.read() or ''}"})
     with urllib.request.urlopen(req, timeout=timeout) as resp:
-        return json.loads(resp.read())
+        answer: dict[str, Any] = json.loads(resp.read())
+    return answer
 
 
 def log_counts(db: Path) -> dict[str, int] | None:
@@ -42,9 +41,7 @@ def log_counts(db: Path) -> dict[str, int] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from modlens.cli.serve import read_runtime
-
-    info = read_runtime()
+    info = runtime.read_runtime()
     report: dict[str, Any] = {"running": False}
     if info:
         try:
@@ -63,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
         for d in report["detectors"]:
             extra = f" {d['version']}" if d.get("version") else f" — {d['message']}; fix: {d['fix']}"
             print(f"  detector {d['name']}: {d['status']}{extra}")
-        for what, err in report.get("components", {}).items():
-            print(f"  {what}: unavailable — {err}")
+        for what, problem in report.get("components", {}).items():
+            print(f"  {what}: unavailable — {problem}")
         print(f"  connections: {report['queue']['connections']}")
     else:
         print("daemon: not running" + (f" ({report['error']})" if report.get("error") else "") + " — start it with `modlens serve`")

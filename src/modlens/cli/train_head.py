@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from modlens import paths
+from modlens.cli.common import CliError, ErrorKind
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,13 +44,14 @@ def run(args: argparse.Namespace) -> int:
     from modlens.detectors.minilm import SentenceEncoder
 
     if args.sample < 10:
-        print("error: --sample must be at least 10", file=sys.stderr)
-        return 2
+        raise CliError(f"--sample must be at least 10, not {args.sample}")
     if not 0.0 < args.test_size < 1.0:
-        print("error: --test-size must be between 0 and 1", file=sys.stderr)
-        return 2
+        raise CliError(f"--test-size must be between 0 and 1, not {args.test_size}")
     out = Path(args.out) if args.out else paths.home() / "heads" / "minilm-toxicity.json"
-    log = lambda msg: print(f"[train-head] {msg}", file=sys.stderr, flush=True)  # noqa: E731
+
+    def log(msg: str) -> None:
+        print(f"[train-head] {msg}", file=sys.stderr, flush=True)
+
     t0 = time.perf_counter()
     try:
         data = load_labelled(args.data, text_col=args.text_col, label_col=args.label_col,
@@ -58,9 +60,12 @@ def run(args: argparse.Namespace) -> int:
         encoder = SentenceEncoder(device=args.device, max_length=args.max_length, batch_size=args.batch_size)
         head = train(data, encoder, sample=args.sample, seed=args.seed, test_size=args.test_size,
                      C=args.C, hatecheck=args.hatecheck, progress=log)
-    except (TrainingDataError, DetectorUnavailable, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    except FileNotFoundError as err:
+        raise CliError(str(err), kind=ErrorKind.NOT_FOUND) from None
+    except TrainingDataError as err:
+        raise CliError(str(err)) from None
+    except (DetectorUnavailable, OSError) as err:
+        raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None) or None) from None
     head.save(out)
     summary = {"out": str(out), "seconds": round(time.perf_counter() - t0, 1), **head.meta["metrics"]}
     if "hatecheck" in summary:  # keep stdout short: overall + the five weakest functionalities

@@ -1,11 +1,17 @@
 """NoisyHate (seed 000): pairs of a toxic comment and the same comment with one word perturbed
-by a person. The clean sentence is the comment; the perturbed one is its variant
+by a person. The one loader of the file (audits, the normalization benchmark and tests read it
+through `read_pairs`) and the one "restored" rule (the normalization report and the benchmark
+judge with `restored`).
+
+As an audit dataset, the clean sentence is the comment; the perturbed one is its variant
 (strategy `human:noisyhate`). Recorded spell-checker results and annotator fractions become labels."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Sequence
 
-from modlens.datasets.base import Dataset, DatasetItem, read_rows, require_columns, word_span
+from modlens.datasets.base import Dataset, DatasetError, DatasetItem, read_rows, require_columns, word_span
 from modlens.perturb.base import Variant
 
 STRATEGY = "human:noisyhate"
@@ -13,22 +19,57 @@ LABEL_COLUMNS = ("toxicity", "google_correct", "bing_correct", "quality_mean", "
                  "perturbed_word", "position")
 
 
-def read(path: Path, **_: object) -> Dataset:
+@dataclass
+class NoisyPair:
+    clean: str
+    perturbed: str
+    position: int          # index of the perturbed whitespace token
+    clean_word: str
+    perturbed_word: str
+    types: list[str]
+    labels: dict[str, Any] = field(default_factory=dict)  # the recorded columns that are set
+
+    @property
+    def google(self) -> bool:
+        """Google's spell checker restored the word (recorded by the dataset authors)."""
+        return self.labels.get("google_correct") == "1"
+
+    @property
+    def bing(self) -> bool:
+        return self.labels.get("bing_correct") == "1"
+
+
+def read_pairs(path: Path | str) -> list[NoisyPair]:
+    path = Path(path)
     rows = read_rows(path)
     require_columns(path, rows, ["clean", "perturbed", "position", "clean_word", "perturbed_word", "types"])
-    items = []
+    pairs = []
     for n, row in enumerate(rows):
-        clean = row["clean"]
         try:
             position = int(row["position"])
         except (TypeError, ValueError):
-            raise ValueError(f"{path}: row {n + 2}: position {row['position']!r} is not an integer") from None
-        span = word_span(clean, position)
-        params = {"types": row["types"].split("|") if row["types"] else [], "position": position,
-                  "clean_word": row["clean_word"], "perturbed_word": row["perturbed_word"]}
-        variant = Variant(text=row["perturbed"], strategy=STRATEGY, params=params, seed=0,
-                          positions=[span] if span else [], source_text=clean)
-        labels = {c: row[c] for c in LABEL_COLUMNS if c in row and row[c] not in (None, "")}
-        labels["toxic"] = "1"  # every NoisyHate sentence is toxic (Civil Comments toxicity >= 0.5)
-        items.append(DatasetItem(key=f"row-{n}", text=clean, labels=labels, variants=[variant]))
+            raise DatasetError(f"{path}: row {n + 2}: position {row['position']!r} is not an integer") from None
+        pairs.append(NoisyPair(row["clean"], row["perturbed"], position, row["clean_word"], row["perturbed_word"],
+                               row["types"].split("|") if row["types"] else [],
+                               {c: row[c] for c in LABEL_COLUMNS if c in row and row[c] not in (None, "")}))
+    return pairs
+
+
+def restored(tokens: Sequence[str], position: int, clean_word: str) -> bool:
+    """The paper's rule: the token at `position` (of the normalizer's output split on
+    whitespace), lowercased, equals the clean word lowercased. A position outside the tokens
+    (negative, or past a shortened output) is not restored."""
+    return 0 <= position < len(tokens) and tokens[position].lower() == clean_word.lower()
+
+
+def read(path: Path, **_: object) -> Dataset:
+    items = []
+    for n, pair in enumerate(read_pairs(path)):
+        span = word_span(pair.clean, pair.position)
+        params = {"types": pair.types, "position": pair.position,
+                  "clean_word": pair.clean_word, "perturbed_word": pair.perturbed_word}
+        variant = Variant(text=pair.perturbed, strategy=STRATEGY, params=params, seed=0,
+                          positions=[span] if span else [], source_text=pair.clean)
+        labels = {**pair.labels, "toxic": "1"}  # every NoisyHate sentence is toxic (Civil Comments toxicity >= 0.5)
+        items.append(DatasetItem(key=f"row-{n}", text=pair.clean, labels=labels, variants=[variant]))
     return Dataset("noisyhate", path, items)

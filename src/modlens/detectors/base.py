@@ -50,7 +50,7 @@ class Detector(ABC):
         """The options that define this detector's behaviour (logged with its version)."""
         return {}
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook: most detectors hold nothing to release
         """Release models, sessions, threads."""
 
     def describe(self) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Normalization accuracy, shared by the benchmark and the tests.
 
-NoisyHate (the paper's rule): split the normalizer's output on whitespace; a pair counts as
+NoisyHate (the paper's rule, `datasets.noisyhate.restored`): split the normalizer's output on whitespace; a pair counts as
 restored when the token at `position`, lowercased, equals `clean_word`. Accuracy is reported
 overall and per perturbation type (a pair with several types counts for each of them).
 Splitting joined words ("freewill" -> "free will") and merging spaced-out letters change the
@@ -21,39 +21,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from modlens.datasets import noisyhate
+from modlens.datasets.noisyhate import NoisyPair
 from modlens.normalize.base import Normalized
 
 TYPES = ["RepeatChar", "Abbr", "SpecialChar", "MixedCase", "MixedCase+"]
 
 
-@dataclass
-class NoisyPair:
-    perturbed: str
-    position: int
-    clean_word: str
-    perturbed_word: str
-    types: list[str]
-    google: bool
-    bing: bool
-
-
-def load_noisyhate(path: Path | str) -> list[NoisyPair]:
-    path = Path(path)
-    pairs = []
-    with path.open(newline="", encoding="utf-8") as f:
-        for n, row in enumerate(csv.DictReader(f), 2):
-            try:
-                pairs.append(NoisyPair(row["perturbed"], int(row["position"]), row["clean_word"],
-                                       row["perturbed_word"], row["types"].split("|"),
-                                       row.get("google_correct") == "1", row.get("bing_correct") == "1"))
-            except (KeyError, ValueError) as exc:
-                raise ValueError(f"{path}:{n}: not a NoisyHate row ({exc})") from exc
-    return pairs
-
-
 def restored(output: str, pair: NoisyPair) -> bool:
-    tokens = output.split()
-    return pair.position < len(tokens) and tokens[pair.position].lower() == pair.clean_word.lower()
+    """NoisyHate's rule (`datasets.noisyhate.restored`, shared with the report) on a normalizer's output."""
+    return noisyhate.restored(output.split(), pair.position, pair.clean_word)
 
 
 def aligned_tokens(original: str, result: Normalized) -> list[str]:
@@ -70,8 +47,7 @@ def aligned_tokens(original: str, result: Normalized) -> list[str]:
 
 
 def restored_aligned(original: str, result: Normalized, pair: NoisyPair) -> bool:
-    tokens = aligned_tokens(original, result)
-    return pair.position < len(tokens) and tokens[pair.position].lower() == pair.clean_word.lower()
+    return noisyhate.restored(aligned_tokens(original, result), pair.position, pair.clean_word)
 
 
 def accuracy_by_type(hits: list[bool], pairs: list[NoisyPair]) -> dict[str, float]:

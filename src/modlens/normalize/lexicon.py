@@ -1,7 +1,7 @@
 """The normalizer's dictionary: which words are known, and how plausible each one is.
 
 Plausibility is a log prior: log frequency per million (general English and comments mixed,
-see `build_lexicon.py`) plus a bonus for words that mark offensive comments, because
+see `tools/build_lexicon.py`) plus a bonus for words that mark offensive comments, because
 people disguise exactly those words to slip past moderation.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ class Lexicon:
         if not self.path.is_file():
             raise FileNotFoundError(
                 f"normalizer lexicon not found at {self.path}; rebuild it with "
-                "`python -m modlens.normalize.build_lexicon` (see docs/NORMALIZE.md)")
+                "`python tools/build_lexicon.py` (see docs/NORMALIZE.md)")
         raw = self.path.read_bytes()
         self.digest = hashlib.sha256(raw).hexdigest()[:12]
         self.freq: dict[str, float] = {}

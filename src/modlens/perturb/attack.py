@@ -20,10 +20,10 @@ from modlens.detectors.base import Detector
 from modlens.perturb import registry
 from modlens.perturb.base import Variant
 from modlens.perturb.generate import WordSlot, perturb_word, splice, word_slots
+from modlens.perturb.goals import GOALS, fooled
 from modlens.perturb.importance import heuristic_ranking, word_removals
 from modlens.perturb.strategies._word import WordEdit
 
-GOALS = ("tae", "bae")
 # DeepWordBug's four character edits plus the human-like NoisyHate types; homoglyphs and
 # zero-width characters are opt-in because no reader would notice them at all.
 DEFAULT_ATTACK_STRATEGIES = [
@@ -99,15 +99,14 @@ class GreedyAttack:
         return -score if self.goal == "tae" else score
 
     def _reached(self, score: float) -> bool:
-        t = self.target.threshold
-        return score < t if self.goal == "tae" else score >= t
+        return bool(fooled(self.goal, score, self.target.threshold))
 
     def _judge(self, text: str) -> tuple[dict[str, Any], int]:
         """TaeBench's AND ensemble: every judge must keep the seed's label."""
         verdicts = {}
         for j in self.judges:
             tox = j.toxicity(j.score([text])[0])
-            keeps = tox is not None and (tox >= j.threshold if self.goal == "tae" else tox < j.threshold)
+            keeps = fooled(self.goal, tox, j.threshold) is False
             verdicts[j.name] = {"version": j.version, "toxicity": tox, "threshold": j.threshold, "agrees": keeps}
         return {"judges": verdicts, "ok": all(v["agrees"] for v in verdicts.values())}, len(self.judges)
 

@@ -1,6 +1,7 @@
 """Word importance as in NoisyHate's Algorithm 1: how much the target detector's toxicity
-drops when each whitespace word is removed. The engine scores `word_removals(text)` through
-its batchers; `word_importance` does the same synchronously with any batched score function."""
+drops when each whitespace word is removed. Computed here only: the engine scores
+`importance_texts(text)` through its batchers, `word_importance` with any synchronous batched
+score function, and both turn the scores into importances with `importance_from_scores`."""
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -23,17 +24,27 @@ def word_removals(text: str) -> list[str]:
     return [" ".join(words[:i] + words[i + 1:]) for i in range(len(words))]
 
 
-def word_importance(text: str, score_fn: ScoreFn) -> list[float] | None:
-    """importance[i] = score(text) - score(text without word i), from ONE call to `score_fn`
-    with the text and all its removals. None when the scorer has no answer for one of them."""
-    texts = [text, *word_removals(text)]
-    scores = list(score_fn(texts))
-    if len(scores) != len(texts):
-        raise ValueError(f"score function returned {len(scores)} scores for {len(texts)} texts")
+def importance_texts(text: str) -> list[str]:
+    """What to score for word importance, in one batch: the text, then each word's removal."""
+    return [text, *word_removals(text)]
+
+
+def importance_from_scores(scores: Sequence[float | None]) -> list[float] | None:
+    """importance[i] = score(text) - score(text without word i), from the scores of
+    `importance_texts(text)`; None when the scorer had no answer for one of them."""
     if any(s is None for s in scores):
         return None
     base = float(scores[0])
     return [base - float(s) for s in scores[1:]]
+
+
+def word_importance(text: str, score_fn: ScoreFn) -> list[float] | None:
+    """Word importance from ONE call to a synchronous batched `score_fn`."""
+    texts = importance_texts(text)
+    scores = list(score_fn(texts))
+    if len(scores) != len(texts):
+        raise ValueError(f"score function returned {len(scores)} scores for {len(texts)} texts")
+    return importance_from_scores(scores)
 
 
 def detector_score_fn(detector) -> ScoreFn:

@@ -30,13 +30,6 @@ STRATEGIES: dict[str, str] = {
     "space_insert": "space_insert:SpaceInsert",
 }
 
-# The NoisyHate types (Table 2) a strategy key stands for, for reports.
-NOISYHATE_TYPE: dict[str, str] = {
-    "repeat_char": "RepeatChar", "abbr": "Abbr", "special_char": "SpecialChar",
-    "mixed_case": "MixedCase", "mixed_case_plus": "MixedCase+",
-}
-
-
 def available() -> list[str]:
     return list(STRATEGIES)
 

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping
 
 from modlens.detectors.base import Detector
 from modlens.perturb.base import Variant
+from modlens.perturb.goals import fooled
 
 
 @dataclass
@@ -51,10 +52,6 @@ class TransferMatrix:
                             for t in self.targets)
             lines.append(f"{s:<{width}}{cells}")
         return "\n".join(lines)
-
-
-def fools(goal: str, score: float, threshold: float) -> bool:
-    return score < threshold if goal == "tae" else score >= threshold
 
 
 def successful(variants: Iterable[Variant], goal: str | None = None) -> list[Variant]:
@@ -105,9 +102,9 @@ def asr_matrix(rows: Iterable[TransferRow | Mapping[str, Any]], goal: str = "tae
             if score is None or t not in r.thresholds:
                 continue
             seed = None if r.seed_scores is None else r.seed_scores.get(t)
-            if seed is not None and fools(goal, seed, r.thresholds[t]):
+            if seed is not None and fooled(goal, seed, r.thresholds[t]):
                 continue  # B already misjudged the seed: nothing transferred
             n[r.source][t] += 1
-            hits[r.source][t] += fools(goal, score, r.thresholds[t])
+            hits[r.source][t] += bool(fooled(goal, score, r.thresholds[t]))
     rate = {s: {t: (hits[s][t] / n[s][t] if n[s][t] else None) for t in targets} for s in sources}
     return TransferMatrix(sources, targets, rate, n, goal, dropped)

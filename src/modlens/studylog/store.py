@@ -82,7 +82,8 @@ class StudyLog:
         self.readonly = readonly
         if readonly:
             if not self.path.exists():
-                raise StudyLogError(f"no study log at {self.path}; run `modlens serve` or `modlens audit` first, or pass --db")
+                raise StudyLogError(f"no study log at {self.path} (file not found); "
+                                    "run `modlens serve` or `modlens audit` first, or pass --db")
             # mode=ro: this connection can never take the write lock, so it never blocks the writer
             conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
                                    isolation_level=None, check_same_thread=False)
@@ -94,7 +95,11 @@ class StudyLog:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
         if readonly:
-            version = self.user_version()
+            try:
+                version = self.user_version()
+            except sqlite3.DatabaseError as err:
+                conn.close()
+                raise StudyLogError(f"{self.path}: not a modlens study log ({err})") from None
             if version != SCHEMA_VERSION:
                 conn.close()
                 raise StudyLogError(
@@ -235,10 +240,6 @@ class StudyLog:
         if found is not None:
             return found
         return self._write("INSERT INTO texts (text_hash, text) VALUES (?, ?)", (h, text)).lastrowid
-
-    def find_text_id(self, text: str) -> int | None:
-        """The id of a text already in the log, without adding it (readers use this)."""
-        return self._one("SELECT text_id FROM texts WHERE text_hash = ?", (text_hash(text),))
 
     def add_comment(self, platform: str, comment_key: str, page_id: int | None, text: str, *,
                     parent_key: str | None = None, author_hash: str | None = None,

@@ -1,6 +1,6 @@
 """Rebuild `normalize/data/lexicon.txt`, the normalizer's word list, reproducibly.
 
-    python -m modlens.normalize.build_lexicon --comments /tmp/clean_data.csv \
+    python tools/build_lexicon.py --comments /tmp/clean_data.csv \
         --davidson src/modlens/datasets/data/davidson/labeled_data.csv
 
 Sources (all public, none of them NoisyHate):
@@ -112,7 +112,7 @@ def main(argv=None) -> int:
     table = build([read_comments(args.comments), read_davidson(args.davidson)], general)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as f:
-        f.write("# modlens normalizer lexicon; rebuild with python -m modlens.normalize.build_lexicon\n")
+        f.write("# modlens normalizer lexicon; rebuild with python tools/build_lexicon.py\n")
         for w, freq, off in table:
             f.write(f"{w}\t{freq:.4g}\t{off:.2f}\n")
     print(f"wrote {len(table)} words to {args.out} ({args.out.stat().st_size / 1e6:.2f} MB)")

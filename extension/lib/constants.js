@@ -1,0 +1,36 @@
+// Constants shared by every part of the extension (worker, content scripts, pages, node tests).
+// The wire protocol's values mirror the daemon's Python (modlens.daemon.protocol);
+// tests/e2e/test_extension_constants.py fails when the two disagree.
+(function (root) {
+  const ns = (root.modlens = root.modlens || {});
+
+  // ---- daemon protocol
+  ns.PROTOCOL = 1; // PROTOCOL_VERSION
+  ns.SUBPROTOCOL = "modlens.v1";
+  ns.TOKEN_SUBPROTOCOL_PREFIX = "modlens.token."; // the pairing token travels as a subprotocol
+  ns.CLIENT_NAME = "modlens-extension";
+  ns.wsSubprotocols = (token) => [ns.SUBPROTOCOL, ns.TOKEN_SUBPROTOCOL_PREFIX + token];
+
+  // ---- worker timing and sizes
+  ns.KEEPALIVE_MS = 20000; // ping while open: an idle MV3 worker is stopped after ~30 s
+  ns.RESEND_AFTER_MS = 30000; // unacknowledged on an open socket this long: send again
+  ns.BACKOFF_MIN_MS = 500;
+  ns.BACKOFF_MAX_MS = 30000;
+  ns.CHUNK_ITEMS = 50; // comments per message
+  ns.WAKE_ALARM = "modlens-wake";
+  ns.WAKE_MINUTES = 0.5;
+
+  // ---- messages between the extension's parts (shapes: lib/messages.js)
+  ns.MSG = {
+    contentHello: "content_hello", comments: "comments", rate: "rate", pageStatus: "page_status", // content → worker
+    getState: "get_state", setSettings: "set_settings", consent: "consent", reconnect: "reconnect", // pages → worker
+    deadLetters: "dead_letters",
+    scores: "scores", ratingOk: "rating_ok", configChanged: "config_changed", // worker → content
+    state: "state", counts: "counts", // worker → pages
+  };
+
+  // One comment, one key: "platform|key" (rated comments, calibration progress).
+  ns.commentKey = (platform, key) => `${platform}|${key}`;
+
+  if (typeof module !== "undefined" && module.exports) module.exports = ns;
+})(globalThis);

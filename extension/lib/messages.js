@@ -1,0 +1,39 @@
+// The shapes of the messages the extension's parts send each other (chrome.runtime and
+// chrome.tabs messaging): one builder per message, used by sender and receiver alike.
+(function (root) {
+  const ns = (root.modlens = root.modlens || {});
+  const M = ns.MSG;
+
+  ns.messages = {
+    // content script → worker
+    contentHello: () => ({ type: M.contentHello }),
+    /** page: {url, platform, page_key, title}; items: [{key, text, author, parent_key, time_shown}] */
+    comments: (site, page, items) => ({ type: M.comments, site, page, items }),
+    /** comment: {platform, key}; answer: {values, anchors, time_spent_ms} (content/ui.js) */
+    rate: (comment, answer) => ({ type: M.rate, comment: { platform: comment.platform, key: comment.key },
+      values: answer.values, anchors: answer.anchors || null, time_spent_ms: answer.time_spent_ms }),
+    pageStatus: (status) => ({ type: M.pageStatus, status }),
+
+    // popup, options, calibration → worker
+    getState: (tabId) => (tabId == null ? { type: M.getState } : { type: M.getState, tabId }),
+    setSettings: (settings) => ({ type: M.setSettings, settings }),
+    consent: (accept, studyId) => ({ type: M.consent, accept, study_id: studyId }),
+    reconnect: () => ({ type: M.reconnect }),
+    deadLetters: () => ({ type: M.deadLetters }),
+
+    // worker → content script
+    /** items: [{key, sampled, detectors: {k: {name, version, toxicity, error}}, rated}] */
+    scores: (items) => ({ type: M.scores, items }),
+    ratingOk: (comment, derived, inconsistent) => ({ type: M.ratingOk, comment, derived_toxicity: derived, inconsistent }),
+    configChanged: () => ({ type: M.configChanged }),
+
+    // worker → popup / options / calibration (broadcast)
+    state: (state) => ({ type: M.state, state }),
+    counts: (totals) => ({ type: M.counts, totals }),
+  };
+
+  // Pages refresh on either broadcast.
+  ns.isStateBroadcast = (msg) => !!msg && (msg.type === M.state || msg.type === M.counts);
+
+  if (typeof module !== "undefined" && module.exports) module.exports = ns;
+})(globalThis);

@@ -1,0 +1,87 @@
+// What the participant and the study decided, kept in chrome.storage.local: settings (daemon
+// address, token, rater id, pause, site switches, display, custom selectors), the study the
+// daemon announced at hello, consent, and the random author salts used when a study has none.
+(function (ns) {
+  const store = chrome.storage.local;
+
+  const config = {
+    settings: null,
+    study: null, // hello_ok.study (client_settings)
+    detectors: [],
+    consent: null, // {study_id, at}
+    salts: {}, // study_id -> random salt
+
+    async load() {
+      const got = await store.get(["settings", "study", "detectors", "consent", "salts"]);
+      this.settings = { ...ns.DEFAULT_SETTINGS, ...(got.settings || {}) };
+      this.settings.sites = { ...ns.DEFAULT_SETTINGS.sites, ...(this.settings.sites || {}) };
+      if (!got.settings) await this.applySeed();
+      if (!this.settings.raterId) {
+        this.settings.raterId = ns.newId("rater");
+        await store.set({ settings: this.settings });
+      }
+      this.study = got.study || null;
+      this.detectors = got.detectors || [];
+      this.consent = got.consent || null;
+      this.salts = got.salts || {};
+    },
+
+    // `modlens browse` writes seed.json (daemon address + token) into its copy of the extension,
+    // so a participant needs no pairing step. Read once, when no settings exist yet.
+    async applySeed() {
+      try {
+        const res = await fetch(chrome.runtime.getURL("seed.json"));
+        if (!res.ok) return;
+        const seed = await res.json();
+        for (const k of ["daemonUrl", "token", "raterId"]) if (typeof seed[k] === "string" && seed[k]) this.settings[k] = seed[k];
+        await store.set({ settings: this.settings });
+      } catch (_) {
+        // no seed file: an ordinary installation, paired from the options page
+      }
+    },
+
+    /** Returns whether the daemon address or token changed (the socket must then reconnect). */
+    async updateSettings(changes) {
+      const before = this.settings;
+      this.settings = { ...this.settings, ...changes };
+      await store.set({ settings: this.settings });
+      return before.daemonUrl !== this.settings.daemonUrl || before.token !== this.settings.token;
+    },
+
+    async setStudy(study, detectors) {
+      this.study = study;
+      this.detectors = detectors || [];
+      await store.set({ study: this.study, detectors: this.detectors });
+    },
+
+    async setConsent(accept, studyId) {
+      this.consent = accept ? { study_id: studyId, at: new Date().toISOString() } : null;
+      await store.set({ consent: this.consent });
+    },
+
+    consented() {
+      return !!(this.study && this.consent && this.consent.study_id === this.study.study_id);
+    },
+
+    displayMode() {
+      const d = this.settings.display;
+      return d === "blind" || d === "scores" ? d : (this.study && this.study.display) || "blind";
+    },
+
+    siteActive(site) {
+      return this.consented() && !this.settings.paused && this.settings.sites[site] !== false;
+    },
+
+    async authorSalt() {
+      const study = this.study;
+      if (study.author_salt) return study.author_salt;
+      if (!this.salts[study.study_id]) {
+        this.salts[study.study_id] = ns.newId("salt");
+        await store.set({ salts: this.salts });
+      }
+      return this.salts[study.study_id];
+    },
+  };
+
+  ns.config = config;
+})(globalThis.modlens);

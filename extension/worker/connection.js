@@ -1,0 +1,117 @@
+// The one WebSocket to the local daemon. Content scripts on public pages cannot reach loopback,
+// so only the worker connects. Hello carries the pairing token (also as a subprotocol), the
+// rater id and the consent; reconnects use jittered exponential back-off; while open, a ping
+// every KEEPALIVE_MS keeps the worker alive and gives delivery a chance to resend.
+(function (ns) {
+  const config = ns.config;
+
+  const connection = {
+    ws: null,
+    status: "disconnected", // disconnected | connecting | ready | no_token | refused | error
+    lastError: "",
+    sessionId: null,
+    helloId: null,
+    backoff: ns.BACKOFF_MIN_MS,
+    reconnectTimer: null,
+    keepaliveTimer: null,
+    onMessage: () => {}, // daemon message -> promise
+    onStatus: () => {}, // the status changed
+    onNewSocket: () => {}, // what was in flight on the old socket must be resent on this one
+    onTick: () => {}, // every keepalive
+
+    setStatus(status, error) {
+      this.status = status;
+      if (error !== undefined) this.lastError = error;
+      this.onStatus();
+    },
+
+    connect() {
+      if (this.ws || this.reconnectTimer) return;
+      const { daemonUrl, token } = config.settings;
+      if (!token) return this.setStatus("no_token", "No pairing token: run `modlens pair` and paste it in the options.");
+      let ws;
+      try {
+        ws = new WebSocket(daemonUrl, ns.wsSubprotocols(token));
+      } catch (err) {
+        this.setStatus("error", `Bad daemon address ${daemonUrl}: ${err.message}`);
+        return;
+      }
+      this.ws = ws;
+      this.onNewSocket();
+      this.setStatus("connecting");
+      ws.onopen = () => ws.send(JSON.stringify(this.hello(token)));
+      ws.onmessage = (ev) => {
+        let msg;
+        try { msg = JSON.parse(ev.data); } catch (_) { return; }
+        Promise.resolve(this.onMessage(msg)).catch((err) => console.error("modlens: handling", msg.type, err));
+      };
+      ws.onclose = (ev) => {
+        if (this.ws !== ws) return;
+        this.ws = null;
+        this.sessionId = null;
+        clearInterval(this.keepaliveTimer);
+        // A refused handshake (401/403) surfaces as 1006 before open; say so instead of looping fast.
+        const neverOpened = this.status === "connecting";
+        this.setStatus(neverOpened ? "refused" : "disconnected",
+          neverOpened ? `Daemon at ${daemonUrl} not reachable or refused the token (code ${ev.code}).` : `Connection closed (code ${ev.code}).`);
+        this.scheduleReconnect();
+      };
+      ws.onerror = () => {}; // onclose follows and handles it
+    },
+
+    hello(token) {
+      this.helloId = ns.newId("hello");
+      const hello = { type: "hello", id: this.helloId, protocol: ns.PROTOCOL, client: ns.CLIENT_NAME,
+        client_version: ns.VERSION, token, rater_id: config.settings.raterId };
+      if (config.consent) { hello.study_id = config.consent.study_id; hello.consent_at = config.consent.at; }
+      return hello;
+    },
+
+    /** hello_ok arrived: the session is usable. */
+    established(sessionId) {
+      this.sessionId = sessionId;
+      this.backoff = ns.BACKOFF_MIN_MS;
+      this.setStatus("ready", "");
+      clearInterval(this.keepaliveTimer);
+      this.keepaliveTimer = setInterval(() => {
+        if (this.ws && this.ws.readyState === WebSocket.OPEN) this.send({ type: "ping", id: ns.newId("ping") });
+        this.onTick();
+      }, ns.KEEPALIVE_MS);
+    },
+
+    scheduleReconnect() {
+      if (this.reconnectTimer) return;
+      const delay = this.backoff * (0.75 + Math.random() * 0.5);
+      this.backoff = Math.min(ns.BACKOFF_MAX_MS, this.backoff * 2);
+      this.reconnectTimer = setTimeout(() => { this.reconnectTimer = null; this.connect(); }, delay);
+    },
+
+    reconnectNow() {
+      clearTimeout(this.reconnectTimer);
+      this.reconnectTimer = null;
+      this.backoff = ns.BACKOFF_MIN_MS;
+      if (this.ws) {
+        const ws = this.ws;
+        this.ws = null;
+        ws.onclose = null;
+        try { ws.close(1000, "reconnect"); } catch (_) { /* already closed */ }
+        clearInterval(this.keepaliveTimer);
+      }
+      this.connect();
+    },
+
+    ensure() {
+      if (!this.ws && !this.reconnectTimer) this.connect();
+    },
+
+    ready() {
+      return !!(this.ws && this.ws.readyState === WebSocket.OPEN && this.sessionId);
+    },
+
+    send(message) {
+      this.ws.send(JSON.stringify(message));
+    },
+  };
+
+  ns.connection = connection;
+})(globalThis.modlens);

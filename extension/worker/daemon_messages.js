@@ -1,0 +1,56 @@
+// What the worker does with each message from the daemon (docs/PROTOCOL.md): a handler map.
+(function (ns) {
+  const { config, connection, counters, delivery, tabs } = ns;
+
+  // Sampling is decided here, once per comment, so every frame shows the same decision.
+  function onScores(msg) {
+    const route = delivery.routeOf(msg.id);
+    const platform = route && route.platform;
+    const sampling = config.study && config.study.sampling;
+    const detectorKeys = config.detectors.map((d) => d.key);
+    const deciles = counters.decilesFor(config.study ? config.study.study_id : "");
+    const items = [];
+    for (const item of msg.items || []) {
+      counters.totals.scored += 1;
+      const decision = ns.decideSample(sampling, { ...item, platform }, deciles, detectorKeys);
+      const detectors = {};
+      for (const [k, d] of Object.entries(item.detectors || {})) {
+        detectors[k] = { name: d.name, version: d.version, toxicity: d.toxicity, error: d.error || null };
+      }
+      items.push({ key: item.key, sampled: decision.sampled, detectors, rated: counters.ratingOf(platform, item.key) });
+    }
+    counters.saveSoon();
+    if (route) tabs.send(route, ns.messages.scores(items));
+    delivery.broadcastCounts();
+  }
+
+  ns.onDaemonMessage = ns.makeRouter({
+    async hello_ok(msg) {
+      await config.setStudy(msg.study, msg.detectors);
+      connection.established(msg.session_id);
+      delivery.flush(true);
+    },
+    async comments_ok(msg) {
+      await delivery.acknowledged(msg.id);
+      delivery.broadcastCounts();
+    },
+    scores: onScores,
+    async rating_ok(msg) {
+      const entry = await delivery.acknowledged(msg.id);
+      if (!msg.duplicate) counters.totals.rated += 1;
+      counters.saveSoon();
+      if (entry && entry.route) tabs.send(entry.route, ns.messages.ratingOk(entry.message.comment, msg.derived_toxicity, msg.inconsistent));
+      delivery.broadcastCounts();
+    },
+    async error(msg) {
+      if (msg.id && msg.id === connection.helloId) {
+        connection.setStatus("refused", `Daemon refused the handshake: ${msg.code}: ${msg.message}`);
+        return;
+      }
+      if (!delivery.outbox.has(msg.id)) return;
+      counters.totals.errors += 1;
+      await delivery.refused(msg);
+      delivery.broadcastCounts();
+    },
+  }, () => {}); // pong, variants, status_ok: nothing to do here
+})(globalThis.modlens);

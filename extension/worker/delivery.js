@@ -1,0 +1,70 @@
+// Getting outbox messages to the daemon: send what is pending once the session is ready (and
+// consent given), resend what stayed unacknowledged for RESEND_AFTER_MS, drop on ack, retry
+// transient refusals with back-off, bury permanent ones as dead letters. Also remembers which
+// tab and frame each message came from, so its scores can be routed back.
+(function (ns) {
+  const { config, connection, counters, tabs } = ns;
+  const sentAt = new Map(); // outbox id -> time sent on the current socket
+  const routes = new Map(); // outbox id -> {tabId, frameId, platform}
+
+  const delivery = {
+    outbox: new ns.Outbox(chrome.storage.local),
+
+    async queue(message, route) {
+      await this.outbox.add(message, route);
+      if (route) routes.set(message.id, route);
+    },
+
+    flush(force) {
+      if (!connection.ready() || !config.consented()) return;
+      const now = Date.now();
+      for (const entry of this.outbox.pending()) {
+        const at = sentAt.get(entry.id);
+        if (at !== undefined && !force && now - at < ns.RESEND_AFTER_MS) continue;
+        if (entry.notBefore && entry.notBefore > now) continue;
+        sentAt.set(entry.id, now);
+        if (entry.route) routes.set(entry.id, entry.route);
+        connection.send(entry.message);
+      }
+    },
+
+    /** Totals for the popup; `queued` = messages not yet acknowledged. */
+    broadcastCounts() {
+      tabs.broadcast(ns.messages.counts({ ...counters.totals, queued: this.outbox.size }));
+    },
+
+    newSocket() {
+      sentAt.clear();
+    },
+
+    routeOf(id) {
+      return routes.get(id);
+    },
+
+    /** The daemon acknowledged message `id`: returns its outbox entry (or undefined). */
+    async acknowledged(id) {
+      sentAt.delete(id);
+      return this.outbox.ack(id);
+    },
+
+    /** An error answer to one of our messages: retry later or keep it as a dead letter. */
+    async refused(msg) {
+      const entry = this.outbox.get(msg.id);
+      if (!entry) return false;
+      sentAt.delete(msg.id);
+      // A rating may race its comment's first insert after a replay: retry a few times first.
+      const transient = !ns.PERMANENT_ERRORS.has(msg.code) || (msg.code === "unknown_comment" && entry.attempts < 5);
+      if (transient) {
+        entry.attempts += 1;
+        entry.notBefore = Date.now() + (msg.retry_after_ms || Math.min(30000, 1000 * 2 ** entry.attempts));
+        setTimeout(() => this.flush(false), entry.notBefore - Date.now() + 10);
+      } else {
+        console.warn("modlens: daemon refused", entry.message.type, msg.code, msg.message);
+        await this.outbox.bury(msg.id, { code: msg.code, message: msg.message });
+      }
+      return true;
+    },
+  };
+
+  ns.delivery = delivery;
+})(globalThis.modlens);

@@ -1,0 +1,104 @@
+// What the worker answers to content scripts and to its own pages (popup, options,
+// calibration): a handler map; every handler runs after the stored state is loaded.
+(function (ns) {
+  const { config, connection, counters, delivery, tabs } = ns;
+
+  function contentConfig() {
+    const study = config.study;
+    return {
+      consented: config.consented(), paused: config.settings.paused, sites: config.settings.sites, display: config.displayMode(),
+      study: study && { study_id: study.study_id, attributes: study.attributes, toxicity_mode: study.toxicity_mode,
+        anchors: study.anchors, max_comment_chars: study.max_comment_chars },
+      customSelectors: config.settings.customSelectors || [],
+    };
+  }
+
+  // Calibration round (calibration.html): the study's gold comments, rated like any comment but
+  // on platform "study". Done = the rating is in the outbox (delivery is then exactly once).
+  function calibrationState() {
+    const gold = (config.study && config.study.gold) || [];
+    const items = gold.map((g) => ({ key: g.key, text: g.text, done: !!counters.ratingOf("study", g.key) }));
+    return { total: items.length, done: items.filter((i) => i.done).length, items };
+  }
+
+  ns.publicState = function publicState(tabId) {
+    return {
+      conn: connection.status, lastError: connection.lastError, consented: config.consented(), paused: config.settings.paused,
+      study: config.study, detectors: config.detectors, consent: config.consent, settings: config.settings,
+      totals: { ...counters.totals, queued: delivery.outbox.size }, pages: tabs.statuses(tabId), display: config.displayMode(),
+      calibration: calibrationState(),
+    };
+  };
+
+  function sendSoon() {
+    connection.ensure();
+    delivery.flush(false);
+    delivery.broadcastCounts();
+  }
+
+  async function queueComments(msg, sender) {
+    if (!config.siteActive(msg.site)) return { queued: false, reason: config.consented() ? "paused or site switched off" : "consent needed" };
+    const salt = await config.authorSalt();
+    const route = tabs.routeFrom(sender, msg.page.platform);
+    const items = [];
+    for (const it of msg.items) {
+      const item = { key: String(it.key), text: it.text };
+      if (it.parent_key) item.parent_key = String(it.parent_key);
+      if (it.time_shown) item.time_shown = it.time_shown;
+      const h = await ns.hashAuthor(it.author, salt);
+      if (h) item.author_hash = h;
+      items.push(item);
+    }
+    const page = { url: msg.page.url, platform: msg.page.platform, page_key: msg.page.page_key, title: msg.page.title || "" };
+    const ids = [];
+    for (let i = 0; i < items.length; i += ns.CHUNK_ITEMS) {
+      const message = { type: "comments", id: ns.newId("c"), page, items: items.slice(i, i + ns.CHUNK_ITEMS) };
+      await delivery.queue(message, route);
+      ids.push(message.id);
+    }
+    counters.totals.sent += items.length;
+    counters.saveSoon();
+    sendSoon();
+    return { queued: true, ids };
+  }
+
+  async function queueRating(msg, sender) {
+    if (!config.consented()) return { queued: false, reason: "consent needed" };
+    const comment = { platform: msg.comment.platform, key: String(msg.comment.key) };
+    const message = { type: "rating", id: ns.newId("r"), comment, values: msg.values, anchors: msg.anchors || null,
+      time_spent_ms: Math.max(0, Math.round(msg.time_spent_ms || 0)) };
+    await delivery.queue(message, tabs.routeFrom(sender, comment.platform));
+    await counters.markRated(comment.platform, comment.key, msg.values);
+    sendSoon();
+    return { queued: true, id: message.id };
+  }
+
+  const M = ns.MSG;
+  ns.onPageMessage = ns.makeRouter({
+    [M.contentHello]: contentConfig,
+    [M.comments]: queueComments,
+    [M.rate]: queueRating,
+    [M.pageStatus](msg, sender) {
+      tabs.setStatus(sender, msg.status);
+      return { ok: true };
+    },
+    [M.getState]: (msg) => ns.publicState(msg.tabId),
+    async [M.setSettings](msg) {
+      if (await config.updateSettings(msg.settings)) connection.reconnectNow();
+      tabs.configChanged();
+      return ns.publicState();
+    },
+    async [M.consent](msg) {
+      if (!config.study || msg.study_id !== config.study.study_id) return { ok: false, error: "study changed; reload the consent text" };
+      await config.setConsent(msg.accept, msg.study_id);
+      connection.reconnectNow(); // the daemon records consent_at at hello
+      tabs.configChanged();
+      return { ok: true, consent: config.consent };
+    },
+    [M.reconnect]() {
+      connection.reconnectNow();
+      return { ok: true };
+    },
+    [M.deadLetters]: () => delivery.outbox.dead(),
+  }, (msg) => ({ error: `unknown message ${msg && msg.type}` }));
+})(globalThis.modlens);

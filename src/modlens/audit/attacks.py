@@ -1,0 +1,84 @@
+"""Attack planning for audits: which detectors an `AttackSpec` targets and which judge them,
+the attack itself, and what makes a logged attack reusable."""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from modlens.detectors.base import Detector
+from modlens.engine import Engine
+from modlens.perturb.attack import GreedyAttack
+from modlens.services.errors import SetupError
+
+
+@dataclass
+class AttackSpec:
+    """The attack, the detectors it targets and the AND-ensemble judges."""
+    goal: str                            # "tae" (toxic seeds made benign) | "bae" (benign seeds made toxic)
+    targets: list[str] | None = None     # detector keys; None: every local detector that scores new text
+    ensemble: list[str] | None = None    # judge keys; None: every other detector that scores new text; []: none
+    max_queries: int = 200
+    max_edit_ratio: float = 0.25
+    strategies: list[str] | None = None  # None: perturb.attack.DEFAULT_ATTACK_STRATEGIES
+    workers: int = 4                     # attacks in flight at once (their queries share the batchers)
+
+
+def answers_any_text(det: Detector) -> bool:
+    """A cached score table knows only its own texts: it can neither be attacked nor judge."""
+    from modlens.detectors.cached import CachedDetector
+    return not isinstance(det, CachedDetector)
+
+
+def plan_attacks(spec: AttackSpec, detectors: dict[str, Detector]) -> dict[str, list[str]]:
+    """target key -> judge keys, checked against the loaded detectors (SetupError otherwise)."""
+    for what, keys in (("attack targets", spec.targets), ("ensemble judges", spec.ensemble)):
+        unknown = [k for k in keys or () if k not in detectors]
+        if unknown:
+            raise SetupError(f"{what}: {', '.join(unknown)} not loaded (loaded: {', '.join(detectors)})")
+    targets = spec.targets or [k for k, d in detectors.items() if not d.remote and answers_any_text(d)]
+    if not targets:
+        raise SetupError("attack: no loaded local detector can be attacked (cached tables only score their own texts)")
+    judges = spec.ensemble if spec.ensemble is not None else [k for k, d in detectors.items() if answers_any_text(d)]
+    return {t: [j for j in judges if j != t] for t in dict.fromkeys(targets)}
+
+
+def build_attack(spec: AttackSpec, key: str, target: Detector, judges: Sequence[Detector], seed: int) -> GreedyAttack:
+    try:
+        return GreedyAttack(target, goal=spec.goal, strategies=spec.strategies, max_queries=spec.max_queries,
+                            max_edit_fraction=spec.max_edit_ratio, judges=judges, seed=seed, target_key=key)
+    except (KeyError, ValueError) as err:
+        raise SetupError(f"attack: {err.args[0] if err.args else err}") from None
+
+
+def attack_config(attack: GreedyAttack) -> dict[str, Any]:
+    """What makes an attack result reproducible, beyond GreedyAttack's own params: the target's
+    study key and the versions of the target and judges (a new model version is a new attack)."""
+    return {"goal": attack.goal, "strategies": list(attack.strategies), "max_queries": attack.max_queries,
+            "max_edit_fraction": attack.max_edit_fraction, "candidates_per_strategy": attack.candidates_per_strategy,
+            "judges": [j.name for j in attack.judges], "target": attack.target_key,
+            "target_version": attack.target.version, "judge_versions": {j.name: j.version for j in attack.judges}}
+
+
+def gold_toxic(labels: dict[str, Any]) -> bool | None:
+    value = str(labels.get("toxic", "")).strip().lower()
+    return True if value in ("1", "true", "yes", "toxic") else False if value in ("0", "false", "no") else None
+
+
+class ViaEngine(Detector):
+    """The attack's view of a detector: `score` (called from an attack worker thread) goes
+    through the engine's batcher, so concurrent attacks share model calls and each model keeps
+    its single worker thread."""
+
+    def __init__(self, engine: Engine, key: str, loop: asyncio.AbstractEventLoop):
+        d = engine.runners[key].detector
+        self.inner, self.engine, self.key, self.loop = d, engine, key, loop
+        self.name, self.version, self.labels, self.toxicity_label, self.threshold = \
+            d.name, d.version, d.labels, d.toxicity_label, d.threshold
+
+    def score(self, texts):
+        results = asyncio.run_coroutine_threadsafe(self.engine.score(texts, only=[self.key]), self.loop).result()
+        return [r[self.key].labels for r in results]
+
+    def toxicity(self, scores):
+        return self.inner.toxicity(scores)

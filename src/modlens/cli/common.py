@@ -1,0 +1,125 @@
+"""What every `modlens` subcommand shares: one error type with one exit code per kind, and the
+options several commands take (study, detectors, study log, attack limits, daemon address).
+
+A command raises `CliError`; `modlens.cli.main` prints it once, as
+`modlens <command>: <message>` plus a `fix:` line when there is one, and exits with its kind's
+code (README, "Exit codes").
+"""
+from __future__ import annotations
+
+import argparse
+import enum
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from modlens import paths
+
+if TYPE_CHECKING:
+    from modlens.config import StudyConfig
+
+
+class ErrorKind(enum.Enum):
+    FAILED = "failed"                 # the command ran and could not finish (download, daemon refused, nothing loaded)
+    USAGE = "usage"                   # wrong flags, values, names or input contents
+    NOT_FOUND = "not found"           # a file, folder or study log the command needs does not exist
+    UNREACHABLE = "unreachable"       # no daemon answers at the address
+
+
+EXIT_CODES: dict[ErrorKind, int] = {
+    ErrorKind.FAILED: 1,
+    ErrorKind.USAGE: 2,               # argparse's own code for bad flags, so all usage errors agree
+    ErrorKind.NOT_FOUND: 3,
+    ErrorKind.UNREACHABLE: 4,
+}
+EXIT_OK, EXIT_INTERRUPTED = 0, 130
+
+
+class CliError(Exception):
+    """An error the user can act on: printed without a traceback, with its fix.
+
+    `exit_code` overrides the kind's code only where scripts and tests already rely on an
+    older code for that case (kept until the flags and codes are unified; see README)."""
+
+    def __init__(self, message: str, *, kind: ErrorKind = ErrorKind.USAGE, fix: str | None = None,
+                 exit_code: int | None = None) -> None:
+        super().__init__(message)
+        self.message, self.kind, self.fix = message, kind, fix
+        self.exit_code = EXIT_CODES[kind] if exit_code is None else exit_code
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def print_error(command: str, err: CliError, stream: TextIO | None = None) -> int:
+    """The one way errors are shown; returns the exit code."""
+    stream = stream or sys.stderr
+    print(f"modlens {command}: {err.message}", file=stream)
+    if err.fix:
+        print(f"  fix: {err.fix}", file=stream)
+    return err.exit_code
+
+
+# --- study --------------------------------------------------------------------------------------
+def add_study_option(parser: argparse.ArgumentParser, *flags: str) -> None:
+    """`--config` / `--study` (both spellings; the attribute is named after the first flag)."""
+    parser.add_argument(*(flags or ("--config", "--study")), metavar="STUDY.toml",
+                        help="study configuration: detectors, normalizer, perturbation settings "
+                             "(default: embedded defaults)")
+
+
+def load_study(path: str | None) -> StudyConfig:
+    from modlens.config import StudyConfigError
+    from modlens.config import load_study as load
+
+    try:
+        return load(path)
+    except StudyConfigError as err:
+        missing = path is not None and not Path(path).exists()
+        raise CliError(str(err), kind=ErrorKind.NOT_FOUND if missing else ErrorKind.USAGE) from None
+
+
+# --- detectors ----------------------------------------------------------------------------------
+def add_detectors_option(parser: argparse.ArgumentParser, *, dest: str = "detectors",
+                         default: str = "the study's detectors",
+                         keys: str = "registry names or study-file detector keys") -> None:
+    """`--detectors A B …` and `--detector A` (repeatable) fill the same list."""
+    parser.add_argument("--detectors", dest=dest, nargs="+", action="extend", metavar="KEY",
+                        help=f"detectors to load: {keys} (default: {default})")
+    parser.add_argument("--detector", dest=dest, action="append", metavar="KEY",
+                        help="one detector (repeatable); adds to --detectors")
+
+
+# --- study log ----------------------------------------------------------------------------------
+def add_db_option(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    parser.add_argument("--db", metavar="PATH",
+                        help=help or "study log (default: the one `modlens serve` uses, "
+                                     "study.sqlite in $MODLENS_HOME or ~/.local/share/modlens)")
+
+
+def db_path(args: argparse.Namespace) -> Path:
+    return Path(args.db) if args.db else paths.default_db()
+
+
+def study_log_error(err: Exception, db: Path, *, missing_exit_code: int | None = None) -> CliError:
+    """A study log that cannot be read: not found when the file is absent, else failed."""
+    if not db.exists():
+        return CliError(str(err), kind=ErrorKind.NOT_FOUND, exit_code=missing_exit_code)
+    return CliError(str(err), kind=ErrorKind.FAILED)
+
+
+# --- attacks ------------------------------------------------------------------------------------
+def add_attack_limit_options(parser: argparse.ArgumentParser, *, queries_dest: str = "query_budget",
+                             edit_ratio_dest: str = "max_edit_ratio") -> None:
+    """The greedy attack's limits, under both spellings audit and perturb used. Their ranges are
+    checked by the attack itself, whose error names the limit."""
+    parser.add_argument("--query-budget", "--max-queries", dest=queries_dest, type=int, default=200,
+                        metavar="N", help="attack: target queries per seed (default 200)")
+    parser.add_argument("--max-edit-ratio", "--max-edit-fraction", dest=edit_ratio_dest, type=float,
+                        default=0.25, metavar="R", help="attack: max share of words edited (default 0.25)")
+
+
+# --- daemon -------------------------------------------------------------------------------------
+def add_daemon_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--daemon", metavar="WS_URL",
+                        help="daemon address (default: the running `modlens serve`'s, else ws://127.0.0.1:8765/ws)")

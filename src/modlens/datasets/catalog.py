@@ -1,0 +1,146 @@
+"""The datasets modlens knows: where each comes from, under which licence, how to cite it.
+
+One `DatasetEntry` per dataset; adding a dataset = one entry in `CATALOG`. `modlens data fetch NAME`
+puts an entry's files in a folder named after it (`<data dir>/NAME/<file.path>`), which is the
+layout the readers and the shorthands in `registry.SHORTHANDS` look for.
+
+Checksums: `sha256` is pinned only where modlens has seen the bytes — the shipped copies of HateCheck
+and Davidson are byte copies of the upstream files, so their hashes are those of
+`src/modlens/datasets/data/`. Files that could not be seen from where this was written have
+`sha256=None`: the first fetch records their hash in `NAME/SHA256SUMS` and prints it so it can be
+pinned here or with `--sha256` (docs/DATASETS.md). URLs marked `verified=False` are the best
+reading of the project's public pages; a 404 from one means the file name moved upstream.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+
+MIRROR_ENV = "MODLENS_DATA_MIRROR"
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    path: str                 # where it lands inside the dataset folder (what readers expect)
+    url: str                  # canonical address
+    sha256: str | None = None  # pinned hash; None = recorded by the first fetch (trust on first use)
+    verified: bool = True     # False: the exact address could not be checked when it was written
+
+
+@dataclass(frozen=True)
+class DatasetEntry:
+    name: str
+    title: str
+    description: str
+    homepage: str
+    licence: str
+    licence_url: str
+    citation: str
+    files: tuple[RemoteFile, ...]
+    shipped: str | None = None  # what ships in `paths.shipped_data()/NAME` (None: fetch-only)
+    note: str = ""
+
+    def url(self, file: RemoteFile, mirror: str | None = None) -> str:
+        """The file's address; a mirror is laid out like the fetched folder: MIRROR/NAME/PATH."""
+        mirror = mirror or os.environ.get(MIRROR_ENV)
+        return f"{mirror.rstrip('/')}/{self.name}/{file.path}" if mirror else file.url
+
+
+GITHUB_RAW = "https://raw.githubusercontent.com"
+HF = "https://huggingface.co/datasets"
+
+CATALOG: dict[str, DatasetEntry] = {e.name: e for e in [
+    DatasetEntry(
+        name="noisyhate",
+        title="NoisyHate (full set)",
+        description="1,339 toxic Civil Comments, each with one human-written perturbation, Perspective "
+                    "scores and recorded spell-checker results",
+        homepage="https://github.com/YiranYe/NoisyHate (data: doi:10.5281/zenodo.14654784)",
+        licence="MIT", licence_url="https://github.com/YiranYe/NoisyHate",
+        citation="Ye, Le, Lee. NoisyHate: Mining Online Human-Written Perturbations for Realistic Robustness "
+                 "Benchmarking of Content Moderation Models. ICWSM 2025.",
+        # UNVERIFIED: the file name on the hub was not visible from here; if it 404s, see
+        # https://huggingface.co/datasets/NoisyHate/Noisy_Hate_Data/tree/main and fix the URL.
+        files=(RemoteFile("noisyhate_full.csv", f"{HF}/NoisyHate/Noisy_Hate_Data/resolve/main/noisyhate_full.csv",
+                          verified=False),),
+        shipped="the dev half (588 pairs, dev.csv) and perturbations.json",
+        note="the `noisyhate` shorthand stays the shipped dev half (the other half is held out on "
+             "purpose); audit the full file by its path",
+    ),
+    DatasetEntry(
+        name="hatecheck",
+        title="HateCheck",
+        description="3,728 functional test cases for hate speech detection (29 functionalities) "
+                    "and the annotators' labels",
+        homepage="https://github.com/paul-rottger/hatecheck-data",
+        licence="CC BY 4.0", licence_url="https://creativecommons.org/licenses/by/4.0/",
+        citation="Röttger, Vidgen, Nguyen, Waseem, Margetts, Pierrehumbert. HateCheck: Functional Tests "
+                 "for Hate Speech Detection Models. ACL 2021.",
+        # branch name `main` not checked from here; the pinned hashes guard the bytes either way
+        files=(RemoteFile("test_suite_cases.csv",
+                          f"{GITHUB_RAW}/paul-rottger/hatecheck-data/main/test_suite_cases.csv",
+                          "ecf0dc1e93fccc90b6f880e632b19e635c0f0a68b3157915a9e20b6938f121cf", verified=False),
+               RemoteFile("test_suite_annotations.csv",
+                          f"{GITHUB_RAW}/paul-rottger/hatecheck-data/main/test_suite_annotations.csv",
+                          "93aa6f760f2d311cfbce26881f0e5eea3ad8b4e095e1916f9f14a6c749f15231", verified=False)),
+        shipped="both files, byte for byte",
+    ),
+    DatasetEntry(
+        name="davidson",
+        title="Davidson et al. hate speech and offensive language",
+        description="24,783 tweets labelled hate speech / offensive / neither",
+        homepage="https://github.com/t-davidson/hate-speech-and-offensive-language",
+        licence="MIT (code and labels); tweets under Twitter's terms",
+        licence_url="https://github.com/t-davidson/hate-speech-and-offensive-language/blob/master/LICENSE",
+        citation="Davidson, Warmsley, Macy, Weber. Automated Hate Speech Detection and the Problem of "
+                 "Offensive Language. ICWSM 2017.",
+        files=(RemoteFile("labeled_data.csv",
+                          f"{GITHUB_RAW}/t-davidson/hate-speech-and-offensive-language/master/data/labeled_data.csv",
+                          "fcb8bc7c68120ae4af04a5b9acd58585513ede11e1548ebf36a5c2040b6f6281"),),
+        shipped="the whole file, byte for byte",
+    ),
+    DatasetEntry(
+        name="sass",
+        title="SASS (Selected Adversarial Semantics)",
+        description="short texts in ten categories (sarcasm, gaslighting, stereotyping, …) with human "
+                    "toxicity ratings and recorded Perspective scores",
+        homepage="https://github.com/lurosenb/sass",
+        licence="none stated in the repository (all rights reserved): fetched for your own research "
+                "use, never shipped or redistributed by modlens",
+        licence_url="https://github.com/lurosenb/sass",
+        citation="Piedras, Rosenblatt, Wilkins. Critical Perspectives: A Benchmark Revealing Pitfalls in "
+                 "PerspectiveAPI. NLP for Positive Impact workshop, EMNLP 2022.",
+        # UNVERIFIED: path of the data file inside the repository
+        files=(RemoteFile("sass.csv", f"{GITHUB_RAW}/lurosenb/sass/main/data/sass.csv", verified=False),),
+    ),
+    DatasetEntry(
+        name="civil-comments",
+        title="Jigsaw Civil Comments (Hugging Face mirror)",
+        description="about 2 million public comments with crowd-sourced toxicity and identity labels, "
+                    "as parquet (no audit reader yet: read with pyarrow or pandas)",
+        homepage="https://huggingface.co/datasets/google/civil_comments",
+        licence="CC0 1.0 (the comments)", licence_url="https://creativecommons.org/publicdomain/zero/1.0/",
+        citation="Borkan, Dixon, Sorensen, Thain, Vasserman. Nuanced Metrics for Measuring Unintended Bias "
+                 "with Real Data for Text Classification. WWW 2019 Companion.",
+        # UNVERIFIED: shard names of the hub's parquet files
+        files=tuple(RemoteFile(f"{split}.parquet",
+                               f"{HF}/google/civil_comments/resolve/main/data/{split}.parquet", verified=False)
+                    for split in ("train-00000-of-00002", "train-00001-of-00002",
+                                  "validation-00000-of-00001", "test-00000-of-00001")),
+    ),
+]}
+
+
+class UnknownDataset(KeyError):
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def get(name: str) -> DatasetEntry:
+    """The entry called `name`, or an error naming the close matches and every known name."""
+    if name in CATALOG:
+        return CATALOG[name]
+    close = difflib.get_close_matches(name, CATALOG, n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    raise UnknownDataset(f"unknown dataset {name!r}{hint} known: {', '.join(CATALOG)}")

@@ -1,0 +1,51 @@
+"""Protocol error codes and the exception that carries one. A refused message is answered
+with an `error` message, never by closing the socket."""
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from modlens.protocol.messages import Error
+
+
+class ErrorCode(str, Enum):
+    bad_json = "bad_json"
+    unknown_type = "unknown_type"
+    invalid_fields = "invalid_fields"
+    too_large = "too_large"
+    rate_limited = "rate_limited"
+    hello_required = "hello_required"
+    bad_token = "bad_token"
+    unknown_comment = "unknown_comment"
+    unavailable = "unavailable"
+    internal = "internal"
+
+
+ERROR_MEANINGS: dict[ErrorCode, str] = {
+    ErrorCode.bad_json: "the frame is not valid UTF-8 JSON, or not a JSON object",
+    ErrorCode.unknown_type: "`type` names no client message of this protocol version",
+    ErrorCode.invalid_fields: "a field is missing, has the wrong type or an out-of-range value; the message names the field",
+    ErrorCode.too_large: "the frame is larger than `limits.max_message_bytes` (the socket stays open)",
+    ErrorCode.rate_limited: "the connection sent faster than `limits.messages_per_second` (burst `limits.burst`) "
+    "or has too much work queued; retry after `retry_after_ms`",
+    ErrorCode.hello_required: "a message other than `hello` arrived before a successful `hello`",
+    ErrorCode.bad_token: "the `token` in `hello` is not the current pairing token",
+    ErrorCode.unknown_comment: "a rating names a comment (platform + key) the study log does not hold",
+    ErrorCode.unavailable: "the daemon cannot do this now (shutting down, study log not writable)",
+    ErrorCode.internal: "a bug in the daemon; the message says what failed, the socket stays open",
+}
+
+
+class ProtocolError(Exception):
+    """A message the daemon refuses; answered as an `error` message, never by closing."""
+
+    def __init__(self, code: ErrorCode, message: str, id: str | None = None, retry_after_ms: int | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.id = id
+        self.retry_after_ms = retry_after_ms
+
+    def to_message(self) -> dict[str, Any]:
+        return Error(id=self.id, code=self.code.value, message=self.message,
+                     retry_after_ms=self.retry_after_ms).dump()

@@ -1,0 +1,85 @@
+"""Detectors from a study: one loader for the engine, the audits and the `perturb` / `score`
+commands, so a detector that cannot load is reported the same way everywhere."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from modlens.config import DetectorConfig, StudyConfig
+from modlens.detectors import registry
+from modlens.detectors.base import Detector, DetectorStatus, DetectorUnavailable
+from modlens.services.errors import SetupError
+
+
+class DetectorSpecError(SetupError):
+    """A detector spec that names nothing loadable (unknown name, malformed cached: spec)."""
+
+
+@dataclass
+class LoadedDetectors:
+    detectors: dict[str, Detector] = field(default_factory=dict)  # study key -> detector
+    statuses: list[DetectorStatus] = field(default_factory=list)  # one per config, loaded or not
+
+    @property
+    def unavailable(self) -> dict[str, str]:
+        """study key -> why it did not load, with its fix."""
+        return {s.name: describe(s) for s in self.statuses if s.status != "loaded"}
+
+    def warnings(self) -> list[str]:
+        """One line per detector that did not load, for a command's stderr."""
+        return [f"detector {s.name} not loaded ({s.status}): {describe(s)}" for s in self.statuses if s.status != "loaded"]
+
+    def close(self) -> None:
+        for det in self.detectors.values():
+            det.close()
+
+
+def describe(status: DetectorStatus) -> str:
+    """'message — fix: fix', or the message alone when there is no fix."""
+    return f"{status.message} — fix: {status.fix}" if status.fix else status.message
+
+
+def load_detectors(configs: Sequence[DetectorConfig]) -> LoadedDetectors:
+    """Creates each configured detector. One that cannot load (missing dependency or weights,
+    unknown name, bad options) becomes a status with its fix; the others still load."""
+    out = LoadedDetectors()
+    for cfg in configs:
+        try:
+            det = out.detectors[cfg.key] = registry.create(cfg.name, **cfg.options)
+            out.statuses.append(DetectorStatus(cfg.key, "loaded", version=det.version))
+        except (DetectorUnavailable, KeyError, TypeError) as err:
+            out.statuses.append(DetectorStatus(cfg.key, getattr(err, "status", "error"), str(err), getattr(err, "fix", "")))
+    return out
+
+
+def parse_detector_spec(spec: str, study: StudyConfig | None = None) -> DetectorConfig:
+    """A detector spec -> DetectorConfig.
+
+    - a key of the study file's `[[detectors]]` (with its options), else a registry name;
+    - `cached:PATH` with the columns `text`/`score`, or
+      `cached:PATH:TEXT=SCORE[,TEXT=SCORE...][:NAME]` (e.g. the Perspective scores in NoisyHate:
+      `cached:dev.csv:clean=perspective_clean,perturbed=perspective_perturbed:perspective`).
+    """
+    if study is not None:
+        for cfg in study.detectors:
+            if cfg.key == spec:
+                return cfg
+    if spec.startswith("cached:"):
+        parts = spec.split(":")
+        path = parts[1] if len(parts) > 1 else ""
+        mappings = [["text", "score"]]
+        if len(parts) > 2 and parts[2]:
+            try:
+                mappings = [list(pair.split("=", 1)) for pair in parts[2].split(",")]
+            except ValueError:
+                mappings = []
+            if any(len(m) != 2 or not all(m) for m in mappings):
+                raise DetectorSpecError(f"detector {spec!r}: columns must read TEXT=SCORE[,TEXT=SCORE]")
+        name = parts[3] if len(parts) > 3 and parts[3] else "cached"
+        if len(parts) > 4:
+            raise DetectorSpecError(f"detector {spec!r}: expected cached:PATH[:TEXT=SCORE,...][:NAME]")
+        return DetectorConfig(name="cached", id=name, options={"path": path, "mappings": mappings, "name": name})
+    if spec not in registry.PLUGINS:
+        raise DetectorSpecError(f"unknown detector {spec!r}: not a registry name ({', '.join(registry.PLUGINS)}), "
+                                "not a key of the study file, not cached:PATH")
+    return DetectorConfig(name=spec)

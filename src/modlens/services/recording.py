@@ -1,0 +1,54 @@
+"""Everything the daemon's pipeline and the audits write about a text, written one way: the
+study and its detectors (one serialisation), scores, normalizations (one naming) and variants.
+Each function takes an open `StudyLog`, so callers choose the transaction: the daemon submits
+them through its `LogWriter`, an audit calls them inside `log.transaction()`."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Protocol, Sequence
+
+from modlens.config import StudyConfig
+from modlens.detectors.base import Detector
+from modlens.perturb.base import Variant
+from modlens.studylog.store import StudyLog
+
+
+class Score(Protocol):
+    """What the log keeps of one detector's answer (the engine's `DetectorResult`)."""
+    labels: dict[str, float] | None
+    toxicity: float | None
+    latency_ms: float
+    error: str | None
+
+
+def register(log: StudyLog, study: StudyConfig, detectors: Mapping[str, Detector]) -> dict[str, int]:
+    """Records the study and every detector (name, version, config) once; study key -> detector_id."""
+    log.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
+    return {k: log.ensure_detector(d.name, d.version, d.toxicity_label, d.threshold, d.config())
+            for k, d in detectors.items()}
+
+
+def record_scores(log: StudyLog, detector_ids: Mapping[str, int], scores: Iterable[tuple[str, str, Score]]) -> None:
+    """(text, detector key, score) rows; a later good score replaces an earlier error."""
+    for text, key, r in scores:
+        log.add_score(text, detector_ids[key], r.labels, r.toxicity, r.latency_ms, r.error)
+
+
+def score_rows(texts: Iterable[str], per_text: Iterable[Mapping[str, Score]]) -> list[tuple[str, str, Score]]:
+    """The (text, key, score) rows of the engine's per-text {key: score} dicts."""
+    return [(t, k, r) for t, scores in zip(texts, per_text) for k, r in scores.items()]
+
+
+def record_normalization(log: StudyLog, source_text: str, normalized: Any) -> None:
+    """A `Normalized` result, under its normalizer's name and version ("default" / "" when unnamed)."""
+    log.add_normalization(source_text, normalized.normalizer or "default", normalized.version or "",
+                          normalized.text, [e.to_dict() for e in normalized.edits])
+
+
+def record_variants(log: StudyLog, comment_id: int, variants: Sequence[Variant], *, run_id: int | None = None,
+                    detector_ids: Mapping[str, int] | None = None,
+                    scores: Sequence[Mapping[str, Score]] = ()) -> list[int]:
+    """The variants of one comment (and, when given, each variant's scores); their variant_ids."""
+    ids = [log.add_variant(comment_id, v, run_id) for v in variants]
+    if scores:
+        record_scores(log, detector_ids or {}, score_rows((v.text for v in variants), scores))
+    return ids
