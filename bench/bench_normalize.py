@@ -19,7 +19,7 @@ from pathlib import Path
 from baselines import PySpellBaseline  # bench/baselines.py, beside this script
 from modlens.paths import shipped_data
 from modlens.datasets.noisyhate import read_pairs as load_noisyhate
-from modlens.normalize.evaluate import (TYPES, accuracy_by_type, hatecheck_accuracy, load_hatecheck_spell,
+from normalize_eval import (TYPES, accuracy_by_type, hatecheck_accuracy, load_hatecheck_spell,  # bench/normalize_eval.py
                                         restored, restored_aligned)
 from modlens.normalize.pipeline import build_normalizer
 
@@ -52,7 +52,7 @@ def main() -> int:
     t0 = time.perf_counter()
     results = [normalizer.normalize(p.perturbed) for p in pairs]
     modlens_secs = time.perf_counter() - t0
-    # split/merged tokens shift later positions: follow the edits back (see evaluate.py)
+    # split/merged tokens shift later positions: follow the edits back (see normalize_eval.py)
     modlens_acc = accuracy_by_type([restored_aligned(p.perturbed, r, p) for r, p in zip(results, pairs)], pairs)
     literal_acc = accuracy_by_type([restored(r.text, p) for r, p in zip(results, pairs)], pairs)
     recounted = sum(len(r.text.split()) != len(p.perturbed.split()) for r, p in zip(results, pairs))

@@ -9,7 +9,7 @@ import pytest
 
 from modlens.cli import main
 from modlens.datasets.noisyhate import read_pairs as load_noisyhate
-from modlens.normalize.evaluate import (hatecheck_accuracy, load_hatecheck_spell,
+from normalize_eval import (hatecheck_accuracy, load_hatecheck_spell,
                                         noisyhate_accuracy, noisyhate_accuracy_aligned, restored)
 from modlens.normalize.pipeline import build_normalizer
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from modlens.normalize.base import Normalized
-from modlens.normalize.evaluate import aligned_tokens
+from normalize_eval import aligned_tokens
 from modlens.normalize.lexicon import load_lexicon
 from modlens.normalize.pipeline import build_normalizer
 from modlens.normalize.steps import DEFAULT_STEPS, STEPS

@@ -1,4 +1,5 @@
-"""Normalization accuracy, shared by the benchmark and the tests.
+"""Normalization accuracy (an evaluation tool, not runtime code), shared by the benchmark and the
+tests: pytest finds it through `pythonpath = ["bench"]`, the bench scripts as a sibling module.
 
 NoisyHate (the paper's rule, `datasets.noisyhate.restored`): split the normalizer's output on whitespace; a pair counts as
 restored when the token at `position`, lowercased, equals `clean_word`. Accuracy is reported
