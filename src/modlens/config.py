@@ -77,6 +77,14 @@ class SamplingConfig(_Strict):
     seed: int = 0
 
 
+class TaskConfig(_Strict):
+    """A page every participant of the study visits (so comments are rated by several people)."""
+
+    url: str = Field(pattern=r"^https?://\S+$", description="YouTube video, X thread, news article ...")
+    title: str | None = None
+    target: int | None = Field(None, ge=1, le=1000, description="rate this many comments here (default: no target)")
+
+
 class LimitsConfig(_Strict):
     max_comment_chars: int = Field(5000, ge=100)
     max_message_bytes: int = Field(1_048_576, ge=4096)
@@ -143,6 +151,17 @@ class StudyConfig(_Strict):
         description="salt for hashing author names in the browser; the same for every rater so hashes link "
         "across raters (default: a random salt kept per study in the modlens home folder)")
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    tasks: list[TaskConfig] = Field(default_factory=list, description="pages every participant visits (docs/MULTI.md)")
+    free_browsing: bool = Field(True, description="false: comments are collected on the task pages only")
+
+    @field_validator("tasks")
+    @classmethod
+    def _unique_task_urls(cls, v: list[TaskConfig]) -> list[TaskConfig]:
+        urls = [t.url for t in v]
+        dup = sorted({u for u in urls if urls.count(u) > 1})
+        if dup:
+            raise ValueError(f"task urls must be unique, repeated: {dup}; list each page once")
+        return v
 
     @field_validator("detectors")
     @classmethod
@@ -179,6 +198,8 @@ class StudyConfig(_Strict):
             "max_comment_chars": self.limits.max_comment_chars,
             "author_salt": self.author_salt,
             "detectors": [d.key for d in self.detectors],
+            "tasks": [t.model_dump() for t in self.tasks],
+            "free_browsing": self.free_browsing,
         }
 
 
@@ -194,20 +215,28 @@ _FIXES = {
 }
 
 
-def _format_errors(err: ValidationError, source: str) -> str:
+# (error type, last key) -> fix, where the type's general fix would mislead
+_KEY_FIXES = {
+    ("string_pattern_mismatch", "url"): "give the page's full http:// or https:// address, without spaces",
+}
+
+
+def _format_errors(err: ValidationError, source: str, key_files: dict[str, str] | None = None) -> str:
     lines = [f"{source}: invalid study configuration"]
     for e in err.errors():
         key = ".".join(str(p) for p in e["loc"]) or "(top level)"
-        fix = _FIXES.get(e["type"], "see docs/STUDY.md")
-        lines.append(f"  {key}: {e['msg']} — fix: {fix}")
+        fix = _KEY_FIXES.get((e["type"], str(e["loc"][-1]) if e["loc"] else ""), _FIXES.get(e["type"], "see docs/STUDY.md"))
+        where = (key_files or {}).get(str(e["loc"][0])) if e["loc"] else None
+        lines.append(f"  {key}{f' (in {where})' if where else ''}: {e['msg']} — fix: {fix}")
     return "\n".join(lines)
 
 
-def parse_study(data: dict[str, Any], source: str = "study") -> StudyConfig:
+def parse_study(data: dict[str, Any], source: str = "study", key_files: dict[str, str] | None = None) -> StudyConfig:
+    """`key_files` names the file each top-level key came from, for a study folder split in files."""
     try:
         return StudyConfig.model_validate(data)
     except ValidationError as err:
-        raise StudyConfigError(_format_errors(err, source)) from None
+        raise StudyConfigError(_format_errors(err, source, key_files)) from None
 
 
 def load_study(path: str | Path | None) -> StudyConfig:

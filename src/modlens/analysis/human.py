@@ -7,10 +7,17 @@ dropped for every attribute (the paper accepts the other attributes only with th
 answer); ratings in a task the rubric does not "use" are dropped; ratings of gold comments
 are attention checks, never data. Gold comments are comments whose key is a `gold` key of the
 study config; their expected answers come from there.
+
+One vote per rater and comment: a rater who rated a comment twice (a reload, a second session;
+a merged log keeps both) keeps only their latest usable rating, so alpha never pairs a rater
+with themselves and the majority never counts a rater twice. Alpha uses only comments with at
+least two raters (the others have no pairable value); a comment with one rater keeps that
+rating as its majority, counted as "single rater" (the overlap section lists such comments).
 """
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 from modlens.analysis import alpha as alpha_mod
@@ -37,10 +44,16 @@ def rating_values(r: dict[str, Any]) -> dict[str, str]:
     return values
 
 
-def analyze(data: StudyData) -> dict[str, Any] | None:
-    if not data.ratings:
-        return None
-    levels = attribute_levels(data)
+@dataclass
+class UsableRatings:
+    valid: list[dict[str, Any]]               # one per (rater, comment): what alpha and majorities use
+    excluded: Counter[str]                     # reason -> ratings left out
+    summaries: list[raters_mod.RaterSummary]
+    gold_comments: set[int]
+
+
+def usable_ratings(data: StudyData) -> UsableRatings:
+    """The ratings the statistics use, after the paper's exclusions, one per rater and comment."""
     gold = {g["key"]: g.get("expected", {}) for g in study_config(data).get("gold", [])}
     gold_comment = {cid: gold[c["key"]] for cid, c in data.comments.items() if c["key"] in gold}
     records = []
@@ -63,6 +76,21 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
             excluded["rater task not used (Table 11)"] += 1
         else:
             valid.append(r)
+    latest: dict[tuple[str, int], dict[str, Any]] = {}
+    for r in sorted(valid, key=lambda r: (r["created_at"], r["rating_id"])):
+        if (r["rater_id"], r["comment_id"]) in latest:
+            excluded["earlier rating of the same comment by the same rater"] += 1
+        latest[r["rater_id"], r["comment_id"]] = r
+    valid = sorted(latest.values(), key=lambda r: r["rating_id"])
+    return UsableRatings(valid, excluded, summaries, set(gold_comment))
+
+
+def analyze(data: StudyData) -> dict[str, Any] | None:
+    if not data.ratings:
+        return None
+    levels = attribute_levels(data)
+    usable = usable_ratings(data)
+    valid, excluded, summaries = usable.valid, usable.excluded, usable.summaries
     by_comment: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for r in valid:
         for attr, value in rating_values(r).items():
@@ -77,6 +105,8 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
         how = Counter()
         for cid, vals in ratings.items():
             level, decided = majority_mod.majority(attr, vals)
+            if len(vals) == 1:
+                decided = "single rater"
             how[decided] += 1
             if level is not None:
                 majority[cid][attr] = level
@@ -85,6 +115,7 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
         attributes.append({
             "name": attr, "levels": lv, "distribution": {level: dist.get(level, 0) for level in lv},
             "alpha": a, "agreement_level": alpha_mod.agreement_label(a), "n_comments": len(ratings),
+            "n_comments_paired": sum(len(v) >= 2 for v in ratings.values()),  # the comments alpha uses
             "n_ratings": sum(len(v) for v in ratings.values()),
             "majority": {level: sum(1 for m in majority.values() if m.get(attr) == level) for level in lv},
             "decided_by": dict(how), "agreement_shares": {str(k): v for k, v in sorted(agreement.items(), reverse=True)},

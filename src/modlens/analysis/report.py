@@ -13,14 +13,20 @@ from pathlib import Path
 from typing import Any
 
 from modlens import __version__
-from modlens.analysis import attacks, human, normalization, people, robustness, sass
+from modlens.analysis import attacks, human, normalization, overlap, people, robustness, sass
 from modlens.analysis.data import StudyData, load
 
 METHODS = {
     "human": "Ratings with an inconsistent anchor pair (seed 003, Table 1), ratings of gold comments and ratings in "
              "rater tasks (15 ratings) that Table 11's rubric does not use are excluded. Krippendorff's alpha is "
              "ordinal, computed from the coincidence matrix. The majority is the mode; two-way ties follow Tables 13 "
-             "and 15, other ties are dropped.",
+             "and 15, other ties are dropped. One vote per rater and comment (their latest usable rating). Alpha "
+             "uses only comments with two or more raters; a comment with one rater keeps that rating as its "
+             "majority ('single rater').",
+    "overlap": "Distinct raters per comment, over the ratings section 1 uses (after its exclusions, one per rater and "
+               "comment) and over every rating; gold comments left out. Minimums: 2 raters for alpha (a pairable "
+               "value), 3 for a majority that is neither one person's answer nor a two-way tie settled by a rule. "
+               "Rater pairs: pairs of raters who rated at least k of the same comments.",
     "people": "Ordered logistic regression (proportional odds, maximum likelihood) of each attribute's majority rating "
               "on the detector score plus platform indicators (reference: the most frequent platform). Curves give "
               "P(level | score) per platform; the crossing is the score where the top level becomes more likely than "
@@ -38,7 +44,7 @@ METHODS = {
     "sass": "Human label: human score > 0.5 (seed 004). Precision, recall and F1 at each detector's threshold; mean "
             "scores per category.",
 }
-TITLES = {"human": "1. Human ratings", "people": "2. Detectors vs people, per platform",
+TITLES = {"human": "1. Human ratings", "overlap": "1.1 Rating overlap", "people": "2. Detectors vs people, per platform",
           "robustness": "3. Robustness to perturbation", "normalization": "4. Normalization accuracy",
           "attacks": "5. Attacks and transfer", "sass": "6. SASS-style categories"}
 
@@ -46,7 +52,7 @@ TITLES = {"human": "1. Human ratings", "people": "2. Detectors vs people, per pl
 def build(data: StudyData) -> dict[str, Any]:
     h = human.analyze(data)
     sections = {
-        "human": h, "people": people.analyze(data, h), "robustness": robustness.analyze(data),
+        "human": h, "overlap": overlap.analyze(data), "people": people.analyze(data, h), "robustness": robustness.analyze(data),
         "normalization": normalization.analyze(data), "attacks": attacks.analyze(data), "sass": sass.analyze(data),
     }
     if h:
@@ -117,10 +123,11 @@ def _html_human(s: dict) -> str:
     plt = _plt()
     out = [f"<p>{s['n_ratings']} ratings by {s['n_raters']} raters; {s['n_valid']} used. Excluded: "
            + (", ".join(f"{html.escape(k)}: {v}" for k, v in s["excluded"].items()) or "none") + ".</p>"]
-    out.append(_table(["attribute", "comments", "ratings", "Krippendorff α (ordinal)", "agreement", "ties resolved",
-                       "ties dropped"],
-                      [[a["name"], a["n_comments"], a["n_ratings"], a["alpha"], a["agreement_level"],
-                        a["decided_by"].get("tie rule", 0), a["decided_by"].get("tie dropped", 0)] for a in s["attributes"]]))
+    out.append(_table(["attribute", "comments", "with ≥ 2 raters (α)", "ratings", "Krippendorff α (ordinal)",
+                       "agreement", "ties resolved", "ties dropped", "single rater"],
+                      [[a["name"], a["n_comments"], a.get("n_comments_paired"), a["n_ratings"], a["alpha"],
+                        a["agreement_level"], a["decided_by"].get("tie rule", 0), a["decided_by"].get("tie dropped", 0),
+                        a["decided_by"].get("single rater", 0)] for a in s["attributes"]]))
     fig, axes = plt.subplots(1, len(s["attributes"]), figsize=(3.2 * len(s["attributes"]), 2.6))
     axes = axes if len(s["attributes"]) > 1 else [axes]
     for ax, a in zip(axes, s["attributes"]):
@@ -137,6 +144,30 @@ def _html_human(s: dict) -> str:
                        "ratings excluded"],
                       [[r["rater_id"], r["n_ratings"], r["anchor_consistency"], r["n_gold_wrong"], r["n_gold_inconsistent"],
                         sum(t != "approve, use" for t in r["tasks"]), r["excluded_rating_ids"]] for r in s["raters"]]))
+    return "".join(out)
+
+
+def _html_overlap(s: dict) -> str:
+    pairs = s["rater_pairs"]
+    out = [f"<p>{s['n_comments']} rated comments (gold left out), {s['n_raters']} raters with usable ratings "
+           f"({s['n_raters_all_ratings']} with any); {s['n_comments_every_rating_excluded']} comments lost every rating "
+           "to the exclusions.</p>"]
+    for title, key in (("Comments by number of raters (ratings used)", "comments_by_raters"),
+                       ("Comments by number of raters (every rating)", "comments_by_raters_all_ratings")):
+        out.append(f"<h3>{title}</h3>")
+        out.append(_table(["platform", *(f"{b} rater{'s' * (b != '1')}" for b in overlap.BUCKETS)],
+                          [[p, *row.values()] for p, row in s[key].items()]))
+    out.append(f"<p>Rater pairs: {pairs['n_pairs']}; sharing at least "
+               + ", ".join(f"{k} comment{'s' * (k != '1')}: {n}" for k, n in pairs["sharing_at_least"].items())
+               + (f". Raters sharing no comment: {html.escape(', '.join(pairs['raters_sharing_nothing']))}."
+                  if pairs["raters_sharing_nothing"] else ".") + "</p>")
+    mins = s["min_raters"]
+    out.append(f"<h3>Comments below the minimum (alpha: {mins['alpha']} raters, majority: {mins['majority']})</h3>"
+               f"<p>{s['below_minimum']['alpha']} below alpha's, {s['below_minimum']['majority']} below the majority's; "
+               f"listed: {len(s['comments_below_minimum'])} of {s['comments_below_minimum_total']}.</p>")
+    out.append(_table(["comment id", "platform", "key", "raters (used)", "raters (any rating)", "lacks"],
+                      [[e["comment_id"], e["platform"], e["key"], e["n_raters"], e["n_raters_all_ratings"],
+                        ", ".join(e["lacks"])] for e in s["comments_below_minimum"]]))
     return "".join(out)
 
 
@@ -240,7 +271,7 @@ def _html_sass(s: dict) -> str:
     return "".join(out)
 
 
-RENDER = {"human": _html_human, "people": _html_people, "robustness": _html_robustness,
+RENDER = {"human": _html_human, "overlap": _html_overlap, "people": _html_people, "robustness": _html_robustness,
           "normalization": _html_normalization, "attacks": _html_attacks, "sass": _html_sass}
 
 CSS = """body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}

@@ -28,6 +28,10 @@ COMMANDS: dict[str, str] = {
     "report": "report",
     "browse": "browse",
     "extension": "extension",
+    "study": "study",
+    "join": "join",
+    "merge": "merge",
+    "rescore": "rescore",
 }
 
 HELP: dict[str, str] = {
@@ -46,6 +50,10 @@ HELP: dict[str, str] = {
     "report": "write the analysis report (HTML or JSON) from the study log",
     "browse": "start Chromium with the extension loaded and paired",
     "extension": "build the browser extension's store archives, or print its folder",
+    "study": "write, check and pack a multi-participant study folder",
+    "join": "join a study: configure this computer's daemon from the researcher's study.modlens",
+    "merge": "merge participants' bundles into one study log, or list what a merged log holds",
+    "rescore": "score the log's texts with the detectors that have not scored them (merged studies)",
 }
 
 

@@ -12,9 +12,13 @@ KEPT_MISSING_EXIT = 2
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_db_option(parser)
-    parser.add_argument("--out", required=True, help="directory to write the tables into (created if missing)")
+    parser.add_argument("--out", help="directory to write the tables into (created if missing)")
     parser.add_argument("--format", choices=list(FORMATS), default="csv", help="file format (default: csv)")
     parser.add_argument("--tables", nargs="+", metavar="TABLE", help="only these tables (default: all)")
+    parser.add_argument("--bundle", metavar="OUT", help="instead: write this participant's bundle for the researcher "
+                                                        "(consented rows only, Parquet; docs/MULTI.md)")
+    parser.add_argument("--show", action="store_true", help="with --bundle: print what the bundle holds, write nothing")
+    parser.add_argument("--study-id", help="with --bundle: the study to bundle (default: the joined one)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -22,6 +26,12 @@ def run(args: argparse.Namespace) -> int:
     from modlens.studylog.store import StudyLogError
 
     db = db_path(args)
+    if args.bundle or args.show:
+        from modlens.cli.export_bundle import run_bundle
+
+        return run_bundle(args, db)
+    if not args.out:
+        raise CliError("give --out DIR (tables) or --bundle FILE (a participant bundle)")
     try:
         manifest = export(db, args.out, args.format, args.tables)
     except StudyLogError as err:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from modlens.cli.common import CliError, ErrorKind, add_db_option, add_study_option, db_path, load_study
+from modlens.study.join import joined_study_file
 from modlens.netutil import is_loopback
 from modlens.runtime import DEFAULT_HOST, DEFAULT_PORT, bracketed, remove_runtime, write_runtime
 
@@ -95,7 +96,11 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"refusing to listen on {args.host}: not a loopback address; the daemon would be "
                        "reachable from other machines",
                        fix="listen on 127.0.0.1, or pass --allow-remote only if you really mean it")
-    study = load_study(args.config)
+    config = args.config
+    if config is None and (joined := joined_study_file()) is not None:
+        config = str(joined)  # the study `modlens join` set up on this computer
+        print(f"modlens: study from {config} (modlens join)", flush=True)
+    study = load_study(config)
     db = db_path(args)
     ensure()  # create the pairing token on first run
     try:

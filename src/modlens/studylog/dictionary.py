@@ -145,6 +145,25 @@ SCHEMA_DOCS: dict[str, tuple[str, dict[str, str]]] = {
         "run_id": "The run.",
         "comment_id": "The comment.",
     }),
+    "bundles": ("A participant bundle merged into this log by `modlens merge` (empty in a participant's own log).", {
+        "bundle_id": "Row id.",
+        "bundle_sha256": "The bundle's checksum (manifest); merging the same bundle again adds nothing.",
+        "study_id": "Study of the bundle.",
+        "study_key": "Hash of study id and study salt; every bundle of a merged log has the same.",
+        "rater_ids_json": "Pseudonymous rater ids in the bundle (JSON list).",
+        "modlens_version": "modlens version that exported it.",
+        "schema_version": "Study-log schema version it was exported from.",
+        "exported_at": "When the participant exported it.",
+        "merged_at": "When it was merged into this log.",
+        "source_name": "File name it was merged from.",
+        "rows_json": "Rows per table: in the bundle and added by it (JSON).",
+    }),
+    "row_sources": ("Which bundle each merged row came from (provenance), one row per row and bundle.", {
+        "table_name": "Table of the row (comments, ratings, scores ...).",
+        "row_key": "The row's key in this log (its id, or text_id:detector_id for scores, ...).",
+        "bundle_id": "The bundle that held it.",
+        "added": "1 when this bundle inserted the row, 0 when it was already there (deduplicated).",
+    }),
 }
 
 # --- the exported tables --------------------------------------------------------------------

@@ -157,6 +157,31 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (run_id, comment_id)
     );
     """,
+    # 2: merged study logs (modlens merge): the participant bundles merged in, and which bundle
+    # each row came from. Empty in a participant's own log.
+    """
+    CREATE TABLE bundles (
+        bundle_id        INTEGER PRIMARY KEY,
+        bundle_sha256    TEXT NOT NULL UNIQUE,
+        study_id         TEXT NOT NULL,
+        study_key        TEXT NOT NULL,
+        rater_ids_json   TEXT NOT NULL,
+        modlens_version  TEXT NOT NULL,
+        schema_version   INTEGER NOT NULL,
+        exported_at      TEXT NOT NULL,
+        merged_at        TEXT NOT NULL,
+        source_name      TEXT NOT NULL,
+        rows_json        TEXT NOT NULL
+    );
+    CREATE TABLE row_sources (
+        table_name   TEXT NOT NULL,
+        row_key      TEXT NOT NULL,
+        bundle_id    INTEGER NOT NULL REFERENCES bundles(bundle_id),
+        added        INTEGER NOT NULL,
+        PRIMARY KEY (table_name, row_key, bundle_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX row_sources_bundle ON row_sources(bundle_id);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,211 @@
+"""`run_rescore`: score the texts a study log already holds with detectors that have not scored
+them (participants ran different configurations, a detector was added later), through the same
+engine, batchers, detector loading and recording as the daemon and the audits.
+
+Resumable by construction: the work list is read from the log (texts with no score, or only an
+error, for that detector version) and each chunk's scores commit in one transaction, so a rerun
+after an interruption scores only what is still missing and no row is written twice.
+
+Texts: every comment, every variant and every normalized form the log holds. Detectors: the
+given specs, else the study's (`--config`), else the log's own study (docs/ANALYSIS.md).
+"""
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import sqlite3
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from modlens.audit.run import audit_study
+from modlens.config import DetectorConfig, StudyConfig, StudyConfigError, parse_study
+from modlens.detectors import registry
+from modlens.detectors.base import Detector
+from modlens.engine import Engine
+from modlens.services.detectors import DetectorSpecError, load_detectors, parse_detector_spec
+from modlens.services.errors import SetupError
+from modlens.services.recording import record_scores, register
+from modlens.studylog.store import StudyLog, StudyLogError
+
+# every text a report reads a score of
+TEXTS_SQL = ("SELECT text_id FROM comments UNION SELECT text_id FROM variants "
+             "UNION SELECT result_text_id FROM normalizations")
+
+
+class LogNotFound(SetupError):
+    """No study log at the path (rescore never creates one)."""
+
+
+class UnknownDetector(SetupError):
+    """A --detectors spec that names nothing; `suggestions` are the close matches."""
+
+    def __init__(self, message: str, suggestions: list[str]):
+        super().__init__(message)
+        self.suggestions = suggestions
+
+
+class DetectorsUnavailable(SetupError):
+    """A detector asked for by name cannot load here, or none of the study's can."""
+
+
+@dataclass
+class DetectorTally:
+    detector: str      # name@version
+    texts: int         # texts of the log this detector should have scored
+    already: int       # had a score before this run
+    scored: int = 0    # scored in this run
+    errors: int = 0    # of those, no answer (detector error or missing): retried by a rerun
+
+
+@dataclass
+class RescoreResult:
+    db: str
+    study_id: str
+    detectors_from: str                # "--detectors", "--config" or "study log"
+    texts: int
+    detectors: dict[str, DetectorTally]
+    unavailable: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --- what to score ------------------------------------------------------------------------------
+def study_from_log(log: StudyLog) -> StudyConfig | None:
+    """The study the log was recorded for: the one study with raters (a participant's or a
+    merged log), else the only study. None when the log has none; an error when ambiguous."""
+    studies = log.query("SELECT study_id, config_json FROM studies ORDER BY rowid")
+    with_raters = {r["study_id"] for r in log.query("SELECT DISTINCT study_id FROM raters")}
+    candidates = [s for s in studies if s["study_id"] in with_raters] or studies
+    if not candidates:
+        return None
+    if len(candidates) > 1:
+        raise SetupError(f"the log holds several studies ({', '.join(s['study_id'] for s in candidates)}); "
+                         "pass --config STUDY.toml or --detectors to say which detectors to score with")
+    row = candidates[0]
+    config = json.loads(row["config_json"] or "{}")
+    try:
+        return parse_study(config, f"study {row['study_id']!r} in the log")
+    except StudyConfigError:  # written by another modlens version: its detectors are all rescore needs
+        detectors = [DetectorConfig.model_validate(d) for d in config.get("detectors") or []]
+        return StudyConfig(study_id=row["study_id"], detectors=detectors)
+
+
+def detector_configs(specs: Sequence[str] | None, study: StudyConfig) -> list[DetectorConfig]:
+    if not specs:
+        return list(study.detectors)
+    known = list(dict.fromkeys([*registry.PLUGINS, *(c.key for c in study.detectors)]))
+    out = []
+    for spec in dict.fromkeys(specs):
+        try:
+            out.append(parse_detector_spec(spec, study))
+        except DetectorSpecError as err:
+            close = difflib.get_close_matches(spec, known, n=3, cutoff=0.6)
+            raise UnknownDetector(str(err), close) from None
+    return out
+
+
+def pending_texts(log: StudyLog, detector_id: int) -> list[tuple[int, str]]:
+    """(text_id, text) of every text of the log with no score, or only an error, for this detector version."""
+    return [(r["text_id"], r["text"]) for r in log.query(
+        f"SELECT t.text_id, t.text FROM texts t WHERE t.text_id IN ({TEXTS_SQL}) AND NOT EXISTS ("
+        "SELECT 1 FROM scores s WHERE s.text_id = t.text_id AND s.detector_id = ? AND s.error IS NULL) "
+        "ORDER BY t.text_id", (detector_id,))]
+
+
+def n_texts(log: StudyLog) -> int:
+    return int(log.query(f"SELECT count(*) AS n FROM ({TEXTS_SQL})")[0]["n"])
+
+
+def one_key_per_version(det_ids: dict[str, int]) -> list[str]:
+    """Two keys naming the same detector version (a study key and its registry name) would
+    score the same texts twice: the first key stays."""
+    keys: dict[int, str] = {}
+    for k, detector_id in det_ids.items():
+        keys.setdefault(detector_id, k)
+    return list(keys.values())
+
+
+# --- the run ------------------------------------------------------------------------------------
+def run_rescore(db: str | Path, *, study: StudyConfig | None = None, detectors: Sequence[str] | None = None,
+                chunk_size: int = 256, progress: bool = True, on_chunk: Callable[[int], None] | None = None,
+                detector_objects: dict[str, Detector] | None = None) -> RescoreResult:
+    """Score every text of the log at `db` that a detector has no score for. `study`: the study
+    config whose detectors (and detector keys) to use, default the log's own study.
+    `detector_objects` bypasses loading (tests). `on_chunk(pairs done)` runs after each commit.
+    Raises SetupError (nothing written) when it cannot start."""
+    t0 = time.perf_counter()
+    db = Path(db)
+    if not db.is_file():
+        raise LogNotFound(f"no study log at {db}: rescore scores what a log holds and never creates one")
+    try:
+        log = StudyLog(db)
+    except sqlite3.DatabaseError as err:
+        raise StudyLogError(f"{db}: not a modlens study log ({err})") from None
+    try:
+        source = "--detectors" if detectors or detector_objects else "--config" if study else "study log"
+        study = study or study_from_log(log) or StudyConfig()
+        unavailable: dict[str, str] = {}
+        if detector_objects is None:
+            loaded = load_detectors(detector_configs(detectors, study))
+            detector_objects, unavailable = loaded.detectors, loaded.unavailable
+            if unavailable and (detectors or not detector_objects):
+                loaded.close()
+                raise DetectorsUnavailable("; ".join(f"detector {k} cannot load: {why}" for k, why in unavailable.items()))
+        with log.transaction():
+            det_ids = register(log, study, detector_objects)
+        keys = one_key_per_version(det_ids)
+        used = {k: detector_objects[k] for k in keys}
+        for k in set(detector_objects) - set(keys):
+            if all(detector_objects[k] is not d for d in used.values()):
+                detector_objects[k].close()
+        engine = Engine(audit_study(study, False, None), detectors=used)
+        pending = {k: pending_texts(log, det_ids[k]) for k in keys}
+        total = n_texts(log)
+        tallies = {k: DetectorTally(f"{detector_objects[k].name}@{detector_objects[k].version}", total,
+                                    total - len(pending[k])) for k in keys}
+        asyncio.run(_drive(log, engine, {k: det_ids[k] for k in keys}, pending, tallies, chunk_size, progress, on_chunk))
+    finally:
+        log.close()
+    return RescoreResult(str(db), study.study_id, source, total, tallies, unavailable, time.perf_counter() - t0)
+
+
+async def _drive(log: StudyLog, engine: Engine, det_ids: dict[str, int], pending: dict[str, list[tuple[int, str]]],
+                 tallies: dict[str, DetectorTally], chunk_size: int, progress: bool,
+                 on_chunk: Callable[[int], None] | None) -> None:
+    from tqdm import tqdm
+
+    todo = {k: {tid for tid, _ in texts} for k, texts in pending.items()}
+    texts = dict(sorted({tid: t for ts in pending.values() for tid, t in ts}.items()))
+    n_pairs = sum(len(v) for v in todo.values())
+    if progress:
+        for k, tally in tallies.items():
+            print(f"{k} ({tally.detector}): {len(todo[k])} of {tally.texts} texts to score", file=sys.stderr)
+    bar = tqdm(total=n_pairs, desc="rescore", unit="score", disable=not progress, file=sys.stderr)
+    done, ids = 0, list(texts)
+    try:
+        for start in range(0, len(ids), max(1, chunk_size)):
+            chunk = ids[start:start + chunk_size]
+            work = {k: [texts[i] for i in chunk if i in todo[k]] for k in todo}
+            work = {k: ts for k, ts in work.items() if ts}
+            # each detector's batcher gets its texts of the chunk at once; detectors run concurrently
+            scored = await asyncio.gather(*(engine.score(ts, only=[k]) for k, ts in work.items()))
+            rows = [(t, k, res[k]) for (k, ts), results in zip(work.items(), scored) for t, res in zip(ts, results)]
+            with log.transaction():
+                record_scores(log, det_ids, rows)
+            for _t, k, r in rows:
+                tallies[k].scored += 1
+                tallies[k].errors += r.error is not None
+            done += len(rows)
+            bar.update(len(rows))
+            if on_chunk:
+                on_chunk(done)
+    finally:
+        bar.close()
+        await engine.close()
+

@@ -1,0 +1,41 @@
+"""`modlens export --bundle OUT [--show]`: the participant's bundle for the researcher
+(`modlens.studylog.bundle`). --show prints what it would hold and writes nothing."""
+from __future__ import annotations
+
+import argparse
+import io
+from pathlib import Path
+
+from modlens.cli.common import CliError, study_log_error
+
+# as `export` itself: 2 for a missing study log
+KEPT_MISSING_EXIT = 2
+
+
+def run_bundle(args: argparse.Namespace, db: Path) -> int:
+    from modlens.studylog.bundle import BundleError, describe, export_bundle, read_bundle, write_bundle_file
+    from modlens.studylog.store import StudyLogError
+
+    if not args.bundle:
+        raise CliError("--show goes with --bundle", fix="modlens export --bundle my-study.bundle --show")
+    if args.out or args.tables:
+        raise CliError("--bundle holds every consented table; it takes neither --out nor --tables")
+    try:
+        if args.show:
+            buffer = io.BytesIO()
+            export_bundle(db, buffer, args.study_id)
+            bundle = read_bundle(buffer, args.bundle)
+            print(describe(bundle))
+            bundle.close()
+            print(f"\nnothing written; run again without --show to write {args.bundle}")
+            return 0
+        manifest = write_bundle_file(db, args.bundle, args.study_id)
+    except StudyLogError as err:
+        raise study_log_error(err, db, missing_exit_code=KEPT_MISSING_EXIT) from None
+    except BundleError as err:
+        raise CliError(str(err)) from None
+    rows = {t: i["rows"] for t, i in manifest["tables"].items()}
+    print(f"wrote {args.bundle}: study {manifest['study_id']!r}, rater(s) {', '.join(manifest['rater_ids'])}, "
+          f"{rows['comments']} comments, {rows['ratings']} ratings, {rows['scores']} scores")
+    print(f"checksum {manifest['bundle_sha256']}; send this file to the researcher")
+    return 0

@@ -1,0 +1,89 @@
+"""merge participants' bundles into one study log, or list what a merged log holds
+
+`modlens merge --out study.sqlite BUNDLE…` verifies and merges each bundle in its own transaction
+(the same bundle twice adds nothing; a refused one is reported and the others still merge; exit 2
+when any was refused). `modlens merge --list study.sqlite` shows participants, their rating counts,
+consent times and bundle checksums. docs/MULTI.md has the rules.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from modlens.cli.common import CliError, ErrorKind
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("bundles", nargs="*", metavar="BUNDLE", help="participant bundles (modlens export --bundle)")
+    parser.add_argument("--out", metavar="STUDY.sqlite", help="merged study log to create or add to")
+    parser.add_argument("--study", metavar="STUDY.modlens", help="refuse bundles that are not of this study pack")
+    parser.add_argument("--list", metavar="STUDY.sqlite", dest="list_db", help="list the bundles merged into a log")
+
+
+def _print_outcome(path: str, outcome: dict[str, Any] | Exception) -> None:
+    if isinstance(outcome, FileNotFoundError):
+        print(f"modlens merge: refused {path}: file not found", file=sys.stderr)
+    elif isinstance(outcome, Exception):
+        print(f"modlens merge: refused {path}: {outcome}", file=sys.stderr)
+    elif outcome["status"] == "already merged":
+        print(f"skipped {path}: already merged at {outcome['merged_at']} (from {outcome['source']})")
+    else:
+        rows = outcome["rows"]
+        parts = ", ".join(f"+{rows[t]['added']}/{rows[t]['in_bundle']} {t}"
+                          for t in ("comments", "scores", "ratings") if t in rows)
+        print(f"merged {path}: {parts} (added/in bundle)")
+
+
+def _list(db: str) -> int:
+    from modlens.studylog.merge import listing
+    from modlens.studylog.store import StudyLogError
+
+    try:
+        rows = listing(db)
+    except StudyLogError as err:
+        raise CliError(str(err), kind=ErrorKind.NOT_FOUND if not Path(db).exists() else ErrorKind.FAILED) from None
+    if not rows:
+        print(f"{db}: no bundles merged")
+        return 0
+    print(f"{'bundle':>6}  {'rater':<24} {'ratings':>7}  {'consent at':<26} {'merged at':<26} sha256 / file")
+    for r in rows:
+        print(f"{r['bundle_id']:>6}  {r['rater_id']:<24} {r['ratings']:>7}  {r['consent_at'] or '-':<26} "
+              f"{r['merged_at']:<26} {r['bundle_sha256'][:16]}… {r['source']}")
+    print(f"{len({r['bundle_id'] for r in rows})} bundles, {len({r['rater_id'] for r in rows})} raters, "
+          f"study {rows[0]['study_id']!r}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list_db:
+        if args.out or args.bundles:
+            raise CliError("--list takes only the merged log", fix="modlens merge --list study.sqlite")
+        return _list(args.list_db)
+    if not args.out or not args.bundles:
+        raise CliError("give --out and at least one bundle", fix="modlens merge --out study.sqlite A.bundle B.bundle …")
+    from modlens.studylog.merge import merge_files
+    from modlens.studylog.store import StudyLogError
+
+    study_key = None
+    if args.study:
+        from modlens.study import pack
+
+        try:
+            study_key = pack.read(args.study).study_key
+        except FileNotFoundError as err:
+            raise CliError(str(err), kind=ErrorKind.NOT_FOUND) from None
+        except pack.PackError as err:
+            raise CliError(str(err)) from None
+    try:
+        results = merge_files(args.out, args.bundles, study_key, report=_print_outcome)
+    except StudyLogError as err:
+        raise CliError(str(err), kind=ErrorKind.FAILED) from None
+    refused = sum(isinstance(r, Exception) for r in results)
+    merged = sum(isinstance(r, dict) and r["status"] == "merged" for r in results)
+    print(f"{args.out}: {merged} merged, {len(results) - merged - refused} already there, {refused} refused")
+    if refused:
+        missing = all(isinstance(r, FileNotFoundError) for r in results if isinstance(r, Exception))
+        return 3 if missing else 2
+    return 0

@@ -1,0 +1,49 @@
+"""score the log's texts with the detectors that have not scored them (merged studies)"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from modlens.cli.common import (CliError, ErrorKind, add_db_option, add_detectors_option, add_study_option, db_path,
+                                load_study)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("log", nargs="?", metavar="STUDY.sqlite", help="the study log (same as --db)")
+    add_db_option(p)
+    add_detectors_option(p, default="the --config study's detectors, else those of the study recorded in the log")
+    add_study_option(p)
+    p.add_argument("--chunk", type=int, default=256, help="texts scored per transaction (default 256)")
+    p.add_argument("--quiet", action="store_true", help="no progress")
+
+
+def run(args: argparse.Namespace) -> int:
+    from modlens.audit.rescore import DetectorsUnavailable, LogNotFound, UnknownDetector, run_rescore
+    from modlens.services.errors import SetupError
+    from modlens.studylog.store import StudyLogError
+
+    if args.log and args.db and Path(args.log) != Path(args.db):
+        raise CliError(f"two study logs given ({args.log} and --db {args.db}); give one")
+    if args.chunk < 1:
+        raise CliError(f"--chunk must be at least 1, not {args.chunk}")
+    db = Path(args.log) if args.log else db_path(args)
+    study = load_study(args.config) if args.config else None
+    try:
+        result = run_rescore(db, study=study, detectors=args.detectors, chunk_size=args.chunk, progress=not args.quiet)
+    except LogNotFound as err:
+        raise CliError(str(err), kind=ErrorKind.NOT_FOUND, fix="give the merged log's path (modlens merge --out)") from None
+    except UnknownDetector as err:
+        fix = f"did you mean {' or '.join(err.suggestions)}?" if err.suggestions else "`modlens detectors` lists them"
+        raise CliError(str(err), fix=fix) from None
+    except DetectorsUnavailable as err:
+        raise CliError(str(err), kind=ErrorKind.FAILED, fix="`modlens detectors` shows each detector's status") from None
+    except SetupError as err:
+        raise CliError(str(err)) from None
+    except StudyLogError as err:
+        raise CliError(str(err), kind=ErrorKind.FAILED) from None
+    for key, why in result.unavailable.items():
+        print(f"modlens rescore: detector {key} not used: {why}", file=sys.stderr)
+    print(json.dumps(result.to_dict(), indent=2))
+    return 0

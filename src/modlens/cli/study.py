@@ -1,0 +1,74 @@
+"""write, check and pack a multi-participant study folder
+
+`modlens study init DIR` writes an annotated study folder (study.toml, consent.md,
+calibration.toml, tasks.toml); `modlens study check DIR` validates it, naming the file, key and
+fix of every problem; `modlens study pack DIR --out study.modlens` makes the one file each
+participant opens with `modlens join` (docs/MULTI.md).
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from modlens.cli.common import CliError, ErrorKind
+
+if TYPE_CHECKING:
+    from modlens.study.folder import StudyFolder
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    init = actions.add_parser("init", help="write a new, annotated study folder")
+    init.add_argument("dir", metavar="DIR", help="folder to create (must not hold a study yet)")
+    init.add_argument("--study-id", help="study id (default: the folder's name)")
+    init.add_argument("--title", help="study title shown to participants")
+    check = actions.add_parser("check", help="validate a study folder")
+    check.add_argument("dir", metavar="DIR", help="the study folder (or its study.toml)")
+    pack = actions.add_parser("pack", help="make the file participants open with `modlens join`")
+    pack.add_argument("dir", metavar="DIR", help="the study folder (or its study.toml)")
+    pack.add_argument("--out", required=True, metavar="FILE", help="pack to write, e.g. study.modlens")
+
+
+def _load(path: str) -> StudyFolder:
+    from modlens.config import StudyConfigError
+    from modlens.study.folder import load_folder
+
+    try:
+        return load_folder(path)
+    except StudyConfigError as err:
+        missing = not Path(path).exists() or "study file not found" in str(err)
+        raise CliError(str(err), kind=ErrorKind.NOT_FOUND if missing else ErrorKind.USAGE) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from modlens.study import folder as study_folder
+    from modlens.study import pack
+
+    if args.action == "init":
+        try:
+            files = study_folder.init_folder(args.dir, args.study_id, args.title)
+        except FileExistsError as err:
+            raise CliError(str(err), fix="choose a new folder, or edit the files already there") from None
+        loaded = _load(args.dir)
+        for f in files:
+            print(f"wrote {f}")
+        print(f"study {loaded.study.study_id!r}: edit the files, then `modlens study check {args.dir}` "
+              f"and `modlens study pack {args.dir} --out {loaded.study.study_id}.modlens`")
+        return 0
+    loaded = _load(args.dir)
+    if args.action == "check":
+        s = loaded.study
+        for note in study_folder.warnings(loaded):
+            print(f"warning: {note}")
+        print(f"ok: study {s.study_id!r}, {len(s.detectors)} detectors, {len(s.attributes)} attributes, "
+              f"{len(s.gold)} gold comments, {len(s.tasks)} task pages, free browsing "
+              f"{'allowed' if s.free_browsing else 'off'}")
+        return 0
+    try:
+        written = pack.write(loaded, args.out)
+    except pack.PackError as err:
+        raise CliError(str(err)) from None
+    print(f"wrote {args.out}: study {written['study_id']!r}, sha256 {written['sha256']}")
+    print(f"participants run: modlens join {args.out}")
+    return 0

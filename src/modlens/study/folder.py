@@ -1,0 +1,123 @@
+"""A study folder: study.toml plus consent.md, calibration.toml and tasks.toml, read as one study
+configuration. Every error names the file and the key and says how to fix it (config.py's
+validation, with the file each top-level key came from)."""
+from __future__ import annotations
+
+import re
+import secrets
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from modlens.config import StudyConfig, StudyConfigError, parse_study
+from modlens.study import templates
+
+STUDY_FILE = "study.toml"
+CONSENT_FILE = "consent.md"
+CALIBRATION_FILE = "calibration.toml"
+TASKS_FILE = "tasks.toml"
+
+# the keys each side file may hold; anything else there is refused with the file to move it to
+SIDE_FILES: dict[str, tuple[str, ...]] = {CALIBRATION_FILE: ("anchors", "gold"), TASKS_FILE: ("tasks", "free_browsing")}
+
+
+@dataclass(frozen=True)
+class StudyFolder:
+    path: Path
+    data: dict[str, Any]        # the configuration as written (what a pack carries)
+    study: StudyConfig
+
+
+def init_folder(path: str | Path, study_id: str | None = None, title: str | None = None) -> list[Path]:
+    """Write the four files (refuses to overwrite any); returns them."""
+    root = Path(path)
+    study_id = study_id or re.sub(r"[^A-Za-z0-9_.-]", "-", root.resolve().name)[:64] or "study"
+    title = title or f"modlens study {study_id}"
+    files = {STUDY_FILE: templates.STUDY_TOML, CONSENT_FILE: templates.CONSENT_MD,
+             CALIBRATION_FILE: templates.CALIBRATION_TOML, TASKS_FILE: templates.TASKS_TOML}
+    existing = [root / f for f in files if (root / f).exists()]
+    if existing:
+        raise FileExistsError(f"{existing[0]} already exists; init writes a new study folder and never overwrites")
+    root.mkdir(parents=True, exist_ok=True)
+    values = {"study_id": study_id, "title": title.replace('"', "'"), "salt": secrets.token_urlsafe(24)}
+    for name, text in files.items():
+        (root / name).write_text(text.format(**values), encoding="utf-8")
+    return [root / f for f in files]
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as err:
+        raise StudyConfigError(f"{path}: not valid TOML: {err}") from None
+
+
+def load_folder(path: str | Path) -> StudyFolder:
+    """Read and validate a study folder (or a single study.toml)."""
+    root = Path(path)
+    study_file = root / STUDY_FILE if root.is_dir() else root
+    if not study_file.is_file():
+        raise StudyConfigError(f"{study_file}: study file not found — fix: `modlens study init {root}` writes one")
+    folder = study_file.parent
+    data = _toml(study_file)
+    key_files = {k: STUDY_FILE for k in data}
+    consent = folder / CONSENT_FILE
+    if consent.is_file():
+        _claim(data, key_files, "consent_text", consent.read_text(encoding="utf-8").strip(), CONSENT_FILE)
+    for name, allowed in SIDE_FILES.items():
+        side = folder / name
+        if not side.is_file():
+            continue
+        for key, value in _toml(side).items():
+            if key not in allowed:
+                raise StudyConfigError(f"{side}: {key}: not a key of {name} (it holds {', '.join(allowed)}) — "
+                                       f"fix: move it to {STUDY_FILE}")
+            _claim(data, key_files, key, value, name)
+    study = parse_study(data, str(folder), key_files)
+    problems = gold_problems(study)
+    if problems:
+        raise StudyConfigError(f"{folder}: invalid study configuration\n  " + "\n  ".join(problems))
+    return StudyFolder(folder, data, study)
+
+
+def _claim(data: dict[str, Any], key_files: dict[str, str], key: str, value: Any, file: str) -> None:
+    if key in data:
+        raise StudyConfigError(f"{key}: set in both {key_files[key]} and {file} — fix: keep it in {file} only")
+    data[key] = value
+    key_files[key] = file
+
+
+def gold_problems(study: StudyConfig) -> list[str]:
+    """Gold answers the rating panel could never give, and repeated keys (the checks `modlens serve`
+    makes at start in daemon/calibration.py, which the engine may not import)."""
+    levels = {a.name: a.levels for a in study.attributes}
+    out = []
+    for g in study.gold:
+        if not g.expected:
+            out.append(f"gold {g.key!r}: expected is empty (in {CALIBRATION_FILE}) — fix: give at least one attribute")
+        for attr, level in g.expected.items():
+            if attr not in levels:
+                out.append(f"gold {g.key!r}: expected.{attr} (in {CALIBRATION_FILE}): unknown attribute — "
+                           f"fix: use one of {sorted(levels)}")
+            elif level not in levels[attr]:
+                out.append(f"gold {g.key!r}: expected.{attr} = {level!r} (in {CALIBRATION_FILE}) — "
+                           f"fix: use one of {levels[attr]}")
+    keys = [g.key for g in study.gold] + [a.key for a in study.anchors]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        out.append(f"gold/anchor keys used twice: {repeated} — fix: give every gold comment and anchor its own key")
+    return out
+
+
+def warnings(folder: StudyFolder) -> list[str]:
+    """Not errors, but a pack would carry them to every participant."""
+    out = []
+    if folder.study.author_salt is None:
+        out.append("author_salt: not set — packing needs it (fix: add author_salt = \"<24+ random characters>\")")
+    placeholders = [t.url for t in folder.study.tasks if "REPLACE_ME" in t.url]
+    if placeholders:
+        out.append(f"tasks: {len(placeholders)} example page(s) still to replace (in {TASKS_FILE}): {placeholders[0]}")
+    if not folder.study.tasks and not folder.study.free_browsing:
+        out.append("tasks: none, and free_browsing = false: participants would find no comments to rate")
+    return out

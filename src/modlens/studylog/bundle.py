@@ -1,0 +1,302 @@
+"""The participant bundle: one file a participant sends to the researcher (`modlens export --bundle`).
+
+A zip archive holding `manifest.json` and one Parquet file per study-log table, `tables/<table>.parquet`,
+with the table's own SQLite columns (ids are the participant's; `modlens merge` maps them). Only
+rows recorded under consent are in it: sessions and ratings of the study's raters who consented,
+the comments those sessions saw or rated (plus the study's gold and anchor comments), their pages,
+texts, labels, scores, normalizations and variants. Audit runs and anything of another study or of
+a rater without consent (e.g. `modlens feed`) stay behind.
+
+manifest.json:
+
+    {"format": "modlens-bundle", "format_version": 1, "study_id": ..., "study_key": ...,
+     "rater_ids": [...], "consent": {rater_id: consent_at}, "modlens_version": ...,
+     "schema_version": <study-log schema it was exported from>, "exported_at": ...,
+     "tables": {name: {"file": ..., "rows": n, "columns": [[name, "int"|"float"|"str"], ...], "sha256": ...}},
+     "bundle_sha256": <SHA-256 of the canonical JSON of every other manifest field>}
+
+The per-table checksums are inside the manifest, so `bundle_sha256` covers every byte of data.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from modlens import __version__
+from modlens.studylog.store import StudyLog, canonical_json, now_iso
+
+FORMAT = "modlens-bundle"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # fixed, so the same rows give the same archive bytes
+
+# the tables a bundle carries, parents before children (the order merge inserts them in)
+TABLES = ("studies", "raters", "sessions", "pages", "texts", "comments", "sightings", "labels",
+          "detectors", "scores", "normalizations", "variants", "ratings", "rating_values")
+
+# rows of each table that were recorded under consent (temp tables built by _select_consented)
+_ROWS = {
+    "studies": "SELECT * FROM studies WHERE study_id = :study",
+    "raters": "SELECT * FROM raters WHERE study_id = :study AND rater_id IN (SELECT rater_id FROM temp.b_raters)",
+    "sessions": "SELECT * FROM sessions WHERE session_id IN (SELECT session_id FROM temp.b_sessions)",
+    "pages": "SELECT * FROM pages WHERE page_id IN (SELECT page_id FROM comments "
+             "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)) ORDER BY page_id",
+    "texts": "SELECT * FROM texts WHERE text_id IN (SELECT text_id FROM temp.b_texts) ORDER BY text_id",
+    "comments": "SELECT * FROM comments WHERE comment_id IN (SELECT comment_id FROM temp.b_comments) ORDER BY comment_id",
+    "sightings": "SELECT * FROM sightings WHERE session_id IN (SELECT session_id FROM temp.b_sessions) "
+                 "AND comment_id IN (SELECT comment_id FROM temp.b_comments)",
+    "labels": "SELECT * FROM labels WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
+    "detectors": "SELECT * FROM detectors WHERE detector_id IN (SELECT detector_id FROM scores "
+                 "WHERE text_id IN (SELECT text_id FROM temp.b_texts)) ORDER BY detector_id",
+    "scores": "SELECT * FROM scores WHERE text_id IN (SELECT text_id FROM temp.b_texts)",
+    "normalizations": "SELECT * FROM normalizations WHERE source_text_id IN (SELECT text_id FROM temp.b_texts)",
+    "variants": "SELECT * FROM variants WHERE comment_id IN (SELECT comment_id FROM temp.b_comments) "
+                "AND run_id IS NULL ORDER BY variant_id",
+    "ratings": "SELECT * FROM ratings WHERE rating_id IN (SELECT rating_id FROM temp.b_ratings) ORDER BY rating_id",
+    "rating_values": "SELECT * FROM rating_values WHERE rating_id IN (SELECT rating_id FROM temp.b_ratings)",
+}
+
+_SELECT_CONSENTED = [
+    "CREATE TEMP TABLE b_raters AS SELECT rater_id FROM raters WHERE study_id = :study AND consent_at IS NOT NULL",
+    "CREATE TEMP TABLE b_sessions AS SELECT session_id FROM sessions WHERE study_id = :study "
+    "AND rater_id IN (SELECT rater_id FROM temp.b_raters)",
+    "CREATE TEMP TABLE b_ratings AS SELECT rating_id FROM ratings WHERE study_id = :study "
+    "AND rater_id IN (SELECT rater_id FROM temp.b_raters)",
+    "CREATE TEMP TABLE b_comments (comment_id INTEGER PRIMARY KEY)",
+    "INSERT OR IGNORE INTO temp.b_comments SELECT comment_id FROM sightings "
+    "WHERE session_id IN (SELECT session_id FROM temp.b_sessions)",
+    "INSERT OR IGNORE INTO temp.b_comments SELECT comment_id FROM ratings WHERE rating_id IN (SELECT rating_id FROM temp.b_ratings)",
+    # the study's gold comments and anchors (written by `modlens serve` from the study config)
+    "INSERT OR IGNORE INTO temp.b_comments SELECT c.comment_id FROM comments c JOIN pages p USING (page_id) "
+    "WHERE c.platform = 'study' AND p.platform = 'study' AND p.page_key = :study",
+    "CREATE TEMP TABLE b_texts (text_id INTEGER PRIMARY KEY)",
+    "INSERT OR IGNORE INTO temp.b_texts SELECT text_id FROM comments WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
+    "INSERT OR IGNORE INTO temp.b_texts SELECT text_id FROM variants "
+    "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments) AND run_id IS NULL",
+    "INSERT OR IGNORE INTO temp.b_texts SELECT source_text_id FROM variants "
+    "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments) AND run_id IS NULL",
+    "INSERT OR IGNORE INTO temp.b_texts SELECT result_text_id FROM normalizations "
+    "WHERE source_text_id IN (SELECT text_id FROM temp.b_texts)",
+]
+
+_ARROW_TYPES = {"int": "int64", "float": "float64", "str": "string"}
+
+
+class BundleError(ValueError):
+    """A bundle that cannot be made or read; the message says why and what to do."""
+
+
+def column_types(conn: Any, table: str, schema: str = "main") -> list[tuple[str, str]]:
+    """(column, int|float|str) from the declared SQLite types."""
+    out = []
+    for _cid, name, decl, *_ in conn.execute(f"PRAGMA {schema}.table_info([{table}])"):
+        decl = (decl or "").upper()
+        out.append((name, "int" if "INT" in decl else "float" if decl in ("REAL", "FLOAT", "DOUBLE") else "str"))
+    return out
+
+
+def _parquet(columns: list[tuple[str, str]], rows: list[tuple[Any, ...]]) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([(name, getattr(pa, _ARROW_TYPES[kind])()) for name, kind in columns])
+    arrays = [pa.array(list(col), type=field.type) for col, field in
+              zip(zip(*rows) if rows else [[] for _ in columns], schema)]
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_arrays(arrays, schema=schema), sink, compression="zstd")
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def _entry(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, ZIP_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED if name.endswith(".json") else zipfile.ZIP_STORED
+    return info
+
+
+def write_archive(out: IO[bytes], fields: dict[str, Any], tables: dict[str, tuple[list[tuple[str, str]], list[tuple[Any, ...]]]]) -> dict[str, Any]:
+    """The format itself: manifest `fields` plus tables {name: (columns, rows)} -> a bundle; returns the manifest.
+    Used by the export, and by tests that build bundles of older versions by these rules."""
+    manifest: dict[str, Any] = {"format": FORMAT, "format_version": FORMAT_VERSION, **fields, "tables": {}}
+    with zipfile.ZipFile(out, "w") as zf:
+        for name, (columns, rows) in tables.items():
+            data = _parquet(columns, rows)
+            file = f"tables/{name}.parquet"
+            zf.writestr(_entry(file), data)
+            manifest["tables"][name] = {"file": file, "rows": len(rows), "columns": [list(c) for c in columns],
+                                        "sha256": hashlib.sha256(data).hexdigest()}
+        manifest["bundle_sha256"] = hashlib.sha256(canonical_json(manifest).encode("utf-8")).hexdigest()
+        zf.writestr(_entry(MANIFEST), json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    return manifest
+
+
+def choose_study(log: StudyLog, study_id: str | None) -> str:
+    """The study to bundle: the one asked for, else the joined one, else the only one with consent."""
+    studies = [r[0] for r in log.conn.execute("SELECT study_id FROM studies ORDER BY study_id")]
+    if study_id is not None:
+        if study_id not in studies:
+            raise BundleError(f"study {study_id!r} is not in {log.path} (it has: {', '.join(studies) or 'none'})")
+        return study_id
+    from modlens.study.join import joined
+
+    current = joined()
+    if current and current["study_id"] in studies:
+        return str(current["study_id"])
+    consented = [r[0] for r in log.conn.execute(
+        "SELECT DISTINCT study_id FROM raters WHERE consent_at IS NOT NULL ORDER BY study_id")]
+    if len(consented) == 1:
+        return str(consented[0])
+    if not consented:
+        raise BundleError(f"no rater has given consent in {log.path}, so there is nothing to send — "
+                          "fix: accept the consent text in the extension first")
+    raise BundleError(f"{log.path} holds {len(consented)} studies with consenting raters "
+                      f"({', '.join(consented) or 'none'}); which one to bundle? — fix: pass --study-id ID")
+
+
+def study_salt(log: StudyLog, study_id: str) -> str:
+    """The salt authors were hashed with: the study config's, else the per-home one the daemon used."""
+    row = log.conn.execute("SELECT config_json FROM studies WHERE study_id = ?", (study_id,)).fetchone()
+    salt = json.loads(row[0]).get("author_salt") if row else None
+    if salt:
+        return str(salt)
+    from modlens import pairing
+
+    return pairing.study_salt(study_id)
+
+
+def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -> dict[str, Any]:
+    """Write the consented rows of one study of `db` as a bundle into `out`; returns the manifest."""
+    from modlens.study.pack import study_key
+
+    with StudyLog(db, readonly=True) as log, log.snapshot():
+        study = choose_study(log, study_id)
+        params = {"study": study}
+        for statement in _SELECT_CONSENTED:
+            log.conn.execute(statement, params)
+        consent = dict(log.conn.execute(
+            "SELECT rater_id, consent_at FROM raters WHERE study_id = :study AND consent_at IS NOT NULL "
+            "ORDER BY rater_id", params).fetchall())
+        if not consent:
+            raise BundleError(f"no rater of study {study!r} has given consent in {log.path}, so there is nothing "
+                              "to send — fix: accept the consent text in the extension first")
+        tables = {name: (column_types(log.conn, name), log.conn.execute(_ROWS[name], params).fetchall())
+                  for name in TABLES}
+        fields = {"study_id": study, "study_key": study_key(study, study_salt(log, study)),
+                  "rater_ids": sorted(consent), "consent": consent, "modlens_version": __version__,
+                  "schema_version": log.user_version(), "exported_at": now_iso()}
+    return write_archive(out, fields, tables)
+
+
+def write_bundle_file(db: str | Path, path: str | Path, study_id: str | None = None) -> dict[str, Any]:
+    """Written under a temporary name and renamed, so a failed export leaves no half bundle."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            manifest = export_bundle(db, fh, study_id)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return manifest
+
+
+# --- reading ----------------------------------------------------------------------------------------
+
+@dataclass
+class Bundle:
+    name: str
+    manifest: dict[str, Any]
+    _zip: zipfile.ZipFile
+
+    @property
+    def sha256(self) -> str:
+        return str(self.manifest["bundle_sha256"])
+
+    def columns(self, table: str) -> list[tuple[str, str]]:
+        return [(c[0], c[1]) for c in self.manifest["tables"][table]["columns"]]
+
+    def table(self, name: str) -> Any:
+        """The table as a pyarrow Table (an empty one when the bundle lacks it)."""
+        import pyarrow.parquet as pq
+
+        info = self.manifest["tables"].get(name)
+        if info is None:
+            return None
+        return pq.read_table(io.BytesIO(self._zip.read(info["file"])))
+
+    def close(self) -> None:
+        self._zip.close()
+
+
+def read_bundle(source: str | Path | IO[bytes], name: str | None = None) -> Bundle:
+    """Open and verify a bundle: archive, manifest, format, every table's checksum and row count.
+    Raises BundleError saying what is wrong; the schema version is checked by the reader (merge)."""
+    name = name or (str(source) if isinstance(source, (str, Path)) else "bundle")
+    try:
+        zf = zipfile.ZipFile(source)
+        manifest = json.loads(zf.read(MANIFEST))
+    except FileNotFoundError:
+        raise
+    except (zipfile.BadZipFile, EOFError, OSError) as err:
+        raise BundleError(f"{name}: not a modlens bundle, or truncated ({err}) — fix: ask the participant to "
+                          "export and send it again") from None
+    except KeyError:
+        raise BundleError(f"{name}: no {MANIFEST} inside; not a modlens bundle") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise BundleError(f"{name}: {MANIFEST} is damaged ({err})") from None
+    try:
+        _verify(zf, manifest, name)
+    except BaseException:
+        zf.close()
+        raise
+    return Bundle(name, manifest, zf)
+
+
+def _verify(zf: zipfile.ZipFile, manifest: Any, name: str) -> None:
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise BundleError(f"{name}: not a modlens bundle (format is {manifest.get('format') if isinstance(manifest, dict) else None!r})")
+    version = manifest.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise BundleError(f"{name}: bundle format {version!r} is newer than this modlens reads ({FORMAT_VERSION}) — "
+                          "fix: upgrade modlens")
+    body = {k: v for k, v in manifest.items() if k != "bundle_sha256"}
+    actual = hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+    if manifest.get("bundle_sha256") != actual:
+        raise BundleError(f"{name}: bundle checksum mismatch (manifest says {manifest.get('bundle_sha256')}, its "
+                          f"content hashes to {actual}); the file was changed after export — fix: ask the "
+                          "participant to export and send it again")
+    for table, info in manifest.get("tables", {}).items():
+        try:
+            data = zf.read(info["file"])
+        except KeyError:
+            raise BundleError(f"{name}: {info['file']} is missing from the archive") from None
+        except (zipfile.BadZipFile, EOFError, OSError) as err:  # CRC errors of a damaged entry
+            raise BundleError(f"{name}: {info['file']} is damaged ({err})") from None
+        if hashlib.sha256(data).hexdigest() != info["sha256"]:
+            raise BundleError(f"{name}: table {table}: checksum mismatch; the file was changed after export")
+        import pyarrow.parquet as pq
+
+        rows = pq.read_metadata(io.BytesIO(data)).num_rows
+        if rows != info["rows"]:
+            raise BundleError(f"{name}: table {table}: {rows} rows, the manifest says {info['rows']}")
+
+
+def describe(bundle: Bundle, sample_rows: int = 3, width: int = 60) -> str:
+    """What a participant sees before sending: who, what study, every table with its columns and a few rows."""
+    m = bundle.manifest
+    lines = [f"bundle of study {m['study_id']!r} (key {m['study_key']}), schema {m['schema_version']}, "
+             f"modlens {m['modlens_version']}, exported {m['exported_at']}",
+             "raters: " + ", ".join(f"{r} (consent {m['consent'].get(r)})" for r in m["rater_ids"]),
+             f"checksum: {m['bundle_sha256']}", ""]
+    for name, info in m["tables"].items():
+        lines.append(f"{name}: {info['rows']} rows; columns: {', '.join(c[0] for c in info['columns'])}")
+        if info["rows"]:
+            for row in bundle.table(name).slice(0, sample_rows).to_pylist():
+                shown = {k: (v if not isinstance(v, str) or len(v) <= width else v[:width] + "…") for k, v in row.items()}
+                lines.append(f"    {shown}")
+    return "\n".join(lines)

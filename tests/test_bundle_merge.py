@@ -1,0 +1,260 @@
+"""Participant bundles and the researcher's merge: real study logs written through the real
+writer (`LogWriter`), real bundle files, the real `modlens` command line; no mocks."""
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import sqlite3
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from modlens.cli import main as cli_main
+from modlens.config import load_study
+from modlens.study import folder, join, pack
+from modlens.studylog import bundle as bundle_mod
+from modlens.studylog import schema, store
+from modlens.studylog.bundle import read_bundle, write_archive, write_bundle_file
+from modlens.studylog.merge import merge_files
+from modlens.studylog.store import LogWriter, StudyLog
+
+SHARED = [f"c{i}" for i in range(10)]
+LEVELS = ["not toxic", "hard to say", "toxic"]
+
+
+def make_pack(tmp_path: Path, study_id: str = "pilot") -> Path:
+    root = tmp_path / f"{study_id}-folder"
+    folder.init_folder(root, study_id)
+    out = tmp_path / f"{study_id}.modlens"
+    pack.write(folder.load_folder(root), out)
+    return out
+
+
+async def _write_participant(db: Path, study, rater: int, *, edited: bool = False, version: str = "h1") -> None:
+    """What the daemon writes for one participant: study, detector, a consented extension session
+    (comments, sightings, scores, ratings) and an unconsented feed session that must stay behind."""
+    writer = LogWriter(db)
+    await writer.start()
+    rid = f"rater-{rater}"
+
+    def fill(lg: StudyLog) -> None:
+        lg.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
+        det = lg.ensure_detector("minilm-toxicity", version, "toxic", 0.5, {})
+        lg.ensure_rater(study.study_id, rid, "2025-05-01T10:00:00Z")
+        lg.start_session(f"s-{rater}", study.study_id, rid, "modlens-extension", "0.1", 1)
+        page = lg.ensure_page("youtube", "vid-1", "https://www.youtube.com/watch?v=vid-1", "Video")
+        keys = SHARED + [f"own-{rater}"]
+        for i, key in enumerate(keys):
+            text = f"comment {key}" + (" (edited)" if edited and key == "c9" else "")
+            cid = lg.add_comment("youtube", key, page, text, author_hash=f"h{i}")
+            lg.add_sighting(cid, f"s-{rater}")
+            lg.add_score(text, det, {"toxic": i / 10}, i / 10, 3.0, None)
+            level = LEVELS[(i + (rater == 2 and i % 3 == 0)) % 3]  # rater 2 disagrees now and then
+            lg.add_rating(study.study_id, rid, f"r-{key}", f"s-{rater}", cid, {"toxicity": level}, None, None, False, 900)
+        lg.ensure_rater(study.study_id, "modlens-feed", None)  # no consent: nothing of it leaves
+        lg.start_session(f"feed-{rater}", study.study_id, "modlens-feed", "modlens-feed", "0.1", 1)
+        cid = lg.add_comment("youtube", f"feed-only-{rater}", page, "seen without consent")
+        lg.add_sighting(cid, f"feed-{rater}")
+
+    await writer.submit(fill)
+    await writer.stop()
+
+
+def participant(tmp_path: Path, monkeypatch, study_pack: Path, rater: int, **kw) -> Path:
+    """One participant's machine: its own modlens home, `modlens join`, a study log, a bundle."""
+    home = tmp_path / f"home-{rater}"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("MODLENS_HOME", str(home))
+    assert cli_main(["join", str(study_pack)]) == 0
+    study = load_study(join.joined_study_file())  # what `modlens serve` runs with after the join
+    db = home / "study.sqlite"
+    asyncio.run(_write_participant(db, study, rater, **kw))
+    out = tmp_path / f"rater-{rater}.bundle"
+    assert cli_main(["export", "--bundle", str(out)]) == 0
+    return out
+
+
+@pytest.fixture
+def bundles(tmp_path, monkeypatch):
+    study_pack = make_pack(tmp_path)
+    made = [participant(tmp_path, monkeypatch, study_pack, r, edited=(r == 1), version="h2" if r == 2 else "h1")
+            for r in range(3)]
+    return study_pack, made
+
+
+def counts(db: Path) -> dict[str, int]:
+    with StudyLog(db, readonly=True) as log:
+        return log.counts()
+
+
+def test_bundle_holds_only_consented_rows_and_show_writes_nothing(bundles, tmp_path, capsys):
+    _pack, (first, *_rest) = bundles
+    b = read_bundle(first)
+    m = b.manifest
+    assert m["rater_ids"] == ["rater-0"] and m["consent"] == {"rater-0": "2025-05-01T10:00:00Z"}
+    assert m["schema_version"] == schema.SCHEMA_VERSION and m["study_id"] == "pilot"
+    comments = b.table("comments").column("comment_key").to_pylist()
+    assert sorted(comments) == sorted(SHARED + ["own-0"]), "the feed session had no consent"
+    assert b.table("sessions").column("session_id").to_pylist() == ["s-0"]
+    assert m["tables"]["ratings"]["rows"] == 11 and m["tables"]["scores"]["rows"] == 11
+    b.close()
+    shown = tmp_path / "shown.bundle"
+    assert cli_main(["export", "--db", str(tmp_path / "home-0" / "study.sqlite"), "--bundle", str(shown), "--show"]) == 0
+    out = capsys.readouterr().out
+    assert not shown.exists() and "comments: 11 rows; columns: comment_id, platform, comment_key" in out
+    assert "rater-0 (consent 2025-05-01T10:00:00Z)" in out and "feed-only" not in out
+
+
+def test_merge_dedups_keeps_raters_and_versions_records_provenance_and_is_idempotent(bundles, tmp_path, capsys):
+    _pack, made = bundles
+    merged = tmp_path / "study.sqlite"
+    assert cli_main(["merge", "--out", str(merged), *map(str, made)]) == 0
+    after = counts(merged)
+    # 10 shared + 3 own + rater 1's edited c9 kept apart under its own key
+    assert after["comments"] == 14 and after["ratings"] == 33 and after["raters"] == 3
+    assert after["detectors"] == 2  # h1 and h2: scores are kept per detector version
+    with StudyLog(merged, readonly=True) as log:
+        keys = {r[0] for r in log.conn.execute("SELECT comment_key FROM comments")}
+        assert any(k.startswith("c9#") for k in keys) and not any(k.startswith("feed-only") for k in keys)
+        per_version = dict(log.conn.execute("SELECT d.version, count(*) FROM scores JOIN detectors d USING (detector_id) "
+                                            "GROUP BY d.version").fetchall())
+        assert per_version == {"h1": 13, "h2": 11}  # rater 1 adds its own and the edited c9
+        cid = log.conn.execute("SELECT comment_id FROM comments WHERE comment_key = 'c0'").fetchone()[0]
+        sources = log.conn.execute("SELECT bundle_id, added FROM row_sources WHERE table_name = 'comments' "
+                                   "AND row_key = ? ORDER BY bundle_id", (str(cid),)).fetchall()
+        assert sources == [(1, 1), (2, 0), (3, 0)]
+        assert log.conn.execute("SELECT count(*) FROM bundles").fetchone()[0] == 3
+    capsys.readouterr()
+    # the same bundles again, and a fresh export of participant 0 (new checksum, same rows): nothing added
+    again = tmp_path / "again.bundle"
+    write_bundle_file(tmp_path / "home-0" / "study.sqlite", again, "pilot")
+    assert cli_main(["merge", "--out", str(merged), *map(str, made), str(again)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("already merged") == 3 and "+0/11 comments, +0/11 scores, +0/11 ratings" in out
+    assert {k: v for k, v in counts(merged).items() if k not in ("bundles", "row_sources")} == \
+           {k: v for k, v in after.items() if k not in ("bundles", "row_sources")}
+    assert cli_main(["merge", "--list", str(merged)]) == 0
+    listing = capsys.readouterr().out
+    for r in range(3):
+        assert f"rater-{r}" in listing
+    assert "2025-05-01T10:00:00Z" in listing and "4 bundles, 3 raters" in listing
+
+
+def test_report_on_the_merged_log_computes_alpha_over_raters_who_share_comments(bundles, tmp_path):
+    _pack, made = bundles
+    merged = tmp_path / "study.sqlite"
+    merge_files(merged, made)
+    proc = subprocess.run([sys.executable, "-m", "modlens", "report", "--db", str(merged), "--format", "json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    human = json.loads(proc.stdout)["sections"]["human"]
+    assert human["n_raters"] == 3
+    toxicity = next(a for a in human["attributes"] if a["name"] == "toxicity")
+    assert toxicity["alpha"] is not None and 0 < toxicity["alpha"] < 1  # raters 0/1 agree, rater 2 not always
+    assert toxicity["n_ratings"] == 33
+
+
+def _merge_refused(merged: Path, path: Path, capsys) -> str:
+    before = counts(merged)
+    assert cli_main(["merge", "--out", str(merged), str(path)]) == 2
+    assert counts(merged) == before, "a refused bundle writes nothing"
+    return capsys.readouterr().err
+
+
+def _rezip(src: Path, dst: Path, change) -> None:
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for item in zin.infolist():
+            zout.writestr(item, change(item.filename, zin.read(item.filename)))
+
+
+def test_refusals_name_the_problem_and_write_nothing(bundles, tmp_path, monkeypatch, capsys):
+    study_pack, made = bundles
+    merged = tmp_path / "study.sqlite"
+    merge_files(merged, made[:1])
+    capsys.readouterr()
+
+    other = participant(tmp_path, monkeypatch, make_pack(tmp_path, "other-study"), 7)
+    capsys.readouterr()
+    assert "belongs to another study ('other-study'" in _merge_refused(merged, other, capsys)
+
+    truncated = tmp_path / "truncated.bundle"
+    truncated.write_bytes(made[1].read_bytes()[:-200])
+    assert "not a modlens bundle, or truncated" in _merge_refused(merged, truncated, capsys)
+
+    flipped = tmp_path / "flipped.bundle"  # one byte of a table changed, manifest untouched
+    _rezip(made[1], flipped, lambda name, data: data[:-40] + bytes([data[-40] ^ 1]) + data[-39:]
+           if name == "tables/ratings.parquet" else data)
+    assert "table ratings: checksum mismatch" in _merge_refused(merged, flipped, capsys)
+
+    def edit_manifest(name, data):
+        if name != "manifest.json":
+            return data
+        m = json.loads(data)
+        m["rater_ids"] = ["someone-else"]
+        return json.dumps(m).encode()
+
+    tampered = tmp_path / "tampered.bundle"
+    _rezip(made[1], tampered, edit_manifest)
+    assert "bundle checksum mismatch" in _merge_refused(merged, tampered, capsys)
+
+    b = read_bundle(made[1])
+    tables = {n: (b.columns(n), [tuple(r.values()) for r in b.table(n).to_pylist()]) for n in b.manifest["tables"]}
+    fields = {k: b.manifest[k] for k in ("study_id", "study_key", "rater_ids", "consent", "modlens_version", "exported_at")}
+    b.close()
+    newer = tmp_path / "newer.bundle"
+    with open(newer, "wb") as fh:
+        write_archive(fh, fields | {"schema_version": schema.SCHEMA_VERSION + 1}, tables)
+    assert f"newer than this modlens merges ({schema.SCHEMA_VERSION})" in _merge_refused(merged, newer, capsys)
+
+    broken = tmp_path / "no-sessions.bundle"  # ratings point at sessions the bundle lacks: fails mid-merge
+    with open(broken, "wb") as fh:
+        write_archive(fh, fields | {"schema_version": schema.SCHEMA_VERSION}, tables | {"sessions": (tables["sessions"][0], [])})
+    assert "rolled back, nothing of it was merged" in _merge_refused(merged, broken, capsys)
+
+    with StudyLog(tmp_path / "own.sqlite") as log:  # a participant's own log is no merge target
+        log.ensure_study("pilot", "x", {})
+    assert cli_main(["merge", "--out", str(tmp_path / "own.sqlite"), str(made[1])]) == 2
+    assert "is not a merged study log" in capsys.readouterr().err
+
+    assert cli_main(["merge", "--out", str(merged), "--study", str(make_pack(tmp_path, "third")), str(made[1])]) == 2
+    assert "belongs to another study" in capsys.readouterr().err
+    assert cli_main(["merge", "--out", str(merged), "--study", str(study_pack), str(made[1])]) == 0
+
+
+def test_a_bundle_of_the_older_schema_is_upgraded_on_the_fly(tmp_path, monkeypatch):
+    study_pack = make_pack(tmp_path)
+    current = participant(tmp_path, monkeypatch, study_pack, 0)
+    # a participant still on schema 1: the log is written and the bundle exported by those rules
+    monkeypatch.setattr(store, "MIGRATIONS", schema.MIGRATIONS[:1])
+    monkeypatch.setattr(store, "SCHEMA_VERSION", 1)
+    old = participant(tmp_path, monkeypatch, study_pack, 1)
+    with StudyLog(tmp_path / "home-1" / "study.sqlite", readonly=True) as log:
+        assert log.user_version() == 1 and "bundles" not in log.table_names()
+    monkeypatch.undo()
+    with zipfile.ZipFile(old) as zf:
+        assert json.loads(zf.read("manifest.json"))["schema_version"] == 1
+    merged = tmp_path / "study.sqlite"
+    results = merge_files(merged, [current, old])
+    assert [r["status"] for r in results] == ["merged", "merged"]
+    with StudyLog(merged, readonly=True) as log:
+        assert log.conn.execute("SELECT schema_version FROM bundles ORDER BY bundle_id").fetchall() == [(2,), (1,)]
+        assert log.counts()["ratings"] == 22
+
+
+def test_bundle_needs_consent_and_a_known_study(tmp_path, capsys):
+    db = tmp_path / "log.sqlite"
+    with StudyLog(db) as log:
+        log.ensure_study("s", "x", {})
+        log.ensure_rater("s", "r", None)
+    assert cli_main(["export", "--db", str(db), "--bundle", str(tmp_path / "b")]) == 2
+    assert "has given consent" in capsys.readouterr().err
+    assert cli_main(["export", "--db", str(db), "--bundle", str(tmp_path / "b"), "--study-id", "nope"]) == 2
+    assert "study 'nope' is not in" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
+    with pytest.raises(bundle_mod.BundleError, match="not a modlens bundle"):
+        read_bundle(io.BytesIO(b"PK\x03\x04 nonsense"), "junk")
+    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"

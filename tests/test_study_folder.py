@@ -1,0 +1,155 @@
+"""The researcher's study folder, the study pack and `modlens join`: real files, the real CLI."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from modlens import pairing
+from modlens.cli import main as cli_main
+from modlens.config import load_study
+from modlens.study import folder, join, pack
+
+
+def test_init_then_check_passes_and_lists_what_to_replace(tmp_path, capsys):
+    root = tmp_path / "pilot"
+    assert cli_main(["study", "init", str(root)]) == 0
+    assert sorted(p.name for p in root.iterdir()) == ["calibration.toml", "consent.md", "study.toml", "tasks.toml"]
+    assert "# Author names are hashed" in (root / "study.toml").read_text()  # annotated
+    capsys.readouterr()
+    assert cli_main(["study", "check", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "ok: study 'pilot'" in out and "3 gold comments, 3 task pages, free browsing off" in out
+    assert "example page(s) still to replace (in tasks.toml)" in out
+    study = folder.load_folder(root).study
+    assert study.consent_text.startswith("You are invited") and study.tasks[0].target == 15
+    assert cli_main(["study", "init", str(root)]) == 2  # never overwrites
+    assert "already exists" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("file, old, new, message", [
+    ("study.toml", 'display = "blind"', 'dispaly = "blind"', "dispaly (in study.toml): Extra inputs are not permitted — fix: remove it"),
+    ("tasks.toml", "target = 15", "target = 0", "tasks.0.target (in tasks.toml): Input should be greater than or equal to 1"),
+    ("tasks.toml", 'url = "https://x.com/REPLACE_ME/status/1"', 'url = "x.com/thread"',
+     "tasks.1.url (in tasks.toml): String should match pattern '^https?://\\S+$' — fix: give the page's full http://"),
+    ("calibration.toml", 'toxicity = "not toxic", respectfulness', 'toxicity = "harmless", respectfulness',
+     "expected.toxicity = 'harmless' (in calibration.toml) — fix: use one of ['not toxic', 'hard to say', 'toxic']"),
+    ("tasks.toml", "free_browsing = false", "free_browsing = false\nstudy_id = \"x\"",
+     "tasks.toml: study_id: not a key of tasks.toml (it holds tasks, free_browsing) — fix: move it to study.toml"),
+    ("study.toml", 'display = "blind"', 'display = "blind"\nconsent_text = "hi"',
+     "consent_text: set in both study.toml and consent.md — fix: keep it in consent.md only"),
+])
+def test_a_broken_key_fails_naming_file_key_and_fix(tmp_path, capsys, file, old, new, message):
+    root = tmp_path / "s"
+    folder.init_folder(root)
+    path = root / file
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new, 1))
+    assert cli_main(["study", "check", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("modlens study: ") and message in err and "Traceback" not in err
+
+
+def test_check_of_a_missing_folder_is_not_found(tmp_path, capsys):
+    assert cli_main(["study", "check", str(tmp_path / "nothing")]) == 3
+    assert "study file not found — fix: `modlens study init" in capsys.readouterr().err
+
+
+def test_pack_round_trip_holds_config_id_salt_and_checksum_and_no_secrets(tmp_path, capsys):
+    root = tmp_path / "pilot"
+    folder.init_folder(root)
+    out = tmp_path / "pilot.modlens"
+    assert cli_main(["study", "pack", str(root), "--out", str(out)]) == 0
+    raw = json.loads(out.read_text())
+    assert set(raw) == {"format", "format_version", "modlens_version", "study_id", "salt", "study_key", "study", "sha256"}
+    read = pack.read(out)
+    loaded = folder.load_folder(root)
+    assert read.study == loaded.study and read.salt == loaded.study.author_salt
+    assert read.study_key == pack.study_key("pilot", read.salt) and read.salt not in read.study_key
+    assert pairing.ensure() not in out.read_text()  # the pairing token never travels
+    # packing twice gives the same bytes: the researcher can re-send it
+    again = tmp_path / "again.modlens"
+    pack.write(loaded, again)
+    assert again.read_bytes() == out.read_bytes()
+
+
+def test_tampered_truncated_newer_and_secret_packs_are_refused(tmp_path, capsys):
+    root = tmp_path / "pilot"
+    folder.init_folder(root)
+    good = tmp_path / "pilot.modlens"
+    pack.write(folder.load_folder(root), good)
+
+    tampered = tmp_path / "tampered.modlens"
+    tampered.write_text(good.read_text().replace('"display": "blind"', '"display": "scores"'))
+    assert cli_main(["join", str(tampered)]) == 2
+    assert "checksum mismatch" in capsys.readouterr().err
+
+    truncated = tmp_path / "truncated.modlens"
+    truncated.write_bytes(good.read_bytes()[:300])
+    assert cli_main(["join", str(truncated)]) == 2
+    assert "not a modlens study pack (not JSON" in capsys.readouterr().err
+
+    newer = json.loads(good.read_text())
+    newer["format_version"] = pack.FORMAT_VERSION + 1
+    (tmp_path / "newer.modlens").write_text(json.dumps(newer))
+    assert cli_main(["join", str(tmp_path / "newer.modlens")]) == 2
+    assert "newer than this modlens reads" in capsys.readouterr().err
+
+    assert cli_main(["join", str(tmp_path / "absent.modlens")]) == 3
+
+    study_toml = root / "study.toml"
+    study_toml.write_text(study_toml.read_text().replace(
+        '[[detectors]]\nname = "profanity-check"',
+        '[[detectors]]\nname = "perspective"\noptions = { api_key = "AIza-secret" }'))
+    assert cli_main(["study", "pack", str(root), "--out", str(tmp_path / "leak.modlens")]) == 2
+    assert "detectors[perspective].options.api_key: looks like a secret" in capsys.readouterr().err
+    assert not (tmp_path / "leak.modlens").exists()
+
+
+def test_join_writes_the_study_serve_runs_and_refuses_to_switch_silently(tmp_path, modlens_home, capsys):
+    root = tmp_path / "pilot"
+    folder.init_folder(root)
+    good = tmp_path / "pilot.modlens"
+    pack.write(folder.load_folder(root), good)
+    proc = subprocess.run([sys.executable, "-m", "modlens", "join", str(good)], capture_output=True, text=True,
+                          timeout=60, env={**__import__("os").environ, "MODLENS_HOME": str(modlens_home)})
+    assert proc.returncode == 0, proc.stderr
+    config = modlens_home / "study.toml"
+    assert join.joined_study_file() == config
+    assert f"modlens serve     (leave it running; it uses {config})" in proc.stdout
+    assert "modlens browse https://www.youtube.com" in proc.stdout
+    assert load_study(config) == pack.read(good).study  # the daemon runs exactly the packed study
+    assert join.joined()["study_id"] == "pilot"
+    assert_serve_runs_the_joined_study(modlens_home, tmp_path / "joined.sqlite")
+
+    other_root = tmp_path / "other"
+    folder.init_folder(other_root)
+    other = tmp_path / "other.modlens"
+    pack.write(folder.load_folder(other_root), other)
+    assert cli_main(["join", str(other)]) == 2
+    assert "would replace it — fix: export and send your bundle first" in capsys.readouterr().err
+    assert load_study(config).study_id == "pilot"
+    assert cli_main(["join", str(other), "--replace"]) == 0
+    assert load_study(config).study_id == "other"
+    assert cli_main(["join", str(other)]) == 0  # joining the same study again is fine
+
+
+def assert_serve_runs_the_joined_study(home, db) -> None:
+    """`modlens serve` with no --config starts on the study `modlens join` wrote."""
+    env = {**__import__("os").environ, "MODLENS_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "modlens", "serve", "--port", "0", "--db", str(db)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    seen: list[str] = []
+    try:
+        for line in proc.stdout:  # bounded by the test timeout; serve prints "listening" once ready
+            seen.append(line)
+            if "listening" in line or "error" in line.lower():
+                break
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    out = "".join(seen)
+    assert f"study from {home / 'study.toml'} (modlens join)" in out, out
+    assert "for study 'pilot'" in out and "listening" in out, out
