@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass, field
 
 from modlens.config import StudyConfig, StudyConfigError
+from modlens.study.calibration import gold_problems
 from modlens.studylog.store import StudyLog
 
 log = logging.getLogger("modlens.daemon")
@@ -47,22 +48,9 @@ def calibration_items(study: StudyConfig) -> list[CalibrationItem]:
     then "fail" that gold comment)."""
     if not study.gold:
         return []
-    levels = {a.name: a.levels for a in study.attributes}
-    problems = []
-    for g in study.gold:
-        if not g.expected:
-            problems.append(f"gold {g.key!r}: expected is empty — fix: give at least one attribute, e.g. toxicity")
-        for attr, level in g.expected.items():
-            if attr not in levels:
-                problems.append(f"gold {g.key!r}: expected.{attr}: unknown attribute — fix: use one of {sorted(levels)}")
-            elif level not in levels[attr]:
-                problems.append(f"gold {g.key!r}: expected.{attr} = {level!r} — fix: use one of {levels[attr]}")
+    problems = gold_problems(study)
     items = [CalibrationItem(g.key, g.text, "gold", dict(g.expected)) for g in study.gold]
     items += [CalibrationItem(a.key, a.text, "anchor", {"toxicity": a.rating}, a.role) for a in study.anchors]
-    keys = [i.key for i in items]
-    repeated = sorted({k for k in keys if keys.count(k) > 1})
-    if repeated:
-        problems.append(f"gold/anchor keys used twice: {repeated} — fix: give every gold comment and anchor its own key")
     if problems:
         raise CalibrationError("study calibration items are invalid:\n  " + "\n  ".join(problems))
     return items

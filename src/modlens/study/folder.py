@@ -12,6 +12,7 @@ from typing import Any
 
 from modlens.config import StudyConfig, StudyConfigError, parse_study
 from modlens.study import templates
+from modlens.study.calibration import gold_problems
 
 STUDY_FILE = "study.toml"
 CONSENT_FILE = "consent.md"
@@ -75,7 +76,7 @@ def load_folder(path: str | Path) -> StudyFolder:
                                        f"fix: move it to {STUDY_FILE}")
             _claim(data, key_files, key, value, name)
     study = parse_study(data, str(folder), key_files)
-    problems = gold_problems(study)
+    problems = gold_problems(study, CALIBRATION_FILE)
     if problems:
         raise StudyConfigError(f"{folder}: invalid study configuration\n  " + "\n  ".join(problems))
     return StudyFolder(folder, data, study)
@@ -86,28 +87,6 @@ def _claim(data: dict[str, Any], key_files: dict[str, str], key: str, value: Any
         raise StudyConfigError(f"{key}: set in both {key_files[key]} and {file} — fix: keep it in {file} only")
     data[key] = value
     key_files[key] = file
-
-
-def gold_problems(study: StudyConfig) -> list[str]:
-    """Gold answers the rating panel could never give, and repeated keys (the checks `modlens serve`
-    makes at start in daemon/calibration.py, which the engine may not import)."""
-    levels = {a.name: a.levels for a in study.attributes}
-    out = []
-    for g in study.gold:
-        if not g.expected:
-            out.append(f"gold {g.key!r}: expected is empty (in {CALIBRATION_FILE}) — fix: give at least one attribute")
-        for attr, level in g.expected.items():
-            if attr not in levels:
-                out.append(f"gold {g.key!r}: expected.{attr} (in {CALIBRATION_FILE}): unknown attribute — "
-                           f"fix: use one of {sorted(levels)}")
-            elif level not in levels[attr]:
-                out.append(f"gold {g.key!r}: expected.{attr} = {level!r} (in {CALIBRATION_FILE}) — "
-                           f"fix: use one of {levels[attr]}")
-    keys = [g.key for g in study.gold] + [a.key for a in study.anchors]
-    repeated = sorted({k for k in keys if keys.count(k) > 1})
-    if repeated:
-        out.append(f"gold/anchor keys used twice: {repeated} — fix: give every gold comment and anchor its own key")
-    return out
 
 
 def warnings(folder: StudyFolder) -> list[str]:
