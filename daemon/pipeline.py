@@ -98,6 +98,12 @@ class Pipeline:
     def client_settings(self) -> dict:
         settings = self.study.client_settings()
         settings["author_salt"] = settings["author_salt"] or pairing.study_salt(self.study.study_id)
+        # The extension samples by hash(salt, platform, key): the salt comes from the study file
+        # only (never this machine's fallback author salt), so every participant samples alike.
+        import hashlib
+        sampling = settings["sampling"]
+        basis = "\0".join(["modlens-sampling", self.study.study_id, self.study.author_salt or "", str(sampling.get("seed", 0))])
+        sampling["salt"] = sampling.get("salt") or hashlib.sha256(basis.encode()).hexdigest()[:32]
         return settings
 
     async def close_session(self, session: Session) -> None:

@@ -55,8 +55,10 @@ function render(st) {
   $("study-display").textContent = study ? study.display : "blind";
   if (study) {
     const sm = study.sampling;
+    const pct = (d) => `${Math.round(ns.decileRate(sm, d) * 100)} %`;
+    const decilesText = () => (Array.isArray(sm.decile_rates) ? `per score decile ${[...Array(10).keys()].map(pct).join(" · ")}` : `${pct(0)} of each score decile`);
     $("sampling").textContent = `Toxicity asked ${study.toxicity_mode === "direct" ? "on a 3-point scale" : "by comparison with two anchor comments"}; comments asked about: ${
-      sm.mode === "all" ? "all" : sm.mode === "random" ? `a random ${Math.round(sm.rate * 100)} %` : `${sm.per_decile} per score decile`}.`;
+      sm.mode === "all" ? "all" : sm.mode === "random" ? `a random ${Math.round(sm.rate * 100)} %` : decilesText()} (the same for every participant of the study).`;
     $("attributes").replaceChildren(...study.attributes.flatMap((a) => {
       const dt = document.createElement("dt"); dt.textContent = a.label;
       const dd = document.createElement("dd"); dd.textContent = `${a.definition} (${a.levels.join(" · ")})`;

@@ -1,5 +1,5 @@
-// Popup: connection state, site access, counts for this page and in total, adapter status,
-// pause, options.
+// Popup: connection state, the study's task pages with progress, site access, counts for this
+// page and in total, adapter status, pause, options.
 const $ = (id) => document.getElementById(id);
 const LABELS = { ready: "connected", connecting: "connecting", disconnected: "disconnected", refused: "refused", no_token: "not paired", error: "error" };
 
@@ -50,6 +50,35 @@ $("site-toggle").addEventListener("click", () => {
   }, (err) => { $("site-note").textContent = `Site access unchanged: ${err.message}`; });
 });
 
+// Task pages: a link each (opens the page), rated/target, the one this popup is about marked.
+async function showTasks(tasks) {
+  const items = (tasks && tasks.items) || [];
+  $("tasks").hidden = !items.length && !(tasks && !tasks.freeBrowsing);
+  const { url } = await target;
+  const here = ns.pageId(url);
+  $("tasks-overall").textContent = !items.length ? "" : tasks.target
+    ? `${tasks.done}/${items.length} pages done · ${tasks.toward}/${tasks.target} rated`
+    : `${tasks.rated} rated`;
+  $("task-list").replaceChildren(...items.map((t) => {
+    const li = document.createElement("li");
+    li.dataset.url = t.url;
+    li.className = (t.done ? "done " : "") + (t.id === here ? "here" : "");
+    const a = document.createElement("a");
+    a.href = t.url;
+    a.textContent = t.title || t.url;
+    a.addEventListener("click", (ev) => { ev.preventDefault(); chrome.tabs.create({ url: t.url }); window.close(); });
+    const n = document.createElement("span");
+    n.className = "progress";
+    n.textContent = t.target ? `${t.rated}/${t.target}` : `${t.rated} rated`;
+    li.append(a, " ", n);
+    return li;
+  }));
+  // Free browsing off: say so where it matters, on a page that is not one of the tasks.
+  const offTask = !!(tasks && !tasks.freeBrowsing) && !!here && !items.some((t) => t.id === here);
+  $("tasks-only").hidden = !offTask;
+  $("tasks-only").textContent = "This page is not one of the study's pages: this study records comments on the pages listed here only.";
+}
+
 function show(st) {
   $("conn").textContent = LABELS[st.conn] || st.conn;
   $("conn").className = "pill " + (st.conn === "ready" ? "ready" : ["refused", "no_token", "error"].includes(st.conn) ? "bad" : "");
@@ -60,6 +89,7 @@ function show(st) {
   $("calibration").hidden = !cal.total;
   $("cal-progress").textContent = `calibration: ${cal.done}/${cal.total} done`;
   $("open-calibration").hidden = cal.done >= cal.total;
+  showTasks(st.tasks);
   const t = st.totals;
   for (const k of ["sent", "scored", "rated", "queued"]) $("t-" + k).textContent = t[k] ?? 0;
   const pages = st.pages || [];

@@ -64,3 +64,13 @@ def test_tokens_never_start_with_a_dash(monkeypatch):
     draws = iter(["-starts-with-dash", "ok-token"])
     monkeypatch.setattr(pairing.secrets, "token_urlsafe", lambda n: next(draws))
     assert pairing.rotate() == "ok-token"
+
+
+def test_decile_rates_reach_the_extension_and_bad_rates_name_the_key():
+    rates = [0.05] * 5 + [0.5] * 5
+    study = parse_study({"sampling": {"mode": "deciles", "decile_rates": rates}})
+    assert study.client_settings()["sampling"]["decile_rates"] == rates
+    with pytest.raises(StudyConfigError, match="sampling.decile_rates"):
+        parse_study({"sampling": {"mode": "deciles", "decile_rates": [0.5] * 9 + [1.5]}})
+    with pytest.raises(StudyConfigError, match="sampling.per_decile"):
+        parse_study({"sampling": {"mode": "deciles", "per_decile": 150}})  # a percentage now

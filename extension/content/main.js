@@ -13,6 +13,7 @@
   const info = new Map(); // key -> {sampled, detectors, rated}
   const page = { found: 0, queued: 0, scored: 0, rated: 0 };
   let lastStatus = null;
+  let refusal = ""; // why the worker did not take this page's comments (e.g. not a task page)
 
   const send = (msg) => chrome.runtime.sendMessage(msg);
   const msgs = ns.messages;
@@ -26,7 +27,7 @@
     if (!cfg.consented) return "consent needed";
     if (cfg.paused) return "paused";
     if (cfg.sites[adapter.name] === false) return "site switched off";
-    return "";
+    return refusal;
   }
 
   function reportStatus(status) {
@@ -39,8 +40,9 @@
     const payload = items.map((r) => ({ key: r.key, text: r.text, author: r.author, parent_key: r.parent_key, time_shown: r.time_shown }));
     try {
       const res = await send(msgs.comments(adapter.name, pg, payload));
-      if (res && res.queued) { page.queued += items.length; reportStatus(); return; }
+      if (res && res.queued) { page.queued += items.length; refusal = ""; reportStatus(); return; }
       if (res && res.error) throw new Error(res.error);
+      if (res && res.reason) { refusal = res.reason; reportStatus(); }
     } catch (err) {
       // The worker may be restarting; retry a few times with back-off.
       if (attempt < 5) setTimeout(() => sendComments(pg, items, attempt + 1), 1000 * 2 ** attempt);
@@ -87,7 +89,7 @@
       onComments: (pg, items) => { sendComments(pg, items); },
       onElement: (el, key, record) => mark(el, key, record),
       onStatus: (s) => { page.found = s.found; reportStatus(s); },
-      onPage: () => { info.clear(); Object.assign(page, { found: 0, queued: 0, scored: 0, rated: 0 }); },
+      onPage: () => { info.clear(); refusal = ""; Object.assign(page, { found: 0, queued: 0, scored: 0, rated: 0 }); },
     });
     observer.start();
   }

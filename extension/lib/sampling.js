@@ -1,9 +1,12 @@
-// Which comments the participant is asked to rate (study setting `sampling`):
+// Which comments the participant is asked to rate (study setting `sampling`). Every mode is a
+// pure function of (study salt, platform, comment key[, score]): two participants who see the
+// same comment get the same decision whatever order comments arrive in, so ratings overlap.
 //   all     every comment
-//   random  a deterministic share `rate`: hash(seed, platform, key) < rate, so a comment is
-//           in or out for every rater and every reload alike
-//   deciles up to `per_decile` comments per decile of one detector's toxicity score (the
-//           paper balanced its sample this way); the counts live in extension storage.
+//   random  hash(salt, platform, key) < `rate`
+//   deciles hash(salt, platform, key) < the inclusion rate of the comment's score decile (one
+//           detector's toxicity): `decile_rates[d]`, else `per_decile` / 100 for every decile
+// The salt is `sampling.salt` (the daemon derives it from study id, author_salt and seed: the
+// same for every participant of a study); older daemons send none and `seed` stands in.
 (function (root) {
   const ns = (root.modlens = root.modlens || {});
 
@@ -37,25 +40,28 @@
     return (sampling && sampling.detector) || (detectorKeys && detectorKeys[0]) || null;
   };
 
-  /**
-   * Decide for one scored comment. `decileCounts` (array of 10) is updated in place when a
-   * deciles-mode comment is taken. Returns {sampled, reason}.
-   */
-  ns.decideSample = function decideSample(sampling, item, decileCounts, detectorKeys) {
+  ns.samplingSalt = (sampling) => String((sampling && (sampling.salt ?? sampling.seed)) ?? 0);
+
+  // Inclusion rate of decile d: the study's per-decile rates (to balance a skewed score
+  // distribution, rate = wanted / expected comments in that decile), else per_decile %.
+  ns.decileRate = function decileRate(sampling, d) {
+    const rates = sampling && sampling.decile_rates;
+    if (Array.isArray(rates) && typeof rates[d] === "number") return rates[d];
+    return Math.min(1, ((sampling && sampling.per_decile) || 10) / 100);
+  };
+
+  /** Decide for one scored comment ({platform, key, detectors}). Returns {sampled, reason}. */
+  ns.decideSample = function decideSample(sampling, item, detectorKeys) {
     const mode = (sampling && sampling.mode) || "all";
     if (mode === "all") return { sampled: true, reason: "all" };
-    if (mode === "random") {
-      const u = ns.unitHash(sampling.seed || 0, item.platform, item.key);
-      return { sampled: u < (sampling.rate ?? 1), reason: "random" };
-    }
+    const u = ns.unitHash(ns.samplingSalt(sampling), item.platform, item.key);
+    if (mode === "random") return { sampled: u < (sampling.rate ?? 1), reason: "random" };
     if (mode === "deciles") {
       const det = ns.samplingDetector(sampling, detectorKeys);
       const score = det && item.detectors && item.detectors[det] ? item.detectors[det].toxicity : null;
       const d = ns.decileOf(score);
       if (d === null) return { sampled: false, reason: "no score" };
-      if (decileCounts[d] >= (sampling.per_decile || 10)) return { sampled: false, reason: `decile ${d} full` };
-      decileCounts[d] += 1;
-      return { sampled: true, reason: `decile ${d}` };
+      return { sampled: u < ns.decileRate(sampling, d), reason: `decile ${d}` };
     }
     throw new Error(`unknown sampling mode ${JSON.stringify(mode)}`);
   };

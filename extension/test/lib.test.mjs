@@ -7,6 +7,7 @@ const require = createRequire(import.meta.url);
 const ns = require("../lib/ns.js");
 require("../lib/table1.js");
 require("../lib/sampling.js");
+require("../lib/tasks.js");
 require("../lib/hash.js");
 require("../lib/outbox.js");
 require("../lib/constants.js");
@@ -34,24 +35,107 @@ test("author hash: salted SHA-256, hex, none for a missing author", async () => 
 });
 
 test("random sampling is deterministic and close to the rate", () => {
-  const s = { mode: "random", rate: 0.3, seed: 7 };
+  const s = { mode: "random", rate: 0.3, seed: 7, salt: "study-a" };
   let taken = 0;
   for (let i = 0; i < 4000; i++) {
-    const d1 = ns.decideSample(s, { platform: "youtube", key: `k${i}` }, null, []);
-    const d2 = ns.decideSample(s, { platform: "youtube", key: `k${i}` }, null, []);
+    const d1 = ns.decideSample(s, { platform: "youtube", key: `k${i}` }, []);
+    const d2 = ns.decideSample(s, { platform: "youtube", key: `k${i}` }, []);
     assert.equal(d1.sampled, d2.sampled);
     taken += d1.sampled ? 1 : 0;
   }
   assert.ok(Math.abs(taken / 4000 - 0.3) < 0.03, `took ${taken}`);
 });
 
-test("decile sampling fills each decile up to per_decile", () => {
-  const s = { mode: "deciles", per_decile: 2, detector: null };
-  const counts = new Array(10).fill(0);
-  const item = (t) => ({ platform: "x", key: String(t), detectors: { det: { toxicity: t } } });
-  const picks = [0.05, 0.06, 0.07, 0.95, 1.0, 0.99].map((t) => ns.decideSample(s, item(t), counts, ["det"]).sampled);
-  assert.deepEqual(picks, [true, true, false, true, true, false]);
-  assert.equal(ns.decideSample(s, { platform: "x", key: "n", detectors: {} }, counts, ["det"]).sampled, false);
+// A synthetic page: n comments with scores skewed to low deciles, as on real sites.
+function syntheticComments(n) {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const u = ns.unitHash("scores", "x", String(i));
+    out.push({ platform: i % 2 ? "x" : "youtube", key: `c${i}`, detectors: { det: { toxicity: u * u * u } } });
+  }
+  return out;
+}
+const sampledKeys = (s, items) => new Set(items.filter((it) => ns.decideSample(s, it, ["det"]).sampled).map((it) => it.key));
+
+test("every mode decides the same whatever order comments arrive in (overlap between raters)", () => {
+  const items = syntheticComments(3000);
+  const shuffled = [...items].sort((a, b) => ns.unitHash("shuffle", "", a.key) - ns.unitHash("shuffle", "", b.key));
+  for (const s of [{ mode: "all" }, { mode: "random", rate: 0.2, salt: "S" }, { mode: "deciles", per_decile: 15, salt: "S" },
+    { mode: "deciles", decile_rates: [0.05, 0.2, 0.4, 0.6, 0.8, 1, 1, 1, 1, 1], salt: "S" }]) {
+    const a = sampledKeys(s, items);
+    const b = sampledKeys(s, shuffled);
+    assert.deepEqual([...a].sort(), [...b].sort(), s.mode);
+    assert.ok(a.size > 0 && (s.mode === "all" || a.size < items.length), `${s.mode}: ${a.size}`);
+  }
+});
+
+test("a different study salt draws a different sample; no salt falls back to the seed", () => {
+  const items = syntheticComments(2000);
+  for (const mode of ["random", "deciles"]) {
+    const a = sampledKeys({ mode, rate: 0.5, per_decile: 50, salt: "study-a" }, items);
+    const b = sampledKeys({ mode, rate: 0.5, per_decile: 50, salt: "study-b" }, items);
+    const both = [...a].filter((k) => b.has(k)).length;
+    // independent draws at 50 %: about a quarter of all comments are in both, far from all
+    assert.ok(Math.abs(both / items.length - 0.25) < 0.04, `${mode}: ${both} in both`);
+  }
+  assert.equal(ns.samplingSalt({ seed: 7 }), "7"); // an older daemon: the old seed-based sample
+  assert.equal(ns.samplingSalt({ seed: 7, salt: "s" }), "s");
+  assert.equal(ns.samplingSalt(null), "0");
+});
+
+test("decile sampling keeps each decile's inclusion rate on a large set", () => {
+  const items = syntheticComments(40000);
+  const rates = [0.02, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1];
+  const s = { mode: "deciles", decile_rates: rates, salt: "rates" };
+  const seen = new Array(10).fill(0);
+  const taken = new Array(10).fill(0);
+  for (const it of items) {
+    const d = ns.decileOf(it.detectors.det.toxicity);
+    seen[d] += 1;
+    if (ns.decideSample(s, it, ["det"]).sampled) taken[d] += 1;
+  }
+  for (let d = 0; d < 10; d++) {
+    const se = Math.sqrt((rates[d] * (1 - rates[d])) / seen[d]);
+    assert.ok(Math.abs(taken[d] / seen[d] - rates[d]) <= 4 * se + 1e-9, `decile ${d}: ${taken[d]}/${seen[d]} vs ${rates[d]}`);
+  }
+  // default: per_decile % of every decile; unscored comments are never asked about
+  assert.equal(ns.decileRate({ per_decile: 10 }, 3), 0.1);
+  assert.equal(ns.decileRate({ per_decile: 250 }, 3), 1);
+  assert.equal(ns.decideSample({ mode: "deciles", salt: "s" }, { platform: "x", key: "n", detectors: {} }, ["det"]).sampled, false);
+  assert.throws(() => ns.decideSample({ mode: "best" }, items[0], ["det"]), /unknown sampling mode/);
+});
+
+test("task pages: URLs match by page, not by spelling", () => {
+  const id = ns.pageId;
+  const yt = "youtube.com/watch?v=Xq7pLm2Rk4A";
+  for (const u of ["https://www.youtube.com/watch?v=Xq7pLm2Rk4A", "http://youtube.com/watch?v=Xq7pLm2Rk4A&t=30s",
+    "https://m.youtube.com/watch?feature=share&v=Xq7pLm2Rk4A", "https://youtu.be/Xq7pLm2Rk4A",
+    "https://www.youtube.com/shorts/Xq7pLm2Rk4A", "https://www.youtube.com/watch?v=Xq7pLm2Rk4A#comments"]) assert.equal(id(u), yt, u);
+  assert.notEqual(id("https://www.youtube.com/watch?v=Bn4tTz8wQeY"), yt);
+  assert.equal(id("https://twitter.com/SomeOne/status/1790000000000000001?s=20"), "x.com/i/status/1790000000000000001");
+  assert.equal(id("https://x.com/someone/status/1790000000000000001/"), "x.com/i/status/1790000000000000001");
+  // news: path and the page-naming query kept, tracking dropped, order and trailing slash ignored
+  assert.equal(id("https://www.news.example/a/story/?utm_source=x&id=4&p=2"), id("https://news.example/a/story?p=2&id=4"));
+  assert.notEqual(id("https://news.example/a/story?id=4"), id("https://news.example/a/story?id=5"));
+  assert.notEqual(id("https://news.example/a/story"), id("https://news.example/a/other"));
+  assert.equal(id("http://127.0.0.1:8123/article"), "127.0.0.1:8123/article");
+  assert.equal(id("chrome-extension://abc/popup.html"), null);
+  assert.equal(id("not a url"), null);
+  const tasks = [{ url: "https://www.youtube.com/watch?v=Xq7pLm2Rk4A", target: 2 }, { url: "https://news.example/a/story", title: "Story" }];
+  assert.equal(ns.taskFor(tasks, "https://youtu.be/Xq7pLm2Rk4A"), tasks[0]);
+  assert.equal(ns.taskFor(tasks, "https://news.example/b"), null);
+  assert.equal(ns.taskFor(undefined, "https://news.example/a/story"), null);
+});
+
+test("task progress counts this browser's rated comments per task page", () => {
+  const tasks = [{ url: "https://www.youtube.com/watch?v=AAA", target: 2 }, { url: "https://news.example/s", target: 3 }, { url: "https://x.com/a/status/1" }];
+  const pageOf = { "youtube|k1": "youtube.com/watch?v=AAA", "youtube|k2": "youtube.com/watch?v=AAA", "youtube|k3": "youtube.com/watch?v=AAA",
+    "generic|n1": "news.example/s", "x|t1": "x.com/i/status/1" };
+  const rated = { "youtube|k1": {}, "youtube|k2": {}, "youtube|k3": {}, "generic|n1": {}, "x|t1": {}, "youtube|elsewhere": {} };
+  const p = ns.taskProgress(tasks, pageOf, rated);
+  assert.deepEqual(p.items.map((t) => [t.rated, t.target, t.done]), [[3, 2, true], [1, 3, false], [1, null, false]]);
+  assert.deepEqual({ rated: p.rated, target: p.target, toward: p.toward, done: p.done }, { rated: 5, target: 5, toward: 3, done: 1 });
+  assert.equal(ns.taskProgress([], {}, rated).items.length, 0);
 });
 
 function memoryArea() {

@@ -1,6 +1,7 @@
 // Counts shown in the popup (found/sent/scored/rated/errors in total), the comments this
-// browser rated ("platform|key" -> {at, values}) and the per-study decile counts of the
-// sampler. Totals are saved at most every 300 ms: they change with every scored comment.
+// browser rated ("platform|key" -> {at, values}) and, for comments sent from a study's task
+// page, that page's id (task progress = rated comments per task page). Totals are saved at
+// most every 300 ms: they change with every scored comment.
 (function (ns) {
   const store = chrome.storage.local;
   let saveTimer = null;
@@ -8,18 +9,18 @@
   const counters = {
     totals: { found: 0, sent: 0, scored: 0, rated: 0, errors: 0 },
     rated: {},
-    decileCounts: {}, // study_id -> [10 counts]
+    taskPageOf: {}, // "platform|key" -> task page id (lib/tasks.js pageId)
 
     async load() {
-      const got = await store.get(["totals", "rated", "decileCounts"]);
+      const got = await store.get(["totals", "rated", "taskPageOf"]);
       this.totals = { ...this.totals, ...(got.totals || {}) };
       this.rated = got.rated || {};
-      this.decileCounts = got.decileCounts || {};
+      this.taskPageOf = got.taskPageOf || {};
     },
 
     saveSoon() {
       clearTimeout(saveTimer);
-      saveTimer = setTimeout(() => store.set({ totals: this.totals, decileCounts: this.decileCounts }), 300);
+      saveTimer = setTimeout(() => store.set({ totals: this.totals }), 300);
     },
 
     ratingOf(platform, key) {
@@ -31,9 +32,14 @@
       await store.set({ rated: this.rated });
     },
 
-    decilesFor(studyId) {
-      if (!this.decileCounts[studyId]) this.decileCounts[studyId] = new Array(10).fill(0);
-      return this.decileCounts[studyId];
+    /** Remember that these comments were sent from task page `pageId`. */
+    async onTaskPage(platform, keys, pageId) {
+      let changed = false;
+      for (const key of keys) {
+        const k = ns.commentKey(platform, key);
+        if (this.taskPageOf[k] !== pageId) { this.taskPageOf[k] = pageId; changed = true; }
+      }
+      if (changed) await store.set({ taskPageOf: this.taskPageOf });
     },
   };
 

@@ -2,17 +2,17 @@
 (function (ns) {
   const { config, connection, counters, delivery, tabs } = ns;
 
-  // Sampling is decided here, once per comment, so every frame shows the same decision.
+  // Sampling is decided here, from the comment alone (lib/sampling.js), so every frame and
+  // every participant of the study gets the same decision.
   function onScores(msg) {
     const route = delivery.routeOf(msg.id);
     const platform = route && route.platform;
     const sampling = config.study && config.study.sampling;
     const detectorKeys = config.detectors.map((d) => d.key);
-    const deciles = counters.decilesFor(config.study ? config.study.study_id : "");
     const items = [];
     for (const item of msg.items || []) {
       counters.totals.scored += 1;
-      const decision = ns.decideSample(sampling, { ...item, platform }, deciles, detectorKeys);
+      const decision = ns.decideSample(sampling, { ...item, platform }, detectorKeys);
       const detectors = {};
       for (const [k, d] of Object.entries(item.detectors || {})) {
         detectors[k] = { name: d.name, version: d.version, toxicity: d.toxicity, error: d.error || null };

@@ -21,12 +21,21 @@
     return { total: items.length, done: items.filter((i) => i.done).length, items };
   }
 
+  // The study's task pages with this browser's progress; `free_browsing` false: comments are
+  // sent from task pages only (the study's choice, so every rating overlaps with others').
+  function tasksState() {
+    const study = config.study;
+    const progress = ns.taskProgress((study && study.tasks) || [], counters.taskPageOf, counters.rated);
+    return { ...progress, freeBrowsing: !study || study.free_browsing !== false };
+  }
+  const NOT_A_TASK = "not a task page: this study collects comments on its task pages only";
+
   ns.publicState = function publicState(tabId) {
     return {
       conn: connection.status, lastError: connection.lastError, consented: config.consented(), paused: config.settings.paused,
       study: config.study, detectors: config.detectors, consent: config.consent, settings: config.settings,
       totals: { ...counters.totals, queued: delivery.outbox.size }, pages: tabs.statuses(tabId), display: config.displayMode(),
-      calibration: calibrationState(),
+      calibration: calibrationState(), tasks: tasksState(),
     };
   };
 
@@ -38,6 +47,8 @@
 
   async function queueComments(msg, sender) {
     if (!config.siteActive(msg.site)) return { queued: false, reason: config.consented() ? "paused or site switched off" : "consent needed" };
+    const task = ns.taskFor(config.study.tasks, msg.page.url);
+    if (!task && config.study.free_browsing === false) return { queued: false, reason: NOT_A_TASK };
     const salt = await config.authorSalt();
     const route = tabs.routeFrom(sender, msg.page.platform);
     const items = [];
@@ -56,6 +67,7 @@
       await delivery.queue(message, route);
       ids.push(message.id);
     }
+    if (task) await counters.onTaskPage(page.platform, items.map((i) => i.key), ns.pageId(task.url));
     counters.totals.sent += items.length;
     counters.saveSoon();
     sendSoon();

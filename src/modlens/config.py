@@ -72,7 +72,19 @@ class GoldConfig(_Strict):
 class SamplingConfig(_Strict):
     mode: Literal["all", "random", "deciles"] = "all"
     rate: float = Field(1.0, gt=0.0, le=1.0, description="share of comments asked about in 'random' mode")
-    per_decile: int = Field(10, ge=1, description="comments asked about per score decile in 'deciles' mode")
+    per_decile: int = Field(10, ge=1, le=100, description="percent of each score decile asked about in 'deciles' mode "
+                            "(used when decile_rates is unset); a percentage, not a count, so every participant "
+                            "gets the same comments whatever order they arrive in")
+    decile_rates: list[float] | None = Field(None, min_length=10, max_length=10,
+                                             description="share (0-1] of each score decile asked about, lowest decile "
+                                             "first; to balance a skewed score distribution")
+
+    @field_validator("decile_rates")
+    @classmethod
+    def _rates_are_shares(cls, rates: list[float] | None) -> list[float] | None:
+        if rates is not None and not all(0.0 < r <= 1.0 for r in rates):
+            raise ValueError("every decile rate must be above 0 and at most 1")
+        return rates
     detector: str | None = Field(None, description="detector whose score defines the deciles (default: the first)")
     seed: int = 0
 

@@ -28,7 +28,9 @@ name = "minilm-toxicity"
 name = "profanity-check"
 
 # Which comments participants are asked to rate. "deciles" balances comments over the score
-# range as the paper did (per_decile per score decile); "all"; or "random" with a rate.
+# range as the paper did (per_decile percent of each score decile, or decile_rates = [ten shares]);
+# "all"; or "random" with a rate. Decisions hash the study and the comment key, so every
+# participant who sees a comment gets the same decision and ratings overlap.
 [sampling]
 mode = "deciles"
 per_decile = 10
