@@ -47,6 +47,9 @@ class DaemonOptions:
     writer_max_delay_ms: float = 20.0
     max_pending_per_connection: int = 8
     variant_concurrency: int = 1
+    # Called after the extension joined a study pack, so the caller restarts on it (`modlens
+    # serve` without --config). None: the study is fixed (--config, tests); join is refused.
+    restart_on_join: Callable[[], None] | None = None
 
 
 @dataclass
@@ -184,6 +187,31 @@ class Connection:
             await self.send(p.Pong(id=msg.id, server_time=datetime.now(timezone.utc).isoformat()).dump())
         elif isinstance(msg, p.Status):
             self.session.spawn(self._guarded(msg, self._status(msg)))
+        elif isinstance(msg, p.JoinStudy):
+            await self._join_study(msg)
+
+    async def _join_study(self, msg: p.JoinStudy) -> None:
+        from modlens.study import join, pack
+
+        restart = self.app[OPTIONS].restart_on_join
+        if restart is None:
+            raise ProtocolError(ErrorCode.join_refused, f"this daemon serves study {self.app[STUDY].study_id!r} "
+                                "given with --config; stop it, run `modlens join STUDY.modlens` and start "
+                                "`modlens serve` without --config", msg.id)
+        name = msg.file_name or "study.modlens"
+        try:
+            joined = pack.parse(msg.pack, name)
+            before = join.joined()
+            join.join(joined, f"the extension's options page ({name})", replace=msg.replace)
+        except (pack.PackError, join.JoinError) as err:
+            raise ProtocolError(ErrorCode.join_refused, str(err), msg.id) from None
+        unchanged = before is not None and before["pack_sha256"] == joined.sha256 \
+            and self.app[STUDY].study_id == joined.study_id
+        log.info("joined study %s from the extension (%s)", joined.study_id, "unchanged" if unchanged else "restarting")
+        await self.send(p.JoinStudyOk(id=msg.id, study_id=joined.study_id, title=joined.study.title,
+                                      tasks=len(joined.study.tasks), restarting=not unchanged).dump())
+        if not unchanged:
+            restart()
 
     async def _guarded(self, msg: p.Message, coro) -> None:
         try:

@@ -80,7 +80,7 @@ class Pipeline:
     # --- hello ---------------------------------------------------------------------------
     async def open_session(self, session: Session, hello: p.Hello) -> p.HelloOk:
         if hello.study_id is not None and hello.study_id != self.study.study_id:
-            raise ProtocolError(ErrorCode.invalid_fields,
+            raise ProtocolError(ErrorCode.study_mismatch,
                                 f"study_id: {hello.study_id!r} is not the running study {self.study.study_id!r}", hello.id)
         study_id = self.study.study_id
 

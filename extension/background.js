@@ -31,11 +31,34 @@ if (typeof importScripts === "function") {
     chrome.alarms.create(ns.WAKE_ALARM, { periodInMinutes: ns.WAKE_MINUTES });
     chrome.alarms.onAlarm.addListener(() => ready().then(() => connection.ensure()));
   }
-  chrome.runtime.onInstalled.addListener((details) => {
-    ready().then(() => {
-      if (details.reason === "install" && !config.consented()) chrome.runtime.openOptionsPage().catch(() => {});
-    });
-  });
+  // The page a browser start shows, once per browser session: the consent text until the
+  // participant agreed (after an install, or when `modlens browse` asked for a start page), then
+  // the study's task list (`modlens browse` without a URL writes start: "tasks" into seed.json).
+  let startPage = Promise.resolve();
+  async function openStartPage(install) {
+    const session = chrome.storage.session;
+    if (session && (await session.get("startPageShown")).startPageShown) return;
+    const seed = await config.seed();
+    const toTasks = !!seed && seed.start === "tasks";
+    if (!install && !toTasks) return;
+    if (session) await session.set({ startPageShown: true });
+    if (!config.consented()) return openPage("options.html");
+    if (toTasks && config.study && (config.study.tasks || []).length) return openPage("tasks.html");
+  }
+  // A tab in the open window, or a window of its own when the browser is just starting.
+  async function openPage(page) {
+    const url = chrome.runtime.getURL(page);
+    try {
+      if ((await chrome.windows.getAll()).length) await chrome.tabs.create({ url });
+      else await chrome.windows.create({ url });
+    } catch (err) {
+      console.error("modlens: could not open", page, String(err));
+    }
+  }
+  const startPageOnce = (install) => (startPage = startPage.then(() => ready()).then(() => openStartPage(install))
+    .catch((err) => console.error("modlens: start page", err)));
+  chrome.runtime.onInstalled.addListener((details) => { startPageOnce(details.reason === "install"); });
   ns.siteAccess.start();
   ready().then(() => connection.ensure());
+  startPageOnce(false);
 })(globalThis.modlens);

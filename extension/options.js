@@ -35,6 +35,7 @@ function render(st) {
   $("consent-text").textContent = study ? study.consent_text : "";
   $("accept-consent").disabled = !study || st.consented;
   $("withdraw-consent").hidden = !st.consented;
+  $("tasks-link").hidden = !st.consented || !((study && study.tasks) || []).length;
   $("consent-state").textContent = st.consented ? `You agreed on ${new Date(st.consent.at).toLocaleString()}.` : study ? "Nothing is recorded until you agree." : "";
   const sites = $("sites");
   if (!sites.childElementCount) {
@@ -91,6 +92,22 @@ $("accept-consent").addEventListener("click", async () => {
 $("withdraw-consent").addEventListener("click", async () => {
   await call(ns.messages.consent(false, current.study.study_id));
   refresh();
+});
+// Join a study from its pack file: the worker hands it to the daemon, which restarts on it.
+$("join-study").addEventListener("click", async () => {
+  const file = $("pack-file").files[0];
+  if (!file) { $("join-state").textContent = "Choose the study's .modlens file first."; return; }
+  if (file.size > ns.MAX_PACK_BYTES) { $("join-state").textContent = `${file.name} is too large to be a study pack.`; return; }
+  $("join-state").textContent = `Joining with ${file.name}…`;
+  let res;
+  try {
+    res = await call(ns.messages.joinStudy(await file.text(), file.name, $("pack-replace").checked));
+  } catch (err) {
+    res = { ok: false, error: String((err && err.message) || err) };
+  }
+  $("join-state").textContent = !res.ok ? `Not joined: ${res.error}`
+    : `Joined study “${res.title}” (${res.study_id})${res.tasks ? ` with ${res.tasks} page(s) to visit` : ""}. `
+      + (res.restarting ? "The daemon is restarting on it; its consent text appears below in a moment." : "It was already the daemon's study.");
 });
 $("paused").addEventListener("change", (ev) => call(ns.messages.setSettings({ paused: ev.target.checked })).then(render));
 for (const r of document.querySelectorAll("input[name=display]")) {

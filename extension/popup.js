@@ -56,23 +56,8 @@ async function showTasks(tasks) {
   $("tasks").hidden = !items.length && !(tasks && !tasks.freeBrowsing);
   const { url } = await target;
   const here = ns.pageId(url);
-  $("tasks-overall").textContent = !items.length ? "" : tasks.target
-    ? `${tasks.done}/${items.length} pages done · ${tasks.toward}/${tasks.target} rated`
-    : `${tasks.rated} rated`;
-  $("task-list").replaceChildren(...items.map((t) => {
-    const li = document.createElement("li");
-    li.dataset.url = t.url;
-    li.className = (t.done ? "done " : "") + (t.id === here ? "here" : "");
-    const a = document.createElement("a");
-    a.href = t.url;
-    a.textContent = t.title || t.url;
-    a.addEventListener("click", (ev) => { ev.preventDefault(); chrome.tabs.create({ url: t.url }); window.close(); });
-    const n = document.createElement("span");
-    n.className = "progress";
-    n.textContent = t.target ? `${t.rated}/${t.target}` : `${t.rated} rated`;
-    li.append(a, " ", n);
-    return li;
-  }));
+  $("tasks-overall").textContent = ns.taskSummary(tasks);
+  ns.renderTaskList($("task-list"), tasks, here, (taskUrl) => { chrome.tabs.create({ url: taskUrl }); window.close(); });
   // Free browsing off: say so where it matters, on a page that is not one of the tasks.
   const offTask = !!(tasks && !tasks.freeBrowsing) && !!here && !items.some((t) => t.id === here);
   $("tasks-only").hidden = !offTask;

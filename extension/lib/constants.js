@@ -19,12 +19,14 @@
   ns.CHUNK_ITEMS = 50; // comments per message
   ns.WAKE_ALARM = "modlens-wake";
   ns.WAKE_MINUTES = 0.5;
+  ns.JOIN_TIMEOUT_MS = 20000; // join_study: the daemon checks and writes the pack, then restarts
+  ns.MAX_PACK_BYTES = 1 << 20; // a study pack is a few kB; anything near this is not one
 
   // ---- messages between the extension's parts (shapes: lib/messages.js)
   ns.MSG = {
     contentHello: "content_hello", comments: "comments", rate: "rate", pageStatus: "page_status", // content → worker
     getState: "get_state", setSettings: "set_settings", consent: "consent", reconnect: "reconnect", // pages → worker
-    deadLetters: "dead_letters",
+    deadLetters: "dead_letters", joinStudy: "join_study",
     scores: "scores", ratingOk: "rating_ok", configChanged: "config_changed", // worker → content
     state: "state", counts: "counts", // worker → pages
   };

@@ -20,6 +20,8 @@
     consent: (accept, studyId) => ({ type: M.consent, accept, study_id: studyId }),
     reconnect: () => ({ type: M.reconnect }),
     deadLetters: () => ({ type: M.deadLetters }),
+    /** pack: the .modlens file's text; replace: leave the study joined before */
+    joinStudy: (pack, fileName, replace) => ({ type: M.joinStudy, pack, file_name: fileName, replace: !!replace }),
 
     // worker → content script
     /** items: [{key, sampled, detectors: {k: {name, version, toxicity, error}}, rated}] */

@@ -29,14 +29,19 @@
     // `modlens browse` writes seed.json (daemon address + token) into its copy of the extension,
     // so a participant needs no pairing step. Read once, when no settings exist yet.
     async applySeed() {
+      const seed = await this.seed();
+      if (!seed) return;
+      for (const k of ["daemonUrl", "token", "raterId"]) if (typeof seed[k] === "string" && seed[k]) this.settings[k] = seed[k];
+      await store.set({ settings: this.settings });
+    },
+
+    /** seed.json as `modlens browse` wrote it, or null (an ordinary installation, paired by hand). */
+    async seed() {
       try {
         const res = await fetch(chrome.runtime.getURL("seed.json"));
-        if (!res.ok) return;
-        const seed = await res.json();
-        for (const k of ["daemonUrl", "token", "raterId"]) if (typeof seed[k] === "string" && seed[k]) this.settings[k] = seed[k];
-        await store.set({ settings: this.settings });
+        return res.ok ? await res.json() : null;
       } catch (_) {
-        // no seed file: an ordinary installation, paired from the options page
+        return null;
       }
     },
 

@@ -14,6 +14,7 @@
     backoff: ns.BACKOFF_MIN_MS,
     reconnectTimer: null,
     keepaliveTimer: null,
+    pending: new Map(), // request id -> resolve, for requests answered by one message (join_study)
     onMessage: () => {}, // daemon message -> promise
     onStatus: () => {}, // the status changed
     onNewSocket: () => {}, // what was in flight on the old socket must be resent on this one
@@ -43,6 +44,8 @@
       ws.onmessage = (ev) => {
         let msg;
         try { msg = JSON.parse(ev.data); } catch (_) { return; }
+        const waiting = msg && this.pending.get(msg.id);
+        if (waiting) { this.pending.delete(msg.id); waiting(msg); return; }
         Promise.resolve(this.onMessage(msg)).catch((err) => console.error("modlens: handling", msg.type, err));
       };
       ws.onclose = (ev) => {
@@ -63,7 +66,8 @@
       this.helloId = ns.newId("hello");
       const hello = { type: "hello", id: this.helloId, protocol: ns.PROTOCOL, client: ns.CLIENT_NAME,
         client_version: ns.VERSION, token, rater_id: config.settings.raterId };
-      if (config.consent) { hello.study_id = config.consent.study_id; hello.consent_at = config.consent.at; }
+      // Consent goes with the study it was given to, while that is the study the daemon runs.
+      if (config.consented()) { hello.study_id = config.consent.study_id; hello.consent_at = config.consent.at; }
       return hello;
     },
 
@@ -110,6 +114,18 @@
 
     send(message) {
       this.ws.send(JSON.stringify(message));
+    },
+
+    /** Send one message and wait for the daemon's answer to its id (a result or an `error`). */
+    request(message, timeoutMs) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          this.pending.delete(message.id);
+          reject(new Error(`the daemon gave no answer in ${Math.round(timeoutMs / 1000)} s`));
+        }, timeoutMs);
+        this.pending.set(message.id, (answer) => { clearTimeout(timer); resolve(answer); });
+        this.send(message);
+      });
     },
   };
 

@@ -43,6 +43,11 @@
       delivery.broadcastCounts();
     },
     async error(msg) {
+      if (msg.id && msg.id === connection.helloId && msg.code === "study_mismatch") {
+        await config.setStudy(null, []); // the daemon runs another study now: learn it, with its consent text
+        connection.reconnectNow();
+        return;
+      }
       if (msg.id && msg.id === connection.helloId) {
         connection.setStatus("refused", `Daemon refused the handshake: ${msg.code}: ${msg.message}`);
         return;

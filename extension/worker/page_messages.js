@@ -112,5 +112,16 @@
       return { ok: true };
     },
     [M.deadLetters]: () => delivery.outbox.dead(),
+    // The options page opened a study pack: the daemon checks it, joins it and restarts on it;
+    // the next hello_ok then brings the new study (and its consent text).
+    async [M.joinStudy](msg) {
+      if (typeof msg.pack !== "string" || !msg.pack || msg.pack.length > ns.MAX_PACK_BYTES) return { ok: false, error: "That file is not a study pack." };
+      if (!connection.ready()) return { ok: false, error: "Not connected to the daemon: start `modlens serve` (without --config), then try again." };
+      const answer = await connection.request({ type: "join_study", id: ns.newId("join"), pack: msg.pack,
+        file_name: String(msg.file_name || "").slice(0, 255), replace: !!msg.replace }, ns.JOIN_TIMEOUT_MS);
+      if (answer.type !== "join_study_ok") return { ok: false, error: answer.message || "the daemon refused the pack", code: answer.code };
+      if (answer.restarting) connection.backoff = ns.BACKOFF_MIN_MS; // back as soon as it listens again
+      return { ok: true, study_id: answer.study_id, title: answer.title, tasks: answer.tasks, restarting: answer.restarting };
+    },
   }, (msg) => ({ error: `unknown message ${msg && msg.type}` }));
 })(globalThis.modlens);

@@ -54,14 +54,16 @@ def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: 
 
 
 class Daemon:
-    """`modlens serve` on a fixed free port, so the extension's address survives restarts."""
+    """`modlens serve` on a fixed free port, so the extension's address survives restarts.
+    `study_toml` None: no --config, the daemon serves the study the home joined (`modlens join`)."""
 
-    def __init__(self, home: Path, study_toml: str = STUDY_TOML):
+    def __init__(self, home: Path, study_toml: str | None = STUDY_TOML):
         self.home = home
         self.home.mkdir(parents=True, exist_ok=True)
         self.db = home / "study.sqlite"
-        self.config = home / "study.toml"
-        self.config.write_text(study_toml, encoding="utf-8")
+        self.config = None if study_toml is None else home / "study.toml"
+        if self.config is not None:
+            self.config.write_text(study_toml, encoding="utf-8")
         self.port = free_port()
         self.url = f"ws://127.0.0.1:{self.port}/ws"
         self.env = {**os.environ, "MODLENS_HOME": str(home)}
@@ -74,8 +76,8 @@ class Daemon:
     def start(self) -> None:
         logf = open(self.log, "a", encoding="utf-8")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "modlens", "serve", "--config", str(self.config), "--db", str(self.db),
-             "--port", str(self.port), "--log-level", "WARNING"],
+            [sys.executable, "-m", "modlens", "serve", *(["--config", str(self.config)] if self.config else []),
+             "--db", str(self.db), "--port", str(self.port), "--log-level", "WARNING"],
             env=self.env, stdout=logf, stderr=subprocess.STDOUT)
         wait_for(lambda: "listening" in self.log.read_text(encoding="utf-8") or self.proc.poll() is not None, 60,
                  "modlens serve to listen")
@@ -131,14 +133,14 @@ def site_pattern(url: str) -> str:
     return f"{parts.scheme}://{parts.hostname}/*"
 
 
-def prepare_extension(target: Path, daemon: Daemon, grant: list[str] | tuple[str, ...] = ()) -> Path:
+def prepare_extension(target: Path, daemon: Daemon, grant: list[str] | tuple[str, ...] = (), start: str | None = None) -> Path:
     """The extension as `modlens browse` prepares it. `grant`: site patterns to grant at install,
     standing in for the participant's "Enable modlens on this site" click, whose permission prompt
     headless Chromium cannot show: they are added to the copy's `host_permissions`, which Chromium
     grants to an unpacked extension. The worker still finds them through permissions.getAll() and
     registers the content scripts for them, as after a real grant."""
     from modlens.cli.browse import prepare_extension as prep
-    ext = prep(REPO / "extension", target, daemon.url, daemon.token)
+    ext = prep(REPO / "extension", target, daemon.url, daemon.token, start=start)
     if grant:
         path = ext / "manifest.json"
         manifest = json.loads(path.read_text(encoding="utf-8"))

@@ -5,7 +5,8 @@ development) into a profile directory of its own, writes `seed.json` (daemon add
 and pairing token) into that copy — the extension reads it once on first run, so the
 participant has nothing to paste — and starts Debian's Chromium on that profile. The
 participant still reads and accepts the study's consent text (the options page opens
-by itself on first run): pairing is automatic, consent never is.
+by itself until then): pairing is automatic, consent never is. Without a URL, the browser
+then opens on the study's task list (seed.json's `start`).
 """
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-brows
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("url", nargs="?", help="page to open (default: the extension's options page opens for consent)")
+    parser.add_argument("url", nargs="?", help="page to open (default: the study's task list, after the consent text "
+                                               "in the options page until you agreed)")
     parser.add_argument("--profile", metavar="DIR", help=f"browser profile (default: {paths.home() / 'browser-profile'})")
     add_daemon_option(parser)
     parser.add_argument("--browser", metavar="PATH", help="Chromium binary (default: Debian's /usr/lib/chromium/chromium)")
@@ -36,14 +38,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--print-command", action="store_true", help="prepare the profile, print the browser command, do not start it")
 
 
-def prepare_extension(source: Path, target: Path, daemon_url: str, token: str) -> Path:
-    """Fresh copy of the extension with seed.json inside; returns the copy's path."""
+def prepare_extension(source: Path, target: Path, daemon_url: str, token: str, start: str | None = None) -> Path:
+    """Fresh copy of the extension with seed.json inside; returns the copy's path. `start`:
+    "tasks" makes the extension open the study's task list when the browser starts."""
     extension_build.check_source(source)
     if target.exists():
         shutil.rmtree(target)
     left_out = shutil.ignore_patterns(*extension_build.EXCLUDED_DIRS, *extension_build.EXCLUDED_FILES)
     shutil.copytree(source, target, ignore=left_out)
-    seed = {"daemonUrl": daemon_url, "token": token}
+    seed = {"daemonUrl": daemon_url, "token": token} | ({"start": start} if start else {})
     (target / "seed.json").write_text(json.dumps(seed), encoding="utf-8")
     os.chmod(target / "seed.json", 0o600)
     return target
@@ -80,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     profile.mkdir(parents=True, exist_ok=True)
     try:
         source = Path(args.extension) if args.extension else extension_build.source_folder()
-        ext = prepare_extension(source, profile / "extension", args.daemon or daemon_url(), pairing.ensure())
+        ext = prepare_extension(source, profile / "extension", args.daemon or daemon_url(), pairing.ensure(),
+                                start=None if args.url else "tasks")
         browser = find_browser(args.browser)
     except FileNotFoundError as err:
         raise CliError(str(err), kind=ErrorKind.NOT_FOUND, exit_code=KEPT_MISSING_EXIT) from None

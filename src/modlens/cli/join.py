@@ -6,6 +6,7 @@ modlens home folder, and prints what to run next. Switching to another study nee
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from modlens.cli.common import CliError, ErrorKind
 
@@ -25,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     except pack.PackError as err:
         raise CliError(str(err)) from None
     try:
-        config = join.join(study_pack, args.pack, replace=args.replace)
+        config = join.join(study_pack, str(Path(args.pack).resolve()), replace=args.replace)
     except join.JoinError as err:
         raise CliError(str(err)) from None
     s = study_pack.study

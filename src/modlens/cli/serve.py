@@ -2,7 +2,9 @@
 
 Listens on 127.0.0.1 by default. Prints where the study log is, the address, and how to
 pair; writes the runtime file (`modlens.runtime`) so `modlens status` and `modlens feed` can
-find it; SIGINT/SIGTERM close the sockets, drain the study-log writer and remove that file.
+find it; SIGINT/SIGTERM close the sockets, drain the study-log writer and remove that file. Without
+--config it serves the joined study (`modlens join`), and when the extension's options page joins
+another one it does the same and starts again on it, on the same port.
 The only engine module that imports the daemon: it starts it (tests/test_boundaries.py).
 """
 from __future__ import annotations
@@ -36,13 +38,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
 
 
-async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remote: bool) -> int:
+async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remote: bool, can_join: bool) -> int | None:
+    """Serve until SIGINT/SIGTERM (-> None) or until the extension joined a study (-> the port
+    to serve it on: the same one, so the extension reconnects where it was)."""
     from aiohttp import web
 
     from modlens.daemon.app import ENGINE, create_app
     from modlens.pairing import TokenSource
 
-    app = create_app(study, db, TokenSource(), allow_remote=allow_remote)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    joined = False
+
+    def restart_on_join() -> None:
+        nonlocal joined
+        joined = True
+        loop.call_later(0.3, stop.set)  # the join_study_ok answer reaches the extension first
+
+    app = create_app(study, db, TokenSource(), allow_remote=allow_remote,
+                     restart_on_join=restart_on_join if can_join else None)
     runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=5)
     print(f"modlens: loading detectors for study {study.study_id!r} ...", flush=True)
     await runner.setup()  # opens the study log and loads the engine (cleanup_ctx)
@@ -72,8 +86,6 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
     if allow_remote and not is_loopback(host):
         print("modlens: WARNING     listening beyond this computer (--allow-remote)", flush=True)
 
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
@@ -82,8 +94,15 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
         print("modlens: shutting down (draining the study log) ...", flush=True)
         await runner.cleanup()  # closes sockets, then stops engine and writer (commits what is queued)
         remove_runtime(os.getpid())
-    print("modlens: stopped", flush=True)
-    return 0
+    print("modlens: restarting on the joined study" if joined else "modlens: stopped", flush=True)
+    return bound_port if joined else None
+
+
+def _study(config: str | None) -> StudyConfig:
+    if config is None and (joined := joined_study_file()) is not None:
+        config = str(joined)  # the study `modlens join` set up on this computer
+        print(f"modlens: study from {config} (modlens join)", flush=True)
+    return load_study(config)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -96,15 +115,14 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"refusing to listen on {args.host}: not a loopback address; the daemon would be "
                        "reachable from other machines",
                        fix="listen on 127.0.0.1, or pass --allow-remote only if you really mean it")
-    config = args.config
-    if config is None and (joined := joined_study_file()) is not None:
-        config = str(joined)  # the study `modlens join` set up on this computer
-        print(f"modlens: study from {config} (modlens join)", flush=True)
-    study = load_study(config)
     db = db_path(args)
     ensure()  # create the pairing token on first run
     try:
-        return asyncio.run(_serve(study, db, args.host, args.port, args.allow_remote))
+        port: int | None = args.port
+        while port is not None:  # not None again: the extension joined a study; serve that one
+            port = asyncio.run(_serve(_study(args.config), db, args.host, port, args.allow_remote,
+                                      can_join=args.config is None))
+        return 0
     except StudyLogError as err:
         raise CliError(str(err), kind=ErrorKind.FAILED) from None
     except StudyConfigError as err:  # e.g. gold items checked by daemon/calibration.py

@@ -18,6 +18,8 @@ class ErrorCode(str, Enum):
     bad_token = "bad_token"
     unknown_comment = "unknown_comment"
     unavailable = "unavailable"
+    join_refused = "join_refused"
+    study_mismatch = "study_mismatch"
     internal = "internal"
 
 
@@ -32,6 +34,10 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.bad_token: "the `token` in `hello` is not the current pairing token",
     ErrorCode.unknown_comment: "a rating names a comment (platform + key) the study log does not hold",
     ErrorCode.unavailable: "the daemon cannot do this now (shutting down, study log not writable)",
+    ErrorCode.study_mismatch: "`hello` names a study (the one the participant agreed to) that is not the daemon's running "
+    "study, e.g. after joining another one; say hello without `study_id` to learn the running study and its consent text",
+    ErrorCode.join_refused: "`join_study` changed nothing: the pack is not a valid study pack, another study is joined "
+    "(send `replace: true` to leave it), or the daemon serves a study given with `--config`",
     ErrorCode.internal: "a bug in the daemon; the message says what failed, the socket stays open",
 }
 

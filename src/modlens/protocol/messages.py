@@ -25,6 +25,7 @@ __all__ = [
     "Rating",
     "Ping",
     "Status",
+    "JoinStudy",
     "DetectorInfo",
     "HelloOk",
     "CommentsOk",
@@ -37,6 +38,7 @@ __all__ = [
     "RatingOk",
     "Pong",
     "StatusOk",
+    "JoinStudyOk",
     "Error",
     "PROTOCOL_VERSION",
     "SUBPROTOCOL",
@@ -147,8 +149,17 @@ class Status(Message):
     id: str = Id
 
 
+class JoinStudy(Message):
+    """The participant opened a study pack (`study.modlens`) in the extension's options page."""
+    type: Literal["join_study"] = "join_study"
+    id: str = Id
+    pack: str = Field(min_length=1, description="the pack file's content (UTF-8 JSON, as `modlens study pack` wrote it)")
+    file_name: str = Field("", max_length=255, description="the file's name, recorded as where the pack came from")
+    replace: bool = Field(False, description="true: leave a study joined before (as `modlens join --replace`)")
+
+
 CLIENT_MESSAGES: dict[str, type[Message]] = {
-    "hello": Hello, "comments": Comments, "rating": Rating, "ping": Ping, "status": Status,
+    "hello": Hello, "comments": Comments, "rating": Rating, "ping": Ping, "status": Status, "join_study": JoinStudy,
 }
 
 
@@ -255,6 +266,16 @@ class StatusOk(Message):
                                        description="normalizer / perturbation that failed to load -> error")
 
 
+class JoinStudyOk(Message):
+    type: Literal["join_study_ok"] = "join_study_ok"
+    id: str
+    study_id: str
+    title: str
+    tasks: int = Field(description="number of task pages the study lists")
+    restarting: bool = Field(description="true: the daemon restarts on the joined study now; the socket closes, "
+                                         "reconnect and the next `hello_ok` carries the new study")
+
+
 class Error(Message):
     type: Literal["error"] = "error"
     id: str | None = Field(description="id of the refused message; null when it could not be read")
@@ -271,5 +292,5 @@ class Error(Message):
 
 SERVER_MESSAGES: dict[str, type[Message]] = {
     "hello_ok": HelloOk, "comments_ok": CommentsOk, "scores": Scores, "variants": Variants,
-    "rating_ok": RatingOk, "pong": Pong, "status_ok": StatusOk, "error": Error,
+    "rating_ok": RatingOk, "pong": Pong, "status_ok": StatusOk, "join_study_ok": JoinStudyOk, "error": Error,
 }

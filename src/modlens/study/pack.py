@@ -79,31 +79,42 @@ def write(folder: StudyFolder, out: str | Path) -> dict[str, Any]:
 
 
 def read(path: str | Path) -> Pack:
-    """Read and verify a pack: format, version, checksum, then the study itself."""
+    """Read and verify a pack file: format, version, checksum, then the study itself."""
     path = Path(path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such study pack") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise PackError(f"{path}: not a modlens study pack (not JSON: {err}); it may be truncated — "
+    except UnicodeDecodeError as err:
+        raise PackError(f"{path}: not a modlens study pack (not UTF-8 text: {err}) — "
+                        "fix: ask the researcher for the file again") from None
+    return parse(text, str(path))
+
+
+def parse(text: str, name: str) -> Pack:
+    """Verify a pack's content (`name` says where it came from, in messages): what `read` does
+    for a file, and what the daemon does with a pack the extension's options page opened."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise PackError(f"{name}: not a modlens study pack (not JSON: {err}); it may be truncated — "
                         "fix: ask the researcher for the file again") from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
-        raise PackError(f"{path}: not a modlens study pack (format is {raw.get('format') if isinstance(raw, dict) else None!r})")
+        raise PackError(f"{name}: not a modlens study pack (format is {raw.get('format') if isinstance(raw, dict) else None!r})")
     version = raw.get("format_version")
     if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise PackError(f"{path}: pack format {version!r} is newer than this modlens reads ({FORMAT_VERSION}) — "
+        raise PackError(f"{name}: pack format {version!r} is newer than this modlens reads ({FORMAT_VERSION}) — "
                         "fix: upgrade modlens (`pip install -U modlens`)")
     claimed = raw.pop("sha256", None)
     actual = hashlib.sha256(canonical(raw)).hexdigest()
     if claimed != actual:
-        raise PackError(f"{path}: checksum mismatch (pack says {claimed}, content hashes to {actual}); the file was "
+        raise PackError(f"{name}: checksum mismatch (pack says {claimed}, content hashes to {actual}); the file was "
                         "changed or damaged after packing — fix: ask the researcher for the file again")
     try:
-        study = parse_study(raw["study"], f"{path} (study)")
+        study = parse_study(raw["study"], f"{name} (study)")
     except StudyConfigError as err:
         raise PackError(str(err)) from None
     if study.study_id != raw["study_id"] or study.author_salt != raw["salt"] \
             or raw["study_key"] != study_key(study.study_id, raw["salt"]):
-        raise PackError(f"{path}: study_id, salt and study_key do not agree with the study inside")
+        raise PackError(f"{name}: study_id, salt and study_key do not agree with the study inside")
     return Pack(raw["study_id"], raw["salt"], raw["study_key"], actual, raw["study"], study)

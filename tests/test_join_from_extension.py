@@ -1,0 +1,103 @@
+"""Joining a study from the extension's options page: the pack travels over the protocol
+(`join_study`), the real `modlens serve` joins it and starts again on it, on the same port."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from daemon_helpers import Client, connect, running_daemon, serve_process
+from modlens import pairing
+from modlens.study import folder, join, pack
+
+
+def _pack_text(tmp_path, study_id: str) -> str:
+    root = tmp_path / study_id
+    folder.init_folder(root)  # the folder's name is the study id
+    out = tmp_path / f"{study_id}.modlens"
+    pack.write(folder.load_folder(root), out)
+    return out.read_text(encoding="utf-8")
+
+
+def _join_msg(mid: str, text: str, **extra) -> dict:
+    return {"type": "join_study", "id": mid, "pack": text, "file_name": "pilot.modlens", **extra}
+
+
+async def _hello(url: str, token: str) -> tuple[Client, dict]:
+    ws = await connect(url, token=token).__aenter__()
+    client = Client(ws)
+    msg = {"type": "hello", "id": "h1", "protocol": 1, "client": "test", "client_version": "0", "token": token,
+           "rater_id": "rater-1"}
+    return client, await client.request(msg, "hello_ok", timeout=30)
+
+
+def _wait_for_study(home, study_id: str, pid: int, timeout: float = 90.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            info = json.loads((home / "daemon.json").read_text())
+            if info.get("pid") == pid and info.get("study_id") == study_id:
+                return info
+        except (FileNotFoundError, ValueError):
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"serve did not restart on {study_id}:\n{(home / 'serve.log').read_text()}")
+
+
+def test_serve_joins_a_pack_from_the_extension_and_restarts_on_it(tmp_path, modlens_home):
+    pilot, other = _pack_text(tmp_path, "pilot"), _pack_text(tmp_path, "other")
+    proc, info = serve_process(modlens_home, "--db", str(tmp_path / "study.sqlite"))
+    token = pairing.ensure()
+
+    async def scenario() -> None:
+        client, ok = await _hello(info["url"], token)
+        assert ok["study"]["study_id"] != "pilot"
+        tampered = pilot.replace('"pilot"', '"pilot2"', 1)
+        bad = await client.request(_join_msg("j1", tampered), "join_study_ok")
+        assert bad["type"] == "error" and bad["code"] == "join_refused"
+        assert "pilot.modlens: checksum mismatch" in bad["message"]
+        assert join.joined() is None  # nothing was joined
+        good = await client.request(_join_msg("j2", pilot), "join_study_ok")
+        assert good == {"type": "join_study_ok", "id": "j2", "study_id": "pilot", "title": good["title"],
+                        "tasks": good["tasks"], "restarting": True}
+        assert good["tasks"] >= 1
+        await asyncio.wait_for(client.ws.wait_closed(), 30)  # the daemon stops to start again
+
+    asyncio.run(scenario())
+    try:
+        again = _wait_for_study(modlens_home, "pilot", proc.pid)
+        assert again["port"] == info["port"]  # the extension reconnects where it was
+        assert join.joined()["source"] == "the extension's options page (pilot.modlens)"
+
+        async def after_restart() -> None:
+            client, ok = await _hello(again["url"], token)
+            assert ok["study"]["study_id"] == "pilot" and ok["study"]["tasks"]
+            same = await client.request(_join_msg("j3", pilot), "join_study_ok")
+            assert same["restarting"] is False  # the same pack again changes nothing
+            switch = await client.request(_join_msg("j4", other), "join_study_ok")
+            assert switch["code"] == "join_refused" and "would replace it" in switch["message"]
+            assert "Replace the joined study" in switch["message"]
+            await client.ws.close()
+
+        asyncio.run(after_restart())
+        assert join.joined()["study_id"] == "pilot"
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    log = (modlens_home / "serve.log").read_text()
+    assert "restarting on the joined study" in log and log.count("listening") == 2
+
+
+@pytest.mark.asyncio
+async def test_a_daemon_on_a_fixed_study_refuses_to_join(tmp_path, modlens_home):
+    text = _pack_text(tmp_path, "pilot")
+    async with running_daemon(tmp_path) as (url, _app):
+        async with connect(url) as ws:
+            client = Client(ws)
+            await client.hello()
+            answer = await client.request(_join_msg("j1", text), "join_study_ok")
+    assert answer["code"] == "join_refused" and "given with --config" in answer["message"]
+    assert join.joined() is None
