@@ -151,3 +151,25 @@ def test_audit_through_the_embedded_minilm_detector(data_dir, tmp_path):
     con = sqlite3.connect(tmp_path / "m.sqlite")
     tox = [r[0] for r in con.execute("SELECT toxicity FROM scores WHERE error IS NULL")]
     assert res.n_missing == 0 and len(tox) == res.n_scored >= 20 and all(0.0 <= t <= 1.0 for t in tox)
+
+
+def test_an_interrupted_perturb_audit_resumes_only_with_the_same_variant_settings(data_dir, tmp_path):
+    from modlens.config import parse_study
+
+    nh = data_dir / "noisyhate" / "dev.csv"
+    db = tmp_path / "log.sqlite"
+
+    def study(budget: int):
+        return parse_study({"study_id": "resume", "detectors": [{"name": "profanity-check"}],
+                            "perturbation": {"budget": budget, "strategies": ["repeat_char"]}})
+
+    def interrupt(n_done):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_audit(str(nh), db=db, study=study(1), perturb=["repeat_char"], limit=20, chunk_size=10,
+                  progress=False, on_chunk=interrupt)
+    other = run_audit(str(nh), db=db, study=study(2), perturb=["repeat_char"], limit=20, chunk_size=10, progress=False)
+    assert not other.resumed and other.run_id == 2  # two variants per text is not the interrupted one-variant run
+    same = run_audit(str(nh), db=db, study=study(1), perturb=["repeat_char"], limit=20, chunk_size=10, progress=False)
+    assert same.resumed and same.run_id == 1 and same.n_skipped == 10

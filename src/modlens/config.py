@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from modlens.names import close_matches
 
 
 class _Strict(BaseModel):
@@ -48,6 +51,22 @@ class PerturbationConfig(_Strict):
         default_factory=dict,
         description="per-strategy options, e.g. {human_lookup = {path = '.../perturbations.json'}}")
 
+    @field_validator("strategies")
+    @classmethod
+    def _known_strategies(cls, v: list[str]) -> list[str]:
+        from modlens.perturb import registry
+        for i, key in enumerate(v):
+            _check_name("perturbation strategy", key, registry.available(), at=f"perturbation.strategies.{i}")
+        return v
+
+    @field_validator("strategy_options")
+    @classmethod
+    def _options_of_known_strategies(cls, v: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        from modlens.perturb import registry
+        for key in v:
+            _check_name("perturbation strategy", key, registry.available(), at=f"perturbation.strategy_options.{key}")
+        return v
+
 
 class AttributeConfig(_Strict):
     name: str
@@ -67,6 +86,15 @@ class GoldConfig(_Strict):
     key: str
     text: str
     expected: dict[str, str]
+
+
+class ReviewConfig(_Strict):
+    """An adversarial text queued for the human check (`modlens study add-attacks`): rated like
+    any comment in the calibration round; `labels` (attack.recipe, attack.target, ...) say
+    which attack made it, so the report can group the verdicts."""
+    key: str
+    text: str
+    labels: dict[str, str] = Field(default_factory=dict)
 
 
 class SamplingConfig(_Strict):
@@ -156,6 +184,7 @@ class StudyConfig(_Strict):
     toxicity_mode: Literal["anchors", "direct"] = "anchors"
     anchors: list[AnchorConfig] = Field(default_factory=lambda: list(DEFAULT_ANCHORS))
     gold: list[GoldConfig] = Field(default_factory=list)
+    review: list[ReviewConfig] = Field(default_factory=list, description="attack texts for the human check")
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     display: Literal["blind", "scores"] = "blind"
     author_salt: str | None = Field(
@@ -178,6 +207,11 @@ class StudyConfig(_Strict):
     @field_validator("detectors")
     @classmethod
     def _unique_detector_keys(cls, v: list[DetectorConfig]) -> list[DetectorConfig]:
+        from modlens.detectors import registry
+        for i, d in enumerate(v):
+            # unknown: an error (a typo must not silently drop a detector); known but unable to
+            # load here (optional package or weights missing) stays a warning at load time
+            _check_name("detector", d.name, registry.available(), at=f"detectors.{i}.name")
         keys = [d.key for d in v]
         dup = {k for k in keys if keys.count(k) > 1}
         if dup:
@@ -193,6 +227,11 @@ class StudyConfig(_Strict):
         names = [a.name for a in self.attributes]
         if "toxicity" not in names:
             raise ValueError("attributes must include 'toxicity'")
+        keys = [d.key for d in self.detectors]
+        if self.perturbation.target is not None:
+            _check_name("detector key", self.perturbation.target, keys, at="perturbation.target")
+        if self.sampling.detector is not None:
+            _check_name("detector key", self.sampling.detector, keys, at="sampling.detector")
         return self
 
     def client_settings(self) -> dict[str, Any]:
@@ -205,6 +244,7 @@ class StudyConfig(_Strict):
             "toxicity_mode": self.toxicity_mode,
             "anchors": [a.model_dump() for a in self.anchors],
             "gold": [{"key": g.key, "text": g.text} for g in self.gold],
+            "review": [{"key": r.key, "text": r.text} for r in self.review],
             "sampling": self.sampling.model_dump(),
             "display": self.display,
             "max_comment_chars": self.limits.max_comment_chars,
@@ -213,6 +253,15 @@ class StudyConfig(_Strict):
             "tasks": [t.model_dump() for t in self.tasks],
             "free_browsing": self.free_browsing,
         }
+
+
+def _check_name(what: str, name: str, known: list[str], *, at: str) -> None:
+    """A name that must be one of `known`; the error says where, and suggests the close matches."""
+    if name in known:
+        return
+    close = close_matches(name, known)
+    fix = f"did you mean {' or '.join(close)}?" if close else f"use one of: {', '.join(known) or '(none)'}"
+    raise PydanticCustomError("unknown_name", "unknown {what} {name}", {"what": what, "name": repr(name), "at": at, "fix": fix})
 
 
 class StudyConfigError(ValueError):
@@ -236,9 +285,12 @@ _KEY_FIXES = {
 def _format_errors(err: ValidationError, source: str, key_files: dict[str, str] | None = None) -> str:
     lines = [f"{source}: invalid study configuration"]
     for e in err.errors():
-        key = ".".join(str(p) for p in e["loc"]) or "(top level)"
-        fix = _KEY_FIXES.get((e["type"], str(e["loc"][-1]) if e["loc"] else ""), _FIXES.get(e["type"], "see docs/STUDY.md"))
-        where = (key_files or {}).get(str(e["loc"][0])) if e["loc"] else None
+        ctx = e.get("ctx") or {}
+        loc = str(ctx["at"]).split(".") if "at" in ctx else [str(p) for p in e["loc"]]  # a name checked in a list: its item
+        key = ".".join(loc) or "(top level)"
+        fix = str(ctx["fix"]) if "fix" in ctx else \
+            _KEY_FIXES.get((e["type"], loc[-1] if loc else ""), _FIXES.get(e["type"], "see docs/STUDY.md"))
+        where = (key_files or {}).get(loc[0]) if loc else None
         lines.append(f"  {key}{f' (in {where})' if where else ''}: {e['msg']} — fix: {fix}")
     return "\n".join(lines)
 

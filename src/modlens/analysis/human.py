@@ -13,6 +13,11 @@ a merged log keeps both) keeps only their latest usable rating, so alpha never p
 with themselves and the majority never counts a rater twice. Alpha uses only comments with at
 least two raters (the others have no pairable value); a comment with one rater keeps that
 rating as its majority, counted as "single rater" (the overlap section lists such comments).
+
+Alpha comes with a 95% bootstrap interval over comments (`alpha.bootstrap_interval`, BOOTSTRAP
+replicates, seed BOOTSTRAP_SEED: the same log gives the same interval), and a warning when fewer
+than MIN_PAIRED comments have two or more raters (below that the interval is wide and itself
+rough; Krippendorff 2004 ch. 11 sizes reliability samples in the hundreds of pairable values).
 """
 from __future__ import annotations
 
@@ -25,6 +30,10 @@ from modlens.analysis import majority as majority_mod
 from modlens.analysis import raters as raters_mod
 from modlens.analysis.data import StudyData
 from modlens.config import DEFAULT_ATTRIBUTES
+
+MIN_PAIRED = 30        # warn when alpha rests on fewer comments with two or more raters
+BOOTSTRAP = 1000       # bootstrap replicates for alpha's interval
+BOOTSTRAP_SEED = 0     # fixed: the report is reproducible
 
 
 def study_config(data: StudyData) -> dict[str, Any]:
@@ -111,11 +120,21 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
             if level is not None:
                 majority[cid][attr] = level
         a = alpha_mod.alpha_from_ratings(ratings, lv)
+        ci = alpha_mod.bootstrap_from_ratings(ratings, lv, BOOTSTRAP, BOOTSTRAP_SEED)
+        n_paired = sum(len(v) >= 2 for v in ratings.values())
+        warnings = []
+        if n_paired < MIN_PAIRED:
+            warnings.append(f"alpha rests on {n_paired} comments with two or more raters (fewer than {MIN_PAIRED}): "
+                            "its interval is wide and itself rough")
+        if a is None:
+            warnings.append("alpha undefined: no pairable values, or every rating at one level")
         agreement = Counter(round(majority_mod.agreement(v), 2) for v in ratings.values())
         attributes.append({
             "name": attr, "levels": lv, "distribution": {level: dist.get(level, 0) for level in lv},
             "alpha": a, "agreement_level": alpha_mod.agreement_label(a), "n_comments": len(ratings),
-            "n_comments_paired": sum(len(v) >= 2 for v in ratings.values()),  # the comments alpha uses
+            "alpha_ci": None if ci is None else [ci.low, ci.high],
+            "alpha_ci_replicates": None if ci is None else ci.replicates, "warnings": warnings,
+            "n_comments_paired": n_paired,  # the comments alpha uses
             "n_ratings": sum(len(v) for v in ratings.values()),
             "majority": {level: sum(1 for m in majority.values() if m.get(attr) == level) for level in lv},
             "decided_by": dict(how), "agreement_shares": {str(k): v for k, v in sorted(agreement.items(), reverse=True)},
@@ -123,6 +142,9 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
     return {
         "n_ratings": len(data.ratings), "n_valid": len(valid), "excluded": dict(excluded),
         "n_raters": len(summaries), "attributes": attributes,
+        "alpha_ci": {"confidence": 0.95, "method": "percentile bootstrap over comments", "replicates": BOOTSTRAP,
+                     "seed": BOOTSTRAP_SEED},
+        "min_paired_comments": MIN_PAIRED,
         "raters": [s.__dict__ | {"excluded_rating_ids": len(s.excluded_rating_ids)} for s in summaries],
         "majority": {int(k): v for k, v in majority.items()},
     }

@@ -4,11 +4,20 @@ P(y <= j | x) = logistic(theta_j - x·beta), j = 0..K-2. The cut points are para
 theta_0 and log-increments, so they stay ordered during the search (the same parametrization
 as statsmodels' OrderedModel, against which tests check this fit). Standard errors come from
 the inverse of the numerical Hessian of the negative log-likelihood.
+
+When the data are separated (`separation.py`) the MLE does not exist: the optimizer merely
+stops somewhere along a ray to infinity. `fit(..., penalty="jeffreys")` then maximizes the
+Firth-type penalized log-likelihood  l(beta, theta) + 1/2 log det I(beta, theta), I the expected
+(Fisher) information in the (beta, cut point) parametrization: the posterior mode under the
+Jeffreys prior, finite under separation because I vanishes as the coefficients grow (Firth 1993;
+for cumulative link models Kosmidis 2014). Its standard errors are Wald errors from the observed
+information of the unpenalized likelihood at that estimate (as logistf reports them): usable,
+but approximate under separation, so callers label them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from scipy.optimize import minimize
@@ -30,6 +39,7 @@ class OrderedLogit:
     n_levels: int
     converged: bool
     names: list[str] = field(default_factory=list)
+    penalty: str | None = None  # None: maximum likelihood; "jeffreys": Firth-type penalized
 
     def probabilities(self, X: np.ndarray) -> np.ndarray:
         """P(y = j | x) for every row of X: shape (n, K)."""
@@ -55,7 +65,36 @@ def _negloglik(params: np.ndarray, X: np.ndarray, y: np.ndarray, K: int) -> floa
     return -float(np.sum(np.log(np.clip(upper - lower, 1e-300, None))))
 
 
-def _hessian(f, x: np.ndarray, eps: float = 1e-4) -> np.ndarray:
+def fisher_information(beta: np.ndarray, cutpoints: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Expected information of (beta, cut points): sum over rows and levels k of
+    d pi_k d pi_k^T / pi_k, with pi_k = F(theta_k - eta) - F(theta_{k-1} - eta)."""
+    n, p = X.shape
+    K = len(cutpoints) + 1
+    F = expit(cutpoints[None, :] - (X @ beta)[:, None])                 # n x (K-1)
+    dens = np.hstack([np.zeros((n, 1)), F * (1 - F), np.zeros((n, 1))])  # f at theta_{-1..K-1}
+    cdf = np.hstack([np.zeros((n, 1)), F, np.ones((n, 1))])
+    pi = np.clip(np.diff(cdf, axis=1), 1e-300, None)                     # n x K
+    A = np.zeros((n, K, p + K - 1))
+    A[:, :, :p] = -(dens[:, 1:] - dens[:, :-1])[:, :, None] * X[:, None, :]  # d pi_k / d beta
+    for k in range(K):
+        if k < K - 1:
+            A[:, k, p + k] += dens[:, k + 1]        # d pi_k / d theta_k
+        if k > 0:
+            A[:, k, p + k - 1] -= dens[:, k]        # d pi_k / d theta_{k-1}
+    D = (A / np.sqrt(pi)[:, :, None]).reshape(n * K, p + K - 1)
+    info: np.ndarray = D.T @ D
+    return info
+
+
+def _jeffreys_penalized(params: np.ndarray, X: np.ndarray, y: np.ndarray, K: int) -> float:
+    p = X.shape[1]
+    sign, logdet = np.linalg.slogdet(fisher_information(params[:p], _cutpoints(params[p:]), X))
+    if sign <= 0 or not np.isfinite(logdet):
+        return 1e300
+    return _negloglik(params, X, y, K) - 0.5 * float(logdet)
+
+
+def _hessian(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-4) -> np.ndarray:
     n = len(x)
     h = np.zeros((n, n))
     for i in range(n):
@@ -66,10 +105,14 @@ def _hessian(f, x: np.ndarray, eps: float = 1e-4) -> np.ndarray:
     return h
 
 
-def fit(X: np.ndarray, y: Sequence[int], n_levels: int, names: Sequence[str] | None = None) -> OrderedLogit:
-    """`X` without an intercept column (the cut points play that role); `y` in 0..n_levels-1."""
+def fit(X: np.ndarray, outcomes: Sequence[int] | np.ndarray, n_levels: int, names: Sequence[str] | None = None,
+        penalty: str | None = None) -> OrderedLogit:
+    """`X` without an intercept column (the cut points play that role); `outcomes` in 0..n_levels-1.
+    `penalty="jeffreys"`: the Firth-type penalized fit (module docstring), for separated data."""
+    if penalty not in (None, "jeffreys"):
+        raise ValueError(f"unknown penalty {penalty!r}; use None or 'jeffreys'")
     X = np.asarray(X, float)
-    y = np.asarray(y, int)
+    y = np.asarray(outcomes, int)
     if X.ndim != 2 or len(X) != len(y):
         raise FitError("X must be 2-D with one row per outcome")
     if len(y) < X.shape[1] + n_levels:
@@ -83,11 +126,17 @@ def fit(X: np.ndarray, y: Sequence[int], n_levels: int, names: Sequence[str] | N
     theta0 = np.log(share / (1 - share))
     theta0 = np.maximum.accumulate(theta0 + np.arange(len(theta0)) * 1e-3)
     start = np.concatenate([np.zeros(X.shape[1]), [theta0[0]], np.log(np.maximum(np.diff(theta0), 1e-2))])
-    f = lambda p: _negloglik(p, X, y, n_levels)  # noqa: E731
-    res = minimize(f, start, method="BFGS", options={"gtol": 1e-7, "maxiter": 2000})
+    def f(params: np.ndarray) -> float:
+        return _negloglik(params, X, y, n_levels)
+
+    def objective(params: np.ndarray) -> float:
+        return f(params) if penalty is None else _jeffreys_penalized(params, X, y, n_levels)
+
+    res = minimize(objective, start, method="BFGS", options={"gtol": 1e-7, "maxiter": 2000})
     if not res.success:  # BFGS can stop on precision loss near the optimum; polish with Nelder-Mead
-        res2 = minimize(f, res.x, method="Nelder-Mead", options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 20000})
+        res2 = minimize(objective, res.x, method="Nelder-Mead", options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 20000})
         res = res2 if res2.fun <= res.fun else res
+    cov: np.ndarray | None
     try:
         cov = np.linalg.inv(_hessian(f, res.x))
         if not np.all(np.isfinite(cov)) or np.any(np.diag(cov) < 0):
@@ -96,8 +145,8 @@ def fit(X: np.ndarray, y: Sequence[int], n_levels: int, names: Sequence[str] | N
         cov = None
     p = X.shape[1]
     return OrderedLogit(beta=res.x[:p], cutpoints=_cutpoints(res.x[p:]), params=res.x, cov=cov,
-                        loglik=-float(res.fun), n=len(y), n_levels=n_levels,
-                        converged=bool(res.success) or cov is not None, names=list(names or []))
+                        loglik=-f(res.x), n=len(y), n_levels=n_levels,
+                        converged=bool(res.success) or cov is not None, names=list(names or []), penalty=penalty)
 
 
 def crossing(model: OrderedLogit, x_other: np.ndarray, score_index: int = 0,
@@ -130,3 +179,28 @@ def crossing(model: OrderedLogit, x_other: np.ndarray, score_index: int = 0,
     grad[p + 1:p + 1 + cut] = np.exp(raw[1:1 + cut]) / b[score_index]  # d theta_cut / d log increment
     var = float(grad @ model.cov @ grad)
     return float(s), float(np.sqrt(var)) if var >= 0 else None
+
+
+Z95 = 1.959963984540054  # standard normal 97.5% quantile
+
+
+@dataclass
+class CrossingInterval:
+    estimate: float | None
+    se: float | None
+    ci: tuple[float, float] | None  # estimate ± 1.96 se (delta method)
+    # Fieller: the exact confidence set of a ratio (theta - x·b) / b_score is a bounded interval only
+    # when the Wald test rejects b_score = 0 at the same level; otherwise it is unbounded and the
+    # delta-method interval above means nothing. None when there is no standard error.
+    bounded: bool | None
+
+
+def crossing_interval(model: OrderedLogit, x_other: np.ndarray, score_index: int = 0,
+                      level: int | None = None, z: float = Z95) -> CrossingInterval:
+    """`crossing` with its 95% delta-method interval and Fieller's boundedness check."""
+    s, se = crossing(model, x_other, score_index, level)
+    if s is None or se is None or model.cov is None:
+        return CrossingInterval(s, se, None, None)
+    var_b = float(model.cov[score_index, score_index])
+    bounded = var_b > 0 and model.beta[score_index] ** 2 / var_b > z * z
+    return CrossingInterval(s, se, (s - z * se, s + z * se), bool(bounded))

@@ -1,6 +1,9 @@
 """The analysis report: every section computed from the study log, as JSON (`build`) or as one
 self-contained HTML page (`render_html`: plots embedded as base64 PNG, tables, a methods note
-per section, the detector versions used). A section appears only when the log has its data."""
+per section, the detector versions used). A section appears only when the log has its data; every
+other one is listed under `skipped` with the reason, worded so a user can act on it. A section's
+`analyze()` returns its result, or `Skip(reason)` when the log cannot fill it (`analysis/skip.py`);
+for sections that still return None, `why_empty` gives the reason."""
 from __future__ import annotations
 
 import base64
@@ -13,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from modlens import __version__
-from modlens.analysis import attacks, human, normalization, overlap, people, robustness, sass
+from modlens.analysis import attacks, hatecheck, human, labelled, normalization, overlap, people, robustness, sass
 from modlens.analysis.data import StudyData, load
+from modlens.analysis.skip import Skip
 
 METHODS = {
     "human": "Ratings with an inconsistent anchor pair (seed 003, Table 1), ratings of gold comments and ratings in "
@@ -40,25 +44,82 @@ METHODS = {
     "attacks": "Attack success rate: false-negative rate of the target on TAEs (false-positive rate on BAEs), skipped "
                "attempts excluded; 'verified' recomputes it from the target's logged score. Transfer: share of "
                "successful adversarial texts that each detector also gets wrong at its own threshold, counting for "
-               "a detector only texts whose seed it judged right; exact duplicates once (seed 002).",
-    "sass": "Human label: human score > 0.5 (seed 004). Precision, recall and F1 at each detector's threshold; mean "
-            "scores per category.",
+               "a detector only texts whose seed it judged right; exact duplicates once (seed 002). Rows are recipe x "
+               "target. 'After filters': successes that also pass TaeBench's quality filters (dedup, the AND ensemble "
+               "of the other detectors, MiniLM meaning similarity, normalizer-edit fluency). 'Undone by "
+               "normalization': share of successes the target gets right again once the text is normalized.",
+    "sass": "Human label: human score > 0.5 (seed 004). Precision, recall and F1 at each detector's threshold, with "
+            "95% percentile bootstrap intervals (stratified by label, 1000 resamples, seed 0); mean scores per category. "
+            "A file without human scores is reported by category only.",
+    "labelled": "Comments with a gold toxic label, per source (dataset or site; never pooled, datasets define 'toxic' "
+                "differently) and detector version. Precision, recall, F1 and accuracy at the detector's threshold "
+                "(score ≥ threshold is toxic); ROC-AUC (ties count half); PR-AUC = average precision (as scikit-learn); "
+                "Brier score. Brackets: 95% percentile bootstrap intervals, stratified by gold label (1000 resamples, "
+                "seed 0; fewer above 200,000 items). Best-F1 threshold: chosen on the same data, so its F1 is "
+                "optimistic. Reliability: 10 equal-width score bins, share of gold positives per bin. Groups: each "
+                "value of a group label (platform, target_ident, target, group). ⚠: fewer than 30 items, or fewer "
+                "than 5 positives or negatives.",
+    "hatecheck": "HateCheck (Röttger et al., 2021): a case is right when the detector's decision (score ≥ its "
+                 "threshold) matches the gold label (hateful = toxic). Accuracy per functionality (F1–F29, the "
+                 "paper's order), per target identity and overall; brackets: Wilson 95% intervals. The spell_* "
+                 "cases also appear as clean/perturbed pairs in the robustness section.",
 }
 TITLES = {"human": "1. Human ratings", "overlap": "1.1 Rating overlap", "people": "2. Detectors vs people, per platform",
           "robustness": "3. Robustness to perturbation", "normalization": "4. Normalization accuracy",
-          "attacks": "5. Attacks and transfer", "sass": "6. SASS-style categories"}
+          "attacks": "5. Attacks and transfer", "sass": "6. SASS-style categories",
+          "labelled": "7. Detectors on labelled data", "hatecheck": "8. HateCheck by functionality"}
+
+NO_RATINGS = ("no ratings in the log: participants rate comments in the browser extension (modlens serve), "
+              "or merge their bundles (modlens merge)")
+
+
+def why_empty(key: str, data: StudyData, human_section: dict[str, Any] | None) -> str:
+    """Why a section whose analyze() returned None (rather than a Skip) has nothing to show."""
+    if key in ("human", "overlap", "people") and not data.ratings:
+        return NO_RATINGS
+    if key == "overlap":
+        return "every rating is of a gold comment (attention checks are not data)"
+    if key == "people":
+        if not human_section or not human_section.get("majority"):
+            return "no comment has a majority rating (every rating excluded, or ties dropped)"
+        return (f"no attribute has {people.MIN_COMMENTS} or more comments with a majority rating and a detector score: "
+                "rate more comments, or score them with modlens rescore")
+    if key == "robustness":
+        if not data.variants:
+            return ("no variants: run modlens audit with --perturb STRATEGY, or audit a dataset with human-made "
+                    "variants (noisyhate, hatecheck)")
+        if all(v.get("attack") for v in data.variants):
+            return "only attack variants (see the attacks section): for perturbation pairs run modlens audit with --perturb"
+        return "no detector scored both a comment and its variant: score them with modlens rescore"
+    if key == "normalization":
+        if not data.normalizations:
+            return "no normalized texts: run modlens audit with --normalize"
+        return ("no variant records the perturbed word's position and clean word (NoisyHate's layout): "
+                "modlens audit noisyhate --normalize")
+    if key == "attacks":
+        return "no attack variants: run modlens audit with --attack tae|bae"
+    return "the log has no data for this section"
 
 
 def build(data: StudyData) -> dict[str, Any]:
     h = human.analyze(data)
-    sections = {
-        "human": h, "overlap": overlap.analyze(data), "people": people.analyze(data, h), "robustness": robustness.analyze(data),
-        "normalization": normalization.analyze(data), "attacks": attacks.analyze(data), "sass": sass.analyze(data),
+    h_dict = h if isinstance(h, dict) else None
+    results: dict[str, Any] = {
+        "human": h, "overlap": overlap.analyze(data), "people": people.analyze(data, h_dict),
+        "robustness": robustness.analyze(data), "normalization": normalization.analyze(data),
+        "attacks": attacks.analyze(data), "sass": sass.analyze(data), "labelled": labelled.analyze(data),
+        "hatecheck": hatecheck.analyze(data),
     }
-    if h:
-        h = dict(h)
-        h.pop("majority")  # per-comment detail: in the export, not the report
-        sections["human"] = h
+    if h_dict:
+        results["human"] = {k: v for k, v in h_dict.items() if k != "majority"}  # per-comment detail: in the export
+    sections, skipped = {}, {}
+    for key, result in results.items():
+        if isinstance(result, Skip):
+            skipped[key] = result.reason
+        elif not result:
+            skipped[key] = why_empty(key, data, h_dict)
+        else:
+            sections[key] = result
     counts = {"comments": len(data.comments), "ratings": len(data.ratings), "variants": len(data.variants),
               "platforms": {p: sum(1 for c in data.comments.values() if c["platform"] == p) for p in data.platforms()}}
     return {
@@ -66,8 +127,8 @@ def build(data: StudyData) -> dict[str, Any]:
         "db": str(data.path), "counts": counts,
         "detectors": [{"name": d.name, "version": d.version, "toxicity_label": d.toxicity_label,
                        "threshold": d.threshold, "config": d.config} for d in data.detectors.values()],
-        "audit_runs": data.runs, "methods": {k: METHODS[k] for k, v in sections.items() if v},
-        "sections": {k: v for k, v in sections.items() if v},
+        "audit_runs": data.runs, "methods": {k: METHODS[k] for k in sections},
+        "sections": sections, "skipped": skipped,
     }
 
 
@@ -123,9 +184,22 @@ def _html_human(s: dict) -> str:
     plt = _plt()
     out = [f"<p>{s['n_ratings']} ratings by {s['n_raters']} raters; {s['n_valid']} used. Excluded: "
            + (", ".join(f"{html.escape(k)}: {v}" for k, v in s["excluded"].items()) or "none") + ".</p>"]
-    out.append(_table(["attribute", "comments", "with ≥ 2 raters (α)", "ratings", "Krippendorff α (ordinal)",
+    boot = s.get("alpha_ci") or {}
+    if boot:
+        out.append(f"<p class=note>α interval: {boot['confidence']:.0%} {html.escape(boot['method'])} "
+                   f"({boot['replicates']} replicates, seed {boot['seed']}: the same log gives the same interval). "
+                   f"⚠: fewer than {s.get('min_paired_comments')} comments with two or more raters.</p>")
+    warn_style = "background:#fff4e5;border-left:4px solid #d9822b;padding:.3em .8em;margin:.4em 0;font-size:12.5px"
+    out += [f'<div class=warn style="{warn_style}">⚠ <b>{html.escape(a["name"])}</b>: {html.escape(w)}</div>'
+            for a in s["attributes"] for w in a.get("warnings", [])]
+
+    def alpha_ci(a: dict) -> str:
+        ci = a.get("alpha_ci")
+        return ("–" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]") + (" ⚠" if a.get("warnings") else "")
+
+    out.append(_table(["attribute", "comments", "with ≥ 2 raters (α)", "ratings", "Krippendorff α (ordinal)", "α 95% CI",
                        "agreement", "ties resolved", "ties dropped", "single rater"],
-                      [[a["name"], a["n_comments"], a.get("n_comments_paired"), a["n_ratings"], a["alpha"],
+                      [[a["name"], a["n_comments"], a.get("n_comments_paired"), a["n_ratings"], a["alpha"], alpha_ci(a),
                         a["agreement_level"], a["decided_by"].get("tie rule", 0), a["decided_by"].get("tie dropped", 0),
                         a["decided_by"].get("single rater", 0)] for a in s["attributes"]]))
     fig, axes = plt.subplots(1, len(s["attributes"]), figsize=(3.2 * len(s["attributes"]), 2.6))
@@ -173,26 +247,52 @@ def _html_overlap(s: dict) -> str:
 
 def _html_people(s: dict) -> str:
     plt = _plt()
-    out = []
+    warn_style = "background:#fff4e5;border-left:4px solid #d9822b;padding:.3em .8em;margin:.4em 0;font-size:12.5px"
+    mins = s.get("minimums", {})
+    out = [f"<p class=note>Intervals: {s.get('confidence', 0.95):.0%} delta-method (estimate ± 1.96 SE). Before each fit "
+           "an exact linear-programming test checks for separation (a score threshold or a platform that splits the levels "
+           "with no overlap, 'complete', or overlap only at ties, 'quasi'): the maximum-likelihood estimate then does not "
+           "exist, and the Firth-type penalized fit (Jeffreys prior) is shown instead, marked ⚠. Warnings below "
+           f"{mins.get('comments_per_platform', 30)} comments per platform or {mins.get('majorities_per_level', 10)} "
+           "majorities per level.</p>"]
     grid = s["grid"]
+
+    def crossing(e: dict, key: str) -> str | None:
+        if e.get(key) is None:
+            return None
+        ci = e.get(f"{key}_ci")
+        text = f"{e[key]:.3f} ± {(e.get(f'{key}_se') or 0):.3f}"
+        text += f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
+        return text + (" ⚠" if e.get(f"{key}_ci_note") else "")
+
     for det in s["detectors"]:
         out.append(f"<h3>{html.escape(det['detector'])} <small>{html.escape(det['version'])}</small></h3>")
+        for attr, f in det["attributes"].items():
+            problems = f.get("warnings", []) if "error" not in f else [f"not fitted: {f['error']}"]
+            if "error" not in f and not f.get("reliable", True):
+                problems = ["UNRELIABLE: do not cite these numbers", *problems]
+            out += [f'<div class=warn style="{warn_style}">⚠ <b>{html.escape(attr)}</b>: {html.escape(w)}</div>'
+                    for w in problems]
         rows = []
         for attr, f in det["attributes"].items():
             if "error" in f:
-                rows.append([attr, f["n"], f["error"], "", "", ""])
+                rows.append([attr, f["n"], f["error"], "", "", "", ""])
                 continue
             coef = f["coefficients"][0]
+            coef_text = f"{coef['coef']:.2f}" + (f" (p={coef['p']:.2g})" if coef["p"] is not None else "")
+            if f.get("separation"):
+                coef_text += f" ⚠ penalized ({f['separation']} separation)"
             for p, e in f["platforms"].items():
-                cross = None if e["crossing_top"] is None else f"{e['crossing_top']:.3f} ± {(e['crossing_top_se'] or 0):.3f}"
-                half = e.get("crossing_upper_half")
-                half = None if half is None else f"{half:.3f} ± {(e.get('crossing_upper_half_se') or 0):.3f}"
-                rows.append([attr, e["n"], p, f"{coef['coef']:.2f} (p={coef['p']:.2g})" if coef["p"] is not None else coef["coef"],
-                             f"P({f['levels'][-1]}) > 0.5 above {cross}",
-                             "" if half is None else f"P(≥ {f['levels'][2]}) > 0.5 above {half}"])
-        out.append(_table(["attribute", "comments", "platform", "score coefficient", "crossing (top level)",
-                           "crossing (upper half)"], rows))
+                cross, half = crossing(e, "crossing_top"), crossing(e, "crossing_upper_half")
+                half_note = e.get("crossing_upper_half_ci_note")
+                notes = "; ".join(n for n in (e.get("crossing_top_ci_note"), half_note and f"upper half: {half_note}") if n)
+                rows.append([attr, e["n"], p, coef_text, f"P({f['levels'][-1]}) > 0.5 above {cross}",
+                             "" if half is None else f"P(≥ {f['levels'][2]}) > 0.5 above {half}", notes])
+        out.append(_table(["attribute", "comments", "platform", "score coefficient", "crossing (top level) ± SE [95% CI]",
+                           "crossing (upper half) ± SE [95% CI]", "interval not trustworthy because"], rows))
         attrs = [a for a, f in det["attributes"].items() if "error" not in f]
+        if not attrs:
+            continue
         fig, axes = plt.subplots(1, len(attrs), figsize=(3.4 * len(attrs), 2.8), squeeze=False)
         styles = ["-", "--", ":", "-."]
         for ax, attr in zip(axes[0], attrs):
@@ -202,12 +302,12 @@ def _html_people(s: dict) -> str:
                     ax.plot(grid, e["curves"][lv], styles[i % 4], color=plt.cm.viridis(k / max(1, len(f["levels"]) - 1)),
                             label=f"{lv}" if i == 0 else None)
             ax.axhline(0.5, color="grey", lw=0.5)
-            ax.set_title(f"{attr} (line style = platform)", fontsize=8)
+            ax.set_title(f"{attr} (line style = platform)" + (" ⚠ penalized" if f.get("separation") else ""), fontsize=8)
             ax.set_xlabel("detector score", fontsize=8)
             ax.legend(fontsize=6)
         out.append(_png(fig))
         out.append("<p class=note>Platforms by line style: " + ", ".join(
-            f"{styles[i % 4]} {html.escape(p)}" for i, p in enumerate(det["attributes"][attrs[0]]["platforms"])) + "</p>" if attrs else "")
+            f"{styles[i % 4]} {html.escape(p)}" for i, p in enumerate(det["attributes"][attrs[0]]["platforms"])) + "</p>")
     return "".join(out)
 
 
@@ -248,11 +348,39 @@ def _html_normalization(s: dict) -> str:
 
 
 def _html_attacks(s: dict) -> str:
-    out = [_table(["target", "goal", "attempts", "skipped", "success (recorded)", "success (verified)", "queries / success",
-                   "judges", "strategies"],
-                  [[r["target"] + (f" [{r['config']}]" if r.get("config") else ""), r["goal"], r["attempts"],
-                    r.get("skipped"), r["success_recorded"], r["success_verified"], r["queries_per_success"],
-                    ", ".join(r.get("judges", [])), ", ".join(r["strategies"])] for r in s["rows"]])]
+    def filtered(r: dict) -> str:
+        parts = [f"{f} {n}" for f, n in r.get("filtered_out", {}).items()]
+        parts += [f"{f} not checked {n}" for f, n in r.get("not_checked", {}).items()]
+        return ", ".join(parts)
+
+    def recovered(r: dict) -> str:
+        rec = r.get("recovery") or {}
+        if not rec.get("n"):
+            return "–" if not rec.get("unmeasured") else f"not measured ({rec['unmeasured']})"
+        return f"{rec['share']:.3f} ({rec['recovered']}/{rec['n']})"
+
+    out = [_table(["recipe", "target", "goal", "attempts", "skipped", "success (recorded)", "success (verified)",
+                   "success after filters", "removed by filters", "queries / success", "words changed",
+                   "undone by normalization", "judges"],
+                  [[r.get("recipe", ""), r["target"] + (f" [{r['config']}]" if r.get("config") else ""), r["goal"],
+                    r["attempts"], r.get("skipped"), r["success_recorded"], r["success_verified"],
+                    r.get("success_after_filters"), filtered(r), r["queries_per_success"],
+                    r.get("words_changed_share"), recovered(r), ", ".join(r.get("judges", []))] for r in s["rows"]])]
+    q = s.get("quality") or {}
+    if q:
+        out.append(f'<p class="note">Quality filters: {html.escape(", ".join(q.get("filters", [])))}; similarity ≥ '
+                   f'{q.get("min_similarity")}, at most {q.get("max_normalizer_edits")} extra normalizer edits'
+                   + "".join(f"; {html.escape(k)} not checked: {html.escape(v)}" for k, v in q.get("unavailable", {}).items())
+                   + ".</p>")
+    out += [f'<p class="note">{html.escape(n)}</p>' for n in s.get("recovery_notes", [])]
+    human_rows = (s.get("human") or {}).get("rows") or []
+    if human_rows:
+        out.append("<h3>Human check (reviewed attack texts rated like any comment)</h3>")
+        out.append(_table(["recipe", "target", "goal", "items", "rated", "ratings", "ratings 'toxic'",
+                           "ratings 'hard to say'", "items most raters call toxic"],
+                          [[h["recipe"], h["target"], h["goal"], h["items"], h["rated"], h["ratings"],
+                            h["share_ratings_toxic"], h["share_ratings_hard_to_say"], h["items_majority_toxic"]]
+                           for h in human_rows]))
     out.append("<h3>Transfer (rows: attacked target; cells: share the column detector also gets wrong)</h3>")
     out.append(_table(["successful against", *s["detectors"]],
                       [[k, *[row[d]["rate"] for d in s["detectors"]]] for k, row in s["transfer"].items()]))
@@ -261,18 +389,99 @@ def _html_attacks(s: dict) -> str:
     return "".join(out)
 
 
+def _with_ci(value: float | None, ci: list[float] | None) -> str:
+    """A number with its interval, e.g. `0.812 [0.790, 0.833]`."""
+    if value is None:
+        return "–"
+    return f"{value:.3f}" + ("" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
+
+
 def _html_sass(s: dict) -> str:
-    cats = list(s["human_mean_by_category"])
-    out = [f"<p>{s['n']} texts, {s['share_toxic']:.1%} toxic by the human label.</p>",
-           _table(["detector", "precision", "recall", "F1", "n"],
-                  [[d["detector"], d["precision"], d["recall"], d["f1"], d["n"]] for d in s["detectors"]]),
-           _table(["category", "human", *[d["detector"] for d in s["detectors"]]],
-                  [[c, s["human_mean_by_category"][c], *[d["mean_by_category"].get(c) for d in s["detectors"]]] for c in cats])]
+    cats = s.get("categories") or list(s["human_mean_by_category"])
+    if s.get("categories_only"):
+        out = [f"<p>{s['n']} texts, categories only (the file has no human scores: no precision, recall or F1).</p>"]
+    else:
+        def ci(d: dict, k: str) -> str:
+            return _with_ci(d[k], d.get("ci", {}).get(k))
+        out = [f"<p>{s['n']} texts, {s['share_toxic']:.1%} toxic by the human label.</p>",
+               _table(["detector", "precision", "recall", "F1", "n"],
+                      [[d["detector"], ci(d, "precision"), ci(d, "recall"), ci(d, "f1"), d["n"]] for d in s["detectors"]])]
+    human_col = [] if s.get("categories_only") else ["human"]
+    out.append(_table(["category", *human_col, *[d["detector"] for d in s["detectors"]]],
+                      [[c, *[s["human_mean_by_category"].get(c) for _ in human_col],
+                        *[d["mean_by_category"].get(c) for d in s["detectors"]]] for c in cats]))
+    return "".join(out)
+
+
+def _metric_cells(cell: dict) -> list[str]:
+    m = cell["metrics"]
+    return [_with_ci(m[k]["value"], m[k]["ci"]) for k in ("precision", "recall", "f1", "accuracy", "roc_auc", "pr_auc")]
+
+
+def _warned(cell: dict) -> str:
+    return ("⚠ " + "; ".join(cell["warnings"])) if cell["warnings"] else ""
+
+
+def _html_labelled(s: dict) -> str:
+    plt = _plt()
+    b = s["bootstrap"]
+    out = [f"<p class=note>Brackets: {b['level']:.0%} intervals ({b['kind']}, {b['resamples']} resamples, fewer above "
+           f"{b['fewer_above_items']} items; seed {b['seed']}). ⚠: fewer than {s['min_items']} items or "
+           f"{s['min_class']} positives or negatives.</p>"]
+    head = ["precision", "recall", "F1", "accuracy", "ROC-AUC", "PR-AUC"]
+    for src in s["sources"]:
+        dets = src["detectors"]
+        out.append(f"<h3>{html.escape(src['source'])} <small>{src['n']} labelled comments, {src['positives']} "
+                   "positive</small></h3>")
+        out.append(_table(["detector", "version", "threshold", "n", "positives", *head, "Brier",
+                           "best-F1 threshold (F1)", "warnings"],
+                          [[d["detector"], d["version"], d["threshold"], d["n"], d["positives"], *_metric_cells(d),
+                            _with_ci(d["metrics"]["brier"]["value"], d["metrics"]["brier"]["ci"]),
+                            None if d["best_f1"] is None else f"{d['best_f1']['threshold']:.3f} ({d['best_f1']['f1']:.3f})",
+                            _warned(d)] for d in dets]))
+        fig, ax = plt.subplots(figsize=(3.6, 3.2))
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.6, ls=":")
+        for d in dets:
+            bins = [x for x in d["reliability"] if x["n"]]
+            ax.plot([x["mean_score"] for x in bins], [x["share_positive"] for x in bins], "o-", ms=3, label=d["detector"])
+        ax.set_xlabel("mean score in bin", fontsize=8)
+        ax.set_ylabel("share gold-positive", fontsize=8)
+        ax.set_title(f"reliability, {src['source']}", fontsize=9)
+        ax.legend(fontsize=7)
+        out.append(_png(fig))
+        for name in s["group_labels"]:
+            rows = [[g["value"], d["detector"], g["n"], g["positives"], *_metric_cells(g), _warned(g)]
+                    for d in dets for g in d["groups"].get(name, [])]
+            if rows:
+                out.append(f"<h4>by {html.escape(name)}</h4>")
+                out.append(_table([name, "detector", "n", "positives", *head, "warnings"], rows))
+    return "".join(out)
+
+
+def _html_hatecheck(s: dict) -> str:
+    dets = s["detectors"]
+    names = [d["detector"] for d in dets]
+    cols = names if len(set(names)) == len(names) else [d["label"] for d in dets]
+    number = {f: i + 1 for i, f in enumerate(hatecheck.FUNCTIONALITIES)}
+
+    def cells(row: dict) -> list[str]:
+        return [_with_ci(c["accuracy"], c["ci"]) for c in (row["detectors"][d["label"]] for d in dets)]
+    out = [f"<p>{s['n_cases']} cases; accuracy [Wilson 95% interval]. Detectors: "
+           + ", ".join(f"{html.escape(d['label'])} (threshold {d['threshold']}, {d['n_scored']} scored)" for d in dets)
+           + ".</p>",
+           _table(["", "functionality", "description", "gold label", "n", *cols],
+                  [[f"F{number[r['key']]}" if r["key"] in number else "", r["key"], r["description"], r["gold"], r["n"],
+                    *cells(r)] for r in s["functionalities"]]),
+           "<h3>Totals</h3>", _table(["cases", "n", *cols], [[r["key"], r["n"], *cells(r)] for r in s["totals"]])]
+    if s["targets"]:
+        out += ["<h3>By target identity</h3>",
+                _table(["target", "n", *cols], [[r["key"], r["n"], *cells(r)] for r in s["targets"]])]
     return "".join(out)
 
 
 RENDER = {"human": _html_human, "overlap": _html_overlap, "people": _html_people, "robustness": _html_robustness,
-          "normalization": _html_normalization, "attacks": _html_attacks, "sass": _html_sass}
+          "normalization": _html_normalization, "attacks": _html_attacks, "sass": _html_sass,
+          "labelled": _html_labelled, "hatecheck": _html_hatecheck}
 
 CSS = """body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.6em}h2{border-bottom:2px solid #1f4e79;padding-bottom:.2em;margin-top:2em}
@@ -297,5 +506,9 @@ def render_html(report: dict[str, Any]) -> str:
     for key, section in report["sections"].items():
         parts.append(f"<h2>{TITLES[key]}</h2><p class=methods><b>Method.</b> {html.escape(METHODS[key])}</p>")
         parts.append(RENDER[key](section))
+    if report.get("skipped"):
+        parts.append("<h2>Not in this report</h2><ul class=note>" + "".join(
+            f"<li><b>{html.escape(TITLES[key].split(' ', 1)[1])}</b>: {html.escape(reason)}</li>"
+            for key, reason in report["skipped"].items()) + "</ul>")
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -1,17 +1,22 @@
-"""`run_audit`: one dataset file through the engine into the study log, resumable."""
+"""`run_audit`: one dataset file through the engine into the study log, resumable.
+
+The dataset is streamed: items are read chunk by chunk (`--chunk`) as the audit goes, so memory
+does not grow with the file, `--limit` stops reading early, and a bad row far down the file stops
+the audit there with everything before it logged (the same command resumes after the fix)."""
 from __future__ import annotations
 
 import asyncio
 import time
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from modlens.audit.attacks import AttackSpec, build_attack, plan_attacks
 from modlens.audit.auditor import Auditor, dataset_platform
-from modlens.config import StudyConfig
+from modlens.config import DetectorConfig, StudyConfig
 from modlens.datasets import registry as datasets
-from modlens.datasets.base import DatasetItem
+from modlens.datasets.base import Dataset, DatasetError, DatasetItem
 from modlens.detectors.base import Detector
 from modlens.engine import Engine
 from modlens.services.detectors import load_detectors, parse_detector_spec
@@ -35,6 +40,8 @@ class AuditResult:
     resumed: bool
     unavailable: dict[str, str] = field(default_factory=dict)
     attacks: dict[str, dict[str, int]] = field(default_factory=dict)  # target key -> {status: count, "reused": n}
+    format: str = ""          # the layout read (given, implied by a shorthand, or detected)
+    notes: list[str] = field(default_factory=list)  # what was detected and assumed, as printed
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -47,31 +54,78 @@ def audit_study(study: StudyConfig, normalize: bool, perturb: Sequence[str] | No
     return study.model_copy(update={"normalizer": norm, "perturbation": pert})
 
 
+RECORDED = "recorded"
+
+
+def setup_error(message: str) -> SetupError:
+    """A reader's error as a SetupError; the `; fix: …` its message ends with becomes `fix`
+    (the CLI prints it on its own line)."""
+    problem, _, fix = message.partition("; fix: ")
+    err = SetupError(problem)
+    err.fix = fix or None  # type: ignore[attr-defined]
+    return err
+
+
+def recorded_detectors(spec: str, data: Dataset) -> list[DetectorConfig]:
+    """`recorded` (every score the dataset file records) or `recorded:NAME` as cached detectors
+    on the file itself: the same name and version as the equivalent `cached:PATH:TEXT=SCORE:NAME`."""
+    name = spec.partition(":")[2]
+    known = data.recorded_scores
+    if not known:
+        raise SetupError(f"detector {spec!r}: {data.path.name} ({data.format}) records no detector scores")
+    if name and name not in known:
+        raise SetupError(f"detector {spec!r}: {data.path.name} records scores of {', '.join(known)} only")
+    return [DetectorConfig(name="cached", id=n, options={"path": str(data.path), "mappings": m, "name": n})
+            for n, m in known.items() if not name or n == name]
+
+
+def _detector_configs(specs: Sequence[str] | None, study: StudyConfig, data: Dataset) -> list[DetectorConfig]:
+    if not specs:
+        return list(study.detectors)
+    out: list[DetectorConfig] = []
+    for s in dict.fromkeys(specs):  # each spec once
+        is_recorded = s == RECORDED or s.startswith(RECORDED + ":")
+        out += recorded_detectors(s, data) if is_recorded else [parse_detector_spec(s, study)]
+    return out
+
+
 def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: StudyConfig | None = None,
               detectors: Sequence[str] | None = None, normalize: bool = False, perturb: Sequence[str] | None = None,
               limit: int | None = None, chunk_size: int = 256, reader_options: dict[str, Any] | None = None,
               progress: bool = True, on_chunk: Callable[[int], None] | None = None,
-              detector_objects: dict[str, Detector] | None = None, attack: AttackSpec | None = None) -> AuditResult:
+              detector_objects: dict[str, Detector] | None = None, attack: AttackSpec | None = None,
+              on_note: Callable[[str], None] | None = None) -> AuditResult:
     """Audit one dataset into the study log at `db`. `detector_objects` bypasses the registry
-    (tests and embedding code); otherwise `detectors` specs, else the study's detectors.
-    `attack`: also attack every seed comment (see AttackSpec) and log each outcome.
+    (tests and embedding code); otherwise `detectors` specs (plus `recorded`: the scores the file
+    records), else the study's detectors. `reader_options`: `text_col`, `id_col`, `label_cols`,
+    `label` (a `--label` spec). `attack`: also attack every seed comment (see AttackSpec) and log
+    each outcome. `on_note` gets each line saying what the reader detected, before any work.
     Raises SetupError (nothing written) when the audit cannot start."""
     t0 = time.perf_counter()
     study = study or StudyConfig()
+    reader_options = {k: v for k, v in (reader_options or {}).items() if v is not None}
     try:
-        data = datasets.load(dataset, fmt, **(reader_options or {}))
+        data = datasets.load(dataset, fmt, **reader_options)
     except (ValueError, OSError) as err:
-        raise SetupError(str(err)) from None
-    items = data.items[:limit] if limit else data.items
+        raise setup_error(str(err)) from None
+    for note in data.notes:
+        if on_note:
+            on_note(note)
     unavailable: dict[str, str] = {}
     if detector_objects is None:
-        configs = [parse_detector_spec(s, study) for s in detectors] if detectors else list(study.detectors)
+        configs = _detector_configs(detectors, study, data)
         loaded = load_detectors(configs)
         detector_objects, unavailable = loaded.detectors, loaded.unavailable
     if not detector_objects:
         raise SetupError("no detector could be loaded: " + "; ".join(f"{k}: {v}" for k, v in unavailable.items()))
-    params = {"format": fmt or data.name, "detectors": {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
+    params = {"format": data.format, "detectors": {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
               "normalize": normalize, "perturb": list(perturb or []), "limit": limit}
+    if perturb:  # other variants of the same file are another run, not a resume
+        pc = study.perturbation
+        params["perturbation"] = {"budget": pc.budget, "importance_threshold": pc.importance_threshold,
+                                  "seed": pc.seed, "target": pc.target}
+    if reader_options:  # another labelling of the same file is another run
+        params["reader"] = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in reader_options.items()}
     plan, seed = None, study.perturbation.seed
     if attack is not None:
         plan = plan_attacks(attack, detector_objects)
@@ -96,37 +150,73 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             run_id = log.start_run(data.name, path, params)
         else:
             log.set_run_status(run_id, "running")
-        done_keys = runs.completed_keys(log, run_id)
-        todo = [it for it in items if it.key not in done_keys]
+        feed = Feed(data.iter_items(), runs.completed_keys(log, run_id), limit)
         auditor = Auditor(log, engine, data, run_id, det_ids, attack, plan, seed)
+        total = min(data.size, limit) if data.size is not None and limit else data.size or limit
         status = "interrupted"
         try:
-            asyncio.run(_drive(auditor, todo, page_id, chunk_size, len(items) - len(todo), len(items), progress, on_chunk))
+            asyncio.run(_drive(auditor, feed, page_id, chunk_size, total, progress, on_chunk))
             status = "finished"
+        except DatasetError as err:  # a bad row met mid-file: the chunks before it are logged
+            problem, _, fix = str(err).partition("; fix: ")
+            raise setup_error(f"{problem}; {runs.n_completed(log, run_id)} items before it are in the log (run "
+                              f"{run_id}, interrupted); fix: {fix + ', then ' if fix else 'fix the file, then '}"
+                              "run the same command again to resume") from None
         finally:
+            feed.close()
             log.set_run_progress(run_id, runs.n_completed(log, run_id))
             log.finish_run(run_id, status)
     finally:
         log.close()
-    return AuditResult(run_id, data.name, path, len(items), len(items) - len(todo), auditor.n_scored, auditor.n_missing,
+    return AuditResult(run_id, data.name, path, feed.n_read, feed.n_skipped, auditor.n_scored, auditor.n_missing,
                        {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
-                       time.perf_counter() - t0, resumed, unavailable, auditor.attack_counts)
+                       time.perf_counter() - t0, resumed, unavailable, auditor.attack_counts,
+                       format=data.format, notes=data.notes)
 
 
-async def _drive(auditor: Auditor, todo: list[DatasetItem], page_id: int, chunk_size: int, n_done: int,
-                 n_total: int, progress: bool, on_chunk: Callable[[int], None] | None) -> None:
+class Feed:
+    """The dataset's items as the audit takes them: at most `limit`, those an earlier attempt
+    finished skipped (and counted), read lazily in chunks."""
+
+    def __init__(self, items: Iterator[DatasetItem], done_keys: set[str], limit: int | None):
+        self.source = items
+        self.items: Iterable[DatasetItem] = islice(items, limit) if limit else items
+        self.done_keys = done_keys
+        self.n_read = self.n_skipped = 0
+
+    def chunks(self, size: int) -> Iterator[list[DatasetItem]]:
+        todo = self._todo()
+        while chunk := list(islice(todo, size)):
+            yield chunk
+
+    def _todo(self) -> Iterator[DatasetItem]:
+        for it in self.items:
+            self.n_read += 1
+            if it.key in self.done_keys:
+                self.n_skipped += 1
+            else:
+                yield it
+
+    def close(self) -> None:
+        """Closes the reader's file now (a `--limit` stops reading before the end)."""
+        close = getattr(self.source, "close", None)
+        if close is not None:
+            close()
+
+
+async def _drive(auditor: Auditor, feed: Feed, page_id: int, chunk_size: int, n_total: int | None,
+                 progress: bool, on_chunk: Callable[[int], None] | None) -> None:
     from tqdm import tqdm
 
-    bar = tqdm(total=n_total, initial=n_done, desc=f"audit {auditor.dataset.name}", unit="item", disable=not progress)
+    bar = tqdm(total=n_total, desc=f"audit {auditor.dataset.name}", unit="item", disable=not progress)
     try:
-        for start in range(0, len(todo), chunk_size):
-            chunk = todo[start:start + chunk_size]
+        for chunk in feed.chunks(chunk_size):
             await auditor.process(chunk, page_id)
-            n_done += len(chunk)
-            auditor.log.set_run_progress(auditor.run_id, n_done)
-            bar.update(len(chunk))
+            auditor.log.set_run_progress(auditor.run_id, feed.n_read)  # skipped (done before) + processed
+            bar.update(feed.n_read - bar.n)
             if on_chunk:
-                on_chunk(n_done)
+                on_chunk(feed.n_read)
+        bar.update(feed.n_read - bar.n)
     finally:
         bar.close()
         auditor.close()

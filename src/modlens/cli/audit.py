@@ -5,51 +5,69 @@ import argparse
 import json
 import sys
 
-from modlens.cli.common import (CliError, add_attack_limit_options, add_db_option, add_detectors_option,
-                                add_study_option, db_path, load_study)
+from modlens.cli.common import (CliError, ErrorKind, add_attack_limit_options, add_db_option, add_deprecated_alias,
+                                add_detectors_option, add_perturbation_options, add_strategies_option,
+                                add_study_option, check_strategies, db_path, load_study, with_perturbation_options)
+from modlens.datasets.registry import READERS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("dataset", help="a CSV/TSV/JSONL file or folder, or a shorthand (noisyhate, hatecheck, davidson) "
-                                   "looked up under $MODLENS_DATA, the fetched data, then the shipped copies")
-    p.add_argument("--format", dest="fmt", choices=["noisyhate", "hatecheck", "davidson", "sass", "csv", "jsonl"],
-                   help="the file's layout (default: guessed from its columns)")
-    add_detectors_option(p, keys="registry names, study-file detector keys, or cached:PATH[:TEXT=SCORE,...][:NAME]")
+    p.add_argument("dataset", help="a CSV/TSV/JSONL/Parquet file or folder, or a shorthand (noisyhate, hatecheck, "
+                                   "davidson, sass) looked up under $MODLENS_DATA, the fetched data, then the shipped copies")
+    p.add_argument("--format", dest="fmt", choices=list(READERS),
+                   help="the file's layout (default: detected from its columns; the note on stderr says which and why)")
+    add_detectors_option(p, keys="registry names, study-file detector keys, cached:PATH[:TEXT=SCORE,...][:NAME], "
+                                 "or recorded[:NAME] (the scores the dataset file records, e.g. Perspective's)")
     add_study_option(p)
     p.add_argument("--normalize", action="store_true", help="also normalize every text and score the result")
-    p.add_argument("--perturb", nargs="+", metavar="STRATEGY", help="also generate variants with these strategies")
+    p.add_argument("--perturb", nargs="*", metavar="STRATEGY",
+                   help="also generate variants: with these strategies, else --strategies, else the study's")
+    add_strategies_option(p, default="the study's for --perturb, the attack's set for --attack",
+                          what="strategies of --perturb's variants and --attack's edits")
+    add_perturbation_options(p)
     p.add_argument("--attack", choices=["tae", "bae"],
                    help="also attack every seed comment (tae: toxic seeds made to look benign; bae: benign seeds made "
                         "to look toxic; seeds by the gold `toxic` label, else the target's verdict) and score each "
                         "adversarial text with every detector")
-    p.add_argument("--attack-targets", nargs="+", metavar="KEY",
+    p.add_argument("--targets", dest="attack_targets", nargs="+", action="extend", metavar="KEY",
                    help="detectors to attack (default: every loaded local detector)")
+    p.add_argument("--target", dest="attack_targets", action="append", metavar="KEY",
+                   help="one detector to attack (repeatable); adds to --targets")
+    add_deprecated_alias(p, "--attack-targets", "--targets", dest="attack_targets", mode="extend", nargs="+")
     p.add_argument("--ensemble", nargs="+", metavar="KEY",
                    help="judges that must keep the seed's label (default: the other detectors)")
     p.add_argument("--no-ensemble", action="store_true",
                    help="attack without judges (with the default judges, transfer to them is 0 by construction)")
     add_attack_limit_options(p)
-    p.add_argument("--attack-strategies", nargs="+", metavar="STRATEGY",
-                   help="attack: word transformations (default: the attack's default set, docs/PERTURB.md)")
+    add_deprecated_alias(p, "--attack-strategies", "--strategies", dest="strategies", mode="extend", nargs="+")
     add_db_option(p)
     p.add_argument("--limit", type=int, help="audit only the first N items")
-    p.add_argument("--text-col", help="csv/jsonl: the text column (default: text)")
-    p.add_argument("--label-cols", nargs="+", help="csv/jsonl: columns kept as labels (default: all others)")
+    p.add_argument("--text-col", help="csv/jsonl/parquet: the text column (default: text, comment_text, tweet or sentence)")
+    p.add_argument("--label", metavar="COLUMN[=TOXIC_VALUES]",
+                   help="the gold label: COLUMN (1/true/yes/toxic/hateful… vs 0/false/no/neither…), COLUMN=A,B (these "
+                        "values are toxic, the rest not), COLUMN>=X (a score), or none (default: the reader's own, "
+                        "else a column named toxic, is_toxic, hateful, label, class, …)")
+    p.add_argument("--label-cols", nargs="+", metavar="COLUMN",
+                   help="csv/jsonl/parquet: more columns to store as labels, '*' for all (default: only the gold label, "
+                        "group columns such as target/group/identity/platform, and ids)")
     p.add_argument("--chunk", type=int, default=256, help="items written per transaction (default 256)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:
     from modlens.audit import AttackSpec, AuditError, run_audit
+    from modlens.studylog.store import StudyLogError
 
-    study = load_study(args.config)
-    reader_options = {}
-    if args.text_col:
-        reader_options["text_col"] = args.text_col
-    if args.label_cols:
-        reader_options["label_cols"] = args.label_cols
-    attack_only = [f"--{n.replace('_', '-')}" for n in ("attack_targets", "ensemble", "no_ensemble", "attack_strategies")
-                   if getattr(args, n)]
+    study = with_perturbation_options(load_study(args.config), args)  # checks --strategies too
+    perturb = None
+    if args.perturb is not None:
+        check_strategies(args.perturb, "--perturb")
+        perturb = list(dict.fromkeys([*args.perturb, *(args.strategies or [])])) or study.perturbation.strategies
+    reader_options = {"text_col": args.text_col, "label_cols": args.label_cols, "label": args.label}
+    attack_only = [flag for flag, n in (("--targets", "attack_targets"), ("--ensemble", "ensemble"),
+                                        ("--no-ensemble", "no_ensemble")) if getattr(args, n)]
+    if args.strategies and not (args.attack or args.perturb is not None):
+        raise CliError("--strategies need --perturb or --attack tae|bae")
     if args.ensemble and args.no_ensemble:
         raise CliError("--ensemble and --no-ensemble exclude each other")
     if attack_only and not args.attack:
@@ -57,14 +75,17 @@ def run(args: argparse.Namespace) -> int:
     attack = None if not args.attack else AttackSpec(
         args.attack, targets=args.attack_targets, ensemble=[] if args.no_ensemble else args.ensemble,
         max_queries=args.query_budget,
-        max_edit_ratio=args.max_edit_ratio, strategies=args.attack_strategies)
+        max_edit_ratio=args.max_edit_ratio, strategies=args.strategies)
     try:
         result = run_audit(args.dataset, db=db_path(args), fmt=args.fmt, study=study,
-                           detectors=args.detectors, normalize=args.normalize, perturb=args.perturb,
+                           detectors=args.detectors, normalize=args.normalize, perturb=perturb,
                            limit=args.limit, chunk_size=args.chunk, reader_options=reader_options,
-                           progress=not args.quiet, attack=attack)
+                           progress=not args.quiet, attack=attack,
+                           on_note=lambda note: print(f"modlens audit: {note}", file=sys.stderr))
     except AuditError as err:
-        raise CliError(str(err)) from None
+        raise CliError(str(err), fix=getattr(err, "fix", None)) from None
+    except StudyLogError as err:  # e.g. another writer held the log longer than the wait allows
+        raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None)) from None
     for key, why in result.unavailable.items():
         print(f"modlens audit: detector {key} not used: {why}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2))

@@ -1,5 +1,7 @@
 """What every `modlens` subcommand shares: one error type with one exit code per kind, and the
-options several commands take (study, detectors, study log, attack limits, daemon address).
+options several commands take (study, detectors, strategies, perturbation settings, study log,
+attack limits, daemon address), each under one name everywhere (docs/CLI.md). A renamed flag
+keeps its old name for one release as a deprecated alias that says so on stderr.
 
 A command raises `CliError`; `modlens.cli.main` prints it once, as
 `modlens <command>: <message>` plus a `fix:` line when there is one, and exits with its kind's
@@ -11,7 +13,7 @@ import argparse
 import enum
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
 from modlens import paths
 
@@ -60,6 +62,58 @@ def print_error(command: str, err: CliError, stream: TextIO | None = None) -> in
     return err.exit_code
 
 
+# --- renamed flags ------------------------------------------------------------------------------
+class DeprecatedAlias(argparse.Action):
+    """An old flag name kept for one release: does what the new one does (`mode`: store,
+    append or extend into the same dest) and prints a one-line note on stderr."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str, mode: str = "store",
+                 **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new, self.mode = new, mode
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"modlens: {option_string} is deprecated and goes away in the next release; use {self.new}",
+              file=sys.stderr)
+        if self.mode == "store":
+            setattr(namespace, self.dest, values)
+            return
+        items = list(getattr(namespace, self.dest, None) or [])
+        items += list(values) if self.mode == "extend" else [values]
+        setattr(namespace, self.dest, items)
+
+
+def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str, *, dest: str,
+                         mode: str = "store", **kwargs: Any) -> None:
+    """`old` as a hidden alias of `new` (same dest, type and nargs: pass them in `kwargs`)."""
+    parser.add_argument(old, dest=dest, action=DeprecatedAlias, new=new, mode=mode, help=argparse.SUPPRESS,
+                        default=argparse.SUPPRESS, **kwargs)
+
+
+# --- unknown names -------------------------------------------------------------------------------
+def check_strategies(keys: Sequence[str] | None, flag: str = "--strategy/--strategies") -> None:
+    """Unknown strategy keys are a usage error naming the close matches."""
+    from modlens.names import UnknownName
+    from modlens.perturb import registry
+
+    try:
+        registry.check(list(keys or []))
+    except UnknownName as err:
+        raise CliError(f"{flag}: {err.message}", fix=err.fix) from None
+
+
+def detector_configs(specs: Sequence[str], study: StudyConfig | None = None) -> list[Any]:
+    """`--detectors` specs -> DetectorConfigs; an unknown name is a usage error with the close matches."""
+    from modlens.services.detectors import DetectorSpecError
+    from modlens.services.detectors import detector_configs as parse
+
+    try:
+        return parse(specs, study)
+    except DetectorSpecError as err:
+        raise CliError(str(err), fix=err.fix) from None
+
+
 # --- study --------------------------------------------------------------------------------------
 def add_study_option(parser: argparse.ArgumentParser, *flags: str) -> None:
     """`--config` / `--study` (both spellings; the attribute is named after the first flag)."""
@@ -90,6 +144,47 @@ def add_detectors_option(parser: argparse.ArgumentParser, *, dest: str = "detect
                         help="one detector (repeatable); adds to --detectors")
 
 
+# --- perturbation -------------------------------------------------------------------------------
+def add_strategies_option(parser: argparse.ArgumentParser, *, default: str = "the study's",
+                          what: str = "perturbation strategies") -> None:
+    """`--strategies A B …` and `--strategy A` (repeatable) fill `args.strategies`."""
+    parser.add_argument("--strategies", dest="strategies", nargs="+", action="extend", metavar="KEY",
+                        help=f"{what} (registry keys, docs/PERTURB.md; default: {default})")
+    parser.add_argument("--strategy", dest="strategies", action="append", metavar="KEY",
+                        help="one strategy (repeatable); adds to --strategies")
+
+
+def add_perturbation_options(parser: argparse.ArgumentParser) -> None:
+    """The generator's settings, overriding the study's `[perturbation]` table."""
+    parser.add_argument("--budget", type=int, metavar="N", help="variants per text (default: the study's, 3)")
+    parser.add_argument("--seed", type=int, help="random seed of variants and attacks (default: the study's, 0)")
+    parser.add_argument("--threshold", type=float, metavar="T",
+                        help="word importance a word needs to be perturbed (default: the study's, 0.1)")
+
+
+def with_perturbation_options(study: StudyConfig, args: argparse.Namespace) -> StudyConfig:
+    """The study with `--budget/--seed/--threshold` (and `--strategies` when given) applied,
+    validated like the study file (a bad value is a usage error)."""
+    from pydantic import ValidationError
+
+    update: dict[str, Any] = {}
+    for flag, key in (("budget", "budget"), ("seed", "seed"), ("threshold", "importance_threshold")):
+        if getattr(args, flag, None) is not None:
+            update[key] = getattr(args, flag)
+    if getattr(args, "strategies", None):
+        check_strategies(args.strategies)
+        update["strategies"] = list(dict.fromkeys(args.strategies))
+    if not update:
+        return study
+    try:
+        perturbation = type(study.perturbation).model_validate({**study.perturbation.model_dump(), **update})
+    except ValidationError as err:
+        e = err.errors()[0]
+        flag = {"importance_threshold": "threshold"}.get(str(e["loc"][0]), str(e["loc"][0]))
+        raise CliError(f"--{flag}: {e['msg']}") from None
+    return study.model_copy(update={"perturbation": perturbation})
+
+
 # --- study log ----------------------------------------------------------------------------------
 def add_db_option(parser: argparse.ArgumentParser, help: str | None = None) -> None:
     parser.add_argument("--db", metavar="PATH",
@@ -111,12 +206,16 @@ def study_log_error(err: Exception, db: Path, *, missing_exit_code: int | None =
 # --- attacks ------------------------------------------------------------------------------------
 def add_attack_limit_options(parser: argparse.ArgumentParser, *, queries_dest: str = "query_budget",
                              edit_ratio_dest: str = "max_edit_ratio") -> None:
-    """The greedy attack's limits, under both spellings audit and perturb used. Their ranges are
+    """The greedy attack's limits, named as the log records them (`max_queries`,
+    `max_edit_fraction`); audit's old names stay as deprecated aliases. Their ranges are
     checked by the attack itself, whose error names the limit."""
-    parser.add_argument("--query-budget", "--max-queries", dest=queries_dest, type=int, default=200,
+    parser.add_argument("--max-queries", dest=queries_dest, type=int, default=200,
                         metavar="N", help="attack: target queries per seed (default 200)")
-    parser.add_argument("--max-edit-ratio", "--max-edit-fraction", dest=edit_ratio_dest, type=float,
+    parser.add_argument("--max-edit-fraction", dest=edit_ratio_dest, type=float,
                         default=0.25, metavar="R", help="attack: max share of words edited (default 0.25)")
+    add_deprecated_alias(parser, "--query-budget", "--max-queries", dest=queries_dest, type=int, metavar="N")
+    add_deprecated_alias(parser, "--max-edit-ratio", "--max-edit-fraction", dest=edit_ratio_dest, type=float,
+                         metavar="R")
 
 
 # --- daemon -------------------------------------------------------------------------------------

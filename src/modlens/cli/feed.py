@@ -4,12 +4,19 @@ Speaks protocol v1 exactly as the extension does (pages of 20 comments, hello wi
 pairing token, scores then variants), with the `websockets` library as client. Prints one
 JSON line per comment with its scores (and variants unless --no-variants). Also the client
 of the daemon benchmark (`bench/bench_daemon.py`).
+
+One file may hold comments of several platforms and pages: the `platform`, `url` and `author`
+columns (or the ones named by --platform-col/--url-col/--author-col) are used when present,
+rows are grouped into pages by (platform, url), and --platform/--url fill in where a row has
+none. Authors are hashed as the extension hashes them (SHA-256 of "<study salt>\n<author>", the
+salt from the daemon's hello_ok): the raw name never leaves this process.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import csv
+import hashlib
 import json
 import sys
 import time
@@ -28,6 +35,8 @@ if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
 PAGE_SIZE = 20
+# row fields taken from a column of this name when the file has one (flags name others)
+DEFAULT_COLS = {"platform": "platform", "url": "url", "author": "author"}
 # tests/test_cli_feed.py asserts exit status 1 for a missing file, a missing column and an
 # unreachable daemon, as before the shared exit codes; kept until flags and codes are unified.
 KEPT_EXIT = 1
@@ -40,11 +49,19 @@ class FeedError(CliError):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="CSV (with a header) or JSONL (one object per line)")
-    parser.add_argument("--platform", default="feed", help="platform recorded for these comments (default: feed)")
-    parser.add_argument("--url", help="page URL recorded for these comments (default: the file's URI)")
-    parser.add_argument("--page-key", help="page id on the platform (default: the file name)")
+    parser.add_argument("--platform", default="feed",
+                        help="platform of rows without a platform column value (default: feed)")
+    parser.add_argument("--url", help="page URL of rows without a url column value (default: the file's URI)")
+    parser.add_argument("--page-key", help="page id on the platform of rows without a url column value "
+                                           "(default: the file name; rows with a url: the url)")
     parser.add_argument("--text-col", default="text", help="column/field holding the comment text (default: text)")
     parser.add_argument("--key-col", help="column/field holding a unique comment key (default: the row number)")
+    parser.add_argument("--platform-col", help=f"column/field holding each row's platform "
+                                               f"(default: {DEFAULT_COLS['platform']}, when present)")
+    parser.add_argument("--url-col", help=f"column/field holding each row's page URL (default: {DEFAULT_COLS['url']}, "
+                                          "when present)")
+    parser.add_argument("--author-col", help=f"column/field holding each row's author, sent hashed (default: "
+                                             f"{DEFAULT_COLS['author']}, when present)")
     parser.add_argument("--concurrency", type=int, default=1, help="parallel connections, each sending pages in turn")
     parser.add_argument("--no-variants", action="store_true", help="do not ask for perturbed variants")
     parser.add_argument("--page-size", type=int, default=PAGE_SIZE, help="comments per message (default: 20)")
@@ -56,8 +73,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 # --- reading ------------------------------------------------------------------------------
 
-def read_rows(path: Path, text_col: str, key_col: str | None, limit: int | None = None) -> Iterator[tuple[str, str]]:
-    """(key, text) per row; empty texts are skipped with a note on stderr."""
+@dataclass(frozen=True)
+class FeedRow:
+    key: str
+    text: str
+    platform: str | None = None   # None: --platform
+    url: str | None = None        # None: --url
+    author: str | None = None     # the raw name; hashed before sending
+
+
+def _value(row: dict[str, Any], col: str | None) -> str | None:
+    value = row.get(col) if col else None
+    return None if value is None or str(value).strip() == "" else str(value).strip()
+
+
+def read_rows(path: Path, text_col: str, key_col: str | None, limit: int | None = None, *,
+              columns: dict[str, str | None] | None = None) -> Iterator[FeedRow]:
+    """One FeedRow per row; empty texts are skipped with a note on stderr. `columns` names the
+    platform/url/author columns given by flags (they must exist); unnamed ones are read from
+    DEFAULT_COLS when the file has them."""
     if not path.is_file():
         raise FeedError(f"{path}: no such file", kind=ErrorKind.NOT_FOUND, exit_code=KEPT_EXIT)
     suffix = path.suffix.lower()
@@ -67,19 +101,23 @@ def read_rows(path: Path, text_col: str, key_col: str | None, limit: int | None 
         rows = _csv(path, "\t" if suffix == ".tsv" else ",")
     else:
         raise FeedError(f"{path}: unknown format {suffix!r}", fix="give a .csv, .tsv or .jsonl file")
+    named = {k: v for k, v in (columns or {}).items() if v}
     n = 0
     for i, row in rows:
-        if text_col not in row:
-            raise FeedError(f"{path}, row {i}: no column {text_col!r} (has {', '.join(map(str, row))})",
-                            fix="name the text column with --text-col", exit_code=KEPT_EXIT)
-        if key_col is not None and key_col not in row:
-            raise FeedError(f"{path}, row {i}: no column {key_col!r} (has {', '.join(map(str, row))})",
-                            fix="name the key column with --key-col", exit_code=KEPT_EXIT)
+        required = [(text_col, "--text-col"), *([(key_col, "--key-col")] if key_col else []),
+                    *((col, f"--{what}-col") for what, col in named.items())]
+        for col, flag in required:
+            if col not in row:
+                raise FeedError(f"{path}, row {i}: no column {col!r} (has {', '.join(map(str, row))})",
+                                fix=f"name the column with {flag}", exit_code=KEPT_EXIT)
         text = row[text_col]
         if not isinstance(text, str) or not text.strip():
             print(f"modlens feed: {path}, row {i}: empty text, skipped", file=sys.stderr)
             continue
-        yield (str(row[key_col]) if key_col else f"row-{i}"), text
+        cols = {what: named.get(what, default) for what, default in DEFAULT_COLS.items()}
+        platform = _value(row, cols["platform"])
+        yield FeedRow(str(row[key_col]) if key_col else f"row-{i}", text,
+                      platform.lower() if platform else None, _value(row, cols["url"]), _value(row, cols["author"]))
         n += 1
         if limit is not None and n >= limit:
             return
@@ -150,6 +188,49 @@ def make_pages(rows: list[tuple[str, str]], size: int, platform: str, url: str, 
     return [build(Comments, f"comments {start + 1}-{start + size}",
                   {"id": f"page{n}", "page": page, "items": [{"key": k, "text": t} for k, t in rows[start:start + size]]})
             for n, start in enumerate(range(0, len(rows), size), 1)]
+
+
+def page_key_of(url: str) -> str:
+    """A page's id on its platform when the url names it: the url itself, hashed when too long."""
+    return url if len(url) <= 512 else "sha256:" + hashlib.sha256(url.encode()).hexdigest()
+
+
+def group_pages(rows: list[FeedRow], size: int, platform: str, url: str, page_key: str
+                ) -> tuple[list[Comments], list[dict[str, str]]]:
+    """Rows grouped into pages by (platform, url), in order of first appearance, each page cut
+    into messages of `size`; `platform`, `url` and `page_key` fill in where a row has none.
+    Also the raw author of each message's comments (key -> author), hashed once the daemon's
+    salt is known (`with_authors`)."""
+    groups: dict[tuple[str, str], list[FeedRow]] = {}
+    for r in rows:
+        groups.setdefault((r.platform or platform, r.url or url), []).append(r)
+    pages: list[Comments] = []
+    authors: list[dict[str, str]] = []
+    for (plat, u), members in groups.items():
+        key = page_key if u == url else page_key_of(u)
+        page = build(Page, f"page {plat} {u} (--platform/--url or their columns)",
+                     {"url": u, "platform": plat, "page_key": key, "title": key})
+        for start in range(0, len(members), size):
+            chunk = members[start:start + size]
+            pages.append(build(Comments, f"comments of {plat} {u}",
+                               {"id": f"page{len(pages) + 1}", "page": page,
+                                "items": [{"key": r.key, "text": r.text} for r in chunk]}))
+            authors.append({r.key: r.author for r in chunk if r.author})
+    return pages, authors
+
+
+def hash_author(author: str, salt: str) -> str:
+    """As the extension does (extension/lib/hash.js): SHA-256 of "<salt>\n<author>", hex."""
+    return hashlib.sha256(f"{salt}\n{author}".encode()).hexdigest()
+
+
+def with_authors(page: Comments, authors: dict[str, str], salt: str) -> Comments:
+    """The page with each comment's author hash filled in."""
+    if not authors:
+        return page
+    items = [item.model_copy(update={"author_hash": hash_author(authors[item.key], salt)})
+             if item.key in authors else item for item in page.items]
+    return page.model_copy(update={"items": items})
 
 
 def parse_reply(raw: str | bytes) -> Message | None:
@@ -265,8 +346,10 @@ class FeedClient:
 
 
 async def feed(url: str, token: str, pages: list[Comments], *, concurrency: int = 1, variants: bool = True,
-               rater: str = "modlens-feed", on_page: Callable[[PageResult], None] | None = None) -> FeedStats:
-    """Send every page over `concurrency` connections; results in page order."""
+               rater: str = "modlens-feed", on_page: Callable[[PageResult], None] | None = None,
+               authors: list[dict[str, str]] | None = None) -> FeedStats:
+    """Send every page over `concurrency` connections; results in page order. `authors`: per
+    page, key -> raw author, sent hashed with the study's salt from hello_ok."""
     stats = FeedStats()
     results: list[PageResult | None] = [None] * len(pages)
     todo: asyncio.Queue[int] = asyncio.Queue()
@@ -277,10 +360,15 @@ async def feed(url: str, token: str, pages: list[Comments], *, concurrency: int 
         ws = await connect(url, token)
         try:
             client = FeedClient(ws, f"feed{w}")
-            await client.say_hello(token, rater)
+            hello = await client.say_hello(token, rater)
+            salt = hello.study.get("author_salt")
+            if authors and any(authors) and not salt:
+                raise FeedError("the daemon gave no author salt, so authors cannot be hashed",
+                                kind=ErrorKind.FAILED, fix="upgrade the daemon, or drop the author column")
             while not todo.empty():
                 i = todo.get_nowait()
-                result = results[i] = await client.send_page(pages[i], variants)
+                page = with_authors(pages[i], authors[i], str(salt)) if authors else pages[i]
+                result = results[i] = await client.send_page(page, variants)
                 if on_page:
                     on_page(result)
         finally:
@@ -309,26 +397,27 @@ def run(args: argparse.Namespace) -> int:
     from modlens.runtime import daemon_url
 
     path = Path(args.file)
-    rows = list(read_rows(path, args.text_col, args.key_col, args.limit))
+    columns = {"platform": args.platform_col, "url": args.url_col, "author": args.author_col}
+    rows = list(read_rows(path, args.text_col, args.key_col, args.limit, columns=columns))
     if not rows:
         raise FeedError(f"{path}: no comments to send")
-    keys = [k for k, _ in rows]
+    keys = [(r.platform or args.platform, r.key) for r in rows]  # a comment key is unique per platform
     if len(set(keys)) != len(keys):
-        raise FeedError(f"{path}: --key-col {args.key_col!r} has repeated values; keys must be unique")
+        raise FeedError(f"{path}: --key-col {args.key_col!r} has repeated values on one platform; keys must be unique")
     token = args.token or pairing.read()
     if not token:
         raise FeedError("no pairing token yet", kind=ErrorKind.NOT_FOUND,
                         fix="start the daemon once (`modlens serve`) or run `modlens pair`")
     url = args.daemon or daemon_url()
-    pages = make_pages(rows, max(1, args.page_size), args.platform, args.url or path.resolve().as_uri(),
-                       args.page_key or path.name)
+    pages, authors = group_pages(rows, max(1, args.page_size), args.platform, args.url or path.resolve().as_uri(),
+                                 args.page_key or path.name)
 
     def emit(result: PageResult) -> None:
         for item in result.items:
             print(output_line(item), flush=True)
 
     stats = asyncio.run(feed(url, token, pages, concurrency=args.concurrency, variants=not args.no_variants,
-                             rater=args.rater, on_page=emit))
+                             rater=args.rater, on_page=emit, authors=authors))
     rate = stats.comments / stats.wall_s if stats.wall_s else 0.0
     print(f"modlens feed: {stats.comments} comments in {len(stats.pages)} pages, {stats.wall_s:.2f} s ({rate:.1f}/s)",
           file=sys.stderr)

@@ -2,7 +2,9 @@
 
 The first line per input is the source text with its scores; each following line is a
 variant (strategy, params, seed, edited spans, attack result when --attack) with its scores
-from every loaded detector.
+from every loaded detector. When fewer variants than the budget come out, the source line's
+`reasons` says why ({"text": why} when none could be made at all, else one entry per strategy
+that made none), and stderr repeats it.
 """
 from __future__ import annotations
 
@@ -10,9 +12,11 @@ import argparse
 import json
 import sys
 
-from modlens.cli.common import CliError, add_attack_limit_options, add_detectors_option, add_study_option, load_study
-from modlens.config import DetectorConfig
+from modlens.cli.common import (CliError, add_attack_limit_options, add_detectors_option, add_perturbation_options,
+                                add_strategies_option, add_study_option, detector_configs, load_study,
+                                with_perturbation_options)
 from modlens.detectors.base import Detector
+from modlens.names import close_matches
 from modlens.perturb import registry
 from modlens.perturb.attack import GreedyAttack
 from modlens.perturb.generate import VariantGenerator
@@ -24,15 +28,13 @@ PREFERRED_TARGETS = ("minilm-toxicity", "profanity-check")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text", nargs="+", help="text(s) to perturb")
-    parser.add_argument("--strategy", action="append", metavar="S",
-                        help=f"strategy key (repeatable; default: the study's). Known: {', '.join(registry.available())}")
+    add_strategies_option(parser, default=f"the study's; with --attack, the attack's set. Known: "
+                                          f"{', '.join(registry.available())}")
     parser.add_argument("--target", metavar="DETECTOR", help="detector key guiding word importance / attacked "
                         "(default: the study's target, else minilm-toxicity, else profanity-check)")
-    add_detectors_option(parser, dest="detector", keys="registry keys to load and score with")
-    add_study_option(parser, "--study", "--config")
-    parser.add_argument("--budget", type=int, help="variants per text (default: the study's)")
-    parser.add_argument("--seed", type=int, help="random seed (default: the study's)")
-    parser.add_argument("--threshold", type=float, help="word-importance threshold (default: the study's)")
+    add_detectors_option(parser, keys="registry names, study-file detector keys, or cached:PATH... to load and score with")
+    add_study_option(parser)
+    add_perturbation_options(parser)
     parser.add_argument("--attack", choices=["tae", "bae"], help="run a greedy attack on the target instead")
     add_attack_limit_options(parser, queries_dest="max_queries", edit_ratio_dest="max_edit_fraction")
     parser.add_argument("--perturbations", metavar="JSON", help="word -> human perturbations table for human_lookup")
@@ -57,46 +59,63 @@ def _scores(texts: list[str], detectors: dict[str, Detector]) -> list[dict]:
     return out
 
 
+def _explain(reasons: dict[str, str], importance: list[float] | None) -> list[str]:
+    """The stderr lines for `reasons`, with the flag that would change the outcome."""
+    if "text" not in reasons:
+        return [why if k == "budget" else f"strategy {k} made no variant: {why}" for k, why in reasons.items()]
+    hint = ""
+    if importance and reasons["text"].startswith("no word's removal"):
+        hint = "; use --threshold 0" if max(importance) > 0 else \
+            "; removing any one word does not lower the score: try another --target"
+    return [reasons["text"] + hint]
+
+
 def run(args: argparse.Namespace) -> int:
-    study = load_study(args.study)
+    study = with_perturbation_options(load_study(args.config), args)  # checks --strategies too
     p = study.perturbation
-    configs = [DetectorConfig(name=n) for n in args.detector] if args.detector else study.detectors
+    configs = detector_configs(args.detectors, study) if args.detectors else study.detectors
     loaded = load_detectors(configs)
     for line in loaded.warnings():
         print(f"modlens perturb: {line}", file=sys.stderr)
     detectors = loaded.detectors
     target = _pick_target(args.target or p.target, detectors)
     if (args.target or args.attack) and target is None:
+        close = close_matches(args.target or "", detectors)
         raise CliError(f"target detector {args.target or '(any)'} is not loaded; loaded: {list(detectors) or 'none'}",
-                       fix="pick a loaded --target, or add it with --detector (see `modlens detectors`)")
+                       fix=f"did you mean {' or '.join(close)}?" if close else
+                       "pick a loaded --target, or add it with --detector (see `modlens detectors`)")
     options = {"human_lookup": {"path": args.perturbations}} if args.perturbations else {}
-    strategies = args.strategy or (None if args.attack else p.strategies)
-    seed = p.seed if args.seed is None else args.seed
     try:
-        if args.attack:
+        if args.attack:  # without --strategies: the attack's own default set
             judges = [d for k, d in detectors.items() if k != target]
-            maker = GreedyAttack(detectors[target], goal=args.attack, strategies=strategies, max_queries=args.max_queries,
-                                 max_edit_fraction=args.max_edit_fraction, judges=judges, seed=seed,
-                                 target_key=target, strategy_options=options)
+            maker = GreedyAttack(detectors[target], goal=args.attack, strategies=args.strategies,
+                                 max_queries=args.max_queries, max_edit_fraction=args.max_edit_fraction, judges=judges,
+                                 seed=p.seed, target_key=target, strategy_options=options)
         else:
-            maker = VariantGenerator(strategies, budget=p.budget if args.budget is None else args.budget, seed=seed,
-                                     importance_threshold=p.importance_threshold if args.threshold is None else args.threshold,
-                                     strategy_options=options)
+            maker = VariantGenerator(p.strategies, budget=p.budget, seed=p.seed,
+                                     importance_threshold=p.importance_threshold, strategy_options=options)
     except (KeyError, ValueError) as err:
         raise CliError(str(err.args[0] if err.args else err)) from None
     for key, reason in maker.unavailable.items():
         print(f"modlens perturb: strategy {key} unavailable: {reason}", file=sys.stderr)
 
     for text in args.text:
-        if args.attack:
+        reasons: dict[str, str] = {}
+        if isinstance(maker, GreedyAttack):
             variants = [maker.run(text)]
         else:
             importance = word_importance(text, detector_score_fn(detectors[target])) if target else None
-            variants = maker.generate(text, importance=importance)
+            variants, reasons = maker.generate_explained(text, importance=importance)
             for v in variants:
                 v.target_detector = target
+            if len(variants) < p.budget:
+                for line in _explain(reasons, importance):
+                    print(f"modlens perturb: {text!r}: {line}", file=sys.stderr)
         scores = _scores([text] + [v.text for v in variants], detectors)
-        print(json.dumps({"kind": "source", "text": text, "target": target, "scores": scores[0]}, ensure_ascii=False))
+        source = {"kind": "source", "text": text, "target": target, "scores": scores[0]}
+        if not isinstance(maker, GreedyAttack):
+            source["reasons"] = reasons
+        print(json.dumps(source, ensure_ascii=False))
         for v, s in zip(variants, scores[1:]):
             print(json.dumps({"kind": "variant", **v.to_dict(), "scores": s}, ensure_ascii=False))
     return 0

@@ -11,8 +11,7 @@ import asyncio
 import json
 import sys
 
-from modlens.cli.common import CliError, ErrorKind, add_detectors_option
-from modlens.config import DetectorConfig
+from modlens.cli.common import CliError, ErrorKind, add_detectors_option, detector_configs
 from modlens.detectors.base import Detector
 from modlens.services.detectors import load_detectors
 
@@ -23,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = __doc__.split("\n", 1)[1]
     parser.add_argument("text", nargs="*", help="texts to score (none: read one text per line from stdin)")
-    add_detectors_option(parser, dest="detector", default=", ".join(DEFAULT_DETECTORS), keys="registry keys")
+    add_detectors_option(parser, default=", ".join(DEFAULT_DETECTORS), keys="registry keys or cached:PATH...")
     parser.add_argument("-o", "--option", action="append", default=[], metavar="NAME.KEY=VALUE",
                         help="detector option; VALUE is parsed as JSON when it can be (repeatable)")
     parser.add_argument("--normalize", action="store_true",
@@ -73,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
         options = parse_options(args.option)
     except ValueError as err:
         raise CliError(str(err)) from None
-    names = args.detector or list(DEFAULT_DETECTORS)
+    names = args.detectors or list(DEFAULT_DETECTORS)
+    configs = detector_configs(names)  # an unknown name is an error, with the close matches
     unused = set(options) - set(names)
     if unused:
         raise CliError(f"options given for detector(s) not selected: {sorted(unused)}",
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     if args.normalize:
         from modlens.normalize.pipeline import build_normalizer  # heavy: only when asked for
         normalizer = build_normalizer()
-    loaded = load_detectors([DetectorConfig(name=n, options=options.get(n, {})) for n in names])
+    loaded = load_detectors([c.model_copy(update={"options": {**c.options, **options.get(c.key, {})}}) for c in configs])
     for line in loaded.warnings():
         print(f"modlens score: {line}", file=sys.stderr)
     detectors = loaded.detectors

@@ -118,7 +118,7 @@ CATALOG: dict[str, DatasetEntry] = {e.name: e for e in [
         name="civil-comments",
         title="Jigsaw Civil Comments (Hugging Face mirror)",
         description="about 2 million public comments with crowd-sourced toxicity and identity labels, "
-                    "as parquet (no audit reader yet: read with pyarrow or pandas)",
+                    "as parquet (audit a shard by its path: `--label toxicity>=0.5`, streamed)",
         homepage="https://huggingface.co/datasets/google/civil_comments",
         licence="CC0 1.0 (the comments)", licence_url="https://creativecommons.org/publicdomain/zero/1.0/",
         citation="Borkan, Dixon, Sorensen, Thain, Vasserman. Nuanced Metrics for Measuring Unintended Bias "

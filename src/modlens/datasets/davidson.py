@@ -1,28 +1,42 @@
 """Davidson et al. 2017 tweets: `class` 0 hate speech, 1 offensive, 2 neither. `toxic` is 1 for
-hate or offensive (the Perspective definition of toxicity covers both)."""
+hate or offensive (the Perspective definition of toxicity covers both); `--label class=0` makes it
+hate speech only. Streamed row by row."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Iterator
 
-from modlens.datasets.base import Dataset, DatasetItem, read_rows, require_columns
+from modlens.datasets.base import Dataset, DatasetError, DatasetItem, iter_rows, read_columns, require_columns
+from modlens.datasets.gold import GoldSpec, gold_label
 
 CLASSES = {"0": "hate_speech", "1": "offensive_language", "2": "neither"}
+DEFAULT_GOLD = "toxic = class in {0, 1} (hate speech or offensive)"
 
 
-def read(path: Path, **_: object) -> Dataset:
+def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
     if path.is_dir():
         path = path / "labeled_data.csv"
-    rows = read_rows(path)
-    require_columns(path, rows, ["tweet", "class"])
-    items = []
-    for n, row in enumerate(rows):
-        key = str(row.get("") or row.get("id") or n)
-        cls = str(row["class"]).strip()
-        if cls not in CLASSES:
-            raise ValueError(f"{path}: row {n + 2}: class {cls!r} is not 0, 1 or 2")
-        labels = {"class": CLASSES[cls], "toxic": "0" if cls == "2" else "1"}
-        for col in ("count", "hate_speech", "offensive_language", "neither"):
-            if row.get(col) not in (None, ""):
-                labels[f"votes_{col}" if col != "count" else "raters"] = row[col]
-        items.append(DatasetItem(key=f"tweet-{key}", text=row["tweet"], labels=labels))
-    return Dataset("davidson", path, items)
+    columns = read_columns(path)
+    require_columns(path, columns, ["tweet", "class"])
+    if label is not None and label.column:
+        require_columns(path, columns, [label.column])
+
+    def items() -> Iterator[DatasetItem]:
+        for n, row in enumerate(iter_rows(path)):
+            key = str(row.get("") or row.get("id") or n)
+            cls = str(row["class"]).strip()
+            if cls not in CLASSES:
+                raise DatasetError(f"{path}: row {n + 2}: class {cls!r} is not 0, 1 or 2")
+            labels: dict[str, Any] = {"class": CLASSES[cls], "toxic": "0" if cls == "2" else "1"}
+            if label is not None:
+                toxic = gold_label(label, row, f"{path}: row {n + 2}") if label.column else None
+                labels.pop("toxic")
+                if toxic is not None:
+                    labels["toxic"] = toxic
+            for col in ("count", "hate_speech", "offensive_language", "neither"):
+                if row.get(col) not in (None, ""):
+                    labels[f"votes_{col}" if col != "count" else "raters"] = row[col]
+            yield DatasetItem(key=f"tweet-{key}", text=row["tweet"], labels=labels)
+
+    gold = label.describe() if label is not None else DEFAULT_GOLD
+    return Dataset("davidson", path, items, notes=[f"gold label: {gold}"])

@@ -1,27 +1,90 @@
-"""Any CSV/TSV/JSONL file with a text column; other columns (or only `label_cols`) become labels.
-A column named `toxic` (0/1) is the gold label the robustness section compares against."""
+"""Any CSV/TSV/JSONL/Parquet file with a text column, streamed row by row.
+
+Stored as labels: the gold label (`--label`, else the first recognized column of
+`gold.GOLD_COLUMNS`) as `toxic` "1"/"0" plus its raw value, recognized group and id columns
+(`gold.GROUP_COLUMNS`, `gold.ID_COLUMNS`, under their lower-case names) and `label_cols`
+(`["*"]`: every column). Nothing else: see `gold` for why."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterator, Sequence
 
-from modlens.datasets.base import Dataset, DatasetError, DatasetItem, read_rows, require_columns
+from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, is_parquet, iter_rows, parquet_rows,
+                                   read_columns, require_columns)
+from modlens.datasets.gold import (GOLD_COLUMNS, GROUP_COLUMNS, ID_COLUMNS, TEXT_COLUMNS, GoldSpec, find_column,
+                                   gold_label, recognized)
 
 
-def read(path: Path, *, text_col: str = "text", id_col: str | None = None,
-         label_cols: Sequence[str] | None = None, name: str | None = None, **_: object) -> Dataset:
-    rows = read_rows(path)
-    require_columns(path, rows, [text_col] + ([id_col] if id_col else []) + list(label_cols or []))
-    items, seen = [], set()
-    for n, row in enumerate(rows):
-        text = row.get(text_col)
-        if not isinstance(text, str):
-            raise DatasetError(f"{path}: row {n + 1}: {text_col!r} is not a string")
-        key = str(row[id_col]) if id_col else f"row-{n}"
-        if key in seen:
-            raise DatasetError(f"{path}: row {n + 1}: duplicate id {key!r} in column {id_col!r}")
-        seen.add(key)
-        cols = label_cols if label_cols is not None else [c for c in row if c not in (text_col, id_col)]
-        labels = {c: row[c] for c in cols if row.get(c) is not None and not isinstance(row[c], (dict, list))}
-        items.append(DatasetItem(key=key, text=text, labels=labels))
-    return Dataset(name or path.stem, path, items)
+def _text_column(path: Path, columns: list[str], text_col: str | None) -> str:
+    if text_col:
+        require_columns(path, columns, [text_col])
+        return text_col
+    found = find_column(columns, TEXT_COLUMNS)
+    if found is None:
+        raise DatasetError(f"{path}: missing column(s) text; has: {', '.join(columns)}; "
+                           "fix: --text-col COLUMN names the column holding the comments")
+    return found
+
+
+def _gold(path: Path, columns: list[str], label: GoldSpec | None, exclude: set[str]) -> tuple[GoldSpec | None, str]:
+    """The gold spec and a note saying where it came from."""
+    if label is not None:
+        if label.column:
+            require_columns(path, columns, [label.column])
+        return (label if label.column else None), f"gold label: {label.describe()}"
+    found = find_column([c for c in columns if c not in exclude], GOLD_COLUMNS)
+    if found is None:
+        return None, (f"no gold label (no column named {', '.join(GOLD_COLUMNS[:4])}, …): "
+                      "metrics against gold labels need --label COLUMN[=TOXIC_VALUES]")
+    spec = GoldSpec(found)
+    return spec, f"gold label recognized: {spec.describe()}; --label COLUMN chooses another, --label none stores none"
+
+
+def read(path: Path, *, text_col: str | None = None, id_col: str | None = None,
+         label_cols: Sequence[str] | None = None, label: GoldSpec | None = None, name: str | None = None,
+         **_: object) -> Dataset:
+    columns = read_columns(path)
+    if not columns:
+        raise DatasetError(f"{path}: no rows")
+    text = _text_column(path, columns, text_col)
+    extra = list(label_cols or [])
+    require_columns(path, columns, ([id_col] if id_col else []) + [c for c in extra if c != "*"])
+    gold, gold_note = _gold(path, columns, label, {text, id_col or text})
+    keep: dict[str, str] = {}  # label name -> column
+    if gold is not None and gold.column.lower() != "toxic":
+        keep[gold.column] = gold.column
+    for names in (GROUP_COLUMNS, ID_COLUMNS):
+        keep.update(recognized([c for c in columns if c not in (text, id_col)], names))
+    others = [c for c in columns if c not in (text, id_col)] if "*" in extra else [c for c in extra if c != "*"]
+    keep.update({c: c for c in others if c not in keep.values() and (gold is None or c != gold.column)})
+    stored = (["toxic"] if gold is not None else []) + list(keep)
+    notes = [gold_note, f"labels stored: {', '.join(stored) or 'none'}"
+             + ("" if "*" in extra else "; other columns are not stored (--label-cols COLUMN ... adds them)")]
+    needed = list(dict.fromkeys([text, *([id_col] if id_col else []), *([gold.column] if gold else []), *keep.values()]))
+
+    def items() -> Iterator[DatasetItem]:
+        seen: set[str] = set()  # only with an id column: row numbers cannot repeat
+        for n, row in enumerate(iter_rows(path, needed if is_parquet(path) else None)):
+            value = row.get(text)
+            if not isinstance(value, str):
+                raise DatasetError(f"{path}: row {n + 1}: {text!r} is not a string ({value!r})")
+            key = f"row-{n}"
+            if id_col:
+                key = str(row[id_col])
+                if key in seen:
+                    raise DatasetError(f"{path}: row {n + 1}: duplicate id {key!r} in column {id_col!r}")
+                seen.add(key)
+            labels: dict[str, Any] = {}
+            if gold is not None:
+                toxic = gold_label(gold, row, f"{path}: row {n + 1}")
+                if toxic is not None:
+                    labels["toxic"] = toxic
+            for label_name, col in keep.items():
+                v = row.get(col)
+                if v is not None and v != "" and not isinstance(v, (dict, list)):
+                    labels[label_name] = v
+            yield DatasetItem(key=key, text=value, labels=labels)
+
+    return Dataset(name or path.stem, path, items, {"text_col": text, "gold": gold.describe() if gold else None,
+                                                   "labels": stored},
+                   notes=notes, size=parquet_rows(path))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from modlens.datasets.base import Dataset, DatasetItem, read_rows, require_columns
+from modlens.datasets.gold import GoldSpec, gold_label
 from modlens.perturb.base import Variant
 
 STRATEGY = "human:hatecheck"
@@ -17,16 +18,23 @@ def _id(value: object) -> str:
     return s[:-2] if s.endswith(".0") else s
 
 
-def read(path: Path, **_: object) -> Dataset:
+def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
+    """Read whole: a `spell_*` case refers to its original by id, anywhere in the file."""
     if path.is_dir():
         path = path / "test_suite_cases.csv"
     rows = read_rows(path)
-    require_columns(path, rows, ["case_id", "test_case", "label_gold", "functionality"])
+    require_columns(path, rows, ["case_id", "test_case", "label_gold", "functionality"]
+                    + ([label.column] if label is not None and label.column else []))
     items: dict[str, DatasetItem] = {}
-    for row in rows:
+    for n, row in enumerate(rows):
         case = _id(row["case_id"])
         labels = {"label_gold": row["label_gold"], "functionality": row["functionality"],
                   "toxic": "1" if row["label_gold"].strip() == "hateful" else "0"}
+        if label is not None:
+            toxic = gold_label(label, row, f"{path}: row {n + 2}") if label.column else None
+            del labels["toxic"]
+            if toxic is not None:
+                labels["toxic"] = str(toxic)
         for col in ("target_ident", "ref_case_id"):
             if row.get(col) not in (None, ""):
                 labels[col] = _id(row[col]) if col == "ref_case_id" else row[col]
@@ -37,4 +45,6 @@ def read(path: Path, **_: object) -> Dataset:
             src = items[ref]
             src.variants.append(Variant(text=item.text, strategy=STRATEGY, seed=0, source_text=src.text,
                                         params={"types": [func], "case_id": case}))
-    return Dataset("hatecheck", path, list(items.values()))
+    gold = label.describe() if label is not None else "toxic = label_gold is hateful"
+    return Dataset("hatecheck", path, list(items.values()),
+                   notes=[f"gold label: {gold}; functionality and target_ident stored for the per-functionality table"])

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from modlens.datasets.base import Dataset, DatasetError, DatasetItem, read_rows, require_columns, word_span
+from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, read_columns, read_rows, require_columns,
+                                   word_span)
+from modlens.datasets.gold import GoldSpec
 from modlens.perturb.base import Variant
 
 STRATEGY = "human:noisyhate"
@@ -62,7 +64,9 @@ def restored(tokens: Sequence[str], position: int, clean_word: str) -> bool:
     return 0 <= position < len(tokens) and tokens[position].lower() == clean_word.lower()
 
 
-def read(path: Path, **_: object) -> Dataset:
+def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
+    if label is not None:
+        raise DatasetError("NoisyHate declares its gold label itself (every sentence is toxic); --label does not apply")
     items = []
     for n, pair in enumerate(read_pairs(path)):
         span = word_span(pair.clean, pair.position)
@@ -72,4 +76,8 @@ def read(path: Path, **_: object) -> Dataset:
                           positions=[span] if span else [], source_text=pair.clean)
         labels = {**pair.labels, "toxic": "1"}  # every NoisyHate sentence is toxic (Civil Comments toxicity >= 0.5)
         items.append(DatasetItem(key=f"row-{n}", text=pair.clean, labels=labels, variants=[variant]))
-    return Dataset("noisyhate", path, items)
+    # Perspective's recorded scores of both sentences: `--detectors recorded` audits with them
+    recorded = {"perspective": [["clean", "perspective_clean"], ["perturbed", "perspective_perturbed"]]} \
+        if {"perspective_clean", "perspective_perturbed"} <= set(read_columns(Path(path))) else {}
+    return Dataset("noisyhate", path, items, notes=["gold label: every sentence toxic (Civil Comments toxicity >= 0.5)"],
+                   recorded_scores=recorded)

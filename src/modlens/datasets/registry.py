@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import Any
 
 from modlens import paths
-from modlens.datasets.base import Dataset, DatasetError, read_rows
+from modlens.datasets import sass
+from modlens.datasets.base import Dataset, DatasetError, is_jsonl, is_parquet, read_columns
+from modlens.datasets.gold import TEXT_COLUMNS, GoldSpec, find_column
 
 READERS: dict[str, str] = {
     "noisyhate": "noisyhate",
@@ -17,6 +20,7 @@ READERS: dict[str, str] = {
     "sass": "sass",
     "csv": "generic",
     "jsonl": "generic",
+    "parquet": "generic",
 }
 
 # shorthand -> file under the data directory
@@ -43,31 +47,69 @@ def resolve(dataset: str) -> tuple[Path, str | None]:
     raise DatasetError(f"{dataset}: no such file, and not one of the shorthands {', '.join(SHORTHANDS)}")
 
 
+# built-in layouts and the columns that identify them (lower case); the first match wins
+SIGNATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("noisyhate", ("clean", "perturbed", "perturbed_word")),
+    ("hatecheck", ("case_id", "test_case", "label_gold")),
+    ("davidson", ("tweet", "class")),
+)
+
+
+def _sass_evidence(columns: list[str]) -> list[str]:
+    """The columns that make a file SASS: a text and a category column plus a human score, rater
+    columns, the filtered/unfiltered `tag` or Perspective's recorded score (the released TSV
+    without human scores has no other sign)."""
+    text, category = sass.find_column(columns, "text"), sass.find_column(columns, "category")
+    if not text or not category:
+        return []
+    signs = [c for c in (sass.find_column(columns, "human"), sass.find_column(columns, "perspective"),
+                         find_column(columns, ("tag",))) if c]
+    signs += [c for c in columns if c.lower().startswith(sass.RATER_PREFIXES)][:2]
+    return [*signs, category] if signs else []
+
+
+def detect(path: Path) -> tuple[str, str]:
+    """(format, why): the layout guessed from the file's columns (its header only)."""
+    if path.is_dir():
+        for fmt, name in (("hatecheck", "test_suite_cases.csv"), ("davidson", "labeled_data.csv")):
+            if (path / name).is_file():
+                return fmt, f"a folder holding {name}"
+        raise DatasetError(f"{path}: a directory, and not a known dataset folder; give a file")
+    columns = [str(c) for c in read_columns(path)]
+    lower = {c.strip().lower(): c for c in columns}
+    for fmt, needed in SIGNATURES:
+        if all(n in lower for n in needed):
+            return fmt, f"columns {', '.join(lower[n] for n in needed)}"
+    evidence = _sass_evidence(columns)
+    if evidence:
+        scored = sass.find_column(columns, "human") or any(c.lower().startswith(sass.RATER_PREFIXES) for c in columns)
+        return "sass", f"columns {', '.join(evidence)}" + ("" if scored else "; no human scores: categories only")
+    fmt = "parquet" if is_parquet(path) else "jsonl" if is_jsonl(path) else "csv"
+    text = find_column(columns, TEXT_COLUMNS)
+    why = f"text column {text}" if text else "no built-in layout's columns"
+    return fmt, f"{why}; columns: {', '.join(columns[:12])}{', …' if len(columns) > 12 else ''}"
+
+
 def sniff(path: Path) -> str:
     """Guess the layout from the columns of the file."""
-    if path.is_dir():
-        if (path / "test_suite_cases.csv").is_file():
-            return "hatecheck"
-        if (path / "labeled_data.csv").is_file():
-            return "davidson"
-        raise DatasetError(f"{path}: a directory, and not a known dataset folder; give a file")
-    rows = read_rows(path)
-    cols = {str(c).lower() for c in (rows[0] if rows else {})}
-    if {"clean", "perturbed", "perturbed_word"} <= cols:
-        return "noisyhate"
-    if {"case_id", "test_case", "label_gold"} <= cols:
-        return "hatecheck"
-    if {"tweet", "class"} <= cols:
-        return "davidson"
-    if "category" in cols and cols & {"human", "human_score", "human score", "human toxicity"}:
-        return "sass"
-    return "jsonl" if path.suffix.lower() in (".jsonl", ".ndjson", ".json") else "csv"
+    return detect(path)[0]
 
 
-def load(dataset: str, fmt: str | None = None, **options) -> Dataset:
+def load(dataset: str, fmt: str | None = None, *, label: str | GoldSpec | None = None, **options: Any) -> Dataset:
+    """Read a dataset; `label` is a `--label` spec (see `gold`). The returned dataset's first note
+    says which layout was read and why."""
     path, implied = resolve(dataset)
-    fmt = fmt or implied or sniff(path)
+    if fmt:
+        why = "--format"
+    elif implied:
+        fmt, why = implied, f"shorthand {dataset}"
+    else:
+        fmt, why = detect(path)
     if fmt not in READERS:
         raise DatasetError(f"unknown dataset format {fmt!r}; known: {', '.join(READERS)}")
     module = importlib.import_module(f"modlens.datasets.{READERS[fmt]}")
-    return module.read(path, **options)
+    spec = GoldSpec.parse(label) if isinstance(label, str) else label
+    data: Dataset = module.read(path, label=spec, **options)
+    data.format = fmt
+    data.notes.insert(0, f"read {path.name} as {fmt} ({why})")
+    return data

@@ -1,31 +1,36 @@
 """SASS (seed 004, Piedras et al.; not shipped: its repository has no licence), read from a user path.
 
 Expected layout (TSV or CSV, header row; column names matched case-insensitively, the first
-alias found wins):
-- text:      `text` | `comment` | `example`
+alias found wins; the released files' names are `tag`, `human_toxicity`, `perspective_avg_toxicity`):
+- text:      `text` | `comment` | `example` | `sentence`
 - category:  `category` (Blackmail, Classism, Exclusionary, Gaslighting, Misogyny, Sarcasm,
              Sexual Harassment, Stereotyping, False Positive, Neutral)
-- type:      `type` | `filtered` (Filtered / Unfiltered; True/False)
-- human:     `human` | `human_score` | `human toxicity` — the z-normalized human score in [0, 1]
-             (a percentage such as `72.4%` is accepted). When absent, per-author 0-10 ratings in
-             columns named `rater_*` / `annotator_*` / `author_*` are z-normalized per author,
-             averaged per text and min-max scaled to [0, 1], as the paper describes.
-- optional:  `toxicity score` | `perspective` (Perspective's recorded score), `expected toxicity`.
+- type:      `tag` | `type` | `filtered` (Filtered / Unfiltered; True/False)
+- human:     `human_toxicity` | `human` | `human_score` | `human toxicity` — the z-normalized human
+             score in [0, 1] (a percentage such as `72.4%` is accepted). When absent, per-author 0-10
+             ratings in columns named `rater_*` / `annotator_*` / `author_*` are z-normalized per
+             author, averaged per text and min-max scaled to [0, 1], as the paper describes. With
+             neither, the file is read as "categories only": no human score, no gold label.
+- optional:  `perspective_avg_toxicity` | `toxicity score` | `perspective` (Perspective's recorded
+             score; plain numbers are also offered as the `recorded` detector), `expected toxicity`.
 Labels: `category`, `filtered`, `human_score`, `toxic` = human score > 0.5 (the paper's binarization).
 """
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from statistics import mean, pstdev
 
 from modlens.datasets.base import Dataset, DatasetError, DatasetItem, read_rows
+from modlens.datasets.gold import GoldSpec, gold_label
 
 ALIASES = {
     "text": ("text", "comment", "example", "sentence"),
     "category": ("category",),
-    "type": ("type", "filtered", "subset"),
-    "human": ("human", "human_score", "human score", "human toxicity", "human_toxicity"),
-    "perspective": ("toxicity score", "perspective", "perspective_score"),
+    "type": ("tag", "type", "filtered", "subset"),
+    "human": ("human_toxicity", "human", "human_score", "human score", "human toxicity"),
+    "perspective": ("perspective_avg_toxicity", "toxicity score", "perspective", "perspective_score",
+                    "perspective_toxicity"),
     "expected": ("expected toxicity", "expected_toxicity", "expected"),
 }
 RATER_PREFIXES = ("rater_", "annotator_", "author_")
@@ -39,12 +44,13 @@ def _number(raw: object, where: str) -> float:
         raise DatasetError(f"{where}: {raw!r} is not a number") from None
 
 
-def _find(columns: list[str], role: str) -> str | None:
+def find_column(columns: list[str], role: str) -> str | None:
+    """The file's column for a role of `ALIASES` (the first alias present, case-insensitive)."""
     lower = {c.lower().strip(): c for c in columns}
     return next((lower[a] for a in ALIASES[role] if a in lower), None)
 
 
-def human_scores_from_raters(rows: list[dict], rater_cols: list[str], path: Path) -> list[float]:
+def human_scores_from_raters(rows: list[dict[str, Any]], rater_cols: list[str], path: Path) -> list[float]:
     """Per-author z-scores, averaged per text, min-max scaled to [0, 1]."""
     z_by_col = {}
     for col in rater_cols:
@@ -65,25 +71,52 @@ def _filtered(raw: object) -> str:
     return s
 
 
-def read(path: Path, **_: object) -> Dataset:
+def _is_number(raw: object) -> bool:
+    try:
+        float(str(raw))
+        return True
+    except ValueError:
+        return False
+
+
+def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
+    """Read whole: per-author z-scores need every row."""
     rows = read_rows(path)
     if not rows:
         raise DatasetError(f"{path}: no rows")
     columns = list(rows[0])
-    text_col, cat_col = _find(columns, "text"), _find(columns, "category")
-    human_col = _find(columns, "human")
+    text_col, cat_col = find_column(columns, "text"), find_column(columns, "category")
+    human_col = find_column(columns, "human")
     rater_cols = [c for c in columns if c.lower().startswith(RATER_PREFIXES)]
-    if not text_col or not cat_col or not (human_col or rater_cols):
-        raise DatasetError(f"{path}: a SASS file needs a text, a category and a human score column "
-                           f"(or rater_* columns); has: {', '.join(columns)} — see docs/ANALYSIS.md")
+    if not text_col or not cat_col:
+        raise DatasetError(f"{path}: a SASS file needs a text and a category column (and a human score "
+                           f"column, or rater_* columns); has: {', '.join(columns)} — see docs/DATASETS.md")
+    if label is not None and label.column and label.column not in columns:
+        raise DatasetError(f"{path}: --label: no column {label.column!r}; has: {', '.join(columns)}")
+    human: list[float | None]
     if human_col:
-        human = [_number(r[human_col], f"{path}: row {i + 2}") for i, r in enumerate(rows)]
+        human = [_number(r[human_col], f"{path}: row {i + 2}: {human_col}") if str(r[human_col]).strip() else None
+                 for i, r in enumerate(rows)]  # an empty cell: no human score for that text
+        outside = next(((i, h) for i, h in enumerate(human) if h is not None and not 0 <= h <= 1), None)
+        if outside:
+            raise DatasetError(f"{path}: row {outside[0] + 2}: {human_col} = {outside[1]:g} is outside [0, 1]; "
+                               "SASS human scores are z-normalized and scaled to [0, 1] (a percentage needs its %); "
+                               "fix: rescale the column, or give the raw 0-10 ratings as rater_* columns")
+    elif rater_cols:
+        human = list(human_scores_from_raters(rows, rater_cols, path))
     else:
-        human = human_scores_from_raters(rows, rater_cols, path)
-    type_col, persp_col, exp_col = _find(columns, "type"), _find(columns, "perspective"), _find(columns, "expected")
+        human = [None] * len(rows)
+    type_col, persp_col, exp_col = find_column(columns, "type"), find_column(columns, "perspective"), find_column(columns, "expected")
     items = []
     for i, (row, score) in enumerate(zip(rows, human)):
-        labels = {"category": row[cat_col].strip(), "human_score": f"{score:.6g}", "toxic": "1" if score > 0.5 else "0"}
+        labels: dict[str, object] = {"category": row[cat_col].strip()}
+        if score is not None:
+            labels.update({"human_score": f"{score:.6g}", "toxic": "1" if score > 0.5 else "0"})
+        if label is not None:
+            labels.pop("toxic", None)
+            toxic = gold_label(label, row, f"{path}: row {i + 2}") if label.column else None
+            if toxic is not None:
+                labels["toxic"] = str(toxic)
         if type_col:
             labels["filtered"] = _filtered(row[type_col])
         if persp_col and str(row[persp_col]).strip():
@@ -91,4 +124,30 @@ def read(path: Path, **_: object) -> Dataset:
         if exp_col:
             labels["expected_toxicity"] = row[exp_col]
         items.append(DatasetItem(key=f"row-{i}", text=row[text_col], labels=labels))
-    return Dataset("sass", path, items)
+    return Dataset("sass", path, items, notes=_notes(human_col, rater_cols, label, persp_col),
+                   recorded_scores=_recorded(rows, text_col, persp_col))
+
+
+def _notes(human_col: str | None, rater_cols: list[str], label: GoldSpec | None, persp_col: str | None) -> list[str]:
+    if label is not None:
+        gold = label.describe()
+    elif human_col:
+        gold = f"toxic = {human_col} > 0.5 (the paper's binarization)"
+    elif rater_cols:
+        gold = f"toxic = human score > 0.5, the human score from {len(rater_cols)} raters' z-scores"
+    else:
+        gold = ("none: categories only (no human scores in this file): comments with their category labels; "
+                "the SASS section and the gold-label metrics need human scores")
+    notes = [f"gold label: {gold}"]
+    if persp_col:
+        notes.append(f"Perspective's recorded scores ({persp_col}) stored as the label perspective_recorded; "
+                     "--detectors recorded scores with them")
+    return notes
+
+
+def _recorded(rows: list[dict[str, Any]], text_col: str, persp_col: str | None) -> dict[str, list[list[str]]]:
+    """Perspective's recorded column as a cached detector, when it holds plain numbers (the
+    cached table reads them as they are; a percentage stays a label only)."""
+    if not persp_col or not all(_is_number(r[persp_col]) for r in rows if str(r[persp_col]).strip()):
+        return {}
+    return {"perspective": [[text_col, persp_col]]}

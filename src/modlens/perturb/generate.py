@@ -105,29 +105,80 @@ class VariantGenerator:
         take turns in an order shuffled per text, so rare types are not crowded out when the
         budget is smaller than the number of strategies; each turn perturbs the most important
         word the strategy applies to; later rounds draw again (attempt 1, 2, ...)."""
-        if not self.strategies or self.budget == 0:
-            return []
+        return self.generate_explained(text, importance)[0]
+
+    def generate_explained(self, text: str, importance: list[float] | None = None) -> tuple[list[Variant], dict[str, str]]:
+        """`generate`, plus why no variant came out, from what the generator saw:
+        {"text": why} when nothing could be made at all, else {strategy key: why} for each
+        strategy that made none (it applies to no candidate word, its edits only repeated other
+        variants, or the budget was used up before its turn), and {"budget": why} when fewer
+        than `budget` variants came out."""
+        if self.budget == 0:
+            return [], {"text": "the budget is 0 variants per text"}
+        if not self.strategies:
+            why = "; ".join(f"{k}: {r}" for k, r in self.unavailable.items()) or "none configured"
+            return [], {"text": f"no strategy can run here ({why})"}
         slots = word_slots(text)
         ranked, ranking = self.ranked_words(text, importance)
+        if not ranked:
+            return [], {"text": self._no_candidate_words(text, importance)}
         order = list(self.strategies)
         random.Random(f"{self.seed}|{text}").shuffle(order)
         variants: list[Variant] = []
         seen = {text}
+        tried: set[str] = set()    # strategies whose turn came
+        applied: set[str] = set()  # strategies that could edit some candidate word
+        made: dict[str, int] = dict.fromkeys(order, 0)
         for attempt in range(self.max_rounds):
             added = False
             for key in order:
                 if len(variants) >= self.budget:
-                    return variants
+                    return variants, self._why_none(order, made, tried, applied, ranked, slots, text)
+                tried.add(key)
                 for i in ranked:
                     v = self._variant(text, key, slots[i], attempt, importance, ranking)
-                    if v is not None and v.text not in seen:
+                    if v is None:
+                        continue
+                    applied.add(key)
+                    if v.text not in seen:
                         seen.add(v.text)
                         variants.append(v)
+                        made[key] += 1
                         added = True
                         break
             if not added:
                 break
-        return variants
+        reasons = self._why_none(order, made, tried, applied, ranked, slots, text)
+        if variants:  # fewer than the budget: the draws ran out
+            reasons["budget"] = (f"{len(variants)} of {self.budget} variants: " +
+                                 (f"each strategy draws at most {self.max_rounds} times per text" if added else
+                                  f"no strategy made a new text in round {attempt + 1}"))
+        return variants, reasons
+
+    def _no_candidate_words(self, text: str, importance: Sequence[float] | None) -> str:
+        words = text.split()
+        if not words:
+            return "the text has no words"
+        if importance is None:
+            return "no content word to perturb (every word is shorter than 3 letters or a function word)"
+        top = max(range(len(words)), key=lambda i: importance[i])
+        return (f"no word's removal dropped the score by more than the {self.threshold:g} threshold "
+                f"(the largest drop: {importance[top]:.2g}, removing {words[top]!r})")
+
+    def _why_none(self, order: list[str], made: dict[str, int], tried: set[str], applied: set[str],
+                  ranked: list[int], slots: list[WordSlot], text: str) -> dict[str, str]:
+        words = ", ".join(repr(slots[i].core(text)) for i in ranked[:5]) + (", ..." if len(ranked) > 5 else "")
+        reasons = {}
+        for key in order:
+            if made[key]:
+                continue
+            if key not in tried:
+                reasons[key] = f"the budget of {self.budget} variants was used up before its turn"
+            elif key not in applied:
+                reasons[key] = f"does not apply to any candidate word ({words})"
+            else:
+                reasons[key] = "its edits only repeated texts already made"
+        return reasons
 
     def _variant(self, text, key, slot, attempt, importance, ranking) -> Variant | None:
         edit = perturb_word(text, self.strategies[key], key, slot, self.seed, attempt)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from modlens.names import UnknownName, check_known
 from modlens.perturb.strategies._word import Strategy
 
 # registry key -> "module:Class" (module relative to modlens.perturb.strategies)
@@ -34,15 +35,20 @@ def available() -> list[str]:
     return list(STRATEGIES)
 
 
+def check(keys: list[str]) -> None:
+    """Raises UnknownName (a KeyError, with close matches) for the first key not registered."""
+    check_known("perturbation strategy", keys, STRATEGIES)
+
+
 def strategy_class(key: str) -> type[Strategy]:
     if key not in STRATEGIES:
-        raise KeyError(f"unknown perturbation strategy {key!r}; known: {', '.join(STRATEGIES)}")
+        raise UnknownName("perturbation strategy", key, STRATEGIES)
     module, cls = STRATEGIES[key].split(":")
     return getattr(importlib.import_module(f"modlens.perturb.strategies.{module}"), cls)
 
 
 def create(key: str, **options: Any) -> Strategy:
-    """Instantiate a strategy by key. Unknown keys raise KeyError listing the known ones;
+    """Instantiate a strategy by key. Unknown keys raise UnknownName (a KeyError) with the close matches;
     check `availability()` before use (a lookup table may be missing)."""
     return strategy_class(key)(**options)
 

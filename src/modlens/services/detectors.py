@@ -8,11 +8,17 @@ from typing import Sequence
 from modlens.config import DetectorConfig, StudyConfig
 from modlens.detectors import registry
 from modlens.detectors.base import Detector, DetectorStatus, DetectorUnavailable
+from modlens.names import close_matches
 from modlens.services.errors import SetupError
 
 
 class DetectorSpecError(SetupError):
-    """A detector spec that names nothing loadable (unknown name, malformed cached: spec)."""
+    """A detector spec that names nothing loadable (unknown name, malformed cached: spec);
+    `fix` suggests the close matches or the right form."""
+
+    def __init__(self, message: str, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.fix = fix
 
 
 @dataclass
@@ -74,12 +80,26 @@ def parse_detector_spec(spec: str, study: StudyConfig | None = None) -> Detector
             except ValueError:
                 mappings = []
             if any(len(m) != 2 or not all(m) for m in mappings):
-                raise DetectorSpecError(f"detector {spec!r}: columns must read TEXT=SCORE[,TEXT=SCORE]")
+                raise DetectorSpecError(f"detector {spec!r}: columns must read TEXT=SCORE[,TEXT=SCORE]", CACHED_FORM)
         name = parts[3] if len(parts) > 3 and parts[3] else "cached"
         if len(parts) > 4:
-            raise DetectorSpecError(f"detector {spec!r}: expected cached:PATH[:TEXT=SCORE,...][:NAME]")
+            raise DetectorSpecError(f"detector {spec!r}: expected cached:PATH[:TEXT=SCORE,...][:NAME]", CACHED_FORM)
         return DetectorConfig(name="cached", id=name, options={"path": path, "mappings": mappings, "name": name})
     if spec not in registry.PLUGINS:
-        raise DetectorSpecError(f"unknown detector {spec!r}: not a registry name ({', '.join(registry.PLUGINS)}), "
-                                "not a key of the study file, not cached:PATH")
+        keys = [c.key for c in study.detectors] if study is not None else []
+        close = close_matches(spec, dict.fromkeys([*registry.PLUGINS, *keys]))
+        fix = f"did you mean {' or '.join(close)}?" if close else \
+            f"use a registry name ({', '.join(registry.PLUGINS)}; `modlens detectors` shows each one's status)"
+        raise DetectorSpecError(f"unknown detector {spec!r}: not a registry name, "
+                                f"{'not a key of the study file, ' if study is not None else ''}not cached:PATH", fix)
     return DetectorConfig(name=spec)
+
+
+CACHED_FORM = "write cached:PATH[:TEXT=SCORE,...][:NAME], e.g. cached:scores.csv:text=score:perspective"
+
+
+def detector_configs(specs: Sequence[str], study: StudyConfig | None = None) -> list[DetectorConfig]:
+    """Detector specs given on a command line -> configs, each spec once. An unknown name is an
+    error (DetectorSpecError with the close matches), never a detector silently left out; a
+    known one that cannot load here is reported later by `load_detectors`."""
+    return [parse_detector_spec(spec, study) for spec in dict.fromkeys(specs)]

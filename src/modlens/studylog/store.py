@@ -6,6 +6,11 @@ CONTRACT (implemented by the study-log work; the daemon and audits code against 
   (export, report), so readers never block the writer.
 - Every write method is idempotent: calling it again with the same natural key returns the
   existing row id and inserts nothing.
+- Several processes may write one log at once (two audits, an audit beside the daemon): every
+  write transaction starts with `BEGIN IMMEDIATE` (`begin_immediate`), which takes the write
+  lock up front and waits for it (SQLite's busy timeout, then a few retries with backoff). A
+  deferred transaction that read first could not wait: SQLite refuses its upgrade to a writer
+  at once with "database is locked". A wait that still runs out is a `StudyLogError` saying so.
 - `LogWriter` owns one StudyLog in one dedicated thread. `await writer.submit(fn)` queues
   `fn(log)`; the writer batches queued calls into one transaction (each call in its own
   SAVEPOINT so one failing call does not undo the others) and resolves the awaitable only
@@ -41,10 +46,48 @@ T = TypeVar("T")
 # not only a killed process (docs/DATA.md, "Durability"). Batching amortizes the fsync.
 SYNCHRONOUS = "FULL"
 BUSY_TIMEOUT_MS = 10_000
+# After a busy timeout runs out, BEGIN IMMEDIATE is tried again this many times (backoff
+# doubling from BUSY_BACKOFF_S): another writer's commits are short, so a longer wait means
+# something holds the lock (a stuck process, a DB browser with a write open).
+BUSY_RETRIES = 3
+BUSY_BACKOFF_S = 0.05
 
 
 class StudyLogError(RuntimeError):
     """A study log that cannot be opened or used as asked (message says why and what to do)."""
+
+    def __init__(self, message: str, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.fix = fix
+
+
+def is_busy(err: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY / SQLITE_LOCKED: another connection holds the lock."""
+    return "locked" in str(err) or "busy" in str(err)
+
+
+def busy_error(path: Path, waited_s: float) -> StudyLogError:
+    return StudyLogError(
+        f"the study log {path} stayed locked by another writer for {waited_s:.0f} s (another `modlens audit`, "
+        "`modlens serve` or a program with a write transaction open on it)",
+        fix="let the other writer finish or stop it, then run this again (an audit resumes where it stopped)")
+
+
+def begin_immediate(conn: sqlite3.Connection, path: Path, *, retries: int | None = None) -> None:
+    """BEGIN IMMEDIATE: the write lock now, waiting for other writers (the busy timeout, then
+    `retries` (default BUSY_RETRIES) more tries with backoff); StudyLogError when it never comes."""
+    retries = BUSY_RETRIES if retries is None else retries
+    t0 = time.monotonic()
+    for attempt in range(retries + 1):
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as err:
+            if not is_busy(err) or attempt == retries:
+                if is_busy(err):
+                    raise busy_error(path, time.monotonic() - t0) from None
+                raise
+            time.sleep(BUSY_BACKOFF_S * 2 ** attempt)
 
 
 def now_iso() -> str:
@@ -89,7 +132,7 @@ class StudyLog:
                                    isolation_level=None, check_same_thread=False)
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(self.path), isolation_level=None)
+            conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
         self.conn = conn
         self._db = None
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -106,11 +149,20 @@ class StudyLog:
                     f"{self.path} has schema version {version}, this modlens reads {SCHEMA_VERSION}; "
                     "open it once for writing (e.g. `modlens serve --db PATH`) to migrate it, or upgrade modlens")
         else:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if mode.lower() != "wal":
-                raise StudyLogError(f"could not switch {self.path} to WAL mode (got {mode!r})")
-            conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
-            self._migrate()
+            try:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if mode.lower() != "wal":
+                    raise StudyLogError(f"could not switch {self.path} to WAL mode (got {mode!r})")
+                conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
+                self._migrate()
+            except sqlite3.OperationalError as err:
+                conn.close()
+                if is_busy(err):
+                    raise busy_error(self.path, BUSY_TIMEOUT_MS / 1000) from None
+                raise
+            except BaseException:
+                conn.close()
+                raise
         self._closed = False
 
     # --- lifecycle -------------------------------------------------------------------
@@ -146,7 +198,7 @@ class StudyLog:
                 raise StudyLogError(f"{self.path} was written by a newer modlens (schema "
                                     f"{self.user_version()} > {SCHEMA_VERSION}); upgrade modlens")
             return
-        self.conn.execute("BEGIN IMMEDIATE")
+        begin_immediate(self.conn, self.path)
         try:
             current = self.user_version()  # re-read under the lock: another process may have migrated
             for number in range(current, SCHEMA_VERSION):
@@ -167,8 +219,19 @@ class StudyLog:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator["StudyLog"]:
-        """Atomic block: a SAVEPOINT, so it nests inside a writer batch and commits on its own
-        when used directly."""
+        """Atomic block. Outside a transaction: BEGIN IMMEDIATE … COMMIT, waiting for other
+        writers (a deferred start would fail at once when another process wrote in between);
+        inside one (a writer batch, an enclosing block): a SAVEPOINT, so it nests."""
+        if not self.conn.in_transaction:
+            begin_immediate(self.conn, self.path)
+            try:
+                yield self
+            except BaseException:
+                if self.conn.in_transaction:  # SQLite may have rolled back already (disk full, I/O error)
+                    self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+            return
         self.conn.execute("SAVEPOINT modlens_tx")
         try:
             yield self
@@ -199,7 +262,12 @@ class StudyLog:
     def _write(self, sql: str, params: tuple) -> sqlite3.Cursor:
         if self.readonly:
             raise StudyLogError("this study log was opened read-only")
-        return self.conn.execute(sql, params)
+        try:
+            return self.conn.execute(sql, params)
+        except sqlite3.OperationalError as err:  # a single statement waited the whole busy timeout
+            if is_busy(err) and not self.conn.in_transaction:
+                raise busy_error(self.path, BUSY_TIMEOUT_MS / 1000) from None
+            raise
 
     # --- writes (idempotent) ---------------------------------------------------------
     def ensure_study(self, study_id: str, title: str, config: dict[str, Any]) -> None:
@@ -457,7 +525,7 @@ class LogWriter:
         conn = log.conn
         outcomes: list[tuple[bool, Any]] = []
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            begin_immediate(conn, self.path)  # waits for another process's writer (an audit)
             for fn, _fut in batch:
                 conn.execute("SAVEPOINT call")
                 try:

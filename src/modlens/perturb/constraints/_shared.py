@@ -1,0 +1,50 @@
+"""Models the constraints share, loaded once per process: the MiniLM sentence encoder (or the
+one a loaded minilm-toxicity detector already holds) and the default normalizer."""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Iterable
+
+_lock = threading.Lock()
+_encoders: dict[str, Any] = {}
+_normalizer: list[Any] = []
+
+
+def _key(model_dir: str | Path | None) -> str:
+    from modlens.detectors.minilm import default_model_dir
+    return str(Path(model_dir or default_model_dir()).resolve())
+
+
+def share_encoder(encoder: Any) -> None:
+    """Let the constraints use an encoder that is already loaded (a minilm-toxicity detector's
+    `encoder`), instead of loading a second copy of the same model."""
+    with _lock:
+        _encoders.setdefault(str(Path(encoder.model_dir).resolve()), encoder)
+
+
+def share_from(detectors: Iterable[Any]) -> None:
+    """`share_encoder` for every loaded detector that holds a MiniLM encoder."""
+    for d in detectors:
+        enc = getattr(d, "encoder", None)
+        if enc is not None and getattr(enc, "model", None) is not None and hasattr(enc, "encode"):
+            share_encoder(enc)
+
+
+def sentence_encoder(model_dir: str | Path | None = None) -> Any:
+    """The MiniLM `SentenceEncoder` for `model_dir` (default: the embedded one), loaded once."""
+    key = _key(model_dir)
+    with _lock:
+        if key not in _encoders:
+            from modlens.detectors.minilm import SentenceEncoder
+            _encoders[key] = SentenceEncoder(key)
+        return _encoders[key]
+
+
+def normalizer() -> Any:
+    """The default modlens normalizer, built once."""
+    with _lock:
+        if not _normalizer:
+            from modlens.normalize.pipeline import Normalizer
+            _normalizer.append(Normalizer())
+        return _normalizer[0]

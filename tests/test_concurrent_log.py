@@ -1,0 +1,171 @@
+"""Several writers on one study log: two `modlens audit` processes at once, an audit beside a
+running `modlens serve` that is receiving comments. Each waits for the other's write lock
+(BEGIN IMMEDIATE, busy timeout, retries) and nothing is lost; a lock held too long is a clear
+error, not a traceback."""
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from modlens.cli import main
+from modlens.detectors import registry
+from modlens.studylog import store
+from modlens.studylog.store import StudyLog, StudyLogError
+
+from daemon_helpers import serve_process, write_study
+
+N_ITEMS = 600  # per audit: a few seconds of small transactions each, so the two overlap
+# every text the audits score: comments and the variants the datasets record (HateCheck's spell_* pairs)
+TEXTS = "SELECT count(*) FROM (SELECT text_id FROM comments UNION SELECT text_id FROM variants)"
+
+
+@pytest.fixture(scope="module")
+def profanity():
+    if registry.status("profanity-check").status != "loaded":
+        pytest.skip("profanity-check detector not available here")
+
+
+def audit_process(db: Path, dataset: str, home: Path, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "MODLENS_HOME": str(home)}
+    return subprocess.Popen([sys.executable, "-m", "modlens", "audit", dataset, "--db", str(db), "--detectors",
+                             "profanity-check", "--limit", str(N_ITEMS), "--chunk", "8", "--quiet", *extra],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc: subprocess.Popen, timeout: float = 240) -> str:
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "database is locked" not in err
+    return out
+
+
+def rows(db: Path, sql: str, params: tuple = ()) -> list[tuple]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def overlap(a: tuple[str, str], b: tuple[str, str]) -> bool:
+    """Two [start, end] ISO-time intervals (same UTC format) share a moment."""
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def test_two_audit_processes_on_one_log_both_finish_without_loss(profanity, tmp_path, modlens_home):
+    db = tmp_path / "shared.sqlite"
+    first, second = audit_process(db, "hatecheck", modlens_home), audit_process(db, "davidson", modlens_home)
+    finish(first), finish(second)
+
+    runs = {r[0]: r[1:] for r in rows(db, "SELECT dataset, status, n_items, n_done, started_at, finished_at FROM audit_runs")}
+    assert set(runs) == {"hatecheck", "davidson"}
+    for status, n_items, n_done, *_ in runs.values():
+        assert (status, n_items, n_done) == ("finished", N_ITEMS, N_ITEMS)
+    # they really ran at the same time, their chunks interleaved in the log
+    assert overlap(runs["hatecheck"][3:], runs["davidson"][3:])
+    spans = dict(rows(db, "SELECT platform, min(first_seen) || '|' || max(first_seen) FROM comments GROUP BY platform"))
+    assert overlap(tuple(spans["dataset:hatecheck"].split("|")), tuple(spans["dataset:davidson"].split("|")))
+    # every row of both
+    counts = dict(rows(db, "SELECT platform, count(*) FROM comments GROUP BY platform"))
+    assert counts == {"dataset:hatecheck": N_ITEMS, "dataset:davidson": N_ITEMS}
+    assert rows(db, "SELECT count(*) FROM run_items")[0][0] == 2 * N_ITEMS
+    texts = rows(db, TEXTS)[0][0]
+    assert rows(db, "SELECT count(*), count(toxicity) FROM scores")[0] == (texts, texts)
+    labelled = dict(rows(db, "SELECT c.platform, count(DISTINCT l.comment_id) FROM labels l "
+                             "JOIN comments c USING (comment_id) WHERE l.name = 'toxic' GROUP BY c.platform"))
+    assert labelled == {"dataset:hatecheck": N_ITEMS, "dataset:davidson": N_ITEMS}
+
+
+def test_an_audit_beside_a_running_daemon_receiving_comments(profanity, tmp_path, modlens_home):
+    db = tmp_path / "shared.sqlite"
+    study = write_study(tmp_path / "study.toml", ["profanity-check"])
+    daemon, info = serve_process(modlens_home, "--config", str(study), "--db", str(db))
+    try:
+        audit = audit_process(db, "hatecheck", modlens_home)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # feed once the audit is writing
+            if db.exists() and rows(db, "SELECT count(*) FROM run_items")[0][0] > 0:
+                break
+            assert audit.poll() is None, audit.communicate()[1]
+            time.sleep(0.05)
+        comments = tmp_path / "comments.csv"
+        n_fed = 150
+        comments.write_text("text,platform,url\n" + "".join(
+            f"comment {i} you idiot,youtube,https://www.youtube.com/watch?v=v{i % 3}\n" for i in range(n_fed)))
+        feed = subprocess.run([sys.executable, "-m", "modlens", "feed", str(comments), "--no-variants",
+                               "--page-size", "5", "--daemon", info["url"]],
+                              env={**os.environ, "MODLENS_HOME": str(modlens_home)}, capture_output=True, text=True,
+                              timeout=240)
+        assert feed.returncode == 0, feed.stderr
+        assert len(feed.stdout.splitlines()) == n_fed
+        finish(audit)
+        assert daemon.poll() is None  # the daemon's writer never gave up
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(30) == 0
+
+    counts = dict(rows(db, "SELECT platform, count(*) FROM comments GROUP BY platform"))
+    assert counts == {"dataset:hatecheck": N_ITEMS, "youtube": n_fed}
+    assert rows(db, "SELECT count(*) FROM pages WHERE platform = 'youtube'")[0][0] == 3
+    run = rows(db, "SELECT status, n_done, started_at, finished_at FROM audit_runs")[0]
+    assert run[:2] == ("finished", N_ITEMS)
+    fed = rows(db, "SELECT min(first_seen), max(first_seen) FROM comments WHERE platform = 'youtube'")[0]
+    assert overlap(run[2:], fed)  # the daemon wrote while the audit was writing
+    texts = rows(db, TEXTS)[0][0]
+    assert rows(db, "SELECT count(*), count(toxicity) FROM scores")[0] == (texts, texts)
+
+
+def test_a_transaction_waits_for_another_writer_instead_of_failing(tmp_path):
+    db = tmp_path / "log.sqlite"
+    waiter = StudyLog(db)
+    holding = threading.Event()
+
+    def hold_the_lock() -> None:
+        with StudyLog(db) as holder, holder.transaction():
+            holder.ensure_study("a", "held", {})
+            holding.set()
+            time.sleep(0.5)
+
+    thread = threading.Thread(target=hold_the_lock)
+    thread.start()
+    holding.wait(5)
+    t0 = time.monotonic()
+    with waiter.transaction():  # reads, then writes: must not fail on the other writer's commit
+        before = waiter.query("SELECT count(*) AS n FROM studies")[0]["n"]
+        waiter.ensure_study("b", "waited", {})
+    waited = time.monotonic() - t0
+    thread.join()
+    assert waited >= 0.3 and before == 1
+    assert [r["study_id"] for r in waiter.query("SELECT study_id FROM studies ORDER BY study_id")] == ["a", "b"]
+    waiter.close()
+
+
+def test_a_lock_held_too_long_is_a_clear_error(tmp_path, monkeypatch, capsys, data_dir):
+    monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setattr(store, "BUSY_RETRIES", 1)
+    db = tmp_path / "log.sqlite"
+    StudyLog(db).close()
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # a foreign writer that never commits
+    try:
+        with StudyLog(db) as log, pytest.raises(StudyLogError, match="stayed locked by another writer"):
+            with log.transaction():
+                log.ensure_study("s", "t", {})
+        lexical = tmp_path / "c.csv"
+        lexical.write_text("text,toxic\nyou idiot,1\nhello,0\n")
+        # a detector that needs no optional package: the file's own column as recorded scores
+        assert main(["audit", str(lexical), "--db", str(db), "--detectors", f"cached:{lexical}:text=toxic",
+                     "--quiet"]) == 1
+        err = capsys.readouterr().err
+        assert "stayed locked by another writer" in err and "fix:" in err and "Traceback" not in err
+    finally:
+        other.execute("ROLLBACK")
+        other.close()

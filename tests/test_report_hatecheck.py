@@ -1,0 +1,120 @@
+"""HateCheck by functionality on the shipped suite, audited with the offline profanity-check
+detector and checked against a direct computation from the suite's CSV; and the report's
+`skipped` reasons on an empty and on a partial log."""
+import csv
+from collections import defaultdict
+
+import pytest
+
+from modlens.analysis import hatecheck
+from modlens.analysis.report import render_html, report_from_db
+from modlens.audit import run_audit
+from modlens.cli import main
+from modlens.studylog.store import StudyLog
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory, data_dir):
+    pytest.importorskip("profanity_check")
+    db = tmp_path_factory.mktemp("hc") / "hc.sqlite"
+    run_audit("hatecheck", db=db, detectors=["profanity-check"], progress=False)
+    return db, report_from_db(db)
+
+
+@pytest.fixture(scope="module")
+def direct(data_dir):
+    """Per-functionality, per-target and total accuracy, computed from the CSV and the detector itself."""
+    from profanity_check import predict_prob
+
+    with open(data_dir / "hatecheck" / "test_suite_cases.csv", encoding="utf-8", newline="") as fh:
+        cases = list(csv.DictReader(fh))
+    probs = predict_prob([c["test_case"].strip() for c in cases])
+    right: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    for c, p in zip(cases, probs):
+        ok = (p >= 0.5) == (c["label_gold"] == "hateful")
+        right["functionality", c["functionality"]].append(ok)
+        right["total", c["label_gold"]].append(ok)
+        right["total", "all"].append(ok)
+        if c["target_ident"]:
+            right["target", c["target_ident"]].append(ok)
+    return cases, right
+
+
+def test_table_per_functionality_matches_a_direct_computation(audited, direct):
+    _, report = audited
+    cases, right = direct
+    s = report["sections"]["hatecheck"]
+    (det,) = s["detectors"]
+    assert det["detector"] == "profanity-check" and s["n_cases"] == len(cases) == det["n_scored"]
+    rows = s["functionalities"]
+    assert [r["key"] for r in rows] == list(hatecheck.FUNCTIONALITIES)  # all 29, in the paper's order
+    for r in rows:
+        hits = right["functionality", r["key"]]
+        cell = r["detectors"][det["label"]]
+        assert (r["n"], cell["n"]) == (len(hits), len(hits))
+        assert cell["accuracy"] == pytest.approx(sum(hits) / len(hits)), r["key"]
+        assert cell["ci"][0] <= cell["accuracy"] <= cell["ci"][1]
+        assert r["gold"] == ("hateful" if r["key"].endswith("_h") else "non-hateful")
+    for kind, table in (("target", s["targets"]), ("total", s["totals"])):
+        assert {r["key"] for r in table} == {k for t, k in right if t == kind}
+        for r in table:
+            hits = right[kind, r["key"]]
+            assert r["detectors"][det["label"]]["accuracy"] == pytest.approx(sum(hits) / len(hits)), (kind, r["key"])
+
+
+def test_hatecheck_audit_fills_the_labelled_section_per_target(audited):
+    _, report = audited
+    (src,) = report["sections"]["labelled"]["sources"]
+    assert src["source"] == "dataset:hatecheck" and src["n"] == 3728 and src["positives"] == 2563
+    (d,) = src["detectors"]
+    targets = {g["value"]: g["n"] for g in d["groups"]["target_ident"]}
+    assert targets["women"] == 509 and len(targets) == 7  # the 292 cases without a target are left out
+    assert "spell_leet_h" in {r["type"] for r in report["sections"]["robustness"]["detectors"][0]["rows"]}
+
+
+def test_html_has_the_paper_layout_and_the_skipped_sections(audited, tmp_path):
+    db, _ = audited
+    out = tmp_path / "hc.html"
+    assert main(["report", "--db", str(db), "--out", str(out)]) == 0
+    page = out.read_text()
+    assert "8. HateCheck by functionality" in page and "7. Detectors on labelled data" in page
+    assert "<td>F29</td><td>spell_leet_h</td><td>Leet speak spellings</td><td>hateful</td><td>173</td>" in page
+    assert "Not in this report" in page and "no ratings in the log" in page
+
+
+def test_partial_log_says_what_each_missing_section_needs(audited):
+    _, report = audited
+    assert set(report["sections"]) == {"robustness", "labelled", "hatecheck"}
+    skipped = report["skipped"]
+    assert set(skipped) == {"human", "overlap", "people", "normalization", "attacks", "sass"}
+    assert skipped["human"].startswith("no ratings in the log")
+    assert "--normalize" in skipped["normalization"] and "--attack" in skipped["attacks"]
+    assert "--format sass" in skipped["sass"]
+
+
+def test_empty_log_lists_every_section_with_its_reason(tmp_path):
+    db = tmp_path / "empty.sqlite"
+    StudyLog(db).close()
+    report = report_from_db(db)
+    assert report["sections"] == {}
+    skipped = report["skipped"]
+    assert set(skipped) == {"human", "overlap", "people", "robustness", "normalization", "attacks", "sass",
+                            "labelled", "hatecheck"}
+    assert "no gold labels: pass --label COLUMN" in skipped["labelled"]
+    assert "no variants: run modlens audit with --perturb" in skipped["robustness"]
+    assert "modlens audit hatecheck" in skipped["hatecheck"]
+    page = render_html(report)
+    assert "no data any section can use" in page and page.count("<li><b>") == len(skipped)
+
+
+def test_attack_only_log_explains_the_missing_robustness_pairs(tmp_path):
+    from modlens.perturb.base import Variant
+
+    db = tmp_path / "a.sqlite"
+    with StudyLog(db) as log:
+        page = log.ensure_page("dataset:x", "x.csv", None, None)
+        cid = log.add_comment("dataset:x", "k", page, "seed text")
+        log.add_variant(cid, Variant("s33d text", "char_attack", {}, 0, source_text="seed text", target_detector="t",
+                                     attack={"goal": "TAE", "status": "failed"}))
+    skipped = report_from_db(db)["skipped"]
+    assert skipped["robustness"].startswith("only attack variants")
