@@ -6,7 +6,9 @@ The extension's calibration round rates them with ordinary `rating` messages
 dedupe and outbox as any other; the analysis recognises gold by key (`analysis/human.py`).
 Labels (source `study-config`) record each item's role and expected answers, so an exported
 log is self-describing. A study without gold comments has no calibration round and nothing
-is written. Idempotent: a restart re-uses the rows (the first text seen under a key stays).
+is written. Review items (`review` in calibration.toml, written by `modlens study add-attacks`)
+are adversarial texts for the human check: the same round, role `review`, their attack's
+recipe/target as labels. Idempotent: a restart re-uses the rows (the first text seen under a key stays).
 """
 from __future__ import annotations
 
@@ -31,12 +33,13 @@ class CalibrationError(StudyConfigError):
 class CalibrationItem:
     key: str
     text: str
-    role: str                                   # "gold" | "anchor"
+    role: str                                   # "gold" | "anchor" | "review" (an attack text for the human check)
     expected: dict[str, str] = field(default_factory=dict)
     anchor_role: str | None = None              # "hard_to_say" | "extreme" for anchors
+    extra: dict[str, str] = field(default_factory=dict)  # review: attack.recipe, attack.target, ...
 
     def labels(self) -> dict[str, str]:
-        out = {"role": self.role, **{f"expected.{a}": v for a, v in self.expected.items()}}
+        out = {"role": self.role, **{f"expected.{a}": v for a, v in self.expected.items()}, **self.extra}
         if self.anchor_role:
             out["anchor_role"] = self.anchor_role
         return out
@@ -46,11 +49,12 @@ def calibration_items(study: StudyConfig) -> list[CalibrationItem]:
     """Gold then anchors; empty when the study has no gold. Raises CalibrationError on keys
     used twice or expected answers the rating panel could never give (every rater would
     then "fail" that gold comment)."""
-    if not study.gold:
+    if not study.gold and not study.review:
         return []
     problems = gold_problems(study)
     items = [CalibrationItem(g.key, g.text, "gold", dict(g.expected)) for g in study.gold]
     items += [CalibrationItem(a.key, a.text, "anchor", {"toxicity": a.rating}, a.role) for a in study.anchors]
+    items += [CalibrationItem(r.key, r.text, "review", extra=dict(r.labels)) for r in study.review]
     if problems:
         raise CalibrationError("study calibration items are invalid:\n  " + "\n  ".join(problems))
     return items
@@ -80,6 +84,7 @@ async def log_calibration_items(study: StudyConfig, write) -> dict[str, int]:
     if not items:
         return {}
     ids = await write(lambda lg: record_items(lg, study, items))
-    log.info("calibration: %d gold comments and %d anchors in the study log",
-             sum(i.role == "gold" for i in items), sum(i.role == "anchor" for i in items))
+    log.info("calibration: %d gold comments, %d anchors and %d attack texts to review in the study log",
+             sum(i.role == "gold" for i in items), sum(i.role == "anchor" for i in items),
+             sum(i.role == "review" for i in items))
     return ids

@@ -3,7 +3,8 @@ CLI, study.toml validation and the registries."""
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+import importlib
+from typing import Any, Iterable
 
 
 def close_matches(name: str, known: Iterable[str], n: int = 3) -> list[str]:
@@ -40,3 +41,13 @@ def check_known(what: str, names: Iterable[str], known: Iterable[str]) -> None:
     for name in names:
         if name not in known:
             raise UnknownName(what, name, known)
+
+
+def registered_class(what: str, package: str, entries: dict[str, str], key: str) -> Any:
+    """The class a registry lists under `key` as "module:Class" (module relative to `package`);
+    an unknown key raises UnknownName with the close matches. The one lookup every registry
+    of small one-file parts (strategies, transformations, constraints, searches, recipes) uses."""
+    if key not in entries:
+        raise UnknownName(what, key, entries)
+    module, cls = entries[key].split(":")
+    return getattr(importlib.import_module(f"{package}.{module}"), cls)

@@ -9,7 +9,17 @@ variant text (the exact target version when the record names it). Queries per su
 recorded target queries of the successful attacks. Transfer: `perturb.transfer.asr_matrix` on
 the successful texts and the logged scores of every detector (rows: detector attacked, columns:
 detector scoring), counting for a column only the examples whose seed it judged right.
-Attempts with different budgets or edit limits are never pooled.
+Attempts with different budgets or edit limits are never pooled, nor are recipes (rows are
+recipe x target; `params.recipe` / strategy `recipe:NAME`, else `attack-tae|bae`).
+
+Quality (TaeBench section 3, `perturb/quality.py`): each success is filtered (dedup, AND
+ensemble label check from the recorded verdicts or the other detectors' logged scores, MiniLM
+meaning similarity, normalizer-edit fluency); "success after filters" counts only successes
+passing all of them. Normalization recovery: each success is normalized and re-scored by the
+target (the logged score of the normalized text when the log has it, else the target is loaded
+here when its recorded version is the installed one); the share no longer fooled is what
+normalization undoes. Human check: ratings of reviewed attacks (study comments with label
+role = review, `modlens study add-attacks`), per recipe: the share rated toxic.
 """
 from __future__ import annotations
 
@@ -19,6 +29,7 @@ from typing import Any
 
 from modlens.analysis.data import DetectorRow, StudyData
 from modlens.perturb.goals import fooled
+from modlens.perturb.quality import QualityFilters, examples_from_study, recipe_of
 from modlens.perturb.transfer import asr_matrix
 
 
@@ -59,10 +70,12 @@ class _Detectors:
         return None, None
 
 
-def analyze(data: StudyData) -> dict[str, Any] | None:
+def analyze(data: StudyData, quality: QualityFilters | None = None, rescore: bool = True) -> dict[str, Any] | None:
+    """`quality`: the filters to apply (default settings when None); `rescore`: load a target
+    detector to re-score normalized successes the log has no score for."""
     dets = _Detectors(data)
-    groups: dict[tuple[str, str, str], list[dict]] = defaultdict(list)  # (target, goal, config) -> attempts
-    skipped: dict[tuple[str, str, str], int] = defaultdict(int)
+    groups: dict[tuple[str, str, str, str], list[dict]] = defaultdict(list)  # (target, goal, recipe, config) -> attempts
+    skipped: dict[tuple[str, str, str, str], int] = defaultdict(int)
     for v in data.variants:
         a = v.get("attack")
         if not isinstance(a, dict):
@@ -71,18 +84,23 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
         target = v.get("target_detector") or a.get("target")
         if goal not in ("TAE", "BAE") or not target:
             continue
-        key = (str(target), goal, _config(v))
+        key = (str(target), goal, recipe_of(v.get("strategy"), v.get("params"), a), _config(v))
         if str(a.get("status", "")).lower() == "skipped":
             skipped[key] += 1
         else:
             groups[key].append(v)
-    if not groups:
-        return None
-    several = {(t, g) for t, g, _ in groups if sum(1 for k in groups if k[:2] == (t, g)) > 1}
+    if not groups:  # a rating study's log: only the human check of attack texts, if any
+        reviews = human_reviews(data)
+        return None if reviews is None else {"rows": [], "transfer": {}, "detectors": dets.names(), "matrices": [],
+                                             "quality": None, "recovery_notes": [], "human": reviews}
+    verdicts = _quality(data, quality or QualityFilters())
+    recovery = _Recovery(data, dets, rescore)
+    several = {(t, g) for t, g, _, _ in groups if sum(1 for k in groups if k[:2] == (t, g)) > 1}
+    recipes = {k[2] for k in groups}
     rows, labels, matrix_rows = [], {}, defaultdict(list)
-    judged: dict[tuple[str, str], set[str]] = defaultdict(set)  # (goal/config, source) -> judges
+    judged: dict[tuple[str, str], set[str]] = defaultdict(set)  # (goal/recipe/config, source) -> judges
     for key in sorted(groups):
-        target, goal, config = key
+        target, goal, recipe, config = key
         vs = groups[key]
         a0 = vs[0]["attack"]
         name, version = a0.get("target_name") or target, a0.get("target_version")
@@ -99,7 +117,24 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
         for v, ok in zip(vs, recorded):
             if not ok:
                 reasons[str(v["attack"].get("reason"))] += 1
-        rows.append({"target": target, "target_name": name, "target_version": version, "goal": goal, "config": config,
+        checked = [verdicts["by_id"].get(v["variant_id"]) for v in successes]
+        kept = [v for v, c in zip(successes, checked) if c is not None and c["passed"]]
+        failed_by: dict[str, int] = defaultdict(int)
+        unchecked: dict[str, int] = defaultdict(int)
+        for c in checked:
+            for f, verdict in (c or {}).get("filters", {}).items():
+                if verdict["ok"] is False:
+                    failed_by[f] += 1
+                elif verdict["ok"] is None:
+                    unchecked[f] += 1
+        shares = [_changed_share(v["attack"]) for v in successes]
+        shares = [x for x in shares if x is not None]
+        rec = recovery.measure(name, version, goal, successes)
+        rows.append({"target": target, "target_name": name, "target_version": version, "goal": goal, "recipe": recipe,
+                     "config": config,
+                     "success_after_filters": len(kept) / len(vs) if vs else None, "kept": len(kept),
+                     "filtered_out": dict(sorted(failed_by.items())), "not_checked": dict(sorted(unchecked.items())),
+                     "words_changed_share": mean(shares) if shares else None, "recovery": rec,
                      "attempts": len(vs), "successes": len(successes), "failed": len(vs) - len(successes),
                      "skipped": skipped.get(key, 0),
                      "success_recorded": mean(recorded) if recorded else None,
@@ -108,8 +143,9 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
                      "mean_queries": mean(q_all) if q_all else None, "judges": judges,
                      "failure_reasons": dict(sorted(reasons.items())),
                      "strategies": sorted({v["strategy"] for v in vs})})
-        group = f"{goal.lower()}|{config}"
-        labels[(group, name)] = f"{target} ({goal})" + (f" [{config}]" if (target, goal) in several else "")
+        group = f"{goal.lower()}|{recipe}|{config}"
+        labels[(group, name)] = (f"{target} ({goal}" + (f", {recipe})" if len(recipes) > 1 else ")")
+                                 + (f" [{config}]" if (target, goal) in several and len(recipes) == 1 else ""))
         judged[(group, name)].update(judges)
         for v in successes:
             scores, thresholds, seed_scores = {}, {}, {}
@@ -123,7 +159,7 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
                                        "scores": scores, "thresholds": thresholds, "seed_scores": seed_scores})
     matrices, transfer = [], {}
     for group, mrows in sorted(matrix_rows.items()):
-        goal, config = group.split("|", 1)
+        goal, recipe, config = group.split("|", 2)
         m = asr_matrix(mrows, goal=goal)
         for source in m.sources:  # the same cells, keyed as the HTML table reads them
             transfer[labels[(group, source)]] = {t: {"rate": m.rate[source].get(t), "n": m.n[source].get(t, 0)}
@@ -133,5 +169,122 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
                 m.notes.append(f"{', '.join(judges)} judged the attacks on {source} (AND ensemble): they still "
                                f"called each success {'toxic' if goal == 'tae' else 'benign'}, so their cells in "
                                f"that row are 0 by construction")
-        matrices.append({**m.to_dict(), "config": config})
-    return {"rows": rows, "transfer": transfer, "detectors": dets.names(), "matrices": matrices}
+        matrices.append({**m.to_dict(), "config": config, "recipe": recipe})
+    return {"rows": rows, "transfer": transfer, "detectors": dets.names(), "matrices": matrices,
+            "quality": verdicts["config"], "recovery_notes": sorted(set(recovery.notes)),
+            "human": human_reviews(data)}
+
+
+def _changed_share(a: dict[str, Any]) -> float | None:
+    share = a.get("words_changed_share")
+    if isinstance(share, (int, float)):
+        return float(share)
+    n, k = a.get("n_words"), a.get("words_edited")
+    return k / n if isinstance(n, int) and n and isinstance(k, int) else None
+
+
+def _quality(data: StudyData, quality: QualityFilters) -> dict[str, Any]:
+    examples = examples_from_study(data)
+    result = quality.assess(examples)
+    by_id = {e.id: {"passed": p, "filters": v} for e, v, p in zip(examples, result.verdicts, result.passed)
+             if v is not None}
+    return {"by_id": by_id, "config": {**result.config, "summary": result.summary}}
+
+
+class _Recovery:
+    """Does normalizing a successful adversarial text undo it? The target's logged score of
+    the normalized text when there is one; else the target re-scores it (loaded once, and only
+    when the installed version is the one the attack recorded)."""
+
+    def __init__(self, data: StudyData, dets: _Detectors, rescore: bool):
+        self.data, self.dets, self.rescore = data, dets, rescore
+        self.text_ids = {t: i for i, t in data.texts.items()}
+        self.loaded: dict[str, Any] = {}
+        self.notes: list[str] = []
+        self._normalizer: Any = None
+
+    def normalizer(self) -> Any:
+        if self._normalizer is None:
+            from modlens.perturb.constraints import _shared
+            self._normalizer = _shared.normalizer()
+        return self._normalizer
+
+    def _detector(self, name: str, version: str | None) -> Any:
+        if name not in self.loaded:
+            self.loaded[name] = None
+            if self.rescore:
+                try:
+                    from modlens.detectors import registry
+                    det = registry.create(name)
+                except Exception as err:  # not installed here, or not a registry name: say so
+                    self.notes.append(f"normalization recovery for {name}: not measured ({err})")
+                else:
+                    if version is not None and det.version != version:
+                        self.notes.append(f"normalization recovery for {name}: not measured (the attack targeted "
+                                          f"version {version}, this machine has {det.version})")
+                    else:
+                        self.loaded[name] = det
+        return self.loaded[name]
+
+    def measure(self, name: str, version: str | None, goal: str, successes: list[dict]) -> dict[str, Any]:
+        if not successes:
+            return {"n": 0, "recovered": 0, "share": None, "unchanged": 0}
+        norm = self.normalizer()
+        row = self.dets.exact(name, version)
+        outcome: list[bool | None] = []
+        unchanged = 0
+        missing: list[tuple[int, str]] = []
+        for v in successes:
+            normalized = norm.normalize(self.data.texts.get(v["text_id"], "")).text
+            if normalized == self.data.texts.get(v["text_id"], ""):
+                unchanged += 1  # the normalizer saw nothing to undo: the attack stands
+                outcome.append(False)
+                continue
+            tid = self.text_ids.get(normalized)
+            score = self.data.score(tid, row.detector_id) if (tid is not None and row is not None) else None
+            if score is not None:
+                outcome.append(not fooled(goal, score, row.threshold))  # type: ignore[union-attr]
+            else:
+                outcome.append(None)
+                missing.append((len(outcome) - 1, normalized))
+        if missing:
+            det = self._detector(name, version)
+            if det is not None:
+                results = det.score([t for _, t in missing])
+                for (i, _), r in zip(missing, results):
+                    tox = None if r is None else det.toxicity(r)
+                    f = fooled(goal, tox, row.threshold if row is not None else det.threshold)
+                    outcome[i] = None if f is None else not f
+        known = [o for o in outcome if o is not None]
+        return {"n": len(known), "recovered": sum(known), "share": sum(known) / len(known) if known else None,
+                "unchanged": unchanged, "unmeasured": len(outcome) - len(known)}
+
+
+def human_reviews(data: StudyData) -> dict[str, Any] | None:
+    """Ratings of reviewed attack texts (comments labelled role = review), per recipe x target:
+    how many raters still call each "successful" attack toxic."""
+    from modlens.analysis.human import rating_values
+
+    items = {cid: lab for cid, lab in data.labels.items() if lab.get("role") == "review"}
+    if not items:
+        return None
+    ratings: dict[int, list[str]] = defaultdict(list)
+    for r in data.ratings:
+        if r["comment_id"] in items:
+            tox = rating_values(r).get("toxicity")
+            if tox:
+                ratings[r["comment_id"]].append(tox)
+    groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for cid, lab in items.items():
+        groups[(lab.get("attack.recipe", "?"), lab.get("attack.target", "?"), lab.get("attack.goal", "tae"))].append(cid)
+    rows = []
+    for (recipe, target, goal), cids in sorted(groups.items()):
+        votes = [t for c in cids for t in ratings.get(c, [])]
+        rated = [c for c in cids if ratings.get(c)]
+        toxic_items = [c for c in rated if sum(t == "toxic" for t in ratings[c]) * 2 > len(ratings[c])]
+        rows.append({"recipe": recipe, "target": target, "goal": goal.upper(), "items": len(cids), "rated": len(rated),
+                     "ratings": len(votes),
+                     "share_ratings_toxic": sum(t == "toxic" for t in votes) / len(votes) if votes else None,
+                     "share_ratings_hard_to_say": sum(t == "hard to say" for t in votes) / len(votes) if votes else None,
+                     "items_majority_toxic": len(toxic_items)})
+    return {"rows": rows}

@@ -58,13 +58,16 @@ class UsableRatings:
     valid: list[dict[str, Any]]               # one per (rater, comment): what alpha and majorities use
     excluded: Counter[str]                     # reason -> ratings left out
     summaries: list[raters_mod.RaterSummary]
-    gold_comments: set[int]
+    left_out: set[int]                         # gold and review comments: not comments of the study's pages
 
 
 def usable_ratings(data: StudyData) -> UsableRatings:
     """The ratings the statistics use, after the paper's exclusions, one per rater and comment."""
     gold = {g["key"]: g.get("expected", {}) for g in study_config(data).get("gold", [])}
     gold_comment = {cid: gold[c["key"]] for cid, c in data.comments.items() if c["key"] in gold}
+    # attack texts under review (`modlens study add-attacks`): their ratings answer section 5's
+    # human check, and would bias the per-platform statistics with machine-made texts
+    review = {cid for cid, lab in data.labels.items() if lab.get("role") == "review"}
     records = []
     for r in data.ratings:
         expected = gold_comment.get(r["comment_id"])
@@ -79,6 +82,8 @@ def usable_ratings(data: StudyData) -> UsableRatings:
     for r in data.ratings:
         if r["comment_id"] in gold_comment:
             excluded["gold comment (attention check)"] += 1
+        elif r["comment_id"] in review:
+            excluded["attack text under review (reported with the attacks)"] += 1
         elif r["inconsistent"]:
             excluded["inconsistent anchor answers (Table 1)"] += 1
         elif r["rating_id"] in rubric_out:
@@ -91,7 +96,7 @@ def usable_ratings(data: StudyData) -> UsableRatings:
             excluded["earlier rating of the same comment by the same rater"] += 1
         latest[r["rater_id"], r["comment_id"]] = r
     valid = sorted(latest.values(), key=lambda r: r["rating_id"])
-    return UsableRatings(valid, excluded, summaries, set(gold_comment))
+    return UsableRatings(valid, excluded, summaries, set(gold_comment) | review)
 
 
 def analyze(data: StudyData) -> dict[str, Any] | None:

@@ -62,8 +62,8 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
     if not data.ratings:
         return None
     usable = usable_ratings(data)
-    used = raters_per_comment(usable.valid, usable.gold_comments)
-    every = raters_per_comment(data.ratings, usable.gold_comments)
+    used = raters_per_comment(usable.valid, usable.left_out)
+    every = raters_per_comment(data.ratings, usable.left_out)
     if not every:
         return None
     short: list[dict[str, Any]] = []

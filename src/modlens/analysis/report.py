@@ -21,14 +21,15 @@ from modlens.analysis.data import StudyData, load
 from modlens.analysis.skip import Skip
 
 METHODS = {
-    "human": "Ratings with an inconsistent anchor pair (seed 003, Table 1), ratings of gold comments and ratings in "
+    "human": "Ratings with an inconsistent anchor pair (seed 003, Table 1), ratings of gold comments, of attack texts under "
+             "review (section 5) and ratings in "
              "rater tasks (15 ratings) that Table 11's rubric does not use are excluded. Krippendorff's alpha is "
              "ordinal, computed from the coincidence matrix. The majority is the mode; two-way ties follow Tables 13 "
              "and 15, other ties are dropped. One vote per rater and comment (their latest usable rating). Alpha "
              "uses only comments with two or more raters; a comment with one rater keeps that rating as its "
              "majority ('single rater').",
     "overlap": "Distinct raters per comment, over the ratings section 1 uses (after its exclusions, one per rater and "
-               "comment) and over every rating; gold comments left out. Minimums: 2 raters for alpha (a pairable "
+               "comment) and over every rating; gold comments and attack texts under review left out. Minimums: 2 raters for alpha (a pairable "
                "value), 3 for a majority that is neither one person's answer nor a two-way tie settled by a rule. "
                "Rater pairs: pairs of raters who rated at least k of the same comments.",
     "people": "Ordered logistic regression (proportional odds, maximum likelihood) of each attribute's majority rating "
@@ -202,17 +203,18 @@ def _html_human(s: dict) -> str:
                       [[a["name"], a["n_comments"], a.get("n_comments_paired"), a["n_ratings"], a["alpha"], alpha_ci(a),
                         a["agreement_level"], a["decided_by"].get("tie rule", 0), a["decided_by"].get("tie dropped", 0),
                         a["decided_by"].get("single rater", 0)] for a in s["attributes"]]))
-    fig, axes = plt.subplots(1, len(s["attributes"]), figsize=(3.2 * len(s["attributes"]), 2.6))
-    axes = axes if len(s["attributes"]) > 1 else [axes]
-    for ax, a in zip(axes, s["attributes"]):
-        n_r, n_m = max(1, sum(a["distribution"].values())), max(1, sum(a["majority"].values()))
-        ax.bar(range(len(a["levels"])), [a["distribution"][l] / n_r for l in a["levels"]], color="#7a9cc6", label="share of ratings")
-        ax.bar(range(len(a["levels"])), [a["majority"][l] / n_m for l in a["levels"]], color="#1f4e79", width=0.4,
-               label="share of majorities")
-        ax.set_xticks(range(len(a["levels"])), [l.replace(" ", "\n") for l in a["levels"]], fontsize=7)
-        ax.set_title(a["name"], fontsize=9)
-    axes[0].legend(fontsize=7)
-    out.append(_png(fig))
+    if s["attributes"]:  # none when every rating was excluded
+        fig, axes = plt.subplots(1, len(s["attributes"]), figsize=(3.2 * len(s["attributes"]), 2.6))
+        axes = axes if len(s["attributes"]) > 1 else [axes]
+        for ax, a in zip(axes, s["attributes"]):
+            n_r, n_m = max(1, sum(a["distribution"].values())), max(1, sum(a["majority"].values()))
+            ax.bar(range(len(a["levels"])), [a["distribution"][l] / n_r for l in a["levels"]], color="#7a9cc6", label="share of ratings")
+            ax.bar(range(len(a["levels"])), [a["majority"][l] / n_m for l in a["levels"]], color="#1f4e79", width=0.4,
+                   label="share of majorities")
+            ax.set_xticks(range(len(a["levels"])), [l.replace(" ", "\n") for l in a["levels"]], fontsize=7)
+            ax.set_title(a["name"], fontsize=9)
+        axes[0].legend(fontsize=7)
+        out.append(_png(fig))
     out.append("<h3>Raters (anchor consistency, Table 11 rubric per task of 15)</h3>")
     out.append(_table(["rater", "ratings", "anchor consistency", "gold wrong", "gold inconsistent", "tasks not used",
                        "ratings excluded"],

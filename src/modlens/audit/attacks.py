@@ -8,7 +8,9 @@ from typing import Any, Sequence
 
 from modlens.detectors.base import Detector
 from modlens.engine import Engine
+from modlens.perturb import recipes
 from modlens.perturb.attack import GreedyAttack
+from modlens.perturb.compose import Attack
 from modlens.services.errors import SetupError
 
 
@@ -22,6 +24,7 @@ class AttackSpec:
     max_edit_ratio: float = 0.25
     strategies: list[str] | None = None  # None: perturb.attack.DEFAULT_ATTACK_STRATEGIES
     workers: int = 4                     # attacks in flight at once (their queries share the batchers)
+    recipe: str | None = None            # a perturb.recipes key: that recipe instead of the character attack
 
 
 def answers_any_text(det: Detector) -> bool:
@@ -43,17 +46,26 @@ def plan_attacks(spec: AttackSpec, detectors: dict[str, Detector]) -> dict[str, 
     return {t: [j for j in judges if j != t] for t in dict.fromkeys(targets)}
 
 
-def build_attack(spec: AttackSpec, key: str, target: Detector, judges: Sequence[Detector], seed: int) -> GreedyAttack:
+def build_attack(spec: AttackSpec, key: str, target: Detector, judges: Sequence[Detector],
+                 seed: int) -> GreedyAttack | Attack:
     try:
+        if spec.recipe:
+            if spec.strategies:
+                raise ValueError("--strategies and --recipe exclude each other (a recipe names its transformations)")
+            return recipes.create(spec.recipe).build(target, goal=spec.goal, judges=judges, max_queries=spec.max_queries,
+                                                     max_edit_ratio=spec.max_edit_ratio, seed=seed, target_key=key)
         return GreedyAttack(target, goal=spec.goal, strategies=spec.strategies, max_queries=spec.max_queries,
                             max_edit_fraction=spec.max_edit_ratio, judges=judges, seed=seed, target_key=key)
     except (KeyError, ValueError) as err:
         raise SetupError(f"attack: {err.args[0] if err.args else err}") from None
 
 
-def attack_config(attack: GreedyAttack) -> dict[str, Any]:
-    """What makes an attack result reproducible, beyond GreedyAttack's own params: the target's
+def attack_config(attack: GreedyAttack | Attack) -> dict[str, Any]:
+    """What makes an attack result reproducible, beyond the attack's own params: the target's
     study key and the versions of the target and judges (a new model version is a new attack)."""
+    if isinstance(attack, Attack):
+        return {**attack.config(), "target": attack.target_key, "target_version": attack.target.version,
+                "judge_versions": {j.name: j.version for j in attack.judges}}
     return {"goal": attack.goal, "strategies": list(attack.strategies), "max_queries": attack.max_queries,
             "max_edit_fraction": attack.max_edit_fraction, "candidates_per_strategy": attack.candidates_per_strategy,
             "judges": [j.name for j in attack.judges], "target": attack.target_key,

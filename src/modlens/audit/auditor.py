@@ -114,7 +114,8 @@ class Auditor:
         """The result of this very attack (same configuration and model versions) on this
         comment, from an earlier or interrupted run: attacks are the expensive part, never redone."""
         config = attack_config(attack)
-        for r in runs.logged_attacks(self.log, cid, f"attack-{attack.goal}", attack.target_key, attack.seed):
+        for r in runs.logged_attacks(self.log, cid, getattr(attack, "strategy", f"attack-{attack.goal}"),
+                                     attack.target_key, attack.seed):
             if all(r["params"].get(k) == v for k, v in config.items()):
                 return {"text": r["text"], "status": r["attack"].get("status")}
         return None

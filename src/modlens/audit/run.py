@@ -131,8 +131,12 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         plan = plan_attacks(attack, detector_objects)
         for key, judges in plan.items():  # bad budgets or strategies fail here, before anything is written
             build_attack(attack, key, detector_objects[key], [detector_objects[j] for j in judges], seed)
-        params["attack"] = {"goal": attack.goal, "targets": plan, "max_queries": attack.max_queries,
-                            "max_edit_ratio": attack.max_edit_ratio, "strategies": attack.strategies, "seed": seed}
+        attack_params: dict[str, Any] = {"goal": attack.goal, "targets": plan, "max_queries": attack.max_queries,
+                                         "max_edit_ratio": attack.max_edit_ratio, "strategies": attack.strategies,
+                                         "seed": seed}
+        if attack.recipe:  # another recipe over the same file is another run, not a resume
+            attack_params["recipe"] = attack.recipe
+        params["attack"] = attack_params
     engine = Engine(audit_study(study, normalize, perturb), detectors=detector_objects)
     if normalize and engine.normalizer is None:
         raise SetupError(f"normalize: the normalizer is unavailable ({engine.component_errors.get('normalizer')})")

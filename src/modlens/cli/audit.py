@@ -38,6 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="judges that must keep the seed's label (default: the other detectors)")
     p.add_argument("--no-ensemble", action="store_true",
                    help="attack without judges (with the default judges, transfer to them is 0 by construction)")
+    p.add_argument("--recipe", metavar="NAME",
+                   help="attack with this recipe (word and character attacks; `modlens attack --list`) instead of the "
+                        "default character attack")
     add_attack_limit_options(p)
     add_deprecated_alias(p, "--attack-strategies", "--strategies", dest="strategies", mode="extend", nargs="+")
     add_db_option(p)
@@ -65,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         perturb = list(dict.fromkeys([*args.perturb, *(args.strategies or [])])) or study.perturbation.strategies
     reader_options = {"text_col": args.text_col, "label_cols": args.label_cols, "label": args.label}
     attack_only = [flag for flag, n in (("--targets", "attack_targets"), ("--ensemble", "ensemble"),
-                                        ("--no-ensemble", "no_ensemble")) if getattr(args, n)]
+                                        ("--no-ensemble", "no_ensemble"), ("--recipe", "recipe")) if getattr(args, n)]
     if args.strategies and not (args.attack or args.perturb is not None):
         raise CliError("--strategies need --perturb or --attack tae|bae")
     if args.ensemble and args.no_ensemble:
@@ -75,7 +78,17 @@ def run(args: argparse.Namespace) -> int:
     attack = None if not args.attack else AttackSpec(
         args.attack, targets=args.attack_targets, ensemble=[] if args.no_ensemble else args.ensemble,
         max_queries=args.query_budget,
-        max_edit_ratio=args.max_edit_ratio, strategies=args.strategies)
+        max_edit_ratio=args.max_edit_ratio, strategies=args.strategies, recipe=args.recipe)
+    if args.recipe:
+        from modlens.names import UnknownName
+        from modlens.perturb import recipes
+        try:
+            recipes.recipe_class(args.recipe)
+        except UnknownName as err:
+            raise CliError(err.message, fix=err.fix) from None
+        if args.strategies:
+            raise CliError("--strategies and --recipe exclude each other", fix="a recipe names its own transformations; "
+                           "drop --strategies (or --recipe for the character attack)")
     try:
         result = run_audit(args.dataset, db=db_path(args), fmt=args.fmt, study=study,
                            detectors=args.detectors, normalize=args.normalize, perturb=perturb,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from modlens.cli.common import CliError, add_db_option, db_path, study_log_error
 from modlens.studylog.exporters import FORMATS
@@ -19,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                         "(consented rows only, Parquet; docs/MULTI.md)")
     parser.add_argument("--show", action="store_true", help="with --bundle: print what the bundle holds, write nothing")
     parser.add_argument("--study-id", help="with --bundle: the study to bundle (default: the joined one)")
+    parser.add_argument("--taebench", metavar="DIR", help="instead: write the log's attack results as a TaeBench-style "
+                                                          "dataset (Parquet + JSONL, quality-filter verdicts; docs/PERTURB.md)")
+    parser.add_argument("--successes-only", action="store_true", help="with --taebench: only successful attacks")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from modlens.studylog.store import StudyLogError
 
     db = db_path(args)
+    if args.taebench:
+        return run_taebench(db, args.taebench, args.successes_only)
     if args.bundle or args.show:
         from modlens.cli.export_bundle import run_bundle
 
@@ -41,4 +47,21 @@ def run(args: argparse.Namespace) -> int:
     for name, info in manifest["tables"].items():
         print(f"{info['rows']:>9}  {name}")
     print(f"wrote {len(manifest['tables'])} tables ({args.format}) and DATA.md to {args.out}")
+    return 0
+
+
+def run_taebench(db: Path, out: str, successes_only: bool = False) -> int:
+    """`--taebench DIR` (also `modlens attack --export DIR`): the attack results as a dataset."""
+    from modlens.audit.export_taebench import export_taebench
+    from modlens.studylog.store import StudyLogError
+
+    try:
+        manifest = export_taebench(db, out, successes_only=successes_only)
+    except StudyLogError as err:
+        raise study_log_error(err, db, missing_exit_code=KEPT_MISSING_EXIT) from None
+    s = manifest["quality"]["summary"]
+    if not manifest["rows"]:
+        print("modlens export: the log holds no attack results (run `modlens audit ... --attack tae` first)")
+    print(f"wrote {manifest['rows']} attack results ({s['successes']} successful, {s['kept']} after the quality "
+          f"filters) to {out}: {', '.join(manifest['files'])}")
     return 0

@@ -3,7 +3,8 @@
 `modlens study init DIR` writes an annotated study folder (study.toml, consent.md,
 calibration.toml, tasks.toml); `modlens study check DIR` validates it, naming the file, key and
 fix of every problem; `modlens study pack DIR --out study.modlens` makes the one file each
-participant opens with `modlens join` (docs/MULTI.md).
+participant opens with `modlens join` (docs/MULTI.md); `modlens study add-attacks DIR --from LOG`
+queues successful, quality-filtered attacks for the human check (docs/PERTURB.md).
 """
 from __future__ import annotations
 
@@ -28,6 +29,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pack = actions.add_parser("pack", help="make the file participants open with `modlens join`")
     pack.add_argument("dir", metavar="DIR", help="the study folder (or its study.toml)")
     pack.add_argument("--out", required=True, metavar="FILE", help="pack to write, e.g. study.modlens")
+    add = actions.add_parser("add-attacks", help="queue successful attacks from a study log for raters (human check)")
+    add.add_argument("dir", metavar="DIR", help="the study folder (review items go to its calibration.toml)")
+    add.add_argument("--from", dest="log", required=True, metavar="LOG", help="study log holding the attack results")
+    add.add_argument("--limit", type=int, help="add at most N new items (default: all that qualify)")
+    add.add_argument("--goal", choices=["tae", "bae"], default="tae", help="which attacks (default: tae)")
+    add.add_argument("--recipe", help="only this recipe (e.g. attack-tae, pwws)")
+    add.add_argument("--target", help="only attacks on this detector")
+    add.add_argument("--unfiltered", action="store_true",
+                     help="also attacks the quality filters remove (default: only those passing every filter)")
 
 
 def _load(path: str) -> StudyFolder:
@@ -56,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"study {loaded.study.study_id!r}: edit the files, then `modlens study check {args.dir}` "
               f"and `modlens study pack {args.dir} --out {loaded.study.study_id}.modlens`")
         return 0
+    if args.action == "add-attacks":
+        return _add_attacks(args)
     loaded = _load(args.dir)
     if args.action == "check":
         s = loaded.study
@@ -63,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: {note}")
         print(f"ok: study {s.study_id!r}, {len(s.detectors)} detectors, {len(s.attributes)} attributes, "
               f"{len(s.gold)} gold comments, {len(s.tasks)} task pages, free browsing "
-              f"{'allowed' if s.free_browsing else 'off'}")
+              f"{'allowed' if s.free_browsing else 'off'}"
+              + (f", {len(s.review)} attack texts to review" if s.review else ""))
         return 0
     try:
         written = pack.write(loaded, args.out)
@@ -71,4 +84,29 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(err)) from None
     print(f"wrote {args.out}: study {written['study_id']!r}, sha256 {written['sha256']}")
     print(f"participants run: modlens join {args.out}")
+    return 0
+
+
+def _add_attacks(args: argparse.Namespace) -> int:
+    from modlens.config import StudyConfigError
+    from modlens.study.review import add_attacks
+    from modlens.studylog.store import StudyLogError
+
+    if args.limit is not None and args.limit < 1:
+        raise CliError("--limit must be at least 1", fix="give --limit N with N >= 1, or leave it out")
+    _load(args.dir)  # the folder's own problems first, with their fixes
+    try:
+        res = add_attacks(args.dir, args.log, limit=args.limit, goal=args.goal, recipe=args.recipe,
+                          target=args.target, filtered=not args.unfiltered)
+    except StudyLogError as err:
+        raise CliError(str(err), kind=ErrorKind.NOT_FOUND, fix=getattr(err, "fix", None)
+                       or "pass the study log that `modlens audit --attack` wrote") from None
+    except StudyConfigError as err:
+        raise CliError(f"the review items would make the study invalid (nothing written): {err}") from None
+    print(f"{res.candidates} successful {args.goal.upper()}s selected, {res.filtered_out} removed by the quality "
+          f"filters, {res.already} already queued; added {len(res.added)} review item(s) to {args.dir}")
+    if not res.added and not res.candidates:
+        print("nothing to add: the log has no successful attack matching the selection")
+    else:
+        print(f"next: `modlens study check {args.dir}`, then pack; raters see them in the calibration round")
     return 0

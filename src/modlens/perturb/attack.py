@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from modlens.detectors.base import Detector
 from modlens.perturb import registry
-from modlens.perturb.base import Variant
+from modlens.perturb.base import Variant, attack_each
 from modlens.perturb.generate import WordSlot, perturb_word, splice, word_slots
 from modlens.perturb.goals import GOALS, fooled
 from modlens.perturb.importance import heuristic_ranking, word_removals
@@ -224,15 +224,4 @@ class GreedyAttack:
                        positions=positions, source_text=text, target_detector=self.target_key, attack=attack)
 
     def run_many(self, texts: Sequence[str]) -> list[Variant]:
-        """Attack each text; a successful example identical to an earlier one is marked
-        `constraints.unique.ok = False` (TaeBench's exact-match dedup) with `duplicate_of`."""
-        out, first = [], {}
-        for n, text in enumerate(texts):
-            v = self.run(text)
-            if v.attack["status"] == "success":
-                if v.text in first:
-                    v.attack["constraints"]["unique"] = {"ok": False, "duplicate_of": first[v.text]}
-                else:
-                    first[v.text] = n
-            out.append(v)
-        return out
+        return attack_each(self.run, texts)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Callable, Sequence
 
 
 @dataclass
@@ -20,3 +20,20 @@ class Variant:
         d = asdict(self)
         d["positions"] = [list(p) for p in self.positions]
         return d
+
+
+def attack_each(run: Callable[[str], Variant], texts: Sequence[str]) -> list[Variant]:
+    """Attack each text; a successful example identical to an earlier one is marked
+    `constraints.unique.ok = False` (TaeBench's exact-match dedup) with `duplicate_of`."""
+    out: list[Variant] = []
+    first: dict[str, int] = {}
+    for n, text in enumerate(texts):
+        v = run(text)
+        assert v.attack is not None
+        if v.attack["status"] == "success":
+            if v.text in first:
+                v.attack["constraints"]["unique"] = {"ok": False, "duplicate_of": first[v.text]}
+            else:
+                first[v.text] = n
+        out.append(v)
+    return out

@@ -7,10 +7,9 @@ on their own too.
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from modlens.names import UnknownName, check_known
+from modlens.names import check_known, registered_class
 from modlens.perturb.strategies._word import Strategy
 
 # registry key -> "module:Class" (module relative to modlens.perturb.strategies)
@@ -41,10 +40,7 @@ def check(keys: list[str]) -> None:
 
 
 def strategy_class(key: str) -> type[Strategy]:
-    if key not in STRATEGIES:
-        raise UnknownName("perturbation strategy", key, STRATEGIES)
-    module, cls = STRATEGIES[key].split(":")
-    return getattr(importlib.import_module(f"modlens.perturb.strategies.{module}"), cls)
+    return registered_class("perturbation strategy", "modlens.perturb.strategies", STRATEGIES, key)  # type: ignore[no-any-return]
 
 
 def create(key: str, **options: Any) -> Strategy:

@@ -40,6 +40,9 @@ LEXNAMES = (
 POS_TAGS = ("n", "v", "a", "r")  # noun, verb, adjective (satellites "s" count as "a"), adverb
 
 _lock = threading.Lock()
+# nltk's reader reads the data files through shared seekable streams, which concurrent queries
+# corrupt (an audit attacks from several threads): every query holds this lock.
+QUERY_LOCK = threading.RLock()
 _readers: dict[str, Any] = {}
 
 
@@ -101,15 +104,17 @@ def load(path: str | os.PathLike[str] | None = None) -> Any:
 
 def word_pos(reader: Any, word: str) -> set[str]:
     """Parts of speech WordNet knows `word` (any inflection) as; empty when it does not know it."""
-    return {pos_tag(s.pos()) for s in reader.synsets(word.lower())}
+    with QUERY_LOCK:
+        return {pos_tag(s.pos()) for s in reader.synsets(word.lower())}
 
 
 def base_forms(reader: Any, word: str) -> set[str]:
     """The word and its WordNet base forms for every part of speech ("idiots" -> idiot)."""
     w = word.lower()
     forms = {w}
-    for pos in POS_TAGS:
-        base = reader.morphy(w, pos)
-        if base:
-            forms.add(base)
+    with QUERY_LOCK:
+        for pos in POS_TAGS:
+            base = reader.morphy(w, pos)
+            if base:
+                forms.add(base)
     return forms

@@ -19,8 +19,9 @@ def gold_problems(study: StudyConfig, where: str = "") -> list[str]:
                 out.append(f"gold {g.key!r}: expected.{attr}{at}: unknown attribute — fix: use one of {sorted(levels)}")
             elif level not in levels[attr]:
                 out.append(f"gold {g.key!r}: expected.{attr} = {level!r}{at} — fix: use one of {levels[attr]}")
-    keys = [g.key for g in study.gold] + [a.key for a in study.anchors]
+    keys = [g.key for g in study.gold] + [a.key for a in study.anchors] + [r.key for r in study.review]
     repeated = sorted({k for k in keys if keys.count(k) > 1})
     if repeated:
-        out.append(f"gold/anchor keys used twice: {repeated} — fix: give every gold comment and anchor its own key")
+        out.append(f"gold/anchor/review keys used twice: {repeated} — fix: give every gold comment, anchor and "
+                   "review item its own key")
     return out

@@ -20,7 +20,7 @@ CALIBRATION_FILE = "calibration.toml"
 TASKS_FILE = "tasks.toml"
 
 # the keys each side file may hold; anything else there is refused with the file to move it to
-SIDE_FILES: dict[str, tuple[str, ...]] = {CALIBRATION_FILE: ("anchors", "gold"), TASKS_FILE: ("tasks", "free_browsing")}
+SIDE_FILES: dict[str, tuple[str, ...]] = {CALIBRATION_FILE: ("anchors", "gold", "review"), TASKS_FILE: ("tasks", "free_browsing")}
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,9 @@ A constraint judges candidates (`perturb.parts.Constraint`): "pre" ones before t
 queried (cheap), "post" ones only on candidates that reached the goal."""
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
-from modlens.names import UnknownName
+from modlens.names import registered_class
 
 if TYPE_CHECKING:
     from modlens.perturb.parts import Constraint
@@ -31,7 +30,4 @@ def available() -> list[str]:
 
 def create(key: str, **options: Any) -> "Constraint":
     """Instantiate a constraint by key; unknown keys raise UnknownName with close matches."""
-    if key not in CONSTRAINTS:
-        raise UnknownName("constraint", key, CONSTRAINTS)
-    module, cls = CONSTRAINTS[key].split(":")
-    return getattr(importlib.import_module(f"modlens.perturb.constraints.{module}"), cls)(**options)  # type: ignore[no-any-return]
+    return registered_class("constraint", __name__, CONSTRAINTS, key)(**options)  # type: ignore[no-any-return]

@@ -5,10 +5,9 @@ Every character strategy of `perturb/registry.py` is also a transformation, unde
 `char:<strategy key>` (`parts.CharacterTransformation`)."""
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
-from modlens.names import UnknownName
+from modlens.names import UnknownName, registered_class
 
 if TYPE_CHECKING:
     from modlens.perturb.parts import Transformation
@@ -41,5 +40,4 @@ def create(key: str, **options: Any) -> "Transformation":
         return CharacterTransformation(key[len(CHAR_PREFIX):], **options)
     if key not in TRANSFORMATIONS:
         raise UnknownName("transformation", key, available())
-    module, cls = TRANSFORMATIONS[key].split(":")
-    return getattr(importlib.import_module(f"modlens.perturb.transformations.{module}"), cls)(**options)  # type: ignore[no-any-return]
+    return registered_class("transformation", __name__, TRANSFORMATIONS, key)(**options)  # type: ignore[no-any-return]

@@ -40,10 +40,11 @@ class WordNetSynonym(Transformation):
         """(synonym, synset name, pos) for `word`, in sense order, without the word itself or
         its own base forms, multi-word lemmas ("stupid_person") and repeats."""
         reader = wordnet.load(self.path)
-        own = wordnet.base_forms(reader, word)
+        with wordnet.QUERY_LOCK:
+            own = wordnet.base_forms(reader, word)
+            synsets = reader.synsets(word.lower())
+            counts = [sum(lem.count() for lem in s.lemmas() if lem.name().lower() in own) for s in synsets]
         seen, out = set(own), []
-        synsets = reader.synsets(word.lower())
-        counts = [sum(lem.count() for lem in s.lemmas() if lem.name().lower() in own) for s in synsets]
         for _, synset in sorted(zip(counts, synsets), key=lambda cs: -cs[0]):
             pos = wordnet.pos_tag(synset.pos())
             if pos not in self.pos:

@@ -1,0 +1,77 @@
+"""Attack recipes on this CPU: attacks per minute, success rate and queries per success per
+recipe, and the same attack with batched detector calls vs one call per query.
+
+    python bench/bench_attacks.py [--data DIR] [--n 20] [--target profanity-check|minilm-toxicity]
+                                  [--recipes a2t pwws ...]
+
+Seeds: the first N NoisyHate dev comments the target calls toxic (a seed it already calls
+benign would be skipped, costing one query, and flatter the rate). Timings include the
+constraints (WordNet, the sentence encoder) but not model loading (one warm-up attack first).
+Batched vs one call per query: the same recipe and seeds with `batch=False`, so every text is
+its own detector call; the adversarial texts are identical, only the time differs.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+import time
+from pathlib import Path
+
+from modlens.detectors import registry as detectors
+from modlens.paths import shipped_data
+from modlens.perturb import recipes
+
+
+def seeds(data: str, target, n: int) -> list[str]:
+    with open(Path(data) / "noisyhate" / "dev.csv", encoding="utf-8", newline="") as fh:
+        texts = [row["clean"] for row in csv.DictReader(fh)]
+    out = []
+    for i in range(0, len(texts), 64):
+        batch = texts[i:i + 64]
+        for t, s in zip(batch, target.score(batch)):
+            if target.toxicity(s) is not None and target.toxicity(s) >= target.threshold:
+                out.append(t)
+        if len(out) >= n:
+            break
+    return out[:n]
+
+
+def run(recipe: str, target, texts: list[str], batch: bool = True) -> dict:
+    attack = recipes.create(recipe).build(target, batch=batch)
+    attack.run(texts[0])  # warm-up: load WordNet, vectors, the encoder
+    t0 = time.perf_counter()
+    results = [attack.run(t).attack for t in texts]
+    dt = time.perf_counter() - t0
+    ok = [a for a in results if a["status"] == "success"]
+    return {"seconds": dt, "per_minute": 60 * len(texts) / dt, "success": len(ok) / len(texts),
+            "queries_per_success": statistics.mean(a["queries"] for a in ok) if ok else float("nan"),
+            "calls": statistics.mean(a["calls"] for a in results),
+            "share": statistics.mean(a["words_changed_share"] for a in ok) if ok else float("nan")}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=str(shipped_data()), help="folder with noisyhate/dev.csv")
+    ap.add_argument("--n", type=int, default=20, help="seeds per recipe")
+    ap.add_argument("--target", default="profanity-check")
+    ap.add_argument("--recipes", nargs="+", default=recipes.available())
+    ap.add_argument("--unbatched", nargs="*", default=["toxictrap_combined_greedy"],
+                    help="recipes also run with one detector call per query")
+    args = ap.parse_args()
+    target = detectors.create(args.target)
+    texts = seeds(args.data, target, args.n)
+    print(f"target {target.name} {target.version}; {len(texts)} toxic seeds")
+    print(f"{'recipe':28} {'attacks/min':>11} {'success':>8} {'queries/success':>16} {'calls/attack':>13} {'words changed':>14}")
+    for key in args.recipes:
+        r = run(key, target, texts)
+        print(f"{key:28} {r['per_minute']:11.1f} {r['success']:8.2f} {r['queries_per_success']:16.1f} "
+              f"{r['calls']:13.1f} {r['share']:14.2f}")
+    for key in args.unbatched:
+        b, u = run(key, target, texts), run(key, target, texts, batch=False)
+        print(f"{key}: batched {b['seconds']:.2f}s ({b['calls']:.1f} calls/attack) vs one call per query "
+              f"{u['seconds']:.2f}s: x{u['seconds'] / b['seconds']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

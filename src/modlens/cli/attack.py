@@ -1,0 +1,165 @@
+"""attack a detector with a named recipe (DeepWordBug, TextBugger, A2T, PWWS, TextFooler, ToxicTrap)
+
+  modlens attack --list
+  modlens attack --recipe pwws --target profanity-check --text "you are a stupid idiot"
+  modlens attack --recipe textfooler --target minilm-toxicity --detector profanity-check noisyhate --limit 50
+
+With --text: one JSON line per text for the source and one for the attack's result (the
+Variant with its `attack` record, scored by every loaded detector); nothing is logged. With a
+DATASET: the audit's attack over the dataset (seeds by the gold label, else the target's
+verdict), every result and its scores written to the study log (--db), as
+`modlens audit DATASET --attack GOAL --recipe NAME` does; the summary is printed as JSON.
+The other loaded detectors are the judges (TaeBench's AND rule) unless --no-ensemble.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from modlens.cli.common import (CliError, ErrorKind, add_attack_limit_options, add_db_option, add_detectors_option,
+                                add_study_option, db_path, detector_configs, load_study)
+from modlens.names import UnknownName
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = __doc__.split("\n", 1)[1]
+    p.add_argument("dataset", nargs="?", help="a dataset file or shorthand, as for `modlens audit` (or use --text)")
+    p.add_argument("--list", action="store_true", help="print the recipes and their parts, then exit")
+    p.add_argument("--recipe", metavar="NAME", help="the recipe (see --list)")
+    p.add_argument("--target", metavar="DETECTOR", help="the detector attacked (a registry name or study key)")
+    p.add_argument("--text", nargs="+", action="extend", metavar="TEXT", help="attack these texts instead of a dataset")
+    p.add_argument("--goal", choices=["tae", "bae"], default="tae",
+                   help="tae (default): toxic seeds made to look benign; bae: benign seeds made to look toxic")
+    p.add_argument("--goal-labels", nargs="+", metavar="LABEL",
+                   help="multi-label goal: every one of these labels of the target must drop below its threshold "
+                        "(bae: any one rise above); 'all' = every harm label (e.g. hf-classifier unitary/toxic-bert)")
+    add_detectors_option(p, keys="registry names or study keys: more detectors to score the results and judge them")
+    p.add_argument("--no-ensemble", action="store_true", help="no judges: the other detectors only score the results")
+    add_study_option(p)
+    add_attack_limit_options(p)
+    # None = the recipe's own budget and edit limit (the shared options default to the character attack's)
+    p.set_defaults(query_budget=None, max_edit_ratio=None)
+    p.add_argument("--seed", type=int, help="random seed (default: the study's, 0)")
+    add_db_option(p)
+    p.add_argument("--limit", type=int, help="dataset: attack only the first N items")
+    p.add_argument("--quiet", action="store_true", help="dataset: no progress bar")
+    p.add_argument("--export", metavar="DIR", help="dataset: then write the log's attack results as a TaeBench-style "
+                                                  "dataset (Parquet + JSONL, quality-filter verdicts) to DIR")
+
+
+def recipes_table() -> list[str]:
+    from modlens.perturb import recipes
+    lines = []
+    for key in recipes.available():
+        r = recipes.create(key)
+        d = r.describe()
+        tr = ", ".join(f"composite({'|'.join(o['transformations'])})" if k == "composite" else k
+                       for k, o in d["transformations"])
+        search = d["search"][0] + "".join(f" {k}={v}" for k, v in d["search"][1].items())
+        lines += [f"{key}: {r.title}",
+                  f"    transformations: {tr} (k={d['k']} per word)",
+                  f"    constraints: {', '.join(k for k, _ in d['constraints']) or 'none'}",
+                  f"    search: {search}; max queries {d['max_queries']}",
+                  f"    offline substitutes: {d['substitutes']}",
+                  f"    paper: {r.paper}"]
+    return lines
+
+
+def _check(args: argparse.Namespace) -> None:
+    from modlens.perturb import recipes
+    if not args.recipe:
+        raise CliError("--recipe is required", fix="pick one of `modlens attack --list`")
+    try:
+        recipes.recipe_class(args.recipe)
+    except UnknownName as err:
+        raise CliError(err.message, fix=err.fix) from None
+    if not args.target:
+        raise CliError("--target is required", fix="name the detector to attack, e.g. --target profanity-check")
+    if bool(args.text) == bool(args.dataset):
+        raise CliError("give a DATASET or --text TEXT ..., not both" if args.text else "nothing to attack",
+                       fix="modlens attack --recipe NAME --target DETECTOR (DATASET | --text TEXT ...)")
+    if args.dataset and args.goal_labels:
+        raise CliError("--goal-labels works with --text only", fix="drop --goal-labels, or attack --text")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list:
+        print("\n".join(recipes_table()))
+        return 0
+    _check(args)
+    if getattr(args, "export", None) and not args.dataset:
+        raise CliError("--export needs a dataset (texts given with --text are not logged)",
+                       fix="attack a dataset file, or run `modlens export --taebench DIR` on a study log")
+    study = load_study(args.config)
+    seed = study.perturbation.seed if args.seed is None else args.seed
+    extra = [d for d in dict.fromkeys(args.detectors or []) if d != args.target]
+    if args.dataset:
+        return _dataset(args, study, seed, extra)
+    return _texts(args, study, seed, extra)
+
+
+def _dataset(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) -> int:
+    from modlens.audit import AttackSpec, AuditError, run_audit
+    from modlens.studylog.store import StudyLogError
+    if args.seed is not None:
+        study = study.model_copy(update={"perturbation": study.perturbation.model_copy(update={"seed": seed})})
+    recipe_defaults = _recipe(args.recipe)
+    spec = AttackSpec(args.goal, targets=[args.target], ensemble=[] if args.no_ensemble else None,
+                      max_queries=recipe_defaults.parts["max_queries"] if args.query_budget is None else args.query_budget,
+                      max_edit_ratio=args.max_edit_ratio, recipe=args.recipe)
+    try:
+        result = run_audit(args.dataset, db=db_path(args), study=study, detectors=[args.target, *extra],
+                           limit=args.limit, progress=not args.quiet, attack=spec,
+                           on_note=lambda note: print(f"modlens attack: {note}", file=sys.stderr))
+    except AuditError as err:
+        raise CliError(str(err), fix=getattr(err, "fix", None)) from None
+    except StudyLogError as err:
+        raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None)) from None
+    for key, why in result.unavailable.items():
+        print(f"modlens attack: detector {key} not used: {why}", file=sys.stderr)
+    print(json.dumps(result.to_dict(), indent=2))
+    if args.export:
+        from modlens.cli.export import run_taebench
+        return run_taebench(db_path(args), args.export)
+    return 0
+
+
+def _recipe(key: str) -> Any:
+    from modlens.perturb import recipes
+    return recipes.create(key)
+
+
+def _texts(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) -> int:
+    from modlens.cli.perturb import _scores
+    from modlens.services.detectors import load_detectors
+    loaded = load_detectors(detector_configs([args.target, *extra], study))
+    for line in loaded.warnings():
+        print(f"modlens attack: {line}", file=sys.stderr)
+    detectors = loaded.detectors
+    if args.target not in detectors:
+        raise CliError(f"target detector {args.target} could not be loaded", kind=ErrorKind.FAILED,
+                       fix="see `modlens detectors` for what it needs")
+    target = detectors[args.target]
+    judges = [] if args.no_ensemble else [d for k, d in detectors.items() if k != args.target]
+    labels = None
+    if args.goal_labels:
+        labels = "all" if args.goal_labels == ["all"] else args.goal_labels
+    try:
+        attack = _recipe(args.recipe).build(target, goal=args.goal, judges=judges, max_queries=args.query_budget,
+                                            max_edit_ratio=args.max_edit_ratio, seed=seed, target_key=args.target,
+                                            goal_labels=labels)
+    except (KeyError, ValueError) as err:
+        raise CliError(str(err.args[0] if err.args else err),
+                       fix="check the limits (--max-queries >= 1, 0 < --max-edit-fraction <= 1) and --goal-labels "
+                           "against the target's labels") from None
+    for key, reason in attack.unavailable.items():
+        print(f"modlens attack: transformation {key} unavailable: {reason}", file=sys.stderr)
+    for text in args.text:
+        v = attack.run(text)
+        scores = _scores([text, v.text], detectors)
+        print(json.dumps({"kind": "source", "text": text, "target": args.target, "scores": scores[0]}, ensure_ascii=False))
+        print(json.dumps({"kind": "variant", **v.to_dict(), "scores": scores[1]}, ensure_ascii=False))
+    return 0

@@ -1,0 +1,295 @@
+"""TaeBench's quality pipeline (section 3): raw attack results are filtered before they count.
+
+Only successful attacks are filtered; each gets a verdict per filter, `{ok, value, threshold}`
+(ok None = the filter could not be applied here, with `why`), in TaeBench's order:
+
+  dedup    - an adversarial text already kept for the same recipe, target and goal is a
+             duplicate (exact text), and so is one from the same seed that differs only in
+             case, spacing or Unicode form (near). value: the id of the example kept first.
+             Scoped per recipe x target so each target's success rate stays its own.
+  label    - the AND ensemble: every other detector must still call a TAE toxic (a BAE
+             benign). The attack's recorded judge verdicts when it ran with judges; else the
+             other detectors' logged scores of the text; else the `judges` given here score
+             it. value: share of judges that keep the label; threshold 1.0 (all of them).
+  meaning  - cosine similarity of the seed's and the text's MiniLM sentence embeddings (the
+             `sentence_similarity` constraint: both normalized first, so a disguise the
+             normalizer undoes costs no meaning, a synonym swap is scored as it stands).
+  fluency  - naturalness proxy: normalizer edits needed to map the text back, beyond those the
+             seed itself needed (a seed already written in leet is not the attack's doing).
+
+`passed` is True when no filter says False. The summary counts the successes left after each
+filter in turn, and how many each filter could not check.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+from modlens.perturb.goals import fooled
+
+if TYPE_CHECKING:
+    from modlens.analysis.data import StudyData
+    from modlens.detectors.base import Detector
+    from modlens.perturb.base import Variant
+
+FILTERS = ("dedup", "label", "meaning", "fluency")
+DEFAULT_MIN_SIMILARITY = 0.8     # A2T's sentence-encoder threshold (0.8 in its recipe file; TextFooler 0.84)
+DEFAULT_MAX_NORMALIZER_EDITS = 3  # extra words the normalizer must repair: beyond that few would read it naturally
+
+
+def recipe_of(strategy: str | None, params: dict[str, Any] | None, attack: dict[str, Any] | None = None) -> str:
+    """The recipe that made an attack result: `params.recipe` / `attack.recipe` / strategy
+    `recipe:NAME`; today's GreedyAttack results are named by their strategy (`attack-tae`)."""
+    for source in (params or {}, attack or {}):
+        name = source.get("recipe")
+        if isinstance(name, dict):
+            name = name.get("name")
+        if name:
+            return str(name)
+    s = strategy or ""
+    return s.removeprefix("recipe:") if s.startswith("recipe:") else (s or "unknown")
+
+
+@dataclass
+class AttackExample:
+    """One attack result, from memory (`from_variant`) or from a study log (`from_study`)."""
+    id: Any
+    seed: str
+    text: str
+    goal: str                       # "tae" | "bae"
+    target: str                     # the attacked detector's key
+    target_name: str
+    recipe: str
+    status: str                     # success | failed | skipped
+    judges: dict[str, dict[str, Any]] = field(default_factory=dict)  # recorded {name: {agrees, ...}}
+    other_scores: dict[str, tuple[float, float]] = field(default_factory=dict)  # logged {name: (toxicity, threshold)}
+
+    @property
+    def success(self) -> bool:
+        return self.status == "success"
+
+    @classmethod
+    def from_variant(cls, v: Variant, id: Any = None) -> "AttackExample":
+        a = v.attack or {}
+        return cls(id=id, seed=v.source_text, text=v.text, goal=str(a.get("goal", "tae")).lower(),
+                   target=str(v.target_detector or a.get("target") or ""),
+                   target_name=str(a.get("target_name") or v.target_detector or ""),
+                   recipe=recipe_of(v.strategy, v.params, a), status=str(a.get("status", "")).lower(),
+                   judges=_recorded_judges(a))
+
+
+def _recorded_judges(attack: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    ens = ((attack.get("constraints") or {}).get("ensemble") or {})
+    judges = ens.get("judges") if isinstance(ens, dict) else None
+    return dict(judges) if isinstance(judges, dict) else {}
+
+
+def examples_from_study(data: StudyData) -> list[AttackExample]:
+    """Every logged attack (skipped ones too), with the other detectors' logged scores of the
+    adversarial text for the label check (latest version of each detector that scored it)."""
+    latest: dict[str, Any] = {}
+    for d in sorted(data.detectors.values(), key=lambda d: d.detector_id):
+        latest.setdefault(d.name, []).append(d)
+    out = []
+    for v in data.variants:
+        a = v.get("attack")
+        if not isinstance(a, dict):
+            continue
+        target_name = str(a.get("target_name") or v.get("target_detector") or a.get("target") or "")
+        others: dict[str, tuple[float, float]] = {}
+        for name, rows in latest.items():
+            if name == target_name:
+                continue
+            for d in reversed(rows):
+                s = data.score(v["text_id"], d.detector_id)
+                if s is not None:
+                    others[name] = (s, d.threshold)
+                    break
+        out.append(AttackExample(
+            id=v["variant_id"], seed=data.texts.get(v["source_text_id"], ""), text=data.texts.get(v["text_id"], ""),
+            goal=str(a.get("goal", "tae")).lower(), target=str(v.get("target_detector") or a.get("target") or ""),
+            target_name=target_name, recipe=recipe_of(v.get("strategy"), v.get("params"), a),
+            status=str(a.get("status", "")).lower(), judges=_recorded_judges(a), other_scores=others))
+    return out
+
+
+def _loose(text: str) -> str:
+    """Case, spacing and Unicode form removed: what a near duplicate shares."""
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip().casefold()
+
+
+def _verdict(ok: bool | None, value: Any, threshold: Any, **extra: Any) -> dict[str, Any]:
+    return {"ok": ok, "value": value, "threshold": threshold, **extra}
+
+
+@dataclass
+class QualityResult:
+    verdicts: list[dict[str, dict[str, Any]] | None]  # per example: {filter: verdict}; None if not a success
+    passed: list[bool]                                # success and no filter said False
+    summary: dict[str, Any]
+    config: dict[str, Any]
+
+
+class QualityFilters:
+    def __init__(self, *, judges: Sequence[Detector] = (), min_similarity: float = DEFAULT_MIN_SIMILARITY,
+                 max_normalizer_edits: int = DEFAULT_MAX_NORMALIZER_EDITS, similarity: Any = "auto",
+                 normalizer: Any = "auto", filters: Sequence[str] = FILTERS):
+        """`similarity`: a `SentenceSimilarity` constraint (or anything with
+        `similarities(source, texts)`), "auto" to build one, None to skip the meaning check.
+        `normalizer`: a Normalizer, "auto" for the default one, None to skip fluency."""
+        unknown = [f for f in filters if f not in FILTERS]
+        if unknown:
+            raise ValueError(f"unknown quality filter(s) {unknown}; known: {', '.join(FILTERS)}")
+        if not -1 <= min_similarity <= 1:
+            raise ValueError("min_similarity must be in [-1, 1]")
+        if max_normalizer_edits < 0:
+            raise ValueError("max_normalizer_edits must be >= 0")
+        self.judges, self.filters = list(judges), tuple(f for f in FILTERS if f in filters)
+        self.min_similarity, self.max_normalizer_edits = float(min_similarity), int(max_normalizer_edits)
+        self._similarity, self._normalizer = similarity, normalizer
+        self.unavailable: dict[str, str] = {}
+
+    # --- the models, loaded on first use; a missing one disables only its filter ------------
+    def similarity(self) -> Any:
+        if self._similarity == "auto":
+            from modlens.perturb.constraints.sentence_similarity import SentenceSimilarity
+            sim = SentenceSimilarity(threshold=self.min_similarity)
+            why = sim.availability()
+            if why:
+                self.unavailable["meaning"] = why
+            self._similarity = None if why else sim
+        return self._similarity
+
+    def normalizer(self) -> Any:
+        if self._normalizer == "auto":
+            try:
+                from modlens.perturb.constraints import _shared
+                self._normalizer = _shared.normalizer()
+            except Exception as err:  # the lexicon failed to load: fluency cannot be judged
+                self.unavailable["fluency"] = f"normalizer unavailable: {err}"
+                self._normalizer = None
+        return self._normalizer
+
+    def describe(self) -> dict[str, Any]:
+        norm = self._normalizer if self._normalizer not in ("auto", None) else None
+        return {"filters": list(self.filters), "min_similarity": self.min_similarity,
+                "similarity": "minilm sentence_similarity (normalized)" if self._similarity is not None else None,
+                "max_normalizer_edits": self.max_normalizer_edits,
+                "normalizer": None if norm is None else f"{norm.name}@{norm.version}",
+                "judges": [f"{j.name}@{j.version}" for j in self.judges], "unavailable": dict(self.unavailable)}
+
+    # --- the filters ------------------------------------------------------------------------
+    def assess(self, examples: Sequence[AttackExample]) -> QualityResult:
+        idx = [i for i, e in enumerate(examples) if e.success]
+        verdicts: list[dict[str, dict[str, Any]] | None] = [None] * len(examples)
+        for i in idx:
+            verdicts[i] = {}
+        succ = [examples[i] for i in idx]
+        checks = {"dedup": self._dedup, "label": self._label, "meaning": self._meaning, "fluency": self._fluency}
+        for name in self.filters:
+            for i, v in zip(idx, checks[name](succ)):
+                verdicts[i][name] = v  # type: ignore[index]
+        passed = [v is not None and all(f["ok"] is not False for f in v.values()) for v in verdicts]
+        return QualityResult(verdicts, passed, self._summary(verdicts, len(examples)), self.describe())
+
+    def _summary(self, verdicts: list[dict[str, dict[str, Any]] | None], n: int) -> dict[str, Any]:
+        rows = [v for v in verdicts if v is not None]
+        left, after, unchecked, failed = rows, {}, {}, {}
+        for name in self.filters:
+            left = [v for v in left if v[name]["ok"] is not False]
+            after[name] = len(left)
+            unchecked[name] = sum(v[name]["ok"] is None for v in rows)
+            failed[name] = sum(v[name]["ok"] is False for v in rows)
+        return {"attacks": n, "successes": len(rows), "after": after, "kept": len(left),
+                "failed": failed, "not_checked": unchecked}
+
+    def _dedup(self, examples: Sequence[AttackExample]) -> list[dict[str, Any]]:
+        exact: dict[tuple[str, ...], Any] = {}
+        near: dict[tuple[str, ...], Any] = {}
+        out = []
+        rule = "exact text, or same seed and text up to case/spacing/Unicode form, per recipe x target x goal"
+        for e in examples:
+            scope = (e.recipe, e.target, e.goal)
+            first = exact.get((*scope, e.text))
+            match = "exact"
+            if first is None:
+                first, match = near.get((*scope, e.seed, _loose(e.text))), "near"
+            if first is None:
+                exact[(*scope, e.text)] = e.id
+                near[(*scope, e.seed, _loose(e.text))] = e.id
+                out.append(_verdict(True, None, rule))
+            else:
+                out.append(_verdict(False, first, rule, match=match))
+        return out
+
+    def _label(self, examples: Sequence[AttackExample]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any] | None] = [None] * len(examples)
+        live: list[int] = []
+        for i, e in enumerate(examples):
+            if e.judges:
+                keeps = {n: bool(j.get("agrees")) for n, j in e.judges.items()}
+                out[i] = self._label_verdict(keeps, "recorded")
+            elif e.other_scores:
+                keeps = {n: fooled(e.goal, s, t) is False for n, (s, t) in e.other_scores.items()}
+                out[i] = self._label_verdict(keeps, "logged scores")
+            else:
+                live.append(i)
+        for i in live:
+            e = examples[i]
+            judges = [j for j in self.judges if j.name not in (e.target_name, e.target)]
+            if not judges:
+                out[i] = _verdict(None, None, 1.0, why="no other detector judged this text")
+                continue
+            keeps = {}
+            for j in judges:
+                tox = j.toxicity(j.score([e.text])[0])
+                keeps[j.name] = fooled(e.goal, tox, j.threshold) is False  # no score: not kept
+            out[i] = self._label_verdict(keeps, "scored")
+        return [o for o in out if o is not None]
+
+    @staticmethod
+    def _label_verdict(keeps: dict[str, bool], source: str) -> dict[str, Any]:
+        share = sum(keeps.values()) / len(keeps)
+        return _verdict(all(keeps.values()), round(share, 6), 1.0, source=source,
+                        judges=dict(sorted(keeps.items())))
+
+    def _meaning(self, examples: Sequence[AttackExample]) -> list[dict[str, Any]]:
+        sim = self.similarity() if examples else None
+        if sim is None:
+            why = self.unavailable.get("meaning", "meaning check switched off")
+            return [_verdict(None, None, self.min_similarity, why=why) for _ in examples]
+        by_seed: dict[str, list[int]] = {}
+        for i, e in enumerate(examples):
+            by_seed.setdefault(e.seed, []).append(i)
+        sims: dict[int, float] = {}
+        for seed, idx in by_seed.items():  # one encoder call per seed: its texts beside it
+            sims.update(zip(idx, sim.similarities(seed, [examples[i].text for i in idx])))
+        return [_verdict(sims[i] >= self.min_similarity, round(sims[i], 6), self.min_similarity)
+                for i in range(len(examples))]
+
+    def _fluency(self, examples: Sequence[AttackExample]) -> list[dict[str, Any]]:
+        norm = self.normalizer() if examples else None
+        if norm is None:
+            why = self.unavailable.get("fluency", "fluency check switched off")
+            return [_verdict(None, None, self.max_normalizer_edits, why=why) for _ in examples]
+        out = []
+        for e in examples:
+            extra = max(0, len(norm.normalize(e.text).edits) - len(norm.normalize(e.seed).edits))
+            out.append(_verdict(extra <= self.max_normalizer_edits, extra, self.max_normalizer_edits))
+        return out
+
+
+def normalization_recovery(examples: Sequence[AttackExample], target: Detector, normalizer: Any) -> list[bool | None]:
+    """For each successful example: does normalizing the adversarial text undo the attack
+    (the target no longer fooled)? None for non-successes and unscored texts. One batched call."""
+    idx = [i for i, e in enumerate(examples) if e.success]
+    texts = [normalizer.normalize(examples[i].text).text for i in idx]
+    results = target.score(texts) if texts else []
+    out: list[bool | None] = [None] * len(examples)
+    for i, r in zip(idx, results):
+        tox = target.toxicity(r) if r is not None else None
+        f = fooled(examples[i].goal, tox, target.threshold)
+        out[i] = None if f is None else not f
+    return out

@@ -1,0 +1,34 @@
+"""The one place attack search methods are registered (one small file each).
+
+A search method decides which words to change and which candidates to keep
+(`search.base.SearchMethod`); the problem it works on (`search.base.Problem`) proposes the
+changes, applies the constraints and pays the target queries, in one batched call per step."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from modlens.names import registered_class
+
+if TYPE_CHECKING:
+    from modlens.perturb.search.base import SearchMethod
+
+# registry key -> "module:Class" (module relative to modlens.perturb.search)
+SEARCHES: dict[str, str] = {
+    "greedy_delete": "greedy_wir:GreedyDelete",
+    "greedy_unk": "greedy_wir:GreedyUnk",
+    "greedy_pwws": "greedy_wir:GreedyPWWS",
+    "beam": "beam:BeamSearch",
+}
+
+
+def available() -> list[str]:
+    return list(SEARCHES)
+
+
+def search_class(key: str) -> type["SearchMethod"]:
+    return registered_class("search method", __name__, SEARCHES, key)  # type: ignore[no-any-return]
+
+
+def create(key: str, **options: Any) -> "SearchMethod":
+    """Instantiate a search method by key; unknown keys raise UnknownName with close matches."""
+    return search_class(key)(**options)

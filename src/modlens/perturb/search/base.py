@@ -1,0 +1,188 @@
+"""What every search method works with: the target behind a query budget (`TargetOracle`) and
+the attack problem (`Problem`: the source, the goal, the transformations and constraints).
+
+A search only decides which words to try and which candidates to keep; proposing changes,
+checking constraints and paying for queries happen here, the same way for every method:
+- candidates are built from changes to the *source* words (`parts.apply_changes`);
+- "pre" constraints run first, cheapest first, each only on the candidates still standing,
+  so a costly check (sentence similarity) never sees what a cheap one rejected, and nothing
+  rejected is ever sent to the target;
+- the survivors of one step are scored in ONE batched target call;
+- "post" constraints (the judges' AND rule, readability) run only on candidates that
+  reached the goal, best first.
+"""
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from modlens.detectors.base import Detector, LabelScores
+from modlens.perturb.generate import WordSlot
+from modlens.perturb.goals import Goal
+from modlens.perturb.parts import Candidate, Constraint, Transformation, WordChange, apply_changes
+
+
+class TargetOracle:
+    """The target detector behind a query budget and a cache: a text is never paid for twice.
+    `queries` counts every distinct text sent to the target (the seed included), `calls` the
+    detector calls that carried them. `batch=False` sends one text per call (the bench's
+    baseline); results are the same."""
+
+    def __init__(self, detector: Detector, max_queries: int, batch: bool = True):
+        if max_queries < 1:
+            raise ValueError("max_queries must be >= 1")
+        self.detector, self.max_queries, self.batch = detector, max_queries, batch
+        self.queries = 0
+        self.calls = 0
+        self.cache: dict[str, LabelScores | None] = {}
+
+    @property
+    def remaining(self) -> int:
+        return self.max_queries - self.queries
+
+    def results(self, texts: Sequence[str]) -> list[LabelScores | None]:
+        """Results for what the budget allows; texts beyond it (and unscored ones) are None."""
+        new = [t for t in dict.fromkeys(texts) if t not in self.cache][: max(self.remaining, 0)]
+        if new:
+            batches = [new] if self.batch else [[t] for t in new]
+            for b in batches:
+                out = self.detector.score(b)
+                self.calls += 1
+                self.queries += len(b)
+                for t, r in zip(b, out):
+                    self.cache[t] = r
+        return [self.cache.get(t) for t in texts]
+
+
+@dataclass
+class Scored:
+    candidate: Candidate
+    result: LabelScores | None
+    progress: float | None       # larger is closer to the goal; None: unscored (budget or no answer)
+    reached: bool
+
+
+@dataclass
+class Problem:
+    """One attack on one seed text, as the search sees it."""
+    source: str
+    slots: list[WordSlot]
+    goal: Goal
+    oracle: TargetOracle
+    transformations: list[Transformation]
+    pre: list[Constraint]
+    post: list[Constraint]
+    seed: int = 0
+    k: int = 2                                   # changes per transformation per word
+    max_words: int | None = None                 # from a max_words_changed constraint, if any
+    rejected: Counter[str] = field(default_factory=Counter)   # constraint key -> candidates it rejected
+    last_post_rejection: dict[str, str] = field(default_factory=dict)
+    post_texts: dict[str, list[str]] = field(default_factory=dict)    # texts of each post constraint's last check
+    info: dict[str, Any] = field(default_factory=dict)        # what the search wants recorded
+
+    @property
+    def origin(self) -> Candidate:
+        return Candidate(self.source, ())
+
+    # --- proposing -------------------------------------------------------------------------
+    def proposals(self, index: int) -> list[WordChange]:
+        """Every transformation's changes for source word `index` (deterministic per seed)."""
+        out: list[WordChange] = []
+        for t in self.transformations:
+            rng = random.Random(f"{self.seed}/{t.key}/{index}")
+            out += t.changes(self.source, self.slots, index, rng, self.k)
+        return out
+
+    def extend(self, current: Candidate, indices: Sequence[int]) -> list[Candidate]:
+        """`current` plus one more change at each of `indices`, without duplicate texts, the
+        seed itself or `current`, filtered by the pre constraints (no query spent)."""
+        seen = {self.source, current.text}
+        cands: list[Candidate] = []
+        for i in indices:
+            for change in self.proposals(i):
+                cand = apply_changes(self.source, [*current.changes, change])
+                if cand.text not in seen:
+                    seen.add(cand.text)
+                    cands.append(cand)
+        return self.check_pre(cands)
+
+    def check_pre(self, cands: list[Candidate]) -> list[Candidate]:
+        for c in self.pre:
+            if not cands:
+                break
+            verdicts = c.check_many(self.source, cands)
+            kept = [cand for cand, v in zip(cands, verdicts) if v is None]
+            self.rejected[c.key] += len(cands) - len(kept)
+            cands = kept
+        return cands
+
+    # --- querying --------------------------------------------------------------------------
+    def score(self, cands: Sequence[Candidate]) -> list[Scored]:
+        """One batched target call for all candidates (those beyond the budget stay unscored)."""
+        results = self.oracle.results([c.text for c in cands])
+        return [Scored(c, r, self.goal.progress(r), bool(self.goal.reached(r))) for c, r in zip(cands, results)]
+
+    def accept(self, reached: Sequence[Scored]) -> Scored | None:
+        """The best reached candidate that passes every post constraint (checked in one batch
+        per constraint, best first), else None; rejections are counted per constraint."""
+        pending = sorted(reached, key=lambda s: -(s.progress or 0.0))
+        if not self.post:
+            return pending[0] if pending else None
+        for c in self.post:
+            if not pending:
+                break
+            self.post_texts[c.key] = [s.candidate.text for s in pending]
+            verdicts = c.check_many(self.source, [s.candidate for s in pending])
+            kept = []
+            for s, v in zip(pending, verdicts):
+                if v is None:
+                    kept.append(s)
+                else:
+                    self.rejected[c.key] += 1
+                    self.last_post_rejection[c.key] = v
+            pending = kept
+        if pending:
+            return pending[0]
+        return None
+
+    def words_changed(self, cand: Candidate) -> int:
+        return len({(c.word_index, c.insert_after) for c in cand.changes})
+
+    def at_edit_limit(self, cand: Candidate) -> bool:
+        return self.max_words is not None and self.words_changed(cand) >= self.max_words
+
+
+@dataclass
+class Outcome:
+    """What a search found: `best` is the accepted success, or the best partial candidate."""
+    status: str                  # "success" | "failed"
+    best: Candidate
+    best_result: LabelScores | None
+    reason: str | None = None
+
+
+class SearchMethod(ABC):
+    key: str = ""
+    description: str = ""
+
+    def describe(self) -> dict[str, Any]:
+        return {"key": self.key}
+
+    @abstractmethod
+    def search(self, problem: Problem, seed_result: LabelScores) -> Outcome:
+        """Look for a candidate that reaches the goal and passes the constraints."""
+
+
+def failure_reason(problem: Problem, default: str) -> str:
+    """Why a search ended without success, in the words docs/PERTURB.md lists."""
+    if problem.last_post_rejection:
+        keys = sorted(problem.last_post_rejection)
+        if keys == ["judges_agree"]:
+            return "every flipping candidate was rejected by the judges"
+        return f"every flipping candidate was rejected by {', '.join(keys)}"
+    if problem.oracle.remaining <= 0:
+        return "query budget exhausted"
+    return default
