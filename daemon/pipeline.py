@@ -24,6 +24,11 @@ from modlens import protocol as p
 from modlens.protocol import ErrorCode, ProtocolError
 from modlens.daemon.session import Session
 
+# The extension's account of how each comment's parent was determined (CommentItem.parent_via):
+# a label of the comment, so it travels with export, bundles and merges without a schema change.
+PARENT_VIA_LABEL = "parent_via"
+PARENT_VIA_SOURCE = "extension"
+
 log = logging.getLogger("modlens.daemon")
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -135,9 +140,12 @@ class Pipeline:
             page_id = lg.ensure_page(platform, page.page_key, page.url, page.title)
             ids = []
             for a in items:
+                new = a.item.parent_via is not None and lg.comment_id(platform, a.key) is None
                 cid = lg.add_comment(platform, a.key, page_id, a.text, parent_key=a.item.parent_key,
                                      author_hash=a.item.author_hash, time_shown=a.item.time_shown,
                                      truncated=a.truncated, original_length=a.original_length)
+                if new:  # how the parent was found, kept with the first sighting like parent_key itself
+                    lg.add_label(cid, PARENT_VIA_LABEL, a.item.parent_via, PARENT_VIA_SOURCE)
                 lg.add_sighting(cid, sid)
                 ids.append(cid)
             return ids

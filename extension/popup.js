@@ -81,11 +81,31 @@ function show(st) {
   if (pages.length) {
     const lines = pages.map((p) => `${p.adapter}: ${p.reason || p.state}${p.errors ? ` · ${p.errors} errors` : ""}${p.state === "adapter found nothing" ? ` (${p.counts ? "" : ""}markup changed?)` : ""}`);
     $("adapter").textContent = lines.join("; ");
+    showFields(pages);
     const sum = { found: 0, queued: 0, scored: 0, rated: 0 };
     for (const p of pages) for (const k of Object.keys(sum)) sum[k] += (p.counts && p.counts[k]) || 0;
     for (const k of Object.keys(sum)) $("p-" + k).textContent = sum[k];
     $("page-counts").hidden = false;
   }
+}
+
+// Per-field "not found" counts of the page's observers (content/observer.js): a field that no
+// strategy of the adapter found is counted, never filled in; plus how the parents were found.
+const FIELD_NAMES = { key: "key", text: "text", author: "author", parent: "parent of a reply", time: "absolute time" };
+function showFields(pages) {
+  const missing = {};
+  const parents = {};
+  for (const p of pages) {
+    for (const [k, n] of Object.entries(p.missing || {})) missing[k] = (missing[k] || 0) + n;
+    for (const [k, n] of Object.entries(p.parents || {})) parents[k] = (parents[k] || 0) + n;
+  }
+  const notFound = Object.keys(FIELD_NAMES).filter((k) => missing[k]).map((k) => `${FIELD_NAMES[k]} ${missing[k]}`);
+  $("fields").textContent = notFound.length ? `not found: ${notFound.join(" · ")}` : "every field found";
+  $("fields").className = notFound.some((t) => !t.startsWith("absolute time")) ? "warn" : "muted";
+  const via = Object.entries(parents).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k.replace(/_/g, " ")} ${n}`);
+  $("parents").textContent = via.length ? `parents by: ${via.join(" · ")}` : "";
+  $("fields").hidden = !pages.some((p) => p.missing);
+  $("parents").hidden = !via.length;
 }
 
 async function refresh() {

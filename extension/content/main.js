@@ -1,11 +1,20 @@
 // Content-script entry: picks the adapter for this frame, asks the worker whether this site is
 // active (consent given, not paused, site switched on), runs the CommentObserver, forwards new
 // comments, receives scores/ratings and keeps the markers in sync. Never runs in incognito.
+// Frames: the worker's answer names the top-level page (`cfg.top`); an adapter running in an
+// iframe (a comment widget's frame, the Facebook comments plugin, a custom selector's frame) is
+// keyed by that page's site, and captures only while the participant has that site switched on.
+// Disqus's frame is the exception: built in, it runs on any page (docs/EXTENSION.md).
 (function () {
   const ns = globalThis.modlens;
   if (!ns || ns.mainStarted) return;
   ns.mainStarted = true;
   if (chrome.extension && chrome.extension.inIncognitoContext) return;
+  let inFrame = true;
+  try { inFrame = window.top !== window; } catch (_) { /* a cross-origin top: a frame */ }
+  ns.inFrame = inFrame;
+  // adapters made for a frame of their own that run wherever that frame is embedded
+  const ANY_PAGE_FRAMES = new Set(["disqus"]);
 
   let cfg = null;
   let adapter = null;
@@ -18,8 +27,14 @@
   const send = (msg) => chrome.runtime.sendMessage(msg);
   const msgs = ns.messages;
 
+  // A frame captures only under a top-level page whose site the participant switched on.
+  function frameAllowed() {
+    if (!inFrame || (adapter && ANY_PAGE_FRAMES.has(adapter.name))) return true;
+    return !!(cfg && cfg.top && cfg.top.granted);
+  }
+
   function active() {
-    return !!(cfg && cfg.consented && !cfg.paused && cfg.sites[adapter.name] !== false);
+    return !!(cfg && cfg.consented && !cfg.paused && cfg.sites[adapter.name] !== false && frameAllowed());
   }
 
   function reason() {
@@ -27,6 +42,7 @@
     if (!cfg.consented) return "consent needed";
     if (cfg.paused) return "paused";
     if (cfg.sites[adapter.name] === false) return "site switched off";
+    if (!frameAllowed()) return "frame of a page whose site is not switched on";
     return refusal;
   }
 
@@ -37,7 +53,7 @@
   }
 
   async function sendComments(pg, items, attempt = 0) {
-    const payload = items.map((r) => ({ key: r.key, text: r.text, author: r.author, parent_key: r.parent_key, time_shown: r.time_shown }));
+    const payload = items.map((r) => ({ key: r.key, text: r.text, author: r.author, parent_key: r.parent_key, parent_via: r.parent_via, time_shown: r.time_shown }));
     try {
       const res = await send(msgs.comments(adapter.name, pg, payload));
       if (res && res.queued) { page.queued += items.length; refusal = ""; reportStatus(); return; }
@@ -128,6 +144,8 @@
   // Pages that embed OpenWeb / Coral / Viafoura may add the widget late: look for it a while.
   async function boot() {
     cfg = await send(msgs.contentHello());
+    // a frame on a page the participant did not switch on: nothing to look for (ads, embeds)
+    if (inFrame && !(cfg && cfg.top && cfg.top.granted) && !ANY_PAGE_FRAMES.has((ns.pickAdapter(location, cfg, document) || {}).name)) return;
     adapter = ns.pickAdapter(location, cfg, document);
     if (adapter) return loadConfig(cfg);
     let tries = 0;

@@ -8,12 +8,66 @@
   const ns = (root.modlens = root.modlens || {});
   const adapters = (ns.adapters = ns.adapters || []);
 
+  // Per-field strategies. An adapter declares, for each field of a comment, an ordered list of
+  // strategies (`fields: {key, text, author, parent, time}`); the observer tries them in order
+  // and takes the first non-empty answer. A strategy is
+  //   - a CSS selector string, searched in the comment's OWN subtree: the first match whose
+  //     closest comment is this comment (never a nested reply's element), or
+  //   - a function (el, ctx) -> Node | string | null   (ctx: {page, key, record, adapter, own(sel)}), or
+  //   - {via, sel | find, value?}: a named strategy; `value(node, el, ctx)` turns the node found
+  //     into the field's value (default: the node's text; for time its datetime / title / text).
+  // A parent strategy answers a key (recorded with its `via`) or {key, via}. The last entry of
+  // each list is the adapter's documented last resort (accessible labels, data-* attributes,
+  // link targets). A field no strategy finds is counted per field in the page status
+  // (`missing`), never filled with a guess. The old one-hook form (key, text, author + authorOf,
+  // parentKey, timeShown) is still accepted: each hook becomes a one-strategy list.
+  ns.FIELDS = ["key", "text", "author", "parent", "time"];
+  ns.PARENT_VIA = ["structure", "key_prefix", "connector", "replying_to", "in_reply_to_label", "structure_mismatch", "page", "none", "unknown"];
+
+  function strategy(s, field) {
+    if (!s) return null;
+    if (typeof s === "string") return { via: s, sel: s };
+    if (typeof s === "function") return { via: s.name || field, find: s };
+    return { via: s.via || s.sel || field, ...s };
+  }
+
+  function strategiesOf(def) {
+    const f = def.fields || {};
+    const list = (v) => [].concat(v == null ? [] : v);
+    const out = {
+      key: f.key ? list(f.key) : def.key ? [{ via: "key", find: (el, ctx) => def.key(el, ctx.page) }] : [],
+      text: list(f.text || (typeof def.text === "function" ? { via: "text", find: def.text } : def.text)),
+      author: list(f.author || (typeof def.author === "function" ? { via: "author", find: def.author } : def.author)),
+      parent: f.parent ? list(f.parent) : def.parentKey ? [{ via: "structure", find: (el, ctx) => def.parentKey(el, ctx.key, ctx.page) }] : [],
+      time: f.time ? list(f.time) : def.timeShown ? [{ via: "timeShown", find: def.timeShown }] : [],
+    };
+    for (const k of ns.FIELDS) {
+      out[k] = out[k].map((s) => strategy(s, k)).filter(Boolean);
+      if (k === "author" && !f.author && def.authorOf) out[k] = out[k].map((s) => ({ ...s, value: (n, el) => def.authorOf(n, el) }));
+    }
+    return out;
+  }
+
   ns.defineAdapter = function defineAdapter(def) {
-    for (const k of ["name", "platform", "matches", "pageKey", "comments", "key"]) {
+    for (const k of ["name", "platform", "matches", "pageKey", "comments"]) {
       if (!def[k]) throw new Error(`adapter ${def.name || "?"} lacks ${k}`);
     }
+    def.strategies = strategiesOf(def);
+    for (const k of ["key", "text"]) if (!def.strategies[k].length) throw new Error(`adapter ${def.name} has no ${k} strategy`);
     adapters.push(def);
     return def;
+  };
+
+  /** The first element matching `sel` in `el`'s subtree whose closest `scope` is `el` itself. */
+  ns.own = function own(el, sel, scope) {
+    for (const n of el.querySelectorAll(sel)) if (!scope || n.closest(scope) === el) return n;
+    return null;
+  };
+  /** "Comment by NAME" / "Reply from NAME" style accessible labels: NAME, or null. */
+  ns.labelName = function labelName(node, re) {
+    const label = node && node.getAttribute && node.getAttribute("aria-label");
+    const m = label && label.match(re || /^\s*(?:comment|reply|post)\s+(?:by|from)\s+(.+?)\s*$/i);
+    return m ? ns.cleanText(m[1]) : null;
   };
 
   ns.pickAdapter = function pickAdapter(loc, settings, doc) {
@@ -48,6 +102,15 @@
     return Number.isNaN(t) ? null : new Date(t).toISOString();
   };
 
+  // A strategy's raw answer as the field's value: nodes give their text, times their
+  // datetime / title attribute first.
+  function convert(name, found) {
+    if (typeof found !== "object") return found;
+    if (!found.nodeType) return name === "parent" ? found : null;
+    if (name === "time") return found.getAttribute("datetime") || found.getAttribute("title") || ns.textOf(found);
+    return ns.textOf(found);
+  }
+
   const NOTHING_FOUND_AFTER_MS = 5000;
   const DEBOUNCE_MS = 150;
 
@@ -66,7 +129,7 @@
       this.seen = new Map(); // key -> record, this page
       this.emittedAnywhere = new Set(); // keys already sent under some page: never re-attributed
       this.elements = new Map(); // key -> element last seen carrying it
-      this.counts = { found: 0, skipped: 0, errors: 0, pages: 0 };
+      this.counts = { found: 0, skipped: 0, errors: 0, pages: 0, missing: { key: 0, text: 0, author: 0, parent: 0, time: 0 }, parents: {} };
       this.lastError = "";
       this.timer = null;
       this.startedAt = 0;
@@ -143,21 +206,51 @@
       return { url, platform: this.adapter.platform, page_key: String(key), title: ns.cleanText(title) };
     }
 
+    /** Tries one field's strategies in order: {value, via} of the first that answers, else null. */
+    field(el, name, ctx) {
+      const a = this.adapter;
+      for (const s of a.strategies[name]) {
+        const value = this.guard(`${name}/${s.via}`, () => {
+          const found = s.sel ? ns.own(el, s.sel, a.comments) : s.find(el, ctx);
+          if (found == null || found === "") return null;
+          return s.value && typeof found === "object" && found.nodeType ? s.value(found, el, ctx) : convert(name, found);
+        });
+        if (name === "parent" && value && typeof value === "object") {
+          if (value.key) return { value: String(value.key), via: value.via || s.via };
+          continue;
+        }
+        const v = name === "time" ? ns.isoTime(value) : name === "key" || name === "parent" ? (value == null ? "" : String(value)) : ns.cleanText(value == null ? "" : String(value));
+        if (v) return { value: v, via: s.via };
+      }
+      return null;
+    }
+
     extract(el, page) {
       const a = this.adapter;
       if (a.skip && this.guard("skip", () => a.skip(el), false)) return null;
-      const key = this.guard("key", () => a.key(el, page));
-      if (!key) return null;
-      const textNode = this.guard("text", () => ns.pick(el, a.text));
-      const text = a.textOf ? this.guard("textOf", () => a.textOf(el, textNode)) : ns.textOf(textNode);
-      if (!text) return null;
-      const authorNode = this.guard("author", () => ns.pick(el, a.author));
-      const author = authorNode ? (a.authorOf ? this.guard("authorOf", () => a.authorOf(authorNode, el)) : ns.textOf(authorNode)) : null;
-      const record = { key: String(key), text, author: author || null };
-      const parent = a.parentKey ? this.guard("parentKey", () => a.parentKey(el, record.key, page)) : null;
-      if (parent && String(parent) !== record.key) record.parent_key = String(parent);
-      const shown = a.timeShown ? this.guard("timeShown", () => ns.isoTime(a.timeShown(el))) : null;
-      if (shown) record.time_shown = shown;
+      const ctx = { page, adapter: a, own: (sel) => ns.own(el, sel, a.comments) };
+      const key = this.field(el, "key", ctx);
+      if (!key) return { missing: "key" };
+      ctx.key = key.value;
+      const text = this.field(el, "text", ctx);
+      if (!text) return { missing: "text" };
+      const record = { key: key.value, text: text.value, author: null, missing: [] };
+      ctx.record = record;
+      const author = this.field(el, "author", ctx);
+      if (author) record.author = author.value; else record.missing.push("author");
+      const parent = this.field(el, "parent", ctx);
+      if (parent && parent.value !== record.key) {
+        record.parent_key = parent.value;
+        // the daemon refuses a message with a parent_via outside its vocabulary: a strategy named
+        // otherwise is a structural one
+        record.parent_via = ns.PARENT_VIA.includes(parent.via) ? parent.via : "structure";
+      } else {
+        const reply = !!(a.isReply && this.guard("isReply", () => a.isReply(el, ctx), false));
+        record.parent_via = reply ? "unknown" : "none";
+        if (reply) record.missing.push("parent");
+      }
+      const shown = this.field(el, "time", ctx);
+      if (shown) record.time_shown = shown.value; else record.missing.push("time");
       return record;
     }
 
@@ -176,12 +269,20 @@
       }
       this.findShadowRoots();
       const fresh = [];
+      const unkeyed = { key: 0, text: 0 }; // elements on the page now whose key / text no strategy finds
       for (const r of this.roots) {
         let els = [];
         try { els = r.querySelectorAll(this.adapter.comments); } catch (err) { this.counts.errors += 1; this.lastError = `comments selector: ${err.message}`; }
         for (const el of els) {
           const record = this.extract(el, page);
-          if (!record) { this.counts.skipped += el.childElementCount > 0 ? 1 : 0; continue; }
+          if (!record || record.missing === "key" || record.missing === "text") {
+            // emptied / placeholder elements (virtualized lists) are not comments missing a field
+            if (el.childElementCount > 0) {
+              this.counts.skipped += 1;
+              if (record) unkeyed[record.missing] += 1;
+            }
+            continue;
+          }
           this.elements.set(record.key, el);
           if (!this.seen.has(record.key)) {
             this.seen.set(record.key, record);
@@ -194,6 +295,16 @@
         }
       }
       this.counts.found = this.seen.size;
+      // Per-field "not found" counts: key and text over the elements present now (a comment
+      // without them is not logged), the others over the comments logged for this page.
+      const missing = { ...unkeyed, author: 0, parent: 0, time: 0 };
+      const parents = {};
+      for (const rec of this.seen.values()) {
+        for (const f of rec.missing) missing[f] += 1;
+        parents[rec.parent_via] = (parents[rec.parent_via] || 0) + 1;
+      }
+      this.counts.missing = missing;
+      this.counts.parents = parents;
       if (fresh.length && this.h.onComments) this.h.onComments(page, fresh);
       this.report(page);
     }

@@ -54,9 +54,20 @@
       id: SCRIPT_ID, matches: origins, js: contentScriptFiles(), runAt: "document_idle", persistAcrossSessions: true,
       // a granted "all sites" must not run a second copy where a static script already runs
       excludeMatches: staticMatches(),
+      // comment iframes: frames of a granted origin, and about:blank / srcdoc / blob: frames a
+      // granted page writes its comment widget into (matched by their creator's origin); main.js
+      // captures in a frame only while the top-level page's site is switched on
+      allFrames: true, matchOriginAsFallback: true,
     };
-    if (existing.length) await chrome.scripting.updateContentScripts([script]);
-    else await chrome.scripting.registerContentScripts([script]);
+    const put = (s) => (existing.length ? chrome.scripting.updateContentScripts([s]) : chrome.scripting.registerContentScripts([s]));
+    try {
+      await put(script);
+    } catch (err) {
+      // a browser that does not know matchOriginAsFallback still gets the frames of granted origins
+      if (!/matchOriginAsFallback|match_origin_as_fallback/i.test(String(err && err.message))) throw err;
+      delete script.matchOriginAsFallback;
+      await put(script);
+    }
   }
 
   // Registered scripts only reach pages loaded later: start capture in tabs already open on a
@@ -65,7 +76,7 @@
     if (!origins.length) return;
     const tabs = await chrome.tabs.query({ url: origins });
     for (const tab of tabs) {
-      chrome.scripting.executeScript({ target: { tabId: tab.id }, files: contentScriptFiles() }).catch(() => {});
+      chrome.scripting.executeScript({ target: { tabId: tab.id, allFrames: true }, files: contentScriptFiles() }).catch(() => {});
     }
   }
 

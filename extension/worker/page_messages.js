@@ -3,9 +3,21 @@
 (function (ns) {
   const { config, connection, counters, delivery, tabs } = ns;
 
-  function contentConfig() {
+  // The top-level page of the frame asking (a comment iframe's adapter is keyed by the site the
+  // participant enabled, not by the frame's own host). `tab.url` is only visible where the
+  // extension has access to the tab's site; `granted`: that site is built in or switched on.
+  async function topPage(sender) {
+    const url = sender && sender.tab && sender.tab.url;
+    const site = url && ns.sitePattern(url);
+    if (!site) return null;
+    const granted = await chrome.permissions.contains({ origins: [site] }).catch(() => false);
+    return { url, site, granted, frame: !!(sender.frameId && sender.frameId !== 0) };
+  }
+
+  async function contentConfig(msg, sender) {
     const study = config.study;
     return {
+      top: await topPage(sender),
       consented: config.consented(), paused: config.settings.paused, sites: config.settings.sites, display: config.displayMode(),
       study: study && { study_id: study.study_id, attributes: study.attributes, toxicity_mode: study.toxicity_mode,
         anchors: study.anchors, max_comment_chars: study.max_comment_chars },
@@ -16,7 +28,8 @@
   // Calibration round (calibration.html): the study's gold comments, rated like any comment but
   // on platform "study". Done = the rating is in the outbox (delivery is then exactly once).
   function calibrationState() {
-    const gold = (config.study && config.study.gold) || [];
+    // review: attack texts queued for the human check (`modlens study add-attacks`), rated the same way
+    const gold = [...((config.study && config.study.gold) || []), ...((config.study && config.study.review) || [])];
     const items = gold.map((g) => ({ key: g.key, text: g.text, done: !!counters.ratingOf("study", g.key) }));
     return { total: items.length, done: items.filter((i) => i.done).length, items };
   }
@@ -55,6 +68,7 @@
     for (const it of msg.items) {
       const item = { key: String(it.key), text: it.text };
       if (it.parent_key) item.parent_key = String(it.parent_key);
+      if (it.parent_via) item.parent_via = String(it.parent_via); // how the content script found the parent
       if (it.time_shown) item.time_shown = it.time_shown;
       const h = await ns.hashAuthor(it.author, salt);
       if (h) item.author_hash = h;

@@ -112,7 +112,9 @@ class Daemon:
 
     def comments(self, platform: str) -> dict[str, dict]:
         rows = self.query(
-            "SELECT c.comment_key, t.text, c.parent_key, c.author_hash, p.page_key, c.time_shown "
+            "SELECT c.comment_key, t.text, c.parent_key, c.author_hash, p.page_key, c.time_shown, "
+            "(SELECT l.value FROM labels l WHERE l.comment_id = c.comment_id AND l.name = 'parent_via' "
+            "AND l.source = 'extension') AS parent_via "
             "FROM comments c JOIN texts t ON t.text_id = c.text_id LEFT JOIN pages p ON p.page_id = c.page_id "
             "WHERE c.platform = ?", (platform,))
         return {r["comment_key"]: dict(r) for r in rows}
@@ -123,7 +125,9 @@ class Daemon:
 
 
 # Adapters whose pages the manifest covers (host_permissions + static content scripts); every
-# other fixture runs on a site the participant must switch on (optional host permission).
+# other fixture runs on a site the participant must switch on (optional host permission). The
+# Facebook comments plugin's frame has a static content script too, but captures only on a page
+# whose site is switched on: its fixtures get their article's site granted like the news sites.
 BUILT_IN_ADAPTERS = {"youtube", "x", "disqus"}
 
 
@@ -167,10 +171,11 @@ class Browser:
         self.context.route(lambda url: True, self._route)
 
     def _route(self, route) -> None:
-        url = route.request.url
+        url = route.request.url.split("#", 1)[0]
         target = self.routes.get(url)
-        if target is None:
-            target = next((f for prefix, f in self.routes.items() if prefix.endswith("*") and url.startswith(prefix[:-1])), None)
+        if target is None:  # the longest prefix wins (docs/FIXTURES.md): a frame's route over the site's catch-all
+            prefixes = [p for p in self.routes if p.endswith("*") and url.startswith(p[:-1])]
+            target = self.routes[max(prefixes, key=len)] if prefixes else None
         if target is not None:
             route.fulfill(status=200, body=target.read_bytes(), content_type="text/html; charset=utf-8")
         elif url.startswith(("http://127.0.0.1", "http://localhost")) or not url.startswith(("http:", "https:")):

@@ -1,28 +1,48 @@
 // Viafoura (light DOM under vf-conversations). The DOM carries no comment id, so the key is a
-// hash of author + time shown + text: stable across reloads and re-renders of the same comment.
+// hash of author + time shown + text: stable across reloads and re-renders of the same comment,
+// and computed from the same author the comment is logged with (the author strategies below).
+// Generations: `article.vf3-comment` (2023+) and the older `.vf-comment`; the live one puts the
+// author in a username element under the comment header whose class changes between releases,
+// while the comment's accessible label keeps saying "Comment by NAME".
 (function (ns) {
   const COMMENT = "article.vf3-comment, .vf-comment";
-  const TEXT = [".vf3-comment-content", ".vf-comment__content", ".vf-comment-content", ".vf-comment-body"];
-  const AUTHOR = [".vf3-comment-header__author", ".vf3-comment-author", ".vf-comment-head__author", ".vf-comment-author"];
-  const TIME = "time[datetime], .vf3-comment-header__time, .vf-comment-head__time";
+  const TEXT = [".vf3-comment-content", ".vf3-comment__content", ".vf3-comment__body", ".vf-comment__content",
+    ".vf-comment-content", ".vf-comment-body"];
+  const AUTHOR = [".vf3-comment-header__author", ".vf3-comment-author", ".vf-comment-head__author", ".vf-comment-author",
+    // the username element under the comment header, by the class names of later releases
+    ".vf3-comment-header .vf-username", ".vf3-comment__header .vf-username", ".vf-username__name",
+    '[class*="comment-header"] [class*="username"]', '[class*="comment__header"] [class*="username"]',
+    '[class*="comment-head"] [class*="user-name"]', '[class*="comment__header"] [class*="user-name"]'];
+  const TIME = ["time[datetime]", ".vf3-comment-header__time", ".vf-comment-head__time",
+    // last resort: a dated tooltip
+    "[title][class*='time']"];
 
-  const own = (el, sels) => {
-    for (const s of sels) {
-      for (const n of el.querySelectorAll(s)) if (n.closest(COMMENT) === el) return n;
+  const own = (el, sel) => ns.own(el, sel, COMMENT);
+  const byLabel = (el) => ns.labelName(el);
+  // author strategies: known selectors first, the accessible label "Comment by NAME" last
+  const AUTHOR_STRATEGIES = [...AUTHOR, { via: "aria-label", find: byLabel }];
+
+  function authorOf(el) {
+    for (const s of AUTHOR) { const n = own(el, s); const t = n && ns.textOf(n); if (t) return t; }
+    return byLabel(el) || "";
+  }
+  function timeOf(el) {
+    for (const s of TIME) {
+      const t = own(el, s);
+      if (t) return t.getAttribute("datetime") || t.getAttribute("title") || ns.textOf(t);
     }
-    return null;
-  };
-  const timeOf = (el) => {
-    const t = [...el.querySelectorAll(TIME)].find((n) => n.closest(COMMENT) === el);
-    return t ? t.getAttribute("datetime") || ns.textOf(t) : "";
-  };
+    return "";
+  }
+  function textOf(el) {
+    for (const s of TEXT) { const t = ns.textOf(own(el, s)); if (t) return t; }
+    return "";
+  }
   function keyOf(el) {
     const id = el.getAttribute("data-id") || el.getAttribute("data-comment-id");
     if (id) return id;
-    const text = ns.textOf(own(el, TEXT));
+    const text = textOf(el);
     if (!text) return null;
-    const author = ns.textOf(own(el, AUTHOR));
-    return "vf-" + ns.unitHash("viafoura", author + "|" + timeOf(el), text).toString(36).slice(2, 12);
+    return "vf-" + ns.unitHash("viafoura", authorOf(el) + "|" + timeOf(el), text).toString(36).slice(2, 12);
   }
 
   ns.defineAdapter({
@@ -32,19 +52,22 @@
     pageKey: (loc, doc) => {
       const m = doc.querySelector('meta[name="vf:container_id"]');
       if (m && m.content) return m.content;
+      const c = doc.querySelector("vf-conversations[vf-container-id]");
+      if (c) return c.getAttribute("vf-container-id");
       return loc.origin + loc.pathname;
     },
     comments: COMMENT,
-    key: keyOf,
-    text: (el) => own(el, TEXT),
-    author: (el) => own(el, AUTHOR),
-    parentKey(el) {
-      const parent = el.parentElement && el.parentElement.closest(COMMENT);
-      return parent ? keyOf(parent) : null;
+    fields: {
+      // data-* id when a release carries one; else (today) the hash of author + time + text
+      key: [{ via: "data-id / hash", find: keyOf }],
+      text: TEXT,
+      author: AUTHOR_STRATEGIES,
+      parent: [{ via: "structure", find: (el) => { const p = el.parentElement && el.parentElement.closest(COMMENT); return p ? keyOf(p) : null; } }],
+      time: TIME,
     },
-    timeShown: (el) => timeOf(el) || null,
-    markerAnchor: (el) => own(el, TEXT),
+    isReply: (el) => !!el.closest(".vf3-replies, .vf-comment__replies, .vf3-comment__replies"),
+    markerAnchor: (el) => TEXT.map((s) => own(el, s)).find(Boolean) || null,
   });
 })(globalThis.modlens);
-// Tested on (markup imitated by tests/fixtures/sites/viafoura-*):
+// Tested on (markup imitated by tests/fixtures/sites/viafoura, viafoura-live):
 //   https://apnews.com/article/<slug>

@@ -1,13 +1,82 @@
-// X / Twitter reply threads. The list is virtualized (cells are emptied and reused), posts are
-// not nested in the DOM: a reply's parent is the opened post of the thread.
+// X / Twitter reply threads. The list is virtualized (cells are emptied and reused) and posts are
+// not nested in the DOM, so reply structure comes from what X draws and says:
+//   1. connector: a post that replies to the post in the previous cell has a thin vertical line
+//      above its avatar (the line that joins it to the previous post) -> that post is the parent;
+//   2. "Replying to @handle" (older generation, and nested conversations) -> the nearest earlier
+//      post by that handle;
+//   3. otherwise a post below the opened post replies to the opened post; posts above it (the
+//      chain that leads to it) without a connector are top-level.
 (function (ns) {
   const STATUS = /^\/([^/]+)\/status\/(\d+)/;
+  const CELL = '[data-testid="cellInnerDiv"]';
+  const TWEET = 'article[data-testid="tweet"]';
+  const AVATAR = '[data-testid="Tweet-User-Avatar"], [data-testid^="UserAvatar-Container"]';
+  const cellKeys = new WeakMap(); // cell -> status id last seen in it (cells are emptied when far away)
 
-  function statusId(el) {
-    const time = el.querySelector("time[datetime]");
-    const link = (time && time.closest("a[href*='/status/']")) || el.querySelector("a[href*='/status/']");
+  function statusOf(link) {
     const m = link && new URL(link.getAttribute("href"), location.href).pathname.match(STATUS);
-    return m ? m[2] : null;
+    return m ? { handle: m[1], id: m[2] } : null;
+  }
+  function remember(el, id) {
+    const cell = el.closest(CELL);
+    if (cell && id) cellKeys.set(cell, id);
+    return id;
+  }
+  const timeLink = (el) => { const t = el.querySelector("time[datetime]"); return t && t.closest("a[href*='/status/']"); };
+  const handleOf = (tweet) => {
+    const a = tweet.querySelector('[data-testid="User-Name"] a[href^="/"]');
+    const h = a && (a.getAttribute("href") || "").replace(/^\//, "").split("/")[0];
+    return h || ((statusOf(timeLink(tweet)) || {}).handle) || null;
+  };
+  const keyOfTweet = (tweet) => (statusOf(timeLink(tweet) || tweet.querySelector("a[href*='/status/']")) || {}).id || null;
+
+  /** The cells before this post's cell, nearest first, with the status id each holds (or held). */
+  function* earlierCells(el) {
+    let cell = el.closest(CELL);
+    for (let i = 0; cell && i < 200; i++) {
+      cell = cell.previousElementSibling;
+      if (!cell) return;
+      const tweet = cell.querySelector(TWEET);
+      yield { cell, tweet, id: tweet ? keyOfTweet(tweet) : cellKeys.get(cell) || null };
+    }
+  }
+
+  /** A thin vertical line whose bottom is at or above the avatar's top, centred on the avatar. */
+  function connectorAbove(el) {
+    const avatar = el.querySelector(AVATAR);
+    if (!avatar) return false;
+    const a = avatar.getBoundingClientRect();
+    if (!a.width) return false;
+    const mid = a.left + a.width / 2;
+    for (const n of el.querySelectorAll("div:empty, span:empty")) {
+      if (avatar.contains(n)) continue;
+      const r = n.getBoundingClientRect();
+      if (r.width > 0 && r.width <= 3 && r.height >= 4 && r.bottom <= a.top + 2 && Math.abs(r.left + r.width / 2 - mid) <= 4) return true;
+    }
+    return false;
+  }
+
+  function replyToPrevious(el) {
+    if (!connectorAbove(el)) return null;
+    const prev = earlierCells(el).next().value;
+    return prev && prev.id ? prev.id : null;
+  }
+
+  function replyingTo(el) {
+    const label = [...el.querySelectorAll("div, span")].find((n) => /^\s*Replying to\b/i.test(n.textContent || "") && n.querySelector("a[href^='/']"));
+    if (!label) return null;
+    const handle = (label.querySelector("a[href^='/']").getAttribute("href") || "").replace(/^\//, "").split("/")[0].toLowerCase();
+    for (const c of earlierCells(el)) if (c.tweet && c.id && (handleOf(c.tweet) || "").toLowerCase() === handle) return c.id;
+    return null;
+  }
+
+  /** Below the opened post: a reply to it. Above it (or the post itself): not a reply to it. */
+  function openedPost(el, ctx) {
+    const page = ctx.page;
+    if (!page || ctx.key === page.page_key) return null;
+    const focal = el.ownerDocument.querySelector(`${TWEET}[tabindex="-1"]`);
+    if (focal && !(focal.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING)) return null;
+    return page.page_key;
   }
 
   ns.defineAdapter({
@@ -19,27 +88,38 @@
       return m ? m[2] : null;
     },
     pageTitle: (doc) => doc.title.replace(/ \/ X$/, ""),
-    comments: 'article[data-testid="tweet"]',
-    key: statusId,
+    comments: TWEET,
     // Cells after a heading cell ("Discover more") are recommendations, not replies.
     skip(el) {
-      let cell = el.closest('[data-testid="cellInnerDiv"]');
+      let cell = el.closest(CELL);
       for (let i = 0; cell && i < 500; i++) {
         cell = cell.previousElementSibling;
         if (cell && cell.querySelector('h2[role="heading"], [role="heading"][aria-level="2"]')) return true;
       }
       return false;
     },
-    text: '[data-testid="tweetText"]',
-    author: '[data-testid="User-Name"] a[href^="/"]',
-    authorOf: (node) => (node.getAttribute("href") || "").replace(/^\//, "").split("/")[0] || ns.textOf(node),
-    parentKey: (el, key, page) => (page && key !== page.page_key ? page.page_key : null),
-    timeShown: (el) => {
-      const t = el.querySelector("time[datetime]");
-      return t ? t.getAttribute("datetime") : null;
+    fields: {
+      key: [
+        { via: "time link", find: (el) => remember(el, (statusOf(timeLink(el)) || {}).id) },
+        // last resort: the first status link of the post
+        { via: "status link", find: (el) => remember(el, (statusOf(el.querySelector("a[href*='/status/']")) || {}).id) },
+      ],
+      text: ['[data-testid="tweetText"]'],
+      author: [
+        { via: "User-Name link", sel: '[data-testid="User-Name"] a[href^="/"]', value: (n) => (n.getAttribute("href") || "").replace(/^\//, "").split("/")[0] || ns.textOf(n) },
+        // last resort: the handle in the post's own status link target
+        { via: "status link", find: (el) => (statusOf(timeLink(el)) || {}).handle || null },
+      ],
+      parent: [
+        { via: "connector", find: replyToPrevious },
+        { via: "replying_to", find: replyingTo },
+        { via: "page", find: openedPost },
+      ],
+      time: ["time[datetime]"],
     },
     markerAnchor: (el) => el.querySelector('[data-testid="tweetText"]'),
   });
 })(globalThis.modlens);
-// Tested on (markup imitated by tests/fixtures/sites/x-*):
-//   https://x.com/<handle>/status/<id>   (opened post, replies, virtualized cells, SPA to another post)
+// Tested on (markup imitated by tests/fixtures/sites/x-thread, x-chain):
+//   https://x.com/<handle>/status/<id>   (opened post, replies, virtualized cells, SPA to another post,
+//   reply chains joined by connector lines, the chain above an opened reply, "Replying to @handle")

@@ -3,6 +3,9 @@
 (function (ns) {
   const LINK = '#published-time-text a[href*="lc="], a#published-time-text[href*="lc="], #header-author a[href*="lc="]';
 
+  const COMMENT = "ytd-comment-view-model, ytd-comment-renderer";
+  const authorText = (node) => ns.textOf(node) || (node.getAttribute("href") || "").replace(/^\//, "");
+
   function lcOf(el) {
     const a = el.querySelector(LINK);
     return a ? ns.urlParam(a.getAttribute("href"), "lc") : null;
@@ -18,24 +21,40 @@
       return m ? m[1] : null;
     },
     pageTitle: (doc) => doc.title.replace(/ - YouTube$/, ""),
-    comments: "ytd-comment-view-model, ytd-comment-renderer",
-    key: lcOf,
-    text: ["#content-text", "yt-attributed-string#content-text", "yt-formatted-string#content-text"],
-    author: ["#header-author #author-text", "#author-text", "ytd-author-comment-badge-renderer a#name", "#author-comment-badge a"],
-    authorOf: (node) => ns.textOf(node) || (node.getAttribute("href") || "").replace(/^\//, ""),
-    // Reply ids are "<parent>.<reply>"; fall back to the thread's top comment.
-    parentKey(el, key) {
-      if (key.includes(".")) return key.split(".")[0];
-      if (!el.closest("ytd-comment-replies-renderer, #replies")) return null;
-      const thread = el.closest("ytd-comment-thread-renderer");
-      const top = thread && thread.querySelector("#comment");
-      return top && top !== el ? lcOf(top) : null;
+    comments: COMMENT,
+    fields: {
+      key: [{ via: "lc link", find: lcOf },
+        // last resort: any link of the comment's own header whose target carries lc=
+        { via: "lc in any link", find: (el) => { const a = ns.own(el, 'a[href*="lc="]', COMMENT); return a ? ns.urlParam(a.getAttribute("href"), "lc") : null; } }],
+      text: ["#content-text", "yt-attributed-string#content-text", "yt-formatted-string#content-text", "#content #content-text"],
+      author: [
+        { via: "author-text", sel: "#header-author #author-text", value: authorText },
+        { via: "author-text", sel: "#author-text", value: authorText },
+        { via: "owner badge", sel: "ytd-author-comment-badge-renderer a#name", value: authorText },
+        { via: "owner badge", sel: "#author-comment-badge a", value: authorText },
+        // last resort: the channel link target of the author's thumbnail ("/@handle")
+        { via: "thumbnail link", sel: '#author-thumbnail a[href^="/@"], a#author-thumbnail-button[href^="/@"]', value: (n) => (n.getAttribute("href") || "").replace(/^\//, "") },
+      ],
+      parent: [
+        // reply ids are "<parent>.<reply>"
+        { via: "key_prefix", find: (el, ctx) => (ctx.key.includes(".") ? ctx.key.split(".")[0] : null) },
+        // else the thread's top comment, for a comment inside the replies section
+        { via: "structure", find: (el) => {
+          if (!el.closest("ytd-comment-replies-renderer, #replies")) return null;
+          const thread = el.closest("ytd-comment-thread-renderer");
+          const top = thread && thread.querySelector("#comment");
+          return top && top !== el ? lcOf(top) : null;
+        } },
+      ],
+      // YouTube shows relative times only ("2 days ago"): an absolute one is taken when present
+      time: [{ via: "published-time-text", find: (el) => ns.textOf(el.querySelector("#published-time-text")) || null },
+        { via: "tooltip", sel: "#published-time-text[title], #published-time-text a[title]", value: (n) => n.getAttribute("title") }],
     },
-    timeShown: (el) => ns.textOf(el.querySelector("#published-time-text")) || null,
+    isReply: (el) => !!el.closest("ytd-comment-replies-renderer, #replies"),
     navigationEvents: ["yt-navigate-finish", "yt-page-data-updated"],
     markerAnchor: (el) => el.querySelector("#content-text"),
   });
 })(globalThis.modlens);
-// Tested on (markup imitated by tests/fixtures/sites/youtube-*):
+// Tested on (markup imitated by tests/fixtures/sites/youtube-watch, youtube-watch-legacy, youtube-shorts):
 //   https://www.youtube.com/watch?v=<id>   (new view-model and old renderer generations, replies)
 //   https://www.youtube.com/shorts/<id>    (engagement panel comments)

@@ -103,6 +103,14 @@ class CommentItem(Message):
     text: str = Field(min_length=1, description="comment text; longer than max_comment_chars is cut and flagged")
     author_hash: str | None = Field(None, max_length=128, description="salted hash of the author handle, never the raw handle")
     parent_key: str | None = Field(None, max_length=512)
+    parent_via: str | None = Field(
+        None, max_length=32, pattern=r"^[a-z_]+$",
+        description="how the extension determined the parent: structure (DOM nesting), key_prefix (the reply's "
+                    "id names its parent), connector (X line to the previous post), replying_to (X \"Replying to "
+                    "@handle\"), in_reply_to_label (Coral \"In reply to NAME\"), structure_mismatch (the label "
+                    "names another author than the structural parent, which is kept), page (X: a reply to the "
+                    "opened post), none (top-level), unknown (a reply whose parent was not found); recorded as the "
+                    "comment's label parent_via (source extension)")
     time_shown: str | None = Field(None, description="ISO time the comment was shown")
 
     _check_time = field_validator("time_shown")(lambda cls, v: _iso_time(v))

@@ -69,7 +69,8 @@ SCHEMA_DOCS: dict[str, tuple[str, dict[str, str]]] = {
         "comment_id": "The comment.",
         "name": "Label name (e.g. toxicity, functionality).",
         "value": "Label value (text, or canonical JSON for structured values).",
-        "source": "Where it came from (dataset name, gold set, ...).",
+        "source": "Where it came from (dataset name, gold set, ...; `extension`: the browser extension's "
+                  "`parent_via`, how the comment's parent was determined).",
     }),
     "detectors": ("A detector at one version (weights + configuration).", {
         "detector_id": "Row id.",
