@@ -15,10 +15,10 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from modlens.audit.attacks import AttackSpec, build_attack, plan_attacks
 from modlens.audit.auditor import Auditor, dataset_platform
 from modlens.config import DetectorConfig, StudyConfig
-from modlens.datasets import registry as datasets
 from modlens.datasets.base import Dataset, DatasetError, DatasetItem
 from modlens.detectors.base import Detector
 from modlens.engine import Engine
+from modlens.scale.sources import load_dataset
 from modlens.services.detectors import load_detectors, parse_detector_spec
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
@@ -94,28 +94,40 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
               limit: int | None = None, chunk_size: int = 256, reader_options: dict[str, Any] | None = None,
               progress: bool = True, on_chunk: Callable[[int], None] | None = None,
               detector_objects: dict[str, Detector] | None = None, attack: AttackSpec | None = None,
-              on_note: Callable[[str], None] | None = None) -> AuditResult:
+              on_note: Callable[[str], None] | None = None, engine: str = "local",
+              ray_options: Any = None, out_parquet: str | Path | None = None) -> AuditResult:
     """Audit one dataset into the study log at `db`. `detector_objects` bypasses the registry
     (tests and embedding code); otherwise `detectors` specs (plus `recorded`: the scores the file
     records), else the study's detectors. `reader_options`: `text_col`, `id_col`, `label_cols`,
     `label` (a `--label` spec). `attack`: also attack every seed comment (see AttackSpec) and log
     each outcome. `on_note` gets each line saying what the reader detected, before any work.
+    `engine`: "local" (this process) or "ray" (`modlens.scale`, with `ray_options`, a `RayOptions`);
+    both write the same rows, and a run interrupted on one resumes on the other. `out_parquet` (Ray
+    only): shards in that folder instead of the log at `db` (`modlens import` loads them).
     Raises SetupError (nothing written) when the audit cannot start."""
     t0 = time.perf_counter()
     study = study or StudyConfig()
     reader_options = {k: v for k, v in (reader_options or {}).items() if v is not None}
     try:
-        data = datasets.load(dataset, fmt, **reader_options)
+        data = load_dataset(dataset, fmt, **reader_options)
     except (ValueError, OSError) as err:
         raise setup_error(str(err)) from None
     for note in data.notes:
         if on_note:
             on_note(note)
+    if engine not in ("local", "ray"):
+        raise SetupError(f"unknown engine {engine!r}; known: local, ray")
+    if out_parquet is not None and engine != "ray":
+        raise SetupError("--out-parquet needs --engine ray")
+    if engine == "ray" and attack is not None:
+        raise SetupError("--attack runs on the local engine only; drop --engine ray")
     unavailable: dict[str, str] = {}
+    specs: dict[str, Any] = {}  # key -> DetectorConfig (what a Ray worker loads), else the object itself
     if detector_objects is None:
         configs = _detector_configs(detectors, study, data)
         loaded = load_detectors(configs)
         detector_objects, unavailable = loaded.detectors, loaded.unavailable
+        specs = {c.key: c for c in configs}
     if not detector_objects:
         raise SetupError("no detector could be loaded: " + "; ".join(f"{k}: {v}" for k, v in unavailable.items()))
     params = {"format": data.format, "detectors": {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
@@ -137,11 +149,16 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         if attack.recipe:  # another recipe over the same file is another run, not a resume
             attack_params["recipe"] = attack.recipe
         params["attack"] = attack_params
-    engine = Engine(audit_study(study, normalize, perturb), detectors=detector_objects)
-    if normalize and engine.normalizer is None:
-        raise SetupError(f"normalize: the normalizer is unavailable ({engine.component_errors.get('normalizer')})")
-    if perturb and engine.generator is None:
-        raise SetupError(f"perturb: the variant generator is unavailable ({engine.component_errors.get('perturbation')})")
+    the_engine = Engine(audit_study(study, normalize, perturb), detectors=detector_objects)
+    if normalize and the_engine.normalizer is None:
+        raise SetupError(f"normalize: the normalizer is unavailable ({the_engine.component_errors.get('normalizer')})")
+    if perturb and the_engine.generator is None:
+        raise SetupError(f"perturb: the variant generator is unavailable ({the_engine.component_errors.get('perturbation')})")
+    total = min(data.size, limit) if data.size is not None and limit else data.size or limit
+    if out_parquet is not None:
+        return _to_parquet(Path(out_parquet), data, the_engine, params, study,
+                           {k: specs.get(k, d) for k, d in detector_objects.items()}, ray_options, limit, chunk_size,
+                           total, progress, on_chunk, unavailable, t0)
     log = StudyLog(db)
     try:
         with log.transaction():
@@ -155,8 +172,17 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         else:
             log.set_run_status(run_id, "running")
         feed = Feed(data.iter_items(), runs.completed_keys(log, run_id), limit)
-        auditor = Auditor(log, engine, data, run_id, det_ids, attack, plan, seed)
-        total = min(data.size, limit) if data.size is not None and limit else data.size or limit
+        if engine == "ray":
+            from modlens.scale.ray_audit import RayAuditor, RayOptions
+            try:  # connects to Ray and starts the actors: can fail (no cluster, a detector a worker cannot load)
+                auditor: Auditor = RayAuditor(log, the_engine, data, run_id, det_ids,
+                                              {k: specs.get(k, d) for k, d in detector_objects.items()},
+                                              ray_options or RayOptions())
+            except BaseException:
+                log.finish_run(run_id, "interrupted")
+                raise
+        else:
+            auditor = Auditor(log, the_engine, data, run_id, det_ids, attack, plan, seed)
         status = "interrupted"
         try:
             asyncio.run(_drive(auditor, feed, page_id, chunk_size, total, progress, on_chunk))
@@ -176,6 +202,29 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
                        {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
                        time.perf_counter() - t0, resumed, unavailable, auditor.attack_counts,
                        format=data.format, notes=data.notes)
+
+
+def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any], study: StudyConfig,
+                specs: dict[str, Any], ray_options: Any, limit: int | None, chunk_size: int, total: int | None,
+                progress: bool, on_chunk: Callable[[int], None] | None, unavailable: dict[str, str],
+                t0: float) -> AuditResult:
+    """The Ray audit into `--out-parquet` shards (`modlens.scale.parquet_out`), resumable the same way."""
+    from modlens.scale.parquet_out import ParquetAuditor, Sink, done_keys, manifest
+    from modlens.scale.ray_audit import RayOptions
+
+    sink = Sink(out, manifest(data, dataset_platform(data), params, study, engine.detectors))
+    feed = Feed(data.iter_items(), done_keys(out), limit)
+    auditor = ParquetAuditor(sink, engine, data, specs, ray_options or RayOptions())
+    try:
+        asyncio.run(_drive(auditor, feed, 0, chunk_size, total, progress, on_chunk))
+    except DatasetError as err:
+        raise setup_error(f"{err}; the chunks before it are in {out}") from None
+    finally:
+        feed.close()
+    return AuditResult(0, data.name, str(data.path.resolve()), feed.n_read, feed.n_skipped, auditor.n_scored,
+                       auditor.n_missing, {k: f"{d.name}@{d.version}" for k, d in engine.detectors.items()},
+                       time.perf_counter() - t0, feed.n_skipped > 0, unavailable, format=data.format,
+                       notes=[*data.notes, f"results in {out} (load them with `modlens import {out}`)"])
 
 
 class Feed:
@@ -210,18 +259,38 @@ class Feed:
 
 async def _drive(auditor: Auditor, feed: Feed, page_id: int, chunk_size: int, n_total: int | None,
                  progress: bool, on_chunk: Callable[[int], None] | None) -> None:
+    """Chunks through the auditor, `auditor.depth` at a time (1 locally; the Ray engine computes the
+    next chunk while the driver writes one). The bar shows items/s and, when the size is known, the ETA."""
     from tqdm import tqdm
 
     bar = tqdm(total=n_total, desc=f"audit {auditor.dataset.name}", unit="item", disable=not progress)
+    depth = max(1, getattr(auditor, "depth", 1))
+    pending: dict[asyncio.Future[None], int] = {}  # in flight -> its size
+
+    async def settle(wait_all: bool) -> None:
+        done, _ = await asyncio.wait(pending, return_when=asyncio.ALL_COMPLETED if wait_all else asyncio.FIRST_COMPLETED)
+        for task in done:
+            pending.pop(task)
+            task.result()  # a chunk's error stops the audit here
+        n_done = feed.n_read - sum(pending.values())  # skipped (done before) + processed
+        auditor.log.set_run_progress(auditor.run_id, n_done)
+        bar.update(n_done - bar.n)
+        if on_chunk:
+            on_chunk(n_done)
+
     try:
         for chunk in feed.chunks(chunk_size):
-            await auditor.process(chunk, page_id)
-            auditor.log.set_run_progress(auditor.run_id, feed.n_read)  # skipped (done before) + processed
-            bar.update(feed.n_read - bar.n)
-            if on_chunk:
-                on_chunk(feed.n_read)
+            pending[asyncio.ensure_future(auditor.process(chunk, page_id))] = len(chunk)
+            if len(pending) >= depth:
+                await settle(False)
+        while pending:
+            await settle(True)
         bar.update(feed.n_read - bar.n)
     finally:
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
         bar.close()
         auditor.close()
         await auditor.engine.close()

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "join": "join",
     "merge": "merge",
     "rescore": "rescore",
+    "import": "import_parquet",
 }
 
 HELP: dict[str, str] = {
@@ -56,6 +57,7 @@ HELP: dict[str, str] = {
     "join": "join a study: configure this computer's daemon from the researcher's study.modlens",
     "merge": "merge participants' bundles into one study log, or list what a merged log holds",
     "rescore": "score the log's texts with the detectors that have not scored them (merged studies)",
+    "import": "load the Parquet shards of `modlens audit --out-parquet DIR` into the study log",
 }
 
 

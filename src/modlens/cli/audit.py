@@ -55,6 +55,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "group columns such as target/group/identity/platform, and ids)")
     p.add_argument("--chunk", type=int, default=256, help="items written per transaction (default 256)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    g = p.add_argument_group("scale (docs/SCALE.md)")
+    g.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="local: this process (default); ray: normalization, variants and each detector on a Ray "
+                        "cluster (`pip install 'modlens[ray]'`), the study log written here")
+    g.add_argument("--ray-address", metavar="auto|ray://HOST:PORT",
+                   help="the Ray cluster to join (default: start a local Ray on this machine)")
+    g.add_argument("--gpus-per-detector", type=float, default=0.0, metavar="N",
+                   help="GPUs each detector actor asks for when the cluster has GPUs (default 0: CPU actors)")
+    g.add_argument("--actors-per-detector", type=int, metavar="N",
+                   help="actors per detector (default: from the cluster's GPUs, else its CPUs)")
+    g.add_argument("--out-parquet", metavar="DIR",
+                   help="write the results as sharded Parquet in DIR instead of the study log (`modlens import DIR` "
+                        "loads them later); a rerun resumes")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,12 +102,23 @@ def run(args: argparse.Namespace) -> int:
         if args.strategies:
             raise CliError("--strategies and --recipe exclude each other", fix="a recipe names its own transformations; "
                            "drop --strategies (or --recipe for the character attack)")
+    ray_only = [flag for flag, n in (("--ray-address", "ray_address"), ("--gpus-per-detector", "gpus_per_detector"),
+                                     ("--actors-per-detector", "actors_per_detector"),
+                                     ("--out-parquet", "out_parquet")) if getattr(args, n)]
+    if ray_only and args.engine != "ray":
+        raise CliError(f"{', '.join(ray_only)} need --engine ray")
+    ray_options = None
+    if args.engine == "ray":
+        from modlens.scale.ray_audit import RayOptions
+        ray_options = RayOptions(address=args.ray_address, gpus_per_detector=args.gpus_per_detector,
+                                 actors_per_detector=args.actors_per_detector)
     try:
         result = run_audit(args.dataset, db=db_path(args), fmt=args.fmt, study=study,
                            detectors=args.detectors, normalize=args.normalize, perturb=perturb,
                            limit=args.limit, chunk_size=args.chunk, reader_options=reader_options,
                            progress=not args.quiet, attack=attack,
-                           on_note=lambda note: print(f"modlens audit: {note}", file=sys.stderr))
+                           on_note=lambda note: print(f"modlens audit: {note}", file=sys.stderr),
+                           engine=args.engine, ray_options=ray_options, out_parquet=args.out_parquet)
     except AuditError as err:
         raise CliError(str(err), fix=getattr(err, "fix", None)) from None
     except StudyLogError as err:  # e.g. another writer held the log longer than the wait allows

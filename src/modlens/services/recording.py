@@ -1,7 +1,13 @@
 """Everything the daemon's pipeline and the audits write about a text, written one way: the
 study and its detectors (one serialisation), scores, normalizations (one naming) and variants.
 Each function takes an open `StudyLog`, so callers choose the transaction: the daemon submits
-them through its `LogWriter`, an audit calls them inside `log.transaction()`."""
+them through its `LogWriter`, an audit calls them inside `log.transaction()`.
+
+Corpus-scale callers (an audit driver committing what Ray workers stream back) hand whole
+batches to the `*_many` functions: `record_scores_many`, `record_normalizations_many`,
+`record_variants_many` store the same rows as one call per row would, with a few `executemany`
+statements per batch. Call them inside one `log.transaction()` per large batch (thousands of
+rows): a transaction is one fsync, so its size, not the row count, sets the cost."""
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Protocol, Sequence
@@ -29,8 +35,15 @@ def register(log: StudyLog, study: StudyConfig, detectors: Mapping[str, Detector
 
 def record_scores(log: StudyLog, detector_ids: Mapping[str, int], scores: Iterable[tuple[str, str, Score]]) -> None:
     """(text, detector key, score) rows; a later good score replaces an earlier error."""
-    for text, key, r in scores:
-        log.add_score(text, detector_ids[key], r.labels, r.toxicity, r.latency_ms, r.error)
+    record_scores_many(log, detector_ids, scores)
+
+
+def record_scores_many(log: StudyLog, detector_ids: Mapping[str, int],
+                       scores: Iterable[tuple[str, str, Score]]) -> int:
+    """(text, detector key, score) rows in one batch, as one `log.add_score` per row would store
+    them (a later good score replaces an earlier error, never the reverse); the number of rows."""
+    return log.add_scores_many([(text, detector_ids[key], r.labels, r.toxicity, r.latency_ms, r.error)
+                                for text, key, r in scores])
 
 
 def score_rows(texts: Iterable[str], per_text: Iterable[Mapping[str, Score]]) -> list[tuple[str, str, Score]]:
@@ -44,11 +57,26 @@ def record_normalization(log: StudyLog, source_text: str, normalized: Any) -> No
                           normalized.text, [e.to_dict() for e in normalized.edits])
 
 
+def record_normalizations_many(log: StudyLog, pairs: Iterable[tuple[str, Any]]) -> None:
+    """(source text, `Normalized`) pairs in one batch, each as `record_normalization` stores it."""
+    log.add_normalizations_many((source, n.normalizer or "default", n.version or "", n.text,
+                                 [e.to_dict() for e in n.edits]) for source, n in pairs)
+
+
 def record_variants(log: StudyLog, comment_id: int, variants: Sequence[Variant], *, run_id: int | None = None,
                     detector_ids: Mapping[str, int] | None = None,
                     scores: Sequence[Mapping[str, Score]] = ()) -> list[int]:
     """The variants of one comment (and, when given, each variant's scores); their variant_ids."""
-    ids = [log.add_variant(comment_id, v, run_id) for v in variants]
-    if scores:
-        record_scores(log, detector_ids or {}, score_rows((v.text for v in variants), scores))
+    if not variants:
+        return []
+    with log.transaction():
+        ids = log.add_variants_many([(comment_id, v) for v in variants], run_id)
+        if scores:
+            record_scores_many(log, detector_ids or {}, score_rows((v.text for v in variants), scores))
     return ids
+
+
+def record_variants_many(log: StudyLog, variants: Iterable[tuple[int, Variant]], *,
+                         run_id: int | None = None) -> list[int]:
+    """(comment_id, variant) pairs of many comments in one batch; their variant_ids, in order."""
+    return log.add_variants_many(variants, run_id)

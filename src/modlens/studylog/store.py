@@ -6,6 +6,9 @@ CONTRACT (implemented by the study-log work; the daemon and audits code against 
   (export, report), so readers never block the writer.
 - Every write method is idempotent: calling it again with the same natural key returns the
   existing row id and inserts nothing.
+- Corpus-scale ingest uses the batched twins (`add_scores_many`, `add_comments_many`,
+  `text_ids`, `add_variants_many`, …): the same rows, ids and conflict rules as the row-at-a-time
+  methods called in the same order, each batch atomic (docs/PERFORMANCE.md, "Study-log ingest").
 - Several processes may write one log at once (two audits, an audit beside the daemon): every
   write transaction starts with `BEGIN IMMEDIATE` (`begin_immediate`), which takes the write
   lock up front and waits for it (SQLite's busy timeout, then a few retries with backoff). A
@@ -35,7 +38,7 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterator, TypeVar
+from typing import Any, Awaitable, Callable, Iterable, Iterator, NamedTuple, Sequence, TypeVar
 
 from modlens.perturb.base import Variant
 from modlens.studylog.schema import MIGRATIONS, SCHEMA_VERSION
@@ -45,6 +48,16 @@ T = TypeVar("T")
 # FULL: the WAL is fsynced at every COMMIT, so an acknowledged rating survives power loss,
 # not only a killed process (docs/DATA.md, "Durability"). Batching amortizes the fsync.
 SYNCHRONOUS = "FULL"
+# Writer connection tuning (docs/PERFORMANCE.md, "Study-log ingest"): a 64 MiB page cache keeps the
+# hot parts of the texts' hash index in memory at corpus scale (sha256 keys land at random pages),
+# temporary b-trees stay in memory, and the WAL is checkpointed every ~16 MiB instead of every
+# ~4 MiB (fewer, larger checkpoints, each an fsync of the database under FULL) and truncated back
+# to 64 MiB after each, so it does not stay as large as the largest transaction.
+CACHE_SIZE_KIB = 64 * 1024
+WAL_AUTOCHECKPOINT_PAGES = 4096
+JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024
+# rows per statement when a batch reads ids back by key (`IN (SELECT value FROM json_each(?))`)
+_LOOKUP_CHUNK = 5000
 BUSY_TIMEOUT_MS = 10_000
 # After a busy timeout runs out, BEGIN IMMEDIATE is tried again this many times (backoff
 # doubling from BUSY_BACKOFF_S): another writer's commits are short, so a longer wait means
@@ -99,9 +112,21 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+# The C encoder behind `json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+# default=str)`, built once: `json.dumps` with options builds a new encoder at every call, which
+# was a third of the cost of storing a score row. No circular-reference check (a shared marker dict
+# would not be thread-safe): a self-containing value fails with RecursionError instead of ValueError.
+_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+_CANONICAL = None if _C_ENCODER is None else _C_ENCODER(
+    None, str, json.encoder.encode_basestring, None, ":", ",", True, False, True)
+
+
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys, so equal parameters give equal strings (used in unique keys)."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    if _CANONICAL is None:  # a Python without the C accelerator
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return "".join(_CANONICAL(value, 0))
+
 
 
 def _split_sql(script: str) -> list[str]:
@@ -120,7 +145,11 @@ def _split_sql(script: str) -> list[str]:
 
 
 class StudyLog:
-    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
+    def __init__(self, path: str | Path, *, readonly: bool = False, synchronous: str | None = None) -> None:
+        """`synchronous`: "FULL" (default, `SYNCHRONOUS`) or "NORMAL" for a writer whose last
+        transactions may be lost on power loss (never on a crash of the process; docs/DATA.md)."""
+        if synchronous is not None and synchronous.upper() not in ("FULL", "NORMAL"):
+            raise ValueError(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
         self.path = Path(path)
         self.readonly = readonly
         if readonly:
@@ -153,7 +182,11 @@ class StudyLog:
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if mode.lower() != "wal":
                     raise StudyLogError(f"could not switch {self.path} to WAL mode (got {mode!r})")
-                conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
+                conn.execute(f"PRAGMA synchronous = {synchronous or SYNCHRONOUS}")
+                conn.execute(f"PRAGMA cache_size = -{CACHE_SIZE_KIB}")
+                conn.execute("PRAGMA temp_store = MEMORY")
+                conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
+                conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
                 self._migrate()
             except sqlite3.OperationalError as err:
                 conn.close()
@@ -352,13 +385,8 @@ class StudyLog:
                   toxicity: float | None, latency_ms: float | None, error: str | None) -> None:
         with self.transaction():
             tid = self.text_id(text)
-            # a score replaces an earlier error for the same text and detector version, never the reverse
             self._write(
-                "INSERT INTO scores (text_id, detector_id, labels_json, toxicity, latency_ms, error, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (text_id, detector_id) DO UPDATE SET "
-                "labels_json = excluded.labels_json, toxicity = excluded.toxicity, latency_ms = excluded.latency_ms, "
-                "error = excluded.error, created_at = excluded.created_at "
-                "WHERE scores.error IS NOT NULL AND excluded.error IS NULL",
+                _SCORE_UPSERT,
                 (tid, detector_id, None if labels is None else canonical_json(labels),
                  None if toxicity is None else float(toxicity), latency_ms, error, now_iso()))
 
@@ -434,6 +462,191 @@ class StudyLog:
 
     def finish_run(self, run_id: int, status: str) -> None:
         self._write("UPDATE audit_runs SET status = ?, finished_at = ? WHERE run_id = ?", (status, now_iso(), run_id))
+
+    # --- batched writes (corpus-scale ingest) ---------------------------------------------
+    # Each one stores exactly the rows that the row-at-a-time methods above would store when
+    # called in the same order (same ids, same dedup, same conflict rules), in one atomic
+    # block: a few `executemany` statements instead of several statements per row.
+    # docs/PERFORMANCE.md, "Study-log ingest", has the numbers (bench/bench_studylog.py).
+
+    def _executemany(self, sql: str, rows: Iterable[tuple]) -> sqlite3.Cursor:
+        if self.readonly:
+            raise StudyLogError("this study log was opened read-only")
+        return self.conn.executemany(sql, rows)
+
+    def _ids_by_key(self, sql: str, keys: Sequence[str], params: tuple = ()) -> dict[str, int]:
+        """{key: id} from `sql`, a SELECT of (key, id) whose last parameter is a JSON array of keys."""
+        out: dict[str, int] = {}
+        for start in range(0, len(keys), _LOOKUP_CHUNK):
+            out.update(self.conn.execute(sql, (*params, json.dumps(keys[start:start + _LOOKUP_CHUNK]))).fetchall())
+        return out
+
+    def text_ids(self, texts: Iterable[str]) -> dict[str, int]:
+        """{text: text_id} for every distinct text, inserting the missing ones in order of first
+        appearance (so they get the ids `text_id` called in that order would give)."""
+        uniq = list(dict.fromkeys(texts))
+        for t in uniq:
+            if not isinstance(t, str):
+                raise TypeError(f"text must be str, not {type(t).__name__}")
+        if not uniq:
+            return {}
+        hashes = [text_hash(t) for t in uniq]
+        with self.transaction():  # the lookup and the inserts under one write lock
+            by_hash = self._ids_by_key(_TEXT_IDS, hashes)
+            missing = [(h, t) for h, t in zip(hashes, uniq) if h not in by_hash]
+            if missing:
+                self._executemany("INSERT INTO texts (text_hash, text) VALUES (?, ?)", missing)
+                by_hash.update(self._ids_by_key(_TEXT_IDS, [h for h, _ in missing]))
+        return {t: by_hash[h] for h, t in zip(hashes, uniq)}
+
+    def add_scores_many(self, rows: Iterable[tuple[str, int, dict[str, float] | None, float | None,
+                                                    float | None, str | None]]) -> int:
+        """(text, detector_id, labels, toxicity, latency_ms, error) rows, as `add_score` each (a
+        later good score replaces an earlier error, never the reverse); the number of rows given."""
+        rows = rows if isinstance(rows, list) else list(rows)
+        if not rows:
+            return 0
+        enc, join = _CANONICAL, "".join
+        if enc is None:  # a Python without the C accelerator
+            def enc(value: Any, _indent: int) -> tuple[str]:
+                return (canonical_json(value),)
+        with self.transaction():
+            ids = self.text_ids([r[0] for r in rows])
+            now = now_iso()
+            # canonical_json inlined: this comprehension is most of the Python time per score row
+            self._executemany(_SCORE_UPSERT, [
+                (ids[text], det, None if labels is None else join(enc(labels, 0)),
+                 None if toxicity is None else float(toxicity), latency, error, now)
+                for text, det, labels, toxicity, latency, error in rows])
+        return len(rows)
+
+    def scored_texts(self, texts: Iterable[str], detector_id: int) -> set[str]:
+        """The texts among `texts` that this detector version has a good score for (not an
+        error): what an audit or a rerun must not score again."""
+        by_hash = {text_hash(t): t for t in dict.fromkeys(texts)}
+        found = self._ids_by_key(
+            "SELECT t.text_hash, 1 FROM texts t JOIN scores s ON s.text_id = t.text_id AND s.detector_id = ? "
+            "WHERE t.text_hash IN (SELECT value FROM json_each(?)) AND s.error IS NULL", list(by_hash), (detector_id,))
+        return {by_hash[h] for h in found}
+
+    def add_comments_many(self, platform: str, rows: Iterable[CommentRow]) -> list[int]:
+        """Comments of one platform, as `add_comment` each: a key already in the log (or earlier in
+        `rows`) keeps its first text and returns its id; one comment_id per row, in order."""
+        rows = list(rows)
+        if not rows:
+            return []
+        for r in rows:
+            if not isinstance(r.text, str):
+                raise TypeError(f"text must be str, not {type(r.text).__name__}")
+        with self.transaction():
+            keys = list(dict.fromkeys(r.key for r in rows))
+            sql = ("SELECT comment_key, comment_id FROM comments WHERE platform = ? "
+                   "AND comment_key IN (SELECT value FROM json_each(?))")
+            existing = self._ids_by_key(sql, keys, (platform,))
+            new: dict[str, CommentRow] = {}
+            for r in rows:
+                if r.key not in existing and r.key not in new:
+                    new[r.key] = r
+            if new:
+                tids = self.text_ids(r.text for r in new.values())
+                now = now_iso()
+                self._executemany(
+                    "INSERT INTO comments (platform, comment_key, page_id, parent_key, text_id, author_hash, time_shown, "
+                    "truncated, original_length, first_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(platform, r.key, r.page_id, r.parent_key, tids[r.text], r.author_hash, r.time_shown,
+                      int(bool(r.truncated)), len(r.text) if r.original_length is None else r.original_length, now)
+                     for r in new.values()])
+                existing.update(self._ids_by_key(sql, list(new), (platform,)))
+        return [existing[r.key] for r in rows]
+
+    def add_labels_many(self, rows: Iterable[tuple[int, str, Any, str]]) -> None:
+        """(comment_id, name, value, source) rows, as `add_label` each."""
+        with self.transaction():
+            self._executemany(
+                "INSERT INTO labels (comment_id, name, value, source) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (comment_id, name, source) DO UPDATE SET value = excluded.value",
+                [(cid, name, None if value is None else value if isinstance(value, str) else canonical_json(value),
+                  source) for cid, name, value, source in rows])
+
+    def add_normalizations_many(self, rows: Iterable[tuple[str, str, str, str, list[dict[str, Any]]]]) -> None:
+        """(source_text, normalizer, version, result_text, edits) rows, as `add_normalization` each."""
+        rows = list(rows)
+        if not rows:
+            return
+        with self.transaction():
+            ids = self.text_ids(t for r in rows for t in (r[0], r[3]))
+            now = now_iso()
+            self._executemany(
+                "INSERT OR IGNORE INTO normalizations (source_text_id, normalizer, version, result_text_id, "
+                "edits_json, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [(ids[src], normalizer, version, ids[result], json.dumps(edits, ensure_ascii=False), now)
+                 for src, normalizer, version, result, edits in rows])
+
+    def add_variants_many(self, rows: Iterable[tuple[int, Variant]], run_id: int | None = None) -> list[int]:
+        """(comment_id, variant) rows, as `add_variant` each; one variant_id per row, in order."""
+        rows = list(rows)
+        if not rows:
+            return []
+        with self.transaction():
+            sources: dict[int, str] = {}
+            for cid, v in rows:
+                if not v.source_text and cid not in sources:
+                    text = self.comment_text(cid)
+                    if text is None:
+                        raise StudyLogError(f"no comment with id {cid}")
+                    sources[cid] = text
+            src = [v.source_text or sources[cid] for cid, v in rows]
+            ids = self.text_ids(t for (_, v), s in zip(rows, src) for t in (v.text, s))
+            now = now_iso()
+            keys = [(cid, ids[v.text], v.strategy, canonical_json(v.params), int(v.seed)) for cid, v in rows]
+            self._executemany(
+                "INSERT OR IGNORE INTO variants (comment_id, source_text_id, text_id, strategy, params_json, seed, "
+                "positions_json, target_detector, attack_json, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(k[0], ids[s], k[1], k[2], k[3], k[4], json.dumps([list(p) for p in v.positions]), v.target_detector,
+                  None if v.attack is None else canonical_json(v.attack), run_id, now)
+                 for k, s, (_, v) in zip(keys, src, rows)])
+            ids_out: list[int] = []
+            for start in range(0, len(keys), _LOOKUP_CHUNK):  # the ids back by their unique key
+                part = keys[start:start + _LOOKUP_CHUNK]
+                found = dict(self.conn.execute(_VARIANT_IDS, (json.dumps(part, ensure_ascii=False),)).fetchall())
+                ids_out += [found[i] for i in range(len(part))]
+            return ids_out
+
+    def add_run_items_many(self, run_id: int, comment_ids: Iterable[int]) -> None:
+        """As `add_run_item` for each comment (n_items counts the new ones)."""
+        with self.transaction():
+            added = self._executemany("INSERT OR IGNORE INTO run_items (run_id, comment_id) VALUES (?, ?)",
+                                      [(run_id, cid) for cid in comment_ids]).rowcount
+            if added > 0:
+                self._write("UPDATE audit_runs SET n_items = n_items + ? WHERE run_id = ?", (added, run_id))
+
+
+class CommentRow(NamedTuple):
+    """One comment for `StudyLog.add_comments_many` (the keyword arguments of `add_comment`)."""
+    key: str
+    text: str
+    page_id: int | None = None
+    parent_key: str | None = None
+    author_hash: str | None = None
+    time_shown: str | None = None
+    truncated: bool = False
+    original_length: int | None = None
+
+
+_TEXT_IDS = "SELECT text_hash, text_id FROM texts WHERE text_hash IN (SELECT value FROM json_each(?))"
+# (position in the JSON array, variant_id) for an array of [comment_id, text_id, strategy, params_json, seed]
+_VARIANT_IDS = ("SELECT j.key, v.variant_id FROM json_each(?) j JOIN variants v ON v.comment_id = j.value ->> 0 "
+                "AND v.text_id = j.value ->> 1 AND v.strategy = j.value ->> 2 AND v.params_json = j.value ->> 3 "
+                "AND v.seed = j.value ->> 4")
+# the one score statement (row-at-a-time and batched): a score replaces an earlier error for the
+# same text and detector version, never the reverse
+_SCORE_UPSERT = (
+    "INSERT INTO scores (text_id, detector_id, labels_json, toxicity, latency_ms, error, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (text_id, detector_id) DO UPDATE SET "
+    "labels_json = excluded.labels_json, toxicity = excluded.toxicity, latency_ms = excluded.latency_ms, "
+    "error = excluded.error, created_at = excluded.created_at "
+    "WHERE scores.error IS NOT NULL AND excluded.error IS NULL")
+
 
 
 _STOP = object()

@@ -1,0 +1,27 @@
+"""load the Parquet shards of `modlens audit --out-parquet DIR` into the study log"""
+from __future__ import annotations
+
+import argparse
+import json
+
+from modlens.cli.common import CliError, ErrorKind, add_db_option, db_path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("folder", metavar="DIR", help="the folder `modlens audit --engine ray --out-parquet DIR` wrote")
+    add_db_option(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from modlens.scale.parquet_out import import_parquet
+    from modlens.services.errors import SetupError
+    from modlens.studylog.store import StudyLogError
+
+    try:
+        counts = import_parquet(args.folder, db_path(args))
+    except SetupError as err:
+        raise CliError(str(err)) from None
+    except StudyLogError as err:
+        raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None)) from None
+    print(json.dumps(counts, indent=2))
+    return 0

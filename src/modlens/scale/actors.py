@@ -1,0 +1,119 @@
+"""What runs on Ray's workers: one detector per actor (GPU when assigned), the variant
+generator beside its own copy of the target detector, and normalization as stateless tasks.
+
+Every function here computes exactly what the local engine computes (`modlens.engine`): the
+same detector call, the same `toxicity` mapping, the same word importance and seeded variant
+generator, the same normalizer. Only where it runs differs."""
+from __future__ import annotations
+
+import inspect
+import time
+from functools import lru_cache
+from typing import Any, Sequence
+
+from modlens.config import DetectorConfig, NormalizerConfig, PerturbationConfig
+from modlens.detectors.base import Detector
+from modlens.perturb.base import Variant
+
+# (labels, toxicity, latency_ms, error) for one text: what the driver turns into a DetectorResult
+Answer = tuple[dict[str, float] | None, float | None, float, str | None]
+
+# texts per forward pass of a transformer detector on a GPU actor, unless the study sets batch_size
+GPU_BATCH_SIZE = 128
+
+
+def build_detector(spec: DetectorConfig | Detector, on_gpu: bool, dtype: str | None = None) -> Detector:
+    """The detector an actor scores with: re-created from its config (so a GPU actor loads the model
+    on its own card), or the driver's own object when it has no config (embedding code, tests).
+    `dtype`: the driver's (a transformer's dtype is part of its version: a driver on a GPU runs fp16,
+    as the local path does on CUDA, and so do the actors; set `dtype` in the study to choose)."""
+    if isinstance(spec, Detector):
+        return spec
+    from modlens.detectors import registry
+
+    options = dict(spec.options)
+    params = inspect.signature(registry._module(spec.name).create).parameters
+    if dtype and "dtype" in params and "dtype" not in options:
+        options["dtype"] = dtype
+    if on_gpu:
+        if "batch_size" in params and "batch_size" not in options:
+            options["batch_size"] = GPU_BATCH_SIZE  # batch size per device: a GPU takes larger batches
+    return registry.create(spec.name, **options)
+
+
+def answers(det: Detector, texts: Sequence[str]) -> list[Answer]:
+    """One detector call over `texts`, as `engine._DetectorRunner` records it: an exception
+    becomes an error on every text of the call, a missing answer an error on its text."""
+    t0 = time.perf_counter()
+    try:
+        out = det.score(list(texts))
+        if len(out) != len(texts):
+            raise RuntimeError(f"{det.name} returned {len(out)} results for {len(texts)} texts")
+    except Exception as err:  # the detector failed: recorded per text, the audit goes on
+        ms = (time.perf_counter() - t0) * 1000
+        return [(None, None, ms, f"{type(err).__name__}: {err}")] * len(texts)
+    ms = (time.perf_counter() - t0) * 1000
+    return [(None, None, ms, "missing: detector has no score for this text") if labels is None
+            else (labels, det.toxicity(labels), ms, None) for labels in out]
+
+
+class DetectorActor:
+    """One detector loaded once; `score` answers batches for as long as the audit runs."""
+
+    def __init__(self, spec: DetectorConfig | Detector, on_gpu: bool = False, dtype: str | None = None) -> None:
+        self.det = build_detector(spec, on_gpu, dtype)
+
+    def identity(self) -> tuple[str, str, int]:
+        """name, version, and the texts it takes per call."""
+        return self.det.name, self.det.version, int(getattr(self.det, "max_batch", 64))
+
+    def device(self) -> str:
+        return str(getattr(self.det, "device", "cpu"))
+
+    def score(self, texts: list[str]) -> list[Answer]:
+        return answers(self.det, texts)
+
+
+class VariantActor:
+    """The variant generator and the target detector that guides it (word importance), as
+    `Engine.variants` runs them."""
+
+    def __init__(self, perturbation: PerturbationConfig, target: str, spec: DetectorConfig | Detector) -> None:
+        from modlens.perturb.generate import VariantGenerator
+
+        p = perturbation
+        self.generator = VariantGenerator(p.strategies, budget=p.budget, seed=p.seed,
+                                          importance_threshold=p.importance_threshold,
+                                          strategy_options=p.strategy_options)
+        self.target = target
+        self.det = build_detector(spec, False)
+
+    def variants(self, texts: list[str]) -> list[list[Variant]]:
+        from modlens.perturb.importance import importance_from_scores, importance_texts
+
+        probes = [importance_texts(t) for t in texts]
+        flat = [p for ps in probes for p in ps]
+        # every text's probes in calls of the detector's batch size, as the engine's batcher groups them
+        size = max(1, int(getattr(self.det, "max_batch", 64)))
+        scored = [a for i in range(0, len(flat), size) for a in answers(self.det, flat[i:i + size])]
+        out, at = [], 0
+        for text, ps in zip(texts, probes):
+            importance = importance_from_scores([a[1] for a in scored[at:at + len(ps)]])
+            at += len(ps)
+            variants = self.generator.generate(text, importance=importance)
+            for v in variants:
+                v.target_detector = v.target_detector or self.target
+            out.append(variants)
+        return out
+
+
+@lru_cache(maxsize=4)
+def _normalizer(steps: tuple[str, ...] | None) -> Any:
+    from modlens.normalize.pipeline import build_normalizer
+    return build_normalizer(None if steps is None else list(steps))
+
+
+def normalize_texts(config: NormalizerConfig, texts: list[str]) -> list[Any]:
+    """`Normalized` results of `texts` (a Ray task; the normalizer is built once per worker)."""
+    norm = _normalizer(None if config.steps is None else tuple(config.steps))
+    return [norm.normalize(t) for t in texts]

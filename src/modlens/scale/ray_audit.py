@@ -1,0 +1,242 @@
+"""The audit's chunks through Ray: normalization as CPU tasks, each detector as a pool of actors
+(`num_gpus` when the cluster has GPUs and `gpus_per_detector` > 0), the variant generator as CPU
+actors; the answers come back to the driver, whose study log is the single writer.
+
+`RayAuditor` is the local `Auditor` with its three compute steps sent to Ray; registering items,
+the resume checks ((text hash, detector version) pairs already scored are never sent) and every
+write are the local auditor's own code, so both engines write the same rows."""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from modlens.audit.auditor import Auditor
+from modlens.config import DetectorConfig
+from modlens.datasets.base import Dataset, DatasetItem
+from modlens.detectors.base import Detector
+from modlens.engine import DetectorResult, Engine
+from modlens.perturb.base import Variant
+from modlens.services.errors import SetupError
+from modlens.services.recording import record_normalization, record_variants
+from modlens.studylog.store import StudyLog
+
+
+# an actor whose process died (a crash, OOM, a lost node) is restarted (-1: always); a batch that
+# failed with it is tried RETRIES more times, so a batch that kills its actor costs RETRIES + 1 restarts
+MAX_RESTARTS = -1
+RETRIES = 2
+RETRY_BACKOFF_S = 0.2
+
+
+@dataclass
+class RayOptions:
+    address: str | None = None        # None: a local Ray on this machine; "auto", "ray://HOST:PORT"
+    gpus_per_detector: float = 0.0    # > 0: detector actors ask for this many GPUs when the cluster has any
+    actors_per_detector: int | None = None  # default: from the cluster's CPUs / GPUs
+    num_cpus: int | None = None       # a local Ray's CPUs (default: all)
+    depth: int = 2                    # chunks in flight at once (one being written while the next computes)
+
+
+def require_ray() -> Any:
+    try:
+        import ray
+    except ModuleNotFoundError:
+        err = SetupError("--engine ray needs Ray Data (ray is not installed)")
+        err.fix = "pip install 'modlens[ray]'"  # type: ignore[attr-defined]
+        raise err from None
+    return ray
+
+
+def connect(options: RayOptions) -> bool:
+    """Joins the Ray cluster at `address`, else starts a local one; True when this call started it."""
+    ray = require_ray()
+    if ray.is_initialized():
+        return False
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    if options.address:
+        ray.init(address=options.address, **kwargs)
+    else:
+        ray.init(num_cpus=options.num_cpus, **kwargs)
+    return True
+
+
+@dataclass
+class Plan:
+    """How the audit uses the cluster: detector actors ask for `gpus_per_detector` GPUs when the
+    cluster has GPUs (one actor per that many GPUs and detector), else share ~3/4 of the CPUs with the
+    variant actors; normalization tasks take the rest."""
+    use_gpu: bool
+    per_detector: int
+    variant_actors: int
+    cpus_per_actor: float
+    task_cpus: float
+    tasks: int
+
+    @classmethod
+    def of(cls, cpus: float, gpus: float, n_detectors: int, variants: bool, options: RayOptions) -> "Plan":
+        use_gpu = options.gpus_per_detector > 0 and gpus > 0
+        per = options.actors_per_detector or (max(1, int(gpus // (options.gpus_per_detector * n_detectors)))
+                                              if use_gpu else max(1, int(cpus // (n_detectors + 1))))
+        n_var = max(1, int(cpus // 4)) if variants else 0
+        return cls(use_gpu, per, n_var, min(1.0, cpus * 0.75 / (n_detectors * per + n_var)),
+                   min(1.0, max(0.25, cpus * 0.25)), max(1, int(cpus)))
+
+
+class _Pool:
+    """A detector's actors, used round-robin; `batch` texts per call."""
+
+    def __init__(self, actors: list[Any], batch: int) -> None:
+        self.actors, self.batch = actors, batch
+        self.retry_lock = asyncio.Lock()
+        self._next = itertools.cycle(actors)
+
+    def next(self) -> Any:
+        return next(self._next)
+
+
+def _split(seq: Sequence[Any], parts: int) -> list[Sequence[Any]]:
+    size = max(1, math.ceil(len(seq) / max(1, parts)))
+    return [seq[i:i + size] for i in range(0, len(seq), size)]
+
+
+class RayAuditor(Auditor):
+    def __init__(self, log: StudyLog, engine: Engine, dataset: Dataset, run_id: int, det_ids: dict[str, int],
+                 specs: Mapping[str, DetectorConfig | Detector], options: RayOptions) -> None:
+        super().__init__(log, engine, dataset, run_id, det_ids)
+        self.options = options
+        self.depth = max(1, options.depth)
+        self.started_ray = connect(options)
+        try:
+            self._start(specs)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, specs: Mapping[str, DetectorConfig | Detector]) -> None:
+        import ray
+
+        from modlens.scale import actors
+
+        res: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        plan = Plan.of(float(res.get("CPU", 1)), float(res.get("GPU", 0)), len(self.engine.runners),
+                       self.engine.generator is not None, self.options)
+        use_gpu, per, n_var, cpu_each = plan.use_gpu, plan.per_detector, plan.variant_actors, plan.cpus_per_actor
+        self.task_cpus, self.n_tasks, self.gpu = plan.task_cpus, plan.tasks, use_gpu
+        det_cls = ray.remote(max_restarts=MAX_RESTARTS)(actors.DetectorActor)
+        gpu_opts = {"num_gpus": self.options.gpus_per_detector} if use_gpu else {}
+        dtypes = {k: getattr(r.detector, "dtype", None) for k, r in self.engine.runners.items()}
+        pools: dict[str, list[Any]] = {k: [det_cls.options(num_cpus=cpu_each, **gpu_opts).remote(
+            specs[k], use_gpu, dtypes[k] if isinstance(dtypes[k], str) else None) for _ in range(per)]
+            for k in self.engine.runners}
+        self.variant_pool: _Pool | None = None
+        if n_var:
+            target = self.engine.target_key()
+            assert target is not None
+            var_cls = ray.remote(max_restarts=MAX_RESTARTS)(actors.VariantActor)
+            self.variant_pool = _Pool([var_cls.options(num_cpus=cpu_each).remote(
+                self.engine.study.perturbation, target, specs[target]) for _ in range(n_var)], 1)
+        self._normalize = ray.remote(actors.normalize_texts).options(num_cpus=self.task_cpus) \
+            if self.engine.normalizer is not None else None
+        if self._normalize is not None:  # workers load the normalizer while the actors start (not awaited)
+            for _ in range(self.n_tasks):
+                self._normalize.remote(self.engine.study.normalizer, [""])
+        self.pools: dict[str, _Pool] = {}
+        for k, acts in pools.items():  # reproducibility: every actor must run the version the log registered
+            d = self.engine.runners[k].detector
+            try:
+                identities = ray.get([a.identity.remote() for a in acts])
+            except ray.exceptions.RayError as err:
+                raise SetupError(f"detector {k} could not load on a Ray worker: {str(err).splitlines()[0]}; "
+                                 "install modlens and the detector's packages on every node") from None
+            for name, version, _ in identities:
+                if (name, version) != (d.name, d.version):
+                    raise SetupError(f"detector {k}: a Ray worker loaded {name}@{version}, the driver {d.name}@{d.version}; "
+                                     "install the same detector versions on every node (and set the detector's "
+                                     "dtype in the study when the driver has no GPU)")
+            self.pools[k] = _Pool(acts, max(1, min(i[2] for i in identities)))
+
+    # --- the three compute steps, on Ray --------------------------------------------------
+    async def _variants(self, texts: list[str]) -> list[list[Variant]]:
+        if self.variant_pool is None:
+            return [[] for _ in texts]
+        parts = _split(texts, len(self.variant_pool.actors) * 2)
+        got = await asyncio.gather(*(self.variant_pool.next().variants.remote(list(p)) for p in parts))
+        return [v for part in got for v in part]
+
+    async def _normalized(self, texts: list[str]) -> list[Any]:
+        assert self._normalize is not None
+        parts = _split(texts, self.n_tasks)
+        got = await asyncio.gather(*(self._normalize.remote(self.engine.study.normalizer, list(p)) for p in parts))
+        return [n for part in got for n in part]
+
+    async def _call(self, key: str, texts: list[str]) -> list[DetectorResult]:
+        """One batch on one of the detector's actors. A detector that raises gives an error per text
+        (in the actor). An actor that dies fails the batch it ran and every batch queued behind it:
+        Ray restarts it, and each failed batch is tried again (RETRIES times, one batch at a time), so
+        only a batch that kills it every time is recorded as an error. The audit goes on either way."""
+        from ray.exceptions import RayActorError
+
+        d = self.engine.runners[key].detector
+        pool = self.pools[key]
+        try:
+            got = await pool.next().score.remote(texts)
+        except RayActorError as first:
+            err: Exception = first
+            got = []
+            async with pool.retry_lock:
+                for attempt in range(RETRIES):
+                    await asyncio.sleep(RETRY_BACKOFF_S * (attempt + 1))  # time for Ray to see the death and restart
+                    try:
+                        got = await pool.next().score.remote(texts)
+                        break
+                    except RayActorError as again:
+                        err = again
+            if not got:
+                got = [(None, None, 0.0, f"{type(err).__name__}: {str(err).splitlines()[0]}")] * len(texts)
+        return [DetectorResult(key, d.name, d.version, labels, tox, ms, error) for labels, tox, ms, error in got]
+
+    async def _score_missing(self, texts: Sequence[str]) -> list[tuple[str, str, Any]]:
+        calls = []
+        for k in self.engine.runners:
+            todo = [t for t in texts if self._needs_score(t, k)]
+            size = self.pools[k].batch
+            calls += [(k, todo[i:i + size]) for i in range(0, len(todo), size)]
+        scored = await asyncio.gather(*(self._call(k, batch) for k, batch in calls))
+        return [(t, k, r) for (k, batch), results in zip(calls, scored) for t, r in zip(batch, results)]
+
+    async def process(self, items: Sequence[DatasetItem], page_id: int) -> None:
+        """`Auditor.process` with variants, normalization and scores computed on Ray."""
+        if self.attack:
+            raise SetupError("--attack runs on the local engine only")
+        registered = self._register(items, page_id)
+        generated = await self._variants([it.text for it, _ in registered])
+        texts: list[str] = []
+        for (it, _), gen in zip(registered, generated):
+            texts += [it.text, *(v.text for v in it.variants), *(v.text for v in gen)]
+        texts = list(dict.fromkeys(texts))
+        normalizations = []
+        if self._normalize is not None:
+            normalized = await self._normalized(texts)
+            normalizations = list(zip(texts, normalized))
+            texts = list(dict.fromkeys([*texts, *(n.text for n in normalized)]))
+        jobs = await self._score_missing(texts)
+        with self.log.transaction():
+            self._store_scores(jobs)
+            for t, n in normalizations:
+                record_normalization(self.log, t, n)
+            for (_item, cid), gen in zip(registered, generated):
+                record_variants(self.log, cid, gen, run_id=self.run_id)
+                self.log.add_run_item(self.run_id, cid)
+
+    def close(self) -> None:
+        super().close()
+        import ray
+
+        for pool in [*getattr(self, "pools", {}).values(), getattr(self, "variant_pool", None)]:
+            for actor in (pool.actors if pool is not None else []):
+                ray.kill(actor)
+        if self.started_ray and ray.is_initialized():
+            ray.shutdown()

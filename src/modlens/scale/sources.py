@@ -1,0 +1,54 @@
+"""Datasets as the audits read them: a file or shorthand (`datasets.registry.load`), or a folder
+of CSV / TSV / JSONL / Parquet files (a sharded export, a Parquet dataset written by Spark or
+Ray) read file by file in name order with the same readers, so built-in layouts still apply."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+from modlens.datasets import registry
+from modlens.datasets.base import Dataset, DatasetItem
+
+SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".pq")
+
+
+def folder_files(path: Path) -> list[Path]:
+    """The data files under a folder (recursively, hidden and `_`-prefixed files such as
+    `_SUCCESS` skipped), in name order."""
+    return sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES
+                  and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts))
+
+
+def _is_known_folder(path: Path) -> bool:
+    try:
+        registry.detect(path)
+        return True
+    except ValueError:
+        return False
+
+
+def load_dataset(dataset: str, fmt: str | None = None, **options: Any) -> Dataset:
+    """`registry.load`, plus folders of data files: one dataset whose items are keyed
+    `RELATIVE/FILE:KEY` (KEY as the file's reader keys it, e.g. `row-0`)."""
+    path = Path(dataset).expanduser()
+    if not path.is_dir() or _is_known_folder(path):
+        return registry.load(dataset, fmt, **options)
+    files = folder_files(path)
+    if not files:
+        raise ValueError(f"{path}: a folder with no CSV, TSV, JSONL or Parquet files")
+    parts = [registry.load(str(f), fmt, **options) for f in files]
+    sizes = [p.size for p in parts]
+
+    def items() -> Iterator[DatasetItem]:
+        for f, part in zip(files, parts):
+            rel = f.relative_to(path).as_posix()
+            for it in part.iter_items():
+                yield DatasetItem(f"{rel}:{it.key}", it.text, it.labels, it.variants)
+
+    first = parts[0]
+    formats = sorted({p.format for p in parts})
+    notes = [f"read folder {path.name}: {len(files)} file(s) as {', '.join(formats)}", *first.notes[1:]]
+    data = Dataset(path.name, path, items, first.meta, notes=notes,
+                   size=sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None)
+    data.format = formats[0] if len(formats) == 1 else "mixed"
+    return data
