@@ -51,29 +51,41 @@ class Auditor:
         row = self.log.get_score(text, self.det_ids[key])
         return row is None or row["error"] is not None
 
-    async def process(self, items: Sequence[DatasetItem], page_id: int) -> None:
-        engine = self.engine
-        registered = self._register(items, page_id)
-        generated = await asyncio.gather(*(engine.variants(it.text) for it, _ in registered)) \
-            if engine.generator is not None else [[] for _ in registered]
+    @staticmethod
+    def _chunk_texts(registered: Sequence[tuple[DatasetItem, int]], generated: Sequence[Sequence[Any]]) -> list[str]:
+        """Every text of a chunk that needs scores: items, their dataset variants, generated variants."""
         texts: list[str] = []
         for (it, _), gen in zip(registered, generated):
             texts += [it.text, *(v.text for v in it.variants), *(v.text for v in gen)]
-        texts = list(dict.fromkeys(texts))
-        normalizations = []
-        if engine.normalizer is not None:  # in a worker thread: the batchers keep the event loop
-            normalized = await asyncio.get_running_loop().run_in_executor(None, lambda: [engine.normalize(t) for t in texts])
-            normalizations = list(zip(texts, normalized))
-            texts = list(dict.fromkeys([*texts, *(n.text for n in normalized)]))
-        jobs = await self._score_missing(texts)
+        return list(dict.fromkeys(texts))
+
+    def _commit_chunk(self, jobs: Any, normalizations: Sequence[tuple[str, Any]],
+                      registered: Sequence[tuple[DatasetItem, int]], generated: Sequence[Sequence[Any]],
+                      *, items_done: bool) -> None:
+        """One transaction per chunk: scores, normalizations, generated variants and (unless
+        attacks are still to come) the run items that mark the chunk's items done."""
         with self.log.transaction():
             self._store_scores(jobs)
             for t, n in normalizations:
                 record_normalization(self.log, t, n)
             for (_item, cid), gen in zip(registered, generated):
                 record_variants(self.log, cid, gen, run_id=self.run_id)
-                if not self.attack:
+                if items_done:
                     self.log.add_run_item(self.run_id, cid)
+
+    async def process(self, items: Sequence[DatasetItem], page_id: int) -> None:
+        engine = self.engine
+        registered = self._register(items, page_id)
+        generated = await asyncio.gather(*(engine.variants(it.text) for it, _ in registered)) \
+            if engine.generator is not None else [[] for _ in registered]
+        texts = self._chunk_texts(registered, generated)
+        normalizations = []
+        if engine.normalizer is not None:  # in a worker thread: the batchers keep the event loop
+            normalized = await asyncio.get_running_loop().run_in_executor(None, lambda: [engine.normalize(t) for t in texts])
+            normalizations = list(zip(texts, normalized))
+            texts = list(dict.fromkeys([*texts, *(n.text for n in normalized)]))
+        jobs = await self._score_missing(texts)
+        self._commit_chunk(jobs, normalizations, registered, generated, items_done=not self.attack)
         if self.attack:  # an item is done only once its attacks are logged
             await self._attack_items(registered)
             with self.log.transaction():

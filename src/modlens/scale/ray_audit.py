@@ -20,7 +20,6 @@ from modlens.detectors.base import Detector
 from modlens.engine import DetectorResult, Engine
 from modlens.perturb.base import Variant
 from modlens.services.errors import SetupError
-from modlens.services.recording import record_normalization, record_variants
 from modlens.studylog.store import StudyLog
 
 
@@ -213,23 +212,14 @@ class RayAuditor(Auditor):
             raise SetupError("--attack runs on the local engine only")
         registered = self._register(items, page_id)
         generated = await self._variants([it.text for it, _ in registered])
-        texts: list[str] = []
-        for (it, _), gen in zip(registered, generated):
-            texts += [it.text, *(v.text for v in it.variants), *(v.text for v in gen)]
-        texts = list(dict.fromkeys(texts))
+        texts = self._chunk_texts(registered, generated)
         normalizations = []
         if self._normalize is not None:
             normalized = await self._normalized(texts)
             normalizations = list(zip(texts, normalized))
             texts = list(dict.fromkeys([*texts, *(n.text for n in normalized)]))
         jobs = await self._score_missing(texts)
-        with self.log.transaction():
-            self._store_scores(jobs)
-            for t, n in normalizations:
-                record_normalization(self.log, t, n)
-            for (_item, cid), gen in zip(registered, generated):
-                record_variants(self.log, cid, gen, run_id=self.run_id)
-                self.log.add_run_item(self.run_id, cid)
+        self._commit_chunk(jobs, normalizations, registered, generated, items_done=True)
 
     def close(self) -> None:
         super().close()
