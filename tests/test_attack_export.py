@@ -3,7 +3,6 @@ dataset, read back from Parquet and JSONL and checked against the log's rows."""
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pyarrow.parquet as pq
 import pytest
@@ -11,17 +10,9 @@ import pytest
 from modlens import __version__
 from modlens.audit.export_taebench import COLUMNS, export_taebench
 from modlens.cli import main
+from log_helpers import sql
 
 N_ROWS = 12
-
-
-def sql(db, query, params=()):
-    con = sqlite3.connect(db)
-    con.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in con.execute(query, params)]
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="module")

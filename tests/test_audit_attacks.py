@@ -1,7 +1,6 @@
 """`modlens audit --attack`: real attacks logged with every outcome, transfer scores from every
 detector, the report's numbers recounted from the rows with SQL, reruns and resumption."""
 import json
-import sqlite3
 
 import pytest
 
@@ -10,6 +9,7 @@ from modlens.audit import AttackSpec, AuditError, plan_attacks, run_audit
 from modlens.cli import main
 from modlens.detectors import registry
 from modlens.detectors.base import Detector
+from log_helpers import sql
 
 DETECTORS = ["minilm-toxicity", "profanity-check"]
 N_ROWS = 10
@@ -21,15 +21,6 @@ class LengthJudge(Detector):
 
     def score(self, texts):
         return [{"toxicity": min(1.0, len(t) / 80)} for t in texts]
-
-
-def sql(db, query, params=()):
-    con = sqlite3.connect(db)
-    con.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in con.execute(query, params)]
-    finally:
-        con.close()
 
 
 def table_counts(db):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
-import sqlite3
 
 import pytest
 
@@ -13,11 +12,7 @@ from modlens.studylog.export import export
 
 from daemon_helpers import (EXT_ORIGIN, TOKEN, Client, WordListDetector, comments_msg, connect, rating_msg,
                             running_daemon, study)
-
-
-def rows(db, sql, *args):
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, args).fetchall()
+from log_helpers import rows
 
 
 async def test_full_session_hello_comments_scores_variants_rating_export(tmp_path):

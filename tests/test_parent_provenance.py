@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import sqlite3
 
 import pytest
 
@@ -15,11 +14,7 @@ from modlens.protocol import ErrorCode, ProtocolError
 from modlens.studylog.export import export
 
 from daemon_helpers import Client, comments_msg, connect, running_daemon
-
-
-def rows(db, sql, *args):
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, args).fetchall()
+from log_helpers import rows
 
 
 def with_parents(mid: str, items: list[tuple[str, str, str | None, str | None]]) -> dict:

@@ -5,7 +5,6 @@ daemon, counted per recipe)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
@@ -17,17 +16,9 @@ from modlens.perturb.base import Variant
 from modlens.studylog.store import StudyLog
 
 from daemon_helpers import Client, connect, rating_msg, running_daemon, study
+from log_helpers import sql
 
 N_ROWS = 12
-
-
-def sql(db, query, params=()):
-    con = sqlite3.connect(db)
-    con.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in con.execute(query, params)]
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="module")
