@@ -140,12 +140,11 @@ class Pipeline:
             page_id = lg.ensure_page(platform, page.page_key, page.url, page.title)
             ids = []
             for a in items:
-                new = a.item.parent_via is not None and lg.comment_id(platform, a.key) is None
+                # how the parent was found, kept with the first sighting like parent_key itself
+                via = {} if a.item.parent_via is None else {PARENT_VIA_LABEL: (a.item.parent_via, PARENT_VIA_SOURCE)}
                 cid = lg.add_comment(platform, a.key, page_id, a.text, parent_key=a.item.parent_key,
                                      author_hash=a.item.author_hash, time_shown=a.item.time_shown,
-                                     truncated=a.truncated, original_length=a.original_length)
-                if new:  # how the parent was found, kept with the first sighting like parent_key itself
-                    lg.add_label(cid, PARENT_VIA_LABEL, a.item.parent_via, PARENT_VIA_SOURCE)
+                                     truncated=a.truncated, original_length=a.original_length, first_labels=via)
                 lg.add_sighting(cid, sid)
                 ids.append(cid)
             return ids

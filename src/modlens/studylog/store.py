@@ -345,17 +345,22 @@ class StudyLog:
     def add_comment(self, platform: str, comment_key: str, page_id: int | None, text: str, *,
                     parent_key: str | None = None, author_hash: str | None = None,
                     time_shown: str | None = None, truncated: bool = False,
-                    original_length: int | None = None) -> int:
+                    original_length: int | None = None, first_labels: dict[str, tuple[Any, str]] | None = None) -> int:
+        """`first_labels` (name -> (value, source)) are written with a new comment only: like its
+        text and parent, they describe the first sighting."""
         with self.transaction():
             existing = self.comment_id(platform, comment_key)
             if existing is not None:  # the first text seen under this key stays (re-sends are no-ops)
                 return existing
             tid = self.text_id(text)
-            return self._write(
+            cid: int = self._write(
                 "INSERT INTO comments (platform, comment_key, page_id, parent_key, text_id, author_hash, time_shown, "
                 "truncated, original_length, first_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (platform, comment_key, page_id, parent_key, tid, author_hash, time_shown, int(bool(truncated)),
                  len(text) if original_length is None else original_length, now_iso())).lastrowid
+            for name, (value, source) in (first_labels or {}).items():
+                self.add_label(cid, name, value, source)
+            return cid
 
     def comment_id(self, platform: str, comment_key: str) -> int | None:
         return self._one("SELECT comment_id FROM comments WHERE platform = ? AND comment_key = ?", (platform, comment_key))
