@@ -47,15 +47,16 @@ class Auditor:
                 out.append((it, cid))
         return out
 
-    def _needs_score(self, text: str, key: str) -> bool:
-        row = self.log.get_score(text, self.det_ids[key])
-        return row is None or row["error"] is not None
+    def _unscored(self, texts: Sequence[str], key: str) -> list[str]:
+        """The texts this detector has no score (or only an error) for, in order: one query."""
+        done = self.log.scored_texts(texts, self.det_ids[key])
+        return [t for t in texts if t not in done]
 
     @staticmethod
-    def _chunk_texts(registered: Sequence[tuple[DatasetItem, int]], generated: Sequence[Sequence[Any]]) -> list[str]:
+    def _chunk_texts(items: Sequence[DatasetItem], generated: Sequence[Sequence[Any]]) -> list[str]:
         """Every text of a chunk that needs scores: items, their dataset variants, generated variants."""
         texts: list[str] = []
-        for (it, _), gen in zip(registered, generated):
+        for it, gen in zip(items, generated):
             texts += [it.text, *(v.text for v in it.variants), *(v.text for v in gen)]
         return list(dict.fromkeys(texts))
 
@@ -78,7 +79,7 @@ class Auditor:
         registered = self._register(items, page_id)
         generated = await asyncio.gather(*(engine.variants(it.text) for it, _ in registered)) \
             if engine.generator is not None else [[] for _ in registered]
-        texts = self._chunk_texts(registered, generated)
+        texts = self._chunk_texts([it for it, _ in registered], generated)
         normalizations = []
         if engine.normalizer is not None:  # in a worker thread: the batchers keep the event loop
             normalized = await asyncio.get_running_loop().run_in_executor(None, lambda: [engine.normalize(t) for t in texts])
@@ -94,11 +95,7 @@ class Auditor:
 
     async def _score_missing(self, texts: Sequence[str]) -> list[tuple[str, str, Any]]:
         """(text, key, DetectorResult) for every detector that has no score (or an error) for a text."""
-        todo: dict[str, list[str]] = {}  # detector key -> texts it has not scored yet
-        for t in texts:
-            for k in self.engine.runners:
-                if self._needs_score(t, k):
-                    todo.setdefault(k, []).append(t)
+        todo = {k: ts for k in self.engine.runners if (ts := self._unscored(texts, k))}  # key -> texts to score
         # one engine call per detector: each detector's batcher gets all its texts at once
         scored = await asyncio.gather(*(self.engine.score(ts, only=[k]) for k, ts in todo.items()))
         return [(t, k, res[k]) for (k, ts), results in zip(todo.items(), scored) for t, res in zip(ts, results)]

@@ -132,15 +132,12 @@ class ParquetAuditor(RayAuditor):
         super().__init__(_NoLog(), engine, dataset, 0, {}, specs, options)  # type: ignore[arg-type]
         self.sink = sink
 
-    def _needs_score(self, text: str, key: str) -> bool:
-        return True
+    def _unscored(self, texts: Sequence[str], key: str) -> list[str]:
+        return list(texts)
 
     async def process(self, items: Sequence[DatasetItem], page_id: int) -> None:
         generated = await self._variants([it.text for it in items])
-        texts: list[str] = []
-        for it, gen in zip(items, generated):
-            texts += [it.text, *(v.text for v in it.variants), *(v.text for v in gen)]
-        texts = list(dict.fromkeys(texts))
+        texts = self._chunk_texts(items, generated)
         normalizations: list[tuple[str, Any]] = []
         if self._normalize is not None:
             normalized = await self._normalized(texts)

@@ -200,7 +200,7 @@ class RayAuditor(Auditor):
     async def _score_missing(self, texts: Sequence[str]) -> list[tuple[str, str, Any]]:
         calls = []
         for k in self.engine.runners:
-            todo = [t for t in texts if self._needs_score(t, k)]
+            todo = self._unscored(texts, k)
             size = self.pools[k].batch
             calls += [(k, todo[i:i + size]) for i in range(0, len(todo), size)]
         scored = await asyncio.gather(*(self._call(k, batch) for k, batch in calls))
@@ -212,7 +212,7 @@ class RayAuditor(Auditor):
             raise SetupError("--attack runs on the local engine only")
         registered = self._register(items, page_id)
         generated = await self._variants([it.text for it, _ in registered])
-        texts = self._chunk_texts(registered, generated)
+        texts = self._chunk_texts([it for it, _ in registered], generated)
         normalizations = []
         if self._normalize is not None:
             normalized = await self._normalized(texts)
