@@ -55,7 +55,8 @@ def shards(out: Path) -> dict[int, set[str]]:
 def _read(path: Path) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
-    return list(pq.read_table(path).to_pylist()) if path.exists() else []
+    # use_threads=False: pyarrow's reader threads can abort the process at exit (see studylog/bundle.py)
+    return list(pq.read_table(path, use_threads=False).to_pylist()) if path.exists() else []
 
 
 def done_keys(out: Path) -> set[str]:

@@ -227,7 +227,9 @@ class Bundle:
         info = self.manifest["tables"].get(name)
         if info is None:
             return None
-        return pq.read_table(io.BytesIO(self._zip.read(info["file"])))
+        # use_threads=False: pyarrow 26's reader threads can abort the process at exit
+        # ("terminate called without an active exception"); a bundle's tables are small
+        return pq.read_table(io.BytesIO(self._zip.read(info["file"])), use_threads=False)
 
     def close(self) -> None:
         self._zip.close()
