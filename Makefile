@@ -29,10 +29,12 @@ lint: setup
 test: lint node_modules/.package-lock.json
 	$(PY) -m pytest -q $(ARGS)
 
-# Debian packages for the browser tests and WordNet (needs root); npm for web-ext (which needs Node.js >= 20).
+# Debian packages for the browser tests, WordNet and the media tools of docs/FUSION.md (Tesseract OCR, espeak-ng,
+# ffmpeg, the colour emoji font); needs root. npm for web-ext (which needs Node.js >= 20).
 system-deps:
 	apt-get update
-	apt-get install -y --no-install-recommends chromium fonts-dejavu-core firefox-esr wordnet-base
+	apt-get install -y --no-install-recommends chromium fonts-dejavu-core firefox-esr wordnet-base \
+		tesseract-ocr tesseract-ocr-eng espeak-ng ffmpeg fonts-noto-color-emoji
 	command -v npm >/dev/null || apt-get install -y --no-install-recommends nodejs npm
 
 bench: setup

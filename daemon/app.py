@@ -23,6 +23,8 @@ from modlens.studylog.store import LogWriter
 
 from modlens import protocol as p
 from modlens.daemon.calibration import calibration_items, log_calibration_items
+from modlens.daemon.comment_media import is_media_frame, media_frame_bytes
+from modlens.media.store import MediaStore
 from modlens.daemon.pipeline import Pipeline
 from modlens.protocol import ErrorCode, ProtocolError
 from modlens.daemon.security import check_handshake
@@ -50,6 +52,8 @@ class DaemonOptions:
     # Called after the extension joined a study pack, so the caller restarts on it (`modlens
     # serve` without --config). None: the study is fixed (--config, tests); join is refused.
     restart_on_join: Callable[[], None] | None = None
+    # where comment images are kept when the study keeps their bytes (None: `media/` beside the log)
+    media_root: Path | None = None
 
 
 @dataclass
@@ -97,8 +101,9 @@ async def _engine_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _pipeline_ctx(app: web.Application) -> AsyncIterator[None]:
-    pipeline = Pipeline(app[STUDY], app[ENGINE], app[WRITER],
-                        variant_concurrency=app[OPTIONS].variant_concurrency)
+    opts = app[OPTIONS]
+    pipeline = Pipeline(app[STUDY], app[ENGINE], app[WRITER], variant_concurrency=opts.variant_concurrency,
+                        media_store=MediaStore(opts.media_root or opts.db_path.parent / "media"))
     await pipeline.prepare()
     await log_calibration_items(app[STUDY], pipeline.write)  # gold + anchors, for the calibration round
     app[PIPELINE] = pipeline
@@ -140,10 +145,12 @@ class Connection:
     async def frame(self, raw: str | bytes) -> None:
         self.session.stats["messages"] += 1
         size = len(raw.encode("utf-8", "surrogatepass")) if isinstance(raw, str) else len(raw)
-        if size > self.limits.max_message_bytes:
+        limit = self.limits.max_message_bytes
+        if size > limit and is_media_frame(raw):
+            limit = media_frame_bytes(self.app[STUDY])  # room for one image of media.max_bytes
+        if size > limit:
             return await self.error(ProtocolError(
-                ErrorCode.too_large, f"message is {size} bytes; the limit is {self.limits.max_message_bytes}",
-                p.sniff_id(raw)))
+                ErrorCode.too_large, f"message is {size} bytes; the limit is {limit}", p.sniff_id(raw)))
         try:
             msg = p.parse_client_message(raw)
         except ProtocolError as err:
@@ -189,6 +196,8 @@ class Connection:
             self.session.spawn(self._guarded(msg, self._status(msg)))
         elif isinstance(msg, p.JoinStudy):
             await self._join_study(msg)
+        elif isinstance(msg, p.CommentMedia):
+            self.session.spawn(self._guarded(msg, self._comment_media(msg)))
 
     async def _join_study(self, msg: p.JoinStudy) -> None:
         from modlens.study import join, pack
@@ -230,6 +239,9 @@ class Connection:
         finally:
             self.session.pending -= 1
 
+    async def _comment_media(self, msg: p.CommentMedia) -> None:
+        await self.send((await self.pipeline.comment_media(self.session, msg)).dump())
+
     async def _rating(self, msg: p.Rating) -> None:
         await self.send((await self.pipeline.rate(self.session, msg)).dump())
 
@@ -256,8 +268,10 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     if state.closing:
         return web.json_response({"error": "shutting down"}, status=503)
     limits = app[STUDY].limits
-    ws = web.WebSocketResponse(protocols=(p.SUBPROTOCOL,), heartbeat=30.0,
-                               max_msg_size=limits.max_message_bytes * HARD_FRAME_FACTOR)
+    # compress=False: the socket is loopback only, where permessage-deflate costs CPU on both ends
+    # (zlib was the largest item of the event loop's profile under load) and saves nothing
+    ws = web.WebSocketResponse(protocols=(p.SUBPROTOCOL,), heartbeat=30.0, compress=False,
+                               max_msg_size=max(limits.max_message_bytes * HARD_FRAME_FACTOR, media_frame_bytes(app[STUDY])))
     await ws.prepare(request)
     session = Session(limits, max_pending=opts.max_pending_per_connection)
     conn = Connection(app, ws, session)

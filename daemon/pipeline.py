@@ -17,12 +17,17 @@ from modlens import __version__, pairing
 from modlens.config import StudyConfig
 from modlens.engine import DetectorResult, Engine
 from modlens.ratings import derive_toxicity
-from modlens.services.recording import record_normalization, record_scores, record_variants, register, score_rows
-from modlens.studylog.store import LogWriter, StudyLog
+from modlens.services.recording import (record_normalizations_many, record_scores, record_variants, register,
+                                       score_rows)
+from modlens.studylog.store import CommentRow, LogWriter, StudyLog
 
 from modlens import protocol as p
 from modlens.protocol import ErrorCode, ProtocolError
+from modlens.daemon.comment_media import decode_items, media_detector_keys
 from modlens.daemon.session import Session
+from modlens.media import MediaInput
+from modlens.media.store import MediaStore
+from modlens.services.comment_media import record_comment_media
 
 # The extension's account of how each comment's parent was determined (CommentItem.parent_via):
 # a label of the comment, so it travels with export, bundles and merges without a schema change.
@@ -30,6 +35,14 @@ PARENT_VIA_LABEL = "parent_via"
 PARENT_VIA_SOURCE = "extension"
 
 log = logging.getLogger("modlens.daemon")
+
+# the sentence added to the consent text of a study that collects comment images (keep_bytes -> text)
+MEDIA_CONSENT = {
+    False: "Images attached to the comments you see are collected too: they are scored on this computer, and "
+           "only their fingerprints (SHA-256) and sizes are logged, not the image files.",
+    True: "Images attached to the comments you see are collected too: they are scored on this computer, and "
+          "the image files are kept in the study's data folder with the log.",
+}
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -49,8 +62,10 @@ def _score_out(r: DetectorResult) -> p.DetectorScore:
 
 
 class Pipeline:
-    def __init__(self, study: StudyConfig, engine: Engine, writer: LogWriter, *, variant_concurrency: int = 1):
+    def __init__(self, study: StudyConfig, engine: Engine, writer: LogWriter, *, variant_concurrency: int = 1,
+                 media_store: MediaStore | None = None):
         self.study = study
+        self.media_store = media_store or MediaStore()
         self.engine = engine
         self.writer = writer
         self.detector_ids: dict[str, int] = {}
@@ -102,6 +117,12 @@ class Pipeline:
 
     def client_settings(self) -> dict:
         settings = self.study.client_settings()
+        media = self.study.media
+        settings["media"] = {"collect": media.collect, "keep_bytes": media.keep_bytes, "max_bytes": media.max_bytes,
+                             "max_per_comment": media.max_per_comment}
+        if media.collect:
+            # the consent the participant gives must cover the images too: the text says so
+            settings["consent_text"] = f"{settings['consent_text'].rstrip()} {MEDIA_CONSENT[media.keep_bytes]}"
         settings["author_salt"] = settings["author_salt"] or pairing.study_salt(self.study.study_id)
         # The extension samples by hash(salt, platform, key): the salt comes from the study file
         # only (never this machine's fallback author salt), so every participant samples alike.
@@ -137,16 +158,17 @@ class Pipeline:
         sid = session.session_id
 
         def record(lg: StudyLog) -> list[int]:
+            # the page's comments in one batched insert (the rows `add_comment` writes one by one)
             page_id = lg.ensure_page(platform, page.page_key, page.url, page.title)
-            ids = []
-            for a in items:
-                # how the parent was found, kept with the first sighting like parent_key itself
-                via = {} if a.item.parent_via is None else {PARENT_VIA_LABEL: (a.item.parent_via, PARENT_VIA_SOURCE)}
-                cid = lg.add_comment(platform, a.key, page_id, a.text, parent_key=a.item.parent_key,
-                                     author_hash=a.item.author_hash, time_shown=a.item.time_shown,
-                                     truncated=a.truncated, original_length=a.original_length, first_labels=via)
+            last = lg._one("SELECT coalesce(max(comment_id), 0) FROM comments", ())  # ids above it are new
+            ids = lg.add_comments_many(platform, [
+                CommentRow(a.key, a.text, page_id, a.item.parent_key, a.item.author_hash, a.item.time_shown,
+                           a.truncated, a.original_length) for a in items])
+            # how the parent was found, kept with the first sighting like parent_key itself: new comments only
+            lg.add_labels_many([(cid, PARENT_VIA_LABEL, a.item.parent_via, PARENT_VIA_SOURCE)
+                                for a, cid in zip(items, ids) if cid > last and a.item.parent_via is not None])
+            for cid in ids:
                 lg.add_sighting(cid, sid)
-                ids.append(cid)
             return ids
 
         recorded = asyncio.ensure_future(self.write(record))
@@ -216,9 +238,7 @@ class Pipeline:
 
         def record(lg: StudyLog) -> None:
             record_scores(lg, ids, score_rows([*texts, *norm_scores], [*scores, *norm_scores.values()]))
-            for text, (norm, _) in zip(texts, norms):
-                if norm is not None:
-                    record_normalization(lg, text, norm)
+            record_normalizations_many(lg, [(text, norm) for text, (norm, _) in zip(texts, norms) if norm is not None])
 
         try:
             await self.write(record)
@@ -290,6 +310,36 @@ class Pipeline:
             msg.time_spent_ms))
         return p.RatingOk(id=msg.id, rating_id=rating_id, derived_toxicity=derived,
                           inconsistent=inconsistent, duplicate=not created)
+
+    # --- comment media ---------------------------------------------------------------------
+    async def comment_media(self, session: Session, msg: p.CommentMedia) -> p.CommentMediaOk:
+        """Check, log and score the images of one logged comment (docs/EXTENSION.md, "Comment media")."""
+        items = decode_items(msg, self.study.media)
+        comment_id = await self._comment_id(session, msg.platform, msg.comment_key)
+        if comment_id is None:
+            raise ProtocolError(ErrorCode.unknown_comment,
+                                f"comment {msg.platform}/{msg.comment_key} is not in the study log; "
+                                "send it in a comments message first", msg.id)
+        keep = self.study.media.keep_bytes
+        store = self.media_store
+        if keep:  # content-addressed files: the same image is written once, whoever sent it
+            await asyncio.get_running_loop().run_in_executor(None, lambda: [store.put(b) for _, b in items])
+        text = await self.write(lambda lg: lg._one(
+            "SELECT t.text FROM comments c JOIN texts t ON t.text_id = c.text_id WHERE c.comment_id = ?", (comment_id,)))
+        keys = media_detector_keys(self.study.media, self.engine.detectors)
+        results = (await self._score_media(MediaInput(text, tuple(b for _, b in sorted(items, key=lambda i: i[0]))),
+                                           keys)) if keys else {}
+        rows = [(pos, blob, store.relative_path(blob) if keep else None) for pos, blob in items]
+        det_ids = self.detector_ids
+        media_ids = await self.write(lambda lg: record_comment_media(lg, comment_id, rows, det_ids, results))
+        return p.CommentMediaOk(
+            id=msg.id, comment_id=comment_id,
+            media=[p.MediaOut(position=pos, sha256=b.sha256, media_id=media_ids[pos], kept=keep) for pos, b in items],
+            detectors={k: p.MediaDetectorScore(**_score_out(r).model_dump(), details=getattr(r, "details", None) or {})
+                       for k, r in results.items()})
+
+    async def _score_media(self, inp: MediaInput, keys: list[str]) -> dict[str, DetectorResult]:
+        return (await self.engine.score_media([inp], only=keys))[0]
 
     # --- status ----------------------------------------------------------------------------
     async def counts(self) -> dict[str, int]:

@@ -5,7 +5,8 @@
 if (typeof importScripts === "function") {
   importScripts("lib/ns.js", "lib/constants.js", "lib/messages.js", "lib/router.js", "lib/hash.js", "lib/sampling.js",
     "lib/tasks.js", "lib/outbox.js", "lib/site_access.js", "worker/config.js", "worker/counters.js", "worker/tabs.js",
-    "worker/connection.js", "worker/delivery.js", "worker/daemon_messages.js", "worker/page_messages.js");
+    "worker/connection.js", "worker/delivery.js", "lib/media.js", "worker/media.js", "worker/daemon_messages.js",
+    "worker/page_messages.js");
 }
 (function (ns) {
   const { config, connection, counters, delivery, tabs } = ns;

@@ -77,6 +77,11 @@ function show(st) {
   showTasks(st.tasks);
   const t = st.totals;
   for (const k of ["sent", "scored", "rated", "queued"]) $("t-" + k).textContent = t[k] ?? 0;
+  // images attached to comments (studies with media.collect): fetched and sent, logged, not sent
+  const media = st.study && st.study.media;
+  $("media-counts").hidden = !(media && media.collect);
+  $("media-counts").textContent = `images: ${t.media_sent || 0} sent · ${t.media_scored || 0} logged · `
+    + `${t.media_failed || 0} failed · ${t.media_skipped || 0} over the limit`;
   const pages = st.pages || [];
   if (pages.length) {
     const lines = pages.map((p) => `${p.adapter}: ${p.reason || p.state}${p.errors ? ` · ${p.errors} errors` : ""}${p.state === "adapter found nothing" ? ` (${p.counts ? "" : ""}markup changed?)` : ""}`);

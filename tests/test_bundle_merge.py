@@ -241,7 +241,7 @@ def test_a_bundle_of_the_older_schema_is_upgraded_on_the_fly(tmp_path, monkeypat
     results = merge_files(merged, [current, old])
     assert [r["status"] for r in results] == ["merged", "merged"]
     with StudyLog(merged, readonly=True) as log:
-        assert log.conn.execute("SELECT schema_version FROM bundles ORDER BY bundle_id").fetchall() == [(2,), (1,)]
+        assert log.conn.execute("SELECT schema_version FROM bundles ORDER BY bundle_id").fetchall() == [(schema.SCHEMA_VERSION,), (1,)]
         assert log.counts()["ratings"] == 22
 
 

@@ -53,7 +53,8 @@
   }
 
   async function sendComments(pg, items, attempt = 0) {
-    const payload = items.map((r) => ({ key: r.key, text: r.text, author: r.author, parent_key: r.parent_key, parent_via: r.parent_via, time_shown: r.time_shown }));
+    const payload = items.map((r) => ({ key: r.key, text: r.text, author: r.author, parent_key: r.parent_key, parent_via: r.parent_via,
+      time_shown: r.time_shown, media: r.media && r.media.length ? r.media : undefined }));
     try {
       const res = await send(msgs.comments(adapter.name, pg, payload));
       if (res && res.queued) { page.queued += items.length; refusal = ""; reportStatus(); return; }

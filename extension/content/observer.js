@@ -251,6 +251,9 @@
       }
       const shown = this.field(el, "time", ctx);
       if (shown) record.time_shown = shown.value; else record.missing.push("time");
+      // images attached to the comment (adapter `media`: one selector; its own subtree only, big
+      // enough to be an attachment): their URLs; the worker fetches them when the study collects media
+      if (a.media) record.media = this.guard("media", () => ns.attachedImageUrls(el, a.media, (n) => n.closest(a.comments) === el), []) || [];
       return record;
     }
 

@@ -31,11 +31,12 @@
       return this.loaded;
     }
 
-    async add(message, route) {
+    /** opts.persist false: kept in memory only (comment images: megabytes of base64 do not belong in storage). */
+    async add(message, route, opts = {}) {
       await this.load();
       if (!message || !message.id || !message.type) throw new Error("outbox entries need a type and an id");
       const entry = { id: message.id, seq: ++this.seq, message, route: route || null, attempts: 0, createdAt: Date.now() };
-      await this.area.set({ [PREFIX + entry.id]: entry });
+      if (opts.persist !== false) await this.area.set({ [PREFIX + entry.id]: entry });
       this.entries.set(entry.id, entry);
       return entry;
     }
@@ -60,7 +61,10 @@
     /** Permanent failure (the daemon refused the content): keep it aside, visible, not retried. */
     async bury(id, error) {
       const entry = await this.ack(id);
-      if (entry) await this.area.set({ [DEAD + id]: { ...entry, error, buriedAt: Date.now() } });
+      // a dead image message keeps what it was, not its bytes
+      const message = entry && entry.message.type === "comment_media"
+        ? { ...entry.message, items: entry.message.items.map(({ data_b64, ...rest }) => rest) } : entry && entry.message;
+      if (entry) await this.area.set({ [DEAD + id]: { ...entry, message, error, buriedAt: Date.now() } });
       return entry;
     }
 
@@ -79,7 +83,7 @@
   }
 
   // Errors after which re-sending the same message cannot succeed.
-  ns.PERMANENT_ERRORS = new Set(["bad_json", "unknown_type", "invalid_fields", "too_large", "unknown_comment"]);
+  ns.PERMANENT_ERRORS = new Set(["bad_json", "unknown_type", "invalid_fields", "too_large", "unknown_comment", "media_not_collected"]);
   ns.Outbox = Outbox;
 
   if (typeof module !== "undefined" && module.exports) module.exports = ns;

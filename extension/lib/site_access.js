@@ -40,7 +40,8 @@
 
   async function grantedExtraOrigins() {
     const { origins = [] } = await chrome.permissions.getAll();
-    const builtIn = builtInOrigins();
+    // the image hosts the worker fetches comment attachments from are not sites to run on
+    const builtIn = new Set([...builtInOrigins(), ...(ns.MEDIA_HOSTS || []).map(ns.sitePattern)]);
     return [...new Set(origins.map(ns.sitePattern))].filter((o) => o && !builtIn.has(o)).sort();
   }
 

@@ -3,6 +3,7 @@
 // daemon announced at hello, consent, and the random author salts used when a study has none.
 (function (ns) {
   const store = chrome.storage.local;
+  const collectsMedia = (study) => !!(study && study.media && study.media.collect);
 
   const config = {
     settings: null,
@@ -60,12 +61,15 @@
     },
 
     async setConsent(accept, studyId) {
-      this.consent = accept ? { study_id: studyId, at: new Date().toISOString() } : null;
+      // `media`: the text agreed to said that comment images are collected (see consented())
+      this.consent = accept ? { study_id: studyId, at: new Date().toISOString(), media: collectsMedia(this.study) } : null;
       await store.set({ consent: this.consent });
     },
 
     consented() {
-      return !!(this.study && this.consent && this.consent.study_id === this.study.study_id);
+      // a study that starts collecting comment images needs consent to the text that says so
+      return !!(this.study && this.consent && this.consent.study_id === this.study.study_id
+        && (!collectsMedia(this.study) || this.consent.media));
     },
 
     displayMode() {

@@ -7,7 +7,9 @@
   let saveTimer = null;
 
   const counters = {
-    totals: { found: 0, sent: 0, scored: 0, rated: 0, errors: 0 },
+    // media_*: images attached to comments (worker/media.js): sent, scored (logged), failed (fetch,
+    // size or type), skipped (over media.max_per_comment)
+    totals: { found: 0, sent: 0, scored: 0, rated: 0, errors: 0, media_sent: 0, media_scored: 0, media_failed: 0, media_skipped: 0 },
     rated: {},
     taskPageOf: {}, // "platform|key" -> task page id (lib/tasks.js pageId)
 

@@ -35,6 +35,12 @@
       delivery.broadcastCounts();
     },
     scores: onScores,
+    async comment_media_ok(msg) {
+      await delivery.acknowledged(msg.id);
+      counters.totals.media_scored = (counters.totals.media_scored || 0) + (msg.media || []).length;
+      counters.saveSoon();
+      delivery.broadcastCounts();
+    },
     async rating_ok(msg) {
       const entry = await delivery.acknowledged(msg.id);
       if (!msg.duplicate) counters.totals.rated += 1;

@@ -10,8 +10,8 @@
   const delivery = {
     outbox: new ns.Outbox(chrome.storage.local),
 
-    async queue(message, route) {
-      await this.outbox.add(message, route);
+    async queue(message, route, opts) {
+      await this.outbox.add(message, route, opts);
       if (route) routes.set(message.id, route);
     },
 

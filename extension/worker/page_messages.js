@@ -81,6 +81,13 @@
       await delivery.queue(message, route);
       ids.push(message.id);
     }
+    // attached images follow their comment, fetched here (media.collect studies only); the text
+    // above is already queued and never waits for them
+    if (config.study.media && config.study.media.collect) {
+      for (const it of msg.items) {
+        if (Array.isArray(it.media) && it.media.length) ns.commentMedia.queueCommentMedia(page.platform, String(it.key), it.media.map(String), route);
+      }
+    }
     if (task) await counters.onTaskPage(page.platform, items.map((i) => i.key), ns.pageId(task.url));
     counters.totals.sent += items.length;
     counters.saveSoon();

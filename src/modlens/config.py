@@ -133,6 +133,18 @@ class LimitsConfig(_Strict):
     burst: int = Field(40, ge=1)
 
 
+class MediaConfig(_Strict):
+    """Images attached to comments (docs/FUSION.md). Off by default: a study collects media only
+    when it says so, and the consent text then says so too."""
+    collect: bool = Field(False, description="capture images attached to comments, score them and log their hashes")
+    keep_bytes: bool = Field(False, description="also keep the image files in the study's media folder "
+                             "(otherwise only their SHA-256 and size are logged)")
+    max_bytes: int = Field(2_000_000, ge=1024, le=20_000_000, description="largest image the extension sends")
+    max_per_comment: int = Field(4, ge=1, le=16)
+    detectors: list[str] | None = Field(None, description="study detector keys that score media (default: every "
+                                        "detector that reads images)")
+
+
 TOXICITY_LEVELS = ["not toxic", "hard to say", "toxic"]
 
 DEFAULT_ATTRIBUTES = [
@@ -192,6 +204,7 @@ class StudyConfig(_Strict):
         description="salt for hashing author names in the browser; the same for every rater so hashes link "
         "across raters (default: a random salt kept per study in the modlens home folder)")
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    media: MediaConfig = Field(default_factory=MediaConfig)
     tasks: list[TaskConfig] = Field(default_factory=list, description="pages every participant visits (docs/MULTI.md)")
     free_browsing: bool = Field(True, description="false: comments are collected on the task pages only")
 

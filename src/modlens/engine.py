@@ -11,7 +11,8 @@ from typing import Any, Sequence
 
 from modlens.batcher import DynamicBatcher
 from modlens.config import StudyConfig
-from modlens.detectors.base import Detector, DetectorStatus
+from modlens.detectors.base import Detector, DetectorStatus, MediaScore
+from modlens.media import MediaInput
 from modlens.perturb.importance import importance_from_scores, importance_texts
 from modlens.services.detectors import load_detectors
 
@@ -25,13 +26,15 @@ class DetectorResult:
     toxicity: float | None
     latency_ms: float         # wall time of the batch call that produced it
     error: str | None = None  # set when the detector failed or had no answer
+    details: dict[str, Any] | None = None  # media inputs: what the detector saw (OCR text, skipped media)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 class _DetectorRunner:
-    """One detector behind one batcher; local detectors run in their own worker thread."""
+    """One detector behind two batchers, texts and media inputs; local detectors run both in
+    their own worker thread, so a model never runs two calls at once."""
 
     def __init__(self, key: str, detector: Detector, max_delay_ms: float):
         self.key = key
@@ -39,6 +42,9 @@ class _DetectorRunner:
         self._pool = None if detector.remote else ThreadPoolExecutor(1, thread_name_prefix=f"det-{key}")
         self.batcher: DynamicBatcher[tuple[Any, float]] = DynamicBatcher(
             self._call, max_batch=detector.max_batch, max_delay_ms=max_delay_ms)
+        # MediaInputs are hashable (text + media bytes), so the batcher's de-duplication holds for them too
+        self.media_batcher: DynamicBatcher[tuple[MediaScore, float]] = DynamicBatcher(
+            self._call_media, max_batch=detector.max_batch, max_delay_ms=max_delay_ms)  # type: ignore[arg-type]
 
     async def _call(self, texts: Sequence[str]) -> list[tuple[Any, float]]:
         t0 = time.perf_counter()
@@ -49,12 +55,26 @@ class _DetectorRunner:
         ms = (time.perf_counter() - t0) * 1000
         return [(o, ms) for o in out]
 
-    def result(self, labels: Any, ms: float, error: str | None = None) -> DetectorResult:
+    async def _call_media(self, inputs: Sequence[MediaInput]) -> list[tuple[MediaScore, float]]:
+        """A remote detector with `ascore_media` is awaited on the loop; any other detector's
+        blocking `score_media` runs in its worker thread (a remote one's in the default pool)."""
+        t0 = time.perf_counter()
+        d = self.detector
+        if d.remote and hasattr(d, "ascore_media"):
+            out = await d.ascore_media(list(inputs))
+        else:
+            out = await asyncio.get_running_loop().run_in_executor(self._pool, d.score_media, list(inputs))
+        ms = (time.perf_counter() - t0) * 1000
+        return [(o, ms) for o in out]
+
+    def result(self, labels: Any, ms: float, error: str | None = None,
+               details: dict[str, Any] | None = None) -> DetectorResult:
         d = self.detector
         if error is None and labels is None:
-            error = "missing: detector has no score for this text"
+            reason = (details or {}).get("reason")
+            error = f"missing: {reason}" if reason else "missing: detector has no score for this text"
         tox = None if labels is None else d.toxicity(labels)
-        return DetectorResult(self.key, d.name, d.version, labels, tox, ms, error)
+        return DetectorResult(self.key, d.name, d.version, labels, tox, ms, error, details)
 
     async def score_many(self, texts: Sequence[str]) -> list[DetectorResult]:
         """All texts go into the batcher in one step, so they can share one model call."""
@@ -66,8 +86,19 @@ class _DetectorRunner:
                 out.append(self.result(*got))
         return out
 
+    async def score_media_many(self, inputs: Sequence[MediaInput]) -> list[DetectorResult]:
+        out = []
+        for got in await self.media_batcher.submit_many(inputs, return_exceptions=True):  # type: ignore[arg-type]
+            if isinstance(got, BaseException):
+                out.append(self.result(None, 0.0, f"{type(got).__name__}: {got}"))
+            else:
+                score, ms = got
+                out.append(self.result(score.labels, ms, details=score.details))
+        return out
+
     async def close(self) -> None:
         await self.batcher.close()
+        await self.media_batcher.close()
         if self._pool:
             self._pool.shutdown(wait=False)
         self.detector.close()
@@ -130,6 +161,16 @@ class Engine:
         keys = [k for k in self.runners if only is None or k in only]
         per_detector = await asyncio.gather(*(self.runners[k].score_many(texts) for k in keys))
         return [{k: results[i] for k, results in zip(keys, per_detector)} for i in range(len(texts))]
+
+    async def score_media(self, inputs: Sequence[MediaInput],
+                          only: Sequence[str] | None = None) -> list[dict[str, DetectorResult]]:
+        """`score` for texts with media (docs/FUSION.md): each detector's `score_media`, through a
+        second batcher per detector. Text-only detectors score the text part and say so
+        (`details["ignored_media"]`); an image model has no answer for an input without an image."""
+        inputs = list(inputs)
+        keys = [k for k in self.runners if only is None or k in only]
+        per_detector = await asyncio.gather(*(self.runners[k].score_media_many(inputs) for k in keys))
+        return [{k: results[i] for k, results in zip(keys, per_detector)} for i in range(len(inputs))]
 
     def normalize(self, text: str):
         """The normalizer's `Normalized` result, or None when normalization is off."""

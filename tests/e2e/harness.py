@@ -4,6 +4,7 @@ sites' URLs by Playwright request routing, and read-only queries of the study lo
 from __future__ import annotations
 
 import json
+import mimetypes
 import os
 import signal
 import socket
@@ -177,7 +178,9 @@ class Browser:
             prefixes = [p for p in self.routes if p.endswith("*") and url.startswith(p[:-1])]
             target = self.routes[max(prefixes, key=len)] if prefixes else None
         if target is not None:
-            route.fulfill(status=200, body=target.read_bytes(), content_type="text/html; charset=utf-8")
+            # documents as HTML; a fixture's images (comment media) as what they are
+            kind = mimetypes.guess_type(target.name)[0] if target.suffix != ".html" else None
+            route.fulfill(status=200, body=target.read_bytes(), content_type=kind or "text/html; charset=utf-8")
         elif url.startswith(("http://127.0.0.1", "http://localhost")) or not url.startswith(("http:", "https:")):
             route.continue_()
         else:

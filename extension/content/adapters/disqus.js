@@ -38,7 +38,10 @@
     },
     isReply: (el) => !!el.closest("ul.children"),
     markerAnchor: (el) => ns.pick(el, own(".post-message")),
+    // images a commenter attached (Disqus shows them in a media container under the message)
+    media: ".post-media img, [data-role='post-media'] img, .media-container img",
   });
 })(globalThis.modlens);
 // Tested on (markup imitated by tests/fixtures/sites/disqus, disqus-threads):
 //   https://disqus.com/embed/comments/?base=default&f=<forum>&t_i=<id>&t_u=<article url>
+//   the same with comment images in .post-media (tests/fixtures/sites/disqus-media: *.disquscdn.com and data: URLs)

@@ -122,6 +122,8 @@
     },
     isReply,
     markerAnchor: (el) => own(el, ["span._5mdd", ".UFICommentBody", '[data-testid="comment-body"]']),
+    // a photo or GIF attached to the comment (current: the attachment block; UFI: .UFICommentAttachment)
+    media: '[data-testid="comment-attachment"] img, ._2txe img, .UFICommentAttachment img',
   });
 })(globalThis.modlens);
 // Tested on (markup imitated by tests/fixtures/sites/facebook-plugin, facebook-plugin-legacy;

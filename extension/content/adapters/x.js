@@ -118,8 +118,11 @@
       time: ["time[datetime]"],
     },
     markerAnchor: (el) => el.querySelector('[data-testid="tweetText"]'),
+    // photos attached to the post (the avatar is an <img> too, but outside tweetPhoto and small)
+    media: '[data-testid="tweetPhoto"] img',
   });
 })(globalThis.modlens);
 // Tested on (markup imitated by tests/fixtures/sites/x-thread, x-chain):
 //   https://x.com/<handle>/status/<id>   (opened post, replies, virtualized cells, SPA to another post,
 //   reply chains joined by connector lines, the chain above an opened reply, "Replying to @handle")
+//   https://x.com/<handle>/status/<id>   with reply photos (tests/fixtures/sites/x-media: pbs.twimg.com and data: URLs)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from modlens import __version__
-from modlens.analysis import attacks, hatecheck, human, labelled, normalization, overlap, people, robustness, sass
+from modlens.analysis import attacks, fusion, hatecheck, human, labelled, normalization, overlap, people, robustness, sass
 from modlens.analysis.data import StudyData, load
 from modlens.analysis.skip import Skip
 
@@ -64,11 +64,19 @@ METHODS = {
                  "threshold) matches the gold label (hateful = toxic). Accuracy per functionality (F1–F29, the "
                  "paper's order), per target identity and overall; brackets: Wilson 95% intervals. The spell_* "
                  "cases also appear as clean/perturbed pairs in the robustness section.",
+    "fusion": "DUO semantic fusion (seed 001, sections 3.4 and 4.2). Oracle: a seed sentence counts when the detector "
+              "scores it toxic (score ≥ its threshold; its first score, as each case scores its seed again). "
+              "Metamorphic relation: a fused case whose seed is toxic must be toxic. Error finding rate = fused "
+              "cases scored below the threshold / fused cases with a toxic seed that the detector scored; Wilson 95% "
+              "intervals. Baseline: share flagged of every case's seed, each half alone and the fused case. Parts "
+              "the detector cannot read here (audio, video without a reader) are 'not scored locally', never "
+              "errors; a text-only detector sees only the caption of a case with media (counted as media ignored).",
 }
 TITLES = {"human": "1. Human ratings", "overlap": "1.1 Rating overlap", "people": "2. Detectors vs people, per platform",
           "robustness": "3. Robustness to perturbation", "normalization": "4. Normalization accuracy",
           "attacks": "5. Attacks and transfer", "sass": "6. SASS-style categories",
-          "labelled": "7. Detectors on labelled data", "hatecheck": "8. HateCheck by functionality"}
+          "labelled": "7. Detectors on labelled data", "hatecheck": "8. HateCheck by functionality",
+          "fusion": "9. Semantic fusion (DUO): error finding rate"}
 
 NO_RATINGS = ("no ratings in the log: participants rate comments in the browser extension (modlens serve), "
               "or merge their bundles (modlens merge)")
@@ -109,7 +117,7 @@ def build(data: StudyData) -> dict[str, Any]:
         "human": h, "overlap": overlap.analyze(data), "people": people.analyze(data, h_dict),
         "robustness": robustness.analyze(data), "normalization": normalization.analyze(data),
         "attacks": attacks.analyze(data), "sass": sass.analyze(data), "labelled": labelled.analyze(data),
-        "hatecheck": hatecheck.analyze(data),
+        "hatecheck": hatecheck.analyze(data), "fusion": fusion.analyze(data),
     }
     if h_dict:
         results["human"] = {k: v for k, v in h_dict.items() if k != "majority"}  # per-comment detail: in the export
@@ -481,9 +489,56 @@ def _html_hatecheck(s: dict) -> str:
     return "".join(out)
 
 
+def _html_fusion(s: dict) -> str:
+    def efr(c: dict | None) -> str:
+        if not c:
+            return ""
+        if c["n"]:
+            return f"{_with_ci(c['efr'], c['ci'])} ({c['errors']}/{c['n']})"
+        why = [f"{label} {c[k]}" for k, label in (("seed_not_toxic", "seed not toxic"), ("seed_unscored", "seed not scored"),
+                                                  ("not_scored_locally", "not scored locally"), ("failed", "failed"),
+                                                  ("not_scored_yet", "not scored yet")) if c[k]]
+        return "– (" + ", ".join(why) + ")" if why else "–"
+
+    def flagged(p: dict) -> str:
+        return "–" if not p["n"] else f"{p['share']:.3f} ({p['toxic']}/{p['n']})"
+
+    types, rows_order = s["content_types"], [*s["fusions"], fusion.ALL]
+    out = [f"<p>{s['n_cases']} fused cases. EFR cells: rate [Wilson 95% interval] (errors found / cases tested).</p>"]
+    for det in s["detectors"]:
+        out.append(f"<h3>{html.escape(det['detector'])} <small>{html.escape(det['version'])}, threshold "
+                   f"{det['threshold']}</small></h3>")
+        if det["text_only"]:
+            out.append("<p class=note>Text-only detector: it saw only the caption of cases with media (what a "
+                       "text-only moderation stack sees), so its EFR is the text-only baseline.</p>")
+        out.append(_table(["content type", "seed sentences", "scored", "toxic (kept as seeds)", "share toxic"],
+                          [[r["content_type"], r["seeds"], r["scored"], r["toxic"], r["share"]] for r in det["oracle"]]))
+        cell = {(r["content_type"], r["fusion"]): r for r in det["efr"]}
+        out.append("<h4>Error finding rate (fusion × content type)</h4>")
+        out.append(_table(["fusion", *types], [[fu, *[efr(cell.get((ct, fu))) for ct in types]] for fu in rows_order
+                                               if any((ct, fu) in cell for ct in types)]))
+        out.append("<h4>Baseline: share flagged toxic, over every case</h4>")
+        out.append(_table(["content type", "fusion", "cases", "seed", "part A alone", "part B alone", "fused case",
+                           "seed toxic", "not scored locally", "failed", "media ignored"],
+                          [[b["content_type"], b["fusion"], b["cases"], *[flagged(b["parts"][p]) for p in
+                                                                          ("seed", "part_a", "part_b", "case")],
+                            cell[(b["content_type"], b["fusion"])]["seed_toxic"],
+                            cell[(b["content_type"], b["fusion"])]["not_scored_locally"],
+                            cell[(b["content_type"], b["fusion"])]["failed"],
+                            cell[(b["content_type"], b["fusion"])]["media_ignored"]] for b in det["baseline"]]))
+    unread = s["not_scored_locally"]
+    if unread["total"]:
+        out.append(f"<h3>Not scored locally ({unread['total']} parts; first {len(unread['listed'])} listed)</h3>"
+                   "<p class=note>No local detector reads these media: export them for an external API.</p>")
+        out.append(_table(["case", "content type", "fusion", "part", "detector", "reason"],
+                          [[e["case_id"], e["content_type"], e["fusion"], e["part"], e["detector"], e["reason"]]
+                           for e in unread["listed"]]))
+    return "".join(out)
+
+
 RENDER = {"human": _html_human, "overlap": _html_overlap, "people": _html_people, "robustness": _html_robustness,
           "normalization": _html_normalization, "attacks": _html_attacks, "sass": _html_sass,
-          "labelled": _html_labelled, "hatecheck": _html_hatecheck}
+          "labelled": _html_labelled, "hatecheck": _html_hatecheck, "fusion": _html_fusion}
 
 CSS = """body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.6em}h2{border-bottom:2px solid #1f4e79;padding-bottom:.2em;margin-top:2em}

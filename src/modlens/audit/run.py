@@ -18,7 +18,7 @@ from modlens.config import DetectorConfig, StudyConfig
 from modlens.datasets.base import Dataset, DatasetError, DatasetItem
 from modlens.detectors.base import Detector
 from modlens.engine import Engine
-from modlens.scale.sources import load_dataset
+from modlens.scale.sources import load_dataset, location
 from modlens.services.detectors import load_detectors, parse_detector_spec
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
@@ -109,7 +109,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     study = study or StudyConfig()
     reader_options = {k: v for k, v in (reader_options or {}).items() if v is not None}
     try:
-        data = load_dataset(dataset, fmt, **reader_options)
+        data = load_dataset(dataset, fmt, engine, **reader_options)
     except (ValueError, OSError) as err:
         raise setup_error(str(err)) from None
     for note in data.notes:
@@ -163,8 +163,8 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     try:
         with log.transaction():
             det_ids = register(log, study, detector_objects)
-        page_id = log.ensure_page(dataset_platform(data), data.path.name, data.path.resolve().as_uri(), data.name)
-        path = str(data.path.resolve())
+        path, url = location(data)
+        page_id = log.ensure_page(dataset_platform(data), data.path.name, url, data.name)
         run_id = runs.resumable_run(log, data.name, path, params)
         resumed = run_id is not None
         if run_id is None:
@@ -221,7 +221,7 @@ def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any]
         raise setup_error(f"{err}; the chunks before it are in {out}") from None
     finally:
         feed.close()
-    return AuditResult(0, data.name, str(data.path.resolve()), feed.n_read, feed.n_skipped, auditor.n_scored,
+    return AuditResult(0, data.name, location(data)[0], feed.n_read, feed.n_skipped, auditor.n_scored,
                        auditor.n_missing, {k: f"{d.name}@{d.version}" for k, d in engine.detectors.items()},
                        time.perf_counter() - t0, feed.n_skipped > 0, unavailable, format=data.format,
                        notes=[*data.notes, f"results in {out} (load them with `modlens import {out}`)"])

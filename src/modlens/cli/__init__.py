@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "merge": "merge",
     "rescore": "rescore",
     "import": "import_parquet",
+    "fuse": "fuse",
 }
 
 HELP: dict[str, str] = {
@@ -58,6 +59,7 @@ HELP: dict[str, str] = {
     "merge": "merge participants' bundles into one study log, or list what a merged log holds",
     "rescore": "score the log's texts with the detectors that have not scored them (merged studies)",
     "import": "load the Parquet shards of `modlens audit --out-parquet DIR` into the study log",
+    "fuse": "generate DUO semantic-fusion test cases (text, emoji, images, speech, video) into the log",
 }
 
 

@@ -13,7 +13,8 @@ from modlens.datasets.registry import READERS
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dataset", help="a CSV/TSV/JSONL/Parquet file or folder, or a shorthand (noisyhate, hatecheck, "
-                                   "davidson, sass) looked up under $MODLENS_DATA, the fetched data, then the shipped copies")
+                                   "davidson, sass) looked up under $MODLENS_DATA, the fetched data, then the shipped copies; "
+                                   "with --engine ray also a URI (s3://, gs://, file://…) read by Ray Data")
     p.add_argument("--format", dest="fmt", choices=list(READERS),
                    help="the file's layout (default: detected from its columns; the note on stderr says which and why)")
     add_detectors_option(p, keys="registry names, study-file detector keys, cached:PATH[:TEXT=SCORE,...][:NAME], "

@@ -1,7 +1,9 @@
 """List every registered detector and whether it can load here, with a one-line fix.
 
 hf-classifier is listed once per preset too, checked against the local cache only (no
-network), so the listing stays fast offline and says which presets need downloading.
+network), so the listing stays fast offline and says which presets need downloading. Each
+line says what the detector reads (text, image, audio, video): a loaded detector its own
+modalities, one that did not load what its plugin can read.
 """
 from __future__ import annotations
 
@@ -24,14 +26,16 @@ def collect(presets: bool = True) -> list[DetectorStatus]:
         st = registry.status(name)
         try:
             st.extra["description"] = registry.describe(name)
+            st.extra.setdefault("modalities", list(registry.modalities(name)))
         except Exception:  # a plugin that cannot even import is already reported by status()
-            pass
+            st.extra.setdefault("modalities", [])
         statuses.append(st)
         if name == "hf-classifier" and presets and st.status != "missing_dependency":
             from modlens.detectors.hf_presets import PRESETS
             for preset in PRESETS:
                 pst = registry.status(name, preset=preset, local_files_only=True)
                 pst.name = f"hf-classifier[preset={preset}]"
+                pst.extra.setdefault("modalities", ["text"])
                 statuses.append(pst)
     return statuses
 
@@ -43,9 +47,11 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(asdict(st)))
         return 0
     width = max(len(st.name) for st in statuses)
+    reads = {st.name: ",".join(st.extra.get("modalities", [])) or "?" for st in statuses}
+    mwidth = max(len(r) for r in reads.values())
     for st in statuses:
         detail = st.version if st.status == "loaded" else st.message
-        print(f"{st.name:<{width}}  {st.status:<18}  {detail}")
+        print(f"{st.name:<{width}}  {st.status:<18}  {reads[st.name]:<{mwidth}}  {detail}")
         if st.status != "loaded" and st.fix:
-            print(f"{'':<{width}}  {'':<18}  fix: {st.fix}")
+            print(f"{'':<{width}}  {'':<18}  {'':<{mwidth}}  fix: {st.fix}")
     return 0

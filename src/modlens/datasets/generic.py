@@ -6,6 +6,7 @@ Stored as labels: the gold label (`--label`, else the first recognized column of
 (`["*"]`: every column). Nothing else: see `gold` for why."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -40,12 +41,49 @@ def _gold(path: Path, columns: list[str], label: GoldSpec | None, exclude: set[s
     return spec, f"gold label recognized: {spec.describe()}; --label COLUMN chooses another, --label none stores none"
 
 
-def read(path: Path, *, text_col: str | None = None, id_col: str | None = None,
-         label_cols: Sequence[str] | None = None, label: GoldSpec | None = None, name: str | None = None,
-         **_: object) -> Dataset:
-    columns = read_columns(path)
+@dataclass
+class RowMap:
+    """How a file's rows become items: the text column, the gold label and the label columns the
+    reader found in its column names. `read` streams a local file through it; the Ray Data reader
+    (`modlens.scale.ray_read`) maps the rows Ray reads with the same object, so both give the same items."""
+    where: str
+    text: str
+    id_col: str | None
+    gold: GoldSpec | None
+    keep: dict[str, str]   # label name -> column
+    needed: list[str]      # the columns the items use
+    meta: dict[str, Any]
+    notes: list[str]
+
+    def item(self, n: int, row: dict[str, Any], seen: set[str] | None = None) -> DatasetItem:
+        """Row `n` (0-based, within its file) as an item. `seen`: the ids met so far in this file."""
+        value = row.get(self.text)
+        if not isinstance(value, str):
+            raise DatasetError(f"{self.where}: row {n + 1}: {self.text!r} is not a string ({value!r})")
+        key = f"row-{n}"
+        if self.id_col:
+            key = str(row[self.id_col])
+            if seen is not None:
+                if key in seen:
+                    raise DatasetError(f"{self.where}: row {n + 1}: duplicate id {key!r} in column {self.id_col!r}")
+                seen.add(key)
+        labels: dict[str, Any] = {}
+        if self.gold is not None:
+            toxic = gold_label(self.gold, row, f"{self.where}: row {n + 1}")
+            if toxic is not None:
+                labels["toxic"] = toxic
+        for label_name, col in self.keep.items():
+            v = row.get(col)
+            if v is not None and v != "" and not isinstance(v, (dict, list)):
+                labels[label_name] = v
+        return DatasetItem(key=key, text=value, labels=labels)
+
+
+def row_map(path: Path, columns: list[str], *, text_col: str | None = None, id_col: str | None = None,
+            label_cols: Sequence[str] | None = None, label: GoldSpec | None = None, where: str | None = None) -> RowMap:
+    """The mapping for a file with these `columns` (`where` names it in messages; default the path)."""
     if not columns:
-        raise DatasetError(f"{path}: no rows")
+        raise DatasetError(f"{where or path}: no rows")
     text = _text_column(path, columns, text_col)
     extra = list(label_cols or [])
     require_columns(path, columns, ([id_col] if id_col else []) + [c for c in extra if c != "*"])
@@ -61,30 +99,18 @@ def read(path: Path, *, text_col: str | None = None, id_col: str | None = None,
     notes = [gold_note, f"labels stored: {', '.join(stored) or 'none'}"
              + ("" if "*" in extra else "; other columns are not stored (--label-cols COLUMN ... adds them)")]
     needed = list(dict.fromkeys([text, *([id_col] if id_col else []), *([gold.column] if gold else []), *keep.values()]))
+    return RowMap(where or str(path), text, id_col, gold, keep, needed,
+                  {"text_col": text, "gold": gold.describe() if gold else None, "labels": stored}, notes)
+
+
+def read(path: Path, *, text_col: str | None = None, id_col: str | None = None,
+         label_cols: Sequence[str] | None = None, label: GoldSpec | None = None, name: str | None = None,
+         **_: object) -> Dataset:
+    mapping = row_map(path, read_columns(path), text_col=text_col, id_col=id_col, label_cols=label_cols, label=label)
 
     def items() -> Iterator[DatasetItem]:
         seen: set[str] = set()  # only with an id column: row numbers cannot repeat
-        for n, row in enumerate(iter_rows(path, needed if is_parquet(path) else None)):
-            value = row.get(text)
-            if not isinstance(value, str):
-                raise DatasetError(f"{path}: row {n + 1}: {text!r} is not a string ({value!r})")
-            key = f"row-{n}"
-            if id_col:
-                key = str(row[id_col])
-                if key in seen:
-                    raise DatasetError(f"{path}: row {n + 1}: duplicate id {key!r} in column {id_col!r}")
-                seen.add(key)
-            labels: dict[str, Any] = {}
-            if gold is not None:
-                toxic = gold_label(gold, row, f"{path}: row {n + 1}")
-                if toxic is not None:
-                    labels["toxic"] = toxic
-            for label_name, col in keep.items():
-                v = row.get(col)
-                if v is not None and v != "" and not isinstance(v, (dict, list)):
-                    labels[label_name] = v
-            yield DatasetItem(key=key, text=value, labels=labels)
+        for n, row in enumerate(iter_rows(path, mapping.needed if is_parquet(path) else None)):
+            yield mapping.item(n, row, seen)
 
-    return Dataset(name or path.stem, path, items, {"text_col": text, "gold": gold.describe() if gold else None,
-                                                   "labels": stored},
-                   notes=notes, size=parquet_rows(path))
+    return Dataset(name or path.stem, path, items, mapping.meta, notes=mapping.notes, size=parquet_rows(path))

@@ -12,9 +12,20 @@ import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from modlens.media import MediaInput
 
 LabelScores = dict[str, float]
+
+
+@dataclass
+class MediaScore:
+    """A media-aware detector's answer for one `MediaInput`: its label probabilities (None: no
+    answer) and what it saw on the way, logged beside the score (e.g. OCR text and confidence)."""
+    labels: LabelScores | None
+    details: dict[str, Any] = field(default_factory=dict)
 
 # Transformer detectors sort each call's texts by length and run forward passes of
 # `batch_size` rows. The batcher hands them this many passes' worth per call, so that sorting
@@ -32,6 +43,8 @@ class Detector(ABC):
     threshold: float = 0.5
     max_batch: int = 64  # the batcher never sends more texts than this in one call
     remote: bool = False # remote detectors run on the event loop via `ascore`
+    # what `score_media` looks at; a text-only detector sees only the text of a MediaInput
+    modalities: tuple[str, ...] = ("text",)
 
     @abstractmethod
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
@@ -40,6 +53,14 @@ class Detector(ABC):
     async def ascore(self, texts: Sequence[str]) -> list[LabelScores | None]:
         """Remote detectors override this; local ones are run in a thread by the engine."""
         raise NotImplementedError
+
+    def score_media(self, inputs: Sequence["MediaInput"]) -> list[MediaScore]:
+        """Score texts with media (docs/FUSION.md). Blocking, like `score`. Media detectors
+        override it; a text-only detector scores the text part alone (what a text-only
+        moderation stack sees of a comment with an image) and says so in the details."""
+        seen = [bool(i.media) for i in inputs]
+        return [MediaScore(labels, {"ignored_media": True} if had_media else {})
+                for labels, had_media in zip(self.score([i.text for i in inputs]), seen)]
 
     def toxicity(self, scores: LabelScores | None) -> float | None:
         if scores is None:

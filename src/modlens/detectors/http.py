@@ -9,17 +9,30 @@ the string `"{texts}"` where the list of texts goes, and a `score_path` with one
 walks the list of results (e.g. `results.*.toxicity`). The version hashes the configuration
 with environment references unexpanded, header names only and secret-looking query values
 redacted, so it never contains a secret.
+
+Media (`media`, default "none": a comment's images are not sent and the text alone is scored):
+"base64" sends JSON with `media_field` (default "media") = `[{"mime", "sha256", "data_b64"}]`
+beside the text (at the body's `"{media}"` string, else as a top-level key); "multipart" sends
+the body's fields (a flat object, default `{"text": "{text}"}`) as form fields plus one file part
+per media item under `media_field`. Media modes send one input per request (batch_size 1).
 """
 from __future__ import annotations
 
 import asyncio
+import base64
 import math
 import re
 from typing import Any, Sequence
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from modlens.detectors.base import DetectorUnavailable, LabelScores, config_hash
+import aiohttp
+
+from modlens.detectors.base import DetectorUnavailable, LabelScores, MediaScore, config_hash
 from modlens.detectors.remote import RemoteClient, RemoteDetector, RemoteError, env_refs, expand_env
+from modlens.media import MEDIA_KINDS, MediaInput
+
+MEDIA_MODES = ("none", "base64", "multipart")
+MODALITIES = ("text", *MEDIA_KINDS)  # what it can send; text only unless `media` is set
 
 _SECRETISH = re.compile(r"key|token|secret|auth|pass|sig", re.I)
 
@@ -49,15 +62,18 @@ def walk(data: Any, steps: Sequence[str | int], path: str) -> Any:
     return data
 
 
-def fill(template: Any, text: str | None = None, texts: list[str] | None = None) -> Any:
-    """Put the text(s) into a JSON template (strings only; keys stay as they are)."""
+def fill(template: Any, text: str | None = None, texts: list[str] | None = None,
+         media: list[dict[str, str]] | None = None) -> Any:
+    """Put the text(s) and media into a JSON template (strings only; keys stay as they are)."""
     if isinstance(template, dict):
-        return {k: fill(v, text, texts) for k, v in template.items()}
+        return {k: fill(v, text, texts, media) for k, v in template.items()}
     if isinstance(template, list):
-        return [fill(v, text, texts) for v in template]
+        return [fill(v, text, texts, media) for v in template]
     if isinstance(template, str):
         if template == "{texts}" and texts is not None:
             return texts
+        if template == "{media}" and media is not None:
+            return media
         if "{text}" in template and text is not None:
             return template.replace("{text}", text)
     return template
@@ -81,7 +97,8 @@ class HttpDetector(RemoteDetector):
     def __init__(self, url: str, score_path: str, *, method: str = "POST", headers: dict[str, str] | None = None,
                  body: Any = None, label: str = "toxicity", scale: float = 1.0, batch_size: int = 1,
                  timeout_s: float = 10.0, qps: float = 5.0, retries: int = 3, backoff_s: float = 0.5,
-                 max_backoff_s: float = 30.0, threshold: float = 0.5, name: str = "http"):
+                 max_backoff_s: float = 30.0, threshold: float = 0.5, name: str = "http", media: str = "none",
+                 media_field: str = "media"):
         super().__init__()
         self.name = name
         self.url_template = url
@@ -109,6 +126,10 @@ class HttpDetector(RemoteDetector):
             if "*" in self.steps:
                 raise ValueError("http: `*` in score_path is for batch mode (batch_size > 1)")
         self.max_batch = self.batch_size if self.batch_size > 1 else 16
+        self.media, self.media_field = media, media_field
+        self._check_media()
+        if self.media != "none":
+            self.modalities = MODALITIES
         # resolve ${VAR} now, so a missing variable is a load-time status, not a run-time error
         self._url = expand_env(url, "http: url")
         self._headers = {k: expand_env(v, f"http: header {k}") for k, v in self.header_templates.items()}
@@ -118,10 +139,24 @@ class HttpDetector(RemoteDetector):
                            "max_backoff_s": max_backoff_s}
         self.version = config_hash(self._scoring_config())
 
+    def _check_media(self) -> None:
+        if self.media not in MEDIA_MODES:
+            raise ValueError(f"http: media must be one of {', '.join(MEDIA_MODES)}, not {self.media!r}")
+        if self.media == "none":
+            return
+        if self.batch_size > 1:
+            raise ValueError("http: media modes send one input per request; set batch_size = 1")
+        if self.media == "base64" and not isinstance(self.body, dict) and not _contains(self.body, "{media}", True):
+            raise ValueError('http: media = "base64" needs a JSON object body, or the string "{media}" in it')
+        if self.media == "multipart" and not (isinstance(self.body, dict) and all(
+                isinstance(v, (str, int, float)) for v in self.body.values())):
+            raise ValueError('http: media = "multipart" needs a flat body of form fields, e.g. {"text": "{text}"}')
+
     def _scoring_config(self) -> dict[str, Any]:
+        media = {} if self.media == "none" else {"media": self.media, "media_field": self.media_field}
         return {"url": redact_url(self.url_template), "method": self.method, "headers": sorted(self.header_templates),
                 "body": self.body, "score_path": self.score_path, "label": self.label, "scale": self.scale,
-                "batch_size": self.batch_size}
+                "batch_size": self.batch_size, **media}
 
     def config(self) -> dict[str, Any]:
         return {**self._scoring_config(), **self._transport}
@@ -162,6 +197,45 @@ class HttpDetector(RemoteDetector):
             if isinstance(p, BaseException):
                 raise p
         return [s for p in parts for s in p] if self.batch_size > 1 else list(parts)
+
+    # --- media -------------------------------------------------------------------------------
+    def score_media(self, inputs: Sequence[MediaInput]) -> list[MediaScore]:
+        return asyncio.run_coroutine_threadsafe(self.ascore_media(list(inputs)), self._private_loop()).result()
+
+    async def ascore_media(self, inputs: Sequence[MediaInput]) -> list[MediaScore]:
+        """What the engine awaits for media inputs (on its own loop, like `ascore`)."""
+        inputs = list(inputs)
+        if self.media == "none":  # the text alone, as a text-only API would see the comment
+            scores = await self.ascore([i.text for i in inputs])
+            return [MediaScore(s, {"ignored_media": True} if i.media else {}) for s, i in zip(scores, inputs)]
+        parts = await asyncio.gather(*(self._score_media_one(i) for i in inputs), return_exceptions=True)
+        out: list[MediaScore] = []
+        for p, item in zip(parts, inputs):
+            if isinstance(p, BaseException):
+                raise p
+            out.append(MediaScore(p, {"media_sent": [{"sha256": m.sha256, "mime": m.mime} for m in item.media]}))
+        return out
+
+    async def _score_media_one(self, item: MediaInput) -> LabelScores:
+        if self.media == "base64":
+            media = [{"mime": m.mime, "sha256": m.sha256, "data_b64": base64.b64encode(m.data).decode("ascii")}
+                     for m in item.media]
+            body = fill(self.body, text=item.text, media=media)
+            if not _contains(self.body, "{media}", exact=True):
+                body[self.media_field] = media
+            reply = await self._call(body)
+        else:
+            fields = {k: str(fill(v, text=item.text)) for k, v in self.body.items()}
+
+            def form() -> aiohttp.FormData:
+                data = aiohttp.FormData()
+                for k, v in fields.items():
+                    data.add_field(k, v)
+                for m in item.media:
+                    data.add_field(self.media_field, m.data, content_type=m.mime, filename=m.sha256 + m.extension)
+                return data
+            reply = await self.client.request_json(self.method, self._url, headers=self._headers, form=form)
+        return {self.label: self._value(walk(reply, self.steps, self.score_path))}
 
 
 def create(**options: Any) -> HttpDetector:

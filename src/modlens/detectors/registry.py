@@ -20,6 +20,8 @@ PLUGINS: dict[str, str] = {
     "perspective": "perspective",
     "http": "http",
     "jigsaw-bilstm": "keras_jigsaw",
+    "ocr": "ocr",
+    "hf-image": "hf_image",
 }
 
 
@@ -56,6 +58,13 @@ def install_fix(err: ModuleNotFoundError) -> str:
     return f"pip install {PIP_NAMES.get(missing, missing)}"
 
 
+def modalities(name: str) -> tuple[str, ...]:
+    """What a detector can read (a plugin's `MODALITIES`; text when it names none), for the
+    listing of detectors that did not load; a loaded one reports its own `modalities`."""
+    found: tuple[str, ...] = getattr(_module(name), "MODALITIES", ("text",))
+    return found
+
+
 def describe(name: str) -> str:
     doc = (_module(name).__doc__ or "").strip()
     return doc.splitlines()[0] if doc else ""
@@ -70,6 +79,6 @@ def status(name: str, /, **options: Any) -> DetectorStatus:
     except Exception as err:  # a broken plugin must not break the listing
         return DetectorStatus(name, "error", f"{type(err).__name__}: {err}", "see the log; report a bug")
     try:
-        return DetectorStatus(name, "loaded", version=det.version)
+        return DetectorStatus(name, "loaded", version=det.version, extra={"modalities": list(det.modalities)})
     finally:
         det.close()

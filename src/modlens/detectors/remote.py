@@ -14,7 +14,7 @@ import random
 import re
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import aiohttp
 
@@ -85,14 +85,18 @@ class RemoteClient:
         return delay
 
     async def request_json(self, method: str, url: str, *, params: dict[str, str] | None = None,
-                           headers: dict[str, str] | None = None, body: Any = None) -> Any:
+                           headers: dict[str, str] | None = None, body: Any = None,
+                           form: Callable[[], aiohttp.FormData] | None = None) -> Any:
+        """A JSON reply to a JSON `body`, or to a multipart `form` (a factory: aiohttp consumes
+        a FormData once, and a retry needs a fresh one)."""
         timeout = aiohttp.ClientTimeout(total=self.timeout_s)
         for attempt in range(self.retries + 1):
             await self.limiter.acquire()
             self.requests += 1
             retry_after = None
             try:
-                async with self._session().request(method, url, params=params, headers=headers, json=body,
+                payload = {"data": form()} if form is not None else {"json": body}
+                async with self._session().request(method, url, params=params, headers=headers, **payload,
                                                    timeout=timeout) as resp:
                     text = await resp.text()
                     try:

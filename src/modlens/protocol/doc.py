@@ -52,6 +52,10 @@ From `StudyConfig.limits` (`[limits]` in `study.toml`):
 - A frame larger than `max_message_bytes` is answered with `too_large` (the id is recovered
   from the frame's start when possible) and the socket stays open. Frames beyond
   4 × `max_message_bytes` are not buffered: the socket is closed with code 1009.
+- A `comment_media` frame may be larger, when the study collects media: up to the base64 size
+  of one `media.max_bytes` image plus 64 KiB (`media_frame_bytes`), so one image of the largest
+  allowed size always fits; every other message keeps `max_message_bytes`. An image whose
+  decoded bytes exceed `media.max_bytes` is refused with `too_large`.
 - Each message (including refused ones) takes a token from a per-connection bucket of
   `messages_per_second` with capacity `burst`; at most 8 `comments` messages per connection may
   be in the pipeline. Past either limit the message is answered with `rate_limited` and
@@ -81,6 +85,10 @@ From `StudyConfig.limits` (`[limits]` in `study.toml`):
   `rating_ok` is sent only after the rating's transaction committed (fsync'd WAL).
 - Scores come from a dynamic batcher per detector shared by all connections (up to the
   detector's `max_batch` texts or 10 ms, then one model call); `latency_ms` is that call's time.
+- `comment_media` names a comment sent before in a `comments` message (the daemon waits for its
+  write, as for ratings); it is answered by `comment_media_ok` after the images were checked
+  (MIME type from the bytes, SHA-256), logged (hash always, bytes only with `media.keep_bytes`)
+  and scored by the media detectors. Re-sending it writes no new rows.
 - A normalizer or perturbation generator that fails costs only its own output: the error is
   reported (`error` fields, `status_ok.components`) and the scores still go out.
 
@@ -142,9 +150,10 @@ def render() -> str:
     limits = "\n".join(f"| `{n}` | {f.default} | {f.description or ''} |" for n, f in LimitsConfig.model_fields.items())
     errors = "\n".join(f"| `{c.value}` | {p.ERROR_MEANINGS[c]} |" for c in p.ErrorCode)
     intro = INTRO.replace("{limits}", limits).replace("{errors}", errors)
-    client = _section("Client → daemon", p.CLIENT_MESSAGES, [p.Page, p.CommentItem, p.CommentRef, p.Anchors])
+    client = _section("Client → daemon", p.CLIENT_MESSAGES, [p.Page, p.CommentItem, p.CommentRef, p.Anchors, p.MediaItem])
     server = _section("Daemon → client", p.SERVER_MESSAGES,
-                      [p.DetectorInfo, p.DetectorScore, p.NormalizedOut, p.ScoreItem, p.VariantOut])
+                      [p.DetectorInfo, p.DetectorScore, p.NormalizedOut, p.ScoreItem, p.VariantOut,
+                       p.MediaOut, p.MediaDetectorScore])
     return f"{intro}\n{client}\n\n{server}\n"
 
 

@@ -20,6 +20,7 @@ class ErrorCode(str, Enum):
     unavailable = "unavailable"
     join_refused = "join_refused"
     study_mismatch = "study_mismatch"
+    media_not_collected = "media_not_collected"
     internal = "internal"
 
 
@@ -38,6 +39,8 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     "study, e.g. after joining another one; say hello without `study_id` to learn the running study and its consent text",
     ErrorCode.join_refused: "`join_study` changed nothing: the pack is not a valid study pack, another study is joined "
     "(send `replace: true` to leave it), or the daemon serves a study given with `--config`",
+    ErrorCode.media_not_collected: "`comment_media` sent to a study that does not collect media (`media.collect` is "
+    "off, the default); the consent the participant gave does not cover images",
     ErrorCode.internal: "a bug in the daemon; the message says what failed, the socket stays open",
 }
 

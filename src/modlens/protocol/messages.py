@@ -26,6 +26,8 @@ __all__ = [
     "Ping",
     "Status",
     "JoinStudy",
+    "MediaItem",
+    "CommentMedia",
     "DetectorInfo",
     "HelloOk",
     "CommentsOk",
@@ -39,6 +41,9 @@ __all__ = [
     "Pong",
     "StatusOk",
     "JoinStudyOk",
+    "MediaOut",
+    "MediaDetectorScore",
+    "CommentMediaOk",
     "Error",
     "PROTOCOL_VERSION",
     "SUBPROTOCOL",
@@ -166,8 +171,31 @@ class JoinStudy(Message):
     replace: bool = Field(False, description="true: leave a study joined before (as `modlens join --replace`)")
 
 
+class MediaItem(Message):
+    mime: Literal["image/png", "image/jpeg", "image/gif", "image/webp"] = Field(
+        description="the type the extension read from the bytes' magic numbers; the daemon checks it again")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the bytes (hex), computed in the extension")
+    data_b64: str = Field(min_length=4, description="the image bytes, base64; at most media.max_bytes once decoded")
+    url: str | None = Field(None, max_length=4096, description="where the page showed the image (data: URLs are sent as null)")
+    position: int = Field(0, ge=0, le=15, description="the image's place among the comment's images (0 = first)")
+
+
+class CommentMedia(Message):
+    """Images attached to a comment already sent in a `comments` message (`media.collect` studies only).
+    Answered by `comment_media_ok` once the images are scored and logged."""
+
+    type: Literal["comment_media"] = "comment_media"
+    id: str = Id
+    platform: str = Field(min_length=1, max_length=32, description="page.platform of the comments message")
+    comment_key: str = Field(min_length=1, max_length=512, description="items[].key of the comment")
+    items: list[MediaItem] = Field(min_length=1, max_length=16,
+                                   description="at most media.max_per_comment; one frame may exceed "
+                                               "limits.max_message_bytes by the base64 of one media.max_bytes image")
+
+
 CLIENT_MESSAGES: dict[str, type[Message]] = {
     "hello": Hello, "comments": Comments, "rating": Rating, "ping": Ping, "status": Status, "join_study": JoinStudy,
+    "comment_media": CommentMedia,
 }
 
 
@@ -284,6 +312,29 @@ class JoinStudyOk(Message):
                                          "reconnect and the next `hello_ok` carries the new study")
 
 
+class MediaOut(Message):
+    position: int
+    sha256: str
+    media_id: int = Field(description="row id in the study log's media table")
+    kept: bool = Field(description="true: the bytes are kept in the study's media folder (media.keep_bytes)")
+
+
+class MediaDetectorScore(DetectorScore):
+    details: dict[str, Any] = Field(default_factory=dict,
+                                    description="what the detector saw, e.g. ocr: the text read from each image and its "
+                                                "confidence; ignored_media: a text-only detector scored the text alone")
+
+
+class CommentMediaOk(Message):
+    type: Literal["comment_media_ok"] = "comment_media_ok"
+    id: str
+    comment_id: int
+    media: list[MediaOut]
+    detectors: dict[str, MediaDetectorScore] = Field(
+        description="each media detector's score of the comment's text with its images (media.detectors, else "
+                    "every study detector that reads images)")
+
+
 class Error(Message):
     type: Literal["error"] = "error"
     id: str | None = Field(description="id of the refused message; null when it could not be read")
@@ -300,5 +351,6 @@ class Error(Message):
 
 SERVER_MESSAGES: dict[str, type[Message]] = {
     "hello_ok": HelloOk, "comments_ok": CommentsOk, "scores": Scores, "variants": Variants,
-    "rating_ok": RatingOk, "pong": Pong, "status_ok": StatusOk, "join_study_ok": JoinStudyOk, "error": Error,
+    "rating_ok": RatingOk, "pong": Pong, "status_ok": StatusOk, "join_study_ok": JoinStudyOk,
+    "comment_media_ok": CommentMediaOk, "error": Error,
 }

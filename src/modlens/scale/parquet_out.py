@@ -22,6 +22,7 @@ from modlens.detectors.base import Detector
 from modlens.engine import Engine
 from modlens.perturb.base import Variant
 from modlens.scale.ray_audit import RayAuditor, RayOptions
+from modlens.scale.sources import location
 from modlens.services.errors import SetupError
 from modlens.services.recording import record_scores, record_variants
 from modlens.studylog import runs
@@ -34,8 +35,9 @@ SHARD = re.compile(r"^(items|scores|normalizations)-(\d+)\.parquet$")
 
 def manifest(data: Dataset, platform: str, params: dict[str, Any], study: StudyConfig,
              detectors: Mapping[str, Detector]) -> dict[str, Any]:
-    return {"modlens_parquet": FORMAT, "dataset": data.name, "path": str(data.path.resolve()),
-            "page": {"platform": platform, "page_key": data.path.name, "url": data.path.resolve().as_uri(),
+    path, url = location(data)
+    return {"modlens_parquet": FORMAT, "dataset": data.name, "path": path,
+            "page": {"platform": platform, "page_key": data.path.name, "url": url,
                      "title": data.name},
             "params": params, "study": study.model_dump(mode="json"),
             "detectors": {k: {"name": d.name, "version": d.version, "toxicity_label": d.toxicity_label,

@@ -27,9 +27,32 @@ def _is_known_folder(path: Path) -> bool:
         return False
 
 
-def load_dataset(dataset: str, fmt: str | None = None, **options: Any) -> Dataset:
+def location(data: Dataset) -> tuple[str, str]:
+    """(path, url) of the dataset as the audit run and its page record it: the resolved local path,
+    or the URI it was read from (`s3://…`)."""
+    uri = getattr(data, "uri", None)
+    if isinstance(uri, str):
+        return uri, uri
+    return str(data.path.resolve()), data.path.resolve().as_uri()
+
+
+def load_dataset(dataset: str, fmt: str | None = None, engine: str = "local", **options: Any) -> Dataset:
     """`registry.load`, plus folders of data files: one dataset whose items are keyed
-    `RELATIVE/FILE:KEY` (KEY as the file's reader keys it, e.g. `row-0`)."""
+    `RELATIVE/FILE:KEY` (KEY as the file's reader keys it, e.g. `row-0`). With `engine="ray"`, a
+    URI or a folder is read by Ray Data (`scale.ray_read`: the same items and keys). A `file://`
+    URI is its local path for the local engine; other URIs need Ray."""
+    from modlens.scale import ray_read
+
+    folder = Path(dataset).expanduser()
+    if engine == "ray" and (ray_read.is_uri(dataset) or (folder.is_dir() and not _is_known_folder(folder))):
+        read = ray_read.load(dataset, fmt, **options)
+        if read is not None:
+            return read
+    if ray_read.is_uri(dataset):
+        local = ray_read.local_path(dataset)
+        if local is None:
+            raise ValueError(f"{dataset}: a URI is read by Ray Data; fix: add --engine ray (pip install 'modlens[ray]')")
+        dataset = str(local)
     path = Path(dataset).expanduser()
     if not path.is_dir() or _is_known_folder(path):
         return registry.load(dataset, fmt, **options)

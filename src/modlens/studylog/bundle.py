@@ -4,7 +4,8 @@ A zip archive holding `manifest.json` and one Parquet file per study-log table, 
 with the table's own SQLite columns (ids are the participant's; `modlens merge` maps them). Only
 rows recorded under consent are in it: sessions and ratings of the study's raters who consented,
 the comments those sessions saw or rated (plus the study's gold and anchor comments), their pages,
-texts, labels, scores, normalizations and variants. Audit runs and anything of another study or of
+texts, labels, scores, normalizations and variants, and the images attached to them (hashes, OCR
+text and media scores; never the image files). Audit runs and anything of another study or of
 a rater without consent (e.g. `modlens feed`) stay behind.
 
 manifest.json:
@@ -38,7 +39,8 @@ ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # fixed, so the same rows give the same archiv
 
 # the tables a bundle carries, parents before children (the order merge inserts them in)
 TABLES = ("studies", "raters", "sessions", "pages", "texts", "comments", "sightings", "labels",
-          "detectors", "scores", "normalizations", "variants", "ratings", "rating_values")
+          "detectors", "scores", "normalizations", "variants", "ratings", "rating_values",
+          "media", "comment_media", "ocr_results", "comment_media_scores")
 
 # rows of each table that were recorded under consent (temp tables built by _select_consented)
 _ROWS = {
@@ -53,13 +55,20 @@ _ROWS = {
                  "AND comment_id IN (SELECT comment_id FROM temp.b_comments)",
     "labels": "SELECT * FROM labels WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
     "detectors": "SELECT * FROM detectors WHERE detector_id IN (SELECT detector_id FROM scores "
-                 "WHERE text_id IN (SELECT text_id FROM temp.b_texts)) ORDER BY detector_id",
+                 "WHERE text_id IN (SELECT text_id FROM temp.b_texts) UNION SELECT detector_id FROM temp.b_media_detectors) "
+                 "ORDER BY detector_id",
     "scores": "SELECT * FROM scores WHERE text_id IN (SELECT text_id FROM temp.b_texts)",
     "normalizations": "SELECT * FROM normalizations WHERE source_text_id IN (SELECT text_id FROM temp.b_texts)",
     "variants": "SELECT * FROM variants WHERE comment_id IN (SELECT comment_id FROM temp.b_comments) "
                 "AND run_id IS NULL ORDER BY variant_id",
     "ratings": "SELECT * FROM ratings WHERE rating_id IN (SELECT rating_id FROM temp.b_ratings) ORDER BY rating_id",
     "rating_values": "SELECT * FROM rating_values WHERE rating_id IN (SELECT rating_id FROM temp.b_ratings)",
+    # images of the bundled comments: their hashes, never their bytes (`path` is the sender's folder)
+    "media": "SELECT media_id, sha256, kind, mime, n_bytes, NULL AS path, meta_json, first_seen FROM media "
+             "WHERE media_id IN (SELECT media_id FROM temp.b_media) ORDER BY media_id",
+    "comment_media": "SELECT * FROM comment_media WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
+    "ocr_results": "SELECT * FROM ocr_results WHERE media_id IN (SELECT media_id FROM temp.b_media)",
+    "comment_media_scores": "SELECT * FROM comment_media_scores WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
 }
 
 _SELECT_CONSENTED = [
@@ -76,6 +85,7 @@ _SELECT_CONSENTED = [
     "INSERT OR IGNORE INTO temp.b_comments SELECT c.comment_id FROM comments c JOIN pages p USING (page_id) "
     "WHERE c.platform = 'study' AND p.platform = 'study' AND p.page_key = :study",
     "CREATE TEMP TABLE b_texts (text_id INTEGER PRIMARY KEY)",
+    "CREATE TEMP TABLE b_media_detectors (detector_id INTEGER PRIMARY KEY)",
     "INSERT OR IGNORE INTO temp.b_texts SELECT text_id FROM comments WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
     "INSERT OR IGNORE INTO temp.b_texts SELECT text_id FROM variants "
     "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments) AND run_id IS NULL",
@@ -83,6 +93,15 @@ _SELECT_CONSENTED = [
     "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments) AND run_id IS NULL",
     "INSERT OR IGNORE INTO temp.b_texts SELECT result_text_id FROM normalizations "
     "WHERE source_text_id IN (SELECT text_id FROM temp.b_texts)",
+]
+# comment images (schema 3); a log of an older schema has none of these tables, and its bundle neither
+_MEDIA_TABLES = ("media", "comment_media", "ocr_results", "comment_media_scores")
+_SELECT_MEDIA = [
+    "CREATE TEMP TABLE b_media AS SELECT DISTINCT media_id FROM comment_media "
+    "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
+    "INSERT OR IGNORE INTO temp.b_texts SELECT text_id FROM ocr_results WHERE media_id IN (SELECT media_id FROM temp.b_media)",
+    "INSERT INTO temp.b_media_detectors SELECT DISTINCT detector_id FROM comment_media_scores "
+    "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
 ]
 
 _ARROW_TYPES = {"int": "int64", "float": "float64", "str": "string"}
@@ -176,7 +195,8 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
     with StudyLog(db, readonly=True) as log, log.snapshot():
         study = choose_study(log, study_id)
         params = {"study": study}
-        for statement in _SELECT_CONSENTED:
+        has_media = set(_MEDIA_TABLES) <= set(log.table_names())
+        for statement in _SELECT_CONSENTED + (_SELECT_MEDIA if has_media else []):
             log.conn.execute(statement, params)
         consent = dict(log.conn.execute(
             "SELECT rater_id, consent_at FROM raters WHERE study_id = :study AND consent_at IS NOT NULL "
@@ -185,7 +205,7 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
             raise BundleError(f"no rater of study {study!r} has given consent in {log.path}, so there is nothing "
                               "to send — fix: accept the consent text in the extension first")
         tables = {name: (column_types(log.conn, name), log.conn.execute(_ROWS[name], params).fetchall())
-                  for name in TABLES}
+                  for name in TABLES if has_media or name not in _MEDIA_TABLES}
         fields = {"study_id": study, "study_key": study_key(study, study_salt(log, study)),
                   "rater_ids": sorted(consent), "consent": consent, "modlens_version": __version__,
                   "schema_version": log.user_version(), "exported_at": now_iso()}

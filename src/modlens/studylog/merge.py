@@ -31,8 +31,10 @@ from modlens.studylog.bundle import TABLES, Bundle, BundleError, read_bundle
 from modlens.studylog.store import StudyLog, now_iso
 
 # schema version of a bundle -> function upgrading its {table: (columns, rows)} to the next version.
-# 1 -> 2 added only the merge tables (bundles, row_sources), which bundles never carry.
-UPGRADES: dict[int, Callable[[dict[str, tuple[list[str], list[tuple[Any, ...]]]]], None]] = {1: lambda tables: None}
+# 1 -> 2 added only the merge tables (bundles, row_sources), which bundles never carry;
+# 2 -> 3 added only new tables (media), which older bundles lack and read as empty.
+UPGRADES: dict[int, Callable[[dict[str, tuple[list[str], list[tuple[Any, ...]]]]], None]] = {
+    1: lambda tables: None, 2: lambda tables: None}
 OLDEST_SCHEMA = 1
 
 
@@ -116,6 +118,22 @@ _STEPS: list[tuple[str, str, str | None]] = [
                     "AND r.client_rating_id = b.client_rating_id", None),
     ("rating_values", "INSERT OR IGNORE INTO rating_values SELECT mr.new, b.attribute, b.value FROM temp.bt_rating_values b "
                       "JOIN temp.map_rating mr ON mr.old = b.rating_id", None),
+    # comment images by content hash (bundles carry no image files, so no path)
+    ("media", "INSERT OR IGNORE INTO media (sha256, kind, mime, n_bytes, path, meta_json, first_seen) "
+              "SELECT sha256, kind, mime, n_bytes, NULL, meta_json, first_seen FROM temp.bt_media ORDER BY media_id", None),
+    ("map_media", "CREATE TEMP TABLE map_media AS SELECT b.media_id AS old, m.media_id AS new FROM temp.bt_media b "
+                  "JOIN media m ON m.sha256 = b.sha256", None),
+    ("comment_media", "INSERT OR IGNORE INTO comment_media (comment_id, media_id, position, source_url) "
+                      "SELECT mc.new, mm.new, b.position, b.source_url FROM temp.bt_comment_media b "
+                      "JOIN temp.map_comment mc ON mc.old = b.comment_id JOIN temp.map_media mm ON mm.old = b.media_id", None),
+    ("ocr_results", "INSERT OR IGNORE INTO ocr_results (media_id, engine, version, text_id, confidence, created_at) "
+                    "SELECT mm.new, b.engine, b.version, mt.new, b.confidence, b.created_at FROM temp.bt_ocr_results b "
+                    "JOIN temp.map_media mm ON mm.old = b.media_id JOIN temp.map_text mt ON mt.old = b.text_id", None),
+    ("comment_media_scores", "INSERT OR IGNORE INTO comment_media_scores (comment_id, detector_id, labels_json, toxicity, "
+                             "latency_ms, error, details_json, created_at) SELECT mc.new, md.new, b.labels_json, "
+                             "b.toxicity, b.latency_ms, b.error, b.details_json, b.created_at "
+                             "FROM temp.bt_comment_media_scores b JOIN temp.map_comment mc ON mc.old = b.comment_id "
+                             "JOIN temp.map_detector md ON md.old = b.detector_id", None),
 ]
 
 # provenance of rows with an integer id: rows with an id above the table's largest before the merge were added
@@ -124,8 +142,9 @@ _ID_PROVENANCE = {
     "comments": ("comment_id", "SELECT DISTINCT new FROM temp.map_comment"),
     "detectors": ("detector_id", "SELECT DISTINCT new FROM temp.map_detector"),
     "ratings": ("rating_id", "SELECT DISTINCT new FROM temp.map_rating"),
+    "media": ("media_id", "SELECT DISTINCT new FROM temp.map_media"),
 }
-_TEMP = ["map_text", "map_page", "key_comment", "map_comment", "map_detector", "m_scores", "map_rating"]
+_TEMP = ["map_text", "map_page", "key_comment", "map_comment", "map_detector", "m_scores", "map_rating", "map_media"]
 
 
 def _target_study_keys(log: StudyLog) -> set[str]:
@@ -162,7 +181,8 @@ def _upgraded(bundle: Bundle, log: StudyLog) -> dict[str, tuple[list[str], list[
         extra = [c for c in have if c not in want]
         if extra:
             raise MergeError(f"{bundle.name}: table {name} has columns {extra} this modlens does not know")
-        fill = _defaults(log, name, [c for c in want if c not in have], bundle.name)
+        # a table the bundle's schema did not have yet has no rows: nothing to fill in
+        fill = _defaults(log, name, [c for c in want if c not in have], bundle.name) if rows else {}
         index = {c: i for i, c in enumerate(have)}
         tables[name] = (want, [tuple(row[index[c]] if c in index else fill[c] for c in want) for row in rows])
     return tables

@@ -182,6 +182,89 @@ MIGRATIONS: list[str] = [
     ) WITHOUT ROWID;
     CREATE INDEX row_sources_bundle ON row_sources(bundle_id);
     """,
+    # 3: media (docs/FUSION.md): images, audio and video that comments carry or that fused test
+    # cases (DUO semantic fusion) are made of, OCR results, and scores of inputs with media.
+    """
+    CREATE TABLE media (
+        media_id     INTEGER PRIMARY KEY,
+        sha256       TEXT NOT NULL UNIQUE,
+        kind         TEXT NOT NULL,
+        mime         TEXT NOT NULL,
+        n_bytes      INTEGER NOT NULL,
+        path         TEXT,
+        meta_json    TEXT NOT NULL,
+        first_seen   TEXT NOT NULL
+    );
+    CREATE TABLE comment_media (
+        comment_id   INTEGER NOT NULL REFERENCES comments(comment_id),
+        media_id     INTEGER NOT NULL REFERENCES media(media_id),
+        position     INTEGER NOT NULL,
+        source_url   TEXT,
+        PRIMARY KEY (comment_id, media_id)
+    );
+    CREATE TABLE ocr_results (
+        media_id     INTEGER NOT NULL REFERENCES media(media_id),
+        engine       TEXT NOT NULL,
+        version      TEXT NOT NULL,
+        text_id      INTEGER NOT NULL REFERENCES texts(text_id),
+        confidence   REAL,
+        created_at   TEXT NOT NULL,
+        PRIMARY KEY (media_id, engine, version)
+    );
+    CREATE TABLE fused_cases (
+        case_id         INTEGER PRIMARY KEY,
+        case_key        TEXT NOT NULL UNIQUE,
+        content_type    TEXT NOT NULL,
+        template        TEXT NOT NULL,
+        keyword_a       TEXT NOT NULL,
+        middle          TEXT NOT NULL,
+        keyword_b       TEXT NOT NULL,
+        seed_text_id    INTEGER NOT NULL REFERENCES texts(text_id),
+        caption_text_id INTEGER NOT NULL REFERENCES texts(text_id),
+        fusion          TEXT NOT NULL,
+        params_json     TEXT NOT NULL,
+        seed            INTEGER NOT NULL,
+        run_id          INTEGER REFERENCES audit_runs(run_id),
+        created_at      TEXT NOT NULL
+    );
+    CREATE INDEX fused_cases_fusion ON fused_cases(content_type, fusion);
+    CREATE TABLE case_media (
+        case_id      INTEGER NOT NULL REFERENCES fused_cases(case_id),
+        part         TEXT NOT NULL,
+        position     INTEGER NOT NULL,
+        media_id     INTEGER NOT NULL REFERENCES media(media_id),
+        PRIMARY KEY (case_id, part, position)
+    );
+    CREATE TABLE case_parts (
+        case_id      INTEGER NOT NULL REFERENCES fused_cases(case_id),
+        part         TEXT NOT NULL,
+        text_id      INTEGER NOT NULL REFERENCES texts(text_id),
+        PRIMARY KEY (case_id, part)
+    );
+    CREATE TABLE case_scores (
+        case_id      INTEGER NOT NULL REFERENCES fused_cases(case_id),
+        part         TEXT NOT NULL,
+        detector_id  INTEGER NOT NULL REFERENCES detectors(detector_id),
+        labels_json  TEXT,
+        toxicity     REAL,
+        latency_ms   REAL,
+        error        TEXT,
+        details_json TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        PRIMARY KEY (case_id, part, detector_id)
+    );
+    CREATE TABLE comment_media_scores (
+        comment_id   INTEGER NOT NULL REFERENCES comments(comment_id),
+        detector_id  INTEGER NOT NULL REFERENCES detectors(detector_id),
+        labels_json  TEXT,
+        toxicity     REAL,
+        latency_ms   REAL,
+        error        TEXT,
+        details_json TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        PRIMARY KEY (comment_id, detector_id)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,181 @@
+"""Semantic fusion (DUO, seed 001, sections 3.4 and 4.2): the metamorphic relation "a fused case
+whose seed sentence is toxic must be toxic", checked per detector.
+
+- Oracle (the paper's Table 3): per content type, the seed sentences and how many the detector
+  finds toxic (score ≥ its threshold). Only cases whose seed it finds toxic are tested.
+- Error Finding Rate (Table 4 layout): among those cases, the share the detector scores below its
+  threshold, per content type × fusion type (and all fusions of a content type), with the counts
+  and a Wilson 95% interval.
+- Baseline: per content type × fusion, the share of seeds, halves alone (part_a, part_b) and
+  fused cases the detector flags, so a reader sees each half alone look benign while the whole
+  is missed.
+
+A part a detector could not read here (audio, or video without a reader: no labels, with the
+reason in its details) is "not scored locally": counted and listed, never an error found. Reads
+the log with two queries (cases, scores); `audit/fused.py` writes what this reads.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from modlens.analysis import metrics
+from modlens.analysis.data import StudyData
+from modlens.analysis.skip import Skip
+from modlens.audit.fused import unscored_reason
+from modlens.fusion.case import CONTENT_TYPES, PARTS
+from modlens.studylog.store import StudyLog
+
+NO_CASES = "no fused cases: run `modlens fuse`"
+# the paper's Table 4 order after the comment-native fusions; other fusion names follow, sorted
+FUSION_ORDER = ("T+E", "T+I", "I+T", "I", "E+T", "I+I", "V+T", "V+A", "A+T", "V+A+T")
+ALL = "all"
+MAX_LISTED = 50
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    toxicity: float | None   # the score when there is one
+    failed: str | None       # the detector's error (retried by the next scoring run)
+    unread: str | None       # why the detector could not read this part here (not an error)
+    media_ignored: bool      # a text-only detector saw only the text of a part with media
+
+
+def _outcome(row: dict[str, Any]) -> _Outcome:
+    raw = row["details_json"]
+    details = json.loads(raw) if raw and raw != "{}" else {}
+    if row["error"] is not None:
+        return _Outcome(None, row["error"], None, False)
+    unread = unscored_reason(row["toxicity"], details) if details else None
+    if unread is not None or row["toxicity"] is None:  # a score that left media unread tests nothing
+        return _Outcome(None, None, unread or "no score", False)
+    return _Outcome(float(row["toxicity"]), None, None, bool(details.get("ignored_media")))
+
+
+def _order(values: set[str], first: tuple[str, ...]) -> list[str]:
+    return [v for v in first if v in values] + sorted(values - set(first))
+
+
+def _rate(k: int, n: int) -> dict[str, Any]:
+    return {"share": k / n if n else None, "ci": metrics.wilson_interval(k, n)}
+
+
+def _read(data: StudyData) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    log = StudyLog(data.path, readonly=True)
+    try:
+        cases = log.query("SELECT case_id, case_key, content_type, fusion, seed_text_id FROM fused_cases ORDER BY case_id")
+        scores = log.query("SELECT case_id, part, detector_id, toxicity, error, details_json FROM case_scores") if cases else []
+    finally:
+        log.close()
+    return cases, scores
+
+
+def analyze(data: StudyData) -> dict[str, Any] | Skip:
+    cases, rows = _read(data)
+    if not cases:
+        return Skip(NO_CASES)
+    # detector_id -> part -> case_id -> outcome
+    outcomes: dict[int, dict[str, dict[int, _Outcome]]] = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        outcomes[r["detector_id"]][r["part"]][r["case_id"]] = _outcome(r)
+    dets = [data.detectors[d] for d in sorted(outcomes) if d in data.detectors]
+    if not dets:
+        return Skip(f"no detector has scored the {len(cases)} fused cases yet: score them with the study's "
+                    "detectors (docs/FUSION.md, \"Scoring and the EFR report\")")
+    content_types = _order({c["content_type"] for c in cases}, CONTENT_TYPES)
+    fusions = _order({c["fusion"] for c in cases}, FUSION_ORDER)
+    listed: list[dict[str, Any]] = []
+    n_unread = 0
+    out = []
+    for det in dets:
+        parts = outcomes[det.detector_id]
+        for part in PARTS:
+            for cid, o in parts[part].items():
+                if o.unread is not None:
+                    n_unread += 1
+                    if len(listed) < MAX_LISTED:
+                        listed.append({"case_id": cid, "part": part, "detector": det.label, "reason": o.unread})
+        out.append(_detector(det, cases, parts, content_types, fusions))
+    case_of = {c["case_id"]: c for c in cases}
+    for e in listed:
+        c = case_of[e["case_id"]]
+        e.update(case_key=c["case_key"], content_type=c["content_type"], fusion=c["fusion"])
+    return {"n_cases": len(cases), "content_types": content_types, "fusions": fusions, "detectors": out,
+            "not_scored_locally": {"total": n_unread, "listed": listed}}
+
+
+def _detector(det: Any, cases: list[dict[str, Any]], parts: dict[str, dict[int, _Outcome]],
+              content_types: list[str], fusions: list[str]) -> dict[str, Any]:
+    threshold = det.threshold
+    # the oracle, per seed sentence: its first score (the seed is scored with each of its cases)
+    oracle: dict[tuple[str, int], bool] = {}
+    seeds: dict[str, set[int]] = defaultdict(set)
+    for c in cases:
+        seeds[c["content_type"]].add(c["seed_text_id"])
+        o = parts["seed"].get(c["case_id"])
+        key = (c["content_type"], c["seed_text_id"])
+        if o is not None and o.toxicity is not None and key not in oracle:
+            oracle[key] = o.toxicity >= threshold
+    efr: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    base: dict[tuple[str, str], dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
+    for c in cases:
+        cid, ct = c["case_id"], c["content_type"]
+        for cell_key in ((ct, c["fusion"]), (ct, ALL)):
+            cell = efr[cell_key]
+            cell["cases"] += 1
+            for part in PARTS:  # the baseline: every case, whatever its seed's verdict
+                o = parts[part].get(cid)
+                b = base[cell_key][part]
+                if o is None or o.failed is not None:
+                    b["failed_or_missing"] += 1
+                elif o.unread is not None:
+                    b["not_scored_locally"] += 1
+                else:
+                    b["n"] += 1
+                    b["toxic"] += o.toxicity is not None and o.toxicity >= threshold
+            verdict = oracle.get((ct, c["seed_text_id"]))
+            if verdict is None:
+                cell["seed_unscored"] += 1
+                continue
+            if not verdict:
+                cell["seed_not_toxic"] += 1
+                continue
+            cell["seed_toxic"] += 1
+            o = parts["case"].get(cid)
+            if o is None:
+                cell["not_scored_yet"] += 1
+            elif o.failed is not None:
+                cell["failed"] += 1
+            elif o.unread is not None:
+                cell["not_scored_locally"] += 1
+            else:
+                cell["n"] += 1
+                cell["errors"] += o.toxicity is not None and o.toxicity < threshold
+                cell["media_ignored"] += o.media_ignored
+    cells = [(ct, fu) for ct in content_types for fu in [*fusions, ALL] if (ct, fu) in efr]
+    efr_rows = []
+    for ct, fu in cells:
+        cell = efr[(ct, fu)]
+        rate = _rate(cell["errors"], cell["n"])
+        efr_rows.append({"content_type": ct, "fusion": fu, "efr": rate["share"], "ci": rate["ci"],
+                         **{k: cell[k] for k in ("cases", "seed_toxic", "seed_not_toxic", "seed_unscored", "n",
+                                                 "errors", "media_ignored", "not_scored_locally", "failed",
+                                                 "not_scored_yet")}})
+    baseline = []
+    for ct, fu in cells:
+        per_part = base[(ct, fu)]
+        baseline.append({"content_type": ct, "fusion": fu, "cases": efr[(ct, fu)]["cases"],
+                         "parts": {p: {"n": per_part[p]["n"], "toxic": per_part[p]["toxic"],
+                                       **_rate(per_part[p]["toxic"], per_part[p]["n"]),
+                                       "not_scored_locally": per_part[p]["not_scored_locally"],
+                                       "failed_or_missing": per_part[p]["failed_or_missing"]} for p in PARTS}})
+    oracle_rows = []
+    for ct in content_types:
+        verdicts = [oracle[(ct, s)] for s in seeds[ct] if (ct, s) in oracle]
+        oracle_rows.append({"content_type": ct, "seeds": len(seeds[ct]), "scored": len(verdicts),
+                            "toxic": sum(verdicts), **_rate(sum(verdicts), len(verdicts))})
+    return {"detector": det.name, "version": det.version, "label": det.label, "threshold": threshold,
+            "text_only": any(o.media_ignored for o in parts["case"].values()), "oracle": oracle_rows, "efr": efr_rows,
+            "baseline": baseline}

@@ -1,0 +1,215 @@
+"""Scoring fused test cases (DUO, docs/FUSION.md "Scoring and the EFR report"): every detector
+scores every part of every case in the log (the seed sentence, which is the oracle; each half
+alone, the baseline; the fused case, the test) and the scores go into `case_scores`.
+
+Inputs are rebuilt from the log alone: texts from `fused_cases` / `case_parts`, media from
+`case_media` and the content-addressed `MediaStore`, so a log and its media folder are enough to
+score cases made elsewhere. Resumable and idempotent: a detector version scores only the
+(case, part) pairs it has no good score for (`media_rows.scored_case_parts`); an error row is
+retried by the next run. A failing detector batch becomes error rows and the run goes on.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from modlens.detectors.base import Detector, MediaScore
+from modlens.fusion.case import PARTS
+from modlens.media import MediaBlob, MediaError, MediaInput
+from modlens.media.store import MediaStore
+from modlens.studylog import media_rows
+from modlens.studylog.store import StudyLog
+
+Progress = Callable[[str, int, int], None]
+"""progress(detector key, pairs done, pairs to do), called after each batch is written"""
+
+MAX_LISTED_ERRORS = 20
+
+
+@dataclass(frozen=True)
+class _Media:
+    media_id: int
+    sha256: str
+    kind: str
+    path: str | None
+
+
+@dataclass
+class _Case:
+    seed_text: str
+    caption: str
+    texts: dict[str, str] = field(default_factory=dict)               # part_a / part_b -> text
+    media: dict[str, list[_Media]] = field(default_factory=dict)       # part -> media in order
+
+    def text(self, part: str) -> str:
+        return {"seed": self.seed_text, "case": self.caption}.get(part) or self.texts.get(part, "")
+
+
+class MissingMedia(MediaError):
+    """A case's media file is not in the media folder (or no longer holds the logged bytes)."""
+
+
+def unscored_reason(labels: Any, details: Mapping[str, Any]) -> str | None:
+    """Why a detector's answer leaves part of the input unread without failing: media it cannot
+    read here (`unscored_media`: audio, video without a reader), or no answer with a `reason`.
+    None when it read everything (or, with no answer and no reason, when that is an error)."""
+    unread = details.get("unscored_media")
+    if unread:
+        if isinstance(unread, str):
+            return unread
+        kinds = sorted({str(m.get("kind", "media")) if isinstance(m, dict) else str(m)
+                        for m in (unread if isinstance(unread, list) else [unread])})
+        return f"no local reader for {', '.join(kinds)}"
+    why = details.get("reason")
+    return str(why) if labels is None and why else None
+
+
+def ocr_failures(details: Mapping[str, Any]) -> list[str]:
+    """The errors of OCR reads that failed (a failure, retried by the next run; not unread media)."""
+    return [str(e["error"]) for e in details.get("ocr") or [] if isinstance(e, dict) and e.get("error")]
+
+
+def _load_cases(log: StudyLog) -> dict[int, _Case]:
+    cases = {r["case_id"]: _Case(r["seed_text"], r["caption"]) for r in log.query(
+        "SELECT f.case_id, s.text AS seed_text, c.text AS caption FROM fused_cases f "
+        "JOIN texts s ON s.text_id = f.seed_text_id JOIN texts c ON c.text_id = f.caption_text_id")}
+    for r in log.query("SELECT p.case_id, p.part, t.text FROM case_parts p JOIN texts t ON t.text_id = p.text_id"):
+        cases[r["case_id"]].texts[r["part"]] = r["text"]
+    for r in log.query("SELECT cm.case_id, cm.part, m.media_id, m.sha256, m.kind, m.path FROM case_media cm "
+                       "JOIN media m ON m.media_id = cm.media_id ORDER BY cm.case_id, cm.part, cm.position"):
+        cases[r["case_id"]].media.setdefault(r["part"], []).append(_Media(r["media_id"], r["sha256"], r["kind"], r["path"]))
+    return cases
+
+
+def _blob(store: MediaStore, m: _Media, cache: dict[str, MediaBlob]) -> MediaBlob:
+    if m.sha256 not in cache:
+        try:
+            blob = store.get(m.sha256)
+        except MediaError:
+            where = f" (logged as {m.path})" if m.path else " (only its hash was logged)"
+            raise MissingMedia(
+                f"{m.kind} {m.sha256[:12]}…{where} is not in the media folder {store.root}: pass --media-dir "
+                "pointing at the folder `modlens fuse` wrote the case media to, or regenerate the cases") from None
+        if blob.sha256 != m.sha256:
+            raise MissingMedia(f"{store.root}/{m.path or m.sha256[:12]} no longer holds the logged bytes "
+                               f"({m.sha256[:12]}…): restore the file or regenerate the cases")
+        cache[m.sha256] = blob
+    return cache[m.sha256]
+
+
+def _input(case: _Case, part: str, store: MediaStore, cache: dict[str, MediaBlob]) -> MediaInput:
+    """The part as the detector sees it; the seed is the sentence alone, with no media."""
+    media = () if part == "seed" else tuple(_blob(store, m, cache) for m in case.media.get(part, []))
+    return MediaInput(case.text(part), media)
+
+
+@dataclass
+class _Tally:
+    detector: str
+    pending: int
+    scored: int = 0
+    errors: int = 0
+    not_scored_locally: int = 0
+    ocr_rows: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"detector": self.detector, "pending": self.pending, "scored": self.scored, "errors": self.errors,
+                "not_scored_locally": self.not_scored_locally, "ocr_rows": self.ocr_rows}
+
+
+def _row(det: Detector, detector_id: int, got: MediaScore, ms: float) -> media_rows.ScoreRow:
+    """One case_scores row from a detector's answer; no answer and no reason is an error (retried)."""
+    details = dict(got.details)
+    if got.labels is None:
+        failed = ocr_failures(details)
+        if failed:
+            error: str | None = str(details.get("reason") or f"OCR failed: {failed[0]}")
+        elif unscored_reason(None, details):
+            error = None
+        else:
+            error = "missing: the detector gave no answer for this input"
+        return (detector_id, None, None, ms, error, details)
+    try:
+        tox = det.toxicity(got.labels)
+    except (KeyError, TypeError, ValueError) as err:
+        return (detector_id, None, None, ms, f"bad answer: {type(err).__name__}: {err}", details)
+    return (detector_id, dict(got.labels), tox, ms, None, details)
+
+
+def score_cases(log: StudyLog, detectors: dict[str, Detector], store: MediaStore, *, batch_size: int = 16,
+                progress: Progress | None = None) -> dict[str, Any]:
+    """Score every (case, part) each detector version has not scored yet; returns a summary:
+    `cases`, per detector key `{detector, pending, scored, errors, not_scored_locally, ocr_rows}`,
+    and the first error messages (`errors`)."""
+    cases = _load_cases(log)
+    media_ids = {m.sha256: m.media_id for c in cases.values() for ms in c.media.values() for m in ms}
+    tallies: dict[str, _Tally] = {}
+    messages: list[str] = []
+    seen_ids: set[int] = set()
+    for key, det in detectors.items():
+        with log.transaction():
+            detector_id = log.ensure_detector(det.name, det.version, det.toxicity_label, det.threshold, det.config())
+        if detector_id in seen_ids:  # two keys naming one detector version would score everything twice
+            continue
+        seen_ids.add(detector_id)
+        done = media_rows.scored_case_parts(log, detector_id)
+        todo = [(cid, part) for cid in sorted(cases) for part in PARTS if (cid, part) not in done]
+        tally = tallies[key] = _Tally(f"{det.name}@{det.version}", len(todo))
+        size = max(1, min(batch_size, det.max_batch))
+        for start in range(0, len(todo), size):
+            batch = todo[start:start + size]
+            rows, ocr = _score_batch(det, detector_id, cases, batch, store, media_ids, tally, messages)
+            with log.transaction():
+                media_rows.add_case_scores_many(log, rows)
+                for media_id, entry in ocr:
+                    media_rows.add_ocr(log, media_id, str(entry.get("engine", "ocr")), str(entry.get("version", "")),
+                                       str(entry.get("text", "")), entry.get("confidence"))
+            tally.ocr_rows += len(ocr)
+            if progress is not None:
+                progress(key, min(start + size, len(todo)), len(todo))
+    return {"cases": len(cases), "detectors": {k: t.to_dict() for k, t in tallies.items()},
+            "errors": messages[:MAX_LISTED_ERRORS], "n_errors": sum(t.errors for t in tallies.values())}
+
+
+def _score_batch(det: Detector, detector_id: int, cases: dict[int, _Case], batch: list[tuple[int, str]],
+                 store: MediaStore, media_ids: dict[str, int], tally: _Tally,
+                 messages: list[str]) -> tuple[list[tuple[int, str, media_rows.ScoreRow]], list[tuple[int, dict[str, Any]]]]:
+    rows: list[tuple[int, str, media_rows.ScoreRow]] = []
+    ready: list[tuple[int, str, MediaInput]] = []
+    cache: dict[str, MediaBlob] = {}
+    for cid, part in batch:
+        try:
+            ready.append((cid, part, _input(cases[cid], part, store, cache)))
+        except MediaError as err:  # this part cannot be shown to any detector: say which file and how to fix
+            rows.append((cid, part, (detector_id, None, None, None, str(err), {})))
+            messages.append(f"case {cid} {part}: {err}")
+    answers: list[MediaScore] | None = None
+    ms = 0.0
+    if ready:
+        t0 = time.perf_counter()
+        try:
+            answers = det.score_media([inp for _, _, inp in ready])
+            if len(answers) != len(ready):
+                raise RuntimeError(f"score_media returned {len(answers)} answers for {len(ready)} inputs")
+        except Exception as err:  # a detector failure costs this batch, never the run
+            answers = None
+            error = f"{type(err).__name__}: {err}"
+            rows += [(cid, part, (detector_id, None, None, None, error, {})) for cid, part, _ in ready]
+            messages.append(f"{tally.detector} on {len(ready)} inputs: {error}")
+        ms = (time.perf_counter() - t0) * 1000
+    ocr: list[tuple[int, dict[str, Any]]] = []
+    for (cid, part, _), got in zip(ready, answers or []):
+        row = _row(det, detector_id, got, ms)
+        rows.append((cid, part, row))
+        for entry in got.details.get("ocr") or []:  # what was read, not the reads that failed
+            if isinstance(entry, dict) and entry.get("sha256") in media_ids and not entry.get("error"):
+                ocr.append((media_ids[entry["sha256"]], entry))
+    for _, _, score in rows:
+        if score[4] is not None:  # error
+            tally.errors += 1
+        elif unscored_reason(score[1], score[5]):  # media it cannot read here, with the reason
+            tally.not_scored_locally += 1
+        else:
+            tally.scored += 1
+    return rows, ocr

@@ -1,0 +1,57 @@
+"""The fusion types (DUO section 3.3 and the comment-native ones), registered in one place: a
+fusion name -> the module that builds it. Adding a fusion = one module defining `NAMES`,
+`DESCRIPTIONS`, `check(name)` and `build(name, seed, ctx, rng)` (see `base.py`) + one line here."""
+from __future__ import annotations
+
+import importlib
+import random
+from types import ModuleType
+from typing import cast
+
+from modlens.fusion.case import FusedCase
+from modlens.fusion.fusions.base import FusionContext, Skip
+from modlens.fusion.render import FusionUnavailable
+from modlens.fusion.seeds import Seed
+
+# fusion name -> module in this package; the order is the order of `modlens fuse --list` and of generation
+FUSIONS: dict[str, str] = {
+    "T+E": "text_emoji",
+    "T+I": "text_image",
+    "I+T": "image_text",
+    "I": "image_only",
+    "V+T": "video",
+    "V+A": "video",
+    "A+T": "video",
+    "V+A+T": "video",
+}
+
+
+def available() -> list[str]:
+    return list(FUSIONS)
+
+
+def module(name: str) -> ModuleType:
+    if name not in FUSIONS:
+        raise KeyError(f"unknown fusion {name!r}; known: {', '.join(FUSIONS)}")
+    return importlib.import_module(f"modlens.fusion.fusions.{FUSIONS[name]}")
+
+
+def describe(name: str) -> str:
+    return str(module(name).DESCRIPTIONS[name])
+
+
+def unavailable_reason(name: str) -> FusionUnavailable | None:
+    """None when the fusion can run here, else the error saying what is missing and the fix."""
+    try:
+        module(name).check(name)
+    except FusionUnavailable as err:
+        return err
+    return None
+
+
+def build(name: str, seed: Seed, ctx: FusionContext, rng: random.Random) -> FusedCase:
+    """The fused case; raises Skip when the seed cannot take this fusion."""
+    return cast(FusedCase, module(name).build(name, seed, ctx, rng))
+
+
+__all__ = ["FUSIONS", "FusionContext", "Skip", "available", "build", "describe", "module", "unavailable_reason"]

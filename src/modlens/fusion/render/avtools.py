@@ -1,0 +1,118 @@
+"""The command-line programs behind speech and video fusion: espeak-ng (text to speech), ffmpeg
+(video) and ffprobe (checking what was made). They are called as programs, never through Python
+bindings, so nothing but the Debian packages is needed; each call has a time limit, and a missing
+program or a failed run raises FusionUnavailable with the fix a user can apply."""
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from modlens.fusion.render import FusionUnavailable
+from modlens.media import MediaBlob
+
+TIMEOUT_S = 120  # one speech clip or one short video; far above what a fused case takes
+
+# program -> how to install it (the Debian package first: that is what CI's `make system-deps` uses)
+INSTALL_FIXES: dict[str, str] = {
+    "espeak-ng": "install espeak-ng: apt-get install espeak-ng (macOS: brew install espeak-ng)",
+    "ffmpeg": "install ffmpeg: apt-get install ffmpeg (macOS: brew install ffmpeg)",
+    "ffprobe": "install ffmpeg, which ships ffprobe: apt-get install ffmpeg (macOS: brew install ffmpeg)",
+}
+
+
+def program_path(name: str) -> str:
+    """Where `name` is on PATH, or FusionUnavailable saying how to install it."""
+    path = shutil.which(name)
+    if path is None:
+        raise FusionUnavailable(f"the {name} program is not installed (not found on PATH)",
+                                INSTALL_FIXES.get(name, f"install {name}"))
+    return path
+
+
+def run_program(name: str, args: list[str], *, stdin: bytes | None = None,
+                timeout_s: float = TIMEOUT_S) -> bytes:
+    """Run `name args...` and return its stdout; a timeout or a non-zero exit raises
+    FusionUnavailable quoting the program's last error line."""
+    command = [program_path(name), *args]
+    try:
+        done = subprocess.run(command, input=stdin, capture_output=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        raise FusionUnavailable(f"{name} took over {timeout_s:g} s",
+                                "use shorter texts or videos, or a faster machine") from None
+    if done.returncode != 0:
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise FusionUnavailable(f"{name} failed (exit {done.returncode}): {lines[-1] if lines else 'no message'}",
+                                f"check the arguments in the message; `{name} -version` or `{name} --version` "
+                                f"shows whether the installed {name} works")
+    return done.stdout
+
+
+@functools.lru_cache(maxsize=None)
+def program_version(name: str) -> str:
+    """The version string of espeak-ng, ffmpeg or ffprobe, recorded in every case's parameters
+    (the same text through another version can give other bytes)."""
+    flag = "--version" if name == "espeak-ng" else "-version"
+    words = run_program(name, [flag]).decode("utf-8", "replace").split()
+    # "eSpeak NG text-to-speech: 1.51 Data at: ..." / "ffmpeg version 5.1.9-0+deb12u1 Copyright ..."
+    marker = "text-to-speech:" if name == "espeak-ng" else "version"
+    if marker in words and words.index(marker) + 1 < len(words):
+        return words[words.index(marker) + 1]
+    return " ".join(words[:3]) or "unknown"
+
+
+def probe(media: MediaBlob | Path | str) -> dict[str, Any]:
+    """What ffprobe sees in an audio or video file: {"duration_s", "format", "streams": [{"type",
+    "codec", ...}]}, with width/height/fps for video streams and sample_rate/channels for audio."""
+    if isinstance(media, MediaBlob):
+        with tempfile.TemporaryDirectory(prefix="modlens-probe-") as tmp:
+            path = Path(tmp) / f"media{media.extension}"
+            path.write_bytes(media.data)
+            return _probe_path(path)
+    return _probe_path(Path(media))
+
+
+def _probe_path(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise FileNotFoundError(f"no media file at {path}")
+    raw = run_program("ffprobe", ["-v", "error", "-show_streams", "-show_format", "-of", "json", str(path)])
+    info = json.loads(raw)
+    fmt = info.get("format", {})
+    streams = []
+    for s in info.get("streams", []):
+        stream: dict[str, Any] = {"type": s.get("codec_type"), "codec": s.get("codec_name"),
+                                  "duration_s": _float(s.get("duration"))}
+        if s.get("codec_type") == "video":
+            stream.update(width=s.get("width"), height=s.get("height"), pix_fmt=s.get("pix_fmt"),
+                          fps=_rate(s.get("avg_frame_rate")), frames=_int(s.get("nb_frames")))
+        elif s.get("codec_type") == "audio":
+            stream.update(sample_rate=_int(s.get("sample_rate")), channels=s.get("channels"))
+        streams.append(stream)
+    return {"duration_s": _float(fmt.get("duration")), "format": fmt.get("format_name"), "streams": streams}
+
+
+def _float(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _rate(value: Any) -> float | None:
+    """ffprobe writes frame rates as fractions ("10/1"); "0/0" means unknown."""
+    try:
+        num, den = str(value).split("/")
+        return int(num) / int(den) if int(den) else None
+    except (TypeError, ValueError):
+        return None

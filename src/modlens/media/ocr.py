@@ -1,0 +1,75 @@
+"""Reading the text in an image with Tesseract (Debian `tesseract-ocr`), through its command
+line: no Python binding to install, and the engine's own version goes into the detector version."""
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from modlens.media import MediaBlob
+
+INSTALL_FIX = "install Tesseract: apt-get install tesseract-ocr (macOS: brew install tesseract)"
+TIMEOUT_S = 60
+
+
+class OcrUnavailable(RuntimeError):
+    def __init__(self, message: str, fix: str = INSTALL_FIX) -> None:
+        super().__init__(message)
+        self.fix = fix
+
+
+@dataclass(frozen=True)
+class OcrText:
+    text: str                  # words in reading order, lines joined by spaces
+    confidence: float | None   # mean word confidence in [0, 1]; None when no word was read
+    n_words: int
+
+
+def tesseract_path() -> str:
+    path = shutil.which("tesseract")
+    if path is None:
+        raise OcrUnavailable("the tesseract program is not installed")
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def tesseract_version() -> str:
+    """e.g. "5.3.0" (first line of `tesseract --version`)."""
+    out = subprocess.run([tesseract_path(), "--version"], capture_output=True, text=True, timeout=TIMEOUT_S)
+    first = (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else "tesseract unknown"
+    return first.split()[-1]
+
+
+def read_text(image: MediaBlob | bytes, *, lang: str = "eng", psm: int = 11) -> OcrText:
+    """The words Tesseract finds in an image. psm 11 ("sparse text") finds words anywhere on
+    the picture, as in memes and captions over photos; 6 reads one uniform block."""
+    data = image.data if isinstance(image, MediaBlob) else image
+    try:
+        out = subprocess.run([tesseract_path(), "stdin", "stdout", "-l", lang, "--psm", str(psm), "tsv"],
+                             input=data, capture_output=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise OcrUnavailable(f"tesseract took over {TIMEOUT_S} s on one image", "use smaller images") from None
+    if out.returncode != 0:
+        err = out.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise OcrUnavailable(f"tesseract failed: {err[-1] if err else out.returncode}",
+                             f"check that the tesseract language data for {lang!r} is installed "
+                             f"(apt-get install tesseract-ocr-{lang})")
+    return parse_tsv(out.stdout.decode("utf-8", "replace"))
+
+
+def parse_tsv(tsv: str) -> OcrText:
+    """Tesseract's TSV (level 5 rows are words, with a 0-100 confidence) as text in reading order."""
+    lines: dict[tuple[int, int, int, int], list[str]] = {}
+    confs: list[float] = []
+    for row in tsv.splitlines()[1:]:
+        cols = row.split("\t")
+        if len(cols) < 12 or cols[0] != "5" or not cols[11].strip():
+            continue
+        key = (int(cols[1]), int(cols[2]), int(cols[3]), int(cols[4]))
+        lines.setdefault(key, []).append(cols[11].strip())
+        conf = float(cols[10])
+        if conf >= 0:
+            confs.append(conf / 100)
+    words = [w for key in sorted(lines) for w in lines[key]]
+    return OcrText(" ".join(words), sum(confs) / len(confs) if confs else None, len(words))
