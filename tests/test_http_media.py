@@ -2,13 +2,13 @@
 that checks the SHA-256 of the bytes it received, as a cloud moderation API would get them."""
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
-import threading
 
 import pytest
 from aiohttp import web
+
+from threaded_server import ThreadedServer
 from media_helpers import blank_image, silent_wav
 
 from modlens.config import StudyConfig
@@ -17,39 +17,17 @@ from modlens.engine import Engine
 from modlens.media import MediaInput
 
 
-class MediaServer:
+class MediaServer(ThreadedServer):
     """Scores 0.9 when the text says "idiot" or an image arrived intact, else 0.1; every
     request's text and received media (with the SHA-256 computed here) are recorded."""
 
     def __init__(self):
         self.requests: list[dict] = []
         self.script: list[int] = []  # statuses to answer first, one per request
-        self.loop = asyncio.new_event_loop()
         app = web.Application(client_max_size=8 * 1024 * 1024)
         app.router.add_post("/json", self.json_api)
         app.router.add_post("/form", self.form_api)
-        self.runner = web.AppRunner(app)
-        ready = threading.Event()
-
-        def serve():
-            asyncio.set_event_loop(self.loop)
-            self.loop.run_until_complete(self.runner.setup())
-            site = web.TCPSite(self.runner, "127.0.0.1", 0)
-            self.loop.run_until_complete(site.start())
-            self.port = site._server.sockets[0].getsockname()[1]
-            ready.set()
-            self.loop.run_forever()
-
-        self.thread = threading.Thread(target=serve, daemon=True)
-        self.thread.start()
-        ready.wait(10)
-        self.base = f"http://127.0.0.1:{self.port}"
-
-    def stop(self):
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
+        super().__init__(app)
 
     def reply(self, text: str, media: list[dict]) -> web.Response:
         self.requests.append({"text": text, "media": media})

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 
 import pytest
 from aiohttp import web
+
+from threaded_server import ThreadedServer
 
 from modlens.config import StudyConfig
 from modlens.detectors import registry
@@ -37,39 +38,17 @@ def toxicity_of(text: str) -> float:
     return 0.92 if any(w in text.lower() for w in ("idiot", "stupid")) else 0.04
 
 
-class FakeServer:
+class FakeServer(ThreadedServer):
     """An aiohttp app in its own thread and loop, so sync and async tests can both use it."""
 
     def __init__(self):
         self.requests: list[dict] = []      # {"t", "path", "query", "headers", "body"}
         self.script: list[int] = []         # statuses to answer first, one per request, before behaving
-        self.loop = asyncio.new_event_loop()
         app = web.Application()
         app.router.add_post("/v1alpha1/comments:analyze", self.perspective)
         app.router.add_post("/classify", self.classify)
         app.router.add_post("/batch", self.batch)
-        self.runner = web.AppRunner(app)
-        ready = threading.Event()
-
-        def serve():
-            asyncio.set_event_loop(self.loop)
-            self.loop.run_until_complete(self.runner.setup())
-            site = web.TCPSite(self.runner, "127.0.0.1", 0)
-            self.loop.run_until_complete(site.start())
-            self.port = site._server.sockets[0].getsockname()[1]
-            ready.set()
-            self.loop.run_forever()
-
-        self.thread = threading.Thread(target=serve, daemon=True)
-        self.thread.start()
-        ready.wait(10)
-        self.base = f"http://127.0.0.1:{self.port}"
-
-    def stop(self):
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
+        super().__init__(app)
 
     async def _record(self, request) -> tuple[dict, web.Response | None]:
         body = await request.json()
