@@ -43,14 +43,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.2) -> Any:
+def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.2,
+             sleep: Callable[[float], Any] = time.sleep) -> Any:
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
         last = predicate()
         if last:
             return last
-        time.sleep(interval)
+        sleep(interval)
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
 
 

@@ -10,11 +10,10 @@ import hashlib
 import re
 import json
 import shutil
-import time
 
 import pytest
 
-from .harness import FIXTURES, Browser, Daemon, load_fixtures, prepare_extension
+from .harness import FIXTURES, Browser, Daemon, load_fixtures, prepare_extension, wait_for
 
 
 pytestmark = [pytest.mark.browser]
@@ -51,14 +50,7 @@ max_per_comment = 4
 def pumping_wait(page, predicate, timeout: float, what: str):
     """harness.wait_for, but sleeping inside Playwright: the sync API runs the route handler that
     serves the worker's image fetch only while Python is in a Playwright call."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        page.wait_for_timeout(200)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+    return wait_for(predicate, timeout, what, sleep=lambda seconds: page.wait_for_timeout(seconds * 1000))
 
 
 def expected_images() -> dict[str, tuple[int, str, str | None]]:

@@ -93,16 +93,15 @@ def list_lines() -> list[str]:
 def _check(args: argparse.Namespace) -> None:
     from modlens.fusion import fusions
     from modlens.fusion.case import CONTENT_TYPES
-    from modlens.names import close_matches
+    from modlens.names import UnknownName
 
     for ct in args.content_types or []:
         if ct not in CONTENT_TYPES:
             raise CliError(f"--content-type {ct!r} is not one of {', '.join(CONTENT_TYPES)}")
-    for name in args.fusions or []:
-        if name not in fusions.FUSIONS:
-            close = close_matches(name, dict.fromkeys(fusions.FUSIONS))
-            raise CliError(f"unknown fusion {name!r}", fix=f"did you mean {' or '.join(close)}?" if close
-                           else f"one of {', '.join(fusions.FUSIONS)} (`modlens fuse --list`)")
+    try:
+        fusions.check(args.fusions or [])
+    except UnknownName as err:
+        raise CliError(err.message, fix=err.fix) from None
     if args.pairs < 1:
         raise CliError(f"--pairs must be at least 1, not {args.pairs}")
     for flag, value in (("--images", args.images), ("--pairs-file", args.pairs_file),

@@ -12,6 +12,7 @@ from modlens.fusion.case import FusedCase
 from modlens.fusion.fusions.base import FusionContext, Skip
 from modlens.fusion.render import FusionUnavailable
 from modlens.fusion.seeds import Seed
+from modlens.names import check_known
 
 # fusion name -> module in this package; the order is the order of `modlens fuse --list` and of generation
 FUSIONS: dict[str, str] = {
@@ -30,9 +31,13 @@ def available() -> list[str]:
     return list(FUSIONS)
 
 
+def check(names: list[str]) -> None:
+    """Raises UnknownName (a KeyError, with close matches) for the first name not registered."""
+    check_known("fusion", names, FUSIONS)
+
+
 def module(name: str) -> ModuleType:
-    if name not in FUSIONS:
-        raise KeyError(f"unknown fusion {name!r}; known: {', '.join(FUSIONS)}")
+    check([name])
     return importlib.import_module(f"modlens.fusion.fusions.{FUSIONS[name]}")
 
 
