@@ -25,10 +25,16 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from modlens.perturb.base import Variant
+from modlens.rows import CommentRow, Variant
 from modlens.services.recording import record_scores_many
-from modlens.studylog import store
-from modlens.studylog.store import CommentRow, LogWriter, StudyLog
+from modlens.studylog import connection
+from modlens.studylog.records import comments as records_comments
+from modlens.studylog.records import media as records_media
+from modlens.studylog.records import runs as records_runs
+from modlens.studylog.records import scores as records_scores
+from modlens.studylog.records import sessions as records_sessions
+from modlens.studylog.records import variants as records_variants
+from modlens.studylog.store import LogWriter, StudyLog
 
 PAGE = 20
 PLATFORM = "dataset:bench"
@@ -47,17 +53,26 @@ def _old_canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+# every module that calls canonical_json by name (the "before" path swaps it for the old encoder)
+JSON_USERS = [m for m in (records_comments, records_scores, records_sessions, records_variants, records_runs,
+                          records_media) if hasattr(m, "canonical_json")]
+
+
 @contextlib.contextmanager
 def before_settings() -> Iterator[None]:
     """The code before the batched API: SQLite's default cache and checkpointing, and a JSON
     encoder built per call (`json.dumps` with options)."""
-    saved = (store.CACHE_SIZE_KIB, store.WAL_AUTOCHECKPOINT_PAGES, store.JOURNAL_SIZE_LIMIT, store.canonical_json)
-    store.CACHE_SIZE_KIB, store.WAL_AUTOCHECKPOINT_PAGES, store.JOURNAL_SIZE_LIMIT = 2000, 1000, -1
-    store.canonical_json = _old_canonical_json
+    saved = (connection.CACHE_SIZE_KIB, connection.WAL_AUTOCHECKPOINT_PAGES, connection.JOURNAL_SIZE_LIMIT)
+    saved_json = [m.canonical_json for m in JSON_USERS]
+    connection.CACHE_SIZE_KIB, connection.WAL_AUTOCHECKPOINT_PAGES, connection.JOURNAL_SIZE_LIMIT = 2000, 1000, -1
+    for m in JSON_USERS:
+        m.canonical_json = _old_canonical_json  # type: ignore[attr-defined]
     try:
         yield
     finally:
-        store.CACHE_SIZE_KIB, store.WAL_AUTOCHECKPOINT_PAGES, store.JOURNAL_SIZE_LIMIT, store.canonical_json = saved
+        connection.CACHE_SIZE_KIB, connection.WAL_AUTOCHECKPOINT_PAGES, connection.JOURNAL_SIZE_LIMIT = saved
+        for m, fn in zip(JSON_USERS, saved_json):
+            m.canonical_json = fn  # type: ignore[attr-defined]
 
 
 def open_log(path: Path, before: bool, sync: str) -> StudyLog:
@@ -264,11 +279,11 @@ def main() -> int:
         if args.writer:
             print("\ndaemon-style: comment + score per row, pages of 20, 16 clients, through LogWriter (max 256 calls)")
             for sync in args.sync:
-                store.SYNCHRONOUS = sync
+                connection.SYNCHRONOUS = sync
                 rate = asyncio.run(through_writer(work / f"writer-{sync}.sqlite", 4000, 16, 256))
                 print(f"  {sync}: {rate:,.0f} rows/s")
     finally:
-        store.SYNCHRONOUS = "FULL"
+        connection.SYNCHRONOUS = "FULL"
         shutil.rmtree(work, ignore_errors=True)
     return 0
 

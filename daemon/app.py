@@ -28,6 +28,7 @@ from modlens.media.store import MediaStore
 from modlens.daemon.pipeline import Pipeline
 from modlens.protocol import ErrorCode, ProtocolError
 from modlens.daemon.security import check_handshake
+from modlens.daemon.recovery import recovery_ctx
 from modlens.daemon.session import Session
 
 log = logging.getLogger("modlens.daemon")
@@ -288,7 +289,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         session.closed = True
         await session.cancel_tasks()
         try:
-            await app[PIPELINE].close_session(session)
+            await app[PIPELINE].close_session(session, "shutdown" if state.closing else "client")
         except Exception:
             log.exception("could not close session %s", session.session_id)
     return ws
@@ -319,7 +320,8 @@ def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[]
     app[STUDY] = study
     app[OPTIONS] = DaemonOptions(db_path=Path(db_path), token=token_fn, **options)
     app[STATE] = DaemonState()
-    app.cleanup_ctx.extend([_writer_ctx, _engine_ctx, _pipeline_ctx])
+    app.cleanup_ctx.extend([_writer_ctx, _engine_ctx, _pipeline_ctx,
+                            recovery_ctx(lambda a: a[PIPELINE], lambda a: a[STATE].sockets.values())])
     app.on_shutdown.append(_close_sockets)
     app.router.add_get("/ws", websocket_handler)
     app.router.add_get("/status", status_handler)

@@ -15,7 +15,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from modlens.chunks import ItemSource, register_items
 from modlens.config import StudyConfig, StudyConfigError
+from modlens.datasets.base import DatasetItem
 from modlens.study.calibration import gold_problems
 from modlens.studylog.store import StudyLog
 
@@ -61,21 +63,18 @@ def calibration_items(study: StudyConfig) -> list[CalibrationItem]:
 
 
 def record_items(lg: StudyLog, study: StudyConfig, items: list[CalibrationItem]) -> dict[str, int]:
-    """Write page, comments and labels in one transaction; returns key -> comment_id."""
-    ids: dict[str, int] = {}
+    """Write page, comments and labels in one transaction (the chunk pipeline's registration);
+    returns key -> comment_id."""
     with lg.transaction():
         page_id = lg.ensure_page(PLATFORM, study.study_id, None, study.title)
-        for item in items:
-            cid = lg.add_comment(PLATFORM, item.key, page_id, item.text)
-            stored = lg.comment_text(cid)
-            if stored != item.text:
+        ids = register_items(lg, ItemSource(PLATFORM, page_id, SOURCE),
+                             [DatasetItem(i.key, i.text, i.labels()) for i in items])
+        for item, cid in zip(items, ids):
+            if lg.comment_text(cid) != item.text:
                 # ratings already refer to the first text; say so instead of silently mixing
                 log.warning("calibration item %r: the study log holds a different text under this key "
                             "(kept the logged one); give the changed item a new key", item.key)
-            for name, value in item.labels().items():
-                lg.add_label(cid, name, value, SOURCE)
-            ids[item.key] = cid
-    return ids
+    return {item.key: cid for item, cid in zip(items, ids)}
 
 
 async def log_calibration_items(study: StudyConfig, write) -> dict[str, int]:

@@ -2,7 +2,8 @@
 ratings -> study log -> ack after commit. Socket handling lives in `app.py`.
 
 Scores never wait for perturbations, and a normalizer or generator that fails (or does not
-exist yet) costs only its own output: the error is logged and sent, the scores still go out.
+exist yet) costs only its own output: the error is sent and recorded (`step_errors`, the chunk
+pipeline's one error policy, `modlens.chunks.steps`), the scores still go out.
 Every write goes through the single LogWriter and is shielded from cancellation, so a client
 that disconnects mid-page loses nothing that was accepted.
 """
@@ -17,8 +18,9 @@ from modlens import __version__, pairing
 from modlens.config import StudyConfig
 from modlens.engine import DetectorResult, Engine
 from modlens.ratings import derive_toxicity
-from modlens.services.recording import (record_normalizations_many, record_scores, record_variants, register,
-                                       score_rows)
+from modlens.chunks import Failed, StepError, record_results
+from modlens.chunks.steps import NORMALIZE, VARIANTS, each, generator_identity, normalizer_identity
+from modlens.services.recording import record_variants, register, score_rows
 from modlens.studylog.store import CommentRow, LogWriter, StudyLog
 
 from modlens import protocol as p
@@ -132,9 +134,10 @@ class Pipeline:
         sampling["salt"] = sampling.get("salt") or hashlib.sha256(basis.encode()).hexdigest()[:32]
         return settings
 
-    async def close_session(self, session: Session) -> None:
+    async def close_session(self, session: Session, ended_by: str = "client") -> None:
+        """`ended_by`: 'client' (the socket closed) or 'shutdown' (the daemon closed it, stopping)."""
         if session.ready:
-            await self.write(lambda lg: lg.end_session(session.session_id))
+            await self.write(lambda lg: lg.end_session(session.session_id, ended_by))
 
     # --- comments --------------------------------------------------------------------------
     def accept(self, msg: p.Comments) -> list[Accepted]:
@@ -160,7 +163,7 @@ class Pipeline:
         def record(lg: StudyLog) -> list[int]:
             # the page's comments in one batched insert (the rows `add_comment` writes one by one)
             page_id = lg.ensure_page(platform, page.page_key, page.url, page.title)
-            last = lg._one("SELECT coalesce(max(comment_id), 0) FROM comments", ())  # ids above it are new
+            last = lg.query("SELECT coalesce(max(comment_id), 0) AS n FROM comments")[0]["n"]  # ids above it are new
             ids = lg.add_comments_many(platform, [
                 CommentRow(a.key, a.text, page_id, a.item.parent_key, a.item.author_hash, a.item.time_shown,
                            a.truncated, a.original_length) for a in items])
@@ -216,29 +219,22 @@ class Pipeline:
 
     async def _normalize(self, texts: list[str]) -> list[tuple[Any, str | None]]:
         """(Normalized | None, error | None) per text; a failing normalizer fails alone."""
-        if not self.study.normalizer.enabled:
+        normalizer = self.engine.normalizer
+        if not self.study.normalizer.enabled or normalizer is None:
             return [(None, None)] * len(texts)
-
-        def run() -> list[tuple[Any, str | None]]:
-            out = []
-            for t in texts:
-                try:
-                    out.append((self.engine.normalize(t), None))
-                except Exception as err:
-                    log.warning("normalizer failed: %s", err)
-                    out.append((None, f"normalizer: {type(err).__name__}: {err}"))
-            return out
-
-        if self.engine.normalizer is None:
-            return [(None, None)] * len(texts)
-        return await asyncio.get_running_loop().run_in_executor(None, run)
+        got = await asyncio.get_running_loop().run_in_executor(None, lambda: each(normalizer.normalize, texts, NORMALIZE))
+        return [(None, f"normalizer: {g.message}") if isinstance(g, Failed) else (g, None) for g in got]
 
     async def _record_scores(self, texts, scores, norms, norm_scores) -> None:
         ids = self.detector_ids
+        name, version = normalizer_identity(self.engine.normalizer)
+        errors = [StepError(t, NORMALIZE, name, version, err.removeprefix("normalizer: "))
+                  for t, (_, err) in zip(texts, norms) if err is not None]
 
         def record(lg: StudyLog) -> None:
-            record_scores(lg, ids, score_rows([*texts, *norm_scores], [*scores, *norm_scores.values()]))
-            record_normalizations_many(lg, [(text, norm) for text, (norm, _) in zip(texts, norms) if norm is not None])
+            record_results(lg, ids, scores=score_rows([*texts, *norm_scores], [*scores, *norm_scores.values()]),
+                           normalizations=[(text, norm) for text, (norm, _) in zip(texts, norms) if norm is not None],
+                           errors=errors)
 
         try:
             await self.write(record)
@@ -252,7 +248,14 @@ class Pipeline:
                 scores = await self.engine.score([v.text for v in variants]) if variants else []
         except Exception as err:
             log.warning("variant generation failed for %s: %s", a.key, err)
-            await send(p.Variants(id=msg_id, key=a.key, items=[], error=f"{type(err).__name__}: {err}").dump())
+            message = f"{type(err).__name__}: {err}"
+            await send(p.Variants(id=msg_id, key=a.key, items=[], error=message).dump())
+            name, version = generator_identity(self.study.perturbation)
+            failed = StepError(a.text, VARIANTS, name, version, message)
+            try:
+                await self.write(lambda lg: record_results(lg, {}, errors=[failed]))
+            except Exception:
+                log.exception("study log: could not record the variant step's error")
             return
         ids: list[int | None] = [None] * len(variants)
         if comment_id is not None and variants:
@@ -324,8 +327,7 @@ class Pipeline:
         store = self.media_store
         if keep:  # content-addressed files: the same image is written once, whoever sent it
             await asyncio.get_running_loop().run_in_executor(None, lambda: [store.put(b) for _, b in items])
-        text = await self.write(lambda lg: lg._one(
-            "SELECT t.text FROM comments c JOIN texts t ON t.text_id = c.text_id WHERE c.comment_id = ?", (comment_id,)))
+        text = await self.write(lambda lg: lg.comment_text(comment_id))
         keys = media_detector_keys(self.study.media, self.engine.detectors)
         results = (await self._score_media(MediaInput(text, tuple(b for _, b in sorted(items, key=lambda i: i[0]))),
                                            keys)) if keys else {}

@@ -1,17 +1,53 @@
-"""The engine (src/modlens/) never imports the daemon (daemon/, installed as modlens.daemon),
-except `modlens.cli.serve`, which starts it. The daemon may import the engine."""
+"""The layering of modlens as a table: every module belongs to one layer (by its longest prefix in
+`LAYERS`), and an import never runs up the layers; no package and no module is part of an import
+cycle. Lazy imports (inside functions) and `TYPE_CHECKING` imports count: a dependency deferred
+is still a dependency. src/modlens/ and daemon/ (installed as modlens.daemon) are both checked.
+
+The engine (src/modlens/) never imports the daemon, except `modlens.cli.serve`, which starts it."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-ENGINE = Path(__file__).resolve().parents[1] / "src" / "modlens"
+ROOT = Path(__file__).resolve().parents[1]
+ENGINE = ROOT / "src" / "modlens"
+DAEMON_DIR = ROOT / "daemon"
 DAEMON = "modlens.daemon"
 ALLOWED = {"modlens.cli.serve"}
 
+# lowest first; a module may import its own layer and those below it. Why each sits where it does:
+LAYERS: list[tuple[str, list[str]]] = [
+    # plain values and locations, importing nothing of modlens
+    ("leaves", ["modlens", "modlens.rows", "modlens.names", "modlens.paths", "modlens.netutil", "modlens.batcher",
+                "modlens.runtime"]),
+    # files, keys and the study log's storage: know tables and bytes, not what fills them
+    ("storage", ["modlens.media", "modlens.pairing", "modlens.signing", "modlens.safe_archive", "modlens.studylog"]),
+    # what reads text: normalizer steps, detectors, dataset readers
+    ("models", ["modlens.normalize", "modlens.detectors", "modlens.datasets"]),
+    # what makes text: perturbations, attacks, fused test cases
+    ("generators", ["modlens.perturb", "modlens.fusion"]),
+    # the study file and the wire format
+    ("contracts", ["modlens.config", "modlens.protocol"]),
+    # models + generators behind batchers, and what they record
+    ("engine", ["modlens.engine", "modlens.services"]),
+    # reads the log into numbers (never computes a model output)
+    ("analysis", ["modlens.analysis"]),
+    # the one chunk pipeline and the runs built on it
+    ("runs", ["modlens.chunks", "modlens.audit", "modlens.scale"]),
+    # studies as files people exchange: packs, joins, bundles, merges
+    ("studies", ["modlens.study", "modlens.studylog.bundle", "modlens.studylog.merge"]),
+    # the command line
+    ("commands", ["modlens.cli", "modlens.__main__", "modlens.extension_build"]),
+    # the server (thin: calls the engine)
+    ("daemon", [DAEMON]),
+]
+
 
 def module_name(path: Path, engine: Path = ENGINE) -> str:
-    parts = path.relative_to(engine.parent).with_suffix("").parts
+    if engine == ENGINE and path.is_relative_to(DAEMON_DIR):
+        parts = (*DAEMON.split("."), *path.relative_to(DAEMON_DIR).with_suffix("").parts)
+    else:
+        parts = path.relative_to(engine.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -34,6 +70,110 @@ def imported_modules(path: Path, engine: Path = ENGINE) -> set[str]:
     return found
 
 
+def all_modules() -> dict[str, Path]:
+    files = [*ENGINE.rglob("*.py"), *DAEMON_DIR.rglob("*.py")]
+    return {module_name(p): p for p in sorted(files)}
+
+
+def dependencies(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> the modlens modules it imports (files only: `from pkg import sub` counts as `pkg.sub`,
+    not as the package's `__init__`, which would make every package look like a cycle)."""
+    out: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        named = {m for m in imported_modules(path) if m in modules and m != name}
+        out[name] = {m for m in named if not any(o.startswith(m + ".") for o in named)}
+    return out
+
+
+def layer_of(module: str) -> int:
+    best, found = -1, -1
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for p in prefixes:
+            if (module == p or module.startswith(p + ".")) and len(p) > best:
+                best, found = len(p), i
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one member (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return out
+
+
+def package(module: str) -> str:
+    """The unit a package-level cycle is counted in: the longest prefix of `LAYERS` that holds it
+    (`modlens.X`, or a module listed on its own such as `modlens.studylog.bundle`)."""
+    prefixes = [p for _, ps in LAYERS for p in ps if module == p or module.startswith(p + ".")]
+    return max(prefixes, key=len)
+
+
+def test_every_module_has_a_layer():
+    missing = [m for m in all_modules() if layer_of(m) < 0]
+    assert not missing, f"modules in no layer of LAYERS (add their package where it belongs): {missing}"
+
+
+def test_no_import_runs_up_the_layers():
+    deps = dependencies(all_modules())
+    upward = {f"{m} ({LAYERS[layer_of(m)][0]})": sorted(f"{d} ({LAYERS[layer_of(d)][0]})" for d in ds
+                                                         if layer_of(d) > layer_of(m))
+              for m, ds in deps.items() if m not in ALLOWED}
+    upward = {k: v for k, v in upward.items() if v}
+    assert not upward, f"imports that run up the layers: {upward}"
+
+
+def test_no_module_cycles():
+    found = cycles(dependencies(all_modules()))
+    assert not found, f"modules importing each other (directly or around a loop): {found}"
+
+
+def test_no_package_cycles():
+    deps = dependencies(all_modules())
+    graph: dict[str, set[str]] = {}
+    for m, ds in deps.items():
+        graph.setdefault(package(m), set()).update(package(d) for d in ds if package(d) != package(m))
+    found = cycles(graph)
+    assert not found, f"packages importing each other: {found}"
+
+
 def test_only_serve_imports_the_daemon():
     offenders = {}
     for path in sorted(ENGINE.rglob("*.py")):
@@ -42,6 +182,14 @@ def test_only_serve_imports_the_daemon():
         if daemon_imports and name not in ALLOWED:
             offenders[name] = daemon_imports
     assert not offenders, f"engine modules importing the daemon (only {ALLOWED} may): {offenders}"
+
+
+def test_the_checks_catch_a_cycle_and_an_upward_import():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+    assert layer_of("modlens.studylog.store") < layer_of("modlens.detectors.base") < layer_of("modlens.cli.audit")
+    assert layer_of("modlens.studylog.bundle") > layer_of("modlens.analysis.report")  # longest prefix wins
+    assert layer_of("modlens.daemon.app") == len(LAYERS) - 1
 
 
 def test_the_scan_sees_every_import_form(tmp_path):

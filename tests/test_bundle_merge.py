@@ -12,12 +12,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from modlens.cli import main as cli_main
 from modlens.config import load_study
 from modlens.study import folder, join, pack
 from modlens.studylog import bundle as bundle_mod
-from modlens.studylog import schema, store
+from modlens.studylog import migrate, schema
 from modlens.studylog.bundle import read_bundle, write_archive, write_bundle_file
 from modlens.studylog.merge import merge_files
 from modlens.studylog.store import LogWriter, StudyLog
@@ -69,7 +70,7 @@ def participant(tmp_path: Path, monkeypatch, study_pack: Path, rater: int, **kw)
     home = tmp_path / f"home-{rater}"
     home.mkdir(exist_ok=True)
     monkeypatch.setenv("MODLENS_HOME", str(home))
-    assert cli_main(["join", str(study_pack)]) == 0
+    assert cli_main(["join", str(study_pack), "--allow-unsigned"]) == 0
     study = load_study(join.joined_study_file())  # what `modlens serve` runs with after the join
     db = home / "study.sqlite"
     asyncio.run(_write_participant(db, study, rater, **kw))
@@ -109,7 +110,8 @@ def test_bundle_holds_only_consented_rows_and_show_writes_nothing(bundles, tmp_p
     assert "rater-0 (consent 2025-05-01T10:00:00Z)" in out and "feed-only" not in out
 
 
-def test_merge_dedups_keeps_raters_and_versions_records_provenance_and_is_idempotent(bundles, tmp_path, capsys):
+def test_merge_dedups_keeps_raters_and_versions_records_provenance_and_is_idempotent(bundles, tmp_path, capsys,
+                                                                                     monkeypatch):
     _pack, made = bundles
     merged = tmp_path / "study.sqlite"
     assert cli_main(["merge", "--out", str(merged), *map(str, made)]) == 0
@@ -131,6 +133,7 @@ def test_merge_dedups_keeps_raters_and_versions_records_provenance_and_is_idempo
     capsys.readouterr()
     # the same bundles again, and a fresh export of participant 0 (new checksum, same rows): nothing added
     again = tmp_path / "again.bundle"
+    monkeypatch.setenv("MODLENS_HOME", str(tmp_path / "home-0"))  # participant 0's machine: its bundle key
     write_bundle_file(tmp_path / "home-0" / "study.sqlite", again, "pilot")
     assert cli_main(["merge", "--out", str(merged), *map(str, made), str(again)]) == 0
     out = capsys.readouterr().out
@@ -212,7 +215,8 @@ def test_refusals_name_the_problem_and_write_nothing(bundles, tmp_path, monkeypa
 
     broken = tmp_path / "no-sessions.bundle"  # ratings point at sessions the bundle lacks: fails mid-merge
     with open(broken, "wb") as fh:
-        write_archive(fh, fields | {"schema_version": schema.SCHEMA_VERSION}, tables | {"sessions": (tables["sessions"][0], [])})
+        write_archive(fh, fields | {"schema_version": schema.SCHEMA_VERSION}, tables | {"sessions": (tables["sessions"][0], [])},
+                      key=Ed25519PrivateKey.generate())  # signed, so it gets as far as the rows
     assert "rolled back, nothing of it was merged" in _merge_refused(merged, broken, capsys)
 
     with StudyLog(tmp_path / "own.sqlite") as log:  # a participant's own log is no merge target
@@ -229,8 +233,8 @@ def test_a_bundle_of_the_older_schema_is_upgraded_on_the_fly(tmp_path, monkeypat
     study_pack = make_pack(tmp_path)
     current = participant(tmp_path, monkeypatch, study_pack, 0)
     # a participant still on schema 1: the log is written and the bundle exported by those rules
-    monkeypatch.setattr(store, "MIGRATIONS", schema.MIGRATIONS[:1])
-    monkeypatch.setattr(store, "SCHEMA_VERSION", 1)
+    monkeypatch.setattr(migrate, "MIGRATIONS", schema.MIGRATIONS[:1])
+    monkeypatch.setattr(migrate, "SCHEMA_VERSION", 1)
     old = participant(tmp_path, monkeypatch, study_pack, 1)
     with StudyLog(tmp_path / "home-1" / "study.sqlite", readonly=True) as log:
         assert log.user_version() == 1 and "bundles" not in log.table_names()

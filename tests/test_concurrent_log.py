@@ -17,7 +17,7 @@ import pytest
 
 from modlens.cli import main
 from modlens.detectors import registry
-from modlens.studylog import store
+from modlens.studylog import connection
 from modlens.studylog.store import StudyLog, StudyLogError
 
 from daemon_helpers import serve_process, write_study
@@ -79,8 +79,8 @@ def test_two_audit_processes_on_one_log_both_finish_without_loss(profanity, tmp_
     assert rows(db, "SELECT count(*) FROM run_items")[0][0] == 2 * N_ITEMS
     texts = rows(db, TEXTS)[0][0]
     assert rows(db, "SELECT count(*), count(toxicity) FROM scores")[0] == (texts, texts)
-    labelled = dict(rows(db, "SELECT c.platform, count(DISTINCT l.comment_id) FROM labels l "
-                             "JOIN comments c USING (comment_id) WHERE l.name = 'toxic' GROUP BY c.platform"))
+    labelled = dict(rows(db, "SELECT c.platform, count(DISTINCT g.comment_id) FROM gold_labels g "
+                             "JOIN comments c USING (comment_id) GROUP BY c.platform"))
     assert labelled == {"dataset:hatecheck": N_ITEMS, "dataset:davidson": N_ITEMS}
 
 
@@ -149,8 +149,7 @@ def test_a_transaction_waits_for_another_writer_instead_of_failing(tmp_path):
 
 
 def test_a_lock_held_too_long_is_a_clear_error(tmp_path, monkeypatch, capsys, data_dir):
-    monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 200)
-    monkeypatch.setattr(store, "BUSY_RETRIES", 1)
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 200)
     db = tmp_path / "log.sqlite"
     StudyLog(db).close()
     other = sqlite3.connect(db, isolation_level=None)

@@ -31,6 +31,17 @@ def labels_in_log(db, name):
         con.close()
 
 
+def gold_in_log(db):
+    """(definition, [value, ...]) of the log's one gold label set."""
+    con = sqlite3.connect(db)
+    try:
+        (set_id, definition), = con.execute("SELECT label_set_id, definition FROM label_sets").fetchall()
+        return definition, [r[0] for r in con.execute("SELECT value FROM gold_labels WHERE label_set_id = ? "
+                                                      "ORDER BY comment_id", (set_id,))]
+    finally:
+        con.close()
+
+
 def count(db, table):
     con = sqlite3.connect(db)
     try:
@@ -190,8 +201,9 @@ def test_a_recognized_label_column_is_the_gold_label_and_other_columns_are_not_s
     assert "labels stored: toxic, label, platform, target, id; other columns are not stored" in err
     con = sqlite3.connect(db)
     stored = {n for (n,) in con.execute("SELECT DISTINCT name FROM labels")}
-    assert stored == {"toxic", "label", "platform", "target", "id"}  # not likes, created
-    assert labels_in_log(db, "toxic") == ["1", "0"] and labels_in_log(db, "target") == ["women"]
+    assert stored == {"label", "platform", "target", "id"}  # not likes, created; `toxic` is a gold label
+    assert gold_in_log(db) == ("label (1/true/yes/toxic/hateful… vs 0/false/no/neither…)", ["1", "0"])
+    assert labels_in_log(db, "target") == ["women"]
     # --label-cols adds columns; '*' keeps every one
     d = registry.load(str(f), label_cols=["likes"])
     assert d.items[0].labels["likes"] == "5" and "created" not in d.items[0].labels
@@ -212,7 +224,7 @@ def test_label_option_maps_any_column(tmp_path, capsys):
     assert main(["audit", str(f), "--db", str(db), "--quiet", "--detectors", "profanity-check",
                  "--label", "class=0"]) == 0
     assert "gold label: toxic = class in {0}" in capsys.readouterr().err
-    assert labels_in_log(db, "toxic") == ["1", "0", "0"]
+    assert gold_in_log(db) == ("class in {0}", ["1", "0", "0"])
 
 
 def test_davidson_keeps_its_own_gold_label_and_takes_label_for_hate_only(data_dir):
@@ -276,9 +288,10 @@ def test_a_large_csv_is_consumed_chunk_by_chunk(tmp_path):
     with pytest.raises(AuditError, match=rf"big.csv: row {n}: toxic = 'maybe'.*19968 items before it are in the log"):
         run_audit(str(f), db=db, detector_objects={"len": LengthDetector()}, chunk_size=128, progress=False)
     assert count(db, "run_items") == 19_968  # every full chunk before the bad row
-    write_big_csv(f, n)  # fixed
+    write_big_csv(f, n)  # fixed: rows are keyed by the file's content, so the new version is a source of its own
     again = run_audit(str(f), db=db, detector_objects={"len": LengthDetector()}, chunk_size=128, progress=False)
-    assert again.resumed and again.n_skipped == 19_968 and again.n_items == n and count(db, "comments") == n
+    assert not again.resumed and again.n_items == n and count(db, "comments") == n + 19_968
+    assert again.n_scored == n - 19_968  # the texts logged before the fix are not scored again
 
 
 def test_limit_stops_reading_early(tmp_path):

@@ -12,9 +12,10 @@ import pytest
 
 from modlens.cli import main as cli_main
 from modlens.perturb.base import Variant
-from modlens.studylog.dictionary import EXPORT_TABLES, SCHEMA_DOCS, render_markdown
+from modlens.studylog.dictionary import render_markdown
 from modlens.studylog.export import export
 from modlens.studylog.store import LogWriter, StudyLog
+from modlens.studylog.tables import EXPORT_TABLES, TABLES
 
 DATA_MD = Path(__file__).resolve().parents[1] / "docs" / "DATA.md"
 
@@ -87,7 +88,7 @@ def test_csv_export_is_tidy_and_complete(db, tmp_path):
     # joining scores to the normalized text works through text_id
     norm = read_csv(out / "normalizations.csv")[0]
     assert [s["toxicity"] for s in scores if s["text_id"] == norm["result_text_id"]] == ["0.95"]
-    assert (out / "DATA.md").read_text().count("### `") == len(EXPORT_TABLES) + len(SCHEMA_DOCS)
+    assert (out / "DATA.md").read_text().count("### `") == len(EXPORT_TABLES) + len(TABLES)
     assert json.loads((out / "manifest.json").read_text())["tables"]["ratings"]["rows"] == 3
     assert not list(out.glob("*.tmp"))
 
@@ -116,6 +117,10 @@ def test_cli_export_defaults_to_the_home_db_and_reports_errors(tmp_path, modlens
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["DATA.md", "comments.jsonl", "manifest.json", "ratings.jsonl"]
     assert cli_main(["export", "--out", str(tmp_path / "o"), "--tables", "nope"]) == 2
     assert "unknown table" in capsys.readouterr().err
+    assert cli_main(["export", "--out", str(tmp_path / "o"), "--tables", "ocr_result"]) == 2
+    assert "did you mean ocr_results?" in capsys.readouterr().err
+    assert cli_main(["export", "--out", str(tmp_path / "m"), "--tables", "media", "label_sets", "step_errors"]) == 0
+    assert sorted(p.name for p in (tmp_path / "m").glob("*.csv")) == ["label_sets.csv", "media.csv", "step_errors.csv"]
 
 
 async def test_export_while_a_writer_is_active(tmp_path):
@@ -159,14 +164,14 @@ async def test_export_while_a_writer_is_active(tmp_path):
 def test_every_column_is_documented_and_docs_match_the_dictionary(db):
     with StudyLog(db, readonly=True) as log:
         tables = set(log.db.table_names())
-        assert tables == set(SCHEMA_DOCS), "every SQLite table needs an entry in dictionary.SCHEMA_DOCS"
-        for table in tables:
-            columns = [c.name for c in log.db[table].columns]
-            assert columns == list(SCHEMA_DOCS[table][1]), table
+        assert tables == {t.name for t in TABLES}, "every SQLite table needs an entry in studylog/tables.py"
+        for table in TABLES:
+            columns = [c.name for c in log.db[table.name].columns]
+            assert columns == [c.name for c in table.columns], table.name
         for table in EXPORT_TABLES:  # the query yields exactly the documented columns
             names = [d[0] for d in log.conn.execute(table.sql).description]
             assert names == [c.name for c in table.columns], table.name
     text = DATA_MD.read_text()
     block = re.search(r"<!-- BEGIN GENERATED[^>]*-->\n(.*)<!-- END GENERATED -->", text, re.S)
     assert block, "docs/DATA.md lost its generated block"
-    assert block.group(1) == render_markdown(), "regenerate: python -m modlens.studylog.dictionary"
+    assert block.group(1) == render_markdown(), "regenerate: python -m modlens.studylog.dictionary --write"

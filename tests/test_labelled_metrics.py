@@ -12,6 +12,7 @@ from statsmodels.stats.proportion import proportion_confint
 from modlens.analysis import labelled, metrics
 from modlens.analysis.data import load
 from modlens.analysis.skip import Skip
+from modlens.studylog.records.labels import add_gold_labels, ensure_label_set
 from modlens.studylog.store import StudyLog
 
 
@@ -132,8 +133,8 @@ def _log(path, rows, detector_scores=True):
         for platform, key, text, toxic, target, score in rows:
             page = log.ensure_page(platform, "f", None, None)
             cid = log.add_comment(platform, key, page, text)
-            if toxic is not None:
-                log.add_label(cid, "toxic", str(toxic), platform)
+            if toxic is not None:  # gold labels live in a label set of their source
+                add_gold_labels(log, ensure_label_set(log, platform, "toxic (test)"), [(cid, str(toxic))])
             if target is not None:
                 log.add_label(cid, "target_ident", target, platform)
             if detector_scores and score is not None:
@@ -205,7 +206,8 @@ def test_sass_section_intervals_and_categories_only(tmp_path):
         for i in range(40):
             cid = log.comment_id("dataset:sass", f"row-{i}")
             log.add_label(cid, "human_score", "0.9" if i % 3 == 0 else "0.1", "dataset:sass")
-            log.add_label(cid, "toxic", "1" if i % 3 == 0 else "0", "dataset:sass")
+            add_gold_labels(log, ensure_label_set(log, "dataset:sass", "human_score > 0.5"),
+                            [(cid, "1" if i % 3 == 0 else "0")])
     s = sass.analyze(load(db))
     (d,) = s["detectors"]
     y, pred = [int(i % 3 == 0) for i in range(40)], [(i % 10) / 10 >= 0.5 for i in range(40)]

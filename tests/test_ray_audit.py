@@ -19,6 +19,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'modlens[ray]' (make setup installs it)")
 
 from modlens.audit import run_audit  # noqa: E402
+from modlens.datasets.base import file_digest  # noqa: E402
 from modlens.detectors.base import Detector  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -209,7 +210,7 @@ def test_out_parquet_resumes_after_ctrl_c_and_imports_as_the_same_rows(tmp_path)
     first chunk, the same command again, then `modlens import`: the log holds the same rows as a
     direct local audit of the folder."""
     from modlens.cli import main
-    from modlens.scale.parquet_out import done_keys
+    from modlens.chunks.parquet import done_keys
 
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
@@ -269,7 +270,7 @@ def test_ray_data_reads_folders_and_uris_as_the_local_readers_do(tmp_path):
         return [(i.key, i.text, i.labels) for i in ds.iter_items()]
 
     local = items(load_dataset(str(data)))
-    assert len(local) == 90 and local[0][0] == "part-0.parquet:row-0"
+    assert len(local) == 90 and local[0][0] == f"part-0.parquet:{file_digest(data / 'part-0.parquet')}:row-0"
     for uri in (str(data), data.as_uri()):
         read = load_dataset(uri, engine="ray")
         assert read.notes[0].startswith("read shards with Ray Data: 4 file(s)")
@@ -283,11 +284,11 @@ def test_ray_data_reads_folders_and_uris_as_the_local_readers_do(tmp_path):
     # a remote URI of a built-in layout is copied through pyarrow.fs and read by its reader (here driven
     # with a local listing: no bucket is reachable offline); a local folder of one stays file by file
     from modlens.paths import shipped_data
-    from modlens.scale import ray_read
+    from modlens.scale import ray_read, sources
 
     noisy = shipped_data() / "noisyhate"
     assert ray_read.load(str(noisy)) is None
-    copied = ray_read._copied("s3://bucket/noisyhate", ray_read.list_files(str(noisy)), None)
+    copied = sources.copied("s3://bucket/noisyhate", ray_read.list_files(str(noisy)), None)
     assert copied.name == "noisyhate" and location(copied) == ("s3://bucket/noisyhate",) * 2
     assert items(copied) == items(load_dataset(str(noisy)))
 

@@ -102,7 +102,7 @@ def test_tampered_truncated_newer_and_secret_packs_are_refused(tmp_path, capsys)
     study_toml = root / "study.toml"
     study_toml.write_text(study_toml.read_text().replace(
         '[[detectors]]\nname = "profanity-check"',
-        '[[detectors]]\nname = "perspective"\noptions = { api_key = "AIza-secret" }'))
+        '[[detectors]]\nname = "perspective"\noptions = { api_key = "AIza-secret" }') + '[secrets]\nnames = ["PERSPECTIVE_API_KEY"]\n')
     assert cli_main(["study", "pack", str(root), "--out", str(tmp_path / "leak.modlens")]) == 2
     assert "detectors[perspective].options.api_key: looks like a secret" in capsys.readouterr().err
     assert not (tmp_path / "leak.modlens").exists()
@@ -113,7 +113,7 @@ def test_join_writes_the_study_serve_runs_and_refuses_to_switch_silently(tmp_pat
     folder.init_folder(root)
     good = tmp_path / "pilot.modlens"
     pack.write(folder.load_folder(root), good)
-    proc = subprocess.run([sys.executable, "-m", "modlens", "join", str(good)], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "modlens", "join", str(good), "--allow-unsigned"], capture_output=True, text=True,
                           timeout=60, env={**__import__("os").environ, "MODLENS_HOME": str(modlens_home)})
     assert proc.returncode == 0, proc.stderr
     config = modlens_home / "study.toml"
@@ -128,12 +128,12 @@ def test_join_writes_the_study_serve_runs_and_refuses_to_switch_silently(tmp_pat
     folder.init_folder(other_root)
     other = tmp_path / "other.modlens"
     pack.write(folder.load_folder(other_root), other)
-    assert cli_main(["join", str(other)]) == 2
+    assert cli_main(["join", str(other), "--allow-unsigned"]) == 2
     assert "would replace it — fix: export and send your bundle first" in capsys.readouterr().err
     assert load_study(config).study_id == "pilot"
-    assert cli_main(["join", str(other), "--replace"]) == 0
+    assert cli_main(["join", str(other), "--replace", "--allow-unsigned"]) == 0
     assert load_study(config).study_id == "other"
-    assert cli_main(["join", str(other)]) == 0  # joining the same study again is fine
+    assert cli_main(["join", str(other), "--allow-unsigned"]) == 0  # joining the same study again is fine
 
 
 def assert_serve_runs_the_joined_study(home, db) -> None:

@@ -100,7 +100,10 @@ def researcher(root: Path) -> Path:
     check = modlens(["study", "check", str(folder)])
     assert "ok: study 'sim-study', 1 detectors" in check.stdout and "warning" not in check.stdout + check.stderr, check
     pack = root / "sim.modlens"
-    modlens(["study", "pack", str(folder), "--out", str(pack)])
+    key = root / "researcher" / "signing.key"  # outside the study folder, as keygen insists
+    fingerprint = modlens(["study", "keygen", "--out", str(key)]).stdout.split("fingerprint ")[1].split()[0]
+    packed = modlens(["study", "pack", str(folder), "--out", str(pack), "--sign-key", str(key)])
+    assert f"signed by {fingerprint}" in packed.stdout
     return pack
 
 
@@ -122,7 +125,8 @@ class Participant:
 
     def join_and_pair(self) -> None:
         joined = modlens(["join", str(self.pack)], self.home)
-        assert "joined study 'sim-study'" in joined.stdout
+        assert "joined study 'sim-study'" in joined.stdout and "signed by ed25519:" in joined.stdout
+        assert "profanity-check (profanity-check): runs on this computer" in joined.stdout
         self.token = json.loads(modlens(["pair", "--json"], self.home).stdout)["token"]
 
     def start(self) -> None:

@@ -16,7 +16,7 @@ import pytest
 from modlens.engine import DetectorResult
 from modlens.perturb.base import Variant
 from modlens.services import recording
-from modlens.studylog import store
+from modlens.studylog import connection, store
 from modlens.studylog.store import CommentRow, LogWriter, StudyLog, StudyLogError, canonical_json
 
 TIMESTAMPS = {"created_at", "first_seen", "first_used", "started_at", "finished_at"}
@@ -145,7 +145,7 @@ def test_batched_reinsert_is_idempotent_and_returns_the_same_ids(tmp_path):
 
 
 def test_more_rows_than_one_lookup_statement_takes(tmp_path, monkeypatch):
-    monkeypatch.setattr(store, "_LOOKUP_CHUNK", 97)
+    monkeypatch.setattr(connection, "LOOKUP_CHUNK", 97)
     texts = [f"text {i}" for i in range(1000)]
     with StudyLog(tmp_path / "log.sqlite") as log:
         det = log.ensure_detector("d", "1", None, None, {})

@@ -115,8 +115,8 @@ def test_migrations_apply_pending_steps_once(db, monkeypatch):
     with StudyLog(db) as log:
         assert log.user_version() == schema.SCHEMA_VERSION
     extra = "CREATE TABLE notes (note_id INTEGER PRIMARY KEY, body TEXT NOT NULL);"
-    monkeypatch.setattr("modlens.studylog.store.MIGRATIONS", [*schema.MIGRATIONS, extra])
-    monkeypatch.setattr("modlens.studylog.store.SCHEMA_VERSION", schema.SCHEMA_VERSION + 1)
+    monkeypatch.setattr("modlens.studylog.migrate.MIGRATIONS", [*schema.MIGRATIONS, extra])
+    monkeypatch.setattr("modlens.studylog.migrate.SCHEMA_VERSION", schema.SCHEMA_VERSION + 1)
     with StudyLog(db) as log:
         assert log.user_version() == schema.SCHEMA_VERSION + 1
         assert "notes" in log.counts()
@@ -125,8 +125,8 @@ def test_migrations_apply_pending_steps_once(db, monkeypatch):
 
 
 def test_failed_migration_rolls_back_entirely(db, monkeypatch):
-    monkeypatch.setattr("modlens.studylog.store.MIGRATIONS", [schema.MIGRATIONS[0], "CREATE TABLE a (x); BROKEN SQL;"])
-    monkeypatch.setattr("modlens.studylog.store.SCHEMA_VERSION", 2)
+    monkeypatch.setattr("modlens.studylog.migrate.MIGRATIONS", [schema.MIGRATIONS[0], "CREATE TABLE a (x); BROKEN SQL;"])
+    monkeypatch.setattr("modlens.studylog.migrate.SCHEMA_VERSION", 2)
     with pytest.raises(sqlite3.OperationalError):
         StudyLog(db)
     raw = sqlite3.connect(db)

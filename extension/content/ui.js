@@ -1,5 +1,8 @@
-// Inline UI: one marker per sampled comment, each in a shadow root of its own (page styles
-// cannot reach in, ours cannot leak out). Scores mode shows a colour band with detector names
+// Inline UI: one marker per sampled comment, each in a *closed* shadow root of its own (page styles
+// cannot reach in, ours cannot leak out, and page scripts cannot read scores or reach the controls:
+// the root is held only here, in the content script's world). Every control that opens the panel or
+// records a rating acts on the participant's own input only (`event.isTrusted`): a page script that
+// calls click(), requestSubmit() or sets `.checked` records nothing. Scores mode shows a colour band with detector names
 // and scores on hover; blind mode (the study default) renders NO score at all until the
 // participant has rated the comment, so the detector cannot bias the rating. The rating panel
 // is a plain form: native radio groups (arrow keys), definitions on hover and for screen
@@ -7,6 +10,7 @@
 (function (root) {
   const ns = (root.modlens = root.modlens || {});
   const hosts = new WeakMap(); // comment element -> marker host
+  const roots = new WeakMap(); // marker host -> its closed shadow root (never reachable from the page)
 
   const CSS = `
 :host { all: initial; display: block; margin: 4px 0; font: 12px/1.4 system-ui, "DejaVu Sans", sans-serif; color: #1f2328; }
@@ -74,6 +78,13 @@ q { font-style: italic; color: #424a53; }
     const study = ctx.study;
     const id = `m${++uid}`;
     const form = h("form", { "aria-label": "Rate this comment", novalidate: true });
+    // Answers count only when the participant picked them (mouse, keyboard, label): a script's
+    // click() on a radio or the Save button is cancelled, and a `.checked` set by a script (no
+    // event) leaves the group unanswered, because its value no longer matches what was picked.
+    const picked = {};
+    const answer = (name) => (picked[name] && form.elements[name].value === picked[name] ? picked[name] : "");
+    form.addEventListener("click", (ev) => { if (!ev.isTrusted) ev.preventDefault(); }, true);
+    form.addEventListener("change", (ev) => { if (ev.isTrusted && ev.target.type === "radio") picked[ev.target.name] = ev.target.value; }, true);
     form.append(h("h2", { text: "Rate this comment" }));
     for (const attr of study.attributes) {
       if (attr.name === "toxicity") continue;
@@ -102,7 +113,7 @@ q { font-style: italic; color: #424a53; }
       }
       form.append(h("p", { class: "visually-hidden", id: `${id}-tox-def`, text: toxDef }), derived);
       form.addEventListener("change", () => {
-        const a = form.elements.vs_hard.value, b = form.elements.vs_extreme.value;
+        const a = answer("vs_hard"), b = answer("vs_extreme");
         if (!a || !b) { derived.textContent = ""; return; }
         const d = ns.deriveToxicity(a, b, extreme.rating);
         derived.className = d.inconsistent ? "derived warn" : "derived";
@@ -112,22 +123,29 @@ q { font-style: italic; color: #424a53; }
       });
     }
     const msg = h("span", { class: "msg", role: "alert" });
+    // Only the participant's own click on Save (mouse, Enter or Space, or Enter in a field, which
+    // the browser turns into a trusted click on Save) submits; requestSubmit() from a script does not.
+    let armed = false;
+    const save = h("button", { type: "submit", class: "primary", text: "Save rating",
+      onclick: (ev) => { armed = ev.isTrusted; setTimeout(() => { armed = false; }, 0); } });
     form.append(h("div", { class: "actions" },
-      h("button", { type: "submit", class: "primary", text: "Save rating" }),
+      save,
       h("button", { type: "button", text: "Cancel", onclick: onCancel }), msg));
     form.addEventListener("keydown", (ev) => { if (ev.key === "Escape") { ev.stopPropagation(); onCancel(); } });
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
+      if (!armed) return;
+      armed = false;
       const values = {};
       const missing = [];
       for (const attr of study.attributes) {
         if (attr.name === "toxicity" && study.toxicity_mode !== "direct") continue;
-        const v = form.elements[attr.name].value;
+        const v = answer(attr.name);
         if (v) values[attr.name] = v; else missing.push(attr.label);
       }
       let anchors = null;
       if (study.toxicity_mode !== "direct") {
-        anchors = { vs_hard: form.elements.vs_hard.value, vs_extreme: form.elements.vs_extreme.value };
+        anchors = { vs_hard: answer("vs_hard"), vs_extreme: answer("vs_extreme") };
         if (!anchors.vs_hard || !anchors.vs_extreme) missing.push("both toxicity comparisons");
       }
       if (missing.length) { msg.textContent = `Please answer: ${missing.join(", ")}`; return; }
@@ -139,7 +157,7 @@ q { font-style: italic; color: #424a53; }
   // ---------------------------------------------------------------- marker
   function render(host, ctx) {
     const { info, record, display } = host._modlens;
-    const sr = host.shadowRoot;
+    const sr = roots.get(host);
     const rated = !!info.rated;
     const sig = JSON.stringify([display, rated, info.rated && info.rated.derived, !!host._modlens.open, info.sampled, !!info.detectors]);
     if (host._modlens.sig === sig) return;
@@ -158,7 +176,7 @@ q { font-style: italic; color: #424a53; }
       bar.append(h("span", { class: "done", text: d ? `rated · ${d}` : "rated" }));
     } else if (ctx.study) {
       bar.append(h("button", { type: "button", class: "rate", "aria-expanded": host._modlens.open ? "true" : "false", text: "Rate",
-        onclick: () => { host._modlens.open = !host._modlens.open; host._modlens.openedAt = performance.now(); render(host, ctx); } }));
+        onclick: (ev) => { if (!ev.isTrusted) return; host._modlens.open = !host._modlens.open; host._modlens.openedAt = performance.now(); render(host, ctx); } }));
     }
     sr.append(bar);
     if (host._modlens.open && !rated && ctx.study) {
@@ -166,7 +184,7 @@ q { font-style: italic; color: #424a53; }
         const spent = performance.now() - host._modlens.openedAt;
         host._modlens.open = false;
         ctx.onRate(record, { ...answer, time_spent_ms: Math.round(spent) });
-      }, () => { host._modlens.open = false; render(host, ctx); host.shadowRoot.querySelector("button.rate")?.focus(); });
+      }, () => { host._modlens.open = false; render(host, ctx); sr.querySelector("button.rate")?.focus(); });
       sr.append(form);
       const first = form.querySelector("input");
       if (first) setTimeout(() => first.focus(), 0);
@@ -184,7 +202,7 @@ q { font-style: italic; color: #424a53; }
     if (!host) {
       host = document.createElement("modlens-marker");
       host.setAttribute("data-modlens-key", key);
-      host.attachShadow({ mode: "open" });
+      roots.set(host, host.attachShadow({ mode: "closed" }));
       host._modlens = { key, open: false };
       const at = anchor && anchor.isConnected && el.contains(anchor) ? anchor : null;
       if (at) at.after(host); else el.append(host);

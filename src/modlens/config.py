@@ -6,11 +6,12 @@ which the daemon hands to the extension at hello.
 """
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from modlens.names import close_matches
@@ -145,6 +146,20 @@ class MediaConfig(_Strict):
                                         "detector that reads images)")
 
 
+class SecretsConfig(_Strict):
+    """Environment variables a study's detectors may read (API keys): each participant sets their
+    own; a study pack may use `${NAME}` in detector options only for these (docs/MULTI.md)."""
+    names: list[str] = Field(default_factory=list, description="e.g. [\"PERSPECTIVE_API_KEY\"]")
+
+    @field_validator("names")
+    @classmethod
+    def _variable_names(cls, v: list[str]) -> list[str]:
+        bad = [n for n in v if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", n)]
+        if bad:
+            raise ValueError(f"not environment variable names: {bad}; use letters, digits and '_'")
+        return v
+
+
 TOXICITY_LEVELS = ["not toxic", "hard to say", "toxic"]
 
 DEFAULT_ATTRIBUTES = [
@@ -182,11 +197,11 @@ DEFAULT_ANCHORS = [
 class StudyConfig(_Strict):
     study_id: str = Field("default", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
     title: str = "modlens default study"
-    consent_text: str = (
+    # a consent form of some pages fits; what is longer is no consent text (and travels to every participant)
+    consent_text: str = Field(
         "modlens records the comments shown on the pages you enable, the scores of local toxicity "
         "detectors, and your ratings, in a study log on this computer. Author names are hashed "
-        "before they leave the browser. You can pause or withdraw at any time."
-    )
+        "before they leave the browser. You can pause or withdraw at any time.", max_length=50_000)
     detectors: list[DetectorConfig] = Field(
         default_factory=lambda: [DetectorConfig(name="minilm-toxicity"), DetectorConfig(name="profanity-check")]
     )
@@ -207,6 +222,10 @@ class StudyConfig(_Strict):
     media: MediaConfig = Field(default_factory=MediaConfig)
     tasks: list[TaskConfig] = Field(default_factory=list, description="pages every participant visits (docs/MULTI.md)")
     free_browsing: bool = Field(True, description="false: comments are collected on the task pages only")
+    secrets: SecretsConfig = Field(default_factory=SecretsConfig)
+    # what the participant's side knows about this study beyond its file (pack signer, detectors
+    # left off at join): set by `modlens serve` for a joined study, appended to the consent text
+    _provenance: list[str] = PrivateAttr(default_factory=list)
 
     @field_validator("tasks")
     @classmethod
@@ -252,7 +271,7 @@ class StudyConfig(_Strict):
         return {
             "study_id": self.study_id,
             "title": self.title,
-            "consent_text": self.consent_text,
+            "consent_text": f"{self.consent_text.rstrip()}\n\n{self.data_flow_notice()}",
             "attributes": [a.model_dump() for a in self.attributes],
             "toxicity_mode": self.toxicity_mode,
             "anchors": [a.model_dump() for a in self.anchors],
@@ -266,6 +285,66 @@ class StudyConfig(_Strict):
             "tasks": [t.model_dump() for t in self.tasks],
             "free_browsing": self.free_browsing,
         }
+
+
+    # --- where data goes (docs/MULTI.md#what-a-pack-may-do) -------------------------------------
+    def destinations(self) -> dict[str, str]:
+        """detector key -> where that remote detector sends each comment (local detectors: absent)."""
+        from modlens.detectors.dataflow import destination
+
+        return {d.key: dest for d in self.detectors if (dest := destination(d.name, d.options)) is not None}
+
+    def secret_reads(self) -> dict[str, list[str]]:
+        """detector key -> the environment variables it reads (its declared secrets)."""
+        from modlens.detectors.dataflow import env_reads
+
+        out = {d.key: sorted({var for _, var in env_reads(d.name, d.options)}) for d in self.detectors}
+        return {k: v for k, v in out.items() if v}
+
+    def undeclared_env(self) -> list[str]:
+        """Environment reads a study pack may not make: every variable not in `secrets.names`."""
+        from modlens.detectors.dataflow import env_reads
+
+        allowed = set(self.secrets.names)
+        return [f"detectors[{d.key}].{at}: reads the environment variable ${{{var}}}, which the study does not "
+                f"declare as a secret — fix: remove it, or add {var!r} to [secrets] names (participants set "
+                "their own; it is shown to them at join)"
+                for d in self.detectors for at, var in env_reads(d.name, d.options) if var not in allowed]
+
+    def data_flow_notice(self) -> str:
+        """The consent text's account of where comments go, from the detectors that will run."""
+        remote = self.destinations()
+        local = [d.key for d in self.detectors if d.key not in remote]
+        lines = []
+        if remote:
+            lines.append("Each comment you see is also sent, to be scored, to: "
+                         + "; ".join(f"{dest} (detector {key})" for key, dest in remote.items()) + ".")
+            reads = {k: v for k, v in self.secret_reads().items() if k in remote}
+            if reads:
+                lines.append("These detectors use your own " + "; ".join(
+                    f"{', '.join(v)} ({k})" for k, v in reads.items()) + " from this computer's environment; "
+                    "they are never written into the study log.")
+            if local:
+                lines.append(f"These detectors run on this computer: {', '.join(local)}.")
+        else:
+            lines.append(f"Every detector of this study runs on this computer ({', '.join(local) or 'none'}); "
+                         "no comment is sent anywhere else.")
+        return " ".join([*lines, *self._provenance])
+
+    def with_provenance(self, notes: list[str], detectors: list[DetectorConfig] | None = None) -> "StudyConfig":
+        """A copy that says `notes` in its consent text (and runs `detectors` instead, when given)."""
+        update: dict[str, Any] = {}
+        if detectors is not None:
+            keys = {d.key for d in detectors}
+            update["detectors"] = detectors
+            # a detector left off cannot guide edits or define deciles: the defaults (the first) do
+            if self.perturbation.target not in keys | {None}:
+                update["perturbation"] = self.perturbation.model_copy(update={"target": None})
+            if self.sampling.detector not in keys | {None}:
+                update["sampling"] = self.sampling.model_copy(update={"detector": None})
+        copy = self.model_copy(update=update)
+        copy._provenance = list(notes)
+        return copy
 
 
 def _check_name(what: str, name: str, known: list[str], *, at: str) -> None:

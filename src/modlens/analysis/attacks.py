@@ -29,7 +29,8 @@ from typing import Any
 
 from modlens.analysis.data import DetectorRow, StudyData
 from modlens.perturb.goals import fooled
-from modlens.perturb.quality import QualityFilters, examples_from_study, recipe_of
+from modlens.analysis.attack_examples import examples_from_study
+from modlens.perturb.quality import QualityFilters, recipe_of
 from modlens.perturb.transfer import asr_matrix
 
 

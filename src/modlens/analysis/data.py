@@ -1,17 +1,29 @@
 """Read-only access to a study log for analysis, through the study log's one read-only opener
 (`StudyLog(path, readonly=True)`: `mode=ro`, so a report never blocks or changes the daemon
 writing the same file, and a log of another schema version is refused). Everything is loaded
-into small tidy structures once; each report section takes what it needs."""
+into small tidy structures once; each report section takes what it needs.
+
+Gold labels come from label sets (`studylog/records/labels.py`): per source, the set asked for
+(`load(..., label_sets=[ID or DEFINITION])`, `modlens report --label-set`), else the newest one (the
+set the source's latest audit run recorded, else the last created). The chosen set's values are
+the comments' `toxic` label, so every section reads gold the same way; `StudyData.label_sets`
+says which set each source used."""
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
+from modlens.studylog.records import labels as label_records
 from modlens.studylog.store import StudyLog, StudyLogError
 
 LogError = StudyLogError  # the file is missing, not a study log, or of another schema version
+NEWEST, ASKED = "newest", "asked"  # how a source's label set was chosen
+
+
+class LabelSetError(ValueError):
+    """A `--label-set` the log does not have, or two asked for one source; the message lists the sets."""
 
 
 @dataclass
@@ -41,6 +53,9 @@ class StudyData:
     ratings: list[dict[str, Any]]                  # with "values": {attribute: level}
     studies: list[dict[str, Any]]
     runs: list[dict[str, Any]] = field(default_factory=list)
+    # source -> the gold label set its `toxic` labels come from: label_set_id, definition, created_at,
+    # n, positives, chosen ("newest" or "asked"), others (the source's other sets)
+    label_sets: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def score(self, text_id: int, detector_id: int) -> float | None:
         return self.scores.get((text_id, detector_id))
@@ -58,7 +73,39 @@ def _loads(raw: str | None, default: Any) -> Any:
         return default
 
 
-def load(path: str | Path) -> StudyData:
+def _describe(sets: list[dict[str, Any]]) -> str:
+    return "; ".join(f"{s['label_set_id']} ({s['source']}: {s['definition']})" for s in sets) or "none"
+
+
+def choose_label_sets(sets: list[dict[str, Any]], asked: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """source -> the set its gold labels come from (see the module's docstring). `asked`: label set
+    ids or definitions (a definition picks that set in every source that has it)."""
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    for s in sets:
+        by_source.setdefault(s["source"], []).append(s)
+    chosen = {src: dict(max(group, key=lambda s: (s["last_run"] or 0, s["label_set_id"])), chosen=NEWEST)
+              for src, group in by_source.items()}
+    picked: set[str] = set()
+    for spec in asked:
+        spec = str(spec).strip()
+        hits = [s for s in sets if str(s["label_set_id"]) == spec or s["definition"] == spec]
+        if not hits:
+            raise LabelSetError(f"--label-set {spec!r}: the log has no such label set; it has: {_describe(sets)}")
+        for s in hits:
+            if s["source"] in picked and chosen[s["source"]]["label_set_id"] != s["label_set_id"]:
+                raise LabelSetError(f"--label-set: two label sets asked for {s['source']}; give one per source "
+                                    f"(it has: {_describe(by_source[s['source']])})")
+            picked.add(s["source"])
+            chosen[s["source"]] = dict(s, chosen=ASKED)
+    for src, s in chosen.items():
+        s["others"] = [{k: o[k] for k in ("label_set_id", "definition", "n")}
+                       for o in by_source[src] if o["label_set_id"] != s["label_set_id"]]
+        s.pop("last_run", None)
+    return dict(sorted(chosen.items()))
+
+
+def load(path: str | Path, label_sets: Sequence[str] = ()) -> StudyData:
+    """The log at `path`; `label_sets`: the gold label sets to use (ids or definitions)."""
     log = StudyLog(path, readonly=True)
     try:
         q = log.query
@@ -72,8 +119,13 @@ def load(path: str | Path) -> StudyData:
                                       "page_id": r["page_id"]}
                     for r in q("SELECT comment_id, platform, comment_key, text_id, page_id FROM comments")}
         labels: dict[int, dict[str, str]] = {}
-        for r in q("SELECT comment_id, name, value FROM labels ORDER BY source"):
+        # gold `toxic` comes from a label set only: a `labels` row of that name is no gold label
+        for r in q("SELECT comment_id, name, value FROM labels WHERE name != ? ORDER BY source", (label_records.GOLD,)):
             labels.setdefault(r["comment_id"], {})[r["name"]] = r["value"]
+        gold_sets = choose_label_sets(label_records.label_sets(log), label_sets)
+        for r in label_records.gold_labels(log, [s["label_set_id"] for s in gold_sets.values()]):
+            if r["value"] is not None:
+                labels.setdefault(r["comment_id"], {})[label_records.GOLD] = r["value"]
         scores = {(r["text_id"], r["detector_id"]): (None if r["error"] else r["toxicity"])
                   for r in q("SELECT text_id, detector_id, toxicity, error FROM scores")}
         variants = []
@@ -99,4 +151,4 @@ def load(path: str | Path) -> StudyData:
     finally:
         log.close()
     return StudyData(Path(path), detectors, comments, labels, scores, variants, normalizations, texts,
-                     ratings, studies, runs)
+                     ratings, studies, runs, gold_sets)

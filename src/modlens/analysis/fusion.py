@@ -24,7 +24,7 @@ from typing import Any
 from modlens.analysis import metrics
 from modlens.analysis.data import StudyData
 from modlens.analysis.skip import Skip
-from modlens.audit.fused import unscored_reason
+from modlens.media.answers import unscored_reason
 from modlens.fusion.case import CONTENT_TYPES, PARTS
 from modlens.studylog.store import StudyLog
 

@@ -8,7 +8,8 @@ n, positives, precision, recall, F1 and accuracy at the detector's threshold, RO
 (`metrics.bootstrap_intervals`, seeded); the best-F1 threshold (chosen in-sample, so optimistic);
 a reliability curve (10 equal-width bins). The same metrics per value of each group label
 (`GROUP_LABELS`). Cells with fewer than `MIN_ITEMS` items or `MIN_CLASS` positives or negatives
-carry a warning. Comments only: clean/perturbed pairs are the robustness section's.
+carry a warning. Comments only: clean/perturbed pairs are the robustness section's. Each source
+names the gold label set (id, definition) its labels come from (`StudyData.label_sets`).
 """
 from __future__ import annotations
 
@@ -97,7 +98,10 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     for source, items in sorted(by_source.items()):
         dets = [d for d in (_detector(data, det, items) for det in data.detectors.values()) if d is not None]
         if dets:
-            sources.append({"source": source, "n": len(items), "positives": sum(g for _, g in items), "detectors": dets})
+            used = data.label_sets.get(source)  # the gold label set these labels come from
+            sources.append({"source": source, "n": len(items), "positives": sum(g for _, g in items),
+                            "label_set": None if used is None else {k: used[k] for k in ("label_set_id", "definition")},
+                            "detectors": dets})
     if not sources:
         n = sum(len(v) for v in by_source.values())
         return Skip(f"no detector scored the {n} labelled comments: score them with modlens rescore --detectors KEY")

@@ -13,7 +13,7 @@ import json
 import math
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from modlens import __version__
 from modlens.analysis import attacks, fusion, hatecheck, human, labelled, normalization, overlap, people, robustness, sass
@@ -136,13 +136,19 @@ def build(data: StudyData) -> dict[str, Any]:
         "db": str(data.path), "counts": counts,
         "detectors": [{"name": d.name, "version": d.version, "toxicity_label": d.toxicity_label,
                        "threshold": d.threshold, "config": d.config} for d in data.detectors.values()],
-        "audit_runs": data.runs, "methods": {k: METHODS[k] for k in sections},
+        "audit_runs": data.runs, "label_sets": label_sets_used(data), "methods": {k: METHODS[k] for k in sections},
         "sections": sections, "skipped": skipped,
     }
 
 
-def report_from_db(path: str | Path) -> dict[str, Any]:
-    return build(load(path))
+def label_sets_used(data: StudyData) -> list[dict[str, Any]]:
+    """Per source, the gold label set the report used and how it was chosen (docs/ANALYSIS.md#label-sets)."""
+    return [{"source": src, **s} for src, s in data.label_sets.items()]
+
+
+def report_from_db(path: str | Path, label_sets: Sequence[str] = ()) -> dict[str, Any]:
+    """`label_sets`: the gold label sets to use (ids or definitions); default, per source, the newest."""
+    return build(load(path, label_sets))
 
 
 def to_json(report: dict[str, Any]) -> str:
@@ -441,8 +447,10 @@ def _html_labelled(s: dict) -> str:
     head = ["precision", "recall", "F1", "accuracy", "ROC-AUC", "PR-AUC"]
     for src in s["sources"]:
         dets = src["detectors"]
+        used = src.get("label_set")
+        gold_set = f"; gold label set {used['label_set_id']}: {html.escape(used['definition'])}" if used else ""
         out.append(f"<h3>{html.escape(src['source'])} <small>{src['n']} labelled comments, {src['positives']} "
-                   "positive</small></h3>")
+                   f"positive{gold_set}</small></h3>")
         out.append(_table(["detector", "version", "threshold", "n", "positives", *head, "Brier",
                            "best-F1 threshold (F1)", "warnings"],
                           [[d["detector"], d["version"], d["threshold"], d["n"], d["positives"], *_metric_cells(d),
@@ -547,6 +555,15 @@ td:first-child,th:first-child{text-align:left}th{background:#eef3f9}.methods{bac
 padding:.4em .8em;font-size:12.5px}small{color:#666;font-weight:normal}img{max-width:100%}.note{font-size:12px;color:#555}"""
 
 
+def _html_label_sets(sets: list[dict]) -> str:
+    how = {"newest": "the newest of its sets", "asked": "chosen with --label-set"}
+    rows = [[s["source"], s["label_set_id"], s["definition"], s["n"], s["positives"], how.get(s["chosen"], s["chosen"]),
+             "; ".join(f"{o['label_set_id']}: {o['definition']} ({o['n']})" for o in s["others"]) or "–"] for s in sets]
+    return ("<h2>Gold labels</h2><p class=note>Each source's gold `toxic` labels come from one label set (its "
+            "definition below); <code>modlens report --label-set ID</code> chooses another.</p>"
+            + _table(["source", "label set", "definition", "labels", "positive", "used", "other sets (labels)"], rows))
+
+
 def render_html(report: dict[str, Any]) -> str:
     parts = [f"<!doctype html><html><head><meta charset=utf-8><title>modlens report</title><style>{CSS}</style></head><body>",
              "<h1>modlens report</h1>",
@@ -558,6 +575,8 @@ def render_html(report: dict[str, Any]) -> str:
              _table(["name", "version", "toxicity label", "threshold", "configuration"],
                     [[d["name"], d["version"], d["toxicity_label"], d["threshold"], json.dumps(d["config"])[:120]]
                      for d in report["detectors"]])]
+    if report.get("label_sets"):
+        parts.append(_html_label_sets(report["label_sets"]))
     if not report["sections"]:
         parts.append("<p>The log has no data any section can use yet.</p>")
     for key, section in report["sections"].items():

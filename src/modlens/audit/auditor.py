@@ -1,7 +1,8 @@
-"""One audit run over a dataset's items, chunk by chunk: register each item as a comment,
-generate variants, normalize, score what the log lacks, then attack (when asked). An item
-enters `run_items` only in the transaction that stores its last result, so a run resumes
-without duplicates."""
+"""One audit run over a dataset's items, chunk by chunk, through the chunk pipeline
+(`modlens.chunks`: register, variants, normalize, score what the log lacks, record) on any compute
+(this process's engine, or Ray's: `scale.ray_audit.RayCompute`), then attacks (when asked; local
+engine only). An item enters `run_items` only in the transaction that stores its last result, so
+a run resumes without duplicates."""
 from __future__ import annotations
 
 import asyncio
@@ -9,13 +10,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 from modlens.audit.attacks import AttackSpec, ViaEngine, attack_config, build_attack, gold_toxic
+from modlens.chunks import ChunkPipeline, Compute, ItemSource, LocalCompute, LogSink
 from modlens.datasets.base import Dataset, DatasetItem
 from modlens.engine import Engine
 from modlens.perturb.attack import GreedyAttack
 from modlens.perturb.base import Variant
 from modlens.perturb.goals import is_toxic
-from modlens.services.recording import record_normalization, record_scores, record_variants
+from modlens.services.recording import record_scores, record_variants
 from modlens.studylog import runs
+from modlens.studylog.records.labels import run_label_set
 from modlens.studylog.store import StudyLog
 
 
@@ -25,85 +28,55 @@ def dataset_platform(dataset: Dataset) -> str:
 
 
 class Auditor:
+    """A dataset's chunks through the pipeline into the log, with attacks after each chunk."""
+
     def __init__(self, log: StudyLog, engine: Engine, dataset: Dataset, run_id: int, det_ids: dict[str, int],
-                 attack: AttackSpec | None = None, attack_plan: dict[str, list[str]] | None = None, seed: int = 0):
+                 attack: AttackSpec | None = None, attack_plan: dict[str, list[str]] | None = None, seed: int = 0,
+                 *, page_id: int | None = None, compute: Compute | None = None):
         self.log, self.engine, self.dataset, self.run_id, self.det_ids = log, engine, dataset, run_id, det_ids
-        self.platform = self.source = dataset_platform(dataset)
-        self.n_scored = self.n_missing = 0
+        platform = dataset_platform(dataset)
+        # the run records the gold label set its items' `toxic` labels go to (a new --label: a new set)
+        gold_set = run_label_set(log, run_id, platform, dataset.gold)
+        self.sink = LogSink(log, ItemSource(platform, page_id, platform, gold_set), run_id, det_ids)
+        self.pipeline = ChunkPipeline(compute or LocalCompute(engine), self.sink)
         self.attack, self.attack_plan, self.seed = attack, attack_plan or {}, seed
         self.attacks: dict[str, GreedyAttack] = {}  # built on the event loop (their detectors call back into it)
         self.attack_counts: dict[str, dict[str, int]] = {
             k: {"success": 0, "failed": 0, "skipped": 0, "reused": 0} for k in self.attack_plan}
         self._pool: ThreadPoolExecutor | None = None
+        self._extra_scored = self._extra_missing = 0
 
-    def _register(self, items: Sequence[DatasetItem], page_id: int) -> list[tuple[DatasetItem, int]]:
-        out = []
-        with self.log.transaction():
-            for it in items:
-                cid = self.log.add_comment(self.platform, it.key, page_id, it.text)
-                for name, value in it.labels.items():
-                    self.log.add_label(cid, name, value, self.source)
-                record_variants(self.log, cid, it.variants, run_id=self.run_id)
-                out.append((it, cid))
-        return out
+    @property
+    def depth(self) -> int:
+        return self.pipeline.depth
 
-    def _unscored(self, texts: Sequence[str], key: str) -> list[str]:
-        """The texts this detector has no score (or only an error) for, in order: one query."""
-        done = self.log.scored_texts(texts, self.det_ids[key])
-        return [t for t in texts if t not in done]
+    @property
+    def n_scored(self) -> int:
+        return self.pipeline.n_scored + self._extra_scored
 
-    @staticmethod
-    def _chunk_texts(items: Sequence[DatasetItem], generated: Sequence[Sequence[Any]]) -> list[str]:
-        """Every text of a chunk that needs scores: items, their dataset variants, generated variants."""
-        texts: list[str] = []
-        for it, gen in zip(items, generated):
-            texts += [it.text, *(v.text for v in it.variants), *(v.text for v in gen)]
-        return list(dict.fromkeys(texts))
+    @property
+    def n_missing(self) -> int:
+        return self.pipeline.n_missing + self._extra_missing
 
-    def _commit_chunk(self, jobs: Any, normalizations: Sequence[tuple[str, Any]],
-                      registered: Sequence[tuple[DatasetItem, int]], generated: Sequence[Sequence[Any]],
-                      *, items_done: bool) -> None:
-        """One transaction per chunk: scores, normalizations, generated variants and (unless
-        attacks are still to come) the run items that mark the chunk's items done."""
-        with self.log.transaction():
-            self._store_scores(jobs)
-            for t, n in normalizations:
-                record_normalization(self.log, t, n)
-            for (_item, cid), gen in zip(registered, generated):
-                record_variants(self.log, cid, gen, run_id=self.run_id)
-                if items_done:
-                    self.log.add_run_item(self.run_id, cid)
+    def progress(self, n_done: int) -> None:
+        self.sink.progress(n_done)
 
-    async def process(self, items: Sequence[DatasetItem], page_id: int) -> None:
-        engine = self.engine
-        registered = self._register(items, page_id)
-        generated = await asyncio.gather(*(engine.variants(it.text) for it, _ in registered)) \
-            if engine.generator is not None else [[] for _ in registered]
-        texts = self._chunk_texts([it for it, _ in registered], generated)
-        normalizations = []
-        if engine.normalizer is not None:  # in a worker thread: the batchers keep the event loop
-            normalized = await asyncio.get_running_loop().run_in_executor(None, lambda: [engine.normalize(t) for t in texts])
-            normalizations = list(zip(texts, normalized))
-            texts = list(dict.fromkeys([*texts, *(n.text for n in normalized)]))
-        jobs = await self._score_missing(texts)
-        self._commit_chunk(jobs, normalizations, registered, generated, items_done=not self.attack)
+    async def process(self, items: Sequence[DatasetItem]) -> None:
+        chunk = await self.pipeline.run_chunk(items, done=not self.attack)
         if self.attack:  # an item is done only once its attacks are logged
+            registered = [(it, cid) for it, cid in zip(items, chunk.comment_ids) if cid is not None]
             await self._attack_items(registered)
             with self.log.transaction():
-                for _, cid in registered:
-                    self.log.add_run_item(self.run_id, cid)
+                self.sink.mark_done(chunk.comment_ids)
 
     async def _score_missing(self, texts: Sequence[str]) -> list[tuple[str, str, Any]]:
         """(text, key, DetectorResult) for every detector that has no score (or an error) for a text."""
-        todo = {k: ts for k in self.engine.runners if (ts := self._unscored(texts, k))}  # key -> texts to score
-        # one engine call per detector: each detector's batcher gets all its texts at once
-        scored = await asyncio.gather(*(self.engine.score(ts, only=[k]) for k, ts in todo.items()))
-        return [(t, k, res[k]) for (k, ts), results in zip(todo.items(), scored) for t, res in zip(ts, results)]
+        return await self.pipeline.compute.score(self.sink.unscored(texts, list(self.engine.runners)))
 
     def _store_scores(self, jobs: list[tuple[str, str, Any]]) -> None:
         record_scores(self.log, self.det_ids, jobs)
-        self.n_scored += len(jobs)
-        self.n_missing += sum(r.toxicity is None for _, _, r in jobs)
+        self._extra_scored += len(jobs)
+        self._extra_missing += sum(r.toxicity is None for _, _, r in jobs)
 
     # --- attacks ---------------------------------------------------------------------------
     def _is_seed(self, item: DatasetItem, key: str) -> bool:
@@ -170,3 +143,4 @@ class Auditor:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+        self.pipeline.close()

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from modlens import __version__
-from modlens.perturb.quality import AttackExample, QualityFilters, examples_from_study
+from modlens.analysis.attack_examples import examples_from_study
+from modlens.perturb.quality import AttackExample, QualityFilters
 
 PARQUET_FILE, JSONL_FILE, README_FILE, MANIFEST_FILE = "taebench.parquet", "taebench.jsonl", "README.md", "manifest.json"
 

@@ -7,16 +7,22 @@ Inputs are rebuilt from the log alone: texts from `fused_cases` / `case_parts`, 
 score cases made elsewhere. Resumable and idempotent: a detector version scores only the
 (case, part) pairs it has no good score for (`media_rows.scored_case_parts`); an error row is
 retried by the next run. A failing detector batch becomes error rows and the run goes on.
+
+Scores go through the engine (`Engine.score_media`: the batchers and worker threads the daemon's
+comment media use), so a case part is scored exactly as a live comment with the same images.
 """
 from __future__ import annotations
 
-import time
+import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
-from modlens.detectors.base import Detector, MediaScore
+from modlens.config import StudyConfig
+from modlens.detectors.base import Detector
+from modlens.engine import DetectorResult, Engine
 from modlens.fusion.case import PARTS
 from modlens.media import MediaBlob, MediaError, MediaInput
+from modlens.media.answers import DEFAULT_OCR_ENGINE, ocr_failures, unscored_reason
 from modlens.media.store import MediaStore
 from modlens.studylog import media_rows
 from modlens.studylog.store import StudyLog
@@ -48,26 +54,6 @@ class _Case:
 
 class MissingMedia(MediaError):
     """A case's media file is not in the media folder (or no longer holds the logged bytes)."""
-
-
-def unscored_reason(labels: Any, details: Mapping[str, Any]) -> str | None:
-    """Why a detector's answer leaves part of the input unread without failing: media it cannot
-    read here (`unscored_media`: audio, video without a reader), or no answer with a `reason`.
-    None when it read everything (or, with no answer and no reason, when that is an error)."""
-    unread = details.get("unscored_media")
-    if unread:
-        if isinstance(unread, str):
-            return unread
-        kinds = sorted({str(m.get("kind", "media")) if isinstance(m, dict) else str(m)
-                        for m in (unread if isinstance(unread, list) else [unread])})
-        return f"no local reader for {', '.join(kinds)}"
-    why = details.get("reason")
-    return str(why) if labels is None and why else None
-
-
-def ocr_failures(details: Mapping[str, Any]) -> list[str]:
-    """The errors of OCR reads that failed (a failure, retried by the next run; not unread media)."""
-    return [str(e["error"]) for e in details.get("ocr") or [] if isinstance(e, dict) and e.get("error")]
 
 
 def _load_cases(log: StudyLog) -> dict[int, _Case]:
@@ -118,63 +104,72 @@ class _Tally:
                 "not_scored_locally": self.not_scored_locally, "ocr_rows": self.ocr_rows}
 
 
-def _row(det: Detector, detector_id: int, got: MediaScore, ms: float) -> media_rows.ScoreRow:
-    """One case_scores row from a detector's answer; no answer and no reason is an error (retried)."""
-    details = dict(got.details)
-    if got.labels is None:
+def _row(detector_id: int, r: DetectorResult) -> media_rows.ScoreRow:
+    """One case_scores row from the engine's answer; no answer and no reason is an error (retried)."""
+    details = dict(r.details or {})
+    if r.labels is None:
         failed = ocr_failures(details)
-        if failed:
-            error: str | None = str(details.get("reason") or f"OCR failed: {failed[0]}")
+        if r.error is not None and r.error.startswith("bad answer"):  # labels without the toxicity label
+            error: str | None = r.error
+        elif failed:
+            error = str(details.get("reason") or f"OCR failed: {failed[0]}")
         elif unscored_reason(None, details):
             error = None
         else:
             error = "missing: the detector gave no answer for this input"
-        return (detector_id, None, None, ms, error, details)
-    try:
-        tox = det.toxicity(got.labels)
-    except (KeyError, TypeError, ValueError) as err:
-        return (detector_id, None, None, ms, f"bad answer: {type(err).__name__}: {err}", details)
-    return (detector_id, dict(got.labels), tox, ms, None, details)
+        return (detector_id, None, None, r.latency_ms, error, details)
+    return (detector_id, dict(r.labels), r.toxicity, r.latency_ms, None, details)
 
 
 def score_cases(log: StudyLog, detectors: dict[str, Detector], store: MediaStore, *, batch_size: int = 16,
                 progress: Progress | None = None) -> dict[str, Any]:
     """Score every (case, part) each detector version has not scored yet; returns a summary:
     `cases`, per detector key `{detector, pending, scored, errors, not_scored_locally, ocr_rows}`,
-    and the first error messages (`errors`)."""
+    and the first error messages (`errors`). The detectors stay open (they are the caller's)."""
+    return asyncio.run(_score_cases(log, detectors, store, batch_size, progress))
+
+
+async def _score_cases(log: StudyLog, detectors: dict[str, Detector], store: MediaStore, batch_size: int,
+                       progress: Progress | None) -> dict[str, Any]:
     cases = _load_cases(log)
     media_ids = {m.sha256: m.media_id for c in cases.values() for ms in c.media.values() for m in ms}
     tallies: dict[str, _Tally] = {}
     messages: list[str] = []
     seen_ids: set[int] = set()
-    for key, det in detectors.items():
-        with log.transaction():
-            detector_id = log.ensure_detector(det.name, det.version, det.toxicity_label, det.threshold, det.config())
-        if detector_id in seen_ids:  # two keys naming one detector version would score everything twice
-            continue
-        seen_ids.add(detector_id)
-        done = media_rows.scored_case_parts(log, detector_id)
-        todo = [(cid, part) for cid in sorted(cases) for part in PARTS if (cid, part) not in done]
-        tally = tallies[key] = _Tally(f"{det.name}@{det.version}", len(todo))
-        size = max(1, min(batch_size, det.max_batch))
-        for start in range(0, len(todo), size):
-            batch = todo[start:start + size]
-            rows, ocr = _score_batch(det, detector_id, cases, batch, store, media_ids, tally, messages)
+    engine = Engine(StudyConfig(normalizer={"enabled": False}, perturbation={"enabled": False}), detectors=detectors)
+    try:
+        for key, det in detectors.items():
             with log.transaction():
-                media_rows.add_case_scores_many(log, rows)
-                for media_id, entry in ocr:
-                    media_rows.add_ocr(log, media_id, str(entry.get("engine", "ocr")), str(entry.get("version", "")),
-                                       str(entry.get("text", "")), entry.get("confidence"))
-            tally.ocr_rows += len(ocr)
-            if progress is not None:
-                progress(key, min(start + size, len(todo)), len(todo))
+                detector_id = log.ensure_detector(det.name, det.version, det.toxicity_label, det.threshold, det.config())
+            if detector_id in seen_ids:  # two keys naming one detector version would score everything twice
+                continue
+            seen_ids.add(detector_id)
+            done = media_rows.scored_case_parts(log, detector_id)
+            todo = [(cid, part) for cid in sorted(cases) for part in PARTS if (cid, part) not in done]
+            tally = tallies[key] = _Tally(f"{det.name}@{det.version}", len(todo))
+            size = max(1, min(batch_size, det.max_batch))
+            for start in range(0, len(todo), size):
+                rows, ocr = await _score_batch(engine, key, detector_id, cases, todo[start:start + size], store,
+                                               media_ids, tally, messages)
+                with log.transaction():
+                    media_rows.add_case_scores_many(log, rows)
+                    for media_id, entry in ocr:
+                        media_rows.add_ocr(log, media_id, str(entry.get("engine") or DEFAULT_OCR_ENGINE),
+                                           str(entry.get("version", "")), str(entry.get("text", "")),
+                                           entry.get("confidence"))
+                tally.ocr_rows += len(ocr)
+                if progress is not None:
+                    progress(key, min(start + size, len(todo)), len(todo))
+    finally:
+        await engine.close(detectors=False)
     return {"cases": len(cases), "detectors": {k: t.to_dict() for k, t in tallies.items()},
             "errors": messages[:MAX_LISTED_ERRORS], "n_errors": sum(t.errors for t in tallies.values())}
 
 
-def _score_batch(det: Detector, detector_id: int, cases: dict[int, _Case], batch: list[tuple[int, str]],
-                 store: MediaStore, media_ids: dict[str, int], tally: _Tally,
-                 messages: list[str]) -> tuple[list[tuple[int, str, media_rows.ScoreRow]], list[tuple[int, dict[str, Any]]]]:
+async def _score_batch(engine: Engine, key: str, detector_id: int, cases: dict[int, _Case],
+                       batch: list[tuple[int, str]], store: MediaStore, media_ids: dict[str, int], tally: _Tally,
+                       messages: list[str]) -> tuple[list[tuple[int, str, media_rows.ScoreRow]],
+                                                     list[tuple[int, dict[str, Any]]]]:
     rows: list[tuple[int, str, media_rows.ScoreRow]] = []
     ready: list[tuple[int, str, MediaInput]] = []
     cache: dict[str, MediaBlob] = {}
@@ -184,27 +179,19 @@ def _score_batch(det: Detector, detector_id: int, cases: dict[int, _Case], batch
         except MediaError as err:  # this part cannot be shown to any detector: say which file and how to fix
             rows.append((cid, part, (detector_id, None, None, None, str(err), {})))
             messages.append(f"case {cid} {part}: {err}")
-    answers: list[MediaScore] | None = None
-    ms = 0.0
-    if ready:
-        t0 = time.perf_counter()
-        try:
-            answers = det.score_media([inp for _, _, inp in ready])
-            if len(answers) != len(ready):
-                raise RuntimeError(f"score_media returned {len(answers)} answers for {len(ready)} inputs")
-        except Exception as err:  # a detector failure costs this batch, never the run
-            answers = None
-            error = f"{type(err).__name__}: {err}"
-            rows += [(cid, part, (detector_id, None, None, None, error, {})) for cid, part, _ in ready]
-            messages.append(f"{tally.detector} on {len(ready)} inputs: {error}")
-        ms = (time.perf_counter() - t0) * 1000
+    answers = [r[key] for r in await engine.score_media([inp for _, _, inp in ready], only=[key])] if ready else []
+    failed: dict[str, int] = {}  # a detector call that raised: its error, on every input of the call
     ocr: list[tuple[int, dict[str, Any]]] = []
-    for (cid, part, _), got in zip(ready, answers or []):
-        row = _row(det, detector_id, got, ms)
-        rows.append((cid, part, row))
-        for entry in got.details.get("ocr") or []:  # what was read, not the reads that failed
+    for (cid, part, _), r in zip(ready, answers):
+        if r.details is None:  # no answer at all: the call failed (a detector failure costs this batch, never the run)
+            rows.append((cid, part, (detector_id, None, None, None, r.error, {})))
+            failed[str(r.error)] = failed.get(str(r.error), 0) + 1
+            continue
+        rows.append((cid, part, _row(detector_id, r)))
+        for entry in r.details.get("ocr") or []:  # what was read, not the reads that failed
             if isinstance(entry, dict) and entry.get("sha256") in media_ids and not entry.get("error"):
                 ocr.append((media_ids[entry["sha256"]], entry))
+    messages += [f"{tally.detector} on {n} inputs: {error}" for error, n in failed.items()]
     for _, _, score in rows:
         if score[4] is not None:  # error
             tally.errors += 1

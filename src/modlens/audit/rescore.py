@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from modlens.audit.run import audit_study
+from modlens.chunks import LocalCompute, record_results
 from modlens.config import DetectorConfig, StudyConfig, StudyConfigError, parse_study
 from modlens.detectors import registry
 from modlens.detectors.base import Detector
 from modlens.engine import Engine
 from modlens.services.detectors import DetectorSpecError, load_detectors, parse_detector_spec
 from modlens.services.errors import SetupError
-from modlens.services.recording import record_scores, register
+from modlens.services.recording import register
 from modlens.studylog.store import StudyLog, StudyLogError
 
 # every text a report reads a score of
@@ -188,16 +189,15 @@ async def _drive(log: StudyLog, engine: Engine, det_ids: dict[str, int], pending
             print(f"{k} ({tally.detector}): {len(todo[k])} of {tally.texts} texts to score", file=sys.stderr)
     bar = tqdm(total=n_pairs, desc="rescore", unit="score", disable=not progress, file=sys.stderr)
     done, ids = 0, list(texts)
+    compute = LocalCompute(engine)
     try:
         for start in range(0, len(ids), max(1, chunk_size)):
             chunk = ids[start:start + chunk_size]
             work = {k: [texts[i] for i in chunk if i in todo[k]] for k in todo}
             work = {k: ts for k, ts in work.items() if ts}
-            # each detector's batcher gets its texts of the chunk at once; detectors run concurrently
-            scored = await asyncio.gather(*(engine.score(ts, only=[k]) for k, ts in work.items()))
-            rows = [(t, k, res[k]) for (k, ts), results in zip(work.items(), scored) for t, res in zip(ts, results)]
-            with log.transaction():
-                record_scores(log, det_ids, rows)
+            # the chunk pipeline's score step: each detector's batcher gets its texts at once, concurrently
+            rows = await compute.score(work)
+            record_results(log, det_ids, scores=rows)
             for _t, k, r in rows:
                 tallies[k].scored += 1
                 tallies[k].errors += r.error is not None

@@ -10,10 +10,11 @@ import time
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 from modlens.audit.attacks import AttackSpec, build_attack, plan_attacks
 from modlens.audit.auditor import Auditor, dataset_platform
+from modlens.chunks import ChunkPipeline, Compute, LocalCompute
 from modlens.config import DetectorConfig, StudyConfig
 from modlens.datasets.base import Dataset, DatasetError, DatasetItem
 from modlens.detectors.base import Detector
@@ -102,8 +103,8 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     `label` (a `--label` spec). `attack`: also attack every seed comment (see AttackSpec) and log
     each outcome. `on_note` gets each line saying what the reader detected, before any work.
     `engine`: "local" (this process) or "ray" (`modlens.scale`, with `ray_options`, a `RayOptions`);
-    both write the same rows, and a run interrupted on one resumes on the other. `out_parquet` (Ray
-    only): shards in that folder instead of the log at `db` (`modlens import` loads them).
+    both write the same rows, and a run interrupted on one resumes on the other. `out_parquet`: shards
+    in that folder instead of the log at `db` (`modlens import` loads them), on either engine.
     Raises SetupError (nothing written) when the audit cannot start."""
     t0 = time.perf_counter()
     study = study or StudyConfig()
@@ -117,8 +118,6 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             on_note(note)
     if engine not in ("local", "ray"):
         raise SetupError(f"unknown engine {engine!r}; known: local, ray")
-    if out_parquet is not None and engine != "ray":
-        raise SetupError("--out-parquet needs --engine ray")
     if engine == "ray" and attack is not None:
         raise SetupError("--attack runs on the local engine only; drop --engine ray")
     unavailable: dict[str, str] = {}
@@ -136,6 +135,8 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         pc = study.perturbation
         params["perturbation"] = {"budget": pc.budget, "importance_threshold": pc.importance_threshold,
                                   "seed": pc.seed, "target": pc.target}
+    if data.source_id:  # rows keyed by the file's content hash: another version of the file is another run
+        params["source"] = data.source_id
     if reader_options:  # another labelling of the same file is another run
         params["reader"] = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in reader_options.items()}
     plan, seed = None, study.perturbation.seed
@@ -157,7 +158,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     total = min(data.size, limit) if data.size is not None and limit else data.size or limit
     if out_parquet is not None:
         return _to_parquet(Path(out_parquet), data, the_engine, params, study,
-                           {k: specs.get(k, d) for k, d in detector_objects.items()}, ray_options, limit, chunk_size,
+                           {k: specs.get(k, d) for k, d in detector_objects.items()}, engine, ray_options, limit, chunk_size,
                            total, progress, on_chunk, unavailable, t0)
     log = StudyLog(db)
     try:
@@ -172,20 +173,19 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         else:
             log.set_run_status(run_id, "running")
         feed = Feed(data.iter_items(), runs.completed_keys(log, run_id), limit)
+        compute: Compute | None = None
         if engine == "ray":
-            from modlens.scale.ray_audit import RayAuditor, RayOptions
+            from modlens.scale.ray_audit import RayCompute, RayOptions
             try:  # connects to Ray and starts the actors: can fail (no cluster, a detector a worker cannot load)
-                auditor: Auditor = RayAuditor(log, the_engine, data, run_id, det_ids,
-                                              {k: specs.get(k, d) for k, d in detector_objects.items()},
-                                              ray_options or RayOptions())
+                compute = RayCompute(the_engine, {k: specs.get(k, d) for k, d in detector_objects.items()},
+                                     ray_options or RayOptions())
             except BaseException:
                 log.finish_run(run_id, "interrupted")
                 raise
-        else:
-            auditor = Auditor(log, the_engine, data, run_id, det_ids, attack, plan, seed)
+        auditor = Auditor(log, the_engine, data, run_id, det_ids, attack, plan, seed, page_id=page_id, compute=compute)
         status = "interrupted"
         try:
-            asyncio.run(_drive(auditor, feed, page_id, chunk_size, total, progress, on_chunk))
+            asyncio.run(_drive(auditor, feed, data.name, chunk_size, total, progress, on_chunk))
             status = "finished"
         except DatasetError as err:  # a bad row met mid-file: the chunks before it are logged
             problem, _, fix = str(err).partition("; fix: ")
@@ -205,24 +205,28 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
 
 
 def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any], study: StudyConfig,
-                specs: dict[str, Any], ray_options: Any, limit: int | None, chunk_size: int, total: int | None,
+                specs: dict[str, Any], where: str, ray_options: Any, limit: int | None, chunk_size: int, total: int | None,
                 progress: bool, on_chunk: Callable[[int], None] | None, unavailable: dict[str, str],
                 t0: float) -> AuditResult:
-    """The Ray audit into `--out-parquet` shards (`modlens.scale.parquet_out`), resumable the same way."""
-    from modlens.scale.parquet_out import ParquetAuditor, Sink, done_keys, manifest
-    from modlens.scale.ray_audit import RayOptions
+    """The audit into `--out-parquet` shards (`modlens.chunks.parquet`), resumable the same way; computed
+    on Ray (`where="ray"`) or on this process's engine."""
+    from modlens.chunks.parquet import ParquetSink, done_keys, manifest
 
-    sink = Sink(out, manifest(data, dataset_platform(data), params, study, engine.detectors))
+    sink = ParquetSink(out, manifest(data, dataset_platform(data), location(data), params, study, engine.detectors))
     feed = Feed(data.iter_items(), done_keys(out), limit)
-    auditor = ParquetAuditor(sink, engine, data, specs, ray_options or RayOptions())
+    compute: Compute = LocalCompute(engine)
+    if where == "ray":
+        from modlens.scale.ray_audit import RayCompute, RayOptions
+        compute = RayCompute(engine, specs, ray_options or RayOptions())
+    pipeline = ChunkPipeline(compute, sink)
     try:
-        asyncio.run(_drive(auditor, feed, 0, chunk_size, total, progress, on_chunk))
+        asyncio.run(_drive(pipeline, feed, data.name, chunk_size, total, progress, on_chunk))
     except DatasetError as err:
         raise setup_error(f"{err}; the chunks before it are in {out}") from None
     finally:
         feed.close()
-    return AuditResult(0, data.name, location(data)[0], feed.n_read, feed.n_skipped, auditor.n_scored,
-                       auditor.n_missing, {k: f"{d.name}@{d.version}" for k, d in engine.detectors.items()},
+    return AuditResult(0, data.name, location(data)[0], feed.n_read, feed.n_skipped, pipeline.n_scored,
+                       pipeline.n_missing, {k: f"{d.name}@{d.version}" for k, d in engine.detectors.items()},
                        time.perf_counter() - t0, feed.n_skipped > 0, unavailable, format=data.format,
                        notes=[*data.notes, f"results in {out} (load them with `modlens import {out}`)"])
 
@@ -257,14 +261,27 @@ class Feed:
             close()
 
 
-async def _drive(auditor: Auditor, feed: Feed, page_id: int, chunk_size: int, n_total: int | None,
+class Runner(Protocol):
+    """What `_drive` runs chunks through: the `Auditor` (log), or a bare `ChunkPipeline` (Parquet)."""
+    engine: Engine
+
+    @property
+    def depth(self) -> int: ...
+
+    async def process(self, items: Sequence[DatasetItem]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+async def _drive(runner: Runner, feed: Feed, name: str, chunk_size: int, n_total: int | None,
                  progress: bool, on_chunk: Callable[[int], None] | None) -> None:
-    """Chunks through the auditor, `auditor.depth` at a time (1 locally; the Ray engine computes the
+    """Chunks through the runner, `runner.depth` at a time (1 locally; the Ray engine computes the
     next chunk while the driver writes one). The bar shows items/s and, when the size is known, the ETA."""
     from tqdm import tqdm
 
-    bar = tqdm(total=n_total, desc=f"audit {auditor.dataset.name}", unit="item", disable=not progress)
-    depth = max(1, getattr(auditor, "depth", 1))
+    bar = tqdm(total=n_total, desc=f"audit {name}", unit="item", disable=not progress)
+    depth = max(1, runner.depth)
+    record_progress = getattr(runner, "progress", None)  # the Parquet sink keeps no run row
     pending: dict[asyncio.Future[None], int] = {}  # in flight -> its size
 
     async def settle(wait_all: bool) -> None:
@@ -273,14 +290,15 @@ async def _drive(auditor: Auditor, feed: Feed, page_id: int, chunk_size: int, n_
             pending.pop(task)
             task.result()  # a chunk's error stops the audit here
         n_done = feed.n_read - sum(pending.values())  # skipped (done before) + processed
-        auditor.log.set_run_progress(auditor.run_id, n_done)
+        if record_progress is not None:
+            record_progress(n_done)
         bar.update(n_done - bar.n)
         if on_chunk:
             on_chunk(n_done)
 
     try:
         for chunk in feed.chunks(chunk_size):
-            pending[asyncio.ensure_future(auditor.process(chunk, page_id))] = len(chunk)
+            pending[asyncio.ensure_future(runner.process(chunk))] = len(chunk)
             if len(pending) >= depth:
                 await settle(False)
         while pending:
@@ -292,5 +310,5 @@ async def _drive(auditor: Auditor, feed: Feed, page_id: int, chunk_size: int, n_
         if pending:
             await asyncio.wait(pending)
         bar.close()
-        auditor.close()
-        await auditor.engine.close()
+        runner.close()
+        await runner.engine.close()

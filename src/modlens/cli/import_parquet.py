@@ -13,7 +13,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from modlens.scale.parquet_out import import_parquet
+    from modlens.chunks.parquet import import_parquet
     from modlens.services.errors import SetupError
     from modlens.studylog.store import StudyLogError
 

@@ -20,6 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="STUDY.sqlite", help="merged study log to create or add to")
     parser.add_argument("--study", metavar="STUDY.modlens", help="refuse bundles that are not of this study pack")
     parser.add_argument("--list", metavar="STUDY.sqlite", dest="list_db", help="list the bundles merged into a log")
+    parser.add_argument("--allow-unsigned", action="store_true",
+                        help="also merge unsigned bundles (older modlens); they cannot be told from edited ones")
 
 
 def _print_outcome(path: str, outcome: dict[str, Any] | Exception) -> None:
@@ -77,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         except pack.PackError as err:
             raise CliError(str(err)) from None
     try:
-        results = merge_files(args.out, args.bundles, study_key, report=_print_outcome)
+        results = merge_files(args.out, args.bundles, study_key, report=_print_outcome,
+                              allow_unsigned=args.allow_unsigned)
     except StudyLogError as err:
         raise CliError(str(err), kind=ErrorKind.FAILED) from None
     refused = sum(isinstance(r, Exception) for r in results)

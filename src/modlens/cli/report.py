@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from modlens.cli.common import add_db_option, db_path, study_log_error
+from modlens.cli.common import CliError, add_db_option, db_path, study_log_error
 
 # tests/test_analysis_report.py asserts 2 for a missing study log, the code before the shared table
 KEPT_MISSING_EXIT = 2
@@ -15,17 +15,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_db_option(p)
     p.add_argument("--out", help="output file (default: report.html / stdout for --format json)")
     p.add_argument("--format", choices=["html", "json"], default="html")
+    p.add_argument("--label-set", dest="label_sets", action="append", default=[], metavar="ID_OR_DEFINITION",
+                   help="the gold label set to use for its source, by id or definition (e.g. 'toxicity >= 0.5'); "
+                        "repeatable (default: per source, the newest set; the report lists every set)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from modlens.analysis.data import LogError
+    from modlens.analysis.data import LabelSetError, LogError
     from modlens.analysis.report import render_html, report_from_db, to_json
 
     db = db_path(args)
     try:
-        report = report_from_db(db)
+        report = report_from_db(db, args.label_sets)
     except LogError as err:
         raise study_log_error(err, db, missing_exit_code=KEPT_MISSING_EXIT) from None
+    except LabelSetError as err:
+        raise CliError(str(err)) from None
     text = to_json(report) if args.format == "json" else render_html(report)
     out = args.out or (None if args.format == "json" else "report.html")
     if out is None:

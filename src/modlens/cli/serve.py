@@ -100,8 +100,15 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
 
 def _study(config: str | None) -> StudyConfig:
     if config is None and (joined := joined_study_file()) is not None:
-        config = str(joined)  # the study `modlens join` set up on this computer
-        print(f"modlens: study from {config} (modlens join)", flush=True)
+        from modlens.study.join import as_joined
+
+        # the study `modlens join` set up on this computer: a pack's, so remote detectors the
+        # participant did not accept stay off, and the consent text says so
+        print(f"modlens: study from {joined} (modlens join)", flush=True)
+        study, off = as_joined(load_study(str(joined)), str(joined))
+        for line in off:
+            print(f"  {line}", flush=True)
+        return study
     return load_study(config)
 
 

@@ -3,8 +3,9 @@
 `modlens study init DIR` writes an annotated study folder (study.toml, consent.md,
 calibration.toml, tasks.toml); `modlens study check DIR` validates it, naming the file, key and
 fix of every problem; `modlens study pack DIR --out study.modlens` makes the one file each
-participant opens with `modlens join` (docs/MULTI.md); `modlens study add-attacks DIR --from LOG`
-queues successful, quality-filtered attacks for the human check (docs/PERTURB.md).
+participant opens with `modlens join` (docs/MULTI.md), signed with `--sign-key` by a key from
+`modlens study keygen --out PATH` (kept outside any study folder); `modlens study add-attacks DIR
+--from LOG` queues successful, quality-filtered attacks for the human check (docs/PERTURB.md).
 """
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pack = actions.add_parser("pack", help="make the file participants open with `modlens join`")
     pack.add_argument("dir", metavar="DIR", help="the study folder (or its study.toml)")
     pack.add_argument("--out", required=True, metavar="FILE", help="pack to write, e.g. study.modlens")
+    pack.add_argument("--sign-key", metavar="KEY", help="sign the pack with this key (modlens study keygen)")
+    keygen = actions.add_parser("keygen", help="make the Ed25519 key that signs your study packs")
+    keygen.add_argument("--out", required=True, metavar="KEY",
+                        help="key file to create, outside every study folder (e.g. ~/.config/modlens/researcher.key)")
     add = actions.add_parser("add-attacks", help="queue successful attacks from a study log for raters (human check)")
     add.add_argument("dir", metavar="DIR", help="the study folder (review items go to its calibration.toml)")
     add.add_argument("--from", dest="log", required=True, metavar="LOG", help="study log holding the attack results")
@@ -68,22 +73,53 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.action == "add-attacks":
         return _add_attacks(args)
+    if args.action == "keygen":
+        return _keygen(Path(args.out).expanduser())
     loaded = _load(args.dir)
     if args.action == "check":
         s = loaded.study
         for note in study_folder.warnings(loaded):
             print(f"warning: {note}")
+        for note in study_folder.data_flow(s):
+            print(f"note: {note}")
         print(f"ok: study {s.study_id!r}, {len(s.detectors)} detectors, {len(s.attributes)} attributes, "
               f"{len(s.gold)} gold comments, {len(s.tasks)} task pages, free browsing "
               f"{'allowed' if s.free_browsing else 'off'}"
               + (f", {len(s.review)} attack texts to review" if s.review else ""))
         return 0
     try:
-        written = pack.write(loaded, args.out)
+        written = pack.write(loaded, args.out, args.sign_key and Path(args.sign_key).expanduser())
+    except FileNotFoundError as err:
+        raise CliError(str(err), kind=ErrorKind.NOT_FOUND, fix="make one with `modlens study keygen --out PATH`") from None
     except pack.PackError as err:
         raise CliError(str(err)) from None
     print(f"wrote {args.out}: study {written['study_id']!r}, sha256 {written['sha256']}")
+    if "signer" in written:
+        from modlens.signing import fingerprint
+
+        print(f"signed by {fingerprint(written['signer']['public_key'])}; participants see it at join")
+    else:
+        print("unsigned: participants must pass --allow-unsigned to join it (sign with --sign-key KEY)")
     print(f"participants run: modlens join {args.out}")
+    return 0
+
+
+def _keygen(out: Path) -> int:
+    from modlens import signing
+    from modlens.study.pack import PackError, outside_folder
+
+    try:
+        outside_folder(out)
+    except PackError as err:
+        raise CliError(str(err)) from None
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        key = signing.new_key_file(out)
+    except signing.SigningError as err:
+        raise CliError(str(err), fix="sign with the key you have, or choose another path") from None
+    print(f"wrote {out} (owner-only): fingerprint {signing.fingerprint(signing.public_key_b64(key))}")
+    print("publish the fingerprint where participants can compare it (they see it at join); "
+          f"sign packs with `modlens study pack DIR --out FILE --sign-key {out}`")
     return 0
 
 

@@ -1,9 +1,14 @@
 """What a dataset reader yields: comments with their labels and any human-made variants.
 
-Every reader turns one file layout into `DatasetItem`s. `key` is stable within the file
-(a row number or the dataset's own id), so re-running an audit finds the same comments.
-`labels` always includes `toxic` ("1"/"0") when the dataset says whether the text is toxic:
-the metrics, robustness and SASS sections of the report compare detectors against it.
+Every reader turns one file layout into `DatasetItem`s. `key` identifies the item across files:
+the dataset's own id where the file has a stable id column, else `DIGEST:row-N`, the row number
+behind the file's content hash (`file_digest`). Comments are keyed (platform, key) and every file
+of a layout shares its platform (`dataset:sass`), so a bare row number would make row 0 of a
+second file the first file's comment; with the hash, two files never share a comment and the same
+file audited again (even copied elsewhere) finds the same comments.
+`labels` includes `toxic` ("1"/"0") when the dataset says whether the text is toxic, by the
+definition `Dataset.gold` states as text: it is stored as a gold label set (source, definition),
+and the metrics, robustness and SASS sections of the report compare detectors against it.
 
 Rows are read lazily (`iter_rows`): CSV/TSV and JSONL line by line, Parquet in record batches,
 so a reader that needs one row at a time never holds the file in memory. Readers of small layouts
@@ -12,6 +17,7 @@ that cross-reference rows (NoisyHate, HateCheck, SASS's per-rater z-scores) read
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import sys
 from dataclasses import dataclass, field
@@ -24,10 +30,29 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 TSV_SUFFIXES = (".tsv", ".tab")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 PARQUET_BATCH = 4096  # rows per record batch: bounded memory whatever the file's row groups
+DIGEST_CHARS = 16     # 64 bits of sha256: enough to tell a study's files apart
+NO_GOLD = "none"      # `Dataset.gold` of a file without a gold label
 
 
 class DatasetError(ValueError):
     """The file does not have the layout its reader expects; the message says what is missing."""
+
+
+def file_digest(path: Path | str | None = None, *, stream: Any = None) -> str:
+    """The first `DIGEST_CHARS` hex digits of the sha256 of a file's bytes, read in blocks (memory
+    does not grow with the file). `stream`: an open binary stream instead (a remote file)."""
+    h = hashlib.sha256()
+    if stream is None:
+        with open(Path(path or ""), "rb") as fh:
+            return file_digest(stream=fh)
+    while block := stream.read(1 << 16):  # small blocks: reading stays within the readers' memory bound
+        h.update(block)
+    return h.hexdigest()[:DIGEST_CHARS]
+
+
+def row_key(digest: str, n: int) -> str:
+    """The key of row `n` (0-based) of the file whose content hash is `digest`."""
+    return f"{digest}:row-{n}"
 
 
 @dataclass
@@ -45,7 +70,8 @@ class Dataset:
 
     def __init__(self, name: str, path: Path, source: Iterable[DatasetItem] | Callable[[], Iterator[DatasetItem]],
                  meta: dict[str, Any] | None = None, *, fmt: str = "", notes: list[str] | None = None,
-                 size: int | None = None, recorded_scores: dict[str, list[list[str]]] | None = None):
+                 size: int | None = None, recorded_scores: dict[str, list[list[str]]] | None = None,
+                 gold: str = NO_GOLD, source_id: str | None = None):
         self.name = name          # platform becomes f"dataset:{name}"
         self.path = path          # the file read (one page per file)
         self.source = source
@@ -56,6 +82,12 @@ class Dataset:
         # detector name -> [[text column, score column], ...] of scores the file itself records
         # (Perspective in NoisyHate and SASS); `--detectors recorded` audits with them
         self.recorded_scores = recorded_scores or {}
+        # what `toxic` means in this file, as text ("toxicity >= 0.5", "none"): with the source it
+        # names the gold label set the items' `toxic` labels are stored under
+        self.gold = gold
+        # the file's content hash when its items are keyed by it (`row_key`), else None (an id
+        # column keys them): an audit run is of one version of the file
+        self.source_id = source_id
         self._items: list[DatasetItem] | None = source if isinstance(source, list) else None
 
     def iter_items(self) -> Iterator[DatasetItem]:

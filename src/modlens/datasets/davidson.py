@@ -1,16 +1,19 @@
 """Davidson et al. 2017 tweets: `class` 0 hate speech, 1 offensive, 2 neither. `toxic` is 1 for
 hate or offensive (the Perspective definition of toxicity covers both); `--label class=0` makes it
-hate speech only. Streamed row by row."""
+hate speech only. Streamed row by row. Tweets are keyed by the file's index column (its unnamed
+first column, or `id`); a file without one by its content hash and row number (`base.row_key`)."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Iterator
 
-from modlens.datasets.base import Dataset, DatasetError, DatasetItem, iter_rows, read_columns, require_columns
+from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, file_digest, iter_rows, read_columns,
+                                   require_columns, row_key)
 from modlens.datasets.gold import GoldSpec, gold_label
 
 CLASSES = {"0": "hate_speech", "1": "offensive_language", "2": "neither"}
 DEFAULT_GOLD = "toxic = class in {0, 1} (hate speech or offensive)"
+GOLD = "class in {hate_speech, offensive_language}"  # the default label set's definition
 
 
 def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
@@ -21,9 +24,11 @@ def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
     if label is not None and label.column:
         require_columns(path, columns, [label.column])
 
+    digest = None if "" in columns or "id" in columns else file_digest(path)
+
     def items() -> Iterator[DatasetItem]:
         for n, row in enumerate(iter_rows(path)):
-            key = str(row.get("") or row.get("id") or n)
+            own = row.get("") or row.get("id")
             cls = str(row["class"]).strip()
             if cls not in CLASSES:
                 raise DatasetError(f"{path}: row {n + 2}: class {cls!r} is not 0, 1 or 2")
@@ -36,7 +41,9 @@ def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
             for col in ("count", "hate_speech", "offensive_language", "neither"):
                 if row.get(col) not in (None, ""):
                     labels[f"votes_{col}" if col != "count" else "raters"] = row[col]
-            yield DatasetItem(key=f"tweet-{key}", text=row["tweet"], labels=labels)
+            key = f"tweet-{own}" if own not in (None, "") else row_key(digest or file_digest(path), n)
+            yield DatasetItem(key=key, text=row["tweet"], labels=labels)
 
     gold = label.describe() if label is not None else DEFAULT_GOLD
-    return Dataset("davidson", path, items, notes=[f"gold label: {gold}"])
+    return Dataset("davidson", path, items, notes=[f"gold label: {gold}"],
+                   gold=label.definition() if label is not None else GOLD, source_id=digest)

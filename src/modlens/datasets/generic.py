@@ -3,15 +3,18 @@
 Stored as labels: the gold label (`--label`, else the first recognized column of
 `gold.GOLD_COLUMNS`) as `toxic` "1"/"0" plus its raw value, recognized group and id columns
 (`gold.GROUP_COLUMNS`, `gold.ID_COLUMNS`, under their lower-case names) and `label_cols`
-(`["*"]`: every column). Nothing else: see `gold` for why."""
+(`["*"]`: every column). Nothing else: see `gold` for why.
+
+Items are keyed by the `--id-col` column's value, else `DIGEST:row-N` (`base.row_key`: the row
+number behind the file's content hash, `Dataset.source_id`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, is_parquet, iter_rows, parquet_rows,
-                                   read_columns, require_columns)
+from modlens.datasets.base import (NO_GOLD, Dataset, DatasetError, DatasetItem, file_digest, is_parquet, iter_rows,
+                                   parquet_rows, read_columns, require_columns, row_key)
 from modlens.datasets.gold import (GOLD_COLUMNS, GROUP_COLUMNS, ID_COLUMNS, TEXT_COLUMNS, GoldSpec, find_column,
                                    gold_label, recognized)
 
@@ -55,12 +58,20 @@ class RowMap:
     meta: dict[str, Any]
     notes: list[str]
 
-    def item(self, n: int, row: dict[str, Any], seen: set[str] | None = None) -> DatasetItem:
-        """Row `n` (0-based, within its file) as an item. `seen`: the ids met so far in this file."""
+    @property
+    def definition(self) -> str:
+        """The gold label's definition (`Dataset.gold`)."""
+        return self.gold.definition() if self.gold is not None else NO_GOLD
+
+    def item(self, n: int, row: dict[str, Any], seen: set[str] | None = None, *, digest: str | None) -> DatasetItem:
+        """Row `n` (0-based, within its file) as an item. `seen`: the ids met so far in this file;
+        `digest`: the file's content hash (`base.file_digest`; None only with an id column)."""
         value = row.get(self.text)
         if not isinstance(value, str):
             raise DatasetError(f"{self.where}: row {n + 1}: {self.text!r} is not a string ({value!r})")
-        key = f"row-{n}"
+        if self.id_col is None and not digest:
+            raise ValueError("a row without an id column is keyed by its file's content hash: pass digest")
+        key = row_key(digest or "", n)
         if self.id_col:
             key = str(row[self.id_col])
             if seen is not None:
@@ -107,10 +118,12 @@ def read(path: Path, *, text_col: str | None = None, id_col: str | None = None,
          label_cols: Sequence[str] | None = None, label: GoldSpec | None = None, name: str | None = None,
          **_: object) -> Dataset:
     mapping = row_map(path, read_columns(path), text_col=text_col, id_col=id_col, label_cols=label_cols, label=label)
+    digest = None if mapping.id_col else file_digest(path)
 
     def items() -> Iterator[DatasetItem]:
         seen: set[str] = set()  # only with an id column: row numbers cannot repeat
         for n, row in enumerate(iter_rows(path, mapping.needed if is_parquet(path) else None)):
-            yield mapping.item(n, row, seen)
+            yield mapping.item(n, row, seen, digest=digest)
 
-    return Dataset(name or path.stem, path, items, mapping.meta, notes=mapping.notes, size=parquet_rows(path))
+    return Dataset(name or path.stem, path, items, mapping.meta, notes=mapping.notes, size=parquet_rows(path),
+                   gold=mapping.definition, source_id=digest)

@@ -7,6 +7,11 @@ score (Civil Comments' `toxicity`); `--label none` declares no gold label. A val
 does not know is an error naming the row, never a guess. An empty value is "no gold label" for
 that row.
 
+Each gold label is stored under a label set named by its source and its definition, the text
+`GoldSpec.definition` (or a reader's own constant below) gives: "toxicity >= 0.5",
+"class in {hate_speech, offensive_language}", "none". A definition is part of the data: the same
+text always means the same rule, so the same file under the same definition lands in the same set.
+
 Only recognized columns are kept by default (the gold column, group columns, ids): keeping every
 column would turn Civil Comments' ~40 score columns into ~80 million label rows.
 """
@@ -16,7 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from modlens.datasets.base import DatasetError
+from modlens.datasets.base import NO_GOLD, DatasetError
 
 # in order of preference: the first one a file has is its gold label
 GOLD_COLUMNS = ("toxic", "is_toxic", "toxicity_label", "hateful", "is_hateful", "is_hate", "hate", "offensive",
@@ -29,6 +34,7 @@ TEXT_COLUMNS = ("text", "comment_text", "tweet", "sentence")
 
 POSITIVE = ("1", "true", "t", "yes", "y", "toxic", "hateful", "hate", "hate_speech", "hate speech", "offensive",
             "offensive_language", "abusive", "abuse", "insult", "positive")
+PLAIN_VALUES = "1/true/yes/toxic/hateful… vs 0/false/no/neither…"  # how a plain `--label COLUMN` reads values
 NEGATIVE = ("0", "false", "f", "no", "n", "non-toxic", "nontoxic", "not toxic", "not_toxic", "non-hateful",
             "nonhateful", "not hateful", "not_hateful", "neither", "normal", "clean", "neutral", "benign", "negative",
             "none", "ok")
@@ -78,7 +84,17 @@ class GoldSpec:
             return f"toxic = {self.column} >= {self.threshold:g}"
         if self.positive is not None:
             return f"toxic = {self.column} in {{{', '.join(sorted(self.positive))}}}"
-        return f"toxic = {self.column} (1/true/yes/toxic/hateful… vs 0/false/no/neither…)"
+        return f"toxic = {self.column} ({PLAIN_VALUES})"
+
+    def definition(self) -> str:
+        """What `toxic` means under this spec, as the text naming its label set."""
+        if not self.column:
+            return NO_GOLD
+        if self.threshold is not None:
+            return f"{self.column} >= {self.threshold:g}"
+        if self.positive is not None:
+            return f"{self.column} in {{{', '.join(sorted(self.positive))}}}"
+        return f"{self.column} ({PLAIN_VALUES})"
 
     def value(self, raw: Any, where: str) -> str | None:
         """"1", "0", or None when the cell is empty."""

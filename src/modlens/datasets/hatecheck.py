@@ -1,6 +1,7 @@
 """HateCheck: functional test cases with gold labels. Every case is a comment; a `spell_*` case
 (character swap, deletion, leet, spaces) is also recorded as a variant of its clean original
-(`ref_case_id`, strategy `human:hatecheck`), which makes a clean/perturbed set with benign cases too."""
+(`ref_case_id`, strategy `human:hatecheck`), which makes a clean/perturbed set with benign cases too.
+Cases are keyed by their `case_id`: HateCheck's own stable ids."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,6 +11,7 @@ from modlens.datasets.gold import GoldSpec, gold_label
 from modlens.perturb.base import Variant
 
 STRATEGY = "human:hatecheck"
+GOLD = "label_gold in {hateful}"
 
 
 def _id(value: object) -> str:
@@ -47,4 +49,5 @@ def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
                                         params={"types": [func], "case_id": case}))
     gold = label.describe() if label is not None else "toxic = label_gold is hateful"
     return Dataset("hatecheck", path, list(items.values()),
-                   notes=[f"gold label: {gold}; functionality and target_ident stored for the per-functionality table"])
+                   notes=[f"gold label: {gold}; functionality and target_ident stored for the per-functionality table"],
+                   gold=label.definition() if label is not None else GOLD)

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, read_columns, read_rows, require_columns,
-                                   word_span)
+from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, file_digest, read_columns, read_rows,
+                                   require_columns, row_key, word_span)
 from modlens.datasets.gold import GoldSpec
 from modlens.perturb.base import Variant
 
 STRATEGY = "human:noisyhate"
+GOLD = "every sentence toxic (Civil Comments toxicity >= 0.5)"
 LABEL_COLUMNS = ("toxicity", "google_correct", "bing_correct", "quality_mean", "types", "clean_word",
                  "perturbed_word", "position")
 
@@ -67,7 +68,7 @@ def restored(tokens: Sequence[str], position: int, clean_word: str) -> bool:
 def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
     if label is not None:
         raise DatasetError("NoisyHate declares its gold label itself (every sentence is toxic); --label does not apply")
-    items = []
+    items, digest = [], file_digest(path)
     for n, pair in enumerate(read_pairs(path)):
         span = word_span(pair.clean, pair.position)
         params = {"types": pair.types, "position": pair.position,
@@ -75,9 +76,9 @@ def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
         variant = Variant(text=pair.perturbed, strategy=STRATEGY, params=params, seed=0,
                           positions=[span] if span else [], source_text=pair.clean)
         labels = {**pair.labels, "toxic": "1"}  # every NoisyHate sentence is toxic (Civil Comments toxicity >= 0.5)
-        items.append(DatasetItem(key=f"row-{n}", text=pair.clean, labels=labels, variants=[variant]))
+        items.append(DatasetItem(key=row_key(digest, n), text=pair.clean, labels=labels, variants=[variant]))
     # Perspective's recorded scores of both sentences: `--detectors recorded` audits with them
     recorded = {"perspective": [["clean", "perspective_clean"], ["perturbed", "perspective_perturbed"]]} \
         if {"perspective_clean", "perspective_perturbed"} <= set(read_columns(Path(path))) else {}
-    return Dataset("noisyhate", path, items, notes=["gold label: every sentence toxic (Civil Comments toxicity >= 0.5)"],
-                   recorded_scores=recorded)
+    return Dataset("noisyhate", path, items, notes=[f"gold label: {GOLD}"], recorded_scores=recorded, gold=GOLD,
+                   source_id=digest)

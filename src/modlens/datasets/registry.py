@@ -23,13 +23,7 @@ READERS: dict[str, str] = {
     "parquet": "generic",
 }
 
-# shorthand -> file under the data directory
-SHORTHANDS: dict[str, str] = {
-    "noisyhate": "noisyhate/dev.csv",
-    "hatecheck": "hatecheck/test_suite_cases.csv",
-    "davidson": "davidson/labeled_data.csv",
-    "sass": "sass/sass.csv",  # fetch-only (no licence to ship it): `modlens data fetch sass`
-}
+SHORTHANDS = paths.SHORTHANDS  # shorthand -> file under the data directory
 
 
 def resolve(dataset: str) -> tuple[Path, str | None]:

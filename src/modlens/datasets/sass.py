@@ -14,6 +14,8 @@ alias found wins; the released files' names are `tag`, `human_toxicity`, `perspe
 - optional:  `perspective_avg_toxicity` | `toxicity score` | `perspective` (Perspective's recorded
              score; plain numbers are also offered as the `recorded` detector), `expected toxicity`.
 Labels: `category`, `filtered`, `human_score`, `toxic` = human score > 0.5 (the paper's binarization).
+The released data is several files of this layout (all `dataset:sass`): rows are keyed by the
+file's content hash and row number (`base.row_key`), so each file's rows are comments of their own.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from statistics import mean, pstdev
 
-from modlens.datasets.base import Dataset, DatasetError, DatasetItem, read_rows
+from modlens.datasets.base import NO_GOLD, Dataset, DatasetError, DatasetItem, file_digest, read_rows, row_key
 from modlens.datasets.gold import GoldSpec, gold_label
 
 ALIASES = {
@@ -107,7 +109,7 @@ def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
     else:
         human = [None] * len(rows)
     type_col, persp_col, exp_col = find_column(columns, "type"), find_column(columns, "perspective"), find_column(columns, "expected")
-    items = []
+    items, digest = [], file_digest(path)
     for i, (row, score) in enumerate(zip(rows, human)):
         labels: dict[str, object] = {"category": row[cat_col].strip()}
         if score is not None:
@@ -123,9 +125,20 @@ def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
             labels["perspective_recorded"] = f"{_number(row[persp_col], f'{path}: row {i + 2}'):.6g}"
         if exp_col:
             labels["expected_toxicity"] = row[exp_col]
-        items.append(DatasetItem(key=f"row-{i}", text=row[text_col], labels=labels))
+        items.append(DatasetItem(key=row_key(digest, i), text=row[text_col], labels=labels))
     return Dataset("sass", path, items, notes=_notes(human_col, rater_cols, label, persp_col),
-                   recorded_scores=_recorded(rows, text_col, persp_col))
+                   recorded_scores=_recorded(rows, text_col, persp_col), gold=_definition(human_col, rater_cols, label), source_id=digest)
+
+
+def _definition(human_col: str | None, rater_cols: list[str], label: GoldSpec | None) -> str:
+    """The gold label's definition (`Dataset.gold`)."""
+    if label is not None:
+        return label.definition()
+    if human_col:
+        return f"{human_col} > 0.5"
+    if rater_cols:
+        return f"mean z-score of {', '.join(rater_cols)}, min-max scaled, > 0.5"
+    return NO_GOLD
 
 
 def _notes(human_col: str | None, rater_cols: list[str], label: GoldSpec | None, persp_col: str | None) -> list[str]:

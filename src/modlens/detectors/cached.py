@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores, config_hash
+from modlens.paths import portable
 
 
 class CachedScoreError(ValueError):
@@ -82,14 +83,15 @@ class CachedDetector(Detector):
         self.threshold = threshold
         data = self.path.read_bytes()
         self.table = load_table(self.path, self.mappings)
-        file_hash = hashlib.sha256(data).hexdigest()[:12]
+        self.sha256 = hashlib.sha256(data).hexdigest()
         # The file's bytes, not where it lies, identify the data: the same table gives the same
         # version on every machine.
-        portable = {k: v for k, v in self.config().items() if k != "path"}
-        self.version = f"{file_hash}-{config_hash(portable)}"
+        portable = {k: v for k, v in self.config().items() if k not in ("path", "path_sha256")}
+        self.version = f"{self.sha256[:12]}-{config_hash(portable)}"
 
     def config(self) -> dict[str, Any]:
-        return {"path": str(self.path), "mappings": [list(m) for m in self.mappings],
+        # the table by package-relative name and content hash, never by its folder (logs travel in bundles)
+        return {"path": portable(self.path), "path_sha256": self.sha256, "mappings": [list(m) for m in self.mappings],
                 "label": self.label, "threshold": self.threshold, "entries": len(self.table)}
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
@@ -117,8 +119,7 @@ def create(path: str | None = None, text_col: str | None = None, score_col: str 
         raise DetectorUnavailable("error", "cached: no (text column, score column) pair given",
                                   "set text_col/score_col, or mappings = [[text_col, score_col], ...]")
     if not Path(path).is_file():
-        from modlens.datasets.registry import SHORTHANDS
-        from modlens.paths import find_data
+        from modlens.paths import SHORTHANDS, find_data
         shipped = find_data(SHORTHANDS[path]) if path in SHORTHANDS else None  # e.g. path = "noisyhate"
         if shipped is None:
             raise DetectorUnavailable("missing_weights", f"cached: score table not found: {path}",

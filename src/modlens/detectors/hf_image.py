@@ -17,6 +17,7 @@ from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavail
 from modlens.detectors.hf_common import LabelPlan, default_toxicity_label, load_pretrained, pick_dtype, probabilities
 from modlens.detectors.minilm import pick_device
 from modlens.media import MediaBlob, MediaInput
+from modlens.paths import portable_model
 
 MODALITIES = ("image",)
 
@@ -35,11 +36,11 @@ class HFImageClassifier(Detector):
         self.label_map = dict(label_map)
         self.plan = LabelPlan.build(model.config, self.label_map, toxicity_label, source)
         self.labels, self.toxicity_label = self.plan.labels, self.plan.toxicity_label
-        self.version = f"{source}@{source_version}+cfg.{config_hash(self.config())}"
+        self.version = f"{portable_model(source)}@{source_version}+cfg.{config_hash(self.config())}"
 
     def config(self) -> dict[str, Any]:
         # device is left out on purpose: where a model runs must not change its version
-        return {"model": self.source, "label_map": self.label_map, **self.plan.config(),
+        return {"model": portable_model(self.source), "label_map": self.label_map, **self.plan.config(),
                 "multi_label": self.multi_label, "dtype": self.dtype, "reduce": "max over images"}
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:

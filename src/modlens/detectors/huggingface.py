@@ -15,6 +15,7 @@ from modlens.detectors.base import FORWARDS_PER_CALL, Detector, DetectorUnavaila
 from modlens.detectors.hf_common import (LabelPlan, default_toxicity_label, load_pretrained, pick_dtype,
                                          probabilities, raw_labels)
 from modlens.detectors.hf_presets import PRESETS, preset as preset_options
+from modlens.paths import portable_model
 from modlens.detectors.minilm import pick_device
 
 
@@ -32,11 +33,11 @@ class HFClassifier(Detector):
         self.raw_labels = raw_labels(model.config)
         self.plan = LabelPlan.build(model.config, self.label_map, toxicity_label, source)
         self.labels, self.toxicity_label = self.plan.labels, self.plan.toxicity_label
-        self.version = f"{source}@{source_version}+cfg.{config_hash(self.config())}"
+        self.version = f"{portable_model(source)}@{source_version}+cfg.{config_hash(self.config())}"
 
     def config(self) -> dict[str, Any]:
         # device is left out on purpose: where a model runs must not change its version
-        return {"model": self.source, "label_map": self.label_map, **self.plan.config(), "max_length": self.max_length,
+        return {"model": portable_model(self.source), "label_map": self.label_map, **self.plan.config(), "max_length": self.max_length,
                 "multi_label": self.multi_label, "dtype": self.dtype}
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from modlens.paths import file_reference, portable
 from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts,
                                     directory_hash)
 
@@ -213,7 +214,7 @@ class MiniLMToxicity(Detector):
         self.labels = head.labels
         self.toxicity_label = head.positive_label
         self.max_batch = encoder.batch_size * FORWARDS_PER_CALL  # texts per call; forward passes stay batch_size rows
-        model_part = directory_hash(encoder.model_dir, MODEL_FILES)
+        model_part = self.model_hash = directory_hash(encoder.model_dir, MODEL_FILES)
         self.version = f"minilm-l6.{model_part}+head.{_file_hash(head_path)}.len{encoder.max_length}"
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
@@ -231,8 +232,9 @@ class MiniLMToxicity(Detector):
         return out
 
     def config(self) -> dict[str, Any]:
-        return {"model_dir": str(self.encoder.model_dir), "head": str(self.head_path),
-                "max_length": self.encoder.max_length, "batch_size": self.encoder.batch_size,
+        # files by package-relative name and content hash, never by folder: logs travel in bundles
+        return {"model_dir": portable(self.encoder.model_dir), "model_dir_hash": self.model_hash,
+                **file_reference("head", self.head_path), "max_length": self.encoder.max_length, "batch_size": self.encoder.batch_size,
                 "device": self.encoder.device, "head_training": self.head.meta.get("training", {})}
 
     def close(self) -> None:

@@ -11,8 +11,8 @@ from typing import Any, Iterable, Sequence
 from modlens.fusion.case import FusedCase
 from modlens.media import MediaBlob
 from modlens.media.store import MediaStore
-from modlens.studylog import media_rows
-from modlens.studylog.store import StudyLog, canonical_json
+from modlens.studylog import media_rows, runs
+from modlens.studylog.store import StudyLog
 
 RUN_DATASET = "fuse"
 
@@ -33,12 +33,8 @@ def fuse_run(log: StudyLog, store: MediaStore, params: dict[str, Any]) -> int:
     """The run row of these parameters: the earlier one when a run had exactly these, else a new one."""
     path = str(store.root)
     with log.transaction():
-        rows = log.query("SELECT run_id FROM audit_runs WHERE dataset = ? AND path = ? AND params_json = ? "
-                         "ORDER BY run_id DESC LIMIT 1", (RUN_DATASET, path, canonical_json(params)))
-        if rows:
-            run_id: int = rows[0]["run_id"]
-            return run_id
-        return log.start_run(RUN_DATASET, path, params)
+        run_id = runs.find_run(log, RUN_DATASET, path, params)
+        return run_id if run_id is not None else log.start_run(RUN_DATASET, path, params)
 
 
 def _media_ids(log: StudyLog, store: MediaStore, blobs: Iterable[MediaBlob], meta: dict[str, Any]) -> tuple[list[int], int]:

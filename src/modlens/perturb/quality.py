@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, Sequence
 from modlens.perturb.goals import fooled
 
 if TYPE_CHECKING:
-    from modlens.analysis.data import StudyData
     from modlens.detectors.base import Detector
     from modlens.perturb.base import Variant
 
@@ -77,42 +76,13 @@ class AttackExample:
                    target=str(v.target_detector or a.get("target") or ""),
                    target_name=str(a.get("target_name") or v.target_detector or ""),
                    recipe=recipe_of(v.strategy, v.params, a), status=str(a.get("status", "")).lower(),
-                   judges=_recorded_judges(a))
+                   judges=recorded_judges(a))
 
 
-def _recorded_judges(attack: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def recorded_judges(attack: dict[str, Any]) -> dict[str, dict[str, Any]]:
     ens = ((attack.get("constraints") or {}).get("ensemble") or {})
     judges = ens.get("judges") if isinstance(ens, dict) else None
     return dict(judges) if isinstance(judges, dict) else {}
-
-
-def examples_from_study(data: StudyData) -> list[AttackExample]:
-    """Every logged attack (skipped ones too), with the other detectors' logged scores of the
-    adversarial text for the label check (latest version of each detector that scored it)."""
-    latest: dict[str, Any] = {}
-    for d in sorted(data.detectors.values(), key=lambda d: d.detector_id):
-        latest.setdefault(d.name, []).append(d)
-    out = []
-    for v in data.variants:
-        a = v.get("attack")
-        if not isinstance(a, dict):
-            continue
-        target_name = str(a.get("target_name") or v.get("target_detector") or a.get("target") or "")
-        others: dict[str, tuple[float, float]] = {}
-        for name, rows in latest.items():
-            if name == target_name:
-                continue
-            for d in reversed(rows):
-                s = data.score(v["text_id"], d.detector_id)
-                if s is not None:
-                    others[name] = (s, d.threshold)
-                    break
-        out.append(AttackExample(
-            id=v["variant_id"], seed=data.texts.get(v["source_text_id"], ""), text=data.texts.get(v["text_id"], ""),
-            goal=str(a.get("goal", "tae")).lower(), target=str(v.get("target_detector") or a.get("target") or ""),
-            target_name=target_name, recipe=recipe_of(v.get("strategy"), v.get("params"), a),
-            status=str(a.get("status", "")).lower(), judges=_recorded_judges(a), other_scores=others))
-    return out
 
 
 def _loose(text: str) -> str:

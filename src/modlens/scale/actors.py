@@ -11,6 +11,8 @@ import time
 from functools import lru_cache
 from typing import Any, Sequence
 
+from modlens.chunks.chunk import Failed
+from modlens.chunks.steps import NORMALIZE, VARIANTS, each, failure
 from modlens.config import DetectorConfig, NormalizerConfig, PerturbationConfig
 from modlens.detectors.base import Detector
 from modlens.perturb.base import Variant
@@ -88,7 +90,7 @@ class VariantActor:
         self.target = target
         self.det = build_detector(spec, False)
 
-    def variants(self, texts: list[str]) -> list[list[Variant]]:
+    def variants(self, texts: list[str]) -> list[list[Variant] | Failed]:
         from modlens.perturb.importance import importance_from_scores, importance_texts
 
         probes = [importance_texts(t) for t in texts]
@@ -96,11 +98,16 @@ class VariantActor:
         # every text's probes in calls of the detector's batch size, as the engine's batcher groups them
         size = max(1, int(getattr(self.det, "max_batch", 64)))
         scored = [a for i in range(0, len(flat), size) for a in answers(self.det, flat[i:i + size])]
-        out, at = [], 0
+        out: list[list[Variant] | Failed] = []
+        at = 0
         for text, ps in zip(texts, probes):
             importance = importance_from_scores([a[1] for a in scored[at:at + len(ps)]])
             at += len(ps)
-            variants = self.generator.generate(text, importance=importance)
+            try:
+                variants = self.generator.generate(text, importance=importance)
+            except Exception as err:  # this text's variants only (the chunk pipeline's error policy)
+                out.append(failure(err, VARIANTS))
+                continue
             for v in variants:
                 v.target_detector = v.target_detector or self.target
             out.append(variants)
@@ -113,7 +120,8 @@ def _normalizer(steps: tuple[str, ...] | None) -> Any:
     return build_normalizer(None if steps is None else list(steps))
 
 
-def normalize_texts(config: NormalizerConfig, texts: list[str]) -> list[Any]:
-    """`Normalized` results of `texts` (a Ray task; the normalizer is built once per worker)."""
+def normalize_texts(config: NormalizerConfig, texts: list[str]) -> list[Any | Failed]:
+    """`Normalized` results of `texts`, `Failed` where the normalizer raised (a Ray task; the
+    normalizer is built once per worker)."""
     norm = _normalizer(None if config.steps is None else tuple(config.steps))
-    return [norm.normalize(t) for t in texts]
+    return each(norm.normalize, texts, NORMALIZE)

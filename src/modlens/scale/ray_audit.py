@@ -2,9 +2,9 @@
 (`num_gpus` when the cluster has GPUs and `gpus_per_detector` > 0), the variant generator as CPU
 actors; the answers come back to the driver, whose study log is the single writer.
 
-`RayAuditor` is the local `Auditor` with its three compute steps sent to Ray; registering items,
-the resume checks ((text hash, detector version) pairs already scored are never sent) and every
-write are the local auditor's own code, so both engines write the same rows."""
+`RayCompute` is the chunk pipeline's `Compute` (`modlens.chunks`) on Ray: registering items, the
+resume checks ((text hash, detector version) pairs already scored are never sent) and every write
+are the pipeline's and its sink's own code, so both engines write the same rows."""
 from __future__ import annotations
 
 import asyncio
@@ -13,14 +13,12 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from modlens.audit.auditor import Auditor
+from modlens.chunks.chunk import Failed, ScoreRow
 from modlens.config import DetectorConfig
-from modlens.datasets.base import Dataset, DatasetItem
 from modlens.detectors.base import Detector
 from modlens.engine import DetectorResult, Engine
 from modlens.perturb.base import Variant
 from modlens.services.errors import SetupError
-from modlens.studylog.store import StudyLog
 
 
 # an actor whose process died (a crash, OOM, a lost node) is restarted (-1: always); a batch that
@@ -101,10 +99,12 @@ def _split(seq: Sequence[Any], parts: int) -> list[Sequence[Any]]:
     return [seq[i:i + size] for i in range(0, len(seq), size)]
 
 
-class RayAuditor(Auditor):
-    def __init__(self, log: StudyLog, engine: Engine, dataset: Dataset, run_id: int, det_ids: dict[str, int],
-                 specs: Mapping[str, DetectorConfig | Detector], options: RayOptions) -> None:
-        super().__init__(log, engine, dataset, run_id, det_ids)
+class RayCompute:
+    """The chunk's variants, normalization and scores on Ray; `engine` is the driver's (it names
+    every detector, normalizer and generator version the log records)."""
+
+    def __init__(self, engine: Engine, specs: Mapping[str, DetectorConfig | Detector], options: RayOptions) -> None:
+        self.engine = engine
         self.options = options
         self.depth = max(1, options.depth)
         self.started_ray = connect(options)
@@ -158,14 +158,14 @@ class RayAuditor(Auditor):
             self.pools[k] = _Pool(acts, max(1, min(i[2] for i in identities)))
 
     # --- the three compute steps, on Ray --------------------------------------------------
-    async def _variants(self, texts: list[str]) -> list[list[Variant]]:
+    async def variants(self, texts: list[str]) -> list[list[Variant] | Failed]:
         if self.variant_pool is None:
             return [[] for _ in texts]
         parts = _split(texts, len(self.variant_pool.actors) * 2)
         got = await asyncio.gather(*(self.variant_pool.next().variants.remote(list(p)) for p in parts))
         return [v for part in got for v in part]
 
-    async def _normalized(self, texts: list[str]) -> list[Any]:
+    async def normalize(self, texts: list[str]) -> list[Any | Failed]:
         assert self._normalize is not None
         parts = _split(texts, self.n_tasks)
         got = await asyncio.gather(*(self._normalize.remote(self.engine.study.normalizer, list(p)) for p in parts))
@@ -197,32 +197,15 @@ class RayAuditor(Auditor):
                 got = [(None, None, 0.0, f"{type(err).__name__}: {str(err).splitlines()[0]}")] * len(texts)
         return [DetectorResult(key, d.name, d.version, labels, tox, ms, error) for labels, tox, ms, error in got]
 
-    async def _score_missing(self, texts: Sequence[str]) -> list[tuple[str, str, Any]]:
+    async def score(self, todo: Mapping[str, Sequence[str]]) -> list[ScoreRow]:
         calls = []
-        for k in self.engine.runners:
-            todo = self._unscored(texts, k)
+        for k, texts in todo.items():
             size = self.pools[k].batch
-            calls += [(k, todo[i:i + size]) for i in range(0, len(todo), size)]
+            calls += [(k, list(texts[i:i + size])) for i in range(0, len(texts), size)]
         scored = await asyncio.gather(*(self._call(k, batch) for k, batch in calls))
         return [(t, k, r) for (k, batch), results in zip(calls, scored) for t, r in zip(batch, results)]
 
-    async def process(self, items: Sequence[DatasetItem], page_id: int) -> None:
-        """`Auditor.process` with variants, normalization and scores computed on Ray."""
-        if self.attack:
-            raise SetupError("--attack runs on the local engine only")
-        registered = self._register(items, page_id)
-        generated = await self._variants([it.text for it, _ in registered])
-        texts = self._chunk_texts([it for it, _ in registered], generated)
-        normalizations = []
-        if self._normalize is not None:
-            normalized = await self._normalized(texts)
-            normalizations = list(zip(texts, normalized))
-            texts = list(dict.fromkeys([*texts, *(n.text for n in normalized)]))
-        jobs = await self._score_missing(texts)
-        self._commit_chunk(jobs, normalizations, registered, generated, items_done=True)
-
     def close(self) -> None:
-        super().close()
         import ray
 
         for pool in [*getattr(self, "pools", {}).values(), getattr(self, "variant_pool", None)]:

@@ -5,8 +5,9 @@
 The rows become items exactly as the local readers make them: the columns are detected from the
 first file's header or schema by the generic reader's rules (`datasets.generic.row_map`: text
 column, gold label, group and id columns, `--text-col`/`--label`/`--label-cols`/`--id-col`), and
-every item is keyed `RELATIVE/FILE:row-N` (N counted within its file) as the folder reader
-(`scale.sources`) keys it. Ray reads the files in name order with `preserve_order`, and each row
+every item is keyed `RELATIVE/FILE:DIGEST:row-N` (N counted within its file, DIGEST the file's
+content hash, `datasets.base.file_digest`, read through `pyarrow.fs`; the id with `--id-col`) as
+the folder reader (`scale.sources`) keys it. Ray reads the files in name order with `preserve_order`, and each row
 carries its file's path (`include_paths`), so the per-file row index is the row's position among
 that file's rows: the same keys on every run, and a rerun resumes.
 
@@ -28,7 +29,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
 from modlens.datasets import registry
-from modlens.datasets.base import Dataset, DatasetError, DatasetItem
+from modlens.datasets.base import Dataset, DatasetError, DatasetItem, file_digest
 from modlens.datasets.generic import RowMap, row_map
 
 URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -170,14 +171,24 @@ def _stream(listing: Listing, mapping: RowMap, runs: list[tuple[list[str], list[
         ds = _read(listing, files, mapping, columns)
         counts: dict[str, int] = {}
         seen: dict[str, set[str]] = {}
+        digests: dict[str, str | None] = {}  # rel -> its file's content hash (keys without an id column)
         for batch in ds.iter_batches(batch_size=BATCH, batch_format="pyarrow"):
             for row in batch.to_pylist():
                 file = row.pop(PATH_COLUMN)
                 rel = listing.rel.get(file) or listing.rel[_match(listing, file)]
                 n = counts.get(rel, 0)
                 counts[rel] = n + 1
-                it = mapping.item(n, row, seen.setdefault(rel, set()))
+                if rel not in digests:
+                    digests[rel] = None if mapping.id_col else _digest(listing, rel)
+                it = mapping.item(n, row, seen.setdefault(rel, set()), digest=digests[rel])
                 yield DatasetItem(it.key if listing.single else f"{rel}:{it.key}", it.text, it.labels, it.variants)
+
+
+def _digest(listing: Listing, rel: str) -> str:
+    """The content hash of the listed file at `rel`, streamed through its filesystem."""
+    file = next(f for f in listing.files if listing.rel[f] == rel)
+    with listing.fs.open_input_stream(file) as stream:
+        return file_digest(stream=stream)
 
 
 def _match(listing: Listing, file: str) -> str:
@@ -189,10 +200,17 @@ def _match(listing: Listing, file: str) -> str:
     raise DatasetError(f"Ray Data returned a row of {file}, which is not one of the files listed")
 
 
-def load(dataset: str, fmt: str | None = None, *, name: str | None = None, **options: Any) -> Dataset | None:
+@dataclass
+class Blocked:
+    """A URI Ray Data should not read (a built-in layout, or files with a `path` column): the caller
+    copies it locally (`copy_local`) and reads it file by file (`scale.sources.copied`)."""
+    listing: Listing
+
+
+def load(dataset: str, fmt: str | None = None, *, name: str | None = None, **options: Any) -> Dataset | Blocked | None:
     """The dataset as Ray Data reads it, or None when it should be read file by file instead (a local
-    folder of a built-in layout, or files with a `path` column, which `include_paths` would hide).
-    A URI holding a built-in layout is copied locally and read by its reader."""
+    folder of a built-in layout, or files with a `path` column, which `include_paths` would hide);
+    `Blocked` for a URI of that kind (copied locally, then read by its own reader)."""
     listing = list_files(dataset)
     first = listing.files[0]
     columns = columns_of(listing, first)
@@ -201,7 +219,7 @@ def load(dataset: str, fmt: str | None = None, *, name: str | None = None, **opt
     if blocked:
         if not is_uri(dataset) or local_path(dataset) is not None:
             return None
-        return _copied(dataset, listing, fmt, name=name, **options)
+        return Blocked(listing)
     where = f"{dataset.rstrip('/')}/{listing.rel[first]}" if not listing.single else dataset
     mapping = row_map(Path(first), columns, where=where, **{k: options.get(k) for k in
                                                            ("text_col", "id_col", "label_cols", "label")})
@@ -217,7 +235,7 @@ def load(dataset: str, fmt: str | None = None, *, name: str | None = None, **opt
     here = local_path(dataset) if is_uri(dataset) else Path(dataset).expanduser()
     path = here if here is not None else Path(PurePosixPath(listing.root))
     data = Dataset(name or (PurePosixPath(listing.root).stem if listing.single else label), path, items,
-                   mapping.meta, notes=notes, size=_size(listing) if here is not None else None)
+                   mapping.meta, notes=notes, size=_size(listing) if here is not None else None, gold=mapping.definition)
     data.format = "csv" if kinds == ["tsv"] else kinds[0] if len(kinds) == 1 else "mixed"
     if here is None:
         data.uri = dataset  # type: ignore[attr-defined]  # where the audit run and the page say it was read
@@ -233,21 +251,15 @@ def _size(listing: Listing) -> int | None:
     return sum(int(pq.read_metadata(f, filesystem=listing.fs).num_rows) for f in listing.files)
 
 
-def _copied(dataset: str, listing: Listing, fmt: str | None, **options: Any) -> Dataset:
-    """A URI of a built-in layout: its files copied to a temporary folder, then the local readers."""
+def copy_local(dataset: str, listing: Listing) -> Path:
+    """The files of a URI copied to a temporary folder through `pyarrow.fs`; the path to read them from
+    (the folder keeps the URI's last name: the dataset's name, and so its platform and run, stay the same)."""
     import pyarrow.fs as pafs
 
-    from modlens.scale.sources import load_dataset
-
-    # the folder keeps the URI's last name: the dataset's name (and so its platform and run) is the same every time
     tmp = Path(tempfile.mkdtemp(prefix="modlens-uri-")) / (PurePosixPath(listing.root).name or "dataset")
     local = pafs.LocalFileSystem()
     for f in listing.files:
         dest = tmp / (listing.rel[f] if not listing.single else PurePosixPath(f).name)
         dest.parent.mkdir(parents=True, exist_ok=True)
         pafs.copy_files(f, str(dest), source_filesystem=listing.fs, destination_filesystem=local)
-    target = tmp / PurePosixPath(listing.files[0]).name if listing.single else tmp
-    data = load_dataset(str(target), fmt, **options)
-    data.notes.insert(0, f"copied {dataset} to {tmp} (a built-in layout: read by its own reader)")
-    data.uri = dataset  # type: ignore[attr-defined]
-    return data
+    return tmp / PurePosixPath(listing.files[0]).name if listing.single else tmp

@@ -36,6 +36,19 @@ def location(data: Dataset) -> tuple[str, str]:
     return str(data.path.resolve()), data.path.resolve().as_uri()
 
 
+def copied(dataset: str, listing: Any, fmt: str | None, **options: Any) -> Dataset:
+    """A URI of a built-in layout (`ray_read.Blocked`): its files copied to a temporary folder, then
+    read by the local readers; the run and the page still name the URI."""
+    from modlens.scale import ray_read
+
+    target = ray_read.copy_local(dataset, listing)
+    data = load_dataset(str(target), fmt, **options)
+    folder = target.parent if listing.single else target
+    data.notes.insert(0, f"copied {dataset} to {folder} (a built-in layout: read by its own reader)")
+    data.uri = dataset  # type: ignore[attr-defined]
+    return data
+
+
 def load_dataset(dataset: str, fmt: str | None = None, engine: str = "local", **options: Any) -> Dataset:
     """`registry.load`, plus folders of data files: one dataset whose items are keyed
     `RELATIVE/FILE:KEY` (KEY as the file's reader keys it, e.g. `row-0`). With `engine="ray"`, a
@@ -46,6 +59,8 @@ def load_dataset(dataset: str, fmt: str | None = None, engine: str = "local", **
     folder = Path(dataset).expanduser()
     if engine == "ray" and (ray_read.is_uri(dataset) or (folder.is_dir() and not _is_known_folder(folder))):
         read = ray_read.load(dataset, fmt, **options)
+        if isinstance(read, ray_read.Blocked):
+            return copied(dataset, read.listing, fmt, **options)
         if read is not None:
             return read
     if ray_read.is_uri(dataset):
@@ -72,6 +87,7 @@ def load_dataset(dataset: str, fmt: str | None = None, engine: str = "local", **
     formats = sorted({p.format for p in parts})
     notes = [f"read folder {path.name}: {len(files)} file(s) as {', '.join(formats)}", *first.notes[1:]]
     data = Dataset(path.name, path, items, first.meta, notes=notes,
-                   size=sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None)
+                   size=sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None,
+                   gold=" | ".join(dict.fromkeys(p.gold for p in parts)))  # one definition unless the layouts differ
     data.format = formats[0] if len(formats) == 1 else "mixed"
     return data

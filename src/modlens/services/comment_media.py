@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import Any, Mapping, Protocol, Sequence
 
 from modlens.media import MediaBlob
+from modlens.media.answers import DEFAULT_OCR_ENGINE
 from modlens.studylog import media_rows
 from modlens.studylog.store import StudyLog
-
-DEFAULT_OCR_ENGINE = "tesseract"
 
 
 class MediaResult(Protocol):

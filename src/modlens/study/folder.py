@@ -76,7 +76,8 @@ def load_folder(path: str | Path) -> StudyFolder:
                                        f"fix: move it to {STUDY_FILE}")
             _claim(data, key_files, key, value, name)
     study = parse_study(data, str(folder), key_files)
-    problems = gold_problems(study, CALIBRATION_FILE)
+    # a folder is made to be packed: what a pack may not do is an error here already
+    problems = gold_problems(study, CALIBRATION_FILE) + [f"{p} (in {STUDY_FILE})" for p in study.undeclared_env()]
     if problems:
         raise StudyConfigError(f"{folder}: invalid study configuration\n  " + "\n  ".join(problems))
     return StudyFolder(folder, data, study)
@@ -87,6 +88,16 @@ def _claim(data: dict[str, Any], key_files: dict[str, str], key: str, value: Any
         raise StudyConfigError(f"{key}: set in both {key_files[key]} and {file} — fix: keep it in {file} only")
     data[key] = value
     key_files[key] = file
+
+
+def data_flow(study: StudyConfig) -> list[str]:
+    """Where each remote detector sends comments and the secrets it reads: what participants are
+    shown at join and must accept."""
+    reads = study.secret_reads()
+    return [f"detector {key} sends comments to {dest}" + (f", with the participant's own {', '.join(reads[key])}"
+                                                          if key in reads else "")
+            + "; participants see this at join and must accept it, or it stays off"
+            for key, dest in study.destinations().items()]
 
 
 def warnings(folder: StudyFolder) -> list[str]:

@@ -1,19 +1,30 @@
 """Joining a study on a participant's computer: the pack's study becomes the study of this
-modlens home (`paths.home()/study.toml`, beside `joined-study.json`, which records which pack).
-`joined_study_file()` is what `modlens serve` reads when no --config is given."""
+modlens home (`paths.home()/study.toml`, beside `joined-study.json`, which records which pack, who
+signed it and which remote destinations the participant accepted). `joined_study_file()` is what
+`modlens serve` reads when no --config is given, and `as_joined()` what it runs of it: remote
+detectors the participant did not accept stay off, and the consent text says so.
+
+Joining also makes the participant's bundle key (`bundle-signing.key`, beside the pairing token,
+0600): every bundle exported here is signed with it, so `modlens merge` can tell this
+participant's bundle from an edited one."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from modlens import paths
+from modlens import paths, signing
+from modlens.config import StudyConfig, StudyConfigError
 from modlens.study.pack import Pack
 from modlens.study.toml_write import dumps
 from modlens.studylog.store import now_iso
 
 STUDY_FILE = "study.toml"
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 JOINED_FILE = "joined-study.json"
+BUNDLE_KEY_FILE = "bundle-signing.key"
 
 
 class JoinError(ValueError):
@@ -32,9 +43,16 @@ def joined() -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def join(pack: Pack, source: str, *, replace: bool = False) -> Path:
+def bundle_key() -> Ed25519PrivateKey:
+    """This participant's bundle signing key, made on first use (at join)."""
+    path = paths.token_file().parent / BUNDLE_KEY_FILE
+    return signing.ensure_key_file(path)
+
+
+def join(pack: Pack, source: str, *, replace: bool = False, accepted_remote: list[str] | None = None) -> Path:
     """Make `pack` this home's study. `source` says where the pack came from (a file's absolute
-    path, or the extension's options page), for `joined-study.json` and the file's header."""
+    path, or the extension's options page), for `joined-study.json` and the file's header;
+    `accepted_remote` lists the destinations the participant said yes to (none by default)."""
     current = joined()
     if current and current["study_key"] != pack.study_key and not replace:
         raise JoinError(f"this computer has joined study {current['study_id']!r} (from {current['source']}); "
@@ -49,6 +67,32 @@ def join(pack: Pack, source: str, *, replace: bool = False) -> Path:
     tmp.write_text(dumps(pack.data, header), encoding="utf-8")
     tmp.replace(study_file)
     record = {"study_id": pack.study_id, "study_key": pack.study_key, "pack_sha256": pack.sha256,
-              "joined_at": now_iso(), "source": source}
+              "joined_at": now_iso(), "source": source, "signer": pack.signer,
+              "accepted_remote": sorted(set(accepted_remote or []) & set(pack.study.destinations().values()))}
     (home / JOINED_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    bundle_key()
     return study_file
+
+
+def as_joined(study: StudyConfig, source: str) -> tuple[StudyConfig, list[str]]:
+    """What `modlens serve` runs of the joined study, and one line per detector it leaves off.
+    The study file came from a pack, so the pack's rules hold here too (the file may have been
+    written by an older modlens, or edited): no undeclared environment reads; remote detectors
+    only to the destinations the participant accepted at join."""
+    undeclared = study.undeclared_env()
+    if undeclared:
+        raise StudyConfigError(f"{source}: refused, a joined study may not read this computer's environment: "
+                               f"{undeclared[0]}")
+    record = joined() or {}
+    accepted = set(record.get("accepted_remote") or [])
+    off = {key: dest for key, dest in study.destinations().items() if dest not in accepted}
+    lines = [f"detector {key}: off — it would send each comment to {dest}, which was not accepted at join "
+             "(fix: `modlens join --accept-remote PACK` if you agree)" for key, dest in off.items()]
+    notes = [f"This study pack is signed by {record['signer']}." if record.get("signer")
+             else "This study pack is unsigned: its origin is not verified."]
+    if off:
+        notes.append(f"Detector{'s' if len(off) > 1 else ''} {', '.join(off)} "
+                     f"{'are' if len(off) > 1 else 'is'} off: you did not agree to send comments to "
+                     f"{', '.join(sorted(set(off.values())))}.")
+    detectors = [d for d in study.detectors if d.key not in off]
+    return study.with_provenance(notes, detectors if off else None), lines

@@ -2,15 +2,20 @@
 
 A UTF-8 JSON object:
 
-    {"format": "modlens-study-pack", "format_version": 1, "modlens_version": "...",
-     "study_id": "...", "salt": "...", "study_key": "...", "study": {...}, "sha256": "..."}
+    {"format": "modlens-study-pack", "format_version": 2, "modlens_version": "...",
+     "study_id": "...", "salt": "...", "study_key": "...", "study": {...},
+     "signer": {"algorithm": "ed25519", "public_key": "<base64>"},     (signed packs only)
+     "sha256": "...", "signature": "<base64>"}                         (signed packs only)
 
 `study` is the study configuration as the researcher wrote it (all files of the folder, merged);
 `salt` is its `author_salt`, the per-study salt for author hashing and sampling; `study_key`
 identifies the study in bundles and merged logs without revealing the salt; `sha256` is the
-SHA-256 of the canonical JSON (sorted keys, no spaces, UTF-8) of every other field. It holds no
-pairing token, no researcher key, and no participant data: detector options that look like
-secrets are refused when packing.
+SHA-256 of the canonical JSON (sorted keys, no spaces, UTF-8) of every other field but `signature`.
+`signature` is the researcher's Ed25519 signature (`modlens study keygen`, `pack --sign-key`) of
+those same canonical bytes, `signer` included: anyone can recompute a checksum, only the key's
+holder can sign. It holds no pairing token, no researcher key, and no participant data: detector
+options that look like secrets are refused when packing, and so is any environment variable a
+detector would read that the study does not declare in `[secrets] names`.
 """
 from __future__ import annotations
 
@@ -19,14 +24,19 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from modlens import __version__
+from modlens import __version__, safe_archive, signing
 from modlens.config import StudyConfig, StudyConfigError, parse_study
 from modlens.study.folder import StudyFolder
 
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 FORMAT = "modlens-study-pack"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: may be signed (`signer`, `signature`); version 1 packs read as unsigned
+# a pack is a study configuration (consent, gold and review texts, tasks): some KB, rarely a few MB
+PACK_MAX_BYTES = 16 << 20
 SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|credential)", re.I)
 
 
@@ -51,13 +61,14 @@ class Pack:
     sha256: str
     data: dict[str, Any]     # the study configuration as written
     study: StudyConfig
+    signer: str | None = None  # fingerprint of the key that signed it (verified); None: unsigned
 
 
 def _secrets_in(study: StudyConfig) -> list[str]:
     return [f"detectors[{d.key}].options.{k}" for d in study.detectors for k in d.options if SECRET_NAME.search(k)]
 
 
-def build(folder: StudyFolder) -> dict[str, Any]:
+def build(folder: StudyFolder, key: Ed25519PrivateKey | None = None) -> dict[str, Any]:
     study = folder.study
     if study.author_salt is None:
         raise PackError("author_salt: not set; every participant must hash authors with the same salt — "
@@ -69,11 +80,32 @@ def build(folder: StudyFolder) -> dict[str, Any]:
     body = {"format": FORMAT, "format_version": FORMAT_VERSION, "modlens_version": __version__,
             "study_id": study.study_id, "salt": study.author_salt,
             "study_key": study_key(study.study_id, study.author_salt), "study": folder.data}
-    return body | {"sha256": hashlib.sha256(canonical(body)).hexdigest()}
+    if key is not None:
+        body["signer"] = {"algorithm": signing.ALGORITHM, "public_key": signing.public_key_b64(key)}
+    signed = {"signature": signing.sign(key, canonical(body))} if key is not None else {}
+    return body | {"sha256": hashlib.sha256(canonical(body)).hexdigest()} | signed
 
 
-def write(folder: StudyFolder, out: str | Path) -> dict[str, Any]:
-    pack = build(folder)
+def outside_folder(key_path: Path, folder: Path | None = None) -> None:
+    """A signing key must not live in a study folder (`folder`, or any folder holding a study.toml):
+    folders are copied, shared and committed."""
+    key_dir = key_path.resolve().parent
+    for parent in (key_dir, *key_dir.parents):
+        if (parent / "study.toml").is_file() or (folder is not None and parent == folder.resolve()):
+            raise PackError(f"{key_path}: inside the study folder {parent}; a folder is shared with others "
+                            "and the key would travel with it — fix: keep the key elsewhere, e.g. "
+                            "~/.config/modlens/researcher.key")
+
+
+def write(folder: StudyFolder, out: str | Path, key_path: str | Path | None = None) -> dict[str, Any]:
+    key = None
+    if key_path is not None:
+        outside_folder(Path(key_path), folder.path)
+        try:
+            key = signing.load_private_key(Path(key_path))
+        except signing.SigningError as err:
+            raise PackError(str(err)) from None
+    pack = build(folder, key)
     Path(out).write_text(json.dumps(pack, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
     return pack
 
@@ -81,40 +113,70 @@ def write(folder: StudyFolder, out: str | Path) -> dict[str, Any]:
 def read(path: str | Path) -> Pack:
     """Read and verify a pack file: format, version, checksum, then the study itself."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # a regular file of bounded size only: a FIFO or /dev/zero is refused before any read
+        data = safe_archive.read_file(path, PACK_MAX_BYTES)
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such study pack") from None
-    except UnicodeDecodeError as err:
-        raise PackError(f"{path}: not a modlens study pack (not UTF-8 text: {err}) — "
-                        "fix: ask the researcher for the file again") from None
-    return parse(text, str(path))
+    except safe_archive.ArchiveError as err:
+        raise PackError(_refusal(str(path), err)) from None
+    return parse(data, str(path))
 
 
-def parse(text: str, name: str) -> Pack:
+def _refusal(name: str, err: safe_archive.ArchiveError) -> str:
+    reason = str(err).removeprefix(f"{name}: ")
+    return f"{name}: not a modlens study pack ({reason}) — fix: ask the researcher for the file again"
+
+
+def parse(text: str | bytes, name: str) -> Pack:
     """Verify a pack's content (`name` says where it came from, in messages): what `read` does
-    for a file, and what the daemon does with a pack the extension's options page opened."""
+    for a file, and what the daemon does with a pack the extension's options page opened.
+    Size, UTF-8 and nesting depth are checked before the JSON is decoded."""
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise PackError(f"{name}: not a modlens study pack (not JSON: {err}); it may be truncated — "
-                        "fix: ask the researcher for the file again") from None
+        raw = safe_archive.loads_json(text, name, max_bytes=PACK_MAX_BYTES)
+    except safe_archive.ArchiveError as err:
+        raise PackError(_refusal(name, err)) from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise PackError(f"{name}: not a modlens study pack (format is {raw.get('format') if isinstance(raw, dict) else None!r})")
     version = raw.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    if version is None:
+        raise PackError(f"{name}: has no format_version; not a pack modlens wrote — fix: ask the researcher for "
+                        "the file again")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise PackError(f"{name}: format_version {version!r} is not a version number; not a pack modlens wrote")
+    if version > FORMAT_VERSION:
         raise PackError(f"{name}: pack format {version!r} is newer than this modlens reads ({FORMAT_VERSION}) — "
                         "fix: upgrade modlens (`pip install -U modlens`)")
     claimed = raw.pop("sha256", None)
+    signature = raw.pop("signature", None)
     actual = hashlib.sha256(canonical(raw)).hexdigest()
     if claimed != actual:
         raise PackError(f"{name}: checksum mismatch (pack says {claimed}, content hashes to {actual}); the file was "
                         "changed or damaged after packing — fix: ask the researcher for the file again")
+    signer = _verified_signer(raw, signature, name)
     try:
         study = parse_study(raw["study"], f"{name} (study)")
     except StudyConfigError as err:
         raise PackError(str(err)) from None
+    undeclared = study.undeclared_env()
+    if undeclared:
+        raise PackError(f"{name}: refused, a study pack may not read this computer's environment: {undeclared[0]}"
+                        + (f" (and {len(undeclared) - 1} more)" if len(undeclared) > 1 else ""))
     if study.study_id != raw["study_id"] or study.author_salt != raw["salt"] \
             or raw["study_key"] != study_key(study.study_id, raw["salt"]):
         raise PackError(f"{name}: study_id, salt and study_key do not agree with the study inside")
-    return Pack(raw["study_id"], raw["salt"], raw["study_key"], actual, raw["study"], study)
+    return Pack(raw["study_id"], raw["salt"], raw["study_key"], actual, raw["study"], study, signer)
+
+
+def _verified_signer(raw: dict[str, Any], signature: Any, name: str) -> str | None:
+    """The signer's fingerprint when the signature verifies; None for an unsigned pack."""
+    signer = raw.get("signer")
+    if signer is None and signature is None:
+        return None
+    bad = PackError(f"{name}: signature does not verify; the pack was changed after the researcher signed it, "
+                    "or not signed by the key it names — fix: ask the researcher for the file again")
+    if not isinstance(signer, dict) or signer.get("algorithm") != signing.ALGORITHM \
+            or not isinstance(signer.get("public_key"), str) or not isinstance(signature, str):
+        raise bad
+    if not signing.verify(signer["public_key"], signature, canonical(raw)):
+        raise bad
+    return signing.fingerprint(signer["public_key"])

@@ -40,7 +40,8 @@ def select_attacks(db: str | Path, *, goal: str = "tae", recipe: str | None = No
     """Successful attacks of the log, in log order, that pass the quality filters (all
     successes with `filtered=False`): ([{key, text, labels}], candidates, filtered out)."""
     from modlens.analysis.data import load
-    from modlens.perturb.quality import QualityFilters, examples_from_study
+    from modlens.analysis.attack_examples import examples_from_study
+    from modlens.perturb.quality import QualityFilters
 
     data = load(db)
     examples = [e for e in examples_from_study(data) if e.success and e.goal == goal

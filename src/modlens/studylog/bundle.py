@@ -17,6 +17,10 @@ manifest.json:
      "bundle_sha256": <SHA-256 of the canonical JSON of every other manifest field>}
 
 The per-table checksums are inside the manifest, so `bundle_sha256` covers every byte of data.
+A signed bundle (every export since signing: the participant's key made at join, study/join.py)
+also has `"signer": {"algorithm": "ed25519", "public_key": <base64>}` in the manifest and a member
+`signature.json`, `{"signature": <base64 Ed25519 signature of the bundle_sha256 hex string>}`:
+a checksum anyone can recompute, a signature only the participant's key can make.
 """
 from __future__ import annotations
 
@@ -29,17 +33,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from modlens import __version__
+from modlens import __version__, signing
+from modlens.safe_archive import ArchiveError, Limits, NotAnArchive, SafeZip
 from modlens.studylog.store import StudyLog, canonical_json, now_iso
 
 FORMAT = "modlens-bundle"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
+SIGNATURE = "signature.json"
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # fixed, so the same rows give the same archive bytes
+# reading someone else's bundle: a manifest is a few KB; a table, even of a long study, some MB
+MANIFEST_MAX_BYTES = 4 << 20
+LIMITS = Limits(member_bytes=256 << 20, total_bytes=1 << 30, members=256)
 
 # the tables a bundle carries, parents before children (the order merge inserts them in)
 TABLES = ("studies", "raters", "sessions", "pages", "texts", "comments", "sightings", "labels",
-          "detectors", "scores", "normalizations", "variants", "ratings", "rating_values",
+          "label_sets", "gold_labels", "detectors", "scores", "normalizations", "variants", "ratings", "rating_values",
           "media", "comment_media", "ocr_results", "comment_media_scores")
 
 # rows of each table that were recorded under consent (temp tables built by _select_consented)
@@ -54,6 +63,10 @@ _ROWS = {
     "sightings": "SELECT * FROM sightings WHERE session_id IN (SELECT session_id FROM temp.b_sessions) "
                  "AND comment_id IN (SELECT comment_id FROM temp.b_comments)",
     "labels": "SELECT * FROM labels WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
+    # gold labels of the bundled comments, with the sets (source, definition) they belong to
+    "label_sets": "SELECT * FROM label_sets WHERE label_set_id IN (SELECT label_set_id FROM gold_labels "
+                  "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)) ORDER BY label_set_id",
+    "gold_labels": "SELECT * FROM gold_labels WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
     "detectors": "SELECT * FROM detectors WHERE detector_id IN (SELECT detector_id FROM scores "
                  "WHERE text_id IN (SELECT text_id FROM temp.b_texts) UNION SELECT detector_id FROM temp.b_media_detectors) "
                  "ORDER BY detector_id",
@@ -138,9 +151,13 @@ def _entry(name: str) -> zipfile.ZipInfo:
     return info
 
 
-def write_archive(out: IO[bytes], fields: dict[str, Any], tables: dict[str, tuple[list[tuple[str, str]], list[tuple[Any, ...]]]]) -> dict[str, Any]:
-    """The format itself: manifest `fields` plus tables {name: (columns, rows)} -> a bundle; returns the manifest.
+def write_archive(out: IO[bytes], fields: dict[str, Any], tables: dict[str, tuple[list[tuple[str, str]], list[tuple[Any, ...]]]],
+                  key: Any = None) -> dict[str, Any]:
+    """The format itself: manifest `fields` plus tables {name: (columns, rows)} -> a bundle, signed
+    with `key` (an Ed25519 private key) when given; returns the manifest.
     Used by the export, and by tests that build bundles of older versions by these rules."""
+    if key is not None:
+        fields = {**fields, "signer": {"algorithm": signing.ALGORITHM, "public_key": signing.public_key_b64(key)}}
     manifest: dict[str, Any] = {"format": FORMAT, "format_version": FORMAT_VERSION, **fields, "tables": {}}
     with zipfile.ZipFile(out, "w") as zf:
         for name, (columns, rows) in tables.items():
@@ -151,6 +168,9 @@ def write_archive(out: IO[bytes], fields: dict[str, Any], tables: dict[str, tupl
                                         "sha256": hashlib.sha256(data).hexdigest()}
         manifest["bundle_sha256"] = hashlib.sha256(canonical_json(manifest).encode("utf-8")).hexdigest()
         zf.writestr(_entry(MANIFEST), json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        if key is not None:
+            signature = signing.sign(key, manifest["bundle_sha256"].encode("ascii"))
+            zf.writestr(_entry(SIGNATURE), json.dumps({"signature": signature}) + "\n")
     return manifest
 
 
@@ -190,6 +210,7 @@ def study_salt(log: StudyLog, study_id: str) -> str:
 
 def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -> dict[str, Any]:
     """Write the consented rows of one study of `db` as a bundle into `out`; returns the manifest."""
+    from modlens.study.join import bundle_key
     from modlens.study.pack import study_key
 
     with StudyLog(db, readonly=True) as log, log.snapshot():
@@ -204,12 +225,13 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
         if not consent:
             raise BundleError(f"no rater of study {study!r} has given consent in {log.path}, so there is nothing "
                               "to send — fix: accept the consent text in the extension first")
+        present = set(log.table_names())  # an older schema's log lacks the newer tables (label sets)
         tables = {name: (column_types(log.conn, name), log.conn.execute(_ROWS[name], params).fetchall())
-                  for name in TABLES if has_media or name not in _MEDIA_TABLES}
+                  for name in TABLES if (has_media or name not in _MEDIA_TABLES) and name in present}
         fields = {"study_id": study, "study_key": study_key(study, study_salt(log, study)),
                   "rater_ids": sorted(consent), "consent": consent, "modlens_version": __version__,
                   "schema_version": log.user_version(), "exported_at": now_iso()}
-    return write_archive(out, fields, tables)
+    return write_archive(out, fields, tables, bundle_key())
 
 
 def write_bundle_file(db: str | Path, path: str | Path, study_id: str | None = None) -> dict[str, Any]:
@@ -231,7 +253,8 @@ def write_bundle_file(db: str | Path, path: str | Path, study_id: str | None = N
 class Bundle:
     name: str
     manifest: dict[str, Any]
-    _zip: zipfile.ZipFile
+    _zip: SafeZip
+    signer: str | None = None  # fingerprint of the key whose signature verified; None: unsigned
 
     @property
     def sha256(self) -> str:
@@ -241,49 +264,126 @@ class Bundle:
         return [(c[0], c[1]) for c in self.manifest["tables"][table]["columns"]]
 
     def table(self, name: str) -> Any:
-        """The table as a pyarrow Table (an empty one when the bundle lacks it)."""
-        import pyarrow.parquet as pq
-
+        """The table as a pyarrow Table (None when the bundle lacks it); BundleError when it does not read."""
         info = self.manifest["tables"].get(name)
         if info is None:
             return None
-        # use_threads=False: pyarrow 26's reader threads can abort the process at exit
-        # ("terminate called without an active exception"); a bundle's tables are small
-        return pq.read_table(io.BytesIO(self._zip.read(info["file"])), use_threads=False)
+        return _read_parquet(self.name, name, _member(self._zip, info["file"]))
 
     def close(self) -> None:
         self._zip.close()
 
 
+def _member(zf: SafeZip, file: str) -> bytes:
+    try:
+        return zf.read(file)
+    except KeyError:
+        raise BundleError(f"{zf.name}: {file} is missing from the archive") from None
+    except ArchiveError as err:
+        raise BundleError(str(err)) from None
+
+
+def _read_parquet(name: str, table: str, data: bytes, metadata_only: bool = False) -> Any:
+    """A table's Parquet bytes read, or one line saying they are not a table (never pyarrow's traceback)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        if metadata_only:
+            return pq.read_metadata(io.BytesIO(data))
+        # use_threads=False: pyarrow 26's reader threads can abort the process at exit
+        # ("terminate called without an active exception"); a bundle's tables are small
+        return pq.read_table(io.BytesIO(data), use_threads=False)
+    except (pa.ArrowException, OSError, ValueError, MemoryError) as err:
+        first = (str(err).splitlines() or [""])[0][:200]
+        raise BundleError(f"{name}: table {table} is not a readable Parquet table ({type(err).__name__}: {first})") from None
+
+
 def read_bundle(source: str | Path | IO[bytes], name: str | None = None) -> Bundle:
     """Open and verify a bundle: archive, manifest, format, every table's checksum and row count.
-    Raises BundleError saying what is wrong; the schema version is checked by the reader (merge)."""
+    Raises BundleError saying what is wrong in one line that names the file (FileNotFoundError for
+    a missing one); inflating is bounded (`LIMITS`, `MANIFEST_MAX_BYTES`), so a hostile archive costs
+    little. The schema version is checked by the reader (merge)."""
     name = name or (str(source) if isinstance(source, (str, Path)) else "bundle")
     try:
-        zf = zipfile.ZipFile(source)
-        manifest = json.loads(zf.read(MANIFEST))
-    except FileNotFoundError:
-        raise
-    except (zipfile.BadZipFile, EOFError, OSError) as err:
-        raise BundleError(f"{name}: not a modlens bundle, or truncated ({err}) — fix: ask the participant to "
-                          "export and send it again") from None
-    except KeyError:
-        raise BundleError(f"{name}: no {MANIFEST} inside; not a modlens bundle") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise BundleError(f"{name}: {MANIFEST} is damaged ({err})") from None
+        zf = SafeZip(source, name, LIMITS)
+    except NotAnArchive as err:
+        raise BundleError(f"{name}: not a modlens bundle, or truncated ({err.reason}) — fix: ask the participant "
+                          "to export and send it again") from None
+    except ArchiveError as err:  # a device, FIFO or folder
+        raise BundleError(str(err)) from None
     try:
+        try:
+            manifest = zf.read_json(MANIFEST, MANIFEST_MAX_BYTES)
+        except KeyError:
+            raise BundleError(f"{name}: no {MANIFEST} inside; not a modlens bundle") from None
+        except ArchiveError as err:
+            raise BundleError(f"{err} — fix: ask the participant to export and send it again") from None
         _verify(zf, manifest, name)
+        signer = _verify_signature(zf, manifest, name)
     except BaseException:
         zf.close()
         raise
-    return Bundle(name, manifest, zf)
+    return Bundle(name, manifest, zf, signer)
 
 
-def _verify(zf: zipfile.ZipFile, manifest: Any, name: str) -> None:
+def _verify_signature(zf: SafeZip, manifest: dict[str, Any], name: str) -> str | None:
+    """The signer's fingerprint when its signature verifies over the manifest checksum; None when the
+    bundle is unsigned (no signer, no signature). Whether unsigned is acceptable is merge's call."""
+    signer = manifest.get("signer")
+    try:
+        sig = zf.read_json(SIGNATURE, 4096)
+    except KeyError:
+        sig = None
+    except ArchiveError as err:
+        raise BundleError(str(err)) from None
+    if signer is None and sig is None:
+        return None
+    if not (isinstance(signer, dict) and signer.get("algorithm") == signing.ALGORITHM
+            and isinstance(signer.get("public_key"), str) and isinstance(sig, dict)
+            and isinstance(sig.get("signature"), str)
+            and signing.verify(signer["public_key"], sig["signature"], manifest["bundle_sha256"].encode("ascii"))):
+        raise BundleError(f"{name}: signature does not verify; the bundle was changed after the participant "
+                          "exported it — fix: ask the participant to export and send it again")
+    return signing.fingerprint(signer["public_key"])
+
+
+def _check_shape(manifest: dict[str, Any], name: str) -> None:
+    """The fields readers index, with the types they expect (a sealed manifest may still be hostile)."""
+    def bad(field: str, want: str) -> BundleError:
+        return BundleError(f"{name}: {MANIFEST}: {field} is not {want}; not a bundle modlens wrote")
+
+    for field in ("study_id", "study_key", "bundle_sha256", "modlens_version", "exported_at"):
+        if not isinstance(manifest.get(field), str):
+            raise bad(field, "a string")
+    if not isinstance(manifest.get("schema_version"), int):
+        raise bad("schema_version", "an integer")
+    raters = manifest.get("rater_ids")
+    if not isinstance(raters, list) or not all(isinstance(r, str) for r in raters):
+        raise bad("rater_ids", "a list of strings")
+    if not isinstance(manifest.get("consent"), dict):
+        raise bad("consent", "an object")
+    tables = manifest.get("tables")
+    if not isinstance(tables, dict):
+        raise bad("tables", "an object")
+    for table, info in tables.items():
+        if not (isinstance(info, dict) and isinstance(info.get("file"), str) and isinstance(info.get("sha256"), str)
+                and isinstance(info.get("rows"), int) and isinstance(info.get("columns"), list)
+                and all(isinstance(c, list) and len(c) == 2 and all(isinstance(x, str) for x in c)
+                        for c in info["columns"])):
+            raise bad(f"tables.{table}", "an object with file, rows, columns and sha256")
+
+
+def _verify(zf: SafeZip, manifest: Any, name: str) -> None:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise BundleError(f"{name}: not a modlens bundle (format is {manifest.get('format') if isinstance(manifest, dict) else None!r})")
     version = manifest.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    if version is None:
+        raise BundleError(f"{name}: {MANIFEST} has no format_version; not a bundle modlens wrote — fix: ask the "
+                          "participant to export and send it again")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise BundleError(f"{name}: format_version {version!r} is not a version number; not a bundle modlens wrote")
+    if version > FORMAT_VERSION:
         raise BundleError(f"{name}: bundle format {version!r} is newer than this modlens reads ({FORMAT_VERSION}) — "
                           "fix: upgrade modlens")
     body = {k: v for k, v in manifest.items() if k != "bundle_sha256"}
@@ -292,18 +392,12 @@ def _verify(zf: zipfile.ZipFile, manifest: Any, name: str) -> None:
         raise BundleError(f"{name}: bundle checksum mismatch (manifest says {manifest.get('bundle_sha256')}, its "
                           f"content hashes to {actual}); the file was changed after export — fix: ask the "
                           "participant to export and send it again")
-    for table, info in manifest.get("tables", {}).items():
-        try:
-            data = zf.read(info["file"])
-        except KeyError:
-            raise BundleError(f"{name}: {info['file']} is missing from the archive") from None
-        except (zipfile.BadZipFile, EOFError, OSError) as err:  # CRC errors of a damaged entry
-            raise BundleError(f"{name}: {info['file']} is damaged ({err})") from None
+    _check_shape(manifest, name)
+    for table, info in manifest["tables"].items():
+        data = _member(zf, info["file"])
         if hashlib.sha256(data).hexdigest() != info["sha256"]:
             raise BundleError(f"{name}: table {table}: checksum mismatch; the file was changed after export")
-        import pyarrow.parquet as pq
-
-        rows = pq.read_metadata(io.BytesIO(data)).num_rows
+        rows = _read_parquet(name, table, data, metadata_only=True).num_rows
         if rows != info["rows"]:
             raise BundleError(f"{name}: table {table}: {rows} rows, the manifest says {info['rows']}")
 
@@ -314,7 +408,8 @@ def describe(bundle: Bundle, sample_rows: int = 3, width: int = 60) -> str:
     lines = [f"bundle of study {m['study_id']!r} (key {m['study_key']}), schema {m['schema_version']}, "
              f"modlens {m['modlens_version']}, exported {m['exported_at']}",
              "raters: " + ", ".join(f"{r} (consent {m['consent'].get(r)})" for r in m["rater_ids"]),
-             f"checksum: {m['bundle_sha256']}", ""]
+             f"checksum: {m['bundle_sha256']}",
+             f"signed by: {bundle.signer}" if bundle.signer else "unsigned", ""]
     for name, info in m["tables"].items():
         lines.append(f"{name}: {info['rows']} rows; columns: {', '.join(c[0] for c in info['columns'])}")
         if info["rows"]:

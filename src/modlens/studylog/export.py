@@ -11,9 +11,11 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from modlens.names import close_matches
 from modlens.studylog import exporters
-from modlens.studylog.dictionary import EXPORT_TABLES, EXPORTS, ExportTable, render_markdown
+from modlens.studylog.dictionary import render_markdown
 from modlens.studylog.schema import SCHEMA_VERSION
+from modlens.studylog.tables import EXPORT_TABLES, EXPORTS, ExportTable
 from modlens.studylog.store import StudyLog, now_iso
 
 DICTIONARY_FILE = "DATA.md"
@@ -22,18 +24,25 @@ MANIFEST_FILE = "manifest.json"
 _CASTS = {"int": int, "float": float, "str": str, "bool": bool}
 
 
-def _typed(table: ExportTable, rows: Iterable[tuple]) -> Iterator[tuple]:
+def _typed(table: ExportTable, rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
     casts = [_CASTS[c.type] for c in table.columns]
     for row in rows:
         yield tuple(None if v is None else cast(v) for cast, v in zip(casts, row))
 
 
+def check_tables(tables: Sequence[str]) -> None:
+    """ValueError naming the first unknown table and the close matches (or every exportable one)."""
+    for name in tables:
+        if name not in EXPORTS:
+            close = close_matches(name, EXPORTS)
+            fix = f"did you mean {' or '.join(close)}?" if close else f"exportable: {', '.join(EXPORTS)}"
+            raise ValueError(f"unknown table {name!r}; {fix}")
+
+
 def export(db: str | Path, out_dir: str | Path, fmt: str = "csv", tables: Sequence[str] | None = None) -> dict[str, Any]:
-    """Write the chosen tables (default: all) to `out_dir`; returns the manifest."""
+    """Write the chosen tables (default: all, every SQLite table among them) to `out_dir`; returns the manifest."""
     writer = exporters.get(fmt)
-    unknown = [t for t in tables or () if t not in EXPORTS]
-    if unknown:
-        raise ValueError(f"unknown table(s) {unknown}; exportable: {', '.join(EXPORTS)}")
+    check_tables(tables or ())
     chosen = [EXPORTS[t] for t in tables] if tables else list(EXPORT_TABLES)
     out = Path(out_dir)
     manifest: dict[str, Any] = {"db": str(Path(db).resolve()), "format": fmt, "schema_version": SCHEMA_VERSION,
@@ -43,8 +52,8 @@ def export(db: str | Path, out_dir: str | Path, fmt: str = "csv", tables: Sequen
         for table in chosen:
             cursor = log.conn.execute(table.sql)
             names = [d[0] for d in cursor.description]
-            if names != [c.name for c in table.columns]:  # the dictionary and its query must agree
-                raise RuntimeError(f"export {table.name}: query columns {names} differ from the dictionary")
+            if names != [c.name for c in table.columns]:  # the description and its query must agree
+                raise RuntimeError(f"export {table.name}: query columns {names} differ from studylog/tables.py")
             final = out / f"{table.name}{writer.EXTENSION}"
             tmp = final.with_name(final.name + ".tmp")
             try:

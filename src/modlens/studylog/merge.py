@@ -14,7 +14,9 @@ Rules (docs/MULTI.md):
   whether it added it); texts, sightings, labels, normalizations, variants and rating values follow
   the comment, text or rating they belong to;
 - refused, with nothing written: a bundle of another study (study key), a damaged, truncated or
-  tampered bundle, a newer bundle format or schema, and a target log that is not a merged log.
+  tampered bundle, a newer bundle format or schema, and a target log that is not a merged log;
+- signatures: a bundle whose signature does not verify is refused when read; an unsigned one unless
+  `allow_unsigned`; one whose rater was merged before under another key is refused (`check_signer`).
 Older bundle schemas are upgraded on the fly: a column the bundle lacks is filled with NULL or its
 default; a column that needs a value has an entry in UPGRADES.
 """
@@ -28,13 +30,33 @@ from typing import Any, Callable
 
 from modlens.studylog import schema
 from modlens.studylog.bundle import TABLES, Bundle, BundleError, read_bundle
+from modlens.studylog.records.labels import GOLD, LEGACY_DEFINITION
 from modlens.studylog.store import StudyLog, now_iso
 
 # schema version of a bundle -> function upgrading its {table: (columns, rows)} to the next version.
 # 1 -> 2 added only the merge tables (bundles, row_sources), which bundles never carry;
-# 2 -> 3 added only new tables (media), which older bundles lack and read as empty.
-UPGRADES: dict[int, Callable[[dict[str, tuple[list[str], list[tuple[Any, ...]]]]], None]] = {
-    1: lambda tables: None, 2: lambda tables: None}
+# 2 -> 3 added only new tables (media), which older bundles lack and read as empty;
+# 3 -> 4 added sessions.ended_by (NULL: not known) and the label-set tables.
+Tables = dict[str, tuple[list[str], list[tuple[Any, ...]]]]
+
+
+def _gold_into_label_sets(tables: Tables) -> None:
+    """3 -> 4: gold `toxic` labels leave `labels` for one label set per source, as migration 4 moves a log's."""
+    cols, rows = tables["labels"]
+    at = {c: n for n, c in enumerate(cols)}
+    gold = [r for r in rows if r[at["name"]] == GOLD] if rows else []
+    if not gold:
+        return
+    tables["labels"] = (cols, [r for r in rows if r[at["name"]] != GOLD])
+    set_ids = {src: n for n, src in enumerate(dict.fromkeys(r[at["source"]] for r in gold), 1)}
+    tables["label_sets"] = (["label_set_id", "source", "definition", "created_at"],
+                            [(n, src, LEGACY_DEFINITION, now_iso()) for src, n in set_ids.items()])
+    tables["gold_labels"] = (["label_set_id", "comment_id", "value"],
+                             [(set_ids[r[at["source"]]], r[at["comment_id"]], r[at["value"]]) for r in gold])
+
+
+UPGRADES: dict[int, Callable[[Tables], None]] = {
+    1: lambda tables: None, 2: lambda tables: None, 3: _gold_into_label_sets}
 OLDEST_SCHEMA = 1
 
 
@@ -52,8 +74,9 @@ _STEPS: list[tuple[str, str, str | None]] = [
                "ON CONFLICT (study_id, rater_id) DO UPDATE SET consent_at = coalesce(raters.consent_at, excluded.consent_at)",
      "SELECT b.study_id || '/' || b.rater_id AS k, NOT EXISTS (SELECT 1 FROM raters r WHERE r.study_id = b.study_id "
      "AND r.rater_id = b.rater_id) AS a FROM temp.bt_raters b"),
-    ("sessions", "INSERT OR IGNORE INTO sessions SELECT session_id, study_id, rater_id, client, client_version, "
-                 "protocol_version, started_at, ended_at FROM temp.bt_sessions",
+    ("sessions", "INSERT OR IGNORE INTO sessions (session_id, study_id, rater_id, client, client_version, "
+                 "protocol_version, started_at, ended_at, ended_by) SELECT session_id, study_id, rater_id, client, "
+                 "client_version, protocol_version, started_at, ended_at, ended_by FROM temp.bt_sessions",
      "SELECT b.session_id AS k, NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = b.session_id) AS a "
      "FROM temp.bt_sessions b"),
     ("texts", "INSERT OR IGNORE INTO texts (text_hash, text) SELECT text_hash, text FROM temp.bt_texts", None),
@@ -84,6 +107,15 @@ _STEPS: list[tuple[str, str, str | None]] = [
                   "JOIN temp.map_comment mc ON mc.old = b.comment_id", None),
     ("labels", "INSERT OR IGNORE INTO labels SELECT mc.new, b.name, b.value, b.source FROM temp.bt_labels b "
                "JOIN temp.map_comment mc ON mc.old = b.comment_id", None),
+    # label sets by source + definition; a set's values are never rewritten (the first merged stays)
+    ("label_sets", "INSERT OR IGNORE INTO label_sets (source, definition, created_at) "
+                   "SELECT source, definition, created_at FROM temp.bt_label_sets ORDER BY label_set_id", None),
+    ("map_label_sets", "CREATE TEMP TABLE map_label_set AS SELECT b.label_set_id AS old, s.label_set_id AS new "
+                       "FROM temp.bt_label_sets b JOIN label_sets s ON s.source = b.source AND s.definition = b.definition",
+     None),
+    ("gold_labels", "INSERT OR IGNORE INTO gold_labels (label_set_id, comment_id, value) SELECT ms.new, mc.new, b.value "
+                    "FROM temp.bt_gold_labels b JOIN temp.map_label_set ms ON ms.old = b.label_set_id "
+                    "JOIN temp.map_comment mc ON mc.old = b.comment_id", None),
     ("detectors", "INSERT OR IGNORE INTO detectors (name, version, toxicity_label, threshold, config_json, first_used) "
                   "SELECT name, version, toxicity_label, threshold, config_json, first_used FROM temp.bt_detectors "
                   "ORDER BY detector_id", None),
@@ -143,8 +175,10 @@ _ID_PROVENANCE = {
     "detectors": ("detector_id", "SELECT DISTINCT new FROM temp.map_detector"),
     "ratings": ("rating_id", "SELECT DISTINCT new FROM temp.map_rating"),
     "media": ("media_id", "SELECT DISTINCT new FROM temp.map_media"),
+    "label_sets": ("label_set_id", "SELECT DISTINCT new FROM temp.map_label_set"),
 }
-_TEMP = ["map_text", "map_page", "key_comment", "map_comment", "map_detector", "m_scores", "map_rating", "map_media"]
+_TEMP = ["map_text", "map_page", "key_comment", "map_comment", "map_detector", "m_scores", "map_rating", "map_media",
+         "map_label_set"]
 
 
 def _target_study_keys(log: StudyLog) -> set[str]:
@@ -231,18 +265,39 @@ def verify_for(log: StudyLog, bundle: Bundle, study_key: str | None = None) -> N
         raise MergeError(f"{bundle.name}: holds rows of studies {sorted(studies)}, the manifest says {m['study_id']!r}")
 
 
+def check_signer(log: StudyLog, bundle: Bundle, allow_unsigned: bool = False) -> None:
+    """A participant's bundle is signed by their bundle key (read_bundle verified the signature);
+    a rater merged before under another key is not that participant's bundle: an edited one,
+    re-signed. Unsigned bundles (older modlens, or a signature stripped) only with allow_unsigned."""
+    if bundle.signer is None:
+        if not allow_unsigned:
+            raise MergeError(f"{bundle.name}: unsigned, so it cannot be told from an edited bundle — fix: ask the "
+                             "participant to export it again with this modlens, or pass --allow-unsigned")
+        return
+    raters = bundle.manifest["rater_ids"]
+    other = log.conn.execute(
+        f"SELECT j.value, b.signer FROM bundles b, json_each(b.rater_ids_json) j WHERE b.signer IS NOT NULL "
+        f"AND b.signer != ? AND j.value IN ({', '.join('?' * len(raters))}) LIMIT 1",
+        (bundle.signer, *raters)).fetchone()
+    if other:
+        raise MergeError(f"{bundle.name}: rater {other[0]}'s earlier bundles were signed by {other[1]}, this one by "
+                         f"{bundle.signer}: not that participant's bundle (edited and signed again?) — fix: ask the "
+                         "participant to export and send it again")
+
+
 def _rows(bundle: Bundle, table: str, *columns: str) -> list[tuple[Any, ...]]:
     t = bundle.table(table)
     return [] if t is None else list(zip(*(t.column(c).to_pylist() for c in columns)))
 
 
-def merge_bundle(log: StudyLog, bundle: Bundle, study_key: str | None = None) -> dict[str, Any]:
+def merge_bundle(log: StudyLog, bundle: Bundle, study_key: str | None = None, allow_unsigned: bool = False) -> dict[str, Any]:
     """Merge one verified bundle in one transaction; returns {"status": "merged"|"already merged", ...}."""
     done = log.conn.execute("SELECT merged_at, source_name FROM bundles WHERE bundle_sha256 = ?", (bundle.sha256,)).fetchone()
     if done:
         return {"status": "already merged", "merged_at": done[0], "source": done[1], "added": {}}
     _check_target(log)
     verify_for(log, bundle, study_key)
+    check_signer(log, bundle, allow_unsigned)
     tables = _upgraded(bundle, log)
     _check_texts(bundle, tables)
     m = bundle.manifest
@@ -253,9 +308,9 @@ def merge_bundle(log: StudyLog, bundle: Bundle, study_key: str | None = None) ->
                   for t, (col, _q) in _ID_PROVENANCE.items()}
         bundle_id = conn.execute(
             "INSERT INTO bundles (bundle_sha256, study_id, study_key, rater_ids_json, modlens_version, schema_version, "
-            "exported_at, merged_at, source_name, rows_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, '{}')",
+            "exported_at, merged_at, source_name, rows_json, signer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', ?)",
             (bundle.sha256, m["study_id"], m["study_key"], json.dumps(m["rater_ids"]), m["modlens_version"],
-             m["schema_version"], m["exported_at"], now_iso(), Path(bundle.name).name)).lastrowid
+             m["schema_version"], m["exported_at"], now_iso(), Path(bundle.name).name, bundle.signer)).lastrowid
         for name, (cols, rows) in tables.items():
             conn.execute(f"CREATE TEMP TABLE bt_{name} AS SELECT {', '.join(cols)} FROM main.[{name}] WHERE 0")
             conn.executemany(f"INSERT INTO temp.bt_{name} VALUES ({', '.join('?' * len(cols))})", rows)
@@ -291,25 +346,38 @@ def merge_bundle(log: StudyLog, bundle: Bundle, study_key: str | None = None) ->
 
 
 def merge_files(db: str | Path, paths: list[str | Path], study_key: str | None = None,
-                report: Callable[[str, dict[str, Any] | Exception], None] | None = None) -> list[dict[str, Any] | Exception]:
-    """Merge each file in turn; a refused one is reported and skipped, the others still merge."""
+                report: Callable[[str, dict[str, Any] | Exception], None] | None = None,
+                allow_unsigned: bool = False) -> list[dict[str, Any] | Exception]:
+    """Merge each file in turn; a refused one is reported and skipped, the others still merge.
+    A target that did not exist is created only if some bundle merges into it."""
+    target = Path(db)
+    existed = target.exists()
     results: list[dict[str, Any] | Exception] = []
-    with StudyLog(db) as log:
+    log: StudyLog | None = None
+    try:
         for path in paths:
+            outcome: dict[str, Any] | Exception
             try:
                 bundle = read_bundle(path)
             except (BundleError, FileNotFoundError) as err:
-                outcome: dict[str, Any] | Exception = err
+                outcome = err
             else:
                 try:
-                    outcome = merge_bundle(log, bundle, study_key)
-                except MergeError as err:
+                    log = log or StudyLog(db)
+                    outcome = merge_bundle(log, bundle, study_key, allow_unsigned)
+                except (MergeError, BundleError) as err:  # BundleError: a table that does not read
                     outcome = err
                 finally:
                     bundle.close()
             results.append(outcome)
             if report:
                 report(str(path), outcome)
+    finally:
+        if log is not None:
+            log.close()
+        if not existed and not any(isinstance(r, dict) and r["status"] == "merged" for r in results):
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                target.with_name(target.name + suffix).unlink(missing_ok=True)
     return results
 
 

@@ -2,7 +2,12 @@
 
 Every distinct string that is scored (a comment, its normalized form, a variant) is one row
 of `texts`, so a score is stored once per (text, detector version) and every table that
-holds text points there. docs/DATA.md documents each column.
+holds text points there.
+
+The migrations are how logs are created and upgraded; what they leave is described once in
+`studylog/tables.py` (columns, keys, meanings; docs/DATA.md is generated from it). A migration
+that adds or changes a column or table must change that description too:
+tests/test_table_description.py fails until both agree.
 """
 from __future__ import annotations
 
@@ -264,6 +269,47 @@ MIGRATIONS: list[str] = [
         created_at   TEXT NOT NULL,
         PRIMARY KEY (comment_id, detector_id)
     );
+    """,
+    # 4: a log a researcher can trust (docs/DATA.md): how each session ended; gold labels as
+    # versioned label sets (a new `--label` adds a set, never rewrites one) that runs record; the
+    # errors of a step that failed for one text (normalizer, generator), kept like scores' errors.
+    # Gold `toxic` labels of older logs become one set per source, named as such. Each merged
+    # bundle's signer (the fingerprint of the participant's bundle key, NULL: unsigned).
+    """
+    ALTER TABLE sessions ADD COLUMN ended_by TEXT;
+    ALTER TABLE bundles ADD COLUMN signer TEXT;
+    CREATE TABLE label_sets (
+        label_set_id INTEGER PRIMARY KEY,
+        source       TEXT NOT NULL,
+        definition   TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        UNIQUE (source, definition)
+    );
+    CREATE TABLE gold_labels (
+        label_set_id INTEGER NOT NULL REFERENCES label_sets(label_set_id),
+        comment_id   INTEGER NOT NULL REFERENCES comments(comment_id),
+        value        TEXT,
+        PRIMARY KEY (label_set_id, comment_id)
+    );
+    CREATE INDEX gold_labels_comment ON gold_labels(comment_id);
+    ALTER TABLE audit_runs ADD COLUMN label_set_id INTEGER REFERENCES label_sets(label_set_id);
+    CREATE TABLE step_errors (
+        text_id      INTEGER NOT NULL REFERENCES texts(text_id),
+        step         TEXT NOT NULL,
+        component    TEXT NOT NULL,
+        version      TEXT NOT NULL,
+        run_id       INTEGER REFERENCES audit_runs(run_id),
+        message      TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        PRIMARY KEY (text_id, step, component, version)
+    );
+    INSERT INTO label_sets (source, definition, created_at)
+        SELECT DISTINCT source, 'as recorded before label sets (schema 3)', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+        FROM labels WHERE name = 'toxic';
+    INSERT INTO gold_labels (label_set_id, comment_id, value)
+        SELECT s.label_set_id, l.comment_id, l.value FROM labels l JOIN label_sets s ON s.source = l.source
+        WHERE l.name = 'toxic';
+    DELETE FROM labels WHERE name = 'toxic';
     """,
 ]
 

@@ -1,7 +1,8 @@
 """Rendering the media of fused test cases (DUO section 3.3, docs/FUSION.md "Rendering"): words
 drawn into images, emoji and keyword pictures, text cards, speech and video. Every transform is a
 small module of its own; this file holds what they share: the error a transform raises when the
-machine lacks a font or program, and the one way an image becomes PNG bytes."""
+machine lacks a font or program, and the one way an image becomes PNG bytes. It imports none of
+them (they import it), so the package has no import cycle."""
 from __future__ import annotations
 
 import io
@@ -34,13 +35,3 @@ def to_png_blob(image: Image.Image) -> MediaBlob:
     clean.save(out, format="PNG", compress_level=PNG_COMPRESS_LEVEL, optimize=False)
     return MediaBlob(out.getvalue(), "image/png")
 
-
-def render_text_card(text: str, size: tuple[int, int] = (480, 360), *,
-                     background: tuple[int, int, int] = (255, 255, 255)) -> Image.Image:
-    """The whole text centred on a plain card (text_image.render_text_card); here so that video
-    and other callers import it from the package. Imported on use: Pillow fonts load lazily."""
-    from modlens.fusion.render.text_image import render_text_card as render
-    return render(text, size, background=background)
-
-
-__all__ = ["FusionUnavailable", "PNG_COMPRESS_LEVEL", "render_text_card", "to_png_blob"]

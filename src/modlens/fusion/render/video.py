@@ -16,9 +16,9 @@ from typing import Any
 
 from PIL import Image, ImageOps
 
-from modlens.fusion.render import render_text_card
 from modlens.fusion.render.avtools import program_version, run_program
 from modlens.fusion.render.speech import wav_seconds
+from modlens.fusion.render.text_image import render_text_card
 from modlens.media import MediaBlob
 
 STILL_SECONDS = 1.5       # how long a still image or text card stays on screen by default

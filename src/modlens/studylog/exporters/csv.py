@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
-from modlens.studylog.dictionary import ExportTable
+from modlens.studylog.tables import ExportTable
 
 EXTENSION = ".csv"
 
 
-def write(path: Path, table: ExportTable, rows: Iterable[tuple]) -> int:
+def write(path: Path, table: ExportTable, rows: Iterable[tuple[Any, ...]]) -> int:
     n = 0
     with open(path, "w", newline="", encoding="utf-8") as fh:
         out = csv.writer(fh)

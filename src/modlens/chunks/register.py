@@ -1,0 +1,41 @@
+"""Registering a chunk's items in the study log: each item one comment of its source's page,
+with its labels and the variants its dataset records. One function for every caller that brings
+items of its own (dataset audits, `modlens import`, the study's calibration items); the live
+comments of the daemon carry page and sighting data and are written by `daemon/pipeline.py`."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from modlens.datasets.base import DatasetItem
+from modlens.studylog.records.labels import add_gold_labels, split_gold
+from modlens.studylog.store import CommentRow, StudyLog
+
+
+@dataclass(frozen=True)
+class ItemSource:
+    """Where items come from, as the log records them."""
+    platform: str        # the comments' platform: `dataset:<name>`, `study` for calibration items
+    page_id: int | None  # the page (the dataset file, the study) they belong to
+    label_source: str    # `labels.source` of their labels
+    label_set_id: int | None = None  # the gold label set their `toxic` labels go to (records/labels.py)
+
+
+def register_items(log: StudyLog, source: ItemSource, items: Sequence[DatasetItem],
+                   run_id: int | None = None) -> list[int]:
+    """Comments, labels and dataset variants of `items` in one transaction; their comment_ids, in
+    order. Idempotent: a key already logged keeps its first text and its id; a label of the same
+    name and source gets the new value. The gold `toxic` label goes to the source's label set, where
+    a value already stored stays."""
+    split = [split_gold(it.labels) for it in items]
+    if source.label_set_id is None and any(value is not None for _, value in split):
+        raise ValueError(f"{source.platform}: items with a gold label need the label set they belong to")
+    with log.transaction():
+        ids = log.add_comments_many(source.platform, [CommentRow(it.key, it.text, source.page_id) for it in items])
+        log.add_labels_many([(cid, name, value, source.label_source)
+                             for (labels, _), cid in zip(split, ids) for name, value in labels.items()])
+        if source.label_set_id is not None:
+            add_gold_labels(log, source.label_set_id, [(cid, value) for (_, value), cid in zip(split, ids)
+                                                       if value is not None])
+        log.add_variants_many([(cid, v) for it, cid in zip(items, ids) for v in it.variants], run_id)
+    return ids

@@ -1,0 +1,77 @@
+"""Where a chunk's rows go. `Sink` is what the pipeline asks of it; `LogSink` writes the study log
+(through the recording services, one transaction per chunk). `parquet.ParquetSink` writes shard
+files instead. `record_results` is the one write of scores, normalizations and step errors, used
+by `LogSink` and by the daemon (which records live comments' results the same way)."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Protocol, Sequence
+
+from modlens.chunks.chunk import Chunk, ScoreRow, StepError
+from modlens.chunks.register import ItemSource, register_items
+from modlens.datasets.base import DatasetItem
+from modlens.services.recording import record_normalizations_many, record_scores_many
+from modlens.studylog.store import StudyLog
+
+
+class Sink(Protocol):
+    def register(self, items: Sequence[DatasetItem]) -> Sequence[int | None]:
+        """Records the items before their compute (comment ids), or nothing (None each)."""
+        ...
+
+    def unscored(self, texts: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
+        """detector key -> the texts it still has to score (all, where the sink cannot tell)."""
+        ...
+
+    def record(self, chunk: Chunk, *, done: bool = True) -> None:
+        """Everything the chunk produced; `done`: its items count as finished (else `mark_done` later)."""
+        ...
+
+    def mark_done(self, comment_ids: Sequence[int | None]) -> None: ...
+
+    def progress(self, n_done: int) -> None: ...
+
+
+def record_results(log: StudyLog, detector_ids: Mapping[str, int], *, scores: Iterable[ScoreRow] = (),
+                   normalizations: Iterable[tuple[str, Any]] = (), errors: Iterable[StepError] = (),
+                   run_id: int | None = None) -> None:
+    """Scores (a later good score replaces an earlier error), normalizations and step errors in one transaction."""
+    with log.transaction():
+        record_scores_many(log, detector_ids, scores)
+        record_normalizations_many(log, normalizations)
+        log.add_step_errors([(e.text, e.step, e.component, e.version, run_id, e.message) for e in errors])
+
+
+class LogSink:
+    """Rows into the study log, for one run (`run_id`) of items from `source`."""
+
+    def __init__(self, log: StudyLog, source: ItemSource, run_id: int | None, detector_ids: Mapping[str, int]) -> None:
+        self.log, self.source, self.run_id, self.detector_ids = log, source, run_id, detector_ids
+
+    def register(self, items: Sequence[DatasetItem]) -> list[int]:
+        return register_items(self.log, self.source, items, self.run_id)
+
+    def unscored(self, texts: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
+        out = {}
+        for k in keys:  # one query per detector: texts with no score, or only an error
+            done = self.log.scored_texts(texts, self.detector_ids[k])
+            if todo := [t for t in texts if t not in done]:
+                out[k] = todo
+        return out
+
+    def record(self, chunk: Chunk, *, done: bool = True) -> None:
+        """One transaction per chunk; an item enters `run_items` only with its last result."""
+        with self.log.transaction():
+            record_results(self.log, self.detector_ids, scores=chunk.scores, normalizations=chunk.normalizations,
+                           errors=chunk.errors, run_id=self.run_id)
+            self.log.add_variants_many([(cid, v) for cid, gen in zip(chunk.comment_ids, chunk.generated)
+                                        if cid is not None for v in gen], self.run_id)
+            if done:
+                self.mark_done(chunk.comment_ids)
+
+    def mark_done(self, comment_ids: Sequence[int | None]) -> None:
+        if self.run_id is not None:
+            self.log.add_run_items_many(self.run_id, [c for c in comment_ids if c is not None])
+
+    def progress(self, n_done: int) -> None:
+        if self.run_id is not None:
+            self.log.set_run_progress(self.run_id, n_done)

@@ -1,0 +1,44 @@
+"""How values are written into the study log: timestamps, canonical JSON (equal parameters give
+equal strings, so they can be part of unique keys) and the texts' content hash."""
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def text_hash(text: str) -> str:
+    """sha256 of the exact text (UTF-8), the key of the `texts` table."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# The C encoder behind `json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+# default=str)`, built once: `json.dumps` with options builds a new encoder at every call, which
+# was a third of the cost of storing a score row. No circular-reference check (a shared marker dict
+# would not be thread-safe): a self-containing value fails with RecursionError instead of ValueError.
+# Hot loops call it directly: `"".join(CANONICAL_ENCODER(value, 0))` (records/scores.py).
+_C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+CANONICAL_ENCODER = None if _C_MAKE_ENCODER is None else _C_MAKE_ENCODER(
+    None, str, json.encoder.encode_basestring, None, ":", ",", True, False, True)
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys, so equal parameters give equal strings (used in unique keys)."""
+    if CANONICAL_ENCODER is None:  # a Python without the C accelerator
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return "".join(CANONICAL_ENCODER(value, 0))
+
+
+def optional_json(value: Any) -> str | None:
+    """canonical_json, NULL for None."""
+    return None if value is None else canonical_json(value)
+
+
+def label_value(value: Any) -> str | None:
+    """A label's stored value: strings as they are, anything else as canonical JSON."""
+    return None if value is None else value if isinstance(value, str) else canonical_json(value)

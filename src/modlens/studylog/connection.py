@@ -1,0 +1,248 @@
+"""Opening a study log and holding its write lock: connection settings, waiting for other
+writers, transactions. The row functions (`studylog/records/`) write through a `LogConnection`.
+
+Several processes may write one log at once (two audits, an audit beside the daemon). Every
+write transaction starts with `BEGIN IMMEDIATE` (`begin_immediate`), which takes the write lock up
+front; a deferred transaction that read first could not wait (SQLite refuses its upgrade to a
+writer at once). Every wait for the lock ends at one monotonic deadline, `BUSY_TIMEOUT_MS` after
+it began: SQLite's busy handler waits inside a statement, but some statements return SQLITE_BUSY
+without calling it (switching a fresh file to WAL while another process does the same, which
+SQLite resolves by failing one side at once), so the attempt is repeated, with short pauses,
+until the lock comes or the deadline passes. The error then reports the seconds really waited.
+
+The log and its -wal and -shm files are private to their owner (0600, like the pairing token):
+the file is created before SQLite opens it, and SQLite gives the -wal and -shm files the
+database file's permissions.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+
+T = TypeVar("T")
+
+# FULL: the WAL is fsynced at every COMMIT, so an acknowledged rating survives power loss,
+# not only a killed process (docs/DATA.md, "Durability"). Batching amortizes the fsync.
+SYNCHRONOUS = "FULL"
+# Writer connection tuning (docs/PERFORMANCE.md, "Study-log ingest"): a 64 MiB page cache keeps the
+# hot parts of the texts' hash index in memory at corpus scale (sha256 keys land at random pages),
+# temporary b-trees stay in memory, and the WAL is checkpointed every ~16 MiB instead of every
+# ~4 MiB (fewer, larger checkpoints, each an fsync of the database under FULL) and truncated back
+# to 64 MiB after each, so it does not stay as large as the largest transaction.
+CACHE_SIZE_KIB = 64 * 1024
+WAL_AUTOCHECKPOINT_PAGES = 4096
+JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024
+# How long a writer waits for the write lock, in all (another writer's commits are short, so a
+# longer wait means something holds the lock: a stuck process, a DB browser with a write open).
+BUSY_TIMEOUT_MS = 10_000
+# pauses between attempts that SQLite refused without waiting: doubling, at most BUSY_PAUSE_MAX_S
+BUSY_BACKOFF_S = 0.02
+BUSY_PAUSE_MAX_S = 0.25
+# rows per statement when a batch reads ids back by key (`IN (SELECT value FROM json_each(?))`)
+LOOKUP_CHUNK = 5000
+FILE_MODE = 0o600
+MAX_ROWID = 2 ** 63 - 1
+
+
+class StudyLogError(RuntimeError):
+    """A study log that cannot be opened or used as asked (message says why and what to do)."""
+
+    def __init__(self, message: str, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.fix = fix
+
+
+def is_busy(err: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY / SQLITE_LOCKED: another connection holds the lock."""
+    return "locked" in str(err) or "busy" in str(err)
+
+
+def busy_error(path: Path, waited_s: float) -> StudyLogError:
+    return StudyLogError(
+        f"the study log {path} stayed locked by another writer for {waited_s:.1f} s (another `modlens audit`, "
+        "`modlens serve` or a program with a write transaction open on it)",
+        fix="let the other writer finish or stop it, then run this again (an audit resumes where it stopped)")
+
+
+def wait_for_lock(conn: sqlite3.Connection, path: Path, attempt: Callable[[], T]) -> T:
+    """`attempt()`, repeated while SQLite answers busy, until BUSY_TIMEOUT_MS have passed since the
+    first try (a StudyLogError giving the real seconds then). Each later try's own wait (SQLite's
+    busy handler) is cut to the time left, so the whole wait never runs past the deadline by much."""
+    try:
+        return attempt()  # the common case: the lock is free, or SQLite's own wait got it
+    except sqlite3.OperationalError as err:
+        if not is_busy(err):
+            raise
+    t0 = time.monotonic()  # (an early refusal: the first try did not wait)
+    timeout_s = BUSY_TIMEOUT_MS / 1000
+    deadline, pause = t0 + timeout_s, BUSY_BACKOFF_S
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise busy_error(path, time.monotonic() - t0) from None
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, BUSY_PAUSE_MAX_S)
+            _set_busy_timeout(conn, deadline - time.monotonic())
+            try:
+                return attempt()
+            except sqlite3.OperationalError as err:
+                if not is_busy(err):
+                    raise
+    finally:
+        _set_busy_timeout(conn, timeout_s)
+
+
+def _set_busy_timeout(conn: sqlite3.Connection, seconds: float) -> None:
+    conn.execute(f"PRAGMA busy_timeout = {max(1, int(seconds * 1000))}")
+
+
+def begin_immediate(conn: sqlite3.Connection, path: Path) -> None:
+    """BEGIN IMMEDIATE: the write lock now, waiting for other writers up to BUSY_TIMEOUT_MS
+    (StudyLogError when it never comes)."""
+    wait_for_lock(conn, path, lambda: conn.execute("BEGIN IMMEDIATE"))
+
+
+def create_private(path: Path) -> None:
+    """Create the (empty) database file with FILE_MODE unless it exists; SQLite then makes the
+    -wal and -shm files with the same permissions."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+def open_connection(path: Path, *, readonly: bool, synchronous: str | None = None) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are ours): read-only (`mode=ro`, it can never
+    take the write lock, so it never blocks the writer) or a writer in WAL mode with the settings above."""
+    if synchronous is not None and synchronous.upper() not in ("FULL", "NORMAL"):
+        raise ValueError(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
+    if readonly:
+        if not path.exists():
+            raise StudyLogError(f"no study log at {path} (file not found); "
+                                "run `modlens serve` or `modlens audit` first, or pass --db")
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                               isolation_level=None, check_same_thread=False)
+    else:
+        create_private(path)
+        conn = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if not readonly:
+            mode = wait_for_lock(conn, path, lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+            if mode.lower() != "wal":
+                raise StudyLogError(f"could not switch {path} to WAL mode (got {mode!r})")
+            conn.execute(f"PRAGMA synchronous = {synchronous or SYNCHRONOUS}")
+            conn.execute(f"PRAGMA cache_size = -{CACHE_SIZE_KIB}")
+            conn.execute("PRAGMA temp_store = MEMORY")
+            conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
+            conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+class LogConnection:
+    """One open study log: its connection, transactions and the few primitives the row functions
+    (`studylog/records/`) write with. Everything else goes through those functions."""
+
+    def __init__(self, path: str | Path, *, readonly: bool = False, synchronous: str | None = None) -> None:
+        self.path = Path(path)
+        self.readonly = readonly
+        self.conn = open_connection(self.path, readonly=readonly, synchronous=synchronous)
+        self._closed = False
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.conn.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """Atomic block. Outside a transaction: BEGIN IMMEDIATE … COMMIT, waiting for other
+        writers (a deferred start would fail at once when another process wrote in between);
+        inside one (a writer batch, an enclosing block): a SAVEPOINT, so it nests."""
+        conn = self.conn
+        if not conn.in_transaction:
+            begin_immediate(conn, self.path)
+            try:
+                yield self
+            except BaseException:
+                if conn.in_transaction:  # SQLite may have rolled back already (disk full, I/O error)
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return
+        conn.execute("SAVEPOINT modlens_tx")
+        try:
+            yield self
+        except BaseException:
+            conn.execute("ROLLBACK TO modlens_tx")
+            conn.execute("RELEASE modlens_tx")
+            raise
+        conn.execute("RELEASE modlens_tx")
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Any]:
+        """Consistent reads across several queries (one read transaction)."""
+        self.conn.execute("BEGIN")
+        try:
+            yield self
+        finally:
+            self.conn.execute("COMMIT")
+
+    # --- primitives for the row functions -------------------------------------------------
+    def scalar(self, sql: str, params: tuple | list = ()) -> Any:
+        """The first column of the first row, None when there is none."""
+        row = self.conn.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    def _writable(self) -> None:
+        if self.readonly:
+            raise StudyLogError("this study log was opened read-only")
+
+    def write(self, sql: str, params: tuple | list = ()) -> sqlite3.Cursor:
+        """One write statement; outside a transaction it gets one of its own (so it waits for the
+        write lock like every other writer)."""
+        self._writable()
+        if self.conn.in_transaction:
+            return self.conn.execute(sql, params)
+        with self.transaction():
+            return self.conn.execute(sql, params)
+
+    def write_many(self, sql: str, rows: Iterable[tuple | list]) -> sqlite3.Cursor:
+        self._writable()
+        if self.conn.in_transaction:
+            return self.conn.executemany(sql, rows)
+        with self.transaction():
+            return self.conn.executemany(sql, rows)
+
+    def ids_by_key(self, sql: str, keys: Sequence[Any], params: tuple = ()) -> dict[Any, int]:
+        """{key: id} from `sql`, a SELECT of (key, id) whose last parameter is a JSON array of keys."""
+        out: dict[Any, int] = {}
+        for start in range(0, len(keys), LOOKUP_CHUNK):
+            out.update(self.conn.execute(sql, (*params, json.dumps(keys[start:start + LOOKUP_CHUNK]))).fetchall())
+        return out
+
+    def insert_new(self, table: str, sql: str, rows: Sequence[tuple | list]) -> list[int] | None:
+        """Run `sql`, a plain INSERT of `rows` that are known to be new (the caller looked their keys
+        up under the write lock held now), and return their rowids: SQLite gives each new row
+        max(rowid) + 1, so they are consecutive from the table's max before the insert. None when
+        that cannot be relied on (the table reached the largest rowid; read the ids back by key)."""
+        if not rows:
+            return []
+        assert self.conn.in_transaction, "insert_new runs inside the caller's transaction"
+        first = self.conn.execute(f"SELECT coalesce(max(rowid), 0) + 1 FROM [{table}]").fetchone()[0]
+        added = self.write_many(sql, rows).rowcount
+        if added != len(rows) or first + len(rows) > MAX_ROWID:
+            return None
+        return list(range(first, first + len(rows)))

@@ -1,0 +1,63 @@
+"""Bringing a study log to this modlens's schema: `schema.MIGRATIONS[n]` takes a log from version
+n to n + 1 (`PRAGMA user_version`), all pending ones in one write transaction."""
+from __future__ import annotations
+
+import sqlite3
+
+from modlens.studylog.connection import LogConnection, StudyLogError, begin_immediate, wait_for_lock
+from modlens.studylog.schema import MIGRATIONS, SCHEMA_VERSION
+
+
+def user_version(db: LogConnection) -> int:
+    return int(wait_for_lock(db.conn, db.path, lambda: db.conn.execute("PRAGMA user_version").fetchone()[0]))
+
+
+def split_sql(script: str) -> list[str]:
+    """Split a migration into statements, so it can run inside one transaction
+    (`executescript` would commit first)."""
+    statements, buf = [], ""
+    for piece in script.split(";"):
+        buf += piece + ";"
+        if sqlite3.complete_statement(buf):
+            if buf.strip(" \n\t;"):
+                statements.append(buf.strip())
+            buf = ""
+    if buf.strip(" \n\t;"):
+        raise StudyLogError(f"incomplete SQL statement in migration: {buf.strip()[:80]!r}")
+    return statements
+
+
+def apply_migrations(db: LogConnection) -> None:
+    """The pending migrations, once: a second process opening the same log waits for the lock and
+    finds them applied."""
+    version = user_version(db)
+    if version > SCHEMA_VERSION:
+        raise StudyLogError(f"{db.path} was written by a newer modlens (schema {version} > {SCHEMA_VERSION}); "
+                            "upgrade modlens")
+    if version == SCHEMA_VERSION:
+        return
+    conn = db.conn
+    begin_immediate(conn, db.path)
+    try:
+        current = int(conn.execute("PRAGMA user_version").fetchone()[0])  # re-read under the lock
+        for number in range(current, SCHEMA_VERSION):
+            for statement in split_sql(MIGRATIONS[number]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number + 1}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def check_readable(db: LogConnection) -> None:
+    """A read-only open: the log must be a modlens log at this schema version (it cannot migrate)."""
+    try:
+        version = user_version(db)
+    except sqlite3.DatabaseError as err:
+        raise StudyLogError(f"{db.path}: not a modlens study log ({err})") from None
+    if version != SCHEMA_VERSION:
+        raise StudyLogError(
+            f"{db.path} has schema version {version}, this modlens reads {SCHEMA_VERSION}; "
+            "open it once for writing (e.g. `modlens serve --db PATH`) to migrate it, or upgrade modlens")

@@ -1,0 +1,117 @@
+"""`pages`, `comments`, `sightings` and `labels`: what was shown, where, to whom, and what is known
+about it. A comment keeps the text, parent and first labels of its first sighting: sending it
+again returns its id and changes nothing."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from modlens.rows import CommentRow, LabelRow
+from modlens.studylog.codec import label_value, now_iso
+from modlens.studylog.connection import LogConnection
+from modlens.studylog.records.texts import text_ids
+
+COMMENT_IDS = ("SELECT comment_key, comment_id FROM comments WHERE platform = ? "
+               "AND comment_key IN (SELECT value FROM json_each(?))")
+INSERT_COMMENT = (
+    "INSERT INTO comments (platform, comment_key, page_id, parent_key, text_id, author_hash, time_shown, "
+    "truncated, original_length, first_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+# a later visit may know the title the first one did not: fill gaps, never erase
+UPSERT_PAGE = ("INSERT INTO pages (platform, page_key, url, title, first_seen) VALUES (?, ?, ?, ?, ?) "
+               "ON CONFLICT (platform, page_key) DO UPDATE SET url = coalesce(pages.url, excluded.url), "
+               "title = coalesce(pages.title, excluded.title)")
+# a re-import of the same source corrects its value rather than duplicating it
+UPSERT_LABEL = ("INSERT INTO labels (comment_id, name, value, source) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (comment_id, name, source) DO UPDATE SET value = excluded.value")
+INSERT_SIGHTING = "INSERT OR IGNORE INTO sightings (comment_id, session_id, seen_at) VALUES (?, ?, ?)"
+
+
+def ensure_pages(db: LogConnection, rows: Iterable[tuple[str, str, str | None, str | None]]) -> list[int]:
+    """(platform, page_key, url, title) rows; one page_id per row, in order."""
+    rows = list(rows)
+    with db.transaction():
+        now = now_iso()
+        db.write_many(UPSERT_PAGE, [(platform, key, url, title, now) for platform, key, url, title in rows])
+        return [db.scalar("SELECT page_id FROM pages WHERE platform = ? AND page_key = ?", (platform, key))
+                for platform, key, _, _ in rows]
+
+
+def ensure_page(db: LogConnection, platform: str, page_key: str, url: str | None, title: str | None) -> int:
+    return ensure_pages(db, [(platform, page_key, url, title)])[0]
+
+
+def add_comments(db: LogConnection, platform: str, rows: Iterable[CommentRow]) -> list[int]:
+    """Comments of one platform: a key already in the log (or earlier in `rows`) keeps its first
+    text and returns its id; a new one gets its text and its `first_labels`. One comment_id per
+    row, in order."""
+    rows = rows if isinstance(rows, list) else list(rows)
+    if not rows:
+        return []
+    for r in rows:
+        if not isinstance(r.text, str):
+            raise TypeError(f"text must be str, not {type(r.text).__name__}")
+    with db.transaction():
+        ids = db.ids_by_key(COMMENT_IDS, list(dict.fromkeys(r.key for r in rows)), (platform,))
+        new: dict[str, CommentRow] = {}
+        for r in rows:
+            if r.key not in ids and r.key not in new:
+                new[r.key] = r
+        if new:
+            tids = text_ids(db, [r.text for r in new.values()])
+            now = now_iso()
+            new_ids = db.insert_new("comments", INSERT_COMMENT, [
+                (platform, r.key, r.page_id, r.parent_key, tids[r.text], r.author_hash, r.time_shown,
+                 1 if r.truncated else 0, len(r.text) if r.original_length is None else r.original_length, now)
+                for r in new.values()])
+            if new_ids is None:
+                ids.update(db.ids_by_key(COMMENT_IDS, list(new), (platform,)))
+            else:
+                ids.update(zip(new, new_ids))
+            labels = [(ids[key], name, value, source) for key, r in new.items() if r.first_labels
+                      for name, (value, source) in r.first_labels.items()]
+            if labels:
+                add_labels(db, labels)
+    return [ids[r.key] for r in rows]
+
+
+def add_comment(db: LogConnection, platform: str, comment_key: str, page_id: int | None, text: str, *,
+                parent_key: str | None = None, author_hash: str | None = None, time_shown: str | None = None,
+                truncated: bool = False, original_length: int | None = None,
+                first_labels: dict[str, tuple[Any, str]] | None = None) -> int:
+    return add_comments(db, platform, [CommentRow(comment_key, text, page_id, parent_key, author_hash, time_shown,
+                                                  truncated, original_length, first_labels)])[0]
+
+
+def comment_id(db: LogConnection, platform: str, comment_key: str) -> int | None:
+    found: int | None = db.scalar("SELECT comment_id FROM comments WHERE platform = ? AND comment_key = ?",
+                                  (platform, comment_key))
+    return found
+
+
+def comment_ids(db: LogConnection, platform: str, comment_keys: Sequence[str]) -> dict[str, int]:
+    """{comment_key: comment_id} of the keys that are in the log."""
+    return db.ids_by_key(COMMENT_IDS, list(dict.fromkeys(comment_keys)), (platform,))
+
+
+def comment_text(db: LogConnection, comment_id: int) -> str | None:
+    text: str | None = db.scalar(
+        "SELECT t.text FROM comments c JOIN texts t USING (text_id) WHERE c.comment_id = ?", (comment_id,))
+    return text
+
+
+def add_sightings(db: LogConnection, rows: Iterable[tuple[int, str]]) -> None:
+    """(comment_id, session_id) rows: the first sighting of a comment in a session is kept."""
+    now = now_iso()
+    db.write_many(INSERT_SIGHTING, [(cid, sid, now) for cid, sid in rows])
+
+
+def add_sighting(db: LogConnection, comment_id: int, session_id: str) -> None:
+    add_sightings(db, [(comment_id, session_id)])
+
+
+def add_labels(db: LogConnection, rows: Iterable[LabelRow]) -> None:
+    """(comment_id, name, value, source) rows; a value that is not a string is stored as JSON."""
+    db.write_many(UPSERT_LABEL, [(cid, name, label_value(value), source) for cid, name, value, source in rows])
+
+
+def add_label(db: LogConnection, comment_id: int, name: str, value: Any, source: str) -> None:
+    add_labels(db, [(comment_id, name, value, source)])

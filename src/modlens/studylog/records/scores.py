@@ -1,0 +1,103 @@
+"""`detectors` and `scores`: every score names the detector version that made it (a detector's
+name and version are its identity; its configuration is kept as it was first used)."""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+from modlens.rows import TextScoreRow
+from modlens.studylog import codec
+from modlens.studylog.codec import canonical_json, now_iso, text_hash
+from modlens.studylog.connection import LogConnection
+from modlens.studylog.records.texts import text_ids
+
+INSERT_DETECTOR = ("INSERT OR IGNORE INTO detectors (name, version, toxicity_label, threshold, config_json, "
+                   "first_used) VALUES (?, ?, ?, ?, ?, ?)")
+# a score replaces an earlier error for the same text and detector version, never the reverse
+UPSERT_SCORE = (
+    "INSERT INTO scores (text_id, detector_id, labels_json, toxicity, latency_ms, error, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (text_id, detector_id) DO UPDATE SET "
+    "labels_json = excluded.labels_json, toxicity = excluded.toxicity, latency_ms = excluded.latency_ms, "
+    "error = excluded.error, created_at = excluded.created_at "
+    "WHERE scores.error IS NOT NULL AND excluded.error IS NULL")
+
+
+def ensure_detector(db: LogConnection, name: str, version: str, toxicity_label: str | None,
+                    threshold: float | None, config: dict[str, Any]) -> int:
+    """The detector_id of (name, version), registered with this configuration the first time."""
+    with db.transaction():
+        db.write(INSERT_DETECTOR, (name, version, toxicity_label, threshold, canonical_json(config), now_iso()))
+        found: int = db.scalar("SELECT detector_id FROM detectors WHERE name = ? AND version = ?", (name, version))
+        return found
+
+
+def add_scores(db: LogConnection, rows: Iterable[TextScoreRow]) -> int:
+    """(text, detector_id, labels, toxicity, latency_ms, error) rows (a later good score replaces
+    an earlier error, never the reverse); the number of rows given."""
+    rows = rows if isinstance(rows, list) else list(rows)
+    if not rows:
+        return 0
+    enc, join = codec.CANONICAL_ENCODER, "".join
+    if enc is None:  # a Python without the C accelerator
+        def enc(value: Any, _indent: int) -> tuple[str]:
+            return (canonical_json(value),)
+    with db.transaction():
+        ids = text_ids(db, [r[0] for r in rows])
+        now = now_iso()
+        # canonical_json inlined: this comprehension is most of the Python time per score row
+        db.write_many(UPSERT_SCORE, [
+            (ids[text], det, None if labels is None else join(enc(labels, 0)),
+             None if toxicity is None else float(toxicity), latency, error, now)
+            for text, det, labels, toxicity, latency, error in rows])
+    return len(rows)
+
+
+def add_score(db: LogConnection, text: str, detector_id: int, labels: dict[str, float] | None,
+              toxicity: float | None, latency_ms: float | None, error: str | None) -> None:
+    add_scores(db, [(text, detector_id, labels, toxicity, latency_ms, error)])
+
+
+def get_score(db: LogConnection, text: str, detector_id: int) -> dict[str, Any] | None:
+    row = db.conn.execute(
+        "SELECT s.labels_json, s.toxicity, s.latency_ms, s.error, s.created_at FROM scores s "
+        "JOIN texts t USING (text_id) WHERE t.text_hash = ? AND s.detector_id = ?",
+        (text_hash(text), detector_id)).fetchone()
+    if row is None:
+        return None
+    return {"labels": None if row[0] is None else json.loads(row[0]), "toxicity": row[1],
+            "latency_ms": row[2], "error": row[3], "created_at": row[4]}
+
+
+def scored_texts(db: LogConnection, texts: Iterable[str], detector_id: int) -> set[str]:
+    """The texts among `texts` that this detector version has a good score for (not an
+    error): what an audit or a rerun must not score again."""
+    by_hash = {text_hash(t): t for t in dict.fromkeys(texts)}
+    found = db.ids_by_key(
+        "SELECT t.text_hash, 1 FROM texts t JOIN scores s ON s.text_id = t.text_id AND s.detector_id = ? "
+        "WHERE t.text_hash IN (SELECT value FROM json_each(?)) AND s.error IS NULL", list(by_hash), (detector_id,))
+    return {by_hash[h] for h in found}
+
+
+# The texts of a study's comments (seen in one of its sessions, or rated in it) that lack a score
+# row from some of the given detectors, in text_id order after `after`; used to finish, at the
+# next start, what a killed daemon sent but never recorded. An error row counts as recorded.
+_LACKING_SCORES = """
+WITH study_texts(text_id) AS (
+    SELECT c.text_id FROM sightings g JOIN sessions s ON s.session_id = g.session_id
+        JOIN comments c ON c.comment_id = g.comment_id WHERE s.study_id = :study
+    UNION
+    SELECT c.text_id FROM ratings r JOIN comments c ON c.comment_id = r.comment_id WHERE r.study_id = :study)
+SELECT st.text_id, t.text, json_group_array(d.value) FROM study_texts st JOIN texts t ON t.text_id = st.text_id
+    CROSS JOIN json_each(:detectors) d
+WHERE st.text_id > :after
+    AND NOT EXISTS (SELECT 1 FROM scores sc WHERE sc.text_id = st.text_id AND sc.detector_id = d.value)
+GROUP BY st.text_id ORDER BY st.text_id LIMIT :limit"""
+
+
+def texts_lacking_scores(db: LogConnection, study_id: str, detector_ids: Iterable[int], *, after: int = 0,
+                         limit: int = 100) -> list[tuple[int, str, list[int]]]:
+    """(text_id, text, detector_ids without a score row) for the comments of `study_id`, at most
+    `limit`, text_ids above `after` (pass the last one seen to page through them)."""
+    rows = db.conn.execute(_LACKING_SCORES, {"study": study_id, "detectors": json.dumps(list(detector_ids)),
+                                             "after": after, "limit": limit}).fetchall()
+    return [(tid, text, json.loads(missing)) for tid, text, missing in rows]

@@ -1,0 +1,92 @@
+"""`studies`, `raters`, `sessions` and `ratings`: who rated what, when, under which study
+settings. A rating is stored once per client id (a resend returns the stored one), and every
+session ends with `ended_by` saying how: 'client' (the extension closed it), 'shutdown' (the
+daemon stopped cleanly) or 'recovery' (closed at the next start after a crash, at its last activity)."""
+from __future__ import annotations
+
+from typing import Any
+
+from modlens.studylog.codec import canonical_json, now_iso
+from modlens.studylog.connection import LogConnection
+
+ENDED_BY = ("client", "shutdown", "recovery")
+
+
+def ensure_study(db: LogConnection, study_id: str, title: str, config: dict[str, Any]) -> None:
+    # keeps the first config: a study's ratings refer to the settings it started with
+    db.write("INSERT OR IGNORE INTO studies (study_id, title, config_json, created_at) VALUES (?, ?, ?, ?)",
+             (study_id, title, canonical_json(config), now_iso()))
+
+
+def ensure_rater(db: LogConnection, study_id: str, rater_id: str, consent_at: str | None) -> None:
+    with db.transaction():
+        db.write("INSERT OR IGNORE INTO raters (study_id, rater_id, consent_at, first_seen) VALUES (?, ?, ?, ?)",
+                 (study_id, rater_id, consent_at, now_iso()))
+        if consent_at is not None:  # consent given later than the first contact
+            db.write("UPDATE raters SET consent_at = ? WHERE study_id = ? AND rater_id = ? AND consent_at IS NULL",
+                     (consent_at, study_id, rater_id))
+
+
+def start_session(db: LogConnection, session_id: str, study_id: str, rater_id: str | None, client: str,
+                  client_version: str | None, protocol_version: int | None) -> None:
+    db.write("INSERT OR IGNORE INTO sessions (session_id, study_id, rater_id, client, client_version, "
+             "protocol_version, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+             (session_id, study_id, rater_id, client, client_version, protocol_version, now_iso()))
+
+
+def _check_ended_by(ended_by: str) -> None:
+    if ended_by not in ENDED_BY:
+        raise ValueError(f"ended_by must be one of {ENDED_BY}, not {ended_by!r}")
+
+
+def end_session(db: LogConnection, session_id: str, ended_by: str = "client") -> None:
+    """Now; a session that already ended keeps its end."""
+    _check_ended_by(ended_by)
+    db.write("UPDATE sessions SET ended_at = ?, ended_by = ? WHERE session_id = ? AND ended_at IS NULL",
+             (now_iso(), ended_by, session_id))
+
+
+def end_open_sessions(db: LogConnection, study_id: str | None = None, ended_by: str = "shutdown") -> int:
+    """End every open session (of one study, or all) now: the daemon is stopping cleanly, so
+    they end here. The number ended."""
+    _check_ended_by(ended_by)
+    return int(db.write("UPDATE sessions SET ended_at = ?, ended_by = ? WHERE ended_at IS NULL "
+                        "AND (? IS NULL OR study_id = ?)", (now_iso(), ended_by, study_id, study_id)).rowcount)
+
+
+# the last moment a session was seen alive: its latest sighting or rating, else its start
+# (ISO timestamps in one format and zone compare as strings)
+_LAST_ACTIVITY = (
+    "max(sessions.started_at, "
+    "coalesce((SELECT max(seen_at) FROM sightings g WHERE g.session_id = sessions.session_id), ''), "
+    "coalesce((SELECT max(created_at) FROM ratings r WHERE r.session_id = sessions.session_id), ''))")
+
+
+def close_open_sessions(db: LogConnection, study_id: str | None = None, ended_by: str = "recovery") -> int:
+    """Close every session left open (of one study, or all) by a daemon that died: ended_at is
+    its last activity, not now, so session lengths stay true. The number closed."""
+    _check_ended_by(ended_by)
+    return int(db.write(f"UPDATE sessions SET ended_at = {_LAST_ACTIVITY}, ended_by = ? WHERE ended_at IS NULL "
+                        "AND (? IS NULL OR study_id = ?)", (ended_by, study_id, study_id)).rowcount)
+
+
+def add_rating(db: LogConnection, study_id: str, rater_id: str, client_rating_id: str, session_id: str | None,
+               comment_id: int, values: dict[str, str], anchors: dict[str, Any] | None,
+               derived_toxicity: str | None, inconsistent: bool, time_spent_ms: int | None) -> tuple[int, bool]:
+    """Returns (rating_id, newly created); a resent rating returns the stored one unchanged."""
+    with db.transaction():
+        existing = db.scalar("SELECT rating_id FROM ratings WHERE study_id = ? AND rater_id = ? "
+                             "AND client_rating_id = ?", (study_id, rater_id, client_rating_id))
+        if existing is not None:
+            return existing, False
+        rating_id = db.write(
+            "INSERT INTO ratings (study_id, rater_id, client_rating_id, session_id, comment_id, values_json, "
+            "anchors_json, derived_toxicity, inconsistent, time_spent_ms, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (study_id, rater_id, client_rating_id, session_id, comment_id, canonical_json(values),
+             None if anchors is None else canonical_json(anchors), derived_toxicity, int(bool(inconsistent)),
+             time_spent_ms, now_iso())).lastrowid
+        assert rating_id is not None
+        db.write_many("INSERT INTO rating_values (rating_id, attribute, value) VALUES (?, ?, ?)",
+                      [(rating_id, a, str(v)) for a, v in values.items()])
+        return rating_id, True

@@ -1,0 +1,41 @@
+"""`texts`: every distinct text once, keyed by its sha256 (codec.text_hash)."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from modlens.studylog.codec import text_hash
+from modlens.studylog.connection import LogConnection
+
+TEXT_IDS = "SELECT text_hash, text_id FROM texts WHERE text_hash IN (SELECT value FROM json_each(?))"
+INSERT_TEXT = "INSERT INTO texts (text_hash, text) VALUES (?, ?)"
+
+
+def text_ids(db: LogConnection, texts: Iterable[str]) -> dict[str, int]:
+    """{text: text_id} for every distinct text, inserting the missing ones in order of first
+    appearance (so one call with many texts gives the ids that calls with one each would)."""
+    uniq = list(dict.fromkeys(texts))
+    for t in uniq:
+        if not isinstance(t, str):
+            raise TypeError(f"text must be str, not {type(t).__name__}")
+    if not uniq:
+        return {}
+    hashes = [text_hash(t) for t in uniq]
+    with db.transaction():  # the lookup and the inserts under one write lock
+        by_hash = db.ids_by_key(TEXT_IDS, hashes)
+        missing = [(h, t) for h, t in zip(hashes, uniq) if h not in by_hash]
+        if missing:
+            new_ids = db.insert_new("texts", INSERT_TEXT, missing)
+            if new_ids is None:
+                by_hash.update(db.ids_by_key(TEXT_IDS, [h for h, _ in missing]))
+            else:
+                by_hash.update(zip((h for h, _ in missing), new_ids))
+    return {t: by_hash[h] for h, t in zip(hashes, uniq)}
+
+
+def text_id(db: LogConnection, text: str) -> int:
+    return text_ids(db, [text])[text]
+
+
+def text_of(db: LogConnection, text_id: int) -> str | None:
+    text: str | None = db.scalar("SELECT text FROM texts WHERE text_id = ?", (text_id,))
+    return text

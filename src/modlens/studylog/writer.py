@@ -1,0 +1,145 @@
+"""The one writer of a study log in a process that serves many clients (the daemon): a thread that
+owns the log's connection and commits queued calls in batches.
+
+`await writer.submit(fn)` queues `fn(log)`; the thread batches queued calls into one transaction
+(each call in its own SAVEPOINT, so one failing call does not undo the others) and resolves the
+awaitable only after COMMIT returned. A rating is acknowledged to a client only after that.
+`store.LogWriter` is this writer on a `StudyLog`."""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import queue
+import threading
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Generic, TypeVar
+
+from modlens.studylog.connection import LogConnection, StudyLogError, begin_immediate
+
+T = TypeVar("T")
+L = TypeVar("L", bound=LogConnection)
+
+_STOP = object()
+
+
+class BatchWriter(Generic[L]):
+    """A thread that opens the log with `open_log(path)` and commits queued calls in batches."""
+
+    def __init__(self, path: str | Path, open_log: Callable[[Path], L], *, max_batch: int = 256,
+                 max_delay_ms: float = 20.0) -> None:
+        self.path = Path(path)
+        self._open_log = open_log
+        self.max_batch = max_batch
+        self.max_delay = max_delay_ms / 1000
+        self._queue: queue.Queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._accepting = False
+        self.batches = 0   # committed transactions (for benchmarks and status)
+        self.calls = 0
+
+    async def start(self) -> None:
+        if self._thread is not None:
+            return
+        ready: concurrent.futures.Future = concurrent.futures.Future()
+        self._thread = threading.Thread(target=self._run, args=(ready,), name="studylog-writer", daemon=True)
+        self._thread.start()
+        await asyncio.wrap_future(ready)  # raises if the log could not be opened or migrated
+        self._accepting = True
+
+    async def stop(self) -> None:
+        """Drains the queue, commits, closes."""
+        if self._thread is None:
+            return
+        self._accepting = False
+        self._queue.put(_STOP)
+        thread, self._thread = self._thread, None
+        await asyncio.get_running_loop().run_in_executor(None, thread.join)
+
+    def submit(self, fn: Callable[[L], T]) -> Awaitable[T]:
+        """Queue `fn(log)`; the awaitable resolves with its result after the COMMIT that included it."""
+        return asyncio.wrap_future(self.submit_threadsafe(fn))
+
+    def submit_threadsafe(self, fn: Callable[[L], T]) -> concurrent.futures.Future:
+        """Same as `submit`, for code outside the event loop (blocks nothing; `.result()` waits)."""
+        if not self._accepting:
+            raise RuntimeError("LogWriter is not running (call `await writer.start()` first, and not after stop())")
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        self._queue.put((fn, fut))
+        return fut
+
+    # --- the writer thread ------------------------------------------------------------------
+    def _run(self, ready: concurrent.futures.Future) -> None:
+        try:
+            log = self._open_log(self.path)
+        except BaseException as err:
+            ready.set_exception(err)
+            return
+        ready.set_result(None)
+        try:
+            stopping = False
+            while not stopping:
+                batch, stopping = self._collect()
+                if batch:
+                    self._commit(log, batch)
+        finally:
+            log.close()
+
+    def _collect(self) -> tuple[list, bool]:
+        first = self._queue.get()
+        if first is _STOP:
+            return [], True
+        batch = [first]
+        deadline = time.monotonic() + self.max_delay
+        while len(batch) < self.max_batch:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                try:
+                    item = self._queue.get(timeout=remaining)
+                except queue.Empty:
+                    break
+            if item is _STOP:
+                return batch, True
+            batch.append(item)
+        return batch, False
+
+    def _commit(self, log: L, batch: list) -> None:
+        conn = log.conn
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            begin_immediate(conn, self.path)  # waits for another process's writer (an audit)
+            for fn, _fut in batch:
+                conn.execute("SAVEPOINT call")
+                try:
+                    result = fn(log)
+                    if asyncio.iscoroutine(result):
+                        result.close()
+                        raise TypeError("LogWriter.submit takes a plain function of the StudyLog, not a coroutine")
+                    conn.execute("RELEASE call")
+                    outcomes.append((True, result))
+                except Exception as err:  # this call alone is undone; the rest of the batch commits
+                    conn.execute("ROLLBACK TO call")
+                    conn.execute("RELEASE call")
+                    outcomes.append((False, err))
+            conn.execute("COMMIT")
+        except BaseException as err:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            for _fn, fut in batch:
+                _settle(fut, False, StudyLogError(f"study log commit failed: {err}"))
+            if not isinstance(err, Exception):
+                raise
+            return
+        self.batches += 1
+        self.calls += len(batch)
+        for (ok, value), (_fn, fut) in zip(outcomes, batch):
+            _settle(fut, ok, value)
+
+
+def _settle(fut: concurrent.futures.Future, ok: bool, value: Any) -> None:
+    if fut.set_running_or_notify_cancel():  # False when the caller gave up waiting
+        fut.set_result(value) if ok else fut.set_exception(value)

@@ -1,0 +1,100 @@
+"""Issue 30: a dataset item's key includes its source's identity (a stable id column where the
+file has one, else the file's content hash), so two files never share a comment and the same
+file audited again resumes."""
+import csv
+import sqlite3
+
+from modlens.audit import run_audit
+from modlens.datasets import registry
+from modlens.detectors.base import Detector
+
+# the released SASS files' column names (datasets/sass.py)
+SASS_COLUMNS = ["text", "category", "tag", "human_toxicity", "perspective_avg_toxicity"]
+CATEGORIES = ["Blackmail", "Classism", "Exclusionary", "Gaslighting", "Misogyny", "Sarcasm", "Sexual Harassment",
+              "Stereotyping", "False Positive", "Neutral"]
+
+
+class LengthDetector(Detector):
+    name, version, labels, toxicity_label = "length", "test-1", ("toxicity",), "toxicity"
+
+    def score(self, texts):
+        return [{"toxicity": min(1.0, len(t) / 100)} for t in texts]
+
+
+def _sass_file(path, part: int, n: int) -> list[dict[str, str]]:
+    rows = [{"text": f"part {part} comment {i}: " + "words " * (i % 13), "category": CATEGORIES[i % 10],
+             "tag": "Filtered" if i % 2 else "Unfiltered", "human_toxicity": f"{(i * 7 + part) % 100 / 100:.2f}",
+             "perspective_avg_toxicity": f"{(i * 3 + part) % 100 / 100:.2f}"} for i in range(n)]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=SASS_COLUMNS, delimiter="\t")
+        w.writeheader()
+        w.writerows(rows)
+    return rows
+
+
+def _audit(path, db):
+    return run_audit(str(path), db=db, detector_objects={"length": LengthDetector()}, progress=False)
+
+
+def _run_comments(db, run_id: int) -> dict[str, dict[str, str]]:
+    """text -> {label name: value} of every comment the run completed."""
+    con = sqlite3.connect(db)
+    try:
+        out: dict[str, dict[str, str]] = {}
+        for text, name, value in con.execute(
+                "SELECT t.text, l.name, l.value FROM run_items ri JOIN comments c USING (comment_id) "
+                "JOIN texts t USING (text_id) LEFT JOIN labels l ON l.comment_id = c.comment_id WHERE ri.run_id = ?",
+                (run_id,)):
+            out.setdefault(text, {})[name] = value
+        return out
+    finally:
+        con.close()
+
+
+def test_four_sass_files_into_one_log_give_875_comments_each_linked_to_its_own_file(tmp_path):
+    db = tmp_path / "log.sqlite"
+    files = {}
+    for part, n in enumerate((250, 250, 250, 125), 1):
+        path = tmp_path / f"sass_part{part}.tsv"
+        files[path] = _sass_file(path, part, n)
+    results = {path: _audit(path, db) for path in files}
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*) FROM comments").fetchone()[0] == 875
+    assert con.execute("SELECT count(DISTINCT platform) FROM comments").fetchone()[0] == 1  # one source: dataset:sass
+    for path, rows in files.items():
+        got = _run_comments(db, results[path].run_id)
+        assert len(got) == len(rows) and set(got) == {r["text"] for r in rows}
+        for r in rows:  # each comment carries its own row's labels, not another file's
+            assert got[r["text"]]["category"] == r["category"]
+            assert got[r["text"]]["human_score"] == f"{float(r['human_toxicity']):.6g}"
+    # the same file again: resumed from the log, nothing new
+    again = _audit(next(iter(files)), db)
+    assert again.n_scored == 0
+    assert con.execute("SELECT count(*) FROM comments").fetchone()[0] == 875
+    assert con.execute("SELECT count(*) FROM texts").fetchone()[0] == 875
+
+
+def test_two_files_of_one_name_in_different_folders_do_not_share_comments(tmp_path):
+    db = tmp_path / "log.sqlite"
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "data.csv").write_text("text,toxic\n" + "".join(f"{folder} text {i},{i % 2}\n" for i in range(5)))
+        _audit(tmp_path / folder / "data.csv", db)
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*), count(DISTINCT comment_key) FROM comments").fetchone() == (10, 10)
+
+
+def test_keys_carry_the_content_hash_unless_the_file_has_an_id_column(tmp_path):
+    from modlens.datasets.base import file_digest
+
+    plain = tmp_path / "plain.csv"
+    plain.write_text("text,label\nhello,0\nyou idiot,1\n")
+    digest = file_digest(plain)
+    assert len(digest) == 16 and digest == file_digest(plain)  # a prefix of sha256, stable
+    assert [it.key for it in registry.load(str(plain)).iter_items()] == [f"{digest}:row-0", f"{digest}:row-1"]
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(plain.read_bytes())
+    assert [it.key for it in registry.load(str(copy)).iter_items()] == [f"{digest}:row-0", f"{digest}:row-1"]
+    with_ids = tmp_path / "ids.csv"
+    with_ids.write_text("comment_id,text,label\nc7,hello,0\nc9,you idiot,1\n")
+    assert [it.key for it in registry.load(str(with_ids), id_col="comment_id").iter_items()] == ["c7", "c9"]

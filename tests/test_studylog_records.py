@@ -1,0 +1,99 @@
+"""The record layer (studylog/records/): one function per table group serves one row and many,
+sessions end with how they ended, and the plain record types live in a leaf module."""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from modlens import rows
+from modlens.perturb.base import Variant
+from modlens.rows import CommentRow
+from modlens.studylog.records import comments, sessions
+from modlens.studylog.store import StudyLog
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "modlens"
+
+
+def imports_of(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            found.add(("." * node.level) + (node.module or ""))
+    return found
+
+
+def test_record_types_live_in_a_leaf_module():
+    assert not {m for m in imports_of(SRC / "rows.py") if m.startswith(("modlens", "."))}
+    assert Variant is rows.Variant  # `from modlens.perturb.base import Variant` keeps working
+    media = imports_of(SRC / "studylog" / "records" / "media.py")
+    assert not {m for m in media if m.startswith(("modlens.fusion", "modlens.media"))}, media
+
+
+def test_only_the_record_layer_writes_sql_in_the_study_log_package():
+    statement = re.compile(r"\b(INSERT (OR \w+ )?INTO|UPDATE \w+ SET|DELETE FROM|REPLACE INTO)\b")
+    for name in ("store.py", "connection.py", "writer.py", "codec.py", "migrate.py", "media_rows.py", "runs.py"):
+        text = (SRC / "studylog" / name).read_text(encoding="utf-8")
+        assert not statement.search(text), (name, statement.search(text))
+
+
+def session_log(path: Path) -> StudyLog:
+    log = StudyLog(path)
+    log.ensure_study("s1", "one", {})
+    log.ensure_study("s2", "two", {})
+    return log
+
+
+def test_end_session_says_who_ended_it(tmp_path):
+    with session_log(tmp_path / "log.sqlite") as log:
+        log.start_session("a", "s1", "r", "ext", "1", 1)
+        log.end_session("a")
+        first = log.query("SELECT ended_at, ended_by FROM sessions")[0]
+        log.end_session("a", ended_by="shutdown")  # an ended session keeps its end
+        assert log.query("SELECT ended_at, ended_by FROM sessions")[0] == first
+        assert first["ended_by"] == "client" and first["ended_at"]
+
+
+def test_sessions_left_open_by_a_crash_close_at_their_last_activity(tmp_path):
+    with session_log(tmp_path / "log.sqlite") as log:
+        for sid, study in (("quiet", "s1"), ("seen", "s1"), ("rated", "s1"), ("other", "s2"), ("done", "s1")):
+            log.start_session(sid, study, "r", "ext", "1", 1)
+        cid = log.add_comment("p", "k", None, "a comment")
+        log.add_sighting(cid, "seen")
+        log.add_sighting(cid, "rated")
+        log.add_rating("s1", "r", "x1", "rated", cid, {"toxic": "yes"}, None, None, False, 10)
+        log.end_session("done")
+        # timestamps set apart so "last activity" is unambiguous
+        log.conn.execute("UPDATE sessions SET started_at = '2024-01-01T00:00:00.000+00:00'")
+        log.conn.execute("UPDATE sightings SET seen_at = '2024-01-01T00:05:00.000+00:00'")
+        log.conn.execute("UPDATE ratings SET created_at = '2024-01-01T00:09:00.000+00:00'")
+        done = log.query("SELECT ended_at, ended_by FROM sessions WHERE session_id = 'done'")[0]
+
+        assert log.close_open_sessions("s1") == 3
+        got = {r["session_id"]: (r["ended_at"], r["ended_by"]) for r in log.query("SELECT * FROM sessions")}
+        assert got["quiet"] == ("2024-01-01T00:00:00.000+00:00", "recovery")
+        assert got["seen"] == ("2024-01-01T00:05:00.000+00:00", "recovery")
+        assert got["rated"] == ("2024-01-01T00:09:00.000+00:00", "recovery")
+        assert got["other"] == (None, None)  # another study's session is not this daemon's
+        assert got["done"] == (done["ended_at"], done["ended_by"])
+
+        assert sessions.end_open_sessions(log) == 1  # a clean shutdown ends the rest now
+        ended_at, ended_by = log.query("SELECT ended_at, ended_by FROM sessions WHERE session_id = 'other'")[0].values()
+        assert ended_by == "shutdown" and ended_at > "2024-01-02"
+
+
+def test_one_row_and_many_are_the_same_function(tmp_path):
+    rows_ = [CommentRow("a", "text a", first_labels={"via": ("reply", "ext")}), CommentRow("b", "text b"),
+             CommentRow("a", "text a again", first_labels={"via": ("other", "ext")})]
+    with StudyLog(tmp_path / "many.sqlite") as many, StudyLog(tmp_path / "one.sqlite") as one:
+        got_many = comments.add_comments(many, "p", rows_)
+        got_one = [comments.add_comments(one, "p", [r])[0] for r in rows_]
+        assert got_many == got_one == [1, 2, 1]
+        for log in (many, one):  # the first sighting's text and labels stay
+            assert log.comment_text(1) == "text a"
+            assert log.query("SELECT comment_id, name, value FROM labels") == [
+                {"comment_id": 1, "name": "via", "value": "reply"}]
+        assert many.add_comment("p", "c", None, "text c", first_labels={"via": ("top", "ext")}) == 3
+        assert many.comment_ids("p", ["a", "c", "missing"]) == {"a": 1, "c": 3}
