@@ -27,7 +27,7 @@ from modlens.daemon.comment_media import is_media_frame, media_frame_bytes
 from modlens.media.store import MediaStore
 from modlens.daemon.pipeline import Pipeline
 from modlens.protocol import ErrorCode, ProtocolError
-from modlens.daemon.security import check_handshake
+from modlens.daemon.security import check_handshake, install_log_scrubber
 from modlens.daemon.recovery import recovery_ctx
 from modlens.daemon.session import Session
 
@@ -133,7 +133,7 @@ class Connection:
             return
         async with self.session._send_lock:
             try:
-                await self.ws.send_str(json.dumps(message, ensure_ascii=False))
+                await self.ws.send_str(_frame_text(message))
             except (ConnectionError, RuntimeError):
                 pass  # the client went away; what it sent is already being logged
 
@@ -143,8 +143,23 @@ class Connection:
             self.session.stats["rate_limited"] += 1
         await self.send(err.to_message())
 
-    async def frame(self, raw: str | bytes) -> None:
+    async def frame(self, raw: str | bytes, binary: bool = False) -> None:
+        """Answer one frame. Whatever it holds, the answer is a result or an `error`: nothing a
+        client sends may end its socket (only a frame past HARD_FRAME_FACTOR, in aiohttp)."""
         self.session.stats["messages"] += 1
+        try:
+            await self._frame(raw, binary)
+        except Exception as err:  # a bug; the socket stays open and the next frame is read
+            log.exception("internal error on a %d-byte frame", len(raw))
+            await self.error(ProtocolError(ErrorCode.internal, f"{type(err).__name__}: {err}", p.sniff_id(raw)))
+
+    async def _frame(self, raw: str | bytes, binary: bool) -> None:
+        if binary:
+            wait = self.session.bucket.take()  # junk costs a token too
+            return await self.error(
+                ProtocolError(ErrorCode.rate_limited, "too many messages", p.sniff_id(raw), wait) if wait else
+                ProtocolError(ErrorCode.bad_json, "binary frames are not accepted: send each message as a JSON "
+                              "text frame", p.sniff_id(raw)))
         size = len(raw.encode("utf-8", "surrogatepass")) if isinstance(raw, str) else len(raw)
         limit = self.limits.max_message_bytes
         if size > limit and is_media_frame(raw):
@@ -254,6 +269,17 @@ class Connection:
                                    components=self.pipeline.engine.component_errors).dump())
 
 
+def _frame_text(message: dict[str, Any]) -> str:
+    """JSON for a text frame. A str that cannot be encoded as UTF-8 (a lone surrogate that slipped
+    into an answer) would make aiohttp raise while sending: it is escaped as `\\udXXX` instead."""
+    text = json.dumps(message, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(message)  # ASCII only: surrogates become JSON escapes
+    return text
+
+
 def _token_ok(presented: str, expected: str) -> bool:
     from modlens.pairing import matches
     return matches(presented, expected)
@@ -262,7 +288,8 @@ def _token_ok(presented: str, expected: str) -> bool:
 async def websocket_handler(request: web.Request) -> web.StreamResponse:
     app = request.app
     opts, state = app[OPTIONS], app[STATE]
-    refusal = check_handshake(request.headers, opts.token(), allow_remote_host=opts.allow_remote)
+    refusal = check_handshake(request.headers, opts.token(), allow_remote_host=opts.allow_remote,
+                              target=request.raw_path)  # as sent: an absolute-form URL stays one
     if refusal is not None:
         log.warning("refused handshake from %s: %s", request.remote, refusal.reason)
         return web.json_response({"error": refusal.reason}, status=refusal.status)
@@ -277,13 +304,15 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     session = Session(limits, max_pending=opts.max_pending_per_connection)
     conn = Connection(app, ws, session)
     state.sockets[ws] = session
+    failed = True
     try:
         async for m in ws:
             if m.type in (WSMsgType.TEXT, WSMsgType.BINARY):
-                await conn.frame(m.data)
+                await conn.frame(m.data, binary=m.type == WSMsgType.BINARY)
             elif m.type == WSMsgType.ERROR:
                 log.info("socket error: %s", ws.exception())
                 break
+        failed = False
     finally:
         state.sockets.pop(ws, None)
         session.closed = True
@@ -292,6 +321,19 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
             await app[PIPELINE].close_session(session, "shutdown" if state.closing else "client")
         except Exception:
             log.exception("could not close session %s", session.session_id)
+        # Close whatever ended the loop: an unclosed socket keeps its heartbeat timer, which keeps
+        # the socket, its request and parser (about 12 KB) alive after the client is gone.
+        if not ws.closed:
+            try:
+                await ws.close(code=WSCloseCode.INTERNAL_ERROR if failed else WSCloseCode.OK,
+                               message=b"modlens daemon error" if failed else b"")
+            except Exception:
+                log.debug("could not close a failed socket", exc_info=True)
+        # aiohttp 3.14 re-arms the heartbeat timer when the client's reply to our close frame
+        # arrives after ws.close(); that timer alone would keep the socket alive for 30 s more.
+        cancel_heartbeat = getattr(ws, "_cancel_heartbeat", None)
+        if cancel_heartbeat is not None:
+            cancel_heartbeat()
     return ws
 
 
@@ -299,7 +341,8 @@ async def status_handler(request: web.Request) -> web.Response:
     """`GET /status` for `modlens status`: same checks as the socket, no session is recorded."""
     app = request.app
     opts = app[OPTIONS]
-    refusal = check_handshake(request.headers, opts.token(), allow_remote_host=opts.allow_remote)
+    refusal = check_handshake(request.headers, opts.token(), allow_remote_host=opts.allow_remote,
+                              target=request.raw_path)  # as sent: an absolute-form URL stays one
     if refusal is not None:
         return web.json_response({"error": refusal.reason}, status=refusal.status)
     pipeline, state = app[PIPELINE], app[STATE]
@@ -315,6 +358,7 @@ def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[]
     """The daemon's application. `token` is the pairing token or a callable returning the
     current one (re-read on rotation); `options` are `DaemonOptions` fields."""
     token_fn = token if callable(token) else (lambda: token)
+    install_log_scrubber(token_fn)  # before the first request can be logged
     calibration_items(study)  # refuse bad gold/anchor items before any resource starts
     app = web.Application(client_max_size=study.limits.max_message_bytes)
     app[STUDY] = study

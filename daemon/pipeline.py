@@ -163,15 +163,13 @@ class Pipeline:
         def record(lg: StudyLog) -> list[int]:
             # the page's comments in one batched insert (the rows `add_comment` writes one by one)
             page_id = lg.ensure_page(platform, page.page_key, page.url, page.title)
-            last = lg.query("SELECT coalesce(max(comment_id), 0) AS n FROM comments")[0]["n"]  # ids above it are new
+            # how the parent was found is a first label: kept with the first sighting, like parent_key itself
             ids = lg.add_comments_many(platform, [
                 CommentRow(a.key, a.text, page_id, a.item.parent_key, a.item.author_hash, a.item.time_shown,
-                           a.truncated, a.original_length) for a in items])
-            # how the parent was found, kept with the first sighting like parent_key itself: new comments only
-            lg.add_labels_many([(cid, PARENT_VIA_LABEL, a.item.parent_via, PARENT_VIA_SOURCE)
-                                for a, cid in zip(items, ids) if cid > last and a.item.parent_via is not None])
-            for cid in ids:
-                lg.add_sighting(cid, sid)
+                           a.truncated, a.original_length,
+                           None if a.item.parent_via is None else
+                           {PARENT_VIA_LABEL: (a.item.parent_via, PARENT_VIA_SOURCE)}) for a in items])
+            lg.add_sightings([(cid, sid) for cid in ids])
             return ids
 
         recorded = asyncio.ensure_future(self.write(record))

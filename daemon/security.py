@@ -5,13 +5,20 @@
 - Origin must be an extension (chrome-extension://, moz-extension://) or absent (a CLI
   client). Web pages always send their origin, and sandboxed frames send "null": refused.
 - The pairing token travels as a subprotocol (browsers cannot set headers on WebSocket) or,
-  for CLI clients, as `Authorization: Bearer`.
-Failures are answered with plain HTTP 401/403 before the upgrade.
+  for CLI clients, as `Authorization: Bearer`; compared as bytes in constant time.
+- Host, Origin and Authorization may each appear once: with two, a check could read one while
+  another component (a proxy, a later aiohttp) acts on the other. The request target must be a
+  path (`/ws`), not the absolute form `http://evil.example/ws`, which names a foreign host.
+Failures are answered with plain HTTP 400/401/403 before the upgrade.
+- No token in the daemon's log: `SecretScrubber` rewrites the lines of aiohttp's access log and
+  tracebacks (query strings, Authorization values, token subprotocols, the token itself).
 """
 from __future__ import annotations
 
+import logging
+import re
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping, Sequence
 
 from modlens.netutil import host_header_is_loopback as host_is_loopback  # shared with `modlens serve`
 from modlens.pairing import matches
@@ -19,12 +26,21 @@ from modlens.pairing import matches
 from modlens.protocol import TOKEN_SUBPROTOCOL_PREFIX
 
 EXTENSION_SCHEMES = ("chrome-extension://", "moz-extension://")
+SINGLE_HEADERS = ("Host", "Origin", "Authorization")
 
 
 @dataclass
 class Refusal:
-    status: int   # 401 or 403
+    status: int   # 400, 401 or 403
     reason: str
+
+
+def _all(headers: Mapping[str, str], name: str) -> Sequence[str]:
+    getall = getattr(headers, "getall", None)  # aiohttp's CIMultiDictProxy keeps repeated headers
+    if getall is not None:
+        return getall(name, [])
+    value = headers.get(name)
+    return [] if value is None else [value]
 
 
 def origin_allowed(origin: str | None) -> bool:
@@ -46,9 +62,16 @@ def offered_token(headers: Mapping[str, str]) -> str | None:
     return None
 
 
-def check_handshake(headers: Mapping[str, str], expected_token: str, *, allow_remote_host: bool = False) -> Refusal | None:
-    """None when the handshake may proceed, else the HTTP refusal. Host and Origin are
-    checked first (403) so a web page learns nothing about the token."""
+def check_handshake(headers: Mapping[str, str], expected_token: str, *, allow_remote_host: bool = False,
+                    target: str = "/") -> Refusal | None:
+    """None when the handshake may proceed, else the HTTP refusal. `target` is the request
+    target as sent. Host and Origin are checked first (403) so a web page learns nothing about
+    the token."""
+    if not target.startswith("/") or target.startswith("//"):
+        return Refusal(400, "the request target must be a path such as /ws (no absolute-form URL)")
+    repeated = [name for name in SINGLE_HEADERS if len(_all(headers, name)) > 1]
+    if repeated:
+        return Refusal(403, f"header {repeated[0]} given more than once")
     if not allow_remote_host and not host_is_loopback(headers.get("Host")):
         return Refusal(403, "Host must be a loopback address (127.0.0.1, localhost, [::1])")
     if not origin_allowed(headers.get("Origin")):
@@ -59,3 +82,71 @@ def check_handshake(headers: Mapping[str, str], expected_token: str, *, allow_re
     if not matches(token, expected_token):
         return Refusal(401, "wrong pairing token: run `modlens pair` to see the current one")
     return None
+
+
+# --- no secret in any log line ----------------------------------------------------------------
+
+# Loggers whose lines can quote a request: aiohttp's access log writes the request line (with
+# any `?token=` query), and its tracebacks for malformed requests quote the raw header bytes.
+SCRUBBED_LOGGERS = ("aiohttp.access", "aiohttp.server", "aiohttp.web", "aiohttp.websocket", "aiohttp.internal",
+                    "asyncio", "modlens.daemon")
+REDACTED = "[redacted]"
+_SECRET_PATTERNS = (
+    # the query string of a request target: the daemon takes no query, a client may put a token there
+    (re.compile(r"(/[^\s?\"'\\]*)\?[^\s\"']*"), r"\1?" + REDACTED),
+    # the value of an Authorization header, to the end of the quoted line
+    (re.compile(r"(?i)(authorization\s*:\s*)[^'\"\r\n]*"), r"\1" + REDACTED),
+    # a token offered as a subprotocol
+    (re.compile(r"(?i)(" + re.escape(TOKEN_SUBPROTOCOL_PREFIX) + r")[^\s,'\"]*"), r"\1" + REDACTED),
+)
+
+
+def scrub(text: str, secrets: Sequence[str] = ()) -> str:
+    """`text` with anything that may be a token replaced by [redacted]."""
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+class SecretScrubber(logging.Filter):
+    """Rewrites each record (message, traceback, stack) before any handler formats it."""
+
+    def __init__(self) -> None:
+        super().__init__("modlens-secret-scrubber")
+        self.token: Callable[[], str | None] = lambda: None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            token = self.token()
+        except Exception:  # the token file is unreadable: the patterns still apply
+            token = None
+        secrets = (token,) if token else ()
+        try:
+            message = record.getMessage()
+        except Exception:
+            message = f"{record.msg!r} {record.args!r}"
+        record.msg, record.args = scrub(message, secrets), None
+        if record.exc_info:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None  # formatters use exc_text, the scrubbed copy
+        if record.exc_text:
+            record.exc_text = scrub(record.exc_text, secrets)
+        if record.stack_info:
+            record.stack_info = scrub(record.stack_info, secrets)
+        return True
+
+
+def install_log_scrubber(token: Callable[[], str | None]) -> SecretScrubber:
+    """Attach the one scrubber to every logger in SCRUBBED_LOGGERS (idempotent; the latest
+    daemon's token is the one also removed literally)."""
+    found = [f for f in logging.getLogger(SCRUBBED_LOGGERS[0]).filters if isinstance(f, SecretScrubber)]
+    scrubber = found[0] if found else SecretScrubber()
+    scrubber.token = token
+    for name in SCRUBBED_LOGGERS:
+        logger = logging.getLogger(name)
+        if scrubber not in logger.filters:
+            logger.addFilter(scrubber)
+    return scrubber

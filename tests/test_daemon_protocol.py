@@ -134,3 +134,74 @@ def test_protocol_doc_is_generated_from_the_models():
         assert f"`{code.value}`" in doc
     for kind in [*p.CLIENT_MESSAGES, *p.SERVER_MESSAGES]:
         assert f"### `{kind}`" in doc
+
+
+# --- issue 25: hostile input, at the unit level (the real-daemon tests are test_daemon_hostile_*) --
+
+def test_depth_is_bounded_before_decoding():
+    from modlens.protocol.parse import json_depth_exceeds
+
+    nest = lambda n: '{"a": ' + "[" * n + "]" * n + "}"  # noqa: E731
+    assert not json_depth_exceeds(nest(p.MAX_JSON_DEPTH - 1))
+    assert json_depth_exceeds(nest(p.MAX_JSON_DEPTH))
+    assert not json_depth_exceeds('{"a": "' + "[" * 500 + '"}')          # brackets inside a string
+    assert not json_depth_exceeds('{"a": "\\"' + "{" * 500 + '"}')      # after an escaped quote
+    assert json_depth_exceeds('{"a": "\\\\", "b": ' + "[" * 500)        # after an escaped backslash
+    assert not json_depth_exceeds('"' + "\\" * 999)                     # unterminated: a string to the end
+    code, mid, message = _code('{"type":"ping","id":"x","a":' + "[" * 980 + "]" * 980 + "}")
+    assert (code, mid) == (ErrorCode.bad_json, "x") and "nested" in message
+
+
+@pytest.mark.parametrize("raw, code", [
+    ('{"type": "ping", "id": "\\ud800"}', ErrorCode.invalid_fields),
+    ('{"type": "dance", "id": "ok", "x": 1}', ErrorCode.unknown_type),
+    ('{"type": "\\ud800", "id": "ok"}', ErrorCode.unknown_type),
+    ('{"type": "ping", "id": "\\udfff", ', ErrorCode.bad_json),
+])
+def test_lone_surrogates_never_escape_as_encoding_errors(raw, code):
+    got, mid, message = _code(raw)
+    assert got == code
+    assert mid in (None, "ok")
+    json.dumps(ProtocolError(got, message, mid).to_message(), ensure_ascii=False).encode("utf-8")
+
+
+def test_strict_types():
+    base = {"type": "rating", "id": "r", "comment": {"platform": "x", "key": "k"}, "values": {"a": "b"}}
+    assert p.parse_client_message(json.dumps({**base, "time_spent_ms": 5})).time_spent_ms == 5
+    for bad in (True, 5.0, "5"):
+        assert _code(json.dumps({**base, "time_spent_ms": bad}))[0] is ErrorCode.invalid_fields
+    hello = {"type": "hello", "id": "h", "protocol": 1, "client": "c", "token": "t", "rater_id": "r"}
+    for bad in (True, 1.0):
+        assert "protocol" in _code(json.dumps({**hello, "protocol": bad}))[2]
+
+
+def test_tokens_compare_as_bytes_whatever_the_characters():
+    assert pairing.matches("abc", "abc")
+    for presented in ("\udcff\udcfe", "\ud800", "é", "abc\x00", ""):
+        assert not pairing.matches(presented, "abc")
+
+
+def test_handshake_refuses_repeated_headers_and_absolute_targets():
+    from multidict import CIMultiDict
+
+    good = CIMultiDict({"Host": "127.0.0.1:8765", "Sec-WebSocket-Protocol": "modlens.v1, modlens.token.sekrit"})
+    assert check_handshake(good, "sekrit", target="/ws") is None
+    for name, value in (("Origin", "chrome-extension://abc"), ("Host", "evil.example"),
+                        ("Authorization", "Bearer sekrit")):
+        twice = good.copy()
+        twice.add(name, value)
+        if name != "Host":
+            twice.add(name, value)
+        assert check_handshake(twice, "sekrit", target="/ws").status == 403
+    for target in ("http://evil.example/ws", "//evil.example/ws", "*", "evil.example:80"):
+        assert check_handshake(good, "sekrit", target=target).status == 400
+    assert check_handshake({"Host": "localhost", "Authorization": "Bearer \udcff"}, "sekrit").status == 401
+
+
+def test_log_lines_lose_their_secrets():
+    from modlens.daemon.security import scrub
+
+    assert scrub('"GET /status?token=abc HTTP/1.1" 200', ["zzz"]) == '"GET /status?[redacted] HTTP/1.1" 200'
+    assert "abc" not in scrub("b'GET /ws HTTP/1.1\\nAuthorization: Bearer abc\\n\\x00'")
+    assert "abc" not in scrub("b'Sec-WebSocket-Protocol: modlens.v1, modlens.token.abc\\x7f'")
+    assert scrub("the token is abc", ["abc"]) == "the token is [redacted]"

@@ -244,3 +244,8 @@ async def test_broken_normalizer_and_generator_do_not_hold_back_scores(tmp_path,
             variants = await c.until(lambda m: m["type"] == "variants")
             assert variants["items"] == [] and "generator exploded" in variants["error"]
     assert rows(tmp_path / "study.sqlite", "SELECT count(*) FROM scores") == [(1,)]
+    # the one error policy: each failing step is recorded for its text (step_errors), as in an audit
+    assert rows(tmp_path / "study.sqlite", "SELECT t.text, e.step, e.message FROM step_errors e "
+                "JOIN texts t USING (text_id) ORDER BY e.step") == [
+        ("stupid idiot", "normalize", "ValueError: normalizer exploded"),
+        ("stupid idiot", "variants", "RuntimeError: generator exploded")]

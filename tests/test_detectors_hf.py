@@ -2,6 +2,7 @@
 path a hub model takes (tokenizer, length-sorted batches, truncation, label map, device)."""
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -52,7 +53,8 @@ def test_local_dir_labels_batching_and_reference(tiny):
                           batch_size=2, max_length=32)
     assert det.labels == ("ok", "rude", "hate") and det.toxicity_label == "rude"
     assert det.device == "cpu" and det.dtype == "float32"  # auto on a machine without CUDA
-    assert det.version.startswith(f"{tiny}@dir.")
+    # a local folder by its name and content hash, never its path (logs travel in bundles)
+    assert det.version.startswith(f"{tiny.name}@dir.") and str(tiny) not in json.dumps(det.config())
     texts = ["the cat sat on the mat and the cat sat", "you are a stupid idiot", "hi", "have a nice day people"]
     out = det.score(texts)  # length-sorted inside, 2 per batch: order must come back intact
     for text, scores in zip(texts, out):

@@ -60,7 +60,7 @@ def test_a_lock_never_released_fails_after_the_deadline_with_the_real_wait(tmp_p
     fresh, existing = tmp_path / "fresh.sqlite", tmp_path / "existing.sqlite"
     StudyLog(existing).close()
     for db in (fresh, existing):
-        thread, _ = hold_write_lock(db, 2.0)
+        thread, _ = hold_write_lock(db, 1.0)
         t0 = time.monotonic()
         try:
             with pytest.raises(StudyLogError) as err:

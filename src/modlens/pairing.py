@@ -61,11 +61,18 @@ def rotate(path: Path | None = None) -> str:
     return token
 
 
+def _token_bytes(token: str) -> bytes:
+    # surrogatepass: a header aiohttp decoded with surrogateescape (non-UTF-8 bytes) or a JSON
+    # `\ud800` is still a str to compare, never an exception (it simply does not match)
+    return token.encode("utf-8", "surrogatepass")
+
+
 def matches(presented: str | None, expected: str) -> bool:
-    """Constant-time comparison, so timing reveals nothing about the token."""
-    if not presented:
+    """Constant-time comparison of the bytes, so timing reveals nothing about the token and no
+    presented text, whatever its characters, can raise."""
+    if not presented or not expected:
         return False
-    return hmac.compare_digest(presented.encode(), expected.encode())
+    return hmac.compare_digest(_token_bytes(presented), _token_bytes(expected))
 
 
 class TokenSource:

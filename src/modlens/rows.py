@@ -21,7 +21,7 @@ class Variant:
     target_detector: str | None = None  # for attacks: the detector key the search targeted
     attack: dict[str, Any] | None = None  # for attacks: goal, status, queries, ...
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["positions"] = [list(p) for p in self.positions]
         return d

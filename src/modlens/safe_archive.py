@@ -17,6 +17,7 @@ import os
 import re
 import stat
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -115,13 +116,7 @@ def loads_json(data: bytes | str, name: str, *, max_bytes: int, max_depth: int =
 
 # what a damaged member raises while it is inflated: zlib.error, lzma/bz2 errors (OSError,
 # ValueError), BadZipFile for a CRC mismatch, EOFError when the data stops early
-_DAMAGED = (zipfile.BadZipFile, EOFError, OSError, ValueError, RuntimeError, NotImplementedError)
-try:
-    import zlib
-
-    _DAMAGED += (zlib.error,)
-except ImportError:  # pragma: no cover - zlib ships with every CPython that has zipfile deflate
-    pass
+_DAMAGED = (zipfile.BadZipFile, EOFError, OSError, ValueError, RuntimeError, NotImplementedError, zlib.error)
 
 
 class SafeZip:

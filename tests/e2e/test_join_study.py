@@ -28,7 +28,7 @@ def joined_daemon(tmp_path_factory):
     root = tmp_path_factory.mktemp("packs")
     first, second = _pack(root, "first-study"), _pack(root, "second-study")
     d = Daemon(tmp_path_factory.mktemp("join-home"), None)
-    subprocess.run([sys.executable, "-m", "modlens", "join", str(first)], env=d.env, check=True,
+    subprocess.run([sys.executable, "-m", "modlens", "join", str(first), "--allow-unsigned"], env=d.env, check=True,
                    capture_output=True, timeout=120)
     d.start()
     d.second_pack = second

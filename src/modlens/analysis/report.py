@@ -555,7 +555,7 @@ td:first-child,th:first-child{text-align:left}th{background:#eef3f9}.methods{bac
 padding:.4em .8em;font-size:12.5px}small{color:#666;font-weight:normal}img{max-width:100%}.note{font-size:12px;color:#555}"""
 
 
-def _html_label_sets(sets: list[dict]) -> str:
+def _html_label_sets(sets: list[dict[str, Any]]) -> str:
     how = {"newest": "the newest of its sets", "asked": "chosen with --label-set"}
     rows = [[s["source"], s["label_set_id"], s["definition"], s["n"], s["positives"], how.get(s["chosen"], s["chosen"]),
              "; ".join(f"{o['label_set_id']}: {o['definition']} ({o['n']})" for o in s["others"]) or "–"] for s in sets]

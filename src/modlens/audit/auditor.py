@@ -14,7 +14,7 @@ from modlens.chunks import ChunkPipeline, Compute, ItemSource, LocalCompute, Log
 from modlens.datasets.base import Dataset, DatasetItem
 from modlens.engine import Engine
 from modlens.perturb.attack import GreedyAttack
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 from modlens.perturb.goals import is_toxic
 from modlens.services.recording import record_scores, record_variants
 from modlens.studylog import runs

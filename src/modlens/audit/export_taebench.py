@@ -149,7 +149,7 @@ def export_taebench(db: str | Path, out_dir: str | Path, *, quality: QualityFilt
     """Write the dataset of every attack in `db` (only successes with `successes_only`) to
     `out_dir`; returns the manifest. Raises StudyLogError for a missing or foreign log."""
     from modlens.analysis.data import load
-    from modlens.studylog.store import now_iso
+    from modlens.studylog.codec import now_iso
 
     data = load(db)  # before creating anything: a bad path leaves no folder behind
     rows, quality_info = _rows(data, quality or QualityFilters())

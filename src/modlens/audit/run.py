@@ -189,9 +189,14 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             status = "finished"
         except DatasetError as err:  # a bad row met mid-file: the chunks before it are logged
             problem, _, fix = str(err).partition("; fix: ")
+            # items are keyed by an id column, else by the file's content hash: an edited file
+            # without ids is another source, and its rows are logged again as comments of their own
+            again = ("run the same command again to resume" if data.source_id is None else
+                     "run the same command again (the edited file is a new source: its rows are logged anew; "
+                     "with --id-col an id column keys them and the audit resumes)")
             raise setup_error(f"{problem}; {runs.n_completed(log, run_id)} items before it are in the log (run "
                               f"{run_id}, interrupted); fix: {fix + ', then ' if fix else 'fix the file, then '}"
-                              "run the same command again to resume") from None
+                              f"{again}") from None
         finally:
             feed.close()
             log.set_run_progress(run_id, runs.n_completed(log, run_id))

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
 from modlens.datasets.base import DatasetItem
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 
 
 class Score(Protocol):

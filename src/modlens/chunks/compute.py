@@ -9,7 +9,7 @@ from typing import Any, Mapping, Protocol, Sequence
 from modlens.chunks.chunk import Failed, ScoreRow
 from modlens.chunks.steps import NORMALIZE, VARIANTS, each, failure
 from modlens.engine import Engine
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 
 
 class Compute(Protocol):

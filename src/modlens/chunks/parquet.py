@@ -24,11 +24,12 @@ from modlens.config import StudyConfig
 from modlens.datasets.base import Dataset, DatasetItem
 from modlens.detectors.base import Detector
 from modlens.normalize.base import Edit, Normalized
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 from modlens.services.errors import SetupError
 from modlens.studylog import runs
 from modlens.studylog.records.labels import run_label_set
-from modlens.studylog.store import StudyLog, canonical_json
+from modlens.studylog.codec import canonical_json
+from modlens.studylog.store import StudyLog
 
 FORMAT = 1
 # the gold label set of a folder whose manifest predates label sets (no "gold": its definition is unknown)

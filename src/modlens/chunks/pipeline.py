@@ -9,7 +9,7 @@ from modlens.chunks.compute import Compute
 from modlens.chunks.sinks import Sink
 from modlens.chunks.steps import NORMALIZE, VARIANTS, chunk_texts, generator_identity, normalizer_identity, split_outcomes
 from modlens.datasets.base import DatasetItem
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 
 
 class ChunkPipeline:

@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence, TypeVar
 from modlens.chunks.chunk import Failed, StepError
 from modlens.config import PerturbationConfig
 from modlens.datasets.base import DatasetItem
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 
 log = logging.getLogger("modlens.chunks")
 

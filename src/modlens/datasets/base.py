@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generator, Iterable, Iterator
 
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 TSV_SUFFIXES = (".tsv", ".tab")

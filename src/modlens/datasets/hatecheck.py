@@ -8,7 +8,7 @@ from pathlib import Path
 
 from modlens.datasets.base import Dataset, DatasetItem, read_rows, require_columns
 from modlens.datasets.gold import GoldSpec, gold_label
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 
 STRATEGY = "human:hatecheck"
 GOLD = "label_gold in {hateful}"

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, file_digest, read_columns, read_rows,
                                    require_columns, row_key, word_span)
 from modlens.datasets.gold import GoldSpec
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 
 STRATEGY = "human:noisyhate"
 GOLD = "every sentence toxic (Civil Comments toxicity >= 0.5)"

@@ -17,9 +17,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from modlens.paths import file_reference, portable
 from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts,
                                     directory_hash)
+from modlens.paths import file_reference, portable
 
 HEADS_DIR = Path(__file__).resolve().parent / "heads"
 DEFAULT_HEAD = HEADS_DIR / "minilm-toxicity.json"

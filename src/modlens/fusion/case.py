@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modlens.media import MediaBlob, MediaInput
-from modlens.studylog.store import canonical_json
+from modlens.studylog.codec import canonical_json
 
 CONTENT_TYPES = ("abuse_hate", "spam", "sexual")
 # the inputs every detector scores for every case: the seed sentence (the oracle), each half

@@ -19,7 +19,17 @@ src/modlens/protocol/messages.py (the single source of truth). Do not edit by ha
 The daemon (`modlens serve`) listens on `ws://127.0.0.1:8765/ws` (port configurable). Messages
 are JSON text frames. Every message has a `type` and a client-chosen `id` (string, 1–{p.MAX_ID_CHARS}
 characters); the daemon answers each with a result carrying the same `id`, or with an `error`
-message. It never closes the socket because of a bad message.
+message. It never closes the socket because of a bad message (the one exception: a frame past
+the hard size limit below, code 1009).
+
+- A binary frame is answered with `bad_json` and not processed.
+- JSON nested deeper than {p.MAX_JSON_DEPTH} levels (`MAX_JSON_DEPTH`) is refused with `bad_json` before it
+  is decoded; v1 messages need 3.
+- Text must be valid Unicode: a lone UTF-16 surrogate (`"\\ud800"` without its pair) is refused
+  with `invalid_fields` (with `id` null when it is in the `id`). Escaped pairs such as
+  `"\\ud83d\\ude00"` are ordinary characters.
+- Types are strict: `true` is not the integer 1 (`protocol`, `time_spent_ms`), `"yes"` and 1 are
+  not booleans (`variants`, `replace`), a number is not a string.
 
 ## Handshake and security
 
@@ -36,6 +46,13 @@ message. It never closes the socket because of a bad message.
    (`modlens pair --rotate`) takes effect for new connections at once.
 4. The first message must be `hello` (its `token` is checked again: `bad_token`); any other
    message before it is answered with `hello_required`.
+
+Before these, the request target must be a path (`GET /ws`; an absolute-form
+`GET http://host/ws` is refused with HTTP 400) and `Host`, `Origin` and `Authorization` may each
+appear only once (HTTP 403). The token is compared as bytes, so non-ASCII bytes in it are a
+wrong token (401), never a server error. No token reaches the daemon's log: query strings,
+`Authorization` values and token subprotocols are redacted from every line aiohttp or the
+daemon writes (access log and tracebacks).
 
 Host and Origin are checked before the token, so a web page learns nothing about it.
 `GET /status` (used by `modlens status`) applies the same three checks and returns the same

@@ -25,9 +25,12 @@ class ErrorCode(str, Enum):
 
 
 ERROR_MEANINGS: dict[ErrorCode, str] = {
-    ErrorCode.bad_json: "the frame is not valid UTF-8 JSON, or not a JSON object",
+    ErrorCode.bad_json: "the frame is not valid UTF-8 JSON, not a JSON object, nested deeper than "
+    "`MAX_JSON_DEPTH` levels, or a binary frame (messages are text frames)",
     ErrorCode.unknown_type: "`type` names no client message of this protocol version",
-    ErrorCode.invalid_fields: "a field is missing, has the wrong type or an out-of-range value; the message names the field",
+    ErrorCode.invalid_fields: "a field is missing, has the wrong type (types are strict: `true` is not 1, "
+    "`\"yes\"` is not a boolean) or an out-of-range value, or text holds a lone surrogate; the message names "
+    "the field",
     ErrorCode.too_large: "the frame is larger than `limits.max_message_bytes` (the socket stays open)",
     ErrorCode.rate_limited: "the connection sent faster than `limits.messages_per_second` (burst `limits.burst`) "
     "or has too much work queued; retry after `retry_after_ms`",

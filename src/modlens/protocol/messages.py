@@ -13,9 +13,12 @@ PROTOCOL_VERSION = 1
 SUBPROTOCOL = "modlens.v1"
 TOKEN_SUBPROTOCOL_PREFIX = "modlens.token."
 MAX_ID_CHARS = 128
+# Deepest JSON nesting a client frame may have (checked before decoding); v1 messages need 3.
+MAX_JSON_DEPTH = 32
 
 __all__ = [
     "Message",
+    "ClientMessage",
     "Hello",
     "Page",
     "CommentItem",
@@ -49,6 +52,7 @@ __all__ = [
     "SUBPROTOCOL",
     "TOKEN_SUBPROTOCOL_PREFIX",
     "MAX_ID_CHARS",
+    "MAX_JSON_DEPTH",
     "CLIENT_MESSAGES",
     "SERVER_MESSAGES",
 ]
@@ -62,6 +66,19 @@ class Message(BaseModel):
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+class ClientMessage(Message):
+    # Strict types: `true` is not the integer 1, "yes" is not a boolean, 7 is not a string; a
+    # client that sends the wrong type gets `invalid_fields` instead of a silently coerced value.
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+def _exact_int(value: Any) -> Any:
+    """Literal[1] accepts `true` and `1.0` (they compare equal to 1) even in strict mode."""
+    if type(value) is not int:
+        raise ValueError("must be the integer 1")
+    return value
 
 
 Id = Field(min_length=1, max_length=MAX_ID_CHARS, description="client-chosen id, echoed in the answer")
@@ -79,7 +96,7 @@ def _iso_time(value: str | None) -> str | None:
 
 # --- client -> daemon --------------------------------------------------------------------
 
-class Hello(Message):
+class Hello(ClientMessage):
     """Opens the session. Must be the first message; nothing else is accepted before it."""
 
     type: Literal["hello"] = "hello"
@@ -93,9 +110,10 @@ class Hello(Message):
     consent_at: str | None = Field(None, description="ISO time the rater consented; recorded on the rater")
 
     _check_consent = field_validator("consent_at")(lambda cls, v: _iso_time(v))
+    _check_protocol = field_validator("protocol", mode="before")(lambda cls, v: _exact_int(v))
 
 
-class Page(Message):
+class Page(ClientMessage):
     url: str = Field(min_length=1, max_length=4096)
     platform: str = Field(min_length=1, max_length=32, pattern=r"^[a-z0-9_.-]+$",
                           description='site family, e.g. "youtube", "x", "news"')
@@ -103,7 +121,7 @@ class Page(Message):
     title: str | None = Field(None, max_length=2048)
 
 
-class CommentItem(Message):
+class CommentItem(ClientMessage):
     key: str = Field(min_length=1, max_length=512, description="the site's comment id, unique per platform")
     text: str = Field(min_length=1, description="comment text; longer than max_comment_chars is cut and flagged")
     author_hash: str | None = Field(None, max_length=128, description="salted hash of the author handle, never the raw handle")
@@ -121,7 +139,7 @@ class CommentItem(Message):
     _check_time = field_validator("time_shown")(lambda cls, v: _iso_time(v))
 
 
-class Comments(Message):
+class Comments(ClientMessage):
     """Comments found on a page. Answered at once by `comments_ok`, then `scores`, then `variants`."""
 
     type: Literal["comments"] = "comments"
@@ -131,17 +149,17 @@ class Comments(Message):
     variants: bool = Field(True, description="false: do not generate perturbed variants for these comments")
 
 
-class CommentRef(Message):
+class CommentRef(ClientMessage):
     platform: str = Field(min_length=1, max_length=32)
     key: str = Field(min_length=1, max_length=512)
 
 
-class Anchors(Message):
+class Anchors(ClientMessage):
     vs_hard: Literal["more", "less", "same"] = Field(description='comment vs the "hard to say" anchor')
     vs_extreme: Literal["more", "less", "same"] = Field(description="comment vs the extreme anchor")
 
 
-class Rating(Message):
+class Rating(ClientMessage):
     """A rater's judgement of one comment; acknowledged only after it is committed to disk."""
 
     type: Literal["rating"] = "rating"
@@ -152,17 +170,17 @@ class Rating(Message):
     time_spent_ms: int | None = Field(None, ge=0, le=86_400_000)
 
 
-class Ping(Message):
+class Ping(ClientMessage):
     type: Literal["ping"] = "ping"
     id: str = Id
 
 
-class Status(Message):
+class Status(ClientMessage):
     type: Literal["status"] = "status"
     id: str = Id
 
 
-class JoinStudy(Message):
+class JoinStudy(ClientMessage):
     """The participant opened a study pack (`study.modlens`) in the extension's options page."""
     type: Literal["join_study"] = "join_study"
     id: str = Id
@@ -171,7 +189,7 @@ class JoinStudy(Message):
     replace: bool = Field(False, description="true: leave a study joined before (as `modlens join --replace`)")
 
 
-class MediaItem(Message):
+class MediaItem(ClientMessage):
     mime: Literal["image/png", "image/jpeg", "image/gif", "image/webp"] = Field(
         description="the type the extension read from the bytes' magic numbers; the daemon checks it again")
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the bytes (hex), computed in the extension")
@@ -180,7 +198,7 @@ class MediaItem(Message):
     position: int = Field(0, ge=0, le=15, description="the image's place among the comment's images (0 = first)")
 
 
-class CommentMedia(Message):
+class CommentMedia(ClientMessage):
     """Images attached to a comment already sent in a `comments` message (`media.collect` studies only).
     Answered by `comment_media_ok` once the images are scored and logged."""
 
@@ -193,7 +211,7 @@ class CommentMedia(Message):
                                                "limits.max_message_bytes by the base64 of one media.max_bytes image")
 
 
-CLIENT_MESSAGES: dict[str, type[Message]] = {
+CLIENT_MESSAGES: dict[str, type[ClientMessage]] = {
     "hello": Hello, "comments": Comments, "rating": Rating, "ping": Ping, "status": Status, "join_study": JoinStudy,
     "comment_media": CommentMedia,
 }

@@ -15,7 +15,7 @@ from modlens.chunks.chunk import Failed
 from modlens.chunks.steps import NORMALIZE, VARIANTS, each, failure
 from modlens.config import DetectorConfig, NormalizerConfig, PerturbationConfig
 from modlens.detectors.base import Detector
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 
 # (labels, toxicity, latency_ms, error) for one text: what the driver turns into a DetectorResult
 Answer = tuple[dict[str, float] | None, float | None, float, str | None]

@@ -17,7 +17,7 @@ from modlens.chunks.chunk import Failed, ScoreRow
 from modlens.config import DetectorConfig
 from modlens.detectors.base import Detector
 from modlens.engine import DetectorResult, Engine
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 from modlens.services.errors import SetupError
 
 

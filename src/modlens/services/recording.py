@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from modlens.config import StudyConfig
 from modlens.detectors.base import Detector
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 from modlens.studylog.store import StudyLog
 
 

@@ -17,7 +17,7 @@ from modlens import paths, signing
 from modlens.config import StudyConfig, StudyConfigError
 from modlens.study.pack import Pack
 from modlens.study.toml_write import dumps
-from modlens.studylog.store import now_iso
+from modlens.studylog.codec import now_iso
 
 STUDY_FILE = "study.toml"
 if TYPE_CHECKING:

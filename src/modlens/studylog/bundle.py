@@ -35,7 +35,9 @@ from typing import IO, Any
 
 from modlens import __version__, signing
 from modlens.safe_archive import ArchiveError, Limits, NotAnArchive, SafeZip
-from modlens.studylog.store import StudyLog, canonical_json, now_iso
+from modlens.studylog.scrub import scrub_tables, scrubbed_column
+from modlens.studylog.codec import canonical_json, now_iso
+from modlens.studylog.store import StudyLog
 
 FORMAT = "modlens-bundle"
 FORMAT_VERSION = 1
@@ -231,7 +233,8 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
         fields = {"study_id": study, "study_key": study_key(study, study_salt(log, study)),
                   "rater_ids": sorted(consent), "consent": consent, "modlens_version": __version__,
                   "schema_version": log.user_version(), "exported_at": now_iso()}
-    return write_archive(out, fields, tables, bundle_key())
+    # no path, home folder, user or host name of this computer leaves in a free-text field
+    return write_archive(out, fields, scrub_tables(tables), bundle_key())
 
 
 def write_bundle_file(db: str | Path, path: str | Path, study_id: str | None = None) -> dict[str, Any]:
@@ -416,4 +419,24 @@ def describe(bundle: Bundle, sample_rows: int = 3, width: int = 60) -> str:
             for row in bundle.table(name).slice(0, sample_rows).to_pylist():
                 shown = {k: (v if not isinstance(v, str) or len(v) <= width else v[:width] + "…") for k, v in row.items()}
                 lines.append(f"    {shown}")
-    return "\n".join(lines)
+    return "\n".join(lines + ["", *free_text_fields(bundle, width)])
+
+
+def free_text_fields(bundle: Bundle, width: int = 60) -> list[str]:
+    """Every text field that leaves this computer (table.column), with how many values and a sample."""
+    lines = ["free-text fields that leave this computer (table.column: values, a sample):"]
+    for name, info in bundle.manifest["tables"].items():
+        text_columns = [c for c, kind in info["columns"] if kind == "str"]
+        if not text_columns or not info["rows"]:
+            continue
+        table = bundle.table(name)
+        for column in text_columns:
+            values = [v for v in table.column(column).to_pylist() if v]
+            if not values:
+                continue
+            sample = max(values, key=len)  # the longest says most about what the column holds
+            sample = sample if len(sample) <= width else sample[:width] + "…"
+            how = "paths, home folder, user and host names removed" if scrubbed_column(name, column, "str") \
+                else "as recorded"
+            lines.append(f"  {name}.{column}: {len(values)} ({how}); e.g. {sample!r}")
+    return lines

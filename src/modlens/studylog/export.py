@@ -16,7 +16,8 @@ from modlens.studylog import exporters
 from modlens.studylog.dictionary import render_markdown
 from modlens.studylog.schema import SCHEMA_VERSION
 from modlens.studylog.tables import EXPORT_TABLES, EXPORTS, ExportTable
-from modlens.studylog.store import StudyLog, now_iso
+from modlens.studylog.codec import now_iso
+from modlens.studylog.store import StudyLog
 
 DICTIONARY_FILE = "DATA.md"
 MANIFEST_FILE = "manifest.json"

@@ -31,7 +31,8 @@ from typing import Any, Callable
 from modlens.studylog import schema
 from modlens.studylog.bundle import TABLES, Bundle, BundleError, read_bundle
 from modlens.studylog.records.labels import GOLD, LEGACY_DEFINITION
-from modlens.studylog.store import StudyLog, now_iso
+from modlens.studylog.codec import now_iso
+from modlens.studylog.store import StudyLog
 
 # schema version of a bundle -> function upgrading its {table: (columns, rows)} to the next version.
 # 1 -> 2 added only the merge tables (bundles, row_sources), which bundles never carry;
@@ -242,7 +243,7 @@ def _check_texts(bundle: Bundle, tables: dict[str, tuple[list[str], list[tuple[A
     cols, rows = tables["texts"]
     h, t = cols.index("text_hash"), cols.index("text")
     for row in rows:
-        if hashlib.sha256(row[t].encode("utf-8")).hexdigest() != row[h]:
+        if not isinstance(row[t], str) or hashlib.sha256(row[t].encode("utf-8")).hexdigest() != row[h]:
             raise MergeError(f"{bundle.name}: texts: text_id {row[cols.index('text_id')]} does not match its text_hash")
 
 
@@ -367,6 +368,10 @@ def merge_files(db: str | Path, paths: list[str | Path], study_key: str | None =
                     outcome = merge_bundle(log, bundle, study_key, allow_unsigned)
                 except (MergeError, BundleError) as err:  # BundleError: a table that does not read
                     outcome = err
+                except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+                    # rows no modlens wrote, past every check above: still one line, and the next bundle
+                    outcome = MergeError(f"{bundle.name}: cannot be merged ({type(err).__name__}: {err}); "
+                                         "nothing of it was merged")
                 finally:
                     bundle.close()
             results.append(outcome)

@@ -17,7 +17,7 @@ import re
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from modlens.paths import portable
 
@@ -62,8 +62,10 @@ def machine_traces() -> Traces:
             except OSError:
                 pass
     names: set[str] = set()
-    for get in (getpass.getuser, lambda: os.environ.get("USER"), lambda: os.environ.get("LOGNAME"),
-                socket.gethostname, lambda: os.uname().nodename):  # not getfqdn: it may wait on DNS
+    getters: list[Callable[[], str | None]] = [
+        getpass.getuser, lambda: os.environ.get("USER"), lambda: os.environ.get("LOGNAME"),
+        socket.gethostname, lambda: os.uname().nodename]  # not getfqdn: it may wait on DNS
+    for get in getters:
         try:
             value = get()
         except (OSError, KeyError, ImportError):  # getuser: no name for this uid

@@ -57,7 +57,7 @@ class StudyLog(LogConnection):
         """`synchronous`: "FULL" (default, `connection.SYNCHRONOUS`) or "NORMAL" for a writer whose last
         transactions may be lost on power loss (never on a crash of the process; docs/DATA.md)."""
         super().__init__(path, readonly=readonly, synchronous=synchronous)
-        self._db = None
+        self._db: Any = None
         try:
             if readonly:
                 migrate.check_readable(self)
@@ -75,7 +75,7 @@ class StudyLog(LogConnection):
         self.close()
 
     @property
-    def db(self):
+    def db(self) -> Any:
         """A `sqlite_utils.Database` on this connection (reads and introspection only)."""
         if self._db is None:
             import sqlite_utils
@@ -96,7 +96,7 @@ class StudyLog(LogConnection):
     def counts(self) -> dict[str, int]:
         return {t: self.conn.execute(f"SELECT count(*) FROM [{t}]").fetchone()[0] for t in self.table_names()}
 
-    def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
+    def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         cursor = self.conn.execute(sql, params)
         names = [d[0] for d in cursor.description or ()]
         return [dict(zip(names, row)) for row in cursor]

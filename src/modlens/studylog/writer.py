@@ -32,7 +32,7 @@ class BatchWriter(Generic[L]):
         self._open_log = open_log
         self.max_batch = max_batch
         self.max_delay = max_delay_ms / 1000
-        self._queue: queue.Queue = queue.Queue()
+        self._queue: queue.Queue[Any] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._accepting = False
         self.batches = 0   # committed transactions (for benchmarks and status)
@@ -41,7 +41,7 @@ class BatchWriter(Generic[L]):
     async def start(self) -> None:
         if self._thread is not None:
             return
-        ready: concurrent.futures.Future = concurrent.futures.Future()
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._thread = threading.Thread(target=self._run, args=(ready,), name="studylog-writer", daemon=True)
         self._thread.start()
         await asyncio.wrap_future(ready)  # raises if the log could not be opened or migrated
@@ -60,16 +60,16 @@ class BatchWriter(Generic[L]):
         """Queue `fn(log)`; the awaitable resolves with its result after the COMMIT that included it."""
         return asyncio.wrap_future(self.submit_threadsafe(fn))
 
-    def submit_threadsafe(self, fn: Callable[[L], T]) -> concurrent.futures.Future:
+    def submit_threadsafe(self, fn: Callable[[L], T]) -> concurrent.futures.Future[T]:
         """Same as `submit`, for code outside the event loop (blocks nothing; `.result()` waits)."""
         if not self._accepting:
             raise RuntimeError("LogWriter is not running (call `await writer.start()` first, and not after stop())")
-        fut: concurrent.futures.Future = concurrent.futures.Future()
+        fut: concurrent.futures.Future[T] = concurrent.futures.Future()
         self._queue.put((fn, fut))
         return fut
 
     # --- the writer thread ------------------------------------------------------------------
-    def _run(self, ready: concurrent.futures.Future) -> None:
+    def _run(self, ready: concurrent.futures.Future[None]) -> None:
         try:
             log = self._open_log(self.path)
         except BaseException as err:
@@ -85,7 +85,7 @@ class BatchWriter(Generic[L]):
         finally:
             log.close()
 
-    def _collect(self) -> tuple[list, bool]:
+    def _collect(self) -> tuple[list[Any], bool]:
         first = self._queue.get()
         if first is _STOP:
             return [], True
@@ -107,7 +107,7 @@ class BatchWriter(Generic[L]):
             batch.append(item)
         return batch, False
 
-    def _commit(self, log: L, batch: list) -> None:
+    def _commit(self, log: L, batch: list[Any]) -> None:
         conn = log.conn
         outcomes: list[tuple[bool, Any]] = []
         try:
@@ -140,6 +140,6 @@ class BatchWriter(Generic[L]):
             _settle(fut, ok, value)
 
 
-def _settle(fut: concurrent.futures.Future, ok: bool, value: Any) -> None:
+def _settle(fut: concurrent.futures.Future[Any], ok: bool, value: Any) -> None:
     if fut.set_running_or_notify_cancel():  # False when the caller gave up waiting
         fut.set_result(value) if ok else fut.set_exception(value)

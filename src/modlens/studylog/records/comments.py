@@ -28,7 +28,7 @@ INSERT_SIGHTING = "INSERT OR IGNORE INTO sightings (comment_id, session_id, seen
 def ensure_pages(db: LogConnection, rows: Iterable[tuple[str, str, str | None, str | None]]) -> list[int]:
     """(platform, page_key, url, title) rows; one page_id per row, in order."""
     rows = list(rows)
-    with db.transaction():
+    with db.locked():
         now = now_iso()
         db.write_many(UPSERT_PAGE, [(platform, key, url, title, now) for platform, key, url, title in rows])
         return [db.scalar("SELECT page_id FROM pages WHERE platform = ? AND page_key = ?", (platform, key))

@@ -47,7 +47,7 @@ def add_gold_labels(db: LogConnection, label_set_id: int, rows: Iterable[tuple[i
 
 
 # --- reads -------------------------------------------------------------------------------------
-def _dicts(db: LogConnection, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
+def _dicts(db: LogConnection, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
     cursor = db.conn.execute(sql, params)
     names = [d[0] for d in cursor.description or ()]
     return [dict(zip(names, row)) for row in cursor]

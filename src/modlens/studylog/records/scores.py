@@ -25,7 +25,7 @@ UPSERT_SCORE = (
 def ensure_detector(db: LogConnection, name: str, version: str, toxicity_label: str | None,
                     threshold: float | None, config: dict[str, Any]) -> int:
     """The detector_id of (name, version), registered with this configuration the first time."""
-    with db.transaction():
+    with db.locked():
         db.write(INSERT_DETECTOR, (name, version, toxicity_label, threshold, canonical_json(config), now_iso()))
         found: int = db.scalar("SELECT detector_id FROM detectors WHERE name = ? AND version = ?", (name, version))
         return found
@@ -41,7 +41,7 @@ def add_scores(db: LogConnection, rows: Iterable[TextScoreRow]) -> int:
     if enc is None:  # a Python without the C accelerator
         def enc(value: Any, _indent: int) -> tuple[str]:
             return (canonical_json(value),)
-    with db.transaction():
+    with db.locked():
         ids = text_ids(db, [r[0] for r in rows])
         now = now_iso()
         # canonical_json inlined: this comprehension is most of the Python time per score row

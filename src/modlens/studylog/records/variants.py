@@ -4,7 +4,7 @@ failed for one text (kept like a score's error; the run goes on)."""
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from typing import Any, Iterable
 
 from modlens.rows import NormalizationRow, StepErrorRow, Variant
 from modlens.studylog.codec import canonical_json, now_iso
@@ -20,6 +20,8 @@ INSERT_VARIANT = (
 VARIANT_IDS = ("SELECT j.key, v.variant_id FROM json_each(?) j JOIN variants v ON v.comment_id = j.value ->> 0 "
                "AND v.text_id = j.value ->> 1 AND v.strategy = j.value ->> 2 AND v.params_json = j.value ->> 3 "
                "AND v.seed = j.value ->> 4")
+VARIANT_ID = ("SELECT variant_id FROM variants WHERE comment_id = ? AND text_id = ? AND strategy = ? "
+              "AND params_json = ? AND seed = ?")
 INSERT_NORMALIZATION = (
     "INSERT OR IGNORE INTO normalizations (source_text_id, normalizer, version, result_text_id, edits_json, "
     "created_at) VALUES (?, ?, ?, ?, ?, ?)")
@@ -37,7 +39,7 @@ def add_variants(db: LogConnection, rows: Iterable[tuple[int, Variant]], run_id:
     rows = list(rows)
     if not rows:
         return []
-    with db.transaction():
+    with db.locked():
         sources: dict[int, str] = {}
         for cid, v in rows:
             if not v.source_text and cid not in sources:
@@ -53,6 +55,8 @@ def add_variants(db: LogConnection, rows: Iterable[tuple[int, Variant]], run_id:
             (k[0], ids[s], k[1], k[2], k[3], k[4], json.dumps([list(p) for p in v.positions]), v.target_detector,
              None if v.attack is None else canonical_json(v.attack), run_id, now)
             for k, s, (_, v) in zip(keys, src, rows)])
+        if len(keys) == 1:  # one row (a row-at-a-time caller): its id by the unique key, no JSON
+            return [db.scalar(VARIANT_ID, keys[0])]
         out: list[int] = []
         chunk = connection.LOOKUP_CHUNK
         for start in range(0, len(keys), chunk):  # the ids back by their unique key
@@ -72,7 +76,7 @@ def add_normalizations(db: LogConnection, rows: Iterable[NormalizationRow]) -> N
     rows = list(rows)
     if not rows:
         return
-    with db.transaction():
+    with db.locked():
         ids = text_ids(db, [t for r in rows for t in (r[0], r[3])])
         now = now_iso()
         db.write_many(INSERT_NORMALIZATION, [
@@ -81,7 +85,7 @@ def add_normalizations(db: LogConnection, rows: Iterable[NormalizationRow]) -> N
 
 
 def add_normalization(db: LogConnection, source_text: str, normalizer: str, version: str,
-                      result_text: str, edits: list[dict]) -> None:
+                      result_text: str, edits: list[dict[str, Any]]) -> None:
     add_normalizations(db, [(source_text, normalizer, version, result_text, edits)])
 
 
@@ -91,7 +95,7 @@ def add_step_errors(db: LogConnection, rows: Iterable[StepErrorRow]) -> None:
     rows = list(rows)
     if not rows:
         return
-    with db.transaction():
+    with db.locked():
         ids = text_ids(db, [r[0] for r in rows])
         now = now_iso()
         db.write_many(UPSERT_STEP_ERROR, [(ids[text], step, component, version, run_id, message, now)
