@@ -3,6 +3,14 @@ recipe, and the same attack with batched detector calls vs one call per query.
 
     python bench/bench_attacks.py [--data DIR] [--n 20] [--target profanity-check|minilm-toxicity]
                                   [--recipes a2t pwws ...]
+    python bench/bench_attacks.py --versus-textattack [--n 100]   # the recipe table of issue 24
+
+`--versus-textattack` prints, for the recipes both tools share, modlens's success rate and texts
+scored per attack (`queries`: every distinct text sent to the target, the seed included) on the
+first N NoisyHate dev texts each target calls toxic, untargeted toxic -> non-toxic at 0.5, beside
+TextAttack 0.3.11's figures as measured in issue 24 on the same 100 texts and detector objects
+(TextAttack is not installed here: its numbers are quoted, not re-run). `--n 20` keeps it to a
+minute or two on a laptop CPU; the quoted figures are for N = 100.
 
 Seeds: the first N NoisyHate dev comments the target calls toxic (a seed it already calls
 benign would be skipped, costing one query, and flatter the rate). Timings include the
@@ -50,6 +58,33 @@ def run(recipe: str, target, texts: list[str], batch: bool = True) -> dict:
             "share": statistics.mean(a["words_changed_share"] for a in ok) if ok else float("nan")}
 
 
+# (recipe, target, recipe overrides, label) -> TextAttack 0.3.11 (success, texts scored per attack), issue 24
+CHAR_BUGS = [("char:space_insert", {}), ("char:char_delete", {}), ("char:char_swap", {}), ("char:homoglyph", {})]
+PEER = [
+    ("deepwordbug", "minilm-toxicity", {}, "DeepWordBug x minilm-toxicity", (0.87, 13.5)),
+    ("deepwordbug", "profanity-check", {}, "DeepWordBug x profanity-check", (1.00, 9.1)),
+    ("textbugger", "minilm-toxicity", {"transformations": CHAR_BUGS}, "TextBugger (char bugs) x minilm", (0.87, 21.7)),
+    ("pwws", "minilm-toxicity", {}, "PWWS x minilm-toxicity", (0.93, 59.0)),
+]
+
+
+def versus_textattack(data: str, n: int) -> None:
+    targets: dict = {}
+    print(f"{'recipe x target':34} {'modlens success':>15} {'texts/attack':>12}   {'TextAttack success':>18} "
+          f"{'texts/attack':>12}   goal met")
+    for recipe, target_key, overrides, label, (peer_ok, peer_q) in PEER:
+        if target_key not in targets:
+            target = detectors.create(target_key)
+            targets[target_key] = (target, seeds(data, target, n))
+        target, texts = targets[target_key]
+        attack = recipes.create(recipe, **overrides).build(target)
+        results = [attack.run(t).attack for t in texts]
+        ok = sum(a["status"] == "success" for a in results) / len(results)
+        q = statistics.mean(a["queries"] for a in results)
+        met = "yes" if ok >= peer_ok and q <= peer_q else "no"
+        print(f"{label:34} {ok:14.0%} {q:12.1f}   {peer_ok:17.0%} {peer_q:12.1f}   {met}  (n={len(texts)})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(shipped_data()), help="folder with noisyhate/dev.csv")
@@ -58,7 +93,12 @@ def main() -> None:
     ap.add_argument("--recipes", nargs="+", default=recipes.available())
     ap.add_argument("--unbatched", nargs="*", default=["toxictrap_combined_greedy"],
                     help="recipes also run with one detector call per query")
+    ap.add_argument("--versus-textattack", action="store_true",
+                    help="the shared recipes beside TextAttack 0.3.11's figures (issue 24); --n texts per target")
     args = ap.parse_args()
+    if args.versus_textattack:
+        versus_textattack(args.data, args.n)
+        return
     target = detectors.create(args.target)
     texts = seeds(args.data, target, args.n)
     print(f"target {target.name} {target.version}; {len(texts)} toxic seeds")

@@ -22,12 +22,12 @@ from pathlib import Path
 
 from aiohttp import web
 
-from modlens.cli.feed import feed, make_pages
 from modlens.config import parse_study
 from modlens.detectors import registry
 from modlens.detectors.base import DetectorUnavailable
 from modlens.engine import Engine
 from modlens.paths import shipped_data
+from modlens.protocol.client import make_pages, send_pages
 from modlens.studylog.store import LogWriter
 
 from modlens.daemon.app import create_app
@@ -80,7 +80,7 @@ async def run_load(engine: Engine, study, db: Path, texts: list[str], clients: i
     rows = [(f"{tag}-{i}", t) for i, t in enumerate(texts)]
     pages = make_pages(rows, 20, "bench", "https://bench.invalid/", tag)
     try:
-        stats = await feed(f"ws://127.0.0.1:{port}/ws", TOKEN, pages, concurrency=clients, variants=False)
+        stats = await send_pages(f"ws://127.0.0.1:{port}/ws", TOKEN, pages, concurrency=clients, variants=False)
     finally:
         await runner.cleanup()
     lat = sorted(p.latency_ms for p in stats.pages)

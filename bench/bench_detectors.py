@@ -6,6 +6,7 @@ Each detector runs in a fresh subprocess so load time and peak memory are its ow
   python bench/bench_detectors.py --n 512 --single 64
   python bench/bench_detectors.py --detector minilm-toxicity --omp-wait both   # sleeping vs spinning OpenMP workers
   python bench/bench_detectors.py --hf roberta-base-like --random-init --n 4096   # base-size model, GPU fp16
+  python bench/bench_detectors.py --int8              # minilm-toxicity vs its int8 twin: speed and agreement
 
 The --hf mode builds a randomly initialised roberta-base-sized classifier (no download),
 saves it with MiniLM's offline tokenizer and loads it through hf-classifier's normal code
@@ -159,6 +160,52 @@ def print_table(rows: list[dict]) -> None:
         print("  ".join(f"{str(r.get(c, r.get('error', '-') if c == 'device' else '-')):>14}" for c in cols))
 
 
+def benchmark_rows(name: str, n: int | None = None) -> tuple[list[str], list[int]]:
+    """(texts, gold 0/1) of a shipped benchmark (its own gold definition), at most n."""
+    from modlens.datasets import registry as datasets
+
+    texts, gold = [], []
+    for item in datasets.load(name).iter_items():
+        value = item.labels.get("toxic")
+        if value is None:
+            continue
+        texts.append(item.text)
+        gold.append(int(str(value).lower() in {"1", "true", "toxic", "hateful", "yes"}))
+        if n and len(texts) >= n:
+            break
+    return texts, gold
+
+
+def compare_int8(args: argparse.Namespace) -> None:
+    """fp32 minilm-toxicity and minilm-toxicity-int8 side by side, in this process, alternating runs."""
+    import numpy as np
+
+    from modlens.analysis.metrics import roc_auc
+    from modlens.detectors import registry
+
+    fp32, int8 = registry.create("minilm-toxicity"), registry.create("minilm-toxicity-int8")
+    texts = load_texts(Path(args.data), args.column, args.n)
+    best = {"fp32": 0.0, "int8": 0.0}
+    for _ in range(args.repeat):
+        for label, det in (("fp32", fp32), ("int8", int8)):
+            t0 = time.perf_counter()
+            det.score(texts)
+            best[label] = max(best[label], len(texts) / (time.perf_counter() - t0))
+    print(f"# throughput, {len(texts)} comments batched (best of {args.repeat}); {os.cpu_count()} cores, "
+          f"load {load_now()}")
+    print(f"fp32 {best['fp32']:.0f} c/s   int8 {best['int8']:.0f} c/s   ratio {best['int8'] / best['fp32']:.2f}x")
+    print(f"# agreement ({fp32.version} vs {int8.version})")
+    print(f"{'benchmark':>10} {'n':>6} {'auc_fp32':>9} {'auc_int8':>9} {'auc_diff':>9} {'max_abs':>8} {'mean_abs':>9}")
+    for name in ("noisyhate", "hatecheck", "davidson"):
+        bench_texts, gold = benchmark_rows(name, args.agreement_n)
+        a = np.array([s["toxic"] for s in fp32.score(bench_texts)])
+        b = np.array([s["toxic"] for s in int8.score(bench_texts)])
+        auc_a, auc_b = roc_auc(list(a), gold), roc_auc(list(b), gold)
+        diff = abs(auc_a - auc_b) if auc_a is not None and auc_b is not None else float("nan")
+        print(f"{name:>10} {len(gold):>6} {auc_a or float('nan'):>9.4f} {auc_b or float('nan'):>9.4f} {diff:>9.4f} "
+              f"{np.abs(a - b).max():>8.4f} {np.abs(a - b).mean():>9.4f}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--detector", action="append", help="registry key (default: minilm-toxicity, profanity-check)")
@@ -175,12 +222,17 @@ def main() -> None:
     p.add_argument("--device", default="auto", help="--hf: auto | cpu | cuda")
     p.add_argument("--batch-size", type=int, default=64, help="--hf: batch size")
     p.add_argument("--peak-tflops", type=float, default=989.0, help="card's dense fp16 peak for the share column")
+    p.add_argument("--int8", action="store_true", help="minilm-toxicity vs minilm-toxicity-int8: throughput ratio and "
+                   "agreement (ROC-AUC on NoisyHate, HateCheck, Davidson; max and mean abs score difference)")
+    p.add_argument("--agreement-n", type=int, default=0, help="--int8: rows per benchmark (default: all)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--options", default="{}", help=argparse.SUPPRESS)
     p.add_argument("--params", type=int, default=0, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
         return child(args)
+    if args.int8:
+        return compare_int8(args)
     load_before = load_now()
     rows = []
     if args.hf:

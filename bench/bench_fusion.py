@@ -1,11 +1,15 @@
 """How fast DUO fused cases are generated, per fusion type, and how fast Tesseract reads them.
 
-    python bench/bench_fusion.py [--pairs 5] [--fusion T+E --fusion I ...] [--ocr-pages 20]
+    python bench/bench_fusion.py [--pairs 5] [--fusion T+E --fusion I ...] [--ocr-pages 20] [--asr-texts 20]
 
 Keyword pairs are extracted from the shipped data (WordNet needed) without the oracle, so every
 seed is fused; one run, printed as a table: cases/s and ms per case for each fusion (skipped
 seeds count as attempts, not cases), then OCR pages/s with `modlens.media.ocr.read_text` on the
-rendered text cards of the "I" fusion (psm 11, as the ocr detector reads them).
+rendered text cards of the "I" fusion (psm 11, as the ocr detector reads them), then speech
+recognition: pocketsphinx words/s and word error rate on the seed sentences spoken by espeak-ng
+under each voice setting of `VOICES` (how the fusion's default voice was chosen), and scoring:
+fused cases/s per content type through the `asr` detector (speech, OCR of pictures and frames,
+then MiniLM).
 """
 from __future__ import annotations
 
@@ -23,11 +27,74 @@ from modlens.fusion.templates import load_templates
 from modlens.fusion.case import CONTENT_TYPES
 
 
+# espeak-ng settings tried for the speech fusions: (voice, words per minute)
+VOICES = [("en-us", 110), ("en-us", 130), ("en-us", 150), ("en-us", 175), ("en-us+m3", 120), ("en-us+f3", 130),
+          ("en-gb", 130), ("en-us+m1", 140)]
+
+
+def words(text: str) -> list[str]:
+    return "".join(c.lower() if c.isalnum() or c == "'" else " " for c in text).split()
+
+
+def word_errors(ref: list[str], hyp: list[str]) -> int:
+    """Levenshtein distance over words (substitutions, insertions, deletions)."""
+    row = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, 1):
+        prev, row[0] = row[0], i
+        for j, h in enumerate(hyp, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
+    return row[-1]
+
+
+def bench_asr(texts: list[str]) -> None:
+    from modlens.fusion.render.speech import synthesize
+    from modlens.media.asr import PocketSphinx
+    from modlens.media.av import pcm16k
+
+    engine = PocketSphinx()
+    print(f"\nASR (pocketsphinx {engine.version}) on {len(texts)} seed sentences spoken by espeak-ng")
+    print(f"{'voice':<12}{'wpm':>5}{'WER':>7}{'keywords heard':>16}{'audio s':>9}{'words/s':>9}{'x realtime':>11}")
+    for voice, wpm in VOICES:
+        errors = ref_words = heard = 0
+        audio_s = secs = 0.0
+        for text in texts:
+            pcm = pcm16k(synthesize(text, voice=voice, speed_wpm=wpm))
+            t0 = time.perf_counter()
+            got = engine.transcribe(pcm)
+            secs += time.perf_counter() - t0
+            audio_s += len(pcm) / 32000
+            ref = words(text)
+            errors += word_errors(ref, words(got.text))
+            ref_words += len(ref)
+            heard += all(w in words(got.text) for w in ref[-1:])  # the last keyword (B) heard
+        print(f"{voice:<12}{wpm:>5}{errors / ref_words:>7.2f}{heard:>10}/{len(texts):<5}{audio_s:>9.1f}"
+              f"{ref_words / secs:>9.1f}{audio_s / secs:>11.2f}")
+
+
+def bench_scoring(seeds: list, ctx: FusionContext, names: list[str]) -> None:
+    from modlens.detectors import registry
+
+    det = registry.create("asr")
+    print(f"\nscoring with {det.name} ({', '.join(det.modalities)}): fused cases/s per content type")
+    print(f"{'content type':<14}{'cases':>7}{'seconds':>9}{'cases/s':>9}")
+    for ct in CONTENT_TYPES:
+        cases = generate([s for s in seeds if s.content_type == ct], names, ctx).cases
+        if not cases:
+            continue
+        t0 = time.perf_counter()
+        det.score_media([c.inputs()["case"] for c in cases])
+        secs = time.perf_counter() - t0
+        print(f"{ct:<14}{len(cases):>7}{secs:>9.2f}{len(cases) / secs:>9.2f}")
+    det.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", type=int, default=5, help="keyword pairs per content type (default 5)")
     ap.add_argument("--fusion", action="append", help="fusion types (default: all that can run here)")
     ap.add_argument("--ocr-pages", type=int, default=20, help="text cards read back with Tesseract (0: skip)")
+    ap.add_argument("--asr-texts", type=int, default=20, help="seed sentences spoken and recognised per voice (0: skip)")
+    ap.add_argument("--score-pairs", type=int, default=1, help="pairs per content type scored with asr (0: skip)")
     args = ap.parse_args()
 
     t0 = time.perf_counter()
@@ -52,6 +119,11 @@ def main() -> None:
         per = 1000 * secs / n if n else float("nan")
         print(f"{name:<8}{n:>7}{len(result.skipped):>9}{secs:>9.3f}{rate:>9.1f}{per:>9.2f}")
 
+    if args.asr_texts > 0:
+        bench_asr([s.text for s in seeds][:args.asr_texts])
+    if args.score_pairs > 0:
+        per_type = [s for ct in CONTENT_TYPES for s in [x for x in seeds if x.content_type == ct][:args.score_pairs]]
+        bench_scoring(per_type, ctx, names)
     if args.ocr_pages > 0:
         from modlens.media.ocr import OcrUnavailable, read_text, tesseract_version
         pages = [png(card(s.text, ctx)) for s in (seeds * args.ocr_pages)[:args.ocr_pages]]

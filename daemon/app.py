@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
@@ -25,7 +25,8 @@ from modlens import protocol as p
 from modlens.daemon.calibration import calibration_items, log_calibration_items
 from modlens.daemon.comment_media import is_media_frame, media_frame_bytes
 from modlens.media.store import MediaStore
-from modlens.daemon.pipeline import Pipeline
+from modlens.daemon.pipeline import Accepted, Pipeline
+from modlens.daemon.perspective_api import PerspectiveHost, add_routes as add_perspective_routes
 from modlens.protocol import ErrorCode, ProtocolError
 from modlens.daemon.security import check_handshake, install_log_scrubber
 from modlens.daemon.recovery import recovery_ctx
@@ -55,6 +56,8 @@ class DaemonOptions:
     restart_on_join: Callable[[], None] | None = None
     # where comment images are kept when the study keeps their bytes (None: `media/` beside the log)
     media_root: Path | None = None
+    # False: `modlens serve --perspective-only`, the Perspective-compatible API without the extension's socket
+    extension_protocol: bool = True
 
 
 @dataclass
@@ -86,11 +89,13 @@ async def _writer_ctx(app: web.Application) -> AsyncIterator[None]:
 async def _engine_ctx(app: web.Application) -> AsyncIterator[None]:
     opts = app[OPTIONS]
     owned = opts.engine is None
+    engine: Engine
     if owned:
         # Loading models blocks for seconds; keep the loop free meanwhile.
         engine = await asyncio.get_running_loop().run_in_executor(
             None, lambda: Engine(app[STUDY], opts.detectors, max_delay_ms=opts.batch_delay_ms))
     else:
+        assert opts.engine is not None
         engine = opts.engine
     for s in engine.statuses:
         if s.status != "loaded":
@@ -109,6 +114,7 @@ async def _pipeline_ctx(app: web.Application) -> AsyncIterator[None]:
     await log_calibration_items(app[STUDY], pipeline.write)  # gold + anchors, for the calibration round
     app[PIPELINE] = pipeline
     yield
+    await pipeline.close()  # the variant worker, before the engine's batchers stop
 
 
 async def _close_sockets(app: web.Application) -> None:
@@ -190,7 +196,7 @@ class Connection:
             log.exception("internal error on %s %s", msg.type, msg.id)
             await self.error(ProtocolError(ErrorCode.internal, f"{type(err).__name__}: {err}", msg.id))
 
-    async def dispatch(self, msg: p.Message) -> None:
+    async def dispatch(self, msg: p.ClientRequest) -> None:
         if isinstance(msg, p.Hello):
             if not self.app[OPTIONS].token() or not _token_ok(msg.token, self.app[OPTIONS].token()):
                 raise ProtocolError(ErrorCode.bad_token, "token is not the current pairing token (`modlens pair`)", msg.id)
@@ -238,7 +244,7 @@ class Connection:
         if not unchanged:
             restart()
 
-    async def _guarded(self, msg: p.Message, coro) -> None:
+    async def _guarded(self, msg: p.ClientRequest, coro: Awaitable[Any]) -> None:
         try:
             await coro
         except ProtocolError as err:
@@ -249,7 +255,7 @@ class Connection:
             log.exception("internal error on %s %s", msg.type, msg.id)
             await self.error(ProtocolError(ErrorCode.internal, f"{type(err).__name__}: {err}", msg.id))
 
-    async def _comments(self, msg: p.Comments, items, recorded) -> None:
+    async def _comments(self, msg: p.Comments, items: list[Accepted], recorded: "asyncio.Future[list[int]]") -> None:
         try:
             await self._guarded(msg, self.pipeline.process_comments(self.session, msg, items, recorded, self.send))
         finally:
@@ -367,6 +373,9 @@ def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[]
     app.cleanup_ctx.extend([_writer_ctx, _engine_ctx, _pipeline_ctx,
                             recovery_ctx(lambda a: a[PIPELINE], lambda a: a[STATE].sockets.values())])
     app.on_shutdown.append(_close_sockets)
-    app.router.add_get("/ws", websocket_handler)
+    if app[OPTIONS].extension_protocol:
+        app.router.add_get("/ws", websocket_handler)
     app.router.add_get("/status", status_handler)
+    add_perspective_routes(app, PerspectiveHost(token_fn, app[OPTIONS].allow_remote, lambda: app[STATE].closing,
+                                                lambda: (app[STUDY], app[ENGINE], app[PIPELINE])))
     return app

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
 
 from modlens.chunks import ItemSource, register_items
 from modlens.config import StudyConfig, StudyConfigError
@@ -77,12 +78,13 @@ def record_items(lg: StudyLog, study: StudyConfig, items: list[CalibrationItem])
     return {item.key: cid for item, cid in zip(items, ids)}
 
 
-async def log_calibration_items(study: StudyConfig, write) -> dict[str, int]:
+async def log_calibration_items(study: StudyConfig,
+                                write: Callable[[Callable[[StudyLog], Any]], Awaitable[Any]]) -> dict[str, int]:
     """Validate and record the study's calibration items through `write` (Pipeline.write)."""
     items = calibration_items(study)
     if not items:
         return {}
-    ids = await write(lambda lg: record_items(lg, study, items))
+    ids: dict[str, int] = await write(lambda lg: record_items(lg, study, items))
     log.info("calibration: %d gold comments, %d anchors and %d attack texts to review in the study log",
              sum(i.role == "gold" for i in items), sum(i.role == "anchor" for i in items),
              sum(i.role == "review" for i in items))

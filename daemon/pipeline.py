@@ -1,7 +1,8 @@
 """What the daemon does with messages: comments -> engine -> study log -> scores and variants;
 ratings -> study log -> ack after commit. Socket handling lives in `app.py`.
 
-Scores never wait for perturbations, and a normalizer or generator that fails (or does not
+Scores never wait for perturbations: a page's variants are offered to the shared, budgeted
+variant worker (`variants.py`) once its scores are sent. A normalizer or generator that fails (or does not
 exist yet) costs only its own output: the error is sent and recorded (`step_errors`, the chunk
 pipeline's one error policy, `modlens.chunks.steps`), the scores still go out.
 Every write goes through the single LogWriter and is shielded from cancellation, so a client
@@ -19,14 +20,16 @@ from modlens.config import StudyConfig
 from modlens.engine import DetectorResult, Engine
 from modlens.ratings import derive_toxicity
 from modlens.chunks import Failed, StepError, record_results
-from modlens.chunks.steps import NORMALIZE, VARIANTS, each, generator_identity, normalizer_identity
-from modlens.services.recording import record_variants, register, score_rows
+from modlens.chunks.steps import NORMALIZE, each, normalizer_identity
+from modlens.services.recording import register, score_rows
 from modlens.studylog.store import CommentRow, LogWriter, StudyLog
 
 from modlens import protocol as p
 from modlens.protocol import ErrorCode, ProtocolError
 from modlens.daemon.comment_media import decode_items, media_detector_keys
 from modlens.daemon.session import Session
+from modlens.daemon.variants import LiveVariants, VariantJob, asked_about
+from modlens.rows import Variant
 from modlens.media import MediaInput
 from modlens.media.store import MediaStore
 from modlens.services.comment_media import record_comment_media
@@ -63,18 +66,33 @@ def _score_out(r: DetectorResult) -> p.DetectorScore:
                            latency_ms=round(r.latency_ms, 3), error=r.error)
 
 
+def _variants_message(msg_id: str, key: str, variants: list[Variant], scores: list[dict[str, DetectorResult]],
+                      ids: list[int | None], error: str | None) -> dict[str, Any]:
+    items = [p.VariantOut(variant_id=vid, text=v.text, strategy=v.strategy, params=v.params, seed=v.seed,
+                          positions=[list(x) for x in v.positions],
+                          detectors={k: _score_out(r) for k, r in sc.items()})
+             for v, sc, vid in zip(variants, scores, ids)]
+    return p.Variants(id=msg_id, key=key, items=items, error=error).dump()
+
+
 class Pipeline:
     def __init__(self, study: StudyConfig, engine: Engine, writer: LogWriter, *, variant_concurrency: int = 1,
                  media_store: MediaStore | None = None):
+        # variant_concurrency: accepted for older callers; one worker batches every connection's variants
         self.study = study
         self.media_store = media_store or MediaStore()
         self.engine = engine
         self.writer = writer
         self.detector_ids: dict[str, int] = {}
-        self._variant_slots = asyncio.Semaphore(variant_concurrency)
+        self.live_variants = LiveVariants(study, engine, self.write, lambda: self.detector_ids, _variants_message)
+        self.sampling = self.client_settings()["sampling"]  # the extension's rule: asked-about comments first
         self.in_flight_writes = 0
         self.extreme_anchor = next((a.rating for a in study.anchors if a.role == "extreme"), None)
         self.attributes = {a.name: a.levels for a in study.attributes}
+
+    async def close(self) -> None:
+        """Stops the variant worker (comments still waiting are dropped: their scores went out)."""
+        await self.live_variants.close()
 
     # --- writes ------------------------------------------------------------------------
     async def write(self, fn: Callable[[StudyLog], Any]) -> Any:
@@ -117,7 +135,7 @@ class Pipeline:
                          study=self.client_settings(), detectors=self.detector_infos(),
                          variants_enabled=self.variants_enabled)
 
-    def client_settings(self) -> dict:
+    def client_settings(self) -> dict[str, Any]:
         settings = self.study.client_settings()
         media = self.study.media
         settings["media"] = {"collect": media.collect, "keep_bytes": media.keep_bytes, "max_bytes": media.max_bytes,
@@ -181,7 +199,7 @@ class Pipeline:
         """Score (while the comments are being written), send scores, log them, then variants."""
         texts = [a.text for a in items]
 
-        async def normalize_and_score():
+        async def normalize_and_score() -> tuple[list[tuple[Any, str | None]], dict[str, dict[str, DetectorResult]]]:
             # Runs beside the originals' scoring: normalized texts that are ready within the
             # batcher's window share the originals' model call instead of waiting for it.
             norms = await self._normalize(texts)
@@ -212,8 +230,11 @@ class Pipeline:
         await self._record_scores(texts, scores, norms, norm_scores)
 
         if msg.variants and self.variants_enabled:
-            for a, cid in zip(items, comment_ids):
-                await self._variants(msg.id, a, cid, send)
+            sampling, det = self.sampling, self.sampling.get("detector") or next(iter(self.engine.runners), None)
+            await self.live_variants.offer([
+                VariantJob(msg.id, a.key, a.text, cid, session, send,
+                           asked_about(sampling, msg.page.platform, a.key, sc[det].toxicity if det in sc else None))
+                for a, cid, sc in zip(items, comment_ids, scores)])
 
     async def _normalize(self, texts: list[str]) -> list[tuple[Any, str | None]]:
         """(Normalized | None, error | None) per text; a failing normalizer fails alone."""
@@ -223,7 +244,9 @@ class Pipeline:
         got = await asyncio.get_running_loop().run_in_executor(None, lambda: each(normalizer.normalize, texts, NORMALIZE))
         return [(None, f"normalizer: {g.message}") if isinstance(g, Failed) else (g, None) for g in got]
 
-    async def _record_scores(self, texts, scores, norms, norm_scores) -> None:
+    async def _record_scores(self, texts: list[str], scores: list[dict[str, DetectorResult]],
+                             norms: list[tuple[Any, str | None]],
+                             norm_scores: dict[str, dict[str, DetectorResult]]) -> None:
         ids = self.detector_ids
         name, version = normalizer_identity(self.engine.normalizer)
         errors = [StepError(t, NORMALIZE, name, version, err.removeprefix("normalizer: "))
@@ -238,36 +261,6 @@ class Pipeline:
             await self.write(record)
         except Exception:
             log.exception("study log: could not record scores")
-
-    async def _variants(self, msg_id: str, a: Accepted, comment_id: int | None, send: Send) -> None:
-        try:
-            async with self._variant_slots:
-                variants = await self.engine.variants(a.text)
-                scores = await self.engine.score([v.text for v in variants]) if variants else []
-        except Exception as err:
-            log.warning("variant generation failed for %s: %s", a.key, err)
-            message = f"{type(err).__name__}: {err}"
-            await send(p.Variants(id=msg_id, key=a.key, items=[], error=message).dump())
-            name, version = generator_identity(self.study.perturbation)
-            failed = StepError(a.text, VARIANTS, name, version, message)
-            try:
-                await self.write(lambda lg: record_results(lg, {}, errors=[failed]))
-            except Exception:
-                log.exception("study log: could not record the variant step's error")
-            return
-        ids: list[int | None] = [None] * len(variants)
-        if comment_id is not None and variants:
-            det_ids = self.detector_ids
-            try:
-                ids = await self.write(lambda lg: record_variants(lg, comment_id, variants,
-                                                                  detector_ids=det_ids, scores=scores))
-            except Exception:
-                log.exception("study log: could not record variants")
-        items = [p.VariantOut(variant_id=vid, text=v.text, strategy=v.strategy, params=v.params, seed=v.seed,
-                              positions=[list(x) for x in v.positions],
-                              detectors={k: _score_out(r) for k, r in sc.items()})
-                 for v, sc, vid in zip(variants, scores, ids)]
-        await send(p.Variants(id=msg_id, key=a.key, items=items).dump())
 
     # --- ratings ------------------------------------------------------------------------
     def _check_rating(self, msg: p.Rating) -> None:
@@ -291,12 +284,14 @@ class Pipeline:
                 return await pending.get()
             except Exception:
                 pass  # that write failed; fall back to the log
-        return await self.write(lambda lg: lg.comment_id(platform, key))
+        found: int | None = await self.write(lambda lg: lg.comment_id(platform, key))
+        return found
 
     async def rate(self, session: Session, msg: p.Rating) -> p.RatingOk:
         self._check_rating(msg)
         derived, inconsistent = None, False
         if msg.anchors is not None:
+            assert self.extreme_anchor is not None  # _check_rating refused anchors without one
             d = derive_toxicity(msg.anchors.vs_hard, msg.anchors.vs_extreme, self.extreme_anchor)
             derived, inconsistent = d.rating, d.inconsistent
         comment_id = await self._comment_id(session, msg.comment.platform, msg.comment.key)
@@ -305,6 +300,7 @@ class Pipeline:
                                 f"comment {msg.comment.platform}/{msg.comment.key} is not in the study log; "
                                 "send it in a comments message first", msg.id)
         study_id, rater, sid = self.study.study_id, session.rater_id, session.session_id
+        assert rater is not None  # only a connection that said hello rates
         anchors = msg.anchors.model_dump() if msg.anchors else None
         rating_id, created = await self.write(lambda lg: lg.add_rating(
             study_id, rater, msg.id, sid, comment_id, dict(msg.values), anchors, derived, inconsistent,
@@ -343,13 +339,16 @@ class Pipeline:
 
     # --- status ----------------------------------------------------------------------------
     async def counts(self) -> dict[str, int]:
-        return await self.write(lambda lg: lg.counts())
+        counts: dict[str, int] = await self.write(lambda lg: lg.counts())
+        return counts
 
     def queue(self) -> dict[str, Any]:
         return {
             "pending_writes": self.in_flight_writes,
-            "batchers": {k: {"queued": r.batcher._queue.qsize(), "batches": r.batcher.batches, "items": r.batcher.items}
+            "batchers": {k: {"queued": r.batcher._queue.qsize(), "derived_queued": r.batcher.low_queued,
+                             "batches": r.batcher.batches, "items": r.batcher.items, "cache_hits": r.cache_hits}
                          for k, r in self.engine.runners.items()},
+            "variants": self.live_variants.status(),
         }
 
     def detector_statuses(self) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from functools import partial
 from typing import AsyncIterator, Callable, Iterable
 
 from aiohttp import web
@@ -25,6 +26,7 @@ from aiohttp import web
 from modlens.chunks import record_results
 from modlens.services.recording import score_rows
 from modlens.studylog.records.scores import texts_lacking_scores
+from modlens.studylog.store import StudyLog
 
 from modlens.daemon.pipeline import Pipeline
 from modlens.daemon.session import Session
@@ -49,8 +51,10 @@ async def rescore_missing(pipeline: Pipeline, study_id: str, busy: Callable[[], 
     key_of = {i: k for k, i in ids.items()}
     after, done = 0, 0
     while ids:
-        todo = await pipeline.write(lambda lg, after=after: texts_lacking_scores(
-            lg, study_id, ids.values(), after=after, limit=page))
+        def lacking(lg: StudyLog, after: int = after) -> list[tuple[int, str, list[int]]]:
+            return texts_lacking_scores(lg, study_id, ids.values(), after=after, limit=page)
+
+        todo: list[tuple[int, str, list[int]]] = await pipeline.write(lacking)
         if not todo:
             break
         for start in range(0, len(todo), batch):
@@ -63,7 +67,7 @@ async def rescore_missing(pipeline: Pipeline, study_id: str, busy: Callable[[], 
             # only the missing (text, detector) pairs: a score already recorded stays as it is
             rows = [row for (_, _, missing), got, text in zip(chunk, results, texts)
                     for row in score_rows([text], [{key_of[d]: got[key_of[d]] for d in missing}])]
-            await pipeline.write(lambda lg, rows=rows: record_results(lg, ids, scores=rows))
+            await pipeline.write(partial(record_results, detector_ids=ids, scores=rows))
             done += len(chunk)
         after = todo[-1][0]
     return done

@@ -38,7 +38,7 @@ class Refusal:
 def _all(headers: Mapping[str, str], name: str) -> Sequence[str]:
     getall = getattr(headers, "getall", None)  # aiohttp's CIMultiDictProxy keeps repeated headers
     if getall is not None:
-        return getall(name, [])
+        return list(getall(name, []))
     value = headers.get(name)
     return [] if value is None else [value]
 

@@ -2,7 +2,9 @@
 
 Back-pressure instead of unbounded queues: each message costs a token from a bucket
 (`limits.messages_per_second`, `limits.burst`), and at most `max_pending` comments messages
-may be in the pipeline per connection. Past either limit the message is refused with
+may be in the pipeline per connection, counted until their scores are sent: variants have
+credits of their own (`max_variant_backlog` comments waiting; past it they are deferred, see
+`variants.py`), so a variant backlog never refuses a page. Past either limit the message is refused with
 `rate_limited` and a `retry_after_ms` telling the client when to try again, and nothing
 is queued; the batcher and the study-log writer behind them are bounded as well.
 """
@@ -12,13 +14,13 @@ import asyncio
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from modlens.config import LimitsConfig
 
 
 class TokenBucket:
-    def __init__(self, rate: float, burst: int, clock=time.monotonic):
+    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic):
         self.rate = rate
         self.capacity = float(burst)
         self.tokens = float(burst)
@@ -48,8 +50,10 @@ class Session:
     client: str | None = None
     ready: bool = False           # a hello succeeded
     closed: bool = False
-    pending: int = 0              # comments messages in the pipeline
-    tasks: set[asyncio.Task] = field(default_factory=set)
+    pending: int = 0              # comments messages in the pipeline (until their scores are sent)
+    variants_queued: int = 0      # comments of this connection waiting for live variants
+    max_variant_backlog: int = 64
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     # (platform, key) -> comment_id of comments this connection sent (ratings look here first)
     comments: dict[tuple[str, str], "_ItemOf"] = field(default_factory=dict)
     stats: dict[str, int] = field(default_factory=lambda: {"messages": 0, "refused": 0, "rate_limited": 0})
@@ -75,7 +79,7 @@ class Session:
         for i, key in enumerate(keys):
             self.comments[(platform, key)] = _ItemOf(recorded, i)
 
-    def spawn(self, coro: Any) -> asyncio.Task:
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.create_task(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)

@@ -3,7 +3,7 @@
 // `background.scripts` list in manifest.json names the same files in the same order.
 /* global importScripts */
 if (typeof importScripts === "function") {
-  importScripts("lib/ns.js", "lib/constants.js", "lib/messages.js", "lib/router.js", "lib/hash.js", "lib/sampling.js",
+  importScripts("lib/ns.js", "lib/constants.js", "lib/sites.js", "lib/messages.js", "lib/protocol.js", "lib/router.js", "lib/hash.js", "lib/sampling.js",
     "lib/tasks.js", "lib/outbox.js", "lib/site_access.js", "worker/config.js", "worker/counters.js", "worker/tabs.js",
     "worker/connection.js", "worker/delivery.js", "lib/media.js", "worker/media.js", "worker/daemon_messages.js",
     "worker/page_messages.js");

@@ -3,7 +3,6 @@
 // selectors for the generic adapter.
 const $ = (id) => document.getElementById(id);
 const ns = globalThis.modlens;
-const SITE_LABELS = { youtube: "YouTube", x: "X / Twitter", disqus: "Disqus", openweb: "OpenWeb", coral: "Coral", viafoura: "Viafoura", generic: "Custom selectors" };
 let current = null;
 
 const call = (msg) => chrome.runtime.sendMessage(msg);
@@ -42,7 +41,7 @@ function render(st) {
     for (const site of ns.SITES) {
       const box = Object.assign(document.createElement("input"), { type: "checkbox", name: "site", value: site });
       const label = document.createElement("label");
-      label.append(box, ` ${SITE_LABELS[site]}`);
+      label.append(box, ` ${ns.SITE_LABELS[site]}`);
       sites.append(label);
     }
     sites.addEventListener("change", () => {

@@ -15,8 +15,8 @@ Comments are HateCheck test cases shipped with modlens (`modlens.paths.shipped_d
 chosen so that their profanity-check scores spread evenly over the ten score deciles on every
 platform (the paper's decile sampling), as analysis/synthetic.py spreads its scores.
 
-`rate_participant` is the rating client: one WebSocket session over the real protocol (feed's
-`connect` and `FeedClient`, messages built from `modlens.protocol` models), hello with a
+`rate_participant` is the rating client: one WebSocket session over the real protocol
+(`modlens.protocol.client`: `session`, `send_page`, `rate`), hello with a
 consent time, each task page sent as the extension sends it, then one `rating` per comment
 (toxicity by the two anchor comparisons of Table 1, as in the study's `anchors` mode) and the
 study's gold comments answered correctly.
@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from modlens.cli.feed import FeedClient, build, connect
 from modlens.paths import shipped_data
-from modlens.protocol import (PROTOCOL_VERSION, Comments, Error, ErrorCode, Hello, HelloOk, Rating, RatingOk)
+from modlens.protocol import Comments, Rating
+from modlens.protocol.client import build, session
 
 TOX = ["not toxic", "hard to say", "toxic"]
 RESPECT = ["respectful", "partially respectful", "slightly disrespectful", "disrespectful"]
@@ -144,41 +144,17 @@ class SimError(AssertionError):
     pass
 
 
-async def _request_rating(client: FeedClient, msg: Rating, timeout: float) -> RatingOk:
-    import asyncio
-
-    await client.send(msg)
-    while True:
-        reply = await client.recv(timeout)
-        if getattr(reply, "id", None) != msg.id:
-            continue
-        if isinstance(reply, Error):
-            if reply.code == ErrorCode.rate_limited:
-                await asyncio.sleep((reply.retry_after_ms or 100) / 1000)
-                await client.send(msg)
-                continue
-            raise SimError(f"rating {msg.id} refused: {reply.code}: {reply.message}")
-        if isinstance(reply, RatingOk):
-            return reply
-
-
 async def rate_participant(url: str, token: str, rater_index: int, plan: Plan, study_id: str, consent_at: str,
                            gold: list[dict[str, Any]], timeout: float = 30.0) -> RaterResult:
     """One participant's browser session, played over the real protocol."""
     rater_id, sigma = plan.rater_ids()[rater_index], plan.sigmas[rater_index]
     rng = np.random.default_rng([plan.seed, rater_index])          # the rater's noise: levels_for only
     timing = np.random.default_rng([plan.seed, rater_index, 1])    # time spent, a stream of its own
-    ws = await connect(url, token)
-    try:
-        client = FeedClient(ws, rater_id)
-        hello = build(Hello, "hello", {"id": client.next_id("hello"), "protocol": PROTOCOL_VERSION,
-                                       "client": "modlens-study-sim", "client_version": "1", "token": token,
-                                       "rater_id": rater_id, "study_id": study_id, "consent_at": consent_at})
-        await client.send(hello)
-        reply = await client.recv(timeout)
-        if not isinstance(reply, HelloOk):
-            raise SimError(f"{rater_id}: hello answered with {reply!r}")
-        client.hello = reply
+    async with session(url, token, rater=rater_id, client="modlens-study-sim", study_id=study_id,
+                       consent_at=consent_at) as client:
+        reply = client.hello
+        if reply is None:
+            raise SimError(f"{rater_id}: no hello_ok")
         if reply.study.get("toxicity_mode") != "anchors":
             raise SimError(f"{rater_id}: the study asks for {reply.study.get('toxicity_mode')!r} toxicity, not anchors")
         result = RaterResult(rater_id, reply.session_id, {}, {})
@@ -202,7 +178,7 @@ async def rate_participant(url: str, token: str, rater_index: int, plan: Plan, s
             msg = build(Rating, "gold rating", {"id": f"{rater_id}-gold-{g['key']}", "comment": {"platform": "study", "key": g["key"]},
                                                 "values": expected, "anchors": {"vs_hard": vs_hard, "vs_extreme": vs_extreme},
                                                 "time_spent_ms": 5_000})
-            ok = await _request_rating(client, msg, timeout)
+            ok = await client.rate(msg, timeout)
             if ok.derived_toxicity != tox:
                 raise SimError(f"{rater_id}: gold {g['key']}: daemon derived {ok.derived_toxicity!r}, meant {tox!r}")
             result.n_ratings += 1
@@ -214,11 +190,9 @@ async def rate_participant(url: str, token: str, rater_index: int, plan: Plan, s
                                            "values": {"respectfulness": respect},
                                            "anchors": {"vs_hard": vs_hard, "vs_extreme": vs_extreme},
                                            "time_spent_ms": int(timing.integers(3_000, 30_000))})
-            ok = await _request_rating(client, msg, timeout)
+            ok = await client.rate(msg, timeout)
             if ok.inconsistent or ok.derived_toxicity != tox or ok.duplicate:
                 raise SimError(f"{rater_id}: {c.key}: rating_ok {ok!r}, meant {tox!r}")
             result.toxicity[c.platform, c.key] = tox
             result.n_ratings += 1
         return result
-    finally:
-        await ws.close()

@@ -4,6 +4,7 @@ call, and the registry's install hint. Speed itself is measured in bench/, not h
 from __future__ import annotations
 
 import asyncio
+import importlib
 import itertools
 from typing import Sequence
 
@@ -173,14 +174,14 @@ def test_missing_dependency_fix_names_the_third_party_package(monkeypatch):
     def fake_import(name):
         raise ModuleNotFoundError("No module named 'sklearn.linear_model'", name="sklearn.linear_model")
 
-    monkeypatch.setattr(registry.importlib, "import_module", fake_import)
+    monkeypatch.setattr(importlib, "import_module", fake_import)
     st = registry.status("profanity-check")
     assert st.status == "missing_dependency" and st.fix == "pip install scikit-learn"
 
     def missing_plugin(name):
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
-    monkeypatch.setattr(registry.importlib, "import_module", missing_plugin)
+    monkeypatch.setattr(importlib, "import_module", missing_plugin)
     st = registry.status("profanity-check")
     assert st.status == "missing_dependency"
     assert "modlens.detectors" not in st.fix and "reinstall modlens" in st.fix

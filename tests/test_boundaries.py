@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # reads the log into numbers (never computes a model output)
     ("analysis", ["modlens.analysis"]),
     # the one chunk pipeline and the runs built on it
-    ("runs", ["modlens.chunks", "modlens.audit", "modlens.scale"]),
+    ("runs", ["modlens.chunks", "modlens.audit", "modlens.scale", "modlens.perspective"]),
     # studies as files people exchange: packs, joins, bundles, merges
     ("studies", ["modlens.study", "modlens.studylog.bundle", "modlens.studylog.merge"]),
     # the command line

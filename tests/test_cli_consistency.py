@@ -126,7 +126,7 @@ def test_a_known_detector_that_cannot_load_here_stays_a_warning(tmp_path, capsys
 def test_perturb_says_why_it_made_no_variant(capsys):
     if registry.status("profanity-check").status != "loaded":
         pytest.skip("profanity-check detector not available here")
-    assert main(["perturb", "you are a stupid idiot", "--detector", "profanity-check"]) == 0
+    assert main(["perturb", "you are a stupid idiot", "--detector", "profanity-check", "--threshold", "0.1"]) == 0
     out = capsys.readouterr()
     lines = [json.loads(line) for line in out.out.splitlines()]
     assert len(lines) == 1 and lines[0]["kind"] == "source"

@@ -228,11 +228,11 @@ async def test_broken_normalizer_and_generator_do_not_hold_back_scores(tmp_path,
             def normalize(self, text):
                 raise ValueError("normalizer exploded")
 
-        async def broken_variants(text):
+        def broken_generate(text, importance=None):
             raise RuntimeError("generator exploded")
 
         engine.normalizer = Broken()
-        monkeypatch.setattr(engine, "variants", broken_variants)
+        monkeypatch.setattr(engine.generator, "generate", broken_generate)
         async with connect(url) as ws:
             c = Client(ws)
             await c.hello()

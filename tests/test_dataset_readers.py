@@ -329,3 +329,103 @@ def test_reading_a_large_file_does_not_hold_it_in_memory(tmp_path, suffix):
         tracemalloc.stop()
     assert n == 30_000 and n_toxic == 15_000 and size > 15_000_000
     assert peak < size / 8, f"peak {peak} bytes while reading a {size}-byte file"
+
+
+# --- files as researchers have them (issue 24) -----------------------------------------------
+def audit_cli(f, db, *extra):
+    return main(["audit", str(f), "--db", str(db), "--quiet", "--detectors", "profanity-check", *extra])
+
+
+def test_a_utf8_byte_order_mark_is_not_part_of_the_first_column(tmp_path):
+    """Excel's "CSV UTF-8" starts with a byte-order mark; before, the first column was '\\ufefftext'."""
+    f = tmp_path / "excel.csv"
+    f.write_bytes("text,label\nyou idiot,1\nhello there,0\n".encode("utf-8-sig"))
+    d = registry.load(str(f))
+    assert [i.text for i in d.items] == ["you idiot", "hello there"] and d.items[0].labels["toxic"] == "1"
+    assert "encoding utf-8 (byte-order mark)" in d.notes
+
+
+def test_latin1_needs_a_declared_encoding_and_the_error_names_the_file_and_the_fix(tmp_path, capsys):
+    f = tmp_path / "windows.csv"
+    f.write_bytes("text,label\nhello,0\ncaf\u00e9 idiot,1\n".encode("latin-1"))
+    with pytest.raises(DatasetError, match=r"windows.csv: line 3: not UTF-8 text \(byte 0xe9\); fix: --encoding cp1252"):
+        registry.load(str(f))
+    d = registry.load(str(f), encoding="latin-1")
+    assert [i.text for i in d.items] == ["hello", "caf\u00e9 idiot"] and "encoding latin-1 (--encoding)" in d.notes
+    db = tmp_path / "l.sqlite"
+    assert audit_cli(f, db) == 2
+    err = capsys.readouterr().err
+    assert "windows.csv: line 3: not UTF-8 text" in err and "fix: --encoding cp1252" in err
+    assert audit_cli(f, db, "--encoding", "latin-1") == 0 and count(db, "comments") == 2
+
+
+def test_a_non_utf8_byte_far_down_the_file_names_its_line(tmp_path):
+    f = tmp_path / "late.csv"
+    f.write_bytes(b"text,label\n" + b"".join(b"row %d,0\n" % i for i in range(9000)) + b"caf\xe9,1\n")
+    with pytest.raises(DatasetError, match=r"late.csv: line 9002: not utf-8 text.*--encoding"):
+        list(registry.load(str(f)).iter_items())
+
+
+def test_semicolon_separated_files_are_sniffed(tmp_path):
+    f = tmp_path / "european.csv"
+    f.write_text('text;label\nyou idiot;1\n"hello, there";0\n', encoding="utf-8")
+    d = registry.load(str(f))
+    assert [(i.text, i.labels["toxic"]) for i in d.items] == [("you idiot", "1"), ("hello, there", "0")]
+    assert any(n.startswith("delimiter ';'") for n in d.notes)
+
+
+def test_an_unterminated_quote_is_an_error_with_its_line(tmp_path, capsys):
+    f = tmp_path / "broken.csv"
+    f.write_text('text,label\nhello,0\n"you idiot,1\nthird,0\nfourth,1\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"broken.csv: line 3: a quote opened here is never closed; fix: close"):
+        list(registry.load(str(f)).iter_items())
+    assert audit_cli(f, tmp_path / "l.sqlite") == 2
+    assert "broken.csv: line 3: a quote opened here is never closed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", ["", "text,label\n", "text,label"])
+def test_empty_and_header_only_files_are_the_same_error(tmp_path, capsys, content):
+    f = tmp_path / "nothing.csv"
+    f.write_text(content, encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"nothing.csv: no rows to read .*; fix: give a file with a header"):
+        registry.load(str(f))
+    assert audit_cli(f, tmp_path / "l.sqlite") == 2
+    assert "nothing.csv: no rows to read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("data, what", [(b"\x00\x01\x02text\x00" * 50, "a binary file"),
+                                        (b"PK\x03\x04" + b"\x00" * 100, "a ZIP archive"),
+                                        (b"PAR1" + b"\x00" * 100, "a Parquet file")])
+def test_binary_files_are_refused_with_their_name(tmp_path, capsys, data, what):
+    f = tmp_path / "data.csv"
+    f.write_bytes(data)
+    with pytest.raises(DatasetError, match=rf"data.csv: {what}.*; fix: "):
+        registry.load(str(f))
+    assert audit_cli(f, tmp_path / "l.sqlite") == 2
+    err = capsys.readouterr().err
+    assert f"data.csv: {what}" in err and "fix:" in err and "codec" not in err
+
+
+def test_davidson_tweets_are_html_unescaped_and_the_step_is_recorded(tmp_path):
+    f = tmp_path / "labeled_data.csv"
+    f.write_text(',count,hate_speech,offensive_language,neither,class,tweet\n'
+                 '0,3,0,3,0,1,"&#8220;@user: you &amp; your ugly face &#128557;&#8221;"\n'
+                 '1,3,0,0,3,2,plain tweet\n', encoding="utf-8")
+    d = registry.load(str(f))
+    assert d.format == "davidson" and d.text_steps == ["html_unescape"]
+    assert [i.text for i in d.items] == ["\u201c@user: you & your ugly face \U0001f62d\u201d", "plain tweet"]
+    raw = registry.load(str(f), html_unescape=False)
+    assert raw.items[0].text.startswith("&#8220;@user") and raw.text_steps == []
+    db = tmp_path / "l.sqlite"
+    res = run_audit(str(f), db=db, detector_objects={"len": LengthDetector()}, progress=False)
+    con = sqlite3.connect(db)
+    (source, normalizer, result, edits), = con.execute(
+        "SELECT st.text, n.normalizer, rt.text, n.edits_json FROM normalizations n "
+        "JOIN texts st ON st.text_id = n.source_text_id JOIN texts rt ON rt.text_id = n.result_text_id").fetchall()
+    assert source.startswith("&#8220;@user") and normalizer == "html_unescape" and result == d.items[0].text
+    assert {e["step"] for e in json.loads(edits)} == {"html_unescape"}
+    # the detectors scored the decoded text, and the run says which steps read it
+    scored = {t for (t,) in con.execute("SELECT t.text FROM scores s JOIN texts t ON t.text_id = s.text_id")}
+    assert d.items[0].text in scored and source not in scored
+    (params,) = con.execute("SELECT params_json FROM audit_runs WHERE run_id = ?", (res.run_id,)).fetchone()
+    assert json.loads(params)["text_steps"] == ["html_unescape"]

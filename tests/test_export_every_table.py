@@ -15,6 +15,7 @@ from modlens.media.store import MediaStore
 from modlens.perturb.base import Variant
 from modlens.studylog import media_rows
 from modlens.studylog.bundle import write_bundle_file
+from modlens.studylog.records.deferred import defer_variants
 from modlens.studylog.records.labels import add_gold_labels, run_label_set
 from modlens.studylog.export import export
 from modlens.studylog.merge import merge_files
@@ -45,6 +46,7 @@ def fill(log: StudyLog, media: MediaStore) -> None:
     log.add_run_item(run, cid)
     add_gold_labels(log, run_label_set(log, run, "hatecheck", "label_gold"), [(cid, "hateful")])
     log.add_step_errors([(TEXT, "normalize", "default", "1", run, "ValueError: bad input")])
+    defer_variants(log, [(cid, "variant budget: 50 comments/s")])
     log.finish_run(run, "done")
     log.add_rating("s1", "r1", "cr1", "sess", cid, {"toxicity": "toxic", "formality": "informal"},
                    {"vs_hard": "more"}, "toxic", False, 2500)
@@ -53,6 +55,7 @@ def fill(log: StudyLog, media: MediaStore) -> None:
     mid = media_rows.add_media(log, image, path=media.relative_path(image))
     media_rows.add_comment_media(log, cid, mid, 0, "https://i.ytimg.com/x.png")
     media_rows.add_ocr(log, mid, "tesseract", "5 eng psm6", "", None)
+    media_rows.add_asr(log, mid, "pocketsphinx", "5.1.1+en-us", "", None)
     media_rows.add_comment_media_score(log, cid, (det, {"toxic": 0.7}, 0.7, 5.0, None, {"ocr": ""}))
     case_id = record(log, media, text_image("abuse_hate", "women", "are", "pigs"))
     media_rows.add_case_scores_many(log, [(case_id, "case", (det, {"toxic": 0.9}, 0.9, 6.0, None, {}))])

@@ -15,9 +15,12 @@ import shutil
 import time
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import get_args
 from urllib.parse import urljoin
 
 import pytest
+
+from modlens.protocol import ParentVia
 
 SITES_DIR = Path(__file__).resolve().parent / "fixtures" / "sites"
 CHROMIUM = os.environ.get("MODLENS_CHROMIUM", "/usr/lib/chromium/chromium")
@@ -29,9 +32,8 @@ EXPECTED_LISTS = ("before", "after_lazy", "after_navigate")
 EXPECTED_OPTIONAL = {"absent", "expect_status"}
 ENTRY_KEYS = {"key", "text", "parent_key", "author"}
 ENTRY_OPTIONAL = {"parent_text", "parent_via"}
-# how the adapter determined the parent (CommentItem.parent_via in src/modlens/protocol/messages.py)
-PARENT_VIA = {"structure", "key_prefix", "connector", "replying_to", "in_reply_to_label", "structure_mismatch",
-              "page", "none", "unknown"}
+# how the adapter determined the parent: the protocol's vocabulary (CommentItem.parent_via)
+PARENT_VIA = set(get_args(ParentVia))
 VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css", ".js": "text/javascript",
                  ".svg": "image/svg+xml", ".png": "image/png", ".json": "application/json"}

@@ -401,7 +401,8 @@ def test_fonts_are_found_once_and_identified(text_font):
     assert fonts.text_font(30).size == 30
 
 
-def test_render_package_exposes_the_card(text_font):
-    from modlens.fusion import render
+def test_video_frames_use_the_one_text_card(text_font):
+    # the card lives in text_image alone (the package imports none of its modules: no import cycle)
+    from modlens.fusion.render import text_image, video
 
-    assert render.render_text_card("are pigs").tobytes() == render_text_card("are pigs").tobytes()
+    assert video.render_text_card is text_image.render_text_card

@@ -64,8 +64,9 @@ async def test_parent_via_is_recorded_as_a_label_and_the_first_account_stays(tmp
 @pytest.mark.parametrize("value, ok", [
     ("structure", True), ("in_reply_to_label", True), ("structure_mismatch", True), (None, True),
     ("", False), ("Structure", False), ("x" * 33, False), ("reply to", False),
+    ("sideways", False), ("key_prefixes", False),   # snake case, but not in the vocabulary
 ])
-def test_comment_item_accepts_only_short_snake_case_provenance(value, ok):
+def test_comment_item_accepts_only_the_vocabulary(value, ok):
     raw = {"type": "comments", "id": "c", "page": {"url": "u", "platform": "coral", "page_key": "v"},
            "items": [{"key": "k", "text": "t", "parent_key": "p", "parent_via": value}]}
     if ok:
@@ -77,15 +78,14 @@ def test_comment_item_accepts_only_short_snake_case_provenance(value, ok):
 
 
 def test_the_extension_fixtures_and_protocol_share_one_vocabulary():
-    """ns.PARENT_VIA (content/observer.js: what content scripts send), the fixture format's list
-    and the protocol's pattern agree, so no adapter can send a value the daemon refuses."""
+    """ns.PARENT_VIA (content/registry.js: what content scripts send) and the fixture format's list
+    are the protocol's `ParentVia`, so no adapter can send a value the daemon refuses."""
     import re
     from pathlib import Path
+    from typing import get_args
 
     from test_fixtures_format import PARENT_VIA
 
-    src = (Path(__file__).resolve().parents[1] / "extension" / "content" / "observer.js").read_text(encoding="utf-8")
+    src = (Path(__file__).resolve().parents[1] / "extension" / "content" / "registry.js").read_text(encoding="utf-8")
     js = set(re.findall(r'"([a-z_]+)"', re.search(r"ns\.PARENT_VIA = \[([^\]]*)\]", src).group(1)))
-    assert js == PARENT_VIA
-    for value in js:
-        p.CommentItem(key="k", text="t", parent_via=value)
+    assert js == PARENT_VIA == set(get_args(p.ParentVia))

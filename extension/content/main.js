@@ -13,8 +13,8 @@
   let inFrame = true;
   try { inFrame = window.top !== window; } catch (_) { /* a cross-origin top: a frame */ }
   ns.inFrame = inFrame;
-  // adapters made for a frame of their own that run wherever that frame is embedded
-  const ANY_PAGE_FRAMES = new Set(["disqus"]);
+  // adapters made for a frame of their own that run wherever that frame is embedded (sites table)
+  const ANY_PAGE_FRAMES = new Set(ns.ANY_PAGE_FRAMES);
 
   let cfg = null;
   let adapter = null;
@@ -53,8 +53,7 @@
   }
 
   async function sendComments(pg, items, attempt = 0) {
-    const payload = items.map((r) => ({ key: r.key, text: r.text, author: r.author, parent_key: r.parent_key, parent_via: r.parent_via,
-      time_shown: r.time_shown, media: r.media && r.media.length ? r.media : undefined }));
+    const payload = items.map(ns.contentComment);
     try {
       const res = await send(msgs.comments(adapter.name, pg, payload));
       if (res && res.queued) { page.queued += items.length; refusal = ""; reportStatus(); return; }

@@ -1,106 +1,11 @@
-// The one class that watches a page for comments. A site adapter is a small declaration
-// (selectors + hooks, see content/adapters/*.js); everything that is hard lives here once:
-// MutationObservers on the document and on every open shadow root the adapter names,
-// dedupe by comment key (elements are reused and emptied by virtualized lists), SPA
-// navigation (a new page key starts a new page), error counting, and the "adapter found
-// nothing" status. A hook that throws is counted, never propagated to the page.
+// The one class that watches a page for comments, for the adapter content/registry.js picked:
+// MutationObservers on the document and on every open shadow root the adapter names, dedupe by
+// comment key (elements are reused and emptied by virtualized lists), SPA navigation (a new page
+// key starts a new page), the adapter's ordered per-field strategies, per-strategy error counting,
+// per-field "not found" counts and the "adapter found nothing" status. A strategy that throws is
+// counted, never propagated to the page. DOM helpers: content/dom.js.
 (function (root) {
   const ns = (root.modlens = root.modlens || {});
-  const adapters = (ns.adapters = ns.adapters || []);
-
-  // Per-field strategies. An adapter declares, for each field of a comment, an ordered list of
-  // strategies (`fields: {key, text, author, parent, time}`); the observer tries them in order
-  // and takes the first non-empty answer. A strategy is
-  //   - a CSS selector string, searched in the comment's OWN subtree: the first match whose
-  //     closest comment is this comment (never a nested reply's element), or
-  //   - a function (el, ctx) -> Node | string | null   (ctx: {page, key, record, adapter, own(sel)}), or
-  //   - {via, sel | find, value?}: a named strategy; `value(node, el, ctx)` turns the node found
-  //     into the field's value (default: the node's text; for time its datetime / title / text).
-  // A parent strategy answers a key (recorded with its `via`) or {key, via}. The last entry of
-  // each list is the adapter's documented last resort (accessible labels, data-* attributes,
-  // link targets). A field no strategy finds is counted per field in the page status
-  // (`missing`), never filled with a guess. The old one-hook form (key, text, author + authorOf,
-  // parentKey, timeShown) is still accepted: each hook becomes a one-strategy list.
-  ns.FIELDS = ["key", "text", "author", "parent", "time"];
-  ns.PARENT_VIA = ["structure", "key_prefix", "connector", "replying_to", "in_reply_to_label", "structure_mismatch", "page", "none", "unknown"];
-
-  function strategy(s, field) {
-    if (!s) return null;
-    if (typeof s === "string") return { via: s, sel: s };
-    if (typeof s === "function") return { via: s.name || field, find: s };
-    return { via: s.via || s.sel || field, ...s };
-  }
-
-  function strategiesOf(def) {
-    const f = def.fields || {};
-    const list = (v) => [].concat(v == null ? [] : v);
-    const out = {
-      key: f.key ? list(f.key) : def.key ? [{ via: "key", find: (el, ctx) => def.key(el, ctx.page) }] : [],
-      text: list(f.text || (typeof def.text === "function" ? { via: "text", find: def.text } : def.text)),
-      author: list(f.author || (typeof def.author === "function" ? { via: "author", find: def.author } : def.author)),
-      parent: f.parent ? list(f.parent) : def.parentKey ? [{ via: "structure", find: (el, ctx) => def.parentKey(el, ctx.key, ctx.page) }] : [],
-      time: f.time ? list(f.time) : def.timeShown ? [{ via: "timeShown", find: def.timeShown }] : [],
-    };
-    for (const k of ns.FIELDS) {
-      out[k] = out[k].map((s) => strategy(s, k)).filter(Boolean);
-      if (k === "author" && !f.author && def.authorOf) out[k] = out[k].map((s) => ({ ...s, value: (n, el) => def.authorOf(n, el) }));
-    }
-    return out;
-  }
-
-  ns.defineAdapter = function defineAdapter(def) {
-    for (const k of ["name", "platform", "matches", "pageKey", "comments"]) {
-      if (!def[k]) throw new Error(`adapter ${def.name || "?"} lacks ${k}`);
-    }
-    def.strategies = strategiesOf(def);
-    for (const k of ["key", "text"]) if (!def.strategies[k].length) throw new Error(`adapter ${def.name} has no ${k} strategy`);
-    adapters.push(def);
-    return def;
-  };
-
-  /** The first element matching `sel` in `el`'s subtree whose closest `scope` is `el` itself. */
-  ns.own = function own(el, sel, scope) {
-    for (const n of el.querySelectorAll(sel)) if (!scope || n.closest(scope) === el) return n;
-    return null;
-  };
-  /** "Comment by NAME" / "Reply from NAME" style accessible labels: NAME, or null. */
-  ns.labelName = function labelName(node, re) {
-    const label = node && node.getAttribute && node.getAttribute("aria-label");
-    const m = label && label.match(re || /^\s*(?:comment|reply|post)\s+(?:by|from)\s+(.+?)\s*$/i);
-    return m ? ns.cleanText(m[1]) : null;
-  };
-
-  ns.pickAdapter = function pickAdapter(loc, settings, doc) {
-    const ok = (a) => { try { return a.matches(loc, settings, doc); } catch (_) { return false; } };
-    return adapters.find((a) => a.name !== "generic" && ok(a)) || adapters.find((a) => a.name === "generic" && ok(a)) || null;
-  };
-
-  // Hook helpers shared by adapters: a hook may be a selector string or a function.
-  ns.pick = function pick(el, spec) {
-    if (!spec) return null;
-    if (typeof spec === "function") return spec(el);
-    for (const sel of [].concat(spec)) {
-      const found = el.querySelector(sel);
-      if (found) return found;
-    }
-    return null;
-  };
-  ns.textOf = function textOf(node) {
-    if (!node) return "";
-    if (typeof node === "string") return ns.cleanText(node);
-    return ns.cleanText(node.innerText !== undefined && node.isConnected ? node.innerText : node.textContent);
-  };
-  ns.urlParam = function urlParam(href, name, base) {
-    try { return new URL(href, base || location.href).searchParams.get(name); } catch (_) { return null; }
-  };
-
-  // The site's posting time as an ISO instant, when it shows an absolute one (a datetime
-  // attribute, a dated tooltip); relative labels ("2 days ago") are not guessed at.
-  ns.isoTime = function isoTime(value) {
-    if (!value || !/\d{4}/.test(value)) return null;
-    const t = Date.parse(value);
-    return Number.isNaN(t) ? null : new Date(t).toISOString();
-  };
 
   // A strategy's raw answer as the field's value: nodes give their text, times their
   // datetime / title attribute first.
@@ -225,14 +130,30 @@
       return null;
     }
 
+    /** Another comment element's key, found by the same key strategies (e.g. a reply's parent). */
+    keyOf(el, page) {
+      if (!el) return null;
+      const a = this.adapter;
+      const found = this.field(el, "key", { page, adapter: a, own: (sel) => ns.own(el, sel, a.comments), keyOf: (o) => this.keyOf(o, page) });
+      return found ? found.value : null;
+    }
+
+    holdsComment(el) {
+      return this.guard("comments selector", () => !!el.querySelector(this.adapter.comments), false);
+    }
+
     extract(el, page) {
       const a = this.adapter;
       if (a.skip && this.guard("skip", () => a.skip(el), false)) return null;
-      const ctx = { page, adapter: a, own: (sel) => ns.own(el, sel, a.comments) };
+      const ctx = { page, adapter: a, own: (sel) => ns.own(el, sel, a.comments), keyOf: (other) => this.keyOf(other, page) };
       const key = this.field(el, "key", ctx);
+      const text = this.field(el, "text", ctx);
+      // An element the comment selector matches around another comment (two markup generations'
+      // markers on one comment: a labelled wrapper and the block inside it) holds no key and no
+      // text of its own: it is not a comment missing its key, the comment inside it is counted.
+      if (!key && !text && this.holdsComment(el)) return { container: true };
       if (!key) return { missing: "key" };
       ctx.key = key.value;
-      const text = this.field(el, "text", ctx);
       if (!text) return { missing: "text" };
       const record = { key: key.value, text: text.value, author: null, missing: [] };
       ctx.record = record;
@@ -278,6 +199,7 @@
         try { els = r.querySelectorAll(this.adapter.comments); } catch (err) { this.counts.errors += 1; this.lastError = `comments selector: ${err.message}`; }
         for (const el of els) {
           const record = this.extract(el, page);
+          if (record && record.container) continue;
           if (!record || record.missing === "key" || record.missing === "text") {
             // emptied / placeholder elements (virtualized lists) are not comments missing a field
             if (el.childElementCount > 0) {

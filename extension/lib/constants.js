@@ -1,5 +1,5 @@
 // Constants shared by every part of the extension (worker, content scripts, pages, node tests).
-// The wire protocol's values mirror the daemon's Python (modlens.daemon.protocol);
+// The wire protocol's values mirror the daemon's Python (modlens.protocol.messages);
 // tests/e2e/test_extension_constants.py fails when the two disagree.
 (function (root) {
   const ns = (root.modlens = root.modlens || {});

@@ -6,9 +6,9 @@
 
   // Smaller than this (rendered, either side) is an avatar, an emoji or an icon, not an attachment.
   ns.MEDIA_MIN_PX = 64;
-  // Image hosts the worker fetches attachments from with a host permission (manifest), so no CORS
-  // header is needed; they are not sites the content scripts run on (lib/site_access.js).
-  ns.MEDIA_HOSTS = ["https://pbs.twimg.com/*", "https://*.disquscdn.com/*", "https://*.fbcdn.net/*"];
+  // The image hosts the worker fetches attachments from (`ns.MEDIA_HOSTS`, host permissions, so no
+  // CORS header is needed) are the sites table's `imageHosts` (lib/sites.js); they are not sites the
+  // content scripts run on (lib/site_access.js).
 
   // Leading bytes -> MIME type, as the daemon checks them (modlens.media.sniff_mime); images only.
   const MAGIC = [

@@ -7,7 +7,7 @@
   ns.messages = {
     // content script → worker
     contentHello: () => ({ type: M.contentHello }),
-    /** page: {url, platform, page_key, title}; items: [{key, text, author, parent_key, time_shown, media?: [image URL]}] */
+    /** page: {url, platform, page_key, title}; items: ns.contentComment(record) each (lib/protocol.js) */
     comments: (site, page, items) => ({ type: M.comments, site, page, items }),
     /** comment: {platform, key}; answer: {values, anchors, time_spent_ms} (content/ui.js) */
     rate: (comment, answer) => ({ type: M.rate, comment: { platform: comment.platform, key: comment.key },

@@ -5,15 +5,12 @@
 
   ns.VERSION = "0.1.0";
 
-  // Per-site switches; "generic" is off until the user defines a selector.
-  ns.SITES = ["youtube", "x", "disqus", "openweb", "coral", "viafoura", "generic"];
-
   ns.DEFAULT_SETTINGS = {
     daemonUrl: "ws://127.0.0.1:8765/ws",
     token: "",
     raterId: "",
     paused: false,
-    sites: { youtube: true, x: true, disqus: true, openweb: true, coral: true, viafoura: true, generic: true },
+    sites: {}, // one switch per row of the sites table, all on (lib/sites.js fills it)
     display: "study", // "study" | "blind" | "scores"
     customSelectors: [], // [{host, comment, text, author, key}]
   };

@@ -7,6 +7,8 @@ import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
 const ns = require("../lib/ns.js");
+require("../content/dom.js");
+require("../content/registry.js");
 require("../content/observer.js");
 
 // A fake element: `sels` are the selector strings it matches (literally), `attrs` its attributes.
@@ -97,11 +99,43 @@ test("a comment without key or text is reported as such, times only as ISO insta
   assert.equal(rec.time_shown, "2026-03-02T10:00:00.000Z");
 });
 
-test("old one-hook adapters still work: key(el, page), authorOf, parentKey(el, key, page)", () => {
-  const obs = observerFor({ key: (el, page) => `${page.page_key}-${el.getAttribute("id")}`, text: ".body", author: ".name",
-    authorOf: (n) => n.getAttribute("data-username"), parentKey: (el, key) => (key === "p-2" ? "p-1" : null) });
-  const rec = obs.extract(new El(".c", { attrs: { id: "2" }, children: [new El(".body", { text: "t" }), new El(".name", { attrs: { "data-username": "zed" } })] }), PAGE);
-  assert.deepEqual([rec.key, rec.author, rec.parent_key, rec.parent_via], ["p-2", "zed", "p-1", "structure"]);
+test("one adapter dialect: the old one-hook form is refused with a pointer to fields", () => {
+  assert.throws(() => ns.defineAdapter({ name: "old", platform: "t", matches: () => false, pageKey: () => "p", comments: ".c",
+    key: (el) => el.getAttribute("id"), text: ".body", fields: { key: [(el) => el.getAttribute("id")], text: [".body"] } }),
+  /adapter old: key, text belong in fields/);
+  assert.throws(() => observerFor({ fields: { key: [(el) => el.id], text: [".body"], body: [".x"] } }), /unknown field\(s\) body/);
+  assert.throws(() => observerFor({ fields: { text: [".body"] } }), /has no key strategy/);
+});
+
+test("a wrapper the comment selector matches around a comment is not a comment missing its key", () => {
+  // two generations' markers on one comment: a labelled wrapper (.c) around the block (.c) that
+  // holds the key link and the text; and a comment whose key really is missing
+  const block = (id, text) => new El(".c", { children: [new El("a.permalink", { attrs: { href: `?cid=${id}` } }), new El(".body", { text })] });
+  const wrapper = new El(".c", { children: [block("1", "first")] });
+  const keyless = new El(".c", { children: [new El(".body", { text: "no key here" })] });
+  const list = new El(".list", { children: [wrapper, keyless] });
+  const obs = observerFor({ fields: { key: [{ via: "permalink", sel: "a.permalink", value: (a) => a.getAttribute("href").slice(5) }], text: [".body"] } });
+  assert.deepEqual(obs.extract(wrapper, PAGE), { container: true });
+  assert.equal(obs.extract(wrapper.children[0], PAGE).key, "1");
+  assert.deepEqual(obs.extract(keyless, PAGE), { missing: "key" });
+  // the page status: one comment, one element without a key (the keyless one), not two
+  obs.roots.add(list);
+  obs.stopped = false;
+  obs.currentPage = () => PAGE;
+  obs.scan();
+  assert.deepEqual([obs.counts.found, obs.counts.missing.key, obs.counts.skipped], [1, 1, 1]);
+});
+
+test("ctx.keyOf: a parent's key is found by the same key strategies as the parent's own", () => {
+  const parent = new El(".c", { attrs: { "data-id": "p1" }, children: [new El(".body", { text: "parent" })] });
+  const reply = new El(".c", { attrs: { "data-id": "r1" }, children: [new El(".body", { text: "reply" })] });
+  parent.children.push(new El(".replies", { children: [reply] }));
+  reply.parentElement.parentElement = parent;
+  const obs = observerFor({ fields: { key: [{ via: "data-id", find: (el) => el.getAttribute("data-id") }], text: [".body"],
+    parent: [{ via: "structure", find: (el, ctx) => ctx.keyOf(el.parentElement && el.parentElement.closest(".c")) }] } });
+  const r = obs.extract(reply, PAGE);
+  assert.deepEqual([r.key, r.parent_key, r.parent_via], ["r1", "p1", "structure"]);
+  assert.equal(obs.extract(parent, PAGE).parent_via, "none");
 });
 
 test("accessible labels: 'Comment by NAME', 'Reply from NAME'; anything else is no name", () => {

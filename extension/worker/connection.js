@@ -63,11 +63,8 @@
     },
 
     hello(token) {
-      this.helloId = ns.newId("hello");
-      const hello = { type: "hello", id: this.helloId, protocol: ns.PROTOCOL, client: ns.CLIENT_NAME,
-        client_version: ns.VERSION, token, rater_id: config.settings.raterId };
-      // Consent goes with the study it was given to, while that is the study the daemon runs.
-      if (config.consented()) { hello.study_id = config.consent.study_id; hello.consent_at = config.consent.at; }
+      const hello = ns.protocol.hello({ token, raterId: config.settings.raterId, consent: config.consented() ? config.consent : null });
+      this.helloId = hello.id;
       return hello;
     },
 
@@ -78,7 +75,7 @@
       this.setStatus("ready", "");
       clearInterval(this.keepaliveTimer);
       this.keepaliveTimer = setInterval(() => {
-        if (this.ws && this.ws.readyState === WebSocket.OPEN) this.send({ type: "ping", id: ns.newId("ping") });
+        if (this.ws && this.ws.readyState === WebSocket.OPEN) this.send(ns.protocol.ping());
         this.onTick();
       }, ns.KEEPALIVE_MS);
     },

@@ -78,10 +78,9 @@
       }
     }
     for (const group of ns.packMedia(fetched, media.max_bytes, max)) {
-      const items = group.map(({ mime, sha256, data_b64, url, position }) => ({ mime, sha256, data_b64, url, position }));
-      const message = { type: "comment_media", id: ns.newId("m"), platform, comment_key: key, items };
+      const message = ns.protocol.commentMedia(platform, key, group);
       await delivery.queue(message, route, { persist: false });
-      count("media_sent", items.length);
+      count("media_sent", message.items.length);
     }
     delivery.flush(false);
   }

@@ -65,19 +65,10 @@
     const salt = await config.authorSalt();
     const route = tabs.routeFrom(sender, msg.page.platform);
     const items = [];
-    for (const it of msg.items) {
-      const item = { key: String(it.key), text: it.text };
-      if (it.parent_key) item.parent_key = String(it.parent_key);
-      if (it.parent_via) item.parent_via = String(it.parent_via); // how the content script found the parent
-      if (it.time_shown) item.time_shown = it.time_shown;
-      const h = await ns.hashAuthor(it.author, salt);
-      if (h) item.author_hash = h;
-      items.push(item);
-    }
-    const page = { url: msg.page.url, platform: msg.page.platform, page_key: msg.page.page_key, title: msg.page.title || "" };
+    for (const it of msg.items) items.push(ns.protocol.commentItem(it, await ns.hashAuthor(it.author, salt)));
+    const page = ns.protocol.page(msg.page);
     const ids = [];
-    for (let i = 0; i < items.length; i += ns.CHUNK_ITEMS) {
-      const message = { type: "comments", id: ns.newId("c"), page, items: items.slice(i, i + ns.CHUNK_ITEMS) };
+    for (const message of ns.protocol.comments(page, items)) {
       await delivery.queue(message, route);
       ids.push(message.id);
     }
@@ -97,9 +88,8 @@
 
   async function queueRating(msg, sender) {
     if (!config.consented()) return { queued: false, reason: "consent needed" };
-    const comment = { platform: msg.comment.platform, key: String(msg.comment.key) };
-    const message = { type: "rating", id: ns.newId("r"), comment, values: msg.values, anchors: msg.anchors || null,
-      time_spent_ms: Math.max(0, Math.round(msg.time_spent_ms || 0)) };
+    const message = ns.protocol.rating(msg.comment, msg);
+    const comment = message.comment;
     await delivery.queue(message, tabs.routeFrom(sender, comment.platform));
     await counters.markRated(comment.platform, comment.key, msg.values);
     sendSoon();
@@ -138,8 +128,7 @@
     async [M.joinStudy](msg) {
       if (typeof msg.pack !== "string" || !msg.pack || msg.pack.length > ns.MAX_PACK_BYTES) return { ok: false, error: "That file is not a study pack." };
       if (!connection.ready()) return { ok: false, error: "Not connected to the daemon: start `modlens serve` (without --config), then try again." };
-      const answer = await connection.request({ type: "join_study", id: ns.newId("join"), pack: msg.pack,
-        file_name: String(msg.file_name || "").slice(0, 255), replace: !!msg.replace }, ns.JOIN_TIMEOUT_MS);
+      const answer = await connection.request(ns.protocol.joinStudy(msg.pack, msg.file_name, msg.replace), ns.JOIN_TIMEOUT_MS);
       if (answer.type !== "join_study_ok") return { ok: false, error: answer.message || "the daemon refused the pack", code: answer.code };
       if (answer.restarting) connection.backoff = ns.BACKOFF_MIN_MS; // back as soon as it listens again
       return { ok: true, study_id: answer.study_id, title: answer.title, tasks: answer.tasks, restarting: answer.restarting };

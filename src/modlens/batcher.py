@@ -1,6 +1,10 @@
 """Dynamic batching: collect up to `max_batch` texts or wait `max_delay_ms`, then make one
 model call. Shared by every daemon connection and by batch audits, so many small pages
-become few large model calls."""
+become few large model calls.
+
+Two lanes: live texts (a page's scores) and derived texts submitted with `low=True` (word
+importance, variants). Derived texts run only when no live text waits, at most `max_low` per
+call, so a page that arrives behind any amount of variant work waits for one such call at most."""
 from __future__ import annotations
 
 import asyncio
@@ -12,11 +16,15 @@ BatchFn = Callable[[Sequence[str]], Awaitable[Sequence[R]]]
 
 
 class DynamicBatcher(Generic[R]):
-    def __init__(self, fn: BatchFn, *, max_batch: int = 32, max_delay_ms: float = 10.0, max_queue: int = 10_000):
+    def __init__(self, fn: BatchFn, *, max_batch: int = 32, max_delay_ms: float = 10.0, max_queue: int = 10_000,
+                 max_low: int | None = None):
         self._fn = fn
         self.max_batch = max_batch
+        self.max_low = max(1, min(max_low or max_batch, max_batch))
         self.max_delay = max_delay_ms / 1000
         self._queue: asyncio.Queue[tuple[str, asyncio.Future]] = asyncio.Queue(max_queue)
+        self._low: asyncio.Queue[tuple[str, asyncio.Future]] = asyncio.Queue(max_queue)
+        self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
         self.batches = 0      # model calls made (for benchmarks and status)
         self.items = 0
@@ -33,14 +41,20 @@ class DynamicBatcher(Generic[R]):
             except asyncio.CancelledError:
                 pass
             self._task = None
-        while not self._queue.empty():
-            _, fut = self._queue.get_nowait()
-            if not fut.done():
-                fut.set_exception(RuntimeError("batcher closed"))
+        for queue in (self._queue, self._low):
+            while not queue.empty():
+                _, fut = queue.get_nowait()
+                if not fut.done():
+                    fut.set_exception(RuntimeError("batcher closed"))
 
-    async def _enqueue(self, text: str) -> asyncio.Future:
+    @property
+    def low_queued(self) -> int:
+        return self._low.qsize()
+
+    async def _enqueue(self, text: str, low: bool = False) -> asyncio.Future:
         fut = asyncio.get_running_loop().create_future()
-        await self._queue.put((text, fut))  # waits only when the queue is full
+        await (self._low if low else self._queue).put((text, fut))  # waits only when the queue is full
+        self._wake.set()
         return fut
 
     async def submit(self, text: str) -> R:
@@ -48,19 +62,36 @@ class DynamicBatcher(Generic[R]):
         self.start()
         return await (await self._enqueue(text))
 
-    async def submit_many(self, texts: Sequence[str], *, return_exceptions: bool = False) -> list:
+    async def submit_many(self, texts: Sequence[str], *, return_exceptions: bool = False, low: bool = False) -> list:
         """Queue several texts in one go (no task per text); results in input order. With
-        `return_exceptions`, a failed batch gives its exception in place of a result."""
+        `return_exceptions`, a failed batch gives its exception in place of a result; `low`:
+        derived texts, run when no live text waits."""
         self.start()
-        futures = [await self._enqueue(t) for t in texts]
+        futures = [await self._enqueue(t, low) for t in texts]
         return list(await asyncio.gather(*futures, return_exceptions=return_exceptions))
 
     def _drain(self, batch: list) -> None:
         while len(batch) < self.max_batch and not self._queue.empty():
             batch.append(self._queue.get_nowait())
 
+    async def _first(self) -> tuple[tuple[str, asyncio.Future], bool]:
+        """The next text, live before derived; (item, is_derived)."""
+        while True:
+            if not self._queue.empty():
+                return self._queue.get_nowait(), False
+            if not self._low.empty():
+                return self._low.get_nowait(), True
+            self._wake.clear()
+            await self._wake.wait()
+
     async def _collect(self) -> list[tuple[str, asyncio.Future]]:
-        batch = [await self._queue.get()]
+        first, derived = await self._first()
+        batch = [first]
+        if derived:  # the model is idle: no window; live texts that queued meanwhile ride along
+            while len(batch) < self.max_low and not self._low.empty():
+                batch.append(self._low.get_nowait())
+            self._drain(batch)
+            return batch
         self._drain(batch)
         loop = asyncio.get_running_loop()
         # The window opens when collection starts: texts that queued during the previous call

@@ -48,6 +48,13 @@ class PerturbationConfig(_Strict):
     importance_threshold: float = Field(0.1, ge=0.0, le=1.0)
     target: str | None = Field(None, description="detector key whose word importance guides the edits")
     seed: int = 0
+    live_rate: float = Field(
+        20.0, ge=0.0, le=10_000.0,
+        description="comments per second (all connections together) whose variants the daemon makes while "
+                    "participants browse, comments the study asks about first; the rest are recorded as deferred "
+                    "(deferred_variants) and made by `modlens rescore --variants`. 0: defer every comment")
+    live_backlog: int = Field(256, ge=0, le=100_000,
+                              description="comments waiting for live variants, at most; past it they are deferred")
     strategy_options: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="per-strategy options, e.g. {human_lookup = {path = '.../perturbations.json'}}")
@@ -160,6 +167,32 @@ class SecretsConfig(_Strict):
         return v
 
 
+class PerspectiveAttributeConfig(_Strict):
+    """Which detector answers one Perspective attribute (docs/PERSPECTIVE.md)."""
+    detector: str = Field(description="a study detector key")
+    label: str | None = Field(None, description="the detector's label to report (default: its toxicity label)")
+    languages: list[str] = Field(default_factory=lambda: ["en"], min_length=1,
+                                 description="languages the detector is trusted for (ISO 639-1)")
+
+
+class PerspectiveConfig(_Strict):
+    """The Perspective-compatible endpoint (`POST /v1alpha1/comments:analyze`). Attributes not
+    listed keep the defaults: TOXICITY -> minilm-toxicity, PROFANITY -> profanity-check, any other
+    -> a study detector with a label of that name (a Hugging Face multi-label model), else refused."""
+    attributes: dict[str, PerspectiveAttributeConfig] = Field(default_factory=dict)
+    calibrate: bool = Field(False, description="map scores onto Perspective's scale with the fitted calibrations "
+                            "(`modlens perspective calibrate`) unless a request says otherwise")
+    max_text_bytes: int = Field(20_480, ge=1, le=1_000_000, description="longest comment.text (Perspective: 20480)")
+
+    @field_validator("attributes")
+    @classmethod
+    def _upper_case_names(cls, v: dict[str, PerspectiveAttributeConfig]) -> dict[str, PerspectiveAttributeConfig]:
+        bad = [k for k in v if not re.fullmatch(r"[A-Z][A-Z0-9_]{0,63}", k)]
+        if bad:
+            raise ValueError(f"attribute names are upper case like TOXICITY, not {bad}")
+        return v
+
+
 TOXICITY_LEVELS = ["not toxic", "hard to say", "toxic"]
 
 DEFAULT_ATTRIBUTES = [
@@ -223,6 +256,7 @@ class StudyConfig(_Strict):
     tasks: list[TaskConfig] = Field(default_factory=list, description="pages every participant visits (docs/MULTI.md)")
     free_browsing: bool = Field(True, description="false: comments are collected on the task pages only")
     secrets: SecretsConfig = Field(default_factory=SecretsConfig)
+    perspective: PerspectiveConfig = Field(default_factory=PerspectiveConfig)
     # what the participant's side knows about this study beyond its file (pack signer, detectors
     # left off at join): set by `modlens serve` for a joined study, appended to the consent text
     _provenance: list[str] = PrivateAttr(default_factory=list)
@@ -264,6 +298,8 @@ class StudyConfig(_Strict):
             _check_name("detector key", self.perturbation.target, keys, at="perturbation.target")
         if self.sampling.detector is not None:
             _check_name("detector key", self.sampling.detector, keys, at="sampling.detector")
+        for attr, mapped in self.perspective.attributes.items():
+            _check_name("detector key", mapped.detector, keys, at=f"perspective.attributes.{attr}.detector")
         return self
 
     def client_settings(self) -> dict[str, Any]:

@@ -5,16 +5,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from modlens.batcher import DynamicBatcher
 from modlens.config import StudyConfig
-from modlens.detectors.base import Detector, DetectorStatus, MediaScore
+from modlens.detectors.base import FORWARDS_PER_CALL, Detector, DetectorStatus, MediaScore
 from modlens.media import MediaInput
 from modlens.perturb.importance import importance_from_scores, importance_texts
+from modlens.rows import Variant
 from modlens.services.detectors import load_detectors
+
+if TYPE_CHECKING:
+    from modlens.normalize.base import Normalized
+    from modlens.normalize.pipeline import Normalizer
+    from modlens.perturb.generate import VariantGenerator
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -36,12 +45,20 @@ class _DetectorRunner:
     """One detector behind two batchers, texts and media inputs; local detectors run both in
     their own worker thread, so a model never runs two calls at once."""
 
-    def __init__(self, key: str, detector: Detector, max_delay_ms: float):
+    def __init__(self, key: str, detector: Detector, max_delay_ms: float, cache_size: int = 0):
         self.key = key
         self.detector = detector
+        # text -> result, for the variant path only (word-importance texts and variants repeat
+        # across comments and connections); bounded, least recently used first out
+        self.cache: OrderedDict[str, DetectorResult] = OrderedDict()
+        self.cache_size = cache_size
+        self.cache_hits = 0
         self._pool = None if detector.remote else ThreadPoolExecutor(1, thread_name_prefix=f"det-{key}")
+        # derived texts (importance, variants) take one forward pass's worth per call: a page
+        # that arrives meanwhile waits for that much at most
         self.batcher: DynamicBatcher[tuple[Any, float]] = DynamicBatcher(
-            self._call, max_batch=detector.max_batch, max_delay_ms=max_delay_ms)
+            self._call, max_batch=detector.max_batch, max_delay_ms=max_delay_ms,
+            max_low=max(1, detector.max_batch // FORWARDS_PER_CALL))
         # MediaInputs are hashable (text + media bytes), so the batcher's de-duplication holds for them too
         self.media_batcher: DynamicBatcher[tuple[MediaScore, float]] = DynamicBatcher(
             self._call_media, max_batch=detector.max_batch, max_delay_ms=max_delay_ms)  # type: ignore[arg-type]
@@ -81,14 +98,36 @@ class _DetectorRunner:
                 labels, error = None, f"bad answer: {type(err).__name__}: {err}"
         return DetectorResult(self.key, d.name, d.version, labels, tox, ms, error, details)
 
-    async def score_many(self, texts: Sequence[str]) -> list[DetectorResult]:
-        """All texts go into the batcher in one step, so they can share one model call."""
+    async def score_many(self, texts: Sequence[str], *, low: bool = False) -> list[DetectorResult]:
+        """All texts go into the batcher in one step, so they can share one model call; `low`:
+        derived texts, behind any live ones."""
         out = []
-        for got in await self.batcher.submit_many(texts, return_exceptions=True):
+        for got in await self.batcher.submit_many(texts, return_exceptions=True, low=low):
             if isinstance(got, BaseException):
                 out.append(self.result(None, 0.0, f"{type(got).__name__}: {got}"))
             else:
                 out.append(self.result(*got))
+        return out
+
+    async def score_cached(self, texts: Sequence[str]) -> list[DetectorResult]:
+        """`score_many` through the per-text cache: only texts it has not seen (or that failed)
+        reach the model. For derived texts (importance, variants), never for a page's scores,
+        whose latency and freshness the participant sees."""
+        cache = self.cache
+        todo = [t for t in dict.fromkeys(texts) if t not in cache]
+        fresh = dict(zip(todo, await self.score_many(todo, low=True))) if todo else {}
+        out = []
+        for t in texts:
+            got = fresh.get(t)
+            if got is None:
+                got = cache[t]
+                cache.move_to_end(t)
+                self.cache_hits += 1
+            elif got.error is None and self.cache_size:
+                cache[t] = got
+                if len(cache) > self.cache_size:
+                    cache.popitem(last=False)
+            out.append(got)
         return out
 
     async def score_media_many(self, inputs: Sequence[MediaInput]) -> list[DetectorResult]:
@@ -111,7 +150,8 @@ class _DetectorRunner:
 
 
 class Engine:
-    def __init__(self, study: StudyConfig, detectors: dict[str, Detector] | None = None, *, max_delay_ms: float = 10.0):
+    def __init__(self, study: StudyConfig, detectors: dict[str, Detector] | None = None, *, max_delay_ms: float = 10.0,
+                 cache_size: int = 20_000):
         """Loads the study's detectors (or uses the given ones). Detectors that cannot load are
         listed in `statuses` with their fix; the engine runs with the rest."""
         self.study = study
@@ -121,14 +161,14 @@ class Engine:
             detectors, self.statuses = loaded.detectors, loaded.statuses
         else:
             self.statuses = [DetectorStatus(k, "loaded", version=d.version) for k, d in detectors.items()]
-        self.runners = {k: _DetectorRunner(k, d, max_delay_ms) for k, d in detectors.items()}
+        self.runners = {k: _DetectorRunner(k, d, max_delay_ms, cache_size) for k, d in detectors.items()}
         # A normalizer or generator that cannot be built costs only its own output: the
         # engine still scores. Its error is kept for `status`.
         self.component_errors: dict[str, str] = {}
         self.normalizer = self._optional("normalizer", self._build_normalizer)
         self.generator = self._optional("perturbation", self._build_generator)
 
-    def _optional(self, what: str, build):
+    def _optional(self, what: str, build: Callable[[], T | None]) -> T | None:
         try:
             return build()
         except Exception as err:
@@ -137,13 +177,13 @@ class Engine:
             return None
 
     # --- construction --------------------------------------------------------------------
-    def _build_normalizer(self):
+    def _build_normalizer(self) -> Normalizer | None:
         if not self.study.normalizer.enabled:
             return None
         from modlens.normalize.pipeline import build_normalizer
         return build_normalizer(self.study.normalizer.steps)
 
-    def _build_generator(self):
+    def _build_generator(self) -> VariantGenerator | None:
         p = self.study.perturbation
         if not p.enabled or p.budget == 0:
             return None
@@ -169,6 +209,14 @@ class Engine:
         per_detector = await asyncio.gather(*(self.runners[k].score_many(texts) for k in keys))
         return [{k: results[i] for k, results in zip(keys, per_detector)} for i in range(len(texts))]
 
+    async def score_derived(self, texts: Sequence[str]) -> list[dict[str, DetectorResult]]:
+        """`score` for derived texts (variants): every detector in one call for the whole list,
+        through the per-text cache."""
+        texts = list(texts)
+        keys = list(self.runners)
+        per_detector = await asyncio.gather(*(self.runners[k].score_cached(texts) for k in keys))
+        return [{k: results[i] for k, results in zip(keys, per_detector)} for i in range(len(texts))]
+
     async def score_media(self, inputs: Sequence[MediaInput],
                           only: Sequence[str] | None = None) -> list[dict[str, DetectorResult]]:
         """`score` for texts with media (docs/FUSION.md): each detector's `score_media`, through a
@@ -179,7 +227,7 @@ class Engine:
         per_detector = await asyncio.gather(*(self.runners[k].score_media_many(inputs) for k in keys))
         return [{k: results[i] for k, results in zip(keys, per_detector)} for i in range(len(inputs))]
 
-    def normalize(self, text: str):
+    def normalize(self, text: str) -> Normalized | None:
         """The normalizer's `Normalized` result, or None when normalization is off."""
         return None if self.normalizer is None else self.normalizer.normalize(text)
 
@@ -191,20 +239,53 @@ class Engine:
 
     async def word_importance(self, text: str, target: str | None = None) -> list[float] | None:
         """NoisyHate Algorithm 1 (`perturb.importance`), its texts scored in one batched call."""
+        return (await self.word_importance_many([text], target))[0]
+
+    async def word_importance_many(self, texts: Sequence[str], target: str | None = None) -> list[list[float] | None]:
+        """Word importance of many comments from ONE submission to the target's batcher: every
+        comment's leave-one-out texts together, so they fill whole model calls (and a text two
+        comments share, or one seen before, is scored once)."""
         target = target or self.target_key()
         if target is None:
-            return None
-        results = await self.runners[target].score_many(importance_texts(text))
-        return importance_from_scores([r.toxicity for r in results])
+            return [None] * len(texts)
+        groups = [importance_texts(t) for t in texts]
+        results = await self.runners[target].score_cached([t for g in groups for t in g])
+        out, at = [], 0
+        for g in groups:
+            out.append(importance_from_scores([r.toxicity for r in results[at:at + len(g)]]))
+            at += len(g)
+        return out
 
-    async def variants(self, text: str):
+    async def variants(self, text: str) -> list[Variant]:
         """Perturbed variants of a comment (list of `Variant`), guided by word importance."""
+        got = (await self.variants_many([text]))[0]
+        if isinstance(got, BaseException):
+            raise got
+        return got
+
+    async def variants_many(self, texts: Sequence[str]) -> list[list[Variant] | BaseException]:
+        """`variants` for many comments: one importance pass for all of them, then the
+        generator over each in one worker call. A comment whose generation failed gets its
+        exception in place of a list; the others are unaffected."""
         if self.generator is None:
-            return []
+            return [[] for _ in texts]
+        texts = list(texts)
         target = self.target_key()
-        importance = await self.word_importance(text, target)
-        loop = asyncio.get_running_loop()
-        variants = await loop.run_in_executor(None, lambda: self.generator.generate(text, importance=importance))
-        for v in variants:
-            v.target_detector = v.target_detector or target
-        return variants
+        importances = await self.word_importance_many(texts, target)
+        generator = self.generator
+
+        def generate_all() -> list[list[Variant] | BaseException]:
+            out: list[list[Variant] | BaseException] = []
+            for text, importance in zip(texts, importances):
+                try:
+                    out.append(generator.generate(text, importance=importance))
+                except Exception as err:  # one comment's failure is its own
+                    out.append(err)
+            return out
+
+        got = await asyncio.get_running_loop().run_in_executor(None, generate_all)
+        for variants in got:
+            if not isinstance(variants, BaseException):
+                for v in variants:
+                    v.target_detector = v.target_detector or target
+        return got

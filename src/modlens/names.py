@@ -1,10 +1,15 @@
-"""Unknown names (detectors, strategies) and the close matches to suggest, worded once for the
-CLI, study.toml validation and the registries."""
+"""Names of things modlens can be asked for: the one registry type every kind of plug-in uses
+(`Registry`: built-ins listed in modlens plus those installed packages add through Python entry
+points), and unknown names with the close matches to suggest, worded once for the CLI,
+study.toml validation and the registries."""
 from __future__ import annotations
 
 import difflib
 import importlib
-from typing import Any, Iterable
+import warnings
+from importlib import metadata
+from importlib.metadata import EntryPoint
+from typing import Any, Iterable, Iterator, Mapping
 
 
 def close_matches(name: str, known: Iterable[str], n: int = 3) -> list[str]:
@@ -12,9 +17,10 @@ def close_matches(name: str, known: Iterable[str], n: int = 3) -> list[str]:
     return difflib.get_close_matches(name, list(known), n=n, cutoff=0.6)
 
 
-class UnknownName(KeyError):
-    """A name no registry knows. A KeyError, as the registries raised before, but printed as
-    its message (a bare KeyError prints its argument's repr)."""
+class UnknownName(KeyError, ValueError):
+    """A name no registry knows. A KeyError (as the detector and perturbation registries raised)
+    and a ValueError (as the normalizer steps and exporters raised), printed as its message (a
+    bare KeyError prints its argument's repr)."""
 
     def __init__(self, what: str, name: str, known: Iterable[str]) -> None:
         self.what, self.name, self.known = what, name, list(known)
@@ -43,11 +49,109 @@ def check_known(what: str, names: Iterable[str], known: Iterable[str]) -> None:
             raise UnknownName(what, name, known)
 
 
-def registered_class(what: str, package: str, entries: dict[str, str], key: str) -> Any:
-    """The class a registry lists under `key` as "module:Class" (module relative to `package`);
-    an unknown key raises UnknownName with the close matches. The one lookup every registry
-    of small one-file parts (strategies, transformations, constraints, searches, recipes) uses."""
-    if key not in entries:
-        raise UnknownName(what, key, entries)
-    module, cls = entries[key].split(":")
-    return getattr(importlib.import_module(f"{package}.{module}"), cls)
+class PluginError(RuntimeError):
+    """A plug-in an installed package registered could not be loaded. Names the package, so the
+    fix (reinstall or uninstall it) is obvious; the cause is chained. Other plug-ins are unaffected."""
+
+    def __init__(self, what: str, name: str, package: str, err: BaseException) -> None:
+        self.what, self.name, self.package = what, name, package
+        super().__init__(f"{what} plug-in {name!r} from package {package} failed to load: {type(err).__name__}: {err}")
+
+    @property
+    def fix(self) -> str:
+        return f"reinstall or uninstall {self.package.split()[0]}"
+
+
+class PluginWarning(UserWarning):
+    """An installed package's plug-in that was refused (it reuses a name already taken)."""
+
+
+class Registry:
+    """The names of one kind of plug-in (detectors, dataset readers, fusions, ...) and what each
+    one is: the built-ins modlens lists in `builtins` as "module" or "module:attr" (module relative
+    to `package`), then those installed packages add under the entry point `group`, found on first
+    need (a built-in lookup never scans the installed packages) and imported only when loaded.
+
+    `load(name)` returns the module (or its attribute); an unknown name raises UnknownName with the
+    close matches, a plug-in that fails to import raises PluginError naming its package. A plug-in
+    reusing a built-in's name is refused with a PluginWarning: the built-in wins."""
+
+    def __init__(self, what: str, package: str, builtins: Mapping[str, str], group: str | None = None) -> None:
+        self.what, self.package, self.builtins, self.group = what, package, builtins, group
+        self._plugins: dict[str, EntryPoint] | None = None
+
+    # --- names ---------------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        """Built-ins in their listed order, then plug-ins by name."""
+        return [*self.builtins, *sorted(self.plugins())]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.builtins or name in self.plugins()
+
+    def check(self, names: Iterable[str]) -> None:
+        """Raises UnknownName (with close matches) for the first name not registered."""
+        for name in names:
+            if name not in self:
+                raise UnknownName(self.what, name, self.names())
+
+    def origin(self, name: str) -> str | None:
+        """None for a built-in, else "package version" of the plug-in's distribution."""
+        if name in self.builtins:
+            return None
+        self.check([name])
+        return _package(self.plugins()[name])
+
+    # --- loading -------------------------------------------------------------------------------
+    def load(self, name: str) -> Any:
+        """The module (or "module:attr" attribute) registered under `name`. A built-in's import
+        errors propagate as they are (a missing third-party dependency is the caller's to word)."""
+        if name in self.builtins:
+            module, _, attr = self.builtins[name].partition(":")
+            found = importlib.import_module(f"{self.package}.{module}")
+            return getattr(found, attr) if attr else found
+        self.check([name])
+        entry = self.plugins()[name]
+        try:
+            return entry.load()
+        except Exception as err:  # anything a third-party import does: reported, never fatal to the others
+            raise PluginError(self.what, name, _package(entry), err) from err
+
+    def plugins(self) -> dict[str, EntryPoint]:
+        """name -> entry point of the installed plug-ins (found once per registry, see `refresh`)."""
+        if self._plugins is None:
+            self._plugins = self._discover()
+        return self._plugins
+
+    def refresh(self) -> None:
+        """Forget the installed plug-ins found so far (after installing one in a running process)."""
+        self._plugins = None
+
+    def _discover(self) -> dict[str, EntryPoint]:
+        found: dict[str, EntryPoint] = {}
+        if not self.group:
+            return found
+        try:
+            entries = list(metadata.entry_points(group=self.group))
+        except Exception as err:  # a corrupt installed package must not stop the built-ins
+            warnings.warn(f"cannot read installed {self.what} plug-ins: {err}", PluginWarning, stacklevel=3)
+            return found
+        for entry in entries:
+            taken = "modlens's built-in" if entry.name in self.builtins else \
+                _package(found[entry.name]) if entry.name in found else None
+            if taken:  # the first registration stays: a plug-in never replaces what a study already means
+                warnings.warn(f"{_package(entry)} registers {self.what} {entry.name!r}, the name of {taken}; "
+                              f"its plug-in is ignored (rename it)", PluginWarning, stacklevel=3)
+                continue
+            found[entry.name] = entry
+        return found
+
+
+def _package(entry: EntryPoint) -> str:
+    dist = getattr(entry, "dist", None)
+    return f"{dist.name} {dist.version}" if dist is not None else f"(unknown package: {entry.value})"

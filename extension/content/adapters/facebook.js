@@ -9,7 +9,8 @@
 // replies), stable attributes first, class names of the two known generations after, and a
 // documented last resort:
 //   comment  role="article" with a "Comment by" / "Reply by" label (current), div._3-8y (2017+),
-//            .UFIComment (UFI, up to ~2019)
+//            .UFIComment (UFI, up to ~2019); where a labelled wrapper holds a _3-8y block, both
+//            match: the wrapper has no key or text of its own and is not counted (observer.js)
 //   key      the comment's permalink: `fb_comment_id=` (plugin links to the article),
 //            `reply_comment_id=` / `comment_id=` (links to facebook.com), else a data-commentid /
 //            data-ft "ct" attribute; none: the comment is skipped (counted), never hashed
@@ -26,28 +27,9 @@
   const REPLY_LIST = "._44ri, .UFIReplyList, [data-testid='replies-list']";
   let top = null;
 
-  // The first element matching one of `sels` whose nearest comment is `el` itself (not a reply).
-  function own(el, sels) {
-    for (const sel of [].concat(sels)) {
-      for (const found of el.querySelectorAll(sel)) {
-        if (found.closest(COMMENT) === el) return found;
-      }
-    }
-    return null;
-  }
-
   function param(href, name) {
     const v = ns.urlParam(href, name, location.href);
     return v && /^[\w.-]+$/.test(v) ? v : null;
-  }
-
-  function keyOf(el) {
-    // the same order as the key strategies below (the parent's key must be its logged key)
-    const plugin = own(el, 'a[href*="fb_comment_id="]');
-    const link = own(el, 'a[href*="comment_id="]');
-    const h = link && link.getAttribute("href");
-    return (plugin && param(plugin.getAttribute("href"), "fb_comment_id")) || (h && (param(h, "reply_comment_id") || param(h, "comment_id")))
-      || el.getAttribute("data-commentid") || el.getAttribute("data-comment-id") || ftId(el);
   }
 
   // the comment id some generations put in data-ft ({"ct": id}); not JSON: none
@@ -105,7 +87,8 @@
       author: ["a._6qw4", ".UFICommentActorName", '[data-testid="comment-author"]',
         { via: "aria_label", find: (el) => ((el.getAttribute("aria-label") || "").match(LABEL) || [])[1] || null }],
       parent: [
-        { via: "structure", find: (el) => { const p = structuralParent(el); return p ? keyOf(p) : null; } },
+        // the parent's key by this adapter's own key strategies (ctx.keyOf): the key it is logged with
+        { via: "structure", find: (el, ctx) => ctx.keyOf(structuralParent(el)) },
         // a reply's facebook.com permalink names its parent: comment_id=<parent>&reply_comment_id=<reply>
         { via: "key_prefix", sel: 'a[href*="reply_comment_id="]', value: (a, el, ctx) => {
           const p = param(href(a), "comment_id");
@@ -121,7 +104,7 @@
       ],
     },
     isReply,
-    markerAnchor: (el) => own(el, ["span._5mdd", ".UFICommentBody", '[data-testid="comment-body"]']),
+    markerAnchor: (el) => ns.own(el, ["span._5mdd", ".UFICommentBody", '[data-testid="comment-body"]'], COMMENT),
     // a photo or GIF attached to the comment (current: the attachment block; UFI: .UFICommentAttachment)
     media: '[data-testid="comment-attachment"] img, ._2txe img, .UFICommentAttachment img',
   });

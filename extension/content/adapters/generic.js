@@ -49,15 +49,20 @@
       try { return window.top.document.title; } catch (_) { return doc.title; }
     },
     get comments() { return entry ? entry.comment : ":not(*)"; },
-    key(el) {
-      if (entry.key && el.getAttribute(entry.key)) return el.getAttribute(entry.key);
-      const text = ns.textOf(entry.text ? el.querySelector(entry.text) : el);
-      const author = entry.author ? ns.textOf(el.querySelector(entry.author)) : "";
-      return text ? "g-" + ns.unitHash("generic", author, text).toString(36).slice(2, 12) : null;
+    fields: {
+      key: [
+        { via: "key attribute", find: (el) => (entry.key && el.getAttribute(entry.key)) || null },
+        // last resort: a hash of author + text (the same text and author the comment is logged with)
+        { via: "hash", find: (el) => {
+          const text = ns.textOf(entry.text ? el.querySelector(entry.text) : el);
+          const author = entry.author ? ns.textOf(el.querySelector(entry.author)) : "";
+          return text ? "g-" + ns.unitHash("generic", author, text).toString(36).slice(2, 12) : null;
+        } },
+      ],
+      text: [{ via: "text selector", find: (el) => (entry.text ? el.querySelector(entry.text) : el) }],
+      author: [{ via: "author selector", find: (el) => (entry.author ? el.querySelector(entry.author) : null) }],
+      // no reply structure is known for a custom site: every comment is top-level
     },
-    text: (el) => (entry.text ? el.querySelector(entry.text) : el),
-    author: (el) => (entry.author ? el.querySelector(entry.author) : null),
-    parentKey: () => null,
   });
 })(globalThis.modlens);
 // Tested on: fixture pages only (tests/fixtures/sites/generic, generic-iframe; selectors set

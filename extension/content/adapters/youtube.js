@@ -1,5 +1,5 @@
 // YouTube: watch pages, Shorts, live; top-level comments and reply threads; the 2024+
-// `ytd-comment-view-model` and the older `ytd-comment-renderer` generation (SITES.md).
+// `ytd-comment-view-model` and the older `ytd-comment-renderer` generation (docs/SITES.md).
 (function (ns) {
   const LINK = '#published-time-text a[href*="lc="], a#published-time-text[href*="lc="], #header-author a[href*="lc="]';
 

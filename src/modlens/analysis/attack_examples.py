@@ -8,6 +8,12 @@ from modlens.analysis.data import StudyData
 from modlens.perturb.quality import AttackExample, recipe_of, recorded_judges
 
 
+def stored_checks(attack: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The model-dependent verdicts `audit --attack` / `modlens rescore` stored with the attack."""
+    checks = attack.get("checks")
+    return {k: v for k, v in checks.items() if isinstance(v, dict)} if isinstance(checks, dict) else {}
+
+
 def examples_from_study(data: StudyData) -> list[AttackExample]:
     """Every logged attack (skipped ones too), with the other detectors' logged scores of the
     adversarial text for the label check (latest version of each detector that scored it)."""
@@ -33,5 +39,6 @@ def examples_from_study(data: StudyData) -> list[AttackExample]:
             id=v["variant_id"], seed=data.texts.get(v["source_text_id"], ""), text=data.texts.get(v["text_id"], ""),
             goal=str(a.get("goal", "tae")).lower(), target=str(v.get("target_detector") or a.get("target") or ""),
             target_name=target_name, recipe=recipe_of(v.get("strategy"), v.get("params"), a),
-            status=str(a.get("status", "")).lower(), judges=recorded_judges(a), other_scores=others))
+            status=str(a.get("status", "")).lower(), judges=recorded_judges(a), other_scores=others,
+            checks=stored_checks(a)))
     return out

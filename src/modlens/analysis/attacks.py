@@ -15,10 +15,12 @@ recipe x target; `params.recipe` / strategy `recipe:NAME`, else `attack-tae|bae`
 Quality (TaeBench section 3, `perturb/quality.py`): each success is filtered (dedup, AND
 ensemble label check from the recorded verdicts or the other detectors' logged scores, MiniLM
 meaning similarity, normalizer-edit fluency); "success after filters" counts only successes
-passing all of them. Normalization recovery: each success is normalized and re-scored by the
-target (the logged score of the normalized text when the log has it, else the target is loaded
-here when its recorded version is the installed one); the share no longer fooled is what
-normalization undoes. Human check: ratings of reviewed attacks (study comments with label
+passing all of them. Normalization recovery: the target's logged score of each success's
+normalized form (the `normalizations` row of the adversarial text); the share no longer fooled
+is what normalization undoes. This module only reads the log: the similarities, normalizer edits
+and normalized forms are computed and stored by `audit --attack` and `modlens rescore`
+(`audit/attack_checks.py`), and a success without them is counted as not measured.
+Human check: ratings of reviewed attacks (study comments with label
 role = review, `modlens study add-attacks`), per recipe: the share rated toxic.
 """
 from __future__ import annotations
@@ -71,9 +73,9 @@ class _Detectors:
         return None, None
 
 
-def analyze(data: StudyData, quality: QualityFilters | None = None, rescore: bool = True) -> dict[str, Any] | None:
-    """`quality`: the filters to apply (default settings when None); `rescore`: load a target
-    detector to re-score normalized successes the log has no score for."""
+def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str, Any] | None:
+    """`quality`: the filters to apply (default: default settings, the stored meaning and fluency
+    verdicts; no model is loaded)."""
     dets = _Detectors(data)
     groups: dict[tuple[str, str, str, str], list[dict]] = defaultdict(list)  # (target, goal, recipe, config) -> attempts
     skipped: dict[tuple[str, str, str, str], int] = defaultdict(int)
@@ -94,8 +96,8 @@ def analyze(data: StudyData, quality: QualityFilters | None = None, rescore: boo
         reviews = human_reviews(data)
         return None if reviews is None else {"rows": [], "transfer": {}, "detectors": dets.names(), "matrices": [],
                                              "quality": None, "recovery_notes": [], "human": reviews}
-    verdicts = _quality(data, quality or QualityFilters())
-    recovery = _Recovery(data, dets, rescore)
+    verdicts = _quality(data, quality or QualityFilters(stored_only=True))
+    recovery = _Recovery(data, dets)
     several = {(t, g) for t, g, _, _ in groups if sum(1 for k in groups if k[:2] == (t, g)) > 1}
     recipes = {k[2] for k in groups}
     rows, labels, matrix_rows = [], {}, defaultdict(list)
@@ -193,70 +195,38 @@ def _quality(data: StudyData, quality: QualityFilters) -> dict[str, Any]:
 
 
 class _Recovery:
-    """Does normalizing a successful adversarial text undo it? The target's logged score of
-    the normalized text when there is one; else the target re-scores it (loaded once, and only
-    when the installed version is the one the attack recorded)."""
+    """Does normalizing a successful adversarial text undo it? Read from the log: the text's
+    normalized form (`normalizations`) and the target's score of it."""
 
-    def __init__(self, data: StudyData, dets: _Detectors, rescore: bool):
-        self.data, self.dets, self.rescore = data, dets, rescore
-        self.text_ids = {t: i for i, t in data.texts.items()}
-        self.loaded: dict[str, Any] = {}
+    def __init__(self, data: StudyData, dets: _Detectors):
+        self.data, self.dets = data, dets
         self.notes: list[str] = []
-        self._normalizer: Any = None
 
-    def normalizer(self) -> Any:
-        if self._normalizer is None:
-            from modlens.perturb.constraints import _shared
-            self._normalizer = _shared.normalizer()
-        return self._normalizer
-
-    def _detector(self, name: str, version: str | None) -> Any:
-        if name not in self.loaded:
-            self.loaded[name] = None
-            if self.rescore:
-                try:
-                    from modlens.detectors import registry
-                    det = registry.create(name)
-                except Exception as err:  # not installed here, or not a registry name: say so
-                    self.notes.append(f"normalization recovery for {name}: not measured ({err})")
-                else:
-                    if version is not None and det.version != version:
-                        self.notes.append(f"normalization recovery for {name}: not measured (the attack targeted "
-                                          f"version {version}, this machine has {det.version})")
-                    else:
-                        self.loaded[name] = det
-        return self.loaded[name]
-
-    def measure(self, name: str, version: str | None, goal: str, successes: list[dict]) -> dict[str, Any]:
+    def measure(self, name: str, version: str | None, goal: str, successes: list[dict[str, Any]]) -> dict[str, Any]:
         if not successes:
             return {"n": 0, "recovered": 0, "share": None, "unchanged": 0}
-        norm = self.normalizer()
         row = self.dets.exact(name, version)
         outcome: list[bool | None] = []
-        unchanged = 0
-        missing: list[tuple[int, str]] = []
+        unchanged = not_normalized = 0
         for v in successes:
-            normalized = norm.normalize(self.data.texts.get(v["text_id"], "")).text
-            if normalized == self.data.texts.get(v["text_id"], ""):
+            results = [n["result_text_id"] for n in self.data.normalizations.get(v["text_id"], [])]
+            if not results:
+                not_normalized += 1
+                outcome.append(None)
+            elif all(r == v["text_id"] for r in results):
                 unchanged += 1  # the normalizer saw nothing to undo: the attack stands
                 outcome.append(False)
-                continue
-            tid = self.text_ids.get(normalized)
-            score = self.data.score(tid, row.detector_id) if (tid is not None and row is not None) else None
-            if score is not None:
-                outcome.append(not fooled(goal, score, row.threshold))  # type: ignore[union-attr]
             else:
-                outcome.append(None)
-                missing.append((len(outcome) - 1, normalized))
-        if missing:
-            det = self._detector(name, version)
-            if det is not None:
-                results = det.score([t for _, t in missing])
-                for (i, _), r in zip(missing, results):
-                    tox = None if r is None else det.toxicity(r)
-                    f = fooled(goal, tox, row.threshold if row is not None else det.threshold)
-                    outcome[i] = None if f is None else not f
+                scores = [self.data.score(r, row.detector_id) for r in results if r != v["text_id"]] if row else []
+                score = next((s for s in scores if s is not None), None)
+                outcome.append(None if score is None or row is None else not fooled(goal, score, row.threshold))
         known = [o for o in outcome if o is not None]
+        if not_normalized:
+            self.notes.append(f"normalization recovery for {name}: {not_normalized} successes have no normalized form "
+                              "in the log: modlens rescore LOG --detectors " + name + " adds it")
+        if len(outcome) - len(known) > not_normalized:
+            self.notes.append(f"normalization recovery for {name}: the target has not scored some normalized texts "
+                              "(version " + str(version) + "): modlens rescore LOG --detectors " + name)
         return {"n": len(known), "recovered": sum(known), "share": sum(known) / len(known) if known else None,
                 "unchanged": unchanged, "unmeasured": len(outcome) - len(known)}
 

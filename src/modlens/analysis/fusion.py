@@ -10,6 +10,12 @@ whose seed sentence is toxic must be toxic", checked per detector.
   fused cases the detector flags, so a reader sees each half alone look benign while the whole
   is missed.
 
+- Recognition (beside each EFR cell): for cases whose words were spoken or written into the media,
+  whether the transcript (ASR) and the OCR text the detector logged contain those keywords, and
+  how many errors came with a keyword misheard or misread (recognition) against all of them
+  recognised (the detector's own miss).
+- Skipped seeds: what `modlens fuse` could not fuse, per content type × fusion, with the reasons.
+
 A part a detector could not read here (audio, or video without a reader: no labels, with the
 reason in its details) is "not scored locally": counted and listed, never an error found. Reads
 the log with two queries (cases, scores); `audit/fused.py` writes what this reads.
@@ -41,6 +47,7 @@ class _Outcome:
     failed: str | None       # the detector's error (retried by the next scoring run)
     unread: str | None       # why the detector could not read this part here (not an error)
     media_ignored: bool      # a text-only detector saw only the text of a part with media
+    details: dict[str, Any] | None = None  # what it read (transcripts, OCR text), for recognition quality
 
 
 def _outcome(row: dict[str, Any]) -> _Outcome:
@@ -51,7 +58,8 @@ def _outcome(row: dict[str, Any]) -> _Outcome:
     unread = unscored_reason(row["toxicity"], details) if details else None
     if unread is not None or row["toxicity"] is None:  # a score that left media unread tests nothing
         return _Outcome(None, None, unread or "no score", False)
-    return _Outcome(float(row["toxicity"]), None, None, bool(details.get("ignored_media")))
+    return _Outcome(float(row["toxicity"]), None, None, bool(details.get("ignored_media")),
+                    details if row["part"] == "case" else None)
 
 
 def _order(values: set[str], first: tuple[str, ...]) -> list[str]:
@@ -65,11 +73,57 @@ def _rate(k: int, n: int) -> dict[str, Any]:
 def _read(data: StudyData) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     log = StudyLog(data.path, readonly=True)
     try:
-        cases = log.query("SELECT case_id, case_key, content_type, fusion, seed_text_id FROM fused_cases ORDER BY case_id")
+        cases = log.query("SELECT case_id, case_key, content_type, fusion, seed_text_id, keyword_a, keyword_b, "
+                          "params_json FROM fused_cases ORDER BY case_id")
         scores = log.query("SELECT case_id, part, detector_id, toxicity, error, details_json FROM case_scores") if cases else []
+        runs = log.query("SELECT params_json FROM audit_runs WHERE dataset = 'fuse'")
     finally:
         log.close()
+    skipped: dict[tuple[str, str, str], str] = {}  # (content type, fusion, seed) -> reason, once across runs
+    for r in runs:
+        for s in json.loads(r["params_json"] or "{}").get("skipped") or []:
+            skipped.setdefault((s.get("content_type", "?"), s["fusion"], s["seed"]), s["reason"])
+    for c in cases:
+        c["expected"] = expected_keywords(c)
+        c["skipped"] = skipped
     return cases, scores
+
+
+def _words(text: str) -> set[str]:
+    out = set()
+    for w in "".join(ch.lower() if ch.isalnum() or ch in "@.-" else " " for ch in text).split():
+        w = w.strip(".-")
+        out |= {w, w[:-1] if w.endswith("s") else w + "s"}  # singular or plural
+    return out
+
+
+def contains(text: str, keyword: str) -> bool:
+    """Whether every word of the keyword is among the text's words (case and plural -s ignored)."""
+    have = _words(text)
+    return all(w.strip(".-") in have for w in keyword.lower().split())
+
+
+def expected_keywords(case: dict[str, Any]) -> dict[str, list[str]]:
+    """{"asr": keywords spoken, "ocr": keywords written into the media} from the case's params:
+    the video segments (`shown`) and the words drawn into an I+T picture."""
+    params = json.loads(case.get("params_json") or "{}")
+    said = " ".join(s.get("speech", "") for s in params.get("shown") or [])
+    written = " ".join([*(s.get("card", "") for s in params.get("shown") or []),
+                        str(params.get("text", "")) if case.get("fusion") == "I+T" else ""])
+    keywords = [case["keyword_a"], case["keyword_b"]]
+    return {"asr": [k for k in keywords if said and contains(said, k)],
+            "ocr": [k for k in keywords if written and contains(written, k)]}
+
+
+def recognised(details: dict[str, Any], expected: dict[str, list[str]]) -> dict[str, bool | None]:
+    """Per channel, whether the logged reading contains every keyword it should (None: nothing
+    was expected there, or this detector logged no reading of it)."""
+    out: dict[str, bool | None] = {}
+    for channel in ("asr", "ocr"):
+        texts = [str(e.get("text", "")) for e in details.get(channel) or [] if isinstance(e, dict) and not e.get("error")]
+        out[channel] = (all(contains(" ".join(texts), k) for k in expected[channel])
+                        if expected[channel] and texts else None)
+    return out
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
@@ -102,8 +156,17 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     for e in listed:
         c = case_of[e["case_id"]]
         e.update(case_key=c["case_key"], content_type=c["content_type"], fusion=c["fusion"])
+    skipped = cases[0]["skipped"]
+    by_cell: dict[tuple[str, str], int] = defaultdict(int)
+    reasons: dict[str, int] = defaultdict(int)
+    for (ct, fu, _), why in skipped.items():
+        by_cell[(ct, fu)] += 1
+        reasons[why] += 1
     return {"n_cases": len(cases), "content_types": content_types, "fusions": fusions, "detectors": out,
-            "not_scored_locally": {"total": n_unread, "listed": listed}}
+            "not_scored_locally": {"total": n_unread, "listed": listed},
+            "skipped": {"total": len(skipped),
+                        "by_cell": [{"content_type": ct, "fusion": fu, "seeds": n} for (ct, fu), n in sorted(by_cell.items())],
+                        "reasons": [{"reason": r, "seeds": n} for r, n in sorted(reasons.items(), key=lambda x: -x[1])]}}
 
 
 def _detector(det: Any, cases: list[dict[str, Any]], parts: dict[str, dict[int, _Outcome]],
@@ -152,8 +215,16 @@ def _detector(det: Any, cases: list[dict[str, Any]], parts: dict[str, dict[int, 
                 cell["not_scored_locally"] += 1
             else:
                 cell["n"] += 1
-                cell["errors"] += o.toxicity is not None and o.toxicity < threshold
+                missed = o.toxicity is not None and o.toxicity < threshold
+                cell["errors"] += missed
                 cell["media_ignored"] += o.media_ignored
+                heard = recognised(o.details or {}, c["expected"])
+                for channel, ok in heard.items():
+                    if ok is not None:
+                        cell[f"{channel}_cases"] += 1
+                        cell[f"{channel}_recognised"] += ok
+                if missed and any(ok is not None for ok in heard.values()):
+                    cell["errors_misrecognised" if False in heard.values() else "errors_recognised"] += 1
     cells = [(ct, fu) for ct in content_types for fu in [*fusions, ALL] if (ct, fu) in efr]
     efr_rows = []
     for ct, fu in cells:
@@ -162,7 +233,12 @@ def _detector(det: Any, cases: list[dict[str, Any]], parts: dict[str, dict[int, 
         efr_rows.append({"content_type": ct, "fusion": fu, "efr": rate["share"], "ci": rate["ci"],
                          **{k: cell[k] for k in ("cases", "seed_toxic", "seed_not_toxic", "seed_unscored", "n",
                                                  "errors", "media_ignored", "not_scored_locally", "failed",
-                                                 "not_scored_yet")}})
+                                                 "not_scored_yet")},
+                         "recognition": {ch: {"cases": cell[f"{ch}_cases"], "recognised": cell[f"{ch}_recognised"],
+                                              "share": cell[f"{ch}_recognised"] / cell[f"{ch}_cases"]
+                                              if cell[f"{ch}_cases"] else None} for ch in ("asr", "ocr")},
+                         "errors_misrecognised": cell["errors_misrecognised"],
+                         "errors_recognised": cell["errors_recognised"]})
     baseline = []
     for ct, fu in cells:
         per_part = base[(ct, fu)]

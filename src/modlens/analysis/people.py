@@ -155,7 +155,7 @@ def analyze(data: StudyData, human: dict[str, Any] | None) -> dict[str, Any] | N
         if fits:
             out.append({"detector": det.name, "version": det.version, "attributes": fits})
     if not any("error" not in f for d in out for f in d["attributes"].values()):
-        return None  # no model at all: the report says why (report.why_empty)
+        return None  # no model at all: the section (sections/people.py) says why
     minimums = {"comments_per_fit": MIN_COMMENTS, "comments_per_platform": MIN_PER_PLATFORM,
                 "majorities_per_level": MIN_PER_LEVEL}
     n_warned = sum(bool(f.get("warnings")) or "error" in f for d in out for f in d["attributes"].values())

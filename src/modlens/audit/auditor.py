@@ -9,11 +9,13 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
+from modlens.audit.attack_checks import check_attacks
 from modlens.audit.attacks import AttackSpec, ViaEngine, attack_config, build_attack, gold_toxic
 from modlens.chunks import ChunkPipeline, Compute, ItemSource, LocalCompute, LogSink
 from modlens.datasets.base import Dataset, DatasetItem
 from modlens.engine import Engine
 from modlens.perturb.attack import GreedyAttack
+from modlens.perturb.compose import Attack
 from modlens.rows import Variant
 from modlens.perturb.goals import is_toxic
 from modlens.services.recording import record_scores, record_variants
@@ -40,7 +42,7 @@ class Auditor:
         self.sink = LogSink(log, ItemSource(platform, page_id, platform, gold_set), run_id, det_ids)
         self.pipeline = ChunkPipeline(compute or LocalCompute(engine), self.sink)
         self.attack, self.attack_plan, self.seed = attack, attack_plan or {}, seed
-        self.attacks: dict[str, GreedyAttack] = {}  # built on the event loop (their detectors call back into it)
+        self.attacks: dict[str, GreedyAttack | Attack] = {}  # built on the event loop (their detectors call back into it)
         self.attack_counts: dict[str, dict[str, int]] = {
             k: {"success": 0, "failed": 0, "skipped": 0, "reused": 0} for k in self.attack_plan}
         self._pool: ThreadPoolExecutor | None = None
@@ -66,6 +68,7 @@ class Auditor:
         if self.attack:  # an item is done only once its attacks are logged
             registered = [(it, cid) for it, cid in zip(items, chunk.comment_ids) if cid is not None]
             await self._attack_items(registered)
+            await self._check_attacks()
             with self.log.transaction():
                 self.sink.mark_done(chunk.comment_ids)
 
@@ -92,7 +95,7 @@ class Auditor:
             toxic = is_toxic(row["toxicity"], self.engine.runners[key].detector.threshold)
         return toxic if self.attack.goal == "tae" else not toxic
 
-    def _logged_attack(self, cid: int, attack: GreedyAttack) -> dict[str, Any] | None:
+    def _logged_attack(self, cid: int, attack: GreedyAttack | Attack) -> dict[str, Any] | None:
         """The result of this very attack (same configuration and model versions) on this
         comment, from an earlier or interrupted run: attacks are the expensive part, never redone."""
         config = attack_config(attack)
@@ -128,10 +131,20 @@ class Auditor:
                 self._store_scores(jobs)
         await asyncio.gather(*(self._attack_one(cid, key, text) for cid, key, text in todo))
 
+    async def _check_attacks(self) -> None:
+        """The new successes' model-dependent checks and normalized forms, stored for the report
+        (`attack_checks.py`); the normalized forms get every detector's score, the target's included."""
+        normalized = check_attacks(self.log)  # on the loop's thread: the log's connection lives here
+        if normalized:
+            jobs = await self._score_missing(normalized)
+            with self.log.transaction():
+                self._store_scores(jobs)
+
     async def _attack_one(self, cid: int, key: str, text: str) -> None:
         attack = self.attacks[key]
         v: Variant = await asyncio.get_running_loop().run_in_executor(self._pool, attack.run, text)
         v.params = {**v.params, **attack_config(attack)}
+        assert v.attack is not None  # an attack's Variant always carries its record
         status = v.attack["status"]
         # transfer: every adversarial text (and failed attempt) scored by every detector
         jobs = await self._score_missing([v.text]) if status != "skipped" else []

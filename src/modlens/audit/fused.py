@@ -98,10 +98,11 @@ class _Tally:
     errors: int = 0
     not_scored_locally: int = 0
     ocr_rows: int = 0
+    asr_rows: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"detector": self.detector, "pending": self.pending, "scored": self.scored, "errors": self.errors,
-                "not_scored_locally": self.not_scored_locally, "ocr_rows": self.ocr_rows}
+                "not_scored_locally": self.not_scored_locally, "ocr_rows": self.ocr_rows, "asr_rows": self.asr_rows}
 
 
 def _row(detector_id: int, r: DetectorResult) -> media_rows.ScoreRow:
@@ -149,15 +150,19 @@ async def _score_cases(log: StudyLog, detectors: dict[str, Detector], store: Med
             tally = tallies[key] = _Tally(f"{det.name}@{det.version}", len(todo))
             size = max(1, min(batch_size, det.max_batch))
             for start in range(0, len(todo), size):
-                rows, ocr = await _score_batch(engine, key, detector_id, cases, todo[start:start + size], store,
-                                               media_ids, tally, messages)
+                rows, ocr, asr = await _score_batch(engine, key, detector_id, cases, todo[start:start + size], store,
+                                                    media_ids, tally, messages)
                 with log.transaction():
                     media_rows.add_case_scores_many(log, rows)
                     for media_id, entry in ocr:
                         media_rows.add_ocr(log, media_id, str(entry.get("engine") or DEFAULT_OCR_ENGINE),
                                            str(entry.get("version", "")), str(entry.get("text", "")),
                                            entry.get("confidence"))
+                    for media_id, entry in asr:
+                        media_rows.add_asr(log, media_id, str(entry["engine"]), str(entry.get("version", "")),
+                                           str(entry.get("text", "")), entry.get("confidence"))
                 tally.ocr_rows += len(ocr)
+                tally.asr_rows += len(asr)
                 if progress is not None:
                     progress(key, min(start + size, len(todo)), len(todo))
     finally:
@@ -169,6 +174,7 @@ async def _score_cases(log: StudyLog, detectors: dict[str, Detector], store: Med
 async def _score_batch(engine: Engine, key: str, detector_id: int, cases: dict[int, _Case],
                        batch: list[tuple[int, str]], store: MediaStore, media_ids: dict[str, int], tally: _Tally,
                        messages: list[str]) -> tuple[list[tuple[int, str, media_rows.ScoreRow]],
+                                                     list[tuple[int, dict[str, Any]]],
                                                      list[tuple[int, dict[str, Any]]]]:
     rows: list[tuple[int, str, media_rows.ScoreRow]] = []
     ready: list[tuple[int, str, MediaInput]] = []
@@ -182,6 +188,7 @@ async def _score_batch(engine: Engine, key: str, detector_id: int, cases: dict[i
     answers = [r[key] for r in await engine.score_media([inp for _, _, inp in ready], only=[key])] if ready else []
     failed: dict[str, int] = {}  # a detector call that raised: its error, on every input of the call
     ocr: list[tuple[int, dict[str, Any]]] = []
+    asr: list[tuple[int, dict[str, Any]]] = []  # transcripts (the asr detector), logged like OCR text
     for (cid, part, _), r in zip(ready, answers):
         if r.details is None:  # no answer at all: the call failed (a detector failure costs this batch, never the run)
             rows.append((cid, part, (detector_id, None, None, None, r.error, {})))
@@ -191,6 +198,9 @@ async def _score_batch(engine: Engine, key: str, detector_id: int, cases: dict[i
         for entry in r.details.get("ocr") or []:  # what was read, not the reads that failed
             if isinstance(entry, dict) and entry.get("sha256") in media_ids and not entry.get("error"):
                 ocr.append((media_ids[entry["sha256"]], entry))
+        for entry in r.details.get("asr") or []:
+            if isinstance(entry, dict) and entry.get("sha256") in media_ids and not entry.get("error"):
+                asr.append((media_ids[entry["sha256"]], entry))
     messages += [f"{tally.detector} on {n} inputs: {error}" for error, n in failed.items()]
     for _, _, score in rows:
         if score[4] is not None:  # error
@@ -199,4 +209,4 @@ async def _score_batch(engine: Engine, key: str, detector_id: int, cases: dict[i
             tally.not_scored_locally += 1
         else:
             tally.scored += 1
-    return rows, ocr
+    return rows, ocr, asr

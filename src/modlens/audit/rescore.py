@@ -6,7 +6,9 @@ Resumable by construction: the work list is read from the log (texts with no sco
 error, for that detector version) and each chunk's scores commit in one transaction, so a rerun
 after an interruption scores only what is still missing and no row is written twice.
 
-Texts: every comment, every variant and every normalized form the log holds. Detectors: the
+Texts: every comment, every variant and every normalized form the log holds. Before scoring,
+logged attacks get the model-dependent checks the report reads (`attack_checks.py`: quality
+verdicts, the normalized form of each success). Detectors: the
 given specs, else the study's (`--config`), else the log's own study (docs/ANALYSIS.md).
 """
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from modlens.audit.attack_checks import check_attacks
 from modlens.audit.run import audit_study
 from modlens.chunks import LocalCompute, record_results
 from modlens.config import DetectorConfig, StudyConfig, StudyConfigError, parse_study
@@ -100,7 +103,7 @@ def study_from_log(log: StudyLog) -> StudyConfig | None:
 def detector_configs(specs: Sequence[str] | None, study: StudyConfig) -> list[DetectorConfig]:
     if not specs:
         return list(study.detectors)
-    known = list(dict.fromkeys([*registry.PLUGINS, *(c.key for c in study.detectors)]))
+    known = list(dict.fromkeys([*registry.available(), *(c.key for c in study.detectors)]))
     out = []
     for spec in dict.fromkeys(specs):
         try:
@@ -166,6 +169,7 @@ def run_rescore(db: str | Path, *, study: StudyConfig | None = None, detectors: 
             if all(detector_objects[k] is not d for d in used.values()):
                 detector_objects[k].close()
         engine = Engine(audit_study(study, False, None), detectors=used)
+        check_attacks(log)  # attacks logged before the report stopped loading models: their normalized forms join `pending`
         pending = {k: pending_texts(log, det_ids[k]) for k in keys}
         total = n_texts(log)
         tallies = {k: DetectorTally(f"{detector_objects[k].name}@{detector_objects[k].version}", total,

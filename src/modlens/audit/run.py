@@ -16,7 +16,7 @@ from modlens.audit.attacks import AttackSpec, build_attack, plan_attacks
 from modlens.audit.auditor import Auditor, dataset_platform
 from modlens.chunks import ChunkPipeline, Compute, LocalCompute
 from modlens.config import DetectorConfig, StudyConfig
-from modlens.datasets.base import Dataset, DatasetError, DatasetItem
+from modlens.datasets.base import Dataset, DatasetError, DatasetItem, DatasetNotFound, count_rows
 from modlens.detectors.base import Detector
 from modlens.engine import Engine
 from modlens.scale.sources import load_dataset, location
@@ -58,13 +58,34 @@ def audit_study(study: StudyConfig, normalize: bool, perturb: Sequence[str] | No
 RECORDED = "recorded"
 
 
-def setup_error(message: str) -> SetupError:
+def setup_error(message: str, *, not_found: bool = False) -> SetupError:
     """A reader's error as a SetupError; the `; fix: …` its message ends with becomes `fix`
-    (the CLI prints it on its own line)."""
+    (the CLI prints it on its own line). `not_found`: the file or shorthand does not exist (the
+    CLI exits with the not-found code)."""
     problem, _, fix = message.partition("; fix: ")
     err = SetupError(problem)
     err.fix = fix or None  # type: ignore[attr-defined]
+    err.not_found = not_found  # type: ignore[attr-defined]
     return err
+
+
+class AuditInterrupted(KeyboardInterrupt):
+    """Ctrl-C during an audit: what is in the log, for the line that says how to resume."""
+
+    def __init__(self, run_id: int, n_done: int):
+        super().__init__(f"{n_done} items are in the log (run {run_id}, interrupted)")
+        self.run_id, self.n_done = run_id, n_done
+
+
+def estimated_total(data: Dataset, limit: int | None) -> int | None:
+    """The progress bar's total: the reader's size, else the file's rows counted cheaply (a line
+    count of its raw bytes), capped by `limit`."""
+    size = data.size
+    if size is None and data.path.is_file():
+        size = count_rows(data.path)
+    if size is None:
+        return limit
+    return min(size, limit) if limit else size
 
 
 def recorded_detectors(spec: str, data: Dataset) -> list[DetectorConfig]:
@@ -112,7 +133,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     try:
         data = load_dataset(dataset, fmt, engine, **reader_options)
     except (ValueError, OSError) as err:
-        raise setup_error(str(err)) from None
+        raise setup_error(str(err), not_found=isinstance(err, (DatasetNotFound, FileNotFoundError))) from None
     for note in data.notes:
         if on_note:
             on_note(note)
@@ -135,6 +156,8 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         pc = study.perturbation
         params["perturbation"] = {"budget": pc.budget, "importance_threshold": pc.importance_threshold,
                                   "seed": pc.seed, "target": pc.target}
+    if data.text_steps:  # texts decoded as read (html_unescape): another reading is another run
+        params["text_steps"] = list(data.text_steps)
     if data.source_id:  # rows keyed by the file's content hash: another version of the file is another run
         params["source"] = data.source_id
     if reader_options:  # another labelling of the same file is another run
@@ -155,7 +178,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         raise SetupError(f"normalize: the normalizer is unavailable ({the_engine.component_errors.get('normalizer')})")
     if perturb and the_engine.generator is None:
         raise SetupError(f"perturb: the variant generator is unavailable ({the_engine.component_errors.get('perturbation')})")
-    total = min(data.size, limit) if data.size is not None and limit else data.size or limit
+    total = estimated_total(data, limit)
     if out_parquet is not None:
         return _to_parquet(Path(out_parquet), data, the_engine, params, study,
                            {k: specs.get(k, d) for k, d in detector_objects.items()}, engine, ray_options, limit, chunk_size,
@@ -197,6 +220,8 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             raise setup_error(f"{problem}; {runs.n_completed(log, run_id)} items before it are in the log (run "
                               f"{run_id}, interrupted); fix: {fix + ', then ' if fix else 'fix the file, then '}"
                               f"{again}") from None
+        except KeyboardInterrupt:  # Ctrl-C: what is logged stays; the CLI says how to resume
+            raise AuditInterrupted(run_id, runs.n_completed(log, run_id)) from None
         finally:
             feed.close()
             log.set_run_progress(run_id, runs.n_completed(log, run_id))

@@ -38,4 +38,7 @@ def register_items(log: StudyLog, source: ItemSource, items: Sequence[DatasetIte
             add_gold_labels(log, source.label_set_id, [(cid, value) for (_, value), cid in zip(split, ids)
                                                        if value is not None])
         log.add_variants_many([(cid, v) for it, cid in zip(items, ids) for v in it.variants], run_id)
+        # what a reader step (html_unescape) made of the file's text, recorded like a normalizer's output
+        log.add_normalizations_many([(raw, n.normalizer, n.version, it.text, [e.to_dict() for e in n.edits])
+                                     for it in items if it.read_as for raw, n in [it.read_as]])
     return ids

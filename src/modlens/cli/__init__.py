@@ -1,17 +1,25 @@
 """`modlens` command line. Each subcommand is one module in this package defining
-`add_arguments(parser)` and `run(args) -> int`; its docstring's first line is its help.
-Register a new one with one line in `COMMANDS`. Shared options and the error type that
-`main` prints (one line, one exit code per kind) are in `modlens.cli.common`."""
+`add_arguments(parser)` and `run(args) -> int`, listed once in `COMMANDS`. Its docstring is its
+help: the first line is the summary `modlens --help` lists, the whole docstring what
+`modlens CMD --help` prints, and docs/CLI.md's command reference is generated from the parsers
+(`python -m modlens.cli.docs --write`). Shared options and the error type that `main` prints
+(one line, one exit code per kind) are in `modlens.cli.common`."""
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
+import importlib.util
 import sys
+import textwrap
+import tokenize
+from pathlib import Path
 
 from modlens import __version__
 from modlens.cli.common import EXIT_INTERRUPTED, EXIT_OK, CliError, print_error
 
-# subcommand -> module in modlens.cli (imported lazily so `modlens --help` stays fast)
+# subcommand -> module in modlens.cli, the one listing (in `modlens --help` order); a module is
+# imported only when its command runs, so `modlens --help` stays fast
 COMMANDS: dict[str, str] = {
     "serve": "serve",
     "pair": "pair",
@@ -35,32 +43,35 @@ COMMANDS: dict[str, str] = {
     "rescore": "rescore",
     "import": "import_parquet",
     "fuse": "fuse",
+    "perspective": "perspective",
 }
 
-HELP: dict[str, str] = {
-    "serve": "run the daemon the browser extension talks to",
-    "pair": "show or rotate the pairing token the extension must present",
-    "feed": "replay comments from a CSV/JSONL file through the running daemon",
-    "status": "is a daemon running, which detectors are loaded, counts in the log",
-    "export": "export the study log as tidy tables with a data dictionary",
-    "detectors": "list the detectors and whether each can load here",
-    "score": "score one-off texts without a daemon (JSON lines)",
-    "train-head": "train the embedded MiniLM toxicity head from labelled data",
-    "normalize": "undo human-written perturbations (JSON lines)",
-    "perturb": "generate perturbed variants of a text and score them",
-    "audit": "run the engine over a dataset into the study log",
-    "attack": "attack a detector with a named recipe (DeepWordBug, TextBugger, A2T, PWWS, TextFooler, ToxicTrap)",
-    "data": "list the known datasets, or download their full public versions",
-    "report": "write the analysis report (HTML or JSON) from the study log",
-    "browse": "start Chromium with the extension loaded and paired",
-    "extension": "build the browser extension's store archives, or print its folder",
-    "study": "write, check and pack a multi-participant study folder",
-    "join": "join a study: configure this computer's daemon from the researcher's study.modlens",
-    "merge": "merge participants' bundles into one study log, or list what a merged log holds",
-    "rescore": "score the log's texts with the detectors that have not scored them (merged studies)",
-    "import": "load the Parquet shards of `modlens audit --out-parquet DIR` into the study log",
-    "fuse": "generate DUO semantic-fusion test cases (text, emoji, images, speech, video) into the log",
-}
+def command_doc(module: str) -> str:
+    """A command module's docstring, read from its source without importing it (`modlens --help`
+    lists every summary, and importing every command would cost each `modlens` run ~0.2 s),
+    its indentation removed as `inspect.cleandoc` does."""
+    spec = importlib.util.find_spec(f"modlens.cli.{module}")
+    doc = ""
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        doc = importlib.import_module(f"modlens.cli.{module}").__doc__ or ""
+    else:
+        with Path(spec.origin).open("rb") as fh:
+            for tok in tokenize.tokenize(fh.readline):
+                if tok.type not in (tokenize.ENCODING, tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE):
+                    doc = str(ast.literal_eval(tok.string)) if tok.type == tokenize.STRING else ""
+                    break
+    first, _, rest = doc.strip().partition("\n")
+    return (first.strip() + "\n" + textwrap.dedent(rest)).rstrip()
+
+
+def summary(doc: str) -> str:
+    """The first line of a docstring: the command's one-line help."""
+    return doc.partition("\n")[0]
+
+
+def details(doc: str) -> str | None:
+    """The docstring after its first line: details and examples (None when there are none)."""
+    return doc.partition("\n")[2].strip("\n") or None
 
 
 def build_parser(load: str | None = None) -> argparse.ArgumentParser:
@@ -68,7 +79,10 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"modlens {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module in COMMANDS.items():
-        p = sub.add_parser(name, help=HELP.get(name, ""), description=HELP.get(name, ""))
+        doc = command_doc(module)
+        # the rest of the docstring (details, examples) follows the options, as written
+        p = sub.add_parser(name, help=summary(doc), description=summary(doc), epilog=details(doc),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
         if name == load:
             mod = importlib.import_module(f"modlens.cli.{module}")
             mod.add_arguments(p)
@@ -76,11 +90,59 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub: argparse.ArgumentParser = action.choices[name]
+    return sub
+
+
+def _unknown_flags(sub: argparse.ArgumentParser, extras: list[str]) -> CliError:
+    """Arguments the command does not take, with the close matches among its flags (argparse
+    alone prints the top-level usage and no suggestion)."""
+    import difflib
+
+    flags = [a.split("=", 1)[0] for a in extras if a.startswith("--")]
+    known = [s for s in sub._option_string_actions if s.startswith("--")]
+    close = {f: difflib.get_close_matches(f, known, n=2, cutoff=0.75) for f in flags}
+    hints = [(f, " or ".join(m)) for f, m in close.items() if m]
+    if len(hints) == 1:
+        fix = f"did you mean {hints[0][1]}?"
+    elif hints:
+        fix = "; ".join(f"{f}: did you mean {m}?" for f, m in hints)
+    else:
+        fix = f"see `{sub.prog} --help`"
+    return CliError(f"unrecognized argument(s): {' '.join(extras)}", fix=fix)
+
+
+def _interrupted(command: str, argv: list[str], err: KeyboardInterrupt) -> int:
+    """Ctrl-C: what was kept, and, for a resumable command, the command that resumes it."""
+    import shlex
+
+    detail = f": {err}" if str(err) else ""
+    print(f"\nmodlens {command}: interrupted{detail}", file=sys.stderr)
+    if command in RESUMABLE:
+        print(f"  resume: {shlex.join(['modlens', *argv])}", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+# commands that pick up where an interrupted run stopped when run again unchanged
+RESUMABLE = {"audit", "attack", "rescore", "import", "data"}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(command if command in COMMANDS else None)
-    args = parser.parse_args(argv)
+    if command is not None and command not in COMMANDS:
+        from modlens.names import close_matches
+        close = close_matches(command, COMMANDS)
+        return print_error(command, CliError("unknown command", fix=f"did you mean {' or '.join(close)}?"
+                                             if close else "see `modlens --help` for the commands"))
+    parser = build_parser(command)
+    args, extras = parser.parse_known_args(argv)
+    if extras and command is not None:
+        return print_error(command, _unknown_flags(_subparser(parser, command), extras))
+    if extras:
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
     if not getattr(args, "_run", None):
         parser.print_help()
         return 0 if not argv else 2
@@ -88,5 +150,5 @@ def main(argv: list[str] | None = None) -> int:
         return int(args._run(args) or EXIT_OK)
     except CliError as err:
         return print_error(args.command, err)
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as err:
+        return _interrupted(args.command, argv, err)

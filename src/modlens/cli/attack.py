@@ -1,8 +1,8 @@
 """attack a detector with a named recipe (DeepWordBug, TextBugger, A2T, PWWS, TextFooler, ToxicTrap)
 
-  modlens attack --list
-  modlens attack --recipe pwws --target profanity-check --text "you are a stupid idiot"
-  modlens attack --recipe textfooler --target minilm-toxicity --detector profanity-check noisyhate --limit 50
+    modlens attack --list
+    modlens attack --recipe pwws --target profanity-check --text "you are a stupid idiot"
+    modlens attack --recipe textfooler --target minilm-toxicity --detector profanity-check noisyhate --limit 50
 
 With --text: one JSON line per text for the source and one for the attack's result (the
 Variant with its `attack` record, scored by every loaded detector); nothing is logged. With a
@@ -24,8 +24,6 @@ from modlens.names import UnknownName
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.epilog = __doc__.split("\n", 1)[1]
     p.add_argument("dataset", nargs="?", help="a dataset file or shorthand, as for `modlens audit` (or use --text)")
     p.add_argument("--list", action="store_true", help="print the recipes and their parts, then exit")
     p.add_argument("--recipe", metavar="NAME", help="the recipe (see --list)")
@@ -40,14 +38,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-ensemble", action="store_true", help="no judges: the other detectors only score the results")
     add_study_option(p)
     add_attack_limit_options(p)
-    # None = the recipe's own budget and edit limit (the shared options default to the character attack's)
+    # None = the recipe's own budget and edit limit (the shared options default to the character
+    # attack's), and the help says so: a recipe without a max_words_changed constraint has no limit
     p.set_defaults(query_budget=None, max_edit_ratio=None)
+    for action in p._actions:
+        if "--max-queries" in action.option_strings:
+            action.help = "target queries per seed (default: the recipe's own, see --list)"
+        elif "--max-edit-fraction" in action.option_strings:
+            action.help = ("max share of words edited (default: the recipe's own limit, see --list: none for "
+                           "DeepWordBug, TextBugger, PWWS, TextFooler; A2T's 0.1, ToxicTrap's 0.25)")
     p.add_argument("--seed", type=int, help="random seed (default: the study's, 0)")
     add_db_option(p)
     p.add_argument("--limit", type=int, help="dataset: attack only the first N items")
     p.add_argument("--quiet", action="store_true", help="dataset: no progress bar")
     p.add_argument("--export", metavar="DIR", help="dataset: then write the log's attack results as a TaeBench-style "
                                                   "dataset (Parquet + JSONL, quality-filter verdicts) to DIR")
+
+
+def _part(key: str, options: dict[str, Any]) -> str:
+    return f"{key}({options['fraction']:g})" if key == "max_words_changed" else key
 
 
 def recipes_table() -> list[str]:
@@ -61,7 +70,8 @@ def recipes_table() -> list[str]:
         search = d["search"][0] + "".join(f" {k}={v}" for k, v in d["search"][1].items())
         lines += [f"{key}: {r.title}",
                   f"    transformations: {tr} (k={d['k']} per word)",
-                  f"    constraints: {', '.join(k for k, _ in d['constraints']) or 'none'}",
+                  f"    constraints: {', '.join(_part(k, o) for k, o in d['constraints']) or 'none'}"
+                  + ("" if any(k == "max_words_changed" for k, _ in d["constraints"]) else "; no edit limit"),
                   f"    search: {search}; max queries {d['max_queries']}",
                   f"    offline substitutes: {d['substitutes']}",
                   f"    paper: {r.paper}"]
@@ -115,7 +125,8 @@ def _dataset(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) 
                            limit=args.limit, progress=not args.quiet, attack=spec,
                            on_note=lambda note: print(f"modlens attack: {note}", file=sys.stderr))
     except AuditError as err:
-        raise CliError(str(err), fix=getattr(err, "fix", None)) from None
+        kind = ErrorKind.NOT_FOUND if getattr(err, "not_found", False) else ErrorKind.USAGE
+        raise CliError(str(err), kind=kind, fix=getattr(err, "fix", None)) from None
     except StudyLogError as err:
         raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None)) from None
     for key, why in result.unavailable.items():

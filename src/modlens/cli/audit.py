@@ -7,16 +7,18 @@ import sys
 
 from modlens.cli.common import (CliError, ErrorKind, add_attack_limit_options, add_db_option, add_deprecated_alias,
                                 add_detectors_option, add_perturbation_options, add_strategies_option,
-                                add_study_option, check_strategies, db_path, load_study, with_perturbation_options)
-from modlens.datasets.registry import READERS
+                                add_study_option, check_strategies, db_path, load_study, registry_name,
+                                with_perturbation_options)
+from modlens.datasets.registry import READER_REGISTRY, READERS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dataset", help="a CSV/TSV/JSONL/Parquet file or folder, or a shorthand (noisyhate, hatecheck, "
                                    "davidson, sass) looked up under $MODLENS_DATA, the fetched data, then the shipped copies; "
                                    "with --engine ray also a URI (s3://, gs://, file://…) read by Ray Data")
-    p.add_argument("--format", dest="fmt", choices=list(READERS),
-                   help="the file's layout (default: detected from its columns; the note on stderr says which and why)")
+    p.add_argument("--format", dest="fmt", type=registry_name(READER_REGISTRY), metavar="FORMAT",
+                   help=f"the file's layout: {', '.join(READERS)} or an installed reader plug-in's (default: detected "
+                        "from its columns; the note on stderr says which and why)")
     add_detectors_option(p, keys="registry names, study-file detector keys, cached:PATH[:TEXT=SCORE,...][:NAME], "
                                  "or recorded[:NAME] (the scores the dataset file records, e.g. Perspective's)")
     add_study_option(p)
@@ -54,6 +56,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--label-cols", nargs="+", metavar="COLUMN",
                    help="csv/jsonl/parquet: more columns to store as labels, '*' for all (default: only the gold label, "
                         "group columns such as target/group/identity/platform, and ids)")
+    p.add_argument("--encoding", metavar="NAME",
+                   help="csv/tsv/jsonl: the file's encoding when it has no byte-order mark and is not UTF-8, e.g. "
+                        "cp1252 (Excel on Windows) or latin-1 (default: the mark's, else UTF-8)")
+    p.add_argument("--no-html-unescape", dest="html_unescape", action="store_false", default=None,
+                   help="davidson: keep the tweets' HTML entities (&amp;, &#128557;) instead of decoding them as read")
     p.add_argument("--chunk", type=int, default=256, help="items written per transaction (default 256)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     g = p.add_argument_group("scale (docs/SCALE.md)")
@@ -80,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     if args.perturb is not None:
         check_strategies(args.perturb, "--perturb")
         perturb = list(dict.fromkeys([*args.perturb, *(args.strategies or [])])) or study.perturbation.strategies
-    reader_options = {"text_col": args.text_col, "label_cols": args.label_cols, "label": args.label}
+    reader_options = {"text_col": args.text_col, "label_cols": args.label_cols, "label": args.label,
+                      "encoding": args.encoding, "html_unescape": args.html_unescape}
     attack_only = [flag for flag, n in (("--targets", "attack_targets"), ("--ensemble", "ensemble"),
                                         ("--no-ensemble", "no_ensemble"), ("--recipe", "recipe")) if getattr(args, n)]
     if args.strategies and not (args.attack or args.perturb is not None):
@@ -121,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
                            on_note=lambda note: print(f"modlens audit: {note}", file=sys.stderr),
                            engine=args.engine, ray_options=ray_options, out_parquet=args.out_parquet)
     except AuditError as err:
-        raise CliError(str(err), fix=getattr(err, "fix", None)) from None
+        kind = ErrorKind.NOT_FOUND if getattr(err, "not_found", False) else ErrorKind.USAGE
+        raise CliError(str(err), kind=kind, fix=getattr(err, "fix", None)) from None
     except StudyLogError as err:  # e.g. another writer held the log longer than the wait allows
         raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None)) from None
     for key, why in result.unavailable.items():

@@ -30,7 +30,7 @@ CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-brows
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("url", nargs="?", help="page to open (default: the study's task list, after the consent text "
                                                "in the options page until you agreed)")
-    parser.add_argument("--profile", metavar="DIR", help=f"browser profile (default: {paths.home() / 'browser-profile'})")
+    parser.add_argument("--profile", metavar="DIR", help="browser profile (default: browser-profile in $MODLENS_HOME or ~/.local/share/modlens)")
     add_daemon_option(parser)
     parser.add_argument("--browser", metavar="PATH", help="Chromium binary (default: Debian's /usr/lib/chromium/chromium)")
     parser.add_argument("--extension", metavar="DIR", help="unpacked extension to load (default: the one installed with modlens)")

@@ -13,12 +13,13 @@ import argparse
 import enum
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO
 
 from modlens import paths
 
 if TYPE_CHECKING:
     from modlens.config import StudyConfig
+    from modlens.names import Registry
 
 
 class ErrorKind(enum.Enum):
@@ -92,6 +93,22 @@ def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str, *,
 
 
 # --- unknown names -------------------------------------------------------------------------------
+def registry_name(registry: Registry) -> Callable[[str], str]:
+    """An argparse `type=` accepting the names `registry` knows, installed plug-ins included (a
+    `choices=` list would freeze the plug-ins of the machine that built the parser into the help
+    and docs/CLI.md); an unknown one is argparse's usage error with the close matches."""
+    def name(value: str) -> str:
+        from modlens.names import UnknownName
+
+        try:
+            registry.check([value])
+        except UnknownName as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+        return value
+    name.__name__ = registry.what
+    return name
+
+
 def check_strategies(keys: Sequence[str] | None, flag: str = "--strategy/--strategies") -> None:
     """Unknown strategy keys are a usage error naming the close matches."""
     from modlens.names import UnknownName

@@ -1,4 +1,4 @@
-"""List every registered detector and whether it can load here, with a one-line fix.
+"""list every registered detector and whether it can load here, with a one-line fix
 
 hf-classifier is listed once per preset too, checked against the local cache only (no
 network), so the listing stays fast offline and says which presets need downloading. Each

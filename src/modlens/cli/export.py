@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from modlens.cli.common import CliError, add_db_option, db_path, study_log_error
-from modlens.studylog.exporters import FORMATS
+from modlens.cli.common import CliError, add_db_option, db_path, registry_name, study_log_error
+from modlens.studylog.exporters import FORMATS, REGISTRY
 
 # tests/test_export.py asserts 2 for a missing study log, the code before the shared table
 KEPT_MISSING_EXIT = 2
@@ -14,7 +14,8 @@ KEPT_MISSING_EXIT = 2
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_db_option(parser)
     parser.add_argument("--out", help="directory to write the tables into (created if missing)")
-    parser.add_argument("--format", choices=list(FORMATS), default="csv", help="file format (default: csv)")
+    parser.add_argument("--format", type=registry_name(REGISTRY), metavar="FORMAT", default="csv",
+                        help=f"file format: {', '.join(FORMATS)} or an installed exporter plug-in's (default: csv)")
     parser.add_argument("--tables", nargs="+", metavar="TABLE", help="only these tables (default: all)")
     parser.add_argument("--bundle", metavar="OUT", help="instead: write this participant's bundle for the researcher "
                                                         "(consented rows only, Parquet; docs/MULTI.md)")

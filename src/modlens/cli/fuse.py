@@ -1,9 +1,9 @@
 """generate DUO semantic-fusion test cases (toxic seeds split across text, emoji, images, speech, video)
 
-  modlens fuse --list
-  modlens fuse --pairs 10 --detectors profanity-check
-  modlens fuse --content-type abuse_hate --fusion T+E --fusion I+T --images ./pictures --score
-  modlens fuse --pairs-file pairs.csv --no-oracle --export ./cases
+    modlens fuse --list
+    modlens fuse --pairs 10 --detectors profanity-check
+    modlens fuse --content-type abuse_hate --fusion T+E --fusion I+T --images ./pictures --score
+    modlens fuse --pairs-file pairs.csv --no-oracle --export ./cases
 
 Keyword pairs come from the shipped datasets (or --pairs-file), fill the templates into seed
 sentences, and the oracle keeps the seeds the study's text detectors (or --detectors) find toxic.
@@ -36,8 +36,6 @@ DEFAULT_PAIRS = 20
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.epilog = (__doc__ or "").split("\n", 1)[1]
     p.add_argument("--list", action="store_true", help="print the templates, fusions and keyword sources, then exit")
     p.add_argument("--content-type", dest="content_types", action="append", metavar="TYPE",
                    help="abuse_hate, spam or sexual (repeatable; default: all)")
@@ -186,6 +184,23 @@ def _oracle(args: argparse.Namespace, seeds: list[Seed], detectors: dict[str, De
     return result
 
 
+def _media_reader(args: argparse.Namespace, study: StudyConfig) -> dict[str, Detector] | None:
+    """The default scorers of fused cases: the study's detectors, plus `asr` (speech recognition,
+    OCR of pictures and video frames, then MiniLM) unless the study already reads audio."""
+    from modlens.config import DetectorConfig
+    from modlens.services.detectors import load_detectors
+
+    if any(d.name == "asr" for d in study.detectors):
+        return None
+    loaded = load_detectors([DetectorConfig(name="asr")])
+    for line in loaded.warnings():
+        _note(line)
+    if loaded.detectors:
+        _note("scoring with asr as well: speech, pictures and video frames read, then minilm-toxicity "
+              "(--detectors chooses the scorers)")
+    return dict(loaded.detectors) or None
+
+
 def _digest(path: str | None) -> str | None:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16] if path else None
 
@@ -228,14 +243,23 @@ def run(args: argparse.Namespace) -> int:
         generated = generate(oracle.kept, names, ctx, progress=progress)
         if progress is not None:
             print(file=sys.stderr)
+        for skip in generated.skipped:  # every skip, with its reason (the report counts them too)
+            _note(f"{skip['fusion']} skipped {skip['seed']!r}: {skip['reason']}")
         params = {"seed": seed, "content_types": content_types, "fusions": names, "pairs": args.pairs,
                   "pairs_file": args.pairs_file, "pairs_file_sha256": _digest(args.pairs_file),
                   "templates": args.templates, "templates_sha256": _digest(args.templates),
                   "emoji_table": args.emoji_table, "emoji_table_sha256": _digest(args.emoji_table),
-                  "images": args.images, "oracle": {**oracle.summary(), "toxic_by": oracle.verdicts()}}
+                  "images": args.images, "oracle": {**oracle.summary(), "toxic_by": oracle.verdicts()},
+                  "skipped": generated.skipped}
         summary: dict[str, Any] = {"pairs": len(pairs), "seeds": len(seeds), "oracle": oracle.summary(),
                                    "generation": generated.summary()}
-        summary.update(_write(args, generated.cases, params, detectors))
+        scorers = dict(detectors)
+        if args.score and not args.detectors and loaded is not None:
+            media_reader = _media_reader(args, study)
+            if media_reader is not None:
+                loaded.detectors.update(media_reader)  # closed with the others
+                scorers.update(media_reader)
+        summary.update(_write(args, generated.cases, params, scorers))
     finally:
         if loaded is not None:
             loaded.close()

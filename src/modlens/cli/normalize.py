@@ -1,5 +1,7 @@
 """undo human-written perturbations (JSON lines)
 
+One JSON line per text: the normalized text and each edit (docs/NORMALIZE.md).
+
     modlens normalize "you are an idiooot" "st*pid"
     modlens normalize --file comments.txt      # one text per line; "-" reads stdin
 """

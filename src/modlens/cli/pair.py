@@ -1,7 +1,9 @@
 """show or rotate the pairing token the extension must present
 
 The token lives in `paths.token_file()` (mode 0600). A running daemon re-reads it, so after
-`--rotate` every paired client must pair again with the new token.
+`--rotate` every paired client must pair again with the new token. `--api-key` shows (with
+`--rotate`, replaces) the separate key for the Perspective-compatible API (docs/PERSPECTIVE.md),
+so a bot or a research tool never holds the token that pairs the browser extension.
 """
 from __future__ import annotations
 
@@ -14,10 +16,14 @@ from modlens.runtime import daemon_url
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rotate", action="store_true", help="replace the token (paired clients must pair again)")
+    parser.add_argument("--api-key", action="store_true",
+                        help="the key for the Perspective-compatible API instead of the pairing token")
     parser.add_argument("--json", action="store_true", help="print {token, path, url} as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.api_key:
+        return _api_key(args)
     token = pairing.rotate() if args.rotate else pairing.ensure()
     url = daemon_url()
     if args.json:
@@ -27,4 +33,20 @@ def run(args: argparse.Namespace) -> int:
     print(f"\n{'New token written' if args.rotate else 'Token stored'} in {paths.token_file()} (readable by you only).")
     print(f"Paste it into the modlens extension's options (daemon address {url}),")
     print("or run `modlens browse` to start Chromium with the extension already paired.")
+    return 0
+
+
+def _api_key(args: argparse.Namespace) -> int:
+    from modlens.perspective import keys
+
+    key = keys.rotate() if args.rotate else keys.ensure()
+    url = daemon_url().replace("ws://", "http://").removesuffix("/ws")
+    if args.json:
+        print(json.dumps({"api_key": key, "path": str(keys.key_file()), "url": f"{url}/v1alpha1/comments:analyze",
+                          "rotated": args.rotate}))
+        return 0
+    print(key)
+    print(f"\n{'New API key written' if args.rotate else 'API key stored'} in {keys.key_file()} (readable by you only).")
+    print(f"Perspective clients: POST {url}/v1alpha1/comments:analyze?key=<this key>")
+    print(f"Google's client: discoveryServiceUrl={url}/$discovery/rest?version=v1alpha1, developerKey=<this key>")
     return 0

@@ -1,4 +1,4 @@
-"""Generate perturbed variants of a text (or attack a detector) and score them (JSON lines).
+"""generate perturbed variants of a text (or attack a detector) and score them (JSON lines)
 
 The first line per input is the source text with its scores; each following line is a
 variant (strategy, params, seed, edited spans, attack result when --attack) with its scores
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from modlens.cli.common import (CliError, add_attack_limit_options, add_detectors_option, add_perturbation_options,
                                 add_strategies_option, add_study_option, detector_configs, load_study,
@@ -70,6 +71,17 @@ def _explain(reasons: dict[str, str], importance: list[float] | None) -> list[st
     return [reasons["text"] + hint]
 
 
+def _below_threshold(reasons: dict[str, str], importance: list[float] | None) -> bool:
+    return bool(importance) and max(importance or [0.0]) > 0 and \
+        reasons.get("text", "").startswith("no word's removal")
+
+
+def _any_drop(maker: VariantGenerator, p: Any) -> VariantGenerator:
+    """The same generator with threshold 0: any word whose removal lowers the score."""
+    return VariantGenerator(p.strategies, budget=p.budget, seed=p.seed, importance_threshold=0.0,
+                            strategy_options=maker.options)
+
+
 def run(args: argparse.Namespace) -> int:
     study = with_perturbation_options(load_study(args.config), args)  # checks --strategies too
     p = study.perturbation
@@ -106,6 +118,13 @@ def run(args: argparse.Namespace) -> int:
         else:
             importance = word_importance(text, detector_score_fn(detectors[target])) if target else None
             variants, reasons = maker.generate_explained(text, importance=importance)
+            if not variants and _below_threshold(reasons, importance) and args.threshold is None:
+                # the obvious first try ("you are a stupid idiot": each insult alone keeps it toxic)
+                # makes variants: the words whose removal lowers the score at all, said on stderr
+                variants, reasons = _any_drop(maker, p).generate_explained(text, importance=importance)
+                print(f"modlens perturb: {text!r}: no word's removal lowered the score by more than "
+                      f"{p.importance_threshold:g}; perturbed the words whose removal lowers it at all "
+                      "(--threshold T sets the bar)", file=sys.stderr)
             for v in variants:
                 v.target_detector = target
             if len(variants) < p.budget:

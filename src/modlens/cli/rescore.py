@@ -8,6 +8,7 @@ from pathlib import Path
 
 from modlens.cli.common import (CliError, ErrorKind, add_db_option, add_detectors_option, add_study_option, db_path,
                                 load_study)
+from modlens.config import StudyConfig
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -17,6 +18,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_study_option(p)
     p.add_argument("--chunk", type=int, default=256, help="texts scored per transaction (default 256)")
     p.add_argument("--quiet", action="store_true", help="no progress")
+    p.add_argument("--variants", action="store_true",
+                   help="instead: make the variants the daemon deferred (over the study's live variant budget)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--chunk must be at least 1, not {args.chunk}")
     db = Path(args.log) if args.log else db_path(args)
     study = load_study(args.config) if args.config else None
+    if args.variants:
+        return _deferred_variants(db, study, args.chunk)
     try:
         result = run_rescore(db, study=study, detectors=args.detectors, chunk_size=args.chunk, progress=not args.quiet)
     except LogNotFound as err:
@@ -45,5 +50,20 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(err), kind=ErrorKind.FAILED) from None
     for key, why in result.unavailable.items():
         print(f"modlens rescore: detector {key} not used: {why}", file=sys.stderr)
+    print(json.dumps(result.to_dict(), indent=2))
+    return 0
+
+
+def _deferred_variants(db: Path, study: StudyConfig | None, chunk: int) -> int:
+    from modlens.audit.deferred_variants import run_deferred_variants
+    from modlens.audit.rescore import LogNotFound
+    from modlens.services.errors import SetupError
+
+    try:
+        result = run_deferred_variants(db, study=study, chunk=chunk)
+    except LogNotFound as err:
+        raise CliError(str(err), kind=ErrorKind.NOT_FOUND, fix="give the study log's path") from None
+    except SetupError as err:
+        raise CliError(str(err), fix="enable [perturbation] in the study (--config STUDY.toml)") from None
     print(json.dumps(result.to_dict(), indent=2))
     return 0

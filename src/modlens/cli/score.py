@@ -1,8 +1,10 @@
-"""Score one-off texts without a daemon: one JSON line per text with every detector's scores.
+"""score one-off texts without a daemon: one JSON line per text with every detector's scores
 
-  modlens score "you are a stupid idiot" "have a nice day"
-  modlens score --detector hf-classifier -o hf-classifier.preset=unitary/toxic-bert "text"
-  echo "stup1d 1d1ot" | modlens score --normalize
+Without texts, reads one text per line from stdin.
+
+    modlens score "you are a stupid idiot" "have a nice day"
+    modlens score --detector hf-classifier -o hf-classifier.preset=unitary/toxic-bert "text"
+    echo "stup1d 1d1ot" | modlens score --normalize
 """
 from __future__ import annotations
 
@@ -19,8 +21,6 @@ DEFAULT_DETECTORS = ("minilm-toxicity", "profanity-check")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = __doc__.split("\n", 1)[1]
     parser.add_argument("text", nargs="*", help="texts to score (none: read one text per line from stdin)")
     add_detectors_option(parser, default=", ".join(DEFAULT_DETECTORS), keys="registry keys or cached:PATH...")
     parser.add_argument("-o", "--option", action="append", default=[], metavar="NAME.KEY=VALUE",

@@ -35,10 +35,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-remote", action="store_true",
                         help="DANGEROUS: allow a non-loopback --host and Host headers; anyone on the network "
                              "who learns the token can then feed and read your study log")
+    parser.add_argument("--perspective-only", action="store_true",
+                        help="serve only the Perspective-compatible API (POST /v1alpha1/comments:analyze), not the "
+                             "extension's socket (docs/PERSPECTIVE.md)")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
 
 
-async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remote: bool, can_join: bool) -> int | None:
+async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remote: bool, can_join: bool,
+                 perspective_only: bool = False) -> int | None:
     """Serve until SIGINT/SIGTERM (-> None) or until the extension joined a study (-> the port
     to serve it on: the same one, so the extension reconnects where it was)."""
     from aiohttp import web
@@ -56,7 +60,8 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
         loop.call_later(0.3, stop.set)  # the join_study_ok answer reaches the extension first
 
     app = create_app(study, db, TokenSource(), allow_remote=allow_remote,
-                     restart_on_join=restart_on_join if can_join else None)
+                     restart_on_join=restart_on_join if can_join and not perspective_only else None,
+                     extension_protocol=not perspective_only)
     runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=5)
     print(f"modlens: loading detectors for study {study.study_id!r} ...", flush=True)
     await runner.setup()  # opens the study log and loads the engine (cleanup_ctx)
@@ -80,7 +85,14 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
     for what, problem in engine.component_errors.items():
         print(f"  {what}: unavailable — {problem}", flush=True)
     print(f"modlens: study log   {db}", flush=True)
-    print(f"modlens: listening   {url}", flush=True)
+    api = f"http://{bracketed(host)}:{bound_port}"
+    if perspective_only:
+        print(f"modlens: Perspective {api}/v1alpha1/comments:analyze?key=KEY (no extension socket)", flush=True)
+    else:
+        print(f"modlens: listening   {url}", flush=True)
+        print(f"modlens: Perspective {api}/v1alpha1/comments:analyze?key=KEY", flush=True)
+    print(f"modlens: discovery   {api}/$discovery/rest?version=v1alpha1 (KEY: `modlens pair` or "
+          "`modlens pair --api-key`)", flush=True)
     print("modlens: pair        run `modlens pair` and paste the token into the extension's options,"
           " or `modlens browse` to start Chromium with the extension already paired", flush=True)
     if allow_remote and not is_loopback(host):
@@ -128,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         port: int | None = args.port
         while port is not None:  # not None again: the extension joined a study; serve that one
             port = asyncio.run(_serve(_study(args.config), db, args.host, port, args.allow_remote,
-                                      can_join=args.config is None))
+                                      can_join=args.config is None, perspective_only=args.perspective_only))
         return 0
     except StudyLogError as err:
         raise CliError(str(err), kind=ErrorKind.FAILED) from None

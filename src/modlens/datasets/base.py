@@ -16,14 +16,17 @@ that cross-reference rows (NoisyHate, HateCheck, SASS's per-rater z-scores) read
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import json
 import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Generator, Iterable, Iterator
 
+from modlens.normalize.base import Normalized
 from modlens.rows import Variant
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
@@ -61,6 +64,10 @@ class DatasetItem:
     text: str
     labels: dict[str, Any] = field(default_factory=dict)
     variants: list[Variant] = field(default_factory=list)
+    # (the file's text, the reader step's output) when a step the reader applies as it reads
+    # (`Dataset.text_steps`: html_unescape) changed the text; `text` is then that output, and the
+    # audit records the change as a normalization of the file's text
+    read_as: tuple[str, Normalized] | None = None
 
 
 class Dataset:
@@ -71,7 +78,7 @@ class Dataset:
     def __init__(self, name: str, path: Path, source: Iterable[DatasetItem] | Callable[[], Iterator[DatasetItem]],
                  meta: dict[str, Any] | None = None, *, fmt: str = "", notes: list[str] | None = None,
                  size: int | None = None, recorded_scores: dict[str, list[list[str]]] | None = None,
-                 gold: str = NO_GOLD, source_id: str | None = None):
+                 gold: str = NO_GOLD, source_id: str | None = None, text_steps: list[str] | None = None):
         self.name = name          # platform becomes f"dataset:{name}"
         self.path = path          # the file read (one page per file)
         self.source = source
@@ -88,6 +95,8 @@ class Dataset:
         # the file's content hash when its items are keyed by it (`row_key`), else None (an id
         # column keys them): an audit run is of one version of the file
         self.source_id = source_id
+        # the steps the reader applies to every text as it reads (`html_unescape` for tweets)
+        self.text_steps = list(text_steps or [])
         self._items: list[DatasetItem] | None = source if isinstance(source, list) else None
 
     def iter_items(self) -> Iterator[DatasetItem]:
@@ -102,19 +111,154 @@ class Dataset:
         return self._items
 
 
+class DatasetNotFound(DatasetError):
+    """The file (or shorthand) does not exist: `modlens` exits with the not-found code."""
+
+
 def _check_file(path: Path) -> None:
     if not path.is_file():
-        raise DatasetError(f"{path}: file not found")
+        raise DatasetNotFound(f"{path}: file not found; fix: check the path (or name a shorthand: "
+                              "noisyhate, hatecheck, davidson, sass)")
 
 
-def _delimiter(path: Path) -> str:
-    return "\t" if path.suffix.lower() in TSV_SUFFIXES else ","
+# --- reading text files: encoding, delimiter, quotes ---------------------------------------------
+SNIFF_BYTES = 1 << 16          # what encoding, binary and delimiter detection look at
+DELIMITERS = (",", ";", "\t", "|")
+BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))  # UTF-32 LE starts like UTF-16 LE
+ENCODING_FIX = ("--encoding cp1252 (Excel on Windows), --encoding latin-1, or the encoding the file was saved in; "
+                "or save it as \"CSV UTF-8\"")
+# what a binary file that is not text is, from its first bytes
+MAGIC = ((b"PAR1", "a Parquet file", "name it .parquet"),
+         (b"PK\x03\x04", "a ZIP archive (an Excel .xlsx?)", "save it from the spreadsheet as CSV UTF-8"),
+         (b"\x1f\x8b", "a gzip-compressed file", "decompress it (gunzip)"),
+         (b"\xd0\xcf\x11\xe0", "an old Excel .xls file", "save it from the spreadsheet as CSV UTF-8"))
 
 
-def _open_csv(path: Path) -> Any:
+@dataclass(frozen=True)
+class TextFormat:
+    """How a CSV/TSV/JSONL file is read: its encoding and (CSV/TSV) delimiter, with notes saying
+    what was detected when it is not the plain default (UTF-8, the suffix's delimiter)."""
+    encoding: str
+    delimiter: str
+    notes: tuple[str, ...] = ()
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def _encoding(path: Path, head: bytes, declared: str | None) -> tuple[str, str | None]:
+    """(encoding, note): a byte-order mark, else UTF-8 when the start of the file is UTF-8 with
+    some non-ASCII text in it, else the declared encoding, else UTF-8 (ASCII is both)."""
+    for bom, name in BOMS:
+        if head.startswith(bom):
+            return name, f"encoding {name.replace('-sig', '')} (byte-order mark)"
+    if declared:
+        try:
+            codecs.lookup(declared)
+        except LookupError:
+            raise DatasetError(f"{path}: --encoding {declared!r} is not an encoding Python knows; "
+                               "fix: --encoding utf-8, cp1252 or latin-1") from None
+    for magic, what, fix in MAGIC:
+        if head.startswith(magic):
+            raise DatasetError(f"{path}: {what}, not a CSV/TSV/JSONL text file; fix: {fix}")
+    if b"\x00" in head[:8192]:
+        raise DatasetError(f"{path}: a binary file (it holds NUL bytes), not CSV/TSV/JSONL text; "
+                           "fix: give a CSV, TSV or JSONL text file, or a Parquet file named .parquet")
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=len(head) < SNIFF_BYTES)
+        utf8_error = None
+    except UnicodeDecodeError as err:
+        utf8_error = err
+    if utf8_error is None and (not declared or not head.isascii()):
+        return "utf-8", None
+    if declared:
+        return declared, f"encoding {declared} (--encoding)"
+    assert utf8_error is not None
+    raise DatasetError(f"{path}: line {_line_of(head, utf8_error.start)}: not UTF-8 text (byte "
+                       f"0x{head[utf8_error.start]:02x}); fix: {ENCODING_FIX}")
+
+
+def _outside_quotes(line: str, ch: str) -> int:
+    return sum(part.count(ch) for part in line.split('"')[::2])
+
+
+def _sniff_delimiter(path: Path, header: str) -> tuple[str, str | None]:
+    """The delimiter the header line uses most (outside quotes): `;` for European Excel's CSVs."""
+    default = "\t" if path.suffix.lower() in TSV_SUFFIXES else ","
+    counts = {d: _outside_quotes(header, d) for d in DELIMITERS}
+    best = max(DELIMITERS, key=lambda d: (counts[d], d == default))
+    if counts[best] == 0 or counts[best] == counts[default]:
+        return default, None
+    shown = "tab" if best == "\t" else repr(best)
+    return best, f"delimiter {shown} (the header line has {counts[best]}, and {counts[default]} {default!r})"
+
+
+@lru_cache(maxsize=64)
+def _text_format(path: str, _stamp: tuple[int, int], declared: str | None) -> TextFormat:
+    p = Path(path)
+    with open(p, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+    encoding, note = _encoding(p, head, declared)
+    notes = [note] if note else []
+    if is_jsonl(p):
+        return TextFormat(encoding, ",", tuple(notes))
+    text = head.decode(encoding, errors="replace")
+    delimiter, why = _sniff_delimiter(p, text.lstrip("\ufeff").splitlines()[0] if text.strip() else "")
+    return TextFormat(encoding, delimiter, tuple(notes + ([why] if why else [])))
+
+
+def text_format(path: Path, encoding: str | None = None) -> TextFormat:
+    """The encoding and delimiter of a text data file (cached per file version); `encoding`: the
+    declared `--encoding`, used when the file has no byte-order mark and does not read as UTF-8."""
+    _check_file(path)
+    st = path.stat()
+    return _text_format(str(path), (st.st_mtime_ns, st.st_size), encoding)
+
+
+def _decode_error(path: Path, err: UnicodeDecodeError, encoding: str) -> DatasetError:
+    """The error naming the line of the first byte `encoding` cannot read: the text layer decodes
+    ahead of the line it hands out, so the file is scanned again (on this error path only)."""
+    decoder, line = codecs.getincrementaldecoder(encoding)(), 1
+    byte = err.object[err.start]
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 16):
+            try:
+                decoder.decode(block)
+            except UnicodeDecodeError as found:
+                bad = max(0, found.start - (len(found.object) - len(block)))  # held-back bytes come first
+                line, byte = line + block.count(b"\n", 0, bad), block[bad] if bad < len(block) else byte
+                break
+            line += block.count(b"\n")
+    return DatasetError(f"{path}: line {line}: not {encoding} text (byte 0x{byte:02x}); fix: {ENCODING_FIX}")
+
+
+def _open_text(path: Path, fmt: TextFormat) -> Any:
     # a text column can hold more than csv's default 128 KiB field limit (long forum posts)
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    return open(path, encoding="utf-8", newline="")
+    return open(path, encoding=fmt.encoding, newline="")
+
+
+def _csv_rows(path: Path, fmt: TextFormat) -> Generator[list[str], None, None]:
+    """The CSV/TSV records, strict about quotes: an unterminated quote would otherwise swallow the
+    rest of the file into one field, silently. Errors name the line the bad record starts on."""
+    with _open_text(path, fmt) as fh:
+        reader = csv.reader(fh, delimiter=fmt.delimiter, strict=True)
+        while True:
+            start = reader.line_num + 1
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except UnicodeDecodeError as err:
+                raise _decode_error(path, err, fmt.encoding) from None
+            except csv.Error as err:
+                what = ("a quote opened here is never closed" if "end of data" in str(err)
+                        else f"malformed quoting ({err})")
+                raise DatasetError(f"{path}: line {start}: {what}; fix: close the quote, or double a quote "
+                                   'inside a quoted field ("" for ")') from None
+            yield row
 
 
 def is_parquet(path: Path) -> bool:
@@ -125,15 +269,27 @@ def is_jsonl(path: Path) -> bool:
     return path.suffix.lower() in JSONL_SUFFIXES
 
 
-def iter_rows(path: Path, columns: list[str] | None = None) -> Generator[dict[str, Any], None, None]:
+def iter_rows(path: Path, columns: list[str] | None = None,
+              encoding: str | None = None) -> Generator[dict[str, Any], None, None]:
     """Rows of a CSV, TSV, JSONL or Parquet file as dicts, one at a time. `columns` limits what
-    Parquet reads from disk (the other formats read whole lines anyway)."""
+    Parquet reads from disk (the other formats read whole lines anyway); `encoding`: the declared
+    `--encoding` (see `text_format`)."""
     _check_file(path)
     if is_parquet(path):
         yield from _iter_parquet(path, columns)
-    elif is_jsonl(path):
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
+        return
+    fmt = text_format(path, encoding)
+    if is_jsonl(path):
+        with _open_text(path, fmt) as fh:
+            n = 0
+            while True:
+                try:
+                    line = fh.readline()
+                except UnicodeDecodeError as err:
+                    raise _decode_error(path, err, fmt.encoding) from None
+                if not line:
+                    return
+                n += 1
                 if not line.strip():
                     continue
                 try:
@@ -143,9 +299,21 @@ def iter_rows(path: Path, columns: list[str] | None = None) -> Generator[dict[st
                 if not isinstance(obj, dict):
                     raise DatasetError(f"{path}:{n}: expected a JSON object per line")
                 yield obj
+    records = _csv_rows(path, fmt)
+    header = [h.lstrip("\ufeff") for h in next(records, [])]
+    for values in records:
+        if values:  # csv.DictReader skips blank lines too
+            yield dict(zip(header, values)) if len(values) == len(header) else _ragged(header, values)
+
+
+def _ragged(header: list[str], values: list[str]) -> dict[str, Any]:
+    """As csv.DictReader: missing fields None, extra ones under the key None."""
+    row: dict[Any, Any] = dict(zip(header, values))
+    if len(values) > len(header):
+        row[None] = values[len(header):]
     else:
-        with _open_csv(path) as fh:
-            yield from csv.DictReader(fh, delimiter=_delimiter(path))
+        row.update(dict.fromkeys(header[len(values):]))
+    return row
 
 
 def _iter_parquet(path: Path, columns: list[str] | None) -> Iterator[dict[str, Any]]:
@@ -154,13 +322,14 @@ def _iter_parquet(path: Path, columns: list[str] | None) -> Iterator[dict[str, A
     try:
         pf = pq.ParquetFile(path)
     except Exception as err:  # pyarrow raises its own error types for a damaged or foreign file
-        raise DatasetError(f"{path}: not a readable Parquet file ({err})") from None
+        raise DatasetError(f"{path}: not a readable Parquet file ({err}); fix: check the file is complete, "
+                           "or give it the suffix of its real format") from None
     with pf:
         for batch in pf.iter_batches(batch_size=PARQUET_BATCH, columns=columns):
             yield from batch.to_pylist()
 
 
-def read_columns(path: Path) -> list[str]:
+def read_columns(path: Path, encoding: str | None = None) -> list[str]:
     """The file's column names, read from its header (CSV/TSV), schema (Parquet) or first
     object (JSONL) without reading the rest."""
     _check_file(path)
@@ -170,16 +339,32 @@ def read_columns(path: Path) -> list[str]:
         try:
             return list(pq.read_schema(path).names)
         except Exception as err:
-            raise DatasetError(f"{path}: not a readable Parquet file ({err})") from None
-    if is_jsonl(path):
-        rows = iter_rows(path)
+            raise DatasetError(f"{path}: not a readable Parquet file ({err}); fix: check the file is complete, "
+                               "or give it the suffix of its real format") from None
+    rows = iter_rows(path, encoding=encoding) if is_jsonl(path) else _csv_rows(path, text_format(path, encoding))
+    try:
+        first = next(rows, None)
+    finally:
+        rows.close()  # closes the file now, not when the generator is collected
+    if first is None:
+        return []
+    return list(first) if isinstance(first, dict) else [str(c).lstrip("\ufeff") for c in first]
+
+
+def check_rows(path: Path, encoding: str | None = None) -> None:
+    """One rule for files with nothing to audit: an empty file and a header without rows are the
+    same error (reading the first row only)."""
+    if is_parquet(path):
+        empty = parquet_rows(path) == 0
+    else:
+        rows = iter_rows(path, encoding=encoding)
         try:
-            first = next(rows, None)
+            empty = next(rows, None) is None
         finally:
-            rows.close()  # closes the file now, not when the generator is collected
-        return list(first) if first else []
-    with _open_csv(path) as fh:
-        return next(csv.reader(fh, delimiter=_delimiter(path)), [])
+            rows.close()
+    if empty:
+        raise DatasetError(f"{path}: no rows to read (the file is empty or has a header only); "
+                           "fix: give a file with a header line and at least one row")
 
 
 def parquet_rows(path: Path) -> int | None:
@@ -191,9 +376,27 @@ def parquet_rows(path: Path) -> int | None:
     return int(pq.read_metadata(path).num_rows)
 
 
-def read_rows(path: Path) -> list[dict[str, Any]]:
+def count_rows(path: Path, encoding: str | None = None) -> int | None:
+    """The number of rows, cheaply, for a progress bar's total and ETA: Parquet's metadata, else
+    the line count of the file read in raw blocks (a quoted field with a line break counts twice;
+    the bar's total is then a little high). None when it cannot be counted."""
+    if is_parquet(path):
+        return parquet_rows(path)
+    try:
+        lines, last = 0, b"\n"
+        with open(path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                lines += block.count(b"\n")
+                last = block[-1:]
+        lines += last != b"\n"  # a last line without its newline
+    except OSError:
+        return None
+    return max(0, lines - (0 if is_jsonl(path) else 1))
+
+
+def read_rows(path: Path, encoding: str | None = None) -> list[dict[str, Any]]:
     """Every row at once: for the small layouts that cross-reference rows."""
-    return list(iter_rows(path))
+    return list(iter_rows(path, encoding=encoding))
 
 
 def require_columns(path: Path, rows: list[dict[str, Any]] | list[str], columns: list[str]) -> None:

@@ -116,13 +116,13 @@ def row_map(path: Path, columns: list[str], *, text_col: str | None = None, id_c
 
 def read(path: Path, *, text_col: str | None = None, id_col: str | None = None,
          label_cols: Sequence[str] | None = None, label: GoldSpec | None = None, name: str | None = None,
-         **_: object) -> Dataset:
-    mapping = row_map(path, read_columns(path), text_col=text_col, id_col=id_col, label_cols=label_cols, label=label)
+         encoding: str | None = None, **_: object) -> Dataset:
+    mapping = row_map(path, read_columns(path, encoding), text_col=text_col, id_col=id_col, label_cols=label_cols, label=label)
     digest = None if mapping.id_col else file_digest(path)
 
     def items() -> Iterator[DatasetItem]:
         seen: set[str] = set()  # only with an id column: row numbers cannot repeat
-        for n, row in enumerate(iter_rows(path, mapping.needed if is_parquet(path) else None)):
+        for n, row in enumerate(iter_rows(path, mapping.needed if is_parquet(path) else None, encoding)):
             yield mapping.item(n, row, seen, digest=digest)
 
     return Dataset(name or path.stem, path, items, mapping.meta, notes=mapping.notes, size=parquet_rows(path),

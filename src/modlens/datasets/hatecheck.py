@@ -20,11 +20,11 @@ def _id(value: object) -> str:
     return s[:-2] if s.endswith(".0") else s
 
 
-def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
+def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = None, **_: object) -> Dataset:
     """Read whole: a `spell_*` case refers to its original by id, anywhere in the file."""
     if path.is_dir():
         path = path / "test_suite_cases.csv"
-    rows = read_rows(path)
+    rows = read_rows(path, encoding)
     require_columns(path, rows, ["case_id", "test_case", "label_gold", "functionality"]
                     + ([label.column] if label is not None and label.column else []))
     items: dict[str, DatasetItem] = {}

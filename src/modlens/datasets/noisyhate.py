@@ -42,9 +42,9 @@ class NoisyPair:
         return self.labels.get("bing_correct") == "1"
 
 
-def read_pairs(path: Path | str) -> list[NoisyPair]:
+def read_pairs(path: Path | str, encoding: str | None = None) -> list[NoisyPair]:
     path = Path(path)
-    rows = read_rows(path)
+    rows = read_rows(path, encoding)
     require_columns(path, rows, ["clean", "perturbed", "position", "clean_word", "perturbed_word", "types"])
     pairs = []
     for n, row in enumerate(rows):
@@ -65,11 +65,11 @@ def restored(tokens: Sequence[str], position: int, clean_word: str) -> bool:
     return 0 <= position < len(tokens) and tokens[position].lower() == clean_word.lower()
 
 
-def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
+def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = None, **_: object) -> Dataset:
     if label is not None:
         raise DatasetError("NoisyHate declares its gold label itself (every sentence is toxic); --label does not apply")
     items, digest = [], file_digest(path)
-    for n, pair in enumerate(read_pairs(path)):
+    for n, pair in enumerate(read_pairs(path, encoding)):
         span = word_span(pair.clean, pair.position)
         params = {"types": pair.types, "position": pair.position,
                   "clean_word": pair.clean_word, "perturbed_word": pair.perturbed_word}
@@ -79,6 +79,6 @@ def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
         items.append(DatasetItem(key=row_key(digest, n), text=pair.clean, labels=labels, variants=[variant]))
     # Perspective's recorded scores of both sentences: `--detectors recorded` audits with them
     recorded = {"perspective": [["clean", "perspective_clean"], ["perturbed", "perspective_perturbed"]]} \
-        if {"perspective_clean", "perspective_perturbed"} <= set(read_columns(Path(path))) else {}
+        if {"perspective_clean", "perspective_perturbed"} <= set(read_columns(Path(path), encoding)) else {}
     return Dataset("noisyhate", path, items, notes=[f"gold label: {GOLD}"], recorded_scores=recorded, gold=GOLD,
                    source_id=digest)

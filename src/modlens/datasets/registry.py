@@ -1,17 +1,20 @@
 """The one place dataset readers are registered, plus shorthand names and layout sniffing.
 
-Adding a layout = one module with `read(path, **options) -> Dataset` + one line in `READERS`.
+Adding a layout = one module with `read(path, **options) -> Dataset` + one line in `READERS`; an
+installed package adds one through the `modlens.readers` entry point (see CONTRIBUTING.md).
 """
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
 from modlens import paths
 from modlens.datasets import sass
-from modlens.datasets.base import Dataset, DatasetError, is_jsonl, is_parquet, read_columns
+from modlens.datasets.base import (Dataset, DatasetError, DatasetNotFound, check_rows, is_jsonl, is_parquet,
+                                   read_columns, text_format)
 from modlens.datasets.gold import TEXT_COLUMNS, GoldSpec, find_column
+from modlens.names import close_matches
+from modlens.names import PluginError, Registry, UnknownName
 
 READERS: dict[str, str] = {
     "noisyhate": "noisyhate",
@@ -22,6 +25,8 @@ READERS: dict[str, str] = {
     "jsonl": "generic",
     "parquet": "generic",
 }
+# the layouts `--format` takes: the built-ins above, then installed plug-ins (sniffing knows only built-ins)
+READER_REGISTRY = Registry("dataset format", "modlens.datasets", READERS, group="modlens.readers")
 
 SHORTHANDS = paths.SHORTHANDS  # shorthand -> file under the data directory
 
@@ -36,9 +41,12 @@ def resolve(dataset: str) -> tuple[Path, str | None]:
         if found is not None:
             return found, dataset
         tried = ", ".join(str(d) for d in paths.data_dirs())
-        raise DatasetError(f"dataset {dataset!r} not found under {tried}; "
-                           f"`modlens data fetch {dataset}` downloads it, or set {paths.DATA_ENV} to a folder holding {SHORTHANDS[dataset]}")
-    raise DatasetError(f"{dataset}: no such file, and not one of the shorthands {', '.join(SHORTHANDS)}")
+        raise DatasetNotFound(f"dataset {dataset!r} not found under {tried}; fix: `modlens data fetch {dataset}` "
+                              f"downloads it, or set {paths.DATA_ENV} to a folder holding {SHORTHANDS[dataset]}")
+    close = close_matches(dataset, SHORTHANDS)
+    fix = (f"did you mean {' or '.join(close)}?" if close else
+           f"check the path, or name a shorthand: {', '.join(SHORTHANDS)}")
+    raise DatasetNotFound(f"{dataset}: no such file, and not one of the shorthands; fix: {fix}")
 
 
 # built-in layouts and the columns that identify them (lower case); the first match wins
@@ -62,14 +70,14 @@ def _sass_evidence(columns: list[str]) -> list[str]:
     return [*signs, category] if signs else []
 
 
-def detect(path: Path) -> tuple[str, str]:
+def detect(path: Path, encoding: str | None = None) -> tuple[str, str]:
     """(format, why): the layout guessed from the file's columns (its header only)."""
     if path.is_dir():
         for fmt, name in (("hatecheck", "test_suite_cases.csv"), ("davidson", "labeled_data.csv")):
             if (path / name).is_file():
                 return fmt, f"a folder holding {name}"
         raise DatasetError(f"{path}: a directory, and not a known dataset folder; give a file")
-    columns = [str(c) for c in read_columns(path)]
+    columns = [str(c) for c in read_columns(path, encoding)]
     lower = {c.strip().lower(): c for c in columns}
     for fmt, needed in SIGNATURES:
         if all(n in lower for n in needed):
@@ -93,17 +101,23 @@ def load(dataset: str, fmt: str | None = None, *, label: str | GoldSpec | None =
     """Read a dataset; `label` is a `--label` spec (see `gold`). The returned dataset's first note
     says which layout was read and why."""
     path, implied = resolve(dataset)
+    encoding = options.get("encoding")
+    if path.is_file():  # a folder's reader picks its file
+        check_rows(path, encoding)
     if fmt:
         why = "--format"
     elif implied:
         fmt, why = implied, f"shorthand {dataset}"
     else:
-        fmt, why = detect(path)
-    if fmt not in READERS:
-        raise DatasetError(f"unknown dataset format {fmt!r}; known: {', '.join(READERS)}")
-    module = importlib.import_module(f"modlens.datasets.{READERS[fmt]}")
+        fmt, why = detect(path, encoding)
+    try:
+        module = READER_REGISTRY.load(fmt)
+    except (UnknownName, PluginError) as err:
+        raise DatasetError(str(err)) from None
     spec = GoldSpec.parse(label) if isinstance(label, str) else label
     data: Dataset = module.read(path, label=spec, **options)
     data.format = fmt
     data.notes.insert(0, f"read {path.name} as {fmt} ({why})")
+    if data.path.is_file() and not is_parquet(data.path):
+        data.notes[1:1] = text_format(data.path, encoding).notes  # a BOM, another encoding or delimiter
     return data

@@ -81,9 +81,9 @@ def _is_number(raw: object) -> bool:
         return False
 
 
-def read(path: Path, *, label: GoldSpec | None = None, **_: object) -> Dataset:
+def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = None, **_: object) -> Dataset:
     """Read whole: per-author z-scores need every row."""
-    rows = read_rows(path)
+    rows = read_rows(path, encoding)
     if not rows:
         raise DatasetError(f"{path}: no rows")
     columns = list(rows[0])

@@ -4,8 +4,10 @@ What real moderation stacks do with a picture of text: read it, then judge the w
 `text_detector` (a registry key, default minilm-toxicity), `text_options` (its options), `lang`
 (Tesseract language, eng), `psm` (page segmentation mode; 11 finds sparse text anywhere on a
 picture), `workers` (images read at once; Tesseract is one process per image and single-threaded
-in Debian's build, so two workers use both cores of a small machine). Audio and video are not
-read (listed as `unscored_media` in the details).
+in Debian's build, so two workers use both cores of a small machine), `grey` (greyscale before
+OCR). A video's frames are sampled by ffmpeg (`modlens.media.av`: 2 a second, at most 16, a still
+read once) and read in time order; its sound is not heard (`unscored_media`: audio; the `asr`
+detector hears it), nor is an audio clip.
 """
 from __future__ import annotations
 
@@ -28,12 +30,12 @@ class OcrDetector(Detector):
     modalities = MODALITIES
 
     def __init__(self, inner: Detector, *, lang: str = "eng", psm: int = 11, workers: int = 1,
-                 engine_version: str = "unknown"):
+                 engine_version: str = "unknown", grey: bool = False):
         if "text" not in inner.modalities:
             raise DetectorUnavailable("error", f"ocr: {inner.name} does not read text",
                                       "set text_detector to a text detector, e.g. minilm-toxicity")
         self.inner = inner
-        self.lang, self.psm, self.workers = lang, int(psm), max(1, int(workers))
+        self.lang, self.psm, self.workers, self.grey = lang, int(psm), max(1, int(workers)), bool(grey)
         self.engine_version = engine_version
         self.name = f"ocr+{inner.name}"
         self.labels, self.toxicity_label, self.threshold = inner.labels, inner.toxicity_label, inner.threshold
@@ -44,8 +46,9 @@ class OcrDetector(Detector):
 
     def config(self) -> dict[str, Any]:
         # workers only changes speed, so it stays out of the version
+        grey = {"grey": True} if self.grey else {}  # absent when off: the versions of earlier logs stay valid
         return {"text_detector": self.inner.name, "text_version": self.inner.version,
-                "text_config": self.inner.config(), "ocr": "tesseract", "lang": self.lang, "psm": self.psm,
+                "text_config": self.inner.config(), "ocr": "tesseract", "lang": self.lang, "psm": self.psm, **grey,
                 "fused_text": "caption + OCR text of each image, space-joined"}
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
@@ -63,6 +66,16 @@ class OcrDetector(Detector):
             d: dict[str, Any] = {"ocr": []}
             parts = [item.text.strip()] if item.text.strip() else []
             for blob in item.media:
+                if blob.kind == "video":
+                    got_video = self._read_video(blob)
+                    d["ocr"].append(got_video)
+                    if "error" in got_video:
+                        d["reason"] = f"OCR failed: {got_video['error']}"
+                    elif got_video["text"]:
+                        parts.append(got_video["text"])
+                    if got_video.get("audio"):
+                        d.setdefault("unscored_media", []).append("audio")
+                    continue
                 if blob.kind != "image":
                     d.setdefault("unscored_media", []).append(blob.kind)
                     continue
@@ -77,7 +90,7 @@ class OcrDetector(Detector):
                 if got.text:
                     parts.append(got.text)
             d["fused_text"] = " ".join(parts)
-            if "reason" not in d and not item.text.strip() and not item.of_kind("image"):
+            if "reason" not in d and not item.text.strip() and not item.of_kind("image") and not item.of_kind("video"):
                 # only audio/video: scoring "" would count as a confident "not toxic"
                 d["reason"] = "nothing readable: audio and video are not read by ocr"
             fused.append(d["fused_text"])
@@ -112,9 +125,30 @@ class OcrDetector(Detector):
                         self._cache.popitem(last=False)
         return out
 
+    def _read_video(self, blob: MediaBlob) -> dict[str, Any]:
+        """The text on a video's sampled frames, in time order, as one OCR entry of the video."""
+        from modlens.media.av import FRAME_RATE, MAX_FRAMES, AvUnavailable, has_audio, sample_frames
+
+        entry: dict[str, Any] = {"sha256": blob.sha256, "engine": "tesseract",
+                                 "version": f"{self.engine_version}+frames.{FRAME_RATE:g}fps.{MAX_FRAMES}"}
+        try:
+            frames = sample_frames(blob)
+            entry["audio"] = has_audio(blob)
+        except AvUnavailable as err:
+            return {**entry, "error": str(err)}
+        read = self.read_images([f.image for f in frames])
+        texts = []
+        for f in frames:
+            got = read[f.image.sha256]
+            if isinstance(got, OcrUnavailable):
+                return {**entry, "error": str(got)}
+            texts.append(got.text)
+        return {**entry, "text": " ".join(t for t in texts if t), "confidence": None,
+                "frames": [{"seconds": f.seconds, "text": t} for f, t in zip(frames, texts)]}
+
     def _read_one(self, blob: MediaBlob) -> OcrText | OcrUnavailable:
         try:
-            return read_text(blob, lang=self.lang, psm=self.psm)
+            return read_text(blob, lang=self.lang, psm=self.psm, grey=self.grey)
         except OcrUnavailable as err:  # this image costs only its own score
             return err
 
@@ -123,7 +157,7 @@ class OcrDetector(Detector):
 
 
 def create(*, text_detector: str = "minilm-toxicity", text_options: dict[str, Any] | None = None, lang: str = "eng",
-           psm: int = 11, workers: int | None = None, threshold: float | None = None) -> OcrDetector:
+           psm: int = 11, workers: int | None = None, grey: bool = False, threshold: float | None = None) -> OcrDetector:
     from modlens.detectors import registry
 
     try:
@@ -143,7 +177,7 @@ def create(*, text_detector: str = "minilm-toxicity", text_options: dict[str, An
     except DetectorUnavailable as err:
         raise DetectorUnavailable(err.status, f"ocr: text detector {text_detector}: {err}", err.fix) from err
     try:
-        det = OcrDetector(inner, lang=lang, psm=psm, engine_version=engine_version,
+        det = OcrDetector(inner, lang=lang, psm=psm, engine_version=engine_version, grey=grey,
                           workers=workers if workers is not None else min(2, os.cpu_count() or 1))
     except DetectorUnavailable:
         inner.close()

@@ -2,18 +2,21 @@
 
 Each plugin module defines `create(**options) -> Detector` (raising `DetectorUnavailable`
 with a one-line fix when it cannot load) and a module docstring whose first line describes
-it. Adding a detector = one file + one line in `PLUGINS`.
+it. Adding a detector = one file + one line in `PLUGINS`; an installed package adds one
+through the `modlens.detectors` entry point (see CONTRIBUTING.md).
 """
 from __future__ import annotations
 
-import importlib
+from types import ModuleType
 from typing import Any
 
 from modlens.detectors.base import Detector, DetectorStatus, DetectorUnavailable
+from modlens.names import PluginError, Registry
 
 # registry key -> module (relative to modlens.detectors) defining `create(**options)`
 PLUGINS: dict[str, str] = {
     "minilm-toxicity": "minilm",
+    "minilm-toxicity-int8": "minilm_int8",
     "profanity-check": "profanity",
     "hf-classifier": "huggingface",
     "cached": "cached",
@@ -22,26 +25,38 @@ PLUGINS: dict[str, str] = {
     "jigsaw-bilstm": "keras_jigsaw",
     "ocr": "ocr",
     "hf-image": "hf_image",
+    "asr": "asr",
 }
 
 
+DETECTORS = Registry("detector", "modlens.detectors", PLUGINS, group="modlens.detectors")
+
+
 def available() -> list[str]:
-    return list(PLUGINS)
+    """Built-in detectors, then those installed packages add."""
+    return DETECTORS.names()
 
 
-def _module(name: str):
-    if name not in PLUGINS:
-        raise KeyError(f"unknown detector {name!r}; known: {', '.join(PLUGINS)}")
-    return importlib.import_module(f"modlens.detectors.{PLUGINS[name]}")
+def _module(name: str) -> ModuleType:
+    """The plugin module; an unknown name raises UnknownName (a KeyError) with the close matches,
+    an installed plug-in that cannot import raises PluginError naming its package."""
+    module: ModuleType = DETECTORS.load(name)
+    return module
 
 
 def create(name: str, /, **options: Any) -> Detector:
-    """Load a detector by registry key. Raises DetectorUnavailable (with a fix) or KeyError."""
+    """Load a detector by registry key. Raises DetectorUnavailable (with a fix) or UnknownName."""
     try:
         module = _module(name)
     except ModuleNotFoundError as err:
         raise DetectorUnavailable("missing_dependency", f"{name}: {err}", install_fix(err)) from err
-    return module.create(**options)
+    except PluginError as err:
+        cause = err.__cause__
+        if isinstance(cause, ModuleNotFoundError):
+            raise DetectorUnavailable("missing_dependency", str(err), install_fix(cause)) from err
+        raise DetectorUnavailable("error", str(err), err.fix) from err
+    detector: Detector = module.create(**options)
+    return detector
 
 
 # import name -> pip distribution, where they differ (for the fix line only)
@@ -71,14 +86,19 @@ def describe(name: str) -> str:
 
 
 def status(name: str, /, **options: Any) -> DetectorStatus:
-    """Try to load a detector and report its status (used by `modlens detectors`)."""
+    """Try to load a detector and report its status (used by `modlens detectors`); an installed
+    plug-in's status names its package (`extra["package"]`)."""
+    origin = DETECTORS.origin(name)
+    extra: dict[str, Any] = {"package": origin} if origin else {}
     try:
         det = create(name, **options)
     except DetectorUnavailable as err:
-        return DetectorStatus(name, err.status, str(err), err.fix)
+        return DetectorStatus(name, err.status, str(err), err.fix, extra=extra)
     except Exception as err:  # a broken plugin must not break the listing
-        return DetectorStatus(name, "error", f"{type(err).__name__}: {err}", "see the log; report a bug")
+        fix = f"report a bug to {origin.split()[0]}" if origin else "see the log; report a bug"
+        return DetectorStatus(name, "error", f"{type(err).__name__}: {err}", fix, extra=extra)
     try:
-        return DetectorStatus(name, "loaded", version=det.version, extra={"modalities": list(det.modalities)})
+        return DetectorStatus(name, "loaded", version=det.version,
+                              extra={**extra, "modalities": list(det.modalities)})
     finally:
         det.close()

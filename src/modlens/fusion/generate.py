@@ -22,7 +22,7 @@ Progress = Callable[[int, int], None]
 @dataclass
 class GenerationResult:
     cases: list[FusedCase] = field(default_factory=list)
-    skipped: list[dict[str, str]] = field(default_factory=list)    # {"fusion", "seed", "reason"}
+    skipped: list[dict[str, str]] = field(default_factory=list)    # {"fusion", "content_type", "seed", "reason"}
     unavailable: dict[str, dict[str, str]] = field(default_factory=dict)  # fusion -> {"reason", "fix"}
     seconds: dict[str, float] = field(default_factory=dict)        # fusion -> time spent building
 
@@ -62,7 +62,8 @@ def generate(seeds: Sequence[Seed], names: Sequence[str], ctx: FusionContext, *,
             try:
                 result.cases.append(fusions.build(name, seed, ctx, rng))
             except Skip as skip:
-                result.skipped.append({"fusion": name, "seed": seed.text, "reason": skip.reason})
+                result.skipped.append({"fusion": name, "content_type": seed.content_type, "seed": seed.text,
+                                       "reason": skip.reason})
             except FusionUnavailable as err:  # found only now (e.g. the emoji font): the fusion stops here
                 result.unavailable[name] = {"reason": str(err), "fix": err.fix}
                 break

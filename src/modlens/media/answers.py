@@ -25,5 +25,7 @@ def unscored_reason(labels: Any, details: Mapping[str, Any]) -> str | None:
 
 
 def ocr_failures(details: Mapping[str, Any]) -> list[str]:
-    """The errors of OCR reads that failed (a failure, retried by the next run; not unread media)."""
-    return [str(e["error"]) for e in details.get("ocr") or [] if isinstance(e, dict) and e.get("error")]
+    """The errors of OCR reads and speech recognition that failed (a failure, retried by the next
+    run; not unread media)."""
+    return [str(e["error"]) for key in ("ocr", "asr") for e in details.get(key) or []
+            if isinstance(e, dict) and e.get("error")]

@@ -41,10 +41,13 @@ def tesseract_version() -> str:
     return first.split()[-1]
 
 
-def read_text(image: MediaBlob | bytes, *, lang: str = "eng", psm: int = 11) -> OcrText:
+def read_text(image: MediaBlob | bytes, *, lang: str = "eng", psm: int = 11, grey: bool = False) -> OcrText:
     """The words Tesseract finds in an image. psm 11 ("sparse text") finds words anywhere on
-    the picture, as in memes and captions over photos; 6 reads one uniform block."""
+    the picture, as in memes and captions over photos; 6 reads one uniform block. `grey`: the
+    picture is converted to greyscale first (docs/FUSION.md measures when that reads better)."""
     data = image.data if isinstance(image, MediaBlob) else image
+    if grey:
+        data = greyscale_png(data)
     try:
         out = subprocess.run([tesseract_path(), "stdin", "stdout", "-l", lang, "--psm", str(psm), "tsv"],
                              input=data, capture_output=True, timeout=TIMEOUT_S)
@@ -73,3 +76,18 @@ def parse_tsv(tsv: str) -> OcrText:
             confs.append(conf / 100)
     words = [w for key in sorted(lines) for w in lines[key]]
     return OcrText(" ".join(words), sum(confs) / len(confs) if confs else None, len(words))
+
+
+def greyscale_png(data: bytes) -> bytes:
+    """The picture as an 8-bit greyscale PNG (transparency flattened onto white)."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as im:
+        rgba = im.convert("RGBA")
+    flat = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+    flat.alpha_composite(rgba)
+    out = io.BytesIO()
+    flat.convert("L").save(out, format="PNG")
+    return out.getvalue()

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from modlens.normalize.base import Edit, Normalized
 from modlens.normalize.lexicon import Lexicon, load_lexicon
-from modlens.normalize.steps import DEFAULT_STEPS, make_step
+from modlens.normalize.steps import DEFAULT_STEPS, REGISTRY, make_step
 from modlens.normalize.steps._base import WILDCARD, Hypothesis, keep_best
 from modlens.normalize.steps.mixed_case import is_mixed
 from modlens.normalize.steps.spaced_letters import Span
@@ -74,7 +74,9 @@ class Normalizer:
         self.name = "modlens-normalizer"
         from modlens.normalize import lexicon as lex_module
         weights = f"{lex_module.FREQUENCY_WEIGHT},{lex_module.OFFENSIVE_WEIGHT},{ACCEPT_FLOOR}"
-        key = "|".join([PIPELINE_REVISION, ",".join(self.step_names), self.lexicon.digest, weights])
+        # a plug-in step's package and version are part of the normalizer's (built-ins: modlens's revision)
+        plugins = [f"{n}={REGISTRY.origin(n)}" for n in self.step_names if REGISTRY.origin(n)]
+        key = "|".join([PIPELINE_REVISION, ",".join(self.step_names), self.lexicon.digest, weights, *plugins])
         self.version = hashlib.sha256(key.encode()).hexdigest()[:12]
         self.token = lru_cache(maxsize=200_000)(self._token)
         self._rewritable = self._rewritable_symbols()

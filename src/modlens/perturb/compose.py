@@ -23,7 +23,7 @@ from modlens.perturb.base import Variant, attack_each
 from modlens.perturb.generate import word_slots
 from modlens.perturb.goals import GOALS, Goal
 from modlens.perturb.parts import Candidate, Constraint, Transformation, source_positions
-from modlens.perturb.search.base import Problem, SearchMethod, TargetOracle
+from modlens.perturb.search.base import Outcome, Problem, SearchMethod, TargetOracle
 
 def _spec(part: Any) -> tuple[str, dict[str, Any]]:
     if isinstance(part, str):
@@ -125,6 +125,10 @@ class Attack:
             return self._result(problem, "skipped", f"seed already {side} the target threshold",
                                 problem.origin, seed_result, seed_result, judge_start)
         out = self.search.search(problem, seed_result)
+        if out.status == "failed":  # a budget spent with a success already scored still succeeds
+            found = problem.best_unchecked()
+            if found is not None:
+                out = Outcome("success", found.candidate, found.result)
         return self._result(problem, out.status, out.reason, out.best, seed_result, out.best_result, judge_start)
 
     def _ensemble(self, problem: Problem, final: Candidate, status: str) -> dict[str, Any] | None:

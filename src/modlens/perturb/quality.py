@@ -17,6 +17,10 @@ Only successful attacks are filtered; each gets a verdict per filter, `{ok, valu
   fluency  - naturalness proxy: normalizer edits needed to map the text back, beyond those the
              seed itself needed (a seed already written in leet is not the attack's doing).
 
+meaning and fluency need models: `audit --attack` and `modlens rescore` compute them once
+(`audit/attack_checks.py`) and store them with the attack (`attack_json.checks`); an example
+carrying them (`AttackExample.checks`) is judged by them, so a report only reads the log.
+
 `passed` is True when no filter says False. The summary counts the successes left after each
 filter in turn, and how many each filter could not check.
 """
@@ -36,6 +40,8 @@ if TYPE_CHECKING:
 FILTERS = ("dedup", "label", "meaning", "fluency")
 DEFAULT_MIN_SIMILARITY = 0.8     # A2T's sentence-encoder threshold (0.8 in its recipe file; TextFooler 0.84)
 DEFAULT_MAX_NORMALIZER_EDITS = 3  # extra words the normalizer must repair: beyond that few would read it naturally
+MODEL_FILTERS = ("meaning", "fluency")  # need a model: computed once, stored with the attack
+NOT_STORED = "not computed for this attack yet: modlens rescore LOG computes it"
 
 
 def recipe_of(strategy: str | None, params: dict[str, Any] | None, attack: dict[str, Any] | None = None) -> str:
@@ -64,6 +70,7 @@ class AttackExample:
     status: str                     # success | failed | skipped
     judges: dict[str, dict[str, Any]] = field(default_factory=dict)  # recorded {name: {agrees, ...}}
     other_scores: dict[str, tuple[float, float]] = field(default_factory=dict)  # logged {name: (toxicity, threshold)}
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # stored {filter: verdict} (meaning, fluency)
 
     @property
     def success(self) -> bool:
@@ -105,10 +112,12 @@ class QualityResult:
 class QualityFilters:
     def __init__(self, *, judges: Sequence[Detector] = (), min_similarity: float = DEFAULT_MIN_SIMILARITY,
                  max_normalizer_edits: int = DEFAULT_MAX_NORMALIZER_EDITS, similarity: Any = "auto",
-                 normalizer: Any = "auto", filters: Sequence[str] = FILTERS):
+                 normalizer: Any = "auto", filters: Sequence[str] = FILTERS, stored_only: bool = False):
         """`similarity`: a `SentenceSimilarity` constraint (or anything with
         `similarities(source, texts)`), "auto" to build one, None to skip the meaning check.
-        `normalizer`: a Normalizer, "auto" for the default one, None to skip fluency."""
+        `normalizer`: a Normalizer, "auto" for the default one, None to skip fluency.
+        `stored_only`: load no model; meaning and fluency come from the examples' stored checks
+        (what a report does: it only reads the log)."""
         unknown = [f for f in filters if f not in FILTERS]
         if unknown:
             raise ValueError(f"unknown quality filter(s) {unknown}; known: {', '.join(FILTERS)}")
@@ -118,7 +127,9 @@ class QualityFilters:
             raise ValueError("max_normalizer_edits must be >= 0")
         self.judges, self.filters = list(judges), tuple(f for f in FILTERS if f in filters)
         self.min_similarity, self.max_normalizer_edits = float(min_similarity), int(max_normalizer_edits)
-        self._similarity, self._normalizer = similarity, normalizer
+        self.stored_only = stored_only
+        self._similarity: Any = None if stored_only else similarity
+        self._normalizer: Any = None if stored_only else normalizer
         self.unavailable: dict[str, str] = {}
 
     # --- the models, loaded on first use; a missing one disables only its filter ------------
@@ -144,6 +155,11 @@ class QualityFilters:
 
     def describe(self) -> dict[str, Any]:
         norm = self._normalizer if self._normalizer not in ("auto", None) else None
+        if self.stored_only:
+            return {"filters": list(self.filters), "min_similarity": self.min_similarity,
+                    "max_normalizer_edits": self.max_normalizer_edits, "judges": [],
+                    "meaning_and_fluency": "stored with each attack by audit --attack / modlens rescore",
+                    "unavailable": dict(self.unavailable)}
         return {"filters": list(self.filters), "min_similarity": self.min_similarity,
                 "similarity": "minilm sentence_similarity (normalized)" if self._similarity is not None else None,
                 "max_normalizer_edits": self.max_normalizer_edits,
@@ -225,30 +241,45 @@ class QualityFilters:
         return _verdict(all(keeps.values()), round(share, 6), 1.0, source=source,
                         judges=dict(sorted(keeps.items())))
 
+    def _stored(self, name: str, e: AttackExample, threshold: float) -> dict[str, Any] | None:
+        """The verdict stored with the attack, re-judged at this threshold (the value is the model's)."""
+        v = e.checks.get(name)
+        if not isinstance(v, dict):
+            return None
+        if v.get("ok") is None or not isinstance(v.get("value"), (int, float)):
+            return dict(v)
+        ok = v["value"] >= threshold if name == "meaning" else v["value"] <= threshold
+        return {**v, "ok": ok, "threshold": threshold}
+
+    def _unavailable(self, name: str, threshold: float) -> dict[str, Any]:
+        why = NOT_STORED if self.stored_only else self.unavailable.get(name, f"{name} check switched off")
+        return _verdict(None, None, threshold, why=why)
+
     def _meaning(self, examples: Sequence[AttackExample]) -> list[dict[str, Any]]:
-        sim = self.similarity() if examples else None
+        out = [self._stored("meaning", e, self.min_similarity) for e in examples]
+        todo = [i for i, v in enumerate(out) if v is None]
+        sim = self.similarity() if todo else None
         if sim is None:
-            why = self.unavailable.get("meaning", "meaning check switched off")
-            return [_verdict(None, None, self.min_similarity, why=why) for _ in examples]
+            return [v or self._unavailable("meaning", self.min_similarity) for v in out]
         by_seed: dict[str, list[int]] = {}
-        for i, e in enumerate(examples):
-            by_seed.setdefault(e.seed, []).append(i)
-        sims: dict[int, float] = {}
+        for i in todo:
+            by_seed.setdefault(examples[i].seed, []).append(i)
         for seed, idx in by_seed.items():  # one encoder call per seed: its texts beside it
-            sims.update(zip(idx, sim.similarities(seed, [examples[i].text for i in idx])))
-        return [_verdict(sims[i] >= self.min_similarity, round(sims[i], 6), self.min_similarity)
-                for i in range(len(examples))]
+            for i, value in zip(idx, sim.similarities(seed, [examples[i].text for i in idx])):
+                out[i] = _verdict(value >= self.min_similarity, round(value, 6), self.min_similarity)
+        return [v for v in out if v is not None]
 
     def _fluency(self, examples: Sequence[AttackExample]) -> list[dict[str, Any]]:
-        norm = self.normalizer() if examples else None
+        out = [self._stored("fluency", e, self.max_normalizer_edits) for e in examples]
+        todo = [i for i, v in enumerate(out) if v is None]
+        norm = self.normalizer() if todo else None
         if norm is None:
-            why = self.unavailable.get("fluency", "fluency check switched off")
-            return [_verdict(None, None, self.max_normalizer_edits, why=why) for _ in examples]
-        out = []
-        for e in examples:
+            return [v or self._unavailable("fluency", self.max_normalizer_edits) for v in out]
+        for i in todo:
+            e = examples[i]
             extra = max(0, len(norm.normalize(e.text).edits) - len(norm.normalize(e.seed).edits))
-            out.append(_verdict(extra <= self.max_normalizer_edits, extra, self.max_normalizer_edits))
-        return out
+            out[i] = _verdict(extra <= self.max_normalizer_edits, extra, self.max_normalizer_edits)
+        return [v for v in out if v is not None]
 
 
 def normalization_recovery(examples: Sequence[AttackExample], target: Detector, normalizer: Any) -> list[bool | None]:

@@ -3,13 +3,14 @@
 Each strategy is one small file in `strategies/` defining a `Strategy` subclass. Adding a
 strategy = one file + one line in `STRATEGIES`. The first seven keys are the ones a study
 uses by default (`PerturbationConfig.strategies`); the finer character edits can be named
-on their own too.
+on their own too. An installed package adds one through the `modlens.strategies` entry point
+("module:Class"; see CONTRIBUTING.md).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from modlens.names import check_known, registered_class
+from modlens.names import Registry
 from modlens.perturb.strategies._word import Strategy
 
 # registry key -> "module:Class" (module relative to modlens.perturb.strategies)
@@ -29,18 +30,21 @@ STRATEGIES: dict[str, str] = {
     "zero_width": "zero_width:ZeroWidth",
     "space_insert": "space_insert:SpaceInsert",
 }
+REGISTRY = Registry("perturbation strategy", "modlens.perturb.strategies", STRATEGIES, group="modlens.strategies")
+
 
 def available() -> list[str]:
-    return list(STRATEGIES)
+    return REGISTRY.names()
 
 
 def check(keys: list[str]) -> None:
     """Raises UnknownName (a KeyError, with close matches) for the first key not registered."""
-    check_known("perturbation strategy", keys, STRATEGIES)
+    REGISTRY.check(keys)
 
 
 def strategy_class(key: str) -> type[Strategy]:
-    return registered_class("perturbation strategy", "modlens.perturb.strategies", STRATEGIES, key)  # type: ignore[no-any-return]
+    found: type[Strategy] = REGISTRY.load(key)
+    return found
 
 
 def create(key: str, **options: Any) -> Strategy:

@@ -12,11 +12,13 @@ the variant text's scores), so `asr_matrix` works on plain rows and needs no det
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from modlens.detectors.base import Detector
 from modlens.perturb.base import Variant
 from modlens.perturb.goals import fooled
+
+if TYPE_CHECKING:  # the report reads transfer from the log and must import with no detector installed
+    from modlens.detectors.base import Detector
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from typing import Any
 
 from pydantic import BaseModel
@@ -126,7 +127,30 @@ From `StudyConfig.limits` (`[limits]` in `study.toml`):
 
 Unknown fields in client messages are ignored (newer clients keep working); known fields are
 validated.
+
+## Python client
+
+`modlens.protocol.client` speaks this protocol from Python, as the extension does: `modlens feed`,
+the daemon benchmarks and the tests use it. `session()` connects and says hello; `send_page()`
+sends one `comments` message and waits for its `scores` (and `variants`); `rate()` sends one
+`rating` and waits for its `rating_ok`, i.e. until it is on disk. Every message is built from the
+models below (`build`), `rate_limited` is waited out and the message resent, and any other
+refusal is a `ClientError` with the fix.
+
+```python
+{{client_example}}```
 """
+
+
+def client_example() -> str:
+    """The example of `modlens.protocol.client`'s docstring: its first indented block (blank
+    lines inside it included), dedented."""
+    from modlens.protocol import client
+
+    lines = (client.__doc__ or "").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("    "))
+    end = next((i for i in range(start, len(lines)) if lines[i].strip() and not lines[i].startswith("    ")), len(lines))
+    return textwrap.dedent("\n".join(lines[start:end])).strip() + "\n"
 
 
 def _type_name(annotation: Any) -> str:
@@ -134,6 +158,8 @@ def _type_name(annotation: Any) -> str:
     text = text or str(annotation)
     for prefix in ("typing.", "modlens.protocol.messages."):
         text = text.replace(prefix, "")
+    if text.startswith("Optional[") and text.endswith("]"):  # how typing prints `Literal[...] | None`
+        text = text[len("Optional["):-1] + " | None"
     return text.replace("NoneType", "null").replace(" | None", " or null").replace("|", "or").replace("Literal", "one of")
 
 
@@ -172,7 +198,7 @@ def _section(title: str, models: dict[str, type[BaseModel]], extra: list[type[Ba
 def render() -> str:
     limits = "\n".join(f"| `{n}` | {f.default} | {f.description or ''} |" for n, f in LimitsConfig.model_fields.items())
     errors = "\n".join(f"| `{c.value}` | {p.ERROR_MEANINGS[c]} |" for c in p.ErrorCode)
-    intro = INTRO.replace("{limits}", limits).replace("{errors}", errors)
+    intro = INTRO.replace("{limits}", limits).replace("{errors}", errors).replace("{client_example}", client_example())
     client = _section("Client → daemon", p.CLIENT_MESSAGES, [p.Page, p.CommentItem, p.CommentRef, p.Anchors, p.MediaItem])
     server = _section("Daemon → client", p.SERVER_MESSAGES,
                       [p.DetectorInfo, p.DetectorScore, p.NormalizedOut, p.ScoreItem, p.VariantOut,

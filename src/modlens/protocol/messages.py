@@ -17,8 +17,10 @@ MAX_ID_CHARS = 128
 MAX_JSON_DEPTH = 32
 
 __all__ = [
+    "ParentVia",
     "Message",
     "ClientMessage",
+    "ClientRequest",
     "Hello",
     "Page",
     "CommentItem",
@@ -121,13 +123,19 @@ class Page(ClientMessage):
     title: str | None = Field(None, max_length=2048)
 
 
+# How the extension determined a comment's parent (CommentItem.parent_via), the one list: the
+# fixture format (tests/test_fixtures_format.py) and the extension's ns.PARENT_VIA are tested against it.
+ParentVia = Literal["structure", "key_prefix", "connector", "replying_to", "in_reply_to_label", "structure_mismatch",
+                    "page", "none", "unknown"]
+
+
 class CommentItem(ClientMessage):
     key: str = Field(min_length=1, max_length=512, description="the site's comment id, unique per platform")
     text: str = Field(min_length=1, description="comment text; longer than max_comment_chars is cut and flagged")
     author_hash: str | None = Field(None, max_length=128, description="salted hash of the author handle, never the raw handle")
     parent_key: str | None = Field(None, max_length=512)
-    parent_via: str | None = Field(
-        None, max_length=32, pattern=r"^[a-z_]+$",
+    parent_via: ParentVia | None = Field(
+        None,
         description="how the extension determined the parent: structure (DOM nesting), key_prefix (the reply's "
                     "id names its parent), connector (X line to the previous post), replying_to (X \"Replying to "
                     "@handle\"), in_reply_to_label (Coral \"In reply to NAME\"), structure_mismatch (the label "
@@ -210,6 +218,9 @@ class CommentMedia(ClientMessage):
                                    description="at most media.max_per_comment; one frame may exceed "
                                                "limits.max_message_bytes by the base64 of one media.max_bytes image")
 
+
+# What `parse_client_message` returns: every message a client may send, each with its `type` and `id`
+ClientRequest = Hello | Comments | Rating | Ping | Status | JoinStudy | CommentMedia
 
 CLIENT_MESSAGES: dict[str, type[ClientMessage]] = {
     "hello": Hello, "comments": Comments, "rating": Rating, "ping": Ping, "status": Status, "join_study": JoinStudy,

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import re
 from itertools import accumulate
+from typing import cast
 
 from pydantic import ValidationError
 
 from modlens.protocol.errors import ErrorCode, ProtocolError
-from modlens.protocol.messages import CLIENT_MESSAGES, MAX_ID_CHARS, MAX_JSON_DEPTH, Message
+from modlens.protocol.messages import CLIENT_MESSAGES, MAX_ID_CHARS, MAX_JSON_DEPTH, ClientRequest
 
 
 _ID_PREFIX = re.compile(r'"id"\s*:\s*"((?:[^"\\]|\\.){1,128})"')
@@ -81,7 +82,7 @@ def _decode(raw: str | bytes) -> object:
         raise ProtocolError(ErrorCode.bad_json, f"not valid JSON: {err}", sniff_id(raw)) from None
 
 
-def parse_client_message(raw: str | bytes) -> Message:
+def parse_client_message(raw: str | bytes) -> ClientRequest:
     """Parse one frame into its client message model, or raise ProtocolError."""
     data = _decode(raw)
     if not isinstance(data, dict):
@@ -99,6 +100,6 @@ def parse_client_message(raw: str | bytes) -> Message:
         raise ProtocolError(ErrorCode.unknown_type,
                             f"unknown message type {shown[:80]}; expected one of {', '.join(CLIENT_MESSAGES)}", msg_id)
     try:
-        return model.model_validate(data)
+        return cast(ClientRequest, model.model_validate(data))
     except ValidationError as err:
         raise ProtocolError(ErrorCode.invalid_fields, _field_errors(err), msg_id) from None

@@ -20,7 +20,7 @@ class MediaResult(Protocol):
     toxicity: float | None
     latency_ms: float
     error: str | None
-    details: dict[str, Any]
+    details: dict[str, Any] | None
 
 
 def ocr_entries(details: Mapping[str, Any], blobs: Sequence[MediaBlob]) -> list[tuple[MediaBlob, dict[str, Any]]]:

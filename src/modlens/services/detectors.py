@@ -85,11 +85,11 @@ def parse_detector_spec(spec: str, study: StudyConfig | None = None) -> Detector
         if len(parts) > 4:
             raise DetectorSpecError(f"detector {spec!r}: expected cached:PATH[:TEXT=SCORE,...][:NAME]", CACHED_FORM)
         return DetectorConfig(name="cached", id=name, options={"path": path, "mappings": mappings, "name": name})
-    if spec not in registry.PLUGINS:
+    if spec not in registry.DETECTORS:
         keys = [c.key for c in study.detectors] if study is not None else []
-        close = close_matches(spec, dict.fromkeys([*registry.PLUGINS, *keys]))
+        close = close_matches(spec, dict.fromkeys([*registry.available(), *keys]))
         fix = f"did you mean {' or '.join(close)}?" if close else \
-            f"use a registry name ({', '.join(registry.PLUGINS)}; `modlens detectors` shows each one's status)"
+            f"use a registry name ({', '.join(registry.available())}; `modlens detectors` shows each one's status)"
         raise DetectorSpecError(f"unknown detector {spec!r}: not a registry name, "
                                 f"{'not a key of the study file, ' if study is not None else ''}not cached:PATH", fix)
     return DetectorConfig(name=spec)

@@ -274,7 +274,8 @@ MIGRATIONS: list[str] = [
     # versioned label sets (a new `--label` adds a set, never rewrites one) that runs record; the
     # errors of a step that failed for one text (normalizer, generator), kept like scores' errors.
     # Gold `toxic` labels of older logs become one set per source, named as such. Each merged
-    # bundle's signer (the fingerprint of the participant's bundle key, NULL: unsigned).
+    # bundle's signer (the fingerprint of the participant's bundle key, NULL: unsigned). The live
+    # comments whose variants the daemon deferred (its variant budget), until `rescore --variants`.
     """
     ALTER TABLE sessions ADD COLUMN ended_by TEXT;
     ALTER TABLE bundles ADD COLUMN signer TEXT;
@@ -303,6 +304,12 @@ MIGRATIONS: list[str] = [
         created_at   TEXT NOT NULL,
         PRIMARY KEY (text_id, step, component, version)
     );
+    CREATE TABLE deferred_variants (
+        comment_id   INTEGER PRIMARY KEY REFERENCES comments(comment_id),
+        reason       TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        done_at      TEXT
+    );
     INSERT INTO label_sets (source, definition, created_at)
         SELECT DISTINCT source, 'as recorded before label sets (schema 3)', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
         FROM labels WHERE name = 'toxic';
@@ -310,6 +317,15 @@ MIGRATIONS: list[str] = [
         SELECT s.label_set_id, l.comment_id, l.value FROM labels l JOIN label_sets s ON s.source = l.source
         WHERE l.name = 'toxic';
     DELETE FROM labels WHERE name = 'toxic';
+    CREATE TABLE asr_results (
+        media_id     INTEGER NOT NULL REFERENCES media(media_id),
+        engine       TEXT NOT NULL,
+        version      TEXT NOT NULL,
+        text_id      INTEGER NOT NULL REFERENCES texts(text_id),
+        confidence   REAL,
+        created_at   TEXT NOT NULL,
+        PRIMARY KEY (media_id, engine, version)
+    );
     """,
 ]
 

@@ -208,6 +208,10 @@ class StudyLog(LogConnection):
         """(comment_id, variant) rows; one variant_id per row, in order."""
         return variants.add_variants(self, rows, run_id)
 
+    def set_attack_checks(self, rows: Iterable[tuple[int, dict[str, Any]]]) -> None:
+        """Store each logged attack's model-dependent checks (quality verdicts) in its attack record."""
+        variants.set_attack_checks(self, rows)
+
     def add_normalization(self, source_text: str, normalizer: str, version: str,
                           result_text: str, edits: list[dict[str, Any]]) -> None:
         variants.add_normalization(self, source_text, normalizer, version, result_text, edits)

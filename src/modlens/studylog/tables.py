@@ -320,6 +320,17 @@ TABLES: tuple[Table, ...] = (
         col("created_at", "TEXT NOT NULL", "When it was read."),
         key=("media_id", "engine", "version")),
     _table(
+        "asr_results", "Speech heard in an audio clip or a video's sound track by a speech recogniser (the asr "
+                       "detector, docs/FUSION.md).",
+        col("media_id", "INTEGER NOT NULL REFERENCES media(media_id)", "The audio or video."),
+        col("engine", "TEXT NOT NULL", "Speech recogniser (pocketsphinx, hf-asr)."),
+        col("version", "TEXT NOT NULL", "Engine version and model (pocketsphinx's en-us, a Hugging Face model id@commit)."),
+        col("text_id", "INTEGER NOT NULL REFERENCES texts(text_id)", "The transcript (possibly empty)."),
+        col("confidence", "REAL", "Posterior probability of the transcript in [0, 1] (pocketsphinx), NULL when "
+                                  "the engine gives none."),
+        col("created_at", "TEXT NOT NULL", "When it was heard."),
+        key=("media_id", "engine", "version")),
+    _table(
         "fused_cases", "DUO semantic-fusion test cases: a toxic seed sentence split across modalities.",
         col("case_id", "INTEGER", "Row id."),
         col("case_key", "TEXT NOT NULL",
@@ -397,6 +408,15 @@ TABLES: tuple[Table, ...] = (
         col("message", "TEXT NOT NULL", "The error (type and message)."),
         col("created_at", "TEXT NOT NULL", "When it was recorded."),
         key=("text_id", "step", "component", "version")),
+    _table(
+        "deferred_variants", "A live comment whose variants the daemon did not make while the participant browsed "
+                             "(over the study's variant budget): recorded with why, made later by "
+                             "`modlens rescore --variants`.",
+        col("comment_id", "INTEGER REFERENCES comments(comment_id)", "The comment."),
+        col("reason", "TEXT NOT NULL", "Why it was deferred (the budget that was reached)."),
+        col("created_at", "TEXT NOT NULL", "When it was deferred."),
+        col("done_at", "TEXT", "When its variants were made; NULL while still to do."),
+        key=("comment_id",)),
 )
 
 TABLE: dict[str, Table] = {t.name: t for t in TABLES}

@@ -1,9 +1,9 @@
 """The fusion types (DUO section 3.3 and the comment-native ones), registered in one place: a
 fusion name -> the module that builds it. Adding a fusion = one module defining `NAMES`,
-`DESCRIPTIONS`, `check(name)` and `build(name, seed, ctx, rng)` (see `base.py`) + one line here."""
+`DESCRIPTIONS`, `check(name)` and `build(name, seed, ctx, rng)` (see `base.py`) + one line here; an
+installed package adds one through the `modlens.fusions` entry point (see CONTRIBUTING.md)."""
 from __future__ import annotations
 
-import importlib
 import random
 from types import ModuleType
 from typing import cast
@@ -12,7 +12,7 @@ from modlens.fusion.case import FusedCase
 from modlens.fusion.fusions.base import FusionContext, Skip
 from modlens.fusion.render import FusionUnavailable
 from modlens.fusion.seeds import Seed
-from modlens.names import check_known
+from modlens.names import Registry
 
 # fusion name -> module in this package; the order is the order of `modlens fuse --list` and of generation
 FUSIONS: dict[str, str] = {
@@ -25,20 +25,22 @@ FUSIONS: dict[str, str] = {
     "A+T": "video",
     "V+A+T": "video",
 }
+REGISTRY = Registry("fusion", __name__, FUSIONS, group="modlens.fusions")
 
 
 def available() -> list[str]:
-    return list(FUSIONS)
+    """Built-in fusions in generation order, then those installed packages add."""
+    return REGISTRY.names()
 
 
 def check(names: list[str]) -> None:
     """Raises UnknownName (a KeyError, with close matches) for the first name not registered."""
-    check_known("fusion", names, FUSIONS)
+    REGISTRY.check(names)
 
 
 def module(name: str) -> ModuleType:
-    check([name])
-    return importlib.import_module(f"modlens.fusion.fusions.{FUSIONS[name]}")
+    found: ModuleType = REGISTRY.load(name)
+    return found
 
 
 def describe(name: str) -> str:
@@ -59,4 +61,4 @@ def build(name: str, seed: Seed, ctx: FusionContext, rng: random.Random) -> Fuse
     return cast(FusedCase, module(name).build(name, seed, ctx, rng))
 
 
-__all__ = ["FUSIONS", "FusionContext", "Skip", "available", "build", "describe", "module", "unavailable_reason"]
+__all__ = ["FUSIONS", "REGISTRY", "FusionContext", "Skip", "available", "build", "describe", "module", "unavailable_reason"]

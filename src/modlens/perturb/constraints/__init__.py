@@ -1,12 +1,13 @@
 """The one place attack constraints are registered (one small file each).
 
 A constraint judges candidates (`perturb.parts.Constraint`): "pre" ones before the target is
-queried (cheap), "post" ones only on candidates that reached the goal."""
+queried (cheap), "post" ones only on candidates that reached the goal. An installed
+package adds one through the `modlens.constraints` entry point ("module:Class"; see CONTRIBUTING.md)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from modlens.names import registered_class
+from modlens.names import Registry
 
 if TYPE_CHECKING:
     from modlens.perturb.parts import Constraint
@@ -22,12 +23,13 @@ CONSTRAINTS: dict[str, str] = {
     "readable": "readable:Readable",
     "judges_agree": "judges_agree:JudgesAgree",
 }
+REGISTRY = Registry("constraint", __name__, CONSTRAINTS, group="modlens.constraints")
 
 
 def available() -> list[str]:
-    return list(CONSTRAINTS)
+    return REGISTRY.names()
 
 
 def create(key: str, **options: Any) -> "Constraint":
     """Instantiate a constraint by key; unknown keys raise UnknownName with close matches."""
-    return registered_class("constraint", __name__, CONSTRAINTS, key)(**options)  # type: ignore[no-any-return]
+    return REGISTRY.load(key)(**options)  # type: ignore[no-any-return]

@@ -1,12 +1,13 @@
 """The one place attack recipes are registered: one short file each, named after its source.
 
 A recipe names its transformation(s), constraints, search method and query budget and cites
-its paper (`recipes.base.Recipe`); docs/PERTURB.md lists each beside the original's parts."""
+its paper (`recipes.base.Recipe`); docs/PERTURB.md lists each beside the original's parts. An installed
+package adds one through the `modlens.recipes` entry point ("module:Class"; see CONTRIBUTING.md)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from modlens.names import registered_class
+from modlens.names import Registry
 
 if TYPE_CHECKING:
     from modlens.perturb.recipes.base import Recipe
@@ -23,14 +24,15 @@ RECIPES: dict[str, str] = {
     "toxictrap_combined_greedy": "toxictrap_combined_greedy:ToxicTrapCombinedGreedy",
     "toxictrap_combined_beam": "toxictrap_combined_beam:ToxicTrapCombinedBeam",
 }
+REGISTRY = Registry("attack recipe", __name__, RECIPES, group="modlens.recipes")
 
 
 def available() -> list[str]:
-    return list(RECIPES)
+    return REGISTRY.names()
 
 
 def recipe_class(key: str) -> type["Recipe"]:
-    return registered_class("attack recipe", __name__, RECIPES, key)  # type: ignore[no-any-return]
+    return REGISTRY.load(key)  # type: ignore[no-any-return]
 
 
 def create(key: str, **options: Any) -> "Recipe":

@@ -2,12 +2,13 @@
 
 A search method decides which words to change and which candidates to keep
 (`search.base.SearchMethod`); the problem it works on (`search.base.Problem`) proposes the
-changes, applies the constraints and pays the target queries, in one batched call per step."""
+changes, applies the constraints and pays the target queries, in one batched call per step. An installed
+package adds one through the `modlens.searches` entry point ("module:Class"; see CONTRIBUTING.md)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from modlens.names import registered_class
+from modlens.names import Registry
 
 if TYPE_CHECKING:
     from modlens.perturb.search.base import SearchMethod
@@ -19,14 +20,15 @@ SEARCHES: dict[str, str] = {
     "greedy_pwws": "greedy_wir:GreedyPWWS",
     "beam": "beam:BeamSearch",
 }
+REGISTRY = Registry("search method", __name__, SEARCHES, group="modlens.searches")
 
 
 def available() -> list[str]:
-    return list(SEARCHES)
+    return REGISTRY.names()
 
 
 def search_class(key: str) -> type["SearchMethod"]:
-    return registered_class("search method", __name__, SEARCHES, key)  # type: ignore[no-any-return]
+    return REGISTRY.load(key)  # type: ignore[no-any-return]
 
 
 def create(key: str, **options: Any) -> "SearchMethod":

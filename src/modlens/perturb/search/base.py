@@ -82,6 +82,11 @@ class Problem:
     last_post_rejection: dict[str, str] = field(default_factory=dict)
     post_texts: dict[str, list[str]] = field(default_factory=dict)    # texts of each post constraint's last check
     info: dict[str, Any] = field(default_factory=dict)        # what the search wants recorded
+    # every scored candidate that reached the goal, and the texts the post constraints have seen:
+    # a success scored on the way (PWWS's ranking scores every word's swaps) is never thrown away
+    reached: list[Scored] = field(default_factory=list)
+    post_checked: set[str] = field(default_factory=set)
+    _proposals: dict[int, list[WordChange]] = field(default_factory=dict)
 
     @property
     def origin(self) -> Candidate:
@@ -89,11 +94,14 @@ class Problem:
 
     # --- proposing -------------------------------------------------------------------------
     def proposals(self, index: int) -> list[WordChange]:
-        """Every transformation's changes for source word `index` (deterministic per seed)."""
+        """Every transformation's changes for source word `index` (deterministic per seed, made once)."""
+        if index in self._proposals:
+            return self._proposals[index]
         out: list[WordChange] = []
         for t in self.transformations:
             rng = random.Random(f"{self.seed}/{t.key}/{index}")
             out += t.changes(self.source, self.slots, index, rng, self.k)
+        self._proposals[index] = out
         return out
 
     def extend(self, current: Candidate, indices: Sequence[int]) -> list[Candidate]:
@@ -109,6 +117,14 @@ class Problem:
                     cands.append(cand)
         return self.check_pre(cands)
 
+    def editable(self) -> list[int]:
+        """The source words a change may be made to: some transformation proposes a change there
+        that every pre constraint allows for that word alone (`Constraint.allows`: no stop word).
+        Rankings score only these, so no query is spent on a word the attack may not edit."""
+        checks = [c for c in self.pre if hasattr(c, "allows")]
+        return [i for i in range(len(self.slots))
+                if any(all(c.allows(ch) for c in checks) for ch in self.proposals(i))]
+
     def check_pre(self, cands: list[Candidate]) -> list[Candidate]:
         for c in self.pre:
             if not cands:
@@ -123,12 +139,15 @@ class Problem:
     def score(self, cands: Sequence[Candidate]) -> list[Scored]:
         """One batched target call for all candidates (those beyond the budget stay unscored)."""
         results = self.oracle.results([c.text for c in cands])
-        return [Scored(c, r, self.goal.progress(r), bool(self.goal.reached(r))) for c, r in zip(cands, results)]
+        scored = [Scored(c, r, self.goal.progress(r), bool(self.goal.reached(r))) for c, r in zip(cands, results)]
+        self.reached += [s for s in scored if s.reached and s.progress is not None]
+        return scored
 
     def accept(self, reached: Sequence[Scored]) -> Scored | None:
         """The best reached candidate that passes every post constraint (checked in one batch
         per constraint, best first), else None; rejections are counted per constraint."""
         pending = sorted(reached, key=lambda s: -(s.progress or 0.0))
+        self.post_checked.update(s.candidate.text for s in pending)
         if not self.post:
             return pending[0] if pending else None
         for c in self.post:
@@ -147,6 +166,11 @@ class Problem:
         if pending:
             return pending[0]
         return None
+
+    def best_unchecked(self) -> Scored | None:
+        """The best success already scored that no post constraint has judged yet (one the
+        search passed over, e.g. while ranking), accepted as `accept` would; else None."""
+        return self.accept([s for s in self.reached if s.candidate.text not in self.post_checked])
 
     def words_changed(self, cand: Candidate) -> int:
         return len({(c.word_index, c.insert_after) for c in cand.changes})

@@ -56,31 +56,41 @@ def rank(problem: Problem, seed_result: LabelScores, method: str) -> list[int]:
     """Word indices, most important first; records `ranking` (and `importance`) in problem.info."""
     if method not in RANKINGS:
         raise ValueError(f"ranking must be one of {RANKINGS}, not {method!r}")
-    texts = word_removals(problem.source) if method == "delete" else unk_texts(problem)
+    editable = problem.editable()  # only words the attack may change cost a query
+    if not editable:
+        problem.info["ranking"] = method
+        return []
+    every = word_removals(problem.source) if method == "delete" else unk_texts(problem)
+    texts = [every[i] for i in editable]
     gain = _gains(problem, seed_result, texts)
     if gain is None:
         problem.info["ranking"] = "heuristic"
-        return heuristic_ranking(problem.source)
+        allowed = set(editable)
+        return [i for i in heuristic_ranking(problem.source) if i in allowed]
     problem.info["ranking"] = method
     if method == "pwws":
-        gain = _pwws(problem, seed_result, gain)
-    problem.info["importance"] = [round(g, 6) if math.isfinite(g) else None for g in gain]
-    return _order(gain)
+        gain = _pwws(problem, seed_result, gain, editable)
+    by_word: list[float | None] = [None] * len(problem.slots)
+    for i, g in zip(editable, gain):
+        by_word[i] = round(g, 6) if math.isfinite(g) else None
+    problem.info["importance"] = by_word  # None: a word the attack may not edit (not ranked)
+    return [editable[j] for j in _order(gain)]
 
 
-def _pwws(problem: Problem, seed_result: LabelScores, saliency: list[float]) -> list[float]:
-    """softmax(saliency)_i x (best progress any single change at word i makes). Every word's
-    candidates are scored in one batch; a word without a scored candidate gets -inf (last)."""
+def _pwws(problem: Problem, seed_result: LabelScores, saliency: list[float], words: list[int]) -> list[float]:
+    """softmax(saliency)_i x (best progress any single change at word i makes), for the source
+    words `words` (saliency[j] is word words[j]'s). Every word's candidates are scored in one
+    batch; a word without a scored candidate gets -inf (last)."""
     top = max(saliency)
     weights = [math.exp(s - top) for s in saliency]
     total = sum(weights)
     origin = problem.origin
-    per_word = {i: problem.extend(origin, [i]) for i in range(len(problem.slots))}
+    per_word = {i: problem.extend(origin, [i]) for i in words}
     flat = [c for cands in per_word.values() for c in cands]
     scored = {s.candidate.text: s.progress for s in problem.score(flat)}
     base = problem.goal.progress(seed_result) or 0.0
     out = []
-    for i in range(len(problem.slots)):
+    for j, i in enumerate(words):
         deltas = [p - base for c in per_word[i] if (p := scored.get(c.text)) is not None]
-        out.append(weights[i] / total * max(deltas) if deltas else -math.inf)
+        out.append(weights[j] / total * max(deltas) if deltas else -math.inf)
     return out

@@ -2,12 +2,13 @@
 
 A transformation proposes changes for one word in context (`perturb.parts.Transformation`).
 Every character strategy of `perturb/registry.py` is also a transformation, under the key
-`char:<strategy key>` (`parts.CharacterTransformation`)."""
+`char:<strategy key>` (`parts.CharacterTransformation`). An installed package adds one through
+the `modlens.transformations` entry point ("module:Class"; see CONTRIBUTING.md)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from modlens.names import UnknownName, registered_class
+from modlens.names import Registry, UnknownName
 
 if TYPE_CHECKING:
     from modlens.perturb.parts import Transformation
@@ -22,11 +23,12 @@ TRANSFORMATIONS: dict[str, str] = {
     "filler_insert": "filler_insert:FillerInsert",
     "composite": "composite:Composite",
 }
+REGISTRY = Registry("transformation", __name__, TRANSFORMATIONS, group="modlens.transformations")
 
 
 def available() -> list[str]:
     from modlens.perturb import registry
-    return [*TRANSFORMATIONS, *(CHAR_PREFIX + k for k in registry.STRATEGIES)]
+    return [*REGISTRY.names(), *(CHAR_PREFIX + k for k in registry.available())]
 
 
 def create(key: str, **options: Any) -> "Transformation":
@@ -35,9 +37,10 @@ def create(key: str, **options: Any) -> "Transformation":
     if key.startswith(CHAR_PREFIX):
         from modlens.perturb import registry
         from modlens.perturb.parts import CharacterTransformation
-        if key[len(CHAR_PREFIX):] not in registry.STRATEGIES:
+        if key[len(CHAR_PREFIX):] not in registry.REGISTRY:
             raise UnknownName("transformation", key, available())
         return CharacterTransformation(key[len(CHAR_PREFIX):], **options)
-    if key not in TRANSFORMATIONS:
+    if key not in REGISTRY:
         raise UnknownName("transformation", key, available())
-    return registered_class("transformation", __name__, TRANSFORMATIONS, key)(**options)  # type: ignore[no-any-return]
+    transformation: Transformation = REGISTRY.load(key)(**options)
+    return transformation

@@ -2,11 +2,13 @@
 
 A format module defines `EXTENSION` and `write(path, table, rows) -> int`, where `rows` is an
 iterable of tuples in `table.columns` order, already typed (None for NULL), and the return
-value is the number of rows written."""
+value is the number of rows written. An installed package adds one through the
+`modlens.exporters` entry point (see CONTRIBUTING.md)."""
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
+
+from modlens.names import Registry
 
 # format name -> module in modlens.studylog.exporters
 FORMATS: dict[str, str] = {
@@ -14,9 +16,10 @@ FORMATS: dict[str, str] = {
     "jsonl": "jsonl",
     "parquet": "parquet",
 }
+REGISTRY = Registry("export format", __name__, FORMATS, group="modlens.exporters")
 
 
 def get(name: str) -> ModuleType:
-    if name not in FORMATS:
-        raise ValueError(f"unknown export format {name!r}; choose one of: {', '.join(FORMATS)}")
-    return importlib.import_module(f"{__name__}.{FORMATS[name]}")
+    """The format's module; an unknown name raises UnknownName (a ValueError) with the close matches."""
+    module: ModuleType = REGISTRY.load(name)
+    return module

@@ -1,4 +1,4 @@
-"""`media`, `comment_media`, `ocr_results`, `fused_cases` (with `case_parts`, `case_media`),
+"""`media`, `comment_media`, `ocr_results`, `asr_results` (migration 4), `fused_cases` (with `case_parts`, `case_media`),
 `case_scores` and `comment_media_scores` (schema migration 3, docs/DATA.md): media by content
 hash, comment attachments, OCR results, fused test cases and the scores of inputs with media.
 
@@ -93,6 +93,14 @@ def add_ocr(db: LogConnection, media_id: int, engine: str, version: str, text: s
     with db.transaction():
         tid = text_ids(db, [text])[text]
         db.write("INSERT OR REPLACE INTO ocr_results (media_id, engine, version, text_id, confidence, created_at) "
+                 "VALUES (?, ?, ?, ?, ?, ?)", (media_id, engine, version, tid, confidence, now_iso()))
+
+
+def add_asr(db: LogConnection, media_id: int, engine: str, version: str, text: str, confidence: float | None) -> None:
+    """The transcript a speech recogniser version heard in an audio clip or video (a rerun replaces it)."""
+    with db.transaction():
+        tid = text_ids(db, [text])[text]
+        db.write("INSERT OR REPLACE INTO asr_results (media_id, engine, version, text_id, confidence, created_at) "
                  "VALUES (?, ?, ?, ?, ?, ?)", (media_id, engine, version, tid, confidence, now_iso()))
 
 

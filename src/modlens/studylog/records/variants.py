@@ -25,6 +25,8 @@ VARIANT_ID = ("SELECT variant_id FROM variants WHERE comment_id = ? AND text_id 
 INSERT_NORMALIZATION = (
     "INSERT OR IGNORE INTO normalizations (source_text_id, normalizer, version, result_text_id, edits_json, "
     "created_at) VALUES (?, ?, ?, ?, ?, ?)")
+# the model-dependent checks of a logged attack (audit/attack_checks.py), kept inside its attack record
+SET_ATTACK_CHECKS = "UPDATE variants SET attack_json = json_set(attack_json, '$.checks', json(?)) WHERE variant_id = ?"
 # the latest failure of a step for a text is kept (a rerun that fails again says why, this time)
 UPSERT_STEP_ERROR = (
     "INSERT INTO step_errors (text_id, step, component, version, run_id, message, created_at) "
@@ -68,6 +70,15 @@ def add_variants(db: LogConnection, rows: Iterable[tuple[int, Variant]], run_id:
 
 def add_variant(db: LogConnection, comment_id: int, variant: Variant, run_id: int | None = None) -> int:
     return add_variants(db, [(comment_id, variant)], run_id)[0]
+
+
+def set_attack_checks(db: LogConnection, rows: Iterable[tuple[int, dict[str, Any]]]) -> None:
+    """(variant_id, checks) rows: `checks` becomes the attack record's `checks` key."""
+    rows = list(rows)
+    if not rows:
+        return
+    with db.locked():
+        db.write_many(SET_ATTACK_CHECKS, [(canonical_json(checks), vid) for vid, checks in rows])
 
 
 def add_normalizations(db: LogConnection, rows: Iterable[NormalizationRow]) -> None:

@@ -1,0 +1,232 @@
+"""Live variants, apart from scoring: a page's scores go out whatever the variant backlog.
+
+After its scores are sent, each comment of a page with `variants: true` is offered here. The
+study's budget decides (`perturbation.live_rate` comments/s over all connections, at most
+`live_backlog` waiting, at most `Session.max_variant_backlog` per connection); comments the
+study asks participants about (its sampling, the extension's rule) are offered first. A comment
+over budget gets an empty `variants` message whose `error` says it was deferred and why, and a
+`deferred_variants` row; `modlens rescore --variants` makes its variants later.
+
+One worker takes the waiting comments in batches, from every connection at once: one
+word-importance pass for the whole batch, the generator over each, and every variant scored by
+each detector in one call (derived texts: behind live pages in the batchers, cached per text).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Mapping
+
+from modlens.chunks import StepError, record_results
+from modlens.chunks.steps import VARIANTS, generator_identity
+from modlens.config import StudyConfig
+from modlens.engine import DetectorResult, Engine
+from modlens.rows import Variant
+from modlens.services.recording import record_variants
+from modlens.studylog.records.deferred import defer_variants
+from modlens.studylog.store import StudyLog
+
+from modlens.daemon.session import Session, TokenBucket
+
+log = logging.getLogger("modlens.daemon")
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+Write = Callable[[Callable[[StudyLog], Any]], Awaitable[Any]]
+# How a variant's scores go on the wire (pipeline's `_score_out`), and the message itself
+Render = Callable[[str, str, list[Variant], list[dict[str, DetectorResult]], list[int | None], str | None],
+                  dict[str, Any]]
+
+BATCH_COMMENTS = 32  # comments per worker round: ~600 importance texts, a handful of model calls
+
+
+@dataclass
+class VariantJob:
+    msg_id: str
+    key: str
+    text: str
+    comment_id: int | None
+    session: Session
+    send: Send
+    sampled: bool = True
+
+
+@dataclass
+class VariantStats:
+    queued: int = 0
+    done: int = 0       # comments whose variants went out
+    failed: int = 0     # generation failed (a step_errors row)
+    deferred: int = 0   # over budget (a deferred_variants row)
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"queued": self.queued, "done": self.done, "failed": self.failed, "deferred": self.deferred,
+                "deferred_by_reason": dict(self.reasons)}
+
+
+def _fnv1a_mixed(text: str) -> int:
+    """extension/lib/sampling.js `fnv1a` (over UTF-16 code units, as JavaScript's charCodeAt)."""
+    h = 0x811C9DC5
+    units = text.encode("utf-16-le", "surrogatepass")
+    for i in range(0, len(units), 2):
+        h ^= units[i] | (units[i + 1] << 8)
+        h = (h * 0x01000193) & 0xFFFFFFFF
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
+    h ^= h >> 16
+    return h
+
+
+def asked_about(sampling: Mapping[str, Any], platform: str, key: str, toxicity: float | None) -> bool:
+    """The extension's `decideSample`: whether the participant is asked about this comment."""
+    mode = sampling.get("mode", "all")
+    if mode == "all":
+        return True
+    salt = str(sampling.get("salt") if sampling.get("salt") is not None else sampling.get("seed", 0))
+    u = _fnv1a_mixed(f"{salt}|{platform}|{key}") / 0x100000000
+    if mode == "random":
+        return u < float(sampling.get("rate", 1.0))
+    if toxicity is None:
+        return False
+    d = min(9, max(0, int(toxicity * 10)))
+    rates = sampling.get("decile_rates")
+    rate = rates[d] if rates else min(1.0, (sampling.get("per_decile") or 10) / 100)
+    return u < float(rate)
+
+
+class LiveVariants:
+    def __init__(self, study: StudyConfig, engine: Engine, write: Write, detector_ids: Callable[[], Mapping[str, int]],
+                 render: Render, *, batch: int = BATCH_COMMENTS):
+        p = study.perturbation
+        self.study, self.engine, self.write, self.render = study, engine, write, render
+        self.detector_ids = detector_ids
+        self.batch = batch
+        self.rate, self.backlog = p.live_rate, p.live_backlog
+        self.budget = TokenBucket(p.live_rate, max(1, int(p.live_rate))) if p.live_rate > 0 else None
+        self.waiting: tuple[deque[VariantJob], deque[VariantJob]] = (deque(), deque())  # asked-about first
+        self.stats = VariantStats()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    # --- admission --------------------------------------------------------------------------
+    def _over_budget(self, job: VariantJob) -> str | None:
+        if self.budget is None:
+            return "the study's variant budget is 0 comments/s (perturbation.live_rate)"
+        if job.session.variants_queued >= job.session.max_variant_backlog:
+            return f"this connection has {job.session.variants_queued} comments waiting for variants"
+        if self.stats.queued >= self.backlog:
+            return f"{self.stats.queued} comments wait for variants (perturbation.live_backlog)"
+        if self.budget.take():
+            return f"over the study's variant budget of {self.rate:g} comments/s (perturbation.live_rate)"
+        return None
+
+    async def offer(self, jobs: list[VariantJob]) -> None:
+        """Queue each comment for variants, or defer it (recorded, and told to the client)."""
+        deferred: list[tuple[VariantJob, str]] = []
+        for job in sorted(jobs, key=lambda j: not j.sampled):
+            why = self._over_budget(job)
+            if why is not None:
+                deferred.append((job, why))
+                continue
+            self.waiting[0 if job.sampled else 1].append(job)
+            job.session.variants_queued += 1
+            self.stats.queued += 1
+        if len(deferred) < len(jobs):
+            self._start()
+            self._wake.set()
+        if deferred:
+            await self._defer(deferred)
+
+    async def _defer(self, deferred: list[tuple[VariantJob, str]]) -> None:
+        self.stats.deferred += len(deferred)
+        for _, why in deferred:
+            kind = why.rpartition("(")[2].rstrip(")") if "(" in why else "connection backlog"
+            self.stats.reasons[kind] = self.stats.reasons.get(kind, 0) + 1
+        rows = [(j.comment_id, why) for j, why in deferred if j.comment_id is not None]
+        if rows:
+            try:
+                await self.write(lambda lg: defer_variants(lg, rows))
+            except Exception:
+                log.exception("study log: could not record deferred variants")
+        for job, why in deferred:
+            await job.send(self.render(job.msg_id, job.key, [], [], [],
+                                       f"deferred: {why}; `modlens rescore --variants` makes them later"))
+
+    # --- the worker -------------------------------------------------------------------------
+    def _start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="live-variants")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+    def _take(self) -> list[VariantJob]:
+        jobs: list[VariantJob] = []
+        for lane in self.waiting:
+            while lane and len(jobs) < self.batch:
+                job = lane.popleft()
+                job.session.variants_queued -= 1
+                self.stats.queued -= 1
+                if not job.session.closed:  # the client is gone: nobody to send them to
+                    jobs.append(job)
+        return jobs
+
+    async def _run(self) -> None:
+        while True:
+            jobs = self._take()
+            if not jobs:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            try:
+                await self._round(jobs)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("live variants: a round failed")
+
+    async def _round(self, jobs: list[VariantJob]) -> None:
+        texts = list(dict.fromkeys(j.text for j in jobs))
+        try:
+            made = dict(zip(texts, await self.engine.variants_many(texts)))
+        except Exception as err:
+            made = {t: err for t in texts}
+        variant_texts = list(dict.fromkeys(v.text for got in made.values() if isinstance(got, list) for v in got))
+        scored = dict(zip(variant_texts, await self.engine.score_derived(variant_texts))) if variant_texts else {}
+        det_ids = dict(self.detector_ids())
+        name, version = generator_identity(self.study.perturbation)
+        failed = [StepError(t, VARIANTS, name, version, f"{type(got).__name__}: {got}")
+                  for t, got in made.items() if isinstance(got, BaseException)]
+        keep = [(j, got) for j in jobs if isinstance(got := made[j.text], list) and got and j.comment_id is not None]
+
+        def record(lg: StudyLog) -> list[list[int]]:
+            if failed:
+                record_results(lg, {}, errors=failed)
+            return [record_variants(lg, j.comment_id, vs, detector_ids=det_ids,  # type: ignore[arg-type]
+                                    scores=[scored[v.text] for v in vs]) for j, vs in keep]
+
+        ids_of: dict[int, list[int]] = {}
+        try:
+            for (j, _), ids in zip(keep, await self.write(record)):
+                ids_of[id(j)] = ids
+        except Exception:
+            log.exception("study log: could not record variants")
+        for job in jobs:
+            got = made[job.text]
+            if isinstance(got, BaseException):
+                self.stats.failed += 1
+                log.warning("variant generation failed for %s: %s", job.key, got)
+                await job.send(self.render(job.msg_id, job.key, [], [], [], f"{type(got).__name__}: {got}"))
+                continue
+            self.stats.done += 1
+            variant_ids: list[int | None] = list(ids_of.get(id(job), [None] * len(got)))
+            await job.send(self.render(job.msg_id, job.key, got, [scored[v.text] for v in got], variant_ids, None))
+
+    def status(self) -> dict[str, Any]:
+        return {"live_rate": self.rate, "live_backlog": self.backlog, **self.stats.to_dict()}

@@ -1,0 +1,68 @@
+"""Section 5: attacks and transfer (`analysis/attacks.py`); reads the attack checks `audit --attack` / `rescore` stored."""
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from modlens.analysis import attacks
+from modlens.analysis.data import StudyData
+from modlens.analysis.sections.base import Section
+from modlens.analysis.sections.html import table
+from modlens.analysis.skip import Skip
+
+METHOD = ("Attack success rate: false-negative rate of the target on TAEs (false-positive rate on BAEs), "
+          "skipped attempts excluded; 'verified' recomputes it from the target's logged score. Transfer: share "
+          "of successful adversarial texts that each detector also gets wrong at its own threshold, counting "
+          "for a detector only texts whose seed it judged right; exact duplicates once (seed 002). Rows are "
+          "recipe x target. 'After filters': successes that also pass TaeBench's quality filters (dedup, the "
+          "AND ensemble of the other detectors, MiniLM meaning similarity, normalizer-edit fluency). 'Undone by "
+          "normalization': share of successes the target gets right again once the text is normalized.")
+
+
+def analyze(data: StudyData) -> dict[str, Any] | Skip:
+    return attacks.analyze(data) or Skip("no attack variants: run modlens audit with --attack tae|bae")
+
+
+def render(s: dict[str, Any]) -> str:
+    def filtered(r: dict[str, Any]) -> str:
+        parts = [f"{f} {n}" for f, n in r.get("filtered_out", {}).items()]
+        parts += [f"{f} not checked {n}" for f, n in r.get("not_checked", {}).items()]
+        return ", ".join(parts)
+
+    def recovered(r: dict[str, Any]) -> str:
+        rec = r.get("recovery") or {}
+        if not rec.get("n"):
+            return "–" if not rec.get("unmeasured") else f"not measured ({rec['unmeasured']})"
+        return f"{rec['share']:.3f} ({rec['recovered']}/{rec['n']})"
+
+    out = [table(["recipe", "target", "goal", "attempts", "skipped", "success (recorded)", "success (verified)",
+                   "success after filters", "removed by filters", "queries / success", "words changed",
+                   "undone by normalization", "judges"],
+                  [[r.get("recipe", ""), r["target"] + (f" [{r['config']}]" if r.get("config") else ""), r["goal"],
+                    r["attempts"], r.get("skipped"), r["success_recorded"], r["success_verified"],
+                    r.get("success_after_filters"), filtered(r), r["queries_per_success"],
+                    r.get("words_changed_share"), recovered(r), ", ".join(r.get("judges", []))] for r in s["rows"]])]
+    q = s.get("quality") or {}
+    if q:
+        out.append(f'<p class="note">Quality filters: {html.escape(", ".join(q.get("filters", [])))}; similarity ≥ '
+                   f'{q.get("min_similarity")}, at most {q.get("max_normalizer_edits")} extra normalizer edits'
+                   + "".join(f"; {html.escape(k)} not checked: {html.escape(v)}" for k, v in q.get("unavailable", {}).items())
+                   + ".</p>")
+    out += [f'<p class="note">{html.escape(n)}</p>' for n in s.get("recovery_notes", [])]
+    human_rows = (s.get("human") or {}).get("rows") or []
+    if human_rows:
+        out.append("<h3>Human check (reviewed attack texts rated like any comment)</h3>")
+        out.append(table(["recipe", "target", "goal", "items", "rated", "ratings", "ratings 'toxic'",
+                           "ratings 'hard to say'", "items most raters call toxic"],
+                          [[h["recipe"], h["target"], h["goal"], h["items"], h["rated"], h["ratings"],
+                            h["share_ratings_toxic"], h["share_ratings_hard_to_say"], h["items_majority_toxic"]]
+                           for h in human_rows]))
+    out.append("<h3>Transfer (rows: attacked target; cells: share the column detector also gets wrong)</h3>")
+    out.append(table(["successful against", *s["detectors"]],
+                      [[k, *[row[d]["rate"] for d in s["detectors"]]] for k, row in s["transfer"].items()]))
+    notes = [n for m in s.get("matrices", []) for n in m.get("notes", [])]
+    out += [f'<p class="note">{html.escape(n)}</p>' for n in notes]
+    return "".join(out)
+
+
+SECTION = Section(key='attacks', title='5. Attacks and transfer', method=METHOD, analyze=analyze, render=render)

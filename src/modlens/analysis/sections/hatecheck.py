@@ -1,0 +1,44 @@
+"""Section 8: HateCheck accuracy by functionality (`analysis/hatecheck.py`)."""
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from modlens.analysis import hatecheck
+from modlens.analysis.data import StudyData
+from modlens.analysis.sections.base import Section
+from modlens.analysis.sections.html import table, with_ci
+from modlens.analysis.skip import Skip
+
+METHOD = ("HateCheck (Röttger et al., 2021): a case is right when the detector's decision (score ≥ its "
+          "threshold) matches the gold label (hateful = toxic). Accuracy per functionality (F1–F29, the paper's "
+          "order), per target identity and overall; brackets: Wilson 95% intervals. The spell_* cases also "
+          "appear as clean/perturbed pairs in the robustness section.")
+
+
+def analyze(data: StudyData) -> dict[str, Any] | Skip:
+    return hatecheck.analyze(data)
+
+
+def render(s: dict[str, Any]) -> str:
+    dets = s["detectors"]
+    names = [d["detector"] for d in dets]
+    cols = names if len(set(names)) == len(names) else [d["label"] for d in dets]
+    number = {f: i + 1 for i, f in enumerate(hatecheck.FUNCTIONALITIES)}
+
+    def cells(row: dict[str, Any]) -> list[str]:
+        return [with_ci(c["accuracy"], c["ci"]) for c in (row["detectors"][d["label"]] for d in dets)]
+    out = [f"<p>{s['n_cases']} cases; accuracy [Wilson 95% interval]. Detectors: "
+           + ", ".join(f"{html.escape(d['label'])} (threshold {d['threshold']}, {d['n_scored']} scored)" for d in dets)
+           + ".</p>",
+           table(["", "functionality", "description", "gold label", "n", *cols],
+                  [[f"F{number[r['key']]}" if r["key"] in number else "", r["key"], r["description"], r["gold"], r["n"],
+                    *cells(r)] for r in s["functionalities"]]),
+           "<h3>Totals</h3>", table(["cases", "n", *cols], [[r["key"], r["n"], *cells(r)] for r in s["totals"]])]
+    if s["targets"]:
+        out += ["<h3>By target identity</h3>",
+                table(["target", "n", *cols], [[r["key"], r["n"], *cells(r)] for r in s["targets"]])]
+    return "".join(out)
+
+
+SECTION = Section(key='hatecheck', title='8. HateCheck by functionality', method=METHOD, analyze=analyze, render=render)

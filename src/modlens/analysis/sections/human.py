@@ -1,0 +1,73 @@
+"""Section 1: human ratings (`analysis/human.py`)."""
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from modlens.analysis import human
+from modlens.analysis.data import StudyData
+from modlens.analysis.sections.base import Section
+from modlens.analysis.sections.html import WARN_STYLE, plt, png, table
+from modlens.analysis.skip import Skip
+
+METHOD = ("Ratings with an inconsistent anchor pair (seed 003, Table 1), ratings of gold comments, of attack "
+          "texts under review (section 5) and ratings in rater tasks (15 ratings) that Table 11's rubric does "
+          "not use are excluded. Krippendorff's alpha is ordinal, computed from the coincidence matrix. The "
+          "majority is the mode; two-way ties follow Tables 13 and 15, other ties are dropped. One vote per "
+          "rater and comment (their latest usable rating). Alpha uses only comments with two or more raters; a "
+          "comment with one rater keeps that rating as its majority ('single rater').")
+
+
+NO_RATINGS = ("no ratings in the log: participants rate comments in the browser extension (modlens serve), "
+              "or merge their bundles (modlens merge)")
+
+
+def analyze(data: StudyData) -> dict[str, Any] | Skip:
+    """The full result, per-comment majorities included (`people` reads them; the JSON drops them)."""
+    if not data.ratings:
+        return Skip(NO_RATINGS)
+    return human.analyze(data) or Skip("the log has no data for this section")
+
+
+def render(s: dict[str, Any]) -> str:
+    pyplot = plt()
+    out = [f"<p>{s['n_ratings']} ratings by {s['n_raters']} raters; {s['n_valid']} used. Excluded: "
+           + (", ".join(f"{html.escape(k)}: {v}" for k, v in s["excluded"].items()) or "none") + ".</p>"]
+    boot = s.get("alpha_ci") or {}
+    if boot:
+        out.append(f"<p class=note>α interval: {boot['confidence']:.0%} {html.escape(boot['method'])} "
+                   f"({boot['replicates']} replicates, seed {boot['seed']}: the same log gives the same interval). "
+                   f"⚠: fewer than {s.get('min_paired_comments')} comments with two or more raters.</p>")
+    out += [f'<div class=warn style="{WARN_STYLE}">⚠ <b>{html.escape(a["name"])}</b>: {html.escape(w)}</div>'
+            for a in s["attributes"] for w in a.get("warnings", [])]
+
+    def alpha_ci(a: dict[str, Any]) -> str:
+        ci = a.get("alpha_ci")
+        return ("–" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]") + (" ⚠" if a.get("warnings") else "")
+
+    out.append(table(["attribute", "comments", "with ≥ 2 raters (α)", "ratings", "Krippendorff α (ordinal)", "α 95% CI",
+                       "agreement", "ties resolved", "ties dropped", "single rater"],
+                      [[a["name"], a["n_comments"], a.get("n_comments_paired"), a["n_ratings"], a["alpha"], alpha_ci(a),
+                        a["agreement_level"], a["decided_by"].get("tie rule", 0), a["decided_by"].get("tie dropped", 0),
+                        a["decided_by"].get("single rater", 0)] for a in s["attributes"]]))
+    if s["attributes"]:  # none when every rating was excluded
+        fig, axes = pyplot.subplots(1, len(s["attributes"]), figsize=(3.2 * len(s["attributes"]), 2.6))
+        axes = axes if len(s["attributes"]) > 1 else [axes]
+        for ax, a in zip(axes, s["attributes"]):
+            n_r, n_m = max(1, sum(a["distribution"].values())), max(1, sum(a["majority"].values()))
+            ax.bar(range(len(a["levels"])), [a["distribution"][lv] / n_r for lv in a["levels"]], color="#7a9cc6", label="share of ratings")
+            ax.bar(range(len(a["levels"])), [a["majority"][lv] / n_m for lv in a["levels"]], color="#1f4e79", width=0.4,
+                   label="share of majorities")
+            ax.set_xticks(range(len(a["levels"])), [lv.replace(" ", "\n") for lv in a["levels"]], fontsize=7)
+            ax.set_title(a["name"], fontsize=9)
+        axes[0].legend(fontsize=7)
+        out.append(png(fig))
+    out.append("<h3>Raters (anchor consistency, Table 11 rubric per task of 15)</h3>")
+    out.append(table(["rater", "ratings", "anchor consistency", "gold wrong", "gold inconsistent", "tasks not used",
+                       "ratings excluded"],
+                      [[r["rater_id"], r["n_ratings"], r["anchor_consistency"], r["n_gold_wrong"], r["n_gold_inconsistent"],
+                        sum(t != "approve, use" for t in r["tasks"]), r["excluded_rating_ids"]] for r in s["raters"]]))
+    return "".join(out)
+
+
+SECTION = Section(key='human', title='1. Human ratings', method=METHOD, analyze=analyze, render=render, private=("majority",))

@@ -1,0 +1,74 @@
+"""Section 7: detectors on gold-labelled comments (`analysis/labelled.py`)."""
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from modlens.analysis import labelled
+from modlens.analysis.data import StudyData
+from modlens.analysis.sections.base import Section
+from modlens.analysis.sections.html import plt, png, table, with_ci
+from modlens.analysis.skip import Skip
+
+METHOD = ("Comments with a gold toxic label, per source (dataset or site; never pooled, datasets define 'toxic' "
+          "differently) and detector version. Precision, recall, F1 and accuracy at the detector's threshold "
+          "(score ≥ threshold is toxic); ROC-AUC (ties count half); PR-AUC = average precision (as "
+          "scikit-learn); Brier score. Brackets: 95% percentile bootstrap intervals, stratified by gold label "
+          "(1000 resamples, seed 0; fewer above 200,000 items). Best-F1 threshold: chosen on the same data, so "
+          "its F1 is optimistic. Reliability: 10 equal-width score bins, share of gold positives per bin. "
+          "Groups: each value of a group label (platform, target_ident, target, group). ⚠: fewer than 30 items, "
+          "or fewer than 5 positives or negatives.")
+
+
+def analyze(data: StudyData) -> dict[str, Any] | Skip:
+    return labelled.analyze(data)
+
+
+def _warned(cell: dict[str, Any]) -> str:
+    return ("⚠ " + "; ".join(cell["warnings"])) if cell["warnings"] else ""
+
+
+def _metric_cells(cell: dict[str, Any]) -> list[str]:
+    m = cell["metrics"]
+    return [with_ci(m[k]["value"], m[k]["ci"]) for k in ("precision", "recall", "f1", "accuracy", "roc_auc", "pr_auc")]
+
+
+def render(s: dict[str, Any]) -> str:
+    pyplot = plt()
+    b = s["bootstrap"]
+    out = [f"<p class=note>Brackets: {b['level']:.0%} intervals ({b['kind']}, {b['resamples']} resamples, fewer above "
+           f"{b['fewer_above_items']} items; seed {b['seed']}). ⚠: fewer than {s['min_items']} items or "
+           f"{s['min_class']} positives or negatives.</p>"]
+    head = ["precision", "recall", "F1", "accuracy", "ROC-AUC", "PR-AUC"]
+    for src in s["sources"]:
+        dets = src["detectors"]
+        used = src.get("label_set")
+        gold_set = f"; gold label set {used['label_set_id']}: {html.escape(used['definition'])}" if used else ""
+        out.append(f"<h3>{html.escape(src['source'])} <small>{src['n']} labelled comments, {src['positives']} "
+                   f"positive{gold_set}</small></h3>")
+        out.append(table(["detector", "version", "threshold", "n", "positives", *head, "Brier",
+                           "best-F1 threshold (F1)", "warnings"],
+                          [[d["detector"], d["version"], d["threshold"], d["n"], d["positives"], *_metric_cells(d),
+                            with_ci(d["metrics"]["brier"]["value"], d["metrics"]["brier"]["ci"]),
+                            None if d["best_f1"] is None else f"{d['best_f1']['threshold']:.3f} ({d['best_f1']['f1']:.3f})",
+                            _warned(d)] for d in dets]))
+        fig, ax = pyplot.subplots(figsize=(3.6, 3.2))
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.6, ls=":")
+        for d in dets:
+            bins = [x for x in d["reliability"] if x["n"]]
+            ax.plot([x["mean_score"] for x in bins], [x["share_positive"] for x in bins], "o-", ms=3, label=d["detector"])
+        ax.set_xlabel("mean score in bin", fontsize=8)
+        ax.set_ylabel("share gold-positive", fontsize=8)
+        ax.set_title(f"reliability, {src['source']}", fontsize=9)
+        ax.legend(fontsize=7)
+        out.append(png(fig))
+        for name in s["group_labels"]:
+            rows = [[g["value"], d["detector"], g["n"], g["positives"], *_metric_cells(g), _warned(g)]
+                    for d in dets for g in d["groups"].get(name, [])]
+            if rows:
+                out.append(f"<h4>by {html.escape(name)}</h4>")
+                out.append(table([name, "detector", "n", "positives", *head, "warnings"], rows))
+    return "".join(out)
+
+
+SECTION = Section(key='labelled', title='7. Detectors on labelled data', method=METHOD, analyze=analyze, render=render)

@@ -1,0 +1,63 @@
+"""Section 3: accuracy on clean/perturbed pairs (`analysis/robustness.py`)."""
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from modlens.analysis import robustness
+from modlens.analysis.data import StudyData
+from modlens.analysis.sections.base import Section
+from modlens.analysis.sections.html import plt, png, table
+from modlens.analysis.skip import Skip
+
+METHOD = ("Pairs of a labelled comment and one of its variants (seed 000, Table 4). Accuracy at threshold t: "
+          "share of texts whose decision (score ≥ t) matches the gold label. ΔAUC: area under the clean "
+          "accuracy-vs-threshold curve minus the perturbed one. ΔACC: perturbed minus clean accuracy at the "
+          "detector's threshold. 'normalized': the perturbed text after the normalizer.")
+
+
+def analyze(data: StudyData) -> dict[str, Any] | Skip:
+    result = robustness.analyze(data)
+    if result:
+        return result
+    if not data.variants:
+        return Skip("no variants: run modlens audit with --perturb STRATEGY, or audit a dataset with human-made "
+                    "variants (noisyhate, hatecheck)")
+    if all(v.get("attack") for v in data.variants):
+        return Skip("only attack variants (see the attacks section): for perturbation pairs run modlens audit with "
+                    "--perturb")
+    return Skip("no detector scored both a comment and its variant: score them with modlens rescore")
+
+
+def render(s: dict[str, Any]) -> str:
+    pyplot = plt()
+    out = []
+    t = s["thresholds"]
+    for det in s["detectors"]:
+        out.append(f"<h3>{html.escape(det['detector'])} <small>{html.escape(det['version'])}, threshold {det['threshold']}</small></h3>")
+        rows = []
+        for r in det["rows"]:
+            rows.append([r["platform"], r["type"], r["n_pairs"], r["acc_clean"], r["acc_perturbed"], r["delta_acc"], r["delta_auc"],
+                         r["roc_auc_clean"], r["roc_auc_perturbed"]])
+            for nz, n in r["normalized"].items():
+                rows.append([r["platform"], f"{r['type']} + {nz}", n["n_pairs"], n["acc_clean"], n["acc_perturbed"],
+                             n["delta_acc"], n["delta_auc"], None, None])
+        out.append(table(["platform", "type", "pairs", "ACC clean", "ACC perturbed", "ΔACC", "ΔAUC", "ROC AUC clean",
+                           "ROC AUC perturbed"], rows))
+        alls = [r for r in det["rows"] if r["type"] == "all"]
+        if alls:
+            fig, axes = pyplot.subplots(1, len(alls), figsize=(4 * len(alls), 2.8), squeeze=False)
+            for ax, r in zip(axes[0], alls):
+                ax.plot(t, r["curve_clean"], label="clean")
+                ax.plot(t, r["curve_perturbed"], label="perturbed")
+                for n in r["normalized"].values():
+                    ax.plot(t, n["curve_perturbed"], "--", label="perturbed, normalized")
+                ax.set_title(r["platform"], fontsize=9)
+                ax.set_xlabel("threshold", fontsize=8)
+                ax.set_ylabel("accuracy", fontsize=8)
+                ax.legend(fontsize=7)
+            out.append(png(fig))
+    return "".join(out)
+
+
+SECTION = Section(key='robustness', title='3. Robustness to perturbation', method=METHOD, analyze=analyze, render=render)

@@ -1,0 +1,91 @@
+"""`modlens rescore --variants`: make the variants the daemon deferred (its live variant budget was
+reached, `deferred_variants`), as the daemon would have: same generator settings (the study's
+`perturbation`), same batched engine path, scored by every detector, recorded per comment and
+marked done in the same transaction. Resumable: a rerun takes only what is still to do."""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from modlens.chunks import StepError, record_results
+from modlens.chunks.steps import VARIANTS, generator_identity
+from modlens.config import StudyConfig
+from modlens.detectors.base import Detector
+from modlens.engine import Engine
+from modlens.services.detectors import load_detectors
+from modlens.services.errors import SetupError
+from modlens.services.recording import record_variants, register
+from modlens.studylog.records.deferred import deferred_counts, mark_deferred_done, pending_deferred
+from modlens.studylog.store import StudyLog
+
+
+@dataclass
+class DeferredResult:
+    db: str
+    comments: int      # deferred comments whose variants were made in this run
+    variants: int
+    failed: int        # generation failed: a step_errors row, the comment is done (as live)
+    still_to_do: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_deferred_variants(db: str | Path, *, study: StudyConfig | None = None, chunk: int = 64,
+                          detector_objects: dict[str, Detector] | None = None) -> DeferredResult:
+    """Make the variants of every deferred comment in the log at `db`. `study`: default the
+    log's own. Raises SetupError when it cannot start (no log, no generator)."""
+    from modlens.audit.rescore import LogNotFound, study_from_log
+
+    t0 = time.perf_counter()
+    db = Path(db)
+    if not db.is_file():
+        raise LogNotFound(f"no study log at {db}: rescore works on what a log holds and never creates one")
+    with StudyLog(db) as log:
+        study = study or study_from_log(log) or StudyConfig()
+        if detector_objects is None:
+            detector_objects = load_detectors(study.detectors).detectors
+        engine = Engine(study, detectors=detector_objects)
+        if engine.generator is None:
+            why = engine.component_errors.get("perturbation", "perturbation is off in the study")
+            raise SetupError(f"no variant generator: {why}")
+        with log.transaction():
+            det_ids = register(log, study, engine.detectors)
+        made, failed, n_variants = asyncio.run(_drive(log, engine, det_ids, study, chunk))
+        left = deferred_counts(log)["to_do"]
+    return DeferredResult(str(db), made, n_variants, failed, left, time.perf_counter() - t0)
+
+
+async def _drive(log: StudyLog, engine: Engine, det_ids: dict[str, int], study: StudyConfig,
+                 chunk: int) -> tuple[int, int, int]:
+    name, version = generator_identity(study.perturbation)
+    done = failed = n_variants = 0
+    after = 0
+    try:
+        while todo := pending_deferred(log, after=after, limit=max(1, chunk)):
+            texts = list(dict.fromkeys(t for _, t in todo))
+            made = dict(zip(texts, await engine.variants_many(texts)))
+            vtexts = list(dict.fromkeys(v.text for got in made.values() if isinstance(got, list) for v in got))
+            scored = dict(zip(vtexts, await engine.score_derived(vtexts))) if vtexts else {}
+            with log.transaction():  # the variants and their "done" mark commit together
+                errors = [StepError(t, VARIANTS, name, version, f"{type(g).__name__}: {g}")
+                          for t, g in made.items() if isinstance(g, BaseException)]
+                if errors:
+                    record_results(log, {}, errors=errors)
+                for cid, text in todo:
+                    got = made[text]
+                    if isinstance(got, BaseException):
+                        failed += 1
+                        continue
+                    record_variants(log, cid, got, detector_ids=det_ids, scores=[scored[v.text] for v in got])
+                    n_variants += len(got)
+                    done += 1
+                mark_deferred_done(log, [cid for cid, _ in todo])
+            after = todo[-1][0]
+    finally:
+        await engine.close(detectors=False)
+    return done, failed, n_variants

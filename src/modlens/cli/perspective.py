@@ -1,0 +1,66 @@
+"""fit and list calibrations of the Perspective-compatible API's scores onto Perspective's scale
+
+    modlens perspective calibrate --attribute TOXICITY --from noisyhate
+    modlens perspective calibrate --from my-cached-responses.jsonl --text-column text --score-column response
+    modlens perspective list
+
+`calibrate` scores the recorded texts with the detector the attribute maps to (study.toml
+`[perspective]`), fits a monotone (isotonic) map on part of the pairs, prints its agreement with
+Perspective on the held-out part (Spearman, mean absolute difference, agreement at 0.5/0.7/0.8/0.9)
+and stores it for that detector version. The API applies it only when asked (`"calibrated": true`
+in a request, or `[perspective] calibrate = true`). Serve the API with `modlens serve`
+(or `--perspective-only`); docs/PERSPECTIVE.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+from modlens.cli.common import CliError, add_study_option, load_study
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = None
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    cal = sub.add_parser("calibrate", help="fit a calibration on recorded Perspective scores")
+    add_study_option(cal)
+    cal.add_argument("--attribute", default="TOXICITY", help="Perspective attribute (default: TOXICITY)")
+    cal.add_argument("--from", dest="source", default="noisyhate", metavar="SOURCE",
+                     help="noisyhate (shipped), sass (fetched), or a CSV/TSV/JSONL file of recorded scores")
+    cal.add_argument("--text-column", help="the file's text column (default: text, comment, ...)")
+    cal.add_argument("--score-column", help="the file's Perspective score column, or a column of whole responses")
+    cal.add_argument("--holdout", type=float, default=0.3, help="share of pairs kept for the agreement (default 0.3)")
+    cal.add_argument("--seed", type=int, default=0, help="seed of the split (default 0)")
+    cal.add_argument("--json", action="store_true", help="print the stored calibration as JSON")
+    ls = sub.add_parser("list", help="the stored calibrations and their held-out agreement")
+    ls.add_argument("--json", action="store_true", help="print them as JSON")
+
+
+def _table(cals: list) -> str:
+    head = "attribute  detector@version  source  pairs  spearman raw→cal  |diff| raw→cal  agree@0.5/0.7/0.8/0.9 raw→cal"
+    lines = [head]
+    for c in cals:
+        agree = " ".join(f"{c.raw.at[t]:.2f}→{c.calibrated.at[t]:.2f}" for t in c.raw.at)
+        lines.append(f"{c.attribute}  {c.detector}@{c.version}  {c.source}  {c.calibrated.pairs}  "
+                     f"{c.raw.spearman}→{c.calibrated.spearman}  {c.raw.mean_abs_diff:.3f}→"
+                     f"{c.calibrated.mean_abs_diff:.3f}  {agree}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from modlens.perspective import calibration
+
+    if args.action == "list":
+        cals = calibration.stored()
+        print(json.dumps([c.to_dict() for c in cals], indent=2) if args.json else
+              (_table(cals) if cals else "no calibrations yet: `modlens perspective calibrate`"))
+        return 0
+    study = load_study(args.config)
+    try:
+        cal = calibration.fit_recorded(study, args.attribute.upper(), args.source, holdout=args.holdout, seed=args.seed,
+                                       text_column=args.text_column, score_column=args.score_column)
+    except calibration.CalibrationError as err:
+        raise CliError(str(err)) from None
+    path = calibration.save(cal)
+    print(json.dumps(cal.to_dict(), indent=2) if args.json else f"{_table([cal])}\nstored in {path}")
+    return 0

@@ -1,0 +1,46 @@
+"""HTML entities back to the characters they stand for: "&amp;" -> "&", "&#8220;" -> "“",
+"&#128557;" -> "😭". Tweets collected through the Twitter API (Davidson et al. 2017) keep
+them, and a detector that scores "&#128557;" scores digits and punctuation, not the emoji.
+
+As a pipeline step it is a `char` step (`fold`, token by token); readers of Twitter-sourced
+files apply it to every text as they read (`unescape`), and the audit records the change as a
+normalization (`html_unescape` at `VERSION`) from the file's text to the text it scores."""
+from __future__ import annotations
+
+import html
+import re
+
+from modlens.normalize.base import Edit, Normalized
+from modlens.normalize.lexicon import Lexicon
+from modlens.normalize.steps._base import Step
+
+NAME = "html_unescape"
+VERSION = "1"  # bump when what counts as an entity changes
+_TOKEN = re.compile(r"\S+")
+
+
+def unescape_token(token: str) -> str:
+    """`token` with its entities decoded (once: "&amp;amp;" is the text "&amp;")."""
+    return html.unescape(token) if "&" in token else token
+
+
+class HtmlUnescape(Step):
+    name = NAME
+    kind = "char"
+
+    def fold(self, token: str, lexicon: Lexicon) -> str:
+        return unescape_token(token)
+
+
+def unescape(text: str) -> Normalized:
+    """The whole text with its entities decoded, one `Edit` per whitespace token that changed
+    (spans in the original text), named and versioned like a normalizer's output."""
+    pieces, edits, last = [], [], 0
+    for m in _TOKEN.finditer(text):
+        new = unescape_token(m.group())
+        if new != m.group():
+            edits.append(Edit(m.start(), m.end(), m.group(), new, NAME, 1.0))
+        pieces += [text[last:m.start()], new]
+        last = m.end()
+    pieces.append(text[last:])
+    return Normalized("".join(pieces), edits, NAME, VERSION)

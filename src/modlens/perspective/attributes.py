@@ -1,0 +1,65 @@
+"""Perspective's attribute names and which local detector answers each (study.toml `[perspective]`).
+
+Defaults: TOXICITY -> the embedded MiniLM detector, PROFANITY -> profanity-check; any other
+attribute (or those two, when their detector is not in the study) -> the first study detector with a label of that name (Detoxify-style multi-label Hugging
+Face models name theirs `severe_toxicity`, `insult`, `threat`, ...), else it is not available here
+and a request for it is refused in Perspective's error shape.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from modlens.config import PerspectiveConfig
+from modlens.detectors.base import Detector
+
+PRODUCTION = ("TOXICITY", "SEVERE_TOXICITY", "IDENTITY_ATTACK", "INSULT", "PROFANITY", "THREAT")
+EXPERIMENTAL = ("TOXICITY_EXPERIMENTAL", "SEVERE_TOXICITY_EXPERIMENTAL", "IDENTITY_ATTACK_EXPERIMENTAL",
+                "INSULT_EXPERIMENTAL", "PROFANITY_EXPERIMENTAL", "THREAT_EXPERIMENTAL", "SEXUALLY_EXPLICIT",
+                "FLIRTATION", "ATTACK_ON_AUTHOR", "ATTACK_ON_COMMENTER", "INCOHERENT", "INFLAMMATORY",
+                "LIKELY_TO_REJECT", "OBSCENE", "SPAM", "UNSUBSTANTIAL")
+KNOWN = PRODUCTION + EXPERIMENTAL
+
+DEFAULT_DETECTORS = {"TOXICITY": "minilm-toxicity", "PROFANITY": "profanity-check"}
+# label names multi-label toxicity models use for an attribute (Detoxify original and unbiased)
+LABEL_ALIASES = {"TOXICITY": ("toxicity", "toxic"), "SEVERE_TOXICITY": ("severe_toxicity", "severe_toxic"),
+                 "IDENTITY_ATTACK": ("identity_attack", "identity_hate"),
+                 "SEXUALLY_EXPLICIT": ("sexual_explicit", "sexually_explicit")}
+
+
+@dataclass(frozen=True)
+class AttributeSource:
+    """One attribute's source: the detector key, the label read from its answer, its languages."""
+    attribute: str
+    detector: str
+    label: str
+    languages: tuple[str, ...]
+
+
+def _labels(attribute: str) -> tuple[str, ...]:
+    base = attribute.removesuffix("_EXPERIMENTAL")
+    return (*LABEL_ALIASES.get(base, ()), base.lower())
+
+
+def resolve(config: PerspectiveConfig, detectors: Mapping[str, Detector]) -> dict[str, AttributeSource]:
+    """attribute -> its source, for every attribute a loaded detector can answer. A configured
+    detector that did not load leaves its attribute out (refused at request time)."""
+    out: dict[str, AttributeSource] = {}
+    for attribute in (*KNOWN, *config.attributes):
+        chosen = config.attributes.get(attribute)
+        if chosen is not None:
+            det = detectors.get(chosen.detector)
+            if det is not None:
+                out[attribute] = AttributeSource(attribute, chosen.detector, chosen.label or det.toxicity_label,
+                                          tuple(chosen.languages))
+            continue
+        default = DEFAULT_DETECTORS.get(attribute)
+        if default is not None and default in detectors:
+            out[attribute] = AttributeSource(attribute, default, detectors[default].toxicity_label, ("en",))
+            continue
+        for key, det in detectors.items():
+            label = next((lb for lb in _labels(attribute) if lb in tuple(det.labels)), None)
+            if label is not None:
+                out[attribute] = AttributeSource(attribute, key, label, ("en",))
+                break
+    return out

@@ -1,0 +1,133 @@
+"""Perspective's request bodies, checked field by field; every refusal is a `PerspectiveError`
+in Perspective's shape. Unknown extra fields are ignored, as Google's JSON parser ignored them."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from modlens.perspective.attributes import KNOWN
+from modlens.perspective.errors import invalid
+
+SCORE_TYPES = ("PROBABILITY",)
+
+
+@dataclass
+class Requested:
+    score_type: str = "PROBABILITY"
+    score_threshold: float | None = None
+
+
+@dataclass
+class AnalyzeRequest:
+    text: str
+    attributes: dict[str, Requested]
+    languages: list[str] = field(default_factory=list)
+    do_not_store: bool = False
+    span_annotations: bool = False
+    drop_unsupported: bool = False
+    client_token: str | None = None
+    session_id: str | None = None
+    community_id: str | None = None
+    calibrated: bool | None = None  # modlens extension: None -> the study's `perspective.calibrate`
+
+
+@dataclass
+class SuggestRequest:
+    text: str
+    scores: dict[str, float]
+    languages: list[str] = field(default_factory=list)
+    client_token: str | None = None
+    session_id: str | None = None
+    community_id: str | None = None
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise invalid(f"Invalid JSON payload received. {where}: expected an object.")
+    return value
+
+
+def _optional_str(body: dict[str, Any], name: str) -> str | None:
+    value = body.get(name)
+    if value is not None and not isinstance(value, str):
+        raise invalid(f"Invalid value at '{name}': expected a string.")
+    return value
+
+
+def _bool(body: dict[str, Any], name: str) -> bool:
+    value = body.get(name, False)
+    if not isinstance(value, bool):
+        raise invalid(f"Invalid value at '{name}' ({type(value).__name__}): expected true or false.")
+    return value
+
+
+def _languages(body: dict[str, Any]) -> list[str]:
+    langs = body.get("languages") or []
+    if not isinstance(langs, list) or not all(isinstance(x, str) and x.strip() for x in langs):
+        raise invalid("Invalid value at 'languages': expected a list of language codes such as [\"en\"].")
+    return langs
+
+
+def _text(body: dict[str, Any], max_bytes: int) -> str:
+    comment = _object(body.get("comment"), "comment") if "comment" in body else None
+    if comment is None:
+        raise invalid("Comment must be specified.", "COMMENT_EMPTY")
+    text = comment.get("text")
+    if text is not None and not isinstance(text, str):
+        raise invalid("Invalid value at 'comment.text': expected a string.")
+    if not text:
+        raise invalid("Comment must be non-empty.", "COMMENT_EMPTY")
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise invalid(f"Comment text too long: {size} bytes, at most {max_bytes} are accepted.", "COMMENT_TOO_LONG")
+    return text
+
+
+def parse_analyze(body: Any, max_bytes: int) -> AnalyzeRequest:
+    body = _object(body, "request body")
+    text = _text(body, max_bytes)
+    raw = body.get("requestedAttributes")
+    if not raw:
+        raise invalid("Must specify at least one attribute to analyze (requestedAttributes).",
+                      "NO_REQUESTED_ATTRIBUTES")
+    raw = _object(raw, "requestedAttributes")
+    attributes: dict[str, Requested] = {}
+    for name, params in raw.items():
+        if name not in KNOWN and name.upper() not in KNOWN:
+            raise invalid(f"Unknown attribute: {name}", "INVALID_ATTRIBUTE", attribute=name)
+        params = _object(params if params is not None else {}, f"requestedAttributes.{name}")
+        score_type = params.get("scoreType") or "PROBABILITY"
+        if score_type not in SCORE_TYPES:
+            raise invalid(f"Unsupported scoreType {score_type!r} for {name}: only PROBABILITY is available.",
+                          "INVALID_SCORE_TYPE", attribute=name)
+        threshold = params.get("scoreThreshold")
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                      or not 0 <= threshold <= 1):
+            raise invalid(f"Invalid scoreThreshold for {name}: expected a number from 0 to 1.", attribute=name)
+        attributes[name.upper()] = Requested(score_type, None if threshold is None else float(threshold))
+    calibrated = body.get("calibrated")
+    if calibrated is not None and not isinstance(calibrated, bool):
+        raise invalid("Invalid value at 'calibrated': expected true or false.")
+    return AnalyzeRequest(
+        text=text, attributes=attributes, languages=_languages(body), do_not_store=_bool(body, "doNotStore"),
+        span_annotations=_bool(body, "spanAnnotations"), drop_unsupported=_bool(body, "dropUnsupportedAttributes"),
+        client_token=_optional_str(body, "clientToken"), session_id=_optional_str(body, "sessionId"),
+        community_id=_optional_str(body, "communityId"), calibrated=calibrated)
+
+
+def parse_suggest(body: Any, max_bytes: int) -> SuggestRequest:
+    body = _object(body, "request body")
+    text = _text(body, max_bytes)
+    raw = _object(body.get("attributeScores") or {}, "attributeScores")
+    if not raw:
+        raise invalid("Must specify at least one attribute score (attributeScores).", "NO_REQUESTED_ATTRIBUTES")
+    scores: dict[str, float] = {}
+    for name, entry in raw.items():
+        if name.upper() not in KNOWN:
+            raise invalid(f"Unknown attribute: {name}", "INVALID_ATTRIBUTE", attribute=name)
+        value = (_object(entry, f"attributeScores.{name}").get("summaryScore") or {}).get("value")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise invalid(f"attributeScores.{name}.summaryScore.value: expected a number from 0 to 1.", attribute=name)
+        scores[name.upper()] = float(value)
+    return SuggestRequest(text, scores, _languages(body), _optional_str(body, "clientToken"),
+                          _optional_str(body, "sessionId"), _optional_str(body, "communityId"))

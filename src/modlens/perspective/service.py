@@ -1,0 +1,160 @@
+"""`Analyzer`: Perspective's analyze and suggestscore calls, answered by the study's detectors.
+
+Scores go through the engine's shared batchers (`Engine.score`), so concurrent API calls, live
+comments and each other share model calls. A call is logged like any scored text: one comment of
+platform `api` on the page of its `communityId` (its client token, session and the attributes
+asked for as labels of source `api`), its scores through the chunk pipeline's one recording path
+(`chunks.register_items`, `chunks.record_results`). With `doNotStore: true` nothing about the call
+is written.
+"""
+from __future__ import annotations
+
+import uuid
+from typing import Any, Awaitable, Callable, Mapping
+
+from modlens.chunks import ItemSource, record_results, register_items
+from modlens.config import StudyConfig
+from modlens.datasets.base import DatasetItem
+from modlens.engine import DetectorResult, Engine
+from modlens.perspective import calibration, languages, spans
+from modlens.perspective.attributes import AttributeSource, resolve
+from modlens.perspective.errors import PerspectiveError, invalid
+from modlens.perspective.request import AnalyzeRequest, SuggestRequest
+from modlens.studylog.store import StudyLog
+
+PLATFORM = "api"
+LABEL_SOURCE = "api"
+NO_COMMUNITY = "(no communityId)"
+
+Write = Callable[[Callable[[StudyLog], Any]], Awaitable[Any]]
+
+
+def community_page_key(community_id: str | None) -> str:
+    """The page of a community's calls (platform `api`): one page per `communityId`."""
+    return f"community:{community_id or ''}"
+
+
+class Analyzer:
+    def __init__(self, study: StudyConfig, engine: Engine, write: Write | None, detector_ids: Mapping[str, int]):
+        self.config = study.perspective
+        self.engine = engine
+        self.write = write
+        self.detector_ids = detector_ids
+        self.sources = resolve(self.config, engine.detectors)
+        self.calibrations = calibration.Maps()
+
+    # --- which attributes, which languages --------------------------------------------------
+    def _chosen(self, req: AnalyzeRequest, langs: list[str], detected: list[str]) -> dict[str, AttributeSource]:
+        chosen: dict[str, AttributeSource] = {}
+        wanted = {languages.base(x) for x in langs}
+        for attr in req.attributes:
+            src = self.sources.get(attr)
+            if src is None:
+                if req.drop_unsupported:
+                    continue
+                available = ", ".join(sorted(self.sources)) or "none"
+                raise invalid(f"Attribute {attr} is not available here: no detector of this study answers it "
+                              f"(available: {available}; map it in study.toml [perspective.attributes.{attr}])",
+                              "ATTRIBUTE_NOT_AVAILABLE", attribute=attr)
+            if not wanted <= set(src.languages):
+                if req.drop_unsupported:
+                    continue
+                raise invalid(f"Attribute {attr} does not support request languages: {', '.join(langs)}",
+                              "LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE",
+                              languageNotSupportedByAttributeError={"detectedLanguages": detected,
+                                                                    "attribute": attr})
+            chosen[attr] = src
+        return chosen
+
+    def _calibration(self, src: AttributeSource) -> calibration.Calibration:
+        version = self.engine.detectors[src.detector].version
+        found = self.calibrations.get(src.attribute, version)
+        if found is None:
+            raise PerspectiveError("FAILED_PRECONDITION", f"No calibration of {src.attribute} for detector "
+                                   f"{src.detector} version {version}; fit one with `modlens perspective calibrate "
+                                   f"--attribute {src.attribute}`, or ask for uncalibrated scores (calibrated: false)")
+        return found
+
+    # --- analyze ---------------------------------------------------------------------------
+    async def analyze(self, req: AnalyzeRequest) -> dict[str, Any]:
+        detected = languages.detect(req.text)
+        langs = req.languages or detected
+        chosen = self._chosen(req, langs, detected)
+        calibrated = self.config.calibrate if req.calibrated is None else req.calibrated
+        maps = {a: self._calibration(s) for a, s in chosen.items()} if calibrated else {}
+
+        pieces = spans.sentences(req.text) if req.span_annotations else [(0, spans.utf16_len(req.text), req.text)]
+        texts = list(dict.fromkeys([req.text, *(t for _, _, t in pieces)]))
+        keys = sorted({s.detector for s in chosen.values()})
+        results = await self.engine.score(texts, only=keys) if keys else [{} for _ in texts]
+        by_text = dict(zip(texts, results))
+
+        scores: dict[str, Any] = {}
+        for attr, src in chosen.items():
+            summary = self._value(src, by_text[req.text][src.detector], maps.get(attr))
+            if req.attributes[attr].score_threshold is not None and summary < req.attributes[attr].score_threshold:
+                continue  # Perspective leaves scores below the threshold out
+            span_scores = [{"begin": b, "end": e, "score": _probability(
+                self._value(src, by_text[t][src.detector], maps.get(attr)))} for b, e, t in pieces]
+            det = self.engine.detectors[src.detector]
+            cal = maps.get(attr)
+            scores[attr] = {
+                "summaryScore": _probability(summary), "spanScores": span_scores,
+                # modlens: which detector produced the score (clients ignore fields they do not know)
+                "detector": {"key": src.detector, "name": det.name, "version": det.version, "label": src.label,
+                             "calibration": None if cal is None else {"id": cal.id, "source": cal.source,
+                                                                      "fittedAt": cal.fitted_at}}}
+        response: dict[str, Any] = {"attributeScores": scores, "languages": list(langs), "detectedLanguages": detected}
+        if req.client_token is not None:
+            response["clientToken"] = req.client_token
+        if not req.do_not_store:
+            labels = {"api.endpoint": "analyze", "api.attributes": ",".join(req.attributes),
+                      "api.languages": ",".join(langs), "api.calibrated": bool(calibrated)}
+            await self._log(req.text, req.community_id, req.client_token, req.session_id, labels,
+                            [(t, k, r) for t, per in by_text.items() for k, r in per.items()])
+        return response
+
+    def _value(self, src: AttributeSource, result: DetectorResult, cal: calibration.Calibration | None) -> float:
+        if result.error is not None or result.labels is None:
+            raise PerspectiveError("INTERNAL", f"detector {src.detector} could not score the comment: "
+                                   f"{result.error or 'no answer'}")
+        try:
+            value = float(result.labels[src.label])
+        except (KeyError, TypeError, ValueError):
+            raise PerspectiveError("INTERNAL", f"detector {src.detector} has no label {src.label!r} for "
+                                   f"{src.attribute} (labels: {', '.join(result.labels)})") from None
+        return cal.apply(value) if cal is not None else value
+
+    # --- suggestscore --------------------------------------------------------------------------
+    async def suggest(self, req: SuggestRequest) -> dict[str, Any]:
+        detected = languages.detect(req.text)
+        labels: dict[str, Any] = {"api.endpoint": "suggestscore"}
+        labels.update({f"api.suggested.{attr}": value for attr, value in req.scores.items()})
+        await self._log(req.text, req.community_id, req.client_token, req.session_id, labels, [])
+        response: dict[str, Any] = {"requestedLanguages": req.languages, "detectedLanguages": detected}
+        if req.client_token is not None:
+            response["clientToken"] = req.client_token
+        return response
+
+    # --- the study log -----------------------------------------------------------------------
+    async def _log(self, text: str, community: str | None, client_token: str | None, session_id: str | None,
+                   labels: dict[str, Any], scores: list[tuple[str, str, DetectorResult]]) -> None:
+        if self.write is None:
+            return
+        labels = {**labels, **({"api.client_token": client_token} if client_token is not None else {}),
+                  **({"api.session_id": session_id} if session_id is not None else {}),
+                  **({"api.community_id": community} if community is not None else {})}
+        item = DatasetItem(f"call-{uuid.uuid4().hex}", text, labels)
+        ids = self.detector_ids
+
+        def record(lg: StudyLog) -> None:
+            with lg.transaction():
+                page_id = lg.ensure_page(PLATFORM, community_page_key(community), None, community or NO_COMMUNITY)
+                register_items(lg, ItemSource(PLATFORM, page_id, LABEL_SOURCE), [item])
+                record_results(lg, ids, scores=scores)
+
+        await self.write(record)
+
+
+def _probability(value: float) -> dict[str, Any]:
+    return {"value": value, "type": "PROBABILITY"}

@@ -1,0 +1,96 @@
+"""Live variants apart from scoring (daemon/variants.py): a page is scored whatever the variant
+backlog, variant work over the study's budget is deferred with its reason and made later by
+`modlens rescore --variants`, and the extension's sampling rule is the daemon's too."""
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+from modlens.audit.deferred_variants import run_deferred_variants
+from modlens.daemon.variants import asked_about
+
+from daemon_helpers import Client, WordListDetector, comments_msg, connect, running_daemon, study
+from log_helpers import rows
+
+STRATEGIES = {"budget": 1, "strategies": ["repeat_char", "mixed_case"]}
+
+
+async def test_later_pages_are_scored_while_earlier_variants_are_still_being_made(tmp_path):
+    # A generator that blocks until released: before the fix, each page held its connection's
+    # credit until its variants were made, so the 9th page was refused `rate_limited`.
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES}, limits={"burst": 100})
+    release = threading.Event()
+    async with running_daemon(tmp_path, cfg) as (url, app):
+        from modlens.daemon.app import ENGINE
+        generator = app[ENGINE].generator
+        real = generator.generate
+
+        def slow_generate(text, importance=None):
+            release.wait(20)
+            return real(text, importance=importance)
+
+        generator.generate = slow_generate
+        try:
+            async with connect(url) as ws:
+                c = Client(ws)
+                await c.hello()
+                for n in range(12):  # more pages than the connection's 8 pending credits
+                    mid = f"c{n}"
+                    ok = await c.request(comments_msg(mid, [(f"k{n}", f"you stupid idiot number {n}")]), "comments_ok")
+                    assert ok["type"] == "comments_ok", ok
+                    scores = await c.until(lambda m, mid=mid: m["id"] == mid and m["type"] in ("scores", "error"))
+                    assert scores["type"] == "scores", scores
+                assert not [m for m in c.inbox if m["type"] == "variants"]  # none made yet: the generator waits
+                release.set()
+                got = {(await c.until(lambda m: m["type"] == "variants", timeout=20))["key"] for _ in range(12)}
+                assert got == {f"k{n}" for n in range(12)}
+        finally:
+            release.set()
+    assert rows(tmp_path / "study.sqlite", "SELECT count(DISTINCT comment_id) FROM variants") == [(12,)]
+
+
+async def test_variants_over_the_budget_are_deferred_recorded_and_made_by_rescore(tmp_path):
+    cfg = study(perturbation={"enabled": True, "live_rate": 0, **STRATEGIES})
+    async with running_daemon(tmp_path, cfg) as (url, _):
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await c.request(comments_msg("c1", [("k1", "you stupid person"), ("k2", "you dumb hater")]), "comments_ok")
+            await c.until(lambda m: m["type"] == "scores")
+            deferred = [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]
+    assert all(m["items"] == [] and m["error"].startswith("deferred: ") and "live_rate" in m["error"] for m in deferred)
+    db = tmp_path / "study.sqlite"
+    assert rows(db, "SELECT count(*) FROM deferred_variants WHERE done_at IS NULL AND reason LIKE '%live_rate%'") == [(2,)]
+    assert rows(db, "SELECT count(*) FROM variants") == [(0,)]
+
+    result = await asyncio.to_thread(run_deferred_variants, db, study=cfg, detector_objects={"wordlist": WordListDetector()})
+    assert (result.comments, result.still_to_do) == (2, 0) and result.variants == 2  # budget 1 each
+    assert rows(db, "SELECT count(DISTINCT comment_id) FROM variants") == [(2,)]
+    assert rows(db, "SELECT count(*) FROM deferred_variants WHERE done_at IS NULL") == [(0,)]
+    # the variants were scored by the study's detector, as live ones are
+    assert rows(db, "SELECT count(*) FROM variants v LEFT JOIN scores s USING (text_id) WHERE s.text_id IS NULL") == [(0,)]
+    # a rerun has nothing left to do
+    again = await asyncio.to_thread(run_deferred_variants, db, study=cfg, detector_objects={"wordlist": WordListDetector()})
+    assert again.comments == 0
+
+
+def test_sampling_rule_is_the_extensions():
+    """The daemon serves asked-about comments first by the extension's own rule (lib/sampling.js)."""
+    lib = Path(__file__).resolve().parents[1] / "extension" / "lib" / "sampling.js"
+    keys = [f"key-{n}" for n in range(40)] + ["ü-é", "😀"]
+    sampling = {"mode": "random", "rate": 0.5, "salt": "s"}
+    script = (f"const ns = require({json.dumps(str(lib))}); const keys = {json.dumps(keys)};"
+              f"console.log(JSON.stringify(keys.filter(k => ns.decideSample({json.dumps(sampling)}, "
+              "{platform: 'youtube', key: k}, []).sampled)))")
+    node = shutil.which("node")
+    assert node, "node runs the extension's tests; it is needed here too"
+    picked_by_extension = json.loads(subprocess.run([node, "-e", script], capture_output=True, text=True,
+                                                    check=True).stdout)
+    assert [k for k in keys if asked_about(sampling, "youtube", k, None)] == picked_by_extension
+    assert 5 < len(picked_by_extension) < 37
+    assert asked_about({"mode": "all"}, "youtube", "k", None)
+    assert not asked_about({"mode": "deciles", "per_decile": 10, "salt": "s"}, "youtube", "k", None)  # no score

@@ -1,0 +1,113 @@
+"""Every daemon-bound message the extension builds (extension/lib/protocol.js), run under node and
+parsed by the daemon's own parser and pydantic models (modlens.protocol): accepted, and no field
+the extension writes is one the models would silently ignore (a renamed field on either side).
+Fast; needs node, no browser."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from modlens.protocol.messages import CLIENT_MESSAGES
+from modlens.protocol.parse import parse_client_message
+
+EXT = Path(__file__).resolve().parents[1] / "extension"
+
+# The builders fed as the extension feeds them: a content-script record (observer.js) goes through
+# ns.contentComment (content → worker) and ns.protocol.commentItem (worker → daemon).
+SCRIPT = """
+const ns = require(process.argv[1] + "/lib/ns.js");
+require(process.argv[1] + "/lib/constants.js");
+require(process.argv[1] + "/lib/protocol.js");
+const P = ns.protocol;
+const records = [
+  {key: "c1", text: "top comment", author: "Ada", parent_via: "none", time_shown: "2026-03-02T12:00:00.000Z", missing: [], media: []},
+  {key: 42, text: "a reply", author: null, parent_key: "c1", parent_via: "structure", missing: ["author"],
+   media: ["https://pbs.twimg.com/media/x.jpg"]},
+];
+const sent = records.map(ns.contentComment);
+const items = sent.map((c, i) => P.commentItem(c, i ? null : "ab".repeat(32)));
+const page = P.page({url: "https://x.com/a/status/1", platform: "x", page_key: "1"});
+const many = Array.from({length: ns.CHUNK_ITEMS + 1}, (_, i) => P.commentItem({key: "k" + i, text: "t" + i}, null));
+const out = {
+  sent,
+  messages: [
+    P.hello({token: "T0K", raterId: "rater-1", consent: null}),
+    P.hello({token: "T0K", raterId: "rater-1", consent: {study_id: "s1", at: "2026-03-02T12:00:00.000Z"}}),
+    P.ping(),
+    ...P.comments(page, items),
+    P.rating({platform: "x", key: 42}, {values: {toxicity: "toxic"}, anchors: {vs_hard: "more", vs_extreme: "less"}, time_spent_ms: 1234.6}),
+    P.rating({platform: "x", key: "c1"}, {values: {toxicity: "not toxic"}}),
+    P.commentMedia("x", "42", [{mime: "image/png", sha256: "0".repeat(64), data_b64: "iVBORw0KGgo=", url: null, position: 0, n_bytes: 8}]),
+    P.joinStudy('{"pack": 1}', "study.modlens", true),
+  ],
+  chunks: P.comments(page, many).map((m) => m.items.length),
+};
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.fixture(scope="module")
+def built() -> dict:
+    node = shutil.which("node")
+    if not node:
+        pytest.skip("node not installed")
+    res = subprocess.run([node, "-e", SCRIPT, str(EXT)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def _models_in(annotation: object) -> list[type[BaseModel]]:
+    """The pydantic models an annotation names (`Page`, `list[CommentItem]`, `Anchors | None`)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in getattr(annotation, "__args__", ()) for m in _models_in(arg)]
+
+
+def _ignored_fields(data: dict, model: type[BaseModel], where: str = "") -> list[str]:
+    """Fields of `data` the model has no place for (it would drop them without a word)."""
+    out = []
+    for name, value in data.items():
+        field = model.model_fields.get(name)
+        if field is None:
+            out.append(f"{where}{name}")
+            continue
+        for sub in _models_in(field.annotation):
+            if isinstance(value, dict):
+                out += _ignored_fields(value, sub, f"{where}{name}.")
+            elif isinstance(value, list):
+                out += [f for i, v in enumerate(value) if isinstance(v, dict) for f in _ignored_fields(v, sub, f"{where}{name}[{i}].")]
+    return out
+
+
+def test_every_builder_output_is_accepted_by_the_daemon(built):
+    types = set()
+    for msg in built["messages"]:
+        parsed = parse_client_message(json.dumps(msg))  # raises ProtocolError with the field errors
+        assert type(parsed) is CLIENT_MESSAGES[msg["type"]]
+        assert _ignored_fields(msg, CLIENT_MESSAGES[msg["type"]]) == [], msg
+        types.add(msg["type"])
+    # every client message the extension sends (status is the CLI's) has its builder here
+    assert types == set(CLIENT_MESSAGES) - {"status"}
+
+
+def test_a_comment_keeps_its_fields_from_the_page_to_the_daemon(built):
+    reply = built["sent"][1]
+    assert reply == {"key": 42, "text": "a reply", "parent_key": "c1", "parent_via": "structure",
+                     "media": ["https://pbs.twimg.com/media/x.jpg"]}  # no DOM, no internal `missing`
+    comments = [m for m in built["messages"] if m["type"] == "comments"]
+    items = comments[0]["items"]
+    assert items[0] == {"key": "c1", "text": "top comment", "parent_via": "none", "time_shown": "2026-03-02T12:00:00.000Z",
+                        "author_hash": "ab" * 32}
+    assert items[1] == {"key": "42", "text": "a reply", "parent_key": "c1", "parent_via": "structure"}
+    assert built["chunks"] == [50, 1]
+
+
+def test_a_field_the_models_do_not_know_is_reported():
+    from modlens.protocol.messages import Comments
+    assert _ignored_fields({"type": "comments", "id": "c", "page": {"url": "u", "platfrom": "x"},
+                            "items": [{"key": "k", "txt": "t"}]}, Comments) == ["page.platfrom", "items[0].txt"]

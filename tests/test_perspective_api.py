@@ -1,0 +1,272 @@
+"""The Perspective-compatible endpoint with real clients: Google's API client built from the
+local discovery document, plain aiohttp requests as Perspective's documentation wrote them, and
+modlens's own Perspective detector pointed at it. Every documented error in Perspective's shape."""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+from typing import Any
+
+import aiohttp
+import pytest
+from googleapiclient import discovery
+from googleapiclient.errors import HttpError
+
+from daemon_helpers import TOKEN, WordListDetector, running_daemon, study
+from threaded_server import ThreadedServer
+from modlens.daemon.app import create_app
+from modlens.perspective import calibration, keys
+
+pytestmark = pytest.mark.timeout(120)
+EXAMPLE = {"comment": {"text": "friendly greetings from python"}, "requestedAttributes": {"TOXICITY": {}}}
+
+
+class MultiLabel(WordListDetector):
+    """A Detoxify-like multi-label model: the attributes beyond TOXICITY find it by label name."""
+    name, version = "multilabel", "test-ml-1"
+    labels = ("toxicity", "severe_toxicity", "insult", "threat")
+    toxicity_label = "toxicity"
+
+    def score(self, texts):
+        return [{"toxicity": s["toxic"], "severe_toxicity": s["toxic"] / 2, "insult": s["toxic"], "threat": 0.0}
+                for s in super().score(texts)]
+
+
+def _study(**perspective: Any):
+    return study(detectors=[{"name": "profanity-check", "id": "ml"}], perspective=perspective)
+
+
+@pytest.fixture
+def server(tmp_path):
+    app = create_app(_study(), tmp_path / "study.sqlite", TOKEN, detectors={"ml": MultiLabel()})
+    srv = ThreadedServer(app)
+    yield srv, tmp_path / "study.sqlite"
+    srv.stop()
+
+
+def _client(base: str, key: str = TOKEN):
+    return discovery.build("commentanalyzer", "v1alpha1", developerKey=key, static_discovery=False,
+                           discoveryServiceUrl=f"{base}/$discovery/rest?version=v1alpha1")
+
+
+def test_google_client_analyze_and_suggestscore(server):
+    srv, db = server
+    client = _client(srv.base)
+    got = client.comments().analyze(body={
+        "comment": {"text": "you idiot. have a nice day"}, "requestedAttributes": {"TOXICITY": {}, "INSULT": {}},
+        "languages": ["en"], "clientToken": "bot-7", "communityId": "forum-a", "spanAnnotations": True}).execute()
+    tox = got["attributeScores"]["TOXICITY"]
+    assert tox["summaryScore"] == {"value": pytest.approx(1 / 6), "type": "PROBABILITY"}
+    assert [(s["begin"], s["end"]) for s in tox["spanScores"]] == [(0, 10), (11, 26)]
+    assert tox["spanScores"][0]["score"]["value"] == pytest.approx(0.5)
+    assert tox["detector"] == {"key": "ml", "name": "multilabel", "version": "test-ml-1", "label": "toxicity",
+                               "calibration": None}
+    assert got["attributeScores"]["INSULT"]["detector"]["label"] == "insult"
+    assert got["languages"] == ["en"] and got["detectedLanguages"] == ["en"] and got["clientToken"] == "bot-7"
+    assert client.comments().suggestscore(body={
+        "comment": {"text": "you idiot"}, "attributeScores": {"TOXICITY": {"summaryScore": {"value": 0.9}}},
+        "clientToken": "t"}).execute() == {"requestedLanguages": [], "detectedLanguages": ["en"], "clientToken": "t"}
+
+
+def test_google_client_sees_perspective_errors(server):
+    srv, _ = server
+    with pytest.raises(HttpError) as bad_key:
+        _client(srv.base, "not-the-key").comments().analyze(body=EXAMPLE).execute()
+    assert bad_key.value.resp.status == 403
+    assert json.loads(bad_key.value.content)["error"]["status"] == "PERMISSION_DENIED"
+    with pytest.raises(HttpError) as empty:
+        _client(srv.base).comments().analyze(body={"comment": {"text": ""}, "requestedAttributes": {"TOXICITY": {}}}).execute()
+    assert empty.value.resp.status == 400 and empty.value.error_details[0]["errorType"] == "COMMENT_EMPTY"
+
+
+def _post(base: str, body: Any, *, key: str | None = TOKEN, path: str = "comments:analyze", headers=None):
+    async def go():
+        params = {"key": key} if key is not None else {}
+        async with aiohttp.ClientSession() as s:
+            data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+            async with s.post(f"{base}/v1alpha1/{path}", params=params, data=data, headers=headers or {}) as r:
+                return r.status, await r.json(content_type=None)
+    return asyncio.run(go())
+
+
+def test_documented_plain_request_and_response(server):
+    srv, _ = server
+    status, got = _post(srv.base, EXAMPLE)
+    assert status == 200
+    assert set(got) == {"attributeScores", "languages", "detectedLanguages"}
+    assert got["attributeScores"]["TOXICITY"]["summaryScore"] == {"value": 0.0, "type": "PROBABILITY"}
+    assert got["attributeScores"]["TOXICITY"]["spanScores"] == [
+        {"begin": 0, "end": 30, "score": {"value": 0.0, "type": "PROBABILITY"}}]
+
+
+JA = "これはペンです"
+ERRORS = [  # (body, key, status, google status, errorType or None, words in the message)
+    ({"comment": {"text": ""}, "requestedAttributes": {"TOXICITY": {}}}, TOKEN, 400, "INVALID_ARGUMENT",
+     "COMMENT_EMPTY", "non-empty"),
+    ({"requestedAttributes": {"TOXICITY": {}}}, TOKEN, 400, "INVALID_ARGUMENT", "COMMENT_EMPTY", "specified"),
+    ({"comment": {"text": "x" * 20_481}, "requestedAttributes": {"TOXICITY": {}}}, TOKEN, 400, "INVALID_ARGUMENT",
+     "COMMENT_TOO_LONG", "too long"),
+    ({"comment": {"text": "hi"}, "requestedAttributes": {"NOT_AN_ATTRIBUTE": {}}}, TOKEN, 400, "INVALID_ARGUMENT",
+     "INVALID_ATTRIBUTE", "Unknown attribute"),
+    ({"comment": {"text": "hi"}, "requestedAttributes": {}}, TOKEN, 400, "INVALID_ARGUMENT",
+     "NO_REQUESTED_ATTRIBUTES", "at least one attribute"),
+    ({"comment": {"text": "hi"}, "requestedAttributes": {"TOXICITY": {}}, "languages": ["ja"]}, TOKEN, 400,
+     "INVALID_ARGUMENT", "LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE", "does not support request languages: ja"),
+    ({"comment": {"text": JA}, "requestedAttributes": {"TOXICITY": {}}}, TOKEN, 400,
+     "INVALID_ARGUMENT", "LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE", "does not support"),
+    ({"comment": {"text": "hi"}, "requestedAttributes": {"PROFANITY": {}}}, TOKEN, 400, "INVALID_ARGUMENT",
+     "ATTRIBUTE_NOT_AVAILABLE", "not available here"),
+    ({"comment": {"text": "hi"}, "requestedAttributes": {"TOXICITY": {"scoreType": "RAW"}}}, TOKEN, 400,
+     "INVALID_ARGUMENT", "INVALID_SCORE_TYPE", "PROBABILITY"),
+    ("{not json", TOKEN, 400, "INVALID_ARGUMENT", None, "Invalid JSON payload"),
+    (EXAMPLE, "wrong-key", 403, "PERMISSION_DENIED", None, "API key not valid"),
+    (EXAMPLE, None, 403, "PERMISSION_DENIED", None, "missing a valid API key"),
+]
+
+
+@pytest.mark.parametrize("body,key,status,google,error_type,words", ERRORS)
+def test_every_documented_error_in_perspectives_shape(server, body, key, status, google, error_type, words):
+    srv, _ = server
+    got_status, got = _post(srv.base, body, key=key)
+    assert got_status == status
+    assert set(got) == {"error"} and set(got["error"]) == {"code", "message", "status", "details"}
+    assert got["error"]["code"] == status and got["error"]["status"] == google
+    assert words in got["error"]["message"]
+    if error_type:
+        assert got["error"]["details"][0]["errorType"] == error_type
+    if error_type == "LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE":
+        assert got["error"]["details"][0]["languageNotSupportedByAttributeError"]["attribute"] == "TOXICITY"
+
+
+@pytest.mark.parametrize("headers,words", [({"Origin": "https://evil.example"}, "web pages"),
+                                           ({"Host": "evil.example"}, "loopback")])
+def test_web_origins_and_foreign_hosts_refused(server, headers, words):
+    srv, _ = server
+    status, got = _post(srv.base, EXAMPLE, headers=headers)
+    assert status == 403 and got["error"]["status"] == "PERMISSION_DENIED" and words in got["error"]["message"]
+
+
+def test_drop_unsupported_and_threshold(server):
+    srv, _ = server
+    status, got = _post(srv.base, {"comment": {"text": "hello you idiot"}, "dropUnsupportedAttributes": True,
+                                   "requestedAttributes": {"TOXICITY": {"scoreThreshold": 0.5}, "PROFANITY": {},
+                                                           "INSULT": {"scoreThreshold": 0.2}}})
+    assert status == 200 and list(got["attributeScores"]) == ["INSULT"]  # PROFANITY dropped, TOXICITY below 0.5
+
+
+def _api_rows(db):
+    con = sqlite3.connect(db)
+    try:
+        return (con.execute("SELECT c.comment_key, p.title FROM comments c JOIN pages p USING (page_id) "
+                            "WHERE c.platform = 'api'").fetchall(),
+                dict(con.execute("SELECT l.name, l.value FROM labels l JOIN comments c USING (comment_id) "
+                                 "WHERE c.platform = 'api'").fetchall()),
+                con.execute("SELECT count(*) FROM texts WHERE text LIKE '%secret comment%'").fetchone()[0])
+    finally:
+        con.close()
+
+
+def test_calls_are_logged_except_with_do_not_store(server):
+    srv, db = server
+    body = {**EXAMPLE, "comment": {"text": "a secret comment"}, "doNotStore": True, "communityId": "c1"}
+    assert _post(srv.base, body)[0] == 200
+    assert _api_rows(db) == ([], {}, 0)  # honoured: not the text, not the call
+    assert _post(srv.base, {**body, "doNotStore": False, "clientToken": "tok-1", "sessionId": "s-9"})[0] == 200
+    comments, labels, texts = _api_rows(db)
+    assert [title for _, title in comments] == ["c1"] and texts == 1
+    assert labels["api.client_token"] == "tok-1" and labels["api.session_id"] == "s-9"
+    assert labels["api.endpoint"] == "analyze" and labels["api.attributes"] == "TOXICITY"
+    con = sqlite3.connect(db)
+    scored = con.execute("SELECT d.name, d.version FROM scores s JOIN texts t USING (text_id) JOIN detectors d "
+                         "USING (detector_id) WHERE t.text = 'a secret comment'").fetchall()
+    con.close()
+    assert scored == [("multilabel", "test-ml-1")]
+
+
+def test_separate_api_key_and_no_key_in_the_log(server, caplog):
+    srv, _ = server
+    caplog.set_level(logging.DEBUG)
+    api_key = keys.rotate()
+    assert _post(srv.base, EXAMPLE, key=api_key)[0] == 200
+    assert _post(srv.base, EXAMPLE, key=api_key + "x")[0] == 403
+    assert _post(srv.base, EXAMPLE, key=None, headers={"X-Goog-Api-Key": api_key})[0] == 200
+    assert api_key not in caplog.text and TOKEN not in caplog.text
+
+
+def test_calibration_applied_only_when_asked(server):
+    srv, _ = server
+    body = {"comment": {"text": "idiot"}, "requestedAttributes": {"TOXICITY": {}}}
+    status, got = _post(srv.base, {**body, "calibrated": True})
+    assert status == 400 and got["error"]["status"] == "FAILED_PRECONDITION" and "calibrate" in got["error"]["message"]
+    cal = calibration.fit("TOXICITY", "multilabel", "test-ml-1", [i / 20 for i in range(21)],
+                          [(i / 20) ** 2 for i in range(21)], source="test", holdout=0.3)
+    calibration.save(cal)
+    assert _post(srv.base, body)[1]["attributeScores"]["TOXICITY"]["summaryScore"]["value"] == 1.0
+    got = _post(srv.base, {**body, "comment": {"text": "you idiot"}, "calibrated": True})[1]["attributeScores"]["TOXICITY"]
+    assert got["summaryScore"]["value"] == pytest.approx(cal.apply(0.5)) and got["summaryScore"]["value"] < 0.5
+    assert got["detector"]["calibration"]["id"] == cal.id
+
+
+def test_modlens_perspective_detector_round_trip(server):
+    """modlens's own Perspective client (written against Google's service) reads our answers."""
+    from modlens.detectors.perspective import PerspectiveDetector
+
+    srv, _ = server
+    det = PerspectiveDetector(TOKEN, endpoint=f"{srv.base}/v1alpha1/comments:analyze", attributes=["TOXICITY", "INSULT"],
+                              qps=100.0, retries=0)
+
+    async def go():
+        try:
+            return await det.ascore(["you idiot", "have a nice day"])
+        finally:
+            await det.client.aclose()
+    assert asyncio.run(go()) == [{"TOXICITY": 0.5, "INSULT": 0.5}, {"TOXICITY": 0.0, "INSULT": 0.0}]
+
+
+async def test_perspective_only_and_shared_batchers(tmp_path):
+    det = MultiLabel(delay_s=0.05)
+    async with running_daemon(tmp_path, _study(), detectors={"ml": det}, extension_protocol=False) as (url, _app):
+        base = url.replace("ws://", "http://").removesuffix("/ws")
+        async with aiohttp.ClientSession() as s:
+            async with s.get(f"{base}/ws") as r:
+                assert r.status == 404  # no extension socket
+            async def one(i: int):
+                async with s.post(f"{base}/v1alpha1/comments:analyze", params={"key": TOKEN},
+                                  json={"comment": {"text": f"comment number {i}"}, "doNotStore": True,
+                                        "requestedAttributes": {"TOXICITY": {}, "INSULT": {}}}) as r:
+                    return r.status
+            assert await asyncio.gather(*(one(i) for i in range(16))) == [200] * 16
+    assert sum(det.calls) == 16 and len(det.calls) < 16  # 16 concurrent calls, fewer model calls
+
+
+def test_discovery_document_points_at_this_server(server):
+    srv, _ = server
+    async def go():
+        async with aiohttp.ClientSession() as s:
+            async with s.get(f"{srv.base}/discovery/v1/apis/commentanalyzer/v1alpha1/rest") as r:
+                return await r.json()
+    doc = asyncio.run(go())
+    assert doc["rootUrl"] == f"{srv.base}/" and doc["resources"]["comments"]["methods"]["analyze"]["path"] == \
+        "v1alpha1/comments:analyze"
+
+
+def test_report_shows_api_traffic_per_community(server):
+    from modlens.analysis.report import render_html, report_from_db
+
+    srv, db = server
+    for body, path in [({**EXAMPLE, "communityId": "forum-a", "clientToken": "x"}, "comments:analyze"),
+                       ({**EXAMPLE, "communityId": "forum-a", "clientToken": "y"}, "comments:analyze"),
+                       ({**EXAMPLE, "communityId": "forum-a", "doNotStore": True}, "comments:analyze"),
+                       ({"comment": {"text": "hi"}, "communityId": "forum-a",
+                         "attributeScores": {"TOXICITY": {"summaryScore": {"value": 0.1}}}}, "comments:suggestscore"),
+                       ({**EXAMPLE, "comment": {"text": "you idiot"}}, "comments:analyze")]:
+        assert _post(srv.base, body, path=path)[0] == 200
+    report = report_from_db(db)
+    api = report["sections"]["api"]
+    assert api["n_calls"] == 4
+    assert api["communities"]["forum-a"] == {"analyze": 2, "suggestscore": 1, "client_tokens": 2, "sessions": 0,
+                                             "calibrated": 0, "mean_score": {"multilabel@test-ml-1": 0.0}}
+    assert api["communities"]["(no communityId)"]["mean_score"] == {"multilabel@test-ml-1": 0.5}
+    assert "Perspective API traffic" in render_html(report)

@@ -1,0 +1,74 @@
+"""Perspective-scale calibrations, recorded-score readers, attribute mapping and `modlens pair --api-key`."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from daemon_helpers import WordListDetector, study
+from modlens.cli import main
+from modlens.perspective import calibration, keys, languages
+from modlens.perspective.attributes import resolve
+
+
+def test_noisyhate_ships_recorded_perspective_scores():
+    pairs = calibration.recorded_pairs("noisyhate")
+    assert len(pairs) > 1000 and all(0 <= s <= 1 for _, s in pairs)
+    assert len({t for t, _ in pairs}) == len(pairs)  # clean and perturbed sentences, each once
+
+
+def test_cached_responses_as_perspective_returned_them(tmp_path):
+    path = tmp_path / "cache.jsonl"
+    rows = [{"text": "a", "response": {"attributeScores": {"TOXICITY": {"summaryScore": {"value": 0.25}}}}},
+            {"text": "b", "response": {"error": {"code": 400}}}]
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    assert calibration.recorded_pairs(str(path)) == [("a", 0.25)]
+    with pytest.raises(calibration.CalibrationError, match="no such file"):
+        calibration.recorded_pairs(str(tmp_path / "missing.csv"))
+
+
+def test_isotonic_map_is_monotone_and_measured_on_held_out_pairs():
+    ours = [i / 99 for i in range(100)]
+    theirs = [x ** 3 for x in ours]
+    cal = calibration.fit("TOXICITY", "d", "v1", ours, theirs, source="synthetic", holdout=0.3, seed=1)
+    assert cal.raw.pairs == cal.calibrated.pairs == 30
+    assert cal.calibrated.mean_abs_diff < cal.raw.mean_abs_diff / 5
+    assert set(cal.calibrated.at) == {"0.5", "0.7", "0.8", "0.9"}
+    assert all(a <= b for a, b in zip(cal.y, cal.y[1:]))
+    calibration.save(cal)
+    assert calibration.load("TOXICITY", "v1").to_dict() == cal.to_dict()
+    assert calibration.load("TOXICITY", "v2") is None  # another detector version gets no map
+
+
+def test_fit_recorded_scores_with_the_mapped_detector(tmp_path):
+    path = tmp_path / "sass.csv"
+    path.write_text("text,perspective\n" + "\n".join(f"{'idiot ' * (i % 3)}word {i},{(i % 3) / 3}" for i in range(30)))
+    cal = calibration.fit_recorded(study(), "TOXICITY", str(path), detectors={"wordlist": WordListDetector()})
+    assert (cal.detector, cal.version, cal.source) == ("wordlist", "test-1", "sass.csv")
+    with pytest.raises(calibration.CalibrationError, match="no detector"):
+        calibration.fit_recorded(study(), "THREAT", str(path), detectors={"wordlist": WordListDetector()})
+
+
+def test_attribute_mapping_from_study_toml():
+    cfg = study(perspective={"attributes": {"PROFANITY": {"detector": "wordlist", "label": "clean",
+                                                          "languages": ["en", "de"]}}})
+    got = resolve(cfg.perspective, {"wordlist": WordListDetector()})
+    assert got["PROFANITY"].label == "clean" and got["PROFANITY"].languages == ("en", "de")
+    assert got["TOXICITY"].detector == "wordlist" and "INSULT" not in got
+
+
+@pytest.mark.parametrize("text,lang", [("you are so dumb", "en"), ("eres muy tonto y feo", "es"),
+                                       ("これはペンです", "ja"), ("Ты дурак", "ru")])
+def test_language_guess(text, lang):
+    assert languages.detect(text) == [lang]
+
+
+def test_pair_api_key_is_separate_from_the_pairing_token(capsys):
+    assert main(["pair", "--api-key", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["api_key"] == keys.KeySource()() and first["url"].endswith("/v1alpha1/comments:analyze")
+    assert main(["pair", "--api-key", "--rotate", "--json"]) == 0
+    rotated = json.loads(capsys.readouterr().out)["api_key"]
+    assert rotated != first["api_key"] and keys.KeySource()() == rotated
+    assert main(["pair", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["token"] not in (rotated, first["api_key"])
