@@ -72,7 +72,7 @@ def test_old_flag_names_still_work_with_a_deprecation_note(capsys):
     (["perturb", "x", "--strategy", "repeat_chr", "--detector", "profanity-check"],
      "unknown perturbation strategy 'repeat_chr'", "did you mean repeat_char"),
     (["perturb", "x", "--detector", "profanty-check"], "unknown detector 'profanty-check'", "did you mean profanity-check?"),
-    (["score", "--detector", "minilm-toxicty", "x"], "unknown detector 'minilm-toxicty'", "did you mean minilm-toxicity?"),
+    (["score", "--detector", "minilm-toxicty", "x"], "unknown detector 'minilm-toxicty'", "did you mean minilm-toxicity"),
     (["audit", "hatecheck", "--detectors", "profanity-chek", "--limit", "1"], "unknown detector 'profanity-chek'",
      "did you mean profanity-check?"),
     (["audit", "hatecheck", "--perturb", "mixed_cas", "--limit", "1"], "unknown perturbation strategy 'mixed_cas'",
@@ -90,7 +90,7 @@ def test_unknown_names_on_the_command_line_are_errors_with_close_matches(argv, m
 
 
 @pytest.mark.parametrize("toml, key, bad, suggestion", [
-    ('detectors = [{ name = "minilm-toxicty" }]', "detectors.0.name", "'minilm-toxicty'", "did you mean minilm-toxicity?"),
+    ('detectors = [{ name = "minilm-toxicty" }]', "detectors.0.name", "'minilm-toxicty'", "did you mean minilm-toxicity"),
     ('[perturbation]\nstrategies = ["repeat_char", "homoglyf"]', "perturbation.strategies.1", "'homoglyf'",
      "did you mean homoglyph?"),
     ('[perturbation]\nstrategy_options = { human_lookp = { path = "x.json" } }', "perturbation.strategy_options.human_lookp",

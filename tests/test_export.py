@@ -118,7 +118,7 @@ def test_cli_export_defaults_to_the_home_db_and_reports_errors(tmp_path, modlens
     assert cli_main(["export", "--out", str(tmp_path / "o"), "--tables", "nope"]) == 2
     assert "unknown table" in capsys.readouterr().err
     assert cli_main(["export", "--out", str(tmp_path / "o"), "--tables", "ocr_result"]) == 2
-    assert "did you mean ocr_results?" in capsys.readouterr().err
+    assert "did you mean ocr_results" in capsys.readouterr().err
     assert cli_main(["export", "--out", str(tmp_path / "m"), "--tables", "media", "label_sets", "step_errors"]) == 0
     assert sorted(p.name for p in (tmp_path / "m").glob("*.csv")) == ["label_sets.csv", "media.csv", "step_errors.csv"]
 

@@ -185,7 +185,7 @@ def test_errors_are_clear_and_write_nothing(merged_log, tmp_path, capsys, monkey
     assert "no study log at" in capsys.readouterr().err and not (tmp_path / "nope.sqlite").exists()
     assert main(["rescore", str(merged_log), "--detectors", "minilm-toxicty"]) == 2
     err = capsys.readouterr().err
-    assert "unknown detector 'minilm-toxicty'" in err and "did you mean minilm-toxicity?" in err
+    assert "unknown detector 'minilm-toxicty'" in err and "did you mean minilm-toxicity" in err
     monkeypatch.delenv("PERSPECTIVE_API_KEY", raising=False)
     assert main(["rescore", str(merged_log), "--detectors", "profanity-check", "perspective"]) == 1
     err = capsys.readouterr().err
