@@ -277,7 +277,9 @@ def write_big_csv(path, n, bad_row=None):
 
 def test_a_large_csv_is_consumed_chunk_by_chunk(tmp_path):
     """The reader yields its first item without reading the file (a bad last row is not met), the
-    audit logs chunk after chunk before meeting it, and the same command resumes after the fix."""
+    audit logs chunk after chunk before meeting it. The fixed file is a source of its own (items are keyed
+    by the file's content hash when it has no id column), and none of its texts already in the log is scored
+    again."""
     n = 20_000
     f = write_big_csv(tmp_path / "big.csv", n, bad_row=n)
     d = registry.load(str(f))

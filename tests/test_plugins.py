@@ -154,3 +154,28 @@ def test_a_registry_warns_once_per_discovery_not_per_lookup(site):
         detectors.available()
         "wordlist" in detectors.DETECTORS  # noqa: B015 - the lookup is the point
     assert len([w for w in caught if issubclass(w.category, PluginWarning)]) == 1
+
+
+def test_an_installed_package_adds_a_subcommand(tmp_path):
+    """A command module under `modlens.commands`: listed in `modlens --help` with its docstring's
+    first line, run with its own flags; a broken one costs the other commands nothing."""
+    site = install(tmp_path / "site", "modlens-hello", "0.3", {"hello_cmd.py": (
+        '"""Say hello to a name (a plug-in command)\n\nExample: modlens hello --name Ada\n"""\n'
+        "def add_arguments(p):\n    p.add_argument('--name', required=True)\n\n\n"
+        "def run(args):\n    print(f'hello {args.name}')\n    return 0\n")},
+        {"modlens.commands": {"hello": "hello_cmd"}})
+    install(site, "modlens-bad-cmd", "1.0", {"bad_cmd.py": "import no_such_dependency_anywhere\n"},
+            {"modlens.commands": {"bad": "bad_cmd"}})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+
+    def modlens(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "modlens", *argv], env=env, capture_output=True, text=True,
+                              timeout=120)
+
+    listing = modlens("--help")
+    assert listing.returncode == 0 and "Say hello to a name (a plug-in command)" in listing.stdout
+    assert "modlens-bad-cmd 1.0" in listing.stderr and "score" in listing.stdout
+    ran = modlens("hello", "--name", "Ada")
+    assert (ran.returncode, ran.stdout) == (0, "hello Ada\n")
+    typo = modlens("helo")
+    assert typo.returncode == 2 and "did you mean hello" in typo.stderr

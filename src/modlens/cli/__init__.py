@@ -1,5 +1,6 @@
 """`modlens` command line. Each subcommand is one module in this package defining
-`add_arguments(parser)` and `run(args) -> int`, listed once in `COMMANDS`. Its docstring is its
+`add_arguments(parser)` and `run(args) -> int`, listed once in `COMMANDS`; an installed package adds
+one under the entry point group `modlens.commands` (CONTRIBUTING.md). Its docstring is its
 help: the first line is the summary `modlens --help` lists, the whole docstring what
 `modlens CMD --help` prints, and docs/CLI.md's command reference is generated from the parsers
 (`python -m modlens.cli.docs --write`). Shared options and the error type that `main` prints
@@ -14,9 +15,11 @@ import sys
 import textwrap
 import tokenize
 from pathlib import Path
+from typing import Any
 
 from modlens import __version__
 from modlens.cli.common import EXIT_INTERRUPTED, EXIT_OK, CliError, print_error
+from modlens.names import PluginError, Registry
 
 # subcommand -> module in modlens.cli, the one listing (in `modlens --help` order); a module is
 # imported only when its command runs, so `modlens --help` stays fast
@@ -45,6 +48,8 @@ COMMANDS: dict[str, str] = {
     "fuse": "fuse",
     "perspective": "perspective",
 }
+# the built-ins above, then subcommands installed packages add (a module with the same three parts)
+COMMAND_REGISTRY = Registry("command", "modlens.cli", COMMANDS, group="modlens.commands")
 
 def command_doc(module: str) -> str:
     """A command module's docstring, read from its source without importing it (`modlens --help`
@@ -60,8 +65,21 @@ def command_doc(module: str) -> str:
                 if tok.type not in (tokenize.ENCODING, tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE):
                     doc = str(ast.literal_eval(tok.string)) if tok.type == tokenize.STRING else ""
                     break
+    return _cleandoc(doc)
+
+
+def _cleandoc(doc: str) -> str:
     first, _, rest = doc.strip().partition("\n")
     return (first.strip() + "\n" + textwrap.dedent(rest)).rstrip()
+
+
+def _plugin_command(name: str) -> Any:
+    """An installed package's command module, or None (with a line on stderr) when it fails to import."""
+    try:
+        return COMMAND_REGISTRY.load(name)
+    except PluginError as err:
+        print(f"modlens: {err} — fix: {err.fix}", file=sys.stderr)
+        return None
 
 
 def summary(doc: str) -> str:
@@ -78,13 +96,16 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="modlens", description="Audit content-moderation models on real comments.")
     parser.add_argument("--version", action="version", version=f"modlens {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module in COMMANDS.items():
-        doc = command_doc(module)
+    for name in COMMAND_REGISTRY.names():
+        plugin = None if name in COMMANDS else _plugin_command(name)
+        if plugin is None and name not in COMMANDS:
+            continue  # a plug-in that failed to import: said on stderr, the other commands still work
+        doc = command_doc(COMMANDS[name]) if plugin is None else _cleandoc(plugin.__doc__ or name)
         # the rest of the docstring (details, examples) follows the options, as written
         p = sub.add_parser(name, help=summary(doc), description=summary(doc), epilog=details(doc),
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         if name == load:
-            mod = importlib.import_module(f"modlens.cli.{module}")
+            mod = plugin or importlib.import_module(f"modlens.cli.{COMMANDS[name]}")
             mod.add_arguments(p)
             p.set_defaults(_run=mod.run)
     return parser
@@ -132,9 +153,9 @@ RESUMABLE = {"audit", "attack", "rescore", "import", "data"}
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = next((a for a in argv if not a.startswith("-")), None)
-    if command is not None and command not in COMMANDS:
+    if command is not None and command not in COMMAND_REGISTRY:
         from modlens.names import close_matches
-        close = close_matches(command, COMMANDS)
+        close = close_matches(command, COMMAND_REGISTRY.names())
         return print_error(command, CliError("unknown command", fix=f"did you mean {' or '.join(close)}?"
                                              if close else "see `modlens --help` for the commands"))
     parser = build_parser(command)
