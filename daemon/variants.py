@@ -50,6 +50,7 @@ class VariantJob:
     session: Session
     send: Send
     sampled: bool = True
+    answered: bool = False  # its `variants` message went out (or was tried)
 
 
 @dataclass
@@ -188,22 +189,52 @@ class LiveVariants:
                 await self._round(jobs)
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except Exception as err:  # a bug of the round itself: still, nobody waits for ever
                 log.exception("live variants: a round failed")
+                for job in jobs:
+                    if not job.answered:
+                        await self._answer_failed(job, f"{type(err).__name__}: {err}")
+
+    async def _answer_failed(self, job: VariantJob, error: str) -> None:
+        self.stats.failed += 1
+        log.warning("variants failed for %s: %s", job.key, error)
+        await self._send(job, self.render(job.msg_id, job.key, [], [], [], error))
+
+    @staticmethod
+    async def _send(job: VariantJob, message: dict[str, Any]) -> None:
+        """One job's answer; a connection that fails to take it costs only its own answer."""
+        job.answered = True
+        try:
+            await job.send(message)
+        except Exception:
+            log.exception("live variants: could not answer %s", job.key)
 
     async def _round(self, jobs: list[VariantJob]) -> None:
         texts = list(dict.fromkeys(j.text for j in jobs))
+        made: dict[str, list[Variant]] = {}
+        errors: dict[str, str] = {}  # comment text -> why it has no variants (a step_errors row)
         try:
-            made = dict(zip(texts, await self.engine.variants_many(texts)))
+            got_all: list[list[Variant] | BaseException] = list(await self.engine.variants_many(texts))
         except Exception as err:
-            made = {t: err for t in texts}
-        variant_texts = list(dict.fromkeys(v.text for got in made.values() if isinstance(got, list) for v in got))
-        scored = dict(zip(variant_texts, await self.engine.score_derived(variant_texts))) if variant_texts else {}
+            got_all = [err] * len(texts)
+        for t, got in zip(texts, got_all):
+            if isinstance(got, BaseException):
+                errors[t] = f"{type(got).__name__}: {got}"
+            else:
+                made[t] = got
+        variant_texts = list(dict.fromkeys(v.text for got in made.values() for v in got))
+        scored: dict[str, dict[str, DetectorResult]] = {}
+        if variant_texts:
+            try:
+                scored = dict(zip(variant_texts, await self.engine.score_derived(variant_texts)))
+            except Exception as err:  # no scores for this round's variants: each comment's variants fail
+                why = f"scoring its variants failed: {type(err).__name__}: {err}"
+                errors.update({t: why for t, got in made.items() if got})
+                made = {t: got for t, got in made.items() if not got}
         det_ids = dict(self.detector_ids())
         name, version = generator_identity(self.study.perturbation)
-        failed = [StepError(t, VARIANTS, name, version, f"{type(got).__name__}: {got}")
-                  for t, got in made.items() if isinstance(got, BaseException)]
-        keep = [(j, got) for j in jobs if isinstance(got := made[j.text], list) and got and j.comment_id is not None]
+        failed = [StepError(t, VARIANTS, name, version, why) for t, why in errors.items()]
+        keep = [(j, made[j.text]) for j in jobs if made.get(j.text) and j.comment_id is not None]
 
         def record(lg: StudyLog) -> list[list[int]]:
             if failed:
@@ -218,15 +249,13 @@ class LiveVariants:
         except Exception:
             log.exception("study log: could not record variants")
         for job in jobs:
-            got = made[job.text]
-            if isinstance(got, BaseException):
-                self.stats.failed += 1
-                log.warning("variant generation failed for %s: %s", job.key, got)
-                await job.send(self.render(job.msg_id, job.key, [], [], [], f"{type(got).__name__}: {got}"))
+            if job.text in errors:
+                await self._answer_failed(job, errors[job.text])
                 continue
+            vs = made[job.text]
+            variant_ids: list[int | None] = list(ids_of.get(id(job), [None] * len(vs)))
             self.stats.done += 1
-            variant_ids: list[int | None] = list(ids_of.get(id(job), [None] * len(got)))
-            await job.send(self.render(job.msg_id, job.key, got, [scored[v.text] for v in got], variant_ids, None))
+            await self._send(job, self.render(job.msg_id, job.key, vs, [scored[v.text] for v in vs], variant_ids, None))
 
     def status(self) -> dict[str, Any]:
         return {"live_rate": self.rate, "live_backlog": self.backlog, **self.stats.to_dict()}

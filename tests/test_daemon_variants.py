@@ -94,3 +94,44 @@ def test_sampling_rule_is_the_extensions():
     assert 5 < len(picked_by_extension) < 37
     assert asked_about({"mode": "all"}, "youtube", "k", None)
     assert not asked_about({"mode": "deciles", "per_decile": 10, "salt": "s"}, "youtube", "k", None)  # no score
+
+
+class VariantScoringFails(WordListDetector):
+    """Answers for the page's own words; an answer for any other word (a variant's
+    `stuupid`) has no toxicity it can give: `toxicity` raises an error the runner does not
+    expect, so scoring the round's variants raises."""
+
+    VOCAB = {"you", "stupid", "idiot", "dumb", "hater", "person"}
+
+    def score(self, texts):
+        out = super().score(texts)
+        for t, labels in zip(texts, out):
+            if any(w.strip(".,!?").lower() not in self.VOCAB for w in t.split()):
+                labels["broken"] = 1.0
+        return out
+
+    def toxicity(self, scores):
+        if scores is not None and "broken" in scores:
+            raise RuntimeError("detector cannot read its own answer")
+        return super().toxicity(scores)
+
+
+async def test_a_round_whose_variant_scoring_raises_answers_every_comment_and_records_the_error(tmp_path):
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, "budget": 1, "strategies": ["repeat_char"]})
+    async with running_daemon(tmp_path, cfg, detectors={"wordlist": VariantScoringFails()}) as (url, app):
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await c.request(comments_msg("c1", [("k1", "you stupid idiot"), ("k2", "you dumb hater")]), "comments_ok")
+            scores = await c.until(lambda m: m["type"] == "scores")
+            assert {i["key"] for i in scores["items"]} == {"k1", "k2"}
+            got = [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]
+        from modlens.daemon.app import PIPELINE
+        stats = app[PIPELINE].live_variants.status()
+    assert {m["key"] for m in got} == {"k1", "k2"}
+    assert all(m["items"] == [] and "RuntimeError" in m["error"] for m in got), got
+    assert (stats["failed"], stats["done"], stats["queued"]) == (2, 0, 0)
+    db = tmp_path / "study.sqlite"
+    assert rows(db, "SELECT t.text, e.step FROM step_errors e JOIN texts t USING (text_id) ORDER BY t.text") == [
+        ("you dumb hater", "variants"), ("you stupid idiot", "variants")]
+    assert rows(db, "SELECT count(*) FROM variants") == [(0,)]

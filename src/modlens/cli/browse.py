@@ -21,9 +21,6 @@ from pathlib import Path
 from modlens import extension_build, paths
 from modlens.cli.common import CliError, ErrorKind, add_daemon_option
 
-# tests/e2e/test_extension_units.py asserts 2 when no Chromium is found, the code before the shared table
-KEPT_MISSING_EXIT = 2
-
 CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome")
 
 
@@ -87,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
                                 start=None if args.url else "tasks")
         browser = find_browser(args.browser)
     except FileNotFoundError as err:
-        raise CliError(str(err), kind=ErrorKind.NOT_FOUND, exit_code=KEPT_MISSING_EXIT) from None
+        raise CliError(str(err), kind=ErrorKind.NOT_FOUND) from None
     cmd = browser_command(browser, profile, ext, args.url, args.headless)
     if args.print_command:
         print(" ".join(cmd))

@@ -39,16 +39,13 @@ EXIT_OK, EXIT_INTERRUPTED = 0, 130
 
 
 class CliError(Exception):
-    """An error the user can act on: printed without a traceback, with its fix.
+    """An error the user can act on: printed without a traceback, with its fix. Its exit code is
+    its kind's, with no exception (README, "Exit codes")."""
 
-    `exit_code` overrides the kind's code only where scripts and tests already rely on an
-    older code for that case (kept until the flags and codes are unified; see README)."""
-
-    def __init__(self, message: str, *, kind: ErrorKind = ErrorKind.USAGE, fix: str | None = None,
-                 exit_code: int | None = None) -> None:
+    def __init__(self, message: str, *, kind: ErrorKind = ErrorKind.USAGE, fix: str | None = None) -> None:
         super().__init__(message)
         self.message, self.kind, self.fix = message, kind, fix
-        self.exit_code = EXIT_CODES[kind] if exit_code is None else exit_code
+        self.exit_code = EXIT_CODES[kind]
 
     def __str__(self) -> str:
         return self.message
@@ -213,10 +210,10 @@ def db_path(args: argparse.Namespace) -> Path:
     return Path(args.db) if args.db else paths.default_db()
 
 
-def study_log_error(err: Exception, db: Path, *, missing_exit_code: int | None = None) -> CliError:
+def study_log_error(err: Exception, db: Path) -> CliError:
     """A study log that cannot be read: not found when the file is absent, else failed."""
     if not db.exists():
-        return CliError(str(err), kind=ErrorKind.NOT_FOUND, exit_code=missing_exit_code)
+        return CliError(str(err), kind=ErrorKind.NOT_FOUND)
     return CliError(str(err), kind=ErrorKind.FAILED)
 
 

@@ -7,9 +7,6 @@ from pathlib import Path
 from modlens.cli.common import CliError, add_db_option, db_path, registry_name, study_log_error
 from modlens.studylog.exporters import FORMATS, REGISTRY
 
-# tests/test_export.py asserts 2 for a missing study log, the code before the shared table
-KEPT_MISSING_EXIT = 2
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_db_option(parser)
@@ -42,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         manifest = export(db, args.out, args.format, args.tables)
     except StudyLogError as err:
-        raise study_log_error(err, db, missing_exit_code=KEPT_MISSING_EXIT) from None
+        raise study_log_error(err, db) from None
     except ValueError as err:  # unknown table
         raise CliError(str(err)) from None
     for name, info in manifest["tables"].items():
@@ -59,7 +56,7 @@ def run_taebench(db: Path, out: str, successes_only: bool = False) -> int:
     try:
         manifest = export_taebench(db, out, successes_only=successes_only)
     except StudyLogError as err:
-        raise study_log_error(err, db, missing_exit_code=KEPT_MISSING_EXIT) from None
+        raise study_log_error(err, db) from None
     s = manifest["quality"]["summary"]
     if not manifest["rows"]:
         print("modlens export: the log holds no attack results (run `modlens audit ... --attack tae` first)")

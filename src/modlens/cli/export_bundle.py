@@ -8,9 +8,6 @@ from pathlib import Path
 
 from modlens.cli.common import CliError, study_log_error
 
-# as `export` itself: 2 for a missing study log
-KEPT_MISSING_EXIT = 2
-
 
 def run_bundle(args: argparse.Namespace, db: Path) -> int:
     from modlens.studylog.bundle import BundleError, describe, export_bundle, read_bundle, write_bundle_file
@@ -31,7 +28,7 @@ def run_bundle(args: argparse.Namespace, db: Path) -> int:
             return 0
         manifest = write_bundle_file(db, args.bundle, args.study_id)
     except StudyLogError as err:
-        raise study_log_error(err, db, missing_exit_code=KEPT_MISSING_EXIT) from None
+        raise study_log_error(err, db) from None
     except BundleError as err:
         raise CliError(str(err)) from None
     rows = {t: i["rows"] for t, i in manifest["tables"].items()}

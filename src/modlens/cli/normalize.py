@@ -15,9 +15,6 @@ from pathlib import Path
 
 from modlens.cli.common import CliError, ErrorKind
 
-# tests/test_normalize_accuracy.py asserts 2 for a missing --file, the code before the shared table
-KEPT_MISSING_EXIT = 2
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("texts", nargs="*", help="texts to normalize")
@@ -44,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.texts and not args.file:
         raise CliError("no texts given", fix="give texts as arguments, or --file F (one per line; - for stdin)")
     if args.file and args.file != "-" and not Path(args.file).is_file():
-        raise CliError(f"no such file: {args.file}", kind=ErrorKind.NOT_FOUND, exit_code=KEPT_MISSING_EXIT)
+        raise CliError(f"no such file: {args.file}", kind=ErrorKind.NOT_FOUND)
     try:
         normalizer = build_normalizer([s.strip() for s in args.steps.split(",") if s.strip()] if args.steps else None)
     except ValueError as exc:

@@ -7,9 +7,6 @@ from pathlib import Path
 
 from modlens.cli.common import CliError, add_db_option, db_path, study_log_error
 
-# tests/test_analysis_report.py asserts 2 for a missing study log, the code before the shared table
-KEPT_MISSING_EXIT = 2
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_db_option(p)
@@ -28,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = report_from_db(db, args.label_sets)
     except LogError as err:
-        raise study_log_error(err, db, missing_exit_code=KEPT_MISSING_EXIT) from None
+        raise study_log_error(err, db) from None
     except LabelSetError as err:
         raise CliError(str(err)) from None
     text = to_json(report) if args.format == "json" else render_html(report)
