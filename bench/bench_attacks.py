@@ -3,7 +3,7 @@ recipe, and the same attack with batched detector calls vs one call per query.
 
     python bench/bench_attacks.py [--data DIR] [--n 20] [--target profanity-check|minilm-toxicity]
                                   [--recipes a2t pwws ...]
-    python bench/bench_attacks.py --versus-textattack [--n 100]   # the recipe table of issue 24
+    python bench/bench_attacks.py --versus-textattack [--n 100] [--k 1]   # the recipe table of issue 24
 
 `--versus-textattack` prints, for the recipes both tools share, modlens's success rate and texts
 scored per attack (`queries`: every distinct text sent to the target, the seed included) on the
@@ -68,21 +68,28 @@ PEER = [
 ]
 
 
-def versus_textattack(data: str, n: int) -> None:
+def versus_textattack(data: str, n: int, ks: list[int] | None = None) -> None:
+    """The shared recipes beside the peer's figures; `ks`: the character recipes (DeepWordBug,
+    TextBugger) again with each k (attempts per transformation per word) instead of their own."""
     targets: dict = {}
-    print(f"{'recipe x target':34} {'modlens success':>15} {'texts/attack':>12}   {'TextAttack success':>18} "
+    print(f"{'recipe x target':38} {'modlens success':>15} {'texts/attack':>12}   {'TextAttack success':>18} "
           f"{'texts/attack':>12}   goal met")
-    for recipe, target_key, overrides, label, (peer_ok, peer_q) in PEER:
+    rows = [(recipe, key, overrides, label, peer, None) for recipe, key, overrides, label, peer in PEER]
+    rows += [(recipe, key, {**overrides, "k": k}, f"{label} k={k}", peer, k)
+             for k in ks or [] for recipe, key, overrides, label, peer in PEER if recipe in ("deepwordbug", "textbugger")]
+    for recipe, target_key, overrides, label, (peer_ok, peer_q), _k in rows:
         if target_key not in targets:
             target = detectors.create(target_key)
             targets[target_key] = (target, seeds(data, target, n))
+            print(f"  target {target_key} = {target.name}@{target.version}: {len(targets[target_key][1])} toxic seeds")
         target, texts = targets[target_key]
         attack = recipes.create(recipe, **overrides).build(target)
         results = [attack.run(t).attack for t in texts]
         ok = sum(a["status"] == "success" for a in results) / len(results)
         q = statistics.mean(a["queries"] for a in results)
         met = "yes" if ok >= peer_ok and q <= peer_q else "no"
-        print(f"{label:34} {ok:14.0%} {q:12.1f}   {peer_ok:17.0%} {peer_q:12.1f}   {met}  (n={len(texts)})")
+        print(f"{label:38} {ok:14.0%} {q:12.1f}   {peer_ok:17.0%} {peer_q:12.1f}   {met}  (n={len(texts)}, "
+              f"k={attack.k})", flush=True)
 
 
 def main() -> None:
@@ -95,9 +102,12 @@ def main() -> None:
                     help="recipes also run with one detector call per query")
     ap.add_argument("--versus-textattack", action="store_true",
                     help="the shared recipes beside TextAttack 0.3.11's figures (issue 24); --n texts per target")
+    ap.add_argument("--k", type=int, nargs="+", metavar="K",
+                    help="with --versus-textattack: also the character recipes with each K attempts per "
+                         "transformation per word")
     args = ap.parse_args()
     if args.versus_textattack:
-        versus_textattack(args.data, args.n)
+        versus_textattack(args.data, args.n, args.k)
         return
     target = detectors.create(args.target)
     texts = seeds(args.data, target, args.n)

@@ -176,6 +176,32 @@ def benchmark_rows(name: str, n: int | None = None) -> tuple[list[str], list[int
     return texts, gold
 
 
+def noisyhate_pairs(fp32, int8, n: int | None) -> None:
+    """NoisyHate labels every item toxic, so ROC-AUC is undefined there: instead both models score
+    each restored (clean) text and its human perturbation; printed are the score differences over
+    all of them and each model's mean drop clean -> perturbed (the effect an audit measures)."""
+    import numpy as np
+
+    from modlens.datasets import registry as datasets
+
+    clean, perturbed = [], []
+    for item in datasets.load("noisyhate").iter_items():
+        if item.variants:
+            clean.append(item.text)
+            perturbed.append(item.variants[0].text)
+            if n and len(clean) >= n:
+                break
+    texts = clean + perturbed
+    a = np.array([s["toxic"] for s in fp32.score(texts)])
+    b = np.array([s["toxic"] for s in int8.score(texts)])
+    k = len(clean)
+    print(f"{'noisyhate':>10} {len(texts):>6} {'n/a':>9} {'n/a':>9} {'n/a':>9} {np.abs(a - b).max():>8.4f} "
+          f"{np.abs(a - b).mean():>9.4f}   (all toxic: no AUC; {k} restored + {k} perturbed texts)")
+    drop_a, drop_b = a[:k] - a[k:], b[:k] - b[k:]
+    print(f"{'':>10} mean drop restored -> perturbed: fp32 {drop_a.mean():.4f}, int8 {drop_b.mean():.4f}; "
+          f"texts whose 0.5 decision differs between models: {int(((a > 0.5) != (b > 0.5)).sum())} of {len(texts)} texts")
+
+
 def compare_int8(args: argparse.Namespace) -> None:
     """fp32 minilm-toxicity and minilm-toxicity-int8 side by side, in this process, alternating runs."""
     import numpy as np
@@ -196,7 +222,8 @@ def compare_int8(args: argparse.Namespace) -> None:
     print(f"fp32 {best['fp32']:.0f} c/s   int8 {best['int8']:.0f} c/s   ratio {best['int8'] / best['fp32']:.2f}x")
     print(f"# agreement ({fp32.version} vs {int8.version})")
     print(f"{'benchmark':>10} {'n':>6} {'auc_fp32':>9} {'auc_int8':>9} {'auc_diff':>9} {'max_abs':>8} {'mean_abs':>9}")
-    for name in ("noisyhate", "hatecheck", "davidson"):
+    noisyhate_pairs(fp32, int8, args.agreement_n)
+    for name in ("hatecheck", "davidson"):
         bench_texts, gold = benchmark_rows(name, args.agreement_n)
         a = np.array([s["toxic"] for s in fp32.score(bench_texts)])
         b = np.array([s["toxic"] for s in int8.score(bench_texts)])

@@ -1,6 +1,6 @@
 """How fast DUO fused cases are generated, per fusion type, and how fast Tesseract reads them.
 
-    python bench/bench_fusion.py [--pairs 5] [--fusion T+E --fusion I ...] [--ocr-pages 20] [--asr-texts 20]
+    python bench/bench_fusion.py [--pairs 5] [--fusion T+E --fusion I ...] [--ocr-pages 20] [--asr-texts 20] [--ocr-grey]
 
 Keyword pairs are extracted from the shipped data (WordNet needed) without the oracle, so every
 seed is fused; one run, printed as a table: cases/s and ms per case for each fusion (skipped
@@ -48,10 +48,11 @@ def word_errors(ref: list[str], hyp: list[str]) -> int:
     return row[-1]
 
 
-def bench_asr(seeds: list) -> None:
+def bench_asr(seeds: list, voices: list[tuple[str, int]]) -> None:
     """Per voice setting: WER over every seed sentence, WER without the spam seeds (espeak-ng
-    reads "555-0142" as number words, which no reference spelling matches), how many sentences
-    had both keywords heard (`analysis.fusion.contains`, what the report counts), words/s."""
+    reads "555-0142" as number words, which no reference spelling matches), how many of the
+    keywords (A and B of each sentence) the transcript holds (`analysis.fusion.contains`, what
+    the report's recognition counts), words/s."""
     from modlens.analysis.fusion import contains
     from modlens.fusion.render.speech import synthesize
     from modlens.media.asr import PocketSphinx
@@ -61,9 +62,9 @@ def bench_asr(seeds: list) -> None:
     plain = [s for s in seeds if s.content_type != "spam"]
     print(f"\nASR (pocketsphinx {engine.version}) on {len(seeds)} seed sentences spoken by espeak-ng "
           f"({len(plain)} not spam)")
-    print(f"{'voice':<14}{'wpm':>5}{'WER':>7}{'WER no spam':>13}{'A and B heard':>15}{'audio s':>9}{'words/s':>9}"
+    print(f"{'voice':<14}{'wpm':>5}{'WER':>7}{'WER no spam':>13}{'keywords heard':>16}{'audio s':>9}{'words/s':>9}"
           f"{'x realtime':>11}")
-    for voice, wpm in VOICES:
+    for voice, wpm in voices:
         errors = ref_words = plain_errors = plain_words = heard = 0
         audio_s = secs = 0.0
         for seed in seeds:
@@ -79,9 +80,9 @@ def bench_asr(seeds: list) -> None:
             if seed.content_type != "spam":
                 plain_errors += wrong
                 plain_words += len(ref)
-            heard += contains(got.text, seed.a) and contains(got.text, seed.b)
+            heard += contains(got.text, seed.a) + contains(got.text, seed.b)
         print(f"{voice:<14}{wpm:>5}{errors / ref_words:>7.2f}{plain_errors / max(plain_words, 1):>13.2f}"
-              f"{heard:>10}/{len(seeds):<4}{audio_s:>9.1f}{ref_words / secs:>9.1f}{audio_s / secs:>11.2f}")
+              f"{heard:>11}/{2 * len(seeds):<4}{audio_s:>9.1f}{ref_words / secs:>9.1f}{audio_s / secs:>11.2f}")
 
 
 def bench_scoring(seeds: list, ctx: FusionContext, names: list[str]) -> None:
@@ -101,12 +102,49 @@ def bench_scoring(seeds: list, ctx: FusionContext, names: list[str]) -> None:
     det.close()
 
 
+def bench_ocr_grey(seeds: list, ctx: FusionContext) -> None:
+    """Keyword hits of Tesseract (psm 11, as the ocr and asr detectors read) on the fused pictures
+    with and without greyscale first (`read_text(grey=)`): per fusion, the images whose words
+    hold keywords (I+T: the words drawn into the picture; I: the seed's card; T+I: B's text card,
+    an emoji picture has no words), and how many of those keywords each setting read."""
+    from modlens.analysis.fusion import contains
+    from modlens.media.ocr import OcrUnavailable, read_text, tesseract_version
+
+    pages: dict[str, list[tuple[object, list[str]]]] = {}
+    for name in ("I+T", "I", "T+I"):
+        for c in generate(seeds, [name], ctx).cases:
+            written = {"I+T": c.params.get("text", ""), "I": c.seed_text,
+                       "T+I": c.params.get("image_b", {}).get("text", "")}[name]
+            keys = [k for k in (c.keyword_a, c.keyword_b) if written and contains(written, k)]
+            if keys:
+                pages.setdefault(name, []).append((c.media[0], keys))
+    try:
+        read_text(next(iter(pages.values()))[0][0])
+    except OcrUnavailable as err:
+        print(f"\nOCR: unavailable ({err}; fix: {err.fix})")
+        return
+    print(f"\nOCR keyword hits (tesseract {tesseract_version()}, psm 11), colour vs greyscale first")
+    print(f"{'fusion':<8}{'images':>8}{'keywords':>10}{'colour':>8}{'grey':>8}{'colour s':>10}{'grey s':>8}")
+    for name, items in pages.items():
+        row = []
+        for grey in (False, True):
+            t0 = time.perf_counter()
+            hits = sum(contains(read_text(blob, grey=grey).text, k) for blob, keys in items for k in keys)
+            row += [hits, time.perf_counter() - t0]
+        n_keys = sum(len(keys) for _, keys in items)
+        print(f"{name:<8}{len(items):>8}{n_keys:>10}{row[0]:>8}{row[2]:>8}{row[1]:>10.1f}{row[3]:>8.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", type=int, default=5, help="keyword pairs per content type (default 5)")
     ap.add_argument("--fusion", action="append", help="fusion types (default: all that can run here)")
     ap.add_argument("--ocr-pages", type=int, default=20, help="text cards read back with Tesseract (0: skip)")
     ap.add_argument("--asr-texts", type=int, default=20, help="seed sentences spoken and recognised per voice (0: skip)")
+    ap.add_argument("--voice", action="append", metavar="VOICE:WPM",
+                    help="espeak-ng settings for the ASR table (default: every one of VOICES)")
+    ap.add_argument("--ocr-grey", action="store_true", help="OCR keyword hits on the I+T, I and T+I pictures, "
+                    "colour vs greyscale first")
     ap.add_argument("--score-pairs", type=int, default=1, help="pairs per content type scored with asr (0: skip)")
     args = ap.parse_args()
 
@@ -133,7 +171,10 @@ def main() -> None:
         print(f"{name:<8}{n:>7}{len(result.skipped):>9}{secs:>9.3f}{rate:>9.1f}{per:>9.2f}")
 
     if args.asr_texts > 0:
-        bench_asr(seeds[:args.asr_texts])
+        voices = [(v.rsplit(":", 1)[0], int(v.rsplit(":", 1)[1])) for v in args.voice] if args.voice else VOICES
+        bench_asr(seeds[:args.asr_texts], voices)
+    if args.ocr_grey:
+        bench_ocr_grey(seeds, ctx)
     if args.score_pairs > 0:
         per_type = [s for ct in CONTENT_TYPES for s in [x for x in seeds if x.content_type == ct][:args.score_pairs]]
         bench_scoring(per_type, ctx, names)

@@ -27,6 +27,7 @@ from modlens.daemon.comment_media import is_media_frame, media_frame_bytes
 from modlens.media.store import MediaStore
 from modlens.daemon.pipeline import Accepted, Pipeline
 from modlens.daemon.perspective_api import PerspectiveHost, add_routes as add_perspective_routes
+from modlens.perspective.keys import KeySource
 from modlens.protocol import ErrorCode, ProtocolError
 from modlens.daemon.security import check_handshake, install_log_scrubber
 from modlens.daemon.recovery import recovery_ctx
@@ -222,6 +223,8 @@ class Connection:
             self.session.spawn(self._guarded(msg, self._comment_media(msg)))
 
     async def _join_study(self, msg: p.JoinStudy) -> None:
+        import shlex
+
         from modlens.study import join, pack
 
         restart = self.app[OPTIONS].restart_on_join
@@ -232,15 +235,24 @@ class Connection:
         name = msg.file_name or "study.modlens"
         try:
             joined = pack.parse(msg.pack, name)
+            if joined.signer is None:  # `modlens join` asks a person at a terminal; nobody is asked here
+                raise pack.PackError(
+                    f"{name}: unsigned pack refused; nothing shows who made or changed it — fix: ask the researcher "
+                    f"for a signed pack, or, if you trust where it came from, run `modlens join "
+                    f"{shlex.quote(name)} --allow-unsigned` in a terminal")
             before = join.joined()
-            join.join(joined, f"the extension's options page ({name})", replace=msg.replace)
+            # remote detectors stay off (no yes was asked for); a yes given at a terminal to this
+            # very pack stands
+            same = before is not None and before["pack_sha256"] == joined.sha256
+            accepted = list(before.get("accepted_remote") or []) if before is not None and same else []
+            join.join(joined, f"the extension's options page ({name})", replace=msg.replace, accepted_remote=accepted)
         except (pack.PackError, join.JoinError) as err:
             raise ProtocolError(ErrorCode.join_refused, str(err), msg.id) from None
-        unchanged = before is not None and before["pack_sha256"] == joined.sha256 \
-            and self.app[STUDY].study_id == joined.study_id
+        unchanged = same and self.app[STUDY].study_id == joined.study_id
         log.info("joined study %s from the extension (%s)", joined.study_id, "unchanged" if unchanged else "restarting")
         await self.send(p.JoinStudyOk(id=msg.id, study_id=joined.study_id, title=joined.study.title,
-                                      tasks=len(joined.study.tasks), restarting=not unchanged).dump())
+                                      tasks=len(joined.study.tasks), restarting=not unchanged, signer=joined.signer,
+                                      remote_off=sorted(join.all_destinations(joined.study) - set(accepted))).dump())
         if not unchanged:
             restart()
 
@@ -364,7 +376,8 @@ def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[]
     """The daemon's application. `token` is the pairing token or a callable returning the
     current one (re-read on rotation); `options` are `DaemonOptions` fields."""
     token_fn = token if callable(token) else (lambda: token)
-    install_log_scrubber(token_fn)  # before the first request can be logged
+    api_key = KeySource()  # the Perspective API's own key (`modlens pair --api-key`): scrubbed like the token
+    install_log_scrubber(token_fn, api_key)  # before the first request can be logged
     calibration_items(study)  # refuse bad gold/anchor items before any resource starts
     app = web.Application(client_max_size=study.limits.max_message_bytes)
     app[STUDY] = study
@@ -377,5 +390,5 @@ def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[]
         app.router.add_get("/ws", websocket_handler)
     app.router.add_get("/status", status_handler)
     add_perspective_routes(app, PerspectiveHost(token_fn, app[OPTIONS].allow_remote, lambda: app[STATE].closing,
-                                                lambda: (app[STUDY], app[ENGINE], app[PIPELINE])))
+                                                lambda: (app[STUDY], app[ENGINE], app[PIPELINE]), api_key))
     return app

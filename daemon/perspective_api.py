@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
@@ -35,6 +35,7 @@ class PerspectiveHost:
     allow_remote: bool              # --allow-remote: any Host header
     closing: Callable[[], bool]     # the daemon is shutting down
     parts: Callable[[], tuple[StudyConfig, Engine, Pipeline]]  # valid once the app's resources started
+    api_key: KeySource = field(default_factory=KeySource)  # the daemon's log scrubber removes it too
 
 
 HOST = web.AppKey("perspective_host", PerspectiveHost)
@@ -48,7 +49,7 @@ KEY_HEADER = "X-Goog-Api-Key"
 def add_routes(app: web.Application, host: PerspectiveHost) -> None:
     """Registers the endpoint; its analyzer is built after the app's pipeline (cleanup_ctx order)."""
     app[HOST] = host
-    app[API_KEY] = KeySource()
+    app[API_KEY] = host.api_key
     app.cleanup_ctx.append(_analyzer_ctx)
     app.router.add_post(ANALYZE_PATH, analyze_handler)
     app.router.add_post(SUGGEST_PATH, suggest_handler)
@@ -81,7 +82,7 @@ def _door(request: web.Request) -> PerspectiveError | None:
 def _key_refusal(request: web.Request) -> PerspectiveError | None:
     offered = [*request.query.getall("key", []), *request.headers.getall(KEY_HEADER, [])]
     if not offered:
-        return key_refused("The request is missing a valid API key.", "API_KEY_MISSING")
+        return key_refused("The request is missing a valid API key.", "CREDENTIALS_MISSING")
     if len(offered) > 1 or not accepted(offered[0], request.app[HOST].token(), request.app[API_KEY]()):
         return key_refused("API key not valid. Please pass a valid API key (the pairing token, or the key "
                            "from `modlens pair --api-key`).", "API_KEY_INVALID")
@@ -122,13 +123,13 @@ async def _call(request: web.Request, answer: Callable[[Analyzer, Any], Awaitabl
 
 async def analyze_handler(request: web.Request) -> web.Response:
     async def answer(analyzer: Analyzer, body: Any) -> dict[str, Any]:
-        return await analyzer.analyze(preq.parse_analyze(body, analyzer.config.max_text_bytes))
+        return await analyzer.analyze(preq.parse_analyze(body, analyzer.config.max_text_bytes, analyzer.names))
     return await _call(request, answer)
 
 
 async def suggest_handler(request: web.Request) -> web.Response:
     async def answer(analyzer: Analyzer, body: Any) -> dict[str, Any]:
-        return await analyzer.suggest(preq.parse_suggest(body, analyzer.config.max_text_bytes))
+        return await analyzer.suggest(preq.parse_suggest(body, analyzer.config.max_text_bytes, analyzer.names))
     return await _call(request, answer)
 
 

@@ -18,7 +18,7 @@ from typing import Any, Awaitable, Callable
 from modlens import __version__, pairing
 from modlens.config import StudyConfig
 from modlens.engine import DetectorResult, Engine
-from modlens.ratings import derive_toxicity
+from modlens.ratings import derive_toxicity, rating_problems
 from modlens.chunks import Failed, StepError, record_results
 from modlens.chunks.steps import NORMALIZE, each, normalizer_identity
 from modlens.services.recording import register, score_rows
@@ -264,18 +264,10 @@ class Pipeline:
 
     # --- ratings ------------------------------------------------------------------------
     def _check_rating(self, msg: p.Rating) -> None:
-        if not msg.values and msg.anchors is None:
-            raise ProtocolError(ErrorCode.invalid_fields, "values: give at least one attribute (or anchors)", msg.id)
-        for name, level in msg.values.items():
-            levels = self.attributes.get(name)
-            if levels is None:
-                raise ProtocolError(ErrorCode.invalid_fields,
-                                    f"values.{name}: unknown attribute; the study has {', '.join(self.attributes)}", msg.id)
-            if level not in levels:
-                raise ProtocolError(ErrorCode.invalid_fields,
-                                    f"values.{name}: {level!r} is not one of {levels}", msg.id)
-        if msg.anchors is not None and self.extreme_anchor is None:
-            raise ProtocolError(ErrorCode.invalid_fields, "anchors: this study has no extreme anchor", msg.id)
+        anchors = msg.anchors.model_dump() if msg.anchors is not None else None
+        problems = rating_problems(dict(msg.values), anchors, self.attributes, self.extreme_anchor is not None)
+        if problems:
+            raise ProtocolError(ErrorCode.invalid_fields, problems[0], msg.id)
 
     async def _comment_id(self, session: Session, platform: str, key: str) -> int | None:
         pending = session.comments.get((platform, key))

@@ -11,7 +11,8 @@
   path (`/ws`), not the absolute form `http://evil.example/ws`, which names a foreign host.
 Failures are answered with plain HTTP 400/401/403 before the upgrade.
 - No token in the daemon's log: `SecretScrubber` rewrites the lines of aiohttp's access log and
-  tracebacks (query strings, Authorization values, token subprotocols, the token itself).
+  tracebacks (query strings, Authorization and X-Goog-Api-Key values, token subprotocols, the token
+  itself and the Perspective API's key from `modlens pair --api-key`).
 """
 from __future__ import annotations
 
@@ -94,8 +95,8 @@ REDACTED = "[redacted]"
 _SECRET_PATTERNS = (
     # the query string of a request target: the daemon takes no query, a client may put a token there
     (re.compile(r"(/[^\s?\"'\\]*)\?[^\s\"']*"), r"\1?" + REDACTED),
-    # the value of an Authorization header, to the end of the quoted line
-    (re.compile(r"(?i)(authorization\s*:\s*)[^'\"\r\n]*"), r"\1" + REDACTED),
+    # the value of an Authorization header, or of the Perspective API's key header, to the end of the quoted line
+    (re.compile(r"(?i)((?:authorization|x-goog-api-key)\s*:\s*)[^'\"\r\n]*"), r"\1" + REDACTED),
     # a token offered as a subprotocol
     (re.compile(r"(?i)(" + re.escape(TOKEN_SUBPROTOCOL_PREFIX) + r")[^\s,'\"]*"), r"\1" + REDACTED),
 )
@@ -117,13 +118,17 @@ class SecretScrubber(logging.Filter):
     def __init__(self) -> None:
         super().__init__("modlens-secret-scrubber")
         self.token: Callable[[], str | None] = lambda: None
+        self.api_key: Callable[[], str | None] = lambda: None
 
     def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            token = self.token()
-        except Exception:  # the token file is unreadable: the patterns still apply
-            token = None
-        secrets = (token,) if token else ()
+        secrets = []
+        for source in (self.token, self.api_key):
+            try:
+                secret = source()
+            except Exception:  # the key file is unreadable: the patterns still apply
+                secret = None
+            if secret:
+                secrets.append(secret)
         try:
             message = record.getMessage()
         except Exception:
@@ -139,12 +144,14 @@ class SecretScrubber(logging.Filter):
         return True
 
 
-def install_log_scrubber(token: Callable[[], str | None]) -> SecretScrubber:
+def install_log_scrubber(token: Callable[[], str | None],
+                         api_key: Callable[[], str | None] | None = None) -> SecretScrubber:
     """Attach the one scrubber to every logger in SCRUBBED_LOGGERS (idempotent; the latest
-    daemon's token is the one also removed literally)."""
+    daemon's token and API key are the ones also removed literally)."""
     found = [f for f in logging.getLogger(SCRUBBED_LOGGERS[0]).filters if isinstance(f, SecretScrubber)]
     scrubber = found[0] if found else SecretScrubber()
     scrubber.token = token
+    scrubber.api_key = api_key or (lambda: None)
     for name in SCRUBBED_LOGGERS:
         logger = logging.getLogger(name)
         if scrubber not in logger.filters:

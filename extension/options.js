@@ -104,8 +104,13 @@ $("join-study").addEventListener("click", async () => {
   } catch (err) {
     res = { ok: false, error: String((err && err.message) || err) };
   }
+  // the signer's fingerprint, to compare with the one the researcher published; remote detectors
+  // stay off when joined from here (the consent text says so too)
   $("join-state").textContent = !res.ok ? `Not joined: ${res.error}`
-    : `Joined study “${res.title}” (${res.study_id})${res.tasks ? ` with ${res.tasks} page(s) to visit` : ""}. `
+    : `Joined study “${res.title}” (${res.study_id})${res.tasks ? ` with ${res.tasks} page(s) to visit` : ""}, `
+      + `signed by ${res.signer} (compare it with the fingerprint the researcher published). `
+      + (res.remote_off && res.remote_off.length ? `Its remote detectors stay off: nothing is sent to ${res.remote_off.join(", ")} `
+        + "(to allow them, run `modlens join FILE --accept-remote` in a terminal). " : "")
       + (res.restarting ? "The daemon is restarting on it; its consent text appears below in a moment." : "It was already the daemon's study.");
 });
 $("paused").addEventListener("change", (ev) => call(ns.messages.setSettings({ paused: ev.target.checked })).then(render));

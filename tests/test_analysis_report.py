@@ -73,7 +73,7 @@ def test_empty_log_has_no_sections_and_missing_log_is_an_error(tmp_path, capsys)
     report = report_from_db(db)
     assert report["sections"] == {}
     assert "no data any section can use" in render_html(report)
-    assert main(["report", "--db", str(tmp_path / "nope.sqlite"), "--format", "json"]) == 2
+    assert main(["report", "--db", str(tmp_path / "nope.sqlite"), "--format", "json"]) == 3
     assert "not found" in capsys.readouterr().err
 
 

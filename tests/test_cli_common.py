@@ -27,7 +27,7 @@ def test_an_error_is_printed_once_with_its_fix_and_kind_code(capsys):
     err = CliError("no daemon at ws://x", kind=ErrorKind.UNREACHABLE, fix="start `modlens serve`")
     assert print_error("feed", err) == 4
     assert capsys.readouterr().err == "modlens feed: no daemon at ws://x\n  fix: start `modlens serve`\n"
-    assert CliError("kept", kind=ErrorKind.NOT_FOUND, exit_code=2).exit_code == 2
+    assert CliError("gone", kind=ErrorKind.NOT_FOUND).exit_code == 3
 
 
 def test_main_prints_command_errors_without_a_traceback(capsys):
@@ -61,7 +61,7 @@ def test_shared_options_accept_both_spellings():
     assert (limits.query_budget, limits.max_edit_ratio) == (50, 0.5)
     limits = parse(add_attack_limit_options, "--query-budget", "7", queries_dest="max_queries",
                    edit_ratio_dest="max_edit_fraction")
-    assert (limits.max_queries, limits.max_edit_fraction) == (7, 0.25)
+    assert (limits.max_queries, limits.max_edit_fraction) == (7, None)  # None: the attack's own limit
     assert parse(add_db_option, "--db", "x.sqlite").db == "x.sqlite"
 
 

@@ -106,12 +106,12 @@ def test_feed_errors_are_clear(tmp_path, capsys):
     path.write_text("text\nhello\n")
     assert main(["pair"]) == 0
     capsys.readouterr()
-    assert main(["feed", str(path), "--daemon", f"ws://127.0.0.1:{port}/ws"]) == 1
+    assert main(["feed", str(path), "--daemon", f"ws://127.0.0.1:{port}/ws"]) == 4  # unreachable
     assert "is `modlens serve` running?" in capsys.readouterr().err
-    assert main(["feed", str(path), "--text-col", "comment"]) == 1
+    assert main(["feed", str(path), "--text-col", "comment"]) == 2  # usage
     assert "no column 'comment'" in capsys.readouterr().err
-    assert main(["feed", str(tmp_path / "missing.csv")]) == 1
-    assert "no such file" in capsys.readouterr().err
+    assert main(["feed", str(tmp_path / "missing.csv")]) == 3  # not found
+    assert "file not found" in capsys.readouterr().err
 
 
 def test_serve_refuses_a_non_loopback_host_without_allow_remote(capsys):

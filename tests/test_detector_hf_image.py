@@ -4,6 +4,7 @@ torchvision, batched forward passes, label map, toxicity label, device and dtype
 from __future__ import annotations
 
 import io
+import shutil
 
 import numpy as np
 import pytest
@@ -78,7 +79,7 @@ def reference(model_dir, blob: MediaBlob) -> np.ndarray:
 
 def test_vit_probabilities_match_an_independent_forward_pass(vit):
     det = registry.create("hf-image", model=str(vit))
-    assert det.name == "hf-image" and det.modalities == ("image",)
+    assert det.name == "hf-image" and det.modalities == ("image", "video")
     assert det.labels == ("ok", "toxic") and det.toxicity_label == "toxic"  # binary: second label by convention
     assert det.device == "cpu" and det.dtype == "float32"
     blobs = [png((200, 30, 30)), png((20, 200, 90), size=(64, 64)), jpeg((10, 10, 250))]
@@ -202,3 +203,63 @@ def test_cuda_and_fp16_selection_logic(vit):
         blob = png((200, 30, 30))
         got = det.score_media([MediaInput("", (blob,))])[0].labels
         np.testing.assert_allclose([got["ok"], got["toxic"]], reference(vit, blob), atol=5e-3)
+
+
+needs_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs ffmpeg (apt-get install ffmpeg)")
+
+
+def still(color):
+    im = Image.new("RGB", (64, 48), color)
+    for i in range(48):
+        im.putpixel((i, i), (0, 0, 0))
+    return im
+
+
+@needs_ffmpeg
+def test_video_frames_are_classified_and_the_most_toxic_frame_decides(vit):
+    from modlens.fusion.render.video import ImageSegment, make_video
+    from modlens.media.av import sample_frames
+
+    det = registry.create("hf-image", model=str(vit))
+    assert det.modalities == ("image", "video")
+    video = make_video([ImageSegment(still((230, 20, 20))), ImageSegment(still((20, 20, 230))),
+                        ImageSegment(still((20, 200, 20)))], size=(64, 48))
+    frames = sample_frames(video)  # what the detector is documented to read: 2 a second, stills once each
+    assert [f.seconds for f in frames] == [0.0, 1.5, 3.0]
+    per_frame = [reference(vit, f.image) for f in frames]  # independent forward passes of those frames
+    extra = png((120, 120, 10))
+    got, with_image = det.score_media([MediaInput("", (video,)), MediaInput("", (video, extra))])
+    assert "unscored_media" not in got.details  # no audio track: everything was read
+    assert [(f["video"], f["seconds"]) for f in got.details["frames"]] == [(video.sha256, f.seconds) for f in frames]
+    np.testing.assert_allclose([f["toxicity"] for f in got.details["frames"]], [p[1] for p in per_frame], atol=1e-5)
+    np.testing.assert_allclose([got.labels["ok"], got.labels["toxic"]], np.max(per_frame, axis=0), atol=1e-5)
+    top = int(np.argmax([p[1] for p in per_frame]))
+    assert got.details["max_frame"]["seconds"] == frames[top].seconds
+    assert got.details["max_frame"]["toxicity"] == pytest.approx(got.labels["toxic"])
+    # a video beside an image: the maximum over the image and every frame
+    image_alone = reference(vit, extra)
+    assert with_image.labels["toxic"] == pytest.approx(max(image_alone[1], got.labels["toxic"]), abs=1e-5)
+    assert with_image.details["images"][0]["sha256"] == extra.sha256
+
+
+@needs_ffmpeg
+def test_video_sound_is_unscored_and_a_broken_video_costs_only_itself(vit):
+    from fused_helpers import wav
+    from modlens.fusion.render.video import AudioSegment, ImageSegment, make_video
+
+    det = registry.create("hf-image", model=str(vit), max_frames=1)
+    talking = make_video([ImageSegment(still((230, 20, 20))), AudioSegment(wav(1.0), still((20, 20, 230)))],
+                         size=(64, 48))
+    broken = MediaBlob(talking.data[: len(talking.data) // 3], "video/mp4")
+    heard, cut, cut_and_image = det.score_media([MediaInput("", (talking,)), MediaInput("", (broken,)),
+                                                 MediaInput("", (broken, png((9, 9, 9))))])
+    # the frames are classified (max_frames=1: only the first), the speech is not heard: not fully read here
+    assert [f["seconds"] for f in heard.details["frames"]] == [0.0]
+    assert heard.labels is not None and heard.details["unscored_media"] == ["audio"]
+    assert cut.labels is None and cut.details["reason"] == "no decodable image"
+    assert cut.details["undecodable"][0]["sha256"] == broken.sha256 and cut.details["undecodable"][0]["error"]
+    assert cut_and_image.labels is not None and len(cut_and_image.details["images"]) == 1
+    with pytest.raises(DetectorUnavailable, match="frame_rate"):
+        registry.create("hf-image", model=str(vit), frame_rate=0)
+    # the frame sampling is part of the version: other frames, other scores
+    assert det.version != registry.create("hf-image", model=str(vit)).version

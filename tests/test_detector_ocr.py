@@ -140,7 +140,7 @@ def test_detectors_listing_shows_what_each_detector_reads(capsys, monkeypatch):
     rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
     assert rows["ocr"]["status"] == "loaded" and rows["ocr"]["extra"]["modalities"] == ["text", "image"]
     assert rows["minilm-toxicity"]["extra"]["modalities"] == ["text"]
-    assert rows["hf-image"]["status"] == "available" and rows["hf-image"]["extra"]["modalities"] == ["image"]
+    assert rows["hf-image"]["status"] == "available" and rows["hf-image"]["extra"]["modalities"] == ["image", "video"]
     assert rows["http"]["extra"]["modalities"] == ["text", "image", "audio", "video"]  # what it can send
     assert main(["detectors", "--no-presets"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("ocr "))

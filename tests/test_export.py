@@ -108,7 +108,7 @@ def test_jsonl_and_parquet_carry_the_same_rows_with_types(db, tmp_path):
 
 
 def test_cli_export_defaults_to_the_home_db_and_reports_errors(tmp_path, modlens_home, capsys):
-    assert cli_main(["export", "--out", str(tmp_path / "none")]) == 2
+    assert cli_main(["export", "--out", str(tmp_path / "none")]) == 3  # not found, as the README's table says
     assert "no study log" in capsys.readouterr().err
     assert not (tmp_path / "none").exists()
     with StudyLog(modlens_home / "study.sqlite") as log:

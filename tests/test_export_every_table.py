@@ -50,6 +50,9 @@ def fill(log: StudyLog, media: MediaStore) -> None:
     log.finish_run(run, "done")
     log.add_rating("s1", "r1", "cr1", "sess", cid, {"toxicity": "toxic", "formality": "informal"},
                    {"vs_hard": "more"}, "toxic", False, 2500)
+    log.put_rater_reviews([{"study_id": "s1", "rater_id": "r1", "task": "t01", "source": "protocol", "decision": "accept",
+                            "reason": "0 problems", "n_items": 1, "missed": 0, "inconsistent_gold": 0, "wrong_gold": 0,
+                            "inconsistent": 0, "comment_ids": [cid]}])
     image = blank_image()
     media.put(image)
     mid = media_rows.add_media(log, image, path=media.relative_path(image))

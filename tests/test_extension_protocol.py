@@ -39,6 +39,7 @@ const out = {
     P.hello({token: "T0K", raterId: "rater-1", consent: null}),
     P.hello({token: "T0K", raterId: "rater-1", consent: {study_id: "s1", at: "2026-03-02T12:00:00.000Z"}}),
     P.ping(),
+    P.status(),
     ...P.comments(page, items),
     P.rating({platform: "x", key: 42}, {values: {toxicity: "toxic"}, anchors: {vs_hard: "more", vs_extreme: "less"}, time_spent_ms: 1234.6}),
     P.rating({platform: "x", key: "c1"}, {values: {toxicity: "not toxic"}}),
@@ -91,8 +92,8 @@ def test_every_builder_output_is_accepted_by_the_daemon(built):
         assert type(parsed) is CLIENT_MESSAGES[msg["type"]]
         assert _ignored_fields(msg, CLIENT_MESSAGES[msg["type"]]) == [], msg
         types.add(msg["type"])
-    # every client message the extension sends (status is the CLI's) has its builder here
-    assert types == set(CLIENT_MESSAGES) - {"status"}
+    # every client message the extension sends has its builder here
+    assert types == set(CLIENT_MESSAGES)
 
 
 def test_a_comment_keeps_its_fields_from_the_page_to_the_daemon(built):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from collections import defaultdict
 
 import pytest
 
@@ -69,3 +70,62 @@ def test_speech_and_video_fusions_fill_every_efr_cell_from_the_logged_scores(tmp
     # recognition quality sits beside the EFR: ASR and OCR keyword checks for the reader's cells
     recog = [got[k]["recognition"] for k in asr_cells]
     assert sum(r["asr"]["cases"] for r in recog) > 0 and sum(r["ocr"]["cases"] for r in recog) > 0
+
+    # the recognition numbers beside each EFR cell, recomputed from the logged transcripts and OCR text
+    conn = sqlite3.connect(db)
+    assert_recognition_matches_the_logged_readings(conn, got)
+    conn.close()
+
+
+def _has(text: str, keyword: str) -> bool:
+    """Every word of the keyword among the text's words, lower case, singular or plural."""
+    words = set()
+    for w in "".join(c.lower() if c.isalnum() or c in "@.-" else " " for c in text).split():
+        w = w.strip(".-")
+        words |= {w, w[:-1] if w.endswith("s") else w + "s"}
+    return all(k.strip(".-") in words for k in keyword.lower().split())
+
+
+def assert_recognition_matches_the_logged_readings(conn, got) -> None:
+    """For the asr detector's tested cases (seed toxic, case scored): the keywords the case
+    speaks / shows on cards (its params), against the transcript in `asr_results` and the frame
+    text in `ocr_results` of the case's video; counted per cell like the report's recognition."""
+    rows = conn.execute(
+        "SELECT fc.case_id, fc.content_type, fc.fusion, fc.keyword_a, fc.keyword_b, fc.params_json, d.threshold, "
+        "s.toxicity, c.toxicity FROM fused_cases fc "
+        "JOIN case_scores c ON c.case_id = fc.case_id AND c.part = 'case' "
+        "JOIN case_scores s ON s.case_id = fc.case_id AND s.part = 'seed' AND s.detector_id = c.detector_id "
+        "JOIN detectors d ON d.detector_id = c.detector_id WHERE d.name = 'asr+minilm-toxicity'").fetchall()
+    heard = dict(conn.execute("SELECT cm.case_id, t.text FROM case_media cm JOIN asr_results a USING (media_id) "
+                              "JOIN texts t USING (text_id) WHERE cm.part = 'case' AND a.engine = 'pocketsphinx'"))
+    read = dict(conn.execute("SELECT cm.case_id, t.text FROM case_media cm JOIN ocr_results o USING (media_id) "
+                             "JOIN texts t USING (text_id) WHERE cm.part = 'case' AND o.version LIKE '%+frames.%'"))
+    cells: dict = defaultdict(lambda: defaultdict(int))
+    for cid, ct, fu, a, b, params, threshold, seed_tox, case_tox in rows:
+        if seed_tox is None or case_tox is None or seed_tox < threshold:
+            continue
+        shown = json.loads(params)["shown"]
+        said = " ".join(s.get("speech", "") for s in shown)
+        written = " ".join(s.get("card", "") for s in shown)
+        cell = cells[(ct, fu)]
+        verdicts = []
+        for channel, source, logged in (("asr", said, heard), ("ocr", written, read)):
+            expected = [k for k in (a, b) if source and _has(source, k)]
+            if expected and cid in logged:
+                ok = all(_has(logged[cid], k) for k in expected)
+                cell[f"{channel}_cases"] += 1
+                cell[f"{channel}_recognised"] += ok
+                verdicts.append(ok)
+        if case_tox < threshold and verdicts:
+            cell["misrecognised" if False in verdicts else "recognised"] += 1
+    assert cells
+    for (ct, fu), cell in cells.items():
+        e = got[("asr+minilm-toxicity", ct, fu)]
+        for channel in ("asr", "ocr"):
+            r = e["recognition"][channel]
+            assert (r["cases"], r["recognised"]) == (cell[f"{channel}_cases"], cell[f"{channel}_recognised"]), (ct, fu)
+            assert r["share"] == (pytest.approx(r["recognised"] / r["cases"]) if r["cases"] else None)
+        assert (e["errors_misrecognised"], e["errors_recognised"]) == (cell["misrecognised"], cell["recognised"])
+    # a keyword is spoken in V+A, A+T and V+A+T, and on a card in V+T and A+T (V+A+T's card is the middle word)
+    assert {key for key, cell in cells.items() if cell["asr_cases"]} == {k for k in cells if k[1] != "V+T"}
+    assert {key for key, cell in cells.items() if cell["ocr_cases"]} == {k for k in cells if k[1] in ("V+T", "A+T")}

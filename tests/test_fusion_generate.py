@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw
 
 from modlens.fusion import fusions
 from modlens.fusion.emoji import load_emoji_table
-from modlens.fusion.fusions.base import FusionContext
+from modlens.fusion.fusions.base import DEFAULT_VOICE, DEFAULT_WPM, FusionContext
 from modlens.fusion.generate import generate
 from modlens.fusion.keywords import KeywordPair
 from modlens.fusion.seeds import make_seeds, seed_rng
@@ -99,6 +99,30 @@ def test_image_text_places_the_rest_of_the_sentence_in_a_folder_image(tmp_path, 
         build("I+T", seeds["Tobacco"], ctx)
 
 
+def test_image_text_without_images_draws_the_first_half_before_b_s_emoji(seeds, ctx):
+    """No --images folder and no picture for the group "women": the paper's other order, "women
+    are" written before B's picture (the pig emoji), so I+T runs out of the box."""
+    case = build("I+T", seeds["women"], ctx)
+    params = case.params
+    assert case.caption == "" and len(case.media) == 1
+    assert params["picture"] == "B" and params["text"] == "women are"
+    assert params["image_b"]["kind"] == "emoji" and params["image_b"]["emoji"] == "🐷"
+    placement = params["placement"]
+    assert placement["text_role"] == "A" and placement["position"] in placement["candidates"]
+    assert placement["overlap"] <= 0.30
+    # part A: a card of the written words; part B: the picture alone, without them
+    assert params["text_card"]["text"] == "women are" and case.part_a.text == "" and case.part_b.text == ""
+    assert case.part_a.media[0].sha256 != case.part_b.media[0].sha256 != case.media[0].sha256
+    pixels, size = png_pixels(case.media[0])
+    assert size == (480, 360) and pixels != png_pixels(case.part_b.media[0])[0]  # the words were drawn in
+    from modlens.media.ocr import OcrUnavailable, read_text
+    try:
+        read = read_text(case.media[0])
+    except OcrUnavailable as err:
+        pytest.skip(f"{err}; fix: {err.fix}")
+    assert "women" in read.text.lower().split()
+
+
 def test_image_only(seeds, ctx):
     case = build("I", seeds["lick"], ctx)
     assert case.caption == "" and len(case.media) == 1
@@ -133,7 +157,8 @@ def test_video_fusions_have_expected_streams_and_duration(name, seeds, ctx):
         assert kinds == {"audio"} and len(texts) == 1
         assert case.params["middle_in"] in ("audio", "text")
     for clip in case.params["speech"]:
-        assert clip["engine"] == "espeak-ng" and clip["voice"] == "en-us" and clip["engine_version"]
+        assert clip["engine"] == "espeak-ng" and clip["engine_version"]
+        assert (clip["voice"], clip["speed_wpm"]) == (DEFAULT_VOICE, DEFAULT_WPM)
     assert case.params["video"]["encoder"]["version"]
 
 
@@ -143,8 +168,13 @@ def test_generation_is_deterministic_and_reports_skips(seeds, ctx):
     two = generate(list(seeds.values()), names, ctx)
     assert [c.key for c in one.cases] == [c.key for c in two.cases]
     assert len(one.cases) + len(one.skipped) == len(names) * len(seeds)
-    assert {s["fusion"] for s in one.skipped} == {"T+E", "I+T"}  # no emoji or picture for Tobacco, women
+    # Tobacco and its phone number have no emoji and no picture; "women are pigs" takes I+T from
+    # B's picture (the pig emoji), so only the spam seed is skipped, once per fusion, with its reason
+    tobacco = seeds["Tobacco"].text
+    assert sorted((s["fusion"], s["seed"]) for s in one.skipped) == [("I+T", tobacco), ("T+E", tobacco)]
     assert all(s["reason"] for s in one.skipped)
+    assert "no picture for A 'Tobacco' or B 'Tel: 555-0142'" in next(s["reason"] for s in one.skipped
+                                                                      if s["fusion"] == "I+T")
     # a case does not depend on which other seeds the run has
     alone = generate([seeds["lick"]], names, ctx)
     assert {c.key for c in alone.cases} <= {c.key for c in one.cases}

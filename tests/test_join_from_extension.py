@@ -1,5 +1,7 @@
 """Joining a study from the extension's options page: the pack travels over the protocol
-(`join_study`), the real `modlens serve` joins it and starts again on it, on the same port."""
+(`join_study`), the real `modlens serve` joins it and starts again on it, on the same port. Only a
+signed pack (its signer's fingerprint comes back in the answer); an unsigned one is refused with the
+terminal command that joins it on purpose, and remote detectors stay off (nobody was asked)."""
 from __future__ import annotations
 
 import asyncio
@@ -9,15 +11,27 @@ import time
 import pytest
 
 from daemon_helpers import Client, connect, running_daemon, serve_process
-from modlens import pairing
+from modlens import pairing, signing
 from modlens.study import folder, join, pack
 
+REMOTE = '\n[[detectors]]\nname = "http"\nid = "collector"\noptions = { url = "http://127.0.0.1:9/c", score_path = "s" }\n'
 
-def _pack_text(tmp_path, study_id: str) -> str:
+
+def _key(tmp_path):
+    path = tmp_path / "keys" / "researcher.key"
+    if not path.exists():
+        path.parent.mkdir(exist_ok=True)
+        signing.new_key_file(path)
+    return path
+
+
+def _pack_text(tmp_path, study_id: str, *, signed: bool = True, extra: str = "") -> str:
     root = tmp_path / study_id
-    folder.init_folder(root)  # the folder's name is the study id
+    if not root.exists():
+        folder.init_folder(root)  # the folder's name is the study id
+    (root / "study.toml").write_text((root / "study.toml").read_text() + extra)
     out = tmp_path / f"{study_id}.modlens"
-    pack.write(folder.load_folder(root), out)
+    pack.write(folder.load_folder(root), out, _key(tmp_path) if signed else None)
     return out.read_text(encoding="utf-8")
 
 
@@ -47,7 +61,9 @@ def _wait_for_study(home, study_id: str, pid: int, timeout: float = 90.0) -> dic
 
 
 def test_serve_joins_a_pack_from_the_extension_and_restarts_on_it(tmp_path, modlens_home):
-    pilot, other = _pack_text(tmp_path, "pilot"), _pack_text(tmp_path, "other")
+    unsigned = _pack_text(tmp_path, "pilot", signed=False)
+    pilot, other = _pack_text(tmp_path, "pilot", extra=REMOTE), _pack_text(tmp_path, "other")
+    signer = pack.parse(pilot, "pilot").signer
     proc, info = serve_process(modlens_home, "--db", str(tmp_path / "study.sqlite"))
     token = pairing.ensure()
 
@@ -59,10 +75,15 @@ def test_serve_joins_a_pack_from_the_extension_and_restarts_on_it(tmp_path, modl
         assert bad["type"] == "error" and bad["code"] == "join_refused"
         assert "pilot.modlens: checksum mismatch" in bad["message"]
         assert join.joined() is None  # nothing was joined
+        refused = await client.request(_join_msg("j1u", unsigned), "join_study_ok")
+        assert refused["type"] == "error" and refused["code"] == "join_refused"
+        assert "unsigned" in refused["message"] and "modlens join pilot.modlens --allow-unsigned" in refused["message"]
+        assert join.joined() is None
         good = await client.request(_join_msg("j2", pilot), "join_study_ok")
         assert good == {"type": "join_study_ok", "id": "j2", "study_id": "pilot", "title": good["title"],
-                        "tasks": good["tasks"], "restarting": True}
-        assert good["tasks"] >= 1
+                        "tasks": good["tasks"], "restarting": True, "signer": signer,
+                        "remote_off": ["http://127.0.0.1:9"]}
+        assert good["tasks"] >= 1 and signer.startswith("ed25519:")
         await asyncio.wait_for(client.ws.wait_closed(), 30)  # the daemon stops to start again
 
     asyncio.run(scenario())
@@ -74,6 +95,7 @@ def test_serve_joins_a_pack_from_the_extension_and_restarts_on_it(tmp_path, modl
         async def after_restart() -> None:
             client, ok = await _hello(again["url"], token)
             assert ok["study"]["study_id"] == "pilot" and ok["study"]["tasks"]
+            assert "collector is off" in ok["study"]["consent_text"] and signer in ok["study"]["consent_text"]
             same = await client.request(_join_msg("j3", pilot), "join_study_ok")
             assert same["restarting"] is False  # the same pack again changes nothing
             switch = await client.request(_join_msg("j4", other), "join_study_ok")
@@ -82,7 +104,7 @@ def test_serve_joins_a_pack_from_the_extension_and_restarts_on_it(tmp_path, modl
             await client.ws.close()
 
         asyncio.run(after_restart())
-        assert join.joined()["study_id"] == "pilot"
+        assert join.joined()["study_id"] == "pilot" and join.joined()["accepted_remote"] == []
         assert proc.poll() is None
     finally:
         proc.terminate()

@@ -88,6 +88,6 @@ def test_cli_texts_and_file(tmp_path, capsys):
 
 def test_cli_errors(tmp_path, capsys):
     assert main(["normalize"]) == 2
-    assert main(["normalize", "--file", str(tmp_path / "missing.txt")]) == 2
+    assert main(["normalize", "--file", str(tmp_path / "missing.txt")]) == 3
     assert main(["normalize", "--steps", "leet,bogus", "x"]) == 2
     assert "bogus" in capsys.readouterr().err

@@ -123,6 +123,8 @@ ERRORS = [  # (body, key, status, google status, errorType or None, words in the
     ("{not json", TOKEN, 400, "INVALID_ARGUMENT", None, "Invalid JSON payload"),
     (EXAMPLE, "wrong-key", 403, "PERMISSION_DENIED", None, "API key not valid"),
     (EXAMPLE, None, 403, "PERMISSION_DENIED", None, "missing a valid API key"),
+    ({"comment": {"text": "hi"}, "requestedAttributes": {"toxicity": {}}}, TOKEN, 400, "INVALID_ARGUMENT",
+     "INVALID_ATTRIBUTE", "Unknown attribute: toxicity"),
 ]
 
 
@@ -138,6 +140,67 @@ def test_every_documented_error_in_perspectives_shape(server, body, key, status,
         assert got["error"]["details"][0]["errorType"] == error_type
     if error_type == "LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE":
         assert got["error"]["details"][0]["languageNotSupportedByAttributeError"]["attribute"] == "TOXICITY"
+
+
+@pytest.mark.parametrize("key,reason", [("wrong-key", "API_KEY_INVALID"), (None, "CREDENTIALS_MISSING")])
+def test_key_refusals_carry_googles_error_reasons(server, key, reason):
+    """403 PERMISSION_DENIED for a bad key (../shared/docs/FORMATS.md); the ErrorInfo reason is
+    the value of google.api.ErrorReason for a wrong key and for no credentials at all."""
+    srv, _ = server
+    status, got = _post(srv.base, EXAMPLE, key=key)
+    assert status == 403 and got["error"]["status"] == "PERMISSION_DENIED"
+    assert got["error"]["details"] == [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason,
+                                        "domain": "googleapis.com",
+                                        "metadata": {"service": "commentanalyzer.googleapis.com"}}]
+
+
+def test_attribute_names_are_upper_case_as_documented(server):
+    """Perspective's names are upper case; another case is an unknown attribute (with a hint),
+    so a client never reads a response key other than the one it asked for."""
+    srv, _ = server
+    status, got = _post(srv.base, {"comment": {"text": "hi"}, "requestedAttributes": {"Insult": {}}})
+    assert status == 400 and got["error"]["details"][0] == {
+        "@type": "type.googleapis.com/google.commentanalyzer.v1alpha1.Error", "errorType": "INVALID_ATTRIBUTE",
+        "attribute": "Insult"}
+    assert "INSULT" in got["error"]["message"]
+    status, got = _post(srv.base, {"comment": {"text": "hi"}, "attributeScores": {
+        "toxicity": {"summaryScore": {"value": 0.2}}}}, path="comments:suggestscore")
+    assert status == 400 and got["error"]["details"][0]["errorType"] == "INVALID_ATTRIBUTE"
+    status, got = _post(srv.base, {"comment": {"text": "you idiot"}, "requestedAttributes": {"INSULT": {}, "TOXICITY": {}}})
+    assert status == 200 and set(got["attributeScores"]) == {"INSULT", "TOXICITY"}
+
+
+def test_an_attribute_named_in_study_toml_can_be_requested(tmp_path):
+    app = create_app(_study(attributes={"RUDENESS": {"detector": "ml", "label": "insult"}}), tmp_path / "s.sqlite",
+                     TOKEN, detectors={"ml": MultiLabel()})
+    srv = ThreadedServer(app)
+    try:
+        status, got = _post(srv.base, {"comment": {"text": "you idiot"}, "requestedAttributes": {"RUDENESS": {}}})
+    finally:
+        srv.stop()
+    assert status == 200 and got["attributeScores"]["RUDENESS"]["summaryScore"]["value"] == pytest.approx(0.5)
+    assert got["attributeScores"]["RUDENESS"]["detector"]["label"] == "insult"
+
+
+def test_the_api_key_never_reaches_the_log(server, caplog):
+    """`modlens pair --api-key`'s key is scrubbed like the pairing token: in a header quoted by a
+    traceback, in a message, in the access log's request line."""
+    caplog.set_level(logging.DEBUG)
+    api_key = keys.rotate()
+    try:
+        raise ValueError(f"b'POST /v1alpha1/comments:analyze HTTP/1.1\\r\\nX-Goog-Api-Key: {api_key}\\r\\n'")
+    except ValueError:
+        logging.getLogger("aiohttp.server").exception("Error handling request")
+    logging.getLogger("modlens.daemon").warning("a client sent %s", api_key)
+    logging.getLogger("aiohttp.access").info('127.0.0.1 "POST /v1alpha1/comments:analyze?key=%s HTTP/1.1" 200', api_key)
+    assert caplog.text.count("[redacted]") >= 3 and api_key not in caplog.text
+
+
+def test_goog_api_key_header_is_scrubbed_without_knowing_the_key():
+    from modlens.daemon.security import scrub
+
+    assert "abc123" not in scrub("b'POST /v1alpha1/comments:analyze HTTP/1.1\\r\\nx-goog-api-key: abc123\\r\\n'")
+    assert scrub("X-Goog-Api-Key: abc123") == "X-Goog-Api-Key: [redacted]"
 
 
 @pytest.mark.parametrize("headers,words", [({"Origin": "https://evil.example"}, "web pages"),

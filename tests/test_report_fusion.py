@@ -153,3 +153,39 @@ def test_a_log_without_cases_or_scores_says_why(tmp_path):
     log.close()
     reason = report_from_db(unscored)["skipped"]["fusion"]
     assert reason.startswith("no detector has scored the 1 fused cases yet")
+
+
+def test_skipped_seeds_are_printed_and_counted_once_across_runs(tmp_path, capsys, monkeypatch):
+    """`modlens fuse` prints every seed a fusion could not take with its reason; the report counts
+    them per content type x fusion and per reason, a seed skipped again by a later run once."""
+    monkeypatch.setenv("MODLENS_HOME", str(tmp_path / "home"))
+    pairs, db = tmp_path / "pairs.csv", tmp_path / "study.sqlite"
+    # women/pigs: the pig emoji takes T+E and I+T; no emoji and no picture for the other two pairs
+    pairs.write_text("abuse_hate,women,pigs\nspam,Tobacco,Tel: 555-0142\nabuse_hate,immigrants,idiots\n")
+    base = ["fuse", "--pairs-file", str(pairs), "--no-oracle", "--detectors", "profanity-check", "--score",
+            "--db", str(db)]
+    assert main([*base, "--fusion", "T+E", "--fusion", "I+T"]) == 0
+    out = capsys.readouterr()
+    summary = json.loads(out.out)
+    assert summary["generation"]["skipped_by_fusion"] == {"T+E": 2, "I+T": 2}
+    expected = {("T+E", "Tobacco: Tel: 555-0142"): "no emoji for 'Tel: 555-0142' or 'Tobacco' in the emoji table",
+                ("T+E", "immigrants are idiots"): "no emoji for 'idiots' or 'immigrants' in the emoji table",
+                ("I+T", "Tobacco: Tel: 555-0142"):
+                    "no picture for A 'Tobacco' or B 'Tel: 555-0142' (no --images label, no emoji)",
+                ("I+T", "immigrants are idiots"):
+                    "no picture for A 'immigrants' or B 'idiots' (no --images label, no emoji)"}
+    for (fu, seed), why in expected.items():
+        assert f"{fu} skipped {seed!r}: {why}" in out.err
+    # a second run (another fusion list, so another run row) skips the T+E seeds again
+    assert main([*base, "--fusion", "T+E", "--fusion", "T+I", "--quiet"]) == 0
+    capsys.readouterr()
+    skipped = report_from_db(db)["sections"]["fusion"]["skipped"]
+    assert skipped["total"] == len(expected) == 4
+    content_type = {"Tobacco: Tel: 555-0142": "spam", "immigrants are idiots": "abuse_hate"}
+    by_cell: dict[tuple[str, str], int] = defaultdict(int)
+    for fu, seed in expected:
+        by_cell[(content_type[seed], fu)] += 1
+    assert {(r["content_type"], r["fusion"]): r["seeds"] for r in skipped["by_cell"]} == by_cell
+    assert {r["reason"]: r["seeds"] for r in skipped["reasons"]} == {why: 1 for why in expected.values()}
+    page = render_html(report_from_db(db)).replace("&#x27;", "'")
+    assert "Seeds a fusion skipped (4)" in page and expected[("I+T", "immigrants are idiots")] in page

@@ -29,6 +29,8 @@
       return msg;
     },
     ping: () => ({ type: "ping", id: ns.newId("ping") }),
+    /** status: the daemon answers status_ok (the popup shows its live-variant counts). */
+    status: () => ({ type: "status", id: ns.newId("status") }),
 
     /** One CommentItem from a comment the content script sent (contentComment) and its author hash. */
     commentItem: (comment, authorHash) => {
@@ -56,6 +58,22 @@
     /** join_study: a study pack's text, as the options page read it from the file. */
     joinStudy: (pack, fileName, replace) => ({ type: "join_study", id: ns.newId("join"), pack,
       file_name: String(fileName || "").slice(0, 255), replace: !!replace }),
+  };
+
+  /** The live-variant counts of a status_ok answer (its queue.variants, daemon/variants.py), for
+   *  every connection of the daemon together; null when the daemon gives none. */
+  ns.daemonVariants = function daemonVariants(statusOk) {
+    const v = statusOk && statusOk.queue && statusOk.queue.variants;
+    if (!v || typeof v !== "object") return null;
+    const n = (x) => (Number.isInteger(x) && x >= 0 ? x : 0);
+    return { made: n(v.done), waiting: n(v.queued), deferred: n(v.deferred), failed: n(v.failed) };
+  };
+
+  /** The popup's line for `daemonVariants`; "" when there is nothing to say. */
+  ns.variantsLine = function variantsLine(v) {
+    if (!v) return "";
+    return `variants (whole daemon): ${v.made} made · ${v.waiting} waiting · ${v.deferred} deferred`
+      + (v.failed ? ` · ${v.failed} failed` : "") + (v.deferred ? " (`modlens rescore --variants` makes the deferred ones)" : "");
   };
 
   if (typeof module !== "undefined" && module.exports) module.exports = ns;

@@ -14,6 +14,7 @@ require("../lib/constants.js");
 require("../lib/messages.js");
 require("../lib/router.js");
 require("../lib/site_access.js");
+require("../lib/protocol.js");
 
 test("Table 1: consistent cells, ambiguous cells, inconsistent answers", () => {
   assert.deepEqual(ns.deriveToxicity("more", "same", "toxic"), { rating: "toxic", candidates: ["toxic"], inconsistent: false });
@@ -196,4 +197,20 @@ test("messages: shapes shared by content script and worker", () => {
   assert.ok(!ns.isStateBroadcast(ns.messages.scores([])));
   assert.equal(ns.commentKey("study", "g1"), "study|g1");
   assert.deepEqual(ns.wsSubprotocols("t"), ["modlens.v1", "modlens.token.t"]);
+});
+
+test("popup: the daemon's live-variant counts from its status_ok answer", () => {
+  const statusOk = { type: "status_ok", id: "s1", detectors: [], counts: {},
+    queue: { connections: 2, variants: { live_rate: 20, live_backlog: 256, queued: 3, done: 40, failed: 1, deferred: 7,
+      deferred_by_reason: { "perturbation.live_rate": 7 } } } };
+  const v = ns.daemonVariants(statusOk);
+  assert.deepEqual(v, { made: 40, waiting: 3, deferred: 7, failed: 1 });
+  assert.equal(ns.variantsLine(v),
+    "variants (whole daemon): 40 made · 3 waiting · 7 deferred · 1 failed (`modlens rescore --variants` makes the deferred ones)");
+  assert.equal(ns.variantsLine({ made: 5, waiting: 0, deferred: 0, failed: 0 }), "variants (whole daemon): 5 made · 0 waiting · 0 deferred");
+  // an older daemon (no variants in its queue) or a garbled count: nothing, or 0, never NaN
+  assert.equal(ns.daemonVariants({ queue: { connections: 1 } }), null);
+  assert.equal(ns.variantsLine(null), "");
+  assert.deepEqual(ns.daemonVariants({ queue: { variants: { done: "x", queued: -1 } } }), { made: 0, waiting: 0, deferred: 0, failed: 0 });
+  assert.deepEqual(ns.protocol.status().type, "status");
 });

@@ -4,6 +4,7 @@
 // every KEEPALIVE_MS keeps the worker alive and gives delivery a chance to resend.
 (function (ns) {
   const config = ns.config;
+  const STATUS_MS = 5000; // the popup's daemon status, asked at most this often
 
   const connection = {
     ws: null,
@@ -19,6 +20,8 @@
     onStatus: () => {}, // the status changed
     onNewSocket: () => {}, // what was in flight on the old socket must be resent on this one
     onTick: () => {}, // every keepalive
+    variants: null, // ns.daemonVariants of the daemon's last status_ok (the popup shows it)
+    statusAskedAt: 0,
 
     setStatus(status, error) {
       this.status = status;
@@ -107,6 +110,15 @@
 
     ready() {
       return !!(this.ws && this.ws.readyState === WebSocket.OPEN && this.sessionId);
+    },
+
+    /** The popup is open: ask the daemon for its status (live-variant counts), at most every
+     *  STATUS_MS; each answer counts the study log's rows, so not on every refresh. */
+    askStatus() {
+      const now = Date.now();
+      if (!this.ready() || now - this.statusAskedAt < STATUS_MS) return;
+      this.statusAskedAt = now;
+      this.send(ns.protocol.status());
     },
 
     send(message) {

@@ -35,6 +35,10 @@
       delivery.broadcastCounts();
     },
     scores: onScores,
+    status_ok(msg) { // asked for by an open popup (connection.askStatus)
+      connection.variants = ns.daemonVariants(msg);
+      delivery.broadcastCounts();
+    },
     async comment_media_ok(msg) {
       await delivery.acknowledged(msg.id);
       counters.totals.media_scored = (counters.totals.media_scored || 0) + (msg.media || []).length;
@@ -63,5 +67,5 @@
       await delivery.refused(msg);
       delivery.broadcastCounts();
     },
-  }, () => {}); // pong, variants, status_ok: nothing to do here
+  }, () => {}); // pong, variants: nothing to do here
 })(globalThis.modlens);

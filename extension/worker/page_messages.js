@@ -48,7 +48,7 @@
       conn: connection.status, lastError: connection.lastError, consented: config.consented(), paused: config.settings.paused,
       study: config.study, detectors: config.detectors, consent: config.consent, settings: config.settings,
       totals: { ...counters.totals, queued: delivery.outbox.size }, pages: tabs.statuses(tabId), display: config.displayMode(),
-      calibration: calibrationState(), tasks: tasksState(),
+      calibration: calibrationState(), tasks: tasksState(), variants: connection.variants,
     };
   };
 
@@ -105,7 +105,10 @@
       tabs.setStatus(sender, msg.status);
       return { ok: true };
     },
-    [M.getState]: (msg) => ns.publicState(msg.tabId),
+    [M.getState]: (msg) => {
+      connection.askStatus(); // its answer comes as a state broadcast
+      return ns.publicState(msg.tabId);
+    },
     async [M.setSettings](msg) {
       if (await config.updateSettings(msg.settings)) connection.reconnectNow();
       tabs.configChanged();
@@ -131,7 +134,8 @@
       const answer = await connection.request(ns.protocol.joinStudy(msg.pack, msg.file_name, msg.replace), ns.JOIN_TIMEOUT_MS);
       if (answer.type !== "join_study_ok") return { ok: false, error: answer.message || "the daemon refused the pack", code: answer.code };
       if (answer.restarting) connection.backoff = ns.BACKOFF_MIN_MS; // back as soon as it listens again
-      return { ok: true, study_id: answer.study_id, title: answer.title, tasks: answer.tasks, restarting: answer.restarting };
+      return { ok: true, study_id: answer.study_id, title: answer.title, tasks: answer.tasks, restarting: answer.restarting,
+        signer: answer.signer, remote_off: Array.isArray(answer.remote_off) ? answer.remote_off : [] };
     },
   }, (msg) => ({ error: `unknown message ${msg && msg.type}` }));
 })(globalThis.modlens);

@@ -324,11 +324,11 @@ class StudyConfig(_Strict):
 
 
     # --- where data goes (docs/MULTI.md#what-a-pack-may-do) -------------------------------------
-    def destinations(self) -> dict[str, str]:
-        """detector key -> where that remote detector sends each comment (local detectors: absent)."""
-        from modlens.detectors.dataflow import destination
+    def destinations(self) -> dict[str, list[str]]:
+        """detector key -> every place that detector (or one it wraps) may send data; local ones absent."""
+        from modlens.detectors.dataflow import destinations
 
-        return {d.key: dest for d in self.detectors if (dest := destination(d.name, d.options)) is not None}
+        return {d.key: dest for d in self.detectors if (dest := destinations(d.name, d.options))}
 
     def secret_reads(self) -> dict[str, list[str]]:
         """detector key -> the environment variables it reads (its declared secrets)."""
@@ -354,7 +354,7 @@ class StudyConfig(_Strict):
         lines = []
         if remote:
             lines.append("Each comment you see is also sent, to be scored, to: "
-                         + "; ".join(f"{dest} (detector {key})" for key, dest in remote.items()) + ".")
+                         + "; ".join(f"{', '.join(dest)} (detector {key})" for key, dest in remote.items()) + ".")
             reads = {k: v for k, v in self.secret_reads().items() if k in remote}
             if reads:
                 lines.append("These detectors use your own " + "; ".join(

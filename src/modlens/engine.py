@@ -114,21 +114,25 @@ class _DetectorRunner:
         reach the model. For derived texts (importance, variants), never for a page's scores,
         whose latency and freshness the participant sees."""
         cache = self.cache
-        todo = [t for t in dict.fromkeys(texts) if t not in cache]
-        fresh = dict(zip(todo, await self.score_many(todo, low=True))) if todo else {}
-        out = []
-        for t in texts:
-            got = fresh.get(t)
-            if got is None:
-                got = cache[t]
+        # Each cached result is read once, before the await: another caller (or this call's own
+        # fresh results) may evict it before the answers are put together.
+        known: dict[str, DetectorResult] = {}
+        todo = []
+        for t in dict.fromkeys(texts):
+            hit = cache.get(t)
+            if hit is None:
+                todo.append(t)
+            else:
+                known[t] = hit
                 cache.move_to_end(t)
-                self.cache_hits += 1
-            elif got.error is None and self.cache_size:
+        fresh = dict(zip(todo, await self.score_many(todo, low=True))) if todo else {}
+        for t, got in fresh.items():
+            if got.error is None and self.cache_size:
                 cache[t] = got
                 if len(cache) > self.cache_size:
                     cache.popitem(last=False)
-            out.append(got)
-        return out
+        self.cache_hits += sum(t in known for t in texts)
+        return [known[t] if t in known else fresh[t] for t in texts]
 
     async def score_media_many(self, inputs: Sequence[MediaInput]) -> list[DetectorResult]:
         out = []

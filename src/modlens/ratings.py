@@ -55,3 +55,26 @@ def derive_toxicity(vs_hard: str, vs_extreme: str, extreme_rating: str) -> Deriv
     if candidates is None:
         return DerivedToxicity(None, (), True)
     return DerivedToxicity(HARD if len(candidates) > 1 else candidates[0], candidates, False)
+
+
+def rating_problems(values: dict[str, str], anchors: dict[str, str] | None, attributes: dict[str, list[str]],
+                    has_extreme_anchor: bool) -> list[str]:
+    """What the protocol refuses in a rating (the daemon's check, shared by `modlens rate`'s
+    imports): no answer at all, an attribute the study does not have, a level outside its
+    levels, anchor answers other than more/less/same or without an extreme anchor."""
+    if not values and anchors is None:
+        return ["values: give at least one attribute (or anchors)"]
+    out = []
+    for name, level in values.items():
+        levels = attributes.get(name)
+        if levels is None:
+            out.append(f"values.{name}: unknown attribute; the study has {', '.join(attributes)}")
+        elif level not in levels:
+            out.append(f"values.{name}: {level!r} is not one of {levels}")
+    if anchors is not None:
+        if not has_extreme_anchor:
+            out.append("anchors: this study has no extreme anchor")
+        for side in ("vs_hard", "vs_extreme"):
+            if anchors.get(side) not in ("more", "less", "same"):
+                out.append(f"anchors.{side}: {anchors.get(side)!r} is not one of ['more', 'less', 'same']")
+    return out

@@ -61,4 +61,4 @@ def test_browse_without_browser_is_a_clear_error(tmp_path, capsys):
     from modlens.cli import main
 
     rc = main(["browse", "--profile", str(tmp_path / "p"), "--browser", str(tmp_path / "nope")])
-    assert rc == 2 and "no Chromium found" in capsys.readouterr().err
+    assert rc == 3 and "no Chromium found" in capsys.readouterr().err  # not found

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from modlens import signing
 from modlens.study import folder, pack
 
 from .harness import Browser, Daemon, prepare_extension, wait_for
@@ -16,17 +17,21 @@ from .harness import Browser, Daemon, prepare_extension, wait_for
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def _pack(root, name: str):
+def _pack(root, name: str, key=None):
     folder.init_folder(root / name)  # the folder's name is the study id; the template lists 3 task pages
     out = root / f"{name}.modlens"
-    pack.write(folder.load_folder(root / name), out)
+    pack.write(folder.load_folder(root / name), out, key)
     return out
 
 
 @pytest.fixture(scope="module")
 def joined_daemon(tmp_path_factory):
     root = tmp_path_factory.mktemp("packs")
-    first, second = _pack(root, "first-study"), _pack(root, "second-study")
+    key = root / "keys" / "researcher.key"
+    key.parent.mkdir()
+    signing.new_key_file(key)
+    # the options page joins signed packs only; the terminal one, unsigned, with --allow-unsigned
+    first, second = _pack(root, "first-study"), _pack(root, "second-study", key)
     d = Daemon(tmp_path_factory.mktemp("join-home"), None)
     subprocess.run([sys.executable, "-m", "modlens", "join", str(first), "--allow-unsigned"], env=d.env, check=True,
                    capture_output=True, timeout=120)
@@ -61,7 +66,9 @@ def test_options_page_joins_a_pack_and_the_daemon_restarts_on_it(playwright_inst
         page.check("#pack-replace")
         page.click("#join-study")
         page.locator("#join-state", has_text="Joined study").wait_for(timeout=20000)
-        assert "(second-study) with 3 page(s) to visit" in page.locator("#join-state").inner_text()
+        said = page.locator("#join-state").inner_text()
+        assert "(second-study) with 3 page(s) to visit" in said
+        assert f"signed by {pack.read(joined_daemon.second_pack).signer}" in said
         page.locator("#study-title", has_text="second-study").wait_for(timeout=90000)  # restarted, reconnected
         assert page.locator("#consent-state").inner_text() == "Nothing is recorded until you agree."
         assert not browser.state()["consented"]  # consent to the first study does not carry over

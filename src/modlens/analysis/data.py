@@ -56,6 +56,9 @@ class StudyData:
     # source -> the gold label set its `toxic` labels come from: label_set_id, definition, created_at,
     # n, positives, chosen ("newest" or "asked"), others (the source's other sets)
     label_sets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # item-set studies: the acceptance of each rater's task (`rater_reviews`, `modlens rate`), with
+    # "comment_ids" (the task's comments) decoded
+    reviews: list[dict[str, Any]] = field(default_factory=list)
 
     def score(self, text_id: int, detector_id: int) -> float | None:
         return self.scores.get((text_id, detector_id))
@@ -148,7 +151,10 @@ def load(path: str | Path, label_sets: Sequence[str] = ()) -> StudyData:
             ratings.append(r)
         studies = [dict(r, config=_loads(r.pop("config_json"), {})) for r in q("SELECT * FROM studies")]
         runs = q("SELECT * FROM audit_runs ORDER BY run_id")
+        reviews = [dict(r, comment_ids=_loads(r.pop("comment_ids_json"), [])) for r in
+                   q("SELECT * FROM rater_reviews ORDER BY study_id, rater_id, task")] \
+            if "rater_reviews" in log.table_names() else []
     finally:
         log.close()
     return StudyData(Path(path), detectors, comments, labels, scores, variants, normalizations, texts,
-                     ratings, studies, runs, gold_sets)
+                     ratings, studies, runs, gold_sets, reviews)

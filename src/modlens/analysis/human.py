@@ -68,8 +68,13 @@ def usable_ratings(data: StudyData) -> UsableRatings:
     # attack texts under review (`modlens study add-attacks`): their ratings answer section 5's
     # human check, and would bias the per-platform statistics with machine-made texts
     review = {cid for cid, lab in data.labels.items() if lab.get("role") == "review"}
+    # item-set studies: a rater's task was reviewed as a whole (`modlens rate`, rater_reviews), and
+    # that decision replaces the rubric over consecutive runs of 15 ratings
+    reviewed = {(rv["rater_id"], cid): rv["decision"] for rv in data.reviews for cid in rv["comment_ids"]}
     records = []
     for r in data.ratings:
+        if (r["rater_id"], r["comment_id"]) in reviewed:
+            continue
         expected = gold_comment.get(r["comment_id"])
         values = rating_values(r)
         wrong = expected is not None and any(values.get(a) != v for a, v in expected.items())
@@ -77,6 +82,8 @@ def usable_ratings(data: StudyData) -> UsableRatings:
                                                expected is not None, wrong))
     summaries = raters_mod.summarize(records)
     rubric_out = {rid for s in summaries for rid in s.excluded_rating_ids}
+    rubric_out |= {r["rating_id"] for r in data.ratings if reviewed.get((r["rater_id"], r["comment_id"]), "accept")
+                   != "accept"}
     excluded = Counter()
     valid: list[dict[str, Any]] = []
     for r in data.ratings:

@@ -10,14 +10,25 @@ a reliability curve (10 equal-width bins). The same metrics per value of each gr
 (`GROUP_LABELS`). Cells with fewer than `MIN_ITEMS` items or `MIN_CLASS` positives or negatives
 carry a warning. Comments only: clean/perturbed pairs are the robustness section's. Each source
 names the gold label set (id, definition) its labels come from (`StudyData.label_sets`).
+
+Training overlap (issue 23): per source and detector, what the audit recorded of the detector's
+training data (`detectors.training`, the run's params["training"]): trained on the dataset whole
+(every figure in-sample), on rows of it listed by hash (the logged texts are looked up in the hash
+set: the in-sample rows are counted and, when only some are in-sample, the same metrics are given
+on the out-of-sample rows), on rows not listed, on nothing of it, or undeclared. Degenerate
+figures are flagged: a best-F1 threshold that makes every item positive (or an F1 of 0), and a
+threshold at which the detector predicts one class only.
 """
 from __future__ import annotations
 
 from collections import defaultdict
 from typing import Any
 
+import json
+
 from modlens.analysis import metrics
 from modlens.analysis.data import DetectorRow, StudyData
+from modlens.detectors import training as train_data
 from modlens.analysis.skip import Skip
 
 GROUP_LABELS = ("platform", "target_ident", "target", "group")  # labels whose values split the results
@@ -60,7 +71,68 @@ def with_intervals(scores: list[float], golds: list[int], threshold: float) -> d
             "warnings": count_warnings(len(golds), positives)}
 
 
-def _detector(data: StudyData, det: DetectorRow, items: list[tuple[int, int]]) -> dict[str, Any] | None:
+def degenerate(scores: list[float], golds: list[int], threshold: float, best: dict[str, float] | None) -> list[str]:
+    """Why a cell's threshold figures say nothing about the detector: its best-F1 threshold is the
+    trivial classifier, or its own threshold predicts one class only."""
+    out = []
+    n, positives = len(scores), sum(golds)
+    if best is not None:
+        if all(s >= best["threshold"] for s in scores):
+            out.append(f"best-F1 threshold {best['threshold']:.3g} calls every item toxic: its F1 {best['f1']:.3f} is "
+                       f"the trivial all-positive classifier's ({positives} of {n} positive)")
+        elif best["f1"] == 0:
+            out.append("best F1 is 0: no threshold beats calling every item non-toxic")
+    flagged = sum(s >= threshold for s in scores)
+    if flagged == n:
+        out.append(f"every item scores ≥ the threshold {threshold:g}: predictions are all toxic")
+    elif flagged == 0:
+        out.append(f"no item scores ≥ the threshold {threshold:g}: predictions are all non-toxic")
+    return out
+
+
+def declarations(data: StudyData) -> dict[tuple[str, str], dict[str, Any]]:
+    """(source, detector@version) -> the training declaration an audit of that source recorded
+    (the latest run's)."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for run in data.runs:
+        try:
+            params = json.loads(run.get("params_json") or "{}")
+        except (TypeError, json.JSONDecodeError):
+            continue
+        for rec in (params.get("training") or {}).values():
+            if isinstance(rec, dict) and rec.get("detector"):
+                out[(f"dataset:{run['dataset']}", rec["detector"])] = rec
+    return out
+
+
+def in_sample(data: StudyData, rec: dict[str, Any] | None, cids: list[int]) -> tuple[dict[str, Any], list[bool] | None]:
+    """The overlap of these comments with a detector's training data: a summary, and per comment
+    whether it is in-sample (None when not known row by row)."""
+    if rec is None:
+        return {"level": "undeclared", "in_sample": None,
+                "note": "training data undeclared (or not recorded by an audit of this source): in-sample or not "
+                        "is unknown"}, None
+    base = {"datasets": rec.get("datasets", []), "source": rec.get("source", "")}
+    if rec.get("level") == "whole":
+        return {**base, "level": "whole", "in_sample": len(cids),
+                "note": f"trained on this dataset whole ({', '.join(base['datasets'])}): every figure is in-sample"}, \
+            [True] * len(cids)
+    hashes, why = train_data.recorded_hashes(rec)
+    if hashes is None:
+        if rec.get("level") == "rows":
+            return {**base, "level": "rows", "in_sample": None,
+                    "note": f"trained on rows of this dataset; which ones is unknown ({why})"}, None
+        return {**base, "level": "none", "in_sample": 0, "note": "not trained on this dataset (declared)"}, None
+    flags = train_data.contains(hashes, [data.texts.get(data.comments[c]["text_id"], "") for c in cids])
+    n_in = sum(flags)
+    level = "rows" if n_in or rec.get("level") == "rows" else "none"
+    note = (f"{n_in} of {len(cids)} rows are among its training texts (by hash)" if n_in else
+            "none of these rows is among its training texts (by hash)")
+    return {**base, "level": level, "in_sample": n_in, "note": note}, flags
+
+
+def _detector(data: StudyData, det: DetectorRow, items: list[tuple[int, int]],
+              declared: dict[str, Any] | None = None) -> dict[str, Any] | None:
     rows = []
     for cid, g in items:
         s = data.score(data.comments[cid]["text_id"], det.detector_id)
@@ -69,10 +141,16 @@ def _detector(data: StudyData, det: DetectorRow, items: list[tuple[int, int]]) -
     if not rows:
         return None
     scores, golds = [s for _, s, _ in rows], [g for _, _, g in rows]
+    best = metrics.best_f1_threshold(scores, golds)
+    overlap, flags = in_sample(data, declared, [cid for cid, _, _ in rows])
     out = {"detector": det.name, "version": det.version, "threshold": det.threshold,
            **with_intervals(scores, golds, det.threshold),
-           "best_f1": metrics.best_f1_threshold(scores, golds),
+           "best_f1": best, "degenerate": degenerate(scores, golds, det.threshold, best),
+           "training": overlap, "out_of_sample": None,
            "reliability": metrics.reliability_curve(scores, golds, RELIABILITY_BINS), "groups": {}}
+    if flags is not None and 0 < sum(flags) < len(flags):  # partial overlap: the same metrics on the rest
+        rest = [(s, g) for (_, s, g), inside in zip(rows, flags) if not inside]
+        out["out_of_sample"] = with_intervals([s for s, _ in rest], [g for _, g in rest], det.threshold)
     for name in GROUP_LABELS:
         by_value: dict[str, list[tuple[float, int]]] = defaultdict(list)
         for cid, s, g in rows:
@@ -95,8 +173,10 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     if not by_source:
         return Skip(NO_LABELS)
     sources = []
+    declared = declarations(data)
     for source, items in sorted(by_source.items()):
-        dets = [d for d in (_detector(data, det, items) for det in data.detectors.values()) if d is not None]
+        dets = [d for d in (_detector(data, det, items, declared.get((source, det.label)))
+                            for det in data.detectors.values()) if d is not None]
         if dets:
             used = data.label_sets.get(source)  # the gold label set these labels come from
             sources.append({"source": source, "n": len(items), "positives": sum(g for _, g in items),

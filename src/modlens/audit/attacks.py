@@ -20,8 +20,10 @@ class AttackSpec:
     goal: str                            # "tae" (toxic seeds made benign) | "bae" (benign seeds made toxic)
     targets: list[str] | None = None     # detector keys; None: every local detector that scores new text
     ensemble: list[str] | None = None    # judge keys; None: every other detector that scores new text; []: none
-    max_queries: int = 200
-    max_edit_ratio: float = 0.25
+    # None: the attack's own limit, the same whichever command asked: the character attack's 200
+    # queries and 0.25 of the words, a recipe's own budget and edit constraint (`attack_limits`)
+    max_queries: int | None = None
+    max_edit_ratio: float | None = None
     strategies: list[str] | None = None  # None: perturb.attack.DEFAULT_ATTACK_STRATEGIES
     workers: int = 4                     # attacks in flight at once (their queries share the batchers)
     recipe: str | None = None            # a perturb.recipes key: that recipe instead of the character attack
@@ -54,10 +56,20 @@ def build_attack(spec: AttackSpec, key: str, target: Detector, judges: Sequence[
                 raise ValueError("--strategies and --recipe exclude each other (a recipe names its transformations)")
             return recipes.create(spec.recipe).build(target, goal=spec.goal, judges=judges, max_queries=spec.max_queries,
                                                      max_edit_ratio=spec.max_edit_ratio, seed=seed, target_key=key)
-        return GreedyAttack(target, goal=spec.goal, strategies=spec.strategies, max_queries=spec.max_queries,
-                            max_edit_fraction=spec.max_edit_ratio, judges=judges, seed=seed, target_key=key)
+        limits: dict[str, Any] = {k: v for k, v in (("max_queries", spec.max_queries),
+                                                    ("max_edit_fraction", spec.max_edit_ratio)) if v is not None}
+        return GreedyAttack(target, goal=spec.goal, strategies=spec.strategies, judges=judges, seed=seed,
+                            target_key=key, **limits)
     except (KeyError, ValueError) as err:
         raise SetupError(f"attack: {err.args[0] if err.args else err}") from None
+
+
+def attack_limits(attack: GreedyAttack | Attack) -> tuple[int, float | None]:
+    """(max queries, max share of words edited) the built attack runs with; None: no edit limit
+    (a recipe without a max_words_changed constraint)."""
+    if isinstance(attack, Attack):
+        return attack.max_queries, attack.config().get("max_edit_fraction")
+    return attack.max_queries, attack.max_edit_fraction
 
 
 def attack_config(attack: GreedyAttack | Attack) -> dict[str, Any]:

@@ -12,12 +12,13 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
-from modlens.audit.attacks import AttackSpec, build_attack, plan_attacks
+from modlens.audit.attacks import AttackSpec, attack_limits, build_attack, plan_attacks
 from modlens.audit.auditor import Auditor, dataset_platform
 from modlens.chunks import ChunkPipeline, Compute, LocalCompute
 from modlens.config import DetectorConfig, StudyConfig
 from modlens.datasets.base import Dataset, DatasetError, DatasetItem, DatasetNotFound, count_rows
 from modlens.detectors.base import Detector
+from modlens.detectors.training import run_record as training_record
 from modlens.engine import Engine
 from modlens.scale.sources import load_dataset, location
 from modlens.services.detectors import load_detectors, parse_detector_spec
@@ -152,6 +153,13 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         raise SetupError("no detector could be loaded: " + "; ".join(f"{k}: {v}" for k, v in unavailable.items()))
     params = {"format": data.format, "detectors": {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
               "normalize": normalize, "perturb": list(perturb or []), "limit": limit}
+    # what each detector was trained on, against this dataset (docs/DETECTORS.md#training-data)
+    overlap, overlap_notes = training_record(detector_objects, data.name)
+    if overlap:
+        params["training"] = overlap
+    for note in overlap_notes:
+        if on_note:
+            on_note(note)
     if perturb:  # other variants of the same file are another run, not a resume
         pc = study.perturbation
         params["perturbation"] = {"budget": pc.budget, "importance_threshold": pc.importance_threshold,
@@ -165,10 +173,13 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     plan, seed = None, study.perturbation.seed
     if attack is not None:
         plan = plan_attacks(attack, detector_objects)
-        for key, judges in plan.items():  # bad budgets or strategies fail here, before anything is written
-            build_attack(attack, key, detector_objects[key], [detector_objects[j] for j in judges], seed)
-        attack_params: dict[str, Any] = {"goal": attack.goal, "targets": plan, "max_queries": attack.max_queries,
-                                         "max_edit_ratio": attack.max_edit_ratio, "strategies": attack.strategies,
+        built = [build_attack(attack, key, detector_objects[key], [detector_objects[j] for j in judges], seed)
+                 for key, judges in plan.items()]  # bad budgets or strategies fail here, before anything is written
+        # the limits the attacks run with (the attack's own where the spec leaves them None), so the
+        # run records the same numbers whichever command started it
+        max_queries, max_edit_ratio = attack_limits(built[0])
+        attack_params: dict[str, Any] = {"goal": attack.goal, "targets": plan, "max_queries": max_queries,
+                                         "max_edit_ratio": max_edit_ratio, "strategies": attack.strategies,
                                          "seed": seed}
         if attack.recipe:  # another recipe over the same file is another run, not a resume
             attack_params["recipe"] = attack.recipe

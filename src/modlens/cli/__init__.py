@@ -41,6 +41,8 @@ COMMANDS: dict[str, str] = {
     "browse": "browse",
     "extension": "extension",
     "study": "study",
+    "sample": "sample",
+    "rate": "rate",
     "join": "join",
     "merge": "merge",
     "rescore": "rescore",

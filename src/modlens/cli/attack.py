@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from modlens.cli.common import (CliError, ErrorKind, add_attack_limit_options, add_db_option, add_detectors_option,
-                                add_study_option, db_path, detector_configs, load_study)
+                                add_encoding_option, add_study_option, db_path, detector_configs, load_study)
 from modlens.names import UnknownName
 
 
@@ -37,19 +37,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_detectors_option(p, keys="registry names or study keys: more detectors to score the results and judge them")
     p.add_argument("--no-ensemble", action="store_true", help="no judges: the other detectors only score the results")
     add_study_option(p)
-    add_attack_limit_options(p)
-    # None = the recipe's own budget and edit limit (the shared options default to the character
-    # attack's), and the help says so: a recipe without a max_words_changed constraint has no limit
-    p.set_defaults(query_budget=None, max_edit_ratio=None)
-    for action in p._actions:
-        if "--max-queries" in action.option_strings:
-            action.help = "target queries per seed (default: the recipe's own, see --list)"
-        elif "--max-edit-fraction" in action.option_strings:
-            action.help = ("max share of words edited (default: the recipe's own limit, see --list: none for "
-                           "DeepWordBug, TextBugger, PWWS, TextFooler; A2T's 0.1, ToxicTrap's 0.25)")
+    add_attack_limit_options(p)  # unset: the recipe's own budget and edit limit, as `audit --attack --recipe`
     p.add_argument("--seed", type=int, help="random seed (default: the study's, 0)")
     add_db_option(p)
     p.add_argument("--limit", type=int, help="dataset: attack only the first N items")
+    add_encoding_option(p)
     p.add_argument("--quiet", action="store_true", help="dataset: no progress bar")
     p.add_argument("--export", metavar="DIR", help="dataset: then write the log's attack results as a TaeBench-style "
                                                   "dataset (Parquet + JSONL, quality-filter verdicts) to DIR")
@@ -93,6 +85,9 @@ def _check(args: argparse.Namespace) -> None:
                        fix="modlens attack --recipe NAME --target DETECTOR (DATASET | --text TEXT ...)")
     if args.dataset and args.goal_labels:
         raise CliError("--goal-labels works with --text only", fix="drop --goal-labels, or attack --text")
+    if args.text and args.encoding:
+        raise CliError("--encoding is the dataset file's; texts given with --text are already text",
+                       fix="drop --encoding, or attack a dataset file")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -116,13 +111,12 @@ def _dataset(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) 
     from modlens.studylog.store import StudyLogError
     if args.seed is not None:
         study = study.model_copy(update={"perturbation": study.perturbation.model_copy(update={"seed": seed})})
-    recipe_defaults = _recipe(args.recipe)
     spec = AttackSpec(args.goal, targets=[args.target], ensemble=[] if args.no_ensemble else None,
-                      max_queries=recipe_defaults.parts["max_queries"] if args.query_budget is None else args.query_budget,
-                      max_edit_ratio=args.max_edit_ratio, recipe=args.recipe)
+                      max_queries=args.query_budget, max_edit_ratio=args.max_edit_ratio, recipe=args.recipe)
     try:
         result = run_audit(args.dataset, db=db_path(args), study=study, detectors=[args.target, *extra],
                            limit=args.limit, progress=not args.quiet, attack=spec,
+                           reader_options={"encoding": args.encoding},
                            on_note=lambda note: print(f"modlens attack: {note}", file=sys.stderr))
     except AuditError as err:
         kind = ErrorKind.NOT_FOUND if getattr(err, "not_found", False) else ErrorKind.USAGE

@@ -6,7 +6,7 @@ import json
 import sys
 
 from modlens.cli.common import (CliError, ErrorKind, add_attack_limit_options, add_db_option, add_deprecated_alias,
-                                add_detectors_option, add_perturbation_options, add_strategies_option,
+                                add_detectors_option, add_encoding_option, add_perturbation_options, add_strategies_option,
                                 add_study_option, check_strategies, db_path, load_study, registry_name,
                                 with_perturbation_options)
 from modlens.datasets.registry import READER_REGISTRY, READERS
@@ -56,9 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--label-cols", nargs="+", metavar="COLUMN",
                    help="csv/jsonl/parquet: more columns to store as labels, '*' for all (default: only the gold label, "
                         "group columns such as target/group/identity/platform, and ids)")
-    p.add_argument("--encoding", metavar="NAME",
-                   help="csv/tsv/jsonl: the file's encoding when it has no byte-order mark and is not UTF-8, e.g. "
-                        "cp1252 (Excel on Windows) or latin-1 (default: the mark's, else UTF-8)")
+    add_encoding_option(p)
     p.add_argument("--no-html-unescape", dest="html_unescape", action="store_false", default=None,
                    help="davidson: keep the tweets' HTML entities (&amp;, &#128557;) instead of decoding them as read")
     p.add_argument("--chunk", type=int, default=256, help="items written per transaction (default 256)")

@@ -218,18 +218,37 @@ def study_log_error(err: Exception, db: Path) -> CliError:
 
 
 # --- attacks ------------------------------------------------------------------------------------
+# what the attack limits default to, said the same way by every command that takes them
+DEFAULT_QUERIES_HELP = ("target queries per seed (default: 200 for the character attack; with --recipe, the recipe's "
+                        "own, see `modlens attack --list`)")
+DEFAULT_EDIT_HELP = ("max share of words edited (default: 0.25 for the character attack; with --recipe, the recipe's "
+                     "own limit, see `modlens attack --list`: none for DeepWordBug, TextBugger, PWWS, TextFooler)")
+
+
 def add_attack_limit_options(parser: argparse.ArgumentParser, *, queries_dest: str = "query_budget",
-                             edit_ratio_dest: str = "max_edit_ratio") -> None:
-    """The greedy attack's limits, named as the log records them (`max_queries`,
-    `max_edit_fraction`); audit's old names stay as deprecated aliases. Their ranges are
-    checked by the attack itself, whose error names the limit."""
-    parser.add_argument("--max-queries", dest=queries_dest, type=int, default=200,
-                        metavar="N", help="attack: target queries per seed (default 200)")
-    parser.add_argument("--max-edit-fraction", dest=edit_ratio_dest, type=float,
-                        default=0.25, metavar="R", help="attack: max share of words edited (default 0.25)")
+                             edit_ratio_dest: str = "max_edit_ratio", recipes: bool = True) -> None:
+    """The attack's limits, named as the log records them (`max_queries`, `max_edit_fraction`);
+    audit's old names stay as deprecated aliases. Unset (None) means the attack's own limits,
+    resolved when it is built (`modlens.audit.attacks.attack_limits`), so `audit --attack
+    --recipe X` and `attack --recipe X` run X alike. `recipes=False`: a command whose attack is
+    the character attack only (the help then names its defaults alone). Their ranges are checked
+    by the attack itself, whose error names the limit."""
+    queries_help, edit_help = ((DEFAULT_QUERIES_HELP, DEFAULT_EDIT_HELP) if recipes else
+                               ("target queries per seed (default: 200)", "max share of words edited (default: 0.25)"))
+    parser.add_argument("--max-queries", dest=queries_dest, type=int, metavar="N", help=f"attack: {queries_help}")
+    parser.add_argument("--max-edit-fraction", dest=edit_ratio_dest, type=float, metavar="R",
+                        help=f"attack: {edit_help}")
     add_deprecated_alias(parser, "--query-budget", "--max-queries", dest=queries_dest, type=int, metavar="N")
     add_deprecated_alias(parser, "--max-edit-ratio", "--max-edit-fraction", dest=edit_ratio_dest, type=float,
                          metavar="R")
+
+
+# --- data files ---------------------------------------------------------------------------------
+def add_encoding_option(parser: argparse.ArgumentParser) -> None:
+    """`--encoding NAME` of the dataset readers (`modlens.datasets.base.text_format`): audit, attack, feed."""
+    parser.add_argument("--encoding", metavar="NAME",
+                        help="csv/tsv/jsonl: the file's encoding when it has no byte-order mark and is not UTF-8, e.g. "
+                             "cp1252 (Excel on Windows) or latin-1 (default: the mark's, else UTF-8)")
 
 
 # --- daemon -------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 hf-classifier is listed once per preset too, checked against the local cache only (no
 network), so the listing stays fast offline and says which presets need downloading. Each
 line says what the detector reads (text, image, audio, video): a loaded detector its own
-modalities, one that did not load what its plugin can read.
+modalities, one that did not load what its plugin can read. A loaded detector's line is followed
+by what it declares it was trained on (docs/DETECTORS.md#training-data).
 """
 from __future__ import annotations
 
@@ -54,4 +55,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"{st.name:<{width}}  {st.status:<18}  {reads[st.name]:<{mwidth}}  {detail}")
         if st.status != "loaded" and st.fix:
             print(f"{'':<{width}}  {'':<18}  {'':<{mwidth}}  fix: {st.fix}")
+        if st.extra.get("training"):  # what its figures on a dataset can be in-sample for
+            print(f"{'':<{width}}  {'':<18}  {'':<{mwidth}}  trained on: {st.extra['training']}")
     return 0

@@ -2,7 +2,8 @@
 
 Speaks protocol v1 exactly as the extension does (pages of 20 comments, hello with the
 pairing token, scores then variants) through `modlens.protocol.client`. Prints one JSON line
-per comment with its scores (and variants unless --no-variants).
+per comment with its scores (and variants unless --no-variants). The file is read as `modlens
+audit` reads it (encoding, delimiter, quotes; --encoding), with the same errors and exit codes.
 
 One file may hold comments of several platforms and pages: the `platform`, `url` and `author`
 columns (or the ones named by --platform-col/--url-col/--author-col) are used when present,
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
 import hashlib
 import json
 import sys
@@ -23,15 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from modlens.cli.common import CliError, ErrorKind, add_daemon_option
+from modlens.cli.common import CliError, ErrorKind, add_daemon_option, add_encoding_option
+from modlens.datasets.base import DatasetError, DatasetNotFound, check_rows, iter_rows
 from modlens.protocol import Comments, Page
 from modlens.protocol.client import PAGE_SIZE, ClientError, FedComment, PageResult, build, send_pages
 
 # row fields taken from a column of this name when the file has one (flags name others)
 DEFAULT_COLS = {"platform": "platform", "url": "url", "author": "author"}
-# tests/test_cli_feed.py asserts exit status 1 for a missing file, a missing column and an
-# unreachable daemon, as before the shared exit codes; kept until flags and codes are unified.
-KEPT_EXIT = 1
 
 
 class FeedError(CliError):
@@ -40,13 +38,13 @@ class FeedError(CliError):
 
 def feed_error(err: ClientError) -> FeedError:
     """The protocol client's error as this command reports it (its kind's exit code)."""
-    if err.reason == "unreachable":
-        return FeedError(err.message, kind=ErrorKind.UNREACHABLE, fix=err.fix, exit_code=KEPT_EXIT)
-    return FeedError(err.message, kind=ErrorKind.USAGE if err.reason == "invalid" else ErrorKind.FAILED, fix=err.fix)
+    kind = {"unreachable": ErrorKind.UNREACHABLE, "invalid": ErrorKind.USAGE}.get(err.reason, ErrorKind.FAILED)
+    return FeedError(err.message, kind=kind, fix=err.fix)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="CSV (with a header) or JSONL (one object per line)")
+    parser.add_argument("file", help="CSV/TSV (with a header), JSONL (one object per line) or Parquet, read as "
+                                     "`modlens audit` reads it (encoding, delimiter detected)")
     parser.add_argument("--platform", default="feed",
                         help="platform of rows without a platform column value (default: feed)")
     parser.add_argument("--url", help="page URL of rows without a url column value (default: the file's URI)")
@@ -60,8 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                           "when present)")
     parser.add_argument("--author-col", help=f"column/field holding each row's author, sent hashed (default: "
                                              f"{DEFAULT_COLS['author']}, when present)")
+    add_encoding_option(parser)
     parser.add_argument("--concurrency", type=int, default=1, help="parallel connections, each sending pages in turn")
-    parser.add_argument("--no-variants", action="store_true", help="do not ask for perturbed variants")
+    parser.add_argument("--no-variants", action="store_true",
+                        help="do not ask for perturbed variants (faster: each page then waits for its scores only)")
     parser.add_argument("--page-size", type=int, default=PAGE_SIZE, help="comments per message (default: 20)")
     parser.add_argument("--limit", type=int, help="only the first N comments")
     parser.add_argument("--rater", default="modlens-feed", help="rater id sent in hello (default: modlens-feed)")
@@ -85,59 +85,46 @@ def _value(row: dict[str, Any], col: str | None) -> str | None:
     return None if value is None or str(value).strip() == "" else str(value).strip()
 
 
+def _file_error(err: DatasetError) -> FeedError:
+    """A reader's error as audit reports it: its `; fix: …` on its own line, not found for a missing file."""
+    problem, _, fix = str(err).partition("; fix: ")
+    return FeedError(problem, kind=ErrorKind.NOT_FOUND if isinstance(err, DatasetNotFound) else ErrorKind.USAGE,
+                     fix=fix or None)
+
+
 def read_rows(path: Path, text_col: str, key_col: str | None, limit: int | None = None, *,
-              columns: dict[str, str | None] | None = None) -> Iterator[FeedRow]:
-    """One FeedRow per row; empty texts are skipped with a note on stderr. `columns` names the
+              columns: dict[str, str | None] | None = None, encoding: str | None = None) -> Iterator[FeedRow]:
+    """One FeedRow per row, the file read by the dataset readers (`modlens.datasets.base`: byte-order
+    mark, UTF-8 else `encoding`, delimiter sniffing, strict quotes, binary and empty files refused),
+    so its errors are audit's. Empty texts are skipped with a note on stderr. `columns` names the
     platform/url/author columns given by flags (they must exist); unnamed ones are read from
     DEFAULT_COLS when the file has them."""
-    if not path.is_file():
-        raise FeedError(f"{path}: no such file", kind=ErrorKind.NOT_FOUND, exit_code=KEPT_EXIT)
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson", ".json"):
-        rows = _jsonl(path)
-    elif suffix in (".csv", ".tsv"):
-        rows = _csv(path, "\t" if suffix == ".tsv" else ",")
-    else:
-        raise FeedError(f"{path}: unknown format {suffix!r}", fix="give a .csv, .tsv or .jsonl file")
     named = {k: v for k, v in (columns or {}).items() if v}
-    n = 0
-    for i, row in rows:
-        required = [(text_col, "--text-col"), *([(key_col, "--key-col")] if key_col else []),
-                    *((col, f"--{what}-col") for what, col in named.items())]
-        for col, flag in required:
-            if col not in row:
-                raise FeedError(f"{path}, row {i}: no column {col!r} (has {', '.join(map(str, row))})",
-                                fix=f"name the column with {flag}", exit_code=KEPT_EXIT)
-        text = row[text_col]
-        if not isinstance(text, str) or not text.strip():
-            print(f"modlens feed: {path}, row {i}: empty text, skipped", file=sys.stderr)
-            continue
-        cols = {what: named.get(what, default) for what, default in DEFAULT_COLS.items()}
-        platform = _value(row, cols["platform"])
-        yield FeedRow(str(row[key_col]) if key_col else f"row-{i}", text,
-                      platform.lower() if platform else None, _value(row, cols["url"]), _value(row, cols["author"]))
-        n += 1
-        if limit is not None and n >= limit:
-            return
-
-
-def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open(encoding="utf-8") as fh:
-        for i, line in enumerate(fh, 1):
-            if not line.strip():
+    try:
+        check_rows(path, encoding)  # empty and header-only files: one error, before anything is read
+        rows = iter_rows(path, encoding=encoding)
+        n = 0
+        for i, row in enumerate(rows, 1):
+            required = [(text_col, "--text-col"), *([(key_col, "--key-col")] if key_col else []),
+                        *((col, f"--{what}-col") for what, col in named.items())]
+            for col, flag in required:
+                if col not in row:
+                    raise FeedError(f"{path}, row {i}: no column {col!r} (has {', '.join(map(str, row))})",
+                                    fix=f"name the column with {flag}")
+            text = row[text_col]
+            if not isinstance(text, str) or not text.strip():
+                print(f"modlens feed: {path}, row {i}: empty text, skipped", file=sys.stderr)
                 continue
-            try:
-                obj = json.loads(line)
-            except ValueError as err:
-                raise FeedError(f"{path}, line {i}: not JSON ({err})") from None
-            if not isinstance(obj, dict):
-                raise FeedError(f"{path}, line {i}: expected a JSON object")
-            yield i, obj
-
-
-def _csv(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open(encoding="utf-8", newline="") as fh:
-        yield from enumerate(csv.DictReader(fh, delimiter=delimiter), 1)
+            cols = {what: named.get(what, default) for what, default in DEFAULT_COLS.items()}
+            platform = _value(row, cols["platform"])
+            yield FeedRow(str(row[key_col]) if key_col else f"row-{i}", text,
+                          platform.lower() if platform else None, _value(row, cols["url"]), _value(row, cols["author"]))
+            n += 1
+            if limit is not None and n >= limit:
+                rows.close()
+                return
+    except DatasetError as err:
+        raise _file_error(err) from None
 
 
 # --- pages ------------------------------------------------------------------------------
@@ -182,13 +169,22 @@ def output_line(comment: FedComment) -> str:
     return json.dumps(out, ensure_ascii=False)
 
 
+def variants_note(result: PageResult) -> str:
+    """Said once, on the first page whose variants were waited for: why feed is slower than scoring
+    alone, measured on that page, and the flag that turns variants off."""
+    assert result.variants_ms is not None
+    return (f"modlens feed: variants are on: each page waits for its perturbed variants too (first page: scores "
+            f"after {result.latency_ms:.0f} ms, variants after {result.variants_ms:.0f} ms); "
+            "--no-variants sends scores only")
+
+
 def run(args: argparse.Namespace) -> int:
     from modlens import pairing
     from modlens.runtime import daemon_url
 
     path = Path(args.file)
     columns = {"platform": args.platform_col, "url": args.url_col, "author": args.author_col}
-    rows = list(read_rows(path, args.text_col, args.key_col, args.limit, columns=columns))
+    rows = list(read_rows(path, args.text_col, args.key_col, args.limit, columns=columns, encoding=args.encoding))
     if not rows:
         raise FeedError(f"{path}: no comments to send")
     keys = [(r.platform or args.platform, r.key) for r in rows]  # a comment key is unique per platform
@@ -200,9 +196,15 @@ def run(args: argparse.Namespace) -> int:
                         fix="start the daemon once (`modlens serve`) or run `modlens pair`")
     url = args.daemon or daemon_url()
 
+    noted = False
+
     def emit(result: PageResult) -> None:
+        nonlocal noted
         for item in result.items:
             print(output_line(item), flush=True)
+        if not noted and result.variants_ms is not None:  # the daemon makes variants and each page waits for them
+            noted = True
+            print(variants_note(result), file=sys.stderr, flush=True)
 
     try:
         pages, authors = group_pages(rows, max(1, args.page_size), args.platform,

@@ -13,10 +13,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from modlens.chunks.parquet import import_parquet
     from modlens.services.errors import SetupError
     from modlens.studylog.store import StudyLogError
 
+    if not Path(args.folder).exists():
+        raise CliError(f"{args.folder}: no such folder", kind=ErrorKind.NOT_FOUND,
+                       fix="give the folder `modlens audit --out-parquet DIR` wrote")
     try:
         counts = import_parquet(args.folder, db_path(args))
     except SetupError as err:

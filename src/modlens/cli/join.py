@@ -41,6 +41,8 @@ def _ask(question: str) -> bool:
 
 def describe(study_pack: Pack) -> list[str]:
     """What the participant is shown before anything is written: signer, detectors, data flow."""
+    from modlens.study import join
+
     s = study_pack.study
     lines = [f"study {s.study_id!r} ({s.title})",
              f"  signed by {study_pack.signer} (compare it with the fingerprint the researcher published)"
@@ -48,11 +50,11 @@ def describe(study_pack: Pack) -> list[str]:
     remote, reads = s.destinations(), s.secret_reads()
     lines.append("detectors:")
     for d in s.detectors:
-        where = f"sends each comment to {remote[d.key]}" if d.key in remote else "runs on this computer"
+        where = f"sends each comment to {', '.join(remote[d.key])}" if d.key in remote else "runs on this computer"
         secret = f"; reads your {', '.join(reads[d.key])} from this computer's environment (never logged)" \
             if d.key in reads else ""
         lines.append(f"  - {d.key} ({d.name}): {where}{secret}")
-    lines.append("where your data goes: " + (", ".join(sorted(set(remote.values()))) + " (remote detectors), and "
+    lines.append("where your data goes: " + (", ".join(sorted(join.all_destinations(s))) + " (remote detectors), and "
                                              if remote else "") + "the study log on this computer; "
                  "nothing else is sent until you export a bundle and send it yourself")
     return lines
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if study_pack.signer is None and not args.allow_unsigned and not _ask("Join this unsigned pack anyway?"):
         raise CliError(f"{args.pack}: unsigned pack refused; anyone could have made or changed it",
                        fix="ask the researcher for a signed pack, or pass --allow-unsigned if you trust its source")
-    destinations = sorted(set(study_pack.study.destinations().values()))
+    destinations = sorted(join.all_destinations(study_pack.study))
     accepted = destinations if destinations and (args.accept_remote or _ask("Send comments to these places?")) else []
     try:
         config = join.join(study_pack, str(Path(args.pack).resolve()), replace=args.replace, accepted_remote=accepted)

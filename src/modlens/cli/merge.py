@@ -2,8 +2,9 @@
 
 `modlens merge --out study.sqlite BUNDLE…` verifies and merges each bundle in its own transaction
 (the same bundle twice adds nothing; a refused one is reported and the others still merge; exit 2
-when any was refused). `modlens merge --list study.sqlite` shows participants, their rating counts,
-consent times and bundle checksums. docs/MULTI.md has the rules.
+when any was refused, 3 when every refused one was missing). `modlens merge --list study.sqlite`
+shows participants, their rating counts, consent times and bundle checksums. docs/MULTI.md has
+the rules.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from modlens.cli.common import CliError, ErrorKind
+from modlens.cli.common import EXIT_CODES, CliError, ErrorKind
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     refused = sum(isinstance(r, Exception) for r in results)
     merged = sum(isinstance(r, dict) and r["status"] == "merged" for r in results)
     print(f"{args.out}: {merged} merged, {len(results) - merged - refused} already there, {refused} refused")
-    if refused:
+    if refused:  # each refusal is printed above; the code is the table's: not found only when every one was missing
         missing = all(isinstance(r, FileNotFoundError) for r in results if isinstance(r, Exception))
-        return 3 if missing else 2
+        return EXIT_CODES[ErrorKind.NOT_FOUND if missing else ErrorKind.USAGE]
     return 0

@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_study_option(parser)
     add_perturbation_options(parser)
     parser.add_argument("--attack", choices=["tae", "bae"], help="run a greedy attack on the target instead")
-    add_attack_limit_options(parser, queries_dest="max_queries", edit_ratio_dest="max_edit_fraction")
+    add_attack_limit_options(parser, queries_dest="max_queries", edit_ratio_dest="max_edit_fraction", recipes=False)
     parser.add_argument("--perturbations", metavar="JSON", help="word -> human perturbations table for human_lookup")
 
 
@@ -100,9 +100,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.attack:  # without --strategies: the attack's own default set
             judges = [d for k, d in detectors.items() if k != target]
-            maker = GreedyAttack(detectors[target], goal=args.attack, strategies=args.strategies,
-                                 max_queries=args.max_queries, max_edit_fraction=args.max_edit_fraction, judges=judges,
-                                 seed=p.seed, target_key=target, strategy_options=options)
+            limits = {k: v for k, v in (("max_queries", args.max_queries),
+                                        ("max_edit_fraction", args.max_edit_fraction)) if v is not None}
+            maker = GreedyAttack(detectors[target], goal=args.attack, strategies=args.strategies, judges=judges,
+                                 seed=p.seed, target_key=target, strategy_options=options, **limits)
         else:
             maker = VariantGenerator(p.strategies, budget=p.budget, seed=p.seed,
                                      importance_threshold=p.importance_threshold, strategy_options=options)

@@ -5,7 +5,10 @@ calibration.toml, tasks.toml); `modlens study check DIR` validates it, naming th
 fix of every problem; `modlens study pack DIR --out study.modlens` makes the one file each
 participant opens with `modlens join` (docs/MULTI.md), signed with `--sign-key` by a key from
 `modlens study keygen --out PATH` (kept outside any study folder); `modlens study add-attacks DIR
---from LOG` queues successful, quality-filtered attacks for the human check (docs/PERTURB.md).
+--from LOG` queues successful, quality-filtered attacks for the human check (docs/PERTURB.md);
+`modlens study assign DIR` cuts the folder's item set (`modlens sample`) into tasks for raters
+(assignment.json) and `modlens study export-tasks DIR --format labelstudio|potato|survey --out OUT`
+writes them for a crowd platform (docs/MULTI.md#item-set-studies).
 """
 from __future__ import annotations
 
@@ -34,6 +37,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     keygen = actions.add_parser("keygen", help="make the Ed25519 key that signs your study packs")
     keygen.add_argument("--out", required=True, metavar="KEY",
                         help="key file to create, outside every study folder (e.g. ~/.config/modlens/researcher.key)")
+    assign = actions.add_parser("assign", help="cut the folder's item set into rater tasks (assignment.json)")
+    assign.add_argument("dir", metavar="DIR", help="the study folder holding itemset.json")
+    assign.add_argument("--raters", type=int, default=5, help="raters per item (default: 5)")
+    assign.add_argument("--items-per-task", type=int, default=12, help="item-set comments per task (default: 12)")
+    assign.add_argument("--gold-per-task", type=int, default=3, help="gold comments added to each task (default: 3)")
+    assign.add_argument("--seed", type=int, default=0, help="seed of the tasks and of each rater's order (default: 0)")
+    assign.add_argument("--force", action="store_true", help="replace an existing assignment.json")
+    tasks = actions.add_parser("export-tasks", help="write the assignment for Label Studio, Potato or a survey platform")
+    tasks.add_argument("dir", metavar="DIR", help="the study folder holding itemset.json and assignment.json")
+    tasks.add_argument("--format", required=True, choices=["labelstudio", "potato", "survey"], help="the platform")
+    tasks.add_argument("--out", required=True, metavar="OUT", help="folder to write the files to")
     add = actions.add_parser("add-attacks", help="queue successful attacks from a study log for raters (human check)")
     add.add_argument("dir", metavar="DIR", help="the study folder (review items go to its calibration.toml)")
     add.add_argument("--from", dest="log", required=True, metavar="LOG", help="study log holding the attack results")
@@ -76,8 +90,15 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "keygen":
         return _keygen(Path(args.out).expanduser())
     loaded = _load(args.dir)
+    if args.action in ("assign", "export-tasks"):
+        return _item_set_action(args, loaded)
     if args.action == "check":
         s = loaded.study
+        from modlens.study.assignment import check_folder
+
+        set_problems = check_folder(loaded.path, s)
+        if set_problems:
+            raise CliError(f"{loaded.path}: invalid item set or assignment\n  " + "\n  ".join(set_problems))
         for note in study_folder.warnings(loaded):
             print(f"warning: {note}")
         for note in study_folder.data_flow(s):
@@ -102,6 +123,31 @@ def run(args: argparse.Namespace) -> int:
         print("unsigned: participants must pass --allow-unsigned to join it (sign with --sign-key KEY)")
     print(f"participants run: modlens join {args.out}")
     return 0
+
+
+def _item_set_action(args: argparse.Namespace, loaded: StudyFolder) -> int:
+    from modlens.study import assignment, crowd
+    from modlens.study.itemset import FILE, ItemSetError, read
+
+    try:
+        itemset = read(loaded.path / FILE)
+        if args.action == "assign":
+            if (loaded.path / assignment.FILE).exists() and not args.force:
+                raise CliError(f"{loaded.path / assignment.FILE} already exists",
+                               fix="pass --force to replace it (raters given the old tasks would no longer match)")
+            data = assignment.make(itemset, loaded.study, raters=args.raters, items_per_task=args.items_per_task,
+                                   gold_per_task=args.gold_per_task, seed=args.seed)
+            path = assignment.write(data, loaded.path)
+            print(f"wrote {path}: {len(itemset['items'])} items in {len(data['tasks'])} tasks of up to "
+                  f"{args.items_per_task} + {args.gold_per_task} gold, {args.raters} raters each: "
+                  f"{len(data['assignments'])} assignments")
+            return 0
+        plan = assignment.Plan.load(loaded.path, loaded.study)
+        for f in crowd.export(plan, args.format, args.out):
+            print(f"wrote {f}")
+        return 0
+    except (ItemSetError, assignment.AssignmentError, crowd.CrowdError) as err:
+        raise CliError(str(err)) from None
 
 
 def _keygen(out: Path) -> int:

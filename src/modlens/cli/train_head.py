@@ -54,6 +54,9 @@ def run(args: argparse.Namespace) -> int:
     def log(msg: str) -> None:
         print(f"[train-head] {msg}", file=sys.stderr, flush=True)
 
+    if not Path(args.data).is_file():
+        raise CliError(f"training data not found: {args.data}", kind=ErrorKind.NOT_FOUND,
+                       fix="give the labelled CSV (or the wheel/zip holding it) with --data")
     t0 = time.perf_counter()
     try:
         data = load_labelled(args.data, text_col=args.text_col, label_col=args.label_col,

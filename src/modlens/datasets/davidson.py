@@ -1,6 +1,6 @@
 """Davidson et al. 2017 tweets: `class` 0 hate speech, 1 offensive, 2 neither. `toxic` is 1 for
-hate or offensive (the Perspective definition of toxicity covers both); `--label class=0` makes it
-hate speech only. Streamed row by row. Tweets are keyed by the file's index column (its unnamed
+hate or offensive (the Perspective definition of toxicity covers both); `--label class=0` (or
+`class=hate_speech`: the stored names are accepted too) makes it hate speech only. Streamed row by row. Tweets are keyed by the file's index column (its unnamed
 first column, or `id`); a file without one by its content hash and row number (`base.row_key`).
 
 The tweets come from the Twitter API with their HTML entities (`&amp;`, `&#8220;`, `&#128557;`):
@@ -17,6 +17,7 @@ from modlens.datasets.gold import GoldSpec, gold_label
 from modlens.normalize.steps import html_unescape as entities
 
 CLASSES = {"0": "hate_speech", "1": "offensive_language", "2": "neither"}
+VALUE_NAMES = {"class": CLASSES}  # what the log stores for a raw value: `--label class=` takes either
 DEFAULT_GOLD = "toxic = class in {0, 1} (hate speech or offensive)"
 GOLD = "class in {hate_speech, offensive_language}"  # the default label set's definition
 
@@ -42,6 +43,8 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
             labels: dict[str, Any] = {"class": CLASSES[cls], "toxic": "0" if cls == "2" else "1"}
             if label is not None:
                 toxic = gold_label(label, row, f"{path}: row {n + 2}") if label.column else None
+                if label.column == "class" and label.positive is not None and CLASSES[cls] in label.positive:
+                    toxic = "1"  # named by the class name the log stores
                 labels.pop("toxic")
                 if toxic is not None:
                     labels["toxic"] = toxic

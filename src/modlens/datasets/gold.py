@@ -3,7 +3,9 @@ values become the `toxic` label ("1"/"0"), and which other columns are stored as
 
 `--label COLUMN` reads the column's values by the vocabulary below; `--label COLUMN=A,B` names
 the toxic values (every other non-empty value is non-toxic); `--label COLUMN>=X` thresholds a
-score (Civil Comments' `toxicity`); `--label none` declares no gold label. A value the vocabulary
+score (Civil Comments' `toxicity`; `>`, `>=`, `<` and `<=` all work: SASS's rule is `> 0.5`);
+`--label none` declares no gold label. A `=` or threshold spec that makes no row toxic, or every
+row, is an error naming the values the column holds (`check_matches`): it would define no contrast. A value the vocabulary
 does not know is an error naming the row, never a guess. An empty value is "no gold label" for
 that row.
 
@@ -18,8 +20,10 @@ column would turn Civil Comments' ~40 score columns into ~80 million label rows.
 from __future__ import annotations
 
 import math
+import operator
+from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from modlens.datasets.base import NO_GOLD, DatasetError
 
@@ -40,6 +44,11 @@ NEGATIVE = ("0", "false", "f", "no", "n", "non-toxic", "nontoxic", "not toxic", 
             "none", "ok")
 
 
+# threshold operators, the two-character ones first (">=" holds ">")
+OPERATORS: dict[str, Callable[[float, float], bool]] = {">=": operator.ge, "<=": operator.le, ">": operator.gt,
+                                                        "<": operator.lt}
+
+
 def canonical(raw: Any) -> str:
     """A cell as text, the same for every format: 1.0 (Parquet, JSON) reads as "1", True as "true"."""
     if isinstance(raw, bool):
@@ -53,23 +62,28 @@ def canonical(raw: Any) -> str:
 class GoldSpec:
     column: str                             # "" = the file has no gold label (`--label none`)
     positive: frozenset[str] | None = None  # `COLUMN=A,B`: the toxic values
-    threshold: float | None = None          # `COLUMN>=X`
+    threshold: float | None = None          # `COLUMN>=X` (or >, <, <=: `op`)
+    op: str = ">="
 
     @classmethod
     def parse(cls, spec: str) -> GoldSpec:
         spec = spec.strip()
         if spec.lower() == "none":
             return cls("")
-        if ">=" in spec:
-            column, _, raw = spec.partition(">=")
+        op = next((o for o in OPERATORS if o in spec), None)
+        if op is not None:
+            column, _, raw = spec.partition(op)
             try:
                 threshold = float(raw)
             except ValueError:
-                raise DatasetError(f"--label {spec}: {raw!r} is not a number; write COLUMN>=0.5") from None
-            return cls(column.strip(), threshold=threshold)
+                raise DatasetError(f"--label {spec}: {raw.strip()!r} is not a number; write COLUMN{op}0.5") from None
+            if not column.strip():
+                raise DatasetError(f"--label {spec!r}: no column; write e.g. toxicity{op}0.5")
+            return cls(column.strip(), threshold=threshold, op=op)
         column, eq, values = spec.partition("=")
         if not column.strip():
-            raise DatasetError(f"--label {spec!r}: no column; write COLUMN, COLUMN=TOXIC_VALUE[,...] or COLUMN>=X")
+            raise DatasetError(f"--label {spec!r}: no column; write COLUMN, COLUMN=TOXIC_VALUE[,...] or COLUMN>=X "
+                               "(or >, <, <=)")
         if not eq:
             return cls(column.strip())
         positive = frozenset(canonical(v) for v in values.split(",") if v.strip())
@@ -81,7 +95,7 @@ class GoldSpec:
         if not self.column:
             return "no gold label (--label none)"
         if self.threshold is not None:
-            return f"toxic = {self.column} >= {self.threshold:g}"
+            return f"toxic = {self.column} {self.op} {self.threshold:g}"
         if self.positive is not None:
             return f"toxic = {self.column} in {{{', '.join(sorted(self.positive))}}}"
         return f"toxic = {self.column} ({PLAIN_VALUES})"
@@ -91,7 +105,7 @@ class GoldSpec:
         if not self.column:
             return NO_GOLD
         if self.threshold is not None:
-            return f"{self.column} >= {self.threshold:g}"
+            return f"{self.column} {self.op} {self.threshold:g}"
         if self.positive is not None:
             return f"{self.column} in {{{', '.join(sorted(self.positive))}}}"
         return f"{self.column} ({PLAIN_VALUES})"
@@ -102,10 +116,10 @@ class GoldSpec:
             return None
         if self.threshold is not None:
             try:
-                return "1" if float(raw) >= self.threshold else "0"
+                return "1" if OPERATORS[self.op](float(raw), self.threshold) else "0"
             except (TypeError, ValueError):
                 raise DatasetError(f"{where}: {self.column} = {raw!r} is not a number, "
-                                   f"but --label {self.column}>={self.threshold:g} compares numbers") from None
+                                   f"but --label {self.column}{self.op}{self.threshold:g} compares numbers") from None
         value = canonical(raw)
         if self.positive is not None:
             return "1" if value in self.positive else "0"
@@ -142,3 +156,61 @@ def recognized(columns: Iterable[str], names: Iterable[str]) -> dict[str, str]:
     in the file's order."""
     wanted = set(names)
     return {str(c).strip().lower(): str(c) for c in columns if str(c).strip().lower() in wanted}
+
+
+MAX_SHOWN = 12  # distinct values an error lists
+
+
+def check_matches(spec: GoldSpec, rows: Iterable[dict[str, Any]], where: str,
+                  names: dict[str, str] | None = None) -> None:
+    """Raise when a `COLUMN=VALUES` or threshold spec makes no row toxic, or every row: the error
+    names the values the column holds (most frequent first, with their counts) and the close
+    matches of the values asked for. `names`: what a reader stores for a raw value (Davidson's
+    `class` 0 -> hate_speech), accepted as that value and shown beside it."""
+    if not spec.column or (spec.positive is None and spec.threshold is None):
+        return
+    names = names or {}
+    counts: Counter[str] = Counter()
+    for row in rows:
+        raw = row.get(spec.column)
+        if raw is None or (isinstance(raw, float) and math.isnan(raw)) or str(raw).strip() == "":
+            continue
+        counts[canonical(raw)] += 1
+    total = sum(counts.values())
+    if not total:
+        return  # an empty column: every row has no gold label, which the notes already say
+    held = ", ".join(f"{v}{f' ({names[v]})' if v in names else ''} ×{n}" for v, n in counts.most_common(MAX_SHOWN))
+    held += ", …" if len(counts) > MAX_SHOWN else ""
+    if spec.threshold is not None:
+        numbers = []
+        for v in counts:
+            try:
+                numbers.append(float(v))
+            except ValueError:
+                return  # a non-number: `value` names the row when the reader meets it
+        toxic = sum(n for v, n in counts.items() if OPERATORS[spec.op](float(v), spec.threshold))
+        if 0 < toxic < total:
+            return
+        asked = f"{spec.column}{spec.op}{spec.threshold:g}"
+        held = f"values from {min(numbers):g} to {max(numbers):g}"
+        fix = "choose a threshold inside that range"
+    else:
+        assert spec.positive is not None
+        toxic = sum(n for v, n in counts.items() if v in spec.positive or names.get(v) in spec.positive)
+        if 0 < toxic < total:
+            return
+        asked = f"{spec.column}={','.join(sorted(spec.positive))}"
+        known = [*counts, *names.values()]
+        close = sorted({m for v in spec.positive for m in _close(v, known)})
+        fix = ("name only the toxic values" if toxic else f"did you mean {' or '.join(close)}?" if close else
+               f"name some of the values {spec.column} holds")
+    what = "no row is toxic" if toxic == 0 else "every row is toxic"
+    raise DatasetError(f"{where}: --label {asked}: {what} ({total} rows with a value): {spec.column} holds {held}; "
+                       f"fix: {fix} (--label none stores no gold label)")
+
+
+def _close(value: str, known: list[str]) -> list[str]:
+    import difflib
+
+    exact = [k for k in known if value in k or k in value]  # `hate` -> hate_speech
+    return exact[:3] or difflib.get_close_matches(value, known, n=3, cutoff=0.6)

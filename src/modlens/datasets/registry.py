@@ -11,8 +11,8 @@ from typing import Any
 from modlens import paths
 from modlens.datasets import sass
 from modlens.datasets.base import (Dataset, DatasetError, DatasetNotFound, check_rows, is_jsonl, is_parquet,
-                                   read_columns, text_format)
-from modlens.datasets.gold import TEXT_COLUMNS, GoldSpec, find_column
+                                   iter_rows, read_columns, text_format)
+from modlens.datasets.gold import TEXT_COLUMNS, GoldSpec, check_matches, find_column
 from modlens.names import close_matches
 from modlens.names import PluginError, Registry, UnknownName
 
@@ -116,6 +116,9 @@ def load(dataset: str, fmt: str | None = None, *, label: str | GoldSpec | None =
         raise DatasetError(str(err)) from None
     spec = GoldSpec.parse(label) if isinstance(label, str) else label
     data: Dataset = module.read(path, label=spec, **options)
+    if spec is not None and data.path.is_file():  # a `=`/threshold spec must split the rows (see gold)
+        check_matches(spec, iter_rows(data.path, [spec.column] if is_parquet(data.path) else None, encoding),
+                      f"{data.path.name}", getattr(module, "VALUE_NAMES", {}).get(spec.column))
     data.format = fmt
     data.notes.insert(0, f"read {path.name} as {fmt} ({why})")
     if data.path.is_file() and not is_parquet(data.path):

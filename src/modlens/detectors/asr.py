@@ -34,6 +34,7 @@ class AsrDetector(Detector):
     def __init__(self, inner: Detector, engine: PocketSphinx | HuggingFaceAsr, *, ocr: Any = None,
                  frame_rate: float = FRAME_RATE, max_frames: int = MAX_FRAMES):
         self.inner, self.engine, self.ocr = inner, engine, ocr
+        self.training = inner.training  # its text detector scores every transcript and text
         self.frame_rate, self.max_frames = float(frame_rate), int(max_frames)
         self.name = f"asr+{inner.name}"
         self.labels, self.toxicity_label, self.threshold = inner.labels, inner.toxicity_label, inner.threshold

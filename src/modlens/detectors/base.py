@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:
+    from modlens.detectors.training import Training
     from modlens.media import MediaInput
 
 LabelScores = dict[str, float]
@@ -45,6 +46,9 @@ class Detector(ABC):
     remote: bool = False # remote detectors run on the event loop via `ascore`
     # what `score_media` looks at; a text-only detector sees only the text of a MediaInput
     modalities: tuple[str, ...] = ("text",)
+    # what it was trained on (docs/DETECTORS.md#training-data); None: not declared, so no figure
+    # of it can be called out-of-sample
+    training: "Training | None" = None
 
     @abstractmethod
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
@@ -79,6 +83,7 @@ class Detector(ABC):
             "name": self.name, "version": self.version, "labels": list(self.labels),
             "toxicity_label": self.toxicity_label, "threshold": self.threshold,
             "config": self.config(),
+            "training": None if self.training is None else self.training.record(),
         }
 
 

@@ -91,6 +91,14 @@ def balanced_sample(labels: np.ndarray, n: int, seed: int) -> np.ndarray:
     return out
 
 
+def split_sample(labels: np.ndarray, sample: int, seed: int, test_size: float) -> tuple[np.ndarray, np.ndarray]:
+    """(held-out, fit) row indices of the seeded balanced sample `train` uses: the same data, sample
+    size, seed and split always give the same rows (tools/build_head_hashes.py lists the fit ones)."""
+    idx = balanced_sample(labels, sample, seed)
+    n_test = int(round(len(idx) * test_size))
+    return idx[:n_test], idx[n_test:]
+
+
 def roc_auc(y: Sequence[int], scores: Sequence[float]) -> float:
     from sklearn.metrics import roc_auc_score
     return float(roc_auc_score(np.asarray(y), np.asarray(scores)))
@@ -146,11 +154,10 @@ def train(data: Labelled, encoder: SentenceEncoder, *, sample: int = 24000, seed
     measure AUC on the rest (and on HateCheck when given)."""
     from sklearn.linear_model import LogisticRegression
 
-    idx = balanced_sample(data.labels, sample, seed)
-    n_test = int(round(len(idx) * test_size))
+    test_idx, train_idx = split_sample(data.labels, sample, seed, test_size)
+    idx, n_test = np.concatenate([test_idx, train_idx]), len(test_idx)
     if n_test < 2 or len(idx) - n_test < 2:
         raise TrainingDataError(f"sample of {len(idx)} rows is too small for a {test_size:.0%} held-out split")
-    test_idx, train_idx = idx[:n_test], idx[n_test:]
     progress(f"embedding {len(idx)} texts (max_length {encoder.max_length}, device {encoder.device})")
     x = encoder.encode([data.texts[i] for i in idx])
     x_test, x_train = x[:n_test], x[n_test:]

@@ -4,8 +4,13 @@ Options as hf-classifier's: model, revision, label_map (raw label -> our label),
 (a label, or a list of labels whose probabilities are summed), batch_size (images per forward
 pass), device ("auto" | "cpu" | "cuda"), dtype ("auto" -> float16 on CUDA, else float32),
 multi_label (sigmoid per label; default: from the model config, else softmax), local_files_only,
-threshold. It reads images only: `score(texts)` has no answer (None) for a text, and an input
-with several images gets the per-label maximum (the most harmful image decides).
+threshold, frame_rate and max_frames (video sampling). It reads images and the frames of videos:
+`score(texts)` has no answer (None) for a text. A video's frames are sampled by ffmpeg
+(`modlens.media.av.sample_frames`: `frame_rate` a second from the start, at most `max_frames`,
+near-identical consecutive frames dropped) and classified like images; its sound is not heard
+(`unscored_media`: audio). An input with several images or frames gets the per-label maximum (the
+most harmful picture decides); `details["frames"]` lists each frame's time and toxicity and
+`details["max_frame"]` names the one with the highest toxicity.
 """
 from __future__ import annotations
 
@@ -17,9 +22,10 @@ from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavail
 from modlens.detectors.hf_common import LabelPlan, default_toxicity_label, load_pretrained, pick_dtype, probabilities
 from modlens.detectors.minilm import pick_device
 from modlens.media import MediaBlob, MediaInput
+from modlens.media.av import FRAME_RATE, MAX_FRAMES
 from modlens.paths import portable_model
 
-MODALITIES = ("image",)
+MODALITIES = ("image", "video")
 
 
 class HFImageClassifier(Detector):
@@ -27,8 +33,10 @@ class HFImageClassifier(Detector):
     modalities = MODALITIES
 
     def __init__(self, model: Any, processor: Any, *, source: str, source_version: str, device: str, dtype: str,
-                 label_map: dict[str, str], toxicity_label: str | list[str], batch_size: int, multi_label: bool):
+                 label_map: dict[str, str], toxicity_label: str | list[str], batch_size: int, multi_label: bool,
+                 frame_rate: float = FRAME_RATE, max_frames: int = MAX_FRAMES):
         self.model, self.processor = model, processor
+        self.frame_rate, self.max_frames = float(frame_rate), int(max_frames)
         self.source, self.device, self.dtype = source, device, dtype
         self.batch_size, self.multi_label = int(batch_size), bool(multi_label)
         # counted in inputs; an input usually carries one image, so passes stay near batch_size rows
@@ -41,17 +49,22 @@ class HFImageClassifier(Detector):
     def config(self) -> dict[str, Any]:
         # device is left out on purpose: where a model runs must not change its version
         return {"model": portable_model(self.source), "label_map": self.label_map, **self.plan.config(),
-                "multi_label": self.multi_label, "dtype": self.dtype, "reduce": "max over images"}
+                "multi_label": self.multi_label, "dtype": self.dtype, "reduce": "max over images and video frames",
+                "video_frames": {"rate": self.frame_rate, "max": self.max_frames}}
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
         return [None] * len(check_texts(texts))  # an image model has no answer for a text: missing, never guessed
 
     def score_media(self, inputs: Sequence[MediaInput]) -> list[MediaScore]:
         images: list[Any] = []          # decoded RGB images, every input's in one list
-        owner: list[tuple[int, str]] = []  # (input index, sha256) of each decoded image
+        # (input index, sha256, None) of each decoded image; (input index, video sha256, seconds) of a frame
+        owner: list[tuple[int, str, float | None]] = []
         details: list[dict[str, Any]] = [{} for _ in inputs]
         for i, item in enumerate(inputs):
             for blob in item.media:
+                if blob.kind == "video":
+                    self._add_frames(blob, i, images, owner, details[i])
+                    continue
                 if blob.kind != "image":
                     details[i].setdefault("unscored_media", []).append(blob.kind)
                     continue
@@ -60,21 +73,44 @@ class HFImageClassifier(Detector):
                 except Exception as err:  # a truncated or corrupt file costs only its own score
                     details[i].setdefault("undecodable", []).append({"sha256": blob.sha256, "error": str(err)})
                     continue
-                owner.append((i, blob.sha256))
+                owner.append((i, blob.sha256, None))
             if item.text:
                 details[i]["ignored_text"] = True
         per_image = self._forward(images)
         best: list[LabelScores | None] = [None] * len(inputs)
-        for (i, sha256), scores in zip(owner, per_image):
+        for (i, sha256, seconds), scores in zip(owner, per_image):
             current = best[i]
             best[i] = scores if current is None else {k: max(v, current[k]) for k, v in scores.items()}
-            details[i].setdefault("images", []).append({"sha256": sha256, "toxicity": scores[self.toxicity_label]})
+            toxicity = scores[self.toxicity_label]
+            if seconds is None:
+                details[i].setdefault("images", []).append({"sha256": sha256, "toxicity": toxicity})
+                continue
+            details[i].setdefault("frames", []).append({"video": sha256, "seconds": seconds, "toxicity": toxicity})
+            top = details[i].get("max_frame")
+            if top is None or toxicity > top["toxicity"]:
+                details[i]["max_frame"] = {"video": sha256, "seconds": seconds, "toxicity": toxicity}
         out = []
         for i, labels in enumerate(best):
             if labels is None:
                 details[i]["reason"] = "no image" if "undecodable" not in details[i] else "no decodable image"
             out.append(MediaScore(labels, details[i]))
         return out
+
+    def _add_frames(self, blob: MediaBlob, i: int, images: list[Any], owner: list[tuple[int, str, float | None]],
+                    details: dict[str, Any]) -> None:
+        """The video's sampled frames, decoded, appended to `images` (owned by input `i`)."""
+        from modlens.media.av import AvUnavailable, has_audio, sample_frames
+
+        try:
+            frames = sample_frames(blob, rate=self.frame_rate, max_frames=self.max_frames)
+            if has_audio(blob):  # the sound is not heard: the case is not fully read here
+                details.setdefault("unscored_media", []).append("audio")
+        except AvUnavailable as err:  # no ffmpeg, or a broken file: only this video goes unread
+            details.setdefault("undecodable", []).append({"sha256": blob.sha256, "error": str(err), "fix": err.fix})
+            return
+        for frame in frames:
+            images.append(decode(frame.image))
+            owner.append((i, blob.sha256, frame.seconds))
 
     def _forward(self, images: list[Any]) -> list[LabelScores]:
         import torch
@@ -121,7 +157,8 @@ def _load(model: str, revision: str | None, local_files_only: bool | None) -> tu
 def create(*, model: str | None = None, revision: str | None = None, label_map: dict[str, str] | None = None,
            toxicity_label: str | list[str] | None = None, batch_size: int = 16, device: str = "auto",
            dtype: str = "auto", multi_label: bool | None = None, local_files_only: bool | None = None,
-           threshold: float | None = None) -> HFImageClassifier:
+           threshold: float | None = None, frame_rate: float = FRAME_RATE,
+           max_frames: int = MAX_FRAMES) -> HFImageClassifier:
     try:
         import PIL  # noqa: F401
         import torch
@@ -129,6 +166,9 @@ def create(*, model: str | None = None, revision: str | None = None, label_map: 
     except ModuleNotFoundError as err:
         name = "pillow" if err.name == "PIL" else err.name
         raise DetectorUnavailable("missing_dependency", f"hf-image needs {err.name}", f"pip install {name}") from err
+    if frame_rate <= 0 or max_frames < 1:
+        raise DetectorUnavailable("error", "hf-image: frame_rate must be > 0 and max_frames >= 1",
+                                  f"e.g. frame_rate = {FRAME_RATE}, max_frames = {MAX_FRAMES}")
     if not model:
         raise DetectorUnavailable("available", "hf-image needs a model: set options.model (hub id or directory)",
                                   'e.g. options = { model = "google/vit-base-patch16-224", toxicity_label = [...] }')
@@ -143,7 +183,7 @@ def create(*, model: str | None = None, revision: str | None = None, label_map: 
     m = m.to(device=dev, dtype=getattr(torch, dtype_name)).eval()
     det = HFImageClassifier(m, processor, source=model, source_version=source_version, device=dev, dtype=dtype_name,
                             label_map=label_map, toxicity_label=toxicity_label, batch_size=batch_size,
-                            multi_label=multi_label)
+                            multi_label=multi_label, frame_rate=frame_rate, max_frames=max_frames)
     if threshold is not None:
         det.threshold = float(threshold)
     return det

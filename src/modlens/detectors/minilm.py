@@ -19,6 +19,7 @@ import numpy as np
 
 from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts,
                                     directory_hash)
+from modlens.detectors.training import HASHES_SUFFIX, KNOWN_POOLS, Training
 from modlens.paths import file_reference, portable
 
 HEADS_DIR = Path(__file__).resolve().parent / "heads"
@@ -196,6 +197,21 @@ class Head:
                    tuple(raw["labels"]), raw["positive_label"], meta)
 
 
+def head_training(head: Head, head_path: Path) -> Training:
+    """The head's training data, from its training record: the pool's datasets when the pool is a
+    known one (by its sha256), and the hashes of the texts it was fit on when the file beside the
+    head (`<head>.train-hashes.bin`, written by tools/build_head_hashes.py) holds them."""
+    rec = head.meta.get("training", {})
+    known = KNOWN_POOLS.get(str(rec.get("data_sha256", "")))
+    datasets: tuple[str, ...] = tuple(rec.get("datasets") or (known[0] if known else ()))
+    pool = known[1] if known else str(rec.get("data", "an undeclared pool"))
+    hashes = head_path.with_name(head_path.name.removesuffix(".json") + HASHES_SUFFIX)
+    source = (f"the head file's training record: a balanced sample of {rec.get('sample', '?')} rows (seed "
+              f"{rec.get('seed', '?')}, {rec.get('n_train', '?')} fit, {rec.get('n_test', '?')} held out) of {pool}")
+    return Training(datasets, source, whole=False, rows=rec.get("n_train"),
+                    hashes_path=hashes if hashes.is_file() else None)
+
+
 def _file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
@@ -216,6 +232,7 @@ class MiniLMToxicity(Detector):
         self.max_batch = encoder.batch_size * FORWARDS_PER_CALL  # texts per call; forward passes stay batch_size rows
         model_part = self.model_hash = directory_hash(encoder.model_dir, MODEL_FILES)
         self.version = f"minilm-l6.{model_part}+head.{_file_hash(head_path)}.len{encoder.max_length}"
+        self.training = head_training(head, head_path)
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
         texts = check_texts(texts)

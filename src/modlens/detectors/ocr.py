@@ -39,6 +39,7 @@ class OcrDetector(Detector):
         self.engine_version = engine_version
         self.name = f"ocr+{inner.name}"
         self.labels, self.toxicity_label, self.threshold = inner.labels, inner.toxicity_label, inner.threshold
+        self.training = inner.training  # the text detector scores every text, so its training data is this one's
         self.max_batch = inner.max_batch
         self._cache: OrderedDict[str, OcrText] = OrderedDict()
         self._lock = threading.Lock()

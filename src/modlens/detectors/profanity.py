@@ -5,6 +5,14 @@ from importlib import metadata
 from typing import Any, Sequence
 
 from modlens.detectors.base import Detector, check_texts, DetectorUnavailable, LabelScores
+from modlens.detectors.training import Training
+
+# alt-profanity-check's package metadata (its README, "alt-profanity-check is trained on a combined
+# dataset from 2 sources"): t-davidson/hate-speech-and-offensive-language and the Kaggle Toxic
+# Comment Classification Challenge, whole; the package ships no list of rows
+TRAINING_SOURCE = ("alt-profanity-check {version} package metadata: trained on a combined dataset of "
+                   "t-davidson/hate-speech-and-offensive-language and the Kaggle Toxic Comment Classification "
+                   "Challenge")
 
 
 class ProfanityCheck(Detector):
@@ -16,6 +24,8 @@ class ProfanityCheck(Detector):
     def __init__(self, predict_prob, package_version: str):
         self._predict_prob = predict_prob
         self.version = f"alt-profanity-check-{package_version}"
+        self.training = Training(("davidson", "jigsaw-toxic"), TRAINING_SOURCE.format(version=package_version),
+                                 whole=True)
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
         texts = check_texts(texts)

@@ -98,7 +98,8 @@ def status(name: str, /, **options: Any) -> DetectorStatus:
         fix = f"report a bug to {origin.split()[0]}" if origin else "see the log; report a bug"
         return DetectorStatus(name, "error", f"{type(err).__name__}: {err}", fix, extra=extra)
     try:
+        training = det.training.summary() if det.training is not None else "not declared"
         return DetectorStatus(name, "loaded", version=det.version,
-                              extra={**extra, "modalities": list(det.modalities)})
+                              extra={**extra, "modalities": list(det.modalities), "training": training})
     finally:
         det.close()

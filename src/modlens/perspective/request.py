@@ -3,10 +3,10 @@ in Perspective's shape. Unknown extra fields are ignored, as Google's JSON parse
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Collection
 
 from modlens.perspective.attributes import KNOWN
-from modlens.perspective.errors import invalid
+from modlens.perspective.errors import PerspectiveError, invalid
 
 SCORE_TYPES = ("PROBABILITY",)
 
@@ -83,7 +83,15 @@ def _text(body: dict[str, Any], max_bytes: int) -> str:
     return text
 
 
-def parse_analyze(body: Any, max_bytes: int) -> AnalyzeRequest:
+def _unknown(name: str, known: Collection[str]) -> PerspectiveError:
+    """Perspective's names are upper case and so are the response's keys: another case is an
+    unknown attribute (Perspective's message, then a hint), never silently upper-cased."""
+    hint = f" (attribute names are upper case: {name.upper()})" if name.upper() in known else ""
+    return invalid(f"Unknown attribute: {name}{hint}", "INVALID_ATTRIBUTE", attribute=name)
+
+
+def parse_analyze(body: Any, max_bytes: int, known: Collection[str] = KNOWN) -> AnalyzeRequest:
+    """`known`: the attribute names accepted (Perspective's and those study.toml adds)."""
     body = _object(body, "request body")
     text = _text(body, max_bytes)
     raw = body.get("requestedAttributes")
@@ -93,8 +101,8 @@ def parse_analyze(body: Any, max_bytes: int) -> AnalyzeRequest:
     raw = _object(raw, "requestedAttributes")
     attributes: dict[str, Requested] = {}
     for name, params in raw.items():
-        if name not in KNOWN and name.upper() not in KNOWN:
-            raise invalid(f"Unknown attribute: {name}", "INVALID_ATTRIBUTE", attribute=name)
+        if name not in known:
+            raise _unknown(name, known)
         params = _object(params if params is not None else {}, f"requestedAttributes.{name}")
         score_type = params.get("scoreType") or "PROBABILITY"
         if score_type not in SCORE_TYPES:
@@ -104,7 +112,7 @@ def parse_analyze(body: Any, max_bytes: int) -> AnalyzeRequest:
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
                                       or not 0 <= threshold <= 1):
             raise invalid(f"Invalid scoreThreshold for {name}: expected a number from 0 to 1.", attribute=name)
-        attributes[name.upper()] = Requested(score_type, None if threshold is None else float(threshold))
+        attributes[name] = Requested(score_type, None if threshold is None else float(threshold))
     calibrated = body.get("calibrated")
     if calibrated is not None and not isinstance(calibrated, bool):
         raise invalid("Invalid value at 'calibrated': expected true or false.")
@@ -115,7 +123,7 @@ def parse_analyze(body: Any, max_bytes: int) -> AnalyzeRequest:
         community_id=_optional_str(body, "communityId"), calibrated=calibrated)
 
 
-def parse_suggest(body: Any, max_bytes: int) -> SuggestRequest:
+def parse_suggest(body: Any, max_bytes: int, known: Collection[str] = KNOWN) -> SuggestRequest:
     body = _object(body, "request body")
     text = _text(body, max_bytes)
     raw = _object(body.get("attributeScores") or {}, "attributeScores")
@@ -123,11 +131,11 @@ def parse_suggest(body: Any, max_bytes: int) -> SuggestRequest:
         raise invalid("Must specify at least one attribute score (attributeScores).", "NO_REQUESTED_ATTRIBUTES")
     scores: dict[str, float] = {}
     for name, entry in raw.items():
-        if name.upper() not in KNOWN:
-            raise invalid(f"Unknown attribute: {name}", "INVALID_ATTRIBUTE", attribute=name)
+        if name not in known:
+            raise _unknown(name, known)
         value = (_object(entry, f"attributeScores.{name}").get("summaryScore") or {}).get("value")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise invalid(f"attributeScores.{name}.summaryScore.value: expected a number from 0 to 1.", attribute=name)
-        scores[name.upper()] = float(value)
+        scores[name] = float(value)
     return SuggestRequest(text, scores, _languages(body), _optional_str(body, "clientToken"),
                           _optional_str(body, "sessionId"), _optional_str(body, "communityId"))

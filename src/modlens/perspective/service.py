@@ -17,7 +17,7 @@ from modlens.config import StudyConfig
 from modlens.datasets.base import DatasetItem
 from modlens.engine import DetectorResult, Engine
 from modlens.perspective import calibration, languages, spans
-from modlens.perspective.attributes import AttributeSource, resolve
+from modlens.perspective.attributes import KNOWN, AttributeSource, resolve
 from modlens.perspective.errors import PerspectiveError, invalid
 from modlens.perspective.request import AnalyzeRequest, SuggestRequest
 from modlens.studylog.store import StudyLog
@@ -41,6 +41,8 @@ class Analyzer:
         self.write = write
         self.detector_ids = detector_ids
         self.sources = resolve(self.config, engine.detectors)
+        # names a request may carry: Perspective's and those study.toml adds ([perspective.attributes.X])
+        self.names = frozenset((*KNOWN, *self.config.attributes))
         self.calibrations = calibration.Maps()
 
     # --- which attributes, which languages --------------------------------------------------

@@ -98,7 +98,8 @@ From `StudyConfig.limits` (`[limits]` in `study.toml`):
   covering every accepted item exactly once, as soon as the detectors answered (they never wait
   for perturbations), then — when `hello_ok.variants_enabled` and the message's `variants` is
   true — exactly one `variants` message per accepted item (possibly with empty `items`, or with
-  `error` set when generation failed).
+  `error` set when generation failed, or starting "deferred: " when the study's variant budget
+  put it off until `modlens rescore --variants`).
 - A `rating` may be sent right after `comments_ok`: the daemon waits for the comment's write.
   `rating_ok` is sent only after the rating's transaction committed (fsync'd WAL).
 - Scores are sent before they are recorded. A daemon killed in between (or before its detectors

@@ -189,7 +189,8 @@ class Status(ClientMessage):
 
 
 class JoinStudy(ClientMessage):
-    """The participant opened a study pack (`study.modlens`) in the extension's options page."""
+    """The participant opened a study pack (`study.modlens`) in the extension's options page. Only a
+    signed pack is joined this way (`join_refused` otherwise), and its remote detectors stay off."""
     type: Literal["join_study"] = "join_study"
     id: str = Id
     pack: str = Field(min_length=1, description="the pack file's content (UTF-8 JSON, as `modlens study pack` wrote it)")
@@ -303,7 +304,12 @@ class Variants(Message):
     id: str = Field(description="the id of the comments message")
     key: str = Field(description="the comment key these variants belong to")
     items: list[VariantOut]
-    error: str | None = Field(None, description="set when generation failed; items is then empty")
+    error: str | None = Field(None, description=(
+        "set when this comment has no live variants; items is then empty. Starts with \"deferred: \" when "
+        "the study's variant budget (perturbation.live_rate, live_backlog, or this connection's backlog) "
+        "put it off: the daemon recorded it in deferred_variants, and `modlens rescore --variants` makes "
+        "and scores its variants later, into the study log (not over this socket). Any other text: "
+        "generating or scoring its variants failed (a step_errors row)"))
 
 
 class RatingOk(Message):
@@ -339,6 +345,13 @@ class JoinStudyOk(Message):
     tasks: int = Field(description="number of task pages the study lists")
     restarting: bool = Field(description="true: the daemon restarts on the joined study now; the socket closes, "
                                          "reconnect and the next `hello_ok` carries the new study")
+    signer: str = Field(description="fingerprint of the researcher key that signed the pack (`ed25519:...`), for "
+                                    "the participant to compare with the one the researcher published; an "
+                                    "unsigned pack is refused here (`modlens join FILE --allow-unsigned` joins one)")
+    remote_off: list[str] = Field(default_factory=list,
+                                  description="places the pack's remote detectors would send comments to: they "
+                                              "stay off, as nobody was asked (`modlens join FILE --accept-remote` "
+                                              "turns them on)")
 
 
 class MediaOut(Message):

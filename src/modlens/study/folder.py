@@ -94,7 +94,7 @@ def data_flow(study: StudyConfig) -> list[str]:
     """Where each remote detector sends comments and the secrets it reads: what participants are
     shown at join and must accept."""
     reads = study.secret_reads()
-    return [f"detector {key} sends comments to {dest}" + (f", with the participant's own {', '.join(reads[key])}"
+    return [f"detector {key} sends comments to {', '.join(dest)}" + (f", with the participant's own {', '.join(reads[key])}"
                                                           if key in reads else "")
             + "; participants see this at join and must accept it, or it stays off"
             for key, dest in study.destinations().items()]

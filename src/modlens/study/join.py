@@ -68,10 +68,15 @@ def join(pack: Pack, source: str, *, replace: bool = False, accepted_remote: lis
     tmp.replace(study_file)
     record = {"study_id": pack.study_id, "study_key": pack.study_key, "pack_sha256": pack.sha256,
               "joined_at": now_iso(), "source": source, "signer": pack.signer,
-              "accepted_remote": sorted(set(accepted_remote or []) & set(pack.study.destinations().values()))}
+              "accepted_remote": sorted(set(accepted_remote or []) & all_destinations(pack.study))}
     (home / JOINED_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     bundle_key()
     return study_file
+
+
+def all_destinations(study: StudyConfig) -> set[str]:
+    """Every place the study's detectors may send data: what a participant accepts or not at join."""
+    return {d for dest in study.destinations().values() for d in dest}
 
 
 def as_joined(study: StudyConfig, source: str) -> tuple[StudyConfig, list[str]]:
@@ -85,14 +90,16 @@ def as_joined(study: StudyConfig, source: str) -> tuple[StudyConfig, list[str]]:
                                f"{undeclared[0]}")
     record = joined() or {}
     accepted = set(record.get("accepted_remote") or [])
-    off = {key: dest for key, dest in study.destinations().items() if dest not in accepted}
-    lines = [f"detector {key}: off — it would send each comment to {dest}, which was not accepted at join "
+    # a detector runs only when every place it (or a detector it wraps) sends to was accepted
+    off = {key: dest for key, dest in study.destinations().items() if not set(dest) <= accepted}
+    lines = [f"detector {key}: off — it would send each comment to {', '.join(dest)}, "
+             f"{'which was not' if len(dest) == 1 else 'not all of them'} accepted at join "
              "(fix: `modlens join --accept-remote PACK` if you agree)" for key, dest in off.items()]
     notes = [f"This study pack is signed by {record['signer']}." if record.get("signer")
              else "This study pack is unsigned: its origin is not verified."]
     if off:
         notes.append(f"Detector{'s' if len(off) > 1 else ''} {', '.join(off)} "
                      f"{'are' if len(off) > 1 else 'is'} off: you did not agree to send comments to "
-                     f"{', '.join(sorted(set(off.values())))}.")
+                     f"{', '.join(sorted({d for dest in off.values() for d in dest} - accepted))}.")
     detectors = [d for d in study.detectors if d.key not in off]
     return study.with_provenance(notes, detectors if off else None), lines

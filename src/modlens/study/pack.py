@@ -64,8 +64,18 @@ class Pack:
     signer: str | None = None  # fingerprint of the key that signed it (verified); None: unsigned
 
 
+def _secret_keys(value: Any, at: str) -> list[str]:
+    """Option keys that look like secrets, at any depth (a wrapped detector's options too)."""
+    if isinstance(value, dict):
+        return [found for k, v in value.items()
+                for found in ([f"{at}.{k}"] if SECRET_NAME.search(str(k)) else _secret_keys(v, f"{at}.{k}"))]
+    if isinstance(value, list):
+        return [found for i, v in enumerate(value) for found in _secret_keys(v, f"{at}.{i}")]
+    return []
+
+
 def _secrets_in(study: StudyConfig) -> list[str]:
-    return [f"detectors[{d.key}].options.{k}" for d in study.detectors for k in d.options if SECRET_NAME.search(k)]
+    return [found for d in study.detectors for found in _secret_keys(d.options, f"detectors[{d.key}].options")]
 
 
 def build(folder: StudyFolder, key: Ed25519PrivateKey | None = None) -> dict[str, Any]:

@@ -327,6 +327,25 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (media_id, engine, version)
     );
     """,
+    # the acceptance of a rater's work on one task of an item-set study (seed 003, Table 11)
+    """
+    CREATE TABLE rater_reviews (
+        study_id             TEXT NOT NULL REFERENCES studies(study_id),
+        rater_id             TEXT NOT NULL,
+        task                 TEXT NOT NULL,
+        source               TEXT NOT NULL,
+        decision             TEXT NOT NULL,
+        reason               TEXT NOT NULL,
+        n_items              INTEGER NOT NULL,
+        missed               INTEGER NOT NULL,
+        inconsistent_gold    INTEGER NOT NULL,
+        wrong_gold           INTEGER NOT NULL,
+        inconsistent         INTEGER NOT NULL,
+        comment_ids_json     TEXT NOT NULL,
+        reviewed_at          TEXT NOT NULL,
+        PRIMARY KEY (study_id, rater_id, task)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

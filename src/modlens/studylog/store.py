@@ -44,7 +44,7 @@ from modlens.studylog.codec import canonical_json, now_iso, text_hash
 from modlens.studylog.connection import (BUSY_TIMEOUT_MS, CACHE_SIZE_KIB, JOURNAL_SIZE_LIMIT, SYNCHRONOUS,
                                          WAL_AUTOCHECKPOINT_PAGES, LogConnection, StudyLogError, begin_immediate,
                                          busy_error, is_busy)
-from modlens.studylog.records import comments, runs, scores, sessions, texts, variants
+from modlens.studylog.records import comments, reviews, runs, scores, sessions, texts, variants
 from modlens.studylog.writer import BatchWriter
 
 __all__ = ["StudyLog", "StudyLogError", "LogWriter", "CommentRow", "now_iso", "canonical_json", "text_hash",
@@ -130,6 +130,10 @@ class StudyLog(LogConnection):
         """Returns (rating_id, newly created); a resent rating returns the stored one unchanged."""
         return sessions.add_rating(self, study_id, rater_id, client_rating_id, session_id, comment_id, values,
                                    anchors, derived_toxicity, inconsistent, time_spent_ms)
+
+    def put_rater_reviews(self, rows: list[dict[str, Any]]) -> None:
+        """Acceptance decisions per (study, rater, task), replacing earlier ones (records/reviews.py)."""
+        reviews.put_reviews(self, rows)
 
     # --- texts, pages, comments, sightings, labels (records/texts.py, records/comments.py) -------
     def text_id(self, text: str) -> int:

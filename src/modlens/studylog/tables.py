@@ -417,6 +417,23 @@ TABLES: tuple[Table, ...] = (
         col("created_at", "TEXT NOT NULL", "When it was deferred."),
         col("done_at", "TEXT", "When its variants were made; NULL while still to do."),
         key=("comment_id",)),
+    _table(
+        "rater_reviews", "The acceptance of one rater's work on one task of an item-set study (seed 003, Table 11), "
+                         "written by `modlens rate`; the report uses only ratings of tasks decided `accept`.",
+        col("study_id", "TEXT NOT NULL REFERENCES studies(study_id)", "Study."),
+        col("rater_id", "TEXT NOT NULL", "Rater (imported crowd workers: `<format>:<worker id>`)."),
+        col("task", "TEXT NOT NULL", "Task id of the study's assignment.json (e.g. t01)."),
+        col("source", "TEXT NOT NULL", "Where the ratings came from: protocol, labelstudio, potato or survey."),
+        col("decision", "TEXT NOT NULL", "accept, accept_unused (approved, data not used) or reject."),
+        col("reason", "TEXT NOT NULL", "The counts and the Table 11 rule that decided."),
+        col("n_items", "INTEGER NOT NULL", "Items in the task (gold included)."),
+        col("missed", "INTEGER NOT NULL", "Items of the task the rater left unrated."),
+        col("inconsistent_gold", "INTEGER NOT NULL", "Gold items with an inconsistent anchor pair (Table 1)."),
+        col("wrong_gold", "INTEGER NOT NULL", "Gold items rated other than expected (or left unrated)."),
+        col("inconsistent", "INTEGER NOT NULL", "Other items with an inconsistent anchor pair (or left unrated)."),
+        col("comment_ids_json", "TEXT NOT NULL", "The task's comments (JSON list of comment ids, gold included)."),
+        col("reviewed_at", "TEXT NOT NULL", "When the decision was (re)computed."),
+        key=("study_id", "rater_id", "task")),
 )
 
 TABLE: dict[str, Table] = {t.name: t for t in TABLES}

@@ -11,6 +11,7 @@ from modlens.names import PluginError, PluginWarning, Registry
 # section key -> "module:SECTION" in this package, in report order
 BUILTINS: dict[str, str] = {
     "human": "human:SECTION",
+    "itemset": "itemset:SECTION",
     "overlap": "overlap:SECTION",
     "people": "people:SECTION",
     "robustness": "robustness:SECTION",

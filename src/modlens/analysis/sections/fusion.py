@@ -80,7 +80,7 @@ def render(s: dict[str, Any]) -> str:
         out.append(f"<h3>Seeds a fusion skipped ({skipped['total']})</h3>")
         out.append(table(["content type", "fusion", "seeds skipped"],
                           [[r["content_type"], r["fusion"], r["seeds"]] for r in skipped["by_cell"]]))
-        out.append(table(["reason", "seeds"], [[html.escape(r["reason"]), r["seeds"]] for r in skipped["reasons"]]))
+        out.append(table(["reason", "seeds"], [[r["reason"], r["seeds"]] for r in skipped["reasons"]]))  # table() escapes
     unread = s["not_scored_locally"]
     if unread["total"]:
         out.append(f"<h3>Not scored locally ({unread['total']} parts; first {len(unread['listed'])} listed)</h3>"

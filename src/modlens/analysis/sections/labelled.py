@@ -17,7 +17,11 @@ METHOD = ("Comments with a gold toxic label, per source (dataset or site; never 
           "(1000 resamples, seed 0; fewer above 200,000 items). Best-F1 threshold: chosen on the same data, so "
           "its F1 is optimistic. Reliability: 10 equal-width score bins, share of gold positives per bin. "
           "Groups: each value of a group label (platform, target_ident, target, group). ⚠: fewer than 30 items, "
-          "or fewer than 5 positives or negatives.")
+          "or fewer than 5 positives or negatives, or a degenerate figure (a best-F1 threshold that calls every "
+          "item toxic, an F1 of 0, a threshold at which every prediction is one class). Training data: what each "
+          "detector declares it was trained on, as its audit recorded it; 'in-sample' marks figures on rows it "
+          "was trained on (the whole dataset, or rows found among its training texts by hash); where only some "
+          "rows are, the out-of-sample row gives the same metrics on the others.")
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
@@ -25,12 +29,45 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
 
 
 def _warned(cell: dict[str, Any]) -> str:
-    return ("⚠ " + "; ".join(cell["warnings"])) if cell["warnings"] else ""
+    found = [*cell["warnings"], *cell.get("degenerate", [])]
+    return ("⚠ " + "; ".join(found)) if found else ""
 
 
-def _metric_cells(cell: dict[str, Any]) -> list[str]:
+def _metric_cells(cell: dict[str, Any], mark: str = "") -> list[str]:
     m = cell["metrics"]
-    return [with_ci(m[k]["value"], m[k]["ci"]) for k in ("precision", "recall", "f1", "accuracy", "roc_auc", "pr_auc")]
+    return [with_ci(m[k]["value"], m[k]["ci"]) + mark for k in ("precision", "recall", "f1", "accuracy", "roc_auc", "pr_auc")]
+
+
+IN_SAMPLE = " (in-sample)"
+
+
+def _training(d: dict[str, Any]) -> str:
+    t = d["training"]
+    note = str(t["note"])
+    if t["level"] == "whole":
+        return "in-sample: " + note
+    if t["level"] == "rows" and t["in_sample"] == d["n"]:
+        return "in-sample: every row is among its training texts"
+    if t["level"] == "rows":
+        return "partly in-sample: " + note
+    return note
+
+
+def _rows(d: dict[str, Any]) -> list[list[Any]]:
+    """A detector's row (its figures marked when they are in-sample) and, with partial overlap,
+    the same metrics on its out-of-sample rows."""
+    t = d["training"]
+    whole = t["level"] == "whole" or (t["level"] == "rows" and t["in_sample"] == d["n"])
+    mark = IN_SAMPLE if whole else " (partly in-sample)" if t["level"] == "rows" else ""
+    best = None if d["best_f1"] is None else f"{d['best_f1']['threshold']:.3f} ({d['best_f1']['f1']:.3f})"
+    out = [[d["detector"], d["version"], d["threshold"], d["n"], d["positives"], *_metric_cells(d, mark),
+            with_ci(d["metrics"]["brier"]["value"], d["metrics"]["brier"]["ci"]) + mark, best, _training(d), _warned(d)]]
+    o = d.get("out_of_sample")
+    if o:
+        out.append([f"↳ {d['detector']}, out-of-sample rows", d["version"], d["threshold"], o["n"], o["positives"],
+                    *_metric_cells(o), with_ci(o["metrics"]["brier"]["value"], o["metrics"]["brier"]["ci"]), None,
+                    f"the {o['n']} rows not among its training texts", _warned(o)])
+    return out
 
 
 def render(s: dict[str, Any]) -> str:
@@ -46,12 +83,12 @@ def render(s: dict[str, Any]) -> str:
         gold_set = f"; gold label set {used['label_set_id']}: {html.escape(used['definition'])}" if used else ""
         out.append(f"<h3>{html.escape(src['source'])} <small>{src['n']} labelled comments, {src['positives']} "
                    f"positive{gold_set}</small></h3>")
+        if used:
+            out.append(f"<p class=note>Gold: a comment is toxic when {html.escape(used['definition'])} "
+                       f"(label set {used['label_set_id']}).</p>")
         out.append(table(["detector", "version", "threshold", "n", "positives", *head, "Brier",
-                           "best-F1 threshold (F1)", "warnings"],
-                          [[d["detector"], d["version"], d["threshold"], d["n"], d["positives"], *_metric_cells(d),
-                            with_ci(d["metrics"]["brier"]["value"], d["metrics"]["brier"]["ci"]),
-                            None if d["best_f1"] is None else f"{d['best_f1']['threshold']:.3f} ({d['best_f1']['f1']:.3f})",
-                            _warned(d)] for d in dets]))
+                           "best-F1 threshold (F1)", "training data", "warnings"],
+                          [row for d in dets for row in _rows(d)]))
         fig, ax = pyplot.subplots(figsize=(3.6, 3.2))
         ax.plot([0, 1], [0, 1], color="grey", lw=0.6, ls=":")
         for d in dets:

@@ -141,6 +141,7 @@ def insert_bundle(conn: sqlite3.Connection, sha256: str, m: dict[str, Any], sour
             "exported_at, merged_at, source_name, rows_json, signer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', ?)",
             (sha256, m["study_id"], m["study_key"], json.dumps(m["rater_ids"]), m["modlens_version"],
              m["schema_version"], m["exported_at"], now_iso(), source_name, signer)).lastrowid
+        assert bundle_id is not None  # an INSERT that succeeded has a rowid
         for name, (cols, rows) in tables.items():
             conn.execute(f"CREATE TEMP TABLE bt_{name} AS SELECT {', '.join(cols)} FROM main.[{name}] WHERE 0")
             conn.executemany(f"INSERT INTO temp.bt_{name} VALUES ({', '.join('?' * len(cols))})", rows)

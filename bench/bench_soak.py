@@ -1,0 +1,285 @@
+"""Soak benchmark (issue 26): the real `modlens serve`, N closed-loop clients, variants on vs off.
+
+    python bench/bench_soak.py [--clients 32] [--minutes 20] [--live-rate 20 100] [--live-backlog 256]
+
+Per run a fresh `modlens serve --port 0` (its own MODLENS_HOME and study log) with the real
+`minilm-toxicity`, normalizer off, and the default perturbation strategies; the clients speak
+protocol v1 on loopback, as the extension does: each sends a page of 20 distinct comments, waits
+for that page's scores (not its variants: the extension shows scores and lets variants come
+later) and sends the next, honouring `rate_limited`. Variants arrive whenever the daemon makes
+them; a `variants` message whose error starts with "deferred:" counts as deferred.
+
+Runs, in this order: variants off (pages ask for none), then variants on once per --live-rate.
+Each prints comments/s scored, p50/p99 page latency (page sent -> its last score), variants
+completed per second (comments whose variants came back, over the run's wall time), deferred and
+failed counts, and the daemon's RSS (from /proc) at start, peak, and 10 s after the clients close.
+Daemon and clients share this machine's CPU; the load average is printed before and after.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from modlens.paths import shipped_data
+from modlens.protocol.client import Client, ClientError, connect, make_pages, parse_reply
+from modlens.protocol.errors import ErrorCode
+from modlens.protocol.messages import Comments, Error, Scores, Variants
+
+PAGE = 20
+DEFAULT_DATA = shipped_data() / "noisyhate" / "dev.csv"
+
+
+def load_now() -> str:
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def base_texts(path: Path) -> list[str]:
+    texts: list[str] = []
+    with path.open(newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            for col in ("clean", "perturbed"):
+                if row.get(col, "").strip():
+                    texts.append(row[col].strip())
+    if not texts:
+        raise SystemExit(f"{path}: no texts in its clean/perturbed columns")
+    return texts
+
+
+def rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def write_study(path: Path, live_rate: float, live_backlog: int, variants: bool) -> None:
+    path.write_text("\n".join([
+        'study_id = "soak"', 'detectors = [{ name = "minilm-toxicity" }]',
+        "[normalizer]", "enabled = false",
+        "[perturbation]", f"enabled = {'true' if variants else 'false'}",
+        f"live_rate = {live_rate}", f"live_backlog = {live_backlog}",
+        # the bench measures the daemon, not the per-connection message limit
+        "[limits]", "messages_per_second = 1000", "burst = 1000"]) + "\n")
+
+
+def start_daemon(home: Path, study: Path) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
+    env = {**os.environ, "MODLENS_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+    log = open(home / "serve.log", "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "modlens", "serve", "--port", "0", "--config", str(study),
+                             "--db", str(home / "study.sqlite"), "--log-level", "WARNING"],
+                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"modlens serve exited with {proc.returncode}:\n{(home / 'serve.log').read_text()}")
+        try:
+            info = json.loads((home / "daemon.json").read_text())
+            if info.get("pid") == proc.pid:
+                return proc, info
+        except (FileNotFoundError, ValueError):
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    raise SystemExit(f"modlens serve did not start in 180 s:\n{(home / 'serve.log').read_text()}")
+
+
+def daemon_status(token: str, info: dict[str, Any]) -> dict[str, Any]:
+    req = urllib.request.Request(f"http://127.0.0.1:{info['port']}/status", headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        answer: dict[str, Any] = json.loads(resp.read())
+    return answer
+
+
+def token_of(home: Path) -> str:
+    from modlens import pairing
+
+    os.environ["MODLENS_HOME"] = str(home)
+    return pairing.read() or ""
+
+
+@dataclass
+class Tally:
+    pages: int = 0
+    comments: int = 0
+    latency_ms: list[float] = field(default_factory=list)
+    variants_done: int = 0      # comments whose variants came back (made live)
+    variant_items: int = 0
+    deferred: int = 0
+    failed: int = 0
+    rate_limited: int = 0
+
+
+class Conn:
+    """One closed-loop client: a reader routes the daemon's answers by message id."""
+
+    def __init__(self, ws: Any, tally: Tally) -> None:
+        self.ws, self.tally = ws, tally
+        self.waiting: dict[str, tuple[Comments, set[str], asyncio.Future[None]]] = {}
+
+    async def read(self) -> None:
+        async for raw in self.ws:
+            msg = parse_reply(raw)
+            if isinstance(msg, Variants):
+                if msg.error is None:
+                    self.tally.variants_done += 1
+                    self.tally.variant_items += len(msg.items)
+                elif msg.error.startswith("deferred:"):
+                    self.tally.deferred += 1
+                else:
+                    self.tally.failed += 1
+                continue
+            entry = self.waiting.get(getattr(msg, "id", None) or "")
+            if entry is None:
+                continue
+            page, keys, done = entry
+            if isinstance(msg, Scores):
+                keys.difference_update(item.key for item in msg.items)
+                if not keys and not done.done():
+                    done.set_result(None)
+            elif isinstance(msg, Error) and msg.code == ErrorCode.rate_limited:
+                self.tally.rate_limited += 1
+                asyncio.get_running_loop().call_later((msg.retry_after_ms or 100) / 1000,
+                                                      lambda p=page: asyncio.ensure_future(self.send(p)))
+            elif isinstance(msg, Error) and not done.done():
+                done.set_exception(ClientError(f"{msg.code}: {msg.message}"))
+
+    async def send(self, page: Comments) -> None:
+        await self.ws.send(page.model_dump_json(exclude_none=True))
+
+    async def page(self, page: Comments) -> float:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiting[page.id] = (page, {item.key for item in page.items}, done)
+        t0 = time.perf_counter()
+        await self.send(page)
+        await asyncio.wait_for(done, 300)
+        del self.waiting[page.id]
+        return (time.perf_counter() - t0) * 1000
+
+
+async def drive(url: str, token: str, texts: list[str], clients: int, seconds: float, variants: bool,
+                tag: str) -> tuple[Tally, float]:
+    tally = Tally()
+    stop_at = time.perf_counter() + seconds
+
+    async def client(c: int) -> None:
+        ws = await connect(url, token)
+        try:
+            hello = Client(ws, f"{tag}{c}")
+            await hello.say_hello(token, f"soak-{c}", client="bench-soak")
+            conn = Conn(ws, tally)
+            reader = asyncio.create_task(conn.read())
+            n = 0
+            while time.perf_counter() < stop_at:
+                n += 1
+                at = (c * 7919 + n * PAGE) % len(texts)
+                # distinct texts across clients and pages: no cache or de-duplication flatters the run
+                rows = [(f"{tag}-{c}-{n}-{i}", f"{texts[(at + i) % len(texts)]} #{tag}{c}.{n}.{i}") for i in range(PAGE)]
+                page = make_pages(rows, PAGE, "bench", "https://bench.invalid/soak", f"{tag}-{c}")[0]
+                page = page.model_copy(update={"id": f"{tag}-{c}-p{n}", "variants": variants})
+                ms = await conn.page(page)
+                tally.pages += 1
+                tally.comments += PAGE
+                tally.latency_ms.append(ms)
+            reader.cancel()
+        finally:
+            await ws.close()
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(client(c) for c in range(clients)))
+    return tally, time.perf_counter() - t0
+
+
+async def sample_rss(pid: int, out: list[float], stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        out.append(rss_mib(pid))
+        try:
+            await asyncio.wait_for(stop.wait(), 1.0)
+        except TimeoutError:
+            pass
+
+
+async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, live_rate: float,
+                  tag: str) -> dict[str, Any]:
+    home = Path(tempfile.mkdtemp(prefix=f"modlens-soak-{tag}-"))
+    study = home / "study.toml"
+    write_study(study, live_rate, args.live_backlog, variants)
+    proc, info = start_daemon(home, study)
+    try:
+        token = token_of(home)
+        rss: list[float] = []
+        stop = asyncio.Event()
+        # warm-up: the first model calls allocate; not counted
+        await drive(info["url"], token, texts, 2, 3.0, False, f"w{tag}")
+        start_rss = rss_mib(proc.pid)
+        sampler = asyncio.create_task(sample_rss(proc.pid, rss, stop))
+        tally, wall = await drive(info["url"], token, texts, args.clients, args.minutes * 60, variants, tag)
+        status = await asyncio.to_thread(daemon_status, token, info)
+        await asyncio.sleep(10)
+        after = rss_mib(proc.pid)
+        stop.set()
+        await sampler
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    lat = sorted(tally.latency_ms)
+    p99 = lat[min(len(lat) - 1, int(round(0.99 * (len(lat) - 1))))] if lat else float("nan")
+    return {"variants": variants, "live_rate": live_rate, "comments_s": tally.comments / wall,
+            "p50": statistics.median(lat) if lat else float("nan"), "p99": p99,
+            "variants_s": tally.variants_done / wall, "variant_items": tally.variant_items,
+            "deferred": tally.deferred, "failed": tally.failed, "rate_limited": tally.rate_limited,
+            "rss": (start_rss, max(rss + [start_rss]), after), "wall": wall,
+            "daemon_variants": status.get("queue", {}).get("variants")}
+
+
+async def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--clients", type=int, default=32)
+    ap.add_argument("--minutes", type=float, default=20.0, help="per run (off, then each --live-rate)")
+    ap.add_argument("--live-rate", type=float, nargs="+", default=[20.0],
+                    help="perturbation.live_rate for the variants-on runs (comments/s)")
+    ap.add_argument("--live-backlog", type=int, default=256)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    args = ap.parse_args()
+    if args.clients < 1 or args.minutes <= 0:
+        ap.error("--clients must be >= 1 and --minutes > 0")
+    texts = base_texts(args.data)
+    print(f"{args.clients} closed-loop clients, pages of {PAGE}, {args.minutes:g} min per run; "
+          f"{os.cpu_count()} cores, load average {load_now()} (daemon and clients share them)", flush=True)
+    runs = [await one_run(args, texts, False, 0.0, "off")]
+    for rate in args.live_rate:
+        runs.append(await one_run(args, texts, True, rate, f"r{rate:g}"))
+    off = runs[0]
+    print(f"\n{'variants':>14} | {'comments/s':>10} {'vs off':>7} | {'p50 ms':>7} {'p99 ms':>7} {'p99/off':>7} | "
+          f"{'variants c/s':>12} {'deferred':>8} {'failed':>6} | {'RSS MiB start/peak/+10s':>24}")
+    for r in runs:
+        what = f"on, rate {r['live_rate']:g}" if r["variants"] else "off"
+        start, peak, after = r["rss"]
+        print(f"{what:>14} | {r['comments_s']:>10.1f} {r['comments_s'] / off['comments_s']:>6.0%} | {r['p50']:>7.0f} "
+              f"{r['p99']:>7.0f} {r['p99'] / off['p99']:>6.2f}x | {r['variants_s']:>12.1f} {r['deferred']:>8} "
+              f"{r['failed']:>6} | {start:>7.0f}/{peak:.0f}/{after:.0f}")
+    for r in runs[1:]:
+        print(f"rate {r['live_rate']:g}: {r['variant_items']} variants in all; daemon's count: {r['daemon_variants']}; "
+              f"rate_limited answers {r['rate_limited']}")
+    print(f"load average after the runs: {load_now()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

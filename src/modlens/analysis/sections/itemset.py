@@ -1,0 +1,98 @@
+"""Section 1b: an item-set study (seed 003's design: a fixed sample rated by k raters in tasks with
+gold, accepted by Table 11): the acceptance of every rater's task, the ratings per item, and
+Krippendorff's alpha per attribute on the accepted ratings (its Table 4) with bootstrap intervals.
+The ordinal logit curves per platform are section 2's, which uses the same accepted ratings."""
+from __future__ import annotations
+
+import html
+from collections import Counter, defaultdict
+from typing import Any
+
+from modlens.analysis import alpha as alpha_mod
+from modlens.analysis import majority as majority_mod
+from modlens.analysis.data import StudyData
+from modlens.analysis.human import BOOTSTRAP, BOOTSTRAP_SEED, attribute_levels, rating_values, usable_ratings
+from modlens.analysis.sections.base import Section
+from modlens.analysis.sections.html import table
+from modlens.analysis.skip import Skip
+
+METHOD = ("Each rater's task (its item-set comments and gold comments, assignment.json) is decided by seed 003's "
+          "Table 11 from the gold answers and anchor consistency (`modlens rate`): accept, accept but unused, reject. "
+          "Only accepted tasks' ratings are used, minus inconsistent anchor pairs (Table 1), one per rater and comment. "
+          "Alpha is ordinal (coincidence matrix), with a 95% percentile bootstrap over comments; the majority is "
+          "the mode with the tie rules of section 1.")
+
+
+def analyze(data: StudyData) -> dict[str, Any] | Skip:
+    if not data.reviews:
+        return Skip("no item-set study in the log: `modlens sample`, `modlens study assign`, then `modlens rate` "
+                    "(docs/MULTI.md#item-set-studies)")
+    levels = attribute_levels(data)
+    usable = usable_ratings(data)
+    task_comments = {cid for rv in data.reviews for cid in rv["comment_ids"]}
+    items = task_comments - usable.left_out                    # the item set's comments, gold left out
+    per_item: dict[int, dict[str, list[str]]] = {cid: defaultdict(list) for cid in items}
+    raters_of: dict[int, set[str]] = {cid: set() for cid in items}
+    for r in usable.valid:
+        if r["comment_id"] in per_item:
+            raters_of[r["comment_id"]].add(r["rater_id"])
+            for attr, value in rating_values(r).items():
+                if value in levels.get(attr, ()):
+                    per_item[r["comment_id"]][attr].append(value)
+    all_ratings = Counter(r["comment_id"] for r in data.ratings if r["comment_id"] in items)
+    accepted = {(rv["rater_id"], cid) for rv in data.reviews if rv["decision"] == "accept" for cid in rv["comment_ids"]}
+    accepted_raters: dict[int, set[str]] = defaultdict(set)
+    for r in data.ratings:
+        if (r["rater_id"], r["comment_id"]) in accepted:
+            accepted_raters[r["comment_id"]].add(r["rater_id"])
+    rows = []
+    for cid in sorted(items, key=lambda c: (data.comments[c]["platform"], data.comments[c]["key"])):
+        c = data.comments[cid]
+        rows.append({"comment_id": cid, "platform": c["platform"], "key": c["key"],
+                     "text": data.texts.get(c["text_id"], ""), "ratings": all_ratings[cid],
+                     "accepted_raters": len(accepted_raters[cid]), "used_ratings": len(raters_of[cid]),
+                     "majority": {a: majority_mod.majority(a, v)[0] for a, v in per_item[cid].items()}})
+    attributes = []
+    for attr, lv in levels.items():
+        ratings = {cid: v[attr] for cid, v in per_item.items() if v.get(attr)}
+        if not ratings:
+            continue
+        a = alpha_mod.alpha_from_ratings(ratings, lv)
+        ci = alpha_mod.bootstrap_from_ratings(ratings, lv, BOOTSTRAP, BOOTSTRAP_SEED)
+        attributes.append({"name": attr, "n_comments": len(ratings),
+                           "n_raters": len({r for cid in ratings for r in raters_of[cid]}),
+                           "n_ratings": sum(len(v) for v in ratings.values()), "alpha": a,
+                           "alpha_ci": None if ci is None else [ci.low, ci.high],
+                           "agreement_level": alpha_mod.agreement_label(a)})
+    decisions = Counter(rv["decision"] for rv in data.reviews)
+    return {
+        "n_items": len(items), "n_rater_tasks": len(data.reviews), "decisions": dict(decisions),
+        "acceptance": [{k: rv[k] for k in ("rater_id", "task", "source", "decision", "reason", "missed",
+                                           "inconsistent_gold", "wrong_gold", "inconsistent")} for rv in data.reviews],
+        "items": rows, "attributes": attributes,
+        "alpha_ci": {"confidence": 0.95, "method": "percentile bootstrap over comments", "replicates": BOOTSTRAP,
+                     "seed": BOOTSTRAP_SEED},
+    }
+
+
+def render(s: dict[str, Any]) -> str:
+    out = [f"<p>{s['n_items']} items; {s['n_rater_tasks']} rater tasks reviewed: "
+           + ", ".join(f"{html.escape(k)} {v}" for k, v in sorted(s["decisions"].items())) + ".</p>"]
+    out.append(table(["attribute", "comments", "raters", "ratings", "Krippendorff α (ordinal)", "α 95% CI", "agreement"],
+                     [[a["name"], a["n_comments"], a["n_raters"], a["n_ratings"], a["alpha"],
+                       "–" if a["alpha_ci"] is None else f"[{a['alpha_ci'][0]:.3f}, {a['alpha_ci'][1]:.3f}]",
+                       a["agreement_level"]] for a in s["attributes"]]))
+    out.append("<h3>Acceptance (Table 11), per rater and task</h3>")
+    out.append(table(["rater", "task", "source", "decision", "reason"],
+                     [[a["rater_id"], a["task"], a["source"], a["decision"], a["reason"]] for a in s["acceptance"]]))
+    attrs = [a["name"] for a in s["attributes"]]
+    out.append("<h3>Ratings per item</h3>")
+    out.append(table(["platform", "comment", "text", "ratings", "raters accepted", "ratings used",
+                      *[f"majority {a}" for a in attrs]],
+                     [[i["platform"], i["key"], i["text"][:120], i["ratings"], i["accepted_raters"], i["used_ratings"],
+                       *[i["majority"].get(a) or "–" for a in attrs]] for i in s["items"]]))
+    return "".join(out)
+
+
+SECTION = Section(key="itemset", title="1b. Item-set study: acceptance, ratings per item, alpha", method=METHOD,
+                  analyze=analyze, render=render)

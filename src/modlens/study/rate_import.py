@@ -1,0 +1,110 @@
+"""`modlens rate FILE`: ratings from a crowd platform's export into the study log, validated as the
+protocol validates a `rating` message (`ratings.rating_problems`: attributes, levels, anchor
+answers), then every rater of the item set reviewed by the acceptance rules (`acceptance.py`).
+
+A file with any refused answer writes nothing: the message lists the problems. Each worker is
+rater `<format>:<worker id>`; each rating's client id is `<assignment>:<order entry>`, so
+importing the same file again (or a later export that still holds the same annotations) adds
+nothing: the first stored answer stays, as a resent protocol rating does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from modlens.ratings import derive_toxicity, rating_problems
+from modlens.study import crowd
+from modlens.study.acceptance import Review, review_log
+from modlens.study.assignment import GOLD, Plan
+
+MAX_LISTED = 10
+
+
+class RateImportError(ValueError):
+    """Refused answers or comments the log lacks; nothing was written."""
+
+
+@dataclass
+class ImportResult:
+    format: str
+    workers: int
+    ratings_new: int
+    ratings_known: int       # already in the log (a re-import)
+    missed: int              # comments a worker left unanswered
+    reviews: list[Review]
+
+
+def _ensure_gold(log: object, plan: Plan) -> None:
+    """Gold comments are logged by `modlens serve` at start; a crowd-only study may never have run
+    one, so they are registered here the same way (platform `study`, label role = gold)."""
+    from modlens.chunks import ItemSource, register_items
+    from modlens.datasets.base import DatasetItem
+
+    missing = [g for g in plan.gold.values() if log.comment_id("study", g.key) is None]  # type: ignore[attr-defined]
+    if missing:
+        page_id = log.ensure_page("study", plan.study.study_id, None, plan.study.title)  # type: ignore[attr-defined]
+        register_items(log, ItemSource("study", page_id, "study-config"),  # type: ignore[arg-type]
+                       [DatasetItem(g.key, g.text, {"role": "gold", **{f"expected.{a}": v for a, v in g.expected.items()}})
+                        for g in missing])
+
+
+def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: str | None = None) -> ImportResult:
+    from modlens.study.folder import load_folder
+    from modlens.studylog.store import StudyLog
+
+    study = load_folder(folder).study
+    plan = Plan.load(folder, study)
+    fmt = fmt or crowd.detect(Path(path))
+    answers = crowd.read_answers(path, fmt, plan)
+    attributes = {a.name: list(a.levels) for a in study.attributes}
+    extreme = next((a.rating for a in study.anchors if a.role == "extreme"), None)
+    problems, rows, missed = [], [], 0
+    for ans in answers:
+        bad = crowd.unknown_ref(ans, plan)
+        if bad:
+            problems.append(bad)
+            continue
+        rating = crowd.as_rating(ans, study)
+        if rating is None:
+            missed += 1
+            continue
+        values, anchors = rating
+        problems += [f"{ans.where} (worker {ans.worker}): {p}"
+                     for p in rating_problems(values, anchors, attributes, extreme is not None)]
+        rows.append((ans, values, anchors))
+    if problems:
+        more = f"\n  … and {len(problems) - MAX_LISTED} more" if len(problems) > MAX_LISTED else ""
+        raise RateImportError(f"{path}: {len(problems)} answer(s) refused, nothing imported:\n  "
+                              + "\n  ".join(problems[:MAX_LISTED]) + more)
+    if not Path(db).is_file():
+        raise RateImportError(f"{db}: no study log there (fix: the log the item set was sampled from)")
+    new = known = 0
+    with StudyLog(db) as log:
+        log.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
+        _ensure_gold(log, plan)
+        ids: dict[str, int] = {}
+        for ref in {ans.ref for ans, _, _ in rows}:
+            platform, key = plan.comment(ref)
+            cid = log.comment_id(platform, key)
+            if cid is None:
+                raise RateImportError(f"{db}: comment {platform}/{key} (item {ref}) is not in this log — fix: import "
+                                      "into the log the item set was sampled from")
+            ids[ref] = cid
+        with log.transaction():
+            for ans, values, anchors in rows:
+                rater = f"{fmt}:{ans.worker}"
+                log.ensure_rater(study.study_id, rater, None)
+                derived, inconsistent = None, False
+                if anchors is not None:
+                    assert extreme is not None  # rating_problems refused anchors without one
+                    d = derive_toxicity(anchors["vs_hard"], anchors["vs_extreme"], extreme)
+                    derived, inconsistent = d.rating, d.inconsistent
+                _, created = log.add_rating(study.study_id, rater, f"{ans.assignment}:{ans.ref}", None, ids[ans.ref],
+                                            values, anchors, derived, inconsistent, None)
+                new += created
+                known += not created
+    reviews = review_log(db, plan)
+    return ImportResult(fmt, len({a.worker for a in answers}), new, known, missed, reviews)
+
+
+__all__ = ["GOLD", "ImportResult", "RateImportError", "import_ratings"]

