@@ -262,3 +262,11 @@ def test_bundle_needs_consent_and_a_known_study(tmp_path, capsys):
     with pytest.raises(bundle_mod.BundleError, match="not a modlens bundle"):
         read_bundle(io.BytesIO(b"PK\x03\x04 nonsense"), "junk")
     assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_every_schema_version_has_a_bundle_upgrade():
+    """A new migration needs its bundle upgrade (even one that does nothing), or every older
+    participant's bundle is refused ("KeyError: 4" when migration 5 arrived without one)."""
+    from modlens.studylog.merge import OLDEST_SCHEMA, UPGRADES
+
+    assert sorted(UPGRADES) == list(range(OLDEST_SCHEMA, schema.SCHEMA_VERSION))

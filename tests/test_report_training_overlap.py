@@ -12,7 +12,7 @@ from modlens.analysis.data import load
 from modlens.analysis.sections.labelled import SECTION
 from modlens.audit import run_audit
 from modlens.detectors.base import Detector
-from modlens.detectors.training import Training, contains, read_hashes, text_key, write_hashes
+from modlens.trainingdata import Training, contains, read_hashes, text_key, write_hashes
 
 DATA = paths.shipped_data()
 

@@ -5,7 +5,7 @@
 
 The head's training record (`modlens train-head`) names its data by sha256 and gives the sample
 size, seed and held-out share; the seeded sample is drawn again from the same data (no encoder
-needed) and the fit rows' texts are hashed (`modlens.detectors.training`). The data must be the
+needed) and the fit rows' texts are hashed (`modlens.trainingdata`). The data must be the
 very file the head records: a different sha256 is refused.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from modlens.detectors.head import load_labelled, split_sample
 from modlens.detectors.minilm import DEFAULT_HEAD
-from modlens.detectors.training import HASHES_SUFFIX, write_hashes
+from modlens.trainingdata import HASHES_SUFFIX, write_hashes
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,7 @@ carry a warning. Comments only: clean/perturbed pairs are the robustness section
 names the gold label set (id, definition) its labels come from (`StudyData.label_sets`).
 
 Training overlap (issue 23): per source and detector, what the audit recorded of the detector's
-training data (`detectors.training`, the run's params["training"]): trained on the dataset whole
+training data (`modlens.trainingdata`, the run's params["training"]): trained on the dataset whole
 (every figure in-sample), on rows of it listed by hash (the logged texts are looked up in the hash
 set: the in-sample rows are counted and, when only some are in-sample, the same metrics are given
 on the out-of-sample rows), on rows not listed, on nothing of it, or undeclared. Degenerate
@@ -28,7 +28,7 @@ import json
 
 from modlens.analysis import metrics
 from modlens.analysis.data import DetectorRow, StudyData
-from modlens.detectors import training as train_data
+from modlens import trainingdata as train_data
 from modlens.analysis.skip import Skip
 
 GROUP_LABELS = ("platform", "target_ident", "target", "group")  # labels whose values split the results

@@ -18,7 +18,7 @@ from modlens.chunks import ChunkPipeline, Compute, LocalCompute
 from modlens.config import DetectorConfig, StudyConfig
 from modlens.datasets.base import Dataset, DatasetError, DatasetItem, DatasetNotFound, count_rows
 from modlens.detectors.base import Detector
-from modlens.detectors.training import run_record as training_record
+from modlens.trainingdata import run_record as training_record
 from modlens.engine import Engine
 from modlens.scale.sources import load_dataset, location
 from modlens.services.detectors import load_detectors, parse_detector_spec

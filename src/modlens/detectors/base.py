@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:
-    from modlens.detectors.training import Training
+    from modlens.trainingdata import Training
     from modlens.media import MediaInput
 
 LabelScores = dict[str, float]

@@ -19,7 +19,7 @@ import numpy as np
 
 from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts,
                                     directory_hash)
-from modlens.detectors.training import HASHES_SUFFIX, KNOWN_POOLS, Training
+from modlens.trainingdata import HASHES_SUFFIX, KNOWN_POOLS, Training
 from modlens.paths import file_reference, portable
 
 HEADS_DIR = Path(__file__).resolve().parent / "heads"

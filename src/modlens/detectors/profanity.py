@@ -5,7 +5,7 @@ from importlib import metadata
 from typing import Any, Sequence
 
 from modlens.detectors.base import Detector, check_texts, DetectorUnavailable, LabelScores
-from modlens.detectors.training import Training
+from modlens.trainingdata import Training
 
 # alt-profanity-check's package metadata (its README, "alt-profanity-check is trained on a combined
 # dataset from 2 sources"): t-davidson/hate-speech-and-offensive-language and the Kaggle Toxic

@@ -38,7 +38,8 @@ from modlens.studylog.store import StudyLog
 # schema version of a bundle -> function upgrading its {table: (columns, rows)} to the next version.
 # 1 -> 2 added only the merge tables (bundles, row_sources), which bundles never carry;
 # 2 -> 3 added only new tables (media), which older bundles lack and read as empty;
-# 3 -> 4 added sessions.ended_by (NULL: not known) and the label-set tables.
+# 3 -> 4 added sessions.ended_by (NULL: not known) and the label-set tables;
+# 4 -> 5 added only rater_reviews, which bundles never carry.
 Tables = dict[str, tuple[list[str], list[tuple[Any, ...]]]]
 
 
@@ -58,7 +59,7 @@ def _gold_into_label_sets(tables: Tables) -> None:
 
 
 UPGRADES: dict[int, Callable[[Tables], None]] = {
-    1: lambda tables: None, 2: lambda tables: None, 3: _gold_into_label_sets}
+    1: lambda tables: None, 2: lambda tables: None, 3: _gold_into_label_sets, 4: lambda tables: None}
 OLDEST_SCHEMA = 1
 
 

@@ -1,4 +1,5 @@
-"""What a detector was trained on, and how an audit finds its training rows in a dataset.
+"""What a detector was trained on, and how an audit finds its training rows in a dataset (a leaf:
+the report reads it without importing any detector).
 
 A detector declares its training data (`Detector.training`): the datasets by name (the names
 the readers give their datasets: `davidson`, `hatecheck`, `noisyhate`, ...) and, when the exact
