@@ -112,7 +112,7 @@ def test_train_head_bad_data_fails_cleanly(data_dir, tmp_path, capsys):
     data = data_dir / "davidson" / "labeled_data.csv"
     assert main(["train-head", "--data", str(data), "--sample", "100", "--out", str(tmp_path / "x.json")]) == 2
     assert "no column" in capsys.readouterr().err
-    assert main(["train-head", "--data", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "x.json")]) == 2
+    assert main(["train-head", "--data", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "x.json")]) == 3  # not found (README exit-code table)
     assert "not found" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists()
 

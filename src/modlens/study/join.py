@@ -66,12 +66,28 @@ def join(pack: Pack, source: str, *, replace: bool = False, accepted_remote: lis
     tmp = study_file.with_name(study_file.name + ".tmp")
     tmp.write_text(dumps(pack.data, header), encoding="utf-8")
     tmp.replace(study_file)
+    _write_item_tasks(home, pack)
     record = {"study_id": pack.study_id, "study_key": pack.study_key, "pack_sha256": pack.sha256,
               "joined_at": now_iso(), "source": source, "signer": pack.signer,
               "accepted_remote": sorted(set(accepted_remote or []) & all_destinations(pack.study))}
     (home / JOINED_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     bundle_key()
     return study_file
+
+
+def _write_item_tasks(home: Path, pack: Pack) -> None:
+    """The pack's item set and assignment beside the joined study (what `modlens serve` shows in the
+    extension's item-set page); a study joined before with its own set must not leave it behind."""
+    from modlens.study import assignment, itemset
+
+    for name, data in ((itemset.FILE, pack.itemset), (assignment.FILE, pack.assignment)):
+        path = home / name
+        if data is None:
+            path.unlink(missing_ok=True)
+            continue
+        tmp = path.with_name(name + ".tmp")
+        tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.replace(path)
 
 
 def all_destinations(study: StudyConfig) -> set[str]:

@@ -11,7 +11,9 @@ A UTF-8 JSON object:
 `salt` is its `author_salt`, the per-study salt for author hashing and sampling; `study_key`
 identifies the study in bundles and merged logs without revealing the salt; `sha256` is the
 SHA-256 of the canonical JSON (sorted keys, no spaces, UTF-8) of every other field but `signature`.
-`signature` is the researcher's Ed25519 signature (`modlens study keygen`, `pack --sign-key`) of
+`itemset` and `assignment` (format 3) are the folder's `itemset.json` and `assignment.json` when it
+has them (`modlens sample`, `study assign`), so every participant gets the same tasks; `join`
+writes them beside the joined study. `signature` is the researcher's Ed25519 signature (`modlens study keygen`, `pack --sign-key`) of
 those same canonical bytes, `signer` included: anyone can recompute a checksum, only the key's
 holder can sign. It holds no pairing token, no researcher key, and no participant data: detector
 options that look like secrets are refused when packing, and so is any environment variable a
@@ -34,7 +36,11 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 FORMAT = "modlens-study-pack"
-FORMAT_VERSION = 2  # 2: may be signed (`signer`, `signature`); version 1 packs read as unsigned
+# 2: may be signed (`signer`, `signature`); version 1 packs read as unsigned. 3: carries an item
+# set and its assignment; only such packs are written as 3 (an older modlens would drop the tasks
+# silently; it refuses the pack instead), the others stay 2.
+FORMAT_VERSION = 3
+ITEMSET_VERSION = 3  # what build() writes when the folder has an item set
 # a pack is a study configuration (consent, gold and review texts, tasks): some KB, rarely a few MB
 PACK_MAX_BYTES = 16 << 20
 SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|credential)", re.I)
@@ -62,6 +68,8 @@ class Pack:
     data: dict[str, Any]     # the study configuration as written
     study: StudyConfig
     signer: str | None = None  # fingerprint of the key that signed it (verified); None: unsigned
+    itemset: dict[str, Any] | None = None      # itemset.json, checked (checksum, fits the assignment)
+    assignment: dict[str, Any] | None = None   # assignment.json
 
 
 def _secret_keys(value: Any, at: str) -> list[str]:
@@ -87,13 +95,31 @@ def build(folder: StudyFolder, key: Ed25519PrivateKey | None = None) -> dict[str
     if leaks:
         raise PackError(f"{', '.join(leaks)}: looks like a secret, and a pack goes to every participant — "
                         "fix: remove it and let each detector read its key from the environment")
-    body = {"format": FORMAT, "format_version": FORMAT_VERSION, "modlens_version": __version__,
+    body = {"format": FORMAT, "format_version": 2, "modlens_version": __version__,
             "study_id": study.study_id, "salt": study.author_salt,
             "study_key": study_key(study.study_id, study.author_salt), "study": folder.data}
+    tasks = _item_tasks(folder)
+    if tasks is not None:
+        body |= {"format_version": ITEMSET_VERSION, "itemset": tasks[0], "assignment": tasks[1]}
     if key is not None:
         body["signer"] = {"algorithm": signing.ALGORITHM, "public_key": signing.public_key_b64(key)}
     signed = {"signature": signing.sign(key, canonical(body))} if key is not None else {}
     return body | {"sha256": hashlib.sha256(canonical(body)).hexdigest()} | signed
+
+
+def _item_tasks(folder: StudyFolder) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The folder's item set and assignment, checked as `study check` checks them; None without an
+    item set. A set without its assignment is refused: participants would get no tasks."""
+    from modlens.study import assignment, itemset
+
+    if not (folder.path / itemset.FILE).exists() and not (folder.path / assignment.FILE).exists():
+        return None
+    bad = assignment.check_folder(folder.path, folder.study)
+    if not bad and not (folder.path / assignment.FILE).exists():
+        bad = [f"{assignment.FILE}: missing beside {itemset.FILE} — fix: `modlens study assign {folder.path}`"]
+    if bad:
+        raise PackError(f"{folder.path}: the item set cannot be packed:\n  " + "\n  ".join(bad))
+    return itemset.read(folder.path / itemset.FILE), assignment.read(folder.path)
 
 
 def outside_folder(key_path: Path, folder: Path | None = None) -> None:
@@ -174,7 +200,26 @@ def parse(text: str | bytes, name: str) -> Pack:
     if study.study_id != raw["study_id"] or study.author_salt != raw["salt"] \
             or raw["study_key"] != study_key(study.study_id, raw["salt"]):
         raise PackError(f"{name}: study_id, salt and study_key do not agree with the study inside")
-    return Pack(raw["study_id"], raw["salt"], raw["study_key"], actual, raw["study"], study, signer)
+    tasks = _carried_tasks(raw, study, name)
+    return Pack(raw["study_id"], raw["salt"], raw["study_key"], actual, raw["study"], study, signer, *tasks)
+
+
+def _carried_tasks(raw: dict[str, Any], study: StudyConfig, name: str) -> tuple[Any, Any]:
+    """The pack's item set and assignment, checked like the folder's (both or neither)."""
+    from modlens.study import assignment, itemset
+
+    if "itemset" not in raw and "assignment" not in raw:
+        return None, None
+    try:
+        data = itemset.validate(raw.get("itemset"), f"{name} (itemset)")
+    except itemset.ItemSetError as err:
+        raise PackError(str(err)) from None
+    tasks = raw.get("assignment")
+    bad = assignment.problems(tasks, data, study) if isinstance(tasks, dict) else ["an item set without its assignment"]
+    if bad:
+        raise PackError(f"{name}: the pack's item set does not fit its study: " + "; ".join(bad)
+                        + " — fix: ask the researcher for the file again")
+    return data, tasks
 
 
 def _verified_signer(raw: dict[str, Any], signature: Any, name: str) -> str | None:

@@ -18,6 +18,10 @@ from modlens.fusion.seeds import Seed
 from modlens.media import MediaBlob, MediaInput
 
 DEFAULT_SIZE = (480, 360)
+# espeak-ng's Klatt formant voice at 130 words/min: the lowest word error rate of pocketsphinx (the
+# offline asr default) among the settings bench/bench_fusion.py tries (docs/FUSION.md "Choosing the voice")
+DEFAULT_VOICE = "en-us+klatt4"
+DEFAULT_WPM = 130
 
 
 class Skip(Exception):
@@ -35,8 +39,8 @@ class FusionContext:
     emoji_table: dict[str, str]
     images: Path | None = None              # label -> images folder (--images)
     size: tuple[int, int] = DEFAULT_SIZE    # pictures, cards and video frames
-    voice: str = "en-us"
-    speed_wpm: int = 150
+    voice: str = DEFAULT_VOICE
+    speed_wpm: int = DEFAULT_WPM
     pitch: int = 50
     run_seed: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
