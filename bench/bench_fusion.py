@@ -1,6 +1,6 @@
 """How fast DUO fused cases are generated, per fusion type, and how fast Tesseract reads them.
 
-    python bench/bench_fusion.py [--pairs 5] [--fusion T+E --fusion I ...] [--ocr-pages 20] [--asr-texts 20] [--ocr-grey]
+    python bench/bench_fusion.py [--pairs 5] [--fusion T+E --fusion I ...] [--ocr-pages 20] [--asr-texts 20] [--voice en-us+klatt4:130 ...] [--ocr-grey]
 
 Keyword pairs are extracted from the shipped data (WordNet needed) without the oracle, so every
 seed is fused; one run, printed as a table: cases/s and ms per case for each fusion (skipped
