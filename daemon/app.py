@@ -23,6 +23,7 @@ from modlens.studylog.store import LogWriter
 
 from modlens import protocol as p
 from modlens.daemon.calibration import calibration_items, log_calibration_items
+from modlens.daemon.itemset import load_plan, log_itemset_items
 from modlens.daemon.comment_media import is_media_frame, media_frame_bytes
 from modlens.media.store import MediaStore
 from modlens.daemon.pipeline import Accepted, Pipeline
@@ -59,6 +60,8 @@ class DaemonOptions:
     media_root: Path | None = None
     # False: `modlens serve --perspective-only`, the Perspective-compatible API without the extension's socket
     extension_protocol: bool = True
+    # the folder of the study file: its itemset.json + assignment.json, if any (daemon/itemset.py)
+    study_dir: Path | None = None
 
 
 @dataclass
@@ -109,10 +112,12 @@ async def _engine_ctx(app: web.Application) -> AsyncIterator[None]:
 
 async def _pipeline_ctx(app: web.Application) -> AsyncIterator[None]:
     opts = app[OPTIONS]
+    plan = load_plan(opts.study_dir, app[STUDY]) if opts.study_dir is not None else None
     pipeline = Pipeline(app[STUDY], app[ENGINE], app[WRITER], variant_concurrency=opts.variant_concurrency,
-                        media_store=MediaStore(opts.media_root or opts.db_path.parent / "media"))
+                        media_store=MediaStore(opts.media_root or opts.db_path.parent / "media"), plan=plan)
     await pipeline.prepare()
     await log_calibration_items(app[STUDY], pipeline.write)  # gold + anchors, for the calibration round
+    await log_itemset_items(app[STUDY], plan, pipeline.write)  # the item set's comments, for itemset.html
     app[PIPELINE] = pipeline
     yield
     await pipeline.close()  # the variant worker, before the engine's batchers stop
@@ -379,6 +384,8 @@ def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[]
     api_key = KeySource()  # the Perspective API's own key (`modlens pair --api-key`): scrubbed like the token
     install_log_scrubber(token_fn, api_key)  # before the first request can be logged
     calibration_items(study)  # refuse bad gold/anchor items before any resource starts
+    if options.get("study_dir") is not None:
+        load_plan(Path(options["study_dir"]), study)  # and an item set that does not fit the study
     app = web.Application(client_max_size=study.limits.max_message_bytes)
     app[STUDY] = study
     app[OPTIONS] = DaemonOptions(db_path=Path(db_path), token=token_fn, **options)

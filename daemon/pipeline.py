@@ -27,6 +27,8 @@ from modlens.studylog.store import CommentRow, LogWriter, StudyLog
 from modlens import protocol as p
 from modlens.protocol import ErrorCode, ProtocolError
 from modlens.daemon.comment_media import decode_items, media_detector_keys
+from modlens.daemon.itemset import client_assignment, session_raters, slot_of
+from modlens.study.assignment import Plan
 from modlens.daemon.session import Session
 from modlens.daemon.variants import LiveVariants, VariantJob, asked_about
 from modlens.rows import Variant
@@ -77,9 +79,10 @@ def _variants_message(msg_id: str, key: str, variants: list[Variant], scores: li
 
 class Pipeline:
     def __init__(self, study: StudyConfig, engine: Engine, writer: LogWriter, *, variant_concurrency: int = 1,
-                 media_store: MediaStore | None = None):
+                 media_store: MediaStore | None = None, plan: Plan | None = None):
         # variant_concurrency: accepted for older callers; one worker batches every connection's variants
         self.study = study
+        self.plan = plan  # the study's item set and assignment (daemon/itemset.py), if it has one
         self.media_store = media_store or MediaStore()
         self.engine = engine
         self.writer = writer
@@ -124,15 +127,21 @@ class Pipeline:
                                 f"study_id: {hello.study_id!r} is not the running study {self.study.study_id!r}", hello.id)
         study_id = self.study.study_id
 
-        def start(lg: StudyLog) -> None:
+        plan = self.plan
+
+        def start(lg: StudyLog) -> int | None:
             lg.ensure_rater(study_id, hello.rater_id, hello.consent_at)
             lg.start_session(session.session_id, study_id, hello.rater_id, hello.client,
                              hello.client_version, hello.protocol)
+            return None if plan is None else slot_of(session_raters(lg, study_id), hello.rater_id, plan)
 
-        await self.write(start)
+        slot = await self.write(start)
         session.rater_id, session.client, session.ready = hello.rater_id, hello.client, True
+        settings = self.client_settings()
+        if plan is not None and slot is not None:
+            settings["itemset"] = client_assignment(plan, slot)  # this rater's tasks: itemset.html
         return p.HelloOk(id=hello.id, session_id=session.session_id, server_version=__version__,
-                         study=self.client_settings(), detectors=self.detector_infos(),
+                         study=settings, detectors=self.detector_infos(),
                          variants_enabled=self.variants_enabled)
 
     def client_settings(self) -> dict[str, Any]:

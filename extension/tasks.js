@@ -11,6 +11,9 @@ function show(st) {
   const cal = st.calibration || { total: 0, done: 0 };
   $("calibration").hidden = !cal.total || cal.done >= cal.total;
   $("cal-progress").textContent = `First, the study's calibration comments: ${cal.done}/${cal.total} done.`;
+  const set = st.itemset; // the study's item set: this participant's assignment (itemset.html)
+  $("itemset").hidden = !set || !set.total;
+  $("itemset-progress").textContent = set ? `The study's comments for you to rate: ${set.done}/${set.total} done.` : "";
   const tasks = st.tasks || { items: [] };
   $("tasks-overall").textContent = ns.taskSummary(tasks);
   $("browsing").textContent = !tasks.items.length ? "" : tasks.freeBrowsing

@@ -1,6 +1,7 @@
 """The report on logs with known content: synthetic ratings recover the planted thresholds;
 sections appear only with their data; HTML is self-contained; attacks and SASS sections."""
 import json
+import re
 
 import pytest
 
@@ -62,9 +63,14 @@ def test_html_is_self_contained_with_methods_and_versions(synthetic_report, tmp_
     assert main(["report", "--db", str(db), "--out", str(out)]) == 0
     page = out.read_text()
     assert page.count("data:image/png;base64,") >= 2 and "http://" not in page and "https://" not in page
-    assert "1. Human ratings" in page and "2. Detectors vs people" in page and "Method." in page
+    # numbered in the order of the sections present: 1, 2, … without gaps
+    numbers = [int(n) for n in re.findall(r"<h2 id=s-[a-z_]+>(\d+)\. ", page)]
+    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 2
+    assert ">1. Human ratings</h2>" in page and ". Detectors vs people, per platform</h2>" in page and "Method." in page
+    assert "Muralikumar, Yang and McDonald 2023" in page and "<h2>References</h2>" in page
+    assert "seed 00" not in page
     assert "planted-seed1" in page  # detector version shown
-    assert "3. Robustness" not in page  # no variants in this log
+    assert "Robustness to perturbation</h2>" not in page  # no variants in this log
 
 
 def test_empty_log_has_no_sections_and_missing_log_is_an_error(tmp_path, capsys):

@@ -2,6 +2,7 @@
 detector and checked against a direct computation from the suite's CSV; and the report's
 `skipped` reasons on an empty and on a partial log."""
 import csv
+import re
 from collections import defaultdict
 
 import pytest
@@ -77,7 +78,10 @@ def test_html_has_the_paper_layout_and_the_skipped_sections(audited, tmp_path):
     out = tmp_path / "hc.html"
     assert main(["report", "--db", str(db), "--out", str(out)]) == 0
     page = out.read_text()
-    assert "8. HateCheck by functionality" in page and "7. Detectors on labelled data" in page
+    titles = re.findall(r"<h2 id=s-[a-z_]+>(\d+)\. ([^<]+)</h2>", page)
+    assert [int(n) for n, _ in titles] == list(range(1, len(titles) + 1))
+    assert [t for _, t in titles][-2:] == ["Detectors on labelled data", "HateCheck by functionality"]
+    assert "HateCheck: accuracy per functionality" in page and "Röttger et al. 2021" in page
     assert "<td>F29</td><td>spell_leet_h</td><td>Leet speak spellings</td><td>hateful</td><td>173</td>" in page
     assert "Not in this report" in page and "no ratings in the log" in page
 

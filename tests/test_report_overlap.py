@@ -102,8 +102,8 @@ def test_one_vote_per_rater_for_alpha_and_majority(report):
 
 def test_html_and_json(db, tmp_path, capsys):
     page = render_html(report_from_db(db))
-    assert "1.1 Rating overlap" in page and "Comments below the minimum (alpha: 2 raters, majority: 3)" in page
-    assert page.index("1. Human ratings") < page.index("1.1 Rating overlap") < page.index("5+ raters")
+    assert ">2. Rating overlap</h2>" in page and "Comments below the minimum (alpha: 2 raters, majority: 3)" in page
+    assert page.index("1. Human ratings") < page.index("2. Rating overlap") < page.index("5+ raters")
     assert main(["report", "--db", str(db), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["sections"]["overlap"]["below_minimum"] == {"alpha": 3, "majority": 4}

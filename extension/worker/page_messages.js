@@ -34,6 +34,17 @@
     return { total: items.length, done: items.filter((i) => i.done).length, items };
   }
 
+  // The item set (itemset.html): the assignment the daemon gave this rater at hello
+  // (daemon/itemset.py), in its order, gold comments among them. Done = in the outbox.
+  function itemsetState() {
+    const set = config.study && config.study.itemset;
+    if (!set || !Array.isArray(set.items)) return null;
+    const items = set.items.map((i) => ({ ref: i.ref, platform: i.platform, key: i.key, text: i.text,
+      done: !!counters.ratingOf(i.platform, i.key) }));
+    return { assignment: set.assignment, task: set.task, slot: set.slot, slots: set.slots,
+      total: items.length, done: items.filter((i) => i.done).length, items };
+  }
+
   // The study's task pages with this browser's progress; `free_browsing` false: comments are
   // sent from task pages only (the study's choice, so every rating overlaps with others').
   function tasksState() {
@@ -48,7 +59,7 @@
       conn: connection.status, lastError: connection.lastError, consented: config.consented(), paused: config.settings.paused,
       study: config.study, detectors: config.detectors, consent: config.consent, settings: config.settings,
       totals: { ...counters.totals, queued: delivery.outbox.size }, pages: tabs.statuses(tabId), display: config.displayMode(),
-      calibration: calibrationState(), tasks: tasksState(), variants: connection.variants,
+      calibration: calibrationState(), tasks: tasksState(), itemset: itemsetState(), variants: connection.variants,
     };
   };
 

@@ -18,6 +18,13 @@ set: the in-sample rows are counted and, when only some are in-sample, the same 
 on the out-of-sample rows), on rows not listed, on nothing of it, or undeclared. Degenerate
 figures are flagged: a best-F1 threshold that makes every item positive (or an F1 of 0), and a
 threshold at which the detector predicts one class only.
+
+Multi-class gold (issue 23): when the comments carry a `class` label (Davidson's hate_speech /
+offensive_language / neither), each detector also gets the confusion table of class × predicted
+toxic or not at its threshold, with per-class recall (the share of a toxic class flagged; for a
+non-toxic class the share flagged is its false-positive rate). For the plots: ROC and PR curves
+(`curves`, at most `CURVE_POINTS` points) and score histograms per gold class (per `class` value
+when there is one, else toxic / not toxic; `HIST_BINS` bins over [0, 1]).
 """
 from __future__ import annotations
 
@@ -36,6 +43,10 @@ MIN_ITEMS = 30
 MIN_CLASS = 5
 RELIABILITY_BINS = 10
 POSITIVE_VALUES = ("1", "true", "yes", "toxic")
+CLASS_LABEL = "class"  # a multi-class gold label kept beside the binary `toxic` (Davidson)
+CLASS_ORDER = ("hate_speech", "offensive_language", "neither")  # Davidson's order; other values after, sorted
+CURVE_POINTS = 200
+HIST_BINS = 20
 
 NO_LABELS = ("no gold labels: pass --label COLUMN[=POSITIVE_VALUES] to modlens audit, or audit a dataset "
              "that has them (hatecheck, davidson, noisyhate)")
@@ -88,6 +99,66 @@ def degenerate(scores: list[float], golds: list[int], threshold: float, best: di
     elif flagged == 0:
         out.append(f"no item scores ≥ the threshold {threshold:g}: predictions are all non-toxic")
     return out
+
+
+def curves(scores: list[float], golds: list[int]) -> dict[str, list[list[float]]] | None:
+    """ROC ([false-positive rate, recall]) and PR ([recall, precision]) points, one per distinct
+    score from the highest down (thinned to about `CURVE_POINTS`); None with one class only."""
+    pos = sum(golds)
+    neg = len(golds) - pos
+    if not pos or not neg:
+        return None
+    pairs = sorted(zip(scores, golds), key=lambda p: -p[0])
+    roc, pr = [[0.0, 0.0]], []
+    tp = fp = 0
+    for i, (s, g) in enumerate(pairs):
+        tp, fp = tp + g, fp + (1 - g)
+        if i + 1 < len(pairs) and pairs[i + 1][0] == s:
+            continue  # tied scores enter together
+        roc.append([fp / neg, tp / pos])
+        pr.append([tp / pos, tp / (tp + fp)])
+
+    def thin(pts: list[list[float]]) -> list[list[float]]:
+        step = max(1, len(pts) // CURVE_POINTS)
+        return [[round(x, 4), round(y, 4)] for x, y in (pts[::step] + ([pts[-1]] if (len(pts) - 1) % step else []))]
+    return {"roc": thin(roc), "pr": thin(pr)}
+
+
+def histograms(scores: list[float], groups: list[str]) -> dict[str, Any]:
+    """Score counts in `HIST_BINS` equal bins over [0, 1] per group (scores outside are clipped)."""
+    counts: dict[str, list[int]] = {}
+    for s, g in zip(scores, groups):
+        k = min(HIST_BINS - 1, max(0, int(s * HIST_BINS)))
+        counts.setdefault(g, [0] * HIST_BINS)[k] += 1
+    return {"edges": [k / HIST_BINS for k in range(HIST_BINS + 1)],
+            "groups": [{"name": g, "counts": counts[g]} for g in class_order(set(counts))]}
+
+
+def class_order(values: set[str]) -> list[str]:
+    return [c for c in (*CLASS_ORDER, "toxic", "not toxic") if c in values] + sorted(
+        values - {*CLASS_ORDER, "toxic", "not toxic"})
+
+
+def classes(data: StudyData, rows: list[tuple[int, float, int]], threshold: float) -> dict[str, Any] | None:
+    """The confusion table of a multi-class gold label × predicted toxic/not, with per-class recall;
+    None when the comments carry no `class` label of two or more values."""
+    by: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    for cid, s, g in rows:
+        value = data.labels.get(cid, {}).get(CLASS_LABEL)
+        if value not in (None, ""):
+            by[str(value)].append((s, g))
+    if len(by) < 2:
+        return None
+    out = []
+    for value in class_order(set(by)):
+        vals = by[value]
+        flagged = sum(s >= threshold for s, _ in vals)
+        golds = {g for _, g in vals}
+        gold_of = "1" if golds == {1} else "0" if golds == {0} else "mixed"
+        out.append({"class": value, "gold": gold_of, "n": len(vals), "toxic": flagged, "not_toxic": len(vals) - flagged,
+                    "share_toxic": flagged / len(vals), "recall": flagged / len(vals) if gold_of == "1" else None,
+                    "recall_ci": metrics.wilson_interval(flagged, len(vals)) if gold_of == "1" else None})
+    return {"label": CLASS_LABEL, "n": sum(len(v) for v in by.values()), "rows": out}
 
 
 def declarations(data: StudyData) -> dict[tuple[str, str], dict[str, Any]]:
@@ -147,7 +218,11 @@ def _detector(data: StudyData, det: DetectorRow, items: list[tuple[int, int]],
            **with_intervals(scores, golds, det.threshold),
            "best_f1": best, "degenerate": degenerate(scores, golds, det.threshold, best),
            "training": overlap, "out_of_sample": None,
-           "reliability": metrics.reliability_curve(scores, golds, RELIABILITY_BINS), "groups": {}}
+           "reliability": metrics.reliability_curve(scores, golds, RELIABILITY_BINS), "groups": {},
+           "classes": classes(data, rows, det.threshold), "curves": curves(scores, golds)}
+    kinds = [data.labels.get(cid, {}).get(CLASS_LABEL) for cid, _, _ in rows] if out["classes"] else []
+    out["histogram"] = histograms(scores, [str(k) if k not in (None, "") else ("toxic" if g else "not toxic")
+                                           for k, (_, _, g) in zip(kinds or [None] * len(rows), rows)])
     if flags is not None and 0 < sum(flags) < len(flags):  # partial overlap: the same metrics on the rest
         rest = [(s, g) for (_, s, g), inside in zip(rows, flags) if not inside]
         out["out_of_sample"] = with_intervals([s for s, _ in rest], [g for _, g in rest], det.threshold)

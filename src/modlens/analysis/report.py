@@ -1,6 +1,8 @@
 """The analysis report frame: every section of `analysis/sections/` (one file each) computed from
-the study log, as JSON (`build`) or as one self-contained HTML page (`render_html`: plots embedded
-as base64 PNG, tables, a methods note per section, the detector versions used). A section appears
+the study log, as JSON (`build`) or as one self-contained HTML page (`render_html`: plots as inline
+SVG (`sections/svg.py`; a few older ones as base64 PNG), tables that wrap or scroll inside the page,
+a methods note per section citing its papers by authors and year, the detector versions used, and
+the references cited). Sections are numbered 1, 2, … in the order of those present. A section appears
 only when the log has its data; every other one is listed under `skipped` with the `Skip` reason
 its `analyze()` gave, worded so a user can act on it.
 
@@ -18,6 +20,7 @@ from typing import Any, Sequence
 
 from modlens import __version__
 from modlens.analysis.data import StudyData, load
+from modlens.analysis.references import cited_in
 from modlens.analysis.sections import SECTIONS
 from modlens.analysis.sections.base import Section, SectionResult
 from modlens.analysis.sections.html import table
@@ -60,6 +63,7 @@ def build(data: StudyData) -> dict[str, Any]:
                        "threshold": d.threshold, "config": d.config} for d in data.detectors.values()],
         "audit_runs": data.runs, "label_sets": label_sets_used(data), "methods": methods,
         "sections": sections, "skipped": skipped,
+        "references": [r.full() for r in cited_in(methods.values())],
     }
 
 
@@ -91,7 +95,9 @@ CSS = """body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em au
 h1{font-size:1.6em}h2{border-bottom:2px solid #1f4e79;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.6em 0;font-size:12px}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
 td:first-child,th:first-child{text-align:left}th{background:#eef3f9}.methods{background:#f7f7f2;border-left:4px solid #b5a642;
-padding:.4em .8em;font-size:12.5px}small{color:#666;font-weight:normal}img{max-width:100%}.note{font-size:12px;color:#555}"""
+padding:.4em .8em;font-size:12.5px}small{color:#666;font-weight:normal}img{max-width:100%}.note{font-size:12px;color:#555}
+.tw{max-width:100%;overflow-x:auto}td{white-space:nowrap}td.wrap{white-space:normal;min-width:14em;max-width:28em}.figs{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}
+.figs svg{flex:0 1 auto}.refs li{margin:.3em 0}"""
 
 
 def _html_label_sets(sets: list[dict[str, Any]]) -> str:
@@ -103,13 +109,36 @@ def _html_label_sets(sets: list[dict[str, Any]]) -> str:
             + table(["source", "label set", "definition", "labels", "positive", "used", "other sets (labels)"], rows))
 
 
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def counts_line(counts: dict[str, Any]) -> str:
+    """What the log holds, naming only what it has ("12 comments on youtube (12); 3 ratings."), or
+    that it holds no comments, ratings or variants (e.g. a log of fused cases only)."""
+    parts = []
+    if counts["comments"]:
+        parts.append(_plural(counts["comments"], "comment", "comments") + " on " + ", ".join(
+            f"{html.escape(p)} ({n:,})" for p, n in counts["platforms"].items()))
+    if counts["ratings"]:
+        parts.append(_plural(counts["ratings"], "rating", "ratings"))
+    if counts["variants"]:
+        parts.append(_plural(counts["variants"], "variant", "variants"))
+    return ("; ".join(parts) + ".") if parts else "No comments, ratings or variants in this log."
+
+
+def numbered(keys: Sequence[str]) -> dict[str, str]:
+    """section key -> its title numbered in the order of the sections present (1, 2, …)."""
+    by_key = {s.key: s for s in SECTIONS}
+    return {k: f"{i}. {by_key[k].short_title}" for i, k in enumerate(keys, 1)}
+
+
 def render_html(report: dict[str, Any]) -> str:
-    parts = [f"<!doctype html><html><head><meta charset=utf-8><title>modlens report</title><style>{CSS}</style></head><body>",
+    parts = [f"<!doctype html><html><head><meta charset=utf-8><meta name=viewport content='width=device-width'>"
+             f"<title>modlens report</title><style>{CSS}</style></head><body>",
              "<h1>modlens report</h1>",
              f"<p class=note>{html.escape(report['db'])} · generated {report['generated_at']} · modlens {report['modlens_version']}</p>",
-             f"<p>{report['counts']['comments']} comments on "
-             + ", ".join(f"{html.escape(p)} ({n})" for p, n in report["counts"]["platforms"].items())
-             + f"; {report['counts']['ratings']} ratings; {report['counts']['variants']} variants.</p>",
+             f"<p>{counts_line(report['counts'])}</p>",
              "<h2>Detectors</h2>",
              table(["name", "version", "toxicity label", "threshold", "configuration"],
                     [[d["name"], d["version"], d["toxicity_label"], d["threshold"], json.dumps(d["config"])[:120]]
@@ -119,13 +148,19 @@ def render_html(report: dict[str, Any]) -> str:
     if not report["sections"]:
         parts.append("<p>The log has no data any section can use yet.</p>")
     by_key = {s.key: s for s in SECTIONS}
+    titles = numbered([k for k in report["sections"] if k in by_key])
     for key, section in report["sections"].items():
         s = by_key[key]
-        parts.append(f"<h2>{s.title}</h2><p class=methods><b>Method.</b> {html.escape(s.method)}</p>")
+        parts.append(f"<h2 id=s-{html.escape(key)}>{html.escape(titles[key])}</h2>"
+                     f"<p class=methods><b>Method.</b> {html.escape(s.method)}</p>")
         parts.append(s.render(section))
     if report.get("skipped"):
         parts.append("<h2>Not in this report</h2><ul class=note>" + "".join(
             f"<li><b>{html.escape(by_key[key].short_title)}</b>: {html.escape(reason)}</li>"
             for key, reason in report["skipped"].items()) + "</ul>")
+    refs = cited_in(report["methods"][k] for k in report["sections"] if k in report.get("methods", {}))
+    if refs:
+        parts.append("<h2>References</h2><ol class=refs>" + "".join(f"<li>{html.escape(r.full())}</li>" for r in refs)
+                     + "</ol>")
     parts.append("</body></html>")
     return "\n".join(parts)

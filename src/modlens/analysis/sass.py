@@ -1,20 +1,65 @@
-"""SASS-style categories (seed 004): precision, recall and F1 of each detector at its threshold
-against the human labels (human score > 0.5), with 95% bootstrap intervals, and mean detector and
-human score per category, split into the filtered and unfiltered halves when the file says which
-is which. A SASS file without human scores ("categories only") gets the mean detector score per
-category and no P/R/F1."""
+"""SASS categories (Piedras, Rosenblatt and Wilkins 2022): per detector at its threshold, precision,
+recall and F1 against the gold label (the human score > 0.5 by default, or the label set chosen),
+overall, per category in the paper's order (its Table 5) and split into the filtered and
+unfiltered halves when the file says which is which, each with 95% stratified bootstrap intervals
+(`labelled.with_intervals`). Within a category the gold is mostly one class, so recall (the share of
+its toxic texts flagged) is the figure the paper argues with; a category of non-toxic texts has no
+recall, and its share flagged is the false-positive rate.
+
+The released data comes as several files: `norm_human_toxicity_scores.csv` (human scores) and
+`toxicity_benchmark_scores.csv` (Perspective's recorded scores) hold the same texts. Scores live
+per text, so a detector audited on one file scores the other's texts too; Perspective's recorded
+score (the `perspective_recorded` label, per text) becomes a `perspective` column when no detector
+of that name scored the texts. Without any gold label the section is "categories only": mean score
+per category, no precision, recall or F1."""
 from __future__ import annotations
 
 from collections import defaultdict
 from statistics import mean
 from typing import Any
 
+from modlens.analysis import labelled
 from modlens.analysis.data import StudyData
 from modlens.analysis.metrics import bootstrap_intervals, precision_recall_f1
 from modlens.analysis.skip import Skip
 
 PLATFORM = "dataset:sass"
 NO_ITEMS = "no SASS texts (labels category + human_score): audit a SASS file with --format sass"
+# the paper's Table 5 order; the file's spelling is kept, matched case-insensitively
+CATEGORY_ORDER = ("Blackmail", "Classism", "Exclusionary", "Gaslighting", "Misogyny", "Sarcasm",
+                  "Sexual Harassment", "Stereotyping", "Neutral", "False Positive")
+SPELLINGS = {"sex. harass.": "Sexual Harassment", "sexual_harassment": "Sexual Harassment",
+             "false_positive": "False Positive"}
+RECORDED = "perspective"  # the recorded detector's name (datasets/sass.py `_recorded`)
+RECORDED_VERSION = "recorded in the file"
+
+
+def category(raw: str) -> str:
+    """The paper's name of a category ("Sex. Harass." -> "Sexual Harassment"); others as written."""
+    s = raw.strip()
+    by_lower = {c.lower(): c for c in CATEGORY_ORDER}
+    return SPELLINGS.get(s.lower()) or by_lower.get(s.lower(), s)
+
+
+def ordered(categories: set[str]) -> list[str]:
+    known = [c for c in CATEGORY_ORDER if c in categories]
+    return known + sorted(categories - set(CATEGORY_ORDER))
+
+
+def _metrics(scored: list[tuple[dict[str, str], float, int]], threshold: float) -> dict[str, Any]:
+    scores, golds = [s for _, s, _ in scored], [g for _, _, g in scored]
+    out = labelled.with_intervals(scores, golds, threshold)
+    out["flagged"] = sum(s >= threshold for s in scores)
+    out["mean_score"] = mean(scores)
+    return out
+
+
+def _splits(scored: list[tuple[dict[str, str], float, int]], threshold: float) -> dict[str, Any]:
+    by: dict[str, list[tuple[dict[str, str], float, int]]] = defaultdict(list)
+    for row in scored:
+        if row[0].get("filtered"):
+            by[row[0]["filtered"]].append(row)
+    return {k: _metrics(v, threshold) for k, v in sorted(by.items())}
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
@@ -22,38 +67,49 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
              and ("human_score" in lab or data.comments[cid]["platform"] == PLATFORM)]
     if not items:
         return Skip(NO_ITEMS)
-    rated = all("human_score" in lab and "toxic" in lab for _, lab in items)
+    gold_items = [(cid, lab, g) for cid, lab in items if (g := labelled.gold(lab)) is not None]
+    rated = bool(gold_items)
+    # the figures use the gold-labelled texts when there are any (another file's copy of a text,
+    # without gold, would count it twice), else every SASS text
+    used = [(cid, lab, g) for cid, lab, g in gold_items] if rated else [(cid, lab, 0) for cid, lab in items]
+    recorded: dict[int, float] = {}  # text_id -> Perspective's recorded score, from any SASS file
+    for cid, lab in items:
+        if lab.get("perspective_recorded"):
+            recorded[data.comments[cid]["text_id"]] = float(lab["perspective_recorded"])
     human_by_cat: dict[str, list[float]] = defaultdict(list)
-    for _, lab in items:
+    for _, lab, _ in used:
         if "human_score" in lab:
-            human_by_cat[lab["category"]].append(float(lab["human_score"]))
+            human_by_cat[category(lab["category"])].append(float(lab["human_score"]))
+    cats = ordered({category(lab["category"]) for _, lab, _ in used})
+    columns: list[tuple[str, str, float, Any]] = [
+        (det.name, det.version, det.threshold, lambda tid, d=det.detector_id: data.score(tid, d))
+        for det in data.detectors.values()]
+    if recorded and not any(name == RECORDED and any(get(data.comments[cid]["text_id"]) is not None for cid, _, _ in used)
+                            for name, _, _, get in columns):
+        columns.append((RECORDED, RECORDED_VERSION, 0.5, recorded.get))
     detectors = []
-    for det in data.detectors.values():
-        rows = [(lab, data.score(data.comments[cid]["text_id"], det.detector_id)) for cid, lab in items]
-        scored = [(lab, s) for lab, s in rows if s is not None]
+    for name, version, threshold, get in columns:
+        scored = [(lab, s, g) for cid, lab, g in used if (s := get(data.comments[cid]["text_id"])) is not None]
         if not scored:
             continue
-        by_cat: dict[str, list[float]] = defaultdict(list)
-        for lab, s in scored:
-            by_cat[lab["category"]].append(s)
-        entry: dict[str, Any] = {"detector": det.name, "version": det.version, "threshold": det.threshold,
-                                 "n": len(scored), "mean_by_category": {c: mean(v) for c, v in sorted(by_cat.items())}}
+        by_cat: dict[str, list[tuple[dict[str, str], float, int]]] = defaultdict(list)
+        for row in scored:
+            by_cat[category(row[0]["category"])].append(row)
+        entry: dict[str, Any] = {"detector": name, "version": version, "threshold": threshold, "n": len(scored),
+                                 "mean_by_category": {c: mean(s for _, s, _ in by_cat[c]) for c in cats if by_cat[c]}}
         if rated:
-            golds = [lab["toxic"] == "1" for lab, _ in scored]
-            entry.update(precision_recall_f1([s >= det.threshold for _, s in scored], golds))
-            cis = bootstrap_intervals([s for _, s in scored], [int(g) for g in golds], det.threshold)
+            golds = [g for _, _, g in scored]
+            entry.update(precision_recall_f1([s >= threshold for _, s, _ in scored], golds))
+            cis = bootstrap_intervals([s for _, s, _ in scored], golds, threshold)
             entry["ci"] = {k: cis[k] for k in ("precision", "recall", "f1")}
-            by_split: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-            for lab, s in scored:
-                if "filtered" in lab:
-                    by_split[lab["filtered"]]["pred"].append(s >= det.threshold)
-                    by_split[lab["filtered"]]["gold"].append(lab["toxic"] == "1")
-            entry["by_split"] = {k: precision_recall_f1(v["pred"], v["gold"]) for k, v in sorted(by_split.items())}
+            entry["by_split"] = _splits(scored, threshold)
+            entry["by_category"] = [{"category": c, **_metrics(by_cat[c], threshold),
+                                     "splits": _splits(by_cat[c], threshold)} for c in cats if by_cat[c]]
         detectors.append(entry)
     if not detectors:
         return Skip(f"no detector scored the {len(items)} SASS texts: score them with modlens rescore --detectors KEY")
-    return {"n": len(items), "categories_only": not rated,
-            "share_toxic": mean(lab["toxic"] == "1" for _, lab in items) if rated else None,
-            "human_mean_by_category": {c: mean(v) for c, v in sorted(human_by_cat.items())},
-            "categories": sorted({lab["category"] for _, lab in items}),
+    return {"n": len(items), "n_gold": len(gold_items), "categories_only": not rated,
+            "share_toxic": mean(g for _, _, g in used) if rated else None,
+            "human_mean_by_category": {c: mean(human_by_cat[c]) for c in cats if human_by_cat[c]},
+            "categories": cats, "splits": sorted({lab["filtered"] for _, lab, _ in used if lab.get("filtered")}),
             "detectors": detectors}

@@ -95,7 +95,9 @@ def recorded_detectors(spec: str, data: Dataset) -> list[DetectorConfig]:
     name = spec.partition(":")[2]
     known = data.recorded_scores
     if not known:
-        raise SetupError(f"detector {spec!r}: {data.path.name} ({data.format}) records no detector scores")
+        raise setup_error(f"detector {spec!r}: {data.path.name} ({data.format}) records no detector scores; fix: "
+                          "name a detector to score it with (--detectors minilm-toxicity; `modlens detectors` lists "
+                          "them), or audit the file that records the scores (SASS: toxicity_benchmark_scores.csv)")
     if name and name not in known:
         raise SetupError(f"detector {spec!r}: {data.path.name} records scores of {', '.join(known)} only")
     return [DetectorConfig(name="cached", id=n, options={"path": str(data.path), "mappings": m, "name": n})

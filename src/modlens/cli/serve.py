@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remote: bool, can_join: bool,
-                 perspective_only: bool = False) -> int | None:
+                 perspective_only: bool = False, study_dir: Path | None = None) -> int | None:
     """Serve until SIGINT/SIGTERM (-> None) or until the extension joined a study (-> the port
     to serve it on: the same one, so the extension reconnects where it was)."""
     from aiohttp import web
@@ -61,7 +61,7 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
 
     app = create_app(study, db, TokenSource(), allow_remote=allow_remote,
                      restart_on_join=restart_on_join if can_join and not perspective_only else None,
-                     extension_protocol=not perspective_only)
+                     extension_protocol=not perspective_only, study_dir=study_dir)
     runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=5)
     print(f"modlens: loading detectors for study {study.study_id!r} ...", flush=True)
     await runner.setup()  # opens the study log and loads the engine (cleanup_ctx)
@@ -124,6 +124,15 @@ def _study(config: str | None) -> StudyConfig:
     return load_study(config)
 
 
+def _study_dir(config: str | None) -> Path | None:
+    """Where the study's itemset.json and assignment.json are: beside --config, or beside the
+    joined study (`modlens join` writes the pack's there); None for the embedded defaults."""
+    if config is None:
+        joined = joined_study_file()
+        return joined.parent if joined is not None else None
+    return Path(config).parent
+
+
 def run(args: argparse.Namespace) -> int:
     from modlens.config import StudyConfigError
     from modlens.pairing import ensure
@@ -140,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
         port: int | None = args.port
         while port is not None:  # not None again: the extension joined a study; serve that one
             port = asyncio.run(_serve(_study(args.config), db, args.host, port, args.allow_remote,
-                                      can_join=args.config is None, perspective_only=args.perspective_only))
+                                      can_join=args.config is None, perspective_only=args.perspective_only,
+                                      study_dir=_study_dir(args.config)))
         return 0
     except StudyLogError as err:
         raise CliError(str(err), kind=ErrorKind.FAILED) from None

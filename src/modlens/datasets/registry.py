@@ -57,14 +57,14 @@ SIGNATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-def _sass_evidence(columns: list[str]) -> list[str]:
+def _sass_evidence(columns: list[str], path: Path | None = None) -> list[str]:
     """The columns that make a file SASS: a text and a category column plus a human score, rater
     columns, the filtered/unfiltered `tag` or Perspective's recorded score (the released TSV
     without human scores has no other sign)."""
     text, category = sass.find_column(columns, "text"), sass.find_column(columns, "category")
     if not text or not category:
         return []
-    signs = [c for c in (sass.find_column(columns, "human"), sass.find_column(columns, "perspective"),
+    signs = [c for c in (sass.human_column(columns, path), sass.find_column(columns, "perspective"),
                          find_column(columns, ("tag",))) if c]
     signs += [c for c in columns if c.lower().startswith(sass.RATER_PREFIXES)][:2]
     return [*signs, category] if signs else []
@@ -82,9 +82,9 @@ def detect(path: Path, encoding: str | None = None) -> tuple[str, str]:
     for fmt, needed in SIGNATURES:
         if all(n in lower for n in needed):
             return fmt, f"columns {', '.join(lower[n] for n in needed)}"
-    evidence = _sass_evidence(columns)
+    evidence = _sass_evidence(columns, path)
     if evidence:
-        scored = sass.find_column(columns, "human") or any(c.lower().startswith(sass.RATER_PREFIXES) for c in columns)
+        scored = sass.human_column(columns, path) or any(c.lower().startswith(sass.RATER_PREFIXES) for c in columns)
         return "sass", f"columns {', '.join(evidence)}" + ("" if scored else "; no human scores: categories only")
     fmt = "parquet" if is_parquet(path) else "jsonl" if is_jsonl(path) else "csv"
     text = find_column(columns, TEXT_COLUMNS)

@@ -7,12 +7,15 @@ alias found wins; the released files' names are `tag`, `human_toxicity`, `perspe
              Sexual Harassment, Stereotyping, False Positive, Neutral)
 - type:      `tag` | `type` | `filtered` (Filtered / Unfiltered; True/False)
 - human:     `human_toxicity` | `human` | `human_score` | `human toxicity` — the z-normalized human
-             score in [0, 1] (a percentage such as `72.4%` is accepted). When absent, per-author 0-10
+             score in [0, 1] (a percentage such as `72.4%` is accepted); `toxicity` too in a file whose
+             name says `human` (the released `norm_human_toxicity_scores.csv`), since elsewhere a bare
+             `toxicity` may be a detector's score (`--label 'toxicity>0.5'` makes it gold in any file). When absent, per-author 0-10
              ratings in columns named `rater_*` / `annotator_*` / `author_*` are z-normalized per
              author, averaged per text and min-max scaled to [0, 1], as the paper describes. With
              neither, the file is read as "categories only": no human score, no gold label.
-- optional:  `perspective_avg_toxicity` | `toxicity score` | `perspective` (Perspective's recorded
-             score; plain numbers are also offered as the `recorded` detector), `expected toxicity`.
+- optional:  `perspective_avg_toxicity` | `toxicity_score` | `toxicity score` | `perspective`
+             (Perspective's recorded score, as in the released `toxicity_benchmark_scores.csv`; plain
+             numbers are also offered as the `recorded` detector `perspective`), `expected toxicity`.
 Labels: `category`, `filtered`, `human_score`, `toxic` = human score > 0.5 (the paper's binarization).
 The released data is several files of this layout (all `dataset:sass`): rows are keyed by the
 file's content hash and row number (`base.row_key`), so each file's rows are comments of their own.
@@ -31,11 +34,12 @@ ALIASES = {
     "category": ("category",),
     "type": ("tag", "type", "filtered", "subset"),
     "human": ("human_toxicity", "human", "human_score", "human score", "human toxicity"),
-    "perspective": ("perspective_avg_toxicity", "toxicity score", "perspective", "perspective_score",
+    "perspective": ("perspective_avg_toxicity", "toxicity_score", "toxicity score", "perspective", "perspective_score",
                     "perspective_toxicity"),
     "expected": ("expected toxicity", "expected_toxicity", "expected"),
 }
 RATER_PREFIXES = ("rater_", "annotator_", "author_")
+HUMAN_FILE_COLUMN = "toxicity"  # the human score's name in the released norm_human_toxicity_scores.csv
 
 
 def _number(raw: object, where: str) -> float:
@@ -50,6 +54,15 @@ def find_column(columns: list[str], role: str) -> str | None:
     """The file's column for a role of `ALIASES` (the first alias present, case-insensitive)."""
     lower = {c.lower().strip(): c for c in columns}
     return next((lower[a] for a in ALIASES[role] if a in lower), None)
+
+
+def human_column(columns: list[str], path: Path | None) -> str | None:
+    """The human score's column: an alias of `ALIASES["human"]`, else a bare `toxicity` when the
+    file's name says it holds human scores (and no Perspective column competes with it)."""
+    found = find_column(columns, "human")
+    if found or path is None or "human" not in path.name.lower() or find_column(columns, "perspective"):
+        return found
+    return next((c for c in columns if c.lower().strip() == HUMAN_FILE_COLUMN), None)
 
 
 def human_scores_from_raters(rows: list[dict[str, Any]], rater_cols: list[str], path: Path) -> list[float]:
@@ -88,7 +101,7 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
         raise DatasetError(f"{path}: no rows")
     columns = list(rows[0])
     text_col, cat_col = find_column(columns, "text"), find_column(columns, "category")
-    human_col = find_column(columns, "human")
+    human_col = human_column(columns, path)
     rater_cols = [c for c in columns if c.lower().startswith(RATER_PREFIXES)]
     if not text_col or not cat_col:
         raise DatasetError(f"{path}: a SASS file needs a text and a category column (and a human score "

@@ -13,7 +13,7 @@ from modlens.analysis.skip import Skip
 METHOD = ("Attack success rate: false-negative rate of the target on TAEs (false-positive rate on BAEs), "
           "skipped attempts excluded; 'verified' recomputes it from the target's logged score. Transfer: share "
           "of successful adversarial texts that each detector also gets wrong at its own threshold, counting "
-          "for a detector only texts whose seed it judged right; exact duplicates once (seed 002). Rows are "
+          "for a detector only texts whose seed it judged right; exact duplicates once (Zhu et al. 2024). Rows are "
           "recipe x target. 'After filters': successes that also pass TaeBench's quality filters (dedup, the "
           "AND ensemble of the other detectors, MiniLM meaning similarity, normalizer-edit fluency). 'Undone by "
           "normalization': share of successes the target gets right again once the text is normalized.")

@@ -18,7 +18,8 @@ Render = Callable[[dict[str, Any]], str]
 @dataclass(frozen=True)
 class Section:
     key: str            # the JSON key under `sections` / `skipped`
-    title: str          # "8. HateCheck by functionality": the number orders the HTML page for readers
+    title: str          # "HateCheck by functionality"; the HTML page numbers the sections present 1, 2, …
+                        # (a leading number, as in older plug-ins' titles, is dropped: `short_title`)
     method: str         # the methods note shown under the title (and in the JSON's `methods`)
     analyze: Analyze    # reads `StudyData` only: no model is loaded at report time
     render: Render

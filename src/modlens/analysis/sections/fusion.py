@@ -10,7 +10,7 @@ from modlens.analysis.sections.base import Section
 from modlens.analysis.sections.html import table, with_ci
 from modlens.analysis.skip import Skip
 
-METHOD = ("DUO semantic fusion (seed 001, sections 3.4 and 4.2). Oracle: a seed sentence counts when the "
+METHOD = ("DUO semantic fusion (Wang et al. 2023, sections 3.4 and 4.2). Oracle: a seed sentence counts when the "
           "detector scores it toxic (score ≥ its threshold; its first score, as each case scores its seed "
           "again). Metamorphic relation: a fused case whose seed is toxic must be toxic. Error finding rate = "
           "fused cases scored below the threshold / fused cases with a toxic seed that the detector scored; "

@@ -6,11 +6,12 @@ from typing import Any
 
 from modlens.analysis import hatecheck
 from modlens.analysis.data import StudyData
+from modlens.analysis.sections import svg
 from modlens.analysis.sections.base import Section
 from modlens.analysis.sections.html import table, with_ci
 from modlens.analysis.skip import Skip
 
-METHOD = ("HateCheck (Röttger et al., 2021): a case is right when the detector's decision (score ≥ its "
+METHOD = ("HateCheck (Röttger et al. 2021): a case is right when the detector's decision (score ≥ its "
           "threshold) matches the gold label (hateful = toxic). Accuracy per functionality (F1–F29, the paper's "
           "order), per target identity and overall; brackets: Wilson 95% intervals. The spell_* cases also "
           "appear as clean/perturbed pairs in the robustness section.")
@@ -34,6 +35,10 @@ def render(s: dict[str, Any]) -> str:
            table(["", "functionality", "description", "gold label", "n", *cols],
                   [[f"F{number[r['key']]}" if r["key"] in number else "", r["key"], r["description"], r["gold"], r["n"],
                     *cells(r)] for r in s["functionalities"]]),
+           svg.figures(svg.bar_chart(
+               [f"F{number[r['key']]} {r['key']}" if r["key"] in number else r["key"] for r in s["functionalities"]],
+               [(c, [r["detectors"][d["label"]]["accuracy"] for r in s["functionalities"]]) for c, d in zip(cols, dets)],
+               "HateCheck: accuracy per functionality", "accuracy (decision matches the gold label)")),
            "<h3>Totals</h3>", table(["cases", "n", *cols], [[r["key"], r["n"], *cells(r)] for r in s["totals"]])]
     if s["targets"]:
         out += ["<h3>By target identity</h3>",

@@ -18,10 +18,18 @@ def fmt(v: Any, digits: int = 3) -> str:
     return html.escape(str(v))
 
 
+WRAP_AT = 40  # a text cell longer than this wraps (class wrap); numbers and short cells stay on one line
+
+
+def _cell(c: Any) -> str:
+    return f"<td class=wrap>{fmt(c)}</td>" if isinstance(c, str) and len(c) > WRAP_AT else f"<td>{fmt(c)}</td>"
+
+
 def table(header: list[str], rows: list[list[Any]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{fmt(c)}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    body = "".join("<tr>" + "".join(_cell(c) for c in r) + "</tr>" for r in rows)
+    # the wrapper scrolls a wide table inside the page instead of widening the page
+    return f"<div class=tw><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
 def with_ci(value: float | None, ci: list[float] | None) -> str:

@@ -16,8 +16,8 @@ from modlens.analysis.sections.base import Section
 from modlens.analysis.sections.html import table
 from modlens.analysis.skip import Skip
 
-METHOD = ("Each rater's task (its item-set comments and gold comments, assignment.json) is decided by seed 003's "
-          "Table 11 from the gold answers and anchor consistency (`modlens rate`): accept, accept but unused, reject. "
+METHOD = ("Each rater's task (its item-set comments and gold comments, assignment.json) is decided by Muralikumar, Yang and "
+          "McDonald 2023, Table 11 from the gold answers and anchor consistency (`modlens rate`): accept, accept but unused, reject. "
           "Only accepted tasks' ratings are used, minus inconsistent anchor pairs (Table 1), one per rater and comment. "
           "Alpha is ordinal (coincidence matrix), with a 95% percentile bootstrap over comments; the majority is "
           "the mode with the tie rules of section 1.")

@@ -7,7 +7,8 @@ from typing import Any
 from modlens.analysis import labelled
 from modlens.analysis.data import StudyData
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import plt, png, table, with_ci
+from modlens.analysis.sections import svg
+from modlens.analysis.sections.html import table, with_ci
 from modlens.analysis.skip import Skip
 
 METHOD = ("Comments with a gold toxic label, per source (dataset or site; never pooled, datasets define 'toxic' "
@@ -70,8 +71,42 @@ def _rows(d: dict[str, Any]) -> list[list[Any]]:
     return out
 
 
+def _class_table(dets: list[dict[str, Any]]) -> str:
+    """Multi-class gold: class × predicted toxic/not per detector at its threshold, per-class recall."""
+    rows = [[d["detector"], c["class"], {"1": "toxic", "0": "not toxic"}.get(c["gold"], c["gold"]), c["n"], c["toxic"],
+             c["not_toxic"], with_ci(c["recall"], c["recall_ci"]) if c["recall"] is not None else
+             f"– (flags {c['share_toxic']:.1%}: false positives)"]
+            for d in dets if d.get("classes") for c in d["classes"]["rows"]]
+    if not rows:
+        return ""
+    label = next(d["classes"]["label"] for d in dets if d.get("classes"))
+    return (f"<h4>by gold class <small>({html.escape(label)}), at each detector's threshold</small></h4>"
+            + table(["detector", label, "gold", "n", "predicted toxic", "predicted not toxic",
+                     "recall [Wilson 95%]"], rows))
+
+
+def _plots(source: str, dets: list[dict[str, Any]]) -> str:
+    """ROC and PR curves and the reliability curve (all detectors), score histograms per detector."""
+    names = [f"{d['detector']} {d['version']}" for d in dets]
+    with_curves = [(n, d["curves"]) for n, d in zip(names, dets) if d.get("curves")]
+    charts = []
+    if with_curves:
+        charts.append(svg.line_chart([(n, c["roc"]) for n, c in with_curves], f"ROC, {source}",
+                                     "false-positive rate", "recall", diagonal="up"))
+        charts.append(svg.line_chart([(n, c["pr"]) for n, c in with_curves], f"precision-recall, {source}",
+                                     "recall", "precision"))
+    charts.append(svg.line_chart([(n, [(b["mean_score"], b["share_positive"]) for b in d["reliability"] if b["n"]])
+                                  for n, d in zip(names, dets)], f"reliability, {source}", "mean score in bin",
+                                 "share gold-positive", diagonal="up", markers=True))
+    for n, d in zip(names, dets):
+        h = d.get("histogram")
+        if h:
+            charts.append(svg.histogram(h["edges"], [(g["name"], g["counts"]) for g in h["groups"]],
+                                        f"scores by gold class, {n}", "score"))
+    return svg.figures(*charts)
+
+
 def render(s: dict[str, Any]) -> str:
-    pyplot = plt()
     b = s["bootstrap"]
     out = [f"<p class=note>Brackets: {b['level']:.0%} intervals ({b['kind']}, {b['resamples']} resamples, fewer above "
            f"{b['fewer_above_items']} items; seed {b['seed']}). ⚠: fewer than {s['min_items']} items or "
@@ -89,16 +124,8 @@ def render(s: dict[str, Any]) -> str:
         out.append(table(["detector", "version", "threshold", "n", "positives", *head, "Brier",
                            "best-F1 threshold (F1)", "training data", "warnings"],
                           [row for d in dets for row in _rows(d)]))
-        fig, ax = pyplot.subplots(figsize=(3.6, 3.2))
-        ax.plot([0, 1], [0, 1], color="grey", lw=0.6, ls=":")
-        for d in dets:
-            bins = [x for x in d["reliability"] if x["n"]]
-            ax.plot([x["mean_score"] for x in bins], [x["share_positive"] for x in bins], "o-", ms=3, label=d["detector"])
-        ax.set_xlabel("mean score in bin", fontsize=8)
-        ax.set_ylabel("share gold-positive", fontsize=8)
-        ax.set_title(f"reliability, {src['source']}", fontsize=9)
-        ax.legend(fontsize=7)
-        out.append(png(fig))
+        out.append(_class_table(dets))
+        out.append(_plots(src["source"], dets))
         for name in s["group_labels"]:
             rows = [[g["value"], d["detector"], g["n"], g["positives"], *_metric_cells(g), _warned(g)]
                     for d in dets for g in d["groups"].get(name, [])]

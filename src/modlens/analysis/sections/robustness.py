@@ -10,7 +10,7 @@ from modlens.analysis.sections.base import Section
 from modlens.analysis.sections.html import plt, png, table
 from modlens.analysis.skip import Skip
 
-METHOD = ("Pairs of a labelled comment and one of its variants (seed 000, Table 4). Accuracy at threshold t: "
+METHOD = ("Pairs of a labelled comment and one of its variants (Ye, Le and Lee 2025, Table 4). Accuracy at threshold t: "
           "share of texts whose decision (score ≥ t) matches the gold label. ΔAUC: area under the clean "
           "accuracy-vs-threshold curve minus the perturbed one. ΔACC: perturbed minus clean accuracy at the "
           "detector's threshold. 'normalized': the perturbed text after the normalizer.")

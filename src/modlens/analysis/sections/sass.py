@@ -1,38 +1,83 @@
-"""Section 6: SASS-style categories (`analysis/sass.py`)."""
+"""SASS categories (`analysis/sass.py`)."""
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from modlens.analysis import sass
 from modlens.analysis.data import StudyData
+from modlens.analysis.references import cite
+from modlens.analysis.sections import svg
 from modlens.analysis.sections.base import Section
 from modlens.analysis.sections.html import table, with_ci
 from modlens.analysis.skip import Skip
 
-METHOD = ("Human label: human score > 0.5 (seed 004). Precision, recall and F1 at each detector's threshold, "
-          "with 95% percentile bootstrap intervals (stratified by label, 1000 resamples, seed 0); mean scores "
-          "per category. A file without human scores is reported by category only.")
+METHOD = (f"SASS ({cite('sass')}). Gold: the human score > 0.5, the paper's binarization (or the label set "
+          "chosen). Precision, recall and F1 at each detector's threshold (score ≥ threshold is toxic), overall, per "
+          "category in the paper's order (its Table 5) and per half (filtered: written to score < 0.5 on Perspective; "
+          "unfiltered: not tested on it), with 95% percentile bootstrap intervals (stratified by gold label, 1000 "
+          "resamples, seed 0). Within a category the gold is mostly one class: recall is the share of its toxic texts "
+          "flagged; for Neutral and False Positive (non-toxic) the share flagged is the false-positive rate. "
+          "Perspective: the score recorded in the file (toxicity_score / perspective_avg_toxicity) when no "
+          "`perspective` detector scored the texts. Without gold the texts are reported by category only.")
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
     return sass.analyze(data)
 
 
-def render(s: dict[str, Any]) -> str:
-    cats = s.get("categories") or list(s["human_mean_by_category"])
-    if s.get("categories_only"):
-        out = [f"<p>{s['n']} texts, categories only (the file has no human scores: no precision, recall or F1).</p>"]
-    else:
-        def ci(d: dict[str, Any], k: str) -> str:
-            return with_ci(d[k], d.get("ci", {}).get(k))
-        out = [f"<p>{s['n']} texts, {s['share_toxic']:.1%} toxic by the human label.</p>",
-               table(["detector", "precision", "recall", "F1", "n"],
-                      [[d["detector"], ci(d, "precision"), ci(d, "recall"), ci(d, "f1"), d["n"]] for d in s["detectors"]])]
-    human_col = [] if s.get("categories_only") else ["human"]
-    out.append(table(["category", *human_col, *[d["detector"] for d in s["detectors"]]],
-                      [[c, *[s["human_mean_by_category"].get(c) for _ in human_col],
-                        *[d["mean_by_category"].get(c) for d in s["detectors"]]] for c in cats]))
+def _m(cell: dict[str, Any] | None, k: str) -> str:
+    if not cell:
+        return "–"
+    m = cell["metrics"][k]
+    return with_ci(m["value"], m["ci"])
+
+
+def _categories(s: dict[str, Any]) -> str:
+    out = []
+    for d in s["detectors"]:
+        rows = []
+        for c in d["by_category"]:
+            splits = [c["splits"].get(k) for k in s["splits"]]
+            rows.append([c["category"], c["n"], c["positives"], _m(c, "recall"), _m(c, "precision"), _m(c, "f1"),
+                         f"{c['flagged'] / c['n']:.1%}",
+                         *[_m(x, "recall") if x else "–" for x in splits]])
+        out.append(f"<h4>{html.escape(d['detector'])} <small>{html.escape(str(d['version']))}, threshold "
+                   f"{d['threshold']}</small></h4>")
+        out.append(table(["category", "n", "toxic (gold)", "recall", "precision", "F1", "flagged",
+                          *[f"recall, {k}" for k in s["splits"]]], rows))
     return "".join(out)
 
 
-SECTION = Section(key='sass', title='6. SASS-style categories', method=METHOD, analyze=analyze, render=render)
+def render(s: dict[str, Any]) -> str:
+    cats = s.get("categories") or list(s["human_mean_by_category"])
+    names = [f"{d['detector']} {d['version']}" for d in s["detectors"]]
+    if s.get("categories_only"):
+        out = [f"<p>{s['n']} texts, categories only (no gold label: the file has no human scores; audit "
+               "norm_human_toxicity_scores.csv, or give --label): no precision, recall or F1.</p>"]
+    else:
+        def ci(d: dict[str, Any], k: str) -> str:
+            return with_ci(d[k], d.get("ci", {}).get(k))
+        out = [f"<p>{s['n_gold']} texts with a gold label, {s['share_toxic']:.1%} toxic.</p>",
+               table(["detector", "version", "precision", "recall", "F1", "n",
+                      *[f"F1, {k}" for k in s["splits"]]],
+                     [[d["detector"], d["version"], ci(d, "precision"), ci(d, "recall"), ci(d, "f1"), d["n"],
+                       *[_m(d["by_split"].get(k), "f1") for k in s["splits"]]] for d in s["detectors"]])]
+        out.append(svg.figures(svg.bar_chart(
+            cats, [(n, [next((c["flagged"] / c["n"] for c in d["by_category"] if c["category"] == cat), None)
+                        for cat in cats]) for n, d in zip(names, s["detectors"])],
+            "SASS: share flagged per category", "share of the category's texts flagged toxic")))
+        out.append("<h3>Per category</h3>" + _categories(s))
+    human_col = ["human"] if s["human_mean_by_category"] else []
+    out.append("<h3>Mean score per category</h3>")
+    out.append(table(["category", *human_col, *names],
+                     [[c, *[s["human_mean_by_category"].get(c) for _ in human_col],
+                       *[d["mean_by_category"].get(c) for d in s["detectors"]]] for c in cats]))
+    if s.get("categories_only"):
+        out.append(svg.figures(svg.bar_chart(
+            cats, [(n, [d["mean_by_category"].get(c) for c in cats]) for n, d in zip(names, s["detectors"])],
+            "SASS: mean score per category", "mean detector score")))
+    return "".join(out)
+
+
+SECTION = Section(key='sass', title='SASS categories', method=METHOD, analyze=analyze, render=render)

@@ -1,0 +1,105 @@
+"""The HTML report in a real Chromium (issue 23): rendered from a log built here (a three-class
+Davidson-like file, the two released SASS layouts, HateCheck cases), every inline SVG plot is laid
+out with a nonzero size, the page has no horizontal overflow at a desktop and at a narrow width,
+and a full-page screenshot is taken (kept in the test's tmp folder for a person to look at)."""
+from __future__ import annotations
+
+import csv
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from modlens import paths
+from modlens.analysis.report import render_html, report_from_db
+from modlens.audit import run_audit
+from modlens.detectors.base import Detector
+
+from .harness import CHROMIUM
+
+pytestmark = pytest.mark.browser
+
+
+class Marker(Detector):
+    """Scores by words, with a little spread so curves and histograms have shape."""
+    labels, toxicity_label = ("toxicity",), "toxicity"
+
+    def __init__(self, name, words):
+        self.name, self.version, self.words = name, "test-1", words
+
+    def score(self, texts):
+        return [{"toxicity": min(0.99, (0.7 if any(w in t.lower() for w in self.words) else 0.1)
+                             + (len(t) % 10) / 40)} for t in texts]
+
+
+def _write(path, columns, rows):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(columns)
+        w.writerows(rows)
+    return path
+
+
+def _log(tmp_path):
+    db = tmp_path / "log.sqlite"
+    dets = {"words": Marker("words", ["hate", "rude", "secret", "pretty", "kill"]),
+            "short-words": Marker("short-words", ["hate", "wave"])}
+    kinds = [0] * 15 + [1] * 25 + [2] * 40
+    dav = _write(tmp_path / "labeled_data.csv", ["", "count", "hate_speech", "offensive_language", "neither", "class", "tweet"],
+                 [(i, 3, 0, 0, 0, c, f"tweet number {i} {['hate', 'rude', 'calm'][c]} {'x' * (i % 7)}")
+                  for i, c in enumerate(kinds)])
+    run_audit(str(dav), db=db, fmt="davidson", detector_objects=dets, progress=False)
+    sass_rows = [(f"Sentence {i} about a {w}.", c, "Filtered" if i % 3 else "Unfiltered", h, p)
+                 for i, (w, c, h, p) in enumerate([("secret", "Blackmail", 0.9, 0.1), ("class", "Classism", 0.7, 0.2),
+                                                   ("pretty", "Sexual Harassment", 0.8, 0.3),
+                                                   ("wave", "False Positive", 0.1, 0.8), ("day", "Neutral", 0.0, 0.05),
+                                                   ("joke", "Sarcasm", 0.6, 0.6)] * 4)]
+    bench = _write(tmp_path / "toxicity_benchmark_scores.csv", ["text", "category", "tag", "toxicity_score"],
+                   [(t, c, tag, p) for t, c, tag, _, p in sass_rows])
+    human = _write(tmp_path / "norm_human_toxicity_scores.csv", ["text", "category", "tag", "toxicity"],
+                   [(t, c, tag, h) for t, c, tag, h, _ in sass_rows])
+    run_audit(str(bench), db=db, detectors=["recorded"], progress=False)
+    run_audit(str(human), db=db, detector_objects=dets, progress=False)
+    run_audit(str(paths.shipped_data() / "hatecheck"), db=db, detector_objects=dets, progress=False, limit=400)
+    return db
+
+
+@pytest.fixture(scope="module")
+def page_html(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("report")
+    # in a thread of its own: the audits run asyncio, and Playwright's sync loop may already be running here
+    with ThreadPoolExecutor(1) as pool:
+        html = pool.submit(lambda: render_html(report_from_db(_log(tmp)))).result()
+    (tmp / "report.html").write_text(html, encoding="utf-8")
+    return tmp / "report.html"
+
+
+@pytest.fixture(scope="module")
+def chromium(playwright_instance):
+    browser = playwright_instance.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+    yield browser
+    browser.close()
+
+
+@pytest.mark.parametrize("width", [1280, 700])
+def test_report_plots_are_laid_out_and_the_page_does_not_overflow(chromium, page_html, width):
+    page = chromium.new_page(viewport={"width": width, "height": 900})
+    try:
+        page.goto(page_html.as_uri())
+        boxes = page.eval_on_selector_all(
+            "svg.chart", "els => els.map(e => { const r = e.getBoundingClientRect();"
+                         " return {w: r.width, h: r.height, right: r.right, label: e.getAttribute('aria-label')}; })")
+        labels = [b["label"] for b in boxes]
+        # ROC, PR, reliability and histograms for the labelled sources; SASS and HateCheck bars
+        for want in ("ROC, dataset:davidson", "precision-recall, dataset:davidson", "reliability, dataset:davidson",
+                     "scores by gold class, words test-1", "SASS: share flagged per category",
+                     "HateCheck: accuracy per functionality"):
+            assert want in labels, (want, labels)
+        assert all(b["w"] > 50 and b["h"] > 50 for b in boxes), boxes
+        view = page.evaluate("() => ({inner: window.innerWidth, scroll: document.documentElement.scrollWidth})")
+        assert view["scroll"] <= view["inner"], view  # nothing widens the page: wide tables scroll in their box
+        assert max(b["right"] for b in boxes) <= view["inner"]
+        shot = page_html.parent / f"report-{width}.png"
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000
+    finally:
+        page.close()
