@@ -102,6 +102,6 @@ def test_successes_only(log, tmp_path):
 
 
 def test_missing_log_is_an_error_and_writes_nothing(tmp_path, capsys):
-    assert main(["export", "--db", str(tmp_path / "none.sqlite"), "--taebench", str(tmp_path / "out")]) == 2
+    assert main(["export", "--db", str(tmp_path / "none.sqlite"), "--taebench", str(tmp_path / "out")]) == 3
     assert not (tmp_path / "out").exists()
     assert "no study log" in capsys.readouterr().err

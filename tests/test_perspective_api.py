@@ -144,7 +144,7 @@ def test_every_documented_error_in_perspectives_shape(server, body, key, status,
 
 @pytest.mark.parametrize("key,reason", [("wrong-key", "API_KEY_INVALID"), (None, "CREDENTIALS_MISSING")])
 def test_key_refusals_carry_googles_error_reasons(server, key, reason):
-    """403 PERMISSION_DENIED for a bad key (../shared/docs/FORMATS.md); the ErrorInfo reason is
+    """403 PERMISSION_DENIED for a bad key (docs/PERSPECTIVE.md, "Errors"); the ErrorInfo reason is
     the value of google.api.ErrorReason for a wrong key and for no credentials at all."""
     srv, _ = server
     status, got = _post(srv.base, EXAMPLE, key=key)

@@ -41,9 +41,9 @@ def invalid(message: str, error_type: str | None = None, **extra: Any) -> Perspe
 
 
 def key_refused(message: str, reason: str) -> PerspectiveError:
-    """A missing or wrong key: 403 PERMISSION_DENIED, the status ../shared/docs/FORMATS.md lists as
-    seen for a bad key (an audit recalls Google's front end answering a wrong key with 400
-    INVALID_ARGUMENT; FORMATS.md, the project's record of the service, decides). `reason` is the
+    """A missing or wrong key: 403 PERMISSION_DENIED, the status the project's record of Perspective's
+    API lists as seen for a bad key (an audit recalls Google's front end answering a wrong key with 400
+    INVALID_ARGUMENT; the recorded status decides, docs/PERSPECTIVE.md). `reason` is the
     google.api.ErrorReason value: API_KEY_INVALID for a wrong key, CREDENTIALS_MISSING for none."""
     return PerspectiveError("PERMISSION_DENIED", message,
                             [{"@type": ERROR_INFO, "reason": reason, "domain": "googleapis.com",
