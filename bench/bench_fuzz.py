@@ -31,6 +31,8 @@ from pathlib import Path
 
 import websockets
 
+from modlens.runtime import start_serve
+
 MAX_MESSAGE_BYTES = 65_536  # the study's limit; frames past 4x it close the socket with 1009
 
 
@@ -61,25 +63,11 @@ def start_daemon(home: Path) -> tuple[subprocess.Popen, dict]:
     study.write_text('study_id = "fuzz"\ndetectors = []\n[normalizer]\nenabled = false\n[perturbation]\n'
                      f'enabled = false\n[limits]\nmax_message_bytes = {MAX_MESSAGE_BYTES}\n'
                      'messages_per_second = 100000\nburst = 100000\n')
-    env = {**os.environ, "MODLENS_HOME": str(home), "PYTHONUNBUFFERED": "1"}
-    log = open(home / "serve.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "modlens", "serve", "--host", "127.0.0.1", "--port", "0",
-                             "--config", str(study), "--db", str(home / "fuzz.sqlite"), "--log-level", "WARNING"],
-                            env=env, stdout=log, stderr=subprocess.STDOUT)
-    runtime = home / "daemon.json"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"modlens serve exited:\n{(home / 'serve.log').read_text()}")
-        try:
-            info = json.loads(runtime.read_text())
-            if info.get("pid") == proc.pid:
-                return proc, info
-        except (FileNotFoundError, ValueError):
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("modlens serve did not start in 120 s")
+    try:
+        return start_serve(home, "--host", "127.0.0.1", "--config", str(study), "--db", str(home / "fuzz.sqlite"),
+                           "--log-level", "WARNING")
+    except RuntimeError as err:
+        raise SystemExit(str(err)) from None
 
 
 def malformed(rng: random.Random, token: str) -> str | bytes:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from modlens.paths import shipped_data
+from modlens.runtime import start_serve
 from modlens.protocol.client import Client, ClientError, connect, make_pages, parse_reply
 from modlens.protocol.errors import ErrorCode
 from modlens.protocol.messages import Comments, Error, Scores, Variants
@@ -77,24 +78,11 @@ def write_study(path: Path, live_rate: float, live_backlog: int, variants: bool)
 
 
 def start_daemon(home: Path, study: Path) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
-    env = {**os.environ, "MODLENS_HOME": str(home), "PYTHONUNBUFFERED": "1"}
-    log = open(home / "serve.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "modlens", "serve", "--port", "0", "--config", str(study),
-                             "--db", str(home / "study.sqlite"), "--log-level", "WARNING"],
-                            env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"modlens serve exited with {proc.returncode}:\n{(home / 'serve.log').read_text()}")
-        try:
-            info = json.loads((home / "daemon.json").read_text())
-            if info.get("pid") == proc.pid:
-                return proc, info
-        except (FileNotFoundError, ValueError):
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise SystemExit(f"modlens serve did not start in 180 s:\n{(home / 'serve.log').read_text()}")
+    try:
+        return start_serve(home, "--config", str(study), "--db", str(home / "study.sqlite"), "--log-level", "WARNING",
+                           timeout=180)
+    except RuntimeError as err:
+        raise SystemExit(str(err)) from None
 
 
 def daemon_status(token: str, info: dict[str, Any]) -> dict[str, Any]:

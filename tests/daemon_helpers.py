@@ -141,30 +141,9 @@ def rating_msg(rid: str, key: str, platform: str = "youtube", anchors=("more", "
 def serve_process(home: Path, *args: str, timeout: float = 60.0):
     """Start `python -m modlens serve --port 0 ...` with MODLENS_HOME=home; returns (proc, runtime
     info) once it listens. The caller stops it."""
-    import os
-    import subprocess
-    import sys
-    import time
+    from modlens.runtime import start_serve
 
-    env = {**os.environ, "MODLENS_HOME": str(home), "PYTHONUNBUFFERED": "1"}
-    runtime = home / "daemon.json"
-    runtime.unlink(missing_ok=True)
-    log = open(home / "serve.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "modlens", "serve", "--port", "0", *args],
-                            env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"modlens serve exited with {proc.returncode}:\n{(home / 'serve.log').read_text()}")
-        try:
-            info = json.loads(runtime.read_text())
-            if info.get("pid") == proc.pid:
-                return proc, info
-        except (FileNotFoundError, ValueError):
-            pass
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError(f"modlens serve did not start in {timeout}s:\n{(home / 'serve.log').read_text()}")
+    return start_serve(home, *args, timeout=timeout, poll_s=0.05)
 
 
 def write_study(path: Path, detectors: list[str], **limits) -> Path:

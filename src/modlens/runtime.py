@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 from modlens import paths
@@ -74,3 +78,30 @@ def daemon_url(host: str | None = None, port: int | None = None) -> str:
 def status_url(info: dict[str, Any]) -> str:
     """The daemon's HTTP status endpoint, from its runtime file."""
     return f"http://{url_host(info['host'])}:{info['port']}/status"
+
+
+def start_serve(home: Path, *args: str, timeout: float = 120.0,
+                poll_s: float = 0.1) -> tuple["subprocess.Popen[bytes]", dict[str, Any]]:
+    """Start `python -m modlens serve --port 0 ARGS` with MODLENS_HOME=`home` (its output appended
+    to `home/serve.log`) and wait until it wrote its address file; (process, address info). For
+    benches and tests that need a real daemon. Raises RuntimeError, with the log, when it exits or
+    does not start within `timeout` (then it is killed). The caller stops it."""
+    runtime = home / "daemon.json"
+    runtime.unlink(missing_ok=True)
+    env = {**os.environ, "MODLENS_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+    with open(home / "serve.log", "ab") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "modlens", "serve", "--port", "0", *args],
+                                env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"modlens serve exited with {proc.returncode}:\n{(home / 'serve.log').read_text()}")
+        try:
+            info = json.loads(runtime.read_text())
+            if isinstance(info, dict) and info.get("pid") == proc.pid:
+                return proc, info
+        except (FileNotFoundError, ValueError):
+            pass
+        time.sleep(poll_s)
+    proc.kill()
+    raise RuntimeError(f"modlens serve did not start in {timeout:g} s:\n{(home / 'serve.log').read_text()}")
