@@ -1,6 +1,7 @@
 """Soak benchmark (issue 26): the real `modlens serve`, N closed-loop clients, variants on vs off.
 
     python bench/bench_soak.py [--clients 32] [--minutes 20] [--live-rate 20 100] [--live-backlog 256]
+                               [--importance pooled] [--daemon-env MALLOC_ARENA_MAX=2]
 
 Per run a fresh `modlens serve --port 0` (its own MODLENS_HOME and study log) with the real
 `minilm-toxicity`, normalizer off, and the default perturbation strategies; the clients speak
@@ -67,12 +68,13 @@ def rss_mib(pid: int) -> float:
     raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
-def write_study(path: Path, live_rate: float, live_backlog: int, variants: bool) -> None:
+def write_study(path: Path, live_rate: float, live_backlog: int, variants: bool,
+                importance: str = "leave_one_out") -> None:
     path.write_text("\n".join([
         'study_id = "soak"', 'detectors = [{ name = "minilm-toxicity" }]',
         "[normalizer]", "enabled = false",
         "[perturbation]", f"enabled = {'true' if variants else 'false'}",
-        f"live_rate = {live_rate}", f"live_backlog = {live_backlog}",
+        f"live_rate = {live_rate}", f"live_backlog = {live_backlog}", f'importance_method = "{importance}"',
         # the bench measures the daemon, not the per-connection message limit
         "[limits]", "messages_per_second = 1000", "burst = 1000"]) + "\n")
 
@@ -204,7 +206,8 @@ async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, li
                   tag: str) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix=f"modlens-soak-{tag}-"))
     study = home / "study.toml"
-    write_study(study, live_rate, args.live_backlog, variants)
+    write_study(study, live_rate, args.live_backlog, variants, args.importance)
+    os.environ.update(kv.split("=", 1) for kv in args.daemon_env)  # the daemon inherits this process's environment
     proc, info = start_daemon(home, study)
     try:
         token = token_of(home)
@@ -243,13 +246,20 @@ async def main() -> int:
     ap.add_argument("--live-rate", type=float, nargs="+", default=[20.0],
                     help="perturbation.live_rate for the variants-on runs (comments/s)")
     ap.add_argument("--live-backlog", type=int, default=256)
+    ap.add_argument("--importance", choices=("leave_one_out", "pooled"), default="leave_one_out",
+                    help="perturbation.importance_method of the variants-on runs")
+    ap.add_argument("--daemon-env", nargs="*", default=[], metavar="KEY=VALUE",
+                    help="environment of the daemon (allocator settings: MALLOC_ARENA_MAX=2, ...)")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     args = ap.parse_args()
+    if any("=" not in kv for kv in args.daemon_env):
+        ap.error("--daemon-env takes KEY=VALUE")
     if args.clients < 1 or args.minutes <= 0:
         ap.error("--clients must be >= 1 and --minutes > 0")
     texts = base_texts(args.data)
     print(f"{args.clients} closed-loop clients, pages of {PAGE}, {args.minutes:g} min per run; "
-          f"{os.cpu_count()} cores, load average {load_now()} (daemon and clients share them)", flush=True)
+          f"{os.cpu_count()} cores, load average {load_now()} (daemon and clients share them); "
+          f"importance {args.importance}; daemon env {' '.join(args.daemon_env) or 'as this shell'}", flush=True)
     runs = [await one_run(args, texts, False, 0.0, "off")]
     for rate in args.live_rate:
         runs.append(await one_run(args, texts, True, rate, f"r{rate:g}"))

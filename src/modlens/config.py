@@ -46,6 +46,12 @@ class PerturbationConfig(_Strict):
     )
     budget: int = Field(3, ge=0, le=50, description="variants generated per comment")
     importance_threshold: float = Field(0.1, ge=0.0, le=1.0)
+    importance_method: Literal["leave_one_out", "pooled"] = Field(
+        "leave_one_out",
+        description="how word importance is computed: leave_one_out (NoisyHate's Algorithm 1: the text re-scored "
+                    "without each word, one model text per word) or pooled (each word left out of the mean pooling "
+                    "of ONE forward pass; only for a target with `word_importance_pooled`, such as minilm-toxicity, "
+                    "else leave_one_out is used and recorded). bench/bench_variants.py --compare measures the two")
     target: str | None = Field(None, description="detector key whose word importance guides the edits")
     seed: int = 0
     live_rate: float = Field(

@@ -245,13 +245,31 @@ class Engine:
         """NoisyHate Algorithm 1 (`perturb.importance`), its texts scored in one batched call."""
         return (await self.word_importance_many([text], target))[0]
 
+    def importance_method(self, target: str | None = None) -> str:
+        """The study's `perturbation.importance_method` where the target can do it: "pooled" needs
+        a local detector with `word_importance_pooled`; any other falls back to leave-one-out."""
+        target = target or self.target_key()
+        if self.study.perturbation.importance_method == "pooled" and target in self.runners:
+            d = self.runners[target].detector
+            if hasattr(d, "word_importance_pooled") and not d.remote:
+                return "pooled"
+        return "leave_one_out"
+
     async def word_importance_many(self, texts: Sequence[str], target: str | None = None) -> list[list[float] | None]:
-        """Word importance of many comments from ONE submission to the target's batcher: every
-        comment's leave-one-out texts together, so they fill whole model calls (and a text two
-        comments share, or one seen before, is scored once)."""
+        """Word importance of many comments. Leave-one-out: ONE submission to the target's
+        batcher, every comment's leave-one-out texts together, so they fill whole model calls (and
+        a text two comments share, or one seen before, is scored once). Pooled: one
+        `word_importance_pooled` call for the batch in the detector's worker thread (between,
+        never during, its scoring calls; not behind live pages, as the batcher's lanes are:
+        one forward pass per comment)."""
         target = target or self.target_key()
         if target is None:
             return [None] * len(texts)
+        if self.importance_method(target) == "pooled":
+            runner = self.runners[target]
+            got = await asyncio.get_running_loop().run_in_executor(
+                runner._pool, runner.detector.word_importance_pooled, list(texts))  # type: ignore[attr-defined]
+            return list(got)
         groups = [importance_texts(t) for t in texts]
         results = await self.runners[target].score_cached([t for g in groups for t in g])
         out, at = [], 0
@@ -276,13 +294,16 @@ class Engine:
         texts = list(texts)
         target = self.target_key()
         importances = await self.word_importance_many(texts, target)
+        method = self.importance_method(target)
         generator = self.generator
 
         def generate_all() -> list[list[Variant] | BaseException]:
             out: list[list[Variant] | BaseException] = []
             for text, importance in zip(texts, importances):
                 try:
-                    out.append(generator.generate(text, importance=importance))
+                    # the default passes no method: generators replaced in tests and plugins keep their signature
+                    out.append(generator.generate(text, importance=importance) if method == "leave_one_out" else
+                               generator.generate(text, importance=importance, importance_method=method))
                 except Exception as err:  # one comment's failure is its own
                     out.append(err)
             return out

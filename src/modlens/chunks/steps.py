@@ -41,8 +41,11 @@ def normalizer_identity(normalizer: Any) -> tuple[str, str]:
 
 def generator_identity(p: PerturbationConfig) -> tuple[str, str]:
     """(name, version) of the variant generator: its settings decide its output, so they are its version."""
-    basis = "|".join([",".join(p.strategies), str(p.budget), str(p.seed), str(p.importance_threshold),
-                      repr(sorted((p.strategy_options or {}).items()))])
+    parts = [",".join(p.strategies), str(p.budget), str(p.seed), str(p.importance_threshold),
+             repr(sorted((p.strategy_options or {}).items()))]
+    if p.importance_method != "leave_one_out":  # the default leaves earlier versions as they were
+        parts.append(p.importance_method)
+    basis = "|".join(parts)
     return GENERATOR, hashlib.sha256(basis.encode()).hexdigest()[:12]
 
 

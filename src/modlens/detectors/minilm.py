@@ -7,7 +7,9 @@ over the attention mask, then L2 norm). The head is a JSON file written by `modl
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
+import re
 import json
 import os
 import sys
@@ -64,17 +66,39 @@ def pick_device(device: str = "auto") -> str:
 CALL_COST_TOKENS = 48
 
 
-def length_buckets(lengths: Sequence[int], max_rows: int, call_cost: int = CALL_COST_TOKENS) -> list[tuple[int, int]]:
+def pad_widths(max_length: int) -> tuple[int, ...]:
+    """The padded widths the model ever sees: 8, 12, 16, 24, 32, 48, ... (powers of two and their
+    1.5x) below `max_length`, then `max_length`. A fixed, small set of shapes keeps the allocator's
+    caches from growing with every new width (issue 26); 1.5x steps cap the padding at +50% of a
+    text's tokens where powers of two alone would cost up to +100%."""
+    widths, p = set(), 8
+    while p < max_length:
+        widths.update(w for w in (p, p * 3 // 2) if w < max_length)
+        p *= 2
+    widths.add(int(max_length))
+    return tuple(sorted(widths))
+
+
+def padded_width(length: int, widths: Sequence[int]) -> int:
+    """The smallest width in `widths` (ascending) that holds `length` tokens."""
+    i = bisect.bisect_left(widths, length)
+    if i == len(widths):
+        raise ValueError(f"{length} tokens exceed the largest padded width {widths[-1]}")
+    return int(widths[i])
+
+
+def length_buckets(lengths: Sequence[int], max_rows: int, call_cost: int = CALL_COST_TOKENS,
+                   widths: Sequence[int] | None = None) -> list[tuple[int, int]]:
     """Split ascending `lengths` into contiguous [start, end) sub-batches of at most `max_rows`,
     minimising total padded tokens + `call_cost` per sub-batch (exact, O(n * max_rows)).
 
-    Each sub-batch is padded to its own longest text, so a few long comments no longer make
-    every short one in the call pay for their length."""
+    Each sub-batch is padded to its own longest text, rounded up to the next of `widths` when
+    given, so a few long comments no longer make every short one in the call pay for their length."""
     n = len(lengths)
     best = [0.0] + [float("inf")] * n  # best[e]: cheapest cover of lengths[:e]
     cut = [0] * (n + 1)
     for end in range(1, n + 1):
-        longest = lengths[end - 1]
+        longest = lengths[end - 1] if widths is None else padded_width(lengths[end - 1], widths)
         for start in range(max(0, end - max_rows), end):
             cost = best[start] + call_cost + (end - start) * longest
             if cost < best[end]:
@@ -107,6 +131,7 @@ class SentenceEncoder:
         self.device = pick_device(device)
         self.max_length = int(max_length)
         self.batch_size = int(batch_size)
+        self.widths = pad_widths(self.max_length)
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir))
         self.pad_id = int(self.tokenizer.pad_token_id or 0)
         model = AutoModel.from_pretrained(str(self.model_dir))
@@ -130,9 +155,9 @@ class SentenceEncoder:
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         lengths = [len(ids[i]) for i in order]
         with torch.inference_mode():
-            for start, end in length_buckets(lengths, self.batch_size):
+            for start, end in length_buckets(lengths, self.batch_size, widths=self.widths):
                 idx = order[start:end]
-                width = lengths[end - 1]
+                width = padded_width(lengths[end - 1], self.widths)
                 batch = np.full((len(idx), width), self.pad_id, dtype=np.int64)
                 mask = np.zeros((len(idx), width), dtype=np.int64)
                 for row, i in enumerate(idx):
@@ -149,6 +174,64 @@ class SentenceEncoder:
                 out[idx] = torch.nn.functional.normalize(pooled, p=2, dim=1).cpu().numpy()
         return out
 
+
+    def word_pooled_logits(self, texts: Sequence[str], weights: np.ndarray,
+                           bias: float) -> tuple[list[list[float]], np.ndarray]:
+        """Leave-one-out inside the pooling: ONE forward pass per sub-batch, then for each
+        whitespace word the logit `weights . normalize(mean of the other tokens' hidden states) +
+        bias`. The other tokens keep the context the word gave them, so this approximates
+        re-encoding the text without the word (`perturb.importance`) at the cost of one text, not
+        one per word. Returns each text's per-word logits (a word with no token, cut off by
+        `max_length`, gets the text's own logit) and the texts' logits."""
+        import torch
+
+        texts = list(texts)
+        enc = self.tokenizer(texts, truncation=True, max_length=self.max_length, return_attention_mask=False,
+                             return_token_type_ids=False, return_offsets_mapping=True)
+        ids, offsets = enc["input_ids"], enc["offset_mapping"]
+        w = torch.as_tensor(np.asarray(weights, dtype=np.float32), device=self.device)
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        lengths = [len(ids[i]) for i in order]
+        words_out: list[list[float]] = [[] for _ in texts]
+        logits = np.zeros(len(texts), dtype=np.float64)
+        with torch.inference_mode():
+            for start, end in length_buckets(lengths, self.batch_size, widths=self.widths):
+                idx = order[start:end]
+                width = padded_width(lengths[end - 1], self.widths)
+                batch = np.full((len(idx), width), self.pad_id, dtype=np.int64)
+                mask = np.zeros((len(idx), width), dtype=np.int64)
+                for row, i in enumerate(idx):
+                    batch[row, :len(ids[i])] = ids[i]
+                    mask[row, :len(ids[i])] = 1
+                hidden = self.model(input_ids=torch.from_numpy(batch).to(self.device),
+                                    attention_mask=None if lengths[start] == width else torch.from_numpy(mask).to(self.device),
+                                    ).last_hidden_state.float()
+                for row, i in enumerate(idx):
+                    h = hidden[row, :len(ids[i])]
+                    owner = torch.as_tensor(_word_of_tokens(texts[i], offsets[i]), device=h.device)
+                    n_words = len(texts[i].split())
+                    sums = torch.zeros((n_words + 1, h.shape[1]), dtype=h.dtype, device=h.device)
+                    sums.index_add_(0, owner + 1, h)  # row 0: tokens of no word ([CLS], [SEP])
+                    counts = torch.bincount(owner + 1, minlength=n_words + 1)[1:].to(h.dtype)
+                    total = h.sum(0)
+                    z = float(torch.nn.functional.normalize(total / h.shape[0], p=2, dim=0) @ w) + float(bias)
+                    rest = (total - sums[1:]) / (h.shape[0] - counts).clamp(min=1).unsqueeze(1)
+                    zk = (torch.nn.functional.normalize(rest, p=2, dim=1) @ w + float(bias)).cpu().numpy()
+                    logits[i] = z
+                    words_out[i] = [float(zk[k]) if counts[k] > 0 else z for k in range(n_words)]
+        return words_out, logits
+
+
+def _word_of_tokens(text: str, offsets: Sequence[tuple[int, int]]) -> list[int]:
+    """For each token (by its character offsets), the index of the whitespace word it is part
+    of, or -1 ([CLS], [SEP]: no characters)."""
+    spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    starts = [a for a, _ in spans]
+    out = []
+    for a, b in offsets:
+        k = bisect.bisect_right(starts, a) - 1 if b > a else -1
+        out.append(k if k >= 0 and a < spans[k][1] else -1)
+    return out
 
 @dataclass
 class Head:
@@ -247,6 +330,20 @@ class MiniLMToxicity(Detector):
                 scores[other[0]] = float(1.0 - prob)
             out.append(scores)
         return out
+
+    def word_importance_pooled(self, texts: Sequence[str]) -> list[list[float]]:
+        """Word importance in leave-one-out's units (toxicity drop when the word is left out) from
+        one forward pass per text: each word is left out of the mean pooling, not re-encoded
+        (`SentenceEncoder.word_pooled_logits`). bench/bench_variants.py --compare measures how it
+        ranks words against re-encoding (`perturb.importance`) on NoisyHate."""
+        texts = check_texts(texts)
+        if not texts:
+            return []
+        per_word, z = self.encoder.word_pooled_logits(texts, self.head.weights, self.head.bias)
+
+        def sigmoid(x: float) -> float:
+            return float(1.0 / (1.0 + np.exp(-x)))
+        return [[sigmoid(zi) - sigmoid(zk) for zk in words] for words, zi in zip(per_word, z)]
 
     def config(self) -> dict[str, Any]:
         # files by package-relative name and content hash, never by folder: logs travel in bundles

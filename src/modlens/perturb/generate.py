@@ -98,16 +98,19 @@ class VariantGenerator:
             raise ValueError(f"importance has {len(importance)} values but the text has {n} whitespace words")
         return rank_by_importance(importance, self.threshold), "importance"
 
-    def generate(self, text: str, importance: list[float] | None = None) -> list[Variant]:
+    def generate(self, text: str, importance: list[float] | None = None,
+                 importance_method: str = "leave_one_out") -> list[Variant]:
         """Up to `budget` distinct variants. Words are tried most important first: with
         `importance`, only words whose removal drops toxicity by more than the threshold (none
         qualify -> no variants, as in Algorithm 1); without it, `heuristic_ranking`. Strategies
         take turns in an order shuffled per text, so rare types are not crowded out when the
         budget is smaller than the number of strategies; each turn perturbs the most important
-        word the strategy applies to; later rounds draw again (attempt 1, 2, ...)."""
-        return self.generate_explained(text, importance)[0]
+        word the strategy applies to; later rounds draw again (attempt 1, 2, ...).
+        `importance_method` (how `importance` was computed) goes into each variant's params."""
+        return self.generate_explained(text, importance, importance_method)[0]
 
-    def generate_explained(self, text: str, importance: list[float] | None = None) -> tuple[list[Variant], dict[str, str]]:
+    def generate_explained(self, text: str, importance: list[float] | None = None,
+                           importance_method: str = "leave_one_out") -> tuple[list[Variant], dict[str, str]]:
         """`generate`, plus why no variant came out, from what the generator saw:
         {"text": why} when nothing could be made at all, else {strategy key: why} for each
         strategy that made none (it applies to no candidate word, its edits only repeated other
@@ -136,7 +139,7 @@ class VariantGenerator:
                     return variants, self._why_none(order, made, tried, applied, ranked, slots, text)
                 tried.add(key)
                 for i in ranked:
-                    v = self._variant(text, key, slots[i], attempt, importance, ranking)
+                    v = self._variant(text, key, slots[i], attempt, importance, ranking, importance_method)
                     if v is None:
                         continue
                     applied.add(key)
@@ -180,7 +183,7 @@ class VariantGenerator:
                 reasons[key] = "its edits only repeated texts already made"
         return reasons
 
-    def _variant(self, text, key, slot, attempt, importance, ranking) -> Variant | None:
+    def _variant(self, text, key, slot, attempt, importance, ranking, importance_method) -> Variant | None:
         edit = perturb_word(text, self.strategies[key], key, slot, self.seed, attempt)
         if edit is None:
             return None
@@ -191,6 +194,8 @@ class VariantGenerator:
             "threshold": self.threshold if importance is not None else None,
             "edit": edit.params,
         }
+        if importance is not None and importance_method != "leave_one_out":  # earlier params stay as they were
+            params["importance_method"] = importance_method
         if self.options.get(key):
             params["options"] = {k: str(v) for k, v in self.options[key].items()}
         return Variant(text=new_text, strategy=key, params=params, seed=self.seed,
