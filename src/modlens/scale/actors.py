@@ -7,6 +7,7 @@ generator, the same normalizer. Only where it runs differs."""
 from __future__ import annotations
 
 import inspect
+import sys
 import time
 from functools import lru_cache
 from typing import Any, Sequence
@@ -43,6 +44,15 @@ def build_detector(spec: DetectorConfig | Detector, on_gpu: bool, dtype: str | N
     return registry.create(spec.name, **options)
 
 
+def use_threads(threads: int | None) -> None:
+    """Torch's intra-op threads for this actor. Ray sets OMP_NUM_THREADS to an actor's `num_cpus`
+    (1 for a fractional share), so on a 2-CPU machine the one MiniLM actor ran on one core: +48%
+    against the local engine's two (bench/bench_ray.py, docs/SCALE.md). Only where the detector
+    already imported torch: a detector without it pays no import."""
+    if threads and "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(threads))
+
+
 def answers(det: Detector, texts: Sequence[str]) -> list[Answer]:
     """One detector call over `texts`, as `engine._DetectorRunner` records it: an exception
     becomes an error on every text of the call, a missing answer an error on its text."""
@@ -62,8 +72,11 @@ def answers(det: Detector, texts: Sequence[str]) -> list[Answer]:
 class DetectorActor:
     """One detector loaded once; `score` answers batches for as long as the audit runs."""
 
-    def __init__(self, spec: DetectorConfig | Detector, on_gpu: bool = False, dtype: str | None = None) -> None:
+    def __init__(self, spec: DetectorConfig | Detector, on_gpu: bool = False, dtype: str | None = None,
+                 threads: int | None = None) -> None:
         self.det = build_detector(spec, on_gpu, dtype)
+        if not on_gpu:
+            use_threads(threads)
 
     def identity(self) -> tuple[str, str, int]:
         """name, version, and the texts it takes per call."""
@@ -80,7 +93,8 @@ class VariantActor:
     """The variant generator and the target detector that guides it (word importance), as
     `Engine.variants` runs them."""
 
-    def __init__(self, perturbation: PerturbationConfig, target: str, spec: DetectorConfig | Detector) -> None:
+    def __init__(self, perturbation: PerturbationConfig, target: str, spec: DetectorConfig | Detector,
+                 threads: int | None = None) -> None:
         from modlens.perturb.generate import VariantGenerator
 
         p = perturbation
@@ -89,22 +103,34 @@ class VariantActor:
                                           strategy_options=p.strategy_options)
         self.target = target
         self.det = build_detector(spec, False)
+        use_threads(threads)
+        # as Engine.importance_method: "pooled" where the target has it, else leave-one-out
+        self.method = ("pooled" if p.importance_method == "pooled" and hasattr(self.det, "word_importance_pooled")
+                       else "leave_one_out")
 
     def variants(self, texts: list[str]) -> list[list[Variant] | Failed]:
         from modlens.perturb.importance import importance_from_scores, importance_texts
 
+        if self.method == "pooled":
+            return self._generate(texts, list(self.det.word_importance_pooled(texts)))  # type: ignore[attr-defined]
         probes = [importance_texts(t) for t in texts]
         flat = [p for ps in probes for p in ps]
         # every text's probes in calls of the detector's batch size, as the engine's batcher groups them
         size = max(1, int(getattr(self.det, "max_batch", 64)))
         scored = [a for i in range(0, len(flat), size) for a in answers(self.det, flat[i:i + size])]
-        out: list[list[Variant] | Failed] = []
+        importances = []
         at = 0
-        for text, ps in zip(texts, probes):
-            importance = importance_from_scores([a[1] for a in scored[at:at + len(ps)]])
+        for ps in probes:
+            importances.append(importance_from_scores([a[1] for a in scored[at:at + len(ps)]]))
             at += len(ps)
+        return self._generate(texts, importances)
+
+    def _generate(self, texts: list[str], importances: list[list[float] | None]) -> list[list[Variant] | Failed]:
+        out: list[list[Variant] | Failed] = []
+        for text, importance in zip(texts, importances):
             try:
-                variants = self.generator.generate(text, importance=importance)
+                variants = (self.generator.generate(text, importance=importance) if self.method == "leave_one_out"
+                            else self.generator.generate(text, importance=importance, importance_method=self.method))
             except Exception as err:  # this text's variants only (the chunk pipeline's error policy)
                 out.append(failure(err, VARIANTS))
                 continue

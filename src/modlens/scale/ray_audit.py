@@ -71,6 +71,7 @@ class Plan:
     cpus_per_actor: float
     task_cpus: float
     tasks: int
+    threads: int = 1  # torch threads per CPU actor: the CPUs over the actors, at least 1
 
     @classmethod
     def of(cls, cpus: float, gpus: float, n_detectors: int, variants: bool, options: RayOptions) -> "Plan":
@@ -78,8 +79,9 @@ class Plan:
         per = options.actors_per_detector or (max(1, int(gpus // (options.gpus_per_detector * n_detectors)))
                                               if use_gpu else max(1, int(cpus // (n_detectors + 1))))
         n_var = max(1, int(cpus // 4)) if variants else 0
-        return cls(use_gpu, per, n_var, min(1.0, cpus * 0.75 / (n_detectors * per + n_var)),
-                   min(1.0, max(0.25, cpus * 0.25)), max(1, int(cpus)))
+        actors = n_detectors * per + n_var
+        return cls(use_gpu, per, n_var, min(1.0, cpus * 0.75 / actors),
+                   min(1.0, max(0.25, cpus * 0.25)), max(1, int(cpus)), max(1, round(cpus / actors)))
 
 
 class _Pool:
@@ -128,7 +130,7 @@ class RayCompute:
         gpu_opts = {"num_gpus": self.options.gpus_per_detector} if use_gpu else {}
         dtypes = {k: getattr(r.detector, "dtype", None) for k, r in self.engine.runners.items()}
         pools: dict[str, list[Any]] = {k: [det_cls.options(num_cpus=cpu_each, **gpu_opts).remote(
-            specs[k], use_gpu, dtypes[k] if isinstance(dtypes[k], str) else None) for _ in range(per)]
+            specs[k], use_gpu, dtypes[k] if isinstance(dtypes[k], str) else None, plan.threads) for _ in range(per)]
             for k in self.engine.runners}
         self.variant_pool: _Pool | None = None
         if n_var:
@@ -136,7 +138,7 @@ class RayCompute:
             assert target is not None
             var_cls = ray.remote(max_restarts=MAX_RESTARTS)(actors.VariantActor)
             self.variant_pool = _Pool([var_cls.options(num_cpus=cpu_each).remote(
-                self.engine.study.perturbation, target, specs[target]) for _ in range(n_var)], 1)
+                self.engine.study.perturbation, target, specs[target], plan.threads) for _ in range(n_var)], 1)
         self._normalize = ray.remote(actors.normalize_texts).options(num_cpus=self.task_cpus) \
             if self.engine.normalizer is not None else None
         if self._normalize is not None:  # workers load the normalizer while the actors start (not awaited)

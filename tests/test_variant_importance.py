@@ -1,0 +1,130 @@
+"""Issue 26: word importance from one forward pass ("pooled"), recorded in each variant's params,
+and the bounded set of padded widths the embedded model sees."""
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from modlens.chunks.steps import generator_identity
+from modlens.config import PerturbationConfig, StudyConfig
+from modlens.detectors import registry
+from modlens.detectors.base import Detector
+from modlens.detectors.minilm import length_buckets, pad_widths, padded_width
+from modlens.engine import Engine
+from modlens.perturb.importance import detector_score_fn, word_importance
+
+PLANTED = ["thanks for the recipe idiot it worked well",
+           "the meeting starts at nine so bring your notes retard",
+           "we met at the station and you bitch took the train"]
+
+
+@pytest.fixture(scope="module")
+def detector():
+    det = registry.create("minilm-toxicity")
+    yield det
+    det.close()
+
+
+def study(method: str, threshold: float = 0.0) -> StudyConfig:
+    return StudyConfig(study_id="t", detectors=[{"name": "minilm-toxicity"}],
+                       perturbation={"importance_method": method, "importance_threshold": threshold,
+                                     "strategies": ["mixed_case", "repeat_char"], "budget": 2})
+
+
+def test_pooled_importance_ranks_a_planted_insult_first(detector):
+    for text, got in zip(PLANTED, detector.word_importance_pooled(PLANTED)):
+        words = text.split()
+        assert len(got) == len(words)
+        assert words[max(range(len(words)), key=got.__getitem__)] in {"idiot", "retard", "bitch"}, (text, got)
+
+
+def test_pooled_importance_is_in_leave_one_out_units(detector):
+    """Both are toxicity drops: the planted word's pooled drop has the sign and rough size of
+    re-scoring the text without it."""
+    text = PLANTED[0]
+    loo = word_importance(text, detector_score_fn(detector))
+    pooled = detector.word_importance_pooled([text])[0]
+    i = text.split().index("idiot")
+    assert loo[i] > 0.1 and pooled[i] > 0.1
+    assert abs(pooled[i] - loo[i]) < 0.3
+
+
+def test_variants_record_the_importance_method(detector):
+    async def run(method: str):
+        engine = Engine(study(method), {"minilm-toxicity": detector})
+        try:
+            return engine.importance_method(), await engine.variants(PLANTED[0])
+        finally:
+            await engine.close(detectors=False)
+
+    method, variants = asyncio.run(run("pooled"))
+    assert method == "pooled" and variants
+    assert all(v.params["importance_method"] == "pooled" and v.params["ranking"] == "importance" for v in variants)
+    method, variants = asyncio.run(run("leave_one_out"))
+    assert method == "leave_one_out" and variants
+    assert all("importance_method" not in v.params for v in variants)  # the default: params as before
+
+
+class _Plain(Detector):
+    """A local detector without `word_importance_pooled`."""
+    name, version, labels, toxicity_label = "plain", "1", ("toxic",), "toxic"
+
+    def score(self, texts):
+        return [{"toxic": 0.9 if "idiot" in t else 0.1} for t in texts]
+
+
+def test_pooled_falls_back_to_leave_one_out_where_the_target_cannot():
+    async def run():
+        engine = Engine(study("pooled"), {"plain": _Plain()})
+        try:
+            return engine.importance_method(), await engine.variants(PLANTED[0])
+        finally:
+            await engine.close()
+
+    method, variants = asyncio.run(run())
+    assert method == "leave_one_out" and variants
+    assert all("importance_method" not in v.params for v in variants)
+
+
+def test_the_method_is_part_of_the_generator_version():
+    assert generator_identity(PerturbationConfig()) != generator_identity(PerturbationConfig(importance_method="pooled"))
+    with pytest.raises(ValueError):
+        PerturbationConfig(importance_method="gradient")
+
+
+def test_pad_widths_are_a_small_fixed_set():
+    assert pad_widths(128) == (*range(4, 65, 4), 80, 96, 112, 128)
+    assert pad_widths(100)[-1] == 100 and all(w < 100 for w in pad_widths(100)[:-1])
+    assert pad_widths(10) == (4, 8, 10)
+    assert [padded_width(n, pad_widths(128)) for n in (1, 8, 9, 13, 65, 97, 128)] == [4, 8, 12, 16, 80, 112, 128]
+    with pytest.raises(ValueError):
+        padded_width(129, pad_widths(128))
+    # the split still covers every text once, in order, with at most max_rows per sub-batch
+    lengths = sorted(random.Random(1).randint(1, 128) for _ in range(300))
+    spans = length_buckets(lengths, 64, widths=pad_widths(128))
+    assert spans[0][0] == 0 and spans[-1][1] == 300
+    assert all(a < b <= a + 64 for a, b in spans) and all(spans[k][1] == spans[k + 1][0] for k in range(len(spans) - 1))
+
+
+def test_the_model_sees_only_the_fixed_widths(detector):
+    """Over many random batches of random lengths, every forward pass is padded to one of
+    `pad_widths`: the set of widths cannot grow with the traffic."""
+    model = detector.encoder.model
+    seen: set[tuple[int, int]] = set()
+    hook = model.register_forward_pre_hook(
+        lambda _m, args, kwargs: seen.add(tuple((kwargs.get("input_ids") if kwargs.get("input_ids") is not None
+                                                 else args[0]).shape)), with_kwargs=True)
+    rng = random.Random(7)
+    vocab = "you are such a total idiot and the weather is nice today my friend".split()
+    try:
+        for _ in range(40):
+            texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 60))) for _ in range(rng.randint(1, 40))]
+            detector.score(texts)
+            detector.word_importance_pooled(texts[:4])
+    finally:
+        hook.remove()
+    widths = {w for _, w in seen}
+    assert widths <= set(pad_widths(detector.encoder.max_length)), sorted(widths)
+    assert len(widths) > 2  # the batches did reach several buckets
