@@ -15,7 +15,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -140,6 +140,29 @@ class SentenceEncoder:
         self.model = model.to(self.device).eval()
         self.dim = int(model.config.hidden_size)
 
+    def _forward(self, ids: Sequence[Sequence[int]]) -> Iterator[tuple[list[int], Any, Any]]:
+        """The model over tokenized texts, shortest first, in sub-batches padded to one of the fixed
+        widths: (indices into `ids`, last hidden states as float, attention mask) per sub-batch.
+        Call inside `torch.inference_mode()`."""
+        import torch
+
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        lengths = [len(ids[i]) for i in order]
+        for start, end in length_buckets(lengths, self.batch_size, widths=self.widths):
+            idx = order[start:end]
+            width = padded_width(lengths[end - 1], self.widths)
+            batch = np.full((len(idx), width), self.pad_id, dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                batch[row, :len(ids[i])] = ids[i]
+                mask[row, :len(ids[i])] = 1
+            attention = torch.from_numpy(mask).to(self.device)
+            # one width for all rows: no mask needed, and the model can skip building one
+            hidden = self.model(input_ids=torch.from_numpy(batch).to(self.device),
+                                attention_mask=None if lengths[start] == width else attention,
+                                ).last_hidden_state.float()
+            yield idx, hidden, attention
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         import torch
 
@@ -150,28 +173,12 @@ class SentenceEncoder:
         # Tokenize once without padding; pad per sub-batch to its own longest text.
         ids = self.tokenizer(texts, truncation=True, max_length=self.max_length,
                              return_attention_mask=False, return_token_type_ids=False)["input_ids"]
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        lengths = [len(ids[i]) for i in order]
         with torch.inference_mode():
-            for start, end in length_buckets(lengths, self.batch_size, widths=self.widths):
-                idx = order[start:end]
-                width = padded_width(lengths[end - 1], self.widths)
-                batch = np.full((len(idx), width), self.pad_id, dtype=np.int64)
-                mask = np.zeros((len(idx), width), dtype=np.int64)
-                for row, i in enumerate(idx):
-                    batch[row, :len(ids[i])] = ids[i]
-                    mask[row, :len(ids[i])] = 1
-                input_ids = torch.from_numpy(batch).to(self.device)
-                attention = torch.from_numpy(mask).to(self.device)
-                # one width for all rows: no mask needed, and the model can skip building one
-                hidden = self.model(input_ids=input_ids,
-                                    attention_mask=None if lengths[start] == width else attention,
-                                    ).last_hidden_state.float()
+            for idx, hidden, attention in self._forward(ids):
                 weights = attention.unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
                 out[idx] = torch.nn.functional.normalize(pooled, p=2, dim=1).cpu().numpy()
         return out
-
 
     def word_pooled_logits(self, texts: Sequence[str], weights: np.ndarray,
                            bias: float) -> tuple[list[list[float]], np.ndarray]:
@@ -188,22 +195,10 @@ class SentenceEncoder:
                              return_token_type_ids=False, return_offsets_mapping=True)
         ids, offsets = enc["input_ids"], enc["offset_mapping"]
         w = torch.as_tensor(np.asarray(weights, dtype=np.float32), device=self.device)
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        lengths = [len(ids[i]) for i in order]
         words_out: list[list[float]] = [[] for _ in texts]
         logits = np.zeros(len(texts), dtype=np.float64)
         with torch.inference_mode():
-            for start, end in length_buckets(lengths, self.batch_size, widths=self.widths):
-                idx = order[start:end]
-                width = padded_width(lengths[end - 1], self.widths)
-                batch = np.full((len(idx), width), self.pad_id, dtype=np.int64)
-                mask = np.zeros((len(idx), width), dtype=np.int64)
-                for row, i in enumerate(idx):
-                    batch[row, :len(ids[i])] = ids[i]
-                    mask[row, :len(ids[i])] = 1
-                hidden = self.model(input_ids=torch.from_numpy(batch).to(self.device),
-                                    attention_mask=None if lengths[start] == width else torch.from_numpy(mask).to(self.device),
-                                    ).last_hidden_state.float()
+            for idx, hidden, _ in self._forward(ids):
                 for row, i in enumerate(idx):
                     h = hidden[row, :len(ids[i])]
                     owner = torch.as_tensor(_word_of_tokens(texts[i], offsets[i]), device=h.device)
