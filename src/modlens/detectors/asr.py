@@ -216,12 +216,7 @@ def create(*, text_detector: str = "minilm-toxicity", text_options: dict[str, An
                                                  else PocketSphinx())
     except AsrUnavailable as err:
         raise DetectorUnavailable("missing_dependency", f"asr: {err}", err.fix) from err
-    try:
-        inner = registry.create(text_detector, **(text_options or {}))
-    except KeyError as err:
-        raise DetectorUnavailable("error", f"asr: {err.args[0]}", "set text_detector to a registry key") from err
-    except DetectorUnavailable as err:
-        raise DetectorUnavailable(err.status, f"asr: text detector {text_detector}: {err}", err.fix) from err
+    inner = registry.create_inner("asr", text_detector, text_options)
     reader = None
     if ocr is not False:
         from modlens.detectors.ocr import OcrDetector

@@ -171,12 +171,7 @@ def create(*, text_detector: str = "minilm-toxicity", text_options: dict[str, An
                                   f"apt-get install {' '.join('tesseract-ocr-' + m for m in missing)}")
     if text_detector == "ocr":
         raise DetectorUnavailable("error", "ocr: text_detector cannot be ocr itself", "set text_detector = \"minilm-toxicity\"")
-    try:
-        inner = registry.create(text_detector, **(text_options or {}))
-    except KeyError as err:
-        raise DetectorUnavailable("error", f"ocr: {err.args[0]}", "set text_detector to a registry key") from err
-    except DetectorUnavailable as err:
-        raise DetectorUnavailable(err.status, f"ocr: text detector {text_detector}: {err}", err.fix) from err
+    inner = registry.create_inner("ocr", text_detector, text_options)
     try:
         det = OcrDetector(inner, lang=lang, psm=psm, engine_version=engine_version, grey=grey,
                           workers=workers if workers is not None else min(2, os.cpu_count() or 1))

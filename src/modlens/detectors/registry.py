@@ -59,6 +59,16 @@ def create(name: str, /, **options: Any) -> Detector:
     return detector
 
 
+def create_inner(wrapper: str, name: str, options: dict[str, Any] | None) -> Detector:
+    """The text detector a media detector (`ocr`, `asr`) wraps, its errors worded as the wrapper's."""
+    try:
+        return create(name, **(options or {}))
+    except KeyError as err:
+        raise DetectorUnavailable("error", f"{wrapper}: {err.args[0]}", "set text_detector to a registry key") from err
+    except DetectorUnavailable as err:
+        raise DetectorUnavailable(err.status, f"{wrapper}: text detector {name}: {err}", err.fix) from err
+
+
 # import name -> pip distribution, where they differ (for the fix line only)
 PIP_NAMES = {"sklearn": "scikit-learn", "yaml": "pyyaml", "PIL": "pillow",
              "profanity_check": "alt-profanity-check"}
