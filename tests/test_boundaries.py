@@ -19,7 +19,7 @@ ALLOWED = {"modlens.cli.serve"}
 LAYERS: list[tuple[str, list[str]]] = [
     # plain values and locations, importing nothing of modlens
     ("leaves", ["modlens", "modlens.rows", "modlens.names", "modlens.paths", "modlens.netutil", "modlens.batcher",
-                "modlens.runtime", "modlens.trainingdata"]),
+                "modlens.runtime", "modlens.trainingdata", "modlens.docblock"]),
     # files, keys and the study log's storage: know tables and bytes, not what fills them
     ("storage", ["modlens.media", "modlens.pairing", "modlens.signing", "modlens.safe_archive", "modlens.studylog"]),
     # what reads text: normalizer steps, detectors, dataset readers

@@ -6,13 +6,13 @@ docs/CLI.md (tests/test_cli_help.py checks it is current)."""
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
+from modlens.docblock import write_block
+
 from modlens.cli import COMMANDS, build_parser, command_doc, details, summary
 
-_BLOCK = re.compile(r"(<!-- BEGIN GENERATED[^>]*-->\n)(.*)(<!-- END GENERATED -->)", re.S)
 
 
 def _metavar(action: argparse.Action) -> str:
@@ -105,16 +105,8 @@ def render_markdown() -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def write_block(doc: Path) -> None:
-    """Replace the generated block of `doc` (docs/CLI.md in a checkout) with `render_markdown()`."""
-    text = doc.read_text(encoding="utf-8")
-    if not _BLOCK.search(text):
-        raise SystemExit(f"{doc} has no <!-- BEGIN GENERATED --> ... <!-- END GENERATED --> block")
-    doc.write_text(_BLOCK.sub(lambda m: m.group(1) + render_markdown() + m.group(3), text), encoding="utf-8")
-
-
 if __name__ == "__main__":  # python -m modlens.cli.docs [--write]: print, or update docs/CLI.md
     if sys.argv[1:] == ["--write"]:
-        write_block(Path(__file__).resolve().parents[3] / "docs" / "CLI.md")
+        write_block(Path(__file__).resolve().parents[3] / "docs" / "CLI.md", render_markdown())
     else:
         sys.stdout.write(render_markdown())

@@ -7,13 +7,13 @@ must equal `render_markdown()` (a test checks it, so the documentation cannot dr
 """
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
+from modlens.docblock import write_block
+
 from modlens.studylog.tables import EXPORT_TABLES, TABLES, Table, create_script
 
-_BLOCK = re.compile(r"(<!-- BEGIN GENERATED[^>]*-->\n)(.*)(<!-- END GENERATED -->)", re.S)
 
 
 def _constraints(table: Table, column: str) -> str:
@@ -65,16 +65,8 @@ def render_markdown() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def write_block(doc: Path) -> None:
-    """Replace the generated block of `doc` (docs/DATA.md in a checkout) with `render_markdown()`."""
-    text = doc.read_text(encoding="utf-8")
-    if not _BLOCK.search(text):
-        raise SystemExit(f"{doc} has no <!-- BEGIN GENERATED --> ... <!-- END GENERATED --> block")
-    doc.write_text(_BLOCK.sub(lambda m: m.group(1) + render_markdown() + m.group(3), text), encoding="utf-8")
-
-
 if __name__ == "__main__":  # python -m modlens.studylog.dictionary [--write]: print, or update docs/DATA.md
     if sys.argv[1:] == ["--write"]:
-        write_block(Path(__file__).resolve().parents[3] / "docs" / "DATA.md")
+        write_block(Path(__file__).resolve().parents[3] / "docs" / "DATA.md", render_markdown())
     else:
         print(render_markdown(), end="")
