@@ -179,3 +179,5 @@ def test_an_installed_package_adds_a_subcommand(tmp_path):
     assert (ran.returncode, ran.stdout) == (0, "hello Ada\n")
     typo = modlens("helo")
     assert typo.returncode == 2 and "did you mean hello" in typo.stderr
+    builtin = modlens("pair", "--help")  # a built-in command imports no plug-in, broken or not
+    assert builtin.returncode == 0 and "modlens-bad-cmd" not in builtin.stderr

@@ -98,7 +98,9 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="modlens", description="Audit content-moderation models on real comments.")
     parser.add_argument("--version", action="version", version=f"modlens {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_REGISTRY.names():
+    # running a built-in command needs no plug-in: they are found (and imported) only to list or run one
+    names = list(COMMANDS) if load in COMMANDS else COMMAND_REGISTRY.names()
+    for name in names:
         plugin = None if name in COMMANDS else _plugin_command(name)
         if plugin is None and name not in COMMANDS:
             continue  # a plug-in that failed to import: said on stderr, the other commands still work
