@@ -136,3 +136,32 @@ def test_decisions_follow_table_11(counts: tuple[int, int, int], decision: str) 
     from modlens.study.acceptance import DECISION
 
     assert DECISION[rubric(*counts)] == decision
+
+
+def test_a_survey_csv_saved_by_excel_reads_as_the_plain_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Survey exports pass through a spreadsheet: a byte-order mark and `;`, or Latin-1 with its
+    `--encoding`, give the same answers as the plain UTF-8 CSV (the dataset readers' file handling);
+    Latin-1 undeclared is one line naming the line and the fix, not a decoding traceback."""
+    from modlens.study.crowd import CrowdError, read_survey
+
+    folder = study_with_set(tmp_path, capsys)
+    plan = assignment.Plan.load(folder, load_folder(folder).study)
+    first = sorted(plan.assignments)[0]
+    header = ["WorkerId", "Input.assignment", "Answer.item1_vs_hard", "Note"]
+    row = ["W-1", first, "more", "très grossier"]
+    plain = tmp_path / "plain.csv"
+    plain.write_text(",".join(header) + "\n" + ",".join(row) + "\n", encoding="utf-8")
+    excel = tmp_path / "excel.csv"
+    excel.write_bytes(b"\xef\xbb\xbf" + (";".join(header) + "\r\n" + ";".join(row) + "\r\n").encode("utf-8"))
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes((";".join(header) + "\r\n" + ";".join(row) + "\r\n").encode("latin-1"))
+
+    def seen(answers: list) -> list:
+        return [(a.worker, a.assignment, a.ref, a.answers) for a in answers]
+
+    want = seen(read_survey(plain, plan))
+    assert want and want[0][:2] == ("W-1", first) and want[0][3] == {"vs_hard": "more"}
+    assert seen(read_survey(excel, plan)) == want
+    assert seen(read_survey(latin, plan, encoding="latin-1")) == want
+    with pytest.raises(CrowdError, match=r"latin.csv: line 2: not UTF-8 text .*--encoding"):
+        read_survey(latin, plan)

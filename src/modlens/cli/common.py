@@ -245,7 +245,7 @@ def add_attack_limit_options(parser: argparse.ArgumentParser, *, queries_dest: s
 
 # --- data files ---------------------------------------------------------------------------------
 def add_encoding_option(parser: argparse.ArgumentParser) -> None:
-    """`--encoding NAME` of the dataset readers (`modlens.datasets.base.text_format`): audit, attack, feed."""
+    """`--encoding NAME` of the dataset readers (`modlens.datasets.base.text_format`): audit, attack, feed, rate."""
     parser.add_argument("--encoding", metavar="NAME",
                         help="csv/tsv/jsonl: the file's encoding when it has no byte-order mark and is not UTF-8, e.g. "
                              "cp1252 (Excel on Windows) or latin-1 (default: the mark's, else UTF-8)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from modlens.cli.common import CliError, ErrorKind, add_db_option, db_path
+from modlens.cli.common import CliError, ErrorKind, add_db_option, add_encoding_option, db_path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,6 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the study folder with itemset.json and assignment.json")
     parser.add_argument("--format", choices=["labelstudio", "potato", "survey"],
                         help="the export's format (default: from the name: .json, folder or .jsonl, .csv)")
+    add_encoding_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     db = db_path(args)
     try:
         if args.file:
-            result = import_ratings(args.file, args.study, db, args.format)
+            result = import_ratings(args.file, args.study, db, args.format, args.encoding)
             reviews = result.reviews
             print(f"{args.file} ({result.format}): {result.workers} workers, {result.ratings_new} ratings imported, "
                   f"{result.ratings_known} already in the log, {result.missed} comments left unanswered")

@@ -26,6 +26,7 @@ from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from modlens.config import StudyConfig
+from modlens.datasets.base import DatasetError, read_rows
 from modlens.study.assignment import GOLD, Plan
 
 FORMATS = ("labelstudio", "potato", "survey")
@@ -281,9 +282,13 @@ def _column(row: dict[str, str], names: tuple[str, ...]) -> str | None:
     return next((row[c].strip() for c in names if row.get(c, "").strip()), None)
 
 
-def read_survey(path: Path, plan: Plan) -> list[Answer]:
-    with path.open(encoding="utf-8-sig", newline="") as fh:
-        rows = list(csv.DictReader(fh))
+def read_survey(path: Path, plan: Plan, encoding: str | None = None) -> list[Answer]:
+    # the dataset readers' file handling: a survey platform's or Excel's CSV (BOM, `;`, broken quotes,
+    # a declared encoding such as cp1252)
+    try:
+        rows = read_rows(path, encoding=encoding)
+    except DatasetError as err:
+        raise CrowdError(str(err)) from None
     if not rows:
         raise CrowdError(f"{path}: no rows")
     names = {q.name for q in questions(plan.study)}
@@ -306,7 +311,8 @@ def read_survey(path: Path, plan: Plan) -> list[Answer]:
     return out
 
 
-def read_answers(path: str | Path, fmt: str, plan: Plan) -> list[Answer]:
+def read_answers(path: str | Path, fmt: str, plan: Plan, encoding: str | None = None) -> list[Answer]:
+    """`encoding`: the survey CSV's, when it has no byte-order mark and is not UTF-8 (`--encoding`)."""
     path = Path(path)
     if not path.exists():
         raise CrowdError(f"{path}: no such file")
@@ -315,7 +321,7 @@ def read_answers(path: str | Path, fmt: str, plan: Plan) -> list[Answer]:
     if fmt == "potato":
         return read_potato(path)
     if fmt == "survey":
-        return read_survey(path, plan)
+        return read_survey(path, plan, encoding)
     raise CrowdError(f"format {fmt!r}: one of {', '.join(FORMATS)}")
 
 

@@ -48,14 +48,15 @@ def _ensure_gold(log: object, plan: Plan) -> None:
                         for g in missing])
 
 
-def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: str | None = None) -> ImportResult:
+def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: str | None = None,
+                   encoding: str | None = None) -> ImportResult:
     from modlens.study.folder import load_folder
     from modlens.studylog.store import StudyLog
 
     study = load_folder(folder).study
     plan = Plan.load(folder, study)
     fmt = fmt or crowd.detect(Path(path))
-    answers = crowd.read_answers(path, fmt, plan)
+    answers = crowd.read_answers(path, fmt, plan, encoding)
     attributes = {a.name: list(a.levels) for a in study.attributes}
     extreme = next((a.rating for a in study.anchors if a.role == "extreme"), None)
     problems, rows, missed = [], [], 0
