@@ -210,27 +210,8 @@ class LiveVariants:
             log.exception("live variants: could not answer %s", job.key)
 
     async def _round(self, jobs: list[VariantJob]) -> None:
-        texts = list(dict.fromkeys(j.text for j in jobs))
-        made: dict[str, list[Variant]] = {}
-        errors: dict[str, str] = {}  # comment text -> why it has no variants (a step_errors row)
-        try:
-            got_all: list[list[Variant] | BaseException] = list(await self.engine.variants_many(texts))
-        except Exception as err:
-            got_all = [err] * len(texts)
-        for t, got in zip(texts, got_all):
-            if isinstance(got, BaseException):
-                errors[t] = f"{type(got).__name__}: {got}"
-            else:
-                made[t] = got
-        variant_texts = list(dict.fromkeys(v.text for got in made.values() for v in got))
-        scored: dict[str, dict[str, DetectorResult]] = {}
-        if variant_texts:
-            try:
-                scored = dict(zip(variant_texts, await self.engine.score_derived(variant_texts)))
-            except Exception as err:  # no scores for this round's variants: each comment's variants fail
-                why = f"scoring its variants failed: {type(err).__name__}: {err}"
-                errors.update({t: why for t, got in made.items() if got})
-                made = {t: got for t, got in made.items() if not got}
+        got = await self.engine.variants_scored([j.text for j in jobs])
+        made, errors = got.made, got.errors  # errors: comment text -> why it has no variants (a step_errors row)
         det_ids = dict(self.detector_ids())
         name, version = generator_identity(self.study.perturbation)
         failed = [StepError(t, VARIANTS, name, version, why) for t, why in errors.items()]
@@ -240,7 +221,7 @@ class LiveVariants:
             if failed:
                 record_results(lg, {}, errors=failed)
             return [record_variants(lg, j.comment_id, vs, detector_ids=det_ids,  # type: ignore[arg-type]
-                                    scores=[scored[v.text] for v in vs]) for j, vs in keep]
+                                    scores=got.scores_of(vs)) for j, vs in keep]
 
         ids_of: dict[int, list[int]] = {}
         try:
@@ -255,7 +236,7 @@ class LiveVariants:
             vs = made[job.text]
             variant_ids: list[int | None] = list(ids_of.get(id(job), [None] * len(vs)))
             self.stats.done += 1
-            await self._send(job, self.render(job.msg_id, job.key, vs, [scored[v.text] for v in vs], variant_ids, None))
+            await self._send(job, self.render(job.msg_id, job.key, vs, got.scores_of(vs), variant_ids, None))
 
     def status(self) -> dict[str, Any]:
         return {"live_rate": self.rate, "live_backlog": self.backlog, **self.stats.to_dict()}

@@ -41,6 +41,17 @@ class DetectorResult:
         return asdict(self)
 
 
+@dataclass
+class VariantRound:
+    """`Engine.variants_scored`: the variants of many comments and their scores, or why a comment has none."""
+    made: dict[str, list[Variant]]                  # comment text -> its variants (possibly none)
+    scored: dict[str, dict[str, DetectorResult]]    # variant text -> detector key -> score
+    errors: dict[str, str]                          # comment text -> why it has no variants
+
+    def scores_of(self, variants: Sequence[Variant]) -> list[dict[str, DetectorResult]]:
+        return [self.scored[v.text] for v in variants]
+
+
 class _DetectorRunner:
     """One detector behind two batchers, texts and media inputs; local detectors run both in
     their own worker thread, so a model never runs two calls at once."""
@@ -284,6 +295,33 @@ class Engine:
         if isinstance(got, BaseException):
             raise got
         return got
+
+    async def variants_scored(self, texts: Sequence[str]) -> VariantRound:
+        """`variants_many`, then every variant scored by each detector in one derived-text call; a
+        comment whose generation failed, or whose variants could not be scored, gets its reason in
+        `errors` (what the live daemon and `rescore --variants` record as a step error)."""
+        texts = list(dict.fromkeys(texts))
+        made: dict[str, list[Variant]] = {}
+        errors: dict[str, str] = {}
+        try:
+            got_all: list[list[Variant] | BaseException] = list(await self.variants_many(texts))
+        except Exception as err:
+            got_all = [err] * len(texts)
+        for t, got in zip(texts, got_all):
+            if isinstance(got, BaseException):
+                errors[t] = f"{type(got).__name__}: {got}"
+            else:
+                made[t] = got
+        variant_texts = list(dict.fromkeys(v.text for got in made.values() for v in got))
+        scored: dict[str, dict[str, DetectorResult]] = {}
+        if variant_texts:
+            try:
+                scored = dict(zip(variant_texts, await self.score_derived(variant_texts)))
+            except Exception as err:  # no scores for these variants: each comment that has some fails
+                why = f"scoring its variants failed: {type(err).__name__}: {err}"
+                errors.update({t: why for t, got in made.items() if got})
+                made = {t: got for t, got in made.items() if not got}
+        return VariantRound(made, scored, errors)
 
     async def variants_many(self, texts: Sequence[str]) -> list[list[Variant] | BaseException]:
         """`variants` for many comments: one importance pass for all of them, then the

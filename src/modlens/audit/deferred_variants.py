@@ -67,22 +67,18 @@ async def _drive(log: StudyLog, engine: Engine, det_ids: dict[str, int], study: 
     after = 0
     try:
         while todo := pending_deferred(log, after=after, limit=max(1, chunk)):
-            texts = list(dict.fromkeys(t for _, t in todo))
-            made = dict(zip(texts, await engine.variants_many(texts)))
-            vtexts = list(dict.fromkeys(v.text for got in made.values() if isinstance(got, list) for v in got))
-            scored = dict(zip(vtexts, await engine.score_derived(vtexts))) if vtexts else {}
+            got = await engine.variants_scored([t for _, t in todo])
             with log.transaction():  # the variants and their "done" mark commit together
-                errors = [StepError(t, VARIANTS, name, version, f"{type(g).__name__}: {g}")
-                          for t, g in made.items() if isinstance(g, BaseException)]
-                if errors:
-                    record_results(log, {}, errors=errors)
+                if got.errors:
+                    record_results(log, {}, errors=[StepError(t, VARIANTS, name, version, why)
+                                                    for t, why in got.errors.items()])
                 for cid, text in todo:
-                    got = made[text]
-                    if isinstance(got, BaseException):
+                    if text in got.errors:
                         failed += 1
                         continue
-                    record_variants(log, cid, got, detector_ids=det_ids, scores=[scored[v.text] for v in got])
-                    n_variants += len(got)
+                    vs = got.made[text]
+                    record_variants(log, cid, vs, detector_ids=det_ids, scores=got.scores_of(vs))
+                    n_variants += len(vs)
                     done += 1
                 mark_deferred_done(log, [cid for cid, _ in todo])
             after = todo[-1][0]
