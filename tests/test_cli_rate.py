@@ -165,3 +165,10 @@ def test_a_survey_csv_saved_by_excel_reads_as_the_plain_one(tmp_path: Path, caps
     assert seen(read_survey(latin, plan, encoding="latin-1")) == want
     with pytest.raises(CrowdError, match=r"latin.csv: line 2: not UTF-8 text .*--encoding"):
         read_survey(latin, plan)
+
+
+def test_a_missing_export_is_not_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 3, as the README's exit-code table says for a file the command needs."""
+    folder = study_with_set(tmp_path, capsys)
+    code, out = run(capsys, "rate", tmp_path / "missing.csv", "--study", folder, "--db", tmp_path / "log.sqlite")
+    assert code == 3 and "missing.csv" in out, out

@@ -315,7 +315,7 @@ def read_answers(path: str | Path, fmt: str, plan: Plan, encoding: str | None = 
     """`encoding`: the survey CSV's, when it has no byte-order mark and is not UTF-8 (`--encoding`)."""
     path = Path(path)
     if not path.exists():
-        raise CrowdError(f"{path}: no such file")
+        raise FileNotFoundError(f"{path}: no such file")  # `modlens rate`: exit 3, not found
     if fmt == "labelstudio":
         return read_labelstudio(path)
     if fmt == "potato":
