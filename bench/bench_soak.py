@@ -1,6 +1,7 @@
 """Soak benchmark (issue 26): the real `modlens serve`, N closed-loop clients, variants on vs off.
 
-    python bench/bench_soak.py [--clients 32] [--minutes 20] [--live-rate 20 100] [--live-backlog 256]
+    python bench/bench_soak.py [--clients 32] [--minutes 20] [--live-rate 20 100] [--live-share 0.0625 0.25]
+                               [--live-backlog 256] [--rss-every 60] [--no-off]
                                [--importance pooled] [--daemon-env MALLOC_ARENA_MAX=2]
 
 Per run a fresh `modlens serve --port 0` (its own MODLENS_HOME and study log) with the real
@@ -10,10 +11,12 @@ for that page's scores (not its variants: the extension shows scores and lets va
 later) and sends the next, honouring `rate_limited`. Variants arrive whenever the daemon makes
 them; a `variants` message whose error starts with "deferred:" counts as deferred.
 
-Runs, in this order: variants off (pages ask for none), then variants on once per --live-rate.
+Runs, in this order: variants off (pages ask for none), then variants on once per --live-rate and
+--live-share.
 Each prints comments/s scored, p50/p99 page latency (page sent -> its last score), variants
 completed per second (comments whose variants came back, over the run's wall time), deferred and
-failed counts, and the daemon's RSS (from /proc) at start, peak, and 10 s after the clients close.
+failed counts, and the daemon's RSS (from /proc) at start, one minute in, peak, and 10 s after the
+clients close; `--rss-every 60` also prints the curve.
 Daemon and clients share this machine's CPU; the load average is printed before and after.
 """
 from __future__ import annotations
@@ -69,12 +72,13 @@ def rss_mib(pid: int) -> float:
 
 
 def write_study(path: Path, live_rate: float, live_backlog: int, variants: bool,
-                importance: str = "leave_one_out") -> None:
+                importance: str = "leave_one_out", live_share: float = 0.0625) -> None:
     path.write_text("\n".join([
         'study_id = "soak"', 'detectors = [{ name = "minilm-toxicity" }]',
         "[normalizer]", "enabled = false",
         "[perturbation]", f"enabled = {'true' if variants else 'false'}",
         f"live_rate = {live_rate}", f"live_backlog = {live_backlog}", f'importance_method = "{importance}"',
+        f"live_share = {live_share}",
         # the bench measures the daemon, not the per-connection message limit
         "[limits]", "messages_per_second = 1000", "burst = 1000"]) + "\n")
 
@@ -193,9 +197,14 @@ async def drive(url: str, token: str, texts: list[str], clients: int, seconds: f
     return tally, time.perf_counter() - t0
 
 
-async def sample_rss(pid: int, out: list[float], stop: asyncio.Event) -> None:
+async def sample_rss(pid: int, out: list[float], stop: asyncio.Event, every: float = 0.0, tag: str = "") -> None:
+    """RSS once a second into `out`; with `every`, also print it (the curve over the run) that often."""
+    t0 = last = time.perf_counter()
     while not stop.is_set():
         out.append(rss_mib(pid))
+        if every and time.perf_counter() - last >= every:
+            last = time.perf_counter()
+            print(f"  [{tag}] {last - t0:6.0f} s  RSS {out[-1]:6.0f} MiB  load {load_now()}", flush=True)
         try:
             await asyncio.wait_for(stop.wait(), 1.0)
         except TimeoutError:
@@ -203,10 +212,10 @@ async def sample_rss(pid: int, out: list[float], stop: asyncio.Event) -> None:
 
 
 async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, live_rate: float,
-                  tag: str) -> dict[str, Any]:
+                  tag: str, live_share: float = 0.0625) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix=f"modlens-soak-{tag}-"))
     study = home / "study.toml"
-    write_study(study, live_rate, args.live_backlog, variants, args.importance)
+    write_study(study, live_rate, args.live_backlog, variants, args.importance, live_share)
     os.environ.update(kv.split("=", 1) for kv in args.daemon_env)  # the daemon inherits this process's environment
     proc, info = start_daemon(home, study)
     try:
@@ -216,7 +225,7 @@ async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, li
         # warm-up: the first model calls allocate; not counted
         await drive(info["url"], token, texts, 2, 3.0, False, f"w{tag}")
         start_rss = rss_mib(proc.pid)
-        sampler = asyncio.create_task(sample_rss(proc.pid, rss, stop))
+        sampler = asyncio.create_task(sample_rss(proc.pid, rss, stop, args.rss_every, tag))
         tally, wall = await drive(info["url"], token, texts, args.clients, args.minutes * 60, variants, tag)
         status = await asyncio.to_thread(daemon_status, token, info)
         await asyncio.sleep(10)
@@ -231,11 +240,12 @@ async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, li
             proc.kill()
     lat = sorted(tally.latency_ms)
     p99 = lat[min(len(lat) - 1, int(round(0.99 * (len(lat) - 1))))] if lat else float("nan")
-    return {"variants": variants, "live_rate": live_rate, "comments_s": tally.comments / wall,
+    return {"variants": variants, "live_rate": live_rate, "live_share": live_share, "comments_s": tally.comments / wall,
             "p50": statistics.median(lat) if lat else float("nan"), "p99": p99,
             "variants_s": tally.variants_done / wall, "variant_items": tally.variant_items,
             "deferred": tally.deferred, "failed": tally.failed, "rate_limited": tally.rate_limited,
-            "rss": (start_rss, max(rss + [start_rss]), after), "wall": wall,
+            "rss": (start_rss, max(rss + [start_rss]), after),
+            "rss_1min": rss[min(60, len(rss) - 1)] if rss else start_rss, "wall": wall,
             "daemon_variants": status.get("queue", {}).get("variants")}
 
 
@@ -245,11 +255,16 @@ async def main() -> int:
     ap.add_argument("--minutes", type=float, default=20.0, help="per run (off, then each --live-rate)")
     ap.add_argument("--live-rate", type=float, nargs="+", default=[20.0],
                     help="perturbation.live_rate for the variants-on runs (comments/s)")
+    ap.add_argument("--live-share", type=float, nargs="+", default=[0.0625],
+                    help="perturbation.live_share for the variants-on runs (one run per rate and share)")
     ap.add_argument("--live-backlog", type=int, default=256)
     ap.add_argument("--importance", choices=("leave_one_out", "pooled"), default="leave_one_out",
                     help="perturbation.importance_method of the variants-on runs")
     ap.add_argument("--daemon-env", nargs="*", default=[], metavar="KEY=VALUE",
                     help="environment of the daemon (allocator settings: MALLOC_ARENA_MAX=2, ...)")
+    ap.add_argument("--rss-every", type=float, default=0.0, metavar="SECONDS",
+                    help="print the daemon's RSS this often during each run (the curve, not only its ends)")
+    ap.add_argument("--no-off", action="store_true", help="skip the variants-off run (on/off ratios then print as -)")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     args = ap.parse_args()
     if any("=" not in kv for kv in args.daemon_env):
@@ -260,20 +275,26 @@ async def main() -> int:
     print(f"{args.clients} closed-loop clients, pages of {PAGE}, {args.minutes:g} min per run; "
           f"{os.cpu_count()} cores, load average {load_now()} (daemon and clients share them); "
           f"importance {args.importance}; daemon env {' '.join(args.daemon_env) or 'as this shell'}", flush=True)
-    runs = [await one_run(args, texts, False, 0.0, "off")]
+    runs = [] if args.no_off else [await one_run(args, texts, False, 0.0, "off")]
     for rate in args.live_rate:
-        runs.append(await one_run(args, texts, True, rate, f"r{rate:g}"))
-    off = runs[0]
-    print(f"\n{'variants':>14} | {'comments/s':>10} {'vs off':>7} | {'p50 ms':>7} {'p99 ms':>7} {'p99/off':>7} | "
-          f"{'variants c/s':>12} {'deferred':>8} {'failed':>6} | {'RSS MiB start/peak/+10s':>24}")
+        for share in args.live_share:
+            runs.append(await one_run(args, texts, True, rate, f"r{rate:g}s{share:g}", share))
+    off = None if args.no_off else runs[0]
+
+    def vs_off(value: float, key: str, fmt: str) -> str:
+        return "-" if off is None else format(value / off[key], fmt)
+
+    print(f"\n{'variants':>18} | {'comments/s':>10} {'vs off':>7} | {'p50 ms':>7} {'p99 ms':>7} {'p99/off':>7} | "
+          f"{'variants c/s':>12} {'deferred':>8} {'failed':>6} | {'RSS MiB start/1 min/peak/+10s':>30}")
     for r in runs:
-        what = f"on, rate {r['live_rate']:g}" if r["variants"] else "off"
+        what = f"on, {r['live_rate']:g}/s, {r['live_share']:g}" if r["variants"] else "off"
         start, peak, after = r["rss"]
-        print(f"{what:>14} | {r['comments_s']:>10.1f} {r['comments_s'] / off['comments_s']:>6.0%} | {r['p50']:>7.0f} "
-              f"{r['p99']:>7.0f} {r['p99'] / off['p99']:>6.2f}x | {r['variants_s']:>12.1f} {r['deferred']:>8} "
-              f"{r['failed']:>6} | {start:>7.0f}/{peak:.0f}/{after:.0f}")
-    for r in runs[1:]:
-        print(f"rate {r['live_rate']:g}: {r['variant_items']} variants in all; daemon's count: {r['daemon_variants']}; "
+        print(f"{what:>18} | {r['comments_s']:>10.1f} {vs_off(r['comments_s'], 'comments_s', '.0%'):>7} | {r['p50']:>7.0f} "
+              f"{r['p99']:>7.0f} {vs_off(r['p99'], 'p99', '.2f'):>6}x | {r['variants_s']:>12.1f} {r['deferred']:>8} "
+              f"{r['failed']:>6} | {start:>7.0f}/{r['rss_1min']:.0f}/{peak:.0f}/{after:.0f} "
+              f"(peak {peak / start - 1:+.0%} of start, {peak / r['rss_1min'] - 1:+.0%} of 1 min)")
+    for r in runs[0 if off is None else 1:]:
+        print(f"rate {r['live_rate']:g}, share {r['live_share']:g}: {r['variant_items']} variants in all; daemon's count: {r['daemon_variants']}; "
               f"rate_limited answers {r['rate_limited']}")
     print(f"load average after the runs: {load_now()}")
     return 0

@@ -239,4 +239,5 @@ class LiveVariants:
             await self._send(job, self.render(job.msg_id, job.key, vs, got.scores_of(vs), variant_ids, None))
 
     def status(self) -> dict[str, Any]:
-        return {"live_rate": self.rate, "live_backlog": self.backlog, **self.stats.to_dict()}
+        return {"live_rate": self.rate, "live_backlog": self.backlog, "live_share": self.study.perturbation.live_share,
+                **self.stats.to_dict()}

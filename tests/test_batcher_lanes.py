@@ -57,3 +57,47 @@ async def test_with_no_live_text_derived_texts_run_at_once():
     finally:
         await b.close()
     assert [len(c) for c in calls] == [3, 3, 1]
+
+
+async def _derived_share(max_low: int, low_every: int, max_batch: int = 16) -> float:
+    """Under a closed-loop live load that keeps every call full, with plenty of derived texts
+    waiting: the share of the called texts that were derived."""
+    calls: list[list[str]] = []
+
+    async def fn(texts):
+        calls.append(list(texts))
+        await asyncio.sleep(0)
+        return [0] * len(texts)
+
+    b = DynamicBatcher(fn, max_batch=max_batch, max_delay_ms=0, max_low=max_low, low_every=low_every)
+    stop = asyncio.Event()
+
+    async def live_client(c: int) -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            await b.submit(f"live-{c}-{n}")
+
+    clients = [asyncio.create_task(live_client(c)) for c in range(3 * max_batch)]
+    derived = asyncio.create_task(b.submit_many([f"d{i}" for i in range(5000)], low=True))
+    try:
+        while len(calls) < 400:
+            await asyncio.sleep(0)
+    finally:
+        stop.set()
+        await asyncio.gather(*clients)
+        await b.close()
+        derived.cancel()
+        await asyncio.gather(derived, return_exceptions=True)
+    texts = [t for c in calls[20:400] for t in c]
+    return sum(t.startswith("d") for t in texts) / len(texts)
+
+
+async def test_the_study_s_live_share_is_the_derived_texts_share_under_load():
+    """`perturbation.live_share` -> (max_low, low_every): what derived texts get when live
+    texts never stop coming."""
+    for share in (0.0625, 0.125, 0.25, 0.5):
+        max_low, every = DynamicBatcher.lane(share, 16)
+        got = await _derived_share(max_low, every)
+        assert abs(got - share) < 0.2 * share, (share, got)
+    assert DynamicBatcher.lane(0.0625, 256) == (64, DynamicBatcher.LOW_EVERY)  # the default: as before

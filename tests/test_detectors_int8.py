@@ -22,8 +22,29 @@ def test_the_twin_loads_offline_under_its_own_name_and_version(pair, monkeypatch
     offline = registry.create("minilm-toxicity-int8")
     fp32, int8 = pair
     assert offline.name == "minilm-toxicity-int8" != fp32.name
-    assert offline.version == int8.version and offline.version.startswith(fp32.version + "+int8dyn-pc.torch")
-    assert "int8" in offline.config()["quantization"]
+    assert offline.version == int8.version
+    if minilm_int8.full_range_supported():  # this CPU: 8-bit activations on oneDNN
+        assert offline.version.startswith(fp32.version + "+int8dyn-pc-a8-onednn.torch")
+        assert "8-bit activations, oneDNN" in offline.config()["quantization"]
+    else:
+        assert offline.version.startswith(fp32.version + "+int8dyn-pc.torch")
+        assert "7-bit activations, fbgemm" in offline.config()["quantization"]
+
+
+def test_seven_bit_activations_are_a_different_version_and_score_differently(pair):
+    """The earlier choice (7-bit activations, fbgemm), used where the CPU lacks VNNI: other scores, so
+    another version; and further from fp32 than the default on a VNNI CPU."""
+    fp32, int8 = pair
+    a7 = minilm_int8.quantize(registry.create("minilm-toxicity", device="cpu"), full_range=False)
+    assert a7.version == fp32.version + "+int8dyn-pc.torch" + a7.version.rsplit(".torch", 1)[1]
+    assert "7-bit" in a7.config()["quantization"]
+    ref = [s["toxic"] for s in fp32.score(TEXTS)]
+    b7 = [s["toxic"] for s in a7.score(TEXTS)]
+    assert b7 != ref
+    if minilm_int8.full_range_supported():
+        assert a7.version != int8.version
+        b8 = [s["toxic"] for s in int8.score(TEXTS)]
+        assert sum(abs(x - y) for x, y in zip(b8, ref)) < sum(abs(x - y) for x, y in zip(b7, ref))
 
 
 def test_the_twin_agrees_with_fp32_within_the_stated_tolerance(pair):

@@ -128,3 +128,59 @@ def test_the_model_sees_only_the_fixed_widths(detector):
     widths = {w for _, w in seen}
     assert widths <= set(pad_widths(detector.encoder.max_length)), sorted(widths)
     assert len(widths) > 2  # the batches did reach several buckets
+
+
+def _forwards(detector):
+    """Counts the encoder's forward passes while in use."""
+    calls = []
+    hook = detector.encoder.model.register_forward_pre_hook(lambda *_: calls.append(1))
+    return calls, hook
+
+
+def test_scoring_keeps_the_pooled_importance_without_changing_a_score(detector):
+    texts = [*PLANTED, "a perfectly ordinary remark about the weather"]
+    before = detector.score(texts)
+    fresh = detector.word_importance_pooled(texts)
+    detector.keep_word_importance(16)
+    try:
+        assert detector.score(texts) == before  # the same forward passes, the same embeddings: equal, not close
+        calls, hook = _forwards(detector)
+        try:
+            kept = detector.word_importance_pooled(texts)
+        finally:
+            hook.remove()
+        assert calls == [] and detector.importance_reused >= len(texts)
+        for a, b in zip(kept, fresh):
+            assert a == pytest.approx(b, abs=1e-6)
+        detector.keep_word_importance(2)  # bounded: the least recently scored go first
+        detector.score(texts)
+        calls, hook = _forwards(detector)
+        try:
+            again = detector.word_importance_pooled(texts[:2])
+        finally:
+            hook.remove()
+        assert calls and again[0] == pytest.approx(fresh[0], abs=1e-6)
+    finally:
+        detector.keep_word_importance(0)
+
+
+def test_a_live_comment_s_variants_take_no_forward_pass_for_its_importance(detector):
+    """The engine asks the target to keep importance when the study's method is pooled: after a
+    page is scored, its comments' importance costs no model call; leave-one-out studies are as before."""
+    async def run(method: str) -> tuple[int, int]:
+        engine = Engine(study(method, threshold=0.1), {"minilm-toxicity": detector})
+        try:
+            await engine.score(PLANTED)
+            calls, hook = _forwards(detector)
+            try:
+                await engine.word_importance_many(PLANTED)
+            finally:
+                hook.remove()
+            return len(calls), detector._importance_size
+        finally:
+            await engine.close(detectors=False)
+
+    assert asyncio.run(run("pooled")) == (0, 8192)
+    forwards, kept = asyncio.run(run("leave_one_out"))
+    assert forwards > 0 and kept == 0
+    assert detector._importance is None  # handed back as it came

@@ -22,8 +22,9 @@ class DynamicBatcher(Generic[R]):
     LOW_EVERY = 4  # derived texts get at least every 4th call: max_low/max_batch of a quarter of the calls
 
     def __init__(self, fn: BatchFn, *, max_batch: int = 32, max_delay_ms: float = 10.0, max_queue: int = 10_000,
-                 max_low: int | None = None):
+                 max_low: int | None = None, low_every: int | None = None):
         self._fn = fn
+        self.low_every = max(1, low_every or self.LOW_EVERY)
         self.max_batch = max_batch
         self.max_low = max(1, min(max_low or max_batch, max_batch))
         self.max_delay = max_delay_ms / 1000
@@ -52,6 +53,16 @@ class DynamicBatcher(Generic[R]):
                 _, fut = queue.get_nowait()
                 if not fut.done():
                     fut.set_exception(RuntimeError("batcher closed"))
+
+    @staticmethod
+    def lane(share: float, max_batch: int) -> tuple[int, int]:
+        """(max_low, low_every) giving derived texts `share` of the texts of full calls while live
+        texts never stop coming: one forward pass's worth (a quarter of a call) every n-th call,
+        or, past a quarter, part of every call."""
+        if share <= 0.25:
+            max_low = max(1, max_batch // 4)
+            return max_low, max(1, round(max_low / (share * max_batch)))
+        return max(1, round(share * max_batch)), 1
 
     @property
     def low_queued(self) -> int:
@@ -83,7 +94,7 @@ class DynamicBatcher(Generic[R]):
     async def _first(self) -> tuple[tuple[str, asyncio.Future], bool]:
         """The next text, live before derived but for derived texts' share; (item, is_derived)."""
         while True:
-            if not self._low.empty() and (self._queue.empty() or self._since_low >= self.LOW_EVERY - 1):
+            if not self._low.empty() and (self._queue.empty() or self._since_low >= self.low_every - 1):
                 return self._low.get_nowait(), True
             if not self._queue.empty():
                 return self._queue.get_nowait(), False

@@ -61,6 +61,11 @@ class PerturbationConfig(_Strict):
                     "(deferred_variants) and made by `modlens rescore --variants`. 0: defer every comment")
     live_backlog: int = Field(256, ge=0, le=100_000,
                               description="comments waiting for live variants, at most; past it they are deferred")
+    live_share: float = Field(
+        0.0625, gt=0.0, le=0.5,
+        description="the share of the model's texts that live variant work (word importance, variants) gets while "
+                    "pages keep every model call busy: more variants, fewer pages scored per second "
+                    "(docs/PERFORMANCE.md, \"Live variants under load\"). Idle cores go to variants whatever it is")
     strategy_options: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="per-strategy options, e.g. {human_lookup = {path = '.../perturbations.json'}}")

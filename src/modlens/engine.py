@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from modlens.batcher import DynamicBatcher
-from modlens.config import StudyConfig
-from modlens.detectors.base import FORWARDS_PER_CALL, Detector, DetectorStatus, MediaScore
+from modlens.config import PerturbationConfig, StudyConfig
+from modlens.detectors.base import Detector, DetectorStatus, MediaScore
 from modlens.media import MediaInput
 from modlens.perturb.importance import importance_from_scores, importance_texts
 from modlens.rows import Variant
@@ -52,11 +52,15 @@ class VariantRound:
         return [self.scored[v.text] for v in variants]
 
 
+DERIVED_SHARE: float = PerturbationConfig.model_fields["live_share"].default  # a quarter of every 4th call
+
+
 class _DetectorRunner:
     """One detector behind two batchers, texts and media inputs; local detectors run both in
     their own worker thread, so a model never runs two calls at once."""
 
-    def __init__(self, key: str, detector: Detector, max_delay_ms: float, cache_size: int = 0):
+    def __init__(self, key: str, detector: Detector, max_delay_ms: float, cache_size: int = 0,
+                 derived_share: float = DERIVED_SHARE):
         self.key = key
         self.detector = detector
         # text -> result, for the variant path only (word-importance texts and variants repeat
@@ -65,11 +69,11 @@ class _DetectorRunner:
         self.cache_size = cache_size
         self.cache_hits = 0
         self._pool = None if detector.remote else ThreadPoolExecutor(1, thread_name_prefix=f"det-{key}")
-        # derived texts (importance, variants) take one forward pass's worth per call: a page
-        # that arrives meanwhile waits for that much at most
+        # derived texts (importance, variants) take at most one forward pass's worth per call (a
+        # page that arrives meanwhile waits for that much) and, under load, `derived_share` of the texts
+        max_low, low_every = DynamicBatcher.lane(derived_share, detector.max_batch)
         self.batcher: DynamicBatcher[tuple[Any, float]] = DynamicBatcher(
-            self._call, max_batch=detector.max_batch, max_delay_ms=max_delay_ms,
-            max_low=max(1, detector.max_batch // FORWARDS_PER_CALL))
+            self._call, max_batch=detector.max_batch, max_delay_ms=max_delay_ms, max_low=max_low, low_every=low_every)
         # MediaInputs are hashable (text + media bytes), so the batcher's de-duplication holds for them too
         self.media_batcher: DynamicBatcher[tuple[MediaScore, float]] = DynamicBatcher(
             self._call_media, max_batch=detector.max_batch, max_delay_ms=max_delay_ms)  # type: ignore[arg-type]
@@ -164,6 +168,9 @@ class _DetectorRunner:
             self.detector.close()
 
 
+IMPORTANCE_KEPT = 8192  # texts whose pooled word importance the target keeps from scoring (a few words each)
+
+
 class Engine:
     def __init__(self, study: StudyConfig, detectors: dict[str, Detector] | None = None, *, max_delay_ms: float = 10.0,
                  cache_size: int = 20_000):
@@ -176,12 +183,21 @@ class Engine:
             detectors, self.statuses = loaded.detectors, loaded.statuses
         else:
             self.statuses = [DetectorStatus(k, "loaded", version=d.version) for k, d in detectors.items()]
-        self.runners = {k: _DetectorRunner(k, d, max_delay_ms, cache_size) for k, d in detectors.items()}
+        share = study.perturbation.live_share
+        self.runners = {k: _DetectorRunner(k, d, max_delay_ms, cache_size, share) for k, d in detectors.items()}
         # A normalizer or generator that cannot be built costs only its own output: the
         # engine still scores. Its error is kept for `status`.
         self.component_errors: dict[str, str] = {}
         self.normalizer = self._optional("normalizer", self._build_normalizer)
         self.generator = self._optional("perturbation", self._build_generator)
+        self._keeps_importance: Callable[[int], None] | None = None
+        target = self.target_key()
+        if self.generator is not None and target is not None and self.importance_method(target) == "pooled":
+            # the live pass that scores a comment also gives its pooled word importance: kept, its
+            # variants need no forward pass for it (`MiniLMToxicity.keep_word_importance`)
+            self._keeps_importance = getattr(self.runners[target].detector, "keep_word_importance", None)
+            if self._keeps_importance is not None:
+                self._keeps_importance(IMPORTANCE_KEPT)
 
     def _optional(self, what: str, build: Callable[[], T | None]) -> T | None:
         try:
@@ -212,6 +228,8 @@ class Engine:
 
     async def close(self, *, detectors: bool = True) -> None:
         """Stops the batchers; `detectors=False` leaves the detectors open (the caller's objects)."""
+        if self._keeps_importance is not None:
+            self._keeps_importance(0)  # a caller's detector goes back as it came
         for r in self.runners.values():
             await r.close(detectors)
 

@@ -139,6 +139,9 @@ def run(args: argparse.Namespace) -> int:
     from modlens.studylog.store import StudyLogError
 
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from modlens.allocator import pin_mmap_threshold
+    # before the models load: their activations then never settle in (and fragment) malloc's heaps
+    logging.getLogger("modlens.daemon").info("%s", pin_mmap_threshold())
     if not is_loopback(args.host) and not args.allow_remote:
         raise CliError(f"refusing to listen on {args.host}: not a loopback address; the daemon would be "
                        "reachable from other machines",

@@ -13,6 +13,7 @@ import re
 import json
 import os
 import sys
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -164,21 +165,37 @@ class SentenceEncoder:
             yield idx, hidden, attention
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, None)[0]
+
+    def encode_with_word_logits(self, texts: Sequence[str], weights: np.ndarray,
+                                bias: float) -> tuple[np.ndarray, list[list[float]], np.ndarray]:
+        """`encode` and `word_pooled_logits` from the SAME forward passes: (embeddings, per-word
+        logits, logits); the embeddings are exactly `encode`'s."""
+        out, words = self._encode(texts, (weights, bias))
+        assert words is not None
+        return out, words.per_word, words.logits
+
+    def _encode(self, texts: Sequence[str],
+                word_logits: tuple[np.ndarray, float] | None) -> tuple[np.ndarray, "_WordLogits | None"]:
         import torch
 
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
-            return out
+            return out, None if word_logits is None else _WordLogits([], [], *word_logits, self.device)
         # Tokenize once without padding; pad per sub-batch to its own longest text.
-        ids = self.tokenizer(texts, truncation=True, max_length=self.max_length,
-                             return_attention_mask=False, return_token_type_ids=False)["input_ids"]
+        enc = self.tokenizer(texts, truncation=True, max_length=self.max_length, return_attention_mask=False,
+                             return_token_type_ids=False, return_offsets_mapping=word_logits is not None)
+        ids = enc["input_ids"]
+        words = _WordLogits(texts, enc["offset_mapping"], *word_logits, self.device) if word_logits else None
         with torch.inference_mode():
             for idx, hidden, attention in self._forward(ids):
                 weights = attention.unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
                 out[idx] = torch.nn.functional.normalize(pooled, p=2, dim=1).cpu().numpy()
-        return out
+                if words is not None:
+                    words.add(idx, hidden, ids)
+        return out, words
 
     def word_pooled_logits(self, texts: Sequence[str], weights: np.ndarray,
                            bias: float) -> tuple[list[list[float]], np.ndarray]:
@@ -188,31 +205,46 @@ class SentenceEncoder:
         re-encoding the text without the word (`perturb.importance`) at the cost of one text, not
         one per word. Returns each text's per-word logits (a word with no token, cut off by
         `max_length`, gets the text's own logit) and the texts' logits."""
+        _, per_word, logits = self.encode_with_word_logits(texts, weights, bias)
+        return per_word, logits
+
+
+class _WordLogits:
+    """`word_pooled_logits`' arithmetic over the hidden states of `encode`'s forward passes."""
+
+    def __init__(self, texts: list[str], offsets: Sequence[Sequence[tuple[int, int]]], weights: np.ndarray,
+                 bias: float, device: str):
         import torch
 
-        texts = list(texts)
-        enc = self.tokenizer(texts, truncation=True, max_length=self.max_length, return_attention_mask=False,
-                             return_token_type_ids=False, return_offsets_mapping=True)
-        ids, offsets = enc["input_ids"], enc["offset_mapping"]
-        w = torch.as_tensor(np.asarray(weights, dtype=np.float32), device=self.device)
-        words_out: list[list[float]] = [[] for _ in texts]
-        logits = np.zeros(len(texts), dtype=np.float64)
-        with torch.inference_mode():
-            for idx, hidden, _ in self._forward(ids):
-                for row, i in enumerate(idx):
-                    h = hidden[row, :len(ids[i])]
-                    owner = torch.as_tensor(_word_of_tokens(texts[i], offsets[i]), device=h.device)
-                    n_words = len(texts[i].split())
-                    sums = torch.zeros((n_words + 1, h.shape[1]), dtype=h.dtype, device=h.device)
-                    sums.index_add_(0, owner + 1, h)  # row 0: tokens of no word ([CLS], [SEP])
-                    counts = torch.bincount(owner + 1, minlength=n_words + 1)[1:].to(h.dtype)
-                    total = h.sum(0)
-                    z = float(torch.nn.functional.normalize(total / h.shape[0], p=2, dim=0) @ w) + float(bias)
-                    rest = (total - sums[1:]) / (h.shape[0] - counts).clamp(min=1).unsqueeze(1)
-                    zk = (torch.nn.functional.normalize(rest, p=2, dim=1) @ w + float(bias)).cpu().numpy()
-                    logits[i] = z
-                    words_out[i] = [float(zk[k]) if counts[k] > 0 else z for k in range(n_words)]
-        return words_out, logits
+        self.texts, self.offsets, self.bias = texts, offsets, float(bias)
+        self.w = torch.as_tensor(np.asarray(weights, dtype=np.float32), device=device)
+        self.per_word: list[list[float]] = [[] for _ in texts]
+        self.logits = np.zeros(len(texts), dtype=np.float64)
+
+    def add(self, idx: Sequence[int], hidden: Any, ids: Sequence[Sequence[int]]) -> None:
+        import torch
+
+        normalize = torch.nn.functional.normalize
+        for row, i in enumerate(idx):
+            h = hidden[row, :len(ids[i])]
+            owner = torch.as_tensor(_word_of_tokens(self.texts[i], self.offsets[i]), device=h.device)
+            n_words = len(self.texts[i].split())
+            sums = torch.zeros((n_words + 1, h.shape[1]), dtype=h.dtype, device=h.device)
+            sums.index_add_(0, owner + 1, h)  # row 0: tokens of no word ([CLS], [SEP])
+            counts = torch.bincount(owner + 1, minlength=n_words + 1)[1:].to(h.dtype)
+            total = h.sum(0)
+            z = float(normalize(total / h.shape[0], p=2, dim=0) @ self.w) + self.bias
+            rest = (total - sums[1:]) / (h.shape[0] - counts).clamp(min=1).unsqueeze(1)
+            zk = (normalize(rest, p=2, dim=1) @ self.w + self.bias).cpu().numpy()
+            self.logits[i] = z
+            self.per_word[i] = [float(zk[k]) if counts[k] > 0 else z for k in range(n_words)]
+
+
+def _drops(per_word: Sequence[Sequence[float]], z: np.ndarray) -> list[list[float]]:
+    """Per-word logits -> toxicity drops when the word is left out (leave-one-out's units)."""
+    def sigmoid(x: float) -> float:
+        return float(1.0 / (1.0 + np.exp(-x)))
+    return [[sigmoid(float(zi)) - sigmoid(zk) for zk in words] for words, zi in zip(per_word, z)]
 
 
 def _word_of_tokens(text: str, offsets: Sequence[tuple[int, int]]) -> list[int]:
@@ -309,12 +341,30 @@ class MiniLMToxicity(Detector):
         model_part = self.model_hash = directory_hash(encoder.model_dir, MODEL_FILES)
         self.version = f"minilm-l6.{model_part}+head.{_file_hash(head_path)}.len{encoder.max_length}"
         self.training = head_training(head, head_path)
+        # text -> its pooled word importance, kept by `score` when a study asks for pooled
+        # importance (`keep_word_importance`): a live comment's variants then need no forward
+        # pass of their own for it. Bounded; least recently used out first.
+        self._importance: OrderedDict[str, list[float]] | None = None
+        self._importance_size = 0
+        self.importance_reused = 0
+
+    def keep_word_importance(self, size: int) -> None:
+        """From now on `score` also keeps the pooled word importance of the last `size` texts it
+        scored (0: stop), from the same forward passes; scores are unchanged. Costs the word
+        arithmetic per text (bench/bench_variants.py --profile prints it)."""
+        self._importance_size = max(0, int(size))
+        self._importance = OrderedDict() if self._importance_size else None
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
         texts = check_texts(texts)
         if not texts:
             return []
-        p = self.head.predict(self.encoder.encode(texts))
+        if self._importance is None:
+            embeddings = self.encoder.encode(texts)
+        else:
+            embeddings, per_word, z = self.encoder.encode_with_word_logits(texts, self.head.weights, self.head.bias)
+            self._remember(texts, _drops(per_word, z))
+        p = self.head.predict(embeddings)
         other = [lab for lab in self.labels if lab != self.toxicity_label]
         out: list[LabelScores | None] = []
         for prob in p:
@@ -332,11 +382,23 @@ class MiniLMToxicity(Detector):
         texts = check_texts(texts)
         if not texts:
             return []
-        per_word, z = self.encoder.word_pooled_logits(texts, self.head.weights, self.head.bias)
+        kept = self._importance if self._importance is not None else {}
+        missing = list(dict.fromkeys(t for t in texts if t not in kept))
+        fresh = dict(zip(missing, _drops(*self.encoder.word_pooled_logits(missing, self.head.weights, self.head.bias))))
+        self.importance_reused += len(texts) - sum(1 for t in texts if t in fresh)
+        out = [fresh[t] if t in fresh else kept[t] for t in texts]
+        self._remember(missing, [fresh[t] for t in missing])
+        return out
 
-        def sigmoid(x: float) -> float:
-            return float(1.0 / (1.0 + np.exp(-x)))
-        return [[sigmoid(zi) - sigmoid(zk) for zk in words] for words, zi in zip(per_word, z)]
+    def _remember(self, texts: Sequence[str], importance: Sequence[list[float]]) -> None:
+        kept = self._importance
+        if kept is None:
+            return
+        for t, imp in zip(texts, importance):
+            kept[t] = imp
+            kept.move_to_end(t)
+        while len(kept) > self._importance_size:
+            kept.popitem(last=False)
 
     def config(self) -> dict[str, Any]:
         # files by package-relative name and content hash, never by folder: logs travel in bundles
