@@ -16,7 +16,9 @@ Runs, in this order: variants off (pages ask for none), then variants on once pe
 Each prints comments/s scored, p50/p99 page latency (page sent -> its last score), variants
 completed per second (comments whose variants came back, over the run's wall time), deferred and
 failed counts, and the daemon's RSS (from /proc) at start, one minute in, peak, and 10 s after the
-clients close; `--rss-every 60` also prints the curve.
+clients close; `--rss-every 60` also prints the curve. `--pace S` makes each client send a page every S
+seconds at most (an offered load, as participants scrolling), instead of a closed loop that keeps
+the cores saturated with scoring.
 Daemon and clients share this machine's CPU; the load average is printed before and after.
 """
 from __future__ import annotations
@@ -165,7 +167,7 @@ class Conn:
 
 
 async def drive(url: str, token: str, texts: list[str], clients: int, seconds: float, variants: bool,
-                tag: str) -> tuple[Tally, float]:
+                tag: str, pace: float = 0.0) -> tuple[Tally, float]:
     tally = Tally()
     stop_at = time.perf_counter() + seconds
 
@@ -178,6 +180,7 @@ async def drive(url: str, token: str, texts: list[str], clients: int, seconds: f
             reader = asyncio.create_task(conn.read())
             n = 0
             while time.perf_counter() < stop_at:
+                sent_at = time.perf_counter()
                 n += 1
                 at = (c * 7919 + n * PAGE) % len(texts)
                 # distinct texts across clients and pages: no cache or de-duplication flatters the run
@@ -188,6 +191,8 @@ async def drive(url: str, token: str, texts: list[str], clients: int, seconds: f
                 tally.pages += 1
                 tally.comments += PAGE
                 tally.latency_ms.append(ms)
+                if pace:  # a participant's page every `pace` s at most, not as fast as the daemon answers
+                    await asyncio.sleep(max(0.0, min(pace - (time.perf_counter() - sent_at), stop_at - time.perf_counter())))
             reader.cancel()
         finally:
             await ws.close()
@@ -226,7 +231,7 @@ async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, li
         await drive(info["url"], token, texts, 2, 3.0, False, f"w{tag}")
         start_rss = rss_mib(proc.pid)
         sampler = asyncio.create_task(sample_rss(proc.pid, rss, stop, args.rss_every, tag))
-        tally, wall = await drive(info["url"], token, texts, args.clients, args.minutes * 60, variants, tag)
+        tally, wall = await drive(info["url"], token, texts, args.clients, args.minutes * 60, variants, tag, args.pace)
         status = await asyncio.to_thread(daemon_status, token, info)
         await asyncio.sleep(10)
         after = rss_mib(proc.pid)
@@ -264,6 +269,9 @@ async def main() -> int:
                     help="environment of the daemon (allocator settings: MALLOC_ARENA_MAX=2, ...)")
     ap.add_argument("--rss-every", type=float, default=0.0, metavar="SECONDS",
                     help="print the daemon's RSS this often during each run (the curve, not only its ends)")
+    ap.add_argument("--pace", type=float, default=0.0, metavar="SECONDS",
+                    help="each client sends a page every SECONDS at most (0: closed loop, the next page as soon as "
+                         "the last is scored); an offered load below the cores' capacity leaves them idle time")
     ap.add_argument("--no-off", action="store_true", help="skip the variants-off run (on/off ratios then print as -)")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     args = ap.parse_args()
@@ -272,7 +280,7 @@ async def main() -> int:
     if args.clients < 1 or args.minutes <= 0:
         ap.error("--clients must be >= 1 and --minutes > 0")
     texts = base_texts(args.data)
-    print(f"{args.clients} closed-loop clients, pages of {PAGE}, {args.minutes:g} min per run; "
+    print(f"{args.clients} {'closed-loop' if not args.pace else f'paced ({args.pace:g} s a page)'} clients, pages of {PAGE}, {args.minutes:g} min per run; "
           f"{os.cpu_count()} cores, load average {load_now()} (daemon and clients share them); "
           f"importance {args.importance}; daemon env {' '.join(args.daemon_env) or 'as this shell'}", flush=True)
     runs = [] if args.no_off else [await one_run(args, texts, False, 0.0, "off")]

@@ -73,8 +73,11 @@ class Session:
         return 0
 
     def remember_comments(self, platform: str, keys: list[str], recorded: "asyncio.Future[list[int]]") -> None:
-        """Ratings sent right after comments_ok find their comment here, waiting for its write."""
-        if len(self.comments) > 20_000:  # bounded: older ones are looked up in the log instead
+        """Ratings sent right after comments_ok find their comment here, waiting for its write.
+        Written ones are dropped past `REMEMBERED` (a rating then looks its comment up in the log):
+        at ~700 bytes an entry, the 20,000 once kept per connection made 32 connections' RSS grow
+        by up to 450 MiB (bench/bench_soak.py)."""
+        if len(self.comments) > REMEMBERED:
             self.comments = {k: f for k, f in self.comments.items() if not f.done()}
         for i, key in enumerate(keys):
             self.comments[(platform, key)] = _ItemOf(recorded, i)
@@ -92,8 +95,13 @@ class Session:
             await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
+REMEMBERED = 1_000  # comments per connection kept for ratings once written (pending writes: all)
+
+
 class _ItemOf:
     """The i-th comment_id of a pending batch write, awaitable."""
+
+    __slots__ = ("batch", "index")
 
     def __init__(self, batch: "asyncio.Future[list[int]]", index: int):
         self.batch, self.index = batch, index
