@@ -38,7 +38,7 @@ Write = Callable[[Callable[[StudyLog], Any]], Awaitable[Any]]
 Render = Callable[[str, str, list[Variant], list[dict[str, DetectorResult]], list[int | None], str | None],
                   dict[str, Any]]
 
-BATCH_COMMENTS = 32  # comments per worker round: ~600 importance texts, a handful of model calls
+BATCH_COMMENTS = 64  # comments per worker round: 64 completed 87 c/s where 32 did 73 (docs/PERFORMANCE.md, "Paced participants")
 
 
 @dataclass
