@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from modlens.batcher import DynamicBatcher
-from modlens.config import PerturbationConfig, StudyConfig
+from modlens.config import StudyConfig
 from modlens.detectors.base import Detector, DetectorStatus, MediaScore
 from modlens.media import MediaInput
 from modlens.perturb.importance import importance_from_scores, importance_texts
@@ -52,15 +52,12 @@ class VariantRound:
         return [self.scored[v.text] for v in variants]
 
 
-DERIVED_SHARE: float = PerturbationConfig.model_fields["live_share"].default  # a quarter of every 4th call
-
-
 class _DetectorRunner:
     """One detector behind two batchers, texts and media inputs; local detectors run both in
     their own worker thread, so a model never runs two calls at once."""
 
-    def __init__(self, key: str, detector: Detector, max_delay_ms: float, cache_size: int = 0,
-                 derived_share: float = DERIVED_SHARE):
+    def __init__(self, key: str, detector: Detector, max_delay_ms: float, cache_size: int,
+                 derived_share: float):
         self.key = key
         self.detector = detector
         # text -> result, for the variant path only (word-importance texts and variants repeat

@@ -169,8 +169,12 @@ class SentenceEncoder:
 
     def encode_with_word_logits(self, texts: Sequence[str], weights: np.ndarray,
                                 bias: float) -> tuple[np.ndarray, list[list[float]], np.ndarray]:
-        """`encode` and `word_pooled_logits` from the SAME forward passes: (embeddings, per-word
-        logits, logits); the embeddings are exactly `encode`'s."""
+        """`encode`, and leave-one-out inside the pooling from the SAME forward passes: for each
+        whitespace word the logit `weights . normalize(mean of the other tokens' hidden states) +
+        bias`. The other tokens keep the context the word gave them, so this approximates
+        re-encoding the text without the word (`perturb.importance`) at the cost of one text, not
+        one per word. Returns (embeddings, exactly `encode`'s; each text's per-word logits, a word
+        with no token, cut off by `max_length`, getting the text's own logit; the texts' logits)."""
         out, words = self._encode(texts, (weights, bias))
         assert words is not None
         return out, words.per_word, words.logits
@@ -197,20 +201,9 @@ class SentenceEncoder:
                     words.add(idx, hidden, ids)
         return out, words
 
-    def word_pooled_logits(self, texts: Sequence[str], weights: np.ndarray,
-                           bias: float) -> tuple[list[list[float]], np.ndarray]:
-        """Leave-one-out inside the pooling: ONE forward pass per sub-batch, then for each
-        whitespace word the logit `weights . normalize(mean of the other tokens' hidden states) +
-        bias`. The other tokens keep the context the word gave them, so this approximates
-        re-encoding the text without the word (`perturb.importance`) at the cost of one text, not
-        one per word. Returns each text's per-word logits (a word with no token, cut off by
-        `max_length`, gets the text's own logit) and the texts' logits."""
-        _, per_word, logits = self.encode_with_word_logits(texts, weights, bias)
-        return per_word, logits
-
 
 class _WordLogits:
-    """`word_pooled_logits`' arithmetic over the hidden states of `encode`'s forward passes."""
+    """`encode_with_word_logits`' arithmetic over the hidden states of `encode`'s forward passes."""
 
     def __init__(self, texts: list[str], offsets: Sequence[Sequence[tuple[int, int]]], weights: np.ndarray,
                  bias: float, device: str):
@@ -386,14 +379,15 @@ class MiniLMToxicity(Detector):
     def word_importance_pooled(self, texts: Sequence[str]) -> list[list[float]]:
         """Word importance in leave-one-out's units (toxicity drop when the word is left out) from
         one forward pass per text: each word is left out of the mean pooling, not re-encoded
-        (`SentenceEncoder.word_pooled_logits`). bench/bench_variants.py --compare measures how it
+        (`SentenceEncoder.encode_with_word_logits`). bench/bench_variants.py --compare measures how it
         ranks words against re-encoding (`perturb.importance`) on NoisyHate."""
         texts = check_texts(texts)
         if not texts:
             return []
         kept = self._importance if self._importance is not None else {}
         missing = list(dict.fromkeys(t for t in texts if t not in kept))
-        fresh = dict(zip(missing, _drops(*self.encoder.word_pooled_logits(missing, self.head.weights, self.head.bias))))
+        _, per_word, z = self.encoder.encode_with_word_logits(missing, self.head.weights, self.head.bias)
+        fresh = dict(zip(missing, _drops(per_word, z)))
         self.importance_reused += len(texts) - sum(1 for t in texts if t in fresh)
         out = [fresh[t] if t in fresh else kept[t] for t in texts]
         self._remember(missing, [fresh[t] for t in missing])
