@@ -39,6 +39,9 @@ Render = Callable[[str, str, list[Variant], list[dict[str, DetectorResult]], lis
                   dict[str, Any]]
 
 BATCH_COMMENTS = 64  # comments per worker round: 64 completed 87 c/s where 32 did 73 (docs/PERFORMANCE.md, "Paced participants")
+# Rounds in flight at once: while one round's variants wait in the batchers' derived lane, the next
+# generates its own (the generator runs in a worker thread, the model in the detector's).
+ROUNDS_IN_FLIGHT = 2
 
 
 @dataclass
@@ -100,11 +103,13 @@ def asked_about(sampling: Mapping[str, Any], platform: str, key: str, toxicity: 
 
 class LiveVariants:
     def __init__(self, study: StudyConfig, engine: Engine, write: Write, detector_ids: Callable[[], Mapping[str, int]],
-                 render: Render, *, batch: int = BATCH_COMMENTS):
+                 render: Render, *, batch: int = BATCH_COMMENTS, rounds: int = ROUNDS_IN_FLIGHT):
         p = study.perturbation
         self.study, self.engine, self.write, self.render = study, engine, write, render
         self.detector_ids = detector_ids
         self.batch = batch
+        self.rounds = asyncio.Semaphore(max(1, rounds))
+        self._in_flight: set[asyncio.Task[None]] = set()
         self.rate, self.backlog = p.live_rate, p.live_backlog
         self.budget = TokenBucket(p.live_rate, max(1, int(p.live_rate))) if p.live_rate > 0 else None
         self.waiting: tuple[deque[VariantJob], deque[VariantJob]] = (deque(), deque())  # asked-about first
@@ -162,10 +167,12 @@ class LiveVariants:
             self._task = asyncio.create_task(self._run(), name="live-variants")
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
+        tasks = [t for t in (self._task, *self._in_flight) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._task = None
+        self._in_flight.clear()
 
     def _take(self) -> list[VariantJob]:
         jobs: list[VariantJob] = []
@@ -180,20 +187,29 @@ class LiveVariants:
 
     async def _run(self) -> None:
         while True:
+            await self.rounds.acquire()  # a free round slot first: comments wait in the lanes, not in a round
             jobs = self._take()
             if not jobs:
+                self.rounds.release()
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            try:
-                await self._round(jobs)
-            except asyncio.CancelledError:
-                raise
-            except Exception as err:  # a bug of the round itself: still, nobody waits for ever
-                log.exception("live variants: a round failed")
-                for job in jobs:
-                    if not job.answered:
-                        await self._answer_failed(job, f"{type(err).__name__}: {err}")
+            task = asyncio.create_task(self._guarded_round(jobs), name="live-variants-round")
+            self._in_flight.add(task)
+            task.add_done_callback(self._in_flight.discard)
+
+    async def _guarded_round(self, jobs: list[VariantJob]) -> None:
+        try:
+            await self._round(jobs)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # a bug of the round itself: still, nobody waits for ever
+            log.exception("live variants: a round failed")
+            for job in jobs:
+                if not job.answered:
+                    await self._answer_failed(job, f"{type(err).__name__}: {err}")
+        finally:
+            self.rounds.release()
 
     async def _answer_failed(self, job: VariantJob, error: str) -> None:
         self.stats.failed += 1

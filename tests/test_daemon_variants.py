@@ -135,3 +135,60 @@ async def test_a_round_whose_variant_scoring_raises_answers_every_comment_and_re
     assert rows(db, "SELECT t.text, e.step FROM step_errors e JOIN texts t USING (text_id) ORDER BY t.text") == [
         ("you dumb hater", "variants"), ("you stupid idiot", "variants")]
     assert rows(db, "SELECT count(*) FROM variants") == [(0,)]
+
+
+async def test_a_round_stuck_in_generation_does_not_hold_back_the_next_and_rounds_in_flight_are_bounded(tmp_path):
+    # Rounds overlap (daemon/variants.py ROUNDS_IN_FLIGHT): while one round waits (here its
+    # generator, in the daemon: its variants in the batchers' derived lane), the next one runs.
+    from modlens.daemon.app import ENGINE, PIPELINE
+    from modlens.daemon.variants import ROUNDS_IN_FLIGHT
+    assert ROUNDS_IN_FLIGHT == 2
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
+    release = threading.Event()
+    lock = threading.Lock()
+    held = [0]
+    async with running_daemon(tmp_path, cfg) as (url, app):
+        generator = app[ENGINE].generator
+        live = app[PIPELINE].live_variants
+        real = generator.generate
+
+        def generate(text, importance=None):
+            if "hold" in text:
+                with lock:
+                    held[0] += 1
+                release.wait(20)
+            return real(text, importance=importance)
+
+        generator.generate = generate
+        try:
+            async with connect(url) as ws:
+                c = Client(ws)
+                await c.hello()
+
+                async def page(mid: str, key: str, text: str) -> None:
+                    await c.request(comments_msg(mid, [(key, text)]), "comments_ok")
+                    await c.until(lambda m: m["id"] == mid and m["type"] == "scores")
+
+                async def until(check) -> None:
+                    for _ in range(200):
+                        if check():
+                            return
+                        await asyncio.sleep(0.05)
+                    raise AssertionError("timed out")
+
+                await page("c1", "k1", "hold you stupid idiot")
+                await until(lambda: held[0] == 1)
+                await page("c2", "k2", "free you stupid idiot")  # a second round, beside the stuck one
+                done = await c.until(lambda m: m["type"] == "variants", timeout=20)
+                assert done["key"] == "k2" and done["items"], done
+                await page("c3", "k3", "hold you dumb hater")
+                await until(lambda: held[0] == 2)
+                await page("c4", "k4", "free you dumb hater")  # both slots are stuck: it waits its turn
+                await until(lambda: live.stats.queued == 1)
+                assert not [m for m in c.inbox if m["type"] == "variants" and m["key"] == "k4"]
+                release.set()
+                got = {(await c.until(lambda m: m["type"] == "variants", timeout=20))["key"] for _ in range(3)}
+                assert got == {"k1", "k3", "k4"}
+        finally:
+            release.set()
+    assert held[0] == 2 and live.stats.done == 4
