@@ -9,7 +9,7 @@ $(VENV)/.installed: pyproject.toml setup.py constraints.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt torch==2.13.0
-	$(PY) -m pip install -q -c constraints.txt -e '.[test,ray]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[test,ray,onnx]'
 	touch $@
 
 setup: $(VENV)/.installed

@@ -7,6 +7,7 @@ Each detector runs in a fresh subprocess so load time and peak memory are its ow
   python bench/bench_detectors.py --detector minilm-toxicity --omp-wait both   # sleeping vs spinning OpenMP workers
   python bench/bench_detectors.py --hf roberta-base-like --random-init --n 4096   # base-size model, GPU fp16
   python bench/bench_detectors.py --int8              # minilm-toxicity vs its int8 twin: speed and agreement
+  python bench/bench_detectors.py --onnx              # the same, the torch twin and the ONNX Runtime twin side by side
 
 The --hf mode builds a randomly initialised roberta-base-sized classifier (no download),
 saves it with MiniLM's offline tokenizer and loads it through hf-classifier's normal code
@@ -176,7 +177,7 @@ def benchmark_rows(name: str, n: int | None = None) -> tuple[list[str], list[int
     return texts, gold
 
 
-def noisyhate_pairs(fp32, int8, n: int | None) -> None:
+def noisyhate_pairs(fp32, int8, n: int | None, label: str = "int8") -> None:
     """NoisyHate labels every item toxic, so ROC-AUC is undefined there: instead both models score
     each restored (clean) text and its human perturbation; printed are the score differences over
     all of them and each model's mean drop clean -> perturbed (the effect an audit measures)."""
@@ -195,42 +196,54 @@ def noisyhate_pairs(fp32, int8, n: int | None) -> None:
     a = np.array([s["toxic"] for s in fp32.score(texts)])
     b = np.array([s["toxic"] for s in int8.score(texts)])
     k = len(clean)
-    print(f"{'noisyhate':>10} {len(texts):>6} {'n/a':>9} {'n/a':>9} {'n/a':>9} {np.abs(a - b).max():>8.4f} "
+    print(f"{'noisyhate':>10} {label:>6} {len(texts):>6} {'n/a':>9} {'n/a':>9} {'n/a':>9} {np.abs(a - b).max():>8.4f} "
           f"{np.abs(a - b).mean():>9.4f}   (all toxic: no AUC; {k} restored + {k} perturbed texts)")
     drop_a, drop_b = a[:k] - a[k:], b[:k] - b[k:]
-    print(f"{'':>10} mean drop restored -> perturbed: fp32 {drop_a.mean():.4f}, int8 {drop_b.mean():.4f}; "
+    print(f"{'':>10} mean drop restored -> perturbed: fp32 {drop_a.mean():.4f}, {label} {drop_b.mean():.4f}; "
           f"texts whose 0.5 decision differs between models: {int(((a > 0.5) != (b > 0.5)).sum())} of {len(texts)} texts")
 
 
-def compare_int8(args: argparse.Namespace) -> None:
-    """fp32 minilm-toxicity and minilm-toxicity-int8 side by side, in this process, alternating runs."""
+def compare_int8(args: argparse.Namespace, twins: tuple[str, ...] = ("minilm-toxicity-int8",)) -> None:
+    """fp32 minilm-toxicity and its quantized twins side by side, in this process, alternating runs."""
     import numpy as np
 
     from modlens.analysis.metrics import roc_auc
     from modlens.detectors import registry
 
-    fp32, int8 = registry.create("minilm-toxicity"), registry.create("minilm-toxicity-int8")
+    fp32 = registry.create("minilm-toxicity")
+    # short labels for the columns: int8 (torch), onnx (ONNX Runtime)
+    quantized = {("onnx" if "onnx" in name else "int8"): registry.create(name) for name in twins}
+    dets = {"fp32": fp32, **quantized}
     texts = load_texts(Path(args.data), args.column, args.n)
-    best = {"fp32": 0.0, "int8": 0.0}
+    for det in dets.values():
+        det.score(texts[:64])  # warm-up: first-call allocations, ONNX Runtime's kernel choice
+    best = dict.fromkeys(dets, 0.0)
+    load_before = load_now()
     for _ in range(args.repeat):
-        for label, det in (("fp32", fp32), ("int8", int8)):
+        for label, det in dets.items():
             t0 = time.perf_counter()
             det.score(texts)
             best[label] = max(best[label], len(texts) / (time.perf_counter() - t0))
     print(f"# throughput, {len(texts)} comments batched (best of {args.repeat}); {os.cpu_count()} cores, "
-          f"load {load_now()}")
-    print(f"fp32 {best['fp32']:.0f} c/s   int8 {best['int8']:.0f} c/s   ratio {best['int8'] / best['fp32']:.2f}x")
-    print(f"# agreement ({fp32.version} vs {int8.version})")
-    print(f"{'benchmark':>10} {'n':>6} {'auc_fp32':>9} {'auc_int8':>9} {'auc_diff':>9} {'max_abs':>8} {'mean_abs':>9}")
-    noisyhate_pairs(fp32, int8, args.agreement_n)
+          f"load {load_before} -> {load_now()}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '-')}")
+    print(f"fp32 {best['fp32']:.0f} c/s   " + "   ".join(
+        f"{label} {best[label]:.0f} c/s (ratio {best[label] / best['fp32']:.2f}x)" for label in quantized))
+    for label, det in quantized.items():
+        print(f"# agreement {label}: {fp32.version} vs {det.version}")
+    print(f"{'benchmark':>10} {'twin':>6} {'n':>6} {'auc_fp32':>9} {'auc_twin':>9} {'auc_diff':>9} {'max_abs':>8} "
+          f"{'mean_abs':>9}")
+    for label, det in quantized.items():
+        noisyhate_pairs(fp32, det, args.agreement_n, label)
     for name in ("hatecheck", "davidson"):
         bench_texts, gold = benchmark_rows(name, args.agreement_n)
         a = np.array([s["toxic"] for s in fp32.score(bench_texts)])
-        b = np.array([s["toxic"] for s in int8.score(bench_texts)])
-        auc_a, auc_b = roc_auc(list(a), gold), roc_auc(list(b), gold)
-        diff = abs(auc_a - auc_b) if auc_a is not None and auc_b is not None else float("nan")
-        print(f"{name:>10} {len(gold):>6} {auc_a or float('nan'):>9.4f} {auc_b or float('nan'):>9.4f} {diff:>9.4f} "
-              f"{np.abs(a - b).max():>8.4f} {np.abs(a - b).mean():>9.4f}")
+        auc_a = roc_auc(list(a), gold)
+        for label, det in quantized.items():
+            b = np.array([s["toxic"] for s in det.score(bench_texts)])
+            auc_b = roc_auc(list(b), gold)
+            diff = abs(auc_a - auc_b) if auc_a is not None and auc_b is not None else float("nan")
+            print(f"{name:>10} {label:>6} {len(gold):>6} {auc_a or float('nan'):>9.4f} {auc_b or float('nan'):>9.4f} "
+                  f"{diff:>9.4f} {np.abs(a - b).max():>8.4f} {np.abs(a - b).mean():>9.4f}")
 
 
 def main() -> None:
@@ -251,13 +264,17 @@ def main() -> None:
     p.add_argument("--peak-tflops", type=float, default=989.0, help="card's dense fp16 peak for the share column")
     p.add_argument("--int8", action="store_true", help="minilm-toxicity vs minilm-toxicity-int8: throughput ratio and "
                    "agreement (ROC-AUC on NoisyHate, HateCheck, Davidson; max and mean abs score difference)")
-    p.add_argument("--agreement-n", type=int, default=0, help="--int8: rows per benchmark (default: all)")
+    p.add_argument("--onnx", action="store_true", help="as --int8, with minilm-toxicity-onnx-int8 (ONNX Runtime, "
+                   "the `onnx` extra) beside the torch twin")
+    p.add_argument("--agreement-n", type=int, default=0, help="--int8/--onnx: rows per benchmark (default: all)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--options", default="{}", help=argparse.SUPPRESS)
     p.add_argument("--params", type=int, default=0, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
         return child(args)
+    if args.onnx:
+        return compare_int8(args, ("minilm-toxicity-int8", "minilm-toxicity-onnx-int8"))
     if args.int8:
         return compare_int8(args)
     load_before = load_now()

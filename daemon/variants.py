@@ -10,6 +10,7 @@ over budget gets an empty `variants` message whose `error` says it was deferred 
 One worker takes the waiting comments in batches, from every connection at once: one
 word-importance pass for the whole batch, the generator over each, and every variant scored by
 each detector in one call (derived texts: behind live pages in the batchers, cached per text).
+Two such rounds run at once, so the batchers' derived lane is fed while a round generates or records.
 """
 from __future__ import annotations
 

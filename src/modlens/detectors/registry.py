@@ -17,6 +17,7 @@ from modlens.names import PluginError, Registry
 PLUGINS: dict[str, str] = {
     "minilm-toxicity": "minilm",
     "minilm-toxicity-int8": "minilm_int8",
+    "minilm-toxicity-onnx-int8": "minilm_onnx",
     "profanity-check": "profanity",
     "hf-classifier": "huggingface",
     "cached": "cached",

@@ -1,0 +1,88 @@
+"""The ONNX Runtime twin of minilm-toxicity: a detector of its own (name, version naming onnxruntime and
+the quantization), its ONNX file built once into the cache, agreeing with fp32 within
+`minilm_onnx.TOLERANCE` on a few texts (bench/bench_detectors.py --onnx measures the agreement on the
+shipped benchmarks), and a clear error with the fix when onnxruntime is not installed."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from modlens.detectors import minilm_int8, minilm_onnx, registry
+from modlens.detectors.base import DetectorUnavailable
+
+TEXTS = ["you are a stupid idiot", "have a nice day", "I hate all of you people", "what a lovely video, thanks!",
+         "go away, nobody wants your worthless opinion", "the policy is wrong and I disagree"]
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="module")
+def pair(cache):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    return registry.create("minilm-toxicity", device="cpu"), registry.create(minilm_onnx.NAME, cache_dir=str(cache))
+
+
+def test_without_onnxruntime_it_is_unavailable_with_the_fix(monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import now raises ModuleNotFoundError
+    with pytest.raises(DetectorUnavailable, match="needs onnxruntime") as err:
+        registry.create(minilm_onnx.NAME)
+    assert err.value.status == "missing_dependency" and "modlens[onnx]" in err.value.fix
+    status = registry.status(minilm_onnx.NAME)
+    assert status.status == "missing_dependency" and "modlens[onnx]" in status.fix
+
+
+def test_it_has_its_own_name_and_a_version_naming_the_engine_and_quantization(pair, cache):
+    import onnxruntime
+
+    fp32, onnx = pair
+    tag = "int8dyn-pc-s8" if minilm_int8.full_range_supported() else "int8dyn-pc-s8w7"
+    assert onnx.name == "minilm-toxicity-onnx-int8" != fp32.name
+    assert onnx.version == f"{fp32.version}+ort{onnxruntime.__version__}-{tag}"
+    config = onnx.config()
+    assert "onnxruntime dynamic int8" in config["quantization"] and len(config["onnx_model_sha256"]) == 64
+    assert [p.name for p in cache.iterdir()] == [config["onnx_model"]]  # built once, nothing left beside it
+
+
+def test_the_built_file_is_reused_and_a_broken_one_is_a_clear_error(pair, cache, monkeypatch):
+    _, onnx = pair
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("rebuilt although the file is cached")
+
+    monkeypatch.setattr(minilm_onnx, "build", no_build)
+    again = registry.create(minilm_onnx.NAME, cache_dir=str(cache))
+    assert again.version == onnx.version and again.score(TEXTS) == onnx.score(TEXTS)
+    # a truncated copy under the cached name (a crash mid-copy, a full disk) is not scored with
+    broken = cache / "broken"
+    broken.mkdir()
+    (broken / onnx.onnx_path.name).write_bytes(onnx.onnx_path.read_bytes()[:4096])
+    with pytest.raises(DetectorUnavailable, match="cannot load") as err:
+        registry.create(minilm_onnx.NAME, cache_dir=str(broken))
+    assert "delete the file" in err.value.fix
+
+
+def test_seven_bit_weights_are_a_different_version_and_file(pair, tmp_path):
+    fp32, onnx = pair
+    w7 = minilm_onnx.convert(registry.create("minilm-toxicity", device="cpu"), cache_dir=tmp_path, reduce_range=True)
+    assert w7.version.endswith("-int8dyn-pc-s8w7") and "7 bits" in w7.config()["quantization"]
+    scores = [s["toxic"] for s in w7.score(TEXTS)]
+    assert scores != [s["toxic"] for s in fp32.score(TEXTS)]
+    if minilm_int8.full_range_supported():
+        assert w7.version != onnx.version and w7.onnx_path.name != onnx.onnx_path.name
+        assert scores != [s["toxic"] for s in onnx.score(TEXTS)]
+
+
+def test_it_agrees_with_fp32_within_the_stated_tolerance(pair):
+    fp32, onnx = pair
+    a = [s["toxic"] for s in fp32.score(TEXTS)]
+    b = [s["toxic"] for s in onnx.score(TEXTS)]
+    assert max(abs(x - y) for x, y in zip(a, b)) <= minilm_onnx.TOLERANCE
+    assert [x > 0.5 for x in a] == [y > 0.5 for y in b]  # the same decision on each
+    assert a != b  # quantized for real: not the fp32 model under another name
+    # the word-importance path runs on the same forward passes
+    assert len(onnx.word_importance_pooled(TEXTS[:1])[0]) == len(TEXTS[0].split())
