@@ -166,6 +166,17 @@ class Conn:
         return (time.perf_counter() - t0) * 1000
 
 
+def page_texts(texts: list[str], client: int, page: int, *, warm: bool = False) -> list[str]:
+    """The texts of a client's n-th page: distinct across clients and pages (no cache or
+    de-duplication flatters a run), and the SAME in every run, so runs compare. The marker once
+    carried the run's name: "#r1000s0.0625…" is 7 tokens longer than "#off…", which made every
+    variants-on run's texts 38% longer than the off run's (NoisyHate texts average 11 tokens).
+    Warm-up pages get their own marker, so the measured pages are new to the daemon's log."""
+    at = (client * 7919 + page * PAGE) % len(texts)
+    mark = "w" if warm else ""
+    return [f"{texts[(at + i) % len(texts)]} #{mark}{client}.{page}.{i}" for i in range(PAGE)]
+
+
 async def drive(url: str, token: str, texts: list[str], clients: int, seconds: float, variants: bool,
                 tag: str, pace: float = 0.0) -> tuple[Tally, float]:
     tally = Tally()
@@ -182,9 +193,7 @@ async def drive(url: str, token: str, texts: list[str], clients: int, seconds: f
             while time.perf_counter() < stop_at:
                 sent_at = time.perf_counter()
                 n += 1
-                at = (c * 7919 + n * PAGE) % len(texts)
-                # distinct texts across clients and pages: no cache or de-duplication flatters the run
-                rows = [(f"{tag}-{c}-{n}-{i}", f"{texts[(at + i) % len(texts)]} #{tag}{c}.{n}.{i}") for i in range(PAGE)]
+                rows = [(f"{tag}-{c}-{n}-{i}", text) for i, text in enumerate(page_texts(texts, c, n, warm=tag.startswith("w")))]
                 page = make_pages(rows, PAGE, "bench", "https://bench.invalid/soak", f"{tag}-{c}")[0]
                 page = page.model_copy(update={"id": f"{tag}-{c}-p{n}", "variants": variants})
                 ms = await conn.page(page)
@@ -251,7 +260,10 @@ async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, li
             "deferred": tally.deferred, "failed": tally.failed, "rate_limited": tally.rate_limited,
             "rss": (start_rss, max(rss + [start_rss]), after),
             "rss_1min": rss[min(60, len(rss) - 1)] if rss else start_rss, "wall": wall,
-            "daemon_variants": status.get("queue", {}).get("variants")}
+            "daemon_variants": status.get("queue", {}).get("variants"),
+            # texts per model call, per detector: a page's latency and the cores' efficiency both follow it
+            "per_call": {k: round(b["items"] / b["batches"], 1)
+                         for k, b in status.get("queue", {}).get("batchers", {}).items() if b.get("batches")}}
 
 
 async def main() -> int:
@@ -301,6 +313,8 @@ async def main() -> int:
               f"{r['p99']:>7.0f} {vs_off(r['p99'], 'p99', '.2f'):>6}x | {r['variants_s']:>12.1f} {r['deferred']:>8} "
               f"{r['failed']:>6} | {start:>7.0f}/{r['rss_1min']:.0f}/{peak:.0f}/{after:.0f} "
               f"(peak {peak / start - 1:+.0%} of start, {peak / r['rss_1min'] - 1:+.0%} of 1 min)")
+    for r in runs:
+        print(f"{'on' if r['variants'] else 'off'}: texts per model call {r['per_call']}")
     for r in runs[0 if off is None else 1:]:
         print(f"rate {r['live_rate']:g}, share {r['live_share']:g}: {r['variant_items']} variants in all; daemon's count: {r['daemon_variants']}; "
               f"rate_limited answers {r['rate_limited']}")
