@@ -7,6 +7,8 @@ import pytest
 
 from modlens.detectors import minilm_int8, registry
 
+from twin_helpers import assert_agrees_with_fp32
+
 TEXTS = ["you are a stupid idiot", "have a nice day", "I hate all of you people", "what a lovely video, thanks!",
          "go away, nobody wants your worthless opinion", "the policy is wrong and I disagree"]
 
@@ -49,8 +51,4 @@ def test_seven_bit_activations_are_a_different_version_and_score_differently(pai
 
 def test_the_twin_agrees_with_fp32_within_the_stated_tolerance(pair):
     fp32, int8 = pair
-    a = [s["toxic"] for s in fp32.score(TEXTS)]
-    b = [s["toxic"] for s in int8.score(TEXTS)]
-    assert max(abs(x - y) for x, y in zip(a, b)) <= minilm_int8.TOLERANCE
-    assert [x > 0.5 for x in a] == [y > 0.5 for y in b]  # the same decision on each
-    assert a != b  # quantized for real: not the fp32 model under another name
+    assert_agrees_with_fp32(fp32, int8, TEXTS, minilm_int8.TOLERANCE)

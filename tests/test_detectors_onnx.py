@@ -11,6 +11,8 @@ import pytest
 from modlens.detectors import minilm_int8, minilm_onnx, registry
 from modlens.detectors.base import DetectorUnavailable
 
+from twin_helpers import assert_agrees_with_fp32
+
 TEXTS = ["you are a stupid idiot", "have a nice day", "I hate all of you people", "what a lovely video, thanks!",
          "go away, nobody wants your worthless opinion", "the policy is wrong and I disagree"]
 
@@ -79,10 +81,6 @@ def test_seven_bit_weights_are_a_different_version_and_file(pair, tmp_path):
 
 def test_it_agrees_with_fp32_within_the_stated_tolerance(pair):
     fp32, onnx = pair
-    a = [s["toxic"] for s in fp32.score(TEXTS)]
-    b = [s["toxic"] for s in onnx.score(TEXTS)]
-    assert max(abs(x - y) for x, y in zip(a, b)) <= minilm_onnx.TOLERANCE
-    assert [x > 0.5 for x in a] == [y > 0.5 for y in b]  # the same decision on each
-    assert a != b  # quantized for real: not the fp32 model under another name
+    assert_agrees_with_fp32(fp32, onnx, TEXTS, minilm_onnx.TOLERANCE)
     # the word-importance path runs on the same forward passes
     assert len(onnx.word_importance_pooled(TEXTS[:1])[0]) == len(TEXTS[0].split())
