@@ -10,7 +10,7 @@ a few texts.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from modlens.detectors.base import DetectorUnavailable
 from modlens.detectors.minilm import MiniLMToxicity, create as create_fp32
@@ -56,6 +56,19 @@ class MiniLMToxicityInt8(MiniLMToxicity):
         return {**super().config(), "quantization": self.quantization}
 
 
+T = TypeVar("T", bound=MiniLMToxicity)
+
+
+def as_twin(det: MiniLMToxicity, cls: type[T], quantization: str, version_suffix: str) -> T:
+    """`det`, its encoder already swapped, made the twin `cls`: the same object, so nothing is loaded
+    twice, under the twin's own name, with its quantization described and a version of its own
+    (`<fp32 version>+<version_suffix>`): never mistaken for minilm-toxicity's scores."""
+    det.__class__ = cls
+    det.quantization = quantization  # type: ignore[attr-defined]
+    det.version = f"{det.version}+{version_suffix}"
+    return det  # type: ignore[return-value]
+
+
 def quantize(det: MiniLMToxicity, *, full_range: bool | None = None) -> MiniLMToxicityInt8:
     """Quantize `det`'s encoder in place. full_range (8-bit activations, oneDNN kernels) defaults to
     whether this CPU has AVX512-VNNI; else 7-bit activations on fbgemm, the earlier choice. The two
@@ -86,10 +99,7 @@ def quantize(det: MiniLMToxicity, *, full_range: bool | None = None) -> MiniLMTo
                                                                    mapping=mapping)
     finally:
         torch.backends.quantized.engine = previous
-    det.__class__ = MiniLMToxicityInt8  # the same object, quantized: its own name and version
-    det.quantization = text  # type: ignore[attr-defined]
-    det.version = f"{det.version}+int8dyn-pc{tag}.torch{torch.__version__.split('+')[0]}"
-    return det  # type: ignore[return-value]
+    return as_twin(det, MiniLMToxicityInt8, text, f"int8dyn-pc{tag}.torch{torch.__version__.split('+')[0]}")
 
 
 def create(*, head: str | None = None, model_dir: str | None = None, max_length: int = 128, batch_size: int = 64,

@@ -135,7 +135,7 @@ def convert(det: MiniLMToxicity, *, cache_dir: Path | None = None,
     import torch
 
     onnx, ort = _require()
-    from modlens.detectors.minilm_int8 import full_range_supported
+    from modlens.detectors.minilm_int8 import as_twin, full_range_supported
 
     if det.encoder.device != "cpu":
         raise DetectorUnavailable("error", f"{NAME} runs on CPU only", 'use minilm-toxicity on a GPU')
@@ -152,11 +152,9 @@ def convert(det: MiniLMToxicity, *, cache_dir: Path | None = None,
     except Exception as err:  # a truncated or foreign file under the cached name
         raise DetectorUnavailable("error", f"cannot load {path}: {err}", "delete the file; it is rebuilt on next load") from err
     det.encoder.model = OrtEncoder(sess)  # the torch weights go: the session holds its own
-    det.__class__ = MiniLMToxicityOnnxInt8  # the same object, its encoder swapped: its own name and version
-    det.quantization = text  # type: ignore[attr-defined]
-    det.onnx_path = path  # type: ignore[attr-defined]
-    det.version = f"{det.version}+ort{ort.__version__}-{tag}"
-    return det  # type: ignore[return-value]
+    twin = as_twin(det, MiniLMToxicityOnnxInt8, text, f"ort{ort.__version__}-{tag}")
+    twin.onnx_path = path
+    return twin
 
 
 def create(*, head: str | None = None, model_dir: str | None = None, max_length: int = 128, batch_size: int = 64,
