@@ -178,7 +178,7 @@ def page_texts(texts: list[str], client: int, page: int, *, warm: bool = False) 
 
 
 async def drive(url: str, token: str, texts: list[str], clients: int, seconds: float, variants: bool,
-                tag: str, pace: float = 0.0) -> tuple[Tally, float]:
+                tag: str, pace: float = 0.0, *, warm: bool = False) -> tuple[Tally, float]:
     tally = Tally()
     stop_at = time.perf_counter() + seconds
 
@@ -193,7 +193,7 @@ async def drive(url: str, token: str, texts: list[str], clients: int, seconds: f
             while time.perf_counter() < stop_at:
                 sent_at = time.perf_counter()
                 n += 1
-                rows = [(f"{tag}-{c}-{n}-{i}", text) for i, text in enumerate(page_texts(texts, c, n, warm=tag.startswith("w")))]
+                rows = [(f"{tag}-{c}-{n}-{i}", text) for i, text in enumerate(page_texts(texts, c, n, warm=warm))]
                 page = make_pages(rows, PAGE, "bench", "https://bench.invalid/soak", f"{tag}-{c}")[0]
                 page = page.model_copy(update={"id": f"{tag}-{c}-p{n}", "variants": variants})
                 ms = await conn.page(page)
@@ -237,7 +237,7 @@ async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, li
         rss: list[float] = []
         stop = asyncio.Event()
         # warm-up: the first model calls allocate; not counted
-        await drive(info["url"], token, texts, 2, 3.0, False, f"w{tag}")
+        await drive(info["url"], token, texts, 2, 3.0, False, f"w{tag}", warm=True)
         start_rss = rss_mib(proc.pid)
         sampler = asyncio.create_task(sample_rss(proc.pid, rss, stop, args.rss_every, tag))
         tally, wall = await drive(info["url"], token, texts, args.clients, args.minutes * 60, variants, tag, args.pace)

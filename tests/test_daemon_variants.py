@@ -19,21 +19,31 @@ from log_helpers import rows
 STRATEGIES = {"budget": 1, "strategies": ["repeat_char", "mixed_case"]}
 
 
+def hold_generation(app, release: threading.Event, when=lambda text: True) -> list[int]:
+    """The daemon's generator waits for `release` (20 s at most) on the texts `when` picks; the
+    list's one number counts those that started waiting (generation runs in worker threads)."""
+    from modlens.daemon.app import ENGINE
+    generator = app[ENGINE].generator
+    real, lock, held = generator.generate, threading.Lock(), [0]
+
+    def generate(text, importance=None):
+        if when(text):
+            with lock:
+                held[0] += 1
+            release.wait(20)
+        return real(text, importance=importance)
+
+    generator.generate = generate
+    return held
+
+
 async def test_later_pages_are_scored_while_earlier_variants_are_still_being_made(tmp_path):
     # A generator that blocks until released: before the fix, each page held its connection's
     # credit until its variants were made, so the 9th page was refused `rate_limited`.
     cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES}, limits={"burst": 100})
     release = threading.Event()
     async with running_daemon(tmp_path, cfg) as (url, app):
-        from modlens.daemon.app import ENGINE
-        generator = app[ENGINE].generator
-        real = generator.generate
-
-        def slow_generate(text, importance=None):
-            release.wait(20)
-            return real(text, importance=importance)
-
-        generator.generate = slow_generate
+        hold_generation(app, release)
         try:
             async with connect(url) as ws:
                 c = Client(ws)
@@ -140,26 +150,14 @@ async def test_a_round_whose_variant_scoring_raises_answers_every_comment_and_re
 async def test_a_round_stuck_in_generation_does_not_hold_back_the_next_and_rounds_in_flight_are_bounded(tmp_path):
     # Rounds overlap (daemon/variants.py ROUNDS_IN_FLIGHT): while one round waits (here its
     # generator, in the daemon: its variants in the batchers' derived lane), the next one runs.
-    from modlens.daemon.app import ENGINE, PIPELINE
+    from modlens.daemon.app import PIPELINE
     from modlens.daemon.variants import ROUNDS_IN_FLIGHT
     assert ROUNDS_IN_FLIGHT == 2
     cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     release = threading.Event()
-    lock = threading.Lock()
-    held = [0]
     async with running_daemon(tmp_path, cfg) as (url, app):
-        generator = app[ENGINE].generator
         live = app[PIPELINE].live_variants
-        real = generator.generate
-
-        def generate(text, importance=None):
-            if "hold" in text:
-                with lock:
-                    held[0] += 1
-                release.wait(20)
-            return real(text, importance=importance)
-
-        generator.generate = generate
+        held = hold_generation(app, release, lambda text: "hold" in text)
         try:
             async with connect(url) as ws:
                 c = Client(ws)
