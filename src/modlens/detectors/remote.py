@@ -4,6 +4,10 @@ exponential back-off on 429/5xx/timeouts, and a base class whose blocking `score
 
 Error messages never contain request URLs: API keys travel in query strings and would
 otherwise end up in the study log's `scores.error` column.
+
+Redirects are never followed: a participant accepted one address (the consent text names it), and
+a `3xx` pointing elsewhere would carry the comment to an address nobody agreed to. A redirect is a
+failure that names where it pointed (host and port only) and is not retried.
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import re
 import threading
 import time
 from typing import Any, Callable, Sequence
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -59,6 +64,17 @@ def _error_message(status: int, body: Any, text: str) -> str:
     return f"HTTP {status}: {text[:200]}"
 
 
+def _redirect_error(status: int, location: str | None) -> RemoteError:
+    try:
+        parts = urlsplit(location or "")
+        where = f"{parts.hostname}:{parts.port}" if parts.port else (parts.hostname or "")
+    except ValueError:  # a Location that is not a URL (a bad port)
+        where = ""
+    return RemoteError(f"HTTP {status}: the endpoint redirects{f' to {where}' if where else ''}; redirects are not "
+                       "followed, so comments go only to the address the participant accepted (set the detector's "
+                       "address to the final one if you trust it)", status=status)
+
+
 class RemoteClient:
     def __init__(self, *, qps: float = 1.0, timeout_s: float = 10.0, retries: int = 4,
                  backoff_s: float = 1.0, max_backoff_s: float = 30.0):
@@ -97,7 +113,9 @@ class RemoteClient:
             try:
                 payload = {"data": form()} if form is not None else {"json": body}
                 async with self._session().request(method, url, params=params, headers=headers, **payload,
-                                                   timeout=timeout) as resp:
+                                                   timeout=timeout, allow_redirects=False) as resp:
+                    if 300 <= resp.status < 400:
+                        raise _redirect_error(resp.status, resp.headers.get("Location"))
                     text = await resp.text()
                     try:
                         parsed = json.loads(text) if text else None
