@@ -15,32 +15,29 @@ DAEMON_DIR = ROOT / "daemon"
 DAEMON = "modlens.daemon"
 ALLOWED = {"modlens.cli.serve"}
 
-# lowest first; a module may import its own layer and those below it. Why each sits where it does:
-LAYERS: list[tuple[str, list[str]]] = [
-    # plain values and locations, importing nothing of modlens
-    ("leaves", ["modlens", "modlens.rows", "modlens.names", "modlens.paths", "modlens.netutil", "modlens.batcher",
-                "modlens.runtime", "modlens.trainingdata", "modlens.docblock"]),
-    # files, keys and the study log's storage: know tables and bytes, not what fills them
-    ("storage", ["modlens.media", "modlens.pairing", "modlens.signing", "modlens.safe_archive", "modlens.studylog"]),
-    # what reads text: normalizer steps, detectors, dataset readers
-    ("models", ["modlens.normalize", "modlens.detectors", "modlens.datasets"]),
-    # what makes text: perturbations, attacks, fused test cases
-    ("generators", ["modlens.perturb", "modlens.fusion"]),
-    # the study file and the wire format
-    ("contracts", ["modlens.config", "modlens.protocol"]),
-    # models + generators behind batchers, and what they record
-    ("engine", ["modlens.engine", "modlens.services"]),
-    # reads the log into numbers (never computes a model output)
-    ("analysis", ["modlens.analysis"]),
-    # the one chunk pipeline and the runs built on it
-    ("runs", ["modlens.chunks", "modlens.audit", "modlens.scale", "modlens.perspective"]),
-    # studies as files people exchange: packs, joins, bundles, merges
-    ("studies", ["modlens.study", "modlens.studylog.bundle", "modlens.studylog.merge"]),
-    # the command line
-    ("commands", ["modlens.cli", "modlens.__main__", "modlens.extension_build"]),
-    # the server (thin: calls the engine)
-    ("daemon", [DAEMON]),
+# lowest first; a module may import its own layer and those below it. Each layer: its name, why it
+# sits where it does (docs/ARCHITECTURE.md's table is generated from this), and its module prefixes.
+LAYERS: list[tuple[str, str, list[str]]] = [
+    ("leaves", "plain values and locations, importing nothing of modlens",
+     ["modlens", "modlens.rows", "modlens.names", "modlens.paths", "modlens.netutil", "modlens.batcher",
+      "modlens.runtime", "modlens.trainingdata", "modlens.docblock"]),
+    ("storage", "files, keys and the study log's storage: know tables and bytes, not what fills them",
+     ["modlens.media", "modlens.pairing", "modlens.signing", "modlens.safe_archive", "modlens.studylog"]),
+    ("models", "what reads text: normalizer steps, detectors, dataset readers",
+     ["modlens.normalize", "modlens.detectors", "modlens.datasets"]),
+    ("generators", "what makes text: perturbations, attacks, fused test cases",
+     ["modlens.perturb", "modlens.fusion"]),
+    ("contracts", "the study file and the wire format", ["modlens.config", "modlens.protocol"]),
+    ("engine", "models + generators behind batchers, and what they record", ["modlens.engine", "modlens.services"]),
+    ("analysis", "reads the log into numbers (never computes a model output)", ["modlens.analysis"]),
+    ("runs", "the one chunk pipeline and the runs built on it",
+     ["modlens.chunks", "modlens.audit", "modlens.scale", "modlens.perspective"]),
+    ("studies", "studies as files people exchange: packs, joins, bundles, merges",
+     ["modlens.study", "modlens.studylog.bundle", "modlens.studylog.merge"]),
+    ("commands", "the command line", ["modlens.cli", "modlens.__main__", "modlens.extension_build"]),
+    ("daemon", "the server (thin: calls the engine)", [DAEMON]),
 ]
+
 
 
 def module_name(path: Path, engine: Path = ENGINE) -> str:
@@ -87,7 +84,7 @@ def dependencies(modules: dict[str, Path]) -> dict[str, set[str]]:
 
 def layer_of(module: str) -> int:
     best, found = -1, -1
-    for i, (_, prefixes) in enumerate(LAYERS):
+    for i, (_, _, prefixes) in enumerate(LAYERS):
         for p in prefixes:
             if (module == p or module.startswith(p + ".")) and len(p) > best:
                 best, found = len(p), i
@@ -142,7 +139,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def package(module: str) -> str:
     """The unit a package-level cycle is counted in: the longest prefix of `LAYERS` that holds it
     (`modlens.X`, or a module listed on its own such as `modlens.studylog.bundle`)."""
-    prefixes = [p for _, ps in LAYERS for p in ps if module == p or module.startswith(p + ".")]
+    prefixes = [p for _, _, ps in LAYERS for p in ps if module == p or module.startswith(p + ".")]
     return max(prefixes, key=len)
 
 
@@ -203,3 +200,27 @@ def test_the_scan_sees_every_import_form(tmp_path):
     for source, expected in samples.items():
         (pkg / "cli" / "x.py").write_text(source + "\n")
         assert expected in imported_modules(pkg / "cli" / "x.py", pkg), source
+
+
+ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
+
+
+def render_layer_table() -> str:
+    """docs/ARCHITECTURE.md's layer table, from `LAYERS` (regenerate: `python tests/test_boundaries.py`)."""
+    rows = ["| # | layer | may import layers | why it sits here | modules |", "|---|---|---|---|---|"]
+    for i, (name, why, prefixes) in enumerate(LAYERS):
+        rows.append(f"| {i} | {name} | 0–{i} | {why} | {', '.join(f'`{p}`' for p in prefixes)} |")
+    return "\n".join(rows) + "\n"
+
+
+def test_architecture_doc_has_the_layer_table():
+    from modlens.docblock import BLOCK
+    found = BLOCK.search(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert found, "docs/ARCHITECTURE.md lost its generated block"
+    assert found.group(2) == render_layer_table(), \
+        "docs/ARCHITECTURE.md's layer table differs from LAYERS: run `python tests/test_boundaries.py`"
+
+
+if __name__ == "__main__":
+    from modlens.docblock import write_block
+    write_block(ARCHITECTURE, render_layer_table())
