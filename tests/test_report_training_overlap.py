@@ -73,12 +73,12 @@ def test_known_overlap_marks_rows_and_adds_out_of_sample_figures(tmp_path, monke
     oos = by["hashed"]["out_of_sample"]
     assert oos["n"] == 50 and oos["positives"] == sum(g for _, g in rows[30:])
     assert by["whole"]["training"] == {"datasets": ["mine"], "source": "test metadata", "level": "whole",
-                                       "in_sample": 80, "note": by["whole"]["training"]["note"]}
+                                       "in_sample": 80, "checked": "declared", "note": by["whole"]["training"]["note"]}
     assert by["whole"]["out_of_sample"] is None
     assert by["other"]["training"]["level"] == "none" and by["silent"]["training"]["level"] == "undeclared"
     html = SECTION.render(out)
-    assert "(in-sample)" in html and "↳ hashed, out-of-sample rows" in html and "partly in-sample" in html
-    assert html.count("(in-sample)") == 7  # the whole-trained detector's six metrics and Brier only
+    assert "↳ hashed, out-of-sample rows" in html and "hashed (partly in-sample (30 of 80 rows))" in html
+    assert html.count("(in-sample)") == 1  # the whole-trained detector's column; none for other and silent
 
 
 def test_hash_set_changed_since_the_audit_is_not_trusted(tmp_path, monkeypatch):
@@ -147,3 +147,86 @@ def test_profanity_check_on_shipped_davidson_is_in_sample_and_on_hatecheck_not(t
     assert level == {"dataset:davidson": "whole", "dataset:hatecheck": "none"}
     html = SECTION.render(out)
     assert "class in {hate_speech, offensive_language}" in html  # the gold definition is stated
+
+
+# --- issue 35: in-sample marks from the rows, not the dataset's name ----------------------------
+
+def _head_training():
+    from modlens.detectors.minilm import DEFAULT_HEAD, Head, head_training
+
+    return head_training(Head.load(DEFAULT_HEAD), DEFAULT_HEAD)
+
+
+def _sass_shaped(path):
+    """A file with the header of SASS's norm_human_toxicity_scores.csv, sentences written here."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["toxicity", "category", "tag", "text"])
+        w.writerows([(0.7 if i % 2 else 0.1, ["Blackmail", "Neutral"][i % 2 == 0], "filtered",
+                      f"Sentence {i}: {'tell them your bad secret' if i % 2 else 'the weather is mild today'}")
+                     for i in range(40)])
+    return path
+
+
+@pytest.fixture(scope="module")
+def head_audits(tmp_path_factory):
+    """The shipped head's declaration (the real hash set of its 19,200 fit texts) on a SASS-shaped
+    file, the shipped HateCheck and NoisyHate whole, and the first 3,000 Davidson tweets."""
+    tmp = tmp_path_factory.mktemp("head")
+    db, notes = tmp / "log.sqlite", []
+    det = {"minilm-toxicity": Fake("minilm-toxicity", _head_training())}
+    for name, limit in ((str(_sass_shaped(tmp / "norm_human_toxicity_scores.csv")), None), ("hatecheck", None),
+                        ("noisyhate", None), ("davidson", 3000)):
+        run_audit(name, db=db, detector_objects=det, progress=False, limit=limit, on_note=notes.append)
+    return db, notes
+
+
+def test_audits_print_no_training_overlap_they_have_not_found(head_audits):
+    _, notes = head_audits
+    said = [n for n in notes if n.startswith("training overlap")]
+    assert not any("trained on rows" in n for n in said), said
+    # Davidson is declared (a sample of it): the line says the report checks its rows, naming no count
+    assert [n for n in said if "minilm-toxicity" in n and "davidson" in n] and all("davidson" in n for n in said)
+
+
+def test_no_figure_on_sass_or_hatecheck_is_marked_in_sample(head_audits):
+    db, _ = head_audits
+    out = labelled.analyze(load(db))
+    training = {s["source"]: s["detectors"][0]["training"] for s in out["sources"]}
+    for source in ("dataset:sass", "dataset:hatecheck"):
+        t = training[source]
+        n = next(s["n"] for s in out["sources"] if s["source"] == source)
+        assert (t["level"], t["in_sample"], t["checked"]) == ("none", 0, "hash"), (source, t)
+        assert t["note"] == f"out of sample (checked by hash): 0 of {n:,} rows are among its fit texts"
+    html = SECTION.render({**out, "sources": [s for s in out["sources"] if s["source"] != "dataset:davidson"
+                                              and s["source"] != "dataset:noisyhate"]})
+    assert "in-sample" not in html.replace("out of sample", "")
+
+
+def test_davidson_and_noisyhate_rows_are_marked_one_by_one(head_audits):
+    db, _ = head_audits
+    out = labelled.analyze(load(db))
+    by = {s["source"]: s["detectors"][0] for s in out["sources"]}
+    dav = by["dataset:davidson"]
+    # 5,786 of all 24,783 tweets are among the fit texts (measured when the hash set was built): the
+    # first 3,000 hold some, not all
+    assert dav["training"]["level"] == "rows" and 0 < dav["training"]["in_sample"] < dav["n"] == 3000
+    assert dav["out_of_sample"]["n"] == dav["n"] - dav["training"]["in_sample"]
+    # NoisyHate: one clean sentence ("karma is a bitch") is a fit text, as docs/DETECTORS.md measured
+    noisy = by["dataset:noisyhate"]
+    assert noisy["training"]["in_sample"] == 1 and noisy["out_of_sample"]["n"] == 587
+    html = SECTION.render(out)
+    assert "partly in-sample (1 of 588 rows)" in html
+
+
+def test_in_sample_is_an_integer_in_the_report_json_for_every_detector(head_audits, tmp_path):
+    from modlens.analysis.report import report_from_db, to_json
+
+    db, _ = head_audits
+    dets = {"whole": Fake("whole", Training(("hatecheck",), "test metadata", whole=True)), "silent": Fake("silent")}
+    run_audit("hatecheck", db=db, detector_objects=dets, progress=False, limit=50)
+    report = json.loads(to_json(report_from_db(db)))
+    counts = [d["training"]["in_sample"] for s in report["sections"]["labelled"]["sources"] for d in s["detectors"]]
+    assert {type(c) for c in counts} == {int, type(None)} and None in counts  # undeclared: unknown
+    assert all(type(d["training"]["in_sample"]) is int for s in report["sections"]["labelled"]["sources"]
+               for d in s["detectors"] if d["detector"] != "silent")

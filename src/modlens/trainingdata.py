@@ -87,7 +87,7 @@ def contains(hashes: np.ndarray, texts: Sequence[str]) -> list[bool]:
             continue
         h = np.uint64(int.from_bytes(hashlib.sha256(key.encode()).digest()[:HASH_BYTES], "big"))
         i = int(np.searchsorted(hashes, h))
-        out.append(i < len(hashes) and hashes[i] == h)
+        out.append(bool(i < len(hashes) and hashes[i] == h))  # a Python bool: counts stay ints in JSON
     return out
 
 
@@ -108,9 +108,7 @@ class Training:
     _hashes: np.ndarray | None = field(default=None, repr=False)
 
     def hashes(self) -> np.ndarray | None:
-        if self.hashes_path is None:
-            return None
-        if self._hashes is None:
+        if self._hashes is None and self.hashes_path is not None:
             self._hashes = read_hashes(self.hashes_path)
         return self._hashes
 
@@ -132,30 +130,35 @@ class Training:
 
 
 def overlap(training: Training | None, dataset: str, texts: Sequence[str] | None = None) -> dict[str, Any]:
-    """How a dataset's rows relate to a detector's training data.
+    """How a dataset's rows relate to a detector's training data, from the rows where they can be
+    checked and from the declaration where they cannot.
 
     `level`: "undeclared" (the detector says nothing), "whole" (trained on this dataset whole:
-    every row in-sample), "rows" (trained on rows of it, or shipping hashes: `in_sample` counts
-    the rows found by hash, None without hashes) or "none" (neither by name nor by hash)."""
+    every row in-sample), "rows" (some rows are in-sample: found by hash, or declared without a way
+    to tell which) or "none" (no row is: checked by hash, or declared). `in_sample`: the number of
+    in-sample rows (an int), None when it cannot be known (undeclared; rows declared but not
+    listed; the texts not given). `checked`: "hash" (the texts were looked up in its hash set),
+    "declared" (the declaration alone decides) or "unknown"."""
     if training is None:
-        return {"level": "undeclared", "in_sample": None}
+        return {"level": "undeclared", "in_sample": None, "checked": "unknown"}
     named = dataset in training.datasets
     if named and training.whole:
-        return {"level": "whole", "in_sample": None if texts is None else len(texts)}
+        return {"level": "whole", "in_sample": None if texts is None else len(texts), "checked": "declared"}
     hashes = training.hashes()
-    if hashes is None:
-        return {"level": "rows" if named else "none", "in_sample": None}
-    if texts is None:
-        return {"level": "rows", "in_sample": None}
-    found = sum(contains(hashes, texts))
-    return {"level": "rows" if named or found else "none", "in_sample": found}
+    if hashes is not None and texts is not None:
+        found = sum(contains(hashes, texts))
+        return {"level": "rows" if found else "none", "in_sample": found, "checked": "hash"}
+    if named:  # a sample of it: which rows, only a hash set and the texts can tell
+        return {"level": "rows", "in_sample": None, "checked": "unknown" if hashes is None else "declared"}
+    return {"level": "none", "in_sample": None if hashes is not None else 0, "checked": "declared"}
 
 
 def run_record(detectors: dict[str, Any], dataset: str) -> tuple[dict[str, Any], list[str]]:
     """What an audit records with its run (params["training"]: per detector key, its version, its
-    declaration and the dataset-level verdict) and the lines it prints. Detectors that declare
-    nothing are left out (the report calls them undeclared); row-level overlap is counted from
-    the logged texts and the recorded hash set by the report."""
+    declaration and the dataset-level verdict, from the declaration alone) and the lines it prints.
+    Detectors that declare nothing are left out (the report calls them undeclared). The rows are
+    not read yet: a line says only what the declaration says, never that rows of this file were
+    trained on; the report counts the in-sample rows from the logged texts and the recorded hash set."""
     record: dict[str, Any] = {}
     notes: list[str] = []
     for key, det in detectors.items():
@@ -167,9 +170,9 @@ def run_record(detectors: dict[str, Any], dataset: str) -> tuple[dict[str, Any],
         if level == "whole":
             notes.append(f"training overlap: {key} was trained on {dataset} whole: its figures on it are in-sample")
         elif level == "rows":
-            notes.append(f"training overlap: {key} was trained on rows of {dataset}"
-                         + ("; the report marks them by the hashes of its training texts" if training.hashes_path
-                            else "; which rows is not known"))
+            notes.append(f"training overlap: {key} declares a sample of {dataset} among its training data; "
+                         + ("the report marks the rows found among its fit texts by hash" if training.hashes_path
+                            else "which rows is not known"))
     return record, notes
 
 
@@ -207,3 +210,14 @@ def recorded_hashes(record: dict[str, Any]) -> tuple[np.ndarray | None, str]:
     if file_sha256(path) != record.get("hashes_sha256"):
         return None, f"hash set {ref} differs from the one the audit recorded"
     return read_hashes(path), ""
+
+
+def recorded_training(record: dict[str, Any]) -> tuple[Training, str]:
+    """The declaration a run recorded (params["training"][key]) as a `Training`, with its hash set
+    when this computer has the very file (`recorded_hashes`); else without, and why not ("" when
+    nothing was listed)."""
+    hashes, why = recorded_hashes(record)
+    training = Training(tuple(record.get("datasets") or ()), str(record.get("source", "")),
+                        whole=bool(record.get("whole")), rows=record.get("rows"))
+    training._hashes = hashes
+    return training, why if record.get("hashes") else ""

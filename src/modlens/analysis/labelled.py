@@ -176,34 +176,41 @@ def declarations(data: StudyData) -> dict[tuple[str, str], dict[str, Any]]:
     return out
 
 
-def in_sample(data: StudyData, rec: dict[str, Any] | None, cids: list[int]) -> tuple[dict[str, Any], list[bool] | None]:
-    """The overlap of these comments with a detector's training data: a summary, and per comment
-    whether it is in-sample (None when not known row by row)."""
+def in_sample(data: StudyData, rec: dict[str, Any] | None, cids: list[int],
+              dataset: str = "") -> tuple[dict[str, Any], list[bool] | None]:
+    """The overlap of these comments (of `dataset`, as its audit named it) with a detector's
+    training data, from the rows (`trainingdata.overlap`: by hash where the audit recorded a hash
+    set, else by the declaration): a summary whose `in_sample` is an int (None: not knowable), and
+    per comment whether it is in-sample (None when not known row by row)."""
+    n = len(cids)
     if rec is None:
-        return {"level": "undeclared", "in_sample": None,
+        return {"level": "undeclared", "in_sample": None, "checked": "unknown",
                 "note": "training data undeclared (or not recorded by an audit of this source): in-sample or not "
                         "is unknown"}, None
-    base = {"datasets": rec.get("datasets", []), "source": rec.get("source", "")}
-    if rec.get("level") == "whole":
-        return {**base, "level": "whole", "in_sample": len(cids),
-                "note": f"trained on this dataset whole ({', '.join(base['datasets'])}): every figure is in-sample"}, \
-            [True] * len(cids)
-    hashes, why = train_data.recorded_hashes(rec)
-    if hashes is None:
-        if rec.get("level") == "rows":
-            return {**base, "level": "rows", "in_sample": None,
-                    "note": f"trained on rows of this dataset; which ones is unknown ({why})"}, None
-        return {**base, "level": "none", "in_sample": 0, "note": "not trained on this dataset (declared)"}, None
-    flags = train_data.contains(hashes, [data.texts.get(data.comments[c]["text_id"], "") for c in cids])
-    n_in = sum(flags)
-    level = "rows" if n_in or rec.get("level") == "rows" else "none"
-    note = (f"{n_in} of {len(cids)} rows are among its training texts (by hash)" if n_in else
-            "none of these rows is among its training texts (by hash)")
-    return {**base, "level": level, "in_sample": n_in, "note": note}, flags
+    training, why = train_data.recorded_training(rec)
+    texts = [data.texts.get(data.comments[c]["text_id"], "") for c in cids]
+    found = train_data.overlap(training, dataset, texts)
+    base = {"datasets": list(training.datasets), "source": training.source, **found}
+    if found["level"] == "whole":
+        return {**base, "note": f"trained on this dataset whole ({', '.join(training.datasets)}): every figure is "
+                                f"in-sample"}, [True] * n
+    if found["checked"] == "hash":
+        n_in = found["in_sample"]
+        note = (f"{n_in:,} of {n:,} rows are among its fit texts (by hash)" if n_in else
+                f"out of sample (checked by hash): 0 of {n:,} rows are among its fit texts")
+        hashes = training.hashes()
+        assert hashes is not None  # checked by hash: the set is there
+        return {**base, "note": note}, train_data.contains(hashes, texts)
+    if found["level"] == "rows":
+        return {**base, "note": f"trained on a sample of this dataset; which rows is unknown ({why or 'no hash set'})"}, None
+    if why:  # its fit texts were listed, but that list is not here to check
+        return {**base, "in_sample": None, "checked": "unknown",
+                "note": f"not trained on this dataset (declared); its fit texts could not be checked ({why})"}, None
+    return {**base, "note": "not trained on this dataset (declared)"}, None
 
 
 def _detector(data: StudyData, det: DetectorRow, items: list[tuple[int, int]],
-              declared: dict[str, Any] | None = None) -> dict[str, Any] | None:
+              declared: dict[str, Any] | None = None, dataset: str = "") -> dict[str, Any] | None:
     rows = []
     for cid, g in items:
         s = data.score(data.comments[cid]["text_id"], det.detector_id)
@@ -213,7 +220,7 @@ def _detector(data: StudyData, det: DetectorRow, items: list[tuple[int, int]],
         return None
     scores, golds = [s for _, s, _ in rows], [g for _, _, g in rows]
     best = metrics.best_f1_threshold(scores, golds)
-    overlap, flags = in_sample(data, declared, [cid for cid, _, _ in rows])
+    overlap, flags = in_sample(data, declared, [cid for cid, _, _ in rows], dataset)
     out = {"detector": det.name, "version": det.version, "threshold": det.threshold,
            **with_intervals(scores, golds, det.threshold),
            "best_f1": best, "degenerate": degenerate(scores, golds, det.threshold, best),
@@ -250,7 +257,8 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     sources = []
     declared = declarations(data)
     for source, items in sorted(by_source.items()):
-        dets = [d for d in (_detector(data, det, items, declared.get((source, det.label)))
+        dets = [d for d in (_detector(data, det, items, declared.get((source, det.label)),
+                                      source.removeprefix("dataset:"))
                             for det in data.detectors.values()) if d is not None]
         if dets:
             used = data.label_sets.get(source)  # the gold label set these labels come from

@@ -20,9 +20,11 @@ METHOD = ("Comments with a gold toxic label, per source (dataset or site; never 
           "Groups: each value of a group label (platform, target_ident, target, group). ⚠: fewer than 30 items, "
           "or fewer than 5 positives or negatives, or a degenerate figure (a best-F1 threshold that calls every "
           "item toxic, an F1 of 0, a threshold at which every prediction is one class). Training data: what each "
-          "detector declares it was trained on, as its audit recorded it; 'in-sample' marks figures on rows it "
-          "was trained on (the whole dataset, or rows found among its training texts by hash); where only some "
-          "rows are, the out-of-sample row gives the same metrics on the others.")
+          "detector declares it was trained on, as its audit recorded it, checked against the rows: a detector's "
+          "figures are marked in-sample when it was trained on the dataset whole or when every row is among its fit "
+          "texts (looked up by hash), partly in-sample (with the count) when some are, and not at all when none "
+          "is ('out of sample (checked by hash)'); where only some rows are, the out-of-sample column gives the "
+          "same figures on the others. Figures are rows and detectors columns, four to a table.")
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
@@ -34,41 +36,57 @@ def _warned(cell: dict[str, Any]) -> str:
     return ("⚠ " + "; ".join(found)) if found else ""
 
 
-def _metric_cells(cell: dict[str, Any], mark: str = "") -> list[str]:
+def _metric_cells(cell: dict[str, Any]) -> list[str]:
     m = cell["metrics"]
-    return [with_ci(m[k]["value"], m[k]["ci"]) + mark for k in ("precision", "recall", "f1", "accuracy", "roc_auc", "pr_auc")]
+    return [with_ci(m[k]["value"], m[k]["ci"]) for k in ("precision", "recall", "f1", "accuracy", "roc_auc", "pr_auc")]
 
 
-IN_SAMPLE = " (in-sample)"
-
-
-def _training(d: dict[str, Any]) -> str:
-    t = d["training"]
-    note = str(t["note"])
-    if t["level"] == "whole":
-        return "in-sample: " + note
-    if t["level"] == "rows" and t["in_sample"] == d["n"]:
-        return "in-sample: every row is among its training texts"
+def in_sample_mark(d: dict[str, Any]) -> str:
+    """What a detector's figures on a source are, from its rows (`labelled.in_sample`): in-sample
+    (trained on the dataset whole, or every row among its fit texts), partly (with the count),
+    possibly (a sample of the dataset, rows not listed), or nothing (out of sample or undeclared)."""
+    t, n = d["training"], d["n"]
+    if t["level"] == "whole" or (t["level"] == "rows" and t["in_sample"] == n):
+        return "in-sample"
+    if t["level"] == "rows" and t["in_sample"]:
+        return f"partly in-sample ({t['in_sample']:,} of {n:,} rows)"
     if t["level"] == "rows":
-        return "partly in-sample: " + note
-    return note
+        return "possibly in-sample (which rows is unknown)"
+    return ""
 
 
-def _rows(d: dict[str, Any]) -> list[list[Any]]:
-    """A detector's row (its figures marked when they are in-sample) and, with partial overlap,
-    the same metrics on its out-of-sample rows."""
-    t = d["training"]
-    whole = t["level"] == "whole" or (t["level"] == "rows" and t["in_sample"] == d["n"])
-    mark = IN_SAMPLE if whole else " (partly in-sample)" if t["level"] == "rows" else ""
+FIGURES = ("version", "threshold", "n", "positives", "precision", "recall", "F1", "accuracy", "ROC-AUC", "PR-AUC",
+           "Brier", "best-F1 threshold (F1)", "training data", "warnings")
+COLUMNS_PER_TABLE = 4  # detectors side by side in one table: more are split, so every column shows on a page
+
+
+def _column(cell: dict[str, Any], d: dict[str, Any], training: str, best: str | None) -> list[Any]:
+    """One column of the figures table: `cell`'s figures (the detector's, or its out-of-sample rows')."""
+    brier = cell["metrics"]["brier"]
+    return [d["version"], d["threshold"], cell["n"], cell["positives"], *_metric_cells(cell),
+            with_ci(brier["value"], brier["ci"]), best, training, _warned(cell)]
+
+
+def _columns(d: dict[str, Any]) -> list[tuple[str, list[Any]]]:
+    """A detector's column, headed by its name and in-sample mark, and, when only some rows are
+    in-sample, the same figures on the other rows beside it."""
+    mark = in_sample_mark(d)
     best = None if d["best_f1"] is None else f"{d['best_f1']['threshold']:.3f} ({d['best_f1']['f1']:.3f})"
-    out = [[d["detector"], d["version"], d["threshold"], d["n"], d["positives"], *_metric_cells(d, mark),
-            with_ci(d["metrics"]["brier"]["value"], d["metrics"]["brier"]["ci"]) + mark, best, _training(d), _warned(d)]]
+    out = [(d["detector"] + (f" ({mark})" if mark else ""), _column(d, d, str(d["training"]["note"]), best))]
     o = d.get("out_of_sample")
     if o:
-        out.append([f"↳ {d['detector']}, out-of-sample rows", d["version"], d["threshold"], o["n"], o["positives"],
-                    *_metric_cells(o), with_ci(o["metrics"]["brier"]["value"], o["metrics"]["brier"]["ci"]), None,
-                    f"the {o['n']} rows not among its training texts", _warned(o)])
+        out.append((f"↳ {d['detector']}, out-of-sample rows",
+                    _column(o, d, f"the {o['n']:,} rows not among its fit texts", None)))
     return out
+
+
+def _figures_tables(dets: list[dict[str, Any]]) -> str:
+    """Figures as rows and detectors as columns (transposed: a dozen figures with intervals do not
+    fit a page's width side by side), at most `COLUMNS_PER_TABLE` columns per table."""
+    cols = [c for d in dets for c in _columns(d)]
+    return "".join(table(["", *(name for name, _ in part)],
+                         [[label, *(values[i] for _, values in part)] for i, label in enumerate(FIGURES)])
+                   for part in (cols[k:k + COLUMNS_PER_TABLE] for k in range(0, len(cols), COLUMNS_PER_TABLE)))
 
 
 def _class_table(dets: list[dict[str, Any]]) -> str:
@@ -121,9 +139,7 @@ def render(s: dict[str, Any]) -> str:
         if used:
             out.append(f"<p class=note>Gold: a comment is toxic when {html.escape(used['definition'])} "
                        f"(label set {used['label_set_id']}).</p>")
-        out.append(table(["detector", "version", "threshold", "n", "positives", *head, "Brier",
-                           "best-F1 threshold (F1)", "training data", "warnings"],
-                          [row for d in dets for row in _rows(d)]))
+        out.append(_figures_tables(dets))
         out.append(_class_table(dets))
         out.append(_plots(src["source"], dets))
         for name in s["group_labels"]:
