@@ -5,19 +5,21 @@ The same doors as the socket (`security`): loopback Host only (unless --allow-re
 page's Origin, each of Host, Origin and the key given once, the request target a path. The key
 (`?key=` as Perspective clients send it, or `X-Goog-Api-Key`) is the pairing token or the key from
 `modlens pair --api-key`, compared in constant time; the access log's query strings are scrubbed
-(`security.SecretScrubber`). Every refusal is in Perspective's error shape.
+(`security.SecretScrubber`). Every refusal is in Perspective's error shape, methods other than POST
+included. The body is read within BODY_TIMEOUT_S and bounded before it is decoded
+(`perspective.body`): no input gets a 500.
 """
 from __future__ import annotations
 
-import json
+import asyncio
 import logging
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
-from modlens.perspective import discovery, request as preq
-from modlens.perspective.errors import PerspectiveError, invalid, key_refused
+from modlens.perspective import body as pbody, discovery, request as preq
+from modlens.perspective.errors import PerspectiveError, invalid, key_invalid, key_missing, method_not_found
 from modlens.perspective.keys import KeySource, accepted
 from modlens.perspective.service import Analyzer
 from modlens.config import StudyConfig
@@ -44,6 +46,9 @@ API_KEY = web.AppKey("perspective_api_key", KeySource)
 ANALYZE_PATH = "/v1alpha1/comments:analyze"
 SUGGEST_PATH = "/v1alpha1/comments:suggestscore"
 KEY_HEADER = "X-Goog-Api-Key"
+# a client that has not sent its whole body this long after its headers is answered and dropped
+# (the header and idle timeouts are the server's, `daemon.app.SERVER_OPTIONS`)
+BODY_TIMEOUT_S = 10.0
 
 
 def add_routes(app: web.Application, host: PerspectiveHost) -> None:
@@ -53,6 +58,8 @@ def add_routes(app: web.Application, host: PerspectiveHost) -> None:
     app.cleanup_ctx.append(_analyzer_ctx)
     app.router.add_post(ANALYZE_PATH, analyze_handler)
     app.router.add_post(SUGGEST_PATH, suggest_handler)
+    for path in (ANALYZE_PATH, SUGGEST_PATH):  # GET, PUT, ...: Google's JSON, not aiohttp's plain 405
+        app.router.add_route("*", path, other_method_handler)
     for path in discovery.PATHS:
         app.router.add_get(path, discovery_handler)
 
@@ -82,27 +89,29 @@ def _door(request: web.Request) -> PerspectiveError | None:
 def _key_refusal(request: web.Request) -> PerspectiveError | None:
     offered = [*request.query.getall("key", []), *request.headers.getall(KEY_HEADER, [])]
     if not offered:
-        return key_refused("The request is missing a valid API key.", "CREDENTIALS_MISSING")
+        return key_missing()
     if len(offered) > 1 or not accepted(offered[0], request.app[HOST].token(), request.app[API_KEY]()):
-        return key_refused("API key not valid. Please pass a valid API key (the pairing token, or the key "
-                           "from `modlens pair --api-key`).", "API_KEY_INVALID")
+        return key_invalid()
     return None
 
 
 def _answer(err: PerspectiveError) -> web.Response:
-    return web.json_response(err.body(), status=err.code)
+    response = web.json_response(err.body(), status=err.code)
+    if err.status == "DEADLINE_EXCEEDED":
+        response.force_close()  # the rest of a body that stalled is not waited for
+    return response
 
 
 async def _body(request: web.Request) -> Any:
     try:
-        raw = await request.read()
+        async with asyncio.timeout(BODY_TIMEOUT_S):
+            raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
         raise invalid("Comment text too long: the request body is larger than this server accepts.",
                       "COMMENT_TOO_LONG") from None
-    try:
-        return json.loads(raw or b"null")
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise invalid(f"Invalid JSON payload received. {err}") from None
+    except TimeoutError:
+        raise PerspectiveError("DEADLINE_EXCEEDED", f"The request body did not arrive within {BODY_TIMEOUT_S:g} s.") from None
+    return pbody.decode(raw)
 
 
 async def _call(request: web.Request, answer: Callable[[Analyzer, Any], Awaitable[dict[str, Any]]]) -> web.Response:
@@ -131,6 +140,11 @@ async def suggest_handler(request: web.Request) -> web.Response:
     async def answer(analyzer: Analyzer, body: Any) -> dict[str, Any]:
         return await analyzer.suggest(preq.parse_suggest(body, analyzer.config.max_text_bytes, analyzer.names))
     return await _call(request, answer)
+
+
+async def other_method_handler(request: web.Request) -> web.Response:
+    """The API's paths take POST only; behind the same doors, any other method is Google's 404."""
+    return _answer(_door(request) or method_not_found())
 
 
 async def discovery_handler(request: web.Request) -> web.Response:

@@ -74,8 +74,8 @@ def test_google_client_sees_perspective_errors(server):
     srv, _ = server
     with pytest.raises(HttpError) as bad_key:
         _client(srv.base, "not-the-key").comments().analyze(body=EXAMPLE).execute()
-    assert bad_key.value.resp.status == 403
-    assert json.loads(bad_key.value.content)["error"]["status"] == "PERMISSION_DENIED"
+    assert bad_key.value.resp.status == 400
+    assert json.loads(bad_key.value.content)["error"]["status"] == "INVALID_ARGUMENT"
     with pytest.raises(HttpError) as empty:
         _client(srv.base).comments().analyze(body={"comment": {"text": ""}, "requestedAttributes": {"TOXICITY": {}}}).execute()
     assert empty.value.resp.status == 400 and empty.value.error_details[0]["errorType"] == "COMMENT_EMPTY"
@@ -121,7 +121,7 @@ ERRORS = [  # (body, key, status, google status, errorType or None, words in the
     ({"comment": {"text": "hi"}, "requestedAttributes": {"TOXICITY": {"scoreType": "RAW"}}}, TOKEN, 400,
      "INVALID_ARGUMENT", "INVALID_SCORE_TYPE", "PROBABILITY"),
     ("{not json", TOKEN, 400, "INVALID_ARGUMENT", None, "Invalid JSON payload"),
-    (EXAMPLE, "wrong-key", 403, "PERMISSION_DENIED", None, "API key not valid"),
+    (EXAMPLE, "wrong-key", 400, "INVALID_ARGUMENT", None, "API key not valid. Please pass a valid API key."),
     (EXAMPLE, None, 403, "PERMISSION_DENIED", None, "missing a valid API key"),
     ({"comment": {"text": "hi"}, "requestedAttributes": {"toxicity": {}}}, TOKEN, 400, "INVALID_ARGUMENT",
      "INVALID_ATTRIBUTE", "Unknown attribute: toxicity"),
@@ -142,13 +142,14 @@ def test_every_documented_error_in_perspectives_shape(server, body, key, status,
         assert got["error"]["details"][0]["languageNotSupportedByAttributeError"]["attribute"] == "TOXICITY"
 
 
-@pytest.mark.parametrize("key,reason", [("wrong-key", "API_KEY_INVALID"), (None, "CREDENTIALS_MISSING")])
-def test_key_refusals_carry_googles_error_reasons(server, key, reason):
-    """403 PERMISSION_DENIED for a bad key (docs/PERSPECTIVE.md, "Errors"); the ErrorInfo reason is
-    the value of google.api.ErrorReason for a wrong key and for no credentials at all."""
+@pytest.mark.parametrize("key,reason,status,google", [("wrong-key", "API_KEY_INVALID", 400, "INVALID_ARGUMENT"),
+                                                      (None, "CREDENTIALS_MISSING", 403, "PERMISSION_DENIED")])
+def test_key_refusals_carry_googles_error_reasons(server, key, reason, status, google):
+    """Google's answers (docs/PERSPECTIVE.md, "Errors"): 400 INVALID_ARGUMENT for a wrong key, 403
+    PERMISSION_DENIED for none; the ErrorInfo reason is the value of google.api.ErrorReason."""
     srv, _ = server
-    status, got = _post(srv.base, EXAMPLE, key=key)
-    assert status == 403 and got["error"]["status"] == "PERMISSION_DENIED"
+    got_status, got = _post(srv.base, EXAMPLE, key=key)
+    assert got_status == status and got["error"]["status"] == google
     assert got["error"]["details"] == [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason,
                                         "domain": "googleapis.com",
                                         "metadata": {"service": "commentanalyzer.googleapis.com"}}]
@@ -253,7 +254,7 @@ def test_separate_api_key_and_no_key_in_the_log(server, caplog):
     caplog.set_level(logging.DEBUG)
     api_key = keys.rotate()
     assert _post(srv.base, EXAMPLE, key=api_key)[0] == 200
-    assert _post(srv.base, EXAMPLE, key=api_key + "x")[0] == 403
+    assert _post(srv.base, EXAMPLE, key=api_key + "x")[0] == 400
     assert _post(srv.base, EXAMPLE, key=None, headers={"X-Goog-Api-Key": api_key})[0] == 200
     assert api_key not in caplog.text and TOKEN not in caplog.text
 

@@ -11,10 +11,11 @@ from typing import Any
 
 ERROR_TYPE = "type.googleapis.com/google.commentanalyzer.v1alpha1.Error"
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"
 
 STATUS_CODES = {"INVALID_ARGUMENT": 400, "FAILED_PRECONDITION": 400, "UNAUTHENTICATED": 401,
                 "PERMISSION_DENIED": 403, "NOT_FOUND": 404, "RESOURCE_EXHAUSTED": 429, "INTERNAL": 500,
-                "UNAVAILABLE": 503}
+                "UNAVAILABLE": 503, "DEADLINE_EXCEEDED": 504}
 
 
 @dataclass
@@ -40,11 +41,33 @@ def invalid(message: str, error_type: str | None = None, **extra: Any) -> Perspe
     return PerspectiveError("INVALID_ARGUMENT", message, details)
 
 
-def key_refused(message: str, reason: str) -> PerspectiveError:
-    """A missing or wrong key: 403 PERMISSION_DENIED, the status the project's record of Perspective's
-    API lists as seen for a bad key (an audit recalls Google's front end answering a wrong key with 400
-    INVALID_ARGUMENT; the recorded status decides, docs/PERSPECTIVE.md). `reason` is the
-    google.api.ErrorReason value: API_KEY_INVALID for a wrong key, CREDENTIALS_MISSING for none."""
-    return PerspectiveError("PERMISSION_DENIED", message,
-                            [{"@type": ERROR_INFO, "reason": reason, "domain": "googleapis.com",
-                              "metadata": {"service": "commentanalyzer.googleapis.com"}}])
+def unknown_names(found: list[tuple[str, str]]) -> PerspectiveError:
+    """Google's parser refusing fields its message type lacks: one line per (where, name), where
+    '' is the body itself, and a `google.rpc.BadRequest` detail listing each violation."""
+    lines = [f"Invalid JSON payload received. Unknown name \"{name}\"" + (f" at '{where}'" if where else "")
+             + ": Cannot find field." for where, name in found]
+    violations = [{**({"field": where} if where else {}), "description": line} for (where, _), line in zip(found, lines)]
+    return PerspectiveError("INVALID_ARGUMENT", "\n".join(lines), [{"@type": BAD_REQUEST, "fieldViolations": violations}])
+
+
+def method_not_found() -> PerspectiveError:
+    """A method other than POST on an API method's path: Google's front end finds no method there."""
+    return PerspectiveError("NOT_FOUND", "Method not found.")
+
+
+def _key_info(reason: str) -> list[dict[str, Any]]:
+    return [{"@type": ERROR_INFO, "reason": reason, "domain": "googleapis.com",
+             "metadata": {"service": "commentanalyzer.googleapis.com"}}]
+
+
+def key_invalid() -> PerspectiveError:
+    """A wrong key (or two keys), as Google's APIs answer it: 400 INVALID_ARGUMENT with this exact
+    message (clients match on it) and reason API_KEY_INVALID (google.api.ErrorReason)."""
+    return PerspectiveError("INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.",
+                            _key_info("API_KEY_INVALID"))
+
+
+def key_missing() -> PerspectiveError:
+    """No key at all: 403 PERMISSION_DENIED, reason CREDENTIALS_MISSING."""
+    return PerspectiveError("PERMISSION_DENIED", "The request is missing a valid API key.",
+                            _key_info("CREDENTIALS_MISSING"))

@@ -1,12 +1,15 @@
 """Perspective's request bodies, checked field by field; every refusal is a `PerspectiveError`
-in Perspective's shape. Unknown extra fields are ignored, as Google's JSON parser ignored them."""
+in Perspective's shape. A field the request's message type lacks is refused first, as Google's
+parser refused it ("Unknown name"); the field names come from the discovery document's schemas
+(`discovery.SCHEMAS`), the one description of Perspective's messages."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Collection
 
 from modlens.perspective.attributes import KNOWN
-from modlens.perspective.errors import PerspectiveError, invalid
+from modlens.perspective.discovery import SCHEMAS
+from modlens.perspective.errors import PerspectiveError, invalid, unknown_names
 
 SCORE_TYPES = ("PROBABILITY",)
 
@@ -39,6 +42,32 @@ class SuggestRequest:
     client_token: str | None = None
     session_id: str | None = None
     community_id: str | None = None
+
+
+def _unknown_names(value: Any, schema: dict[str, Any], where: str, found: list[tuple[str, str]]) -> None:
+    """Append (where, name) for each key of `value` that `schema` does not name. An object schema
+    without `properties` (a map such as `requestedAttributes`, or `detector`) takes any key."""
+    schema = SCHEMAS.get(schema.get("$ref", ""), schema)
+    if isinstance(value, dict) and schema.get("type") == "object":
+        fields, each = schema.get("properties"), schema.get("additionalProperties")
+        for name, sub in value.items():
+            inner = f"{where}.{name}" if where else name
+            if fields is not None and name in fields:
+                _unknown_names(sub, fields[name], inner, found)
+            elif each is not None:
+                _unknown_names(sub, each, inner, found)
+            elif fields is not None:
+                found.append((where, name))
+    elif isinstance(value, list) and schema.get("type") == "array":
+        for i, sub in enumerate(value):
+            _unknown_names(sub, schema["items"], f"{where}[{i}]", found)
+
+
+def _known_fields_only(body: dict[str, Any], message: str) -> None:
+    found: list[tuple[str, str]] = []
+    _unknown_names(body, SCHEMAS[message], "", found)
+    if found:
+        raise unknown_names(found[:20])
 
 
 def _object(value: Any, where: str) -> dict[str, Any]:
@@ -93,6 +122,7 @@ def _unknown(name: str, known: Collection[str]) -> PerspectiveError:
 def parse_analyze(body: Any, max_bytes: int, known: Collection[str] = KNOWN) -> AnalyzeRequest:
     """`known`: the attribute names accepted (Perspective's and those study.toml adds)."""
     body = _object(body, "request body")
+    _known_fields_only(body, "AnalyzeCommentRequest")
     text = _text(body, max_bytes)
     raw = body.get("requestedAttributes")
     if not raw:
@@ -125,6 +155,7 @@ def parse_analyze(body: Any, max_bytes: int, known: Collection[str] = KNOWN) -> 
 
 def parse_suggest(body: Any, max_bytes: int, known: Collection[str] = KNOWN) -> SuggestRequest:
     body = _object(body, "request body")
+    _known_fields_only(body, "SuggestCommentScoreRequest")
     text = _text(body, max_bytes)
     raw = _object(body.get("attributeScores") or {}, "attributeScores")
     if not raw:
