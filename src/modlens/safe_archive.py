@@ -114,6 +114,28 @@ def loads_json(data: bytes | str, name: str, *, max_bytes: int, max_depth: int =
         raise ArchiveError(f"{name}: not JSON: {type(err).__name__}") from None
 
 
+def read_parquet(source: bytes | str | Path, name: str, *, metadata_only: bool = False) -> Any:
+    """Parquet someone else wrote (bytes, or a regular file's path): its table, or its metadata
+    only; one line naming it when it is not a readable table, never pyarrow's traceback."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not isinstance(source, bytes):
+        check_regular_file(source, name)
+    where = io.BytesIO(source) if isinstance(source, bytes) else source
+    try:
+        if metadata_only:
+            return pq.read_metadata(where)
+        # use_threads=False: pyarrow 26's reader threads can abort the process at exit
+        # ("terminate called without an active exception")
+        return pq.read_table(where, use_threads=False)
+    except (pa.ArrowException, OSError, ValueError, MemoryError) as err:
+        first = (str(err).splitlines() or [""])[0][:200]
+        raise ArchiveError(f"{name} is not a readable Parquet table ({type(err).__name__}: {first})") from None
+
+
 # what a damaged member raises while it is inflated: zlib.error, lzma/bz2 errors (OSError,
 # ValueError), BadZipFile for a CRC mismatch, EOFError when the data stops early
 _DAMAGED = (zipfile.BadZipFile, EOFError, OSError, ValueError, RuntimeError, NotImplementedError, zlib.error)

@@ -10,12 +10,15 @@ temporary name and renamed; `items-N` comes last, so a chunk counts as done only
 rerun of the same command skips the items already in DIR; another audit into the same DIR is refused."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Collection, Iterator, Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from modlens.chunks.chunk import Chunk, StepError
 from modlens.chunks.register import ItemSource
@@ -25,6 +28,7 @@ from modlens.datasets.base import Dataset, DatasetItem
 from modlens.detectors.base import Detector
 from modlens.normalize.base import Edit, Normalized
 from modlens.rows import Variant
+from modlens.safe_archive import MAX_JSON_DEPTH, ArchiveError, json_depth, loads_json, read_file, read_parquet
 from modlens.services.errors import SetupError
 from modlens.studylog import runs
 from modlens.studylog.records.labels import run_label_set
@@ -37,6 +41,25 @@ LEGACY_GOLD = "as written to an --out-parquet folder before label sets"
 MANIFEST = "manifest.json"
 KINDS = ("items", "scores", "normalizations", "step_errors")
 SHARD = re.compile(rf"^({'|'.join(KINDS)})-(\d+)\.parquet$")
+# The shard schema, one description for the writer and for the import's check: per kind, (column,
+# Arrow type, may be null). A folder may come from someone else, so `modlens import` checks every
+# file against it, and the JSON columns against JSON_COLUMNS, before it writes anything.
+_STR, _FLOAT = "string", "double"
+COLUMNS: dict[str, tuple[tuple[str, str, bool], ...]] = {
+    "items": (("comment_key", _STR, False), ("text", _STR, False), ("labels_json", _STR, False),
+              ("variants_json", _STR, False), ("generated_json", _STR, False)),
+    "scores": (("text", _STR, False), ("detector", _STR, False), ("labels_json", _STR, True),
+               ("toxicity", _FLOAT, True), ("latency_ms", _FLOAT, False), ("error", _STR, True)),
+    "normalizations": tuple((c, _STR, False) for c in ("source_text", "normalizer", "version", "text", "edits_json")),
+    "step_errors": tuple((c, _STR, False) for c in ("text", "step", "component", "version", "message")),
+}
+JSON_COLUMNS: dict[tuple[str, str], Any] = {
+    ("items", "labels_json"): dict[str, str | int | float | bool | None],
+    ("items", "variants_json"): list[Variant],
+    ("items", "generated_json"): list[Variant],
+    ("scores", "labels_json"): dict[str, float],
+    ("normalizations", "edits_json"): list[Edit],
+}
 
 
 def manifest(data: Dataset, platform: str, location: tuple[str, str], params: dict[str, Any], study: StudyConfig,
@@ -99,10 +122,11 @@ class ParquetSink:
         write(tmp)
         os.replace(tmp, path)
 
-    def _write(self, kind: str, n: int, rows: list[dict[str, Any]], schema: Any) -> None:
+    def _write(self, kind: str, n: int, rows: list[dict[str, Any]]) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        schema = pa.schema([(c, pa.type_for_alias(t)) for c, t, _ in COLUMNS[kind]])
         self._replace(_shard(self.out, kind, n), lambda tmp: pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp))
 
     def register(self, items: Sequence[DatasetItem]) -> list[int | None]:
@@ -112,28 +136,20 @@ class ParquetSink:
         return {k: list(texts) for k in keys} if texts else {}
 
     def record(self, chunk: Chunk, *, done: bool = True) -> None:
-        import pyarrow as pa
-
         n, self.next = self.next, self.next + 1
-        s = pa.string()
         self._write("scores", n, [
             {"text": t, "detector": k, "labels_json": None if r.labels is None else canonical_json(r.labels),
-             "toxicity": r.toxicity, "latency_ms": r.latency_ms, "error": r.error} for t, k, r in chunk.scores],
-            pa.schema([("text", s), ("detector", s), ("labels_json", s), ("toxicity", pa.float64()),
-                       ("latency_ms", pa.float64()), ("error", s)]))
+             "toxicity": r.toxicity, "latency_ms": r.latency_ms, "error": r.error} for t, k, r in chunk.scores])
         self._write("normalizations", n, [
             {"source_text": t, "normalizer": r.normalizer or "default", "version": r.version or "",
              "text": r.text, "edits_json": json.dumps([e.to_dict() for e in r.edits], ensure_ascii=False)}
-            for t, r in chunk.normalizations],
-            pa.schema([(c, s) for c in ("source_text", "normalizer", "version", "text", "edits_json")]))
-        self._write("step_errors", n, [e.__dict__ for e in chunk.errors],
-                    pa.schema([(c, s) for c in ("text", "step", "component", "version", "message")]))
+            for t, r in chunk.normalizations])
+        self._write("step_errors", n, [e.__dict__ for e in chunk.errors])
         self._write("items", n, [
             {"comment_key": it.key, "text": it.text, "labels_json": canonical_json(it.labels),
              "variants_json": json.dumps([v.to_dict() for v in it.variants], ensure_ascii=False),
              "generated_json": json.dumps([v.to_dict() for v in gen], ensure_ascii=False)}
-            for it, gen in zip(chunk.items, chunk.generated)],
-            pa.schema([(c, s) for c in ("comment_key", "text", "labels_json", "variants_json", "generated_json")]))
+            for it, gen in zip(chunk.items, chunk.generated)])
 
     def mark_done(self, comment_ids: Sequence[int | None]) -> None:
         pass  # a chunk is done once its items shard is written
@@ -143,6 +159,139 @@ class ParquetSink:
 
 
 # --- modlens import DIR ---------------------------------------------------------------------
+MANIFEST_MAX_BYTES = 16 << 20  # a manifest is some KB: the study's configuration and the detectors'
+REFETCH = ("give a folder `modlens audit --out-parquet DIR` wrote; if it was, ask whoever sent it to run "
+           "the audit again (the folder was damaged or changed)")
+
+
+class ShardError(SetupError):
+    """A shard folder that does not match the shard schema: the message names the file and the
+    column, `fix` says what to do. Raised before anything is written."""
+
+    def __init__(self, message: str, fix: str = REFETCH) -> None:
+        super().__init__(message)
+        self.fix = fix
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow")
+
+
+class _Page(_Strict):
+    platform: str
+    page_key: str
+    url: str | None
+    title: str | None
+
+
+class _Study(_Strict):
+    study_id: str
+    title: str = ""
+
+
+class _DetectorEntry(_Strict):
+    name: str
+    version: str
+    toxicity_label: str | None
+    threshold: float | None
+    config: dict[str, Any]
+
+
+class _Manifest(_Strict):
+    """The manifest's fields the import reads, with their types."""
+    dataset: str
+    path: str | None
+    page: _Page
+    params: dict[str, Any]
+    study: _Study
+    gold: str = LEGACY_GOLD
+    detectors: dict[str, _DetectorEntry]
+
+
+def read_manifest(out: Path) -> dict[str, Any]:
+    """The folder's manifest, checked: bounded, nested at most 64 levels, this format, every field
+    the import reads of its type."""
+    path = out / MANIFEST
+    if not path.is_file():
+        raise ShardError(f"{out}: no {MANIFEST}", fix="give a folder written by `modlens audit --out-parquet`")
+    try:
+        meta = loads_json(read_file(path, MANIFEST_MAX_BYTES), str(path), max_bytes=MANIFEST_MAX_BYTES)
+    except ArchiveError as err:
+        raise ShardError(str(err)) from None
+    version = meta.get("modlens_parquet") if isinstance(meta, dict) else None
+    if version != FORMAT:
+        raise ShardError(f"{path}: modlens_parquet is {version!r}, this modlens reads format {FORMAT}",
+                         fix="import it with the modlens that wrote it, or " + REFETCH)
+    try:
+        _Manifest.model_validate(meta)
+    except ValidationError as err:
+        raise ShardError(f"{path}: {_first_error(err)}") from None
+    return dict(meta)
+
+
+def _first_error(err: ValidationError) -> str:
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
+
+
+def _decode(path: Path, row: int, column: str, raw: str, shape: Any) -> Any:
+    """A JSON column's value: nested at most 64 levels (checked before decoding), of its shape."""
+    where = f"{path}: column {column}, row {row}"
+    depth = json_depth(raw.encode("utf-8", "surrogatepass"))
+    if depth > MAX_JSON_DEPTH:
+        raise ShardError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels ({depth})")
+    try:
+        return _adapter(shape).validate_json(raw, strict=True)
+    except ValidationError as err:
+        raise ShardError(f"{where}: {_first_error(err)}") from None
+
+
+@functools.cache
+def _adapter(shape: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(shape)
+
+
+def _checked_rows(out: Path, kind: str, n: int, detectors: Collection[str]) -> list[dict[str, Any]]:
+    """Shard `kind`-`n` as rows, checked against the shard schema, its JSON columns decoded; a chunk
+    without this kind of file has none of its rows. ShardError names the file and the column."""
+    import pyarrow as pa
+
+    path = _shard(out, kind, n)
+    if not path.exists():
+        return []
+    try:
+        table = read_parquet(path, str(path))
+    except ArchiveError as err:
+        raise ShardError(str(err)) from None
+    have = {field.name: field.type for field in table.schema}
+    for column, type_name, nullable in COLUMNS[kind]:
+        want = pa.type_for_alias(type_name)
+        if column not in have:
+            raise ShardError(f"{path}: column {column} is missing (the shard schema: "
+                             f"{', '.join(c for c, _, _ in COLUMNS[kind])})")
+        if have[column] != want:
+            raise ShardError(f"{path}: column {column} is {have[column]}, the shard schema says {want}")
+        if not nullable and table.column(column).null_count:
+            raise ShardError(f"{path}: column {column} has {table.column(column).null_count} empty (null) values; "
+                             "every row needs one")
+    if unknown := sorted(set(have) - {c for c, _, _ in COLUMNS[kind]}):
+        raise ShardError(f"{path}: column {unknown[0]} is not in the shard schema")
+    try:
+        rows: list[dict[str, Any]] = table.to_pylist()
+    except (pa.ArrowException, UnicodeDecodeError) as err:
+        raise ShardError(f"{path}: not readable as text ({type(err).__name__}: {str(err)[:200]})") from None
+    shapes = {c: shape for (k, c), shape in JSON_COLUMNS.items() if k == kind}
+    for i, row in enumerate(rows):
+        for column, shape in shapes.items():
+            if row[column] is not None:
+                row[column] = _decode(path, i, column, row[column], shape)
+        if kind == "scores" and row["detector"] not in detectors:
+            raise ShardError(f"{path}: column detector, row {i}: {row['detector']!r} is not a detector of the "
+                             f"manifest ({', '.join(sorted(detectors))})")
+    return rows
+
+
 @dataclass
 class _Score:
     labels: dict[str, float] | None
@@ -151,77 +300,81 @@ class _Score:
     error: str | None
 
 
-def _variants(raw: str) -> list[Variant]:
-    return [Variant(**{**v, "positions": [tuple(p) for p in v["positions"]]}) for v in json.loads(raw)]
-
-
-def _normalized(row: dict[str, Any]) -> Normalized:
-    return Normalized(row["text"], [Edit(**e) for e in json.loads(row["edits_json"])], row["normalizer"], row["version"])
-
-
-def read_chunk(out: Path, n: int) -> Chunk:
-    """Chunk N as the audit produced it (comment ids unknown until registered)."""
-    items = _read(_shard(out, "items", n))
+def read_chunk(out: Path, n: int, detectors: Collection[str]) -> Chunk:
+    """Chunk N as the audit produced it (comment ids unknown until registered), every file checked
+    against the shard schema; `detectors`: the manifest's detector keys."""
+    items = _checked_rows(out, "items", n, detectors)
     return Chunk(
-        [DatasetItem(r["comment_key"], r["text"], json.loads(r["labels_json"]), _variants(r["variants_json"]))
-         for r in items], [None] * len(items), [_variants(r["generated_json"]) for r in items],
-        [(m["source_text"], _normalized(m)) for m in _read(_shard(out, "normalizations", n))],
-        [(s["text"], s["detector"], _Score(None if s["labels_json"] is None else json.loads(s["labels_json"]),
-                                           s["toxicity"], s["latency_ms"], s["error"]))
-         for s in _read(_shard(out, "scores", n))],
-        [StepError(**e) for e in _read(_shard(out, "step_errors", n))])
+        [DatasetItem(r["comment_key"], r["text"], r["labels_json"], r["variants_json"]) for r in items],
+        [None] * len(items), [r["generated_json"] for r in items],
+        [(m["source_text"], Normalized(m["text"], m["edits_json"], m["normalizer"], m["version"]))
+         for m in _checked_rows(out, "normalizations", n, detectors)],
+        [(s["text"], s["detector"], _Score(s["labels_json"], s["toxicity"], s["latency_ms"], s["error"]))
+         for s in _checked_rows(out, "scores", n, detectors)],
+        [StepError(**e) for e in _checked_rows(out, "step_errors", n, detectors)])
 
 
-def chunks(out: Path) -> Iterator[Chunk]:
+def chunks(out: Path, detectors: Collection[str]) -> Iterator[Chunk]:
     for n, kinds in sorted(shards(out).items()):
         if "items" in kinds:  # a chunk without its items file was cut off: its items are redone by a rerun
-            yield read_chunk(out, n)
+            yield read_chunk(out, n, detectors)
 
 
 def import_parquet(out: str | Path, db: str | Path) -> dict[str, Any]:
-    """Loads an `--out-parquet` folder into the study log at `db` through the log sink (resumable and
-    idempotent: items the log's run already holds are skipped). Returns counts."""
+    """Loads an `--out-parquet` folder into the study log at `db` through the log sink (idempotent:
+    items the log's run already holds are skipped). Returns counts. Every shard is checked first (a
+    bad one raises ShardError before the log is opened); then the whole import is one transaction,
+    so the log holds all of the folder or, whatever stops it, none of it."""
     out = Path(out)
-    if not (out / MANIFEST).is_file():
-        raise SetupError(f"{out}: no {MANIFEST}; give a folder written by `modlens audit --out-parquet`")
-    meta = json.loads((out / MANIFEST).read_text())
-    if meta.get("modlens_parquet") != FORMAT:
-        raise SetupError(f"{out}: written by another modlens (format {meta.get('modlens_parquet')}, this reads {FORMAT})")
-    study = meta["study"]
+    meta = read_manifest(out)
+    for _ in chunks(out, meta["detectors"]):
+        pass  # checked, not kept: a folder may be larger than memory
+    study, page = meta["study"], meta["page"]
     counts = {"items": 0, "skipped": 0, "scores": 0, "chunks": 0}
     log = StudyLog(db)
     try:
+        run_id = runs.find_run(log, meta["dataset"], meta["path"], meta["params"])
+        if run_id is not None and _nothing_new(log, run_id, out, meta, counts):
+            counts["run_id"] = run_id
+            return counts  # importing a folder again adds nothing, not even a timestamp
         with log.transaction():
             log.ensure_study(study["study_id"], study.get("title", ""), study)
             det_ids = {k: log.ensure_detector(d["name"], d["version"], d["toxicity_label"], d["threshold"], d["config"])
                        for k, d in meta["detectors"].items()}
-        page = meta["page"]
-        page_id = log.ensure_page(page["platform"], page["page_key"], page["url"], page["title"])
-        # the run an earlier import of this folder made, finished or not: importing again adds nothing
-        run_id = runs.find_run(log, meta["dataset"], meta["path"], meta["params"])
-        if run_id is None:
-            run_id = log.start_run(meta["dataset"], meta["path"], meta["params"])
-        else:
-            log.set_run_status(run_id, "running")
-        gold_set = run_label_set(log, run_id, page["platform"], meta.get("gold", LEGACY_GOLD))
-        sink = LogSink(log, ItemSource(page["platform"], page_id, page["platform"], gold_set), run_id, det_ids)
-        done = runs.completed_keys(log, run_id)
-        for chunk in chunks(out):
-            todo = [it for it in chunk.items if it.key not in done]
-            counts["skipped"] += len(chunk.items) - len(todo)
-            if not todo:
-                continue
-            keep = [i for i, it in enumerate(chunk.items) if it.key not in done]
-            with log.transaction():  # as the audit's log sink writes one chunk
-                chunk.items, chunk.generated = todo, [chunk.generated[i] for i in keep]
-                chunk.comment_ids = sink.register(todo)
+            page_id = log.ensure_page(page["platform"], page["page_key"], page["url"], page["title"])
+            # the run an earlier import of this folder made, finished or not, goes on
+            if run_id is None:
+                run_id = log.start_run(meta["dataset"], meta["path"], meta["params"])
+            gold_set = run_label_set(log, run_id, page["platform"], meta.get("gold", LEGACY_GOLD))
+            sink = LogSink(log, ItemSource(page["platform"], page_id, page["platform"], gold_set), run_id, det_ids)
+            done = runs.completed_keys(log, run_id)
+            counts["skipped"] = 0
+            for chunk in chunks(out, meta["detectors"]):
+                keep = [i for i, it in enumerate(chunk.items) if it.key not in done]
+                counts["skipped"] += len(chunk.items) - len(keep)
+                if not keep:
+                    continue
+                chunk.items, chunk.generated = [chunk.items[i] for i in keep], [chunk.generated[i] for i in keep]
+                chunk.comment_ids = sink.register(chunk.items)
                 sink.record(chunk)
-            counts["items"] += len(todo)
-            counts["scores"] += len(chunk.scores)
-            counts["chunks"] += 1
-        log.set_run_progress(run_id, runs.n_completed(log, run_id))
-        log.finish_run(run_id, "finished")
+                counts["items"] += len(keep)
+                counts["scores"] += len(chunk.scores)
+                counts["chunks"] += 1
+            log.set_run_progress(run_id, runs.n_completed(log, run_id))
+            log.finish_run(run_id, "finished")
         counts["run_id"] = run_id
     finally:
         log.close()
     return counts
+
+
+def _nothing_new(log: StudyLog, run_id: int, out: Path, meta: dict[str, Any], counts: dict[str, Any]) -> bool:
+    """Whether the log's run is finished and holds every item of the folder (counted as skipped)."""
+    if log.conn.execute("SELECT status FROM audit_runs WHERE run_id = ?", (run_id,)).fetchone()[0] != "finished":
+        return False
+    done = runs.completed_keys(log, run_id)
+    for chunk in chunks(out, meta["detectors"]):
+        if any(it.key not in done for it in chunk.items):
+            return False
+        counts["skipped"] += len(chunk.items)
+    return True

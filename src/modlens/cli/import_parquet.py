@@ -24,8 +24,8 @@ def run(args: argparse.Namespace) -> int:
                        fix="give the folder `modlens audit --out-parquet DIR` wrote")
     try:
         counts = import_parquet(args.folder, db_path(args))
-    except SetupError as err:
-        raise CliError(str(err)) from None
+    except SetupError as err:  # a folder that is not what `--out-parquet` writes (ShardError): usage, exit 2
+        raise CliError(str(err), fix=getattr(err, "fix", None)) from None
     except StudyLogError as err:
         raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None)) from None
     print(json.dumps(counts, indent=2))

@@ -25,7 +25,6 @@ a checksum anyone can recompute, a signature only the participant's key can make
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import zipfile
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from modlens import __version__, signing
-from modlens.safe_archive import ArchiveError, Limits, NotAnArchive, SafeZip
+from modlens.safe_archive import ArchiveError, Limits, NotAnArchive, SafeZip, read_parquet
 from modlens.studylog.scrub import scrub_tables, scrubbed_column
 from modlens.studylog.codec import canonical_json, now_iso
 from modlens.studylog.store import StudyLog
@@ -288,18 +287,10 @@ def _member(zf: SafeZip, file: str) -> bytes:
 
 def _read_parquet(name: str, table: str, data: bytes, metadata_only: bool = False) -> Any:
     """A table's Parquet bytes read, or one line saying they are not a table (never pyarrow's traceback)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     try:
-        if metadata_only:
-            return pq.read_metadata(io.BytesIO(data))
-        # use_threads=False: pyarrow 26's reader threads can abort the process at exit
-        # ("terminate called without an active exception"); a bundle's tables are small
-        return pq.read_table(io.BytesIO(data), use_threads=False)
-    except (pa.ArrowException, OSError, ValueError, MemoryError) as err:
-        first = (str(err).splitlines() or [""])[0][:200]
-        raise BundleError(f"{name}: table {table} is not a readable Parquet table ({type(err).__name__}: {first})") from None
+        return read_parquet(data, f"{name}: table {table}", metadata_only=metadata_only)
+    except ArchiveError as err:
+        raise BundleError(str(err)) from None
 
 
 def read_bundle(source: str | Path | IO[bytes], name: str | None = None) -> Bundle:
