@@ -3,6 +3,12 @@
 Background resources live in `cleanup_ctx`, so they start before the first connection and
 stop in reverse order on shutdown: the study-log writer (drained last), the engine (its
 detectors and batchers), then the pipeline that registers study and detectors.
+
+Every listener keeps one input policy, set on the application itself (`handler_args`), so every
+runner of it (`modlens serve`, the tests, the benches) serves with it: a connection that has not
+sent a whole request head within HEADER_TIMEOUT_S of opening or of its last answer is closed; a
+malformed request (bad request line or header) gets aiohttp's 400 and one log line, counted in
+`/status`, never a traceback; bodies and frames are bounded before they are decoded.
 """
 from __future__ import annotations
 
@@ -15,6 +21,8 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from aiohttp import WSCloseCode, WSMsgType, web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_log import AccessLogger
 
 from modlens.config import StudyConfig
 from modlens.detectors.base import Detector
@@ -39,6 +47,9 @@ log = logging.getLogger("modlens.daemon")
 # Frames up to this multiple of limits.max_message_bytes get a `too_large` answer; beyond it
 # aiohttp closes the socket (code 1009) rather than buffer unbounded input.
 HARD_FRAME_FACTOR = 4
+# aiohttp's keep-alive timer: armed when a connection opens and after each answer, it closes a
+# connection still waiting for a complete request head (a slow-header client, an idle keep-alive)
+HEADER_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -68,6 +79,7 @@ class DaemonOptions:
 class DaemonState:
     sockets: dict[web.WebSocketResponse, Session] = field(default_factory=dict)
     closing: bool = False
+    malformed_requests: int = 0  # refused by aiohttp's HTTP parser (one log line each)
     started_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
 
@@ -77,6 +89,54 @@ STATE = web.AppKey("state", DaemonState)
 WRITER = web.AppKey("writer", LogWriter)
 ENGINE = web.AppKey("engine", Engine)
 PIPELINE = web.AppKey("pipeline", Pipeline)
+
+
+class RequestErrorLog:
+    """The server logger aiohttp's request handler is given: a malformed request (its parser's
+    HttpProcessingError: bad request line, bad header, line too long) is one line, counted; any
+    other error keeps its traceback. Logs as `modlens.daemon`, whose scrubber removes secrets."""
+
+    def __init__(self, state: DaemonState) -> None:
+        self.state = state
+
+    def _malformed(self, args: tuple[Any, ...], exc_info: Any) -> bool:
+        if not isinstance(exc_info, HttpProcessingError):
+            return False
+        self.state.malformed_requests += 1
+        log.info("malformed HTTP request from %s refused (%d): %s", args[0] if args else "?", exc_info.code or 400,
+                 ascii(exc_info.message)[:200])
+        return True
+
+    def exception(self, msg: str, *args: Any, exc_info: Any = True, **kw: Any) -> None:
+        if not self._malformed(args, exc_info):
+            log.error(msg, *args, exc_info=exc_info, **kw)
+
+    def debug(self, msg: str, *args: Any, exc_info: Any = None, **kw: Any) -> None:
+        if not self._malformed(args, exc_info):  # aiohttp logs a first request's bad method at debug
+            log.debug(msg, *args, exc_info=exc_info, **kw)
+
+    def info(self, msg: str, *args: Any, **kw: Any) -> None:
+        log.info(msg, *args, **kw)
+
+    def warning(self, msg: str, *args: Any, **kw: Any) -> None:
+        log.warning(msg, *args, **kw)
+
+    def error(self, msg: str, *args: Any, **kw: Any) -> None:
+        log.error(msg, *args, **kw)
+
+
+class _AccessLog(AccessLogger):
+    """aiohttp's access log, less its second line for a malformed request (a 400 to the
+    placeholder request "UNKNOWN /"): RequestErrorLog's line says what was wrong with it."""
+
+    def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+        if not (request.method == "UNKNOWN" and response.status == 400):
+            super().log(request, response, time)
+
+
+def server_options(state: DaemonState) -> dict[str, Any]:
+    """aiohttp request-handler options of every listener (see the module's docstring)."""
+    return {"keepalive_timeout": HEADER_TIMEOUT_S, "logger": RequestErrorLog(state), "access_log_class": _AccessLog}
 
 
 # --- background resources -------------------------------------------------------------------
@@ -321,7 +381,9 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     limits = app[STUDY].limits
     # compress=False: the socket is loopback only, where permessage-deflate costs CPU on both ends
     # (zlib was the largest item of the event loop's profile under load) and saves nothing
-    ws = web.WebSocketResponse(protocols=(p.SUBPROTOCOL,), heartbeat=30.0, compress=False,
+    # decode_text=False: text frames arrive as bytes and are decoded by the protocol's parser, so
+    # invalid UTF-8 is answered with `bad_json` (aiohttp would close the socket with 1007)
+    ws = web.WebSocketResponse(protocols=(p.SUBPROTOCOL,), heartbeat=30.0, compress=False, decode_text=False,
                                max_msg_size=max(limits.max_message_bytes * HARD_FRAME_FACTOR, media_frame_bytes(app[STUDY])))
     await ws.prepare(request)
     session = Session(limits, max_pending=opts.max_pending_per_connection)
@@ -374,6 +436,7 @@ async def status_handler(request: web.Request) -> web.Response:
         "db": str(opts.db_path), "started_at": state.started_at,
         "detectors": pipeline.detector_statuses(), "components": pipeline.engine.component_errors,
         "counts": await pipeline.counts(), "queue": {"connections": len(state.sockets), **pipeline.queue()},
+        "malformed_requests": state.malformed_requests,
     })
 
 
@@ -386,10 +449,11 @@ def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[]
     calibration_items(study)  # refuse bad gold/anchor items before any resource starts
     if options.get("study_dir") is not None:
         load_plan(Path(options["study_dir"]), study)  # and an item set that does not fit the study
-    app = web.Application(client_max_size=study.limits.max_message_bytes)
+    state = DaemonState()
+    app = web.Application(client_max_size=study.limits.max_message_bytes, handler_args=server_options(state))
     app[STUDY] = study
     app[OPTIONS] = DaemonOptions(db_path=Path(db_path), token=token_fn, **options)
-    app[STATE] = DaemonState()
+    app[STATE] = state
     app.cleanup_ctx.extend([_writer_ctx, _engine_ctx, _pipeline_ctx,
                             recovery_ctx(lambda a: a[PIPELINE], lambda a: a[STATE].sockets.values())])
     app.on_shutdown.append(_close_sockets)
