@@ -44,6 +44,27 @@ def test_a_whole_file_audit_has_a_total(tmp_path, capsys):
     assert any("37/37" in line for line in bar), bar  # the bar shows done/total (and so an ETA), not a bare count
 
 
+def test_the_total_counts_records_not_lines(tmp_path, capsys):
+    # quoted fields with line breaks (as in Davidson's tweets), a blank line and a TSV: 5 records
+    f = tmp_path / "multiline.csv"
+    f.write_text('text,label\n"first line\nsecond line",1\nplain,0\n\n"a ""quoted""\n\nthree-line one",1\n'
+                 '"x",0\nlast without newline,1', encoding="utf-8")
+    data = registry.load(str(f))
+    assert estimated_total(data, None) == 5 == len(list(data.iter_items()))
+    run_audit(str(f), db=tmp_path / "l.sqlite", detector_objects={"len": LengthDetector()}, progress=True)
+    bar = capsys.readouterr().err.replace("\r", "\n").splitlines()
+    assert any("5/5" in line for line in bar), bar
+    tsv = tmp_path / "rows.tsv"
+    tsv.write_text('category\ttext\nA\t"one\ttab\nand a break"\nB\tsays 5" tall\n', encoding="utf-8")
+    assert estimated_total(registry.load(str(tsv)), None) == 2 == len(list(registry.load(str(tsv)).iter_items()))
+
+
+def test_davidsons_total_is_its_24783_tweets():
+    # Davidson et al. 2017 report 24,783 tweets; the shipped CSV spreads them over 26,953 lines
+    data = registry.load("davidson")
+    assert estimated_total(data, None) == 24783
+
+
 def _profanity():
     if detectors.status("profanity-check").status != "loaded":
         pytest.skip("profanity-check detector not available here")

@@ -78,12 +78,12 @@ class AuditInterrupted(KeyboardInterrupt):
         self.run_id, self.n_done = run_id, n_done
 
 
-def estimated_total(data: Dataset, limit: int | None) -> int | None:
-    """The progress bar's total: the reader's size, else the file's rows counted cheaply (a line
-    count of its raw bytes), capped by `limit`."""
+def estimated_total(data: Dataset, limit: int | None, encoding: str | None = None) -> int | None:
+    """The progress bar's total: the reader's size, else the file's records counted (`count_rows`:
+    records, not lines, so a quoted field with line breaks counts once), capped by `limit`."""
     size = data.size
     if size is None and data.path.is_file():
-        size = count_rows(data.path)
+        size = count_rows(data.path, encoding)
     if size is None:
         return limit
     return min(size, limit) if limit else size
@@ -191,7 +191,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         raise SetupError(f"normalize: the normalizer is unavailable ({the_engine.component_errors.get('normalizer')})")
     if perturb and the_engine.generator is None:
         raise SetupError(f"perturb: the variant generator is unavailable ({the_engine.component_errors.get('perturbation')})")
-    total = estimated_total(data, limit)
+    total = estimated_total(data, limit, reader_options.get("encoding"))
     if out_parquet is not None:
         return _to_parquet(Path(out_parquet), data, the_engine, params, study,
                            {k: specs.get(k, d) for k, d in detector_objects.items()}, engine, ray_options, limit, chunk_size,

@@ -49,6 +49,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_db_option(p)
     p.add_argument("--limit", type=int, help="audit only the first N items")
     p.add_argument("--text-col", help="csv/jsonl/parquet: the text column (default: text, comment_text, tweet or sentence)")
+    p.add_argument("--id-col", metavar="COLUMN",
+                   help="csv/jsonl/parquet: the column whose values key the items (one per row, unique), so an edited "
+                        "file resumes its audit instead of being logged anew (default: the row number behind the "
+                        "file's content hash)")
     p.add_argument("--label", metavar="COLUMN[=TOXIC_VALUES]",
                    help="the gold label: COLUMN (1/true/yes/toxic/hateful… vs 0/false/no/neither…), COLUMN=A,B (these "
                         "values are toxic, the rest not), COLUMN>=X (a score), or none (default: the reader's own, "
@@ -85,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if args.perturb is not None:
         check_strategies(args.perturb, "--perturb")
         perturb = list(dict.fromkeys([*args.perturb, *(args.strategies or [])])) or study.perturbation.strategies
-    reader_options = {"text_col": args.text_col, "label_cols": args.label_cols, "label": args.label,
+    reader_options = {"text_col": args.text_col, "id_col": args.id_col, "label_cols": args.label_cols, "label": args.label,
                       "encoding": args.encoding, "html_unescape": args.html_unescape}
     attack_only = [flag for flag, n in (("--targets", "attack_targets"), ("--ensemble", "ensemble"),
                                         ("--no-ensemble", "no_ensemble"), ("--recipe", "recipe")) if getattr(args, n)]

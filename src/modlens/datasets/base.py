@@ -377,18 +377,24 @@ def parquet_rows(path: Path) -> int | None:
 
 
 def count_rows(path: Path, encoding: str | None = None) -> int | None:
-    """The number of rows, cheaply, for a progress bar's total and ETA: Parquet's metadata, else
-    the line count of the file read in raw blocks (a quoted field with a line break counts twice;
-    the bar's total is then a little high). None when it cannot be counted."""
+    """The number of rows, for a progress bar's total and ETA: Parquet's metadata; for CSV/TSV the
+    records as the reader parses them (a quoted field may hold line breaks: Davidson's 24,783
+    tweets are 26,953 lines), blank lines skipped as the reader skips them; for JSONL its non-blank
+    lines. A file the parser stops on is counted by its lines. None when it cannot be read."""
     if is_parquet(path):
         return parquet_rows(path)
+    if not is_jsonl(path):
+        try:
+            records = _csv_rows(path, text_format(path, encoding))
+            try:
+                return max(0, sum(1 for values in records if values) - 1)  # less the header
+            finally:
+                records.close()
+        except (DatasetError, UnicodeError, OSError):
+            pass  # the audit reports the bad record when it gets there; the total is an estimate
     try:
-        lines, last = 0, b"\n"
-        with open(path, "rb") as fh:
-            while block := fh.read(1 << 20):
-                lines += block.count(b"\n")
-                last = block[-1:]
-        lines += last != b"\n"  # a last line without its newline
+        with open(path, "rb") as fh:  # JSONL (one object a line), or a CSV the parser stops on
+            lines = sum(1 for line in fh if line.strip())
     except OSError:
         return None
     return max(0, lines - (0 if is_jsonl(path) else 1))

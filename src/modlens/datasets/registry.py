@@ -5,6 +5,7 @@ installed package adds one through the `modlens.readers` entry point (see CONTRI
 """
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +115,9 @@ def load(dataset: str, fmt: str | None = None, *, label: str | GoldSpec | None =
         module = READER_REGISTRY.load(fmt)
     except (UnknownName, PluginError) as err:
         raise DatasetError(str(err)) from None
+    if options.get("id_col") and "id_col" not in inspect.signature(module.read).parameters:
+        raise DatasetError(f"--id-col: the {fmt} reader keys its rows itself and takes no id column; fix: drop "
+                           f"--id-col, or read the file as a plain table (--format csv --id-col COLUMN)")
     spec = GoldSpec.parse(label) if isinstance(label, str) else label
     data: Dataset = module.read(path, label=spec, **options)
     if spec is not None and data.path.is_file():  # a `=`/threshold spec must split the rows (see gold)
