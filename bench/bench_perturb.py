@@ -16,7 +16,7 @@ from pathlib import Path
 
 from modlens.config import PerturbationConfig
 from modlens.detectors import registry as detectors
-from modlens.perturb.attack import GreedyAttack
+from modlens.perturb import recipes
 from modlens.paths import shipped_data
 from modlens.perturb.generate import VariantGenerator
 
@@ -39,7 +39,7 @@ def main() -> None:
           f"({1000 * dt / len(texts):.2f} ms per comment, budget 3, unavailable: {list(gen.unavailable) or 'none'})")
 
     target = detectors.create(args.target)
-    attack = GreedyAttack(target, max_edit_fraction=0.25, max_queries=200)
+    attack = recipes.create("char_greedy").build(target, max_edit_ratio=0.25, max_queries=200)
     t0 = time.perf_counter()
     results = [attack.run(t).attack for t in texts]
     dt = time.perf_counter() - t0

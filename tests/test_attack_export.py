@@ -60,9 +60,9 @@ def test_values_match_the_study_log(log, exported):
         a, row = json.loads(r["attack_json"]), rows[r["variant_id"]]
         assert (row["seed_text"], row["adversarial_text"], row["seed"]) == (r["seed"], r["adv"], r["rng"])
         assert (row["queries"], row["status"], row["target_version"]) == (a["queries"], a["status"], a["target_version"])
-        assert row["target"] == "profanity-check" and row["recipe"] == "attack-tae" and row["goal"] == "tae"
+        assert row["target"] == "profanity-check" and row["recipe"] == "char_greedy" and row["goal"] == "tae"
         assert row["success"] == (a["status"] == "success")
-        assert row["words_changed_share"] == pytest.approx(a["words_edited"] / a["n_words"])
+        assert row["words_changed_share"] == pytest.approx(a["words_edited"] / a["n_words"], abs=1e-6)  # logged to 6 places
         if row["success"]:
             assert set(row["filters"]) == {"dedup", "label", "meaning", "fluency"}
             assert row["passed_filters"] == all(f["ok"] is not False for f in row["filters"].values())

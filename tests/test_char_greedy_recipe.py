@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from modlens.detectors.base import Detector
-from modlens.perturb.attack import GreedyAttack
+from modlens.perturb import recipes
+from modlens.perturb.recipes.char_greedy import DEFAULT_STRATEGIES, char_transformations
 
 BAD = ("idiot", "stupid", "moron", "loser")
 
@@ -71,11 +72,13 @@ def _run(text: str, options: dict):
     o = dict(options)
     if o.get("judges") == "split":
         o["judges"] = [Fixed("always", 0.9), Fixed("never", 0.1)]
-    return GreedyAttack(Slurs(), **o).run(text)
+    if "max_edit_fraction" in o:
+        o["max_edit_ratio"] = o.pop("max_edit_fraction")
+    return recipes.create("char_greedy").build(Slurs(), **o).run(text)
 
 
 def _edits(v) -> list[tuple[int, str, int]]:
-    return [(e["word_index"], e["strategy"], e["attempt"]) for e in v.params["edits"]]
+    return [(e["word_index"], e["params"]["strategy"], e["params"]["attempt"]) for e in v.params["edits"]]
 
 
 @pytest.mark.parametrize("text,options,adversarial,status,reason,edits,positions", REFERENCE)
@@ -85,3 +88,26 @@ def test_same_seed_same_adversarial_text_as_the_original_engine(text, options, a
     assert (v.text, v.attack["status"], v.attack["reason"]) == (adversarial, status, reason)
     assert _edits(v) == edits and [tuple(p) for p in v.positions] == positions
     assert Slurs().toxicity(Slurs().score([v.text])[0]) == pytest.approx(v.attack["final_score"])
+
+
+# the queries the original engine spent on each REFERENCE case: its ranking also paid to remove
+# the words no strategy can edit ("a"); the recipe ranks only words it may change
+ORIGINAL_QUERIES = [20, 37, 21, 43, 19, 6, 48]
+
+
+@pytest.mark.parametrize("case,original", list(zip(REFERENCE, ORIGINAL_QUERIES)))
+def test_queries_are_the_originals_less_the_words_no_strategy_can_edit(case, original):
+    text, options = case[0], case[1]
+    uneditable = sum(sum(c.isalpha() for c in w) < 2 for w in text.split())
+    assert _run(text, options).attack["queries"] == original - uneditable
+
+
+def test_strategies_and_their_options_replace_the_default_set():
+    default = recipes.create("char_greedy").build(Slurs())
+    assert [t.key for t in default.transformations if t.key != "char:human_lookup"] == \
+        [f"char:{s}" for s in DEFAULT_STRATEGIES if s != "human_lookup"]
+    only = recipes.create("char_greedy", transformations=char_transformations(["special_char"])).build(Slurs())
+    v = only.run("you are an idiot")
+    assert [t.key for t in only.transformations] == ["char:special_char"]
+    assert {e["params"]["strategy"] for e in v.params["edits"]} <= {"special_char"}
+    assert v.strategy == "recipe:char_greedy" and v.params["recipe"] == "char_greedy"

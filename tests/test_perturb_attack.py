@@ -1,5 +1,6 @@
-"""Greedy-WIR attacks against real detectors: successes and failures for known reasons, the
-query budget, the AND-ensemble constraint, dedup, and the transfer matrix."""
+"""The character attack (recipe `char_greedy`, Greedy-WIR) against real detectors: successes
+and failures for known reasons, the query budget, the AND-ensemble constraint, dedup, and the
+transfer matrix."""
 from __future__ import annotations
 
 import json
@@ -8,7 +9,8 @@ import pytest
 
 from modlens.detectors import registry as detectors
 from modlens.detectors.base import Detector, DetectorUnavailable
-from modlens.perturb.attack import GreedyAttack
+from modlens.perturb import recipes
+from modlens.perturb.recipes.char_greedy import char_transformations
 from modlens.perturb.transfer import TransferRow, asr_matrix, score_variants
 
 TOXIC = "you are an idiot"
@@ -29,6 +31,12 @@ def minilm() -> Detector:
         pytest.skip(f"minilm-toxicity not available here: {err}")
 
 
+def char_attack(target, *, strategies=None, max_edit_fraction=None, **options):
+    """The character attack, as `audit --attack` builds it."""
+    recipe = recipes.create("char_greedy", transformations=char_transformations(strategies))
+    return recipe.build(target, max_edit_ratio=max_edit_fraction, **options)
+
+
 class Fixed(Detector):
     """A judge with a fixed verdict: isolates the AND logic of the ensemble constraint."""
     labels, toxicity_label = ("toxic",), "toxic"
@@ -41,52 +49,52 @@ class Fixed(Detector):
 
 
 def test_tae_success_on_profanity_check(profanity):
-    v = GreedyAttack(profanity, goal="tae").run(TOXIC)
+    v = char_attack(profanity, goal="tae").run(TOXIC)
     a = v.attack
     assert a["status"] == "success" and a["reason"] is None
     assert a["source_score"] >= profanity.threshold > a["final_score"]
     # the claimed final score is the detector's real score of the returned text
     assert profanity.toxicity(profanity.score([v.text])[0]) == pytest.approx(a["final_score"])
-    assert a["ranking"] == "importance" and 1 < a["queries"] <= a["max_queries"]
+    assert a["ranking"] == "delete" and 1 < a["queries"] <= a["max_queries"]
     assert a["words_edited"] == 1 and v.params["edits"][0]["word"] == "idiot"
     assert v.target_detector == "profanity-check" and a["target_version"] == profanity.version
     s, e = v.positions[0]
     assert TOXIC[:s] == v.text[:s] and 11 <= s < e <= 16  # inside "idiot"
     json.dumps(v.to_dict())
-    again = GreedyAttack(profanity, goal="tae").run(TOXIC)
+    again = char_attack(profanity, goal="tae").run(TOXIC)
     assert again.text == v.text and again.attack == a  # seeded: reproducible
 
 
 def test_edit_limit_is_a_known_failure(profanity):
     """Two slurs: one edit leaves the other, so a 25% word budget fails and 50% succeeds."""
-    tight = GreedyAttack(profanity, max_edit_fraction=0.25).run(TWO_SLURS).attack
+    tight = char_attack(profanity, max_edit_fraction=0.25).run(TWO_SLURS).attack
     assert tight["status"] == "failed" and tight["reason"] == "edit limit reached"
     assert tight["words_edited"] == 1 and tight["final_score"] >= profanity.threshold
-    loose = GreedyAttack(profanity, max_edit_fraction=0.5).run(TWO_SLURS).attack
+    loose = char_attack(profanity, max_edit_fraction=0.5).run(TWO_SLURS).attack
     assert loose["status"] == "success" and loose["words_edited"] == 2
     assert loose["constraints"]["max_edit_fraction"] == {"limit": 0.5, "max_words": 2, "words_edited": 2, "ok": True}
 
 
 def test_query_budget_of_one_fails(profanity):
-    v = GreedyAttack(profanity, max_queries=1).run(TOXIC)
+    v = char_attack(profanity, max_queries=1).run(TOXIC)
     assert v.attack["status"] == "failed" and v.attack["reason"] == "query budget exhausted"
     assert v.attack["queries"] == 1 and v.text == TOXIC and v.positions == []
 
 
 def test_small_budget_falls_back_to_heuristic_ranking(profanity):
-    a = GreedyAttack(profanity, max_queries=4).run(TOXIC).attack
+    a = char_attack(profanity, max_queries=4).run(TOXIC).attack
     assert a["ranking"] == "heuristic" and a["queries"] <= 4
 
 
 def test_seed_on_the_goal_side_is_skipped(profanity):
-    a = GreedyAttack(profanity, goal="tae").run(BENIGN).attack
+    a = char_attack(profanity, goal="tae").run(BENIGN).attack
     assert a["status"] == "skipped" and a["queries"] == 1 and "below" in a["reason"]
-    b = GreedyAttack(profanity, goal="bae").run(TOXIC).attack
+    b = char_attack(profanity, goal="bae").run(TOXIC).attack
     assert b["status"] == "skipped" and "above" in b["reason"]
 
 
 def test_bae_cannot_make_a_lexical_model_see_profanity_in_typos(profanity):
-    a = GreedyAttack(profanity, goal="bae", max_edit_fraction=1.0).run(BENIGN).attack
+    a = char_attack(profanity, goal="bae", max_edit_fraction=1.0).run(BENIGN).attack
     assert a["status"] == "failed" and a["final_score"] < profanity.threshold
 
 
@@ -94,7 +102,7 @@ def test_ensemble_rejects_what_another_detector_calls_benign(profanity):
     """A second copy of profanity-check as judge is fooled by the very same edits, so it calls
     every flip non-toxic: TaeBench's AND ensemble must reject them all."""
     judge = detectors.create("profanity-check")
-    a = GreedyAttack(profanity, judges=[judge]).run(TOXIC).attack
+    a = char_attack(profanity, judges=[judge]).run(TOXIC).attack
     assert a["status"] == "failed" and a["rejected_by_ensemble"] > 0
     assert a["reason"] == "every flipping candidate was rejected by the judges"
     verdict = a["constraints"]["ensemble"]
@@ -104,15 +112,15 @@ def test_ensemble_rejects_what_another_detector_calls_benign(profanity):
 
 def test_ensemble_needs_every_judge(profanity):
     yes, no = Fixed("always-toxic", 0.9), Fixed("never-toxic", 0.1)
-    ok = GreedyAttack(profanity, judges=[yes]).run(TOXIC).attack
+    ok = char_attack(profanity, judges=[yes]).run(TOXIC).attack
     assert ok["status"] == "success" and ok["constraints"]["ensemble"]["ok"] is True
-    split = GreedyAttack(profanity, judges=[yes, no]).run(TOXIC).attack
+    split = char_attack(profanity, judges=[yes, no]).run(TOXIC).attack
     assert split["status"] == "failed"
     assert split["constraints"]["ensemble"]["judges"]["always-toxic"]["agrees"] is True
 
 
 def test_duplicates_are_marked(profanity):
-    out = GreedyAttack(profanity).run_many([TOXIC, BENIGN, TOXIC])
+    out = char_attack(profanity).run_many([TOXIC, BENIGN, TOXIC])
     assert [v.attack["status"] for v in out] == ["success", "skipped", "success"]
     assert out[0].attack["constraints"]["unique"] == {"ok": True}
     assert out[2].attack["constraints"]["unique"] == {"ok": False, "duplicate_of": 0}
@@ -120,11 +128,11 @@ def test_duplicates_are_marked(profanity):
 
 def test_bad_arguments_are_clear(profanity):
     with pytest.raises(ValueError, match="goal"):
-        GreedyAttack(profanity, goal="flip")
+        char_attack(profanity, goal="flip")
     with pytest.raises(ValueError, match="max_queries"):
-        GreedyAttack(profanity, max_queries=0)
-    with pytest.raises(KeyError, match="unknown perturbation strategy"):
-        GreedyAttack(profanity, strategies=["nope"])
+        char_attack(profanity, max_queries=0)
+    with pytest.raises(KeyError, match="char:nope"):
+        char_attack(profanity, strategies=["nope"])
 
 
 def test_asr_matrix_counts_and_dedups():
@@ -145,7 +153,7 @@ def test_asr_matrix_counts_and_dedups():
 
 
 def test_transfer_from_profanity_check(profanity):
-    made = GreedyAttack(profanity).run_many([TOXIC, "this is bullshit", BENIGN])
+    made = char_attack(profanity).run_many([TOXIC, "this is bullshit", BENIGN])
     rows = score_variants(made, {"profanity-check": profanity, "always-toxic": Fixed("always-toxic", 0.9)})
     assert len(rows) == 2  # the benign seed was skipped
     m = asr_matrix(rows)
@@ -156,7 +164,7 @@ def test_transfer_from_profanity_check(profanity):
 @pytest.mark.slow
 def test_tae_against_minilm_and_transfer(minilm, profanity):
     seeds = ["you are a pathetic idiot", "shut up you worthless moron", "what a disgusting stupid liar"]
-    made = GreedyAttack(minilm, max_edit_fraction=0.5, max_queries=150).run_many(seeds)
+    made = char_attack(minilm, max_edit_fraction=0.5, max_queries=150).run_many(seeds)
     statuses = [v.attack["status"] for v in made]
     assert set(statuses) <= {"success", "failed", "skipped"}
     for v in made:

@@ -35,7 +35,8 @@ def test_attack_line(capsys):
     attacks = [r for r in rows if r["kind"] == "variant"]
     assert [a["attack"]["status"] for a in attacks] == ["success", "skipped"]
     assert attacks[0]["scores"]["profanity-check"]["above_threshold"] is False
-    assert attacks[0]["params"]["strategies"] == ["char_swap", "char_delete"]
+    assert attacks[0]["params"]["transformations"] == ["char:char_swap", "char:char_delete"]
+    assert attacks[0]["strategy"] == "recipe:char_greedy"
 
 
 def test_clear_errors(capsys, tmp_path):

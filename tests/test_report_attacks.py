@@ -11,7 +11,8 @@ import pytest
 from modlens.analysis.report import render_html, report_from_db
 from modlens.cli import main
 from modlens.detectors import registry
-from modlens.perturb.attack import GreedyAttack
+from modlens.perturb import recipes
+from modlens.perturb.recipes.char_greedy import char_transformations
 from modlens.perturb.base import Variant
 from modlens.studylog.store import StudyLog
 
@@ -38,7 +39,7 @@ def audited(data_dir, tmp_path_factory):
 def test_rows_per_recipe_with_filters_and_words_changed(audited):
     db, section = audited
     (row,) = section["rows"]
-    assert (row["recipe"], row["target"], row["goal"]) == ("attack-tae", "profanity-check", "TAE")
+    assert (row["recipe"], row["target"], row["goal"]) == ("char_greedy", "profanity-check", "TAE")
     attacks = [json.loads(r["attack_json"]) for r in sql(db, "SELECT attack_json FROM variants WHERE attack_json IS NOT NULL")]
     wins = [a for a in attacks if a["status"] == "success"]
     assert row["successes"] == len(wins) > 0
@@ -50,7 +51,7 @@ def test_rows_per_recipe_with_filters_and_words_changed(audited):
     assert summary["kept"] == row["kept"] and summary["successes"] == row["successes"]
     # no judges ran: the other detector's logged verdicts drop some successes (known for these 12 rows)
     assert row["filtered_out"].get("label", 0) > 0
-    assert section["matrices"][0]["recipe"] == "attack-tae"
+    assert section["matrices"][0]["recipe"] == "char_greedy"
     rec = row["recovery"]
     assert rec["n"] == row["successes"] and 0 <= rec["recovered"] <= rec["n"]
 
@@ -71,7 +72,8 @@ def two_recipes(tmp_path_factory):
     ("idiot" -> "dolt", written out as a recipe result), both against profanity-check."""
     target = registry.create("profanity-check")
     seed = "you are an idiot"
-    leet = GreedyAttack(target, strategies=["special_char"], max_queries=60, max_edit_fraction=0.5).run(seed)
+    leet = recipes.create("char_greedy", transformations=char_transformations(["special_char"])).build(
+        target, max_queries=60, max_edit_ratio=0.5).run(seed)
     assert leet.attack["status"] == "success" and leet.text != seed
     synonym_text = "you are a dolt"
     tox = target.toxicity(target.score([synonym_text])[0])
@@ -96,13 +98,13 @@ def test_normalization_undoes_the_leet_attack_not_the_synonym(two_recipes):
     db, leet = two_recipes
     section = report_from_db(db)["sections"]["attacks"]
     rows = {r["recipe"]: r for r in section["rows"]}
-    assert set(rows) == {"attack-tae", "synonym-like"}
-    assert rows["attack-tae"]["recovery"] == {"n": 1, "recovered": 1, "share": 1.0, "unchanged": 0, "unmeasured": 0}
+    assert set(rows) == {"char_greedy", "synonym-like"}
+    assert rows["char_greedy"]["recovery"] == {"n": 1, "recovered": 1, "share": 1.0, "unchanged": 0, "unmeasured": 0}
     assert rows["synonym-like"]["recovery"]["share"] == 0.0 and rows["synonym-like"]["recovery"]["unchanged"] == 1
     assert rows["synonym-like"]["words_changed_share"] == 0.5
     # one transfer matrix per recipe, labelled with it
-    assert sorted(m["recipe"] for m in section["matrices"]) == ["attack-tae", "synonym-like"]
-    assert set(section["transfer"]) == {"profanity-check (TAE, attack-tae)", "profanity-check (TAE, synonym-like)"}
+    assert sorted(m["recipe"] for m in section["matrices"]) == ["char_greedy", "synonym-like"]
+    assert set(section["transfer"]) == {"profanity-check (TAE, char_greedy)", "profanity-check (TAE, synonym-like)"}
     html = render_html(report_from_db(db))
     assert "undone by normalization" in html and "synonym-like" in html and "1.000 (1/1)" in html
 
@@ -113,8 +115,8 @@ async def test_review_items_rated_through_the_daemon_reach_the_report(two_recipe
     assert main(["study", "init", str(folder)]) == 0
     assert main(["study", "add-attacks", str(folder), "--from", str(db), "--unfiltered"]) == 0
     assert main(["study", "add-attacks", str(folder), "--from", str(db), "--unfiltered"]) == 0  # idempotent
-    from modlens.study.folder import load_folder
-    review = load_folder(folder).study.review
+    from modlens.study import load
+    review = load(folder).review
     assert sorted(r.text for r in review) == sorted([leet.text, "you are a dolt"])
     assert main(["study", "check", str(folder)]) == 0
     assert "2 attack texts to review" in capsys.readouterr().out
@@ -147,7 +149,7 @@ async def test_review_items_rated_through_the_daemon_reach_the_report(two_recipe
     report = report_from_db(tmp_path / "study.sqlite")
     rows = {h["recipe"]: h for h in report["sections"]["attacks"]["human"]["rows"]}
     assert "Human check" in render_html(report)
-    assert rows["attack-tae"]["ratings"] == 1 and rows["attack-tae"]["share_ratings_toxic"] == 1.0
+    assert rows["char_greedy"]["ratings"] == 1 and rows["char_greedy"]["share_ratings_toxic"] == 1.0
     assert rows["synonym-like"]["ratings"] == 2 and rows["synonym-like"]["share_ratings_toxic"] == 0.5
     assert rows["synonym-like"]["items_majority_toxic"] == 0  # a tie is no majority
     # ... and the human-ratings statistics leave them out: machine-made texts are not the study's comments

@@ -9,8 +9,8 @@ from typing import Any, Sequence
 from modlens.detectors.base import Detector
 from modlens.engine import Engine
 from modlens.perturb import recipes
-from modlens.perturb.attack import GreedyAttack
 from modlens.perturb.compose import Attack
+from modlens.perturb.recipes.char_greedy import char_transformations
 from modlens.services.errors import SetupError
 
 
@@ -24,9 +24,13 @@ class AttackSpec:
     # queries and 0.25 of the words, a recipe's own budget and edit constraint (`attack_limits`)
     max_queries: int | None = None
     max_edit_ratio: float | None = None
-    strategies: list[str] | None = None  # None: perturb.attack.DEFAULT_ATTACK_STRATEGIES
+    strategies: list[str] | None = None  # the character attack's strategies; None: char_greedy.DEFAULT_STRATEGIES
+    strategy_options: dict[str, dict[str, Any]] | None = None  # per strategy (human_lookup's table path)
     workers: int = 4                     # attacks in flight at once (their queries share the batchers)
-    recipe: str | None = None            # a perturb.recipes key: that recipe instead of the character attack
+    recipe: str | None = None            # a perturb.recipes key; None: the character attack (CHARACTER_ATTACK)
+
+
+CHARACTER_ATTACK = "char_greedy"  # the recipe `--attack` runs without `--recipe`
 
 
 def answers_any_text(det: Detector) -> bool:
@@ -49,39 +53,31 @@ def plan_attacks(spec: AttackSpec, detectors: dict[str, Detector]) -> dict[str, 
 
 
 def build_attack(spec: AttackSpec, key: str, target: Detector, judges: Sequence[Detector],
-                 seed: int) -> GreedyAttack | Attack:
+                 seed: int) -> Attack:
+    """The spec's recipe (the character attack without one, over `spec.strategies` if given) as
+    an attack on `target`; bad options are a SetupError."""
     try:
-        if spec.recipe:
-            if spec.strategies:
-                raise ValueError("--strategies and --recipe exclude each other (a recipe names its transformations)")
-            return recipes.create(spec.recipe).build(target, goal=spec.goal, judges=judges, max_queries=spec.max_queries,
-                                                     max_edit_ratio=spec.max_edit_ratio, seed=seed, target_key=key)
-        limits: dict[str, Any] = {k: v for k, v in (("max_queries", spec.max_queries),
-                                                    ("max_edit_fraction", spec.max_edit_ratio)) if v is not None}
-        return GreedyAttack(target, goal=spec.goal, strategies=spec.strategies, judges=judges, seed=seed,
-                            target_key=key, **limits)
+        if spec.recipe and spec.strategies:
+            raise ValueError("--strategies and --recipe exclude each other (a recipe names its transformations)")
+        recipe = recipes.create(spec.recipe) if spec.recipe else recipes.create(
+            CHARACTER_ATTACK, transformations=char_transformations(spec.strategies, spec.strategy_options))
+        return recipe.build(target, goal=spec.goal, judges=judges, max_queries=spec.max_queries,
+                            max_edit_ratio=spec.max_edit_ratio, seed=seed, target_key=key)
     except (KeyError, ValueError) as err:
         raise SetupError(f"attack: {err.args[0] if err.args else err}") from None
 
 
-def attack_limits(attack: GreedyAttack | Attack) -> tuple[int, float | None]:
+def attack_limits(attack: Attack) -> tuple[int, float | None]:
     """(max queries, max share of words edited) the built attack runs with; None: no edit limit
     (a recipe without a max_words_changed constraint)."""
-    if isinstance(attack, Attack):
-        return attack.max_queries, attack.config().get("max_edit_fraction")
-    return attack.max_queries, attack.max_edit_fraction
+    return attack.max_queries, attack.config().get("max_edit_fraction")
 
 
-def attack_config(attack: GreedyAttack | Attack) -> dict[str, Any]:
+def attack_config(attack: Attack) -> dict[str, Any]:
     """What makes an attack result reproducible, beyond the attack's own params: the target's
     study key and the versions of the target and judges (a new model version is a new attack)."""
-    if isinstance(attack, Attack):
-        return {**attack.config(), "target": attack.target_key, "target_version": attack.target.version,
-                "judge_versions": {j.name: j.version for j in attack.judges}}
-    return {"goal": attack.goal, "strategies": list(attack.strategies), "max_queries": attack.max_queries,
-            "max_edit_fraction": attack.max_edit_fraction, "candidates_per_strategy": attack.candidates_per_strategy,
-            "judges": [j.name for j in attack.judges], "target": attack.target_key,
-            "target_version": attack.target.version, "judge_versions": {j.name: j.version for j in attack.judges}}
+    return {**attack.config(), "target": attack.target_key, "target_version": attack.target.version,
+            "judge_versions": {j.name: j.version for j in attack.judges}}
 
 
 def gold_toxic(labels: dict[str, Any]) -> bool | None:

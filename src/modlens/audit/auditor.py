@@ -14,7 +14,6 @@ from modlens.audit.attacks import AttackSpec, ViaEngine, attack_config, build_at
 from modlens.chunks import ChunkPipeline, Compute, ItemSource, LocalCompute, LogSink
 from modlens.datasets.base import Dataset, DatasetItem
 from modlens.engine import Engine
-from modlens.perturb.attack import GreedyAttack
 from modlens.perturb.compose import Attack
 from modlens.rows import Variant
 from modlens.perturb.goals import is_toxic
@@ -42,7 +41,7 @@ class Auditor:
         self.sink = LogSink(log, ItemSource(platform, page_id, platform, gold_set), run_id, det_ids)
         self.pipeline = ChunkPipeline(compute or LocalCompute(engine), self.sink)
         self.attack, self.attack_plan, self.seed = attack, attack_plan or {}, seed
-        self.attacks: dict[str, GreedyAttack | Attack] = {}  # built on the event loop (their detectors call back into it)
+        self.attacks: dict[str, Attack] = {}  # built on the event loop (their detectors call back into it)
         self.attack_counts: dict[str, dict[str, int]] = {
             k: {"success": 0, "failed": 0, "skipped": 0, "reused": 0} for k in self.attack_plan}
         self._pool: ThreadPoolExecutor | None = None
@@ -95,11 +94,11 @@ class Auditor:
             toxic = is_toxic(row["toxicity"], self.engine.runners[key].detector.threshold)
         return toxic if self.attack.goal == "tae" else not toxic
 
-    def _logged_attack(self, cid: int, attack: GreedyAttack | Attack) -> dict[str, Any] | None:
+    def _logged_attack(self, cid: int, attack: Attack) -> dict[str, Any] | None:
         """The result of this very attack (same configuration and model versions) on this
         comment, from an earlier or interrupted run: attacks are the expensive part, never redone."""
         config = attack_config(attack)
-        for r in runs.logged_attacks(self.log, cid, getattr(attack, "strategy", f"attack-{attack.goal}"),
+        for r in runs.logged_attacks(self.log, cid, attack.strategy,
                                      attack.target_key, attack.seed):
             if all(r["params"].get(k) == v for k, v in config.items()):
                 return {"text": r["text"], "status": r["attack"].get("status")}

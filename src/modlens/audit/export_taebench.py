@@ -28,7 +28,7 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("seed_text", "str", "the seed (original) text"),
     ("adversarial_text", "str", "the text the attack returned (the seed when skipped)"),
     ("goal", "str", "tae (toxic seed made to look benign) or bae (benign seed made to look toxic)"),
-    ("recipe", "str", "recipe name; attack-tae / attack-bae for the built-in greedy attack"),
+    ("recipe", "str", "recipe name (char_greedy: the character attack; attack-tae / attack-bae: its first engine's, in older logs)"),
     ("search", "str", "search method"),
     ("target", "str", "the attacked detector's study key"),
     ("target_name", "str", "the attacked detector's name"),

@@ -19,7 +19,6 @@ from modlens.cli.common import (CliError, add_attack_limit_options, add_detector
 from modlens.detectors.base import Detector
 from modlens.names import close_matches
 from modlens.perturb import registry
-from modlens.perturb.attack import GreedyAttack
 from modlens.perturb.generate import VariantGenerator
 from modlens.perturb.importance import detector_score_fn, word_importance
 from modlens.services.detectors import load_detectors
@@ -97,45 +96,61 @@ def run(args: argparse.Namespace) -> int:
                        fix=f"did you mean {' or '.join(close)}?" if close else
                        "pick a loaded --target, or add it with --detector (see `modlens detectors`)")
     options = {"human_lookup": {"path": args.perturbations}} if args.perturbations else {}
+    if args.attack:
+        assert target is not None
+        _attack(args, target, detectors, p.seed, options)
+        return 0
     try:
-        if args.attack:  # without --strategies: the attack's own default set
-            judges = [d for k, d in detectors.items() if k != target]
-            limits = {k: v for k, v in (("max_queries", args.max_queries),
-                                        ("max_edit_fraction", args.max_edit_fraction)) if v is not None}
-            maker = GreedyAttack(detectors[target], goal=args.attack, strategies=args.strategies, judges=judges,
-                                 seed=p.seed, target_key=target, strategy_options=options, **limits)
-        else:
-            maker = VariantGenerator(p.strategies, budget=p.budget, seed=p.seed,
-                                     importance_threshold=p.importance_threshold, strategy_options=options)
+        maker = VariantGenerator(p.strategies, budget=p.budget, seed=p.seed,
+                                 importance_threshold=p.importance_threshold, strategy_options=options)
     except (KeyError, ValueError) as err:
         raise CliError(str(err.args[0] if err.args else err)) from None
     for key, reason in maker.unavailable.items():
         print(f"modlens perturb: strategy {key} unavailable: {reason}", file=sys.stderr)
-
     for text in args.text:
-        reasons: dict[str, str] = {}
-        if isinstance(maker, GreedyAttack):
-            variants = [maker.run(text)]
-        else:
-            importance = word_importance(text, detector_score_fn(detectors[target])) if target else None
-            variants, reasons = maker.generate_explained(text, importance=importance)
-            if not variants and _below_threshold(reasons, importance) and args.threshold is None:
-                # the obvious first try ("you are a stupid idiot": each insult alone keeps it toxic)
-                # makes variants: the words whose removal lowers the score at all, said on stderr
-                variants, reasons = _any_drop(maker, p).generate_explained(text, importance=importance)
-                print(f"modlens perturb: {text!r}: no word's removal lowered the score by more than "
-                      f"{p.importance_threshold:g}; perturbed the words whose removal lowers it at all "
-                      "(--threshold T sets the bar)", file=sys.stderr)
-            for v in variants:
-                v.target_detector = target
-            if len(variants) < p.budget:
-                for line in _explain(reasons, importance):
-                    print(f"modlens perturb: {text!r}: {line}", file=sys.stderr)
-        scores = _scores([text] + [v.text for v in variants], detectors)
-        source = {"kind": "source", "text": text, "target": target, "scores": scores[0]}
-        if not isinstance(maker, GreedyAttack):
-            source["reasons"] = reasons
-        print(json.dumps(source, ensure_ascii=False))
-        for v, s in zip(variants, scores[1:]):
-            print(json.dumps({"kind": "variant", **v.to_dict(), "scores": s}, ensure_ascii=False))
+        importance = word_importance(text, detector_score_fn(detectors[target])) if target else None
+        variants, reasons = maker.generate_explained(text, importance=importance)
+        if not variants and _below_threshold(reasons, importance) and args.threshold is None:
+            # the obvious first try ("you are a stupid idiot": each insult alone keeps it toxic)
+            # makes variants: the words whose removal lowers the score at all, said on stderr
+            variants, reasons = _any_drop(maker, p).generate_explained(text, importance=importance)
+            print(f"modlens perturb: {text!r}: no word's removal lowered the score by more than "
+                  f"{p.importance_threshold:g}; perturbed the words whose removal lowers it at all "
+                  "(--threshold T sets the bar)", file=sys.stderr)
+        for v in variants:
+            v.target_detector = target
+        if len(variants) < p.budget:
+            for line in _explain(reasons, importance):
+                print(f"modlens perturb: {text!r}: {line}", file=sys.stderr)
+        _print(text, target, variants, detectors, {"reasons": reasons})
     return 0
+
+
+def _attack(args: argparse.Namespace, target: str, detectors: dict[str, Detector], seed: int,
+            options: dict[str, dict[str, Any]]) -> None:
+    """The character attack (`char_greedy`; --strategies replace its set) on each text; the
+    other loaded detectors are its judges."""
+    from modlens.audit.attacks import AttackSpec, build_attack
+    from modlens.services.errors import SetupError
+    spec = AttackSpec(args.attack, max_queries=args.max_queries, max_edit_ratio=args.max_edit_fraction,
+                      strategies=args.strategies, strategy_options=options)
+    try:
+        attack = build_attack(spec, target, detectors[target], [d for k, d in detectors.items() if k != target], seed)
+    except SetupError as err:
+        raise CliError(str(err).removeprefix("attack: "),
+                       fix="check --strategies (`modlens perturb --help` lists them), --max-queries >= 1 and "
+                           "0 < --max-edit-fraction <= 1") from None
+    for key, reason in attack.unavailable.items():
+        print(f"modlens perturb: strategy {key.removeprefix('char:')} unavailable: {reason}", file=sys.stderr)
+    for text in args.text:
+        _print(text, target, [attack.run(text)], detectors, {})
+
+
+def _print(text: str, target: str | None, variants: list[Any], detectors: dict[str, Detector],
+           extra: dict[str, Any]) -> None:
+    """The source line (with `extra`), then one line per variant, each scored by every detector."""
+    scores = _scores([text] + [v.text for v in variants], detectors)
+    print(json.dumps({"kind": "source", "text": text, "target": target, "scores": scores[0], **extra},
+                     ensure_ascii=False))
+    for v, s in zip(variants, scores[1:]):
+        print(json.dumps({"kind": "variant", **v.to_dict(), "scores": s}, ensure_ascii=False))

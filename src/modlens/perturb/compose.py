@@ -1,6 +1,6 @@
 """A composed attack (TextAttack's decomposition, TaeBench section 2): goal + transformations +
 constraints + search method, with a query budget. Recipes (`perturb/recipes/`) are named
-configurations of it; `GreedyAttack` (perturb/attack.py) is the original character attack.
+configurations of it, the character attack (`char_greedy`) among them: no other engine.
 
 The result is a `Variant` whose `attack` dict has the keys docs/PERTURB.md documents:
   success - the goal is reached (TAE: below the target's threshold; BAE: at or above it; with

@@ -11,10 +11,10 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from modlens.perturb import registry as strategy_registry
-from modlens.perturb.generate import WordSlot, word_slots
+from modlens.perturb.generate import WordSlot, rng_for, word_slots
 from modlens.perturb.strategies._word import Strategy
 
 
@@ -60,6 +60,11 @@ class Transformation(ABC):
     def changes(self, text: str, slots: Sequence[WordSlot], index: int, rng: random.Random,
                 k: int) -> list[WordChange]:
         """Up to k alternatives for word `index` of `text` (deterministic given rng)."""
+
+    def propose(self, text: str, slots: Sequence[WordSlot], index: int, seed: int, k: int) -> list[WordChange]:
+        """The attack's call: `changes` with one RNG per transformation and word, drawn from the
+        attack's seed (a transformation that draws otherwise overrides this)."""
+        return self.changes(text, slots, index, random.Random(f"{seed}/{self.key}/{index}"), k)
 
 
 class Constraint(ABC):
@@ -140,14 +145,23 @@ def source_positions(source: str, changes: Sequence[WordChange]) -> list[tuple[i
     return out
 
 
+DRAWS = ("stream", "attempt")
+
+
 class CharacterTransformation(Transformation):
     """Adapts a character strategy (`perturb/strategies/*`) as a "char" transformation with key
-    `char:<strategy key>`: k attempts, each with its own RNG drawn from the one given, so the
-    attempts differ and a seeded search reproduces them."""
+    `char:<strategy key>`: k attempts, each with its own RNG, so the attempts differ and a seeded
+    search reproduces them. `draws` says where each attempt's RNG comes from:
+      stream  - drawn from the RNG the caller hands in (the recipes' transformations);
+      attempt - `generate.rng_for(seed, strategy, word, attempt)`, the draws of the variant
+                generator and of the character attack (`char_greedy`): an edit is reproduced from
+                (seed, strategy, word index, attempt) alone. Needs the attack's seed (`propose`)."""
     kind = "char"
 
-    def __init__(self, strategy_key: str, **options: Any):
-        self.strategy_key = strategy_key
+    def __init__(self, strategy_key: str, *, draws: str = "stream", **options: Any):
+        if draws not in DRAWS:
+            raise ValueError(f"draws must be one of {DRAWS}, not {draws!r}")
+        self.strategy_key, self.draws = strategy_key, draws
         self.strategy: Strategy = strategy_registry.create(strategy_key, **options)
         self.options = options
         self.key = f"char:{strategy_key}"
@@ -158,18 +172,32 @@ class CharacterTransformation(Transformation):
 
     def changes(self, text: str, slots: Sequence[WordSlot], index: int, rng: random.Random,
                 k: int) -> list[WordChange]:
+        if self.draws != "stream":
+            raise ValueError(f"{self.key} draws per attempt from the attack's seed: call propose(), "
+                             "not changes() (it cannot sit inside a composite)")
+        base = rng.getrandbits(64)
+        return self._attempts(text, slots, index, k, lambda attempt: random.Random(f"{base}/{attempt}"))
+
+    def propose(self, text: str, slots: Sequence[WordSlot], index: int, seed: int, k: int) -> list[WordChange]:
+        if self.draws == "stream":
+            return super().propose(text, slots, index, seed, k)
+        return self._attempts(text, slots, index, k, lambda attempt: rng_for(seed, self.strategy_key, index, attempt))
+
+    def _attempts(self, text: str, slots: Sequence[WordSlot], index: int, k: int,
+                  rng: Callable[[int], random.Random]) -> list[WordChange]:
         word = slots[index].core(text)
         if sum(ch.isalpha() for ch in word) < 2:  # as generate.perturb_word: nothing to disguise
             return []
         out: list[WordChange] = []
         seen = {word}
-        base = rng.getrandbits(64)
         for attempt in range(max(k, 0)):
-            edit = self.strategy.perturb(word, random.Random(f"{base}/{attempt}"))
+            edit = self.strategy.perturb(word, rng(attempt))
             if edit is None or edit.text in seen:
                 continue
             seen.add(edit.text)
             params: dict[str, Any] = {"strategy": self.strategy_key, "attempt": attempt, "edit": edit.params}
+            if self.draws != "stream":
+                params["draws"] = self.draws
             if self.options:
                 params["options"] = {k2: str(v) for k2, v in self.options.items()}
             out.append(WordChange(index, word, edit.text, self.key, params, tuple((s, e) for s, e in edit.spans)))

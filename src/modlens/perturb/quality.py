@@ -46,7 +46,8 @@ NOT_STORED = "not computed for this attack yet: modlens rescore LOG computes it"
 
 def recipe_of(strategy: str | None, params: dict[str, Any] | None, attack: dict[str, Any] | None = None) -> str:
     """The recipe that made an attack result: `params.recipe` / `attack.recipe` / strategy
-    `recipe:NAME`; today's GreedyAttack results are named by their strategy (`attack-tae`)."""
+    `recipe:NAME`; results of the character attack's first engine are named by their strategy
+    (`attack-tae`, `attack-bae`)."""
     for source in (params or {}, attack or {}):
         name = source.get("recipe")
         if isinstance(name, dict):

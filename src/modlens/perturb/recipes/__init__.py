@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 # registry key -> "module:Class" (module relative to modlens.perturb.recipes)
 RECIPES: dict[str, str] = {
+    "char_greedy": "char_greedy:CharGreedy",
     "deepwordbug": "deepwordbug:DeepWordBug",
     "textbugger": "textbugger:TextBugger",
     "a2t": "a2t:A2T",

@@ -13,7 +13,6 @@ checking constraints and paying for queries happen here, the same way for every 
 """
 from __future__ import annotations
 
-import random
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
@@ -99,8 +98,7 @@ class Problem:
             return self._proposals[index]
         out: list[WordChange] = []
         for t in self.transformations:
-            rng = random.Random(f"{self.seed}/{t.key}/{index}")
-            out += t.changes(self.source, self.slots, index, rng, self.k)
+            out += t.propose(self.source, self.slots, index, self.seed, self.k)
         self._proposals[index] = out
         return out
 
