@@ -14,6 +14,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from bench_hostile_files import UNDECLARED, forge, parts, with_member
 from test_bundle_merge import counts, make_pack, participant
 
 from modlens.cli import main as cli_main
@@ -30,37 +31,6 @@ def two(tmp_path, monkeypatch, capsys):
     made = [participant(tmp_path, monkeypatch, study_pack, r) for r in range(2)]
     capsys.readouterr()
     return made
-
-
-def members(path: Path) -> dict[str, bytes]:
-    with zipfile.ZipFile(path) as zf:
-        return {name: zf.read(name) for name in zf.namelist()}
-
-
-def forge(dst: Path, manifest: dict, tables: dict[str, bytes], *, manifest_text: bytes | None = None,
-          seal: bool = True) -> Path:
-    """A bundle written by hand: the tables' and the bundle's checksums recomputed (as anyone
-    holding the file can), so only the reader's own limits stand between it and the merge."""
-    manifest = json.loads(json.dumps(manifest))
-    for name, data in tables.items():
-        table = name.removeprefix("tables/").removesuffix(".parquet")
-        if isinstance(manifest.get("tables"), dict) and table in manifest["tables"]:
-            manifest["tables"][table]["sha256"] = hashlib.sha256(data).hexdigest()
-    if seal:
-        body = {k: v for k, v in manifest.items() if k != "bundle_sha256"}
-        manifest["bundle_sha256"] = hashlib.sha256(canonical_json(body).encode()).hexdigest()
-    with zipfile.ZipFile(dst, "w") as zf:
-        for name, data in tables.items():
-            zf.writestr(name, data, compress_type=zipfile.ZIP_STORED)
-        zf.writestr("manifest.json", manifest_text if manifest_text is not None else json.dumps(manifest),
-                    compress_type=zipfile.ZIP_DEFLATED)
-    return dst
-
-
-def parts(path: Path) -> tuple[dict, dict[str, bytes]]:
-    found = members(path)
-    manifest = json.loads(found.pop("manifest.json"))
-    return manifest, found
 
 
 def merge(tmp_path: Path, capsys, *paths: Path, out: str = "merged.sqlite") -> tuple[int, list[str]]:
@@ -226,3 +196,37 @@ def test_reading_a_bundle_in_code_raises_bundle_error_only(tmp_path):
         bundle_mod.read_bundle("/dev/zero")
     with pytest.raises(FileNotFoundError):
         bundle_mod.read_bundle(tmp_path / "absent.bundle")
+
+
+def test_a_repeat_bundle_with_another_studys_pack_is_refused_for_the_study_not_called_already_merged(two, tmp_path, capsys):
+    good, _other = two
+    merged = tmp_path / "merged.sqlite"
+    assert merge(tmp_path, capsys, good)[0] == 0
+    code = cli_main(["merge", "--out", str(merged), "--study", str(make_pack(tmp_path, "another")), str(good)])
+    out = capsys.readouterr()
+    assert code == 2
+    assert "belongs to another study" in refused_line(out.err.splitlines(), good)
+    assert "already merged" not in out.out + out.err
+
+
+@pytest.mark.parametrize("what", list(UNDECLARED))
+def test_a_member_the_manifest_does_not_declare_is_refused_and_nothing_is_written(what, two, tmp_path, capsys):
+    good, other = two
+    name = UNDECLARED[what]
+    sneaky = with_member(good, tmp_path / "sneaky.bundle", name)
+    code, lines = merge(tmp_path, capsys, sneaky, other)
+    assert code == 2
+    line = refused_line(lines, sneaky)
+    assert "not declared" in line and name in line, line
+    assert counts(tmp_path / "merged.sqlite")["ratings"] == 11, "only the other bundle is merged"
+    assert not (Path.cwd().parent.parent / "escaped.txt").exists() and not Path("/tmp/modlens-absolute.txt").exists()
+
+
+def test_a_declared_table_file_outside_tables_is_refused(two, tmp_path, capsys):
+    good, other = two
+    manifest, tables = parts(good)
+    data = tables.pop("tables/ratings.parquet")
+    manifest["tables"]["ratings"]["file"] = "../ratings.parquet"
+    moved = forge(tmp_path / "moved.bundle", manifest, tables | {"../ratings.parquet": data})
+    code, lines = merge(tmp_path, capsys, moved, other)
+    assert code == 2 and "tables/ratings.parquet" in refused_line(lines, moved)

@@ -368,6 +368,27 @@ def _check_shape(manifest: dict[str, Any], name: str) -> None:
             raise bad(f"tables.{table}", "an object with file, rows, columns and sha256")
 
 
+def _check_members(zf: SafeZip, manifest: dict[str, Any], name: str) -> None:
+    """Each table where the export puts it, and no member the manifest does not declare: the
+    signature covers the manifest only, so a member added beside it (`../../x`, `/etc/x`) would
+    otherwise travel unseen inside a bundle that still verifies."""
+    for table, info in manifest["tables"].items():
+        if info["file"] != f"tables/{table}.parquet":
+            raise BundleError(f"{name}: {MANIFEST}: table {table} is in {info['file']!r}, not tables/{table}.parquet; "
+                              "not a bundle modlens wrote — fix: ask the participant to export and send it again")
+    names = zf.names()
+    allowed = {MANIFEST, SIGNATURE} | {info["file"] for info in manifest["tables"].values()}
+    undeclared = sorted(set(names) - allowed)
+    if undeclared:
+        more = f" (and {len(undeclared) - 1} more)" if len(undeclared) > 1 else ""
+        raise BundleError(f"{name}: member {undeclared[0]!r}{more} is not declared in {MANIFEST}; not a bundle modlens "
+                          "wrote — fix: ask the participant to export and send it again")
+    if len(names) != len(set(names)):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise BundleError(f"{name}: member {twice[0]!r} is in the archive twice; not a bundle modlens wrote — "
+                          "fix: ask the participant to export and send it again")
+
+
 def _verify(zf: SafeZip, manifest: Any, name: str) -> None:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise BundleError(f"{name}: not a modlens bundle (format is {manifest.get('format') if isinstance(manifest, dict) else None!r})")
@@ -387,6 +408,7 @@ def _verify(zf: SafeZip, manifest: Any, name: str) -> None:
                           f"content hashes to {actual}); the file was changed after export — fix: ask the "
                           "participant to export and send it again")
     _check_shape(manifest, name)
+    _check_members(zf, manifest, name)
     for table, info in manifest["tables"].items():
         data = _member(zf, info["file"])
         if hashlib.sha256(data).hexdigest() != info["sha256"]:

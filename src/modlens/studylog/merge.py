@@ -178,11 +178,11 @@ def _rows(bundle: Bundle, table: str, *columns: str) -> list[tuple[Any, ...]]:
 
 def merge_bundle(log: StudyLog, bundle: Bundle, study_key: str | None = None, allow_unsigned: bool = False) -> dict[str, Any]:
     """Merge one verified bundle in one transaction; returns {"status": "merged"|"already merged", ...}."""
+    verify_for(log, bundle, study_key)  # first: a bundle of another study is refused, merged before or not
     done = log.conn.execute("SELECT merged_at, source_name FROM bundles WHERE bundle_sha256 = ?", (bundle.sha256,)).fetchone()
     if done:
         return {"status": "already merged", "merged_at": done[0], "source": done[1], "added": {}}
     _check_target(log)
-    verify_for(log, bundle, study_key)
     check_signer(log, bundle, allow_unsigned)
     tables = _upgraded(bundle, log)
     _check_texts(bundle, tables)
