@@ -1,4 +1,4 @@
-"""One input policy for every listener of the daemon (docs/PROTOCOL.md, "Hostile input"): invalid
+"""One input policy for every listener of the daemon (docs/PROTOCOL.md, at the top): invalid
 UTF-8 in a text frame is answered with `bad_json` and the socket stays open; a malformed HTTP
 request gets a 400 and one counted log line, no traceback; a client that sends its request head a
 byte at a time is closed by the header timeout. Loopback only, a few sockets, bounded in time."""
