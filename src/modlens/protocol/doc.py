@@ -23,7 +23,13 @@ characters); the daemon answers each with a result carrying the same `id`, or wi
 message. It never closes the socket because of a bad message (the one exception: a frame past
 the hard size limit below, code 1009).
 
-- A binary frame is answered with `bad_json` and not processed.
+- A binary frame is answered with `bad_json` and not processed, and so is a text frame whose
+  payload is not UTF-8 (the daemon decodes text frames itself, so such a frame does not close the
+  socket with 1007).
+- Every connection to the daemon, HTTP or WebSocket, must send a complete request head within
+  10 s of opening it (and of its last answer, on a kept-alive connection), or it is closed
+  (`daemon.app.HEADER_TIMEOUT_S`). An open WebSocket is pinged every 30 s and closed when the
+  pong does not come. A malformed HTTP request gets 400 and one line in the daemon's log.
 - JSON nested deeper than {p.MAX_JSON_DEPTH} levels (`MAX_JSON_DEPTH`) is refused with `bad_json` before it
   is decoded; v1 messages need 3.
 - Text must be valid Unicode: a lone UTF-16 surrogate (`"\\ud800"` without its pair) is refused
