@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: setup run lint test system-deps bench clean labelstudio
+.PHONY: setup run lint test system-deps bench clean labelstudio potato
 
 $(VENV)/.installed: pyproject.toml setup.py constraints.txt
 	python3 -m venv $(VENV)
@@ -24,6 +24,16 @@ $(LS_VENV)/.installed:
 
 labelstudio: $(LS_VENV)/.installed
 
+# Potato (potato-annotation) in its own environment too: tests/test_potato_real.py starts its server on an exported
+# project, annotates as two users over HTTP and imports what Potato writes; skipped without it.
+POTATO_VENV := .venv-potato
+$(POTATO_VENV)/.installed:
+	python3 -m venv $(POTATO_VENV)
+	$(POTATO_VENV)/bin/pip install -q potato-annotation==2.12.1
+	touch $@
+
+potato: $(POTATO_VENV)/.installed
+
 # npm dev tools pinned in package-lock.json: web-ext (Mozilla's linter) checks the Firefox build in `make test`
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -36,7 +46,7 @@ lint: setup
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
-test: lint node_modules/.package-lock.json labelstudio
+test: lint node_modules/.package-lock.json labelstudio potato
 	$(PY) -m pytest -q $(ARGS)
 
 # Debian packages for the browser tests, WordNet and the media tools of docs/FUSION.md (Tesseract OCR, espeak-ng,
@@ -51,4 +61,4 @@ bench: setup
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(LS_VENV) build *.egg-info node_modules
+	rm -rf $(VENV) $(LS_VENV) $(POTATO_VENV) build *.egg-info node_modules

@@ -1,6 +1,6 @@
 """Item sets, assignments and crowd imports without a daemon (issue 27): `modlens sample` by deciles
 and by label, seeded; `study assign` reproducible and checked by `study check`; a Potato project
-exported and its annotation output (files built here, as Potato writes them) imported; refused
+exported and its annotation output (files built here, in the shape Potato 2.12.1 writes them) imported; refused
 answers import nothing; the Table 11 decisions of `modlens rate`. The end-to-end design with real
 processes is tests/test_itemset_study.py."""
 from __future__ import annotations
@@ -94,26 +94,28 @@ def test_potato_round_trip_refusals_and_reimport(tmp_path: Path, capsys: pytest.
     instances = [json.loads(line) for line in (tmp_path / "potato" / "data" / "items.jsonl").read_text().splitlines()]
     out_dir = tmp_path / "potato" / "annotation_output"
 
-    def annotate(user: str, assignment_id: str, level: str = "formal", vs: tuple[str, str] = ("less", "less")) -> None:
-        lines = []
+    def annotate(user: str, task: str, level: str = "formal", vs: tuple[str, str] = ("less", "less")) -> None:
+        """user_state.json as Potato 2.12.1 writes it (tests/test_potato_real.py runs Potato itself)."""
+        state = {}
         for inst in instances:
-            if inst["assignment"] != assignment_id:
+            if inst["task"] != task:
                 continue
-            labels = {"formality": {level: "1"}, "respectfulness": {"respectful": "1"},
-                      "stereotypes": {"not present": "1"}, "vs_hard": {vs[0]: "1"}, "vs_extreme": {vs[1]: "1"}}
+            labels = {"formality": level, "respectfulness": "respectful", "stereotypes": "not present",
+                      "vs_hard": vs[0], "vs_extreme": vs[1]}
             if "gold:gold-insult" in inst["id"]:
-                labels["vs_hard"], labels["vs_extreme"] = {"more": "1"}, {"same": "1"}
-            lines.append(json.dumps({"id": inst["id"], "displayed_text": inst["text"], "label_annotations": labels}))
+                labels["vs_hard"], labels["vs_extreme"] = "more", "same"
+            state[inst["id"]] = [[{"schema": q, "name": c}, c] for q, c in labels.items()]
         (out_dir / user).mkdir(parents=True, exist_ok=True)
-        (out_dir / user / "annotated_instances.jsonl").write_text("\n".join(lines) + "\n")
+        (out_dir / user / "user_state.json").write_text(json.dumps({"user_id": user,
+                                                                   "instance_id_to_label_to_value": state}))
 
-    annotate("ann1", "t01-r1")
-    annotate("ann2", "t01-r2", level="very sloppy")      # not a level of formality
+    annotate("ann1", "t01")
+    annotate("ann2", "t01", level="very sloppy")      # not a level of formality
     code, out = run(capsys, "rate", out_dir, "--db", db, "--study", folder)
     assert code != 0 and "answer(s) refused, nothing imported" in out and "'very sloppy' is not one of" in out, out
     assert sqlite3.connect(db).execute("SELECT count(*) FROM ratings").fetchone() == (0,)
 
-    annotate("ann2", "t01-r2", vs=("less", "more"))       # every answer inconsistent: 6 of 6 problems
+    annotate("ann2", "t01", vs=("less", "more"))          # every answer inconsistent: 6 of 6 problems
     code, out = run(capsys, "rate", out_dir, "--db", db, "--study", folder)
     assert code == 0 and "2 workers, 12 ratings imported" in out, out
     assert "accept  potato:ann1  task t01 (potato)" in out and "reject  potato:ann2  task t01 (potato)" in out, out
@@ -142,7 +144,8 @@ def test_a_survey_csv_saved_by_excel_reads_as_the_plain_one(tmp_path: Path, caps
     """Survey exports pass through a spreadsheet: a byte-order mark and `;`, or Latin-1 with its
     `--encoding`, give the same answers as the plain UTF-8 CSV (the dataset readers' file handling);
     Latin-1 undeclared is one line naming the line and the fix, not a decoding traceback."""
-    from modlens.study.crowd import CrowdError, read_survey
+    from modlens.study.crowd import CrowdError
+    from modlens.study.survey import read_survey
 
     folder = study_with_set(tmp_path, capsys)
     plan = assignment.Plan.load(folder, load_folder(folder).study)
@@ -172,3 +175,101 @@ def test_a_missing_export_is_not_found(tmp_path: Path, capsys: pytest.CaptureFix
     folder = study_with_set(tmp_path, capsys)
     code, out = run(capsys, "rate", tmp_path / "missing.csv", "--study", folder, "--db", tmp_path / "log.sqlite")
     assert code == 3 and "missing.csv" in out, out
+
+
+def _answer_cells(plan: assignment.Plan, unit: str, prefix: str = "") -> dict[str, str]:
+    """The form's answer fields for every comment of a slot: the anchor answers of "not toxic"."""
+    order = plan.assignments[unit]["order"]
+    cells = {}
+    for pos in range(1, len(order) + 1):
+        cells.update({f"{prefix}item{pos}_formality": "formal", f"{prefix}item{pos}_respectfulness": "respectful",
+                      f"{prefix}item{pos}_stereotypes": "not present", f"{prefix}item{pos}_vs_hard": "less",
+                      f"{prefix}item{pos}_vs_extreme": "less"})
+    return cells
+
+
+def _write_csv(path: Path, rows: list[list[str]]) -> Path:
+    import csv
+
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    return path
+
+
+def test_survey_platforms_as_they_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Qualtrics' three header rows, Mechanical Turk's batch results (a rejected assignment left
+    out) and a survey carrying Prolific's `PROLIFIC_PID` read as the answers they hold; each is
+    recognized by its header (columns as the platforms name them)."""
+    from modlens.study.survey import platform_rows, read_survey
+
+    folder = study_with_set(tmp_path, capsys)
+    plan = assignment.Plan.load(folder, load_folder(folder).study)
+    r1, r2 = "t01-r1", "t01-r2"
+    answers = _answer_cells(plan, r1)
+    # Qualtrics: export names, question texts, ImportId objects, then one response per row
+    names = ["StartDate", "EndDate", "Status", "ResponseId", "Finished", "PROLIFIC_PID", "assignment", *answers]
+    texts = ["Start Date", "End Date", "Response Type", "Response ID", "Finished", "PROLIFIC_PID", "assignment",
+             *[f"Comment {k.split('_')[0][4:]} - {k.split('_', 1)[1]}" for k in answers]]
+    import_ids = [json.dumps({"ImportId": n}) for n in ("startDate", "endDate", "status", "_recordId", "finished")] + [
+        json.dumps({"ImportId": "PROLIFIC_PID"}), json.dumps({"ImportId": "assignment"}),
+        *[json.dumps({"ImportId": f"QID{n}"}) for n in range(len(answers))]]
+    response = ["2024-05-01 10:00:00", "2024-05-01 10:12:00", "IP Address", "R_1abcDEF", "True", "5f8e0c1d2b",
+                r1, *answers.values()]
+    qualtrics = _write_csv(tmp_path / "qualtrics.csv", [names, texts, import_ids, response])
+    got = read_survey(qualtrics, plan)
+    assert platform_rows(qualtrics, [dict(zip(names, r)) for r in (texts, import_ids, response)])[0] == "qualtrics"
+    assert {(a.worker, a.assignment) for a in got} == {("5f8e0c1d2b", r1)} and len(got) == 6
+    assert all(a.answers["vs_hard"] == "less" for a in got)
+
+    # Mechanical Turk's batch results: one row per assignment, Input.* and Answer.* columns
+    mturk_head = ["HITId", "HITTypeId", "Title", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds",
+                  "Input.assignment", "Input.task", *[f"Answer.{k}" for k in answers], "Approve", "Reject"]
+    mturk = _write_csv(tmp_path / "Batch_123_batch_results.csv", [
+        mturk_head,
+        ["3H1", "3T", "Rate comments", "3A1", "A1WORKER", "Submitted", "300", r1, "t01", *answers.values(), "", ""],
+        ["3H2", "3T", "Rate comments", "3A2", "A2WORKER", "Rejected", "20", r2, "t01", *_answer_cells(plan, r2).values(),
+         "", "bot"]])
+    got = read_survey(mturk, plan)
+    assert {(a.worker, a.assignment) for a in got} == {("A1WORKER", r1)} and len(got) == 6
+
+    # Prolific: its "Participant id" column beside the survey's answers
+    prolific = _write_csv(tmp_path / "prolific.csv", [["Participant id", "assignment", *answers],
+                                                      ["60a1b2c3", r1, *answers.values()]])
+    assert {a.worker for a in read_survey(prolific, plan)} == {"60a1b2c3"}
+    code, out = run(capsys, "rate", qualtrics, "--db", tmp_path / "log.sqlite", "--study", folder)
+    assert code == 0 and "1 workers, 6 ratings imported" in out and "accept  survey:5f8e0c1d2b  task t01" in out, out
+
+
+def test_other_exports_are_refused_naming_the_one_to_choose(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Potato annotation history or CSV export, and Label Studio's JSON-MIN and CSV exports (the
+    shapes their real exports have, tests/test_labelstudio_real.py and test_potato_real.py check
+    them against the tools), get one line and the export to choose; nothing is written."""
+    folder = study_with_set(tmp_path, capsys)
+    db = tmp_path / "log.sqlite"
+    history = tmp_path / "ann1" / "annotation_history.jsonl"
+    history.parent.mkdir()
+    history.write_text(json.dumps({"action_id": "x", "user_id": "ann1", "instance_id": "t01::i001",
+                                   "action_type": "add_label", "schema_name": "formality"}) + "\n")
+    minimal = tmp_path / "project-1-min.json"
+    minimal.write_text(json.dumps([{"id": 1, "text": "a", "task": "t01", "ref": "i001", "formality": "formal",
+                                    "annotator": 1, "annotation_id": 1, "lead_time": 2.5}]))
+    ls_csv = _write_csv(tmp_path / "project-1.csv", [["annotation_id", "annotator", "formality", "id", "ref", "task"],
+                                                     ["1", "1", "formal", "1", "i001", "t01"]])
+    potato_csv = _write_csv(tmp_path / "annotations.csv", [["instance_id", "user_id", "formality.formal"],
+                                                           ["t01::i001", "ann1", "formal"]])
+    for path, words in ((history, "annotation history"), (minimal, "JSON-MIN export"),
+                        (ls_csv, "Label Studio's CSV export"), (potato_csv, "Potato's CSV/TSV export")):
+        code, out = run(capsys, "rate", path, "--db", db, "--study", folder)
+        assert code == 2 and words in out and ("export the project as JSON" in out or "-f jsonl" in out), out
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM ratings").fetchone() == (0,)
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`modlens rate … | head -1`: the reader leaves after the first line; no traceback."""
+    import subprocess
+    import sys
+
+    folder = study_with_set(tmp_path, capsys)
+    cmd = f"{sys.executable} -m modlens rate --db {tmp_path / 'log.sqlite'} --study {folder} | head -c 1"
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True, timeout=120)
+    assert done.stderr == "" and done.returncode == 0, done.stderr

@@ -166,21 +166,19 @@ def test_seed_003_design_small_scale(tmp_path):
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
 
-    # Label Studio: the exported tasks, annotated by workers 11 (r2) and 12 (r3), one cancelled annotation
+    # Label Studio: one exported task per comment, each annotated by workers 11 and 12 (its queue gives
+    # a task to `maximum_annotations` different annotators), a cancelled annotation on each
     tasks = json.loads((tmp_path / "labelstudio" / "tasks.json").read_text())
     export = []
     for n, task in enumerate(tasks, 1):
         d = task["data"]
-        slot = d["assignment"].split("-")[1]
         anns = []
-        for who, wanted, completed_by in (("ls-11", "r2", 11), ("ls-12", "r3", {"id": 12, "email": "w12@example.org"})):
-            if slot == wanted:
-                values, anchors = raters[who].answer(d["ref"])
-                result = [{"from_name": q, "to_name": "text", "type": "choices", "value": {"choices": [v]}}
-                          for q, v in {**values, **anchors}.items()]
-                anns.append({"id": n * 10, "completed_by": completed_by, "result": result, "was_cancelled": False})
-        if slot == "r2":
-            anns.append({"id": n * 10 + 1, "completed_by": 99, "result": [], "was_cancelled": True})
+        for who, completed_by in (("ls-11", 11), ("ls-12", {"id": 12, "email": "w12@example.org"})):
+            values, anchors = raters[who].answer(d["ref"])
+            result = [{"from_name": q, "to_name": "text", "type": "choices", "value": {"choices": [v]}}
+                      for q, v in {**values, **anchors}.items()]
+            anns.append({"id": n * 10, "completed_by": completed_by, "result": result, "was_cancelled": False})
+        anns.append({"id": n * 10 + 1, "completed_by": 99, "result": [], "was_cancelled": True})
         export.append({"id": n, "data": d, "annotations": anns})
     ls_file = tmp_path / "labelstudio-export.json"
     ls_file.write_text(json.dumps(export))

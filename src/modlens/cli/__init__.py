@@ -11,6 +11,7 @@ import argparse
 import ast
 import importlib
 import importlib.util
+import os
 import sys
 import textwrap
 import tokenize
@@ -177,3 +178,6 @@ def main(argv: list[str] | None = None) -> int:
         return print_error(args.command, err)
     except KeyboardInterrupt as err:
         return _interrupted(args.command, argv, err)
+    except BrokenPipeError:  # `modlens … | head -1`: the reader left; end quietly, as a pipe's writer does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when stdout is flushed
+        return EXIT_OK

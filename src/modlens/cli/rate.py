@@ -1,12 +1,13 @@
 """import ratings from a crowd platform's export and apply the acceptance rules
 
-`modlens rate FILE --study DIR` reads a Label Studio JSON export, Potato's annotation output (its
-folder, or one annotated_instances.jsonl) or a survey CSV (Mechanical Turk, Prolific) of the tasks
-`modlens study export-tasks` wrote, checks every answer as the protocol checks a rating
+`modlens rate FILE --study DIR` reads a Label Studio JSON export, Potato's annotation_output/
+folder (or its `potato.export -f jsonl` file) or a survey CSV (Mechanical Turk, Prolific,
+Qualtrics) of the tasks `modlens study export-tasks` wrote, checks every answer as the protocol checks a rating
 (attributes, levels, anchor answers: one refused answer imports nothing), records each worker as
 rater `<format>:<worker>`, then reviews every rater of the item set by seed 003's Table 11 and
 prints the decision per rater and task (accept, accept_unused, reject, with the reason).
-Importing the same file again adds nothing. Without FILE: only the review (e.g. after raters
+Importing the same file again adds nothing; an annotation changed in the tool since is reported
+and kept (`--on-change replace` stores the new answer as the rater's latest). Without FILE: only the review (e.g. after raters
 rated through the protocol). docs/MULTI.md#item-set-studies.
 """
 from __future__ import annotations
@@ -23,6 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the study folder with itemset.json and assignment.json")
     parser.add_argument("--format", choices=["labelstudio", "potato", "survey"],
                         help="the export's format (default: from the name: .json, folder or .jsonl, .csv)")
+    parser.add_argument("--on-change", choices=["keep", "replace"], default="keep",
+                        help="an annotation edited since the last import: keep the stored answer (default) or "
+                             "store the new one as the rater's latest")
     add_encoding_option(parser)
 
 
@@ -40,10 +44,15 @@ def run(args: argparse.Namespace) -> int:
     db = db_path(args)
     try:
         if args.file:
-            result = import_ratings(args.file, args.study, db, args.format, args.encoding)
+            result = import_ratings(args.file, args.study, db, args.format, args.encoding, args.on_change)
             reviews = result.reviews
             print(f"{args.file} ({result.format}): {result.workers} workers, {result.ratings_new} ratings imported, "
-                  f"{result.ratings_known} already in the log, {result.missed} comments left unanswered")
+                  f"{result.ratings_known} already in the log, {result.empty} empty answers")
+            if result.changed:
+                done = ("kept the stored answers (--on-change replace takes the new ones)" if result.on_change == "keep"
+                        else "stored the new answers as the raters' latest")
+                print(f"{len(result.changed)} annotations changed since the last import, {done}: "
+                      + "; ".join(result.changed[:5]) + (" …" if len(result.changed) > 5 else ""))
         else:
             if not Path(db).is_file():
                 raise CliError(f"{db}: no study log there", kind=ErrorKind.NOT_FOUND)
@@ -56,4 +65,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{r.decision:>13}  {r.rater_id}  task {r.task} ({r.source}): {r.reason}")
     counts = {d: sum(r.decision == d for r in reviews) for d in ("accept", "accept_unused", "reject")}
     print(f"reviewed {len(reviews)} rater tasks: " + ", ".join(f"{n} {d}" for d, n in counts.items()))
+    if args.file:
+        print(f"{result.covered} of {result.items} items have {result.raters} raters in accepted tasks "
+              "(the assignment's --raters)")
     return 0

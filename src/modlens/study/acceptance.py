@@ -8,7 +8,9 @@ wrong gold (a consistent gold answer other than the expected one; an ambiguous T
 counts as right when the expected level is one of its two candidates), inconsistent responses
 (an item of the set with contradicting anchor answers). An item left unrated is a miss and
 counts as a wrong gold answer or an inconsistent response (the paper's first column is the total
-of invalid responses). The decision is `analysis.raters.rubric` (Table 11): accept (approve,
+of invalid responses) — for raters given a whole task (the protocol, a survey row). Label Studio's
+and Potato's queues hand each annotator whichever units are left, so their annotators are judged
+on the comments of the task they rated: what they did not rate is nobody's miss. The decision is `analysis.raters.rubric` (Table 11): accept (approve,
 use), accept_unused (approve, don't use, warn) or reject. Decisions are written to the log's
 `rater_reviews`, replacing earlier ones, so reviewing again is idempotent.
 """
@@ -25,6 +27,7 @@ from modlens.study.assignment import GOLD, Plan
 
 DECISION = {rubric_mod.USE: "accept", rubric_mod.DONT_USE: "accept_unused", rubric_mod.REJECT: "reject"}
 SOURCES = ("labelstudio", "potato", "survey")
+QUEUED = ("labelstudio", "potato")   # the tool's queue, not our assignment, decides who rates what
 
 
 def source_of(rater_id: str) -> str:
@@ -68,6 +71,9 @@ def review_task(plan: Plan, task: str, rater_id: str, latest: dict[int, dict[str
     t = plan.tasks[task]
     extreme = next((a.rating for a in plan.study.anchors if a.role == "extreme"), None)
     refs = t["items"] + [GOLD + g for g in t["gold"]]
+    task_size = len(refs)
+    if source_of(rater_id) in QUEUED:
+        refs = [r for r in refs if comment_ids.get(r, -1) in latest]
     missed = inc_gold = wrong_gold = inc = 0
     for ref in refs:
         rating = latest.get(comment_ids.get(ref, -1))
@@ -84,8 +90,10 @@ def review_task(plan: Plan, task: str, rater_id: str, latest: dict[int, dict[str
             inc += bool(rating["inconsistent"])
     decision = DECISION[rubric_mod.rubric(inc_gold, wrong_gold, inc)]
     total = inc_gold + wrong_gold + inc
+    coverage = (f"{missed} of {len(refs)} unrated" if len(refs) == task_size
+                else f"rated {len(refs)} of the task's {task_size}")
     reason = (f"{inc_gold} inconsistent gold, {wrong_gold} wrong gold, {inc} inconsistent responses "
-              f"({missed} of {len(refs)} unrated): " + ("4 or more problems, Table 11 rejects" if total >= 4
+              f"({coverage}): " + ("4 or more problems, Table 11 rejects" if total >= 4
                                                          else f"Table 11 row gives {decision}"))
     return Review(rater_id, task, source_of(rater_id), decision, reason, len(refs), missed, inc_gold, wrong_gold,
                   inc, sorted(comment_ids[r] for r in refs if r in comment_ids))

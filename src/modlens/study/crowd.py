@@ -1,19 +1,26 @@
-"""Crowd platforms, both ways: an item-set study's assignments exported as Label Studio tasks and
-labeling config, as a Potato project, and as a CSV plus a self-contained HTML form for survey
-platforms (Amazon Mechanical Turk, Prolific); their exports read back as ratings (docs/MULTI.md).
+"""Crowd platforms, both ways: an item-set study's tasks exported as a Label Studio project, as
+a Potato project, and as a CSV plus a self-contained HTML form for survey platforms (Amazon
+Mechanical Turk, Prolific, Qualtrics); their exports read back as ratings (docs/MULTI.md).
 
 The questions are the study's: one single-choice question per attribute (toxicity only in
 `direct` mode), and in `anchors` mode the two anchor comparisons `vs_hard` and `vs_extreme`
-(more / less / same). Every rated comment is identified by its assignment id and order entry
-(`assignment.py`), so each worker's ratings are grouped into the task the acceptance rules judge.
+(more / less / same).
+
+Who rates what: Label Studio and Potato hand work out through their own queues (Label Studio's
+"Label All Tasks", Potato's next-instance), which nothing binds to one of our rater slots. So
+their exports hold one unit per task and comment (`<task>::<ref>`), the tool is told to collect
+`--raters` annotations per unit (Label Studio's `maximum_annotations`, Potato's
+`num_annotators_per_item`), and the import binds whoever rated a unit to it: a worker's ratings
+are grouped by task and the acceptance rules judge each worker on what they rated. The survey
+keeps one row per slot (`t01-r1`: one link or HIT per slot). The reader accepts either id.
 
 Reading back (`read_answers`): Label Studio's JSON export (tasks with `annotations[]`, each with
-`completed_by` and `result[]` of `choices`; cancelled annotations are skipped), Potato's
-annotation output (`<output dir>/<user>/annotated_instances.jsonl`, one JSON object per line with
-`id` and `label_annotations`), and the survey CSV (one row per submitted assignment: a worker id
-column `WorkerId`, `worker_id`, `PROLIFIC_PID` or `participant_id`, the assignment in
-`Input.assignment` or `assignment`, answers in `Answer.item<N>_<question>` or `item<N>_<question>`,
-N the 1-based position in the assignment's order). Each worker becomes rater `<format>:<worker>`.
+`completed_by` and `result[]` of `choices`; cancelled annotations are skipped); Potato's
+`annotation_output/` folder (`<user>/user_state.json`, answers under
+`instance_id_to_label_to_value`), its exporter's JSONL (`python -m potato.export -f jsonl`:
+`instance_id`, `user_id`, `labels`) or a Potato 1.x `annotated_instances.jsonl`; and the survey
+CSV (`survey.py`). Other exports of these tools are refused naming the one to choose. Each worker
+becomes rater `<format>:<worker>`.
 """
 from __future__ import annotations
 
@@ -26,15 +33,12 @@ from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from modlens.config import StudyConfig
-from modlens.datasets.base import DatasetError, read_rows
 from modlens.study.assignment import GOLD, Plan
 
 FORMATS = ("labelstudio", "potato", "survey")
 ANCHOR_QUESTIONS = ("vs_hard", "vs_extreme")
 COMPARISONS = ["more", "less", "same"]
-SEP = "::"   # Potato instance id: <assignment>::<order entry>
-WORKER_COLUMNS = ("WorkerId", "worker_id", "PROLIFIC_PID", "participant_id")
-ASSIGNMENT_COLUMNS = ("Input.assignment", "assignment")
+SEP = "::"   # Potato instance id: <task or assignment>::<order entry>
 
 
 class CrowdError(ValueError):
@@ -64,15 +68,26 @@ def questions(study: StudyConfig) -> list[Question]:
 
 # --- export -----------------------------------------------------------------------------------
 
-def _units(plan: Plan) -> list[dict[str, Any]]:
-    return [{"assignment": a["id"], "task": a["task"], "position": n, "ref": ref, "text": plan.text(ref)}
-            for a in plan.assignment["assignments"] for n, ref in enumerate(a["order"], 1)]
+def _task_units(plan: Plan) -> list[dict[str, Any]]:
+    """One unit per task and comment, in the order of the task's first slot: what a queue-driven
+    tool hands to `raters` different annotators."""
+    first = {}
+    for a in plan.assignment["assignments"]:
+        first.setdefault(a["task"], a["order"])
+    return [{"task": task, "position": n, "ref": ref, "text": plan.text(ref)}
+            for task, order in first.items() for n, ref in enumerate(order, 1)]
+
+
+def raters_per_unit(plan: Plan) -> int:
+    return int(plan.assignment["params"]["raters"])
 
 
 def export_labelstudio(plan: Plan, out: Path) -> list[Path]:
-    """tasks.json (one Label Studio task per assignment and comment) and config.xml."""
+    """tasks.json (one Label Studio task per task and comment), config.xml and project.json (the
+    project settings: `maximum_annotations` = raters, so Label Studio's queue gives each task to
+    that many different annotators)."""
     qs = questions(plan.study)
-    parts = ["<View>", '  <Header value="Assignment $assignment, comment $position"/>', '  <Text name="text" value="$text"/>']
+    parts = ["<View>", '  <Header value="Task $task, comment $position"/>', '  <Text name="text" value="$text"/>']
     for q in qs:
         parts.append(f"  <Header value={quoteattr(q.label)}/>")
         parts.append(f'  <Choices name="{q.name}" toName="text" choice="single" required="true">')
@@ -80,28 +95,35 @@ def export_labelstudio(plan: Plan, out: Path) -> list[Path]:
         parts.append("  </Choices>")
     parts.append("</View>")
     out.mkdir(parents=True, exist_ok=True)
-    tasks = [{"data": u} for u in _units(plan)]
+    tasks = [{"data": u} for u in _task_units(plan)]
+    config = "\n".join(parts) + "\n"
+    # the fields of Label Studio's project API (POST /api/projects); the same settings in its UI:
+    # Settings > Quality > Overlap of Annotations, "annotations per task"
+    project = {"title": plan.study.title, "label_config": config, "maximum_annotations": raters_per_unit(plan),
+               "overlap_cohort_percentage": 100, "show_overlap_first": True}
     (out / "tasks.json").write_text(json.dumps(tasks, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    (out / "config.xml").write_text("\n".join(parts) + "\n", encoding="utf-8")
-    return [out / "tasks.json", out / "config.xml"]
+    (out / "config.xml").write_text(config, encoding="utf-8")
+    (out / "project.json").write_text(json.dumps(project, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return [out / "tasks.json", out / "config.xml", out / "project.json"]
 
 
 def export_potato(plan: Plan, out: Path) -> list[Path]:
-    """config.yaml and data/items.jsonl of a Potato project (annotations go to annotation_output/)."""
+    """config.yaml and data/items.jsonl of a Potato 2.x project (annotations go to annotation_output/):
+    only keys Potato 2.12 reads (it warns on unknown ones); `num_annotators_per_item` = raters."""
     import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs; types-PyYAML is not a dependency
 
     config = {
-        "annotation_task_name": plan.study.title, "server_name": "modlens item-set study", "port": 8000,
+        "annotation_task_name": plan.study.title, "port": 8000,
         "data_files": ["data/items.jsonl"], "item_properties": {"id_key": "id", "text_key": "text"},
-        "output_annotation_dir": "annotation_output/", "output_annotation_format": "jsonl",
+        "output_annotation_dir": "annotation_output/", "num_annotators_per_item": raters_per_unit(plan),
         "user_config": {"allow_all_users": True, "users": []}, "alert_time_each_instance": 10_000_000,
         "annotation_schemes": [{"annotation_type": "radio", "name": q.name, "description": q.label,
                                 "labels": q.choices} for q in questions(plan.study)],
-        "html_layout": "default", "base_html_template": "default", "header_file": "default", "site_dir": "default",
+        "base_html_template": "default", "header_file": "default", "site_dir": "default",
     }
     (out / "data").mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps({"id": f"{u['assignment']}{SEP}{u['ref']}", "text": u["text"], "assignment": u["assignment"]},
-                        ensure_ascii=False) for u in _units(plan)]
+    lines = [json.dumps({"id": f"{u['task']}{SEP}{u['ref']}", "text": u["text"], "task": u["task"]},
+                        ensure_ascii=False) for u in _task_units(plan)]
     (out / "data" / "items.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (out / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return [out / "config.yaml", out / "data" / "items.jsonl"]
@@ -192,7 +214,8 @@ def export(plan: Plan, fmt: str, out: str | Path) -> list[Path]:
 
 @dataclass
 class Answer:
-    """One worker's answers to one comment of one assignment, as the platform exported them."""
+    """One worker's answers to one comment, as the platform exported them. `assignment` is the unit
+    the file names: a slot (`t01-r2`, survey rows) or a task (`t01`, the queue-driven tools)."""
     worker: str
     assignment: str
     ref: str
@@ -203,12 +226,15 @@ class Answer:
 def detect(path: Path) -> str:
     if path.is_dir() or path.suffix == ".jsonl":
         return "potato"
-    if path.suffix == ".csv":
+    if path.suffix in (".csv", ".tsv"):
         return "survey"
     if path.suffix == ".json":
         return "labelstudio"
     raise CrowdError(f"{path}: cannot tell the format from the name — fix: pass --format "
                      f"({', '.join(FORMATS)})")
+
+
+LS_JSON = "fix: export the project as JSON (Export > JSON, or /api/projects/ID/export?exportType=JSON)"
 
 
 def _worker(value: Any) -> str:
@@ -223,15 +249,20 @@ def read_labelstudio(path: Path) -> list[Answer]:
     try:
         tasks = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as err:
-        raise CrowdError(f"{path}: not JSON ({err}); give Label Studio's JSON export") from None
+        raise CrowdError(f"{path}: not JSON ({err}); {LS_JSON}") from None
     if not isinstance(tasks, list):
-        raise CrowdError(f"{path}: a Label Studio JSON export is a list of tasks")
+        raise CrowdError(f"{path}: a Label Studio JSON export is a list of tasks; {LS_JSON}")
     out = []
     for n, task in enumerate(tasks):
         data = task.get("data") if isinstance(task, dict) else None
-        if not isinstance(data, dict) or "assignment" not in data or "ref" not in data:
-            raise CrowdError(f"{path}: task {n}: data has no assignment/ref — fix: import the tasks "
+        if isinstance(task, dict) and data is None and "annotator" in task:
+            # JSON-MIN: the task's data and one annotation's choices flattened into one object
+            raise CrowdError(f"{path}: Label Studio's JSON-MIN export (no data/annotations); {LS_JSON}")
+        unit = (data.get("task") if "assignment" not in data else data["assignment"]) if isinstance(data, dict) else None
+        if unit is None or "ref" not in data:  # type: ignore[operator]
+            raise CrowdError(f"{path}: task {n}: data has no task/ref — fix: import the tasks "
                              "`modlens study export-tasks --format labelstudio` wrote")
+        assert isinstance(data, dict)
         for ann in task.get("annotations") or []:
             if ann.get("was_cancelled"):
                 continue
@@ -240,7 +271,7 @@ def read_labelstudio(path: Path) -> list[Answer]:
                 choices = (res.get("value") or {}).get("choices") or []
                 if res.get("type", "choices") == "choices" and choices:
                     answers[str(res.get("from_name"))] = str(choices[0])
-            out.append(Answer(_worker(ann.get("completed_by")), str(data["assignment"]), str(data["ref"]), answers,
+            out.append(Answer(_worker(ann.get("completed_by")), str(unit), str(data["ref"]), answers,
                               f"{path.name}: task {task.get('id', n)}"))
     return out
 
@@ -253,66 +284,82 @@ def _potato_choice(value: Any) -> str | None:
     return None if value in (None, "") else str(value)
 
 
-def read_potato(path: Path) -> list[Answer]:
-    files = sorted(path.glob("*/annotated_instances.jsonl")) if path.is_dir() else [path]
-    if not files:
-        raise CrowdError(f"{path}: no <user>/annotated_instances.jsonl under it — fix: give Potato's "
-                         "output_annotation_dir (output_annotation_format: jsonl)")
-    out = []
-    for f in files:
-        worker = f.parent.name
-        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError as err:
-                raise CrowdError(f"{f}:{n}: not JSON ({err})") from None
-            assignment, sep, ref = str(rec.get("id", "")).partition(SEP)
-            if not sep:
-                raise CrowdError(f"{f}:{n}: id {rec.get('id')!r} is not <assignment>{SEP}<item> — fix: annotate "
-                                 "the data `modlens study export-tasks --format potato` wrote")
-            answers = {k: c for k, v in (rec.get("label_annotations") or {}).items()
-                       if (c := _potato_choice(v)) is not None}
-            out.append(Answer(worker, assignment, ref, answers, f"{f.parent.name}/{f.name}:{n}"))
-    return out
+POTATO_FIX = ("fix: give Potato's annotation_output/ folder, or its JSONL export "
+              "(`python -m potato.export -c config.yaml -f jsonl`)")
 
 
-def _column(row: dict[str, str], names: tuple[str, ...]) -> str | None:
-    return next((row[c].strip() for c in names if row.get(c, "").strip()), None)
+def _potato_unit(instance_id: Any, where: str) -> tuple[str, str]:
+    unit, sep, ref = str(instance_id or "").partition(SEP)
+    if not sep:
+        raise CrowdError(f"{where}: instance id {instance_id!r} is not <task>{SEP}<item> — fix: annotate "
+                         "the data `modlens study export-tasks --format potato` wrote")
+    return unit, ref
 
 
-def read_survey(path: Path, plan: Plan, encoding: str | None = None) -> list[Answer]:
-    # the dataset readers' file handling: a survey platform's or Excel's CSV (BOM, `;`, broken quotes,
-    # a declared encoding such as cp1252)
+def _potato_state(f: Path) -> list[Answer]:
+    """Potato 2.x's per-user state: `instance_id_to_label_to_value` maps each instance to
+    [[{"schema", "name"}, value], ...], one pair per label set."""
     try:
-        rows = read_rows(path, encoding=encoding)
-    except DatasetError as err:
-        raise CrowdError(str(err)) from None
-    if not rows:
-        raise CrowdError(f"{path}: no rows")
-    names = {q.name for q in questions(plan.study)}
+        state = json.loads(f.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise CrowdError(f"{f}: not JSON ({err})") from None
+    worker = str(state.get("user_id") or f.parent.name)
     out = []
-    for n, row in enumerate(rows, 2):
-        worker, assignment = _column(row, WORKER_COLUMNS), _column(row, ASSIGNMENT_COLUMNS)
-        if worker is None or assignment is None:
-            raise CrowdError(f"{path}:{n}: needs a worker id ({' / '.join(WORKER_COLUMNS)}) and an assignment "
-                             f"({' / '.join(ASSIGNMENT_COLUMNS)})")
-        order = plan.assignments.get(assignment, {}).get("order", [])
-        per: dict[int, dict[str, str]] = {}
-        for col, value in row.items():
-            name = (col or "").removeprefix("Answer.")
-            head, _, question = name.partition("_")
-            if head.startswith("item") and head[4:].isdigit() and question in names and (value or "").strip():
-                per.setdefault(int(head[4:]), {})[question] = value.strip()
-        for pos in range(1, max([len(order), *per]) + 1 if (order or per) else 1):
-            ref = order[pos - 1] if pos <= len(order) else f"#{pos}"
-            out.append(Answer(worker, assignment, ref, per.get(pos, {}), f"{path.name}:{n} item{pos}"))
+    for iid, pairs in (state.get("instance_id_to_label_to_value") or {}).items():
+        where = f"{f.parent.name}/{f.name}: {iid}"
+        labels: dict[str, dict[str, Any]] = {}
+        for label, value in pairs:
+            labels.setdefault(str(label["schema"]), {})[str(label["name"])] = value
+        unit, ref = _potato_unit(iid, where)
+        answers = {k: c for k, v in labels.items() if (c := _potato_choice(v)) is not None}
+        out.append(Answer(worker, unit, ref, answers, where))
     return out
+
+
+def _potato_lines(f: Path) -> list[Answer]:
+    """A JSONL of Potato's: its exporter's (`instance_id`, `user_id`, `labels`) or 1.x's
+    `<user>/annotated_instances.jsonl` (`id`, `label_annotations`)."""
+    out = []
+    for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError as err:
+            raise CrowdError(f"{f}:{n}: not JSON ({err})") from None
+        where = f"{f.parent.name}/{f.name}:{n}"
+        if "action_type" in rec:
+            raise CrowdError(f"{f}: Potato's annotation history (every click, not the answers); {POTATO_FIX}")
+        if "instance_id" in rec and "labels" in rec:
+            worker, iid, labels = rec.get("user_id"), rec["instance_id"], rec["labels"]
+        elif "id" in rec and "label_annotations" in rec:
+            worker, iid, labels = f.parent.name, rec["id"], rec["label_annotations"]
+        else:
+            raise CrowdError(f"{f}:{n}: not a Potato annotation record (keys {sorted(rec)[:6]}); {POTATO_FIX}")
+        if not worker:
+            raise CrowdError(f"{f}:{n}: no user_id: no worker to credit it to")
+        unit, ref = _potato_unit(iid, where)
+        answers = {k: c for k, v in (labels or {}).items() if (c := _potato_choice(v)) is not None}
+        out.append(Answer(str(worker), unit, ref, answers, where))
+    return out
+
+
+def read_potato(path: Path) -> list[Answer]:
+    if not path.is_dir():
+        return _potato_lines(path)
+    states = sorted(path.glob("*/user_state.json"))
+    if states:
+        return [a for f in states for a in _potato_state(f)]
+    legacy = sorted(path.glob("*/annotated_instances.jsonl"))
+    if not legacy:
+        raise CrowdError(f"{path}: no <user>/user_state.json under it; {POTATO_FIX}")
+    return [a for f in legacy for a in _potato_lines(f)]
 
 
 def read_answers(path: str | Path, fmt: str, plan: Plan, encoding: str | None = None) -> list[Answer]:
     """`encoding`: the survey CSV's, when it has no byte-order mark and is not UTF-8 (`--encoding`)."""
+    from modlens.study.survey import read_survey
+
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")  # `modlens rate`: exit 3, not found
@@ -323,6 +370,16 @@ def read_answers(path: str | Path, fmt: str, plan: Plan, encoding: str | None = 
     if fmt == "survey":
         return read_survey(path, plan, encoding)
     raise CrowdError(f"format {fmt!r}: one of {', '.join(FORMATS)}")
+
+
+def task_and_order(plan: Plan, unit: str) -> tuple[str, list[str]] | None:
+    """The task of a unit a file names (a slot or a task id) and the comments it covers."""
+    if unit in plan.assignments:
+        a = plan.assignments[unit]
+        return a["task"], a["order"]
+    if unit in plan.tasks:  # the order of its first slot, as `_task_units` exported it
+        return unit, next(a["order"] for a in plan.assignment["assignments"] if a["task"] == unit)
+    return None
 
 
 def as_rating(answer: Answer, study: StudyConfig) -> tuple[dict[str, str], dict[str, str] | None] | None:
@@ -336,13 +393,13 @@ def as_rating(answer: Answer, study: StudyConfig) -> tuple[dict[str, str], dict[
 
 
 def unknown_ref(answer: Answer, plan: Plan) -> str | None:
-    a = plan.assignments.get(answer.assignment)
-    if a is None:
-        return f"{answer.where}: assignment {answer.assignment!r} is not in assignment.json"
-    if answer.ref not in a["order"]:
-        return f"{answer.where}: {answer.ref!r} is not a comment of assignment {answer.assignment!r}"
+    found = task_and_order(plan, answer.assignment)
+    if found is None:
+        return f"{answer.where}: {answer.assignment!r} is neither a task nor an assignment of assignment.json"
+    if answer.ref not in found[1]:
+        return f"{answer.where}: {answer.ref!r} is not a comment of {answer.assignment!r}"
     return None
 
 
 __all__ = ["FORMATS", "GOLD", "Answer", "CrowdError", "Question", "as_rating", "detect", "export", "questions",
-           "read_answers", "unknown_ref"]
+           "read_answers", "task_and_order", "unknown_ref"]

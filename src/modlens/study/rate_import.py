@@ -3,12 +3,15 @@ protocol validates a `rating` message (`ratings.rating_problems`: attributes, le
 answers), then every rater of the item set reviewed by the acceptance rules (`acceptance.py`).
 
 A file with any refused answer writes nothing: the message lists the problems. Each worker is
-rater `<format>:<worker id>`; each rating's client id is `<assignment>:<order entry>`, so
-importing the same file again (or a later export that still holds the same annotations) adds
-nothing: the first stored answer stays, as a resent protocol rating does.
+rater `<format>:<worker id>`; each rating's client id is `<unit>:<order entry>` (the unit the
+file names: a task or a slot), so importing the same file again adds nothing. An annotation
+edited in the tool since the last import is reported: kept as stored (`on_change="keep"`) or
+stored as a newer rating of the same comment (`"replace"`; the review and the report read each
+rater's latest rating), never silently.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,8 +33,36 @@ class ImportResult:
     workers: int
     ratings_new: int
     ratings_known: int       # already in the log (a re-import)
-    missed: int              # comments a worker left unanswered
+    empty: int               # answers with no question answered (a survey row's blank item)
     reviews: list[Review]
+    changed: list[str]       # annotations that differ from the stored ones ("where (worker): ref")
+    on_change: str           # what was done with them: keep or replace
+    raters: int              # the assignment's raters per item
+    covered: int             # items with that many accepted raters
+    items: int
+
+
+def _versions(log: object, study_id: str, rater: str, client_id: str) -> list[dict[str, object]]:
+    """The rater's stored ratings of one unit and comment, oldest first: the first import's, then
+    each replacement (`<client id>~2`, `~3`, …)."""
+    rows: list[dict[str, object]] = log.query(  # type: ignore[attr-defined]
+        "SELECT values_json, anchors_json FROM ratings WHERE study_id = ? AND rater_id = ? "
+        "AND (client_rating_id = ? OR substr(client_rating_id, 1, ?) = ?) ORDER BY rating_id",
+        (study_id, rater, client_id, len(client_id) + 1, client_id + "~"))
+    return rows
+
+
+def coverage(db: str | Path, plan: Plan, reviews: list[Review]) -> int:
+    """Items of the set rated by at least the assignment's raters per item in accepted tasks."""
+    from collections import Counter
+
+    from modlens.studylog.store import StudyLog
+
+    accepted = Counter(c for r in reviews if r.decision == "accept" for c in r.comment_ids)
+    k = int(plan.assignment["params"]["raters"])
+    with StudyLog(db, readonly=True) as log:
+        ids = [log.comment_id(*plan.comment(ref)) for ref in plan.items]
+    return sum(1 for cid in ids if cid is not None and accepted[cid] >= k)
 
 
 def _ensure_gold(log: object, plan: Plan) -> None:
@@ -48,8 +79,11 @@ def _ensure_gold(log: object, plan: Plan) -> None:
                         for g in missing])
 
 
+ON_CHANGE = ("keep", "replace")
+
+
 def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: str | None = None,
-                   encoding: str | None = None) -> ImportResult:
+                   encoding: str | None = None, on_change: str = "keep") -> ImportResult:
     from modlens.study.folder import load_folder
     from modlens.studylog.store import StudyLog
 
@@ -59,7 +93,9 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
     answers = crowd.read_answers(path, fmt, plan, encoding)
     attributes = {a.name: list(a.levels) for a in study.attributes}
     extreme = next((a.rating for a in study.anchors if a.role == "extreme"), None)
-    problems, rows, missed = [], [], 0
+    if on_change not in ON_CHANGE:
+        raise RateImportError(f"on_change {on_change!r}: one of {', '.join(ON_CHANGE)}")
+    problems, rows, empty = [], [], 0
     for ans in answers:
         bad = crowd.unknown_ref(ans, plan)
         if bad:
@@ -67,7 +103,7 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
             continue
         rating = crowd.as_rating(ans, study)
         if rating is None:
-            missed += 1
+            empty += 1
             continue
         values, anchors = rating
         problems += [f"{ans.where} (worker {ans.worker}): {p}"
@@ -80,6 +116,7 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
     if not Path(db).is_file():
         raise RateImportError(f"{db}: no study log there (fix: the log the item set was sampled from)")
     new = known = 0
+    changed: list[str] = []
     with StudyLog(db) as log:
         log.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
         _ensure_gold(log, plan)
@@ -100,12 +137,26 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
                     assert extreme is not None  # rating_problems refused anchors without one
                     d = derive_toxicity(anchors["vs_hard"], anchors["vs_extreme"], extreme)
                     derived, inconsistent = d.rating, d.inconsistent
-                _, created = log.add_rating(study.study_id, rater, f"{ans.assignment}:{ans.ref}", None, ids[ans.ref],
+                client_id = f"{ans.assignment}:{ans.ref}"
+                versions = _versions(log, study.study_id, rater, client_id)
+                if versions and (json.loads(str(versions[-1]["values_json"])) != values
+                                 or _anchors(versions[-1]) != anchors):
+                    changed.append(f"{ans.where} ({ans.worker}): {ans.ref}")
+                    if on_change == "keep":
+                        known += 1
+                        continue
+                    client_id = f"{client_id}~{len(versions) + 1}"
+                _, created = log.add_rating(study.study_id, rater, client_id, None, ids[ans.ref],
                                             values, anchors, derived, inconsistent, None)
                 new += created
                 known += not created
     reviews = review_log(db, plan)
-    return ImportResult(fmt, len({a.worker for a in answers}), new, known, missed, reviews)
+    return ImportResult(fmt, len({a.worker for a in answers}), new, known, empty, reviews, changed, on_change,
+                        int(plan.assignment["params"]["raters"]), coverage(db, plan, reviews), len(plan.items))
+
+
+def _anchors(stored: dict[str, object]) -> object:
+    return json.loads(str(stored["anchors_json"])) if stored["anchors_json"] else None
 
 
 __all__ = ["GOLD", "ImportResult", "RateImportError", "import_ratings"]

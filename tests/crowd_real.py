@@ -1,0 +1,66 @@
+"""What the tests that run annotation tools for real share (tests/test_labelstudio_real.py,
+tests/test_potato_real.py): a study folder with four comments of two platforms, its log as
+`modlens serve` writes it, the answer each simulated annotator gives, and `modlens` as a process."""
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from modlens.study import crowd, itemset
+from modlens.study.assignment import Plan
+from modlens.study.folder import load_folder
+from modlens.studylog.store import StudyLog
+
+# (vs "hard to say" anchor, vs extreme anchor) per derived level, the extreme anchor rated "toxic" (Table 1)
+ANCHORS = {"not toxic": ("less", "less"), "hard to say": ("same", "less"), "toxic": ("more", "same")}
+ITEMS = [("youtube", "yt-1", "This video explains the tax rules better than my accountant."),
+         ("youtube", "yt-2", "Nobody asked for your opinion, go away and stop posting."),
+         ("x", "x-1", "What a clown, everything he says is a lie."),
+         ("x", "x-2", "The train was late again this morning, third time this week.")]
+TOXICITY = {"yt-1": "not toxic", "yt-2": "hard to say", "x-1": "toxic", "x-2": "not toxic"}
+
+
+def modlens(*args: str) -> str:
+    out = subprocess.run([sys.executable, "-m", "modlens", *args], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, f"modlens {' '.join(args)}:\n{out.stdout}\n{out.stderr}"
+    return out.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def make_study(tmp_path: Path, study_id: str, raters: int) -> tuple[Path, Path, Plan]:
+    """(study folder, study log, plan): the four comments in one task of 4 items + 2 gold for
+    `raters` raters, the comments logged as `modlens serve` logs an item set."""
+    folder = tmp_path / "study"
+    modlens("study", "init", str(folder), "--study-id", study_id, "--title", f"{study_id} study")
+    items = [{"id": f"i{n:03d}", "platform": p, "comment_key": k, "text": t, "stratum": "all", "score": None}
+             for n, (p, k, t) in enumerate(ITEMS, 1)]
+    params = {"detector": None, "by": "label:test", "per_platform": 2, "platforms": ["x", "youtube"],
+              "min_words": 3, "max_words": 60, "seed": 0, "log": "test", "counts": {}}
+    itemset.write({"format": itemset.FORMAT, "format_version": itemset.FORMAT_VERSION,
+                   "sha256": itemset.checksum(params, items), "params": params, "items": items}, folder)
+    modlens("study", "assign", str(folder), "--raters", str(raters), "--items-per-task", "4", "--gold-per-task", "2")
+    study = load_folder(folder).study
+    plan = Plan.load(folder, study)
+    db = tmp_path / "study.sqlite"
+    from modlens.daemon.itemset import record_items
+    with StudyLog(db) as lg:
+        lg.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
+        record_items(lg, study, plan)
+    return folder, db, plan
+
+
+def answers(plan: Plan, ref: str, toxicity: dict[str, str] = TOXICITY) -> dict[str, str]:
+    """question -> choice for a comment: the gold comments' expected answers, the item's planted
+    toxicity level as anchor answers, the first level of every other question."""
+    gold = {g.key: dict(g.expected) for g in plan.study.gold}
+    expected = dict(gold[ref[5:]]) if ref.startswith("gold:") else {}
+    level = expected.pop("toxicity", None) or toxicity[plan.comment(ref)[1]]
+    given = dict(zip(("vs_hard", "vs_extreme"), ANCHORS[level]))
+    return {q.name: given.get(q.name) or expected.get(q.name) or q.choices[0] for q in crowd.questions(plan.study)}
