@@ -65,7 +65,9 @@ def test_values_match_the_study_log(log, exported):
         assert row["words_changed_share"] == pytest.approx(a["words_edited"] / a["n_words"], abs=1e-6)  # logged to 6 places
         if row["success"]:
             assert set(row["filters"]) == {"dedup", "label", "meaning", "fluency"}
-            assert row["passed_filters"] == all(f["ok"] is not False for f in row["filters"].values())
+            oks = [f["ok"] for f in row["filters"].values()]  # passed only when every filter ran and passed
+            assert row["passed_filters"] == (False if False in oks else None if None in oks else True)
+            assert row["filters_not_checked"] == [k for k, f in row["filters"].items() if f["ok"] is None]
         else:
             assert row["filters"] is None and row["passed_filters"] is None
 
@@ -90,7 +92,9 @@ def test_manifest_and_readme(exported):
     assert [c["name"] for c in manifest["columns"]] == [c[0] for c in COLUMNS]
     s = manifest["quality"]["summary"]
     rows = [json.loads(x) for x in (exported / "taebench.jsonl").read_text().splitlines()]
-    assert s["successes"] == sum(r["success"] for r in rows) and s["kept"] == sum(bool(r["passed_filters"]) for r in rows)
+    assert s["successes"] == sum(r["success"] for r in rows)
+    assert s["passed_every_filter"] == sum(r["passed_filters"] is True for r in rows)
+    assert s["kept"] == sum(r["success"] and r["passed_filters"] is not False for r in rows)
     readme = (exported / "README.md").read_text()
     assert "`adversarial_text`" in readme and __version__ in readme
 

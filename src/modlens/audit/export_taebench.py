@@ -46,7 +46,9 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("words_edited", "int", "words the attack changed"),
     ("words_changed_share", "float", "words_edited / n_words"),
     ("seed", "int", "the attack's random seed"),
-    ("passed_filters", "bool", "success and no quality filter failed (null when not a success)"),
+    ("passed_filters", "bool", "true: every quality filter was checked and passed; false: one failed; null: not a "
+                               "success, or none failed but one could not be checked (filters_not_checked)"),
+    ("filters_not_checked", "json", "the filters that could not be checked for this success (why: filters)"),
     ("dedup_ok", "bool", "not a duplicate of an earlier example (same recipe, target, goal)"),
     ("label_ok", "bool", "every other detector keeps the seed's label (AND ensemble; null: no judge)"),
     ("label_agree_share", "float", "share of the other detectors that keep the seed's label"),
@@ -65,7 +67,7 @@ def _rows(data: Any, quality: QualityFilters) -> tuple[list[dict[str, Any]], dic
     variants = {v["variant_id"]: v for v in data.variants}
     comment_of = {v["variant_id"]: v.get("comment_id") for v in data.variants}
     rows = []
-    for e, verdict, passed in zip(examples, result.verdicts, result.passed):
+    for e, verdict in zip(examples, result.verdicts):
         v = variants[e.id]
         a, p = v["attack"], v.get("params") or {}
         f = verdict or {}
@@ -87,12 +89,21 @@ def _rows(data: Any, quality: QualityFilters) -> tuple[list[dict[str, Any]], dic
             "source_score": a.get("source_score"), "final_score": a.get("final_score"), "queries": a.get("queries"),
             "max_queries": a.get("max_queries"), "judge_queries": a.get("judge_queries"), "status": e.status,
             "reason": a.get("reason"), "success": e.success, "n_words": n_words, "words_edited": edited,
-            "words_changed_share": share, "seed": v.get("seed"), "passed_filters": passed if verdict is not None else None,
+            "words_changed_share": share, "seed": v.get("seed"), "passed_filters": _passed(verdict),
+            "filters_not_checked": None if verdict is None else [k for k, x in verdict.items() if x["ok"] is None],
             "dedup_ok": ok("dedup"), "label_ok": ok("label"), "label_agree_share": value("label"),
             "meaning_ok": ok("meaning"), "similarity": value("meaning"), "fluency_ok": ok("fluency"),
             "normalizer_edits": value("fluency"), "filters": verdict, "params": p,
         })
     return rows, {"summary": result.summary, "config": result.config}
+
+
+def _passed(verdict: dict[str, dict[str, Any]] | None) -> bool | None:
+    """True only when every filter ran and passed: a filter that could not run never counts as passed."""
+    if verdict is None:
+        return None
+    oks = [f["ok"] for f in verdict.values()]
+    return False if False in oks else None if None in oks else True
 
 
 _CASTS: dict[str, Callable[[Any], Any]] = {"int": int, "float": float, "str": str, "bool": bool}
@@ -134,12 +145,20 @@ def _jsonl(rows: list[dict[str, Any]], path: Path) -> None:
 
 def _readme(manifest: dict[str, Any]) -> str:
     s = manifest["quality"]["summary"]
+    unchecked = s["kept"] - s["passed_every_filter"]
     lines = [f"# TaeBench-style attack dataset (modlens {manifest['modlens_version']})", "",
              f"From `{manifest['db']}`, exported {manifest['exported_at']}: {manifest['rows']} attack results, "
-             f"{s['successes']} successful, {s['kept']} of them passing every quality filter.", "",
-             f"Files: `{PARQUET_FILE}` and `{JSONL_FILE}` (the same rows; JSON columns are strings in Parquet), "
-             f"`{MANIFEST_FILE}` (columns, filter settings, counts). Filters: modlens docs/PERTURB.md, "
-             "\"Quality filters\".", "", "| column | type | meaning |", "|---|---|---|"]
+             f"{s['successes']} successful. Of the successes, {s['passed_every_filter']} passed every filter "
+             f"(each checked); {unchecked} failed none but were not checked by every filter "
+             f"(`filters_not_checked`, `passed_filters` null); {s['successes'] - s['kept']} failed one.", "",
+             "| filter | checked | passed | failed | not checked |", "|---|---|---|---|---|"]
+    lines += [f"| `{name}` | {c['checked']} | {c['passed']} | {c['failed']} | {c['not_checked']} |"
+              for name, c in s["per_filter"].items()]
+    lines += ["", "A filter is not checked when nothing could judge it here (`filters.<name>.why`): `label` without "
+              "judges or another detector's score of the text, `meaning` and `fluency` without their models.", "",
+              f"Files: `{PARQUET_FILE}` and `{JSONL_FILE}` (the same rows; JSON columns are strings in Parquet), "
+              f"`{MANIFEST_FILE}` (columns, filter settings, counts). Filters: modlens docs/PERTURB.md, "
+              "\"Quality filters\".", "", "| column | type | meaning |", "|---|---|---|"]
     lines += [f"| `{n}` | {k} | {d} |" for n, k, d in COLUMNS]
     return "\n".join(lines) + "\n"
 

@@ -9,7 +9,8 @@ Variant with its `attack` record, scored by every loaded detector); nothing is l
 DATASET: the audit's attack over the dataset (seeds by the gold label, else the target's
 verdict), every result and its scores written to the study log (--db), as
 `modlens audit DATASET --attack GOAL --recipe NAME` does; the summary is printed as JSON.
-The other loaded detectors are the judges (TaeBench's AND rule) unless --no-ensemble.
+The study's detectors (the embedded defaults without --study) and any --detector are loaded too:
+they score the results and are the judges (TaeBench's AND rule) unless --no-ensemble.
 """
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--goal-labels", nargs="+", metavar="LABEL",
                    help="multi-label goal: every one of these labels of the target must drop below its threshold "
                         "(bae: any one rise above); 'all' = every harm label (e.g. hf-classifier unitary/toxic-bert)")
-    add_detectors_option(p, keys="registry names or study keys: more detectors to score the results and judge them")
+    add_detectors_option(p, keys="registry names or study keys: more detectors, beside the study's, to score the "
+                                 "results and judge them")
     p.add_argument("--no-ensemble", action="store_true", help="no judges: the other detectors only score the results")
     add_study_option(p)
     add_attack_limit_options(p)  # unset: the recipe's own budget and edit limit, as `audit --attack --recipe`
@@ -100,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
                        fix="attack a dataset file, or run `modlens export --taebench DIR` on a study log")
     study = load_study(args.config)
     seed = study.perturbation.seed if args.seed is None else args.seed
-    extra = [d for d in dict.fromkeys(args.detectors or []) if d != args.target]
+    # the study's detectors judge by default (the label filter is then checked), --detector adds more
+    judges = [*(d.key for d in study.detectors), *(args.detectors or [])]
+    extra = [d for d in dict.fromkeys(judges) if d != args.target]
     if args.dataset:
         return _dataset(args, study, seed, extra)
     return _texts(args, study, seed, extra)

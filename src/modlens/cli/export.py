@@ -60,6 +60,7 @@ def run_taebench(db: Path, out: str, successes_only: bool = False) -> int:
     s = manifest["quality"]["summary"]
     if not manifest["rows"]:
         print("modlens export: the log holds no attack results (run `modlens audit ... --attack tae` first)")
-    print(f"wrote {manifest['rows']} attack results ({s['successes']} successful, {s['kept']} after the quality "
-          f"filters) to {out}: {', '.join(manifest['files'])}")
+    print(f"wrote {manifest['rows']} attack results ({s['successes']} successful, {s['passed_every_filter']} passed "
+          f"every quality filter, {s['kept'] - s['passed_every_filter']} failed none but were not checked by every "
+          f"one) to {out}: {', '.join(manifest['files'])}")
     return 0

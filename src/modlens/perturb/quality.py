@@ -21,8 +21,10 @@ meaning and fluency need models: `audit --attack` and `modlens rescore` compute 
 (`audit/attack_checks.py`) and store them with the attack (`attack_json.checks`); an example
 carrying them (`AttackExample.checks`) is judged by them, so a report only reads the log.
 
-`passed` is True when no filter says False. The summary counts the successes left after each
-filter in turn, and how many each filter could not check.
+`passed` is True when no filter says False (a filter that could not run says None). The summary
+counts the successes left after each filter in turn (`kept`: failed none), per filter how many it
+checked, passed, failed and could not check (`per_filter`), and how many were checked by every
+filter and passed them all (`passed_every_filter`): only those passed every filter.
 """
 from __future__ import annotations
 
@@ -184,13 +186,19 @@ class QualityFilters:
     def _summary(self, verdicts: list[dict[str, dict[str, Any]] | None], n: int) -> dict[str, Any]:
         rows = [v for v in verdicts if v is not None]
         left, after, unchecked, failed = rows, {}, {}, {}
+        per_filter: dict[str, dict[str, int]] = {}
         for name in self.filters:
             left = [v for v in left if v[name]["ok"] is not False]
             after[name] = len(left)
             unchecked[name] = sum(v[name]["ok"] is None for v in rows)
             failed[name] = sum(v[name]["ok"] is False for v in rows)
+            passed = sum(v[name]["ok"] is True for v in rows)
+            per_filter[name] = {"checked": passed + failed[name], "passed": passed, "failed": failed[name],
+                                "not_checked": unchecked[name]}
+        # `kept` failed no filter; only `passed_every_filter` were checked by every one and passed it
+        every = sum(all(v[name]["ok"] is True for name in self.filters) for v in rows)
         return {"attacks": n, "successes": len(rows), "after": after, "kept": len(left),
-                "failed": failed, "not_checked": unchecked}
+                "failed": failed, "not_checked": unchecked, "per_filter": per_filter, "passed_every_filter": every}
 
     def _dedup(self, examples: Sequence[AttackExample]) -> list[dict[str, Any]]:
         exact: dict[tuple[str, ...], Any] = {}
