@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestPayloadError
 
 from modlens.perspective import body as pbody, discovery, request as preq
 from modlens.perspective.errors import PerspectiveError, invalid, key_invalid, key_missing, method_not_found
@@ -111,6 +112,8 @@ async def _body(request: web.Request) -> Any:
                       "COMMENT_TOO_LONG") from None
     except TimeoutError:
         raise PerspectiveError("DEADLINE_EXCEEDED", f"The request body did not arrive within {BODY_TIMEOUT_S:g} s.") from None
+    except (ConnectionError, RequestPayloadError):  # the client left before its Content-Length was sent
+        raise invalid("The request body ended before its declared length.") from None
     return pbody.decode(raw)
 
 

@@ -109,3 +109,18 @@ def test_the_lenient_reader_is_json_plus_bare_names_only():
             decode(bad)
         assert err.value.status == "INVALID_ARGUMENT"
         assert err.value.message.startswith("Invalid JSON payload received.")
+
+
+def test_a_body_cut_short_by_the_client_leaves_no_traceback(server, caplog):
+    import socket
+    import time
+
+    srv, _ = server
+    caplog.set_level(logging.DEBUG)
+    with socket.create_connection(("127.0.0.1", int(srv.base.rsplit(":", 1)[1])), timeout=10) as sock:
+        sock.sendall(f"POST /v1alpha1/comments:analyze?key={TOKEN} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     "Content-Length: 100\r\n\r\n0123456789".encode())
+        sock.shutdown(socket.SHUT_WR)  # gone before the rest of the body
+        sock.recv(4096)
+    time.sleep(0.5)
+    assert "Traceback" not in caplog.text and "internal error" not in caplog.text
