@@ -6,6 +6,9 @@
   client). Web pages always send their origin, and sandboxed frames send "null": refused.
 - The pairing token travels as a subprotocol (browsers cannot set headers on WebSocket) or,
   for CLI clients, as `Authorization: Bearer`; compared as bytes in constant time.
+- An extension that presents the right token must also be one the daemon was paired with
+  (`modlens.pairing.admit_extension`: `modlens browse`, `modlens pair --extension`, or the first
+  one to connect while none is paired), so another extension that learnt the token is refused.
 - Host, Origin and Authorization may each appear once: with two, a check could read one while
   another component (a proxy, a later aiohttp) acts on the other. The request target must be a
   path (`/ws`), not the absolute form `http://evil.example/ws`, which names a foreign host.
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from modlens.netutil import host_header_is_loopback as host_is_loopback  # shared with `modlens serve`
-from modlens.pairing import matches
+from modlens.pairing import PairedExtensionsError, admit_extension, matches
 
 from modlens.protocol import TOKEN_SUBPROTOCOL_PREFIX
 
@@ -82,7 +85,22 @@ def check_handshake(headers: Mapping[str, str], expected_token: str, *, allow_re
         return Refusal(401, "pairing token required: run `modlens pair` and pair the extension")
     if not matches(token, expected_token):
         return Refusal(401, "wrong pairing token: run `modlens pair` to see the current one")
-    return None
+    return extension_refusal(headers.get("Origin"))
+
+
+def extension_refusal(origin: str | None) -> Refusal | None:
+    """None when `origin` (after the token check) is a paired extension or no extension at all
+    (a CLI client); the first extension to connect while none is paired becomes the paired one."""
+    if origin is None:
+        return None
+    try:
+        if admit_extension(origin):
+            return None
+    except PairedExtensionsError as err:
+        return Refusal(403, str(err))
+    shown = origin[:100]  # from the request: bounded, and only a client holding the token reads it
+    return Refusal(403, f"extension {shown} is not paired with this daemon: `modlens pair --extension {shown}` "
+                        "pairs it too, `modlens pair --rotate` pairs anew")
 
 
 # --- no secret in any log line ----------------------------------------------------------------

@@ -25,8 +25,10 @@ function render(st) {
   current = st;
   const s = st.settings;
   if (document.activeElement !== $("daemon-url")) $("daemon-url").value = s.daemonUrl;
-  if (document.activeElement !== $("token")) $("token").value = s.token;
+  // the worker never hands the token back (not even to its own pages): say whether one is stored
+  $("token").placeholder = s.tokenSet ? "stored: paste a new one to replace it" : "paste the token from modlens pair";
   $("rater-id").textContent = s.raterId;
+  $("extension-origin").textContent = st.extensionOrigin || "";
   $("conn-state").textContent = st.conn === "ready" ? "Connected." : `${st.conn}${st.lastError ? ": " + st.lastError : ""}`;
   $("paused").checked = !!s.paused;
   const study = st.study;
@@ -76,12 +78,13 @@ async function refresh() {
 }
 
 $("save-connection").addEventListener("click", async () => {
-  const url = $("daemon-url").value.trim();
-  if (!/^wss?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\//.test(url)) {
-    $("conn-state").textContent = "The daemon address must be a ws:// URL on this computer, e.g. ws://127.0.0.1:8765/ws";
-    return;
-  }
-  render(await call(ns.messages.setSettings({ daemonUrl: url, token: $("token").value.trim() })));
+  const url = ns.loopbackDaemonUrl($("daemon-url").value.trim());
+  if (!url) { $("conn-state").textContent = ns.NOT_LOOPBACK; return; }
+  const token = $("token").value.trim(); // empty: keep the stored one
+  const st = await call(ns.messages.setSettings(token ? { daemonUrl: url, token } : { daemonUrl: url }));
+  if (st.error) { $("conn-state").textContent = st.error; return; }
+  $("token").value = "";
+  render(st);
 });
 $("accept-consent").addEventListener("click", async () => {
   const res = await call(ns.messages.consent(true, current.study.study_id));

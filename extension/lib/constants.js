@@ -10,6 +10,18 @@
   ns.TOKEN_SUBPROTOCOL_PREFIX = "modlens.token."; // the pairing token travels as a subprotocol
   ns.CLIENT_NAME = "modlens-extension";
   ns.wsSubprotocols = (token) => [ns.SUBPROTOCOL, ns.TOKEN_SUBPROTOCOL_PREFIX + token];
+  // The daemon listens on loopback only; any other address would carry the token and the comments
+  // off the computer. The normalised ws:// URL on 127.0.0.0/8, localhost or [::1], else null
+  // (the URL parser has already turned 127.1 or 0x7f000001 into 127.0.0.1).
+  ns.loopbackDaemonUrl = (text) => {
+    let url;
+    try { url = new URL(String(text)); } catch (_) { return null; }
+    if (url.protocol !== "ws:" || url.username || url.password || url.hash) return null;
+    const host = url.hostname;
+    const loopback = host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+    return loopback ? url.href : null;
+  };
+  ns.NOT_LOOPBACK = "The daemon address must be a ws:// URL on this computer (127.0.0.1, localhost or [::1]), e.g. ws://127.0.0.1:8765/ws";
 
   // ---- worker timing and sizes
   ns.KEEPALIVE_MS = 20000; // ping while open: an idle MV3 worker is stopped after ~30 s

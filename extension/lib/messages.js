@@ -37,5 +37,24 @@
   // Pages refresh on either broadcast.
   ns.isStateBroadcast = (msg) => !!msg && (msg.type === M.state || msg.type === M.counts);
 
+  // A content script runs inside a web page that may be hostile (and may have subverted it), so
+  // it may send only comment and rating traffic. Everything else — the state with the settings,
+  // settings (daemon address, token), consent, joining a study, reconnecting, dead letters —
+  // is accepted from the extension's own pages only.
+  ns.CONTENT_SCRIPT_MESSAGES = new Set([M.contentHello, M.comments, M.rate, M.pageStatus]);
+
+  /** The sender is a page of this extension (popup, options, calibration…), not a content script:
+   *  the browser sets `sender.url` to the frame's own URL, a web page's for a content script. */
+  ns.fromExtensionPage = (sender, runtime) => !!sender && sender.id === runtime.id
+    && typeof sender.url === "string" && sender.url.startsWith(runtime.getURL(""));
+
+  /** This extension's origin (`chrome-extension://<id>`, `moz-extension://<uuid>`): the daemon's
+   *  pairing names it (`modlens pair --extension`). */
+  ns.extensionOrigin = (runtime) => runtime.getURL("").replace(/\/+$/, "");
+
+  /** Whether the worker may act on `msg` from `sender` (runtime: chrome.runtime). */
+  ns.senderMayAsk = (msg, sender, runtime) => ns.fromExtensionPage(sender, runtime)
+    || (!!sender && sender.id === runtime.id && ns.CONTENT_SCRIPT_MESSAGES.has(msg && msg.type));
+
   if (typeof module !== "undefined" && module.exports) module.exports = ns;
 })(globalThis);

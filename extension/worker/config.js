@@ -33,6 +33,7 @@
       const seed = await this.seed();
       if (!seed) return;
       for (const k of ["daemonUrl", "token", "raterId"]) if (typeof seed[k] === "string" && seed[k]) this.settings[k] = seed[k];
+      if (!ns.loopbackDaemonUrl(this.settings.daemonUrl)) this.settings.daemonUrl = ns.DEFAULT_SETTINGS.daemonUrl;
       await store.set({ settings: this.settings });
     },
 
@@ -46,8 +47,17 @@
       }
     },
 
-    /** Returns whether the daemon address or token changed (the socket must then reconnect). */
+    /** Returns whether the daemon address or token changed (the socket must then reconnect).
+     *  Throws, storing nothing, on an unknown setting or a daemon address off this computer. */
     async updateSettings(changes) {
+      changes = { ...changes };
+      const unknown = Object.keys(changes).filter((k) => !Object.prototype.hasOwnProperty.call(ns.DEFAULT_SETTINGS, k));
+      if (unknown.length) throw new Error(`unknown setting ${unknown[0]}`);
+      if ("daemonUrl" in changes) {
+        changes.daemonUrl = ns.loopbackDaemonUrl(changes.daemonUrl);
+        if (!changes.daemonUrl) throw new Error(ns.NOT_LOOPBACK);
+      }
+      if ("token" in changes && typeof changes.token !== "string") throw new Error("the pairing token must be text");
       const before = this.settings;
       this.settings = { ...this.settings, ...changes };
       await store.set({ settings: this.settings });

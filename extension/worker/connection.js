@@ -33,6 +33,8 @@
       if (this.ws || this.reconnectTimer) return;
       const { daemonUrl, token } = config.settings;
       if (!token) return this.setStatus("no_token", "No pairing token: run `modlens pair` and paste it in the options.");
+      // an address stored before the check in config.updateSettings: never connect off the computer
+      if (!ns.loopbackDaemonUrl(daemonUrl)) return this.setStatus("error", ns.NOT_LOOPBACK);
       let ws;
       try {
         ws = new WebSocket(daemonUrl, ns.wsSubprotocols(token));
@@ -59,7 +61,9 @@
         // A refused handshake (401/403) surfaces as 1006 before open; say so instead of looping fast.
         const neverOpened = this.status === "connecting";
         this.setStatus(neverOpened ? "refused" : "disconnected",
-          neverOpened ? `Daemon at ${daemonUrl} not reachable or refused the token (code ${ev.code}).` : `Connection closed (code ${ev.code}).`);
+          neverOpened ? `Daemon at ${daemonUrl} not reachable, or it refused the token or this extension (code ${ev.code}): `
+            + `if it was paired with another browser, run \`modlens pair --extension ${ns.extensionOrigin(chrome.runtime)}\`.`
+            : `Connection closed (code ${ev.code}).`);
         this.scheduleReconnect();
       };
       ws.onerror = () => {}; // onclose follows and handles it

@@ -54,10 +54,16 @@
   }
   const NOT_A_TASK = "not a task page: this study collects comments on its task pages only";
 
+  // The state the extension's pages show (get_state, and the broadcast on every change). It holds
+  // no secret: not the pairing token (only whether one is set) nor the study's author salt.
   ns.publicState = function publicState(tabId) {
+    const { token, ...settings } = config.settings;
+    const study = config.study && { ...config.study };
+    if (study) delete study.author_salt;
     return {
       conn: connection.status, lastError: connection.lastError, consented: config.consented(), paused: config.settings.paused,
-      study: config.study, detectors: config.detectors, consent: config.consent, settings: config.settings,
+      study, detectors: config.detectors, consent: config.consent, settings: { ...settings, tokenSet: !!token },
+      extensionOrigin: ns.extensionOrigin(chrome.runtime), // what `modlens pair --extension` takes
       totals: { ...counters.totals, queued: delivery.outbox.size }, pages: tabs.statuses(tabId), display: config.displayMode(),
       calibration: calibrationState(), tasks: tasksState(), itemset: itemsetState(), variants: connection.variants,
     };
@@ -108,7 +114,7 @@
   }
 
   const M = ns.MSG;
-  ns.onPageMessage = ns.makeRouter({
+  const route = ns.makeRouter({
     [M.contentHello]: contentConfig,
     [M.comments]: queueComments,
     [M.rate]: queueRating,
@@ -149,4 +155,8 @@
         signer: answer.signer, remote_off: Array.isArray(answer.remote_off) ? answer.remote_off : [] };
     },
   }, (msg) => ({ error: `unknown message ${msg && msg.type}` }));
+
+  // Content scripts send comment and rating traffic only (lib/messages.js senderMayAsk).
+  ns.onPageMessage = (msg, sender) => (ns.senderMayAsk(msg, sender, chrome.runtime) ? route(msg, sender)
+    : { error: `${String(msg && msg.type).slice(0, 40)} is accepted from the extension's own pages only` });
 })(globalThis.modlens);

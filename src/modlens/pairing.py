@@ -1,10 +1,20 @@
 """The pairing token: a random secret the extension (or `modlens feed`) must present to the
 daemon. Stored in `paths.token_file()` readable by the owner only (0600), created on first
-use, replaced by `rotate()`. A running daemon re-reads it, so rotation takes effect at once."""
+use, replaced by `rotate()`. A running daemon re-reads it, so rotation takes effect at once.
+
+The paired extensions: the token alone would let any extension that learnt it connect, so the
+daemon also accepts only the extension origins (`chrome-extension://<id>`, `moz-extension://<uuid>`)
+it was paired with, kept in `extensions_file()` (0600) beside the token. `modlens browse` pairs the
+copy it loads (Chromium derives an unpacked extension's id from its folder); an extension loaded
+by hand is paired by its first handshake while none is (trust on first use), or by
+`modlens pair --extension ORIGIN`; `rotate()` forgets them all."""
 from __future__ import annotations
 
+import hashlib
 import hmac
+import json
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -54,10 +64,12 @@ def ensure(path: Path | None = None) -> str:
 
 
 def rotate(path: Path | None = None) -> str:
-    """Replace the token; clients paired with the old one must pair again."""
+    """Replace the token and forget the paired extensions; clients paired with the old token
+    must pair again."""
     path = path or paths.token_file()
     token = _new_secret(TOKEN_BYTES)
     _write_private(path, token)
+    forget_extensions(extensions_file(path.parent))
     return token
 
 
@@ -95,6 +107,106 @@ class TokenSource:
             self._token = ensure(self.path)
             self._mtime = self.path.stat().st_mtime_ns
         return self._token
+
+
+# --- the paired extensions -----------------------------------------------------------------
+
+CHROMIUM_ID = re.compile(r"[a-p]{32}")  # 128 bits of SHA-256, each hex digit written as a letter a-p
+FIREFOX_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+EXTENSION_ORIGIN = re.compile(rf"(chrome-extension://{CHROMIUM_ID.pattern}|moz-extension://{FIREFOX_UUID.pattern})")
+
+
+def extensions_file(home: Path | None = None) -> Path:
+    """Where the paired extension origins are kept (beside the pairing token)."""
+    return (home or paths.home()) / "paired-extensions.json"
+
+
+def extension_origin(text: str) -> str:
+    """`chrome-extension://<id>` or `moz-extension://<uuid>` from such an origin (a trailing
+    path is dropped) or a bare Chromium id or Firefox UUID; ValueError for anything else."""
+    value = text.strip()
+    if CHROMIUM_ID.fullmatch(value):
+        value = f"chrome-extension://{value}"
+    elif FIREFOX_UUID.fullmatch(value.lower()):
+        value = f"moz-extension://{value.lower()}"
+    scheme, sep, rest = value.partition("://")
+    origin = f"{scheme.lower()}{sep}{rest.split('/', 1)[0].lower()}"
+    if not EXTENSION_ORIGIN.fullmatch(origin):
+        raise ValueError(f"{text!r} is not an extension id: expected chrome-extension://<32 letters a-p> "
+                         "or moz-extension://<uuid> (the options page shows it)")
+    return origin
+
+
+def chromium_unpacked_origin(folder: Path) -> str:
+    """The origin Chromium gives an unpacked extension without a manifest `key`: its id is the
+    SHA-256 of the folder's resolved path (first 16 bytes, hex digits written as a-p)."""
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(folder))).hexdigest()[:32]
+    return "chrome-extension://" + "".join(chr(ord("a") + int(c, 16)) for c in digest)
+
+
+class PairedExtensionsError(ValueError):
+    """The paired-extensions file cannot be read: nothing is admitted until it is replaced."""
+
+
+def paired_extensions(path: Path | None = None) -> list[str]:
+    """The paired extension origins; empty while none is (the next handshake pairs its own).
+    A file that cannot be read raises PairedExtensionsError: it pairs nothing and opens nothing."""
+    path = path or extensions_file()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as err:
+        raise PairedExtensionsError(f"{path} cannot be read ({err}): `modlens pair --rotate` pairs anew") from None
+    origins = data.get("extensions") if isinstance(data, dict) else None
+    if not isinstance(origins, list) or not origins or not all(isinstance(o, str) for o in origins):
+        raise PairedExtensionsError(f"{path} does not hold a list of extension origins: `modlens pair --rotate` pairs anew")
+    return origins
+
+
+def _write_extensions(path: Path, origins: list[str], *, only_if_absent: bool = False) -> bool:
+    text = json.dumps({"extensions": origins})
+    if not only_if_absent:
+        _write_private(path, text)
+        return True
+    # trust on first use: of two first handshakes at once, only one may pair (link fails on an existing file)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.first")
+    _write_private(tmp, text)
+    try:
+        os.link(tmp, path)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def pair_extension(origin: str, path: Path | None = None) -> list[str]:
+    """Add an extension origin (or bare id) to the paired ones; returns them all."""
+    path = path or extensions_file()
+    origin = extension_origin(origin)
+    origins = paired_extensions(path)
+    if origin not in origins:
+        origins.append(origin)
+        _write_extensions(path, origins)
+    return origins
+
+
+def admit_extension(origin: str, path: Path | None = None) -> bool:
+    """Whether the extension at `origin` (which presented the right token) may connect: it is
+    paired, or none is and it becomes the paired one (trust on first use)."""
+    path = path or extensions_file()
+    origin = origin.strip().lower()
+    if not EXTENSION_ORIGIN.fullmatch(origin):
+        return False
+    if not paired_extensions(path) and _write_extensions(path, [origin], only_if_absent=True):
+        return True
+    return origin in paired_extensions(path)
+
+
+def forget_extensions(path: Path | None = None) -> None:
+    """Unpair every extension: the next one to present the token is paired (`modlens pair --rotate`)."""
+    (path or extensions_file()).unlink(missing_ok=True)
 
 
 def study_salt(study_id: str) -> str:

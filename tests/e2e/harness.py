@@ -75,6 +75,11 @@ class Daemon:
                              capture_output=True, text=True, check=True, timeout=120)
         self.token = json.loads(out.stdout)["token"]
 
+    def pair_extension(self, origin: str) -> None:
+        """`modlens pair --extension ORIGIN` in this daemon's home (which is not the test's)."""
+        from modlens import pairing
+        pairing.pair_extension(origin, pairing.extensions_file(self.home))
+
     def start(self) -> None:
         logf = open(self.log, "a", encoding="utf-8")
         self.proc = subprocess.Popen(
@@ -145,8 +150,10 @@ def prepare_extension(target: Path, daemon: Daemon, grant: list[str] | tuple[str
     headless Chromium cannot show: they are added to the copy's `host_permissions`, which Chromium
     grants to an unpacked extension. The worker still finds them through permissions.getAll() and
     registers the content scripts for them, as after a real grant."""
+    from modlens import pairing
     from modlens.cli.browse import prepare_extension as prep
     ext = prep(REPO / "extension", target, daemon.url, daemon.token, start=start)
+    daemon.pair_extension(pairing.chromium_unpacked_origin(ext))  # as `modlens browse` pairs its copy
     if grant:
         path = ext / "manifest.json"
         manifest = json.loads(path.read_text(encoding="utf-8"))

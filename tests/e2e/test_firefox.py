@@ -47,6 +47,7 @@ def test_firefox_esr_extension_streams_comments_after_site_is_enabled(tmp_path, 
         pytest.skip("firefox-esr not installed")
     ext = prepare_extension(tmp_path / "ext", daemon)  # nothing granted beyond the manifest
     ext_uuid = str(uuid.uuid4())
+    daemon.pair_extension(f"moz-extension://{ext_uuid}")  # the daemon admits paired extensions only
     ff = Firefox(tmp_path / "ff-profile", ext_uuid, PREFS)
 
     def logged(texts):

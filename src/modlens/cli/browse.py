@@ -3,7 +3,8 @@
 Copies the extension (installed with modlens as package data; the checkout's `extension/` in
 development) into a profile directory of its own, writes `seed.json` (daemon address
 and pairing token) into that copy — the extension reads it once on first run, so the
-participant has nothing to paste — and starts Debian's Chromium on that profile. The
+participant has nothing to paste —, pairs the daemon with that copy's extension id (the daemon
+admits only paired extensions) and starts Debian's Chromium on that profile. The
 participant still reads and accepts the study's consent text (the options page opens
 by itself until then): pairing is automatic, consent never is. Without a URL, the browser
 then opens on the study's task list (seed.json's `start`).
@@ -85,6 +86,10 @@ def run(args: argparse.Namespace) -> int:
         browser = find_browser(args.browser)
     except FileNotFoundError as err:
         raise CliError(str(err), kind=ErrorKind.NOT_FOUND) from None
+    try:
+        pairing.pair_extension(pairing.chromium_unpacked_origin(ext))
+    except pairing.PairedExtensionsError as err:
+        raise CliError(str(err), fix="`modlens pair --rotate`, then `modlens browse` again") from None
     cmd = browser_command(browser, profile, ext, args.url, args.headless)
     if args.print_command:
         print(" ".join(cmd))

@@ -51,7 +51,12 @@ the hard size limit below, code 1009).
    selects `{p.SUBPROTOCOL}`. CLI clients may send `Authorization: Bearer <token>` instead.
    Missing or wrong token: HTTP 401. The token is compared in constant time; rotating it
    (`modlens pair --rotate`) takes effect for new connections at once.
-4. The first message must be `hello` (its `token` is checked again: `bad_token`); any other
+4. **Paired extension**: an `Origin` that passed 2 with the right token must also be an extension
+   the daemon was paired with (`paired-extensions.json` beside the token: the copy `modlens browse`
+   loads, each `modlens pair --extension ORIGIN`, or, while none is paired, the first extension to
+   connect: trust on first use). Any other extension: HTTP 403, whose reason names the command
+   that pairs it. `modlens pair --rotate` forgets every paired extension. No `Origin` (CLI): the token suffices.
+5. The first message must be `hello` (its `token` is checked again: `bad_token`); any other
    message before it is answered with `hello_required`.
 
 Before these, the request target must be a path (`GET /ws`; an absolute-form
@@ -62,7 +67,7 @@ wrong token (401), never a server error. No token reaches the daemon's log: quer
 daemon writes (access log and tracebacks).
 
 Host and Origin are checked before the token, so a web page learns nothing about it.
-`GET /status` (used by `modlens status`) applies the same three checks and returns the same
+`GET /status` (used by `modlens status`) applies the same four checks and returns the same
 information as the `status` message without recording a session.
 
 ## Limits and back-pressure
