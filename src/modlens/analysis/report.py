@@ -96,8 +96,10 @@ h1{font-size:1.6em}h2{border-bottom:2px solid #1f4e79;padding-bottom:.2em;margin
 table{border-collapse:collapse;margin:.6em 0;font-size:12px}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
 td:first-child,th:first-child{text-align:left}th{background:#eef3f9}.methods{background:#f7f7f2;border-left:4px solid #b5a642;
 padding:.4em .8em;font-size:12.5px}small{color:#666;font-weight:normal}img{max-width:100%}.note{font-size:12px;color:#555}
-.tw{max-width:100%;overflow-x:auto}td{white-space:nowrap}td.wrap{white-space:normal;min-width:14em;max-width:28em}.figs{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}
-.figs svg{flex:0 1 auto}.refs li{margin:.3em 0}"""
+.tw{max-width:100%;overflow-x:auto}td.wrap{min-width:7em;max-width:28em;overflow-wrap:anywhere;text-align:left}th{overflow-wrap:anywhere}
+.figs{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}.figs svg{flex:0 1 auto}.refs li{margin:.3em 0}
+@media print{body{max-width:none;margin:0;padding:0;font-size:11px}table{font-size:9.5px}td,th{padding:2px 4px}
+.tw{overflow:visible}td.wrap{min-width:5em}tr,svg.chart{break-inside:avoid}h2,h3,h4{break-after:avoid}}"""
 
 
 def _html_label_sets(sets: list[dict[str, Any]]) -> str:

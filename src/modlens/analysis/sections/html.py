@@ -18,25 +18,29 @@ def fmt(v: Any, digits: int = 3) -> str:
     return html.escape(str(v))
 
 
-WRAP_AT = 40  # a text cell longer than this wraps (class wrap); numbers and short cells stay on one line
+WRAP_AT = 40  # a text cell longer than this, or with a word longer than LONG_WORD, wraps (class wrap)
+LONG_WORD = 18  # e.g. a detector version: may break inside, where a number never does
 
 
 def _cell(c: Any) -> str:
-    return f"<td class=wrap>{fmt(c)}</td>" if isinstance(c, str) and len(c) > WRAP_AT else f"<td>{fmt(c)}</td>"
+    long = isinstance(c, str) and (len(c) > WRAP_AT or any(len(w) > LONG_WORD for w in c.split()))
+    return f"<td class=wrap>{fmt(c)}</td>" if long else f"<td>{fmt(c)}</td>"
 
 
 def table(header: list[str], rows: list[list[Any]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(_cell(c) for c in r) + "</tr>" for r in rows)
-    # the wrapper scrolls a wide table inside the page instead of widening the page
+    # a table fits its page (cells wrap: the report's CSS); should one still be wider, the wrapper
+    # scrolls it inside the page instead of widening the page
     return f"<div class=tw><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
 def with_ci(value: float | None, ci: list[float] | None) -> str:
-    """A number with its interval, e.g. `0.812 [0.790, 0.833]`."""
+    """A number with its interval, e.g. `0.812 [0.790, 0.833]`. The interval is bound by no-break
+    spaces, so a narrow column breaks a cell only between the number and its interval."""
     if value is None:
         return "–"
-    return f"{value:.3f}" + ("" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
+    return f"{value:.3f}" + ("" if ci is None else f" [{ci[0]:.3f},\u00a0{ci[1]:.3f}]")
 
 
 def plt() -> Any:
