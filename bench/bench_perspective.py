@@ -21,7 +21,7 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
-from modlens.config import load_study
+import modlens.study
 from modlens.daemon.app import create_app
 from modlens.perspective import calibration
 
@@ -51,7 +51,7 @@ async def _clients(base: str, texts: list[str], n_clients: int, store: bool) -> 
 
 
 async def main(args: argparse.Namespace) -> None:
-    study = load_study(args.config)
+    study = modlens.study.load(args.config)
     texts = [t for t, _ in calibration.recorded_pairs("noisyhate")]
     with tempfile.TemporaryDirectory() as tmp:
         app = create_app(study, Path(tmp) / "bench.sqlite", KEY, extension_protocol=False)

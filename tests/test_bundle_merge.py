@@ -15,7 +15,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from modlens.cli import main as cli_main
-from modlens.config import load_study
+from modlens.study import load
 from modlens.study import folder, join, pack
 from modlens.studylog import bundle as bundle_mod
 from modlens.studylog import migrate, schema
@@ -71,7 +71,7 @@ def participant(tmp_path: Path, monkeypatch, study_pack: Path, rater: int, **kw)
     home.mkdir(exist_ok=True)
     monkeypatch.setenv("MODLENS_HOME", str(home))
     assert cli_main(["join", str(study_pack), "--allow-unsigned"]) == 0
-    study = load_study(join.joined_study_file())  # what `modlens serve` runs with after the join
+    study = load(join.joined_study_file())  # what `modlens serve` runs with after the join
     db = home / "study.sqlite"
     asyncio.run(_write_participant(db, study, rater, **kw))
     out = tmp_path / f"rater-{rater}.bundle"

@@ -11,7 +11,8 @@ import sqlite3
 import pytest
 
 from modlens.cli import build_parser, main
-from modlens.config import StudyConfigError, load_study
+from modlens.config import StudyConfigError
+from modlens.study import load
 from modlens.detectors import registry
 from modlens.perturb.generate import VariantGenerator
 
@@ -103,7 +104,7 @@ def test_a_misspelled_name_in_study_toml_is_a_validation_error(toml, key, bad, s
     path = tmp_path / "study.toml"
     path.write_text(toml + "\n")
     with pytest.raises(StudyConfigError) as err:
-        load_study(path)
+        load(path)
     line = next(line for line in str(err.value).splitlines() if line.strip().startswith(key + ":"))
     assert bad in line and f"fix: {suggestion}" in line
     # `serve` refuses it before listening instead of starting without the detector or strategy
@@ -115,7 +116,7 @@ def test_a_known_detector_that_cannot_load_here_stays_a_warning(tmp_path, capsys
     monkeypatch.delenv("PERSPECTIVE_API_KEY", raising=False)
     path = tmp_path / "study.toml"
     path.write_text('detectors = [{ name = "perspective" }, { name = "profanity-check" }]\n')
-    assert [d.name for d in load_study(path).detectors] == ["perspective", "profanity-check"]
+    assert [d.name for d in load(path).detectors] == ["perspective", "profanity-check"]
     if registry.status("profanity-check").status != "loaded":
         pytest.skip("profanity-check detector not available here")
     assert main(["perturb", "you idiot", "--config", str(path), "--threshold", "0"]) == 0

@@ -14,7 +14,7 @@ import yaml
 
 from modlens.cli import main
 from modlens.study import assignment, itemset
-from modlens.study.folder import init_folder, load_folder
+from modlens.study.folder import init_folder, load
 from modlens.studylog.store import StudyLog
 
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
@@ -71,7 +71,7 @@ def study_with_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
 
 def test_assignment_is_reproducible_and_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = study_with_set(tmp_path, capsys)
-    study = load_folder(folder).study
+    study = load(folder)
     made = json.loads((folder / assignment.FILE).read_text())
     again = assignment.make(itemset.read(folder / itemset.FILE), study, raters=2, items_per_task=4, gold_per_task=2)
     assert made == again
@@ -148,7 +148,7 @@ def test_a_survey_csv_saved_by_excel_reads_as_the_plain_one(tmp_path: Path, caps
     from modlens.study.survey import read_survey
 
     folder = study_with_set(tmp_path, capsys)
-    plan = assignment.Plan.load(folder, load_folder(folder).study)
+    plan = assignment.Plan.load(folder, load(folder))
     first = sorted(plan.assignments)[0]
     header = ["WorkerId", "Input.assignment", "Answer.item1_vs_hard", "Note"]
     row = ["W-1", first, "more", "très grossier"]
@@ -203,7 +203,7 @@ def test_survey_platforms_as_they_export(tmp_path: Path, capsys: pytest.CaptureF
     from modlens.study.survey import platform_rows, read_survey
 
     folder = study_with_set(tmp_path, capsys)
-    plan = assignment.Plan.load(folder, load_folder(folder).study)
+    plan = assignment.Plan.load(folder, load(folder))
     r1, r2 = "t01-r1", "t01-r2"
     answers = _answer_cells(plan, r1)
     # Qualtrics: export names, question texts, ImportId objects, then one response per row

@@ -2,20 +2,21 @@ from pathlib import Path
 
 import pytest
 
-from modlens.config import StudyConfig, StudyConfigError, load_study, parse_study
+from modlens.config import StudyConfig, StudyConfigError, parse_study
+from modlens.study import load
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def test_defaults_are_valid_and_cover_the_four_attributes():
-    study = load_study(None)
+    study = load(None)
     assert [a.name for a in study.attributes] == ["formality", "respectfulness", "stereotypes", "toxicity"]
     settings = study.client_settings()
     assert settings["display"] == "blind" and {a["role"] for a in settings["anchors"]} == {"hard_to_say", "extreme"}
 
 
 def test_example_study_file_validates():
-    study = load_study(REPO / "examples" / "study.toml")
+    study = load(REPO / "examples" / "study.toml")
     assert study.study_id == "news-pilot" and study.sampling.mode == "deciles"
 
 
@@ -23,7 +24,7 @@ def test_errors_name_the_key_and_the_fix(tmp_path):
     bad = tmp_path / "study.toml"
     bad.write_text('detectorz = []\n[sampling]\nmode = "most"\n[perturbation]\nbudget = -1\n')
     with pytest.raises(StudyConfigError) as err:
-        load_study(bad)
+        load(bad)
     text = str(err.value)
     assert "detectorz" in text and "remove it or check its spelling" in text
     assert "sampling.mode" in text and "use one of the allowed values" in text
@@ -40,12 +41,12 @@ def test_duplicate_detector_keys_and_missing_anchor_role_are_refused():
 
 def test_unreadable_files_are_clear(tmp_path):
     with pytest.raises(StudyConfigError, match="not found"):
-        load_study(tmp_path / "missing.toml")
+        load(tmp_path / "missing.toml")
     broken = tmp_path / "broken.toml"
     broken.write_text("study_id = ")
     with pytest.raises(StudyConfigError, match="not valid TOML"):
-        load_study(broken)
-    assert isinstance(load_study(None), StudyConfig)
+        load(broken)
+    assert isinstance(load(None), StudyConfig)
 
 
 def test_author_salt_is_shared_by_every_rater_of_a_study(modlens_home):

@@ -24,7 +24,7 @@ def _folder(root: Path, name: str = "s", with_set: bool = True) -> folder.StudyF
         data = {"format": itemset.FORMAT, "format_version": itemset.FORMAT_VERSION,
                 "sha256": itemset.checksum(params, items), "params": params, "items": items}
         itemset.write(data, root / name)
-        study = folder.load_folder(root / name).study
+        study = folder.load(root / name)
         assignment.write(assignment.make(data, study, raters=3, items_per_task=3, gold_per_task=1), root / name)
     return folder.load_folder(root / name)
 
@@ -41,7 +41,7 @@ def test_pack_carries_the_item_set_and_join_writes_it(tmp_path: Path, monkeypatc
     home = paths.home()
     assert itemset.read(home / itemset.FILE) == got.itemset
     assert assignment.read(home) == got.assignment
-    plan = load_plan(home, join.as_joined(folder.load_folder(home).study, "t")[0])
+    plan = load_plan(home, join.as_joined(folder.load(home), "t")[0])
     assert plan is not None and len(plan.assignment["assignments"]) == 6
 
     # a pack without a set stays format 2, and joining it removes the set the last study left

@@ -22,7 +22,7 @@ import pytest
 
 from modlens.study import crowd, itemset
 from modlens.study.assignment import Plan
-from modlens.study.folder import load_folder
+from modlens.study import load
 from modlens.studylog.store import StudyLog
 
 pytestmark = pytest.mark.slow
@@ -104,7 +104,7 @@ def test_label_studio_round_trip(tmp_path: Path) -> None:
                    "sha256": itemset.checksum(params, items), "params": params, "items": items}, folder)
     modlens("study", "assign", str(folder), "--raters", "2", "--items-per-task", "4", "--gold-per-task", "2")
     modlens("study", "export-tasks", str(folder), "--format", "labelstudio", "--out", str(tmp_path / "ls"))
-    study = load_folder(folder).study
+    study = load(folder)
     plan = Plan.load(folder, study)
     db = tmp_path / "study.sqlite"
     from modlens.daemon.itemset import record_items

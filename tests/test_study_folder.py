@@ -9,7 +9,6 @@ import pytest
 
 from modlens import pairing
 from modlens.cli import main as cli_main
-from modlens.config import load_study
 from modlens.study import folder, join, pack
 
 
@@ -54,7 +53,8 @@ def test_a_broken_key_fails_naming_file_key_and_fix(tmp_path, capsys, file, old,
 
 def test_check_of_a_missing_folder_is_not_found(tmp_path, capsys):
     assert cli_main(["study", "check", str(tmp_path / "nothing")]) == 3
-    assert "study file not found — fix: `modlens study init" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "study file not found\n  fix: `modlens study init" in err and "Traceback" not in err
 
 
 def test_pack_round_trip_holds_config_id_salt_and_checksum_and_no_secrets(tmp_path, capsys):
@@ -120,7 +120,7 @@ def test_join_writes_the_study_serve_runs_and_refuses_to_switch_silently(tmp_pat
     assert join.joined_study_file() == config
     assert f"modlens serve     (leave it running; it uses {config})" in proc.stdout
     assert "modlens browse https://www.youtube.com" in proc.stdout
-    assert load_study(config) == pack.read(good).study  # the daemon runs exactly the packed study
+    assert folder.load(config) == pack.read(good).study  # the daemon runs exactly the packed study
     assert join.joined()["study_id"] == "pilot"
     assert_serve_runs_the_joined_study(modlens_home, tmp_path / "joined.sqlite")
 
@@ -130,9 +130,9 @@ def test_join_writes_the_study_serve_runs_and_refuses_to_switch_silently(tmp_pat
     pack.write(folder.load_folder(other_root), other)
     assert cli_main(["join", str(other), "--allow-unsigned"]) == 2
     assert "would replace it — fix: export and send your bundle first" in capsys.readouterr().err
-    assert load_study(config).study_id == "pilot"
+    assert folder.load(config).study_id == "pilot"
     assert cli_main(["join", str(other), "--replace", "--allow-unsigned"]) == 0
-    assert load_study(config).study_id == "other"
+    assert folder.load(config).study_id == "other"
     assert cli_main(["join", str(other), "--allow-unsigned"]) == 0  # joining the same study again is fine
 
 

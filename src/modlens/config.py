@@ -1,14 +1,13 @@
 """Study configuration (`study.toml`), validated by pydantic.
 
-Without a file the embedded defaults below apply. Errors name the offending key and say how
+Files are read by `modlens.study.load` (a study.toml, or a study folder with its side files);
+without a file the embedded defaults below apply. Errors name the offending key and say how
 to fix it (`StudyConfigError`). The subset a browser client needs is `client_settings()`,
 which the daemon hands to the extension at hello.
 """
 from __future__ import annotations
 
 import re
-import tomllib
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
@@ -404,7 +403,12 @@ def _check_name(what: str, name: str, known: list[str], *, at: str) -> None:
 
 
 class StudyConfigError(ValueError):
-    """A study file that does not validate; the message lists every bad key with a fix."""
+    """A study file that does not validate; the message lists every bad key with a fix. `fix`: the
+    one fix when there is one; `not_found`: the file or folder does not exist (the CLI's exit 3)."""
+
+    def __init__(self, message: str, *, fix: str | None = None, not_found: bool = False) -> None:
+        super().__init__(message)
+        self.fix, self.not_found = fix, not_found
 
 
 _FIXES = {
@@ -441,16 +445,3 @@ def parse_study(data: dict[str, Any], source: str = "study", key_files: dict[str
     except ValidationError as err:
         raise StudyConfigError(_format_errors(err, source, key_files)) from None
 
-
-def load_study(path: str | Path | None) -> StudyConfig:
-    """Load and validate a study file; `None` gives the embedded defaults."""
-    if path is None:
-        return StudyConfig()
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise StudyConfigError(f"{path}: study file not found") from None
-    except tomllib.TOMLDecodeError as err:
-        raise StudyConfigError(f"{path}: not valid TOML: {err}") from None
-    return parse_study(data, str(path))

@@ -19,8 +19,9 @@ import json
 import sys
 from typing import Any
 
+import modlens.study
 from modlens.cli.common import (CliError, ErrorKind, add_attack_limit_options, add_db_option, add_detectors_option,
-                                add_encoding_option, add_study_option, db_path, detector_configs, load_study)
+                                add_encoding_option, add_study_option, db_path, detector_configs)
 from modlens.names import UnknownName
 
 
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "export", None) and not args.dataset:
         raise CliError("--export needs a dataset (texts given with --text are not logged)",
                        fix="attack a dataset file, or run `modlens export --taebench DIR` on a study log")
-    study = load_study(args.config)
+    study = modlens.study.load(args.config)
     seed = study.perturbation.seed if args.seed is None else args.seed
     # the study's detectors judge by default (the label filter is then checked), --detector adds more
     judges = [*(d.key for d in study.detectors), *(args.detectors or [])]

@@ -5,9 +5,10 @@ import argparse
 import json
 import sys
 
+import modlens.study
 from modlens.cli.common import (CliError, ErrorKind, add_attack_limit_options, add_db_option, add_deprecated_alias,
                                 add_detectors_option, add_encoding_option, add_perturbation_options, add_strategies_option,
-                                add_study_option, check_strategies, db_path, load_study, registry_name,
+                                add_study_option, check_strategies, db_path, registry_name,
                                 with_perturbation_options)
 from modlens.datasets.registry import READER_REGISTRY, READERS
 
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from modlens.audit import AttackSpec, AuditError, run_audit
     from modlens.studylog.store import StudyLogError
 
-    study = with_perturbation_options(load_study(args.config), args)  # checks --strategies too
+    study = with_perturbation_options(modlens.study.load(args.config), args)  # checks --strategies too
     perturb = None
     if args.perturb is not None:
         check_strategies(args.perturb, "--perturb")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO
 from modlens import paths
 
 if TYPE_CHECKING:
-    from modlens.config import StudyConfig
+    from modlens.config import StudyConfig, StudyConfigError
     from modlens.names import Registry
 
 
@@ -136,15 +136,10 @@ def add_study_option(parser: argparse.ArgumentParser, *flags: str) -> None:
                              "(default: embedded defaults)")
 
 
-def load_study(path: str | None) -> StudyConfig:
-    from modlens.config import StudyConfigError
-    from modlens.config import load_study as load
-
-    try:
-        return load(path)
-    except StudyConfigError as err:
-        missing = path is not None and not Path(path).exists()
-        raise CliError(str(err), kind=ErrorKind.NOT_FOUND if missing else ErrorKind.USAGE) from None
+def study_error(err: StudyConfigError) -> CliError:
+    """A study that does not load (`modlens.study.load`, which every command reads studies with):
+    not found (3) or usage (2), with its fix. `modlens.cli.main` applies it to any command."""
+    return CliError(str(err), kind=ErrorKind.NOT_FOUND if err.not_found else ErrorKind.USAGE, fix=err.fix)
 
 
 # --- detectors ----------------------------------------------------------------------------------

@@ -22,8 +22,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import modlens.study
 from modlens.cli.common import (CliError, ErrorKind, add_db_option, add_detectors_option, add_study_option, db_path,
-                                detector_configs, load_study)
+                                detector_configs)
 
 if TYPE_CHECKING:
     from modlens.config import StudyConfig
@@ -217,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
     from modlens.fusion.seeds import make_seeds
     from modlens.fusion.templates import TemplateError, load_templates
 
-    study = load_study(args.study)
+    study = modlens.study.load(args.study)
     seed = study.perturbation.seed if args.seed is None else args.seed
     content_types = list(dict.fromkeys(args.content_types or CONTENT_TYPES))
     names = _fusions(args)

@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from modlens.cli.common import CliError, add_study_option, load_study
+import modlens.study
+from modlens.cli.common import CliError, add_study_option
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([c.to_dict() for c in cals], indent=2) if args.json else
               (_table(cals) if cals else "no calibrations yet: `modlens perspective calibrate`"))
         return 0
-    study = load_study(args.config)
+    study = modlens.study.load(args.config)
     try:
         cal = calibration.fit_recorded(study, args.attribute.upper(), args.source, holdout=args.holdout, seed=args.seed,
                                        text_column=args.text_column, score_column=args.score_column)

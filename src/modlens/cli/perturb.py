@@ -13,8 +13,9 @@ import json
 import sys
 from typing import Any
 
+import modlens.study
 from modlens.cli.common import (CliError, add_attack_limit_options, add_detectors_option, add_perturbation_options,
-                                add_strategies_option, add_study_option, detector_configs, load_study,
+                                add_strategies_option, add_study_option, detector_configs,
                                 with_perturbation_options)
 from modlens.detectors.base import Detector
 from modlens.names import close_matches
@@ -82,7 +83,7 @@ def _any_drop(maker: VariantGenerator, p: Any) -> VariantGenerator:
 
 
 def run(args: argparse.Namespace) -> int:
-    study = with_perturbation_options(load_study(args.config), args)  # checks --strategies too
+    study = with_perturbation_options(modlens.study.load(args.config), args)  # checks --strategies too
     p = study.perturbation
     configs = detector_configs(args.detectors, study) if args.detectors else study.detectors
     loaded = load_detectors(configs)

@@ -33,11 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from modlens.config import StudyConfigError
     from modlens.study.acceptance import review_log
     from modlens.study.assignment import AssignmentError, Plan
     from modlens.study.crowd import CrowdError
-    from modlens.study.folder import load_folder
+    from modlens.study import load
     from modlens.study.itemset import ItemSetError
     from modlens.study.rate_import import RateImportError, import_ratings
 
@@ -56,10 +55,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             if not Path(db).is_file():
                 raise CliError(f"{db}: no study log there", kind=ErrorKind.NOT_FOUND)
-            reviews = review_log(db, Plan.load(args.study, load_folder(args.study).study))
+            reviews = review_log(db, Plan.load(args.study, load(args.study)))
     except FileNotFoundError as err:
         raise CliError(str(err), kind=ErrorKind.NOT_FOUND) from None
-    except (RateImportError, CrowdError, ItemSetError, AssignmentError, StudyConfigError) as err:
+    except (RateImportError, CrowdError, ItemSetError, AssignmentError) as err:
         raise CliError(str(err)) from None
     for r in reviews:
         print(f"{r.decision:>13}  {r.rater_id}  task {r.task} ({r.source}): {r.reason}")

@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from modlens.cli.common import (CliError, ErrorKind, add_db_option, add_detectors_option, add_study_option, db_path,
-                                load_study)
+import modlens.study
+from modlens.cli.common import (CliError, ErrorKind, add_db_option, add_detectors_option, add_study_option, db_path)
 from modlens.config import StudyConfig
 
 
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     if args.chunk < 1:
         raise CliError(f"--chunk must be at least 1, not {args.chunk}")
     db = Path(args.log) if args.log else db_path(args)
-    study = load_study(args.config) if args.config else None
+    study = modlens.study.load(args.config) if args.config else None
     if args.variants:
         return _deferred_variants(db, study, args.chunk)
     try:

@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from modlens.cli.common import CliError, ErrorKind, add_db_option, add_study_option, db_path, load_study
+import modlens.study
+from modlens.cli.common import CliError, ErrorKind, add_db_option, add_study_option, db_path
 from modlens.study.join import joined_study_file
 from modlens.netutil import is_loopback
 from modlens.runtime import DEFAULT_HOST, DEFAULT_PORT, bracketed, remove_runtime, write_runtime
@@ -110,31 +111,29 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
     return bound_port if joined else None
 
 
-def _study(config: str | None) -> StudyConfig:
+def _study(config: str | None) -> tuple[StudyConfig, Path | None]:
+    """The study to serve and the folder whose itemset.json and assignment.json go with it: the
+    --config study (a study.toml or its folder, read with its side files), else the joined one
+    (`modlens join` writes the pack's set beside it), else the embedded defaults (no folder)."""
     if config is None and (joined := joined_study_file()) is not None:
         from modlens.study.join import as_joined
 
         # the study `modlens join` set up on this computer: a pack's, so remote detectors the
         # participant did not accept stay off, and the consent text says so
         print(f"modlens: study from {joined} (modlens join)", flush=True)
-        study, off = as_joined(load_study(str(joined)), str(joined))
+        study, off = as_joined(modlens.study.load(joined), str(joined))
         for line in off:
             print(f"  {line}", flush=True)
-        return study
-    return load_study(config)
-
-
-def _study_dir(config: str | None) -> Path | None:
-    """Where the study's itemset.json and assignment.json are: beside --config, or beside the
-    joined study (`modlens join` writes the pack's there); None for the embedded defaults."""
+        return study, joined.parent
     if config is None:
-        joined = joined_study_file()
-        return joined.parent if joined is not None else None
-    return Path(config).parent
+        return modlens.study.load(None), None
+    from modlens.study.folder import load_folder
+
+    folder = load_folder(config)
+    return folder.study, folder.path
 
 
 def run(args: argparse.Namespace) -> int:
-    from modlens.config import StudyConfigError
     from modlens.pairing import ensure
     from modlens.studylog.store import StudyLogError
 
@@ -151,11 +150,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         port: int | None = args.port
         while port is not None:  # not None again: the extension joined a study; serve that one
-            port = asyncio.run(_serve(_study(args.config), db, args.host, port, args.allow_remote,
+            study, study_dir = _study(args.config)
+            port = asyncio.run(_serve(study, db, args.host, port, args.allow_remote,
                                       can_join=args.config is None, perspective_only=args.perspective_only,
-                                      study_dir=_study_dir(args.config)))
+                                      study_dir=study_dir))
         return 0
     except StudyLogError as err:
         raise CliError(str(err), kind=ErrorKind.FAILED) from None
-    except StudyConfigError as err:  # e.g. gold items checked by daemon/calibration.py
-        raise CliError(str(err)) from None

@@ -59,17 +59,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="also attacks the quality filters remove (default: only those passing every filter)")
 
 
-def _load(path: str) -> StudyFolder:
-    from modlens.config import StudyConfigError
-    from modlens.study.folder import load_folder
-
-    try:
-        return load_folder(path)
-    except StudyConfigError as err:
-        missing = not Path(path).exists() or "study file not found" in str(err)
-        raise CliError(str(err), kind=ErrorKind.NOT_FOUND if missing else ErrorKind.USAGE) from None
-
-
 def run(args: argparse.Namespace) -> int:
     from modlens.study import folder as study_folder
     from modlens.study import pack
@@ -79,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             files = study_folder.init_folder(args.dir, args.study_id, args.title)
         except FileExistsError as err:
             raise CliError(str(err), fix="choose a new folder, or edit the files already there") from None
-        loaded = _load(args.dir)
+        loaded = study_folder.load_folder(args.dir)
         for f in files:
             print(f"wrote {f}")
         print(f"study {loaded.study.study_id!r}: edit the files, then `modlens study check {args.dir}` "
@@ -89,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         return _add_attacks(args)
     if args.action == "keygen":
         return _keygen(Path(args.out).expanduser())
-    loaded = _load(args.dir)
+    loaded = study_folder.load_folder(args.dir)
     if args.action in ("assign", "export-tasks"):
         return _item_set_action(args, loaded)
     if args.action == "check":
@@ -171,12 +160,13 @@ def _keygen(out: Path) -> int:
 
 def _add_attacks(args: argparse.Namespace) -> int:
     from modlens.config import StudyConfigError
+    from modlens.study.folder import load_folder
     from modlens.study.review import add_attacks
     from modlens.studylog.store import StudyLogError
 
     if args.limit is not None and args.limit < 1:
         raise CliError("--limit must be at least 1", fix="give --limit N with N >= 1, or leave it out")
-    _load(args.dir)  # the folder's own problems first, with their fixes
+    load_folder(args.dir)  # the folder's own problems first, with their fixes
     try:
         res = add_attacks(args.dir, args.log, limit=args.limit, goal=args.goal, recipe=args.recipe,
                           target=args.target, filtered=not args.unfiltered)

@@ -1,5 +1,5 @@
-"""A study folder: study.toml plus consent.md, calibration.toml and tasks.toml, read as one study
-configuration. Every error names the file and the key and says how to fix it (config.py's
+"""The one study reader (`modlens.study.load`): a study.toml, or a study folder (study.toml plus
+consent.md, calibration.toml and tasks.toml), read as one study configuration. Every error names the file and the key and says how to fix it (config.py's
 validation, with the file each top-level key came from)."""
 from __future__ import annotations
 
@@ -51,19 +51,34 @@ def _toml(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as err:
-        raise StudyConfigError(f"{path}: not valid TOML: {err}") from None
+        raise StudyConfigError(f"{path}: not valid TOML: {err}", fix="correct the TOML syntax at that line") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise StudyConfigError(f"{path}: cannot read: {getattr(err, 'strerror', None) or err}",
+                               fix="give a readable UTF-8 text file") from None
+
+
+def load(path: str | Path | None) -> StudyConfig:
+    """The study every command and the daemon run: a study.toml or a study folder, read by
+    `load_folder`; `None` gives the embedded defaults."""
+    return StudyConfig() if path is None else load_folder(path).study
 
 
 def load_folder(path: str | Path) -> StudyFolder:
-    """Read and validate a study folder (or a single study.toml)."""
+    """Read and validate a study: a folder, or the study.toml in it or anywhere else. The side
+    files (consent.md, calibration.toml, tasks.toml) are read whenever they exist beside the
+    study.toml, however it was named, so `--config DIR` and `--config DIR/study.toml` are one study."""
     root = Path(path)
     study_file = root / STUDY_FILE if root.is_dir() else root
     if not study_file.is_file():
-        raise StudyConfigError(f"{study_file}: study file not found — fix: `modlens study init {root}` writes one")
+        hint = f"`modlens study init {root}` writes a study folder there" if root.is_dir() or not root.suffix \
+            else "check the path (a study.toml, or its folder); `modlens study init DIR` writes a study folder"
+        raise StudyConfigError(f"{study_file}: study file not found", fix=hint, not_found=True)
     folder = study_file.parent
     data = _toml(study_file)
-    key_files = {k: STUDY_FILE for k in data}
+    key_files = {k: study_file.name for k in data}
     consent = folder / CONSENT_FILE
+    side_files = [consent, *(folder / name for name in SIDE_FILES)]
+    is_folder = root.is_dir() or any(f.is_file() for f in side_files)
     if consent.is_file():
         _claim(data, key_files, "consent_text", consent.read_text(encoding="utf-8").strip(), CONSENT_FILE)
     for name, allowed in SIDE_FILES.items():
@@ -75,11 +90,16 @@ def load_folder(path: str | Path) -> StudyFolder:
                 raise StudyConfigError(f"{side}: {key}: not a key of {name} (it holds {', '.join(allowed)}) — "
                                        f"fix: move it to {STUDY_FILE}")
             _claim(data, key_files, key, value, name)
-    study = parse_study(data, str(folder), key_files)
-    # a folder is made to be packed: what a pack may not do is an error here already
-    problems = gold_problems(study, CALIBRATION_FILE) + [f"{p} (in {STUDY_FILE})" for p in study.undeclared_env()]
+    # which file a bad key is in matters only where there are several
+    study = parse_study(data, str(folder), key_files) if is_folder else parse_study(data, str(study_file))
+    problems = gold_problems(study, CALIBRATION_FILE if (folder / CALIBRATION_FILE).is_file() else "")
+    # a folder is made to be packed: what a pack may not do is an error here already; a lone
+    # study.toml the researcher runs may read any variable (docs/STUDY.md, secrets.names)
+    if is_folder:
+        problems += [f"{p} (in {study_file.name})" for p in study.undeclared_env()]
     if problems:
-        raise StudyConfigError(f"{folder}: invalid study configuration\n  " + "\n  ".join(problems))
+        raise StudyConfigError(f"{folder if is_folder else study_file}: invalid study configuration\n  "
+                               + "\n  ".join(problems))
     return StudyFolder(folder, data, study)
 
 

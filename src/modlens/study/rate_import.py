@@ -84,10 +84,10 @@ ON_CHANGE = ("keep", "replace")
 
 def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: str | None = None,
                    encoding: str | None = None, on_change: str = "keep") -> ImportResult:
-    from modlens.study.folder import load_folder
+    from modlens.study.folder import load
     from modlens.studylog.store import StudyLog
 
-    study = load_folder(folder).study
+    study = load(folder)
     plan = Plan.load(folder, study)
     fmt = fmt or crowd.detect(Path(path))
     answers = crowd.read_answers(path, fmt, plan, encoding)
