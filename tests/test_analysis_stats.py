@@ -23,6 +23,16 @@ def test_alpha_matches_krippendorff_package(seed):
     assert alpha.alpha_ordinal(units, 4) == pytest.approx(ref, abs=1e-10)
 
 
+def test_alpha_reproduces_krippendorffs_worked_example():
+    """Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", example C: 4 observers, 12
+    units, values 1-5, missing data; the paper prints ordinal alpha = 0.815."""
+    observers = ["1 2 3 3 2 1 4 1 2 . . .", "1 2 3 3 2 2 4 1 2 5 . 3", ". 3 3 3 2 3 4 2 2 5 1 .",
+                 "1 2 3 3 2 4 4 1 2 5 1 ."]
+    rows = [row.split() for row in observers]
+    units = [[int(r[u]) - 1 for r in rows if r[u] != "."] for u in range(12)]
+    assert alpha.alpha_ordinal(units, 5) == pytest.approx(0.815, abs=5e-4)
+
+
 def test_alpha_known_values():
     assert alpha.alpha_ordinal([[0, 0], [1, 1], [2, 2, 2]], 3) == pytest.approx(1.0)
     assert alpha.alpha_ordinal([[0], [1]], 3) is None            # nothing pairable

@@ -1,7 +1,8 @@
 """Seed 003's design at small scale, end to end with real processes (issue 27).
 
 The researcher `study init`s a folder (profanity-check only, three gold comments), packs it, joins
-it and runs `modlens serve`; `modlens feed` sends 20 comments on each of three platforms
+it and runs `modlens serve --config STUDY/study.toml` (docs/MULTI.md; the folder's calibration.toml
+is read as with `--config STUDY`, issue 35); `modlens feed` sends 20 comments on each of three platforms
 (HateCheck cases spread over profanity-check's score deciles, tests/study_sim.py). Then
 `modlens sample` draws 8 per platform balanced over the deciles (24 items), `study assign` cuts
 them into 2 tasks of 12 + 3 gold for 5 raters each, `study check` accepts the folder and
@@ -11,8 +12,9 @@ assignments come back as a Label Studio JSON export and a Mechanical Turk style 
 here from the exported files, imported with `modlens rate` (the Label Studio file twice). One
 survey worker fails two gold comments and answers two comments inconsistently (Table 11: reject),
 another answers two gold comments inconsistently (accept, unused). `modlens report --format json`:
-every item has its 5 ratings and 4 accepted raters, the two workers are excluded, and alpha per
-attribute equals the `krippendorff` package's on the accepted, consistent ratings built here.
+every item has its 5 ratings and 4 accepted raters, the two workers are excluded (7 raters, 5 of
+them accepted, are reported), and alpha per attribute, with no gold comment in it, equals the
+`krippendorff` package's on the accepted, consistent ratings of the items built here.
 """
 from __future__ import annotations
 
@@ -104,7 +106,7 @@ async def rate_through_protocol(url: str, token: str, rater: Rater, assignment: 
 def test_seed_003_design_small_scale(tmp_path):
     from modlens.config import DEFAULT_ATTRIBUTES
     from modlens.study.assignment import Plan as TaskPlan
-    from modlens.study.folder import load_folder
+    from modlens.study import load
 
     t0 = time.monotonic()
     folder = make_study(tmp_path)
@@ -122,7 +124,8 @@ def test_seed_003_design_small_scale(tmp_path):
     port = free_port()
     env = {**os.environ, "MODLENS_HOME": str(home), "PYTHONUNBUFFERED": "1"}
     with log_file.open("ab") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "modlens", "serve", "--port", str(port), "--db", str(db)],
+        proc = subprocess.Popen([sys.executable, "-m", "modlens", "serve", "--config", str(folder / "study.toml"),
+                                 "--port", str(port), "--db", str(db)],
                                 env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"ws://127.0.0.1:{port}/ws"
     try:
@@ -147,7 +150,7 @@ def test_seed_003_design_small_scale(tmp_path):
         for fmt in ("labelstudio", "survey"):
             modlens(["study", "export-tasks", str(folder), "--format", fmt, "--out", str(tmp_path / fmt)])
 
-        study = load_folder(folder).study
+        study = load(folder)
         plan = TaskPlan.load(folder, study)
         attributes = {a.name: list(a.levels) for a in DEFAULT_ATTRIBUTES}
         gold = {g.key: dict(g.expected) for g in study.gold}
@@ -215,6 +218,11 @@ def test_seed_003_design_small_scale(tmp_path):
     report = json.loads(modlens(["report", "--db", str(db), "--format", "json"], timeout=120).stdout)
     section = report["sections"]["itemset"]
     assert section["n_items"] == 24 and section["decisions"] == {"accept": 8, "accept_unused": 1, "reject": 1}
+    assert section["n_raters"] == 7 and section["n_raters_accepted"] == 5   # not "by 0 raters" (issue 35)
+    human_section = report["sections"]["human"]
+    assert human_section["n_raters"] == 7 and human_section["n_raters_used"] == 5
+    n_gold_ratings = sum(ref.startswith("gold:") for ad in a.values() for ref in ad["order"])  # every assignment was rated
+    assert human_section["excluded"]["gold comment (attention check)"] == n_gold_ratings
     assert {(r["rater_id"], r["task"], r["source"]) for r in section["acceptance"] if r["decision"] == "accept"} == {
         ("participant-1", "t01", "protocol"), ("participant-2", "t02", "protocol"), ("labelstudio:11", "t01", "labelstudio"),
         ("labelstudio:11", "t02", "labelstudio"), ("labelstudio:w12@example.org", "t01", "labelstudio"),

@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from modlens.analysis.alpha import alpha_from_ratings
 from modlens.analysis.report import render_html, report_from_db
 from modlens.cli import main
 from modlens.config import GoldConfig, StudyConfig
@@ -95,9 +94,20 @@ def test_one_vote_per_rater_for_alpha_and_majority(report):
     assert tox["majority"] == {"not toxic": 3, "hard to say": 1, "toxic": 2}  # y4: r1's latest answer
     one_vote = {"y1": ["toxic"] * 5, "y2": ["toxic", "toxic", "hard to say"], "y5": ["toxic", "not toxic"],
                 "n1": ["not toxic"] * 4}
-    assert tox["alpha"] == pytest.approx(alpha_from_ratings(one_vote, TOX))
+    assert tox["alpha"] == pytest.approx(_krippendorff(one_vote), abs=1e-9)
     every_rating = {**one_vote, "y4": ["toxic", "not toxic"], "y5": ["toxic", "toxic", "not toxic"]}
-    assert alpha_from_ratings(every_rating, TOX) != pytest.approx(tox["alpha"])  # the test would see the old rule
+    assert _krippendorff(every_rating) != pytest.approx(tox["alpha"])  # the test would see the old rule
+
+
+def _krippendorff(units: dict[str, list[str]]) -> float:
+    """Ordinal alpha by the `krippendorff` package (an independent route): one column per comment."""
+    krippendorff = pytest.importorskip("krippendorff")
+    import numpy as np
+
+    data = np.full((max(len(v) for v in units.values()), len(units)), np.nan)
+    for j, values in enumerate(units.values()):
+        data[:len(values), j] = [TOX.index(v) for v in values]
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=[0, 1, 2]))
 
 
 def test_html_and_json(db, tmp_path, capsys):

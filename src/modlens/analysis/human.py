@@ -4,9 +4,11 @@ and Table 11 rubric of each rater, and which ratings were excluded.
 
 Exclusions, in the paper's order: a rating whose anchor pair is inconsistent (Table 1) is
 dropped for every attribute (the paper accepts the other attributes only with the toxicity
-answer); ratings in a task the rubric does not "use" are dropped; ratings of gold comments
-are attention checks, never data. Gold comments are comments whose key is a `gold` key of the
-study config; their expected answers come from there.
+answer); ratings in a task the rubric does not "use" are dropped; ratings of gold and anchor
+comments are attention checks, never data. They are the comments `modlens serve` or `modlens rate`
+logged as such (label `role` gold or anchor), and those whose key is a `gold` key of any study
+recorded in the log (a study served without its calibration.toml recorded none); their expected
+answers come from the study or, failing that, from their `expected.<attribute>` labels.
 
 One vote per rater and comment: a rater who rated a comment twice (a reload, a second session;
 a merged log keeps both) keeps only their latest usable rating, so alpha never pairs a rater
@@ -61,29 +63,41 @@ class UsableRatings:
     left_out: set[int]                         # gold and review comments: not comments of the study's pages
 
 
+CALIBRATION_ROLES = ("gold", "anchor")   # label `role` of the comments a study checks raters with
+EXPECTED = "expected."
+
+
+def calibration_comments(data: StudyData) -> dict[int, dict[str, str]]:
+    """comment id -> expected answers, for every gold and anchor comment in the log."""
+    gold = {g["key"]: dict(g.get("expected") or {}) for s in data.studies for g in s["config"].get("gold") or []}
+    out = {cid: gold[c["key"]] for cid, c in data.comments.items() if c["key"] in gold}
+    for cid, lab in data.labels.items():
+        if lab.get("role") in CALIBRATION_ROLES and cid in data.comments:
+            out[cid] = out.get(cid) or {k[len(EXPECTED):]: v for k, v in lab.items() if k.startswith(EXPECTED)}
+    return out
+
+
 def usable_ratings(data: StudyData) -> UsableRatings:
     """The ratings the statistics use, after the paper's exclusions, one per rater and comment."""
-    gold = {g["key"]: g.get("expected", {}) for g in study_config(data).get("gold", [])}
-    gold_comment = {cid: gold[c["key"]] for cid, c in data.comments.items() if c["key"] in gold}
+    gold_comment = calibration_comments(data)
     # attack texts under review (`modlens study add-attacks`): their ratings answer section 5's
     # human check, and would bias the per-platform statistics with machine-made texts
     review = {cid for cid, lab in data.labels.items() if lab.get("role") == "review"}
     # item-set studies: a rater's task was reviewed as a whole (`modlens rate`, rater_reviews), and
     # that decision replaces the rubric over consecutive runs of 15 ratings
     reviewed = {(rv["rater_id"], cid): rv["decision"] for rv in data.reviews for cid in rv["comment_ids"]}
+    reviewed_tasks: dict[str, list[str]] = defaultdict(list)
+    for rv in data.reviews:
+        reviewed_tasks[rv["rater_id"]].append(rv["decision"])
     records = []
     for r in data.ratings:
-        if (r["rater_id"], r["comment_id"]) in reviewed:
-            continue
         expected = gold_comment.get(r["comment_id"])
         values = rating_values(r)
         wrong = expected is not None and any(values.get(a) != v for a, v in expected.items())
         records.append(raters_mod.RatingRecord(r["rating_id"], r["rater_id"], r["created_at"], bool(r["inconsistent"]),
-                                               expected is not None, wrong))
-    summaries = raters_mod.summarize(records)
+                                               expected is not None, wrong, reviewed.get((r["rater_id"], r["comment_id"]))))
+    summaries = raters_mod.summarize(records, reviewed_tasks)
     rubric_out = {rid for s in summaries for rid in s.excluded_rating_ids}
-    rubric_out |= {r["rating_id"] for r in data.ratings if reviewed.get((r["rater_id"], r["comment_id"]), "accept")
-                   != "accept"}
     excluded = Counter()
     valid: list[dict[str, Any]] = []
     for r in data.ratings:
@@ -153,7 +167,8 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
         })
     return {
         "n_ratings": len(data.ratings), "n_valid": len(valid), "excluded": dict(excluded),
-        "n_raters": len(summaries), "attributes": attributes,
+        # every rater who rated, reviewed by `modlens rate` or not; and those whose ratings are used
+        "n_raters": len(summaries), "n_raters_used": len({r["rater_id"] for r in valid}), "attributes": attributes,
         "alpha_ci": {"confidence": 0.95, "method": "percentile bootstrap over comments", "replicates": BOOTSTRAP,
                      "seed": BOOTSTRAP_SEED},
         "min_paired_comments": MIN_PAIRED,

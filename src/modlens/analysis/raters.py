@@ -7,10 +7,14 @@ not list (e.g. all three gold comments failed) is treated as rejected — worse 
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 TASK_SIZE = 15
 USE, DONT_USE, REJECT = "approve, use", "approve, don't use (warn)", "reject"
+# an item-set study's tasks are reviewed as a whole by `modlens rate` (study/acceptance.py, the same
+# Table 11): its decisions, in this rubric's words
+REVIEWED = {"accept": USE, "accept_unused": DONT_USE, "reject": REJECT}
 
 # (inconsistent gold, wrong gold) -> [(max inconsistent responses, decision)], first match wins
 TABLE_11: dict[tuple[int, int], list[tuple[int, str]]] = {
@@ -42,6 +46,7 @@ class RatingRecord:
     inconsistent: bool
     gold: bool
     gold_wrong: bool   # a gold comment whose rating differs from the expected one
+    review: str | None = None  # the decision `modlens rate` gave the task this rating is in, if any
 
 
 @dataclass
@@ -57,21 +62,27 @@ class RaterSummary:
     excluded_rating_ids: list[int]    # ratings in tasks that are not "use"
 
 
-def summarize(records: list[RatingRecord]) -> list[RaterSummary]:
+def summarize(records: list[RatingRecord], reviewed_tasks: Mapping[str, Sequence[str]] | None = None) -> list[RaterSummary]:
+    """Per rater: counts over all their ratings; tasks of TASK_SIZE decided by the rubric, for the
+    ratings no reviewed task holds, then the decisions of their reviewed tasks (`reviewed_tasks`:
+    rater -> `rater_reviews` decisions)."""
     by_rater: dict[str, list[RatingRecord]] = {}
     for r in sorted(records, key=lambda r: (r.rater_id, r.created_at, r.rating_id)):
         by_rater.setdefault(r.rater_id, []).append(r)
     out = []
     for rater, recs in by_rater.items():
         tasks, excluded = [], []
-        for i in range(0, len(recs), TASK_SIZE):
-            task = recs[i:i + TASK_SIZE]
+        own = [r for r in recs if r.review is None]
+        for i in range(0, len(own), TASK_SIZE):
+            task = own[i:i + TASK_SIZE]
             decision = rubric(sum(r.gold and r.inconsistent for r in task),
                               sum(r.gold and not r.inconsistent and r.gold_wrong for r in task),
                               sum(not r.gold and r.inconsistent for r in task))
             tasks.append(decision)
             if decision != USE:
                 excluded += [r.rating_id for r in task]
+        tasks += [REVIEWED[d] for d in (reviewed_tasks or {}).get(rater, ())]
+        excluded += [r.rating_id for r in recs if r.review is not None and r.review != "accept"]
         n_inc = sum(r.inconsistent for r in recs)
         out.append(RaterSummary(
             rater, len(recs), n_inc, 1 - n_inc / len(recs) if recs else None,

@@ -11,7 +11,7 @@ from modlens.analysis.sections.html import WARN_STYLE, plt, png, table
 from modlens.analysis.skip import Skip
 
 METHOD = ("Ratings with an inconsistent anchor pair (Muralikumar, Yang and McDonald 2023, Table 1), ratings of "
-          "gold comments, of attack texts under review (the attacks section) and ratings in rater tasks (15 "
+          "gold and anchor comments (the study's calibration), of attack texts under review (the attacks section) and ratings in rater tasks (15 "
           "ratings) that Table 11's rubric does not use are excluded. Krippendorff's alpha is ordinal, computed from the coincidence matrix. The "
           "majority is the mode; two-way ties follow Tables 13 and 15, other ties are dropped. One vote per "
           "rater and comment (their latest usable rating). Alpha uses only comments with two or more raters; a "
@@ -31,7 +31,8 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
 
 def render(s: dict[str, Any]) -> str:
     pyplot = plt()
-    out = [f"<p>{s['n_ratings']} ratings by {s['n_raters']} raters; {s['n_valid']} used. Excluded: "
+    out = [f"<p>{s['n_ratings']} ratings by {s['n_raters']} raters; {s['n_valid']} used, "
+           f"by {s.get('n_raters_used', '–')} raters. Excluded: "
            + (", ".join(f"{html.escape(k)}: {v}" for k, v in s["excluded"].items()) or "none") + ".</p>"]
     boot = s.get("alpha_ci") or {}
     if boot:

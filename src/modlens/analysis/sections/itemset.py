@@ -67,6 +67,8 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     decisions = Counter(rv["decision"] for rv in data.reviews)
     return {
         "n_items": len(items), "n_rater_tasks": len(data.reviews), "decisions": dict(decisions),
+        "n_raters": len({rv["rater_id"] for rv in data.reviews}),
+        "n_raters_accepted": len({r for who in accepted_raters.values() for r in who}),  # with a rated, accepted task
         "acceptance": [{k: rv[k] for k in ("rater_id", "task", "source", "decision", "reason", "missed",
                                            "inconsistent_gold", "wrong_gold", "inconsistent")} for rv in data.reviews],
         "items": rows, "attributes": attributes,
@@ -77,7 +79,8 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
 
 def render(s: dict[str, Any]) -> str:
     out = [f"<p>{s['n_items']} items; {s['n_rater_tasks']} rater tasks reviewed: "
-           + ", ".join(f"{html.escape(k)} {v}" for k, v in sorted(s["decisions"].items())) + ".</p>"]
+           + ", ".join(f"{html.escape(k)} {v}" for k, v in sorted(s["decisions"].items()))
+           + f"; {s['n_raters_accepted']} of {s['n_raters']} raters accepted.</p>"]
     out.append(table(["attribute", "comments", "raters", "ratings", "Krippendorff α (ordinal)", "α 95% CI", "agreement"],
                      [[a["name"], a["n_comments"], a["n_raters"], a["n_ratings"], a["alpha"],
                        "–" if a["alpha_ci"] is None else f"[{a['alpha_ci'][0]:.3f}, {a['alpha_ci'][1]:.3f}]",
