@@ -71,6 +71,28 @@ def test_best_f1_threshold_is_the_maximum_of_the_precision_recall_curve(seed):
     assert f1_score(y, s >= best["threshold"]) == pytest.approx(best["f1"], abs=1e-12)
 
 
+def test_a_best_f1_threshold_flagging_almost_every_item_is_degenerate():
+    """SASS-like: 250 items, 72% positive, scores that say nothing above the 7 lowest negatives. The
+    best-F1 threshold (found here by scikit-learn, not by the code under test) flags 243 of 250."""
+    rng = np.random.default_rng(3)
+    y = np.array([1] * 181 + [0] * 69)
+    s = np.round(rng.uniform(0.05, 1.0, 250), 3)
+    s[181:188] = [0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04]  # seven negatives below everything else
+    p, r, t = precision_recall_curve(y, s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = 2 * p * r / (p + r)
+    k = int(np.nanargmax(f1[:-1]))
+    flagged = int((s >= t[k]).sum())
+    assert flagged == 243  # the scenario holds by scikit-learn's count
+    warnings = labelled.degenerate(list(s), list(y), 0.5, metrics.best_f1_threshold(s, y))
+    assert any(f"calls {flagged} of 250 items toxic" in w for w in warnings), warnings
+    all_positive = f1_score(y, np.ones_like(y))
+    assert any(f"all-positive classifier's {all_positive:.3f}" in w for w in warnings)
+    # an informative detector's best threshold is not flagged
+    s2, y2 = _data(0)
+    assert not any("best-F1" in w for w in labelled.degenerate(list(s2), list(y2), 0.5, metrics.best_f1_threshold(s2, y2)))
+
+
 @pytest.mark.parametrize("n_bins", [5, 10])
 def test_reliability_curve_equals_calibration_curve(n_bins):
     s, y = _data(3)

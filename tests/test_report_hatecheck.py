@@ -122,3 +122,56 @@ def test_attack_only_log_explains_the_missing_robustness_pairs(tmp_path):
                                      attack={"goal": "TAE", "status": "failed"}))
     skipped = report_from_db(db)["skipped"]
     assert skipped["robustness"].startswith("only attack variants")
+
+
+class _SaysHate:
+    """Flags a text when it holds the word "hate" (so every case's decision is known by reading it)."""
+    name, version, labels, toxicity_label, threshold = "says-hate", "test-1", ("toxicity",), "toxicity", 0.5
+
+    def score(self, texts):
+        return [{"toxicity": 0.9 if "hate" in t.split() else 0.1} for t in texts]
+
+
+HAND_CASES = [  # case_id, functionality, test_case, label_gold, target_ident, ref_case_id; decision by the word "hate"
+    (1, "derog_neg_emote_h", "I hate women.", "hateful", "women", ""),               # flagged: right
+    (2, "derog_neg_emote_h", "I despise gay people.", "hateful", "gay people", ""),  # not flagged: wrong
+    (3, "derog_neg_emote_h", "I really hate gay people.", "hateful", "gay people", ""),  # right
+    (4, "slur_homonym_nh", "I hate this cold weather.", "non-hateful", "", ""),     # flagged: wrong
+    (5, "slur_homonym_nh", "What a lovely day.", "non-hateful", "", ""),             # right
+    (6, "spell_leet_h", "I h4te women.", "hateful", "women", "1"),                   # wrong
+    (7, "spell_leet_h", "I hate w0men.", "hateful", "women", "1"),                   # right
+]
+
+
+def test_accuracy_per_functionality_equals_a_hand_count(tmp_path):
+    """The paper's layout on seven cases counted by hand (the counts below are not computed)."""
+    from modlens.detectors.base import Detector
+
+    class SaysHate(_SaysHate, Detector):
+        pass
+
+    f = tmp_path / "test_suite_cases.csv"
+    with open(f, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["", "functionality", "case_id", "test_case", "label_gold", "target_ident", "direction",
+                    "focus_words", "focus_lemma", "ref_case_id", "ref_templ_id", "templ_id", "case_templ"])
+        for i, (cid, func, text, gold, target, ref) in enumerate(HAND_CASES):
+            w.writerow([i, func, cid, text, gold, target, "general", "", "", ref, "", cid, text])
+    db = tmp_path / "hc.sqlite"
+    run_audit(str(f), db=db, fmt="hatecheck", detector_objects={"says-hate": SaysHate()}, progress=False)
+    s = report_from_db(db)["sections"]["hatecheck"]
+    label = "says-hate@test-1"
+
+    def acc(rows):
+        return {r["key"]: (r["n"], r["detectors"][label]["accuracy"]) for r in rows}
+    # F1, F8, F29 in the paper's order
+    assert list(acc(s["functionalities"]).items()) == [
+        ("derog_neg_emote_h", (3, 2 / 3)), ("slur_homonym_nh", (2, 1 / 2)), ("spell_leet_h", (2, 1 / 2))]
+    assert acc(s["totals"]) == {"hateful": (5, 3 / 5), "non-hateful": (2, 1 / 2), "all": (7, 4 / 7)}
+    assert acc(s["targets"]) == {"gay people": (2, 1 / 2), "women": (3, 2 / 3)}
+    assert [r["gold"] for r in s["functionalities"]] == ["hateful", "non-hateful", "hateful"]
+    from modlens.analysis.sections.hatecheck import SECTION
+
+    html = SECTION.render(s)  # the section alone: the robustness section also names spell_* cases
+    assert html.index(">F1<") < html.index("derog_neg_emote_h") < html.index(">F8<") < html.index("slur_homonym_nh") \
+        < html.index(">F29<") < html.index("spell_leet_h")

@@ -62,7 +62,8 @@ def released(tmp_path):
 def test_released_layouts_are_recognized(tmp_path):
     bench, human = released(tmp_path)
     b = load_dataset(str(bench))
-    assert b.name == "sass" and b.recorded_scores == {"perspective": [["text", "toxicity_score"]]}
+    # named after its column: final_experiment_results.csv's perspective_avg_toxicity is `perspective`
+    assert b.name == "sass" and b.recorded_scores == {"perspective-toxicity_score": [["text", "toxicity_score"]]}
     assert b.items[0].labels["perspective_recorded"] == "0.12" and "toxic" not in b.items[0].labels
     h = load_dataset(str(human))
     assert h.name == "sass" and [i.labels["toxic"] for i in h.items] == ["1" if r[3] > 0.5 else "0" for r in ROWS]
@@ -97,9 +98,9 @@ def test_sass_per_category_table_with_perspective_from_recorded_scores(tmp_path)
     assert s["categories"] == ["Blackmail", "Classism", "Gaslighting", "Sarcasm", "Sexual Harassment",
                                "Stereotyping", "Neutral", "False Positive"]
     by = {d["detector"]: d for d in s["detectors"]}
-    assert set(by) == {"marker", "perspective"}
+    assert set(by) == {"marker", "perspective-toxicity_score"}
     gold = [r[3] > 0.5 for r in ROWS]
-    persp = by["perspective"]
+    persp = by["perspective-toxicity_score"]
     pred = [r[4] >= 0.5 for r in ROWS]
     tp = sum(p and g for p, g in zip(pred, gold))
     assert (persp["tp"], persp["fp"], persp["fn"]) == (tp, sum(p and not g for p, g in zip(pred, gold)),
@@ -124,7 +125,7 @@ def test_sass_categories_only_without_gold(tmp_path):
     db = tmp_path / "log.sqlite"
     run_audit(str(bench), db=db, detectors=["recorded"], progress=False)
     s = sass.analyze(load(db))
-    assert s["categories_only"] and s["detectors"][0]["detector"] == "perspective"
+    assert s["categories_only"] and s["detectors"][0]["detector"] == "perspective-toxicity_score"
     assert "categories only" in SASS_SECTION.render(s)
 
 

@@ -4,8 +4,9 @@ writing the same file, and a log of another schema version is refused). Everythi
 into small tidy structures once; each report section takes what it needs.
 
 Gold labels come from label sets (`studylog/records/labels.py`): per source, the set asked for
-(`load(..., label_sets=[ID or DEFINITION])`, `modlens report --label-set`), else the newest one (the
-set the source's latest audit run recorded, else the last created). The chosen set's values are
+(`load(..., label_sets=[ID or DEFINITION])`, `modlens report --label-set`), else the newest one that holds labels (the
+set the source's latest audit run recorded, else the last created; a newer set without labels, such as a
+categories-only file's, is named in `newer_empty` and never hides an older gold set). The chosen set's values are
 the comments' `toxic` label, so every section reads gold the same way; `StudyData.label_sets`
 says which set each source used."""
 from __future__ import annotations
@@ -54,7 +55,8 @@ class StudyData:
     studies: list[dict[str, Any]]
     runs: list[dict[str, Any]] = field(default_factory=list)
     # source -> the gold label set its `toxic` labels come from: label_set_id, definition, created_at,
-    # n, positives, chosen ("newest" or "asked"), others (the source's other sets)
+    # n, positives, chosen ("newest" or "asked"), others (the source's other sets), newer_empty (newer
+    # sets of the source without labels, passed over)
     label_sets: dict[str, dict[str, Any]] = field(default_factory=dict)
     # item-set studies: the acceptance of each rater's task (`rater_reviews`, `modlens rate`), with
     # "comment_ids" (the task's comments) decoded
@@ -80,14 +82,28 @@ def _describe(sets: list[dict[str, Any]]) -> str:
     return "; ".join(f"{s['label_set_id']} ({s['source']}: {s['definition']})" for s in sets) or "none"
 
 
+def _age(s: dict[str, Any]) -> tuple[int, int]:
+    return (s["last_run"] or 0, s["label_set_id"])
+
+
+def _newest_with_labels(group: list[dict[str, Any]]) -> dict[str, Any]:
+    """The newest set of one source that holds labels (the newest set when none does), with the
+    newer sets that hold none (`newer_empty`): a categories-only audit writes an empty set, and the
+    report must not lose the gold labels of an earlier audit to it."""
+    held = [s for s in group if s["n"]]
+    pick = max(held or group, key=_age)
+    newer_empty = [{k: s[k] for k in ("label_set_id", "definition")}
+                   for s in sorted(group, key=_age) if not s["n"] and _age(s) > _age(pick)]
+    return dict(pick, chosen=NEWEST, newer_empty=newer_empty)
+
+
 def choose_label_sets(sets: list[dict[str, Any]], asked: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
     """source -> the set its gold labels come from (see the module's docstring). `asked`: label set
     ids or definitions (a definition picks that set in every source that has it)."""
     by_source: dict[str, list[dict[str, Any]]] = {}
     for s in sets:
         by_source.setdefault(s["source"], []).append(s)
-    chosen = {src: dict(max(group, key=lambda s: (s["last_run"] or 0, s["label_set_id"])), chosen=NEWEST)
-              for src, group in by_source.items()}
+    chosen = {src: _newest_with_labels(group) for src, group in by_source.items()}
     picked: set[str] = set()
     for spec in asked:
         spec = str(spec).strip()
@@ -99,7 +115,7 @@ def choose_label_sets(sets: list[dict[str, Any]], asked: Sequence[str] = ()) -> 
                 raise LabelSetError(f"--label-set: two label sets asked for {s['source']}; give one per source "
                                     f"(it has: {_describe(by_source[s['source']])})")
             picked.add(s["source"])
-            chosen[s["source"]] = dict(s, chosen=ASKED)
+            chosen[s["source"]] = dict(s, chosen=ASKED, newer_empty=[])
     for src, s in chosen.items():
         s["others"] = [{k: o[k] for k in ("label_set_id", "definition", "n")}
                        for o in by_source[src] if o["label_set_id"] != s["label_set_id"]]

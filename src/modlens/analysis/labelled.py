@@ -16,7 +16,8 @@ training data (`modlens.trainingdata`, the run's params["training"]): trained on
 (every figure in-sample), on rows of it listed by hash (the logged texts are looked up in the hash
 set: the in-sample rows are counted and, when only some are in-sample, the same metrics are given
 on the out-of-sample rows), on rows not listed, on nothing of it, or undeclared. Degenerate
-figures are flagged: a best-F1 threshold that makes every item positive (or an F1 of 0), and a
+figures are flagged: a best-F1 threshold that makes every item positive, or at least
+`DEGENERATE_FLAGGED_SHARE` of them (or an F1 of 0), and a
 threshold at which the detector predicts one class only.
 
 Multi-class gold (issue 23): when the comments carry a `class` label (Davidson's hate_speech /
@@ -41,6 +42,9 @@ from modlens.analysis.skip import Skip
 GROUP_LABELS = ("platform", "target_ident", "target", "group")  # labels whose values split the results
 MIN_ITEMS = 30
 MIN_CLASS = 5
+# a best-F1 threshold flagging at least this share of the items is (near) the trivial all-positive
+# classifier: e.g. SASS's 0.046 flagging 243 of 250 texts at 72% positives
+DEGENERATE_FLAGGED_SHARE = 0.95
 RELIABILITY_BINS = 10
 POSITIVE_VALUES = ("1", "true", "yes", "toxic")
 CLASS_LABEL = "class"  # a multi-class gold label kept beside the binary `toxic` (Davidson)
@@ -88,9 +92,14 @@ def degenerate(scores: list[float], golds: list[int], threshold: float, best: di
     out = []
     n, positives = len(scores), sum(golds)
     if best is not None:
-        if all(s >= best["threshold"] for s in scores):
+        best_flagged = sum(s >= best["threshold"] for s in scores)
+        if best_flagged == n:
             out.append(f"best-F1 threshold {best['threshold']:.3g} calls every item toxic: its F1 {best['f1']:.3f} is "
                        f"the trivial all-positive classifier's ({positives} of {n} positive)")
+        elif best_flagged >= DEGENERATE_FLAGGED_SHARE * n:
+            out.append(f"best-F1 threshold {best['threshold']:.3g} calls {best_flagged} of {n} items toxic: its F1 "
+                       f"{best['f1']:.3f} is close to the trivial all-positive classifier's "
+                       f"{2 * positives / (positives + n):.3f} ({positives} of {n} positive)")
         elif best["f1"] == 0:
             out.append("best F1 is 0: no threshold beats calling every item non-toxic")
     flagged = sum(s >= threshold for s in scores)

@@ -7,10 +7,13 @@ its toxic texts flagged) is the figure the paper argues with; a category of non-
 recall, and its share flagged is the false-positive rate.
 
 The released data comes as several files: `norm_human_toxicity_scores.csv` (human scores) and
-`toxicity_benchmark_scores.csv` (Perspective's recorded scores) hold the same texts. Scores live
-per text, so a detector audited on one file scores the other's texts too; Perspective's recorded
-score (the `perspective_recorded` label, per text) becomes a `perspective` column when no detector
-of that name scored the texts. Without any gold label the section is "categories only": mean score
+`toxicity_benchmark_scores.csv` (Perspective's recorded scores) hold the same texts, and
+`final_experiment_results.csv` all of it plus GPT-3's answers. Scores live per text, so a detector
+audited on one file scores the other's texts too; a system's recorded score (the labels
+`perspective_recorded`, `gpt-3-zero-shot_recorded`, …, per text, from any SASS file) becomes that
+system's column when no detector of the system (`perspective`, `perspective-toxicity_score`, …)
+scored the texts. With gold, the paper's Tables 3 and 5 are set beside the figures
+(`sass_paper.compare`). Without any gold label the section is "categories only": mean score
 per category, no precision, recall or F1."""
 from __future__ import annotations
 
@@ -18,10 +21,11 @@ from collections import defaultdict
 from statistics import mean
 from typing import Any
 
-from modlens.analysis import labelled
+from modlens.analysis import labelled, sass_paper
 from modlens.analysis.data import StudyData
 from modlens.analysis.metrics import bootstrap_intervals, precision_recall_f1
 from modlens.analysis.skip import Skip
+from modlens.datasets.sass import SYSTEMS, recorded_label
 
 PLATFORM = "dataset:sass"
 NO_ITEMS = "no SASS texts (labels category + human_score): audit a SASS file with --format sass"
@@ -30,7 +34,6 @@ CATEGORY_ORDER = ("Blackmail", "Classism", "Exclusionary", "Gaslighting", "Misog
                   "Sexual Harassment", "Stereotyping", "Neutral", "False Positive")
 SPELLINGS = {"sex. harass.": "Sexual Harassment", "sexual_harassment": "Sexual Harassment",
              "false_positive": "False Positive"}
-RECORDED = "perspective"  # the recorded detector's name (datasets/sass.py `_recorded`)
 RECORDED_VERSION = "recorded in the file"
 
 
@@ -72,10 +75,11 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     # the figures use the gold-labelled texts when there are any (another file's copy of a text,
     # without gold, would count it twice), else every SASS text
     used = [(cid, lab, g) for cid, lab, g in gold_items] if rated else [(cid, lab, 0) for cid, lab in items]
-    recorded: dict[int, float] = {}  # text_id -> Perspective's recorded score, from any SASS file
+    recorded: dict[str, dict[int, float]] = defaultdict(dict)  # system -> text_id -> score, from any SASS file
     for cid, lab in items:
-        if lab.get("perspective_recorded"):
-            recorded[data.comments[cid]["text_id"]] = float(lab["perspective_recorded"])
+        for system in SYSTEMS:
+            if lab.get(recorded_label(system)):
+                recorded[system][data.comments[cid]["text_id"]] = float(lab[recorded_label(system)])
     human_by_cat: dict[str, list[float]] = defaultdict(list)
     for _, lab, _ in used:
         if "human_score" in lab:
@@ -84,9 +88,10 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     columns: list[tuple[str, str, float, Any]] = [
         (det.name, det.version, det.threshold, lambda tid, d=det.detector_id: data.score(tid, d))
         for det in data.detectors.values()]
-    if recorded and not any(name == RECORDED and any(get(data.comments[cid]["text_id"]) is not None for cid, _, _ in used)
-                            for name, _, _, get in columns):
-        columns.append((RECORDED, RECORDED_VERSION, 0.5, recorded.get))
+    for system, by_text in recorded.items():  # a system's recorded scores, unless one of its detectors scored the texts
+        if not any(sass_paper.system_of(name) == system and any(get(data.comments[cid]["text_id"]) is not None
+                                                               for cid, _, _ in used) for name, _, _, get in columns):
+            columns.append((system, RECORDED_VERSION, 0.5, by_text.get))
     detectors = []
     for name, version, threshold, get in columns:
         scored = [(lab, s, g) for cid, lab, g in used if (s := get(data.comments[cid]["text_id"])) is not None]
@@ -108,8 +113,10 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
         detectors.append(entry)
     if not detectors:
         return Skip(f"no detector scored the {len(items)} SASS texts: score them with modlens rescore --detectors KEY")
-    return {"n": len(items), "n_gold": len(gold_items), "categories_only": not rated,
-            "share_toxic": mean(g for _, _, g in used) if rated else None,
-            "human_mean_by_category": {c: mean(human_by_cat[c]) for c in cats if human_by_cat[c]},
-            "categories": cats, "splits": sorted({lab["filtered"] for _, lab, _ in used if lab.get("filtered")}),
-            "detectors": detectors}
+    out = {"n": len(items), "n_gold": len(gold_items), "categories_only": not rated,
+           "share_toxic": mean(g for _, _, g in used) if rated else None,
+           "human_mean_by_category": {c: mean(human_by_cat[c]) for c in cats if human_by_cat[c]},
+           "categories": cats, "splits": sorted({lab["filtered"] for _, lab, _ in used if lab.get("filtered")}),
+           "detectors": detectors}
+    out["paper"] = sass_paper.compare(out) if rated else None
+    return out

@@ -14,9 +14,15 @@ alias found wins; the released files' names are `tag`, `human_toxicity`, `perspe
              author, averaged per text and min-max scaled to [0, 1], as the paper describes. With
              neither, the file is read as "categories only": no human score, no gold label.
 - optional:  `perspective_avg_toxicity` | `toxicity_score` | `toxicity score` | `perspective`
-             (Perspective's recorded score, as in the released `toxicity_benchmark_scores.csv`; plain
-             numbers are also offered as the `recorded` detector `perspective`), `expected toxicity`.
-Labels: `category`, `filtered`, `human_score`, `toxic` = human score > 0.5 (the paper's binarization).
+             (Perspective's recorded score, as in the released `toxicity_benchmark_scores.csv`),
+             `gpt_zero_shot_mode` / `gpt_one_shot_mode` / `gpt_few_shot_mode` (GPT-3's recorded 0/1
+             answers, as in the released `final_experiment_results.csv`), `expected toxicity`.
+Labels: `category`, `filtered`, `human_score`, `toxic` = human score > 0.5 (the paper's binarization),
+and `<system>_recorded` per recorded system (`perspective_recorded`, `gpt-3-zero-shot_recorded`, …).
+Recorded columns of plain numbers are also offered as `recorded` detectors (`recorded_name`): the
+column the paper's tables use (`perspective_avg_toxicity`) or a bare `perspective` is `perspective`,
+another Perspective column `perspective-<column>` (`perspective-toxicity_score`), so two released
+files never give two detectors of one name; GPT-3's are `gpt-3-zero-shot`, `gpt-3-one-shot`, `gpt-3-few-shot`.
 The released data is several files of this layout (all `dataset:sass`): rows are keyed by the
 file's content hash and row number (`base.row_key`), so each file's rows are comments of their own.
 """
@@ -37,7 +43,13 @@ ALIASES = {
     "perspective": ("perspective_avg_toxicity", "toxicity_score", "toxicity score", "perspective", "perspective_score",
                     "perspective_toxicity"),
     "expected": ("expected toxicity", "expected_toxicity", "expected"),
+    "gpt-3-zero-shot": ("gpt_zero_shot_mode", "gpt_zero_shot"),
+    "gpt-3-one-shot": ("gpt_one_shot_mode", "gpt_one_shot"),
+    "gpt-3-few-shot": ("gpt_few_shot_mode", "gpt_few_shot"),
 }
+# the systems whose scores a file may record (the paper's Table 3 rows), each a role of ALIASES
+SYSTEMS = ("perspective", "gpt-3-zero-shot", "gpt-3-one-shot", "gpt-3-few-shot")
+PAPER_PERSPECTIVE = ("perspective_avg_toxicity", "perspective")  # Perspective columns named plain `perspective`
 RATER_PREFIXES = ("rater_", "annotator_", "author_")
 HUMAN_FILE_COLUMN = "toxicity"  # the human score's name in the released norm_human_toxicity_scores.csv
 
@@ -75,6 +87,18 @@ def human_scores_from_raters(rows: list[dict[str, Any]], rater_cols: list[str], 
     avg = [mean(z_by_col[c][i] for c in rater_cols) for i in range(len(rows))]
     lo, hi = min(avg), max(avg)
     return [(a - lo) / (hi - lo) if hi > lo else 0.5 for a in avg]
+
+
+def recorded_label(system: str) -> str:
+    """The label holding a system's recorded score ("perspective" -> "perspective_recorded")."""
+    return f"{system}_recorded"
+
+
+def recorded_name(system: str, column: str) -> str:
+    """The `recorded` detector's name for a system's column (see the module's docstring)."""
+    if system != "perspective" or column.lower().strip() in PAPER_PERSPECTIVE:
+        return system
+    return f"perspective-{column.strip().lower().replace(' ', '_')}"
 
 
 def _filtered(raw: object) -> str:
@@ -121,7 +145,8 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
         human = list(human_scores_from_raters(rows, rater_cols, path))
     else:
         human = [None] * len(rows)
-    type_col, persp_col, exp_col = find_column(columns, "type"), find_column(columns, "perspective"), find_column(columns, "expected")
+    type_col, exp_col = find_column(columns, "type"), find_column(columns, "expected")
+    recorded = {system: col for system in SYSTEMS if (col := find_column(columns, system))}
     items, digest = [], file_digest(path)
     for i, (row, score) in enumerate(zip(rows, human)):
         labels: dict[str, object] = {"category": row[cat_col].strip()}
@@ -134,13 +159,15 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
                 labels["toxic"] = str(toxic)
         if type_col:
             labels["filtered"] = _filtered(row[type_col])
-        if persp_col and str(row[persp_col]).strip():
-            labels["perspective_recorded"] = f"{_number(row[persp_col], f'{path}: row {i + 2}'):.6g}"
+        for system, col in recorded.items():
+            if str(row[col]).strip():
+                labels[recorded_label(system)] = f"{_number(row[col], f'{path}: row {i + 2}: {col}'):.6g}"
         if exp_col:
             labels["expected_toxicity"] = row[exp_col]
         items.append(DatasetItem(key=row_key(digest, i), text=row[text_col], labels=labels))
-    return Dataset("sass", path, items, notes=_notes(human_col, rater_cols, label, persp_col),
-                   recorded_scores=_recorded(rows, text_col, persp_col), gold=_definition(human_col, rater_cols, label), source_id=digest)
+    return Dataset("sass", path, items, notes=_notes(human_col, rater_cols, label, recorded),
+                   recorded_scores=_recorded(rows, text_col, recorded), gold=_definition(human_col, rater_cols, label),
+                   source_id=digest)
 
 
 def _definition(human_col: str | None, rater_cols: list[str], label: GoldSpec | None) -> str:
@@ -154,7 +181,7 @@ def _definition(human_col: str | None, rater_cols: list[str], label: GoldSpec | 
     return NO_GOLD
 
 
-def _notes(human_col: str | None, rater_cols: list[str], label: GoldSpec | None, persp_col: str | None) -> list[str]:
+def _notes(human_col: str | None, rater_cols: list[str], label: GoldSpec | None, recorded: dict[str, str]) -> list[str]:
     if label is not None:
         gold = label.describe()
     elif human_col:
@@ -165,15 +192,15 @@ def _notes(human_col: str | None, rater_cols: list[str], label: GoldSpec | None,
         gold = ("none: categories only (no human scores in this file): comments with their category labels; "
                 "the SASS section and the gold-label metrics need human scores")
     notes = [f"gold label: {gold}"]
-    if persp_col:
-        notes.append(f"Perspective's recorded scores ({persp_col}) stored as the label perspective_recorded; "
-                     "--detectors recorded scores with them")
+    if recorded:
+        notes.append("recorded scores stored as labels: " + ", ".join(
+            f"{col} -> {recorded_label(system)}" for system, col in recorded.items())
+            + "; --detectors recorded scores with them as " + ", ".join(recorded_name(s, c) for s, c in recorded.items()))
     return notes
 
 
-def _recorded(rows: list[dict[str, Any]], text_col: str, persp_col: str | None) -> dict[str, list[list[str]]]:
-    """Perspective's recorded column as a cached detector, when it holds plain numbers (the
-    cached table reads them as they are; a percentage stays a label only)."""
-    if not persp_col or not all(_is_number(r[persp_col]) for r in rows if str(r[persp_col]).strip()):
-        return {}
-    return {"perspective": [[text_col, persp_col]]}
+def _recorded(rows: list[dict[str, Any]], text_col: str, recorded: dict[str, str]) -> dict[str, list[list[str]]]:
+    """Each recorded column as a cached detector, when it holds plain numbers (the cached table
+    reads them as they are; a percentage stays a label only)."""
+    return {recorded_name(system, col): [[text_col, col]] for system, col in recorded.items()
+            if all(_is_number(r[col]) for r in rows if str(r[col]).strip())}

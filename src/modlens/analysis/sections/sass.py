@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import html
+from decimal import Decimal
 from typing import Any
 
-from modlens.analysis import sass
+from modlens.analysis import sass, sass_paper
 from modlens.analysis.data import StudyData
 from modlens.analysis.references import cite
 from modlens.analysis.sections import svg
@@ -19,7 +20,10 @@ METHOD = (f"SASS ({cite('sass')}). Gold: the human score > 0.5, the paper's bina
           "resamples, seed 0). Within a category the gold is mostly one class: recall is the share of its toxic texts "
           "flagged; for Neutral and False Positive (non-toxic) the share flagged is the false-positive rate. "
           "Perspective: the score recorded in the file (toxicity_score / perspective_avg_toxicity) when no "
-          "`perspective` detector scored the texts. Without gold the texts are reported by category only.")
+          "`perspective` detector scored the texts; GPT-3's recorded answers (final_experiment_results.csv) likewise. "
+          "The paper's Tables 3 and 5 stand beside the log's figures: a figure that, rounded to the digits the paper "
+          "prints, is not the paper's is marked ⚠ with its difference, and the notes say why. Without gold the "
+          "texts are reported by category only.")
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
@@ -49,6 +53,32 @@ def _categories(s: dict[str, Any]) -> str:
     return "".join(out)
 
 
+def _vs(cell: dict[str, Any], unit: str = "") -> str:
+    """Our figure (paper's figure), and the difference when they differ."""
+    if cell["ours"] is None:
+        return f"– (paper {cell['printed']}{unit})"
+    digits = max(0, -Decimal(cell["printed"]).as_tuple().exponent)  # type: ignore[operator]
+    out = f"{cell['ours']:.{digits + 1}f}{unit} (paper {cell['printed']}{unit})"
+    return f"{out} ⚠ {cell['diff']:+.{digits + 1}f}" if cell["differs"] else out
+
+
+def _paper(p: dict[str, Any]) -> str:
+    names = {**sass_paper.SYSTEMS, sass_paper.HUMAN: "human"}
+    out = ["<h3>The paper's Table 3: binary classification against the human gold</h3>",
+           table(["system", "detector", "n", "precision", "recall", "F1"],
+                 [[r["paper_name"], f"{r['detector']} {r['version']}", r["n"],
+                   *[_vs(r["cells"][m]) for m in sass_paper.TABLE_3_METRICS]] for r in p["table3"]]),
+           "<h3>The paper's Table 5: mean score per category (%), with each system's F1 in the category</h3>"]
+    cols, systems = p["table5"]["columns"], [c for c in p["table5"]["columns"] if c != sass_paper.HUMAN]
+    out.append(table(["category", "n", *[names[c] for c in cols], *[f"F1, {names[c]}" for c in systems]],
+                     [[r["category"], r["n"], *[_vs(r["cells"][c], "%") for c in cols],
+                       *[r["f1"].get(c) for c in systems]] for r in p["table5"]["rows"]]))
+    if p["notes"]:
+        out.append("<p class=note>Why figures differ from the paper:</p><ul class=note>"
+                   + "".join(f"<li>{html.escape(n)}</li>" for n in p["notes"]) + "</ul>")
+    return "".join(out)
+
+
 def render(s: dict[str, Any]) -> str:
     cats = s.get("categories") or list(s["human_mean_by_category"])
     names = [f"{d['detector']} {d['version']}" for d in s["detectors"]]
@@ -67,6 +97,8 @@ def render(s: dict[str, Any]) -> str:
             cats, [(n, [next((c["flagged"] / c["n"] for c in d["by_category"] if c["category"] == cat), None)
                         for cat in cats]) for n, d in zip(names, s["detectors"])],
             "SASS: share flagged per category", "share of the category's texts flagged toxic")))
+        if s.get("paper"):
+            out.append(_paper(s["paper"]))
         out.append("<h3>Per category</h3>" + _categories(s))
     human_col = ["human"] if s["human_mean_by_category"] else []
     out.append("<h3>Mean score per category</h3>")
