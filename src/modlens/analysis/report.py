@@ -103,8 +103,12 @@ padding:.4em .8em;font-size:12.5px}small{color:#666;font-weight:normal}img{max-w
 
 
 def _html_label_sets(sets: list[dict[str, Any]]) -> str:
-    how = {"newest": "the newest of its sets", "asked": "chosen with --label-set"}
-    rows = [[s["source"], s["label_set_id"], s["definition"], s["n"], s["positives"], how.get(s["chosen"], s["chosen"]),
+    how = {"newest": "the newest of its sets with labels", "asked": "chosen with --label-set"}
+
+    def used(s: dict[str, Any]) -> str:
+        empty = "; ".join(f"{e['label_set_id']} ({e['definition']})" for e in s.get("newer_empty") or ())
+        return str(how.get(s["chosen"], s["chosen"])) + (f" ⚠ newer set without labels passed over: {empty}" if empty else "")
+    rows = [[s["source"], s["label_set_id"], s["definition"], s["n"], s["positives"], used(s),
              "; ".join(f"{o['label_set_id']}: {o['definition']} ({o['n']})" for o in s["others"]) or "–"] for s in sets]
     return ("<h2>Gold labels</h2><p class=note>Each source's gold `toxic` labels come from one label set (its "
             "definition below); <code>modlens report --label-set ID</code> chooses another.</p>"
