@@ -71,7 +71,7 @@ def questions(study: StudyConfig) -> list[Question]:
 def _task_units(plan: Plan) -> list[dict[str, Any]]:
     """One unit per task and comment, in the order of the task's first slot: what a queue-driven
     tool hands to `raters` different annotators."""
-    first = {}
+    first: dict[str, list[str]] = {}
     for a in plan.assignment["assignments"]:
         first.setdefault(a["task"], a["order"])
     return [{"task": task, "position": n, "ref": ref, "text": plan.text(ref)}
