@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: setup run lint test system-deps bench clean labelstudio potato
+.PHONY: setup run lint test test-fast system-deps bench clean labelstudio potato
 
 $(VENV)/.installed: pyproject.toml setup.py constraints.txt
 	python3 -m venv $(VENV)
@@ -48,6 +48,10 @@ lint: setup
 
 test: lint node_modules/.package-lock.json labelstudio potato
 	$(PY) -m pytest -q $(ARGS)
+
+# the quick loop while editing: no browsers, no slow or external-tool tests (Label Studio, Potato, Ray, OCR, speech)
+test-fast: setup
+	$(PY) -m pytest -q -m "not browser and not slow" --ignore=tests/e2e $(ARGS)
 
 # Debian packages for the browser tests, WordNet and the media tools of docs/FUSION.md (Tesseract OCR, espeak-ng,
 # ffmpeg, the colour emoji font); needs root. npm for web-ext (which needs Node.js >= 20).
