@@ -30,9 +30,9 @@ from modlens.engine import Engine
 from modlens.studylog.store import LogWriter
 
 from modlens import protocol as p
-from modlens.daemon.calibration import calibration_items, log_calibration_items
-from modlens.daemon.itemset import load_plan, log_itemset_items
-from modlens.daemon.comment_media import is_media_frame, media_frame_bytes
+from modlens.study.calibration import calibration_items
+from modlens.study.assignment import load_plan
+from modlens.services.comment_media import is_media_frame, media_frame_bytes
 from modlens.media.store import MediaStore
 from modlens.daemon.pipeline import Accepted, Pipeline
 from modlens.daemon.perspective_api import PerspectiveHost, add_routes as add_perspective_routes
@@ -71,7 +71,7 @@ class DaemonOptions:
     media_root: Path | None = None
     # False: `modlens serve --perspective-only`, the Perspective-compatible API without the extension's socket
     extension_protocol: bool = True
-    # the folder of the study file: its itemset.json + assignment.json, if any (daemon/itemset.py)
+    # the folder of the study file: its itemset.json + assignment.json, if any (study/assignment.py)
     study_dir: Path | None = None
 
 
@@ -176,8 +176,8 @@ async def _pipeline_ctx(app: web.Application) -> AsyncIterator[None]:
     pipeline = Pipeline(app[STUDY], app[ENGINE], app[WRITER], variant_concurrency=opts.variant_concurrency,
                         media_store=MediaStore(opts.media_root or opts.db_path.parent / "media"), plan=plan)
     await pipeline.prepare()
-    await log_calibration_items(app[STUDY], pipeline.write)  # gold + anchors, for the calibration round
-    await log_itemset_items(app[STUDY], plan, pipeline.write)  # the item set's comments, for itemset.html
+    await pipeline.record_calibration_items()  # gold + anchors, for the calibration round
+    await pipeline.record_itemset_items()  # the item set's comments, for itemset.html
     app[PIPELINE] = pipeline
     yield
     await pipeline.close()  # the variant worker, before the engine's batchers stop

@@ -22,19 +22,18 @@ from modlens.ratings import derive_toxicity, rating_problems
 from modlens.chunks import Failed, StepError, record_results
 from modlens.chunks.steps import NORMALIZE, each, normalizer_identity
 from modlens.services.recording import register, score_rows
+from modlens.study import assignment, calibration
 from modlens.studylog.store import CommentRow, LogWriter, StudyLog
 
 from modlens import protocol as p
 from modlens.protocol import ErrorCode, ProtocolError
-from modlens.daemon.comment_media import decode_items, media_detector_keys
-from modlens.daemon.itemset import client_assignment, session_raters, slot_of
-from modlens.study.assignment import Plan
+from modlens.services.comment_media import decode_items, media_detector_keys, record_comment_media
+from modlens.study.assignment import Plan, client_assignment, session_raters, slot_of
 from modlens.daemon.session import Session
 from modlens.daemon.variants import LiveVariants, VariantJob, asked_about
 from modlens.rows import Variant
 from modlens.media import MediaInput
 from modlens.media.store import MediaStore
-from modlens.services.comment_media import record_comment_media
 
 # The extension's account of how each comment's parent was determined (CommentItem.parent_via):
 # a label of the comment, so it travels with export, bundles and merges without a schema change.
@@ -82,7 +81,7 @@ class Pipeline:
                  media_store: MediaStore | None = None, plan: Plan | None = None):
         # variant_concurrency: accepted for older callers; one worker batches every connection's variants
         self.study = study
-        self.plan = plan  # the study's item set and assignment (daemon/itemset.py), if it has one
+        self.plan = plan  # the study's item set and assignment (study/assignment.py), if it has one
         self.media_store = media_store or MediaStore()
         self.engine = engine
         self.writer = writer
@@ -111,6 +110,26 @@ class Pipeline:
         """Record the study and every loaded detector (name, version, config) once."""
         study, dets = self.study, self.engine.detectors
         self.detector_ids = await self.write(lambda lg: register(lg, study, dets))
+
+    async def record_calibration_items(self) -> dict[str, int]:
+        """Validate and record the study's calibration items (gold, anchors, review texts)."""
+        study = self.study
+        items = calibration.calibration_items(study)
+        if not items:
+            return {}
+        ids: dict[str, int] = await self.write(lambda lg: calibration.record_items(lg, study, items))
+        log.info("calibration: %d gold comments, %d anchors and %d attack texts to review in the study log",
+                 sum(i.role == "gold" for i in items), sum(i.role == "anchor" for i in items),
+                 sum(i.role == "review" for i in items))
+        return ids
+
+    async def record_itemset_items(self) -> None:
+        """The item set's comments, so the extension's item-set page can rate them."""
+        study, plan = self.study, self.plan
+        if plan is None:
+            return
+        n = await self.write(lambda lg: assignment.record_items(lg, study, plan))
+        log.info("item set: %d comments in the study log, %d assignments", n, len(plan.assignment["assignments"]))
 
     def detector_infos(self) -> list[p.DetectorInfo]:
         return [p.DetectorInfo(key=k, name=d.name, version=d.version, toxicity_label=d.toxicity_label,

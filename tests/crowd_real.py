@@ -49,7 +49,7 @@ def make_study(tmp_path: Path, study_id: str, raters: int) -> tuple[Path, Path, 
     study = load_folder(folder).study
     plan = Plan.load(folder, study)
     db = tmp_path / "study.sqlite"
-    from modlens.daemon.itemset import record_items
+    from modlens.study.assignment import record_items
     with StudyLog(db) as lg:
         lg.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
         record_items(lg, study, plan)

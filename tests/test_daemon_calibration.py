@@ -12,7 +12,7 @@ import pytest
 from modlens.cli import main as cli_main
 from modlens.config import StudyConfigError
 from modlens.daemon.app import create_app
-from modlens.daemon.calibration import PLATFORM, SOURCE
+from modlens.study.calibration import PLATFORM, SOURCE
 
 from daemon_helpers import TOKEN, Client, comments_msg, connect, rating_msg, running_daemon, study
 

@@ -1,5 +1,5 @@
 """Study packs carry the folder's item set and assignment (issue 27), so every participant who
-joins gets the same tasks; and the daemon's slot rule (daemon/itemset.py) gives raters of one
+joins gets the same tasks; and the daemon's slot rule (study/assignment.py) gives raters of one
 log distinct assignments while there are free ones, the same ones on every run."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from modlens import paths
-from modlens.daemon.itemset import client_assignment, load_plan, slot_of
+from modlens.study.assignment import client_assignment, load_plan, slot_of
 from modlens.study import assignment, folder, itemset, join, pack
 from modlens.config import StudyConfigError
 

@@ -2,8 +2,8 @@
 --format labelstudio` writes go into a running Label Studio (its own environment,
 `.venv-labelstudio`, `make labelstudio`), on a loopback port with a temporary data folder.
 Through its REST API the test creates the project with that config, imports the tasks, adds a
-second user and submits each assignment's annotations credited to one worker (`completed_by`:
-the admin for t01-r1, the second user for t01-r2), exports the project as JSON, and imports the
+second user and submits annotations of every task credited to each worker (`completed_by`; the
+project from project.json asks for 2 per task), exports the project as JSON, and imports the
 export with `modlens rate`: every answer arrives as a rating of rater `labelstudio:<user id>`,
 both workers are accepted (Table 11), and importing again adds nothing."""
 from __future__ import annotations
@@ -107,7 +107,7 @@ def test_label_studio_round_trip(tmp_path: Path) -> None:
     study = load(folder)
     plan = Plan.load(folder, study)
     db = tmp_path / "study.sqlite"
-    from modlens.daemon.itemset import record_items
+    from modlens.study.assignment import record_items
     with StudyLog(db) as lg:  # the set's comments, as `modlens serve` logs them
         lg.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
         record_items(lg, study, plan)
@@ -127,20 +127,21 @@ def test_label_studio_round_trip(tmp_path: Path) -> None:
 
     ls = LabelStudio(tmp_path / "ls-data", _free_port())
     try:
-        config = (tmp_path / "ls" / "config.xml").read_text(encoding="utf-8")
-        project = ls.api("POST", "/api/projects", {"title": "modlens item set", "label_config": config})
+        settings = json.loads((tmp_path / "ls" / "project.json").read_text(encoding="utf-8"))
+        project = ls.api("POST", "/api/projects", settings)  # config.xml and 2 annotations per task
         pid = project["id"]  # type: ignore[index]
+        assert project["maximum_annotations"] == 2  # type: ignore[index]
         tasks = json.loads((tmp_path / "ls" / "tasks.json").read_text(encoding="utf-8"))
         imported = ls.api("POST", f"/api/projects/{pid}/import", tasks)
-        assert imported["task_count"] == len(tasks) == 12  # type: ignore[index]  # 2 slots x (4 items + 2 gold)
+        assert imported["task_count"] == len(tasks) == 6  # type: ignore[index]  # 4 items + 2 gold, once each
         second = ls.api("POST", "/api/users", {"username": "worker2", "email": "worker2@example.org"})
         admin = ls.api("GET", "/api/current-user/whoami")
-        workers = {"t01-r1": admin["id"], "t01-r2": second["id"]}  # type: ignore[index]
+        workers = {"admin": admin["id"], "worker2": second["id"]}  # type: ignore[index]
         listed = ls.api("GET", f"/api/tasks?project={pid}&page_size=100")
-        for task in listed["tasks"]:  # type: ignore[index]
-            data = task["data"]
-            ls.api("POST", f"/api/tasks/{task['id']}/annotations",
-                   {"result": result(data["ref"]), "completed_by": workers[data["assignment"]]})
+        for task in listed["tasks"]:  # type: ignore[index]  # each task annotated by both workers
+            for worker in workers.values():
+                ls.api("POST", f"/api/tasks/{task['id']}/annotations",
+                       {"result": result(task["data"]["ref"]), "completed_by": worker})
         export = ls.api("GET", f"/api/projects/{pid}/export?exportType=JSON")
     finally:
         ls.stop()
@@ -149,7 +150,7 @@ def test_label_studio_round_trip(tmp_path: Path) -> None:
 
     out = modlens("rate", str(export_file), "--db", str(db), "--study", str(folder))
     assert "2 workers, 12 ratings imported, 0 already in the log" in out, out
-    assert "reviewed 2 rater tasks: 2 accept" in out, out
+    assert "reviewed 2 rater tasks: 2 accept" in out and "4 of 4 items have 2 raters" in out, out
     again = modlens("rate", str(export_file), "--db", str(db), "--study", str(folder))
     assert "0 ratings imported, 12 already in the log" in again, again
     with StudyLog(db, readonly=True) as lg:

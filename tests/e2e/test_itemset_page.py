@@ -1,7 +1,7 @@
 """Rating an item set in the extension (issue 27), against the real `modlens serve`: the study's
 folder (here the daemon's home, beside --config) holds itemset.json and assignment.json; the
 daemon logs the set's comments at start and gives each rater one assignment slot at hello
-(daemon/itemset.py). Two Chromium profiles (two raters) on the one daemon open itemset.html, get
+(study/assignment.py). Two Chromium profiles (two raters) on the one daemon open itemset.html, get
 the task's two distinct slots, and rate their comments, gold included, with the same panel as
 inline rating; the ratings go through each worker's outbox into the one log. `modlens rate
 --study` reviews both raters (Table 11: accepted), and the report's alpha per attribute equals the
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from modlens.config import parse_study
-from modlens.daemon.itemset import slot_of
+from modlens.study.assignment import slot_of
 from modlens.study import assignment, itemset
 
 from .conftest import make_browser
@@ -145,7 +145,7 @@ def test_two_profiles_rate_one_item_set_and_alpha_covers_both(playwright_instanc
         finally:
             b.close()
     assert orders[0][0] != orders[1][0]  # one daemon: two raters, two distinct slots
-    # the slot rule of daemon/itemset.py, from the log's raters in order of their first session
+    # the slot rule of study/assignment.py, from the log's raters in order of their first session
     plan = assignment.Plan.load(d.home, parse_study(tomllib.loads(STUDY)))
     ids = [a["id"] for a in plan_file["assignments"]]
     assert [ids[slot_of(raters, r, plan)] for r in raters] == [a for a, _ in orders]

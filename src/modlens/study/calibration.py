@@ -1,9 +1,37 @@
-"""Checks of a study's gold comments and anchors, shared by `modlens study check` and the daemon's
-start (daemon/calibration.py): answers the rating panel could never give (every rater would then
-"fail" that gold comment) and keys used twice."""
+"""A study's calibration items: its gold (attention-check) comments, anchors and review items.
+
+`gold_problems` is the check `modlens study check` and the daemon's start share: answers the rating
+panel could never give (every rater would then "fail" that gold comment) and keys used twice.
+
+At the daemon's start the items are written to the study log as comments of platform `study` on the
+page `study/<study_id>`. The extension's calibration round rates them with ordinary `rating`
+messages (`comment: {platform: "study", key}`), so a rating on a gold key goes through the same
+path, dedupe and outbox as any other; the analysis recognises gold by key (`analysis/human.py`).
+Labels (source `study-config`) record each item's role and expected answers, so an exported log is
+self-describing. A study without gold comments has no calibration round and nothing is written.
+Review items (`review` in calibration.toml, written by `modlens study add-attacks`) are adversarial
+texts for the human check: the same round, role `review`, their attack's recipe/target as labels.
+Idempotent: a restart re-uses the rows (the first text seen under a key stays).
+"""
 from __future__ import annotations
 
-from modlens.config import StudyConfig
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from modlens.config import StudyConfig, StudyConfigError
+
+if TYPE_CHECKING:
+    from modlens.studylog.store import StudyLog
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "study"
+SOURCE = "study-config"
+
+
+class CalibrationError(StudyConfigError):
+    """A study whose gold or anchor items cannot be calibrated against; names the fix."""
 
 
 def gold_problems(study: StudyConfig, where: str = "") -> list[str]:
@@ -25,3 +53,53 @@ def gold_problems(study: StudyConfig, where: str = "") -> list[str]:
         out.append(f"gold/anchor/review keys used twice: {repeated} — fix: give every gold comment, anchor and "
                    "review item its own key")
     return out
+
+
+@dataclass(frozen=True)
+class CalibrationItem:
+    key: str
+    text: str
+    role: str                                   # "gold" | "anchor" | "review" (an attack text for the human check)
+    expected: dict[str, str] = field(default_factory=dict)
+    anchor_role: str | None = None              # "hard_to_say" | "extreme" for anchors
+    extra: dict[str, str] = field(default_factory=dict)  # review: attack.recipe, attack.target, ...
+
+    def labels(self) -> dict[str, str]:
+        out = {"role": self.role, **{f"expected.{a}": v for a, v in self.expected.items()}, **self.extra}
+        if self.anchor_role:
+            out["anchor_role"] = self.anchor_role
+        return out
+
+
+def calibration_items(study: StudyConfig) -> list[CalibrationItem]:
+    """Gold then anchors; empty when the study has no gold. Raises CalibrationError on keys
+    used twice or expected answers the rating panel could never give (every rater would
+    then "fail" that gold comment)."""
+    if not study.gold and not study.review:
+        return []
+    problems = gold_problems(study)
+    items = [CalibrationItem(g.key, g.text, "gold", dict(g.expected)) for g in study.gold]
+    items += [CalibrationItem(a.key, a.text, "anchor", {"toxicity": a.rating}, a.role) for a in study.anchors]
+    items += [CalibrationItem(r.key, r.text, "review", extra=dict(r.labels)) for r in study.review]
+    if problems:
+        raise CalibrationError("study calibration items are invalid:\n  " + "\n  ".join(problems))
+    return items
+
+
+def record_items(lg: StudyLog, study: StudyConfig, items: list[CalibrationItem]) -> dict[str, int]:
+    """Write page, comments and labels in one transaction (the chunk pipeline's registration);
+    returns key -> comment_id."""
+    # imported here: `modlens study` commands read this module without loading the engine
+    from modlens.chunks.register import ItemSource, register_items
+    from modlens.datasets.base import DatasetItem
+
+    with lg.transaction():
+        page_id = lg.ensure_page(PLATFORM, study.study_id, None, study.title)
+        ids = register_items(lg, ItemSource(PLATFORM, page_id, SOURCE),
+                             [DatasetItem(i.key, i.text, i.labels()) for i in items])
+        for item, cid in zip(items, ids):
+            if lg.comment_text(cid) != item.text:
+                # ratings already refer to the first text; say so instead of silently mixing
+                log.warning("calibration item %r: the study log holds a different text under this key "
+                            "(kept the logged one); give the changed item a new key", item.key)
+    return {item.key: cid for item, cid in zip(items, ids)}
