@@ -35,6 +35,8 @@ class HtmlUnescape(Step):
 def unescape(text: str) -> Normalized:
     """The whole text with its entities decoded, one `Edit` per whitespace token that changed
     (spans in the original text), named and versioned like a normalizer's output."""
+    if "&" not in text:  # no entity (most texts): readers call this for every row, so skip the token scan
+        return Normalized(text, [], NAME, VERSION)
     pieces, edits, last = [], [], 0
     for m in _TOKEN.finditer(text):
         new = unescape_token(m.group())
