@@ -1,8 +1,11 @@
-"""The aiohttp application: one WebSocket endpoint (`/ws`) in front of the pipeline.
+"""The aiohttp application: one WebSocket endpoint (`/ws`) in front of the live service
+(`modlens.live`), `/status`, and the Perspective-compatible API (`perspective_api.py`).
 
-Background resources live in `cleanup_ctx`, so they start before the first connection and
-stop in reverse order on shutdown: the study-log writer (drained last), the engine (its
-detectors and batchers), then the pipeline that registers study and detectors.
+The daemon is the transport: it checks handshakes (`security.py`), reads and bounds frames, parses
+them with `modlens.protocol`, rate-limits each connection (`session.py`) and routes each message
+by its type (`HANDLERS`) to the live service, which does the work. The service and its resources
+(study-log writer, engine, recovery) live in one `cleanup_ctx` entry, so they start before the
+first connection and stop in reverse order on shutdown.
 
 Every listener keeps one input policy, set on the application itself (`handler_args`), so every
 runner of it (`modlens serve`, the tests, the benches) serves with it: a connection that has not
@@ -15,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
@@ -24,23 +27,17 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_log import AccessLogger
 
-from modlens.config import StudyConfig
-from modlens.detectors.base import Detector
-from modlens.engine import Engine
-from modlens.studylog.store import LogWriter
-
 from modlens import protocol as p
-from modlens.study.calibration import calibration_items
-from modlens.study.assignment import load_plan
-from modlens.services.comment_media import is_media_frame, media_frame_bytes
-from modlens.media.store import MediaStore
-from modlens.daemon.pipeline import Accepted, Pipeline
+from modlens.config import StudyConfig
 from modlens.daemon.perspective_api import PerspectiveHost, add_routes as add_perspective_routes
+from modlens.daemon.security import check_handshake, install_log_scrubber
+from modlens.daemon.session import Session
+from modlens.engine import Engine
+from modlens.live import LiveOptions, LiveService, check_study, running
+from modlens.pairing import matches
 from modlens.perspective.keys import KeySource
 from modlens.protocol import ErrorCode, ProtocolError
-from modlens.daemon.security import check_handshake, install_log_scrubber
-from modlens.daemon.recovery import recovery_ctx
-from modlens.daemon.session import Session
+from modlens.study.join import JoinError, join_from_extension
 
 log = logging.getLogger("modlens.daemon")
 
@@ -56,23 +53,14 @@ HEADER_TIMEOUT_S = 10.0
 class DaemonOptions:
     db_path: Path
     token: Callable[[], str]
+    live: LiveOptions  # how the live service runs (detectors, engine, batching, media, item set)
     allow_remote: bool = False
-    detectors: dict[str, Detector] | None = None  # None: load the study's detectors
-    engine: Engine | None = None                  # a prebuilt engine (not closed by the app)
-    batch_delay_ms: float = 10.0
-    writer_max_batch: int = 256
-    writer_max_delay_ms: float = 20.0
     max_pending_per_connection: int = 8
-    variant_concurrency: int = 1
     # Called after the extension joined a study pack, so the caller restarts on it (`modlens
     # serve` without --config). None: the study is fixed (--config, tests); join is refused.
     restart_on_join: Callable[[], None] | None = None
-    # where comment images are kept when the study keeps their bytes (None: `media/` beside the log)
-    media_root: Path | None = None
     # False: `modlens serve --perspective-only`, the Perspective-compatible API without the extension's socket
     extension_protocol: bool = True
-    # the folder of the study file: its itemset.json + assignment.json, if any (study/assignment.py)
-    study_dir: Path | None = None
 
 
 @dataclass
@@ -86,9 +74,8 @@ class DaemonState:
 STUDY = web.AppKey("study", StudyConfig)
 OPTIONS = web.AppKey("options", DaemonOptions)
 STATE = web.AppKey("state", DaemonState)
-WRITER = web.AppKey("writer", LogWriter)
 ENGINE = web.AppKey("engine", Engine)
-PIPELINE = web.AppKey("pipeline", Pipeline)
+PIPELINE = web.AppKey("pipeline", LiveService)  # the live service
 
 
 class RequestErrorLog:
@@ -141,46 +128,10 @@ def server_options(state: DaemonState) -> dict[str, Any]:
 
 # --- background resources -------------------------------------------------------------------
 
-async def _writer_ctx(app: web.Application) -> AsyncIterator[None]:
-    opts = app[OPTIONS]
-    writer = LogWriter(opts.db_path, max_batch=opts.writer_max_batch, max_delay_ms=opts.writer_max_delay_ms)
-    await writer.start()
-    app[WRITER] = writer
-    yield
-    await writer.stop()  # drains queued writes and commits before the process exits
-
-
-async def _engine_ctx(app: web.Application) -> AsyncIterator[None]:
-    opts = app[OPTIONS]
-    owned = opts.engine is None
-    engine: Engine
-    if owned:
-        # Loading models blocks for seconds; keep the loop free meanwhile.
-        engine = await asyncio.get_running_loop().run_in_executor(
-            None, lambda: Engine(app[STUDY], opts.detectors, max_delay_ms=opts.batch_delay_ms))
-    else:
-        assert opts.engine is not None
-        engine = opts.engine
-    for s in engine.statuses:
-        if s.status != "loaded":
-            log.warning("detector %s not loaded (%s): %s — fix: %s", s.name, s.status, s.message, s.fix)
-    app[ENGINE] = engine
-    yield
-    if owned:
-        await engine.close()
-
-
-async def _pipeline_ctx(app: web.Application) -> AsyncIterator[None]:
-    opts = app[OPTIONS]
-    plan = load_plan(opts.study_dir, app[STUDY]) if opts.study_dir is not None else None
-    pipeline = Pipeline(app[STUDY], app[ENGINE], app[WRITER], variant_concurrency=opts.variant_concurrency,
-                        media_store=MediaStore(opts.media_root or opts.db_path.parent / "media"), plan=plan)
-    await pipeline.prepare()
-    await pipeline.record_calibration_items()  # gold + anchors, for the calibration round
-    await pipeline.record_itemset_items()  # the item set's comments, for itemset.html
-    app[PIPELINE] = pipeline
-    yield
-    await pipeline.close()  # the variant worker, before the engine's batchers stop
+async def _live_ctx(app: web.Application) -> AsyncIterator[None]:
+    async with running(app[STUDY], app[OPTIONS].live) as live:
+        app[PIPELINE], app[ENGINE] = live, live.engine
+        yield
 
 
 async def _close_sockets(app: web.Application) -> None:
@@ -197,13 +148,12 @@ class Connection:
 
     def __init__(self, app: web.Application, ws: web.WebSocketResponse, session: Session):
         self.app, self.ws, self.session = app, ws, session
-        self.pipeline = app[PIPELINE]
-        self.limits = app[STUDY].limits
+        self.live = app[PIPELINE]
 
     async def send(self, message: dict[str, Any]) -> None:
         if self.ws.closed:
             return
-        async with self.session._send_lock:
+        async with self.session.send_lock:
             try:
                 await self.ws.send_str(_frame_text(message))
             except (ConnectionError, RuntimeError):
@@ -233,9 +183,7 @@ class Connection:
                 ProtocolError(ErrorCode.bad_json, "binary frames are not accepted: send each message as a JSON "
                               "text frame", p.sniff_id(raw)))
         size = len(raw.encode("utf-8", "surrogatepass")) if isinstance(raw, str) else len(raw)
-        limit = self.limits.max_message_bytes
-        if size > limit and is_media_frame(raw):
-            limit = media_frame_bytes(self.app[STUDY])  # room for one image of media.max_bytes
+        limit = self.live.frame_limit(raw, size)
         if size > limit:
             return await self.error(ProtocolError(
                 ErrorCode.too_large, f"message is {size} bytes; the limit is {limit}", p.sniff_id(raw)))
@@ -255,73 +203,15 @@ class Connection:
         if msg.type != "hello" and not self.session.ready:
             return await self.error(ProtocolError(ErrorCode.hello_required, "send hello first", msg.id))
         try:
-            await self.dispatch(msg)
+            await HANDLERS[msg.type](self, msg)
         except ProtocolError as err:
             await self.error(err)
         except Exception as err:
             log.exception("internal error on %s %s", msg.type, msg.id)
             await self.error(ProtocolError(ErrorCode.internal, f"{type(err).__name__}: {err}", msg.id))
 
-    async def dispatch(self, msg: p.ClientRequest) -> None:
-        if isinstance(msg, p.Hello):
-            if not self.app[OPTIONS].token() or not _token_ok(msg.token, self.app[OPTIONS].token()):
-                raise ProtocolError(ErrorCode.bad_token, "token is not the current pairing token (`modlens pair`)", msg.id)
-            if self.session.ready:
-                raise ProtocolError(ErrorCode.invalid_fields, "hello: this connection already said hello", msg.id)
-            await self.send((await self.pipeline.open_session(self.session, msg)).dump())
-        elif isinstance(msg, p.Comments):
-            items = self.pipeline.accept(msg)
-            recorded = self.pipeline.record_comments(self.session, msg, items)
-            await self.send(p.CommentsOk(id=msg.id, accepted=len(items),
-                                         truncated=[a.key for a in items if a.truncated]).dump())
-            self.session.pending += 1
-            self.session.spawn(self._comments(msg, items, recorded))
-        elif isinstance(msg, p.Rating):
-            self.session.spawn(self._guarded(msg, self._rating(msg)))
-        elif isinstance(msg, p.Ping):
-            await self.send(p.Pong(id=msg.id, server_time=datetime.now(timezone.utc).isoformat()).dump())
-        elif isinstance(msg, p.Status):
-            self.session.spawn(self._guarded(msg, self._status(msg)))
-        elif isinstance(msg, p.JoinStudy):
-            await self._join_study(msg)
-        elif isinstance(msg, p.CommentMedia):
-            self.session.spawn(self._guarded(msg, self._comment_media(msg)))
-
-    async def _join_study(self, msg: p.JoinStudy) -> None:
-        import shlex
-
-        from modlens.study import join, pack
-
-        restart = self.app[OPTIONS].restart_on_join
-        if restart is None:
-            raise ProtocolError(ErrorCode.join_refused, f"this daemon serves study {self.app[STUDY].study_id!r} "
-                                "given with --config; stop it, run `modlens join STUDY.modlens` and start "
-                                "`modlens serve` without --config", msg.id)
-        name = msg.file_name or "study.modlens"
-        try:
-            joined = pack.parse(msg.pack, name)
-            if joined.signer is None:  # `modlens join` asks a person at a terminal; nobody is asked here
-                raise pack.PackError(
-                    f"{name}: unsigned pack refused; nothing shows who made or changed it — fix: ask the researcher "
-                    f"for a signed pack, or, if you trust where it came from, run `modlens join "
-                    f"{shlex.quote(name)} --allow-unsigned` in a terminal")
-            before = join.joined()
-            # remote detectors stay off (no yes was asked for); a yes given at a terminal to this
-            # very pack stands
-            same = before is not None and before["pack_sha256"] == joined.sha256
-            accepted = list(before.get("accepted_remote") or []) if before is not None and same else []
-            join.join(joined, f"the extension's options page ({name})", replace=msg.replace, accepted_remote=accepted)
-        except (pack.PackError, join.JoinError) as err:
-            raise ProtocolError(ErrorCode.join_refused, str(err), msg.id) from None
-        unchanged = same and self.app[STUDY].study_id == joined.study_id
-        log.info("joined study %s from the extension (%s)", joined.study_id, "unchanged" if unchanged else "restarting")
-        await self.send(p.JoinStudyOk(id=msg.id, study_id=joined.study_id, title=joined.study.title,
-                                      tasks=len(joined.study.tasks), restarting=not unchanged, signer=joined.signer,
-                                      remote_off=sorted(join.all_destinations(joined.study) - set(accepted))).dump())
-        if not unchanged:
-            restart()
-
     async def _guarded(self, msg: p.ClientRequest, coro: Awaitable[Any]) -> None:
+        """Slow work, in a task of the session: its failure is answered like the frame's own."""
         try:
             await coro
         except ProtocolError as err:
@@ -332,24 +222,71 @@ class Connection:
             log.exception("internal error on %s %s", msg.type, msg.id)
             await self.error(ProtocolError(ErrorCode.internal, f"{type(err).__name__}: {err}", msg.id))
 
-    async def _comments(self, msg: p.Comments, items: list[Accepted], recorded: "asyncio.Future[list[int]]") -> None:
-        try:
-            await self._guarded(msg, self.pipeline.process_comments(self.session, msg, items, recorded, self.send))
-        finally:
-            self.session.pending -= 1
+    def _later(self, msg: p.ClientRequest, answer: Awaitable[p.Message]) -> None:
+        """Answer `msg` from a task once `answer` is ready, so the next frame is read meanwhile."""
+        async def send_answer() -> None:
+            await self.send((await answer).dump())
+        self.session.spawn(self._guarded(msg, send_answer()))
 
-    async def _comment_media(self, msg: p.CommentMedia) -> None:
-        await self.send((await self.pipeline.comment_media(self.session, msg)).dump())
+    # --- one handler per message type (HANDLERS) -----------------------------------------------
+    async def hello(self, msg: p.Hello) -> None:
+        token = self.app[OPTIONS].token()
+        if not token or not matches(msg.token, token):
+            raise ProtocolError(ErrorCode.bad_token, "token is not the current pairing token (`modlens pair`)", msg.id)
+        if self.session.ready:
+            raise ProtocolError(ErrorCode.invalid_fields, "hello: this connection already said hello", msg.id)
+        await self.send((await self.live.open_session(self.session, msg)).dump())
 
-    async def _rating(self, msg: p.Rating) -> None:
-        await self.send((await self.pipeline.rate(self.session, msg)).dump())
+    async def comments(self, msg: p.Comments) -> None:
+        answer, scoring = self.live.take_comments(self.session, msg, self.send)
+        await self.send(answer.dump())
+        self.session.spawn(self._guarded(msg, scoring))
 
-    async def _status(self, msg: p.Status) -> None:
+    async def rating(self, msg: p.Rating) -> None:
+        self._later(msg, self.live.rate(self.session, msg))
+
+    async def comment_media(self, msg: p.CommentMedia) -> None:
+        self._later(msg, self.live.comment_media(self.session, msg))
+
+    async def ping(self, msg: p.Ping) -> None:
+        await self.send(p.Pong(id=msg.id, server_time=datetime.now(timezone.utc).isoformat()).dump())
+
+    async def status(self, msg: p.Status) -> None:
+        self._later(msg, self._status(msg))
+
+    async def _status(self, msg: p.Status) -> p.StatusOk:
         queue = {"connections": len(self.app[STATE].sockets), "pending_comments": self.session.pending,
-                 **self.pipeline.queue()}
-        await self.send(p.StatusOk(id=msg.id, detectors=self.pipeline.detector_statuses(),
-                                   counts=await self.pipeline.counts(), queue=queue,
-                                   components=self.pipeline.engine.component_errors).dump())
+                 **self.live.queue()}
+        return p.StatusOk(id=msg.id, detectors=self.live.detector_statuses(), counts=await self.live.counts(),
+                          queue=queue, components=self.live.engine.component_errors)
+
+    async def join_study(self, msg: p.JoinStudy) -> None:
+        restart = self.app[OPTIONS].restart_on_join
+        if restart is None:
+            raise ProtocolError(ErrorCode.join_refused, f"this daemon serves study {self.app[STUDY].study_id!r} "
+                                "given with --config; stop it, run `modlens join STUDY.modlens` and start "
+                                "`modlens serve` without --config", msg.id)
+        try:
+            joined = join_from_extension(msg.pack, msg.file_name, replace=msg.replace,
+                                         running_study_id=self.app[STUDY].study_id)
+        except JoinError as err:
+            raise ProtocolError(ErrorCode.join_refused, str(err), msg.id) from None
+        pack = joined.pack
+        log.info("joined study %s from the extension (%s)", pack.study_id,
+                 "unchanged" if joined.unchanged else "restarting")
+        await self.send(p.JoinStudyOk(id=msg.id, study_id=pack.study_id, title=pack.study.title,
+                                      tasks=len(pack.study.tasks), restarting=not joined.unchanged,
+                                      signer=joined.signer, remote_off=joined.remote_off).dump())
+        if not joined.unchanged:
+            restart()
+
+
+# message type -> its handler: every client message of the protocol has one (tests/test_daemon_protocol.py)
+HANDLERS: dict[str, Callable[[Connection, Any], Awaitable[None]]] = {
+    "hello": Connection.hello, "comments": Connection.comments, "rating": Connection.rating,
+    "comment_media": Connection.comment_media, "ping": Connection.ping, "status": Connection.status,
+    "join_study": Connection.join_study,
+}
 
 
 def _frame_text(message: dict[str, Any]) -> str:
@@ -361,11 +298,6 @@ def _frame_text(message: dict[str, Any]) -> str:
     except UnicodeEncodeError:
         text = json.dumps(message)  # ASCII only: surrogates become JSON escapes
     return text
-
-
-def _token_ok(presented: str, expected: str) -> bool:
-    from modlens.pairing import matches
-    return matches(presented, expected)
 
 
 async def websocket_handler(request: web.Request) -> web.StreamResponse:
@@ -384,7 +316,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     # decode_text=False: text frames arrive as bytes and are decoded by the protocol's parser, so
     # invalid UTF-8 is answered with `bad_json` (aiohttp would close the socket with 1007)
     ws = web.WebSocketResponse(protocols=(p.SUBPROTOCOL,), heartbeat=30.0, compress=False, decode_text=False,
-                               max_msg_size=max(limits.max_message_bytes * HARD_FRAME_FACTOR, media_frame_bytes(app[STUDY])))
+                               max_msg_size=max(limits.max_message_bytes * HARD_FRAME_FACTOR, app[PIPELINE].max_frame_bytes()))
     await ws.prepare(request)
     session = Session(limits, max_pending=opts.max_pending_per_connection)
     conn = Connection(app, ws, session)
@@ -430,36 +362,38 @@ async def status_handler(request: web.Request) -> web.Response:
                               target=request.raw_path)  # as sent: an absolute-form URL stays one
     if refusal is not None:
         return web.json_response({"error": refusal.reason}, status=refusal.status)
-    pipeline, state = app[PIPELINE], app[STATE]
+    live, state = app[PIPELINE], app[STATE]
     return web.json_response({
         "server": "modlens", "protocol": p.PROTOCOL_VERSION, "study_id": app[STUDY].study_id,
         "db": str(opts.db_path), "started_at": state.started_at,
-        "detectors": pipeline.detector_statuses(), "components": pipeline.engine.component_errors,
-        "counts": await pipeline.counts(), "queue": {"connections": len(state.sockets), **pipeline.queue()},
+        "detectors": live.detector_statuses(), "components": live.engine.component_errors,
+        "counts": await live.counts(), "queue": {"connections": len(state.sockets), **live.queue()},
         "malformed_requests": state.malformed_requests,
     })
 
 
 def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[], str], **options: Any) -> web.Application:
     """The daemon's application. `token` is the pairing token or a callable returning the
-    current one (re-read on rotation); `options` are `DaemonOptions` fields."""
+    current one (re-read on rotation); `options` are `DaemonOptions` and `LiveOptions` fields."""
     token_fn = token if callable(token) else (lambda: token)
     api_key = KeySource()  # the Perspective API's own key (`modlens pair --api-key`): scrubbed like the token
     install_log_scrubber(token_fn, api_key)  # before the first request can be logged
-    calibration_items(study)  # refuse bad gold/anchor items before any resource starts
-    if options.get("study_dir") is not None:
-        load_plan(Path(options["study_dir"]), study)  # and an item set that does not fit the study
+    live_fields = {f.name for f in fields(LiveOptions)}
+    live = LiveOptions(db_path=Path(db_path), **{k: v for k, v in options.items() if k in live_fields})
+    if live.study_dir is not None:
+        live.study_dir = Path(live.study_dir)
+    check_study(study, live.study_dir)  # bad gold/anchor items or item set: refused before any resource starts
     state = DaemonState()
     app = web.Application(client_max_size=study.limits.max_message_bytes, handler_args=server_options(state))
     app[STUDY] = study
-    app[OPTIONS] = DaemonOptions(db_path=Path(db_path), token=token_fn, **options)
+    app[OPTIONS] = DaemonOptions(db_path=Path(db_path), token=token_fn, live=live,
+                                 **{k: v for k, v in options.items() if k not in live_fields})
     app[STATE] = state
-    app.cleanup_ctx.extend([_writer_ctx, _engine_ctx, _pipeline_ctx,
-                            recovery_ctx(lambda a: a[PIPELINE], lambda a: a[STATE].sockets.values())])
+    app.cleanup_ctx.append(_live_ctx)
     app.on_shutdown.append(_close_sockets)
     if app[OPTIONS].extension_protocol:
         app.router.add_get("/ws", websocket_handler)
     app.router.add_get("/status", status_handler)
     add_perspective_routes(app, PerspectiveHost(token_fn, app[OPTIONS].allow_remote, lambda: app[STATE].closing,
-                                                lambda: (app[STUDY], app[ENGINE], app[PIPELINE]), api_key))
+                                                lambda: app[PIPELINE], api_key))
     return app

@@ -23,10 +23,8 @@ from modlens.perspective import body as pbody, discovery, request as preq
 from modlens.perspective.errors import PerspectiveError, invalid, key_invalid, key_missing, method_not_found
 from modlens.perspective.keys import KeySource, accepted
 from modlens.perspective.service import Analyzer
-from modlens.config import StudyConfig
-from modlens.engine import Engine
-from modlens.daemon.pipeline import Pipeline
 from modlens.daemon.security import origin_allowed
+from modlens.live import LiveService
 from modlens.netutil import host_header_is_loopback as host_is_loopback
 
 log = logging.getLogger("modlens.daemon")
@@ -37,7 +35,7 @@ class PerspectiveHost:
     token: Callable[[], str]        # the pairing token, re-read on rotation
     allow_remote: bool              # --allow-remote: any Host header
     closing: Callable[[], bool]     # the daemon is shutting down
-    parts: Callable[[], tuple[StudyConfig, Engine, Pipeline]]  # valid once the app's resources started
+    live: Callable[[], LiveService]  # the live service: valid once the app's resources started
     api_key: KeySource = field(default_factory=KeySource)  # the daemon's log scrubber removes it too
 
 
@@ -53,7 +51,7 @@ BODY_TIMEOUT_S = 10.0
 
 
 def add_routes(app: web.Application, host: PerspectiveHost) -> None:
-    """Registers the endpoint; its analyzer is built after the app's pipeline (cleanup_ctx order)."""
+    """Registers the endpoint; its analyzer is built after the app's live service (cleanup_ctx order)."""
     app[HOST] = host
     app[API_KEY] = host.api_key
     app.cleanup_ctx.append(_analyzer_ctx)
@@ -66,8 +64,8 @@ def add_routes(app: web.Application, host: PerspectiveHost) -> None:
 
 
 async def _analyzer_ctx(app: web.Application) -> AsyncIterator[None]:
-    study, engine, pipeline = app[HOST].parts()
-    app[ANALYZER] = Analyzer(study, engine, pipeline.write, pipeline.detector_ids)
+    live = app[HOST].live()
+    app[ANALYZER] = Analyzer(live.study, live.engine, live.write, live.detector_ids)
     yield
 
 

@@ -34,8 +34,10 @@ LAYERS: list[tuple[str, str, list[str]]] = [
      ["modlens.chunks", "modlens.audit", "modlens.scale", "modlens.perspective"]),
     ("studies", "studies as files people exchange: packs, joins, bundles, merges",
      ["modlens.study", "modlens.studylog.bundle", "modlens.studylog.merge"]),
+    ("live", "the live service: a page of comments at a time through the chunk pipeline's steps, with "
+     "live variants, recovery, calibration items and item sets", ["modlens.live"]),
     ("commands", "the command line", ["modlens.cli", "modlens.__main__", "modlens.extension_build"]),
-    ("daemon", "the server (thin: calls the engine)", [DAEMON]),
+    ("daemon", "the server: the transport in front of the live service", [DAEMON]),
 ]
 
 

@@ -13,7 +13,7 @@ from modlens import protocol as p
 from modlens.protocol import ErrorCode, ProtocolError
 from modlens.protocol.doc import render
 from modlens.daemon.security import check_handshake, host_is_loopback, offered_token, origin_allowed
-from modlens.daemon.session import TokenBucket
+from modlens.live import TokenBucket
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -205,3 +205,10 @@ def test_log_lines_lose_their_secrets():
     assert "abc" not in scrub("b'GET /ws HTTP/1.1\\nAuthorization: Bearer abc\\n\\x00'")
     assert "abc" not in scrub("b'Sec-WebSocket-Protocol: modlens.v1, modlens.token.abc\\x7f'")
     assert scrub("the token is abc", ["abc"]) == "the token is [redacted]"
+
+
+def test_every_client_message_type_has_a_handler():
+    from modlens.daemon.app import HANDLERS
+    from modlens.protocol.messages import CLIENT_MESSAGES
+
+    assert set(HANDLERS) == set(CLIENT_MESSAGES)

@@ -196,7 +196,7 @@ async def test_rescoring_waits_for_live_work_and_scores_only_this_study(tmp_path
 
     from daemon_helpers import WordListDetector, running_daemon
     from modlens.daemon.app import PIPELINE, STATE
-    from modlens.daemon.recovery import live_work_waiting, rescore_missing
+    from modlens.live.recovery import live_work_waiting, rescore_missing
 
     det = WordListDetector()
     async with running_daemon(tmp_path, detectors={"wordlist": det}) as (_url, app):

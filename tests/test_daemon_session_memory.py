@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from modlens.config import LimitsConfig
-from modlens.daemon.session import REMEMBERED, Session
+from modlens.daemon.session import Session
+from modlens.live.session import REMEMBERED
 
 from daemon_helpers import Client, comments_msg, connect, rating_msg, running_daemon, study
 from log_helpers import rows

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from modlens.audit.deferred_variants import run_deferred_variants
-from modlens.daemon.variants import asked_about
+from modlens.live.variants import asked_about
 
 from daemon_helpers import Client, WordListDetector, comments_msg, connect, running_daemon, study
 from log_helpers import rows
@@ -151,7 +151,7 @@ async def test_a_round_stuck_in_generation_does_not_hold_back_the_next_and_round
     # Rounds overlap (daemon/variants.py ROUNDS_IN_FLIGHT): while one round waits (here its
     # generator, in the daemon: its variants in the batchers' derived lane), the next one runs.
     from modlens.daemon.app import PIPELINE
-    from modlens.daemon.variants import ROUNDS_IN_FLIGHT
+    from modlens.live.variants import ROUNDS_IN_FLIGHT
     assert ROUNDS_IN_FLIGHT == 2
     cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     release = threading.Event()

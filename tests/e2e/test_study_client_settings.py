@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from modlens.config import parse_study
-from modlens.daemon.pipeline import Pipeline
+from modlens.live import LiveService
 
 STUDY = {
     "study_id": "multi", "author_salt": "s" * 24, "free_browsing": False,
@@ -18,7 +18,7 @@ STUDY = {
 
 def settings(monkeypatch, tmp_path, home: str, **changes) -> dict:
     monkeypatch.setenv("MODLENS_HOME", str(tmp_path / home))  # each participant's own machine
-    return Pipeline(parse_study({**STUDY, **changes}), None, None).client_settings()  # type: ignore[arg-type]
+    return LiveService(parse_study({**STUDY, **changes}), None, None).client_settings()  # type: ignore[arg-type]
 
 
 def test_tasks_free_browsing_and_a_shared_sampling_salt(monkeypatch, tmp_path):

@@ -10,12 +10,14 @@ participant's bundle from an edited one."""
 from __future__ import annotations
 
 import json
+import shlex
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modlens import paths, signing
 from modlens.config import StudyConfig, StudyConfigError
-from modlens.study.pack import Pack
+from modlens.study.pack import Pack, PackError, parse
 from modlens.study.toml_write import dumps
 from modlens.studylog.codec import now_iso
 
@@ -73,6 +75,37 @@ def join(pack: Pack, source: str, *, replace: bool = False, accepted_remote: lis
     (home / JOINED_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     bundle_key()
     return study_file
+
+
+@dataclass(frozen=True)
+class ExtensionJoin:
+    """What joining a pack from the extension's options page did."""
+    pack: Pack
+    signer: str
+    unchanged: bool        # the same pack, and it is the study running: nothing to restart
+    remote_off: list[str]  # where the pack's remote detectors would send comments: off, nobody was asked
+
+
+def join_from_extension(text: str, file_name: str, *, replace: bool, running_study_id: str) -> ExtensionJoin:
+    """The extension's options page joins only a signed pack: `modlens join` asks a person at a
+    terminal about an unsigned one, and nobody is asked here. Remote detectors stay off (no yes was
+    asked for), unless a yes given at a terminal to this very pack stands. Raises JoinError (a pack
+    that cannot be read is one too) with the fix."""
+    name = file_name or "study.modlens"
+    try:
+        pack = parse(text, name)
+    except PackError as err:
+        raise JoinError(str(err)) from None
+    if pack.signer is None:
+        raise JoinError(f"{name}: unsigned pack refused; nothing shows who made or changed it — fix: ask the "
+                        f"researcher for a signed pack, or, if you trust where it came from, run `modlens join "
+                        f"{shlex.quote(name)} --allow-unsigned` in a terminal")
+    before = joined()
+    same = before is not None and before["pack_sha256"] == pack.sha256
+    accepted = list(before.get("accepted_remote") or []) if before is not None and same else []
+    join(pack, f"the extension's options page ({name})", replace=replace, accepted_remote=accepted)
+    return ExtensionJoin(pack, pack.signer, same and running_study_id == pack.study_id,
+                         sorted(all_destinations(pack.study) - set(accepted)))
 
 
 def _write_item_tasks(home: Path, pack: Pack) -> None:

@@ -2,7 +2,7 @@
 
 A daemon acknowledges a rating once it is committed, but it sends a page's scores before it records
 them; killed in between, the log holds rated comments without scores, and sessions with no end.
-At start, before the first connection is accepted:
+At start, before the first connection is accepted (`recovering`, entered by `run.running`):
 
 - every session of this study still open belongs to the daemon that died: it is closed with
   `ended_by` = 'recovery' and `ended_at` = its last activity (latest sighting or rating), not now;
@@ -12,25 +12,24 @@ At start, before the first connection is accepted:
   queue, and only one batch is in flight, so a new page never waits behind more than one batch.
 
 A clean stop ends the sessions still open with `ended_by` = 'shutdown' (a client that closes its
-socket ends its own session as 'client', in `app.py`).
+socket ends its own session as 'client').
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 from functools import partial
+from contextlib import asynccontextmanager
 from typing import AsyncIterator, Callable, Iterable
 
-from aiohttp import web
-
 from modlens.chunks import record_results
+from modlens.live.service import LiveService
+from modlens.live.session import LiveSession
 from modlens.services.recording import score_rows
 from modlens.studylog.records.scores import texts_lacking_scores
 from modlens.studylog.store import StudyLog
 
-from modlens.daemon.pipeline import Pipeline
-from modlens.daemon.session import Session
-
+# the daemon's log: its lines pass the daemon's secret scrubber (`modlens.daemon.security`)
 log = logging.getLogger("modlens.daemon")
 
 BATCH_TEXTS = 16      # texts per recovery batch: one batcher round, so live texts are not held long
@@ -38,23 +37,23 @@ BUSY_PAUSE_S = 0.25   # how long a batch waits before looking at the live queue 
 PAGE_TEXTS = 512      # texts looked up per query (each query scans the study's sightings once)
 
 
-def live_work_waiting(pipeline: Pipeline, sessions: Iterable[Session]) -> bool:
+def live_work_waiting(service: LiveService, sessions: Iterable[LiveSession]) -> bool:
     """A page in the pipeline of some connection, or texts queued at a detector."""
-    return any(s.pending for s in sessions) or any(b["queued"] for b in pipeline.queue()["batchers"].values())
+    return any(s.pending for s in sessions) or any(b["queued"] for b in service.queue()["batchers"].values())
 
 
-async def rescore_missing(pipeline: Pipeline, study_id: str, busy: Callable[[], bool], *,
+async def rescore_missing(service: LiveService, study_id: str, busy: Callable[[], bool], *,
                           batch: int = BATCH_TEXTS, page: int = PAGE_TEXTS, pause_s: float = BUSY_PAUSE_S) -> int:
     """Score and record the study's comment texts that lack a score from a loaded detector;
     the number of texts scored. Each batch waits while `busy()`."""
-    ids = {k: i for k, i in pipeline.detector_ids.items() if k in pipeline.engine.runners}
+    ids = {k: i for k, i in service.detector_ids.items() if k in service.engine.runners}
     key_of = {i: k for k, i in ids.items()}
     after, done = 0, 0
     while ids:
         def lacking(lg: StudyLog, after: int = after) -> list[tuple[int, str, list[int]]]:
             return texts_lacking_scores(lg, study_id, ids.values(), after=after, limit=page)
 
-        todo: list[tuple[int, str, list[int]]] = await pipeline.write(lacking)
+        todo: list[tuple[int, str, list[int]]] = await service.write(lacking)
         if not todo:
             break
         for start in range(0, len(todo), batch):
@@ -63,19 +62,19 @@ async def rescore_missing(pipeline: Pipeline, study_id: str, busy: Callable[[], 
                 await asyncio.sleep(pause_s)
             texts = [text for _, text, _ in chunk]
             only = sorted({key_of[d] for _, _, missing in chunk for d in missing})
-            results = await pipeline.engine.score(texts, only=only)
+            results = await service.engine.score(texts, only=only)
             # only the missing (text, detector) pairs: a score already recorded stays as it is
             rows = [row for (_, _, missing), got, text in zip(chunk, results, texts)
                     for row in score_rows([text], [{key_of[d]: got[key_of[d]] for d in missing}])]
-            await pipeline.write(partial(record_results, detector_ids=ids, scores=rows))
+            await service.write(partial(record_results, detector_ids=ids, scores=rows))
             done += len(chunk)
         after = todo[-1][0]
     return done
 
 
-async def _recover(pipeline: Pipeline, busy: Callable[[], bool]) -> None:
+async def _recover(service: LiveService, busy: Callable[[], bool]) -> None:
     try:
-        n = await rescore_missing(pipeline, pipeline.study.study_id, busy)
+        n = await rescore_missing(service, service.study.study_id, busy)
     except Exception:
         log.exception("recovery: scoring the comments left unscored stopped")
         return
@@ -83,23 +82,19 @@ async def _recover(pipeline: Pipeline, busy: Callable[[], bool]) -> None:
         log.info("recovery: scored %d comment texts a previous daemon had not recorded", n)
 
 
-def recovery_ctx(pipeline_of: Callable[[web.Application], Pipeline],
-                 sessions_of: Callable[[web.Application], Iterable[Session]],
-                 ) -> Callable[[web.Application], AsyncIterator[None]]:
-    """The `cleanup_ctx` entry (after the pipeline's; `app.py` says where its pipeline and live
-    sessions are): close the dead daemon's sessions, start the background rescoring; at a clean
-    stop, end the sessions still open as 'shutdown'."""
-
-    async def recovery(app: web.Application) -> AsyncIterator[None]:
-        pipeline = pipeline_of(app)
-        study_id = pipeline.study.study_id
-        closed = await pipeline.write(lambda lg: lg.close_open_sessions(study_id, "recovery"))
-        if closed:
-            log.warning("recovery: closed %d session(s) a previous daemon left open (it did not stop cleanly)", closed)
-        task = asyncio.create_task(_recover(pipeline, lambda: live_work_waiting(pipeline, sessions_of(app))))
+@asynccontextmanager
+async def recovering(service: LiveService) -> AsyncIterator[None]:
+    """Close the dead daemon's sessions and rescore in the background while the block runs (live
+    work first: the service's open sessions and batchers); at a clean stop, end the sessions still
+    open as 'shutdown'."""
+    study_id = service.study.study_id
+    closed = await service.write(lambda lg: lg.close_open_sessions(study_id, "recovery"))
+    if closed:
+        log.warning("recovery: closed %d session(s) a previous daemon left open (it did not stop cleanly)", closed)
+    task = asyncio.create_task(_recover(service, lambda: live_work_waiting(service, service.sessions)))
+    try:
         yield
+    finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-        await pipeline.write(lambda lg: lg.end_open_sessions(study_id, "shutdown"))
-
-    return recovery
+        await service.write(lambda lg: lg.end_open_sessions(study_id, "shutdown"))

@@ -2,7 +2,7 @@
 
 After its scores are sent, each comment of a page with `variants: true` is offered here. The
 study's budget decides (`perturbation.live_rate` comments/s over all connections, at most
-`live_backlog` waiting, at most `Session.max_variant_backlog` per connection); comments the
+`live_backlog` waiting, at most `LiveSession.max_variant_backlog` per connection); comments the
 study asks participants about (its sampling, the extension's rule) are offered first. A comment
 over budget gets an empty `variants` message whose `error` says it was deferred and why, and a
 `deferred_variants` row; `modlens rescore --variants` makes its variants later.
@@ -29,13 +29,14 @@ from modlens.services.recording import record_variants
 from modlens.studylog.records.deferred import defer_variants
 from modlens.studylog.store import StudyLog
 
-from modlens.daemon.session import Session, TokenBucket
+from modlens.live.session import LiveSession, TokenBucket
 
+# the daemon's log: its lines pass the daemon's secret scrubber (`modlens.daemon.security`)
 log = logging.getLogger("modlens.daemon")
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Write = Callable[[Callable[[StudyLog], Any]], Awaitable[Any]]
-# How a variant's scores go on the wire (pipeline's `_score_out`), and the message itself
+# How a variant's scores go on the wire (the service's `_score_out`), and the message itself
 Render = Callable[[str, str, list[Variant], list[dict[str, DetectorResult]], list[int | None], str | None],
                   dict[str, Any]]
 
@@ -51,7 +52,7 @@ class VariantJob:
     key: str
     text: str
     comment_id: int | None
-    session: Session
+    session: LiveSession
     send: Send
     sampled: bool = True
     answered: bool = False  # its `variants` message went out (or was tried)

@@ -1,45 +1,50 @@
-"""What the daemon does with messages: comments -> engine -> study log -> scores and variants;
-ratings -> study log -> ack after commit. Socket handling lives in `app.py`.
+"""The live service: a page of comments at a time through the chunk pipeline's steps.
 
-Scores never wait for perturbations: a page's variants are offered to the shared, budgeted
-variant worker (`variants.py`) once its scores are sent. A normalizer or generator that fails (or does not
-exist yet) costs only its own output: the error is sent and recorded (`step_errors`, the chunk
-pipeline's one error policy, `modlens.chunks.steps`), the scores still go out.
-Every write goes through the single LogWriter and is shielded from cancellation, so a client
-that disconnects mid-page loses nothing that was accepted.
+A page's comments are registered (page, comments, sightings) as soon as they arrive, so a rating
+that follows finds them; they are normalized and scored beside that write (what the log lacks is
+scored: the engine's batchers cache by text), the scores are answered and recorded
+(`chunks.record_results`), then the page is offered to the budgeted live-variant worker
+(`variants.py`). Ratings are acknowledged after their COMMIT. A normalizer or generator that fails
+(or does not exist yet) costs only its own output: the error is sent and recorded (`step_errors`,
+the chunk pipeline's one error policy, `modlens.chunks.steps`), the scores still go out. Every
+write goes through the single LogWriter and is shielded from cancellation, so a client that
+disconnects mid-page loses nothing that was accepted.
+
+`run.running` starts the service with its resources.
 """
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Coroutine
 
 from modlens import __version__, pairing
-from modlens.config import StudyConfig
-from modlens.engine import DetectorResult, Engine
-from modlens.ratings import derive_toxicity, rating_problems
+from modlens import protocol as p
 from modlens.chunks import Failed, StepError, record_results
 from modlens.chunks.steps import NORMALIZE, each, normalizer_identity
-from modlens.services.recording import register, score_rows
-from modlens.study import assignment, calibration
-from modlens.studylog.store import CommentRow, LogWriter, StudyLog
-
-from modlens import protocol as p
-from modlens.protocol import ErrorCode, ProtocolError
-from modlens.services.comment_media import decode_items, media_detector_keys, record_comment_media
-from modlens.study.assignment import Plan, client_assignment, session_raters, slot_of
-from modlens.daemon.session import Session
-from modlens.daemon.variants import LiveVariants, VariantJob, asked_about
-from modlens.rows import Variant
+from modlens.config import StudyConfig
+from modlens.engine import DetectorResult, Engine
+from modlens.live.session import LiveSession
+from modlens.live.variants import LiveVariants, VariantJob, asked_about
 from modlens.media import MediaInput
 from modlens.media.store import MediaStore
+from modlens.protocol import ErrorCode, ProtocolError
+from modlens.ratings import derive_toxicity, rating_problems
+from modlens.rows import Variant
+from modlens.services import comment_media as comment_images
+from modlens.services.recording import register, score_rows
+from modlens.study import assignment, calibration
+from modlens.study.assignment import Plan
+from modlens.studylog.store import CommentRow, LogWriter, StudyLog
 
 # The extension's account of how each comment's parent was determined (CommentItem.parent_via):
 # a label of the comment, so it travels with export, bundles and merges without a schema change.
 PARENT_VIA_LABEL = "parent_via"
 PARENT_VIA_SOURCE = "extension"
 
+# the daemon's log: its lines pass the daemon's secret scrubber (`modlens.daemon.security`)
 log = logging.getLogger("modlens.daemon")
 
 # the sentence added to the consent text of a study that collects comment images (keep_bytes -> text)
@@ -76,7 +81,7 @@ def _variants_message(msg_id: str, key: str, variants: list[Variant], scores: li
     return p.Variants(id=msg_id, key=key, items=items, error=error).dump()
 
 
-class Pipeline:
+class LiveService:
     def __init__(self, study: StudyConfig, engine: Engine, writer: LogWriter, *, variant_concurrency: int = 1,
                  media_store: MediaStore | None = None, plan: Plan | None = None):
         # variant_concurrency: accepted for older callers; one worker batches every connection's variants
@@ -86,6 +91,7 @@ class Pipeline:
         self.engine = engine
         self.writer = writer
         self.detector_ids: dict[str, int] = {}
+        self.sessions: set[LiveSession] = set()  # those that said hello and are not closed
         self.live_variants = LiveVariants(study, engine, self.write, lambda: self.detector_ids, _variants_message)
         self.sampling = self.client_settings()["sampling"]  # the extension's rule: asked-about comments first
         self.in_flight_writes = 0
@@ -107,9 +113,13 @@ class Pipeline:
             self.in_flight_writes -= 1
 
     async def prepare(self) -> None:
-        """Record the study and every loaded detector (name, version, config) once."""
+        """Record the study and every loaded detector (name, version, config) once, then the
+        calibration items (gold + anchors, for the calibration round) and the item set's comments
+        (for the extension's item-set page)."""
         study, dets = self.study, self.engine.detectors
         self.detector_ids = await self.write(lambda lg: register(lg, study, dets))
+        await self.record_calibration_items()
+        await self.record_itemset_items()
 
     async def record_calibration_items(self) -> dict[str, int]:
         """Validate and record the study's calibration items (gold, anchors, review texts)."""
@@ -139,8 +149,19 @@ class Pipeline:
     def variants_enabled(self) -> bool:
         return self.engine.generator is not None
 
+    # --- frames ------------------------------------------------------------------------------
+    def max_frame_bytes(self) -> int:
+        """The largest frame the transport may read: room for one image of `media.max_bytes`."""
+        return comment_images.media_frame_bytes(self.study)
+
+    def frame_limit(self, raw: str | bytes, size: int) -> int:
+        """The size limit of a frame of `size` bytes: `max_message_bytes`, or room for one image
+        in a `comment_media` frame (only a frame over the first is looked into)."""
+        limit = self.study.limits.max_message_bytes
+        return self.max_frame_bytes() if size > limit and comment_images.is_media_frame(raw) else limit
+
     # --- hello ---------------------------------------------------------------------------
-    async def open_session(self, session: Session, hello: p.Hello) -> p.HelloOk:
+    async def open_session(self, session: LiveSession, hello: p.Hello) -> p.HelloOk:
         if hello.study_id is not None and hello.study_id != self.study.study_id:
             raise ProtocolError(ErrorCode.study_mismatch,
                                 f"study_id: {hello.study_id!r} is not the running study {self.study.study_id!r}", hello.id)
@@ -152,13 +173,15 @@ class Pipeline:
             lg.ensure_rater(study_id, hello.rater_id, hello.consent_at)
             lg.start_session(session.session_id, study_id, hello.rater_id, hello.client,
                              hello.client_version, hello.protocol)
-            return None if plan is None else slot_of(session_raters(lg, study_id), hello.rater_id, plan)
+            return None if plan is None else assignment.slot_of(assignment.session_raters(lg, study_id),
+                                                                hello.rater_id, plan)
 
         slot = await self.write(start)
         session.rater_id, session.client, session.ready = hello.rater_id, hello.client, True
+        self.sessions.add(session)
         settings = self.client_settings()
         if plan is not None and slot is not None:
-            settings["itemset"] = client_assignment(plan, slot)  # this rater's tasks: itemset.html
+            settings["itemset"] = assignment.client_assignment(plan, slot)  # this rater's tasks: itemset.html
         return p.HelloOk(id=hello.id, session_id=session.session_id, server_version=__version__,
                          study=settings, detectors=self.detector_infos(),
                          variants_enabled=self.variants_enabled)
@@ -174,18 +197,35 @@ class Pipeline:
         settings["author_salt"] = settings["author_salt"] or pairing.study_salt(self.study.study_id)
         # The extension samples by hash(salt, platform, key): the salt comes from the study file
         # only (never this machine's fallback author salt), so every participant samples alike.
-        import hashlib
         sampling = settings["sampling"]
         basis = "\0".join(["modlens-sampling", self.study.study_id, self.study.author_salt or "", str(sampling.get("seed", 0))])
         sampling["salt"] = sampling.get("salt") or hashlib.sha256(basis.encode()).hexdigest()[:32]
         return settings
 
-    async def close_session(self, session: Session, ended_by: str = "client") -> None:
+    async def close_session(self, session: LiveSession, ended_by: str = "client") -> None:
         """`ended_by`: 'client' (the socket closed) or 'shutdown' (the daemon closed it, stopping)."""
+        self.sessions.discard(session)
         if session.ready:
             await self.write(lambda lg: lg.end_session(session.session_id, ended_by))
 
     # --- comments --------------------------------------------------------------------------
+    def take_comments(self, session: LiveSession, msg: p.Comments,
+                      send: Send) -> tuple[p.CommentsOk, Coroutine[Any, Any, None]]:
+        """A page: its comments start being written now (a rating that follows finds them). Returns
+        the answer and the work that scores them and sends the scores; the page counts as pending
+        (`session.pending`) until that work ends."""
+        items = self.accept(msg)
+        recorded = self.record_comments(session, msg, items)
+        session.pending += 1
+
+        async def work() -> None:
+            try:
+                await self.process_comments(session, msg, items, recorded, send)
+            finally:
+                session.pending -= 1
+
+        return p.CommentsOk(id=msg.id, accepted=len(items), truncated=[a.key for a in items if a.truncated]), work()
+
     def accept(self, msg: p.Comments) -> list[Accepted]:
         limits = self.study.limits
         if len(msg.items) > limits.max_items_per_message:
@@ -200,7 +240,7 @@ class Pipeline:
                                      item, cut, len(item.text))
         return list(out.values())
 
-    def record_comments(self, session: Session, msg: p.Comments, items: list[Accepted]) -> "asyncio.Future[list[int]]":
+    def record_comments(self, session: LiveSession, msg: p.Comments, items: list[Accepted]) -> "asyncio.Future[list[int]]":
         """Start writing page, comments and sightings; returns the pending comment_ids.
         Called synchronously on receipt, so a rating that follows finds its comment."""
         page, platform = msg.page, msg.page.platform
@@ -222,7 +262,7 @@ class Pipeline:
         session.remember_comments(platform, [a.key for a in items], recorded)
         return recorded
 
-    async def process_comments(self, session: Session, msg: p.Comments, items: list[Accepted],
+    async def process_comments(self, session: LiveSession, msg: p.Comments, items: list[Accepted],
                                recorded: "asyncio.Future[list[int]]", send: Send) -> None:
         """Score (while the comments are being written), send scores, log them, then variants."""
         texts = [a.text for a in items]
@@ -297,7 +337,7 @@ class Pipeline:
         if problems:
             raise ProtocolError(ErrorCode.invalid_fields, problems[0], msg.id)
 
-    async def _comment_id(self, session: Session, platform: str, key: str) -> int | None:
+    async def _comment_id(self, session: LiveSession, platform: str, key: str) -> int | None:
         pending = session.comments.get((platform, key))
         if pending is not None:
             try:
@@ -307,7 +347,7 @@ class Pipeline:
         found: int | None = await self.write(lambda lg: lg.comment_id(platform, key))
         return found
 
-    async def rate(self, session: Session, msg: p.Rating) -> p.RatingOk:
+    async def rate(self, session: LiveSession, msg: p.Rating) -> p.RatingOk:
         self._check_rating(msg)
         derived, inconsistent = None, False
         if msg.anchors is not None:
@@ -329,9 +369,9 @@ class Pipeline:
                           inconsistent=inconsistent, duplicate=not created)
 
     # --- comment media ---------------------------------------------------------------------
-    async def comment_media(self, session: Session, msg: p.CommentMedia) -> p.CommentMediaOk:
+    async def comment_media(self, session: LiveSession, msg: p.CommentMedia) -> p.CommentMediaOk:
         """Check, log and score the images of one logged comment (docs/EXTENSION.md, "Comment media")."""
-        items = decode_items(msg, self.study.media)
+        items = comment_images.decode_items(msg, self.study.media)
         comment_id = await self._comment_id(session, msg.platform, msg.comment_key)
         if comment_id is None:
             raise ProtocolError(ErrorCode.unknown_comment,
@@ -342,12 +382,12 @@ class Pipeline:
         if keep:  # content-addressed files: the same image is written once, whoever sent it
             await asyncio.get_running_loop().run_in_executor(None, lambda: [store.put(b) for _, b in items])
         text = await self.write(lambda lg: lg.comment_text(comment_id))
-        keys = media_detector_keys(self.study.media, self.engine.detectors)
+        keys = comment_images.media_detector_keys(self.study.media, self.engine.detectors)
         results = (await self._score_media(MediaInput(text, tuple(b for _, b in sorted(items, key=lambda i: i[0]))),
                                            keys)) if keys else {}
         rows = [(pos, blob, store.relative_path(blob) if keep else None) for pos, blob in items]
         det_ids = self.detector_ids
-        media_ids = await self.write(lambda lg: record_comment_media(lg, comment_id, rows, det_ids, results))
+        media_ids = await self.write(lambda lg: comment_images.record_comment_media(lg, comment_id, rows, det_ids, results))
         return p.CommentMediaOk(
             id=msg.id, comment_id=comment_id,
             media=[p.MediaOut(position=pos, sha256=b.sha256, media_id=media_ids[pos], kept=keep) for pos, b in items],
@@ -357,6 +397,7 @@ class Pipeline:
     async def _score_media(self, inp: MediaInput, keys: list[str]) -> dict[str, DetectorResult]:
         return (await self.engine.score_media([inp], only=keys))[0]
 
+    # --- status ----------------------------------------------------------------------------
     # --- status ----------------------------------------------------------------------------
     async def counts(self) -> dict[str, int]:
         counts: dict[str, int] = await self.write(lambda lg: lg.counts())

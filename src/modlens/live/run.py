@@ -1,0 +1,78 @@
+"""The live service with its resources, for a daemon's lifetime: started in order and stopped in
+reverse, the study-log writer (drained last), the engine (its detectors and batchers), the
+service itself (study, detectors, calibration items and the item set recorded), and recovery
+(`recovery.py`). `check_study` refuses what would fail there before anything starts."""
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import AsyncIterator
+
+from modlens.config import StudyConfig
+from modlens.detectors.base import Detector
+from modlens.engine import Engine
+from modlens.live.recovery import recovering
+from modlens.live.service import LiveService
+from modlens.media.store import MediaStore
+from modlens.study import assignment, calibration
+from modlens.studylog.store import LogWriter
+
+# the daemon's log: its lines pass the daemon's secret scrubber (`modlens.daemon.security`)
+log = logging.getLogger("modlens.daemon")
+
+
+@dataclass
+class LiveOptions:
+    """How the service runs (`modlens.daemon.app.create_app` takes these as keyword options)."""
+    db_path: Path
+    detectors: dict[str, Detector] | None = None  # None: load the study's detectors
+    engine: Engine | None = None                  # a prebuilt engine (not closed by the service)
+    batch_delay_ms: float = 10.0
+    writer_max_batch: int = 256
+    writer_max_delay_ms: float = 20.0
+    variant_concurrency: int = 1
+    # where comment images are kept when the study keeps their bytes (None: `media/` beside the log)
+    media_root: Path | None = None
+    # the folder of the study file: its itemset.json + assignment.json, if any (study/assignment.py)
+    study_dir: Path | None = None
+
+
+def check_study(study: StudyConfig, study_dir: Path | None) -> None:
+    """Refuse, before any resource starts, calibration items and an item set that do not fit the study."""
+    calibration.calibration_items(study)
+    if study_dir is not None:
+        assignment.load_plan(study_dir, study)
+
+
+@asynccontextmanager
+async def running(study: StudyConfig, options: LiveOptions) -> AsyncIterator[LiveService]:
+    """The service with its resources, for as long as the block runs (this module's docstring)."""
+    writer = LogWriter(options.db_path, max_batch=options.writer_max_batch, max_delay_ms=options.writer_max_delay_ms)
+    await writer.start()
+    try:
+        engine = options.engine
+        if engine is None:  # loading models blocks for seconds; keep the loop free meanwhile
+            engine = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: Engine(study, options.detectors, max_delay_ms=options.batch_delay_ms))
+        try:
+            for s in engine.statuses:
+                if s.status != "loaded":
+                    log.warning("detector %s not loaded (%s): %s — fix: %s", s.name, s.status, s.message, s.fix)
+            plan = assignment.load_plan(options.study_dir, study) if options.study_dir is not None else None
+            service = LiveService(study, engine, writer, variant_concurrency=options.variant_concurrency,
+                                  media_store=MediaStore(options.media_root or options.db_path.parent / "media"),
+                                  plan=plan)
+            try:
+                await service.prepare()
+                async with recovering(service):
+                    yield service
+            finally:
+                await service.close()  # the variant worker, before the engine's batchers stop
+        finally:
+            if options.engine is None:
+                await engine.close()
+    finally:
+        await writer.stop()  # drains queued writes and commits before the process exits
