@@ -1,4 +1,4 @@
-"""Live variants apart from scoring (daemon/variants.py): a page is scored whatever the variant
+"""Live variants apart from scoring (live/variants.py): a page is scored whatever the variant
 backlog, variant work over the study's budget is deferred with its reason and made later by
 `modlens rescore --variants`, and the extension's sampling rule is the daemon's too."""
 from __future__ import annotations
@@ -148,7 +148,7 @@ async def test_a_round_whose_variant_scoring_raises_answers_every_comment_and_re
 
 
 async def test_a_round_stuck_in_generation_does_not_hold_back_the_next_and_rounds_in_flight_are_bounded(tmp_path):
-    # Rounds overlap (daemon/variants.py ROUNDS_IN_FLIGHT): while one round waits (here its
+    # Rounds overlap (live/variants.py ROUNDS_IN_FLIGHT): while one round waits (here its
     # generator, in the daemon: its variants in the batchers' derived lane), the next one runs.
     from modlens.daemon.app import PIPELINE
     from modlens.live.variants import ROUNDS_IN_FLIGHT

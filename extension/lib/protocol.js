@@ -60,7 +60,7 @@
       file_name: String(fileName || "").slice(0, 255), replace: !!replace }),
   };
 
-  /** The live-variant counts of a status_ok answer (its queue.variants, daemon/variants.py), for
+  /** The live-variant counts of a status_ok answer (its queue.variants, live/variants.py), for
    *  every connection of the daemon together; null when the daemon gives none. */
   ns.daemonVariants = function daemonVariants(statusOk) {
     const v = statusOk && statusOk.queue && statusOk.queue.variants;

@@ -35,7 +35,7 @@
   }
 
   // The item set (itemset.html): the assignment the daemon gave this rater at hello
-  // (daemon/itemset.py), in its order, gold comments among them. Done = in the outbox.
+  // (study/assignment.py), in its order, gold comments among them. Done = in the outbox.
   function itemsetState() {
     const set = config.study && config.study.itemset;
     if (!set || !Array.isArray(set.items)) return null;

@@ -1,7 +1,7 @@
 """Registering a chunk's items in the study log: each item one comment of its source's page,
 with its labels and the variants its dataset records. One function for every caller that brings
 items of its own (dataset audits, `modlens import`, the study's calibration items); the live
-comments of the daemon carry page and sighting data and are written by `daemon/pipeline.py`."""
+comments of the daemon carry page and sighting data and are written by `live/service.py`."""
 from __future__ import annotations
 
 from dataclasses import dataclass

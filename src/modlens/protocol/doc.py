@@ -115,7 +115,7 @@ From `StudyConfig.limits` (`[limits]` in `study.toml`):
   `rating_ok` is sent only after the rating's transaction committed (fsync'd WAL).
 - Scores are sent before they are recorded. A daemon killed in between (or before its detectors
   answered) leaves them unrecorded; the next start repairs that before the first connection
-  (`daemon/recovery.py`): the sessions left open are closed (`ended_by` 'recovery', `ended_at`
+  (`live/recovery.py`): the sessions left open are closed (`ended_by` 'recovery', `ended_at`
   their last activity), and the study's comments that lack a score from a loaded detector are
   scored in the background, in small batches that wait while live pages are being scored.
   A clean stop ends open sessions as 'shutdown'; a socket the client closes ends as 'client'.

@@ -1,4 +1,4 @@
-"""Everything the daemon's pipeline and the audits write about a text, written one way: the
+"""Everything the live service and the audits write about a text, written one way: the
 study and its detectors (one serialisation), scores, normalizations (one naming) and variants.
 Each function takes an open `StudyLog`, so callers choose the transaction: the daemon submits
 them through its `LogWriter`, an audit calls them inside `log.transaction()`.
