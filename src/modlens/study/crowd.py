@@ -14,7 +14,7 @@ their exports hold one unit per task and comment (`<task>::<ref>`), the tool is 
 are grouped by task and the acceptance rules judge each worker on what they rated. The survey
 keeps one row per slot (`t01-r1`: one link or HIT per slot). The reader accepts either id.
 
-Reading back (`read_answers`): Label Studio's JSON export (tasks with `annotations[]`, each with
+Reading back (`rate_import.read_answers` dispatches here): Label Studio's JSON export (tasks with `annotations[]`, each with
 `completed_by` and `result[]` of `choices`; cancelled annotations are skipped); Potato's
 `annotation_output/` folder (`<user>/user_state.json`, answers under
 `instance_id_to_label_to_value`), its exporter's JSONL (`python -m potato.export -f jsonl`:
@@ -356,22 +356,6 @@ def read_potato(path: Path) -> list[Answer]:
     return [a for f in legacy for a in _potato_lines(f)]
 
 
-def read_answers(path: str | Path, fmt: str, plan: Plan, encoding: str | None = None) -> list[Answer]:
-    """`encoding`: the survey CSV's, when it has no byte-order mark and is not UTF-8 (`--encoding`)."""
-    from modlens.study.survey import read_survey
-
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")  # `modlens rate`: exit 3, not found
-    if fmt == "labelstudio":
-        return read_labelstudio(path)
-    if fmt == "potato":
-        return read_potato(path)
-    if fmt == "survey":
-        return read_survey(path, plan, encoding)
-    raise CrowdError(f"format {fmt!r}: one of {', '.join(FORMATS)}")
-
-
 def task_and_order(plan: Plan, unit: str) -> tuple[str, list[str]] | None:
     """The task of a unit a file names (a slot or a task id) and the comments it covers."""
     if unit in plan.assignments:
@@ -402,4 +386,4 @@ def unknown_ref(answer: Answer, plan: Plan) -> str | None:
 
 
 __all__ = ["FORMATS", "GOLD", "Answer", "CrowdError", "Question", "as_rating", "detect", "export", "questions",
-           "read_answers", "task_and_order", "unknown_ref"]
+           "task_and_order", "unknown_ref"]

@@ -19,6 +19,7 @@ from modlens.ratings import derive_toxicity, rating_problems
 from modlens.study import crowd
 from modlens.study.acceptance import Review, review_log
 from modlens.study.assignment import GOLD, Plan
+from modlens.study.survey import read_survey
 
 MAX_LISTED = 10
 
@@ -90,7 +91,7 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
     study = load(folder)
     plan = Plan.load(folder, study)
     fmt = fmt or crowd.detect(Path(path))
-    answers = crowd.read_answers(path, fmt, plan, encoding)
+    answers = read_answers(path, fmt, plan, encoding)
     attributes = {a.name: list(a.levels) for a in study.attributes}
     extreme = next((a.rating for a in study.anchors if a.role == "extreme"), None)
     if on_change not in ON_CHANGE:
@@ -160,3 +161,19 @@ def _anchors(stored: dict[str, object]) -> object:
 
 
 __all__ = ["GOLD", "ImportResult", "RateImportError", "import_ratings"]
+
+
+def read_answers(path: str | Path, fmt: str, plan: Plan, encoding: str | None = None) -> list[crowd.Answer]:
+    """The answers of a tool's export (`fmt`: one of `crowd.FORMATS`). `encoding`: the survey CSV's,
+    when it has no byte-order mark and is not UTF-8 (`--encoding`). Here, not in `crowd`, because the
+    survey reader builds on `crowd` (one direction, no cycle)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")  # `modlens rate`: exit 3, not found
+    if fmt == "labelstudio":
+        return crowd.read_labelstudio(path)
+    if fmt == "potato":
+        return crowd.read_potato(path)
+    if fmt == "survey":
+        return read_survey(path, plan, encoding)
+    raise crowd.CrowdError(f"format {fmt!r}: one of {', '.join(crowd.FORMATS)}")
