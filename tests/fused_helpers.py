@@ -1,6 +1,6 @@
 """Fused test cases built in the tests themselves: text cards rendered with Pillow (real PNG
 bytes), a short silent WAV, and recording a case with its media the way `modlens fuse` does
-(media into the content-addressed store, rows through `media_rows`)."""
+(media into the content-addressed store, rows through `studylog.records.media`)."""
 from __future__ import annotations
 
 import io
@@ -9,7 +9,7 @@ import wave
 from modlens.fusion.case import FusedCase
 from modlens.media import MediaBlob, MediaInput
 from modlens.media.store import MediaStore
-from modlens.studylog import media_rows
+from modlens.studylog.records import media as media_records
 from modlens.studylog.store import StudyLog
 
 
@@ -54,7 +54,7 @@ def record(log: StudyLog, store: MediaStore, case: FusedCase) -> int:
         out = []
         for blob in blobs:
             store.put(blob)
-            out.append(media_rows.add_media(log, blob, path=store.relative_path(blob)))
+            out.append(media_records.add_media(log, blob, path=store.relative_path(blob)))
         return out
-    return media_rows.add_fused_case(log, case, {"case": ids(case.media), "part_a": ids(case.part_a.media),
+    return media_records.add_fused_case(log, case, {"case": ids(case.media), "part_a": ids(case.part_a.media),
                                                  "part_b": ids(case.part_b.media)}, None)

@@ -13,7 +13,7 @@ from media_helpers import blank_image
 
 from modlens.media.store import MediaStore
 from modlens.perturb.base import Variant
-from modlens.studylog import media_rows
+from modlens.studylog.records import media as media_records
 from modlens.studylog.bundle import write_bundle_file
 from modlens.studylog.records.deferred import defer_variants
 from modlens.studylog.records.labels import add_gold_labels, run_label_set
@@ -55,13 +55,13 @@ def fill(log: StudyLog, media: MediaStore) -> None:
                             "inconsistent": 0, "comment_ids": [cid]}])
     image = blank_image()
     media.put(image)
-    mid = media_rows.add_media(log, image, path=media.relative_path(image))
-    media_rows.add_comment_media(log, cid, mid, 0, "https://i.ytimg.com/x.png")
-    media_rows.add_ocr(log, mid, "tesseract", "5 eng psm6", "", None)
-    media_rows.add_asr(log, mid, "pocketsphinx", "5.1.1+en-us", "", None)
-    media_rows.add_comment_media_score(log, cid, (det, {"toxic": 0.7}, 0.7, 5.0, None, {"ocr": ""}))
+    mid = media_records.add_media(log, image, path=media.relative_path(image))
+    media_records.add_comment_media(log, cid, mid, 0, "https://i.ytimg.com/x.png")
+    media_records.add_ocr(log, mid, "tesseract", "5 eng psm6", "", None)
+    media_records.add_asr(log, mid, "pocketsphinx", "5.1.1+en-us", "", None)
+    media_records.add_comment_media_score(log, cid, (det, {"toxic": 0.7}, 0.7, 5.0, None, {"ocr": ""}))
     case_id = record(log, media, text_image("abuse_hate", "women", "are", "pigs"))
-    media_rows.add_case_scores_many(log, [(case_id, "case", (det, {"toxic": 0.9}, 0.9, 6.0, None, {}))])
+    media_records.add_case_scores_many(log, [(case_id, "case", (det, {"toxic": 0.9}, 0.9, 6.0, None, {}))])
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from modlens.cli import main
 from modlens.fusion.case import CONTENT_TYPES, PARTS, FusedCase
 from modlens.media import MediaInput
 from modlens.media.store import MediaStore
-from modlens.studylog import media_rows
+from modlens.studylog.records import media as media_records
 from modlens.studylog.store import StudyLog
 
 FUSIONS = ("T+E", "T+I", "V+A")
@@ -40,7 +40,7 @@ def planted(db, n_seeds: int = 60, per_seed: int = 4, seed: int = 7) -> dict:
                 for k in range(per_seed):
                     c = FusedCase(ct, "t", f"a{s}", "are", f"b{s}", f"a{s} are b{s}", FUSIONS[(s + k) % 3],
                                   f"a{s} are", (), MediaInput(f"a{s}"), MediaInput(f"b{s}"), {"k": k})
-                    cases.append((media_rows.add_fused_case(log, c, {}, None), c))
+                    cases.append((media_records.add_fused_case(log, c, {}, None), c))
             truth, rows = {}, []
             for det_id in dets:
                 for cid, _ in cases:
@@ -56,7 +56,7 @@ def planted(db, n_seeds: int = 60, per_seed: int = 4, seed: int = 7) -> dict:
                         rows.append((cid, part, (det_id, labels, tox if labels else None, 1.0,
                                                  "boom" if state == "failed" else None, details)))
                         truth[(det_id, cid, part)] = (tox if labels else None, state)
-            media_rows.add_case_scores_many(log, rows)
+            media_records.add_case_scores_many(log, rows)
     finally:
         log.close()
     return {"dets": dets, "cases": cases, "truth": truth}

@@ -18,7 +18,7 @@ from modlens.perturb.compose import Attack
 from modlens.rows import Variant
 from modlens.perturb.goals import is_toxic
 from modlens.services.recording import record_scores, record_variants
-from modlens.studylog import runs
+from modlens.studylog.records.runs import logged_attacks
 from modlens.studylog.records.labels import run_label_set
 from modlens.studylog.store import StudyLog
 
@@ -98,8 +98,7 @@ class Auditor:
         """The result of this very attack (same configuration and model versions) on this
         comment, from an earlier or interrupted run: attacks are the expensive part, never redone."""
         config = attack_config(attack)
-        for r in runs.logged_attacks(self.log, cid, attack.strategy,
-                                     attack.target_key, attack.seed):
+        for r in logged_attacks(self.log, cid, attack.strategy, attack.target_key, attack.seed):
             if all(r["params"].get(k) == v for k, v in config.items()):
                 return {"text": r["text"], "status": r["attack"].get("status")}
         return None

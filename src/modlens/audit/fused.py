@@ -5,7 +5,7 @@ alone, the baseline; the fused case, the test) and the scores go into `case_scor
 Inputs are rebuilt from the log alone: texts from `fused_cases` / `case_parts`, media from
 `case_media` and the content-addressed `MediaStore`, so a log and its media folder are enough to
 score cases made elsewhere. Resumable and idempotent: a detector version scores only the
-(case, part) pairs it has no good score for (`media_rows.scored_case_parts`); an error row is
+(case, part) pairs it has no good score for (`studylog.records.media.scored_case_parts`); an error row is
 retried by the next run. A failing detector batch becomes error rows and the run goes on.
 
 Scores go through the engine (`Engine.score_media`: the batchers and worker threads the daemon's
@@ -24,7 +24,7 @@ from modlens.fusion.case import PARTS
 from modlens.media import MediaBlob, MediaError, MediaInput
 from modlens.media.answers import DEFAULT_OCR_ENGINE, ocr_failures, unscored_reason
 from modlens.media.store import MediaStore
-from modlens.studylog import media_rows
+from modlens.studylog.records import media as media_records
 from modlens.studylog.store import StudyLog
 
 Progress = Callable[[str, int, int], None]
@@ -105,7 +105,7 @@ class _Tally:
                 "not_scored_locally": self.not_scored_locally, "ocr_rows": self.ocr_rows, "asr_rows": self.asr_rows}
 
 
-def _row(detector_id: int, r: DetectorResult) -> media_rows.ScoreRow:
+def _row(detector_id: int, r: DetectorResult) -> media_records.ScoreRow:
     """One case_scores row from the engine's answer; no answer and no reason is an error (retried)."""
     details = dict(r.details or {})
     if r.labels is None:
@@ -145,7 +145,7 @@ async def _score_cases(log: StudyLog, detectors: dict[str, Detector], store: Med
             if detector_id in seen_ids:  # two keys naming one detector version would score everything twice
                 continue
             seen_ids.add(detector_id)
-            done = media_rows.scored_case_parts(log, detector_id)
+            done = media_records.scored_case_parts(log, detector_id)
             todo = [(cid, part) for cid in sorted(cases) for part in PARTS if (cid, part) not in done]
             tally = tallies[key] = _Tally(f"{det.name}@{det.version}", len(todo))
             size = max(1, min(batch_size, det.max_batch))
@@ -153,13 +153,13 @@ async def _score_cases(log: StudyLog, detectors: dict[str, Detector], store: Med
                 rows, ocr, asr = await _score_batch(engine, key, detector_id, cases, todo[start:start + size], store,
                                                     media_ids, tally, messages)
                 with log.transaction():
-                    media_rows.add_case_scores_many(log, rows)
+                    media_records.add_case_scores_many(log, rows)
                     for media_id, entry in ocr:
-                        media_rows.add_ocr(log, media_id, str(entry.get("engine") or DEFAULT_OCR_ENGINE),
+                        media_records.add_ocr(log, media_id, str(entry.get("engine") or DEFAULT_OCR_ENGINE),
                                            str(entry.get("version", "")), str(entry.get("text", "")),
                                            entry.get("confidence"))
                     for media_id, entry in asr:
-                        media_rows.add_asr(log, media_id, str(entry["engine"]), str(entry.get("version", "")),
+                        media_records.add_asr(log, media_id, str(entry["engine"]), str(entry.get("version", "")),
                                            str(entry.get("text", "")), entry.get("confidence"))
                 tally.ocr_rows += len(ocr)
                 tally.asr_rows += len(asr)
@@ -173,10 +173,10 @@ async def _score_cases(log: StudyLog, detectors: dict[str, Detector], store: Med
 
 async def _score_batch(engine: Engine, key: str, detector_id: int, cases: dict[int, _Case],
                        batch: list[tuple[int, str]], store: MediaStore, media_ids: dict[str, int], tally: _Tally,
-                       messages: list[str]) -> tuple[list[tuple[int, str, media_rows.ScoreRow]],
+                       messages: list[str]) -> tuple[list[tuple[int, str, media_records.ScoreRow]],
                                                      list[tuple[int, dict[str, Any]]],
                                                      list[tuple[int, dict[str, Any]]]]:
-    rows: list[tuple[int, str, media_rows.ScoreRow]] = []
+    rows: list[tuple[int, str, media_records.ScoreRow]] = []
     ready: list[tuple[int, str, MediaInput]] = []
     cache: dict[str, MediaBlob] = {}
     for cid, part in batch:

@@ -24,7 +24,7 @@ from modlens.scale.sources import load_dataset, location
 from modlens.services.detectors import load_detectors, parse_detector_spec
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
-from modlens.studylog import runs
+from modlens.studylog.records.runs import completed_keys, find_run, n_completed
 from modlens.studylog.store import StudyLog
 
 
@@ -202,13 +202,13 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             det_ids = register(log, study, detector_objects)
         path, url = location(data)
         page_id = log.ensure_page(dataset_platform(data), data.path.name, url, data.name)
-        run_id = runs.resumable_run(log, data.name, path, params)
+        run_id = find_run(log, data.name, path, params, unfinished_only=True)
         resumed = run_id is not None
         if run_id is None:
             run_id = log.start_run(data.name, path, params)
         else:
             log.set_run_status(run_id, "running")
-        feed = Feed(data.iter_items(), runs.completed_keys(log, run_id), limit)
+        feed = Feed(data.iter_items(), completed_keys(log, run_id), limit)
         compute: Compute | None = None
         if engine == "ray":
             from modlens.scale.ray_audit import RayCompute, RayOptions
@@ -230,14 +230,14 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             again = ("run the same command again to resume" if data.source_id is None else
                      "run the same command again (the edited file is a new source: its rows are logged anew; "
                      "with --id-col an id column keys them and the audit resumes)")
-            raise setup_error(f"{problem}; {runs.n_completed(log, run_id)} items before it are in the log (run "
+            raise setup_error(f"{problem}; {n_completed(log, run_id)} items before it are in the log (run "
                               f"{run_id}, interrupted); fix: {fix + ', then ' if fix else 'fix the file, then '}"
                               f"{again}") from None
         except KeyboardInterrupt:  # Ctrl-C: what is logged stays; the CLI says how to resume
-            raise AuditInterrupted(run_id, runs.n_completed(log, run_id)) from None
+            raise AuditInterrupted(run_id, n_completed(log, run_id)) from None
         finally:
             feed.close()
-            log.set_run_progress(run_id, runs.n_completed(log, run_id))
+            log.set_run_progress(run_id, n_completed(log, run_id))
             log.finish_run(run_id, status)
     finally:
         log.close()

@@ -30,7 +30,7 @@ from modlens.normalize.base import Edit, Normalized
 from modlens.rows import Variant
 from modlens.safe_archive import MAX_JSON_DEPTH, ArchiveError, json_depth, loads_json, read_file, read_parquet
 from modlens.services.errors import SetupError
-from modlens.studylog import runs
+from modlens.studylog.records.runs import completed_keys, find_run, n_completed
 from modlens.studylog.records.labels import run_label_set
 from modlens.studylog.codec import canonical_json
 from modlens.studylog.store import StudyLog
@@ -333,7 +333,7 @@ def import_parquet(out: str | Path, db: str | Path) -> dict[str, Any]:
     counts = {"items": 0, "skipped": 0, "scores": 0, "chunks": 0}
     log = StudyLog(db)
     try:
-        run_id = runs.find_run(log, meta["dataset"], meta["path"], meta["params"])
+        run_id = find_run(log, meta["dataset"], meta["path"], meta["params"])
         if run_id is not None and _nothing_new(log, run_id, out, meta, counts):
             counts["run_id"] = run_id
             return counts  # importing a folder again adds nothing, not even a timestamp
@@ -347,7 +347,7 @@ def import_parquet(out: str | Path, db: str | Path) -> dict[str, Any]:
                 run_id = log.start_run(meta["dataset"], meta["path"], meta["params"])
             gold_set = run_label_set(log, run_id, page["platform"], meta.get("gold", LEGACY_GOLD))
             sink = LogSink(log, ItemSource(page["platform"], page_id, page["platform"], gold_set), run_id, det_ids)
-            done = runs.completed_keys(log, run_id)
+            done = completed_keys(log, run_id)
             counts["skipped"] = 0
             for chunk in chunks(out, meta["detectors"]):
                 keep = [i for i, it in enumerate(chunk.items) if it.key not in done]
@@ -360,7 +360,7 @@ def import_parquet(out: str | Path, db: str | Path) -> dict[str, Any]:
                 counts["items"] += len(keep)
                 counts["scores"] += len(chunk.scores)
                 counts["chunks"] += 1
-            log.set_run_progress(run_id, runs.n_completed(log, run_id))
+            log.set_run_progress(run_id, n_completed(log, run_id))
             log.finish_run(run_id, "finished")
         counts["run_id"] = run_id
     finally:
@@ -372,7 +372,7 @@ def _nothing_new(log: StudyLog, run_id: int, out: Path, meta: dict[str, Any], co
     """Whether the log's run is finished and holds every item of the folder (counted as skipped)."""
     if log.conn.execute("SELECT status FROM audit_runs WHERE run_id = ?", (run_id,)).fetchone()[0] != "finished":
         return False
-    done = runs.completed_keys(log, run_id)
+    done = completed_keys(log, run_id)
     for chunk in chunks(out, meta["detectors"]):
         if any(it.key not in done for it in chunk.items):
             return False

@@ -1,5 +1,5 @@
 """Writing generated cases into a study log (docs/DATA.md, migration 3): media bytes into the
-content-addressed `MediaStore`, rows through `studylog.media_rows`, and one `audit_runs` row
+content-addressed `MediaStore`, rows through `studylog.records.media`, and one `audit_runs` row
 (dataset "fuse") holding the generation parameters and the oracle's verdicts. Idempotent: the
 same settings give the same case keys and media hashes, so a rerun reuses its run row and adds
 no case, no media row and no file."""
@@ -11,7 +11,8 @@ from typing import Any, Iterable, Sequence
 from modlens.fusion.case import FusedCase
 from modlens.media import MediaBlob
 from modlens.media.store import MediaStore
-from modlens.studylog import media_rows, runs
+from modlens.studylog.records import media as media_records
+from modlens.studylog.records.runs import find_run
 from modlens.studylog.store import StudyLog
 
 RUN_DATASET = "fuse"
@@ -33,7 +34,7 @@ def fuse_run(log: StudyLog, store: MediaStore, params: dict[str, Any]) -> int:
     """The run row of these parameters: the earlier one when a run had exactly these, else a new one."""
     path = str(store.root)
     with log.transaction():
-        run_id = runs.find_run(log, RUN_DATASET, path, params)
+        run_id = find_run(log, RUN_DATASET, path, params)
         return run_id if run_id is not None else log.start_run(RUN_DATASET, path, params)
 
 
@@ -43,7 +44,7 @@ def _media_ids(log: StudyLog, store: MediaStore, blobs: Iterable[MediaBlob], met
         if not store.path(blob).exists():
             written += 1
         store.put(blob)
-        ids.append(media_rows.add_media(log, blob, path=store.relative_path(blob), meta=meta))
+        ids.append(media_records.add_media(log, blob, path=store.relative_path(blob), meta=meta))
     return ids, written
 
 
@@ -61,7 +62,7 @@ def record_cases(log: StudyLog, cases: Sequence[FusedCase], store: MediaStore, p
             media[part], written = _media_ids(log, store, blobs, {"generated_by": "modlens fuse", "fusion": case.fusion,
                                                                   "part": part})
             files += written
-        media_rows.add_fused_case(log, case, media, run_id)
+        media_records.add_fused_case(log, case, media, run_id)
         known.add(case.key)
         added += 1
     n_cases = log.query("SELECT count(*) AS n FROM fused_cases WHERE run_id = ?", (run_id,))[0]["n"]
