@@ -204,7 +204,7 @@ def with_member(good: Path, dst: Path, name: str, data: bytes = b"not declared i
 def bench_bundle(work: Path) -> Path:
     """A signed participant bundle of study `bench`: a consented session's comments, scores and
     ratings written through the study log's own calls, exported by the real code."""
-    from modlens.studylog.bundle import write_bundle_file
+    from modlens.exchange.bundle import write_bundle_file
     from modlens.studylog.store import StudyLog
 
     db, out = work / "participant.sqlite", work / "participant.bundle"

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from modlens.study.pack import study_key
-from modlens.studylog.bundle import write_bundle_file
+from modlens.exchange.bundle import write_bundle_file
 from modlens.studylog.store import StudyLog, canonical_json, now_iso
 
 STUDY, SALT = "bench", "bench-salt-0123456789abcdef"

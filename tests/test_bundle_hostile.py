@@ -18,7 +18,7 @@ from bench_hostile_files import UNDECLARED, forge, parts, with_member
 from test_bundle_merge import counts, make_pack, participant
 
 from modlens.cli import main as cli_main
-from modlens.studylog import bundle as bundle_mod
+from modlens.exchange import bundle as bundle_mod
 from modlens.studylog.store import canonical_json
 
 MiB = 1 << 20

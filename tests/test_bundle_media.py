@@ -9,8 +9,8 @@ from pathlib import Path
 
 from modlens.media import MediaBlob
 from modlens.services.comment_media import record_comment_media
-from modlens.studylog.bundle import read_bundle, write_bundle_file
-from modlens.studylog.merge import merge_files
+from modlens.exchange.bundle import read_bundle, write_bundle_file
+from modlens.exchange.merge import merge_files
 from modlens.studylog.store import StudyLog
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"shared meme"

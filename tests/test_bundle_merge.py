@@ -17,10 +17,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from modlens.cli import main as cli_main
 from modlens.study import load
 from modlens.study import folder, join, pack
-from modlens.studylog import bundle as bundle_mod
+from modlens.exchange import bundle as bundle_mod
 from modlens.studylog import migrate, schema
-from modlens.studylog.bundle import read_bundle, write_archive, write_bundle_file
-from modlens.studylog.merge import merge_files
+from modlens.exchange.bundle import read_bundle, write_archive, write_bundle_file
+from modlens.exchange.merge import merge_files
 from modlens.studylog.store import LogWriter, StudyLog
 
 SHARED = [f"c{i}" for i in range(10)]
@@ -267,6 +267,6 @@ def test_bundle_needs_consent_and_a_known_study(tmp_path, capsys):
 def test_every_schema_version_has_a_bundle_upgrade():
     """A new migration needs its bundle upgrade (even one that does nothing), or every older
     participant's bundle is refused ("KeyError: 4" when migration 5 arrived without one)."""
-    from modlens.studylog.merge import OLDEST_SCHEMA, UPGRADES
+    from modlens.exchange.merge import OLDEST_SCHEMA, UPGRADES
 
     assert sorted(UPGRADES) == list(range(OLDEST_SCHEMA, schema.SCHEMA_VERSION))

@@ -16,7 +16,7 @@ import pytest
 from modlens import paths
 from modlens.cli import main as cli_main
 from modlens.detectors import cached, minilm
-from modlens.studylog.scrub import Traces, scrub_text
+from modlens.exchange.scrub import Traces, scrub_text
 from modlens.studylog.store import StudyLog
 
 USER = "zorblatt"

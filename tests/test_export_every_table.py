@@ -14,11 +14,11 @@ from media_helpers import blank_image
 from modlens.media.store import MediaStore
 from modlens.perturb.base import Variant
 from modlens.studylog.records import media as media_records
-from modlens.studylog.bundle import write_bundle_file
+from modlens.exchange.bundle import write_bundle_file
 from modlens.studylog.records.deferred import defer_variants
 from modlens.studylog.records.labels import add_gold_labels, run_label_set
 from modlens.studylog.export import export
-from modlens.studylog.merge import merge_files
+from modlens.exchange.merge import merge_files
 from modlens.studylog.store import StudyLog
 from modlens.studylog.tables import EXPORTS
 

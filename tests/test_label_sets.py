@@ -107,8 +107,8 @@ def test_each_dataset_states_its_gold_definition(data_dir, reader, definition):
 
 
 def test_bundles_carry_gold_label_sets_and_merge_maps_them(tmp_path, monkeypatch):
-    from modlens.studylog.bundle import read_bundle, write_bundle_file
-    from modlens.studylog.merge import merge_files
+    from modlens.exchange.bundle import read_bundle, write_bundle_file
+    from modlens.exchange.merge import merge_files
     from modlens.studylog.records.labels import add_gold_labels, ensure_label_set
     from modlens.studylog.store import StudyLog
 

@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from modlens import paths, signing
 from modlens.cli import main as cli_main
-from modlens.studylog.bundle import read_bundle, write_archive
+from modlens.exchange.bundle import read_bundle, write_archive
 from modlens.studylog.store import StudyLog, canonical_json
 from test_bundle_merge import make_pack, participant
 

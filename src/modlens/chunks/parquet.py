@@ -86,7 +86,7 @@ def shards(out: Path) -> dict[int, set[str]]:
 def _read(path: Path) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
-    # use_threads=False: pyarrow's reader threads can abort the process at exit (see studylog/bundle.py)
+    # use_threads=False: pyarrow's reader threads can abort the process at exit (see safe_archive.py)
     return list(pq.read_table(path, use_threads=False).to_pylist()) if path.exists() else []
 
 

@@ -1,5 +1,5 @@
 """`modlens export --bundle OUT [--show]`: the participant's bundle for the researcher
-(`modlens.studylog.bundle`). --show prints what it would hold and writes nothing."""
+(`modlens.exchange.bundle`). --show prints what it would hold and writes nothing."""
 from __future__ import annotations
 
 import argparse
@@ -10,7 +10,7 @@ from modlens.cli.common import CliError, study_log_error
 
 
 def run_bundle(args: argparse.Namespace, db: Path) -> int:
-    from modlens.studylog.bundle import BundleError, describe, export_bundle, read_bundle, write_bundle_file
+    from modlens.exchange.bundle import BundleError, describe, export_bundle, read_bundle, write_bundle_file
     from modlens.studylog.store import StudyLogError
 
     if not args.bundle:

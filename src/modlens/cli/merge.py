@@ -40,7 +40,7 @@ def _print_outcome(path: str, outcome: dict[str, Any] | Exception) -> None:
 
 
 def _list(db: str) -> int:
-    from modlens.studylog.merge import listing
+    from modlens.exchange.merge import listing
     from modlens.studylog.store import StudyLogError
 
     try:
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         return _list(args.list_db)
     if not args.out or not args.bundles:
         raise CliError("give --out and at least one bundle", fix="modlens merge --out study.sqlite A.bundle B.bundle …")
-    from modlens.studylog.merge import merge_files
+    from modlens.exchange.merge import merge_files
     from modlens.studylog.store import StudyLogError
 
     study_key = None

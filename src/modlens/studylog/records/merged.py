@@ -1,4 +1,4 @@
-"""The rows a participant's bundle adds to a merged log (`modlens merge`, `studylog/merge.py`, which
+"""The rows a participant's bundle adds to a merged log (`modlens merge`, `exchange/merge.py`, which
 verifies the bundle first): one transaction, set-based INSERT ... SELECT from the bundle's tables
 loaded into temp tables, rows mapped to the target's ids by their natural keys, provenance in
 `row_sources` and `bundles`."""

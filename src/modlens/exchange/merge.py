@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from modlens.studylog import schema
-from modlens.studylog.bundle import TABLES, Bundle, BundleError, read_bundle
+from modlens.exchange.bundle import TABLES, Bundle, BundleError, read_bundle
 from modlens.studylog.records.labels import GOLD, LEGACY_DEFINITION
 from modlens.studylog.codec import now_iso
 from modlens.studylog.records.merged import insert_bundle
@@ -83,7 +83,7 @@ def _check_target(log: StudyLog) -> None:
 
 def _upgraded(bundle: Bundle, log: StudyLog) -> dict[str, tuple[list[str], list[tuple[Any, ...]]]]:
     """The bundle's tables as {table: (current columns, rows)}, upgraded from its schema version."""
-    from modlens.studylog.bundle import column_types
+    from modlens.exchange.bundle import column_types
 
     version = int(bundle.manifest["schema_version"])
     tables: dict[str, tuple[list[str], list[tuple[Any, ...]]]] = {}

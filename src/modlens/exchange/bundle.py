@@ -34,7 +34,7 @@ from typing import IO, Any
 
 from modlens import __version__, signing
 from modlens.safe_archive import ArchiveError, Limits, NotAnArchive, SafeZip, read_parquet
-from modlens.studylog.scrub import scrub_tables, scrubbed_column
+from modlens.exchange.scrub import scrub_tables, scrubbed_column
 from modlens.studylog.codec import canonical_json, now_iso
 from modlens.studylog.store import StudyLog
 
