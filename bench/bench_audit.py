@@ -1,15 +1,19 @@
-"""Audit throughput: one local audit of the shipped Davidson file, timed without start-up.
+"""Audit throughput against the detector alone: a local audit of the shipped Davidson file,
+timed without start-up, beside the same detector scoring the same texts by itself.
 
-Each round runs one audit per source tree in a fresh process (imports and detector loading are
-outside the timer, so only the chunk pipeline, the detector and the study log are measured) and
-prints rows/s; trees alternate so a busy machine slows each alike. Compare this tree with an
-older checkout:
+Each round runs one child process per source tree (imports and detector loading are outside the
+timers); trees alternate so a busy machine slows each alike. Every row names what it ran on
+(device, dtype, rows per forward pass, texts per call, audit chunk), the load, the detector alone
+(texts/s, calls of its own size), the audit (rows/s wall, and per CPU second of the process: the
+figure a loaded machine disturbs least) and audit / alone; on CUDA, achieved TFLOP/s of each,
+from the model's config and the texts' token counts (`runs_on.py`). Compare with an older tree:
 
-    git worktree add /tmp/before <commit>
-    python bench/bench_audit.py --tree /tmp/before --tree . --rows 20000 --rounds 3
+    git worktree add --detach /tmp/before <commit>
+    python bench/bench_audit.py --tree /tmp/before --tree . --rows 24783 --rounds 3 --detector free
+    python bench/bench_audit.py --detector minilm-toxicity --rows 4000 [--device cuda]
 
-The detector defaults to profanity-check (fast: the pipeline's own cost shows); pass
-`--detector minilm-toxicity` for a model-bound audit.
+`--detector free` costs nothing (a constant score; the pipeline's own cost shows);
+`profanity-check` is the default; any registry key works.
 """
 from __future__ import annotations
 
@@ -22,25 +26,71 @@ import sys
 import tempfile
 from pathlib import Path
 
+BENCH = Path(__file__).resolve().parent
+
 CHILD = r"""
-import json, sys, time
+import json, os, sys, time
+from itertools import islice
+sys.path.insert(0, sys.argv[6])
+from runs_on import count_tokens, flops_per_token, runs_on
 from modlens.audit.run import run_audit
 from modlens.detectors import registry
-rows, detector, db = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-det = registry.create(detector)
+from modlens.detectors.base import Detector
+from modlens.scale.sources import load_dataset
+
+class Free(Detector):
+    name, version, labels, toxicity_label, max_batch = "free", "1", ("toxicity",), "toxicity", 1024
+    def score(self, texts):
+        return [{"toxicity": 0.25} for _ in texts]
+
+rows, detector, db, options, chunk = int(sys.argv[1]), sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), int(sys.argv[5])
+det = Free() if detector == "free" else registry.create(detector, **options)
+texts = list(dict.fromkeys(it.text for it in islice(load_dataset("davidson", None, "local").iter_items(), rows)))
+det.score(texts[:8])  # warm-up: lazy init, CUDA kernels
+info = runs_on(det)
+cuda = info["device"].startswith("cuda")
+def sync():
+    if cuda:
+        import torch
+        torch.cuda.synchronize()
+sync()
 t0 = time.perf_counter()
-res = run_audit("davidson", db=db, limit=rows, detector_objects={detector: det}, progress=False)
-print(json.dumps({"seconds": time.perf_counter() - t0, "items": res.n_items}))
+for i in range(0, len(texts), det.max_batch):
+    det.score(texts[i:i + det.max_batch])
+sync()
+alone_s = time.perf_counter() - t0
+t0, c0 = time.perf_counter(), time.process_time()
+res = run_audit("davidson", db=db, limit=rows, detector_objects={detector: det}, progress=False, chunk_size=chunk)
+sync()
+seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+out = {**info, "chunk": chunk, "items": res.n_items, "texts": len(texts), "alone_per_s": len(texts) / alone_s,
+       "audit_per_s": res.n_items / seconds, "audit_per_cpu_s": res.n_items / cpu, "load": os.getloadavg()[0]}
+out["ratio"] = out["audit_per_s"] / out["alone_per_s"]
+tokens = count_tokens(det, texts) if cuda else None
+if tokens:
+    flops = flops_per_token(det, tokens / len(texts)) * tokens
+    out["alone_tflops"], out["audit_tflops"] = flops / alone_s / 1e12, flops / seconds / 1e12
+print(json.dumps(out))
 """
 
+COLUMNS = ["device", "dtype", "batch", "call", "chunk", "load", "alone_per_s", "audit_per_s", "ratio",
+           "audit_per_cpu_s", "alone_tflops", "audit_tflops"]
 
-def one(tree: Path, rows: int, detector: str, workdir: Path) -> float:
+
+def one(tree: Path, args: argparse.Namespace, workdir: Path) -> dict:
     db = Path(tempfile.mkdtemp(dir=workdir)) / "log.sqlite"
     env = {**os.environ, "PYTHONPATH": str(tree / "src"), "MODLENS_HOME": str(db.parent)}
-    out = subprocess.run([sys.executable, "-c", CHILD, str(rows), detector, str(db)], env=env, check=True,
-                         capture_output=True, text=True, timeout=1800).stdout
-    got = json.loads(out.strip().splitlines()[-1])
-    return float(got["items"]) / float(got["seconds"])
+    options = {"device": args.device} if args.device else {}
+    out = subprocess.run([sys.executable, "-c", CHILD, str(args.rows), args.detector, str(db), json.dumps(options),
+                          str(args.chunk), str(BENCH)], env=env, check=True, capture_output=True, text=True,
+                         timeout=1800).stdout
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def cell(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:,.2f}" if value < 100 else f"{value:,.0f}"
+    return str(value)
 
 
 def main() -> None:
@@ -48,20 +98,32 @@ def main() -> None:
     ap.add_argument("--tree", action="append", type=Path, help="a source tree (repeatable; default: this one)")
     ap.add_argument("--rows", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--detector", default="profanity-check")
+    ap.add_argument("--chunk", type=int, default=256, help="audit chunk (--chunk of modlens audit)")
+    ap.add_argument("--detector", default="profanity-check", help="registry key, or `free` (costs nothing)")
+    ap.add_argument("--device", help="the detector's device option (minilm-toxicity, hf-classifier): cpu | cuda | auto")
+    ap.add_argument("--json", action="store_true", help="also print every run as a JSON line")
     args = ap.parse_args()
-    trees = [t.resolve() for t in (args.tree or [Path(__file__).resolve().parents[1]])]
-    rates: dict[Path, list[float]] = {t: [] for t in trees}
+    trees = [t.resolve() for t in (args.tree or [BENCH.parent])]
+    runs: dict[Path, list[dict]] = {t: [] for t in trees}
     with tempfile.TemporaryDirectory() as work:
         for r in range(args.rounds):
             for tree in trees:
-                rates[tree].append(one(tree, args.rows, args.detector, Path(work)))
-                print(f"round {r + 1}: {tree}: {rates[tree][-1]:,.0f} rows/s", flush=True)
-    print(f"\n{args.rows:,} Davidson rows, {args.detector}, load {os.getloadavg()[0]:.1f}")
-    base = statistics.median(rates[trees[0]])
+                got = one(tree, args, Path(work))
+                runs[tree].append(got)
+                print(f"round {r + 1}: {tree}: audit {got['audit_per_s']:,.0f} rows/s, alone {got['alone_per_s']:,.0f} "
+                      f"texts/s, load {got['load']:.1f}", flush=True)
+                if args.json:
+                    print(json.dumps({"tree": str(tree), **got}))
+    print(f"\n{args.rows:,} Davidson rows, detector {args.detector}, {os.cpu_count()} CPU cores; medians over "
+          f"{args.rounds} rounds (alone: texts/s; audit: rows/s)")
+    cols = [c for c in COLUMNS if any(c in g for rs in runs.values() for g in rs)]
+    print(f"{'tree':<28}" + "".join(f"{c:>16}" for c in cols) + f"{'vs first tree':>15}")
+    base = statistics.median(g["audit_per_s"] for g in runs[trees[0]])
     for tree in trees:
-        med = statistics.median(rates[tree])
-        print(f"{str(tree):<40} median {med:>9,.0f} rows/s  ({med / base:.2f}x the first tree)")
+        med = {c: (statistics.median(g[c] for g in runs[tree]) if isinstance(runs[tree][0].get(c), float)
+                   else runs[tree][0].get(c, "-")) for c in cols}
+        print(f"{str(tree)[-28:]:<28}" + "".join(f"{cell(med[c]):>16}" for c in cols)
+              + f"{med['audit_per_s'] / base:>14.2f}x")
 
 
 if __name__ == "__main__":

@@ -8,11 +8,17 @@ Each detector runs in a fresh subprocess so load time and peak memory are its ow
   python bench/bench_detectors.py --hf roberta-base-like --random-init --n 4096   # base-size model, GPU fp16
   python bench/bench_detectors.py --int8              # minilm-toxicity vs its int8 twin: speed and agreement
   python bench/bench_detectors.py --onnx              # the same, the torch twin and the ONNX Runtime twin side by side
+  python bench/bench_detectors.py --detector minilm-toxicity --device cuda --audit-rows 24783   # + audit vs alone
+
+Every row names what it ran on (device and dtype read from the model's weights, rows per forward
+pass, texts per call: `runs_on.py`); with --audit-rows, a Davidson audit with the same detector
+beside the detector alone on the same texts (`bench_audit.py`), and their ratio.
 
 The --hf mode builds a randomly initialised roberta-base-sized classifier (no download),
 saves it with MiniLM's offline tokenizer and loads it through hf-classifier's normal code
-path. On CUDA it also prints achieved TFLOP/s against --peak-tflops (the card's dense fp16
-tensor-core peak; 989 for an H100 SXM, 756 for H100 PCIe).
+path. On CUDA every transformer row also prints achieved TFLOP/s (from the model's config and the
+texts' token counts) against --peak-tflops (the card's dense fp16 tensor-core peak; 989 for an
+H100 SXM, 756 for H100 PCIe, 989 for an H200).
 """
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ import time
 from pathlib import Path
 
 from modlens.paths import shipped_data
+from runs_on import count_tokens, flops_per_token, runs_on
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = shipped_data() / "noisyhate" / "dev.csv"
@@ -82,7 +89,8 @@ def measure(name: str, options: dict, texts: list[str], n_single: int, repeat: i
     det = registry.create(name, **options)
     load_s = time.perf_counter() - t0
     det.score(texts[:8])  # warm-up: lazy init, CUDA kernels
-    cuda = getattr(det, "device", "cpu").startswith("cuda")
+    info = runs_on(det)  # the weights' device, not `det.device` (MiniLM's encoder holds it)
+    cuda = info["device"].startswith("cuda")
     if cuda:
         import torch
         torch.cuda.reset_peak_memory_stats()
@@ -101,8 +109,7 @@ def measure(name: str, options: dict, texts: list[str], n_single: int, repeat: i
         single_runs.append(time.perf_counter() - t0)
     batched_s, single_s = min(batched_runs), min(single_runs)
     result = {
-        "detector": name, "version": det.version, "device": getattr(det, "device", "cpu"),
-        "max_batch": det.max_batch, "load_s": round(load_s, 2),
+        "detector": name, "version": det.version, **info, "load_s": round(load_s, 2),
         "batched_per_s": round(len(texts) / batched_s, 1), "single_per_s": round(len(single) / single_s, 1),
         "batched_median_per_s": round(len(texts) / statistics.median(batched_runs), 1),
         "single_median_per_s": round(len(single) / statistics.median(single_runs), 1),
@@ -113,11 +120,12 @@ def measure(name: str, options: dict, texts: list[str], n_single: int, repeat: i
         import torch
         result["gpu_peak_mib"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
         result["gpu"] = torch.cuda.get_device_name()
-    tokenizer = getattr(det, "tokenizer", None) or getattr(getattr(det, "encoder", None), "tokenizer", None)
-    if tokenizer is not None:  # tokens actually run through the model (padding excluded)
-        max_length = getattr(det, "max_length", None) or det.encoder.max_length
-        enc = tokenizer(texts, truncation=True, max_length=max_length)
-        result["tokens_per_s"] = round(sum(len(ids) for ids in enc["input_ids"]) / batched_s, 1)
+    tokens = count_tokens(det, texts)  # tokens actually run through the model (padding excluded)
+    if tokens:
+        result["tokens_per_s"] = round(tokens / batched_s, 1)
+        per_token = flops_per_token(det, tokens / len(texts))
+        if per_token and cuda:
+            result["achieved_tflops"] = round(per_token * tokens / batched_s / 1e12, 3)
     det.close()
     return result
 
@@ -126,12 +134,8 @@ def child(args) -> None:
     texts = load_texts(Path(args.data), args.column, args.n)
     options = json.loads(args.options)
     result = measure(args.child, options, texts, args.single, args.repeat)
-    if args.params:
-        # forward FLOPs ~ 2 x parameters x tokens (attention's extra term is small at these lengths)
-        tflops = 2 * args.params * result["tokens_per_s"] / 1e12
-        result["achieved_tflops"] = round(tflops, 3)
-        if result["device"].startswith("cuda"):
-            result["share_of_peak"] = round(tflops / args.peak_tflops, 3)
+    if "achieved_tflops" in result:
+        result["share_of_peak"] = round(result["achieved_tflops"] / args.peak_tflops, 3)
     print(json.dumps(result))
 
 
@@ -152,13 +156,29 @@ def run_child(name: str, options: dict, args, params: int = 0, omp_wait: str | N
 
 
 def print_table(rows: list[dict]) -> None:
-    cols = ["detector", "device", "omp_wait", "load_s", "batched_per_s", "single_per_s", "batch_speedup",
+    cols = ["detector", "device", "dtype", "batch", "call", "omp_wait", "load_s", "batched_per_s", "single_per_s",
+            "batch_speedup", "audit_alone_per_s", "audit_per_s", "audit_ratio",
             "batched_median_per_s", "single_median_per_s",
             "rss_after_load_mib", "peak_rss_mib", "gpu_peak_mib", "tokens_per_s", "achieved_tflops", "share_of_peak"]
     cols = [c for c in cols if any(c in r for r in rows)]
     print("  ".join(f"{c:>14}" for c in cols))
     for r in rows:
         print("  ".join(f"{str(r.get(c, r.get('error', '-') if c == 'device' else '-')):>14}" for c in cols))
+
+
+def add_audit(rows: list[dict], args: argparse.Namespace) -> None:
+    """Each row's detector through a Davidson audit beside itself alone on the same texts (bench_audit.py)."""
+    from bench_audit import one
+
+    for r in rows:
+        if "error" in r:
+            continue
+        ns = argparse.Namespace(rows=args.audit_rows, detector=r["detector"], chunk=256,
+                                device=args.device if r["detector"].startswith("minilm") else None)
+        with tempfile.TemporaryDirectory() as work:
+            got = one(REPO, ns, Path(work))
+        r.update(audit_alone_per_s=round(got["alone_per_s"], 1), audit_per_s=round(got["audit_per_s"], 1),
+                 audit_ratio=round(got["ratio"], 3))
 
 
 def benchmark_rows(name: str, n: int | None = None) -> tuple[list[str], list[int]]:
@@ -259,8 +279,10 @@ def main() -> None:
     p.add_argument("--threads", type=int, help="torch threads for minilm-toxicity (default: torch's, = cores)")
     p.add_argument("--hf", choices=["roberta-base-like"], help="benchmark a base-size HF classifier instead")
     p.add_argument("--random-init", action="store_true", help="--hf: random weights, no download (required)")
-    p.add_argument("--device", default="auto", help="--hf: auto | cpu | cuda")
-    p.add_argument("--batch-size", type=int, default=64, help="--hf: batch size")
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda, for minilm-toxicity and --hf")
+    p.add_argument("--batch-size", type=int, help="rows per forward pass (--hf: default 64; minilm-toxicity: its own)")
+    p.add_argument("--audit-rows", type=int, default=0, help="also audit this many Davidson rows with each detector "
+                   "and print audit rows/s beside the detector alone on the same texts (bench_audit.py)")
     p.add_argument("--peak-tflops", type=float, default=989.0, help="card's dense fp16 peak for the share column")
     p.add_argument("--int8", action="store_true", help="minilm-toxicity vs minilm-toxicity-int8: throughput ratio and "
                    "agreement (ROC-AUC on NoisyHate, HateCheck, Davidson; max and mean abs score difference)")
@@ -285,16 +307,21 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             info = build_random_roberta(Path(tmp))
             options = {"model": tmp, "toxicity_label": "toxic", "device": args.device,
-                       "batch_size": args.batch_size, "max_length": 256}
+                       "batch_size": args.batch_size or 64, "max_length": 256}
             rows.append(run_child("hf-classifier", options, args, params=info["params"]))
     else:
         for name in args.detector or ["minilm-toxicity", "profanity-check"]:
-            options = {"num_threads": args.threads} if args.threads and name == "minilm-toxicity" else {}
+            options = {}
+            if name.startswith("minilm-toxicity"):  # the embedded detector takes the same device option
+                options = {"device": args.device, **({"num_threads": args.threads} if args.threads else {}),
+                           **({"batch_size": args.batch_size} if args.batch_size else {})}
             waits = ["passive", "active"] if args.omp_wait == "both" else [args.omp_wait]
             for wait in waits if name == "minilm-toxicity" else [None]:
                 rows.append(run_child(name, options, args, omp_wait=wait))
     print(f"# {args.n} comments batched, {args.single} one call each (best of {args.repeat}), from {args.data}; "
           f"{os.cpu_count()} CPU cores; load average before {load_before}, after {load_now()}")
+    if args.audit_rows:
+        add_audit(rows, args)
     print_table(rows)
     for r in rows:
         print(json.dumps(r))

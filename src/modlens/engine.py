@@ -8,7 +8,7 @@ import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from modlens.batcher import DynamicBatcher
 from modlens.config import StudyConfig
@@ -119,6 +119,25 @@ class _DetectorRunner:
                 out.append(self.result(None, 0.0, f"{type(got).__name__}: {got}"))
             else:
                 out.append(self.result(*got))
+        return out
+
+    async def score_chunk(self, texts: Sequence[str]) -> list[DetectorResult]:
+        """A chunk's distinct texts in calls of `max_batch`, straight to the detector's worker (no
+        future per text, no window: the chunk is already a full batch; issue 41). The answers are
+        those `score_many` gives: a failed call is an error row for each of its texts."""
+        out: list[DetectorResult] = []
+        step = max(1, self.detector.max_batch)
+        for i in range(0, len(texts), step):
+            part = texts[i:i + step]
+            try:
+                got = await self._call(part)
+                if len(got) != len(part):
+                    raise RuntimeError(f"batch function returned {len(got)} results for {len(part)} texts")
+            except Exception as err:  # as the batcher: every text of the call learns about the failure
+                out += [self.result(None, 0.0, f"{type(err).__name__}: {err}")] * len(part)
+                continue
+            result = self.result
+            out += [result(labels, ms) for labels, ms in got]
         return out
 
     async def score_cached(self, texts: Sequence[str]) -> list[DetectorResult]:
@@ -238,6 +257,14 @@ class Engine:
         keys = [k for k in self.runners if only is None or k in only]
         per_detector = await asyncio.gather(*(self.runners[k].score_many(texts) for k in keys))
         return [{k: results[i] for k, results in zip(keys, per_detector)} for i in range(len(texts))]
+
+    async def score_chunk(self, todo: Mapping[str, Sequence[str]]) -> dict[str, list[DetectorResult]]:
+        """Detector key -> its results for its distinct texts (`todo[key]`), for chunk pipelines
+        whose chunks are already whole batches: the detectors run concurrently, each in calls of
+        its `max_batch`, without the batcher's per-text futures and window."""
+        keys = list(todo)
+        got = await asyncio.gather(*(self.runners[k].score_chunk(list(todo[k])) for k in keys))
+        return dict(zip(keys, got))
 
     async def score_derived(self, texts: Sequence[str]) -> list[dict[str, DetectorResult]]:
         """`score` for derived texts (variants): every detector in one call for the whole list,

@@ -50,9 +50,10 @@ class LocalCompute:
         return await asyncio.get_running_loop().run_in_executor(None, lambda: each(engine.normalize, texts, NORMALIZE))
 
     async def score(self, todo: Mapping[str, Sequence[str]]) -> list[ScoreRow]:
-        # one engine call per detector: each detector's batcher gets all its texts at once
-        scored = await asyncio.gather(*(self.engine.score(ts, only=[k]) for k, ts in todo.items()))
-        return [(t, k, res[k]) for (k, ts), results in zip(todo.items(), scored) for t, res in zip(ts, results)]
+        # a chunk is already a batch: each detector gets its texts in calls of its max_batch, with
+        # no future per text (the batcher's per-text cost was a fifth of an audit's with a free detector)
+        scored = await self.engine.score_chunk(todo)
+        return [(t, k, r) for k, ts in todo.items() for t, r in zip(ts, scored[k])]
 
     def close(self) -> None:
         pass

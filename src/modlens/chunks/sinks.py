@@ -4,6 +4,7 @@ files instead. `record_results` is the one write of scores, normalizations and s
 by `LogSink` and by the daemon (which records live comments' results the same way)."""
 from __future__ import annotations
 
+import time
 from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from modlens.chunks.chunk import Chunk, ScoreRow, StepError
@@ -11,6 +12,8 @@ from modlens.chunks.register import ItemSource, register_items
 from modlens.datasets.base import DatasetItem
 from modlens.services.recording import record_normalizations_many, record_scores_many
 from modlens.studylog.store import StudyLog
+
+PROGRESS_EVERY_S = 1.0  # how often an audit's progress row is updated
 
 
 class Sink(Protocol):
@@ -46,6 +49,7 @@ class LogSink:
 
     def __init__(self, log: StudyLog, source: ItemSource, run_id: int | None, detector_ids: Mapping[str, int]) -> None:
         self.log, self.source, self.run_id, self.detector_ids = log, source, run_id, detector_ids
+        self._progress_at = -PROGRESS_EVERY_S  # the first chunk's progress is written
 
     def register(self, items: Sequence[DatasetItem]) -> list[int]:
         return register_items(self.log, self.source, items, self.run_id)
@@ -73,5 +77,9 @@ class LogSink:
             self.log.add_run_items_many(self.run_id, [c for c in comment_ids if c is not None])
 
     def progress(self, n_done: int) -> None:
-        if self.run_id is not None:
+        """The run's `n_done`, at most once a second: each write is a transaction (a COMMIT) of its
+        own, and the run's final count is written when it ends (`audit.run`)."""
+        now = time.monotonic()
+        if self.run_id is not None and now - self._progress_at >= PROGRESS_EVERY_S:
+            self._progress_at = now
             self.log.set_run_progress(self.run_id, n_done)
