@@ -1,8 +1,9 @@
 """The participant bundle: one file a participant sends to the researcher (`modlens export --bundle`).
 
-A zip archive holding `manifest.json` and one Parquet file per study-log table, `tables/<table>.parquet`,
-with the table's own SQLite columns (ids are the participant's; `modlens merge` maps them). Only
-rows recorded under consent are in it: sessions and ratings of the study's raters who consented,
+A zip archive holding `manifest.json` and one Parquet file per study-log table that travels,
+`tables/<table>.parquet`, with the table's own SQLite columns (ids are the participant's; `modlens
+merge` maps them). Only rows recorded under consent are in it (each table's `Travel.rows`,
+studylog/tables.py): sessions and ratings of the study's raters who consented,
 the comments those sessions saw or rated (plus the study's gold and anchor comments), their pages,
 texts, labels, scores, normalizations and variants, and the images attached to them (hashes, OCR
 text and media scores; never the image files). Audit runs and anything of another study or of
@@ -37,6 +38,7 @@ from modlens.safe_archive import ArchiveError, Limits, NotAnArchive, SafeZip, re
 from modlens.exchange.scrub import scrub_tables, scrubbed_column
 from modlens.studylog.codec import canonical_json, now_iso
 from modlens.studylog.store import StudyLog
+from modlens.studylog.tables import TRAVELLING, Table
 
 FORMAT = "modlens-bundle"
 FORMAT_VERSION = 1
@@ -47,44 +49,11 @@ ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # fixed, so the same rows give the same archiv
 MANIFEST_MAX_BYTES = 4 << 20
 LIMITS = Limits(member_bytes=256 << 20, total_bytes=1 << 30, members=256)
 
-# the tables a bundle carries, parents before children (the order merge inserts them in)
-TABLES = ("studies", "raters", "sessions", "pages", "texts", "comments", "sightings", "labels",
-          "label_sets", "gold_labels", "detectors", "scores", "normalizations", "variants", "ratings", "rating_values",
-          "media", "comment_media", "ocr_results", "comment_media_scores")
+# the tables a bundle carries, parents before children (the order merge inserts them in); which
+# rows of each leave, and which columns are scrubbed, is each table's `Travel` in studylog/tables.py
+TABLES = tuple(t.name for t in TRAVELLING)
 
-# rows of each table that were recorded under consent (temp tables built by _select_consented)
-_ROWS = {
-    "studies": "SELECT * FROM studies WHERE study_id = :study",
-    "raters": "SELECT * FROM raters WHERE study_id = :study AND rater_id IN (SELECT rater_id FROM temp.b_raters)",
-    "sessions": "SELECT * FROM sessions WHERE session_id IN (SELECT session_id FROM temp.b_sessions)",
-    "pages": "SELECT * FROM pages WHERE page_id IN (SELECT page_id FROM comments "
-             "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)) ORDER BY page_id",
-    "texts": "SELECT * FROM texts WHERE text_id IN (SELECT text_id FROM temp.b_texts) ORDER BY text_id",
-    "comments": "SELECT * FROM comments WHERE comment_id IN (SELECT comment_id FROM temp.b_comments) ORDER BY comment_id",
-    "sightings": "SELECT * FROM sightings WHERE session_id IN (SELECT session_id FROM temp.b_sessions) "
-                 "AND comment_id IN (SELECT comment_id FROM temp.b_comments)",
-    "labels": "SELECT * FROM labels WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
-    # gold labels of the bundled comments, with the sets (source, definition) they belong to
-    "label_sets": "SELECT * FROM label_sets WHERE label_set_id IN (SELECT label_set_id FROM gold_labels "
-                  "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)) ORDER BY label_set_id",
-    "gold_labels": "SELECT * FROM gold_labels WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
-    "detectors": "SELECT * FROM detectors WHERE detector_id IN (SELECT detector_id FROM scores "
-                 "WHERE text_id IN (SELECT text_id FROM temp.b_texts) UNION SELECT detector_id FROM temp.b_media_detectors) "
-                 "ORDER BY detector_id",
-    "scores": "SELECT * FROM scores WHERE text_id IN (SELECT text_id FROM temp.b_texts)",
-    "normalizations": "SELECT * FROM normalizations WHERE source_text_id IN (SELECT text_id FROM temp.b_texts)",
-    "variants": "SELECT * FROM variants WHERE comment_id IN (SELECT comment_id FROM temp.b_comments) "
-                "AND run_id IS NULL ORDER BY variant_id",
-    "ratings": "SELECT * FROM ratings WHERE rating_id IN (SELECT rating_id FROM temp.b_ratings) ORDER BY rating_id",
-    "rating_values": "SELECT * FROM rating_values WHERE rating_id IN (SELECT rating_id FROM temp.b_ratings)",
-    # images of the bundled comments: their hashes, never their bytes (`path` is the sender's folder)
-    "media": "SELECT media_id, sha256, kind, mime, n_bytes, NULL AS path, meta_json, first_seen FROM media "
-             "WHERE media_id IN (SELECT media_id FROM temp.b_media) ORDER BY media_id",
-    "comment_media": "SELECT * FROM comment_media WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
-    "ocr_results": "SELECT * FROM ocr_results WHERE media_id IN (SELECT media_id FROM temp.b_media)",
-    "comment_media_scores": "SELECT * FROM comment_media_scores WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
-}
-
+# The sets the tables' consent rules are written over: what the study's consenting raters recorded.
 _SELECT_CONSENTED = [
     "CREATE TEMP TABLE b_raters AS SELECT rater_id FROM raters WHERE study_id = :study AND consent_at IS NOT NULL",
     "CREATE TEMP TABLE b_sessions AS SELECT session_id FROM sessions WHERE study_id = :study "
@@ -99,7 +68,6 @@ _SELECT_CONSENTED = [
     "INSERT OR IGNORE INTO temp.b_comments SELECT c.comment_id FROM comments c JOIN pages p USING (page_id) "
     "WHERE c.platform = 'study' AND p.platform = 'study' AND p.page_key = :study",
     "CREATE TEMP TABLE b_texts (text_id INTEGER PRIMARY KEY)",
-    "CREATE TEMP TABLE b_media_detectors (detector_id INTEGER PRIMARY KEY)",
     "INSERT OR IGNORE INTO temp.b_texts SELECT text_id FROM comments WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
     "INSERT OR IGNORE INTO temp.b_texts SELECT text_id FROM variants "
     "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments) AND run_id IS NULL",
@@ -107,16 +75,36 @@ _SELECT_CONSENTED = [
     "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments) AND run_id IS NULL",
     "INSERT OR IGNORE INTO temp.b_texts SELECT result_text_id FROM normalizations "
     "WHERE source_text_id IN (SELECT text_id FROM temp.b_texts)",
+    "CREATE TEMP TABLE b_media (media_id INTEGER PRIMARY KEY)",
+    "CREATE TEMP TABLE b_media_detectors (detector_id INTEGER PRIMARY KEY)",
 ]
-# comment images (schema 3); a log of an older schema has none of these tables, and its bundle neither
-_MEDIA_TABLES = ("media", "comment_media", "ocr_results", "comment_media_scores")
+# the images attached to those comments, the text OCR read on them, the detectors that scored the
+# comments with them; comment images came with schema 3: a log of an older schema has none of these
+# tables, and its bundle neither
+_MEDIA_TABLES = {"media", "comment_media", "ocr_results", "comment_media_scores"}
 _SELECT_MEDIA = [
-    "CREATE TEMP TABLE b_media AS SELECT DISTINCT media_id FROM comment_media "
+    "INSERT OR IGNORE INTO temp.b_media SELECT media_id FROM comment_media "
     "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
     "INSERT OR IGNORE INTO temp.b_texts SELECT text_id FROM ocr_results WHERE media_id IN (SELECT media_id FROM temp.b_media)",
-    "INSERT INTO temp.b_media_detectors SELECT DISTINCT detector_id FROM comment_media_scores "
+    "INSERT OR IGNORE INTO temp.b_media_detectors SELECT detector_id FROM comment_media_scores "
     "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
 ]
+_CONSENTED_SETS = {"raters": "(SELECT rater_id FROM temp.b_raters)", "sessions": "(SELECT session_id FROM temp.b_sessions)",
+                   "ratings": "(SELECT rating_id FROM temp.b_ratings)", "comments": "(SELECT comment_id FROM temp.b_comments)",
+                   "texts": "(SELECT text_id FROM temp.b_texts)", "media": "(SELECT media_id FROM temp.b_media)",
+                   "media_detectors": "(SELECT detector_id FROM temp.b_media_detectors)"}
+
+
+def rows_query(table: Table, columns: list[str]) -> str:
+    """The SELECT of the rows of `table` a bundle carries, with the log's `columns`: its consent rule
+    over the consented sets, its local columns as NULL, ordered by its key (the same rows give the
+    same bundle)."""
+    assert table.travel is not None, f"{table.name} never leaves the participant's computer"
+    local = table.travel.local
+    selected = ", ".join(f"NULL AS {c}" if c in local else c for c in columns)
+    return (f"SELECT {selected} FROM {table.name} WHERE {table.travel.rows.format(**_CONSENTED_SETS)} "
+            f"ORDER BY {', '.join(table.primary_key)}")
+
 
 _ARROW_TYPES = {"int": "int64", "float": "float64", "str": "string"}
 
@@ -217,8 +205,8 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
     with StudyLog(db, readonly=True) as log, log.snapshot():
         study = choose_study(log, study_id)
         params = {"study": study}
-        has_media = set(_MEDIA_TABLES) <= set(log.table_names())
-        for statement in _SELECT_CONSENTED + (_SELECT_MEDIA if has_media else []):
+        present = set(log.table_names())  # an older schema's log lacks the newer tables
+        for statement in _SELECT_CONSENTED + (_SELECT_MEDIA if _MEDIA_TABLES <= present else []):
             log.conn.execute(statement, params)
         consent = dict(log.conn.execute(
             "SELECT rater_id, consent_at FROM raters WHERE study_id = :study AND consent_at IS NOT NULL "
@@ -226,9 +214,11 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
         if not consent:
             raise BundleError(f"no rater of study {study!r} has given consent in {log.path}, so there is nothing "
                               "to send — fix: accept the consent text in the extension first")
-        present = set(log.table_names())  # an older schema's log lacks the newer tables (label sets)
-        tables = {name: (column_types(log.conn, name), log.conn.execute(_ROWS[name], params).fetchall())
-                  for name in TABLES if (has_media or name not in _MEDIA_TABLES) and name in present}
+        tables = {}
+        for t in TRAVELLING:
+            if t.name in present:
+                columns = column_types(log.conn, t.name)
+                tables[t.name] = (columns, log.conn.execute(rows_query(t, [c for c, _ in columns]), params).fetchall())
         fields = {"study_id": study, "study_key": study_key(study, study_salt(log, study)),
                   "rater_ids": sorted(consent), "consent": consent, "modlens_version": __version__,
                   "schema_version": log.user_version(), "exported_at": now_iso()}

@@ -4,9 +4,10 @@ configurations, error messages, run paths).
 
 Detectors now record files by package-relative name and hash (`paths.portable`); a log written
 before that, or a message that quoted a path, still holds `/home/<name>/…`. Bundle export passes
-every free-text column through `scrub_tables` except the ones that are the study's data (comment
-texts, page URLs and titles, keys, the rater's answers), which are shown, never rewritten, by
-`export --bundle --show`.
+every free-text column through `scrub_tables`: each text column but those the table description
+carries verbatim (`Travel.verbatim` in studylog/tables.py: the study's data, such as comment texts,
+page URLs and titles, keys and the rater's answers, and timestamps), which are shown, never
+rewritten, by `export --bundle --show`.
 """
 from __future__ import annotations
 
@@ -20,22 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from modlens.paths import portable
-
-# (table, column) kept byte for byte: the data the participant consented to send, and the keys merge
-# matches rows by. Every other text column of a bundle is scrubbed.
-KEPT: frozenset[tuple[str, str]] = frozenset({
-    ("studies", "study_id"), ("raters", "study_id"), ("raters", "rater_id"),
-    ("sessions", "session_id"), ("sessions", "study_id"), ("sessions", "rater_id"),
-    ("pages", "platform"), ("pages", "page_key"), ("pages", "url"), ("pages", "title"),
-    ("texts", "text"), ("texts", "text_hash"),
-    ("comments", "platform"), ("comments", "comment_key"), ("comments", "parent_key"), ("comments", "author_hash"),
-    ("sightings", "session_id"), ("labels", "name"), ("labels", "value"),
-    ("detectors", "name"), ("ratings", "study_id"), ("ratings", "rater_id"), ("ratings", "client_rating_id"),
-    ("ratings", "session_id"), ("ratings", "values_json"), ("ratings", "anchors_json"),
-    ("rating_values", "attribute"), ("rating_values", "value"), ("gold_labels", "value"),
-    ("media", "sha256"), ("media", "kind"), ("media", "mime"), ("comment_media", "source_url"),
-})
-_TIMESTAMP = re.compile(r"(_at|first_seen|first_used)$")
+from modlens.studylog.tables import TABLE
 
 # names too common to be anyone's identity, and which configurations use as plain words
 _GENERIC = {"root", "user", "users", "home", "admin", "localhost", "runner", "ubuntu", "debian", "app"}
@@ -110,8 +96,10 @@ def _scrub_paths(text: str) -> str:
 
 
 def scrubbed_column(table: str, column: str, kind: str) -> bool:
-    """Whether bundle export rewrites this column (text columns that are not the study's data)."""
-    return kind == "str" and (table, column) not in KEPT and not _TIMESTAMP.search(column)
+    """Whether bundle export rewrites this column: a text column the table description does not carry
+    verbatim (so also any text column of a table or column this modlens does not know)."""
+    travel = TABLE[table].travel if table in TABLE else None
+    return kind == "str" and (travel is None or column not in travel.verbatim)
 
 
 def scrub_tables(tables: dict[str, tuple[list[tuple[str, str]], list[tuple[Any, ...]]]],

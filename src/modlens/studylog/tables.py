@@ -1,9 +1,11 @@
-"""The study log's tables, described once: per table its meaning, and per column its name, SQL
-type, constraints and meaning; then the exported tables, built on those columns.
+"""The study log's tables, described once: per table its meaning, per column its name, SQL type,
+constraints and meaning, and what a participant's bundle carries of it (`Travel`); then the
+exported tables, built on those columns.
 
 Everything that describes the log is derived from here: the data dictionary (docs/DATA.md,
-`dictionary.render_markdown`), the exporter's table list (every SQLite table is exported) and
-the `CREATE TABLE` text of the current schema. `schema.MIGRATIONS` stays the way logs are
+`dictionary.render_markdown`), the exporter's table list (every SQLite table is exported), the
+`CREATE TABLE` text of the current schema, and the bundles, merge and scrubbing of
+`modlens.exchange` (which rows leave, how merge finds them again, which columns are cleaned). `schema.MIGRATIONS` stays the way logs are
 created and upgraded; tests/test_table_description.py builds a log through the migrations and
 checks that its tables, columns, keys and indexes are exactly the ones declared here.
 """
@@ -60,6 +62,48 @@ class Index:
 
 
 @dataclass(frozen=True)
+class Travel:
+    """What a participant's bundle carries of a table, and how `modlens merge` takes it in
+    (`modlens.exchange` builds both from this; docs/MULTI.md).
+
+    `rows`: which rows leave the participant's computer, as an SQL condition on the table's columns.
+    It may use `:study` (the study bundled) and the sets a bundle is built from, all recorded under
+    consent (`exchange/bundle.py`): {raters} of the study who consented, their {sessions} and
+    {ratings}, the {comments} those sessions saw or rated plus the study's gold and anchor comments,
+    the {texts} of those comments (their live variants and normalized forms, OCR text), their
+    {media} and the {media_detectors} that scored them with their media.
+    `merge_key`: the columns that find the row again in the merged log (references already mapped):
+    a row already there under that key is not inserted twice. A table with an integer row id gets
+    new ids there, and the columns referencing it are mapped to them; a reference to a table that
+    never travels arrives as NULL.
+    `verbatim`: text columns carried as recorded (the study's data, keys merge matches by,
+    timestamps). Every other text column is free text (configurations, versions, messages) that may
+    quote this computer's paths, user or host names: the bundle scrubs it (`exchange/scrub.py`), and
+    `export --bundle --show` says which.
+    `local`: columns that never leave (NULL in the bundle and in the merged log): local file paths.
+    `fill`: columns a later bundle fills where the merged row has NULL (a value, once there, stays).
+    `replace_if`: when a bundle's row replaces the merged one with the same key, whole: an SQL
+    condition on the merged row (the table's name) and the bundle's (`excluded`).
+    `rewrite`: (column, SQL expression) set before the key is matched, on the bundle's row `m`
+    (references mapped).
+    `tracked`: merge records in `row_sources` which bundle held each row and whether it added it;
+    the row's key there is its id in the merged log, else its `merge_key`, ids joined by ':', names by '/'.
+    """
+    rows: str
+    merge_key: tuple[str, ...]
+    verbatim: tuple[str, ...] = ()
+    local: tuple[str, ...] = ()
+    fill: tuple[str, ...] = ()
+    replace_if: str | None = None
+    rewrite: tuple[tuple[str, str], ...] = ()
+    tracked: bool = False
+
+
+# a table that never leaves the participant's computer (audit runs, merge provenance, fused cases ...)
+STAYS: Travel | None = None
+
+
+@dataclass(frozen=True)
 class Table:
     name: str
     doc: str
@@ -68,12 +112,32 @@ class Table:
     unique: tuple[tuple[str, ...], ...] = ()
     indexes: tuple[Index, ...] = ()
     without_rowid: bool = False
+    travel: Travel | None = STAYS
 
     def column(self, name: str) -> Column:
         for c in self.columns:
             if c.name == name:
                 return c
         raise KeyError(f"{self.name} has no column {name!r}")
+
+    @property
+    def row_id(self) -> str | None:
+        """The integer primary key (the rowid) that merge maps to new ids, if the table has one."""
+        if len(self.primary_key) == 1 and self.column(self.primary_key[0]).type == "INTEGER":
+            return self.primary_key[0]
+        return None
+
+    @property
+    def parents(self) -> tuple[str, ...]:
+        """The tables its columns reference."""
+        return tuple(dict.fromkeys(c.references.split("(")[0] for c in self.columns if c.references))
+
+    @property
+    def free_text(self) -> tuple[str, ...]:
+        """The text columns a bundle scrubs: every one not carried verbatim (none of a table that stays)."""
+        if self.travel is None:
+            return ()
+        return tuple(c.name for c in self.columns if c.type == "TEXT" and c.name not in self.travel.verbatim)
 
     def create_sql(self) -> str:
         """This table's `CREATE TABLE` (and `CREATE INDEX`) text, as the migrations leave it."""
@@ -91,9 +155,10 @@ class Table:
         return "\n".join(out)
 
 
-def _table(name: str, doc: str, *columns: Column, key: tuple[str, ...], unique: tuple[tuple[str, ...], ...] = (),
-           indexes: tuple[Index, ...] = (), without_rowid: bool = False) -> Table:
-    return Table(name, doc, columns, key, unique, indexes, without_rowid)
+def _table(name: str, doc: str, *columns: Column, key: tuple[str, ...], travel: Travel | None,
+           unique: tuple[tuple[str, ...], ...] = (), indexes: tuple[Index, ...] = (), without_rowid: bool = False) -> Table:
+    """`travel` has no default: every table says whether and how it leaves in a bundle (or STAYS)."""
+    return Table(name, doc, columns, key, unique, indexes, without_rowid, travel)
 
 
 _SCORE_COLUMNS = (
@@ -111,14 +176,17 @@ TABLES: tuple[Table, ...] = (
         col("title", "TEXT NOT NULL", "Human-readable study title."),
         col("config_json", "TEXT NOT NULL", "The full study configuration as first seen (canonical JSON)."),
         col("created_at", "TEXT NOT NULL", "When the study was first written to this log (UTC ISO 8601)."),
-        key=("study_id",)),
+        key=("study_id",),
+        travel=Travel("study_id = :study", merge_key=("study_id",), verbatim=("study_id", "created_at"), tracked=True)),
     _table(
         "raters", "People who rate comments, per study; ids are chosen by the client, never names.",
         col("study_id", "TEXT NOT NULL REFERENCES studies(study_id)", "Study the rater takes part in."),
         col("rater_id", "TEXT NOT NULL", "Pseudonymous rater id sent by the extension."),
         col("consent_at", "TEXT", "When the rater gave consent (UTC ISO 8601), NULL if not yet."),
         col("first_seen", "TEXT NOT NULL", "When the rater was first seen."),
-        key=("study_id", "rater_id")),
+        key=("study_id", "rater_id"),
+        travel=Travel("study_id = :study AND rater_id IN {raters}", merge_key=("study_id", "rater_id"),
+                      verbatim=("study_id", "rater_id", "consent_at", "first_seen"), fill=("consent_at",), tracked=True)),
     _table(
         "sessions", "One client connection (extension, CLI feed, audit).",
         col("session_id", "TEXT", "Session id chosen by the daemon."),
@@ -132,7 +200,9 @@ TABLES: tuple[Table, ...] = (
         col("ended_by", "TEXT", "How it ended: `client` (the client closed it), `shutdown` (the daemon stopped "
                                 "cleanly), `recovery` (closed at the next start after the daemon died); NULL while "
                                 "open or when ended before schema 4."),
-        key=("session_id",)),
+        key=("session_id",),
+        travel=Travel("session_id IN {sessions}", merge_key=("session_id",),
+                      verbatim=("session_id", "study_id", "rater_id", "started_at", "ended_at"), tracked=True)),
     _table(
         "pages", "A page comments were found on, deduplicated by platform + page key.",
         col("page_id", "INTEGER", "Row id."),
@@ -141,13 +211,17 @@ TABLES: tuple[Table, ...] = (
         col("url", "TEXT", "Page URL as first seen."),
         col("title", "TEXT", "Page title as first known."),
         col("first_seen", "TEXT NOT NULL", "When the page was first seen."),
-        key=("page_id",), unique=(("platform", "page_key"),)),
+        key=("page_id",), unique=(("platform", "page_key"),),
+        travel=Travel("page_id IN (SELECT page_id FROM comments WHERE comment_id IN {comments})",
+                      merge_key=("platform", "page_key"), verbatim=("platform", "page_key", "url", "title", "first_seen"),
+                      fill=("url", "title"), tracked=True)),
     _table(
         "texts", "Every distinct string that was stored: comments, normalized forms, variants, OCR output.",
         col("text_id", "INTEGER", "Row id; joins `scores.text_id`."),
         col("text_hash", "TEXT NOT NULL", "sha256 (hex) of the exact UTF-8 text; the natural key."),
         col("text", "TEXT NOT NULL", "The text itself."),
-        key=("text_id",), unique=(("text_hash",),)),
+        key=("text_id",), unique=(("text_hash",),),
+        travel=Travel("text_id IN {texts}", merge_key=("text_hash",), verbatim=("text_hash", "text"))),
     _table(
         "comments", "A comment, deduplicated by platform + comment key; its first text is kept.",
         col("comment_id", "INTEGER", "Row id; joins ratings, variants, labels, sightings, run items and media."),
@@ -163,13 +237,23 @@ TABLES: tuple[Table, ...] = (
         col("original_length", "INTEGER NOT NULL", "Length in characters before truncation."),
         col("first_seen", "TEXT NOT NULL", "When the comment was first stored."),
         key=("comment_id",), unique=(("platform", "comment_key"),),
-        indexes=(Index("comments_page", ("page_id",)),)),
+        indexes=(Index("comments_page", ("page_id",)),),
+        travel=Travel(
+            "comment_id IN {comments}", merge_key=("platform", "comment_key"),
+            verbatim=("platform", "comment_key", "parent_key", "author_hash", "first_seen"), tracked=True,
+            # a comment edited between two participants' visits is kept apart under its key + text hash
+            rewrite=(("comment_key", "CASE WHEN EXISTS (SELECT 1 FROM comments c WHERE c.platform = m.platform "
+                                     "AND c.comment_key = m.comment_key AND c.text_id <> m.text_id) "
+                                     "THEN m.comment_key || '#' || substr((SELECT text_hash FROM texts t "
+                                     "WHERE t.text_id = m.text_id), 1, 12) ELSE m.comment_key END"),))),
     _table(
         "sightings", "Which session saw which comment.",
         col("comment_id", "INTEGER NOT NULL REFERENCES comments(comment_id)", "The comment."),
         col("session_id", "TEXT NOT NULL REFERENCES sessions(session_id)", "The session that saw it."),
         col("seen_at", "TEXT NOT NULL", "First time that session saw it."),
-        key=("comment_id", "session_id")),
+        key=("comment_id", "session_id"),
+        travel=Travel("session_id IN {sessions} AND comment_id IN {comments}", merge_key=("comment_id", "session_id"),
+                      verbatim=("session_id", "seen_at"))),
     _table(
         "labels", "Labels attached to comments from datasets or the study (one per name and source); gold "
                   "`toxic` labels live in `gold_labels`.",
@@ -178,7 +262,8 @@ TABLES: tuple[Table, ...] = (
         col("value", "TEXT", "Label value (text, or canonical JSON for structured values)."),
         col("source", "TEXT NOT NULL", "Where it came from (dataset name, `study-config`, ...; `extension`: the "
                                        "browser extension's `parent_via`, how the comment's parent was determined)."),
-        key=("comment_id", "name", "source")),
+        key=("comment_id", "name", "source"),
+        travel=Travel("comment_id IN {comments}", merge_key=("comment_id", "name", "source"), verbatim=("name", "value"))),
     _table(
         "detectors", "A detector at one version (weights + configuration).",
         col("detector_id", "INTEGER", "Row id."),
@@ -188,7 +273,10 @@ TABLES: tuple[Table, ...] = (
         col("threshold", "REAL", "Decision threshold on the toxicity score."),
         col("config_json", "TEXT NOT NULL", "Options that define its behaviour (never secrets)."),
         col("first_used", "TEXT NOT NULL", "When it was first used in this log."),
-        key=("detector_id",), unique=(("name", "version"),)),
+        key=("detector_id",), unique=(("name", "version"),),
+        travel=Travel("detector_id IN (SELECT detector_id FROM scores WHERE text_id IN {texts}) "
+                      "OR detector_id IN {media_detectors}",
+                      merge_key=("name", "version"), verbatim=("name", "first_used"), tracked=True)),
     _table(
         "scores", "One detector's answer for one text (comment, normalized form or variant).",
         col("text_id", "INTEGER NOT NULL REFERENCES texts(text_id)",
@@ -196,7 +284,9 @@ TABLES: tuple[Table, ...] = (
         col("detector_id", "INTEGER NOT NULL REFERENCES detectors(detector_id)", "The detector version that scored it."),
         *_SCORE_COLUMNS,
         col("created_at", "TEXT NOT NULL", "When the score was stored."),
-        key=("text_id", "detector_id")),
+        key=("text_id", "detector_id"),
+        travel=Travel("text_id IN {texts}", merge_key=("text_id", "detector_id"), verbatim=("created_at",), tracked=True,
+                      replace_if="scores.error IS NOT NULL AND excluded.error IS NULL")),
     _table(
         "normalizations", "A normalizer's output for one text.",
         col("source_text_id", "INTEGER NOT NULL REFERENCES texts(text_id)", "The original text."),
@@ -206,7 +296,9 @@ TABLES: tuple[Table, ...] = (
         col("edits_json", "TEXT NOT NULL",
             "Per-token edits as a JSON list (span, original, normalized, step, confidence, hidden)."),
         col("created_at", "TEXT NOT NULL", "When it was stored."),
-        key=("source_text_id", "normalizer", "version")),
+        key=("source_text_id", "normalizer", "version"),
+        travel=Travel("source_text_id IN {texts}", merge_key=("source_text_id", "normalizer", "version"),
+                      verbatim=("created_at",))),
     _table(
         "variants", "A perturbed variant of a comment, with everything needed to reproduce it.",
         col("variant_id", "INTEGER", "Row id."),
@@ -223,7 +315,9 @@ TABLES: tuple[Table, ...] = (
         col("run_id", "INTEGER REFERENCES audit_runs(run_id)", "Audit run that made it, NULL for the daemon."),
         col("created_at", "TEXT NOT NULL", "When it was stored."),
         key=("variant_id",), unique=(("comment_id", "text_id", "strategy", "params_json", "seed"),),
-        indexes=(Index("variants_comment", ("comment_id",)),)),
+        indexes=(Index("variants_comment", ("comment_id",)),),
+        travel=Travel("comment_id IN {comments} AND run_id IS NULL",
+                      merge_key=("comment_id", "text_id", "strategy", "params_json", "seed"), verbatim=("created_at",))),
     _table(
         "ratings", "One rater's judgement of one comment, keyed by study + rater + client rating id.",
         col("rating_id", "INTEGER", "Row id."),
@@ -239,13 +333,17 @@ TABLES: tuple[Table, ...] = (
             "1 when the anchor answers contradict each other (excluded from analysis).", flag=True),
         col("time_spent_ms", "INTEGER", "Time the rater spent on the comment, in ms."),
         col("created_at", "TEXT NOT NULL", "When the rating was committed."),
-        key=("rating_id",), unique=(("study_id", "rater_id", "client_rating_id"),)),
+        key=("rating_id",), unique=(("study_id", "rater_id", "client_rating_id"),),
+        travel=Travel("rating_id IN {ratings}", merge_key=("study_id", "rater_id", "client_rating_id"),
+                      verbatim=("study_id", "rater_id", "client_rating_id", "session_id", "values_json", "anchors_json",
+                                "created_at"), tracked=True)),
     _table(
         "rating_values", "One attribute value of one rating (long form of values_json).",
         col("rating_id", "INTEGER NOT NULL REFERENCES ratings(rating_id)", "The rating."),
         col("attribute", "TEXT NOT NULL", "Attribute name (formality, respectfulness, stereotypes, toxicity, ...)."),
         col("value", "TEXT NOT NULL", "The chosen level, as text."),
-        key=("rating_id", "attribute")),
+        key=("rating_id", "attribute"),
+        travel=Travel("rating_id IN {ratings}", merge_key=("rating_id", "attribute"), verbatim=("attribute", "value"))),
     _table(
         "audit_runs", "A batch audit over a dataset.",
         col("run_id", "INTEGER", "Row id."),
@@ -259,12 +357,14 @@ TABLES: tuple[Table, ...] = (
         col("finished_at", "TEXT", "End time, NULL while running or after a crash."),
         col("label_set_id", "INTEGER REFERENCES label_sets(label_set_id)",
             "The label set its gold labels were read from, NULL when it used none."),
-        key=("run_id",)),
+        key=("run_id",),
+        travel=STAYS),
     _table(
         "run_items", "Which comments belong to which audit run.",
         col("run_id", "INTEGER NOT NULL REFERENCES audit_runs(run_id)", "The run."),
         col("comment_id", "INTEGER NOT NULL REFERENCES comments(comment_id)", "The comment."),
-        key=("run_id", "comment_id")),
+        key=("run_id", "comment_id"),
+        travel=STAYS),
     _table(
         "bundles", "A participant bundle merged into this log by `modlens merge` (empty in a participant's own log).",
         col("bundle_id", "INTEGER", "Row id."),
@@ -281,7 +381,8 @@ TABLES: tuple[Table, ...] = (
         col("rows_json", "TEXT NOT NULL", "Rows per table: in the bundle and added by it (JSON)."),
         col("signer", "TEXT", "Fingerprint of the participant's bundle key that signed it (`ed25519:` + 32 hex); "
                               "NULL: merged unsigned with --allow-unsigned."),
-        key=("bundle_id",), unique=(("bundle_sha256",),)),
+        key=("bundle_id",), unique=(("bundle_sha256",),),
+        travel=STAYS),
     _table(
         "row_sources", "Which bundle each merged row came from (provenance), one row per row and bundle.",
         col("table_name", "TEXT NOT NULL", "Table of the row (comments, ratings, scores ...)."),
@@ -290,7 +391,8 @@ TABLES: tuple[Table, ...] = (
         col("added", "INTEGER NOT NULL", "1 when this bundle inserted the row, 0 when it was already there "
                                          "(deduplicated).", flag=True),
         key=("table_name", "row_key", "bundle_id"), indexes=(Index("row_sources_bundle", ("bundle_id",)),),
-        without_rowid=True),
+        without_rowid=True,
+        travel=STAYS),
     _table(
         "media", "Images, audio and video, once per content hash: attached to comments or made for fused test "
                  "cases (docs/FUSION.md).",
@@ -302,14 +404,17 @@ TABLES: tuple[Table, ...] = (
         col("path", "TEXT", "Path under the study's media folder, NULL when the bytes were not kept (only the hash)."),
         col("meta_json", "TEXT NOT NULL", "Width and height (images), duration in seconds and streams (audio, video)."),
         col("first_seen", "TEXT NOT NULL", "When these bytes were first logged."),
-        key=("media_id",), unique=(("sha256",),)),
+        key=("media_id",), unique=(("sha256",),),
+        travel=Travel("media_id IN {media}", merge_key=("sha256",), verbatim=("sha256", "kind", "mime", "first_seen"),
+                      local=("path",), tracked=True)),
     _table(
         "comment_media", "Media attached to a comment on a page, in page order.",
         col("comment_id", "INTEGER NOT NULL REFERENCES comments(comment_id)", "The comment."),
         col("media_id", "INTEGER NOT NULL REFERENCES media(media_id)", "The media."),
         col("position", "INTEGER NOT NULL", "0-based order of the media in the comment."),
         col("source_url", "TEXT", "Where the page showed it (origin and path only)."),
-        key=("comment_id", "media_id")),
+        key=("comment_id", "media_id"),
+        travel=Travel("comment_id IN {comments}", merge_key=("comment_id", "media_id"), verbatim=("source_url",))),
     _table(
         "ocr_results", "Text read from an image by an OCR engine.",
         col("media_id", "INTEGER NOT NULL REFERENCES media(media_id)", "The image."),
@@ -318,7 +423,8 @@ TABLES: tuple[Table, ...] = (
         col("text_id", "INTEGER NOT NULL REFERENCES texts(text_id)", "The text read (possibly empty)."),
         col("confidence", "REAL", "Mean word confidence in [0, 1], NULL when no word was read."),
         col("created_at", "TEXT NOT NULL", "When it was read."),
-        key=("media_id", "engine", "version")),
+        key=("media_id", "engine", "version"),
+        travel=Travel("media_id IN {media}", merge_key=("media_id", "engine", "version"), verbatim=("created_at",))),
     _table(
         "asr_results", "Speech heard in an audio clip or a video's sound track by a speech recogniser (the asr "
                        "detector, docs/FUSION.md).",
@@ -329,7 +435,8 @@ TABLES: tuple[Table, ...] = (
         col("confidence", "REAL", "Posterior probability of the transcript in [0, 1] (pocketsphinx), NULL when "
                                   "the engine gives none."),
         col("created_at", "TEXT NOT NULL", "When it was heard."),
-        key=("media_id", "engine", "version")),
+        key=("media_id", "engine", "version"),
+        travel=STAYS),
     _table(
         "fused_cases", "DUO semantic-fusion test cases: a toxic seed sentence split across modalities.",
         col("case_id", "INTEGER", "Row id."),
@@ -351,20 +458,23 @@ TABLES: tuple[Table, ...] = (
         col("run_id", "INTEGER REFERENCES audit_runs(run_id)", "The `modlens fuse` run that made it."),
         col("created_at", "TEXT NOT NULL", "When it was generated."),
         key=("case_id",), unique=(("case_key",),),
-        indexes=(Index("fused_cases_fusion", ("content_type", "fusion")),)),
+        indexes=(Index("fused_cases_fusion", ("content_type", "fusion")),),
+        travel=STAYS),
     _table(
         "case_media", "The media of each part of a fused case.",
         col("case_id", "INTEGER NOT NULL REFERENCES fused_cases(case_id)", "The case."),
         col("part", "TEXT NOT NULL", "case (the fused whole), part_a or part_b (each half alone)."),
         col("position", "INTEGER NOT NULL", "0-based order within the part."),
         col("media_id", "INTEGER NOT NULL REFERENCES media(media_id)", "The media."),
-        key=("case_id", "part", "position")),
+        key=("case_id", "part", "position"),
+        travel=STAYS),
     _table(
         "case_parts", "The text of each part of a fused case (the baselines the report shows).",
         col("case_id", "INTEGER NOT NULL REFERENCES fused_cases(case_id)", "The case."),
         col("part", "TEXT NOT NULL", "part_a or part_b."),
         col("text_id", "INTEGER NOT NULL REFERENCES texts(text_id)", "Text shown with that part alone (possibly empty)."),
-        key=("case_id", "part")),
+        key=("case_id", "part"),
+        travel=STAYS),
     _table(
         "case_scores", "A detector's score for a fused case, its seed or one of its parts.",
         col("case_id", "INTEGER NOT NULL REFERENCES fused_cases(case_id)", "The case."),
@@ -373,7 +483,8 @@ TABLES: tuple[Table, ...] = (
         *_SCORE_COLUMNS,
         col("details_json", "TEXT NOT NULL", "What the detector saw (OCR text and confidence, ignored media ...)."),
         col("created_at", "TEXT NOT NULL", "When it was scored."),
-        key=("case_id", "part", "detector_id")),
+        key=("case_id", "part", "detector_id"),
+        travel=STAYS),
     _table(
         "comment_media_scores", "A detector's score for a comment together with its media (text + OCR, images).",
         col("comment_id", "INTEGER NOT NULL REFERENCES comments(comment_id)", "The comment."),
@@ -381,7 +492,9 @@ TABLES: tuple[Table, ...] = (
         *_SCORE_COLUMNS,
         col("details_json", "TEXT NOT NULL", "What the detector saw (OCR text and confidence ...)."),
         col("created_at", "TEXT NOT NULL", "When it was scored."),
-        key=("comment_id", "detector_id")),
+        key=("comment_id", "detector_id"),
+        travel=Travel("comment_id IN {comments}", merge_key=("comment_id", "detector_id"),
+                      verbatim=("created_at",))),
     _table(
         "label_sets", "Gold labels as versioned sets: one per (source, label definition). A new `--label` adds a "
                       "set and never rewrites one; runs record the set they used.",
@@ -390,13 +503,16 @@ TABLES: tuple[Table, ...] = (
         col("definition", "TEXT NOT NULL", "How the gold value was read from the source (the `--label` definition); "
                                            "`as recorded before label sets (schema 3)` for labels of older logs."),
         col("created_at", "TEXT NOT NULL", "When the set was first written."),
-        key=("label_set_id",), unique=(("source", "definition"),)),
+        key=("label_set_id",), unique=(("source", "definition"),),
+        travel=Travel("label_set_id IN (SELECT label_set_id FROM gold_labels WHERE comment_id IN {comments})",
+                      merge_key=("source", "definition"), verbatim=("created_at",), tracked=True)),
     _table(
         "gold_labels", "The gold label of a comment within one label set.",
         col("label_set_id", "INTEGER NOT NULL REFERENCES label_sets(label_set_id)", "The label set."),
         col("comment_id", "INTEGER NOT NULL REFERENCES comments(comment_id)", "The comment."),
         col("value", "TEXT", "Gold value (text), NULL when the source gives none."),
-        key=("label_set_id", "comment_id"), indexes=(Index("gold_labels_comment", ("comment_id",)),)),
+        key=("label_set_id", "comment_id"), indexes=(Index("gold_labels_comment", ("comment_id",)),),
+        travel=Travel("comment_id IN {comments}", merge_key=("label_set_id", "comment_id"), verbatim=("value",))),
     _table(
         "step_errors", "A step that failed for one text (a normalizer, a variant generator): recorded, and the run "
                        "goes on, as a detector's failure is a score row with an error.",
@@ -407,7 +523,8 @@ TABLES: tuple[Table, ...] = (
         col("run_id", "INTEGER REFERENCES audit_runs(run_id)", "Audit run it happened in, NULL for the daemon."),
         col("message", "TEXT NOT NULL", "The error (type and message)."),
         col("created_at", "TEXT NOT NULL", "When it was recorded."),
-        key=("text_id", "step", "component", "version")),
+        key=("text_id", "step", "component", "version"),
+        travel=STAYS),
     _table(
         "deferred_variants", "A live comment whose variants the daemon did not make while the participant browsed "
                              "(over the study's variant budget): recorded with why, made later by "
@@ -416,7 +533,8 @@ TABLES: tuple[Table, ...] = (
         col("reason", "TEXT NOT NULL", "Why it was deferred (the budget that was reached)."),
         col("created_at", "TEXT NOT NULL", "When it was deferred."),
         col("done_at", "TEXT", "When its variants were made; NULL while still to do."),
-        key=("comment_id",)),
+        key=("comment_id",),
+        travel=STAYS),
     _table(
         "rater_reviews", "The acceptance of one rater's work on one task of an item-set study (seed 003, Table 11), "
                          "written by `modlens rate`; the report uses only ratings of tasks decided `accept`.",
@@ -433,10 +551,30 @@ TABLES: tuple[Table, ...] = (
         col("inconsistent", "INTEGER NOT NULL", "Other items with an inconsistent anchor pair (or left unrated)."),
         col("comment_ids_json", "TEXT NOT NULL", "The task's comments (JSON list of comment ids, gold included)."),
         col("reviewed_at", "TEXT NOT NULL", "When the decision was (re)computed."),
-        key=("study_id", "rater_id", "task")),
+        key=("study_id", "rater_id", "task"),
+        travel=STAYS),
 )
 
 TABLE: dict[str, Table] = {t.name: t for t in TABLES}
+
+
+def _parents_first(tables: tuple[Table, ...]) -> tuple[Table, ...]:
+    """The tables, each after the ones among them it references (in description order otherwise)."""
+    names = {t.name for t in tables}
+    out: list[Table] = []
+    pending = list(tables)
+    while pending:
+        placed = {t.name for t in out}
+        ready = next((t for t in pending if all(p in placed or p == t.name for p in t.parents if p in names)), None)
+        if ready is None:
+            raise RuntimeError(f"tables referencing each other in a loop: {[t.name for t in pending]}")
+        out.append(ready)
+        pending.remove(ready)
+    return tuple(out)
+
+
+# the tables a bundle carries, parents before children: the order bundles list them and merge inserts them
+TRAVELLING: tuple[Table, ...] = _parents_first(tuple(t for t in TABLES if t.travel is not None))
 
 
 def create_script() -> str:
