@@ -67,6 +67,7 @@ async def _analyzer_ctx(app: web.Application) -> AsyncIterator[None]:
     live = app[HOST].live()
     app[ANALYZER] = Analyzer(live.study, live.engine, live.write, live.detector_ids)
     yield
+    await app[ANALYZER].drain()  # scores submitted after their answer, committed before the writer stops
 
 
 def _door(request: web.Request) -> PerspectiveError | None:

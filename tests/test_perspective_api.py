@@ -17,6 +17,7 @@ from googleapiclient.errors import HttpError
 from daemon_helpers import TOKEN, WordListDetector, running_daemon, study
 from threaded_server import ThreadedServer
 from modlens.daemon.app import create_app
+from modlens.daemon.perspective_api import ANALYZER
 from modlens.perspective import calibration, keys
 
 pytestmark = pytest.mark.timeout(120)
@@ -220,6 +221,11 @@ def test_drop_unsupported_and_threshold(server):
     assert status == 200 and list(got["attributeScores"]) == ["INSULT"]  # PROFANITY dropped, TOXICITY below 0.5
 
 
+def _scores_committed(srv: ThreadedServer) -> None:
+    """Waits for the scores the endpoint writes after answering (`Analyzer.drain`)."""
+    asyncio.run_coroutine_threadsafe(srv.runner.app[ANALYZER].drain(), srv.loop).result(10)
+
+
 def _api_rows(db):
     con = sqlite3.connect(db)
     try:
@@ -242,6 +248,7 @@ def test_calls_are_logged_except_with_do_not_store(server):
     assert [title for _, title in comments] == ["c1"] and texts == 1
     assert labels["api.client_token"] == "tok-1" and labels["api.session_id"] == "s-9"
     assert labels["api.endpoint"] == "analyze" and labels["api.attributes"] == "TOXICITY"
+    _scores_committed(srv)  # the call was committed before its answer, its scores just after
     con = sqlite3.connect(db)
     scored = con.execute("SELECT d.name, d.version FROM scores s JOIN texts t USING (text_id) JOIN detectors d "
                          "USING (detector_id) WHERE t.text = 'a secret comment'").fetchall()
@@ -327,6 +334,7 @@ def test_report_shows_api_traffic_per_community(server):
                          "attributeScores": {"TOXICITY": {"summaryScore": {"value": 0.1}}}}, "comments:suggestscore"),
                        ({**EXAMPLE, "comment": {"text": "you idiot"}}, "comments:analyze")]:
         assert _post(srv.base, body, path=path)[0] == 200
+    _scores_committed(srv)
     report = report_from_db(db)
     api = report["sections"]["api"]
     assert api["n_calls"] == 4

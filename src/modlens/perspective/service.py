@@ -6,9 +6,20 @@ platform `api` on the page of its `communityId` (its client token, session and t
 asked for as labels of source `api`), its scores through the chunk pipeline's one recording path
 (`chunks.register_items`, `chunks.record_results`). With `doNotStore: true` nothing about the call
 is written.
+
+Both writes go through the daemon's batched writer, as the extension's comments do: the call is
+submitted on arrival, so its commit runs while the comment is scored, and the answer waits for
+that commit (a call that was answered is in the log). Its scores are submitted once the answer is
+built and committed in the writer's next batch, after the answer: a daemon killed in that moment
+(the writer's batching window, `writer_max_delay_ms`, 20 ms, plus the commit) keeps the call
+without its scores, which `modlens rescore` computes again. A daemon that stops normally commits
+them first (`drain`). Waiting for the scores' commit too cost a quarter to half of the throughput
+at 16-20 clients (`bench/bench_perspective.py`).
 """
 from __future__ import annotations
 
+import asyncio
+import logging
 import uuid
 from typing import Any, Awaitable, Callable, Mapping
 
@@ -27,6 +38,9 @@ LABEL_SOURCE = "api"
 NO_COMMUNITY = "(no communityId)"
 
 Write = Callable[[Callable[[StudyLog], Any]], Awaitable[Any]]
+Labels = dict[str, Any]
+ScoreRow = tuple[str, str, DetectorResult]
+log = logging.getLogger("modlens.daemon")
 
 
 def community_page_key(community_id: str | None) -> str:
@@ -44,6 +58,7 @@ class Analyzer:
         # names a request may carry: Perspective's and those study.toml adds ([perspective.attributes.X])
         self.names = frozenset((*KNOWN, *self.config.attributes))
         self.calibrations = calibration.Maps()
+        self._score_writes: set[asyncio.Future[Any]] = set()  # submitted after their answer, not yet committed
 
     # --- which attributes, which languages --------------------------------------------------
     def _chosen(self, req: AnalyzeRequest, langs: list[str], detected: list[str]) -> dict[str, AttributeSource]:
@@ -85,6 +100,27 @@ class Analyzer:
         calibrated = self.config.calibrate if req.calibrated is None else req.calibrated
         maps = {a: self._calibration(s) for a, s in chosen.items()} if calibrated else {}
 
+        call = None
+        if not req.do_not_store:  # written while the comment is scored; answered once committed
+            labels = {"api.endpoint": "analyze", "api.attributes": ",".join(req.attributes),
+                      "api.languages": ",".join(langs), "api.calibrated": bool(calibrated)}
+            call = asyncio.ensure_future(self._log_call(req.text, req.community_id, req.client_token,
+                                                        req.session_id, labels))
+        try:
+            response, by_text = await self._scores(req, chosen, maps)
+        finally:
+            if call is not None:
+                await call
+        response.update({"languages": list(langs), "detectedLanguages": detected})
+        if req.client_token is not None:
+            response["clientToken"] = req.client_token
+        if call is not None:
+            self._log_scores_after_answer([(t, k, r) for t, per in by_text.items() for k, r in per.items()])
+        return response
+
+    async def _scores(self, req: AnalyzeRequest, chosen: Mapping[str, AttributeSource],
+                      maps: Mapping[str, calibration.Calibration]) -> tuple[dict[str, Any], dict[str, dict[str, DetectorResult]]]:
+        """(the response's `attributeScores`, each scored text's detector results)."""
         pieces = spans.sentences(req.text) if req.span_annotations else [(0, spans.utf16_len(req.text), req.text)]
         texts = list(dict.fromkeys([req.text, *(t for _, _, t in pieces)]))
         keys = sorted({s.detector for s in chosen.values()})
@@ -106,15 +142,7 @@ class Analyzer:
                 "detector": {"key": src.detector, "name": det.name, "version": det.version, "label": src.label,
                              "calibration": None if cal is None else {"id": cal.id, "source": cal.source,
                                                                       "fittedAt": cal.fitted_at}}}
-        response: dict[str, Any] = {"attributeScores": scores, "languages": list(langs), "detectedLanguages": detected}
-        if req.client_token is not None:
-            response["clientToken"] = req.client_token
-        if not req.do_not_store:
-            labels = {"api.endpoint": "analyze", "api.attributes": ",".join(req.attributes),
-                      "api.languages": ",".join(langs), "api.calibrated": bool(calibrated)}
-            await self._log(req.text, req.community_id, req.client_token, req.session_id, labels,
-                            [(t, k, r) for t, per in by_text.items() for k, r in per.items()])
-        return response
+        return {"attributeScores": scores}, by_text
 
     def _value(self, src: AttributeSource, result: DetectorResult, cal: calibration.Calibration | None) -> float:
         if result.error is not None or result.labels is None:
@@ -132,30 +160,48 @@ class Analyzer:
         detected = languages.detect(req.text)
         labels: dict[str, Any] = {"api.endpoint": "suggestscore"}
         labels.update({f"api.suggested.{attr}": value for attr, value in req.scores.items()})
-        await self._log(req.text, req.community_id, req.client_token, req.session_id, labels, [])
+        await self._log_call(req.text, req.community_id, req.client_token, req.session_id, labels)
         response: dict[str, Any] = {"requestedLanguages": req.languages, "detectedLanguages": detected}
         if req.client_token is not None:
             response["clientToken"] = req.client_token
         return response
 
     # --- the study log -----------------------------------------------------------------------
-    async def _log(self, text: str, community: str | None, client_token: str | None, session_id: str | None,
-                   labels: dict[str, Any], scores: list[tuple[str, str, DetectorResult]]) -> None:
+    async def _log_call(self, text: str, community: str | None, client_token: str | None, session_id: str | None,
+                        labels: Labels) -> None:
+        """The call as a comment of platform `api`, its labels of source `api`; returns after the commit."""
         if self.write is None:
             return
         labels = {**labels, **({"api.client_token": client_token} if client_token is not None else {}),
                   **({"api.session_id": session_id} if session_id is not None else {}),
                   **({"api.community_id": community} if community is not None else {})}
         item = DatasetItem(f"call-{uuid.uuid4().hex}", text, labels)
-        ids = self.detector_ids
 
         def record(lg: StudyLog) -> None:
             with lg.transaction():
                 page_id = lg.ensure_page(PLATFORM, community_page_key(community), None, community or NO_COMMUNITY)
                 register_items(lg, ItemSource(PLATFORM, page_id, LABEL_SOURCE), [item])
-                record_results(lg, ids, scores=scores)
 
         await self.write(record)
+
+    def _log_scores_after_answer(self, scores: list[ScoreRow]) -> None:
+        """Submits the scores to the writer without waiting for their commit (see the module's docstring)."""
+        if self.write is None or not scores:
+            return
+        ids = self.detector_ids
+        pending = asyncio.ensure_future(self.write(lambda lg: record_results(lg, ids, scores=scores)))
+        self._score_writes.add(pending)
+        pending.add_done_callback(self._score_write_done)
+
+    def _score_write_done(self, pending: asyncio.Future[Any]) -> None:
+        self._score_writes.discard(pending)
+        if not pending.cancelled() and pending.exception() is not None:
+            log.error("study log: the scores of a Perspective API call were not recorded: %s", pending.exception())
+
+    async def drain(self) -> None:
+        """Waits until every call's scores are committed (the daemon's shutdown, tests)."""
+        while self._score_writes:
+            await asyncio.gather(*list(self._score_writes), return_exceptions=True)
 
 
 def _probability(value: float) -> dict[str, Any]:
