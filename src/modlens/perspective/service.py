@@ -130,7 +130,8 @@ class Analyzer:
         scores: dict[str, Any] = {}
         for attr, src in chosen.items():
             summary = self._value(src, by_text[req.text][src.detector], maps.get(attr))
-            if req.attributes[attr].score_threshold is not None and summary < req.attributes[attr].score_threshold:
+            threshold = req.attributes[attr].score_threshold
+            if threshold is not None and summary < threshold:
                 continue  # Perspective leaves scores below the threshold out
             span_scores = [{"begin": b, "end": e, "score": _probability(
                 self._value(src, by_text[t][src.detector], maps.get(attr)))} for b, e, t in pieces]
