@@ -44,9 +44,9 @@ OTHER_LANGUAGES = [
 # Davidson's tweets that are not English, each read by hand (the collection's search for "hoe"
 # also found Dutch tweets, where "hoe" means "how"); everything else in the file is English
 DAVIDSON_NOT_ENGLISH = {
-    "tweet-1089": "es",   # "LA MÁQUINA  Una vez en Japón 5 japoneses crearon una máquina ..."
-    "tweet-8756": "es",   # "¿Como se llama el niño más delgado de Japón? ..."
-    "tweet-12578": "es",  # "Conocí tus ojos negros  Y ahora si que no puedo vivir sin ellos"
+    "tweet-1089": "es",   # "¿Como se llama el niño más delgado de Japón? ..."
+    "tweet-8756": "es",   # "Conocí tus ojos negros  Y ahora si que no puedo vivir sin ellos"
+    "tweet-12578": "es",  # "LA MÁQUINA  Una vez en Japón 5 japoneses crearon una máquina ..."
     "tweet-14082": "es",  # "POLLOS A L'AST  Dos pollos estaban dando vueltas en una pollería ..."
     "tweet-22856": "es",  # "Un pollito cruzaba la frontera, un zorro se tropieza con el pollo ..."
     "tweet-2750": "nl", "tweet-2850": "nl", "tweet-3407": "nl", "tweet-3432": "nl", "tweet-4152": "nl",
