@@ -34,9 +34,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def make_study(tmp_path: Path, study_id: str, raters: int) -> tuple[Path, Path, Plan]:
-    """(study folder, study log, plan): the four comments in one task of 4 items + 2 gold for
-    `raters` raters, the comments logged as `modlens serve` logs an item set."""
+def make_study(tmp_path: Path, study_id: str, raters: int, items_per_task: int = 4) -> tuple[Path, Path, Plan]:
+    """(study folder, study log, plan): the four comments in tasks of `items_per_task` items + 2 gold
+    (of the three `study init` writes) for `raters` raters, the comments logged as `modlens serve`
+    logs an item set."""
     folder = tmp_path / "study"
     modlens("study", "init", str(folder), "--study-id", study_id, "--title", f"{study_id} study")
     items = [{"id": f"i{n:03d}", "platform": p, "comment_key": k, "text": t, "stratum": "all", "score": None}
@@ -45,7 +46,8 @@ def make_study(tmp_path: Path, study_id: str, raters: int) -> tuple[Path, Path, 
               "min_words": 3, "max_words": 60, "seed": 0, "log": "test", "counts": {}}
     itemset.write({"format": itemset.FORMAT, "format_version": itemset.FORMAT_VERSION,
                    "sha256": itemset.checksum(params, items), "params": params, "items": items}, folder)
-    modlens("study", "assign", str(folder), "--raters", str(raters), "--items-per-task", "4", "--gold-per-task", "2")
+    modlens("study", "assign", str(folder), "--raters", str(raters), "--items-per-task", str(items_per_task),
+            "--gold-per-task", "2")
     study = load_folder(folder).study
     plan = Plan.load(folder, study)
     db = tmp_path / "study.sqlite"

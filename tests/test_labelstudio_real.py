@@ -1,52 +1,83 @@
-"""Label Studio for real (issue 27): the tasks and labeling config `modlens study export-tasks
---format labelstudio` writes go into a running Label Studio (its own environment,
-`.venv-labelstudio`, `make labelstudio`), on a loopback port with a temporary data folder.
-Through its REST API the test creates the project with that config, imports the tasks, adds a
-second user and submits annotations of every task credited to each worker (`completed_by`; the
-project from project.json asks for 2 per task), exports the project as JSON, and imports the
-export with `modlens rate`: every answer arrives as a rating of rater `labelstudio:<user id>`,
-both workers are accepted (Table 11), and importing again adds nothing."""
+"""Label Studio for real (issues 27, 38): the project `modlens study export-tasks --format
+labelstudio` writes (tasks.json: one task per study task and comment; project.json: its config and
+`maximum_annotations` = --raters) goes into a running Label Studio 1.23.2 (its own environment,
+`.venv-labelstudio`, `make labelstudio`) on a loopback port with a temporary data folder, started
+once for the module.
+
+- Round trip: the admin posts annotations of every task credited to two workers
+  (`completed_by`), the JSON export is imported with `modlens rate`: both workers accepted, every
+  answer a rating of rater `labelstudio:<user id>`, a re-import adds nothing.
+- The queue (issue 38's done-when): three annotators sign up through the organization's invite
+  link, each with their own session and API token, and take tasks from Label Studio's own
+  next-task API (GET /api/projects/ID/next, `ProjectNextTaskAPI` in its projects/api.py; its
+  `get_next_task`, the labeling stream's queue, skips what the annotator did, tasks with their `maximum_annotations` and tasks
+  locked by others), submitting as its editor does (POST /api/tasks/ID/annotations as themselves),
+  all three asking before any submits, until the queue answers 404 for each. What Label Studio
+  exports as JSON is imported: the ratings are the answers given, each annotator judged on what
+  the queue gave them and accepted, every item of the set has its k raters, and the summary lines
+  agree with the review lines. Its JSON-MIN and CSV exports are refused in one line naming the
+  JSON export.
+"""
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from http.cookiejar import CookieJar
 from pathlib import Path
 
 import pytest
 
-from modlens.study import crowd, itemset
-from modlens.study.assignment import Plan
-from modlens.study import load
+from crowd_real import TOXICITY, answers, free_port, make_study, modlens
+from modlens.study import crowd
 from modlens.studylog.store import StudyLog
 
-pytestmark = pytest.mark.slow
+# Label Studio's first start (migrations) takes ~30 s on an idle machine and 5+ minutes on the loaded
+# shared 2-core one: the start waits up to START_TIMEOUT and the module's tests up to 25 minutes each.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 REPO = Path(__file__).resolve().parents[1]
 LABEL_STUDIO = REPO / ".venv-labelstudio" / "bin" / "label-studio"
 TOKEN = "modlens-test-token-0123456789"
-# (vs "hard to say" anchor, vs extreme anchor) per derived level, the extreme anchor rated "toxic" (Table 1)
-ANCHORS = {"not toxic": ("less", "less"), "hard to say": ("same", "less"), "toxic": ("more", "same")}
-ITEMS = [("youtube", "yt-1", "This video explains the tax rules better than my accountant."),
-         ("youtube", "yt-2", "Nobody asked for your opinion, go away and stop posting."),
-         ("x", "x-1", "What a clown, everything he says is a lie."),
-         ("x", "x-2", "The train was late again this morning, third time this week.")]
-TOXICITY = {"yt-1": "not toxic", "yt-2": "hard to say", "x-1": "toxic", "x-2": "not toxic"}
+START_TIMEOUT = 900  # seconds
 
 if not LABEL_STUDIO.exists():
     pytest.skip(f"{LABEL_STUDIO.parent.parent.name} absent: `make labelstudio` installs Label Studio for this test",
                 allow_module_level=True)
 
 
-def modlens(*args: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "modlens", *args], capture_output=True, text=True, timeout=180)
-    assert out.returncode == 0, f"modlens {' '.join(args)}:\n{out.stdout}\n{out.stderr}"
-    return out.stdout
+class Client:
+    """One user's HTTP session with Label Studio: a cookie jar, and their API token once known."""
+
+    def __init__(self, base: str, token: str | None = None):
+        self.base, self.token = base, token
+        self.web = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
+
+    def raw(self, method: str, path: str, body: object = None) -> tuple[int, bytes]:
+        headers = {"Content-Type": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Token {self.token}"
+        req = urllib.request.Request(self.base + path, method=method, headers=headers,
+                                     data=None if body is None else json.dumps(body).encode())
+        try:
+            with self.web.open(req, timeout=120) as res:
+                return res.status, res.read()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read()
+
+    def api(self, method: str, path: str, body: object = None) -> object:
+        status, data = self.raw(method, path, body)
+        assert status < 300, f"{method} {path}: {status} {data[:500]!r}"
+        return json.loads(data or b"null")
 
 
 class LabelStudio:
@@ -56,32 +87,59 @@ class LabelStudio:
         self.log = data / "label-studio.log"
         # no version check against pypi.org: a test must not depend on the internet
         env = {**os.environ, "LABEL_STUDIO_BASE_DATA_DIR": str(data), "LATEST_VERSION_CHECK": "false"}
+        started = time.monotonic()
         self.proc = subprocess.Popen(
             [str(LABEL_STUDIO), "start", "--no-browser", "--host", "127.0.0.1", "--port", str(port),
              "--data-dir", str(data), "--username", "admin@example.org", "--password", "modlens-test-pw",
              "--user-token", TOKEN, "--enable-legacy-api-token"],
             env=env, stdout=self.log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
+        while time.monotonic() < started + START_TIMEOUT:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"label-studio exited: {self.log.read_text()[-2000:]}")
             try:
                 with urllib.request.urlopen(self.base + "/health", timeout=5):
+                    self.start_s = time.monotonic() - started
+                    print(f"label-studio answered after {self.start_s:.0f} s")
+                    self.admin = Client(self.base, TOKEN)
                     return
             except (urllib.error.URLError, OSError):
                 time.sleep(1)
         self.stop()
-        raise RuntimeError(f"label-studio did not answer in 240 s: {self.log.read_text()[-2000:]}")
+        raise RuntimeError(f"label-studio did not answer in {START_TIMEOUT} s: {self.log.read_text()[-2000:]}")
 
-    def api(self, method: str, path: str, body: object = None) -> object:
-        req = urllib.request.Request(self.base + path, method=method,
-                                     data=None if body is None else json.dumps(body).encode(),
-                                     headers={"Authorization": f"Token {TOKEN}", "Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=60) as res:
-                return json.loads(res.read() or b"null")
-        except urllib.error.HTTPError as err:
-            raise AssertionError(f"{method} {path}: {err.code} {err.read()[:500]!r}") from None
+    def project(self, export_dir: Path) -> tuple[int, list[dict]]:
+        """The project from project.json with tasks.json imported: (id, its tasks as Label Studio lists them)."""
+        settings = json.loads((export_dir / "project.json").read_text(encoding="utf-8"))
+        project = self.admin.api("POST", "/api/projects", settings)
+        assert isinstance(project, dict) and project["maximum_annotations"] == settings["maximum_annotations"]
+        pid = int(project["id"])
+        tasks = json.loads((export_dir / "tasks.json").read_text(encoding="utf-8"))
+        imported = self.admin.api("POST", f"/api/projects/{pid}/import", tasks)
+        assert imported["task_count"] == len(tasks)  # type: ignore[index]
+        listed = self.admin.api("GET", f"/api/tasks?project={pid}&page_size=100")
+        return pid, listed["tasks"]  # type: ignore[index]
+
+    def export(self, pid: int, kind: str) -> bytes:
+        status, data = self.admin.raw("GET", f"/api/projects/{pid}/export?exportType={kind}")
+        assert status == 200, f"export {kind}: {status} {data[:500]!r}"
+        return data
+
+    def sign_up(self, email: str) -> Client:
+        """A new member, as the admin's "Add People" invite link makes one: the signup form (with its
+        CSRF token) under the organization's invite token, then the user's own API token."""
+        invite = self.admin.api("GET", "/api/invite")
+        url = str(invite["invite_url"])  # type: ignore[index]  # /user/signup/?token=…
+        user = Client(self.base)
+        form = user.web.open(self.base + url, timeout=120).read().decode()
+        csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form)
+        assert csrf, form[:2000]
+        body = urllib.parse.urlencode({"csrfmiddlewaretoken": csrf.group(1), "email": email,
+                                       "password": f"pw-{email}-123"}).encode()
+        user.web.open(urllib.request.Request(self.base + url, body, {"Referer": self.base + url}), timeout=120)
+        me = user.api("GET", "/api/current-user/whoami")
+        assert me["email"] == email, me  # type: ignore[index]  # signed up and logged in
+        user.token = str(user.api("GET", "/api/current-user/token")["token"])  # type: ignore[index]
+        return user
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -93,60 +151,34 @@ class LabelStudio:
                 self.proc.wait()
 
 
-def test_label_studio_round_trip(tmp_path: Path) -> None:
-    folder = tmp_path / "study"
-    modlens("study", "init", str(folder), "--study-id", "ls-real", "--title", "Label Studio study")
-    items = [{"id": f"i{n:03d}", "platform": p, "comment_key": k, "text": t, "stratum": "all", "score": None}
-             for n, (p, k, t) in enumerate(ITEMS, 1)]
-    params = {"detector": None, "by": "label:test", "per_platform": 2, "platforms": ["x", "youtube"],
-              "min_words": 3, "max_words": 60, "seed": 0, "log": "test", "counts": {}}
-    itemset.write({"format": itemset.FORMAT, "format_version": itemset.FORMAT_VERSION,
-                   "sha256": itemset.checksum(params, items), "params": params, "items": items}, folder)
-    modlens("study", "assign", str(folder), "--raters", "2", "--items-per-task", "4", "--gold-per-task", "2")
-    modlens("study", "export-tasks", str(folder), "--format", "labelstudio", "--out", str(tmp_path / "ls"))
-    study = load(folder)
-    plan = Plan.load(folder, study)
-    db = tmp_path / "study.sqlite"
-    from modlens.study.assignment import record_items
-    with StudyLog(db) as lg:  # the set's comments, as `modlens serve` logs them
-        lg.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
-        record_items(lg, study, plan)
-
-    questions = crowd.questions(study)
-    gold = {g.key: g.expected for g in study.gold}
-
-    def result(ref: str) -> list[dict]:
-        expected = dict(gold[ref[5:]]) if ref.startswith("gold:") else {}
-        level = expected.pop("toxicity", None) or TOXICITY[plan.comment(ref)[1]]
-        answers = dict(zip(("vs_hard", "vs_extreme"), ANCHORS[level]))
-        out = []
-        for q in questions:
-            choice = answers.get(q.name) or expected.get(q.name) or q.choices[0]
-            out.append({"from_name": q.name, "to_name": "text", "type": "choices", "value": {"choices": [choice]}})
-        return out
-
-    ls = LabelStudio(tmp_path / "ls-data", _free_port())
+@pytest.fixture(scope="module")
+def label_studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabelStudio]:
+    ls = LabelStudio(tmp_path_factory.mktemp("ls-data"), free_port())
     try:
-        settings = json.loads((tmp_path / "ls" / "project.json").read_text(encoding="utf-8"))
-        project = ls.api("POST", "/api/projects", settings)  # config.xml and 2 annotations per task
-        pid = project["id"]  # type: ignore[index]
-        assert project["maximum_annotations"] == 2  # type: ignore[index]
-        tasks = json.loads((tmp_path / "ls" / "tasks.json").read_text(encoding="utf-8"))
-        imported = ls.api("POST", f"/api/projects/{pid}/import", tasks)
-        assert imported["task_count"] == len(tasks) == 6  # type: ignore[index]  # 4 items + 2 gold, once each
-        second = ls.api("POST", "/api/users", {"username": "worker2", "email": "worker2@example.org"})
-        admin = ls.api("GET", "/api/current-user/whoami")
-        workers = {"admin": admin["id"], "worker2": second["id"]}  # type: ignore[index]
-        listed = ls.api("GET", f"/api/tasks?project={pid}&page_size=100")
-        for task in listed["tasks"]:  # type: ignore[index]  # each task annotated by both workers
-            for worker in workers.values():
-                ls.api("POST", f"/api/tasks/{task['id']}/annotations",
-                       {"result": result(task["data"]["ref"]), "completed_by": worker})
-        export = ls.api("GET", f"/api/projects/{pid}/export?exportType=JSON")
+        yield ls
     finally:
         ls.stop()
+
+
+def result(given: dict[str, str]) -> list[dict]:
+    """An annotation's `result` as Label Studio's editor submits single choices."""
+    return [{"from_name": q, "to_name": "text", "type": "choices", "value": {"choices": [c]}} for q, c in given.items()]
+
+
+def test_label_studio_round_trip(tmp_path: Path, label_studio: LabelStudio) -> None:
+    folder, db, plan = make_study(tmp_path, "ls-real", raters=2)
+    modlens("study", "export-tasks", str(folder), "--format", "labelstudio", "--out", str(tmp_path / "ls"))
+    pid, tasks = label_studio.project(tmp_path / "ls")
+    assert len(tasks) == 6  # 4 items + 2 gold, once each, for 2 annotators each
+    second = label_studio.admin.api("POST", "/api/users", {"username": "worker2", "email": "worker2@example.org"})
+    admin = label_studio.admin.api("GET", "/api/current-user/whoami")
+    workers = {"admin": admin["id"], "worker2": second["id"]}  # type: ignore[index]
+    for task in tasks:  # each task annotated by both workers
+        for worker in workers.values():
+            label_studio.admin.api("POST", f"/api/tasks/{task['id']}/annotations",
+                                   {"result": result(answers(plan, task["data"]["ref"])), "completed_by": worker})
     export_file = tmp_path / "ls-export.json"
-    export_file.write_text(json.dumps(export), encoding="utf-8")
+    export_file.write_bytes(label_studio.export(pid, "JSON"))
 
     out = modlens("rate", str(export_file), "--db", str(db), "--study", str(folder))
     assert "2 workers, 12 ratings imported, 0 already in the log" in out, out
@@ -161,9 +193,84 @@ def test_label_studio_round_trip(tmp_path: Path) -> None:
     assert got == {(f"labelstudio:{w}", k): TOXICITY[k] for w in workers.values() for k in TOXICITY}
 
 
-def _free_port() -> int:
-    import socket
+def test_label_studio_queue_three_annotators(tmp_path: Path, label_studio: LabelStudio) -> None:
+    # seed 003's design in small: 4 items in 2 tasks of 2 items + 2 gold (of 3), k = 2 raters per item
+    folder, db, plan = make_study(tmp_path, "ls-queue", raters=2, items_per_task=2)
+    assert len(plan.tasks) == 2
+    modlens("study", "export-tasks", str(folder), "--format", "labelstudio", "--out", str(tmp_path / "ls"))
+    pid, tasks = label_studio.project(tmp_path / "ls")
+    assert len(tasks) == 8  # 2 tasks x (2 items + 2 gold)
+    assert {t["overlap"] for t in tasks} == {2}  # Label Studio holds each task for 2 annotators
+    # the third annotator calls x-2 "hard to say" where the others say "not toxic"
+    levels = {"ann-a@example.org": TOXICITY, "ann-b@example.org": TOXICITY,
+              "ann-c@example.org": {**TOXICITY, "x-2": "hard to say"}}
+    users = {email: label_studio.sign_up(email) for email in levels}
+    ids = {email: int(u.api("GET", "/api/current-user/whoami")["id"]) for email, u in users.items()}  # type: ignore[index]
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    given: dict[tuple[str, int], dict[str, str]] = {}   # (annotator, Label Studio task id) -> answers
+    done: set[str] = set()
+    while len(done) < len(users):
+        # every annotator still working opens the labeling stream's next task, then each submits it
+        handed: dict[str, dict] = {}
+        for email, user in users.items():
+            if email in done:
+                continue
+            status, body = user.raw("GET", f"/api/projects/{pid}/next")
+            if status == 404:  # "There are no tasks for …": the queue has nothing left for them
+                done.add(email)
+                continue
+            assert status == 200, (status, body[:500])
+            handed[email] = json.loads(body)
+        for email, task in handed.items():
+            key = (email, int(task["id"]))
+            assert key not in given, f"the queue handed {email} task {task['id']} twice"
+            given[key] = answers(plan, task["data"]["ref"], levels[email])
+            users[email].api("POST", f"/api/tasks/{task['id']}/annotations?project={pid}",
+                             {"result": result(given[key]), "lead_time": 3.5})
+    per_user = Counter(email for email, _ in given)
+    assert set(per_user) == set(users), f"the queue left an annotator without work: {per_user}"
+    assert sum(per_user.values()) == 16, per_user  # 8 tasks x 2, no more: the queue stops at the overlap
+
+    export = label_studio.export(pid, "JSON")
+    exported = json.loads(export)
+    # Label Studio itself: every task annotated by 2 different annotators, each credited to who submitted it
+    assert sorted(len({a["completed_by"] for a in t["annotations"]}) for t in exported) == [2] * 8
+    assert {(str(a["completed_by"]), t["id"]) for t in exported for a in t["annotations"]} == \
+        {(str(ids[email]), tid) for email, tid in given}
+    export_file = tmp_path / "ls-export.json"
+    export_file.write_bytes(export)
+
+    out = modlens("rate", str(export_file), "--db", str(db), "--study", str(folder))
+    print(f"the queue gave {dict(per_user)}; modlens rate:\n{out}")
+    assert "3 workers, 16 ratings imported, 0 already in the log, 0 empty answers" in out, out
+    reviews = [m.groups() for m in re.finditer(r"^ *(\w+)  labelstudio:(\d+)  task (\w+) \(labelstudio\): (.*)$",
+                                                 out, re.M)]
+    # each annotator is reviewed on every task the queue gave them a comment of (gold included)
+    task_of_ls = {t["id"]: t["data"]["task"] for t in tasks}
+    assert sorted((int(w), task) for _, w, task, _ in reviews) == \
+        sorted({(ids[email], task_of_ls[tid]) for email, tid in given}), out
+    assert all(decision == "accept" for decision, *_ in reviews), out
+    summary = re.search(r"^reviewed (\d+) rater tasks: (\d+) accept, (\d+) accept_unused, (\d+) reject$", out, re.M)
+    assert summary and [int(n) for n in summary.groups()] == [len(reviews), len(reviews), 0, 0], out
+    # every item has k = 2 accepted raters, and the line says so
+    assert "4 of 4 items have 2 raters in accepted tasks" in out, out
+
+    with StudyLog(db, readonly=True) as lg:
+        rows = lg.query("SELECT r.rater_id, r.client_rating_id, r.values_json, r.anchors_json FROM ratings r")
+    got = {(r["rater_id"], r["client_rating_id"]): {**json.loads(r["values_json"]), **json.loads(r["anchors_json"])}
+           for r in rows}
+    ls_task = {t["id"]: t["data"] for t in tasks}
+    want = {(f"labelstudio:{ids[email]}", f"{ls_task[tid]['task']}:{ls_task[tid]['ref']}"): a
+            for (email, tid), a in given.items()}
+    assert got == want
+
+    # Label Studio's other exports, from the same project: refused in one line naming the JSON export
+    for kind, name, label in (("JSON_MIN", "ls-export-min.json", "JSON-MIN"), ("CSV", "ls-export.csv", "CSV")):
+        (tmp_path / name).write_bytes(label_studio.export(pid, kind))
+        refused = subprocess.run([sys.executable, "-m", "modlens", "rate", str(tmp_path / name), "--db", str(db),
+                                  "--study", str(folder)], capture_output=True, text=True, timeout=180)
+        assert refused.returncode == 2, (kind, refused.stdout, refused.stderr)
+        lines = refused.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"Label Studio's {label} export" in lines[0] and crowd.LS_JSON in lines[0], \
+            (kind, lines)
+        assert refused.stdout == "", (kind, refused.stdout)

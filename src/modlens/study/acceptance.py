@@ -10,8 +10,11 @@ counts as right when the expected level is one of its two candidates), inconsist
 counts as a wrong gold answer or an inconsistent response (the paper's first column is the total
 of invalid responses) — for raters given a whole task (the protocol, a survey row). Label Studio's
 and Potato's queues hand each annotator whichever units are left, so their annotators are judged
-on the comments of the task they rated: what they did not rate is nobody's miss. The decision is `analysis.raters.rubric` (Table 11): accept (approve,
-use), accept_unused (approve, don't use, warn) or reject. Decisions are written to the log's
+per task on the comments they rated in that task's units (a rating's client id names its unit;
+a gold comment shared by two tasks counts in the task where it was rated, and a task of which the
+queue gave them only gold is reviewed too): what they did not rate is nobody's miss. The
+decision is `analysis.raters.rubric` (Table 11): accept (approve, use), accept_unused (approve,
+don't use, warn) or reject. Decisions are written to the log's
 `rater_reviews`, replacing earlier ones, so reviewing again is idempotent.
 """
 from __future__ import annotations
@@ -99,6 +102,18 @@ def review_task(plan: Plan, task: str, rater_id: str, latest: dict[int, dict[str
                   inc, sorted(comment_ids[r] for r in refs if r in comment_ids))
 
 
+def _queued_task(plan: Plan, rater_id: str, client_id: str | None) -> str | None:
+    """The task of a queue-driven tool's rating: its client id is `<unit>:<ref>` (`modlens rate`),
+    the unit a task or a slot of the assignment."""
+    if source_of(rater_id) not in QUEUED or not client_id:
+        return None
+    unit = client_id.partition(":")[0]
+    if unit in plan.tasks:
+        return unit
+    slot = plan.assignments.get(unit)
+    return str(slot["task"]) if slot else None
+
+
 def review_log(db: str | Path, plan: Plan) -> list[Review]:
     """Review every rater of the study who rated an item of the set, per task they worked on, and
     write the decisions to the log. Returns them, ordered by rater and task."""
@@ -113,16 +128,27 @@ def review_log(db: str | Path, plan: Plan) -> list[Review]:
             if cid is not None:
                 comment_ids[ref] = cid
         ref_of = {cid: ref for ref, cid in comment_ids.items()}
-        ratings = log.query("SELECT rating_id, rater_id, comment_id, values_json, anchors_json, inconsistent, "
-                            "created_at FROM ratings WHERE study_id = ? ORDER BY created_at, rating_id", (study_id,))
+        ratings = log.query("SELECT rating_id, rater_id, comment_id, client_rating_id, values_json, anchors_json, "
+                            "inconsistent, created_at FROM ratings WHERE study_id = ? ORDER BY created_at, rating_id",
+                            (study_id,))
         latest: dict[str, dict[int, dict[str, Any]]] = {}
+        queued: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
         for r in ratings:
             if r["comment_id"] in ref_of:
                 r["values"] = json.loads(r["values_json"])
                 r["anchors"] = json.loads(r["anchors_json"]) if r["anchors_json"] else None
                 latest.setdefault(r["rater_id"], {})[r["comment_id"]] = r
+                task = _queued_task(plan, r["rater_id"], r["client_rating_id"])
+                if task is not None:
+                    queued.setdefault((r["rater_id"], task), {})[r["comment_id"]] = r
         reviews = []
         for rater, mine in sorted(latest.items()):
+            if source_of(rater) in QUEUED:
+                # judged per task on the comments the queue gave them in that task's units, gold
+                # included: a gold comment shared by two tasks counts where it was rated
+                reviews += [review_task(plan, t, rater, queued[(r, t)], comment_ids)
+                            for r, t in sorted(queued) if r == rater]
+                continue
             tasks = sorted({plan.task_of[ref_of[c]] for c in mine if ref_of[c] in plan.task_of})
             reviews += [review_task(plan, t, rater, mine, comment_ids) for t in tasks]
         if reviews:
