@@ -102,6 +102,13 @@ def edit_manifest(folder: Path, change: Callable[[dict[str, Any]], Any]) -> None
     path.write_text(json.dumps(meta))
 
 
+def link_outside(folder: Path, name: str) -> None:
+    """`folder/name` moved out of the folder, a symbolic link to it left in its place."""
+    outside = folder.parent / f"{folder.name}-outside-{name}"
+    shutil.move(folder / name, outside)
+    (folder / name).symlink_to(outside)
+
+
 DEEP = "[" * 100_000 + "]" * 100_000
 
 
@@ -153,6 +160,29 @@ SHARD_CASES = [
     ShardCase("a lone surrogate in labels_json",
               lambda f: rewrite_column(f, "items", "labels_json", lambda v: ['{"toxic": "\\ud800"}'] * len(v)),
               "items-000000.parquet", "labels_json"),
+    # scores: finite, within [0, 1] (what detectors produce; NaN would be stored as null, Inf as Inf)
+    *(ShardCase(f"toxicity {what}", lambda f, x=value: rewrite_column(f, "scores", "toxicity", lambda v: v[:-1] + [x], n=1),
+                "scores-000001.parquet", "toxicity")
+      for what, value in (("NaN", float("nan")), ("Inf", float("inf")), ("negative", -5.0), ("above 1", 1.5))),
+    ShardCase("a label score NaN in labels_json",
+              lambda f: rewrite_column(f, "scores", "labels_json", lambda v: ['{"toxic": NaN}'] * len(v), n=2),
+              "scores-000002.parquet", "labels_json"),
+    ShardCase("a label score of 7 in labels_json",
+              lambda f: rewrite_column(f, "scores", "labels_json", lambda v: ['{"toxic": 7}'] * len(v)),
+              "scores-000000.parquet", "labels_json"),
+    # one comment per key: 20 rows with one key would collapse into one comment counted 20 times
+    ShardCase("one comment_key for a whole shard",
+              lambda f: rewrite_column(f, "items", "comment_key", lambda v: [v[0]] * len(v), n=1),
+              "items-000001.parquet", "comment_key"),
+    ShardCase("a comment_key in two shards",
+              lambda f: rewrite_column(f, "items", "comment_key", lambda v: ["hostile.csv:row-0", *v[1:]], n=2),
+              "items-000002.parquet", "items-000000.parquet"),
+    ShardCase("a 5 MB text", lambda f: rewrite_column(f, "items", "text", lambda v: ["x" * 5_000_000, *v[1:]], n=2),
+              "items-000002.parquet", "text"),
+    # "a regular file": a link is not followed, wherever it points
+    ShardCase("a shard that is a symbolic link to a file outside the folder",
+              lambda f: link_outside(f, shard(f, "items", 1).name), "items-000001.parquet", "symbolic link"),
+    ShardCase("a manifest that is a symbolic link", lambda f: link_outside(f, MANIFEST), MANIFEST, "symbolic link"),
 ]
 
 

@@ -79,3 +79,34 @@ def test_importing_the_same_clean_folder_again_leaves_the_log_byte_identical(imp
     code, err = run_cli(["import", str(clean), "--db", str(db)])
     assert code == 0, err
     assert log_state(db) == before
+
+
+@pytest.mark.parametrize("name, key, files", [
+    ("one comment_key for a whole shard", "hostile.csv:row-20", ["items-000001.parquet", "items-000001.parquet row 0"]),
+    ("a comment_key in two shards", "hostile.csv:row-0", ["items-000002.parquet", "items-000000.parquet row 0"])])
+def test_a_repeated_comment_key_is_refused_naming_the_key_and_both_rows(name, key, files, imported, tmp_path):
+    """20 rows with one key would be one comment while the import reports 20 items."""
+    case = next(c for c in SHARD_CASES if c.name == name)
+    folder = tmp_path / "folder"
+    shutil.copytree(imported[0], folder)
+    case.build(folder)
+    code, err = run_cli(["import", str(folder), "--db", str(tmp_path / "new.sqlite")])
+    first = err.splitlines()[0]
+    assert code == 2 and repr(key) in first and all(f in first for f in files), err
+    assert not (tmp_path / "new.sqlite").exists()
+
+
+def test_a_text_as_long_as_the_protocol_takes_is_imported(tmp_path):
+    """The bound is the daemon's frame (`limits.max_message_bytes`), not less: a folder holding a text
+    of exactly that many UTF-8 bytes imports."""
+    from bench_hostile_files import rewrite_column
+
+    from modlens.chunks.parquet import MAX_TEXT_BYTES
+    from modlens.config import LimitsConfig
+
+    assert MAX_TEXT_BYTES == LimitsConfig().max_message_bytes
+    folder = clean_shards(tmp_path / "clean", items=2, chunk=2)
+    rewrite_column(folder, "items", "text", lambda v: ["é" * (MAX_TEXT_BYTES // 2), *v[1:]])
+    code, err = run_cli(["import", str(folder), "--db", str(tmp_path / "new.sqlite")])
+    assert code == 0, err
+    assert count(tmp_path / "new.sqlite", "run_items") == 2

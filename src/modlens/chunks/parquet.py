@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Collection, Iterator, Mapping, Sequence
+from typing import Annotated, Any, Collection, Iterator, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from modlens.chunks.chunk import Chunk, StepError
 from modlens.chunks.register import ItemSource
 from modlens.chunks.sinks import LogSink
-from modlens.config import StudyConfig
+from modlens.config import LimitsConfig, StudyConfig
 from modlens.datasets.base import Dataset, DatasetItem
 from modlens.detectors.base import Detector
 from modlens.normalize.base import Edit, Normalized
@@ -53,11 +55,13 @@ COLUMNS: dict[str, tuple[tuple[str, str, bool], ...]] = {
     "normalizations": tuple((c, _STR, False) for c in ("source_text", "normalizer", "version", "text", "edits_json")),
     "step_errors": tuple((c, _STR, False) for c in ("text", "step", "component", "version", "message")),
 }
+# a detector's label score, as every detector produces it (detectors.base: a probability)
+Probability = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 JSON_COLUMNS: dict[tuple[str, str], Any] = {
     ("items", "labels_json"): dict[str, str | int | float | bool | None],
     ("items", "variants_json"): list[Variant],
     ("items", "generated_json"): list[Variant],
-    ("scores", "labels_json"): dict[str, float],
+    ("scores", "labels_json"): dict[str, Probability],
     ("normalizations", "edits_json"): list[Edit],
 }
 
@@ -162,6 +166,12 @@ class ParquetSink:
 MANIFEST_MAX_BYTES = 16 << 20  # a manifest is some KB: the study's configuration and the detectors'
 REFETCH = ("give a folder `modlens audit --out-parquet DIR` wrote; if it was, ask whoever sent it to run "
            "the audit again (the folder was damaged or changed)")
+# The longest text a shard may hold, in UTF-8 bytes: the daemon's protocol takes no comment in a frame
+# larger than `limits.max_message_bytes` (1 MiB; it then cuts the comment to `max_comment_chars`). An
+# audit keeps a dataset's texts whole, so the import's bound is the frame's, not the cut's.
+MAX_TEXT_BYTES: int = LimitsConfig.model_fields["max_message_bytes"].default
+TEXT_COLUMNS = {"items": ("text",), "scores": ("text",), "normalizations": ("source_text", "text"),
+                "step_errors": ("text",)}
 
 
 class ShardError(SetupError):
@@ -212,7 +222,7 @@ def read_manifest(out: Path) -> dict[str, Any]:
     """The folder's manifest, checked: bounded, nested at most 64 levels, this format, every field
     the import reads of its type."""
     path = out / MANIFEST
-    if not path.is_file():
+    if not _regular(path):
         raise ShardError(f"{out}: no {MANIFEST}", fix="give a folder written by `modlens audit --out-parquet`")
     try:
         meta = loads_json(read_file(path, MANIFEST_MAX_BYTES), str(path), max_bytes=MANIFEST_MAX_BYTES)
@@ -227,6 +237,21 @@ def read_manifest(out: Path) -> dict[str, Any]:
     except ValidationError as err:
         raise ShardError(f"{path}: {_first_error(err)}") from None
     return dict(meta)
+
+
+def _regular(path: Path) -> bool:
+    """Whether `path` exists; ShardError when it is not a regular file. A symbolic link is not
+    followed (lstat), wherever it points: the folder's files are the folder's own."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(mode):
+        kind = ("a symbolic link" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode)
+                else "a FIFO" if stat.S_ISFIFO(mode) else "a special file")
+        raise ShardError(f"{path}: not a regular file ({kind}); an --out-parquet folder holds its files themselves",
+                         fix=f"copy the file the link points to into the folder in its place, or {REFETCH}")
+    return True
 
 
 def _first_error(err: ValidationError) -> str:
@@ -258,7 +283,7 @@ def _checked_rows(out: Path, kind: str, n: int, detectors: Collection[str]) -> l
     import pyarrow as pa
 
     path = _shard(out, kind, n)
-    if not path.exists():
+    if not _regular(path):
         return []
     try:
         table = read_parquet(path, str(path))
@@ -277,6 +302,8 @@ def _checked_rows(out: Path, kind: str, n: int, detectors: Collection[str]) -> l
                              "every row needs one")
     if unknown := sorted(set(have) - {c for c, _, _ in COLUMNS[kind]}):
         raise ShardError(f"{path}: column {unknown[0]} is not in the shard schema")
+    for column in TEXT_COLUMNS[kind]:
+        _check_length(path, column, table.column(column))
     try:
         rows: list[dict[str, Any]] = table.to_pylist()
     except (pa.ArrowException, UnicodeDecodeError) as err:
@@ -286,10 +313,36 @@ def _checked_rows(out: Path, kind: str, n: int, detectors: Collection[str]) -> l
         for column, shape in shapes.items():
             if row[column] is not None:
                 row[column] = _decode(path, i, column, row[column], shape)
-        if kind == "scores" and row["detector"] not in detectors:
-            raise ShardError(f"{path}: column detector, row {i}: {row['detector']!r} is not a detector of the "
-                             f"manifest ({', '.join(sorted(detectors))})")
+        if kind == "scores":
+            if row["detector"] not in detectors:
+                raise ShardError(f"{path}: column detector, row {i}: {row['detector']!r} is not a detector of the "
+                                 f"manifest ({', '.join(sorted(detectors))})")
+            _check_number(path, i, "toxicity", row["toxicity"], 1.0)
+            _check_number(path, i, "latency_ms", row["latency_ms"], math.inf)
     return rows
+
+
+def _check_number(path: Path, row: int, column: str, value: float | None, top: float) -> None:
+    """A score is a probability in [0, 1] (as every detector produces it; null: the detector had no
+    answer); a latency is finite and not negative."""
+    if value is None or (math.isfinite(value) and 0.0 <= value <= top):
+        return
+    want = "a probability in [0, 1]" if top == 1.0 else "a finite number of milliseconds, not negative"
+    raise ShardError(f"{path}: column {column}, row {row}: {value!r} is not {want}")
+
+
+def _check_length(path: Path, column: str, values: Any) -> None:
+    """Every text of `column` at most MAX_TEXT_BYTES long (counted by Arrow, without decoding)."""
+    import pyarrow.compute as pc
+
+    lengths = pc.binary_length(values)
+    longest = pc.max(lengths).as_py()
+    if longest is None or longest <= MAX_TEXT_BYTES:
+        return
+    row = pc.index(lengths, longest).as_py()
+    raise ShardError(f"{path}: column {column}, row {row}: a text of {longest:,} bytes, longer than the "
+                     f"{MAX_TEXT_BYTES:,} bytes (`limits.max_message_bytes`) in which the daemon takes a comment",
+                     fix="cut the dataset's texts to that length and run the audit again")
 
 
 @dataclass
@@ -327,8 +380,7 @@ def import_parquet(out: str | Path, db: str | Path) -> dict[str, Any]:
     so the log holds all of the folder or, whatever stops it, none of it."""
     out = Path(out)
     meta = read_manifest(out)
-    for _ in chunks(out, meta["detectors"]):
-        pass  # checked, not kept: a folder may be larger than memory
+    check_folder(out, meta)
     study, page = meta["study"], meta["page"]
     counts = {"items": 0, "skipped": 0, "scores": 0, "chunks": 0}
     log = StudyLog(db)
@@ -366,6 +418,24 @@ def import_parquet(out: str | Path, db: str | Path) -> dict[str, Any]:
     finally:
         log.close()
     return counts
+
+
+def check_folder(out: Path, meta: dict[str, Any]) -> None:
+    """Every chunk of the folder checked against the shard schema (not kept: a folder may be larger
+    than memory), and each comment_key in one items row of the whole folder: a key twice would be
+    one comment counted as two items."""
+    seen: dict[str, tuple[int, int]] = {}  # comment_key -> (chunk, row) of its first items row
+    for n, kinds in sorted(shards(out).items()):
+        if "items" not in kinds:
+            continue
+        chunk = read_chunk(out, n, meta["detectors"])
+        for row, item in enumerate(chunk.items):
+            first = seen.setdefault(item.key, (n, row))
+            if first != (n, row):
+                raise ShardError(
+                    f"{_shard(out, 'items', n)}: column comment_key, row {row}: {item.key!r} is also the key of "
+                    f"{_shard(out, 'items', first[0]).name} row {first[1]}; an audit writes each comment once "
+                    "(a dataset refuses a repeated id)")
 
 
 def _nothing_new(log: StudyLog, run_id: int, out: Path, meta: dict[str, Any], counts: dict[str, Any]) -> bool:
