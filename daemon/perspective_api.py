@@ -102,6 +102,17 @@ def _answer(err: PerspectiveError) -> web.Response:
     return response
 
 
+async def _answer_and_close(request: web.Request, err: PerspectiveError) -> web.Response:
+    """The 504 of a stalled body, sent now and the connection closed with it (the transport closes
+    once the answer is flushed). Returning the answer alone would not close it: aiohttp first reads
+    ("lingers" over) the rest of the unread body for up to its lingering time, 10 s more."""
+    response = _answer(err)
+    await response.prepare(request)
+    await response.write_eof()
+    request.protocol.force_close()
+    return response
+
+
 async def _body(request: web.Request) -> Any:
     try:
         async with asyncio.timeout(BODY_TIMEOUT_S):
@@ -126,7 +137,7 @@ async def _call(request: web.Request, answer: Callable[[Analyzer, Any], Awaitabl
     try:
         return web.json_response(await answer(request.app[ANALYZER], await _body(request)))
     except PerspectiveError as err:
-        return _answer(err)
+        return await _answer_and_close(request, err) if err.status == "DEADLINE_EXCEEDED" else _answer(err)
     except Exception as err:  # a bug: the client gets Perspective's 500, the log the traceback
         log.exception("internal error on %s", request.path)
         return _answer(PerspectiveError("INTERNAL", f"{type(err).__name__}: {err}"))

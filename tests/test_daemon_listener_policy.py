@@ -110,3 +110,37 @@ async def test_an_idle_connection_is_closed_and_a_busy_one_is_not(tmp_path, monk
             writer.close()
             await asyncio.sleep(1.5)
             assert (await client.request({"type": "ping", "id": "p"}))["type"] == "pong"
+
+
+async def test_a_stalled_perspective_body_gets_504_and_the_socket_is_closed_with_it(tmp_path, monkeypatch, caplog):
+    """docs/PERSPECTIVE.md: a body that has not arrived BODY_TIMEOUT_S after its headers gets 504
+    DEADLINE_EXCEEDED and the connection is closed then, not after aiohttp's lingering read of the
+    rest (10 s more)."""
+    from modlens.daemon import perspective_api
+
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setattr(perspective_api, "BODY_TIMEOUT_S", 1.0)
+    async with running_daemon(tmp_path) as (url, _app):
+        port = int(url.split(":")[2].split("/")[0])
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"POST {perspective_api.ANALYZE_PATH}?key={TOKEN} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                     "Content-Type: application/json\r\nContent-Length: 400\r\n\r\n".encode() + b'{"comment": ')
+        await writer.drain()
+        started, received, answered, closed = time.monotonic(), b"", None, None
+        try:
+            while closed is None:
+                chunk = await asyncio.wait_for(reader.read(4096), 15)
+                now = time.monotonic() - started
+                if not chunk:
+                    closed = now
+                received += chunk
+                if answered is None and b"\r\n\r\n" in received:
+                    answered = now
+        except ConnectionError:
+            closed = time.monotonic() - started
+        finally:
+            writer.close()
+    assert received.startswith(b"HTTP/1.1 504") and b"DEADLINE_EXCEEDED" in received, received[:300]
+    assert answered is not None and 0.9 <= answered <= 3.0, answered
+    assert closed - answered <= 0.5, (answered, closed)
+    assert "Traceback" not in caplog.text and "Error handling request" not in caplog.text
