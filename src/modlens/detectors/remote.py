@@ -5,6 +5,11 @@ exponential back-off on 429/5xx/timeouts, and a base class whose blocking `score
 Error messages never contain request URLs: API keys travel in query strings and would
 otherwise end up in the study log's `scores.error` column.
 
+Each event loop that calls a client gets its own session, and a task that closes it when the loop
+shuts down: `asyncio.run()` (the CLI's `modlens score`, the audits) and aiohttp's `run_app` cancel
+every task left once their main coroutine ends, while the loop still runs, so a session made there is
+closed before the loop is; `aclose()` / `close()` close it earlier.
+
 Redirects are never followed: a participant accepted one address (the consent text names it), and
 a `3xx` pointing elsewhere would carry the comment to an address nobody agreed to. A redirect is a
 failure that names where it pointed (host and port only) and is not retried.
@@ -85,14 +90,33 @@ class RemoteClient:
         self.max_backoff_s = max_backoff_s
         self.requests = 0   # HTTP attempts made (for tests and status)
         self.retried = 0
-        self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
+        # per event loop: its session and the task that closes it when the loop shuts down
+        self._sessions: dict[asyncio.AbstractEventLoop, tuple[aiohttp.ClientSession, asyncio.Task[None]]] = {}
 
     def _session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None or session.closed:
-            session = self._sessions[loop] = aiohttp.ClientSession()
+        entry = self._sessions.get(loop)
+        if entry is not None and not entry[0].closed:
+            return entry[0]
+        if entry is not None:
+            entry[1].cancel()
+        session = aiohttp.ClientSession()
+        self._sessions[loop] = (session, loop.create_task(self._guard(session), name="modlens-remote-session"))
         return session
+
+    @staticmethod
+    async def _guard(session: aiohttp.ClientSession) -> None:
+        """Waits until cancelled (by `aclose`/`close`, or by the loop's shutdown), then closes `session`."""
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await session.close()
+
+    @staticmethod
+    async def _close(session: aiohttp.ClientSession, guard: asyncio.Task[None]) -> None:
+        guard.cancel()
+        await asyncio.wait([guard])  # its `finally` closes the session
+        await session.close()  # a no-op unless the guard had already ended
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
         delay = min(self.max_backoff_s, self.backoff_s * 2 ** attempt) * random.uniform(0.8, 1.0)
@@ -142,27 +166,27 @@ class RemoteClient:
         raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
-        loop = asyncio.get_running_loop()
-        session = self._sessions.pop(loop, None)
-        if session is not None:
-            await session.close()
+        entry = self._sessions.pop(asyncio.get_running_loop(), None)
+        if entry is not None:
+            await self._close(*entry)
 
     def close(self) -> None:
-        """Close sessions from synchronous code, whichever loop they belong to."""
-        for loop, session in list(self._sessions.items()):
+        """Close sessions from synchronous code, whichever loop they belong to. A closed loop's
+        session was closed by its guard when that loop shut down (asyncio.run)."""
+        for loop, (session, guard) in list(self._sessions.items()):
             self._sessions.pop(loop, None)
-            if session.closed or loop.is_closed():
+            if loop.is_closed() or guard.done():
                 continue
             try:
                 running = asyncio.get_running_loop()
             except RuntimeError:
                 running = None
             if running is loop:
-                loop.create_task(session.close())
+                guard.cancel()  # the guard closes the session on this loop's next turn
             elif loop.is_running():
-                asyncio.run_coroutine_threadsafe(session.close(), loop).result(timeout=5)
+                asyncio.run_coroutine_threadsafe(self._close(session, guard), loop).result(timeout=5)
             else:
-                loop.run_until_complete(session.close())
+                loop.run_until_complete(self._close(session, guard))
 
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

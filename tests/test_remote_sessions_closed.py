@@ -1,0 +1,95 @@
+"""Every path that scores with a remote detector closes its HTTP session (detectors/remote.py):
+`modlens score --detector http|perspective` printed "Unclosed client session" on stderr, because
+the CLI (like the audits) runs `ascore()` under `asyncio.run()`, whose loop was closed before the
+detector's `close()` could close the session made on it. A loopback fake API answers both."""
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+from aiohttp import web
+
+from threaded_server import ThreadedServer
+
+from modlens.detectors.http import HttpDetector
+from modlens.detectors.perspective import PerspectiveDetector
+
+pytestmark = pytest.mark.timeout(120)
+KEY = "fake-perspective-key-0123456789"
+UNCLOSED = ("Unclosed client session", "Unclosed connector")
+
+
+async def _http(request: web.Request) -> web.Response:
+    await request.read()
+    return web.json_response({"score": 0.25})
+
+
+async def _perspective(request: web.Request) -> web.Response:
+    body = await request.json()
+    return web.json_response({"attributeScores": {a: {"summaryScore": {"value": 0.5, "type": "PROBABILITY"}}
+                                                  for a in body["requestedAttributes"]}})
+
+
+@pytest.fixture(scope="module")
+def api():
+    app = web.Application()
+    app.router.add_post("/score", _http)
+    app.router.add_post("/v1alpha1/comments:analyze", _perspective)
+    server = ThreadedServer(app)
+    yield server.base
+    server.stop()
+
+
+@pytest.mark.parametrize("options", [
+    ["--detector", "http", "-o", "http.url={base}/score", "-o", "http.score_path=score"],
+    ["--detector", "perspective", "-o", "perspective.endpoint={base}/v1alpha1/comments:analyze"]],
+    ids=["http", "perspective"])
+def test_modlens_score_with_a_remote_detector_leaves_no_unclosed_session(api, options):
+    """--normalize scores twice, each under its own asyncio.run(): two sessions, both closed."""
+    argv = [o.format(base=api) for o in options]
+    env = {**os.environ, "PERSPECTIVE_API_KEY": KEY, "PYTHONWARNINGS": "always"}
+    proc = subprocess.run([sys.executable, "-m", "modlens", "score", *argv, "--normalize", "you idiot", "hello"],
+                          capture_output=True, text=True, env=env, timeout=100)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count('"toxicity"') >= 4 and '"error"' not in proc.stdout, proc.stdout
+    assert not any(u in proc.stderr for u in UNCLOSED), proc.stderr
+
+
+def _detectors(base: str) -> list:
+    return [HttpDetector(f"{base}/score", "score", qps=100),
+            PerspectiveDetector(KEY, endpoint=f"{base}/v1alpha1/comments:analyze", qps=100)]
+
+
+def test_ascore_under_asyncio_run_then_close_leaves_no_unclosed_session(api, caplog):
+    """The audits' path (audit/run.py, rescore.py, ...: asyncio.run over the engine), the blocking
+    `score()` path and both together: closed by the time the loop ends or by `close()`."""
+    caplog.set_level(logging.DEBUG)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for det in _detectors(api):
+            assert asyncio.run(det.ascore(["a", "b"]))[0] is not None
+            assert asyncio.run(det.ascore(["c"]))[0] is not None
+            assert det.score(["d"])[0] is not None
+            det.close()
+        del det
+        gc.collect()
+    shown = caplog.text + "".join(str(w.message) for w in caught)
+    assert not any(u in shown for u in UNCLOSED), shown
+    assert "Task was destroyed but it is pending" not in shown
+
+
+async def test_aclose_on_the_daemon_loop_closes_the_session_and_its_guard(api):
+    """The daemon's loop: `aclose()` closes the session now and leaves no task behind."""
+    for det in _detectors(api):
+        assert (await det.ascore(["a"]))[0] is not None
+        session = det.client._sessions[asyncio.get_running_loop()][0]
+        await det.client.aclose()
+        assert session.closed and not det.client._sessions
+    await asyncio.sleep(0)
+    assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
