@@ -21,7 +21,8 @@ from pathlib import Path
 
 from modlens.study.pack import study_key
 from modlens.exchange.bundle import write_bundle_file
-from modlens.studylog.store import StudyLog, canonical_json, now_iso
+from modlens.studylog.store import StudyLog
+from modlens.studylog.codec import canonical_json, now_iso
 
 STUDY, SALT = "bench", "bench-salt-0123456789abcdef"
 DETECTORS = [("minilm-toxicity", "h1"), ("profanity-check", "p1"), ("hf-classifier", "t1"), ("cached", "c1")]

@@ -33,6 +33,7 @@ from modlens.daemon.perspective_api import PerspectiveHost, add_routes as add_pe
 from modlens.daemon.security import check_handshake, install_log_scrubber
 from modlens.daemon.session import Session
 from modlens.engine import Engine
+from modlens.errors import with_fix
 from modlens.live import LiveOptions, LiveService, check_study, running
 from modlens.pairing import matches
 from modlens.perspective.keys import KeySource
@@ -270,7 +271,7 @@ class Connection:
             joined = join_from_extension(msg.pack, msg.file_name, replace=msg.replace,
                                          running_study_id=self.app[STUDY].study_id)
         except JoinError as err:
-            raise ProtocolError(ErrorCode.join_refused, str(err), msg.id) from None
+            raise ProtocolError(ErrorCode.join_refused, with_fix(err), msg.id) from None
         pack = joined.pack
         log.info("joined study %s from the extension (%s)", pack.study_id,
                  "unchanged" if joined.unchanged else "restarting")

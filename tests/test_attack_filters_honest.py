@@ -94,3 +94,20 @@ def test_export_counts_per_filter_what_was_checked_passed_and_not_checked(unjudg
     assert "passing every quality filter" not in readme
     assert f"| `label` | 0 | 0 | 0 | {len(wins)} |" in readme
     assert "0 passed every filter" in readme and "wrote" in capsys.readouterr().out
+
+
+def test_add_attacks_takes_only_successes_every_filter_checked_and_passed(unjudged_log, tmp_path, capsys):
+    from modlens.study import folder
+
+    root = tmp_path / "study"
+    folder.init_folder(root)
+    wins = len(sql(unjudged_log, "SELECT 1 FROM variants WHERE json_extract(attack_json, '$.status') = 'success'"))
+    assert wins
+    capsys.readouterr()
+    assert main(["study", "add-attacks", str(root), "--from", str(unjudged_log)]) == 0
+    out = capsys.readouterr().out
+    # the label filter could not run on any of them: none is queued as if it had passed
+    assert "added 0 review item(s)" in out and "because a filter was not checked" in out
+    assert not folder.load_folder(root).study.review
+    assert main(["study", "add-attacks", str(root), "--from", str(unjudged_log), "--unfiltered"]) == 0
+    assert len(folder.load_folder(root).study.review) == wins

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from modlens.detectors.base import Detector
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 from modlens.perturb.quality import AttackExample, QualityFilters, normalization_recovery, recipe_of
 
 

@@ -19,7 +19,7 @@ from test_bundle_merge import counts, make_pack, participant
 
 from modlens.cli import main as cli_main
 from modlens.exchange import bundle as bundle_mod
-from modlens.studylog.store import canonical_json
+from modlens.studylog.codec import canonical_json
 
 MiB = 1 << 20
 

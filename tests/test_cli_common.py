@@ -12,13 +12,13 @@ from modlens.cli import main
 from modlens.cli.common import (
     EXIT_CODES,
     CliError,
-    ErrorKind,
     add_attack_limit_options,
     add_db_option,
     add_detectors_option,
     add_study_option,
     print_error,
 )
+from modlens.errors import ErrorKind
 from modlens.netutil import host_header_is_loopback, is_loopback
 
 

@@ -105,8 +105,9 @@ def test_a_misspelled_name_in_study_toml_is_a_validation_error(toml, key, bad, s
     path.write_text(toml + "\n")
     with pytest.raises(StudyConfigError) as err:
         load(path)
-    line = next(line for line in str(err.value).splitlines() if line.strip().startswith(key + ":"))
-    assert bad in line and f"fix: {suggestion}" in line
+    lines = str(err.value).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith(key + ":"))
+    assert bad in lines[at] and lines[at + 1].strip().startswith(f"fix: {suggestion}")  # its fix on the line below
     # `serve` refuses it before listening instead of starting without the detector or strategy
     assert main(["serve", "--config", str(path), "--db", str(tmp_path / "log.sqlite")]) == 2
     assert f"{key}: unknown" in capsys.readouterr().err

@@ -8,7 +8,8 @@ import socket
 import pytest
 
 from modlens.cli import COMMANDS, main
-from modlens.cli.common import EXIT_CODES, ErrorKind
+from modlens.cli.common import EXIT_CODES
+from modlens.errors import ErrorKind
 
 NOT_FOUND, USAGE, UNREACHABLE = (EXIT_CODES[k] for k in (ErrorKind.NOT_FOUND, ErrorKind.USAGE, ErrorKind.UNREACHABLE))
 

@@ -18,7 +18,8 @@ import pytest
 from modlens.cli import main
 from modlens.detectors import registry
 from modlens.studylog import connection
-from modlens.studylog.store import StudyLog, StudyLogError
+from modlens.studylog.store import StudyLog
+from modlens.studylog.connection import StudyLogError
 
 from daemon_helpers import serve_process, write_study
 

@@ -151,5 +151,5 @@ def test_serve_refuses_bad_gold_with_a_clear_message(tmp_path, capsys):
     db = tmp_path / "log.sqlite"
     assert cli_main(["serve", "--config", str(cfg), "--db", str(db), "--port", "0"]) == 2
     err = capsys.readouterr().err
-    assert "gold 'g1': expected.toxicity = 'very toxic' — fix: use one of" in err and "Traceback" not in err
+    assert "gold 'g1': expected.toxicity = 'very toxic'\n    fix: use one of" in err and "Traceback" not in err
     assert not db.exists()

@@ -76,8 +76,9 @@ def test_pack_refuses_a_set_that_does_not_fit(tmp_path: Path) -> None:
 def test_daemon_refuses_a_set_without_assignment(tmp_path: Path) -> None:
     f = _folder(tmp_path)
     (f.path / assignment.FILE).unlink()
-    with pytest.raises(StudyConfigError, match="study assign"):
+    with pytest.raises(StudyConfigError, match="an item set without") as err:
         load_plan(f.path, f.study)
+    assert "study assign" in (err.value.fix or "")
     assert load_plan(_folder(tmp_path, "none", with_set=False).path, f.study) is None
 
 

@@ -14,7 +14,7 @@ from sklearn.metrics import roc_auc_score
 
 from modlens.analysis.report import report_from_db, to_json
 from modlens.cli import main
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 from modlens.studylog.records.labels import add_gold_labels, ensure_label_set
 from modlens.studylog.store import StudyLog
 

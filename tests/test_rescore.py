@@ -14,7 +14,7 @@ from modlens.cli import main
 from modlens.config import DetectorConfig, StudyConfig
 from modlens.detectors.base import Detector
 from modlens.engine import Engine
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 from modlens.services.detectors import load_detectors
 from modlens.services.recording import record_normalization, record_scores, register, score_rows
 from modlens.studylog.store import LogWriter

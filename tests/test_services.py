@@ -11,7 +11,7 @@ def test_describe_appends_the_fix_and_never_eats_the_message():
     assert describe(DetectorStatus("d", "error", "weights missing: see paper h.pdf")) == "weights missing: see paper h.pdf"
     assert describe(DetectorStatus("d", "error", "no model: ")) == "no model: "
     assert describe(DetectorStatus("d", "missing_weights", "no weights", "run `modlens fetch`")) == \
-        "no weights — fix: run `modlens fetch`"
+        "no weights; fix: run `modlens fetch`"
 
 
 def test_a_detector_that_cannot_load_becomes_a_status():

@@ -12,7 +12,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from modlens import paths, signing
 from modlens.cli import main as cli_main
 from modlens.exchange.bundle import read_bundle, write_archive
-from modlens.studylog.store import StudyLog, canonical_json
+from modlens.studylog.store import StudyLog
+from modlens.studylog.codec import canonical_json
 from test_bundle_merge import make_pack, participant
 
 

@@ -29,16 +29,16 @@ def test_init_then_check_passes_and_lists_what_to_replace(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("file, old, new, message", [
-    ("study.toml", 'display = "blind"', 'dispaly = "blind"', "dispaly (in study.toml): Extra inputs are not permitted — fix: remove it"),
+    ("study.toml", 'display = "blind"', 'dispaly = "blind"', "dispaly (in study.toml): Extra inputs are not permitted\n    fix: remove it"),
     ("tasks.toml", "target = 15", "target = 0", "tasks.0.target (in tasks.toml): Input should be greater than or equal to 1"),
     ("tasks.toml", 'url = "https://x.com/REPLACE_ME/status/1"', 'url = "x.com/thread"',
-     "tasks.1.url (in tasks.toml): String should match pattern '^https?://\\S+$' — fix: give the page's full http://"),
+     "tasks.1.url (in tasks.toml): String should match pattern '^https?://\\S+$'\n    fix: give the page's full http://"),
     ("calibration.toml", 'toxicity = "not toxic", respectfulness', 'toxicity = "harmless", respectfulness',
-     "expected.toxicity = 'harmless' (in calibration.toml) — fix: use one of ['not toxic', 'hard to say', 'toxic']"),
+     "expected.toxicity = 'harmless' (in calibration.toml)\n    fix: use one of ['not toxic', 'hard to say', 'toxic']"),
     ("tasks.toml", "free_browsing = false", "free_browsing = false\nstudy_id = \"x\"",
-     "tasks.toml: study_id: not a key of tasks.toml (it holds tasks, free_browsing) — fix: move it to study.toml"),
+     "tasks.toml: study_id: not a key of tasks.toml (it holds tasks, free_browsing)\n  fix: move it to study.toml"),
     ("study.toml", 'display = "blind"', 'display = "blind"\nconsent_text = "hi"',
-     "consent_text: set in both study.toml and consent.md — fix: keep it in consent.md only"),
+     "consent_text: set in both study.toml and consent.md\n  fix: keep it in consent.md only"),
 ])
 def test_a_broken_key_fails_naming_file_key_and_fix(tmp_path, capsys, file, old, new, message):
     root = tmp_path / "s"
@@ -129,7 +129,7 @@ def test_join_writes_the_study_serve_runs_and_refuses_to_switch_silently(tmp_pat
     other = tmp_path / "other.modlens"
     pack.write(folder.load_folder(other_root), other)
     assert cli_main(["join", str(other), "--allow-unsigned"]) == 2
-    assert "would replace it — fix: export and send your bundle first" in capsys.readouterr().err
+    assert "would replace it\n  fix: export and send your bundle first" in capsys.readouterr().err
     assert folder.load(config).study_id == "pilot"
     assert cli_main(["join", str(other), "--replace", "--allow-unsigned"]) == 0
     assert folder.load(config).study_id == "other"

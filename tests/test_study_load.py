@@ -15,7 +15,8 @@ import pytest
 
 from modlens import pairing
 from modlens.cli import main
-from modlens.cli.common import EXIT_CODES, ErrorKind
+from modlens.cli.common import EXIT_CODES
+from modlens.errors import ErrorKind
 from modlens.config import StudyConfigError
 from modlens.study import load
 

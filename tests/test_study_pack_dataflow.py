@@ -76,7 +76,7 @@ def test_nested_detectors_are_followed_at_any_depth_and_their_secrets_are_read_t
     # a nested key variable is an environment read like a top-level one: refused unless declared
     undeclared = study({"name": "ocr", "options": {"text_detector": "perspective",
                                                    "text_options": {"api_key_env": "HOME"}}})
-    assert [m.split(":")[0] for m in undeclared.undeclared_env()] == ["detectors[ocr].options.text_options.api_key_env"]
+    assert [p.message.split(":")[0] for p in undeclared.undeclared_env()] == ["detectors[ocr].options.text_options.api_key_env"]
     # wrappers of wrappers, and any option pair `<x>detector` + `<x>options`
     deep = {"name": "ocr", "options": {"text_detector": "asr", "text_options": {
         "text_detector": "http", "text_options": {"url": "https://deep.example/x"}}}}

@@ -215,7 +215,7 @@ def test_researcher_key_signs_packs_and_join_refuses_what_does_not_verify(tmp_pa
     (tmp_path / "changed.modlens").write_text(json.dumps(changed))
     assert cli_main(["join", str(tmp_path / "changed.modlens")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "signature does not verify" in err
+    assert err.count("\n") == 2 and "signature does not verify" in err and "\n  fix: ask the researcher" in err
     # the signature stripped: unsigned, refused without --allow-unsigned
     stripped = forge_pack(raw, raw["study"] | {"display": "scores"})
     stripped.pop("signer")

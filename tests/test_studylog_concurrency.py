@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from modlens.studylog import connection
-from modlens.studylog.store import StudyLog, StudyLogError
+from modlens.studylog.store import StudyLog
+from modlens.studylog.connection import StudyLogError
 
 PAIRS = 12
 LOGS_PER_PAIR = 3

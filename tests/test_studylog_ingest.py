@@ -14,10 +14,13 @@ from pathlib import Path
 import pytest
 
 from modlens.engine import DetectorResult
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 from modlens.services import recording
-from modlens.studylog import connection, store
-from modlens.studylog.store import CommentRow, LogWriter, StudyLog, StudyLogError, canonical_json
+from modlens.studylog import connection
+from modlens.studylog.store import LogWriter, StudyLog
+from modlens.rows import CommentRow
+from modlens.studylog.codec import canonical_json
+from modlens.studylog.connection import StudyLogError
 
 TIMESTAMPS = {"created_at", "first_seen", "first_used", "started_at", "finished_at"}
 P = "dataset:test"
@@ -230,8 +233,8 @@ def test_canonical_json_is_the_json_dumps_it_replaces():
 def test_synchronous_is_a_documented_choice_per_writer(tmp_path):
     with StudyLog(tmp_path / "a.sqlite") as log:
         assert log.conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL by default
-        assert log.conn.execute("PRAGMA cache_size").fetchone()[0] == -store.CACHE_SIZE_KIB
-        assert log.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == store.WAL_AUTOCHECKPOINT_PAGES
+        assert log.conn.execute("PRAGMA cache_size").fetchone()[0] == -connection.CACHE_SIZE_KIB
+        assert log.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == connection.WAL_AUTOCHECKPOINT_PAGES
     with StudyLog(tmp_path / "a.sqlite", synchronous="NORMAL") as log:
         assert log.conn.execute("PRAGMA synchronous").fetchone()[0] == 1
     with pytest.raises(ValueError, match="FULL or NORMAL"):

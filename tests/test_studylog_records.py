@@ -6,8 +6,6 @@ import ast
 import re
 from pathlib import Path
 
-from modlens import rows
-from modlens.perturb.base import Variant
 from modlens.rows import CommentRow
 from modlens.studylog.records import comments, sessions
 from modlens.studylog.store import StudyLog
@@ -27,7 +25,6 @@ def imports_of(path: Path) -> set[str]:
 
 def test_record_types_live_in_a_leaf_module():
     assert not {m for m in imports_of(SRC / "rows.py") if m.startswith(("modlens", "."))}
-    assert Variant is rows.Variant  # `from modlens.perturb.base import Variant` keeps working
     media = imports_of(SRC / "studylog" / "records" / "media.py")
     assert not {m for m in media if m.startswith(("modlens.fusion", "modlens.media"))}, media
 

@@ -10,7 +10,9 @@ import pytest
 
 from modlens.perturb.base import Variant
 from modlens.studylog import schema
-from modlens.studylog.store import LogWriter, StudyLog, StudyLogError, text_hash
+from modlens.studylog.store import LogWriter, StudyLog
+from modlens.studylog.codec import text_hash
+from modlens.studylog.connection import StudyLogError
 
 
 @pytest.fixture

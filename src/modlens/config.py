@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from modlens.errors import ModlensError, Problem, problem_lines
 from modlens.names import close_matches
 
 
@@ -347,14 +348,15 @@ class StudyConfig(_Strict):
         out = {d.key: sorted({var for _, var in env_reads(d.name, d.options)}) for d in self.detectors}
         return {k: v for k, v in out.items() if v}
 
-    def undeclared_env(self) -> list[str]:
+    def undeclared_env(self) -> list[Problem]:
         """Environment reads a study pack may not make: every variable not in `secrets.names`."""
         from modlens.detectors.dataflow import env_reads
 
         allowed = set(self.secrets.names)
-        return [f"detectors[{d.key}].{at}: reads the environment variable ${{{var}}}, which the study does not "
-                f"declare as a secret — fix: remove it, or add {var!r} to [secrets] names (participants set "
-                "their own; it is shown to them at join)"
+        return [Problem(f"detectors[{d.key}].{at}: reads the environment variable ${{{var}}}, which the study does "
+                        "not declare as a secret",
+                        fix=f"remove it, or add {var!r} to [secrets] names (participants set their own; it is "
+                            "shown to them at join)")
                 for d in self.detectors for at, var in env_reads(d.name, d.options) if var not in allowed]
 
     def data_flow_notice(self) -> str:
@@ -402,13 +404,10 @@ def _check_name(what: str, name: str, known: list[str], *, at: str) -> None:
     raise PydanticCustomError("unknown_name", "unknown {what} {name}", {"what": what, "name": repr(name), "at": at, "fix": fix})
 
 
-class StudyConfigError(ValueError):
-    """A study file that does not validate; the message lists every bad key with a fix. `fix`: the
-    one fix when there is one; `not_found`: the file or folder does not exist (the CLI's exit 3)."""
-
-    def __init__(self, message: str, *, fix: str | None = None, not_found: bool = False) -> None:
-        super().__init__(message)
-        self.fix, self.not_found = fix, not_found
+class StudyConfigError(ModlensError, ValueError):
+    """A study file that does not validate; the message lists every bad key with its fix
+    (`problem_lines`). `fix`: the one fix when there is one; `kind` is not found when the file
+    or folder does not exist (the CLI's exit 3)."""
 
 
 _FIXES = {
@@ -426,7 +425,7 @@ _KEY_FIXES = {
 
 
 def _format_errors(err: ValidationError, source: str, key_files: dict[str, str] | None = None) -> str:
-    lines = [f"{source}: invalid study configuration"]
+    problems = []
     for e in err.errors():
         ctx = e.get("ctx") or {}
         loc = str(ctx["at"]).split(".") if "at" in ctx else [str(p) for p in e["loc"]]  # a name checked in a list: its item
@@ -434,8 +433,8 @@ def _format_errors(err: ValidationError, source: str, key_files: dict[str, str] 
         fix = str(ctx["fix"]) if "fix" in ctx else \
             _KEY_FIXES.get((e["type"], loc[-1] if loc else ""), _FIXES.get(e["type"], "see docs/STUDY.md"))
         where = (key_files or {}).get(loc[0]) if loc else None
-        lines.append(f"  {key}{f' (in {where})' if where else ''}: {e['msg']} — fix: {fix}")
-    return "\n".join(lines)
+        problems.append(Problem(f"{key}{f' (in {where})' if where else ''}: {e['msg']}", fix))
+    return f"{source}: invalid study configuration\n{problem_lines(problems)}"
 
 
 def parse_study(data: dict[str, Any], source: str = "study", key_files: dict[str, str] | None = None) -> StudyConfig:

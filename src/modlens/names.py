@@ -11,31 +11,26 @@ from importlib import metadata
 from importlib.metadata import EntryPoint
 from typing import Any, Iterable, Iterator, Mapping
 
+from modlens.errors import ErrorKind, ModlensError
+
 
 def close_matches(name: str, known: Iterable[str], n: int = 3) -> list[str]:
     """Known names that look like a misspelling of `name`, closest first."""
     return difflib.get_close_matches(name, list(known), n=n, cutoff=0.6)
 
 
-class UnknownName(KeyError, ValueError):
+class UnknownName(ModlensError, KeyError, ValueError):
     """A name no registry knows. A KeyError (as the detector and perturbation registries raised)
-    and a ValueError (as the normalizer steps and exporters raised), printed as its message (a
-    bare KeyError prints its argument's repr)."""
+    and a ValueError (as the normalizer steps and exporters raised), printed as its message and
+    its fix on one line (where it ends up inside another message; a bare KeyError would print
+    its argument's repr)."""
 
     def __init__(self, what: str, name: str, known: Iterable[str]) -> None:
         self.what, self.name, self.known = what, name, list(known)
         self.suggestions = close_matches(name, self.known)
-        super().__init__(self.message)
-
-    @property
-    def message(self) -> str:
-        return f"unknown {self.what} {self.name!r}"
-
-    @property
-    def fix(self) -> str:
-        if self.suggestions:
-            return f"did you mean {' or '.join(self.suggestions)}?"
-        return f"known: {', '.join(self.known)}"
+        fix = (f"did you mean {' or '.join(self.suggestions)}?" if self.suggestions
+               else f"known: {', '.join(self.known)}")
+        super().__init__(f"unknown {what} {name!r}", fix)
 
     def __str__(self) -> str:
         return f"{self.message}; {self.fix}"
@@ -49,17 +44,17 @@ def check_known(what: str, names: Iterable[str], known: Iterable[str]) -> None:
             raise UnknownName(what, name, known)
 
 
-class PluginError(RuntimeError):
+class PluginError(ModlensError, RuntimeError):
     """A plug-in an installed package registered could not be loaded. Names the package, so the
     fix (reinstall or uninstall it) is obvious; the cause is chained. Other plug-ins are unaffected."""
 
+    kind = ErrorKind.FAILED
+    fix: str    # always one
+
     def __init__(self, what: str, name: str, package: str, err: BaseException) -> None:
         self.what, self.name, self.package = what, name, package
-        super().__init__(f"{what} plug-in {name!r} from package {package} failed to load: {type(err).__name__}: {err}")
-
-    @property
-    def fix(self) -> str:
-        return f"reinstall or uninstall {self.package.split()[0]}"
+        super().__init__(f"{what} plug-in {name!r} from package {package} failed to load: {type(err).__name__}: {err}",
+                         f"reinstall or uninstall {package.split()[0]}")
 
 
 class PluginWarning(UserWarning):

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from modlens.studylog.records import labels as label_records
-from modlens.studylog.store import StudyLog, StudyLogError
+from modlens.studylog.store import StudyLog
+from modlens.studylog.connection import StudyLogError
 
 LogError = StudyLogError  # the file is missing, not a study log, or of another schema version
 NEWEST, ASKED = "newest", "asked"  # how a source's label set was chosen

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from modlens import __version__
 from modlens.analysis.attack_examples import examples_from_study
-from modlens.perturb.quality import AttackExample, QualityFilters
+from modlens.perturb.quality import AttackExample, QualityFilters, every_filter_passed
 
 PARQUET_FILE, JSONL_FILE, README_FILE, MANIFEST_FILE = "taebench.parquet", "taebench.jsonl", "README.md", "manifest.json"
 
@@ -89,21 +89,13 @@ def _rows(data: Any, quality: QualityFilters) -> tuple[list[dict[str, Any]], dic
             "source_score": a.get("source_score"), "final_score": a.get("final_score"), "queries": a.get("queries"),
             "max_queries": a.get("max_queries"), "judge_queries": a.get("judge_queries"), "status": e.status,
             "reason": a.get("reason"), "success": e.success, "n_words": n_words, "words_edited": edited,
-            "words_changed_share": share, "seed": v.get("seed"), "passed_filters": _passed(verdict),
+            "words_changed_share": share, "seed": v.get("seed"), "passed_filters": every_filter_passed(verdict),
             "filters_not_checked": None if verdict is None else [k for k, x in verdict.items() if x["ok"] is None],
             "dedup_ok": ok("dedup"), "label_ok": ok("label"), "label_agree_share": value("label"),
             "meaning_ok": ok("meaning"), "similarity": value("meaning"), "fluency_ok": ok("fluency"),
             "normalizer_edits": value("fluency"), "filters": verdict, "params": p,
         })
     return rows, {"summary": result.summary, "config": result.config}
-
-
-def _passed(verdict: dict[str, dict[str, Any]] | None) -> bool | None:
-    """True only when every filter ran and passed: a filter that could not run never counts as passed."""
-    if verdict is None:
-        return None
-    oks = [f["ok"] for f in verdict.values()]
-    return False if False in oks else None if None in oks else True
 
 
 _CASTS: dict[str, Callable[[Any], Any]] = {"int": int, "float": float, "str": str, "bool": bool}

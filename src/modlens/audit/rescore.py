@@ -33,7 +33,8 @@ from modlens.engine import Engine
 from modlens.services.detectors import DetectorSpecError, load_detectors, parse_detector_spec
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
-from modlens.studylog.store import StudyLog, StudyLogError
+from modlens.studylog.store import StudyLog
+from modlens.studylog.connection import StudyLogError
 
 # every text a report reads a score of
 TEXTS_SQL = ("SELECT text_id FROM comments UNION SELECT text_id FROM variants "

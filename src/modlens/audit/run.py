@@ -22,6 +22,7 @@ from modlens.trainingdata import run_record as training_record
 from modlens.engine import Engine
 from modlens.scale.sources import load_dataset, location
 from modlens.services.detectors import load_detectors, parse_detector_spec
+from modlens.errors import ErrorKind
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
 from modlens.studylog.records.runs import completed_keys, find_run, n_completed
@@ -64,10 +65,7 @@ def setup_error(message: str, *, not_found: bool = False) -> SetupError:
     (the CLI prints it on its own line). `not_found`: the file or shorthand does not exist (the
     CLI exits with the not-found code)."""
     problem, _, fix = message.partition("; fix: ")
-    err = SetupError(problem)
-    err.fix = fix or None  # type: ignore[attr-defined]
-    err.not_found = not_found  # type: ignore[attr-defined]
-    return err
+    return SetupError(problem, fix, kind=ErrorKind.NOT_FOUND if not_found else None)
 
 
 class AuditInterrupted(KeyboardInterrupt):

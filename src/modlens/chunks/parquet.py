@@ -179,8 +179,7 @@ class ShardError(SetupError):
     column, `fix` says what to do. Raised before anything is written."""
 
     def __init__(self, message: str, fix: str = REFETCH) -> None:
-        super().__init__(message)
-        self.fix = fix
+        super().__init__(message, fix)
 
 
 class _Strict(BaseModel):

@@ -9,7 +9,8 @@ from typing import Sequence
 
 from modlens.datasets.base import DatasetItem
 from modlens.studylog.records.labels import add_gold_labels, split_gold
-from modlens.studylog.store import CommentRow, StudyLog
+from modlens.studylog.store import StudyLog
+from modlens.rows import CommentRow
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from modlens import __version__
-from modlens.cli.common import EXIT_INTERRUPTED, EXIT_OK, CliError, print_error, study_error
+from modlens.cli.common import EXIT_INTERRUPTED, EXIT_OK, CliError, print_error
+from modlens.errors import ModlensError
 from modlens.names import PluginError, Registry
 
 # subcommand -> module in modlens.cli, the one listing (in `modlens --help` order); a module is
@@ -81,7 +82,7 @@ def _plugin_command(name: str) -> Any:
     try:
         return COMMAND_REGISTRY.load(name)
     except PluginError as err:
-        print(f"modlens: {err} — fix: {err.fix}", file=sys.stderr)
+        print(f"modlens: {err}\n  fix: {err.fix}", file=sys.stderr)
         return None
 
 
@@ -174,14 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if not argv else 2
     try:
         return int(args._run(args) or EXIT_OK)
-    except CliError as err:
+    except ModlensError as err:  # a command's own CliError, or any error it let through with its fix and kind
         return print_error(args.command, err)
-    except ValueError as err:  # a study file that does not load, in any command (modlens.study.load)
-        from modlens.config import StudyConfigError
-
-        if not isinstance(err, StudyConfigError):
-            raise
-        return print_error(args.command, study_error(err))
     except KeyboardInterrupt as err:
         return _interrupted(args.command, argv, err)
     except BrokenPipeError:  # `modlens … | head -1`: the reader left; end quietly, as a pipe's writer does

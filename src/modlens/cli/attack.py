@@ -20,8 +20,9 @@ import sys
 from typing import Any
 
 import modlens.study
-from modlens.cli.common import (CliError, ErrorKind, add_attack_limit_options, add_db_option, add_detectors_option,
+from modlens.cli.common import (CliError, add_attack_limit_options, add_db_option, add_detectors_option,
                                 add_encoding_option, add_study_option, db_path, detector_configs)
+from modlens.errors import ErrorKind
 from modlens.names import UnknownName
 
 
@@ -112,22 +113,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _dataset(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) -> int:
-    from modlens.audit import AttackSpec, AuditError, run_audit
-    from modlens.studylog.store import StudyLogError
+    from modlens.audit import AttackSpec, run_audit
     if args.seed is not None:
         study = study.model_copy(update={"perturbation": study.perturbation.model_copy(update={"seed": seed})})
     spec = AttackSpec(args.goal, targets=[args.target], ensemble=[] if args.no_ensemble else None,
                       max_queries=args.query_budget, max_edit_ratio=args.max_edit_ratio, recipe=args.recipe)
-    try:
-        result = run_audit(args.dataset, db=db_path(args), study=study, detectors=[args.target, *extra],
-                           limit=args.limit, progress=not args.quiet, attack=spec,
-                           reader_options={"encoding": args.encoding},
-                           on_note=lambda note: print(f"modlens attack: {note}", file=sys.stderr))
-    except AuditError as err:
-        kind = ErrorKind.NOT_FOUND if getattr(err, "not_found", False) else ErrorKind.USAGE
-        raise CliError(str(err), kind=kind, fix=getattr(err, "fix", None)) from None
-    except StudyLogError as err:
-        raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None)) from None
+    result = run_audit(args.dataset, db=db_path(args), study=study, detectors=[args.target, *extra],
+                       limit=args.limit, progress=not args.quiet, attack=spec,
+                       reader_options={"encoding": args.encoding},
+                       on_note=lambda note: print(f"modlens attack: {note}", file=sys.stderr))
     for key, why in result.unavailable.items():
         print(f"modlens attack: detector {key} not used: {why}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2))

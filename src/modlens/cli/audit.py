@@ -6,7 +6,7 @@ import json
 import sys
 
 import modlens.study
-from modlens.cli.common import (CliError, ErrorKind, add_attack_limit_options, add_db_option, add_deprecated_alias,
+from modlens.cli.common import (CliError, add_attack_limit_options, add_db_option, add_deprecated_alias,
                                 add_detectors_option, add_encoding_option, add_perturbation_options, add_strategies_option,
                                 add_study_option, check_strategies, db_path, registry_name,
                                 with_perturbation_options)
@@ -82,8 +82,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from modlens.audit import AttackSpec, AuditError, run_audit
-    from modlens.studylog.store import StudyLogError
+    from modlens.audit import AttackSpec, run_audit
 
     study = with_perturbation_options(modlens.study.load(args.config), args)  # checks --strategies too
     perturb = None
@@ -124,18 +123,12 @@ def run(args: argparse.Namespace) -> int:
         from modlens.scale.ray_audit import RayOptions
         ray_options = RayOptions(address=args.ray_address, gpus_per_detector=args.gpus_per_detector,
                                  actors_per_detector=args.actors_per_detector)
-    try:
-        result = run_audit(args.dataset, db=db_path(args), fmt=args.fmt, study=study,
-                           detectors=args.detectors, normalize=args.normalize, perturb=perturb,
-                           limit=args.limit, chunk_size=args.chunk, reader_options=reader_options,
-                           progress=not args.quiet, attack=attack,
-                           on_note=lambda note: print(f"modlens audit: {note}", file=sys.stderr),
-                           engine=args.engine, ray_options=ray_options, out_parquet=args.out_parquet)
-    except AuditError as err:
-        kind = ErrorKind.NOT_FOUND if getattr(err, "not_found", False) else ErrorKind.USAGE
-        raise CliError(str(err), kind=kind, fix=getattr(err, "fix", None)) from None
-    except StudyLogError as err:  # e.g. another writer held the log longer than the wait allows
-        raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None)) from None
+    result = run_audit(args.dataset, db=db_path(args), fmt=args.fmt, study=study,
+                       detectors=args.detectors, normalize=args.normalize, perturb=perturb,
+                       limit=args.limit, chunk_size=args.chunk, reader_options=reader_options,
+                       progress=not args.quiet, attack=attack,
+                       on_note=lambda note: print(f"modlens audit: {note}", file=sys.stderr),
+                       engine=args.engine, ray_options=ray_options, out_parquet=args.out_parquet)
     for key, why in result.unavailable.items():
         print(f"modlens audit: detector {key} not used: {why}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2))

@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 
 from modlens import extension_build, paths
-from modlens.cli.common import CliError, ErrorKind, add_daemon_option
+from modlens.cli.common import CliError, add_daemon_option
+from modlens.errors import ErrorKind
 
 CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome")
 

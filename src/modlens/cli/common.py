@@ -3,30 +3,23 @@ options several commands take (study, detectors, strategies, perturbation settin
 attack limits, daemon address), each under one name everywhere (docs/CLI.md). A renamed flag
 keeps its old name for one release as a deprecated alias that says so on stderr.
 
-A command raises `CliError`; `modlens.cli.main` prints it once, as
-`modlens <command>: <message>` plus a `fix:` line when there is one, and exits with its kind's
-code (README, "Exit codes").
+A command raises `CliError` or lets any `modlens.errors.ModlensError` through; `modlens.cli.main`
+prints it once, as `modlens <command>: <message>` plus a `fix:` line when there is one, and exits
+with its kind's code (README, "Exit codes").
 """
 from __future__ import annotations
 
 import argparse
-import enum
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO
 
 from modlens import paths
+from modlens.errors import ErrorKind, ModlensError
 
 if TYPE_CHECKING:
-    from modlens.config import StudyConfig, StudyConfigError
+    from modlens.config import StudyConfig
     from modlens.names import Registry
-
-
-class ErrorKind(enum.Enum):
-    FAILED = "failed"                 # the command ran and could not finish (download, daemon refused, nothing loaded)
-    USAGE = "usage"                   # wrong flags, values, names or input contents
-    NOT_FOUND = "not found"           # a file, folder or study log the command needs does not exist
-    UNREACHABLE = "unreachable"       # no daemon answers at the address
 
 
 EXIT_CODES: dict[ErrorKind, int] = {
@@ -38,26 +31,23 @@ EXIT_CODES: dict[ErrorKind, int] = {
 EXIT_OK, EXIT_INTERRUPTED = 0, 130
 
 
-class CliError(Exception):
-    """An error the user can act on: printed without a traceback, with its fix. Its exit code is
-    its kind's, with no exception (README, "Exit codes")."""
+class CliError(ModlensError):
+    """An error a command raises itself (a bad flag value, a combination it refuses); any other
+    `ModlensError` reaching `modlens.cli.main` is printed the same way."""
 
-    def __init__(self, message: str, *, kind: ErrorKind = ErrorKind.USAGE, fix: str | None = None) -> None:
-        super().__init__(message)
-        self.message, self.kind, self.fix = message, kind, fix
-        self.exit_code = EXIT_CODES[kind]
-
-    def __str__(self) -> str:
-        return self.message
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.kind]
 
 
-def print_error(command: str, err: CliError, stream: TextIO | None = None) -> int:
-    """The one way errors are shown; returns the exit code."""
+def print_error(command: str, err: ModlensError, stream: TextIO | None = None) -> int:
+    """The one way errors are shown: the message, its fix on its own line; returns the exit code
+    of its kind (README, "Exit codes")."""
     stream = stream or sys.stderr
     print(f"modlens {command}: {err.message}", file=stream)
     if err.fix:
         print(f"  fix: {err.fix}", file=stream)
-    return err.exit_code
+    return EXIT_CODES[err.kind]
 
 
 # --- renamed flags ------------------------------------------------------------------------------
@@ -136,12 +126,6 @@ def add_study_option(parser: argparse.ArgumentParser, *flags: str) -> None:
                              "(default: embedded defaults)")
 
 
-def study_error(err: StudyConfigError) -> CliError:
-    """A study that does not load (`modlens.study.load`, which every command reads studies with):
-    not found (3) or usage (2), with its fix. `modlens.cli.main` applies it to any command."""
-    return CliError(str(err), kind=ErrorKind.NOT_FOUND if err.not_found else ErrorKind.USAGE, fix=err.fix)
-
-
 # --- detectors ----------------------------------------------------------------------------------
 def add_detectors_option(parser: argparse.ArgumentParser, *, dest: str = "detectors",
                          default: str = "the study's detectors",
@@ -207,9 +191,8 @@ def db_path(args: argparse.Namespace) -> Path:
 
 def study_log_error(err: Exception, db: Path) -> CliError:
     """A study log that cannot be read: not found when the file is absent, else failed."""
-    if not db.exists():
-        return CliError(str(err), kind=ErrorKind.NOT_FOUND)
-    return CliError(str(err), kind=ErrorKind.FAILED)
+    fix = err.fix if isinstance(err, ModlensError) else None
+    return CliError(str(err), kind=ErrorKind.FAILED if db.exists() else ErrorKind.NOT_FOUND, fix=fix)
 
 
 # --- attacks ------------------------------------------------------------------------------------

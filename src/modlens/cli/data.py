@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 from modlens import paths
-from modlens.cli.common import CliError, ErrorKind
+from modlens.cli.common import CliError
+from modlens.errors import ErrorKind
 from modlens.datasets import catalog
 from modlens.datasets.catalog import MIRROR_ENV
 

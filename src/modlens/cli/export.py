@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from modlens.studylog.export import export
-    from modlens.studylog.store import StudyLogError
+    from modlens.studylog.connection import StudyLogError
 
     db = db_path(args)
     if args.taebench:
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 def run_taebench(db: Path, out: str, successes_only: bool = False) -> int:
     """`--taebench DIR` (also `modlens attack --export DIR`): the attack results as a dataset."""
     from modlens.audit.export_taebench import export_taebench
-    from modlens.studylog.store import StudyLogError
+    from modlens.studylog.connection import StudyLogError
 
     try:
         manifest = export_taebench(db, out, successes_only=successes_only)

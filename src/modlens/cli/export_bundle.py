@@ -10,8 +10,8 @@ from modlens.cli.common import CliError, study_log_error
 
 
 def run_bundle(args: argparse.Namespace, db: Path) -> int:
-    from modlens.exchange.bundle import BundleError, describe, export_bundle, read_bundle, write_bundle_file
-    from modlens.studylog.store import StudyLogError
+    from modlens.exchange.bundle import describe, export_bundle, read_bundle, write_bundle_file
+    from modlens.studylog.connection import StudyLogError
 
     if not args.bundle:
         raise CliError("--show goes with --bundle", fix="modlens export --bundle my-study.bundle --show")
@@ -29,8 +29,6 @@ def run_bundle(args: argparse.Namespace, db: Path) -> int:
         manifest = write_bundle_file(db, args.bundle, args.study_id)
     except StudyLogError as err:
         raise study_log_error(err, db) from None
-    except BundleError as err:
-        raise CliError(str(err)) from None
     rows = {t: i["rows"] for t, i in manifest["tables"].items()}
     print(f"wrote {args.bundle}: study {manifest['study_id']!r}, rater(s) {', '.join(manifest['rater_ids'])}, "
           f"{rows['comments']} comments, {rows['ratings']} ratings, {rows['scores']} scores")

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from modlens.cli.common import CliError, ErrorKind, add_daemon_option, add_encoding_option
+from modlens.cli.common import CliError, add_daemon_option, add_encoding_option
+from modlens.errors import ErrorKind
 from modlens.datasets.base import DatasetError, DatasetNotFound, check_rows, iter_rows
 from modlens.protocol import Comments, Page
 from modlens.protocol.client import PAGE_SIZE, ClientError, FedComment, PageResult, build, send_pages
@@ -38,8 +39,7 @@ class FeedError(CliError):
 
 def feed_error(err: ClientError) -> FeedError:
     """The protocol client's error as this command reports it (its kind's exit code)."""
-    kind = {"unreachable": ErrorKind.UNREACHABLE, "invalid": ErrorKind.USAGE}.get(err.reason, ErrorKind.FAILED)
-    return FeedError(err.message, kind=kind, fix=err.fix)
+    return FeedError(err.message, kind=err.kind, fix=err.fix)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import modlens.study
-from modlens.cli.common import (CliError, ErrorKind, add_db_option, add_detectors_option, add_study_option, db_path,
+from modlens.cli.common import (CliError, add_db_option, add_detectors_option, add_study_option, db_path,
                                 detector_configs)
+from modlens.errors import ErrorKind
 
 if TYPE_CHECKING:
     from modlens.config import StudyConfig
@@ -276,7 +277,8 @@ def _write(args: argparse.Namespace, cases: list[Any], params: dict[str, Any],
            detectors: dict[str, Detector]) -> dict[str, Any]:
     from modlens.fusion.record import record_cases
     from modlens.media.store import MediaStore
-    from modlens.studylog.store import StudyLog, StudyLogError
+    from modlens.studylog.store import StudyLog
+    from modlens.studylog.connection import StudyLogError
 
     store = MediaStore(args.media_dir) if args.media_dir else MediaStore()
     out: dict[str, Any] = {"db": str(db_path(args)), "media_dir": str(store.root)}

@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from modlens.cli.common import CliError, ErrorKind, add_db_option, db_path
+from modlens.cli.common import CliError, add_db_option, db_path
+from modlens.errors import ErrorKind
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -17,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
 
     from modlens.chunks.parquet import import_parquet
     from modlens.services.errors import SetupError
-    from modlens.studylog.store import StudyLogError
+    from modlens.studylog.connection import StudyLogError
 
     if not Path(args.folder).exists():
         raise CliError(f"{args.folder}: no such folder", kind=ErrorKind.NOT_FOUND,

@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from modlens.cli.common import CliError, ErrorKind
+from modlens.cli.common import CliError
+from modlens.errors import ErrorKind
 
 if TYPE_CHECKING:
     from modlens.study.pack import Pack
@@ -67,18 +68,13 @@ def run(args: argparse.Namespace) -> int:
         study_pack = pack.read(args.pack)
     except FileNotFoundError as err:
         raise CliError(str(err), kind=ErrorKind.NOT_FOUND) from None
-    except pack.PackError as err:
-        raise CliError(str(err)) from None
     print("\n".join(describe(study_pack)), flush=True)
     if study_pack.signer is None and not args.allow_unsigned and not _ask("Join this unsigned pack anyway?"):
         raise CliError(f"{args.pack}: unsigned pack refused; anyone could have made or changed it",
                        fix="ask the researcher for a signed pack, or pass --allow-unsigned if you trust its source")
     destinations = sorted(join.all_destinations(study_pack.study))
     accepted = destinations if destinations and (args.accept_remote or _ask("Send comments to these places?")) else []
-    try:
-        config = join.join(study_pack, str(Path(args.pack).resolve()), replace=args.replace, accepted_remote=accepted)
-    except join.JoinError as err:
-        raise CliError(str(err)) from None
+    config = join.join(study_pack, str(Path(args.pack).resolve()), replace=args.replace, accepted_remote=accepted)
     s = study_pack.study
     print(f"joined study {s.study_id!r} ({s.title}); its configuration is in {config}")
     if accepted:

@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from modlens.cli.common import EXIT_CODES, CliError, ErrorKind
+from modlens.cli.common import EXIT_CODES, CliError
+from modlens.errors import ErrorKind, with_fix
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +30,7 @@ def _print_outcome(path: str, outcome: dict[str, Any] | Exception) -> None:
     if isinstance(outcome, FileNotFoundError):
         print(f"modlens merge: refused {path}: file not found", file=sys.stderr)
     elif isinstance(outcome, Exception):
-        print(f"modlens merge: refused {path}: {outcome}", file=sys.stderr)
+        print(f"modlens merge: refused {path}: {with_fix(outcome)}", file=sys.stderr)
     elif outcome["status"] == "already merged":
         print(f"skipped {path}: already merged at {outcome['merged_at']} (from {outcome['source']})")
     else:
@@ -41,7 +42,7 @@ def _print_outcome(path: str, outcome: dict[str, Any] | Exception) -> None:
 
 def _list(db: str) -> int:
     from modlens.exchange.merge import listing
-    from modlens.studylog.store import StudyLogError
+    from modlens.studylog.connection import StudyLogError
 
     try:
         rows = listing(db)
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.out or not args.bundles:
         raise CliError("give --out and at least one bundle", fix="modlens merge --out study.sqlite A.bundle B.bundle …")
     from modlens.exchange.merge import merge_files
-    from modlens.studylog.store import StudyLogError
+    from modlens.studylog.connection import StudyLogError
 
     study_key = None
     if args.study:
@@ -77,8 +78,6 @@ def run(args: argparse.Namespace) -> int:
             study_key = pack.read(args.study).study_key
         except FileNotFoundError as err:
             raise CliError(str(err), kind=ErrorKind.NOT_FOUND) from None
-        except pack.PackError as err:
-            raise CliError(str(err)) from None
     try:
         results = merge_files(args.out, args.bundles, study_key, report=_print_outcome,
                               allow_unsigned=args.allow_unsigned)

@@ -13,7 +13,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from modlens.cli.common import CliError, ErrorKind
+from modlens.cli.common import CliError
+from modlens.errors import ErrorKind
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

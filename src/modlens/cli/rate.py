@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import argparse
 
-from modlens.cli.common import CliError, ErrorKind, add_db_option, add_encoding_option, db_path
+from modlens.cli.common import CliError, add_db_option, add_encoding_option, db_path
+from modlens.errors import ErrorKind
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,11 +35,9 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from modlens.study.acceptance import review_log
-    from modlens.study.assignment import AssignmentError, Plan
-    from modlens.study.crowd import CrowdError
+    from modlens.study.assignment import Plan
     from modlens.study import load
-    from modlens.study.itemset import ItemSetError
-    from modlens.study.rate_import import RateImportError, import_ratings
+    from modlens.study.rate_import import import_ratings
 
     db = db_path(args)
     try:
@@ -58,8 +57,6 @@ def run(args: argparse.Namespace) -> int:
             reviews = review_log(db, Plan.load(args.study, load(args.study)))
     except FileNotFoundError as err:
         raise CliError(str(err), kind=ErrorKind.NOT_FOUND) from None
-    except (RateImportError, CrowdError, ItemSetError, AssignmentError) as err:
-        raise CliError(str(err)) from None
     for r in reviews:
         print(f"{r.decision:>13}  {r.rater_id}  task {r.task} ({r.source}): {r.reason}")
     counts = {d: sum(r.decision == d for r in reviews) for d in ("accept", "accept_unused", "reject")}

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import modlens.study
-from modlens.cli.common import (CliError, ErrorKind, add_db_option, add_detectors_option, add_study_option, db_path)
+from modlens.cli.common import (CliError, add_db_option, add_detectors_option, add_study_option, db_path)
+from modlens.errors import ErrorKind
 from modlens.config import StudyConfig
 
 
@@ -25,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from modlens.audit.rescore import DetectorsUnavailable, LogNotFound, UnknownDetector, run_rescore
     from modlens.services.errors import SetupError
-    from modlens.studylog.store import StudyLogError
+    from modlens.studylog.connection import StudyLogError
 
     if args.log and args.db and Path(args.log) != Path(args.db):
         raise CliError(f"two study logs given ({args.log} and --db {args.db}); give one")

@@ -40,11 +40,8 @@ def run(args: argparse.Namespace) -> int:
     if target.exists() and not args.force:
         raise CliError(f"{target} already exists", fix="pass --force to replace it (an assignment made for it "
                                                        "would no longer match: `modlens study assign` again)")
-    try:
-        data = itemset.draw(db_path(args), per_platform=args.per_platform, detector=args.detector, label=args.label,
-                            platforms=args.platform, min_words=args.min_words, max_words=args.max_words, seed=args.seed)
-    except itemset.ItemSetError as err:
-        raise CliError(str(err)) from None
+    data = itemset.draw(db_path(args), per_platform=args.per_platform, detector=args.detector, label=args.label,
+                        platforms=args.platform, min_words=args.min_words, max_words=args.max_words, seed=args.seed)
     path = itemset.write(data, target)
     for platform, counts in data["params"]["counts"].items():
         print(f"{platform:>12}: {sum(counts.values())} items  " + " ".join(f"{s}:{n}" for s, n in counts.items()))

@@ -13,7 +13,8 @@ import asyncio
 import json
 import sys
 
-from modlens.cli.common import CliError, ErrorKind, add_detectors_option, detector_configs
+from modlens.cli.common import CliError, add_detectors_option, detector_configs
+from modlens.errors import ErrorKind
 from modlens.detectors.base import Detector
 from modlens.services.detectors import load_detectors
 

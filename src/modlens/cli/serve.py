@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import modlens.study
-from modlens.cli.common import CliError, ErrorKind, add_db_option, add_study_option, db_path
+from modlens.cli.common import CliError, add_db_option, add_study_option, db_path
+from modlens.errors import ErrorKind
 from modlens.study.join import joined_study_file
 from modlens.netutil import is_loopback
 from modlens.runtime import DEFAULT_HOST, DEFAULT_PORT, bracketed, remove_runtime, write_runtime
@@ -135,7 +136,7 @@ def _study(config: str | None) -> tuple[StudyConfig, Path | None]:
 
 def run(args: argparse.Namespace) -> int:
     from modlens.pairing import ensure
-    from modlens.studylog.store import StudyLogError
+    from modlens.studylog.connection import StudyLogError
 
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from modlens.allocator import pin_mmap_threshold

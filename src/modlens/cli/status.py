@@ -32,7 +32,8 @@ def ask_daemon(info: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
 
 
 def log_counts(db: Path) -> dict[str, int] | None:
-    from modlens.studylog.store import StudyLog, StudyLogError
+    from modlens.studylog.store import StudyLog
+    from modlens.studylog.connection import StudyLogError
 
     try:
         with StudyLog(db, readonly=True) as log:
@@ -43,7 +44,8 @@ def log_counts(db: Path) -> dict[str, int] | None:
 
 def log_deferred(db: Path) -> dict[str, int] | None:
     from modlens.studylog.records.deferred import deferred_counts
-    from modlens.studylog.store import StudyLog, StudyLogError
+    from modlens.studylog.store import StudyLog
+    from modlens.studylog.connection import StudyLogError
 
     try:
         with StudyLog(db, readonly=True) as log:

@@ -16,7 +16,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from modlens.cli.common import CliError, ErrorKind
+from modlens.cli.common import CliError
+from modlens.errors import ErrorKind, problem_lines
 
 if TYPE_CHECKING:
     from modlens.study.folder import StudyFolder
@@ -56,7 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("--recipe", help="only this recipe (e.g. attack-tae, pwws)")
     add.add_argument("--target", help="only attacks on this detector")
     add.add_argument("--unfiltered", action="store_true",
-                     help="also attacks the quality filters remove (default: only those passing every filter)")
+                     help="also attacks the quality filters remove or could not check (default: only those "
+                          "every filter checked and passed)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
         set_problems = check_folder(loaded.path, s)
         if set_problems:
-            raise CliError(f"{loaded.path}: invalid item set or assignment\n  " + "\n  ".join(set_problems))
+            raise CliError(f"{loaded.path}: invalid item set or assignment\n" + problem_lines(set_problems))
         for note in study_folder.warnings(loaded):
             print(f"warning: {note}")
         for note in study_folder.data_flow(s):
@@ -101,8 +103,6 @@ def run(args: argparse.Namespace) -> int:
         written = pack.write(loaded, args.out, args.sign_key and Path(args.sign_key).expanduser())
     except FileNotFoundError as err:
         raise CliError(str(err), kind=ErrorKind.NOT_FOUND, fix="make one with `modlens study keygen --out PATH`") from None
-    except pack.PackError as err:
-        raise CliError(str(err)) from None
     print(f"wrote {args.out}: study {written['study_id']!r}, sha256 {written['sha256']}")
     if "signer" in written:
         from modlens.signing import fingerprint
@@ -116,37 +116,31 @@ def run(args: argparse.Namespace) -> int:
 
 def _item_set_action(args: argparse.Namespace, loaded: StudyFolder) -> int:
     from modlens.study import assignment, crowd
-    from modlens.study.itemset import FILE, ItemSetError, read
+    from modlens.study.itemset import FILE, read
 
-    try:
-        itemset = read(loaded.path / FILE)
-        if args.action == "assign":
-            if (loaded.path / assignment.FILE).exists() and not args.force:
-                raise CliError(f"{loaded.path / assignment.FILE} already exists",
-                               fix="pass --force to replace it (raters given the old tasks would no longer match)")
-            data = assignment.make(itemset, loaded.study, raters=args.raters, items_per_task=args.items_per_task,
-                                   gold_per_task=args.gold_per_task, seed=args.seed)
-            path = assignment.write(data, loaded.path)
-            print(f"wrote {path}: {len(itemset['items'])} items in {len(data['tasks'])} tasks of up to "
-                  f"{args.items_per_task} + {args.gold_per_task} gold, {args.raters} raters each: "
-                  f"{len(data['assignments'])} assignments")
-            return 0
-        plan = assignment.Plan.load(loaded.path, loaded.study)
-        for f in crowd.export(plan, args.format, args.out):
-            print(f"wrote {f}")
+    itemset = read(loaded.path / FILE)
+    if args.action == "assign":
+        if (loaded.path / assignment.FILE).exists() and not args.force:
+            raise CliError(f"{loaded.path / assignment.FILE} already exists",
+                           fix="pass --force to replace it (raters given the old tasks would no longer match)")
+        data = assignment.make(itemset, loaded.study, raters=args.raters, items_per_task=args.items_per_task,
+                               gold_per_task=args.gold_per_task, seed=args.seed)
+        path = assignment.write(data, loaded.path)
+        print(f"wrote {path}: {len(itemset['items'])} items in {len(data['tasks'])} tasks of up to "
+              f"{args.items_per_task} + {args.gold_per_task} gold, {args.raters} raters each: "
+              f"{len(data['assignments'])} assignments")
         return 0
-    except (ItemSetError, assignment.AssignmentError, crowd.CrowdError) as err:
-        raise CliError(str(err)) from None
+    plan = assignment.Plan.load(loaded.path, loaded.study)
+    for f in crowd.export(plan, args.format, args.out):
+        print(f"wrote {f}")
+    return 0
 
 
 def _keygen(out: Path) -> int:
     from modlens import signing
-    from modlens.study.pack import PackError, outside_folder
+    from modlens.study.pack import outside_folder
 
-    try:
-        outside_folder(out)
-    except PackError as err:
-        raise CliError(str(err)) from None
+    outside_folder(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         key = signing.new_key_file(out)
@@ -162,7 +156,7 @@ def _add_attacks(args: argparse.Namespace) -> int:
     from modlens.config import StudyConfigError
     from modlens.study.folder import load_folder
     from modlens.study.review import add_attacks
-    from modlens.studylog.store import StudyLogError
+    from modlens.studylog.connection import StudyLogError
 
     if args.limit is not None and args.limit < 1:
         raise CliError("--limit must be at least 1", fix="give --limit N with N >= 1, or leave it out")
@@ -176,7 +170,8 @@ def _add_attacks(args: argparse.Namespace) -> int:
     except StudyConfigError as err:
         raise CliError(f"the review items would make the study invalid (nothing written): {err}") from None
     print(f"{res.candidates} successful {args.goal.upper()}s selected, {res.filtered_out} removed by the quality "
-          f"filters, {res.already} already queued; added {len(res.added)} review item(s) to {args.dir}")
+          f"filters, {res.not_checked} left out because a filter was not checked (--unfiltered takes them), "
+          f"{res.already} already queued; added {len(res.added)} review item(s) to {args.dir}")
     if not res.added and not res.candidates:
         print("nothing to add: the log has no successful attack matching the selection")
     else:

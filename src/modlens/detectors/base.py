@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from modlens.errors import ErrorKind, ModlensError
+
 if TYPE_CHECKING:
     from modlens.trainingdata import Training
     from modlens.media import MediaInput
@@ -116,14 +118,16 @@ def directory_hash(path: str | Path, patterns: Sequence[str] = ("*",)) -> str:
     return h.hexdigest()[:12]
 
 
-class DetectorUnavailable(RuntimeError):
+class DetectorUnavailable(ModlensError, RuntimeError):
     """Raised by a factory when a detector cannot load; `status` is one of
     missing_dependency / missing_weights / error and `fix` is a one-line instruction."""
 
+    kind = ErrorKind.FAILED
+    fix: str    # always one
+
     def __init__(self, status: str, message: str, fix: str):
-        super().__init__(message)
+        super().__init__(message, fix)
         self.status = status
-        self.fix = fix
 
 
 @dataclass

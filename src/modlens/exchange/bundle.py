@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from modlens import __version__, signing
+from modlens.errors import ModlensError
 from modlens.safe_archive import ArchiveError, Limits, NotAnArchive, SafeZip, read_parquet
 from modlens.exchange.scrub import scrub_tables, scrubbed_column
 from modlens.studylog.codec import canonical_json, now_iso
@@ -109,8 +110,12 @@ def rows_query(table: Table, columns: list[str]) -> str:
 _ARROW_TYPES = {"int": "int64", "float": "float64", "str": "string"}
 
 
-class BundleError(ValueError):
-    """A bundle that cannot be made or read; the message says why and what to do."""
+class BundleError(ModlensError, ValueError):
+    """A bundle that cannot be made or read; the message says why, `fix` what to do."""
+
+
+RESEND = "ask the participant to export and send it again"
+CONSENT_FIRST = "accept the consent text in the extension first"
 
 
 def column_types(conn: Any, table: str, schema: str = "main") -> list[tuple[str, str]]:
@@ -180,10 +185,10 @@ def choose_study(log: StudyLog, study_id: str | None) -> str:
     if len(consented) == 1:
         return str(consented[0])
     if not consented:
-        raise BundleError(f"no rater has given consent in {log.path}, so there is nothing to send — "
-                          "fix: accept the consent text in the extension first")
+        raise BundleError(f"no rater has given consent in {log.path}, so there is nothing to send",
+                          fix=CONSENT_FIRST)
     raise BundleError(f"{log.path} holds {len(consented)} studies with consenting raters "
-                      f"({', '.join(consented) or 'none'}); which one to bundle? — fix: pass --study-id ID")
+                      f"({', '.join(consented) or 'none'}); which one to bundle?", fix="pass --study-id ID")
 
 
 def study_salt(log: StudyLog, study_id: str) -> str:
@@ -213,7 +218,7 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
             "ORDER BY rater_id", params).fetchall())
         if not consent:
             raise BundleError(f"no rater of study {study!r} has given consent in {log.path}, so there is nothing "
-                              "to send — fix: accept the consent text in the extension first")
+                              "to send", fix=CONSENT_FIRST)
         tables = {}
         for t in TRAVELLING:
             if t.name in present:
@@ -292,8 +297,7 @@ def read_bundle(source: str | Path | IO[bytes], name: str | None = None) -> Bund
     try:
         zf = SafeZip(source, name, LIMITS)
     except NotAnArchive as err:
-        raise BundleError(f"{name}: not a modlens bundle, or truncated ({err.reason}) — fix: ask the participant "
-                          "to export and send it again") from None
+        raise BundleError(f"{name}: not a modlens bundle, or truncated ({err.reason})", fix=RESEND) from None
     except ArchiveError as err:  # a device, FIFO or folder
         raise BundleError(str(err)) from None
     try:
@@ -302,7 +306,7 @@ def read_bundle(source: str | Path | IO[bytes], name: str | None = None) -> Bund
         except KeyError:
             raise BundleError(f"{name}: no {MANIFEST} inside; not a modlens bundle") from None
         except ArchiveError as err:
-            raise BundleError(f"{err} — fix: ask the participant to export and send it again") from None
+            raise BundleError(str(err), fix=RESEND) from None
         _verify(zf, manifest, name)
         signer = _verify_signature(zf, manifest, name)
     except BaseException:
@@ -328,7 +332,7 @@ def _verify_signature(zf: SafeZip, manifest: dict[str, Any], name: str) -> str |
             and isinstance(sig.get("signature"), str)
             and signing.verify(signer["public_key"], sig["signature"], manifest["bundle_sha256"].encode("ascii"))):
         raise BundleError(f"{name}: signature does not verify; the bundle was changed after the participant "
-                          "exported it — fix: ask the participant to export and send it again")
+                          "exported it", fix=RESEND)
     return signing.fingerprint(signer["public_key"])
 
 
@@ -365,18 +369,18 @@ def _check_members(zf: SafeZip, manifest: dict[str, Any], name: str) -> None:
     for table, info in manifest["tables"].items():
         if info["file"] != f"tables/{table}.parquet":
             raise BundleError(f"{name}: {MANIFEST}: table {table} is in {info['file']!r}, not tables/{table}.parquet; "
-                              "not a bundle modlens wrote — fix: ask the participant to export and send it again")
+                              "not a bundle modlens wrote", fix=RESEND)
     names = zf.names()
     allowed = {MANIFEST, SIGNATURE} | {info["file"] for info in manifest["tables"].values()}
     undeclared = sorted(set(names) - allowed)
     if undeclared:
         more = f" (and {len(undeclared) - 1} more)" if len(undeclared) > 1 else ""
         raise BundleError(f"{name}: member {undeclared[0]!r}{more} is not declared in {MANIFEST}; not a bundle modlens "
-                          "wrote — fix: ask the participant to export and send it again")
+                          "wrote", fix=RESEND)
     if len(names) != len(set(names)):
         twice = sorted({n for n in names if names.count(n) > 1})
-        raise BundleError(f"{name}: member {twice[0]!r} is in the archive twice; not a bundle modlens wrote — "
-                          "fix: ask the participant to export and send it again")
+        raise BundleError(f"{name}: member {twice[0]!r} is in the archive twice; not a bundle modlens wrote",
+                          fix=RESEND)
 
 
 def _verify(zf: SafeZip, manifest: Any, name: str) -> None:
@@ -384,19 +388,19 @@ def _verify(zf: SafeZip, manifest: Any, name: str) -> None:
         raise BundleError(f"{name}: not a modlens bundle (format is {manifest.get('format') if isinstance(manifest, dict) else None!r})")
     version = manifest.get("format_version")
     if version is None:
-        raise BundleError(f"{name}: {MANIFEST} has no format_version; not a bundle modlens wrote — fix: ask the "
-                          "participant to export and send it again")
+        raise BundleError(f"{name}: {MANIFEST} has no format_version; not a bundle modlens wrote",
+                          fix=RESEND)
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise BundleError(f"{name}: format_version {version!r} is not a version number; not a bundle modlens wrote")
     if version > FORMAT_VERSION:
-        raise BundleError(f"{name}: bundle format {version!r} is newer than this modlens reads ({FORMAT_VERSION}) — "
-                          "fix: upgrade modlens")
+        raise BundleError(f"{name}: bundle format {version!r} is newer than this modlens reads ({FORMAT_VERSION})",
+                          fix="upgrade modlens")
     body = {k: v for k, v in manifest.items() if k != "bundle_sha256"}
     actual = hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
     if manifest.get("bundle_sha256") != actual:
         raise BundleError(f"{name}: bundle checksum mismatch (manifest says {manifest.get('bundle_sha256')}, its "
-                          f"content hashes to {actual}); the file was changed after export — fix: ask the "
-                          "participant to export and send it again")
+                          f"content hashes to {actual}); the file was changed after export",
+                          fix=RESEND)
     _check_shape(manifest, name)
     _check_members(zf, manifest, name)
     for table, info in manifest["tables"].items():

@@ -28,6 +28,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Callable
 
+from modlens.errors import ModlensError
 from modlens.studylog import schema
 from modlens.exchange.bundle import TABLES, Bundle, BundleError, read_bundle
 from modlens.studylog.records.labels import GOLD, LEGACY_DEFINITION
@@ -63,7 +64,7 @@ UPGRADES: dict[int, Callable[[Tables], None]] = {
 OLDEST_SCHEMA = 1
 
 
-class MergeError(ValueError):
+class MergeError(ModlensError, ValueError):
     """A bundle that is refused; nothing of it was written."""
 
 
@@ -77,8 +78,8 @@ def _check_target(log: StudyLog) -> None:
         return
     used = [t for t in ("studies", "comments", "ratings") if log.conn.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone()]
     if used:
-        raise MergeError(f"{log.path} is not a merged study log (it has {', '.join(used)} but no merged bundles) — "
-                         "fix: merge into a new file, e.g. --out merged.sqlite")
+        raise MergeError(f"{log.path} is not a merged study log (it has {', '.join(used)} but no merged bundles)",
+                         fix="merge into a new file, e.g. --out merged.sqlite")
 
 
 def _upgraded(bundle: Bundle, log: StudyLog) -> dict[str, tuple[list[str], list[tuple[Any, ...]]]]:
@@ -117,7 +118,7 @@ def _defaults(log: StudyLog, table: str, missing: list[str], name: str) -> dict[
             out[col] = log.conn.execute(f"SELECT {default}").fetchone()[0]
         elif notnull or pk:
             raise MergeError(f"{name}: table {table} lacks column {col}, which needs a value, and no upgrade rule "
-                             "fills it — fix: ask the participant to export with a current modlens")
+                             "fills it", fix="ask the participant to export with a current modlens")
         else:
             out[col] = None
     return out
@@ -138,14 +139,15 @@ def verify_for(log: StudyLog, bundle: Bundle, study_key: str | None = None) -> N
     version = m.get("schema_version")
     if not isinstance(version, int) or version > schema.SCHEMA_VERSION:
         raise MergeError(f"{bundle.name}: exported from study-log schema {version}, newer than this modlens "
-                         f"merges ({schema.SCHEMA_VERSION}) — fix: upgrade modlens")
+                         f"merges ({schema.SCHEMA_VERSION})", fix="upgrade modlens")
     if version < OLDEST_SCHEMA:
         raise MergeError(f"{bundle.name}: schema {version} is older than any this modlens can upgrade ({OLDEST_SCHEMA})")
     for key, holder in [(k, str(log.path)) for k in _target_study_keys(log)] + [(study_key, "--study")]:
         if key and m["study_key"] != key:
             raise MergeError(f"{bundle.name}: belongs to another study ({m['study_id']!r}, key {m['study_key']}); "
-                             f"{holder} is study key {key} — fix: merge each study into its own file; "
-                             "participants of one study must join the same study.modlens")
+                             f"{holder} is study key {key}",
+                             fix="merge each study into its own file; participants of one study must join the same "
+                                 "study.modlens")
     studies = {r for r, in _rows(bundle, "studies", "study_id")}
     if studies - {m["study_id"]}:
         raise MergeError(f"{bundle.name}: holds rows of studies {sorted(studies)}, the manifest says {m['study_id']!r}")
@@ -157,8 +159,8 @@ def check_signer(log: StudyLog, bundle: Bundle, allow_unsigned: bool = False) ->
     re-signed. Unsigned bundles (older modlens, or a signature stripped) only with allow_unsigned."""
     if bundle.signer is None:
         if not allow_unsigned:
-            raise MergeError(f"{bundle.name}: unsigned, so it cannot be told from an edited bundle — fix: ask the "
-                             "participant to export it again with this modlens, or pass --allow-unsigned")
+            raise MergeError(f"{bundle.name}: unsigned, so it cannot be told from an edited bundle",
+                             fix="ask the participant to export it again with this modlens, or pass --allow-unsigned")
         return
     raters = bundle.manifest["rater_ids"]
     other = log.conn.execute(
@@ -167,8 +169,8 @@ def check_signer(log: StudyLog, bundle: Bundle, allow_unsigned: bool = False) ->
         (bundle.signer, *raters)).fetchone()
     if other:
         raise MergeError(f"{bundle.name}: rater {other[0]}'s earlier bundles were signed by {other[1]}, this one by "
-                         f"{bundle.signer}: not that participant's bundle (edited and signed again?) — fix: ask the "
-                         "participant to export and send it again")
+                         f"{bundle.signer}: not that participant's bundle (edited and signed again?)",
+                         fix="ask the participant to export and send it again")
 
 
 def _rows(bundle: Bundle, table: str, *columns: str) -> list[tuple[Any, ...]]:

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from modlens.errors import ModlensError
 DEFAULT_TABLE = Path(__file__).parent / "data" / "emoji.tsv"
 HEADER = ("keyword", "emoji", "note")
 TABLE_FIX = ("write the table as UTF-8 lines of three tab-separated columns: keyword, emoji, note "
              f"(a header line 'keyword<TAB>emoji<TAB>note'; lines starting with # are comments); see {DEFAULT_TABLE}")
 
 
-class EmojiTableError(ValueError):
+class EmojiTableError(ModlensError, ValueError):
     """An emoji table file that cannot be read; `.fix` says how to correct it."""
 
     def __init__(self, message: str, fix: str = TABLE_FIX) -> None:
-        super().__init__(message)
-        self.fix = fix
+        super().__init__(message, fix)
 
 
 def load_emoji_table(path: Path | None = None) -> dict[str, str]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from modlens.errors import ModlensError
 from modlens.fusion.case import CONTENT_TYPES
 from modlens.fusion.templates import DATA_DIR
 
@@ -48,12 +49,8 @@ KEYWORD_SOURCES: dict[str, str] = {
 }
 
 
-class KeywordError(ValueError):
+class KeywordError(ModlensError, ValueError):
     """Keywords cannot be extracted or read; `fix` says what to do."""
-
-    def __init__(self, message: str, fix: str | None = None) -> None:
-        super().__init__(message)
-        self.fix = fix
 
 
 @dataclass(frozen=True)

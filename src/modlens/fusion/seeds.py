@@ -10,18 +10,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from modlens.detectors.base import Detector
+from modlens.errors import ErrorKind, ModlensError
 from modlens.fusion.keywords import KeywordPair
 from modlens.fusion.templates import Template
 
 ORACLE_RULES = ("any", "all")
 
 
-class OracleError(RuntimeError):
+class OracleError(ModlensError, RuntimeError):
     """The oracle cannot judge the seeds (no text detector, or one failed); `fix` says what to do."""
 
-    def __init__(self, message: str, fix: str | None = None) -> None:
-        super().__init__(message)
-        self.fix = fix
+    kind = ErrorKind.FAILED
 
 
 @dataclass(frozen=True)

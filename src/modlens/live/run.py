@@ -17,6 +17,7 @@ from modlens.engine import Engine
 from modlens.live.recovery import recovering
 from modlens.live.service import LiveService
 from modlens.media.store import MediaStore
+from modlens.services.detectors import describe
 from modlens.study import assignment, calibration
 from modlens.studylog.store import LogWriter
 
@@ -60,7 +61,7 @@ async def running(study: StudyConfig, options: LiveOptions) -> AsyncIterator[Liv
         try:
             for s in engine.statuses:
                 if s.status != "loaded":
-                    log.warning("detector %s not loaded (%s): %s — fix: %s", s.name, s.status, s.message, s.fix)
+                    log.warning("detector %s not loaded (%s): %s", s.name, s.status, describe(s))
             plan = assignment.load_plan(options.study_dir, study) if options.study_dir is not None else None
             service = LiveService(study, engine, writer, variant_concurrency=options.variant_concurrency,
                                   media_store=MediaStore(options.media_root or options.db_path.parent / "media"),

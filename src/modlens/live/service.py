@@ -37,7 +37,8 @@ from modlens.services import comment_media as comment_images
 from modlens.services.recording import register, score_rows
 from modlens.study import assignment, calibration
 from modlens.study.assignment import Plan
-from modlens.studylog.store import CommentRow, LogWriter, StudyLog
+from modlens.studylog.store import LogWriter, StudyLog
+from modlens.rows import CommentRow
 
 # The extension's account of how each comment's parent was determined (CommentItem.parent_via):
 # a label of the comment, so it travels with export, bundles and merges without a schema change.

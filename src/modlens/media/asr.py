@@ -16,13 +16,14 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from modlens.errors import ErrorKind, ModlensError
+
 SAMPLE_RATE = 16_000
 
 
-class AsrUnavailable(RuntimeError):
-    def __init__(self, message: str, fix: str) -> None:
-        super().__init__(message)
-        self.fix = fix
+class AsrUnavailable(ModlensError, RuntimeError):
+    kind = ErrorKind.FAILED
+    fix: str    # always one
 
 
 @dataclass(frozen=True)

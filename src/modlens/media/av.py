@@ -13,6 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from modlens.errors import ErrorKind, ModlensError
 from modlens.media import MediaBlob
 
 INSTALL_FIX = "install ffmpeg: apt-get install ffmpeg (macOS: brew install ffmpeg)"
@@ -25,10 +26,12 @@ FRAME_RATE = 2.0
 MAX_FRAMES = 16
 
 
-class AvUnavailable(RuntimeError):
+class AvUnavailable(ModlensError, RuntimeError):
+    kind = ErrorKind.FAILED
+    fix: str    # always one
+
     def __init__(self, message: str, fix: str = INSTALL_FIX) -> None:
-        super().__init__(message)
-        self.fix = fix
+        super().__init__(message, fix)
 
 
 @dataclass(frozen=True)

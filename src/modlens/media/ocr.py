@@ -7,16 +7,19 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from modlens.errors import ErrorKind, ModlensError
 from modlens.media import MediaBlob
 
 INSTALL_FIX = "install Tesseract: apt-get install tesseract-ocr (macOS: brew install tesseract)"
 TIMEOUT_S = 60
 
 
-class OcrUnavailable(RuntimeError):
+class OcrUnavailable(ModlensError, RuntimeError):
+    kind = ErrorKind.FAILED
+    fix: str    # always one
+
     def __init__(self, message: str, fix: str = INSTALL_FIX) -> None:
-        super().__init__(message)
-        self.fix = fix
+        super().__init__(message, fix)
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from modlens.rows import Variant  # the record type lives in the leaf module; imported from here too
-
-__all__ = ["Variant", "attack_each"]
+from modlens.rows import Variant
 
 
 def attack_each(run: Callable[[str], Variant], texts: Sequence[str]) -> list[Variant]:

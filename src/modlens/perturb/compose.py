@@ -19,7 +19,8 @@ from modlens.detectors.base import Detector
 from modlens.perturb import constraints as constraint_registry
 from modlens.perturb import search as search_registry
 from modlens.perturb import transformations as transformation_registry
-from modlens.perturb.base import Variant, attack_each
+from modlens.perturb.base import attack_each
+from modlens.rows import Variant
 from modlens.perturb.generate import word_slots
 from modlens.perturb.goals import GOALS, Goal
 from modlens.perturb.parts import Candidate, Constraint, Transformation, source_positions

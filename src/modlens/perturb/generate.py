@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from modlens.perturb import registry
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 from modlens.perturb.importance import heuristic_ranking, rank_by_importance
 from modlens.perturb.strategies._word import Strategy, WordEdit
 

@@ -24,7 +24,8 @@ carrying them (`AttackExample.checks`) is judged by them, so a report only reads
 `passed` is True when no filter says False (a filter that could not run says None). The summary
 counts the successes left after each filter in turn (`kept`: failed none), per filter how many it
 checked, passed, failed and could not check (`per_filter`), and how many were checked by every
-filter and passed them all (`passed_every_filter`): only those passed every filter.
+filter and passed them all (`passed_every_filter`): only those passed every filter
+(`every_filter_passed`, what the TaeBench export and `study add-attacks` go by).
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ from modlens.perturb.goals import fooled
 
 if TYPE_CHECKING:
     from modlens.detectors.base import Detector
-    from modlens.perturb.base import Variant
+    from modlens.rows import Variant
 
 FILTERS = ("dedup", "label", "meaning", "fluency")
 DEFAULT_MIN_SIMILARITY = 0.8     # A2T's sentence-encoder threshold (0.8 in its recipe file; TextFooler 0.84)
@@ -102,6 +103,15 @@ def _loose(text: str) -> str:
 
 def _verdict(ok: bool | None, value: Any, threshold: Any, **extra: Any) -> dict[str, Any]:
     return {"ok": ok, "value": value, "threshold": threshold, **extra}
+
+
+def every_filter_passed(verdict: dict[str, dict[str, Any]] | None) -> bool | None:
+    """True only when every filter ran and passed; False when one failed; None when the example
+    is not a success, or none failed but one could not run (never counted as passed)."""
+    if verdict is None:
+        return None
+    oks = [f["ok"] for f in verdict.values()]
+    return False if False in oks else None if None in oks else True
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from modlens.perturb.base import Variant
+from modlens.rows import Variant
 from modlens.perturb.goals import fooled
 
 if TYPE_CHECKING:  # the report reads transfer from the log and must import with no detector installed

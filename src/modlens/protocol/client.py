@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
+from modlens.errors import ErrorKind, ModlensError
 from modlens.protocol.errors import ErrorCode
 from modlens.protocol.messages import (PROTOCOL_VERSION, SERVER_MESSAGES, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX,
                                        Comments, CommentsOk, Error, Hello, HelloOk, Message, Page, Rating,
@@ -49,15 +50,19 @@ PAGE_SIZE = 20   # comments per message, as the extension sends them
 TOKEN_FIX = "run `modlens pair` for the current token"
 
 
-class ClientError(Exception):
+# a client error's reason -> the kind of problem it is (the CLI's exit code)
+REASON_KINDS = {"invalid": ErrorKind.USAGE, "unreachable": ErrorKind.UNREACHABLE, "failed": ErrorKind.FAILED}
+
+
+class ClientError(ModlensError):
     """A problem the user can act on, with its fix. `reason`: `invalid` (a message the protocol
     refuses, built from the caller's values), `unreachable` (no daemon at the address) or `failed`
     (the daemon refused or answered something unexpected)."""
 
     def __init__(self, message: str, *, reason: Literal["invalid", "unreachable", "failed"] = "failed",
                  fix: str | None = None) -> None:
-        super().__init__(message)
-        self.message, self.reason, self.fix = message, reason, fix
+        super().__init__(message, fix, kind=REASON_KINDS[reason])
+        self.reason = reason
 
 
 @dataclass

@@ -41,9 +41,7 @@ def require_ray() -> Any:
     try:
         import ray
     except ModuleNotFoundError:
-        err = SetupError("--engine ray needs Ray Data (ray is not installed)")
-        err.fix = "pip install 'modlens[ray]'"  # type: ignore[attr-defined]
-        raise err from None
+        raise SetupError("--engine ray needs Ray Data (ray is not installed)", "pip install 'modlens[ray]'") from None
     return ray
 
 

@@ -16,10 +16,6 @@ class DetectorSpecError(SetupError):
     """A detector spec that names nothing loadable (unknown name, malformed cached: spec);
     `fix` suggests the close matches or the right form."""
 
-    def __init__(self, message: str, fix: str | None = None) -> None:
-        super().__init__(message)
-        self.fix = fix
-
 
 @dataclass
 class LoadedDetectors:
@@ -41,8 +37,9 @@ class LoadedDetectors:
 
 
 def describe(status: DetectorStatus) -> str:
-    """'message — fix: fix', or the message alone when there is no fix."""
-    return f"{status.message} — fix: {status.fix}" if status.fix else status.message
+    """'message; fix: fix' (as `modlens serve` and `modlens status` list detectors), or the
+    message alone when there is no fix."""
+    return f"{status.message}; fix: {status.fix}" if status.fix else status.message
 
 
 def load_detectors(configs: Sequence[DetectorConfig]) -> LoadedDetectors:

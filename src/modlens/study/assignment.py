@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modlens.config import StudyConfig, StudyConfigError
+from modlens.errors import ModlensError, Problem
 from modlens.study.itemset import FILE as ITEMSET_FILE
 from modlens.study.itemset import ItemSetError
 from modlens.study.itemset import read as read_itemset
@@ -54,7 +55,7 @@ GOLD = "gold:"
 SOURCE = "study-itemset"  # the label source of the set's comments in the log
 
 
-class AssignmentError(ValueError):
+class AssignmentError(ModlensError, ValueError):
     """An assignment that cannot be made, or a file that does not fit its study."""
 
 
@@ -91,13 +92,13 @@ def write(data: dict[str, Any], folder: str | Path) -> Path:
     return path
 
 
-def problems(assignment: dict[str, Any], itemset: dict[str, Any], study: StudyConfig) -> list[str]:
+def problems(assignment: dict[str, Any], itemset: dict[str, Any], study: StudyConfig) -> list[Problem]:
     """What does not fit: another item set, unknown items or gold keys, items not rated `raters` times."""
     out = []
     if assignment.get("format") != FORMAT or assignment.get("format_version") != FORMAT_VERSION:
-        return [f"{FILE}: not a modlens assignment (format {FORMAT!r}, version {FORMAT_VERSION})"]
+        return [Problem(f"{FILE}: not a modlens assignment (format {FORMAT!r}, version {FORMAT_VERSION})")]
     if assignment.get("itemset_sha256") != itemset["sha256"]:
-        out.append(f"{FILE}: made for another item set than {ITEMSET_FILE} — fix: `modlens study assign` again")
+        out.append(Problem(f"{FILE}: made for another item set than {ITEMSET_FILE}", "`modlens study assign` again"))
     ids = {i["id"] for i in itemset["items"]}
     gold = {g.key for g in study.gold}
     tasks = {t["task"]: t for t in assignment.get("tasks", [])}
@@ -107,29 +108,29 @@ def problems(assignment: dict[str, Any], itemset: dict[str, Any], study: StudyCo
             seen[i] = seen.get(i, 0) + 1
         for g in t["gold"]:
             if g not in gold:
-                out.append(f"{FILE}: task {t['task']}: gold {g!r} is not a gold key of calibration.toml")
+                out.append(Problem(f"{FILE}: task {t['task']}: gold {g!r} is not a gold key of calibration.toml"))
     twice = sorted(i for i, n in seen.items() if n > 1)
     if twice:
-        out.append(f"{FILE}: items in more than one task: {twice[:5]}")
+        out.append(Problem(f"{FILE}: items in more than one task: {twice[:5]}"))
     unknown = sorted(set(seen) - ids)
     if unknown:
-        out.append(f"{FILE}: items not in {ITEMSET_FILE}: {unknown[:5]}")
+        out.append(Problem(f"{FILE}: items not in {ITEMSET_FILE}: {unknown[:5]}"))
     left = sorted(ids - set(seen))
     if left:
-        out.append(f"{FILE}: items of {ITEMSET_FILE} in no task: {left[:5]}")
+        out.append(Problem(f"{FILE}: items of {ITEMSET_FILE} in no task: {left[:5]}"))
     k = assignment.get("params", {}).get("raters")
     per_task: dict[str, int] = {}
     for a in assignment.get("assignments", []):
         t = tasks.get(a.get("task"))
         if t is None:
-            out.append(f"{FILE}: assignment {a.get('id')!r}: unknown task {a.get('task')!r}")
+            out.append(Problem(f"{FILE}: assignment {a.get('id')!r}: unknown task {a.get('task')!r}"))
             continue
         per_task[t["task"]] = per_task.get(t["task"], 0) + 1
         if sorted(a["order"]) != sorted(t["items"] + [GOLD + g for g in t["gold"]]):
-            out.append(f"{FILE}: assignment {a['id']!r}: its order is not its task's items and gold")
+            out.append(Problem(f"{FILE}: assignment {a['id']!r}: its order is not its task's items and gold"))
     short = sorted(t for t in tasks if per_task.get(t, 0) != k)
     if short:
-        out.append(f"{FILE}: tasks not given to {k} raters: {short[:5]}")
+        out.append(Problem(f"{FILE}: tasks not given to {k} raters: {short[:5]}"))
     return out
 
 
@@ -144,21 +145,21 @@ def read(folder: str | Path) -> dict[str, Any]:
     return data
 
 
-def check_folder(folder: str | Path, study: StudyConfig) -> list[str]:
-    """`study check`'s lines for the item set and assignment of a folder (none when it has neither)."""
+def check_folder(folder: str | Path, study: StudyConfig) -> list[Problem]:
+    """`study check`'s problems with the item set and assignment of a folder (none when it has neither)."""
     folder = Path(folder)
     if not (folder / ITEMSET_FILE).exists():
-        return [f"{FILE}: present without {ITEMSET_FILE}"] if (folder / FILE).exists() else []
+        return [Problem(f"{FILE}: present without {ITEMSET_FILE}")] if (folder / FILE).exists() else []
     try:
         itemset = read_itemset(folder / ITEMSET_FILE)
     except ItemSetError as err:
-        return [str(err)]
+        return [Problem(err.message, err.fix)]
     if not (folder / FILE).exists():
         return []
     try:
         return problems(read(folder), itemset, study)
     except AssignmentError as err:
-        return [str(err)]
+        return [Problem(err.message, err.fix)]
 
 
 class Plan:
@@ -179,7 +180,8 @@ class Plan:
         assignment = read(folder)
         bad = problems(assignment, itemset, study)
         if bad:
-            raise AssignmentError(f"{folder}: " + "; ".join(bad))
+            raise AssignmentError(f"{folder}: " + "; ".join(p.message for p in bad),
+                                  fix=next((p.fix for p in bad if p.fix), None))
         return cls(itemset, assignment, study)
 
     def text(self, ref: str) -> str:
@@ -200,11 +202,11 @@ def load_plan(folder: Path, study: StudyConfig) -> Plan | None:
         return None
     if not (folder / FILE).exists():
         raise StudyConfigError(f"{folder / ITEMSET_FILE}: an item set without {FILE}; the extension "
-                               f"could show no tasks — fix: `modlens study assign {folder}`")
+                               "could show no tasks", fix=f"`modlens study assign {folder}`")
     try:
         return Plan.load(folder, study)
     except (AssignmentError, ItemSetError) as err:
-        raise StudyConfigError(str(err)) from None
+        raise StudyConfigError(err.message, fix=err.fix) from None
 
 
 def preferred_slot(plan: Plan, rater_id: str) -> int:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from modlens.config import StudyConfig, StudyConfigError
+from modlens.errors import Problem, problem_lines
 
 if TYPE_CHECKING:
     from modlens.studylog.store import StudyLog
@@ -34,24 +35,25 @@ class CalibrationError(StudyConfigError):
     """A study whose gold or anchor items cannot be calibrated against; names the fix."""
 
 
-def gold_problems(study: StudyConfig, where: str = "") -> list[str]:
-    """One line per problem; `where` names the file the gold comments came from, if any."""
+def gold_problems(study: StudyConfig, where: str = "") -> list[Problem]:
+    """Every problem with its fix; `where` names the file the gold comments came from, if any."""
     at = f" (in {where})" if where else ""
     levels = {a.name: a.levels for a in study.attributes}
     out = []
     for g in study.gold:
         if not g.expected:
-            out.append(f"gold {g.key!r}: expected is empty{at} — fix: give at least one attribute, e.g. toxicity")
+            out.append(Problem(f"gold {g.key!r}: expected is empty{at}", "give at least one attribute, e.g. toxicity"))
         for attr, level in g.expected.items():
             if attr not in levels:
-                out.append(f"gold {g.key!r}: expected.{attr}{at}: unknown attribute — fix: use one of {sorted(levels)}")
+                out.append(Problem(f"gold {g.key!r}: expected.{attr}{at}: unknown attribute",
+                                   f"use one of {sorted(levels)}"))
             elif level not in levels[attr]:
-                out.append(f"gold {g.key!r}: expected.{attr} = {level!r}{at} — fix: use one of {levels[attr]}")
+                out.append(Problem(f"gold {g.key!r}: expected.{attr} = {level!r}{at}", f"use one of {levels[attr]}"))
     keys = [g.key for g in study.gold] + [a.key for a in study.anchors] + [r.key for r in study.review]
     repeated = sorted({k for k in keys if keys.count(k) > 1})
     if repeated:
-        out.append(f"gold/anchor/review keys used twice: {repeated} — fix: give every gold comment, anchor and "
-                   "review item its own key")
+        out.append(Problem(f"gold/anchor/review keys used twice: {repeated}",
+                           "give every gold comment, anchor and review item its own key"))
     return out
 
 
@@ -82,7 +84,7 @@ def calibration_items(study: StudyConfig) -> list[CalibrationItem]:
     items += [CalibrationItem(a.key, a.text, "anchor", {"toxicity": a.rating}, a.role) for a in study.anchors]
     items += [CalibrationItem(r.key, r.text, "review", extra=dict(r.labels)) for r in study.review]
     if problems:
-        raise CalibrationError("study calibration items are invalid:\n  " + "\n  ".join(problems))
+        raise CalibrationError("study calibration items are invalid:\n" + problem_lines(problems))
     return items
 
 

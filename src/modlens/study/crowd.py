@@ -33,6 +33,7 @@ from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from modlens.config import StudyConfig
+from modlens.errors import ModlensError
 from modlens.study.assignment import GOLD, Plan
 
 FORMATS = ("labelstudio", "potato", "survey")
@@ -41,7 +42,7 @@ COMPARISONS = ["more", "less", "same"]
 SEP = "::"   # Potato instance id: <task or assignment>::<order entry>
 
 
-class CrowdError(ValueError):
+class CrowdError(ModlensError, ValueError):
     """A file that cannot be read as the format named, with what to fix."""
 
 
@@ -230,8 +231,7 @@ def detect(path: Path) -> str:
         return "survey"
     if path.suffix == ".json":
         return "labelstudio"
-    raise CrowdError(f"{path}: cannot tell the format from the name — fix: pass --format "
-                     f"({', '.join(FORMATS)})")
+    raise CrowdError(f"{path}: cannot tell the format from the name", fix=f"pass --format ({', '.join(FORMATS)})")
 
 
 LS_JSON = "fix: export the project as JSON (Export > JSON, or /api/projects/ID/export?exportType=JSON)"
@@ -260,8 +260,8 @@ def read_labelstudio(path: Path) -> list[Answer]:
             raise CrowdError(f"{path}: Label Studio's JSON-MIN export (no data/annotations); {LS_JSON}")
         unit = (data.get("task") if "assignment" not in data else data["assignment"]) if isinstance(data, dict) else None
         if unit is None or "ref" not in data:  # type: ignore[operator]
-            raise CrowdError(f"{path}: task {n}: data has no task/ref — fix: import the tasks "
-                             "`modlens study export-tasks --format labelstudio` wrote")
+            raise CrowdError(f"{path}: task {n}: data has no task/ref",
+                             fix="import the tasks `modlens study export-tasks --format labelstudio` wrote")
         assert isinstance(data, dict)
         for ann in task.get("annotations") or []:
             if ann.get("was_cancelled"):
@@ -291,8 +291,8 @@ POTATO_FIX = ("fix: give Potato's annotation_output/ folder, or its JSONL export
 def _potato_unit(instance_id: Any, where: str) -> tuple[str, str]:
     unit, sep, ref = str(instance_id or "").partition(SEP)
     if not sep:
-        raise CrowdError(f"{where}: instance id {instance_id!r} is not <task>{SEP}<item> — fix: annotate "
-                         "the data `modlens study export-tasks --format potato` wrote")
+        raise CrowdError(f"{where}: instance id {instance_id!r} is not <task>{SEP}<item>",
+                         fix="annotate the data `modlens study export-tasks --format potato` wrote")
     return unit, ref
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from modlens.config import StudyConfig, StudyConfigError, parse_study
+from modlens.errors import ErrorKind, problem_lines
 from modlens.study import templates
 from modlens.study.calibration import gold_problems
 
@@ -72,7 +73,7 @@ def load_folder(path: str | Path) -> StudyFolder:
     if not study_file.is_file():
         hint = f"`modlens study init {root}` writes a study folder there" if root.is_dir() or not root.suffix \
             else "check the path (a study.toml, or its folder); `modlens study init DIR` writes a study folder"
-        raise StudyConfigError(f"{study_file}: study file not found", fix=hint, not_found=True)
+        raise StudyConfigError(f"{study_file}: study file not found", fix=hint, kind=ErrorKind.NOT_FOUND)
     folder = study_file.parent
     data = _toml(study_file)
     key_files = {k: study_file.name for k in data}
@@ -87,8 +88,8 @@ def load_folder(path: str | Path) -> StudyFolder:
             continue
         for key, value in _toml(side).items():
             if key not in allowed:
-                raise StudyConfigError(f"{side}: {key}: not a key of {name} (it holds {', '.join(allowed)}) — "
-                                       f"fix: move it to {STUDY_FILE}")
+                raise StudyConfigError(f"{side}: {key}: not a key of {name} (it holds {', '.join(allowed)})",
+                                       fix=f"move it to {STUDY_FILE}")
             _claim(data, key_files, key, value, name)
     # which file a bad key is in matters only where there are several
     study = parse_study(data, str(folder), key_files) if is_folder else parse_study(data, str(study_file))
@@ -96,16 +97,16 @@ def load_folder(path: str | Path) -> StudyFolder:
     # a folder is made to be packed: what a pack may not do is an error here already; a lone
     # study.toml the researcher runs may read any variable (docs/STUDY.md, secrets.names)
     if is_folder:
-        problems += [f"{p} (in {study_file.name})" for p in study.undeclared_env()]
+        problems += [p.where(f" (in {study_file.name})") for p in study.undeclared_env()]
     if problems:
-        raise StudyConfigError(f"{folder if is_folder else study_file}: invalid study configuration\n  "
-                               + "\n  ".join(problems))
+        raise StudyConfigError(f"{folder if is_folder else study_file}: invalid study configuration\n"
+                               + problem_lines(problems))
     return StudyFolder(folder, data, study)
 
 
 def _claim(data: dict[str, Any], key_files: dict[str, str], key: str, value: Any, file: str) -> None:
     if key in data:
-        raise StudyConfigError(f"{key}: set in both {key_files[key]} and {file} — fix: keep it in {file} only")
+        raise StudyConfigError(f"{key}: set in both {key_files[key]} and {file}", fix=f"keep it in {file} only")
     data[key] = value
     key_files[key] = file
 

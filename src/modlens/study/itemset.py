@@ -27,13 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from modlens.errors import ModlensError
+
 FORMAT = "modlens-itemset"
 FORMAT_VERSION = 1
 FILE = "itemset.json"
 CALIBRATION_PLATFORM = "study"   # gold comments, anchors and review items: never sampled
 
 
-class ItemSetError(ValueError):
+class ItemSetError(ModlensError, ValueError):
     """A draw that cannot be made or a file that is not an item set; the message says what to do."""
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modlens import paths, signing
+from modlens.errors import ModlensError
 from modlens.config import StudyConfig, StudyConfigError
 from modlens.study.pack import Pack, PackError, parse
 from modlens.study.toml_write import dumps
@@ -29,7 +30,7 @@ JOINED_FILE = "joined-study.json"
 BUNDLE_KEY_FILE = "bundle-signing.key"
 
 
-class JoinError(ValueError):
+class JoinError(ModlensError, ValueError):
     """Joining would replace another study; the message says how to switch on purpose."""
 
 
@@ -58,9 +59,9 @@ def join(pack: Pack, source: str, *, replace: bool = False, accepted_remote: lis
     current = joined()
     if current and current["study_key"] != pack.study_key and not replace:
         raise JoinError(f"this computer has joined study {current['study_id']!r} (from {current['source']}); "
-                        f"joining {pack.study_id!r} would replace it — fix: export and send your bundle first "
-                        "(`modlens export --bundle FILE`), then join again with --replace "
-                        "(in the extension's options: tick “Replace the joined study”)")
+                        f"joining {pack.study_id!r} would replace it",
+                        fix="export and send your bundle first (`modlens export --bundle FILE`), then join again "
+                            "with --replace (in the extension's options: tick “Replace the joined study”)")
     home = paths.home()
     header = (f"Study {pack.study_id!r}, written by `modlens join` from {source} "
               f"(sha256 {pack.sha256[:16]}…).\nDo not edit: join the researcher's new pack instead.")
@@ -95,11 +96,11 @@ def join_from_extension(text: str, file_name: str, *, replace: bool, running_stu
     try:
         pack = parse(text, name)
     except PackError as err:
-        raise JoinError(str(err)) from None
+        raise JoinError(err.message, fix=err.fix) from None
     if pack.signer is None:
-        raise JoinError(f"{name}: unsigned pack refused; nothing shows who made or changed it — fix: ask the "
-                        f"researcher for a signed pack, or, if you trust where it came from, run `modlens join "
-                        f"{shlex.quote(name)} --allow-unsigned` in a terminal")
+        raise JoinError(f"{name}: unsigned pack refused; nothing shows who made or changed it",
+                        fix=f"ask the researcher for a signed pack, or, if you trust where it came from, run "
+                            f"`modlens join {shlex.quote(name)} --allow-unsigned` in a terminal")
     before = joined()
     same = before is not None and before["pack_sha256"] == pack.sha256
     accepted = list(before.get("accepted_remote") or []) if before is not None and same else []
@@ -136,7 +137,7 @@ def as_joined(study: StudyConfig, source: str) -> tuple[StudyConfig, list[str]]:
     undeclared = study.undeclared_env()
     if undeclared:
         raise StudyConfigError(f"{source}: refused, a joined study may not read this computer's environment: "
-                               f"{undeclared[0]}")
+                               f"{undeclared[0].message}", fix=undeclared[0].fix)
     record = joined() or {}
     accepted = set(record.get("accepted_remote") or [])
     # a detector runs only when every place it (or a detector it wraps) sends to was accepted

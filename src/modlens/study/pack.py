@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from modlens import __version__, safe_archive, signing
 from modlens.config import StudyConfig, StudyConfigError, parse_study
+from modlens.errors import ModlensError, Problem, problem_lines
 from modlens.study.folder import StudyFolder
 
 if TYPE_CHECKING:
@@ -46,8 +47,11 @@ PACK_MAX_BYTES = 16 << 20
 SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|credential)", re.I)
 
 
-class PackError(ValueError):
-    """A pack that cannot be made or read; the message says why and what to do."""
+class PackError(ModlensError, ValueError):
+    """A pack that cannot be made or read; the message says why, `fix` what to do."""
+
+
+ASK_AGAIN = "ask the researcher for the file again"
 
 
 def canonical(value: Any) -> bytes:
@@ -89,12 +93,12 @@ def _secrets_in(study: StudyConfig) -> list[str]:
 def build(folder: StudyFolder, key: Ed25519PrivateKey | None = None) -> dict[str, Any]:
     study = folder.study
     if study.author_salt is None:
-        raise PackError("author_salt: not set; every participant must hash authors with the same salt — "
-                        'fix: add author_salt = "<24+ random characters>" to study.toml (study init writes one)')
+        raise PackError("author_salt: not set; every participant must hash authors with the same salt",
+                        fix='add author_salt = "<24+ random characters>" to study.toml (study init writes one)')
     leaks = _secrets_in(study)
     if leaks:
-        raise PackError(f"{', '.join(leaks)}: looks like a secret, and a pack goes to every participant — "
-                        "fix: remove it and let each detector read its key from the environment")
+        raise PackError(f"{', '.join(leaks)}: looks like a secret, and a pack goes to every participant",
+                        fix="remove it and let each detector read its key from the environment")
     body = {"format": FORMAT, "format_version": 2, "modlens_version": __version__,
             "study_id": study.study_id, "salt": study.author_salt,
             "study_key": study_key(study.study_id, study.author_salt), "study": folder.data}
@@ -116,9 +120,9 @@ def _item_tasks(folder: StudyFolder) -> tuple[dict[str, Any], dict[str, Any]] | 
         return None
     bad = assignment.check_folder(folder.path, folder.study)
     if not bad and not (folder.path / assignment.FILE).exists():
-        bad = [f"{assignment.FILE}: missing beside {itemset.FILE} — fix: `modlens study assign {folder.path}`"]
+        bad = [Problem(f"{assignment.FILE}: missing beside {itemset.FILE}", f"`modlens study assign {folder.path}`")]
     if bad:
-        raise PackError(f"{folder.path}: the item set cannot be packed:\n  " + "\n  ".join(bad))
+        raise PackError(f"{folder.path}: the item set cannot be packed:\n" + problem_lines(bad))
     return itemset.read(folder.path / itemset.FILE), assignment.read(folder.path)
 
 
@@ -129,8 +133,8 @@ def outside_folder(key_path: Path, folder: Path | None = None) -> None:
     for parent in (key_dir, *key_dir.parents):
         if (parent / "study.toml").is_file() or (folder is not None and parent == folder.resolve()):
             raise PackError(f"{key_path}: inside the study folder {parent}; a folder is shared with others "
-                            "and the key would travel with it — fix: keep the key elsewhere, e.g. "
-                            "~/.config/modlens/researcher.key")
+                            "and the key would travel with it",
+                            fix="keep the key elsewhere, e.g. ~/.config/modlens/researcher.key")
 
 
 def write(folder: StudyFolder, out: str | Path, key_path: str | Path | None = None) -> dict[str, Any]:
@@ -154,13 +158,13 @@ def read(path: str | Path) -> Pack:
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such study pack") from None
     except safe_archive.ArchiveError as err:
-        raise PackError(_refusal(str(path), err)) from None
+        raise _refusal(str(path), err) from None
     return parse(data, str(path))
 
 
-def _refusal(name: str, err: safe_archive.ArchiveError) -> str:
+def _refusal(name: str, err: safe_archive.ArchiveError) -> PackError:
     reason = str(err).removeprefix(f"{name}: ")
-    return f"{name}: not a modlens study pack ({reason}) — fix: ask the researcher for the file again"
+    return PackError(f"{name}: not a modlens study pack ({reason})", fix=ASK_AGAIN)
 
 
 def parse(text: str | bytes, name: str) -> Pack:
@@ -170,33 +174,33 @@ def parse(text: str | bytes, name: str) -> Pack:
     try:
         raw = safe_archive.loads_json(text, name, max_bytes=PACK_MAX_BYTES)
     except safe_archive.ArchiveError as err:
-        raise PackError(_refusal(name, err)) from None
+        raise _refusal(name, err) from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise PackError(f"{name}: not a modlens study pack (format is {raw.get('format') if isinstance(raw, dict) else None!r})")
     version = raw.get("format_version")
     if version is None:
-        raise PackError(f"{name}: has no format_version; not a pack modlens wrote — fix: ask the researcher for "
-                        "the file again")
+        raise PackError(f"{name}: has no format_version; not a pack modlens wrote", fix=ASK_AGAIN)
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise PackError(f"{name}: format_version {version!r} is not a version number; not a pack modlens wrote")
     if version > FORMAT_VERSION:
-        raise PackError(f"{name}: pack format {version!r} is newer than this modlens reads ({FORMAT_VERSION}) — "
-                        "fix: upgrade modlens (`pip install -U modlens`)")
+        raise PackError(f"{name}: pack format {version!r} is newer than this modlens reads ({FORMAT_VERSION})",
+                        fix="upgrade modlens (`pip install -U modlens`)")
     claimed = raw.pop("sha256", None)
     signature = raw.pop("signature", None)
     actual = hashlib.sha256(canonical(raw)).hexdigest()
     if claimed != actual:
         raise PackError(f"{name}: checksum mismatch (pack says {claimed}, content hashes to {actual}); the file was "
-                        "changed or damaged after packing — fix: ask the researcher for the file again")
+                        "changed or damaged after packing", fix=ASK_AGAIN)
     signer = _verified_signer(raw, signature, name)
     try:
         study = parse_study(raw["study"], f"{name} (study)")
     except StudyConfigError as err:
-        raise PackError(str(err)) from None
+        raise PackError(err.message, fix=err.fix) from None
     undeclared = study.undeclared_env()
     if undeclared:
-        raise PackError(f"{name}: refused, a study pack may not read this computer's environment: {undeclared[0]}"
-                        + (f" (and {len(undeclared) - 1} more)" if len(undeclared) > 1 else ""))
+        raise PackError(f"{name}: refused, a study pack may not read this computer's environment: "
+                        f"{undeclared[0].message}" + (f" (and {len(undeclared) - 1} more)" if len(undeclared) > 1 else ""),
+                        fix=undeclared[0].fix)
     if study.study_id != raw["study_id"] or study.author_salt != raw["salt"] \
             or raw["study_key"] != study_key(study.study_id, raw["salt"]):
         raise PackError(f"{name}: study_id, salt and study_key do not agree with the study inside")
@@ -213,12 +217,13 @@ def _carried_tasks(raw: dict[str, Any], study: StudyConfig, name: str) -> tuple[
     try:
         data = itemset.validate(raw.get("itemset"), f"{name} (itemset)")
     except itemset.ItemSetError as err:
-        raise PackError(str(err)) from None
+        raise PackError(err.message, fix=err.fix) from None
     tasks = raw.get("assignment")
-    bad = assignment.problems(tasks, data, study) if isinstance(tasks, dict) else ["an item set without its assignment"]
+    bad = (assignment.problems(tasks, data, study) if isinstance(tasks, dict)
+           else [Problem("an item set without its assignment")])
     if bad:
-        raise PackError(f"{name}: the pack's item set does not fit its study: " + "; ".join(bad)
-                        + " — fix: ask the researcher for the file again")
+        raise PackError(f"{name}: the pack's item set does not fit its study: " + "; ".join(p.message for p in bad),
+                        fix=ASK_AGAIN)
     return data, tasks
 
 
@@ -228,7 +233,7 @@ def _verified_signer(raw: dict[str, Any], signature: Any, name: str) -> str | No
     if signer is None and signature is None:
         return None
     bad = PackError(f"{name}: signature does not verify; the pack was changed after the researcher signed it, "
-                    "or not signed by the key it names — fix: ask the researcher for the file again")
+                    "or not signed by the key it names", fix=ASK_AGAIN)
     if not isinstance(signer, dict) or signer.get("algorithm") != signing.ALGORITHM \
             or not isinstance(signer.get("public_key"), str) or not isinstance(signature, str):
         raise bad

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from modlens.errors import ModlensError
 from modlens.ratings import derive_toxicity, rating_problems
 from modlens.study import crowd
 from modlens.study.acceptance import Review, review_log
@@ -24,7 +25,7 @@ from modlens.study.survey import read_survey
 MAX_LISTED = 10
 
 
-class RateImportError(ValueError):
+class RateImportError(ModlensError, ValueError):
     """Refused answers or comments the log lacks; nothing was written."""
 
 
@@ -126,8 +127,8 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
             platform, key = plan.comment(ref)
             cid = log.comment_id(platform, key)
             if cid is None:
-                raise RateImportError(f"{db}: comment {platform}/{key} (item {ref}) is not in this log — fix: import "
-                                      "into the log the item set was sampled from")
+                raise RateImportError(f"{db}: comment {platform}/{key} (item {ref}) is not in this log",
+                                      fix="import into the log the item set was sampled from")
             ids[ref] = cid
         with log.transaction():
             for ans, values, anchors in rows:

@@ -32,39 +32,42 @@ class AddResult:
     added: list[dict[str, Any]]
     already: int            # selected attacks the folder already had
     candidates: int         # successes matching the selection
-    filtered_out: int       # of them, removed by the quality filters (unless --unfiltered)
+    filtered_out: int       # of them, removed by a quality filter that failed (unless --unfiltered)
+    not_checked: int        # of them, left out because a filter could not be checked (unless --unfiltered)
 
 
 def select_attacks(db: str | Path, *, goal: str = "tae", recipe: str | None = None, target: str | None = None,
-                   filtered: bool = True, quality: Any = None) -> tuple[list[dict[str, Any]], int, int]:
-    """Successful attacks of the log, in log order, that pass the quality filters (all
-    successes with `filtered=False`): ([{key, text, labels}], candidates, filtered out)."""
+                   filtered: bool = True, quality: Any = None) -> tuple[list[dict[str, Any]], int, int, int]:
+    """Successful attacks of the log, in log order, that every quality filter checked and passed
+    (a filter that could not run is not a pass; all successes with `filtered=False`):
+    ([{key, text, labels}], candidates, failed a filter, not checked by one)."""
     from modlens.analysis.data import load
     from modlens.analysis.attack_examples import examples_from_study
-    from modlens.perturb.quality import QualityFilters
+    from modlens.perturb.quality import QualityFilters, every_filter_passed
 
     data = load(db)
     examples = [e for e in examples_from_study(data) if e.success and e.goal == goal
                 and (recipe is None or e.recipe == recipe) and (target is None or target in (e.target, e.target_name))]
-    passed = (quality or QualityFilters()).assess(examples).passed if filtered else [True] * len(examples)
+    verdicts = (quality or QualityFilters()).assess(examples).verdicts if filtered else []
+    status: list[bool | None] = [every_filter_passed(v) for v in verdicts] if filtered else [True] * len(examples)
     versions = {v["variant_id"]: (v.get("attack") or {}).get("target_version") for v in data.variants}
     out = []
-    for e, ok in zip(examples, passed):
-        if not ok:
+    for e, ok in zip(examples, status):
+        if ok is not True:
             continue
         labels = {"attack.recipe": e.recipe, "attack.target": e.target, "attack.goal": e.goal,
                   "attack.example_id": str(e.id), "attack.seed_sha": hashlib.sha256(e.seed.encode()).hexdigest()[:16]}
         if versions.get(e.id):
             labels["attack.target_version"] = str(versions[e.id])
         out.append({"key": review_key(e.target, e.recipe, e.text), "text": e.text, "labels": labels})
-    return out, len(examples), len(examples) - sum(passed)
+    return out, len(examples), status.count(False), status.count(None)
 
 
 def add_attacks(study_dir: str | Path, db: str | Path, *, limit: int | None = None, **selection: Any) -> AddResult:
     """Append up to `limit` new review items to the folder's calibration.toml; the folder is
     re-validated and the file restored if it would no longer load."""
     folder = load_folder(study_dir)  # a broken folder is reported before anything is written
-    items, candidates, filtered_out = select_attacks(db, **selection)
+    items, candidates, filtered_out, not_checked = select_attacks(db, **selection)
     have = {r.key for r in folder.study.review} | {g.key for g in folder.study.gold}
     new = [i for i in items if i["key"] not in have]
     new = list({i["key"]: i for i in new}.values())  # the same text twice in one log: once
@@ -84,4 +87,4 @@ def add_attacks(study_dir: str | Path, db: str | Path, *, limit: int | None = No
             else:
                 path.write_text(before, encoding="utf-8")
             raise
-    return AddResult(new, already, candidates, filtered_out)
+    return AddResult(new, already, candidates, filtered_out, not_checked)

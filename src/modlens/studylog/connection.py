@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
+from modlens.errors import ErrorKind, ModlensError
+
 Params = tuple[Any, ...] | list[Any]
 
 T = TypeVar("T")
@@ -53,12 +55,10 @@ _ONE_KEY_SQL: dict[str, str] = {}  # a lookup of many keys -> the same lookup of
 MAX_ROWID = 2 ** 63 - 1
 
 
-class StudyLogError(RuntimeError):
-    """A study log that cannot be opened or used as asked (message says why and what to do)."""
+class StudyLogError(ModlensError, RuntimeError):
+    """A study log that cannot be opened or used as asked (message says why, `fix` what to do)."""
 
-    def __init__(self, message: str, fix: str | None = None) -> None:
-        super().__init__(message)
-        self.fix = fix
+    kind = ErrorKind.FAILED
 
 
 def is_busy(err: sqlite3.OperationalError) -> bool:

@@ -8,8 +8,8 @@ The study-log package, by room:
 - `records/`       the row functions, batch-first, one module per table group: the only code
                    that writes the log's SQL
 - `writer.py`      the writer thread behind `LogWriter`
-- this module      `StudyLog`, a thin facade whose methods call the row functions, and the names
-                   callers import from here (kept so nothing that imports them breaks)
+- this module      `StudyLog`, a thin facade whose methods call the row functions; each other name
+                   is imported from the module that defines it
 Plain record types (`Variant`, `CommentRow`, ...) live in the leaf module `modlens.rows`.
 
 CONTRACT (the daemon, audits and services code against it):
@@ -40,16 +40,9 @@ from typing import Any, Iterable
 
 from modlens.rows import CommentRow, LabelRow, NormalizationRow, StepErrorRow, TextScoreRow, Variant
 from modlens.studylog import migrate
-from modlens.studylog.codec import canonical_json, now_iso, text_hash
-from modlens.studylog.connection import (BUSY_TIMEOUT_MS, CACHE_SIZE_KIB, JOURNAL_SIZE_LIMIT, SYNCHRONOUS,
-                                         WAL_AUTOCHECKPOINT_PAGES, LogConnection, StudyLogError, begin_immediate,
-                                         busy_error, is_busy)
+from modlens.studylog.connection import LogConnection
 from modlens.studylog.records import comments, reviews, runs, scores, sessions, texts, variants
 from modlens.studylog.writer import BatchWriter
-
-__all__ = ["StudyLog", "StudyLogError", "LogWriter", "CommentRow", "now_iso", "canonical_json", "text_hash",
-           "begin_immediate", "is_busy", "busy_error", "BUSY_TIMEOUT_MS", "CACHE_SIZE_KIB", "JOURNAL_SIZE_LIMIT",
-           "SYNCHRONOUS", "WAL_AUTOCHECKPOINT_PAGES"]
 
 
 class StudyLog(LogConnection):

@@ -9,18 +9,18 @@ import io
 
 from PIL import Image
 
+from modlens.errors import ErrorKind, ModlensError
 from modlens.media import MediaBlob
 
 # zlib level for every PNG modlens writes: fixed, so the same pixels give the same bytes
 PNG_COMPRESS_LEVEL = 6
 
 
-class FusionUnavailable(RuntimeError):
+class FusionUnavailable(ModlensError, RuntimeError):
     """A transform cannot run here (a program or font is missing); `.fix` says what to install."""
 
-    def __init__(self, message: str, fix: str) -> None:
-        super().__init__(message)
-        self.fix = fix
+    kind = ErrorKind.FAILED
+    fix: str    # always one
 
 
 def to_png_blob(image: Image.Image) -> MediaBlob:
