@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 from modlens import paths
-from modlens.cli.common import CliError, ErrorKind
+from modlens.cli.common import CliError
+from modlens.errors import ErrorKind
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
