@@ -57,4 +57,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"{'':<{width}}  {'':<18}  {'':<{mwidth}}  fix: {st.fix}")
         if st.extra.get("training"):  # what its figures on a dataset can be in-sample for
             print(f"{'':<{width}}  {'':<18}  {'':<{mwidth}}  trained on: {st.extra['training']}")
+        for label, declared in st.extra.get("labels", {}).items():  # a multi-label head: per label
+            print(f"{'':<{width}}  {'':<18}  {'':<{mwidth}}  label {label}: {declared}")
     return 0

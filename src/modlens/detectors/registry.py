@@ -16,6 +16,7 @@ from modlens.names import PluginError, Registry
 # registry key -> module (relative to modlens.detectors) defining `create(**options)`
 PLUGINS: dict[str, str] = {
     "minilm-toxicity": "minilm",
+    "minilm-toxicity-6": "minilm6",
     "minilm-toxicity-int8": "minilm_int8",
     "minilm-toxicity-onnx-int8": "minilm_onnx",
     "profanity-check": "profanity",
@@ -110,7 +111,10 @@ def status(name: str, /, **options: Any) -> DetectorStatus:
         return DetectorStatus(name, "error", f"{type(err).__name__}: {err}", fix, extra=extra)
     try:
         training = det.training.summary() if det.training is not None else "not declared"
-        return DetectorStatus(name, "loaded", version=det.version,
-                              extra={**extra, "modalities": list(det.modalities), "training": training})
+        extra = {**extra, "modalities": list(det.modalities), "training": training}
+        label_training = getattr(det, "label_training", None)
+        if label_training:  # multi-label heads: each label's version and training data
+            extra["labels"] = dict(label_training)
+        return DetectorStatus(name, "loaded", version=det.version, extra=extra)
     finally:
         det.close()

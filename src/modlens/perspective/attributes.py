@@ -1,6 +1,8 @@
 """Perspective's attribute names and which local detector answers each (study.toml `[perspective]`).
 
-Defaults: TOXICITY -> the embedded MiniLM detector, PROFANITY -> profanity-check; any other
+Defaults: TOXICITY -> the embedded `minilm-toxicity`, PROFANITY -> profanity-check, and these two when
+their detector is not loaded and the other four production attributes -> the embedded six-label
+`minilm-toxicity-6` when the study loads it; any other
 attribute (or those two, when their detector is not in the study) -> the first study detector with a label of that name (Detoxify-style multi-label Hugging
 Face models name theirs `severe_toxicity`, `insult`, `threat`, ...), else it is not available here
 and a request for it is refused in Perspective's error shape.
@@ -20,7 +22,12 @@ EXPERIMENTAL = ("TOXICITY_EXPERIMENTAL", "SEVERE_TOXICITY_EXPERIMENTAL", "IDENTI
                 "LIKELY_TO_REJECT", "OBSCENE", "SPAM", "UNSUBSTANTIAL")
 KNOWN = PRODUCTION + EXPERIMENTAL
 
-DEFAULT_DETECTORS = {"TOXICITY": "minilm-toxicity", "PROFANITY": "profanity-check"}
+# attribute -> the detectors that answer it by default, the first one the study loads wins. TOXICITY and
+# PROFANITY keep their earlier defaults first: the six-label head did not beat them on the shipped
+# benchmarks (docs/DETECTORS.md, minilm-toxicity-6), so it answers them only when those are not loaded
+DEFAULT_DETECTORS: dict[str, tuple[str, ...]] = {
+    **{a: ("minilm-toxicity-6",) for a in PRODUCTION},
+    "TOXICITY": ("minilm-toxicity", "minilm-toxicity-6"), "PROFANITY": ("profanity-check", "minilm-toxicity-6")}
 # label names multi-label toxicity models use for an attribute (Detoxify original and unbiased)
 LABEL_ALIASES = {"TOXICITY": ("toxicity", "toxic"), "SEVERE_TOXICITY": ("severe_toxicity", "severe_toxic"),
                  "IDENTITY_ATTACK": ("identity_attack", "identity_hate"),
@@ -53,9 +60,11 @@ def resolve(config: PerspectiveConfig, detectors: Mapping[str, Detector]) -> dic
                 out[attribute] = AttributeSource(attribute, chosen.detector, chosen.label or det.toxicity_label,
                                           tuple(chosen.languages))
             continue
-        default = DEFAULT_DETECTORS.get(attribute)
-        if default is not None and default in detectors:
-            out[attribute] = AttributeSource(attribute, default, detectors[default].toxicity_label, ("en",))
+        default = next((d for d in DEFAULT_DETECTORS.get(attribute, ()) if d in detectors), None)
+        if default is not None:
+            own = next((lb for lb in _labels(attribute) if lb in tuple(detectors[default].labels)),
+                       detectors[default].toxicity_label)
+            out[attribute] = AttributeSource(attribute, default, own, ("en",))
             continue
         for key, det in detectors.items():
             label = next((lb for lb in _labels(attribute) if lb in tuple(det.labels)), None)
