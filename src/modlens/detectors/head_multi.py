@@ -61,18 +61,10 @@ class MultiHead:
 
     @classmethod
     def load(cls, path: str | Path) -> "MultiHead":
+        from modlens.detectors.minilm import read_head_file
+
         path = Path(path)
-        try:
-            raw = json.loads(path.read_text())
-        except FileNotFoundError as err:
-            raise DetectorUnavailable("missing_weights", f"head file not found: {path}",
-                                      "modlens train-head --labels six --out " + str(path)) from err
-        except json.JSONDecodeError as err:
-            raise DetectorUnavailable("error", f"head file {path} is not valid JSON: {err}",
-                                      "retrain it with `modlens train-head --labels six`") from err
-        if raw.get("format") != FORMAT:
-            raise DetectorUnavailable("error", f"{path} is not a modlens six-label head file",
-                                      "retrain it with `modlens train-head --labels six`")
+        raw = read_head_file(path, FORMAT, "modlens train-head --labels six")
         meta = {k: v for k, v in raw.items() if k not in {"format", "labels", "biases", "weights"}}
         w = np.asarray(raw["weights"], dtype=np.float64)
         b = np.asarray(raw["biases"], dtype=np.float64)

@@ -291,20 +291,24 @@ class Head:
     @classmethod
     def load(cls, path: str | Path) -> "Head":
         path = Path(path)
-        try:
-            raw = json.loads(path.read_text())
-        except FileNotFoundError as err:
-            raise DetectorUnavailable("missing_weights", f"head file not found: {path}",
-                                      "modlens train-head --out " + str(path)) from err
-        except json.JSONDecodeError as err:
-            raise DetectorUnavailable("error", f"head file {path} is not valid JSON: {err}",
-                                      "retrain it with `modlens train-head`") from err
-        if raw.get("format") != "modlens-logistic-head/1":
-            raise DetectorUnavailable("error", f"{path} is not a modlens head file",
-                                      "retrain it with `modlens train-head`")
+        raw = read_head_file(path, "modlens-logistic-head/1", "modlens train-head")
         meta = {k: v for k, v in raw.items() if k not in {"format", "labels", "positive_label", "bias", "weights"}}
         return cls(np.asarray(raw["weights"], dtype=np.float64), float(raw["bias"]),
                    tuple(raw["labels"]), raw["positive_label"], meta)
+
+
+def read_head_file(path: Path, fmt: str, train: str) -> dict[str, Any]:
+    """A head file's JSON, refused with a fix line when missing, not JSON or not of format `fmt`
+    (`train`: the command that writes one)."""
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError as err:
+        raise DetectorUnavailable("missing_weights", f"head file not found: {path}", f"{train} --out {path}") from err
+    except json.JSONDecodeError as err:
+        raise DetectorUnavailable("error", f"head file {path} is not valid JSON: {err}", f"retrain it with `{train}`") from err
+    if not isinstance(raw, dict) or raw.get("format") != fmt:
+        raise DetectorUnavailable("error", f"{path} is not a modlens head file ({fmt})", f"retrain it with `{train}`")
+    return raw
 
 
 def head_training(head: Head, head_path: Path) -> Training:
