@@ -2,12 +2,14 @@
 (headers as released, texts and numbers written here: the released files have no licence), audited
 into one log in any order; the gold label set chosen for what it holds; recorded detectors with
 distinct names; docs/ANALYSIS.md's recipe run as written; the paper's printed numbers from the
-released files when they are present (`/work/shared/data/sass`, else skipped).
+released files when `MODLENS_SASS` names the folder holding them (`modlens data fetch sass` puts
+them in `$MODLENS_HOME/data/sass`; else skipped: they have no licence, so no copy ships).
 
 Oracles: scikit-learn and plain means over the CSV rows written here, and the paper's tables."""
 from __future__ import annotations
 
 import csv
+import os
 import re
 import shlex
 import sqlite3
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from modlens import paths
 from modlens.analysis import sass_paper
 from modlens.analysis.report import render_html, report_from_db
 from modlens.audit import run_audit
@@ -25,7 +28,7 @@ from modlens.detectors.base import Detector
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "ANALYSIS.md"
-RELEASED = Path("/work/shared/data/sass")
+RELEASED = Path(os.environ.get("MODLENS_SASS") or paths.fetched_data() / "sass")
 FILES = ("full_toxicity_benchmark.tsv", "norm_human_toxicity_scores.csv", "toxicity_benchmark_scores.csv",
          "final_experiment_results.csv")
 GPT = ("gpt-3-zero-shot", "gpt-3-one-shot", "gpt-3-few-shot")
