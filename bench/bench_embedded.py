@@ -12,7 +12,7 @@ gives. Printed:
   and Spearman with Perspective's recorded `perspective_clean` / `perspective_perturbed`;
 - Davidson, its three classes (a seeded sample unless --davidson-sample 0): share scored >= 0.5 per
   class, ROC-AUC of hate vs neither and offensive vs neither, and rows among each head's fit texts;
-- SASS when its files are here ($MODLENS_SASS or /work/shared/data/sass): mean score per category,
+- SASS when its files are here ($MODLENS_SASS, else `modlens data fetch sass`'s folder): mean score per category,
   Spearman with the human toxicity and with Perspective's recorded scores (toxicity, and for the new head
   identity, insult, threat from its labels).
 """
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import sys
 import time
 from collections import defaultdict
@@ -31,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from modlens.detectors.exclusion import DATA  # noqa: E402
+from modlens.detectors.exclusion import DATA, SASS_DIR  # noqa: E402
 from modlens.detectors.head import hatecheck_report  # noqa: E402
 from modlens.detectors.head_multi import MultiHead, embed_cached  # noqa: E402
 from modlens.detectors.minilm import DEFAULT_HEAD, Head, SentenceEncoder, head_training  # noqa: E402
@@ -60,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--old", default=str(DEFAULT_HEAD), help="one-label head file (minilm-toxicity's)")
     p.add_argument("--new", default=str(DEFAULT_HEAD6), help="six-label head file (minilm-toxicity-6's)")
     p.add_argument("--davidson-sample", type=int, default=3000, help="seeded Davidson rows (0: all 24,783)")
-    p.add_argument("--sass", default=os.environ.get("MODLENS_SASS", "/work/shared/data/sass"))
+    p.add_argument("--sass", default=str(SASS_DIR), help="folder of the released SASS files")
     p.add_argument("--cache", default="/tmp/modlens-bench-emb", help="embedding cache folder ('' for none)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--json", help="write every figure here too")

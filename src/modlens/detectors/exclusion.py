@@ -20,12 +20,14 @@ import sys
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from modlens import paths
 from modlens.trainingdata import text_key
 
 DATA = Path(__file__).resolve().parents[1] / "datasets" / "data"
 # SASS has no licence: its files are read where they lie (never copied into modlens) to exclude its texts.
 # The shipped head was built with them present: without them the pool, and so the seeded sample, differs.
-SASS_DIR = Path(os.environ.get("MODLENS_SASS", "/work/shared/data/sass"))
+# Where: $MODLENS_SASS, else where `modlens data fetch sass` puts them.
+SASS_DIR = Path(os.environ.get("MODLENS_SASS") or paths.fetched_data() / "sass")
 RULES = ("exact", "loose", "cut")
 
 
