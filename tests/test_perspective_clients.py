@@ -2,7 +2,7 @@
 smallest change docs/PERSPECTIVE.md shows for each: Google's Python client (the discovery URL), the
 PyPI wrapper `perspective` and the npm `perspective-api-client` (both hard-code Google's address).
 Each sends 300 Davidson tweets as bots send comments, with no `languages`, and every tweet must come
-back with TOXICITY and PROFANITY scores in [0, 1] from the embedded detectors."""
+back with scores in [0, 1] for all six production attributes from the embedded detectors."""
 from __future__ import annotations
 
 import json
@@ -21,7 +21,8 @@ from modlens.perspective import keys
 pytestmark = pytest.mark.timeout(300)
 REPO = Path(__file__).resolve().parents[1]
 DAVIDSON = Path(davidson.__file__).with_name("data") / "davidson" / "labeled_data.csv"
-ATTRIBUTES = ("TOXICITY", "PROFANITY")
+# the six production attributes, the usual bot request: all answered offline by default (issue 40)
+ATTRIBUTES = ("TOXICITY", "SEVERE_TOXICITY", "IDENTITY_ATTACK", "INSULT", "PROFANITY", "THREAT")
 N_TWEETS = 300
 THREADS = 6  # a bot's few workers; concurrent calls share the detectors' batches
 
@@ -109,7 +110,7 @@ let next = 0;
 async function worker() {
   while (next < texts.length) {
     const i = next++;
-    answers[i] = await perspective.analyze(texts[i], {attributes: ['toxicity', 'profanity']});
+    answers[i] = await perspective.analyze(texts[i], {attributes: JSON.parse(process.env.ATTRIBUTES)});
   }
 }
 Promise.all(Array.from({length: Number(process.env.WORKERS)}, worker))
@@ -126,6 +127,7 @@ def test_npm_perspective_api_client(daemon):
     done = subprocess.run(["node", "-e", NODE_CLIENT], cwd=REPO, input=json.dumps(texts), capture_output=True,
                           text=True, timeout=240, env={"PATH": shutil.which("node").rsplit("/", 1)[0],
                                                        "MODLENS_URL": base, "MODLENS_API_KEY": key,
-                                                       "WORKERS": str(THREADS)})
+                                                       "WORKERS": str(THREADS),
+                                                       "ATTRIBUTES": json.dumps([a.lower() for a in ATTRIBUTES])})
     assert done.returncode == 0, done.stderr
     _assert_scored(texts, json.loads(done.stdout))

@@ -152,6 +152,9 @@ def run(args: argparse.Namespace) -> int:
         port: int | None = args.port
         while port is not None:  # not None again: the extension joined a study; serve that one
             study, study_dir = _study(args.config)
+            if args.perspective_only and args.config is None:  # all six production attributes, offline
+                from modlens.perspective.attributes import with_every_production_attribute
+                study = with_every_production_attribute(study)
             port = asyncio.run(_serve(study, db, args.host, port, args.allow_remote,
                                       can_join=args.config is None, perspective_only=args.perspective_only,
                                       study_dir=study_dir))

@@ -2,7 +2,8 @@
 
 Defaults: TOXICITY -> the embedded `minilm-toxicity`, PROFANITY -> profanity-check, and these two when
 their detector is not loaded and the other four production attributes -> the embedded six-label
-`minilm-toxicity-6` when the study loads it; any other
+`minilm-toxicity-6` when the study loads it (`serve --perspective-only` without a study adds it:
+`with_every_production_attribute`); any other
 attribute (or those two, when their detector is not in the study) -> the first study detector with a label of that name (Detoxify-style multi-label Hugging
 Face models name theirs `severe_toxicity`, `insult`, `threat`, ...), else it is not available here
 and a request for it is refused in Perspective's error shape.
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from modlens.config import PerspectiveConfig
+from modlens.config import DetectorConfig, PerspectiveConfig, StudyConfig
 from modlens.detectors.base import Detector
 
 PRODUCTION = ("TOXICITY", "SEVERE_TOXICITY", "IDENTITY_ATTACK", "INSULT", "PROFANITY", "THREAT")
@@ -25,9 +26,21 @@ KNOWN = PRODUCTION + EXPERIMENTAL
 # attribute -> the detectors that answer it by default, the first one the study loads wins. TOXICITY and
 # PROFANITY keep their earlier defaults first: the six-label head did not beat them on the shipped
 # benchmarks (docs/DETECTORS.md, minilm-toxicity-6), so it answers them only when those are not loaded
+SIX_LABELS = "minilm-toxicity-6"
 DEFAULT_DETECTORS: dict[str, tuple[str, ...]] = {
-    **{a: ("minilm-toxicity-6",) for a in PRODUCTION},
-    "TOXICITY": ("minilm-toxicity", "minilm-toxicity-6"), "PROFANITY": ("profanity-check", "minilm-toxicity-6")}
+    **{a: (SIX_LABELS,) for a in PRODUCTION},
+    "TOXICITY": ("minilm-toxicity", SIX_LABELS), "PROFANITY": ("profanity-check", SIX_LABELS)}
+
+
+def with_every_production_attribute(study: StudyConfig) -> StudyConfig:
+    """`study` plus the six-label embedded detector when it lacks one, so that every production
+    attribute is answered offline: what `modlens serve --perspective-only` runs without --config. (A
+    live study keeps its own detectors: a second MiniLM pass per comment would halve its throughput.)"""
+    if any(d.name == SIX_LABELS for d in study.detectors):
+        return study
+    return study.model_copy(update={"detectors": [*study.detectors, DetectorConfig(name=SIX_LABELS)]})
+
+
 # label names multi-label toxicity models use for an attribute (Detoxify original and unbiased)
 LABEL_ALIASES = {"TOXICITY": ("toxicity", "toxic"), "SEVERE_TOXICITY": ("severe_toxicity", "severe_toxic"),
                  "IDENTITY_ATTACK": ("identity_attack", "identity_hate"),
