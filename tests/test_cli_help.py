@@ -8,20 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from modlens.cli import COMMANDS, build_parser, main
+from modlens.cli import COMMANDS, build_parser, command_module, main
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "CLI.md"
 
 
 def module_doc(command: str) -> str:
-    return importlib.import_module(f"modlens.cli.{COMMANDS[command]}").__doc__ or ""
+    return importlib.import_module(command_module(command)).__doc__ or ""
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_the_summary_in_modlens_help_is_the_module_docstrings_first_line(command):
     summary = module_doc(command).splitlines()[0]
     assert summary and summary == summary.strip() and not summary.endswith("."), \
-        f"modlens.cli.{COMMANDS[command]}: the docstring's first line is the summary (no full stop)"
+        f"{command_module(command)}: the docstring's first line is the summary (no full stop)"
     sub = build_parser()._subparsers._group_actions[0]  # type: ignore[union-attr]
     helps = {a.dest: a.help for a in sub._choices_actions}
     assert helps[command] == summary

@@ -84,6 +84,25 @@ def test_a_built_in_lookup_never_scans_the_installed_packages(monkeypatch):
     assert reg.load("cached").__name__ == "modlens.detectors.cached" and "cached" in reg
 
 
+def test_a_built_in_may_be_named_by_its_full_module_path_and_must_define_what_the_kind_needs(tmp_path, monkeypatch):
+    """`modlens serve` lives in the daemon: `COMMANDS` names it by its module path, the registry
+    loads it as it loads every command and checks it has the command's two functions."""
+    from modlens.cli import COMMAND_REGISTRY, command_module
+
+    assert command_module("serve") == "modlens.daemon.serve" and command_module("audit") == "modlens.cli.audit"
+    assert COMMAND_REGISTRY.load("serve").__name__ == "modlens.daemon.serve"
+    reg = Registry("command", "modlens.cli", {"paths": "modlens.paths"}, group="modlens.commands", needs=("run",))
+    with pytest.raises(TypeError, match="built-in command 'paths' .* lacks run"):
+        reg.load("paths")
+    install(tmp_path / "site", "modlens-half", "1.0", {"half_cmd.py": "def add_arguments(parser): pass\n"},
+            {"modlens.commands": {"half": "half_cmd"}})
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    reg = Registry("command", "modlens.cli", {}, group="modlens.commands", needs=("add_arguments", "run"))
+    with pytest.raises(PluginError, match="command plug-in 'half' from package modlens-half 1.0 failed to load: "
+                                          "TypeError: half_cmd does not define run"):
+        reg.load("half")
+
+
 def test_plug_ins_follow_the_built_ins_and_broken_or_clashing_ones_are_reported(site):
     with pytest.warns(PluginWarning, match="modlens-broken 2.0 registers detector 'profanity-check', the name of modlens's built-in; "
                                           "its plug-in is ignored"):

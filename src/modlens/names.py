@@ -64,15 +64,18 @@ class PluginWarning(UserWarning):
 class Registry:
     """The names of one kind of plug-in (detectors, dataset readers, fusions, ...) and what each
     one is: the built-ins modlens lists in `builtins` as "module" or "module:attr" (module relative
-    to `package`), then those installed packages add under the entry point `group`, found on first
-    need (a built-in lookup never scans the installed packages) and imported only when loaded.
+    to `package`, or a full module path from the top package: "modlens.daemon.serve"), then those
+    installed packages add under the entry point `group`, found on first need (a built-in lookup
+    never scans the installed packages) and imported only when loaded.
 
-    `load(name)` returns the module (or its attribute); an unknown name raises UnknownName with the
-    close matches, a plug-in that fails to import raises PluginError naming its package. A plug-in
-    reusing a built-in's name is refused with a PluginWarning: the built-in wins."""
+    `load(name)` returns the module (or its attribute), checked to define each of `needs`; an
+    unknown name raises UnknownName with the close matches, a plug-in that fails to import or lacks
+    one of `needs` raises PluginError naming its package. A plug-in reusing a built-in's name is
+    refused with a PluginWarning: the built-in wins."""
 
-    def __init__(self, what: str, package: str, builtins: Mapping[str, str], group: str | None = None) -> None:
-        self.what, self.package, self.builtins, self.group = what, package, builtins, group
+    def __init__(self, what: str, package: str, builtins: Mapping[str, str], group: str | None = None,
+                 needs: tuple[str, ...] = ()) -> None:
+        self.what, self.package, self.builtins, self.group, self.needs = what, package, builtins, group, needs
         self._plugins: dict[str, EntryPoint] | None = None
 
     # --- names ---------------------------------------------------------------------------------
@@ -103,19 +106,38 @@ class Registry:
         return _package(self.plugins()[name])
 
     # --- loading -------------------------------------------------------------------------------
+    def module(self, name: str) -> str:
+        """The full module path of the built-in `name` (without its ":attr")."""
+        module = self.builtins[name].partition(":")[0]
+        top = self.package.partition(".")[0]
+        return module if module.startswith(top + ".") else f"{self.package}.{module}"
+
     def load(self, name: str) -> Any:
         """The module (or "module:attr" attribute) registered under `name`. A built-in's import
-        errors propagate as they are (a missing third-party dependency is the caller's to word)."""
+        errors propagate as they are (a missing third-party dependency is the caller's to word);
+        a built-in lacking one of `needs` is modlens's own bug (TypeError)."""
         if name in self.builtins:
-            module, _, attr = self.builtins[name].partition(":")
-            found = importlib.import_module(f"{self.package}.{module}")
-            return getattr(found, attr) if attr else found
+            attr = self.builtins[name].partition(":")[2]
+            found = importlib.import_module(self.module(name))
+            found = getattr(found, attr) if attr else found
+            missing = self._missing(found)
+            if missing:
+                raise TypeError(f"built-in {self.what} {name!r} ({self.builtins[name]}) lacks {', '.join(missing)}")
+            return found
         self.check([name])
         entry = self.plugins()[name]
         try:
-            return entry.load()
+            found = entry.load()
+            missing = self._missing(found)
+            if missing:
+                raise TypeError(f"{entry.value} does not define {', '.join(missing)}")
+            return found
         except Exception as err:  # anything a third-party import does: reported, never fatal to the others
             raise PluginError(self.what, name, _package(entry), err) from err
+
+    def _missing(self, found: Any) -> list[str]:
+        """The names of `needs` that `found` does not define as callables."""
+        return [n for n in self.needs if not callable(getattr(found, n, None))]
 
     def plugins(self) -> dict[str, EntryPoint]:
         """name -> entry point of the installed plug-ins (found once per registry, see `refresh`)."""

@@ -1,5 +1,6 @@
-"""`modlens` command line. Each subcommand is one module in this package defining
-`add_arguments(parser)` and `run(args) -> int`, listed once in `COMMANDS`; an installed package adds
+"""`modlens` command line. Each subcommand is one module defining `add_arguments(parser)` and
+`run(args) -> int`, listed once in `COMMANDS` (in this package, but for `serve`, which lives in the
+daemon and is named by its module path: the engine never imports it); an installed package adds
 one under the entry point group `modlens.commands` (CONTRIBUTING.md). Its docstring is its
 help: the first line is the summary `modlens --help` lists, the whole docstring what
 `modlens CMD --help` prints, and docs/CLI.md's command reference is generated from the parsers
@@ -23,10 +24,10 @@ from modlens.cli.common import EXIT_INTERRUPTED, EXIT_OK, CliError, print_error
 from modlens.errors import ModlensError
 from modlens.names import PluginError, Registry
 
-# subcommand -> module in modlens.cli, the one listing (in `modlens --help` order); a module is
-# imported only when its command runs, so `modlens --help` stays fast
+# subcommand -> module in modlens.cli (or a full module path), the one listing (in `modlens --help`
+# order); a module is imported only when its command runs, so `modlens --help` stays fast
 COMMANDS: dict[str, str] = {
-    "serve": "serve",
+    "serve": "modlens.daemon.serve",   # the daemon's command: loaded by name, never imported by the engine
     "pair": "pair",
     "feed": "feed",
     "status": "status",
@@ -53,16 +54,23 @@ COMMANDS: dict[str, str] = {
     "perspective": "perspective",
 }
 # the built-ins above, then subcommands installed packages add (a module with the same three parts)
-COMMAND_REGISTRY = Registry("command", "modlens.cli", COMMANDS, group="modlens.commands")
+COMMAND_REGISTRY = Registry("command", "modlens.cli", COMMANDS, group="modlens.commands",
+                            needs=("add_arguments", "run"))
+
+
+def command_module(name: str) -> str:
+    """The full module path of the built-in command `name` ("modlens.cli.audit")."""
+    return COMMAND_REGISTRY.module(name)
+
 
 def command_doc(module: str) -> str:
-    """A command module's docstring, read from its source without importing it (`modlens --help`
-    lists every summary, and importing every command would cost each `modlens` run ~0.2 s),
-    its indentation removed as `inspect.cleandoc` does."""
-    spec = importlib.util.find_spec(f"modlens.cli.{module}")
+    """A command module's docstring (`module`: its full path), read from its source without
+    importing it (`modlens --help` lists every summary, and importing every command would cost each
+    `modlens` run ~0.2 s), its indentation removed as `inspect.cleandoc` does."""
+    spec = importlib.util.find_spec(module)
     doc = ""
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        doc = importlib.import_module(f"modlens.cli.{module}").__doc__ or ""
+        doc = importlib.import_module(module).__doc__ or ""
     else:
         with Path(spec.origin).open("rb") as fh:
             for tok in tokenize.tokenize(fh.readline):
@@ -106,12 +114,12 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
         plugin = None if name in COMMANDS else _plugin_command(name)
         if plugin is None and name not in COMMANDS:
             continue  # a plug-in that failed to import: said on stderr, the other commands still work
-        doc = command_doc(COMMANDS[name]) if plugin is None else _cleandoc(plugin.__doc__ or name)
+        doc = command_doc(command_module(name)) if plugin is None else _cleandoc(plugin.__doc__ or name)
         # the rest of the docstring (details, examples) follows the options, as written
         p = sub.add_parser(name, help=summary(doc), description=summary(doc), epilog=details(doc),
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         if name == load:
-            mod = plugin or importlib.import_module(f"modlens.cli.{COMMANDS[name]}")
+            mod = plugin or COMMAND_REGISTRY.load(name)
             mod.add_arguments(p)
             p.set_defaults(_run=mod.run)
     return parser

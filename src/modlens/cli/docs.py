@@ -11,7 +11,7 @@ from pathlib import Path
 
 from modlens.docblock import write_block
 
-from modlens.cli import COMMANDS, build_parser, command_doc, details, summary
+from modlens.cli import COMMANDS, build_parser, command_doc, command_module, details, summary
 
 
 
@@ -98,10 +98,10 @@ def _command(name: str, parser: argparse.ArgumentParser, doc: str) -> list[str]:
 def render_markdown() -> str:
     """Every command of `COMMANDS`, in `modlens --help` order."""
     out: list[str] = []
-    for name, module in COMMANDS.items():
+    for name in COMMANDS:
         sub = _subactions(build_parser(name))
         assert sub is not None
-        out += _command(name, sub.choices[name], command_doc(module))
+        out += _command(name, sub.choices[name], command_doc(command_module(name)))
     return "\n".join(out).rstrip("\n") + "\n"
 
 

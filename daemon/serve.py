@@ -5,7 +5,7 @@ pair; writes the runtime file (`modlens.runtime`) so `modlens status` and `modle
 find it; SIGINT/SIGTERM close the sockets, drain the study-log writer and remove that file. Without
 --config it serves the joined study (`modlens join`), and when the extension's options page joins
 another one it does the same and starts again on it, on the same port.
-The only engine module that imports the daemon: it starts it (tests/test_boundaries.py).
+It lives in the daemon (`modlens.daemon.serve`); the engine never imports the daemon (tests/test_boundaries.py).
 """
 from __future__ import annotations
 
