@@ -227,8 +227,8 @@ def compare_int8(args: argparse.Namespace, twins: tuple[str, ...] = ("minilm-tox
     """fp32 minilm-toxicity and its quantized twins side by side, in this process, alternating runs."""
     import numpy as np
 
-    from modlens.analysis.metrics import roc_auc
     from modlens.detectors import registry
+    from modlens.metrics import roc_auc
 
     fp32 = registry.create("minilm-toxicity")
     # short labels for the columns: int8 (torch), onnx (ONNX Runtime)

@@ -31,7 +31,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from modlens.detectors.exclusion import DATA, SASS_DIR  # noqa: E402
-from modlens.detectors.head import hatecheck_report  # noqa: E402
+from modlens.datasets.hatecheck import read as read_hatecheck  # noqa: E402
+from modlens.detectors.head import auc4, hatecheck_report  # noqa: E402
 from modlens.detectors.head_multi import MultiHead, embed_cached  # noqa: E402
 from modlens.detectors.minilm import DEFAULT_HEAD, Head, SentenceEncoder, head_training  # noqa: E402
 from modlens.detectors.minilm6 import DEFAULT_HEAD6, head6_training  # noqa: E402
@@ -47,11 +48,6 @@ def _rows(path: Path) -> list[dict[str, str]]:
 def _spearman(a: object, b: object) -> float:
     from scipy.stats import spearmanr
     return round(float(spearmanr(np.asarray(a, float), np.asarray(b, float)).statistic), 3)
-
-
-def _auc(y: np.ndarray, s: np.ndarray) -> float:
-    from sklearn.metrics import roc_auc_score
-    return round(float(roc_auc_score(y, s)), 4)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,12 +76,12 @@ def main(argv: list[str] | None = None) -> int:
 
     out: dict[str, dict] = defaultdict(dict)
     # HateCheck
-    hc_rows = _rows(DATA / "hatecheck" / "test_suite_cases.csv")
-    hc_x = dict(zip([r["test_case"].strip() for r in hc_rows], embed([r["test_case"].strip() for r in hc_rows])))
+    hc_cases = read_hatecheck(DATA / "hatecheck").items  # the reader hatecheck_report uses
+    hc_x = dict(zip([c.text for c in hc_cases], embed([c.text for c in hc_cases])))
     for name, score in heads.items():
         rep = hatecheck_report(lambda t, f=score: f(np.stack([hc_x[x] for x in t])), DATA / "hatecheck")
-        s = score(np.stack([hc_x[r["test_case"].strip()] for r in hc_rows]))
-        y = np.asarray([r["label_gold"] == "hateful" for r in hc_rows])
+        s = score(np.stack([hc_x[c.text] for c in hc_cases]))
+        y = np.asarray([c.labels["label_gold"] == "hateful" for c in hc_cases])
         out[name]["hatecheck"] = {"auc": rep["auc"], "acc_nonhateful": round(float(np.mean(s[~y] < 0.5)), 4),
                                   "acc_hateful": round(float(np.mean(s[y] >= 0.5)), 4),
                                   "by_functionality": {k: v["accuracy"] for k, v in rep["by_functionality"].items()}}
@@ -112,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         out[name]["davidson"] = {"n": len(dav), "in_sample_rows": in_sample,
                                  **{f"flagged_{c}": round(float(np.mean(s[cls == k] >= 0.5)), 3)
                                     for k, c in enumerate(("hate", "offensive", "neither"))},
-                                 "auc_hate_vs_neither": _auc(cls[cls != 1] == 0, s[cls != 1]),
-                                 "auc_offensive_vs_neither": _auc(cls[cls != 0] == 1, s[cls != 0])}
+                                 "auc_hate_vs_neither": auc4(s[cls != 1], cls[cls != 1] == 0),
+                                 "auc_offensive_vs_neither": auc4(s[cls != 0], cls[cls != 0] == 1)}
     # SASS
     sass = Path(args.sass)
     human, recorded = sass / "norm_human_toxicity_scores.csv", sass / "toxicity_benchmark_scores.csv"

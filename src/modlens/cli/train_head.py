@@ -63,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from modlens.datasets.base import DatasetError
     from modlens.detectors.base import DetectorUnavailable
     from modlens.detectors.head import TrainingDataError, load_labelled, train
     from modlens.detectors.minilm import SentenceEncoder
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
                      C=args.C, hatecheck=args.hatecheck, progress=log)
     except FileNotFoundError as err:
         raise CliError(str(err), kind=ErrorKind.NOT_FOUND) from None
-    except TrainingDataError as err:
+    except (TrainingDataError, DatasetError) as err:  # DatasetError: the --hatecheck file's layout
         raise CliError(str(err)) from None
     except (DetectorUnavailable, OSError) as err:
         raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None) or None) from None
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     summary = {"out": str(out), "seconds": round(time.perf_counter() - t0, 1), **head.meta["metrics"]}
     if "hatecheck" in summary:  # keep stdout short: overall + the five weakest functionalities
         hc = summary.pop("hatecheck")
-        weakest = sorted(hc["by_functionality"].items(), key=lambda kv: kv[1]["auc"])[:5]
+        weakest = sorted(hc["by_functionality"].items(), key=lambda kv: (kv[1]["auc"] is None, kv[1]["auc"] or 0.0))[:5]
         summary["hatecheck_auc"] = hc["auc"]
         summary["hatecheck_weakest"] = {k: v["auc"] for k, v in weakest}
     print(json.dumps(summary))

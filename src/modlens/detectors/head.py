@@ -18,8 +18,10 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from modlens.datasets.hatecheck import read as read_hatecheck
 from modlens.detectors.minilm import Head, SentenceEncoder, MODEL_FILES
 from modlens.detectors.base import directory_hash
+from modlens.metrics import accuracy, roc_auc
 
 PC2_MEMBER = "profanity_check/data/clean_data.csv"
 
@@ -99,52 +101,42 @@ def split_sample(labels: np.ndarray, sample: int, seed: int, test_size: float) -
     return idx[:n_test], idx[n_test:]
 
 
-def roc_auc(y: Sequence[int], scores: Sequence[float]) -> float:
-    from sklearn.metrics import roc_auc_score
-    return float(roc_auc_score(np.asarray(y), np.asarray(scores)))
-
-
-def load_hatecheck(path: str | Path) -> list[dict[str, str]]:
-    path = Path(path)
-    if path.is_dir():
-        path = path / "test_suite_cases.csv"
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    if not rows or not {"test_case", "label_gold", "functionality"} <= set(rows[0]):
-        raise TrainingDataError(f"{path} does not look like HateCheck's test_suite_cases.csv")
-    return rows
+def auc4(scores: Sequence[float], labels: Sequence[int]) -> float | None:
+    """ROC-AUC rounded as the head files record it (4 places); None with one gold class only."""
+    auc = roc_auc(scores, labels)
+    return None if auc is None else round(auc, 4)
 
 
 def hatecheck_report(score: Callable[[list[str]], np.ndarray], path: str | Path,
-                     threshold: float = 0.5) -> dict:
+                     threshold: float = 0.5, encoding: str | None = None) -> dict:
     """Overall AUC (hateful vs non-hateful) and, per functionality, AUC and accuracy.
 
     Most functionalities hold one gold class only, so a functionality's AUC compares its
     cases with *all* cases of the other class in the suite: "how well are these cases
     separated from the rest", comparable across functionalities.
     """
-    rows = load_hatecheck(path)
-    texts = [r["test_case"].strip() for r in rows]
-    y = np.asarray([1 if r["label_gold"] == "hateful" else 0 for r in rows])
+    # the project's reader: its encoding rules (byte-order mark, UTF-16, --encoding) and column checks
+    cases = read_hatecheck(Path(path), encoding=encoding).items
+    texts = [c.text for c in cases]
+    y = np.asarray([1 if c.labels["label_gold"].strip() == "hateful" else 0 for c in cases])
     s = np.asarray(score(texts), dtype=np.float64)
     groups: dict[str, list[int]] = defaultdict(list)
-    for i, r in enumerate(rows):
-        groups[r["functionality"]].append(i)
+    for i, c in enumerate(cases):
+        groups[c.labels["functionality"]].append(i)
     by_func = {}
-    for func, idx in sorted(groups.items()):
-        idx = np.asarray(idx)
+    for func, members in sorted(groups.items()):
+        idx = np.asarray(members)
         classes = set(y[idx].tolist())
         if len(classes) == 2:
-            auc = roc_auc(y[idx], s[idx])
+            auc = auc4(s[idx], y[idx])
         else:
             other = np.flatnonzero(y != y[idx[0]])
             both = np.concatenate([idx, other])
-            auc = roc_auc(y[both], s[both])
-        acc = float(np.mean((s[idx] >= threshold) == (y[idx] == 1)))
+            auc = auc4(s[both], y[both])
         by_func[func] = {"n": int(len(idx)), "gold": "mixed" if len(classes) == 2 else
-                         ("hateful" if y[idx[0]] else "non-hateful"), "auc": round(auc, 4), "accuracy": round(acc, 4)}
-    return {"auc": round(roc_auc(y, s), 4), "n": int(len(y)), "threshold": threshold,
-            "by_functionality": by_func}
+                         ("hateful" if y[idx[0]] else "non-hateful"), "auc": auc,
+                         "accuracy": round(accuracy(s[idx], y[idx], threshold), 4)}
+    return {"auc": auc4(s, y), "n": int(len(y)), "threshold": threshold, "by_functionality": by_func}
 
 
 def train(data: Labelled, encoder: SentenceEncoder, *, sample: int = 24000, seed: int = 0,
@@ -168,8 +160,7 @@ def train(data: Labelled, encoder: SentenceEncoder, *, sample: int = 24000, seed
     clf.fit(x_train, y_train)
     head = Head(clf.coef_[0].astype(np.float64), float(clf.intercept_[0]))
     p_test = head.predict(x_test)
-    metrics = {"heldout_auc": round(roc_auc(y_test, p_test), 4),
-               "heldout_accuracy": round(float(np.mean((p_test >= 0.5) == (y_test == 1))), 4)}
+    metrics = {"heldout_auc": auc4(p_test, y_test), "heldout_accuracy": round(accuracy(p_test, y_test, 0.5), 4)}
     if hatecheck:
         progress("scoring HateCheck")
         metrics["hatecheck"] = hatecheck_report(lambda t: head.predict(encoder.encode(t)), hatecheck)

