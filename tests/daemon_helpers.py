@@ -7,7 +7,7 @@ import json
 import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, AsyncIterator, Sequence
 
 import websockets
 from aiohttp import web
@@ -64,20 +64,26 @@ def study(**overrides: Any) -> StudyConfig:
 
 
 @asynccontextmanager
+async def serving(app: web.Application, host: str = "127.0.0.1", **runner_options: Any) -> AsyncIterator[int]:
+    """Any aiohttp application served on `host`:<free port>; yields the port, cleans up after."""
+    runner = web.AppRunner(app, **runner_options)
+    await runner.setup()
+    site = web.TCPSite(runner, host, 0)
+    await site.start()
+    try:
+        yield site._server.sockets[0].getsockname()[1]
+    finally:
+        await runner.cleanup()
+
+
+@asynccontextmanager
 async def running_daemon(tmp_path: Path, study_cfg: StudyConfig | None = None, *, detectors=None, **options):
     """The real application on 127.0.0.1:<free port>; yields (url, app)."""
     study_cfg = study_cfg or study()
     detectors = detectors if detectors is not None else {"wordlist": WordListDetector()}
     app = create_app(study_cfg, tmp_path / "study.sqlite", TOKEN, detectors=detectors, **options)
-    runner = web.AppRunner(app, shutdown_timeout=2)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]
-    try:
+    async with serving(app, shutdown_timeout=2) as port:
         yield f"ws://127.0.0.1:{port}/ws", app
-    finally:
-        await runner.cleanup()
 
 
 def connect(url: str, token: str | None = TOKEN, origin: str | None = EXT_ORIGIN, **kw):

@@ -4,15 +4,14 @@ shipped NoisyHate dev half's recorded Google / Bing results per perturbation typ
 CSV's own `google_correct` / `bing_correct` columns."""
 from __future__ import annotations
 
-import csv
 import json
 from collections import defaultdict
 
 import pytest
 
 from modlens.analysis.report import report_from_db, to_json
-from modlens.cli import main
-from modlens.perturb.base import Variant
+from oracle_helpers import audit_noisyhate_recorded
+from modlens.rows import Variant
 from modlens.studylog.store import StudyLog
 
 # (perturbed text, position, clean word, types, normalizer output or None, google_correct, bing_correct)
@@ -55,12 +54,7 @@ def test_normalization_accuracy_equals_a_hand_count(tmp_path):
 
 
 def test_noisyhate_recorded_spell_checkers_per_type_from_the_csv(data_dir, tmp_path):
-    nh = data_dir / "noisyhate" / "dev.csv"
-    db = tmp_path / "nh.sqlite"
-    spec = f"cached:{nh}:clean=perspective_clean,perturbed=perspective_perturbed:perspective"
-    assert main(["audit", str(nh), "--db", str(db), "--quiet", "--detectors", spec]) == 0
-    with open(nh, encoding="utf-8", newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    db, rows = audit_noisyhate_recorded(data_dir, tmp_path)
     # one normalized text, so the section (shown only once a modlens normalizer ran) is there; the identity
     # normalizer leaves the perturbed word, so this pair is not restored
     with StudyLog(db) as log:

@@ -4,7 +4,6 @@ shipped NoisyHate dev half audited with its recorded Perspective scores, checked
 type against the paper's printed accuracy (0.816 → 0.639) and against numpy on the CSV's own columns."""
 from __future__ import annotations
 
-import csv
 import json
 from collections import defaultdict
 
@@ -13,7 +12,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from modlens.analysis.report import report_from_db, to_json
-from modlens.cli import main
+from oracle_helpers import audit_noisyhate_recorded
 from modlens.rows import Variant
 from modlens.studylog.records.labels import add_gold_labels, ensure_label_set
 from modlens.studylog.store import StudyLog
@@ -95,12 +94,7 @@ def test_robustness_equals_a_hand_count(tmp_path):
 
 @pytest.fixture
 def noisyhate_report(data_dir, tmp_path):
-    nh = data_dir / "noisyhate" / "dev.csv"
-    db = tmp_path / "nh.sqlite"
-    spec = f"cached:{nh}:clean=perspective_clean,perturbed=perspective_perturbed:perspective"
-    assert main(["audit", str(nh), "--db", str(db), "--quiet", "--detectors", spec]) == 0
-    with open(nh, encoding="utf-8", newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    db, rows = audit_noisyhate_recorded(data_dir, tmp_path)
     return json.loads(to_json(report_from_db(db))), rows
 
 

@@ -9,6 +9,7 @@ from typing import AsyncIterator
 import pytest
 from aiohttp import web
 
+from daemon_helpers import serving
 from modlens.detectors.http import HttpDetector
 from modlens.detectors.perspective import PerspectiveDetector
 from modlens.detectors.remote import RemoteError
@@ -47,15 +48,10 @@ async def redirect_pair() -> AsyncIterator[tuple[str, Collector]]:
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", redirect)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]
     try:
-        yield f"http://127.0.0.1:{port}", collector
+        async with serving(app) as port:
+            yield f"http://127.0.0.1:{port}", collector
     finally:
-        await runner.cleanup()
         server.close()
         await server.wait_closed()
 
