@@ -23,6 +23,7 @@ from modlens.cli.common import CliError, add_db_option, add_study_option, db_pat
 from modlens.errors import ErrorKind
 from modlens.study.join import joined_study_file
 from modlens.netutil import is_loopback
+from modlens.services.detectors import describe
 from modlens.runtime import DEFAULT_HOST, DEFAULT_PORT, bracketed, remove_runtime, write_runtime
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
     engine = app[ENGINE]
     for s in engine.statuses:
         line = f"  detector {s.name}: {s.status}" + (f" ({s.version})" if s.version else "")
-        print(line + (f" — {s.message}; fix: {s.fix}" if s.status != "loaded" else ""), flush=True)
+        print(line + (f" — {describe(s)}" if s.status != "loaded" else ""), flush=True)
     for what, problem in engine.component_errors.items():
         print(f"  {what}: unavailable — {problem}", flush=True)
     print(f"modlens: study log   {db}", flush=True)

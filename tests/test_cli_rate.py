@@ -166,8 +166,9 @@ def test_a_survey_csv_saved_by_excel_reads_as_the_plain_one(tmp_path: Path, caps
     assert want and want[0][:2] == ("W-1", first) and want[0][3] == {"vs_hard": "more"}
     assert seen(read_survey(excel, plan)) == want
     assert seen(read_survey(latin, plan, encoding="latin-1")) == want
-    with pytest.raises(CrowdError, match=r"latin.csv: line 2: not UTF-8 text .*--encoding"):
+    with pytest.raises(CrowdError, match=r"latin.csv: line 2: not UTF-8 text ") as err:
         read_survey(latin, plan)
+    assert err.value.fix is not None and "--encoding" in err.value.fix
 
 
 def test_a_missing_export_is_not_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

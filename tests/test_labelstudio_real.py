@@ -264,13 +264,13 @@ def test_label_studio_queue_three_annotators(tmp_path: Path, label_studio: Label
             for (email, tid), a in given.items()}
     assert got == want
 
-    # Label Studio's other exports, from the same project: refused in one line naming the JSON export
+    # Label Studio's other exports, from the same project: refused, the JSON export named as the fix
     for kind, name, label in (("JSON_MIN", "ls-export-min.json", "JSON-MIN"), ("CSV", "ls-export.csv", "CSV")):
         (tmp_path / name).write_bytes(label_studio.export(pid, kind))
         refused = subprocess.run([sys.executable, "-m", "modlens", "rate", str(tmp_path / name), "--db", str(db),
                                   "--study", str(folder)], capture_output=True, text=True, timeout=180)
         assert refused.returncode == 2, (kind, refused.stdout, refused.stderr)
         lines = refused.stderr.strip().splitlines()
-        assert len(lines) == 1 and f"Label Studio's {label} export" in lines[0] and crowd.LS_JSON in lines[0], \
-            (kind, lines)
+        assert len(lines) == 2 and f"Label Studio's {label} export" in lines[0], (kind, lines)
+        assert lines[1] == f"  fix: {crowd.LS_JSON}", (kind, lines)
         assert refused.stdout == "", (kind, refused.stdout)

@@ -121,8 +121,9 @@ def test_plug_ins_follow_the_built_ins_and_broken_or_clashing_ones_are_reported(
 
 def test_an_unknown_format_is_a_dataset_error_with_close_matches(tmp_path):
     (tmp_path / "a.csv").write_text("text\nhi\n")
-    with pytest.raises(datasets.DatasetError, match="unknown dataset format 'jsnl'; did you mean jsonl"):
+    with pytest.raises(datasets.DatasetError, match="unknown dataset format 'jsnl'$") as err:
         datasets.load(str(tmp_path / "a.csv"), "jsnl")
+    assert err.value.fix == "did you mean jsonl?"
 
 
 # --- an installed package, end to end --------------------------------------------------------

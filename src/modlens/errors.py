@@ -59,9 +59,16 @@ def problem_lines(problems: Iterable[Problem], indent: str = "  ") -> str:
     return "\n".join(lines)
 
 
+def inline_fix(message: str, fix: str | None) -> str:
+    """A message and its fix where they become one line of other text (a detector's status line,
+    the reason a perturbation part cannot run): `message; fix: fix`, or the message alone. The one
+    place a fix is written inline; the code that has the two keeps them apart until here."""
+    return f"{message}; fix: {fix}" if fix else message
+
+
 def with_fix(err: BaseException) -> str:
     """An error where it becomes part of other text (a protocol answer, one refusal in a list, a
-    log line): its message, then its fix on the same line."""
+    log line): its message, then its fix on the same line (`inline_fix`)."""
     if isinstance(err, ModlensError):
-        return f"{err.message}; fix: {err.fix}" if err.fix else err.message
+        return inline_fix(err.message, err.fix)
     return str(err)

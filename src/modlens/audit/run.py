@@ -22,7 +22,7 @@ from modlens.trainingdata import run_record as training_record
 from modlens.engine import Engine
 from modlens.scale.sources import load_dataset, location
 from modlens.services.detectors import load_detectors, parse_detector_spec
-from modlens.errors import ErrorKind
+from modlens.errors import ErrorKind, ModlensError
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
 from modlens.studylog.records.runs import completed_keys, find_run, n_completed
@@ -60,12 +60,13 @@ def audit_study(study: StudyConfig, normalize: bool, perturb: Sequence[str] | No
 RECORDED = "recorded"
 
 
-def setup_error(message: str, *, not_found: bool = False) -> SetupError:
-    """A reader's error as a SetupError; the `; fix: …` its message ends with becomes `fix`
-    (the CLI prints it on its own line). `not_found`: the file or shorthand does not exist (the
-    CLI exits with the not-found code)."""
-    problem, _, fix = message.partition("; fix: ")
-    return SetupError(problem, fix, kind=ErrorKind.NOT_FOUND if not_found else None)
+def setup_error(err: BaseException, suffix: str = "") -> SetupError:
+    """A reader's error as a SetupError: its message with `suffix` after it, and its `fix` (the
+    CLI prints it on its own line). A file or shorthand that does not exist keeps the not-found
+    kind (the CLI exits with the not-found code)."""
+    message, fix = (err.message, err.fix) if isinstance(err, ModlensError) else (str(err), None)
+    not_found = isinstance(err, (DatasetNotFound, FileNotFoundError))
+    return SetupError(message + suffix, fix, kind=ErrorKind.NOT_FOUND if not_found else None)
 
 
 class AuditInterrupted(KeyboardInterrupt):
@@ -93,9 +94,9 @@ def recorded_detectors(spec: str, data: Dataset) -> list[DetectorConfig]:
     name = spec.partition(":")[2]
     known = data.recorded_scores
     if not known:
-        raise setup_error(f"detector {spec!r}: {data.path.name} ({data.format}) records no detector scores; fix: "
-                          "name a detector to score it with (--detectors minilm-toxicity; `modlens detectors` lists "
-                          "them), or audit the file that records the scores (SASS: toxicity_benchmark_scores.csv)")
+        raise SetupError(f"detector {spec!r}: {data.path.name} ({data.format}) records no detector scores",
+                         fix="name a detector to score it with (--detectors minilm-toxicity; `modlens detectors` lists "
+                             "them), or audit the file that records the scores (SASS: toxicity_benchmark_scores.csv)")
     if name and name not in known:
         raise SetupError(f"detector {spec!r}: {data.path.name} records scores of {', '.join(known)} only")
     return [DetectorConfig(name="cached", id=n, options={"path": str(data.path), "mappings": m, "name": n})
@@ -134,7 +135,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     try:
         data = load_dataset(dataset, fmt, engine, **reader_options)
     except (ValueError, OSError) as err:
-        raise setup_error(str(err), not_found=isinstance(err, (DatasetNotFound, FileNotFoundError))) from None
+        raise setup_error(err) from None
     for note in data.notes:
         if on_note:
             on_note(note)
@@ -222,15 +223,14 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             asyncio.run(_drive(auditor, feed, data.name, chunk_size, total, progress, on_chunk))
             status = "finished"
         except DatasetError as err:  # a bad row met mid-file: the chunks before it are logged
-            problem, _, fix = str(err).partition("; fix: ")
             # items are keyed by an id column, else by the file's content hash: an edited file
             # without ids is another source, and its rows are logged again as comments of their own
             again = ("run the same command again to resume" if data.source_id is None else
                      "run the same command again (the edited file is a new source: its rows are logged anew; "
                      "with --id-col an id column keys them and the audit resumes)")
-            raise setup_error(f"{problem}; {n_completed(log, run_id)} items before it are in the log (run "
-                              f"{run_id}, interrupted); fix: {fix + ', then ' if fix else 'fix the file, then '}"
-                              f"{again}") from None
+            raise SetupError(f"{err.message}; {n_completed(log, run_id)} items before it are in the log (run "
+                             f"{run_id}, interrupted)",
+                             fix=f"{err.fix + ', then ' if err.fix else 'fix the file, then '}{again}") from None
         except KeyboardInterrupt:  # Ctrl-C: what is logged stays; the CLI says how to resume
             raise AuditInterrupted(run_id, n_completed(log, run_id)) from None
         finally:
@@ -263,7 +263,7 @@ def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any]
     try:
         asyncio.run(_drive(pipeline, feed, data.name, chunk_size, total, progress, on_chunk))
     except DatasetError as err:
-        raise setup_error(f"{err}; the chunks before it are in {out}") from None
+        raise setup_error(err, f"; the chunks before it are in {out}") from None
     finally:
         feed.close()
     return AuditResult(0, data.name, location(data)[0], feed.n_read, feed.n_skipped, pipeline.n_scored,

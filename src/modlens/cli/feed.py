@@ -86,10 +86,9 @@ def _value(row: dict[str, Any], col: str | None) -> str | None:
 
 
 def _file_error(err: DatasetError) -> FeedError:
-    """A reader's error as audit reports it: its `; fix: …` on its own line, not found for a missing file."""
-    problem, _, fix = str(err).partition("; fix: ")
-    return FeedError(problem, kind=ErrorKind.NOT_FOUND if isinstance(err, DatasetNotFound) else ErrorKind.USAGE,
-                     fix=fix or None)
+    """A reader's error as audit reports it: its fix on its own line, not found for a missing file."""
+    return FeedError(err.message, kind=ErrorKind.NOT_FOUND if isinstance(err, DatasetNotFound) else ErrorKind.USAGE,
+                     fix=err.fix)
 
 
 def read_rows(path: Path, text_col: str, key_col: str | None, limit: int | None = None, *,

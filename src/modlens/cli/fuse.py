@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import modlens.study
 from modlens.cli.common import (CliError, add_db_option, add_detectors_option, add_study_option, db_path,
                                 detector_configs)
-from modlens.errors import ErrorKind
+from modlens.errors import ErrorKind, inline_fix, with_fix
 
 if TYPE_CHECKING:
     from modlens.config import StudyConfig
@@ -83,7 +83,7 @@ def list_lines() -> list[str]:
     lines.append("fusions:")
     for name in fusions.available():
         err = fusions.unavailable_reason(name)
-        state = "ready" if err is None else f"unavailable: {err} (fix: {err.fix})"
+        state = "ready" if err is None else f"unavailable: {with_fix(err)}"
         lines.append(f"  {name}: {fusions.describe(name)} [{state}]")
     lines.append("keyword sources:")
     lines += [f"  {k}: {v}" for k, v in KEYWORD_SOURCES.items()]
@@ -122,7 +122,7 @@ def _fusions(args: argparse.Namespace) -> list[str]:
     for name, why in missing.items():
         if args.fusions:
             raise CliError(f"fusion {name} cannot run here: {why['reason']}", kind=ErrorKind.FAILED, fix=why["fix"])
-        _note(f"fusion {name} skipped: {why['reason']} (fix: {why['fix']})")
+        _note(f"fusion {name} skipped: {inline_fix(why['reason'], why['fix'])}")
     if not ok:
         raise CliError("no fusion can run here", kind=ErrorKind.FAILED, fix="`modlens fuse --list` says what each needs")
     return ok

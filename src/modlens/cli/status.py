@@ -15,6 +15,7 @@ from typing import Any
 
 from modlens import pairing, paths, runtime
 from modlens.cli.common import add_db_option
+from modlens.errors import inline_fix
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if report["running"]:
         print(f"daemon: running (pid {report['pid']}) at {report['url']}, study {report['study_id']!r}")
         for d in report["detectors"]:
-            extra = f" {d['version']}" if d.get("version") else f" — {d['message']}; fix: {d['fix']}"
+            extra = f" {d['version']}" if d.get("version") else f" — {inline_fix(d['message'], d['fix'])}"
             print(f"  detector {d['name']}: {d['status']}{extra}")
         for what, problem in report.get("components", {}).items():
             print(f"  {what}: unavailable — {problem}")

@@ -90,8 +90,8 @@ def run(args: argparse.Namespace) -> int:
         set_problems = check_folder(loaded.path, s)
         if set_problems:
             raise CliError(f"{loaded.path}: invalid item set or assignment\n" + problem_lines(set_problems))
-        for note in study_folder.warnings(loaded):
-            print(f"warning: {note}")
+        for problem in study_folder.warnings(loaded):
+            print(f"warning: {problem.message}" + (f"\n  fix: {problem.fix}" if problem.fix else ""))
         for note in study_folder.data_flow(s):
             print(f"note: {note}")
         print(f"ok: study {s.study_id!r}, {len(s.detectors)} detectors, {len(s.attributes)} attributes, "

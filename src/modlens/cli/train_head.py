@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     except FileNotFoundError as err:
         raise CliError(str(err), kind=ErrorKind.NOT_FOUND) from None
     except (TrainingDataError, DatasetError) as err:  # DatasetError: the --hatecheck file's layout
-        raise CliError(str(err)) from None
+        raise CliError(str(err), fix=getattr(err, "fix", None)) from None
     except (DetectorUnavailable, OSError) as err:
         raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None) or None) from None
     head.save(out)

@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Generator, Iterable, Iterator
 
+from modlens.errors import ErrorKind, ModlensError
 from modlens.normalize.base import Normalized
 from modlens.rows import Variant
 
@@ -37,8 +38,9 @@ DIGEST_CHARS = 16     # 64 bits of sha256: enough to tell a study's files apart
 NO_GOLD = "none"      # `Dataset.gold` of a file without a gold label
 
 
-class DatasetError(ValueError):
-    """The file does not have the layout its reader expects; the message says what is missing."""
+class DatasetError(ModlensError, ValueError):
+    """The file does not have the layout its reader expects; the message says what is missing,
+    `fix` (when there is one) what to do about it."""
 
 
 def file_digest(path: Path | str | None = None, *, stream: Any = None) -> str:
@@ -114,11 +116,13 @@ class Dataset:
 class DatasetNotFound(DatasetError):
     """The file (or shorthand) does not exist: `modlens` exits with the not-found code."""
 
+    kind = ErrorKind.NOT_FOUND
+
 
 def _check_file(path: Path) -> None:
     if not path.is_file():
-        raise DatasetNotFound(f"{path}: file not found; fix: check the path (or name a shorthand: "
-                              "noisyhate, hatecheck, davidson, sass)")
+        raise DatasetNotFound(f"{path}: file not found",
+                              fix="check the path (or name a shorthand: noisyhate, hatecheck, davidson, sass)")
 
 
 # --- reading text files: encoding, delimiter, quotes ---------------------------------------------
@@ -128,6 +132,7 @@ BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codec
         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))  # UTF-32 LE starts like UTF-16 LE
 ENCODING_FIX = ("--encoding cp1252 (Excel on Windows), --encoding latin-1, or the encoding the file was saved in; "
                 "or save it as \"CSV UTF-8\"")
+PARQUET_FIX = "check the file is complete, or give it the suffix of its real format"
 # what a binary file that is not text is, from its first bytes
 MAGIC = ((b"PAR1", "a Parquet file", "name it .parquet"),
          (b"PK\x03\x04", "a ZIP archive (an Excel .xlsx?)", "save it from the spreadsheet as CSV UTF-8"),
@@ -158,14 +163,14 @@ def _encoding(path: Path, head: bytes, declared: str | None) -> tuple[str, str |
         try:
             codecs.lookup(declared)
         except LookupError:
-            raise DatasetError(f"{path}: --encoding {declared!r} is not an encoding Python knows; "
-                               "fix: --encoding utf-8, cp1252 or latin-1") from None
+            raise DatasetError(f"{path}: --encoding {declared!r} is not an encoding Python knows",
+                               fix="--encoding utf-8, cp1252 or latin-1") from None
     for magic, what, fix in MAGIC:
         if head.startswith(magic):
-            raise DatasetError(f"{path}: {what}, not a CSV/TSV/JSONL text file; fix: {fix}")
+            raise DatasetError(f"{path}: {what}, not a CSV/TSV/JSONL text file", fix=fix)
     if b"\x00" in head[:8192]:
-        raise DatasetError(f"{path}: a binary file (it holds NUL bytes), not CSV/TSV/JSONL text; "
-                           "fix: give a CSV, TSV or JSONL text file, or a Parquet file named .parquet")
+        raise DatasetError(f"{path}: a binary file (it holds NUL bytes), not CSV/TSV/JSONL text",
+                           fix="give a CSV, TSV or JSONL text file, or a Parquet file named .parquet")
     try:
         codecs.getincrementaldecoder("utf-8")().decode(head, final=len(head) < SNIFF_BYTES)
         utf8_error = None
@@ -177,7 +182,7 @@ def _encoding(path: Path, head: bytes, declared: str | None) -> tuple[str, str |
         return declared, f"encoding {declared} (--encoding)"
     assert utf8_error is not None
     raise DatasetError(f"{path}: line {_line_of(head, utf8_error.start)}: not UTF-8 text (byte "
-                       f"0x{head[utf8_error.start]:02x}); fix: {ENCODING_FIX}")
+                       f"0x{head[utf8_error.start]:02x})", fix=ENCODING_FIX)
 
 
 def _outside_quotes(line: str, ch: str) -> int:
@@ -231,7 +236,7 @@ def _decode_error(path: Path, err: UnicodeDecodeError, encoding: str) -> Dataset
                 line, byte = line + block.count(b"\n", 0, bad), block[bad] if bad < len(block) else byte
                 break
             line += block.count(b"\n")
-    return DatasetError(f"{path}: line {line}: not {encoding} text (byte 0x{byte:02x}); fix: {ENCODING_FIX}")
+    return DatasetError(f"{path}: line {line}: not {encoding} text (byte 0x{byte:02x})", fix=ENCODING_FIX)
 
 
 def _open_text(path: Path, fmt: TextFormat) -> Any:
@@ -256,8 +261,8 @@ def _csv_rows(path: Path, fmt: TextFormat) -> Generator[list[str], None, None]:
             except csv.Error as err:
                 what = ("a quote opened here is never closed" if "end of data" in str(err)
                         else f"malformed quoting ({err})")
-                raise DatasetError(f"{path}: line {start}: {what}; fix: close the quote, or double a quote "
-                                   'inside a quoted field ("" for ")') from None
+                raise DatasetError(f"{path}: line {start}: {what}",
+                                   fix='close the quote, or double a quote inside a quoted field ("" for ")') from None
             yield row
 
 
@@ -322,8 +327,7 @@ def _iter_parquet(path: Path, columns: list[str] | None) -> Iterator[dict[str, A
     try:
         pf = pq.ParquetFile(path)
     except Exception as err:  # pyarrow raises its own error types for a damaged or foreign file
-        raise DatasetError(f"{path}: not a readable Parquet file ({err}); fix: check the file is complete, "
-                           "or give it the suffix of its real format") from None
+        raise DatasetError(f"{path}: not a readable Parquet file ({err})", fix=PARQUET_FIX) from None
     with pf:
         for batch in pf.iter_batches(batch_size=PARQUET_BATCH, columns=columns):
             yield from batch.to_pylist()
@@ -339,8 +343,7 @@ def read_columns(path: Path, encoding: str | None = None) -> list[str]:
         try:
             return list(pq.read_schema(path).names)
         except Exception as err:
-            raise DatasetError(f"{path}: not a readable Parquet file ({err}); fix: check the file is complete, "
-                               "or give it the suffix of its real format") from None
+            raise DatasetError(f"{path}: not a readable Parquet file ({err})", fix=PARQUET_FIX) from None
     rows = iter_rows(path, encoding=encoding) if is_jsonl(path) else _csv_rows(path, text_format(path, encoding))
     try:
         first = next(rows, None)
@@ -363,8 +366,8 @@ def check_rows(path: Path, encoding: str | None = None) -> None:
         finally:
             rows.close()
     if empty:
-        raise DatasetError(f"{path}: no rows to read (the file is empty or has a header only); "
-                           "fix: give a file with a header line and at least one row")
+        raise DatasetError(f"{path}: no rows to read (the file is empty or has a header only)",
+                           fix="give a file with a header line and at least one row")
 
 
 def parquet_rows(path: Path) -> int | None:

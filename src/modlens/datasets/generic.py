@@ -25,8 +25,8 @@ def _text_column(path: Path, columns: list[str], text_col: str | None) -> str:
         return text_col
     found = find_column(columns, TEXT_COLUMNS)
     if found is None:
-        raise DatasetError(f"{path}: missing column(s) text; has: {', '.join(columns)}; "
-                           "fix: --text-col COLUMN names the column holding the comments")
+        raise DatasetError(f"{path}: missing column(s) text; has: {', '.join(columns)}",
+                           fix="--text-col COLUMN names the column holding the comments")
     return found
 
 

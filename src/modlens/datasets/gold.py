@@ -129,9 +129,9 @@ class GoldSpec:
             return "0"
         raise DatasetError(
             f"{where}: {self.column} = {raw!r} is neither a toxic value ({', '.join(POSITIVE[:6])}, …) nor a "
-            f"non-toxic one ({', '.join(NEGATIVE[:6])}, …); fix: --label {self.column}=VALUE[,VALUE...] names the "
-            f"toxic values (every other value is non-toxic), --label {self.column}>=X thresholds a score, "
-            "--label none stores no gold label")
+            f"non-toxic one ({', '.join(NEGATIVE[:6])}, …)",
+            fix=f"--label {self.column}=VALUE[,VALUE...] names the toxic values (every other value is non-toxic), "
+                f"--label {self.column}>=X thresholds a score, --label none stores no gold label")
 
 
 def gold_label(spec: GoldSpec, row: dict[str, Any], where: str) -> str | int | None:
@@ -205,8 +205,8 @@ def check_matches(spec: GoldSpec, rows: Iterable[dict[str, Any]], where: str,
         fix = ("name only the toxic values" if toxic else f"did you mean {' or '.join(close)}?" if close else
                f"name some of the values {spec.column} holds")
     what = "no row is toxic" if toxic == 0 else "every row is toxic"
-    raise DatasetError(f"{where}: --label {asked}: {what} ({total} rows with a value): {spec.column} holds {held}; "
-                       f"fix: {fix} (--label none stores no gold label)")
+    raise DatasetError(f"{where}: --label {asked}: {what} ({total} rows with a value): {spec.column} holds {held}",
+                       fix=f"{fix} (--label none stores no gold label)")
 
 
 def _close(value: str, known: list[str]) -> list[str]:

@@ -42,12 +42,13 @@ def resolve(dataset: str) -> tuple[Path, str | None]:
         if found is not None:
             return found, dataset
         tried = ", ".join(str(d) for d in paths.data_dirs())
-        raise DatasetNotFound(f"dataset {dataset!r} not found under {tried}; fix: `modlens data fetch {dataset}` "
-                              f"downloads it, or set {paths.DATA_ENV} to a folder holding {SHORTHANDS[dataset]}")
+        raise DatasetNotFound(f"dataset {dataset!r} not found under {tried}",
+                              fix=f"`modlens data fetch {dataset}` downloads it, or set {paths.DATA_ENV} to a folder "
+                                  f"holding {SHORTHANDS[dataset]}")
     close = close_matches(dataset, SHORTHANDS)
     fix = (f"did you mean {' or '.join(close)}?" if close else
            f"check the path, or name a shorthand: {', '.join(SHORTHANDS)}")
-    raise DatasetNotFound(f"{dataset}: no such file, and not one of the shorthands; fix: {fix}")
+    raise DatasetNotFound(f"{dataset}: no such file, and not one of the shorthands", fix=fix)
 
 
 # built-in layouts and the columns that identify them (lower case); the first match wins
@@ -114,10 +115,10 @@ def load(dataset: str, fmt: str | None = None, *, label: str | GoldSpec | None =
     try:
         module = READER_REGISTRY.load(fmt)
     except (UnknownName, PluginError) as err:
-        raise DatasetError(str(err)) from None
+        raise DatasetError(err.message, err.fix) from None
     if options.get("id_col") and "id_col" not in inspect.signature(module.read).parameters:
-        raise DatasetError(f"--id-col: the {fmt} reader keys its rows itself and takes no id column; fix: drop "
-                           f"--id-col, or read the file as a plain table (--format csv --id-col COLUMN)")
+        raise DatasetError(f"--id-col: the {fmt} reader keys its rows itself and takes no id column",
+                           fix="drop --id-col, or read the file as a plain table (--format csv --id-col COLUMN)")
     spec = GoldSpec.parse(label) if isinstance(label, str) else label
     data: Dataset = module.read(path, label=spec, **options)
     if spec is not None and data.path.is_file():  # a `=`/threshold spec must split the rows (see gold)

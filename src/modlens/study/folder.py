@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from modlens.config import StudyConfig, StudyConfigError, parse_study
-from modlens.errors import ErrorKind, problem_lines
+from modlens.errors import ErrorKind, Problem, problem_lines
 from modlens.study import templates
 from modlens.study.calibration import gold_problems
 
@@ -121,14 +121,15 @@ def data_flow(study: StudyConfig) -> list[str]:
             for key, dest in study.destinations().items()]
 
 
-def warnings(folder: StudyFolder) -> list[str]:
+def warnings(folder: StudyFolder) -> list[Problem]:
     """Not errors, but a pack would carry them to every participant."""
     out = []
     if folder.study.author_salt is None:
-        out.append("author_salt: not set — packing needs it (fix: add author_salt = \"<24+ random characters>\")")
+        out.append(Problem("author_salt: not set — packing needs it", 'add author_salt = "<24+ random characters>"'))
     placeholders = [t.url for t in folder.study.tasks if "REPLACE_ME" in t.url]
     if placeholders:
-        out.append(f"tasks: {len(placeholders)} example page(s) still to replace (in {TASKS_FILE}): {placeholders[0]}")
+        out.append(Problem(f"tasks: {len(placeholders)} example page(s) still to replace (in {TASKS_FILE}): "
+                           f"{placeholders[0]}"))
     if not folder.study.tasks and not folder.study.free_browsing:
-        out.append("tasks: none, and free_browsing = false: participants would find no comments to rate")
+        out.append(Problem("tasks: none, and free_browsing = false: participants would find no comments to rate"))
     return out

@@ -70,7 +70,7 @@ def _detector(log: Any, spec: str) -> dict[str, Any]:
     if not rows:
         have = sorted({f"{r['name']}@{r['version']}" for r in log.query("SELECT name, version FROM detectors")})
         raise ItemSetError(f"--detector {spec!r}: the log has no scores of that detector; it has: "
-                           f"{', '.join(have) or 'none'} (fix: name one of them, or score with `modlens rescore`)")
+                           f"{', '.join(have) or 'none'}", fix="name one of them, or score with `modlens rescore`")
     newest: dict[str, Any] = rows[-1]  # the newest version when none is named
     return newest
 
@@ -89,7 +89,7 @@ def draw(db: str | Path, *, per_platform: int, detector: str | None = None, labe
     if min_words < 1 or max_words < min_words:
         raise ItemSetError(f"--min-words {min_words} / --max-words {max_words}: need 1 <= min <= max")
     if not Path(db).is_file():
-        raise ItemSetError(f"{db}: no study log there (fix: give the log `modlens serve` or `modlens audit` wrote)")
+        raise ItemSetError(f"{db}: no study log there", fix="give the log `modlens serve` or `modlens audit` wrote")
     log = StudyLog(db, readonly=True)
     try:
         rows = log.query("SELECT c.comment_id, c.platform, c.comment_key, c.text_id, t.text FROM comments c "
@@ -143,8 +143,8 @@ def draw(db: str | Path, *, per_platform: int, detector: str | None = None, labe
         if len(taken) < per_platform:
             raise ItemSetError(f"platform {p!r}: only {len(taken)} comments within {min_words}-{max_words} words"
                                f"{' with a ' + detector + ' score' if detector else ' with label ' + repr(label)}, "
-                               f"{per_platform} wanted (fix: lower --per-platform, widen the word limits, or "
-                               f"capture more comments)")
+                               f"{per_platform} wanted",
+                               fix="lower --per-platform, widen the word limits, or capture more comments")
         counts[p] = {s: sum(t["stratum"] == s for t in taken) for s in sorted(strata[p])}
         items += sorted(taken, key=lambda t: (t["stratum"], t["comment_key"]))
     out_items = [{"id": f"i{n:03d}", "platform": t["platform"], "comment_key": t["comment_key"], "text": t["text"],
@@ -173,7 +173,7 @@ def read(path: str | Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ItemSetError(f"{path}: no item set there (fix: `modlens sample --out {path}` draws one)") from None
+        raise ItemSetError(f"{path}: no item set there", fix=f"`modlens sample --out {path}` draws one") from None
     except ValueError as err:
         raise ItemSetError(f"{path}: not JSON ({err})") from None
     return validate(data, path)
@@ -197,6 +197,6 @@ def validate(data: Any, path: str | Path) -> dict[str, Any]:
             if not isinstance(i.get(key), str) or not i[key]:
                 raise ItemSetError(f"{path}: item {i['id']!r}: {key} missing")
     if data.get("sha256") != checksum(data.get("params", {}), items):
-        raise ItemSetError(f"{path}: checksum mismatch: the file was edited after `modlens sample` wrote it "
-                           "(fix: draw it again; an edited set would no longer say how it was drawn)")
+        raise ItemSetError(f"{path}: checksum mismatch: the file was edited after `modlens sample` wrote it",
+                           fix="draw it again; an edited set would no longer say how it was drawn")
     return data

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modlens import paths, signing
-from modlens.errors import ModlensError
+from modlens.errors import ModlensError, inline_fix
 from modlens.config import StudyConfig, StudyConfigError
 from modlens.study.pack import Pack, PackError, parse
 from modlens.study.toml_write import dumps
@@ -142,9 +142,9 @@ def as_joined(study: StudyConfig, source: str) -> tuple[StudyConfig, list[str]]:
     accepted = set(record.get("accepted_remote") or [])
     # a detector runs only when every place it (or a detector it wraps) sends to was accepted
     off = {key: dest for key, dest in study.destinations().items() if not set(dest) <= accepted}
-    lines = [f"detector {key}: off — it would send each comment to {', '.join(dest)}, "
-             f"{'which was not' if len(dest) == 1 else 'not all of them'} accepted at join "
-             "(fix: `modlens join --accept-remote PACK` if you agree)" for key, dest in off.items()]
+    lines = [inline_fix(f"detector {key}: off — it would send each comment to {', '.join(dest)}, "
+                        f"{'which was not' if len(dest) == 1 else 'not all of them'} accepted at join",
+                        "`modlens join --accept-remote PACK` if you agree") for key, dest in off.items()]
     notes = [f"This study pack is signed by {record['signer']}." if record.get("signer")
              else "This study pack is unsigned: its origin is not verified."]
     if off:

@@ -116,7 +116,7 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
         raise RateImportError(f"{path}: {len(problems)} answer(s) refused, nothing imported:\n  "
                               + "\n  ".join(problems[:MAX_LISTED]) + more)
     if not Path(db).is_file():
-        raise RateImportError(f"{db}: no study log there (fix: the log the item set was sampled from)")
+        raise RateImportError(f"{db}: no study log there", fix="the log the item set was sampled from")
     new = known = 0
     changed: list[str] = []
     with StudyLog(db) as log:

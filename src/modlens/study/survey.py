@@ -37,9 +37,9 @@ def platform_rows(path: Path, rows: list[dict[str, Any]]) -> tuple[str, list[tup
     """(platform, [(line number, row)]) of the rows that hold answers; other tools' CSV exports refused."""
     header = set(rows[0]) if rows else set()
     if {"annotation_id", "annotator"} <= header:
-        raise CrowdError(f"{path}: Label Studio's CSV export; {LS_JSON}")
+        raise CrowdError(f"{path}: Label Studio's CSV export", fix=LS_JSON)
     if {"instance_id", "user_id"} <= header:
-        raise CrowdError(f"{path}: Potato's CSV/TSV export; {POTATO_FIX}")
+        raise CrowdError(f"{path}: Potato's CSV/TSV export", fix=POTATO_FIX)
     numbered = list(enumerate(rows, 2))
     if "ResponseId" in header or "ResponseID" in header:
         # Qualtrics: the question-text row, then the ImportId row, before the first response
@@ -56,7 +56,7 @@ def read_survey(path: Path, plan: Plan, encoding: str | None = None) -> list[Ans
     try:
         rows = read_rows(path, encoding=encoding)
     except DatasetError as err:
-        raise CrowdError(str(err)) from None
+        raise CrowdError(err.message, err.fix) from None
     if not rows:
         raise CrowdError(f"{path}: no rows")
     platform, numbered = platform_rows(path, rows)

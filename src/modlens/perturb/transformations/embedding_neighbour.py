@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any, Sequence
 
+from modlens.errors import inline_fix
 from modlens.normalize.pipeline import apply_case
 from modlens.perturb import wordvectors
 from modlens.perturb.generate import WordSlot
@@ -39,7 +40,7 @@ class EmbeddingNeighbour(Transformation):
             try:
                 import nltk.stem  # noqa: F401
             except ModuleNotFoundError:
-                return "skip_inflections needs nltk's Porter stemmer; fix: pip install nltk"
+                return inline_fix("skip_inflections needs nltk's Porter stemmer", "pip install nltk")
         return reason
 
     def _same_stem(self, a: str, b: str) -> bool:
