@@ -2,7 +2,7 @@
 
 The researcher `study init`s a folder (profanity-check only, three gold comments), packs it, joins
 it and runs `modlens serve --config STUDY/study.toml` (docs/MULTI.md; the folder's calibration.toml
-is read as with `--config STUDY`, issue 35); `modlens feed` sends 20 comments on each of three platforms
+is read as with `--config STUDY`, issue 35); one `modlens feed` sends 20 comments on each of three platforms
 (HateCheck cases spread over profanity-check's score deciles, tests/study_sim.py). Then
 `modlens sample` draws 8 per platform balanced over the deciles (24 items), `study assign` cuts
 them into 2 tasks of 12 + 3 gold for 5 raters each, `study check` accepts the folder and
@@ -118,9 +118,10 @@ def test_seed_003_design_small_scale(tmp_path):
 
     sim = Plan(thresholds=PLATFORMS, pages={}, sigmas=[], per_decile=2)
     comments = study_sim.select_comments(sim)
-    for p in PLATFORMS:
-        (tmp_path / f"{p}.jsonl").write_text("".join(json.dumps({"key": c.key, "text": c.text}) + "\n"
-                                                     for c in comments if c.platform == p))
+    # one file, three platforms: `modlens feed` groups its rows into a page per (platform, url)
+    (tmp_path / "feed.jsonl").write_text("".join(json.dumps({
+        "key": c.key, "text": c.text, "platform": c.platform, "url": f"https://{c.platform}.example/a"}) + "\n"
+        for c in comments))
     port = free_port()
     env = {**os.environ, "MODLENS_HOME": str(home), "PYTHONUNBUFFERED": "1"}
     with log_file.open("ab") as out:
@@ -133,9 +134,8 @@ def test_seed_003_design_small_scale(tmp_path):
         while f"listening   {url}" not in log_file.read_text(errors="replace"):
             assert proc.poll() is None and time.monotonic() < deadline, log_file.read_text(errors="replace")
             time.sleep(0.1)
-        for p in PLATFORMS:
-            modlens(["feed", str(tmp_path / f"{p}.jsonl"), "--platform", p, "--url", f"https://{p}.example/a",
-                     "--page-key", f"{p}-page", "--key-col", "key", "--no-variants", "--daemon", url], home)
+        fed = modlens(["feed", str(tmp_path / "feed.jsonl"), "--key-col", "key", "--no-variants", "--daemon", url], home)
+        assert len(fed.stdout.splitlines()) == len(comments) == 3 * 20
 
         sampled = modlens(["sample", "--db", str(db), "--out", str(folder), "--detector", "profanity-check",
                            "--per-platform", "8", "--min-words", "1", "--seed", "3"])

@@ -121,7 +121,8 @@ def test_installed_wheel_works_without_a_checkout(dist, tmp_path):
     assert json.loads((loaded / "manifest.json").read_text())["manifest_version"] == 3
     assert json.loads((loaded / "seed.json").read_text())["daemonUrl"] == "ws://127.0.0.1:8765/ws"
 
-    scores = json.loads(run_in(bin_dir, work, "modlens", "score", "you are a stupid idiot").splitlines()[0])
+    scores = json.loads(run_in(bin_dir, work, "modlens", "score", "--detector", "minilm-toxicity",
+                               "you are a stupid idiot").splitlines()[0])
     minilm = scores["scores"]["minilm-toxicity"]
     assert minilm["name"] == "minilm-toxicity" and minilm["version"]
     assert 0.5 < minilm["toxicity"] <= 1.0

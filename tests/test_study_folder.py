@@ -111,6 +111,10 @@ def test_tampered_truncated_newer_and_secret_packs_are_refused(tmp_path, capsys)
 def test_join_writes_the_study_serve_runs_and_refuses_to_switch_silently(tmp_path, modlens_home, capsys):
     root = tmp_path / "pilot"
     folder.init_folder(root)
+    # what is checked is which study serve runs, not its models: quick_to_serve leaves out what
+    # would only slow the daemon's start (MiniLM's torch import and weights, the variant generator)
+    study_toml = root / "study.toml"
+    study_toml.write_text(quick_to_serve(study_toml.read_text()))
     good = tmp_path / "pilot.modlens"
     pack.write(folder.load_folder(root), good)
     proc = subprocess.run([sys.executable, "-m", "modlens", "join", str(good), "--allow-unsigned"], capture_output=True, text=True,
@@ -134,6 +138,14 @@ def test_join_writes_the_study_serve_runs_and_refuses_to_switch_silently(tmp_pat
     assert cli_main(["join", str(other), "--replace", "--allow-unsigned"]) == 0
     assert folder.load(config).study_id == "other"
     assert cli_main(["join", str(other), "--allow-unsigned"]) == 0  # joining the same study again is fine
+
+
+def quick_to_serve(study_toml: str) -> str:
+    """The template study.toml with its MiniLM detector removed (profanity-check stays) and
+    perturbation off, as tests/test_study_load.py's pilot folder."""
+    trimmed = study_toml.replace('[[detectors]]\nname = "minilm-toxicity"\n\n', "", 1)
+    assert trimmed != study_toml and '[[detectors]]\nname = "profanity-check"' in trimmed
+    return trimmed + "\n[perturbation]\nenabled = false\n"
 
 
 def assert_serve_runs_the_joined_study(home, db) -> None:
