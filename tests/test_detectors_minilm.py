@@ -88,7 +88,7 @@ def test_normalized_text_goes_through_the_same_path(detector):
 
 def _train(tmp_path, data, out, seed, capsys):
     rc = main(["train-head", "--data", str(data), "--text-col", "tweet", "--label-col", "class",
-               "--positive", "0,1", "--sample", "160", "--seed", str(seed), "--out", str(out)])
+               "--positive", "0,1", "--sample", "80", "--seed", str(seed), "--out", str(out)])
     assert rc == 0
     return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
 
@@ -101,9 +101,9 @@ def test_train_head_small_sample_is_reproducible(data_dir, tmp_path, capsys):
     a, b, c = (Head.load(tmp_path / f"{n}.json") for n in "abc")
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()  # same seed, same file
     assert not np.allclose(a.weights, c.weights)
-    assert a.meta["training"]["sample"] == 160 and a.meta["training"]["n_test"] == 32
+    assert a.meta["training"]["sample"] == 80 and a.meta["training"]["n_test"] == 16
     assert a.meta["training"]["data"] == "labeled_data.csv" and a.meta["training"]["seed"] == 3
-    assert summary["heldout_auc"] == a.meta["metrics"]["heldout_auc"] > 0.6  # even 128 tweets learn something
+    assert summary["heldout_auc"] == a.meta["metrics"]["heldout_auc"] > 0.6  # even 64 tweets learn something
     det = registry.create("minilm-toxicity", head=str(tmp_path / "a.json"))
     assert det.toxicity(det.score(["fuck you bitch"])[0]) > det.toxicity(det.score(["lovely weather today"])[0])
 

@@ -109,8 +109,10 @@ def test_pad_widths_are_a_small_fixed_set():
 
 
 def test_the_model_sees_only_the_fixed_widths(detector):
-    """Over many random batches of random lengths, every forward pass is padded to one of
-    `pad_widths`: the set of widths cannot grow with the traffic."""
+    """Over random batches of random lengths, from one token to past `max_length`, every forward
+    pass is padded to one of `pad_widths`: the set of widths cannot grow with the traffic. Six
+    seeded batches reach eight widths (steps of 4 and of 16, and 128 for the truncated texts);
+    padding each sub-batch to its own longest text instead puts 12 widths outside the set here."""
     model = detector.encoder.model
     seen: set[tuple[int, int]] = set()
     hook = model.register_forward_pre_hook(
@@ -119,10 +121,10 @@ def test_the_model_sees_only_the_fixed_widths(detector):
     rng = random.Random(7)
     vocab = "you are such a total idiot and the weather is nice today my friend".split()
     try:
-        for _ in range(40):
-            texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 60))) for _ in range(rng.randint(1, 40))]
+        for _ in range(6):
+            texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 150))) for _ in range(rng.randint(1, 12))]
             detector.score(texts)
-            detector.word_importance_pooled(texts[:4])
+            detector.word_importance_pooled(texts[:2])
     finally:
         hook.remove()
     widths = {w for _, w in seen}
