@@ -2,7 +2,8 @@
 
     python bench/bench_soak.py [--clients 32] [--minutes 20] [--live-rate 20 100] [--live-share 0.0625 0.25]
                                [--live-backlog 256] [--rss-every 60] [--no-off]
-                               [--importance pooled] [--daemon-env MALLOC_ARENA_MAX=2]
+                               [--importance pooled] [--daemon-env MALLOC_ARENA_MAX=2] [--tracemalloc]
+    python bench/bench_soak.py --heap-diff A.snap B.snap
 
 Per run a fresh `modlens serve --port 0` (its own MODLENS_HOME and study log) with the real
 `minilm-toxicity`, normalizer off, and the default perturbation strategies; the clients speak
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modlens.daemon import heap
 from modlens.paths import shipped_data
 from modlens.runtime import start_serve
 from modlens.protocol.client import Client, ClientError, connect, make_pages, parse_reply
@@ -74,9 +76,9 @@ def rss_mib(pid: int) -> float:
 
 
 def write_study(path: Path, live_rate: float, live_backlog: int, variants: bool,
-                importance: str = "leave_one_out", live_share: float = 0.0625) -> None:
+                importance: str = "leave_one_out", live_share: float = 0.0625, detector: str = "minilm-toxicity") -> None:
     path.write_text("\n".join([
-        'study_id = "soak"', 'detectors = [{ name = "minilm-toxicity" }]',
+        'study_id = "soak"', f'detectors = [{{ name = "{detector}" }}]',
         "[normalizer]", "enabled = false",
         "[perturbation]", f"enabled = {'true' if variants else 'false'}",
         f"live_rate = {live_rate}", f"live_backlog = {live_backlog}", f'importance_method = "{importance}"',
@@ -211,26 +213,50 @@ async def drive(url: str, token: str, texts: list[str], clients: int, seconds: f
     return tally, time.perf_counter() - t0
 
 
-async def sample_rss(pid: int, out: list[float], stop: asyncio.Event, every: float = 0.0, tag: str = "") -> None:
-    """RSS once a second into `out`; with `every`, also print it (the curve over the run) that often."""
+async def sample_rss(pid: int, out: list[float], stop: asyncio.Event, every: float = 0.0, tag: str = "",
+                     snapshots: bool = False) -> None:
+    """RSS once a second into `out`; with `every`, also print it (the curve over the run) that often,
+    and with `snapshots` ask the daemon for a heap snapshot then (SIGUSR1, `modlens.daemon.heap`)."""
     t0 = last = time.perf_counter()
     while not stop.is_set():
         out.append(rss_mib(pid))
         if every and time.perf_counter() - last >= every:
             last = time.perf_counter()
             print(f"  [{tag}] {last - t0:6.0f} s  RSS {out[-1]:6.0f} MiB  load {load_now()}", flush=True)
+            if snapshots:
+                os.kill(pid, signal.SIGUSR1)
         try:
             await asyncio.wait_for(stop.wait(), 1.0)
         except TimeoutError:
             pass
 
 
+def print_heap_diff(home: Path, tag: str) -> None:
+    """What grew between the first heap snapshot (one --rss-every in) and the last."""
+    snaps = sorted((p.with_name(p.name.replace(".types.json", ".snap")) for p in home.glob("heap.*.types.json")),
+                   key=lambda p: int(p.name.split(".")[1]))
+    if len(snaps) < 2:
+        print(f"  [{tag}] heap: {len(snaps)} snapshot(s), need two (--rss-every shorter than the run)")
+        return
+    print(f"  [{tag}] heap grown from {snaps[0].name} to {snaps[-1].name} (Python allocations, tracemalloc; native):")
+    for line in heap.diff(snaps[0], snaps[-1]):
+        print(f"    {line}")
+    for snap in snaps:  # the native curve: RSS, malloc's heaps, SQLite, at each snapshot
+        native = snap.with_suffix(".native.json")
+        if native.exists():
+            print(f"    {snap.name.split('.')[1]:>3}: {native.read_text()}")
+
+
 async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, live_rate: float,
                   tag: str, live_share: float = 0.0625) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix=f"modlens-soak-{tag}-"))
     study = home / "study.toml"
-    write_study(study, live_rate, args.live_backlog, variants, args.importance, live_share)
+    write_study(study, live_rate, args.live_backlog, variants, args.importance, live_share, args.detector)
     os.environ.update(kv.split("=", 1) for kv in args.daemon_env)  # the daemon inherits this process's environment
+    os.environ.pop(heap.ENV, None)
+    if args.tracemalloc:
+        os.environ[heap.ENV] = str(home / "heap")
+        os.environ.setdefault(heap.FRAMES_ENV, "8")  # --daemon-env MODLENS_TRACEMALLOC_FRAMES=0: native figures only
     proc, info = start_daemon(home, study)
     try:
         token = token_of(home)
@@ -239,7 +265,7 @@ async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, li
         # warm-up: the first model calls allocate; not counted
         await drive(info["url"], token, texts, 2, 3.0, False, f"w{tag}", warm=True)
         start_rss = rss_mib(proc.pid)
-        sampler = asyncio.create_task(sample_rss(proc.pid, rss, stop, args.rss_every, tag))
+        sampler = asyncio.create_task(sample_rss(proc.pid, rss, stop, args.rss_every, tag, args.tracemalloc))
         tally, wall = await drive(info["url"], token, texts, args.clients, args.minutes * 60, variants, tag, args.pace)
         status = await asyncio.to_thread(daemon_status, token, info)
         await asyncio.sleep(10)
@@ -252,6 +278,8 @@ async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, li
             proc.wait(60)
         except subprocess.TimeoutExpired:
             proc.kill()
+    if args.tracemalloc:
+        print_heap_diff(home, tag)
     lat = sorted(tally.latency_ms)
     p99 = lat[min(len(lat) - 1, int(round(0.99 * (len(lat) - 1))))] if lat else float("nan")
     return {"variants": variants, "live_rate": live_rate, "live_share": live_share, "comments_s": tally.comments / wall,
@@ -286,7 +314,20 @@ async def main() -> int:
                          "the last is scored); an offered load below the cores' capacity leaves them idle time")
     ap.add_argument("--no-off", action="store_true", help="skip the variants-off run (on/off ratios then print as -)")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--detector", default="minilm-toxicity",
+                    help="the study's one detector; a cheap one (profanity-check) stands in for a fast device, "
+                         "where the daemon's own Python, not the model, is what binds")
+    ap.add_argument("--tracemalloc", action="store_true",
+                    help="trace the daemon's Python allocations (MODLENS_TRACEMALLOC, slows it), take a heap snapshot "
+                         "at each --rss-every, and print what grew from the first to the last")
+    ap.add_argument("--heap-diff", nargs=2, type=Path, metavar=("A.snap", "B.snap"),
+                    help="only print what grew from one saved heap snapshot to another, and exit")
     args = ap.parse_args()
+    if args.heap_diff:
+        print("\n".join(heap.diff(*args.heap_diff)))
+        return 0
+    if args.tracemalloc and not args.rss_every:
+        ap.error("--tracemalloc takes its snapshots at each --rss-every")
     if any("=" not in kv for kv in args.daemon_env):
         ap.error("--daemon-env takes KEY=VALUE")
     if args.clients < 1 or args.minutes <= 0:
@@ -294,7 +335,7 @@ async def main() -> int:
     texts = base_texts(args.data)
     print(f"{args.clients} {'closed-loop' if not args.pace else f'paced ({args.pace:g} s a page)'} clients, pages of {PAGE}, {args.minutes:g} min per run; "
           f"{os.cpu_count()} cores, load average {load_now()} (daemon and clients share them); "
-          f"importance {args.importance}; daemon env {' '.join(args.daemon_env) or 'as this shell'}", flush=True)
+          f"detector {args.detector}; importance {args.importance}; daemon env {' '.join(args.daemon_env) or 'as this shell'}", flush=True)
     runs = [] if args.no_off else [await one_run(args, texts, False, 0.0, "off")]
     for rate in args.live_rate:
         for share in args.live_share:

@@ -81,6 +81,9 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
                    "url": url, "study_id": study.study_id,
                    "started_at": datetime.now(UTC).isoformat(timespec="seconds")})
 
+    from modlens.daemon import heap
+
+    heap.from_env(loop)  # MODLENS_TRACEMALLOC: heap snapshots on SIGUSR1 (diagnosis only; daemon/heap.py)
     engine = app[ENGINE]
     for s in engine.statuses:
         line = f"  detector {s.name}: {s.status}" + (f" ({s.version})" if s.version else "")

@@ -46,3 +46,15 @@ async def test_a_forgotten_comment_is_still_rated_through_the_log(tmp_path):
             assert ack["type"] == "rating_ok", ack
     [(cid,)] = rows(tmp_path / "study.sqlite", "SELECT comment_id FROM ratings WHERE client_rating_id = 'r-early'")
     assert rows(tmp_path / "study.sqlite", f"SELECT comment_key FROM comments WHERE comment_id = {cid}") == [("k0-7",)]
+
+
+async def test_the_daemons_study_log_page_cache_is_capped(tmp_path):
+    """SQLite's page cache was the daemon's one growing allocation in a soak (issue 41: native heap
+    flat but for it); the daemon's writer keeps 16 MiB, not the ingest writer's 64."""
+    from modlens.daemon.app import PIPELINE
+    from modlens.live.run import DAEMON_CACHE_MIB
+
+    async with running_daemon(tmp_path, study()) as (_, app):
+        writer = app[PIPELINE].writer
+        got = await writer.submit(lambda lg: lg.conn.execute("PRAGMA cache_size").fetchone()[0])
+    assert got == -DAEMON_CACHE_MIB * 1024 == -16 * 1024

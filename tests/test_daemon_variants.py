@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 from modlens.audit.deferred_variants import run_deferred_variants
+from modlens.cli.status import variant_mode_line
 from modlens.live.variants import asked_about
 
 from daemon_helpers import Client, WordListDetector, comments_msg, connect, running_daemon, study
@@ -72,6 +73,10 @@ async def test_variants_over_the_budget_are_deferred_recorded_and_made_by_rescor
             await c.request(comments_msg("c1", [("k1", "you stupid person"), ("k2", "you dumb hater")]), "comments_ok")
             await c.until(lambda m: m["type"] == "scores")
             deferred = [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]
+            status = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+    # `modlens status` says the daemon defers rather than makes variants live (issue 41)
+    assert (status["mode"], status["recent_offered"], status["recent_deferred_share"]) == ("deferred", 2, 1.0)
+    assert variant_mode_line(status).startswith("deferred (100% of the last 2 comments deferred")
     assert all(m["items"] == [] and m["error"].startswith("deferred: ") and "live_rate" in m["error"] for m in deferred)
     db = tmp_path / "study.sqlite"
     assert rows(db, "SELECT count(*) FROM deferred_variants WHERE done_at IS NULL AND reason LIKE '%live_rate%'") == [(2,)]
@@ -86,6 +91,19 @@ async def test_variants_over_the_budget_are_deferred_recorded_and_made_by_rescor
     # a rerun has nothing left to do
     again = await asyncio.to_thread(run_deferred_variants, db, study=cfg, detector_objects={"wordlist": WordListDetector()})
     assert again.comments == 0
+
+
+def test_the_variant_mode_follows_the_last_offered_comments():
+    from modlens.live.variants import RECENT, LiveVariants
+
+    lv = LiveVariants.__new__(LiveVariants)
+    lv.recent = __import__("collections").deque(maxlen=RECENT)
+    assert lv.mode()["mode"] == "idle" and variant_mode_line({**lv.mode()}).startswith("idle")
+    lv.recent.extend([True] * (RECENT * 3))  # a busy start, all deferred ...
+    assert lv.mode() == {"mode": "deferred", "recent_offered": RECENT, "recent_deferred_share": 1.0}
+    lv.recent.extend([False] * (RECENT // 2 + 1))  # ... then the model has room: live again, on recent comments only
+    assert lv.mode()["mode"] == "live" and len(lv.recent) == RECENT
+    assert variant_mode_line(lv.mode()).startswith("live (50% of the last 1,000 comments deferred")
 
 
 def test_sampling_rule_is_the_extensions():

@@ -55,6 +55,18 @@ def log_deferred(db: Path) -> dict[str, int] | None:
         return None
 
 
+def variant_mode_line(v: dict[str, Any]) -> str:
+    """Whether the daemon makes variants live or defers them, from its last offered comments."""
+    mode, n, share = v["mode"], v.get("recent_offered", 0), v.get("recent_deferred_share", 0.0)
+    if mode == "idle":
+        return "idle (no comment has asked for variants yet)"
+    said = f"{share:.0%} of the last {n:,} comments deferred"
+    if mode == "deferred":
+        return (f"deferred ({said}: pages keep the model busy, or the budget binds; "
+                f"perturbation.live_share {v.get('live_share', 0):g} and live_rate decide how many go live)")
+    return f"live ({said})"
+
+
 def run(args: argparse.Namespace) -> int:
     info = runtime.read_runtime()
     report: dict[str, Any] = {"running": False}
@@ -82,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         if v:
             print(f"  variants: {v['done']} made live, {v['queued']} waiting, {v['deferred']} deferred "
                   f"(budget {v['live_rate']:g} comments/s; `modlens rescore --variants` makes the deferred ones)")
+            if v.get("mode"):
+                print(f"  variants now: {variant_mode_line(v)}")
     else:
         print("daemon: not running" + (f" ({report['error']})" if report.get("error") else "") + " — start it with `modlens serve`")
     print(f"study log: {report['db']}")

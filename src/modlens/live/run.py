@@ -24,6 +24,12 @@ from modlens.studylog.store import LogWriter
 # the daemon's log: its lines pass the daemon's secret scrubber (`modlens.daemon.security`)
 log = logging.getLogger("modlens.daemon")
 
+# The daemon's study-log page cache, MiB. The writer's 64 MiB (`studylog.connection.CACHE_SIZE_KIB`) is
+# sized for corpus-scale ingest; in the daemon it filled for as long as the log grew, at 6 MiB a minute
+# per 100 comments/s, so RSS still rose 20 minutes into a soak at GPU rates (issue 41, docs/PERFORMANCE.md
+# "What grows in a soak"). The daemon's transactions are a page's rows; 16 MiB fills in its first minutes.
+DAEMON_CACHE_MIB = 16
+
 
 @dataclass
 class LiveOptions:
@@ -34,6 +40,7 @@ class LiveOptions:
     batch_delay_ms: float = 10.0
     writer_max_batch: int = 256
     writer_max_delay_ms: float = 20.0
+    writer_cache_mib: int = DAEMON_CACHE_MIB  # the writer's SQLite page cache (see DAEMON_CACHE_MIB)
     variant_concurrency: int = 1
     # where comment images are kept when the study keeps their bytes (None: `media/` beside the log)
     media_root: Path | None = None
@@ -54,6 +61,8 @@ async def running(study: StudyConfig, options: LiveOptions) -> AsyncIterator[Liv
     writer = LogWriter(options.db_path, max_batch=options.writer_max_batch, max_delay_ms=options.writer_max_delay_ms)
     await writer.start()
     try:
+        kib = max(1, options.writer_cache_mib) * 1024
+        await writer.submit(lambda lg: lg.conn.execute(f"PRAGMA cache_size = -{kib}"))
         engine = options.engine
         if engine is None:  # loading models blocks for seconds; keep the loop free meanwhile
             engine = await asyncio.get_running_loop().run_in_executor(

@@ -44,6 +44,9 @@ BATCH_COMMENTS = 64  # comments per worker round: 64 completed 87 c/s where 32 d
 # Rounds in flight at once: while one round's variants wait in the batchers' derived lane, the next
 # generates its own (the generator runs in a worker thread, the model in the detector's).
 ROUNDS_IN_FLIGHT = 2
+# How the daemon's variants run now (`status()["mode"]`, `modlens status`): from the last RECENT comments offered,
+# "deferred" when at least half of them were deferred (the model is busy with pages, or the budget binds), else "live".
+RECENT = 1_000
 
 
 @dataclass
@@ -116,6 +119,7 @@ class LiveVariants:
         self.budget = TokenBucket(p.live_rate, max(1, int(p.live_rate))) if p.live_rate > 0 else None
         self.waiting: tuple[deque[VariantJob], deque[VariantJob]] = (deque(), deque())  # asked-about first
         self.stats = VariantStats()
+        self.recent: deque[bool] = deque(maxlen=RECENT)  # offered comments, newest last: deferred or not
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -138,7 +142,9 @@ class LiveVariants:
             why = self._over_budget(job)
             if why is not None:
                 deferred.append((job, why))
+                self.recent.append(True)
                 continue
+            self.recent.append(False)
             self.waiting[0 if job.sampled else 1].append(job)
             job.session.variants_queued += 1
             self.stats.queued += 1
@@ -256,6 +262,13 @@ class LiveVariants:
             self.stats.done += 1
             await self._send(job, self.render(job.msg_id, job.key, vs, got.scores_of(vs), variant_ids, None))
 
+    def mode(self) -> dict[str, Any]:
+        """Live or deferred, judged on the last `RECENT` comments offered (none yet: "idle")."""
+        n = len(self.recent)
+        share = sum(self.recent) / n if n else 0.0
+        return {"mode": "idle" if not n else "deferred" if share >= 0.5 else "live",
+                "recent_offered": n, "recent_deferred_share": round(share, 4)}
+
     def status(self) -> dict[str, Any]:
         return {"live_rate": self.rate, "live_backlog": self.backlog, "live_share": self.study.perturbation.live_share,
-                **self.stats.to_dict()}
+                **self.stats.to_dict(), **self.mode()}
