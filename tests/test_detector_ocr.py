@@ -133,15 +133,22 @@ def test_missing_tesseract_language_and_text_detector_are_statuses(monkeypatch, 
 
 
 def test_detectors_listing_shows_what_each_detector_reads(capsys, monkeypatch):
+    from modlens.cli import detectors as listing
     from modlens.cli import main
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    real, collected = listing.collect, []
+    monkeypatch.setattr(listing, "collect", lambda presets=True: collected.append(real(presets)) or collected[-1])
     assert main(["detectors", "--json", "--no-presets"]) == 0
     rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
     assert rows["ocr"]["status"] == "loaded" and rows["ocr"]["extra"]["modalities"] == ["text", "image"]
     assert rows["minilm-toxicity"]["extra"]["modalities"] == ["text"]
     assert rows["hf-image"]["status"] == "available" and rows["hf-image"]["extra"]["modalities"] == ["image", "video"]
     assert rows["http"]["extra"]["modalities"] == ["text", "image", "audio", "video"]  # what it can send
+    # the plain listing prints the statuses the JSON listing collected: loading every detector
+    # again (the MiniLM ONNX export included) would only repeat that work
+    assert len(collected) == 1
+    monkeypatch.setattr(listing, "collect", lambda presets=True: collected[0] if not presets else pytest.fail("presets"))
     assert main(["detectors", "--no-presets"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("ocr "))
     assert "text,image" in line and "loaded" in line

@@ -5,6 +5,7 @@ Each sends 300 Davidson tweets as bots send comments, with no `languages`, and e
 back with scores in [0, 1] for all six production attributes from the embedded detectors."""
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -29,9 +30,15 @@ THREADS = 6  # a bot's few workers; concurrent calls share the detectors' batche
 
 def _tweets() -> list[str]:
     """300 tweets spread over the whole file (every 80th; none of them among the 18 that are not in
-    English, tests/test_perspective_languages.py), as the file has them after entity decoding."""
+    English, tests/test_perspective_languages.py), as the file has them after entity decoding
+    (the file is read once for the three clients)."""
+    return list(_read_tweets())
+
+
+@functools.cache
+def _read_tweets() -> tuple[str, ...]:
     items = list(davidson.read(DAVIDSON).iter_items())
-    return [it.text for it in items[::80][:N_TWEETS]]
+    return tuple(it.text for it in items[::80][:N_TWEETS])
 
 
 @pytest.fixture(scope="module")
