@@ -22,8 +22,10 @@ import csv
 import io
 import json
 import logging
+import os
 import re
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
@@ -146,7 +148,8 @@ def _read(listing: Listing, files: list[str], mapping: RowMap, columns: list[str
     kind = listing.kind(files[0])
     common: dict[str, Any] = {"filesystem": listing.fs, "include_paths": True, "partitioning": None}
     if kind == "parquet":
-        return ray.data.read_parquet(files, **common).select_columns([*mapping.needed, PATH_COLUMN])
+        with _footer_actors(len(files)):
+            return ray.data.read_parquet(files, **common).select_columns([*mapping.needed, PATH_COLUMN])
     if kind == "jsonl":  # Arrow's JSON reader reads one object per line
         return ray.data.read_json(files, file_extensions=None, **common)
     import pyarrow as pa
@@ -158,6 +161,26 @@ def _read(listing: Listing, files: list[str], mapping: RowMap, columns: list[str
                                    include_missing_columns=True)
     parse = pacsv.ParseOptions(delimiter="\t" if kind == "tsv" else ",", newlines_in_values=True)
     return ray.data.read_csv(files, convert_options=convert, parse_options=parse, **common)
+
+
+FOOTER_FILES_PER_ACTOR = 128  # Ray's footer reader reads this many files at once (its io_concurrency)
+
+
+@contextmanager
+def _footer_actors(n_files: int) -> Iterator[None]:
+    """Ray Data 2.60 reads Parquet footers on a pool of new actors per read (32 by default, each a new
+    worker process): tens of seconds on a small machine for a folder of a few files. One actor per
+    FOOTER_FILES_PER_ACTOR files, up to Ray's default; a RAY_DATA_PARQUET_FOOTER_NUM_ACTORS the user set wins.
+    Ray reads the variable when `read_parquet` builds the dataset, on this driver."""
+    name = "RAY_DATA_PARQUET_FOOTER_NUM_ACTORS"
+    if name in os.environ:
+        yield
+        return
+    os.environ[name] = str(min(32, max(1, -(-n_files // FOOTER_FILES_PER_ACTOR))))
+    try:
+        yield
+    finally:
+        os.environ.pop(name, None)
 
 
 def _stream(listing: Listing, mapping: RowMap, runs: list[tuple[list[str], list[str]]]) -> Iterator[DatasetItem]:
