@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from modlens.datasets.base import DatasetItem
-from modlens.studylog.records.labels import add_gold_labels, split_gold
+from modlens.studylog.records.labels import GOLD, add_gold_labels
 from modlens.studylog.store import StudyLog
 from modlens.rows import CommentRow
 
@@ -28,16 +28,24 @@ def register_items(log: StudyLog, source: ItemSource, items: Sequence[DatasetIte
     order. Idempotent: a key already logged keeps its first text and its id; a label of the same
     name and source gets the new value. The gold `toxic` label goes to the source's label set, where
     a value already stored stays."""
-    split = [split_gold(it.labels) for it in items]
-    if source.label_set_id is None and any(value is not None for _, value in split):
+    # one pass over the items: the label rows (all but the gold label) and the gold values, by position
+    labels: list[tuple[int, str, object]] = []  # (item index, name, value)
+    gold: list[tuple[int, object]] = []          # (item index, gold value)
+    for i, it in enumerate(items):
+        for name, value in it.labels.items():
+            if name == GOLD:
+                if value is not None:
+                    gold.append((i, value))
+            else:
+                labels.append((i, name, value))
+    if source.label_set_id is None and gold:
         raise ValueError(f"{source.platform}: items with a gold label need the label set they belong to")
     with log.transaction():
         ids = log.add_comments_many(source.platform, [CommentRow(it.key, it.text, source.page_id) for it in items])
-        log.add_labels_many([(cid, name, value, source.label_source)
-                             for (labels, _), cid in zip(split, ids) for name, value in labels.items()])
+        label_source = source.label_source
+        log.add_labels_many([(ids[i], name, value, label_source) for i, name, value in labels])
         if source.label_set_id is not None:
-            add_gold_labels(log, source.label_set_id, [(cid, value) for (_, value), cid in zip(split, ids)
-                                                       if value is not None])
+            add_gold_labels(log, source.label_set_id, [(ids[i], value) for i, value in gold])
         log.add_variants_many([(cid, v) for it, cid in zip(items, ids) for v in it.variants], run_id)
         # what a reader step (html_unescape) made of the file's text, recorded like a normalizer's output
         log.add_normalizations_many([(raw, n.normalizer, n.version, it.text, [e.to_dict() for e in n.edits])

@@ -2,6 +2,7 @@
 equal strings, so they can be part of unique keys) and the texts' content hash."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from datetime import datetime, timezone
@@ -12,8 +13,22 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
+# A chunk's texts are hashed by each step that writes them (registration, normalizations, the
+# unscored lookup, the score rows): the hashes of recent short texts are kept, so each is computed
+# once. Bounded in entries and in text length, so the memo holds at most a few MB.
+HASH_MEMO_ENTRIES = 4096
+HASH_MEMO_MAX_CHARS = 1024
+
+
+@functools.lru_cache(maxsize=HASH_MEMO_ENTRIES)
+def _short_text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def text_hash(text: str) -> str:
     """sha256 of the exact text (UTF-8), the key of the `texts` table."""
+    if len(text) <= HASH_MEMO_MAX_CHARS:
+        return _short_text_hash(text)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -16,7 +16,9 @@ from modlens.normalize.steps._base import Step
 
 NAME = "html_unescape"
 VERSION = "1"  # bump when what counts as an entity changes
-_TOKEN = re.compile(r"\S+")
+# a whitespace token with an "&" in it (only those can change); the lookbehind tries token starts only,
+# so a long token costs one pass forward and back, never a rescan from each of its characters
+_ENTITY_TOKEN = re.compile(r"(?<!\S)\S*&\S*")
 
 
 def unescape_token(token: str) -> str:
@@ -38,11 +40,13 @@ def unescape(text: str) -> Normalized:
     if "&" not in text:  # no entity (most texts): readers call this for every row, so skip the token scan
         return Normalized(text, [], NAME, VERSION)
     pieces, edits, last = [], [], 0
-    for m in _TOKEN.finditer(text):
-        new = unescape_token(m.group())
-        if new != m.group():
-            edits.append(Edit(m.start(), m.end(), m.group(), new, NAME, 1.0))
-        pieces += [text[last:m.start()], new]
-        last = m.end()
+    for m in _ENTITY_TOKEN.finditer(text):  # the tokens without "&" stay as they are
+        token = m.group()
+        new = html.unescape(token)
+        if new != token:
+            start, end = m.span()
+            edits.append(Edit(start, end, token, new, NAME, 1.0))
+            pieces += [text[last:start], new]
+            last = end
     pieces.append(text[last:])
     return Normalized("".join(pieces), edits, NAME, VERSION)

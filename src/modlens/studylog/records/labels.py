@@ -7,6 +7,7 @@ The gold label is the item label named `toxic` (`GOLD`): registration stores it 
 other label in `labels` (`split_gold`)."""
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable, Mapping, Sequence
 
 from modlens.studylog.codec import label_value, now_iso
@@ -39,11 +40,24 @@ def run_label_set(db: LogConnection, run_id: int, source: str, definition: str) 
     return set_id
 
 
+# (comment_id, value) rows as one JSON array, read in order; a batch with a NUL, which SQLite's JSON
+# functions cannot carry (records/comments.py, UPSERT_LABELS), is bound row by row (`INSERT_GOLD_ROW`)
+INSERT_GOLD = ("INSERT OR IGNORE INTO gold_labels (label_set_id, comment_id, value) "
+               "SELECT ?1, value ->> 0, value ->> 1 FROM json_each(?2)")
+INSERT_GOLD_ROW = "INSERT OR IGNORE INTO gold_labels (label_set_id, comment_id, value) VALUES (?, ?, ?)"
+
+
 def add_gold_labels(db: LogConnection, label_set_id: int, rows: Iterable[tuple[int, Any]]) -> None:
     """(comment_id, value) rows into the set. A comment that already has a value in the set keeps
     it: a set is never rewritten."""
-    db.write_many("INSERT OR IGNORE INTO gold_labels (label_set_id, comment_id, value) VALUES (?, ?, ?)",
-                  [(label_set_id, cid, label_value(value)) for cid, value in rows])
+    out = [(cid, value if type(value) is str else label_value(value)) for cid, value in rows]
+    if not out:
+        return
+    payload = json.dumps(out, ensure_ascii=False)
+    if "\\u0000" in payload:
+        db.write_many(INSERT_GOLD_ROW, [(label_set_id, cid, value) for cid, value in out])
+    else:
+        db.write(INSERT_GOLD, (label_set_id, payload))
 
 
 # --- reads -------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ VARIANT_ID = ("SELECT variant_id FROM variants WHERE comment_id = ? AND text_id 
 INSERT_NORMALIZATION = (
     "INSERT OR IGNORE INTO normalizations (source_text_id, normalizer, version, result_text_id, edits_json, "
     "created_at) VALUES (?, ?, ?, ?, ?, ?)")
+_EDITS_ENCODER = json.JSONEncoder(ensure_ascii=False)
 # the model-dependent checks of a logged attack (audit/attack_checks.py), kept inside its attack record
 SET_ATTACK_CHECKS = "UPDATE variants SET attack_json = json_set(attack_json, '$.checks', json(?)) WHERE variant_id = ?"
 # the latest failure of a step for a text is kept (a rerun that fails again says why, this time)
@@ -90,8 +91,9 @@ def add_normalizations(db: LogConnection, rows: Iterable[NormalizationRow]) -> N
     with db.locked():
         ids = text_ids(db, [t for r in rows for t in (r[0], r[3])])
         now = now_iso()
+        edits_json = _EDITS_ENCODER.encode  # json.dumps(edits, ensure_ascii=False), its encoder built once
         db.write_many(INSERT_NORMALIZATION, [
-            (ids[src], normalizer, version, ids[result], json.dumps(edits, ensure_ascii=False), now)
+            (ids[src], normalizer, version, ids[result], edits_json(edits), now)
             for src, normalizer, version, result, edits in rows])
 
 
