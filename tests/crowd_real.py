@@ -1,11 +1,13 @@
 """What the tests that run annotation tools for real share (tests/test_labelstudio_real.py,
 tests/test_potato_real.py): a study folder with four comments of two platforms, its log as
-`modlens serve` writes it, the answer each simulated annotator gives, and `modlens` as a process."""
+`modlens serve` writes it, the answer each simulated annotator gives, and `modlens` run as
+`python -m modlens` runs it: its `main`, in this process (a fresh interpreter per command cost ~1 s
+of imports each; the checks of a refusal's exit status and stderr still run `python -m modlens`)."""
 from __future__ import annotations
 
+import io
 import socket
-import subprocess
-import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from modlens.study import crowd, itemset
@@ -23,9 +25,14 @@ TOXICITY = {"yt-1": "not toxic", "yt-2": "hard to say", "x-1": "toxic", "x-2": "
 
 
 def modlens(*args: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "modlens", *args], capture_output=True, text=True, timeout=180)
-    assert out.returncode == 0, f"modlens {' '.join(args)}:\n{out.stdout}\n{out.stderr}"
-    return out.stdout
+    """`modlens ARGS`: its standard output; the command must exit 0."""
+    from modlens.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    assert code == 0, f"modlens {' '.join(args)}: exit {code}\n{out.getvalue()}\n{err.getvalue()}"
+    return out.getvalue()
 
 
 def free_port() -> int:

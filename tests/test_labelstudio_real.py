@@ -103,7 +103,7 @@ class LabelStudio:
                     self.admin = Client(self.base, TOKEN)
                     return
             except (urllib.error.URLError, OSError):
-                time.sleep(1)
+                time.sleep(0.25)
         self.stop()
         raise RuntimeError(f"label-studio did not answer in {START_TIMEOUT} s: {self.log.read_text()[-2000:]}")
 

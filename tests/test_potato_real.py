@@ -55,7 +55,7 @@ class Potato:
                 with urllib.request.urlopen(self.base + "/health", timeout=5):
                     return
             except (urllib.error.URLError, OSError):
-                time.sleep(1)
+                time.sleep(0.2)
         self.stop()
         raise RuntimeError(f"potato did not answer in 180 s: {self.log.read_text()[-2000:]}")
 
