@@ -132,6 +132,32 @@ def test_similarity_reuses_a_loaded_encoder(similarity):
     assert constraints.create("sentence_similarity").encoder is similarity.encoder
 
 
+def test_a_closed_detector_s_encoder_is_not_handed_to_later_constraints(similarity):
+    """A minilm-toxicity detector shares its encoder with the constraints; an audit's end closes
+    the detector (its model released). The next audit in the same process (a TAE meaning check)
+    must get a loaded encoder, not the released one (it failed with "'NoneType' object is not callable")."""
+    from modlens.detectors.minilm import SentenceEncoder
+    from modlens.perturb.constraints import _shared
+
+    detector_encoder = SentenceEncoder(similarity.encoder.model_dir)
+
+    class Detector:
+        encoder = detector_encoder
+    key = _shared._key(detector_encoder.model_dir)
+    before = _shared._encoders.pop(key, None)
+    try:
+        _shared.share_from([Detector()])
+        assert _shared.sentence_encoder() is detector_encoder
+        detector_encoder.model = None  # what MiniLMToxicity.close() does
+        fresh = _shared.sentence_encoder()
+        assert fresh is not detector_encoder and fresh.model is not None
+        assert constraints.create("sentence_similarity").similarities(SRC, [SRC]) == [pytest.approx(1.0, abs=1e-5)]
+    finally:
+        _shared._encoders.pop(key, None)
+        if before is not None:
+            _shared._encoders[key] = before
+
+
 def test_readable_on_leet_and_unreadable_text():
     leet = cand(swap(3, "stupid", "stup1d", "char:special_char", ((4, 5),)),
                 swap(4, "idiot", "1d10t", "char:special_char", ((0, 1), (2, 4))))
