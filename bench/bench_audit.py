@@ -59,6 +59,9 @@ for i in range(0, len(texts), det.max_batch):
     det.score(texts[i:i + det.max_batch])
 sync()
 alone_s = time.perf_counter() - t0
+# before the audit: run_audit closes its detectors, and a closed detector has no model config left
+tokens = count_tokens(det, texts) if cuda else None
+per_token = flops_per_token(det, tokens / len(texts)) if tokens else None
 t0, c0 = time.perf_counter(), time.process_time()
 res = run_audit("davidson", db=db, limit=rows, detector_objects={detector: det}, progress=False, chunk_size=chunk)
 sync()
@@ -66,9 +69,8 @@ seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 out = {**info, "chunk": chunk, "items": res.n_items, "texts": len(texts), "alone_per_s": len(texts) / alone_s,
        "audit_per_s": res.n_items / seconds, "audit_per_cpu_s": res.n_items / cpu, "load": os.getloadavg()[0]}
 out["ratio"] = out["audit_per_s"] / out["alone_per_s"]
-tokens = count_tokens(det, texts) if cuda else None
-if tokens:
-    flops = flops_per_token(det, tokens / len(texts)) * tokens
+if tokens and per_token:
+    flops = per_token * tokens
     out["alone_tflops"], out["audit_tflops"] = flops / alone_s / 1e12, flops / seconds / 1e12
 print(json.dumps(out))
 """
