@@ -66,8 +66,9 @@ def test_modlens_data_folder_wins_over_the_shipped_copy(tmp_path, monkeypatch):
 
 def test_missing_shorthand_says_how_to_get_it(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "shipped_data", lambda: tmp_path / "nothing-shipped")
-    with pytest.raises(registry.DatasetError, match="modlens data fetch davidson"):
+    with pytest.raises(registry.DatasetError, match="dataset 'davidson' not found") as err:
         registry.resolve("davidson")
+    assert "modlens data fetch davidson" in (err.value.fix or "")  # the remedy travels as .fix
 
 
 def test_human_lookup_reads_the_shipped_table_by_default(monkeypatch):
