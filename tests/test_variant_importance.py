@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import random
 
+import numpy as np
 import pytest
 
 from modlens.chunks.steps import generator_identity
 from modlens.config import PerturbationConfig, StudyConfig
 from modlens.detectors import registry
 from modlens.detectors.base import Detector
-from modlens.detectors.minilm import length_buckets, pad_widths, padded_width
+from modlens.detectors.minilm import length_buckets, pad_widths, padded_rows, padded_width
 from modlens.engine import Engine
 from modlens.perturb.importance import detector_score_fn, word_importance
 
@@ -130,6 +131,39 @@ def test_the_model_sees_only_the_fixed_widths(detector):
     widths = {w for _, w in seen}
     assert widths <= set(pad_widths(detector.encoder.max_length)), sorted(widths)
     assert len(widths) > 2  # the batches did reach several buckets
+
+
+def test_padded_row_counts_keep_scores_and_bound_the_shapes(detector):
+    """With row padding (the CUDA default; forced here on the CPU) every forward pass has a power-of-two
+    row count (or the batch size), the filler rows are dropped, and scores, embeddings and pooled
+    importance equal the unpadded ones."""
+    assert [padded_rows(n, 64) for n in (1, 2, 3, 5, 17, 63, 64, 65)] == [1, 2, 4, 8, 32, 64, 64, 64]
+    encoder = detector.encoder
+    rng = random.Random(3)
+    vocab = "you are such a total idiot and the weather is nice today my friend".split()
+    texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 40))) for _ in range(75)]
+    assert not encoder.pad_rows  # CPU: exact row counts
+    plain_scores, plain_emb = detector.score(texts), encoder.encode(texts)
+    plain_importance = detector.word_importance_pooled(texts[:5])
+    rows: list[int] = []
+    hook = encoder.model.register_forward_pre_hook(
+        lambda _m, args, kwargs: rows.append(int((kwargs.get("input_ids") if kwargs.get("input_ids") is not None
+                                                  else args[0]).shape[0])), with_kwargs=True)
+    encoder.pad_rows = True
+    try:
+        padded_scores, padded_emb = detector.score(texts), encoder.encode(texts)
+        padded_importance = detector.word_importance_pooled(texts[:5])
+    finally:
+        encoder.pad_rows = False
+        hook.remove()
+    allowed = {1 << k for k in range(7)} | {encoder.batch_size}
+    assert rows and set(rows) <= allowed, sorted(set(rows))
+    assert any(r > 1 and r & (r - 1) == 0 for r in rows)
+    assert np.allclose(plain_emb, padded_emb, atol=1e-5)
+    for a, b in zip(plain_scores, padded_scores):
+        assert a == pytest.approx(b, abs=1e-5)
+    for a, b in zip(plain_importance, padded_importance):
+        assert a == pytest.approx(b, abs=1e-4)
 
 
 def _forwards(detector):

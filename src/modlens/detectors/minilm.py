@@ -109,6 +109,17 @@ def length_buckets(lengths: Sequence[int], max_rows: int, call_cost: int = CALL_
     return spans[::-1]
 
 
+def padded_rows(rows: int, max_rows: int) -> int:
+    """The smallest power of two that holds `rows`, capped at `max_rows`: the row counts a CUDA
+    forward pass ever sees. A GPU pays once per new (rows, width) shape (kernel choice, allocator
+    blocks): on an H200 a first pass over 6,144 Davidson tweets ran at 459 texts/s against 4,608
+    warm, and with exact row counts nearly every sub-batch has a shape of its own
+    (bench/gpu_cold_warm.py, docs/PERFORMANCE.md; the padded rows' own effect is not measured yet)."""
+    if rows >= max_rows:
+        return max_rows
+    return min(max_rows, 1 << max(0, rows - 1).bit_length())
+
+
 class SentenceEncoder:
     """MiniLM-style encoder: texts -> L2-normalised mean-pooled embeddings (numpy float32)."""
 
@@ -131,6 +142,9 @@ class SentenceEncoder:
         self.max_length = int(max_length)
         self.batch_size = int(batch_size)
         self.widths = pad_widths(self.max_length)
+        # CUDA: sub-batches padded to `padded_rows` too (a bounded set of shapes, warm after a few
+        # calls); the CPU keeps exact row counts (its kernels cost nothing per new shape to speak of)
+        self.pad_rows = self.device.startswith("cuda")
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir))
         self.pad_id = int(self.tokenizer.pad_token_id or 0)
         model = AutoModel.from_pretrained(str(self.model_dir))
@@ -152,17 +166,19 @@ class SentenceEncoder:
         for start, end in length_buckets(lengths, self.batch_size, widths=self.widths):
             idx = order[start:end]
             width = padded_width(lengths[end - 1], self.widths)
-            batch = np.full((len(idx), width), self.pad_id, dtype=np.int64)
-            mask = np.zeros((len(idx), width), dtype=np.int64)
+            rows = padded_rows(len(idx), max(self.batch_size, len(idx))) if self.pad_rows else len(idx)
+            batch = np.full((rows, width), self.pad_id, dtype=np.int64)
+            mask = np.zeros((rows, width), dtype=np.int64)
             for row, i in enumerate(idx):
                 batch[row, :len(ids[i])] = ids[i]
                 mask[row, :len(ids[i])] = 1
+            batch[len(idx):], mask[len(idx):] = batch[len(idx) - 1], mask[len(idx) - 1]  # filler rows: copies, dropped
             attention = torch.from_numpy(mask).to(self.device)
             # one width for all rows: no mask needed, and the model can skip building one
             hidden = self.model(input_ids=torch.from_numpy(batch).to(self.device),
                                 attention_mask=None if lengths[start] == width else attention,
                                 ).last_hidden_state.float()
-            yield idx, hidden, attention
+            yield idx, hidden[:len(idx)], attention[:len(idx)]
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, None)[0]
