@@ -342,7 +342,8 @@ def head_training(head: Head, head_path: Path) -> Training:
                     hashes_path=hashes if hashes.is_file() else None)
 
 
-def _file_hash(path: Path) -> str:
+def file_hash(path: Path) -> str:
+    """12 hex of a file's sha256: the head's part of a detector version."""
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
@@ -361,7 +362,7 @@ class MiniLMToxicity(Detector):
         self.toxicity_label = head.positive_label
         self.max_batch = encoder.batch_size * FORWARDS_PER_CALL  # texts per call; forward passes stay batch_size rows
         model_part = self.model_hash = directory_hash(encoder.model_dir, MODEL_FILES)
-        self.version = f"minilm-l6.{model_part}+head.{_file_hash(head_path)}.len{encoder.max_length}"
+        self.version = f"minilm-l6.{model_part}+head.{file_hash(head_path)}.len{encoder.max_length}"
         self.training = head_training(head, head_path)
         # text -> its pooled word importance, kept by `score` when a study asks for pooled
         # importance (`keep_word_importance`): a live comment's variants then need no forward
@@ -436,18 +437,26 @@ class MiniLMToxicity(Detector):
 def create(*, head: str | None = None, model_dir: str | None = None, device: str = "auto",
            max_length: int = 128, batch_size: int = 64, num_threads: int | None = None,
            threshold: float | None = None) -> MiniLMToxicity:
+    return build(MiniLMToxicity, Head.load, DEFAULT_HEAD, head=head, model_dir=model_dir, device=device,
+                 max_length=max_length, batch_size=batch_size, num_threads=num_threads, threshold=threshold)
+
+
+def build(detector: Any, load_head: Any, default_head: Path, *, head: str | None, model_dir: str | None,
+          device: str, max_length: int, batch_size: int, num_threads: int | None, threshold: float | None) -> Any:
+    """A detector on the embedded encoder: `detector(encoder, load_head(path), path)`, the head from
+    `head` or `default_head` (the one- and six-label detectors differ only in these three)."""
     prefer_passive_openmp()
     try:
         import torch  # noqa: F401
         import transformers  # noqa: F401
     except ModuleNotFoundError as err:
-        raise DetectorUnavailable("missing_dependency", f"minilm-toxicity needs {err.name}",
+        raise DetectorUnavailable("missing_dependency", f"{detector.name} needs {err.name}",
                                   f"pip install {err.name}") from err
-    head_path = Path(os.path.expanduser(head)) if head else DEFAULT_HEAD
-    head_obj = Head.load(head_path)
+    head_path = Path(os.path.expanduser(head)) if head else default_head
+    head_obj = load_head(head_path)
     encoder = SentenceEncoder(model_dir, device=device, max_length=max_length,
                               batch_size=batch_size, num_threads=num_threads)
-    det = MiniLMToxicity(encoder, head_obj, head_path)
+    det = detector(encoder, head_obj, head_path)
     if threshold is not None:
         det.threshold = float(threshold)
     return det

@@ -9,7 +9,6 @@ label has its own version (the hash of its weights) and declares its training da
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -17,7 +16,7 @@ import numpy as np
 
 from modlens.detectors.base import FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts, directory_hash
 from modlens.detectors.head_multi import MultiHead
-from modlens.detectors.minilm import HEADS_DIR, MODEL_FILES, SentenceEncoder, prefer_passive_openmp
+from modlens.detectors.minilm import HEADS_DIR, MODEL_FILES, SentenceEncoder, build, file_hash
 from modlens.paths import file_reference, portable
 from modlens.trainingdata import HASHES_SUFFIX, Training
 
@@ -57,8 +56,7 @@ class MiniLMToxicity6(Detector):
         self.toxicity_label = "toxicity" if "toxicity" in head.labels else head.labels[0]
         self.max_batch = encoder.batch_size * FORWARDS_PER_CALL
         self.model_hash = directory_hash(encoder.model_dir, MODEL_FILES)
-        head_hash = hashlib.sha256(head_path.read_bytes()).hexdigest()[:12]
-        self.version = f"minilm-l6.{self.model_hash}+head6.{head_hash}.len{encoder.max_length}"
+        self.version = f"minilm-l6.{self.model_hash}+head6.{file_hash(head_path)}.len{encoder.max_length}"
         self.label_versions = label_versions(head)
         self.training = head6_training(head, head_path)
         declared = head.meta.get("labels_training", {})
@@ -84,18 +82,5 @@ class MiniLMToxicity6(Detector):
 def create(*, head: str | None = None, model_dir: str | None = None, device: str = "auto",
            max_length: int = 128, batch_size: int = 64, num_threads: int | None = None,
            threshold: float | None = None) -> MiniLMToxicity6:
-    prefer_passive_openmp()
-    try:
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
-    except ModuleNotFoundError as err:
-        raise DetectorUnavailable("missing_dependency", f"minilm-toxicity-6 needs {err.name}",
-                                  f"pip install {err.name}") from err
-    head_path = Path(os.path.expanduser(head)) if head else DEFAULT_HEAD6
-    head_obj = MultiHead.load(head_path)
-    encoder = SentenceEncoder(model_dir, device=device, max_length=max_length, batch_size=batch_size,
-                              num_threads=num_threads)
-    det = MiniLMToxicity6(encoder, head_obj, head_path)
-    if threshold is not None:
-        det.threshold = float(threshold)
-    return det
+    return build(MiniLMToxicity6, MultiHead.load, DEFAULT_HEAD6, head=head, model_dir=model_dir, device=device,
+                 max_length=max_length, batch_size=batch_size, num_threads=num_threads, threshold=threshold)
