@@ -256,6 +256,23 @@ class LogConnection:
             out.update(self.conn.execute(sql, (*params, json.dumps(keys[start:start + LOOKUP_CHUNK]))).fetchall())
         return out
 
+    def write_json_rows(self, json_sql: str, row_sql: str, rows: Sequence[Sequence[Any]],
+                        params: tuple[Any, ...] = (), batch: int = 20_000) -> None:
+        """`rows` through `json_sql`, one statement per `batch` rows: its parameters are `params` and the
+        rows as one JSON array (`SELECT … FROM json_each(?)`, read in order: the same rows and rowids as
+        binding each). SQLite's JSON functions end a string at an escaped NUL, so a batch holding one is
+        bound row by row through `row_sql` instead, whose parameters are `params` + the row."""
+        if not rows:
+            return
+        with self.locked():
+            for start in range(0, len(rows), batch):
+                part = rows[start:start + batch]
+                payload = json.dumps(part, ensure_ascii=False)
+                if "\\u0000" in payload:
+                    self.write_many(row_sql, [(*params, *row) for row in part])
+                else:
+                    self.write(json_sql, (*params, payload))
+
     def insert_new(self, table: str, sql: str, rows: Sequence[Params]) -> list[int] | None:
         """Run `sql`, a plain INSERT of `rows` that are known to be new (the caller looked their keys
         up under the write lock held now), and return their rowids: SQLite gives each new row

@@ -3,7 +3,6 @@ about it. A comment keeps the text, parent and first labels of its first sightin
 again returns its id and changes nothing."""
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable, Sequence
 
 from modlens.rows import CommentRow, LabelRow
@@ -20,16 +19,13 @@ INSERT_COMMENT = (
 UPSERT_PAGE = ("INSERT INTO pages (platform, page_key, url, title, first_seen) VALUES (?, ?, ?, ?, ?) "
                "ON CONFLICT (platform, page_key) DO UPDATE SET url = coalesce(pages.url, excluded.url), "
                "title = coalesce(pages.title, excluded.title)")
-# a re-import of the same source corrects its value rather than duplicating it. The rows come as one
-# JSON array of [comment_id, name, value, source] (values already strings or null, so SQLite stores
-# what binding them would): one statement per batch, read in order, so the same rows and rowids.
-# SQLite's JSON functions end a string at an escaped NUL ("\u0000"), so a batch with one is bound
-# row by row instead (the same upsert, `UPSERT_LABEL`).
+# a re-import of the same source corrects its value rather than duplicating it; the rows as one JSON
+# array of [comment_id, name, value, source] (values already strings or null, so SQLite stores what
+# binding them would), a batch with a NUL row by row (`LogConnection.write_json_rows`)
 _LABEL_CONFLICT = "ON CONFLICT (comment_id, name, source) DO UPDATE SET value = excluded.value"
 UPSERT_LABELS = ("INSERT INTO labels (comment_id, name, value, source) "
                  f"SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?) WHERE true {_LABEL_CONFLICT}")
 UPSERT_LABEL = f"INSERT INTO labels (comment_id, name, value, source) VALUES (?, ?, ?, ?) {_LABEL_CONFLICT}"
-LABEL_BATCH = 20_000  # label rows per statement
 INSERT_SIGHTING = "INSERT OR IGNORE INTO sightings (comment_id, session_id, seen_at) VALUES (?, ?, ?)"
 
 
@@ -118,18 +114,8 @@ def add_sighting(db: LogConnection, comment_id: int, session_id: str) -> None:
 
 def add_labels(db: LogConnection, rows: Iterable[LabelRow]) -> None:
     """(comment_id, name, value, source) rows; a value that is not a string is stored as JSON."""
-    out = [(cid, name, value if type(value) is str else label_value(value), source)
-           for cid, name, value, source in rows]
-    if not out:
-        return
-    with db.locked():
-        for start in range(0, len(out), LABEL_BATCH):
-            part = out[start:start + LABEL_BATCH]
-            payload = json.dumps(part, ensure_ascii=False)
-            if "\\u0000" in payload:  # a NUL JSON cannot carry into SQLite (see UPSERT_LABELS)
-                db.write_many(UPSERT_LABEL, part)
-            else:
-                db.write(UPSERT_LABELS, (payload,))
+    db.write_json_rows(UPSERT_LABELS, UPSERT_LABEL,
+                       [(cid, name, label_value(value), source) for cid, name, value, source in rows])
 
 
 def add_label(db: LogConnection, comment_id: int, name: str, value: Any, source: str) -> None:

@@ -4,11 +4,10 @@ value already stored stays), so a report made with a set can always be made agai
 records the set its items' gold labels went to (`audit_runs.label_set_id`).
 
 The gold label is the item label named `toxic` (`GOLD`): registration stores it here and every
-other label in `labels` (`split_gold`)."""
+other label in `labels` (`chunks/register.py`)."""
 from __future__ import annotations
 
-import json
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 from modlens.studylog.codec import label_value, now_iso
 from modlens.studylog.connection import LogConnection
@@ -16,11 +15,6 @@ from modlens.studylog.connection import LogConnection
 GOLD = "toxic"
 # the definition of the set migration 4 (schema.py) moves a source's older `toxic` labels into
 LEGACY_DEFINITION = "as recorded before label sets (schema 3)"
-
-
-def split_gold(labels: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
-    """(the other labels, the gold value or None)."""
-    return {k: v for k, v in labels.items() if k != GOLD}, labels.get(GOLD)
 
 
 def ensure_label_set(db: LogConnection, source: str, definition: str) -> int:
@@ -40,8 +34,7 @@ def run_label_set(db: LogConnection, run_id: int, source: str, definition: str) 
     return set_id
 
 
-# (comment_id, value) rows as one JSON array, read in order; a batch with a NUL, which SQLite's JSON
-# functions cannot carry (records/comments.py, UPSERT_LABELS), is bound row by row (`INSERT_GOLD_ROW`)
+# (comment_id, value) rows as one JSON array, a batch with a NUL row by row (`LogConnection.write_json_rows`)
 INSERT_GOLD = ("INSERT OR IGNORE INTO gold_labels (label_set_id, comment_id, value) "
                "SELECT ?1, value ->> 0, value ->> 1 FROM json_each(?2)")
 INSERT_GOLD_ROW = "INSERT OR IGNORE INTO gold_labels (label_set_id, comment_id, value) VALUES (?, ?, ?)"
@@ -50,14 +43,8 @@ INSERT_GOLD_ROW = "INSERT OR IGNORE INTO gold_labels (label_set_id, comment_id, 
 def add_gold_labels(db: LogConnection, label_set_id: int, rows: Iterable[tuple[int, Any]]) -> None:
     """(comment_id, value) rows into the set. A comment that already has a value in the set keeps
     it: a set is never rewritten."""
-    out = [(cid, value if type(value) is str else label_value(value)) for cid, value in rows]
-    if not out:
-        return
-    payload = json.dumps(out, ensure_ascii=False)
-    if "\\u0000" in payload:
-        db.write_many(INSERT_GOLD_ROW, [(label_set_id, cid, value) for cid, value in out])
-    else:
-        db.write(INSERT_GOLD, (label_set_id, payload))
+    db.write_json_rows(INSERT_GOLD, INSERT_GOLD_ROW, [(cid, label_value(value)) for cid, value in rows],
+                       params=(label_set_id,))
 
 
 # --- reads -------------------------------------------------------------------------------------
