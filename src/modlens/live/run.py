@@ -58,11 +58,10 @@ def check_study(study: StudyConfig, study_dir: Path | None) -> None:
 @asynccontextmanager
 async def running(study: StudyConfig, options: LiveOptions) -> AsyncIterator[LiveService]:
     """The service with its resources, for as long as the block runs (this module's docstring)."""
-    writer = LogWriter(options.db_path, max_batch=options.writer_max_batch, max_delay_ms=options.writer_max_delay_ms)
+    writer = LogWriter(options.db_path, max_batch=options.writer_max_batch, max_delay_ms=options.writer_max_delay_ms,
+                       cache_kib=max(1, options.writer_cache_mib) * 1024)
     await writer.start()
     try:
-        kib = max(1, options.writer_cache_mib) * 1024
-        await writer.submit(lambda lg: lg.conn.execute(f"PRAGMA cache_size = -{kib}"))
         engine = options.engine
         if engine is None:  # loading models blocks for seconds; keep the loop free meanwhile
             engine = await asyncio.get_running_loop().run_in_executor(

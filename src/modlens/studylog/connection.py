@@ -123,9 +123,11 @@ def create_private(path: Path) -> None:
     os.close(fd)
 
 
-def open_connection(path: Path, *, readonly: bool, synchronous: str | None = None) -> sqlite3.Connection:
+def open_connection(path: Path, *, readonly: bool, synchronous: str | None = None,
+                    cache_kib: int = CACHE_SIZE_KIB) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are ours): read-only (`mode=ro`, it can never
-    take the write lock, so it never blocks the writer) or a writer in WAL mode with the settings above."""
+    take the write lock, so it never blocks the writer) or a writer in WAL mode with the settings above
+    (`cache_kib`: its page cache, `CACHE_SIZE_KIB` unless the caller writes little at a time)."""
     if synchronous is not None and synchronous.upper() not in ("FULL", "NORMAL"):
         raise ValueError(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
     if readonly:
@@ -145,7 +147,7 @@ def open_connection(path: Path, *, readonly: bool, synchronous: str | None = Non
             if mode.lower() != "wal":
                 raise StudyLogError(f"could not switch {path} to WAL mode (got {mode!r})")
             conn.execute(f"PRAGMA synchronous = {synchronous or SYNCHRONOUS}")
-            conn.execute(f"PRAGMA cache_size = -{CACHE_SIZE_KIB}")
+            conn.execute(f"PRAGMA cache_size = -{max(1, int(cache_kib))}")
             conn.execute("PRAGMA temp_store = MEMORY")
             conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
             conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
@@ -159,10 +161,11 @@ class LogConnection:
     """One open study log: its connection, transactions and the few primitives the row functions
     (`studylog/records/`) write with. Everything else goes through those functions."""
 
-    def __init__(self, path: str | Path, *, readonly: bool = False, synchronous: str | None = None) -> None:
+    def __init__(self, path: str | Path, *, readonly: bool = False, synchronous: str | None = None,
+                 cache_kib: int = CACHE_SIZE_KIB) -> None:
         self.path = Path(path)
         self.readonly = readonly
-        self.conn = open_connection(self.path, readonly=readonly, synchronous=synchronous)
+        self.conn = open_connection(self.path, readonly=readonly, synchronous=synchronous, cache_kib=cache_kib)
         self._closed = False
 
     def close(self) -> None:

@@ -35,21 +35,24 @@ second), which the writer, the daemon and the crash-test children do not need.
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, Iterable
 
 from modlens.rows import CommentRow, LabelRow, NormalizationRow, StepErrorRow, TextScoreRow, Variant
 from modlens.studylog import migrate
-from modlens.studylog.connection import LogConnection
+from modlens.studylog.connection import CACHE_SIZE_KIB, LogConnection
 from modlens.studylog.records import comments, reviews, runs, scores, sessions, texts, variants
 from modlens.studylog.writer import BatchWriter
 
 
 class StudyLog(LogConnection):
-    def __init__(self, path: str | Path, *, readonly: bool = False, synchronous: str | None = None) -> None:
+    def __init__(self, path: str | Path, *, readonly: bool = False, synchronous: str | None = None,
+                 cache_kib: int = CACHE_SIZE_KIB) -> None:
         """`synchronous`: "FULL" (default, `connection.SYNCHRONOUS`) or "NORMAL" for a writer whose last
-        transactions may be lost on power loss (never on a crash of the process; docs/DATA.md)."""
-        super().__init__(path, readonly=readonly, synchronous=synchronous)
+        transactions may be lost on power loss (never on a crash of the process; docs/DATA.md).
+        `cache_kib`: the writer's SQLite page cache."""
+        super().__init__(path, readonly=readonly, synchronous=synchronous, cache_kib=cache_kib)
         self._db: Any = None
         try:
             if readonly:
@@ -251,5 +254,7 @@ class StudyLog(LogConnection):
 class LogWriter(BatchWriter[StudyLog]):
     """The one writer of a study log: a thread that commits queued calls in batches (writer.py)."""
 
-    def __init__(self, path: str | Path, *, max_batch: int = 256, max_delay_ms: float = 20.0) -> None:
-        super().__init__(path, StudyLog, max_batch=max_batch, max_delay_ms=max_delay_ms)
+    def __init__(self, path: str | Path, *, max_batch: int = 256, max_delay_ms: float = 20.0,
+                 cache_kib: int = CACHE_SIZE_KIB) -> None:
+        super().__init__(path, functools.partial(StudyLog, cache_kib=cache_kib), max_batch=max_batch,
+                         max_delay_ms=max_delay_ms)
