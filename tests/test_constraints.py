@@ -148,7 +148,10 @@ def test_a_closed_detector_s_encoder_is_not_handed_to_later_constraints(similari
     try:
         _shared.share_from([Detector()])
         assert _shared.sentence_encoder() is detector_encoder
+        kept = constraints.create("sentence_similarity")  # lives on, as the attack checks' one does
+        assert kept.encoder is detector_encoder
         detector_encoder.model = None  # what MiniLMToxicity.close() does
+        assert kept.similarities(SRC, [SRC]) == [pytest.approx(1.0, abs=1e-5)]
         fresh = _shared.sentence_encoder()
         assert fresh is not detector_encoder and fresh.model is not None
         assert constraints.create("sentence_similarity").similarities(SRC, [SRC]) == [pytest.approx(1.0, abs=1e-5)]

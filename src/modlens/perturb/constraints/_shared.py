@@ -21,11 +21,11 @@ def share_encoder(encoder: Any) -> None:
     `encoder`), instead of loading a second copy of the same model."""
     with _lock:
         key = str(Path(encoder.model_dir).resolve())
-        if not _alive(_encoders.get(key)):
+        if not alive(_encoders.get(key)):
             _encoders[key] = encoder
 
 
-def _alive(encoder: Any) -> bool:
+def alive(encoder: Any) -> bool:
     # a shared detector's encoder is released when that detector closes (an audit's end): a later
     # constraint in the same process must load its own rather than call a released model
     return encoder is not None and getattr(encoder, "model", None) is not None
@@ -43,7 +43,7 @@ def sentence_encoder(model_dir: str | Path | None = None) -> Any:
     """The MiniLM `SentenceEncoder` for `model_dir` (default: the embedded one), loaded once."""
     key = _key(model_dir)
     with _lock:
-        if not _alive(_encoders.get(key)):
+        if not alive(_encoders.get(key)):
             from modlens.detectors.minilm import SentenceEncoder
             _encoders[key] = SentenceEncoder(key)
         return _encoders[key]

@@ -34,6 +34,7 @@ class SentenceSimilarity(Constraint):
             raise ValueError("threshold must be in [-1, 1]")
         self.threshold, self.normalize, self.model_dir = float(threshold), bool(normalize), model_dir
         self._encoder = encoder
+        self._encoder_shared = False  # taken from `_shared`: re-taken once its owner released it
 
     def availability(self) -> str | None:
         if self._encoder is not None:
@@ -53,8 +54,11 @@ class SentenceSimilarity(Constraint):
 
     @property
     def encoder(self) -> Any:
-        if self._encoder is None:
+        # a shared encoder may be a detector's, released when that detector closes (an audit's end)
+        # while this constraint lives on (attack checks keep one per process)
+        if self._encoder is None or (self._encoder_shared and not _shared.alive(self._encoder)):
             self._encoder = _shared.sentence_encoder(self.model_dir)
+            self._encoder_shared = True
         return self._encoder
 
     def describe(self) -> dict[str, Any]:
