@@ -77,6 +77,10 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
                        fix="is another `modlens serve` running? (`modlens status`) or pick --port") from None
     bound_port = runner.addresses[0][1]  # the real port when --port 0
     url = f"ws://{bracketed(host)}:{bound_port}/ws"
+    # before the runtime file says we are up: whoever reads it may signal at once, and the
+    # default action would kill us without draining the log or removing the file
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     write_runtime({"host": host, "port": bound_port, "pid": os.getpid(), "db": str(db),
                    "url": url, "study_id": study.study_id,
                    "started_at": datetime.now(UTC).isoformat(timespec="seconds")})
@@ -104,8 +108,6 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
     if allow_remote and not is_loopback(host):
         print("modlens: WARNING     listening beyond this computer (--allow-remote)", flush=True)
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     try:
         await stop.wait()
     finally:

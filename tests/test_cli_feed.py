@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -95,6 +98,28 @@ def test_serve_sigterm_drains_and_removes_runtime_file(tmp_path, modlens_home):
     assert "study log" in log and "ws://127.0.0.1:" in log and "modlens pair" in log and "stopped" in log
     assert not (modlens_home / "daemon.json").exists()
     assert main(["status", "--json", "--db", str(tmp_path / "log.sqlite")]) == 1
+
+
+def test_a_sigterm_the_moment_the_runtime_file_appears_still_drains(tmp_path, modlens_home):
+    """Whoever waits for daemon.json may stop the daemon at once (CI did: the daemon died of the
+    signal's default action, -15, leaving the file). Deterministic: the signal is sent from inside
+    write_runtime, right after the file is written."""
+    study = write_study(tmp_path / "study.toml", [])
+    script = ("import os, signal, sys\n"
+              "import modlens.daemon.serve as serve\n"
+              "written = serve.write_runtime\n"
+              "def write_then_signal(info):\n"
+              "    written(info)\n"
+              "    os.kill(os.getpid(), signal.SIGTERM)\n"
+              "serve.write_runtime = write_then_signal\n"
+              "from modlens.cli import main\n"
+              "sys.exit(main(sys.argv[1:]))\n")
+    proc = subprocess.run([sys.executable, "-c", script, "serve", "--port", "0", "--config", str(study),
+                           "--db", str(tmp_path / "log.sqlite")], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "MODLENS_HOME": str(modlens_home)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "modlens: stopped" in proc.stdout
+    assert not (modlens_home / "daemon.json").exists()
 
 
 def test_feed_errors_are_clear(tmp_path, capsys):
