@@ -52,6 +52,19 @@ def _page(browser: Browser, name: str):
     return next((p for p in browser.context.pages if p.url.startswith(browser.ext_url(name))), None)
 
 
+def _page_to_read(browser: Browser, name: str, wait_s: float = 15):
+    """The extension's own tab as a Playwright page, or the same page opened again. Playwright at
+    times never lists a tab the extension opened while the browser was starting (CI saw it 30 s
+    after chrome.tabs had it; microsoft/playwright-java#1567 reports the same); that the tab opened
+    by itself is asserted through chrome.tabs, so its content is read from the same page and state."""
+    try:
+        return wait_for(lambda: _page(browser, name), wait_s, f"Playwright to see the {name} tab")
+    except AssertionError:
+        page = browser.context.new_page()
+        page.goto(browser.ext_url(name))
+        return page
+
+
 def test_options_page_joins_a_pack_and_the_daemon_restarts_on_it(playwright_instance, tmp_path, joined_daemon):
     browser = Browser(playwright_instance, tmp_path / "profile", prepare_extension(tmp_path / "ext", joined_daemon))
     try:
@@ -97,7 +110,7 @@ def test_a_browser_started_like_modlens_browse_opens_consent_then_the_task_list(
     try:
         wait_for(lambda: _open_tabs(browser, "tasks.html"), 20, "the task list to open by itself")
         assert not _open_tabs(browser, "options.html")
-        tasks = wait_for(lambda: _page(browser, "tasks.html"), 30, "Playwright to see the task list's tab")
+        tasks = _page_to_read(browser, "tasks.html")
         tasks.locator("#task-list li").nth(2).wait_for(timeout=10000)
         assert tasks.locator("#tasks-overall").inner_text() == "0/3 pages done · 0/45 rated"  # 3 pages × 15
         assert tasks.locator("#browsing").inner_text() == "This study records comments on these pages only."
