@@ -1,6 +1,6 @@
 """Soak benchmark (issue 26): the real `modlens serve`, N closed-loop clients, variants on vs off.
 
-    python bench/bench_soak.py [--clients 32] [--minutes 20] [--live-rate 20 100] [--live-share 0.0625 0.25]
+    python bench/bench_soak.py [--clients 32] [--minutes 20] [--live-rate auto 20 100] [--live-share 0.0625 0.25]
                                [--live-backlog 256] [--rss-every 60] [--no-off]
                                [--importance pooled] [--daemon-env MALLOC_ARENA_MAX=2] [--tracemalloc]
     python bench/bench_soak.py --heap-diff A.snap B.snap
@@ -75,13 +75,13 @@ def rss_mib(pid: int) -> float:
     raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
-def write_study(path: Path, live_rate: float, live_backlog: int, variants: bool,
+def write_study(path: Path, live_rate: float | str, live_backlog: int, variants: bool,
                 importance: str = "leave_one_out", live_share: float = 0.0625, detector: str = "minilm-toxicity") -> None:
     path.write_text("\n".join([
         'study_id = "soak"', f'detectors = [{{ name = "{detector}" }}]',
         "[normalizer]", "enabled = false",
         "[perturbation]", f"enabled = {'true' if variants else 'false'}",
-        f"live_rate = {live_rate}", f"live_backlog = {live_backlog}", f'importance_method = "{importance}"',
+        f"live_rate = {json.dumps(live_rate)}", f"live_backlog = {live_backlog}", f'importance_method = "{importance}"',
         f"live_share = {live_share}",
         # the bench measures the daemon, not the per-connection message limit
         "[limits]", "messages_per_second = 1000", "burst = 1000"]) + "\n")
@@ -247,7 +247,7 @@ def print_heap_diff(home: Path, tag: str) -> None:
             print(f"    {snap.name.split('.')[1]:>3}: {native.read_text()}")
 
 
-async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, live_rate: float,
+async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, live_rate: float | str,
                   tag: str, live_share: float = 0.0625) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix=f"modlens-soak-{tag}-"))
     study = home / "study.toml"
@@ -294,12 +294,20 @@ async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, li
                          for k, b in status.get("queue", {}).get("batchers", {}).items() if b.get("batches")}}
 
 
+def _rate(value: str) -> float | str:
+    return value if value == "auto" else float(value)
+
+
+def _g(rate: float | str) -> str:
+    return rate if isinstance(rate, str) else format(rate, "g")
+
+
 async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, default=32)
     ap.add_argument("--minutes", type=float, default=20.0, help="per run (off, then each --live-rate)")
-    ap.add_argument("--live-rate", type=float, nargs="+", default=[20.0],
-                    help="perturbation.live_rate for the variants-on runs (comments/s)")
+    ap.add_argument("--live-rate", type=_rate, nargs="+", default=["auto"],
+                    help="perturbation.live_rate for the variants-on runs (comments/s, or auto: the study default)")
     ap.add_argument("--live-share", type=float, nargs="+", default=[0.0625],
                     help="perturbation.live_share for the variants-on runs (one run per rate and share)")
     ap.add_argument("--live-backlog", type=int, default=256)
@@ -339,7 +347,7 @@ async def main() -> int:
     runs = [] if args.no_off else [await one_run(args, texts, False, 0.0, "off")]
     for rate in args.live_rate:
         for share in args.live_share:
-            runs.append(await one_run(args, texts, True, rate, f"r{rate:g}s{share:g}", share))
+            runs.append(await one_run(args, texts, True, rate, f"r{_g(rate)}s{share:g}", share))
     off = None if args.no_off else runs[0]
 
     def vs_off(value: float, key: str, fmt: str) -> str:
@@ -348,7 +356,7 @@ async def main() -> int:
     print(f"\n{'variants':>18} | {'comments/s':>10} {'vs off':>7} | {'p50 ms':>7} {'p99 ms':>7} {'p99/off':>7} | "
           f"{'variants c/s':>12} {'deferred':>8} {'failed':>6} | {'RSS MiB start/1 min/peak/+10s':>30}")
     for r in runs:
-        what = f"on, {r['live_rate']:g}/s, {r['live_share']:g}" if r["variants"] else "off"
+        what = f"on, {_g(r['live_rate'])}/s, {r['live_share']:g}" if r["variants"] else "off"
         start, peak, after = r["rss"]
         print(f"{what:>18} | {r['comments_s']:>10.1f} {vs_off(r['comments_s'], 'comments_s', '.0%'):>7} | {r['p50']:>7.0f} "
               f"{r['p99']:>7.0f} {vs_off(r['p99'], 'p99', '.2f'):>6}x | {r['variants_s']:>12.1f} {r['deferred']:>8} "
@@ -357,7 +365,7 @@ async def main() -> int:
     for r in runs:
         print(f"{'on' if r['variants'] else 'off'}: texts per model call {r['per_call']}")
     for r in runs[0 if off is None else 1:]:
-        print(f"rate {r['live_rate']:g}, share {r['live_share']:g}: {r['variant_items']} variants in all; daemon's count: {r['daemon_variants']}; "
+        print(f"rate {_g(r['live_rate'])}, share {r['live_share']:g}: {r['variant_items']} variants in all; daemon's count: {r['daemon_variants']}; "
               f"rate_limited answers {r['rate_limited']}")
     print(f"load average after the runs: {load_now()}")
     return 0

@@ -31,6 +31,17 @@ def test_errors_name_the_key_and_the_fix(tmp_path):
     assert "perturbation.budget" in text
 
 
+def test_live_rate_is_auto_by_default_a_number_or_one_clear_error():
+    assert parse_study({}).perturbation.live_rate == "auto"
+    assert parse_study({"perturbation": {"live_rate": 20}}).perturbation.live_rate == 20.0
+    for bad in ("fast", -1, True, 10_001):
+        with pytest.raises(StudyConfigError) as err:
+            parse_study({"perturbation": {"live_rate": bad}})
+        assert str(err.value).splitlines()[1:] == [
+            f"  perturbation.live_rate: {bad!r} is not a rate",
+            '    fix: give comments per second from 0 to 10000, or "auto" (the default)']
+
+
 def test_duplicate_detector_keys_and_missing_anchor_role_are_refused():
     with pytest.raises(StudyConfigError, match="unique"):
         parse_study({"detectors": [{"name": "cached"}, {"name": "cached"}]})

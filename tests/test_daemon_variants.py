@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from modlens.audit.deferred_variants import run_deferred_variants
-from modlens.cli.status import variant_mode_line
+from modlens.cli.status import variant_budget_line, variant_mode_line
 from modlens.live.variants import asked_about
 
 from daemon_helpers import Client, WordListDetector, comments_msg, connect, running_daemon, study
@@ -91,6 +91,57 @@ async def test_variants_over_the_budget_are_deferred_recorded_and_made_by_rescor
     # a rerun has nothing left to do
     again = await asyncio.to_thread(run_deferred_variants, db, study=cfg, detector_objects={"wordlist": WordListDetector()})
     assert again.comments == 0
+
+
+async def _page_of_variants(cfg, tmp_path, n: int, hold: bool = False) -> tuple[list[dict], dict]:
+    """One page of n comments, variants asked for; (its n `variants` answers, the daemon's variant
+    status). hold: generation waits until every answer for a deferred comment is in."""
+    release = threading.Event()
+    async with running_daemon(tmp_path, cfg) as (url, app):
+        if hold:
+            hold_generation(app, release)
+        try:
+            async with connect(url) as ws:
+                c = Client(ws)
+                await c.hello()
+                page = [(f"k{i}", f"you stupid idiot number {i}") for i in range(n)]
+                await c.request(comments_msg("c1", page), "comments_ok")
+                # held: the deferred answers come at once, the rest once generation goes on
+                first = [await c.until(lambda m: m["type"] == "variants", timeout=20)
+                         for _ in range(n - cfg.perturbation.live_backlog if hold else n)]
+                status = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+                release.set()
+                rest = [await c.until(lambda m: m["type"] == "variants", timeout=20) for _ in range(n - len(first))]
+        finally:
+            release.set()
+    return first + rest, status
+
+
+async def test_auto_rate_makes_every_comment_live_when_the_hardware_keeps_up(tmp_path):
+    """The default live_rate "auto" has no fixed comments/s: a page the worker can take is made live
+    whole, where a fixed rate defers what exceeds it however idle the model (issue 41: the H200
+    deferred 94,160 of 95,736 comments at the old fixed 20/s)."""
+    answers, status = await _page_of_variants(study(perturbation={"enabled": True, **STRATEGIES}), tmp_path / "a", 30)
+    assert status["live_rate"] == "auto" and status["deferred"] == 0 and status["mode"] == "live"
+    assert all(m["items"] and m["error"] is None for m in answers)
+    assert variant_budget_line(status) == "budget: what the hardware keeps up with, at most 256 waiting"
+    fixed = study(perturbation={"enabled": True, "live_rate": 1, **STRATEGIES})
+    answers, status = await _page_of_variants(fixed, tmp_path / "b", 30)
+    assert status["deferred"] == 29 and status["mode"] == "deferred"  # a burst of 1 at 1 comment/s
+    assert sum(1 for m in answers if m["error"] and "live_rate" in m["error"]) == 29
+    assert variant_budget_line(status) == "budget 1 comments/s, at most 256 waiting"
+
+
+async def test_auto_rate_defers_what_a_busy_model_cannot_take(tmp_path):
+    """When the worker falls behind (here: generation held), the bounded backlog defers the rest."""
+    cfg = study(perturbation={"enabled": True, "live_backlog": 4, **STRATEGIES})
+    answers, status = await _page_of_variants(cfg, tmp_path, 10, hold=True)
+    assert (status["done"], status["deferred"], status["mode"]) == (0, 6, "deferred")
+    assert sum(1 for m in answers if m["error"] and "live_backlog" in m["error"]) == 6
+    assert sum(1 for m in answers if m["items"]) == 4
+    assert variant_mode_line(status).startswith("deferred (60% of the last 10 comments deferred")
+    db = tmp_path / "study.sqlite"
+    assert rows(db, "SELECT count(*) FROM deferred_variants WHERE reason LIKE '%live_backlog%'") == [(6,)]
 
 
 def test_the_variant_mode_follows_the_last_offered_comments():

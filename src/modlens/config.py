@@ -54,11 +54,14 @@ class PerturbationConfig(_Strict):
                     "else leave_one_out is used and recorded). bench/bench_variants.py --compare measures the two")
     target: str | None = Field(None, description="detector key whose word importance guides the edits")
     seed: int = 0
-    live_rate: float = Field(
-        20.0, ge=0.0, le=10_000.0,
+    live_rate: float | Literal["auto"] = Field(
+        "auto",
         description="comments per second (all connections together) whose variants the daemon makes while "
                     "participants browse, comments the study asks about first; the rest are recorded as deferred "
-                    "(deferred_variants) and made by `modlens rescore --variants`. 0: defer every comment")
+                    "(deferred_variants) and made by `modlens rescore --variants`. \"auto\": no fixed rate, as many "
+                    "as the hardware keeps up with (a comment goes live while fewer than live_backlog wait: nearly "
+                    "all on a GPU, few on a 2-core CPU that pages keep busy; `modlens status` says which). "
+                    "0: defer every comment")
     live_backlog: int = Field(256, ge=0, le=100_000,
                               description="comments waiting for live variants, at most; past it they are deferred")
     live_share: float = Field(
@@ -69,6 +72,17 @@ class PerturbationConfig(_Strict):
     strategy_options: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="per-strategy options, e.g. {human_lookup = {path = '.../perturbations.json'}}")
+
+    @field_validator("live_rate", mode="before")
+    @classmethod
+    def _rate_or_auto(cls, v: Any) -> float | str:
+        # one clear message, not the union's two ("constrained-float", "literal['auto']")
+        if v == "auto":
+            return v
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 10_000:
+            return float(v)
+        raise PydanticCustomError("live_rate", "{value} is not a rate", {
+            "value": repr(v), "fix": 'give comments per second from 0 to 10000, or "auto" (the default)'})
 
     @field_validator("strategies")
     @classmethod

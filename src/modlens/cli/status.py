@@ -63,8 +63,17 @@ def variant_mode_line(v: dict[str, Any]) -> str:
     said = f"{share:.0%} of the last {n:,} comments deferred"
     if mode == "deferred":
         return (f"deferred ({said}: pages keep the model busy, or the budget binds; "
-                f"perturbation.live_share {v.get('live_share', 0):g} and live_rate decide how many go live)")
+                f"perturbation.live_share {v.get('live_share', 0):g}, live_rate and live_backlog decide how many "
+                "go live)")
     return f"live ({said})"
+
+
+def variant_budget_line(v: dict[str, Any]) -> str:
+    """The daemon's live variant budget, as `modlens status` prints it."""
+    rate, backlog = v["live_rate"], v.get("live_backlog")
+    if rate == "auto":
+        return f"budget: what the hardware keeps up with, at most {backlog} waiting"
+    return f"budget {rate:g} comments/s, at most {backlog} waiting"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         v = report["queue"].get("variants")
         if v:
             print(f"  variants: {v['done']} made live, {v['queued']} waiting, {v['deferred']} deferred "
-                  f"(budget {v['live_rate']:g} comments/s; `modlens rescore --variants` makes the deferred ones)")
+                  f"({variant_budget_line(v)}; `modlens rescore --variants` makes the deferred ones)")
             if v.get("mode"):
                 print(f"  variants now: {variant_mode_line(v)}")
     else:

@@ -1,8 +1,9 @@
 """Live variants, apart from scoring: a page's scores go out whatever the variant backlog.
 
 After its scores are sent, each comment of a page with `variants: true` is offered here. The
-study's budget decides (`perturbation.live_rate` comments/s over all connections, at most
-`live_backlog` waiting, at most `LiveSession.max_variant_backlog` per connection); comments the
+study's budget decides (at most `perturbation.live_backlog` waiting, at most
+`LiveSession.max_variant_backlog` per connection, and `live_rate` comments/s over all connections
+unless it is "auto"); comments the
 study asks participants about (its sampling, the extension's rule) are offered first. A comment
 over budget gets an empty `variants` message whose `error` says it was deferred and why, and a
 `deferred_variants` row; `modlens rescore --variants` makes its variants later.
@@ -116,7 +117,9 @@ class LiveVariants:
         self.rounds = asyncio.Semaphore(max(1, rounds))
         self._in_flight: set[asyncio.Task[None]] = set()
         self.rate, self.backlog = p.live_rate, p.live_backlog
-        self.budget = TokenBucket(p.live_rate, max(1, int(p.live_rate))) if p.live_rate > 0 else None
+        # "auto": no rate; the bounded backlog admits what the worker drains, so the hardware sets
+        # the pace (a GPU keeps up with pages, a busy 2-core CPU does not and defers)
+        self.budget = None if p.live_rate == "auto" or p.live_rate <= 0 else TokenBucket(p.live_rate, max(1, int(p.live_rate)))
         self.waiting: tuple[deque[VariantJob], deque[VariantJob]] = (deque(), deque())  # asked-about first
         self.stats = VariantStats()
         self.recent: deque[bool] = deque(maxlen=RECENT)  # offered comments, newest last: deferred or not
@@ -125,13 +128,13 @@ class LiveVariants:
 
     # --- admission --------------------------------------------------------------------------
     def _over_budget(self, job: VariantJob) -> str | None:
-        if self.budget is None:
+        if self.rate == 0:
             return "the study's variant budget is 0 comments/s (perturbation.live_rate)"
         if job.session.variants_queued >= job.session.max_variant_backlog:
             return f"this connection has {job.session.variants_queued} comments waiting for variants"
         if self.stats.queued >= self.backlog:
             return f"{self.stats.queued} comments wait for variants (perturbation.live_backlog)"
-        if self.budget.take():
+        if self.budget is not None and self.budget.take():
             return f"over the study's variant budget of {self.rate:g} comments/s (perturbation.live_rate)"
         return None
 
