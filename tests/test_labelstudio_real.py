@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -47,6 +48,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 REPO = Path(__file__).resolve().parents[1]
 LABEL_STUDIO = REPO / ".venv-labelstudio" / "bin" / "label-studio"
+# the empty database `make labelstudio` had Label Studio migrate once: a fresh start otherwise spends
+# about 70 s of CPU on its Django migrations before it answers (docs/PERFORMANCE.md, the suite's time)
+MIGRATED = REPO / ".venv-labelstudio" / "migrated" / "label_studio.sqlite3"
 TOKEN = "modlens-test-token-0123456789"
 START_TIMEOUT = 900  # seconds
 
@@ -84,6 +88,8 @@ class LabelStudio:
     def __init__(self, data: Path, port: int):
         self.base = f"http://127.0.0.1:{port}"
         data.mkdir(parents=True, exist_ok=True)
+        if MIGRATED.exists():
+            shutil.copyfile(MIGRATED, data / MIGRATED.name)
         self.log = data / "label-studio.log"
         # no version check against pypi.org: a test must not depend on the internet
         env = {**os.environ, "LABEL_STUDIO_BASE_DATA_DIR": str(data), "LATEST_VERSION_CHECK": "false"}
