@@ -78,7 +78,7 @@ class PerturbationConfig(_Strict):
     def _rate_or_auto(cls, v: Any) -> float | str:
         # one clear message, not the union's two ("constrained-float", "literal['auto']")
         if v == "auto":
-            return v
+            return "auto"
         if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 10_000:
             return float(v)
         raise PydanticCustomError("live_rate", "{value} is not a rate", {
