@@ -241,6 +241,26 @@ def test_survey_platforms_as_they_export(tmp_path: Path, capsys: pytest.CaptureF
     assert code == 0 and "1 workers, 6 ratings imported" in out and "accept  survey:5f8e0c1d2b  task t01" in out, out
 
 
+def test_one_worker_in_two_slots_of_a_task_is_reported_and_counted_once(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A platform that lists one HIT per slot lets one worker take both slots of a task: the import
+    says so, and the review and the coverage count that worker once for the task."""
+    folder = study_with_set(tmp_path, capsys)
+    plan = assignment.Plan.load(folder, load(folder))
+    head = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "Input.assignment",
+            *[f"Answer.{k}" for k in _answer_cells(plan, "t01-r1")]]
+    rows = [[f"3H{n}", f"3A{n}", "A1WORKER", "Submitted", unit, *_answer_cells(plan, unit).values()]
+            for n, unit in enumerate(("t01-r1", "t01-r2", "t02-r1"))]
+    mturk = _write_csv(tmp_path / "Batch_9_batch_results.csv", [head, *rows])
+    code, out = run(capsys, "rate", mturk, "--db", tmp_path / "log.sqlite", "--study", folder)
+    assert code == 0, out
+    assert ("1 workers filled several slots of one task; each counts once there, so those tasks have a rater "
+            "fewer than planned: worker A1WORKER: t01-r1, t01-r2 (task t01)") in out, out
+    assert [line.split()[2:4] for line in out.splitlines() if "survey:A1WORKER" in line] == [
+        ["task", "t01"], ["task", "t02"]]  # one review per task, not one per slot
+    assert "0 of 12 items have 2 raters in accepted tasks" in out, out  # t01's two slots are one rater
+
+
 def test_other_exports_are_refused_naming_the_one_to_choose(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A Potato annotation history or CSV export, and Label Studio's JSON-MIN and CSV exports (the
     shapes their real exports have, tests/test_labelstudio_real.py and test_potato_real.py check

@@ -46,6 +46,10 @@ def run(args: argparse.Namespace) -> int:
             reviews = result.reviews
             print(f"{args.file} ({result.format}): {result.workers} workers, {result.ratings_new} ratings imported, "
                   f"{result.ratings_known} already in the log, {result.empty} empty answers")
+            if result.repeat_slots:
+                print(f"{len(result.repeat_slots)} workers filled several slots of one task; each counts once there, so "
+                      "those tasks have a rater fewer than planned: " + "; ".join(result.repeat_slots[:5])
+                      + (" …" if len(result.repeat_slots) > 5 else ""))
             if result.changed:
                 done = ("kept the stored answers (--on-change replace takes the new ones)" if result.on_change == "keep"
                         else "stored the new answers as the raters' latest")

@@ -12,7 +12,7 @@ rater's latest rating), never silently.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from modlens.errors import ModlensError
@@ -42,6 +42,10 @@ class ImportResult:
     raters: int              # the assignment's raters per item
     covered: int             # items with that many accepted raters
     items: int
+    # a worker who filled several slots of one task ("worker W: t01-r1, t01-r2"): reviewed and counted
+    # once for that task, so it has a rater fewer than planned (platforms that list one HIT or link
+    # per slot let one worker take two)
+    repeat_slots: list[str] = field(default_factory=list)
 
 
 def _versions(log: object, study_id: str, rater: str, client_id: str) -> list[dict[str, object]]:
@@ -154,7 +158,18 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
                 known += not created
     reviews = review_log(db, plan)
     return ImportResult(fmt, len({a.worker for a in answers}), new, known, empty, reviews, changed, on_change,
-                        int(plan.assignment["params"]["raters"]), coverage(db, plan, reviews), len(plan.items))
+                        int(plan.assignment["params"]["raters"]), coverage(db, plan, reviews), len(plan.items),
+                        repeat_slots(answers, plan))
+
+
+def repeat_slots(answers: list[crowd.Answer], plan: Plan) -> list[str]:
+    """Workers whose answers name two or more slots of the same task, one line each."""
+    slots: dict[tuple[str, str], set[str]] = {}
+    for ans in answers:
+        if ans.assignment in plan.assignments:  # a slot; a task id (the queue-driven tools) is one unit
+            slots.setdefault((ans.worker, plan.assignments[ans.assignment]["task"]), set()).add(ans.assignment)
+    return [f"worker {worker}: {', '.join(sorted(units))} (task {task})"
+            for (worker, task), units in sorted(slots.items()) if len(units) > 1]
 
 
 def _anchors(stored: dict[str, object]) -> object:
