@@ -31,6 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_encoding_option(parser)
 
 
+def _first_five(lines: list[str]) -> str:
+    return "; ".join(lines[:5]) + (" …" if len(lines) > 5 else "")
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -48,13 +52,12 @@ def run(args: argparse.Namespace) -> int:
                   f"{result.ratings_known} already in the log, {result.empty} empty answers")
             if result.repeat_slots:
                 print(f"{len(result.repeat_slots)} workers filled several slots of one task; each counts once there, so "
-                      "those tasks have a rater fewer than planned: " + "; ".join(result.repeat_slots[:5])
-                      + (" …" if len(result.repeat_slots) > 5 else ""))
+                      f"those tasks have a rater fewer than planned: {_first_five(result.repeat_slots)}")
             if result.changed:
                 done = ("kept the stored answers (--on-change replace takes the new ones)" if result.on_change == "keep"
                         else "stored the new answers as the raters' latest")
                 print(f"{len(result.changed)} annotations changed since the last import, {done}: "
-                      + "; ".join(result.changed[:5]) + (" …" if len(result.changed) > 5 else ""))
+                      f"{_first_five(result.changed)}")
         else:
             if not Path(db).is_file():
                 raise CliError(f"{db}: no study log there", kind=ErrorKind.NOT_FOUND)
