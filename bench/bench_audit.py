@@ -34,14 +34,9 @@ from itertools import islice
 sys.path.insert(0, sys.argv[6])
 from runs_on import count_tokens, flops_per_token, runs_on
 from modlens.audit.run import run_audit
+from free_detector import Free
 from modlens.detectors import registry
-from modlens.detectors.base import Detector
 from modlens.scale.sources import load_dataset
-
-class Free(Detector):
-    name, version, labels, toxicity_label, max_batch = "free", "1", ("toxicity",), "toxicity", 1024
-    def score(self, texts):
-        return [{"toxicity": 0.25} for _ in texts]
 
 rows, detector, db, options, chunk = int(sys.argv[1]), sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), int(sys.argv[5])
 det = Free() if detector == "free" else registry.create(detector, **options)

@@ -4,26 +4,17 @@ something only if the replay holds exactly those rows, so the bench checks that 
 otherwise. Run here on a few hundred rows: the report prints every stage and each table."""
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
+import bench_audit_floor as bench  # bench/ is on the tests' path (pyproject.toml)
 from modlens.studylog.store import StudyLog
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_audit_floor.py"
-
-
-def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_audit_floor_under_test", BENCH)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+BENCH = Path(bench.__file__)
 
 
 def test_tables_come_after_the_tables_their_foreign_keys_name(tmp_path):
-    bench = load_bench()
     log = StudyLog(tmp_path / "log.db")
     order = bench.tables_in_order(log.conn)
     for table in order:
@@ -50,7 +41,6 @@ def test_the_bench_replays_the_audited_rows_and_reports_each_stage(tmp_path):
 
 
 def test_logs_that_differ_in_one_row_are_not_the_same(tmp_path):
-    bench = load_bench()
     for name in ("a.db", "b.db"):
         StudyLog(tmp_path / name).close()
     assert bench.same_rows(tmp_path / "a.db", tmp_path / "b.db")
