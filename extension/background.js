@@ -13,7 +13,7 @@ if (typeof importScripts === "function") {
 
   // Stored state, loaded once per worker start; every event handler waits for it.
   let loaded = null;
-  const ready = () => (loaded = loaded || Promise.all([config.load(), counters.load(), delivery.outbox.load()]));
+  const ready = () => (loaded = loaded || Promise.all([config.load(), counters.load(), delivery.outbox.load(), tabs.load()]));
 
   connection.onMessage = ns.onDaemonMessage;
   connection.onStatus = () => tabs.broadcast(ns.messages.state(ns.publicState()));

@@ -46,10 +46,16 @@
     return refusal;
   }
 
-  function reportStatus(status) {
+  // The observer reports a status only when it changes: one the worker did not take (it was
+  // stopping or starting) is sent again, else the popup would miss it until the next change.
+  let statusRetry = null;
+  function reportStatus(status, attempt = 0) {
     lastStatus = status || lastStatus;
+    clearTimeout(statusRetry);
     const s = { ...(lastStatus || { adapter: adapter.name, state: "inactive" }), active: active(), reason: reason(), counts: { ...page } };
-    send(msgs.pageStatus(s)).catch(() => {});
+    send(msgs.pageStatus(s)).catch(() => {
+      if (attempt < 4) statusRetry = setTimeout(() => reportStatus(undefined, attempt + 1), 500 * 2 ** attempt);
+    });
   }
 
   async function sendComments(pg, items, attempt = 0) {

@@ -118,8 +118,8 @@
     [M.contentHello]: contentConfig,
     [M.comments]: queueComments,
     [M.rate]: queueRating,
-    [M.pageStatus](msg, sender) {
-      tabs.setStatus(sender, msg.status);
+    async [M.pageStatus](msg, sender) {
+      await tabs.setStatus(sender, msg.status); // saved before the answer: the worker may stop after it
       return { ok: true };
     },
     [M.getState]: (msg) => {

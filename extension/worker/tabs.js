@@ -1,10 +1,44 @@
 // The worker's view of the tabs: where each comment message came from (so scores and rating
 // acknowledgements go back to that tab and frame), the status every observing frame reported
 // (for the popup), and broadcasts to the extension's own pages.
+//
+// Statuses are kept in storage.session as well as in memory: Chromium stops an idle worker and
+// its memory goes with it, while a page reports its status only when the status changes, so a
+// page that found its comments before the stop would otherwise be missing from the popup until
+// its next comment. storage.session lasts as long as the browser session, like the tabs.
 (function (ns) {
+  const STORE_KEY = "pageStatuses";
+  const store = chrome.storage.session || null; // absent on browsers without it: memory only
   const statuses = new Map(); // tabId -> Map(frameId -> page status)
+  let saving = Promise.resolve();
+
+  function snapshot() {
+    const out = {};
+    for (const [tabId, frames] of statuses) out[tabId] = Object.fromEntries(frames);
+    return out;
+  }
+
+  function save() {
+    if (!store) return saving;
+    // chained, so that writes land in the order the statuses came in
+    saving = saving.then(() => store.set({ [STORE_KEY]: snapshot() })).catch((err) => console.warn("modlens: saving page statuses", String(err)));
+    return saving;
+  }
 
   const tabs = {
+    /** Statuses saved before the worker last stopped, for the tabs that are still open. */
+    async load() {
+      if (!store) return;
+      const saved = (await store.get(STORE_KEY))[STORE_KEY] || {};
+      const open = new Set((await chrome.tabs.query({})).map((t) => t.id));
+      for (const [tabId, frames] of Object.entries(saved)) {
+        const id = Number(tabId);
+        if (!open.has(id) || statuses.has(id)) continue; // closed meanwhile, or reported again already
+        statuses.set(id, new Map(Object.entries(frames).map(([frameId, s]) => [Number(frameId), s])));
+      }
+      if (statuses.size !== Object.keys(saved).length) await save();
+    },
+
     /** The route of a message from a content script (or -1 for extension pages: calibration). */
     routeFrom(sender, platform) {
       return { tabId: sender.tab ? sender.tab.id : -1, frameId: sender.frameId || 0, platform };
@@ -27,6 +61,7 @@
       const { tabId, frameId } = this.routeFrom(sender);
       if (!statuses.has(tabId)) statuses.set(tabId, new Map());
       statuses.get(tabId).set(frameId, { ...status, frameId });
+      return save();
     },
 
     /** The popup asks for its tab; without a tab id (tests, options) every observed frame is listed. */
@@ -36,7 +71,7 @@
     },
 
     forget(tabId) {
-      statuses.delete(tabId);
+      if (statuses.delete(tabId)) save();
     },
   };
 

@@ -89,3 +89,25 @@ def test_outbox_survives_daemon_restart_and_stopped_worker(browser, daemon, tmp_
     assert len({r["client_rating_id"] for r in daemon.ratings()}) == len(daemon.ratings())
     page.close()
     page2.close()
+
+
+def test_page_status_survives_a_stopped_worker(browser, daemon, tmp_path):
+    """Chromium stops an idle service worker and its memory goes with it. The popup of a page
+    that found its comments before that must still show them: the page reports its status only
+    when it changes, so a status kept in memory alone would be gone until the next comment."""
+    url, items = serve_page(browser, tmp_path, "StatusT0001", ["a comment found before the worker stopped", "and another"])
+    page = browser.context.new_page()
+    try:
+        page.goto(url)
+
+        def reported():
+            return next((p for p in browser.state()["pages"]
+                         if p.get("page") and p["page"]["page_key"] == "StatusT0001" and p.get("found") == 2), None)
+
+        before = wait_for(reported, 20, "the page status with 2 comments found")
+        wait_for(lambda: len(logged(daemon, items)) == 2, 20, "both comments logged")
+        browser.stop_service_worker()
+        after = wait_for(reported, 10, "the same page status after the worker restarted")
+        assert (after["adapter"], after["missing"], after["parents"]) == (before["adapter"], before["missing"], before["parents"])
+    finally:
+        page.close()
