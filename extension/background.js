@@ -26,7 +26,7 @@ if (typeof importScripts === "function") {
       .then(respond, (err) => respond({ error: String((err && err.message) || err) }));
     return true; // async response
   });
-  chrome.tabs.onRemoved.addListener((tabId) => tabs.forget(tabId));
+  chrome.tabs.onRemoved.addListener((tabId) => ready().then(() => tabs.forget(tabId)));
   // A stopped worker wakes on any event; the alarm makes sure a pending outbox is retried.
   if (chrome.alarms) {
     chrome.alarms.create(ns.WAKE_ALARM, { periodInMinutes: ns.WAKE_MINUTES });

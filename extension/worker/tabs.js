@@ -26,17 +26,14 @@
   }
 
   const tabs = {
-    /** Statuses saved before the worker last stopped, for the tabs that are still open. */
+    /** Statuses saved before the worker last stopped. A tab closed meanwhile woke the worker with
+     * its onRemoved event, handled after this load (background.js): no stale tab stays. */
     async load() {
       if (!store) return;
       const saved = (await store.get(STORE_KEY))[STORE_KEY] || {};
-      const open = new Set((await chrome.tabs.query({})).map((t) => t.id));
       for (const [tabId, frames] of Object.entries(saved)) {
-        const id = Number(tabId);
-        if (!open.has(id) || statuses.has(id)) continue; // closed meanwhile, or reported again already
-        statuses.set(id, new Map(Object.entries(frames).map(([frameId, s]) => [Number(frameId), s])));
+        statuses.set(Number(tabId), new Map(Object.entries(frames).map(([frameId, s]) => [Number(frameId), s])));
       }
-      if (statuses.size !== Object.keys(saved).length) await save();
     },
 
     /** The route of a message from a content script (or -1 for extension pages: calibration). */

@@ -109,5 +109,9 @@ def test_page_status_survives_a_stopped_worker(browser, daemon, tmp_path):
         browser.stop_service_worker()
         after = wait_for(reported, 10, "the same page status after the worker restarted")
         assert (after["adapter"], after["missing"], after["parents"]) == (before["adapter"], before["missing"], before["parents"])
+        # a tab closed while the worker is stopped wakes it; the saved status goes with the tab
+        browser.stop_service_worker()
     finally:
         page.close()
+    wait_for(lambda: not any(p.get("page") and p["page"]["page_key"] == "StatusT0001" for p in browser.state()["pages"]),
+             10, "the closed tab's status to be gone")
