@@ -29,6 +29,7 @@ from typing import Any, Callable, Generator, Iterable, Iterator
 from modlens.errors import ErrorKind, ModlensError
 from modlens.normalize.base import Normalized
 from modlens.rows import Variant
+from modlens.studylog import csvcells
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 TSV_SUFFIXES = (".tsv", ".tab")
@@ -306,6 +307,8 @@ def iter_rows(path: Path, columns: list[str] | None = None,
                 yield obj
     records = _csv_rows(path, fmt)
     header = [h.lstrip("\ufeff") for h in next(records, [])]
+    if csvcells.is_own_header(header):  # modlens's own export: its `'` before a formula character comes off
+        records = (csvcells.restore_row(values) for values in records)
     for values in records:
         if values:  # csv.DictReader skips blank lines too
             yield dict(zip(header, values)) if len(values) == len(header) else _ragged(header, values)

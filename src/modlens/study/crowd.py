@@ -24,7 +24,6 @@ becomes rater `<format>:<worker>`.
 """
 from __future__ import annotations
 
-import csv
 import html
 import json
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from xml.sax.saxutils import quoteattr
 from modlens.config import StudyConfig
 from modlens.errors import ModlensError
 from modlens.study.assignment import GOLD, Plan
+from modlens.studylog import csvcells
 
 FORMATS = ("labelstudio", "potato", "survey")
 ANCHOR_QUESTIONS = ("vs_hard", "vs_extreme")
@@ -190,7 +190,7 @@ def export_survey(plan: Plan, out: Path) -> list[Path]:
     width = max(len(a["order"]) for a in plan.assignment["assignments"])
     header = ["assignment", "task"] + [f"item{n}_{c}" for n in range(1, width + 1) for c in ("ref", "text")]
     with (out / "tasks.csv").open("w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh)
+        w = csvcells.writer(fh)  # a comment a spreadsheet would run opens as text
         w.writerow(header)
         for a in plan.assignment["assignments"]:
             cells = [v for ref in a["order"] for v in (ref, plan.text(ref))]

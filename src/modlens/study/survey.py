@@ -21,6 +21,7 @@ from typing import Any
 from modlens.datasets.base import DatasetError, read_rows
 from modlens.study.assignment import Plan
 from modlens.study.crowd import LS_JSON, POTATO_FIX, Answer, CrowdError, questions, task_and_order
+from modlens.studylog import csvcells
 
 # first non-empty wins: a platform's own worker id before a survey tool's response id
 WORKER_COLUMNS = ("WorkerId", "workerId", "worker_id", "PROLIFIC_PID", "Participant id", "participant_id",
@@ -59,6 +60,8 @@ def read_survey(path: Path, plan: Plan, encoding: str | None = None) -> list[Ans
         raise CrowdError(err.message, err.fix) from None
     if not rows:
         raise CrowdError(f"{path}: no rows")
+    # Mechanical Turk copies tasks.csv's cells into `Input.<column>`: modlens's `'` before a formula character comes off
+    rows = [{k: csvcells.restore(v) if str(k).startswith("Input.") else v for k, v in row.items()} for row in rows]
     platform, numbered = platform_rows(path, rows)
     names = {q.name for q in questions(plan.study)}
     out = []
