@@ -17,11 +17,11 @@ from modlens.media import MediaInput
 from modlens.perturb.importance import importance_from_scores, importance_texts
 from modlens.rows import Variant
 from modlens.services.detectors import load_detectors
+from modlens.services.variant_setup import build_variant_setup, importance_method, variant_target
 
 if TYPE_CHECKING:
     from modlens.normalize.base import Normalized
     from modlens.normalize.pipeline import Normalizer
-    from modlens.perturb.generate import VariantGenerator
 
 T = TypeVar("T")
 
@@ -205,7 +205,9 @@ class Engine:
         # engine still scores. Its error is kept for `status`.
         self.component_errors: dict[str, str] = {}
         self.normalizer = self._optional("normalizer", self._build_normalizer)
-        self.generator = self._optional("perturbation", self._build_generator)
+        # the generator, its target and importance method: built where Ray's variant actors build theirs
+        self.variant_setup = self._optional("perturbation", lambda: build_variant_setup(study.perturbation, detectors))
+        self.generator = None if self.variant_setup is None else self.variant_setup.generator
         self._keeps_importance: Callable[[int], None] | None = None
         target = self.target_key()
         if self.generator is not None and target is not None and self.importance_method(target) == "pooled":
@@ -229,14 +231,6 @@ class Engine:
             return None
         from modlens.normalize.pipeline import build_normalizer
         return build_normalizer(self.study.normalizer.steps)
-
-    def _build_generator(self) -> VariantGenerator | None:
-        p = self.study.perturbation
-        if not p.enabled or p.budget == 0:
-            return None
-        from modlens.perturb.generate import VariantGenerator
-        return VariantGenerator(p.strategies, budget=p.budget, seed=p.seed, importance_threshold=p.importance_threshold,
-                                strategy_options=p.strategy_options)
 
     @property
     def detectors(self) -> dict[str, Detector]:
@@ -289,24 +283,21 @@ class Engine:
         return None if self.normalizer is None else self.normalizer.normalize(text)
 
     def target_key(self) -> str | None:
-        p = self.study.perturbation
-        if p.target and p.target in self.runners:
-            return p.target
-        return next(iter(self.runners), None)
+        """The detector whose word importance guides the edits (`variant_setup.variant_target`)."""
+        if self.variant_setup is not None:
+            return self.variant_setup.target
+        return variant_target(self.study.perturbation, self.detectors)
 
     async def word_importance(self, text: str, target: str | None = None) -> list[float] | None:
         """NoisyHate Algorithm 1 (`perturb.importance`), its texts scored in one batched call."""
         return (await self.word_importance_many([text], target))[0]
 
     def importance_method(self, target: str | None = None) -> str:
-        """The study's `perturbation.importance_method` where the target can do it: "pooled" needs
-        a local detector with `word_importance_pooled`; any other falls back to leave-one-out."""
+        """The study's `perturbation.importance_method` where the target can do it
+        (`variant_setup.importance_method`)."""
         target = target or self.target_key()
-        if self.study.perturbation.importance_method == "pooled" and target in self.runners:
-            d = self.runners[target].detector
-            if hasattr(d, "word_importance_pooled") and not d.remote:
-                return "pooled"
-        return "leave_one_out"
+        runner = self.runners.get(target) if target is not None else None
+        return importance_method(self.study.perturbation, None if runner is None else runner.detector)
 
     async def word_importance_many(self, texts: Sequence[str], target: str | None = None) -> list[list[float] | None]:
         """Word importance of many comments. Leave-one-out: ONE submission to the target's
@@ -369,28 +360,19 @@ class Engine:
         """`variants` for many comments: one importance pass for all of them, then the
         generator over each in one worker call. A comment whose generation failed gets its
         exception in place of a list; the others are unaffected."""
-        if self.generator is None:
+        setup = self.variant_setup
+        if setup is None:
             return [[] for _ in texts]
         texts = list(texts)
-        target = self.target_key()
-        importances = await self.word_importance_many(texts, target)
-        method = self.importance_method(target)
-        generator = self.generator
+        importances = await self.word_importance_many(texts, setup.target)
 
         def generate_all() -> list[list[Variant] | BaseException]:
             out: list[list[Variant] | BaseException] = []
             for text, importance in zip(texts, importances):
                 try:
-                    # the default passes no method: generators replaced in tests and plugins keep their signature
-                    out.append(generator.generate(text, importance=importance) if method == "leave_one_out" else
-                               generator.generate(text, importance=importance, importance_method=method))
+                    out.append(setup.generate(text, importance))
                 except Exception as err:  # one comment's failure is its own
                     out.append(err)
             return out
 
-        got = await asyncio.get_running_loop().run_in_executor(None, generate_all)
-        for variants in got:
-            if not isinstance(variants, BaseException):
-                for v in variants:
-                    v.target_detector = v.target_detector or target
-        return got
+        return await asyncio.get_running_loop().run_in_executor(None, generate_all)

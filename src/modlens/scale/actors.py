@@ -91,22 +91,20 @@ class DetectorActor:
 
 class VariantActor:
     """The variant generator and the target detector that guides it (word importance), as
-    `Engine.variants` runs them."""
+    `Engine.variants` runs them: built by the engine's own `build_variant_setup`, so the actor
+    refuses what the engine refuses and computes importance the same way."""
 
     def __init__(self, perturbation: PerturbationConfig, target: str, spec: DetectorConfig | Detector,
                  threads: int | None = None) -> None:
-        from modlens.perturb.generate import VariantGenerator
+        from modlens.services.variant_setup import build_variant_setup
 
-        p = perturbation
-        self.generator = VariantGenerator(p.strategies, budget=p.budget, seed=p.seed,
-                                          importance_threshold=p.importance_threshold,
-                                          strategy_options=p.strategy_options)
-        self.target = target
         self.det = build_detector(spec, False)
+        setup = build_variant_setup(perturbation, {target: self.det}, target)
+        if setup is None:
+            raise ValueError("variants are off in this study (disabled, or a budget of 0): no variant actor to start")
+        self.setup = setup
+        self.target, self.method = target, setup.importance_method
         use_threads(threads)
-        # as Engine.importance_method: "pooled" where the target has it, else leave-one-out
-        self.method = ("pooled" if p.importance_method == "pooled" and hasattr(self.det, "word_importance_pooled")
-                       else "leave_one_out")
 
     def variants(self, texts: list[str]) -> list[list[Variant] | Failed]:
         from modlens.perturb.importance import importance_from_scores, importance_texts
@@ -129,14 +127,9 @@ class VariantActor:
         out: list[list[Variant] | Failed] = []
         for text, importance in zip(texts, importances):
             try:
-                variants = (self.generator.generate(text, importance=importance) if self.method == "leave_one_out"
-                            else self.generator.generate(text, importance=importance, importance_method=self.method))
+                out.append(self.setup.generate(text, importance))
             except Exception as err:  # this text's variants only (the chunk pipeline's error policy)
                 out.append(failure(err, VARIANTS))
-                continue
-            for v in variants:
-                v.target_detector = v.target_detector or self.target
-            out.append(variants)
         return out
 
 
