@@ -183,6 +183,19 @@ document.getElementById('f').addEventListener('submit', ev => {{
 """
 
 
+# Inside <script>, the HTML parser ends the element at `</script` and enters an escaped state at `<!--`
+# (where a later `<script>` keeps the real `</script>` from closing it: the page's code never runs).
+# JSON lets every character of a string be a \u escape, so none of these reach the parser; U+2028 and
+# U+2029 are escaped as well, for JavaScript parsers older than ES2019 that end a line there.
+_SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
+                   0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def script_json(data: Any) -> str:
+    """JSON to embed in an HTML <script> element: no text in it can end the script or open a comment."""
+    return json.dumps(data, ensure_ascii=False).translate(_SCRIPT_ESCAPES)
+
+
 def export_survey(plan: Plan, out: Path) -> list[Path]:
     """tasks.csv (one row per assignment: its id and each position's order entry and text) and
     form.html (no external resources; the comments are embedded, picked by assignment)."""
@@ -197,8 +210,8 @@ def export_survey(plan: Plan, out: Path) -> list[Path]:
             w.writerow([a["id"], a["task"], *cells, *[""] * (len(header) - 2 - len(cells))])
     data = {"questions": [q.__dict__ for q in questions(plan.study)],
             "assignments": {a["id"]: [plan.text(r) for r in a["order"]] for a in plan.assignment["assignments"]}}
-    embedded = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
-    (out / "form.html").write_text(FORM.format(title=html.escape(plan.study.title), data=embedded), encoding="utf-8")
+    (out / "form.html").write_text(FORM.format(title=html.escape(plan.study.title), data=script_json(data)),
+                                   encoding="utf-8")
     return [out / "tasks.csv", out / "form.html"]
 
 

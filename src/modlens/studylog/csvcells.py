@@ -26,8 +26,8 @@ TRIGGERS = "=+-@\t\r"
 QUOTE = "'"
 _ESCAPED = re.compile(r"'*[=+\-@\t\r]")     # what gets a quote in front when written
 _WRITTEN = re.compile(r"'+[=+\-@\t\r]")     # what had one put there
-# survey task files (study export-tasks --format survey): assignment, task, item<N>_ref, item<N>_text, …
-_TASKS_ITEM = re.compile(r"item\d+_(ref|text)")
+# survey task files (study export-tasks --format survey): assignment, task, item<N>_id (or _ref), item<N>_text, …
+_TASKS_ITEM = re.compile(r"item\d+_(id|ref|text)")
 
 
 def neutralise(cell: Any) -> Any:
