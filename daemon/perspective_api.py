@@ -13,19 +13,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
+from yarl import URL
 
-from modlens.perspective import body as pbody, discovery, request as preq
+from modlens.perspective import batch as pbatch, body as pbody, discovery, request as preq
 from modlens.perspective.errors import PerspectiveError, invalid, key_invalid, key_missing, method_not_found
 from modlens.perspective.keys import KeySource, accepted
 from modlens.perspective.service import Analyzer
+from modlens.perspective.tls import GOOGLE_HOST
 from modlens.daemon.security import origin_allowed
 from modlens.live import LiveService
 from modlens.netutil import host_header_is_loopback as host_is_loopback
+from modlens.studylog.connection import LogUnwritable
 
 log = logging.getLogger("modlens.daemon")
 
@@ -37,6 +41,9 @@ class PerspectiveHost:
     closing: Callable[[], bool]     # the daemon is shutting down
     live: Callable[[], LiveService]  # the live service: valid once the app's resources started
     api_key: KeySource = field(default_factory=KeySource)  # the daemon's log scrubber removes it too
+    # the TLS contexts of `serve --perspective-proxy` (daemon/perspective_proxy.py): a connection made
+    # with one of them is the drop-in's, and there, and only there, the Host is Google's
+    drop_in: list[ssl.SSLContext] = field(default_factory=list)
 
 
 HOST = web.AppKey("perspective_host", PerspectiveHost)
@@ -44,6 +51,7 @@ ANALYZER = web.AppKey("perspective_analyzer", Analyzer)
 API_KEY = web.AppKey("perspective_api_key", KeySource)
 ANALYZE_PATH = "/v1alpha1/comments:analyze"
 SUGGEST_PATH = "/v1alpha1/comments:suggestscore"
+BATCH_PATH = "/batch"  # the discovery document's batchPath
 KEY_HEADER = "X-Goog-Api-Key"
 # a client that has not sent its whole body this long after its headers is answered and dropped
 # (the header and idle timeouts are the server's, `daemon.app.SERVER_OPTIONS`)
@@ -57,7 +65,8 @@ def add_routes(app: web.Application, host: PerspectiveHost) -> None:
     app.cleanup_ctx.append(_analyzer_ctx)
     app.router.add_post(ANALYZE_PATH, analyze_handler)
     app.router.add_post(SUGGEST_PATH, suggest_handler)
-    for path in (ANALYZE_PATH, SUGGEST_PATH):  # GET, PUT, ...: Google's JSON, not aiohttp's plain 405
+    app.router.add_post(BATCH_PATH, batch_handler)
+    for path in (ANALYZE_PATH, SUGGEST_PATH, BATCH_PATH):  # GET, PUT, ...: Google's JSON, not aiohttp's plain 405
         app.router.add_route("*", path, other_method_handler)
     for path in discovery.PATHS:
         app.router.add_get(path, discovery_handler)
@@ -78,7 +87,11 @@ def _door(request: web.Request) -> PerspectiveError | None:
     for name in ("Host", "Origin", KEY_HEADER):
         if len(request.headers.getall(name, [])) > 1:
             return PerspectiveError("PERMISSION_DENIED", f"header {name} given more than once")
-    if not request.app[HOST].allow_remote and not host_is_loopback(request.headers.get("Host")):
+    host = request.app[HOST]
+    if request.transport is not None and request.transport.get_extra_info("sslcontext") in host.drop_in:
+        if (request.headers.get("Host") or "").lower().removesuffix(":443") != GOOGLE_HOST:
+            return PerspectiveError("PERMISSION_DENIED", f"the drop-in answers for Host {GOOGLE_HOST} only")
+    elif not host.allow_remote and not host_is_loopback(request.headers.get("Host")):
         return PerspectiveError("PERMISSION_DENIED", "Host must be a loopback address (127.0.0.1, localhost, [::1])")
     if not origin_allowed(request.headers.get("Origin")):
         return PerspectiveError("PERMISSION_DENIED", "requests from web pages are refused: call the API from a "
@@ -87,10 +100,13 @@ def _door(request: web.Request) -> PerspectiveError | None:
 
 
 def _key_refusal(request: web.Request) -> PerspectiveError | None:
-    offered = [*request.query.getall("key", []), *request.headers.getall(KEY_HEADER, [])]
+    return _key_refusal_of(request.app, [*request.query.getall("key", []), *request.headers.getall(KEY_HEADER, [])])
+
+
+def _key_refusal_of(app: web.Application, offered: list[str]) -> PerspectiveError | None:
     if not offered:
         return key_missing()
-    if len(offered) > 1 or not accepted(offered[0], request.app[HOST].token(), request.app[API_KEY]()):
+    if len(offered) > 1 or not accepted(offered[0], app[HOST].token(), app[API_KEY]()):
         return key_invalid()
     return None
 
@@ -113,7 +129,7 @@ async def _answer_and_close(request: web.Request, err: PerspectiveError) -> web.
     return response
 
 
-async def _body(request: web.Request) -> Any:
+async def _raw_body(request: web.Request) -> bytes:
     try:
         async with asyncio.timeout(BODY_TIMEOUT_S):
             raw = await request.read()
@@ -124,10 +140,30 @@ async def _body(request: web.Request) -> Any:
         raise PerspectiveError("DEADLINE_EXCEEDED", f"The request body did not arrive within {BODY_TIMEOUT_S:g} s.") from None
     except (ConnectionError, RequestPayloadError):  # the client left before its Content-Length was sent
         raise invalid("The request body ended before its declared length.") from None
-    return pbody.decode(raw)
+    return raw
 
 
-async def _call(request: web.Request, answer: Callable[[Analyzer, Any], Awaitable[dict[str, Any]]]) -> web.Response:
+Answer = Callable[[Analyzer, Any], Awaitable[dict[str, Any]]]
+
+
+async def _answer_body(app: web.Application, answer: Answer, raw: bytes) -> dict[str, Any]:
+    """One call's JSON answer for a body that passed the doors and the key; a refusal raises
+    PerspectiveError, a bug is Perspective's 500 (the traceback goes to the log)."""
+    if app[HOST].closing():
+        raise PerspectiveError("UNAVAILABLE", "the daemon is shutting down")
+    try:
+        return await answer(app[ANALYZER], pbody.decode(raw))
+    except PerspectiveError:
+        raise
+    except LogUnwritable as err:  # a full disk: 503, no traceback (the study-log writer logs it once)
+        raise PerspectiveError("UNAVAILABLE", f"The call could not be logged, so it is not answered: {err.message}. "
+                               "Try again later.") from None
+    except Exception as err:
+        log.exception("internal error in a Perspective API call")
+        raise PerspectiveError("INTERNAL", f"{type(err).__name__}: {err}") from None
+
+
+async def _call(request: web.Request, answer: Answer) -> web.Response:
     refusal = _door(request) or _key_refusal(request)
     if refusal is not None:
         log.warning("refused Perspective API call from %s: %s", request.remote, refusal.message)
@@ -135,24 +171,61 @@ async def _call(request: web.Request, answer: Callable[[Analyzer, Any], Awaitabl
     if request.app[HOST].closing():
         return _answer(PerspectiveError("UNAVAILABLE", "the daemon is shutting down"))
     try:
-        return web.json_response(await answer(request.app[ANALYZER], await _body(request)))
+        raw = await _raw_body(request)
+        return web.json_response(await _answer_body(request.app, answer, raw))
     except PerspectiveError as err:
         return await _answer_and_close(request, err) if err.status == "DEADLINE_EXCEEDED" else _answer(err)
-    except Exception as err:  # a bug: the client gets Perspective's 500, the log the traceback
-        log.exception("internal error on %s", request.path)
-        return _answer(PerspectiveError("INTERNAL", f"{type(err).__name__}: {err}"))
+
+
+async def _analyze(analyzer: Analyzer, body: Any) -> dict[str, Any]:
+    return await analyzer.analyze(preq.parse_analyze(body, analyzer.config.max_text_bytes, analyzer.names))
+
+
+async def _suggest(analyzer: Analyzer, body: Any) -> dict[str, Any]:
+    return await analyzer.suggest(preq.parse_suggest(body, analyzer.config.max_text_bytes, analyzer.names))
+
+
+METHODS: dict[str, Answer] = {ANALYZE_PATH: _analyze, SUGGEST_PATH: _suggest}
 
 
 async def analyze_handler(request: web.Request) -> web.Response:
-    async def answer(analyzer: Analyzer, body: Any) -> dict[str, Any]:
-        return await analyzer.analyze(preq.parse_analyze(body, analyzer.config.max_text_bytes, analyzer.names))
-    return await _call(request, answer)
+    return await _call(request, _analyze)
 
 
 async def suggest_handler(request: web.Request) -> web.Response:
-    async def answer(analyzer: Analyzer, body: Any) -> dict[str, Any]:
-        return await analyzer.suggest(preq.parse_suggest(body, analyzer.config.max_text_bytes, analyzer.names))
-    return await _call(request, answer)
+    return await _call(request, _suggest)
+
+
+async def _batch_part(app: web.Application, part: pbatch.Part) -> tuple[int, dict[str, Any]]:
+    """One request of a batch, answered as if it had come alone: its own key, its own errors."""
+    url = URL(part.target if part.target.startswith("/") else "/")
+    answer = METHODS.get(url.path) if part.method == "POST" else None
+    try:
+        if answer is None:
+            raise method_not_found()
+        refusal = _key_refusal_of(app, url.query.getall("key", []) + part.header(KEY_HEADER))
+        if refusal is not None:
+            raise refusal
+        return 200, await _answer_body(app, answer, part.body)
+    except PerspectiveError as err:
+        return err.code, err.body()
+
+
+async def batch_handler(request: web.Request) -> web.Response:
+    """`POST /batch` (the discovery document's `batchPath`): googleapiclient's batch, each part
+    answered on its own and at once, so the parts share the detectors' batchers."""
+    refusal = _door(request)
+    if refusal is None and request.app[HOST].closing():
+        refusal = PerspectiveError("UNAVAILABLE", "the daemon is shutting down")
+    if refusal is not None:
+        return _answer(refusal)
+    try:
+        parts = pbatch.parse(request.headers.get("Content-Type"), await _raw_body(request))
+    except PerspectiveError as err:
+        return await _answer_and_close(request, err) if err.status == "DEADLINE_EXCEEDED" else _answer(err)
+    answers = await asyncio.gather(*(_batch_part(request.app, p) for p in parts))
+    content_type, data = pbatch.render([(p, status, body) for p, (status, body) in zip(parts, answers)])
+    return web.Response(body=data, headers={"Content-Type": content_type})
 
 
 async def other_method_handler(request: web.Request) -> web.Response:

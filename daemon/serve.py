@@ -26,6 +26,8 @@ from modlens.netutil import is_loopback
 from modlens.services.detectors import describe
 from modlens.runtime import DEFAULT_HOST, DEFAULT_PORT, bracketed, remove_runtime, write_runtime
 
+DROP_IN_PORT = 8766  # `--perspective-proxy` without a port
+
 if TYPE_CHECKING:
     from modlens.config import StudyConfig
 
@@ -41,11 +43,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--perspective-only", action="store_true",
                         help="serve only the Perspective-compatible API (POST /v1alpha1/comments:analyze), not the "
                              "extension's socket (docs/PERSPECTIVE.md)")
+    parser.add_argument("--perspective-proxy", type=int, nargs="?", const=DROP_IN_PORT, default=None, metavar="PORT",
+                        help="also answer clients that hard-code https://commentanalyzer.googleapis.com, unchanged, "
+                             f"through HTTPS_PROXY on 127.0.0.1:PORT (default {DROP_IN_PORT}); prints what to set "
+                             "(docs/PERSPECTIVE.md)")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
 
 
 async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remote: bool, can_join: bool,
-                 perspective_only: bool = False, study_dir: Path | None = None) -> int | None:
+                 perspective_only: bool = False, study_dir: Path | None = None,
+                 perspective_proxy: int | None = None) -> int | None:
     """Serve until SIGINT/SIGTERM (-> None) or until the extension joined a study (-> the port
     to serve it on: the same one, so the extension reconnects where it was)."""
     from aiohttp import web
@@ -107,11 +114,22 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
           " or `modlens browse` to start Chromium with the extension already paired", flush=True)
     if allow_remote and not is_loopback(host):
         print("modlens: WARNING     listening beyond this computer (--allow-remote)", flush=True)
+    drop_in = None
+    if perspective_proxy is not None:  # clients that hard-code Google's address (daemon/perspective_proxy.py)
+        from modlens.daemon.perspective_proxy import serve_lines, start_drop_in
+        from modlens.perspective import tls
+
+        drop_in = await start_drop_in(app, runner, DEFAULT_HOST, perspective_proxy)
+        print(f"modlens: drop-in     {tls.GOOGLE_HOST} via HTTPS_PROXY; in the client's shell:", flush=True)
+        for line in serve_lines(drop_in.material, DEFAULT_HOST, drop_in.port):
+            print(f"  {line}", flush=True)
 
     try:
         await stop.wait()
     finally:
         print("modlens: shutting down (draining the study log) ...", flush=True)
+        if drop_in is not None:
+            await drop_in.close()
         await runner.cleanup()  # closes sockets, then stops engine and writer (commits what is queued)
         remove_runtime(os.getpid())
     print("modlens: restarting on the joined study" if joined else "modlens: stopped", flush=True)
@@ -163,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
                 study = with_every_production_attribute(study)
             port = asyncio.run(_serve(study, db, args.host, port, args.allow_remote,
                                       can_join=args.config is None, perspective_only=args.perspective_only,
-                                      study_dir=study_dir))
+                                      study_dir=study_dir, perspective_proxy=args.perspective_proxy))
         return 0
     except StudyLogError as err:
         raise CliError(str(err), kind=ErrorKind.FAILED) from None

@@ -85,7 +85,7 @@ def test_documented_optional_fields_are_not_unknown(server):
     ('{"comment": {"text": "hi"}, "clientToken": "\\udfff", "requestedAttributes": {"TOXICITY": {}}}',
      "Invalid value at 'clientToken'"),
     (b'{"comment": {"text": "\xff\xfe"}}', "not UTF-8"),
-    ("", "The body is empty"),
+    ("  \n", "The body is empty"),
     ("{comment: {text: 'single quotes'}}", "Expected a value"),
     ('{comment: {text: __import__("os")}}', "Unexpected name '__import__'"),
 ])

@@ -29,7 +29,12 @@ _LITERALS = {"true": True, "false": False, "null": None}
 
 
 def decode(raw: bytes) -> Any:
-    """The body's value, or a PerspectiveError (400 INVALID_ARGUMENT) saying what is wrong."""
+    """The body's value, or a PerspectiveError (400 INVALID_ARGUMENT) saying what is wrong. No
+    body at all is the empty message, as Google's HTTP/JSON front end read it: the request is then
+    refused by its missing fields ("Comment must be specified.", COMMENT_EMPTY), an answer with a
+    `details` entry that clients probing a key with an empty POST (PyPerspective) read."""
+    if not raw:
+        return {}
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -1,0 +1,162 @@
+"""The drop-in for clients that hard-code `https://commentanalyzer.googleapis.com`
+(`modlens serve --perspective-proxy`): an HTTPS proxy on loopback that answers `CONNECT` for that
+one host, and only by answering itself. It never opens a connection anywhere: after `200
+Connection established` the client's TLS is terminated here with the certificate of the local,
+name-constrained authority (`modlens.perspective.tls`) and its requests go to the daemon's own
+app, over that TLS connection, like any other call (key, Origin, body limits, logging).
+
+Every other CONNECT target, and every plain proxy request (`GET http://...`), is refused: the
+client's other traffic is not ours to carry, and a proxy that forwarded it would be a door off
+this computer. The daemon's app accepts the Host `commentanalyzer.googleapis.com` only on the
+connections made here (`perspective_api.PerspectiveHost.drop_in`); on its plain port the Host
+must still be a loopback address.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import shlex
+import socket
+import ssl
+from typing import Any, Callable
+
+from modlens.netutil import is_loopback
+from modlens.perspective.tls import GOOGLE_HOST
+
+log = logging.getLogger("modlens.daemon")
+HEAD_LIMIT = 8192        # a CONNECT request's head is a few hundred bytes
+HEAD_TIMEOUT_S = 10.0    # as for the daemon's own request heads
+TARGETS = {f"{GOOGLE_HOST}:443"}
+
+
+def _refusal(status: int, reason: str, why: str) -> bytes:
+    text = f"modlens Perspective drop-in: {why}\n".encode()
+    return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(text)}\r\nConnection: close\r\n\r\n").encode() + text
+
+
+def check_connect(head: bytes) -> bytes | None:
+    """None when `head` is a CONNECT to the one host answered here; else the refusal to send."""
+    line = head.split(b"\r\n", 1)[0].decode("latin-1")
+    parts = line.split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+        return _refusal(400, "Bad Request", "not an HTTP/1.x request")
+    method, target, _ = parts
+    if method != "CONNECT":
+        return _refusal(405, "Method Not Allowed", f"only CONNECT {GOOGLE_HOST}:443 is answered; "
+                        "this proxy forwards nothing")
+    if target.lower() not in TARGETS:
+        return _refusal(403, "Forbidden", f"only {GOOGLE_HOST}:443 is answered here, not {target[:100]}; "
+                        "this proxy connects nowhere (set NO_PROXY for the client's other hosts)")
+    return None
+
+
+class DropIn:
+    """The proxy's listening socket and its connections (one task each until TLS is set up)."""
+
+    def __init__(self, protocol_factory: Callable[[], Any], context: ssl.SSLContext) -> None:
+        self.protocol_factory = protocol_factory  # the daemon's aiohttp server (AppRunner.server)
+        self.context = context
+        self._sock: socket.socket | None = None
+        self._accepting: asyncio.Task[None] | None = None
+        self._pending: set[asyncio.Task[None]] = set()
+        self.material: Any = None  # the tls.Material it answers with (start_drop_in)
+
+    @property
+    def port(self) -> int:
+        assert self._sock is not None
+        return int(self._sock.getsockname()[1])
+
+    def start(self, host: str, port: int) -> None:
+        if not is_loopback(host):
+            raise ValueError(f"the Perspective drop-in listens on loopback only, not {host}")
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._sock = socket.create_server((host, port), family=family)
+        self._sock.setblocking(False)
+        self._accepting = asyncio.get_running_loop().create_task(self._accept())
+
+    async def close(self) -> None:
+        if self._accepting is not None:
+            self._accepting.cancel()
+        for task in list(self._pending):
+            task.cancel()
+        await asyncio.gather(*([self._accepting] if self._accepting else []), *self._pending, return_exceptions=True)
+        if self._sock is not None:
+            self._sock.close()
+
+    async def _accept(self) -> None:
+        loop = asyncio.get_running_loop()
+        assert self._sock is not None
+        while True:
+            conn, peer = await loop.sock_accept(self._sock)
+            task = loop.create_task(self._connection(conn, peer))
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+
+    async def _connection(self, conn: socket.socket, peer: Any) -> None:
+        loop = asyncio.get_running_loop()
+        handed_over = False
+        try:
+            if not is_loopback(str(peer[0])):  # listening on loopback makes this impossible; kept as a door
+                return
+            try:
+                async with asyncio.timeout(HEAD_TIMEOUT_S):
+                    head = await _read_head(loop, conn)
+            except TimeoutError:
+                return
+            if head is None:
+                await loop.sock_sendall(conn, _refusal(400, "Bad Request", "request head too long or incomplete"))
+                return
+            refusal = check_connect(head)
+            if refusal is not None:
+                log.warning("Perspective drop-in refused %s", head.split(b"\r\n", 1)[0][:120].decode("latin-1"))
+                await loop.sock_sendall(conn, refusal)
+                return
+            await loop.sock_sendall(conn, b"HTTP/1.1 200 Connection established\r\n\r\n")
+            await loop.connect_accepted_socket(self.protocol_factory, conn, ssl=self.context,
+                                               ssl_handshake_timeout=HEAD_TIMEOUT_S)
+            handed_over = True
+        except (OSError, ssl.SSLError, ConnectionError) as err:  # a client that left, or did not trust us
+            log.info("Perspective drop-in connection from %s ended: %s", peer, err)
+        finally:
+            if not handed_over:
+                conn.close()
+
+
+async def _read_head(loop: asyncio.AbstractEventLoop, conn: socket.socket) -> bytes | None:
+    """The request head up to its blank line. A client sends nothing after CONNECT's head until it
+    has the answer, so bytes beyond it are refused (None) rather than guessed at."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        if len(data) > HEAD_LIMIT:
+            return None
+        chunk = await loop.sock_recv(conn, 4096)
+        if not chunk:
+            return None
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    return None if rest else head + b"\r\n\r\n"
+
+
+def serve_lines(material: Any, host: str, port: int) -> list[str]:
+    """The lines `modlens serve --perspective-proxy` and `modlens perspective drop-in` print."""
+    from modlens.perspective.tls import environment
+    from modlens.runtime import bracketed
+
+    env = environment(material, f"http://{bracketed(host)}:{port}")
+    return [f"export {name}={shlex.quote(value)}" for name, value in env.items()]
+
+
+async def start_drop_in(app: Any, runner: Any, host: str, port: int) -> DropIn:
+    """Starts the drop-in beside a started daemon: its TLS context registered with the endpoint's
+    doors, its connections handed to the daemon's own aiohttp server."""
+    from modlens.daemon.perspective_api import HOST
+    from modlens.perspective import tls
+
+    material = tls.ensure()
+    context = tls.server_context(material)
+    app[HOST].drop_in.append(context)
+    drop_in = DropIn(runner.server, context)
+    drop_in.material = material
+    drop_in.start(host, port)
+    return drop_in
