@@ -160,6 +160,25 @@ def _interrupted(command: str, argv: list[str], err: KeyboardInterrupt) -> int:
     return EXIT_INTERRUPTED
 
 
+def _file_for_folder(err: OSError) -> CliError | None:
+    """A file given where a folder is needed (`import FILE`, `export --out FILE`, `--out FILE/x`), found
+    by the operating system's refusal: one line naming the file, not a traceback. None for any other
+    cause (e.g. a file created exclusively that exists), which stays an internal error."""
+    if isinstance(err, FileExistsError):  # only mkdir's: a file created exclusively may exist for other reasons
+        tb = err.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        if tb is None or tb.tb_frame.f_code.co_name not in ("mkdir", "makedirs"):
+            return None
+    path = Path(str(err.filename or ""))
+    for p in (path, *path.parents) if err.filename else ():
+        if p.exists():
+            if p.is_dir():
+                return None
+            return CliError(f"{p}: a file, where a folder is needed", fix="give a folder (or a new path)")
+    return None
+
+
 # commands that pick up where an interrupted run stopped when run again unchanged
 RESUMABLE = {"audit", "attack", "rescore", "import", "data"}
 
@@ -185,6 +204,11 @@ def main(argv: list[str] | None = None) -> int:
         return int(args._run(args) or EXIT_OK)
     except ModlensError as err:  # a command's own CliError, or any error it let through with its fix and kind
         return print_error(args.command, err)
+    except (NotADirectoryError, FileExistsError) as err:
+        wrong = _file_for_folder(err)
+        if wrong is None:
+            raise
+        return print_error(args.command, wrong)
     except KeyboardInterrupt as err:
         return _interrupted(args.command, argv, err)
     except BrokenPipeError:  # `modlens … | head -1`: the reader left; end quietly, as a pipe's writer does

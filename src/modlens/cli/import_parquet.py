@@ -23,6 +23,8 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.folder).exists():
         raise CliError(f"{args.folder}: no such folder", kind=ErrorKind.NOT_FOUND,
                        fix="give the folder `modlens audit --out-parquet DIR` wrote")
+    if not Path(args.folder).is_dir():  # usage, exit 2: the path is there, but is a file
+        raise CliError(f"{args.folder}: a file, not a folder", fix="give the folder `modlens audit --out-parquet DIR` wrote")
     try:
         counts = import_parquet(args.folder, db_path(args))
     except SetupError as err:  # a folder that is not what `--out-parquet` writes (ShardError): usage, exit 2
