@@ -208,6 +208,17 @@ class PerspectiveConfig(_Strict):
     calibrate: bool = Field(False, description="map scores onto Perspective's scale with the fitted calibrations "
                             "(`modlens perspective calibrate`) unless a request says otherwise")
     max_text_bytes: int = Field(20_480, ge=1, le=1_000_000, description="longest comment.text (Perspective: 20480)")
+    languages: dict[str, str] = Field(default_factory=dict, description="language (ISO 639-1) -> a study detector key "
+                                      "that answers, in that language, every attribute it has a label for (a "
+                                      "multilingual model); attributes whose own source covers the language keep it")
+
+    @field_validator("languages")
+    @classmethod
+    def _language_codes(cls, v: dict[str, str]) -> dict[str, str]:
+        bad = [k for k in v if not re.fullmatch(r"[a-z]{2,3}", k)]
+        if bad:
+            raise ValueError(f"languages are ISO 639-1 codes in lower case like es, not {bad}")
+        return v
 
     @field_validator("attributes")
     @classmethod

@@ -85,3 +85,27 @@ def resolve(config: PerspectiveConfig, detectors: Mapping[str, Detector]) -> dic
                 out[attribute] = AttributeSource(attribute, key, label, ("en",))
                 break
     return out
+
+
+@dataclass(frozen=True)
+class LanguageSources:
+    """Who answers in the languages a study maps to a detector (study.toml `[perspective.languages]`)."""
+    answers: dict[str, dict[str, AttributeSource]]  # language -> attribute -> source, detector loaded
+    not_loaded: dict[str, str]                       # language -> the mapped detector key that did not load
+
+
+def resolve_languages(config: PerspectiveConfig, detectors: Mapping[str, Detector]) -> LanguageSources:
+    """Each mapped language's detector answers every attribute it has a label for (the same label
+    names as `resolve`: Detoxify-style aliases, or the attribute's own name), in that language only."""
+    answers: dict[str, dict[str, AttributeSource]] = {}
+    not_loaded: dict[str, str] = {}
+    for lang, key in config.languages.items():
+        det = detectors.get(key)
+        if det is None:
+            not_loaded[lang] = key
+            continue
+        labels = tuple(det.labels)
+        answers[lang] = {attr: AttributeSource(attr, key, label, (lang,))
+                         for attr in (*KNOWN, *config.attributes)
+                         if (label := next((lb for lb in _labels(attr) if lb in labels), None)) is not None}
+    return LanguageSources(answers, not_loaded)

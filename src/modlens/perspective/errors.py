@@ -12,6 +12,7 @@ from typing import Any
 ERROR_TYPE = "type.googleapis.com/google.commentanalyzer.v1alpha1.Error"
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"
+LOCALIZED_MESSAGE = "type.googleapis.com/google.rpc.LocalizedMessage"
 
 STATUS_CODES = {"INVALID_ARGUMENT": 400, "FAILED_PRECONDITION": 400, "UNAUTHENTICATED": 401,
                 "PERMISSION_DENIED": 403, "NOT_FOUND": 404, "RESOURCE_EXHAUSTED": 429, "INTERNAL": 500,
@@ -39,6 +40,12 @@ def invalid(message: str, error_type: str | None = None, **extra: Any) -> Perspe
     """A 400 INVALID_ARGUMENT; `error_type` adds Perspective's `details[].errorType`."""
     details = [{"@type": ERROR_TYPE, "errorType": error_type, **extra}] if error_type else []
     return PerspectiveError("INVALID_ARGUMENT", message, details)
+
+
+def explanation(text: str) -> dict[str, Any]:
+    """modlens's own explanation of a refusal, as a detail after Perspective's: clients read
+    `details[0]` and parse `message`, so both stay as Google wrote them."""
+    return {"@type": LOCALIZED_MESSAGE, "locale": "en-US", "message": text}
 
 
 def unknown_names(found: list[tuple[str, str]]) -> PerspectiveError:

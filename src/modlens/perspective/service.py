@@ -28,8 +28,8 @@ from modlens.config import StudyConfig
 from modlens.datasets.base import DatasetItem
 from modlens.engine import DetectorResult, Engine
 from modlens.perspective import calibration, languages, spans
-from modlens.perspective.attributes import KNOWN, AttributeSource, resolve
-from modlens.perspective.errors import PerspectiveError, invalid
+from modlens.perspective.attributes import KNOWN, AttributeSource, resolve, resolve_languages
+from modlens.perspective.errors import PerspectiveError, explanation, invalid
 from modlens.perspective.request import AnalyzeRequest, SuggestRequest
 from modlens.studylog.store import StudyLog
 
@@ -55,6 +55,7 @@ class Analyzer:
         self.write = write
         self.detector_ids = detector_ids
         self.sources = resolve(self.config, engine.detectors)
+        self.by_language = resolve_languages(self.config, engine.detectors)
         # names a request may carry: Perspective's and those study.toml adds ([perspective.attributes.X])
         self.names = frozenset((*KNOWN, *self.config.attributes))
         self.calibrations = calibration.Maps()
@@ -66,22 +67,45 @@ class Analyzer:
         wanted = {languages.base(x) for x in langs}
         for attr in req.attributes:
             src = self.sources.get(attr)
-            if src is None:
-                if req.drop_unsupported:
-                    continue
-                available = ", ".join(sorted(self.sources)) or "none"
-                raise invalid(f"Attribute {attr} is not available here: no detector of this study answers it "
-                              f"(available: {available}; map it in study.toml [perspective.attributes.{attr}])",
-                              "ATTRIBUTE_NOT_AVAILABLE", attribute=attr)
-            if not wanted <= set(src.languages):
-                if req.drop_unsupported:
-                    continue
-                raise invalid(f"Attribute {attr} does not support request languages: {', '.join(langs)}",
-                              "LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE",
-                              languageNotSupportedByAttributeError={"detectedLanguages": detected,
-                                                                    "attribute": attr})
-            chosen[attr] = src
+            if src is None or not wanted <= set(src.languages):
+                # a language the study maps to a (multilingual) detector: it answers there
+                only = next(iter(wanted)) if len(wanted) == 1 else None
+                src = self.by_language.answers.get(only, {}).get(attr) if only else None
+            if src is not None:
+                chosen[attr] = src
+                continue
+            if req.drop_unsupported:
+                continue
+            raise self._refusal(attr, langs, wanted, detected)
         return chosen
+
+    def _refusal(self, attr: str, langs: list[str], wanted: set[str], detected: list[str]) -> PerspectiveError:
+        """Google's error for an attribute not answered here; its message is Google's exact text
+        (clients parse it), modlens's explanation a second detail (google.rpc.LocalizedMessage)."""
+        in_some_language = attr in self.sources or any(attr in a for a in self.by_language.answers.values())
+        if not in_some_language and not wanted & set(self.by_language.not_loaded):
+            available = ", ".join(sorted(self.sources)) or "none"
+            return invalid(f"Attribute {attr} is not available here: no detector of this study answers it "
+                           f"(available: {available}; map it in study.toml [perspective.attributes.{attr}], "
+                           "for instance to a Hugging Face model for users who are online)",
+                           "ATTRIBUTE_NOT_AVAILABLE", attribute=attr)
+        why = []
+        for lang in sorted(wanted):
+            key = self.by_language.not_loaded.get(lang)
+            if key is not None:
+                why.append(f"{lang}: the study maps it to detector {key}, which is not loaded here "
+                           "(offline, or its model could not be loaded); it would answer")
+            elif lang in self.by_language.answers:
+                why.append(f"{lang}: detector {self.config.languages[lang]} answers it, but has no label for {attr}")
+            else:
+                covered = sorted({*(x for s in self.sources.values() for x in s.languages), *self.by_language.answers})
+                why.append(f"{lang}: no detector of this study covers it (covered: {', '.join(covered) or 'none'}; "
+                           "map one in study.toml [perspective.languages])")
+        err = invalid(f"Attribute {attr} does not support request languages: {', '.join(langs)}",
+                      "LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE",
+                      languageNotSupportedByAttributeError={"detectedLanguages": detected, "attribute": attr})
+        err.details.append(explanation("; ".join(why)))
+        return err
 
     def _calibration(self, src: AttributeSource) -> calibration.Calibration:
         version = self.engine.detectors[src.detector].version
