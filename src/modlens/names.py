@@ -57,7 +57,7 @@ class PluginError(ModlensError, RuntimeError):
                          f"reinstall or uninstall {package.split()[0]}")
 
 
-class PluginWarning(UserWarning):
+class PluginWarning(ModlensError, UserWarning):
     """An installed package's plug-in that was refused (it reuses a name already taken)."""
 
 

@@ -19,6 +19,7 @@ import secrets
 from pathlib import Path
 
 from modlens import paths
+from modlens.errors import ModlensError
 
 TOKEN_BYTES = 32  # 43 url-safe characters: letters, digits, '-' and '_' are valid in a subprotocol
 
@@ -144,7 +145,7 @@ def chromium_unpacked_origin(folder: Path) -> str:
     return "chrome-extension://" + "".join(chr(ord("a") + int(c, 16)) for c in digest)
 
 
-class PairedExtensionsError(ValueError):
+class PairedExtensionsError(ModlensError, ValueError):
     """The paired-extensions file cannot be read: nothing is admitted until it is replaced."""
 
 

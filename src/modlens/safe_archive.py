@@ -22,12 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from modlens.errors import ModlensError
+
 MiB = 1 << 20
 CHUNK = 1 * MiB
 MAX_JSON_DEPTH = 64
 
 
-class ArchiveError(ValueError):
+class ArchiveError(ModlensError, ValueError):
     """A file that cannot be read safely; the message names it and says why."""
 
 

@@ -18,10 +18,12 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from modlens.errors import ModlensError
+
 ALGORITHM = "ed25519"
 
 
-class SigningError(ValueError):
+class SigningError(ModlensError, ValueError):
     """A key file that cannot be read or written; the message says which and why."""
 
 

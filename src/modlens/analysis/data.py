@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from modlens.errors import ModlensError
 from modlens.studylog.records import labels as label_records
 from modlens.studylog.store import StudyLog
 from modlens.studylog.connection import StudyLogError
@@ -24,7 +25,7 @@ LogError = StudyLogError  # the file is missing, not a study log, or of another 
 NEWEST, ASKED = "newest", "asked"  # how a source's label set was chosen
 
 
-class LabelSetError(ValueError):
+class LabelSetError(ModlensError, ValueError):
     """A `--label-set` the log does not have, or two asked for one source; the message lists the sets."""
 
 

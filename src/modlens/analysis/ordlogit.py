@@ -23,8 +23,10 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
+from modlens.errors import ModlensError
 
-class FitError(ValueError):
+
+class FitError(ModlensError, ValueError):
     """Too little or degenerate data for the model (the message says why)."""
 
 

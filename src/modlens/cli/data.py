@@ -17,6 +17,7 @@ from pathlib import Path
 from modlens import paths
 from modlens.cli.common import CliError
 from modlens.errors import ErrorKind
+from modlens.names import UnknownName
 from modlens.datasets import catalog
 from modlens.datasets.catalog import MIRROR_ENV
 
@@ -114,7 +115,9 @@ def fetch_datasets(args: argparse.Namespace) -> int:
         if unknown := sorted(set(given) - files):
             raise ValueError(f"--sha256 names {', '.join(unknown)}, not a file of "
                              f"{', '.join(e.name for e in entries)}; files: {', '.join(sorted(k for k in files if '/' in k))}")
-    except (catalog.UnknownDataset, ValueError) as err:
+    except UnknownName as err:  # the catalog is short: every name, after the close matches
+        raise CliError(f"{err}{' known: ' + ', '.join(err.known) if err.suggestions else ''}") from None
+    except ValueError as err:
         raise CliError(str(err)) from None
     dest = Path(args.dest).expanduser() if args.dest else None
     for entry in entries:

@@ -13,9 +13,10 @@ reading of the project's public pages; a 404 from one means the file name moved 
 """
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass
+
+from modlens.names import UnknownName
 
 MIRROR_ENV = "MODLENS_DATA_MIRROR"
 
@@ -132,15 +133,8 @@ CATALOG: dict[str, DatasetEntry] = {e.name: e for e in [
 ]}
 
 
-class UnknownDataset(KeyError):
-    def __str__(self) -> str:
-        return self.args[0]
-
-
 def get(name: str) -> DatasetEntry:
     """The entry called `name`, or an error naming the close matches and every known name."""
     if name in CATALOG:
         return CATALOG[name]
-    close = difflib.get_close_matches(name, CATALOG, n=3, cutoff=0.5)
-    hint = f"; did you mean {' or '.join(close)}?" if close else ""
-    raise UnknownDataset(f"unknown dataset {name!r}{hint} known: {', '.join(CATALOG)}")
+    raise UnknownName("dataset", name, CATALOG)

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from modlens import __version__, paths
 from modlens.datasets.catalog import CATALOG, MIRROR_ENV, DatasetEntry, RemoteFile
+from modlens.errors import ErrorKind, ModlensError
 
 LOCK_FILE = "SHA256SUMS"   # `sha256sum -c SHA256SUMS` checks a fetched folder by hand
 CHUNK = 1 << 16
@@ -29,7 +30,9 @@ TIMEOUT_S = 60
 UNPINNED = "recorded now (not pinned)"
 
 
-class FetchError(Exception):
+class FetchError(ModlensError):
+    kind = ErrorKind.FAILED  # a download or checksum that failed (exit 1, as its traceback did)
+
     def __init__(self, message: str, status: int | None = None):
         super().__init__(message)
         self.status = status

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores, config_hash
+from modlens.errors import ModlensError
 from modlens.paths import portable
 
 
-class CachedScoreError(ValueError):
+class CachedScoreError(ModlensError, ValueError):
     """The score table cannot be used as configured (bad column, bad value, conflict)."""
 
 

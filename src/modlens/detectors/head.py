@@ -21,12 +21,13 @@ import numpy as np
 from modlens.datasets.hatecheck import read as read_hatecheck
 from modlens.detectors.minilm import Head, SentenceEncoder, MODEL_FILES
 from modlens.detectors.base import directory_hash
+from modlens.errors import ModlensError
 from modlens.metrics import accuracy, roc_auc
 
 PC2_MEMBER = "profanity_check/data/clean_data.csv"
 
 
-class TrainingDataError(ValueError):
+class TrainingDataError(ModlensError, ValueError):
     """The labelled data cannot be used as given (missing column, unknown label...)."""
 
 

@@ -29,10 +29,13 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores
+from modlens.errors import ErrorKind, ModlensError
 
 
-class RemoteError(RuntimeError):
+class RemoteError(ModlensError, RuntimeError):
     """An API call that failed for good (after retries when the failure was transient)."""
+
+    kind = ErrorKind.FAILED  # the command ran and the service failed it (exit 1, as its traceback did)
 
     def __init__(self, message: str, *, status: int | None = None, retryable: bool = False, body: Any = None):
         super().__init__(message)
@@ -159,7 +162,8 @@ class RemoteClient:
                 error = RemoteError(f"{type(err).__name__}: {err}", retryable=True)
             if not error.retryable or attempt == self.retries:
                 if error.retryable:
-                    error.args = (f"{error.args[0]} (gave up after {attempt + 1} attempts)",)
+                    error.message = f"{error.message} (gave up after {attempt + 1} attempts)"
+                    error.args = (error.message,)
                 raise error
             self.retried += 1
             await asyncio.sleep(self._delay(attempt, retry_after))

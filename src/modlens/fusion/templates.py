@@ -8,6 +8,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from modlens.errors import ModlensError
 from modlens.fusion.case import CONTENT_TYPES
 
 DATA_DIR = Path(__file__).with_name("data")
@@ -17,7 +18,7 @@ MIDDLE_RULES = ("number", "choice", "fixed")
 IRREGULAR_PLURALS = frozenset({"people", "women", "men", "children", "folk", "police", "cattle", "clergy"})
 
 
-class TemplateError(ValueError):
+class TemplateError(ModlensError, ValueError):
     """A templates file that cannot be used; the message names the file and the field."""
 
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
+from modlens.errors import ModlensError
+
 MediaKind = Literal["image", "audio", "video"]
 MEDIA_KINDS: tuple[str, ...] = ("image", "audio", "video")
 
@@ -34,7 +36,7 @@ _MAGIC: tuple[tuple[bytes, int, str], ...] = (
 )
 
 
-class MediaError(ValueError):
+class MediaError(ModlensError, ValueError):
     """Bytes that are not a media type modlens handles, or over a size cap."""
 
 

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from modlens import paths
+from modlens.errors import ModlensError
 
 THRESHOLDS = (0.5, 0.7, 0.8, 0.9)
 
 
-class CalibrationError(ValueError):
+class CalibrationError(ModlensError, ValueError):
     """The recorded scores cannot be used (no such file or column, too few pairs)."""
 
 

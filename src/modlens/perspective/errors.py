@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from modlens.errors import ModlensError
+
 ERROR_TYPE = "type.googleapis.com/google.commentanalyzer.v1alpha1.Error"
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"
@@ -20,7 +22,7 @@ STATUS_CODES = {"INVALID_ARGUMENT": 400, "FAILED_PRECONDITION": 400, "UNAUTHENTI
 
 
 @dataclass
-class PerspectiveError(Exception):
+class PerspectiveError(ModlensError):
     status: str     # google.rpc status name, e.g. INVALID_ARGUMENT
     message: str
     details: list[dict[str, Any]] = field(default_factory=list)

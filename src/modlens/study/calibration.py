@@ -31,10 +31,6 @@ PLATFORM = "study"
 SOURCE = "study-config"
 
 
-class CalibrationError(StudyConfigError):
-    """A study whose gold or anchor items cannot be calibrated against; names the fix."""
-
-
 def gold_problems(study: StudyConfig, where: str = "") -> list[Problem]:
     """Every problem with its fix; `where` names the file the gold comments came from, if any."""
     at = f" (in {where})" if where else ""
@@ -74,7 +70,7 @@ class CalibrationItem:
 
 
 def calibration_items(study: StudyConfig) -> list[CalibrationItem]:
-    """Gold then anchors; empty when the study has no gold. Raises CalibrationError on keys
+    """Gold then anchors; empty when the study has no gold. Raises StudyConfigError on keys
     used twice or expected answers the rating panel could never give (every rater would
     then "fail" that gold comment)."""
     if not study.gold and not study.review:
@@ -84,7 +80,7 @@ def calibration_items(study: StudyConfig) -> list[CalibrationItem]:
     items += [CalibrationItem(a.key, a.text, "anchor", {"toxicity": a.rating}, a.role) for a in study.anchors]
     items += [CalibrationItem(r.key, r.text, "review", extra=dict(r.labels)) for r in study.review]
     if problems:
-        raise CalibrationError("study calibration items are invalid:\n" + problem_lines(problems))
+        raise StudyConfigError("study calibration items are invalid:\n" + problem_lines(problems))
     return items
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from PIL import Image
 
+from modlens.errors import ModlensError
 from modlens.fusion.case import FusedCase
 from modlens.fusion.render import FusionUnavailable, to_png_blob
 from modlens.fusion.seeds import Seed
@@ -24,7 +25,7 @@ DEFAULT_VOICE = "en-us+klatt4"
 DEFAULT_WPM = 130
 
 
-class Skip(Exception):
+class Skip(ModlensError):
     """This seed cannot take this fusion (no emoji or picture for its keyword, no free position
     for the text): the case is left out and the reason reported, the run goes on."""
 
