@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
+from modlens.errors import ModlensError
 from modlens.protocol.messages import Error
 
 
@@ -48,7 +49,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
 }
 
 
-class ProtocolError(Exception):
+class ProtocolError(ModlensError):
     """A message the daemon refuses; answered as an `error` message, never by closing."""
 
     def __init__(self, code: ErrorCode, message: str, id: str | None = None, retry_after_ms: int | None = None):
