@@ -39,6 +39,7 @@ from modlens.pairing import matches
 from modlens.perspective.keys import KeySource
 from modlens.protocol import ErrorCode, ProtocolError
 from modlens.study.join import JoinError, join_from_extension
+from modlens.studylog.connection import LogUnwritable
 
 log = logging.getLogger("modlens.daemon")
 
@@ -203,22 +204,20 @@ class Connection:
             return await self.error(ProtocolError(ErrorCode.unavailable, "the daemon is shutting down", msg.id))
         if msg.type != "hello" and not self.session.ready:
             return await self.error(ProtocolError(ErrorCode.hello_required, "send hello first", msg.id))
-        try:
-            await HANDLERS[msg.type](self, msg)
-        except ProtocolError as err:
-            await self.error(err)
-        except Exception as err:
-            log.exception("internal error on %s %s", msg.type, msg.id)
-            await self.error(ProtocolError(ErrorCode.internal, f"{type(err).__name__}: {err}", msg.id))
+        await self._guarded(msg, HANDLERS[msg.type](self, msg))
 
     async def _guarded(self, msg: p.ClientRequest, coro: Awaitable[Any]) -> None:
-        """Slow work, in a task of the session: its failure is answered like the frame's own."""
+        """A handler, or its slow work in a task of the session: a failure is answered with its
+        error. A study log that cannot be written is `unavailable` (the writer logs that condition
+        once, not a traceback per write); anything else unexpected is `internal`, a bug."""
         try:
             await coro
         except ProtocolError as err:
             await self.error(err)
         except asyncio.CancelledError:
             raise
+        except LogUnwritable as err:
+            await self.error(unavailable(err, msg.id))
         except Exception as err:
             log.exception("internal error on %s %s", msg.type, msg.id)
             await self.error(ProtocolError(ErrorCode.internal, f"{type(err).__name__}: {err}", msg.id))
@@ -239,9 +238,9 @@ class Connection:
         await self.send((await self.live.open_session(self.session, msg)).dump())
 
     async def comments(self, msg: p.Comments) -> None:
-        answer, scoring = self.live.take_comments(self.session, msg, self.send)
-        await self.send(answer.dump())
-        self.session.spawn(self._guarded(msg, scoring))
+        # the write starts now, so the next frame (a rating of these comments) finds it; its
+        # comments_ok follows the commit, from the task, while the next frames are read
+        self.session.spawn(self._guarded(msg, self.live.take_comments(self.session, msg, self.send)))
 
     async def rating(self, msg: p.Rating) -> None:
         self._later(msg, self.live.rate(self.session, msg))
@@ -259,7 +258,8 @@ class Connection:
         queue = {"connections": len(self.app[STATE].sockets), "pending_comments": self.session.pending,
                  **self.live.queue()}
         return p.StatusOk(id=msg.id, detectors=self.live.detector_statuses(), counts=await self.live.counts(),
-                          queue=queue, components=self.live.engine.component_errors)
+                          queue=queue, components=self.live.engine.component_errors,
+                          study_log=self.live.writer.writability.status())
 
     async def join_study(self, msg: p.JoinStudy) -> None:
         restart = self.app[OPTIONS].restart_on_join
@@ -280,6 +280,10 @@ class Connection:
                                       signer=joined.signer, remote_off=joined.remote_off).dump())
         if not joined.unchanged:
             restart()
+
+
+def unavailable(err: LogUnwritable, msg_id: str | None) -> ProtocolError:
+    return ProtocolError(ErrorCode.unavailable, f"nothing was stored: {err.message}; send it again later", msg_id)
 
 
 # message type -> its handler: every client message of the protocol has one (tests/test_daemon_protocol.py)
@@ -337,6 +341,8 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         await session.cancel_tasks()
         try:
             await app[PIPELINE].close_session(session, "shutdown" if state.closing else "client")
+        except LogUnwritable:
+            pass  # recovery closes it at the next start; the writer logged the condition
         except Exception:
             log.exception("could not close session %s", session.session_id)
         # Close whatever ended the loop: an unclosed socket keeps its heartbeat timer, which keeps
@@ -364,11 +370,16 @@ async def status_handler(request: web.Request) -> web.Response:
     if refusal is not None:
         return web.json_response({"error": refusal.reason}, status=refusal.status)
     live, state = app[PIPELINE], app[STATE]
+    try:
+        counts: dict[str, int] | None = await live.counts()
+    except LogUnwritable:  # the lock held by another writer: the status still answers
+        counts = None
     return web.json_response({
         "server": "modlens", "protocol": p.PROTOCOL_VERSION, "study_id": app[STUDY].study_id,
         "db": str(opts.db_path), "started_at": state.started_at,
         "detectors": live.detector_statuses(), "components": live.engine.component_errors,
-        "counts": await live.counts(), "queue": {"connections": len(state.sockets), **live.queue()},
+        "counts": counts, "study_log": live.writer.writability.status(),
+        "queue": {"connections": len(state.sockets), **live.queue()},
         "malformed_requests": state.malformed_requests,
     })
 

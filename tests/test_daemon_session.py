@@ -35,7 +35,9 @@ async def test_full_session_hello_comments_scores_variants_rating_export(tmp_pat
             items = [("k1", "you are a stupid idiot"), ("k2", "what a lovely day"), ("k3", long_text),
                      ("k1", "a repeated key is scored once")]
             ok = await c.request(comments_msg("page-1", items), "comments_ok")
+            ids = ok.pop("comment_ids")  # what was committed before the answer: one row per distinct key
             assert ok == {"type": "comments_ok", "id": "page-1", "accepted": 3, "truncated": ["k3"]}
+            assert sorted(ids) == ["k1", "k2", "k3"] and len(set(ids.values())) == 3
 
             scored: dict[str, dict] = {}
             while len(scored) < 3:
@@ -49,6 +51,7 @@ async def test_full_session_hello_comments_scores_variants_rating_export(tmp_pat
             assert s1["toxicity"] == pytest.approx(0.4) and s1["labels"]["toxic"] == pytest.approx(0.4)
             assert scored["k2"]["detectors"]["wordlist"]["toxicity"] == 0.0
             assert scored["k3"]["truncated"] is True and scored["k1"]["truncated"] is False
+            assert {k: it["comment_id"] for k, it in scored.items()} == ids
 
             variants = {}
             while len(variants) < 3:

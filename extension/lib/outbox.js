@@ -1,5 +1,6 @@
 // Persistent outbox: every comments / rating message is written to extension storage before
-// it is sent, and removed only when the daemon acknowledged it (comments_ok / rating_ok).
+// it is sent, and removed only when the daemon acknowledged it (comments_ok / rating_ok), which
+// it sends only once what the message carried is committed to the study log (docs/PROTOCOL.md).
 // Anything created while the daemon is down, or pending when the browser stopped the worker,
 // is re-sent after the next handshake with the SAME id, so the daemon's dedupe makes delivery
 // exactly-once. One storage key per entry: no read-modify-write of a big list.
@@ -71,6 +72,16 @@
     async dead() {
       const all = await this.area.get(null);
       return Object.entries(all || {}).filter(([k]) => k.startsWith(DEAD)).map(([, v]) => v);
+    }
+
+    /** Whether a comments message still waiting for its comments_ok carries this comment: a rating
+     *  or image of it that the daemon does not know yet is waiting for that page, not wrong. */
+    holdsComment(platform, key) {
+      for (const e of this.entries.values()) {
+        const m = e.message;
+        if (m.type === "comments" && m.page && m.page.platform === platform && (m.items || []).some((it) => it.key === key)) return true;
+      }
+      return false;
     }
 
     pending() {

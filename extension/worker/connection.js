@@ -94,6 +94,21 @@
       this.reconnectTimer = setTimeout(() => { this.reconnectTimer = null; this.connect(); }, delay);
     },
 
+    /** The daemon cannot take a session now (its study log cannot be written, it is busy): close
+     *  this socket, say so, and say hello again on a new one after the back-off. */
+    retryLater(reason) {
+      const ws = this.ws;
+      this.ws = null;
+      this.sessionId = null;
+      clearInterval(this.keepaliveTimer);
+      if (ws) {
+        ws.onclose = null;
+        try { ws.close(1000, "retry later"); } catch (_) { /* already closed */ }
+      }
+      this.setStatus("disconnected", `Daemon unavailable (${reason}); trying again shortly.`);
+      this.scheduleReconnect();
+    },
+
     reconnectNow() {
       clearTimeout(this.reconnectTimer);
       this.reconnectTimer = null;

@@ -58,6 +58,10 @@
         connection.reconnectNow();
         return;
       }
+      if (msg.id && msg.id === connection.helloId && (msg.code === "unavailable" || msg.code === "rate_limited")) {
+        connection.retryLater(`${msg.code}: ${msg.message}`); // e.g. its study log cannot be written now
+        return;
+      }
       if (msg.id && msg.id === connection.helloId) {
         connection.setStatus("refused", `Daemon refused the handshake: ${msg.code}: ${msg.message}`);
         return;

@@ -52,8 +52,14 @@
       const entry = this.outbox.get(msg.id);
       if (!entry) return false;
       sentAt.delete(msg.id);
-      // A rating may race its comment's first insert after a replay: retry a few times first.
-      const transient = !ns.PERMANENT_ERRORS.has(msg.code) || (msg.code === "unknown_comment" && entry.attempts < 5);
+      // Retriable errors (unavailable: the study log cannot be written now; rate_limited; internal)
+      // are retried with back-off for as long as the daemon gives them: never given up. A rating or
+      // image whose comment the daemon does not know is retried while its page is still in the
+      // outbox (that page was not stored yet), else a few times (a replay racing its page's write).
+      const m = entry.message;
+      const comment = m.type === "rating" ? m.comment : m.type === "comment_media" ? { platform: m.platform, key: m.comment_key } : null;
+      const waitsForPage = msg.code === "unknown_comment" && comment && this.outbox.holdsComment(comment.platform, comment.key);
+      const transient = !ns.PERMANENT_ERRORS.has(msg.code) || waitsForPage || (msg.code === "unknown_comment" && entry.attempts < 5);
       if (transient) {
         entry.attempts += 1;
         entry.notBefore = Date.now() + (msg.retry_after_ms || Math.min(30000, 1000 * 2 ** entry.attempts));

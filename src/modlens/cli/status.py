@@ -108,6 +108,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("daemon: not running" + (f" ({report['error']})" if report.get("error") else "") + " — start it with `modlens serve`")
     print(f"study log: {report['db']}")
+    writable = report.get("study_log") or {}
+    if writable.get("writable") is False:
+        print(f"  study log NOT WRITABLE since {writable.get('since')}: {writable.get('reason')}; "
+              f"{writable.get('failed_writes', 0):,} writes refused, answered `unavailable` and not acknowledged "
+              "(free space on its disk; the daemon resumes by itself)")
     counts = report.get("counts")
     if counts is None:
         print("  (no study log yet)")

@@ -4,7 +4,13 @@ A page's comments are registered (page, comments, sightings) as soon as they arr
 that follows finds them; they are normalized and scored beside that write (what the log lacks is
 scored: the engine's batchers cache by text), the scores are answered and recorded
 (`chunks.record_results`), then the page is offered to the budgeted live-variant worker
-(`variants.py`). Ratings are acknowledged after their COMMIT. A normalizer or generator that fails
+(`variants.py`).
+
+One rule for every acknowledgement (`comments_ok`, `rating_ok`, `comment_media_ok`): it is sent
+after the COMMIT of the rows it vouches for, and it names them (comment_ids, rating_id,
+media_ids). A write that fails is answered with an error, never an acknowledgement: the study
+log that cannot be written now (`LogUnwritable`: full disk, I/O error, read-only) is `unavailable`,
+which the client retries; the transport maps it (`modlens.daemon.app`). A normalizer or generator that fails
 (or does not exist yet) costs only its own output: the error is sent and recorded (`step_errors`,
 the chunk pipeline's one error policy, `modlens.chunks.steps`), the scores still go out. Every
 write goes through the single LogWriter and is shielded from cancellation, so a client that
@@ -37,6 +43,7 @@ from modlens.services import comment_media as comment_images
 from modlens.services.recording import register, score_rows
 from modlens.study import assignment, calibration
 from modlens.study.assignment import Plan
+from modlens.studylog.connection import LogUnwritable, unwritable
 from modlens.studylog.store import LogWriter, StudyLog
 from modlens.rows import CommentRow
 
@@ -210,11 +217,11 @@ class LiveService:
             await self.write(lambda lg: lg.end_session(session.session_id, ended_by))
 
     # --- comments --------------------------------------------------------------------------
-    def take_comments(self, session: LiveSession, msg: p.Comments,
-                      send: Send) -> tuple[p.CommentsOk, Coroutine[Any, Any, None]]:
+    def take_comments(self, session: LiveSession, msg: p.Comments, send: Send) -> Coroutine[Any, Any, None]:
         """A page: its comments start being written now (a rating that follows finds them). Returns
-        the answer and the work that scores them and sends the scores; the page counts as pending
-        (`session.pending`) until that work ends."""
+        the work that answers it: `comments_ok` once that write committed, then the scores (an
+        error instead when the write failed); the page counts as pending (`session.pending`) until
+        that work ends."""
         items = self.accept(msg)
         recorded = self.record_comments(session, msg, items)
         session.pending += 1
@@ -225,7 +232,7 @@ class LiveService:
             finally:
                 session.pending -= 1
 
-        return p.CommentsOk(id=msg.id, accepted=len(items), truncated=[a.key for a in items if a.truncated]), work()
+        return work()
 
     def accept(self, msg: p.Comments) -> list[Accepted]:
         limits = self.study.limits
@@ -265,8 +272,26 @@ class LiveService:
 
     async def process_comments(self, session: LiveSession, msg: p.Comments, items: list[Accepted],
                                recorded: "asyncio.Future[list[int]]", send: Send) -> None:
-        """Score (while the comments are being written), send scores, log them, then variants."""
+        """Score while the comments are being written; once they are committed, acknowledge them,
+        send the scores, log them, then variants. A failed write raises (the page's error answer)."""
         texts = [a.text for a in items]
+        scoring = asyncio.ensure_future(self._score_page(texts))
+        try:
+            comment_ids = list(await asyncio.shield(recorded))  # a rating may be waiting on it too
+        except BaseException:
+            scoring.cancel()  # the client sends the page again: it is scored then
+            await asyncio.gather(scoring, return_exceptions=True)
+            raise
+        try:
+            await send(p.CommentsOk(id=msg.id, accepted=len(items), truncated=[a.key for a in items if a.truncated],
+                                    comment_ids={a.key: cid for a, cid in zip(items, comment_ids)}).dump())
+            scores, (norms, norm_scores) = await scoring
+        finally:
+            scoring.cancel()  # only when cancelled itself (the client left): nothing waits for these scores
+        await self._answer_scores(session, msg, items, comment_ids, texts, scores, norms, norm_scores, send)
+
+    async def _score_page(self, texts: list[str]) -> tuple[list[dict[str, DetectorResult]], Any]:
+        """The page's scores, and its normalized texts with theirs."""
 
         async def normalize_and_score() -> tuple[list[tuple[Any, str | None]], dict[str, dict[str, DetectorResult]]]:
             # Runs beside the originals' scoring: normalized texts that are ready within the
@@ -275,15 +300,13 @@ class LiveService:
             changed = list(dict.fromkeys(n.text for n, _ in norms if n is not None and n.text not in texts))
             return norms, (dict(zip(changed, await self.engine.score(changed))) if changed else {})
 
-        scores, (norms, norm_scores) = await asyncio.gather(self.engine.score(texts), normalize_and_score())
+        scores, normalized = await asyncio.gather(self.engine.score(texts), normalize_and_score())
+        return scores, normalized
 
-        try:
-            comment_ids: list[int | None] = list(await recorded)
-            log_error = None
-        except Exception as err:
-            log.exception("study log: could not record comments of %s", msg.id)
-            comment_ids, log_error = [None] * len(items), f"study log: {type(err).__name__}: {err}"
-
+    async def _answer_scores(self, session: LiveSession, msg: p.Comments, items: list[Accepted], comment_ids: list[int],
+                             texts: list[str], scores: list[dict[str, DetectorResult]],
+                             norms: list[tuple[Any, str | None]], norm_scores: dict[str, dict[str, DetectorResult]],
+                             send: Send) -> None:
         out = []
         for a, cid, sc, (norm, norm_err) in zip(items, comment_ids, scores, norms):
             normalized = None
@@ -294,7 +317,7 @@ class LiveService:
                     detectors={k: _score_out(r) for k, r in norm_scores.get(norm.text, {}).items()})
             out.append(p.ScoreItem(key=a.key, comment_id=cid, truncated=a.truncated,
                                    detectors={k: _score_out(r) for k, r in sc.items()},
-                                   normalized=normalized, error=log_error or norm_err))
+                                   normalized=normalized, error=norm_err))
         await send(p.Scores(id=msg.id, items=out).dump())
         await self._record_scores(texts, scores, norms, norm_scores)
 
@@ -328,6 +351,8 @@ class LiveService:
 
         try:
             await self.write(record)
+        except LogUnwritable:
+            pass  # the writer logs the condition once; `modlens rescore` scores them later
         except Exception:
             log.exception("study log: could not record scores")
 
@@ -343,9 +368,15 @@ class LiveService:
         if pending is not None:
             try:
                 return await pending.get()
+            except LogUnwritable:
+                raise  # its page was not stored and will be sent again: `unavailable`, not `unknown_comment`
             except Exception:
                 pass  # that write failed; fall back to the log
         found: int | None = await self.write(lambda lg: lg.comment_id(platform, key))
+        if found is None and not self.writer.writability.writable:
+            # its page may be one the log refused: the client sends it again once the log can be written
+            raise LogUnwritable(f"comment {platform}/{key} is not in the study log, which cannot be written now "
+                                f"({self.writer.writability.reason})")
         return found
 
     async def rate(self, session: LiveSession, msg: p.Rating) -> p.RatingOk:
@@ -381,7 +412,14 @@ class LiveService:
         keep = self.study.media.keep_bytes
         store = self.media_store
         if keep:  # content-addressed files: the same image is written once, whoever sent it
-            await asyncio.get_running_loop().run_in_executor(None, lambda: [store.put(b) for _, b in items])
+            try:
+                await asyncio.get_running_loop().run_in_executor(None, lambda: [store.put(b) for _, b in items])
+            except OSError as err:
+                failed = unwritable(err, self.writer.path)
+                if failed is None:
+                    raise
+                self.writer.writability.failure(failed.reason, 1)
+                raise failed from None
         text = await self.write(lambda lg: lg.comment_text(comment_id))
         keys = comment_images.media_detector_keys(self.study.media, self.engine.detectors)
         results = (await self._score_media(MediaInput(text, tuple(b for _, b in sorted(items, key=lambda i: i[0]))),

@@ -27,6 +27,7 @@ from modlens.config import StudyConfig
 from modlens.engine import DetectorResult, Engine
 from modlens.rows import Variant
 from modlens.services.recording import record_variants
+from modlens.studylog.connection import LogUnwritable
 from modlens.studylog.records.deferred import defer_variants
 from modlens.studylog.store import StudyLog
 
@@ -166,6 +167,8 @@ class LiveVariants:
         if rows:
             try:
                 await self.write(lambda lg: defer_variants(lg, rows))
+            except LogUnwritable:
+                pass  # the writer logs the condition once, not a traceback per page
             except Exception:
                 log.exception("study log: could not record deferred variants")
         for job, why in deferred:
@@ -254,6 +257,8 @@ class LiveVariants:
         try:
             for (j, _), ids in zip(keep, await self.write(record)):
                 ids_of[id(j)] = ids
+        except LogUnwritable:
+            pass  # the writer logs the condition once, not a traceback per page
         except Exception:
             log.exception("study log: could not record variants")
         for job in jobs:

@@ -93,6 +93,26 @@ From `StudyConfig.limits` (`[limits]` in `study.toml`):
   `truncated = 1` and its original length, listed in `comments_ok.truncated` and flagged in its
   score item; it is never dropped.
 
+## Acknowledgements
+
+One rule for every acknowledgement the daemon sends (`comments_ok`, `rating_ok`,
+`comment_media_ok`, and a logged Perspective API call's answer): it is sent only after the
+transaction holding the rows it vouches for committed (the WAL fsync'd,
+`synchronous = FULL`), and it names what was stored: `comments_ok.comment_ids` (each accepted
+key's row), `rating_ok.rating_id`, `comment_media_ok.media[].media_id`. A client may drop a
+message from its outbox on its acknowledgement: a daemon killed at any moment afterwards keeps it.
+
+A message whose write fails is answered with an `error`, never with an acknowledgement, and
+nothing of it is kept. A study log that cannot be written now (a full disk, a read-only file or
+folder, an I/O error, the lock held by another writer past its timeout) is one condition: every
+message that would write is answered `unavailable` (Perspective API calls: HTTP 503
+`UNAVAILABLE`), the daemon's log gets one line when it starts and one when it ends (with the
+number of writes refused), `status` / `GET /status` report it (`study_log`), and the daemon
+resumes by itself once the log can be written, without a restart. A client resends what was
+refused with the same ids; `unavailable` is retried for as long as it lasts. A `rating` or
+`comment_media` whose comment is not in the log is answered `unavailable`, not
+`unknown_comment`, while the log cannot be written (its page may be one the log refused).
+
 ## Idempotency
 
 - Comments are keyed by (`page.platform`, `items[].key`): re-sending them (e.g. after a
@@ -105,14 +125,16 @@ From `StudyConfig.limits` (`[limits]` in `study.toml`):
 
 ## Ordering and timing
 
-- `comments` → `comments_ok` at once (after validation), then one or more `scores` messages
+- `comments` → `comments_ok` once its page, comments and sightings are committed (the comments
+  are scored meanwhile; a page whose write fails gets an `error` instead, and no scores), then one or more `scores` messages
   covering every accepted item exactly once, as soon as the detectors answered (they never wait
   for perturbations), then — when `hello_ok.variants_enabled` and the message's `variants` is
   true — exactly one `variants` message per accepted item (possibly with empty `items`, or with
   `error` set when generation failed, or starting "deferred: " when the study's variant budget
   put it off until `modlens rescore --variants`).
-- A `rating` may be sent right after `comments_ok`: the daemon waits for the comment's write.
-  `rating_ok` is sent only after the rating's transaction committed (fsync'd WAL).
+- A `rating` may be sent right after its `comments` message, before `comments_ok`: the daemon
+  waits for the comment's write. `rating_ok` is sent only after the rating's transaction
+  committed (fsync'd WAL).
 - Scores are sent before they are recorded. A daemon killed in between (or before its detectors
   answered) leaves them unrecorded; the next start repairs that before the first connection
   (`live/recovery.py`): the sessions left open are closed (`ended_by` 'recovery', `ended_at`

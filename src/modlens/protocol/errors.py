@@ -38,7 +38,8 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.hello_required: "a message other than `hello` arrived before a successful `hello`",
     ErrorCode.bad_token: "the `token` in `hello` is not the current pairing token",
     ErrorCode.unknown_comment: "a rating names a comment (platform + key) the study log does not hold",
-    ErrorCode.unavailable: "the daemon cannot do this now (shutting down, study log not writable)",
+    ErrorCode.unavailable: "the daemon cannot do this now: it is shutting down, or the study log cannot be written "
+    "(disk full, read-only, I/O error; nothing of the message was stored). Send it again later with the same id",
     ErrorCode.study_mismatch: "`hello` names a study (the one the participant agreed to) that is not the daemon's running "
     "study, e.g. after joining another one; say hello without `study_id` to learn the running study and its consent text",
     ErrorCode.join_refused: "`join_study` changed nothing: the pack is not a valid study pack, another study is joined "

@@ -148,7 +148,8 @@ class CommentItem(ClientMessage):
 
 
 class Comments(ClientMessage):
-    """Comments found on a page. Answered at once by `comments_ok`, then `scores`, then `variants`."""
+    """Comments found on a page. Answered by `comments_ok` once they are committed to the study log
+    (an error instead when they could not be), then `scores`, then `variants`."""
 
     type: Literal["comments"] = "comments"
     id: str = Id
@@ -255,6 +256,8 @@ class CommentsOk(Message):
     id: str
     accepted: int = Field(description="distinct comments accepted")
     truncated: list[str] = Field(description="keys whose text was cut to max_comment_chars (flagged, not dropped)")
+    comment_ids: dict[str, int] = Field(description="key -> row id of each accepted comment in the study log: "
+                                                    "committed (fsync'd) before this answer was sent")
 
 
 class DetectorScore(Message):
@@ -276,11 +279,11 @@ class NormalizedOut(Message):
 
 class ScoreItem(Message):
     key: str
-    comment_id: int | None = Field(description="row id in the study log (null if the log write failed)")
+    comment_id: int | None = Field(description="row id in the study log (the one `comments_ok` named)")
     truncated: bool
     detectors: dict[str, DetectorScore]
     normalized: NormalizedOut | None
-    error: str | None = Field(None, description="normalizer or log failure; the scores are still valid")
+    error: str | None = Field(None, description="normalizer failure; the scores are still valid")
 
 
 class Scores(Message):
@@ -335,6 +338,9 @@ class StatusOk(Message):
     queue: dict[str, Any] = Field(description="connections, pending writes, batcher queue depths")
     components: dict[str, str] = Field(default_factory=dict,
                                        description="normalizer / perturbation that failed to load -> error")
+    study_log: dict[str, Any] = Field(default_factory=dict, description=(
+        "whether the study log can be written now: writable, since (when it stopped), reason, failed_writes "
+        "(refused meanwhile, each answered `unavailable`), episodes (such conditions since the daemon started)"))
 
 
 class JoinStudyOk(Message):

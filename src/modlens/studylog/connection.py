@@ -17,6 +17,7 @@ database file's permissions.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sqlite3
@@ -61,13 +62,53 @@ class StudyLogError(ModlensError, RuntimeError):
     kind = ErrorKind.FAILED
 
 
+class LogUnwritable(StudyLogError):
+    """The study log cannot be written now: its disk is full, the file or its folder became
+    read-only, an I/O error, or another writer held the lock past BUSY_TIMEOUT_MS. One condition,
+    whatever the cause: nothing of the write was stored, and the same write may succeed later
+    (the daemon answers `unavailable` and acknowledges nothing meanwhile). `reason`: the cause in
+    a few words, as SQLite or the OS said it."""
+
+    def __init__(self, message: str, fix: str | None = None, *, reason: str | None = None) -> None:
+        super().__init__(message, fix)
+        self.reason = reason or message
+
+
+# SQLite's primary result codes that mean "cannot be written now", not "this write is wrong":
+# SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN (extended codes keep them in the low byte)
+UNWRITABLE_CODES = {8: "read-only", 10: "I/O error", 13: "database or disk is full", 14: "cannot open the file"}
+# the same conditions met outside SQLite (the media folder beside the log)
+UNWRITABLE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO}
+
+
+def unwritable(err: BaseException, path: Path | str = "") -> LogUnwritable | None:
+    """`err` as a LogUnwritable when it (or what caused it: SQLite's own error behind a failed
+    ROLLBACK TO) says the log cannot be written now; None for any other error."""
+    seen: set[int] = set()
+    cur: BaseException | None = err
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, LogUnwritable):
+            return cur
+        code = getattr(cur, "sqlite_errorcode", None)
+        if isinstance(cur, sqlite3.Error) and isinstance(code, int) and code & 0xFF in UNWRITABLE_CODES:
+            return LogUnwritable(f"the study log {path} cannot be written: {cur}",
+                                 fix="free space on its disk (or make it writable again); the daemon resumes "
+                                     "by itself, nothing needs restarting", reason=str(cur))
+        if isinstance(cur, OSError) and cur.errno in UNWRITABLE_ERRNOS:
+            return LogUnwritable(f"cannot write beside the study log {path}: {cur.strerror or cur}",
+                                 fix="free space on its disk (or make it writable again)", reason=str(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
 def is_busy(err: sqlite3.OperationalError) -> bool:
     """SQLITE_BUSY / SQLITE_LOCKED: another connection holds the lock."""
     return "locked" in str(err) or "busy" in str(err)
 
 
-def busy_error(path: Path, waited_s: float) -> StudyLogError:
-    return StudyLogError(
+def busy_error(path: Path, waited_s: float) -> LogUnwritable:
+    return LogUnwritable(
         f"the study log {path} stayed locked by another writer for {waited_s:.1f} s (another `modlens audit`, "
         "`modlens serve` or a program with a write transaction open on it)",
         fix="let the other writer finish or stop it, then run this again (an audit resumes where it stopped)")

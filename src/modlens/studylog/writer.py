@@ -3,19 +3,23 @@ owns the log's connection and commits queued calls in batches.
 
 `await writer.submit(fn)` queues `fn(log)`; the thread batches queued calls into one transaction
 (each call in its own SAVEPOINT, so one failing call does not undo the others) and resolves the
-awaitable only after COMMIT returned. A rating is acknowledged to a client only after that.
-`store.LogWriter` is this writer on a `StudyLog`."""
+awaitable only after COMMIT returned: the daemon acknowledges a write to a client only after
+that. A write that fails because the log cannot be written now (a full disk, an I/O error, a
+read-only file: `connection.LogUnwritable`) fails with that error, and `writability` tracks the
+condition (`writability.py`). `store.LogWriter` is this writer on a `StudyLog`."""
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import queue
+import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Generic, TypeVar
 
-from modlens.studylog.connection import LogConnection, StudyLogError, begin_immediate
+from modlens.studylog.connection import LogConnection, StudyLogError, begin_immediate, unwritable
+from modlens.studylog.writability import SETTLE_S, Writability
 
 T = TypeVar("T")
 L = TypeVar("L", bound=LogConnection)
@@ -27,8 +31,9 @@ class BatchWriter(Generic[L]):
     """A thread that opens the log with `open_log(path)` and commits queued calls in batches."""
 
     def __init__(self, path: str | Path, open_log: Callable[[Path], L], *, max_batch: int = 256,
-                 max_delay_ms: float = 20.0) -> None:
+                 max_delay_ms: float = 20.0, settle_s: float = SETTLE_S) -> None:
         self.path = Path(path)
+        self.writability = Writability(self.path, settle_s=settle_s)
         self._open_log = open_log
         self.max_batch = max_batch
         self.max_delay = max_delay_ms / 1000
@@ -86,7 +91,12 @@ class BatchWriter(Generic[L]):
             log.close()
 
     def _collect(self) -> tuple[list[Any], bool]:
-        first = self._queue.get()
+        while True:  # while the log is not writable, wake up now and then to see whether it ended
+            try:
+                first = self._queue.get(timeout=self.writability.wait_s())
+                break
+            except queue.Empty:
+                self.writability.tick()
         if first is _STOP:
             return [], True
         batch = [first]
@@ -110,6 +120,7 @@ class BatchWriter(Generic[L]):
     def _commit(self, log: L, batch: list[Any]) -> None:
         conn = log.conn
         outcomes: list[tuple[bool, Any]] = []
+        changes = conn.total_changes
         try:
             begin_immediate(conn, self.path)  # waits for another process's writer (an audit)
             for fn, _fut in batch:
@@ -122,20 +133,37 @@ class BatchWriter(Generic[L]):
                     conn.execute("RELEASE call")
                     outcomes.append((True, result))
                 except Exception as err:  # this call alone is undone; the rest of the batch commits
+                    if not conn.in_transaction:
+                        raise  # SQLite rolled the whole transaction back (disk full, I/O error): all of it failed
                     conn.execute("ROLLBACK TO call")
                     conn.execute("RELEASE call")
                     outcomes.append((False, err))
             conn.execute("COMMIT")
         except BaseException as err:
             if conn.in_transaction:
-                conn.execute("ROLLBACK")
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass  # an I/O error may refuse the rollback too; SQLite undoes it at the next open
+            failed = unwritable(err, self.path)
+            if failed is not None:
+                self.writability.failure(failed.reason, len(batch))
             for _fn, fut in batch:
-                _settle(fut, False, StudyLogError(f"study log commit failed: {err}"))
+                _settle(fut, False, failed or StudyLogError(f"study log commit failed: {err}"))
             if not isinstance(err, Exception):
                 raise
             return
         self.batches += 1
         self.calls += len(batch)
+        refused = 0
+        for i, (ok, value) in enumerate(outcomes):
+            failed = None if ok else unwritable(value, self.path)
+            if failed is not None:  # a statement refused for lack of space, the rest committed
+                outcomes[i] = (False, failed)
+                refused += 1
+                self.writability.failure(failed.reason, 1)
+        if not refused and conn.total_changes > changes:  # reads alone say nothing about the disk
+            self.writability.success()
         for (ok, value), (_fn, fut) in zip(outcomes, batch):
             _settle(fut, ok, value)
 

@@ -1,0 +1,99 @@
+// Delivery's give-up rule (worker/delivery.js, lib/outbox.js) against a fake `chrome`: what the
+// daemon refuses as retriable (`unavailable`: its study log cannot be written now) stays in the
+// outbox however often it is refused; a rating whose page is still in the outbox is not given up
+// for `unknown_comment`; a handshake answered `unavailable` is tried again, not shown as refused.
+// node --test extension/test/
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import vm from "node:vm";
+
+const stored = new Map([["settings", { daemonUrl: "ws://127.0.0.1:8765/ws", token: "T0KEN-0123456789", raterId: "rater-1" }],
+  ["study", { study_id: "s1", title: "t", sampling: { mode: "all", salt: "x" } }],
+  ["consent", { study_id: "s1", at: "2026-01-01T00:00:00Z", media: false }]]);
+const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
+const area = {
+  async get(keys) {
+    const names = keys == null ? [...stored.keys()] : [].concat(keys);
+    return Object.fromEntries(names.filter((k) => stored.has(k)).map((k) => [k, clone(stored.get(k))]));
+  },
+  async set(obj) { for (const [k, v] of Object.entries(obj)) stored.set(k, clone(v)); },
+  async remove(keys) { for (const k of [].concat(keys)) stored.delete(k); },
+};
+globalThis.chrome = {
+  runtime: { id: "modlens-id", getURL: (p) => `chrome-extension://x/${p}`, getManifest: () => ({ content_scripts: [] }),
+    sendMessage: async () => {} },
+  storage: { local: area },
+  tabs: { sendMessage: async () => {} },
+  permissions: { contains: async () => true },
+};
+globalThis.fetch = async () => ({ ok: false });
+const sockets = [];
+globalThis.WebSocket = class {
+  static OPEN = 1;
+  constructor(url) { this.url = url; this.readyState = 0; this.closed = false; sockets.push(this); }
+  send() {}
+  close() { this.closed = true; }
+};
+// retries are timers of up to 30 s: they must not keep this test's process alive
+const realSetTimeout = globalThis.setTimeout;
+globalThis.setTimeout = (fn, ms) => { const t = realSetTimeout(fn, ms); t.unref(); return t; };
+
+const require = createRequire(import.meta.url);
+const ns = require("../lib/ns.js");
+for (const lib of ["constants", "sites", "messages", "protocol", "router", "hash", "sampling", "tasks", "outbox", "site_access"]) require(`../lib/${lib}.js`);
+for (const file of ["worker/config", "worker/counters", "worker/tabs", "worker/connection", "worker/delivery", "lib/media",
+  "worker/media", "worker/daemon_messages", "worker/page_messages"]) {
+  const path = new URL(`../${file}.js`, import.meta.url);
+  vm.runInThisContext(readFileSync(path, "utf8"), { filename: path.pathname });
+}
+await Promise.all([ns.config.load(), ns.counters.load(), ns.delivery.outbox.load()]);
+const { delivery } = ns;
+
+const page = { type: "comments", id: "page-1", page: { url: "https://www.youtube.com/watch?v=a", platform: "youtube", page_key: "a" },
+  items: [{ key: "c1", text: "first" }, { key: "c2", text: "second" }] };
+const rating = (id, key) => ({ type: "rating", id, comment: { platform: "youtube", key }, values: { toxicity: "toxic" }, anchors: null });
+const refuse = (id, code) => ns.onDaemonMessage({ type: "error", id, code, message: `${code} for the test` });
+
+test("a page refused as unavailable stays in the outbox however long that lasts, then goes on its ack", async () => {
+  await delivery.queue(page, null);
+  for (let i = 0; i < 12; i++) await refuse("page-1", "unavailable");
+  assert.ok(delivery.outbox.has("page-1"));
+  assert.equal(delivery.outbox.get("page-1").attempts, 12);
+  assert.deepEqual(await delivery.outbox.dead(), []);
+  await ns.onDaemonMessage({ type: "comments_ok", id: "page-1", accepted: 2, truncated: [], comment_ids: { c1: 1, c2: 2 } });
+  assert.ok(!delivery.outbox.has("page-1"));
+});
+
+test("a rating of a comment whose page is still in the outbox is not given up for unknown_comment", async () => {
+  await delivery.queue({ ...page, id: "page-2" }, null);
+  await delivery.queue(rating("r-wait", "c2"), null);
+  for (let i = 0; i < 9; i++) await refuse("r-wait", "unknown_comment");
+  assert.ok(delivery.outbox.has("r-wait"), "buried while its page was waiting to be stored");
+  await delivery.acknowledged("page-2"); // the page is stored now: the usual few tries apply again
+  for (let i = 0; i < 2; i++) await refuse("r-wait", "unknown_comment");
+  assert.ok(!delivery.outbox.has("r-wait"));
+  assert.deepEqual((await delivery.outbox.dead()).map((d) => [d.id, d.error.code]), [["r-wait", "unknown_comment"]]);
+});
+
+test("a rating of a comment no page in the outbox holds is given up after a few unknown_comment answers", async () => {
+  await delivery.queue(rating("r-orphan", "never-sent"), null);
+  for (let i = 0; i < 5; i++) await refuse("r-orphan", "unknown_comment");
+  assert.ok(delivery.outbox.has("r-orphan"));
+  await refuse("r-orphan", "unknown_comment");
+  assert.ok(!delivery.outbox.has("r-orphan"));
+});
+
+test("a handshake answered unavailable is tried again on a new socket, not shown as refused", async () => {
+  clearTimeout(ns.connection.reconnectTimer);
+  ns.connection.reconnectTimer = null;
+  ns.connection.ws = null;
+  ns.connection.connect();
+  const ws = sockets.at(-1);
+  const helloId = ns.connection.hello("T0KEN-0123456789").id;
+  await ns.onDaemonMessage({ type: "error", id: helloId, code: "unavailable", message: "the study log cannot be written" });
+  assert.equal(ns.connection.status, "disconnected");
+  assert.match(ns.connection.lastError, /unavailable.*trying again/);
+  assert.ok(ws.closed && ns.connection.ws === null && ns.connection.reconnectTimer, "no new try was scheduled");
+});
