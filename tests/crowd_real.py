@@ -41,6 +41,27 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def listening(port: int) -> set[str]:
+    """The addresses something listens on at TCP `port` on this machine (Linux's /proc/net/tcp and
+    tcp6: addresses in the kernel's byte order, state 0A = LISTEN): {"127.0.0.1"} for a loopback-only
+    server, "0.0.0.0" or "::" for one reachable from the network."""
+    out = set()
+    for name, family in (("tcp", socket.AF_INET), ("tcp6", socket.AF_INET6)):
+        table = Path("/proc/net") / name
+        if not table.exists():
+            continue
+        for line in table.read_text().splitlines()[1:]:
+            fields = line.split()
+            address, _, hex_port = fields[1].partition(":")
+            if fields[3] != "0A" or int(hex_port, 16) != port:
+                continue
+            raw = bytes.fromhex(address)
+            # each 32-bit word is stored in host (little-endian) order
+            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+            out.add(socket.inet_ntop(family, raw))
+    return out
+
+
 def make_study(tmp_path: Path, study_id: str, raters: int, items_per_task: int = 4) -> tuple[Path, Path, Plan]:
     """(study folder, study log, plan): the four comments in tasks of `items_per_task` items + 2 gold
     (of the three `study init` writes) for `raters` raters, the comments logged as `modlens serve`

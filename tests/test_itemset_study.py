@@ -1,8 +1,8 @@
-"""Seed 003's design at small scale, end to end with real processes (issue 27).
+"""The Perspective study's design at small scale, end to end with real processes.
 
 The researcher `study init`s a folder (profanity-check only, three gold comments), packs it, joins
 it and runs `modlens serve --config STUDY/study.toml` (docs/MULTI.md; the folder's calibration.toml
-is read as with `--config STUDY`, issue 35); one `modlens feed` sends 20 comments on each of three platforms
+is read as with `--config STUDY`); one `modlens feed` sends 20 comments on each of three platforms
 (HateCheck cases spread over profanity-check's score deciles, tests/study_sim.py). Then
 `modlens sample` draws 8 per platform balanced over the deciles (24 items), `study assign` cuts
 them into 2 tasks of 12 + 3 gold for 5 raters each, `study check` accepts the folder and
@@ -172,12 +172,14 @@ def test_seed_003_design_small_scale(tmp_path):
     # Label Studio: one exported task per comment, each annotated by workers 11 and 12 (its queue gives
     # a task to `maximum_annotations` different annotators), a cancelled annotation on each
     tasks = json.loads((tmp_path / "labelstudio" / "tasks.json").read_text())
+    # the coordinator's key to the opaque unit ids raters see (no exported field says which comment is gold)
+    key = {u["unit"]: u["ref"] for u in json.loads((folder / "crowd-key.json").read_text())["units"]}
     export = []
     for n, task in enumerate(tasks, 1):
         d = task["data"]
         anns = []
         for who, completed_by in (("ls-11", 11), ("ls-12", {"id": 12, "email": "w12@example.org"})):
-            values, anchors = raters[who].answer(d["ref"])
+            values, anchors = raters[who].answer(key[d["unit"]])
             result = [{"from_name": q, "to_name": "text", "type": "choices", "value": {"choices": [v]}}
                       for q, v in {**values, **anchors}.items()]
             anns.append({"id": n * 10, "completed_by": completed_by, "result": result, "was_cancelled": False})
@@ -194,7 +196,7 @@ def test_seed_003_design_small_scale(tmp_path):
         row = {"HITId": f"hit-{assignment}", "AssignmentId": f"amt-{assignment}", "WorkerId": who,
                **{f"Input.{k}": v for k, v in rows[assignment].items()}}
         for pos, ref in enumerate(a[assignment]["order"], 1):
-            assert rows[assignment][f"item{pos}_ref"] == ref
+            assert key[rows[assignment][f"item{pos}_id"]] == ref
             values, anchors = raters[who].answer(ref)
             row.update({f"Answer.item{pos}_{q}": v for q, v in {**values, **anchors}.items()})
         results.append(row)
@@ -218,7 +220,7 @@ def test_seed_003_design_small_scale(tmp_path):
     report = json.loads(modlens(["report", "--db", str(db), "--format", "json"], timeout=120).stdout)
     section = report["sections"]["itemset"]
     assert section["n_items"] == 24 and section["decisions"] == {"accept": 8, "accept_unused": 1, "reject": 1}
-    assert section["n_raters"] == 7 and section["n_raters_accepted"] == 5   # not "by 0 raters" (issue 35)
+    assert section["n_raters"] == 7 and section["n_raters_accepted"] == 5   # not "by 0 raters"
     human_section = report["sections"]["human"]
     assert human_section["n_raters"] == 7 and human_section["n_raters_used"] == 5
     n_gold_ratings = sum(ref.startswith("gold:") for ad in a.values() for ref in ad["order"])  # every assignment was rated
@@ -252,4 +254,4 @@ def test_seed_003_design_small_scale(tmp_path):
         assert got["alpha_ci"] is not None and got["alpha_ci"][0] <= got["alpha"] <= got["alpha_ci"][1]
         human = next(x for x in report["sections"]["human"]["attributes"] if x["name"] == attr)
         assert human["alpha"] == pytest.approx(expected, abs=1e-9), attr   # section 1 applies the same decisions
-    print(f"seed 003 design, small scale: {time.monotonic() - t0:.1f} s")
+    print(f"the Perspective study design, small scale: {time.monotonic() - t0:.1f} s")

@@ -3,9 +3,12 @@
 `modlens rate FILE --study DIR` reads a Label Studio JSON export, Potato's annotation_output/
 folder (or its `potato.export -f jsonl` file) or a survey CSV (Mechanical Turk, Prolific,
 Qualtrics) of the tasks `modlens study export-tasks` wrote, checks every answer as the protocol checks a rating
-(attributes, levels, anchor answers: one refused answer imports nothing), records each worker as
-rater `<format>:<worker>`, then reviews every rater of the item set by seed 003's Table 11 and
-prints the decision per rater and task (accept, accept_unused, reject, with the reason).
+(attributes, levels, anchor answers: one refused answer imports nothing), skips and counts the
+records the platform marks as carrying no valid work (a rejected, returned or timed-out
+submission, a preview, a cancelled annotation), records each worker as rater `<format>:<worker>`,
+then reviews every rater of the item set by the Perspective study's Table 11 (scaled to the
+task's gold and item counts where they differ from its 3 and 12) and prints the decision per rater
+and task (accept, accept_unused, reject, with the reason) and the raters each item got.
 Importing the same file again adds nothing; an annotation changed in the tool since is reported
 and kept (`--on-change replace` stores the new answer as the rater's latest). Without FILE: only the review (e.g. after raters
 rated through the protocol). docs/MULTI.md#item-set-studies.
@@ -35,6 +38,26 @@ def _first_five(lines: list[str]) -> str:
     return "; ".join(lines[:5]) + (" …" if len(lines) > 5 else "")
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s" if not word.endswith("y") else f"{n} {word[:-1]}ies"
+
+
+def collection_line(per_item: dict[str, int], planned: int) -> str:
+    """Raters per item in accepted tasks as collected, against the assignment's --raters: how many
+    items got each count, and the items over and under it named."""
+    from collections import Counter
+
+    counts = Counter(per_item.values())
+    got = ", ".join(f"{m} of {len(per_item)} items {'has' if m == 1 else 'have'} {_plural(n, 'rater')}"
+                    for n, m in sorted(counts.items(), reverse=True))
+    over = sorted(ref for ref, n in per_item.items() if n > planned)
+    under = sorted(ref for ref, n in per_item.items() if n < planned)
+    return (f"raters per item in accepted tasks: {got}; planned {planned} (--raters): "
+            f"{len(per_item) - len(over) - len(under)} as planned, "
+            f"{len(over)} over-collected{' (' + _first_five(over) + ')' if over else ''}, "
+            f"{len(under)} under-collected{' (' + _first_five(under) + ')' if under else ''}")
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -50,6 +73,14 @@ def run(args: argparse.Namespace) -> int:
             reviews = result.reviews
             print(f"{args.file} ({result.format}): {result.workers} workers, {result.ratings_new} ratings imported, "
                   f"{result.ratings_known} already in the log, {result.empty} empty answers")
+            skipped = result.tally.skipped
+            if skipped:
+                print(f"skipped {sum(skipped.values())} {result.tally.records} that carry no valid work: "
+                      + ", ".join(f"{n} {why}" for why, n in sorted(skipped.items())))
+            if result.incomplete:
+                print(f"{_plural(result.incomplete, 'comment')} answered in part (counted as missed)")
+            for note in result.tally.notes:
+                print(note)
             if result.repeat_slots:
                 print(f"{len(result.repeat_slots)} workers filled several slots of one task; each counts once there, so "
                       f"those tasks have a rater fewer than planned: {_first_five(result.repeat_slots)}")
@@ -69,6 +100,5 @@ def run(args: argparse.Namespace) -> int:
     counts = {d: sum(r.decision == d for r in reviews) for d in ("accept", "accept_unused", "reject")}
     print(f"reviewed {len(reviews)} rater tasks: " + ", ".join(f"{n} {d}" for d, n in counts.items()))
     if args.file:
-        print(f"{result.covered} of {result.items} items have {result.raters} raters in accepted tasks "
-              "(the assignment's --raters)")
+        print(collection_line(result.per_item, result.raters))
     return 0

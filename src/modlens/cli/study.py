@@ -125,14 +125,28 @@ def _item_set_action(args: argparse.Namespace, loaded: StudyFolder) -> int:
                            fix="pass --force to replace it (raters given the old tasks would no longer match)")
         data = assignment.make(itemset, loaded.study, raters=args.raters, items_per_task=args.items_per_task,
                                gold_per_task=args.gold_per_task, seed=args.seed)
+        if args.gold_per_task < 1:
+            raise CliError(f"--gold-per-task {args.gold_per_task}: the acceptance rule (Table 11) judges raters by "
+                           "their gold answers, so every task needs gold",
+                           fix="give --gold-per-task 3 (the Perspective study's design: Table 11 as printed), or 1 "
+                               "or 2 (Table 11 scaled, docs/MULTI.md#acceptance)")
         path = assignment.write(data, loaded.path)
         print(f"wrote {path}: {len(itemset['items'])} items in {len(data['tasks'])} tasks of up to "
               f"{args.items_per_task} + {args.gold_per_task} gold, {args.raters} raters each: "
               f"{len(data['assignments'])} assignments")
+        from modlens.study.acceptance import rule
+
+        rules = sorted({rule(len(t["gold"]), len(t["items"])) for t in data["tasks"]})
+        print("acceptance: " + "; ".join(rules))
         return 0
+    from modlens.study.units import write_key
+
     plan = assignment.Plan.load(loaded.path, loaded.study)
     for f in crowd.export(plan, args.format, args.out):
         print(f"wrote {f}")
+    key = write_key(plan, loaded.path)
+    print(f"wrote {key}: which unit id is which comment, gold included; for you only: the exported files name "
+          "comments by these ids, so do not upload or share it")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Acceptance of raters' work on an item-set study (seed 003, Appendix A.2, Table 11), decided
+"""Acceptance of raters' work on an item-set study (the Perspective study, Appendix A.2, Table 11), decided
 per rater and task from the ratings in the study log, whatever brought them there (the protocol,
 or `modlens rate FILE` from Label Studio, Potato or a survey CSV).
 
@@ -14,7 +14,15 @@ per task on the comments they rated in that task's units (a rating's client id n
 a gold comment shared by two tasks counts in the task where it was rated, and a task of which the
 queue gave them only gold is reviewed too): what they did not rate is nobody's miss. The
 decision is `analysis.raters.rubric` (Table 11): accept (approve, use), accept_unused (approve,
-don't use, warn) or reject. Decisions are written to the log's
+don't use, warn) or reject.
+
+Table 11 was written for tasks of 3 gold comments and 12 others. A task of another size is judged
+by the same table on its counts scaled to that design (`scaled`): each gold count times 3 / the
+task's gold comments, the inconsistent responses times 12 / its other comments, rounded up, so a
+scaled task is never judged more leniently than the table judges the same shares (with 2 gold, one
+failed gold counts as 2 of 3 and both failed as 3 of 3, which the table rejects). A task without
+gold cannot be judged (`study assign` refuses `--gold-per-task 0`; a task of such an assignment is
+rejected, saying why). Decisions are written to the log's
 `rater_reviews`, replacing earlier ones, so reviewing again is idempotent.
 """
 from __future__ import annotations
@@ -29,6 +37,7 @@ from modlens.ratings import derive_toxicity
 from modlens.study.assignment import GOLD, Plan
 
 DECISION = {rubric_mod.USE: "accept", rubric_mod.DONT_USE: "accept_unused", rubric_mod.REJECT: "reject"}
+TABLE_GOLD, TABLE_ITEMS = 3, 12   # the design Table 11 was printed for: 3 gold in tasks of 15
 SOURCES = ("labelstudio", "potato", "survey")
 QUEUED = ("labelstudio", "potato")   # the tool's queue, not our assignment, decides who rates what
 
@@ -68,6 +77,23 @@ def _gold_wrong(rating: dict[str, Any], expected: dict[str, str], extreme: str |
     return False
 
 
+def scaled(inc_gold: int, wrong_gold: int, inc: int, gold: int, items: int) -> tuple[int, int, int]:
+    """A task's counts on Table 11's design (3 gold, 12 items), rounded up: unchanged for that design."""
+    def up(count: int, of: int, to: int) -> int:
+        return count if of == to else -(-count * to // max(of, 1))
+
+    return up(inc_gold, gold, TABLE_GOLD), up(wrong_gold, gold, TABLE_GOLD), up(inc, items, TABLE_ITEMS)
+
+
+def rule(gold: int, items: int) -> str:
+    """Which form of Table 11 judges a task of `gold` gold and `items` other comments."""
+    if gold == 0:
+        return "no gold comments: Table 11 cannot judge the task"
+    if (gold, items) == (TABLE_GOLD, TABLE_ITEMS):
+        return "Table 11 as printed (3 gold in 15)"
+    return f"Table 11 scaled from 3 gold and 12 items to {gold} gold and {items} items (docs/MULTI.md#acceptance)"
+
+
 def review_task(plan: Plan, task: str, rater_id: str, latest: dict[int, dict[str, Any]],
                 comment_ids: dict[str, int]) -> Review:
     """`latest`: the rater's latest rating per comment id; `comment_ids`: order entry -> comment id."""
@@ -91,13 +117,20 @@ def review_task(plan: Plan, task: str, rater_id: str, latest: dict[int, dict[str
             wrong_gold += _gold_wrong(rating, dict(plan.gold[ref[len(GOLD):]].expected), extreme)
         else:
             inc += bool(rating["inconsistent"])
-    decision = DECISION[rubric_mod.rubric(inc_gold, wrong_gold, inc)]
-    total = inc_gold + wrong_gold + inc
+    n_gold, n_items = len(t["gold"]), len(t["items"])
+    on_table = scaled(inc_gold, wrong_gold, inc, n_gold, n_items)
+    decision = DECISION[rubric_mod.rubric(*on_table)] if n_gold else "reject"
+    total = sum(on_table)
     coverage = (f"{missed} of {len(refs)} unrated" if len(refs) == task_size
                 else f"rated {len(refs)} of the task's {task_size}")
+    table = "Table 11"
+    if n_gold and (n_gold, n_items) != (TABLE_GOLD, TABLE_ITEMS):
+        table = (f"scaled to Table 11's 3 gold and 12 items ({on_table[0]}, {on_table[1]}, {on_table[2]}), "
+                 "Table 11")
+    verdict = ("no gold comments in the task, nothing to judge the rater by: rejected" if not n_gold
+               else f"4 or more problems, {table} rejects" if total >= 4 else f"{table} row gives {decision}")
     reason = (f"{inc_gold} inconsistent gold, {wrong_gold} wrong gold, {inc} inconsistent responses "
-              f"({coverage}): " + ("4 or more problems, Table 11 rejects" if total >= 4
-                                                         else f"Table 11 row gives {decision}"))
+              f"({coverage}): " + verdict)
     return Review(rater_id, task, source_of(rater_id), decision, reason, len(refs), missed, inc_gold, wrong_gold,
                   inc, sorted(comment_ids[r] for r in refs if r in comment_ids))
 

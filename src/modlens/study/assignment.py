@@ -1,4 +1,4 @@
-"""Assignment of an item set to raters (seed 003: tasks of 15 comments, 12 of the set and 3 gold,
+"""Assignment of an item set to raters (the Perspective study: tasks of 15 comments, 12 of the set and 3 gold,
 each comment rated by 5 workers). The set's items are shuffled (seeded) and cut into tasks of
 `items_per_task`; each task gets `gold_per_task` of the study's gold comments; each task is
 done by `raters` raters, and each of those assignments shows the task's 15 comments in its own
@@ -14,7 +14,7 @@ seeded order. The same item set, study and parameters always give the same file.
 An order entry is an item id of the set, or `gold:` + a gold key of calibration.toml. Every
 item is in exactly one task, so a rater's ratings tell which task they belong to.
 
-In the daemon (issue 27) the extension's item-set page (itemset.html) shows each participant one
+In the daemon the extension's item-set page (itemset.html) shows each participant one
 assignment and rates it with ordinary `rating` messages, so the set's comments are written to the
 log at start (`record_items`). The files sit beside the study file (`modlens serve --config
 STUDY/study.toml`), or beside the joined study (`modlens join` writes them from the pack).

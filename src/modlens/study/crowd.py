@@ -8,14 +8,16 @@ The questions are the study's: one single-choice question per attribute (toxicit
 
 Who rates what: Label Studio and Potato hand work out through their own queues (Label Studio's
 "Label All Tasks", Potato's next-instance), which nothing binds to one of our rater slots. So
-their exports hold one unit per task and comment (`<task>::<ref>`), the tool is told to collect
+their exports hold one unit per task and comment (named by an opaque id, units.py, so nothing a
+rater sees marks a gold comment), the tool is told to collect
 `--raters` annotations per unit (Label Studio's `maximum_annotations`, Potato's
 `num_annotators_per_item`), and the import binds whoever rated a unit to it: a worker's ratings
 are grouped by task and the acceptance rules judge each worker on what they rated. The survey
 keeps one row per slot (`t01-r1`: one link or HIT per slot). The reader accepts either id.
 
 Reading back (`rate_import.read_answers` dispatches here): Label Studio's JSON export (tasks with `annotations[]`, each with
-`completed_by` and `result[]` of `choices`; cancelled annotations are skipped); Potato's
+`completed_by` and `result[]` of `choices`; cancelled and skipped ones are counted, not read; an
+annotation another user updated is the updater's); Potato's
 `annotation_output/` folder (`<user>/user_state.json`, answers under
 `instance_id_to_label_to_value`), its exporter's JSONL (`python -m potato.export -f jsonl`:
 `instance_id`, `user_id`, `labels`) or a Potato 1.x `annotated_instances.jsonl`; and the survey
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +42,7 @@ from modlens.studylog import csvcells
 FORMATS = ("labelstudio", "potato", "survey")
 ANCHOR_QUESTIONS = ("vs_hard", "vs_extreme")
 COMPARISONS = ["more", "less", "same"]
-SEP = "::"   # Potato instance id: <task or assignment>::<order entry>
+SEP = "::"   # Potato instance ids of exports before unit ids: <task or assignment>::<order entry>
 
 
 class CrowdError(ModlensError, ValueError):
@@ -71,11 +74,14 @@ def questions(study: StudyConfig) -> list[Question]:
 
 def _task_units(plan: Plan) -> list[dict[str, Any]]:
     """One unit per task and comment, in the order of the task's first slot: what a queue-driven
-    tool hands to `raters` different annotators."""
+    tool hands to `raters` different annotators. `unit` is the opaque id raters see (units.py: no
+    field says which comment is gold); `ref`, the order entry, stays with the coordinator."""
+    from modlens.study.units import unit_id
+
     first: dict[str, list[str]] = {}
     for a in plan.assignment["assignments"]:
         first.setdefault(a["task"], a["order"])
-    return [{"task": task, "position": n, "ref": ref, "text": plan.text(ref)}
+    return [{"task": task, "position": n, "unit": unit_id(plan, task, ref), "ref": ref, "text": plan.text(ref)}
             for task, order in first.items() for n, ref in enumerate(order, 1)]
 
 
@@ -96,10 +102,10 @@ def export_labelstudio(plan: Plan, out: Path) -> list[Path]:
         parts.append("  </Choices>")
     parts.append("</View>")
     out.mkdir(parents=True, exist_ok=True)
-    tasks = [{"data": u} for u in _task_units(plan)]
+    tasks = [{"data": {k: v for k, v in u.items() if k != "ref"}} for u in _task_units(plan)]
     config = "\n".join(parts) + "\n"
-    # the fields of Label Studio's project API (POST /api/projects); the same settings in its UI:
-    # Settings > Quality > Overlap of Annotations, "annotations per task"
+    # the fields of Label Studio's project API (POST /api/projects): Community 1.23.2's settings pages
+    # have no overlap setting, so `maximum_annotations` reaches the project only through this call
     project = {"title": plan.study.title, "label_config": config, "maximum_annotations": raters_per_unit(plan),
                "overlap_cohort_percentage": 100, "show_overlap_first": True}
     (out / "tasks.json").write_text(json.dumps(tasks, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -114,7 +120,8 @@ def export_potato(plan: Plan, out: Path) -> list[Path]:
     import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs; types-PyYAML is not a dependency
 
     config = {
-        "annotation_task_name": plan.study.title, "port": 8000,
+        # Potato binds 0.0.0.0 unless told: its `host` key keeps comments and answers on this computer
+        "annotation_task_name": plan.study.title, "host": "127.0.0.1", "port": 8000,
         "data_files": ["data/items.jsonl"], "item_properties": {"id_key": "id", "text_key": "text"},
         "output_annotation_dir": "annotation_output/", "num_annotators_per_item": raters_per_unit(plan),
         "user_config": {"allow_all_users": True, "users": []}, "alert_time_each_instance": 10_000_000,
@@ -123,7 +130,7 @@ def export_potato(plan: Plan, out: Path) -> list[Path]:
         "base_html_template": "default", "header_file": "default", "site_dir": "default",
     }
     (out / "data").mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps({"id": f"{u['task']}{SEP}{u['ref']}", "text": u["text"], "task": u["task"]},
+    lines = [json.dumps({"id": u["unit"], "text": u["text"], "task": u["task"]},
                         ensure_ascii=False) for u in _task_units(plan)]
     (out / "data" / "items.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (out / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
@@ -197,16 +204,18 @@ def script_json(data: Any) -> str:
 
 
 def export_survey(plan: Plan, out: Path) -> list[Path]:
-    """tasks.csv (one row per assignment: its id and each position's order entry and text) and
+    """tasks.csv (one row per assignment: its id and each position's unit id and text) and
     form.html (no external resources; the comments are embedded, picked by assignment)."""
+    from modlens.study.units import unit_id
+
     out.mkdir(parents=True, exist_ok=True)
     width = max(len(a["order"]) for a in plan.assignment["assignments"])
-    header = ["assignment", "task"] + [f"item{n}_{c}" for n in range(1, width + 1) for c in ("ref", "text")]
+    header = ["assignment", "task"] + [f"item{n}_{c}" for n in range(1, width + 1) for c in ("id", "text")]
     with (out / "tasks.csv").open("w", encoding="utf-8", newline="") as fh:
         w = csvcells.writer(fh)  # a comment a spreadsheet would run opens as text
         w.writerow(header)
         for a in plan.assignment["assignments"]:
-            cells = [v for ref in a["order"] for v in (ref, plan.text(ref))]
+            cells = [v for ref in a["order"] for v in (unit_id(plan, a["task"], ref), plan.text(ref))]
             w.writerow([a["id"], a["task"], *cells, *[""] * (len(header) - 2 - len(cells))])
     data = {"questions": [q.__dict__ for q in questions(plan.study)],
             "assignments": {a["id"]: [plan.text(r) for r in a["order"]] for a in plan.assignment["assignments"]}}
@@ -237,6 +246,16 @@ class Answer:
     where: str = ""                                          # for messages: file and record
 
 
+@dataclass
+class Tally:
+    """What a reader did besides reading answers, for the import's summary: records (rows,
+    annotations, user states) that carry no valid work, left out and counted by kind as the
+    platform names it ("Prolific Status RETURNED"), and lines about what it did with others."""
+    records: str = "records"
+    skipped: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+
+
 def detect(path: Path) -> str:
     if path.is_dir() or path.suffix == ".jsonl":
         return "potato"
@@ -258,13 +277,40 @@ def _worker(value: Any) -> str:
     return str(value)
 
 
-def read_labelstudio(path: Path) -> list[Answer]:
+def _user_id(value: Any) -> Any:
+    return value.get("id") if isinstance(value, dict) else value
+
+
+def _edited_by_other(ann: dict[str, Any]) -> bool:
+    """An annotation another user opened and saved (Label Studio's Update sets `updated_by`, keeps
+    `completed_by`). One created on someone's behalf (the API's `completed_by`) also has another
+    `updated_by`, its creator, but no later change: `updated_at` within a second of `created_at`."""
+    from datetime import datetime
+
+    editor, author = ann.get("updated_by"), _user_id(ann.get("completed_by"))
+    if editor in (None, "") or str(editor) == str(author):
+        return False
+    try:
+        created = datetime.fromisoformat(str(ann["created_at"]).replace("Z", "+00:00"))
+        updated = datetime.fromisoformat(str(ann["updated_at"]).replace("Z", "+00:00"))
+    except (KeyError, ValueError):
+        return True
+    return (updated - created).total_seconds() > 1
+
+
+def read_labelstudio(path: Path, tally: Tally | None = None) -> list[Answer]:
     try:
         tasks = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as err:
         raise CrowdError(f"{path}: not JSON ({err})", fix=LS_JSON) from None
     if not isinstance(tasks, list):
         raise CrowdError(f"{path}: a Label Studio JSON export is a list of tasks", fix=LS_JSON)
+    tally = tally if tally is not None else Tally()
+    tally.records = "annotations"
+    # a user id -> the worker name their own annotations carry (an expanded completed_by: the e-mail)
+    names = {str(_user_id(a.get("completed_by"))): _worker(a.get("completed_by")) for t in tasks if isinstance(t, dict)
+             for a in t.get("annotations") or [] if isinstance(a, dict) and a.get("completed_by") not in (None, "")}
+    edited = 0
     out = []
     for n, task in enumerate(tasks):
         data = task.get("data") if isinstance(task, dict) else None
@@ -272,20 +318,28 @@ def read_labelstudio(path: Path) -> list[Answer]:
             # JSON-MIN: the task's data and one annotation's choices flattened into one object
             raise CrowdError(f"{path}: Label Studio's JSON-MIN export (no data/annotations)", fix=LS_JSON)
         unit = (data.get("task") if "assignment" not in data else data["assignment"]) if isinstance(data, dict) else None
-        if unit is None or "ref" not in data:  # type: ignore[operator]
-            raise CrowdError(f"{path}: task {n}: data has no task/ref",
+        ref = (data.get("unit") or data.get("ref")) if isinstance(data, dict) else None  # `ref`: an export before unit ids
+        if unit is None or ref is None:
+            raise CrowdError(f"{path}: task {n}: data has no task/unit",
                              fix="import the tasks `modlens study export-tasks --format labelstudio` wrote")
         assert isinstance(data, dict)
         for ann in task.get("annotations") or []:
-            if ann.get("was_cancelled"):
+            if ann.get("was_cancelled"):  # skipped in the editor ("Skip"), or cancelled
+                tally.skipped["Label Studio was_cancelled (skipped)"] += 1
                 continue
             answers = {}
             for res in ann.get("result") or []:
                 choices = (res.get("value") or {}).get("choices") or []
                 if res.get("type", "choices") == "choices" and choices:
                     answers[str(res.get("from_name"))] = str(choices[0])
-            out.append(Answer(_worker(ann.get("completed_by")), str(unit), str(data["ref"]), answers,
-                              f"{path.name}: task {task.get('id', n)}"))
+            worker = _worker(ann.get("completed_by"))
+            if _edited_by_other(ann):  # the answers are the editor's now: credited to them
+                edited += 1
+                worker = names.get(str(ann["updated_by"]), str(ann["updated_by"]))
+            out.append(Answer(worker, str(unit), str(ref), answers, f"{path.name}: task {task.get('id', n)}"))
+    if edited:
+        tally.notes.append(f"{edited} annotation{'s' if edited > 1 else ''} last updated by another user than "
+                           "completed_by: credited to the one who updated it (updated_by)")
     return out
 
 
@@ -302,20 +356,32 @@ POTATO_FIX = ("give Potato's annotation_output/ folder, or its JSONL export "
 
 
 def _potato_unit(instance_id: Any, where: str) -> tuple[str, str]:
+    """(task, unit id or order entry) of an instance: a unit id (`units.resolve` finds its task) or,
+    in projects exported before unit ids, `<task>::<order entry>`."""
     unit, sep, ref = str(instance_id or "").partition(SEP)
     if not sep:
-        raise CrowdError(f"{where}: instance id {instance_id!r} is not <task>{SEP}<item>",
-                         fix="annotate the data `modlens study export-tasks --format potato` wrote")
+        if not unit:
+            raise CrowdError(f"{where}: an instance without an id",
+                             fix="annotate the data `modlens study export-tasks --format potato` wrote")
+        return "", unit
     return unit, ref
 
 
-def _potato_state(f: Path) -> list[Answer]:
+def _potato_state(f: Path, tally: Tally) -> list[Answer]:
     """Potato 2.x's per-user state: `instance_id_to_label_to_value` maps each instance to
-    [[{"schema", "name"}, value], ...], one pair per label set."""
+    [[{"schema", "name"}, value], ...], one pair per label set. A state whose `origin` names a
+    machine (Potato's declared machine annotators; absent or empty means a person) or whose
+    `prestudy_passed` is false (screened out by the project's prestudy) carries no valid work."""
     try:
         state = json.loads(f.read_text(encoding="utf-8"))
     except ValueError as err:
         raise CrowdError(f"{f}: not JSON ({err})") from None
+    if state.get("origin"):
+        tally.skipped["Potato origin: a machine annotator"] += 1
+        return []
+    if state.get("prestudy_passed") is False:
+        tally.skipped["Potato prestudy_passed false (screened out)"] += 1
+        return []
     worker = str(state.get("user_id") or f.parent.name)
     out = []
     for iid, pairs in (state.get("instance_id_to_label_to_value") or {}).items():
@@ -357,12 +423,14 @@ def _potato_lines(f: Path) -> list[Answer]:
     return out
 
 
-def read_potato(path: Path) -> list[Answer]:
+def read_potato(path: Path, tally: Tally | None = None) -> list[Answer]:
+    tally = tally if tally is not None else Tally()
+    tally.records = "user states"
     if not path.is_dir():
         return _potato_lines(path)
     states = sorted(path.glob("*/user_state.json"))
     if states:
-        return [a for f in states for a in _potato_state(f)]
+        return [a for f in states for a in _potato_state(f, tally)]
     legacy = sorted(path.glob("*/annotated_instances.jsonl"))
     if not legacy:
         raise CrowdError(f"{path}: no <user>/user_state.json under it", fix=POTATO_FIX)
@@ -398,5 +466,5 @@ def unknown_ref(answer: Answer, plan: Plan) -> str | None:
     return None
 
 
-__all__ = ["FORMATS", "GOLD", "Answer", "CrowdError", "Question", "as_rating", "detect", "export", "questions",
-           "task_and_order", "unknown_ref"]
+__all__ = ["FORMATS", "GOLD", "Answer", "CrowdError", "Question", "Tally", "as_rating", "detect", "export",
+           "questions", "task_and_order", "unknown_ref"]

@@ -1,4 +1,4 @@
-"""Item sets: a fixed sample of logged comments that every rater of a study sees (seed 003 drew
+"""Item sets: a fixed sample of logged comments that every rater of a study sees (the Perspective study drew
 300 comments, 100 per platform, roughly balanced over Perspective's score deciles, avoiding long
 comments). Live pages change and delete comments, so overlap between raters (what alpha and
 majorities need) is planned here instead of left to chance.

@@ -2,7 +2,9 @@
 protocol validates a `rating` message (`ratings.rating_problems`: attributes, levels, anchor
 answers), then every rater of the item set reviewed by the acceptance rules (`acceptance.py`).
 
-A file with any refused answer writes nothing: the message lists the problems. Each worker is
+A file with any refused answer writes nothing: the message lists the problems. Records the
+platform marks as carrying no valid work (a returned submission, a preview, a cancelled
+annotation) are skipped and counted by kind; a comment answered in part is a miss, counted. Each worker is
 rater `<format>:<worker id>`; each rating's client id is `<unit>:<order entry>` (the unit the
 file names: a task or a slot), so importing the same file again adds nothing. An annotation
 edited in the tool since the last import is reported: kept as stored (`on_change="keep"`) or
@@ -40,12 +42,15 @@ class ImportResult:
     changed: list[str]       # annotations that differ from the stored ones ("where (worker): ref")
     on_change: str           # what was done with them: keep or replace
     raters: int              # the assignment's raters per item
-    covered: int             # items with that many accepted raters
+    covered: int             # items with exactly that many accepted raters
     items: int
     # a worker who filled several slots of one task ("worker W: t01-r1, t01-r2"): reviewed and counted
     # once for that task, so it has a rater fewer than planned (platforms that list one HIT or link
     # per slot let one worker take two)
     repeat_slots: list[str] = field(default_factory=list)
+    incomplete: int = 0      # comments answered in part (some questions blank): not imported, a miss
+    tally: crowd.Tally = field(default_factory=crowd.Tally)   # records with no valid work, by kind; notes
+    per_item: dict[str, int] = field(default_factory=dict)    # item id -> raters in accepted tasks, as collected
 
 
 def _versions(log: object, study_id: str, rater: str, client_id: str) -> list[dict[str, object]]:
@@ -58,17 +63,17 @@ def _versions(log: object, study_id: str, rater: str, client_id: str) -> list[di
     return rows
 
 
-def coverage(db: str | Path, plan: Plan, reviews: list[Review]) -> int:
-    """Items of the set rated by at least the assignment's raters per item in accepted tasks."""
+def raters_per_item(db: str | Path, plan: Plan, reviews: list[Review]) -> dict[str, int]:
+    """Each item of the set: how many raters rated it in accepted tasks, as collected (a tool that
+    gave a unit more annotations than asked shows more; a worker in two slots of a task counts once)."""
     from collections import Counter
 
     from modlens.studylog.store import StudyLog
 
-    accepted = Counter(c for r in reviews if r.decision == "accept" for c in r.comment_ids)
-    k = int(plan.assignment["params"]["raters"])
+    accepted = Counter(c for r in reviews if r.decision == "accept" for c in set(r.comment_ids))
     with StudyLog(db, readonly=True) as log:
-        ids = [log.comment_id(*plan.comment(ref)) for ref in plan.items]
-    return sum(1 for cid in ids if cid is not None and accepted[cid] >= k)
+        ids = {ref: log.comment_id(*plan.comment(ref)) for ref in plan.items}
+    return {ref: accepted[cid] if cid is not None else 0 for ref, cid in ids.items()}
 
 
 def _ensure_gold(log: object, plan: Plan) -> None:
@@ -96,12 +101,14 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
     study = load(folder)
     plan = Plan.load(folder, study)
     fmt = fmt or crowd.detect(Path(path))
-    answers = read_answers(path, fmt, plan, encoding)
+    tally = crowd.Tally()
+    answers = read_answers(path, fmt, plan, encoding, tally)
+    names = {q.name for q in crowd.questions(study)}
     attributes = {a.name: list(a.levels) for a in study.attributes}
     extreme = next((a.rating for a in study.anchors if a.role == "extreme"), None)
     if on_change not in ON_CHANGE:
         raise RateImportError(f"on_change {on_change!r}: one of {', '.join(ON_CHANGE)}")
-    problems, rows, empty = [], [], 0
+    problems, rows, empty, incomplete = [], [], 0, 0
     for ans in answers:
         bad = crowd.unknown_ref(ans, plan)
         if bad:
@@ -110,6 +117,9 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
         rating = crowd.as_rating(ans, study)
         if rating is None:
             empty += 1
+            continue
+        if not names <= set(ans.answers):  # a comment left half answered: a miss, as an unanswered one
+            incomplete += 1
             continue
         values, anchors = rating
         problems += [f"{ans.where} (worker {ans.worker}): {p}"
@@ -157,9 +167,11 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
                 new += created
                 known += not created
     reviews = review_log(db, plan)
-    return ImportResult(fmt, len({a.worker for a in answers}), new, known, empty, reviews, changed, on_change,
-                        int(plan.assignment["params"]["raters"]), coverage(db, plan, reviews), len(plan.items),
-                        repeat_slots(answers, plan))
+    per_item = raters_per_item(db, plan, reviews)
+    k = int(plan.assignment["params"]["raters"])
+    return ImportResult(fmt, len({a.worker for a, _, _ in rows}), new, known, empty, reviews, changed, on_change,
+                        k, sum(n == k for n in per_item.values()), len(plan.items), repeat_slots(answers, plan),
+                        incomplete, tally, per_item)
 
 
 def repeat_slots(answers: list[crowd.Answer], plan: Plan) -> list[str]:
@@ -179,17 +191,24 @@ def _anchors(stored: dict[str, object]) -> object:
 __all__ = ["GOLD", "ImportResult", "RateImportError", "import_ratings"]
 
 
-def read_answers(path: str | Path, fmt: str, plan: Plan, encoding: str | None = None) -> list[crowd.Answer]:
-    """The answers of a tool's export (`fmt`: one of `crowd.FORMATS`). `encoding`: the survey CSV's,
-    when it has no byte-order mark and is not UTF-8 (`--encoding`). Here, not in `crowd`, because the
-    survey reader builds on `crowd` (one direction, no cycle)."""
+def read_answers(path: str | Path, fmt: str, plan: Plan, encoding: str | None = None,
+                 tally: crowd.Tally | None = None) -> list[crowd.Answer]:
+    """The answers of a tool's export (`fmt`: one of `crowd.FORMATS`), units named by their opaque
+    ids resolved (units.py); what carried no valid work is counted in `tally`. `encoding`: the survey
+    CSV's, when it has no byte-order mark and is not UTF-8 (`--encoding`). Here, not in `crowd`,
+    because the survey reader builds on `crowd` (one direction, no cycle)."""
+    from modlens.study.units import resolve
+
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")  # `modlens rate`: exit 3, not found
     if fmt == "labelstudio":
-        return crowd.read_labelstudio(path)
-    if fmt == "potato":
-        return crowd.read_potato(path)
-    if fmt == "survey":
-        return read_survey(path, plan, encoding)
-    raise crowd.CrowdError(f"format {fmt!r}: one of {', '.join(crowd.FORMATS)}")
+        answers = crowd.read_labelstudio(path, tally)
+    elif fmt == "potato":
+        answers = crowd.read_potato(path, tally)
+    elif fmt == "survey":
+        answers = read_survey(path, plan, encoding, tally)
+    else:
+        raise crowd.CrowdError(f"format {fmt!r}: one of {', '.join(crowd.FORMATS)}")
+    resolve(answers, plan)
+    return answers

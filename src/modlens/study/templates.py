@@ -16,7 +16,7 @@ title = "{title}"
 # once participants have joined (their hashes would no longer link).
 author_salt = "{salt}"
 
-toxicity_mode = "anchors"   # two anchor comparisons (seed 003, Table 1); "direct": a 3-point scale
+toxicity_mode = "anchors"   # two anchor comparisons (the Perspective study, Table 1); "direct": a 3-point scale
 display = "blind"           # scores stay hidden until the participant has rated; "scores" shows them
 
 # Detectors every participant runs locally (`modlens detectors` lists them). Keep API keys
@@ -51,7 +51,7 @@ You can pause or withdraw at any time, and delete the study log.
 '''
 
 CALIBRATION_TOML = '''\
-# Anchors: the two comparison comments of the toxicity question (seed 003, Table 1);
+# Anchors: the two comparison comments of the toxicity question (the Perspective study, Table 1);
 # one with role "hard_to_say" and one with role "extreme".
 [[anchors]]
 key = "anchor-hard"
