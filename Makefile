@@ -19,8 +19,10 @@ $(VENV)/.installed: pyproject.toml setup.py constraints.txt
 setup: $(VENV)/.installed
 
 # Label Studio in its own environment (its Django stack would clash with ours): tests/test_labelstudio_real.py
-# runs it for real and is skipped without it. Measured on the shared 2-core dev machine: install 137 s; a start on the
-# migrated database below 7 s (74 s when it migrates first).
+# runs it for real and is skipped without it. Start it on loopback: `label-studio start --internal-host 127.0.0.1`
+# (its --host is only the public URL; the bind address defaults to 0.0.0.0, every interface).
+# Measured on the shared 2-core dev machine: install 137 s; a start on the migrated database below 7 s (74 s when it
+# migrates first).
 # one tool in a virtual environment of its own: $(call tool_venv,FOLDER,PACKAGE==VERSION)
 define tool_venv
 	python3 -m venv $(1)
@@ -45,7 +47,8 @@ $(LS_MIGRATED): $(LS_VENV)/.installed
 labelstudio: $(LS_VENV)/.installed $(LS_MIGRATED)
 
 # Potato (potato-annotation) in its own environment too: tests/test_potato_real.py starts its server on an exported
-# project, annotates as two users over HTTP and imports what Potato writes; skipped without it.
+# project, annotates as two users over HTTP and imports what Potato writes; skipped without it. Potato binds
+# 0.0.0.0 unless told: the exported config.yaml sets `host: 127.0.0.1` (`potato start --host` overrides it).
 POTATO_VENV := .venv-potato
 $(POTATO_VENV)/.installed:
 	$(call tool_venv,$(POTATO_VENV),potato-annotation==2.12.1)
