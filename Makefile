@@ -6,7 +6,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 # run them side by side, which takes minutes off a fresh machine's first run (CI's)
 MAKEFLAGS += --jobs=4
 
-.PHONY: setup run lint test test-fast system-deps bench clean labelstudio potato
+.PHONY: setup run lint test test-fast system-deps bench clean labelstudio potato perspective-clients
 
 $(VENV)/.installed: pyproject.toml setup.py constraints.txt
 	python3 -m venv $(VENV)
@@ -55,6 +55,18 @@ $(POTATO_VENV)/.installed:
 
 potato: $(POTATO_VENV)/.installed
 
+# Perspective API clients from PyPI, unchanged, in environments of their own (two install a module named
+# `perspective`): tests/test_perspective_clients_unchanged.py runs them through `serve --perspective-proxy`
+# with only the environment modlens prints; skipped without them. PySocks: httplib2 needs it for HTTPS_PROXY
+PC_VENV := .venv-perspective-clients
+$(PC_VENV)/.installed:
+	$(call tool_venv,$(PC_VENV),PyPerspective==1.0.4 PySpective==0.0.2 perspectiveapi==1.1.0)
+PPY_VENV := .venv-perspective-py
+$(PPY_VENV)/.installed:
+	$(call tool_venv,$(PPY_VENV),perspective.py==0.3.4 PySocks==1.7.1)
+
+perspective-clients: $(PC_VENV)/.installed $(PPY_VENV)/.installed
+
 # npm dev tools pinned in package-lock.json: web-ext (Mozilla's linter) checks the Firefox build in `make test`
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -67,7 +79,7 @@ lint: setup
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
-test: lint node_modules/.package-lock.json labelstudio potato
+test: lint node_modules/.package-lock.json labelstudio potato perspective-clients
 	$(PY) -m pytest -q $(ARGS)
 
 # the quick loop while editing: no browsers, no slow or external-tool tests (Label Studio, Potato, Ray, OCR, speech)

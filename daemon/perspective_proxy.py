@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shlex
 import socket
 import ssl
 from typing import Any, Callable
@@ -139,12 +138,11 @@ async def _read_head(loop: asyncio.AbstractEventLoop, conn: socket.socket) -> by
 
 
 def serve_lines(material: Any, host: str, port: int) -> list[str]:
-    """The lines `modlens serve --perspective-proxy` and `modlens perspective drop-in` print."""
-    from modlens.perspective.tls import environment
+    """What to set in the client's shell for a drop-in on `host`:`port`."""
+    from modlens.perspective.tls import export_lines
     from modlens.runtime import bracketed
 
-    env = environment(material, f"http://{bracketed(host)}:{port}")
-    return [f"export {name}={shlex.quote(value)}" for name, value in env.items()]
+    return export_lines(material, f"http://{bracketed(host)}:{port}")
 
 
 async def start_drop_in(app: Any, runner: Any, host: str, port: int) -> DropIn:

@@ -25,8 +25,7 @@ from modlens.study.join import joined_study_file
 from modlens.netutil import is_loopback
 from modlens.services.detectors import describe
 from modlens.runtime import DEFAULT_HOST, DEFAULT_PORT, bracketed, remove_runtime, write_runtime
-
-DROP_IN_PORT = 8766  # `--perspective-proxy` without a port
+from modlens.cli.perspective import DROP_IN_PORT  # `--perspective-proxy` without a port
 
 if TYPE_CHECKING:
     from modlens.config import StudyConfig

@@ -3,6 +3,8 @@
     modlens perspective calibrate --attribute TOXICITY --from noisyhate
     modlens perspective calibrate --from my-cached-responses.jsonl --text-column text --score-column response
     modlens perspective list
+    modlens perspective drop-in
+
 
 `calibrate` scores the recorded texts with the detector the attribute maps to (study.toml
 `[perspective]`), fits a monotone (isotonic) map on part of the pairs, prints its agreement with
@@ -10,6 +12,11 @@ Perspective on the held-out part (Spearman, mean absolute difference, agreement 
 and stores it for that detector version. The API applies it only when asked (`"calibrated": true`
 in a request, or `[perspective] calibrate = true`). Serve the API with `modlens serve`
 (or `--perspective-only`); docs/PERSPECTIVE.md.
+
+`drop-in` prints what to set in the shell of a client that hard-codes Google's address
+(`https://commentanalyzer.googleapis.com`) so that it reaches `modlens serve --perspective-proxy`
+unchanged: an HTTPS proxy on loopback and a CA file holding the local authority, which is made on
+first use and can vouch for commentanalyzer.googleapis.com only (X.509 name constraints).
 """
 from __future__ import annotations
 
@@ -18,6 +25,8 @@ import json
 
 import modlens.study
 from modlens.cli.common import CliError, add_study_option
+
+DROP_IN_PORT = 8766  # `modlens serve --perspective-proxy` without a port
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cal.add_argument("--json", action="store_true", help="print the stored calibration as JSON")
     ls = sub.add_parser("list", help="the stored calibrations and their held-out agreement")
     ls.add_argument("--json", action="store_true", help="print them as JSON")
+    drop = sub.add_parser("drop-in", help="the lines to set for clients that hard-code Google's address")
+    drop.add_argument("--port", type=int, default=DROP_IN_PORT,
+                      help=f"the port of `modlens serve --perspective-proxy` (default {DROP_IN_PORT})")
 
 
 def _table(cals: list) -> str:
@@ -51,6 +63,15 @@ def _table(cals: list) -> str:
 def run(args: argparse.Namespace) -> int:
     from modlens.perspective import calibration
 
+    if args.action == "drop-in":
+        from modlens.perspective import tls
+
+        material = tls.ensure()
+        print(f"# for clients that call https://{tls.GOOGLE_HOST} (start `modlens serve --perspective-only "
+              f"--perspective-proxy {args.port}`);\n# the authority in {material.ca_cert} can vouch for "
+              f"{tls.GOOGLE_HOST} only (name-constrained)")
+        print("\n".join(tls.export_lines(material, f"http://127.0.0.1:{args.port}")))
+        return 0
     if args.action == "list":
         cals = calibration.stored()
         print(json.dumps([c.to_dict() for c in cals], indent=2) if args.json else

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import os
+import shlex
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +123,11 @@ def server_context(m: Material) -> ssl.SSLContext:
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     ctx.load_cert_chain(m.server_cert, m.server_key)
     return ctx
+
+
+def export_lines(m: Material, proxy_url: str) -> list[str]:
+    """The shell lines `modlens serve --perspective-proxy` and `modlens perspective drop-in` print."""
+    return [f"export {name}={shlex.quote(value)}" for name, value in environment(m, proxy_url).items()]
 
 
 def environment(m: Material, proxy_url: str) -> dict[str, str]:
