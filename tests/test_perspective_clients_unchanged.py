@@ -20,16 +20,12 @@ import pytest
 
 from daemon_helpers import serve_process
 from modlens.perspective import keys
+from realtools import requires
 
 pytestmark = pytest.mark.timeout(300)
 REPO = Path(__file__).resolve().parents[1]
 CLIENTS = REPO / ".venv-perspective-clients" / "bin" / "python"
 PERSPECTIVE_PY = REPO / ".venv-perspective-py" / "bin" / "python"
-# installed by `make perspective-clients` (`make test` runs it); the tests are skipped without it
-requires_clients = pytest.mark.skipif(not (REPO / ".venv-perspective-clients" / ".installed").is_file(),
-                                      reason="no .venv-perspective-clients: make perspective-clients")
-requires_perspective_py = pytest.mark.skipif(not (REPO / ".venv-perspective-py" / ".installed").is_file(),
-                                             reason="no .venv-perspective-py: make perspective-clients")
 PRODUCTION = ["TOXICITY", "SEVERE_TOXICITY", "IDENTITY_ATTACK", "INSULT", "PROFANITY", "THREAT"]
 
 
@@ -121,7 +117,7 @@ print(json.dumps({"scores": got, "refused": refused}, default=str))
 """ % PRODUCTION
 
 
-@requires_clients
+@requires("perspective-clients")
 def test_pyperspective_constructs_and_scores(served):
     out = _run(CLIENTS, PYPERSPECTIVE, served)
     assert out["wrong"] == "InvalidAuthKey"
@@ -129,7 +125,7 @@ def test_pyperspective_constructs_and_scores(served):
     assert out["scores"]["TOXICITY"] > 0.5
 
 
-@requires_clients
+@requires("perspective-clients")
 def test_pyspective_scores_each_attribute_and_suggests(served):
     out = _run(CLIENTS, PYSPECTIVE, served)
     assert all(set(v) == {a} and 0 <= v[a] <= 1 for a, v in out["one"].items())
@@ -137,14 +133,14 @@ def test_pyspective_scores_each_attribute_and_suggests(served):
     assert out["default"] == "KeyError 'attributeScores'"  # SEXUALLY_EXPLICIT, FLIRTATION: refused here
 
 
-@requires_clients
+@requires("perspective-clients")
 def test_perspectiveapi_sync_and_async(served):
     out = _run(CLIENTS, PERSPECTIVEAPI, served)
     for scores in out:
         assert all(0 <= v <= 1 for v in scores.values()) and scores["toxicity"] > 0.5
 
 
-@requires_perspective_py
+@requires("perspective-py")
 def test_perspective_dot_py_scores_and_parses_the_language_error(served):
     out = _run(PERSPECTIVE_PY, PERSPECTIVE_DOT_PY, served)
     assert out["refused"] == 'Spanish (es) is not supported by "TOXICITY" attribute.'

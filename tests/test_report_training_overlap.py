@@ -60,10 +60,11 @@ def test_known_overlap_marks_rows_and_adds_out_of_sample_figures(tmp_path, monke
             "silent": Fake("silent")}
     notes = []
     res = run_audit(str(f), db=tmp_path / "log.sqlite", detector_objects=dets, progress=False, on_note=notes.append)
-    assert any("whole was trained on mine whole" in n for n in notes)
+    # a declaration without fit texts says unknown, even on a file named as the dataset it declares
+    assert any(n.startswith("training overlap: whole: in-sample or not: unknown") for n in notes), notes
     params = json.loads(load(tmp_path / "log.sqlite").runs[0]["params_json"])
     assert set(params["training"]) == {"hashed", "whole", "other"}  # the undeclared one is not recorded
-    assert params["training"]["whole"]["level"] == "whole" and params["training"]["other"]["level"] == "none"
+    assert params["training"]["whole"]["whole"] and "hashes" not in params["training"]["whole"]
     assert params["training"]["hashed"]["hashes"] == "data:head.train-hashes.bin" and res.n_items == 80
 
     out = labelled.analyze(load(tmp_path / "log.sqlite"))
@@ -72,13 +73,13 @@ def test_known_overlap_marks_rows_and_adds_out_of_sample_figures(tmp_path, monke
     assert by["hashed"]["training"]["level"] == "rows" and by["hashed"]["training"]["in_sample"] == 30
     oos = by["hashed"]["out_of_sample"]
     assert oos["n"] == 50 and oos["positives"] == sum(g for _, g in rows[30:])
-    assert by["whole"]["training"] == {"datasets": ["mine"], "source": "test metadata", "level": "whole",
-                                       "in_sample": 80, "checked": "declared", "note": by["whole"]["training"]["note"]}
+    assert by["whole"]["training"] == {"datasets": ["mine"], "source": "test metadata", "level": "unknown",
+                                       "in_sample": None, "checked": "unknown", "note": by["whole"]["training"]["note"]}
     assert by["whole"]["out_of_sample"] is None
-    assert by["other"]["training"]["level"] == "none" and by["silent"]["training"]["level"] == "undeclared"
+    assert by["other"]["training"]["level"] == "unknown" and by["silent"]["training"]["level"] == "undeclared"
     html = SECTION.render(out)
     assert "↳ hashed, out-of-sample rows" in html and "hashed (partly in-sample (30 of 80 rows))" in html
-    assert html.count("(in-sample)") == 1  # the whole-trained detector's column; none for other and silent
+    assert html.count("(in-sample)") == 0 and html.count("(in-sample unknown)") == 2  # whole, other
 
 
 def test_hash_set_changed_since_the_audit_is_not_trusted(tmp_path, monkeypatch):
@@ -90,7 +91,7 @@ def test_hash_set_changed_since_the_audit_is_not_trusted(tmp_path, monkeypatch):
               detector_objects={"h": Fake("h", Training(("mine",), "x", rows=10, hashes_path=hashes))})
     write_hashes(hashes, [t for t, _ in rows[:20]])
     (d,) = labelled.analyze(load(tmp_path / "log.sqlite"))["sources"][0]["detectors"]
-    assert d["training"]["level"] == "rows" and d["training"]["in_sample"] is None
+    assert d["training"]["level"] == "unknown" and d["training"]["in_sample"] is None
     assert "differs from the one the audit recorded" in d["training"]["note"] and d["out_of_sample"] is None
 
 
@@ -143,8 +144,11 @@ def test_profanity_check_on_shipped_davidson_is_in_sample_and_on_hatecheck_not(t
     for name in ("davidson", "hatecheck"):
         run_audit(name, db=db, detector_objects={"profanity-check": det}, progress=False, limit=120)
     out = labelled.analyze(load(db))
-    level = {s["source"]: s["detectors"][0]["training"]["level"] for s in out["sources"]}
-    assert level == {"dataset:davidson": "whole", "dataset:hatecheck": "none"}
+    found = {s["source"]: (s["detectors"][0]["training"]["level"], s["detectors"][0]["training"]["in_sample"])
+             for s in out["sources"]}
+    # by hash, row by row: 119 of the first 120 tweets are in its pool (row 75's text is not: the pool's
+    # copy differs), no HateCheck case is
+    assert found == {"dataset:davidson": ("rows", 119), "dataset:hatecheck": ("none", 0)}
     html = SECTION.render(out)
     assert "class in {hate_speech, offensive_language}" in html  # the gold definition is stated
 
@@ -185,8 +189,9 @@ def test_audits_print_no_training_overlap_they_have_not_found(head_audits):
     _, notes = head_audits
     said = [n for n in notes if n.startswith("training overlap")]
     assert not any("trained on rows" in n for n in said), said
-    # Davidson is declared (a sample of it): the line says the report checks its rows, naming no count
-    assert [n for n in said if "minilm-toxicity" in n and "davidson" in n] and all("davidson" in n for n in said)
+    # every audit: the line says the report checks the rows by hash, naming no count
+    assert [n for n in said if "minilm-toxicity" in n and "davidson" in n]
+    assert all("lists its fit texts by hash" in n for n in said), said
 
 
 def test_no_figure_on_sass_or_hatecheck_is_marked_in_sample(head_audits):
@@ -228,5 +233,8 @@ def test_in_sample_is_an_integer_in_the_report_json_for_every_detector(head_audi
     report = json.loads(to_json(report_from_db(db)))
     counts = [d["training"]["in_sample"] for s in report["sections"]["labelled"]["sources"] for d in s["detectors"]]
     assert {type(c) for c in counts} == {int, type(None)} and None in counts  # undeclared: unknown
-    assert all(type(d["training"]["in_sample"]) is int for s in report["sections"]["labelled"]["sources"]
-               for d in s["detectors"] if d["detector"] != "silent")
+    # an int wherever the rows could be checked; None (unknown) where no fit texts are listed
+    assert all(type(d["training"]["in_sample"]) is (int if d["training"]["checked"] == "hash" else type(None))
+               for s in report["sections"]["labelled"]["sources"] for d in s["detectors"])
+    assert {d["detector"] for s in report["sections"]["labelled"]["sources"] for d in s["detectors"]
+            if d["training"]["in_sample"] is None} == {"whole", "silent"}

@@ -2,15 +2,17 @@
 the report reads it without importing any detector).
 
 A detector declares its training data (`Detector.training`): the datasets by name (the names
-the readers give their datasets: `davidson`, `hatecheck`, `noisyhate`, ...) and, when the exact
-rows are known, a set of text hashes shipped beside the model. A figure on a dataset the detector
-was trained on whole is in-sample; with hashes, rows are in-sample one by one.
+the readers give their datasets: `davidson`, `hatecheck`, `noisyhate`, ...), for citing, and, when
+its fit texts can be had, a set of their hashes shipped beside the model. Rows are in-sample one by
+one, found by hash; a dataset's name never decides it. Without a hash set, in-sample or not is
+unknown, said with the declared sources.
 
 Texts are compared by `text_key`, not byte for byte: training pools clean their texts (the pool
 of the embedded head dropped `RT @user:`, URLs and `#` from Davidson's tweets and decoded HTML
 entities), so the key keeps only the words, lower case, without mentions, URLs or retweet marks.
 A hash set file holds the first 8 bytes of the sha256 of each key, as sorted big-endian unsigned
-64-bit integers (19,200 texts: 150 KiB).
+64-bit integers (19,200 texts: 150 KiB; profanity-check's 184,347: 182,860 distinct keys, 1.4 MiB).
+At 64 bits a text that is not in a pool of 183k matches one by chance with probability 1e-14.
 """
 from __future__ import annotations
 
@@ -96,9 +98,11 @@ class Training:
     """A detector's declaration of its training data.
 
     `datasets`: the datasets whose rows it was trained on (names of `DATASETS`, or others);
-    `whole`: trained on those datasets entirely (every row of them is in-sample); otherwise on a
-    sample of them (`rows` says how many), which `hashes` lists when known; `source`: where the
-    declaration comes from (package metadata, the head file's training record), to cite."""
+    `whole`: it says it was trained on those datasets entirely, otherwise on a sample of them
+    (`rows` says how many fit texts); either way which rows of a file are in-sample is read from
+    `hashes_path` (its fit texts' hashes) when it has one; `source`: where the declaration comes
+    from (package metadata, the head file's training record), to cite; `notes`: why its fit texts
+    are not listed, when they are not."""
     datasets: tuple[str, ...]
     source: str
     whole: bool = False
@@ -126,38 +130,42 @@ class Training:
                                "source": self.source}
         if self.hashes_path is not None:
             out.update(file_reference("hashes", self.hashes_path), n_hashes=len(read_hashes(self.hashes_path)))
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
 
-def overlap(training: Training | None, dataset: str, texts: Sequence[str] | None = None) -> dict[str, Any]:
-    """How a dataset's rows relate to a detector's training data, from the rows where they can be
-    checked and from the declaration where they cannot.
+def overlap(training: Training | None, texts: Sequence[str] | None = None) -> dict[str, Any]:
+    """How a file's rows relate to a detector's training data, from the rows themselves: a
+    dataset's name never decides it (a file saved under another name, or a benchmark built from
+    another's tweets, holds the same texts).
 
-    `level`: "undeclared" (the detector says nothing), "whole" (trained on this dataset whole:
-    every row in-sample), "rows" (some rows are in-sample: found by hash, or declared without a way
-    to tell which) or "none" (no row is: checked by hash, or declared). `in_sample`: the number of
-    in-sample rows (an int), None when it cannot be known (undeclared; rows declared but not
-    listed; the texts not given). `checked`: "hash" (the texts were looked up in its hash set),
-    "declared" (the declaration alone decides) or "unknown"."""
+    `level`: "undeclared" (the detector says nothing), "rows" (some rows are among its fit texts),
+    "none" (no row is) or "unknown" (it declares training data but its fit texts cannot be had
+    here, or the texts were not given: in-sample or not, no one can say). `in_sample`: the number
+    of in-sample rows (an int), None when unknown. `checked`: "hash" (the texts were looked up in
+    its hash set of fit texts) or "unknown"."""
     if training is None:
         return {"level": "undeclared", "in_sample": None, "checked": "unknown"}
-    named = dataset in training.datasets
-    if named and training.whole:
-        return {"level": "whole", "in_sample": None if texts is None else len(texts), "checked": "declared"}
     hashes = training.hashes()
     if hashes is not None and texts is not None:
         found = sum(contains(hashes, texts))
         return {"level": "rows" if found else "none", "in_sample": found, "checked": "hash"}
-    if named:  # a sample of it: which rows, only a hash set and the texts can tell
-        return {"level": "rows", "in_sample": None, "checked": "unknown" if hashes is None else "declared"}
-    return {"level": "none", "in_sample": None if hashes is not None else 0, "checked": "declared"}
+    return {"level": "unknown", "in_sample": None, "checked": "unknown"}
+
+
+def unknown_note(training: Training, why: str = "") -> str:
+    """The line a figure carries when a detector's fit texts cannot be checked: unknown, with the
+    sources it declares, never "not trained on" anything."""
+    return (f"in-sample or not: unknown; it declares training on {', '.join(training.datasets) or 'undeclared data'} "
+            f"({training.source}); {why or 'its fit texts are not listed'}")
 
 
 def run_record(detectors: dict[str, Any], dataset: str) -> tuple[dict[str, Any], list[str]]:
-    """What an audit records with its run (params["training"]: per detector key, its version, its
-    declaration and the dataset-level verdict, from the declaration alone) and the lines it prints.
-    Detectors that declare nothing are left out (the report calls them undeclared). The rows are
-    not read yet: a line says only what the declaration says, never that rows of this file were
+    """What an audit records with its run (params["training"]: per detector key, its version and
+    its declaration, with the reference and sha256 of its hash set of fit texts) and the lines it
+    prints. Detectors that declare nothing are left out (the report calls them undeclared). The
+    rows are not read yet: a line says what can be checked, never that rows of this file were
     trained on; the report counts the in-sample rows from the logged texts and the recorded hash set."""
     record: dict[str, Any] = {}
     notes: list[str] = []
@@ -165,14 +173,12 @@ def run_record(detectors: dict[str, Any], dataset: str) -> tuple[dict[str, Any],
         training: Training | None = getattr(det, "training", None)
         if training is None:
             continue
-        level = overlap(training, dataset)["level"]
-        record[key] = {"detector": f"{det.name}@{det.version}", "level": level, **training.record()}
-        if level == "whole":
-            notes.append(f"training overlap: {key} was trained on {dataset} whole: its figures on it are in-sample")
-        elif level == "rows":
-            notes.append(f"training overlap: {key} declares a sample of {dataset} among its training data; "
-                         + ("the report marks the rows found among its fit texts by hash" if training.hashes_path
-                            else "which rows is not known"))
+        record[key] = {"detector": f"{det.name}@{det.version}", **training.record()}
+        if training.hashes_path is not None:
+            notes.append(f"training overlap: {key} lists its fit texts by hash; the report marks the rows of "
+                         f"{dataset} found among them")
+        else:
+            notes.append(f"training overlap: {key}: {unknown_note(training, '; '.join(training.notes))}")
     return record, notes
 
 
@@ -214,10 +220,11 @@ def recorded_hashes(record: dict[str, Any]) -> tuple[np.ndarray | None, str]:
 
 def recorded_training(record: dict[str, Any]) -> tuple[Training, str]:
     """The declaration a run recorded (params["training"][key]) as a `Training`, with its hash set
-    when this computer has the very file (`recorded_hashes`); else without, and why not ("" when
-    nothing was listed)."""
+    when this computer has the very file (`recorded_hashes`); else without, and why not (the
+    declaration's own notes when it listed nothing; "" when it gave none)."""
     hashes, why = recorded_hashes(record)
+    notes = [str(n) for n in record.get("notes") or ()]
     training = Training(tuple(record.get("datasets") or ()), str(record.get("source", "")),
-                        whole=bool(record.get("whole")), rows=record.get("rows"))
+                        whole=bool(record.get("whole")), rows=record.get("rows"), notes=notes)
     training._hashes = hashes
-    return training, why if record.get("hashes") else ""
+    return training, why if record.get("hashes") else "; ".join(notes)

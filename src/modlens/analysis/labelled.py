@@ -1,4 +1,4 @@
-"""Labelled data (issue 14): how each detector does on the comments that carry a gold `toxic`
+"""Labelled data: how each detector does on the comments that carry a gold `toxic`
 label, the table a researcher cites (HELM / Detoxify style).
 
 Per source (the comment's platform: `dataset:NAME` for an audit, the site for live comments;
@@ -11,31 +11,37 @@ a reliability curve (10 equal-width bins). The same metrics per value of each gr
 carry a warning. Comments only: clean/perturbed pairs are the robustness section's. Each source
 names the gold label set (id, definition) its labels come from (`StudyData.label_sets`).
 
-Training overlap (issue 23): per source and detector, what the audit recorded of the detector's
-training data (`modlens.trainingdata`, the run's params["training"]): trained on the dataset whole
-(every figure in-sample), on rows of it listed by hash (the logged texts are looked up in the hash
-set: the in-sample rows are counted and, when only some are in-sample, the same metrics are given
-on the out-of-sample rows), on rows not listed, on nothing of it, or undeclared. Degenerate
+Training overlap: per source and detector, what the audit recorded of the detector's
+training data (`modlens.trainingdata`, the run's params["training"]), from the rows: the logged
+texts are looked up in the hash set of its fit texts (the in-sample rows are counted and, when only
+some are in-sample, the same metrics are given on the out-of-sample rows); without a hash set,
+in-sample or not is unknown (said with the sources it declares); or undeclared. A dataset's name
+never decides it. Degenerate
 figures are flagged: a best-F1 threshold that makes every item positive, or at least
 `DEGENERATE_FLAGGED_SHARE` of them (or an F1 of 0), and a
 threshold at which the detector predicts one class only.
 
-Multi-class gold (issue 23): when the comments carry a `class` label (Davidson's hate_speech /
+Multi-class gold: when the comments carry a `class` label (Davidson's hate_speech /
 offensive_language / neither), each detector also gets the confusion table of class × predicted
 toxic or not at its threshold, with per-class recall (the share of a toxic class flagged; for a
 non-toxic class the share flagged is its false-positive rate). For the plots: ROC and PR curves
 (`curves`, at most `CURVE_POINTS` points) and score histograms per gold class (per `class` value
 when there is one, else toxic / not toxic; `HIST_BINS` bins over [0, 1]).
+
+Blank texts (empty or whitespace only: `datasets.base.blank_reason`) are not comments to judge:
+the audit logs them unscored, and here they are counted per source and reason (`not_scored`) and
+left out of every figure, n and positives included.
 """
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 import json
 
 from modlens.analysis import metrics
 from modlens.analysis.data import DetectorRow, StudyData
+from modlens.datasets.base import blank_reason
 from modlens import trainingdata as train_data
 from modlens.analysis.skip import Skip
 
@@ -187,10 +193,11 @@ def declarations(data: StudyData) -> dict[tuple[str, str], dict[str, Any]]:
 
 def in_sample(data: StudyData, rec: dict[str, Any] | None, cids: list[int],
               dataset: str = "") -> tuple[dict[str, Any], list[bool] | None]:
-    """The overlap of these comments (of `dataset`, as its audit named it) with a detector's
-    training data, from the rows (`trainingdata.overlap`: by hash where the audit recorded a hash
-    set, else by the declaration): a summary whose `in_sample` is an int (None: not knowable), and
-    per comment whether it is in-sample (None when not known row by row)."""
+    """The overlap of these comments with a detector's training data, from the rows
+    (`trainingdata.overlap`: their texts looked up in the hash set of fit texts the audit recorded;
+    `dataset`, the name the audit gave the file, decides nothing): a summary whose `in_sample` is
+    an int (None: not knowable), and per comment whether it is in-sample (None when not known row
+    by row)."""
     n = len(cids)
     if rec is None:
         return {"level": "undeclared", "in_sample": None, "checked": "unknown",
@@ -198,11 +205,8 @@ def in_sample(data: StudyData, rec: dict[str, Any] | None, cids: list[int],
                         "is unknown"}, None
     training, why = train_data.recorded_training(rec)
     texts = [data.texts.get(data.comments[c]["text_id"], "") for c in cids]
-    found = train_data.overlap(training, dataset, texts)
+    found = train_data.overlap(training, texts)
     base = {"datasets": list(training.datasets), "source": training.source, **found}
-    if found["level"] == "whole":
-        return {**base, "note": f"trained on this dataset whole ({', '.join(training.datasets)}): every figure is "
-                                f"in-sample"}, [True] * n
     if found["checked"] == "hash":
         n_in = found["in_sample"]
         note = (f"{n_in:,} of {n:,} rows are among its fit texts (by hash)" if n_in else
@@ -210,12 +214,7 @@ def in_sample(data: StudyData, rec: dict[str, Any] | None, cids: list[int],
         hashes = training.hashes()
         assert hashes is not None  # checked by hash: the set is there
         return {**base, "note": note}, train_data.contains(hashes, texts)
-    if found["level"] == "rows":
-        return {**base, "note": f"trained on a sample of this dataset; which rows is unknown ({why or 'no hash set'})"}, None
-    if why:  # its fit texts were listed, but that list is not here to check
-        return {**base, "in_sample": None, "checked": "unknown",
-                "note": f"not trained on this dataset (declared); its fit texts could not be checked ({why})"}, None
-    return {**base, "note": "not trained on this dataset (declared)"}, None
+    return {**base, "note": train_data.unknown_note(training, why)}, None
 
 
 def _detector(data: StudyData, det: DetectorRow, items: list[tuple[int, int]],
@@ -257,12 +256,18 @@ def _detector(data: StudyData, det: DetectorRow, items: list[tuple[int, int]],
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
     by_source: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    blank: dict[str, Counter[str]] = defaultdict(Counter)  # per source: blank texts, per reason
     for cid, labels in data.labels.items():
         g = gold(labels)
         if g is not None and cid in data.comments:
-            by_source[data.comments[cid]["platform"]].append((cid, g))
+            source = data.comments[cid]["platform"]
+            why = blank_reason(str(data.texts.get(data.comments[cid]["text_id"], "")))
+            if why is not None:  # nothing to judge: never scored (an older log's score is not used either)
+                blank[source][why] += 1
+            else:
+                by_source[source].append((cid, g))
     if not by_source:
-        return Skip(NO_LABELS)
+        return Skip(NO_LABELS if not blank else "every labelled comment's text is blank (not scored)")
     sources = []
     declared = declarations(data)
     for source, items in sorted(by_source.items()):
@@ -272,6 +277,7 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
         if dets:
             used = data.label_sets.get(source)  # the gold label set these labels come from
             sources.append({"source": source, "n": len(items), "positives": sum(g for _, g in items),
+                            "not_scored": dict(sorted(blank[source].items())),
                             "label_set": None if used is None else {k: used[k] for k in ("label_set_id", "definition")},
                             "detectors": dets})
     if not sources:

@@ -27,6 +27,7 @@ from modlens.audit.attack_checks import check_attacks
 from modlens.audit.run import audit_study
 from modlens.chunks import LocalCompute, record_results
 from modlens.config import DetectorConfig, StudyConfig, StudyConfigError, parse_study
+from modlens.datasets.base import BLANK_CHARS
 from modlens.detectors import registry
 from modlens.detectors.base import Detector
 from modlens.engine import Engine
@@ -116,15 +117,18 @@ def detector_configs(specs: Sequence[str] | None, study: StudyConfig) -> list[De
 
 
 def pending_texts(log: StudyLog, detector_id: int) -> list[tuple[int, str]]:
-    """(text_id, text) of every text of the log with no score, or only an error, for this detector version."""
+    """(text_id, text) of every text of the log with no score, or only an error, for this detector
+    version; blank texts are never scored (`datasets.base.blank_reason`)."""
     return [(r["text_id"], r["text"]) for r in log.query(
-        f"SELECT t.text_id, t.text FROM texts t WHERE t.text_id IN ({TEXTS_SQL}) AND NOT EXISTS ("
-        "SELECT 1 FROM scores s WHERE s.text_id = t.text_id AND s.detector_id = ? AND s.error IS NULL) "
-        "ORDER BY t.text_id", (detector_id,))]
+        f"SELECT t.text_id, t.text FROM texts t WHERE t.text_id IN ({TEXTS_SQL}) AND trim(t.text, ?) != '' "
+        "AND NOT EXISTS (SELECT 1 FROM scores s WHERE s.text_id = t.text_id AND s.detector_id = ? AND s.error IS NULL) "
+        "ORDER BY t.text_id", (BLANK_CHARS, detector_id))]
 
 
 def n_texts(log: StudyLog) -> int:
-    return int(log.query(f"SELECT count(*) AS n FROM ({TEXTS_SQL})")[0]["n"])
+    """The texts of the log a detector should have scored (blank ones are not)."""
+    return int(log.query(f"SELECT count(*) AS n FROM texts t WHERE t.text_id IN ({TEXTS_SQL}) AND trim(t.text, ?) != ''",
+                         (BLANK_CHARS,))[0]["n"])
 
 
 def one_key_per_version(det_ids: dict[str, int]) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -16,7 +17,7 @@ from modlens.audit.attacks import AttackSpec, attack_limits, build_attack, plan_
 from modlens.audit.auditor import Auditor, dataset_platform
 from modlens.chunks import ChunkPipeline, Compute, LocalCompute
 from modlens.config import DetectorConfig, StudyConfig
-from modlens.datasets.base import Dataset, DatasetError, DatasetItem, DatasetNotFound, count_rows
+from modlens.datasets.base import Dataset, DatasetError, DatasetItem, DatasetNotFound, blank_reason, count_rows
 from modlens.detectors.base import Detector
 from modlens.trainingdata import run_record as training_record
 from modlens.engine import Engine
@@ -45,6 +46,9 @@ class AuditResult:
     attacks: dict[str, dict[str, int]] = field(default_factory=dict)  # target key -> {status: count, "reused": n}
     format: str = ""          # the layout read (given, implied by a shorthand, or detected)
     notes: list[str] = field(default_factory=list)  # what was detected and assumed, as printed
+    # items read whose text is blank, per reason (`datasets.base.blank_reason`): logged, never scored,
+    # left out of every metric
+    not_scored: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -242,7 +246,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     return AuditResult(run_id, data.name, path, feed.n_read, feed.n_skipped, auditor.n_scored, auditor.n_missing,
                        {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
                        time.perf_counter() - t0, resumed, unavailable, auditor.attack_counts,
-                       format=data.format, notes=data.notes)
+                       format=data.format, notes=[*data.notes, *feed.blank_notes()], not_scored=dict(feed.blank))
 
 
 def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any], study: StudyConfig,
@@ -269,18 +273,29 @@ def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any]
     return AuditResult(0, data.name, location(data)[0], feed.n_read, feed.n_skipped, pipeline.n_scored,
                        pipeline.n_missing, {k: f"{d.name}@{d.version}" for k, d in engine.detectors.items()},
                        time.perf_counter() - t0, feed.n_skipped > 0, unavailable, format=data.format,
-                       notes=[*data.notes, f"results in {out} (load them with `modlens import {out}`)"])
+                       notes=[*data.notes, *feed.blank_notes(), f"results in {out} (load them with `modlens import {out}`)"],
+                       not_scored=dict(feed.blank))
 
 
 class Feed:
     """The dataset's items as the audit takes them: at most `limit`, those an earlier attempt
-    finished skipped (and counted), read lazily in chunks."""
+    finished skipped (and counted), read lazily in chunks. Blank texts are counted per reason
+    (`blank`) among every item read, finished earlier or not: the pipeline logs them unscored."""
 
     def __init__(self, items: Iterator[DatasetItem], done_keys: set[str], limit: int | None):
         self.source = items
         self.items: Iterable[DatasetItem] = islice(items, limit) if limit else items
         self.done_keys = done_keys
         self.n_read = self.n_skipped = 0
+        self.blank: Counter[str] = Counter()
+
+    def blank_notes(self) -> list[str]:
+        """The line the audit prints about blank texts (none when there were none)."""
+        if not self.blank:
+            return []
+        n = sum(self.blank.values())
+        return [f"{n} blank text{'s' * (n != 1)} not scored ({', '.join(f'{why} {k}' for why, k in sorted(self.blank.items()))}): "
+                "logged, left out of every metric"]
 
     def chunks(self, size: int) -> Iterator[list[DatasetItem]]:
         todo = self._todo()
@@ -290,6 +305,8 @@ class Feed:
     def _todo(self) -> Iterator[DatasetItem]:
         for it in self.items:
             self.n_read += 1
+            if (why := blank_reason(it.text)) is not None:
+                self.blank[why] += 1
             if it.key in self.done_keys:
                 self.n_skipped += 1
             else:

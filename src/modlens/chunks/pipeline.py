@@ -1,5 +1,7 @@
 """`ChunkPipeline`: register → variants → normalize → score what the sink lacks → record, for
-one chunk of items, on any `Compute` into any `Sink`."""
+one chunk of items, on any `Compute` into any `Sink`. A blank item (`datasets.base.blank_reason`)
+is registered and finished like any other but never scored: the audit counts it per reason and the
+report leaves it out of every metric."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -7,8 +9,9 @@ from typing import Any, Sequence
 from modlens.chunks.chunk import Chunk, StepError
 from modlens.chunks.compute import Compute
 from modlens.chunks.sinks import Sink
-from modlens.chunks.steps import NORMALIZE, VARIANTS, chunk_texts, generator_identity, normalizer_identity, split_outcomes
-from modlens.datasets.base import DatasetItem
+from modlens.chunks.steps import (NORMALIZE, VARIANTS, chunk_texts, generator_identity, normalizer_identity, scorable,
+                                  split_outcomes)
+from modlens.datasets.base import DatasetItem, blank_reason
 from modlens.rows import Variant
 
 
@@ -31,11 +34,13 @@ class ChunkPipeline:
         ids = self.sink.register(items)
         errors: list[StepError] = []
         generated: list[list[Variant]] = [[] for _ in items]
-        if engine.generator is not None:
-            texts = [it.text for it in items]
+        if engine.generator is not None:  # a blank item gets no variants: nothing to perturb, nothing scored
+            todo = [i for i, it in enumerate(items) if blank_reason(it.text) is None]
+            texts = [items[i].text for i in todo]
             got, errors = split_outcomes(texts, await self.compute.variants(texts), VARIANTS,
                                          generator_identity(engine.study.perturbation))
-            generated = [list(g or []) for g in got]
+            for i, g in zip(todo, got):
+                generated[i] = list(g or [])
         texts = chunk_texts(items, generated)
         normalizations: list[tuple[str, Any]] = []
         if engine.normalizer is not None:
@@ -43,7 +48,7 @@ class ChunkPipeline:
                                                 normalizer_identity(engine.normalizer))
             normalizations = [(t, n) for t, n in zip(texts, got_n) if n is not None]
             errors += norm_errors
-            texts = list(dict.fromkeys([*texts, *(n.text for _, n in normalizations)]))
+            texts = scorable([*texts, *(n.text for _, n in normalizations)])  # a normalizer may leave nothing
         scores = await self.compute.score(self.sink.unscored(texts, list(engine.runners)))
         chunk = Chunk(items, ids, generated, normalizations, scores, errors)
         self.sink.record(chunk, done=done)

@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from modlens.chunks.chunk import Failed, StepError
 from modlens.config import PerturbationConfig
-from modlens.datasets.base import DatasetItem
+from modlens.datasets.base import DatasetItem, blank_reason
 from modlens.rows import Variant
 
 log = logging.getLogger("modlens.chunks")
@@ -63,9 +63,15 @@ def split_outcomes(texts: Sequence[str], outcomes: Sequence[T | Failed], step: s
     return results, errors
 
 
+def scorable(texts: Sequence[str]) -> list[str]:
+    """The texts that get scores, once each: blank ones (`blank_reason`) are never scored."""
+    return [t for t in dict.fromkeys(texts) if blank_reason(t) is None]
+
+
 def chunk_texts(items: Sequence[DatasetItem], generated: Sequence[Sequence[Variant]]) -> list[str]:
-    """Every text of a chunk that needs scores: items, their dataset variants, generated variants."""
+    """Every text of a chunk that needs scores: items, their dataset variants, generated variants
+    (blank ones left out)."""
     texts: list[str] = []
     for it, gen in zip(items, generated):
         texts += [it.text, *(v.text for v in it.variants), *(v.text for v in gen)]
-    return list(dict.fromkeys(texts))
+    return scorable(texts)

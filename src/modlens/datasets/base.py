@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Generator, Iterable, Iterator
 
+from modlens.datasets import longfields
 from modlens.errors import ErrorKind, ModlensError
 from modlens.normalize.base import Normalized
 from modlens.rows import Variant
@@ -250,7 +251,9 @@ def _csv_rows(path: Path, fmt: TextFormat) -> Generator[list[str], None, None]:
     """The CSV/TSV records, strict about quotes: an unterminated quote would otherwise swallow the
     rest of the file into one field, silently. Errors name the line the bad record starts on."""
     with _open_text(path, fmt) as fh:
-        reader = csv.reader(fh, delimiter=fmt.delimiter, strict=True)
+        # a field of megabytes: csv's own buffer would hold 4 to 8 bytes per character of it (longfields.py)
+        reader: Any = (longfields.Reader(fh, fmt.delimiter) if longfields.has_long_line(path)
+                       else csv.reader(fh, delimiter=fmt.delimiter, strict=True))
         while True:
             start = reader.line_num + 1
             try:

