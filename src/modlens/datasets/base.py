@@ -435,5 +435,19 @@ def word_span(text: str, index: int) -> tuple[int, int] | None:
     return None
 
 
-def iter_nonempty(items: Iterable[DatasetItem]) -> Iterator[DatasetItem]:
-    return (it for it in items if it.text.strip())
+# why a text is not scored: a blank comment has nothing to judge (a detector still answers one:
+# minilm-toxicity gave "" 0.456), so its score would enter every metric as noise. Perspective
+# answers such a request with COMMENT_EMPTY.
+EMPTY, WHITESPACE = "empty", "whitespace only"
+# what a whitespace-only text is made of: every character str.isspace() knows (none lies above
+# U+3000), and those that show nothing without being spaces (zero-width space, joiners, word
+# joiner, BOM); SQL's trim(text, BLANK_CHARS) finds the same texts in a log
+BLANK_CHARS = "".join(c for c in map(chr, range(0x3001)) if c.isspace()) + "\u200b\u200c\u200d\u2060\ufeff"
+
+
+def blank_reason(text: str) -> str | None:
+    """Why `text` is not scored (`EMPTY`, `WHITESPACE`: spaces, tabs, line breaks, no-break and
+    zero-width spaces only), or None when it has something to score."""
+    if not text:
+        return EMPTY
+    return WHITESPACE if not text.strip(BLANK_CHARS) else None
