@@ -9,7 +9,9 @@ import importlib
 import warnings
 from importlib import metadata
 from importlib.metadata import EntryPoint
-from typing import Any, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Callable, Generic, Iterable, Iterator, Mapping, TypeGuard, TypeVar, cast
 
 from modlens.errors import ErrorKind, ModlensError
 
@@ -61,21 +63,64 @@ class PluginWarning(ModlensError, UserWarning):
     """An installed package's plug-in that was refused (it reuses a name already taken)."""
 
 
-class Registry:
+T = TypeVar("T")
+B = TypeVar("B")
+
+
+@dataclass(frozen=True)
+class Kind(Generic[T]):
+    """What a registry's names load to (`description`, for the error) and the check that a loaded
+    object is one (`test`), which also gives `Registry.load` its type."""
+    description: str
+    test: Callable[[object], TypeGuard[T]]
+
+
+def _is_module(found: object) -> TypeGuard[ModuleType]:
+    return isinstance(found, ModuleType)
+
+
+def _is_anything(found: object) -> TypeGuard[Any]:
+    return True
+
+
+MODULES: Kind[ModuleType] = Kind("a module", _is_module)
+ANYTHING: Kind[Any] = Kind("anything", _is_anything)
+
+
+def subclasses(base: Callable[..., B]) -> Kind[type[B]]:
+    """A registry of classes (strategies, normalizer steps, attack parts): each a subclass of `base`
+    (a class, typed as what makes a `B` so that an abstract base is accepted)."""
+    cls = cast(type, base)
+
+    def test(found: object) -> TypeGuard[type[B]]:
+        return isinstance(found, type) and issubclass(found, cls)
+    return Kind(f"a subclass of {cls.__name__}", test)
+
+
+def instances(cls: type[B]) -> Kind[B]:
+    """A registry of objects (report sections): each an instance of `cls`."""
+    def test(found: object) -> TypeGuard[B]:
+        return isinstance(found, cls)
+    return Kind(f"a {cls.__name__}", test)
+
+
+class Registry(Generic[T]):
     """The names of one kind of plug-in (detectors, dataset readers, fusions, ...) and what each
     one is: the built-ins modlens lists in `builtins` as "module" or "module:attr" (module relative
     to `package`, or a full module path from the top package: "modlens.daemon.serve"), then those
     installed packages add under the entry point `group`, found on first need (a built-in lookup
     never scans the installed packages) and imported only when loaded.
 
-    `load(name)` returns the module (or its attribute), checked to define each of `needs`; an
-    unknown name raises UnknownName with the close matches, a plug-in that fails to import or lacks
-    one of `needs` raises PluginError naming its package. A plug-in reusing a built-in's name is
-    refused with a PluginWarning: the built-in wins."""
+    `load(name)` returns the module (or its attribute) as a `T`, checked to be one (`kind`: a
+    module, a subclass of a base, an instance) and to define each of `needs`; an unknown name
+    raises UnknownName with the close matches, a plug-in that fails to import, is not of the kind
+    or lacks one of `needs` raises PluginError naming its package. A plug-in reusing a built-in's
+    name is refused with a PluginWarning: the built-in wins."""
 
     def __init__(self, what: str, package: str, builtins: Mapping[str, str], group: str | None = None,
-                 needs: tuple[str, ...] = ()) -> None:
+                 needs: tuple[str, ...] = (), *, kind: Kind[T] = ANYTHING) -> None:
         self.what, self.package, self.builtins, self.group, self.needs = what, package, builtins, group, needs
+        self.kind = kind
         self._plugins: dict[str, EntryPoint] | None = None
 
     # --- names ---------------------------------------------------------------------------------
@@ -112,32 +157,30 @@ class Registry:
         top = self.package.partition(".")[0]
         return module if module.startswith(top + ".") else f"{self.package}.{module}"
 
-    def load(self, name: str) -> Any:
+    def load(self, name: str) -> T:
         """The module (or "module:attr" attribute) registered under `name`. A built-in's import
         errors propagate as they are (a missing third-party dependency is the caller's to word);
-        a built-in lacking one of `needs` is modlens's own bug (TypeError)."""
+        a built-in not of the kind or lacking one of `needs` is modlens's own bug (TypeError)."""
         if name in self.builtins:
             attr = self.builtins[name].partition(":")[2]
             found = importlib.import_module(self.module(name))
-            found = getattr(found, attr) if attr else found
-            missing = self._missing(found)
-            if missing:
-                raise TypeError(f"built-in {self.what} {name!r} ({self.builtins[name]}) lacks {', '.join(missing)}")
-            return found
+            return self._checked(getattr(found, attr) if attr else found,
+                                 f"built-in {self.what} {name!r} ({self.builtins[name]})", "lacks")
         self.check([name])
         entry = self.plugins()[name]
         try:
-            found = entry.load()
-            missing = self._missing(found)
-            if missing:
-                raise TypeError(f"{entry.value} does not define {', '.join(missing)}")
-            return found
+            return self._checked(entry.load(), entry.value, "does not define")
         except Exception as err:  # anything a third-party import does: reported, never fatal to the others
             raise PluginError(self.what, name, _package(entry), err) from err
 
-    def _missing(self, found: Any) -> list[str]:
-        """The names of `needs` that `found` does not define as callables."""
-        return [n for n in self.needs if not callable(getattr(found, n, None))]
+    def _checked(self, found: object, what: str, lacks: str) -> T:
+        """`found` as a `T`; TypeError when it is not of the kind or lacks one of `needs` (callables)."""
+        if not self.kind.test(found):
+            raise TypeError(f"{what} is {found!r}, not {self.kind.description}")
+        missing = [n for n in self.needs if not callable(getattr(found, n, None))]
+        if missing:
+            raise TypeError(f"{what} {lacks} {', '.join(missing)}")
+        return found
 
     def plugins(self) -> dict[str, EntryPoint]:
         """name -> entry point of the installed plug-ins (found once per registry, see `refresh`)."""
@@ -167,6 +210,19 @@ class Registry:
                 continue
             found[entry.name] = entry
         return found
+
+
+class ClassRegistry(Registry[type[B]]):
+    """A registry of classes, each a subclass of `base` (strategies, normalizer steps, attack parts),
+    that also makes one: `create(name, **options)`."""
+
+    def __init__(self, what: str, package: str, builtins: Mapping[str, str], base: Callable[..., B],
+                 group: str | None = None) -> None:
+        super().__init__(what, package, builtins, group, kind=subclasses(base))
+
+    def create(self, name: str, /, **options: Any) -> B:
+        """An instance of the class registered under `name`, made with `options`."""
+        return self.load(name)(**options)
 
 
 def _package(entry: EntryPoint) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 from modlens import __version__
 from modlens.cli.common import EXIT_INTERRUPTED, EXIT_OK, CliError, print_error
 from modlens.errors import ModlensError
-from modlens.names import PluginError, Registry
+from modlens.names import MODULES, PluginError, Registry
 
 # subcommand -> module in modlens.cli (or a full module path), the one listing (in `modlens --help`
 # order); a module is imported only when its command runs, so `modlens --help` stays fast
@@ -55,7 +55,7 @@ COMMANDS: dict[str, str] = {
 }
 # the built-ins above, then subcommands installed packages add (a module with the same three parts)
 COMMAND_REGISTRY = Registry("command", "modlens.cli", COMMANDS, group="modlens.commands",
-                            needs=("add_arguments", "run"))
+                            needs=("add_arguments", "run"), kind=MODULES)
 
 
 def command_module(name: str) -> str:

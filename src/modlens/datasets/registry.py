@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from modlens import paths
@@ -15,7 +16,7 @@ from modlens.datasets.base import (Dataset, DatasetError, DatasetNotFound, check
                                    iter_rows, read_columns, text_format)
 from modlens.datasets.gold import TEXT_COLUMNS, GoldSpec, check_matches, find_column
 from modlens.names import close_matches
-from modlens.names import PluginError, Registry, UnknownName
+from modlens.names import MODULES, PluginError, Registry, UnknownName
 
 READERS: dict[str, str] = {
     "noisyhate": "noisyhate",
@@ -27,7 +28,8 @@ READERS: dict[str, str] = {
     "parquet": "generic",
 }
 # the layouts `--format` takes: the built-ins above, then installed plug-ins (sniffing knows only built-ins)
-READER_REGISTRY = Registry("dataset format", "modlens.datasets", READERS, group="modlens.readers")
+READER_REGISTRY: Registry[ModuleType] = Registry("dataset format", "modlens.datasets", READERS, group="modlens.readers",
+                                                 needs=("read",), kind=MODULES)
 
 SHORTHANDS = paths.SHORTHANDS  # shorthand -> file under the data directory
 

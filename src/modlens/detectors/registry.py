@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from modlens.detectors.base import Detector, DetectorStatus, DetectorUnavailable
-from modlens.names import PluginError, Registry
+from modlens.names import MODULES, PluginError, Registry
 
 # registry key -> module (relative to modlens.detectors) defining `create(**options)`
 PLUGINS: dict[str, str] = {
@@ -31,7 +31,8 @@ PLUGINS: dict[str, str] = {
 }
 
 
-DETECTORS = Registry("detector", "modlens.detectors", PLUGINS, group="modlens.detectors")
+DETECTORS: Registry[ModuleType] = Registry("detector", "modlens.detectors", PLUGINS, group="modlens.detectors",
+                                           needs=("create",), kind=MODULES)
 
 
 def available() -> list[str]:
@@ -39,17 +40,10 @@ def available() -> list[str]:
     return DETECTORS.names()
 
 
-def _module(name: str) -> ModuleType:
-    """The plugin module; an unknown name raises UnknownName (a KeyError) with the close matches,
-    an installed plug-in that cannot import raises PluginError naming its package."""
-    module: ModuleType = DETECTORS.load(name)
-    return module
-
-
 def create(name: str, /, **options: Any) -> Detector:
     """Load a detector by registry key. Raises DetectorUnavailable (with a fix) or UnknownName."""
     try:
-        module = _module(name)
+        module = DETECTORS.load(name)
     except ModuleNotFoundError as err:
         raise DetectorUnavailable("missing_dependency", f"{name}: {err}", install_fix(err)) from err
     except PluginError as err:
@@ -88,12 +82,12 @@ def install_fix(err: ModuleNotFoundError) -> str:
 def modalities(name: str) -> tuple[str, ...]:
     """What a detector can read (a plugin's `MODALITIES`; text when it names none), for the
     listing of detectors that did not load; a loaded one reports its own `modalities`."""
-    found: tuple[str, ...] = getattr(_module(name), "MODALITIES", ("text",))
+    found: tuple[str, ...] = getattr(DETECTORS.load(name), "MODALITIES", ("text",))
     return found
 
 
 def describe(name: str) -> str:
-    doc = (_module(name).__doc__ or "").strip()
+    doc = (DETECTORS.load(name).__doc__ or "").strip()
     return doc.splitlines()[0] if doc else ""
 
 

@@ -8,9 +8,7 @@ on their own too. An installed package adds one through the `modlens.strategies`
 """
 from __future__ import annotations
 
-from typing import Any
-
-from modlens.names import Registry
+from modlens.names import ClassRegistry
 from modlens.perturb.strategies._word import Strategy
 
 # registry key -> "module:Class" (module relative to modlens.perturb.strategies)
@@ -30,28 +28,15 @@ STRATEGIES: dict[str, str] = {
     "zero_width": "zero_width:ZeroWidth",
     "space_insert": "space_insert:SpaceInsert",
 }
-REGISTRY = Registry("perturbation strategy", "modlens.perturb.strategies", STRATEGIES, group="modlens.strategies")
+REGISTRY = ClassRegistry("perturbation strategy", "modlens.perturb.strategies", STRATEGIES, Strategy,
+                         group="modlens.strategies")
 
 
-def available() -> list[str]:
-    return REGISTRY.names()
-
-
-def check(keys: list[str]) -> None:
-    """Raises UnknownName (a KeyError, with close matches) for the first key not registered."""
-    REGISTRY.check(keys)
-
-
-def strategy_class(key: str) -> type[Strategy]:
-    found: type[Strategy] = REGISTRY.load(key)
-    return found
-
-
-def create(key: str, **options: Any) -> Strategy:
-    """Instantiate a strategy by key. Unknown keys raise UnknownName (a KeyError) with the close matches;
-    check `availability()` before use (a lookup table may be missing)."""
-    return strategy_class(key)(**options)
+available = REGISTRY.names
+check = REGISTRY.check  # UnknownName (a KeyError, with close matches) for the first key not registered
+# a strategy by key; check `availability()` before use (a lookup table may be missing)
+create = REGISTRY.create
 
 
 def describe(key: str) -> str:
-    return strategy_class(key).description
+    return REGISTRY.load(key).description

@@ -35,7 +35,7 @@ def build_detector(spec: DetectorConfig | Detector, on_gpu: bool, dtype: str | N
     from modlens.detectors import registry
 
     options = dict(spec.options)
-    params = inspect.signature(registry._module(spec.name).create).parameters
+    params = inspect.signature(registry.DETECTORS.load(spec.name).create).parameters
     if dtype and "dtype" in params and "dtype" not in options:
         options["dtype"] = dtype
     if on_gpu:

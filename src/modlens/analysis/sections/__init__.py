@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 
 from modlens.analysis.sections.base import Section
-from modlens.names import PluginError, PluginWarning, Registry
+from modlens.names import PluginError, PluginWarning, Registry, instances
 
 # section key -> "module:SECTION" in this package, in report order
 BUILTINS: dict[str, str] = {
@@ -23,7 +23,7 @@ BUILTINS: dict[str, str] = {
     "fusion": "fusion:SECTION",
     "api": "api:SECTION",
 }
-REGISTRY = Registry("report section", __name__, BUILTINS, group="modlens.report_sections")
+REGISTRY = Registry("report section", __name__, BUILTINS, group="modlens.report_sections", kind=instances(Section))
 
 
 def load_sections() -> list[Section]:
@@ -35,12 +35,12 @@ def load_sections() -> list[Section]:
     for key in REGISTRY.names():
         try:
             section = REGISTRY.load(key)
-        except PluginError as err:
+        except PluginError as err:  # it failed to import, or is not a Section
             warnings.warn(f"{err}; the report leaves it out", PluginWarning, stacklevel=2)
             continue
-        if not isinstance(section, Section) or section.key != key:
-            warnings.warn(f"{REGISTRY.origin(key)} registers report section {key!r} as {section!r}, not a "
-                          f"Section with that key; the report leaves it out", PluginWarning, stacklevel=2)
+        if section.key != key:
+            warnings.warn(f"{REGISTRY.origin(key)} registers report section {key!r} as {section!r}, a "
+                          f"Section with another key; the report leaves it out", PluginWarning, stacklevel=2)
             continue
         out.append(section)
     return out

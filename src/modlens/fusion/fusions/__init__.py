@@ -12,7 +12,7 @@ from modlens.fusion.case import FusedCase
 from modlens.fusion.fusions.base import FusionContext, Skip
 from modlens.fusion.render import FusionUnavailable
 from modlens.fusion.seeds import Seed
-from modlens.names import Registry
+from modlens.names import MODULES, Registry
 
 # fusion name -> module in this package; the order is the order of `modlens fuse --list` and of generation
 FUSIONS: dict[str, str] = {
@@ -25,32 +25,23 @@ FUSIONS: dict[str, str] = {
     "A+T": "video",
     "V+A+T": "video",
 }
-REGISTRY = Registry("fusion", __name__, FUSIONS, group="modlens.fusions")
+REGISTRY: Registry[ModuleType] = Registry("fusion", __name__, FUSIONS, group="modlens.fusions",
+                                           needs=("check", "build"), kind=MODULES)
 
 
-def available() -> list[str]:
-    """Built-in fusions in generation order, then those installed packages add."""
-    return REGISTRY.names()
-
-
-def check(names: list[str]) -> None:
-    """Raises UnknownName (a KeyError, with close matches) for the first name not registered."""
-    REGISTRY.check(names)
-
-
-def module(name: str) -> ModuleType:
-    found: ModuleType = REGISTRY.load(name)
-    return found
+# built-in fusions in generation order, then those installed packages add
+available = REGISTRY.names
+check = REGISTRY.check  # UnknownName (a KeyError, with close matches) for the first name not registered
 
 
 def describe(name: str) -> str:
-    return str(module(name).DESCRIPTIONS[name])
+    return str(REGISTRY.load(name).DESCRIPTIONS[name])
 
 
 def unavailable_reason(name: str) -> FusionUnavailable | None:
     """None when the fusion can run here, else the error saying what is missing and the fix."""
     try:
-        module(name).check(name)
+        REGISTRY.load(name).check(name)
     except FusionUnavailable as err:
         return err
     return None
@@ -58,7 +49,7 @@ def unavailable_reason(name: str) -> FusionUnavailable | None:
 
 def build(name: str, seed: Seed, ctx: FusionContext, rng: random.Random) -> FusedCase:
     """The fused case; raises Skip when the seed cannot take this fusion."""
-    return cast(FusedCase, module(name).build(name, seed, ctx, rng))
+    return cast(FusedCase, REGISTRY.load(name).build(name, seed, ctx, rng))
 
 
-__all__ = ["FUSIONS", "REGISTRY", "FusionContext", "Skip", "available", "build", "describe", "module", "unavailable_reason"]
+__all__ = ["FUSIONS", "REGISTRY", "FusionContext", "Skip", "available", "build", "describe", "unavailable_reason"]

@@ -3,7 +3,7 @@
 `modlens.normalizer_steps` entry point (see CONTRIBUTING.md)."""
 from __future__ import annotations
 
-from modlens.names import Registry
+from modlens.names import ClassRegistry
 from modlens.normalize.steps._base import Step
 
 STEPS: dict[str, str] = {
@@ -19,7 +19,7 @@ STEPS: dict[str, str] = {
     "pyspell": "pyspell:PySpell",
     "html_unescape": "html_unescape:HtmlUnescape",
 }
-REGISTRY = Registry("normalizer step", __name__, STEPS, group="modlens.normalizer_steps")
+REGISTRY = ClassRegistry("normalizer step", __name__, STEPS, Step, group="modlens.normalizer_steps")
 
 # html_unescape is not in the default pipeline either: only Twitter-sourced readers (Davidson)
 # need it, and they apply it as they read (datasets/base.py `Dataset.text_steps`).
@@ -29,8 +29,5 @@ DEFAULT_STEPS = ["spaced_letters", "unicode", "mixed_case", "leet", "placeholder
                  "dropped_letters", "edit_distance", "word_split"]
 
 
-def make_step(name: str) -> Step:
-    """The step registered under `name`; an unknown name raises UnknownName (a ValueError) with
-    the close matches."""
-    step: Step = REGISTRY.load(name)()
-    return step
+# the step registered under a name; an unknown name raises UnknownName (a ValueError) with the close matches
+make_step = REGISTRY.create

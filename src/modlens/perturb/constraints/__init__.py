@@ -5,12 +5,8 @@ queried (cheap), "post" ones only on candidates that reached the goal. An instal
 package adds one through the `modlens.constraints` entry point ("module:Class"; see CONTRIBUTING.md)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from modlens.names import Registry
-
-if TYPE_CHECKING:
-    from modlens.perturb.parts import Constraint
+from modlens.names import ClassRegistry
+from modlens.perturb.parts import Constraint
 
 # registry key -> "module:Class" (module relative to modlens.perturb.constraints)
 CONSTRAINTS: dict[str, str] = {
@@ -23,13 +19,8 @@ CONSTRAINTS: dict[str, str] = {
     "readable": "readable:Readable",
     "judges_agree": "judges_agree:JudgesAgree",
 }
-REGISTRY = Registry("constraint", __name__, CONSTRAINTS, group="modlens.constraints")
+REGISTRY = ClassRegistry("constraint", __name__, CONSTRAINTS, Constraint, group="modlens.constraints")
 
 
-def available() -> list[str]:
-    return REGISTRY.names()
-
-
-def create(key: str, **options: Any) -> "Constraint":
-    """Instantiate a constraint by key; unknown keys raise UnknownName with close matches."""
-    return REGISTRY.load(key)(**options)  # type: ignore[no-any-return]
+available = REGISTRY.names
+create = REGISTRY.create  # unknown keys raise UnknownName with close matches

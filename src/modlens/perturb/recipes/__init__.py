@@ -5,12 +5,8 @@ its paper (`recipes.base.Recipe`); docs/PERTURB.md lists each beside the origina
 package adds one through the `modlens.recipes` entry point ("module:Class"; see CONTRIBUTING.md)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from modlens.names import Registry
-
-if TYPE_CHECKING:
-    from modlens.perturb.recipes.base import Recipe
+from modlens.names import ClassRegistry
+from modlens.perturb.recipes.base import Recipe
 
 # registry key -> "module:Class" (module relative to modlens.perturb.recipes)
 RECIPES: dict[str, str] = {
@@ -25,17 +21,9 @@ RECIPES: dict[str, str] = {
     "toxictrap_combined_greedy": "toxictrap_combined_greedy:ToxicTrapCombinedGreedy",
     "toxictrap_combined_beam": "toxictrap_combined_beam:ToxicTrapCombinedBeam",
 }
-REGISTRY = Registry("attack recipe", __name__, RECIPES, group="modlens.recipes")
+REGISTRY = ClassRegistry("attack recipe", __name__, RECIPES, Recipe, group="modlens.recipes")
 
 
-def available() -> list[str]:
-    return REGISTRY.names()
-
-
-def recipe_class(key: str) -> type["Recipe"]:
-    return REGISTRY.load(key)  # type: ignore[no-any-return]
-
-
-def create(key: str, **options: Any) -> "Recipe":
-    """The recipe by key (options override its parts); unknown keys raise UnknownName."""
-    return recipe_class(key)(**options)
+available = REGISTRY.names
+recipe_class = REGISTRY.load
+create = REGISTRY.create  # the recipe by key (options override its parts); unknown keys raise UnknownName

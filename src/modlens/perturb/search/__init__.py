@@ -6,12 +6,8 @@ changes, applies the constraints and pays the target queries, in one batched cal
 package adds one through the `modlens.searches` entry point ("module:Class"; see CONTRIBUTING.md)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from modlens.names import Registry
-
-if TYPE_CHECKING:
-    from modlens.perturb.search.base import SearchMethod
+from modlens.names import ClassRegistry
+from modlens.perturb.search.base import SearchMethod
 
 # registry key -> "module:Class" (module relative to modlens.perturb.search)
 SEARCHES: dict[str, str] = {
@@ -20,17 +16,8 @@ SEARCHES: dict[str, str] = {
     "greedy_pwws": "greedy_wir:GreedyPWWS",
     "beam": "beam:BeamSearch",
 }
-REGISTRY = Registry("search method", __name__, SEARCHES, group="modlens.searches")
+REGISTRY = ClassRegistry("search method", __name__, SEARCHES, SearchMethod, group="modlens.searches")
 
 
-def available() -> list[str]:
-    return REGISTRY.names()
-
-
-def search_class(key: str) -> type["SearchMethod"]:
-    return REGISTRY.load(key)  # type: ignore[no-any-return]
-
-
-def create(key: str, **options: Any) -> "SearchMethod":
-    """Instantiate a search method by key; unknown keys raise UnknownName with close matches."""
-    return search_class(key)(**options)
+available = REGISTRY.names
+create = REGISTRY.create  # unknown keys raise UnknownName with close matches

@@ -6,12 +6,10 @@ Every character strategy of `perturb/registry.py` is also a transformation, unde
 the `modlens.transformations` entry point ("module:Class"; see CONTRIBUTING.md)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from modlens.names import Registry, UnknownName
-
-if TYPE_CHECKING:
-    from modlens.perturb.parts import Transformation
+from modlens.names import ClassRegistry, UnknownName
+from modlens.perturb.parts import Transformation
 
 CHAR_PREFIX = "char:"
 
@@ -23,7 +21,7 @@ TRANSFORMATIONS: dict[str, str] = {
     "filler_insert": "filler_insert:FillerInsert",
     "composite": "composite:Composite",
 }
-REGISTRY = Registry("transformation", __name__, TRANSFORMATIONS, group="modlens.transformations")
+REGISTRY = ClassRegistry("transformation", __name__, TRANSFORMATIONS, Transformation, group="modlens.transformations")
 
 
 def available() -> list[str]:
@@ -31,7 +29,7 @@ def available() -> list[str]:
     return [*REGISTRY.names(), *(CHAR_PREFIX + k for k in registry.available())]
 
 
-def create(key: str, **options: Any) -> "Transformation":
+def create(key: str, **options: Any) -> Transformation:
     """Instantiate a transformation by key; unknown keys raise UnknownName with close matches.
     Check `availability()` before use (WordNet or the vectors may be missing)."""
     if key.startswith(CHAR_PREFIX):
@@ -42,5 +40,4 @@ def create(key: str, **options: Any) -> "Transformation":
         return CharacterTransformation(key[len(CHAR_PREFIX):], **options)
     if key not in REGISTRY:
         raise UnknownName("transformation", key, available())
-    transformation: Transformation = REGISTRY.load(key)(**options)
-    return transformation
+    return REGISTRY.create(key, **options)

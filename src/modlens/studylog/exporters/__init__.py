@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from modlens.names import Registry
+from modlens.names import MODULES, Registry
 
 # format name -> module in modlens.studylog.exporters
 FORMATS: dict[str, str] = {
@@ -16,10 +16,9 @@ FORMATS: dict[str, str] = {
     "jsonl": "jsonl",
     "parquet": "parquet",
 }
-REGISTRY = Registry("export format", __name__, FORMATS, group="modlens.exporters")
+REGISTRY: Registry[ModuleType] = Registry("export format", __name__, FORMATS, group="modlens.exporters",
+                                           needs=("write",), kind=MODULES)
 
 
-def get(name: str) -> ModuleType:
-    """The format's module; an unknown name raises UnknownName (a ValueError) with the close matches."""
-    module: ModuleType = REGISTRY.load(name)
-    return module
+# the format's module; an unknown name raises UnknownName (a ValueError) with the close matches
+get = REGISTRY.load
