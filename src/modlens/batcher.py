@@ -33,6 +33,8 @@ class DynamicBatcher(Generic[R]):
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
         self._since_low = 0   # calls since the last one that carried derived texts
+        self._callers = 0     # live submit/submit_many calls awaiting their results (the window's company)
+        self._expecting = 0   # ... of which may still add texts of their own to the call (not `alone`)
         self.batches = 0      # model calls made (for benchmarks and status)
         self.items = 0
 
@@ -77,15 +79,31 @@ class DynamicBatcher(Generic[R]):
     async def submit(self, text: str) -> R:
         """Queue one text; waits (back-pressure) when the queue is full."""
         self.start()
-        return await (await self._enqueue(text))
+        self._callers += 1
+        self._expecting += 1
+        try:
+            return await (await self._enqueue(text))
+        finally:
+            self._callers -= 1
+            self._expecting -= 1
 
-    async def submit_many(self, texts: Sequence[str], *, return_exceptions: bool = False, low: bool = False) -> list:
+    async def submit_many(self, texts: Sequence[str], *, return_exceptions: bool = False, low: bool = False,
+                          alone: bool = False) -> list:
         """Queue several texts in one go (no task per text); results in input order. With
         `return_exceptions`, a failed batch gives its exception in place of a result; `low`:
-        derived texts, run when no live text waits."""
+        derived texts, run when no live text waits; `alone`: the caller adds nothing more of its
+        own to this call (a Perspective API request), so when it is the only caller in flight its
+        texts go at once, without the window."""
         self.start()
-        futures = [await self._enqueue(t, low) for t in texts]
-        return list(await asyncio.gather(*futures, return_exceptions=return_exceptions))
+        live, expecting = int(not low), int(not low and not alone)
+        self._callers += live
+        self._expecting += expecting
+        try:
+            futures = [await self._enqueue(t, low) for t in texts]
+            return list(await asyncio.gather(*futures, return_exceptions=return_exceptions))
+        finally:
+            self._callers -= live
+            self._expecting -= expecting
 
     def _drain(self, batch: list) -> None:
         while len(batch) < self.max_batch and not self._queue.empty():
@@ -111,6 +129,14 @@ class DynamicBatcher(Generic[R]):
             self._drain(batch)
             return batch
         self._drain(batch)
+        if self._callers <= 1 and self._expecting == 0:
+            # one request in flight, and it said it adds nothing more (`alone`): no one could
+            # join it, and waiting would only add the window to its latency (a single bot calling
+            # the Perspective endpoint request after request). A page's call keeps the window: its
+            # normalized texts join it there. The counts are of callers still awaiting, so this
+            # errs towards waiting, never towards splitting concurrent requests
+            # (bench/bench_perspective_window.py)
+            return batch
         loop = asyncio.get_running_loop()
         # The window opens when collection starts: texts that queued during the previous call
         # still wait for company. (Counting from their queueing time dispatched smaller batches

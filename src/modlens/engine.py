@@ -110,11 +110,11 @@ class _DetectorRunner:
                 labels, error = None, f"bad answer: {type(err).__name__}: {err}"
         return DetectorResult(self.key, d.name, d.version, labels, tox, ms, error, details)
 
-    async def score_many(self, texts: Sequence[str], *, low: bool = False) -> list[DetectorResult]:
+    async def score_many(self, texts: Sequence[str], *, low: bool = False, alone: bool = False) -> list[DetectorResult]:
         """All texts go into the batcher in one step, so they can share one model call; `low`:
-        derived texts, behind any live ones."""
+        derived texts, behind any live ones; `alone`: see `DynamicBatcher.submit_many`."""
         out = []
-        for got in await self.batcher.submit_many(texts, return_exceptions=True, low=low):
+        for got in await self.batcher.submit_many(texts, return_exceptions=True, low=low, alone=alone):
             if isinstance(got, BaseException):
                 out.append(self.result(None, 0.0, f"{type(got).__name__}: {got}"))
             else:
@@ -244,12 +244,15 @@ class Engine:
             await r.close(detectors)
 
     # --- work ------------------------------------------------------------------------------
-    async def score(self, texts: Sequence[str], only: Sequence[str] | None = None) -> list[dict[str, DetectorResult]]:
+    async def score(self, texts: Sequence[str], only: Sequence[str] | None = None,
+                    alone: bool = False) -> list[dict[str, DetectorResult]]:
         """Scores every text with every detector (or `only` these keys), through the batchers.
-        Each detector gets the whole list at once; the detectors run concurrently."""
+        Each detector gets the whole list at once; the detectors run concurrently. `alone`: the
+        caller adds no texts of its own to these calls, so the batchers' window is skipped
+        when no other caller is in flight (a Perspective API request)."""
         texts = list(texts)
         keys = [k for k in self.runners if only is None or k in only]
-        per_detector = await asyncio.gather(*(self.runners[k].score_many(texts) for k in keys))
+        per_detector = await asyncio.gather(*(self.runners[k].score_many(texts, alone=alone) for k in keys))
         return [{k: results[i] for k, results in zip(keys, per_detector)} for i in range(len(texts))]
 
     async def score_chunk(self, todo: Mapping[str, Sequence[str]]) -> dict[str, list[DetectorResult]]:

@@ -148,7 +148,8 @@ class Analyzer:
         pieces = spans.sentences(req.text) if req.span_annotations else [(0, spans.utf16_len(req.text), req.text)]
         texts = list(dict.fromkeys([req.text, *(t for _, _, t in pieces)]))
         keys = sorted({s.detector for s in chosen.values()})
-        results = await self.engine.score(texts, only=keys) if keys else [{} for _ in texts]
+        # alone: a request's texts are all here, so a lone request does not wait for company
+        results = await self.engine.score(texts, only=keys, alone=True) if keys else [{} for _ in texts]
         by_text = dict(zip(texts, results))
 
         scores: dict[str, Any] = {}
