@@ -1,5 +1,9 @@
-"""The papers the report's methods follow, cited by authors and year in the method notes (`cite`)
-and listed in full at the end of the report (`cited_in`: those whose citation a note contains)."""
+"""The papers the report's methods follow and the data sets it reads, cited by authors and year in
+the method notes (`cite`) and listed in full at the end of the report (`used`: those whose
+citation a note of a section present contains, then the papers of the data sets the log's audits
+read). A method note that uses a method cites it through `cite(key)`, so the list cannot miss it;
+every data set of the catalog (`datasets/catalog.py`) has its paper here (`DATASETS`, checked by
+tests/test_report_tables.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,7 +47,23 @@ REFERENCES = {r.key: r for r in (
               "Detection Models", "ACL-IJCNLP 2021"),
     Reference("davidson", "Thomas Davidson, Dana Warmsley, Michael Macy, Ingmar Weber", "Davidson et al.", 2017,
               "Automated Hate Speech Detection and the Problem of Offensive Language", "ICWSM 2017"),
+    Reference("civil_comments", "Daniel Borkan, Lucas Dixon, Jeffrey Sorensen, Nithum Thain, Lucy Vasserman",
+              "Borkan et al.", 2019, "Nuanced Metrics for Measuring Unintended Bias with Real Data for Text "
+              "Classification", "Companion Proceedings of The 2019 World Wide Web Conference (WWW '19 Companion)"),
+    # the statistics the sections use
+    Reference("efron", "Bradley Efron", "Efron", 1979, "Bootstrap Methods: Another Look at the Jackknife",
+              "The Annals of Statistics 7(1), 1-26"),
+    Reference("krippendorff", "Klaus Krippendorff", "Krippendorff", 2004,
+              "Content Analysis: An Introduction to Its Methodology (2nd edition)", "Sage"),
+    Reference("wilson", "Edwin B. Wilson", "Wilson", 1927, "Probable Inference, the Law of Succession, and "
+              "Statistical Inference", "Journal of the American Statistical Association 22(158), 209-212"),
+    Reference("mccullagh", "Peter McCullagh", "McCullagh", 1980, "Regression Models for Ordinal Data",
+              "Journal of the Royal Statistical Society, Series B 42(2), 109-142"),
 )}
+
+# data set (its catalog name, as an audit records it) -> the paper that introduced it
+DATASETS = {"noisyhate": "noisyhate", "hatecheck": "hatecheck", "davidson": "davidson", "sass": "sass",
+            "civil-comments": "civil_comments"}
 
 
 def cite(key: str, where: str = "") -> str:
@@ -56,3 +76,15 @@ def cited_in(texts: Iterable[str]) -> list[Reference]:
     joined = "\n".join(texts)
     found = [(joined.find(r.citation()), r) for r in REFERENCES.values() if r.citation() in joined]
     return [r for _, r in sorted(found, key=lambda p: p[0])]
+
+
+def used(methods: Iterable[str], datasets: Iterable[str]) -> list[Reference]:
+    """What a report cites: the references its method notes cite (in order of first citation),
+    then the papers of the data sets it read (a data set modlens does not know, e.g. a file
+    audited by its path, has none here: the report names it, its user cites it)."""
+    out = cited_in(methods)
+    for name in datasets:
+        ref = REFERENCES.get(DATASETS.get(name, ""))
+        if ref is not None and ref not in out:
+            out.append(ref)
+    return out

@@ -1,10 +1,13 @@
 """The analysis report frame: every section of `analysis/sections/` (one file each) computed from
 the study log, as JSON (`build`) or as one self-contained HTML page (`render_html`: plots as inline
 SVG (`sections/svg.py`; a few older ones as base64 PNG), tables that wrap or scroll inside the page,
-a methods note per section citing its papers by authors and year, the detector versions used, and
-the references cited). Sections are numbered 1, 2, … in the order of those present. A section appears
-only when the log has its data; every other one is listed under `skipped` with the `Skip` reason
-its `analyze()` gave, worded so a user can act on it.
+a methods note per section citing its papers by authors and year, the detectors by short name with
+their versions in one table, and the references: the methods cited and the data sets read). The
+page's tables are recorded as it is rendered (`render`: one table model, `analysis/report_tables.py`),
+numbered and captioned, and `--format csv|latex` writes those same tables. Sections are numbered
+1, 2, … in the order of those present. A section appears only when the log has its data; every
+other one is listed under `skipped` with the `Skip` reason its `analyze()` gave, worded so a user
+can act on it.
 
 The report only reads the log: no detector, normalizer or sentence encoder is loaded here, so the
 same log gives the same JSON on any machine (what a section shows that needs a model is computed
@@ -14,16 +17,19 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
 from modlens import __version__
 from modlens.analysis.data import StudyData, load
-from modlens.analysis.references import cited_in
+from modlens.analysis import references
+from modlens.analysis.report_tables import Table, collecting
 from modlens.analysis.sections import SECTIONS
 from modlens.analysis.sections.base import Section, SectionResult
-from modlens.analysis.sections.html import table
+from modlens.analysis.sections.html import naming, short_names, table
 from modlens.analysis.skip import Skip
 
 
@@ -63,8 +69,21 @@ def build(data: StudyData) -> dict[str, Any]:
                        "threshold": d.threshold, "config": d.config} for d in data.detectors.values()],
         "audit_runs": data.runs, "label_sets": label_sets_used(data), "methods": methods,
         "sections": sections, "skipped": skipped,
-        "references": [r.full() for r in cited_in(methods.values())],
+        **_references(methods.values(), datasets_read(data)),
     }
+
+
+def datasets_read(data: StudyData) -> list[str]:
+    """The data sets the log's audits read, by the name each audit recorded (a catalog name such as
+    `davidson`, or a file's), and the `dataset:NAME` sources of its comments."""
+    names = [str(r["dataset"]) for r in data.runs if r.get("dataset")]
+    names += [p.removeprefix("dataset:") for p in data.platforms() if p.startswith("dataset:")]
+    return list(dict.fromkeys(names))
+
+
+def _references(methods: Any, datasets: list[str]) -> dict[str, Any]:
+    refs = references.used(methods, datasets)
+    return {"datasets": datasets, "references": [r.full() for r in refs], "reference_keys": [r.key for r in refs]}
 
 
 def label_sets_used(data: StudyData) -> list[dict[str, Any]]:
@@ -97,6 +116,7 @@ table{border-collapse:collapse;margin:.6em 0;font-size:12px}td,th{border:1px sol
 td:first-child,th:first-child{text-align:left}th{background:#eef3f9}.methods{background:#f7f7f2;border-left:4px solid #b5a642;
 padding:.4em .8em;font-size:12.5px}small{color:#666;font-weight:normal}img{max-width:100%}.note{font-size:12px;color:#555}
 .tw{max-width:100%;overflow-x:auto}td.wrap{min-width:7em;max-width:28em;overflow-wrap:anywhere;text-align:left}th{overflow-wrap:anywhere}
+caption{caption-side:top;text-align:left;font-size:11px;color:#666}.nowrap{white-space:nowrap}
 .figs{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}.figs svg{flex:0 1 auto}.refs li{margin:.3em 0}
 @media print{body{max-width:none;margin:0;padding:0;font-size:11px}table{font-size:9.5px}td,th{padding:2px 4px}
 .tw{overflow:visible}td.wrap{min-width:5em}tr,svg.chart{break-inside:avoid}h2,h3,h4{break-after:avoid}}"""
@@ -139,16 +159,88 @@ def numbered(keys: Sequence[str]) -> dict[str, str]:
     return {k: f"{i}. {by_key[k].short_title}" for i, k in enumerate(keys, 1)}
 
 
+@dataclass
+class Rendered:
+    """A report rendered once: the HTML page and the tables it shows (numbered, captioned), from which
+    `--format csv` and `--format latex` are written, and the references it ends with."""
+    html: str
+    tables: list[Table]
+    references: list[dict[str, str]]
+
+
+def report_references(report: dict[str, Any]) -> list[dict[str, str]]:
+    """The report's references: key, how the notes cite it, and in full."""
+    keys = report.get("reference_keys")
+    if keys is None:  # a report's JSON from before the keys were kept
+        return [{"key": f"ref{i}", "citation": "", "reference": r} for i, r in enumerate(report.get("references", []), 1)]
+    return [{"key": k, "citation": references.REFERENCES[k].citation(), "reference": references.REFERENCES[k].full()}
+            for k in keys if k in references.REFERENCES]
+
+
+def _detectors_table(report: dict[str, Any], names: dict[tuple[str, str], str]) -> str:
+    # a version is shown whole, never broken mid-hash (nowrap): should it not fit, the table scrolls
+    return ("<p class=note>The report names each detector by the short name below; the version it ran is the one "
+            "beside it.</p>"
+            + table(["detector", "name", "version", "toxicity label", "threshold", "configuration"],
+                    [[names[(d["name"], str(d["version"]))], d["name"], d["version"], d["toxicity_label"],
+                      d["threshold"], _cut(json.dumps(d["config"]), 120)] for d in report["detectors"]], nowrap=(0, 2)))
+
+
+def _cut(text: str, n: int) -> str:
+    """`text`, or its first n characters and an ellipsis that says the rest is in the JSON report."""
+    return text if len(text) <= n else text[:n] + "…"
+
+
+_PLACES = re.compile(r"<h([234])\b[^>]*>(.*?)</h\1>|<div class=tw id=(modlens-table-\d+-)>", re.S)
+
+
+def _heading(raw: str) -> str:
+    """A heading's text for a caption: tags and the small print after the title left out."""
+    return html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<small>.*?</small>", "", raw, flags=re.S))).strip()
+
+
+def _place(page: str, made: list[Table]) -> tuple[str, list[Table]]:
+    """Number the tables in the order the page shows them, caption each with the headings above it,
+    and give each its id (t1, t2, …) and a visible "Table N" on the page."""
+    by_marker = {t.marker: t for t in made}
+    heads = {"2": "", "3": "", "4": ""}
+    placed: list[Table] = []
+    for m in _PLACES.finditer(page):
+        if m.group(1):
+            heads[m.group(1)] = _heading(m.group(2))
+            for lower in ("3", "4"):
+                if lower > m.group(1):
+                    heads[lower] = ""
+            continue
+        t = by_marker[m.group(3)]
+        t.number = len(placed) + 1
+        t.caption = " — ".join(h for h in heads.values() if h)
+        placed.append(t)
+    for t in placed:
+        page = page.replace(f"<div class=tw id={t.marker}><table>",
+                            f"<div class=tw id=t{t.number}><table><caption>Table {t.number}</caption>", 1)
+    return page, placed
+
+
+def render(report: dict[str, Any]) -> Rendered:
+    with collecting() as made, naming(short_names((d["name"], str(d["version"])) for d in report["detectors"])):
+        page = _render_page(report)
+    page, placed = _place(page, made)
+    return Rendered(page, placed, report_references(report))
+
+
 def render_html(report: dict[str, Any]) -> str:
+    return render(report).html
+
+
+def _render_page(report: dict[str, Any]) -> str:
+    names = short_names((d["name"], str(d["version"])) for d in report["detectors"])
     parts = [f"<!doctype html><html><head><meta charset=utf-8><meta name=viewport content='width=device-width'>"
              f"<title>modlens report</title><style>{CSS}</style></head><body>",
              "<h1>modlens report</h1>",
              f"<p class=note>{html.escape(report['db'])} · generated {report['generated_at']} · modlens {report['modlens_version']}</p>",
              f"<p>{counts_line(report['counts'])}</p>",
-             "<h2>Detectors</h2>",
-             table(["name", "version", "toxicity label", "threshold", "configuration"],
-                    [[d["name"], d["version"], d["toxicity_label"], d["threshold"], json.dumps(d["config"])[:120]]
-                     for d in report["detectors"]])]
+             "<h2>Detectors</h2>", _detectors_table(report, names)]
     if report.get("label_sets"):
         parts.append(_html_label_sets(report["label_sets"]))
     if not report["sections"]:
@@ -164,9 +256,9 @@ def render_html(report: dict[str, Any]) -> str:
         parts.append("<h2>Not in this report</h2><ul class=note>" + "".join(
             f"<li><b>{html.escape(by_key[key].short_title)}</b>: {html.escape(reason)}</li>"
             for key, reason in report["skipped"].items()) + "</ul>")
-    refs = cited_in(report["methods"][k] for k in report["sections"] if k in report.get("methods", {}))
+    refs = report_references(report)
     if refs:
-        parts.append("<h2>References</h2><ol class=refs>" + "".join(f"<li>{html.escape(r.full())}</li>" for r in refs)
-                     + "</ol>")
+        parts.append("<h2>References</h2><ol class=refs>" + "".join(
+            f"<li id=ref-{html.escape(r['key'])}>{html.escape(r['reference'])}</li>" for r in refs) + "</ol>")
     parts.append("</body></html>")
     return "\n".join(parts)

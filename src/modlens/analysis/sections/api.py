@@ -6,7 +6,7 @@ from typing import Any
 from modlens.analysis import api_traffic
 from modlens.analysis.data import StudyData
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import table
+from modlens.analysis.sections.html import detector, table
 from modlens.analysis.skip import Skip
 
 METHOD = ("Calls to the Perspective-compatible endpoint (`POST /v1alpha1/comments:analyze`, `comments:suggestscore`) "
@@ -25,7 +25,7 @@ def render(s: dict[str, Any]) -> str:
              *(r["mean_score"].get(d) for d in detectors)] for name, r in s["communities"].items()]
     return (f"<p>{s['n_calls']} logged calls.</p>"
             + table(["community", "analyze", "suggestscore", "client tokens", "sessions", "calibrated",
-                     *(f"mean {d}" for d in detectors)], rows))
+                     *(f"mean {detector(*d.split('@', 1))}" for d in detectors)], rows))
 
 
 SECTION = Section(key="api", title="10. Perspective API traffic", method=METHOD, analyze=analyze, render=render)

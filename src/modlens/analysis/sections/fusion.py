@@ -6,15 +6,16 @@ from typing import Any
 
 from modlens.analysis import fusion
 from modlens.analysis.data import StudyData
+from modlens.analysis.references import cite
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import table, with_ci
+from modlens.analysis.sections.html import detector, table, with_ci
 from modlens.analysis.skip import Skip
 
 METHOD = ("DUO semantic fusion (Wang et al. 2023, sections 3.4 and 4.2). Oracle: a seed sentence counts when the "
           "detector scores it toxic (score ≥ its threshold; its first score, as each case scores its seed "
           "again). Metamorphic relation: a fused case whose seed is toxic must be toxic. Error finding rate = "
           "fused cases scored below the threshold / fused cases with a toxic seed that the detector scored; "
-          "Wilson 95% intervals. Baseline: share flagged of every case's seed, each half alone and the fused "
+          f"Wilson 95% intervals ({cite('wilson')}). Baseline: share flagged of every case's seed, each half alone and the fused "
           "case. Parts the detector cannot read here (audio, video without a reader) are 'not scored locally', "
           "never errors; a text-only detector sees only the caption of a case with media (counted as media "
           "ignored). Recognition: for cases whose keywords were spoken or written into the media, the share whose "
@@ -44,7 +45,7 @@ def render(s: dict[str, Any]) -> str:
     types, rows_order = s["content_types"], [*s["fusions"], fusion.ALL]
     out = [f"<p>{s['n_cases']} fused cases. EFR cells: rate [Wilson 95% interval] (errors found / cases tested).</p>"]
     for det in s["detectors"]:
-        out.append(f"<h3>{html.escape(det['detector'])} <small>{html.escape(det['version'])}, threshold "
+        out.append(f"<h3>{html.escape(detector(det['detector'], det['version']))} <small>threshold "
                    f"{det['threshold']}</small></h3>")
         if det["text_only"]:
             out.append("<p class=note>Text-only detector: it saw only the caption of cases with media (what a "

@@ -6,14 +6,16 @@ from typing import Any
 
 from modlens.analysis import hatecheck
 from modlens.analysis.data import StudyData
+from modlens.analysis.references import cite
 from modlens.analysis.sections import svg
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import table, with_ci
+from modlens.analysis.sections.html import detector, table, with_ci
 from modlens.analysis.skip import Skip
 
 METHOD = ("HateCheck (Röttger et al. 2021): a case is right when the detector's decision (score ≥ its "
           "threshold) matches the gold label (hateful = toxic). Accuracy per functionality (F1–F29, the paper's "
-          "order), per target identity and overall; brackets: Wilson 95% intervals. The spell_* cases also "
+          f"order), per target identity and overall; brackets: Wilson 95% intervals ({cite('wilson')}). The spell_* cases "
+          "also "
           "appear as clean/perturbed pairs in the robustness section.")
 
 
@@ -23,14 +25,14 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
 
 def render(s: dict[str, Any]) -> str:
     dets = s["detectors"]
-    names = [d["detector"] for d in dets]
+    names = [detector(d["detector"], d["version"]) for d in dets]
     cols = names if len(set(names)) == len(names) else [d["label"] for d in dets]
     number = {f: i + 1 for i, f in enumerate(hatecheck.FUNCTIONALITIES)}
 
     def cells(row: dict[str, Any]) -> list[str]:
         return [with_ci(c["accuracy"], c["ci"]) for c in (row["detectors"][d["label"]] for d in dets)]
     out = [f"<p>{s['n_cases']} cases; accuracy [Wilson 95% interval]. Detectors: "
-           + ", ".join(f"{html.escape(d['label'])} (threshold {d['threshold']}, {d['n_scored']} scored)" for d in dets)
+           + ", ".join(f"{html.escape(c)} (threshold {d['threshold']}, {d['n_scored']} scored)" for c, d in zip(cols, dets))
            + ".</p>",
            table(["", "functionality", "description", "gold label", "n", *cols],
                   [[f"F{number[r['key']]}" if r["key"] in number else "", r["key"], r["description"], r["gold"], r["n"],

@@ -1,38 +1,63 @@
-"""HTML helpers the sections' `render` functions share: escaped cells, tables, numbers with
-intervals, and matplotlib figures embedded as base64 PNG (matplotlib is imported on first use)."""
+"""HTML helpers the sections' `render` functions share: escaped cells, tables (one model for HTML,
+CSV and LaTeX: `analysis/report_tables.py`), numbers with intervals, short detector names, and
+matplotlib figures embedded as base64 PNG (matplotlib is imported on first use)."""
 from __future__ import annotations
 
 import base64
+import contextvars
 import html
 import io
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator
+
+from modlens.analysis.report_tables import Table, cell_text, record
 
 WARN_STYLE = "background:#fff4e5;border-left:4px solid #d9822b;padding:.3em .8em;margin:.4em 0;font-size:12.5px"
 
 
 def fmt(v: Any, digits: int = 3) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.{digits}f}"
-    return html.escape(str(v))
+    """A value as the report prints it, HTML-escaped (a table's cells: `report_tables.cell_text`)."""
+    return html.escape(cell_text(v, digits))
 
 
-WRAP_AT = 40  # a text cell longer than this, or with a word longer than LONG_WORD, wraps (class wrap)
-LONG_WORD = 18  # e.g. a detector version: may break inside, where a number never does
+def table(header: list[str], rows: list[list[Any]], nowrap: tuple[int, ...] = ()) -> str:
+    """A table as HTML, from the one table model the CSV and LaTeX tables are written from too
+    (`analysis/report_tables.py`): recorded for them while a report is rendered. `nowrap`: columns
+    whose cells never break (an identifier read whole)."""
+    t = Table.of(header, rows)
+    t.nowrap = nowrap
+    record(t)
+    return t.html()
 
 
-def _cell(c: Any) -> str:
-    long = isinstance(c, str) and (len(c) > WRAP_AT or any(len(w) > LONG_WORD for w in c.split()))
-    return f"<td class=wrap>{fmt(c)}</td>" if long else f"<td>{fmt(c)}</td>"
+def short_names(detectors: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """(name, version) -> the name the report shows: the name alone when the log has one version of
+    it, else name#1, name#2, … in the order given. The versions stand once, in the report's
+    Detectors table beside these names, never in a plot legend or a cell (a version is often a
+    hash, unreadable there and breaking mid-hash)."""
+    pairs = list(dict.fromkeys(detectors))
+    versions: dict[str, list[str]] = {}
+    for name, version in pairs:
+        versions.setdefault(name, []).append(version)
+    return {(n, v): n if len(versions[n]) == 1 else f"{n}#{versions[n].index(v) + 1}" for n, v in pairs}
 
 
-def table(header: list[str], rows: list[list[Any]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(_cell(c) for c in r) + "</tr>" for r in rows)
-    # a table fits its page (cells wrap: the report's CSS); should one still be wider, the wrapper
-    # scrolls it inside the page instead of widening the page
-    return f"<div class=tw><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+_SHORT: contextvars.ContextVar[dict[tuple[str, str], str] | None] = contextvars.ContextVar("short_names", default=None)
+
+
+@contextmanager
+def naming(names: dict[tuple[str, str], str]) -> Iterator[None]:
+    """Sections rendered inside the block name detectors by `names` (`short_names` of the report's detectors)."""
+    token = _SHORT.set(names)
+    try:
+        yield
+    finally:
+        _SHORT.reset(token)
+
+
+def detector(name: str, version: Any) -> str:
+    """A detector as the report names it: its short name (`naming`), else its name."""
+    return (_SHORT.get() or {}).get((name, str(version)), name)
 
 
 def with_ci(value: float | None, ci: list[float] | None) -> str:

@@ -6,13 +6,15 @@ from typing import Any
 
 from modlens.analysis import human
 from modlens.analysis.data import StudyData
+from modlens.analysis.references import cite
 from modlens.analysis.sections.base import Section
 from modlens.analysis.sections.html import WARN_STYLE, plt, png, table
 from modlens.analysis.skip import Skip
 
-METHOD = ("Ratings with an inconsistent anchor pair (Muralikumar, Yang and McDonald 2023, Table 1), ratings of "
+METHOD = (f"Ratings with an inconsistent anchor pair (Muralikumar, Yang and McDonald 2023, Table 1), ratings of "
           "gold and anchor comments (the study's calibration), of attack texts under review (the attacks section) and ratings in rater tasks (15 "
-          "ratings) that Table 11's rubric does not use are excluded. Krippendorff's alpha is ordinal, computed from the coincidence matrix. The "
+          "ratings) that Table 11's rubric does not use are excluded. Krippendorff's alpha is ordinal, computed from the coincidence matrix "
+          f"({cite('krippendorff')}), with a percentile bootstrap interval ({cite('efron')}). The "
           "majority is the mode; two-way ties follow Tables 13 and 15, other ties are dropped. One vote per "
           "rater and comment (their latest usable rating). Alpha uses only comments with two or more raters; a "
           "comment with one rater keeps that rating as its majority ('single rater').")

@@ -1,4 +1,4 @@
-"""Section 1b: an item-set study (seed 003's design: a fixed sample rated by k raters in tasks with
+"""Section 1b: an item-set study (the design of the Perspective study on news sites/YouTube/Twitter: a fixed sample rated by k raters in tasks with
 gold, accepted by Table 11): the acceptance of every rater's task, the ratings per item, and
 Krippendorff's alpha per attribute on the accepted ratings (its Table 4) with bootstrap intervals.
 The ordinal logit curves per platform are section 2's, which uses the same accepted ratings."""
@@ -11,6 +11,7 @@ from typing import Any
 from modlens.analysis import alpha as alpha_mod
 from modlens.analysis import majority as majority_mod
 from modlens.analysis.data import StudyData
+from modlens.analysis.references import cite
 from modlens.analysis.human import BOOTSTRAP, BOOTSTRAP_SEED, attribute_levels, rating_values, usable_ratings
 from modlens.analysis.sections.base import Section
 from modlens.analysis.sections.html import table
@@ -19,7 +20,8 @@ from modlens.analysis.skip import Skip
 METHOD = ("Each rater's task (its item-set comments and gold comments, assignment.json) is decided by Muralikumar, Yang and "
           "McDonald 2023, Table 11 from the gold answers and anchor consistency (`modlens rate`): accept, accept but unused, reject. "
           "Only accepted tasks' ratings are used, minus inconsistent anchor pairs (Table 1), one per rater and comment. "
-          "Alpha is ordinal (coincidence matrix), with a 95% percentile bootstrap over comments; the majority is "
+          f"Alpha is ordinal (coincidence matrix; {cite('krippendorff')}), with a 95% percentile bootstrap over comments "
+          f"({cite('efron')}); the majority is "
           "the mode with the tie rules of section 1.")
 
 

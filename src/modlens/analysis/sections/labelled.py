@@ -6,20 +6,22 @@ from typing import Any
 
 from modlens.analysis import labelled
 from modlens.analysis.data import StudyData
+from modlens.analysis.references import cite
 from modlens.analysis.sections.base import Section
 from modlens.analysis.sections import svg
-from modlens.analysis.sections.html import table, with_ci
+from modlens.analysis.sections.html import detector, table, with_ci
 from modlens.analysis.skip import Skip
 
-METHOD = ("Comments with a gold toxic label, per source (dataset or site; never pooled, datasets define 'toxic' "
+METHOD = (f"Comments with a gold toxic label, per source (dataset or site; never pooled, datasets define 'toxic' "
           "differently) and detector version. Precision, recall, F1 and accuracy at the detector's threshold "
           "(score ≥ threshold is toxic); ROC-AUC (ties count half); PR-AUC = average precision (as "
-          "scikit-learn); Brier score. Brackets: 95% percentile bootstrap intervals, stratified by gold label "
+          f"scikit-learn); Brier score. Brackets: 95% percentile bootstrap intervals ({cite('efron')}), stratified by gold label "
           "(1000 resamples, seed 0; fewer above 200,000 items). Best-F1 threshold: chosen on the same data, so "
           "its F1 is optimistic. Reliability: 10 equal-width score bins, share of gold positives per bin. "
           "Groups: each value of a group label (platform, target_ident, target, group). ⚠: fewer than 30 items, "
           "or fewer than 5 positives or negatives, or a degenerate figure (a best-F1 threshold that calls every "
-          "item toxic, an F1 of 0, a threshold at which every prediction is one class). Training data: what each "
+          f"item toxic, an F1 of 0, a threshold at which every prediction is one class). Per gold class: recall with Wilson "
+          f"95% intervals ({cite('wilson')}). Training data: what each "
           "detector declares it was trained on, as its audit recorded it, checked against the rows: a detector's "
           "figures are marked in-sample when every row is among its fit texts (looked up by hash; a dataset's name "
           "decides nothing), partly in-sample (with the count) when some are, and not at all when none is ('out of "
@@ -55,7 +57,7 @@ def in_sample_mark(d: dict[str, Any]) -> str:
     return ""
 
 
-FIGURES = ("version", "threshold", "n", "positives", "precision", "recall", "F1", "accuracy", "ROC-AUC", "PR-AUC",
+FIGURES = ("threshold", "n", "positives", "precision", "recall", "F1", "accuracy", "ROC-AUC", "PR-AUC",
            "Brier", "best-F1 threshold (F1)", "training data", "warnings")
 COLUMNS_PER_TABLE = 4  # detectors side by side in one table: more are split, so every column shows on a page
 
@@ -63,7 +65,7 @@ COLUMNS_PER_TABLE = 4  # detectors side by side in one table: more are split, so
 def _column(cell: dict[str, Any], d: dict[str, Any], training: str, best: str | None) -> list[Any]:
     """One column of the figures table: `cell`'s figures (the detector's, or its out-of-sample rows')."""
     brier = cell["metrics"]["brier"]
-    return [d["version"], d["threshold"], cell["n"], cell["positives"], *_metric_cells(cell),
+    return [d["threshold"], cell["n"], cell["positives"], *_metric_cells(cell),
             with_ci(brier["value"], brier["ci"]), best, training, _warned(cell)]
 
 
@@ -72,10 +74,11 @@ def _columns(d: dict[str, Any]) -> list[tuple[str, list[Any]]]:
     in-sample, the same figures on the other rows beside it."""
     mark = in_sample_mark(d)
     best = None if d["best_f1"] is None else f"{d['best_f1']['threshold']:.3f} ({d['best_f1']['f1']:.3f})"
-    out = [(d["detector"] + (f" ({mark})" if mark else ""), _column(d, d, str(d["training"]["note"]), best))]
+    name = detector(d["detector"], d["version"])
+    out = [(name + (f" ({mark})" if mark else ""), _column(d, d, str(d["training"]["note"]), best))]
     o = d.get("out_of_sample")
     if o:
-        out.append((f"↳ {d['detector']}, out-of-sample rows",
+        out.append((f"↳ {name}, out-of-sample rows",
                     _column(o, d, f"the {o['n']:,} rows not among its fit texts", None)))
     return out
 
@@ -91,7 +94,7 @@ def _figures_tables(dets: list[dict[str, Any]]) -> str:
 
 def _class_table(dets: list[dict[str, Any]]) -> str:
     """Multi-class gold: class × predicted toxic/not per detector at its threshold, per-class recall."""
-    rows = [[d["detector"], c["class"], {"1": "toxic", "0": "not toxic"}.get(c["gold"], c["gold"]), c["n"], c["toxic"],
+    rows = [[detector(d["detector"], d["version"]), c["class"], {"1": "toxic", "0": "not toxic"}.get(c["gold"], c["gold"]), c["n"], c["toxic"],
              c["not_toxic"], with_ci(c["recall"], c["recall_ci"]) if c["recall"] is not None else
              f"– (flags {c['share_toxic']:.1%}: false positives)"]
             for d in dets if d.get("classes") for c in d["classes"]["rows"]]
@@ -105,7 +108,7 @@ def _class_table(dets: list[dict[str, Any]]) -> str:
 
 def _plots(source: str, dets: list[dict[str, Any]]) -> str:
     """ROC and PR curves and the reliability curve (all detectors), score histograms per detector."""
-    names = [f"{d['detector']} {d['version']}" for d in dets]
+    names = [detector(d["detector"], d["version"]) for d in dets]
     with_curves = [(n, d["curves"]) for n, d in zip(names, dets) if d.get("curves")]
     charts = []
     if with_curves:
@@ -148,7 +151,7 @@ def render(s: dict[str, Any]) -> str:
         out.append(_class_table(dets))
         out.append(_plots(src["source"], dets))
         for name in s["group_labels"]:
-            rows = [[g["value"], d["detector"], g["n"], g["positives"], *_metric_cells(g), _warned(g)]
+            rows = [[g["value"], detector(d["detector"], d["version"]), g["n"], g["positives"], *_metric_cells(g), _warned(g)]
                     for d in dets for g in d["groups"].get(name, [])]
             if rows:
                 out.append(f"<h4>by {html.escape(name)}</h4>")

@@ -5,12 +5,13 @@ from typing import Any
 
 from modlens.analysis import normalization
 from modlens.analysis.data import StudyData
+from modlens.analysis.references import cite
 from modlens.analysis.sections.base import Section
 from modlens.analysis.sections.html import table
 from modlens.analysis.skip import Skip
 
-METHOD = ("Token at the perturbed position of the normalizer's output, lowercased, equals the clean word (seed "
-          "000, Table 3). Google and Bing are the dataset authors' recorded results.")
+METHOD = ("Token at the perturbed position of the normalizer's output, lowercased, equals the clean word "
+          f"(NoisyHate: {cite('noisyhate', 'Table 3')}). Google and Bing are the dataset authors' recorded results.")
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:

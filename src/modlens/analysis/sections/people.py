@@ -7,11 +7,12 @@ from typing import Any
 from modlens.analysis import people
 from modlens.analysis.sections.human import NO_RATINGS
 from modlens.analysis.data import StudyData
+from modlens.analysis.references import cite
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import WARN_STYLE, plt, png, table
+from modlens.analysis.sections.html import WARN_STYLE, detector, plt, png, table
 from modlens.analysis.skip import Skip
 
-METHOD = ("Ordered logistic regression (proportional odds, maximum likelihood) of each attribute's majority "
+METHOD = (f"Ordered logistic regression (proportional odds, maximum likelihood; {cite('mccullagh')}) of each attribute's majority "
           "rating on the detector score plus platform indicators (reference: the most frequent platform). "
           "Curves give P(level | score) per platform; the crossing is the score where the top level becomes "
           "more likely than not (±: delta-method standard error).")
@@ -48,7 +49,7 @@ def render(s: dict[str, Any]) -> str:
         return text + (" ⚠" if e.get(f"{key}_ci_note") else "")
 
     for det in s["detectors"]:
-        out.append(f"<h3>{html.escape(det['detector'])} <small>{html.escape(det['version'])}</small></h3>")
+        out.append(f"<h3>{html.escape(detector(det['detector'], det['version']))}</h3>")
         for attr, f in det["attributes"].items():
             problems = f.get("warnings", []) if "error" not in f else [f"not fitted: {f['error']}"]
             if "error" not in f and not f.get("reliable", True):

@@ -7,7 +7,7 @@ from typing import Any
 from modlens.analysis import robustness
 from modlens.analysis.data import StudyData
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import plt, png, table
+from modlens.analysis.sections.html import detector, plt, png, table
 from modlens.analysis.skip import Skip
 
 METHOD = ("Pairs of a labelled comment and one of its variants (Ye, Le and Lee 2025, Table 4). Accuracy at threshold t: "
@@ -34,7 +34,7 @@ def render(s: dict[str, Any]) -> str:
     out = []
     t = s["thresholds"]
     for det in s["detectors"]:
-        out.append(f"<h3>{html.escape(det['detector'])} <small>{html.escape(det['version'])}, threshold {det['threshold']}</small></h3>")
+        out.append(f"<h3>{html.escape(detector(det['detector'], det['version']))} <small>threshold {det['threshold']}</small></h3>")
         rows = []
         for r in det["rows"]:
             rows.append([r["platform"], r["type"], r["n_pairs"], r["acc_clean"], r["acc_perturbed"], r["delta_acc"], r["delta_auc"],

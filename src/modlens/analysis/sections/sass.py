@@ -10,13 +10,13 @@ from modlens.analysis.data import StudyData
 from modlens.analysis.references import cite
 from modlens.analysis.sections import svg
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import table, with_ci
+from modlens.analysis.sections.html import detector, table, with_ci
 from modlens.analysis.skip import Skip
 
 METHOD = (f"SASS ({cite('sass')}). Gold: the human score > 0.5, the paper's binarization (or the label set "
           "chosen). Precision, recall and F1 at each detector's threshold (score ≥ threshold is toxic), overall, per "
           "category in the paper's order (its Table 5) and per half (filtered: written to score < 0.5 on Perspective; "
-          "unfiltered: not tested on it), with 95% percentile bootstrap intervals (stratified by gold label, 1000 "
+          f"unfiltered: not tested on it), with 95% percentile bootstrap intervals ({cite('efron')}; stratified by gold label, 1000 "
           "resamples, seed 0). Within a category the gold is mostly one class: recall is the share of its toxic texts "
           "flagged; for Neutral and False Positive (non-toxic) the share flagged is the false-positive rate. "
           "Perspective: the score recorded in the file (toxicity_score / perspective_avg_toxicity) when no "
@@ -46,7 +46,7 @@ def _categories(s: dict[str, Any]) -> str:
             rows.append([c["category"], c["n"], c["positives"], _m(c, "recall"), _m(c, "precision"), _m(c, "f1"),
                          f"{c['flagged'] / c['n']:.1%}",
                          *[_m(x, "recall") if x else "–" for x in splits]])
-        out.append(f"<h4>{html.escape(d['detector'])} <small>{html.escape(str(d['version']))}, threshold "
+        out.append(f"<h4>{html.escape(detector(d['detector'], d['version']))} <small>threshold "
                    f"{d['threshold']}</small></h4>")
         out.append(table(["category", "n", "toxic (gold)", "recall", "precision", "F1", "flagged",
                           *[f"recall, {k}" for k in s["splits"]]], rows))
@@ -66,7 +66,7 @@ def _paper(p: dict[str, Any]) -> str:
     names = {**sass_paper.SYSTEMS, sass_paper.HUMAN: "human"}
     out = ["<h3>The paper's Table 3: binary classification against the human gold</h3>",
            table(["system", "detector", "n", "precision", "recall", "F1"],
-                 [[r["paper_name"], f"{r['detector']} {r['version']}", r["n"],
+                 [[r["paper_name"], detector(r["detector"], r["version"]), r["n"],
                    *[_vs(r["cells"][m]) for m in sass_paper.TABLE_3_METRICS]] for r in p["table3"]]),
            "<h3>The paper's Table 5: mean score per category (%), with each system's F1 in the category</h3>"]
     cols, systems = p["table5"]["columns"], [c for c in p["table5"]["columns"] if c != sass_paper.HUMAN]
@@ -81,7 +81,7 @@ def _paper(p: dict[str, Any]) -> str:
 
 def render(s: dict[str, Any]) -> str:
     cats = s.get("categories") or list(s["human_mean_by_category"])
-    names = [f"{d['detector']} {d['version']}" for d in s["detectors"]]
+    names = [detector(d["detector"], d["version"]) for d in s["detectors"]]
     if s.get("categories_only"):
         out = [f"<p>{s['n']} texts, categories only (no gold label: the file has no human scores; audit "
                "norm_human_toxicity_scores.csv, or give --label): no precision, recall or F1.</p>"]
@@ -89,9 +89,9 @@ def render(s: dict[str, Any]) -> str:
         def ci(d: dict[str, Any], k: str) -> str:
             return with_ci(d[k], d.get("ci", {}).get(k))
         out = [f"<p>{s['n_gold']} texts with a gold label, {s['share_toxic']:.1%} toxic.</p>",
-               table(["detector", "version", "precision", "recall", "F1", "n",
+               table(["detector", "precision", "recall", "F1", "n",
                       *[f"F1, {k}" for k in s["splits"]]],
-                     [[d["detector"], d["version"], ci(d, "precision"), ci(d, "recall"), ci(d, "f1"), d["n"],
+                     [[detector(d["detector"], d["version"]), ci(d, "precision"), ci(d, "recall"), ci(d, "f1"), d["n"],
                        *[_m(d["by_split"].get(k), "f1") for k in s["splits"]]] for d in s["detectors"]])]
         out.append(svg.figures(svg.bar_chart(
             cats, [(n, [next((c["flagged"] / c["n"] for c in d["by_category"] if c["category"] == cat), None)
