@@ -88,7 +88,7 @@ def test_csv_export_is_tidy_and_complete(db, tmp_path):
     # joining scores to the normalized text works through text_id
     norm = read_csv(out / "normalizations.csv")[0]
     assert [s["toxicity"] for s in scores if s["text_id"] == norm["result_text_id"]] == ["0.95"]
-    assert (out / "DATA.md").read_text().count("### `") == len(EXPORT_TABLES) + len(TABLES)
+    assert (out / "DATA.md").read_text().count("### `") == len(EXPORT_TABLES) + 1 + len(TABLES)  # + the wide table
     assert json.loads((out / "manifest.json").read_text())["tables"]["ratings"]["rows"] == 3
     assert not list(out.glob("*.tmp"))
 

@@ -1,11 +1,17 @@
-"""export the study log as tidy tables with a data dictionary"""
+"""export the study log as tidy tables with a data dictionary
+
+Beside the log's own tables, `comment_scores_wide`: one row per comment with its gold label and one
+score column and in-sample mark per detector (docs/DATA.md), the join a researcher would otherwise
+make of comments, gold labels and scores."""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from modlens.cli.common import CliError, add_db_option, db_path, registry_name, study_log_error
 from modlens.studylog.exporters import FORMATS, REGISTRY
+from modlens.studylog.tables import WIDE_NAME
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -13,7 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", help="directory to write the tables into (created if missing)")
     parser.add_argument("--format", type=registry_name(REGISTRY), metavar="FORMAT", default="csv",
                         help=f"file format: {', '.join(FORMATS)} or an installed exporter plug-in's (default: csv)")
-    parser.add_argument("--tables", nargs="+", metavar="TABLE", help="only these tables (default: all)")
+    parser.add_argument("--tables", nargs="+", metavar="TABLE",
+                        help=f"only these tables (default: all, and {WIDE_NAME}, the wide per-row table)")
     parser.add_argument("--bundle", metavar="OUT", help="instead: write this participant's bundle for the researcher "
                                                         "(consented rows only, Parquet; docs/MULTI.md)")
     parser.add_argument("--show", action="store_true", help="with --bundle: print what the bundle holds, write nothing")
@@ -24,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from modlens.studylog.export import export
+    from modlens.studylog.export import check_tables, export
     from modlens.studylog.connection import StudyLogError
 
     db = db_path(args)
@@ -36,8 +43,13 @@ def run(args: argparse.Namespace) -> int:
         return run_bundle(args, db)
     if not args.out:
         raise CliError("give --out DIR (tables) or --bundle FILE (a participant bundle)")
+    tables = args.tables
+    wide = tables is None or WIDE_NAME in tables
+    if tables is not None:
+        tables = [t for t in tables if t != WIDE_NAME]
     try:
-        manifest = export(db, args.out, args.format, args.tables)
+        check_tables(tables or ())  # before the wide table's read of the log
+        manifest = export(db, args.out, args.format, tables, derived=[_wide(db)] if wide else [])
     except StudyLogError as err:
         raise study_log_error(err, db) from None
     except ValueError as err:  # unknown table
@@ -64,3 +76,15 @@ def run_taebench(db: Path, out: str, successes_only: bool = False) -> int:
           f"every quality filter, {s['kept'] - s['passed_every_filter']} failed none but were not checked by every "
           f"one) to {out}: {', '.join(manifest['files'])}")
     return 0
+
+
+def _wide(db: Path) -> tuple[Any, Any, dict[str, Any]]:
+    """The wide per-row table, with its detectors' names and versions for the manifest."""
+    from modlens.analysis import wide
+    from modlens.analysis.data import LogError
+
+    try:
+        table, rows, detectors = wide.from_db(db)
+    except LogError as err:
+        raise study_log_error(err, db) from None
+    return table, rows, {"detectors": detectors}

@@ -66,12 +66,16 @@ def writer(fh: Any, **kwargs: Any) -> SafeWriter:
 def is_own_header(header: Sequence[str]) -> bool:
     """Whether a CSV with this header row is one modlens wrote through `writer`: an exported table
     of the study log (its exact columns) or a survey task file. Only those are `restore`d on reading."""
-    from modlens.studylog.tables import EXPORT_TABLES
+    from modlens.studylog.tables import EXPORT_TABLES, wide_table
 
     names = list(header)
     if names[:2] == ["assignment", "task"] and len(names) > 2 and all(_TASKS_ITEM.fullmatch(n) for n in names[2:]):
         return True
-    return any(names == [c.name for c in t.columns] for t in EXPORT_TABLES)
+    if any(names == [c.name for c in t.columns] for t in EXPORT_TABLES):
+        return True
+    # the wide per-row table: its fixed columns, then a score and an in-sample column per detector
+    detectors = [n.removeprefix("score:") for n in names if n.startswith("score:")]
+    return names == [c.name for c in wide_table(detectors).columns]
 
 
 def restore_row(row: Sequence[str]) -> list[str]:

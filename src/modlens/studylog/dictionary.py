@@ -12,7 +12,8 @@ from pathlib import Path
 
 from modlens.docblock import write_block
 
-from modlens.studylog.tables import EXPORT_TABLES, TABLES, Table, create_script
+from modlens.studylog.tables import (EXPORT_TABLES, TABLES, WIDE_COLUMNS, WIDE_DOC, WIDE_NAME, WIDE_PER_DETECTOR, Table,
+                                     create_script)
 
 
 
@@ -50,6 +51,11 @@ def render_markdown() -> str:
         out += ["| column | type | meaning |", "|---|---|---|"]
         out += [f"| `{c.name}` | {c.type} | {c.doc} |" for c in t.columns]
         out.append("")
+    out += [f"### `{WIDE_NAME}`", "", WIDE_DOC, "", "| column | type | meaning |", "|---|---|---|"]
+    out += [f"| `{c.name}` | {c.type} | {c.doc} |" for c in WIDE_COLUMNS]
+    out += [f"| `{name.format(detector='DETECTOR')}` | {type_} | {doc} One per detector version. |"
+            for name, type_, doc in WIDE_PER_DETECTOR]
+    out.append("")
     out += ["## SQLite tables", ""]
     for table in TABLES:
         out += [f"### `{table.name}`", "", table.doc, ""]

@@ -31,6 +31,18 @@ def _typed(table: ExportTable, rows: Iterable[tuple[Any, ...]]) -> Iterator[tupl
         yield tuple(None if v is None else cast(v) for cast, v in zip(casts, row))
 
 
+def _write(writer: Any, out: Path, table: ExportTable, rows: Iterable[tuple[Any, ...]]) -> tuple[Path, int]:
+    """One table's file, written under a temporary name and renamed (a crash leaves no half file)."""
+    final = out / f"{table.name}{writer.EXTENSION}"
+    tmp = final.with_name(final.name + ".tmp")
+    try:
+        n = writer.write(tmp, table, rows)
+        os.replace(tmp, final)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return final, n
+
+
 def check_tables(tables: Sequence[str]) -> None:
     """ValueError naming the first unknown table and the close matches (or every exportable one)."""
     for name in tables:
@@ -40,11 +52,18 @@ def check_tables(tables: Sequence[str]) -> None:
             raise ValueError(f"unknown table {name!r}; {fix}")
 
 
-def export(db: str | Path, out_dir: str | Path, fmt: str = "csv", tables: Sequence[str] | None = None) -> dict[str, Any]:
-    """Write the chosen tables (default: all, every SQLite table among them) to `out_dir`; returns the manifest."""
+# a table built above the storage layer (the wide per-row table: `analysis/wide.py`): its description,
+# its rows (typed as its columns say) and what the manifest adds about it
+Derived = tuple[ExportTable, Iterable[tuple[Any, ...]], dict[str, Any]]
+
+
+def export(db: str | Path, out_dir: str | Path, fmt: str = "csv", tables: Sequence[str] | None = None,
+           derived: Sequence[Derived] = ()) -> dict[str, Any]:
+    """Write the chosen tables (default: all, every SQLite table among them) to `out_dir`, then the
+    `derived` ones, in the same format; returns the manifest."""
     writer = exporters.get(fmt)
     check_tables(tables or ())
-    chosen = [EXPORTS[t] for t in tables] if tables else list(EXPORT_TABLES)
+    chosen = [EXPORTS[t] for t in tables] if tables is not None else list(EXPORT_TABLES)
     out = Path(out_dir)
     manifest: dict[str, Any] = {"db": str(Path(db).resolve()), "format": fmt, "schema_version": SCHEMA_VERSION,
                                 "exported_at": now_iso(), "tables": {}}
@@ -55,14 +74,11 @@ def export(db: str | Path, out_dir: str | Path, fmt: str = "csv", tables: Sequen
             names = [d[0] for d in cursor.description]
             if names != [c.name for c in table.columns]:  # the description and its query must agree
                 raise RuntimeError(f"export {table.name}: query columns {names} differ from studylog/tables.py")
-            final = out / f"{table.name}{writer.EXTENSION}"
-            tmp = final.with_name(final.name + ".tmp")
-            try:
-                n = writer.write(tmp, table, _typed(table, cursor))
-                os.replace(tmp, final)
-            finally:
-                tmp.unlink(missing_ok=True)
+            final, n = _write(writer, out, table, _typed(table, cursor))
             manifest["tables"][table.name] = {"file": final.name, "rows": n}
+    for table, rows, about in derived:
+        final, n = _write(writer, out, table, _typed(table, rows))
+        manifest["tables"][table.name] = {"file": final.name, "rows": n, **about}
     (out / DICTIONARY_FILE).write_text("# modlens study log: data dictionary\n\n" + render_markdown(), encoding="utf-8")
     (out / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest

@@ -744,3 +744,39 @@ def _exports() -> tuple[ExportTable, ...]:
 
 EXPORT_TABLES: tuple[ExportTable, ...] = _exports()
 EXPORTS: dict[str, ExportTable] = {t.name: t for t in EXPORT_TABLES}
+
+
+# --- the wide per-row table -------------------------------------------------------------------
+# One row per comment, one column per detector: what a researcher otherwise joins from comments,
+# gold labels and scores. Its detector columns are the log's, so it is described here by its fixed
+# columns and the pair each detector adds, and built above the storage layer (`analysis/wide.py`:
+# the gold label set and the in-sample marks are the report's).
+
+WIDE_NAME = "comment_scores_wide"
+WIDE_DOC = ("Wide format: one row per comment, its gold label and one score column per detector version, each "
+            "with its in-sample mark; the figures the report's labelled-data section computes, per row. Detectors "
+            "are named as in the report (the name, or name#1, name#2, … when the log has several versions of "
+            "one; manifest.json and the report's Detectors table give each one's version). Built from the "
+            "same log by `modlens export` (all tables, or `--tables " + WIDE_NAME + "`), in its own read.")
+WIDE_COLUMNS: tuple[ExportColumn, ...] = (
+    ref("comments.comment_id"), ref("comments.platform", "source", "Platform, or `dataset:NAME` for an audited file."),
+    ref("comments.comment_key"), ref("comments.text_id"), ref("texts.text", doc="Comment text (possibly truncated)."),
+    derived("gold_toxic", "int", "Gold label: 1 toxic, 0 not, empty without one (from the label set the report uses "
+                                 "for the source: docs/ANALYSIS.md#label-sets)."),
+    derived("label_set_id", "int", "The label set the gold label comes from, empty without one."),
+)
+# per detector, in the order the log registered them: (name template, type, meaning)
+WIDE_PER_DETECTOR: tuple[tuple[str, str, str], ...] = (
+    ("score:{detector}", "float", "The detector's toxicity score of the comment's text; empty when it did not "
+                                  "score it (or failed)."),
+    ("in_sample:{detector}", "bool", "1 when the text is among the detector's training data (trained on the data set "
+                                     "whole, or the row found in its fit texts by hash), 0 when checked and not "
+                                     "among them, empty when unknown (undeclared, or not checkable row by row)."),
+)
+
+
+def wide_table(detectors: list[str]) -> ExportTable:
+    """The wide table with the columns of these detectors (their report names)."""
+    columns = [*WIDE_COLUMNS, *(ExportColumn(name.format(detector=d), type_, doc)
+                                for d in detectors for name, type_, doc in WIDE_PER_DETECTOR)]
+    return ExportTable(WIDE_NAME, WIDE_DOC, "", tuple(columns))
