@@ -16,6 +16,7 @@ from typing import Any
 from modlens.analysis import metrics
 from modlens.analysis.data import StudyData
 from modlens.analysis.skip import Skip
+from modlens.metrics import GroupScore, by_group
 
 # The paper's functionalities in its order (F1-F29), with its short descriptions.
 FUNCTIONALITIES = {
@@ -66,9 +67,9 @@ def _rows(labels: dict[str, str]) -> list[tuple[str, str]]:
     return rows
 
 
-def _cell(hits: list[bool]) -> dict[str, Any]:
-    k, n = sum(hits), len(hits)
-    return {"accuracy": k / n if n else None, "ci": metrics.wilson_interval(k, n), "n": n}
+def _cell(group: GroupScore | None) -> dict[str, Any]:
+    right, n = (0, 0) if group is None else (group.right, group.n)
+    return {"accuracy": right / n if n else None, "ci": metrics.wilson_interval(right, n), "n": n}
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
@@ -77,21 +78,22 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     if not cases:
         return Skip(NO_CASES)
     detectors: list[dict[str, Any]] = []
-    # (table, row key) -> detector label -> right or wrong per case; tables: functionality, target, total
-    hits: dict[tuple[str, str], dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    # (table, row key) -> detector label -> its cases scored (`by_group`); tables: functionality, target, total
+    results: dict[tuple[str, str], dict[str, GroupScore]] = defaultdict(dict)
     for det in data.detectors.values():
-        scored = 0
-        for cid, lab in cases:
-            s = data.score(data.comments[cid]["text_id"], det.detector_id)
-            if s is None:
-                continue
-            scored += 1
-            right = (s >= det.threshold) == (lab["label_gold"].strip() == HATEFUL)
+        scored = [(lab, s) for cid, lab in cases
+                  if (s := data.score(data.comments[cid]["text_id"], det.detector_id)) is not None]
+        if not scored:
+            continue
+        members: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for i, (lab, _) in enumerate(scored):
             for key in _rows(lab):
-                hits[key][det.label].append(right)
-        if scored:
-            detectors.append({"detector": det.name, "version": det.version, "threshold": det.threshold,
-                              "label": det.label, "n_scored": scored})
+                members[key].append(i)
+        gold = [int(lab["label_gold"].strip() == HATEFUL) for lab, _ in scored]
+        for key, group in by_group(members, [s for _, s in scored], gold, det.threshold, auc=False).items():
+            results[key][det.label] = group
+        detectors.append({"detector": det.name, "version": det.version, "threshold": det.threshold,
+                          "label": det.label, "n_scored": len(scored)})
     if not detectors:
         return Skip(f"no detector scored the {len(cases)} HateCheck cases: score them with modlens rescore --detectors KEY")
     gold_of: dict[str, set[str]] = defaultdict(set)
@@ -103,7 +105,7 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
 
     def table(kind: str, keys: list[str]) -> list[dict[str, Any]]:
         return [{"key": k, "n": n_cases[(kind, k)],
-                 "detectors": {d["label"]: _cell(hits[(kind, k)].get(d["label"], [])) for d in detectors}}
+                 "detectors": {d["label"]: _cell(results[(kind, k)].get(d["label"])) for d in detectors}}
                 for k in keys]
 
     functionalities = table("functionality", sorted({lab["functionality"] for _, lab in cases}, key=_order))

@@ -22,7 +22,7 @@ from modlens.datasets.hatecheck import read as read_hatecheck
 from modlens.detectors.minilm import Head, SentenceEncoder, MODEL_FILES
 from modlens.detectors.base import directory_hash
 from modlens.errors import ModlensError
-from modlens.metrics import accuracy, roc_auc
+from modlens.metrics import accuracy, by_group, roc_auc
 
 PC2_MEMBER = "profanity_check/data/clean_data.csv"
 
@@ -110,12 +110,8 @@ def auc4(scores: Sequence[float], labels: Sequence[int]) -> float | None:
 
 def hatecheck_report(score: Callable[[list[str]], np.ndarray], path: str | Path,
                      threshold: float = 0.5, encoding: str | None = None) -> dict:
-    """Overall AUC (hateful vs non-hateful) and, per functionality, AUC and accuracy.
-
-    Most functionalities hold one gold class only, so a functionality's AUC compares its
-    cases with *all* cases of the other class in the suite: "how well are these cases
-    separated from the rest", comparable across functionalities.
-    """
+    """Overall AUC (hateful vs non-hateful) and, per functionality, AUC and accuracy
+    (`metrics.by_group`, the computation the report's HateCheck section uses too)."""
     # the project's reader: its encoding rules (byte-order mark, UTF-16, --encoding) and column checks
     cases = read_hatecheck(Path(path), encoding=encoding).items
     texts = [c.text for c in cases]
@@ -125,18 +121,10 @@ def hatecheck_report(score: Callable[[list[str]], np.ndarray], path: str | Path,
     for i, c in enumerate(cases):
         groups[c.labels["functionality"]].append(i)
     by_func = {}
-    for func, members in sorted(groups.items()):
-        idx = np.asarray(members)
-        classes = set(y[idx].tolist())
-        if len(classes) == 2:
-            auc = auc4(s[idx], y[idx])
-        else:
-            other = np.flatnonzero(y != y[idx[0]])
-            both = np.concatenate([idx, other])
-            auc = auc4(s[both], y[both])
-        by_func[func] = {"n": int(len(idx)), "gold": "mixed" if len(classes) == 2 else
-                         ("hateful" if y[idx[0]] else "non-hateful"), "auc": auc,
-                         "accuracy": round(accuracy(s[idx], y[idx], threshold), 4)}
+    for func, g in by_group(dict(sorted(groups.items())), s, y, threshold).items():
+        gold = "mixed" if len(g.classes) == 2 else ("hateful" if 1 in g.classes else "non-hateful")
+        by_func[func] = {"n": g.n, "gold": gold, "auc": None if g.auc is None else round(g.auc, 4),
+                         "accuracy": round(g.right / g.n, 4)}
     return {"auc": auc4(s, y), "n": int(len(y)), "threshold": threshold, "by_functionality": by_func}
 
 
