@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 import modlens.study
 from modlens.cli.common import CliError, add_study_option
@@ -42,7 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cal.add_argument("--holdout", type=float, default=0.3, help="share of pairs kept for the agreement (default 0.3)")
     cal.add_argument("--seed", type=int, default=0, help="seed of the split (default 0)")
     cal.add_argument("--json", action="store_true", help="print the stored calibration as JSON")
-    ls = sub.add_parser("list", help="the stored calibrations and their held-out agreement")
+    ls = sub.add_parser("list", help="which detector answers each attribute, and the stored calibrations")
+    add_study_option(ls)
     ls.add_argument("--json", action="store_true", help="print them as JSON")
     drop = sub.add_parser("drop-in", help="the lines to set for clients that hard-code Google's address")
     drop.add_argument("--port", type=int, default=DROP_IN_PORT,
@@ -60,6 +62,42 @@ def _table(cals: list) -> str:
     return "\n".join(lines)
 
 
+def _attributes(config: str | None) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Each attribute Perspective's clients may ask for, and what answers it in this study (without
+    --config: what `modlens serve --perspective-only` answers with). The detectors are loaded, since
+    which attributes a model answers is in its labels."""
+    from modlens.perspective.attributes import KNOWN, resolve, resolve_languages, with_every_production_attribute
+    from modlens.services.detectors import load_detectors
+
+    study = modlens.study.load(config)
+    if config is None:
+        study = with_every_production_attribute(study)
+    loaded = load_detectors(study.detectors)
+    sources = resolve(study.perspective, loaded.detectors)
+    by_language = resolve_languages(study.perspective, loaded.detectors)
+    out: list[dict[str, Any]] = []
+    for attr in dict.fromkeys((*KNOWN, *study.perspective.attributes)):
+        answers = [sources[attr]] if attr in sources else []
+        answers += [a[attr] for a in by_language.answers.values() if attr in a]
+        out.append({"attribute": attr, "answered_by": [
+            {"detector": s.detector, "version": loaded.detectors[s.detector].version, "label": s.label,
+             "languages": list(s.languages)} for s in answers]})
+    return out, by_language.not_loaded
+
+
+def _attribute_table(rows: list[dict[str, Any]], not_loaded: dict[str, str]) -> str:
+    lines = ["attribute  detector@version  label  languages"]
+    refused = []
+    for row in rows:
+        if not row["answered_by"]:
+            refused.append(row["attribute"])
+        for a in row["answered_by"]:
+            lines.append(f"{row['attribute']}  {a['detector']}@{a['version']}  {a['label']}  {','.join(a['languages'])}")
+    lines.append(f"refused (no detector of this study answers them; docs/PERSPECTIVE.md): {', '.join(refused) or 'none'}")
+    lines += [f"language {lang}: mapped to detector {key}, which did not load" for lang, key in not_loaded.items()]
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     from modlens.perspective import calibration
 
@@ -73,9 +111,15 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(tls.export_lines(material, f"http://127.0.0.1:{args.port}")))
         return 0
     if args.action == "list":
+        answered, not_loaded = _attributes(args.config)
         cals = calibration.stored()
-        print(json.dumps([c.to_dict() for c in cals], indent=2) if args.json else
-              (_table(cals) if cals else "no calibrations yet: `modlens perspective calibrate`"))
+        if args.json:
+            print(json.dumps({"attributes": answered, "languages_not_loaded": not_loaded,
+                              "calibrations": [c.to_dict() for c in cals]}, indent=2))
+            return 0
+        print(_attribute_table(answered, not_loaded))
+        print()
+        print(_table(cals) if cals else "no calibrations yet: `modlens perspective calibrate`")
         return 0
     study = modlens.study.load(args.config)
     try:
