@@ -28,6 +28,7 @@ from modlens.live.session import LiveSession
 from modlens.services.recording import score_rows
 from modlens.studylog.records.scores import texts_lacking_scores
 from modlens.studylog.store import StudyLog
+from modlens.studylog.connection import LogUnwritable
 
 # the daemon's log: its lines pass the daemon's secret scrubber (`modlens.daemon.security`)
 log = logging.getLogger("modlens.daemon")
@@ -75,6 +76,9 @@ async def rescore_missing(service: LiveService, study_id: str, busy: Callable[[]
 async def _recover(service: LiveService, busy: Callable[[], bool]) -> None:
     try:
         n = await rescore_missing(service, service.study.study_id, busy)
+    except LogUnwritable as err:
+        log.warning("recovery: scoring the comments left unscored stopped (%s); the next start goes on", err.reason)
+        return
     except Exception:
         log.exception("recovery: scoring the comments left unscored stopped")
         return
@@ -97,4 +101,8 @@ async def recovering(service: LiveService) -> AsyncIterator[None]:
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-        await service.write(lambda lg: lg.end_open_sessions(study_id, "shutdown"))
+        try:
+            await service.write(lambda lg: lg.end_open_sessions(study_id, "shutdown"))
+        except LogUnwritable as err:  # a full disk at shutdown: the next start closes them as 'recovery'
+            log.warning("stopping: the open sessions stay open in the study log (%s); the next start closes them",
+                        err.reason)

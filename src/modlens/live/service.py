@@ -267,6 +267,9 @@ class LiveService:
             return ids
 
         recorded = asyncio.ensure_future(self.write(record))
+        # its failure is answered by the page's work; when that work was cancelled (the client left),
+        # nobody else may look: retrieved here, so asyncio logs no traceback for it
+        recorded.add_done_callback(lambda f: f.cancelled() or f.exception())
         session.remember_comments(platform, [a.key for a in items], recorded)
         return recorded
 

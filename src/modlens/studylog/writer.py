@@ -18,13 +18,18 @@ import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Generic, TypeVar
 
-from modlens.studylog.connection import LogConnection, StudyLogError, begin_immediate, unwritable
+from modlens.studylog.connection import (BUSY_TIMEOUT_MS, LogConnection, LogUnwritable, StudyLogError,
+                                         begin_immediate, unwritable)
 from modlens.studylog.writability import SETTLE_S, Writability
 
 T = TypeVar("T")
 L = TypeVar("L", bound=LogConnection)
 
 _STOP = object()
+# seconds between the writer's tries to give a full disk's WAL space back (`_relieve`): often, so
+# that once space comes back the WAL is folded in before resent pages fill that space again (a
+# try that fails keeps what it copied, and fails fast)
+RELIEF_S = 0.2
 
 
 class BatchWriter(Generic[L]):
@@ -82,21 +87,40 @@ class BatchWriter(Generic[L]):
             return
         ready.set_result(None)
         try:
-            stopping = False
+            stopping, relieved = False, 0.0
             while not stopping:
                 batch, stopping = self._collect()
+                if not self.writability.writable and time.monotonic() - relieved >= RELIEF_S:
+                    self._relieve(log)
+                    relieved = time.monotonic()
                 if batch:
                     self._commit(log, batch)
+                else:
+                    self.writability.tick()
         finally:
             log.close()
 
+    def _relieve(self, log: L) -> None:
+        """While the log cannot be written: fold the WAL into the database and truncate it to zero
+        bytes, once the disk has room for the first. Otherwise the WAL keeps the size it had when
+        the disk filled (`journal_size_limit` is larger than a small disk), and a log whose data
+        and WAL do not both fit stays full after space came back. Never waits for readers."""
+        conn = log.conn
+        try:
+            conn.execute("PRAGMA busy_timeout = 0")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error:
+            pass  # still no room, or a reader holds the WAL: tried again in RELIEF_S
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
     def _collect(self) -> tuple[list[Any], bool]:
-        while True:  # while the log is not writable, wake up now and then to see whether it ended
-            try:
-                first = self._queue.get(timeout=self.writability.wait_s())
-                break
-            except queue.Empty:
-                self.writability.tick()
+        """The next batch (empty when the log is not writable and nothing came for a while, so the
+        condition can be looked at), and whether the writer is stopping."""
+        try:
+            first = self._queue.get(timeout=self.writability.wait_s())
+        except queue.Empty:
+            return [], False
         if first is _STOP:
             return [], True
         batch = [first]
@@ -148,8 +172,9 @@ class BatchWriter(Generic[L]):
             failed = unwritable(err, self.path)
             if failed is not None:
                 self.writability.failure(failed.reason, len(batch))
-            for _fn, fut in batch:
-                _settle(fut, False, failed or StudyLogError(f"study log commit failed: {err}"))
+            for _fn, fut in batch:  # an exception each: each awaiter's traceback is its own
+                _settle(fut, False, LogUnwritable(failed.message, failed.fix, reason=failed.reason) if failed
+                        else StudyLogError(f"study log commit failed: {err}"))
             if not isinstance(err, Exception):
                 raise
             return
