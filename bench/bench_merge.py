@@ -3,8 +3,10 @@ the comments seen by every participant (so the merge deduplicates them), R ratin
 
     python bench/bench_merge.py                          # 20 bundles x 50,000 comments (200,000 scores)
     python bench/bench_merge.py --bundles 4 --comments 5000
+    python bench/bench_merge.py --tiny                   # 2 bundles x 200 comments: the suite's check that it runs
 
-Participant logs are filled with bulk SQL (the daemon's writer would take far longer to make them),
+Participant logs are filled with bulk SQL (the daemon's writer would take far longer to make them;
+every INSERT names its columns, so a column a migration adds cannot shift the values),
 exported with the real bundle code, then merged by the real `modlens merge` in a child process, whose
 wall time and peak memory (max RSS) are measured; then `modlens report --format json` on the merged log.
 """
@@ -37,24 +39,27 @@ def fill_log(path: Path, participant: int, comments: int, shared: int, ratings: 
     with StudyLog(path) as log:
         c = log.conn
         c.execute("BEGIN")
-        c.execute("INSERT INTO studies VALUES (?, ?, ?, ?)", (STUDY, "bench", canonical_json({"author_salt": SALT}), now))
-        c.execute("INSERT INTO raters VALUES (?, ?, ?, ?)", (STUDY, rater, now, now))
-        c.execute("INSERT INTO sessions VALUES (?, ?, ?, 'modlens-extension', '0.1', 1, ?, NULL)", (session, STUDY, rater, now))
+        c.execute("INSERT INTO studies (study_id, title, config_json, created_at) VALUES (?, ?, ?, ?)", (STUDY, "bench", canonical_json({"author_salt": SALT}), now))
+        c.execute("INSERT INTO raters (study_id, rater_id, consent_at, first_seen) VALUES (?, ?, ?, ?)", (STUDY, rater, now, now))
+        c.execute("INSERT INTO sessions (session_id, study_id, rater_id, client, client_version, protocol_version, started_at) "
+                  "VALUES (?, ?, ?, 'modlens-extension', '0.1', 1, ?)", (session, STUDY, rater, now))
         c.execute("INSERT INTO pages (page_id, platform, page_key, url, title, first_seen) VALUES (1, 'youtube', 'v', 'u', 't', ?)", (now,))
         c.executemany("INSERT INTO texts (text_id, text_hash, text) VALUES (?, ?, ?)",
                       [(i + 1, hashlib.sha256(t.encode()).hexdigest(), t) for i, t in enumerate(texts)])
         c.executemany("INSERT INTO comments (comment_id, platform, comment_key, page_id, text_id, original_length, first_seen) "
                       "VALUES (?, 'youtube', ?, 1, ?, ?, ?)", [(i + 1, k, i + 1, len(texts[i]), now) for i, k in enumerate(keys)])
-        c.executemany("INSERT INTO sightings VALUES (?, ?, ?)", [(i + 1, session, now) for i in range(len(keys))])
+        c.executemany("INSERT INTO sightings (comment_id, session_id, seen_at) VALUES (?, ?, ?)", [(i + 1, session, now) for i in range(len(keys))])
         for d, (name, version) in enumerate(DETECTORS, 1):
-            c.execute("INSERT INTO detectors VALUES (?, ?, ?, 'toxic', 0.5, '{}', ?)", (d, name, version, now))
-            c.executemany("INSERT INTO scores VALUES (?, ?, ?, ?, 2.0, NULL, ?)",
+            c.execute("INSERT INTO detectors (detector_id, name, version, toxicity_label, threshold, config_json, first_used) "
+                      "VALUES (?, ?, ?, 'toxic', 0.5, '{}', ?)", (d, name, version, now))
+            c.executemany("INSERT INTO scores (text_id, detector_id, labels_json, toxicity, latency_ms, error, created_at) "
+                          "VALUES (?, ?, ?, ?, 2.0, NULL, ?)",
                           [(i + 1, d, f'{{"toxic":{(i * d) % 97 / 97:.4f}}}', (i * d) % 97 / 97, now) for i in range(len(keys))])
         rows = [(r + 1, STUDY, rater, f"r{r}", session, r + 1, canonical_json({"toxicity": LEVELS[(r + participant) % 3]}), now)
                 for r in range(min(ratings, shared))]
         c.executemany("INSERT INTO ratings (rating_id, study_id, rater_id, client_rating_id, session_id, comment_id, "
                       "values_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        c.executemany("INSERT INTO rating_values VALUES (?, 'toxicity', ?)",
+        c.executemany("INSERT INTO rating_values (rating_id, attribute, value) VALUES (?, 'toxicity', ?)",
                       [(r[0], LEVELS[(r[0] - 1 + participant) % 3]) for r in rows])
         c.execute("COMMIT")
 
@@ -74,7 +79,10 @@ def main() -> None:
     ap.add_argument("--shared", type=float, default=0.5, help="share of each bundle's comments every participant saw")
     ap.add_argument("--ratings", type=int, default=500, help="ratings per participant (on shared comments)")
     ap.add_argument("--workdir", help="keep logs, bundles and the merged log here (default: a temporary folder)")
+    ap.add_argument("--tiny", action="store_true", help="2 bundles x 200 comments, 20 ratings (the test suite's run)")
     args = ap.parse_args()
+    if args.tiny:
+        args.bundles, args.comments, args.ratings = 2, 200, 20
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.workdir or tmp)
         work.mkdir(parents=True, exist_ok=True)
