@@ -1,9 +1,12 @@
 """Any CSV/TSV/JSONL/Parquet file with a text column, streamed row by row.
 
-Stored as labels: the gold label (`--label`, else the first recognized column of
-`gold.GOLD_COLUMNS`) as `toxic` "1"/"0" plus its raw value, recognized group and id columns
+Stored as labels: the gold label (`--label`, else a benchmark's own layout, `gold.LAYOUTS`:
+HatEval's HS, OLID's subtask_a, Civil Comments' toxicity >= 0.5, Jigsaw's toxic, the Dynabench
+hate set's label; else the first recognized column of `gold.GOLD_COLUMNS`) as `toxic` "1"/"0" plus
+its raw value, the layout's other label columns, recognized group and id columns
 (`gold.GROUP_COLUMNS`, `gold.ID_COLUMNS`, under their lower-case names) and `label_cols`
-(`["*"]`: every column). Nothing else: see `gold` for why.
+(`["*"]`: every column). Nothing else: see `gold` for why. When no gold label is found, a note
+names the columns that look like labels and the `--label` flag that reads each.
 
 Items are keyed by the `--id-col` column's value, else `DIGEST:row-N` (`base.row_key`: the row
 number behind the file's content hash, `Dataset.source_id`)."""
@@ -16,7 +19,7 @@ from typing import Any, Iterator, Sequence
 from modlens.datasets.base import (NO_GOLD, Dataset, DatasetError, DatasetItem, file_digest, is_parquet, iter_rows,
                                    parquet_rows, read_columns, require_columns, row_key)
 from modlens.datasets.gold import (GOLD_COLUMNS, GROUP_COLUMNS, ID_COLUMNS, TEXT_COLUMNS, GoldSpec, find_column,
-                                   gold_label, recognized)
+                                   find_layout, gold_label, label_candidates, recognized)
 
 
 def _text_column(path: Path, columns: list[str], text_col: str | None) -> str:
@@ -30,18 +33,27 @@ def _text_column(path: Path, columns: list[str], text_col: str | None) -> str:
     return found
 
 
-def _gold(path: Path, columns: list[str], label: GoldSpec | None, exclude: set[str]) -> tuple[GoldSpec | None, str]:
-    """The gold spec and a note saying where it came from."""
+def _gold(path: Path, columns: list[str], label: GoldSpec | None,
+          exclude: set[str]) -> tuple[GoldSpec | None, str, dict[str, str]]:
+    """The gold spec, a note saying where it came from, and the columns a benchmark's layout keeps
+    as labels (`gold.LAYOUTS`: HatEval's TR and AG beside HS...)."""
     if label is not None:
         if label.column:
             require_columns(path, columns, [label.column])
-        return (label if label.column else None), f"gold label: {label.describe()}"
-    found = find_column([c for c in columns if c not in exclude], GOLD_COLUMNS)
+        return (label if label.column else None), f"gold label: {label.describe()}", {}
+    candidates = [c for c in columns if c not in exclude]
+    layout = find_layout(candidates)
+    if layout is not None:
+        bench, spec, keep = layout
+        kept = f"; {', '.join(keep.values())} stored as labels" if keep else ""
+        return spec, (f"{bench.name} layout: gold label recognized: {spec.describe()}{kept}; --label COLUMN chooses "
+                      "another, --label none stores none"), keep
+    found = find_column(candidates, GOLD_COLUMNS)
     if found is None:
         return None, (f"no gold label (no column named {', '.join(GOLD_COLUMNS[:4])}, …): "
-                      "metrics against gold labels need --label COLUMN[=TOXIC_VALUES]")
+                      "metrics against gold labels need --label COLUMN[=TOXIC_VALUES]"), {}
     spec = GoldSpec(found)
-    return spec, f"gold label recognized: {spec.describe()}; --label COLUMN chooses another, --label none stores none"
+    return spec, f"gold label recognized: {spec.describe()}; --label COLUMN chooses another, --label none stores none", {}
 
 
 @dataclass
@@ -98,10 +110,11 @@ def row_map(path: Path, columns: list[str], *, text_col: str | None = None, id_c
     text = _text_column(path, columns, text_col)
     extra = list(label_cols or [])
     require_columns(path, columns, ([id_col] if id_col else []) + [c for c in extra if c != "*"])
-    gold, gold_note = _gold(path, columns, label, {text, id_col or text})
+    gold, gold_note, layout_keep = _gold(path, columns, label, {text, id_col or text})
     keep: dict[str, str] = {}  # label name -> column
     if gold is not None and gold.column.lower() != "toxic":
         keep[gold.column] = gold.column
+    keep.update(layout_keep)
     for names in (GROUP_COLUMNS, ID_COLUMNS):
         keep.update(recognized([c for c in columns if c not in (text, id_col)], names))
     others = [c for c in columns if c not in (text, id_col)] if "*" in extra else [c for c in extra if c != "*"]
@@ -117,8 +130,17 @@ def row_map(path: Path, columns: list[str], *, text_col: str | None = None, id_c
 def read(path: Path, *, text_col: str | None = None, id_col: str | None = None,
          label_cols: Sequence[str] | None = None, label: GoldSpec | None = None, name: str | None = None,
          encoding: str | None = None, **_: object) -> Dataset:
-    mapping = row_map(path, read_columns(path, encoding), text_col=text_col, id_col=id_col, label_cols=label_cols, label=label)
+    columns = read_columns(path, encoding)
+    mapping = row_map(path, columns, text_col=text_col, id_col=id_col, label_cols=label_cols, label=label)
     digest = None if mapping.id_col else file_digest(path)
+    if mapping.gold is None and label is None:  # say which columns could be the gold label, and the flag for each
+        rows = iter_rows(path, None, encoding)
+        try:
+            found = label_candidates([c for c in columns if c not in (mapping.text, mapping.id_col)], rows)
+        finally:
+            rows.close()
+        if found:
+            mapping.notes.insert(1, "columns that look like labels: " + "; ".join(found))
 
     def items() -> Iterator[DatasetItem]:
         seen: set[str] = set()  # only with an id column: row numbers cannot repeat

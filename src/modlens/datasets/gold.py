@@ -36,11 +36,12 @@ GROUP_COLUMNS = ("target_ident", "target", "target_group", "targets", "group", "
 ID_COLUMNS = ("id", "comment_id", "post_id", "tweet_id", "case_id", "item_id")
 TEXT_COLUMNS = ("text", "comment_text", "tweet", "sentence")
 
-POSITIVE = ("1", "true", "t", "yes", "y", "toxic", "hateful", "hate", "hate_speech", "hate speech", "offensive",
-            "offensive_language", "abusive", "abuse", "insult", "positive")
+POSITIVE = ("1", "true", "t", "yes", "y", "toxic", "hateful", "hate", "hate_speech", "hate speech", "hatespeech",
+            "offensive", "offensive_language", "off", "abusive", "abuse", "insult", "positive")
 PLAIN_VALUES = "1/true/yes/toxic/hateful… vs 0/false/no/neither…"  # how a plain `--label COLUMN` reads values
 NEGATIVE = ("0", "false", "f", "no", "n", "non-toxic", "nontoxic", "not toxic", "not_toxic", "non-hateful",
-            "nonhateful", "not hateful", "not_hateful", "neither", "normal", "clean", "neutral", "benign", "negative",
+            "nonhateful", "not hateful", "not_hateful", "nothate", "not-hate", "not_hate", "not hate", "not-offensive",
+            "not_offensive", "not offensive", "not", "neither", "normal", "clean", "neutral", "benign", "negative",
             "none", "ok")
 
 
@@ -64,6 +65,7 @@ class GoldSpec:
     positive: frozenset[str] | None = None  # `COLUMN=A,B`: the toxic values
     threshold: float | None = None          # `COLUMN>=X` (or >, <, <=: `op`)
     op: str = ">="
+    unlabelled: frozenset[str] = frozenset()  # values that mean "no gold label" (Jigsaw's test labels: -1)
 
     @classmethod
     def parse(cls, spec: str) -> GoldSpec:
@@ -98,7 +100,10 @@ class GoldSpec:
             return f"toxic = {self.column} {self.op} {self.threshold:g}"
         if self.positive is not None:
             return f"toxic = {self.column} in {{{', '.join(sorted(self.positive))}}}"
-        return f"toxic = {self.column} ({PLAIN_VALUES})"
+        return f"toxic = {self.column} ({PLAIN_VALUES}){self._unlabelled()}"
+
+    def _unlabelled(self) -> str:
+        return f"; {', '.join(sorted(self.unlabelled))}: no gold label" if self.unlabelled else ""
 
     def definition(self) -> str:
         """What `toxic` means under this spec, as the text naming its label set."""
@@ -108,11 +113,13 @@ class GoldSpec:
             return f"{self.column} {self.op} {self.threshold:g}"
         if self.positive is not None:
             return f"{self.column} in {{{', '.join(sorted(self.positive))}}}"
-        return f"{self.column} ({PLAIN_VALUES})"
+        return f"{self.column} ({PLAIN_VALUES}){self._unlabelled()}"
 
     def value(self, raw: Any, where: str) -> str | None:
-        """"1", "0", or None when the cell is empty."""
+        """"1", "0", or None when the cell is empty (or one of `unlabelled`)."""
         if raw is None or (isinstance(raw, float) and math.isnan(raw)) or str(raw).strip() == "":
+            return None
+        if self.unlabelled and canonical(raw) in self.unlabelled:
             return None
         if self.threshold is not None:
             try:
@@ -214,3 +221,90 @@ def _close(value: str, known: list[str]) -> list[str]:
 
     exact = [k for k in known if value in k or k in value]  # `hate` -> hate_speech
     return exact[:3] or difflib.get_close_matches(value, known, n=3, cutoff=0.6)
+
+
+# --- benchmark layouts ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Layout:
+    """A benchmark's own columns: recognized by `columns` (lower case, all present), its gold label
+    read by `gold` (a --label spec, its column as the benchmark names it) and `keep` stored as labels."""
+    name: str
+    columns: tuple[str, ...]
+    gold: str
+    keep: tuple[str, ...] = ()
+    unlabelled: tuple[str, ...] = ()
+
+
+JIGSAW_LABELS = ("toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate")
+# first match wins: the most specific layouts first
+LAYOUTS = (
+    # Jigsaw Toxic Comment Classification (Kaggle 2018): six 0/1 columns; its test labels use -1 for
+    # comments that were not scored
+    Layout("Jigsaw Toxic Comment Classification", JIGSAW_LABELS, "toxic", JIGSAW_LABELS[1:], ("-1",)),
+    # Civil Comments (as TFDS and Hugging Face ship it): fractions of raters; toxic at >= 0.5, the
+    # dataset's own convention
+    Layout("Civil Comments", ("toxicity", "severe_toxicity", "identity_attack"), "toxicity>=0.5",
+           ("severe_toxicity", "obscene", "threat", "insult", "identity_attack", "sexual_explicit")),
+    # HatEval (SemEval-2019 Task 5): HS hate speech 0/1, TR targeted, AG aggressive
+    Layout("HatEval (SemEval-2019 Task 5)", ("hs",), "HS", ("tr", "ag")),
+    # OLID / OffensEval 2019: subtask_a OFF/NOT; b targeted (TIN/UNT), c the target (IND/GRP/OTH)
+    Layout("OLID (OffensEval 2019)", ("subtask_a",), "subtask_a", ("subtask_b", "subtask_c")),
+    # the Dynabench hate set (Vidgen et al. 2021, "Learning from the worst"): label hate/nothate
+    Layout("Dynabench hate (Vidgen et al. 2021)", ("label", "type", "level", "round"), "label", ("type", "level", "round")),
+)
+
+
+def find_layout(columns: Iterable[str]) -> tuple[Layout, GoldSpec, dict[str, str]] | None:
+    """The benchmark layout these columns have: (layout, its gold spec with the file's spelling of
+    the column, {label name: column} of the columns it keeps, named as the file spells them, like
+    the gold column), or None."""
+    lower = {str(c).strip().lower(): str(c) for c in columns}
+    for layout in LAYOUTS:
+        if all(c in lower for c in layout.columns):
+            spec = GoldSpec.parse(layout.gold)
+            column = lower[spec.column.lower()]
+            spec = GoldSpec(column, spec.positive, spec.threshold, spec.op, frozenset(layout.unlabelled))
+            return layout, spec, {lower[c]: lower[c] for c in layout.keep if c in lower}
+    return None
+
+
+# --- columns that look like labels, for a file where nothing matched --------------------------------
+LABEL_HINTS = ("label", "class", "hate", "toxic", "offens", "abus", "insult", "gold", "annot", "hs", "subtask", "tox")
+MAX_LABEL_VALUES = 8   # more distinct non-numeric values than this is not a label column
+SAMPLE_ROWS = 2000     # rows looked at
+
+
+def label_candidates(columns: Iterable[str], rows: Iterable[dict[str, Any]]) -> list[str]:
+    """For a file whose gold label was not found: its columns that look like labels, each with the
+    `--label` flag that reads it ("HS (values 0, 1): --label HS"). A column qualifies by its values:
+    the plain vocabulary (0/1, true/false, hate/...), a fraction in [0, 1] (thresholded at 0.5), or
+    a few other values (named with `=`); columns named like labels come first."""
+    columns = [str(c) for c in columns]
+    values: dict[str, Counter[str]] = {c: Counter() for c in columns}
+    for _, row in zip(range(SAMPLE_ROWS), rows):
+        for c in columns:
+            v = row.get(c)
+            if v is not None and not isinstance(v, (dict, list)) and str(v).strip() != "":
+                values[c][canonical(v)] += 1
+    out: list[tuple[bool, str]] = []
+    for c in columns:
+        seen = values[c]
+        if not seen:
+            continue
+        shown = ", ".join(sorted(seen)[:MAX_LABEL_VALUES])
+        numbers = _numbers(seen)
+        hinted = any(h in c.lower() for h in LABEL_HINTS)
+        if all(v in POSITIVE or v in NEGATIVE for v in seen) and len(seen) >= 2:
+            out.append((hinted, f"{c} (values {shown}): --label {c}"))
+        elif numbers is not None and len(seen) > 2 and 0 <= min(numbers) and max(numbers) <= 1:
+            out.append((hinted, f"{c} (numbers from {min(numbers):g} to {max(numbers):g}): --label '{c}>=0.5'"))
+        elif numbers is None and 2 <= len(seen) <= MAX_LABEL_VALUES and max(map(len, seen)) <= 24:
+            out.append((hinted, f"{c} (values {shown}): --label {c}=TOXIC_VALUE[,...]"))
+    return [text for _, text in sorted(out, key=lambda e: not e[0])]
+
+
+def _numbers(values: Counter[str]) -> list[float] | None:
+    try:
+        return [float(v) for v in values]
+    except ValueError:
+        return None

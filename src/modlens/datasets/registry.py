@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from modlens import paths
-from modlens.datasets import sass
+from modlens.datasets import hatexplain, sass, tweeteval
 from modlens.datasets.base import (Dataset, DatasetError, DatasetNotFound, check_rows, is_jsonl, is_parquet,
                                    iter_rows, read_columns, text_format)
 from modlens.datasets.gold import TEXT_COLUMNS, GoldSpec, check_matches, find_column
@@ -23,6 +23,8 @@ READERS: dict[str, str] = {
     "hatecheck": "hatecheck",
     "davidson": "davidson",
     "sass": "sass",
+    "tweeteval": "tweeteval",
+    "hatexplain": "hatexplain",
     "csv": "generic",
     "jsonl": "generic",
     "parquet": "generic",
@@ -74,8 +76,27 @@ def _sass_evidence(columns: list[str], path: Path | None = None) -> list[str]:
     return [*signs, category] if signs else []
 
 
+# layouts that are not one table with a header: their readers check the files themselves
+OWN_FILES = ("tweeteval", "hatexplain")
+
+
+def own_files(path: Path) -> tuple[str, str] | None:
+    """(format, why) for a layout of `OWN_FILES` (TweetEval's text and label files, HateXplain's
+    JSON), else None."""
+    found = tweeteval.pair(path)
+    if found is not None:
+        text, labels = found
+        return "tweeteval", f"{text.name}{' with ' + labels.name if labels.is_file() else ''}"
+    if hatexplain.looks_like(path):
+        return "hatexplain", "a JSON object of posts with post_tokens and annotators"
+    return None
+
+
 def detect(path: Path, encoding: str | None = None) -> tuple[str, str]:
     """(format, why): the layout guessed from the file's columns (its header only)."""
+    own = own_files(path)
+    if own is not None:
+        return own
     if path.is_dir():
         for fmt, name in (("hatecheck", "test_suite_cases.csv"), ("davidson", "labeled_data.csv")):
             if (path / name).is_file():
@@ -106,7 +127,8 @@ def load(dataset: str, fmt: str | None = None, *, label: str | GoldSpec | None =
     says which layout was read and why."""
     path, implied = resolve(dataset)
     encoding = options.get("encoding")
-    if path.is_file():  # a folder's reader picks its file
+    own = own_files(path) if not fmt and not implied else None
+    if path.is_file() and own is None and fmt not in OWN_FILES:  # a folder's reader picks its file
         check_rows(path, encoding)
     if fmt:
         why = "--format"
@@ -123,6 +145,10 @@ def load(dataset: str, fmt: str | None = None, *, label: str | GoldSpec | None =
                            fix="drop --id-col, or read the file as a plain table (--format csv --id-col COLUMN)")
     spec = GoldSpec.parse(label) if isinstance(label, str) else label
     data: Dataset = module.read(path, label=spec, **options)
+    if fmt in OWN_FILES:
+        data.format = fmt
+        data.notes.insert(0, f"read {path.name} as {fmt} ({why})")
+        return data
     if spec is not None and data.path.is_file():  # a `=`/threshold spec must split the rows (see gold)
         check_matches(spec, iter_rows(data.path, [spec.column] if is_parquet(data.path) else None, encoding),
                       f"{data.path.name}", getattr(module, "VALUE_NAMES", {}).get(spec.column))
