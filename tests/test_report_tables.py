@@ -37,11 +37,12 @@ def log(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tables")
     db = folder / "log.sqlite"
     synthetic.generate(db, synthetic.SyntheticSpec(seed=2))
-    f = folder / "davidson.csv"  # named as the catalog's data set: its paper is cited
+    f = folder / "sample.csv"
     rows = [(f"comment number {i} " + "very rude words " * (i % 4), int(i % 4 >= 2)) for i in range(60)]
     f.write_text("text,toxic\n" + "".join(f"{t},{y}\n" for t, y in rows))
-    run_audit(str(f), db=db, detector_objects={"a": LengthDetector("1.0", 90.0), "b": LengthDetector(HASH, 60.0)},
-              progress=False, reader_options={"label": "toxic"})
+    dets = {"a": LengthDetector("1.0", 90.0), "b": LengthDetector(HASH, 60.0)}
+    run_audit(str(f), db=db, detector_objects=dets, progress=False, reader_options={"label": "toxic"})
+    run_audit("davidson", db=db, detector_objects=dets, progress=False, limit=40)  # the real one, by its reader
     return db
 
 
@@ -138,10 +139,22 @@ def test_references_cite_the_methods_and_data_sets_used(log):
     refs = "\n".join(report["references"])
     for who in ("Efron", "Krippendorff", "Muralikumar", "McCullagh", "Davidson, Dana Warmsley"):
         assert who in refs, who
-    assert "davidson" in report["datasets"]
+    assert {"name": "davidson", "reader": "davidson"} in report["datasets"]
     page = render(report).html
     assert "<h2>References</h2>" in page and "Bradley Efron (1979)" in page
     assert "bootstrap intervals (Efron 1979)" in report["methods"]["labelled"]  # the note cites what it uses
+
+
+def test_a_file_is_never_cited_by_its_name(tmp_path):
+    """A generic file called davidson.csv is not Davidson's data: named in a note, not cited."""
+    f = tmp_path / "davidson.csv"
+    f.write_text("text,toxic\n" + "".join(f"text {i},{i % 2}\n" for i in range(20)))
+    db = tmp_path / "log.sqlite"
+    run_audit(str(f), db=db, detector_objects={"a": LengthDetector("1.0", 90.0)}, progress=False,
+              reader_options={"label": "toxic"})
+    report = report_from_db(db)
+    assert not any("Davidson" in r for r in report["references"])
+    assert "with no paper modlens knows (cite their sources): davidson." in render(report).html
 
 
 def test_every_method_note_citation_and_catalog_data_set_has_a_reference():

@@ -97,7 +97,7 @@ def test_report_plots_are_laid_out_and_the_page_does_not_overflow(chromium, page
         labels = [b["label"] for b in boxes]
         # ROC, PR, reliability and histograms for the labelled sources; SASS and HateCheck bars
         for want in ("ROC, dataset:davidson", "precision-recall, dataset:davidson", "reliability, dataset:davidson",
-                     "scores by gold class, words test-1", "SASS: share flagged per category",
+                     "scores by gold class, words", "SASS: share flagged per category",
                      "HateCheck: accuracy per functionality"):
             assert want in labels, (want, labels)
         assert all(b["w"] > 50 and b["h"] > 50 for b in boxes), boxes

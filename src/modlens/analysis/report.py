@@ -73,16 +73,24 @@ def build(data: StudyData) -> dict[str, Any]:
     }
 
 
-def datasets_read(data: StudyData) -> list[str]:
-    """The data sets the log's audits read, by the name each audit recorded (a catalog name such as
-    `davidson`, or a file's), and the `dataset:NAME` sources of its comments."""
-    names = [str(r["dataset"]) for r in data.runs if r.get("dataset")]
-    names += [p.removeprefix("dataset:") for p in data.platforms() if p.startswith("dataset:")]
-    return list(dict.fromkeys(names))
+def datasets_read(data: StudyData) -> list[dict[str, str]]:
+    """The data sets the log's audits read: the name each audit recorded and the reader that read it.
+    A catalog data set read by its own reader (`modlens audit davidson`, or a file whose layout the
+    `davidson` reader took) has its paper cited; a file read by a generic reader is named by its file
+    name, which decides nothing (a file called davidson.csv is not Davidson's data for that)."""
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for r in data.runs:
+        if r.get("dataset"):
+            try:
+                reader = str(json.loads(r.get("params_json") or "{}").get("format") or "")
+            except (TypeError, json.JSONDecodeError):
+                reader = ""
+            out.setdefault((str(r["dataset"]), reader), {"name": str(r["dataset"]), "reader": reader})
+    return list(out.values())
 
 
-def _references(methods: Any, datasets: list[str]) -> dict[str, Any]:
-    refs = references.used(methods, datasets)
+def _references(methods: Any, datasets: list[dict[str, str]]) -> dict[str, Any]:
+    refs = references.used(methods, [d["name"] for d in datasets if d["reader"] == d["name"]])
     return {"datasets": datasets, "references": [r.full() for r in refs], "reference_keys": [r.key for r in refs]}
 
 
@@ -257,8 +265,12 @@ def _render_page(report: dict[str, Any]) -> str:
             f"<li><b>{html.escape(by_key[key].short_title)}</b>: {html.escape(reason)}</li>"
             for key, reason in report["skipped"].items()) + "</ul>")
     refs = report_references(report)
-    if refs:
+    uncited = [d["name"] for d in report.get("datasets", []) if isinstance(d, dict) and d.get("reader") != d.get("name")]
+    if refs or uncited:
         parts.append("<h2>References</h2><ol class=refs>" + "".join(
             f"<li id=ref-{html.escape(r['key'])}>{html.escape(r['reference'])}</li>" for r in refs) + "</ol>")
+    if uncited:
+        parts.append("<p class=note>Also read, by a generic reader, with no paper modlens knows (cite their sources): "
+                     + html.escape(", ".join(uncited)) + ".</p>")
     parts.append("</body></html>")
     return "\n".join(parts)
