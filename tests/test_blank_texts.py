@@ -99,3 +99,34 @@ def test_a_second_audit_and_a_rescore_never_score_a_blank(tmp_path):
     other = Recording("other")
     run_rescore(db, detector_objects={"other": other}, progress=False)
     assert other.seen and not [t for t in other.seen if blank_reason(t)] and len(other.seen) == 190
+
+
+async def test_the_live_daemon_logs_a_blank_comment_without_scoring_it(tmp_path):
+    """A page with a whitespace-only comment: acknowledged and logged like the others, answered
+    with no scores and why; the detector never sees it, the log holds no score for it."""
+    import sqlite3
+
+    from daemon_helpers import Client, WordListDetector, comments_msg, connect, running_daemon, study
+
+    det = WordListDetector()
+    seen = []
+    score = det.score
+    det.score = lambda texts: (seen.extend(texts), score(texts))[1]
+    async with running_daemon(tmp_path, study(), detectors={"wordlist": det}) as (url, _):
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await c.send(comments_msg("page", [("k1", "you stupid idiot"), ("k2", " \n\u200b "), ("k3", "nice")]))
+            ok = await c.until(lambda m: m.get("id") == "page" and m["type"] == "comments_ok")
+            scores = await c.until(lambda m: m.get("id") == "page" and m["type"] == "scores")
+    assert ok["accepted"] == 3 and set(ok["comment_ids"]) == {"k1", "k2", "k3"}
+    by = {it["key"]: it for it in scores["items"]}
+    assert by["k2"]["detectors"] == {} and by["k2"]["not_scored"] == "whitespace only"
+    assert by["k1"]["detectors"]["wordlist"]["toxicity"] > 0 and by["k1"]["not_scored"] is None
+    assert not [t for t in seen if blank_reason(t)] and sorted(seen) == ["nice", "you stupid idiot"]
+    con = sqlite3.connect(tmp_path / "study.sqlite")
+    try:
+        scored = {k for (k,) in con.execute("SELECT c.comment_key FROM comments c JOIN scores s ON s.text_id = c.text_id")}
+    finally:
+        con.close()
+    assert scored == {"k1", "k3"}

@@ -23,6 +23,7 @@ from contextlib import asynccontextmanager
 from typing import AsyncIterator, Callable, Iterable
 
 from modlens.chunks import record_results
+from modlens.datasets.base import blank_reason
 from modlens.live.service import LiveService
 from modlens.live.session import LiveSession
 from modlens.services.recording import score_rows
@@ -61,6 +62,9 @@ async def rescore_missing(service: LiveService, study_id: str, busy: Callable[[]
             chunk = todo[start:start + batch]
             while busy():
                 await asyncio.sleep(pause_s)
+            chunk = [row for row in chunk if blank_reason(row[1]) is None]  # a blank text is never scored
+            if not chunk:
+                continue
             texts = [text for _, text, _ in chunk]
             only = sorted({key_of[d] for _, _, missing in chunk for d in missing})
             results = await service.engine.score(texts, only=only)

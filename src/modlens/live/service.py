@@ -31,6 +31,7 @@ from modlens import protocol as p
 from modlens.chunks import Failed, StepError, record_results
 from modlens.chunks.steps import NORMALIZE, each, normalizer_identity
 from modlens.config import StudyConfig
+from modlens.datasets.base import blank_reason
 from modlens.engine import DetectorResult, Engine
 from modlens.live.session import LiveSession
 from modlens.live.variants import LiveVariants, VariantJob, asked_about
@@ -294,17 +295,25 @@ class LiveService:
         await self._answer_scores(session, msg, items, comment_ids, texts, scores, norms, norm_scores, send)
 
     async def _score_page(self, texts: list[str]) -> tuple[list[dict[str, DetectorResult]], Any]:
-        """The page's scores, and its normalized texts with theirs."""
+        """The page's scores, and its normalized texts with theirs. A blank text (`blank_reason`)
+        is neither normalized nor scored: its scores are {} (the answer says why)."""
+        todo = [t for t in texts if blank_reason(t) is None]
 
         async def normalize_and_score() -> tuple[list[tuple[Any, str | None]], dict[str, dict[str, DetectorResult]]]:
             # Runs beside the originals' scoring: normalized texts that are ready within the
             # batcher's window share the originals' model call instead of waiting for it.
-            norms = await self._normalize(texts)
-            changed = list(dict.fromkeys(n.text for n, _ in norms if n is not None and n.text not in texts))
+            norms = await self._normalize(todo)
+            changed = list(dict.fromkeys(n.text for n, _ in norms if n is not None and n.text not in todo
+                                         and blank_reason(n.text) is None))
             return norms, (dict(zip(changed, await self.engine.score(changed))) if changed else {})
 
-        scores, normalized = await asyncio.gather(self.engine.score(texts), normalize_and_score())
-        return scores, normalized
+        scored, (norms, norm_scores) = await asyncio.gather(self.engine.score(todo), normalize_and_score())
+        if len(todo) == len(texts):
+            return scored, (norms, norm_scores)
+        got, got_norms = iter(scored), iter(norms)
+        blank = [blank_reason(t) is not None for t in texts]
+        return ([{} if b else next(got) for b in blank],
+                ([(None, None) if b else next(got_norms) for b in blank], norm_scores))
 
     async def _answer_scores(self, session: LiveSession, msg: p.Comments, items: list[Accepted], comment_ids: list[int],
                              texts: list[str], scores: list[dict[str, DetectorResult]],
@@ -320,7 +329,7 @@ class LiveService:
                     detectors={k: _score_out(r) for k, r in norm_scores.get(norm.text, {}).items()})
             out.append(p.ScoreItem(key=a.key, comment_id=cid, truncated=a.truncated,
                                    detectors={k: _score_out(r) for k, r in sc.items()},
-                                   normalized=normalized, error=norm_err))
+                                   normalized=normalized, error=norm_err, not_scored=blank_reason(a.text)))
         await send(p.Scores(id=msg.id, items=out).dump())
         await self._record_scores(texts, scores, norms, norm_scores)
 
@@ -329,7 +338,7 @@ class LiveService:
             await self.live_variants.offer([
                 VariantJob(msg.id, a.key, a.text, cid, session, send,
                            asked_about(sampling, msg.page.platform, a.key, sc[det].toxicity if det in sc else None))
-                for a, cid, sc in zip(items, comment_ids, scores)])
+                for a, cid, sc in zip(items, comment_ids, scores) if blank_reason(a.text) is None])
 
     async def _normalize(self, texts: list[str]) -> list[tuple[Any, str | None]]:
         """(Normalized | None, error | None) per text; a failing normalizer fails alone."""

@@ -284,6 +284,9 @@ class ScoreItem(Message):
     detectors: dict[str, DetectorScore]
     normalized: NormalizedOut | None
     error: str | None = Field(None, description="normalizer failure; the scores are still valid")
+    not_scored: str | None = Field(None, description='why `detectors` is empty: "empty" or "whitespace only" (a blank '
+                                                     'comment is logged but no detector judges it; Perspective answers '
+                                                     'such a request with COMMENT_EMPTY)')
 
 
 class Scores(Message):
