@@ -82,9 +82,12 @@ lint: setup
 test: lint node_modules/.package-lock.json labelstudio potato perspective-clients
 	$(PY) -m pytest -q $(ARGS)
 
-# the quick loop while editing: no browsers, no slow or external-tool tests (Label Studio, Potato, Ray, OCR, speech)
+# the quick loop while editing, chosen by marker (tests/conftest.py applies them): no browser, no slow test, no tool
+# from outside the venv (`realtool`: OCR, speech, video, node, Label Studio, Potato, ...). A test not marked slow that
+# takes longer than FAST_LIMIT seconds fails the run, named: list it in tests/conftest.py's SLOW or make it faster
+FAST_LIMIT ?= 2
 test-fast: setup
-	$(PY) -m pytest -q -m "not browser and not slow" --ignore=tests/e2e $(ARGS)
+	$(PY) -m pytest -q -m "not browser and not slow and not realtool" --max-test-seconds=$(FAST_LIMIT) $(ARGS)
 
 # Debian packages for the browser tests, WordNet and the media tools of docs/FUSION.md (Tesseract OCR, espeak-ng,
 # ffmpeg, the colour emoji font); needs root. npm for web-ext (which needs Node.js >= 20).

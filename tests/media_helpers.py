@@ -3,19 +3,13 @@ test's expected words are known without any modlens renderer."""
 from __future__ import annotations
 
 import io
-import shutil
 import struct
 
-import pytest
 
 from modlens.media import MediaBlob
+from realtools import need
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
-
-
-def need_tesseract() -> None:
-    if shutil.which("tesseract") is None:
-        pytest.skip("tesseract is not installed (apt-get install tesseract-ocr; `make system-deps`)")
 
 
 def text_image(text: str, *, size: tuple[int, int] = (640, 120), font_size: int = 40,
@@ -23,10 +17,8 @@ def text_image(text: str, *, size: tuple[int, int] = (640, 120), font_size: int 
     """Black words on a plain background, one line: what OCR must read back exactly."""
     from PIL import Image, ImageDraw, ImageFont
 
-    try:
-        font = ImageFont.truetype(FONT, font_size)
-    except OSError:
-        pytest.skip(f"{FONT} is missing (apt-get install fonts-dejavu-core)")
+    need("dejavu-font")
+    font = ImageFont.truetype(FONT, font_size)
     im = Image.new("RGB", size, background)
     ImageDraw.Draw(im).text((20, (size[1] - font_size) // 2), text, fill=(0, 0, 0), font=font)
     buf = io.BytesIO()

@@ -17,7 +17,7 @@ def _noisy_ratings(rng, n_units=50, n_raters=6, k=4, missing=0.3):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_alpha_matches_krippendorff_package(seed):
-    krippendorff = pytest.importorskip("krippendorff")
+    import krippendorff
     data = _noisy_ratings(np.random.default_rng(seed))
     ref = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=[0, 1, 2, 3])
     units = [[int(v) for v in data[:, u] if not np.isnan(v)] for u in range(data.shape[1])]

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from modlens.cli import main
-from modlens.detectors import registry
 from modlens.detectors.base import Detector
 from modlens.perturb import recipes
 from modlens.perturb.constraints.no_stopword import NoStopword
@@ -70,8 +69,6 @@ def test_a_char_recipe_never_edits_a_contraction():
 def test_a_spent_budget_returns_the_success_already_scored(capsys):
     """PWWS scores every word's swaps while ranking; with 12 queries the budget ran out there and
     the seed came back as a failure, although 'you sir are an changeling' scored below 0.5."""
-    if registry.status("profanity-check").status != "loaded":
-        pytest.skip("profanity-check detector not available here")
     assert main(["attack", "--recipe", "pwws", "--target", "profanity-check", "--max-queries", "12",
                  "--text", "you sir are an idiot"]) == 0
     source, variant = (json.loads(line) for line in capsys.readouterr().out.splitlines())

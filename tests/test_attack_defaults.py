@@ -9,7 +9,6 @@ import sqlite3
 import pytest
 
 from modlens.cli import build_parser, main
-from modlens.detectors import registry
 from modlens.perturb import recipes
 
 
@@ -21,8 +20,6 @@ def _attack_params(db) -> dict:
 
 @pytest.fixture
 def toxic_csv(tmp_path):
-    if registry.status("profanity-check").status != "loaded":
-        pytest.skip("profanity-check detector not available here")
     f = tmp_path / "seeds.csv"
     f.write_text("text,toxic\nyou are a stupid idiot,1\nshut up you moron,1\n", encoding="utf-8")
     return f

@@ -128,7 +128,6 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(tmp_path):
 
 
 def test_audit_with_normalization_scores_normalized_variants(data_dir, tmp_path):
-    pytest.importorskip("modlens.normalize.pipeline")
     nh = data_dir / "noisyhate" / "dev.csv"
     res = run_audit(str(nh), db=tmp_path / "n.sqlite", detectors=[PERSPECTIVE.format(path=nh)],
                     detector_objects=None, normalize=True, limit=30, progress=False)
@@ -143,10 +142,6 @@ def test_audit_with_normalization_scores_normalized_variants(data_dir, tmp_path)
 
 @pytest.mark.slow
 def test_audit_through_the_embedded_minilm_detector(data_dir, tmp_path):
-    from modlens.detectors import registry
-
-    if registry.status("minilm-toxicity").status != "loaded":
-        pytest.skip("minilm-toxicity cannot load here")
     res = run_audit("noisyhate", db=tmp_path / "m.sqlite", detectors=["minilm-toxicity"], limit=20, progress=False)
     con = sqlite3.connect(tmp_path / "m.sqlite")
     tox = [r[0] for r in con.execute("SELECT toxicity FROM scores WHERE error IS NULL")]

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from runs_on import flops_per_token, runs_on
+from realtools import requires
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
@@ -30,7 +31,7 @@ def test_a_detector_without_a_model_runs_on_the_cpu():
     assert runs_on(SimpleNamespace(max_batch=1024)) == {"device": "cpu", "dtype": "-", "batch": "-", "call": 1024}
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without CUDA")
+@requires("no-gpu")
 def test_gpu_check_without_cuda_says_so_and_exits_cleanly():
     proc = subprocess.run([sys.executable, str(BENCH / "gpu_check.py")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -22,7 +22,6 @@ from modlens.media import MediaInput
 from modlens.media.store import MediaStore
 from modlens.studylog.store import StudyLog
 
-pytest.importorskip("profanity_check")
 
 WORDS = "you are an idiot great post thanks stupid nice hate love this trash fool damn moron kind loser".split()
 
@@ -143,7 +142,6 @@ class _Reader(Detector):
 
 
 def test_fused_cases_are_scored_through_the_engine_with_the_one_ocr_name(tmp_path, monkeypatch):
-    pytest.importorskip("PIL")
     calls: list[tuple[int, tuple[str, ...] | None]] = []
     real = Engine.score_media
 

@@ -8,7 +8,6 @@ import asyncio
 import base64
 import hashlib
 import io
-import shutil
 import sqlite3
 
 import pytest
@@ -17,11 +16,9 @@ from modlens.config import parse_study
 from modlens.services.detectors import load_detectors
 
 from tests.daemon_helpers import Client, comments_msg, connect, running_daemon
+from realtools import requires
 
-pytest.importorskip("PIL")
-pytest.importorskip("sklearn")
-if shutil.which("tesseract") is None:
-    pytest.skip("tesseract is not installed (Debian: apt-get install tesseract-ocr)", allow_module_level=True)
+pytestmark = requires("tesseract")
 
 CAPTION = "look at this"
 WORDS_IN_IMAGE = "you stupid idiot"

@@ -247,7 +247,7 @@ def test_hatecheck_label_option_and_noisyhate_refusal(data_dir):
 
 # --- Parquet ---------------------------------------------------------------------------------
 def test_parquet_is_read_in_batches_with_only_the_needed_columns(tmp_path, capsys):
-    pa = pytest.importorskip("pyarrow")
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     n = 10_000

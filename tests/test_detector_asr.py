@@ -4,7 +4,6 @@ video's sound and frames read in the order they play, each part's contribution, 
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -12,10 +11,9 @@ from modlens.detectors import registry
 from modlens.media import MediaInput
 from modlens.media.answers import ocr_failures
 from modlens.media.asr import AsrUnavailable
+from realtools import requires
 
-pytestmark = pytest.mark.skipif(any(shutil.which(p) is None for p in ("espeak-ng", "ffmpeg", "tesseract")),
-                                reason="needs Debian espeak-ng, ffmpeg and tesseract-ocr")
-pytest.importorskip("pocketsphinx")
+pytestmark = requires("espeak-ng", "ffmpeg", "tesseract")
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +77,8 @@ def test_a_failed_recognition_is_an_error_not_a_score(det, monkeypatch):
 
 
 def test_hugging_face_asr_model_by_folder_matches_the_pipeline(tmp_path):
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
+    import torch
+    import transformers
     from modlens.media.av import pcm16k
 
     vocab = {"<pad>": 0, "<s>": 1, "</s>": 2, "<unk>": 3, "|": 4, **{c: i + 5 for i, c in enumerate("etaoinsrhdlu")}}

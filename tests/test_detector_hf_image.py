@@ -4,19 +4,18 @@ torchvision, batched forward passes, label map, toxicity label, device and dtype
 from __future__ import annotations
 
 import io
-import shutil
 
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-Image = pytest.importorskip("PIL.Image")
+import torch
+from PIL import Image
 
-from modlens.detectors import registry  # noqa: E402
+from modlens.detectors import registry
 from modlens.detectors.base import DetectorUnavailable  # noqa: E402
 from modlens.detectors.hf_common import pick_dtype  # noqa: E402
 from modlens.media import MediaBlob, MediaInput  # noqa: E402
+from realtools import requires
 
 ID2LABEL = {0: "ok", 1: "toxic"}
 
@@ -205,7 +204,7 @@ def test_cuda_and_fp16_selection_logic(vit):
         np.testing.assert_allclose([got["ok"], got["toxic"]], reference(vit, blob), atol=5e-3)
 
 
-needs_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs ffmpeg (apt-get install ffmpeg)")
+needs_ffmpeg = requires("ffmpeg")
 
 
 def still(color):

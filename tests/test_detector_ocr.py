@@ -5,23 +5,19 @@ from __future__ import annotations
 import json
 
 import pytest
-from media_helpers import blank_image, need_tesseract, silent_wav, text_image
+from media_helpers import blank_image, silent_wav, text_image
+from realtools import requires
 
 from modlens.detectors import ocr as ocr_module
 from modlens.detectors import registry
 from modlens.media import MediaBlob, MediaInput
 from modlens.media.ocr import tesseract_version
 
-pytestmark = pytest.mark.usefixtures("tesseract")
+pytestmark = requires("tesseract")
 
 
 @pytest.fixture(scope="module")
-def tesseract():
-    need_tesseract()
-
-
-@pytest.fixture(scope="module")
-def det(tesseract):
+def det():
     d = registry.create("ocr", text_detector="profanity-check")
     yield d
     d.close()

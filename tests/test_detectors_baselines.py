@@ -8,6 +8,7 @@ import pytest
 
 from modlens.detectors import registry
 from modlens.detectors.base import DetectorUnavailable
+from realtools import requires
 
 
 def test_profanity_check_scores_and_version():
@@ -42,9 +43,7 @@ def test_jigsaw_bilstm_without_tensorflow_is_a_status():
         registry.create("jigsaw-bilstm")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None
-                    or importlib.util.find_spec("toxic_classifier") is None,
-                    reason="needs tensorflow + toxic-comment-classifier")
+@requires("keras")
 def test_jigsaw_bilstm_six_labels():
     det = registry.create("jigsaw-bilstm")
     insult, greeting = det.score(["you are so dumb and stupid", "have a nice day"])

@@ -70,7 +70,6 @@ def test_score_stdin_options_and_unloadable_detector(capsys, monkeypatch):
 
 
 def test_score_normalize_scores_the_normalized_text(capsys):
-    pytest.importorskip("modlens.normalize.pipeline")
     assert main(["score", "--normalize", "--detector", "profanity-check", "you are a stup1d 1d1ot"]) == 0
     (line,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     norm = line["normalized"]

@@ -12,6 +12,7 @@ import torch
 from modlens.detectors import registry
 from modlens.detectors.base import DetectorUnavailable
 from modlens.detectors.hf_presets import PRESETS, preset
+from realtools import requires
 
 WORDS = "you are a stupid idiot have nice day the cat sat on mat hate love people".split()
 LABEL_MAP = {"LABEL_0": "ok", "LABEL_1": "rude", "LABEL_2": "hate"}
@@ -131,13 +132,13 @@ def test_unmapped_binary_defaults_and_bad_options(tiny):
         det.score(["ok", None])
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-CUDA path")
+@requires("no-gpu")
 def test_cuda_requested_without_cuda_is_a_status(tiny):
     with pytest.raises(DetectorUnavailable, match="CUDA"):
         registry.create("hf-classifier", model=str(tiny), toxicity_label="LABEL_1", device="cuda")
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+@requires("gpu")
 def test_cuda_half_precision_matches_cpu(tiny):
     cpu = registry.create("hf-classifier", model=str(tiny), label_map=LABEL_MAP, toxicity_label="rude", device="cpu")
     gpu = registry.create("hf-classifier", model=str(tiny), label_map=LABEL_MAP, toxicity_label="rude")

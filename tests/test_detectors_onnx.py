@@ -24,8 +24,6 @@ def cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pair(cache):
-    pytest.importorskip("onnxruntime")
-    pytest.importorskip("onnx")
     return registry.create("minilm-toxicity", device="cpu"), registry.create(minilm_onnx.NAME, cache_dir=str(cache))
 
 

@@ -6,7 +6,8 @@ import asyncio
 import threading
 
 import pytest
-from media_helpers import need_tesseract, silent_wav, text_image
+from media_helpers import silent_wav, text_image
+from realtools import requires
 
 from modlens.config import StudyConfig
 from modlens.detectors.base import Detector, MediaScore
@@ -14,11 +15,11 @@ from modlens.engine import Engine
 from modlens.media import MediaInput
 
 OFF = {"normalizer": {"enabled": False}, "perturbation": {"enabled": False}}
+pytestmark = requires("tesseract")
 
 
 @pytest.fixture(scope="module")
 def images():
-    need_tesseract()
     return {"insult": text_image("you are a stupid idiot"), "greeting": text_image("have a nice day"),
             "pigs": text_image("women are pigs")}
 

@@ -22,7 +22,6 @@ from modlens.exchange.merge import merge_files
 from modlens.studylog.store import StudyLog
 from modlens.studylog.tables import EXPORTS
 
-pytest.importorskip("PIL")
 
 TEXT = "you are a st00pid idiot"
 

@@ -13,6 +13,7 @@ import pytest
 
 from modlens import extension_build
 from modlens.cli import main
+from realtools import requires
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "extension"
@@ -134,10 +135,9 @@ def test_path_prints_the_extension_this_install_uses(capsys):
     assert (Path(capsys.readouterr().out.strip()) / "manifest.json").is_file()
 
 
+@requires("web-ext")
 def test_web_ext_lint_finds_no_error_in_the_firefox_build(tmp_path):
     """Mozilla's own linter (what addons.mozilla.org runs on a submission) on the .xpi's contents."""
-    if not WEB_EXT.exists():
-        pytest.skip("web-ext is not installed: run `npm ci` in the repository (make test does)")
     unpacked = tmp_path / "firefox"
     with zipfile.ZipFile(build(tmp_path)[".xpi"]) as z:
         z.extractall(unpacked)

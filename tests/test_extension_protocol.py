@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from modlens.protocol.messages import CLIENT_MESSAGES
 from modlens.protocol.parse import parse_client_message
+from realtools import need, requires
 
 EXT = Path(__file__).resolve().parents[1] / "extension"
 
@@ -54,10 +55,8 @@ console.log(JSON.stringify(out));
 
 @pytest.fixture(scope="module")
 def built() -> dict:
-    node = shutil.which("node")
-    if not node:
-        pytest.skip("node not installed")
-    res = subprocess.run([node, "-e", SCRIPT, str(EXT)], capture_output=True, text=True, timeout=60)
+    need("node")
+    res = subprocess.run([shutil.which("node"), "-e", SCRIPT, str(EXT)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
 
@@ -85,6 +84,7 @@ def _ignored_fields(data: dict, model: type[BaseModel], where: str = "") -> list
     return out
 
 
+@requires("node")
 def test_every_builder_output_is_accepted_by_the_daemon(built):
     types = set()
     for msg in built["messages"]:
@@ -96,6 +96,7 @@ def test_every_builder_output_is_accepted_by_the_daemon(built):
     assert types == set(CLIENT_MESSAGES)
 
 
+@requires("node")
 def test_a_comment_keeps_its_fields_from_the_page_to_the_daemon(built):
     reply = built["sent"][1]
     assert reply == {"key": 42, "text": "a reply", "parent_key": "c1", "parent_via": "structure",

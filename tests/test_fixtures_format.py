@@ -21,6 +21,7 @@ from urllib.parse import urljoin
 import pytest
 
 from modlens.protocol import ParentVia
+from realtools import requires
 
 SITES_DIR = Path(__file__).resolve().parent / "fixtures" / "sites"
 CHROMIUM = os.environ.get("MODLENS_CHROMIUM", "/usr/lib/chromium/chromium")
@@ -430,9 +431,7 @@ GENERIC_JS = """
 
 @pytest.fixture(scope="module")
 def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Chromium not found at {CHROMIUM} (set MODLENS_CHROMIUM)")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    import playwright.sync_api as sync_api
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
             "--no-sandbox", "--disable-background-networking", "--disable-component-update",
@@ -483,7 +482,7 @@ def _frame(page, prefix):
     raise AssertionError(f"no frame whose URL starts with {prefix}")
 
 
-@pytest.mark.browser
+@requires("chromium")
 @pytest.mark.parametrize("folder", FIXTURES, ids=IDS)
 def test_fixture_renders_expected_comments(browser, folder):
     if check_fixture_files(folder):
@@ -491,7 +490,7 @@ def test_fixture_renders_expected_comments(browser, folder):
     check_rendered(browser, folder)
 
 
-@pytest.mark.browser
+@requires("chromium")
 @pytest.mark.parametrize("breakage,message", [("swap_keys", "keys not found"), ("edit_text", "texts not rendered"),
                                               ("bad_call", "lazy.call 'fixtureNoSuchFunction\\(\\)' failed")])
 def test_rendered_check_catches_wrong_expectations(browser, tmp_path, breakage, message):

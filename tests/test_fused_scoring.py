@@ -4,7 +4,6 @@ both straight from the detector and from the logged `case_scores` rows."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections import defaultdict
 from typing import Sequence
 
@@ -19,9 +18,8 @@ from modlens.fusion.case import PARTS, FusedCase
 from modlens.media import MediaBlob, MediaInput
 from modlens.media.store import MediaStore
 from modlens.studylog.store import StudyLog
+from realtools import requires
 
-pytest.importorskip("profanity_check")
-pytest.importorskip("PIL")
 
 
 def cases() -> list[FusedCase]:
@@ -244,11 +242,8 @@ def test_a_missing_media_file_gives_an_error_row_saying_which_and_how_to_fix(stu
     assert not rows(log, "WHERE s.error IS NOT NULL")
 
 
+@requires("tesseract")
 def test_ocr_pipeline_reads_the_card_and_logs_what_it_read(study):
-    if "ocr" not in registry.PLUGINS:
-        pytest.skip("the ocr detector (modlens.detectors.ocr) is not registered in this tree")
-    if shutil.which("tesseract") is None:
-        pytest.skip("tesseract is not installed (apt-get install tesseract-ocr)")
     db, log, store, made = study
     # a PNG whose header is right but whose pixels are not: Tesseract fails on it
     broken = MediaBlob(b"\x89PNG\r\n\x1a\n" + b"not pixels" * 8, "image/png")

@@ -4,7 +4,6 @@ checked by decoding the video's frames and sound."""
 from __future__ import annotations
 
 import io
-import shutil
 import struct
 import subprocess
 import wave
@@ -17,10 +16,9 @@ from PIL import Image, ImageDraw
 from modlens.fusion.render import FusionUnavailable, to_png_blob
 from modlens.fusion.render.avtools import probe
 from modlens.media import MediaBlob, MediaError
+from realtools import requires
 
-for _program in ("espeak-ng", "ffmpeg", "ffprobe"):
-    if shutil.which(_program) is None:
-        pytest.skip(f"{_program} is not installed (apt-get install espeak-ng ffmpeg)", allow_module_level=True)
+pytestmark = requires("espeak-ng", "ffmpeg", "ffprobe")
 
 from modlens.fusion.render.speech import canonical_wav, speech_params, synthesize, wav_seconds  # noqa: E402
 from modlens.fusion.render.video import (  # noqa: E402
@@ -188,9 +186,8 @@ def test_the_papers_video_layouts_have_their_streams_and_play_a_before_b(layout:
     assert loudness(video, tmp_path, starts[silent] + 0.1, starts[silent + 1] - 0.1) < 30
 
 
+@requires("tesseract")
 def test_a_text_card_segment_shows_its_words_in_the_video(tmp_path: Path) -> None:
-    if shutil.which("tesseract") is None:
-        pytest.skip("tesseract is not installed (apt-get install tesseract-ocr)")
     from modlens.media.ocr import read_text
 
     card = text_card_segment("are pigs", 1.0, role="B")

@@ -6,7 +6,6 @@ with their engine and version, and each part's contribution in the score's detai
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 from collections import defaultdict
 
@@ -14,10 +13,9 @@ import pytest
 
 from modlens.cli import main
 from test_fusion_end_to_end import efr_from_rows
+from realtools import requires
 
-pytestmark = pytest.mark.skipif(any(shutil.which(p) is None for p in ("tesseract", "espeak-ng", "ffmpeg")),
-                                reason="needs Debian tesseract-ocr, espeak-ng and ffmpeg")
-pytest.importorskip("pocketsphinx")
+pytestmark = requires("tesseract", "espeak-ng", "ffmpeg")
 
 PAIRS = "abuse_hate,women,pigs\nsexual,lick,tits\n"
 FUSIONS = ("A+T", "V+A", "V+T", "V+A+T")

@@ -4,15 +4,15 @@ from the logged scores (the metamorphic relation: a case whose seed is toxic mus
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 from collections import defaultdict
 
 import pytest
 
 from modlens.cli import main
+from realtools import requires
 
-pytestmark = pytest.mark.skipif(shutil.which("tesseract") is None, reason="needs Debian tesseract-ocr")
+pytestmark = requires("tesseract")
 
 PAIRS = "abuse_hate,women,pigs\nabuse_hate,immigrants,rats\nabuse_hate,muslims,idiots\nsexual,lick,tits\n"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import shutil
 
 import pytest
 from PIL import Image, ImageDraw
@@ -16,12 +15,12 @@ from modlens.fusion.generate import generate
 from modlens.fusion.keywords import KeywordPair
 from modlens.fusion.seeds import make_seeds, seed_rng
 from modlens.fusion.templates import load_templates
+from realtools import requires
 
 PAIRS = [KeywordPair("abuse_hate", "women", "pigs"), KeywordPair("spam", "Tobacco", "Tel: 555-0142"),
          KeywordPair("sexual", "lick", "dick")]
 VIDEO = ("V+T", "V+A", "A+T", "V+A+T")
-needs_av = pytest.mark.skipif(not (shutil.which("ffmpeg") and shutil.which("ffprobe") and shutil.which("espeak-ng")),
-                              reason="ffmpeg, ffprobe and espeak-ng are needed (apt-get install ffmpeg espeak-ng)")
+needs_av = requires("ffmpeg", "ffprobe", "espeak-ng")
 
 
 @pytest.fixture(scope="module")
@@ -65,13 +64,11 @@ def test_text_image_with_emoji_picture_and_with_text_card(seeds, ctx):
         "kind": "text_card", "text": "Tel: 555-0142", "size": [480, 360], "font": spam.params["image_b"]["font"]}
 
 
+@requires("tesseract")
 def test_text_image_card_reads_back_with_ocr(seeds, ctx):
-    from modlens.media.ocr import OcrUnavailable, read_text
+    from modlens.media.ocr import read_text
     spam = build("T+I", seeds["Tobacco"], ctx)
-    try:
-        ocr = read_text(spam.media[0], psm=6)
-    except OcrUnavailable as err:
-        pytest.skip(f"{err}; fix: {err.fix}")
+    ocr = read_text(spam.media[0], psm=6)
     assert "555-0142" in ocr.text
 
 
@@ -99,6 +96,7 @@ def test_image_text_places_the_rest_of_the_sentence_in_a_folder_image(tmp_path, 
         build("I+T", seeds["Tobacco"], ctx)
 
 
+@requires("tesseract")
 def test_image_text_without_images_draws_the_first_half_before_b_s_emoji(seeds, ctx):
     """No --images folder and no picture for the group "women": the paper's other order, "women
     are" written before B's picture (the pig emoji), so I+T runs out of the box."""
@@ -115,11 +113,8 @@ def test_image_text_without_images_draws_the_first_half_before_b_s_emoji(seeds, 
     assert case.part_a.media[0].sha256 != case.part_b.media[0].sha256 != case.media[0].sha256
     pixels, size = png_pixels(case.media[0])
     assert size == (480, 360) and pixels != png_pixels(case.part_b.media[0])[0]  # the words were drawn in
-    from modlens.media.ocr import OcrUnavailable, read_text
-    try:
-        read = read_text(case.media[0])
-    except OcrUnavailable as err:
-        pytest.skip(f"{err}; fix: {err.fix}")
+    from modlens.media.ocr import read_text
+    read = read_text(case.media[0])
     assert "women" in read.text.lower().split()
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import random
 import re
-import shutil
 
 import numpy as np
 import pytest
@@ -18,32 +17,25 @@ from modlens.fusion.render import fonts
 from modlens.fusion.render.text_image import (
     MAX_OVERLAP, POSITIONS, candidate_positions, draw_text, place_text, render_text_card,
 )
+from realtools import need
 
 SIZE = (480, 360)
 CENTRED = (180, 130, 300, 230)  # a salient object in the middle of a 480 x 360 picture
 
 
-def _skip_without(find) -> None:
-    try:
-        find()
-    except FusionUnavailable as exc:
-        pytest.skip(f"{exc} ({exc.fix})")
-
-
 @pytest.fixture
 def text_font() -> None:
-    _skip_without(fonts.text_font_path)
+    need("text-font")
 
 
 @pytest.fixture
 def emoji_font() -> None:
-    _skip_without(fonts.emoji_font_path)
+    need("emoji-font")
 
 
 @pytest.fixture
 def tesseract() -> None:
-    if shutil.which("tesseract") is None:
-        pytest.skip("tesseract is not installed (apt-get install tesseract-ocr)")
+    need("tesseract")
 
 
 def ocr_words(image: Image.Image) -> list[str]:

@@ -10,9 +10,9 @@ from modlens.fusion import keywords
 from modlens.fusion.keywords import KeywordPair
 from modlens.fusion.seeds import OracleError, apply_oracle, make_seeds, no_oracle
 from modlens.fusion.templates import TemplateError, is_plural, load_templates
-from modlens.perturb import wordnet
+from realtools import requires
 
-pytestmark = pytest.mark.skipif(wordnet.availability() is not None, reason=f"{wordnet.availability()}")
+pytestmark = requires("wordnet")
 
 
 @pytest.fixture(scope="module")

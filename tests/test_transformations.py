@@ -8,19 +8,17 @@ import random
 import pytest
 
 from modlens.names import UnknownName
-from modlens.perturb import transformations, wordnet, wordvectors
+from modlens.perturb import transformations, wordvectors
 from modlens.perturb.generate import word_slots
 from modlens.perturb.parts import apply_changes
 from modlens.perturb.transformations.filler_insert import FILLERS
+from realtools import requires
 
 TEXT = "You are a Stupid idiot, and I hate you!"
 SLOTS = word_slots(TEXT)
 STUPID, IDIOT, HATE = 3, 4, 7
 
-needs_wordnet = pytest.mark.skipif(wordnet.availability() is not None,
-                                   reason=f"WordNet not here: {wordnet.availability()}")
-needs_vectors = pytest.mark.skipif(wordvectors.availability() is not None,
-                                   reason=f"MiniLM vectors not here: {wordvectors.availability()}")
+needs_wordnet = requires("wordnet")
 
 
 def changes(key: str, index: int, k: int = 50, seed: int = 0, **options):
@@ -72,7 +70,6 @@ def test_wordnet_missing_is_unavailable_with_the_fix(tmp_path, monkeypatch):
     assert "missing index.noun" in transformations.create("wordnet_synonym").availability()
 
 
-@needs_vectors
 def test_embedding_neighbours_measured():
     # measured on the embedded MiniLM's input embeddings: stupid -> dumb 0.65, idiot 0.57, silly 0.55
     stupid = changes("embedding_neighbour", STUPID, k=3)
@@ -92,7 +89,6 @@ def test_embedding_neighbours_measured():
     assert none == []
 
 
-@needs_vectors
 def test_word_vectors_are_loaded_once():
     assert wordvectors.load() is wordvectors.load()
     v = wordvectors.load()

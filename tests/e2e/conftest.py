@@ -1,18 +1,13 @@
 """Fixtures for the browser tests: one real daemon for the session, one Chromium per module."""
 from __future__ import annotations
 
-import shutil
-
 import pytest
+from realtools import need
 
-from .harness import CHROMIUM, Browser, Daemon, fixture_grants, prepare_extension
+from .harness import Browser, Daemon, fixture_grants, prepare_extension
 
-pytestmark = pytest.mark.browser
-
-
-def _require_browser() -> None:
-    if not shutil.which(CHROMIUM) and not __import__("os").path.exists(CHROMIUM):
-        pytest.skip("Debian chromium not installed (apt-get install chromium)")
+# Every test that uses `playwright_instance` (all the browser fixtures do) is marked `browser` by
+# tests/conftest.py's collection hook: a `pytestmark` in a conftest marks nothing.
 
 
 # Package scope: the sync Playwright loop must be gone before the asyncio tests outside e2e run.
@@ -26,7 +21,7 @@ def daemon(tmp_path_factory):
 
 @pytest.fixture(scope="package")
 def playwright_instance():
-    _require_browser()
+    need("chromium")
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
         yield p

@@ -9,11 +9,11 @@ import base64
 import hashlib
 import re
 import json
-import shutil
 
 import pytest
 
 from .harness import FIXTURES, Browser, Daemon, load_fixtures, prepare_extension, wait_for
+from realtools import need
 
 
 pytestmark = [pytest.mark.browser]
@@ -65,8 +65,7 @@ def expected_images() -> dict[str, tuple[int, str, str | None]]:
 
 
 def run_fixture(playwright_instance, tmp_path, collect: bool):
-    if shutil.which("tesseract") is None:
-        pytest.skip("tesseract is not installed (Debian: apt-get install tesseract-ocr)")
+    need("tesseract")
     daemon = Daemon(tmp_path / "home", MEDIA_STUDY.replace("{collect}", "true" if collect else "false"))
     daemon.start()
     browser = None
@@ -127,11 +126,17 @@ def test_a_study_without_media_collect_gets_no_images(playwright_instance, tmp_p
         state = browser.state()
         assert state["study"]["media"]["collect"] is False
         assert "image" not in state["study"]["consent_text"].lower()
-        # the comments are there (run_fixture waited for them); give stray image messages a moment
-        browser.context.pages[-1].wait_for_timeout(3000)
+        # the comments are there (run_fixture waited for them); an image is fetched and queued right behind its
+        # comment, so once the worker has every comment's score back and nothing left in its outbox (the page
+        # pumped meanwhile, as images are fetched through it) no image is on its way
+        page = browser.context.pages[-1]
+        pumping_wait(page, lambda: (lambda st: st["totals"]["queued"] == 0 and st["pages"] and all(
+            p["counts"]["scored"] >= p["counts"]["found"] > 0 for p in st["pages"] if p.get("adapter") == "x"))(
+            browser.state()), 60, "every comment scored and the outbox empty")
         assert daemon.query("SELECT count(*) AS n FROM media")[0]["n"] == 0
         assert daemon.query("SELECT count(*) AS n FROM comment_media")[0]["n"] == 0
-        assert state["totals"].get("media_sent", 0) == 0
+        totals = browser.state()["totals"]
+        assert totals.get("media_sent", 0) == 0 and totals.get("media_failed", 0) == 0
     finally:
         browser.close()
         daemon.stop()

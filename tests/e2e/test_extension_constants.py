@@ -8,9 +8,9 @@ import re
 import shutil
 import subprocess
 
-import pytest
 
 from .harness import REPO
+from realtools import need, requires
 
 EXT = REPO / "extension"
 
@@ -28,9 +28,8 @@ def daemon_protocol():
 
 
 def js_constants() -> dict:
+    need("node")
     node = shutil.which("node")
-    if not node:
-        pytest.skip("node not installed")
     script = ("const ns = require(process.argv[1]); console.log(JSON.stringify({protocol: ns.PROTOCOL, "
               "subprotocol: ns.SUBPROTOCOL, prefix: ns.TOKEN_SUBPROTOCOL_PREFIX, offered: ns.wsSubprotocols('T0K')}))")
     res = subprocess.run([node, "-e", script, str(EXT / "lib" / "constants.js")], capture_output=True, text=True, timeout=60)
@@ -38,6 +37,7 @@ def js_constants() -> dict:
     return json.loads(res.stdout)
 
 
+@requires("node")
 def test_subprotocols_and_version_match_the_daemon():
     p = daemon_protocol()
     js = js_constants()
@@ -47,6 +47,7 @@ def test_subprotocols_and_version_match_the_daemon():
     assert js["offered"] == [p.SUBPROTOCOL, p.TOKEN_SUBPROTOCOL_PREFIX + "T0K"]
 
 
+@requires("node")
 def test_the_daemon_reads_the_token_the_extension_offers():
     try:
         from modlens.daemon.security import offered_token

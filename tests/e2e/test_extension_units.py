@@ -7,25 +7,25 @@ import json
 import shutil
 import subprocess
 
-import pytest
 
 from modlens.ratings import derive_toxicity
 
 from .harness import REPO
+from realtools import need, requires
 
 
 def _node():
-    node = shutil.which("node")
-    if not node:
-        pytest.skip("node not installed")
-    return node
+    need("node")
+    return shutil.which("node")
 
 
+@requires("node")
 def test_js_unit_tests_pass():
     res = subprocess.run([_node(), "--test", str(REPO / "extension" / "test")], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
 
 
+@requires("node")
 def test_js_table1_matches_python():
     script = """
 const ns = require(process.argv[1]);

@@ -8,7 +8,6 @@ and the comments reach the real daemon's study log; "Disable on this site" stops
 the next page."""
 from __future__ import annotations
 
-import shutil
 import threading
 import uuid
 from functools import partial
@@ -17,9 +16,10 @@ from urllib.parse import quote
 
 import pytest
 
-from .bidi import FIREFOX, Firefox
+from .bidi import Firefox
 from .harness import prepare_extension, wait_for
 from .pages import viafoura_page
+from realtools import need
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 PREFS = {"extensions.webextOptionalPermissionPrompts": False}
@@ -43,8 +43,7 @@ def site(tmp_path):
 
 
 def test_firefox_esr_extension_streams_comments_after_site_is_enabled(tmp_path, daemon, site):
-    if not shutil.which(FIREFOX):
-        pytest.skip("firefox-esr not installed")
+    need("firefox-esr")
     ext = prepare_extension(tmp_path / "ext", daemon)  # nothing granted beyond the manifest
     ext_uuid = str(uuid.uuid4())
     daemon.pair_extension(f"moz-extension://{ext_uuid}")  # the daemon admits paired extensions only
