@@ -26,15 +26,24 @@ def logged(daemon, items):
     return [it["key"] for it in items if it["key"] in got]
 
 
+def held_back(browser, reason: str) -> list[dict]:
+    """The YouTube pages whose content script reported to the worker that it runs but holds its comments
+    back (`reason`): the page got as far as it can before sending anything."""
+    return [s for s in browser.state()["pages"]
+            if s.get("adapter") == "youtube" and s.get("state") == "inactive" and s.get("reason") == reason]
+
+
 def test_nothing_is_sent_before_consent_nor_while_paused(playwright_instance, tmp_path_factory, tmp_path, daemon):
     b = make_browser(playwright_instance, tmp_path_factory, daemon, consent=False)
     try:
         url, items = serve_page(b, tmp_path, "ConsentT001", ["first comment before consent", "second one, also before consent"])
         page = b.context.new_page()
         page.goto(url)
-        page.wait_for_timeout(2500)
+        # the page's own answer that it waits for consent, not a fixed wait: after it, nothing is on its way
+        wait_for(lambda: held_back(b, "consent needed"), 30, "the page to report that it waits for consent")
         st = b.state()
         assert st["conn"] == "ready" and not st["consented"]
+        assert [s["active"] for s in held_back(b, "consent needed")] == [False]
         assert logged(daemon, items) == [] and st["totals"]["sent"] == 0 and st["totals"]["queued"] == 0
         b.consent()  # the open page starts observing as soon as consent is given
         wait_for(lambda: len(logged(daemon, items)) == 2, 20, "comments after consent")
@@ -46,8 +55,8 @@ def test_nothing_is_sent_before_consent_nor_while_paused(playwright_instance, tm
         url2, items2 = serve_page(b, tmp_path, "PauseTst002", ["said while paused"])
         page2 = b.context.new_page()
         page2.goto(url2)
-        page2.wait_for_timeout(2000)
-        assert logged(daemon, items2) == []
+        wait_for(lambda: held_back(b, "paused"), 30, "the new page to report that it is paused")
+        assert logged(daemon, items2) == [] and b.state()["totals"]["queued"] == 0
         b.set_settings({"paused": False})
         wait_for(lambda: logged(daemon, items2), 20, "comment after un-pausing")
     finally:

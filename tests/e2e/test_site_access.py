@@ -66,6 +66,24 @@ def logged(daemon, texts) -> list[str]:
     return [t for t in texts if t in got]
 
 
+def viafoura_tabs(browser) -> set[int]:
+    """The tabs whose Viafoura content script reported to the worker (one does as it starts)."""
+    return {s["tabId"] for s in browser.state()["pages"] if s.get("adapter") == "viafoura"}
+
+
+def youtube_logged(browser, daemon, tmp_path, video_id: str):
+    """A YouTube page opened now, once its comment is in the log: a later page that went all the way
+    through the content script, the worker and the daemon (the positive event the checks that a news page
+    sent nothing wait for, instead of a fixed time)."""
+    html, items = youtube_page(video_id, [f"youtube comment {video_id}"])
+    (tmp_path / f"{video_id}.html").write_text(html, encoding="utf-8")
+    browser.routes[f"https://www.youtube.com/watch?v={video_id}"] = tmp_path / f"{video_id}.html"
+    page = browser.context.new_page()
+    page.goto(f"https://www.youtube.com/watch?v={video_id}")
+    wait_for(lambda: items[0]["key"] in daemon.comments("youtube"), 30, f"the YouTube comment of {video_id}")
+    return page
+
+
 def popup_for(browser, url: str):
     page = browser.context.new_page()
     page.goto(browser.ext_url(f"popup.html?page={quote(url, safe='')}"))
@@ -83,7 +101,8 @@ def test_popup_offers_the_switch_only_where_it_applies(browser):
     granted.close()
     ext_page = browser.context.new_page()
     ext_page.goto(browser.ext_url("popup.html"))  # its own tab is an extension page: no switch
-    ext_page.wait_for_timeout(500)
+    # the popup shows the worker's state after it has decided on the site section (both wait on the same tab)
+    wait_for(lambda: ext_page.locator("#conn").inner_text() != "…", 20, "the popup's connection state")
     assert ext_page.locator("#site").is_hidden()
     ext_page.close()
 
@@ -94,7 +113,12 @@ def test_popup_offers_the_switch_only_where_it_applies(browser):
     # Chromium opens its prompt (invisible when headless) and waits; a request made outside the
     # click's user gesture would be refused at once and the note would say so
     toggle.click()
-    other.wait_for_timeout(1000)
+    # later calls to the same permissions API, answered one after the other: a refusal of the request, made in
+    # the click or after a few awaited calls there, would have come back before the last of them
+    assert other.evaluate("""async () => {
+        for (let i = 0; i < 5; i++) await chrome.permissions.contains({origins: ['https://nypost.com/*']});
+        return chrome.permissions.contains({origins: ['https://nypost.com/*']});
+    }""") is False
     assert other.locator("#site-note").inner_text() == "Asking the browser for access to nypost.com…"
     other.close()
     assert "https://nypost.com/*" not in registered_sites(browser)
@@ -104,16 +128,13 @@ def test_news_site_is_captured_only_while_granted(browser, daemon, tmp_path):
     # granted at install: found by the worker's start-up sync
     assert registered_sites(browser) == [NEWS]
     site_access(browser, NEWS, granted=False)
+    before = viafoura_tabs(browser)
     news, texts = open_article(browser, tmp_path, "withheld")
-    # meanwhile a built-in platform works with no grant at all
-    html, items = youtube_page("AccessYt001", ["youtube needs no grant"])
-    (tmp_path / "yt.html").write_text(html, encoding="utf-8")
-    browser.routes["https://www.youtube.com/watch?v=AccessYt001"] = tmp_path / "yt.html"
-    yt = browser.context.new_page()
-    yt.goto("https://www.youtube.com/watch?v=AccessYt001")
-    wait_for(lambda: items[0]["key"] in daemon.comments("youtube"), 20, "the YouTube comment")
-    news.wait_for_timeout(1000)
+    # meanwhile a built-in platform works with no grant at all; its page, opened after the article had
+    # loaded, got all the way to the log: a content script on the article would have reported and sent by now
+    yt = youtube_logged(browser, daemon, tmp_path, "AccessYt001")
     assert logged(daemon, texts) == [] and news.locator("modlens-marker").count() == 0
+    assert viafoura_tabs(browser) <= before  # no script ran on the article
     yt.close()
 
     # switched on: the open article is picked up without a reload, a new one by the registered script
@@ -126,7 +147,9 @@ def test_news_site_is_captured_only_while_granted(browser, daemon, tmp_path):
 
     # switched off again: the next page load runs nothing
     site_access(browser, NEWS, granted=False)
+    before = viafoura_tabs(browser)
     news, texts = open_article(browser, tmp_path, "revoked")
-    news.wait_for_timeout(3000)
+    youtube_logged(browser, daemon, tmp_path, "AccessYt002").close()
     assert logged(daemon, texts) == [] and news.locator("modlens-marker").count() == 0
+    assert viafoura_tabs(browser) <= before
     news.close()
