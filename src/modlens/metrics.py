@@ -24,7 +24,7 @@ def roc_auc(scores: Sequence[float] | np.ndarray, labels: Sequence[int] | np.nda
     return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
-def accuracy(scores: Sequence[float], labels: Sequence[int], threshold: float) -> float:
+def accuracy(scores: Sequence[float] | np.ndarray, labels: Sequence[int] | np.ndarray, threshold: float) -> float:
     """Share of items whose prediction (score at or above the threshold counts as positive)
     matches the gold label."""
     return float(np.mean((np.asarray(scores, float) >= threshold) == np.asarray(labels, bool)))

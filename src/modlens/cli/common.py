@@ -80,7 +80,7 @@ def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str, *,
 
 
 # --- unknown names -------------------------------------------------------------------------------
-def registry_name(registry: Registry) -> Callable[[str], str]:
+def registry_name(registry: Registry[Any]) -> Callable[[str], str]:
     """An argparse `type=` accepting the names `registry` knows, installed plug-ins included (a
     `choices=` list would freeze the plug-ins of the machine that built the parser into the help
     and docs/CLI.md); an unknown one is argparse's usage error with the close matches."""

@@ -13,6 +13,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from modlens import paths
 from modlens.cli.common import CliError
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 # --- list ----------------------------------------------------------------------------------------
-def describe(entry: catalog.DatasetEntry) -> dict:
+def describe(entry: catalog.DatasetEntry) -> dict[str, Any]:
     from modlens.datasets.fetch import locate
 
     where = locate(entry)
@@ -60,7 +61,7 @@ def describe(entry: catalog.DatasetEntry) -> dict:
                       for f in entry.files]}
 
 
-def human_size(n: int) -> str:
+def human_size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

@@ -17,7 +17,7 @@ import urllib.request
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from modlens import __version__, paths
@@ -88,7 +88,7 @@ def shipped_hint() -> str:
     return f"the shipped copies still work: {names} in {paths.shipped_data()} (see `modlens data list`)"
 
 
-def _open(url: str, offset: int):
+def _open(url: str, offset: int) -> Any:  # urllib's response (typeshed: Any)
     headers = {"User-Agent": f"modlens/{__version__}"}
     if offset:
         headers["Range"] = f"bytes={offset}-"
@@ -104,12 +104,12 @@ def _open(url: str, offset: int):
         raise FetchError(f"cannot reach {host}: {err}; {shipped_hint()}") from None
 
 
-def _resumes_at(response, offset: int) -> bool:
+def _resumes_at(response: Any, offset: int) -> bool:
     """True when the server answered the Range request with the bytes from `offset` on."""
     if not offset or (response.status or 200) != 206:
         return False
     content_range = response.headers.get("Content-Range", "")   # "bytes START-END/TOTAL"
-    return content_range.startswith(f"bytes {offset}-")
+    return bool(content_range.startswith(f"bytes {offset}-"))
 
 
 def download(url: str, part: Path, *, label: str = "", quiet: bool = False) -> None:

@@ -14,7 +14,7 @@ import zipfile
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -102,14 +102,14 @@ def split_sample(labels: np.ndarray, sample: int, seed: int, test_size: float) -
     return idx[:n_test], idx[n_test:]
 
 
-def auc4(scores: Sequence[float], labels: Sequence[int]) -> float | None:
+def auc4(scores: Sequence[float] | np.ndarray, labels: Sequence[int] | np.ndarray) -> float | None:
     """ROC-AUC rounded as the head files record it (4 places); None with one gold class only."""
     auc = roc_auc(scores, labels)
     return None if auc is None else round(auc, 4)
 
 
 def hatecheck_report(score: Callable[[list[str]], np.ndarray], path: str | Path,
-                     threshold: float = 0.5, encoding: str | None = None) -> dict:
+                     threshold: float = 0.5, encoding: str | None = None) -> dict[str, Any]:
     """Overall AUC (hateful vs non-hateful) and, per functionality, AUC and accuracy
     (`metrics.by_group`, the computation the report's HateCheck section uses too)."""
     # the project's reader: its encoding rules (byte-order mark, UTF-16, --encoding) and column checks
@@ -149,7 +149,8 @@ def train(data: Labelled, encoder: SentenceEncoder, *, sample: int = 24000, seed
     clf.fit(x_train, y_train)
     head = Head(clf.coef_[0].astype(np.float64), float(clf.intercept_[0]))
     p_test = head.predict(x_test)
-    metrics = {"heldout_auc": auc4(p_test, y_test), "heldout_accuracy": round(accuracy(p_test, y_test, 0.5), 4)}
+    metrics: dict[str, Any] = {"heldout_auc": auc4(p_test, y_test),
+                               "heldout_accuracy": round(accuracy(p_test, y_test, 0.5), 4)}
     if hatecheck:
         progress("scoring HateCheck")
         metrics["hatecheck"] = hatecheck_report(lambda t: head.predict(encoder.encode(t)), hatecheck)

@@ -122,7 +122,7 @@ class RemoteClient:
         await session.close()  # a no-op unless the guard had already ended
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
-        delay = min(self.max_backoff_s, self.backoff_s * 2 ** attempt) * random.uniform(0.8, 1.0)
+        delay = min(self.max_backoff_s, self.backoff_s * 2.0 ** attempt) * random.uniform(0.8, 1.0)
         if retry_after and retry_after.strip().isdigit():
             delay = max(delay, min(float(retry_after), self.max_backoff_s))
         return delay
@@ -202,7 +202,7 @@ def env_refs(value: str) -> list[str]:
 
 def expand_env(value: str, what: str) -> str:
     """Replace `${VAR}` with the environment's value; a missing variable is a clear status."""
-    def sub(m: re.Match) -> str:
+    def sub(m: re.Match[str]) -> str:
         if m.group(1) not in os.environ:
             raise DetectorUnavailable("error", f"{what} refers to ${{{m.group(1)}}}, which is not set",
                                       f"export {m.group(1)}=...")
@@ -236,6 +236,7 @@ class RemoteDetector(Detector):
         self.client.close()
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=5)
+            if self._thread is not None:
+                self._thread.join(timeout=5)
             self._loop.close()
             self._loop = None

@@ -214,11 +214,11 @@ def recorded_pairs(source: str, attribute: str = "TOXICITY", *, text_column: str
     for row in rows:
         for text_col, score_col in mappings:
             value = row.get(score_col)
-            score = _response_score(value, attribute) if isinstance(value, dict) else _number(value)
-            text = row.get(text_col)
-            if score is not None and isinstance(text, str) and text.strip() and text not in seen:
-                seen.add(text)
-                out.append((text, score))
+            recorded = _response_score(value, attribute) if isinstance(value, dict) else _number(value)
+            said = row.get(text_col)
+            if recorded is not None and isinstance(said, str) and said.strip() and said not in seen:
+                seen.add(said)
+                out.append((said, recorded))
     return out
 
 
@@ -235,9 +235,9 @@ def fit_recorded(study: Any, attribute: str, source: str, *, detectors: dict[str
     pairs = recorded_pairs(source, attribute, text_column=text_column, score_column=score_column)
     engine = Engine(study, detectors)
 
-    async def score() -> list[Any]:
+    async def score(key: str) -> list[Any]:
         try:
-            return await engine.score([t for t, _ in pairs], only=[src.detector])
+            return await engine.score([t for t, _ in pairs], only=[key])
         finally:
             await engine.close(detectors=detectors is None)
 
@@ -246,7 +246,7 @@ def fit_recorded(study: Any, attribute: str, source: str, *, detectors: dict[str
         if src is None:
             raise CalibrationError(f"{attribute}: no detector of this study answers it; map it in study.toml "
                                    f"[perspective.attributes.{attribute}]")
-        results = asyncio.run(score())
+        results = asyncio.run(score(src.detector))
     except BaseException:
         if detectors is None:
             for d in engine.detectors.values():
