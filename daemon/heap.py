@@ -1,4 +1,4 @@
-"""Opt-in heap snapshots of the running daemon, for finding what grows (issue 41).
+"""Opt-in heap snapshots of the running daemon, for finding what grows in a long soak.
 
     MODLENS_TRACEMALLOC=/tmp/heap modlens serve ...      # then: kill -USR1 <pid>, as often as wanted
 

@@ -1,4 +1,4 @@
-// The study's item set (issue 27): the assignment the daemon gave this participant at hello
+// The study's item set: the assignment the daemon gave this participant at hello
 // (`study.itemset` of hello_ok, study/assignment.py), in the assignment's order, each comment under
 // its own platform and key; rated blind with the panel of web pages, see lib/rating_round.js.
 const ns = globalThis.modlens;

@@ -1,5 +1,5 @@
 // Toxicity from two anchor comparisons, Table 1 of the human-centered Perspective study
-// (seed 003). Mirrors src/modlens/ratings.py exactly; tests/e2e/test_extension_units.py checks
+// (the human-centred Perspective study). Mirrors src/modlens/ratings.py exactly; tests/e2e/test_extension_units.py checks
 // both agree on every answer pair. The daemon re-derives it; the panel uses it to show the
 // derived rating and to warn about inconsistent answers before submitting.
 (function (root) {

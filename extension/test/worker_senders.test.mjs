@@ -1,5 +1,5 @@
 // The worker's message handlers (worker/*.js, loaded as the service worker loads them) against a
-// fake `chrome`: who may ask what (issue 36), the daemon address check, no token in any state.
+// fake `chrome`: who may ask what, the daemon address check, no token in any state.
 // node --test extension/test/
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -123,7 +123,7 @@ class _DetectorRunner:
 
     async def score_chunk(self, texts: Sequence[str]) -> list[DetectorResult]:
         """A chunk's distinct texts in calls of `max_batch`, straight to the detector's worker (no
-        future per text, no window: the chunk is already a full batch; issue 41). The answers are
+        future per text, no window: the chunk is already a full batch). The answers are
         those `score_many` gives: a failed call is an error row for each of its texts."""
         out: list[DetectorResult] = []
         step = max(1, self.detector.max_batch)

@@ -1,4 +1,4 @@
-"""Toxicity from two anchor comparisons (seed 003, Table 1).
+"""Toxicity from two anchor comparisons (the human-centred Perspective study, Table 1).
 
 A rater compares a comment with anchor A1 (known "hard to say") and anchor A2 (known extreme,
 "toxic" or "not toxic"), answering more / less / same toxic. Each consistent pair maps to a

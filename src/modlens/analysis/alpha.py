@@ -1,4 +1,4 @@
-"""Krippendorff's alpha for ordinal ratings (seed 003, Table 4), from the coincidence matrix.
+"""Krippendorff's alpha for ordinal ratings (the human-centred Perspective study, Table 4), from the coincidence matrix.
 
 alpha = 1 - D_o / D_e, with the ordinal distance of Krippendorff (2011): the squared number of
 pairable values lying between two categories, counting the end categories by half. Units with

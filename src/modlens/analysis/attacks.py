@@ -1,4 +1,4 @@
-"""Attacks and transfer (seed 002). A variant with an `attack` record is an attempted TAE (toxic
+"""Attacks and transfer (TaeBench). A variant with an `attack` record is an attempted TAE (toxic
 seed made to look benign) or BAE (benign seed made to look toxic) against `target_detector`,
 as `modlens audit --attack` logs it (docs/PERTURB.md: the `attack` dict).
 

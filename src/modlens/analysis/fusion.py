@@ -1,4 +1,4 @@
-"""Semantic fusion (DUO, seed 001, sections 3.4 and 4.2): the metamorphic relation "a fused case
+"""Semantic fusion (DUO, sections 3.4 and 4.2): the metamorphic relation "a fused case
 whose seed sentence is toxic must be toxic", checked per detector.
 
 - Oracle (the paper's Table 3): per content type, the seed sentences and how many the detector

@@ -1,4 +1,4 @@
-"""Human ratings (seed 003): per attribute the rating distribution, Krippendorff's alpha
+"""Human ratings (the human-centred Perspective study): per attribute the rating distribution, Krippendorff's alpha
 (ordinal), the majority rating per comment with the paper's tie rules, the anchor consistency
 and Table 11 rubric of each rater, and which ratings were excluded.
 

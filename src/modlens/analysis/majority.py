@@ -1,4 +1,4 @@
-"""Majority (mode) rating per comment with the tie rules of seed 003 (Tables 13 and 15).
+"""Majority (mode) rating per comment with the tie rules of the human-centred Perspective study (Tables 13 and 15).
 
 A tie between exactly two levels is resolved by the attribute's rule when the paper gives one;
 any other tie (two levels without a rule, three or more levels) has no majority and the comment

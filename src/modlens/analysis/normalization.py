@@ -1,4 +1,4 @@
-"""Normalization accuracy per perturbation type (seed 000, Table 3), next to the spell checkers
+"""Normalization accuracy per perturbation type (NoisyHate, Table 3), next to the spell checkers
 the dataset authors recorded (NoisyHate's `google_correct` / `bing_correct`).
 
 As the paper computes it: split the normalizer's output on whitespace; a pair is restored when

@@ -2,7 +2,7 @@
 share comments; and which rated comments have fewer raters than the statistics need.
 
 Alpha needs two raters on a comment (one rating has no pairable value); a majority needs three
-to be more than one person's answer or a two-way tie settled by a rule (seed 003 had five).
+to be more than one person's answer or a two-way tie settled by a rule (the human-centred Perspective study had five).
 Counts use the ratings the human-ratings section uses (its exclusions, one per rater and
 comment); `all` counts every rating of a non-gold comment, to show what exclusions cost.
 Gold comments are attention checks that every rater answers: they are left out.

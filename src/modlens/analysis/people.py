@@ -1,4 +1,4 @@
-"""Detectors vs people, per platform (seed 003, Figures 7-12): ordered logistic regression of
+"""Detectors vs people, per platform (the human-centred Perspective study, Figures 7-12): ordered logistic regression of
 each attribute's majority rating on a detector's score and the platform (treatment-coded, the
 most frequent platform as reference), probability curves per platform, and the score at which
 the top level ("toxic") becomes more likely than not, with a delta-method standard error.

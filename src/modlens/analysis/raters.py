@@ -1,4 +1,4 @@
-"""Rater quality (seed 003): anchor consistency (Table 1) and the accept / don't-use / reject
+"""Rater quality (the human-centred Perspective study): anchor consistency (Table 1) and the accept / don't-use / reject
 rubric of Table 11, applied per task of 15 ratings (the paper's task size, 3 of them gold).
 
 Table 11 lists (inconsistent gold, wrong gold, inconsistent responses) combinations. A task

@@ -1,4 +1,4 @@
-"""Robustness to perturbation (seed 000, Table 4): accuracy against the threshold for clean and
+"""Robustness to perturbation (NoisyHate, Table 4): accuracy against the threshold for clean and
 perturbed texts, ΔAUC (area between the two curves, clean minus perturbed) and ΔACC@0.5
 (perturbed minus clean accuracy at the detector's threshold), per perturbation type, with and
 without normalization of the perturbed text.

@@ -20,12 +20,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how.add_argument("--detector", metavar="NAME[@VERSION]",
                      help="balance over this detector's score deciles (its newest version in the log by default)")
     how.add_argument("--label", metavar="NAME", help="stratify by the value of this stored label")
-    parser.add_argument("--per-platform", type=int, default=100, help="comments per platform (default: 100, as seed 003)")
+    parser.add_argument("--per-platform", type=int, default=100, help="comments per platform (default: 100, as the human-centred Perspective study)")
     parser.add_argument("--platform", action="append", metavar="NAME",
                         help="only this platform (repeat for several; default: every platform in the log)")
     parser.add_argument("--min-words", type=int, default=3, help="shortest comment, in words (default: 3)")
     parser.add_argument("--max-words", type=int, default=60,
-                        help="longest comment, in words (default: 60; seed 003 avoided long comments)")
+                        help="longest comment, in words (default: 60; the human-centred Perspective study avoided long comments)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the draw (default: 0)")
     parser.add_argument("--force", action="store_true", help="replace an existing item set")
 

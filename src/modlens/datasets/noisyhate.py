@@ -1,4 +1,4 @@
-"""NoisyHate (seed 000): pairs of a toxic comment and the same comment with one word perturbed
+"""NoisyHate (Ye, Le and Lee): pairs of a toxic comment and the same comment with one word perturbed
 by a person. The one loader of the file (audits, the normalization benchmark and tests read it
 through `read_pairs`) and the one "restored" rule (the normalization report and the benchmark
 judge with `restored`).

@@ -1,4 +1,4 @@
-"""SASS (seed 004, Piedras et al.; not shipped: its repository has no licence), read from a user path.
+"""SASS (Piedras et al., Critical Perspectives; not shipped: its repository has no licence), read from a user path.
 
 Expected layout (TSV or CSV, header row; column names matched case-insensitively, the first
 alias found wins; the released files' names are `tag`, `human_toxicity`, `perspective_avg_toxicity`):

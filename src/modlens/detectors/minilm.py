@@ -70,7 +70,7 @@ CALL_COST_TOKENS = 48
 def pad_widths(max_length: int) -> tuple[int, ...]:
     """The padded widths the model ever sees: every 4 tokens up to 64, then every 16, then
     `max_length` (20 widths for the default 128). A fixed, small set of shapes keeps the
-    allocator's caches from growing with every new width (issue 26). Steps of 4 where comments
+    allocator's caches from growing with every new width (the live-variant soak). Steps of 4 where comments
     are: NoisyHate's 512 comments batched, this set cost ~2% against exact widths, powers of two
     and their 1.5x (9 widths) 11% (bench/bench_variants.py --widths, docs/PERFORMANCE.md)."""
     widths = {w for w in range(4, min(64, max_length) + 1, 4)} | set(range(80, max_length, 16))

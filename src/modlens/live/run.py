@@ -26,7 +26,7 @@ log = logging.getLogger("modlens.daemon")
 
 # The daemon's study-log page cache, MiB. The writer's 64 MiB (`studylog.connection.CACHE_SIZE_KIB`) is
 # sized for corpus-scale ingest; in the daemon it filled for as long as the log grew, at 6 MiB a minute
-# per 100 comments/s, so RSS still rose 20 minutes into a soak at GPU rates (issue 41, docs/PERFORMANCE.md
+# per 100 comments/s, so RSS still rose 20 minutes into a soak at GPU rates (docs/PERFORMANCE.md
 # "What grows in a soak"). The daemon's transactions are a page's rows; 16 MiB fills in its first minutes.
 DAEMON_CACHE_MIB = 16
 

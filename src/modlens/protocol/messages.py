@@ -322,7 +322,7 @@ class RatingOk(Message):
     type: Literal["rating_ok"] = "rating_ok"
     id: str
     rating_id: int
-    derived_toxicity: str | None = Field(description="toxicity derived from the anchors (seed 003, Table 1), null if none/inconsistent")
+    derived_toxicity: str | None = Field(description="toxicity derived from the anchors (the human-centred Perspective study, Table 1), null if none/inconsistent")
     inconsistent: bool
     duplicate: bool = Field(description="true: this id was already recorded; nothing new was written")
 

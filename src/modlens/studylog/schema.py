@@ -327,7 +327,7 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (media_id, engine, version)
     );
     """,
-    # the acceptance of a rater's work on one task of an item-set study (seed 003, Table 11)
+    # the acceptance of a rater's work on one task of an item-set study (the human-centred Perspective study, Table 11)
     """
     CREATE TABLE rater_reviews (
         study_id             TEXT NOT NULL REFERENCES studies(study_id),

@@ -328,7 +328,7 @@ TABLES: tuple[Table, ...] = (
         col("comment_id", "INTEGER NOT NULL REFERENCES comments(comment_id)", "Rated comment."),
         col("values_json", "TEXT NOT NULL", "{attribute: level} as JSON (the same as rating_values)."),
         col("anchors_json", "TEXT", "Anchor comparisons as JSON (e.g. {\"vs_hard\": \"more\", \"vs_extreme\": \"less\"})."),
-        col("derived_toxicity", "TEXT", "Toxicity derived from the anchor comparisons (seed 003, Table 1)."),
+        col("derived_toxicity", "TEXT", "Toxicity derived from the anchor comparisons (the human-centred Perspective study, Table 1)."),
         col("inconsistent", "INTEGER NOT NULL DEFAULT 0",
             "1 when the anchor answers contradict each other (excluded from analysis).", flag=True),
         col("time_spent_ms", "INTEGER", "Time the rater spent on the comment, in ms."),
@@ -536,7 +536,7 @@ TABLES: tuple[Table, ...] = (
         key=("comment_id",),
         travel=STAYS),
     _table(
-        "rater_reviews", "The acceptance of one rater's work on one task of an item-set study (seed 003, Table 11), "
+        "rater_reviews", "The acceptance of one rater's work on one task of an item-set study (the human-centred Perspective study, Table 11), "
                          "written by `modlens rate`; the report uses only ratings of tasks decided `accept`.",
         col("study_id", "TEXT NOT NULL REFERENCES studies(study_id)", "Study."),
         col("rater_id", "TEXT NOT NULL", "Rater (imported crowd workers: `<format>:<worker id>`)."),

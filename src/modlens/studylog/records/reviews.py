@@ -1,5 +1,5 @@
 """`rater_reviews`: the acceptance decision of one rater's work on one task of an item-set study
-(seed 003, Table 11). Recomputed from the log's ratings on every `modlens rate`, so a row is
+(the human-centred Perspective study, Table 11). Recomputed from the log's ratings on every `modlens rate`, so a row is
 replaced, never duplicated."""
 from __future__ import annotations
 
