@@ -1,6 +1,7 @@
-"""Crash safety: the real `modlens serve`, fed ratings by a client, killed with SIGKILL mid-
-stream again and again. After every kill the study log passes `PRAGMA integrity_check` and
-holds every rating the daemon acknowledged."""
+"""Crash safety: the real `modlens serve`, fed by clients, killed with SIGKILL mid-stream again
+and again. After every kill the study log passes `PRAGMA integrity_check` and holds every
+comment, rating and image the daemon acknowledged, each once (docs/DATA.md, "Acknowledged means
+written")."""
 from __future__ import annotations
 
 import asyncio
