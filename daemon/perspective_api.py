@@ -26,6 +26,7 @@ from modlens.perspective.errors import PerspectiveError, invalid, key_invalid, k
 from modlens.perspective.keys import KeySource, accepted
 from modlens.perspective.service import Analyzer
 from modlens.perspective.tls import GOOGLE_HOST
+from modlens.daemon.perspective_proxy import absolute_form
 from modlens.daemon.security import origin_allowed
 from modlens.live import LiveService
 from modlens.netutil import host_header_is_loopback as host_is_loopback
@@ -44,6 +45,8 @@ class PerspectiveHost:
     # the TLS contexts of `serve --perspective-proxy` (daemon/perspective_proxy.py): a connection made
     # with one of them is the drop-in's, and there, and only there, the Host is Google's
     drop_in: list[ssl.SSLContext] = field(default_factory=list)
+    # ... and the request handlers of its plain connections (clients that send `POST https://...` to a proxy)
+    drop_in_plain: set[Any] = field(default_factory=set)
 
 
 HOST = web.AppKey("perspective_host", PerspectiveHost)
@@ -79,16 +82,26 @@ async def _analyzer_ctx(app: web.Application) -> AsyncIterator[None]:
     await app[ANALYZER].drain()  # scores submitted after their answer, committed before the writer stops
 
 
+def _via_drop_in(request: web.Request) -> bool:
+    """Did the request come through `serve --perspective-proxy` (TLS with its context, or one of its
+    plain connections)?"""
+    host = request.app[HOST]
+    tls = request.transport.get_extra_info("sslcontext") if request.transport is not None else None
+    return tls in host.drop_in or request.protocol in host.drop_in_plain
+
+
 def _door(request: web.Request) -> PerspectiveError | None:
     """The socket's Host/Origin/target checks, answered in Perspective's shape."""
     target = request.raw_path
+    if _via_drop_in(request) and absolute_form(target):
+        target = "/"  # `POST https://commentanalyzer.googleapis.com/...` through the drop-in (its Host is checked below)
     if not target.startswith("/") or target.startswith("//"):
         return invalid("the request target must be a path such as /v1alpha1/comments:analyze")
     for name in ("Host", "Origin", KEY_HEADER):
         if len(request.headers.getall(name, [])) > 1:
             return PerspectiveError("PERMISSION_DENIED", f"header {name} given more than once")
     host = request.app[HOST]
-    if request.transport is not None and request.transport.get_extra_info("sslcontext") in host.drop_in:
+    if _via_drop_in(request):
         if (request.headers.get("Host") or "").lower().removesuffix(":443") != GOOGLE_HOST:
             return PerspectiveError("PERMISSION_DENIED", f"the drop-in answers for Host {GOOGLE_HOST} only")
     elif not host.allow_remote and not host_is_loopback(request.headers.get("Host")):

@@ -26,6 +26,7 @@ log = logging.getLogger("modlens.daemon")
 HEAD_LIMIT = 8192        # a CONNECT request's head is a few hundred bytes
 HEAD_TIMEOUT_S = 10.0    # as for the daemon's own request heads
 TARGETS = {f"{GOOGLE_HOST}:443"}
+TLS_HELLO = b"\x16"  # a TLS handshake record: the client speaks TLS to the proxy itself
 
 
 def _refusal(status: int, reason: str, why: str) -> bytes:
@@ -34,15 +35,28 @@ def _refusal(status: int, reason: str, why: str) -> bytes:
             f"Content-Length: {len(text)}\r\nConnection: close\r\n\r\n").encode() + text
 
 
+def absolute_form(target: str) -> bool:
+    """A plain proxy request for Google's address (`POST https://commentanalyzer.googleapis.com/...`):
+    how clients whose HTTP library does not tunnel (axios before 1.x, the npm client's) use a proxy
+    for an https URL. Answered by modlens itself, like a CONNECT to that host."""
+    low = target.lower()
+    return any(low.startswith(f"{scheme}://{GOOGLE_HOST}{end}") for scheme in ("https", "http")
+               for end in ("/", ":443/"))
+
+
 def check_connect(head: bytes) -> bytes | None:
-    """None when `head` is a CONNECT to the one host answered here; else the refusal to send."""
+    """None when `head` is a CONNECT to the one host answered here, or a plain request for a URL
+    of that host (`absolute_form`); else the refusal to send."""
     line = head.split(b"\r\n", 1)[0].decode("latin-1")
     parts = line.split(" ")
     if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
         return _refusal(400, "Bad Request", "not an HTTP/1.x request")
     method, target, _ = parts
     if method != "CONNECT":
-        return _refusal(405, "Method Not Allowed", f"only CONNECT {GOOGLE_HOST}:443 is answered; "
+        if absolute_form(target):
+            return None
+        return _refusal(405 if target.startswith("/") else 403, "Method Not Allowed" if target.startswith("/")
+                        else "Forbidden", f"only {GOOGLE_HOST} is answered here, not {target[:100]}; "
                         "this proxy forwards nothing")
     if target.lower() not in TARGETS:
         return _refusal(403, "Forbidden", f"only {GOOGLE_HOST}:443 is answered here, not {target[:100]}; "
@@ -53,9 +67,14 @@ def check_connect(head: bytes) -> bytes | None:
 class DropIn:
     """The proxy's listening socket and its connections (one task each until TLS is set up)."""
 
-    def __init__(self, protocol_factory: Callable[[], Any], context: ssl.SSLContext) -> None:
+    def __init__(self, protocol_factory: Callable[[], Any], context: ssl.SSLContext,
+                 plain: set[Any] | None = None) -> None:
         self.protocol_factory = protocol_factory  # the daemon's aiohttp server (AppRunner.server)
         self.context = context
+        # the request handlers of plain (absolute-form) drop-in connections: the endpoint's doors
+        # accept Google's Host on them (`PerspectiveHost.drop_in_plain`)
+        # (aiohttp's handlers take no weak references: the closed ones are dropped as new ones come)
+        self.plain = plain if plain is not None else set()
         self._sock: socket.socket | None = None
         self._accepting: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Task[None]] = set()
@@ -100,41 +119,86 @@ class DropIn:
                 return
             try:
                 async with asyncio.timeout(HEAD_TIMEOUT_S):
-                    head = await _read_head(loop, conn)
+                    head = await _peek_head(conn)
             except TimeoutError:
                 return
             if head is None:
                 await loop.sock_sendall(conn, _refusal(400, "Bad Request", "request head too long or incomplete"))
                 return
+            if head == TLS_HELLO:
+                # TLS straight to the proxy, the request inside naming Google's URL (axios 0.18 under
+                # the npm client does this with an http:// proxy): answered like a tunnel's
+                await loop.connect_accepted_socket(self.protocol_factory, conn, ssl=self.context,
+                                                   ssl_handshake_timeout=HEAD_TIMEOUT_S)
+                handed_over = True
+                return
             refusal = check_connect(head)
             if refusal is not None:
                 log.warning("Perspective drop-in refused %s", head.split(b"\r\n", 1)[0][:120].decode("latin-1"))
+                await _consume(loop, conn, len(head))
+                _discard_buffered(conn)  # a body sent with it: read, so the close is not a reset
                 await loop.sock_sendall(conn, refusal)
                 return
+            if not head.startswith(b"CONNECT "):
+                # a plain request for Google's URL: the daemon's own server reads it from the socket
+                # (it was only peeked at), and its doors know the connection by its handler
+                def handler() -> Any:
+                    protocol = self.protocol_factory()
+                    self.plain.difference_update([p for p in self.plain if getattr(p, "transport", None) is None])
+                    self.plain.add(protocol)
+                    return protocol
+                await loop.connect_accepted_socket(handler, conn)
+                handed_over = True
+                return
+            await _consume(loop, conn, len(head))  # CONNECT's head, peeked; nothing follows until our answer
             await loop.sock_sendall(conn, b"HTTP/1.1 200 Connection established\r\n\r\n")
             await loop.connect_accepted_socket(self.protocol_factory, conn, ssl=self.context,
                                                ssl_handshake_timeout=HEAD_TIMEOUT_S)
             handed_over = True
         except (OSError, ssl.SSLError, ConnectionError) as err:  # a client that left, or did not trust us
             log.info("Perspective drop-in connection from %s ended: %s", peer, err)
+        except Exception:  # a bug: the connection is closed, the traceback logged
+            log.exception("Perspective drop-in connection from %s failed", peer)
         finally:
             if not handed_over:
                 conn.close()
 
 
-async def _read_head(loop: asyncio.AbstractEventLoop, conn: socket.socket) -> bytes | None:
-    """The request head up to its blank line. A client sends nothing after CONNECT's head until it
-    has the answer, so bytes beyond it are refused (None) rather than guessed at."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        if len(data) > HEAD_LIMIT:
+async def _peek_head(conn: socket.socket) -> bytes | None:
+    """The request head up to its blank line, read without consuming it (a plain request is then
+    read again, whole, by the daemon's server); None when it is too long or the client left."""
+    while True:
+        try:
+            data = conn.recv(HEAD_LIMIT + 4, socket.MSG_PEEK)
+        except BlockingIOError:
+            data = None
+        if data == b"":
             return None
-        chunk = await loop.sock_recv(conn, 4096)
-        if not chunk:
-            return None
-        data += chunk
-    head, _, rest = data.partition(b"\r\n\r\n")
-    return None if rest else head + b"\r\n\r\n"
+        if data and data[0] == TLS_HELLO[0]:
+            return TLS_HELLO
+        if data:
+            end = data.find(b"\r\n\r\n")
+            if end >= 0:
+                return data[:end + 4]
+            if len(data) > HEAD_LIMIT:
+                return None
+        await asyncio.sleep(0.005)  # the rest of the head is on its way (peeking leaves the socket readable)
+
+
+def _discard_buffered(conn: socket.socket) -> None:
+    try:
+        while conn.recv(65536):
+            pass
+    except (BlockingIOError, InterruptedError):
+        pass
+
+
+async def _consume(loop: asyncio.AbstractEventLoop, conn: socket.socket, n: int) -> None:
+    while n > 0:
+        got = await loop.sock_recv(conn, n)
+        if not got:
+            raise ConnectionError("the client left")
+        n -= len(got)
 
 
 def serve_lines(material: Any, host: str, port: int) -> list[str]:
@@ -154,7 +218,7 @@ async def start_drop_in(app: Any, runner: Any, host: str, port: int) -> DropIn:
     material = tls.ensure()
     context = tls.server_context(material)
     app[HOST].drop_in.append(context)
-    drop_in = DropIn(runner.server, context)
+    drop_in = DropIn(runner.server, context, app[HOST].drop_in_plain)
     drop_in.material = material
     drop_in.start(host, port)
     return drop_in

@@ -145,3 +145,24 @@ def test_perspective_dot_py_scores_and_parses_the_language_error(served):
     out = _run(PERSPECTIVE_PY, PERSPECTIVE_DOT_PY, served)
     assert out["refused"] == 'Spanish (es) is not supported by "TOXICITY" attribute.'
     assert set(out["scores"]) == set(PRODUCTION) and all(0 <= v <= 100 for v in out["scores"].values())
+
+
+NODE_CLIENT = """
+const Perspective = require('perspective-api-client');   // as published: Google's address, its own axios
+const perspective = new Perspective({apiKey: process.env.MODLENS_API_KEY});
+perspective.analyze('you are a stupid idiot', {attributes: ['toxicity', 'insult']})
+  .then(got => process.stdout.write(JSON.stringify(got)))
+  .catch(err => { console.error(err.message, JSON.stringify(err.response && err.response.data)); process.exit(1); });
+"""
+
+
+@requires("node", "perspective-api-client")
+def test_npm_client_unchanged(served):
+    """The npm client's axios (0.18) sends `POST https://commentanalyzer.googleapis.com/...` to the
+    proxy itself instead of tunnelling: the drop-in answers that too."""
+    done = subprocess.run(["node", "-e", NODE_CLIENT], cwd=REPO, capture_output=True, text=True, timeout=120,
+                          env=served)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout)
+    assert set(got["attributeScores"]) == {"TOXICITY", "INSULT"}
+    assert got["attributeScores"]["TOXICITY"]["summaryScore"]["value"] > 0.5

@@ -186,3 +186,55 @@ def test_the_authority_can_vouch_for_googles_perspective_host_only(dropin):
         with pytest.raises(ssl.SSLCertVerificationError):
             ctx.wrap_socket(raw, server_hostname="www.googleapis.com")
     assert serve_lines(m, "127.0.0.1", proxy.port)[0] == f"export HTTPS_PROXY=http://127.0.0.1:{proxy.port}"
+
+
+def test_a_plain_proxy_request_for_googles_url_is_answered_and_others_are_not(dropin):
+    """Clients whose HTTP library does not tunnel (axios 0.18, under the npm client) send
+    `POST https://commentanalyzer.googleapis.com/...` to the proxy itself: answered by modlens, on
+    a kept-alive connection too; the same for another host is refused and goes nowhere."""
+    _, proxy, _ = dropin
+    body = b'{"comment": {"text": "you idiot"}, "requestedAttributes": {"TOXICITY": {}}}'
+    one = (b"POST https://commentanalyzer.googleapis.com/v1alpha1/comments:analyze?key=" + TOKEN.encode()
+           + b" HTTP/1.1\r\nHost: commentanalyzer.googleapis.com\r\nContent-Type: application/json\r\n"
+           b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as s:
+        s.sendall(one + one.replace(b"you idiot", b"hello you").replace(b"HTTP/1.1\r\n", b"HTTP/1.1\r\nConnection: close\r\n", 1))
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    answers = data.split(b"HTTP/1.1 ")[1:]
+    assert [a[:3] for a in answers] == [b"200", b"200"], data[:500]
+    scores = [json.loads(a.split(b"\r\n\r\n", 1)[1])["attributeScores"]["TOXICITY"]["summaryScore"]["value"]
+              for a in answers]
+    assert scores[0] > 0 and scores[1] == 0
+    # a kept-alive connection cannot turn into a proxy for anywhere else
+    other = one.replace(b"https://commentanalyzer.googleapis.com", b"http://127.0.0.1:9")
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as s:
+        s.sendall(one + other)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+            if data.count(b"HTTP/1.1 ") >= 2:
+                break
+    first, second = data.split(b"HTTP/1.1 ")[1:3]
+    assert first[:3] == b"200" and second[:3] == b"400", data[:500]  # Google's: the target must be a path
+    assert b"the request target must be a path" in second
+    assert _connect(proxy.port, other).startswith(b"HTTP/1.1 403")
+
+
+def test_tls_straight_to_the_proxy_with_googles_url(dropin):
+    """axios 0.18 (the npm client's) speaks TLS to an http:// proxy itself, SNI and Host Google's,
+    and writes the whole URL in the request line: answered like a tunnel's request."""
+    _, proxy, env = dropin
+    ctx = ssl.create_default_context(cafile=env["SSL_CERT_FILE"])
+    body = b'{"comment": {"text": "you idiot"}, "requestedAttributes": {"TOXICITY": {}}}'
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as raw:
+        with ctx.wrap_socket(raw, server_hostname="commentanalyzer.googleapis.com") as s:
+            s.sendall(b"POST https://commentanalyzer.googleapis.com/v1alpha1/comments:analyze?key=" + TOKEN.encode()
+                      + b" HTTP/1.1\r\nHost: commentanalyzer.googleapis.com\r\nContent-Type: application/json\r\n"
+                      b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+    assert data.startswith(b"HTTP/1.1 200"), data[:300]
+    assert json.loads(data.split(b"\r\n\r\n", 1)[1])["attributeScores"]["TOXICITY"]["summaryScore"]["value"] > 0
