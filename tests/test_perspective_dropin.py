@@ -238,3 +238,11 @@ def test_tls_straight_to_the_proxy_with_googles_url(dropin):
                 data += chunk
     assert data.startswith(b"HTTP/1.1 200"), data[:300]
     assert json.loads(data.split(b"\r\n\r\n", 1)[1])["attributeScores"]["TOXICITY"]["summaryScore"]["value"] > 0
+
+
+def test_the_material_is_kept_and_made_again_before_it_ends(tmp_path, monkeypatch):
+    first = tls.ensure(tmp_path)
+    ca = first.ca_cert.read_bytes()
+    assert tls.ensure(tmp_path).ca_cert.read_bytes() == ca  # kept: a client that trusts it keeps trusting it
+    monkeypatch.setattr(tls, "RENEW_DAYS", tls.VALID_DAYS + 1)  # as if its end were a week away
+    assert tls.ensure(tmp_path).ca_cert.read_bytes() != ca

@@ -27,6 +27,7 @@ from modlens import paths
 GOOGLE_HOST = "commentanalyzer.googleapis.com"
 CA_NAME = "modlens local Perspective drop-in CA"  # name-constrained: see NameConstraints
 VALID_DAYS = 825  # the longest server-certificate lifetime Apple's TLS clients accept
+RENEW_DAYS = 7    # a certificate this close to its end is made again (a new authority: its key is not kept)
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,17 @@ def ensure(where: Path | None = None) -> Material:
     follows updates of the system's roots."""
     m = _material(where or folder())
     m.folder.mkdir(parents=True, exist_ok=True)
-    if not (m.ca_cert.is_file() and m.server_cert.is_file() and m.server_key.is_file()):
+    if not (m.ca_cert.is_file() and m.server_cert.is_file() and m.server_key.is_file()) or _ending(m.server_cert):
         _create(m)
     _write(m.bundle, _system_roots().rstrip(b"\n") + b"\n" + m.ca_cert.read_bytes())
     return m
+
+
+def _ending(cert: Path) -> bool:
+    from cryptography import x509
+
+    end = x509.load_pem_x509_certificate(cert.read_bytes()).not_valid_after_utc
+    return end - datetime.datetime.now(datetime.timezone.utc) < datetime.timedelta(days=RENEW_DAYS)
 
 
 def _create(m: Material) -> None:
