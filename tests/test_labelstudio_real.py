@@ -313,3 +313,90 @@ def test_label_studio_queue_three_annotators(tmp_path: Path, label_studio: Label
         assert len(lines) == 2 and f"Label Studio's {label} export" in lines[0], (kind, lines)
         assert lines[1] == f"  fix: {crowd.LS_JSON}", (kind, lines)
         assert refused.stdout == "", (kind, refused.stdout)
+
+
+@pytest.mark.browser
+def test_label_studio_ui_as_the_docs_say(tmp_path: Path, label_studio: LabelStudio) -> None:
+    """docs/MULTI.md's Label Studio steps in Community 1.23.2's own web UI (Chromium through
+    Playwright): the project from project.json and tasks.json through the API, as the docs say (its
+    UI has no overlap setting); the admin's Organization page, "Add Members", its invite link; an
+    annotator signs up there, opens the project, presses "Label All Tasks" and answers until "No
+    More Tasks Left in Queue"; the admin's Export > JSON; `modlens rate` imports the answers given."""
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    chromium = Path("/usr/lib/chromium/chromium")
+    if not chromium.exists():
+        pytest.skip("Chromium absent: `make system-deps` installs it")
+    started = time.monotonic()
+    phases: dict[str, float] = {}   # seconds from the start: where a slow run spent its time
+    folder, db, plan = make_study(tmp_path, "ls-ui", raters=1)
+    modlens("study", "export-tasks", str(folder), "--format", "labelstudio", "--out", str(tmp_path / "ls"))
+    pid, tasks = label_studio.project(tmp_path / "ls")
+    phases["project"] = time.monotonic() - started
+    key = {u["unit"]: u["ref"] for u in json.loads((folder / "crowd-key.json").read_text())["units"]}
+    ref_at = {(t["data"]["task"], t["data"]["position"]): key[t["data"]["unit"]] for t in tasks}
+    questions = crowd.questions(plan.study)
+    given: dict[str, dict[str, str]] = {}
+    with playwright_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(chromium), headless=True, args=["--no-sandbox"])
+        try:
+            admin = browser.new_context(accept_downloads=True).new_page()
+            admin.goto(label_studio.base + "/user/login/")
+            admin.fill("input[name=email]", "admin@example.org")
+            admin.fill("input[name=password]", "modlens-test-pw")
+            admin.click("button[type=submit]")
+            admin.wait_for_url(lambda url: "/user/login" not in url)
+            admin.goto(label_studio.base + "/organization/")
+            admin.get_by_role("button", name="Invite new member").click()   # the "Add Members" button
+            link = admin.locator(".lsf-invite input")
+            playwright_api.expect(link).to_have_value(re.compile(r"/user/signup/\?token="), timeout=60_000)
+            invite = link.input_value()
+            phases["invite"] = time.monotonic() - started
+            assert "/user/signup/?token=" in invite, invite
+
+            annotator = browser.new_context().new_page()
+            annotator.goto(invite)
+            annotator.fill("input[name=email]", "ui-annotator@example.org")
+            annotator.fill("input[name=password]", "ui-annotator-pw-123")
+            annotator.click("button[type=submit]")
+            annotator.wait_for_url(lambda url: "/user/signup" not in url)
+            annotator.goto(f"{label_studio.base}/projects/{pid}/data")
+            phases["signed up"] = time.monotonic() - started
+            annotator.get_by_text("Label All Tasks").click()
+            done = annotator.get_by_text("No More Tasks Left in Queue")
+            for _ in range(len(tasks) + 1):
+                header = annotator.locator("h3", has_text=re.compile(r"^Task \w+, comment \d+$"))
+                header.or_(done).first.wait_for(timeout=60_000)
+                if done.is_visible():
+                    break
+                task, position = re.fullmatch(r"Task (\w+), comment (\d+)", header.inner_text()).groups()  # type: ignore[union-attr]
+                ref = ref_at[(task, int(position))]
+                given[f"{task}:{ref}"] = answer = answers(plan, ref)
+                groups = annotator.locator(".lsf-choices")
+                for n, q in enumerate(questions):
+                    groups.nth(n).locator(f'input[name="{answer[q.name]}"]').check()
+                annotator.locator("[data-testid=bottombar-submit-button]").click()
+                header.filter(has_text=f"comment {position}").wait_for(state="detached", timeout=60_000)
+            assert done.is_visible() and len(given) == len(tasks), given
+            phases["labelled"] = time.monotonic() - started
+
+            admin.goto(f"{label_studio.base}/projects/{pid}/data")
+            admin.get_by_role("button", name="Export").click()
+            json_format = admin.locator(".lsf-formats__item").filter(
+                has=admin.locator(".lsf-formats__name", has_text=re.compile(r"^JSON$")))
+            if "selected" not in (json_format.get_attribute("class") or ""):   # JSON is the dialog's default
+                json_format.click(force=True)   # the list, not the item, takes the pointer
+            playwright_api.expect(json_format).to_have_class(re.compile(r"lsf-formats__item_selected"))
+            with admin.expect_download() as download:
+                admin.locator(".lsf-modal-ls").get_by_role("button", name="Export").click()
+            export_file = tmp_path / "ui-export.json"
+            download.value.save_as(export_file)
+        finally:
+            browser.close()
+    out = modlens("rate", str(export_file), "--db", str(db), "--study", str(folder))
+    assert f"1 workers, {len(tasks)} ratings imported" in out, out
+    with StudyLog(db, readonly=True) as lg:
+        rows = lg.query("SELECT client_rating_id, values_json, anchors_json FROM ratings")
+    assert {r["client_rating_id"]: {**json.loads(r["values_json"]), **json.loads(r["anchors_json"])}
+            for r in rows} == given
+    print(f"the UI walkthrough took {time.monotonic() - started:.0f} s; by then: "
+          + ", ".join(f"{k} {v:.0f} s" for k, v in phases.items()))

@@ -150,7 +150,7 @@ def read_survey(path: Path, plan: Plan, encoding: str | None = None, tally: Tall
         for pos in positions:
             ref = order[pos - 1] if pos <= len(order) else f"#{pos}"
             out.append(Answer(worker, unit, ref, per.get(pos, {}), f"{path.name}:{n} item{pos}"))
-        if platform == "qualtrics" and str(row.get("Finished") or "").strip() == "False":
+        if platform == "qualtrics" and str(row.get("Finished") or "").strip().lower() == "false":
             unfinished += 1
             unanswered += sum(pos not in per for pos in positions)
     if unfinished:
