@@ -61,7 +61,9 @@ def _run(python: Path, script: str, env: dict[str, str]) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-PYPERSPECTIVE = """
+# each script gets the attribute list as its first line (the clients run in their own Python)
+HEAD = f"PRODUCTION = {PRODUCTION!r}\n"
+PYPERSPECTIVE = HEAD + """
 import json, os
 from PyPerspective.Perspective import Perspective
 from PyPerspective.errors import InvalidAuthKey
@@ -71,15 +73,15 @@ try:
     wrong = "constructed"
 except InvalidAuthKey:
     wrong = "InvalidAuthKey"
-c = client.get_score("you are a stupid idiot", tests=%r)
+c = client.get_score("you are a stupid idiot", tests=PRODUCTION)
 print(json.dumps({"wrong": wrong, "scores": {a.name: a.score for a in c.attributes}, "langs": c.requests_langs}))
-""" % PRODUCTION
+"""
 
-PYSPECTIVE = """
+PYSPECTIVE = HEAD + """
 import json, os
 from pyspective.pyspective import PyspectiveAPI
 client = PyspectiveAPI(os.environ["MODLENS_API_KEY"])
-one = {a: client.score("you are a stupid idiot", test=a) for a in %r}
+one = {a: client.score("you are a stupid idiot", test=a) for a in PRODUCTION}
 suggested = client.suggest("you are a stupid idiot", 0.9)
 try:
     client.score("you are a stupid idiot")                  # all eight, SEXUALLY_EXPLICIT and FLIRTATION too
@@ -87,7 +89,7 @@ try:
 except KeyError as err:
     default = "KeyError " + str(err)
 print(json.dumps({"one": one, "suggested": suggested, "default": default}))
-""" % PRODUCTION
+"""
 
 PERSPECTIVEAPI = """
 import asyncio, json, os
@@ -102,19 +104,19 @@ both = [sync, asyncio.run(go())]
 print(json.dumps([{a: getattr(s, a) for a in ("toxicity", "severe_toxicity", "insult", "threat")} for s in both]))
 """
 
-PERSPECTIVE_DOT_PY = """
+PERSPECTIVE_DOT_PY = HEAD + """
 import json, os
 from perspective import Client
 from perspective.errors import UnsupportedLanguage
 client = Client(token=os.environ["MODLENS_API_KEY"])   # Google's client, Google's discovery address
-got = client.analyze("you are a stupid idiot", attributes=%r, language="en")
+got = client.analyze("you are a stupid idiot", attributes=PRODUCTION, language="en")
 try:
     client.analyze("eres un idiota", attributes=["TOXICITY"], language="es")
     refused = None
 except UnsupportedLanguage as err:
     refused = str(err)
 print(json.dumps({"scores": got, "refused": refused}, default=str))
-""" % PRODUCTION
+"""
 
 
 @requires("perspective-clients")
