@@ -215,3 +215,23 @@ def test_page_and_tables_come_from_one_rendering(log):
         block = r.html.split(f"id=t{t.number}>", 1)[1].split("</table>", 1)[0]
         assert all(html_mod.escape(c.text) in block for row in t.rows for c in row)
         assert t.caption
+
+
+def test_csv_folder_written_again_keeps_no_stale_table(tmp_path):
+    from modlens.analysis.report_tables import Table, write_csv
+
+    def tables(n):
+        out = []
+        for i in range(1, n + 1):
+            t = Table.of(["x"], [[i]])
+            t.number, t.caption = i, f"table {i}"
+            out.append(t)
+        return out
+    out = tmp_path / "tables"
+    out.mkdir()
+    (out / "notes.csv").write_text("mine\n")
+    write_csv(tables(3), [], out)
+    assert (out / "03-table-3.csv").is_file()
+    write_csv(tables(2), [], out)
+    assert sorted(p.name for p in out.iterdir()) == ["01-table-1.csv", "02-table-2.csv", "index.csv", "notes.csv",
+                                                           "references.csv"]

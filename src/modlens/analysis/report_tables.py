@@ -12,7 +12,9 @@ CSV: one file per table (`NN-caption.csv`, header row, the cells' text), an `ind
 each file's table and caption, and `references.csv`; cells go through the one spreadsheet-safe
 writer (`studylog/csvcells.py`), a number's cell is written as the number. LaTeX: one file with
 a booktabs `table` per table (a `longtable` above `LONG` rows), captioned and labelled
-`tab:modlens-NN`, and the references as a `thebibliography` whose keys `\\cite` can name.
+`tab:modlens-NN` (a column with a long cell or head wraps in a paragraph column), and the
+references as a `thebibliography` whose keys `\\cite` can name. Checked by hand with pdfLaTeX
+(TeX Live 2022: booktabs, longtable): the files compile.
 """
 from __future__ import annotations
 
@@ -135,6 +137,7 @@ def write_csv(tables: Sequence[Table], references: Sequence[dict[str, str]], out
     """One CSV per table, `index.csv` and `references.csv` in `out_dir` (created); the files written."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    stale = _listed(out / "index.csv") - {file_name(t) for t in tables}
     written = []
     for t in tables:
         path = out / file_name(t)
@@ -144,7 +147,18 @@ def write_csv(tables: Sequence[Table], references: Sequence[dict[str, str]], out
                                *[[t.number, file_name(t), t.caption, len(t.rows), len(t.header)] for t in tables]])
     _write(out / "references.csv", [["key", "citation", "reference"],
                                     *[[r["key"], r["citation"], r["reference"]] for r in references]])
+    for name in stale:  # tables an earlier run wrote here that this report no longer has
+        (out / name).unlink(missing_ok=True)
     return [*written, out / "index.csv", out / "references.csv"]
+
+
+def _listed(index: Path) -> set[str]:
+    """The table files an earlier `write_csv` listed in this folder's index.csv (only those: any
+    other file in the folder is left alone)."""
+    if not index.is_file():
+        return set()
+    rows = read_csv(index)
+    return {r[1] for r in rows[1:] if len(r) > 1 and re.fullmatch(r"\d{2,}-[a-z0-9-]+\.csv", r[1])}
 
 
 def read_csv(path: str | Path) -> list[list[str]]:
@@ -167,9 +181,16 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX.get(ch, ch) for ch in text)
 
 
+WRAP_COLUMN = 24  # LaTeX: a column with a longer cell or head wraps in a paragraph column this wide
+PARAGRAPH = r"p{3.2cm}"
+
+
 def _align(t: Table, col: int) -> str:
-    """r for a column of figures (numbers, intervals, dashes), l for text."""
+    """A paragraph column where a cell or the head is long (a page has no room for it on one line),
+    else r for a column of figures (numbers, intervals, dashes), l for text."""
     cells = [r[col].text for r in t.rows if col < len(r) and r[col].text not in ("–", "")]
+    if max((len(c) for c in [*cells, t.header[col]]), default=0) > WRAP_COLUMN:
+        return PARAGRAPH
     return "r" if cells and all(re.match(r"[-\d.\[]", c) for c in cells) else "l"
 
 
@@ -191,7 +212,8 @@ def to_latex(tables: Sequence[Table], references: Sequence[dict[str, str]], sour
     """Every table and the references as one LaTeX file (`\\input` it, or copy a table out)."""
     out = [f"% modlens report tables: {source}",
            r"% needs \usepackage{booktabs} and \usepackage{longtable} (pdfLaTeX with utf8 input, or LuaLaTeX/XeLaTeX);",
-           "% each table is labelled tab:modlens-NN, NN its number in the HTML report (its table id tNN)", ""]
+           "% each table is labelled tab:modlens-NN, NN its number in the HTML report (its table id tNN);",
+           r"% long cells wrap in p{3.2cm} columns; a table still wider than the text: \resizebox or a landscape page", ""]
     out += [latex_table(t) + "\n" for t in tables]
     if references:
         out += [r"\begin{thebibliography}{" + str(len(references)) + "}",
