@@ -98,6 +98,8 @@ def test_wide_rows_give_the_reports_figures(log, tmp_path):
 def test_unknown_table_is_refused_before_anything_is_read(log, tmp_path, capsys):
     assert main(["export", "--db", str(log), "--out", str(tmp_path / "o"), "--tables", "comentz", WIDE_NAME]) == 2
     assert "unknown table 'comentz'" in capsys.readouterr().err
+    assert main(["export", "--db", str(log), "--out", str(tmp_path / "o"), "--tables", "comment_scores_wid"]) == 2
+    assert f"did you mean {WIDE_NAME} or" in capsys.readouterr().err
 
 
 def test_wide_table_in_parquet_keeps_types(log, tmp_path):

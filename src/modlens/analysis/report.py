@@ -60,13 +60,15 @@ def build(data: StudyData) -> dict[str, Any]:
         else:
             sections[s.key] = {k: v for k, v in result.items() if k not in s.private}
             methods[s.key] = s.method
+    names = short_names((d.name, d.version) for d in data.detectors.values())  # as every section shows them
     counts = {"comments": len(data.comments), "ratings": len(data.ratings), "variants": len(data.variants),
               "platforms": {p: sum(1 for c in data.comments.values() if c["platform"] == p) for p in data.platforms()}}
     return {
         "modlens_version": __version__, "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "db": str(data.path), "counts": counts,
-        "detectors": [{"name": d.name, "version": d.version, "toxicity_label": d.toxicity_label,
-                       "threshold": d.threshold, "config": d.config} for d in data.detectors.values()],
+        "detectors": [{"name": d.name, "short": names[(d.name, d.version)], "version": d.version,
+                       "toxicity_label": d.toxicity_label, "threshold": d.threshold, "config": d.config}
+                      for d in data.detectors.values()],
         "audit_runs": data.runs, "label_sets": label_sets_used(data), "methods": methods,
         "sections": sections, "skipped": skipped,
         **_references(methods.values(), datasets_read(data)),

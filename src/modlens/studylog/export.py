@@ -15,7 +15,7 @@ from modlens.names import close_matches
 from modlens.studylog import exporters
 from modlens.studylog.dictionary import render_markdown
 from modlens.studylog.schema import SCHEMA_VERSION
-from modlens.studylog.tables import EXPORT_TABLES, EXPORTS, ExportTable
+from modlens.studylog.tables import EXPORT_TABLES, EXPORTS, WIDE_NAME, ExportTable
 from modlens.studylog.codec import now_iso
 from modlens.studylog.store import StudyLog
 
@@ -45,10 +45,11 @@ def _write(writer: Any, out: Path, table: ExportTable, rows: Iterable[tuple[Any,
 
 def check_tables(tables: Sequence[str]) -> None:
     """ValueError naming the first unknown table and the close matches (or every exportable one)."""
+    known = [*EXPORTS, WIDE_NAME]  # the wide table is built above this layer (cli/export.py) but asked for here too
     for name in tables:
         if name not in EXPORTS:
-            close = close_matches(name, EXPORTS)
-            fix = f"did you mean {' or '.join(close)}?" if close else f"exportable: {', '.join(EXPORTS)}"
+            close = close_matches(name, known)
+            fix = f"did you mean {' or '.join(close)}?" if close else f"exportable: {', '.join(known)}"
             raise ValueError(f"unknown table {name!r}; {fix}")
 
 
