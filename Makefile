@@ -72,6 +72,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
 run: setup
+	@echo "modlens: installed in $(VENV), not on your PATH: in a new terminal run '. $(VENV)/bin/activate' (or call $(VENV)/bin/modlens)"
 	$(VENV)/bin/modlens serve $(ARGS)
 
 # ruff and mypy on the code they pass today; what they check is configured in pyproject.toml

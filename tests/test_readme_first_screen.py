@@ -75,7 +75,9 @@ def test_make_run_installs_into_the_venv_and_starts_serve():
     assert "python3 -m venv $(VENV)" in makefile and "VENV ?= .venv" in makefile
     assert re.search(r"pip install .*torch==2\.13\.0", makefile)
     assert "-e '.[" in makefile  # modlens itself, editable, so .venv/bin/modlens is its console script
-    assert _make_dry_run("run").strip().splitlines()[-1].startswith(".venv/bin/modlens serve")
+    run = _make_dry_run("run").strip().splitlines()
+    assert run[-1].startswith(".venv/bin/modlens serve")
+    assert any(". .venv/bin/activate" in line for line in run[:-1])  # and says how to reach it from another terminal
 
 
 def test_make_test_and_test_fast_run_what_the_readme_says():
