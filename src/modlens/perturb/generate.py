@@ -38,7 +38,9 @@ class WordSlot:
 def word_slots(text: str) -> list[WordSlot]:
     slots = []
     for i, m in enumerate(_WORD.finditer(text)):
-        lead, core, _ = _CORE.match(m.group()).groups()
+        parts = _CORE.match(m.group())
+        assert parts is not None  # every part of the pattern may be empty: it matches any token
+        lead, core, _ = parts.groups()
         cs = m.start() + len(lead)
         slots.append(WordSlot(i, m.start(), m.end(), cs, cs + len(core)))
     return slots
@@ -183,7 +185,8 @@ class VariantGenerator:
                 reasons[key] = "its edits only repeated texts already made"
         return reasons
 
-    def _variant(self, text, key, slot, attempt, importance, ranking, importance_method) -> Variant | None:
+    def _variant(self, text: str, key: str, slot: WordSlot, attempt: int, importance: Sequence[float] | None,
+                 ranking: str, importance_method: str) -> Variant | None:
         edit = perturb_word(text, self.strategies[key], key, slot, self.seed, attempt)
         if edit is None:
             return None

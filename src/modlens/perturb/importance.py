@@ -4,7 +4,10 @@ drops when each whitespace word is removed. Computed here only: the engine score
 score function, and both turn the scores into importances with `importance_from_scores`."""
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
+
+if TYPE_CHECKING:
+    from modlens.detectors.base import Detector
 
 ScoreFn = Callable[[list[str]], Sequence[float | None]]
 
@@ -32,10 +35,11 @@ def importance_texts(text: str) -> list[str]:
 def importance_from_scores(scores: Sequence[float | None]) -> list[float] | None:
     """importance[i] = score(text) - score(text without word i), from the scores of
     `importance_texts(text)`; None when the scorer had no answer for one of them."""
-    if any(s is None for s in scores):
+    known = [s for s in scores if s is not None]
+    if len(known) != len(scores):
         return None
-    base = float(scores[0])
-    return [base - float(s) for s in scores[1:]]
+    base = float(known[0])
+    return [base - float(s) for s in known[1:]]
 
 
 def word_importance(text: str, score_fn: ScoreFn) -> list[float] | None:
@@ -47,7 +51,7 @@ def word_importance(text: str, score_fn: ScoreFn) -> list[float] | None:
     return importance_from_scores(scores)
 
 
-def detector_score_fn(detector) -> ScoreFn:
+def detector_score_fn(detector: Detector) -> ScoreFn:
     """Adapts a `Detector` (batched `score` + `toxicity`) to a score function."""
     return lambda texts: [detector.toxicity(s) for s in detector.score(list(texts))]
 
