@@ -5,6 +5,7 @@ named by short names in cells and legends, their versions standing once in the D
 import html as html_mod
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
@@ -43,6 +44,7 @@ def log(tmp_path_factory):
     dets = {"a": LengthDetector("1.0", 90.0), "b": LengthDetector(HASH, 60.0)}
     run_audit(str(f), db=db, detector_objects=dets, progress=False, reader_options={"label": "toxic"})
     run_audit("davidson", db=db, detector_objects=dets, progress=False, limit=40)  # the real one, by its reader
+    run_audit("hatecheck", db=db, detector_objects=dets, progress=False, limit=150)  # HateCheck's own tables
     return db
 
 
@@ -116,7 +118,8 @@ def test_csv_and_latex_carry_exactly_the_html_reports_figures(log, tmp_path):
     from_latex = latex_tables((tmp_path / "t.tex").read_text())
     assert list(from_latex) == list(from_html)
     captions = [r[2] for r in index[1:]]
-    assert any(c.startswith("Detectors") for c in captions) and any("Detectors on labelled data" in c for c in captions)
+    for title in ("Detectors", "Human ratings", "Detectors vs people", "Detectors on labelled data", "HateCheck by functionality"):
+        assert any(title in c for c in captions), title
     checked = 0
     for (number, file, caption, n_rows, _), (tid, rows) in zip(index[1:], from_html.items()):
         assert f"<caption>Table {number}</caption>" in page
@@ -207,6 +210,15 @@ def test_csv_cells_a_spreadsheet_would_run_are_neutralised(tmp_path):
     assert raw[1].startswith("\"'=HYPERLINK") and raw[1].endswith(",-0.250")  # a number stays a number
     assert raw[2].startswith("\"'-0.1")
     assert read_csv(tmp_path / "01-probe.csv")[1:] == [["=HYPERLINK(\"x\")", "-0.250"], ["-0.1 [-0.2, 0.0]", "3"]]
+
+
+def test_every_section_builds_its_tables_through_the_one_model():
+    """A table written as raw HTML would be on the page only: no section writes one."""
+    from modlens.analysis import sections
+
+    for path in Path(sections.__file__).parent.glob("*.py"):
+        if path.name != "html.py":
+            assert not re.search(r"<t(able|r|d|h)\b", path.read_text()), path.name
 
 
 def test_page_and_tables_come_from_one_rendering(log):
