@@ -1,6 +1,7 @@
 """Before/after for the embedded detectors' heads on every shipped benchmark (issue 39).
 
     python bench/bench_embedded.py [--davidson-sample 3000] [--cache /tmp/modlens-bench-emb] [--json out.json]
+    python bench/bench_embedded.py --tiny      # every 60th row of each file: the test suite's run
 
 Both heads (`minilm-toxicity`'s one-label head and `minilm-toxicity-6`'s six-label head, or any
 given with --old/--new) sit on the same frozen MiniLM-L6 encoder, so each text is encoded once
@@ -22,6 +23,7 @@ import argparse
 import csv
 import json
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -50,6 +52,16 @@ def _spearman(a: object, b: object) -> float:
     return round(float(spearmanr(np.asarray(a, float), np.asarray(b, float)).statistic), 3)
 
 
+def tiny_data(root: Path, every: int) -> Path:
+    """Every `every`-th row of each shipped benchmark file (all classes kept), under `root`."""
+    for rel in ("hatecheck/test_suite_cases.csv", "noisyhate/dev.csv", "davidson/labeled_data.csv"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        with (DATA / rel).open(newline="", encoding="utf-8") as fi, (root / rel).open("w", newline="", encoding="utf-8") as fo:
+            rows = list(csv.reader(fi))
+            csv.writer(fo).writerows([rows[0], *rows[1::every]])
+    return root
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--old", default=str(DEFAULT_HEAD), help="one-label head file (minilm-toxicity's)")
@@ -59,7 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache", default="/tmp/modlens-bench-emb", help="embedding cache folder ('' for none)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--json", help="write every figure here too")
+    p.add_argument("--tiny", action="store_true", help="every 60th HateCheck case, NoisyHate pair and Davidson row, "
+                   "no SASS, no cache (the test suite's run: the figures mean nothing)")
     args = p.parse_args(argv)
+    data = DATA
+    if args.tiny:
+        data, args.sass, args.cache, args.davidson_sample = tiny_data(Path(tempfile.mkdtemp()), 60), "", "", 0
 
     import torch
     torch.set_num_threads(args.threads)
@@ -76,17 +93,17 @@ def main(argv: list[str] | None = None) -> int:
 
     out: dict[str, dict] = defaultdict(dict)
     # HateCheck
-    hc_cases = read_hatecheck(DATA / "hatecheck").items  # the reader hatecheck_report uses
+    hc_cases = read_hatecheck(data / "hatecheck").items  # the reader hatecheck_report uses
     hc_x = dict(zip([c.text for c in hc_cases], embed([c.text for c in hc_cases])))
     for name, score in heads.items():
-        rep = hatecheck_report(lambda t, f=score: f(np.stack([hc_x[x] for x in t])), DATA / "hatecheck")
+        rep = hatecheck_report(lambda t, f=score: f(np.stack([hc_x[x] for x in t])), data / "hatecheck")
         s = score(np.stack([hc_x[c.text] for c in hc_cases]))
         y = np.asarray([c.labels["label_gold"] == "hateful" for c in hc_cases])
         out[name]["hatecheck"] = {"auc": rep["auc"], "acc_nonhateful": round(float(np.mean(s[~y] < 0.5)), 4),
                                   "acc_hateful": round(float(np.mean(s[y] >= 0.5)), 4),
                                   "by_functionality": {k: v["accuracy"] for k, v in rep["by_functionality"].items()}}
     # NoisyHate dev
-    nh = _rows(DATA / "noisyhate" / "dev.csv")
+    nh = _rows(data / "noisyhate" / "dev.csv")
     xc, xp = embed([r["clean"] for r in nh]), embed([r["perturbed"] for r in nh])
     for name, score in heads.items():
         sc, sp = score(xc), score(xp)
@@ -95,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
                                   "spearman_perspective": _spearman(np.r_[sc, sp], [float(r["perspective_clean"]) for r in nh]
                                                                     + [float(r["perspective_perturbed"]) for r in nh])}
     # Davidson
-    dav = _rows(DATA / "davidson" / "labeled_data.csv")
+    dav = _rows(data / "davidson" / "labeled_data.csv")
     if args.davidson_sample:
         pick = np.sort(np.random.default_rng(0).choice(len(dav), min(args.davidson_sample, len(dav)), replace=False))
         dav = [dav[i] for i in pick]

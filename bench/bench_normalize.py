@@ -36,7 +36,11 @@ def main() -> int:
     ap.add_argument("--tweets", type=int, default=2000, help="Davidson tweets in the stream figure")
     ap.add_argument("--repeat", type=int, default=3, help="cold-cache stream runs; the best is shown")
     ap.add_argument("--stream-only", action="store_true", help="only the Davidson tweet stream")
+    ap.add_argument("--tiny", action="store_true", help="40 NoisyHate pairs, 20 HateCheck cases, 20 tweets, one run "
+                                                      "(the test suite's run: the figures mean nothing)")
     args = ap.parse_args()
+    if args.tiny:
+        args.spell_sample, args.tweets, args.repeat = 5, 20, 1
     steps = args.steps.split(",") if args.steps else None
     if args.stream_only:
         print_stream(args.data, args.tweets, args.repeat, steps)
@@ -44,6 +48,8 @@ def main() -> int:
 
     pairs = load_noisyhate(args.data / "noisyhate" / "dev.csv")
     cases = load_hatecheck_spell(args.data / "hatecheck" / "test_suite_cases.csv")
+    if args.tiny:
+        pairs, cases = pairs[:40], cases[:20]
     normalizer = build_normalizer(steps)
     spell = PySpellBaseline(distance=2)
 

@@ -17,6 +17,7 @@ import argparse
 import random
 import time
 from collections import Counter
+from itertools import islice
 
 from modlens.perturb import wordnet, wordvectors
 from modlens.perturb.importance import STOPWORDS
@@ -50,8 +51,9 @@ def main() -> None:
     t_vec = time.perf_counter() - t0
     reader = wordnet.load()
     swap = EmbeddingNeighbour(min_similarity=args.min_similarity)
-    words = [w for w in vectors.words if len(w) >= 3 and w not in STOPWORDS
-             and wordnet.word_pos(reader, w) & {"a", "n", "v"}][: args.n]
+    # the first N that qualify (islice: the rest of the vocabulary is never looked up in WordNet)
+    words = list(islice((w for w in vectors.words if len(w) >= 3 and w not in STOPWORDS
+                         and wordnet.word_pos(reader, w) & {"a", "n", "v"}), args.n))
 
     counts: Counter[str] = Counter()
     covered, t_lookup = 0, 0.0
