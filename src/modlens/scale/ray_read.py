@@ -33,6 +33,7 @@ from typing import Any, Iterator
 from modlens.datasets import registry
 from modlens.datasets.base import Dataset, DatasetError, DatasetItem, file_digest
 from modlens.datasets.generic import RowMap, row_map
+from modlens.studylog import csvcells
 
 URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 KINDS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
@@ -192,12 +193,16 @@ def _stream(listing: Listing, mapping: RowMap, runs: list[tuple[list[str], list[
     ctx.enable_progress_bars = False  # the audit's own bar counts items
     for files, columns in runs:
         ds = _read(listing, files, mapping, columns)
+        # modlens's own CSV export: its `'` before a formula character comes off (as `iter_rows` does)
+        own = listing.kind(files[0]) in ("csv", "tsv") and csvcells.is_own_header(columns)
         counts: dict[str, int] = {}
         seen: dict[str, set[str]] = {}
         digests: dict[str, str | None] = {}  # rel -> its file's content hash (keys without an id column)
         for batch in ds.iter_batches(batch_size=BATCH, batch_format="pyarrow"):
             for row in batch.to_pylist():
                 file = row.pop(PATH_COLUMN)
+                if own:
+                    row = {k: csvcells.restore(v) for k, v in row.items()}
                 rel = listing.rel.get(file) or listing.rel[_match(listing, file)]
                 n = counts.get(rel, 0)
                 counts[rel] = n + 1
