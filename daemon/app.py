@@ -1,9 +1,10 @@
 """The aiohttp application: one WebSocket endpoint (`/ws`) in front of the live service
 (`modlens.live`), `/status`, and the Perspective-compatible API (`perspective_api.py`).
 
-The daemon is the transport: it checks handshakes (`security.py`), reads and bounds frames, parses
-them with `modlens.protocol`, rate-limits each connection (`session.py`) and routes each message
-by its type (`HANDLERS`) to the live service, which does the work. The service and its resources
+The daemon is the transport: one middleware checks the handshake of its own routes (`paired_only`,
+`security.check_handshake`); it reads and bounds frames, parses them with `modlens.protocol`,
+rate-limits each connection (`session.py`) and routes each message by its type (`HANDLERS`) to
+the live service, which does the work. The service and its resources
 (study-log writer, engine, recovery) live in one `cleanup_ctx` entry, so they start before the
 first connection and stop in reverse order on shutdown.
 
@@ -18,10 +19,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable, Final
 
 from aiohttp import WSCloseCode, WSMsgType, web
 from aiohttp.http_exceptions import HttpProcessingError
@@ -32,13 +33,12 @@ from modlens.config import StudyConfig
 from modlens.daemon.perspective_api import PerspectiveHost, add_routes as add_perspective_routes
 from modlens.daemon.security import check_handshake, install_log_scrubber
 from modlens.daemon.session import Session
+from modlens.detectors.base import Detector
 from modlens.engine import Engine
-from modlens.errors import with_fix
-from modlens.live import LiveOptions, LiveService, check_study, running
+from modlens.live import LiveOptions, LiveService, check_study, join_study, running
 from modlens.pairing import matches
 from modlens.perspective.keys import KeySource
 from modlens.protocol import ErrorCode, ProtocolError
-from modlens.study.join import JoinError, join_from_extension
 from modlens.studylog.connection import LogUnwritable
 
 log = logging.getLogger("modlens.daemon")
@@ -49,20 +49,17 @@ HARD_FRAME_FACTOR = 4
 # aiohttp's keep-alive timer: armed when a connection opens and after each answer, it closes a
 # connection still waiting for a complete request head (a slow-header client, an idle keep-alive)
 HEADER_TIMEOUT_S = 10.0
+# comments messages of one connection in the pipeline at once (`session.py`: back-pressure)
+MAX_PENDING_PER_CONNECTION: Final = 8
 
 
-@dataclass
+@dataclass(frozen=True)
 class DaemonOptions:
-    db_path: Path
+    """The transport's settings (`create_app`'s keyword arguments); `live`: the live service's."""
     token: Callable[[], str]
-    live: LiveOptions  # how the live service runs (detectors, engine, batching, media, item set)
-    allow_remote: bool = False
-    max_pending_per_connection: int = 8
-    # Called after the extension joined a study pack, so the caller restarts on it (`modlens
-    # serve` without --config). None: the study is fixed (--config, tests); join is refused.
-    restart_on_join: Callable[[], None] | None = None
-    # False: `modlens serve --perspective-only`, the Perspective-compatible API without the extension's socket
-    extension_protocol: bool = True
+    live: LiveOptions
+    allow_remote: bool
+    restart_on_join: Callable[[], None] | None
 
 
 @dataclass
@@ -217,7 +214,8 @@ class Connection:
         except asyncio.CancelledError:
             raise
         except LogUnwritable as err:
-            await self.error(unavailable(err, msg.id))
+            await self.error(ProtocolError(ErrorCode.unavailable, f"nothing was stored: {err.message}; "
+                                           "send it again later", msg.id))
         except Exception as err:
             log.exception("internal error on %s %s", msg.type, msg.id)
             await self.error(ProtocolError(ErrorCode.internal, f"{type(err).__name__}: {err}", msg.id))
@@ -255,35 +253,15 @@ class Connection:
         self._later(msg, self._status(msg))
 
     async def _status(self, msg: p.Status) -> p.StatusOk:
-        queue = {"connections": len(self.app[STATE].sockets), "pending_comments": self.session.pending,
-                 **self.live.queue()}
-        return p.StatusOk(id=msg.id, detectors=self.live.detector_statuses(), counts=await self.live.counts(),
-                          queue=queue, components=self.live.engine.component_errors,
-                          study_log=self.live.writer.writability.status())
+        queue = {"connections": len(self.app[STATE].sockets), "pending_comments": self.session.pending}
+        return p.StatusOk(id=msg.id, **await self.live.status(queue))
 
     async def join_study(self, msg: p.JoinStudy) -> None:
         restart = self.app[OPTIONS].restart_on_join
-        if restart is None:
-            raise ProtocolError(ErrorCode.join_refused, f"this daemon serves study {self.app[STUDY].study_id!r} "
-                                "given with --config; stop it, run `modlens join STUDY.modlens` and start "
-                                "`modlens serve` without --config", msg.id)
-        try:
-            joined = join_from_extension(msg.pack, msg.file_name, replace=msg.replace,
-                                         running_study_id=self.app[STUDY].study_id)
-        except JoinError as err:
-            raise ProtocolError(ErrorCode.join_refused, with_fix(err), msg.id) from None
-        pack = joined.pack
-        log.info("joined study %s from the extension (%s)", pack.study_id,
-                 "unchanged" if joined.unchanged else "restarting")
-        await self.send(p.JoinStudyOk(id=msg.id, study_id=pack.study_id, title=pack.study.title,
-                                      tasks=len(pack.study.tasks), restarting=not joined.unchanged,
-                                      signer=joined.signer, remote_off=joined.remote_off).dump())
-        if not joined.unchanged:
+        answer = join_study(msg, self.app[STUDY], can_join=restart is not None)
+        await self.send(answer.dump())  # before the restart, so the extension learns why the socket closes
+        if answer.restarting and restart is not None:
             restart()
-
-
-def unavailable(err: LogUnwritable, msg_id: str | None) -> ProtocolError:
-    return ProtocolError(ErrorCode.unavailable, f"nothing was stored: {err.message}; send it again later", msg_id)
 
 
 # message type -> its handler: every client message of the protocol has one (tests/test_daemon_protocol.py)
@@ -305,14 +283,26 @@ def _frame_text(message: dict[str, Any]) -> str:
     return text
 
 
+@web.middleware
+async def paired_only(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+                      ) -> web.StreamResponse:
+    """The one handshake check of the daemon's own routes (`PAIRED`: the socket and /status),
+    before the upgrade: loopback Host, no web page, the pairing token, the paired extension
+    (`security.check_handshake`). The Perspective routes keep their own key behind the same door
+    (`security.check_door`), answered in Google's shape (`perspective_api.py`)."""
+    if request.match_info.handler in PAIRED:
+        opts = request.app[OPTIONS]
+        refusal = check_handshake(request.headers, opts.token(), allow_remote_host=opts.allow_remote,
+                                  target=request.raw_path)  # as sent: an absolute-form URL stays one
+        if refusal is not None:
+            log.warning("refused %s from %s: %s", request.path, request.remote, refusal.reason)
+            return web.json_response({"error": refusal.reason}, status=refusal.status)
+    return await handler(request)
+
+
 async def websocket_handler(request: web.Request) -> web.StreamResponse:
     app = request.app
-    opts, state = app[OPTIONS], app[STATE]
-    refusal = check_handshake(request.headers, opts.token(), allow_remote_host=opts.allow_remote,
-                              target=request.raw_path)  # as sent: an absolute-form URL stays one
-    if refusal is not None:
-        log.warning("refused handshake from %s: %s", request.remote, refusal.reason)
-        return web.json_response({"error": refusal.reason}, status=refusal.status)
+    state = app[STATE]
     if state.closing:
         return web.json_response({"error": "shutting down"}, status=503)
     limits = app[STUDY].limits
@@ -323,7 +313,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     ws = web.WebSocketResponse(protocols=(p.SUBPROTOCOL,), heartbeat=30.0, compress=False, decode_text=False,
                                max_msg_size=max(limits.max_message_bytes * HARD_FRAME_FACTOR, app[PIPELINE].max_frame_bytes()))
     await ws.prepare(request)
-    session = Session(limits, max_pending=opts.max_pending_per_connection)
+    session = Session(limits, max_pending=MAX_PENDING_PER_CONNECTION)
     conn = Connection(app, ws, session)
     state.sockets[ws] = session
     failed = True
@@ -362,50 +352,52 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
 
 
 async def status_handler(request: web.Request) -> web.Response:
-    """`GET /status` for `modlens status`: same checks as the socket, no session is recorded."""
-    app = request.app
-    opts = app[OPTIONS]
-    refusal = check_handshake(request.headers, opts.token(), allow_remote_host=opts.allow_remote,
-                              target=request.raw_path)  # as sent: an absolute-form URL stays one
-    if refusal is not None:
-        return web.json_response({"error": refusal.reason}, status=refusal.status)
-    live, state = app[PIPELINE], app[STATE]
-    try:
-        counts: dict[str, int] | None = await live.counts()
-    except LogUnwritable:  # the lock held by another writer: the status still answers
-        counts = None
+    """`GET /status` for `modlens status`: no session is recorded. A study log that cannot be read
+    (its lock held by another writer) gives counts None: the status still answers."""
+    app, state = request.app, request.app[STATE]
     return web.json_response({
         "server": "modlens", "protocol": p.PROTOCOL_VERSION, "study_id": app[STUDY].study_id,
-        "db": str(opts.db_path), "started_at": state.started_at,
-        "detectors": live.detector_statuses(), "components": live.engine.component_errors,
-        "counts": counts, "study_log": live.writer.writability.status(),
-        "queue": {"connections": len(state.sockets), **live.queue()},
+        "db": str(app[OPTIONS].live.db_path), "started_at": state.started_at,
+        **await app[PIPELINE].status({"connections": len(state.sockets)}, counts_or_none=True),
         "malformed_requests": state.malformed_requests,
     })
 
 
-def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[], str], **options: Any) -> web.Application:
-    """The daemon's application. `token` is the pairing token or a callable returning the
-    current one (re-read on rotation); `options` are `DaemonOptions` and `LiveOptions` fields."""
+PAIRED = (websocket_handler, status_handler)  # the routes behind `paired_only`
+
+
+def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[], str], *,
+               detectors: dict[str, Detector] | None = None, engine: Engine | None = None,
+               study_dir: Path | None = None, batch_delay_ms: float = LiveOptions.batch_delay_ms,
+               writer_max_delay_ms: float = LiveOptions.writer_max_delay_ms, allow_remote: bool = False,
+               restart_on_join: Callable[[], None] | None = None, extension_protocol: bool = True,
+               ) -> web.Application:
+    """The daemon's application (aiohttp's app factory; its state under typed `web.AppKey`s).
+
+    `token`: the pairing token, or a callable returning the current one (re-read on rotation).
+    The live service's: `detectors` (None: load the study's), a prebuilt `engine` (not closed by
+    the service), `study_dir` (its itemset.json and assignment.json), the batching windows.
+    The transport's: `allow_remote` (any Host header: `serve --allow-remote`), `restart_on_join`
+    (called once the extension joined a study pack, so the caller restarts on it; None: the study
+    is fixed and join is refused), `extension_protocol` (False: `serve --perspective-only`, the
+    Perspective-compatible API without the extension's socket)."""
     token_fn = token if callable(token) else (lambda: token)
     api_key = KeySource()  # the Perspective API's own key (`modlens pair --api-key`): scrubbed like the token
     install_log_scrubber(token_fn, api_key)  # before the first request can be logged
-    live_fields = {f.name for f in fields(LiveOptions)}
-    live = LiveOptions(db_path=Path(db_path), **{k: v for k, v in options.items() if k in live_fields})
-    if live.study_dir is not None:
-        live.study_dir = Path(live.study_dir)
+    live = LiveOptions(db_path=Path(db_path), detectors=detectors, engine=engine, batch_delay_ms=batch_delay_ms,
+                       writer_max_delay_ms=writer_max_delay_ms, study_dir=Path(study_dir) if study_dir else None)
     check_study(study, live.study_dir)  # bad gold/anchor items or item set: refused before any resource starts
     state = DaemonState()
-    app = web.Application(client_max_size=study.limits.max_message_bytes, handler_args=server_options(state))
+    app = web.Application(client_max_size=study.limits.max_message_bytes, handler_args=server_options(state),
+                          middlewares=[paired_only])
     app[STUDY] = study
-    app[OPTIONS] = DaemonOptions(db_path=Path(db_path), token=token_fn, live=live,
-                                 **{k: v for k, v in options.items() if k not in live_fields})
+    app[OPTIONS] = DaemonOptions(token=token_fn, live=live, allow_remote=allow_remote, restart_on_join=restart_on_join)
     app[STATE] = state
     app.cleanup_ctx.append(_live_ctx)
     app.on_shutdown.append(_close_sockets)
-    if app[OPTIONS].extension_protocol:
+    if extension_protocol:
         app.router.add_get("/ws", websocket_handler)
     app.router.add_get("/status", status_handler)
-    add_perspective_routes(app, PerspectiveHost(token_fn, app[OPTIONS].allow_remote, lambda: app[STATE].closing,
+    add_perspective_routes(app, PerspectiveHost(token_fn, allow_remote, lambda: app[STATE].closing,
                                                 lambda: app[PIPELINE], api_key))
     return app

@@ -1,8 +1,8 @@
 """The Perspective-compatible HTTP endpoint: `POST /v1alpha1/comments:analyze`,
 `POST /v1alpha1/comments:suggestscore` and the discovery document (`modlens.perspective`).
 
-The same doors as the socket (`security`): loopback Host only (unless --allow-remote), no web
-page's Origin, each of Host, Origin and the key given once, the request target a path. The key
+The same door as the socket (`security.check_door`): loopback Host only (unless --allow-remote), no
+web page's Origin, each of Host, Origin and the key given once, the request target a path. The key
 (`?key=` as Perspective clients send it, or `X-Goog-Api-Key`) is the pairing token or the key from
 `modlens pair --api-key`, compared in constant time; the access log's query strings are scrubbed
 (`security.SecretScrubber`). Every refusal is in Perspective's error shape, methods other than POST
@@ -27,9 +27,8 @@ from modlens.perspective.keys import KeySource, accepted
 from modlens.perspective.service import Analyzer
 from modlens.perspective.tls import GOOGLE_HOST
 from modlens.daemon.perspective_proxy import absolute_form
-from modlens.daemon.security import origin_allowed
+from modlens.daemon.security import check_door
 from modlens.live import LiveService
-from modlens.netutil import host_header_is_loopback as host_is_loopback
 from modlens.studylog.connection import LogUnwritable
 
 log = logging.getLogger("modlens.daemon")
@@ -91,25 +90,16 @@ def _via_drop_in(request: web.Request) -> bool:
 
 
 def _door(request: web.Request) -> PerspectiveError | None:
-    """The socket's Host/Origin/target checks, answered in Perspective's shape."""
-    target = request.raw_path
-    if _via_drop_in(request) and absolute_form(target):
-        target = "/"  # `POST https://commentanalyzer.googleapis.com/...` through the drop-in (its Host is checked below)
-    if not target.startswith("/") or target.startswith("//"):
-        return invalid("the request target must be a path such as /v1alpha1/comments:analyze")
-    for name in ("Host", "Origin", KEY_HEADER):
-        if len(request.headers.getall(name, [])) > 1:
-            return PerspectiveError("PERMISSION_DENIED", f"header {name} given more than once")
-    host = request.app[HOST]
-    if _via_drop_in(request):
-        if (request.headers.get("Host") or "").lower().removesuffix(":443") != GOOGLE_HOST:
-            return PerspectiveError("PERMISSION_DENIED", f"the drop-in answers for Host {GOOGLE_HOST} only")
-    elif not host.allow_remote and not host_is_loopback(request.headers.get("Host")):
-        return PerspectiveError("PERMISSION_DENIED", "Host must be a loopback address (127.0.0.1, localhost, [::1])")
-    if not origin_allowed(request.headers.get("Origin")):
-        return PerspectiveError("PERMISSION_DENIED", "requests from web pages are refused: call the API from a "
-                                "program, not from a page's JavaScript")
-    return None
+    """The socket's door (`security.check_door`: target, repeated headers, Host, Origin), answered in
+    Perspective's shape. On the drop-in's connections the Host is Google's, and only there."""
+    target, drop_in = request.raw_path, _via_drop_in(request)
+    if drop_in and absolute_form(target):
+        target = "/"  # `POST https://commentanalyzer.googleapis.com/...` through the drop-in (its Host is checked)
+    refusal = check_door(request.headers, target, allow_remote_host=request.app[HOST].allow_remote,
+                         single=("Host", "Origin", KEY_HEADER), drop_in_host=GOOGLE_HOST if drop_in else None)
+    if refusal is None:
+        return None
+    return invalid(refusal.reason) if refusal.status == 400 else PerspectiveError("PERMISSION_DENIED", refusal.reason)
 
 
 def _key_refusal(request: web.Request) -> PerspectiveError | None:

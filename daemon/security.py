@@ -66,20 +66,34 @@ def offered_token(headers: Mapping[str, str]) -> str | None:
     return None
 
 
-def check_handshake(headers: Mapping[str, str], expected_token: str, *, allow_remote_host: bool = False,
-                    target: str = "/") -> Refusal | None:
-    """None when the handshake may proceed, else the HTTP refusal. `target` is the request
-    target as sent. Host and Origin are checked first (403) so a web page learns nothing about
-    the token."""
+def check_door(headers: Mapping[str, str], target: str, *, allow_remote_host: bool = False,
+               single: Sequence[str] = SINGLE_HEADERS, drop_in_host: str | None = None) -> Refusal | None:
+    """The checks every route shares, before any credential: the request target is a path, each
+    of `single` is given at most once, Host is loopback (on the Perspective drop-in's connections:
+    `drop_in_host`, the one name it answers for), and Origin is no web page's. None: it may go on."""
     if not target.startswith("/") or target.startswith("//"):
-        return Refusal(400, "the request target must be a path such as /ws (no absolute-form URL)")
-    repeated = [name for name in SINGLE_HEADERS if len(_all(headers, name)) > 1]
+        return Refusal(400, "the request target must be a path (/ws, /v1alpha1/comments:analyze), not an absolute-form URL")
+    repeated = [name for name in single if len(_all(headers, name)) > 1]
     if repeated:
         return Refusal(403, f"header {repeated[0]} given more than once")
-    if not allow_remote_host and not host_is_loopback(headers.get("Host")):
+    if drop_in_host is not None:
+        if (headers.get("Host") or "").lower().removesuffix(":443") != drop_in_host:
+            return Refusal(403, f"the drop-in answers for Host {drop_in_host} only")
+    elif not allow_remote_host and not host_is_loopback(headers.get("Host")):
         return Refusal(403, "Host must be a loopback address (127.0.0.1, localhost, [::1])")
     if not origin_allowed(headers.get("Origin")):
         return Refusal(403, "Origin must be a modlens browser extension; web pages may not connect")
+    return None
+
+
+def check_handshake(headers: Mapping[str, str], expected_token: str, *, allow_remote_host: bool = False,
+                    target: str = "/") -> Refusal | None:
+    """None when the handshake may proceed, else the HTTP refusal. `target` is the request
+    target as sent. The door (`check_door`) comes first (403) so a web page learns nothing about
+    the token."""
+    refusal = check_door(headers, target, allow_remote_host=allow_remote_host)
+    if refusal is not None:
+        return refusal
     token = offered_token(headers)
     if token is None:
         return Refusal(401, "pairing token required: run `modlens pair` and pair the extension")

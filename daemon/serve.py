@@ -18,10 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import modlens.study
 from modlens.cli.common import CliError, add_db_option, add_study_option, db_path
 from modlens.errors import ErrorKind
-from modlens.study.join import joined_study_file
 from modlens.netutil import is_loopback
 from modlens.services.detectors import describe
 from modlens.runtime import DEFAULT_HOST, DEFAULT_PORT, bracketed, remove_runtime, write_runtime
@@ -135,34 +133,13 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
     return bound_port if joined else None
 
 
-def _study(config: str | None) -> tuple[StudyConfig, Path | None]:
-    """The study to serve and the folder whose itemset.json and assignment.json go with it: the
-    --config study (a study.toml or its folder, read with its side files), else the joined one
-    (`modlens join` writes the pack's set beside it), else the embedded defaults (no folder)."""
-    if config is None and (joined := joined_study_file()) is not None:
-        from modlens.study.join import as_joined
-
-        # the study `modlens join` set up on this computer: a pack's, so remote detectors the
-        # participant did not accept stay off, and the consent text says so
-        print(f"modlens: study from {joined} (modlens join)", flush=True)
-        study, off = as_joined(modlens.study.load(joined), str(joined))
-        for line in off:
-            print(f"  {line}", flush=True)
-        return study, joined.parent
-    if config is None:
-        return modlens.study.load(None), None
-    from modlens.study.folder import load_folder
-
-    folder = load_folder(config)
-    return folder.study, folder.path
-
-
 def run(args: argparse.Namespace) -> int:
+    from modlens.live.run import served_study
     from modlens.pairing import ensure
     from modlens.studylog.connection import StudyLogError
 
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from modlens.allocator import pin_mmap_threshold
+    from modlens.daemon.allocator import pin_mmap_threshold
     # before the models load: their activations then never settle in (and fragment) malloc's heaps
     logging.getLogger("modlens.daemon").info("%s", pin_mmap_threshold())
     if not is_loopback(args.host) and not args.allow_remote:
@@ -174,10 +151,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         port: int | None = args.port
         while port is not None:  # not None again: the extension joined a study; serve that one
-            study, study_dir = _study(args.config)
-            if args.perspective_only and args.config is None:  # all six production attributes, offline
-                from modlens.perspective.attributes import with_every_production_attribute
-                study = with_every_production_attribute(study)
+            study, study_dir, lines = served_study(args.config, perspective_only=args.perspective_only)
+            for n, line in enumerate(lines):
+                print(f"  {line}" if n else f"modlens: {line}", flush=True)
             port = asyncio.run(_serve(study, db, args.host, port, args.allow_remote,
                                       can_join=args.config is None, perspective_only=args.perspective_only,
                                       study_dir=study_dir, perspective_proxy=args.perspective_proxy))

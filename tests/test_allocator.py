@@ -1,4 +1,4 @@
-"""Issue 26: the daemon's RSS must not keep what a forward pass freed. glibc raises its mmap
+"""The daemon's RSS must not keep what a forward pass freed. glibc raises its mmap
 threshold to the size of each large block freed, so later blocks of that size come from its heaps and
 stay there; `pin_mmap_threshold` keeps them mapped. Run in fresh processes: the threshold is per process."""
 from __future__ import annotations
@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from modlens.allocator import _glibc
+from modlens.daemon.allocator import _glibc
 
 PROGRAM = r"""
 import json, sys
-from modlens.allocator import pin_mmap_threshold
+from modlens.daemon.allocator import pin_mmap_threshold
 def rss():
     with open("/proc/self/status") as fh:
         return next(int(l.split()[1]) for l in fh if l.startswith("VmRSS:")) / 1024

@@ -8,10 +8,12 @@ and calls this service; policy lives here and in `modlens.study`, never in the t
 - `variants.LiveVariants`: the budgeted worker that makes and scores a page's variants;
 - `recovery`: what a killed daemon left undone (open sessions, unscored comments);
 - `run.running`: the service with its resources (study-log writer, engine), started and stopped in order;
-- `session.LiveSession`: a connection as the service sees it; `TokenBucket`, the one rate rule.
+- `session.LiveSession`: a connection as the service sees it; `TokenBucket`, the one rate rule;
+- `join.join_study`: a study pack joined from the extension's options page.
 """
+from modlens.live.join import join_study
 from modlens.live.run import LiveOptions, check_study, running
 from modlens.live.service import LiveService
 from modlens.live.session import LiveSession, TokenBucket
 
-__all__ = ["LiveOptions", "LiveService", "LiveSession", "TokenBucket", "check_study", "running"]
+__all__ = ["LiveOptions", "LiveService", "LiveSession", "TokenBucket", "check_study", "join_study", "running"]

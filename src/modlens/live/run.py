@@ -33,7 +33,7 @@ DAEMON_CACHE_MIB = 16
 
 @dataclass
 class LiveOptions:
-    """How the service runs (`modlens.daemon.app.create_app` takes these as keyword options)."""
+    """How the service runs (`modlens.daemon.app.create_app` builds it from its keyword arguments)."""
     db_path: Path
     detectors: dict[str, Detector] | None = None  # None: load the study's detectors
     engine: Engine | None = None                  # a prebuilt engine (not closed by the service)
@@ -85,3 +85,29 @@ async def running(study: StudyConfig, options: LiveOptions) -> AsyncIterator[Liv
                 await engine.close()
     finally:
         await writer.stop()  # drains queued writes and commits before the process exits
+
+
+def served_study(config: str | None, *, perspective_only: bool = False) -> tuple[StudyConfig, Path | None, list[str]]:
+    """The study `modlens serve` serves, the folder whose itemset.json and assignment.json go with
+    it, and what to print about it (where it came from, then what is off): the --config study (a
+    study.toml or its folder, read with its side files), else the joined one (`modlens join` writes
+    the pack's set beside it), else the embedded defaults (no folder). Without --config,
+    `perspective_only` adds every production attribute of the Perspective API (all offline)."""
+    import modlens.study
+    from modlens.study.folder import load_folder
+    from modlens.study.join import as_joined, joined_study_file
+
+    if config is not None:
+        folder = load_folder(config)
+        return folder.study, folder.path, []
+    joined = joined_study_file()
+    study, study_dir, lines = modlens.study.load(None), None, []
+    if joined is not None:
+        # a pack's: remote detectors the participant did not accept stay off, and the consent text says so
+        study, off = as_joined(modlens.study.load(joined), str(joined))
+        study_dir, lines = joined.parent, [f"study from {joined} (modlens join)", *off]
+    if perspective_only:
+        from modlens.perspective.attributes import with_every_production_attribute
+
+        study = with_every_production_attribute(study)
+    return study, study_dir, lines

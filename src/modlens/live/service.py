@@ -449,7 +449,19 @@ class LiveService:
         return (await self.engine.score_media([inp], only=keys))[0]
 
     # --- status ----------------------------------------------------------------------------
-    # --- status ----------------------------------------------------------------------------
+    async def status(self, transport: dict[str, Any], *, counts_or_none: bool = False) -> dict[str, Any]:
+        """What the socket's `status_ok` and `GET /status` both say: detectors, components, rows
+        per table, the study log's condition, the queue (`transport`: the connections' part of it).
+        A log that cannot be read raises LogUnwritable, or with `counts_or_none` gives counts None."""
+        try:
+            counts: dict[str, int] | None = await self.counts()
+        except LogUnwritable:
+            if not counts_or_none:
+                raise
+            counts = None
+        return {"detectors": self.detector_statuses(), "components": self.engine.component_errors, "counts": counts,
+                "study_log": self.writer.writability.status(), "queue": {**transport, **self.queue()}}
+
     async def counts(self) -> dict[str, int]:
         counts: dict[str, int] = await self.write(lambda lg: lg.counts())
         return counts

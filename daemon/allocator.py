@@ -1,4 +1,4 @@
-"""The C heap of a long-running process (`modlens serve`): large blocks go back to the system when freed.
+"""The C heap of the daemon (`modlens serve`, its only user): large blocks go back to the system when freed.
 
 glibc's malloc serves a block of at least M_MMAP_THRESHOLD bytes from its own mmap, unmapped on
 free, and smaller ones from its heaps, which keep what is freed. The threshold starts at 128 KiB
