@@ -1,5 +1,10 @@
 """Test support for the daemon tests: a tiny deterministic detector, a daemon on a real
-loopback port inside the test's event loop, and a websockets client that speaks v1."""
+loopback port inside the test's event loop, and a websockets client that speaks v1.
+
+The messages are the protocol client's (`modlens.protocol.client`: hello, comments, rating and the
+offered subprotocols, built from the pydantic models), so their shapes are defined once; the
+`Client` here works with the frames themselves as dicts, and sends a str or a dict as it is, so
+a test can also send what no model would build (hostile frames)."""
 from __future__ import annotations
 
 import asyncio
@@ -14,6 +19,7 @@ from aiohttp import web
 
 from modlens.config import StudyConfig, parse_study
 from modlens.detectors.base import Detector
+from modlens.protocol import client as protocol_client
 
 from modlens.daemon.app import create_app
 
@@ -87,8 +93,7 @@ async def running_daemon(tmp_path: Path, study_cfg: StudyConfig | None = None, *
 
 
 def connect(url: str, token: str | None = TOKEN, origin: str | None = EXT_ORIGIN, **kw):
-    protocols = ["modlens.v1"] + ([f"modlens.token.{token}"] if token else [])
-    return websockets.connect(url, subprotocols=protocols, origin=origin, max_size=None, **kw)
+    return websockets.connect(url, subprotocols=protocol_client.subprotocols(token), origin=origin, max_size=None, **kw)
 
 
 class Client:
@@ -122,24 +127,24 @@ class Client:
         return await self.until(lambda m: m.get("id") == msg["id"] and (answer_type is None or m["type"] in (answer_type, "error")), timeout)
 
     async def hello(self, rater: str = "rater-1", **extra) -> dict:
-        msg = {"type": "hello", "id": "h1", "protocol": 1, "client": "test", "client_version": "0",
-               "token": TOKEN, "rater_id": rater, **extra}
-        return await self.request(msg, "hello_ok")
+        msg = protocol_client.hello_message("h1", TOKEN, rater, client="test", client_version="0", **extra)
+        return await self.request(protocol_client.wire(msg), "hello_ok")
 
 
 def comments_msg(mid: str, items: list[tuple[str, str]], platform: str = "youtube", page_key: str = "video-1", **extra) -> dict:
-    return {"type": "comments", "id": mid,
-            "page": {"url": f"https://www.youtube.com/watch?v={page_key}", "platform": platform,
-                     "page_key": page_key, "title": "a video"},
-            "items": [{"key": k, "text": t, "author_hash": "a" * 16} for k, t in items], **extra}
+    page = {"url": f"https://www.youtube.com/watch?v={page_key}", "platform": platform, "page_key": page_key,
+            "title": "a video"}
+    items_ = [{"key": k, "text": t, "author_hash": "a" * 16} for k, t in items]
+    return protocol_client.wire(protocol_client.comments_message(mid, page, items_, **extra))
 
 
 def rating_msg(rid: str, key: str, platform: str = "youtube", anchors=("more", "less"), **values) -> dict:
     values = values or {"formality": "informal", "respectfulness": "disrespectful",
                         "stereotypes": "not present", "toxicity": "toxic"}
-    return {"type": "rating", "id": rid, "comment": {"platform": platform, "key": key}, "values": values,
-            "anchors": None if anchors is None else {"vs_hard": anchors[0], "vs_extreme": anchors[1]},
-            "time_spent_ms": 4200}
+    return protocol_client.wire(protocol_client.rating_message({
+        "id": rid, "comment": {"platform": platform, "key": key}, "values": values,
+        "anchors": None if anchors is None else {"vs_hard": anchors[0], "vs_extreme": anchors[1]},
+        "time_spent_ms": 4200}))
 
 
 # --- the real `modlens serve` in a subprocess ------------------------------------------------

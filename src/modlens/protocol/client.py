@@ -47,6 +47,11 @@ if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
 PAGE_SIZE = 20   # comments per message, as the extension sends them
+# `unavailable` (the daemon cannot write its study log now, and recovers by itself): the same
+# message is sent again after a back-off that doubles from BACKOFF_MIN_S to BACKOFF_MAX_S, as the
+# extension's worker does (extension/lib/constants.js, BACKOFF_MIN_MS and BACKOFF_MAX_MS)
+BACKOFF_MIN_S = 0.5
+BACKOFF_MAX_S = 30.0
 TOKEN_FIX = "run `modlens pair` for the current token"
 
 
@@ -102,12 +107,44 @@ def build(model: type[M], what: str, data: dict[str, Any]) -> M:
         raise ClientError(f"{what}: the protocol refuses {fields}", reason="invalid") from None
 
 
+def wire(message: Message) -> dict[str, Any]:
+    """A message as it travels (JSON values, unset optional fields left out), for a caller that
+    works with the frames themselves (the daemon tests)."""
+    data: dict[str, Any] = json.loads(message.model_dump_json(exclude_none=True))
+    return data
+
+
+def subprotocols(token: str | None) -> list[str]:
+    """What the socket offers, as the extension does: the protocol, then the pairing token."""
+    return [SUBPROTOCOL, *([f"{TOKEN_SUBPROTOCOL_PREFIX}{token}"] if token else [])]
+
+
+def hello_message(msg_id: str, token: str, rater: str, *, client: str = "modlens-feed",
+                  client_version: str | None = None, **fields: Any) -> Hello:
+    """`hello`; `fields` adds its optional fields (study_id, consent_at)."""
+    from modlens import __version__
+
+    return build(Hello, "hello (--rater/--token)",
+                 {"id": msg_id, "protocol": PROTOCOL_VERSION, "client": client,
+                  "client_version": __version__ if client_version is None else client_version,
+                  "token": token, "rater_id": rater, **fields})
+
+
+def comments_message(msg_id: str, page: Page | dict[str, Any], items: list[dict[str, Any]], **fields: Any) -> Comments:
+    """One `comments` message: `page` and `items` as the models take them; `fields`: `variants`."""
+    return build(Comments, f"comments {msg_id}", {"id": msg_id, "page": page, "items": items, **fields})
+
+
+def rating_message(fields: dict[str, Any]) -> Rating:
+    """One `rating` from its fields (id, comment, values, anchors, time_spent_ms)."""
+    return build(Rating, "rating", {"type": "rating", **fields})
+
+
 def make_pages(rows: list[tuple[str, str]], size: int, platform: str, url: str, page_key: str) -> list[Comments]:
     """(key, text) rows as comments messages of `size` items each, with ids page1, page2, …"""
     page = build(Page, "--platform/--url/--page-key",
                  {"url": url, "platform": platform, "page_key": page_key, "title": page_key})
-    return [build(Comments, f"comments {start + 1}-{start + size}",
-                  {"id": f"page{n}", "page": page, "items": [{"key": k, "text": t} for k, t in rows[start:start + size]]})
+    return [comments_message(f"page{n}", page, [{"key": k, "text": t} for k, t in rows[start:start + size]])
             for n, start in enumerate(range(0, len(rows), size), 1)]
 
 
@@ -147,8 +184,7 @@ async def connect(url: str, token: str) -> ClientConnection:
     from websockets.typing import Subprotocol
 
     try:
-        ws = await websockets.connect(url, subprotocols=[Subprotocol(SUBPROTOCOL),
-                                                         Subprotocol(f"{TOKEN_SUBPROTOCOL_PREFIX}{token}")],
+        ws = await websockets.connect(url, subprotocols=[Subprotocol(s) for s in subprotocols(token)],
                                       max_size=None, open_timeout=10)
     except (TimeoutError, OSError) as err:
         raise ClientError(f"cannot reach the daemon at {url} ({err})", reason="unreachable",
@@ -163,13 +199,13 @@ async def connect(url: str, token: str) -> ClientConnection:
 
 class Client:
     """One connection: hello, then pages and ratings one after another. Every request waits for
-    its own answers (matched by id) and honors `rate_limited` by waiting `retry_after_ms` and
-    resending the same message."""
+    its own answers (matched by id), honors `rate_limited` by waiting `retry_after_ms` and
+    resending the same message, and retries `unavailable` with back-off (BACKOFF_MIN_S)."""
 
     def __init__(self, ws: ClientConnection, name: str) -> None:
         self.ws, self.name, self.n = ws, name, 0
         self.hello: HelloOk | None = None
-        self.retries = 0   # rate_limited answers waited out (reset per page)
+        self.retries = 0   # rate_limited and unavailable answers waited out (reset per page)
 
     def next_id(self, prefix: str) -> str:
         self.n += 1
@@ -183,23 +219,19 @@ class Client:
 
     async def say_hello(self, token: str, rater: str, *, client: str = "modlens-feed", **fields: Any) -> HelloOk:
         """Open the session; `fields` adds Hello's optional fields (study_id, consent_at)."""
-        from modlens import __version__
-
-        hello = build(Hello, "hello (--rater/--token)",
-                      {"id": self.next_id("hello"), "protocol": PROTOCOL_VERSION, "client": client,
-                       "client_version": __version__, "token": token, "rater_id": rater, **fields})
+        hello = hello_message(self.next_id("hello"), token, rater, client=client, **fields)
         await self.send(hello)
-        reply = await self.recv(30)
-        if isinstance(reply, Error):
-            fix = TOKEN_FIX if reply.code == ErrorCode.bad_token else None
-            raise ClientError(f"hello refused: {reply.code}: {reply.message}", fix=fix)
+        reply = await self._answer_of(hello, "hello", 30)
         if not isinstance(reply, HelloOk):
             raise ClientError(f"expected hello_ok, the daemon answered {reply!r}")
         self.hello = reply
         return reply
 
     async def _answer_of(self, msg: Message, what: str, timeout: float) -> Message | None:
-        """The next reply to `msg` (by id) that is not `rate_limited` (then `msg` is sent again)."""
+        """The next reply to `msg` (by id) that is not a passing refusal, after which `msg` is sent
+        again: `rate_limited` once its retry_after_ms passed, `unavailable` after a back-off
+        doubling up to BACKOFF_MAX_S, for as long as it lasts up to `timeout` seconds in all."""
+        backoff, waited = BACKOFF_MIN_S, 0.0
         while True:
             reply = await self.recv(timeout)
             if getattr(reply, "id", None) != getattr(msg, "id", None):
@@ -209,8 +241,16 @@ class Client:
                 await asyncio.sleep((reply.retry_after_ms or 100) / 1000)
                 await self.send(msg)
                 continue
+            if isinstance(reply, Error) and reply.code == ErrorCode.unavailable and waited + backoff <= timeout:
+                self.retries += 1
+                await asyncio.sleep(backoff)
+                waited, backoff = waited + backoff, min(backoff * 2, BACKOFF_MAX_S)
+                await self.send(msg)
+                continue
             if isinstance(reply, Error):
-                raise ClientError(f"daemon refused {what} {getattr(msg, 'id', '')}: {reply.code}: {reply.message}")
+                fix = TOKEN_FIX if reply.code == ErrorCode.bad_token else None
+                raise ClientError(f"daemon refused {what} {getattr(msg, 'id', '')}: {reply.code}: {reply.message}",
+                                  fix=fix)
             return reply
 
     async def send_page(self, page: Comments, variants: bool = True, timeout: float = 300.0) -> PageResult:
@@ -248,7 +288,7 @@ class Client:
         the daemon sends once the rating is committed to disk. Resending the same rating id is
         idempotent: the ack then says `duplicate` and nothing new is written. A refused rating
         (unknown comment or attribute, a level outside the study's) raises ClientError."""
-        msg = rating if isinstance(rating, Rating) else build(Rating, "rating", {"type": "rating", **rating})
+        msg = rating if isinstance(rating, Rating) else rating_message(rating)
         await self.send(msg)
         while True:
             reply = await self._answer_of(msg, "rating", timeout)
