@@ -1,10 +1,13 @@
-"""Every daemon-bound message the extension builds (extension/lib/protocol.js), run under node and
-parsed by the daemon's own parser and pydantic models (modlens.protocol): accepted, and no field
-the extension writes is one the models would silently ignore (a renamed field on either side).
-Fast; needs node, no browser."""
+"""The one place where the extension's account of the protocol (extension/lib/protocol.js and
+constants.js, the worker's handlers) is checked against the pydantic models (modlens.protocol).
+Every daemon-bound message the extension builds, run under node and parsed by the daemon's own
+parser and models: accepted, and no field the extension writes is one the models would silently
+ignore (a renamed field on either side). Its version, subprotocols and chunk size, the error codes
+it names and the daemon messages it handles: the protocol's. Fast; needs node, no browser."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -113,3 +116,73 @@ def test_a_field_the_models_do_not_know_is_reported():
     from modlens.protocol.messages import Comments
     assert _ignored_fields({"type": "comments", "id": "c", "page": {"url": "u", "platfrom": "x"},
                             "items": [{"key": "k", "txt": "t"}]}, Comments) == ["page.platfrom", "items[0].txt"]
+
+
+# --- the extension's protocol constants, checked against modlens.protocol in this one place ------
+
+CONSTANTS_SCRIPT = """
+const ns = require(process.argv[1] + "/lib/constants.js");
+require(process.argv[1] + "/lib/outbox.js");
+console.log(JSON.stringify({protocol: ns.PROTOCOL, subprotocol: ns.SUBPROTOCOL, prefix: ns.TOKEN_SUBPROTOCOL_PREFIX,
+                            offered: ns.wsSubprotocols("T0K"), chunk_items: ns.CHUNK_ITEMS,
+                            permanent: [...ns.PERMANENT_ERRORS]}));
+"""
+
+
+@pytest.fixture(scope="module")
+def constants() -> dict:
+    need("node")
+    res = subprocess.run([shutil.which("node"), "-e", CONSTANTS_SCRIPT, str(EXT)], capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+@requires("node")
+def test_version_and_subprotocols_are_the_protocols(constants):
+    from modlens.protocol import PROTOCOL_VERSION, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX
+    from modlens.protocol.client import subprotocols
+
+    assert constants["protocol"] == PROTOCOL_VERSION
+    assert constants["subprotocol"] == SUBPROTOCOL and constants["prefix"] == TOKEN_SUBPROTOCOL_PREFIX
+    assert constants["offered"] == subprotocols("T0K")  # what `modlens feed` and the tests offer
+
+
+@requires("node")
+def test_the_daemon_reads_the_token_the_extension_offers(constants):
+    from modlens.daemon.security import offered_token
+
+    assert offered_token({"Sec-WebSocket-Protocol": ", ".join(constants["offered"])}) == "T0K"
+
+
+@requires("node")
+def test_a_page_chunk_fits_the_default_message_limit(constants):
+    from modlens.config import LimitsConfig
+
+    assert 0 < constants["chunk_items"] <= LimitsConfig().max_items_per_message
+
+
+def _worker_sources() -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for d in ("worker", "lib") for p in sorted((EXT / d).glob("*.js")))
+
+
+@requires("node")
+def test_every_error_code_the_extension_names_is_one_the_daemon_sends(constants):
+    from modlens.protocol import ErrorCode
+
+    compared = set(re.findall(r'code === "(\w+)"', _worker_sources()))
+    named = compared | set(constants["permanent"])
+    assert {"unavailable", "rate_limited", "unknown_comment", "study_mismatch"} <= compared  # the scan finds them
+    assert named - {c.value for c in ErrorCode} == set()
+    # what the outbox drops at once can never succeed later; what the daemon recovers from is retried
+    assert not {"unavailable", "rate_limited", "internal"} & set(constants["permanent"])
+
+
+def test_every_daemon_message_the_worker_handles_is_one_the_daemon_sends():
+    from modlens.protocol.messages import SERVER_MESSAGES
+
+    source = (EXT / "worker" / "daemon_messages.js").read_text(encoding="utf-8")
+    router = source[source.index("ns.makeRouter({"):]
+    handled = set(re.findall(r"^    (?:async )?(\w+)(?:\(msg\) \{|: )", router, re.M))
+    assert {"hello_ok", "comments_ok", "scores", "error"} <= handled  # the scan finds them
+    assert handled - set(SERVER_MESSAGES) == set()

@@ -1,6 +1,6 @@
 // Constants shared by every part of the extension (worker, content scripts, pages, node tests).
-// The wire protocol's values mirror the daemon's Python (modlens.protocol.messages);
-// tests/e2e/test_extension_constants.py fails when the two disagree.
+// The wire protocol's values mirror the pydantic models (modlens.protocol), which define it;
+// tests/test_extension_protocol.py checks them, and lib/protocol.js's messages, against those.
 (function (root) {
   const ns = (root.modlens = root.modlens || {});
 
