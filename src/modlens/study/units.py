@@ -15,12 +15,15 @@ import hashlib
 import hmac
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol, Sequence
 
 from modlens.study.assignment import GOLD, Plan
 
-if TYPE_CHECKING:
-    from modlens.study.crowd import Answer
+
+class NamesAUnit(Protocol):
+    """What `resolve` needs of an answer (crowd.Answer): the unit it names, rewritable."""
+    assignment: str
+    ref: str
 
 KEY_FILE = "crowd-key.json"
 
@@ -50,7 +53,7 @@ def write_key(plan: Plan, folder: Path) -> Path:
     return path
 
 
-def resolve(answers: list[Answer], plan: Plan) -> None:
+def resolve(answers: Sequence[NamesAUnit], plan: Plan) -> None:
     """Answers naming a unit id get its task and order entry (in place); those of exports made
     before unit ids (`ref` an order entry) stay as they are."""
     units = unit_map(plan)
