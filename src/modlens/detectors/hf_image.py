@@ -146,10 +146,13 @@ def decode(blob: MediaBlob) -> Any:
 def _load(model: str, revision: str | None, local_files_only: bool | None) -> tuple[Any, Any, str]:
     from transformers import AutoImageProcessor, AutoModelForImageClassification
 
+    # typed as Any: some transformers releases annotate from_pretrained and some do not
+    processor_class: Any = AutoImageProcessor
+
     def load(name: str, **kw: Any) -> tuple[Any, Any]:
         # use_fast=False: the fast processors need torchvision, which modlens does not install
         return (AutoModelForImageClassification.from_pretrained(name, **kw),
-                AutoImageProcessor.from_pretrained(name, use_fast=False, **kw))  # type: ignore[no-untyped-call]
+                processor_class.from_pretrained(name, use_fast=False, **kw))
 
     return load_pretrained(model, revision, local_files_only, load, what="image classifier")
 
