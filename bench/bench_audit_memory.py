@@ -6,11 +6,11 @@ child process per source tree, so what is measured is the audit's own copies of 
     python bench/bench_audit_memory.py --tiny          # a 2 MB field: the test suite's run
 
 Per tree it prints the peak of Python's allocations during the audit (tracemalloc: every copy of
-the text the audit makes, whoever makes it) and the growth of the process's peak resident memory
-(Linux's VmHWM during the audit, reset when it starts, less the RSS then; a first audit of a
-small file has loaded what the audit imports on first use), each also as a multiple of the field's size;
-then the copies' sites, largest first, so a regression names its line. Compare trees with
-`git worktree add /tmp/before HEAD~1` and `--tree /tmp/before --tree .`.
+the text the audit makes, whoever makes it) and, from a second child without tracemalloc (whose
+bookkeeping per allocated block would swell it), the growth of the process's resident memory
+(Linux's VmHWM during the audit, reset when it starts, less the RSS then; a first audit of a small
+file has loaded what the audit imports on first use), each also as a multiple of the field's size.
+Compare trees with `git worktree add /tmp/before HEAD~1` and `--tree /tmp/before --tree .`.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import json, sys, tracemalloc
 sys.path[:0] = [sys.argv[1], sys.argv[2]]          # the tree's src/, then bench/ (free_detector)
 from free_detector import Free
 from modlens.audit import run_audit
-path, db, normalize, warm = sys.argv[3], sys.argv[4], sys.argv[5] == "1", sys.argv[6]
+path, db, normalize, warm, trace = sys.argv[3], sys.argv[4], sys.argv[5] == "1", sys.argv[6], sys.argv[7] == "1"
 # a first audit of a small file: the modules the audit loads on first use are not the text's cost
 run_audit(warm, db=db + ".warm", detector_objects={"free": Free()}, progress=False, normalize=normalize)
 
@@ -42,14 +42,12 @@ def status(key):  # kB, from Linux's /proc/self/status
 before = status("VmRSS")
 with open("/proc/self/clear_refs", "w") as fh:  # resets VmHWM (the peak) to the current RSS
     fh.write("5")
-tracemalloc.start(8)
+if trace:  # Python's allocations; tracemalloc's own bookkeeping (per block) would swell the RSS: a run of its own
+    tracemalloc.start(1)
 run_audit(path, db=db, detector_objects={"free": Free()}, progress=False, normalize=normalize)
-_, peak = tracemalloc.get_traced_memory()
-snap = tracemalloc.take_snapshot()
-tracemalloc.stop()
+peak = tracemalloc.get_traced_memory()[1] if trace else None
 after = status("VmHWM")
-top = [(str(s.traceback[0]), s.size) for s in snap.statistics("lineno")[:3]]
-print(json.dumps({"peak": peak, "rss_growth": (after - before) * 1024, "rss_peak": after * 1024, "top_at_end": top}))
+print(json.dumps({"peak": peak, "rss_growth": (after - before) * 1024, "rss_peak": after * 1024}))
 """
 
 
@@ -72,11 +70,18 @@ def make_file(path: Path, mb: float) -> int:
 
 
 def run_tree(tree: Path, data: Path, db: Path, normalize: bool, warm: Path) -> dict:
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(tree / "src"), str(HERE), str(data), str(db),
-                           "1" if normalize else "0", str(warm)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit(f"audit in {tree} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    """Two children: the Python peak under tracemalloc, the RSS growth without it."""
+    out = {}
+    for trace in ("1", "0"):
+        for f in db.parent.glob(db.name + "*"):
+            f.unlink()
+        proc = subprocess.run([sys.executable, "-c", CHILD, str(tree / "src"), str(HERE), str(data), str(db),
+                               "1" if normalize else "0", str(warm), trace], capture_output=True, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"audit in {tree} failed:\n{proc.stderr[-3000:]}")
+        got = json.loads(proc.stdout.strip().splitlines()[-1])
+        out.update({"peak": got["peak"]} if trace == "1" else {"rss_growth": got["rss_growth"], "rss_peak": got["rss_peak"]})
+    return out
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ distinct misspelling.
 from __future__ import annotations
 
 import hashlib
+import io
 import math
 import re
 from functools import lru_cache
@@ -97,19 +98,21 @@ class Normalizer:
         spans = [Span(m.start(), m.end(), m.group()) for m in TOKEN.finditer(text)]
         for step in self.text_steps:
             spans = step.merge(spans, self.lexicon)
-        pieces, edits, last = [], [], 0
+        # the output is written as it is made, not kept as one string per token (a long text has millions)
+        out, edits, last = io.StringIO(newline=""), [], 0
         for i, span in enumerate(spans):
             original = text[span.start:span.end]
             if span.merged:
                 new, step, conf, hidden = span.text, "spaced_letters", 0.9, None
             else:
                 new, step, conf, hidden = self.token(original, self._split_policy(text, spans, i))
-            pieces.append(text[last:span.start] + new)
+            out.write(text[last:span.start])
+            out.write(new)
             last = span.end
             if new != original or hidden:
                 edits.append(Edit(span.start, span.end, original, new, step, conf, hidden))
-        pieces.append(text[last:])
-        return Normalized("".join(pieces), edits, self.name, self.version)
+        out.write(text[last:])
+        return Normalized(out.getvalue(), edits, self.name, self.version)
 
     @staticmethod
     def _split_policy(text: str, spans: list[Span], i: int) -> str:

@@ -13,7 +13,7 @@ TRAILING = ".,!?;:)\"'"
 STANDALONE = {"a", "i"}  # real one-letter words that may sit next to a spelled-out word
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per token of a text: no __dict__ each (a long text has millions)
 class Span:
     start: int
     end: int
