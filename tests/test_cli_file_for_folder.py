@@ -23,6 +23,7 @@ CASES = {
     "report --out FILE/r.html": ["report", "--db", "LOG", "--out", "F/r.html"],
     "merge --out FILE/x.sqlite": ["merge", "--out", "F/x.sqlite", "F"],
     "browse --profile FILE": ["browse", "--profile", "F", "--browser", "/bin/true"],
+    "data fetch --dest FILE": ["data", "fetch", "hatecheck", "--dest", "F"],
 }
 
 

@@ -127,6 +127,8 @@ def fetch_datasets(args: argparse.Namespace) -> int:
                             force=args.force, quiet=args.quiet)
         except FetchError as err:
             raise CliError(str(err), kind=ErrorKind.FAILED) from None
+        except NotADirectoryError:
+            raise  # --dest (or a folder in it) is a file: the command line's one line, exit 2 (cli/__init__.py)
         except OSError as err:  # --dest not writable, disk full
             raise CliError(f"{entry.name}: {err}", kind=ErrorKind.FAILED) from None
         print(f"{entry.name}: {len(results)} file(s) in {(dest or paths.fetched_data()) / entry.name}")
