@@ -12,6 +12,7 @@ from typing import Any, Sequence
 from modlens.audit.attack_checks import check_attacks
 from modlens.audit.attacks import AttackSpec, ViaEngine, attack_config, build_attack, gold_toxic
 from modlens.chunks import ChunkPipeline, Compute, ItemSource, LocalCompute, LogSink
+from modlens.chunks.sinks import GROUP_COMMIT_S
 from modlens.datasets.base import Dataset, DatasetItem
 from modlens.engine import Engine
 from modlens.perturb.compose import Attack
@@ -38,7 +39,10 @@ class Auditor:
         platform = dataset_platform(dataset)
         # the run records the gold label set its items' `toxic` labels go to (a new --label: a new set)
         gold_set = run_label_set(log, run_id, platform, dataset.gold)
-        self.sink = LogSink(log, ItemSource(platform, page_id, platform, gold_set), run_id, det_ids)
+        # chunks share a transaction while they come fast, except with attacks: a chunk's attacks run
+        # long after its record, and the write lock is not held that long
+        self.sink = LogSink(log, ItemSource(platform, page_id, platform, gold_set), run_id, det_ids,
+                            group_s=0.0 if attack else GROUP_COMMIT_S)
         self.pipeline = ChunkPipeline(compute or LocalCompute(engine), self.sink)
         self.attack, self.attack_plan, self.seed = attack, attack_plan or {}, seed
         self.attacks: dict[str, Attack] = {}  # built on the event loop (their detectors call back into it)
@@ -152,6 +156,7 @@ class Auditor:
         self.attack_counts[key][status] += 1
 
     def close(self) -> None:
+        self.sink.commit()  # the chunks recorded since the last COMMIT
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self.pipeline.close()

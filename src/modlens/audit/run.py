@@ -239,6 +239,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             raise AuditInterrupted(run_id, n_completed(log, run_id)) from None
         finally:
             feed.close()
+            auditor.sink.commit()  # (closing the auditor did, unless the loop never got there)
             log.set_run_progress(run_id, n_completed(log, run_id))
             log.finish_run(run_id, status)
     finally:
