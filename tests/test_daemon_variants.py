@@ -117,13 +117,21 @@ async def _page_of_variants(cfg, tmp_path, n: int, hold: bool = False) -> tuple[
     return first + rest, status
 
 
-async def test_auto_rate_makes_every_comment_live_when_the_hardware_keeps_up(tmp_path):
-    """The default live_rate "auto" has no fixed comments/s: a page the worker can take is made live
-    whole, where a fixed rate defers what exceeds it however idle the model (issue 41: the H200
-    deferred 94,160 of 95,736 comments at the old fixed 20/s)."""
+async def test_auto_rate_pays_variants_from_scoring_time_not_a_fixed_rate(tmp_path):
+    """The default live_rate "auto" has no fixed comments/s: variant work is paid from the time pages
+    waited for their scores (live/variants.py LatencyBudget; tests/test_live_variant_budget.py for
+    the hardware that keeps up). Before any round was measured, a few comments probe the cost; the
+    rest of the page is deferred for the scoring latency, recorded, and made later by rescore. A fixed
+    rate defers what exceeds it however idle the model (the H200 deferred 94,160 of 95,736 comments
+    at the old fixed 20/s)."""
+    from modlens.live.variants import PROBE_COMMENTS
     answers, status = await _page_of_variants(study(perturbation={"enabled": True, **STRATEGIES}), tmp_path / "a", 30)
-    assert status["live_rate"] == "auto" and status["deferred"] == 0 and status["mode"] == "live"
-    assert all(m["items"] and m["error"] is None for m in answers)
+    assert status["live_rate"] == "auto" and status["deferred"] == 30 - PROBE_COMMENTS
+    assert status["deferred_by_reason"] == {"scoring latency": 30 - PROBE_COMMENTS}
+    assert sum(1 for m in answers if m["items"] and m["error"] is None) == PROBE_COMMENTS
+    assert all(m["error"].startswith("deferred: variants would slow the pages' scores") for m in answers if not m["items"])
+    assert rows(tmp_path / "a" / "study.sqlite", "SELECT count(*) FROM deferred_variants "
+                "WHERE reason LIKE '%scoring latency%'") == [(30 - PROBE_COMMENTS,)]
     assert variant_budget_line(status) == "budget: what the hardware keeps up with, at most 256 waiting"
     fixed = study(perturbation={"enabled": True, "live_rate": 1, **STRATEGIES})
     answers, status = await _page_of_variants(fixed, tmp_path / "b", 30)

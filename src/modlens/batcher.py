@@ -11,6 +11,7 @@ measured none completed in 45 s with 32 clients before this share)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Awaitable, Callable, Generic, Sequence, TypeVar
 
 R = TypeVar("R")
@@ -35,6 +36,10 @@ class DynamicBatcher(Generic[R]):
         self._since_low = 0   # calls since the last one that carried derived texts
         self._callers = 0     # live submit/submit_many calls awaiting their results (the window's company)
         self._expecting = 0   # ... of which may still add texts of their own to the call (not `alone`)
+        # wall seconds during which at least one live caller waited for its results: what pages
+        # spent waiting for scores, the clock the live variants' budget is paid from (`live_wait_s`)
+        self._waited_s = 0.0
+        self._waiting_since = 0.0
         self.batches = 0      # model calls made (for benchmarks and status)
         self.items = 0
 
@@ -70,6 +75,23 @@ class DynamicBatcher(Generic[R]):
     def low_queued(self) -> int:
         return self._low.qsize()
 
+    @property
+    def live_wait_s(self) -> float:
+        """Seconds so far during which live callers (pages) waited for this batcher's results."""
+        if self._callers:
+            return self._waited_s + time.monotonic() - self._waiting_since
+        return self._waited_s
+
+    def _live_enter(self) -> None:
+        if self._callers == 0:
+            self._waiting_since = time.monotonic()
+        self._callers += 1
+
+    def _live_exit(self) -> None:
+        self._callers -= 1
+        if self._callers == 0:
+            self._waited_s += time.monotonic() - self._waiting_since
+
     async def _enqueue(self, text: str, low: bool = False) -> asyncio.Future:
         fut = asyncio.get_running_loop().create_future()
         await (self._low if low else self._queue).put((text, fut))  # waits only when the queue is full
@@ -79,12 +101,12 @@ class DynamicBatcher(Generic[R]):
     async def submit(self, text: str) -> R:
         """Queue one text; waits (back-pressure) when the queue is full."""
         self.start()
-        self._callers += 1
+        self._live_enter()
         self._expecting += 1
         try:
             return await (await self._enqueue(text))
         finally:
-            self._callers -= 1
+            self._live_exit()
             self._expecting -= 1
 
     async def submit_many(self, texts: Sequence[str], *, return_exceptions: bool = False, low: bool = False,
@@ -95,14 +117,16 @@ class DynamicBatcher(Generic[R]):
         own to this call (a Perspective API request), so when it is the only caller in flight its
         texts go at once, without the window."""
         self.start()
-        live, expecting = int(not low), int(not low and not alone)
-        self._callers += live
+        expecting = int(not low and not alone)
+        if not low:
+            self._live_enter()
         self._expecting += expecting
         try:
             futures = [await self._enqueue(t, low) for t in texts]
             return list(await asyncio.gather(*futures, return_exceptions=return_exceptions))
         finally:
-            self._callers -= live
+            if not low:
+                self._live_exit()
             self._expecting -= expecting
 
     def _drain(self, batch: list) -> None:

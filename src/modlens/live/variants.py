@@ -3,7 +3,8 @@
 After its scores are sent, each comment of a page with `variants: true` is offered here. The
 study's budget decides (at most `perturbation.live_backlog` waiting, at most
 `LiveSession.max_variant_backlog` per connection, and `live_rate` comments/s over all connections
-unless it is "auto"); comments the
+unless it is "auto"; under "auto", `LatencyBudget`: variant rounds may take at most
+`LATENCY_RATIO` times the time pages spent waiting for their scores); comments the
 study asks participants about (its sampling, the extension's rule) are offered first. A comment
 over budget gets an empty `variants` message whose `error` says it was deferred and why, and a
 `deferred_variants` row; `modlens rescore --variants` makes its variants later.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping
@@ -49,6 +51,66 @@ ROUNDS_IN_FLIGHT = 2
 # How the daemon's variants run now (`status()["mode"]`, `modlens status`): from the last RECENT comments offered,
 # "deferred" when at least half of them were deferred (the model is busy with pages, or the budget binds), else "live".
 RECENT = 1_000
+# "auto": variant rounds may keep the worker busy this many seconds per second pages waited for their
+# scores. On a 2-core CPU a comment's variants cost ten times its page's scoring, so without it a
+# participant's feed took 6-10x as long with variants on; a device that makes variants cheaply
+# keeps every comment live.
+LATENCY_RATIO = 1.0
+# The credit it keeps: an idle daemon banks no more than this, and one slow round (the first, made
+# before anything was measured) defers the next comments for no longer than this.
+CREDIT_CAP_S = 1.0
+DECAY = 0.8  # weight of the past in the per-comment cost (each finished round)
+# Comments admitted before any round was measured: the first round measures the cost. A cold first
+# round (the generator's first use) took 4 s for a page of 20 here, three times a feed of 150 without
+# variants, so it is kept small; later comments go live as the measured cost and the credit allow.
+PROBE_COMMENTS = 4
+
+
+class LatencyBudget:
+    """Variant work paid from scoring time: seconds during which pages waited for scores (the
+    batchers' `live_wait_s`) add `ratio` seconds of credit; a comment is admitted for its measured
+    cost (wall seconds a round kept the worker busy, per comment), and each round's busy time is
+    charged as it ends. Before a round has been measured, `probe` comments are admitted."""
+
+    def __init__(self, scoring_s: Callable[[], float], ratio: float = LATENCY_RATIO, cap_s: float = CREDIT_CAP_S,
+                 probe: int = PROBE_COMMENTS):
+        self.scoring_s, self.ratio, self.cap, self.probe = scoring_s, ratio, cap_s, probe
+        self._seen = scoring_s()
+        self.credit = 0.0
+        self.per_comment: float | None = None  # seconds; None until a round ends
+        self._busy, self._comments = 0.0, 0.0  # decayed sums behind per_comment
+        self._in_flight, self._since = 0, 0.0
+
+    def _refill(self) -> None:
+        now = self.scoring_s()
+        self.credit = min(self.cap, self.credit + self.ratio * (now - self._seen))
+        self._seen = now
+
+    def admit(self) -> bool:
+        self._refill()
+        if self.per_comment is None:
+            self.probe -= 1
+            return self.probe >= 0
+        if self.credit < self.per_comment:
+            return False
+        self.credit -= self.per_comment  # reserved; given back when its round's real cost is charged
+        return True
+
+    def started(self) -> None:
+        if self._in_flight == 0:
+            self._since = time.monotonic()
+        self._in_flight += 1
+
+    def ended(self, n_comments: int, reserved: int) -> None:
+        """A round of `n_comments` ended, `reserved` of which were admitted at the estimate."""
+        self._in_flight -= 1
+        now = time.monotonic()
+        busy, self._since = now - self._since, now  # busy since the last start or end (rounds overlap)
+        self._refill()
+        self.credit = max(-self.cap, self.credit + reserved * (self.per_comment or 0.0) - busy)
+        self._busy = self._busy * DECAY + busy
+        self._comments = self._comments * DECAY + max(1, n_comments)
+        self.per_comment = self._busy / self._comments
 
 
 @dataclass
@@ -61,6 +123,7 @@ class VariantJob:
     send: Send
     sampled: bool = True
     answered: bool = False  # its `variants` message went out (or was tried)
+    reserved: bool = False  # admitted against the latency budget's estimate
 
 
 @dataclass
@@ -121,6 +184,7 @@ class LiveVariants:
         # "auto": no rate; the bounded backlog admits what the worker drains, so the hardware sets
         # the pace (a GPU keeps up with pages, a busy 2-core CPU does not and defers)
         self.budget = None if p.live_rate == "auto" or p.live_rate <= 0 else TokenBucket(p.live_rate, max(1, int(p.live_rate)))
+        self.latency = LatencyBudget(self._scoring_s) if p.live_rate == "auto" else None
         self.waiting: tuple[deque[VariantJob], deque[VariantJob]] = (deque(), deque())  # asked-about first
         self.stats = VariantStats()
         self.recent: deque[bool] = deque(maxlen=RECENT)  # offered comments, newest last: deferred or not
@@ -137,7 +201,17 @@ class LiveVariants:
             return f"{self.stats.queued} comments wait for variants (perturbation.live_backlog)"
         if self.budget is not None and self.budget.take():
             return f"over the study's variant budget of {self.rate:g} comments/s (perturbation.live_rate)"
+        if self.latency is not None:
+            measured = self.latency.per_comment is not None
+            if not self.latency.admit():
+                return (f"variants would slow the pages' scores: live variant work is held to {LATENCY_RATIO:g}x "
+                        "the time pages wait for their scores (scoring latency)")
+            job.reserved = measured
         return None
+
+    def _scoring_s(self) -> float:
+        """Seconds pages have waited for scores: the detector that kept them waiting longest."""
+        return max((r.batcher.live_wait_s for r in self.engine.runners.values()), default=0.0)
 
     async def offer(self, jobs: list[VariantJob]) -> None:
         """Queue each comment for variants, or defer it (recorded, and told to the client)."""
@@ -213,6 +287,8 @@ class LiveVariants:
             task.add_done_callback(self._in_flight.discard)
 
     async def _guarded_round(self, jobs: list[VariantJob]) -> None:
+        if self.latency is not None:
+            self.latency.started()
         try:
             await self._round(jobs)
         except asyncio.CancelledError:
@@ -223,6 +299,8 @@ class LiveVariants:
                 if not job.answered:
                     await self._answer_failed(job, f"{type(err).__name__}: {err}")
         finally:
+            if self.latency is not None:
+                self.latency.ended(len(jobs), sum(j.reserved for j in jobs))
             self.rounds.release()
 
     async def _answer_failed(self, job: VariantJob, error: str) -> None:
@@ -278,5 +356,8 @@ class LiveVariants:
                 "recent_offered": n, "recent_deferred_share": round(share, 4)}
 
     def status(self) -> dict[str, Any]:
-        return {"live_rate": self.rate, "live_backlog": self.backlog, "live_share": self.study.perturbation.live_share,
-                **self.stats.to_dict(), **self.mode()}
+        out = {"live_rate": self.rate, "live_backlog": self.backlog, "live_share": self.study.perturbation.live_share,
+               **self.stats.to_dict(), **self.mode()}
+        if self.latency is not None and self.latency.per_comment is not None:
+            out["variant_s_per_comment"] = round(self.latency.per_comment, 4)
+        return out
