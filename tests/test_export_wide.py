@@ -10,21 +10,11 @@ from modlens.analysis.metrics import classification_metrics
 from modlens.analysis.report import report_from_db
 from modlens.audit import run_audit
 from modlens.cli import main
-from modlens.detectors.base import Detector
 from modlens.studylog import csvcells
 from modlens.studylog.tables import WIDE_NAME
+from test_report_tables import LengthDetector
 
 HASH = "sha256-" + "89abcdef01234567" * 4
-
-
-class LengthDetector(Detector):
-    name, labels, toxicity_label = "length", ("toxicity",), "toxicity"
-
-    def __init__(self, version: str, scale: float) -> None:
-        self.version, self.scale = version, scale
-
-    def score(self, texts):
-        return [{"toxicity": min(1.0, len(t) / self.scale)} for t in texts]
 
 
 @pytest.fixture(scope="module")

@@ -5,15 +5,12 @@ not load (offline) is named in the refusal, whose message stays Google's text (p
 parses it) and whose explanation is a second detail (clients read `details[0]`)."""
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
-from typing import Any
 
 import pytest
 from modlens.config import StudyConfigError
 
 from daemon_helpers import TOKEN, WordListDetector, study
+from test_perspective_languages import _analyze
 from threaded_server import ThreadedServer
 from modlens.daemon.app import create_app
 
@@ -50,16 +47,6 @@ def base(tmp_path_factory):
     srv = ThreadedServer(create_app(cfg, db, TOKEN, detectors={"wordlist": EnglishWithThreat(), "xl": Multilingual()}))
     yield srv.base
     srv.stop()
-
-
-def _analyze(base: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    request = urllib.request.Request(f"{base}/v1alpha1/comments:analyze?key={TOKEN}", method="POST",
-                                     data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as r:
-            return r.status, json.load(r)
-    except urllib.error.HTTPError as err:
-        return err.code, json.load(err)
 
 
 def test_a_request_without_languages_is_answered_in_a_mapped_language(base):
