@@ -90,14 +90,59 @@ def _minilm_weights_read_once():
 
 # --- markers, applied in one place ----------------------------------------------------------------
 
-# Tests slower than the fast loop's limit, by node id prefix, with what makes them slow: real servers,
-# real tools, whole studies. Measured per test with `--durations` on the shared 2-core machine.
+# Tests slower than the fast loop's limit, by node id prefix, with what makes them slow: real processes,
+# whole searches, model training. Chosen from `make test-fast`'s own list of tests over the limit on the shared
+# 2-core machine (2026-12-06, load 6-10: over ~7 s there); a test marked @pytest.mark.slow in its file counts too.
 SLOW: dict[str, str] = {
+    "tests/test_detectors_minilm.py::test_train_head_small_sample_is_reproducible": "trains a head on MiniLM embeddings, twice",
+    "tests/test_detectors_minilm.py::test_head_hatecheck_report_on_the_shipped_file_is_unchanged": "scores HateCheck",
+    "tests/test_detectors_onnx.py": "exports MiniLM to ONNX and quantizes it (the module's first test builds the file)",
+    "tests/test_detectors_int8.py": "quantizes MiniLM (8- and 7-bit) and scores with each",
+    "tests/test_detectors_cli.py::test_detectors_text_output_shows_fix_lines": "loads every built-in detector",
+    "tests/test_detectors_cli.py::test_detectors_lists_every_entry_with_status": "loads every built-in detector",
+    "tests/test_attack_recipes.py::test_recipes_on_minilm_with_a_judge": "each recipe's whole search against MiniLM",
+    "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check": "each recipe's whole search",
+    "tests/test_attack_budget.py::test_no_query_is_spent_ranking_a_word_the_recipe_may_not_edit[textbugger]": "its search",
+    "tests/test_attack_budget.py::test_no_query_is_spent_ranking_a_word_the_recipe_may_not_edit[pwws]": "its search",
+    "tests/test_variant_importance.py::test_the_model_sees_only_the_fixed_widths": "MiniLM over every padded width",
+    "tests/test_variant_importance.py::test_padded_row_counts_keep_scores_and_bound_the_shapes": "MiniLM over many shapes",
+    "tests/test_head_multi.py::test_train_six_reproduces_its_file": "trains the six-label head",
+    "tests/test_study_pack_trust.py::test_declared_secrets_are_shown_and_remote_detectors_stay_off_until_accepted": "starts `modlens serve`",
+    "tests/test_study_pack_dataflow.py::test_a_wrapped_remote_detector_is_shown_at_join_named_in_the_consent_and_off_until_accepted": "starts `modlens serve`",
+    "tests/test_study_load.py::test_serve_loads_the_folders_gold_tasks_and_consent_however_it_is_named": "starts `modlens serve`",
+    "tests/test_readme_first_screen.py::test_serve_prints_the_log_path_the_address_and_how_to_pair": "starts `modlens serve`",
+    "tests/test_join_from_extension.py::test_serve_joins_a_pack_from_the_extension_and_restarts_on_it": "`modlens serve`, twice",
+    "tests/test_perspective_logging.py::test_a_killed_daemon_keeps_every_call_it_answered": "kills a daemon process",
+    "tests/test_report_reads_only.py::test_same_json_with_no_model_importable": "a second interpreter without the models",
+    "tests/test_report_tables.py::test_csv_and_latex_carry_exactly_the_html_reports_figures": "renders the report three ways",
+    "tests/test_ordlogit_separation.py::test_report_flags_separation_and_shows_the_penalized_fit": "penalized fits",
+    "tests/test_labelled_metrics.py::test_labelled_section_matches_scikit_learn_per_source_and_group": "bootstrap intervals",
+    "tests/test_plugins.py::test_modlens_detectors_lists_an_installed_detector_and_reports_a_broken_one": "installs a plug-in package",
+    "tests/test_boundaries.py::test_no_package_cycles": "imports every module",
+    "tests/test_bench_tiny.py::test_the_bench_runs_on_a_tiny_input[bench_merge]": "the bench's child processes",
+    "tests/test_attack_recipes.py::test_character_recipes_flip_a_bag_of_words_detector": "every character recipe",
+    "tests/test_attack_recipes.py::test_similarity_constraint_is_applied": "MiniLM judges every candidate",
+    "tests/test_batching_perf.py::test_minilm_sub_batches_give_the_same_scores_as_one_at_a_time": "MiniLM, text by text",
+    "tests/test_concurrent_log.py::test_two_audit_processes_on_one_log_both_finish_without_loss": "two audit processes",
+    "tests/test_concurrent_log.py::test_an_audit_beside_a_running_daemon_receiving_comments": "a daemon process and an audit",
+    "tests/test_dataset_readers.py::test_a_large_csv_is_consumed_chunk_by_chunk": "a CSV larger than a chunk, read whole",
+    "tests/test_daemon_heap.py::test_sigusr1_writes_snapshots_whose_diff_names_what_grew": "a daemon process taking heap snapshots",
+    "tests/test_daemon_hostile_messages.py::test_a_socket_whose_handler_fails_is_closed_and_freed": "waits for the socket to be freed",
+    "tests/test_bench_hostile_inputs.py::test_hostile_inputs_bench_tiny_run": "runs the bench's child processes",
+    "tests/test_bundle_hostile.py::test_tables_inflating_to_512_mib_are_refused_whatever_size_they_declare": "inflates 512 MiB",
+    "tests/test_errors.py::test_no_message_carries_its_fix_inline": "parses every source file",
+    "tests/test_cli_feed.py": "a real `modlens serve` process for the module",
+    "tests/test_study_folder.py::test_join_writes_the_study_serve_runs_and_refuses_to_switch_silently": "starts `modlens serve`",
+    "tests/test_audit_attacks.py": "the module's attack audit against MiniLM",
+    "tests/test_perspective_clients.py": "300 tweets through each real Perspective client (Google's, PyPI's, npm's)",
 }
 
 # Modules whose tests load a real neural model themselves (besides the `minilm` fixture's users).
-MODEL_MODULES: tuple[str, ...] = (
-)
+MODEL_MODULES: tuple[str, ...] = tuple(f"tests/test_{name}.py" for name in (
+    "detectors_minilm", "detectors_int8", "detectors_onnx", "detectors_hf", "detector_hf_image", "detector_asr",
+    "head_multi", "variant_importance", "batching_perf", "attack_recipes", "attack_quality", "perturb_attack",
+    "audit_attacks", "report_attacks", "attack_export", "ray_actors",
+))
 MODEL_FIXTURES = ("minilm",)
 BROWSERS = {"chromium", "firefox-esr"}
 # fixtures that stand for a tool (they call realtools.need): a test using one is marked with the tool
@@ -127,7 +172,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         if "gpu" in tools:
             item.add_marker(pytest.mark.gpu)
-        if MODEL_FIXTURES and names & set(MODEL_FIXTURES) or item.nodeid.startswith(MODEL_MODULES):
+        if names & set(MODEL_FIXTURES) or item.nodeid.startswith(MODEL_MODULES):
             item.add_marker(pytest.mark.model)
         if any(item.nodeid.startswith(prefix) for prefix in SLOW):
             item.add_marker(pytest.mark.slow)

@@ -19,11 +19,6 @@ def profanity():
     return detectors.create("profanity-check")
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    return detectors.create("minilm-toxicity")
-
-
 def check_result(v, target, recipe):
     a = v.attack
     assert v.strategy == f"recipe:{recipe}" and a["recipe"] == recipe and v.params["recipe"] == recipe

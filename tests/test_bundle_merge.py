@@ -6,8 +6,6 @@ import asyncio
 import io
 import json
 import sqlite3
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -147,14 +145,12 @@ def test_merge_dedups_keeps_raters_and_versions_records_provenance_and_is_idempo
     assert "2025-05-01T10:00:00Z" in listing and "4 bundles, 3 raters" in listing
 
 
-def test_report_on_the_merged_log_computes_alpha_over_raters_who_share_comments(bundles, tmp_path):
+def test_report_on_the_merged_log_computes_alpha_over_raters_who_share_comments(bundles, tmp_path, capsys):
     _pack, made = bundles
     merged = tmp_path / "study.sqlite"
     merge_files(merged, made)
-    proc = subprocess.run([sys.executable, "-m", "modlens", "report", "--db", str(merged), "--format", "json"],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    human = json.loads(proc.stdout)["sections"]["human"]
+    assert cli_main(["report", "--db", str(merged), "--format", "json"]) == 0  # in-process: no interpreter start
+    human = json.loads(capsys.readouterr().out)["sections"]["human"]
     assert human["n_raters"] == 3
     toxicity = next(a for a in human["attributes"] if a["name"] == "toxicity")
     assert toxicity["alpha"] is not None and 0 < toxicity["alpha"] < 1  # raters 0/1 agree, rater 2 not always

@@ -23,11 +23,6 @@ def profanity() -> Detector:
     return detectors.create("profanity-check")
 
 
-@pytest.fixture(scope="module")
-def minilm() -> Detector:
-    return detectors.create("minilm-toxicity")
-
-
 def char_attack(target, *, strategies=None, max_edit_fraction=None, **options):
     """The character attack, as `audit --attack` builds it."""
     recipe = recipes.create("char_greedy", transformations=char_transformations(strategies))

@@ -117,13 +117,13 @@ def test_join_writes_the_study_serve_runs_and_refuses_to_switch_silently(tmp_pat
     study_toml.write_text(quick_to_serve(study_toml.read_text()))
     good = tmp_path / "pilot.modlens"
     pack.write(folder.load_folder(root), good)
-    proc = subprocess.run([sys.executable, "-m", "modlens", "join", str(good), "--allow-unsigned"], capture_output=True, text=True,
-                          timeout=60, env={**__import__("os").environ, "MODLENS_HOME": str(modlens_home)})
-    assert proc.returncode == 0, proc.stderr
+    capsys.readouterr()
+    assert cli_main(["join", str(good), "--allow-unsigned"]) == 0  # in-process (MODLENS_HOME is the test's)
+    out = capsys.readouterr().out
     config = modlens_home / "study.toml"
     assert join.joined_study_file() == config
-    assert f"modlens serve     (leave it running; it uses {config})" in proc.stdout
-    assert "modlens browse https://www.youtube.com" in proc.stdout
+    assert f"modlens serve     (leave it running; it uses {config})" in out
+    assert "modlens browse https://www.youtube.com" in out
     assert folder.load(config) == pack.read(good).study  # the daemon runs exactly the packed study
     assert join.joined()["study_id"] == "pilot"
     assert_serve_runs_the_joined_study(modlens_home, tmp_path / "joined.sqlite")
