@@ -1,7 +1,8 @@
 """The GPU checks as one script: run it whenever a GPU machine is lent (about 7 minutes).
 
     python bench/gpu_check.py [--peak-tflops 989] [--rows 24783] [--scale-rows 200000]
-    python bench/gpu_check.py --tiny     # every step small, on the CPU too (the test suite's run)
+    python bench/gpu_check.py --pace-only   # the minilm audit and the pace goals below (about 5 minutes)
+    python bench/gpu_check.py --tiny        # the pace goals small, on the CPU too (the test suite's run)
 
 In order, each in a child process with its own time limit, then one table naming the device:
   agreement   minilm-toxicity on CUDA vs CPU fp32, HateCheck texts: max |diff|, decisions flipped at 0.5
@@ -242,6 +243,8 @@ def main() -> int:
                                                                    "from (the goal asks for at least 200,000)")
     ap.add_argument("--first-n", type=int, default=24783, help="texts of the first-pass check")
     ap.add_argument("--tiny", action="store_true", help="only the pace checks, small, on whatever device there is")
+    ap.add_argument("--pace-only", action="store_true",
+                    help="on CUDA: the minilm audit and the pace checks only (about 5 minutes; a 10-minute device slot)")
     ap.add_argument("--child", choices=("first-pass", "scale"), help=argparse.SUPPRESS)
     ap.add_argument("--device", default="cuda", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -301,6 +304,10 @@ def main() -> int:
     def tests(out: str) -> str:
         return out.strip().splitlines()[-1]
 
+    if args.pace_only:
+        rows = [step("audit", [*audit, "--detector", "minilm-toxicity", "--device", "cuda"], 75, audit_figure)]
+        print(f"audit: {rows[0][1]} ({rows[0][3]})", flush=True)
+        return 0 if pace_checks(args, "cuda", device, audit_ratio[-1] if audit_ratio else None) and rows[0][3] == "ok" else 1
     rows = [
         step("agreement", [PY, "-c", AGREEMENT, "2000"], 60, agreement),
         step("detector", [PY, str(BENCH / "bench_detectors.py"), "--detector", "minilm-toxicity", "--device", "cuda",

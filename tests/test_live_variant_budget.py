@@ -76,6 +76,19 @@ def test_an_idle_daemon_banks_no_more_than_the_cap(monkeypatch):
     assert admitted(budget, 100) == 10  # 1 s of credit at 0.1 s a comment
 
 
+def test_a_costly_first_round_does_not_stop_variants_for_good(monkeypatch):
+    clocks = Clocks(monkeypatch)
+    budget = LatencyBudget(lambda: clocks.scoring, ratio=1.0, cap_s=0.5, probe=2)
+    assert admitted(budget, 2) == 2
+    clocks.round(budget, 2, 0, 4.0)  # the generator's first use: 2 s a comment, over the cap
+    clocks.page(0.2)
+    assert admitted(budget, 20) == 0  # paying back
+    clocks.page(1.0)
+    assert admitted(budget, 20) == 1  # a full credit: one comment, measured again
+    clocks.round(budget, 1, 1, 0.05)
+    assert budget.per_comment is not None and budget.per_comment < 2.0
+
+
 async def test_the_batcher_counts_the_time_pages_wait_not_the_time_variants_wait():
     async def slow(texts):
         await asyncio.sleep(0.05)

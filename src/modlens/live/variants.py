@@ -55,15 +55,15 @@ RECENT = 1_000
 # scores. On a 2-core CPU a comment's variants cost ten times its page's scoring, so without it a
 # participant's feed took 6-10x as long with variants on; a device that makes variants cheaply
 # keeps every comment live.
-LATENCY_RATIO = 1.0
+LATENCY_RATIO = 0.75
 # The credit it keeps: an idle daemon banks no more than this, and one slow round (the first, made
 # before anything was measured) defers the next comments for no longer than this.
-CREDIT_CAP_S = 1.0
+CREDIT_CAP_S = 0.5
 DECAY = 0.8  # weight of the past in the per-comment cost (each finished round)
 # Comments admitted before any round was measured: the first round measures the cost. A cold first
 # round (the generator's first use) took 4 s for a page of 20 here, three times a feed of 150 without
 # variants, so it is kept small; later comments go live as the measured cost and the credit allow.
-PROBE_COMMENTS = 4
+PROBE_COMMENTS = 2
 
 
 class LatencyBudget:
@@ -91,7 +91,9 @@ class LatencyBudget:
         if self.per_comment is None:
             self.probe -= 1
             return self.probe >= 0
-        if self.credit < self.per_comment:
+        # a full credit admits one comment even when its cost is over the cap: otherwise a costly first
+        # round (the generator's first use) would keep every later one from being measured
+        if self.credit < min(self.per_comment, self.cap):
             return False
         self.credit -= self.per_comment  # reserved; given back when its round's real cost is charged
         return True
