@@ -140,9 +140,11 @@ async def test_auto_rate_pays_variants_from_scoring_time_not_a_fixed_rate(tmp_pa
     assert variant_budget_line(status) == "budget 1 comments/s, at most 256 waiting"
 
 
-async def test_auto_rate_defers_what_a_busy_model_cannot_take(tmp_path):
-    """When the worker falls behind (here: generation held), the bounded backlog defers the rest."""
-    cfg = study(perturbation={"enabled": True, "live_backlog": 4, **STRATEGIES})
+async def test_the_backlog_defers_what_a_busy_model_cannot_take(tmp_path):
+    """When the worker falls behind (here: generation held), the bounded backlog defers the rest.
+    A rate high enough not to bind: under "auto" the latency budget's probe binds before a backlog
+    of 4 (tests/test_live_variant_budget.py)."""
+    cfg = study(perturbation={"enabled": True, "live_backlog": 4, "live_rate": 1000, **STRATEGIES})
     answers, status = await _page_of_variants(cfg, tmp_path, 10, hold=True)
     assert (status["done"], status["deferred"], status["mode"]) == (0, 6, "deferred")
     assert sum(1 for m in answers if m["error"] and "live_backlog" in m["error"]) == 6
