@@ -58,10 +58,10 @@ class PerturbationConfig(_Strict):
         "auto",
         description="comments per second (all connections together) whose variants the daemon makes while "
                     "participants browse, comments the study asks about first; the rest are recorded as deferred "
-                    "(deferred_variants) and made by `modlens rescore --variants`. \"auto\": no fixed rate, as many "
-                    "as the hardware keeps up with (a comment goes live while fewer than live_backlog wait: nearly "
-                    "all on a GPU, few on a 2-core CPU that pages keep busy; `modlens status` says which). "
-                    "0: defer every comment")
+                    "(deferred_variants) and made by `modlens rescore --variants`. \"auto\": no fixed rate; variant "
+                    "work may take at most 0.75x the time pages wait for their scores (live/variants.py "
+                    "LatencyBudget), so a device that makes variants cheaply makes nearly all live and a 2-core "
+                    "CPU defers most; `modlens status` says which. 0: defer every comment")
     live_backlog: int = Field(256, ge=0, le=100_000,
                               description="comments waiting for live variants, at most; past it they are deferred")
     live_share: float = Field(
