@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modlens.daemon import heap
+from modlens import heap
 from modlens.paths import shipped_data
 from modlens.runtime import start_serve
 from modlens.protocol.client import Client, ClientError, connect, make_pages, parse_reply
@@ -216,7 +216,7 @@ async def drive(url: str, token: str, texts: list[str], clients: int, seconds: f
 async def sample_rss(pid: int, out: list[float], stop: asyncio.Event, every: float = 0.0, tag: str = "",
                      snapshots: bool = False) -> None:
     """RSS once a second into `out`; with `every`, also print it (the curve over the run) that often,
-    and with `snapshots` ask the daemon for a heap snapshot then (SIGUSR1, `modlens.daemon.heap`)."""
+    and with `snapshots` ask the daemon for a heap snapshot then (SIGUSR1, `modlens.heap`)."""
     t0 = last = time.perf_counter()
     while not stop.is_set():
         out.append(rss_mib(pid))

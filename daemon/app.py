@@ -2,7 +2,7 @@
 (`modlens.live`), `/status`, and the Perspective-compatible API (`perspective_api.py`).
 
 The daemon is the transport: one middleware checks the handshake of its own routes (`paired_only`,
-`security.check_handshake`); it reads and bounds frames, parses them with `modlens.protocol`,
+`modlens.protocol.security.check_handshake`); it reads and bounds frames, parses them with `modlens.protocol`,
 rate-limits each connection (`session.py`) and routes each message by its type (`HANDLERS`) to
 the live service, which does the work. The service and its resources
 (study-log writer, engine, recovery) live in one `cleanup_ctx` entry, so they start before the
@@ -17,7 +17,6 @@ malformed request (bad request line or header) gets aiohttp's 400 and one log li
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -31,7 +30,6 @@ from aiohttp.web_log import AccessLogger
 from modlens import protocol as p
 from modlens.config import StudyConfig
 from modlens.daemon.perspective_api import PerspectiveHost, add_routes as add_perspective_routes
-from modlens.daemon.security import check_handshake, install_log_scrubber
 from modlens.daemon.session import Session
 from modlens.detectors.base import Detector
 from modlens.engine import Engine
@@ -39,6 +37,8 @@ from modlens.live import LiveOptions, LiveService, check_study, join_study, runn
 from modlens.pairing import matches
 from modlens.perspective.keys import KeySource
 from modlens.protocol import ErrorCode, ProtocolError
+from modlens.protocol.parse import frame_text
+from modlens.protocol.security import check_handshake, install_log_scrubber
 from modlens.studylog.connection import LogUnwritable
 
 log = logging.getLogger("modlens.daemon")
@@ -154,7 +154,7 @@ class Connection:
             return
         async with self.session.send_lock:
             try:
-                await self.ws.send_str(_frame_text(message))
+                await self.ws.send_str(frame_text(message))
             except (ConnectionError, RuntimeError):
                 pass  # the client went away; what it sent is already being logged
 
@@ -270,17 +270,6 @@ HANDLERS: dict[str, Callable[[Connection, Any], Awaitable[None]]] = {
     "comment_media": Connection.comment_media, "ping": Connection.ping, "status": Connection.status,
     "join_study": Connection.join_study,
 }
-
-
-def _frame_text(message: dict[str, Any]) -> str:
-    """JSON for a text frame. A str that cannot be encoded as UTF-8 (a lone surrogate that slipped
-    into an answer) would make aiohttp raise while sending: it is escaped as `\\udXXX` instead."""
-    text = json.dumps(message, ensure_ascii=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(message)  # ASCII only: surrogates become JSON escapes
-    return text
 
 
 @web.middleware

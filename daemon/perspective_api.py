@@ -1,13 +1,14 @@
 """The Perspective-compatible HTTP endpoint: `POST /v1alpha1/comments:analyze`,
 `POST /v1alpha1/comments:suggestscore` and the discovery document (`modlens.perspective`).
 
-The same door as the socket (`security.check_door`): loopback Host only (unless --allow-remote), no
+The same door as the socket (`modlens.protocol.security.check_door`): loopback Host only (unless --allow-remote), no
 web page's Origin, each of Host, Origin and the key given once, the request target a path. The key
 (`?key=` as Perspective clients send it, or `X-Goog-Api-Key`) is the pairing token or the key from
 `modlens pair --api-key`, compared in constant time; the access log's query strings are scrubbed
 (`security.SecretScrubber`). Every refusal is in Perspective's error shape, methods other than POST
-included. The body is read within BODY_TIMEOUT_S and bounded before it is decoded
-(`perspective.body`): no input gets a 500.
+included. The body is read within BODY_TIMEOUT_S and bounded; what the call answers (its key,
+its method, a batch's parts, every failure in Google's shape) is the engine's
+(`modlens.perspective.calls`).
 """
 from __future__ import annotations
 
@@ -15,21 +16,19 @@ import asyncio
 import logging
 import ssl
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Callable
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
-from yarl import URL
 
-from modlens.perspective import batch as pbatch, body as pbody, discovery, request as preq
-from modlens.perspective.errors import PerspectiveError, invalid, key_invalid, key_missing, method_not_found
-from modlens.perspective.keys import KeySource, accepted
-from modlens.perspective.service import Analyzer
-from modlens.perspective.tls import GOOGLE_HOST
-from modlens.daemon.perspective_proxy import absolute_form
-from modlens.daemon.security import check_door
 from modlens.live import LiveService
-from modlens.studylog.connection import LogUnwritable
+from modlens.perspective import calls, discovery, errors
+from modlens.perspective.calls import ANALYZE_PATH, BATCH_PATH, KEY_HEADER, SUGGEST_PATH
+from modlens.perspective.dropin import door
+from modlens.perspective.errors import PerspectiveError, method_not_found
+from modlens.perspective.keys import KeySource
+from modlens.perspective.service import Analyzer
+from modlens.protocol.security import check_door
 
 log = logging.getLogger("modlens.daemon")
 
@@ -51,10 +50,6 @@ class PerspectiveHost:
 HOST = web.AppKey("perspective_host", PerspectiveHost)
 ANALYZER = web.AppKey("perspective_analyzer", Analyzer)
 API_KEY = web.AppKey("perspective_api_key", KeySource)
-ANALYZE_PATH = "/v1alpha1/comments:analyze"
-SUGGEST_PATH = "/v1alpha1/comments:suggestscore"
-BATCH_PATH = "/batch"  # the discovery document's batchPath
-KEY_HEADER = "X-Goog-Api-Key"
 # a client that has not sent its whole body this long after its headers is answered and dropped
 # (the header and idle timeouts are the server's, `daemon.app.SERVER_OPTIONS`)
 BODY_TIMEOUT_S = 10.0
@@ -92,26 +87,14 @@ def _via_drop_in(request: web.Request) -> bool:
 def _door(request: web.Request) -> PerspectiveError | None:
     """The socket's door (`security.check_door`: target, repeated headers, Host, Origin), answered in
     Perspective's shape. On the drop-in's connections the Host is Google's, and only there."""
-    target, drop_in = request.raw_path, _via_drop_in(request)
-    if drop_in and absolute_form(target):
-        target = "/"  # `POST https://commentanalyzer.googleapis.com/...` through the drop-in (its Host is checked)
+    target, drop_in_host = door(request.raw_path, _via_drop_in(request))
     refusal = check_door(request.headers, target, allow_remote_host=request.app[HOST].allow_remote,
-                         single=("Host", "Origin", KEY_HEADER), drop_in_host=GOOGLE_HOST if drop_in else None)
-    if refusal is None:
-        return None
-    return invalid(refusal.reason) if refusal.status == 400 else PerspectiveError("PERMISSION_DENIED", refusal.reason)
+                         single=("Host", "Origin", KEY_HEADER), drop_in_host=drop_in_host)
+    return None if refusal is None else errors.door_refusal(refusal.status, refusal.reason)
 
 
-def _key_refusal(request: web.Request) -> PerspectiveError | None:
-    return _key_refusal_of(request.app, [*request.query.getall("key", []), *request.headers.getall(KEY_HEADER, [])])
-
-
-def _key_refusal_of(app: web.Application, offered: list[str]) -> PerspectiveError | None:
-    if not offered:
-        return key_missing()
-    if len(offered) > 1 or not accepted(offered[0], app[HOST].token(), app[API_KEY]()):
-        return key_invalid()
-    return None
+def _keys(app: web.Application) -> tuple[calls.Key, ...]:
+    return app[HOST].token, app[API_KEY]
 
 
 def _answer(err: PerspectiveError) -> web.Response:
@@ -137,37 +120,17 @@ async def _raw_body(request: web.Request) -> bytes:
         async with asyncio.timeout(BODY_TIMEOUT_S):
             raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
-        raise invalid("Comment text too long: the request body is larger than this server accepts.",
-                      "COMMENT_TOO_LONG") from None
+        raise errors.body_too_long() from None
     except TimeoutError:
-        raise PerspectiveError("DEADLINE_EXCEEDED", f"The request body did not arrive within {BODY_TIMEOUT_S:g} s.") from None
-    except (ConnectionError, RequestPayloadError):  # the client left before its Content-Length was sent
-        raise invalid("The request body ended before its declared length.") from None
+        raise errors.body_late(BODY_TIMEOUT_S) from None
+    except (ConnectionError, RequestPayloadError):
+        raise errors.body_cut() from None
     return raw
 
 
-Answer = Callable[[Analyzer, Any], Awaitable[dict[str, Any]]]
-
-
-async def _answer_body(app: web.Application, answer: Answer, raw: bytes) -> dict[str, Any]:
-    """One call's JSON answer for a body that passed the doors and the key; a refusal raises
-    PerspectiveError, a bug is Perspective's 500 (the traceback goes to the log)."""
-    if app[HOST].closing():
-        raise PerspectiveError("UNAVAILABLE", "the daemon is shutting down")
-    try:
-        return await answer(app[ANALYZER], pbody.decode(raw))
-    except PerspectiveError:
-        raise
-    except LogUnwritable as err:  # a full disk: 503, no traceback (the study-log writer logs it once)
-        raise PerspectiveError("UNAVAILABLE", f"The call could not be logged, so it is not answered: {err.message}. "
-                               "Try again later.") from None
-    except Exception as err:
-        log.exception("internal error in a Perspective API call")
-        raise PerspectiveError("INTERNAL", f"{type(err).__name__}: {err}") from None
-
-
-async def _call(request: web.Request, answer: Answer) -> web.Response:
-    refusal = _door(request) or _key_refusal(request)
+async def _call(request: web.Request, path: str) -> web.Response:
+    offered = [*request.query.getall("key", []), *request.headers.getall(KEY_HEADER, [])]
+    refusal = _door(request) or calls.key_refusal(offered, *_keys(request.app))
     if refusal is not None:
         log.warning("refused Perspective API call from %s: %s", request.remote, refusal.message)
         return _answer(refusal)
@@ -175,59 +138,33 @@ async def _call(request: web.Request, answer: Answer) -> web.Response:
         return _answer(PerspectiveError("UNAVAILABLE", "the daemon is shutting down"))
     try:
         raw = await _raw_body(request)
-        return web.json_response(await _answer_body(request.app, answer, raw))
+        return web.json_response(await calls.answer(request.app[ANALYZER], path, raw, request.app[HOST].closing))
     except PerspectiveError as err:
         return await _answer_and_close(request, err) if err.status == "DEADLINE_EXCEEDED" else _answer(err)
 
 
-async def _analyze(analyzer: Analyzer, body: Any) -> dict[str, Any]:
-    return await analyzer.analyze(preq.parse_analyze(body, analyzer.config.max_text_bytes, analyzer.names))
-
-
-async def _suggest(analyzer: Analyzer, body: Any) -> dict[str, Any]:
-    return await analyzer.suggest(preq.parse_suggest(body, analyzer.config.max_text_bytes, analyzer.names))
-
-
-METHODS: dict[str, Answer] = {ANALYZE_PATH: _analyze, SUGGEST_PATH: _suggest}
-
-
 async def analyze_handler(request: web.Request) -> web.Response:
-    return await _call(request, _analyze)
+    return await _call(request, ANALYZE_PATH)
 
 
 async def suggest_handler(request: web.Request) -> web.Response:
-    return await _call(request, _suggest)
-
-
-async def _batch_part(app: web.Application, part: pbatch.Part) -> tuple[int, dict[str, Any]]:
-    """One request of a batch, answered as if it had come alone: its own key, its own errors."""
-    url = URL(part.target if part.target.startswith("/") else "/")
-    answer = METHODS.get(url.path) if part.method == "POST" else None
-    try:
-        if answer is None:
-            raise method_not_found()
-        refusal = _key_refusal_of(app, url.query.getall("key", []) + part.header(KEY_HEADER))
-        if refusal is not None:
-            raise refusal
-        return 200, await _answer_body(app, answer, part.body)
-    except PerspectiveError as err:
-        return err.code, err.body()
+    return await _call(request, SUGGEST_PATH)
 
 
 async def batch_handler(request: web.Request) -> web.Response:
-    """`POST /batch` (the discovery document's `batchPath`): googleapiclient's batch, each part
-    answered on its own and at once, so the parts share the detectors' batchers."""
+    """`POST /batch` (the discovery document's `batchPath`): googleapiclient's batch, behind the
+    door; each part with its own key (`calls.answer_batch`)."""
     refusal = _door(request)
     if refusal is None and request.app[HOST].closing():
         refusal = PerspectiveError("UNAVAILABLE", "the daemon is shutting down")
     if refusal is not None:
         return _answer(refusal)
     try:
-        parts = pbatch.parse(request.headers.get("Content-Type"), await _raw_body(request))
+        raw = await _raw_body(request)
+        content_type, data = await calls.answer_batch(request.app[ANALYZER], request.headers.get("Content-Type"), raw,
+                                                      _keys(request.app), request.app[HOST].closing)
     except PerspectiveError as err:
         return await _answer_and_close(request, err) if err.status == "DEADLINE_EXCEEDED" else _answer(err)
-    answers = await asyncio.gather(*(_batch_part(request.app, p) for p in parts))
-    content_type, data = pbatch.render([(p, status, body) for p, (status, body) in zip(parts, answers)])
     return web.Response(body=data, headers={"Content-Type": content_type})
 
 

@@ -1,15 +1,14 @@
-"""The drop-in for clients that hard-code `https://commentanalyzer.googleapis.com`
+"""The drop-in's socket for clients that hard-code `https://commentanalyzer.googleapis.com`
 (`modlens serve --perspective-proxy`): an HTTPS proxy on loopback that answers `CONNECT` for that
-one host, and only by answering itself. It never opens a connection anywhere: after `200
-Connection established` the client's TLS is terminated here with the certificate of the local,
-name-constrained authority (`modlens.perspective.tls`) and its requests go to the daemon's own
-app, over that TLS connection, like any other call (key, Origin, body limits, logging).
+one host, and only by answering itself (what it answers and refuses: `modlens.perspective.dropin`).
+It never opens a connection anywhere: after `200 Connection established` the client's TLS is
+terminated here with the certificate of the local, name-constrained authority
+(`modlens.perspective.tls`) and its requests go to the daemon's own app, over that TLS connection,
+like any other call (key, Origin, body limits, logging).
 
-Every other CONNECT target, and every plain proxy request (`GET http://...`), is refused: the
-client's other traffic is not ours to carry, and a proxy that forwarded it would be a door off
-this computer. The daemon's app accepts the Host `commentanalyzer.googleapis.com` only on the
-connections made here (`perspective_api.PerspectiveHost.drop_in`); on its plain port the Host
-must still be a loopback address.
+The daemon's app accepts the Host `commentanalyzer.googleapis.com` only on the connections made
+here (`perspective_api.PerspectiveHost.drop_in`); on its plain port the Host must still be a
+loopback address.
 """
 from __future__ import annotations
 
@@ -19,49 +18,14 @@ import socket
 import ssl
 from typing import Any, Callable
 
+from modlens.daemon.perspective_api import HOST
 from modlens.netutil import is_loopback
-from modlens.perspective.tls import GOOGLE_HOST
+from modlens.perspective import tls
+from modlens.perspective.dropin import (CONNECTED, HEAD_LIMIT, INCOMPLETE, TLS_HELLO, check_connect, head as head_of,
+                                        refusal)
 
 log = logging.getLogger("modlens.daemon")
-HEAD_LIMIT = 8192        # a CONNECT request's head is a few hundred bytes
 HEAD_TIMEOUT_S = 10.0    # as for the daemon's own request heads
-TARGETS = {f"{GOOGLE_HOST}:443"}
-TLS_HELLO = b"\x16"  # a TLS handshake record: the client speaks TLS to the proxy itself
-
-
-def _refusal(status: int, reason: str, why: str) -> bytes:
-    text = f"modlens Perspective drop-in: {why}\n".encode()
-    return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            f"Content-Length: {len(text)}\r\nConnection: close\r\n\r\n").encode() + text
-
-
-def absolute_form(target: str) -> bool:
-    """A plain proxy request for Google's address (`POST https://commentanalyzer.googleapis.com/...`):
-    how clients whose HTTP library does not tunnel (axios before 1.x, the npm client's) use a proxy
-    for an https URL. Answered by modlens itself, like a CONNECT to that host."""
-    low = target.lower()
-    return any(low.startswith(f"{scheme}://{GOOGLE_HOST}{end}") for scheme in ("https", "http")
-               for end in ("/", ":443/"))
-
-
-def check_connect(head: bytes) -> bytes | None:
-    """None when `head` is a CONNECT to the one host answered here, or a plain request for a URL
-    of that host (`absolute_form`); else the refusal to send."""
-    line = head.split(b"\r\n", 1)[0].decode("latin-1")
-    parts = line.split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-        return _refusal(400, "Bad Request", "not an HTTP/1.x request")
-    method, target, _ = parts
-    if method != "CONNECT":
-        if absolute_form(target):
-            return None
-        return _refusal(405 if target.startswith("/") else 403, "Method Not Allowed" if target.startswith("/")
-                        else "Forbidden", f"only {GOOGLE_HOST} is answered here, not {target[:100]}; "
-                        "this proxy forwards nothing")
-    if target.lower() not in TARGETS:
-        return _refusal(403, "Forbidden", f"only {GOOGLE_HOST}:443 is answered here, not {target[:100]}; "
-                        "this proxy connects nowhere (set NO_PROXY for the client's other hosts)")
-    return None
 
 
 class DropIn:
@@ -123,7 +87,7 @@ class DropIn:
             except TimeoutError:
                 return
             if head is None:
-                await loop.sock_sendall(conn, _refusal(400, "Bad Request", "request head too long or incomplete"))
+                await loop.sock_sendall(conn, refusal(400, "Bad Request", "request head too long or incomplete"))
                 return
             if head == TLS_HELLO:
                 # TLS straight to the proxy, the request inside naming Google's URL (axios 0.18 under
@@ -132,12 +96,12 @@ class DropIn:
                                                    ssl_handshake_timeout=HEAD_TIMEOUT_S)
                 handed_over = True
                 return
-            refusal = check_connect(head)
-            if refusal is not None:
+            refused = check_connect(head)
+            if refused is not None:
                 log.warning("Perspective drop-in refused %s", head.split(b"\r\n", 1)[0][:120].decode("latin-1"))
                 await _consume(loop, conn, len(head))
                 _discard_buffered(conn)  # a body sent with it: read, so the close is not a reset
-                await loop.sock_sendall(conn, refusal)
+                await loop.sock_sendall(conn, refused)
                 return
             if not head.startswith(b"CONNECT "):
                 # a plain request for Google's URL: the daemon's own server reads it from the socket
@@ -151,7 +115,7 @@ class DropIn:
                 handed_over = True
                 return
             await _consume(loop, conn, len(head))  # CONNECT's head, peeked; nothing follows until our answer
-            await loop.sock_sendall(conn, b"HTTP/1.1 200 Connection established\r\n\r\n")
+            await loop.sock_sendall(conn, CONNECTED)
             await loop.connect_accepted_socket(self.protocol_factory, conn, ssl=self.context,
                                                ssl_handshake_timeout=HEAD_TIMEOUT_S)
             handed_over = True
@@ -174,14 +138,9 @@ async def _peek_head(conn: socket.socket) -> bytes | None:
             data = None
         if data == b"":
             return None
-        if data and data[0] == TLS_HELLO[0]:
-            return TLS_HELLO
-        if data:
-            end = data.find(b"\r\n\r\n")
-            if end >= 0:
-                return data[:end + 4]
-            if len(data) > HEAD_LIMIT:
-                return None
+        found = head_of(data) if data else INCOMPLETE
+        if found != INCOMPLETE:
+            return found
         await asyncio.sleep(0.005)  # the rest of the head is on its way (peeking leaves the socket readable)
 
 
@@ -201,20 +160,9 @@ async def _consume(loop: asyncio.AbstractEventLoop, conn: socket.socket, n: int)
         n -= len(got)
 
 
-def serve_lines(material: Any, host: str, port: int) -> list[str]:
-    """What to set in the client's shell for a drop-in on `host`:`port`."""
-    from modlens.perspective.tls import export_lines
-    from modlens.runtime import bracketed
-
-    return export_lines(material, f"http://{bracketed(host)}:{port}")
-
-
 async def start_drop_in(app: Any, runner: Any, host: str, port: int) -> DropIn:
     """Starts the drop-in beside a started daemon: its TLS context registered with the endpoint's
     doors, its connections handed to the daemon's own aiohttp server."""
-    from modlens.daemon.perspective_api import HOST
-    from modlens.perspective import tls
-
     material = tls.ensure()
     context = tls.server_context(material)
     app[HOST].drop_in.append(context)

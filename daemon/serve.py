@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from modlens.cli.common import CliError, add_db_option, add_study_option, db_path
 from modlens.errors import ErrorKind
 from modlens.netutil import is_loopback
-from modlens.services.detectors import describe
+from modlens.services.detectors import status_lines
 from modlens.runtime import DEFAULT_HOST, DEFAULT_PORT, bracketed, remove_runtime, write_runtime
 from modlens.cli.perspective import DROP_IN_PORT  # `--perspective-proxy` without a port
 
@@ -89,15 +89,11 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
                    "url": url, "study_id": study.study_id,
                    "started_at": datetime.now(UTC).isoformat(timespec="seconds")})
 
-    from modlens.daemon import heap
+    from modlens import heap
 
-    heap.from_env(loop)  # MODLENS_TRACEMALLOC: heap snapshots on SIGUSR1 (diagnosis only; daemon/heap.py)
-    engine = app[ENGINE]
-    for s in engine.statuses:
-        line = f"  detector {s.name}: {s.status}" + (f" ({s.version})" if s.version else "")
-        print(line + (f" — {describe(s)}" if s.status != "loaded" else ""), flush=True)
-    for what, problem in engine.component_errors.items():
-        print(f"  {what}: unavailable — {problem}", flush=True)
+    heap.from_env(loop)  # MODLENS_TRACEMALLOC: heap snapshots on SIGUSR1 (diagnosis only; modlens/heap.py)
+    for line in status_lines(app[ENGINE].statuses, app[ENGINE].component_errors):
+        print(f"  {line}", flush=True)
     print(f"modlens: study log   {db}", flush=True)
     api = f"http://{bracketed(host)}:{bound_port}"
     if perspective_only:
@@ -113,8 +109,9 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
         print("modlens: WARNING     listening beyond this computer (--allow-remote)", flush=True)
     drop_in = None
     if perspective_proxy is not None:  # clients that hard-code Google's address (daemon/perspective_proxy.py)
-        from modlens.daemon.perspective_proxy import serve_lines, start_drop_in
+        from modlens.daemon.perspective_proxy import start_drop_in
         from modlens.perspective import tls
+        from modlens.perspective.dropin import serve_lines
 
         drop_in = await start_drop_in(app, runner, DEFAULT_HOST, perspective_proxy)
         print(f"modlens: drop-in     {tls.GOOGLE_HOST} via HTTPS_PROXY; in the client's shell:", flush=True)

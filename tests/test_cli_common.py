@@ -92,7 +92,7 @@ def test_loopback_bind_addresses(host, ok):
 
 
 def test_the_handshake_uses_the_same_check():
-    from modlens.daemon import security
+    from modlens.protocol import security
 
     assert security.host_is_loopback is host_header_is_loopback
     assert host_header_is_loopback("[::1]:8765") and not host_header_is_loopback("::1")

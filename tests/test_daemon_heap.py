@@ -1,4 +1,4 @@
-"""The daemon's opt-in heap snapshots (issue 41, `modlens.daemon.heap`): off unless
+"""The daemon's opt-in heap snapshots (`modlens.heap`, started by `modlens serve`): off unless
 MODLENS_TRACEMALLOC is set; each SIGUSR1 writes a snapshot; two compare to what grew."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import signal
 import tracemalloc
 
-from modlens.daemon import heap
+from modlens import heap
 
 
 class Kept:

@@ -12,7 +12,7 @@ from modlens import pairing, paths
 from modlens import protocol as p
 from modlens.protocol import ErrorCode, ProtocolError
 from modlens.protocol.doc import render
-from modlens.daemon.security import check_handshake, host_is_loopback, offered_token, origin_allowed
+from modlens.protocol.security import check_handshake, host_is_loopback, offered_token, origin_allowed
 from modlens.live import TokenBucket
 
 REPO = Path(__file__).resolve().parents[1]
@@ -199,7 +199,7 @@ def test_handshake_refuses_repeated_headers_and_absolute_targets():
 
 
 def test_log_lines_lose_their_secrets():
-    from modlens.daemon.security import scrub
+    from modlens.protocol.security import scrub
 
     assert scrub('"GET /status?token=abc HTTP/1.1" 200', ["zzz"]) == '"GET /status?[redacted] HTTP/1.1" 200'
     assert "abc" not in scrub("b'GET /ws HTTP/1.1\\nAuthorization: Bearer abc\\n\\x00'")

@@ -150,7 +150,7 @@ def test_version_and_subprotocols_are_the_protocols(constants):
 
 @requires("node")
 def test_the_daemon_reads_the_token_the_extension_offers(constants):
-    from modlens.daemon.security import offered_token
+    from modlens.protocol.security import offered_token
 
     assert offered_token({"Sec-WebSocket-Protocol": ", ".join(constants["offered"])}) == "T0K"
 

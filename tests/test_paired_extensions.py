@@ -13,7 +13,7 @@ import websockets
 
 from modlens import pairing
 from modlens.cli import main
-from modlens.daemon.security import check_handshake
+from modlens.protocol.security import check_handshake
 
 from daemon_helpers import EXT_ORIGIN, TOKEN, Client, connect, running_daemon
 

@@ -199,7 +199,7 @@ def test_the_api_key_never_reaches_the_log(server, caplog):
 
 
 def test_goog_api_key_header_is_scrubbed_without_knowing_the_key():
-    from modlens.daemon.security import scrub
+    from modlens.protocol.security import scrub
 
     assert "abc123" not in scrub("b'POST /v1alpha1/comments:analyze HTTP/1.1\\r\\nx-goog-api-key: abc123\\r\\n'")
     assert scrub("X-Goog-Api-Key: abc123") == "X-Goog-Api-Key: [redacted]"

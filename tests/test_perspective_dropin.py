@@ -23,8 +23,9 @@ from cryptography import x509
 from daemon_helpers import TOKEN, WordListDetector, study
 from threaded_server import ThreadedServer
 from modlens.daemon.app import create_app
-from modlens.daemon.perspective_proxy import DropIn, check_connect, serve_lines, start_drop_in
-from modlens.perspective import tls
+from modlens.daemon.perspective_proxy import DropIn, start_drop_in
+from modlens.perspective import dropin as dropin_rules, tls
+from modlens.perspective.dropin import check_connect, serve_lines
 
 pytestmark = pytest.mark.timeout(120)
 GOOGLE = "https://commentanalyzer.googleapis.com"
@@ -143,6 +144,20 @@ def test_other_targets_refused_and_never_connected(dropin):
         bystander.accept()  # the proxy connected nowhere
     bystander.close()
     assert check_connect(b"CONNECT COMMENTANALYZER.googleapis.com:443 HTTP/1.1\r\n\r\n") is None
+
+
+def test_the_head_the_proxy_reads_and_the_door_it_opens():
+    """What the socket peeks at is read by `dropin.head` (a whole head, TLS, more to come, too long),
+    and only the drop-in's connections take Google's Host and an absolute-form target."""
+    connect = b"CONNECT commentanalyzer.googleapis.com:443 HTTP/1.1\r\nHost: x\r\n\r\n"
+    assert dropin_rules.head(connect + b"early body") == connect
+    assert dropin_rules.head(b"\x16\x03\x01\x02\x00") == dropin_rules.TLS_HELLO
+    assert dropin_rules.head(connect[:-2]) == dropin_rules.INCOMPLETE
+    assert dropin_rules.head(b"GET / HTTP/1.1\r\nX: " + b"a" * dropin_rules.HEAD_LIMIT) is None
+    url = f"{GOOGLE}/v1alpha1/comments:analyze?key=K"
+    assert dropin_rules.door(url, via_drop_in=True) == ("/", tls.GOOGLE_HOST)
+    assert dropin_rules.door("/v1alpha1/comments:analyze", via_drop_in=True) == ("/v1alpha1/comments:analyze", tls.GOOGLE_HOST)
+    assert dropin_rules.door(url, via_drop_in=False) == (url, None)  # refused there as an absolute-form target
 
 
 def test_google_host_only_on_the_drop_in_and_only_google_host_there(dropin):

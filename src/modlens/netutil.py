@@ -1,5 +1,5 @@
 """The one loopback check: `modlens serve` uses it to refuse a non-loopback bind, the daemon's
-handshake (daemon/security.py) to refuse a non-loopback Host header. It lives in the engine
+handshake (`modlens.protocol.security`) to refuse a non-loopback Host header. It lives in the engine
 because the daemon may import the engine, never the reverse."""
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ from modlens.studylog.records.scores import texts_lacking_scores
 from modlens.studylog.store import StudyLog
 from modlens.studylog.connection import LogUnwritable
 
-# the daemon's log: its lines pass the daemon's secret scrubber (`modlens.daemon.security`)
+# the daemon's log: its lines pass the daemon's secret scrubber (`modlens.protocol.security`)
 log = logging.getLogger("modlens.daemon")
 
 BATCH_TEXTS = 16      # texts per recovery batch: one batcher round, so live texts are not held long

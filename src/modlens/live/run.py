@@ -21,7 +21,7 @@ from modlens.services.detectors import describe
 from modlens.study import assignment, calibration
 from modlens.studylog.store import LogWriter
 
-# the daemon's log: its lines pass the daemon's secret scrubber (`modlens.daemon.security`)
+# the daemon's log: its lines pass the daemon's secret scrubber (`modlens.protocol.security`)
 log = logging.getLogger("modlens.daemon")
 
 # The daemon's study-log page cache, MiB. The writer's 64 MiB (`studylog.connection.CACHE_SIZE_KIB`) is

@@ -53,7 +53,7 @@ from modlens.rows import CommentRow
 PARENT_VIA_LABEL = "parent_via"
 PARENT_VIA_SOURCE = "extension"
 
-# the daemon's log: its lines pass the daemon's secret scrubber (`modlens.daemon.security`)
+# the daemon's log: its lines pass the daemon's secret scrubber (`modlens.protocol.security`)
 log = logging.getLogger("modlens.daemon")
 
 # the sentence added to the consent text of a study that collects comment images (keep_bytes -> text)

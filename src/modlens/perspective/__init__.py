@@ -10,6 +10,8 @@ daemon instead and get Perspective's JSON back, scored by the study's local, ver
   names its detector and version) and logs the call like any scored text unless `doNotStore`;
 - `calibration`: optional isotonic maps onto Perspective's scale, fitted on recorded scores;
 - `discovery`: the discovery document Google's API clients build the service from;
-- `keys`: the separate API key (`modlens pair --api-key`).
-The HTTP side is `modlens.daemon.perspective_api`.
+- `keys`: the separate API key (`modlens pair --api-key`);
+- `calls`: one call or a batch answered (key, method, errors in Google's shape);
+- `dropin` and `tls`: what the drop-in proxy answers, and its local certificate authority.
+The HTTP side is `modlens.daemon.perspective_api`, the drop-in's socket `modlens.daemon.perspective_proxy`.
 """

@@ -80,3 +80,24 @@ def key_missing() -> PerspectiveError:
     """No key at all: 403 PERMISSION_DENIED, reason CREDENTIALS_MISSING."""
     return PerspectiveError("PERMISSION_DENIED", "The request is missing a valid API key.",
                             _key_info("CREDENTIALS_MISSING"))
+
+
+def door_refusal(status: int, reason: str) -> PerspectiveError:
+    """The daemon's door refusing a call (its request target, a repeated header, Host, Origin),
+    in Google's shape: a malformed request (HTTP 400) is INVALID_ARGUMENT, the rest PERMISSION_DENIED."""
+    return invalid(reason) if status == 400 else PerspectiveError("PERMISSION_DENIED", reason)
+
+
+def body_too_long() -> PerspectiveError:
+    """A body larger than the server accepts: Perspective's own error for a long comment."""
+    return invalid("Comment text too long: the request body is larger than this server accepts.", "COMMENT_TOO_LONG")
+
+
+def body_late(seconds: float) -> PerspectiveError:
+    """A body that did not arrive in time: 504, and the connection is closed with the answer."""
+    return PerspectiveError("DEADLINE_EXCEEDED", f"The request body did not arrive within {seconds:g} s.")
+
+
+def body_cut() -> PerspectiveError:
+    """The client left before its Content-Length was sent."""
+    return invalid("The request body ended before its declared length.")

@@ -3,13 +3,13 @@
 Nothing a client sends may raise anything else: nesting is bounded before the JSON is decoded
 (the decoder recurses once per level), and text that is not valid Unicode (a lone UTF-16
 surrogate written as `\\ud800`) is refused here, because it cannot be encoded again to answer,
-log or store it."""
+log or store it. `frame_text` is the other way: the JSON of a frame the daemon sends."""
 from __future__ import annotations
 
 import json
 import re
 from itertools import accumulate
-from typing import cast
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -23,6 +23,17 @@ _ID_PREFIX = re.compile(r'"id"\s*:\s*"((?:[^"\\]|\\.){1,128})"')
 # read once, so even hostile frames are scanned in linear time.
 _NOT_A_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[^\[\]{}"]+', re.DOTALL)
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def frame_text(message: dict[str, Any]) -> str:
+    """JSON for a text frame the daemon sends. A str that cannot be encoded as UTF-8 (a lone surrogate
+    that slipped into an answer) would make aiohttp raise while sending: it is escaped as `\\udXXX` instead."""
+    text = json.dumps(message, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(message)  # ASCII only: surrogates become JSON escapes
+    return text
 
 
 def is_valid_text(text: str) -> bool:

@@ -3,7 +3,7 @@ commands, so a detector that cannot load is reported the same way everywhere."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from modlens.config import DetectorConfig, StudyConfig
 from modlens.detectors import registry
@@ -41,6 +41,14 @@ def describe(status: DetectorStatus) -> str:
     """'message; fix: fix' (as `modlens serve` and `modlens status` list detectors), or the
     message alone when there is no fix."""
     return inline_fix(status.message, status.fix)
+
+
+def status_lines(statuses: Sequence[DetectorStatus], component_errors: Mapping[str, str]) -> list[str]:
+    """One line per detector (its status and version, or why it did not load) and one per component
+    that is unavailable (an engine's `statuses` and `component_errors`), as `modlens serve` lists them."""
+    lines = [f"detector {s.name}: {s.status}" + (f" ({s.version})" if s.version else "")
+             + (f" — {describe(s)}" if s.status != "loaded" else "") for s in statuses]
+    return lines + [f"{what}: unavailable — {problem}" for what, problem in component_errors.items()]
 
 
 def load_detectors(configs: Sequence[DetectorConfig]) -> LoadedDetectors:

@@ -1,4 +1,6 @@
-"""Handshake checks: the daemon must not be an open door on the user's machine.
+"""Handshake checks: the daemon must not be an open door on the user's machine. The rules are the
+protocol's (the client's side of the handshake is `client.py`); the daemon applies them in one
+middleware before its socket and /status, and at the Perspective endpoint's door.
 
 - Host must be loopback: a web page that rebinds its DNS name to 127.0.0.1 still sends its
   own name as Host, so this defeats DNS rebinding.

@@ -1,4 +1,5 @@
-"""Opt-in heap snapshots of the running daemon, for finding what grows in a long soak.
+"""Opt-in heap snapshots of a long-running process (`modlens serve` starts them), for finding what
+grows in a long soak. Nothing here knows the daemon: the process's heaps, read from Python and the OS.
 
     MODLENS_TRACEMALLOC=/tmp/heap modlens serve ...      # then: kill -USR1 <pid>, as often as wanted
 
@@ -28,7 +29,7 @@ from typing import Any
 ENV = "MODLENS_TRACEMALLOC"
 FRAMES_ENV = "MODLENS_TRACEMALLOC_FRAMES"
 
-log = logging.getLogger("modlens.daemon")
+log = logging.getLogger("modlens.daemon")  # the daemon's log, where `modlens serve` reports its snapshots
 
 
 class _MallInfo2(ctypes.Structure):
