@@ -127,13 +127,26 @@ def test_migrations_apply_pending_steps_once(db, monkeypatch):
 
 
 def test_failed_migration_rolls_back_entirely(db, monkeypatch):
-    monkeypatch.setattr("modlens.studylog.migrate.MIGRATIONS", [schema.MIGRATIONS[0], "CREATE TABLE a (x); BROKEN SQL;"])
+    monkeypatch.setattr("modlens.studylog.migrate.SCHEMA_VERSION", 1)
+    StudyLog(db).close()  # a log an older modlens wrote
+    monkeypatch.setattr("modlens.studylog.migrate.MIGRATIONS", [*schema.MIGRATIONS[:1], "CREATE TABLE a (x); BROKEN SQL;"])
     monkeypatch.setattr("modlens.studylog.migrate.SCHEMA_VERSION", 2)
+    raw = sqlite3.connect(db)
+    before = raw.execute("SELECT sql FROM sqlite_master ORDER BY rowid").fetchall()
+    with pytest.raises(sqlite3.OperationalError):
+        StudyLog(db)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert raw.execute("SELECT sql FROM sqlite_master ORDER BY rowid").fetchall() == before  # no table `a`
+    raw.close()
+
+
+def test_a_failed_creation_leaves_an_empty_file(db, monkeypatch):
+    monkeypatch.setattr("modlens.studylog.migrate.create_script", lambda version: "CREATE TABLE a (x); BROKEN SQL;")
     with pytest.raises(sqlite3.OperationalError):
         StudyLog(db)
     raw = sqlite3.connect(db)
     assert raw.execute("PRAGMA user_version").fetchone()[0] == 0
-    assert raw.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0] == 0
+    assert raw.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
     raw.close()
 
 

@@ -1,7 +1,7 @@
-"""The one table description (`studylog/tables.py`) against the schema the migrations build:
-a fresh log opened through `schema.MIGRATIONS` must hold exactly the declared tables, columns
-(names, types, not-null, defaults, primary key), unique constraints, indexes and foreign keys,
-and the `CREATE TABLE` text generated from the description must build the same schema."""
+"""The one table description (`studylog/tables.py`) against the schema SQLite reports: a fresh log
+(created from it by `schema.create_script`) and a log upgraded from schema 1 through
+`schema.MIGRATIONS` must hold exactly the declared tables, columns (names, types, not-null,
+defaults, primary key), unique constraints, indexes and foreign keys."""
 from __future__ import annotations
 
 import sqlite3
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from modlens.studylog.schema import MIGRATIONS
+from modlens.studylog.schema import MIGRATIONS, create_script
 from modlens.studylog.store import StudyLog
-from modlens.studylog.tables import EXPORT_TABLES, EXPORTS, TABLE, TABLES, col, create_script
+from modlens.studylog.tables import EXPORT_TABLES, EXPORTS, TABLE, TABLES, col
 
 
 def shape(con: sqlite3.Connection) -> dict[str, dict]:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from modlens.docblock import write_block
 
-from modlens.studylog.tables import (EXPORT_TABLES, TABLES, WIDE_COLUMNS, WIDE_DOC, WIDE_NAME, WIDE_PER_DETECTOR, Table,
-                                     create_script)
+from modlens.studylog.schema import create_script
+from modlens.studylog.tables import EXPORT_TABLES, TABLES, WIDE_COLUMNS, WIDE_DOC, WIDE_NAME, WIDE_PER_DETECTOR, Table
 
 
 
@@ -66,7 +66,8 @@ def render_markdown() -> str:
         out += [f"| `{c.name}` | {c.type} | {_constraints(table, c.name)} | {c.doc} |" for c in table.columns]
         out.append("")
     out += ["## Schema as SQL", "",
-            "What the migrations (`studylog/schema.py`), applied in order, leave in a fresh log.", "",
+            "A fresh log's schema, generated from the table declarations above (`studylog/schema.py`'s "
+            "`create_script`); a log of an older schema version, upgraded, holds the same.", "",
             "```sql", create_script().rstrip(), "```", ""]
     return "\n".join(out).rstrip() + "\n"
 

@@ -1,11 +1,12 @@
-"""Bringing a study log to this modlens's schema: `schema.MIGRATIONS[n]` takes a log from version
-n to n + 1 (`PRAGMA user_version`), all pending ones in one write transaction."""
+"""Bringing a study log to this modlens's schema (`PRAGMA user_version`), in one write transaction:
+a new log (version 0) is created whole from the table declaration (`schema.create_script`); a log
+an older modlens wrote takes the pending steps, `schema.MIGRATIONS[n]` from version n to n + 1."""
 from __future__ import annotations
 
 import sqlite3
 
 from modlens.studylog.connection import LogConnection, StudyLogError, begin_immediate, wait_for_lock
-from modlens.studylog.schema import MIGRATIONS, SCHEMA_VERSION
+from modlens.studylog.schema import MIGRATIONS, SCHEMA_VERSION, create_script
 
 
 def user_version(db: LogConnection) -> int:
@@ -28,8 +29,8 @@ def split_sql(script: str) -> list[str]:
 
 
 def apply_migrations(db: LogConnection) -> None:
-    """The pending migrations, once: a second process opening the same log waits for the lock and
-    finds them applied."""
+    """A new log's schema, or an older log's pending migrations, once: a second process opening the same
+    log waits for the lock and finds them applied."""
     version = user_version(db)
     if version > SCHEMA_VERSION:
         raise StudyLogError(f"{db.path} was written by a newer modlens (schema {version} > {SCHEMA_VERSION}); "
@@ -40,10 +41,15 @@ def apply_migrations(db: LogConnection) -> None:
     begin_immediate(conn, db.path)
     try:
         current = int(conn.execute("PRAGMA user_version").fetchone()[0])  # re-read under the lock
-        for number in range(current, SCHEMA_VERSION):
-            for statement in split_sql(MIGRATIONS[number]):
+        if current == 0:  # a new log: the declared schema at once (tests of older participants pass their version)
+            for statement in split_sql(create_script(SCHEMA_VERSION)):
                 conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {number + 1}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        else:
+            for number in range(current, SCHEMA_VERSION):
+                for statement in split_sql(MIGRATIONS[number]):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number + 1}")
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

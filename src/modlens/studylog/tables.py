@@ -1,13 +1,16 @@
-"""The study log's tables, described once: per table its meaning, per column its name, SQL type,
-constraints and meaning, and what a participant's bundle carries of it (`Travel`); then the
-exported tables, built on those columns.
+"""The study log's tables, declared once: per table its meaning, per column its name, SQL type,
+constraints and meaning, its keys and indexes, and what a participant's bundle carries of it
+(`Travel`); then the exported tables, built on those columns.
 
-Everything that describes the log is derived from here: the data dictionary (docs/DATA.md,
-`dictionary.render_markdown`), the exporter's table list (every SQLite table is exported), the
-`CREATE TABLE` text of the current schema, and the bundles, merge and scrubbing of
-`modlens.exchange` (which rows leave, how merge finds them again, which columns are cleaned). `schema.MIGRATIONS` stays the way logs are
-created and upgraded; tests/test_table_description.py builds a log through the migrations and
-checks that its tables, columns, keys and indexes are exactly the ones declared here.
+Everything that describes or builds the log is derived from here: the `CREATE TABLE` text of a
+fresh log and of every migration step (`studylog/schema.py`, whose schema versions name only what
+changed: the tables and columns each one added, and the rows it moved), the data dictionary
+(docs/DATA.md, `dictionary.render_markdown`), the exporter's table list (every SQLite table is
+exported), and the bundles, merge and scrubbing of `modlens.exchange` (which rows leave, how merge
+finds them again, which columns are cleaned). tests/test_table_description.py checks that a log
+holds exactly the tables, columns, keys and indexes declared here, and
+tests/test_studylog_schema_snapshot.py that fresh and upgraded logs of every version hold the
+schema the committed snapshot recorded.
 """
 from __future__ import annotations
 
@@ -59,6 +62,9 @@ def col(name: str, spec: str, doc: str, *, flag: bool = False) -> Column:
 class Index:
     name: str
     columns: tuple[str, ...]
+
+    def create_sql(self, table: str) -> str:
+        return f"CREATE INDEX {self.name} ON {table}({', '.join(self.columns)});"
 
 
 @dataclass(frozen=True)
@@ -139,19 +145,23 @@ class Table:
             return ()
         return tuple(c.name for c in self.columns if c.type == "TEXT" and c.name not in self.travel.verbatim)
 
-    def create_sql(self) -> str:
-        """This table's `CREATE TABLE` (and `CREATE INDEX`) text, as the migrations leave it."""
-        width = max(len(c.name) for c in self.columns)
+    def create_sql(self, *, without: frozenset[str] = frozenset()) -> str:
+        """This table's `CREATE TABLE` (and `CREATE INDEX`) text; `without`: columns and indexes a later
+        schema version adds (`schema.create_script` of an older version, and the step that made the table)."""
+        columns = [c for c in self.columns if c.name not in without]
+        width = max(len(c.name) for c in columns)
+        inline = {u[0] for u in self.unique if len(u) == 1}  # a one-column UNIQUE is written on its column
         lines = []
-        for c in self.columns:
+        for c in columns:
             pk = " PRIMARY KEY" if self.primary_key == (c.name,) else ""
-            lines.append(f"    {c.name.ljust(width)} {c.type}{pk}{' ' + c.constraints if c.constraints else ''}")
+            constraints = " ".join(filter(None, (c.constraints, "UNIQUE" if c.name in inline else "")))
+            lines.append(f"    {c.name.ljust(width)} {c.type}{pk}{' ' + constraints if constraints else ''}")
         if len(self.primary_key) > 1:
             lines.append(f"    PRIMARY KEY ({', '.join(self.primary_key)})")
-        lines += [f"    UNIQUE ({', '.join(u)})" for u in self.unique]
+        lines += [f"    UNIQUE ({', '.join(u)})" for u in self.unique if len(u) > 1]
         tail = " WITHOUT ROWID" if self.without_rowid else ""
         out = [f"CREATE TABLE {self.name} (", ",\n".join(lines), f"){tail};"]
-        out += [f"CREATE INDEX {i.name} ON {self.name}({', '.join(i.columns)});" for i in self.indexes]
+        out += [i.create_sql(self.name) for i in self.indexes if i.name not in without]
         return "\n".join(out)
 
 
@@ -575,11 +585,6 @@ def _parents_first(tables: tuple[Table, ...]) -> tuple[Table, ...]:
 
 # the tables a bundle carries, parents before children: the order bundles list them and merge inserts them
 TRAVELLING: tuple[Table, ...] = _parents_first(tuple(t for t in TABLES if t.travel is not None))
-
-
-def create_script() -> str:
-    """The current schema as SQL: what the migrations, applied in order, leave in a fresh log."""
-    return "\n".join(t.create_sql() for t in TABLES) + "\n"
 
 
 # --- the exported tables --------------------------------------------------------------------
