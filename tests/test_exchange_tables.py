@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import pytest
 from test_export_every_table import fill
 
 from modlens.exchange import bundle as bundle_mod
@@ -19,8 +18,6 @@ from modlens.media.store import MediaStore
 from modlens.perturb.base import Variant
 from modlens.studylog.store import StudyLog
 from modlens.studylog.tables import TABLE, TABLES, TRAVELLING
-
-pytest.importorskip("PIL")
 
 TRAVELS = {t.name for t in TABLES if t.travel is not None}
 

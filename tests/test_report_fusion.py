@@ -119,7 +119,6 @@ def test_tables_equal_a_direct_computation_on_planted_scores(tmp_path):
 
 
 def test_json_and_html_carry_the_section(tmp_path, capsys):
-    pytest.importorskip("profanity_check")
     from modlens.detectors import registry
 
     db, store = tmp_path / "f.sqlite", MediaStore(tmp_path / "media")
