@@ -71,9 +71,10 @@ def test_released_layouts_are_recognized(tmp_path):
     # the paper's rule spelled out as a --label works on the same file
     g = load_dataset(str(human), label="toxicity>0.5")
     assert [i.labels["toxic"] for i in g.items] == [i.labels["toxic"] for i in h.items]
-    # `toxicity` in a file that does not say it holds human scores is no human score
-    other = write(tmp_path / "scores.csv", ["text", "category", "toxicity", "tag"],
-                  [(t, c, h, tag) for t, c, tag, h, _ in ROWS])
+    # `toxicity` in a file whose columns are not the released human-score file's is no human score,
+    # whatever the file's name says (the name decides nothing)
+    other = write(tmp_path / "human_scores.csv", ["text", "category", "toxicity", "tag", "source"],
+                  [(t, c, h, tag, "x") for t, c, tag, h, _ in ROWS])
     assert "human_score" not in load_dataset(str(other), "sass").items[0].labels
 
 

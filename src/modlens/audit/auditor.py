@@ -25,7 +25,9 @@ from modlens.studylog.store import StudyLog
 
 
 def dataset_platform(dataset: Dataset) -> str:
-    """The platform (and label source) of a dataset's comments; the file is their one page."""
+    """The platform (and label source) of a dataset's comments; the file is their one page. The name
+    is the one the reader gave (a data set it identified, or a plain file's stem that names none:
+    `generic.plain_name`), never a file name that claims a known data set."""
     return f"dataset:{dataset.name}"
 
 

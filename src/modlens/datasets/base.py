@@ -83,7 +83,9 @@ class Dataset:
                  meta: dict[str, Any] | None = None, *, fmt: str = "", notes: list[str] | None = None,
                  size: int | None = None, recorded_scores: dict[str, list[list[str]]] | None = None,
                  gold: str = NO_GOLD, source_id: str | None = None, text_steps: list[str] | None = None):
-        self.name = name          # platform becomes f"dataset:{name}"
+        # platform becomes f"dataset:{name}": the name the reader gives a data set it identified
+        # (by layout, shorthand), never one a plain file takes from its file name (`generic.plain_name`)
+        self.name = name
         self.path = path          # the file read (one page per file)
         self.source = source
         self.meta = meta or {}

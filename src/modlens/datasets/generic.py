@@ -9,7 +9,9 @@ its raw value, the layout's other label columns, recognized group and id columns
 names the columns that look like labels and the `--label` flag that reads each.
 
 Items are keyed by the `--id-col` column's value, else `DIGEST:row-N` (`base.row_key`: the row
-number behind the file's content hash, `Dataset.source_id`)."""
+number behind the file's content hash, `Dataset.source_id`). The data set is named by the file's
+stem, unless the stem is a name modlens gives a data set it identified (davidson, hatecheck, …):
+then by the content hash (`plain_name`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,6 +20,7 @@ from typing import Any, Iterator, Sequence
 
 from modlens.datasets.base import (NO_GOLD, Dataset, DatasetError, DatasetItem, file_digest, is_parquet, iter_rows,
                                    parquet_rows, read_columns, require_columns, row_key)
+from modlens.datasets.catalog import CATALOG
 from modlens.datasets.gold import (GOLD_COLUMNS, GROUP_COLUMNS, ID_COLUMNS, TEXT_COLUMNS, GoldSpec, find_column,
                                    find_layout, gold_label, label_candidates, recognized)
 
@@ -147,5 +150,29 @@ def read(path: Path, *, text_col: str | None = None, id_col: str | None = None,
         for n, row in enumerate(iter_rows(path, mapping.needed if is_parquet(path) else None, encoding)):
             yield mapping.item(n, row, seen, digest=digest)
 
-    return Dataset(name or path.stem, path, items, mapping.meta, notes=mapping.notes, size=parquet_rows(path),
+    name = name or plain_name(path, digest)
+    if name != path.stem:
+        mapping.notes.append(f"named {name} by its content: {path.stem} names a data set modlens identifies by its "
+                             "layout or shorthand, and this file is not read as it")
+    return Dataset(name, path, items, mapping.meta, notes=mapping.notes, size=parquet_rows(path),
                    gold=mapping.definition, source_id=digest)
+
+
+def known_name(name: str) -> bool:
+    """Whether `name` is a data set's or a layout's that modlens identifies itself (a catalog entry, a
+    shorthand, a reader's format, TweetEval's `tweeteval-TASK`), in any case."""
+    from modlens.datasets.registry import READERS, SHORTHANDS  # the registry loads this module lazily
+
+    lower = name.strip().lower()
+    return lower in {n.lower() for n in (*CATALOG, *SHORTHANDS, *READERS)} or lower.startswith("tweeteval")
+
+
+def plain_name(path: Path, digest: str | None = None) -> str:
+    """The name (platform `dataset:NAME`) of a file a plain reader read: its stem, unless the stem is a
+    name modlens gives a data set it identified (`known_name`); then the file's content hash
+    (`file-DIGEST`), since a file called davidson.csv is not Davidson's data for its name: pooled with
+    the real audit's comments, its rows would enter Davidson's figures. The same bytes under any such
+    name get the same name, so the audit resumes."""
+    if not known_name(path.stem):
+        return path.stem
+    return f"file-{digest or file_digest(path)}"

@@ -63,14 +63,14 @@ SIGNATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-def _sass_evidence(columns: list[str], path: Path | None = None) -> list[str]:
+def _sass_evidence(columns: list[str]) -> list[str]:
     """The columns that make a file SASS: a text and a category column plus a human score, rater
     columns, the filtered/unfiltered `tag` or Perspective's recorded score (the released TSV
     without human scores has no other sign)."""
     text, category = sass.find_column(columns, "text"), sass.find_column(columns, "category")
     if not text or not category:
         return []
-    signs = [c for c in (sass.human_column(columns, path), sass.find_column(columns, "perspective"),
+    signs = [c for c in (sass.human_column(columns), sass.find_column(columns, "perspective"),
                          find_column(columns, ("tag",))) if c]
     signs += [c for c in columns if c.lower().startswith(sass.RATER_PREFIXES)][:2]
     return [*signs, category] if signs else []
@@ -107,9 +107,9 @@ def detect(path: Path, encoding: str | None = None) -> tuple[str, str]:
     for fmt, needed in SIGNATURES:
         if all(n in lower for n in needed):
             return fmt, f"columns {', '.join(lower[n] for n in needed)}"
-    evidence = _sass_evidence(columns, path)
+    evidence = _sass_evidence(columns)
     if evidence:
-        scored = sass.human_column(columns, path) or any(c.lower().startswith(sass.RATER_PREFIXES) for c in columns)
+        scored = sass.human_column(columns) or any(c.lower().startswith(sass.RATER_PREFIXES) for c in columns)
         return "sass", f"columns {', '.join(evidence)}" + ("" if scored else "; no human scores: categories only")
     fmt = "parquet" if is_parquet(path) else "jsonl" if is_jsonl(path) else "csv"
     text = find_column(columns, TEXT_COLUMNS)
@@ -154,6 +154,9 @@ def load(dataset: str, fmt: str | None = None, *, label: str | GoldSpec | None =
                       f"{data.path.name}", getattr(module, "VALUE_NAMES", {}).get(spec.column))
     data.format = fmt
     data.notes.insert(0, f"read {path.name} as {fmt} ({why})")
+    if implied is None and dataset in SHORTHANDS:  # the path wins; its layout, not its name, says what it is
+        data.notes.insert(1, f"{dataset}: the path {path} is read, not the shorthand's data set; it is named "
+                             f"{data.name} by what read it")
     if data.path.is_file() and not is_parquet(data.path):
         data.notes[1:1] = text_format(data.path, encoding).notes  # a BOM, another encoding or delimiter
     return data

@@ -8,7 +8,8 @@ alias found wins; the released files' names are `tag`, `human_toxicity`, `perspe
 - type:      `tag` | `type` | `filtered` (Filtered / Unfiltered; True/False)
 - human:     `human_toxicity` | `human` | `human_score` | `human toxicity` — the z-normalized human
              score in [0, 1] (a percentage such as `72.4%` is accepted); `toxicity` too in a file whose
-             name says `human` (the released `norm_human_toxicity_scores.csv`), since elsewhere a bare
+             columns are exactly the released `norm_human_toxicity_scores.csv`'s (toxicity, category,
+             tag, text; under any file name, which decides nothing), since elsewhere a bare
              `toxicity` may be a detector's score (`--label 'toxicity>0.5'` makes it gold in any file). When absent, per-author 0-10
              ratings in columns named `rater_*` / `annotator_*` / `author_*` are z-normalized per
              author, averaged per text and min-max scaled to [0, 1], as the paper describes. With
@@ -52,6 +53,7 @@ SYSTEMS = ("perspective", "gpt-3-zero-shot", "gpt-3-one-shot", "gpt-3-few-shot")
 PAPER_PERSPECTIVE = ("perspective_avg_toxicity", "perspective")  # Perspective columns named plain `perspective`
 RATER_PREFIXES = ("rater_", "annotator_", "author_")
 HUMAN_FILE_COLUMN = "toxicity"  # the human score's name in the released norm_human_toxicity_scores.csv
+HUMAN_FILE_COLUMNS = (HUMAN_FILE_COLUMN, "category", "tag", "text")  # that file's header, in any order
 
 
 def _number(raw: object, where: str) -> float:
@@ -68,11 +70,13 @@ def find_column(columns: list[str], role: str) -> str | None:
     return next((lower[a] for a in ALIASES[role] if a in lower), None)
 
 
-def human_column(columns: list[str], path: Path | None) -> str | None:
+def human_column(columns: list[str]) -> str | None:
     """The human score's column: an alias of `ALIASES["human"]`, else a bare `toxicity` when the
-    file's name says it holds human scores (and no Perspective column competes with it)."""
+    columns are exactly the released human-score file's (`HUMAN_FILE_COLUMNS`). The file's name
+    decides nothing: a renamed copy still has its human scores, and a file that merely has "human"
+    in its name does not make a `toxicity` column gold labels."""
     found = find_column(columns, "human")
-    if found or path is None or "human" not in path.name.lower() or find_column(columns, "perspective"):
+    if found or {c.lower().strip() for c in columns} != set(HUMAN_FILE_COLUMNS):
         return found
     return next((c for c in columns if c.lower().strip() == HUMAN_FILE_COLUMN), None)
 
@@ -125,7 +129,7 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
         raise DatasetError(f"{path}: no rows")
     columns = list(rows[0])
     text_col, cat_col = find_column(columns, "text"), find_column(columns, "category")
-    human_col = human_column(columns, path)
+    human_col = human_column(columns)
     rater_cols = [c for c in columns if c.lower().startswith(RATER_PREFIXES)]
     if not text_col or not cat_col:
         raise DatasetError(f"{path}: a SASS file needs a text and a category column (and a human score "

@@ -1,0 +1,99 @@
+"""A data set's identity (its name, and the platform its comments are logged and reported under)
+comes from the reader or shorthand that identified it, never from the file's name: a plain file
+saved as davidson.csv or hatecheck.csv is not Davidson's or HateCheck's data, is never pooled with
+them in the report and is not cited as them."""
+import csv
+
+from modlens.analysis import labelled
+from modlens.analysis.data import load
+from modlens.analysis.report import build, render_html
+from modlens.audit import run_audit
+from modlens.datasets.registry import load as load_dataset
+from modlens.detectors.base import Detector
+
+
+class Words(Detector):
+    labels, toxicity_label = ("toxicity",), "toxicity"
+
+    def __init__(self):
+        self.name, self.version, self.training = "words", "test-1", None
+
+    def score(self, texts):
+        return [{"toxicity": 0.9 if "bad" in t else 0.1} for t in texts]
+
+
+def _write(path, rows):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["text", "toxic"])
+        w.writerows(rows)
+    return path
+
+
+ROWS = [(f"comment {i} {'bad' if i % 2 else 'fine'} words", i % 2) for i in range(30)]
+
+
+def test_a_file_named_like_a_shipped_data_set_is_not_that_data_set(tmp_path):
+    db = tmp_path / "log.sqlite"
+    run_audit("davidson", db=db, detector_objects={"w": Words()}, progress=False, limit=40)
+    fake = _write(tmp_path / "davidson.csv", ROWS)
+    result = run_audit(str(fake), db=db, detector_objects={"w": Words()}, progress=False)
+    assert result.dataset != "davidson"
+    out = labelled.analyze(load(db))
+    by = {s["source"]: s for s in out["sources"]}
+    assert by["dataset:davidson"]["n"] == 40  # the real Davidson alone, never pooled with the file
+    (other,) = [s for s in by if s != "dataset:davidson"]
+    assert by[other]["n"] == 30 and not other.startswith("dataset:davidson")
+    report = build(load(db))
+    assert report["reference_keys"].count("davidson") == 1  # the real audit cites Davidson et al.
+    html = render_html(report)
+    assert html.count("Thomas Davidson, Dana Warmsley") == 1
+    # the file is listed among those read by a generic reader, under its content hash, not as Davidson
+    assert f"cite their sources): {other.removeprefix('dataset:')}." in html
+
+
+def test_identity_follows_the_bytes_not_the_name(tmp_path):
+    """Every name a known data set owns is refused to a plain file; the same bytes under two names
+    are one source, two files with different bytes under one reserved name are two."""
+    for name in ("davidson", "hatecheck", "noisyhate", "sass", "tweeteval", "civil-comments", "csv", "Davidson"):
+        data = load_dataset(str(_write(tmp_path / f"{name}.csv", ROWS)))
+        assert data.format == "csv" and data.name.lower() != name.lower(), (name, data.name)
+        assert f"named {data.name} by its content: {name} names a data set" in data.notes[-1]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one = load_dataset(str(_write(tmp_path / "a" / "davidson.csv", ROWS)))
+    again = load_dataset(str(_write(tmp_path / "b" / "davidson.csv", ROWS)))
+    other = load_dataset(str(_write(tmp_path / "b" / "hatecheck.csv", ROWS[:10])))
+    assert one.name == again.name != other.name
+    assert load_dataset(str(_write(tmp_path / "mine.csv", ROWS))).name == "mine"  # any other name stays
+
+
+def test_a_path_that_shadows_a_shorthand_is_read_and_not_named_by_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path / "hatecheck", ROWS)  # no suffix: the path `hatecheck` exists here
+    data = load_dataset("hatecheck")
+    assert data.format == "csv" and data.name.startswith("file-") and len(data.items) == 30
+    assert any("the path hatecheck is read, not the shorthand's data set" in n for n in data.notes), data.notes
+
+
+def _table(path, header, rows):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+SASS_ROWS = [(0.8 if i % 2 else 0.1, "Sarcasm" if i % 3 else "Neutral", "filtered", f"text {i}") for i in range(12)]
+
+
+def test_sass_human_scores_are_found_by_the_columns_not_the_file_name(tmp_path):
+    """The released human-score file's header (toxicity, category, tag, text) makes `toxicity` the
+    human score under any name; "human" in a file's name makes nothing a gold label."""
+    renamed = load_dataset(str(_table(tmp_path / "scores.csv", ["toxicity", "category", "tag", "text"], SASS_ROWS)))
+    assert renamed.format == "sass" and renamed.gold != "none"
+    assert [i.labels["toxic"] for i in renamed.items] == ["1" if r[0] > 0.5 else "0" for r in SASS_ROWS]
+    other = [(t, c, tag, f"text {i}", "x") for i, (t, c, tag, _) in enumerate(SASS_ROWS)]
+    named = load_dataset(str(_table(tmp_path / "human_scores.csv", ["toxicity", "category", "tag", "text", "source"],
+                                    other)))
+    assert named.format == "sass" and all("toxic" not in i.labels for i in named.items)
