@@ -97,3 +97,24 @@ def test_sass_human_scores_are_found_by_the_columns_not_the_file_name(tmp_path):
     named = load_dataset(str(_table(tmp_path / "human_scores.csv", ["toxicity", "category", "tag", "text", "source"],
                                     other)))
     assert named.format == "sass" and all("toxic" not in i.labels for i in named.items)
+
+
+def test_a_file_in_davidsons_layout_is_davidson_only_with_davidsons_bytes(tmp_path):
+    """Davidson's columns and its index, other tweets: the shipped data set's name would pool and cite
+    them as Davidson's, and the index would key them as Davidson's own tweets (tweet-0, tweet-1),
+    so the file's texts never entered the log."""
+    db = tmp_path / "log.sqlite"
+    run_audit("davidson", db=db, detector_objects={"w": Words()}, progress=False, limit=2)
+    own = tmp_path / "davidson.csv"
+    own.write_text(",count,hate_speech,offensive_language,neither,class,tweet\n"
+                   "0,3,0,0,3,2,my own unrelated tweet\n1,3,0,3,0,1,another bad tweet of mine\n", encoding="utf-8")
+    result = run_audit(str(own), db=db, detector_objects={"w": Words()}, progress=False)
+    assert result.format == "davidson" and result.dataset.startswith("file-")
+    assert any("its bytes are not the davidson data set's" in n for n in result.notes)
+    data = load(db)
+    texts = {data.texts[c["text_id"]] for c in data.comments.values()}
+    assert {"my own unrelated tweet", "another bad tweet of mine"} <= texts and len(data.comments) == 4
+    by = {s["source"]: s["n"] for s in labelled.analyze(data)["sources"]}
+    assert by == {"dataset:davidson": 2, f"dataset:{result.dataset}": 2}
+    assert build(data)["reference_keys"].count("davidson") == 1
+    assert load_dataset("davidson").name == "davidson"  # the shipped bytes, by shorthand or path

@@ -57,6 +57,33 @@ def file_digest(path: Path | str | None = None, *, stream: Any = None) -> str:
     return h.hexdigest()[:DIGEST_CHARS]
 
 
+def catalog_name(name: str, path: Path, digest: str | None = None) -> tuple[str, str | None]:
+    """(name, note) of a file a layout's reader took as catalog data set `name`: `name` when the
+    file's bytes are the catalog's (its pinned SHA-256) or the catalog pins no hash for it; else the
+    file's content hash, `file-DIGEST`, with a note saying why. A file in Davidson's columns is not
+    Davidson's data for that: under its name its rows would be pooled with Davidson's in the report,
+    cited as Davidson et al., and its index would key them as Davidson's own tweets."""
+    from modlens.datasets.catalog import CATALOG
+    from modlens.datasets.fetch import sha256_of
+
+    pinned = {f.sha256 for f in CATALOG[name].files if f.sha256} if name in CATALOG else set()
+    if not pinned or _sha256(str(path), _stamp(path), sha256_of) in pinned:
+        return name, None
+    named = f"file-{digest or file_digest(path)}"
+    return named, (f"named {named} by its content: read in {name}'s layout, but its bytes are not the {name} data "
+                   "set's (the catalog's SHA-256), so it is neither pooled with it nor cited as it")
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_mtime_ns, st.st_size
+
+
+@lru_cache(maxsize=16)
+def _sha256(path: str, _stamp: tuple[int, int], hasher: Callable[[Path], str]) -> str:
+    return hasher(Path(path))  # once per file version: every load of the shipped file asks
+
+
 def row_key(digest: str, n: int) -> str:
     """The key of row `n` (0-based) of the file whose content hash is `digest`."""
     return f"{digest}:row-{n}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, file_digest, iter_rows, read_columns,
+from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, catalog_name, file_digest, iter_rows, read_columns,
                                    require_columns, row_key)
 from modlens.datasets.gold import GoldSpec, gold_label
 from modlens.normalize.steps import html_unescape as entities
@@ -63,5 +63,7 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
     notes = [f"gold label: {gold}"]
     notes.append("HTML entities decoded (&amp; -> &, &#128557; -> the emoji): step html_unescape, recorded as a "
                  "normalization; --no-html-unescape keeps them" if unescape else "HTML entities kept (--no-html-unescape)")
-    return Dataset("davidson", path, items, notes=notes, text_steps=[entities.NAME] if unescape else [],
+    name, why = catalog_name("davidson", path, digest)
+    notes += [why] if why else []
+    return Dataset(name, path, items, notes=notes, text_steps=[entities.NAME] if unescape else [],
                    gold=label.definition() if label is not None else GOLD, source_id=digest)

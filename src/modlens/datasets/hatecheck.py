@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from modlens.datasets.base import Dataset, DatasetItem, read_rows, require_columns
+from modlens.datasets.base import Dataset, DatasetItem, catalog_name, read_rows, require_columns
 from modlens.datasets.gold import GoldSpec, gold_label
 from modlens.rows import Variant
 
@@ -48,6 +48,8 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
             src.variants.append(Variant(text=item.text, strategy=STRATEGY, seed=0, source_text=src.text,
                                         params={"types": [func], "case_id": case}))
     gold = label.describe() if label is not None else "toxic = label_gold is hateful"
-    return Dataset("hatecheck", path, list(items.values()),
-                   notes=[f"gold label: {gold}; functionality and target_ident stored for the per-functionality table"],
+    name, why = catalog_name("hatecheck", path)
+    return Dataset(name, path, list(items.values()),
+                   notes=[f"gold label: {gold}; functionality and target_ident stored for the per-functionality table",
+                          *([why] if why else [])],
                    gold=label.definition() if label is not None else GOLD)
