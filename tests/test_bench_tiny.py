@@ -25,7 +25,7 @@ COVERED = {
     "bench_hostile_inputs": "tests/test_bench_hostile_inputs.py",
     "bench_hostile_files": "tests/test_bench_hostile_files.py",
     "bench_audit_floor": "tests/test_bench_audit_floor.py",
-    "gpu_check": "tests/test_bench_runs_on.py",  # without CUDA it says so and runs nothing
+    "gpu_check": "tests/test_gpu_check_tiny.py",  # --tiny: the pace checks on the CPU (without CUDA and --tiny it runs nothing)
 }
 # every run is a child process that imports modlens: above the fast loop's 2 s even when tiny
 SLOW, MODEL = (pytest.mark.slow,), (pytest.mark.slow, pytest.mark.model)
@@ -53,6 +53,7 @@ TINY: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
     # a real `modlens serve` or Ray: 10-80 s
     "bench_fuzz": (["--messages", "50", "--sockets", "5", "--seconds", "20"], "verdict", SLOW),
     "bench_soak": (["--clients", "2", "--minutes", "0.1", "--no-off", "--detector", "profanity-check"], "variants", SLOW),
+    "bench_feed_variants": (["--tiny"], "on/off:", SLOW),  # a feed of 20 with variants off and on
     "bench_ray": (["--rows", "200", "--chunk", "50", "--repeat", "1"], "same scores: True", SLOW),
     # root mounts a small tmpfs; elsewhere it says why not and exits 0
     "probe_full_disk": (["--size-mib", "8", "--sockets", "1", "--after-s", "2"], "", SLOW),
