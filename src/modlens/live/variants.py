@@ -35,7 +35,7 @@ from modlens.studylog.store import StudyLog
 
 from modlens.live.session import LiveSession, TokenBucket
 
-# the daemon's log: its lines pass the daemon's secret scrubber (`modlens.daemon.security`)
+# the daemon's log: its lines pass the daemon's secret scrubber (`modlens.protocol.security`)
 log = logging.getLogger("modlens.daemon")
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
