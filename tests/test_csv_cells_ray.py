@@ -4,24 +4,20 @@ the leading `'` a formula character got, and `scale/ray_read.py` takes it off.""
 from __future__ import annotations
 
 import pytest
+import ray_local
 
 from modlens.scale.sources import load_dataset
 from modlens.studylog.export import export
 from modlens.studylog.store import StudyLog
 from test_csv_cells import HOSTILE
 
-ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow  # starts a local Ray
 
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
-    if started:
-        ray.shutdown()
+    with ray_local.local_ray():
+        yield
 
 
 def test_ray_reads_an_exported_csv_back_exactly(tmp_path):

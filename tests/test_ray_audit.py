@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import pytest
+import ray_local
 
 import ray  # noqa: E402  (the ray extra: make setup installs it)
 
@@ -30,15 +31,8 @@ WORDS = ("you are an idiot great post thanks stupid nice hate love this trash ar
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
-    from ray import cloudpickle
-
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the test detectors travel to the workers
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
-    if started:
-        ray.shutdown()
+    with ray_local.local_ray(__name__):  # the test detectors travel to the workers by value
+        yield
 
 
 def comments(path: Path, n: int, seed: int = 1) -> Path:

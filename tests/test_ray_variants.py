@@ -6,13 +6,12 @@ from __future__ import annotations
 import asyncio
 import csv
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 import pytest
+import ray_local
 
-ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'modlens[ray]' (make setup installs it)")
 
 from modlens.audit import run_audit  # noqa: E402
 from modlens.config import PerturbationConfig, StudyConfig  # noqa: E402
@@ -45,15 +44,8 @@ class RemoteApi(Detector):
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
-    from ray import cloudpickle
-
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the test detector travels to the workers
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
-    if started:
-        ray.shutdown()
+    with ray_local.local_ray(__name__):  # the test detectors travel to the workers by value
+        yield
 
 
 def comments(path: Path) -> Path:
