@@ -132,7 +132,7 @@ async def test_auto_rate_pays_variants_from_scoring_time_not_a_fixed_rate(tmp_pa
     assert all(m["error"].startswith("deferred: variants would slow the pages' scores") for m in answers if not m["items"])
     assert rows(tmp_path / "a" / "study.sqlite", "SELECT count(*) FROM deferred_variants "
                 "WHERE reason LIKE '%scoring latency%'") == [(30 - PROBE_COMMENTS,)]
-    assert variant_budget_line(status) == "budget: what the hardware keeps up with, at most 256 waiting"
+    assert variant_budget_line(status) == "budget: variant work may take 0.75x the time pages wait for their scores, at most 256 waiting"
     fixed = study(perturbation={"enabled": True, "live_rate": 1, **STRATEGIES})
     answers, status = await _page_of_variants(fixed, tmp_path / "b", 30)
     assert status["deferred"] == 29 and status["mode"] == "deferred"  # a burst of 1 at 1 comment/s

@@ -16,6 +16,7 @@ from typing import Any
 from modlens import pairing, paths, runtime
 from modlens.cli.common import add_db_option
 from modlens.errors import inline_fix
+from modlens.live.variants import LATENCY_RATIO
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,7 +73,9 @@ def variant_budget_line(v: dict[str, Any]) -> str:
     """The daemon's live variant budget, as `modlens status` prints it."""
     rate, backlog = v["live_rate"], v.get("live_backlog")
     if rate == "auto":
-        return f"budget: what the hardware keeps up with, at most {backlog} waiting"
+        # the live service's latency budget (modlens.live.variants.LatencyBudget)
+        return (f"budget: variant work may take {LATENCY_RATIO:g}x the time pages wait for their scores, "
+                f"at most {backlog} waiting")
     return f"budget {rate:g} comments/s, at most {backlog} waiting"
 
 
