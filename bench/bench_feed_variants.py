@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_soak import DEFAULT_DATA, base_texts, daemon_status, start_daemon, token_of, write_study  # noqa: E402
+from bench_soak import DEFAULT_DATA, base_texts, daemon_status, start_daemon, stop_daemon, token_of, write_study  # noqa: E402
 
 from modlens.protocol.client import make_pages, send_pages  # noqa: E402
 
@@ -65,11 +63,7 @@ async def main_async(args: argparse.Namespace) -> None:
         on, live, deferred = await feed(info["url"], token, texts[20 + args.comments:20 + 2 * args.comments], "on", True)
         status = await asyncio.to_thread(daemon_status, token, info)
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_daemon(proc)
     reasons = status.get("queue", {}).get("variants", {}).get("deferred_by_reason", {})
     print("\n| feed | wall s | comments/s | variants live | deferred |\n|---|---:|---:|---:|---:|")
     print(f"| variants off | {off:.1f} | {args.comments / off:.1f} | - | - |")

@@ -95,6 +95,15 @@ def start_daemon(home: Path, study: Path) -> tuple[subprocess.Popen[bytes], dict
         raise SystemExit(str(err)) from None
 
 
+def stop_daemon(proc: subprocess.Popen[bytes]) -> None:
+    """Ctrl-C, as a person stops it (the study log drains), killed after a minute."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def daemon_status(token: str, info: dict[str, Any]) -> dict[str, Any]:
     req = urllib.request.Request(f"http://127.0.0.1:{info['port']}/status", headers={"Authorization": f"Bearer {token}"})
     with urllib.request.urlopen(req, timeout=30) as resp:
@@ -273,11 +282,7 @@ async def one_run(args: argparse.Namespace, texts: list[str], variants: bool, li
         stop.set()
         await sampler
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_daemon(proc)
     if args.tracemalloc:
         print_heap_diff(home, tag)
     lat = sorted(tally.latency_ms)
