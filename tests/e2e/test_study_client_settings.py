@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from modlens.config import parse_study
+from modlens.engine import Engine
 from modlens.live import LiveService
 
 STUDY = {
@@ -18,7 +19,9 @@ STUDY = {
 
 def settings(monkeypatch, tmp_path, home: str, **changes) -> dict:
     monkeypatch.setenv("MODLENS_HOME", str(tmp_path / home))  # each participant's own machine
-    return LiveService(parse_study({**STUDY, **changes}), None, None).client_settings()  # type: ignore[arg-type]
+    study = parse_study({**STUDY, **changes})
+    # an engine with no detectors: what the extension is handed depends on the study alone
+    return LiveService(study, Engine(study, detectors={}), None).client_settings()  # type: ignore[arg-type]
 
 
 def test_tasks_free_browsing_and_a_shared_sampling_salt(monkeypatch, tmp_path):
