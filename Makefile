@@ -75,7 +75,7 @@ run: setup
 	@echo "modlens: installed in $(VENV), not on your PATH: in a new terminal run '. $(VENV)/bin/activate' (or call $(VENV)/bin/modlens)"
 	$(VENV)/bin/modlens serve $(ARGS)
 
-# ruff and mypy on the code they pass today; what they check is configured in pyproject.toml
+# ruff, and mypy strict on every module of src/modlens and daemon/; what they check is configured in pyproject.toml
 lint: setup
 	$(PY) -m ruff check .
 	$(PY) -m mypy

@@ -1,6 +1,6 @@
-"""Dynamic batching: collect up to `max_batch` texts or wait `max_delay_ms`, then make one
-model call. Shared by every daemon connection and by batch audits, so many small pages
-become few large model calls.
+"""Dynamic batching: collect up to `max_batch` texts (or other hashable model inputs) or wait
+`max_delay_ms`, then make one model call. Shared by every daemon connection and by batch audits,
+so many small pages become few large model calls.
 
 Two lanes: live texts (a page's scores) and derived texts submitted with `low=True` (word
 importance, variants). Derived texts run when no live text waits, at most `max_low` per call, so
@@ -12,27 +12,29 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Awaitable, Callable, Generic, Sequence, TypeVar
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from typing import Generic, Literal, TypeVar, overload
 
-R = TypeVar("R")
+T = TypeVar("T", bound=Hashable)  # one model input: a text, or a MediaInput (distinct inputs are called once)
+R = TypeVar("R")                  # the model's answer for one input
 
-BatchFn = Callable[[Sequence[str]], Awaitable[Sequence[R]]]
+BatchFn = Callable[[Sequence[T]], Awaitable[Sequence[R]]]
 
 
-class DynamicBatcher(Generic[R]):
+class DynamicBatcher(Generic[T, R]):
     LOW_EVERY = 4  # derived texts get at least every 4th call: max_low/max_batch of a quarter of the calls
 
-    def __init__(self, fn: BatchFn, *, max_batch: int = 32, max_delay_ms: float = 10.0, max_queue: int = 10_000,
+    def __init__(self, fn: BatchFn[T, R], *, max_batch: int = 32, max_delay_ms: float = 10.0, max_queue: int = 10_000,
                  max_low: int | None = None, low_every: int | None = None):
         self._fn = fn
         self.low_every = max(1, low_every or self.LOW_EVERY)
         self.max_batch = max_batch
         self.max_low = max(1, min(max_low or max_batch, max_batch))
         self.max_delay = max_delay_ms / 1000
-        self._queue: asyncio.Queue[tuple[str, asyncio.Future]] = asyncio.Queue(max_queue)
-        self._low: asyncio.Queue[tuple[str, asyncio.Future]] = asyncio.Queue(max_queue)
+        self._queue: asyncio.Queue[tuple[T, asyncio.Future[R]]] = asyncio.Queue(max_queue)
+        self._low: asyncio.Queue[tuple[T, asyncio.Future[R]]] = asyncio.Queue(max_queue)
         self._wake = asyncio.Event()
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._since_low = 0   # calls since the last one that carried derived texts
         self._callers = 0     # live submit/submit_many calls awaiting their results (the window's company)
         self._expecting = 0   # ... of which may still add texts of their own to the call (not `alone`)
@@ -92,13 +94,13 @@ class DynamicBatcher(Generic[R]):
         if self._callers == 0:
             self._waited_s += time.monotonic() - self._waiting_since
 
-    async def _enqueue(self, text: str, low: bool = False) -> asyncio.Future:
-        fut = asyncio.get_running_loop().create_future()
+    async def _enqueue(self, text: T, low: bool = False) -> asyncio.Future[R]:
+        fut: asyncio.Future[R] = asyncio.get_running_loop().create_future()
         await (self._low if low else self._queue).put((text, fut))  # waits only when the queue is full
         self._wake.set()
         return fut
 
-    async def submit(self, text: str) -> R:
+    async def submit(self, text: T) -> R:
         """Queue one text; waits (back-pressure) when the queue is full."""
         self.start()
         self._live_enter()
@@ -109,8 +111,16 @@ class DynamicBatcher(Generic[R]):
             self._live_exit()
             self._expecting -= 1
 
-    async def submit_many(self, texts: Sequence[str], *, return_exceptions: bool = False, low: bool = False,
-                          alone: bool = False) -> list:
+    @overload
+    async def submit_many(self, texts: Sequence[T], *, return_exceptions: Literal[False] = False, low: bool = False,
+                          alone: bool = False) -> list[R]: ...
+
+    @overload
+    async def submit_many(self, texts: Sequence[T], *, return_exceptions: Literal[True], low: bool = False,
+                          alone: bool = False) -> list[R | BaseException]: ...
+
+    async def submit_many(self, texts: Sequence[T], *, return_exceptions: bool = False, low: bool = False,
+                          alone: bool = False) -> list[R] | list[R | BaseException]:
         """Queue several texts in one go (no task per text); results in input order. With
         `return_exceptions`, a failed batch gives its exception in place of a result; `low`:
         derived texts, run when no live text waits; `alone`: the caller adds nothing more of its
@@ -129,11 +139,11 @@ class DynamicBatcher(Generic[R]):
                 self._live_exit()
             self._expecting -= expecting
 
-    def _drain(self, batch: list) -> None:
+    def _drain(self, batch: list[tuple[T, asyncio.Future[R]]]) -> None:
         while len(batch) < self.max_batch and not self._queue.empty():
             batch.append(self._queue.get_nowait())
 
-    async def _first(self) -> tuple[tuple[str, asyncio.Future], bool]:
+    async def _first(self) -> tuple[tuple[T, asyncio.Future[R]], bool]:
         """The next text, live before derived but for derived texts' share; (item, is_derived)."""
         while True:
             if not self._low.empty() and (self._queue.empty() or self._since_low >= self.low_every - 1):
@@ -143,7 +153,7 @@ class DynamicBatcher(Generic[R]):
             self._wake.clear()
             await self._wake.wait()
 
-    async def _collect(self) -> list[tuple[str, asyncio.Future]]:
+    async def _collect(self) -> list[tuple[T, asyncio.Future[R]]]:
         first, derived = await self._first()
         self._since_low = 0 if derived else self._since_low + 1
         batch = [first]

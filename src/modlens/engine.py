@@ -69,11 +69,11 @@ class _DetectorRunner:
         # derived texts (importance, variants) take at most one forward pass's worth per call (a
         # page that arrives meanwhile waits for that much) and, under load, `derived_share` of the texts
         max_low, low_every = DynamicBatcher.lane(derived_share, detector.max_batch)
-        self.batcher: DynamicBatcher[tuple[Any, float]] = DynamicBatcher(
+        self.batcher: DynamicBatcher[str, tuple[Any, float]] = DynamicBatcher(
             self._call, max_batch=detector.max_batch, max_delay_ms=max_delay_ms, max_low=max_low, low_every=low_every)
         # MediaInputs are hashable (text + media bytes), so the batcher's de-duplication holds for them too
-        self.media_batcher: DynamicBatcher[tuple[MediaScore, float]] = DynamicBatcher(
-            self._call_media, max_batch=detector.max_batch, max_delay_ms=max_delay_ms)  # type: ignore[arg-type]
+        self.media_batcher: DynamicBatcher[MediaInput, tuple[MediaScore, float]] = DynamicBatcher(
+            self._call_media, max_batch=detector.max_batch, max_delay_ms=max_delay_ms)
 
     async def _call(self, texts: Sequence[str]) -> list[tuple[Any, float]]:
         t0 = time.perf_counter()
@@ -167,7 +167,7 @@ class _DetectorRunner:
 
     async def score_media_many(self, inputs: Sequence[MediaInput]) -> list[DetectorResult]:
         out = []
-        for got in await self.media_batcher.submit_many(inputs, return_exceptions=True):  # type: ignore[arg-type]
+        for got in await self.media_batcher.submit_many(inputs, return_exceptions=True):
             if isinstance(got, BaseException):
                 out.append(self.result(None, 0.0, f"{type(got).__name__}: {got}"))
             else:

@@ -11,6 +11,10 @@ import json
 import zipfile
 from importlib import resources
 from pathlib import Path
+from typing import Any
+
+# manifest.json as json.loads gives it: an object whose values are any JSON
+Manifest = dict[str, Any]
 
 BROWSERS = ("chromium", "firefox")
 ARCHIVE_SUFFIX = {"chromium": "zip", "firefox": "xpi"}
@@ -54,7 +58,7 @@ def package_files(source: Path) -> list[str]:
     return sorted(found)
 
 
-def manifest_for(browser: str, manifest: dict) -> dict:
+def manifest_for(browser: str, manifest: Manifest) -> Manifest:
     """The source manifest as `browser`'s store wants it."""
     result = copy.deepcopy(manifest)
     background = result.get("background", {})
@@ -77,7 +81,7 @@ def manifest_for(browser: str, manifest: dict) -> dict:
     return result
 
 
-def archive_name(browser: str, manifest: dict) -> str:
+def archive_name(browser: str, manifest: Manifest) -> str:
     return f"modlens-extension-{manifest.get('version', '0')}-{browser}.{ARCHIVE_SUFFIX[browser]}"
 
 

@@ -5,6 +5,7 @@ strategies make `Variant`s, the study log stores them, analysis reads them back)
 importing the layer that writes them."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
@@ -48,8 +49,8 @@ TextScoreRow = tuple[str, int, dict[str, float] | None, float | None, float | No
 LabelRow = tuple[int, str, Any, str]
 """(comment_id, name, value, source)."""
 
-NormalizationRow = tuple[str, str, str, str, list[dict[str, Any]]]
-"""(source_text, normalizer, version, result_text, edits)."""
+NormalizationRow = tuple[str, str, str, str, Sequence[Mapping[str, object]]]
+"""(source_text, normalizer, version, result_text, edits): each edit a JSON object (`Edit.to_dict()`)."""
 
 StepErrorRow = tuple[str, str, str, str, int | None, str]
 """(text, step, component, version, run_id, message): a normalizer or generator that failed for one text."""

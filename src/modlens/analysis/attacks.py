@@ -77,7 +77,7 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
     """`quality`: the filters to apply (default: default settings, the stored meaning and fluency
     verdicts; no model is loaded)."""
     dets = _Detectors(data)
-    groups: dict[tuple[str, str, str, str], list[dict]] = defaultdict(list)  # (target, goal, recipe, config) -> attempts
+    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)  # (target, goal, recipe, config) -> attempts
     skipped: dict[tuple[str, str, str, str], int] = defaultdict(int)
     for v in data.variants:
         a = v.get("attack")
@@ -109,9 +109,9 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
         name, version = a0.get("target_name") or target, a0.get("target_version")
         target_det = dets.exact(name, version)
         recorded = [str(v["attack"].get("status", "")).lower() == "success" for v in vs]
-        verified = [] if target_det is None else [
+        verdicts_on_target = [] if target_det is None else [
             fooled(goal, data.score(v["text_id"], target_det.detector_id), target_det.threshold) for v in vs]
-        verified = [x for x in verified if x is not None]
+        verified = [x for x in verdicts_on_target if x is not None]
         successes = [v for v, ok in zip(vs, recorded) if ok]
         q_success = [q for q in (v["attack"].get("queries") for v in successes) if isinstance(q, (int, float))]
         q_all = [q for q in (v["attack"].get("queries") for v in vs) if isinstance(q, (int, float))]
@@ -130,8 +130,7 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
                     failed_by[f] += 1
                 elif verdict["ok"] is None:
                     unchecked[f] += 1
-        shares = [_changed_share(v["attack"]) for v in successes]
-        shares = [x for x in shares if x is not None]
+        shares = [x for x in (_changed_share(v["attack"]) for v in successes) if x is not None]
         rec = recovery.measure(name, version, goal, successes)
         rows.append({"target": target, "target_name": name, "target_version": version, "goal": goal, "recipe": recipe,
                      "config": config,
@@ -167,9 +166,9 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
         for source in m.sources:  # the same cells, keyed as the HTML table reads them
             transfer[labels[(group, source)]] = {t: {"rate": m.rate[source].get(t), "n": m.n[source].get(t, 0)}
                                                  for t in dets.names()}
-        for (g, source), judges in sorted(judged.items()):
-            if g == group and judges:
-                m.notes.append(f"{', '.join(judges)} judged the attacks on {source} (AND ensemble): they still "
+        for (g, source), judge_names in sorted(judged.items()):
+            if g == group and judge_names:
+                m.notes.append(f"{', '.join(judge_names)} judged the attacks on {source} (AND ensemble): they still "
                                f"called each success {'toxic' if goal == 'tae' else 'benign'}, so their cells in "
                                f"that row are 0 by construction")
         matrices.append({**m.to_dict(), "config": config, "recipe": recipe})

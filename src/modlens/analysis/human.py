@@ -98,7 +98,7 @@ def usable_ratings(data: StudyData) -> UsableRatings:
                                                expected is not None, wrong, reviewed.get((r["rater_id"], r["comment_id"]))))
     summaries = raters_mod.summarize(records, reviewed_tasks)
     rubric_out = {rid for s in summaries for rid in s.excluded_rating_ids}
-    excluded = Counter()
+    excluded: Counter[str] = Counter()
     valid: list[dict[str, Any]] = []
     for r in data.ratings:
         if r["comment_id"] in gold_comment:
@@ -131,13 +131,14 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
         for attr, value in rating_values(r).items():
             if attr in levels and value in levels[attr]:
                 by_comment[r["comment_id"]][attr].append(value)
-    attributes, majority = [], defaultdict(dict)
+    attributes: list[dict[str, Any]] = []
+    majority: dict[int, dict[str, str]] = defaultdict(dict)
     for attr, lv in levels.items():
         ratings = {cid: vals[attr] for cid, vals in by_comment.items() if vals.get(attr)}
         if not ratings:
             continue
         dist = Counter(v for vals in ratings.values() for v in vals)
-        how = Counter()
+        how: Counter[str] = Counter()
         for cid, vals in ratings.items():
             level, decided = majority_mod.majority(attr, vals)
             if len(vals) == 1:
@@ -154,7 +155,9 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
                             "its interval is wide and itself rough")
         if a is None:
             warnings.append("alpha undefined: no pairable values, or every rating at one level")
-        agreement = Counter(round(majority_mod.agreement(v), 2) for v in ratings.values())
+        # every comment here has ratings, so each has an agreement share
+        agreement = Counter(round(share, 2) for v in ratings.values()
+                            if (share := majority_mod.agreement(v)) is not None)
         attributes.append({
             "name": attr, "levels": lv, "distribution": {level: dist.get(level, 0) for level in lv},
             "alpha": a, "agreement_level": alpha_mod.agreement_label(a), "n_comments": len(ratings),

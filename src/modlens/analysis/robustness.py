@@ -11,6 +11,7 @@ labels a pair still counts towards the decision flip rate.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,8 +38,18 @@ def _gold(data: StudyData, comment_id: int) -> int | None:
 def _normalized_text_id(data: StudyData, text_id: int, normalizer: str) -> int | None:
     for n in data.normalizations.get(text_id, []):
         if f"{n['normalizer']}@{n['version']}" == normalizer:
-            return n["result_text_id"]
+            return int(n["result_text_id"])
     return None
+
+
+@dataclass
+class _Pairs:
+    """One (platform, type) group's pairs, in step: clean and perturbed scores, the gold label, and
+    per normalizer the normalized perturbed text's score (None where it was not scored)."""
+    clean: list[float] = field(default_factory=list)
+    pert: list[float] = field(default_factory=list)
+    label: list[int] = field(default_factory=list)
+    norm: dict[str, list[float | None]] = field(default_factory=lambda: defaultdict(list))
 
 
 def _summary(clean: list[float], pert: list[float], labels: list[int], threshold: float) -> dict[str, Any]:
@@ -57,7 +68,7 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
     results = []
     for det in data.detectors.values():
         # (platform, type) -> lists; "all" collects every type once per pair
-        groups: dict[tuple[str, str], dict[str, list]] = defaultdict(lambda: defaultdict(list))
+        groups: dict[tuple[str, str], _Pairs] = defaultdict(_Pairs)
         flips: dict[str, list[bool]] = defaultdict(list)
         for v in data.variants:
             if v.get("attack"):
@@ -73,30 +84,30 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
             gold = _gold(data, v["comment_id"])
             if gold is None:
                 continue
-            norm_scores = {}
+            norm_scores: dict[str, float | None] = {}
             for nz in normalizers:
                 nid = _normalized_text_id(data, v["text_id"], nz)
                 norm_scores[nz] = None if nid is None else data.score(nid, det.detector_id)
             for t in ["all", *_types(v)]:
                 g = groups[(platform, t)]
-                g["clean"].append(s_clean)
-                g["pert"].append(s_pert)
-                g["label"].append(gold)
+                g.clean.append(s_clean)
+                g.pert.append(s_pert)
+                g.label.append(gold)
                 for nz, s in norm_scores.items():
-                    g[f"norm:{nz}"].append(s)
+                    g.norm[nz].append(s)
         if not groups and not flips:
             continue
         rows = []
         for (platform, t), g in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "all", kv[0][1])):
-            row = {"platform": platform, "type": t, **_summary(g["clean"], g["pert"], g["label"], det.threshold)}
-            row["normalized"] = {}
+            row = {"platform": platform, "type": t, **_summary(g.clean, g.pert, g.label, det.threshold)}
+            normalized: dict[str, dict[str, Any]] = {}
+            row["normalized"] = normalized
             for nz in normalizers:
-                vals = g[f"norm:{nz}"]
-                keep = [i for i, s in enumerate(vals) if s is not None]
-                if keep:
-                    sub = _summary([g["clean"][i] for i in keep], [vals[i] for i in keep],
-                                   [g["label"][i] for i in keep], det.threshold)
-                    row["normalized"][nz] = {k: sub[k] for k in ("n_pairs", "acc_clean", "acc_perturbed", "delta_acc",
+                kept = [(i, s) for i, s in enumerate(g.norm[nz]) if s is not None]
+                if kept:
+                    sub = _summary([g.clean[i] for i, _ in kept], [s for _, s in kept],
+                                   [g.label[i] for i, _ in kept], det.threshold)
+                    normalized[nz] = {k: sub[k] for k in ("n_pairs", "acc_clean", "acc_perturbed", "delta_acc",
                                                                   "delta_auc", "curve_perturbed")}
             rows.append(row)
         results.append({"detector": det.name, "version": det.version, "threshold": det.threshold, "rows": rows,

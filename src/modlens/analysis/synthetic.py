@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 
@@ -39,12 +40,20 @@ class SyntheticSpec:
     detector: str = "synthetic-detector"
 
 
+class Planted(TypedDict):
+    """The ground truth `generate` planted."""
+    thresholds: dict[str, float]    # platform -> threshold
+    rater_noise: dict[str, float]   # rater -> probability of an adjacent level
+    careless: list[str]             # raters who fail the gold comments
+    detector: str
+
+
 def _adjacent(level: int, n_levels: int, rng: np.random.Generator) -> int:
     options = [x for x in (level - 1, level + 1) if 0 <= x < n_levels]
     return int(rng.choice(options))
 
 
-def generate(path: str | Path, spec: SyntheticSpec | None = None) -> dict:
+def generate(path: str | Path, spec: SyntheticSpec | None = None) -> Planted:
     """Write the log at `path`; returns the planted truth (thresholds, rater noise)."""
     spec = spec or SyntheticSpec()
     rng = np.random.default_rng(spec.seed)
@@ -61,8 +70,8 @@ def generate(path: str | Path, spec: SyntheticSpec | None = None) -> dict:
         log.ensure_study(study.study_id, study.title, study.model_dump())
         det = log.ensure_detector(spec.detector, f"planted-seed{spec.seed}", "toxicity", 0.5,
                                   {"thresholds": spec.thresholds, "slope": spec.slope})
-        for r in raters:
-            log.ensure_rater(study.study_id, r, "2024-01-01T00:00:00Z")
+        for rater in raters:
+            log.ensure_rater(study.study_id, rater, "2024-01-01T00:00:00Z")
         gold_ids = [log.add_comment("gold", g.key, None, g.text) for g in gold]
         for g in gold:
             log.add_score(g.text, det, {"toxicity": 0.5}, 0.5, 0.0, None)

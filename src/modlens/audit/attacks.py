@@ -6,7 +6,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from modlens.detectors.base import Detector
+from modlens.detectors.base import Detector, LabelScores
 from modlens.engine import Engine
 from modlens.perturb import recipes
 from modlens.perturb.compose import Attack
@@ -96,9 +96,9 @@ class ViaEngine(Detector):
         self.name, self.version, self.labels, self.toxicity_label, self.threshold = \
             d.name, d.version, d.labels, d.toxicity_label, d.threshold
 
-    def score(self, texts):
+    def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
         results = asyncio.run_coroutine_threadsafe(self.engine.score(texts, only=[self.key]), self.loop).result()
         return [r[self.key].labels for r in results]
 
-    def toxicity(self, scores):
+    def toxicity(self, scores: LabelScores | None) -> float | None:
         return self.inner.toxicity(scores)

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import modlens.study
 from modlens.cli.common import CliError, add_study_option
+
+if TYPE_CHECKING:  # at run time imported in `run`, as the other subcommands import theirs
+    from modlens.perspective.calibration import Calibration
 
 DROP_IN_PORT = 8766  # `modlens serve --perspective-proxy` without a port
 
@@ -51,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help=f"the port of `modlens serve --perspective-proxy` (default {DROP_IN_PORT})")
 
 
-def _table(cals: list) -> str:
+def _table(cals: list[Calibration]) -> str:
     head = "attribute  detector@version  source  pairs  spearman raw→cal  |diff| raw→cal  agree@0.5/0.7/0.8/0.9 raw→cal"
     lines = [head]
     for c in cals:

@@ -50,8 +50,9 @@ def _pick_target(requested: str | None, loaded: dict[str, Detector]) -> str | No
     return next(iter(loaded), None)
 
 
-def _scores(texts: list[str], detectors: dict[str, Detector]) -> list[dict]:
-    out = [dict() for _ in texts]
+def _scores(texts: list[str], detectors: dict[str, Detector]) -> list[dict[str, dict[str, object]]]:
+    """Per text, each detector's JSON answer: name, version, toxicity, above its threshold or not."""
+    out: list[dict[str, dict[str, object]]] = [{} for _ in texts]
     for key, det in detectors.items():
         for row, labels in zip(out, det.score(texts)):
             tox = det.toxicity(labels)

@@ -12,10 +12,11 @@ import argparse
 import asyncio
 import json
 import sys
+from typing import Any
 
 from modlens.cli.common import CliError, add_detectors_option, detector_configs
 from modlens.errors import ErrorKind
-from modlens.detectors.base import Detector
+from modlens.detectors.base import Detector, LabelScores
 from modlens.services.detectors import load_detectors
 
 DEFAULT_DETECTORS = ("minilm-toxicity", "profanity-check")
@@ -30,8 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also score the normalized text (modlens.normalize pipeline)")
 
 
-def parse_options(items: list[str]) -> dict[str, dict]:
-    options: dict[str, dict] = {}
+def parse_options(items: list[str]) -> dict[str, dict[str, Any]]:
+    """NAME.KEY=VALUE items as {detector name: {option: value}}; a VALUE is any JSON, else the string."""
+    options: dict[str, dict[str, Any]] = {}
     for item in items:
         key, sep, value = item.partition("=")
         name, dot, opt = key.partition(".")  # detector names hold no "."; values may
@@ -45,12 +47,13 @@ def parse_options(items: list[str]) -> dict[str, dict]:
     return options
 
 
-def _score(det: Detector, texts: list[str]) -> list:
+def _score(det: Detector, texts: list[str]) -> list[LabelScores | None]:
     return asyncio.run(det.ascore(texts)) if det.remote else det.score(texts)
 
 
-def _results(detectors: dict[str, Detector], texts: list[str]) -> list[dict]:
-    per_text: list[dict] = [{} for _ in texts]
+def _results(detectors: dict[str, Detector], texts: list[str]) -> list[dict[str, dict[str, object]]]:
+    """Per text, each detector's JSON answer (name, version, labels and toxicity, or the error)."""
+    per_text: list[dict[str, dict[str, object]]] = [{} for _ in texts]
     for key, det in detectors.items():
         try:
             scores = _score(det, texts)
@@ -91,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("no detector could be loaded", kind=ErrorKind.FAILED,
                        fix="see `modlens detectors` for each detector's status and fix")
     try:
-        rows = [{"text": t, "scores": s} for t, s in zip(texts, _results(detectors, texts))]
+        rows: list[dict[str, object]] = [{"text": t, "scores": s} for t, s in zip(texts, _results(detectors, texts))]
         if normalizer is not None:
             normalized = [normalizer.normalize(t) for t in texts]
             changed = _results(detectors, [n.text for n in normalized])

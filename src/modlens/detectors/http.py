@@ -188,15 +188,20 @@ class HttpDetector(RemoteDetector):
 
     async def ascore(self, texts: Sequence[str]) -> list[LabelScores | None]:
         texts = list(texts)
+        # every request finishes before the first failure (in text order) fails the call
+        out: list[LabelScores | None] = []
         if self.batch_size > 1:
             chunks = [texts[i:i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
-            parts = await asyncio.gather(*(self._score_batch(c) for c in chunks), return_exceptions=True)
+            for batch in await asyncio.gather(*(self._score_batch(c) for c in chunks), return_exceptions=True):
+                if isinstance(batch, BaseException):
+                    raise batch
+                out.extend(batch)
         else:
-            parts = await asyncio.gather(*(self._score_one(t) for t in texts), return_exceptions=True)
-        for p in parts:
-            if isinstance(p, BaseException):
-                raise p
-        return [s for p in parts for s in p] if self.batch_size > 1 else list(parts)
+            for one in await asyncio.gather(*(self._score_one(t) for t in texts), return_exceptions=True):
+                if isinstance(one, BaseException):
+                    raise one
+                out.append(one)
+        return out
 
     # --- media -------------------------------------------------------------------------------
     def score_media(self, inputs: Sequence[MediaInput]) -> list[MediaScore]:

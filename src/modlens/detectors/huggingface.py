@@ -22,9 +22,11 @@ from modlens.detectors.minilm import pick_device
 class HFClassifier(Detector):
     name = "hf-classifier"
 
-    def __init__(self, model, tokenizer, *, source: str, source_version: str, device: str, dtype: str,
+    # model and tokenizer as transformers' Auto classes load them (typed as Any, as in hf_image: some
+    # transformers releases annotate from_pretrained and some do not)
+    def __init__(self, model: Any, tokenizer: Any, *, source: str, source_version: str, device: str, dtype: str,
                  label_map: dict[str, str], toxicity_label: str | list[str], max_length: int,
-                 batch_size: int, multi_label: bool):
+                 batch_size: int, multi_label: bool) -> None:
         self.model, self.tokenizer = model, tokenizer
         self.source, self.device, self.dtype = source, device, dtype
         self.max_length, self.batch_size, self.multi_label = int(max_length), int(batch_size), bool(multi_label)
@@ -60,11 +62,11 @@ class HFClassifier(Detector):
         self.model = None
 
 
-def _load(model: str, revision: str | None, local_files_only: bool | None):
+def _load(model: str, revision: str | None, local_files_only: bool | None) -> tuple[Any, Any, str]:
     """(model, tokenizer, version). Cache first, then the hub unless offline; a miss is a status."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    def load(name: str, **kw: Any):
+    def load(name: str, **kw: Any) -> tuple[Any, Any]:
         return AutoModelForSequenceClassification.from_pretrained(name, **kw), AutoTokenizer.from_pretrained(name, **kw)
 
     return load_pretrained(model, revision, local_files_only, load)

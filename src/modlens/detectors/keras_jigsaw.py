@@ -5,13 +5,36 @@ so a batch is one `predict` call. Its texts are padded/truncated to 100 tokens a
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from importlib import metadata
-from typing import Any, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
 
 from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores
 
 JIGSAW_LABELS = ("toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate")
 FIX = "pip install 'modlens[keras]'  (toxic-comment-classifier and tensorflow)"
+
+
+# What this detector uses of toxic-comment-classifier and Keras (neither ships type information)
+class _Tokenizer(Protocol):
+    def texts_to_sequences(self, texts: list[str]) -> list[list[int]]: ...
+
+
+class _KerasModel(Protocol):
+    def predict(self, x: npt.NDArray[np.int32], verbose: int = ...) -> npt.NDArray[np.float32]: ...
+
+
+class _Classifier(Protocol):
+    """toxic_classifier.model.ToxicCommentClassifier: its fitted tokenizer and Keras model."""
+    tokenizer: _Tokenizer
+    model: _KerasModel
+
+
+# keras' pad_sequences(sequences, maxlen=...): one row per text, padded or truncated to maxlen
+PadSequences = Callable[..., npt.NDArray[np.int32]]
 
 
 class JigsawBiLSTM(Detector):
@@ -20,7 +43,7 @@ class JigsawBiLSTM(Detector):
     toxicity_label = "toxic"
     max_batch = 128
 
-    def __init__(self, classifier, pad_sequences, maxlen: int, package_version: str):
+    def __init__(self, classifier: _Classifier, pad_sequences: PadSequences, maxlen: int, package_version: str):
         self._clf = classifier
         self._pad = pad_sequences
         self._maxlen = maxlen

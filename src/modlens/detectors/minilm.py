@@ -14,9 +14,10 @@ import json
 import os
 import sys
 from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -131,7 +132,8 @@ class SentenceEncoder:
         from transformers import AutoModel, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
-        hf_logging.disable_progress_bar()  # a local directory loads in a blink; the bar only clutters `serve`
+        # a local directory loads in a blink; the bar only clutters `serve`
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # unannotated in transformers
 
         self.model_dir = Path(model_dir) if model_dir else default_model_dir()
         if not (self.model_dir / "config.json").is_file():
@@ -289,7 +291,8 @@ class Head:
 
     def predict(self, embeddings: np.ndarray) -> np.ndarray:
         z = embeddings.astype(np.float64) @ self.weights + self.bias
-        return 1.0 / (1.0 + np.exp(-z))
+        out: np.ndarray = 1.0 / (1.0 + np.exp(-z))  # numpy's ufuncs are typed as returning Any
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {"format": "modlens-logistic-head/1", "labels": list(self.labels),
@@ -442,8 +445,23 @@ def create(*, head: str | None = None, model_dir: str | None = None, device: str
                  max_length=max_length, batch_size=batch_size, num_threads=num_threads, threshold=threshold)
 
 
-def build(detector: Any, load_head: Any, default_head: Path, *, head: str | None, model_dir: str | None,
-          device: str, max_length: int, batch_size: int, num_threads: int | None, threshold: float | None) -> Any:
+H = TypeVar("H")
+H_contra = TypeVar("H_contra", contravariant=True)
+D = TypeVar("D", bound=Detector)
+D_co = TypeVar("D_co", bound=Detector, covariant=True)
+
+
+class EncoderDetector(Protocol[H_contra, D_co]):
+    """A detector class on the embedded encoder: its registry name, and its constructor from the
+    encoder, a loaded head and the head's path."""
+    name: str
+
+    def __call__(self, encoder: SentenceEncoder, head: H_contra, head_path: Path, /) -> D_co: ...
+
+
+def build(detector: EncoderDetector[H, D], load_head: Callable[[Path], H], default_head: Path, *, head: str | None,
+          model_dir: str | None, device: str, max_length: int, batch_size: int, num_threads: int | None,
+          threshold: float | None) -> D:
     """A detector on the embedded encoder: `detector(encoder, load_head(path), path)`, the head from
     `head` or `default_head` (the one- and six-label detectors differ only in these three)."""
     prefer_passive_openmp()

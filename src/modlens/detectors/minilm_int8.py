@@ -34,7 +34,7 @@ def _full_range_linear() -> type:
     import torch
     from torch.ao.nn.quantized.dynamic import Linear
 
-    class FullRangeDynamicLinear(Linear):  # type: ignore[misc]
+    class FullRangeDynamicLinear(Linear):
         """torch's dynamic int8 Linear with 8-bit activations: its own forward hard-codes
         reduce_range=True (7-bit), which doubled the disagreement with fp32 (docs/PERFORMANCE.md)."""
 
@@ -95,8 +95,8 @@ def quantize(det: MiniLMToxicity, *, full_range: bool | None = None) -> MiniLMTo
         # per output channel: measured closer to fp32 than per tensor (HateCheck ROC-AUC diff 0.0058 vs
         # 0.0151 with 7-bit activations), at the same speed
         spec = {torch.nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig}
-        det.encoder.model = torch.ao.quantization.quantize_dynamic(det.encoder.model, spec, dtype=torch.qint8,
-                                                                   mapping=mapping)
+        det.encoder.model = torch.ao.quantization.quantize_dynamic(  # type: ignore[no-untyped-call]  # unannotated in torch
+            det.encoder.model, spec, dtype=torch.qint8, mapping=mapping)
     finally:
         torch.backends.quantized.engine = previous
     return as_twin(det, MiniLMToxicityInt8, text, f"int8dyn-pc{tag}.torch{torch.__version__.split('+')[0]}")

@@ -82,10 +82,12 @@ class PerspectiveDetector(RemoteDetector):
 
     async def ascore(self, texts: Sequence[str]) -> list[LabelScores | None]:
         results = await asyncio.gather(*(self._score_one(t) for t in texts), return_exceptions=True)
+        out: list[LabelScores | None] = []
         for r in results:  # all requests finished (none left running); the first failure fails the batch
             if isinstance(r, BaseException):
                 raise r
-        return list(results)
+            out.append(r)
+        return out
 
 
 def create(**options: Any) -> PerspectiveDetector:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
@@ -69,7 +70,8 @@ class ProfanityCheck(Detector):
     toxicity_label = "offensive"
     max_batch = 256  # vectorising is cheap; bigger batches amortise the per-call overhead
 
-    def __init__(self, predict_prob, package_version: str, vectorizer: Any = None):
+    def __init__(self, predict_prob: Callable[[list[str]], Iterable[float]], package_version: str,
+                 vectorizer: Any = None):
         self._predict_prob = predict_prob
         self.version = f"alt-profanity-check-{package_version}"
         self.training = training(package_version, vectorizer)

@@ -7,6 +7,26 @@ confidence, and, for mixed-case words, the hidden word spelled by the capitals.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypedDict
+
+
+class EditDict(TypedDict):
+    """`Edit.to_dict()`: one edit as the study log and exports keep it (JSON)."""
+    start: int
+    end: int
+    original: str
+    normalized: str
+    step: str
+    confidence: float
+    hidden: str | None
+
+
+class NormalizedDict(TypedDict):
+    """`Normalized.to_dict()`."""
+    text: str
+    edits: list[EditDict]
+    normalizer: str
+    version: str
 
 
 @dataclass
@@ -19,7 +39,7 @@ class Edit:
     confidence: float
     hidden: str | None = None  # e.g. "rats" for "democRATs"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> EditDict:
         # asdict's recursive deep copy is most of an audit's cost per decoded tweet; the fields are plain values
         return {"start": self.start, "end": self.end, "original": self.original, "normalized": self.normalized,
                 "step": self.step, "confidence": self.confidence, "hidden": self.hidden}
@@ -32,6 +52,6 @@ class Normalized:
     normalizer: str = ""
     version: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> NormalizedDict:
         return {"text": self.text, "edits": [e.to_dict() for e in self.edits],
                 "normalizer": self.normalizer, "version": self.version}

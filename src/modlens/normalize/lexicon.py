@@ -187,9 +187,8 @@ class _PositionIndex(_Bitsets):
                 slot[byte] |= bit
                 if "a" <= c <= "z":
                     letters[i][byte] |= bit
-        as_int = lambda b: int.from_bytes(b, "little")  # noqa: E731
-        self.char_at = [{c: as_int(b) for c, b in slot.items()} for slot in slots]
-        self.letter_at = [as_int(b) for b in letters]
+        self.char_at = [{c: int.from_bytes(b, "little") for c, b in slot.items()} for slot in slots]
+        self.letter_at = [int.from_bytes(b, "little") for b in letters]
         self.everything = (1 << len(words)) - 1
 
 

@@ -20,9 +20,8 @@ from functools import lru_cache
 from modlens.normalize.base import Edit, Normalized
 from modlens.normalize.lexicon import Lexicon, load_lexicon
 from modlens.normalize.steps import DEFAULT_STEPS, REGISTRY, make_step
-from modlens.normalize.steps._base import WILDCARD, Hypothesis, keep_best
+from modlens.normalize.steps._base import WILDCARD, Hypothesis, Span, Step, keep_best
 from modlens.normalize.steps.mixed_case import is_mixed
-from modlens.normalize.steps.spaced_letters import Span
 
 PIPELINE_REVISION = "3"  # bump when scoring changes without a step or lexicon change
 ACCEPT_FLOOR = -2.0      # a correction must score at least this (prior minus cost)
@@ -61,17 +60,24 @@ def sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
 
+# one token's result: normalized token, the step that made it ("" when unchanged), confidence, hidden word
+TokenResult = tuple[str, str, float, str | None]
+# a token cut at its edges: (leading punctuation, core, trailing punctuation)
+EdgeSplit = tuple[str, str, str]
+# a known word one token may stand for: (score, word, how it was reached, the split it came from)
+Scored = tuple[float, str, Hypothesis, EdgeSplit]
+
+
 class Normalizer:
     def __init__(self, steps: list[str] | None = None, lexicon: Lexicon | None = None):
         self.step_names = list(DEFAULT_STEPS if steps is None else steps)
         self.steps = [make_step(n) for n in self.step_names]
         self.lexicon = lexicon or load_lexicon()
-        by_kind = lambda kind: [s for s in self.steps if s.kind == kind]  # noqa: E731
-        self.text_steps, self.char_steps = by_kind("text"), by_kind("char")
-        self.case_steps, self.rewrite_steps = by_kind("case"), by_kind("rewrite")
-        self.split_steps = by_kind("split")
-        self.search_steps = [s for s in by_kind("search") if s.name != "pyspell"]
-        self.fallback_steps = [s for s in by_kind("search") if s.name == "pyspell"]
+        self.text_steps, self.char_steps = self._of_kind("text"), self._of_kind("char")
+        self.case_steps, self.rewrite_steps = self._of_kind("case"), self._of_kind("rewrite")
+        self.split_steps = self._of_kind("split")
+        self.search_steps = [s for s in self._of_kind("search") if s.name != "pyspell"]
+        self.fallback_steps = [s for s in self._of_kind("search") if s.name == "pyspell"]
         self.name = "modlens-normalizer"
         from modlens.normalize import lexicon as lex_module
         weights = f"{lex_module.FREQUENCY_WEIGHT},{lex_module.OFFENSIVE_WEIGHT},{ACCEPT_FLOOR}"
@@ -82,24 +88,30 @@ class Normalizer:
         self.token = lru_cache(maxsize=200_000)(self._token)
         self._rewritable = self._rewritable_symbols()
 
+    def _of_kind(self, kind: str) -> list[Step]:
+        return [s for s in self.steps if s.kind == kind]
+
     def _rewritable_symbols(self) -> frozenset[str] | None:
         """Non-letters some step can turn into a letter (or the wildcard); None when that is
         not known for sure, which turns the shortcut in `candidates` off."""
         rewrites = [s.symbols for s in self.rewrite_steps]
         searches_need_letters = all(s.letters_only for s in self.search_steps + self.fallback_steps)
-        if not self.lexicon.plain_letters or None in rewrites or not searches_need_letters:
+        known = [symbols for symbols in rewrites if symbols is not None]
+        if not self.lexicon.plain_letters or len(known) < len(rewrites) or not searches_need_letters:
             return None
-        return frozenset().union(*rewrites, WILDCARD)
+        return frozenset(WILDCARD).union(*known)
 
     # ---- whole text -------------------------------------------------------------------------
     def normalize(self, text: str) -> Normalized:
         if not isinstance(text, str):
             raise TypeError(f"normalize() takes a str, not {type(text).__name__}")
         spans = [Span(m.start(), m.end(), m.group()) for m in TOKEN.finditer(text)]
-        for step in self.text_steps:
-            spans = step.merge(spans, self.lexicon)
+        for text_step in self.text_steps:
+            spans = text_step.merge(spans, self.lexicon)
         # the output is written as it is made, not kept as one string per token (a long text has millions)
-        out, edits, last = io.StringIO(newline=""), [], 0
+        out, last = io.StringIO(newline=""), 0
+        edits: list[Edit] = []
+        hidden: str | None
         for i, span in enumerate(spans):
             original = text[span.start:span.end]
             if span.merged:
@@ -128,17 +140,17 @@ class Normalizer:
         return SPLIT_NEVER
 
     # ---- one token --------------------------------------------------------------------------
-    def _token(self, token: str, split_policy: str = SPLIT_ANY) -> tuple[str, str, float, str | None]:
+    def _token(self, token: str, split_policy: str = SPLIT_ANY) -> TokenResult:
         """(normalized token, step, confidence, hidden word) for one whitespace token;
         `split_policy` says whether it may be cut into words (see `_split_policy`)."""
         folded = token
-        for step in self.char_steps:
-            folded = step.fold(folded, self.lexicon)
+        for char_step in self.char_steps:
+            folded = char_step.fold(folded, self.lexicon)
         lead, core, trail = split_edges(folded, EDGE_PUNCT)
         if (len(core) > MAX_WORD_CHARS or SKIP.fullmatch(core) or NUMERIC.fullmatch(core)
                 or not any(c.isalnum() for c in core)):
             return (folded, "unicode", 1.0, None) if folded != token else (token, "", 1.0, None)
-        hidden = None
+        hidden: str | None = None
         fold_case = False
         if self.case_steps and is_mixed(core):
             hidden = self.case_steps[0].hidden(core, self.lexicon)
@@ -160,7 +172,8 @@ class Normalizer:
                     return folded, "unicode", 1.0, None
                 return token, "", 1.0, None
 
-        best, second = None, None  # (score, text, hyp, split)
+        best: Scored | None = None
+        second: Scored | None = None
         # "@name" is a mention unless its "@" reads as a letter of a known word ("@nimal")
         search = not MENTION.fullmatch(core)
         for a, c, b in splits:
@@ -185,7 +198,7 @@ class Normalizer:
         step = hyp.steps[-1] if hyp.steps else ("mixed_case" if fold_case else "unicode")
         return a + out + b, step, round(confidence, 3), hidden
 
-    def _split(self, splits, best, policy: str) -> tuple[str, str, float, None] | None:
+    def _split(self, splits: list[EdgeSplit], best: Scored | None, policy: str) -> TokenResult | None:
         """The token cut into known words, when that beats the best one-word repair `best`
         (score, word, ...) or keeps letters that repair dropped ("Ihate": "I hate", not "Hate")."""
         for step in self.split_steps:

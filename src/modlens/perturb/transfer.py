@@ -12,7 +12,8 @@ the variant text's scores), so `asr_matrix` works on plain rows and needs no det
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from modlens.rows import Variant
 from modlens.perturb.goals import fooled
@@ -58,7 +59,7 @@ class TransferMatrix:
 
 def successful(variants: Iterable[Variant], goal: str | None = None) -> list[Variant]:
     """Attack variants that succeeded and are not marked duplicate."""
-    out = []
+    out: list[Variant] = []
     for v in variants:
         a = v.attack or {}
         unique = a.get("constraints", {}).get("unique", {}).get("ok", True)
@@ -77,7 +78,8 @@ def score_variants(variants: Iterable[Variant], detectors: Mapping[str, Detector
         scores[key] = [det.toxicity(r) for r in det.score(texts)] if texts else []
     thresholds = {k: d.threshold for k, d in detectors.items()}
     n = len(chosen)
-    return [TransferRow(v.target_detector or v.attack["target"], goal, v.text,
+    # every chosen variant has an attack record (`successful`), naming its target when the row does not
+    return [TransferRow(v.target_detector or (v.attack or {})["target"], goal, v.text,
                         {k: scores[k][i] for k in detectors}, thresholds,
                         {k: scores[k][n + i] for k in detectors}) for i, v in enumerate(chosen)]
 
@@ -85,9 +87,11 @@ def score_variants(variants: Iterable[Variant], detectors: Mapping[str, Detector
 def asr_matrix(rows: Iterable[TransferRow | Mapping[str, Any]], goal: str = "tae", dedup: bool = True) -> TransferMatrix:
     """The success-rate matrix from rows (TransferRow or dicts with the same keys). Exact
     duplicates (same source and text) are counted once, as in TaeBench's dedup."""
-    rows = [r if isinstance(r, TransferRow) else TransferRow(**r) for r in rows]
-    seen, kept, dropped = set(), [], 0
-    for r in rows:
+    typed = [r if isinstance(r, TransferRow) else TransferRow(**r) for r in rows]
+    seen: set[tuple[str, str]] = set()
+    kept: list[TransferRow] = []
+    dropped = 0
+    for r in typed:
         if r.goal != goal:
             continue
         if dedup and (r.source, r.text) in seen:

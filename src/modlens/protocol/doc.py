@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -216,7 +217,7 @@ def _fields(model: type[BaseModel]) -> str:
     return "\n".join(rows)
 
 
-def _section(title: str, models: dict[str, type[BaseModel]], extra: list[type[BaseModel]]) -> str:
+def _section(title: str, models: Mapping[str, type[BaseModel]], extra: list[type[BaseModel]]) -> str:
     out = [f"## {title}"]
     for kind, model in models.items():
         out.append(f"### `{kind}`")

@@ -5,11 +5,11 @@ generated from them (`modlens.protocol.doc`)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION: Final = 1  # Final: its type is Literal[1], what HelloOk.protocol declares
 SUBPROTOCOL = "modlens.v1"
 TOKEN_SUBPROTOCOL_PREFIX = "modlens.token."
 MAX_ID_CHARS = 128

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any, Iterable
 
 from modlens.rows import CommentRow, LabelRow, NormalizationRow, StepErrorRow, TextScoreRow, Variant
@@ -213,7 +214,7 @@ class StudyLog(LogConnection):
         variants.set_attack_checks(self, rows)
 
     def add_normalization(self, source_text: str, normalizer: str, version: str,
-                          result_text: str, edits: list[dict[str, Any]]) -> None:
+                          result_text: str, edits: Sequence[Mapping[str, object]]) -> None:
         variants.add_normalization(self, source_text, normalizer, version, result_text, edits)
 
     def add_normalizations_many(self, rows: Iterable[NormalizationRow]) -> None:

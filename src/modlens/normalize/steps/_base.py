@@ -11,6 +11,7 @@ The pipeline scores every known candidate as lexicon prior minus cost and keeps 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -18,6 +19,16 @@ from modlens.normalize.lexicon import Lexicon
 
 WILDCARD = "?"  # a letter we know is hidden but not which one ("st*pid" -> "st?pid")
 MAX_HYPOTHESES = 64
+
+
+@dataclass(frozen=True, slots=True)  # one per token of a text: no __dict__ each (a long text has millions)
+class Span:
+    """A whitespace token of the text (`text` steps see and may merge them): its character span in the
+    original text and its text; `merged` when a step joined several tokens into it."""
+    start: int
+    end: int
+    text: str
+    merged: bool = False
 
 
 class Hypothesis(NamedTuple):
@@ -63,4 +74,20 @@ class Step:
 
     def candidates(self, hyp: Hypothesis, lexicon: Lexicon) -> list[Hypothesis]:
         """search steps: known words reachable from `hyp`, with the cost of getting there."""
+        raise NotImplementedError
+
+    def merge(self, spans: list[Span], lexicon: Lexicon) -> list[Span]:
+        """text steps: the token sequence, some tokens possibly merged into one."""
+        raise NotImplementedError
+
+    def fold(self, token: str, lexicon: Lexicon) -> str:
+        """char steps: the token with its characters rewritten."""
+        raise NotImplementedError
+
+    def hidden(self, word: str, lexicon: Lexicon) -> str | None:
+        """case steps: the word the word's case spells, if any (not a rewrite of the word)."""
+        raise NotImplementedError
+
+    def split(self, core: str, lexicon: Lexicon) -> tuple[list[str], float] | None:
+        """split steps: the token cut into known words and the cut's score, or None."""
         raise NotImplementedError

@@ -3,6 +3,7 @@ anywhere) against the lexicon, with a cost per kind of edit."""
 from __future__ import annotations
 
 import string
+from collections.abc import Iterator
 
 from modlens.normalize.lexicon import Lexicon
 from modlens.normalize.steps._base import WILDCARD, Hypothesis, Step
@@ -43,7 +44,7 @@ def substitution_cost(typed: str, meant: str) -> float:
 MIN_LENGTH = 3
 
 
-def one_edit(word: str):
+def one_edit(word: str) -> Iterator[tuple[str, float]]:
     """(candidate, cost) for every spelling one edit away from `word`."""
     for i in range(len(word)):
         left, right = word[:i], word[i + 1:]
@@ -74,7 +75,7 @@ class EditDistance(Step):
         return [hyp.but(w, c, self.name) for w, c in best.items()]
 
 
-def known_edits(word: str, lexicon: Lexicon):
+def known_edits(word: str, lexicon: Lexicon) -> Iterator[tuple[str, float]]:
     """The known words among `one_edit(word)`, in the same order and with the same costs.
     Nearly every spelling one edit away is unknown, so this tests membership before it
     works out a cost, and builds each position's 25 substitutions in one comprehension."""

@@ -2,11 +2,16 @@
 word no other step could place. Slow (tens of ms per word), so it only sees leftovers."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from modlens.normalize.lexicon import Lexicon
 from modlens.normalize.steps._base import WILDCARD, Hypothesis, Step
 
 FALLBACK_COST = 3.0
 MIN_LENGTH = 3
+
+if TYPE_CHECKING:  # at run time imported only when the checker is first needed (see `checker`)
+    from spellchecker import SpellChecker
 
 
 class PySpell(Step):
@@ -16,9 +21,9 @@ class PySpell(Step):
 
     def __init__(self, distance: int = 2):
         self.distance = distance
-        self._checker = None
+        self._checker: SpellChecker | None = None
 
-    def checker(self):
+    def checker(self) -> SpellChecker:
         if self._checker is None:
             from spellchecker import SpellChecker
             self._checker = SpellChecker(language="en", distance=self.distance)

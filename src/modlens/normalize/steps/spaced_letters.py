@@ -3,22 +3,12 @@ tokens that spells a known word is merged into one token. This is the one step t
 the whitespace token count; the merged token's edit spans the whole run in the original."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from modlens.normalize.lexicon import Lexicon
-from modlens.normalize.steps._base import Step
+from modlens.normalize.steps._base import Span, Step
 
 MIN_RUN = 3
 TRAILING = ".,!?;:)\"'"
 STANDALONE = {"a", "i"}  # real one-letter words that may sit next to a spelled-out word
-
-
-@dataclass(frozen=True, slots=True)  # one per token of a text: no __dict__ each (a long text has millions)
-class Span:
-    start: int
-    end: int
-    text: str
-    merged: bool = False
 
 
 def _letter(token: str) -> str | None:
@@ -31,7 +21,8 @@ class SpacedLetters(Step):
     kind = "text"
 
     def merge(self, spans: list[Span], lexicon: Lexicon) -> list[Span]:
-        out, i = [], 0
+        out: list[Span] = []
+        i = 0
         while i < len(spans):
             j = i
             while j < len(spans) and _letter(spans[j].text) and (j == i or spans[j - 1].text == spans[j - 1].text.rstrip(TRAILING)):
@@ -50,7 +41,7 @@ class SpacedLetters(Step):
             i = j
         return out
 
-    def _best_run(self, spans, i, j, lexicon):
+    def _best_run(self, spans: list[Span], i: int, j: int, lexicon: Lexicon) -> tuple[int, int] | None:
         """The run [a, b) to merge: the whole run, or without a standalone a/i at either end."""
         for a in (i, i + 1):
             for b in (j, j - 1):
@@ -58,7 +49,8 @@ class SpacedLetters(Step):
                     continue
                 if (a > i and _letter(spans[i].text) not in STANDALONE) or (b < j and _letter(spans[j - 1].text) not in STANDALONE):
                     continue
-                word = "".join(_letter(s.text) for s in spans[a:b])
+                # every span of [i, j) spells one letter (the run was built so)
+                word = "".join(s.text.rstrip(TRAILING).lower() for s in spans[a:b])
                 if word in lexicon:
                     return a, b
         return None

@@ -95,7 +95,8 @@ def _segment(word: str, lexicon: Lexicon) -> tuple[str, ...] | None:
     @lru_cache(maxsize=None)
     def best(start: int, parts_left: int) -> tuple[float, tuple[str, ...]] | None:
         rest = word[start:]
-        found = (math.log(lexicon.freq[rest] / 1e6), (rest,)) if part_ok(rest, lexicon) else None
+        found: tuple[float, tuple[str, ...]] | None = (
+            (math.log(lexicon.freq[rest] / 1e6), (rest,)) if part_ok(rest, lexicon) else None)
         if parts_left > 1:
             for end in range(start + 1, len(word)):
                 head = word[start:end]

@@ -4,6 +4,7 @@ failed for one text (kept like a score's error; the run goes on)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any, Iterable
 
 from modlens.rows import NormalizationRow, StepErrorRow, Variant
@@ -98,7 +99,7 @@ def add_normalizations(db: LogConnection, rows: Iterable[NormalizationRow]) -> N
 
 
 def add_normalization(db: LogConnection, source_text: str, normalizer: str, version: str,
-                      result_text: str, edits: list[dict[str, Any]]) -> None:
+                      result_text: str, edits: Sequence[Mapping[str, object]]) -> None:
     add_normalizations(db, [(source_text, normalizer, version, result_text, edits)])
 
 
