@@ -66,7 +66,11 @@ def test_every_make_target_shown_exists():
 
 
 def _make_dry_run(target: str) -> str:
-    return subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    # as a person types it: not as a sub-make of `make test` (whose MAKEFLAGS and MAKELEVEL would add
+    # "make[1]: Entering directory" lines)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    return subprocess.run(["make", "--no-print-directory", "-n", target], cwd=ROOT, capture_output=True, text=True,
+                          check=True, env=env).stdout
 
 
 def test_make_run_installs_into_the_venv_and_starts_serve():
