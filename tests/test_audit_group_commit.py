@@ -1,5 +1,6 @@
-"""Chunks that come fast share one transaction (chunks/sinks.py `LogSink(group_s=...)`, the audit's
-GROUP_COMMIT_S): a COMMIT per chunk cost a third of an audit's CPU with a cheap detector. What the
+"""Chunks that come fast share one transaction when asked (`modlens audit --group-commit SECONDS`,
+chunks/sinks.py `LogSink(group_s=...)`; off by default, since another writer of the log waits for the
+whole audit): a COMMIT per chunk cost a third of an audit's CPU with a cheap detector. What the
 log says stays exact: an audit stopped after its third chunk leaves those three chunks committed,
 whole, for any other connection to read, and resumes to the rows an uninterrupted audit writes."""
 from __future__ import annotations
@@ -9,7 +10,6 @@ import sqlite3
 import pytest
 
 from modlens.audit.run import AuditInterrupted, run_audit
-from modlens.chunks.sinks import GROUP_COMMIT_S
 from modlens.detectors.base import Detector
 
 TABLES = ("comments", "labels", "gold_labels", "scores", "run_items", "texts")
@@ -31,7 +31,6 @@ def counts(db) -> dict[str, int]:
 
 
 def test_an_audit_stopped_inside_a_group_commits_its_finished_chunks_whole(tmp_path):
-    assert GROUP_COMMIT_S > 0
     seen = []
 
     def stop_after_three(n_done):
@@ -41,7 +40,7 @@ def test_an_audit_stopped_inside_a_group_commits_its_finished_chunks_whole(tmp_p
 
     db = tmp_path / "log.sqlite"
     with pytest.raises(AuditInterrupted) as stopped:
-        run_audit("davidson", db=db, limit=500, chunk_size=100, progress=False,
+        run_audit("davidson", db=db, limit=500, chunk_size=100, progress=False, group_commit_s=1.0,
                   detector_objects={"c": Constant()}, on_chunk=stop_after_three)
     assert stopped.value.n_done == 300
     got = counts(db)
@@ -52,7 +51,8 @@ def test_an_audit_stopped_inside_a_group_commits_its_finished_chunks_whole(tmp_p
     assert con.execute("SELECT count(*) FROM run_items r JOIN comments c USING (comment_id) "
                        "LEFT JOIN scores s ON s.text_id = c.text_id WHERE s.text_id IS NULL").fetchone() == (0,)
     con.close()
-    again = run_audit("davidson", db=db, limit=500, chunk_size=100, progress=False, detector_objects={"c": Constant()})
+    again = run_audit("davidson", db=db, limit=500, chunk_size=100, progress=False, group_commit_s=1.0,
+                      detector_objects={"c": Constant()})
     assert again.resumed and again.n_skipped == 300
     straight = tmp_path / "straight.sqlite"
     run_audit("davidson", db=straight, limit=500, chunk_size=100, progress=False, detector_objects={"c": Constant()})

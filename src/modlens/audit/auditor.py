@@ -36,15 +36,15 @@ class Auditor:
 
     def __init__(self, log: StudyLog, engine: Engine, dataset: Dataset, run_id: int, det_ids: dict[str, int],
                  attack: AttackSpec | None = None, attack_plan: dict[str, list[str]] | None = None, seed: int = 0,
-                 *, page_id: int | None = None, compute: Compute | None = None):
+                 *, page_id: int | None = None, compute: Compute | None = None, group_s: float = GROUP_COMMIT_S):
         self.log, self.engine, self.dataset, self.run_id, self.det_ids = log, engine, dataset, run_id, det_ids
         platform = dataset_platform(dataset)
         # the run records the gold label set its items' `toxic` labels go to (a new --label: a new set)
         gold_set = run_label_set(log, run_id, platform, dataset.gold)
-        # chunks share a transaction while they come fast, except with attacks: a chunk's attacks run
-        # long after its record, and the write lock is not held that long
+        # `group_s`: chunks share a transaction while they come fast (a log no other process writes),
+        # never with attacks: a chunk's attacks run long after its record, and the lock is not held that long
         self.sink = LogSink(log, ItemSource(platform, page_id, platform, gold_set), run_id, det_ids,
-                            group_s=0.0 if attack else GROUP_COMMIT_S)
+                            group_s=0.0 if attack else group_s)
         self.pipeline = ChunkPipeline(compute or LocalCompute(engine), self.sink)
         self.attack, self.attack_plan, self.seed = attack, attack_plan or {}, seed
         self.attacks: dict[str, Attack] = {}  # built on the event loop (their detectors call back into it)

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 from modlens.audit.attacks import AttackSpec, attack_limits, build_attack, plan_attacks
 from modlens.audit.auditor import Auditor, dataset_platform
 from modlens.chunks import ChunkPipeline, Compute, LocalCompute
+from modlens.chunks.sinks import GROUP_COMMIT_S
 from modlens.config import DetectorConfig, StudyConfig
 from modlens.datasets.base import Dataset, DatasetError, DatasetItem, DatasetNotFound, blank_reason, count_rows
 from modlens.detectors.base import Detector
@@ -123,12 +124,15 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
               progress: bool = True, on_chunk: Callable[[int], None] | None = None,
               detector_objects: dict[str, Detector] | None = None, attack: AttackSpec | None = None,
               on_note: Callable[[str], None] | None = None, engine: str = "local",
-              ray_options: Any = None, out_parquet: str | Path | None = None) -> AuditResult:
+              ray_options: Any = None, out_parquet: str | Path | None = None,
+              group_commit_s: float = GROUP_COMMIT_S) -> AuditResult:
     """Audit one dataset into the study log at `db`. `detector_objects` bypasses the registry
     (tests and embedding code); otherwise `detectors` specs (plus `recorded`: the scores the file
     records), else the study's detectors. `reader_options`: `text_col`, `id_col`, `label_cols`,
     `label` (a `--label` spec). `attack`: also attack every seed comment (see AttackSpec) and log
     each outcome. `on_note` gets each line saying what the reader detected, before any work.
+    `group_commit_s` > 0: fast chunks share a transaction for up to that long (a log no other
+    process writes meanwhile: another writer waits for the whole audit; chunks/sinks.py).
     `engine`: "local" (this process) or "ray" (`modlens.scale`, with `ray_options`, a `RayOptions`);
     both write the same rows, and a run interrupted on one resumes on the other. `out_parquet`: shards
     in that folder instead of the log at `db` (`modlens import` loads them), on either engine.
@@ -221,7 +225,8 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             except BaseException:
                 log.finish_run(run_id, "interrupted")
                 raise
-        auditor = Auditor(log, the_engine, data, run_id, det_ids, attack, plan, seed, page_id=page_id, compute=compute)
+        auditor = Auditor(log, the_engine, data, run_id, det_ids, attack, plan, seed, page_id=page_id, compute=compute,
+                          group_s=group_commit_s)
         status = "interrupted"
         try:
             asyncio.run(_drive(auditor, feed, data.name, chunk_size, total, progress, on_chunk))

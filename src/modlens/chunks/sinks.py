@@ -15,12 +15,14 @@ from modlens.studylog.connection import begin_immediate
 from modlens.studylog.store import StudyLog
 
 PROGRESS_EVERY_S = 1.0  # how often an audit's progress row is updated
-# How long one transaction may span chunks that come fast (a cheap detector): a COMMIT per chunk
-# writes the pages its random-keyed indexes (text hashes) touched again and again, a third of an
-# audit's CPU with a free detector. Slow chunks are committed one by one, as before. As long as the
-# progress row's interval: under load 2 s saved another 10% of CPU over 0.5 s, but holds the write
-# lock (another writer of the same log waits) longer.
-GROUP_COMMIT_S = PROGRESS_EVERY_S
+# How long one transaction may span chunks that come fast (a cheap detector), when the audit is
+# told its log has no other writer (`modlens audit --group-commit SECONDS`): a COMMIT per chunk
+# writes the pages its random-keyed indexes (text hashes) touched again and again (with a free
+# detector, 6,000-7,600 -> 7,900-8,300 rows per CPU second at 1 s, bench_audit_floor.py). Off by
+# default: the audit takes the write lock again right after each COMMIT, so another writer of the
+# same log (a daemon acknowledging comments only once they are committed, a second audit) starved
+# for the whole audit even at 0.25 s (tests/test_concurrent_log.py).
+GROUP_COMMIT_S = 0.0
 
 
 class Sink(Protocol):
