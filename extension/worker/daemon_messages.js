@@ -29,6 +29,9 @@
       await config.setStudy(msg.study, msg.detectors);
       connection.established(msg.session_id);
       delivery.flush(true);
+      // pages that asked for their config before the session existed hold "not connected to the
+      // daemon yet" (and no study): they ask again, and report what now holds them back, if anything
+      tabs.configChanged();
     },
     async comments_ok(msg) {
       await delivery.acknowledged(msg.id);

@@ -63,6 +63,25 @@ def test_nothing_is_sent_before_consent_nor_while_paused(playwright_instance, tm
         b.close()
 
 
+def test_a_page_opened_before_the_daemon_answers_reports_what_holds_it_back_once_it_does(
+        playwright_instance, tmp_path_factory, tmp_path, daemon):
+    """A page that asked for its config before the worker's session existed held "not connected to the
+    daemon yet" for good (the popup said so while the daemon was up): hello_ok tells open pages again."""
+    daemon.stop()
+    b = make_browser(playwright_instance, tmp_path_factory, daemon, consent=False)
+    try:
+        url, _ = serve_page(b, tmp_path, "BeforeHello", ["a comment on a page opened while the daemon is down"])
+        page = b.context.new_page()
+        page.goto(url)
+        wait_for(lambda: held_back(b, "not connected to the daemon yet"), 30, "the page to report it has no daemon")
+        daemon.start()
+        wait_for(lambda: held_back(b, "consent needed"), 30, "the page to report that it now waits for consent")
+    finally:
+        b.close()
+        if daemon.proc is None:
+            daemon.start()
+
+
 def test_outbox_survives_daemon_restart_and_stopped_worker(browser, daemon, tmp_path):
     url1, items1 = serve_page(browser, tmp_path, "OutboxT0001", ["this one gets rated offline", "a second comment"])
     page = browser.context.new_page()
