@@ -3,7 +3,6 @@ Civil Comments' fractional toxicity, Jigsaw's six columns, HateXplain's JSON and
 set's label are read as gold labels without a flag; where nothing matches, a note names the
 columns that look like labels and the --label flag that reads each. Each fixture is written here,
 with the benchmark's column names and values and sentences of our own."""
-import csv
 import json
 
 import pytest
@@ -14,14 +13,9 @@ from modlens.audit import run_audit
 from modlens.datasets.base import DatasetError
 from modlens.datasets.registry import load
 from modlens.detectors.base import Detector
+from csv_files import write_csv as _csv
 
 
-def _csv(path, header, rows):
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        w.writerows(rows)
-    return path
 
 
 def _gold(data):

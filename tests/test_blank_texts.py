@@ -1,6 +1,5 @@
 """Blank and whitespace-only texts are not comments to judge: an audit logs them without a score,
 counts them per reason, and the report leaves them out of every metric."""
-import csv
 
 import pytest
 
@@ -11,6 +10,7 @@ from modlens.audit import run_audit
 from modlens.audit.rescore import run_rescore
 from modlens.datasets.base import blank_reason
 from modlens.detectors.base import Detector
+from csv_files import labelled_csv as _write
 
 BLANKS = ["", "", "", "", "", "", "   ", "\t\n", "\u00a0", "\u200b \u200b"]  # 6 empty, 4 whitespace only
 
@@ -39,12 +39,6 @@ def _rows():
     return rows
 
 
-def _write(path, rows):
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["text", "toxic"])
-        w.writerows(rows)
-    return path
 
 
 def test_blank_reason():

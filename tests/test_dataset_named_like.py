@@ -2,7 +2,6 @@
 comes from the reader or shorthand that identified it, never from the file's name: a plain file
 saved as davidson.csv or hatecheck.csv is not Davidson's or HateCheck's data, is never pooled with
 them in the report and is not cited as them."""
-import csv
 
 from modlens.analysis import labelled
 from modlens.analysis.data import load
@@ -10,6 +9,8 @@ from modlens.analysis.report import build, render_html
 from modlens.audit import run_audit
 from modlens.datasets.registry import load as load_dataset
 from modlens.detectors.base import Detector
+from csv_files import write_csv as _table
+from csv_files import labelled_csv as _write
 
 
 class Words(Detector):
@@ -22,12 +23,6 @@ class Words(Detector):
         return [{"toxicity": 0.9 if "bad" in t else 0.1} for t in texts]
 
 
-def _write(path, rows):
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["text", "toxic"])
-        w.writerows(rows)
-    return path
 
 
 ROWS = [(f"comment {i} {'bad' if i % 2 else 'fine'} words", i % 2) for i in range(30)]
@@ -76,12 +71,6 @@ def test_a_path_that_shadows_a_shorthand_is_read_and_not_named_by_it(tmp_path, m
     assert any("the path hatecheck is read, not the shorthand's data set" in n for n in data.notes), data.notes
 
 
-def _table(path, header, rows):
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        w.writerows(rows)
-    return path
 
 
 SASS_ROWS = [(0.8 if i % 2 else 0.1, "Sarcasm" if i % 3 else "Neutral", "filtered", f"text {i}") for i in range(12)]

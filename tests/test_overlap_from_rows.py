@@ -14,6 +14,7 @@ from modlens.analysis.sections.labelled import SECTION
 from modlens.audit import run_audit
 from modlens.detectors.base import Detector
 from modlens.trainingdata import Training, contains, overlap, read_hashes, write_hashes
+from csv_files import write_csv as _write
 
 DAVIDSON = paths.shipped_data() / "davidson" / "labeled_data.csv"
 # rows of TweetEval's hate (3) and offensive (1) test sets that are in profanity-check's pool, as
@@ -38,12 +39,6 @@ def _davidson_rows(n):
         return [(r["tweet"], "0" if r["class"] == "2" else "1") for _, r in zip(range(n), csv.DictReader(fh))]
 
 
-def _write(path, header, rows):
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        w.writerows(rows)
-    return path
 
 
 def _training(db):

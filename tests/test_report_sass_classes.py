@@ -2,7 +2,6 @@
 paper's order, filtered vs unfiltered, Perspective from recorded scores) and multi-class gold
 (Davidson's three classes: the confusion table and per-class recall). The SASS files are built
 here with the released column names; the repository does not ship SASS."""
-import csv
 
 import pytest
 
@@ -15,6 +14,7 @@ from modlens.audit import AuditError, run_audit
 from modlens.cli import main
 from modlens.datasets.registry import load as load_dataset
 from modlens.detectors.base import Detector
+from csv_files import write_csv as write
 
 # text, category, tag, human score (norm_human_toxicity_scores.csv `toxicity`),
 # Perspective's score (toxicity_benchmark_scores.csv `toxicity_score`)
@@ -43,12 +43,6 @@ class Marker(Detector):
         return [{"toxicity": 0.9 if any(w in t for w in self.words) else 0.1} for t in texts]
 
 
-def write(path, columns, rows):
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(columns)
-        w.writerows(rows)
-    return path
 
 
 def released(tmp_path):

@@ -13,6 +13,7 @@ from modlens.analysis.sections.labelled import SECTION
 from modlens.audit import run_audit
 from modlens.detectors.base import Detector
 from modlens.trainingdata import Training, contains, read_hashes, text_key, write_hashes
+from csv_files import labelled_csv as _csv
 
 DATA = paths.shipped_data()
 
@@ -28,12 +29,6 @@ class Fake(Detector):
         return [{"toxicity": self._score(t)} for t in texts]
 
 
-def _csv(path, rows):
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["text", "toxic"])
-        w.writerows(rows)
-    return path
 
 
 def _rows(n=80):

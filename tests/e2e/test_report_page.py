@@ -9,7 +9,6 @@ page; every plot's axis tick labels are distinct; no title, legend or label of a
 its SVG's viewBox (which would cut it)."""
 from __future__ import annotations
 
-import csv
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -20,6 +19,7 @@ from modlens.audit import run_audit
 from modlens.detectors.base import Detector
 
 from .harness import CHROMIUM
+from csv_files import write_csv as _write
 
 pytestmark = pytest.mark.browser
 
@@ -36,12 +36,6 @@ class Marker(Detector):
                              + (len(t) % 10) / 40)} for t in texts]
 
 
-def _write(path, columns, rows):
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(columns)
-        w.writerows(rows)
-    return path
 
 
 def _log(tmp_path):
