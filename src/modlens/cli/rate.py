@@ -39,7 +39,7 @@ def _first_five(lines: list[str]) -> str:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s" if not word.endswith("y") else f"{n} {word[:-1]}ies"
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def collection_line(per_item: dict[str, int], planned: int) -> str:
