@@ -22,6 +22,7 @@ from modlens.services.variant_setup import build_variant_setup, importance_metho
 if TYPE_CHECKING:
     from modlens.normalize.base import Normalized
     from modlens.normalize.pipeline import Normalizer
+    from modlens.perturb.generate import VariantGenerator
 
 T = TypeVar("T")
 
@@ -207,7 +208,6 @@ class Engine:
         self.normalizer = self._optional("normalizer", self._build_normalizer)
         # the generator, its target and importance method: built where Ray's variant actors build theirs
         self.variant_setup = self._optional("perturbation", lambda: build_variant_setup(study.perturbation, detectors))
-        self.generator = None if self.variant_setup is None else self.variant_setup.generator
         self._keeps_importance: Callable[[int], None] | None = None
         target = self.target_key()
         if self.generator is not None and target is not None and self.importance_method(target) == "pooled":
@@ -231,6 +231,11 @@ class Engine:
             return None
         from modlens.normalize.pipeline import build_normalizer
         return build_normalizer(self.study.normalizer.steps)
+
+    @property
+    def generator(self) -> VariantGenerator | None:
+        """The variant generator (`variant_setup`'s); None when variants are off or it failed to build."""
+        return None if self.variant_setup is None else self.variant_setup.generator
 
     @property
     def detectors(self) -> dict[str, Detector]:
