@@ -135,7 +135,7 @@ def load(dataset: str, fmt: str | None = None, *, label: str | GoldSpec | None =
     elif implied:
         fmt, why = implied, f"shorthand {dataset}"
     else:
-        fmt, why = detect(path, encoding)
+        fmt, why = own if own is not None else detect(path, encoding)  # `detect` would look for `own` again
     try:
         module = READER_REGISTRY.load(fmt)
     except (UnknownName, PluginError) as err:
