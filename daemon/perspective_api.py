@@ -104,10 +104,13 @@ def _answer(err: PerspectiveError) -> web.Response:
     return response
 
 
-async def _answer_and_close(request: web.Request, err: PerspectiveError) -> web.Response:
-    """The 504 of a stalled body, sent now and the connection closed with it (the transport closes
-    once the answer is flushed). Returning the answer alone would not close it: aiohttp first reads
-    ("lingers" over) the rest of the unread body for up to its lingering time, 10 s more."""
+async def _answer_failed(request: web.Request, err: PerspectiveError) -> web.Response:
+    """A call's failure answered. The 504 of a stalled body is sent now and the connection closed
+    with it (the transport closes once the answer is flushed). Returning the answer alone would not
+    close it: aiohttp first reads ("lingers" over) the rest of the unread body for up to its
+    lingering time, 10 s more."""
+    if err.status != "DEADLINE_EXCEEDED":
+        return _answer(err)
     response = _answer(err)
     await response.prepare(request)
     await response.write_eof()
@@ -140,7 +143,7 @@ async def _call(request: web.Request, path: str) -> web.Response:
         raw = await _raw_body(request)
         return web.json_response(await calls.answer(request.app[ANALYZER], path, raw, request.app[HOST].closing))
     except PerspectiveError as err:
-        return await _answer_and_close(request, err) if err.status == "DEADLINE_EXCEEDED" else _answer(err)
+        return await _answer_failed(request, err)
 
 
 async def analyze_handler(request: web.Request) -> web.Response:
@@ -164,7 +167,7 @@ async def batch_handler(request: web.Request) -> web.Response:
         content_type, data = await calls.answer_batch(request.app[ANALYZER], request.headers.get("Content-Type"), raw,
                                                       _keys(request.app), request.app[HOST].closing)
     except PerspectiveError as err:
-        return await _answer_and_close(request, err) if err.status == "DEADLINE_EXCEEDED" else _answer(err)
+        return await _answer_failed(request, err)
     return web.Response(body=data, headers={"Content-Type": content_type})
 
 
