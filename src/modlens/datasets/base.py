@@ -67,9 +67,12 @@ def catalog_name(name: str, path: Path, digest: str | None = None) -> tuple[str,
     from modlens.datasets.fetch import sha256_of
 
     pinned = {f.sha256 for f in CATALOG[name].files if f.sha256} if name in CATALOG else set()
-    if not pinned or _sha256(str(path), _stamp(path), sha256_of) in pinned:
+    if not pinned:
         return name, None
-    named = f"file-{digest or file_digest(path)}"
+    full = _sha256(str(path), _stamp(path), sha256_of)
+    if full in pinned:
+        return name, None
+    named = f"file-{digest or full[:DIGEST_CHARS]}"  # `file_digest`'s digits, without reading the file again
     return named, (f"named {named} by its content: read in {name}'s layout, but its bytes are not the {name} data "
                    "set's (the catalog's SHA-256), so it is neither pooled with it nor cited as it")
 
