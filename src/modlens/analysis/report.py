@@ -233,8 +233,9 @@ def _place(page: str, made: list[Table]) -> tuple[str, list[Table]]:
 
 
 def render(report: dict[str, Any]) -> Rendered:
-    with collecting() as made, naming(short_names((d["name"], str(d["version"])) for d in report["detectors"])):
-        page = _render_page(report)
+    names = short_names((d["name"], str(d["version"])) for d in report["detectors"])
+    with collecting() as made, naming(names):
+        page = _render_page(report, names)
     page, placed = _place(page, made)
     return Rendered(page, placed, report_references(report))
 
@@ -243,8 +244,7 @@ def render_html(report: dict[str, Any]) -> str:
     return render(report).html
 
 
-def _render_page(report: dict[str, Any]) -> str:
-    names = short_names((d["name"], str(d["version"])) for d in report["detectors"])
+def _render_page(report: dict[str, Any], names: dict[tuple[str, str], str]) -> str:
     parts = [f"<!doctype html><html><head><meta charset=utf-8><meta name=viewport content='width=device-width'>"
              f"<title>modlens report</title><style>{CSS}</style></head><body>",
              "<h1>modlens report</h1>",
