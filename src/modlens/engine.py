@@ -209,11 +209,11 @@ class Engine:
         # the generator, its target and importance method: built where Ray's variant actors build theirs
         self.variant_setup = self._optional("perturbation", lambda: build_variant_setup(study.perturbation, detectors))
         self._keeps_importance: Callable[[int], None] | None = None
-        target = self.target_key()
-        if self.generator is not None and target is not None and self.importance_method(target) == "pooled":
+        setup = self.variant_setup
+        if setup is not None and setup.target is not None and setup.importance_method == "pooled":
             # the live pass that scores a comment also gives its pooled word importance: kept, its
             # variants need no forward pass for it (`MiniLMToxicity.keep_word_importance`)
-            self._keeps_importance = getattr(self.runners[target].detector, "keep_word_importance", None)
+            self._keeps_importance = getattr(self.runners[setup.target].detector, "keep_word_importance", None)
             if self._keeps_importance is not None:
                 self._keeps_importance(IMPORTANCE_KEPT)
 
