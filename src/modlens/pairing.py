@@ -31,17 +31,22 @@ def _new_secret(nbytes: int) -> str:
     return token
 
 
-def _write_private(path: Path, token: str) -> None:
-    # Write to a private temp file then rename, so a reader never sees a half-written token.
+def write_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Write to a temp file of this process, then rename, so a reader never sees a half-written
+    file; `mode` is set on the temp file itself, whatever a stale one left there had."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
-        os.write(fd, (token + "\n").encode())
+        os.write(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
-    os.chmod(tmp, 0o600)
+    os.chmod(tmp, mode)
     os.replace(tmp, path)
+
+
+def _write_private(path: Path, token: str) -> None:
+    write_atomically(path, (token + "\n").encode())
 
 
 def read(path: Path | None = None) -> str | None:

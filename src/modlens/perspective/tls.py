@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
-import os
 import shlex
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
 from modlens import paths
+from modlens.pairing import write_atomically
 
 GOOGLE_HOST = "commentanalyzer.googleapis.com"
 CA_NAME = "modlens local Perspective drop-in CA"  # name-constrained: see NameConstraints
@@ -48,11 +48,8 @@ def _material(where: Path) -> Material:
 
 
 def _write(path: Path, data: bytes, private: bool = False) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    # the pairing token's writer: a per-process temp file whose mode is set, then a rename
+    write_atomically(path, data, 0o600 if private else 0o644)
 
 
 def _system_roots() -> bytes:
