@@ -191,11 +191,11 @@ def declarations(data: StudyData) -> dict[tuple[str, str], dict[str, Any]]:
     return out
 
 
-def in_sample(data: StudyData, rec: dict[str, Any] | None, cids: list[int],
-              dataset: str = "") -> tuple[dict[str, Any], list[bool] | None]:
+def in_sample(data: StudyData, rec: dict[str, Any] | None,
+              cids: list[int]) -> tuple[dict[str, Any], list[bool] | None]:
     """The overlap of these comments with a detector's training data, from the rows
     (`trainingdata.overlap`: their texts looked up in the hash set of fit texts the audit recorded;
-    `dataset`, the name the audit gave the file, decides nothing): a summary whose `in_sample` is
+    the name the audit gave the file decides nothing): a summary whose `in_sample` is
     an int (None: not knowable), and per comment whether it is in-sample (None when not known row
     by row)."""
     n = len(cids)
@@ -218,7 +218,7 @@ def in_sample(data: StudyData, rec: dict[str, Any] | None, cids: list[int],
 
 
 def _detector(data: StudyData, det: DetectorRow, items: list[tuple[int, int]],
-              declared: dict[str, Any] | None = None, dataset: str = "") -> dict[str, Any] | None:
+              declared: dict[str, Any] | None = None) -> dict[str, Any] | None:
     rows = []
     for cid, g in items:
         s = data.score(data.comments[cid]["text_id"], det.detector_id)
@@ -228,7 +228,7 @@ def _detector(data: StudyData, det: DetectorRow, items: list[tuple[int, int]],
         return None
     scores, golds = [s for _, s, _ in rows], [g for _, _, g in rows]
     best = metrics.best_f1_threshold(scores, golds)
-    overlap, flags = in_sample(data, declared, [cid for cid, _, _ in rows], dataset)
+    overlap, flags = in_sample(data, declared, [cid for cid, _, _ in rows])
     out = {"detector": det.name, "version": det.version, "threshold": det.threshold,
            **with_intervals(scores, golds, det.threshold),
            "best_f1": best, "degenerate": degenerate(scores, golds, det.threshold, best),
@@ -271,8 +271,7 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     sources = []
     declared = declarations(data)
     for source, items in sorted(by_source.items()):
-        dets = [d for d in (_detector(data, det, items, declared.get((source, det.label)),
-                                      source.removeprefix("dataset:"))
+        dets = [d for d in (_detector(data, det, items, declared.get((source, det.label)))
                             for det in data.detectors.values()) if d is not None]
         if dets:
             used = data.label_sets.get(source)  # the gold label set these labels come from

@@ -27,7 +27,7 @@ def _in_sample(data: StudyData) -> dict[tuple[int, int], bool]:
             rec = declared.get((source, det.label))
             if rec is None:
                 continue
-            _, flags = labelled.in_sample(data, rec, cids, source.removeprefix("dataset:"))
+            _, flags = labelled.in_sample(data, rec, cids)
             if flags is not None:
                 out.update({(cid, det.detector_id): bool(f) for cid, f in zip(cids, flags)})
     return out
