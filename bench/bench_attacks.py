@@ -3,13 +3,13 @@ recipe, and the same attack with batched detector calls vs one call per query.
 
     python bench/bench_attacks.py [--data DIR] [--n 20] [--target profanity-check|minilm-toxicity]
                                   [--recipes a2t pwws ...]
-    python bench/bench_attacks.py --versus-textattack [--n 100] [--k 1]   # the recipe table of issue 24
+    python bench/bench_attacks.py --versus-textattack [--n 100] [--k 1]   # docs/PERTURB.md's TextAttack table
 
 `--versus-textattack` prints, for the recipes both tools share, modlens's success rate and texts
 scored per attack (`queries`: every distinct text sent to the target, the seed included) on the
 first N NoisyHate dev texts each target calls toxic, untargeted toxic -> non-toxic at 0.5, beside
-TextAttack 0.3.11's figures as measured in issue 24 on the same 100 texts and detector objects
-(TextAttack is not installed here: its numbers are quoted, not re-run). `--n 20` keeps it to a
+TextAttack 0.3.11's figures from an earlier measurement on the same 100 texts and detector objects
+(quoted here since 2026-11-25; TextAttack is not installed here: its numbers are quoted, not re-run). `--n 20` keeps it to a
 minute or two on a laptop CPU; the quoted figures are for N = 100.
 
 Seeds: the first N NoisyHate dev comments the target calls toxic (a seed it already calls
@@ -58,7 +58,7 @@ def run(recipe: str, target, texts: list[str], batch: bool = True) -> dict:
             "share": statistics.mean(a["words_changed_share"] for a in ok) if ok else float("nan")}
 
 
-# (recipe, target, recipe overrides, label) -> TextAttack 0.3.11 (success, texts scored per attack), issue 24
+# (recipe, target, recipe overrides, label) -> TextAttack 0.3.11 (success, texts scored per attack), quoted
 CHAR_BUGS = [("char:space_insert", {}), ("char:char_delete", {}), ("char:char_swap", {}), ("char:homoglyph", {})]
 PEER = [
     ("deepwordbug", "minilm-toxicity", {}, "DeepWordBug x minilm-toxicity", (0.87, 13.5)),
@@ -101,7 +101,7 @@ def main() -> None:
     ap.add_argument("--unbatched", nargs="*", default=["toxictrap_combined_greedy"],
                     help="recipes also run with one detector call per query")
     ap.add_argument("--versus-textattack", action="store_true",
-                    help="the shared recipes beside TextAttack 0.3.11's figures (issue 24); --n texts per target")
+                    help="the shared recipes beside TextAttack 0.3.11's quoted figures; --n texts per target")
     ap.add_argument("--k", type=int, nargs="+", metavar="K",
                     help="with --versus-textattack: also the character recipes with each K attempts per "
                          "transformation per word")
