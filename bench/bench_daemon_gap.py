@@ -1,4 +1,4 @@
-"""The daemon against the detector alone, back to back on the same texts (issue 11: the daemon
+"""The daemon against the detector alone, back to back on the same texts (the goal: the daemon
 should reach at least 90% of the detector-alone throughput at 16 clients).
 
     python bench/bench_daemon_gap.py [--pages 128] [--clients 16] [--rounds 3] [--normalize off on] [--delay-ms 10]
