@@ -1,4 +1,5 @@
-"""Before/after for the embedded detectors' heads on every shipped benchmark (issue 39).
+"""Before/after for the embedded detectors' heads on every shipped benchmark (the one-label head against the six-label
+head distilled from the Jigsaw BiLSTM).
 
     python bench/bench_embedded.py [--davidson-sample 3000] [--cache /tmp/modlens-bench-emb] [--json out.json]
     python bench/bench_embedded.py --tiny      # every 60th row of each file: the test suite's run
@@ -9,7 +10,7 @@ given with --old/--new) sit on the same frozen MiniLM-L6 encoder, so each text i
 gives. Printed:
 - HateCheck: ROC-AUC (hateful vs non-hateful), accuracy at 0.5 on non-hateful and hateful cases,
   accuracy per functionality;
-- NoisyHate dev (seed 000's Table 4 layout): accuracy at 0.5 clean and perturbed (every text is toxic),
+- NoisyHate dev (the NoisyHate paper's Table 4 layout): accuracy at 0.5 clean and perturbed (every text is toxic),
   and Spearman with Perspective's recorded `perspective_clean` / `perspective_perturbed`;
 - Davidson, its three classes (a seeded sample unless --davidson-sample 0): share scored >= 0.5 per
   class, ROC-AUC of hate vs neither and offensive vs neither, and rows among each head's fit texts;
