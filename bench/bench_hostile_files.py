@@ -1,5 +1,6 @@
 """Files strangers send, run against a copy of a real study log: every hostile `--out-parquet` shard
-folder through `modlens import`, every hostile bundle through `modlens merge` (issue 36).
+folder through `modlens import`, every hostile bundle through `modlens merge` (each must be refused
+in one line, the log left as it was).
 
     python bench/bench_hostile_files.py
 
