@@ -1,5 +1,4 @@
-"""Before/after for the embedded detectors' heads on every shipped benchmark (the one-label head against the six-label
-head distilled from the Jigsaw BiLSTM).
+"""Before/after for the embedded detectors' heads on every shipped benchmark.
 
     python bench/bench_embedded.py [--davidson-sample 3000] [--cache /tmp/modlens-bench-emb] [--json out.json]
     python bench/bench_embedded.py --tiny      # every 60th row of each file: the test suite's run
