@@ -1,4 +1,4 @@
-"""Soak benchmark (issue 26): the real `modlens serve`, N closed-loop clients, variants on vs off.
+"""Soak benchmark (throughput, latency and RSS over a long run): the real `modlens serve`, N closed-loop clients, variants on vs off.
 
     python bench/bench_soak.py [--clients 32] [--minutes 20] [--live-rate auto 20 100] [--live-share 0.0625 0.25]
                                [--live-backlog 256] [--rss-every 60] [--no-off]
