@@ -1,4 +1,4 @@
-"""Where a live comment's variant time goes, and word importance in one forward pass vs leave-one-out (issue 26).
+"""Where a live comment's variant time goes, and word importance in one forward pass vs leave-one-out.
 
     python bench/bench_variants.py --profile [--n 128] [--detectors minilm-toxicity profanity-check]
     python bench/bench_variants.py --compare [--n 256]
