@@ -3,7 +3,7 @@
 
 The device lives where the model does: `minilm-toxicity` keeps it on its encoder (`det.encoder`),
 `hf-classifier` on the detector; reading `det.device` alone printed `cpu` for a MiniLM that ran
-on CUDA (seen on an H200 run)."""
+on CUDA (as `bench_detectors` did before it read the device here)."""
 from __future__ import annotations
 
 from typing import Any
