@@ -1,6 +1,7 @@
 """Every row small audits write, as exported (`modlens export`, JSONL), for tests that hold an
 audit's rows fixed across changes to the chunk pipeline: `tests/fixtures/audit_rows/golden.json`
-holds each table's row count and sha256 as the pipeline before issue 41 wrote them
+holds each table's row count and sha256 as the pipeline wrote them before it was
+batched for speed (2026-11-27: a chunk's texts scored per detector call, labels inserted per chunk)
 (`python tests/audit_rows.py --digest OUT.json`; without `--digest`, the rows themselves, to diff).
 
 Ids are kept (texts, comments and variants must get the same ids in the same order); what
