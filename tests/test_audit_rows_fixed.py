@@ -1,4 +1,4 @@
-"""Issue 41: the chunk pipeline was made faster without changing a single row. The same three
+"""The chunk pipeline was made faster (2026-11-27) without changing a single row. The same three
 small audits (Davidson with a resume; a comments file with normalization, generated variants and
 score errors) export exactly the rows the pipeline wrote before the change (`audit_rows.py`)."""
 from __future__ import annotations
