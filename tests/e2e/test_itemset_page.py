@@ -1,4 +1,4 @@
-"""Rating an item set in the extension (issue 27), against the real `modlens serve`: the study's
+"""Rating an item set in the extension, against the real `modlens serve`: the study's
 folder (here the daemon's home, beside --config) holds itemset.json and assignment.json; the
 daemon logs the set's comments at start and gives each rater one assignment slot at hello
 (study/assignment.py). Two Chromium profiles (two raters) on the one daemon open itemset.html, get
