@@ -1,4 +1,4 @@
-"""A page script on an enabled site must not rate in the participant's name (issue 25, item 2):
+"""A page script on an enabled site must not rate in the participant's name:
 it cannot reach the marker's controls or read its scores (closed shadow root), and even with the
 controls in hand, its click(), requestSubmit() and `.checked` record nothing (trusted-event
 checks). Only the participant's own input (Playwright's mouse and keyboard: trusted events)
