@@ -1,9 +1,9 @@
-"""The HTML report in a real Chromium (issues 23, 35): rendered from a log built here (a three-class
+"""The HTML report in a real Chromium: rendered from a log built here (a three-class
 Davidson-like file, the two released SASS layouts, HateCheck cases), every inline SVG plot is laid
 out with a nonzero size, the page has no horizontal overflow at a desktop and at a narrow width,
 and a full-page screenshot is taken (kept in the test's tmp folder for a person to look at).
 
-It prints and screenshots whole (issue 35): at 1,280 px and in print media at an A4 page's width,
+It prints and screenshots whole: at 1,280 px and in print media at an A4 page's width,
 no table is wider than its box (so no column scrolls out of view) and every header cell is on the
 page; every plot's axis tick labels are distinct; no title, legend or label of a plot runs outside
 its SVG's viewBox (which would cut it)."""
