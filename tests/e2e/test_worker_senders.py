@@ -1,4 +1,4 @@
-"""Issue 36 in a real Chromium: a content script (the part of the extension that runs inside a web
+"""The extension's trust boundary in a real Chromium: a content script (the part of the extension that runs inside a web
 page) cannot change the settings or read the token, and the daemon admits only the extension
 copies it was paired with."""
 from __future__ import annotations
