@@ -1,4 +1,4 @@
-"""Attacks as lean as TextAttack's (issue 24): rankings query only the words a recipe may edit,
+"""Attacks as lean as TextAttack's: rankings query only the words a recipe may edit,
 a search that runs out of budget keeps the success it already scored, and the stop-word
 constraint protects contractions and capitalised stop words as NLTK's list does."""
 from __future__ import annotations
