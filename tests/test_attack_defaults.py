@@ -1,4 +1,4 @@
-"""One set of attack defaults (issue 24): `audit --attack --recipe X` and `attack --recipe X` run the
+"""One set of attack defaults: `audit --attack --recipe X` and `attack --recipe X` run the
 recipe with the same limits (the recipe's own when no flag is given), the character attack keeps
 its 200 queries and 0.25 edit share, and both commands' help says so."""
 from __future__ import annotations
