@@ -1,4 +1,4 @@
-"""Quality filters are reported as run (issue 35): `modlens attack` judges with the study's
+"""Quality filters are reported as run: `modlens attack` judges with the study's
 detectors by default, as its help says, and the TaeBench export states per filter how many
 successes were checked, passed and not checked; it never says a success passed every filter
 when one of them was not run."""
