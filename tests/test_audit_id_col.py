@@ -1,4 +1,4 @@
-"""`modlens audit --id-col COLUMN` (issue 35): items are keyed by that column's values, so an
+"""`modlens audit --id-col COLUMN`: items are keyed by that column's values, so an
 edited file resumes its audit (rows already done are skipped) instead of being logged anew; a
 missing column, and a layout whose reader keys its rows itself, are one-line usage errors."""
 from __future__ import annotations
