@@ -1,4 +1,4 @@
-"""Issue 41: `bench/bench_audit_floor.py` measures what caps an audit's rows/s. Its log floor
+"""`bench/bench_audit_floor.py` measures what caps an audit's rows/s. Its log floor
 replays the rows an audit wrote into a fresh log of the product's schema; the figure means
 something only if the replay holds exactly those rows, so the bench checks that and stops
 otherwise. Run here on a few hundred rows: the report prints every stage and each table."""
