@@ -1,4 +1,4 @@
-"""Issue 41: benchmarks name what they ran on. The device is read from the model's weights,
+"""Benchmarks name what they ran on. The device is read from the model's weights,
 wherever the detector keeps them (MiniLM: on its encoder, so `det.device` printed `cpu` for a
 model on CUDA); `bench/gpu_check.py` says so and runs nothing on a machine without CUDA."""
 from __future__ import annotations
