@@ -1,4 +1,4 @@
-"""Hostile and damaged bundles (issue 25, item 6): every one is refused with one line naming the file,
+"""Hostile and damaged bundles: every one is refused with one line naming the file,
 memory stays bounded, the other bundles on the command line still merge, and a merge that merges
 nothing creates nothing. Real bundle files, built here byte by byte where a writer would refuse."""
 from __future__ import annotations
