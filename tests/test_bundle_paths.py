@@ -1,4 +1,4 @@
-"""Bundles carry no machine paths, user names or host names (issue 30): a participant's study log
+"""Bundles carry no machine paths, user names or host names: a participant's study log
 written under a home folder, with detectors whose files lie in it, gives a bundle in which neither
 that folder nor the user name occurs; detector configurations name files by package and hash; and
 `export --bundle --show` lists every free-text field that leaves. Real detectors, real files."""
