@@ -1,4 +1,4 @@
-"""What a new user meets first (issue 24): a whole-file audit's progress bar has a total, an
+"""What a new user meets first: a whole-file audit's progress bar has a total, an
 interrupted audit prints the command that resumes it (and that command does), a mistyped flag or
 dataset shorthand gets its close match, and `perturb` with its defaults makes variants of the
 obvious insult."""
