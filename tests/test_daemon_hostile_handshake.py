@@ -1,4 +1,4 @@
-"""Hostile handshakes against a real `modlens serve` (issue 25, item 4, and what already held):
+"""Hostile handshakes against a real `modlens serve` (the newer cases, and what already held):
 raw HTTP requests on a loopback socket, so headers can be duplicated, non-ASCII or malformed in
 ways no WebSocket client library would send. Nothing hostile is upgraded, nothing answers 500,
 and no token (right or wrong) reaches the daemon's log."""
@@ -89,7 +89,7 @@ def test_absolute_form_targets_are_refused(daemon, target):
     assert request(port, upgrade(port, proto(token), target=target)) in (400, 403, 404)
 
 
-# --- what already held (issue 25: 0 of 173 hostile handshakes accepted) --------------------
+# --- what already held (a review's 173 hostile handshakes: none accepted) -------------------
 
 @pytest.mark.parametrize("host, origin, with_token", [
     ("evil.example", EXT, True),                   # DNS rebinding: the page's own name as Host
