@@ -1,4 +1,4 @@
-"""Hostile and malformed messages against a real `modlens serve` (issue 25, items 3 and 5): every
+"""Hostile and malformed messages against a real `modlens serve`: every
 bad frame is answered with one `error` and the socket stays open; nothing is processed that the
 protocol does not allow (binary frames, lax types); a socket whose handler fails is closed and
 freed, not kept alive by its heartbeat."""
