@@ -136,7 +136,7 @@ def test_protocol_doc_is_generated_from_the_models():
         assert f"### `{kind}`" in doc
 
 
-# --- issue 25: hostile input, at the unit level (the real-daemon tests are test_daemon_hostile_*) --
+# --- hostile input, at the unit level (the real-daemon tests are test_daemon_hostile_*) ----------
 
 def test_depth_is_bounded_before_decoding():
     from modlens.protocol.parse import json_depth_exceeds
