@@ -1,4 +1,4 @@
-"""Recovery at start (issue 30): the real `modlens serve`, killed with SIGKILL after it logged a page
+"""Recovery at start: the real `modlens serve`, killed with SIGKILL after it logged a page
 and acknowledged a rating but before it recorded the page's scores (its detector, an HTTP API
 served here, had not answered yet), then started again on the same log. The next start closes
 the dead daemon's sessions (`ended_by` 'recovery', `ended_at` its last activity) and scores, in
