@@ -1,4 +1,4 @@
-"""A connection's memory of the comments it sent is bounded (issue 26: RSS over a 20-minute soak).
+"""A connection's memory of the comments it sent is bounded (RSS over a 20-minute soak, bench/bench_soak.py).
 Ratings look a comment up there first, while its write is pending; once forgotten, in the log."""
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ async def test_a_forgotten_comment_is_still_rated_through_the_log(tmp_path):
 
 
 async def test_the_daemons_study_log_page_cache_is_capped(tmp_path):
-    """SQLite's page cache was the daemon's one growing allocation in a soak (issue 41: native heap
+    """SQLite's page cache was the daemon's one growing allocation in a soak (measured: native heap
     flat but for it); the daemon's writer keeps 16 MiB, not the ingest writer's 64."""
     from modlens.daemon.app import PIPELINE
     from modlens.live.run import DAEMON_CACHE_MIB
