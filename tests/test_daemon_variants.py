@@ -74,7 +74,7 @@ async def test_variants_over_the_budget_are_deferred_recorded_and_made_by_rescor
             await c.until(lambda m: m["type"] == "scores")
             deferred = [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]
             status = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
-    # `modlens status` says the daemon defers rather than makes variants live (issue 41)
+    # `modlens status` says the daemon defers rather than makes variants live
     assert (status["mode"], status["recent_offered"], status["recent_deferred_share"]) == ("deferred", 2, 1.0)
     assert variant_mode_line(status).startswith("deferred (100% of the last 2 comments deferred")
     assert all(m["items"] == [] and m["error"].startswith("deferred: ") and "live_rate" in m["error"] for m in deferred)
