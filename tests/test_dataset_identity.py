@@ -1,4 +1,4 @@
-"""Issue 30: a dataset item's key includes its source's identity (a stable id column where the
+"""A dataset item's key includes its source's identity (a stable id column where the
 file has one, else the file's content hash), so two files never share a comment and the same
 file audited again resumes."""
 import csv
