@@ -336,7 +336,7 @@ def test_reading_a_large_file_does_not_hold_it_in_memory(tmp_path, suffix):
     assert peak < size / 8, f"peak {peak} bytes while reading a {size}-byte file"
 
 
-# --- files as researchers have them (issue 24) -----------------------------------------------
+# --- files as researchers have them ----------------------------------------------------------
 def audit_cli(f, db, *extra):
     return main(["audit", str(f), "--db", str(db), "--quiet", "--detectors", "profanity-check", *extra])
 
