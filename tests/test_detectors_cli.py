@@ -19,7 +19,7 @@ def test_detectors_lists_every_entry_with_status(capsys, monkeypatch):
     assert set(registry.available()) <= set(rows)
     assert rows["minilm-toxicity"]["status"] == "loaded" and rows["minilm-toxicity"]["version"]
     assert rows["profanity-check"]["status"] == "loaded"
-    six = rows["minilm-toxicity-6"]  # the six labels, each with its version and training data (issue 39)
+    six = rows["minilm-toxicity-6"]  # the six labels, each with its version and training data
     assert six["status"] == "loaded" and set(six["extra"]["labels"]) == {
         "toxicity", "severe_toxicity", "insult", "profanity", "threat", "identity_attack"}
     assert all("Jigsaw" in v for v in six["extra"]["labels"].values())
