@@ -1,4 +1,4 @@
-"""The extension never renders page or daemon text as HTML (issue 25): comments, consent texts,
+"""The extension never renders page or daemon text as HTML: comments, consent texts,
 study titles and error messages reach the DOM through textContent and createElement only. A guard,
 so a later change cannot bring an HTML sink back: any of them in the extension's own scripts
 (extension/test/ holds Node tests, not shipped code) fails here with the file and line."""
