@@ -1,4 +1,4 @@
-"""`modlens feed FILE` reads files as `modlens audit` does (issue 24): the dataset readers' encoding
+"""`modlens feed FILE` reads files as `modlens audit` does: the dataset readers' encoding
 detection and --encoding, delimiter sniffing, broken quotes with their line, binary files and
 empty/header-only files refused with the same message and exit code as audit's; its own platform,
 url and author columns still apply. And feed says once when the daemon's variants slow it."""
