@@ -1,4 +1,4 @@
-"""Shard folders from someone else (issue 36): `modlens import` checks every shard against the shard
+"""Shard folders from someone else: `modlens import` checks every shard against the shard
 schema (types, required columns, JSON fields, the manifest) before it writes anything, refuses a bad
 one in one line naming the file and the column, and leaves the target log byte for byte as it was,
 the status of every run included. The hostile folders are built from a clean one written by the real
