@@ -1,4 +1,4 @@
-"""Study packs carry the folder's item set and assignment (issue 27), so every participant who
+"""Study packs carry the folder's item set and assignment, so every participant who
 joins gets the same tasks; and the daemon's slot rule (study/assignment.py) gives raters of one
 log distinct assignments while there are free ones, the same ones on every run."""
 from __future__ import annotations
