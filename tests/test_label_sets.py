@@ -1,4 +1,4 @@
-"""Issue 30: gold labels as versioned label sets. Each (source, definition) is its own set; a new
+"""Gold labels as versioned label sets. Each (source, definition) is its own set; a new
 `--label` adds a set and never rewrites one; the report names the set it used, `--label-set`
 chooses one (the report made right after each audit can be made again), and the run records it."""
 import json
