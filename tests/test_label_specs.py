@@ -1,4 +1,4 @@
-"""Issue 23: `--label` specs. Every comparison operator works; a `=`/threshold spec that makes no
+"""`--label` specs. Every comparison operator works; a `=`/threshold spec that makes no
 row toxic, or every row, is an error naming the values the column holds and the close matches
 (`class=hate` on Davidson: did you mean hate_speech?); Davidson's stored class names are accepted."""
 import pytest
