@@ -1,4 +1,4 @@
-"""Labelled-data metrics (issue 14): every metric against scikit-learn on data with ties and on
+"""Labelled-data metrics: every metric against scikit-learn on data with ties and on
 hand-worked examples, the bootstrap intervals' determinism and coverage, Wilson intervals against
 statsmodels, and the report's "labelled" section on a log of known content, including its
 per-group results, count warnings and skip reasons."""
