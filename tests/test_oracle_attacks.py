@@ -1,4 +1,4 @@
-"""Attacks section (TaeBench, seed 002): attack success rate (recorded and verified), queries per
+"""Attacks section (TaeBench): attack success rate (recorded and verified), queries per
 success and the transfer matrix on a planted log of nine attacks, every figure counted by hand in
 the comments below (ASR = successes / attempts not skipped; a transfer cell = the column detector's
 share of the row's successful texts it calls benign (TAE) or toxic (BAE), counting only texts whose
