@@ -1,4 +1,4 @@
-"""Fusion section (DUO, seed 001): the Error Finding Rate per detector × content type × fusion on
+"""Fusion section (DUO): the Error Finding Rate per detector × content type × fusion on
 seven planted cases and two detectors, every count derived by hand in the comments below (EFR =
 fused cases the detector misses / fused cases whose seed sentence it finds toxic, scored here)."""
 from __future__ import annotations
