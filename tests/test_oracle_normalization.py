@@ -1,4 +1,4 @@
-"""Normalization section (NoisyHate, seed 000, Table 3's rule) against routes other than
+"""Normalization section (NoisyHate, the paper's Table 3 rule) against routes other than
 `analysis/normalization.py`: five pairs whose restored words are counted by hand below, and the
 shipped NoisyHate dev half's recorded Google / Bing results per perturbation type against the
 CSV's own `google_correct` / `bing_correct` columns."""
