@@ -1,4 +1,4 @@
-"""Robustness section (NoisyHate, seed 000, Table 4) against routes other than `analysis/robustness.py`:
+"""Robustness section (NoisyHate, the paper's Table 4) against routes other than `analysis/robustness.py`:
 a log of four pairs whose accuracy, ΔAUC, ROC-AUC and flip rate are counted by hand below, and the
 shipped NoisyHate dev half audited with its recorded Perspective scores, checked per perturbation
 type against the paper's printed accuracy (0.816 → 0.639) and against numpy on the CSV's own columns."""
