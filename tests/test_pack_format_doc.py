@@ -1,5 +1,5 @@
 """docs/MULTI.md's pack table says which format versions modlens writes and reads; they are the code's
-(issue 36: the doc said 2 while the code wrote and read 3)."""
+(once the doc said 2 while the code wrote and read 3)."""
 from __future__ import annotations
 
 import json
