@@ -1,4 +1,4 @@
-"""The daemon admits only the extensions it was paired with (issue 36): a token that leaked to
+"""The daemon admits only the extensions it was paired with: a token that leaked to
 another extension does not open the socket. Trust on first use for an extension paired by hand,
 `modlens pair --extension` for one more, `modlens browse` for the copy it loads, `--rotate` to
 start over."""
