@@ -1,4 +1,4 @@
-"""The Perspective endpoint answers the six production attributes from minilm-toxicity-6 (issue 39)."""
+"""The Perspective endpoint answers the six production attributes from minilm-toxicity-6."""
 from __future__ import annotations
 
 import asyncio
