@@ -1,4 +1,4 @@
-"""Issue 26: what Ray's actors run, without Ray (the actor classes are plain classes): torch
+"""What Ray's actors run, without Ray (the actor classes are plain classes): torch
 threads per CPU actor, and the study's word-importance method in the variant actor."""
 from __future__ import annotations
 
