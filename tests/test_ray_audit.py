@@ -275,7 +275,7 @@ def test_ray_data_reads_folders_and_uris_as_the_local_readers_do(tmp_path):
     assert one.size == 30 and items(one) == items(load_dataset(str(data / "part-0.parquet")))
     with pytest.raises(ValueError, match="a URI is read by Ray Data") as err:
         load_dataset("s3://bucket/corpus/")
-    assert "--engine ray" in (err.value.fix or "")  # the remedy travels as fix= (issue 37)
+    assert "--engine ray" in (err.value.fix or "")  # the remedy travels as fix=
     # a remote URI of a built-in layout is copied through pyarrow.fs and read by its reader (here driven
     # with a local listing: no bucket is reachable offline); a local folder of one stays file by file
     from modlens.paths import shipped_data
