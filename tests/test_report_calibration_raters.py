@@ -1,4 +1,4 @@
-"""Issue 35: gold comments are never data, and raters reviewed by `modlens rate` are counted.
+"""Gold comments are never data, and raters reviewed by `modlens rate` are counted.
 
 The log is what a study served with `--config STUDY/study.toml` left before the one loader: a study
 configuration recorded without its gold comments (calibration.toml unread), the gold comments
