@@ -1,4 +1,4 @@
-"""Issue 23: SASS in full (the released file layouts, the per-category table with intervals in the
+"""SASS in full (the released file layouts, the per-category table with intervals in the
 paper's order, filtered vs unfiltered, Perspective from recorded scores) and multi-class gold
 (Davidson's three classes: the confusion table and per-class recall). The SASS files are built
 here with the released column names; the repository does not ship SASS."""
