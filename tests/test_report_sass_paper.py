@@ -1,4 +1,4 @@
-"""Issue 35: SASS's Tables 3 and 5 in the report, from files shaped like the four released ones
+"""SASS's Tables 3 and 5 in the report, from files shaped like the four released ones
 (headers as released, texts and numbers written here: the released files have no licence), audited
 into one log in any order; the gold label set chosen for what it holds; recorded detectors with
 distinct names; docs/ANALYSIS.md's recipe run as written; the paper's printed numbers from the
