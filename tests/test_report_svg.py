@@ -1,4 +1,4 @@
-"""The report's inline SVG charts (issue 35): distinct tick labels, titles, legends and category
+"""The report's inline SVG charts: distinct tick labels, titles, legends and category
 names drawn whole with a viewBox wide enough for them (the browser test measures the same in
 Chromium: tests/e2e/test_report_page.py)."""
 import re
