@@ -1,4 +1,4 @@
-"""Issue 23: training-data overlap declared by detectors, recorded by audits and marked in the
+"""Training-data overlap declared by detectors, recorded by audits and marked in the
 report's labelled section (with out-of-sample figures beside partial overlap); degenerate
 thresholds flagged. On data built here (known overlap) and on the shipped Davidson and HateCheck."""
 import csv
@@ -147,7 +147,7 @@ def test_profanity_check_on_shipped_davidson_is_in_sample_and_on_hatecheck_not(t
     assert "class in {hate_speech, offensive_language}" in html  # the gold definition is stated
 
 
-# --- issue 35: in-sample marks from the rows, not the dataset's name ----------------------------
+# --- in-sample marks from the rows, not the dataset's name --------------------------------------
 
 def _head_training():
     from modlens.detectors.minilm import DEFAULT_HEAD, Head, head_training
