@@ -1,4 +1,4 @@
-"""Reading files other people send (issue 25, item 6): `modlens.safe_archive` itself, and study packs
+"""Reading files other people send: `modlens.safe_archive` itself, and study packs
 read through it (`modlens join`). Real files built here; every refusal is one line naming the file."""
 from __future__ import annotations
 
