@@ -1,5 +1,5 @@
 """Participants' bundles are signed with the key made at join, so `modlens merge` tells a participant's
-bundle from an edited one (issue 25): real logs, real bundle files, the real command line."""
+bundle from an edited one: real logs, real bundle files, the real command line."""
 from __future__ import annotations
 
 import hashlib
