@@ -1,4 +1,4 @@
-"""One study loader (`modlens.study.load`, issue 37): a study folder reads the same whether a command
+"""One study loader (`modlens.study.load`): a study folder reads the same whether a command
 is given the folder or the study.toml inside it, and a missing or malformed file is one line with
 the README's exit code. `modlens serve` is run for real on a `modlens study init` folder and asked,
 as the extension asks, what study it serves."""
