@@ -1,5 +1,5 @@
 """Every place a study's detectors may send data is found, shown at join and in the consent text, and
-left off until the participant accepts it (issue 25 item 1, the holes an audit found after wave 1):
+left off until the participant accepts it (the holes a review of its data flow found):
 
 - a wrapper detector (ocr, asr, any detector whose options name another detector and its options)
   is as remote as the detector it wraps: the real `modlens join` and `modlens serve` on a pack whose
