@@ -1,4 +1,4 @@
-"""What a study pack may do on a participant's computer (issue 25 item 1), with real files, the real
+"""What a study pack may do on a participant's computer, with real files, the real
 CLI, a real `modlens serve` and a real HTTP endpoint standing in for a collector:
 
 - a pack's `${VAR}` in detector options is refused unless the study declares that secret;
