@@ -1,4 +1,4 @@
-"""A simulated multi-participant study end to end, with real processes and no mocks (issue 10).
+"""A simulated multi-participant study end to end, with real processes and no mocks.
 
 The researcher `modlens study init`s a folder, edits it (profanity-check only, normalizer and
 perturbations off, sampling `all`, three task pages on youtube / x / news, per-connection limits
