@@ -1,4 +1,4 @@
-"""Issue 26: word importance from one forward pass ("pooled"), recorded in each variant's params,
+"""Word importance from one forward pass ("pooled"), recorded in each variant's params,
 and the bounded set of padded widths the embedded model sees."""
 from __future__ import annotations
 
