@@ -103,7 +103,7 @@ async def rate_through_protocol(url: str, token: str, rater: Rater, assignment: 
             assert not ok.duplicate and not ok.inconsistent
 
 
-def test_seed_003_design_small_scale(tmp_path):
+def test_perspective_study_design_small_scale(tmp_path):
     from modlens.config import DEFAULT_ATTRIBUTES
     from modlens.study.assignment import Plan as TaskPlan
     from modlens.study import load
