@@ -23,7 +23,7 @@ from realtools import requires
 pytestmark = pytest.mark.timeout(300)
 REPO = Path(__file__).resolve().parents[1]
 DAVIDSON = Path(davidson.__file__).with_name("data") / "davidson" / "labeled_data.csv"
-# the six production attributes, the usual bot request: all answered offline by default (issue 40)
+# the six production attributes, the usual bot request: all answered offline by default
 ATTRIBUTES = ("TOXICITY", "SEVERE_TOXICITY", "IDENTITY_ATTACK", "INSULT", "PROFANITY", "THREAT")
 N_TWEETS = 300
 THREADS = 6  # a bot's few workers; concurrent calls share the detectors' batches
