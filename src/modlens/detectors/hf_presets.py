@@ -1,5 +1,4 @@
-"""Presets for `hf-classifier`: hub models the papers modlens follows (NoisyHate, TaeBench,
-the Perspective studies) and peer tools use.
+"""Presets for `hf-classifier`: hub models the papers modlens follows and peer tools use.
 
 Label names and activations follow each model card / config as published; `label_map` covers
 both the named labels and the generic LABEL_i names older revisions ship with. A preset only
