@@ -1,5 +1,6 @@
 """A clone needs nothing outside the repository: data ships in the package, nothing reads the
-workspace folder the copies came from, and shorthands find the shipped copies without a path."""
+workspace folder the copies came from, shorthands find the shipped copies without a path, and no
+line sends its reader to an outside tracker's or reading list's numbers for what it means."""
 from __future__ import annotations
 
 import csv
@@ -17,15 +18,21 @@ REPO = Path(__file__).resolve().parents[1]
 # Built from parts so this file does not match itself.
 OUTSIDE = re.compile("|".join([r"\.\./" + "shared", r"['\"]" + "shared" + r"['\"]\s*/", "/work/" + "shared", "SHARED" + "_DATA"]))
 SCANNED = (".py", ".md", ".toml", ".js", ".json", ".html", ".sh", ".txt", ".cfg", "Makefile", "run")
+# An issue number or a paper's number in the workspace's seed list means nothing to a reader of the
+# repository: name the behaviour, the paper (NoisyHate, DUO, TaeBench, SASS, the Perspective study on
+# news sites, YouTube and Twitter) or the date. Built from parts, like OUTSIDE, so this file passes.
+TRACKER_NUMBER = re.compile("|".join([r"(?<![A-Za-z])" + "issue" + r"s?[ _#-]*\d",
+                                      r"(?<![A-Za-z])" + "seed" + r"s?[ _-]*(?:paper[ _-]*)?#?0\d\d(?!\d)"]),
+                            re.IGNORECASE)
 
 
-def tracked_files() -> list[Path]:
+def tracked_files(suffixes: tuple[str, ...] | None = SCANNED) -> list[Path]:
     try:
         out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True,
                              text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout")
-    return [REPO / line for line in out.splitlines() if line.endswith(SCANNED)]
+    return [REPO / line for line in out.splitlines() if suffixes is None or line.endswith(suffixes)]
 
 
 def test_nothing_in_the_repository_reads_the_workspace_data_folder():
@@ -37,6 +44,25 @@ def test_nothing_in_the_repository_reads_the_workspace_data_folder():
             if OUTSIDE.search(line):
                 offenders.append(f"{path.relative_to(REPO)}:{n}: {line.strip()[:100]}")
     assert not offenders, "these lines point outside the repository:\n" + "\n".join(offenders)
+
+
+def test_no_file_names_things_by_issue_or_seed_number():
+    """Every file git tracks (and every new one it does not ignore): code, tests, benches, fixtures,
+    docs, the Makefile, README and CONTRIBUTING."""
+    offenders = []
+    for path in tracked_files(None):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        if b"\0" in data:  # images, hash tables
+            continue
+        text = data.decode("utf-8", errors="replace")
+        for m in TRACKER_NUMBER.finditer(text):
+            n = text.count("\n", 0, m.start()) + 1
+            line = text.splitlines()[n - 1]
+            offenders.append(f"{path.relative_to(REPO)}:{n}: {line.strip()[:100]}")
+    assert not offenders, ("name the behaviour, the paper or the date instead of an issue or seed number:\n"
+                           + "\n".join(offenders))
 
 
 @pytest.mark.parametrize("name, columns", [
