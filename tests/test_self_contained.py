@@ -59,7 +59,7 @@ def test_no_file_names_things_by_issue_or_seed_number():
         text = data.decode("utf-8", errors="replace")
         for m in TRACKER_NUMBER.finditer(text):
             n = text.count("\n", 0, m.start()) + 1
-            line = text.splitlines()[n - 1]
+            line = text[text.rfind("\n", 0, m.start()) + 1:].partition("\n")[0]
             offenders.append(f"{path.relative_to(REPO)}:{n}: {line.strip()[:100]}")
     assert not offenders, ("name the behaviour, the paper or the date instead of an issue or seed number:\n"
                            + "\n".join(offenders))
