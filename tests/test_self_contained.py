@@ -28,8 +28,8 @@ TRACKER_NUMBER = re.compile("|".join([r"(?<![A-Za-z])" + "issue" + r"s?[ _#-]*\d
 
 def tracked_files(suffixes: tuple[str, ...] | None = SCANNED, untracked: bool = True) -> list[Path]:
     try:
-        out = subprocess.run(["git", "ls-files", "-co" if untracked else "-c", "--exclude-standard"], cwd=REPO, capture_output=True,
-                             text=True, check=True).stdout
+        out = subprocess.run(["git", "ls-files", "-co" if untracked else "-c", "--exclude-standard"], cwd=REPO,
+                             capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout")
     return [REPO / line for line in out.splitlines() if suffixes is None or line.endswith(suffixes)]
