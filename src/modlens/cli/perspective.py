@@ -13,6 +13,10 @@ and stores it for that detector version. The API applies it only when asked (`"c
 in a request, or `[perspective] calibrate = true`). Serve the API with `modlens serve`
 (or `--perspective-only`); docs/PERSPECTIVE.md.
 
+`list` prints which detector answers each attribute, with the label's quality as measured on held-out
+labelled data for that very detector version (recorded beside the model when it was measured), or
+"not measured".
+
 `drop-in` prints what to set in the shell of a client that hard-codes Google's address
 (`https://commentanalyzer.googleapis.com`) so that it reaches `modlens serve --perspective-proxy`
 unchanged: an HTTPS proxy on loopback and a CA file holding the local authority, which is made on
@@ -28,6 +32,7 @@ import modlens.study
 from modlens.cli.common import CliError, add_study_option
 
 if TYPE_CHECKING:  # at run time imported in `run`, as the other subcommands import theirs
+    from modlens.detectors.base import Detector
     from modlens.perspective.calibration import Calibration
 
 DROP_IN_PORT = 8766  # `modlens serve --perspective-proxy` without a port
@@ -46,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cal.add_argument("--holdout", type=float, default=0.3, help="share of pairs kept for the agreement (default 0.3)")
     cal.add_argument("--seed", type=int, default=0, help="seed of the split (default 0)")
     cal.add_argument("--json", action="store_true", help="print the stored calibration as JSON")
-    ls = sub.add_parser("list", help="which detector answers each attribute, and the stored calibrations")
+    ls = sub.add_parser("list", help="which detector answers each attribute, its measured quality, and the stored calibrations")
     add_study_option(ls)
     ls.add_argument("--json", action="store_true", help="print them as JSON")
     drop = sub.add_parser("drop-in", help="the lines to set for clients that hard-code Google's address")
@@ -84,11 +89,26 @@ def _attributes(config: str | None) -> tuple[list[dict[str, Any]], dict[str, str
         answers += [a[attr] for a in by_language.answers.values() if attr in a]
         out.append({"attribute": attr, "answered_by": [
             {"detector": s.detector, "version": loaded.detectors[s.detector].version, "label": s.label,
-             "languages": list(s.languages)} for s in answers]})
+             "languages": list(s.languages), **_quality(loaded.detectors[s.detector], s.label)} for s in answers]})
     return out, by_language.not_loaded
 
 
+def _quality(detector: Detector, label: str) -> dict[str, Any]:
+    """The label's measured quality as the detector's own metadata records it for its version
+    (`Detector.quality`, shipped beside the model): `quality` lists the figures; when there are
+    none, `not_measured` says so, and why when the metadata knows."""
+    from dataclasses import asdict
+
+    from modlens.detectors.quality import NOT_MEASURED
+
+    measured = detector.quality.of(label) if detector.quality else ()
+    why = None if measured else (detector.quality.why_not(label) if detector.quality else NOT_MEASURED)
+    return {"quality": [asdict(m) for m in measured], "not_measured": why}
+
+
 def _attribute_table(rows: list[dict[str, Any]], not_loaded: dict[str, str]) -> str:
+    from modlens.detectors.quality import Measurement
+
     lines = ["attribute  detector@version  label  languages"]
     refused = []
     for row in rows:
@@ -96,6 +116,7 @@ def _attribute_table(rows: list[dict[str, Any]], not_loaded: dict[str, str]) -> 
             refused.append(row["attribute"])
         for a in row["answered_by"]:
             lines.append(f"{row['attribute']}  {a['detector']}@{a['version']}  {a['label']}  {','.join(a['languages'])}")
+            lines += [f"    quality: {Measurement(**m).line()}" for m in a["quality"]] or [f"    quality: {a['not_measured']}"]
     lines.append(f"refused (no detector of this study answers them; docs/PERSPECTIVE.md): {', '.join(refused) or 'none'}")
     lines += [f"language {lang}: mapped to detector {key}, which did not load" for lang, key in not_loaded.items()]
     return "\n".join(lines)

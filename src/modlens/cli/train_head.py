@@ -26,7 +26,9 @@ import argparse
 import json
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from modlens import paths
 from modlens.cli.common import CliError
@@ -100,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
     except (DetectorUnavailable, OSError) as err:
         raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None) or None) from None
     head.save(out)
-    summary = {"out": str(out), "seconds": round(time.perf_counter() - t0, 1), **head.meta["metrics"]}
+    measured = _write_quality(out, head.meta, encoder, "head", head.positive_label)
+    summary = {"out": str(out), "quality": str(measured), "seconds": round(time.perf_counter() - t0, 1),
+               **head.meta["metrics"]}
     if "hatecheck" in summary:  # keep stdout short: overall + the five weakest functionalities
         hc = summary.pop("hatecheck")
         weakest = sorted(hc["by_functionality"].items(), key=lambda kv: (kv[1]["auc"] is None, kv[1]["auc"] or 0.0))[:5]
@@ -108,6 +112,18 @@ def run(args: argparse.Namespace) -> int:
         summary["hatecheck_weakest"] = {k: v["auc"] for k, v in weakest}
     print(json.dumps(summary))
     return 0
+
+
+def _write_quality(out: Path, meta: dict[str, Any], encoder: Any, head_kind: str, positive_label: str = "toxic") -> Path:
+    """The held-out figures just measured, beside the head, for the detector version that loads it
+    (`modlens perspective list` prints them; modlens.detectors.quality)."""
+    from modlens.detectors import quality
+    from modlens.detectors.base import directory_hash
+    from modlens.detectors.minilm import MODEL_FILES, embedded_version
+
+    version = embedded_version(directory_hash(encoder.model_dir, MODEL_FILES), head_kind, out, encoder.max_length)
+    today = datetime.now(timezone.utc).date().isoformat()
+    return quality.write(out, quality.from_head_metrics(meta, version, today, positive_label))
 
 
 def _six(args: argparse.Namespace, data: object, encoder: object, out: Path, t0: float, log: object) -> int:
@@ -124,6 +140,8 @@ def _six(args: argparse.Namespace, data: object, encoder: object, out: Path, t0:
                                 progress=log)  # type: ignore[arg-type]
     head.save(out)
     hashes = write_hashes(out.with_name(out.name.removesuffix(".json") + HASHES_SUFFIX), fit_texts)
-    print(json.dumps({"out": str(out), "hashes": str(hashes), "seconds": round(time.perf_counter() - t0, 1),
+    measured = _write_quality(out, head.meta, encoder, "head6")
+    print(json.dumps({"out": str(out), "hashes": str(hashes), "quality": str(measured),
+                      "seconds": round(time.perf_counter() - t0, 1),
                       "excluded": head.meta["training"]["rows_excluded"], **head.meta["metrics"]}))
     return 0

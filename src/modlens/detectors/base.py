@@ -19,6 +19,7 @@ from modlens.errors import ErrorKind, ModlensError
 if TYPE_CHECKING:
     from modlens.trainingdata import Training
     from modlens.media import MediaInput
+    from modlens.detectors.quality import Quality
 
 LabelScores = dict[str, float]
 
@@ -51,6 +52,9 @@ class Detector(ABC):
     # what it was trained on (docs/DETECTORS.md#training-data); None: not declared, so no figure
     # of it can be called out-of-sample
     training: "Training | None" = None
+    # what it scored on held-out labelled data, per label, measured with this very version
+    # (modlens.detectors.quality); None: not measured
+    quality: "Quality | None" = None
 
     @abstractmethod
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:

@@ -23,6 +23,7 @@ import numpy as np
 
 from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts,
                                     directory_hash)
+from modlens.detectors import quality
 from modlens.trainingdata import HASHES_SUFFIX, KNOWN_POOLS, Training
 from modlens.paths import file_reference, portable
 
@@ -351,6 +352,20 @@ def file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
+def measured_quality(head_path: Path, version: str) -> quality.Quality | None:
+    """The quality measured for this version beside its head; an unreadable file stops the load."""
+    try:
+        return quality.for_head(head_path, version)
+    except quality.QualityFileError as err:
+        raise DetectorUnavailable("error", str(err), err.fix) from err
+
+
+def embedded_version(model_hash: str, head_kind: str, head_path: Path, max_length: int) -> str:
+    """The version of an embedded MiniLM detector (`head_kind`: head, head6): the encoder files, the
+    head file and the token width. `modlens train-head` names the version it measured the same way."""
+    return f"minilm-l6.{model_hash}+{head_kind}.{file_hash(head_path)}.len{max_length}"
+
+
 class MiniLMToxicity(Detector):
     name = "minilm-toxicity"
     max_batch = 64
@@ -366,8 +381,9 @@ class MiniLMToxicity(Detector):
         self.toxicity_label = head.positive_label
         self.max_batch = encoder.batch_size * FORWARDS_PER_CALL  # texts per call; forward passes stay batch_size rows
         model_part = self.model_hash = directory_hash(encoder.model_dir, MODEL_FILES)
-        self.version = f"minilm-l6.{model_part}+head.{file_hash(head_path)}.len{encoder.max_length}"
+        self.version = embedded_version(model_part, "head", head_path, encoder.max_length)
         self.training = head_training(head, head_path)
+        self.quality = measured_quality(head_path, self.version)
         # text -> its pooled word importance, kept by `score` when a study asks for pooled
         # importance (`keep_word_importance`): a live comment's variants then need no forward
         # pass of their own for it. Bounded; least recently used out first.

@@ -16,7 +16,7 @@ import numpy as np
 
 from modlens.detectors.base import FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts, directory_hash
 from modlens.detectors.head_multi import MultiHead
-from modlens.detectors.minilm import HEADS_DIR, MODEL_FILES, SentenceEncoder, build, file_hash
+from modlens.detectors.minilm import HEADS_DIR, MODEL_FILES, SentenceEncoder, build, embedded_version, measured_quality
 from modlens.paths import file_reference, portable
 from modlens.trainingdata import HASHES_SUFFIX, Training
 
@@ -56,7 +56,8 @@ class MiniLMToxicity6(Detector):
         self.toxicity_label = "toxicity" if "toxicity" in head.labels else head.labels[0]
         self.max_batch = encoder.batch_size * FORWARDS_PER_CALL
         self.model_hash = directory_hash(encoder.model_dir, MODEL_FILES)
-        self.version = f"minilm-l6.{self.model_hash}+head6.{file_hash(head_path)}.len{encoder.max_length}"
+        self.version = embedded_version(self.model_hash, "head6", head_path, encoder.max_length)
+        self.quality = measured_quality(head_path, self.version)
         self.label_versions = label_versions(head)
         self.training = head6_training(head, head_path)
         declared = head.meta.get("labels_training", {})

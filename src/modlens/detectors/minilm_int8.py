@@ -66,6 +66,7 @@ def as_twin(det: MiniLMToxicity, cls: type[T], quantization: str, version_suffix
     det.__class__ = cls
     det.quantization = quantization  # type: ignore[attr-defined]
     det.version = f"{det.version}+{version_suffix}"
+    det.quality = None  # measured on the fp32 encoder's scores, not on this twin's
     return det  # type: ignore[return-value]
 
 
