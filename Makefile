@@ -69,13 +69,15 @@ $(PPY_VENV)/.installed:
 # lm-eval require torch, transformers, datasets, spaCy, ... that their Perspective code never imports (`pip install
 # --dry-run crfm-helm==0.5.16` resolves 102 packages, CUDA torch among them): each is installed --no-deps, after only
 # what the modules the tests import do import. HELM: helm.clients.perspective_api_client and helm.common.cache import
-# googleapiclient, dacite, retrying, filelock, zstandard, tqdm, pyhocon, colorlog, sqlitedict, PyYAML. lm-eval: the
-# metric imports requests, the harness's YAML loader (lm_eval/tasks/_yaml_loader.py) PyYAML.
+# googleapiclient, dacite, retrying, filelock, zstandard, tqdm, pyhocon, colorlog, sqlitedict, PyYAML (zstandard 0.25, a
+# wheel: HELM asks ~=0.18, which has no wheel for Python 3.11 and is compiled from C; this code only imports it). lm-eval:
+# the metric imports requests, the harness's YAML loader (lm_eval/tasks/_yaml_loader.py) PyYAML. Installing the three
+# took 54 s side by side, pip's cache empty, on the shared 2-core machine (load average 4-5).
 HELM_VENV := .venv-perspective-helm
 $(HELM_VENV)/.installed:
 	python3 -m venv $(HELM_VENV)
 	$(HELM_VENV)/bin/pip install -q google-api-python-client==2.202.0 PySocks==1.7.1 dacite==1.9.2 retrying==1.4.2 \
-		filelock==4.3.2 zstandard==0.18.0 tqdm==4.70.1 pyhocon==0.3.63 colorlog==6.12.0 sqlitedict==2.1.0 PyYAML==6.0.4
+		filelock==4.3.2 zstandard==0.25.0 tqdm==4.70.1 pyhocon==0.3.63 colorlog==6.12.0 sqlitedict==2.1.0 PyYAML==6.0.4
 	$(HELM_VENV)/bin/pip install -q --no-deps crfm-helm==0.5.16
 	touch $@
 LMEVAL_VENV := .venv-perspective-lmeval

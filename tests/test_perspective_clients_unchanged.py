@@ -117,7 +117,13 @@ sync = Perspective(key).score("you are a stupid idiot", attributes=wanted)
 async def go():
     return await AsyncPerspective(key).score("you are a stupid idiot", attributes=wanted)
 both = [sync, asyncio.run(go())]
-print(json.dumps([{a: getattr(s, a) for a in ("toxicity", "severe_toxicity", "insult", "threat")} for s in both]))
+try:
+    Perspective(key).score("you are a stupid idiot", attributes=list(Attribute))   # SEXUALLY_EXPLICIT, FLIRTATION too
+    full = "scored"
+except KeyError as err:
+    full = "KeyError " + str(err)
+print(json.dumps({"full": full,
+                  "scores": [{a: getattr(s, a) for a in ("toxicity", "severe_toxicity", "insult", "threat")} for s in both]}))
 """
 
 PERSPECTIVE_DOT_PY = HEAD + """
@@ -154,8 +160,9 @@ def test_pyspective_scores_each_attribute_and_suggests(served):
 @requires("perspective-clients")
 def test_perspectiveapi_sync_and_async(served):
     out = _run(CLIENTS, PERSPECTIVEAPI, served)
-    for scores in out:
+    for scores in out["scores"]:
         assert all(0 <= v <= 1 for v in scores.values()) and scores["toxicity"] > 0.5
+    assert out["full"] == "KeyError 'attributeScores'"  # its full list: SEXUALLY_EXPLICIT, FLIRTATION refused here
 
 
 @requires("perspective-py")
