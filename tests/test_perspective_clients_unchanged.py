@@ -19,7 +19,6 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -301,8 +300,8 @@ def test_begentle_analyzes(served):
 
 
 # 4CAT's Perspective processor (github.com/digitalmethodsinitiative/4cat, processors/machine_learning/
-# perspective.py) is not on PyPI. Its request, sent here with the googleapiclient and PySocks of the test
-# extra: Google's discovery address, one `comments().analyze` per item, `comment.text` and
+# perspective.py) is not on PyPI. Its request, sent here with Google's client from begentle's environment
+# (google-api-python-client 2.202.0 and PySocks, nothing of begentle's): Google's discovery address, one `comments().analyze` per item, `comment.text` and
 # `requestedAttributes` ({NAME: {}} for the attributes picked among the six production ones), no
 # `languages`, no `doNotStore`; an HttpError is reported as `str(err)` and the item skipped.
 FOURCAT_ITEMS = {"en1": "you are a stupid idiot", "en2": "thank you, have a nice day",
@@ -330,10 +329,11 @@ print(json.dumps({"answered": answered, "refused": refused}))
 """
 
 
+@requires("perspective-begentle")
 def test_4cat_request_shape(served):
     """Offline, only English is covered: the English items get all six scores, and the Spanish,
     German, French and Russian ones Google's language refusal, which names the detected language."""
-    out = _run(Path(sys.executable), FOURCAT, served)
+    out = _run(BEGENTLE_VENV, FOURCAT, served)
     assert set(out["answered"]) == {f"en{i}" for i in range(1, 6)}
     assert all(set(s) == set(PRODUCTION) and all(0 <= v <= 1 for v in s.values()) for s in out["answered"].values())
     assert set(out["refused"]) == {"es", "de", "fr", "ru"}
