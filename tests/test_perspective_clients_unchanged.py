@@ -11,7 +11,7 @@ way; 4CAT's processor is not on PyPI, so its request shape is sent with Google's
 What the embedded detectors cannot answer stays refused: PySpective's default `score()`,
 perspectiveapi's full attribute list and HELM's default attributes ask for SEXUALLY_EXPLICIT and
 FLIRTATION, which no detector here was trained for (docs/PERSPECTIVE.md, "Attributes no detector here
-answers"); comments in other languages than English, sent without `languages` as 4CAT sends them, are
+answers"); comments in languages other than English, sent without `languages` as 4CAT sends them, are
 refused for want of a detector in their language."""
 from __future__ import annotations
 
