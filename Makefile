@@ -124,8 +124,16 @@ system-deps:
 		tesseract-ocr tesseract-ocr-eng espeak-ng ffmpeg fonts-noto-color-emoji
 	command -v npm >/dev/null || apt-get install -y --no-install-recommends nodejs npm
 
+# one bench at a time (each takes minutes to hours, several need a mode): `make bench` lists them with what each
+# measures; `make bench B=audit_floor ARGS="--rounds 3"` runs bench/bench_audit_floor.py. Every bench also runs in
+# the suite on a tiny input (tests/test_bench_tiny.py), so none rots unnoticed
 bench: setup
-	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+ifdef B
+	$(PY) bench/bench_$(B).py $(ARGS)
+else
+	@for b in bench/bench_*.py; do printf '%-20s %s\n' "$$(basename $$b .py | sed 's/^bench_//')" "$$(sed -n '1s/^"""//p' $$b)"; done
+	@echo 'run one: make bench B=<name> ARGS="<its options, in its docstring>"'
+endif
 
 clean:
 	rm -rf $(VENV) $(LS_VENV) $(POTATO_VENV) build *.egg-info node_modules
