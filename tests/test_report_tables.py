@@ -48,6 +48,17 @@ def log(tmp_path_factory):
     return db
 
 
+@pytest.fixture(scope="module")
+def report(log):
+    """The log's report, built once for the tests that only read it (building it bootstraps every interval)."""
+    return report_from_db(log)
+
+
+@pytest.fixture(scope="module")
+def rendered(report):
+    return render(report)
+
+
 class _Tables(HTMLParser):
     """The HTML report's tables by id: header and rows of cell texts."""
 
@@ -137,13 +148,12 @@ def test_csv_and_latex_carry_exactly_the_html_reports_figures(log, tmp_path):
     assert any(ci.match(c) for rows in from_html.values() for r in rows for c in r)
 
 
-def test_references_cite_the_methods_and_data_sets_used(log):
-    report = report_from_db(log)
+def test_references_cite_the_methods_and_data_sets_used(report, rendered):
     refs = "\n".join(report["references"])
     for who in ("Efron", "Krippendorff", "Muralikumar", "McCullagh", "Davidson, Dana Warmsley"):
         assert who in refs, who
     assert {"name": "davidson", "reader": "davidson"} in report["datasets"]
-    page = render(report).html
+    page = rendered.html
     assert "<h2>References</h2>" in page and "Bradley Efron (1979)" in page
     assert "bootstrap intervals (Efron 1979)" in report["methods"]["labelled"]  # the note cites what it uses
 
@@ -173,10 +183,9 @@ def test_every_method_note_citation_and_catalog_data_set_has_a_reference():
         assert first_author in ref.authors, name
 
 
-def test_detectors_go_by_short_names_and_their_versions_stand_once(log):
-    report = report_from_db(log)
+def test_detectors_go_by_short_names_and_their_versions_stand_once(report, rendered):
     assert {(d["short"], d["version"]) for d in report["detectors"]} >= {("length#1", "1.0"), ("length#2", HASH)}
-    page = render(report).html
+    page = rendered.html
     assert page.count(HASH) == 1, "the version is in the Detectors table only"
     detectors = html_tables(page)["t1"]
     assert ["length#1", "length", "1.0"] in [r[:3] for r in detectors]
@@ -222,9 +231,9 @@ def test_every_section_builds_its_tables_through_the_one_model():
             assert not re.search(r"<t(able|r|d|h)\b", path.read_text()), path.name
 
 
-def test_page_and_tables_come_from_one_rendering(log):
+def test_page_and_tables_come_from_one_rendering(rendered):
     """The same render gives the page and the tables: a cell changed in the model changes both."""
-    r = render(report_from_db(log))
+    r = rendered
     for t in r.tables:
         assert f"id=t{t.number}>" in r.html
         block = r.html.split(f"id=t{t.number}>", 1)[1].split("</table>", 1)[0]

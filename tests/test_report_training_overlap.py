@@ -3,6 +3,7 @@ report's labelled section (with out-of-sample figures beside partial overlap); d
 thresholds flagged. On data built here (known overlap) and on the shipped Davidson and HateCheck."""
 import csv
 import json
+import sqlite3
 
 import pytest
 
@@ -179,6 +180,12 @@ def head_audits(tmp_path_factory):
     return db, notes
 
 
+@pytest.fixture(scope="module")
+def head_analysis(head_audits):
+    """The labelled section's analysis of those audits, made once for the tests that only read it."""
+    return labelled.analyze(load(head_audits[0]))
+
+
 def test_audits_print_no_training_overlap_they_have_not_found(head_audits):
     _, notes = head_audits
     said = [n for n in notes if n.startswith("training overlap")]
@@ -188,9 +195,8 @@ def test_audits_print_no_training_overlap_they_have_not_found(head_audits):
     assert all("lists its fit texts by hash" in n for n in said), said
 
 
-def test_no_figure_on_sass_or_hatecheck_is_marked_in_sample(head_audits):
-    db, _ = head_audits
-    out = labelled.analyze(load(db))
+def test_no_figure_on_sass_or_hatecheck_is_marked_in_sample(head_analysis):
+    out = head_analysis
     training = {s["source"]: s["detectors"][0]["training"] for s in out["sources"]}
     for source in ("dataset:sass", "dataset:hatecheck"):
         t = training[source]
@@ -202,9 +208,8 @@ def test_no_figure_on_sass_or_hatecheck_is_marked_in_sample(head_audits):
     assert "in-sample" not in html.replace("out of sample", "")
 
 
-def test_davidson_and_noisyhate_rows_are_marked_one_by_one(head_audits):
-    db, _ = head_audits
-    out = labelled.analyze(load(db))
+def test_davidson_and_noisyhate_rows_are_marked_one_by_one(head_analysis):
+    out = head_analysis
     by = {s["source"]: s["detectors"][0] for s in out["sources"]}
     dav = by["dataset:davidson"]
     # 5,786 of all 24,783 tweets are among the fit texts (measured when the hash set was built): the
@@ -221,7 +226,9 @@ def test_davidson_and_noisyhate_rows_are_marked_one_by_one(head_audits):
 def test_in_sample_is_an_integer_in_the_report_json_for_every_detector(head_audits, tmp_path):
     from modlens.analysis.report import report_from_db, to_json
 
-    db, _ = head_audits
+    db = tmp_path / "log.sqlite"  # a copy: the module's log stays as its fixture made it for the other tests
+    with sqlite3.connect(head_audits[0]) as shared, sqlite3.connect(db) as mine:
+        shared.backup(mine)
     dets = {"whole": Fake("whole", Training(("hatecheck",), "test metadata", whole=True)), "silent": Fake("silent")}
     run_audit("hatecheck", db=db, detector_objects=dets, progress=False, limit=50)
     report = json.loads(to_json(report_from_db(db)))
