@@ -20,8 +20,8 @@ def _attack_params(db) -> dict:
 
 @pytest.fixture
 def toxic_csv(tmp_path):
-    f = tmp_path / "seeds.csv"
-    f.write_text("text,toxic\nyou are a stupid idiot,1\nshut up you moron,1\n", encoding="utf-8")
+    f = tmp_path / "seeds.csv"  # one seed: the tests read the limits a run records, which do not depend on the rows
+    f.write_text("text,toxic\nyou are a stupid idiot,1\n", encoding="utf-8")
     return f
 
 
