@@ -3,6 +3,9 @@ audit's rows fixed across changes to the chunk pipeline: `tests/fixtures/audit_r
 holds each table's row count and sha256 as the pipeline wrote them before it was
 batched for speed (2026-11-27: a chunk's texts scored per detector call, labels inserted per chunk)
 (`python tests/audit_rows.py --digest OUT.json`; without `--digest`, the rows themselves, to diff).
+Since plain files are named by their content (docs/DATASETS.md), the comments file is the data set
+`file-cc0f9b7df6baed68`, not `comments`: that name is the only difference from the rows the pipeline
+wrote before (Davidson's rows unchanged), so the golden digests were recomputed for it.
 
 Ids are kept (texts, comments and variants must get the same ids in the same order); what
 depends on the clock or the machine is dropped: timestamps, latencies, absolute paths."""

@@ -1,5 +1,6 @@
-"""`modlens audit --id-col COLUMN`: items are keyed by that column's values, so an
-edited file resumes its audit (rows already done are skipped) instead of being logged anew; a
+"""`modlens audit --id-col COLUMN`: items are keyed by that column's values, within the data set
+the file's content names (`generic.plain_name`): the same file audited again resumes, an edited file
+is another data set (two different files with ids 1..N are never one data set's comments); a
 missing column, and a layout whose reader keys its rows itself, are one-line usage errors."""
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def _keys(db):
         return {k for (k,) in conn.execute("SELECT comment_key FROM comments")}
 
 
-def test_items_are_keyed_by_the_id_column_and_an_edited_file_resumes(tmp_path, capsys):
+def test_items_are_keyed_by_the_id_column_and_an_edited_file_is_another_data_set(tmp_path, capsys):
     rows = [(f"c-{i:02d}", f"comment {i}", i % 2) for i in range(8)]
     scores = _write(tmp_path / "scores.csv", [(t, i / 10) for i, (_, t, _) in enumerate(rows)], ("text", "score"))
     db = tmp_path / "log.sqlite"
@@ -33,14 +34,22 @@ def test_items_are_keyed_by_the_id_column_and_an_edited_file_resumes(tmp_path, c
     _write(tmp_path / "comments.csv", [*rows[:5], ("c-04", "comment 5", 1), *rows[6:]])
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "duplicate id 'c-04'" in err and "with --id-col" not in err  # keyed by id already: nothing to suggest
+    assert "duplicate id 'c-04'" in err and "the edited file is a new source, named by its content" in err
     assert _keys(db) == {"c-00", "c-01", "c-02", "c-03"}  # chunks of 2: the one holding the bad row is not written
-    # the file is fixed and a row added at the top: keyed by id, the same run resumes past what it logged
+    # the file is fixed and a row added at the top: other bytes, another data set, its rows logged as its own
     _write(tmp_path / "comments.csv", [("c-99", "comment 0", 0), *rows])
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["resumed"] and (out["n_items"], out["n_skipped"]) == (9, 4)
+    assert not out["resumed"] and (out["n_items"], out["n_skipped"]) == (9, 0)
     assert _keys(db) == {f"c-{i:02d}" for i in (*range(8), 99)}
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(DISTINCT platform), count(*) FROM comments").fetchone() == (2, 4 + 9)
+    # the same bytes again: the same data set, its comments and scores already in the log
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_items"] == 9 and out["n_scored"] == 0
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(DISTINCT platform), count(*) FROM comments").fetchone() == (2, 4 + 9)
 
 
 def test_a_missing_id_column_is_a_usage_error(tmp_path, capsys):

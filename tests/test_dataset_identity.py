@@ -98,3 +98,34 @@ def test_keys_carry_the_content_hash_unless_the_file_has_an_id_column(tmp_path):
     with_ids = tmp_path / "ids.csv"
     with_ids.write_text("comment_id,text,label\nc7,hello,0\nc9,you idiot,1\n")
     assert [it.key for it in registry.load(str(with_ids), id_col="comment_id").iter_items()] == ["c7", "c9"]
+
+
+def test_two_files_of_one_ordinary_stem_with_different_contents_are_two_sources(tmp_path):
+    """Two different `data.csv` (an ordinary stem, no known data set's) were one data set `data`:
+    pooled under one platform, reported as one source, and with an id column the second file's rows
+    took the first file's comments. Different bytes are two sources; the same bytes under another
+    name and folder are the first one's."""
+    from modlens.analysis import labelled
+    from modlens.analysis.data import load
+
+    db = tmp_path / "log.sqlite"
+    names = []
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        path = tmp_path / folder / "data.csv"
+        path.write_text("id,text,toxic\n" + "".join(f"{i},{folder} text {i},{i % 2}\n" for i in range(5)))
+        names.append(run_audit(str(path), db=db, detector_objects={"length": LengthDetector()}, progress=False,
+                               reader_options={"id_col": "id"}).dataset)
+    assert names[0] != names[1] and "data" not in names
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*), count(DISTINCT platform) FROM comments").fetchone() == (10, 2)
+    texts = {r[0] for r in con.execute("SELECT text FROM texts")}
+    assert {f"{f} text {i}" for f in "ab" for i in range(5)} <= texts  # b's rows are b's comments, not a's
+    by = {s["source"]: s["n"] for s in labelled.analyze(load(db))["sources"]}
+    assert by == {f"dataset:{names[0]}": 5, f"dataset:{names[1]}": 5}
+    # the same bytes under another name in another folder: the same source, and the audit resumes
+    copy = tmp_path / "elsewhere" / "copy.csv"
+    copy.parent.mkdir()
+    copy.write_bytes((tmp_path / "a" / "data.csv").read_bytes())
+    assert registry.load(str(copy), id_col="id").name == names[0]
+    assert registry.load(str(copy)).name == registry.load(str(tmp_path / "a" / "data.csv")).name

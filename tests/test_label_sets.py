@@ -46,7 +46,8 @@ def test_two_label_definitions_of_one_file_coexist_and_each_report_reproduces(tm
     after_second = report_from_db(db)
     con = sqlite3.connect(db)
     sets = con.execute("SELECT label_set_id, source, definition FROM label_sets ORDER BY label_set_id").fetchall()
-    assert sets == [(1, "dataset:civil", "toxicity >= 0.5"), (2, "dataset:civil", "toxicity >= 0.8")]
+    civil = f"dataset:{first.dataset}"  # civil.csv, named by its content
+    assert sets == [(1, civil, "toxicity >= 0.5"), (2, civil, "toxicity >= 0.8")]
     assert con.execute("SELECT label_set_id, count(*), sum(value = '1') FROM gold_labels GROUP BY label_set_id "
                        "ORDER BY label_set_id").fetchall() == [(1, 60, 30), (2, 60, 13)]
     assert con.execute("SELECT count(*) FROM labels WHERE name = 'toxic'").fetchone() == (0,)
@@ -59,7 +60,7 @@ def test_two_label_definitions_of_one_file_coexist_and_each_report_reproduces(tm
     assert src1["label_set"] == {"label_set_id": 1, "definition": "toxicity >= 0.5"}
     (used,) = after_second["label_sets"]
     assert used.pop("created_at") and used == {
-        "source": "dataset:civil", "label_set_id": 2, "definition": "toxicity >= 0.8", "n": 60, "positives": 13,
+        "source": civil, "label_set_id": 2, "definition": "toxicity >= 0.8", "n": 60, "positives": 13,
         "chosen": "newest", "others": [{"label_set_id": 1, "definition": "toxicity >= 0.5", "n": 60}],
         "newer_empty": []}
     # either set, by id or by definition, gives the report made right after its audit
@@ -77,7 +78,7 @@ def test_two_label_definitions_of_one_file_coexist_and_each_report_reproduces(tm
     assert _stable(json.loads(capsys.readouterr().out)) == _stable(after_second)
     assert main(["report", "--db", str(db), "--format", "json", "--label-set", "7"]) != 0
     err = capsys.readouterr().err
-    assert "no such label set" in err and "2 (dataset:civil: toxicity >= 0.8)" in err
+    assert "no such label set" in err and f"2 ({civil}: toxicity >= 0.8)" in err
     html_out = tmp_path / "r.html"
     assert main(["report", "--db", str(db), "--out", str(html_out)]) == 0
     assert "Gold labels" in html_out.read_text() and "toxicity &gt;= 0.8" in html_out.read_text()

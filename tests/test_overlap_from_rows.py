@@ -65,10 +65,10 @@ def test_a_renamed_davidson_sample_is_marked_row_by_row(tmp_path):
     f = _write(tmp_path / "hso_tweets_sample.csv", ["text", "label"], rows)
     db = tmp_path / "log.sqlite"
     notes: list[str] = []
-    run_audit(str(f), db=db, detector_objects={"profanity-check": det}, progress=False, on_note=notes.append)
+    result = run_audit(str(f), db=db, detector_objects={"profanity-check": det}, progress=False, on_note=notes.append)
     assert any("profanity-check lists its fit texts by hash" in n for n in notes), notes
     by, out = _training(db)
-    d = by["dataset:hso_tweets_sample"]
+    d = by[f"dataset:{result.dataset}"]
     expected = contains(det.training.hashes(), [t for t, _ in rows])
     # measured with the pool: 398 of the first 400 tweets are in it (2 are not: their text differs)
     assert sum(expected) == 398
@@ -115,11 +115,11 @@ def test_without_its_fit_texts_the_answer_is_unknown_with_the_declared_sources(t
     assert overlap(declared, [t for t, _ in rows]) == {"level": "unknown", "in_sample": None, "checked": "unknown"}
     notes: list[str] = []
     db = tmp_path / "log.sqlite"
-    run_audit(str(f), db=db, detector_objects={"d": Fake("d", declared)}, progress=False, on_note=notes.append)
+    result = run_audit(str(f), db=db, detector_objects={"d": Fake("d", declared)}, progress=False, on_note=notes.append)
     said = [n for n in notes if n.startswith("training overlap")]
     assert said and all("unknown" in n and "mine, other" in n and "its model card" in n for n in said), said
     by, out = _training(db)
-    t = by["dataset:mine"]["training"]
+    t = by[f"dataset:{result.dataset}"]["training"]
     assert (t["level"], t["in_sample"]) == ("unknown", None)
     assert "unknown" in t["note"] and "mine, other" in t["note"] and "its model card" in t["note"]
     html = SECTION.render(out)
@@ -127,18 +127,19 @@ def test_without_its_fit_texts_the_answer_is_unknown_with_the_declared_sources(t
 
 
 def test_a_dataset_name_decides_nothing(tmp_path, monkeypatch):
-    """The same 30 texts under the declared dataset's name and under another: the same marks."""
+    """The same 30 texts under the declared dataset's name and under another: the same bytes, so one
+    data set (named by its content), marked by its rows."""
     monkeypatch.setenv(paths.DATA_ENV, str(tmp_path))  # the hash set is found again by its data: name
     rows = [(f"comment {i} {'bad' if i % 2 else 'fine'} words", i % 2) for i in range(30)]
     hashes = write_hashes(tmp_path / "fit.train-hashes.bin", [t for t, _ in rows[:10]])
     t = Training(("davidson",), "test pool", rows=10, hashes_path=hashes)
     db = tmp_path / "log.sqlite"
-    for name in ("davidson_copy", "unrelated"):
-        run_audit(str(_write(tmp_path / f"{name}.csv", ["text", "toxic"], rows)), db=db,
-                  detector_objects={"d": Fake("d", t)}, progress=False)
+    names = {run_audit(str(_write(tmp_path / f"{name}.csv", ["text", "toxic"], rows)), db=db,
+                       detector_objects={"d": Fake("d", t)}, progress=False).dataset
+             for name in ("davidson_copy", "unrelated")}
+    (name,) = names
     by, _ = _training(db)
-    assert {s: d["training"]["in_sample"] for s, d in by.items()} == {"dataset:davidson_copy": 10,
-                                                                       "dataset:unrelated": 10}
+    assert {s: d["training"]["in_sample"] for s, d in by.items()} == {f"dataset:{name}": 10}
     assert len(read_hashes(hashes)) == 10
 
 

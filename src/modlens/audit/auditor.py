@@ -26,8 +26,8 @@ from modlens.studylog.store import StudyLog
 
 def dataset_platform(dataset: Dataset) -> str:
     """The platform (and label source) of a dataset's comments; the file is their one page. The name
-    is the one the reader gave (a data set it identified, or a plain file's stem that names none:
-    `generic.plain_name`), never a file name that claims a known data set."""
+    is the one the reader gave (a data set it identified, else the file's content hash:
+    `generic.plain_name`), never a file name."""
     return f"dataset:{dataset.name}"
 
 

@@ -18,7 +18,8 @@ from modlens.audit.auditor import Auditor, dataset_platform
 from modlens.chunks import ChunkPipeline, Compute, LocalCompute
 from modlens.chunks.sinks import GROUP_COMMIT_S
 from modlens.config import DetectorConfig, StudyConfig
-from modlens.datasets.base import Dataset, DatasetError, DatasetItem, DatasetNotFound, blank_reason, count_rows
+from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, DatasetNotFound, blank_reason, count_rows,
+                                   named_by_content)
 from modlens.detectors.base import Detector
 from modlens.trainingdata import run_record as training_record
 from modlens.engine import Engine
@@ -232,11 +233,11 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             asyncio.run(_drive(auditor, feed, data.name, chunk_size, total, progress, on_chunk))
             status = "finished"
         except DatasetError as err:  # a bad row met mid-file: the chunks before it are logged
-            # items are keyed by an id column, else by the file's content hash: an edited file
-            # without ids is another source, and its rows are logged again as comments of their own
-            again = ("run the same command again to resume" if data.source_id is None else
-                     "run the same command again (the edited file is a new source: its rows are logged anew; "
-                     "with --id-col an id column keys them and the audit resumes)")
+            # a data set named by its file's content (a plain file, with or without --id-col) is
+            # another source once the file is edited: its rows are logged again as comments of their own
+            again = ("run the same command again to resume" if not named_by_content(data.name) else
+                     "run the same command again (the edited file is a new source, named by its content: "
+                     "its rows are logged anew)")
             raise SetupError(f"{err.message}; {n_completed(log, run_id)} items before it are in the log (run "
                              f"{run_id}, interrupted)",
                              fix=f"{err.fix + ', then ' if err.fix else 'fix the file, then '}{again}") from None

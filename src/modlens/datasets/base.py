@@ -38,6 +38,7 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 PARQUET_BATCH = 4096  # rows per record batch: bounded memory whatever the file's row groups
 DIGEST_CHARS = 16     # 64 bits of sha256: enough to tell a study's files apart
 NO_GOLD = "none"      # `Dataset.gold` of a file without a gold label
+CONTENT_PREFIX = "file-"  # a data set named by its file's content hash (`content_name`)
 
 
 class DatasetError(ModlensError, ValueError):
@@ -57,6 +58,18 @@ def file_digest(path: Path | str | None = None, *, stream: Any = None) -> str:
     return h.hexdigest()[:DIGEST_CHARS]
 
 
+def content_name(digest: str) -> str:
+    """The name of a data set modlens did not identify: `file-DIGEST`, its file's content hash
+    (`file_digest`). Different bytes are different data sets whatever the files are called, and the
+    same bytes under any name or folder are one: comments are logged, keyed and reported per name."""
+    return f"{CONTENT_PREFIX}{digest}"
+
+
+def named_by_content(name: str) -> bool:
+    """Whether `name` is a `content_name`: editing such a file makes it another data set."""
+    return name.startswith(CONTENT_PREFIX)
+
+
 def catalog_name(name: str, path: Path, digest: str | None = None) -> tuple[str, str | None]:
     """(name, note) of a file a layout's reader took as catalog data set `name`: `name` when the
     file's bytes are the catalog's (its pinned SHA-256) or the catalog pins no hash for it; else the
@@ -72,7 +85,7 @@ def catalog_name(name: str, path: Path, digest: str | None = None) -> tuple[str,
     full = _sha256(str(path), _stamp(path), sha256_of)
     if full in pinned:
         return name, None
-    named = f"file-{digest or full[:DIGEST_CHARS]}"  # `file_digest`'s digits, without reading the file again
+    named = content_name(digest or full[:DIGEST_CHARS])  # `file_digest`'s digits, without reading the file again
     return named, (f"named {named} by its content: read in {name}'s layout, but its bytes are not the {name} data "
                    "set's (the catalog's SHA-256), so it is neither pooled with it nor cited as it")
 
@@ -114,7 +127,7 @@ class Dataset:
                  size: int | None = None, recorded_scores: dict[str, list[list[str]]] | None = None,
                  gold: str = NO_GOLD, source_id: str | None = None, text_steps: list[str] | None = None):
         # platform becomes f"dataset:{name}": the name the reader gives a data set it identified
-        # (by layout, shorthand), never one a plain file takes from its file name (`generic.plain_name`)
+        # (by layout, shorthand), else the file's content hash (`content_name`), never its file name
         self.name = name
         self.path = path          # the file read (one page per file)
         self.source = source

@@ -10,16 +10,16 @@ names the columns that look like labels and the `--label` flag that reads each.
 
 Items are keyed by the `--id-col` column's value, else `DIGEST:row-N` (`base.row_key`: the row
 number behind the file's content hash, `Dataset.source_id`). The data set is named by the file's
-stem, unless the stem is a name modlens gives a data set it identified (davidson, hatecheck, …):
-then by the content hash (`plain_name`)."""
+content hash, never by its file name (`plain_name`): two different `data.csv` are two data sets, and
+one file copied under another name is the same one."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from modlens.datasets.base import (NO_GOLD, Dataset, DatasetError, DatasetItem, file_digest, is_parquet, iter_rows,
-                                   parquet_rows, read_columns, require_columns, row_key)
+from modlens.datasets.base import (NO_GOLD, Dataset, DatasetError, DatasetItem, content_name, file_digest, is_parquet,
+                                   iter_rows, parquet_rows, read_columns, require_columns, row_key)
 from modlens.datasets.catalog import CATALOG
 from modlens.datasets.gold import (GOLD_COLUMNS, GROUP_COLUMNS, ID_COLUMNS, TEXT_COLUMNS, GoldSpec, find_column,
                                    find_layout, gold_label, label_candidates, recognized)
@@ -135,7 +135,8 @@ def read(path: Path, *, text_col: str | None = None, id_col: str | None = None,
          encoding: str | None = None, **_: object) -> Dataset:
     columns = read_columns(path, encoding)
     mapping = row_map(path, columns, text_col=text_col, id_col=id_col, label_cols=label_cols, label=label)
-    digest = None if mapping.id_col else file_digest(path)
+    content = file_digest(path)  # the data set's identity, with or without an id column
+    digest = None if mapping.id_col else content
     if mapping.gold is None and label is None:  # say which columns could be the gold label, and the flag for each
         rows = iter_rows(path, None, encoding)
         try:
@@ -150,10 +151,8 @@ def read(path: Path, *, text_col: str | None = None, id_col: str | None = None,
         for n, row in enumerate(iter_rows(path, mapping.needed if is_parquet(path) else None, encoding)):
             yield mapping.item(n, row, seen, digest=digest)
 
-    name = name or plain_name(path, digest)
-    if name != path.stem:
-        mapping.notes.append(f"named {name} by its content: {path.stem} names a data set modlens identifies by its "
-                             "layout or shorthand, and this file is not read as it")
+    name = name or plain_name(content)
+    mapping.notes.append(name_note(name, path.stem))
     return Dataset(name, path, items, mapping.meta, notes=mapping.notes, size=parquet_rows(path),
                    gold=mapping.definition, source_id=digest)
 
@@ -167,12 +166,19 @@ def known_name(name: str) -> bool:
     return lower in {n.lower() for n in (*CATALOG, *SHORTHANDS, *READERS)} or lower.startswith("tweeteval")
 
 
-def plain_name(path: Path, digest: str | None = None) -> str:
-    """The name (platform `dataset:NAME`) of a file a plain reader read: its stem, unless the stem is a
-    name modlens gives a data set it identified (`known_name`); then the file's content hash
-    (`file-DIGEST`), since a file called davidson.csv is not Davidson's data for its name: pooled with
-    the real audit's comments, its rows would enter Davidson's figures. The same bytes under any such
-    name get the same name, so the audit resumes."""
-    if not known_name(path.stem):
-        return path.stem
-    return f"file-{digest or file_digest(path)}"
+def name_note(name: str, stem: str) -> str:
+    """The note saying why a plain file of stem `stem` is the data set `name` (`plain_name`)."""
+    if known_name(stem):
+        return (f"named {name} by its content: {stem} names a data set modlens identifies by its layout or "
+                "shorthand, and this file is not read as it")
+    return f"named {name} by its content (the SHA-256 of its bytes), not by its file name"
+
+
+def plain_name(digest: str) -> str:
+    """The name (platform `dataset:NAME`) of a file a plain reader read, from its content hash
+    (`base.file_digest`, however the file was read: a local path, or a stream from `pyarrow.fs` in the Ray
+    reader): `file-DIGEST` (`base.content_name`). Never its stem: two different `data.csv` under one
+    name would pool their rows in one data set's figures (and with an id column, key the second
+    file's rows as the first's comments), and a file called davidson.csv is not Davidson's data for
+    its name. The same bytes under any name get the same name, so the audit resumes."""
+    return content_name(digest)
