@@ -310,3 +310,38 @@ def test_an_audit_of_a_file_uri_on_ray_writes_the_local_rows(tmp_path):
     res = run_audit(data.as_uri(), db=tmp_path / "ray.sqlite", engine="ray", **opts)
     assert res.resumed and res.n_skipped == 128 and res.n_items == 300
     assert_same(tables(tmp_path / "local.sqlite"), tables(tmp_path / "ray.sqlite"))
+
+
+def test_a_file_audited_on_ray_is_the_data_set_the_local_engine_names(tmp_path):
+    """One plain file, audited locally by its path and on Ray by its `file://` URI (Ray Data reads
+    it), with and without an id column: the same data set name (its content hash, not its stem), so the
+    same platform, comment keys and run parameters. Another file of the same stem is another data set."""
+    def write(path: Path, seed: int) -> Path:
+        path.parent.mkdir()
+        rng = random.Random(seed)
+        with open(path, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["cid", "text", "toxic"])
+            w.writerows([f"c{i}", " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9))), i % 2] for i in range(30))
+        return path
+
+    def logged(db: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        con = sqlite3.connect(db)
+        try:
+            return (con.execute("SELECT platform, comment_key FROM comments ORDER BY 1, 2").fetchall(),
+                    con.execute("SELECT dataset, params_json FROM audit_runs ORDER BY run_id").fetchall())
+        finally:
+            con.close()
+
+    first, other = write(tmp_path / "a" / "data.csv", 3), write(tmp_path / "b" / "data.csv", 4)
+    opts: dict[str, Any] = {"detectors": ["profanity-check"], "progress": False, "chunk_size": 64}
+    for reader in ({}, {"id_col": "cid"}):
+        local = run_audit(str(first), db=tmp_path / "local.sqlite", reader_options=reader, **opts)
+        remote = run_audit(first.as_uri(), db=tmp_path / "ray.sqlite", engine="ray", reader_options=reader, **opts)
+        assert remote.notes[0].startswith("read data.csv with Ray Data")  # Ray Data read it, not the local reader
+        assert local.dataset == remote.dataset == f"file-{file_digest(first)}"
+    assert logged(tmp_path / "local.sqlite") == logged(tmp_path / "ray.sqlite")
+    keys = logged(tmp_path / "ray.sqlite")[0]
+    assert len(keys) == 60 and {k for _, k in keys} >= {"c0", f"{file_digest(first)}:row-0"}
+    assert run_audit(other.as_uri(), db=tmp_path / "ray.sqlite", engine="ray", **opts).dataset == \
+        f"file-{file_digest(other)}" != remote.dataset

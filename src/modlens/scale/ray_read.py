@@ -7,9 +7,12 @@ first file's header or schema by the generic reader's rules (`datasets.generic.r
 column, gold label, group and id columns, `--text-col`/`--label`/`--label-cols`/`--id-col`), and
 every item is keyed `RELATIVE/FILE:DIGEST:row-N` (N counted within its file, DIGEST the file's
 content hash, `datasets.base.file_digest`, read through `pyarrow.fs`; the id with `--id-col`) as
-the folder reader (`scale.sources`) keys it. Ray reads the files in name order with `preserve_order`, and each row
-carries its file's path (`include_paths`), so the per-file row index is the row's position among
-that file's rows: the same keys on every run, and a rerun resumes.
+the folder reader (`scale.sources`) keys it. A single file is named by that content hash as the
+local reader names it (`datasets.generic.plain_name`), never by its file name, and its run records
+the hash as its source: a file audited on either engine is one data set, and its run resumes on the
+other. Ray reads the files in name order with `preserve_order`, and each row carries its file's path
+(`include_paths`), so the per-file row index is the row's position among that file's rows: the same
+keys on every run, and a rerun resumes.
 
 Built-in layouts (NoisyHate, HateCheck, Davidson, SASS) are small files whose readers cross-reference
 rows: a URI holding one is copied to a temporary folder through `pyarrow.fs` and read by its own
@@ -32,7 +35,7 @@ from typing import Any, Iterator
 
 from modlens.datasets import registry
 from modlens.datasets.base import Dataset, DatasetError, DatasetItem, file_digest
-from modlens.datasets.generic import RowMap, row_map
+from modlens.datasets.generic import RowMap, name_note, plain_name, row_map
 from modlens.studylog import csvcells
 
 URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -184,7 +187,9 @@ def _footer_actors(n_files: int) -> Iterator[None]:
         os.environ.pop(name, None)
 
 
-def _stream(listing: Listing, mapping: RowMap, runs: list[tuple[list[str], list[str]]]) -> Iterator[DatasetItem]:
+def _stream(listing: Listing, mapping: RowMap, runs: list[tuple[list[str], list[str]]],
+            known: dict[str, str]) -> Iterator[DatasetItem]:
+    """The items, in file and row order; `known`: content hashes already read (rel -> digest)."""
     import ray.data
 
     ctx = ray.data.DataContext.get_current()
@@ -197,7 +202,7 @@ def _stream(listing: Listing, mapping: RowMap, runs: list[tuple[list[str], list[
         own = listing.kind(files[0]) in ("csv", "tsv") and csvcells.is_own_header(columns)
         counts: dict[str, int] = {}
         seen: dict[str, set[str]] = {}
-        digests: dict[str, str | None] = {}  # rel -> its file's content hash (keys without an id column)
+        digests: dict[str, str | None] = {rel: None if mapping.id_col else d for rel, d in known.items()}
         for batch in ds.iter_batches(batch_size=BATCH, batch_format="pyarrow"):
             for row in batch.to_pylist():
                 file = row.pop(PATH_COLUMN)
@@ -252,9 +257,13 @@ def load(dataset: str, fmt: str | None = None, *, name: str | None = None, **opt
     mapping = row_map(Path(first), columns, where=where, **{k: options.get(k) for k in
                                                            ("text_col", "id_col", "label_cols", "label")})
     runs = [(files, columns if files[0] == first else columns_of(listing, files[0])) for files in _runs(listing)]
+    # a single file is the data set its content names, as the local reader names it (a folder: its name)
+    content = _digest(listing, listing.rel[first]) if listing.single else None
+    if content is not None:
+        mapping.notes.append(name_note(name or plain_name(content), PurePosixPath(listing.root).stem))
 
     def items() -> Iterator[DatasetItem]:
-        return _stream(listing, mapping, runs)
+        return _stream(listing, mapping, runs, {listing.rel[first]: content} if content is not None else {})
 
     label = PurePosixPath(listing.root).name or listing.root
     kinds = sorted({listing.kind(f) for f in listing.files})
@@ -262,8 +271,9 @@ def load(dataset: str, fmt: str | None = None, *, name: str | None = None, **opt
              f"(columns from {listing.rel[first]})", *mapping.notes]
     here = local_path(dataset) if is_uri(dataset) else Path(dataset).expanduser()
     path = here if here is not None else Path(PurePosixPath(listing.root))
-    data = Dataset(name or (PurePosixPath(listing.root).stem if listing.single else label), path, items,
-                   mapping.meta, notes=notes, size=_size(listing) if here is not None else None, gold=mapping.definition)
+    data = Dataset(name or (plain_name(content) if content is not None else label), path, items, mapping.meta,
+                   notes=notes, size=_size(listing) if here is not None else None, gold=mapping.definition,
+                   source_id=None if mapping.id_col else content)
     data.format = "csv" if kinds == ["tsv"] else kinds[0] if len(kinds) == 1 else "mixed"
     if here is None:
         data.uri = dataset  # type: ignore[attr-defined]  # where the audit run and the page say it was read
