@@ -106,15 +106,19 @@ lint: setup
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
+# both test targets run on WORKERS pytest-xdist workers, each test file on one worker (its module-scoped servers and
+# fixtures are built once): many tests wait on sockets, browsers and child processes. WORKERS=0 runs in one process
+WORKERS ?= 2
+XDIST = -n $(WORKERS) --dist loadfile
 test: lint node_modules/.package-lock.json labelstudio potato perspective-clients
-	$(PY) -m pytest -q $(ARGS)
+	$(PY) -m pytest -q $(XDIST) $(ARGS)
 
 # the quick loop while editing, chosen by marker (tests/conftest.py applies them): no browser, no slow test, no tool
 # from outside the venv (`realtool`: OCR, speech, video, node, Label Studio, Potato, ...). A test not marked slow that
 # takes longer than FAST_LIMIT seconds fails the run, named: list it in tests/conftest.py's SLOW or make it faster
 FAST_LIMIT ?= 2
 test-fast: setup
-	$(PY) -m pytest -q -m "not browser and not slow and not realtool" --max-test-seconds=$(FAST_LIMIT) $(ARGS)
+	$(PY) -m pytest -q $(XDIST) -m "not browser and not slow and not realtool" --max-test-seconds=$(FAST_LIMIT) $(ARGS)
 
 # Debian packages for the browser tests, WordNet and the media tools of docs/FUSION.md (Tesseract OCR, espeak-ng,
 # ffmpeg, the colour emoji font); needs root. npm for web-ext (which needs Node.js >= 20).

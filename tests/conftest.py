@@ -185,8 +185,11 @@ def pytest_collection_modifyitems(config, items):
 
 # --- what a run must not hide: skips under CI, slow tests in the fast loop --------------------------
 
+# Filled from the reports, which under pytest-xdist (`-n 2`) reach the controller from its workers: the controller
+# collects no items of its own, so what a check needs (a test's marks, its time) is read from its reports.
 _skipped: dict[str, str] = {}
 _seconds: dict[str, float] = {}
+_marked_slow: set[str] = set()
 
 
 def _ci_may_skip(reason: str) -> bool:
@@ -199,6 +202,8 @@ def _ci_may_skip(reason: str) -> bool:
 
 def pytest_runtest_logreport(report):
     _seconds[report.nodeid] = _seconds.get(report.nodeid, 0.0) + report.duration
+    if "slow" in report.keywords:  # a report's keywords hold its item's marks
+        _marked_slow.add(report.nodeid)
     if report.skipped and not hasattr(report, "wasxfail"):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         _skipped[report.nodeid] = reason.removeprefix("Skipped: ")
@@ -214,9 +219,8 @@ def _problems(session) -> list[str]:
             out += [f"  {n}: {r}" for n, r in sorted(hidden.items())]
     limit = session.config.getoption("--max-test-seconds")
     if limit is not None:
-        slow = {item.nodeid: _seconds[item.nodeid] for item in session.items
-                if item.nodeid in _seconds and _seconds[item.nodeid] > limit and not item.get_closest_marker("slow")
-                and item.nodeid not in _skipped}
+        slow = {nodeid: seconds for nodeid, seconds in _seconds.items()
+                if seconds > limit and nodeid not in _marked_slow and nodeid not in _skipped}
         if slow:
             out.append(f"{len(slow)} tests not marked slow took over {limit:g} s (make them faster, or list them in "
                        "tests/conftest.py's SLOW with why):")
@@ -225,6 +229,8 @@ def _problems(session) -> list[str]:
 
 
 def pytest_sessionfinish(session, exitstatus):
+    if hasattr(session.config, "workerinput"):  # an xdist worker: its controller sees every report and checks
+        return
     session.config.stash[_PROBLEMS] = problems = _problems(session)
     if problems and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
