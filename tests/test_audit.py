@@ -98,7 +98,8 @@ def test_readers_for_generic_sass_and_davidson(tmp_path, data_dir):
     s.write_text("Text\tCategory\tType\tToxicity Score\tHuman\nYou look too pretty for this job.\tSex. Harass.\t"
                  "Filtered\t23.5%\t0.8\nTheir hair is long.\tNeutral\tUnfiltered\t16.7%\t0.01\n")
     d = datasets.load(str(s))
-    assert d.name == "sass" and d.items[0].labels["toxic"] == "1" and d.items[1].labels["toxic"] == "0"
+    assert d.format == "sass" and d.name.startswith("file-")  # SASS's layout, not the released bytes
+    assert d.items[0].labels["toxic"] == "1" and d.items[1].labels["toxic"] == "0"
     assert d.items[0].labels["filtered"] == "filtered" and d.items[0].labels["perspective_recorded"] == "0.235"
     r = tmp_path / "raw.csv"
     r.write_text("text,category,rater_1,rater_2\na,X,0,2\nb,X,10,8\nc,Y,5,5\n")

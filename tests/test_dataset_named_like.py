@@ -3,6 +3,8 @@ comes from the reader or shorthand that identified it, never from the file's nam
 saved as davidson.csv or hatecheck.csv is not Davidson's or HateCheck's data, is never pooled with
 them in the report and is not cited as them."""
 
+from pathlib import Path
+
 from modlens.analysis import labelled
 from modlens.analysis.data import load
 from modlens.analysis.report import build, render_html
@@ -108,3 +110,60 @@ def test_a_file_in_davidsons_layout_is_davidson_only_with_davidsons_bytes(tmp_pa
     assert by == {"dataset:davidson": 2, f"dataset:{result.dataset}": 2}
     assert build(data)["reference_keys"].count("davidson") == 1
     assert load_dataset("davidson").name == "davidson"  # the shipped bytes, by shorthand or path
+
+
+def test_noisyhate_is_noisyhate_only_with_the_shipped_bytes(tmp_path):
+    """NoisyHate's reader named every file in its layout `noisyhate`: a modified dev.csv (a row dropped,
+    a perturbation edited) was pooled with the real one and cited as Ye, Le and Lee's. The catalog pins
+    the shipped files' SHA-256; the same bytes under any name are NoisyHate, other bytes are not."""
+    import hashlib
+
+    from modlens.datasets.catalog import CATALOG
+    from modlens.paths import shipped_data
+
+    shipped = shipped_data() / "noisyhate"
+    pins = dict(CATALOG["noisyhate"].shipped_sha256)
+    assert set(pins) == {"dev.csv", "perturbations.json"}  # every shipped data file, its hash beside it
+    for file, pin in pins.items():
+        assert hashlib.sha256((shipped / file).read_bytes()).hexdigest() == pin, file
+    assert load_dataset("noisyhate").name == load_dataset(str(shipped / "dev.csv")).name == "noisyhate"
+    copy = tmp_path / "pairs.csv"
+    copy.write_bytes((shipped / "dev.csv").read_bytes())
+    assert load_dataset(str(copy)).name == "noisyhate"
+    lines = (shipped / "dev.csv").read_bytes().splitlines(keepends=True)
+    edited = tmp_path / "noisyhate" / "dev.csv"
+    edited.parent.mkdir()
+    edited.write_bytes(b"".join(lines[:-1]))  # the last pair dropped
+    data = load_dataset(str(edited))
+    assert data.format == "noisyhate" and data.name.startswith("file-") and len(data.items) == len(lines) - 2
+    assert any("its bytes are not the noisyhate data set's" in n for n in data.notes), data.notes
+    db = tmp_path / "log.sqlite"
+    for path in (shipped / "dev.csv", edited):
+        run_audit(str(path), db=db, detector_objects={"w": Words()}, progress=False, limit=5)
+    by = {s["source"]: s["n"] for s in labelled.analyze(load(db))["sources"]}
+    assert by == {"dataset:noisyhate": 5, f"dataset:{data.name}": 5}
+
+
+def test_sass_is_sass_only_with_the_released_bytes(tmp_path):
+    """SASS's reader named every file in its layout `sass`. The catalog pins the four released files'
+    SHA-256 (fetched as released, the paths in the authors' repository); a file with other bytes in
+    SASS's layout is named by its content, and a released file under any name is SASS."""
+    import os
+
+    import pytest
+
+    from modlens.datasets.catalog import CATALOG
+
+    released = {f.path: f.sha256 for f in CATALOG["sass"].files}
+    assert set(released) == {"full_toxicity_benchmark.tsv", "norm_human_toxicity_scores.csv",
+                             "toxicity_benchmark_scores.csv", "final_experiment_results.csv"}
+    assert all(h and len(h) == 64 for h in released.values())
+    mine = load_dataset(str(_table(tmp_path / "norm_human_toxicity_scores.csv", ["toxicity", "category", "tag", "text"],
+                                   SASS_ROWS)))
+    assert mine.format == "sass" and mine.name.startswith("file-") and mine.gold != "none"
+    assert any("its bytes are not the sass data set's" in n for n in mine.notes), mine.notes
+    folder = os.environ.get("MODLENS_SASS")  # the release is not shipped (no licence): read where it lies
+    if not folder or not all((Path(folder) / f).is_file() for f in released):
+        pytest.skip("the released SASS files are not here (MODLENS_SASS names their folder)")
+    for file in released:
+        assert load_dataset(str(Path(folder) / file)).name == "sass", file

@@ -11,6 +11,7 @@ from modlens.analysis.data import load
 from modlens.analysis.report import render_html, report_from_db
 from modlens.analysis.sections.sass import SECTION as SASS_SECTION
 from modlens.audit import AuditError, run_audit
+from sass_release import as_released
 from modlens.cli import main
 from modlens.datasets.registry import load as load_dataset
 from modlens.detectors.base import Detector
@@ -55,11 +56,12 @@ def released(tmp_path):
 
 def test_released_layouts_are_recognized(tmp_path):
     bench, human = released(tmp_path)
-    b = load_dataset(str(bench))
+    assert load_dataset(str(bench)).name.startswith("file-")  # SASS's layout, not its released bytes
+    with as_released(bench, human):
+        b, h = load_dataset(str(bench)), load_dataset(str(human))
     # named after its column: final_experiment_results.csv's perspective_avg_toxicity is `perspective`
     assert b.name == "sass" and b.recorded_scores == {"perspective-toxicity_score": [["text", "toxicity_score"]]}
     assert b.items[0].labels["perspective_recorded"] == "0.12" and "toxic" not in b.items[0].labels
-    h = load_dataset(str(human))
     assert h.name == "sass" and [i.labels["toxic"] for i in h.items] == ["1" if r[3] > 0.5 else "0" for r in ROWS]
     assert h.gold == "toxicity > 0.5"
     # the paper's rule spelled out as a --label works on the same file
@@ -118,7 +120,8 @@ def test_sass_per_category_table_with_perspective_from_recorded_scores(tmp_path)
 def test_sass_categories_only_without_gold(tmp_path):
     bench, _ = released(tmp_path)
     db = tmp_path / "log.sqlite"
-    run_audit(str(bench), db=db, detectors=["recorded"], progress=False)
+    with as_released(bench):
+        run_audit(str(bench), db=db, detectors=["recorded"], progress=False)
     s = sass.analyze(load(db))
     assert s["categories_only"] and s["detectors"][0]["detector"] == "perspective-toxicity_score"
     assert "categories only" in SASS_SECTION.render(s)

@@ -22,6 +22,7 @@ from modlens import paths
 from modlens.analysis import sass_paper
 from modlens.analysis.report import render_html, report_from_db
 from modlens.audit import run_audit
+from sass_release import as_released
 from modlens.cli import main
 from modlens.detectors.base import Detector
 
@@ -101,8 +102,9 @@ class Quiet(Detector):
 
 
 def audit_all(files: dict[str, Path], order: list[str], db: Path) -> None:
-    for name in order:
-        run_audit(str(files[name]), db=db, detector_objects={"quiet": Quiet()}, progress=False)
+    with as_released(*files.values()):  # the stand-ins are the release here (SASS's name is for its bytes)
+        for name in order:
+            run_audit(str(files[name]), db=db, detector_objects={"quiet": Quiet()}, progress=False)
 
 
 def oracle_table3(rows: list[tuple]) -> dict[str, tuple[float, float, float]]:

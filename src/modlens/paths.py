@@ -36,7 +36,7 @@ SHORTHANDS: dict[str, str] = {
     "noisyhate": "noisyhate/dev.csv",
     "hatecheck": "hatecheck/test_suite_cases.csv",
     "davidson": "davidson/labeled_data.csv",
-    "sass": "sass/sass.csv",  # fetch-only (no licence to ship it): `modlens data fetch sass`
+    "sass": "sass/final_experiment_results.csv",  # fetch-only (no licence to ship it): `modlens data fetch sass`
 }
 
 

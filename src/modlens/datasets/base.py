@@ -2,10 +2,12 @@
 
 Every reader turns one file layout into `DatasetItem`s. `key` identifies the item across files:
 the dataset's own id where the file has a stable id column, else `DIGEST:row-N`, the row number
-behind the file's content hash (`file_digest`). Comments are keyed (platform, key) and every file
-of a layout shares its platform (`dataset:sass`), so a bare row number would make row 0 of a
-second file the first file's comment; with the hash, two files never share a comment and the same
-file audited again (even copied elsewhere) finds the same comments.
+behind the file's content hash (`file_digest`). Comments are keyed (platform, key) and the files
+of one data set share its platform (the four released SASS files are all `dataset:sass`), so a bare
+row number would make row 0 of a second file the first file's comment; with the hash, two files never
+share a comment and the same file audited again (even copied elsewhere) finds the same comments.
+What a data set is called: the catalog's name for the catalog's bytes (`catalog_name`), else the
+file's content hash (`content_name`); never its file name.
 `labels` includes `toxic` ("1"/"0") when the dataset says whether the text is toxic, by the
 definition `Dataset.gold` states as text: it is stored as a gold label set (source, definition),
 and the metrics, robustness and SASS sections of the report compare detectors against it.
@@ -79,7 +81,7 @@ def catalog_name(name: str, path: Path, digest: str | None = None) -> tuple[str,
     from modlens.datasets.catalog import CATALOG
     from modlens.datasets.fetch import sha256_of
 
-    pinned = {f.sha256 for f in CATALOG[name].files if f.sha256} if name in CATALOG else set()
+    pinned = CATALOG[name].pinned() if name in CATALOG else set()
     if not pinned:
         return name, None
     full = _sha256(str(path), _stamp(path), sha256_of)

@@ -6,9 +6,15 @@ layout the readers and the shorthands in `registry.SHORTHANDS` look for.
 
 Checksums: `sha256` is pinned only where modlens has seen the bytes — the shipped copies of HateCheck
 and Davidson are byte copies of the upstream files, so their hashes are those of
-`src/modlens/datasets/data/`. Files that could not be seen from where this was written have
-`sha256=None`: the first fetch records their hash in `NAME/SHA256SUMS` and prints it so it can be
-pinned here or with `--sha256` (docs/DATASETS.md). URLs marked `verified=False` are the best
+`src/modlens/datasets/data/`; SASS's four released files were checked byte for byte against the
+authors' repository (never shipped: no licence). NoisyHate's shipped copies are a part of the data
+set, not an upstream file: their hashes are `shipped_sha256`. Files that could not be seen from
+where this was written have `sha256=None`: the first fetch records their hash in `NAME/SHA256SUMS`
+and prints it so it can be pinned here or with `--sha256` (docs/DATASETS.md).
+
+The pins also say which bytes are the data set (`base.catalog_name`): a file read in a layout whose
+entry pins hashes gets the entry's name only when its SHA-256 is one of them; any other file in
+that layout is named by its content, so it is neither pooled with the data set nor cited as it. URLs marked `verified=False` are the best
 reading of the project's public pages; a 404 from one means the file name moved upstream.
 """
 from __future__ import annotations
@@ -41,6 +47,13 @@ class DatasetEntry:
     files: tuple[RemoteFile, ...]
     shipped: str | None = None  # what ships in `paths.shipped_data()/NAME` (None: fetch-only)
     note: str = ""
+    # (file under `paths.shipped_data()/NAME`, its SHA-256) of shipped copies that are no upstream
+    # file (NoisyHate's dev half): the bytes modlens ships as this data set
+    shipped_sha256: tuple[tuple[str, str], ...] = ()
+
+    def pinned(self) -> set[str]:
+        """Every SHA-256 that is this data set's bytes: the fetched files' pins and the shipped copies'."""
+        return {f.sha256 for f in self.files if f.sha256} | {h for _, h in self.shipped_sha256}
 
     def url(self, file: RemoteFile, mirror: str | None = None) -> str:
         """The file's address; a mirror is laid out like the fetched folder: MIRROR/NAME/PATH."""
@@ -67,7 +80,9 @@ CATALOG: dict[str, DatasetEntry] = {e.name: e for e in [
                           verified=False),),
         shipped="the dev half (588 pairs, dev.csv) and perturbations.json",
         note="the `noisyhate` shorthand stays the shipped dev half (the other half is held out on "
-             "purpose); audit the full file by its path",
+             "purpose); audit the full file by its path (named noisyhate once its hash is pinned here)",
+        shipped_sha256=(("dev.csv", "669f6bdf13e1e4ef97db2702a97dd8b466bb877ace39c2edb7ab04ea6f8223b8"),
+                        ("perturbations.json", "eb06062ed6bbfbc2d5e82e16c8617fade975c52fcfff7763a86e8a0d417646a7")),
     ),
     DatasetEntry(
         name="hatecheck",
@@ -112,8 +127,20 @@ CATALOG: dict[str, DatasetEntry] = {e.name: e for e in [
         licence_url="https://github.com/lurosenb/sass",
         citation="Piedras, Rosenblatt, Wilkins. Critical Perspectives: A Benchmark Revealing Pitfalls in "
                  "PerspectiveAPI. NLP for Positive Impact workshop, EMNLP 2022.",
-        # UNVERIFIED: path of the data file inside the repository
-        files=(RemoteFile("sass.csv", f"{GITHUB_RAW}/lurosenb/sass/main/data/sass.csv", verified=False),),
+        # the released files: paths on the repository's main branch and their bytes checked against a
+        # copy of the repository (commit 3a37ed7); never shipped, so these pins are how modlens knows them
+        files=(RemoteFile("full_toxicity_benchmark.tsv",
+                          f"{GITHUB_RAW}/lurosenb/sass/main/data/raw/full_toxicity_benchmark.tsv",
+                          "ef9eb0975ecbed21b815ddeed558eb4df3d117c4cad9c62a5e1b84d3c473b0d1"),
+               RemoteFile("norm_human_toxicity_scores.csv",
+                          f"{GITHUB_RAW}/lurosenb/sass/main/data/processed/norm_human_toxicity_scores.csv",
+                          "8448fe7d26fac043152ab69a827ed6d74b0d88ec7f3e0f63c1b053bcd7da3c5b"),
+               RemoteFile("toxicity_benchmark_scores.csv",
+                          f"{GITHUB_RAW}/lurosenb/sass/main/data/processed/toxicity_benchmark_scores.csv",
+                          "1020ae55281234c1e08e7e12c7ead627a820acf175dd766262eb4bac453d489c"),
+               RemoteFile("final_experiment_results.csv",
+                          f"{GITHUB_RAW}/lurosenb/sass/main/data/processed/final_experiment_results.csv",
+                          "6608f03732bc0bafc2052b93d61bfdf4c0a3793e04f3599f196be3da5f954075")),
     ),
     DatasetEntry(
         name="civil-comments",

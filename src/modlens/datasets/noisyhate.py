@@ -4,15 +4,17 @@ through `read_pairs`) and the one "restored" rule (the normalization report and 
 judge with `restored`).
 
 As an audit dataset, the clean sentence is the comment; the perturbed one is its variant
-(strategy `human:noisyhate`). Recorded spell-checker results and annotator fractions become labels."""
+(strategy `human:noisyhate`). Recorded spell-checker results and annotator fractions become labels.
+A file in this layout is the data set `noisyhate` only when its bytes are the catalog's (the shipped
+dev half's SHA-256, `base.catalog_name`); any other is named by its content."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, file_digest, read_columns, read_rows,
-                                   require_columns, row_key, word_span)
+from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, catalog_name, file_digest, read_columns,
+                                   read_rows, require_columns, row_key, word_span)
 from modlens.datasets.gold import GoldSpec
 from modlens.rows import Variant
 
@@ -80,5 +82,7 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
     # Perspective's recorded scores of both sentences: `--detectors recorded` audits with them
     recorded = {"perspective": [["clean", "perspective_clean"], ["perturbed", "perspective_perturbed"]]} \
         if {"perspective_clean", "perspective_perturbed"} <= set(read_columns(Path(path), encoding)) else {}
-    return Dataset("noisyhate", path, items, notes=[f"gold label: {GOLD}"], recorded_scores=recorded, gold=GOLD,
-                   source_id=digest)
+    # NoisyHate only with the bytes the catalog pins (the shipped dev half): an edited copy is another data set
+    name, why = catalog_name("noisyhate", path, digest)
+    return Dataset(name, path, items, notes=[f"gold label: {GOLD}", *([why] if why else [])], recorded_scores=recorded,
+                   gold=GOLD, source_id=digest)

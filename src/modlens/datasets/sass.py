@@ -26,6 +26,9 @@ another Perspective column `perspective-<column>` (`perspective-toxicity_score`)
 files never give two detectors of one name; GPT-3's are `gpt-3-zero-shot`, `gpt-3-one-shot`, `gpt-3-few-shot`.
 The released data is several files of this layout (all `dataset:sass`): rows are keyed by the
 file's content hash and row number (`base.row_key`), so each file's rows are comments of their own.
+A file is the data set `sass` only when its bytes are one of the released files' (the catalog pins
+their SHA-256, `base.catalog_name`); any other file in this layout (an edited copy, a subset, your own
+ratings) is named by its content and is never pooled with SASS or cited as it.
 """
 from __future__ import annotations
 
@@ -33,7 +36,8 @@ from pathlib import Path
 from typing import Any
 from statistics import mean, pstdev
 
-from modlens.datasets.base import NO_GOLD, Dataset, DatasetError, DatasetItem, file_digest, read_rows, row_key
+from modlens.datasets.base import (NO_GOLD, Dataset, DatasetError, DatasetItem, catalog_name, file_digest, read_rows,
+                                   row_key)
 from modlens.datasets.gold import GoldSpec, gold_label
 
 ALIASES = {
@@ -169,7 +173,8 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
         if exp_col:
             labels["expected_toxicity"] = row[exp_col]
         items.append(DatasetItem(key=row_key(digest, i), text=row[text_col], labels=labels))
-    return Dataset("sass", path, items, notes=_notes(human_col, rater_cols, label, recorded),
+    name, why = catalog_name("sass", path, digest)
+    return Dataset(name, path, items, notes=_notes(human_col, rater_cols, label, recorded) + ([why] if why else []),
                    recorded_scores=_recorded(rows, text_col, recorded), gold=_definition(human_col, rater_cols, label),
                    source_id=digest)
 
