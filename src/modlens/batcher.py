@@ -1,6 +1,8 @@
 """Dynamic batching: collect up to `max_batch` texts (or other hashable model inputs) or wait
 `max_delay_ms`, then make one model call. Shared by every daemon connection and by batch audits,
-so many small pages become few large model calls.
+so many small pages become few large model calls. The window is an upper bound: callers that
+add nothing more of their own (`alone`, Perspective API requests) close a call as soon as the
+load has arrived, as many texts as awaited the last call (`_complete`).
 
 Two lanes: live texts (a page's scores) and derived texts submitted with `low=True` (word
 importance, variants). Derived texts run when no live text waits, at most `max_low` per call, so
@@ -38,6 +40,10 @@ class DynamicBatcher(Generic[T, R]):
         self._since_low = 0   # calls since the last one that carried derived texts
         self._callers = 0     # live submit/submit_many calls awaiting their results (the window's company)
         self._expecting = 0   # ... of which may still add texts of their own to the call (not `alone`)
+        # live texts awaiting when the last call finished: the ones it carried plus those that
+        # queued during it, i.e. the load its callers put on the model; the next call's window
+        # closes once that many are in it, when every caller is `alone` (see `_complete`)
+        self._load: int | None = None
         # wall seconds during which at least one live caller waited for its results: what pages
         # spent waiting for scores, the clock the live variants' budget is paid from (`live_wait_s`)
         self._waited_s = 0.0
@@ -124,8 +130,8 @@ class DynamicBatcher(Generic[T, R]):
         """Queue several texts in one go (no task per text); results in input order. With
         `return_exceptions`, a failed batch gives its exception in place of a result; `low`:
         derived texts, run when no live text waits; `alone`: the caller adds nothing more of its
-        own to this call (a Perspective API request), so when it is the only caller in flight its
-        texts go at once, without the window."""
+        own to this call (a Perspective API request), so when every caller is alone the call
+        goes as soon as the load has arrived, without waiting out the window (`_complete`)."""
         self.start()
         expecting = int(not low and not alone)
         if not low:
@@ -153,30 +159,47 @@ class DynamicBatcher(Generic[T, R]):
             self._wake.clear()
             await self._wake.wait()
 
-    async def _collect(self) -> list[tuple[T, asyncio.Future[R]]]:
+    def _complete(self, batch: list[tuple[T, asyncio.Future[R]]]) -> bool:
+        """Whether the call goes now instead of waiting out the window: it is full, or no caller
+        will add more texts of its own (all are `alone`: Perspective API requests) and it holds as
+        many texts as awaited the last live call (before any call: one caller is in flight).
+
+        The window is the upper bound, not the rule: under load the model would idle for it while
+        every text it can expect is already here. Closed-loop clients (bots sending request after
+        request) come back as soon as they are answered, so the texts that awaited the last call
+        (those it carried and those that queued during it) are the company the next one waits for:
+        a single bot's request goes at once, 32 bots' call closes when the 32nd arrives. When fewer
+        come (the load fell), the window closes the call and the next one expects fewer. The load,
+        not the callers in flight at this instant, decides: just after a call, its callers are
+        still being answered, and the first of them to come back would otherwise go alone, in a
+        call of one, ahead of the rest (bench/bench_perspective_window.py printed 32, 1, 32, 1...).
+        A page's call (not `alone`) keeps the window: its normalized texts join it there."""
+        if len(batch) >= self.max_batch:
+            return True
+        if self._expecting:
+            return False
+        return len(batch) >= self._load if self._load is not None else self._callers <= 1
+
+    async def _collect(self) -> tuple[list[tuple[T, asyncio.Future[R]]], int]:
+        """The next call's texts and how many of them are live."""
         first, derived = await self._first()
         self._since_low = 0 if derived else self._since_low + 1
         batch = [first]
         if derived:  # no window (idle model, or their share is due); waiting live texts fill the call
             while len(batch) < self.max_low and not self._low.empty():
                 batch.append(self._low.get_nowait())
+            n_low = len(batch)
             self._drain(batch)
-            return batch
+            return batch, len(batch) - n_low
         self._drain(batch)
-        if self._callers <= 1 and self._expecting == 0:
-            # one request in flight, and it said it adds nothing more (`alone`): no one could
-            # join it, and waiting would only add the window to its latency (a single bot calling
-            # the Perspective endpoint request after request). A page's call keeps the window: its
-            # normalized texts join it there. The counts are of callers still awaiting, so this
-            # errs towards waiting, never towards splitting concurrent requests
-            # (bench/bench_perspective_window.py)
-            return batch
+        if self._complete(batch):
+            return batch, len(batch)
         loop = asyncio.get_running_loop()
         # The window opens when collection starts: texts that queued during the previous call
         # still wait for company. (Counting from their queueing time dispatched smaller batches
         # and measured slower through the daemon: bench/bench_daemon.py, docs/PERFORMANCE.md.)
         deadline = loop.time() + self.max_delay
-        while len(batch) < self.max_batch:
+        while len(batch) < self.max_batch and not self._complete(batch):
             timeout = deadline - loop.time()
             if timeout <= 0:
                 break
@@ -185,17 +208,20 @@ class DynamicBatcher(Generic[T, R]):
             except asyncio.TimeoutError:
                 break
             self._drain(batch)
-        return batch
+        return batch, len(batch)
 
     async def _run(self) -> None:
         while True:
-            batch = await self._collect()
+            batch, n_live = await self._collect()
             live = [(t, f) for t, f in batch if not f.cancelled()]
             if not live:
                 continue
             unique = list(dict.fromkeys(t for t, _ in live))  # one model input per distinct text
             try:
-                results = await self._fn(unique)
+                try:
+                    results = await self._fn(unique)
+                finally:  # the load: live texts that awaited this call (see `_complete`)
+                    self._load = n_live + self._queue.qsize()
                 if len(results) != len(unique):
                     raise RuntimeError(f"batch function returned {len(results)} results for {len(unique)} texts")
             except Exception as err:  # every waiter learns about the failure

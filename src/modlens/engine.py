@@ -253,8 +253,9 @@ class Engine:
                     alone: bool = False) -> list[dict[str, DetectorResult]]:
         """Scores every text with every detector (or `only` these keys), through the batchers.
         Each detector gets the whole list at once; the detectors run concurrently. `alone`: the
-        caller adds no texts of its own to these calls, so the batchers' window is skipped
-        when no other caller is in flight (a Perspective API request)."""
+        caller adds no texts of its own to these calls (a Perspective API request), so the
+        batchers close a call as soon as the load has arrived instead of waiting out the window
+        (`DynamicBatcher.submit_many`)."""
         texts = list(texts)
         keys = [k for k in self.runners if only is None or k in only]
         per_detector = await asyncio.gather(*(self.runners[k].score_many(texts, alone=alone) for k in keys))
