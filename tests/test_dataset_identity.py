@@ -132,3 +132,30 @@ def test_two_files_of_one_ordinary_stem_with_different_contents_are_two_sources(
     copy.write_bytes((tmp_path / "a" / "data.csv").read_bytes())
     assert registry.load(str(copy), id_col="id").name == names[0]
     assert registry.load(str(copy)).name == registry.load(str(tmp_path / "a" / "data.csv")).name
+
+
+def test_two_folders_of_one_name_with_different_files_are_two_sources(tmp_path):
+    """A folder of data files was named by the folder: two different `shards/` folders were one data set,
+    and with an id column the second folder's rows took the first folder's comments. A folder is named
+    by its content (its files' relative paths and content hashes); the same files elsewhere are the same
+    data set."""
+    from modlens.scale.sources import load_dataset
+
+    db = tmp_path / "log.sqlite"
+    names = []
+    for run in ("a", "b"):
+        folder = tmp_path / run / "shards"
+        folder.mkdir(parents=True)
+        for part in range(2):
+            (folder / f"part-{part}.csv").write_text(
+                "id,text,toxic\n" + "".join(f"{i},{run} part {part} text {i},{i % 2}\n" for i in range(3)))
+        names.append(run_audit(str(folder), db=db, detector_objects={"length": LengthDetector()}, progress=False,
+                               reader_options={"id_col": "id"}).dataset)
+    assert names[0] != names[1] and "shards" not in names
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*), count(DISTINCT platform) FROM comments").fetchone() == (12, 2)
+    copy = tmp_path / "c" / "elsewhere"
+    copy.mkdir(parents=True)
+    for f in (tmp_path / "a" / "shards").iterdir():
+        (copy / f.name).write_bytes(f.read_bytes())
+    assert load_dataset(str(copy), id_col="id").name == load_dataset(str(copy)).name == names[0]

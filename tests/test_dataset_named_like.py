@@ -162,6 +162,13 @@ def test_sass_is_sass_only_with_the_released_bytes(tmp_path):
                                    SASS_ROWS)))
     assert mine.format == "sass" and mine.name.startswith("file-") and mine.gold != "none"
     assert any("its bytes are not the sass data set's" in n for n in mine.notes), mine.notes
+    # a folder is the data set its files are: SASS when every file is a released one, else its content
+    from modlens.scale.sources import load_dataset as load_folder
+    from sass_release import as_released
+
+    assert load_folder(str(tmp_path)).name.startswith("file-")
+    with as_released(tmp_path / "norm_human_toxicity_scores.csv"):
+        assert load_folder(str(tmp_path)).name == "sass"
     folder = os.environ.get("MODLENS_SASS")  # the release is not shipped (no licence): read where it lies
     if not folder or not all((Path(folder) / f).is_file() for f in released):
         pytest.skip("the released SASS files are not here (MODLENS_SASS names their folder)")

@@ -263,14 +263,16 @@ def test_ray_data_reads_folders_and_uris_as_the_local_readers_do(tmp_path):
     def items(ds: Any) -> list[tuple[str, str, dict[str, Any]]]:
         return [(i.key, i.text, i.labels) for i in ds.iter_items()]
 
-    local = items(load_dataset(str(data)))
+    here = load_dataset(str(data))
+    local = items(here)
     assert len(local) == 90 and local[0][0] == f"part-0.parquet:{file_digest(data / 'part-0.parquet')}:row-0"
+    assert here.name.startswith("file-")  # the folder's content names it, not `shards`
     for uri in (str(data), data.as_uri()):
         read = load_dataset(uri, engine="ray")
         assert read.notes[0].startswith("read shards with Ray Data: 4 file(s)")
-        assert items(read) == local
+        assert items(read) == local and read.name == here.name
     with_ids = load_dataset(data.as_uri(), engine="ray", id_col="comment_id")
-    assert items(with_ids) == items(load_dataset(str(data), id_col="comment_id"))
+    assert items(with_ids) == items(load_dataset(str(data), id_col="comment_id")) and with_ids.name == here.name
     one = load_dataset((data / "part-0.parquet").as_uri(), engine="ray")
     assert one.size == 30 and items(one) == items(load_dataset(str(data / "part-0.parquet")))
     with pytest.raises(ValueError, match="a URI is read by Ray Data") as err:

@@ -67,6 +67,19 @@ def content_name(digest: str) -> str:
     return f"{CONTENT_PREFIX}{digest}"
 
 
+def folder_name(files: Iterable[tuple[str, str, str]]) -> str:
+    """The name of a folder of data files, from (relative path, data set name, content hash) of each
+    file in name order: the data set every file is (the four released SASS files are `sass`), else the
+    folder's content hash, `file-DIGEST` over its files' paths and hashes. Never the folder's own name:
+    two different `shards/` folders are two data sets, the same files in another folder one."""
+    files = list(files)
+    names = {name for _, name, _ in files}
+    if len(names) == 1 and not named_by_content(next(iter(names))):
+        return names.pop()
+    listing = "".join(f"{rel}\t{digest}\n" for rel, _, digest in files)
+    return content_name(hashlib.sha256(listing.encode()).hexdigest()[:DIGEST_CHARS])
+
+
 def named_by_content(name: str) -> bool:
     """Whether `name` is a `content_name`: editing such a file makes it another data set."""
     return name.startswith(CONTENT_PREFIX)

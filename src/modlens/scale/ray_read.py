@@ -9,8 +9,9 @@ every item is keyed `RELATIVE/FILE:DIGEST:row-N` (N counted within its file, DIG
 content hash, `datasets.base.file_digest`, read through `pyarrow.fs`; the id with `--id-col`) as
 the folder reader (`scale.sources`) keys it. A single file is named by that content hash as the
 local reader names it (`datasets.generic.plain_name`), never by its file name, and its run records
-the hash as its source: a file audited on either engine is one data set, and its run resumes on the
-other. Ray reads the files in name order with `preserve_order`, and each row carries its file's path
+the hash as its source; a folder by its files' paths and hashes (`datasets.base.folder_name`), never
+by the folder's name. The hashes are read before the rows. So a file or folder audited on either
+engine is one data set, and its run resumes on the other. Ray reads the files in name order with `preserve_order`, and each row carries its file's path
 (`include_paths`), so the per-file row index is the row's position among that file's rows: the same
 keys on every run, and a rerun resumes.
 
@@ -34,7 +35,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
 from modlens.datasets import registry
-from modlens.datasets.base import Dataset, DatasetError, DatasetItem, file_digest
+from modlens.datasets.base import Dataset, DatasetError, DatasetItem, file_digest, folder_name
 from modlens.datasets.generic import RowMap, name_note, plain_name, row_map
 from modlens.studylog import csvcells
 
@@ -219,7 +220,11 @@ def _stream(listing: Listing, mapping: RowMap, runs: list[tuple[list[str], list[
 
 def _digest(listing: Listing, rel: str) -> str:
     """The content hash of the listed file at `rel`, streamed through its filesystem."""
-    file = next(f for f in listing.files if listing.rel[f] == rel)
+    return _hash(listing, next(f for f in listing.files if listing.rel[f] == rel))
+
+
+def _hash(listing: Listing, file: str) -> str:
+    """The content hash (`base.file_digest`) of a listed file, streamed through its filesystem."""
     with listing.fs.open_input_stream(file) as stream:
         return file_digest(stream=stream)
 
@@ -257,13 +262,18 @@ def load(dataset: str, fmt: str | None = None, *, name: str | None = None, **opt
     mapping = row_map(Path(first), columns, where=where, **{k: options.get(k) for k in
                                                            ("text_col", "id_col", "label_cols", "label")})
     runs = [(files, columns if files[0] == first else columns_of(listing, files[0])) for files in _runs(listing)]
-    # a single file is the data set its content names, as the local reader names it (a folder: its name)
-    content = _digest(listing, listing.rel[first]) if listing.single else None
+    # the data set its content names, as the local readers name it: a file by its hash, a folder by its
+    # files' paths and hashes (read here, before the rows; the keys reuse them)
+    digests = {listing.rel[f]: _hash(listing, f) for f in listing.files}
+    content = digests[listing.rel[first]] if listing.single else None
     if content is not None:
         mapping.notes.append(name_note(name or plain_name(content), PurePosixPath(listing.root).stem))
+    named = name or (plain_name(content) if content is not None else
+                     folder_name((listing.rel[f], plain_name(digests[listing.rel[f]]), digests[listing.rel[f]])
+                                 for f in listing.files))
 
     def items() -> Iterator[DatasetItem]:
-        return _stream(listing, mapping, runs, {listing.rel[first]: content} if content is not None else {})
+        return _stream(listing, mapping, runs, digests)
 
     label = PurePosixPath(listing.root).name or listing.root
     kinds = sorted({listing.kind(f) for f in listing.files})
@@ -271,7 +281,7 @@ def load(dataset: str, fmt: str | None = None, *, name: str | None = None, **opt
              f"(columns from {listing.rel[first]})", *mapping.notes]
     here = local_path(dataset) if is_uri(dataset) else Path(dataset).expanduser()
     path = here if here is not None else Path(PurePosixPath(listing.root))
-    data = Dataset(name or (plain_name(content) if content is not None else label), path, items, mapping.meta,
+    data = Dataset(named, path, items, mapping.meta,
                    notes=notes, size=_size(listing) if here is not None else None, gold=mapping.definition,
                    source_id=None if mapping.id_col else content)
     data.format = "csv" if kinds == ["tsv"] else kinds[0] if len(kinds) == 1 else "mixed"
@@ -291,7 +301,7 @@ def _size(listing: Listing) -> int | None:
 
 def copy_local(dataset: str, listing: Listing) -> Path:
     """The files of a URI copied to a temporary folder through `pyarrow.fs`; the path to read them from
-    (the folder keeps the URI's last name: the dataset's name, and so its platform and run, stay the same)."""
+    (the folder keeps the URI's last name; the data set's name comes from the bytes, which are the same)."""
     import pyarrow.fs as pafs
 
     tmp = Path(tempfile.mkdtemp(prefix="modlens-uri-")) / (PurePosixPath(listing.root).name or "dataset")

@@ -1,13 +1,14 @@
 """Datasets as the audits read them: a file or shorthand (`datasets.registry.load`), or a folder
 of CSV / TSV / JSONL / Parquet files (a sharded export, a Parquet dataset written by Spark or
-Ray) read file by file in name order with the same readers, so built-in layouts still apply."""
+Ray) read file by file in name order with the same readers, so built-in layouts still apply. A folder
+is named by its content (`base.folder_name`), never by the folder's name."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Iterator
 
 from modlens.datasets import registry
-from modlens.datasets.base import Dataset, DatasetError, DatasetItem
+from modlens.datasets.base import Dataset, DatasetError, DatasetItem, file_digest, folder_name
 
 SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".pq")
 
@@ -86,7 +87,10 @@ def load_dataset(dataset: str, fmt: str | None = None, engine: str = "local", **
     first = parts[0]
     formats = sorted({p.format for p in parts})
     notes = [f"read folder {path.name}: {len(files)} file(s) as {', '.join(formats)}", *first.notes[1:]]
-    data = Dataset(path.name, path, items, first.meta, notes=notes,
+    # the files' content hashes: the keys' where the parts are keyed by them, else read here
+    named = folder_name((f.relative_to(path).as_posix(), p.name, p.source_id or file_digest(f))
+                        for f, p in zip(files, parts))
+    data = Dataset(named, path, items, first.meta, notes=notes,
                    size=sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None,
                    gold=" | ".join(dict.fromkeys(p.gold for p in parts)))  # one definition unless the layouts differ
     data.format = formats[0] if len(formats) == 1 else "mixed"
