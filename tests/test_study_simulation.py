@@ -1,4 +1,5 @@
-"""A simulated multi-participant study end to end, with real processes and no mocks.
+"""A simulated multi-participant study end to end, with a real daemon process per participant and no mocks
+(the other commands run modlens's `main` in this process, as `python -m modlens` would).
 
 The researcher `modlens study init`s a folder, edits it (profanity-check only, normalizer and
 perturbations off, sampling `all`, three task pages on youtube / x / news, per-connection limits
@@ -34,6 +35,7 @@ Runs in about 20-40 s on a 2-core machine (`slow`).
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import signal
@@ -43,7 +45,8 @@ import subprocess
 import sys
 import time
 import tomllib
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +54,8 @@ import pytest
 
 import study_sim
 from study_sim import Page, Plan
+
+from modlens.cli import main
 
 pytestmark = pytest.mark.slow
 
@@ -66,18 +71,34 @@ PAGES = {
     "news": Page("news", "sim-article", "https://news.example.org/sim-article", "A news article"),
 }
 STUDY_ID = "sim-study"
-CMD_TIMEOUT = 60
 
 
-def modlens(args: list[str], home: Path | None = None, timeout: float = CMD_TIMEOUT, ok: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+@dataclass
+class Ran:
+    """What a `modlens` command printed."""
+    stdout: str
+    stderr: str
+
+
+def modlens(args: list[str], home: Path | None = None) -> Ran:
+    """`modlens ARGS` as `python -m modlens` runs it, its `main` in this process, with MODLENS_HOME=`home`
+    where given (a fresh interpreter per command cost a second or more of imports, some forty times); the
+    command must exit 0. One at a time: the environment and standard output belong to the process."""
+    out, err = io.StringIO(), io.StringIO()
+    saved = os.environ.get("MODLENS_HOME")
     if home is not None:
-        env["MODLENS_HOME"] = str(home)
-    proc = subprocess.run([sys.executable, "-m", "modlens", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
-    if ok and proc.returncode != 0:
-        raise AssertionError(f"modlens {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
-    return proc
+        os.environ["MODLENS_HOME"] = str(home)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        if saved is None:
+            os.environ.pop("MODLENS_HOME", None)
+        else:
+            os.environ["MODLENS_HOME"] = saved
+    if code != 0:
+        raise AssertionError(f"modlens {' '.join(args)} exited {code}:\n{out.getvalue()}\n{err.getvalue()}")
+    return Ran(out.getvalue(), err.getvalue())
 
 
 def free_port() -> int:
@@ -206,14 +227,14 @@ def test_eight_participants_merge_and_the_report_recovers_the_planted_study(tmp_
     pack = researcher(tmp_path)
     gold = tomllib.loads((tmp_path / "study" / "calibration.toml").read_text())["gold"]
     people = [Participant(tmp_path, i, pack) for i in range(N_PARTICIPANTS)]
-    pool = ThreadPoolExecutor(4)
     try:
-        list(pool.map(Participant.join_and_pair, people))
+        for p in people:
+            p.join_and_pair()
         for p in people:
             p.start()
         wait_listening(people)
 
-        fed = list(pool.map(lambda p: p.feed_pages(tmp_path, plan), people[:FEEDERS]))
+        fed = [p.feed_pages(tmp_path, plan) for p in people[:FEEDERS]]
         want = {(c.platform, c.key): c.score for c in plan.comments}
         for scores in fed:
             assert scores.keys() == want.keys()
@@ -232,12 +253,12 @@ def test_eight_participants_merge_and_the_report_recovers_the_planted_study(tmp_
 
         shown = modlens(["export", "--db", str(people[0].db), "--bundle", str(people[0].bundle), "--show"], people[0].home)
         assert not people[0].bundle.exists() and f"sim-rater-0 (consent {consent[0]})" in shown.stdout
-        list(pool.map(lambda p: modlens(["export", "--db", str(p.db), "--bundle", str(p.bundle)], p.home), people))
+        for p in people:
+            modlens(["export", "--db", str(p.db), "--bundle", str(p.bundle)], p.home)
         for p in people:
             assert p.stop() == 0, p.log.read_text()
             assert "modlens: stopped" in p.log.read_text()
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
         for p in people:
             if p.proc is not None and p.proc.poll() is None:
                 p.proc.kill()
@@ -275,7 +296,7 @@ def test_eight_participants_merge_and_the_report_recovers_the_planted_study(tmp_
     assert consented == dict(zip(raters, consent)) and sessions == [("modlens-study-sim",)]  # no feed session
 
     t1 = time.monotonic()
-    report = json.loads(modlens(["report", "--db", str(merged), "--format", "json"], timeout=120).stdout)
+    report = json.loads(modlens(["report", "--db", str(merged), "--format", "json"]).stdout)
     t_report = time.monotonic() - t1
     s = report["sections"]
 
