@@ -97,19 +97,18 @@ def test_one_row_and_many_are_the_same_function(tmp_path):
         assert many.comment_ids("p", ["a", "c", "missing"]) == {"a": 1, "c": 3}
 
 
-def test_label_rows_with_and_without_a_nul_store_the_same_values(tmp_path):
-    """Label and gold rows go in as one JSON statement per batch (`write_json_rows`); a batch holding
-    a NUL, which SQLite's JSON functions would cut, is bound row by row: every value arrives whole, in
-    order, and a later batch's upsert still corrects an earlier value."""
+def test_label_rows_store_every_value_whole_and_an_upsert_corrects_it(tmp_path):
+    """Label and gold rows are bound row by row: a value holding a NUL (which SQLite's JSON
+    functions would cut) arrives whole, values that are not strings as canonical JSON, in order, and
+    a later batch's upsert still corrects an earlier value."""
     from modlens.studylog.records import labels as gold
 
     values = ["plain", "with\x00nul", {"k": [1, "x\x00"]}, 7, None, "ünï"]
     with StudyLog(tmp_path / "l.sqlite") as log:
         ids = comments.add_comments(log, "p", [CommentRow(f"c{i}", f"text {i}") for i in range(len(values))])
         rows = [(cid, "n", v, "src") for cid, v in zip(ids, values)]
-        log.write_json_rows(comments.UPSERT_LABELS, comments.UPSERT_LABEL,
-                            [(c, n, label_value(v), s) for c, n, v, s in rows[:3]], batch=2)  # NUL in each batch
-        comments.add_labels(log, rows[3:])  # no NUL: the JSON statement
+        comments.add_labels(log, rows[:3])
+        comments.add_labels(log, rows[3:])
         comments.add_labels(log, [(ids[0], "n", "corrected", "src")])
         got = [r["value"] for r in log.query("SELECT value FROM labels ORDER BY comment_id")]
         assert got == ["corrected", "with\x00nul", label_value(values[2]), "7", None, "ünï"]

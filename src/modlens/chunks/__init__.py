@@ -1,9 +1,9 @@
 """The chunk pipeline: one way a batch of items becomes rows, whoever feeds it and wherever it runs.
 
-A chunk goes through the same steps everywhere (`pipeline.ChunkPipeline`): register the items
-(comments, labels, dataset variants) → generate variants → normalize → score what the sink lacks →
-record. What differs between the daemon, a local audit, a Ray audit, `--out-parquet` and
-`modlens import` is a parameter, never a copy:
+A chunk goes through the same steps everywhere (`pipeline.ChunkPipeline`): generate variants →
+normalize → score what the sink lacks → register the items (comments, labels, dataset variants) and
+record the results, in one transaction. What differs between the daemon, a local audit, a Ray
+audit, `--out-parquet` and `modlens import` is a parameter, never a copy:
 
 - where compute runs: a `Compute` (`compute.LocalCompute` over the `Engine`; `scale.ray_audit.RayCompute`
   over Ray actors);

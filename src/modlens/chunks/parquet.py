@@ -139,7 +139,9 @@ class ParquetSink:
     def unscored(self, texts: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
         return {k: list(texts) for k in keys} if texts else {}
 
-    def record(self, chunk: Chunk, *, done: bool = True) -> None:
+    def record(self, chunk: Chunk, *, done: bool = True, register: bool = False) -> None:
+        if register:
+            chunk.comment_ids = self.register(chunk.items)
         n, self.next = self.next, self.next + 1
         self._write("scores", n, [
             {"text": t, "detector": k, "labels_json": None if r.labels is None else canonical_json(r.labels),

@@ -1,9 +1,10 @@
-"""`ChunkPipeline`: register → variants → normalize → score what the sink lacks → record, for
+"""`ChunkPipeline`: variants → normalize → score what the sink lacks → register and record, for
 one chunk of items, on any `Compute` into any `Sink`. A blank item (`datasets.base.blank_reason`)
 is registered and finished like any other but never scored: the audit counts it per reason and the
 report leaves it out of every metric."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Sequence
 
 from modlens.chunks.chunk import Chunk, StepError
@@ -20,6 +21,7 @@ class ChunkPipeline:
         self.compute, self.sink = compute, sink
         self.engine = compute.engine
         self.n_scored = self.n_missing = 0
+        self._turn: asyncio.Future[None] | None = None  # set once the latest chunk started is recorded
 
     @property
     def depth(self) -> int:
@@ -29,9 +31,26 @@ class ChunkPipeline:
         await self.run_chunk(items)
 
     async def run_chunk(self, items: Sequence[DatasetItem], *, done: bool = True) -> Chunk:
-        """The chunk through every step; `done=False` leaves its items unfinished (attacks follow)."""
+        """The chunk through every step; `done=False` leaves its items unfinished (attacks follow).
+        Its items are registered in the transaction that records its results (one COMMIT per chunk:
+        the compute needs texts, not comment ids), in the order the chunks came, whichever of the
+        chunks in flight finishes its compute first."""
+        before, mine = self._turn, asyncio.get_running_loop().create_future()
+        self._turn = mine
+        try:
+            chunk = await self._compute(items)
+            if before is not None:  # the chunk before this one is recorded (or failed): ids follow the file
+                await before
+            self.sink.record(chunk, done=done, register=True)
+        finally:
+            mine.set_result(None)
+        self.n_scored += len(chunk.scores)
+        self.n_missing += sum(r.toxicity is None for _, _, r in chunk.scores)
+        return chunk
+
+    async def _compute(self, items: Sequence[DatasetItem]) -> Chunk:
+        """Variants, normalizations and the scores the sink lacks of the chunk's texts (not registered yet)."""
         engine = self.engine
-        ids = self.sink.register(items)
         errors: list[StepError] = []
         generated: list[list[Variant]] = [[] for _ in items]
         if engine.generator is not None:  # a blank item gets no variants: nothing to perturb, nothing scored
@@ -50,11 +69,7 @@ class ChunkPipeline:
             errors += norm_errors
             texts = scorable([*texts, *(n.text for _, n in normalizations)])  # a normalizer may leave nothing
         scores = await self.compute.score(self.sink.unscored(texts, list(engine.runners)))
-        chunk = Chunk(items, ids, generated, normalizations, scores, errors)
-        self.sink.record(chunk, done=done)
-        self.n_scored += len(scores)
-        self.n_missing += sum(r.toxicity is None for _, _, r in scores)
-        return chunk
+        return Chunk(items, [], generated, normalizations, scores, errors)
 
     def close(self) -> None:
         self.compute.close()

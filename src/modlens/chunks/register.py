@@ -28,24 +28,18 @@ def register_items(log: StudyLog, source: ItemSource, items: Sequence[DatasetIte
     order. Idempotent: a key already logged keeps its first text and its id; a label of the same
     name and source gets the new value. The gold `toxic` label goes to the source's label set, where
     a value already stored stays."""
-    # one pass over the items: the label rows (all but the gold label) and the gold values, by position
-    labels: list[tuple[int, str, object]] = []  # (item index, name, value)
-    gold: list[tuple[int, object]] = []          # (item index, gold value)
-    for i, it in enumerate(items):
-        for name, value in it.labels.items():
-            if name == GOLD:
-                if value is not None:
-                    gold.append((i, value))
-            else:
-                labels.append((i, name, value))
-    if source.label_set_id is None and gold:
+    if source.label_set_id is None and any(it.labels.get(GOLD) is not None for it in items):
         raise ValueError(f"{source.platform}: items with a gold label need the label set they belong to")
     with log.transaction():
-        ids = log.add_comments_many(source.platform, [CommentRow(it.key, it.text, source.page_id) for it in items])
+        page_id = source.page_id
+        ids = log.add_comments_many(source.platform, [CommentRow(it.key, it.text, page_id) for it in items])
+        # the rows as the log stores them, built once from the items (the gold label is not a `labels` row)
         label_source = source.label_source
-        log.add_labels_many([(ids[i], name, value, label_source) for i, name, value in labels])
+        log.add_labels_many([(cid, name, value, label_source) for it, cid in zip(items, ids)
+                             for name, value in it.labels.items() if name != GOLD])
         if source.label_set_id is not None:
-            add_gold_labels(log, source.label_set_id, [(ids[i], value) for i, value in gold])
+            add_gold_labels(log, source.label_set_id, [(cid, value) for it, cid in zip(items, ids)
+                                                       if (value := it.labels.get(GOLD)) is not None])
         log.add_variants_many([(cid, v) for it, cid in zip(items, ids) for v in it.variants], run_id)
         # what a reader step (html_unescape) made of the file's text, recorded like a normalizer's output
         log.add_normalizations_many([(raw, n.normalizer, n.version, it.text, [e.to_dict() for e in n.edits])

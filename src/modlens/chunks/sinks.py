@@ -34,8 +34,9 @@ class Sink(Protocol):
         """detector key -> the texts it still has to score (all, where the sink cannot tell)."""
         ...
 
-    def record(self, chunk: Chunk, *, done: bool = True) -> None:
-        """Everything the chunk produced; `done`: its items count as finished (else `mark_done` later)."""
+    def record(self, chunk: Chunk, *, done: bool = True, register: bool = False) -> None:
+        """Everything the chunk produced; `done`: its items count as finished (else `mark_done` later);
+        `register`: its items are registered first, in the same transaction (`chunk.comment_ids` set)."""
         ...
 
     def mark_done(self, comment_ids: Sequence[int | None]) -> None: ...
@@ -66,10 +67,9 @@ class LogSink:
         self._progress_at = -PROGRESS_EVERY_S  # the first chunk's progress is written
         self.group_s = group_s
         self._group_at: float | None = None  # when the open group transaction began
-        self._registered_at = 0.0
+        self._recorded_at = time.monotonic()  # when the last chunk was recorded: a chunk's time is since then
 
     def register(self, items: Sequence[DatasetItem]) -> list[int]:
-        self._registered_at = time.monotonic()
         return register_items(self.log, self.source, items, self.run_id)
 
     def unscored(self, texts: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
@@ -80,20 +80,24 @@ class LogSink:
                 out[k] = todo
         return out
 
-    def record(self, chunk: Chunk, *, done: bool = True) -> None:
-        """One transaction per chunk (a SAVEPOINT in a group); an item enters `run_items` only with its last result."""
+    def record(self, chunk: Chunk, *, done: bool = True, register: bool = False) -> None:
+        """One transaction per chunk (a SAVEPOINT in a group), its items registered in it with `register`;
+        an item enters `run_items` only with its last result."""
         self._open_group()
-        with self.log.transaction():
+        with self.log.transaction(whole=True):  # nothing here goes on after a write raised
+            if register:
+                chunk.comment_ids = self.register(chunk.items)
             record_results(self.log, self.detector_ids, scores=chunk.scores, normalizations=chunk.normalizations,
                            errors=chunk.errors, run_id=self.run_id)
             self.log.add_variants_many([(cid, v) for cid, gen in zip(chunk.comment_ids, chunk.generated)
                                         if cid is not None for v in gen], self.run_id)
             if done:
                 self.mark_done(chunk.comment_ids)
+        now, last = time.monotonic(), self._recorded_at
+        self._recorded_at = now
         if self._group_at is not None:
             # keep the write lock over the next chunk only if it (as long as this one) ends within the window
-            now = time.monotonic()
-            if now - self._group_at + (now - self._registered_at) >= self.group_s:
+            if now - self._group_at + (now - last) >= self.group_s:
                 self.commit()
 
     def _open_group(self) -> None:

@@ -72,6 +72,9 @@ def chunk_texts(items: Sequence[DatasetItem], generated: Sequence[Sequence[Varia
     """Every text of a chunk that needs scores: items, their dataset variants, generated variants
     (blank ones left out)."""
     texts: list[str] = []
+    add, extend = texts.append, texts.extend
     for it, gen in zip(items, generated):
-        texts += [it.text, *(v.text for v in it.variants), *(v.text for v in gen)]
+        add(it.text)
+        if it.variants or gen:  # most items have neither: no list built per item
+            extend([*(v.text for v in it.variants), *(v.text for v in gen)])
     return scorable(texts)

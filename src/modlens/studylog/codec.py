@@ -37,8 +37,8 @@ def text_hash(text: str) -> str:
 # was a third of the cost of storing a score row. No circular-reference check (a shared marker dict
 # would not be thread-safe): a self-containing value fails with RecursionError instead of ValueError.
 # Hot loops call it directly: `"".join(CANONICAL_ENCODER(value, 0))` (records/scores.py).
-_C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
-CANONICAL_ENCODER = None if _C_MAKE_ENCODER is None else _C_MAKE_ENCODER(
+C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+CANONICAL_ENCODER = None if C_MAKE_ENCODER is None else C_MAKE_ENCODER(
     None, str, json.encoder.encode_basestring, None, ":", ",", True, False, True)
 
 

@@ -50,6 +50,8 @@ BUSY_BACKOFF_S = 0.02
 BUSY_PAUSE_MAX_S = 0.25
 # rows per statement when a batch reads ids back by key (`IN (SELECT value FROM json_each(?))`)
 LOOKUP_CHUNK = 5000
+# the most texts `LogConnection.text_memo` keeps (a whole-folder import is one transaction)
+TEXT_MEMO_MAX = 100_000
 FILE_MODE = 0o600
 JSON_KEYS = "IN (SELECT value FROM json_each(?))"
 _ONE_KEY_SQL: dict[str, str] = {}  # a lookup of many keys -> the same lookup of one key
@@ -208,6 +210,12 @@ class LogConnection:
         self.readonly = readonly
         self.conn = open_connection(self.path, readonly=readonly, synchronous=synchronous, cache_kib=cache_kib)
         self._closed = False
+        # {text: text_id} of the texts looked up or added in the outermost `transaction()` open now, so
+        # the writers of one audit chunk (its comments, scores, normalizations) look each text up once
+        # (`records.texts.text_ids`). None outside such a transaction; emptied when a savepoint in it rolls
+        # back, dropped when it ends however it ends: it never names a row the log does not hold.
+        self.text_memo: dict[str, int] | None = None
+        self._whole = False  # inside a `transaction(whole=True)` block
 
     def close(self) -> None:
         if not self._closed:
@@ -215,28 +223,44 @@ class LogConnection:
             self.conn.close()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[Any]:
+    def transaction(self, *, whole: bool = False) -> Iterator[Any]:
         """Atomic block. Outside a transaction: BEGIN IMMEDIATE … COMMIT, waiting for other
         writers (a deferred start would fail at once when another process wrote in between);
-        inside one (a writer batch, an enclosing block): a SAVEPOINT, so it nests."""
+        inside one (a writer batch, an enclosing block): a SAVEPOINT, so it nests.
+        `whole`: the block is undone whole if anything in it raises, and none of its code goes on
+        after a nested block raised, so the blocks nested in it take no SAVEPOINT of their own (a
+        SAVEPOINT copies each page before its first change: with four per chunk, a twelfth of an
+        audit's CPU with a free detector, bench/bench_audit_floor.py)."""
         conn = self.conn
+        if self._whole and conn.in_transaction:  # the enclosing whole block's rollback undoes this one
+            yield self
+            return
         if not conn.in_transaction:
             begin_immediate(conn, self.path)
+            self.text_memo, self._whole = {}, whole
             try:
-                yield self
-            except BaseException:
-                if conn.in_transaction:  # SQLite may have rolled back already (disk full, I/O error)
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                try:
+                    yield self
+                except BaseException:
+                    if conn.in_transaction:  # SQLite may have rolled back already (disk full, I/O error)
+                        conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            finally:
+                self.text_memo, self._whole = None, False
             return
         conn.execute("SAVEPOINT modlens_tx")
+        self._whole = whole
         try:
             yield self
         except BaseException:
+            self._whole = False
+            if self.text_memo is not None:
+                self.text_memo.clear()
             conn.execute("ROLLBACK TO modlens_tx")
             conn.execute("RELEASE modlens_tx")
             raise
+        self._whole = False
         conn.execute("RELEASE modlens_tx")
 
     @contextlib.contextmanager
@@ -299,23 +323,6 @@ class LogConnection:
         for start in range(0, len(keys), LOOKUP_CHUNK):
             out.update(self.conn.execute(sql, (*params, json.dumps(keys[start:start + LOOKUP_CHUNK]))).fetchall())
         return out
-
-    def write_json_rows(self, json_sql: str, row_sql: str, rows: Sequence[Sequence[Any]],
-                        params: tuple[Any, ...] = (), batch: int = 20_000) -> None:
-        """`rows` through `json_sql`, one statement per `batch` rows: its parameters are `params` and the
-        rows as one JSON array (`SELECT … FROM json_each(?)`, read in order: the same rows and rowids as
-        binding each). SQLite's JSON functions end a string at an escaped NUL, so a batch holding one is
-        bound row by row through `row_sql` instead, whose parameters are `params` + the row."""
-        if not rows:
-            return
-        with self.locked():
-            for start in range(0, len(rows), batch):
-                part = rows[start:start + batch]
-                payload = json.dumps(part, ensure_ascii=False)
-                if "\\u0000" in payload:
-                    self.write_many(row_sql, [(*params, *row) for row in part])
-                else:
-                    self.write(json_sql, (*params, payload))
 
     def insert_new(self, table: str, sql: str, rows: Sequence[Params]) -> list[int] | None:
         """Run `sql`, a plain INSERT of `rows` that are known to be new (the caller looked their keys

@@ -34,17 +34,16 @@ def run_label_set(db: LogConnection, run_id: int, source: str, definition: str) 
     return set_id
 
 
-# (comment_id, value) rows as one JSON array, a batch with a NUL row by row (`LogConnection.write_json_rows`)
-INSERT_GOLD = ("INSERT OR IGNORE INTO gold_labels (label_set_id, comment_id, value) "
-               "SELECT ?1, value ->> 0, value ->> 1 FROM json_each(?2)")
-INSERT_GOLD_ROW = "INSERT OR IGNORE INTO gold_labels (label_set_id, comment_id, value) VALUES (?, ?, ?)"
+# bound row by row (`executemany`), as labels are (records/comments.py)
+INSERT_GOLD = "INSERT OR IGNORE INTO gold_labels (label_set_id, comment_id, value) VALUES (?, ?, ?)"
 
 
 def add_gold_labels(db: LogConnection, label_set_id: int, rows: Iterable[tuple[int, Any]]) -> None:
     """(comment_id, value) rows into the set. A comment that already has a value in the set keeps
     it: a set is never rewritten."""
-    db.write_json_rows(INSERT_GOLD, INSERT_GOLD_ROW, [(cid, label_value(value)) for cid, value in rows],
-                       params=(label_set_id,))
+    bound = [(label_set_id, cid, label_value(value)) for cid, value in rows]
+    if bound:
+        db.write_many(INSERT_GOLD, bound)
 
 
 # --- reads -------------------------------------------------------------------------------------

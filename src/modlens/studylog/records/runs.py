@@ -35,9 +35,8 @@ def add_run_items(db: LogConnection, run_id: int, comment_ids: Iterable[int]) ->
         ids = list(comment_ids)
         if not ids:
             return
-        # one statement per batch: the ids as a JSON array, read in order
-        added = db.write("INSERT OR IGNORE INTO run_items (run_id, comment_id) SELECT ?1, value FROM json_each(?2)",
-                         (run_id, json.dumps(ids))).rowcount
+        added = db.write_many("INSERT OR IGNORE INTO run_items (run_id, comment_id) VALUES (?, ?)",
+                              [(run_id, cid) for cid in ids]).rowcount
         if added > 0:
             db.write("UPDATE audit_runs SET n_items = n_items + ? WHERE run_id = ?", (added, run_id))
 

@@ -1,0 +1,125 @@
+"""One transaction per audit chunk: a chunk's items are registered in the transaction that records
+their results (its compute needs texts, not comment ids), so a chunk is one COMMIT and an audit
+stopped while a chunk computes leaves none of that chunk's rows. Inside that transaction the chunk's
+writers take no SAVEPOINT of their own (`transaction(whole=True)`) and look each text up once
+(`LogConnection.text_memo`); neither may ever leave a row behind that the transaction undid."""
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from modlens.audit.run import AuditInterrupted, run_audit
+from modlens.chunks import sinks
+from modlens.detectors.base import Detector
+from modlens.rows import CommentRow
+from modlens.studylog.store import StudyLog
+
+
+class StopsAtChunk(Detector):
+    """A constant score; Ctrl-C while scoring its `stop_at`-th call (a chunk's compute)."""
+    name, version, labels, toxicity_label, max_batch = "stops", "1", ("toxicity",), "toxicity", 1024
+
+    def __init__(self, stop_at: int) -> None:
+        super().__init__()
+        self.stop_at, self.calls = stop_at, 0
+
+    def score(self, texts):
+        self.calls += 1
+        if self.calls == self.stop_at:
+            raise KeyboardInterrupt
+        return [{"toxicity": 0.25} for _ in texts]
+
+
+def count(db, sql: str) -> int:
+    con = sqlite3.connect(db)  # another connection: committed rows only
+    try:
+        return con.execute(sql).fetchone()[0]
+    finally:
+        con.close()
+
+
+def commits_of_an_audit(db, rows: int, monkeypatch) -> int:
+    """COMMITs the audit of `rows` Davidson rows in chunks of 100 runs (progress written once)."""
+    commits = 0
+    real_connect = sqlite3.connect
+
+    def traced(*args, **kwargs):
+        def seen(sql: str) -> None:
+            nonlocal commits
+            commits += sql == "COMMIT"
+        conn = real_connect(*args, **kwargs)
+        conn.set_trace_callback(seen)
+        return conn
+
+    with monkeypatch.context() as mp:
+        mp.setattr(sqlite3, "connect", traced)
+        mp.setattr(sinks, "PROGRESS_EVERY_S", 1e9)  # the first chunk's progress row only, however slow the machine
+        run_audit("davidson", db=db, limit=rows, chunk_size=100, progress=False,
+                  detector_objects={"s": StopsAtChunk(stop_at=0)})
+    return commits
+
+
+def test_a_chunk_is_one_commit(tmp_path, monkeypatch):
+    two = commits_of_an_audit(tmp_path / "two.sqlite", 200, monkeypatch)
+    four = commits_of_an_audit(tmp_path / "four.sqlite", 400, monkeypatch)
+    assert four - two == 2  # registration and results of a chunk share its one COMMIT (it was 2 per chunk)
+
+
+def test_a_stop_during_a_chunks_compute_leaves_none_of_its_rows(tmp_path):
+    db = tmp_path / "log.sqlite"
+    with pytest.raises(AuditInterrupted) as stopped:
+        run_audit("davidson", db=db, limit=500, chunk_size=100, progress=False,
+                  detector_objects={"s": StopsAtChunk(stop_at=3)})
+    assert stopped.value.n_done == 200
+    # two chunks done: their items, labels and scores; of the third, stopped in its compute, nothing
+    for table in ("comments", "run_items", "gold_labels"):
+        assert count(db, f"SELECT count(*) FROM {table}") == 200
+    assert count(db, "SELECT count(*) FROM labels") == 200 * 5
+    assert count(db, "SELECT count(*) FROM comments c LEFT JOIN scores s USING (text_id) "
+                     "WHERE s.text_id IS NULL") == 0
+    again = run_audit("davidson", db=db, limit=500, chunk_size=100, progress=False,
+                      detector_objects={"s": StopsAtChunk(stop_at=0)})
+    assert again.resumed and again.n_skipped == 200
+    assert count(db, "SELECT count(*) FROM run_items") == 500
+
+
+def test_a_whole_transaction_nests_no_savepoint_and_undoes_everything_when_one_write_fails(tmp_path):
+    with StudyLog(tmp_path / "l.sqlite") as log:
+        statements: list[str] = []
+        log.conn.set_trace_callback(statements.append)
+        with pytest.raises(TypeError):
+            with log.transaction(whole=True):
+                log.add_comments_many("p", [CommentRow("a", "text a")])
+                log.add_labels_many([(1, "n", "v", "src")])
+                log.add_comments_many("p", [CommentRow("b", 7)])  # type: ignore[arg-type]  # not a str: raises
+        log.conn.set_trace_callback(None)
+        assert not any(s.startswith("SAVEPOINT") for s in statements)
+        assert log.text_memo is None
+        assert log.query("SELECT count(*) AS n FROM comments")[0]["n"] == 0
+        assert log.query("SELECT count(*) AS n FROM texts")[0]["n"] == 0
+        # a plain transaction's nested blocks still take savepoints: a failing one is undone alone
+        with log.transaction():
+            log.add_comments_many("p", [CommentRow("a", "text a")])
+            with pytest.raises(TypeError):
+                with log.transaction():
+                    log.text_id("text b")
+                    log.add_comments_many("p", [CommentRow("b", 7)])  # type: ignore[arg-type]
+            # the memo forgot "text b" with its savepoint: it is added again, not named by a dead id
+            tid = log.text_id("text b")
+        assert log.query("SELECT text FROM texts WHERE text_id = ?", (tid,)) == [{"text": "text b"}]
+        assert [r["comment_key"] for r in log.query("SELECT comment_key FROM comments")] == ["a"]
+
+
+def test_texts_are_looked_up_once_per_transaction(tmp_path):
+    with StudyLog(tmp_path / "l.sqlite") as log:
+        log.text_ids(["x", "y"])  # in the log before the transaction
+        lookups: list[str] = []
+        log.conn.set_trace_callback(lambda sql: lookups.append(sql) if "FROM texts WHERE text_hash" in sql else None)
+        with log.transaction():
+            first = log.text_ids(["x", "z"])
+            again = log.text_ids(["z", "x", "y"])  # y: not looked up in this transaction yet
+            third = log.text_ids(["y", "z"])
+        assert first == {"x": 1, "z": 3} and again == {"z": 3, "x": 1, "y": 2} and third == {"y": 2, "z": 3}
+        assert len(lookups) == 2  # [x, z], then [y] alone
+        assert log.text_memo is None
