@@ -14,9 +14,10 @@ their HTTP work to the endpoint (how this bench measured before). Both sides sco
 of fresh Davidson tweets per round (each text used once, so no cache flatters either), at least ten
 per client (so that the first call, which a request makes alone before the load is known, and the
 last, made as the clients run out of texts, are a small part of the run), alternating which goes
-first, because the machine's load moves. Prints each round with the load average, the
-batches the endpoint's detector was called with, the medians and endpoint / detector (a shared
-machine's numbers are only comparable within one run).
+first, because the machine's load moves. Prints each round with the load average and the calls
+the endpoint's detector made (their sizes, the share of the run's time it computed: the rest it
+waited for texts), then the medians and endpoint / detector (a shared machine's numbers are only
+comparable within one run).
 """
 from __future__ import annotations
 
@@ -124,11 +125,13 @@ def detector_alone(detector: Any, texts: list[str], n_clients: int) -> float:
     return len(texts) / (time.perf_counter() - t0)
 
 
-def call_sizes(sizes: list[int]) -> str:
-    """The endpoint's model calls: their number and sizes (median, smallest, largest)."""
+def call_sizes(sizes: list[int], busy_s: float, wall_s: float) -> str:
+    """The endpoint's model calls: their number and sizes (median, smallest, largest), and the share
+    of the run's wall time the model was computing (the rest it waited for texts: HTTP, the window)."""
     if not sizes:
         return "no call"
-    return f"{len(sizes)} calls of {statistics.median(sizes):g} (min {min(sizes)}, max {max(sizes)})"
+    return (f"{len(sizes)} calls of {statistics.median(sizes):g} (min {min(sizes)}, max {max(sizes)}), "
+            f"model busy {busy_s / wall_s:.0%}")
 
 
 async def main(args: argparse.Namespace) -> dict[int, float]:
@@ -151,11 +154,16 @@ async def main(args: argparse.Namespace) -> dict[int, float]:
         detector = engine.detectors[DETECTOR]
         batcher = engine.runners[DETECTOR].batcher
         sizes: list[int] = []
+        busy = [0.0]
         model_call = batcher._fn
 
-        async def counted(batch: Sequence[str]) -> Any:  # the sizes of the endpoint's model calls
+        async def counted(batch: Sequence[str]) -> Any:  # the endpoint's model calls: sizes, time
             sizes.append(len(batch))
-            return await model_call(batch)
+            t0 = time.perf_counter()
+            try:
+                return await model_call(batch)
+            finally:
+                busy[0] += time.perf_counter() - t0
         batcher._fn = counted
         clients: Clients | ClientProcess = Clients(base) if args.in_process_clients else ClientProcess(base)
         try:
@@ -172,11 +180,12 @@ async def main(args: argparse.Namespace) -> dict[int, float]:
                     for what in order:
                         batch = take(max(args.requests, 10 * n))
                         sizes.clear()
+                        busy[0], t0 = 0.0, time.perf_counter()
                         got[what] = (detector_alone(detector, batch, n) if what == "detector"
                                      else await clients.rate(batch, n))
                         results[n][what].append(got[what])
                         if what == "endpoint":
-                            calls = call_sizes(sizes)
+                            calls = call_sizes(sizes, busy[0], time.perf_counter() - t0)
                     print(f"{r + 1:>5} {n:>7} {got['detector']:>10.1f} {got['endpoint']:>10.1f} "
                           f"{got['endpoint'] / got['detector']:>6.2f}  {os.getloadavg()[0]:>12.2f}  {calls}")
         finally:
