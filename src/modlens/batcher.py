@@ -162,7 +162,7 @@ class DynamicBatcher(Generic[T, R]):
     def _complete(self, batch: list[tuple[T, asyncio.Future[R]]]) -> bool:
         """Whether the call goes now instead of waiting out the window: it is full, or no caller
         will add more texts of its own (all are `alone`: Perspective API requests) and it holds as
-        many texts as awaited the last live call (before any call: one caller is in flight).
+        many texts as awaited the last call (before any call: one caller is in flight).
 
         The window is the upper bound, not the rule: under load the model would idle for it while
         every text it can expect is already here. Closed-loop clients (bots sending request after
