@@ -119,7 +119,9 @@ def test_sass_section_from_an_audit(tmp_path):
             ("It's so freaking crazy that he surfed a 40-foot wave out there today, wow, unbelievable.", "False Positive", 0.1)]
     f.write_text("text,category,human\n" + "".join(f'"{t}",{c},{h}\n' for t, c, h in rows))
     run_audit(str(f), db=tmp_path / "s.sqlite", detector_objects={"length": LengthDetector()}, progress=False)
-    s = report_from_db(tmp_path / "s.sqlite")["sections"]["sass"]
+    # SASS's layout, not the release's bytes: its own block, its figures, nothing set beside the paper
+    (s,) = report_from_db(tmp_path / "s.sqlite")["sections"]["sass"]["sources"]
+    assert s["source"].startswith("dataset:file-") and not s["release"] and s["paper"] is None
     (d,) = s["detectors"]
     # length >= 50 chars is "toxic": one true positive, one false positive, one false negative
     assert (d["tp"], d["fp"], d["fn"]) == (1, 1, 1) and d["f1"] == pytest.approx(0.5)

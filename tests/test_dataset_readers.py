@@ -98,7 +98,8 @@ def test_sass_perspective_f1_is_reproducible_from_the_recorded_scores(tmp_path, 
     capsys.readouterr()
     assert main(["report", "--db", str(db1), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    (det,) = report["sections"]["sass"]["detectors"]
+    (block,) = report["sections"]["sass"]["sources"]
+    (det,) = block["detectors"]
     gold = [h > 0.5 for *_, h, _ in SASS_ROWS]
     pred = [p >= 0.5 for *_, p in SASS_ROWS]
     assert det["detector"] == "perspective" and det["f1"] == pytest.approx(f1_score(gold, pred))

@@ -221,7 +221,7 @@ def test_sass_section_intervals_and_categories_only(tmp_path):
             cid = log.add_comment("dataset:sass", f"row-{i}", page, text)
             log.add_label(cid, "category", "Sarcasm" if i % 2 else "Neutral", "dataset:sass")
             log.add_score(text, det, {"toxicity": score}, score, 1, None)
-    s = sass.analyze(load(db))
+    (s,) = sass.analyze(load(db))["sources"]
     assert s["categories_only"] and "precision" not in s["detectors"][0]
     assert s["detectors"][0]["mean_by_category"] == {"Neutral": pytest.approx(0.4), "Sarcasm": pytest.approx(0.5)}
     with StudyLog(db) as log:
@@ -230,7 +230,8 @@ def test_sass_section_intervals_and_categories_only(tmp_path):
             log.add_label(cid, "human_score", "0.9" if i % 3 == 0 else "0.1", "dataset:sass")
             add_gold_labels(log, ensure_label_set(log, "dataset:sass", "human_score > 0.5"),
                             [(cid, "1" if i % 3 == 0 else "0")])
-    s = sass.analyze(load(db))
+    (s,) = sass.analyze(load(db))["sources"]
+    assert s["release"] and s["source"] == "dataset:sass"
     (d,) = s["detectors"]
     y, pred = [int(i % 3 == 0) for i in range(40)], [(i % 10) / 10 >= 0.5 for i in range(40)]
     assert not s["categories_only"] and d["f1"] == pytest.approx(f1_score(y, pred))

@@ -86,11 +86,13 @@ def test_recorded_on_a_file_without_scores_says_how_to_fix(tmp_path, capsys):
 def test_sass_per_category_table_with_perspective_from_recorded_scores(tmp_path):
     bench, human = released(tmp_path)
     db = tmp_path / "log.sqlite"
-    run_audit(str(bench), db=db, detectors=["recorded"], progress=False)
-    run_audit(str(human), db=db, detector_objects={"marker": Marker(["secret", "pretty", "wave"])},
-              progress=False, reader_options={"label": "toxicity>0.5"})
-    s = sass.analyze(load(db))
-    assert not s["categories_only"] and s["n_gold"] == len(ROWS)
+    with as_released(bench, human):  # the two files stand in for the release: one data set, scores per text
+        run_audit(str(bench), db=db, detectors=["recorded"], progress=False)
+        run_audit(str(human), db=db, detector_objects={"marker": Marker(["secret", "pretty", "wave"])},
+                  progress=False, reader_options={"label": "toxicity>0.5"})
+    section = sass.analyze(load(db))
+    (s,) = section["sources"]
+    assert s["source"] == "dataset:sass" and not s["categories_only"] and s["n_gold"] == len(ROWS)
     # the paper's order (Table 5), "Sex. Harass." read as Sexual Harassment, others after
     assert s["categories"] == ["Blackmail", "Classism", "Gaslighting", "Sarcasm", "Sexual Harassment",
                                "Stereotyping", "Neutral", "False Positive"]
@@ -112,7 +114,7 @@ def test_sass_per_category_table_with_perspective_from_recorded_scores(tmp_path)
     # filtered vs unfiltered, overall and per category
     assert set(by["marker"]["by_split"]) == {"filtered", "unfiltered"}
     assert set(bm["splits"]) == {"filtered", "unfiltered"} and bm["splits"]["unfiltered"]["metrics"]["recall"]["value"] == 1
-    html = SASS_SECTION.render(s)
+    html = SASS_SECTION.render(section)
     assert "categories only" not in html and "Blackmail" in html and "<svg" in html
     assert html.index("Blackmail") < html.index("Neutral") < html.index("False Positive")
 
@@ -122,9 +124,10 @@ def test_sass_categories_only_without_gold(tmp_path):
     db = tmp_path / "log.sqlite"
     with as_released(bench):
         run_audit(str(bench), db=db, detectors=["recorded"], progress=False)
-    s = sass.analyze(load(db))
+    section = sass.analyze(load(db))
+    (s,) = section["sources"]
     assert s["categories_only"] and s["detectors"][0]["detector"] == "perspective-toxicity_score"
-    assert "categories only" in SASS_SECTION.render(s)
+    assert "categories only" in SASS_SECTION.render(section)
 
 
 # --- multi-class gold ----------------------------------------------------------------------------

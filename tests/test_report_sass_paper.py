@@ -123,6 +123,12 @@ def by_system(section: dict) -> dict[str, dict]:
     return {r["system"]: r for r in section["paper"]["table3"]}
 
 
+def release_of(report: dict) -> dict:
+    """The SASS section's block of the release (`dataset:sass`): the one compared with the paper."""
+    (block,) = [b for b in report["sections"]["sass"]["sources"] if b["release"]]
+    return block
+
+
 ORDERS = [[f for f in FILES if f != last] + [last] for last in FILES] + [list(reversed(FILES))]
 
 
@@ -133,8 +139,8 @@ def test_four_files_in_any_order_keep_the_gold_and_give_table_3(tmp_path, order)
     db = tmp_path / "log.sqlite"
     audit_all(files, order, db)
     report = report_from_db(db)
-    s = report["sections"]["sass"]
-    assert not s["categories_only"] and s["n_gold"] == len(ROWS)
+    (s,) = report["sections"]["sass"]["sources"]
+    assert s["release"] and not s["categories_only"] and s["n_gold"] == len(ROWS)
     want = oracle_table3(ROWS)
     got = by_system(s)
     assert set(got) == set(want)
@@ -158,7 +164,7 @@ def test_table_5_per_category_beside_the_paper(tmp_path):
     files = write_released_shapes(tmp_path)
     db = tmp_path / "log.sqlite"
     audit_all(files, list(FILES), db)
-    s = report_from_db(db)["sections"]["sass"]
+    s = release_of(report_from_db(db))
     rows = {r["category"]: r for r in s["paper"]["table5"]["rows"]}
     assert list(rows) == list(sass_paper.TABLE_5)  # the paper's order
     assert s["paper"]["table5"]["columns"] == ["human", "perspective", *GPT]
@@ -191,12 +197,13 @@ def test_recorded_detectors_have_distinct_names(tmp_path):
     """Both files that record Perspective, audited with --detectors recorded: two clearly named detectors."""
     files = write_released_shapes(tmp_path)
     db = tmp_path / "log.sqlite"
-    for name in ("toxicity_benchmark_scores.csv", "final_experiment_results.csv"):
-        run_audit(str(files[name]), db=db, detectors=["recorded"], progress=False)
+    with as_released(*files.values()):
+        for name in ("toxicity_benchmark_scores.csv", "final_experiment_results.csv"):
+            run_audit(str(files[name]), db=db, detectors=["recorded"], progress=False)
     with sqlite3.connect(db) as conn:
         names = [n for (n,) in conn.execute("SELECT name FROM detectors")]
     assert sorted(names) == sorted(["perspective-toxicity_score", "perspective", *GPT])
-    s = report_from_db(db)["sections"]["sass"]
+    s = release_of(report_from_db(db))
     # Table 3's Perspective row is the detector that scored every gold text (perspective_avg_toxicity)
     assert by_system(s)["perspective"]["detector"] == "perspective"
     want = oracle_table3(ROWS)
@@ -229,7 +236,8 @@ def run_recipe(folder: Path, work: Path) -> dict:
 
 def test_the_documented_recipe_gives_every_sass_figure(tmp_path):
     files = write_released_shapes(tmp_path)
-    s = run_recipe(tmp_path, tmp_path)["sections"]["sass"]
+    with as_released(*files.values()):  # the stand-ins are the release here
+        s = release_of(run_recipe(tmp_path, tmp_path))
     want = oracle_table3(ROWS)
     for system, values in want.items():
         assert [by_system(s)[system]["cells"][m]["ours"] for m in ("precision", "recall", "f1")] == pytest.approx(values)
@@ -240,7 +248,7 @@ def test_the_documented_recipe_gives_every_sass_figure(tmp_path):
 @requires("sass-release")
 def test_released_files_give_the_papers_table_3_and_table_5(tmp_path):
     """The recipe on the released files, checked against the paper's printed Table 3 and Table 5."""
-    s = run_recipe(RELEASED, tmp_path)["sections"]["sass"]
+    s = release_of(run_recipe(RELEASED, tmp_path))
     t3 = by_system(s)
     paper3 = {"perspective": (0.26, 0.05, 0.08), "gpt-3-zero-shot": (0.83, 0.19, 0.31),
               "gpt-3-one-shot": (0.77, 0.11, 0.19), "gpt-3-few-shot": (0.73, 0.52, 0.61)}
@@ -266,3 +274,64 @@ def test_released_files_give_the_papers_table_3_and_table_5(tmp_path):
     # the rows the paper averaged over 25 texts agree with it for the human and Perspective means
     for category in set(sass_paper.TABLE_5) - set(sass_paper.SHORT_ROWS):
         assert not t5[category]["human"]["differs"] and not t5[category]["perspective"]["differs"], category
+
+
+# another study's data in SASS's layout: its own texts, categories and numbers (not the release)
+OTHER = [("Pay up or the pictures go online.", "Blackmail", "filtered", 0.95, 0.9, 1, 1, 1),
+         ("Folks from that town can't read.", "Classism", "filtered", 0.2, 0.8, 1, 1, 1),
+         ("Lovely morning for a run.", "Neutral", "unfiltered", 0.9, 0.95, 1, 1, 1)]
+
+
+def write_other_study(path: Path) -> Path:
+    """A file with final_experiment_results.csv's header and rows of its own: SASS's layout, not its bytes."""
+    return _write(path, ["category", "tag", "text", "human_toxicity", "binary_label", "perspective_avg_toxicity",
+                         "gpt_zero_shot_mode", "gpt_one_shot_mode", "gpt_few_shot_mode",
+                         "perspective_toxic_thresholded_0.5"],
+                  [[c, tag, t, h, int(h > 0.5), p, z, o, f, int(p > 0.5)] for t, c, tag, h, p, z, o, f in OTHER])
+
+
+def test_a_sass_layout_file_that_is_not_the_release_is_not_compared_with_the_paper(tmp_path):
+    """The defect: the section took every comment with a category and a human score, whatever its
+    data set, so another study's file in SASS's layout (named file-DIGEST) was pooled with the release
+    and set beside the paper's Tables 3 and 5 as SASS. Its rows are reported as their own source,
+    without the paper's figures, and the release's figures are the release's rows alone."""
+    files = write_released_shapes(tmp_path)
+    db = tmp_path / "log.sqlite"
+    audit_all(files, list(FILES), db)
+    (tmp_path / "other").mkdir()
+    other_file = write_other_study(tmp_path / "other" / "final_experiment_results.csv")
+    run_audit(str(other_file), db=db, detector_objects={"quiet": Quiet()}, progress=False)
+    report = report_from_db(db)
+    s = report["sections"]["sass"]
+    by_source = {b["source"]: b for b in s["sources"]}
+    other = next(src for src in by_source if src != "dataset:sass")
+    assert other.startswith("dataset:file-")
+    release = by_source["dataset:sass"]
+    assert release["release"] and release["n_gold"] == len(ROWS)
+    want = oracle_table3(ROWS)  # the release's rows alone, as before the other file was audited
+    for system, values in want.items():
+        assert by_system(release)[system]["n"] == len(ROWS)
+        assert [by_system(release)[system]["cells"][m]["ours"] for m in ("precision", "recall", "f1")] \
+            == pytest.approx(values)
+    assert {r["category"]: r["n"] for r in release["paper"]["table5"]["rows"]}["Neutral"] == 2
+    # the other file: its own figures (GPT-3 and Perspective from its own columns), never the paper's
+    mine = by_source[other]
+    assert not mine["release"] and mine["paper"] is None and mine["n_gold"] == len(OTHER)
+    persp = {d["detector"]: d for d in mine["detectors"]}["perspective"]
+    assert persp["n"] == len(OTHER) and persp["tp"] == 2 and persp["fp"] == 1
+    html = render_html(report)
+    assert html.count("Table 3: binary classification") == 1
+    assert f"{other.removeprefix('dataset:')}" in html and "not the SASS release" in html
+
+
+def test_only_another_studys_sass_layout_file_gets_no_paper_table(tmp_path):
+    """Without the release in the log, nothing is set beside the paper (before: Table 3 and 5 of its rows)."""
+    f = write_other_study(tmp_path / "final_experiment_results.csv")
+    db = tmp_path / "log.sqlite"
+    run_audit(str(f), db=db, detector_objects={"quiet": Quiet()}, progress=False)
+    report = report_from_db(db)
+    (block,) = report["sections"]["sass"]["sources"]
+    assert block["source"].startswith("dataset:file-") and not block["release"] and block["paper"] is None
+    html = render_html(report)
+    assert "Table 3: binary classification" not in html and "(paper " not in html
+    assert "not the SASS release" in html

@@ -14,7 +14,16 @@ audited on one file scores the other's texts too; a system's recorded score (the
 system's column when no detector of the system (`perspective`, `perspective-toxicity_score`, …)
 scored the texts. With gold, the paper's Tables 3 and 5 are set beside the figures
 (`sass_paper.compare`). Without any gold label the section is "categories only": mean score
-per category, no precision, recall or F1."""
+per category, no precision, recall or F1.
+
+Per source, never pooled: a comment's data set is its platform (`dataset:NAME`), and only the
+release (`dataset:sass`: the catalog names a file `sass` only with the released bytes) is SASS. A
+file in SASS's layout with other bytes (an edited copy, another study's texts: `dataset:file-DIGEST`)
+gets its own block with the same figures, its own recorded scores included, and no comparison with
+the paper (`release` false, `paper` None). Shown, not left out: a researcher who wrote a study in
+SASS's layout (a translation, a replication with new texts) chose it for these per-category figures
+and wants them; what they must not get is their rows counted as SASS's or set beside figures the
+paper measured on other texts. The release comes first; each block says its source."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -35,6 +44,8 @@ CATEGORY_ORDER = ("Blackmail", "Classism", "Exclusionary", "Gaslighting", "Misog
 SPELLINGS = {"sex. harass.": "Sexual Harassment", "sexual_harassment": "Sexual Harassment",
              "false_positive": "False Positive"}
 RECORDED_VERSION = "recorded in the file"
+NOT_RELEASE = ("{n} comments from {source} have SASS-style labels but are not the SASS release (the catalog's bytes): "
+               "their own figures, not compared with the paper")
 
 
 def category(raw: str) -> str:
@@ -65,17 +76,14 @@ def _splits(scored: list[tuple[dict[str, str], float, int]], threshold: float) -
     return {k: _metrics(v, threshold) for k, v in sorted(by.items())}
 
 
-def analyze(data: StudyData) -> dict[str, Any] | Skip:
-    items = [(cid, lab) for cid, lab in data.labels.items() if cid in data.comments and "category" in lab
-             and ("human_score" in lab or data.comments[cid]["platform"] == PLATFORM)]
-    if not items:
-        return Skip(NO_ITEMS)
+def _block(data: StudyData, source: str, items: list[tuple[int, dict[str, str]]]) -> dict[str, Any] | None:
+    """One source's figures (None when no detector scored its texts); `items`: its SASS-layout comments."""
     gold_items = [(cid, lab, g) for cid, lab in items if (g := labelled.gold(lab)) is not None]
     rated = bool(gold_items)
     # the figures use the gold-labelled texts when there are any (another file's copy of a text,
-    # without gold, would count it twice), else every SASS text
+    # without gold, would count it twice), else every text of the source
     used = [(cid, lab, g) for cid, lab, g in gold_items] if rated else [(cid, lab, 0) for cid, lab in items]
-    recorded: dict[str, dict[int, float]] = defaultdict(dict)  # system -> text_id -> score, from any SASS file
+    recorded: dict[str, dict[int, float]] = defaultdict(dict)  # system -> text_id -> score, from the source's files
     for cid, lab in items:
         for system in SYSTEMS:
             if lab.get(recorded_label(system)):
@@ -112,11 +120,37 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
                                      "splits": _splits(by_cat[c], threshold)} for c in cats if by_cat[c]]
         detectors.append(entry)
     if not detectors:
-        return Skip(f"no detector scored the {len(items)} SASS texts: score them with modlens rescore --detectors KEY")
-    out = {"n": len(items), "n_gold": len(gold_items), "categories_only": not rated,
-           "share_toxic": mean(g for _, _, g in used) if rated else None,
+        return None
+    release = source == PLATFORM
+    out = {"source": source, "release": release, "n": len(items), "n_gold": len(gold_items),
+           "categories_only": not rated, "share_toxic": mean(g for _, _, g in used) if rated else None,
            "human_mean_by_category": {c: mean(human_by_cat[c]) for c in cats if human_by_cat[c]},
            "categories": cats, "splits": sorted({lab["filtered"] for _, lab, _ in used if lab.get("filtered")}),
            "detectors": detectors}
-    out["paper"] = sass_paper.compare(out) if rated else None
+    out["paper"] = sass_paper.compare(out) if rated and release else None
+    if not release:
+        out["note"] = NOT_RELEASE.format(n=len(items), source=source)
     return out
+
+
+def analyze(data: StudyData) -> dict[str, Any] | Skip:
+    """{"sources": [one block per source, the release first], "unscored": sources no detector scored}."""
+    by_source: dict[str, list[tuple[int, dict[str, str]]]] = defaultdict(list)
+    for cid, lab in data.labels.items():
+        if cid in data.comments and "category" in lab:
+            source = data.comments[cid]["platform"]  # the comment's data set
+            if "human_score" in lab or source == PLATFORM:
+                by_source[source].append((cid, lab))
+    if not by_source:
+        return Skip(NO_ITEMS)
+    blocks, unscored = [], []
+    for source in sorted(by_source, key=lambda src: (src != PLATFORM, src)):
+        block = _block(data, source, by_source[source])
+        if block is None:
+            unscored.append({"source": source, "n": len(by_source[source])})
+        else:
+            blocks.append(block)
+    if not blocks:
+        n = sum(len(v) for v in by_source.values())
+        return Skip(f"no detector scored the {n} SASS texts: score them with modlens rescore --detectors KEY")
+    return {"sources": blocks, "unscored": unscored}

@@ -23,7 +23,9 @@ METHOD = (f"SASS ({cite('sass')}). Gold: the human score > 0.5, the paper's bina
           "`perspective` detector scored the texts; GPT-3's recorded answers (final_experiment_results.csv) likewise. "
           "The paper's Tables 3 and 5 stand beside the log's figures: a figure that, rounded to the digits the paper "
           "prints, is not the paper's is marked ⚠ with its difference, and the notes say why. Without gold the "
-          "texts are reported by category only.")
+          "texts are reported by category only. Per source, never pooled: only the SASS release (dataset:sass, the "
+          "catalog's bytes) is compared with the paper; a file in SASS's layout with other bytes (an edited copy, another "
+          "study's texts: file-DIGEST) gets the same figures in a block of its own, without the paper's.")
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
@@ -79,7 +81,28 @@ def _paper(p: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def render(s: dict[str, Any]) -> str:
+def _name(s: dict[str, Any]) -> str:
+    """What a block's charts call its data: SASS for the release only."""
+    return "SASS" if s["release"] else f"{s['source'].removeprefix('dataset:')} (SASS's layout)"
+
+
+def _heading(s: dict[str, Any]) -> str:
+    if s["release"]:
+        return f"<h3>The SASS release ({html.escape(s['source'])})</h3>"
+    return (f"<h3>{html.escape(s['source'].removeprefix('dataset:'))}: SASS's layout, not the SASS release</h3>"
+            f"<p class=note>{html.escape(s['note'])}.</p>")
+
+
+def render(section: dict[str, Any]) -> str:
+    """Each source in a block of its own, the release first; only the release beside the paper."""
+    out = [_heading(s) + _render_source(s) for s in section["sources"]]
+    if section["unscored"]:
+        out.append("<p class=note>Not scored by any detector: " + html.escape(", ".join(
+            f"{u['source']} ({u['n']} texts)" for u in section["unscored"])) + ".</p>")
+    return "".join(out)
+
+
+def _render_source(s: dict[str, Any]) -> str:
     cats = s.get("categories") or list(s["human_mean_by_category"])
     names = [detector(d["detector"], d["version"]) for d in s["detectors"]]
     if s.get("categories_only"):
@@ -96,7 +119,7 @@ def render(s: dict[str, Any]) -> str:
         out.append(svg.figures(svg.bar_chart(
             cats, [(n, [next((c["flagged"] / c["n"] for c in d["by_category"] if c["category"] == cat), None)
                         for cat in cats]) for n, d in zip(names, s["detectors"])],
-            "SASS: share flagged per category", "share of the category's texts flagged toxic")))
+            f"{_name(s)}: share flagged per category", "share of the category's texts flagged toxic")))
         if s.get("paper"):
             out.append(_paper(s["paper"]))
         out.append("<h3>Per category</h3>" + _categories(s))
@@ -108,7 +131,7 @@ def render(s: dict[str, Any]) -> str:
     if s.get("categories_only"):
         out.append(svg.figures(svg.bar_chart(
             cats, [(n, [d["mean_by_category"].get(c) for c in cats]) for n, d in zip(names, s["detectors"])],
-            "SASS: mean score per category", "mean detector score")))
+            f"{_name(s)}: mean score per category", "mean detector score")))
     return "".join(out)
 
 
