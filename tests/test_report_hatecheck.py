@@ -43,7 +43,8 @@ def direct(data_dir):
 def test_table_per_functionality_matches_a_direct_computation(audited, direct):
     _, report = audited
     cases, right = direct
-    s = report["sections"]["hatecheck"]
+    (s,) = report["sections"]["hatecheck"]["sources"]
+    assert s["source"] == "dataset:hatecheck" and s["release"]
     (det,) = s["detectors"]
     assert det["detector"] == "profanity-check" and s["n_cases"] == len(cases) == det["n_scored"]
     rows = s["functionalities"]
@@ -142,23 +143,57 @@ HAND_CASES = [  # case_id, functionality, test_case, label_gold, target_ident, r
 ]
 
 
-def test_accuracy_per_functionality_equals_a_hand_count(tmp_path):
-    """The paper's layout on seven cases counted by hand (the counts below are not computed)."""
+def _says_hate():
     from modlens.detectors.base import Detector
 
     class SaysHate(_SaysHate, Detector):
         pass
+    return SaysHate()
 
-    f = tmp_path / "test_suite_cases.csv"
-    with open(f, "w", newline="", encoding="utf-8") as fh:
+
+def _hand_suite(path):
+    """HAND_CASES in the suite's columns: HateCheck's layout, not its bytes (so `dataset:file-DIGEST`)."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["", "functionality", "case_id", "test_case", "label_gold", "target_ident", "direction",
                     "focus_words", "focus_lemma", "ref_case_id", "ref_templ_id", "templ_id", "case_templ"])
         for i, (cid, func, text, gold, target, ref) in enumerate(HAND_CASES):
             w.writerow([i, func, cid, text, gold, target, "general", "", "", ref, "", cid, text])
+    return path
+
+
+def test_a_hatecheck_layout_file_that_is_not_the_suite_is_not_counted_as_hatecheck(tmp_path, data_dir):
+    """The defect: the section took every comment with functionality and label_gold, whatever its data
+    set, so another file in HateCheck's layout (dataset:file-DIGEST) was pooled into the rows cited as
+    HateCheck's. Each source is its own block now; the suite's rows are the suite's cases alone."""
     db = tmp_path / "hc.sqlite"
-    run_audit(str(f), db=db, fmt="hatecheck", detector_objects={"says-hate": SaysHate()}, progress=False)
-    s = report_from_db(db)["sections"]["hatecheck"]
+    run_audit("hatecheck", db=db, detector_objects={"says-hate": _says_hate()}, progress=False, limit=60)
+    run_audit(str(_hand_suite(tmp_path / "test_suite_cases.csv")), db=db, fmt="hatecheck",
+              detector_objects={"says-hate": _says_hate()}, progress=False)
+    report = report_from_db(db)
+    suite, other = report["sections"]["hatecheck"]["sources"]
+    assert suite["source"] == "dataset:hatecheck" and suite["release"] and suite["n_cases"] == 60
+    with open(data_dir / "hatecheck" / "test_suite_cases.csv", encoding="utf-8", newline="") as fh:
+        first = list(csv.DictReader(fh))[:60]
+    assert {r["key"]: r["n"] for r in suite["totals"]}["all"] == 60
+    assert sum(r["n"] for r in suite["functionalities"]) == 60 and {r["key"] for r in suite["functionalities"]} \
+        == {c["functionality"] for c in first}
+    assert other["source"].startswith("dataset:file-") and not other["release"] and other["n_cases"] == len(HAND_CASES)
+    assert {r["key"]: r["n"] for r in other["totals"]}["all"] == len(HAND_CASES)
+    page = render_html(report)
+    assert "not the HateCheck suite" in page and other["source"].removeprefix("dataset:") in page
+    charts = re.findall(r'aria-label="([^"]*): accuracy per functionality"', page)
+    assert charts == ["HateCheck", f"{other['source'].removeprefix('dataset:')} (HateCheck&#x27;s layout)"]
+
+
+def test_accuracy_per_functionality_equals_a_hand_count(tmp_path):
+    """The paper's layout on seven cases counted by hand (the counts below are not computed)."""
+    f = _hand_suite(tmp_path / "test_suite_cases.csv")
+    db = tmp_path / "hc.sqlite"
+    run_audit(str(f), db=db, fmt="hatecheck", detector_objects={"says-hate": _says_hate()}, progress=False)
+    section = report_from_db(db)["sections"]["hatecheck"]
+    (s,) = section["sources"]
+    assert not s["release"]  # the cases written here are not the suite's bytes: a block of their own
     label = "says-hate@test-1"
 
     def acc(rows):
@@ -171,6 +206,6 @@ def test_accuracy_per_functionality_equals_a_hand_count(tmp_path):
     assert [r["gold"] for r in s["functionalities"]] == ["hateful", "non-hateful", "hateful"]
     from modlens.analysis.sections.hatecheck import SECTION
 
-    html = SECTION.render(s)  # the section alone: the robustness section also names spell_* cases
+    html = SECTION.render(section)  # the section alone: the robustness section also names spell_* cases
     assert html.index(">F1<") < html.index("derog_neg_emote_h") < html.index(">F8<") < html.index("slur_homonym_nh") \
         < html.index(">F29<") < html.index("spell_leet_h")

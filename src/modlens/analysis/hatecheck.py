@@ -7,6 +7,14 @@ A case is a comment whose labels carry `functionality` and `label_gold` (what
 `datasets/hatecheck.py` stores); a detector is right when its decision (score ≥ its threshold)
 matches the gold label. Intervals: Wilson 95% (`metrics.wilson_interval`). The `spell_*` rows
 are cases like any other here; the robustness section pairs them with their clean originals.
+
+Per source, never pooled (a source is the comment's platform, its data set): only `dataset:hatecheck`
+(the catalog names a file `hatecheck` only with the suite's own bytes) is HateCheck. A file in
+HateCheck's layout with other bytes (an edited suite, a translation, another study's functional
+tests: `dataset:file-DIGEST`) gets the same tables in a block of its own (`release` false, with a
+`note`), never its cases counted in HateCheck's rows: a researcher who wrote tests in this layout
+wants their per-functionality accuracy, and a reader of the HateCheck rows wants the suite's cases
+alone. The suite comes first.
 """
 from __future__ import annotations
 
@@ -52,6 +60,9 @@ FUNCTIONALITIES = {
 }
 HATEFUL = "hateful"
 NO_CASES = "no HateCheck cases (labels functionality + label_gold): run modlens audit hatecheck"
+PLATFORM = "dataset:hatecheck"
+NOT_RELEASE = ("{n} comments from {source} have HateCheck-style labels but are not the HateCheck suite (the catalog's "
+               "bytes): their own tables, not counted as HateCheck's")
 
 
 def _order(functionality: str) -> tuple[int, str]:
@@ -73,10 +84,28 @@ def _cell(group: GroupScore | None) -> dict[str, Any]:
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
-    cases = [(cid, lab) for cid, lab in data.labels.items()
-             if lab.get("functionality") and lab.get("label_gold") and cid in data.comments]
-    if not cases:
+    """{"sources": [one block per source, the suite first], "unscored": sources no detector scored}."""
+    by_source: dict[str, list[tuple[int, dict[str, str]]]] = defaultdict(list)
+    for cid, lab in data.labels.items():
+        if lab.get("functionality") and lab.get("label_gold") and cid in data.comments:
+            by_source[data.comments[cid]["platform"]].append((cid, lab))  # the comment's data set
+    if not by_source:
         return Skip(NO_CASES)
+    blocks, unscored = [], []
+    for source in sorted(by_source, key=lambda src: (src != PLATFORM, src)):
+        block = _block(data, source, by_source[source])
+        if block is None:
+            unscored.append({"source": source, "n": len(by_source[source])})
+        else:
+            blocks.append(block)
+    if not blocks:
+        n = sum(len(v) for v in by_source.values())
+        return Skip(f"no detector scored the {n} HateCheck cases: score them with modlens rescore --detectors KEY")
+    return {"sources": blocks, "unscored": unscored}
+
+
+def _block(data: StudyData, source: str, cases: list[tuple[int, dict[str, str]]]) -> dict[str, Any] | None:
+    """One source's tables (None when no detector scored its cases)."""
     detectors: list[dict[str, Any]] = []
     # (table, row key) -> detector label -> its cases scored (`by_group`); tables: functionality, target, total
     results: dict[tuple[str, str], dict[str, GroupScore]] = defaultdict(dict)
@@ -95,7 +124,7 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
         detectors.append({"detector": det.name, "version": det.version, "threshold": det.threshold,
                           "label": det.label, "n_scored": len(scored)})
     if not detectors:
-        return Skip(f"no detector scored the {len(cases)} HateCheck cases: score them with modlens rescore --detectors KEY")
+        return None
     gold_of: dict[str, set[str]] = defaultdict(set)
     n_cases: dict[tuple[str, str], int] = defaultdict(int)
     for _, lab in cases:
@@ -114,5 +143,8 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
         row["gold"] = " / ".join(sorted(gold_of[row["key"]]))
     totals = table("total", [k for k in (HATEFUL, "non-hateful", "all") if n_cases[("total", k)]])
     targets = table("target", sorted({lab["target_ident"] for _, lab in cases if lab.get("target_ident")}))
-    return {"n_cases": len(cases), "detectors": detectors, "functionalities": functionalities,
-            "targets": targets, "totals": totals}
+    out = {"source": source, "release": source == PLATFORM, "n_cases": len(cases), "detectors": detectors,
+           "functionalities": functionalities, "targets": targets, "totals": totals}
+    if not out["release"]:
+        out["note"] = NOT_RELEASE.format(n=len(cases), source=source)
+    return out

@@ -16,14 +16,32 @@ METHOD = ("HateCheck (Röttger et al. 2021): a case is right when the detector's
           "threshold) matches the gold label (hateful = toxic). Accuracy per functionality (F1–F29, the paper's "
           f"order), per target identity and overall; brackets: Wilson 95% intervals ({cite('wilson')}). The spell_* cases "
           "also "
-          "appear as clean/perturbed pairs in the robustness section.")
+          "appear as clean/perturbed pairs in the robustness section. Per source, never pooled: only the suite "
+          "(dataset:hatecheck, the catalog's bytes) is HateCheck; a file in its layout with other bytes (file-DIGEST) "
+          "gets the same tables in a block of its own.")
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
     return hatecheck.analyze(data)
 
 
-def render(s: dict[str, Any]) -> str:
+def _heading(s: dict[str, Any]) -> str:
+    if s["release"]:
+        return f"<h3>The HateCheck suite ({html.escape(s['source'])})</h3>"
+    return (f"<h3>{html.escape(s['source'].removeprefix('dataset:'))}: HateCheck's layout, not the HateCheck suite</h3>"
+            f"<p class=note>{html.escape(s['note'])}.</p>")
+
+
+def render(section: dict[str, Any]) -> str:
+    """Each source in a block of its own, the suite first."""
+    out = [_heading(s) + _render_source(s) for s in section["sources"]]
+    if section["unscored"]:
+        out.append("<p class=note>Not scored by any detector: " + html.escape(", ".join(
+            f"{u['source']} ({u['n']} cases)" for u in section["unscored"])) + ".</p>")
+    return "".join(out)
+
+
+def _render_source(s: dict[str, Any]) -> str:
     dets = s["detectors"]
     names = [detector(d["detector"], d["version"]) for d in dets]
     cols = names if len(set(names)) == len(names) else [d["label"] for d in dets]
@@ -40,7 +58,8 @@ def render(s: dict[str, Any]) -> str:
            svg.figures(svg.bar_chart(
                [f"F{number[r['key']]} {r['key']}" if r["key"] in number else r["key"] for r in s["functionalities"]],
                [(c, [r["detectors"][d["label"]]["accuracy"] for r in s["functionalities"]]) for c, d in zip(cols, dets)],
-               "HateCheck: accuracy per functionality", "accuracy (decision matches the gold label)")),
+               ("HateCheck" if s["release"] else f"{s['source'].removeprefix('dataset:')} (HateCheck's layout)")
+               + ": accuracy per functionality", "accuracy (decision matches the gold label)")),
            "<h3>Totals</h3>", table(["cases", "n", *cols], [[r["key"], r["n"], *cells(r)] for r in s["totals"]])]
     if s["targets"]:
         out += ["<h3>By target identity</h3>",
