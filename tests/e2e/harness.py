@@ -3,6 +3,7 @@
 sites' URLs by Playwright request routing, and read-only queries of the study log."""
 from __future__ import annotations
 
+import io
 import json
 import mimetypes
 import os
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
@@ -55,6 +57,26 @@ def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: 
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
 
 
+def modlens_in(home: Path, *args: str) -> str:
+    """`modlens ARGS` with MODLENS_HOME=`home`: its `main` in this process (a fresh interpreter cost a second or
+    more of imports), its standard output; it must exit 0."""
+    from modlens.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = os.environ.get("MODLENS_HOME")
+    os.environ["MODLENS_HOME"] = str(home)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        if saved is None:
+            os.environ.pop("MODLENS_HOME", None)
+        else:
+            os.environ["MODLENS_HOME"] = saved
+    assert code == 0, f"modlens {' '.join(args)}: exit {code}\n{out.getvalue()}\n{err.getvalue()}"
+    return out.getvalue()
+
+
 class Daemon:
     """`modlens serve` on a fixed free port, so the extension's address survives restarts.
     `study_toml` None: no --config, the daemon serves the study the home joined (`modlens join`)."""
@@ -71,9 +93,7 @@ class Daemon:
         self.env = {**os.environ, "MODLENS_HOME": str(home)}
         self.proc: subprocess.Popen | None = None
         self.log = home / "serve.log"
-        out = subprocess.run([sys.executable, "-m", "modlens", "pair", "--json"], env=self.env,
-                             capture_output=True, text=True, check=True, timeout=120)
-        self.token = json.loads(out.stdout)["token"]
+        self.token = json.loads(modlens_in(home, "pair", "--json"))["token"]
 
     def pair_extension(self, origin: str) -> None:
         """`modlens pair --extension ORIGIN` in this daemon's home (which is not the test's)."""

@@ -9,8 +9,6 @@ inline rating; the ratings go through each worker's outbox into the one log. `mo
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tomllib
 
 import numpy as np
@@ -21,7 +19,7 @@ from modlens.study.assignment import slot_of
 from modlens.study import assignment, itemset
 
 from .conftest import make_browser
-from .harness import Daemon, wait_for
+from .harness import Daemon, modlens_in, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -153,13 +151,9 @@ def test_two_profiles_rate_one_item_set_and_alpha_covers_both(playwright_instanc
     rows = wait_for(lambda: (lambda rs: rs if len(rs) == 12 else None)(d.ratings()), 20, "12 ratings in the log")
     assert {r["rater_id"] for r in rows} == set(raters)
     d.stop()
-    env = d.env
-    out = subprocess.run([sys.executable, "-m", "modlens", "rate", "--db", str(d.db), "--study", str(d.home)],
-                         env=env, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert "reviewed 2 rater tasks: 2 accept" in out.stdout, out.stdout
-    report = json.loads(subprocess.run([sys.executable, "-m", "modlens", "report", "--db", str(d.db), "--format", "json"],
-                                       env=env, capture_output=True, text=True, timeout=180, check=True).stdout)
+    out = modlens_in(d.home, "rate", "--db", str(d.db), "--study", str(d.home))
+    assert "reviewed 2 rater tasks: 2 accept" in out, out
+    report = json.loads(modlens_in(d.home, "report", "--db", str(d.db), "--format", "json"))
     section = report["sections"]["itemset"]
     assert {(r["rater_id"], r["decision"]) for r in section["acceptance"]} == {(r, "accept") for r in raters}
     assert all(i["ratings"] == 2 and i["accepted_raters"] == 2 for i in section["items"])

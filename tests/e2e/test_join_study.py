@@ -4,15 +4,13 @@
 `modlens browse` starts it opens on the study's task list once the participant has agreed."""
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
 
 from modlens import signing
 from modlens.study import folder, pack
 
-from .harness import Browser, Daemon, prepare_extension, wait_for
+from .harness import Browser, Daemon, modlens_in, prepare_extension, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -33,8 +31,7 @@ def joined_daemon(tmp_path_factory):
     # the options page joins signed packs only; the terminal one, unsigned, with --allow-unsigned
     first, second = _pack(root, "first-study"), _pack(root, "second-study", key)
     d = Daemon(tmp_path_factory.mktemp("join-home"), None)
-    subprocess.run([sys.executable, "-m", "modlens", "join", str(first), "--allow-unsigned"], env=d.env, check=True,
-                   capture_output=True, timeout=120)
+    modlens_in(d.home, "join", str(first), "--allow-unsigned")
     d.start()
     d.second_pack = second
     yield d
