@@ -136,7 +136,9 @@ def test_audit_with_normalization_scores_normalized_variants(data_dir, tmp_path)
     assert con.execute("SELECT count(*) FROM normalizations").fetchone()[0] >= 30
     from modlens.analysis.report import report_from_db
     rep = report_from_db(tmp_path / "n.sqlite")
-    norm = rep["sections"]["normalization"]["systems"]
+    (block,) = rep["sections"]["normalization"]["sources"]
+    assert block["source"] == "dataset:noisyhate" and block["release"]
+    norm = block["systems"]
     assert any(not k.endswith("(recorded)") for k in norm) and "Google (recorded)" in norm
     assert res.n_missing > 0  # normalized texts Perspective never saw are missing, not guessed
 

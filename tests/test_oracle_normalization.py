@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import pytest
 
-from modlens.analysis.report import report_from_db, to_json
+from modlens.analysis.report import render_html, report_from_db, to_json
 from oracle_helpers import audit_noisyhate_recorded
 from modlens.rows import Variant
 from modlens.studylog.store import StudyLog
@@ -38,7 +38,9 @@ def test_normalization_accuracy_equals_a_hand_count(tmp_path):
             log.add_label(cid, "google_correct", google, "dataset:hand")
             if bing:
                 log.add_label(cid, "bing_correct", bing, "dataset:hand")
-    systems = json.loads(to_json(report_from_db(db)))["sections"]["normalization"]["systems"]
+    (block,) = json.loads(to_json(report_from_db(db)))["sections"]["normalization"]["sources"]
+    assert block["source"] == "dataset:hand" and not block["release"]
+    systems = block["systems"]
 
     def acc(system):
         return {t: (c["accuracy"], c["n"]) for t, c in systems[system].items()}
@@ -59,7 +61,9 @@ def test_noisyhate_recorded_spell_checkers_per_type_from_the_csv(data_dir, tmp_p
     # normalizer leaves the perturbed word, so this pair is not restored
     with StudyLog(db) as log:
         log.add_normalization(rows[0]["perturbed"], "identity", "1", rows[0]["perturbed"], [])
-    systems = json.loads(to_json(report_from_db(db)))["sections"]["normalization"]["systems"]
+    (block,) = json.loads(to_json(report_from_db(db)))["sections"]["normalization"]["sources"]
+    assert block["source"] == "dataset:noisyhate" and block["release"]
+    systems = block["systems"]
     assert systems["identity@1"]["all"] == {"accuracy": 0.0, "n": 1}
     hits: dict[tuple[str, str], list[bool]] = defaultdict(list)
     for r in rows:
@@ -70,3 +74,38 @@ def test_noisyhate_recorded_spell_checkers_per_type_from_the_csv(data_dir, tmp_p
     for (system, t), h in hits.items():
         cell = systems[system][t]
         assert (cell["n"], cell["accuracy"]) == (len(h), pytest.approx(sum(h) / len(h), abs=1e-12)), (system, t)
+
+
+def _log_pairs(log, platform: str, pairs, start: int = 0) -> None:
+    page = log.ensure_page(platform, f"{platform}.csv", None, None)
+    for i, (pert, pos, word, types, normalized, google, _bing) in enumerate(pairs, start):
+        clean = f"clean sentence {i}"
+        cid = log.add_comment(platform, f"k{i}", page, clean)
+        log.add_variant(cid, Variant(pert, "human:test", {"position": pos, "clean_word": word, "types": types}, 0,
+                                     source_text=clean))
+        if normalized is not None:
+            log.add_normalization(pert, "norm", "1", normalized, [])
+        log.add_label(cid, "google_correct", google, platform)
+
+
+def test_a_noisyhate_layout_file_that_is_not_noisyhate_is_its_own_table(tmp_path):
+    """The defect: the section pooled every variant that records a position and a clean word, whatever
+    its data set, so an edited NoisyHate (dataset:file-DIGEST) was counted in the table cited as
+    NoisyHate's Table 3, its recorded columns as "the dataset authors'" Google and Bing. Each source is
+    its own table now, NoisyHate's (dataset:noisyhate) first."""
+    db = tmp_path / "two.sqlite"
+    with StudyLog(db) as log:
+        _log_pairs(log, "dataset:noisyhate", PAIRS[:2])
+        _log_pairs(log, "dataset:file-0123456789abcdef", PAIRS[2:], start=2)
+    report = json.loads(to_json(report_from_db(db)))
+    nh, other = report["sections"]["normalization"]["sources"]
+    assert nh["source"] == "dataset:noisyhate" and nh["release"]
+    # PAIRS[0] restored, PAIRS[1] not; Google recorded 1, 0
+    assert nh["systems"]["norm@1"]["all"] == {"accuracy": 0.5, "n": 2}
+    assert nh["systems"]["Google (recorded)"]["all"] == {"accuracy": 0.5, "n": 2}
+    assert other["source"] == "dataset:file-0123456789abcdef" and not other["release"]
+    # PAIRS[2] restored, PAIRS[3] not (position past the end), PAIRS[4] never normalized; Google 1, 1, 0
+    assert other["systems"]["norm@1"]["all"] == {"accuracy": 0.5, "n": 2}
+    assert other["systems"]["Google (recorded)"]["all"] == {"accuracy": pytest.approx(2 / 3), "n": 3}
+    page = render_html(report_from_db(db))
+    assert "file-0123456789abcdef: NoisyHate's layout, not NoisyHate</h3>" in page
