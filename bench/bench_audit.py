@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from modlens.chunks.sinks import CHUNK_ITEMS
+
 BENCH = Path(__file__).resolve().parent
 
 CHILD = r"""
@@ -95,7 +97,8 @@ def main() -> None:
     ap.add_argument("--tree", action="append", type=Path, help="a source tree (repeatable; default: this one)")
     ap.add_argument("--rows", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--chunk", type=int, default=256, help="audit chunk (--chunk of modlens audit)")
+    ap.add_argument("--chunk", type=int, default=CHUNK_ITEMS,
+                    help=f"audit chunk (--chunk of modlens audit; default the product's, {CHUNK_ITEMS})")
     ap.add_argument("--detector", default="profanity-check", help="registry key, or `free` (costs nothing)")
     ap.add_argument("--device", help="the detector's device option (minilm-toxicity, hf-classifier): cpu | cuda | auto")
     ap.add_argument("--json", action="store_true", help="also print every run as a JSON line")

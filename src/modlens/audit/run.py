@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 from modlens.audit.attacks import AttackSpec, attack_limits, build_attack, plan_attacks
 from modlens.audit.auditor import Auditor, dataset_platform
 from modlens.chunks import ChunkPipeline, Compute, LocalCompute
-from modlens.chunks.sinks import GROUP_COMMIT_S
+from modlens.chunks.sinks import CHUNK_ITEMS, GROUP_COMMIT_S
 from modlens.config import DetectorConfig, StudyConfig
 from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, DatasetNotFound, blank_reason, count_rows,
                                    named_by_content)
@@ -121,7 +121,7 @@ def _detector_configs(specs: Sequence[str] | None, study: StudyConfig, data: Dat
 
 def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: StudyConfig | None = None,
               detectors: Sequence[str] | None = None, normalize: bool = False, perturb: Sequence[str] | None = None,
-              limit: int | None = None, chunk_size: int = 256, reader_options: dict[str, Any] | None = None,
+              limit: int | None = None, chunk_size: int = CHUNK_ITEMS, reader_options: dict[str, Any] | None = None,
               progress: bool = True, on_chunk: Callable[[int], None] | None = None,
               detector_objects: dict[str, Detector] | None = None, attack: AttackSpec | None = None,
               on_note: Callable[[str], None] | None = None, engine: str = "local",

@@ -15,6 +15,14 @@ from modlens.studylog.connection import begin_immediate
 from modlens.studylog.store import StudyLog
 
 PROGRESS_EVERY_S = 1.0  # how often an audit's progress row is updated
+# An audit's default chunk: items per transaction (`modlens audit --chunk`), also per progress step,
+# per Parquet shard and the most a crash leaves to recompute (two chunks on Ray, which computes one
+# while the driver writes the other); detectors still get calls of their own `max_batch`. Each COMMIT
+# writes again the pages the chunk's random text hashes touched: with a free detector over all of
+# Davidson, 1,024 spends a third of 256's COMMIT CPU (4.8 vs 8.2-9.0 µs per row) and about 5% less
+# CPU in all, while the write lock is held about 40 ms per chunk (256: 10 ms; 4,096: 170 ms, and no
+# faster than 1,024), docs/PERFORMANCE.md, bench/bench_audit_chunk.py.
+CHUNK_ITEMS = 1024
 # How long one transaction may span chunks that come fast (a cheap detector), when the audit is
 # told its log has no other writer (`modlens audit --group-commit SECONDS`): a COMMIT per chunk
 # writes the pages its random-keyed indexes (text hashes) touched again and again. In a group each
