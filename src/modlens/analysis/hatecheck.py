@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from modlens.analysis import metrics
+from modlens.analysis import metrics, per_source
 from modlens.analysis.data import StudyData
 from modlens.analysis.skip import Skip
 from modlens.metrics import GroupScore, by_group
@@ -91,13 +91,7 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
             by_source[data.comments[cid]["platform"]].append((cid, lab))  # the comment's data set
     if not by_source:
         return Skip(NO_CASES)
-    blocks, unscored = [], []
-    for source in sorted(by_source, key=lambda src: (src != PLATFORM, src)):
-        block = _block(data, source, by_source[source])
-        if block is None:
-            unscored.append({"source": source, "n": len(by_source[source])})
-        else:
-            blocks.append(block)
+    blocks, unscored = per_source.blocks(by_source, PLATFORM, lambda source, rows: _block(data, source, rows))
     if not blocks:
         n = sum(len(v) for v in by_source.values())
         return Skip(f"no detector scored the {n} HateCheck cases: score them with modlens rescore --detectors KEY")

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from modlens.analysis import per_source
 from modlens.analysis.data import StudyData
 from modlens.datasets.noisyhate import restored
 
@@ -34,8 +35,7 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
         if "position" in p and "clean_word" in p:
             comment = data.comments.get(v["comment_id"])
             by_source[comment["platform"] if comment else ""].append(v)  # the variant's data set
-    blocks = [b for src in sorted(by_source, key=lambda s: (s != PLATFORM, s))
-              if (b := _block(data, src, by_source[src])) is not None]
+    blocks, _ = per_source.blocks(by_source, PLATFORM, lambda source, rows: _block(data, source, rows))
     return {"sources": blocks} if blocks else None
 
 

@@ -30,7 +30,7 @@ from collections import defaultdict
 from statistics import mean
 from typing import Any
 
-from modlens.analysis import labelled, sass_paper
+from modlens.analysis import labelled, per_source, sass_paper
 from modlens.analysis.data import StudyData
 from modlens.analysis.metrics import bootstrap_intervals, precision_recall_f1
 from modlens.analysis.skip import Skip
@@ -143,13 +143,7 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
                 by_source[source].append((cid, lab))
     if not by_source:
         return Skip(NO_ITEMS)
-    blocks, unscored = [], []
-    for source in sorted(by_source, key=lambda src: (src != PLATFORM, src)):
-        block = _block(data, source, by_source[source])
-        if block is None:
-            unscored.append({"source": source, "n": len(by_source[source])})
-        else:
-            blocks.append(block)
+    blocks, unscored = per_source.blocks(by_source, PLATFORM, lambda source, rows: _block(data, source, rows))
     if not blocks:
         n = sum(len(v) for v in by_source.values())
         return Skip(f"no detector scored the {n} SASS texts: score them with modlens rescore --detectors KEY")

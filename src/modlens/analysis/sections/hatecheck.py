@@ -9,7 +9,7 @@ from modlens.analysis.data import StudyData
 from modlens.analysis.references import cite
 from modlens.analysis.sections import svg
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import detector, table, with_ci
+from modlens.analysis.sections.html import detector, source_heading, table, unscored_note, with_ci
 from modlens.analysis.skip import Skip
 
 METHOD = ("HateCheck (Röttger et al. 2021): a case is right when the detector's decision (score ≥ its "
@@ -25,20 +25,10 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     return hatecheck.analyze(data)
 
 
-def _heading(s: dict[str, Any]) -> str:
-    if s["release"]:
-        return f"<h3>The HateCheck suite ({html.escape(s['source'])})</h3>"
-    return (f"<h3>{html.escape(s['source'].removeprefix('dataset:'))}: HateCheck's layout, not the HateCheck suite</h3>"
-            f"<p class=note>{html.escape(s['note'])}.</p>")
-
-
 def render(section: dict[str, Any]) -> str:
     """Each source in a block of its own, the suite first."""
-    out = [_heading(s) + _render_source(s) for s in section["sources"]]
-    if section["unscored"]:
-        out.append("<p class=note>Not scored by any detector: " + html.escape(", ".join(
-            f"{u['source']} ({u['n']} cases)" for u in section["unscored"])) + ".</p>")
-    return "".join(out)
+    return "".join(source_heading(s, "The HateCheck suite", "HateCheck's layout, not the HateCheck suite")
+                   + _render_source(s) for s in section["sources"]) + unscored_note(section, "cases")
 
 
 def _render_source(s: dict[str, Any]) -> str:

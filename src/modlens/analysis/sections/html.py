@@ -81,3 +81,20 @@ def png(fig: Any) -> str:
     fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
     plt().close(fig)
     return f'<img alt="plot" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
+
+
+def source_heading(s: dict[str, Any], release: str, layout: str) -> str:
+    """A per-source block's heading (`analysis/per_source.py`): the data set's name for its own bytes
+    only; another file in its layout is named as that file, with the section's note on why."""
+    if s["release"]:
+        return f"<h3>{html.escape(release, quote=False)} ({html.escape(s['source'])})</h3>"
+    return (f"<h3>{html.escape(s['source'].removeprefix('dataset:'))}: {html.escape(layout, quote=False)}</h3>"
+            f"<p class=note>{html.escape(s['note'])}.</p>")
+
+
+def unscored_note(section: dict[str, Any], unit: str) -> str:
+    """The sources of a per-source section that no detector scored, in one note ('' when none)."""
+    if not section.get("unscored"):
+        return ""
+    return "<p class=note>Not scored by any detector: " + html.escape(", ".join(
+        f"{u['source']} ({u['n']} {unit})" for u in section["unscored"])) + ".</p>"

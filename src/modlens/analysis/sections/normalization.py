@@ -1,14 +1,13 @@
 """Section 4: normalization accuracy on NoisyHate-style variants (`analysis/normalization.py`)."""
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from modlens.analysis import normalization
 from modlens.analysis.data import StudyData
 from modlens.analysis.references import cite
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import table
+from modlens.analysis.sections.html import source_heading, table
 from modlens.analysis.skip import Skip
 
 METHOD = ("Token at the perturbed position of the normalizer's output, lowercased, equals the clean word "
@@ -27,16 +26,10 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
                 "modlens audit noisyhate --normalize")
 
 
-def _heading(s: dict[str, Any]) -> str:
-    if s["release"]:
-        return f"<h3>NoisyHate ({html.escape(s['source'])})</h3>"
-    return (f"<h3>{html.escape(s['source'].removeprefix('dataset:'))}: NoisyHate's layout, not NoisyHate</h3>"
-            f"<p class=note>{html.escape(s['note'])}.</p>")
-
-
 def render(section: dict[str, Any]) -> str:
     """A table per source, NoisyHate first."""
-    return "".join(_heading(s) + _table(s) for s in section["sources"])
+    return "".join(source_heading(s, "NoisyHate", "NoisyHate's layout, not NoisyHate") + _table(s)
+                   for s in section["sources"])
 
 
 def _table(s: dict[str, Any]) -> str:

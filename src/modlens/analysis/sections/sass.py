@@ -10,7 +10,7 @@ from modlens.analysis.data import StudyData
 from modlens.analysis.references import cite
 from modlens.analysis.sections import svg
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import detector, table, with_ci
+from modlens.analysis.sections.html import detector, source_heading, table, unscored_note, with_ci
 from modlens.analysis.skip import Skip
 
 METHOD = (f"SASS ({cite('sass')}). Gold: the human score > 0.5, the paper's binarization (or the label set "
@@ -86,20 +86,10 @@ def _name(s: dict[str, Any]) -> str:
     return "SASS" if s["release"] else f"{s['source'].removeprefix('dataset:')} (SASS's layout)"
 
 
-def _heading(s: dict[str, Any]) -> str:
-    if s["release"]:
-        return f"<h3>The SASS release ({html.escape(s['source'])})</h3>"
-    return (f"<h3>{html.escape(s['source'].removeprefix('dataset:'))}: SASS's layout, not the SASS release</h3>"
-            f"<p class=note>{html.escape(s['note'])}.</p>")
-
-
 def render(section: dict[str, Any]) -> str:
     """Each source in a block of its own, the release first; only the release beside the paper."""
-    out = [_heading(s) + _render_source(s) for s in section["sources"]]
-    if section["unscored"]:
-        out.append("<p class=note>Not scored by any detector: " + html.escape(", ".join(
-            f"{u['source']} ({u['n']} texts)" for u in section["unscored"])) + ".</p>")
-    return "".join(out)
+    return "".join(source_heading(s, "The SASS release", "SASS's layout, not the SASS release") + _render_source(s)
+                   for s in section["sources"]) + unscored_note(section, "texts")
 
 
 def _render_source(s: dict[str, Any]) -> str:
