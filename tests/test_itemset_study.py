@@ -23,6 +23,7 @@ import csv
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -103,6 +104,17 @@ async def rate_through_protocol(url: str, token: str, rater: Rater, assignment: 
             assert not ok.duplicate and not ok.inconsistent
 
 
+def scored_comments(db: Path, detector: str) -> int:
+    """How many comments the log holds a score of `detector` for (read-only: the daemon is the writer)."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        return con.execute("SELECT COUNT(*) FROM comments c JOIN scores s ON s.text_id = c.text_id "
+                           "JOIN detectors d USING (detector_id) WHERE d.name = ? AND s.error IS NULL",
+                           (detector,)).fetchone()[0]
+    finally:
+        con.close()
+
+
 def test_perspective_study_design_small_scale(tmp_path):
     from modlens.config import DEFAULT_ATTRIBUTES
     from modlens.study.assignment import Plan as TaskPlan
@@ -136,6 +148,12 @@ def test_perspective_study_design_small_scale(tmp_path):
             time.sleep(0.1)
         fed = modlens(["feed", str(tmp_path / "feed.jsonl"), "--key-col", "key", "--no-variants", "--daemon", url], home)
         assert len(fed.stdout.splitlines()) == len(comments) == 3 * 20
+        # the feed printed the scores the daemon sent; `sample` reads them from the log, which the daemon's writer
+        # fills after sending: wait until the log holds all 60 (run in-process, `sample` came before they did)
+        deadline = time.monotonic() + 60
+        while (stored := scored_comments(db, "profanity-check")) < len(comments):
+            assert proc.poll() is None and time.monotonic() < deadline, (stored, log_file.read_text(errors="replace"))
+            time.sleep(0.1)
 
         sampled = modlens(["sample", "--db", str(db), "--out", str(folder), "--detector", "profanity-check",
                            "--per-platform", "8", "--min-words", "1", "--seed", "3"])
@@ -217,7 +235,7 @@ def test_perspective_study_design_small_scale(tmp_path):
     assert "reviewed 10 rater tasks: 8 accept, 1 accept_unused, 1 reject" in out, out
     assert "labelstudio:99" not in out
 
-    report = json.loads(modlens(["report", "--db", str(db), "--format", "json"], timeout=120).stdout)
+    report = json.loads(modlens(["report", "--db", str(db), "--format", "json"]).stdout)
     section = report["sections"]["itemset"]
     assert section["n_items"] == 24 and section["decisions"] == {"accept": 8, "accept_unused": 1, "reject": 1}
     assert section["n_raters"] == 7 and section["n_raters_accepted"] == 5   # not "by 0 raters"
