@@ -22,15 +22,20 @@ PAIRS = 12
 LOGS_PER_PAIR = 3
 
 
-def hold_write_lock(db: Path, seconds: float) -> tuple[threading.Thread, threading.Event]:
-    """A foreign writer (plain sqlite3, as a DB browser would be) holding BEGIN IMMEDIATE on `db`."""
+def hold_write_lock(db: Path, seconds: float, release: threading.Event | None = None
+                    ) -> tuple[threading.Thread, threading.Event]:
+    """A foreign writer (plain sqlite3, as a DB browser would be) holding BEGIN IMMEDIATE on `db` for `seconds`,
+    or, given `release`, until the test sets it (at most `seconds`)."""
     holding = threading.Event()
 
     def hold() -> None:
         other = sqlite3.connect(db, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")
         holding.set()
-        time.sleep(seconds)
+        if release is None:
+            time.sleep(seconds)
+        else:
+            release.wait(seconds)
         other.execute("ROLLBACK")
         other.close()
 
@@ -61,7 +66,8 @@ def test_a_lock_never_released_fails_after_the_deadline_with_the_real_wait(tmp_p
     fresh, existing = tmp_path / "fresh.sqlite", tmp_path / "existing.sqlite"
     StudyLog(existing).close()
     for db in (fresh, existing):
-        thread, _ = hold_write_lock(db, 1.0)
+        release = threading.Event()  # the lock is held until the writer has given up, however slow the machine
+        thread, _ = hold_write_lock(db, 60, release)
         t0 = time.monotonic()
         try:
             with pytest.raises(StudyLogError) as err:
@@ -69,6 +75,7 @@ def test_a_lock_never_released_fails_after_the_deadline_with_the_real_wait(tmp_p
                     log.ensure_study("s", "t", {})
             waited = time.monotonic() - t0
         finally:
+            release.set()
             thread.join()
         assert waited >= 0.4, db.name  # never before the deadline
         said = float(str(err.value).split(" for ")[1].split(" s ")[0])
