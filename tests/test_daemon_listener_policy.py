@@ -102,13 +102,14 @@ async def test_an_idle_connection_is_closed_and_a_busy_one_is_not(tmp_path, monk
     monkeypatch.setattr(daemon_app, "HEADER_TIMEOUT_S", 1.0)
     async with running_daemon(tmp_path) as (url, _app):
         port = int(url.split(":")[2].split("/")[0])
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
         async with connect(url) as ws:
             client = Client(ws)
             await client.hello()
+            # an idle connection opened after the WebSocket: once the timer has closed it, the WebSocket's
+            # own timer, had it one, would have fired too (the signal that the wait is long enough)
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
             assert await asyncio.wait_for(reader.read(1), 4) == b""  # idle, no request: closed
             writer.close()
-            await asyncio.sleep(1.5)
             assert (await client.request({"type": "ping", "id": "p"}))["type"] == "pong"
 
 
