@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -54,38 +55,45 @@ def minilm():
     return registry.create("minilm-toxicity")
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _minilm_weights_read_once():
-    """MiniLM's weights are read from disk once per session: every detector built on the embedded encoder
-    in this process (a test's own, an audit's, an in-process daemon's) gets the same read-only module.
-    Nothing writes to it: the int8 twin quantizes a copy, a detector's close() only drops its reference.
-    Tokenizers are not shared (one used from two threads at once fails). Only where the collected tests
-    already imported transformers: a run of a few quick tests does not pay its import."""
-    if "transformers" not in sys.modules:
-        yield
+def _share_minilm_weights(session) -> None:
+    """MiniLM's weights are read from disk once per session (per worker under xdist), before the first test
+    starts: every detector built on the embedded encoder in this process (a test's own, an audit's, an
+    in-process daemon's, the sentence-similarity constraint's) gets the same read-only module. Nothing writes
+    to it: the int8 twin quantizes a copy, a detector's close() only drops its reference. Tokenizers are not
+    shared (one used from two threads at once fails). The read happens here, not in a fixture, so it is the
+    session's cost and not the first model test's (whose time the fast loop's 2 s check would charge with
+    it). Only where a selected test loads a model: a run of a few quick tests does not pay for it."""
+    if "transformers" not in sys.modules or not any(item.get_closest_marker("model") for item in session.items):
         return
     import torch
     import transformers
     from modlens.detectors.minilm import default_model_dir
 
     if torch.cuda.is_available():  # an encoder on CUDA converts its module in place (half, to)
-        yield
         return
     load = transformers.AutoModel.from_pretrained.__func__
     shared = str(default_model_dir())
-    cache: dict[str, object] = {}
+    cache: dict[str, object] = {shared: load(transformers.AutoModel, shared)}
 
     def from_pretrained(cls, path, *args, **kwargs):
         if str(path) != shared or args or kwargs:
             return load(cls, path, *args, **kwargs)
-        if path not in cache:
-            cache[path] = load(cls, path)
-        return cache[path]
+        if str(path) not in cache:
+            cache[str(path)] = load(cls, path)
+        return cache[str(path)]
 
     mp = pytest.MonkeyPatch()
     mp.setattr(transformers.AutoModel, "from_pretrained", classmethod(from_pretrained))
-    yield
-    mp.undo()
+    session.config.add_cleanup(mp.undo)
+
+
+def pytest_collection_finish(session):
+    if os.environ.get("PYTEST_XDIST_WORKER") and "torch" in sys.modules:
+        # one thread per worker: two workers on two cores, each with torch's default of a thread per core,
+        # made every model test wait for the other worker's threads (a 1 s test took 2-3 s at random)
+        import torch
+        torch.set_num_threads(1)
+    _share_minilm_weights(session)
 
 
 # --- markers, applied in one place ----------------------------------------------------------------
@@ -101,7 +109,13 @@ SLOW: dict[str, str] = {
     "tests/test_detectors_cli.py::test_detectors_text_output_shows_fix_lines": "loads every built-in detector",
     "tests/test_detectors_cli.py::test_detectors_lists_every_entry_with_status": "loads every built-in detector",
     "tests/test_attack_recipes.py::test_recipes_on_minilm_with_a_judge": "each recipe's whole search against MiniLM",
-    "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check": "each recipe's whole search",
+    "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check[toxictrap_combined_greedy]": "the recipe's whole search",
+    "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check[textbugger]": "the recipe's whole search",
+    "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check[toxictrap_combined_beam]": "the recipe's whole search",
+    "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check[toxictrap_word_greedy]": "the recipe's whole search",
+    "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check[a2t]": "the recipe's whole search",
+    "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check[textfooler]": "the recipe's whole search",
+    "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check[toxictrap_char_greedy]": "the recipe's whole search",
     "tests/test_attack_budget.py::test_no_query_is_spent_ranking_a_word_the_recipe_may_not_edit[textbugger]": "its search",
     "tests/test_attack_budget.py::test_no_query_is_spent_ranking_a_word_the_recipe_may_not_edit[pwws]": "its search",
     "tests/test_variant_importance.py::test_the_model_sees_only_the_fixed_widths": "MiniLM over every padded width",
@@ -115,7 +129,7 @@ SLOW: dict[str, str] = {
     "tests/test_perspective_logging.py::test_a_killed_daemon_keeps_every_call_it_answered": "kills a daemon process",
     "tests/test_report_reads_only.py::test_same_json_with_no_model_importable": "a second interpreter without the models",
     "tests/test_report_tables.py::test_csv_and_latex_carry_exactly_the_html_reports_figures": "renders the report three ways",
-    "tests/test_ordlogit_separation.py": "ordered-logit fits, penalized and not, in whole reports",
+    "tests/test_ordlogit_separation.py::test_report_": "ordered-logit fits, penalized and not, in whole reports",
     "tests/test_attack_budget.py::test_a_spent_budget_returns_the_success_already_scored": "PWWS scores every word's swaps",
     "tests/test_studylog_concurrency.py::test_twelve_pairs_of_writers_on_fresh_logs_all_finish": "24 writer processes",
     "tests/test_analysis_report.py::test_html_is_self_contained_with_methods_and_versions": "a whole report",
@@ -136,6 +150,15 @@ SLOW: dict[str, str] = {
     "tests/test_bundle_hostile.py::test_tables_inflating_to_512_mib_are_refused_whatever_size_they_declare": "inflates 512 MiB",
     "tests/test_cli_feed.py": "a real `modlens serve` process for the module",
     "tests/test_study_folder.py::test_join_writes_the_study_serve_runs_and_refuses_to_switch_silently": "starts `modlens serve`",
+    "tests/test_attack_defaults.py::test_audit_and_attack_run_a_recipe_with_the_same_default_limits": "two whole searches per recipe",
+    "tests/test_normalize_speed_equivalence.py::test_supersequences_equal_regex_oracle": "every supersequence against the regex oracle",
+    "tests/test_constraints.py::test_similarity_rejects_a_meaning_change_and_accepts_a_typo": "the normalizer's and the "
+                                                                                           "encoder's first texts",
+    "tests/test_cli_fuse.py::test_fuse_writes_cases_and_media_and_a_rerun_adds_nothing": "renders fused cases' images, twice",
+    "tests/test_cli_fuse.py::test_fuse_export_manifest_matches_files": "renders fused cases' images (the process's first "
+                                                                     "render loads the fonts)",
+    "tests/test_report_sass_paper.py::test_the_documented_recipe_gives_every_sass_figure": "the documented recipe: its audits and a report",
+    "tests/test_report_training_overlap.py::test_in_sample_is_an_integer_in_the_report_json_for_every_detector": "a whole report",
     "tests/test_perspective_clients.py": "300 tweets through each real Perspective client (Google's, PyPI's, npm's)",
 }
 
@@ -200,8 +223,42 @@ def _ci_may_skip(reason: str) -> bool:
     return all(t.strip() in realtools.CI_MAY_LACK for t in tools.split(","))
 
 
+# A fixture shared by several tests (module or session scope) is set up inside the first test that asks for it;
+# its time is the module's or session's, not that test's: it is taken off the test's time and checked on its own,
+# against SHARED_TIMES times the limit (a module's setup may cost what a few of its tests may). The workers record
+# it in the report (user_properties reach the controller under xdist).
+SHARED_TIMES = 5
+_shared: dict[str, float] = {}
+_setting_up: list[pytest.Item] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    _setting_up.append(item)
+    try:
+        yield
+    finally:
+        _setting_up.pop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    start = time.perf_counter()  # its own time: the fixtures it depends on were set up before this hook
+    yield
+    if fixturedef.scope != "function" and _setting_up:
+        where = request.node.nodeid or "session"
+        _setting_up[-1].user_properties.append((f"shared setup: {where}::{fixturedef.argname}",
+                                                time.perf_counter() - start))
+
+
 def pytest_runtest_logreport(report):
-    _seconds[report.nodeid] = _seconds.get(report.nodeid, 0.0) + report.duration
+    seconds = report.duration
+    if report.when == "setup":  # the setup report carries the shared fixtures it built (later phases repeat them)
+        for name, value in report.user_properties:
+            if isinstance(name, str) and name.startswith("shared setup: "):
+                _shared[name.removeprefix("shared setup: ")] = value
+                seconds -= value
+    _seconds[report.nodeid] = _seconds.get(report.nodeid, 0.0) + seconds
     if "slow" in report.keywords:  # a report's keywords hold its item's marks
         _marked_slow.add(report.nodeid)
     if report.skipped and not hasattr(report, "wasxfail"):
@@ -225,6 +282,11 @@ def _problems(session) -> list[str]:
             out.append(f"{len(slow)} tests not marked slow took over {limit:g} s (make them faster, or list them in "
                        "tests/conftest.py's SLOW with why):")
             out += [f"  {n}: {s:.1f} s" for n, s in sorted(slow.items(), key=lambda kv: -kv[1])]
+        shared = {name: seconds for name, seconds in _shared.items() if seconds > SHARED_TIMES * limit}
+        if shared:
+            out.append(f"{len(shared)} shared fixtures took over {SHARED_TIMES * limit:g} s to set up (make them "
+                       "cheaper, or mark slow the tests that use them):")
+            out += [f"  {n}: {s:.1f} s" for n, s in sorted(shared.items(), key=lambda kv: -kv[1])]
     return out
 
 

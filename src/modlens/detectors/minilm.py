@@ -489,6 +489,8 @@ def build(detector: EncoderDetector[H, D], load_head: Callable[[Path], H], defau
                                   f"pip install {err.name}") from err
     head_path = Path(os.path.expanduser(head)) if head else default_head
     head_obj = load_head(head_path)
+    if quality.path_beside(head_path).is_file():  # a broken quality file stops the load before the weights are read
+        measured_quality(head_path, "")
     encoder = SentenceEncoder(model_dir, device=device, max_length=max_length,
                               batch_size=batch_size, num_threads=num_threads)
     det = detector(encoder, head_obj, head_path)
