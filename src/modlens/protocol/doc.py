@@ -103,6 +103,12 @@ transaction holding the rows it vouches for committed (the WAL fsync'd,
 key's row), `rating_ok.rating_id`, `comment_media_ok.media[].media_id`. A client may drop a
 message from its outbox on its acknowledgement: a daemon killed at any moment afterwards keeps it.
 
+`scores` is not an acknowledgement: it goes out as soon as the detectors answer, so a highlight never
+waits for the disk, and its score rows are written just after. A daemon killed in between keeps the
+comments (acknowledged) without those scores, which `modlens rescore` recomputes; a client that reads
+the log right after the last `scores` (a script running `modlens feed` then `modlens report`) may
+find the newest page's scores not yet there.
+
 A message whose write fails is answered with an `error`, never with an acknowledgement, and
 nothing of it is kept. A study log that cannot be written now (a full disk, a read-only file or
 folder, an I/O error, the lock held by another writer past its timeout) is one condition: every
