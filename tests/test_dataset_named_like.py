@@ -3,7 +3,6 @@ comes from the reader or shorthand that identified it, never from the file's nam
 saved as davidson.csv or hatecheck.csv is not Davidson's or HateCheck's data, is never pooled with
 them in the report and is not cited as them."""
 
-from pathlib import Path
 
 from modlens.analysis import labelled
 from modlens.analysis.data import load
@@ -13,6 +12,7 @@ from modlens.datasets.registry import load as load_dataset
 from modlens.detectors.base import Detector
 from csv_files import write_csv as _table
 from csv_files import labelled_csv as _write
+from realtools import requires
 
 
 class Words(Detector):
@@ -148,10 +148,6 @@ def test_sass_is_sass_only_with_the_released_bytes(tmp_path):
     """SASS's reader named every file in its layout `sass`. The catalog pins the four released files'
     SHA-256 (fetched as released, the paths in the authors' repository); a file with other bytes in
     SASS's layout is named by its content, and a released file under any name is SASS."""
-    import os
-
-    import pytest
-
     from modlens.datasets.catalog import CATALOG
 
     released = {f.path: f.sha256 for f in CATALOG["sass"].files}
@@ -169,8 +165,14 @@ def test_sass_is_sass_only_with_the_released_bytes(tmp_path):
     assert load_folder(str(tmp_path)).name.startswith("file-")
     with as_released(tmp_path / "norm_human_toxicity_scores.csv"):
         assert load_folder(str(tmp_path)).name == "sass"
-    folder = os.environ.get("MODLENS_SASS")  # the release is not shipped (no licence): read where it lies
-    if not folder or not all((Path(folder) / f).is_file() for f in released):
-        pytest.skip("the released SASS files are not here (MODLENS_SASS names their folder)")
-    for file in released:
-        assert load_dataset(str(Path(folder) / file)).name == "sass", file
+
+
+@requires("sass-release")
+def test_the_released_sass_files_are_sass():
+    """The release is not shipped (no licence): read where it lies (MODLENS_SASS); each of its files,
+    by its pinned SHA-256, is SASS."""
+    from modlens.datasets.catalog import CATALOG
+    from test_report_sass_paper import RELEASED
+
+    for f in CATALOG["sass"].files:
+        assert load_dataset(str(RELEASED / f.path)).name == "sass", f.path
