@@ -35,7 +35,6 @@ Runs in about 20-40 s on a 2-core machine (`slow`).
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import os
 import signal
@@ -45,7 +44,6 @@ import subprocess
 import sys
 import time
 import tomllib
-from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,9 +51,9 @@ import numpy as np
 import pytest
 
 import study_sim
+from cli_inprocess import run_modlens
 from study_sim import Page, Plan
 
-from modlens.cli import main
 
 pytestmark = pytest.mark.slow
 
@@ -81,24 +79,12 @@ class Ran:
 
 
 def modlens(args: list[str], home: Path | None = None) -> Ran:
-    """`modlens ARGS` as `python -m modlens` runs it, its `main` in this process, with MODLENS_HOME=`home`
-    where given (a fresh interpreter per command cost a second or more of imports, some forty times); the
-    command must exit 0. One at a time: the environment and standard output belong to the process."""
-    out, err = io.StringIO(), io.StringIO()
-    saved = os.environ.get("MODLENS_HOME")
-    if home is not None:
-        os.environ["MODLENS_HOME"] = str(home)
-    try:
-        with redirect_stdout(out), redirect_stderr(err):
-            code = main(list(args))
-    finally:
-        if saved is None:
-            os.environ.pop("MODLENS_HOME", None)
-        else:
-            os.environ["MODLENS_HOME"] = saved
+    """`modlens ARGS` as `python -m modlens` runs it, in this process (`cli_inprocess`), with
+    MODLENS_HOME=`home` where given; the command must exit 0."""
+    code, out, err = run_modlens(args, home)
     if code != 0:
-        raise AssertionError(f"modlens {' '.join(args)} exited {code}:\n{out.getvalue()}\n{err.getvalue()}")
-    return Ran(out.getvalue(), err.getvalue())
+        raise AssertionError(f"modlens {' '.join(args)} exited {code}:\n{out}\n{err}")
+    return Ran(out, err)
 
 
 def free_port() -> int:

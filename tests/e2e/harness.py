@@ -3,7 +3,6 @@
 sites' URLs by Playwright request routing, and read-only queries of the study log."""
 from __future__ import annotations
 
-import io
 import json
 import mimetypes
 import os
@@ -14,10 +13,11 @@ import subprocess
 import sys
 import threading
 import time
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
+
+from cli_inprocess import run_modlens
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "sites"
@@ -58,23 +58,11 @@ def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: 
 
 
 def modlens_in(home: Path, *args: str) -> str:
-    """`modlens ARGS` with MODLENS_HOME=`home`: its `main` in this process (a fresh interpreter cost a second or
-    more of imports), its standard output; it must exit 0."""
-    from modlens.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    saved = os.environ.get("MODLENS_HOME")
-    os.environ["MODLENS_HOME"] = str(home)
-    try:
-        with redirect_stdout(out), redirect_stderr(err):
-            code = main(list(args))
-    finally:
-        if saved is None:
-            os.environ.pop("MODLENS_HOME", None)
-        else:
-            os.environ["MODLENS_HOME"] = saved
-    assert code == 0, f"modlens {' '.join(args)}: exit {code}\n{out.getvalue()}\n{err.getvalue()}"
-    return out.getvalue()
+    """`modlens ARGS` with MODLENS_HOME=`home`, in this process (`cli_inprocess`): its standard output; it
+    must exit 0."""
+    code, out, err = run_modlens(list(args), home)
+    assert code == 0, f"modlens {' '.join(args)}: exit {code}\n{out}\n{err}"
+    return out
 
 
 class Daemon:
