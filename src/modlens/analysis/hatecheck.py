@@ -89,13 +89,8 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     for cid, lab in data.labels.items():
         if lab.get("functionality") and lab.get("label_gold") and cid in data.comments:
             by_source[data.comments[cid]["platform"]].append((cid, lab))  # the comment's data set
-    if not by_source:
-        return Skip(NO_CASES)
-    blocks, unscored = per_source.blocks(by_source, PLATFORM, lambda source, rows: _block(data, source, rows))
-    if not blocks:
-        n = sum(len(v) for v in by_source.values())
-        return Skip(f"no detector scored the {n} HateCheck cases: score them with modlens rescore --detectors KEY")
-    return {"sources": blocks, "unscored": unscored}
+    return per_source.section(by_source, PLATFORM, lambda source, rows: _block(data, source, rows),
+                              none=NO_CASES, what="HateCheck cases")
 
 
 def _block(data: StudyData, source: str, cases: list[tuple[int, dict[str, str]]]) -> dict[str, Any] | None:

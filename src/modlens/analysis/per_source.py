@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
+from modlens.analysis.skip import Skip
+
 Row = TypeVar("Row")
 
 
@@ -27,3 +29,16 @@ def blocks(by_source: Mapping[str, list[Row]], release: str,
         else:
             out.append(got)
     return out, unscored
+
+
+def section(by_source: Mapping[str, list[Row]], release: str, block: Callable[[str, list[Row]], dict[str, Any] | None],
+            *, none: str, what: str) -> dict[str, Any] | Skip:
+    """A per-source section: {"sources": blocks, "unscored": [...]}, or why it is skipped (`none`: no rows in
+    any source; `what`: what its rows are, e.g. "SASS texts", when no detector scored any of them)."""
+    if not by_source:
+        return Skip(none)
+    found, unscored = blocks(by_source, release, block)
+    if not found:
+        n = sum(len(v) for v in by_source.values())
+        return Skip(f"no detector scored the {n} {what}: score them with modlens rescore --detectors KEY")
+    return {"sources": found, "unscored": unscored}

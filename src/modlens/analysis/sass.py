@@ -141,10 +141,5 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
             source = data.comments[cid]["platform"]  # the comment's data set
             if "human_score" in lab or source == PLATFORM:
                 by_source[source].append((cid, lab))
-    if not by_source:
-        return Skip(NO_ITEMS)
-    blocks, unscored = per_source.blocks(by_source, PLATFORM, lambda source, rows: _block(data, source, rows))
-    if not blocks:
-        n = sum(len(v) for v in by_source.values())
-        return Skip(f"no detector scored the {n} SASS texts: score them with modlens rescore --detectors KEY")
-    return {"sources": blocks, "unscored": unscored}
+    return per_source.section(by_source, PLATFORM, lambda source, rows: _block(data, source, rows),
+                              none=NO_ITEMS, what="SASS texts")
