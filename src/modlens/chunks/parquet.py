@@ -139,9 +139,8 @@ class ParquetSink:
     def unscored(self, texts: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
         return {k: list(texts) for k in keys} if texts else {}
 
-    def record(self, chunk: Chunk, *, done: bool = True, register: bool = False) -> None:
-        if register:
-            chunk.comment_ids = self.register(chunk.items)
+    def record(self, chunk: Chunk, *, done: bool = True) -> None:
+        chunk.comment_ids = self.register(chunk.items)
         n, self.next = self.next, self.next + 1
         self._write("scores", n, [
             {"text": t, "detector": k, "labels_json": None if r.labels is None else canonical_json(r.labels),
@@ -408,8 +407,7 @@ def import_parquet(out: str | Path, db: str | Path) -> dict[str, Any]:
                 if not keep:
                     continue
                 chunk.items, chunk.generated = [chunk.items[i] for i in keep], [chunk.generated[i] for i in keep]
-                chunk.comment_ids = sink.register(chunk.items)
-                sink.record(chunk)
+                sink.record(chunk)  # registered and recorded in one transaction
                 counts["items"] += len(keep)
                 counts["scores"] += len(chunk.scores)
                 counts["chunks"] += 1

@@ -41,7 +41,7 @@ class ChunkPipeline:
             chunk = await self._compute(items)
             if before is not None:  # the chunk before this one is recorded (or failed): ids follow the file
                 await before
-            self.sink.record(chunk, done=done, register=True)
+            self.sink.record(chunk, done=done)
         finally:
             mine.set_result(None)
         self.n_scored += len(chunk.scores)

@@ -35,17 +35,13 @@ GROUP_COMMIT_S = 0.0
 
 
 class Sink(Protocol):
-    def register(self, items: Sequence[DatasetItem]) -> Sequence[int | None]:
-        """Records the items before their compute (comment ids), or nothing (None each)."""
-        ...
-
     def unscored(self, texts: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
         """detector key -> the texts it still has to score (all, where the sink cannot tell)."""
         ...
 
-    def record(self, chunk: Chunk, *, done: bool = True, register: bool = False) -> None:
-        """Everything the chunk produced; `done`: its items count as finished (else `mark_done` later);
-        `register`: its items are registered first, in the same transaction (`chunk.comment_ids` set)."""
+    def record(self, chunk: Chunk, *, done: bool = True) -> None:
+        """The chunk's items registered (`chunk.comment_ids` set) and everything it produced, in one
+        transaction; `done`: its items count as finished (else `mark_done` later)."""
         ...
 
     def mark_done(self, comment_ids: Sequence[int | None]) -> None: ...
@@ -89,13 +85,12 @@ class LogSink:
                 out[k] = todo
         return out
 
-    def record(self, chunk: Chunk, *, done: bool = True, register: bool = False) -> None:
-        """One transaction per chunk (a SAVEPOINT in a group), its items registered in it with `register`;
-        an item enters `run_items` only with its last result."""
+    def record(self, chunk: Chunk, *, done: bool = True) -> None:
+        """One transaction per chunk (a SAVEPOINT in a group), its items registered in it; an item
+        enters `run_items` only with its last result."""
         self._open_group()
         with self.log.transaction(whole=True):  # nothing here goes on after a write raised
-            if register:
-                chunk.comment_ids = self.register(chunk.items)
+            chunk.comment_ids = self.register(chunk.items)
             record_results(self.log, self.detector_ids, scores=chunk.scores, normalizations=chunk.normalizations,
                            errors=chunk.errors, run_id=self.run_id)
             self.log.add_variants_many([(cid, v) for cid, gen in zip(chunk.comment_ids, chunk.generated)
