@@ -6,7 +6,7 @@ import functools
 import hashlib
 import json
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable, Sequence, cast
 
 
 def now_iso() -> str:
@@ -32,14 +32,36 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-# The C encoder behind `json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-# default=str)`, built once: `json.dumps` with options builds a new encoder at every call, which
-# was a third of the cost of storing a score row. No circular-reference check (a shared marker dict
-# would not be thread-safe): a self-containing value fails with RecursionError instead of ValueError.
-# Hot loops call it directly: `"".join(CANONICAL_ENCODER(value, 0))` (records/scores.py).
-C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
-CANONICAL_ENCODER = None if C_MAKE_ENCODER is None else C_MAKE_ENCODER(
-    None, str, json.encoder.encode_basestring, None, ":", ",", True, False, True)
+_C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+Encoder = Callable[[Any, int], Sequence[str]]  # (value, indent level) -> the JSON text's parts
+
+
+def c_encoder(*, sort_keys: bool, separators: tuple[str, str],
+              default: Callable[[Any], Any] | None = None) -> Encoder | None:
+    """The C encoder behind `json.dumps(value, ensure_ascii=False, sort_keys=..., separators=...,
+    default=...)`, built once (None on a Python without the accelerator); `"".join(enc(value, 0))` is
+    that string. `json.dumps` with options builds a new encoder at every call, which was a third of the
+    cost of storing a score row. No circular-reference check (a shared marker dict would not be
+    thread-safe): a self-containing value fails with RecursionError instead of ValueError."""
+    if _C_MAKE_ENCODER is None:
+        return None
+    item_sep, key_sep = separators
+    return cast(Encoder, _C_MAKE_ENCODER(None, default or json.JSONEncoder().default, json.encoder.encode_basestring,
+                                         None, key_sep, item_sep, sort_keys, False, True))  # skipkeys off, NaN allowed
+
+
+def json_dumper(*, sort_keys: bool = False, separators: tuple[str, str] = (", ", ": "),
+                default: Callable[[Any], Any] | None = None) -> Callable[[Any], str]:
+    """`json.dumps` with these options and `ensure_ascii=False`, its encoder built once (`c_encoder`)."""
+    enc = c_encoder(sort_keys=sort_keys, separators=separators, default=default)
+    if enc is None:
+        return functools.partial(json.dumps, ensure_ascii=False, sort_keys=sort_keys, separators=separators,
+                                 default=default)
+    return lambda value: "".join(enc(value, 0))
+
+
+# canonical JSON's encoder; hot loops call it directly: `"".join(CANONICAL_ENCODER(value, 0))` (records/scores.py)
+CANONICAL_ENCODER = c_encoder(sort_keys=True, separators=(",", ":"), default=str)
 
 
 def canonical_json(value: Any) -> str:

@@ -31,16 +31,18 @@ def ensure_detector(db: LogConnection, name: str, version: str, toxicity_label: 
         return found
 
 
+def _canonical_parts(value: Any, _indent: int) -> tuple[str]:
+    """`CANONICAL_ENCODER`'s call on a Python without the C accelerator."""
+    return (canonical_json(value),)
+
+
 def add_scores(db: LogConnection, rows: Iterable[TextScoreRow]) -> int:
     """(text, detector_id, labels, toxicity, latency_ms, error) rows (a later good score replaces
     an earlier error, never the reverse); the number of rows given."""
     rows = rows if isinstance(rows, list) else list(rows)
     if not rows:
         return 0
-    enc, join = codec.CANONICAL_ENCODER, "".join
-    if enc is None:  # a Python without the C accelerator
-        def enc(value: Any, _indent: int) -> tuple[str]:
-            return (canonical_json(value),)
+    enc, join = codec.CANONICAL_ENCODER or _canonical_parts, "".join
     with db.locked():
         ids = text_ids(db, [r[0] for r in rows])
         now = now_iso()

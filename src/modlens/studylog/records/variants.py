@@ -26,15 +26,9 @@ VARIANT_ID = ("SELECT variant_id FROM variants WHERE comment_id = ? AND text_id 
 INSERT_NORMALIZATION = (
     "INSERT OR IGNORE INTO normalizations (source_text_id, normalizer, version, result_text_id, edits_json, "
     "created_at) VALUES (?, ?, ?, ?, ?, ?)")
-# json.dumps(edits, ensure_ascii=False) as the C encoder behind it, built once (`JSONEncoder.encode`
-# builds a new one per call, a third of the cost of a normalization row); Python's own without it
-_EDITS = json.JSONEncoder(ensure_ascii=False)
-_C_EDITS = None if codec.C_MAKE_ENCODER is None else codec.C_MAKE_ENCODER(
-    None, _EDITS.default, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
-
-
-def _edits_json(edits: Any) -> str:
-    return _EDITS.encode(edits) if _C_EDITS is None else "".join(_C_EDITS(edits, 0))
+# json.dumps(edits, ensure_ascii=False), its encoder built once (`JSONEncoder.encode` builds a new one
+# per call, a third of the cost of a normalization row)
+_edits_json = codec.json_dumper()
 # the model-dependent checks of a logged attack (audit/attack_checks.py), kept inside its attack record
 SET_ATTACK_CHECKS = "UPDATE variants SET attack_json = json_set(attack_json, '$.checks', json(?)) WHERE variant_id = ?"
 # the latest failure of a step for a text is kept (a rerun that fails again says why, this time)
