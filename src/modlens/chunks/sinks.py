@@ -28,9 +28,10 @@ CHUNK_ITEMS = 1024
 # writes the pages its random-keyed indexes (text hashes) touched again and again. In a group each
 # chunk is a SAVEPOINT, whose page copies cost about what the saved COMMITs did once a chunk's own
 # writes took no savepoints (free detector, 2026-12-06: 59-67 µs per row either way; before, 6,000-7,600
-# -> 7,900-8,300 rows per CPU second at 1 s, docs/PERFORMANCE.md). Off by default: the audit takes the write lock again right after each COMMIT, so another writer of the
-# same log (a daemon acknowledging comments only once they are committed, a second audit) starved
-# for the whole audit even at 0.25 s (tests/test_concurrent_log.py).
+# -> 7,900-8,300 rows per CPU second at 1 s, docs/PERFORMANCE.md). Off by default: the audit takes the
+# write lock again right after each COMMIT, so another writer of the same log (a daemon acknowledging
+# comments only once they are committed, a second audit) starved for the whole audit even at 0.25 s
+# (tests/test_concurrent_log.py).
 GROUP_COMMIT_S = 0.0
 
 
