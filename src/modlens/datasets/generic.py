@@ -151,8 +151,9 @@ def read(path: Path, *, text_col: str | None = None, id_col: str | None = None,
         for n, row in enumerate(iter_rows(path, mapping.needed if is_parquet(path) else None, encoding)):
             yield mapping.item(n, row, seen, digest=digest)
 
-    name = name or plain_name(content)
-    mapping.notes.append(name_note(name, path.stem))
+    if not name:  # a name the caller gave is its own; the note says why a file got the one modlens gives
+        name = plain_name(content)
+        mapping.notes.append(name_note(name, path.stem))
     return Dataset(name, path, items, mapping.meta, notes=mapping.notes, size=parquet_rows(path),
                    gold=mapping.definition, source_id=digest)
 

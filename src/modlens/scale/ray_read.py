@@ -190,7 +190,8 @@ def _footer_actors(n_files: int) -> Iterator[None]:
 
 def _stream(listing: Listing, mapping: RowMap, runs: list[tuple[list[str], list[str]]],
             known: dict[str, str]) -> Iterator[DatasetItem]:
-    """The items, in file and row order; `known`: content hashes already read (rel -> digest)."""
+    """The items, in file and row order; `known`: every listed file's content hash (rel -> digest),
+    the keys' digest where there is no id column."""
     import ray.data
 
     ctx = ray.data.DataContext.get_current()
@@ -203,7 +204,7 @@ def _stream(listing: Listing, mapping: RowMap, runs: list[tuple[list[str], list[
         own = listing.kind(files[0]) in ("csv", "tsv") and csvcells.is_own_header(columns)
         counts: dict[str, int] = {}
         seen: dict[str, set[str]] = {}
-        digests: dict[str, str | None] = {rel: None if mapping.id_col else d for rel, d in known.items()}
+        digests = {rel: None if mapping.id_col else d for rel, d in known.items()}
         for batch in ds.iter_batches(batch_size=BATCH, batch_format="pyarrow"):
             for row in batch.to_pylist():
                 file = row.pop(PATH_COLUMN)
@@ -212,15 +213,8 @@ def _stream(listing: Listing, mapping: RowMap, runs: list[tuple[list[str], list[
                 rel = listing.rel.get(file) or listing.rel[_match(listing, file)]
                 n = counts.get(rel, 0)
                 counts[rel] = n + 1
-                if rel not in digests:
-                    digests[rel] = None if mapping.id_col else _digest(listing, rel)
                 it = mapping.item(n, row, seen.setdefault(rel, set()), digest=digests[rel])
                 yield DatasetItem(it.key if listing.single else f"{rel}:{it.key}", it.text, it.labels, it.variants)
-
-
-def _digest(listing: Listing, rel: str) -> str:
-    """The content hash of the listed file at `rel`, streamed through its filesystem."""
-    return _hash(listing, next(f for f in listing.files if listing.rel[f] == rel))
 
 
 def _hash(listing: Listing, file: str) -> str:
@@ -266,11 +260,10 @@ def load(dataset: str, fmt: str | None = None, *, name: str | None = None, **opt
     # files' paths and hashes (read here, before the rows; the keys reuse them)
     digests = {listing.rel[f]: _hash(listing, f) for f in listing.files}
     content = digests[listing.rel[first]] if listing.single else None
-    if content is not None:
-        mapping.notes.append(name_note(name or plain_name(content), PurePosixPath(listing.root).stem))
     named = name or (plain_name(content) if content is not None else
-                     folder_name((listing.rel[f], plain_name(digests[listing.rel[f]]), digests[listing.rel[f]])
-                                 for f in listing.files))
+                     folder_name((rel, plain_name(digest), digest) for rel, digest in digests.items()))
+    if content is not None and not name:
+        mapping.notes.append(name_note(named, PurePosixPath(listing.root).stem))
 
     def items() -> Iterator[DatasetItem]:
         return _stream(listing, mapping, runs, digests)
