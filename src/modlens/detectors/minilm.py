@@ -489,8 +489,9 @@ def build(detector: EncoderDetector[H, D], load_head: Callable[[Path], H], defau
                                   f"pip install {err.name}") from err
     head_path = Path(os.path.expanduser(head)) if head else default_head
     head_obj = load_head(head_path)
-    if quality.path_beside(head_path).is_file():  # a broken quality file stops the load before the weights are read
-        measured_quality(head_path, "")
+    # a broken quality file stops the load here, before the weights are read (for its form only: the
+    # version it may serve is known once the encoder is, and the detector reads it again then)
+    measured_quality(head_path, "")
     encoder = SentenceEncoder(model_dir, device=device, max_length=max_length,
                               batch_size=batch_size, num_threads=num_threads)
     det = detector(encoder, head_obj, head_path)
