@@ -6,7 +6,7 @@ import json
 import sys
 
 import modlens.study
-from modlens.chunks.sinks import CHUNK_ITEMS
+from modlens.chunks.sinks import CHUNK_ITEMS, GROUP_COMMIT_S
 from modlens.cli.common import (CliError, add_attack_limit_options, add_db_option, add_deprecated_alias,
                                 add_detectors_option, add_encoding_option, add_perturbation_options, add_strategies_option,
                                 add_study_option, check_strategies, db_path, registry_name,
@@ -67,10 +67,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="davidson: keep the tweets' HTML entities (&amp;, &#128557;) instead of decoding them as read")
     p.add_argument("--chunk", type=int, default=CHUNK_ITEMS,
                    help=f"items written per transaction, also the most a crash leaves to redo (default {CHUNK_ITEMS})")
-    p.add_argument("--group-commit", type=_seconds, default=0.0, metavar="SECONDS",
+    p.add_argument("--group-commit", type=_seconds, default=GROUP_COMMIT_S, metavar="SECONDS",
                    help="chunks that come fast share one transaction for up to SECONDS: faster with a cheap detector, "
                         "for a log no other process writes meanwhile (a daemon or another audit on it waits for the "
-                        "whole audit); default 0, a transaction per chunk")
+                        f"whole audit); default {GROUP_COMMIT_S:g}, a transaction per chunk")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     g = p.add_argument_group("scale (docs/SCALE.md)")
     g.add_argument("--engine", choices=["local", "ray"], default="local",
