@@ -109,9 +109,9 @@ async def _answer_failed(request: web.Request, err: PerspectiveError) -> web.Res
     with it (the transport closes once the answer is flushed). Returning the answer alone would not
     close it: aiohttp first reads ("lingers" over) the rest of the unread body for up to its
     lingering time, 10 s more."""
-    if err.status != "DEADLINE_EXCEEDED":
-        return _answer(err)
     response = _answer(err)
+    if err.status != "DEADLINE_EXCEEDED":
+        return response
     await response.prepare(request)
     await response.write_eof()
     request.protocol.force_close()
