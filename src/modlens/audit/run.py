@@ -199,7 +199,8 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         raise SetupError(f"normalize: the normalizer is unavailable ({the_engine.component_errors.get('normalizer')})")
     if perturb and the_engine.generator is None:
         raise SetupError(f"perturb: the variant generator is unavailable ({the_engine.component_errors.get('perturbation')})")
-    total = estimated_total(data, limit, reader_options.get("encoding"))
+    # the total only feeds the bar: without one, the file is not read an extra time to count its rows
+    total = estimated_total(data, limit, reader_options.get("encoding")) if progress else None
     if out_parquet is not None:
         return _to_parquet(Path(out_parquet), data, the_engine, params, study,
                            {k: specs.get(k, d) for k, d in detector_objects.items()}, engine, ray_options, limit, chunk_size,
