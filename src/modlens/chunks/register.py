@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from modlens.datasets.base import DatasetItem
+from modlens.studylog.codec import label_value
 from modlens.studylog.records.labels import GOLD, add_gold_labels
 from modlens.studylog.store import StudyLog
 from modlens.rows import CommentRow
@@ -33,10 +34,12 @@ def register_items(log: StudyLog, source: ItemSource, items: Sequence[DatasetIte
     with log.transaction():
         page_id = source.page_id
         ids = log.add_comments_many(source.platform, [CommentRow(it.key, it.text, page_id) for it in items])
-        # the rows as the log stores them, built once from the items (the gold label is not a `labels` row)
+        # the rows as the log stores them, values included (`add_labels`' binding), built once from the
+        # items (the gold label is not a `labels` row)
         label_source = source.label_source
-        log.add_labels_many([(cid, name, value, label_source) for it, cid in zip(items, ids)
-                             for name, value in it.labels.items() if name != GOLD])
+        log.add_stored_labels_many([
+            (cid, name, value if value is None or isinstance(value, str) else label_value(value), label_source)
+            for it, cid in zip(items, ids) for name, value in it.labels.items() if name != GOLD])
         if source.label_set_id is not None:
             add_gold_labels(log, source.label_set_id, [(cid, value) for it, cid in zip(items, ids)
                                                        if (value := it.labels.get(GOLD)) is not None])

@@ -113,10 +113,15 @@ def add_sighting(db: LogConnection, comment_id: int, session_id: str) -> None:
 def add_labels(db: LogConnection, rows: Iterable[LabelRow]) -> None:
     """(comment_id, name, value, source) rows; a value that is not a string is stored as JSON."""
     # label_value inlined: a dataset audit writes five labels per comment, and the call was a tenth of them
-    bound = [(cid, name, value if value is None or isinstance(value, str) else label_value(value), source)
-             for cid, name, value, source in rows]
-    if bound:
-        db.write_many(UPSERT_LABEL, bound)
+    add_stored_labels(db, [(cid, name, value if value is None or isinstance(value, str) else label_value(value), source)
+                           for cid, name, value, source in rows])
+
+
+def add_stored_labels(db: LogConnection, rows: Sequence[tuple[int, str, str | None, str]]) -> None:
+    """`add_labels` of rows whose values are already as it stores them (a string as it is, anything
+    else `label_value`): a dataset audit builds its five label rows per comment once, not twice."""
+    if rows:
+        db.write_many(UPSERT_LABEL, rows)
 
 
 def add_label(db: LogConnection, comment_id: int, name: str, value: Any, source: str) -> None:
