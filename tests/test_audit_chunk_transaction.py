@@ -2,7 +2,9 @@
 their results (its compute needs texts, not comment ids), so a chunk is one COMMIT and an audit
 stopped while a chunk computes leaves none of that chunk's rows. Inside that transaction the chunk's
 writers take no SAVEPOINT of their own (`transaction(whole=True)`) and look each text up once
-(`LogConnection.text_memo`); neither may ever leave a row behind that the transaction undid."""
+(`LogConnection.text_memo`); neither may ever leave a row behind that the transaction undid. The
+lookup made before the chunk's compute (which texts are scored) is the transaction's own when
+nothing was written to the log in between, by this connection or another (`records.texts.known`)."""
 from __future__ import annotations
 
 import sqlite3
@@ -123,3 +125,101 @@ def test_texts_are_looked_up_once_per_transaction(tmp_path):
         assert first == {"x": 1, "z": 3} and again == {"z": 3, "x": 1, "y": 2} and third == {"y": 2, "z": 3}
         assert len(lookups) == 2  # [x, z], then [y] alone
         assert log.text_memo is None
+
+
+def text_lookups(log: StudyLog) -> list[str]:
+    seen: list[str] = []
+    log.conn.set_trace_callback(lambda sql: seen.append(sql) if "FROM texts WHERE text_hash" in sql else None)
+    return seen
+
+
+def test_a_chunks_lookup_before_its_compute_is_its_transactions_when_nothing_was_written_between(tmp_path):
+    with StudyLog(tmp_path / "l.sqlite") as log:
+        det = log.ensure_detector("d", "1", "toxicity", None, {})
+        x = log.text_id("x")
+        log.add_score("x", det, {"toxicity": 0.1}, 0.1, 1.0, None)
+        log.add_score("e", det, None, None, 1.0, "boom")  # an error: still to score
+        seen, scored = log.seen_texts(["x", "y", "e", "z"], [det])
+        assert scored == {det: {"x"}} and seen.ids == {"x": x, "e": x + 1}
+        lookups = text_lookups(log)
+        with log.transaction():
+            assert log.known_texts(seen)
+            ids = log.text_ids(["z", "x", "y", "e"])
+            again = log.text_ids(["y", "z"])
+        assert lookups == []  # every text was known: none looked up again under the lock
+        assert ids == {"z": x + 2, "x": x, "y": x + 3, "e": x + 1} and again == {"y": x + 3, "z": x + 2}
+        # the same ids as a log that looked each text up under the lock
+        assert log.query("SELECT text FROM texts ORDER BY text_id") == [{"text": t} for t in "xezy"]
+        # a later transaction does not take the earlier one's knowledge: "w" is looked up
+        with log.transaction():
+            log.text_ids(["w"])
+        assert len(lookups) == 1
+
+
+def test_a_text_another_writer_added_after_the_lookup_is_found_under_the_lock(tmp_path):
+    db = tmp_path / "l.sqlite"
+    with StudyLog(db) as log, StudyLog(db) as other:
+        seen, _ = log.seen_texts(["a", "b", "c"], [])
+        other.text_ids(["b"])  # another process writes between the lookup and the chunk's transaction
+        with log.transaction():
+            assert not log.known_texts(seen)
+            ids = log.text_ids(["a", "b", "c"])
+        assert ids["b"] == 1 and log.query("SELECT count(*) AS n FROM texts")[0]["n"] == 3
+
+
+def test_a_lookup_is_not_taken_after_this_connection_wrote(tmp_path):
+    with StudyLog(tmp_path / "l.sqlite") as log:
+        seen, _ = log.seen_texts(["a", "b"], [])
+        log.text_ids(["b"])  # this connection's own write (the chunk before, on an engine that overlaps them)
+        with log.transaction():
+            assert not log.known_texts(seen)
+            assert log.text_ids(["a", "b"]) == {"b": 1, "a": 2}
+
+
+def test_a_known_missing_text_undone_with_its_savepoint_is_added_again(tmp_path):
+    with StudyLog(tmp_path / "l.sqlite") as log:
+        seen, _ = log.seen_texts(["a", "b"], [])
+        with log.transaction():
+            assert log.known_texts(seen)
+            with pytest.raises(TypeError):
+                with log.transaction():
+                    log.text_ids(["a"])
+                    log.text_ids([7])  # type: ignore[list-item]  # not a str: raises, "a" is undone
+            ids = log.text_ids(["b", "a"])
+        assert log.query("SELECT text_id, text FROM texts ORDER BY text_id") == [
+            {"text_id": ids["b"], "text": "b"}, {"text_id": ids["a"], "text": "a"}]
+
+
+def test_an_audit_beside_a_writer_that_adds_its_texts_between_lookup_and_record(tmp_path, monkeypatch):
+    """Another process adds a chunk's texts (and a good score of one) after the chunk's lookup: the
+    audit finds them under the write lock, each text stays one row, and nothing is scored twice."""
+    db = tmp_path / "log.sqlite"
+    other = StudyLog(db)
+    real = sinks.LogSink.unscored
+
+    def unscored(self, texts, keys):
+        todo = real(self, texts, keys)
+        other.text_ids(list(texts)[:3])
+        return todo
+
+    monkeypatch.setattr(sinks.LogSink, "unscored", unscored)
+    try:
+        run_audit("davidson", db=db, limit=200, chunk_size=100, progress=False,
+                  detector_objects={"s": StopsAtChunk(stop_at=0)})
+    finally:
+        other.close()
+    assert count(db, "SELECT count(*) FROM comments") == 200
+    assert count(db, "SELECT count(*) - count(DISTINCT text_hash) FROM texts") == 0
+    assert count(db, "SELECT count(*) FROM comments c LEFT JOIN scores s USING (text_id) WHERE s.text_id IS NULL") == 0
+
+
+def test_a_known_missing_text_once_added_is_found_after_the_memo_is_emptied(tmp_path, monkeypatch):
+    from modlens.studylog.records import texts
+    monkeypatch.setattr(texts, "TEXT_MEMO_MAX", 1)  # every new text empties the memo
+    with StudyLog(tmp_path / "l.sqlite") as log:
+        seen, _ = log.seen_texts(["a", "b"], [])
+        with log.transaction():
+            assert log.known_texts(seen)
+            a = log.text_ids(["a"])["a"]
+            log.text_ids(["b"])
+            assert log.text_ids(["a"]) == {"a": a}  # looked up, not added a second time

@@ -12,6 +12,7 @@ from modlens.chunks.register import ItemSource, register_items
 from modlens.datasets.base import DatasetItem
 from modlens.services.recording import record_normalizations_many, record_scores_many
 from modlens.studylog.connection import begin_immediate
+from modlens.studylog.records.texts import Seen
 from modlens.studylog.store import StudyLog
 
 PROGRESS_EVERY_S = 1.0  # how often an audit's progress row is updated
@@ -74,15 +75,20 @@ class LogSink:
         self.group_s = group_s
         self._group_at: float | None = None  # when the open group transaction began
         self._recorded_at = time.monotonic()  # when the last chunk was recorded: a chunk's time is since then
+        self._seen: Seen | None = None  # the texts the latest `unscored` looked up
 
     def register(self, items: Sequence[DatasetItem]) -> list[int]:
         return register_items(self.log, self.source, items, self.run_id)
 
     def unscored(self, texts: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
+        # one query for every detector: texts with no score, or only an error. What it found of the
+        # texts (hashes, ids) is kept for the next record, which takes it as its own lookup when
+        # nothing was written to the log in between (else it looks the texts up again, under the lock)
+        self._seen, scored = self.log.seen_texts(texts, [self.detector_ids[k] for k in keys])
         out = {}
-        for k in keys:  # one query per detector: texts with no score, or only an error
-            done = self.log.scored_texts(texts, self.detector_ids[k])
-            if todo := [t for t in texts if t not in done]:
+        for k in keys:
+            done = scored[self.detector_ids[k]]
+            if todo := [t for t in texts if t not in done] if done else list(texts):
                 out[k] = todo
         return out
 
@@ -91,6 +97,9 @@ class LogSink:
         enters `run_items` only with its last result."""
         self._open_group()
         with self.log.transaction(whole=True):  # nothing here goes on after a write raised
+            if self._seen is not None:
+                self.log.known_texts(self._seen)
+                self._seen = None
             chunk.comment_ids = self.register(chunk.items)
             record_results(self.log, self.detector_ids, scores=chunk.scores, normalizations=chunk.normalizations,
                            errors=chunk.errors, run_id=self.run_id)

@@ -205,6 +205,14 @@ class StudyLog(LogConnection):
         """The texts among `texts_` this detector version has a good score for (not an error)."""
         return scores.scored_texts(self, texts_, detector_id)
 
+    def seen_texts(self, texts_: Iterable[str], detector_ids: Sequence[int]) -> tuple[texts.Seen, dict[int, set[str]]]:
+        """A chunk's texts in one lookup: (their hashes and ids, detector_id -> the texts it has a good score for)."""
+        return scores.seen_texts(self, texts_, detector_ids)
+
+    def known_texts(self, seen: texts.Seen) -> bool:
+        """Inside a write transaction: `seen` taken as its lookup if nothing was written since (`texts.known`)."""
+        return texts.known(self, seen)
+
     # --- variants, normalizations, step errors (records/variants.py) ---------------------------
     def add_variant(self, comment_id: int, variant: Variant, run_id: int | None = None) -> int:
         return variants.add_variant(self, comment_id, variant, run_id)

@@ -3,13 +3,13 @@ name and version are its identity; its configuration is kept as it was first use
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from modlens.rows import TextScoreRow
 from modlens.studylog import codec
 from modlens.studylog.codec import canonical_json, now_iso, text_hash
-from modlens.studylog.connection import LogConnection
-from modlens.studylog.records.texts import text_ids
+from modlens.studylog.connection import LOOKUP_CHUNK, LogConnection
+from modlens.studylog.records.texts import Seen, log_state, text_ids
 
 INSERT_DETECTOR = ("INSERT OR IGNORE INTO detectors (name, version, toxicity_label, threshold, config_json, "
                    "first_used) VALUES (?, ?, ?, ?, ?, ?)")
@@ -78,6 +78,34 @@ def scored_texts(db: LogConnection, texts: Iterable[str], detector_id: int) -> s
         "SELECT t.text_hash, 1 FROM texts t JOIN scores s ON s.text_id = t.text_id AND s.detector_id = ? "
         "WHERE t.text_hash IN (SELECT value FROM json_each(?)) AND s.error IS NULL", list(by_hash), (detector_id,))
     return {by_hash[h] for h in found}
+
+
+# a chunk's texts in one lookup: (hash, text_id, a detector among those asked with a good score for
+# it, or NULL), a row per such detector; no row for a text the log does not hold
+SEEN_TEXTS = ("SELECT t.text_hash, t.text_id, s.detector_id FROM texts t LEFT JOIN scores s ON s.text_id = t.text_id "
+              "AND s.detector_id IN (SELECT value FROM json_each(?)) AND s.error IS NULL "
+              "WHERE t.text_hash IN (SELECT value FROM json_each(?))")
+
+
+def seen_texts(db: LogConnection, texts: Iterable[str], detector_ids: Sequence[int]) -> tuple[Seen, dict[int, set[str]]]:
+    """One lookup of `texts` for an audit's chunk, before its compute: what `scored_texts` tells for
+    each detector (detector_id -> the texts it has a good score for), and the texts' hashes and ids
+    (`Seen`), which the chunk's transaction takes as its own lookup if nothing was written meanwhile
+    (`texts.known`)."""
+    state = log_state(db)  # before the lookup: a write after it, even during it, makes `known` refuse it
+    hashes = {t: text_hash(t) for t in dict.fromkeys(texts)}
+    by_hash = {h: t for t, h in hashes.items()}
+    keys = list(by_hash)
+    ids: dict[str, int] = {}
+    scored: dict[int, set[str]] = {d: set() for d in detector_ids}
+    dets = json.dumps(list(scored))
+    for start in range(0, len(keys), LOOKUP_CHUNK):
+        for h, tid, det in db.conn.execute(SEEN_TEXTS, (dets, json.dumps(keys[start:start + LOOKUP_CHUNK]))):
+            t = by_hash[h]
+            ids[t] = tid
+            if det is not None:
+                scored[det].add(t)
+    return Seen(state, hashes, ids), scored
 
 
 # The texts of a study's comments (seen in one of its sessions, or rated in it) that lack a score

@@ -1,13 +1,65 @@
 """`texts`: every distinct text once, keyed by its sha256 (codec.text_hash)."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Iterable
+from weakref import WeakKeyDictionary
 
 from modlens.studylog.codec import text_hash
 from modlens.studylog.connection import TEXT_MEMO_MAX, LogConnection
 
 TEXT_IDS = "SELECT text_hash, text_id FROM texts WHERE text_hash IN (SELECT value FROM json_each(?))"
 INSERT_TEXT = "INSERT INTO texts (text_hash, text) VALUES (?, ?)"
+
+
+def log_state(db: LogConnection) -> tuple[int, int]:
+    """What changes whenever the log's rows may have: SQLite's `data_version` (another connection,
+    in this process or another, committed) and this connection's `total_changes` (it wrote, whether
+    or not it kept what it wrote)."""
+    return db.conn.execute("PRAGMA data_version").fetchone()[0], db.conn.total_changes
+
+
+@dataclass
+class Seen:
+    """Texts as a lookup made before the transaction that writes them found them (an audit looks a
+    chunk's texts up once, with their scores, before its compute): their hashes, the ids of those in
+    the log, and the log's state then (`log_state`). `known` makes it the transaction's knowledge
+    when nothing was written since."""
+    state: tuple[int, int]
+    hashes: dict[str, str]                             # text -> text_hash, every text looked up
+    ids: dict[str, int] = field(default_factory=dict)  # text -> text_id, of those in the log then
+
+
+# A connection's texts known to be missing from the log in the transaction open now (`known`), with
+# their hashes: `text_ids` inserts them without looking them up again. Tied to that transaction by
+# its memo (`LogConnection.text_memo`, a new dict per transaction); a text leaves it once inserted.
+_ABSENT: WeakKeyDictionary[LogConnection, tuple[dict[str, int], dict[str, str]]] = WeakKeyDictionary()
+
+
+def known(db: LogConnection, seen: Seen) -> bool:
+    """Inside a write transaction: what `seen` found is taken as this transaction's lookup (ids into
+    its memo, the missing texts inserted without asking again) if the log's state is the one `seen`
+    looked at, so nobody (this connection, another process) wrote between; else nothing (the texts
+    are looked up under the write lock, as always). Whether it was taken."""
+    memo = db.text_memo
+    if memo is None or not db.conn.in_transaction or log_state(db) != seen.state:
+        return False
+    if len(memo) + len(seen.ids) > TEXT_MEMO_MAX:
+        memo.clear()
+    memo.update(seen.ids)
+    ids = seen.ids
+    _ABSENT[db] = (memo, {t: h for t, h in seen.hashes.items() if t not in ids})
+    return True
+
+
+def _absent(db: LogConnection, memo: dict[str, int] | None) -> dict[str, str] | None:
+    entry = _ABSENT.get(db)
+    if entry is None:
+        return None
+    if entry[0] is not memo:  # an earlier transaction's: dropped (with the memo it kept alive)
+        del _ABSENT[db]
+        return None
+    return entry[1]
 
 
 def text_ids(db: LogConnection, texts: Iterable[str]) -> dict[str, int]:
@@ -21,12 +73,17 @@ def text_ids(db: LogConnection, texts: Iterable[str]) -> dict[str, int]:
             raise TypeError(f"text must be str, not {type(t).__name__}")
     if not todo:
         return {t: memo[t] for t in uniq} if memo else {}
-    hashes = [text_hash(t) for t in todo]
+    absent = _absent(db, memo)
+    if absent:
+        get = absent.get
+        hashes = [get(t) or text_hash(t) for t in todo]
+    else:
+        hashes = [text_hash(t) for t in todo]
     if db.conn.in_transaction:  # (no `locked()` block: its cost shows in row-at-a-time callers)
-        by_hash = _ids_of_hashes(db, hashes, todo)
+        by_hash = _ids_of_hashes(db, hashes, todo, absent)
     else:
         with db.transaction():  # the lookup and the inserts under one write lock
-            by_hash = _ids_of_hashes(db, hashes, todo)
+            by_hash = _ids_of_hashes(db, hashes, todo, None)
     found = {t: by_hash[h] for h, t in zip(hashes, todo)}
     if memo is None:
         return found
@@ -37,9 +94,20 @@ def text_ids(db: LogConnection, texts: Iterable[str]) -> dict[str, int]:
     return out
 
 
-def _ids_of_hashes(db: LogConnection, hashes: list[str], uniq: list[str]) -> dict[str, int]:
-    by_hash = db.ids_by_key(TEXT_IDS, hashes)
+def _ids_of_hashes(db: LogConnection, hashes: list[str], uniq: list[str],
+                   absent: dict[str, str] | None) -> dict[str, int]:
+    """{hash: text_id} of `uniq` (their `hashes`), inserting the missing ones in order; `absent`: the
+    texts known to be missing (`known`), not looked up, and no longer absent once inserted."""
+    if absent:
+        ask = [h for h, t in zip(hashes, uniq) if t not in absent]
+        by_hash = db.ids_by_key(TEXT_IDS, ask) if ask else {}
+    else:
+        by_hash = db.ids_by_key(TEXT_IDS, hashes)
     missing = [(h, t) for h, t in zip(hashes, uniq) if h not in by_hash]
+    if absent:
+        pop = absent.pop
+        for _, t in missing:
+            pop(t, None)
     if missing:
         new_ids = db.insert_new("texts", INSERT_TEXT, missing)
         if new_ids is None:
