@@ -6,7 +6,7 @@ import functools
 import hashlib
 import json
 from datetime import datetime, timezone
-from typing import Any, Callable, Sequence, cast
+from typing import Any, Callable, Iterable, Sequence, cast
 
 
 def now_iso() -> str:
@@ -30,6 +30,14 @@ def text_hash(text: str) -> str:
     if len(text) <= HASH_MEMO_MAX_CHARS:
         return _short_text_hash(text)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def text_hashes(texts: Iterable[str]) -> dict[str, str]:
+    """{text: text_hash} of every distinct text, in order, each computed here and not through the
+    memo above: for a caller that hashes a batch once and carries the hashes (an audit chunk's one
+    lookup, `records.scores.seen_texts`), where the memo would only add its own upkeep."""
+    sha256 = hashlib.sha256
+    return {t: sha256(t.encode("utf-8")).hexdigest() for t in texts}
 
 
 _C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)

@@ -93,7 +93,7 @@ def seen_texts(db: LogConnection, texts: Iterable[str], detector_ids: Sequence[i
     (`Seen`), which the chunk's transaction takes as its own lookup if nothing was written meanwhile
     (`texts.known`)."""
     state = log_state(db)  # before the lookup: a write after it, even during it, makes `known` refuse it
-    hashes = {t: text_hash(t) for t in dict.fromkeys(texts)}
+    hashes = codec.text_hashes(texts)
     by_hash = {h: t for t, h in hashes.items()}
     keys = list(by_hash)
     ids: dict[str, int] = {}
