@@ -137,9 +137,20 @@ class _DetectorRunner:
             except Exception as err:  # as the batcher: every text of the call learns about the failure
                 out += [self.result(None, 0.0, f"{type(err).__name__}: {err}")] * len(part)
                 continue
-            result = self.result
-            out += [result(labels, ms) for labels, ms in got]
+            out += self._results(got)
         return out
+
+    def _results(self, got: Sequence[tuple[Any, float]]) -> list[DetectorResult]:
+        """`result` of each (labels, ms) of one call, built inline (`result` per text cost 1.4-1.7 µs
+        per row of an audit with a free detector, profiled); an answer `result` would turn into an
+        error row (no toxicity label) sends the whole call through `result`, which gives the same rows."""
+        d, result = self.detector, self.result
+        key, name, version, toxicity = self.key, d.name, d.version, d.toxicity
+        try:
+            return [result(None, ms) if labels is None else DetectorResult(key, name, version, labels, toxicity(labels), ms)
+                    for labels, ms in got]
+        except (KeyError, TypeError, ValueError):
+            return [result(labels, ms) for labels, ms in got]
 
     async def score_cached(self, texts: Sequence[str]) -> list[DetectorResult]:
         """`score_many` through the per-text cache: only texts it has not seen (or that failed)
