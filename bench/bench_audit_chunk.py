@@ -17,6 +17,10 @@ participant's page arrives (one transaction: the page, its comments). It prints
 - the rows a crash can lose to recompute: one chunk (two on the Ray engine, which computes one
   chunk while the driver writes the one before).
 
+First, what taking the write lock costs a writer with no other writer beside it: an empty
+transaction (BEGIN IMMEDIATE to COMMIT, nothing written, so no fsync), without and with the writers'
+turnstile file beside the log (`studylog/connection.py`, made once a writer has had to wait).
+
     python bench/bench_audit_chunk.py [--chunks 256 1024 2048 4096] [--rows 24783] [--rounds 3]
 """
 from __future__ import annotations
@@ -102,6 +106,30 @@ def one(chunk: int, n_rows: int) -> dict[str, Any]:
             "rss_mib": (peak - rss0) / 1024}
 
 
+def uncontended(n: int = 2000, repeats: int = 5) -> str:
+    """µs per empty transaction of a lone writer, median of `repeats` runs of `n`: without the
+    turnstile file, then with it (the lock it takes and drops each time)."""
+    from modlens.studylog import connection
+    from modlens.studylog.store import StudyLog
+
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "log.sqlite"
+        for present in (False, True):
+            if present:  # as a writer that waited leaves it (an older tree has none to use: the same time)
+                (Path(tmp) / f"log.sqlite{getattr(connection, 'TURNSTILE_SUFFIX', '-writers')}").touch(mode=0o600)
+            runs = []
+            with StudyLog(db) as log:
+                for _ in range(repeats):
+                    t0 = time.perf_counter()
+                    for _ in range(n):
+                        with log.transaction():
+                            pass
+                    runs.append((time.perf_counter() - t0) / n * 1e6)
+            out.append(f"{statistics.median(runs):.1f}")
+    return f"{out[0]} µs, with the turnstile file {out[1]} µs"
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))]
@@ -124,7 +152,8 @@ def main() -> None:
         return
     print(f"{os.cpu_count()} CPU cores, load {os.getloadavg()[0]:.1f}; writer: a page of {PAGE} comments "
           f"every {EVERY_S * 1e3:.0f} ms; {args.rounds} rounds per chunk size, medians (rates, memory) and "
-          "pooled transactions\n")
+          "pooled transactions")
+    print(f"an uncontended writer's empty transaction (median of 5 × 2,000): {uncontended()}\n")
     print("| chunk | audit rows per CPU s | wall rows/s | chunk transaction ms: median / max (CPU median / max) "
           "| writer ms alone: median / p95 / max | writer ms during: median / p95 / max (pages) | peak RSS above start MiB (median) "
           "| rows a crash recomputes (local / Ray) |")

@@ -168,3 +168,119 @@ def test_a_lock_held_too_long_is_a_clear_error(tmp_path, monkeypatch, capsys, da
     finally:
         other.execute("ROLLBACK")
         other.close()
+
+
+# A writer that commits short transactions back to back, as an audit's chunks do: its next BEGIN
+# IMMEDIATE comes microseconds after each COMMIT.
+BACK_TO_BACK = r"""
+import sys, time
+from modlens.studylog.store import StudyLog
+db, n, hold = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+with StudyLog(db) as log:
+    for k in range(n):
+        with log.transaction():
+            log.add_comment("busy", f"b{k}", None, f"back to back {k}")
+            time.sleep(hold)  # the lock held, as by a chunk's writes
+"""
+N_BUSY, HOLD_S, N_WAITER, WAITER_PAUSE_S = 150, 0.01, 5, 0.03
+
+
+def test_a_writer_gets_in_between_another_writers_back_to_back_transactions(tmp_path):
+    # SQLite's own wait sleeps up to 100 ms between looks and missed the microseconds between the
+    # other's COMMIT and its next BEGIN IMMEDIATE: the waiter got in only once the other writer was
+    # done (a page of the daemon waited up to a second beside a fast audit). Trying every few ms
+    # alone is not enough either: the other writer is asleep in its own wait only when it lost a
+    # race. Now the waiter gets the lock after the transaction in progress. Counted in commit order
+    # (rowids), not timed.
+    db = tmp_path / "log.sqlite"
+    StudyLog(db).close()
+    busy = subprocess.Popen([sys.executable, "-c", BACK_TO_BACK, str(db), str(N_BUSY), str(HOLD_S)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    busy_rows = "SELECT count(*) FROM comments WHERE platform = 'busy'"
+    try:
+        deadline = time.monotonic() + 60
+        while rows(db, busy_rows)[0][0] < 3:  # the other writer is under way
+            assert busy.poll() is None and time.monotonic() < deadline, busy.communicate()[1]
+            time.sleep(0.005)
+        passed = []  # the other's commits while this writer waited, one count per transaction
+        with StudyLog(db) as log:
+            for i in range(N_WAITER):
+                before = log.scalar(busy_rows)
+                with log.transaction():
+                    passed.append(log.scalar(busy_rows) - before)
+                    log.add_comment("waiter", f"w{i}", None, f"waiter {i}")
+                # the other writer back to back again before the next wait (a page comes now and then):
+                # a writer that just committed must not keep the lock by being the one awake then
+                time.sleep(WAITER_PAUSE_S)
+        _, err = busy.communicate(timeout=120)
+        assert busy.returncode == 0, err
+    finally:
+        if busy.poll() is None:
+            busy.kill()
+            busy.wait()
+    order = [p for (p,) in rows(db, "SELECT platform FROM comments ORDER BY comment_id")]
+    assert order.count("busy") == N_BUSY and order.count("waiter") == N_WAITER
+    last_busy = max(i for i, p in enumerate(order) if p == "busy")
+    got_in = sum(1 for i, p in enumerate(order) if p == "waiter" and i < last_busy)
+    seen = "".join("W" if p == "waiter" else "." for p in order)  # commit order, W: the waiter's
+    assert got_in == N_WAITER, f"{got_in} of {N_WAITER} got in while the other wrote: {seen}"
+    # about one of the other's transactions per wait: the one in progress (two when the waiter asked
+    # just as one began). The median, because a waiter this loaded machine deschedules between its
+    # read and its BEGIN lets more of the other's commits by, which is not a wait for the lock.
+    assert sorted(passed)[N_WAITER // 2] <= 2, passed
+
+
+def test_a_writer_stopped_in_the_turnstile_delays_the_others_once(tmp_path):
+    # a writer waiting for the lock holds the turnstile; if it stops there (Ctrl-Z) the others pass
+    # it by after TURNSTILE_WAIT_MAX_S, once, instead of failing at the deadline
+    import fcntl
+
+    db = tmp_path / "log.sqlite"
+    turnstile = tmp_path / f"log.sqlite{connection.TURNSTILE_SUFFIX}"
+    stopped = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({str(turnstile)!r}, os.O_RDWR | os.O_CREAT, 0o600)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(120)\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert stopped.stdout is not None and stopped.stdout.readline() == "held\n"
+        t0 = time.monotonic()
+        with StudyLog(db) as log:  # opening a fresh log writes its schema: the first transaction
+            first = time.monotonic() - t0
+            t0 = time.monotonic()
+            for k in range(3):
+                with log.transaction():
+                    log.ensure_study(f"s{k}", "after", {})
+            later = time.monotonic() - t0
+        assert first >= connection.TURNSTILE_WAIT_MAX_S  # it waited its turn first
+        assert later < 3 * connection.TURNSTILE_WAIT_MAX_S  # then no more: 3 transactions, not 3 waits
+    finally:
+        stopped.kill()
+        stopped.wait()
+    # the holder gone (killed: the kernel drops its lock), the turnstile is free again
+    fd = os.open(turnstile, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
+
+
+def test_the_turnstile_file_is_private_and_made_only_when_a_writer_waited(tmp_path):
+    db = tmp_path / "log.sqlite"
+    turnstile = Path(f"{db}{connection.TURNSTILE_SUFFIX}")
+    with StudyLog(db) as log, log.transaction():  # alone: nothing to take turns with
+        log.ensure_study("s", "t", {})
+    assert not turnstile.exists()
+    old_umask = os.umask(0o022)
+    try:
+        other = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")  # a foreign writer: this one has to wait
+        thread = threading.Thread(target=lambda: (time.sleep(0.2), other.execute("ROLLBACK")))
+        thread.start()
+        with StudyLog(db) as log, log.transaction():
+            log.ensure_study("t", "waited", {})
+        thread.join()
+        other.close()
+    finally:
+        os.umask(old_umask)
+    assert oct(turnstile.stat().st_mode & 0o777) == "0o600"

@@ -5,23 +5,34 @@ Several processes may write one log at once (two audits, an audit beside the dae
 write transaction starts with `BEGIN IMMEDIATE` (`begin_immediate`), which takes the write lock up
 front; a deferred transaction that read first could not wait (SQLite refuses its upgrade to a
 writer at once). Every wait for the lock ends at one monotonic deadline, `BUSY_TIMEOUT_MS` after
-it began: SQLite's busy handler waits inside a statement, but some statements return SQLITE_BUSY
-without calling it (switching a fresh file to WAL while another process does the same, which
-SQLite resolves by failing one side at once), so the attempt is repeated, with short pauses,
-until the lock comes or the deadline passes. The error then reports the seconds really waited.
+it began, and the error then reports the seconds really waited.
 
-The log and its -wal and -shm files are private to their owner (0600, like the pairing token):
-the file is created before SQLite opens it, and SQLite gives the -wal and -shm files the
-database file's permissions.
+The wait is ours, not SQLite's busy handler: that handler sleeps in growing steps (up to 100 ms
+each) and so kept missing the few milliseconds between an audit's COMMIT and its next BEGIN
+IMMEDIATE; a page of the daemon waited up to a second behind a fast audit whose transactions each
+held the lock 40 ms (docs/PERFORMANCE.md). Each try fails at once when the lock is taken
+(`busy_timeout` 0 while it runs; some statements fail at once anyway, such as switching a fresh
+file to WAL while another process does the same), and is repeated every `LOCK_POLL_S`. A
+short poll alone still loses to a writer that begins again within microseconds of its COMMIT, so
+the writers also take turns (`Turnstile`): one that had to wait holds an advisory lock on the file
+`<log>-writers` until it has the write lock, and every writer passes that lock before BEGIN
+IMMEDIATE, so the writer that just committed waits for the one that was waiting. A waiting writer
+thus gets the lock after at most the transaction in progress.
+
+The log and its -wal, -shm and -writers files are private to their owner (0600, like the pairing
+token): the file is created before SQLite opens it, SQLite gives the -wal and -shm files the
+database file's permissions, and the -writers file is created 0600.
 """
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import json
 import os
 import sqlite3
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
@@ -45,9 +56,15 @@ JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024
 # How long a writer waits for the write lock, in all (another writer's commits are short, so a
 # longer wait means something holds the lock: a stuck process, a DB browser with a write open).
 BUSY_TIMEOUT_MS = 10_000
-# pauses between attempts that SQLite refused without waiting: doubling, at most BUSY_PAUSE_MAX_S
-BUSY_BACKOFF_S = 0.02
-BUSY_PAUSE_MAX_S = 0.25
+# How often a waiting writer tries the lock again: short, so that it is taken within a few ms of
+# being free; each failed try costs a few µs (a 2 ms poll is well under 1% of a core).
+LOCK_POLL_S = 0.002
+# The writers' turnstile beside the log (`Turnstile`), and the most a writer waits in it: a writer
+# holds it only while waiting for the transaction in progress, so a longer wait means its holder
+# is stopped (Ctrl-Z) or waits behind a foreign writer; the writers behind it then wait for the
+# write lock directly instead, as if there were no turnstile.
+TURNSTILE_SUFFIX = "-writers"
+TURNSTILE_WAIT_MAX_S = 1.0
 # rows per statement when a batch reads ids back by key (`IN (SELECT value FROM json_each(?))`)
 LOOKUP_CHUNK = 5000
 # the most texts `LogConnection.text_memo` keeps (a whole-folder import is one transaction)
@@ -116,43 +133,107 @@ def busy_error(path: Path, waited_s: float) -> LogUnwritable:
         fix="let the other writer finish or stop it, then run this again (an audit resumes where it stopped)")
 
 
-def wait_for_lock(conn: sqlite3.Connection, path: Path, attempt: Callable[[], T]) -> T:
-    """`attempt()`, repeated while SQLite answers busy, until BUSY_TIMEOUT_MS have passed since the
-    first try (a StudyLogError giving the real seconds then). Each later try's own wait (SQLite's
-    busy handler) is cut to the time left, so the whole wait never runs past the deadline by much."""
+class Turnstile:
+    """Turns at the write lock among the log's writers, across processes: an exclusive `flock` on
+    the file `<log>-writers` (0600, made by the first writer that had to wait, never removed: removing
+    a lock file races with the writers opening it). A writer takes it before BEGIN IMMEDIATE and drops
+    it as soon as it has the write lock; it keeps it only while it waits for the lock. So a writer that
+    commits and begins again at once (an audit's chunks, the daemon's batches) finds it held whenever
+    another writer is waiting, and waits in turn: the waiting one gets the lock after the transaction
+    in progress, not after whatever the timing of the two happened to allow (with three or more
+    writers, each waiting one gets in after a few transactions, in no fixed order). Uncontended, it
+    costs one or two system calls per transaction (about 1 µs). The kernel drops the lock of a process that dies, so a crashed
+    waiter blocks nobody; a stopped one (Ctrl-Z) holds up the others `TURNSTILE_WAIT_MAX_S` once. A
+    folder where the file cannot be made, or a file system without `flock`, leaves the polling wait
+    alone. Foreign writers (a database browser) do not take it; they are waited for as before."""
+
+    FREE, HELD, TAKEN = "free", "held", "taken"  # no turnstile to pass / this writer holds it / another does
+
+    def __init__(self, db: Path) -> None:
+        self.path = db.with_name(db.name + TURNSTILE_SUFFIX)
+        self._fd: int | None = None
+        self._close: weakref.finalize[[int], Turnstile] | None = None
+        self.skipping = False  # its holder kept it past TURNSTILE_WAIT_MAX_S: passed by until it is free again
+
+    def enter(self, *, create: bool) -> str:
+        """Try to take the turnstile without waiting. `create`: make the file if no writer has yet
+        (this one is waiting); without it, a missing file means nobody waits: FREE."""
+        if self._fd is None:
+            try:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0), FILE_MODE)
+            except OSError:  # not made yet (no writer has waited), or the folder refuses it
+                return self.FREE
+            self._close = weakref.finalize(self, os.close, self._fd)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return self.FREE if self.skipping else self.TAKEN
+        except OSError:  # no flock here (ENOLCK): wait without turns
+            return self.FREE
+        self.skipping = False
+        return self.HELD
+
+    def leave(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if self._close is not None:
+            self._close()  # closing the file also drops a lock still held
+        self._fd = self._close = None
+
+
+def wait_for_lock(conn: sqlite3.Connection, path: Path, attempt: Callable[[], T],
+                  turnstile: Turnstile | None = None) -> T:
+    """`attempt()`, tried every LOCK_POLL_S while SQLite answers busy, until BUSY_TIMEOUT_MS have
+    passed since the first try (a StudyLogError giving the real seconds then). Each try fails at
+    once (`busy_timeout` 0 meanwhile): SQLite's own wait sleeps up to 100 ms between its looks and
+    misses a lock that is free for a few ms. With a `turnstile`, a try waits for the writer ahead
+    in it first, and this writer holds it from its first failed try until it has the lock."""
     t0 = time.monotonic()
-    try:
-        return attempt()  # the common case: the lock is free, or SQLite's own wait got it
-    except sqlite3.OperationalError as err:
-        if not is_busy(err):
-            raise
-    timeout_s = BUSY_TIMEOUT_MS / 1000
-    deadline, pause = t0 + timeout_s, BUSY_BACKOFF_S
+    deadline = t0 + BUSY_TIMEOUT_MS / 1000
+    turn, waited, queued_at = Turnstile.FREE, False, 0.0
+    conn.execute("PRAGMA busy_timeout = 0")
     try:
         while True:
+            if turnstile is not None and turn != Turnstile.HELD:
+                turn = turnstile.enter(create=waited)
+                if turn == Turnstile.TAKEN:
+                    queued_at = queued_at or time.monotonic()
+                    if time.monotonic() - queued_at >= TURNSTILE_WAIT_MAX_S:
+                        turnstile.skipping, turn = True, Turnstile.FREE
+            if turn != Turnstile.TAKEN:
+                try:
+                    return attempt()
+                except sqlite3.OperationalError as err:
+                    if not is_busy(err):
+                        raise
+                waited = True
             left = deadline - time.monotonic()
             if left <= 0:
                 raise busy_error(path, time.monotonic() - t0) from None
-            time.sleep(min(pause, left))
-            pause = min(pause * 2, BUSY_PAUSE_MAX_S)
-            _set_busy_timeout(conn, deadline - time.monotonic())
-            try:
-                return attempt()
-            except sqlite3.OperationalError as err:
-                if not is_busy(err):
-                    raise
+            time.sleep(min(LOCK_POLL_S, left))
     finally:
-        _set_busy_timeout(conn, timeout_s)
-
-
-def _set_busy_timeout(conn: sqlite3.Connection, seconds: float) -> None:
-    conn.execute(f"PRAGMA busy_timeout = {max(1, int(seconds * 1000))}")
+        if turnstile is not None and turn == Turnstile.HELD:
+            turnstile.leave()
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def begin_immediate(conn: sqlite3.Connection, path: Path) -> None:
-    """BEGIN IMMEDIATE: the write lock now, waiting for other writers up to BUSY_TIMEOUT_MS
-    (StudyLogError when it never comes)."""
-    wait_for_lock(conn, path, lambda: conn.execute("BEGIN IMMEDIATE"))
+    """BEGIN IMMEDIATE: the write lock now, waiting for other writers (in turn with the writers of
+    this log that opened it with `open_connection`) up to BUSY_TIMEOUT_MS (StudyLogError when it
+    never comes)."""
+    wait_for_lock(conn, path, lambda: conn.execute("BEGIN IMMEDIATE"), getattr(conn, "turnstile", None))
+
+
+class WriterConnection(sqlite3.Connection):
+    """A writer's connection, with the turnstile it waits in (opened once, closed with it)."""
+
+    turnstile: Turnstile
+
+    def close(self) -> None:
+        self.turnstile.close()
+        super().close()
 
 
 def create_private(path: Path) -> None:
@@ -181,7 +262,9 @@ def open_connection(path: Path, *, readonly: bool, synchronous: str | None = Non
                                isolation_level=None, check_same_thread=False)
     else:
         create_private(path)
-        conn = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        conn = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
+                               factory=WriterConnection)
+        conn.turnstile = Turnstile(path)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
