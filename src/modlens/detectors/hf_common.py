@@ -84,13 +84,17 @@ class LabelPlan:
                 else self.toxicity_label}
 
 
-def probabilities(logits: Any, multi_label: bool) -> list[list[float]]:
-    """Rows of probabilities: a sigmoid per label (multi-label models), else a softmax."""
+def probability_tensor(logits: Any, multi_label: bool) -> Any:
+    """Probabilities in float32 where the logits are: a sigmoid per label (multi-label models), else a softmax."""
     import torch
 
     logits = logits.float()
-    probs = torch.sigmoid(logits) if multi_label else torch.softmax(logits, dim=-1)
-    rows: list[list[float]] = probs.cpu().tolist()
+    return torch.sigmoid(logits) if multi_label else torch.softmax(logits, dim=-1)
+
+
+def probabilities(logits: Any, multi_label: bool) -> list[list[float]]:
+    """`probability_tensor`'s rows as lists, on the host."""
+    rows: list[list[float]] = probability_tensor(logits, multi_label).cpu().tolist()
     return rows
 
 

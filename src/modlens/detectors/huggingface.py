@@ -4,6 +4,7 @@ Options: model, revision, preset (see hf_presets.py), label_map (raw label -> ou
 toxicity_label (a label, or a list of labels whose probabilities are summed), max_length,
 batch_size, device ("auto" | "cpu" | "cuda"), dtype ("auto" -> float16 on CUDA, else float32),
 multi_label (sigmoid per label; default: from the model config, else softmax),
+warm_shapes ("auto": on CUDA, run each forward-pass shape once at load; true; false),
 local_files_only (never touch the network; default: HF_HUB_OFFLINE, and the local cache is
 always tried first so a cached model loads without network calls).
 """
@@ -13,10 +14,10 @@ from typing import Any, Sequence
 
 from modlens.detectors.base import FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts, config_hash
 from modlens.detectors.hf_common import (LabelPlan, default_toxicity_label, load_pretrained, pick_dtype,
-                                         probabilities, raw_labels)
+                                         probability_tensor, raw_labels)
 from modlens.detectors.hf_presets import PRESETS, preset as preset_options
 from modlens.paths import portable_model
-from modlens.detectors.minilm import pick_device
+from modlens.detectors.minilm import WarmUp, pad_widths, pick_device, shapes, sub_batches, wants_warm_up, warm_up
 
 
 class HFClassifier(Detector):
@@ -26,16 +27,32 @@ class HFClassifier(Detector):
     # transformers releases annotate from_pretrained and some do not)
     def __init__(self, model: Any, tokenizer: Any, *, source: str, source_version: str, device: str, dtype: str,
                  label_map: dict[str, str], toxicity_label: str | list[str], max_length: int,
-                 batch_size: int, multi_label: bool) -> None:
+                 batch_size: int, multi_label: bool, warm_shapes: bool | str = "auto") -> None:
         self.model, self.tokenizer = model, tokenizer
         self.source, self.device, self.dtype = source, device, dtype
         self.max_length, self.batch_size, self.multi_label = int(max_length), int(batch_size), bool(multi_label)
+        warm = wants_warm_up(warm_shapes, device)
+        # forward passes as the embedded encoder runs them: length buckets padded to fixed widths, row
+        # counts padded to powers of two on CUDA (a bounded set of shapes, each run once at load there)
+        self.widths, self.pad_rows = pad_widths(self.max_length), device.startswith("cuda")
+        self.pad_id = pad_token(tokenizer, source)
         self.max_batch = self.batch_size * FORWARDS_PER_CALL  # texts per call; forward passes stay batch_size rows
         self.label_map = dict(label_map)
         self.raw_labels = raw_labels(model.config)
         self.plan = LabelPlan.build(model.config, self.label_map, toxicity_label, source)
         self.labels, self.toxicity_label = self.plan.labels, self.plan.toxicity_label
         self.version = f"{portable_model(source)}@{source_version}+cfg.{config_hash(self.config())}"
+        self.warmed = self.warm_up() if warm else WarmUp()
+
+    def shapes(self) -> list[tuple[int, int]]:
+        """Every (rows, width) of the forward passes this classifier runs at its settings."""
+        return shapes(self.batch_size, self.widths, self.pad_rows)
+
+    def warm_up(self) -> WarmUp:
+        """One pass per shape of `shapes()` through `score`'s path (at load on CUDA): a first pass over
+        unseen texts then runs at the warm rate; scores are unchanged."""
+        token = self.tokenizer.unk_token_id
+        return warm_up(self._probabilities, self.shapes(), self.pad_id if token is None else int(token))
 
     def config(self) -> dict[str, Any]:
         # device is left out on purpose: where a model runs must not change its version
@@ -43,23 +60,48 @@ class HFClassifier(Detector):
                 "multi_label": self.multi_label, "dtype": self.dtype}
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
+        texts = check_texts(texts)
+        if not texts:
+            return []
+        # tokenized once, unpadded; `sub_batches` sorts by token count and pads each bucket
+        ids = self.tokenizer(texts, truncation=True, max_length=self.max_length, return_attention_mask=False,
+                             return_token_type_ids=False)["input_ids"]
+        return [self.plan.scores(row) for row in self._probabilities(ids)]
+
+    def _probabilities(self, ids: Sequence[Sequence[int]]) -> list[list[float]]:
+        """Label probabilities of tokenized texts, in their order. They stay on the device until the last
+        sub-batch is queued: one copy back, the call's one wait for the device."""
         import torch
 
-        texts = check_texts(texts)
-        out: list[LabelScores | None] = [None] * len(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # less padding per batch
+        parts, order = [], []
         with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start:start + self.batch_size]
-                enc = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True,
-                                     max_length=self.max_length, return_tensors="pt").to(self.device)
-                rows = probabilities(self.model(**enc).logits, self.multi_label)
-                for row, i in zip(rows, idx):
-                    out[i] = self.plan.scores(row)
+            for sub in sub_batches(ids, max_rows=self.batch_size, widths=self.widths, pad_rows=self.pad_rows,
+                                   pad_id=self.pad_id, device=self.device):
+                logits = self.model(input_ids=sub.input_ids, attention_mask=sub.mask).logits
+                parts.append(probability_tensor(logits[:len(sub.idx)], self.multi_label))
+                order.extend(sub.idx)
+            rows: list[list[float]] = torch.cat(parts).cpu().tolist() if parts else []
+        out: list[list[float]] = [[] for _ in ids]
+        for i, row in zip(order, rows):
+            out[i] = row
         return out
 
     def close(self) -> None:
         self.model = None
+
+
+def pad_token(tokenizer: Any, source: str) -> int:
+    """The id rows are padded with. Texts go to the model without token type ids (the model's default,
+    all zeros, is what a tokenizer gives one text), so a tokenizer that gives one text other types is
+    refused rather than scored differently."""
+    if tokenizer.pad_token_id is None:
+        raise DetectorUnavailable("error", f"{source}'s tokenizer has no padding token, so texts cannot be batched",
+                                  "use a model whose tokenizer sets pad_token")
+    types = tokenizer(["a b"], return_token_type_ids=True).get("token_type_ids") or [[]]
+    if any(types[0]):
+        raise DetectorUnavailable("error", f"{source}'s tokenizer gives one text token types {types[0]}; "
+                                  "hf-classifier sends none", "use a BERT- or RoBERTa-style classifier")
+    return int(tokenizer.pad_token_id)
 
 
 def _load(model: str, revision: str | None, local_files_only: bool | None) -> tuple[Any, Any, str]:
@@ -76,7 +118,7 @@ def create(*, model: str | None = None, preset: str | None = None, revision: str
            label_map: dict[str, str] | None = None, toxicity_label: str | list[str] | None = None,
            max_length: int = 256, batch_size: int = 32, device: str = "auto", dtype: str = "auto",
            multi_label: bool | None = None, local_files_only: bool | None = None,
-           threshold: float | None = None) -> HFClassifier:
+           threshold: float | None = None, warm_shapes: bool | str = "auto") -> HFClassifier:
     try:
         import torch
         import transformers  # noqa: F401
@@ -107,10 +149,13 @@ def create(*, model: str | None = None, preset: str | None = None, revision: str
     limit = getattr(tok, "model_max_length", None)
     if isinstance(limit, int) and 0 < limit < 100_000:  # past it, position embeddings run out
         max_length = min(int(max_length), limit)
+    positions = getattr(m.config, "max_position_embeddings", None)
+    if isinstance(positions, int) and 0 < positions < max_length:  # a tokenizer that does not say its limit
+        max_length = positions
     m = m.to(device=dev, dtype=getattr(torch, dtype_name)).eval()
     det = HFClassifier(m, tok, source=model, source_version=source_version, device=dev, dtype=dtype_name,
                        label_map=label_map, toxicity_label=toxicity_label, max_length=max_length,
-                       batch_size=batch_size, multi_label=multi_label)
+                       batch_size=batch_size, multi_label=multi_label, warm_shapes=warm_shapes)
     if threshold is not None:
         det.threshold = float(threshold)
     return det

@@ -96,14 +96,17 @@ def length_buckets(lengths: Sequence[int], max_rows: int, call_cost: int = CALL_
     Each sub-batch is padded to its own longest text, rounded up to the next of `widths` when
     given, so a few long comments no longer make every short one in the call pay for their length."""
     n = len(lengths)
-    best = [0.0] + [float("inf")] * n  # best[e]: cheapest cover of lengths[:e]
+    best = np.full(n + 1, np.inf)  # best[e]: cheapest cover of lengths[:e]; costs are whole numbers, exact
+    best[0] = 0.0
     cut = [0] * (n + 1)
     for end in range(1, n + 1):
         longest = lengths[end - 1] if widths is None else padded_width(lengths[end - 1], widths)
-        for start in range(max(0, end - max_rows), end):
-            cost = best[start] + call_cost + (end - start) * longest
-            if cost < best[end]:
-                best[end], cut[end] = cost, start
+        lo = max(0, end - max_rows)
+        # every start at once (a Python loop over them cost 17 ms for 1,024 texts at 256 rows, the
+        # base-size classifier's call on CUDA); argmin keeps the first cheapest start, as the loop did
+        cost = best[lo:end] + (call_cost + longest * np.arange(end - lo, 0, -1))
+        start = int(cost.argmin())
+        best[end], cut[end] = cost[start], lo + start
     spans, end = [], n
     while end > 0:
         spans.append((cut[end], end))
@@ -123,11 +126,98 @@ def padded_rows(rows: int, max_rows: int) -> int:
     return min(max_rows, 1 << max(0, rows - 1).bit_length())
 
 
+@dataclass(frozen=True)
+class SubBatch:
+    """One forward pass's input: `idx`, indices into the call's token lists (shortest first); token
+    ids and a 0/1 attention mask of shape (rows, width), on the device (rows past `len(idx)` copy the
+    last one and are dropped); `masked`: some row is shorter than the width."""
+    idx: list[int]
+    input_ids: Any
+    attention: Any
+    masked: bool
+
+    @property
+    def mask(self) -> Any:
+        """The mask to hand the model: none when every row fills the width (it can skip building one)."""
+        return self.attention if self.masked else None
+
+
+def sub_batches(ids: Sequence[Sequence[int]], *, max_rows: int, widths: Sequence[int], pad_rows: bool, pad_id: int,
+                device: str) -> Iterator[SubBatch]:
+    """Tokenized texts as forward passes: sorted by length, split by `length_buckets`, each padded to
+    one of `widths` and, with `pad_rows` (CUDA), to `padded_rows` rows, so every pass has one of
+    `shapes(...)`. On CUDA the host buffers are pinned and copied without blocking: the CPU fills
+    the next sub-batch while the card computes this one; nothing here waits for the card."""
+    import torch
+
+    cuda = device.startswith("cuda")
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    lengths = [len(ids[i]) for i in order]
+    for start, end in length_buckets(lengths, max_rows, widths=widths):
+        idx = order[start:end]
+        width = padded_width(lengths[end - 1], widths)
+        rows = padded_rows(len(idx), max(max_rows, len(idx))) if pad_rows else len(idx)
+        batch = torch.full((rows, width), pad_id, dtype=torch.int64, pin_memory=cuda)
+        mask = torch.zeros((rows, width), dtype=torch.int64, pin_memory=cuda)
+        b, m = batch.numpy(), mask.numpy()
+        for row, i in enumerate(idx):
+            b[row, :len(ids[i])] = ids[i]
+            m[row, :len(ids[i])] = 1
+        b[len(idx):], m[len(idx):] = b[len(idx) - 1], m[len(idx) - 1]  # filler rows: copies, dropped
+        yield SubBatch(idx, batch.to(device, non_blocking=cuda), mask.to(device, non_blocking=cuda),
+                       lengths[start] < width)
+
+
+def shapes(max_rows: int, widths: Sequence[int], pad_rows: bool) -> list[tuple[int, int]]:
+    """Every (rows, width) `sub_batches` can produce, largest first."""
+    counts = sorted({padded_rows(n, max_rows) for n in range(1, max_rows + 1)} if pad_rows else range(1, max_rows + 1))
+    return sorted(((r, w) for r in counts for w in widths), key=lambda s: (-s[0] * s[1], -s[0]))
+
+
+WARM_CHOICES = ("auto", True, False)
+
+
+def wants_warm_up(warm_shapes: bool | str, device: str) -> bool:
+    """`warm_shapes` ("auto", true, false) for a model on `device`: "auto" warms on CUDA only. A GPU pays
+    per new shape (kernel choice and loading, allocator blocks; a first pass ran at a quarter to a
+    tenth of the warm rate on an H200); the CPU's kernels do not, so there it would only cost time."""
+    if warm_shapes not in WARM_CHOICES:
+        raise DetectorUnavailable("error", f"warm_shapes must be one of auto, true, false, not {warm_shapes!r}",
+                                  'set warm_shapes = "auto"')
+    return device.startswith("cuda") if warm_shapes == "auto" else bool(warm_shapes)
+
+
+@dataclass(frozen=True)
+class WarmUp:
+    """What warming the shapes did at load: forward passes run, seconds spent (0, 0.0: not warmed)."""
+    passes: int = 0
+    seconds: float = 0.0
+
+
+def warm_up(run: Callable[[list[list[int]]], object], all_shapes: Sequence[tuple[int, int]], token_id: int) -> WarmUp:
+    """Runs `run` (a model's whole path from token lists to scores) once per shape in `all_shapes`,
+    with every row filling the width (the model builds no mask) and with one row a token short (it
+    does): a batch of `rows` texts of one length is one sub-batch of that shape, since splitting it
+    would only add a call. Largest shapes first, so the allocator's first blocks are its largest."""
+    import time
+
+    t0, passes = time.perf_counter(), 0
+    for rows, width in all_shapes:
+        full = [[token_id] * width for _ in range(rows)]
+        run(full)
+        passes += 1
+        if width > 1:
+            run([[token_id] * (width - 1)] + full[1:])
+            passes += 1
+    return WarmUp(passes, time.perf_counter() - t0)
+
+
 class SentenceEncoder:
     """MiniLM-style encoder: texts -> L2-normalised mean-pooled embeddings (numpy float32)."""
 
     def __init__(self, model_dir: str | Path | None = None, *, device: str = "auto",
-                 max_length: int = 128, batch_size: int = 64, num_threads: int | None = None):
+                 max_length: int = 128, batch_size: int = 64, num_threads: int | None = None,
+                 warm_shapes: bool | str = "auto"):
         prefer_passive_openmp()
         import torch
         from transformers import AutoModel, AutoTokenizer
@@ -143,11 +233,12 @@ class SentenceEncoder:
         if num_threads:
             torch.set_num_threads(int(num_threads))  # process-wide: only when asked for
         self.device = pick_device(device)
+        warm = wants_warm_up(warm_shapes, self.device)
         self.max_length = int(max_length)
         self.batch_size = int(batch_size)
         self.widths = pad_widths(self.max_length)
-        # CUDA: sub-batches padded to `padded_rows` too (a bounded set of shapes, warm after a few
-        # calls); the CPU keeps exact row counts (its kernels cost nothing per new shape to speak of)
+        # CUDA: sub-batches padded to `padded_rows` too (a bounded set of shapes, each run once at load
+        # by `warm_up`); the CPU keeps exact row counts (its kernels cost nothing per new shape to speak of)
         self.pad_rows = self.device.startswith("cuda")
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir))
         self.pad_id = int(self.tokenizer.pad_token_id or 0)
@@ -158,31 +249,27 @@ class SentenceEncoder:
             model = model.half()
         self.model = model.to(self.device).eval()
         self.dim = int(model.config.hidden_size)
+        self.warmed = self.warm_up() if warm else WarmUp()
+
+    def shapes(self) -> list[tuple[int, int]]:
+        """Every (rows, width) of the forward passes this encoder runs at its settings."""
+        return shapes(self.batch_size, self.widths, self.pad_rows)
+
+    def warm_up(self) -> WarmUp:
+        """One pass per shape of `shapes()`, through the whole path `encode` takes (done at load on
+        CUDA), so that a first pass over unseen texts runs at the warm rate; scores are unchanged."""
+        token = self.tokenizer.unk_token_id
+        return warm_up(lambda ids: self._embed(ids, None), self.shapes(), self.pad_id if token is None else int(token))
 
     def _forward(self, ids: Sequence[Sequence[int]]) -> Iterator[tuple[list[int], Any, Any]]:
         """The model over tokenized texts, shortest first, in sub-batches padded to one of the fixed
         widths: (indices into `ids`, last hidden states as float, attention mask) per sub-batch.
         Call inside `torch.inference_mode()`."""
-        import torch
-
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        lengths = [len(ids[i]) for i in order]
-        for start, end in length_buckets(lengths, self.batch_size, widths=self.widths):
-            idx = order[start:end]
-            width = padded_width(lengths[end - 1], self.widths)
-            rows = padded_rows(len(idx), max(self.batch_size, len(idx))) if self.pad_rows else len(idx)
-            batch = np.full((rows, width), self.pad_id, dtype=np.int64)
-            mask = np.zeros((rows, width), dtype=np.int64)
-            for row, i in enumerate(idx):
-                batch[row, :len(ids[i])] = ids[i]
-                mask[row, :len(ids[i])] = 1
-            batch[len(idx):], mask[len(idx):] = batch[len(idx) - 1], mask[len(idx) - 1]  # filler rows: copies, dropped
-            attention = torch.from_numpy(mask).to(self.device)
-            # one width for all rows: no mask needed, and the model can skip building one
-            hidden = self.model(input_ids=torch.from_numpy(batch).to(self.device),
-                                attention_mask=None if lengths[start] == width else attention,
-                                ).last_hidden_state.float()
-            yield idx, hidden[:len(idx)], attention[:len(idx)]
+        for sub in sub_batches(ids, max_rows=self.batch_size, widths=self.widths, pad_rows=self.pad_rows,
+                               pad_id=self.pad_id, device=self.device):
+            hidden = self.model(input_ids=sub.input_ids, attention_mask=sub.mask).last_hidden_state.float()
+            n = len(sub.idx)
+            yield sub.idx, hidden[:n], sub.attention[:n]
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, None)[0]
@@ -201,25 +288,36 @@ class SentenceEncoder:
 
     def _encode(self, texts: Sequence[str],
                 word_logits: tuple[np.ndarray, float] | None) -> tuple[np.ndarray, "_WordLogits | None"]:
-        import torch
-
         texts = list(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
-            return out, None if word_logits is None else _WordLogits([], [], *word_logits, self.device)
+            return (np.zeros((0, self.dim), dtype=np.float32),
+                    None if word_logits is None else _WordLogits([], [], *word_logits, self.device))
         # Tokenize once without padding; pad per sub-batch to its own longest text.
         enc = self.tokenizer(texts, truncation=True, max_length=self.max_length, return_attention_mask=False,
                              return_token_type_ids=False, return_offsets_mapping=word_logits is not None)
         ids = enc["input_ids"]
         words = _WordLogits(texts, enc["offset_mapping"], *word_logits, self.device) if word_logits else None
+        return self._embed(ids, words), words
+
+    def _embed(self, ids: Sequence[Sequence[int]], words: "_WordLogits | None") -> np.ndarray:
+        """Embeddings of tokenized texts, in their order. The sub-batches' embeddings stay on the device
+        until the last one is queued: one copy back, the call's one wait for the device (the word
+        arithmetic, when asked for, waits once per sub-batch)."""
+        import torch
+
+        parts, order = [], []
         with torch.inference_mode():
             for idx, hidden, attention in self._forward(ids):
                 weights = attention.unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-                out[idx] = torch.nn.functional.normalize(pooled, p=2, dim=1).cpu().numpy()
+                parts.append(torch.nn.functional.normalize(pooled, p=2, dim=1))
+                order.extend(idx)
                 if words is not None:
                     words.add(idx, hidden, ids)
-        return out, words
+            out = np.zeros((len(ids), self.dim), dtype=np.float32)
+            if parts:
+                out[order] = torch.cat(parts).cpu().numpy()
+        return out
 
 
 class _WordLogits:
@@ -456,9 +554,10 @@ class MiniLMToxicity(Detector):
 
 def create(*, head: str | None = None, model_dir: str | None = None, device: str = "auto",
            max_length: int = 128, batch_size: int = 64, num_threads: int | None = None,
-           threshold: float | None = None) -> MiniLMToxicity:
+           threshold: float | None = None, warm_shapes: bool | str = "auto") -> MiniLMToxicity:
     return build(MiniLMToxicity, Head.load, DEFAULT_HEAD, head=head, model_dir=model_dir, device=device,
-                 max_length=max_length, batch_size=batch_size, num_threads=num_threads, threshold=threshold)
+                 max_length=max_length, batch_size=batch_size, num_threads=num_threads, threshold=threshold,
+                 warm_shapes=warm_shapes)
 
 
 H = TypeVar("H")
@@ -477,7 +576,7 @@ class EncoderDetector(Protocol[H_contra, D_co]):
 
 def build(detector: EncoderDetector[H, D], load_head: Callable[[Path], H], default_head: Path, *, head: str | None,
           model_dir: str | None, device: str, max_length: int, batch_size: int, num_threads: int | None,
-          threshold: float | None) -> D:
+          threshold: float | None, warm_shapes: bool | str = "auto") -> D:
     """A detector on the embedded encoder: `detector(encoder, load_head(path), path)`, the head from
     `head` or `default_head` (the one- and six-label detectors differ only in these three)."""
     prefer_passive_openmp()
@@ -493,7 +592,7 @@ def build(detector: EncoderDetector[H, D], load_head: Callable[[Path], H], defau
     # version it may serve is known once the encoder is, and the detector reads it again then)
     measured_quality(head_path, "")
     encoder = SentenceEncoder(model_dir, device=device, max_length=max_length,
-                              batch_size=batch_size, num_threads=num_threads)
+                              batch_size=batch_size, num_threads=num_threads, warm_shapes=warm_shapes)
     det = detector(encoder, head_obj, head_path)
     if threshold is not None:
         det.threshold = float(threshold)
