@@ -3,6 +3,7 @@ and status, the comments it completed, and the one way to find an earlier run to
 from __future__ import annotations
 
 import json
+from itertools import repeat
 from typing import Any, Iterable
 
 from modlens.studylog.codec import canonical_json, now_iso
@@ -36,7 +37,7 @@ def add_run_items(db: LogConnection, run_id: int, comment_ids: Iterable[int]) ->
         if not ids:
             return
         added = db.write_many("INSERT OR IGNORE INTO run_items (run_id, comment_id) VALUES (?, ?)",
-                              [(run_id, cid) for cid in ids]).rowcount
+                              zip(repeat(run_id), ids)).rowcount
         if added > 0:
             db.write("UPDATE audit_runs SET n_items = n_items + ? WHERE run_id = ?", (added, run_id))
 

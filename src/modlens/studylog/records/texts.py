@@ -47,8 +47,8 @@ def known(db: LogConnection, seen: Seen) -> bool:
     if len(memo) + len(seen.ids) > TEXT_MEMO_MAX:
         memo.clear()
     memo.update(seen.ids)
-    ids = seen.ids
-    _ABSENT[db] = (memo, {t: h for t, h in seen.hashes.items() if t not in ids})
+    ids = seen.ids  # (`seen` is used up: its hashes become the absent set, which inserts empty)
+    _ABSENT[db] = (memo, {t: h for t, h in seen.hashes.items() if t not in ids} if ids else seen.hashes)
     return True
 
 
