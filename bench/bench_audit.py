@@ -11,6 +11,11 @@ from the model's config and the texts' token counts (`runs_on.py`). Compare with
     git worktree add --detach /tmp/before <commit>
     python bench/bench_audit.py --tree /tmp/before --tree . --rows 24783 --rounds 3 --detector free
     python bench/bench_audit.py --detector minilm-toxicity --rows 4000 [--device cuda]
+    python bench/bench_audit.py --detector minilm-toxicity --rows 2000 --depth 1 --depth 2
+
+`--depth` (repeatable) sets the local engine's chunks in flight (`LocalCompute.depth`: 1 computes
+and records one chunk after the other, 2 records chunk n while chunk n+1 computes); each round runs
+every tree at every depth, alternating.
 
 `--detector free` costs nothing (a constant score; the pipeline's own cost shows);
 `profanity-check` is the default; any registry key works.
@@ -41,6 +46,10 @@ from modlens.detectors import registry
 from modlens.scale.sources import load_dataset
 
 rows, detector, db, options, chunk = int(sys.argv[1]), sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), int(sys.argv[5])
+depth = int(sys.argv[7])
+if depth:  # the local engine's chunks in flight, whatever the tree decides by itself
+    from modlens.chunks.compute import LocalCompute
+    LocalCompute.depth = property(lambda self: depth)
 det = Free() if detector == "free" else registry.create(detector, **options)
 texts = list(dict.fromkeys(it.text for it in islice(load_dataset("davidson", None, "local").iter_items(), rows)))
 det.score(texts[:8])  # warm-up: lazy init, CUDA kernels
@@ -63,7 +72,7 @@ t0, c0 = time.perf_counter(), time.process_time()
 res = run_audit("davidson", db=db, limit=rows, detector_objects={detector: det}, progress=False, chunk_size=chunk)
 sync()
 seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-out = {**info, "chunk": chunk, "items": res.n_items, "texts": len(texts), "alone_per_s": len(texts) / alone_s,
+out = {**info, "chunk": chunk, "depth": depth or "-", "items": res.n_items, "texts": len(texts), "alone_per_s": len(texts) / alone_s,
        "audit_per_s": res.n_items / seconds, "audit_per_cpu_s": res.n_items / cpu, "load": os.getloadavg()[0]}
 out["ratio"] = out["audit_per_s"] / out["alone_per_s"]
 if tokens and per_token:
@@ -72,16 +81,16 @@ if tokens and per_token:
 print(json.dumps(out))
 """
 
-COLUMNS = ["device", "dtype", "batch", "call", "chunk", "load", "alone_per_s", "audit_per_s", "ratio",
+COLUMNS = ["device", "dtype", "batch", "call", "chunk", "depth", "load", "alone_per_s", "audit_per_s", "ratio",
            "audit_per_cpu_s", "alone_tflops", "audit_tflops"]
 
 
-def one(tree: Path, args: argparse.Namespace, workdir: Path) -> dict:
+def one(tree: Path, depth: int, args: argparse.Namespace, workdir: Path) -> dict:
     db = Path(tempfile.mkdtemp(dir=workdir)) / "log.sqlite"
     env = {**os.environ, "PYTHONPATH": str(tree / "src"), "MODLENS_HOME": str(db.parent)}
     options = {"device": args.device} if args.device else {}
     out = subprocess.run([sys.executable, "-c", CHILD, str(args.rows), args.detector, str(db), json.dumps(options),
-                          str(args.chunk), str(BENCH)], env=env, check=True, capture_output=True, text=True,
+                          str(args.chunk), str(BENCH), str(depth)], env=env, check=True, capture_output=True, text=True,
                          timeout=1800).stdout
     return dict(json.loads(out.strip().splitlines()[-1]))
 
@@ -101,30 +110,32 @@ def main() -> None:
                     help=f"audit chunk (--chunk of modlens audit; default the product's, {CHUNK_ITEMS})")
     ap.add_argument("--detector", default="profanity-check", help="registry key, or `free` (costs nothing)")
     ap.add_argument("--device", help="the detector's device option (minilm-toxicity, hf-classifier): cpu | cuda | auto")
+    ap.add_argument("--depth", action="append", type=int,
+                    help="the local engine's chunks in flight (repeatable; default: what the tree decides)")
     ap.add_argument("--json", action="store_true", help="also print every run as a JSON line")
     args = ap.parse_args()
     trees = [t.resolve() for t in (args.tree or [BENCH.parent])]
-    runs: dict[Path, list[dict]] = {t: [] for t in trees}
+    runs: dict[tuple[Path, int], list[dict]] = {(t, d): [] for t in trees for d in (args.depth or [0])}
     with tempfile.TemporaryDirectory() as work:
         for r in range(args.rounds):
-            for tree in trees:
-                got = one(tree, args, Path(work))
-                runs[tree].append(got)
-                print(f"round {r + 1}: {tree}: audit {got['audit_per_s']:,.0f} rows/s, alone {got['alone_per_s']:,.0f} "
-                      f"texts/s, load {got['load']:.1f}", flush=True)
+            for tree, depth in runs:
+                got = one(tree, depth, args, Path(work))
+                runs[tree, depth].append(got)
+                print(f"round {r + 1}: {tree}{f' depth {depth}' if depth else ''}: audit {got['audit_per_s']:,.0f} "
+                      f"rows/s, alone {got['alone_per_s']:,.0f} texts/s, load {got['load']:.1f}", flush=True)
                 if args.json:
                     print(json.dumps({"tree": str(tree), **got}))
     print(f"\n{args.rows:,} Davidson rows, detector {args.detector}, {os.cpu_count()} CPU cores; medians over "
           f"{args.rounds} rounds (alone: texts/s; audit: rows/s)")
     cols = [c for c in COLUMNS if any(c in g for rs in runs.values() for g in rs)]
-    print(f"{'tree':<28}" + "".join(f"{c:>16}" for c in cols) + f"{'vs first tree':>15}")
-    base = statistics.median(g["audit_per_s"] for g in runs[trees[0]])
-    for tree in trees:
-        med = {c: (statistics.median(g[c] for g in runs[tree]) if isinstance(runs[tree][0].get(c), float)
-                   else runs[tree][0].get(c, "-")) for c in cols}
+    print(f"{'tree':<28}" + "".join(f"{c:>16}" for c in cols) + f"{'vs first':>15}")
+    first = next(iter(runs))
+    base = statistics.median(g["audit_per_s"] for g in runs[first])
+    for (tree, _), got in runs.items():
+        med = {c: (statistics.median(g[c] for g in got) if isinstance(got[0].get(c), float)
+                   else got[0].get(c, "-")) for c in cols}
         print(f"{str(tree)[-28:]:<28}" + "".join(f"{cell(med[c]):>16}" for c in cols)
               + f"{med['audit_per_s'] / base:>14.2f}x")
-
 
 if __name__ == "__main__":
     main()

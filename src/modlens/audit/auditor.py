@@ -55,7 +55,10 @@ class Auditor:
 
     @property
     def depth(self) -> int:
-        return self.pipeline.depth
+        """The pipeline's, but 1 with attacks: a chunk's attacks run after its record and before its
+        items are done, so the next chunk is not recorded before they are (variants and run_items in
+        the file's order, and no chunk's attacks racing another's for the detectors)."""
+        return 1 if self.attack else self.pipeline.depth
 
     @property
     def n_scored(self) -> int:

@@ -341,34 +341,48 @@ class Runner(Protocol):
 
 async def _drive(runner: Runner, feed: Feed, name: str, chunk_size: int, n_total: int | None,
                  progress: bool, on_chunk: Callable[[int], None] | None) -> None:
-    """Chunks through the runner, `runner.depth` at a time (1 locally; the Ray engine computes the
-    next chunk while the driver writes one). The bar shows items/s and, when the size is known, the ETA."""
+    """Chunks through the runner, `runner.depth` at a time (2 where a detector frees the loop while it
+    computes, `LocalCompute.depth`, and on Ray: the next chunk computes while the loop records one).
+    Chunks are recorded, counted and their errors raised in the order they came, as one after the
+    other: `n_done` (the bar, the run's progress, `on_chunk`) counts recorded chunks only, a chunk's
+    error stops the audit after the chunks before it are recorded, and so does a bad row the reader
+    meets. The bar shows items/s and, when the size is known, the ETA."""
     from tqdm import tqdm
 
     bar = tqdm(total=n_total, desc=f"audit {name}", unit="item", disable=not progress)
     depth = max(1, runner.depth)
     record_progress = getattr(runner, "progress", None)  # the Parquet sink keeps no run row
-    pending: dict[asyncio.Future[None], int] = {}  # in flight -> its size
+    pending: dict[asyncio.Future[None], int] = {}  # in flight, oldest first -> its size
 
-    async def settle(wait_all: bool) -> None:
-        done, _ = await asyncio.wait(pending, return_when=asyncio.ALL_COMPLETED if wait_all else asyncio.FIRST_COMPLETED)
-        for task in done:
-            pending.pop(task)
-            task.result()  # a chunk's error stops the audit here
-        n_done = feed.n_read - sum(pending.values())  # skipped (done before) + processed
+    async def settle() -> None:
+        # the oldest chunk: the first to be recorded (a later one ends first only when it fails)
+        task = next(iter(pending))
+        await asyncio.wait([task])
+        pending.pop(task)
+        task.result()  # a chunk's error stops the audit here
+        n_done = feed.n_read - sum(pending.values())  # skipped (done before) + recorded
         if record_progress is not None:
             record_progress(n_done)
         bar.update(n_done - bar.n)
         if on_chunk:
             on_chunk(n_done)
 
+    chunks = feed.chunks(chunk_size)
     try:
-        for chunk in feed.chunks(chunk_size):
+        while True:
+            try:
+                chunk = next(chunks, None)
+            except Exception:  # a bad row: the chunks read before it are recorded first
+                while pending:
+                    await settle()
+                raise
+            if chunk is None:
+                break
             pending[asyncio.ensure_future(runner.process(chunk))] = len(chunk)
             if len(pending) >= depth:
-                await settle(False)
+                await settle()
         while pending:
-            await settle(True)
+            await settle()
         bar.update(feed.n_read - bar.n)
     finally:
         for task in pending:

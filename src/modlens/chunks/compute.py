@@ -4,17 +4,29 @@ the same on Ray actors. Both compute exactly the same results; only where differ
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any, Mapping, Protocol, Sequence
 
 from modlens.chunks.chunk import Failed, ScoreRow
 from modlens.chunks.steps import NORMALIZE, VARIANTS, each, failure
+from modlens.detectors.base import Detector
 from modlens.engine import Engine
 from modlens.rows import Variant
+
+# Chunks in flight when the detectors free the event loop's thread while they compute: chunk n is
+# registered and recorded on the loop while chunk n+1's forward passes run (`ChunkPipeline.run_chunk`
+# keeps the records in the order the chunks came).
+OVERLAP_DEPTH = 2
 
 
 class Compute(Protocol):
     engine: Engine  # the driver's engine: detector identities, the normalizer's and generator's settings
-    depth: int      # chunks worth having in flight at once (1: one after the other)
+
+    @property
+    def depth(self) -> int:
+        """Chunks worth having in flight at once (1: one after the other; 2: one computes while the one
+        before is recorded)."""
+        ...
 
     async def variants(self, texts: list[str]) -> list[list[Variant] | Failed]: ...
 
@@ -27,12 +39,43 @@ class Compute(Protocol):
     def close(self) -> None: ...
 
 
+def frees_the_loop(detector: Detector) -> bool:
+    """Whether the detector leaves the event loop's thread free while it computes, so that the
+    loop can record the chunk before: a remote detector awaits its requests on the loop; a model
+    that torch or ONNX Runtime runs (held by the detector or by its parts: MiniLM's encoder, the
+    ONNX session standing in for its model) computes in the detector's worker thread with the GIL
+    released. A detector in plain Python (a lexicon, a cached table, scikit-learn's vectorizer)
+    holds the GIL for its whole call, so a second chunk in flight only competes with the record for
+    it (free detector on all of Davidson: the same rows per CPU second at depth 1 and 2,
+    docs/PERFORMANCE.md) and a stop loses two chunks' compute instead of one."""
+    if detector.remote:
+        return True
+    torch, ort = sys.modules.get("torch"), sys.modules.get("onnxruntime")  # neither loaded: no such model
+    kinds = tuple(k for k in (getattr(getattr(torch, "nn", None), "Module", None),
+                              getattr(ort, "InferenceSession", None)) if isinstance(k, type))
+    return bool(kinds) and _holds(detector, kinds, 3)
+
+
+def _holds(obj: object, kinds: tuple[type, ...], levels: int) -> bool:
+    """Whether `obj`, or a modlens object it holds (`levels` deep), holds an instance of `kinds`."""
+    for value in getattr(obj, "__dict__", {}).values():
+        if isinstance(value, kinds):
+            return True
+        if levels > 1 and type(value).__module__.startswith("modlens.") and _holds(value, kinds, levels - 1):
+            return True
+    return False
+
+
 class LocalCompute:
     """The chunk's compute on this process's engine."""
-    depth = 1
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+
+    @property
+    def depth(self) -> int:
+        """`OVERLAP_DEPTH` when some detector frees the loop while it computes (`frees_the_loop`), else 1."""
+        return OVERLAP_DEPTH if any(frees_the_loop(r.detector) for r in self.engine.runners.values()) else 1
 
     async def variants(self, texts: list[str]) -> list[list[Variant] | Failed]:
         async def one(text: str) -> list[Variant] | Failed:

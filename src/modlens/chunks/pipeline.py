@@ -5,7 +5,7 @@ report leaves it out of every metric."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from modlens.chunks.chunk import Chunk, StepError
 from modlens.chunks.compute import Compute
@@ -16,12 +16,22 @@ from modlens.datasets.base import DatasetItem, blank_reason
 from modlens.rows import Variant
 
 
+class EarlierChunkFailed(RuntimeError):
+    """A chunk's compute ended, but the chunk before it was not recorded (its compute or record
+    raised): this one is not recorded either, so no item lands ahead of one before it in the file.
+    The audit stops on the earlier chunk's own error (`audit.run._drive` looks at chunks in order)."""
+
+
 class ChunkPipeline:
     def __init__(self, compute: Compute, sink: Sink) -> None:
         self.compute, self.sink = compute, sink
         self.engine = compute.engine
         self.n_scored = self.n_missing = 0
-        self._turn: asyncio.Future[None] | None = None  # set once the latest chunk started is recorded
+        # done once the latest chunk started is recorded (True) or will never be (False)
+        self._turn: asyncio.Future[bool] | None = None
+        # detector key -> the texts chunks in flight are scoring and will record: a later chunk in
+        # flight leaves them to those chunks instead of scoring them a second time
+        self._scoring: dict[str, set[str]] = {}
 
     @property
     def depth(self) -> int:
@@ -34,22 +44,33 @@ class ChunkPipeline:
         """The chunk through every step; `done=False` leaves its items unfinished (attacks follow).
         Its items are registered in the transaction that records its results (one COMMIT per chunk:
         the compute needs texts, not comment ids), in the order the chunks came, whichever of the
-        chunks in flight finishes its compute first."""
+        chunks in flight finishes its compute first; none after a chunk that was not recorded.
+        A text that a chunk in flight before this one scores is left to it, and scored here only if
+        that chunk recorded no good score for it: the rows and counts of chunks one after the other."""
         before, mine = self._turn, asyncio.get_running_loop().create_future()
         self._turn = mine
+        recorded, claimed = False, dict[str, list[str]]()
         try:
-            chunk = await self._compute(items)
-            if before is not None:  # the chunk before this one is recorded (or failed): ids follow the file
-                await before
+            chunk, left = await self._compute(items, claimed)
+            if before is not None and not await before:  # ids and run_items follow the file
+                raise EarlierChunkFailed("the chunk before this one was not recorded")
+            if again := self._still_unscored(left):  # a chunk before scored them with an error: again, as
+                chunk.scores = [*chunk.scores, *await self.compute.score(again)]  # one chunk after the other
             self.sink.record(chunk, done=done)
+            recorded = True
         finally:
-            mine.set_result(None)
+            for key, texts in claimed.items():
+                self._scoring[key].difference_update(texts)
+            mine.set_result(recorded)
         self.n_scored += len(chunk.scores)
         self.n_missing += sum(r.toxicity is None for _, _, r in chunk.scores)
         return chunk
 
-    async def _compute(self, items: Sequence[DatasetItem]) -> Chunk:
-        """Variants, normalizations and the scores the sink lacks of the chunk's texts (not registered yet)."""
+    async def _compute(self, items: Sequence[DatasetItem],
+                       claimed: dict[str, list[str]]) -> tuple[Chunk, dict[str, list[str]]]:
+        """Variants, normalizations and the scores the sink lacks of the chunk's texts (not registered
+        yet), but for those a chunk in flight before this one scores: they are returned. `claimed`
+        gets the texts this chunk scores, per detector key, as soon as it starts scoring them."""
         engine = self.engine
         errors: list[StepError] = []
         generated: list[list[Variant]] = [[] for _ in items]
@@ -68,8 +89,30 @@ class ChunkPipeline:
             normalizations = [(t, n) for t, n in zip(texts, got_n) if n is not None]
             errors += norm_errors
             texts = scorable([*texts, *(n.text for _, n in normalizations)])  # a normalizer may leave nothing
-        scores = await self.compute.score(self.sink.unscored(texts, list(engine.runners)))
-        return Chunk(items, [], generated, normalizations, scores, errors)
+        mine, left = self._share(self.sink.unscored(texts, list(engine.runners)))
+        claimed.update(mine)
+        scores = await self.compute.score(mine)
+        return Chunk(items, [], generated, normalizations, scores, errors), left
+
+    def _share(self, todo: Mapping[str, Sequence[str]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """What this chunk scores now (and will record), and what it leaves to the chunks in flight before it."""
+        mine: dict[str, list[str]] = {}
+        left: dict[str, list[str]] = {}
+        for key, texts in todo.items():
+            busy = self._scoring.setdefault(key, set())
+            if ours := [t for t in texts if t not in busy]:
+                mine[key] = ours
+            if theirs := [t for t in texts if t in busy]:
+                left[key] = theirs
+            busy.update(ours)
+        return mine, left
+
+    def _still_unscored(self, left: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+        """Of the texts left to the chunks before (now recorded), those the sink still lacks a good score for."""
+        again: dict[str, list[str]] = {}
+        for key, texts in left.items():
+            again.update(self.sink.unscored(texts, [key]))
+        return again
 
     def close(self) -> None:
         self.compute.close()
