@@ -118,3 +118,34 @@ def test_label_rows_store_every_value_whole_and_an_upsert_corrects_it(tmp_path):
         assert [(r["comment_id"], r["value"]) for r in log.query(
             "SELECT comment_id, value FROM gold_labels ORDER BY comment_id")] == [
             (ids[0], "a\x00b"), (ids[1], "1"), (ids[2], "yes")]
+
+
+def test_labels_per_comment_store_the_rows_and_order_that_add_labels_does(tmp_path):
+    """One statement per comment for runs of same-named labels, row by row otherwise: every case
+    writes exactly the rows, values and rowids of `add_labels` (runs long and short, names reordered,
+    a quote and a NUL in names, values that are not strings, a comment twice, a label already there)."""
+    same = [(i, {"class": f"c{i}", "toxic": "1", "raters": str(i), "it's": None}) for i in range(1, 13)]
+    rows = [*same,
+            (13, {"raters": "3", "class": "x"}),                       # the same names in another order: short run
+            (14, {"a\x00b": "nul", "toxic": "0"}),                      # a name no SQL literal can hold
+            (15, {"toxic": "1"}),                                       # nothing but the left-out label
+            *[(16 + i, {"n": i, "f": 0.5, "b": True, "d": {"k": [1, 2]}}) for i in range(9)],  # not strings: JSON
+            (3, {"class": "again", "toxic": "1", "raters": "9", "it's": "now"})]  # a comment twice: upserted
+    source = "dataset:o'brien"
+
+    def stored(how) -> list[tuple]:
+        with StudyLog(tmp_path / f"{how}.sqlite") as log:
+            ids = log.add_comments_many("p", [CommentRow(f"k{i}", f"t{i}") for i in range(1, 25)])
+            assert ids == list(range(1, 25))
+            log.add_labels_many([(5, "class", "before", source)])  # a label already logged gets the new value
+            with log.transaction():
+                if how == "rows":
+                    log.add_labels_many([(cid, n, v, source) for cid, labels in rows for n, v in labels.items()
+                                         if n != "toxic"])
+                else:
+                    log.add_labels_per_comment(source, rows, "toxic")
+            return log.conn.execute("SELECT rowid, * FROM labels ORDER BY rowid").fetchall()
+
+    want = stored("rows")
+    assert stored("per_comment") == want
+    assert (16, "d", label_value({"k": [1, 2]}), source) in [r[1:] for r in want]

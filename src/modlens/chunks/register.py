@@ -34,12 +34,8 @@ def register_items(log: StudyLog, source: ItemSource, items: Sequence[DatasetIte
     with log.transaction():
         page_id = source.page_id
         ids = log.add_comments_many(source.platform, [CommentRow(it.key, it.text, page_id) for it in items])
-        # the rows as the log stores them, values included (`add_labels`' binding), built once from the
-        # items (the gold label is not a `labels` row)
-        label_source = source.label_source
-        log.add_stored_labels_many([
-            (cid, name, value if value is None or isinstance(value, str) else label_value(value), label_source)
-            for it, cid in zip(items, ids) for name, value in it.labels.items() if name != GOLD])
+        # one statement per item for its labels (the gold label is not a `labels` row)
+        log.add_labels_per_comment(source.label_source, [(cid, it.labels) for it, cid in zip(items, ids)], GOLD)
         if (set_id := source.label_set_id) is not None:  # its rows built once as well
             add_stored_gold_labels(log, [(set_id, cid, value if isinstance(value, str) else label_value(value))
                                          for it, cid in zip(items, ids) if (value := it.labels.get(GOLD)) is not None])

@@ -181,9 +181,10 @@ class StudyLog(LogConnection):
         """(comment_id, name, value, source) rows."""
         comments.add_labels(self, rows)
 
-    def add_stored_labels_many(self, rows: Sequence[tuple[int, str, str | None, str]]) -> None:
-        """(comment_id, name, value, source) rows whose values are already as stored (`label_value`)."""
-        comments.add_stored_labels(self, rows)
+    def add_labels_per_comment(self, source: str, rows: Iterable[tuple[int, Mapping[str, Any]]],
+                               leave_out: str | None = None) -> None:
+        """(comment_id, {name: value}) rows: every label but `leave_out`, from `source`."""
+        comments.add_labels_per_comment(self, source, rows, leave_out)
 
     # --- detectors and scores (records/scores.py) --------------------------------------------
     def ensure_detector(self, name: str, version: str, toxicity_label: str | None,

