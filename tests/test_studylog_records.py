@@ -149,3 +149,40 @@ def test_labels_per_comment_store_the_rows_and_order_that_add_labels_does(tmp_pa
     want = stored("rows")
     assert stored("per_comment") == want
     assert (16, "d", label_value({"k": [1, 2]}), source) in [r[1:] for r in want]
+
+
+def test_many_rows_per_statement_write_what_executemany_writes(tmp_path):
+    """`records.batch.write_rows`: the rows, their order, conflict handling and changed-row count of
+    `executemany`, with whole statements of ROWS_PER_STATEMENT rows and a remainder."""
+    import pytest
+
+    from modlens.studylog.records import batch, scores
+
+    n = batch.ROWS_PER_STATEMENT * 2 + 5
+
+    def written(how: str) -> tuple[int, int, list[tuple]]:
+        with StudyLog(tmp_path / f"{how}.sqlite") as log:
+            det = log.ensure_detector("d", "1", "toxicity", None, {})
+            ids = log.text_ids([f"t{i}" for i in range(n)])
+            log.add_score("t3", det, None, None, 1.0, "an error")   # replaced by the good score below
+            log.add_score("t4", det, {"toxicity": 0.9}, 0.9, 1.0, None)  # kept: a good score stays
+            rows = [(ids[f"t{i}"], det, '{"toxicity":0.1}', 0.1, 2.0, None if i % 7 else "boom", "now")
+                    for i in range(n)]
+            sql = "INSERT OR IGNORE INTO run_items (run_id, comment_id) VALUES (?, ?)"
+            run = log.start_run("d", None, {})
+            comments_ = log.add_comments_many("p", [CommentRow(f"k{i}", f"t{i}") for i in range(n)])
+            with log.transaction():
+                if how == "batch":
+                    batch.write_rows(log, scores.UPSERT_SCORE, rows)
+                    changed = batch.write_rows(log, sql, [(run, c) for c in [*comments_, *comments_[:9]]])
+                else:
+                    log.conn.executemany(scores.UPSERT_SCORE, rows)
+                    changed = log.conn.executemany(sql, [(run, c) for c in [*comments_, *comments_[:9]]]).rowcount
+            with pytest.raises(Exception) as wrong:  # a row of the wrong width fails as executemany's would
+                with log.transaction():
+                    batch.write_rows(log, sql, [(run, 1)] * 31 + [(run,)] + [(run, 1)] * 9)
+            return changed, len(str(wrong.value)) > 0, log.conn.execute(
+                "SELECT rowid, text_id, detector_id, labels_json, toxicity, latency_ms, error, created_at = 'now' "
+                "FROM scores ORDER BY rowid").fetchall()
+
+    assert written("batch") == written("executemany")

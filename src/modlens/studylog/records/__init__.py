@@ -14,4 +14,5 @@ the same ids, deduplication and conflict rules whatever the batch size. Each tak
 - runs.py       audit runs, their items, the run to resume
 - media.py      media, attachments, OCR, fused cases and the scores of inputs with media
 - labels.py     gold label sets
+- batch.py      many rows per INSERT statement (`write_rows`), for the row functions' large batches
 """

@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from modlens.rows import CommentRow, LabelRow
 from modlens.studylog.codec import label_value, now_iso
 from modlens.studylog.connection import LogConnection
+from modlens.studylog.records.batch import write_rows
 from modlens.studylog.records.texts import text_ids
 
 COMMENT_IDS = ("SELECT comment_key, comment_id FROM comments WHERE platform = ? "
@@ -123,7 +124,7 @@ def add_stored_labels(db: LogConnection, rows: Sequence[tuple[int, str, str | No
     """`add_labels` of rows whose values are already as it stores them (a string as it is, anything
     else `label_value`)."""
     if rows:
-        db.write_many(UPSERT_LABEL, rows)
+        write_rows(db, UPSERT_LABEL, rows)
 
 
 # A run of at least this many comments in a row whose labels have the same names goes in as one

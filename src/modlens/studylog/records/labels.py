@@ -11,6 +11,7 @@ from typing import Any, Iterable, Sequence
 
 from modlens.studylog.codec import label_value, now_iso
 from modlens.studylog.connection import LogConnection
+from modlens.studylog.records.batch import write_rows
 
 GOLD = "toxic"
 # the definition of the set migration 4 (schema.py) moves a source's older `toxic` labels into
@@ -50,7 +51,7 @@ def add_stored_gold_labels(db: LogConnection, rows: Sequence[tuple[int, int, str
     """`add_gold_labels` of (label_set_id, comment_id, value) rows whose values are already as it
     stores them: a dataset audit builds its gold label row per comment once, not twice."""
     if rows:
-        db.write_many(INSERT_GOLD, rows)
+        write_rows(db, INSERT_GOLD, rows)
 
 
 # --- reads -------------------------------------------------------------------------------------

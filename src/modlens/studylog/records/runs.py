@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 from modlens.studylog.codec import canonical_json, now_iso
 from modlens.studylog.connection import LogConnection
+from modlens.studylog.records.batch import write_rows
 
 
 def start_run(db: LogConnection, dataset: str, path: str | None, params: dict[str, Any],
@@ -36,8 +37,8 @@ def add_run_items(db: LogConnection, run_id: int, comment_ids: Iterable[int]) ->
         ids = list(comment_ids)
         if not ids:
             return
-        added = db.write_many("INSERT OR IGNORE INTO run_items (run_id, comment_id) VALUES (?, ?)",
-                              zip(repeat(run_id), ids)).rowcount
+        added = write_rows(db, "INSERT OR IGNORE INTO run_items (run_id, comment_id) VALUES (?, ?)",
+                           list(zip(repeat(run_id), ids)))
         if added > 0:
             db.write("UPDATE audit_runs SET n_items = n_items + ? WHERE run_id = ?", (added, run_id))
 

@@ -9,6 +9,7 @@ from modlens.rows import TextScoreRow
 from modlens.studylog import codec
 from modlens.studylog.codec import canonical_json, now_iso, text_hash
 from modlens.studylog.connection import LOOKUP_CHUNK, LogConnection
+from modlens.studylog.records.batch import write_rows
 from modlens.studylog.records.texts import Seen, log_state, text_ids
 
 INSERT_DETECTOR = ("INSERT OR IGNORE INTO detectors (name, version, toxicity_label, threshold, config_json, "
@@ -47,7 +48,7 @@ def add_scores(db: LogConnection, rows: Iterable[TextScoreRow]) -> int:
         ids = text_ids(db, [r[0] for r in rows])
         now = now_iso()
         # canonical_json inlined: this comprehension is most of the Python time per score row
-        db.write_many(UPSERT_SCORE, [
+        write_rows(db, UPSERT_SCORE, [
             (ids[text], det, None if labels is None else join(enc(labels, 0)),
              None if toxicity is None else float(toxicity), latency, error, now)
             for text, det, labels, toxicity, latency, error in rows])

