@@ -1,10 +1,12 @@
 """minilm-toxicity's first (cold) and second (warm) pass over the same texts, per batch and call size.
 
-    python bench/gpu_cold_warm.py [--device cuda] [--n 6144]
+    python bench/gpu_cold_warm.py [--device cuda] [--n 6144] [--no-warm]
 
 Davidson tweets (about 33 tokens) and NoisyHate comments (about 11), calls of `call` texts, forward
 passes of at most `batch` rows. On a GPU the cold pass pays for every new (rows, width) shape; on the
-CPU both passes cost about the same. Prints one JSON line per setting.
+CPU both passes cost about the same. On CUDA the detector warms its shapes at load and again for each
+setting's batch size (`warm_shapes`, the default; the seconds are printed); `--no-warm` leaves them
+cold, as before that existed. Prints one JSON line per setting.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--n", type=int, default=6144, help="texts per pass")
+    ap.add_argument("--no-warm", action="store_true", help="no shape warm-up at load or per setting")
     args = ap.parse_args()
     import torch
 
@@ -36,13 +39,15 @@ def main() -> int:
     davidson = [it.text for it in datasets.load("davidson").iter_items()][:args.n]
     noisy = [it.text for it in datasets.load("noisyhate").iter_items()]
     noisy = (noisy * (args.n // len(noisy) + 1))[:args.n]
-    det = registry.create("minilm-toxicity", device=args.device)
+    det = registry.create("minilm-toxicity", device=args.device, warm_shapes=False if args.no_warm else "auto")
     lengths = {name: sum(map(len, det.encoder.tokenizer(texts[:2000], truncation=True, max_length=128)["input_ids"]))
                / min(2000, len(texts)) for name, texts in (("davidson", davidson), ("noisyhate", noisy))}
     print(json.dumps({"device": det.encoder.device, "n": args.n, "pad_rows": det.encoder.pad_rows,
-                      "mean_tokens": lengths}), flush=True)
+                      "mean_tokens": lengths, "warm_up_s": det.encoder.warmed.seconds}), flush=True)
     for batch, call in SETTINGS:
         det.encoder.batch_size, det.max_batch = batch, call
+        if det.encoder.warmed.passes:  # the new batch size's row counts
+            print(json.dumps({"batch": batch, "warm_up_s": det.encoder.warm_up().seconds}), flush=True)
         for name, texts in (("davidson", davidson), ("noisyhate", noisy)):
             rates = []
             for _ in range(2):
