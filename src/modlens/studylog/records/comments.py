@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from itertools import chain
 from typing import Any, Iterable, Mapping, Sequence
 
 from modlens.rows import CommentRow, LabelRow
@@ -127,10 +128,11 @@ def add_stored_labels(db: LogConnection, rows: Sequence[tuple[int, str, str | No
         write_rows(db, UPSERT_LABEL, rows)
 
 
-# A run of at least this many comments in a row whose labels have the same names goes in as one
-# statement per comment (`add_labels_per_comment`); a shorter run, row by row (a statement of its own
-# per shape would cost more than it saves).
+# A run of at least this many comments in a row whose labels have the same names goes in with a
+# statement of their shape (`add_labels_per_comment`), LABELS_COMMENTS_PER_STATEMENT comments to a
+# statement; a shorter run, row by row (a statement of its own per shape would cost more than it saves).
 LABEL_RUN_MIN = 8
+LABELS_COMMENTS_PER_STATEMENT = 8
 _STR_OR_NONE = frozenset((str, type(None)))
 
 
@@ -140,43 +142,55 @@ def _sql_text(value: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _labels_shape(names: tuple[str, ...], leave_out: str | None, source: str) -> tuple[str, Any, int] | None:
-    """For comments whose labels have these names, in this order: the statement that upserts one
-    comment's labels (but `leave_out`) as `UPSERT_LABEL` row by row would, the getter of their values
-    in that order, and how many; None when a name cannot be an SQL literal (a NUL) or none is left."""
+def _labels_shape(names: tuple[str, ...], leave_out: str | None, source: str) -> tuple[tuple[str, ...], Any] | None:
+    """For comments whose labels have these names, in this order: the names stored (all but
+    `leave_out`) and the getter of their values in that order; None when a name cannot be an SQL
+    literal (a NUL) or none is left."""
     kept = tuple(n for n in names if n != leave_out)
     if not kept or any("\x00" in n for n in (*kept, source)):
         return None
-    src = _sql_text(source)
-    rows = ", ".join(f"(?1, {_sql_text(n)}, ?{i + 2}, {src})" for i, n in enumerate(kept))
-    sql = (f"INSERT INTO labels (comment_id, name, value, source) VALUES {rows} "
-           "ON CONFLICT (comment_id, name, source) DO UPDATE SET value = excluded.value")
-    get = operator.itemgetter(*kept) if len(kept) > 1 else (lambda labels: (labels[kept[0]],))
-    return sql, get, len(kept)
+    return kept, operator.itemgetter(*kept) if len(kept) > 1 else (lambda labels: (labels[kept[0]],))
+
+
+@functools.lru_cache(maxsize=64)
+def _labels_sql(kept: tuple[str, ...], source: str, n_comments: int) -> str:
+    """The statement that upserts the labels `kept` of `n_comments` comments as `UPSERT_LABEL` row by
+    row would; its parameters, per comment: comment_id, then the values of `kept` in order."""
+    src, width = _sql_text(source), len(kept) + 1
+    rows = ", ".join(f"(?{j * width + 1}, {_sql_text(n)}, ?{j * width + i + 2}, {src})"
+                     for j in range(n_comments) for i, n in enumerate(kept))
+    return (f"INSERT INTO labels (comment_id, name, value, source) VALUES {rows} "
+            "ON CONFLICT (comment_id, name, source) DO UPDATE SET value = excluded.value")
 
 
 def add_labels_per_comment(db: LogConnection, source: str, rows: Iterable[tuple[int, Mapping[str, Any]]],
                            leave_out: str | None = None) -> None:
     """(comment_id, {name: value}) rows: each label but `leave_out` stored as `add_labels` stores
     (comment_id, name, value, source), the same rows in the same order. A run of comments whose
-    labels have the same names (a dataset's items) goes in as one statement per comment, a VALUES
-    row per label, names and source written in it: one bound tuple per comment instead of one per
-    label (Davidson's five: 9.9 -> 6.6 µs per comment, building the rows included)."""
+    labels have the same names (a dataset's items) goes in with statements of a VALUES row per label
+    and comment, names and source written in them: the comment id and values bound, no tuple per
+    label (Davidson's five: 9.9 -> 6.6 µs per comment a statement each, building the rows included)."""
     run: list[tuple[Any, ...]] = []  # (comment_id, *values) of the current run
-    shape: tuple[str, Any, int] | None = None
+    shape: tuple[tuple[str, ...], Any] | None = None
     names: tuple[str, ...] | None = None
     flat: list[tuple[int, str, str | None, str]] = []  # rows of short runs, row by row
 
     def end_run() -> None:
         if not run or shape is None:
             return
-        kept = [n for n in names or () if n != leave_out]
-        if len(run) >= LABEL_RUN_MIN:
+        kept = shape[0]
+        if len(run) < LABEL_RUN_MIN:
+            flat.extend((r[0], n, v, source) for r in run for n, v in zip(kept, r[1:]))
+        else:
             add_stored_labels(db, flat)
             flat.clear()
-            db.write_many(shape[0], run)
-        else:
-            flat.extend((r[0], n, v, source) for r in run for n, v in zip(kept, r[1:]))
+            per = LABELS_COMMENTS_PER_STATEMENT
+            whole = len(run) - len(run) % per
+            if whole:  # `per` comments' parameters to a statement, in order
+                values = iter(chain.from_iterable(run[:whole] if whole < len(run) else run))
+                db.write_many(_labels_sql(kept, source, per), zip(*[values] * ((len(kept) + 1) * per)))
+            if whole < len(run):
+                db.write_many(_labels_sql(kept, source, 1), run[whole:])
         run.clear()
 
     for cid, labels in rows:
