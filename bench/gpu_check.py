@@ -257,8 +257,9 @@ def child_scale(device: str, rows: int, tiny: bool, peak_tflops: float, batches:
         dtype = "float16" if device.startswith("cuda") else "float32"
         max_length = 32 if tiny else 256
         t0 = time.perf_counter()
+        # warmed below, per batch size, so that each warm-up's own time is printed
         det = registry.create("hf-classifier", model=str(work / "model"), toxicity_label="toxic", device=device,
-                              dtype=dtype, batch_size=batches[0], max_length=max_length)
+                              dtype=dtype, batch_size=batches[0], max_length=max_length, warm_shapes=False)
         sync(device)
         load_s = time.perf_counter() - t0
         data = distinct_comments(rows)
@@ -275,6 +276,7 @@ def child_scale(device: str, rows: int, tiny: bool, peak_tflops: float, batches:
                              "warm_up_passes": warmed.passes if warmed else 0, "alone_per_s": alone,
                              "tflops": tflops, "mfu": tflops / peak_tflops})
         best = max(by_batch, key=lambda b: b["alone_per_s"])
+        attention = versions(det.model)["attention"]
         det.batch_size, det.max_batch = best["batch"], best["batch"] * FORWARDS_PER_CALL
         path = work / "comments.csv"
         with path.open("w", newline="", encoding="utf-8") as fh:
@@ -287,6 +289,7 @@ def child_scale(device: str, rows: int, tiny: bool, peak_tflops: float, batches:
         wall = time.perf_counter() - t0
     rate = res.n_items / wall
     return {"params": params, "device": device, "dtype": dtype, "load_s": load_s, "mean_tokens": tokens / len(warm),
+            "attention": attention,
             "by_batch": by_batch, **{k: best[k] for k in ("batch", "alone_per_s", "tflops", "mfu")},
             "rows": res.n_items, "audit_s": wall, "audit_per_s": rate, "two_million_s": TWO_MILLION / rate}
 
@@ -322,7 +325,8 @@ def goals_table(first: dict[str, Any] | None, cold: dict[str, Any] | None, audit
         per_batch = "; ".join(f"batch {b['batch']}: {b['alone_per_s']:,.0f} texts/s, {b['tflops']:.1f} TFLOP/s "
                               f"({100 * b['mfu']:.1f}%), warm-up {b['warm_up_s']:.1f} s" for b in scale["by_batch"])
         rows += [("MFU", f"{scale['tflops']:.1f} TFLOP/s = {100 * scale['mfu']:.1f}% of peak at batch {scale['batch']} "
-                  f"({scale['params'] / 1e6:.0f} M parameters, {scale['dtype']}, {scale['mean_tokens']:.1f} tokens a "
+                  f"({scale['params'] / 1e6:.0f} M parameters, {scale['dtype']}, attention {scale['attention']}, "
+                  f"{scale['mean_tokens']:.1f} tokens a "
                   f"text, {scale['alone_per_s']:,.0f} texts/s; {per_batch})",
                   ">= 15% of fp16 peak", verdict(scale["mfu"] >= GOALS["MFU"])),
                  ("2 million", f"{scale['rows']:,} rows audited in {scale['audit_s']:.1f} s ({scale['audit_per_s']:,.0f} "

@@ -35,6 +35,7 @@ def test_gpu_check_tiny_measures_every_pace_goal():
     assert "base-size audit" in base and "of the warm classifier" in base
     (mfu,) = table["MFU"]
     assert "TFLOP/s" in mfu and "M parameters" in mfu and "batch 8:" in mfu and "batch 16:" in mfu
+    assert "attention sdpa" in mfu
     (dtypes,) = table["dtypes"]
     assert "float16 max |diff|" in dtypes and "bfloat16 max |diff|" in dtypes
     (two_million,) = table["2 million"]
