@@ -139,8 +139,11 @@ def test_a_chunks_lookup_before_its_compute_is_its_transactions_when_nothing_was
         x = log.text_id("x")
         log.add_score("x", det, {"toxicity": 0.1}, 0.1, 1.0, None)
         log.add_score("e", det, None, None, 1.0, "boom")  # an error: still to score
-        seen, scored = log.seen_texts(["x", "y", "e", "z"], [det])
-        assert scored == {det: {"x"}} and seen.ids == {"x": x, "e": x + 1}
+        other = log.ensure_detector("o", "1", "toxicity", None, {})
+        log.add_score("e", other, {"toxicity": 0.2}, 0.2, 1.0, None)
+        log.add_score("x", log.ensure_detector("not asked", "1", "toxicity", None, {}), None, 0.3, 1.0, None)
+        seen, scored = log.seen_texts(["x", "y", "e", "z"], [det, other])
+        assert scored == {det: {"x"}, other: {"e"}} and seen.ids == {"x": x, "e": x + 1}
         lookups = text_lookups(log)
         with log.transaction():
             assert log.known_texts(seen)

@@ -82,10 +82,12 @@ def scored_texts(db: LogConnection, texts: Iterable[str], detector_id: int) -> s
 
 
 # a chunk's texts in one lookup: (hash, text_id, a detector among those asked with a good score for
-# it, or NULL), a row per such detector; no row for a text the log does not hold
-SEEN_TEXTS = ("SELECT t.text_hash, t.text_id, s.detector_id FROM texts t LEFT JOIN scores s ON s.text_id = t.text_id "
-              "AND s.detector_id IN (SELECT value FROM json_each(?)) AND s.error IS NULL "
-              "WHERE t.text_hash IN (SELECT value FROM json_each(?))")
+# it, or NULL), a row per such detector; no row for a text the log does not hold. The hashes (distinct)
+# are joined, not tested with IN: IN builds a temporary index of them first (1.07 -> 0.70 µs per hash
+# the log lacks, 2.1 -> 1.8 per hash it holds)
+SEEN_TEXTS = ("SELECT t.text_hash, t.text_id, s.detector_id FROM json_each(?2) j JOIN texts t ON t.text_hash = j.value "
+              "LEFT JOIN scores s ON s.text_id = t.text_id AND s.detector_id IN (SELECT value FROM json_each(?1)) "
+              "AND s.error IS NULL")
 
 
 def seen_texts(db: LogConnection, texts: Iterable[str], detector_ids: Sequence[int]) -> tuple[Seen, dict[int, set[str]]]:
