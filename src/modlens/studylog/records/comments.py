@@ -55,12 +55,17 @@ def add_comments(db: LogConnection, platform: str, rows: Iterable[CommentRow]) -
     for r in rows:
         if not isinstance(r.text, str):
             raise TypeError(f"text must be str, not {type(r.text).__name__}")
+    keys = [r.key for r in rows]
     with db.transaction():
-        ids = db.ids_by_key(COMMENT_IDS, list(dict.fromkeys(r.key for r in rows)), (platform,))
+        uniq = list(dict.fromkeys(keys))
+        ids = db.ids_by_key(COMMENT_IDS, uniq, (platform,))
         new: dict[str, CommentRow] = {}
-        for r in rows:
-            if r.key not in ids and r.key not in new:
-                new[r.key] = r
+        if not ids and len(uniq) == len(rows):  # all new, none twice (a dataset's chunk): no test per row
+            new = dict(zip(keys, rows))
+        else:
+            for r in rows:
+                if r.key not in ids and r.key not in new:
+                    new[r.key] = r
         if new:
             tids = text_ids(db, [r.text for r in new.values()])
             now = now_iso()
@@ -76,7 +81,7 @@ def add_comments(db: LogConnection, platform: str, rows: Iterable[CommentRow]) -
                       for name, (value, source) in r.first_labels.items()]
             if labels:
                 add_labels(db, labels)
-    return [ids[r.key] for r in rows]
+    return list(map(ids.__getitem__, keys))
 
 
 def add_comment(db: LogConnection, platform: str, comment_key: str, page_id: int | None, text: str, *,
