@@ -25,7 +25,7 @@ def _many_rows(sql: str, n: int) -> str:
     return f"{sql[:found.start(1)]}{', '.join([found.group(1)] * n)}{sql[found.end(1):]}"
 
 
-def write_rows(db: LogConnection, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+def write_rows(db: LogConnection, sql: str, rows: Sequence[tuple[Any, ...]]) -> int:
     """`db.write_many(sql, rows)` (`sql` an INSERT of one row of `?` parameters), ROWS_PER_STATEMENT
     rows to a statement; the rows it changed, as `executemany`'s rowcount counts them."""
     per = ROWS_PER_STATEMENT
