@@ -20,6 +20,7 @@ from test_bundle_merge import counts, make_pack, participant
 from modlens.cli import main as cli_main
 from modlens.exchange import bundle as bundle_mod
 from modlens.studylog.codec import canonical_json
+from modlens.studylog.connection import Turnstile
 
 MiB = 1 << 20
 
@@ -173,6 +174,12 @@ def test_a_merge_that_merges_nothing_creates_nothing(two, tmp_path, capsys):
     code, lines = merge(tmp_path, capsys, truncated, out="new.sqlite")
     assert code == 2 and "truncated" in refused_line(lines, truncated)
     assert not list(tmp_path.glob("new.sqlite*")), "no empty log is left behind"
+    # a writer that had to wait for the fresh log's lock leaves the writers' turnstile beside it
+    turnstile = Turnstile(tmp_path / "new.sqlite")
+    assert turnstile.enter(create=True) == Turnstile.HELD and turnstile.path.exists()
+    turnstile.close()
+    code, lines = merge(tmp_path, capsys, truncated, out="new.sqlite")
+    assert code == 2 and not list(tmp_path.glob("new.sqlite*")), "nor the turnstile of its writers"
 
 
 def test_a_missing_format_version_and_a_misshapen_manifest_say_so(two, tmp_path, capsys):

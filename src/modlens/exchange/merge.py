@@ -33,6 +33,7 @@ from modlens.studylog import schema
 from modlens.exchange.bundle import TABLES, Bundle, BundleError, read_bundle
 from modlens.studylog.records.labels import GOLD, LEGACY_DEFINITION
 from modlens.studylog.codec import now_iso
+from modlens.studylog.connection import TURNSTILE_SUFFIX
 from modlens.studylog.records.merged import insert_bundle
 from modlens.studylog.store import StudyLog
 
@@ -231,7 +232,7 @@ def merge_files(db: str | Path, paths: list[str | Path], study_key: str | None =
         if log is not None:
             log.close()
         if not existed and not any(isinstance(r, dict) and r["status"] == "merged" for r in results):
-            for suffix in ("", "-wal", "-shm", "-journal"):
+            for suffix in ("", "-wal", "-shm", "-journal", TURNSTILE_SUFFIX):
                 target.with_name(target.name + suffix).unlink(missing_ok=True)
     return results
 
