@@ -5,7 +5,9 @@ Each round runs one child process per source tree (imports and detector loading 
 timers); trees alternate so a busy machine slows each alike. Every row names what it ran on
 (device, dtype, rows per forward pass, texts per call, audit chunk), the load, the detector alone
 (texts/s, calls of its own size), the audit (rows/s wall, and per CPU second of the process: the
-figure a loaded machine disturbs least) and audit / alone; on CUDA, achieved TFLOP/s of each,
+figure a loaded machine disturbs least) and audit / alone; where the audit's wall went (`audit_s`:
+the audit, `score_s`: inside the detector's calls, `record_s`: inside the chunks' records; chunks
+that overlap make `audit_s` less than `score_s + record_s`); on CUDA, achieved TFLOP/s of each,
 from the model's config and the texts' token counts (`runs_on.py`). Compare with an older tree:
 
     git worktree add --detach /tmp/before <commit>
@@ -17,7 +19,9 @@ from the model's config and the texts' token counts (`runs_on.py`). Compare with
 and records one chunk after the other, 2 records chunk n while chunk n+1 computes); each round runs
 every tree at every depth, alternating.
 
-`--detector free` costs nothing (a constant score; the pipeline's own cost shows);
+`--detector free` costs nothing (a constant score; the pipeline's own cost shows); `--detector
+paced:RATE` is free but waits as long as a device at RATE texts/s would take (the H200's warm MiniLM:
+7551), with the GIL released: the pipeline around a GPU, on a CPU (pass `--depth`: it holds no model);
 `profanity-check` is the default; any registry key works.
 """
 from __future__ import annotations
@@ -50,7 +54,25 @@ depth = int(sys.argv[7])
 if depth:  # the local engine's chunks in flight, whatever the tree decides by itself
     from modlens.chunks.compute import LocalCompute
     LocalCompute.depth = property(lambda self: depth)
-det = Free() if detector == "free" else registry.create(detector, **options)
+# Free's scores after the wait a device at `rate` texts/s would take: `time.sleep` releases the GIL
+# as a GPU's kernels do, so this is the pipeline around a detector that computes elsewhere
+class Paced(Free):
+    name = "paced"
+
+    def __init__(self, rate):
+        super().__init__()
+        self.rate = rate
+
+    def score(self, texts):
+        time.sleep(len(texts) / self.rate)
+        return super().score(texts)
+
+if detector == "free":
+    det = Free()
+elif detector.startswith("paced:"):
+    det = Paced(float(detector.partition(":")[2]))
+else:
+    det = registry.create(detector, **options)
 texts = list(dict.fromkeys(it.text for it in islice(load_dataset("davidson", None, "local").iter_items(), rows)))
 det.score(texts[:8])  # warm-up: lazy init, CUDA kernels
 info = runs_on(det)
@@ -68,6 +90,20 @@ alone_s = time.perf_counter() - t0
 # before the audit: run_audit closes its detectors, and a closed detector has no model config left
 tokens = count_tokens(det, texts) if cuda else None
 per_token = flops_per_token(det, tokens / len(texts)) if tokens else None
+# where the audit's wall went: the detector's calls (its worker thread) and the chunks' records (the
+# event loop); with chunks overlapped the two run at once, so the audit takes less than their sum
+from modlens.chunks.sinks import LogSink
+spent = {"score": 0.0, "record": 0.0}
+def timed(name, fn):
+    def call(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[name] += time.perf_counter() - t
+    return call
+det.score = timed("score", det.score)
+LogSink.record = timed("record", LogSink.record)
 t0, c0 = time.perf_counter(), time.process_time()
 res = run_audit("davidson", db=db, limit=rows, detector_objects={detector: det}, progress=False, chunk_size=chunk)
 sync()
@@ -75,6 +111,7 @@ seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 out = {**info, "chunk": chunk, "depth": depth or "-", "items": res.n_items, "texts": len(texts), "alone_per_s": len(texts) / alone_s,
        "audit_per_s": res.n_items / seconds, "audit_per_cpu_s": res.n_items / cpu, "load": os.getloadavg()[0]}
 out["ratio"] = out["audit_per_s"] / out["alone_per_s"]
+out["audit_s"], out["score_s"], out["record_s"] = seconds, spent["score"], spent["record"]
 if tokens and per_token:
     flops = per_token * tokens
     out["alone_tflops"], out["audit_tflops"] = flops / alone_s / 1e12, flops / seconds / 1e12
@@ -82,7 +119,7 @@ print(json.dumps(out))
 """
 
 COLUMNS = ["device", "dtype", "batch", "call", "chunk", "depth", "load", "alone_per_s", "audit_per_s", "ratio",
-           "audit_per_cpu_s", "alone_tflops", "audit_tflops"]
+           "audit_per_cpu_s", "audit_s", "score_s", "record_s", "alone_tflops", "audit_tflops"]
 
 
 def one(tree: Path, depth: int, args: argparse.Namespace, workdir: Path) -> dict:
@@ -108,7 +145,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--chunk", type=int, default=CHUNK_ITEMS,
                     help=f"audit chunk (--chunk of modlens audit; default the product's, {CHUNK_ITEMS})")
-    ap.add_argument("--detector", default="profanity-check", help="registry key, or `free` (costs nothing)")
+    ap.add_argument("--detector", default="profanity-check",
+                    help="registry key, `free` (costs nothing) or `paced:RATE` (waits as a device at RATE texts/s)")
     ap.add_argument("--device", help="the detector's device option (minilm-toxicity, hf-classifier): cpu | cuda | auto")
     ap.add_argument("--depth", action="append", type=int,
                     help="the local engine's chunks in flight (repeatable; default: what the tree decides)")
