@@ -20,13 +20,14 @@ then the audit-at-the-GPU's-pace checks, each printed as it ends (a JSON line), 
               (goal: first >= 70% of warm)
   audit       --pace-only: the minilm Davidson audit (bench_audit.py); audit/warm divides its rows/s by
               the warm pass above (goal >= 60%), beside bench_audit's own audit / first pass
-  dtypes      the MiniLM encoder in fp16 and bf16 against fp32 on the same card (HateCheck, a trained
-              head): max and mean |diff| in p(toxic), decisions flipped (bf16 only if as exact as fp16)
   MFU         the base-size classifier, shapes warmed, timed at each of --mfu-batches rows per forward
               pass: TFLOP/s from real tokens (padding not counted) as a share of --peak-tflops (goal >= 15%)
   2 million   at the fastest batch, an audit of --scale-rows distinct comments (Davidson's tweets, repeats
               marked with their copy number) into a fresh study log, and the time 2,000,000 would take at
               that rate (goal <= 5 minutes, from >= 200,000 rows); audit / warm classifier beside it
+              (a progress line every 10 s: an audit the budget stops still gives its rate, marked cut short)
+  dtypes      the MiniLM encoder in fp16 and bf16 against fp32 on the same card (HateCheck, a trained
+              head): max and mean |diff| in p(toxic), decisions flipped (bf16 only if as exact as fp16)
 The pace checks share one time budget (--budget-s; 540 s with --pace-only), so a 10-minute slot ends
 with its table even if a step is cut short.
 
@@ -99,8 +100,14 @@ def step(name: str, cmd: list[str], timeout: int, figure: Callable[[str], str]) 
         path = os.pathsep.join(p for p in (str(REPO / "src"), str(BENCH), os.environ.get("PYTHONPATH")) if p)
         proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout,
                               env={**os.environ, "PYTHONPATH": path})
-    except subprocess.TimeoutExpired:
-        return name, f"stopped after {timeout} s", time.perf_counter() - t0, "TIMEOUT"
+    except subprocess.TimeoutExpired as err:
+        # what the child printed before it was stopped (a progress line) still counts, marked as cut short
+        out = err.stdout.decode() if isinstance(err.stdout, bytes) else err.stdout or ""
+        try:
+            text = figure(out)
+        except (ValueError, KeyError):
+            text = "no figures"
+        return name, f"stopped after {timeout} s: {text}", time.perf_counter() - t0, "TIMEOUT"
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["failed"]
@@ -285,15 +292,28 @@ def child_scale(device: str, rows: int, tiny: bool, peak_tflops: float, batches:
             w = csv.writer(fh)
             w.writerow(["id", "text"])
             w.writerows(data)
-        t0 = time.perf_counter()
+        figures = {"params": params, "device": device, "dtype": dtype, "load_s": load_s,
+                   "mean_tokens": tokens / len(warm), "attention": attention, "by_batch": by_batch,
+                   **{k: best[k] for k in ("batch", "alone_per_s", "tflops", "mfu")}}
+
+        def audited(rows_done: int, seconds: float, partial: bool) -> dict[str, Any]:
+            rate = rows_done / seconds
+            return {**figures, "partial": partial, "rows": rows_done, "audit_s": seconds, "audit_per_s": rate,
+                    "two_million_s": TWO_MILLION / rate if rate else float("inf")}
+
+        # a line every 10 s: if the time limit stops the audit, the rows done so far still give a rate
+        print(json.dumps({**figures, "partial": True}), flush=True)
+        t0 = last = time.perf_counter()
+
+        def progress(done: int) -> None:
+            nonlocal last
+            if time.perf_counter() - last >= 10:
+                last = time.perf_counter()
+                print(json.dumps(audited(done, last - t0, True)), flush=True)
+
         res = run_audit(str(path), db=work / "study.sqlite", detector_objects={"base": det}, progress=False,
-                        reader_options={"id_col": "id", "text_col": "text"})
-        wall = time.perf_counter() - t0
-    rate = res.n_items / wall
-    return {"params": params, "device": device, "dtype": dtype, "load_s": load_s, "mean_tokens": tokens / len(warm),
-            "attention": attention,
-            "by_batch": by_batch, **{k: best[k] for k in ("batch", "alone_per_s", "tflops", "mfu")},
-            "rows": res.n_items, "audit_s": wall, "audit_per_s": rate, "two_million_s": TWO_MILLION / rate}
+                        reader_options={"id_col": "id", "text_col": "text"}, on_chunk=progress)
+        return audited(res.n_items, time.perf_counter() - t0, False)
 
 
 def goals_table(first: dict[str, Any] | None, cold: dict[str, Any] | None, audit: dict[str, Any] | None,
@@ -320,8 +340,11 @@ def goals_table(first: dict[str, Any] | None, cold: dict[str, Any] | None, audit
                      f" texts/s, audit/that {audit['ratio']:.2f}", ">= 60%", verdict(ratio >= GOALS["audit/warm"])))
     else:
         rows.append(("audit/warm", "minilm audit not measured", ">= 60%", "-"))
+    if scale and "rows" not in scale:  # the time limit stopped it before its audit's first progress line
+        scale = {**scale, "rows": 0, "audit_s": 0.0, "audit_per_s": 0.0, "two_million_s": float("inf")}
     if scale:
-        rows.append(("audit/warm", f"base-size audit {scale['audit_per_s']:,.0f} rows/s = "
+        cut = ", cut short by the time limit" if scale.get("partial") else ""
+        rows.append(("audit/warm", f"base-size audit {scale['audit_per_s']:,.0f} rows/s{cut} = "
                      f"{100 * scale['audit_per_s'] / scale['alone_per_s']:.0f}% of the warm classifier", ">= 60%",
                      verdict(scale["audit_per_s"] / scale["alone_per_s"] >= GOALS["audit/warm"])))
         per_batch = "; ".join(f"batch {b['batch']}: {b['alone_per_s']:,.0f} texts/s, {b['tflops']:.1f} TFLOP/s "
@@ -332,7 +355,7 @@ def goals_table(first: dict[str, Any] | None, cold: dict[str, Any] | None, audit
                   f"text, {scale['alone_per_s']:,.0f} texts/s; {per_batch})",
                   ">= 15% of fp16 peak", verdict(scale["mfu"] >= GOALS["MFU"])),
                  ("2 million", f"{scale['rows']:,} rows audited in {scale['audit_s']:.1f} s ({scale['audit_per_s']:,.0f} "
-                  f"rows/s) -> 2,000,000 in {scale['two_million_s'] / 60:.1f} min", "<= 5 min, from >= 200,000 rows",
+                  f"rows/s{cut}) -> 2,000,000 in {scale['two_million_s'] / 60:.1f} min", "<= 5 min, from >= 200,000 rows",
                   verdict(scale["two_million_s"] <= GOALS["2 million"] and scale["rows"] >= 200_000))]
     else:
         rows += [("MFU", "not measured", ">= 15% of fp16 peak", "-"),
@@ -377,10 +400,11 @@ def pace_checks(args: argparse.Namespace, device: str, where: str, budget: Budge
             ("first pass, no warm-up", [*me, "--child", "first-pass", "--no-warm", "--first-n", str(first_n), *tiny],
              100, "cold"),
             *([("audit", audit_cmd, 90, "audit")] if audit_cmd else []),
-            ("dtypes", [*me, "--child", "dtypes", "--first-n", str(64 if args.tiny else 2000)], 60, "dtypes"),
             ("2 million", [*me, "--child", "scale", "--scale-rows", str(args.scale_rows), "--peak-tflops",
                            str(args.peak_tflops), "--mfu-batches", "8,16" if args.tiny else args.mfu_batches, *tiny],
-             300, "scale")]
+             300, "scale"),
+            # last: the one a cut budget may drop
+            ("dtypes", [*me, "--child", "dtypes", "--first-n", str(64 if args.tiny else 2000)], 60, "dtypes")]
     ok = True
     for name, cmd, wanted, key in plan:
         label, figure, seconds, status = step(name, cmd, budget.limit(wanted), keep(key))

@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 
+import gpu_check
+
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
-pytestmark = [pytest.mark.slow, pytest.mark.model]
 
 
+@pytest.mark.slow
+@pytest.mark.model
 def test_gpu_check_tiny_measures_every_pace_goal():
     proc = subprocess.run([sys.executable, str(BENCH / "gpu_check.py"), "--tiny"], capture_output=True, text=True,
                           timeout=400)
@@ -42,3 +45,28 @@ def test_gpu_check_tiny_measures_every_pace_goal():
     assert "2,000 rows audited in" in two_million and "-> 2,000,000 in" in two_million
     # 2,000 rows is not the goal's measured run: never called met
     assert two_million.rstrip(" |").endswith("NOT met")
+
+
+def test_a_step_stopped_by_its_time_limit_keeps_what_it_printed(capsys):
+    """A device slot is one try: the 2-million audit stopped by the budget still gives the rate of the
+    rows it did (its progress line), marked cut short, and is never called met."""
+    partial = {"params": 125e6, "dtype": "float16", "attention": "sdpa", "mean_tokens": 33.0, "by_batch": [],
+               "batch": 256, "alone_per_s": 9000.0, "tflops": 40.0, "mfu": 0.04, "partial": True, "rows": 50_000,
+               "audit_s": 10.0, "audit_per_s": 5000.0, "two_million_s": 400.0}
+    found = {}
+
+    def keep(out):
+        found["scale"] = gpu_check.last_json(out)
+        return "kept"
+
+    child = f"import json, time; print(json.dumps({partial!r}), flush=True); time.sleep(30)"
+    name, figure, seconds, status = gpu_check.step("2 million", [sys.executable, "-c", child], 3, keep)
+    assert status == "TIMEOUT" and figure == "stopped after 3 s: kept" and seconds < 20
+    assert found["scale"] == partial
+    _, figure, _, status = gpu_check.step("silent", [sys.executable, "-c", "import time; time.sleep(30)"], 2, keep)
+    assert status == "TIMEOUT" and figure == "stopped after 2 s: no figures"
+    gpu_check.goals_table(None, None, None, None, found["scale"], "test")
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ")}
+    assert "cut short by the time limit" in rows["2 million"] and rows["2 million"].rstrip(" |").endswith("NOT met")
+    assert rows["first pass"].rstrip(" |").endswith("-")  # not measured: no verdict
