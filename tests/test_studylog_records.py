@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sqlite3
 from pathlib import Path
 
 from modlens.rows import CommentRow
@@ -130,19 +131,22 @@ def test_labels_per_comment_store_the_rows_and_order_that_add_labels_does(tmp_pa
             (14, {"a\x00b": "nul", "toxic": "0"}),                      # a name no SQL literal can hold
             (15, {"toxic": "1"}),                                       # nothing but the left-out label
             *[(16 + i, {"n": i, "f": 0.5, "b": True, "d": {"k": [1, 2]}}) for i in range(9)],  # not strings: JSON
+            *[(25 + i, {f"l{j}": f"{i}-{j}" for j in range(200)}) for i in range(9)],  # 4 comments a statement
+            *[(34 + i, {f"m{j}": "v" for j in range(1000)}) for i in range(8)],  # more than one statement binds
             (3, {"class": "again", "toxic": "1", "raters": "9", "it's": "now"})]  # a comment twice: upserted
     source = "dataset:o'brien"
 
     def stored(how) -> list[tuple]:
         with StudyLog(tmp_path / f"{how}.sqlite") as log:
-            ids = log.add_comments_many("p", [CommentRow(f"k{i}", f"t{i}") for i in range(1, 25)])
-            assert ids == list(range(1, 25))
+            ids = log.add_comments_many("p", [CommentRow(f"k{i}", f"t{i}") for i in range(1, 42)])
+            assert ids == list(range(1, 42))
             log.add_labels_many([(5, "class", "before", source)])  # a label already logged gets the new value
             with log.transaction():
                 if how == "rows":
                     log.add_labels_many([(cid, n, v, source) for cid, labels in rows for n, v in labels.items()
                                          if n != "toxic"])
-                else:
+                else:  # a SQLite built with the old limit on parameters: no statement binds more
+                    log.conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, comments.LABELS_MAX_PARAMS)
                     log.add_labels_per_comment(source, rows, "toxic")
             return log.conn.execute("SELECT rowid, * FROM labels ORDER BY rowid").fetchall()
 

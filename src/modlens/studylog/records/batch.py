@@ -13,6 +13,8 @@ from typing import Any, Sequence
 from modlens.studylog.connection import LogConnection
 
 ROWS_PER_STATEMENT = 32
+# the most parameters one statement binds (SQLite's default limit before 3.32: safe with any build)
+MAX_PARAMS = 999
 _ONE_ROW = re.compile(r"VALUES (\(\?(?:, \?)*\))")
 
 
@@ -29,8 +31,8 @@ def write_rows(db: LogConnection, sql: str, rows: Sequence[tuple[Any, ...]]) -> 
     """`db.write_many(sql, rows)` (`sql` an INSERT of one row of `?` parameters), ROWS_PER_STATEMENT
     rows to a statement; the rows it changed, as `executemany`'s rowcount counts them."""
     per = ROWS_PER_STATEMENT
-    if len(rows) < per or len(set(map(len, rows))) != 1:  # (rows of other widths: executemany's own error)
-        return db.write_many(sql, rows).rowcount
+    if len(rows) < per or len(set(map(len, rows))) != 1 or len(rows[0]) * per > MAX_PARAMS:
+        return db.write_many(sql, rows).rowcount  # (rows of other widths: executemany's own error)
     whole = len(rows) - len(rows) % per
     changed = 0
     if whole:

@@ -138,6 +138,8 @@ def add_stored_labels(db: LogConnection, rows: Sequence[tuple[int, str, str | No
 # statement; a shorter run, row by row (a statement of its own per shape would cost more than it saves).
 LABEL_RUN_MIN = 8
 LABELS_COMMENTS_PER_STATEMENT = 8
+# the most parameters one such statement binds (SQLite's default limit before 3.32: safe with any build)
+LABELS_MAX_PARAMS = 999
 _STR_OR_NONE = frozenset((str, type(None)))
 
 
@@ -150,9 +152,9 @@ def _sql_text(value: str) -> str:
 def _labels_shape(names: tuple[str, ...], leave_out: str | None, source: str) -> tuple[tuple[str, ...], Any] | None:
     """For comments whose labels have these names, in this order: the names stored (all but
     `leave_out`) and the getter of their values in that order; None when a name cannot be an SQL
-    literal (a NUL) or none is left."""
+    literal (a NUL), none is left, or one comment's would bind more than LABELS_MAX_PARAMS."""
     kept = tuple(n for n in names if n != leave_out)
-    if not kept or any("\x00" in n for n in (*kept, source)):
+    if not kept or len(kept) >= LABELS_MAX_PARAMS or any("\x00" in n for n in (*kept, source)):
         return None
     return kept, operator.itemgetter(*kept) if len(kept) > 1 else (lambda labels: (labels[kept[0]],))
 
@@ -189,7 +191,7 @@ def add_labels_per_comment(db: LogConnection, source: str, rows: Iterable[tuple[
         else:
             add_stored_labels(db, flat)
             flat.clear()
-            per = LABELS_COMMENTS_PER_STATEMENT
+            per = max(1, min(LABELS_COMMENTS_PER_STATEMENT, LABELS_MAX_PARAMS // (len(kept) + 1)))
             whole = len(run) - len(run) % per
             if whole:  # `per` comments' parameters to a statement, in order
                 values = iter(chain.from_iterable(run[:whole] if whole < len(run) else run))
