@@ -46,7 +46,7 @@ def frees_the_loop(detector: Detector) -> bool:
     ONNX session standing in for its model) computes in the detector's worker thread with the GIL
     released. A detector in plain Python (a lexicon, a cached table, scikit-learn's vectorizer)
     holds the GIL for its whole call, so a second chunk in flight only competes with the record for
-    it (free detector on all of Davidson: the same rows per CPU second at depth 1 and 2,
+    it (free detector on all of Davidson: no faster at depth 2, 2-4% fewer rows per CPU second,
     docs/PERFORMANCE.md) and a stop loses two chunks' compute instead of one."""
     if detector.remote:
         return True
