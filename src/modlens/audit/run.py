@@ -133,7 +133,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     `label` (a `--label` spec). `attack`: also attack every seed comment (see AttackSpec) and log
     each outcome. `on_note` gets each line saying what the reader detected, before any work.
     `group_commit_s` > 0: fast chunks share a transaction for up to that long (a log no other
-    process writes meanwhile: another writer waits for the whole audit; chunks/sinks.py).
+    process writes meanwhile: another writer waits for a whole group; chunks/sinks.py).
     `engine`: "local" (this process) or "ray" (`modlens.scale`, with `ray_options`, a `RayOptions`);
     both write the same rows, and a run interrupted on one resumes on the other. `out_parquet`: shards
     in that folder instead of the log at `db` (`modlens import` loads them), on either engine.

@@ -17,8 +17,8 @@ from modlens.studylog.store import StudyLog
 
 PROGRESS_EVERY_S = 1.0  # how often an audit's progress row is updated
 # An audit's default chunk: items per transaction (`modlens audit --chunk`), also per progress step,
-# per Parquet shard and the most a crash leaves to recompute (two chunks on Ray, which computes one
-# while the driver writes the other); detectors still get calls of their own `max_batch`. Each COMMIT
+# per Parquet shard and the most a crash leaves to recompute (two chunks where two are in flight: on
+# Ray, and locally with a model or remote detector, one computing while the other is written); detectors still get calls of their own `max_batch`. Each COMMIT
 # writes again the pages the chunk's random text hashes touched: with a free detector over all of
 # Davidson, 1,024 spends a third of 256's COMMIT CPU (4.8 vs 8.2-9.0 µs per row) and about 5% less
 # CPU in all, while the write lock is held about 40 ms per chunk (256: 10 ms; 4,096: 170 ms, and no
@@ -29,10 +29,10 @@ CHUNK_ITEMS = 1024
 # writes the pages its random-keyed indexes (text hashes) touched again and again. In a group each
 # chunk is a SAVEPOINT, whose page copies cost about what the saved COMMITs did once a chunk's own
 # writes took no savepoints (free detector, 2026-12-06: 59-67 µs per row either way; before, 6,000-7,600
-# -> 7,900-8,300 rows per CPU second at 1 s, docs/PERFORMANCE.md). Off by default: the audit takes the
-# write lock again right after each COMMIT, so another writer of the same log (a daemon acknowledging
-# comments only once they are committed, a second audit) starved for the whole audit even at 0.25 s
-# (tests/test_concurrent_log.py).
+# -> 7,900-8,300 rows per CPU second at 1 s, docs/PERFORMANCE.md). Off by default: another writer of the
+# same log (a daemon acknowledging comments only once they are committed, a second audit) waits for a
+# whole group, not one chunk (at 0.25 s its worst wait was 257 ms with writers taking turns at the lock,
+# `connection.Turnstile`; before the turns it starved for the whole audit), for no measured gain.
 GROUP_COMMIT_S = 0.0
 
 
