@@ -11,7 +11,10 @@ the log with nothing else running. This bench measures both beside the audit its
 3. **log floor**: the rows that audit wrote, table by table, inserted again into a fresh log opened
    by `StudyLog` (the product's schema, indexes, foreign keys and connection settings) with bare
    `executemany` of ready tuples in ONE transaction: no Python pipeline, no lookups, one COMMIT.
-   The replayed log is checked to hold the same rows as the audited one.
+   The replayed log is checked to hold the same rows as the audited one. The goal (audit >= 0.80
+   of read + this floor) was set against these one-row inserts; the audit now writes most tables
+   32 rows to a statement (`records/batch.py`), which this floor does not, so the bench also
+   replays the rows that way: **the floor of 32 rows per INSERT** is the one an audit cannot beat.
 4. **what-if floors** (not the product's schema, for the decision the target needs): the same
    replay with the five label rows per tweet as one JSON row per comment; and a log of one row
    per item (key, text, labels, score) with no index at all, the least any SQLite log can write.
@@ -30,7 +33,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Callable
 
@@ -38,6 +41,7 @@ from free_detector import Free
 
 from modlens.audit.run import run_audit
 from modlens.chunks.sinks import CHUNK_ITEMS
+from modlens.studylog.records.batch import ROWS_PER_STATEMENT
 from modlens.scale.sources import load_dataset
 from modlens.studylog.store import StudyLog
 
@@ -66,20 +70,28 @@ def tables_in_order(conn: sqlite3.Connection) -> list[str]:
     return ordered
 
 
-def insert_sql(table: str, width: int) -> str:
-    return f"INSERT INTO [{table}] VALUES ({', '.join('?' * width)})"
+def insert_sql(table: str, width: int, n_rows: int = 1) -> str:
+    row = f"({', '.join('?' * width)})"
+    return f"INSERT INTO [{table}] VALUES {', '.join([row] * n_rows)}"
 
 
-def replay(rows: dict[str, list[tuple[Any, ...]]], path: Path) -> tuple[dict[str, float], float]:
-    """The audited rows into a fresh product log, one transaction: CPU seconds per table, and COMMIT's."""
+def replay(rows: dict[str, list[tuple[Any, ...]]], path: Path, per_statement: int = 1) -> tuple[dict[str, float], float]:
+    """The audited rows into a fresh product log, one transaction, `per_statement` rows to an INSERT
+    (1: bare `executemany`, the floor as the goal was set; ROWS_PER_STATEMENT: the many-row form the
+    audit itself writes most tables with, records/batch.py): CPU seconds per table, and COMMIT's."""
     log = StudyLog(path)
     conn = log.conn
     per_table: dict[str, float] = {}
     conn.execute("BEGIN IMMEDIATE")
     for table, got in rows.items():
         if got:
+            width = len(got[0])
+            per = max(1, min(per_statement, 999 // width))  # any SQLite build binds 999 parameters
+            whole = len(got) - len(got) % per
             c0 = time.process_time()
-            conn.executemany(insert_sql(table, len(got[0])), got)
+            flat = iter(chain.from_iterable(got[:whole]))
+            conn.executemany(insert_sql(table, width, per), zip(*[flat] * (width * per)))
+            conn.executemany(insert_sql(table, width), got[whole:])
             per_table[table] = time.process_time() - c0
     _, commit, _ = cpu_timed(lambda: conn.execute("COMMIT"))
     log.close()
@@ -151,13 +163,17 @@ def one_round(n_rows: int, chunk: int, work: Path) -> dict[str, Any]:
     rows = {t: src.execute(f"SELECT * FROM [{t}]").fetchall() for t in tables_in_order(src)}
     src.close()
     per_table, commit = replay(rows, work / "replayed.db")
-    if not same_rows(audited, work / "replayed.db"):
-        raise SystemExit("the replayed log differs from the audited one: the floor would not measure the same work")
+    many_table, many_commit = replay(rows, work / "replayed_many.db", ROWS_PER_STATEMENT)
+    for replayed in ("replayed.db", "replayed_many.db"):
+        if not same_rows(audited, work / replayed):
+            raise SystemExit(f"the replayed log {replayed} differs from the audited one: the floor would not "
+                             "measure the same work")
     labels_json_cpu = what_if_labels_as_json(rows, work / "labels_json.db")
     one_row_cpu = what_if_one_row_per_item(
         [(it.key, it.text, json.dumps(it.labels)) for it in items], work / "one_row.db")
     out: dict[str, Any] = {"n": n, "audit_cpu": audit_cpu, "audit_wall": audit_wall, "read_cpu": read_cpu,
             "floor_cpu": sum(per_table.values()) + commit, "per_table": per_table, "commit": commit,
+            "floor_many_cpu": sum(many_table.values()) + many_commit,
             "row_counts": {t: len(r) for t, r in rows.items() if r},
             "labels_json_cpu": labels_json_cpu, "one_row_cpu": one_row_cpu}
     return out
@@ -179,12 +195,17 @@ def print_report(rounds: list[dict[str, Any]], chunk: int) -> None:
     line("audit into the log", med("audit_cpu"), f"wall {n / med('audit_wall'):,.0f} rows/s")
     line("read the file alone", med("read_cpu"))
     line("log floor (the audit's rows, bare inserts, one COMMIT)", med("floor_cpu"))
-    line("read + log floor", med("read_cpu") + med("floor_cpu"), "the most an audit into this log can do")
+    line("read + log floor", med("read_cpu") + med("floor_cpu"), "the ceiling the goal was set against")
+    line(f"log floor, {ROWS_PER_STATEMENT} rows per INSERT", med("floor_many_cpu"),
+         "the form the audit writes most tables with")
+    line(f"read + log floor, {ROWS_PER_STATEMENT} rows per INSERT", med("read_cpu") + med("floor_many_cpu"),
+         "the most an audit into this log can do")
     line("what-if: labels as one JSON row per comment", med("labels_json_cpu"), "floor only")
     line("what-if: read + one row per item, no index", med("read_cpu") + med("one_row_cpu"),
          "the least any SQLite log writes")
     print(f"\naudit / (read + log floor), per CPU second: "
-          f"{(med('read_cpu') + med('floor_cpu')) / med('audit_cpu'):.2f} (goal >= 0.80)")
+          f"{(med('read_cpu') + med('floor_cpu')) / med('audit_cpu'):.2f} (goal >= 0.80); against the floor of "
+          f"{ROWS_PER_STATEMENT} rows per INSERT: {(med('read_cpu') + med('floor_many_cpu')) / med('audit_cpu'):.2f}")
     print("\nlog floor by table (rows written; µs per Davidson row):\n")
     counts = rounds[0]["row_counts"]
     for table in rounds[0]["per_table"]:

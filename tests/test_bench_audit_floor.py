@@ -33,6 +33,7 @@ def test_the_bench_replays_the_audited_rows_and_reports_each_stage(tmp_path):
     out = proc.stdout
     assert "300 Davidson rows, detector free" in out
     for stage in ("audit into the log", "read the file alone", "log floor", "read + log floor",
+                  "log floor, 32 rows per INSERT", "read + log floor, 32 rows per INSERT",
                   "what-if: labels as one JSON row per comment", "what-if: read + one row per item"):
         assert f"| {stage}" in out, stage
     # Davidson's five label rows per tweet (class, raters and three vote counts), one comment each
