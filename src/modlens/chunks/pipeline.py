@@ -13,13 +13,16 @@ from modlens.chunks.sinks import Sink
 from modlens.chunks.steps import (NORMALIZE, VARIANTS, chunk_texts, generator_identity, normalizer_identity, scorable,
                                   split_outcomes)
 from modlens.datasets.base import DatasetItem, blank_reason
+from modlens.errors import ErrorKind, ModlensError
 from modlens.rows import Variant
 
 
-class EarlierChunkFailed(RuntimeError):
+class EarlierChunkFailed(ModlensError, RuntimeError):
     """A chunk's compute ended, but the chunk before it was not recorded (its compute or record
     raised): this one is not recorded either, so no item lands ahead of one before it in the file.
     The audit stops on the earlier chunk's own error (`audit.run._drive` looks at chunks in order)."""
+
+    kind = ErrorKind.FAILED
 
 
 class ChunkPipeline:
