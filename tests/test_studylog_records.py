@@ -190,3 +190,23 @@ def test_many_rows_per_statement_write_what_executemany_writes(tmp_path):
                 "FROM scores ORDER BY rowid").fetchall()
 
     assert written("batch") == written("executemany")
+
+
+def test_new_rows_get_the_ids_sqlite_gave_them_or_none_when_one_was_left_out(tmp_path):
+    """`insert_new` with many rows to a statement (`records.batch.write_rows`, texts' `INSERT OR
+    IGNORE`): the ids the rows got, consecutive after the table's last; where a row was left out
+    (its hash already there) or the one row was, None, so the caller reads the ids back by key."""
+    from modlens.studylog.codec import text_hash
+    from modlens.studylog.records import batch, texts
+
+    n = batch.ROWS_PER_STATEMENT * 2 + 3
+    rows = [(text_hash(f"t{i}"), f"t{i}") for i in range(n)]
+    with StudyLog(tmp_path / "t.sqlite") as log:
+        assert log.text_ids(["before"]) == {"before": 1}
+        with log.transaction():
+            assert log.insert_new("texts", texts.INSERT_TEXT, rows[:-1], batch.write_rows) == list(range(2, n + 1))
+            assert log.insert_new("texts", texts.INSERT_TEXT, rows[5:], batch.write_rows) is None  # t5.. are there
+            assert log.insert_new("texts", texts.INSERT_TEXT, rows[:1]) is None  # one row, there already
+        stored = log.conn.execute("SELECT text_id, text FROM texts ORDER BY text_id").fetchall()
+        assert stored == [(1, "before"), *((i + 2, f"t{i}") for i in range(n))]
+        assert log.text_ids([f"t{i}" for i in range(n)]) == {f"t{i}": i + 2 for i in range(n)}

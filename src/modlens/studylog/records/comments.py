@@ -69,7 +69,7 @@ def add_comments(db: LogConnection, platform: str, rows: Iterable[CommentRow]) -
         if new:
             tids = text_ids(db, [r.text for r in new.values()])
             now = now_iso()
-            new_ids = db.insert_new("comments", INSERT_COMMENT, [
+            new_ids = db.insert_new("comments", INSERT_COMMENT, write=write_rows, rows=[
                 (platform, r.key, r.page_id, r.parent_key, tids[r.text], r.author_hash, r.time_shown,
                  1 if r.truncated else 0, len(r.text) if r.original_length is None else r.original_length, now)
                 for r in new.values()])
