@@ -21,7 +21,8 @@ every tree at every depth, alternating.
 
 `--detector free` costs nothing (a constant score; the pipeline's own cost shows); `--detector
 paced:RATE` is free but waits as long as a device at RATE texts/s would take (the H200's warm MiniLM:
-7551), with the GIL released: the pipeline around a GPU, on a CPU (pass `--depth`: it holds no model);
+7551), with the GIL released, as it declares (`releases_gil`): the pipeline around a GPU, on a CPU (a
+tree from before that declaration inferred it from a held model: pass `--depth` there);
 `profanity-check` is the default; any registry key works.
 """
 from __future__ import annotations
@@ -58,6 +59,7 @@ if depth:  # the local engine's chunks in flight, whatever the tree decides by i
 # as a GPU's kernels do, so this is the pipeline around a detector that computes elsewhere
 class Paced(Free):
     name = "paced"
+    releases_gil = True
 
     def __init__(self, rate):
         super().__init__()

@@ -106,6 +106,8 @@ SLOW: dict[str, str] = {
     "tests/test_detectors_minilm.py::test_head_hatecheck_report_on_the_shipped_file_is_unchanged": "scores HateCheck",
     "tests/test_detectors_onnx.py": "exports MiniLM to ONNX and quantizes it (the module's first test builds the file)",
     "tests/test_detectors_int8.py": "quantizes MiniLM (8- and 7-bit) and scores with each",
+    "tests/test_detector_overlap_flag.py::test_a_detector_declares_releases_gil_exactly_when_its_score_runs_a_model"
+    "[minilm-toxicity-onnx-int8]": "exports MiniLM to ONNX and quantizes it",
     "tests/test_detectors_cli.py::test_detectors_text_output_shows_fix_lines": "loads every built-in detector",
     "tests/test_detectors_cli.py::test_detectors_lists_every_entry_with_status": "loads every built-in detector",
     "tests/test_attack_recipes.py::test_recipes_on_minilm_with_a_judge": "each recipe's whole search against MiniLM",
@@ -166,7 +168,7 @@ SLOW: dict[str, str] = {
 MODEL_MODULES: tuple[str, ...] = tuple(f"tests/test_{name}.py" for name in (
     "detectors_minilm", "detectors_int8", "detectors_onnx", "detectors_hf", "detector_hf_image", "detector_asr",
     "head_multi", "variant_importance", "batching_perf", "attack_recipes", "attack_quality", "perturb_attack",
-    "audit_attacks", "report_attacks", "attack_export", "ray_actors",
+    "audit_attacks", "report_attacks", "attack_export", "ray_actors", "detector_overlap_flag",
 ))
 MODEL_FIXTURES = ("minilm",)
 BROWSERS = {"chromium", "firefox-esr"}

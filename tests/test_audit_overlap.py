@@ -1,5 +1,5 @@
 """The local engine records chunk n while chunk n+1 computes, when a detector frees the event loop
-while it computes (a model run by torch, a remote detector: `chunks.compute.frees_the_loop`). What
+while it computes (one that declares `releases_gil`, a remote detector: `chunks.compute.frees_the_loop`). What
 it states stays exact: records, ids and run_items in the file's order, `n_done` counting recorded
 chunks only, a stop leaving whole chunks, and the very rows of chunks one after the other.
 
@@ -45,14 +45,14 @@ def committed(db: Path, sql: str) -> int:
 
 
 class Model(Detector):
-    """A constant score from a detector that holds a torch module, as a model does (so the engine
+    """A constant score from a detector that declares `releases_gil`, as a model does (so the engine
     overlaps its chunks). Its calls are counted; `on_call(n)` runs in the detector's worker thread
     at the start of call n (one call per chunk: chunks are smaller than `max_batch`)."""
     name, version, labels, toxicity_label, max_batch = "model", "1", ("toxicity",), "toxicity", 4096
+    releases_gil = True
 
     def __init__(self, on_call: Any = None) -> None:
         super().__init__()
-        self.model = torch.nn.Identity()
         self.calls = 0
         self.on_call = on_call
 
@@ -65,14 +65,14 @@ class Model(Detector):
 
 class Plain(Model):
     """The same scores in plain Python: it holds the GIL while it scores, and is not overlapped."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        del self.model
+    releases_gil = False
 
 
 def test_the_engine_overlaps_chunks_for_a_model_or_a_remote_detector_only():
     assert frees_the_loop(Model()) and not frees_the_loop(Plain())
+    undeclared = Plain()
+    undeclared.model = torch.nn.Identity()
+    assert not frees_the_loop(undeclared)  # the declaration decides, not what the detector holds
     remote = Plain()
     remote.remote = True
     assert frees_the_loop(remote)
@@ -289,7 +289,7 @@ class FailsOnce(Model):
     def __init__(self, plain: bool) -> None:
         super().__init__()
         if plain:
-            del self.model
+            self.releases_gil = False
         self.asked = 0
 
     def score(self, texts: Sequence[str]) -> list[Any]:

@@ -4,7 +4,6 @@ the same on Ray actors. Both compute exactly the same results; only where differ
 from __future__ import annotations
 
 import asyncio
-import sys
 from typing import Any, Mapping, Protocol, Sequence
 
 from modlens.chunks.chunk import Failed, ScoreRow
@@ -41,29 +40,15 @@ class Compute(Protocol):
 
 def frees_the_loop(detector: Detector) -> bool:
     """Whether the detector leaves the event loop's thread free while it computes, so that the
-    loop can record the chunk before: a remote detector awaits its requests on the loop; a model
-    that torch or ONNX Runtime runs (held by the detector or by its parts: MiniLM's encoder, the
-    ONNX session standing in for its model) computes in the detector's worker thread with the GIL
-    released. A detector in plain Python (a lexicon, a cached table, scikit-learn's vectorizer)
-    holds the GIL for its whole call, so a second chunk in flight only competes with the record for
-    it (free detector on all of Davidson: no faster at depth 2, 2-4% fewer rows per CPU second,
-    docs/PERFORMANCE.md) and a stop loses two chunks' compute instead of one."""
-    if detector.remote:
-        return True
-    torch, ort = sys.modules.get("torch"), sys.modules.get("onnxruntime")  # neither loaded: no such model
-    kinds = tuple(k for k in (getattr(getattr(torch, "nn", None), "Module", None),
-                              getattr(ort, "InferenceSession", None)) if isinstance(k, type))
-    return bool(kinds) and _holds(detector, kinds, 3)
-
-
-def _holds(obj: object, kinds: tuple[type, ...], levels: int) -> bool:
-    """Whether `obj`, or a modlens object it holds (`levels` deep), holds an instance of `kinds`."""
-    for value in getattr(obj, "__dict__", {}).values():
-        if isinstance(value, kinds):
-            return True
-        if levels > 1 and type(value).__module__.startswith("modlens.") and _holds(value, kinds, levels - 1):
-            return True
-    return False
+    loop can record the chunk before, as the detector declares it: a remote detector awaits its
+    requests on the loop; one that declares `releases_gil` (a model that torch, ONNX Runtime or
+    TensorFlow runs) computes in its worker thread with the GIL released. Read, never inferred from
+    what the detector holds: tests/test_detector_overlap_flag.py checks every built-in's declaration
+    against its model. A detector in plain Python (a lexicon, a cached table, scikit-learn's
+    vectorizer) holds the GIL for its whole call, so a second chunk in flight only competes with the
+    record for it (free detector on all of Davidson: no faster at depth 2, 2-4% fewer rows per CPU
+    second, docs/PERFORMANCE.md) and a stop loses two chunks' compute instead of one."""
+    return bool(detector.remote or detector.releases_gil)
 
 
 class LocalCompute:

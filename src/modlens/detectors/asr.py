@@ -39,6 +39,7 @@ class AsrDetector(Detector):
         self.name = f"asr+{inner.name}"
         self.labels, self.toxicity_label, self.threshold = inner.labels, inner.toxicity_label, inner.threshold
         self.max_batch = min(inner.max_batch, 16)
+        self.releases_gil = inner.releases_gil  # `score` is the text detector's
         self.modalities = MODALITIES if ocr is not None else ("text", "audio", "video")
         self._heard: OrderedDict[str, Transcript] = OrderedDict()
         self._frames: OrderedDict[str, list[Frame]] = OrderedDict()

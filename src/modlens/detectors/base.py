@@ -47,6 +47,13 @@ class Detector(ABC):
     threshold: float = 0.5
     max_batch: int = 64  # the batcher never sends more texts than this in one call
     remote: bool = False # remote detectors run on the event loop via `ascore`
+    # A promise: `score` spends its time with the GIL released (a model run by torch, ONNX Runtime or
+    # TensorFlow; a blocking network call), so while it computes one chunk the event loop can record
+    # the chunk before (`chunks.compute.frees_the_loop`). Declared, never inferred: a detector in plain
+    # Python (a lexicon, a table, scikit-learn's vectorizer) holds the GIL for its whole call and keeps
+    # False, as does a plug-in that does not declare it. A `remote` detector frees the loop whatever
+    # it declares (the loop awaits its `ascore`).
+    releases_gil: bool = False
     # what `score_media` looks at; a text-only detector sees only the text of a MediaInput
     modalities: tuple[str, ...] = ("text",)
     # what it was trained on (docs/DETECTORS.md#training-data); None: not declared, so no figure

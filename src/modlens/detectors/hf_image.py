@@ -31,6 +31,9 @@ MODALITIES = ("image", "video")
 class HFImageClassifier(Detector):
     name = "hf-image"
     modalities = MODALITIES
+    # False although it holds a torch model: `score` (texts) answers None at once; only `score_media`
+    # runs the model, and the chunked audit, the one caller that overlaps chunks, scores texts
+    releases_gil = False
 
     def __init__(self, model: Any, processor: Any, *, source: str, source_version: str, device: str, dtype: str,
                  label_map: dict[str, str], toxicity_label: str | list[str], batch_size: int, multi_label: bool,

@@ -22,6 +22,7 @@ from modlens.detectors.minilm import WarmUp, pad_widths, pick_device, shapes, su
 
 class HFClassifier(Detector):
     name = "hf-classifier"
+    releases_gil = True  # the model's forward passes (torch)
 
     # model and tokenizer as transformers' Auto classes load them (typed as Any, as in hf_image: some
     # transformers releases annotate from_pretrained and some do not)

@@ -42,6 +42,7 @@ class JigsawBiLSTM(Detector):
     labels = JIGSAW_LABELS
     toxicity_label = "toxic"
     max_batch = 128
+    releases_gil = True  # Keras' predict (TensorFlow)
 
     def __init__(self, classifier: _Classifier, pad_sequences: PadSequences, maxlen: int, package_version: str):
         self._clf = classifier

@@ -467,6 +467,7 @@ def embedded_version(model_hash: str, head_kind: str, head_path: Path, max_lengt
 class MiniLMToxicity(Detector):
     name = "minilm-toxicity"
     max_batch = 64
+    releases_gil = True  # the encoder's forward passes (torch; its int8 and ONNX Runtime twins inherit it)
 
     def __init__(self, encoder: SentenceEncoder, head: Head, head_path: Path):
         if head.weights.shape != (encoder.dim,):

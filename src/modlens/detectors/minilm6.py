@@ -46,6 +46,7 @@ def head6_training(head: MultiHead, head_path: Path) -> Training:
 class MiniLMToxicity6(Detector):
     name = "minilm-toxicity-6"
     max_batch = 64
+    releases_gil = True  # the encoder's forward passes (torch)
 
     def __init__(self, encoder: SentenceEncoder, head: MultiHead, head_path: Path):
         if head.weights.shape[1] != encoder.dim:

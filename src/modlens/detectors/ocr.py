@@ -41,6 +41,7 @@ class OcrDetector(Detector):
         self.labels, self.toxicity_label, self.threshold = inner.labels, inner.toxicity_label, inner.threshold
         self.training = inner.training  # the text detector scores every text, so its training data is this one's
         self.max_batch = inner.max_batch
+        self.releases_gil = inner.releases_gil  # `score` is the text detector's
         self._cache: OrderedDict[str, OcrText] = OrderedDict()
         self._lock = threading.Lock()
         self.version = f"{inner.version}+tesseract-{engine_version}+cfg.{config_hash(self.config())}"

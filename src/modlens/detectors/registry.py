@@ -52,6 +52,12 @@ def create(name: str, /, **options: Any) -> Detector:
             raise DetectorUnavailable("missing_dependency", str(err), install_fix(cause)) from err
         raise DetectorUnavailable("error", str(err), err.fix) from err
     detector: Detector = module.create(**options)
+    for declared in ("remote", "releases_gil"):  # the engine overlaps chunks by them: a truthy "no" must not pass
+        value = getattr(detector, declared)
+        if not isinstance(value, bool):
+            detector.close()
+            raise DetectorUnavailable("error", f"{name}: {declared} must be True or False, not {value!r}",
+                                      f"declare {declared} = True or False on the detector class (docs/DETECTORS.md)")
     return detector
 
 

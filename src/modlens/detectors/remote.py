@@ -214,6 +214,7 @@ class RemoteDetector(Detector):
     """Base for HTTP detectors: subclasses implement `ascore`; `score` blocks on a private loop."""
 
     remote = True
+    releases_gil = True  # `score` (a wrapper's text detector calls it so) waits on its private loop's requests
     client: RemoteClient
 
     def __init__(self) -> None:
