@@ -171,3 +171,37 @@ def test_an_interrupted_perturb_audit_resumes_only_with_the_same_variant_setting
     assert not other.resumed and other.run_id == 2  # two variants per text is not the interrupted one-variant run
     same = run_audit(str(nh), db=db, study=study(1), perturb=["repeat_char"], limit=20, chunk_size=10, progress=False)
     assert same.resumed and same.run_id == 1 and same.n_skipped == 10
+
+
+def test_the_chunks_run_with_the_heap_frozen_and_leave_it_as_it_was(tmp_path):
+    """`run_audit` keeps the objects alive before its chunks out of the collector's way while they run
+    (`gc.freeze`) and gives them back after, also when a chunk fails; a caller that froze objects of its
+    own finds them frozen still, never unfrozen by the audit."""
+    import gc
+
+    seen: list[int] = []
+
+    class Watching(LengthDetector):
+        def score(self, texts):
+            seen.append(gc.get_freeze_count())
+            if "boom" in texts:
+                raise KeyboardInterrupt  # stops the audit (Ctrl-C), unlike a failed call, which is an error row
+            return super().score(texts)
+
+    f = tmp_path / "c.jsonl"
+    f.write_text('{"id": "a", "text": "hello"}\n{"id": "b", "text": "you idiot"}\n')
+    assert gc.get_freeze_count() == 0
+    run_audit(str(f), db=tmp_path / "a.sqlite", detector_objects={"w": Watching()}, progress=False)
+    assert seen and min(seen) > 0 and gc.get_freeze_count() == 0
+    f.write_text('{"id": "c", "text": "boom"}\n')
+    with pytest.raises(KeyboardInterrupt):
+        run_audit(str(f), db=tmp_path / "b.sqlite", detector_objects={"w": Watching()}, progress=False)
+    assert gc.get_freeze_count() == 0
+    f.write_text('{"id": "d", "text": "hi"}\n')
+    gc.freeze()  # an embedding program's own
+    try:
+        frozen, seen[:] = gc.get_freeze_count(), []
+        run_audit(str(f), db=tmp_path / "c.sqlite", detector_objects={"w": Watching()}, progress=False)
+        assert seen and gc.get_freeze_count() >= frozen > 0
+    finally:
+        gc.unfreeze()

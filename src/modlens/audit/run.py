@@ -6,6 +6,8 @@ the audit there with everything before it logged (the same command resumes after
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -231,7 +233,8 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
                           group_s=group_commit_s)
         status = "interrupted"
         try:
-            asyncio.run(_drive(auditor, feed, data.name, chunk_size, total, progress, on_chunk))
+            with heap_frozen():
+                asyncio.run(_drive(auditor, feed, data.name, chunk_size, total, progress, on_chunk))
             status = "finished"
         except DatasetError as err:  # a bad row met mid-file: the chunks before it are logged
             # a data set named by its file's content (a plain file, with or without --id-col) is
@@ -273,7 +276,8 @@ def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any]
         compute = RayCompute(engine, specs, ray_options or RayOptions())
     pipeline = ChunkPipeline(compute, sink)
     try:
-        asyncio.run(_drive(pipeline, feed, data.name, chunk_size, total, progress, on_chunk))
+        with heap_frozen():
+            asyncio.run(_drive(pipeline, feed, data.name, chunk_size, total, progress, on_chunk))
     except DatasetError as err:
         raise setup_error(err, f"; the chunks before it are in {out}") from None
     finally:
@@ -337,6 +341,25 @@ class Runner(Protocol):
     async def process(self, items: Sequence[DatasetItem]) -> None: ...
 
     def close(self) -> None: ...
+
+
+@contextlib.contextmanager
+def heap_frozen() -> Iterator[None]:
+    """The objects alive before the chunks (the ~45,000 of the imports, the engine, the detectors)
+    out of the collector's way while they run (`gc.freeze`), back in after (`gc.unfreeze`). The
+    chunks' rows push two full collections per Davidson audit, each walking all of those objects
+    again for nothing (1.4 of the 2.5 µs per row the collector took, free detector). Nothing is
+    kept longer than it would be but cyclic garbage among those older objects, collected after.
+    Process-global state, so taken only where nobody else froze objects (an embedding program that
+    did keeps its own) and the collector runs at all."""
+    if gc.get_freeze_count() or not gc.isenabled():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 async def _drive(runner: Runner, feed: Feed, name: str, chunk_size: int, n_total: int | None,
