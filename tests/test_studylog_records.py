@@ -210,3 +210,29 @@ def test_new_rows_get_the_ids_sqlite_gave_them_or_none_when_one_was_left_out(tmp
         stored = log.conn.execute("SELECT text_id, text FROM texts ORDER BY text_id").fetchall()
         assert stored == [(1, "before"), *((i + 2, f"t{i}") for i in range(n))]
         assert log.text_ids([f"t{i}" for i in range(n)]) == {f"t{i}": i + 2 for i in range(n)}
+
+
+def test_label_names_too_long_for_a_statement_go_row_by_row(tmp_path):
+    """A hostile file's headers never make a statement's text: a label name or source longer than
+    LABEL_LITERAL_MAX_CHARS, or names longer than LABEL_NAMES_MAX_CHARS in all, are bound row by row
+    (the same rows as `add_labels`); a name at the bound is still written into the statement."""
+    limit = comments.LABEL_LITERAL_MAX_CHARS
+    at_bound, too_long = "a" * limit, "b" * (limit + 1)
+    many = {f"{'c' * 200}{j:02d}": "v" for j in range(comments.LABEL_NAMES_MAX_CHARS // 200 + 1)}
+    cases = {"at the bound": ("src", {at_bound: "x", "class": "y"}), "one too long": ("src", {too_long: "x", "class": "y"}),
+             "many long names": ("src", many), "a long source": ("s" * (limit + 1), {"class": "y"})}
+    for case, (source, labels) in cases.items():
+        rows = [(cid, dict(labels)) for cid in range(1, comments.LABEL_RUN_MIN + 2)]
+        with StudyLog(tmp_path / f"{len(source)}-{len(labels)}-{len(max(labels, key=len))}.sqlite") as log:
+            log.add_comments_many("p", [CommentRow(f"k{i}", f"t{i}") for i in range(1, len(rows) + 1)])
+            sql: list[str] = []  # the statements' text, before their parameters are bound
+            write_many = log.write_many
+            log.write_many = lambda statement, params, sql=sql, write_many=write_many: (  # type: ignore[method-assign]
+                sql.append(statement) or write_many(statement, params))
+            with log.transaction():
+                log.add_labels_per_comment(source, rows)
+            stored = log.conn.execute("SELECT rowid, * FROM labels ORDER BY rowid").fetchall()
+        assert stored == [(i + 1, *row) for i, row in enumerate(
+            (cid, n, v, source) for cid, named in rows for n, v in named.items())], case
+        longest = max([*labels, source], key=len)
+        assert any(longest in s for s in sql) == (case == "at the bound"), case

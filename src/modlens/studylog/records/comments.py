@@ -140,6 +140,10 @@ LABEL_RUN_MIN = 8
 LABELS_COMMENTS_PER_STATEMENT = 8
 # the most parameters one such statement binds (SQLite's default limit before 3.32: safe with any build)
 LABELS_MAX_PARAMS = 999
+# Names and source are written into those statements (and kept in their cache): a longer name or
+# source, or names longer than this in all (a hostile file's column headers), go row by row, bound.
+LABEL_LITERAL_MAX_CHARS = 256
+LABEL_NAMES_MAX_CHARS = 4096
 _STR_OR_NONE = frozenset((str, type(None)))
 
 
@@ -152,9 +156,12 @@ def _sql_text(value: str) -> str:
 def _labels_shape(names: tuple[str, ...], leave_out: str | None, source: str) -> tuple[tuple[str, ...], Any] | None:
     """For comments whose labels have these names, in this order: the names stored (all but
     `leave_out`) and the getter of their values in that order; None when a name cannot be an SQL
-    literal (a NUL), none is left, or one comment's would bind more than LABELS_MAX_PARAMS."""
+    literal (a NUL), none is left, one comment's would bind more than LABELS_MAX_PARAMS, or the
+    names or source are too long to write into a statement (`LABEL_LITERAL_MAX_CHARS`, `LABEL_NAMES_MAX_CHARS`)."""
     kept = tuple(n for n in names if n != leave_out)
-    if not kept or len(kept) >= LABELS_MAX_PARAMS or any("\x00" in n for n in (*kept, source)):
+    if (not kept or len(kept) >= LABELS_MAX_PARAMS or len(source) > LABEL_LITERAL_MAX_CHARS
+            or sum(map(len, kept)) > LABEL_NAMES_MAX_CHARS or max(map(len, kept)) > LABEL_LITERAL_MAX_CHARS
+            or any("\x00" in n for n in (*kept, source))):
         return None
     return kept, operator.itemgetter(*kept) if len(kept) > 1 else (lambda labels: (labels[kept[0]],))
 
