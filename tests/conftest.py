@@ -106,6 +106,7 @@ SLOW: dict[str, str] = {
     "tests/test_detectors_minilm.py::test_head_hatecheck_report_on_the_shipped_file_is_unchanged": "scores HateCheck",
     "tests/test_detectors_onnx.py": "exports MiniLM to ONNX and quantizes it (the module's first test builds the file)",
     "tests/test_detectors_int8.py": "quantizes MiniLM (8- and 7-bit) and scores with each",
+    "tests/test_duration_check.py": "runs pytest on planted tests that sleep past the check's limit",
     "tests/test_detector_overlap_flag.py::test_a_detector_declares_releases_gil_exactly_when_its_score_runs_a_model"
     "[minilm-toxicity-onnx-int8]": "exports MiniLM to ONNX and quantizes it",
     "tests/test_detectors_cli.py::test_detectors_text_output_shows_fix_lines": "loads every built-in detector",
@@ -243,14 +244,23 @@ def pytest_runtest_setup(item):
         _setting_up.pop()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_fixture_setup(fixturedef, request):
-    start = time.perf_counter()  # its own time: the fixtures it depends on were set up before this hook
-    yield
-    if fixturedef.scope != "function" and _setting_up:
-        where = request.node.nodeid or "session"
-        _setting_up[-1].user_properties.append((f"shared setup: {where}::{fixturedef.argname}",
-                                                time.perf_counter() - start))
+class SharedSetupTimer:
+    """Times each shared fixture's setup. A plug-in of its own, not a hook of this conftest: pytest calls a
+    conftest's hooks only for nodes under its folder, and a session-scoped fixture is set up for the session,
+    which is above tests/ (the session's MiniLM was charged to the first test that asked for it)."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        start = time.perf_counter()  # its own time: the fixtures it depends on were set up before this hook
+        yield
+        if fixturedef.scope != "function" and _setting_up:
+            where = request.node.nodeid or "session"
+            _setting_up[-1].user_properties.append((f"shared setup: {where}::{fixturedef.argname}",
+                                                    time.perf_counter() - start))
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(SharedSetupTimer(), "modlens-shared-setup-timer")
 
 
 def pytest_runtest_logreport(report):
