@@ -133,7 +133,8 @@ def test_labels_per_comment_store_the_rows_and_order_that_add_labels_does(tmp_pa
             *[(16 + i, {"n": i, "f": 0.5, "b": True, "d": {"k": [1, 2]}}) for i in range(9)],  # not strings: JSON
             *[(25 + i, {f"l{j}": f"{i}-{j}" for j in range(200)}) for i in range(9)],  # 4 comments a statement
             *[(34 + i, {f"m{j}": "v" for j in range(1000)}) for i in range(8)],  # more than one statement binds
-            (3, {"class": "again", "toxic": "1", "raters": "9", "it's": "now"})]  # a comment twice: upserted
+            (3, {"class": "again", "toxic": "1", "raters": "9", "it's": "now"}),  # a comment twice: upserted
+            *[(i, {"class": f"c{i}", "it's": "x"}) for i in range(1, 36)]]  # a statement of 32 and a remainder
     source = "dataset:o'brien"
 
     def stored(how) -> list[tuple]:
