@@ -226,3 +226,76 @@ def test_a_known_missing_text_once_added_is_found_after_the_memo_is_emptied(tmp_
             a = log.text_ids(["a"])["a"]
             log.text_ids(["b"])
             assert log.text_ids(["a"]) == {"a": a}  # looked up, not added a second time
+
+
+def test_a_later_chunks_lookup_is_carried_past_the_commit_of_the_chunk_before(tmp_path):
+    """Chunk 2's lookup, made before chunk 1 is recorded (an overlapped audit), learns the ids of the
+    texts chunk 1 added (`records.texts.carried`) and is its transaction's own: nothing looked up under
+    the lock, the ids those lookups give. Not when something wrote between it and chunk 1. A lookup
+    that calls a present text missing (carried with a memo emptied past TEXT_MEMO_MAX) costs a lookup,
+    never a second row."""
+    from modlens.studylog.records.texts import carried, log_state
+
+    with StudyLog(tmp_path / "l.sqlite") as log:
+        stale, _ = log.seen_texts(["c", "d"], [])
+        log.text_ids(["w"])  # a write after `stale`: the chunk's transaction below began at another state
+        one, _ = log.seen_texts(["a", "b"], [])
+        two, _ = log.seen_texts(["b", "c"], [])
+        wrong, _ = log.seen_texts(["c"], [])
+        lookups = text_lookups(log)
+        with log.transaction():
+            since = log_state(log)
+            assert log.known_texts(one)
+            first = log.text_ids(["a", "b"])
+            memo, after = dict(log.text_memo or {}), log_state(log)
+        assert carried(two, since, memo, after) and two.ids == {"b": first["b"]}
+        assert not carried(stale, since, memo, after) and stale.ids == {}
+        with log.transaction():
+            assert log.known_texts(two)
+            second = log.text_ids(["b", "c"])
+        assert lookups == [] and second == {"b": first["b"], "c": 4}
+        wrong.state = log_state(log)  # "c" is in the log now, and `wrong` says it is missing
+        with log.transaction():
+            assert log.known_texts(wrong)
+            assert log.text_ids(["c"]) == {"c": 4}
+        assert len(lookups) == 1
+        assert [r["text"] for r in log.query("SELECT text FROM texts ORDER BY text_id")] == ["w", "a", "b", "c"]
+
+
+def test_an_overlapped_audit_looks_each_chunk_up_once(tmp_path, monkeypatch):
+    """At depth 2 every chunk's lookup is made before the chunk ahead of it is recorded; each chunk's
+    record still takes its own (carried past the COMMITs before it): no text is looked up again under
+    the lock but in the chunk after the progress row is written, and the rows are those of depth 1."""
+    from modlens.chunks.compute import LocalCompute
+
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(f'{{"id": "k{i}", "text": "text {i % 450}"}}\n' for i in range(500)))
+
+    def audit(depth: int) -> tuple[int, list[tuple]]:
+        db = tmp_path / f"{depth}.sqlite"
+        statements: list[str] = []
+        real_connect = sqlite3.connect
+
+        def traced(*args, **kwargs):
+            conn = real_connect(*args, **kwargs)
+            conn.set_trace_callback(lambda sql: statements.append(sql) if "FROM texts WHERE text_hash" in sql else None)
+            return conn
+
+        with monkeypatch.context() as mp:
+            mp.setattr(sqlite3, "connect", traced)
+            mp.setattr(LocalCompute, "depth", property(lambda self: depth))
+            mp.setattr(sinks, "PROGRESS_EVERY_S", 1e9)  # the first chunk's progress row only
+            run_audit(str(data), db=db, chunk_size=100, progress=False, detector_objects={"s": StopsAtChunk(stop_at=0)})
+        con = sqlite3.connect(db)
+        try:
+            rows = [con.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in ("texts", "comments")]
+            rows.append(con.execute("SELECT text_id, detector_id, labels_json, toxicity FROM scores ORDER BY rowid").fetchall())
+        finally:
+            con.close()
+        return len(statements), rows
+
+    under_lock_1, rows_1 = audit(1)
+    under_lock_2, rows_2 = audit(2)
+    assert under_lock_1 == 0 and under_lock_2 == 1  # chunk 2: the progress row came after its lookup
+    assert [r[:2] for r in rows_2[0]] == [r[:2] for r in rows_1[0]]
+    assert [r[:6] for r in rows_2[1]] == [r[:6] for r in rows_1[1]] and rows_2[2] == rows_1[2]

@@ -12,10 +12,13 @@ from modlens.chunks.register import ItemSource, register_items
 from modlens.datasets.base import DatasetItem
 from modlens.services.recording import record_normalizations_many, record_scores_many
 from modlens.studylog.connection import begin_immediate
-from modlens.studylog.records.texts import Seen
+from modlens.studylog.records.texts import Seen, carried, log_state
 from modlens.studylog.store import StudyLog
 
 PROGRESS_EVERY_S = 1.0  # how often an audit's progress row is updated
+# the most lookups `LogSink` keeps for the chunks that made them (two chunks are in flight at most;
+# a lookup no chunk took, such as a recheck's, is dropped with the older ones)
+LOOKUPS_KEPT = 4
 # An audit's default chunk: items per transaction (`modlens audit --chunk`), also per progress step,
 # per Parquet shard and the most a crash leaves to recompute (two chunks where two are in flight: on
 # Ray, and locally with a model or remote detector, one computing while the other is written); detectors still get calls of their own `max_batch`. Each COMMIT
@@ -75,16 +78,18 @@ class LogSink:
         self.group_s = group_s
         self._group_at: float | None = None  # when the open group transaction began
         self._recorded_at = time.monotonic()  # when the last chunk was recorded: a chunk's time is since then
-        self._seen: Seen | None = None  # the texts the latest `unscored` looked up
+        self._seen: list[Seen] = []  # what `unscored` looked up, oldest first: each chunk's record takes its own
 
     def register(self, items: Sequence[DatasetItem]) -> list[int]:
         return register_items(self.log, self.source, items, self.run_id)
 
     def unscored(self, texts: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
         # one query for every detector: texts with no score, or only an error. What it found of the
-        # texts (hashes, ids) is kept for the next record, which takes it as its own lookup when
-        # nothing was written to the log in between (else it looks the texts up again, under the lock)
-        self._seen, scored = self.log.seen_texts(texts, [self.detector_ids[k] for k in keys])
+        # texts (hashes, ids) is kept for the chunk's record, which takes it as its own lookup when
+        # nothing was written to the log in between but the records of the chunks before it (else it
+        # looks the texts up again, under the lock)
+        seen, scored = self.log.seen_texts(texts, [self.detector_ids[k] for k in keys])
+        self._seen = [*self._seen[1 - LOOKUPS_KEPT:], seen]
         out = {}
         for k in keys:
             done = scored[self.detector_ids[k]]
@@ -96,10 +101,14 @@ class LogSink:
         """One transaction per chunk (a SAVEPOINT in a group), its items registered in it; an item
         enters `run_items` only with its last result."""
         self._open_group()
+        own = self._own_lookup(chunk)
+        # the lookups of later chunks, made before this record (an overlapped audit), are carried past
+        # its COMMIT (`records.texts.carried`): not inside a group, whose COMMIT is later
+        carry = bool(self._seen) and not self.log.conn.in_transaction
         with self.log.transaction(whole=True):  # nothing here goes on after a write raised
-            if self._seen is not None:
-                self.log.known_texts(self._seen)
-                self._seen = None
+            since = log_state(self.log) if carry else None
+            if own is not None:
+                self.log.known_texts(own)
             chunk.comment_ids = self.register(chunk.items)
             record_results(self.log, self.detector_ids, scores=chunk.scores, normalizations=chunk.normalizations,
                            errors=chunk.errors, run_id=self.run_id)
@@ -107,12 +116,27 @@ class LogSink:
                                         if cid is not None for v in gen], self.run_id)
             if done:
                 self.mark_done(chunk.comment_ids)
+            memo = self.log.text_memo
+            # the state COMMIT leaves (it changes neither part of it), read under the lock
+            after = log_state(self.log) if since is not None and memo is not None else None
+        if since is not None and memo is not None and after is not None:
+            self._seen = [s for s in self._seen if carried(s, since, memo, after)]
         now, last = time.monotonic(), self._recorded_at
         self._recorded_at = now
         if self._group_at is not None:
             # keep the write lock over the next chunk only if it (as long as this one) ends within the window
             if now - self._group_at + (now - last) >= self.group_s:
                 self.commit()
+
+    def _own_lookup(self, chunk: Chunk) -> Seen | None:
+        """The lookup `unscored` made of this chunk's texts (it holds the first item's text), taken out
+        with those made before it, which no chunk will take now; None if there is none."""
+        probe = chunk.items[0].text if chunk.items else None
+        for i, seen in enumerate(self._seen):
+            if probe in seen.hashes:
+                del self._seen[:i + 1]
+                return seen
+        return None
 
     def _open_group(self) -> None:
         if self.group_s > 0 and self._group_at is None and not self.log.conn.in_transaction:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Mapping
 from weakref import WeakKeyDictionary
 
 from modlens.studylog.codec import text_hash
@@ -55,6 +55,25 @@ def known(db: LogConnection, seen: Seen) -> bool:
     memo.update(seen.ids)
     ids = seen.ids  # (`seen` is used up: its hashes become the absent set, which inserts empty)
     _ABSENT[db] = (memo, {t: h for t, h in seen.hashes.items() if t not in ids} if ids else seen.hashes)
+    return True
+
+
+def carried(seen: Seen, since: tuple[int, int], memo: Mapping[str, int], now: tuple[int, int]) -> bool:
+    """`seen` brought past a transaction of this connection that began at the state it was made in
+    (`since`, read under the write lock) and committed at `now`, having looked up or added the texts
+    of `memo` (its `text_memo`): those of them `seen` found missing get their ids, and `now` becomes its
+    state, so the next transaction takes it (`known`) if nothing is written before. Where an overlapped
+    audit's chunk n+1 was looked up before chunk n was recorded, its lookup outlives chunk n's COMMIT.
+    False, and `seen` left stale (refused), when it was made at another state: something wrote in
+    between. A text the memo lost (emptied past TEXT_MEMO_MAX) stays marked missing, and its insert
+    leaves it out (INSERT OR IGNORE), so its id is read back by hash: never a second row."""
+    if seen.state != since:
+        return False
+    ids, get = seen.ids, memo.get
+    for t in seen.hashes:
+        if t not in ids and (tid := get(t)) is not None:
+            ids[t] = tid
+    seen.state = now
     return True
 
 
