@@ -239,3 +239,20 @@ def test_synchronous_is_a_documented_choice_per_writer(tmp_path):
         assert log.conn.execute("PRAGMA synchronous").fetchone()[0] == 1
     with pytest.raises(ValueError, match="FULL or NORMAL"):
         StudyLog(tmp_path / "a.sqlite", synchronous="OFF")
+
+
+def test_edits_json_is_the_json_dumps_it_replaces():
+    """`normalize.base.edits_json`: the very string json.dumps made of the edits' dicts, whatever their
+    fields hold (quotes, control characters, non-ASCII, odd floats, values of other types)."""
+    from modlens.normalize.base import Edit as NormEdit, edits_json
+
+    odd = ['q"\\\n\x01é\u2028😭', "", "&amp;", "\x7f\ud800"]
+    cases = [[], [NormEdit(0, 5, "&amp;", "&", "html_unescape", 1.0)],
+             [NormEdit(i, i + 3, o, o[::-1], "step\t" + o, c, h)
+              for i, (o, c, h) in enumerate(zip(odd * 3, [0.1, 1e-300, 1e22, -0.0, 0.5, 2.0 / 3] * 2,
+                                               [None, "rats", 'h"\n', None] * 3))],
+             [NormEdit(0, 1, "a", "b", "s", float("nan"))], [NormEdit(0, 1, "a", "b", "s", float("inf"))],
+             [NormEdit(0, 1, "a", "b", "s", 1)], [NormEdit(True, 1, "a", "b", "s", 1.0)],  # type: ignore[arg-type]
+             [NormEdit(0, 1, "a", "b", "s", 1.0), Edit(2, 3)]]  # an edit of another kind: its to_dict
+    for edits in cases:
+        assert edits_json(edits) == json.dumps([e.to_dict() for e in edits], ensure_ascii=False), edits

@@ -49,8 +49,9 @@ TextScoreRow = tuple[str, int, dict[str, float] | None, float | None, float | No
 LabelRow = tuple[int, str, Any, str]
 """(comment_id, name, value, source)."""
 
-NormalizationRow = tuple[str, str, str, str, Sequence[Mapping[str, object]]]
-"""(source_text, normalizer, version, result_text, edits): each edit a JSON object (`Edit.to_dict()`)."""
+NormalizationRow = tuple[str, str, str, str, Sequence[Mapping[str, object]] | str]
+"""(source_text, normalizer, version, result_text, edits): each edit a JSON object (`Edit.to_dict()`),
+or the edits' JSON as `normalize.base.edits_json` writes it (stored as it is)."""
 
 StepErrorRow = tuple[str, str, str, str, int | None, str]
 """(text, step, component, version, run_id, message): a normalizer or generator that failed for one text."""

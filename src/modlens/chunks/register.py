@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from modlens.datasets.base import DatasetItem
+from modlens.normalize.base import edits_json
 from modlens.studylog.codec import label_value
 from modlens.studylog.records.labels import GOLD, add_stored_gold_labels
 from modlens.studylog.store import StudyLog
@@ -41,6 +42,6 @@ def register_items(log: StudyLog, source: ItemSource, items: Sequence[DatasetIte
                                          for it, cid in zip(items, ids) if (value := it.labels.get(GOLD)) is not None])
         log.add_variants_many([(cid, v) for it, cid in zip(items, ids) for v in it.variants], run_id)
         # what a reader step (html_unescape) made of the file's text, recorded like a normalizer's output
-        log.add_normalizations_many([(raw, n.normalizer, n.version, it.text, [e.to_dict() for e in n.edits])
+        log.add_normalizations_many([(raw, n.normalizer, n.version, it.text, edits_json(n.edits))
                                      for it in items if it.read_as for raw, n in [it.read_as]])
     return ids

@@ -6,8 +6,10 @@ confidence, and, for mixed-case words, the hidden word spelled by the capitals.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import TypedDict
+from json.encoder import encode_basestring  # (C where built: the one json.dumps(ensure_ascii=False) writes strings with)
+from typing import Sequence, TypedDict
 
 
 class EditDict(TypedDict):
@@ -55,3 +57,25 @@ class Normalized:
     def to_dict(self) -> NormalizedDict:
         return {"text": self.text, "edits": [e.to_dict() for e in self.edits],
                 "normalizer": self.normalizer, "version": self.version}
+
+
+def edits_json(edits: Sequence[Edit]) -> str:
+    """`json.dumps([e.to_dict() for e in edits], ensure_ascii=False)`, the same string, written field
+    by field: the study log keeps every normalization's edits so, and json's encoder took most of the
+    Python a normalization row costs (three edits: 5.0 -> 1.7 µs, `to_dict` included). Edits with a
+    field of another type than declared (a bool, a NaN, a numpy number), or that are not `Edit`s but
+    have a `to_dict`, go through json.dumps."""
+    enc, parts = encode_basestring, []
+    for e in edits:
+        if type(e) is not Edit:
+            return json.dumps([e.to_dict() for e in edits], ensure_ascii=False)
+        start, end, original, normalized, step, c, hidden = (e.start, e.end, e.original, e.normalized, e.step,
+                                                              e.confidence, e.hidden)
+        if (type(start) is not int or type(end) is not int or type(c) is not float or c - c != 0  # NaN, ±inf
+                or type(original) is not str or type(normalized) is not str or type(step) is not str
+                or (hidden is not None and type(hidden) is not str)):
+            return json.dumps([e.to_dict() for e in edits], ensure_ascii=False)
+        parts.append(f'{{"start": {start}, "end": {end}, "original": {enc(original)}, "normalized": '
+                     f'{enc(normalized)}, "step": {enc(step)}, "confidence": {c!r}, "hidden": '
+                     f'{"null" if hidden is None else enc(hidden)}}}')
+    return f"[{', '.join(parts)}]"

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from modlens.config import StudyConfig
 from modlens.detectors.base import Detector
+from modlens.normalize.base import edits_json
 from modlens.rows import Variant
 from modlens.studylog.store import StudyLog
 
@@ -59,8 +60,8 @@ def record_normalization(log: StudyLog, source_text: str, normalized: Any) -> No
 
 def record_normalizations_many(log: StudyLog, pairs: Iterable[tuple[str, Any]]) -> None:
     """(source text, `Normalized`) pairs in one batch, each as `record_normalization` stores it."""
-    log.add_normalizations_many((source, n.normalizer or "default", n.version or "", n.text,
-                                 [e.to_dict() for e in n.edits]) for source, n in pairs)
+    log.add_normalizations_many((source, n.normalizer or "default", n.version or "", n.text, edits_json(n.edits))
+                                for source, n in pairs)
 
 
 def record_variants(log: StudyLog, comment_id: int, variants: Sequence[Variant], *, run_id: int | None = None,

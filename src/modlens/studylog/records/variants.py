@@ -87,8 +87,9 @@ def set_attack_checks(db: LogConnection, rows: Iterable[tuple[int, dict[str, Any
 
 
 def add_normalizations(db: LogConnection, rows: Iterable[NormalizationRow]) -> None:
-    """(source_text, normalizer, version, result_text, edits) rows; the first one of a (source,
-    normalizer version) is kept."""
+    """(source_text, normalizer, version, result_text, edits) rows (the edits as mappings, or their
+    JSON already written: `normalize.base.edits_json`); the first one of a (source, normalizer
+    version) is kept."""
     rows = list(rows)
     if not rows:
         return
@@ -97,7 +98,7 @@ def add_normalizations(db: LogConnection, rows: Iterable[NormalizationRow]) -> N
         now = now_iso()
         edits_json = _edits_json
         write_rows(db, INSERT_NORMALIZATION, [
-            (ids[src], normalizer, version, ids[result], edits_json(edits), now)
+            (ids[src], normalizer, version, ids[result], edits if isinstance(edits, str) else edits_json(edits), now)
             for src, normalizer, version, result, edits in rows])
 
 
