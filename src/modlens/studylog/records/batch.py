@@ -8,9 +8,9 @@ from __future__ import annotations
 import functools
 import re
 from itertools import chain
-from typing import Any, Sequence
+from typing import Sequence
 
-from modlens.studylog.connection import LogConnection
+from modlens.studylog.connection import LogConnection, Params
 
 ROWS_PER_STATEMENT = 32
 # the most parameters one statement binds (SQLite's default limit before 3.32: safe with any build)
@@ -27,7 +27,7 @@ def _many_rows(sql: str, n: int) -> str:
     return f"{sql[:found.start(1)]}{', '.join([found.group(1)] * n)}{sql[found.end(1):]}"
 
 
-def write_rows(db: LogConnection, sql: str, rows: Sequence[tuple[Any, ...]]) -> int:
+def write_rows(db: LogConnection, sql: str, rows: Sequence[Params]) -> int:
     """`db.write_many(sql, rows)` (`sql` an INSERT of one row of `?` parameters), ROWS_PER_STATEMENT
     rows to a statement; the rows it changed, as `executemany`'s rowcount counts them."""
     per = ROWS_PER_STATEMENT
