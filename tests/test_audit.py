@@ -175,15 +175,21 @@ def test_an_interrupted_perturb_audit_resumes_only_with_the_same_variant_setting
 
 def test_the_chunks_run_with_the_heap_frozen_and_leave_it_as_it_was(tmp_path):
     """`run_audit` keeps the objects alive before its chunks out of the collector's way while they run
-    (`gc.freeze`) and gives them back after, also when a chunk fails; a caller that froze objects of its
-    own finds them frozen still, never unfrozen by the audit."""
+    (`gc.freeze`, young collections less often) and gives them back after, threshold included, also
+    when a chunk fails; a caller that froze objects of its own finds them frozen still, never unfrozen
+    by the audit, and its threshold as it was."""
     import gc
 
+    from modlens.audit.run import YOUNG_THRESHOLD
+
     seen: list[int] = []
+    thresholds: list[int] = []
+    threshold = gc.get_threshold()
 
     class Watching(LengthDetector):
         def score(self, texts):
             seen.append(gc.get_freeze_count())
+            thresholds.append(gc.get_threshold()[0])
             if "boom" in texts:
                 raise KeyboardInterrupt  # stops the audit (Ctrl-C), unlike a failed call, which is an error row
             return super().score(texts)
@@ -193,15 +199,16 @@ def test_the_chunks_run_with_the_heap_frozen_and_leave_it_as_it_was(tmp_path):
     assert gc.get_freeze_count() == 0
     run_audit(str(f), db=tmp_path / "a.sqlite", detector_objects={"w": Watching()}, progress=False)
     assert seen and min(seen) > 0 and gc.get_freeze_count() == 0
+    assert min(thresholds) >= YOUNG_THRESHOLD > threshold[0] and gc.get_threshold() == threshold
     f.write_text('{"id": "c", "text": "boom"}\n')
     with pytest.raises(KeyboardInterrupt):
         run_audit(str(f), db=tmp_path / "b.sqlite", detector_objects={"w": Watching()}, progress=False)
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == threshold
     f.write_text('{"id": "d", "text": "hi"}\n')
     gc.freeze()  # an embedding program's own
     try:
         frozen, seen[:] = gc.get_freeze_count(), []
         run_audit(str(f), db=tmp_path / "c.sqlite", detector_objects={"w": Watching()}, progress=False)
-        assert seen and gc.get_freeze_count() >= frozen > 0
+        assert seen and gc.get_freeze_count() >= frozen > 0 and gc.get_threshold() == threshold
     finally:
         gc.unfreeze()
