@@ -107,6 +107,8 @@ SLOW: dict[str, str] = {
     "tests/test_detectors_onnx.py": "exports MiniLM to ONNX and quantizes it (the module's first test builds the file)",
     "tests/test_detectors_int8.py": "quantizes MiniLM (8- and 7-bit) and scores with each",
     "tests/test_duration_check.py": "runs pytest on planted tests that sleep past the check's limit",
+    "tests/test_gpu_check_tiny.py::test_a_step_stopped_by_its_time_limit_keeps_what_it_printed":
+        "waits out two child processes' time limits (3 s and 2 s: shorter ones fail a loaded machine's start-up)",
     "tests/test_detector_overlap_flag.py::test_a_detector_declares_releases_gil_exactly_when_its_score_runs_a_model"
     "[minilm-toxicity-onnx-int8]": "exports MiniLM to ONNX and quantizes it",
     "tests/test_detectors_cli.py::test_detectors_text_output_shows_fix_lines": "loads every built-in detector",

@@ -296,6 +296,8 @@ def test_an_overlapped_audit_looks_each_chunk_up_once(tmp_path, monkeypatch):
 
     under_lock_1, rows_1 = audit(1)
     under_lock_2, rows_2 = audit(2)
-    assert under_lock_1 == 0 and under_lock_2 == 1  # chunk 2: the progress row came after its lookup
+    # at most chunk 2 looks up again (when the first progress row is written after its lookup: the tasks'
+    # timing decides); each chunk looking up again under the lock, as before the carry, gives 4
+    assert under_lock_1 == 0 and under_lock_2 <= 1
     assert [r[:2] for r in rows_2[0]] == [r[:2] for r in rows_1[0]]
     assert [r[:6] for r in rows_2[1]] == [r[:6] for r in rows_1[1]] and rows_2[2] == rows_1[2]
