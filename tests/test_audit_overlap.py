@@ -88,9 +88,9 @@ def test_an_audit_with_attacks_records_one_chunk_after_the_other(tmp_path, monke
     depths: list[int] = []
     real = run._drive
 
-    async def drive(runner: Any, *args: Any) -> None:
+    async def drive(runner: Any, feed: Any, *args: Any) -> None:
         depths.append(runner.depth)
-        await real(runner, *args)
+        await real(runner, run.Feed(iter(()), set(), None), *args)  # no chunk: no attack to check with a model
 
     monkeypatch.setattr(run, "_drive", drive)
     for attack in (None, AttackSpec("tae", max_queries=4)):
