@@ -41,7 +41,7 @@ from free_detector import Free
 
 from modlens.audit.run import run_audit
 from modlens.chunks.sinks import CHUNK_ITEMS
-from modlens.studylog.records.batch import ROWS_PER_STATEMENT
+from modlens.studylog.records.batch import MAX_PARAMS, ROWS_PER_STATEMENT
 from modlens.scale.sources import load_dataset
 from modlens.studylog.store import StudyLog
 
@@ -86,7 +86,7 @@ def replay(rows: dict[str, list[tuple[Any, ...]]], path: Path, per_statement: in
     for table, got in rows.items():
         if got:
             width = len(got[0])
-            per = max(1, min(per_statement, 999 // width))  # any SQLite build binds 999 parameters
+            per = max(1, min(per_statement, MAX_PARAMS // width))
             whole = len(got) - len(got) % per
             c0 = time.process_time()
             flat = iter(chain.from_iterable(got[:whole]))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from modlens.rows import CommentRow
 from modlens.studylog.codec import label_value
-from modlens.studylog.records import comments, sessions
+from modlens.studylog.records import batch, comments, sessions
 from modlens.studylog.store import StudyLog
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "modlens"
@@ -147,7 +147,7 @@ def test_labels_per_comment_store_the_rows_and_order_that_add_labels_does(tmp_pa
                     log.add_labels_many([(cid, n, v, source) for cid, labels in rows for n, v in labels.items()
                                          if n != "toxic"])
                 else:  # a SQLite built with the old limit on parameters: no statement binds more
-                    log.conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, comments.LABELS_MAX_PARAMS)
+                    log.conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, batch.MAX_PARAMS)
                     log.add_labels_per_comment(source, rows, "toxic")
             return log.conn.execute("SELECT rowid, * FROM labels ORDER BY rowid").fetchall()
 
@@ -161,7 +161,7 @@ def test_many_rows_per_statement_write_what_executemany_writes(tmp_path):
     `executemany`, with whole statements of ROWS_PER_STATEMENT rows and a remainder."""
     import pytest
 
-    from modlens.studylog.records import batch, scores
+    from modlens.studylog.records import scores
 
     n = batch.ROWS_PER_STATEMENT * 2 + 5
 
@@ -198,7 +198,7 @@ def test_new_rows_get_the_ids_sqlite_gave_them_or_none_when_one_was_left_out(tmp
     IGNORE`): the ids the rows got, consecutive after the table's last; where a row was left out
     (its hash already there) or the one row was, None, so the caller reads the ids back by key."""
     from modlens.studylog.codec import text_hash
-    from modlens.studylog.records import batch, texts
+    from modlens.studylog.records import texts
 
     n = batch.ROWS_PER_STATEMENT * 2 + 3
     rows = [(text_hash(f"t{i}"), f"t{i}") for i in range(n)]

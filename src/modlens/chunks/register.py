@@ -9,8 +9,7 @@ from typing import Sequence
 
 from modlens.datasets.base import DatasetItem
 from modlens.normalize.base import edits_json
-from modlens.studylog.codec import label_value
-from modlens.studylog.records.labels import GOLD, add_stored_gold_labels
+from modlens.studylog.records.labels import GOLD, add_gold_labels
 from modlens.studylog.store import StudyLog
 from modlens.rows import CommentRow
 
@@ -37,9 +36,9 @@ def register_items(log: StudyLog, source: ItemSource, items: Sequence[DatasetIte
         ids = log.add_comments_many(source.platform, [CommentRow(it.key, it.text, page_id) for it in items])
         # one statement per item for its labels (the gold label is not a `labels` row)
         log.add_labels_per_comment(source.label_source, [(cid, it.labels) for it, cid in zip(items, ids)], GOLD)
-        if (set_id := source.label_set_id) is not None:  # its rows built once as well
-            add_stored_gold_labels(log, [(set_id, cid, value if isinstance(value, str) else label_value(value))
-                                         for it, cid in zip(items, ids) if (value := it.labels.get(GOLD)) is not None])
+        if source.label_set_id is not None:
+            add_gold_labels(log, source.label_set_id, ((cid, value) for it, cid in zip(items, ids)
+                                                       if (value := it.labels.get(GOLD)) is not None))
         log.add_variants_many([(cid, v) for it, cid in zip(items, ids) for v in it.variants], run_id)
         # what a reader step (html_unescape) made of the file's text, recorded like a normalizer's output
         log.add_normalizations_many([(raw, n.normalizer, n.version, it.text, edits_json(n.edits))

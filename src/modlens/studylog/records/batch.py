@@ -33,12 +33,17 @@ def write_rows(db: LogConnection, sql: str, rows: Sequence[Params]) -> int:
     per = ROWS_PER_STATEMENT
     if len(rows) < per or len(set(map(len, rows))) != 1 or len(rows[0]) * per > MAX_PARAMS:
         return db.write_many(sql, rows).rowcount  # (rows of other widths: executemany's own error)
+    return write_grouped(db, _many_rows(sql, per), sql, rows, per)
+
+
+def write_grouped(db: LogConnection, many_sql: str, one_sql: str, rows: Sequence[Params], per: int) -> int:
+    """`rows` (all of one width) `per` to a statement through `many_sql`, whose parameters are theirs in
+    order, and the rest one at a time through `one_sql`; the rows changed, as `executemany` counts them."""
     whole = len(rows) - len(rows) % per
     changed = 0
     if whole:
-        width = len(rows[0]) * per
         flat = iter(chain.from_iterable(rows[:whole] if whole < len(rows) else rows))
-        changed += db.write_many(_many_rows(sql, per), zip(*[flat] * width)).rowcount
+        changed += db.write_many(many_sql, zip(*[flat] * (len(rows[0]) * per))).rowcount
     if whole < len(rows):
-        changed += db.write_many(sql, rows[whole:]).rowcount
+        changed += db.write_many(one_sql, rows[whole:]).rowcount
     return changed

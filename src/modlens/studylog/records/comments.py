@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import functools
 import operator
-from itertools import chain
 from typing import Any, Iterable, Mapping, Sequence
 
 from modlens.rows import CommentRow, LabelRow
 from modlens.studylog.codec import label_value, now_iso
 from modlens.studylog.connection import LogConnection
-from modlens.studylog.records.batch import write_rows
+from modlens.studylog.records.batch import MAX_PARAMS, write_grouped, write_rows
 from modlens.studylog.records.texts import text_ids
 
 COMMENT_IDS = ("SELECT comment_key, comment_id FROM comments WHERE platform = ? "
@@ -141,8 +140,6 @@ def add_stored_labels(db: LogConnection, rows: Sequence[tuple[int, str, str | No
 # detector: labels 3.85 -> 3.5 µs per row; 64: no better).
 LABEL_RUN_MIN = 8
 LABELS_COMMENTS_PER_STATEMENT = 32
-# the most parameters one such statement binds (SQLite's default limit before 3.32: safe with any build)
-LABELS_MAX_PARAMS = 999
 # Names and source are written into those statements (and kept in their cache): a longer name or
 # source, or names longer than this in all (a hostile file's column headers), go row by row, bound.
 LABEL_LITERAL_MAX_CHARS = 256
@@ -159,10 +156,10 @@ def _sql_text(value: str) -> str:
 def _labels_shape(names: tuple[str, ...], leave_out: str | None, source: str) -> tuple[tuple[str, ...], Any] | None:
     """For comments whose labels have these names, in this order: the names stored (all but
     `leave_out`) and the getter of their values in that order; None when a name cannot be an SQL
-    literal (a NUL), none is left, one comment's would bind more than LABELS_MAX_PARAMS, or the
+    literal (a NUL), none is left, one comment's would bind more than MAX_PARAMS, or the
     names or source are too long to write into a statement (`LABEL_LITERAL_MAX_CHARS`, `LABEL_NAMES_MAX_CHARS`)."""
     kept = tuple(n for n in names if n != leave_out)
-    if (not kept or len(kept) >= LABELS_MAX_PARAMS or len(source) > LABEL_LITERAL_MAX_CHARS
+    if (not kept or len(kept) >= MAX_PARAMS or len(source) > LABEL_LITERAL_MAX_CHARS
             or sum(map(len, kept)) > LABEL_NAMES_MAX_CHARS or max(map(len, kept)) > LABEL_LITERAL_MAX_CHARS
             or any("\x00" in n for n in (*kept, source))):
         return None
@@ -201,13 +198,8 @@ def add_labels_per_comment(db: LogConnection, source: str, rows: Iterable[tuple[
         else:
             add_stored_labels(db, flat)
             flat.clear()
-            per = max(1, min(LABELS_COMMENTS_PER_STATEMENT, LABELS_MAX_PARAMS // (len(kept) + 1)))
-            whole = len(run) - len(run) % per
-            if whole:  # `per` comments' parameters to a statement, in order
-                values = iter(chain.from_iterable(run[:whole] if whole < len(run) else run))
-                db.write_many(_labels_sql(kept, source, per), zip(*[values] * ((len(kept) + 1) * per)))
-            if whole < len(run):
-                db.write_many(_labels_sql(kept, source, 1), run[whole:])
+            per = max(1, min(LABELS_COMMENTS_PER_STATEMENT, MAX_PARAMS // (len(kept) + 1)))
+            write_grouped(db, _labels_sql(kept, source, per), _labels_sql(kept, source, 1), run, per)
         run.clear()
 
     for cid, labels in rows:

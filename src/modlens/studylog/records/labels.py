@@ -43,15 +43,10 @@ def add_gold_labels(db: LogConnection, label_set_id: int, rows: Iterable[tuple[i
     """(comment_id, value) rows into the set. A comment that already has a value in the set keeps
     it: a set is never rewritten."""
     # label_value inlined, as in `add_labels`
-    add_stored_gold_labels(db, [(label_set_id, cid, value if value is None or isinstance(value, str)
-                                 else label_value(value)) for cid, value in rows])
-
-
-def add_stored_gold_labels(db: LogConnection, rows: Sequence[tuple[int, int, str | None]]) -> None:
-    """`add_gold_labels` of (label_set_id, comment_id, value) rows whose values are already as it
-    stores them: a dataset audit builds its gold label row per comment once, not twice."""
-    if rows:
-        write_rows(db, INSERT_GOLD, rows)
+    bound = [(label_set_id, cid, value if value is None or isinstance(value, str) else label_value(value))
+             for cid, value in rows]
+    if bound:
+        write_rows(db, INSERT_GOLD, bound)
 
 
 # --- reads -------------------------------------------------------------------------------------
