@@ -298,6 +298,10 @@ class LogConnection:
         # (`records.texts.text_ids`). None outside such a transaction; emptied when a savepoint in it rolls
         # back, dropped when it ends however it ends: it never names a row the log does not hold.
         self.text_memo: dict[str, int] | None = None
+        # {text: text_hash} of texts known to be missing from the log in that same transaction (a lookup
+        # made before it, taken by `records.texts.known`): inserted without asking again, each leaving it
+        # once inserted. None unless taken; dropped with the memo.
+        self.text_absent: dict[str, str] | None = None
         self._whole = False  # inside a `transaction(whole=True)` block
 
     def close(self) -> None:
@@ -320,7 +324,7 @@ class LogConnection:
             return
         if not conn.in_transaction:
             begin_immediate(conn, self.path)
-            self.text_memo, self._whole = {}, whole
+            self.text_memo, self.text_absent, self._whole = {}, None, whole
             try:
                 try:
                     yield self
@@ -330,7 +334,7 @@ class LogConnection:
                     raise
                 conn.execute("COMMIT")
             finally:
-                self.text_memo, self._whole = None, False
+                self.text_memo, self.text_absent, self._whole = None, None, False
             return
         conn.execute("SAVEPOINT modlens_tx")
         self._whole = whole

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
-from weakref import WeakKeyDictionary
 
 from modlens.studylog.codec import text_hash
 from modlens.studylog.connection import TEXT_MEMO_MAX, LogConnection
@@ -36,12 +35,6 @@ class Seen:
     ids: dict[str, int] = field(default_factory=dict)  # text -> text_id, of those in the log then
 
 
-# A connection's texts known to be missing from the log in the transaction open now (`known`), with
-# their hashes: `text_ids` inserts them without looking them up again. Tied to that transaction by
-# its memo (`LogConnection.text_memo`, a new dict per transaction); a text leaves it once inserted.
-_ABSENT: WeakKeyDictionary[LogConnection, tuple[dict[str, int], dict[str, str]]] = WeakKeyDictionary()
-
-
 def known(db: LogConnection, seen: Seen) -> bool:
     """Inside a write transaction: what `seen` found is taken as this transaction's lookup (ids into
     its memo, the missing texts inserted without asking again) if the log's state is the one `seen`
@@ -54,7 +47,7 @@ def known(db: LogConnection, seen: Seen) -> bool:
         memo.clear()
     memo.update(seen.ids)
     ids = seen.ids  # (`seen` is used up: its hashes become the absent set, which inserts empty)
-    _ABSENT[db] = (memo, {t: h for t, h in seen.hashes.items() if t not in ids} if ids else seen.hashes)
+    db.text_absent = {t: h for t, h in seen.hashes.items() if t not in ids} if ids else seen.hashes
     return True
 
 
@@ -77,16 +70,6 @@ def carried(seen: Seen, since: tuple[int, int], memo: Mapping[str, int], now: tu
     return True
 
 
-def _absent(db: LogConnection, memo: dict[str, int] | None) -> dict[str, str] | None:
-    entry = _ABSENT.get(db)
-    if entry is None:
-        return None
-    if entry[0] is not memo:  # an earlier transaction's: dropped (with the memo it kept alive)
-        del _ABSENT[db]
-        return None
-    return entry[1]
-
-
 def text_ids(db: LogConnection, texts: Iterable[str]) -> dict[str, int]:
     """{text: text_id} for every distinct text, inserting the missing ones in order of first
     appearance (so one call with many texts gives the ids that calls with one each would)."""
@@ -98,7 +81,7 @@ def text_ids(db: LogConnection, texts: Iterable[str]) -> dict[str, int]:
             raise TypeError(f"text must be str, not {type(t).__name__}")
     if not todo:
         return {t: memo[t] for t in uniq} if memo else {}
-    absent = _absent(db, memo)
+    absent = db.text_absent if memo is not None else None  # (`known`: the texts this transaction knows missing)
     if absent:
         get = absent.get
         hashes = [get(t) or text_hash(t) for t in todo]
