@@ -33,7 +33,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
-from itertools import chain, islice
+from itertools import islice
 from pathlib import Path
 from typing import Any, Callable
 
@@ -41,7 +41,7 @@ from free_detector import Free
 
 from modlens.audit.run import run_audit
 from modlens.chunks.sinks import CHUNK_ITEMS
-from modlens.studylog.records.batch import MAX_PARAMS, ROWS_PER_STATEMENT
+from modlens.studylog.records.batch import MAX_PARAMS, ROWS_PER_STATEMENT, write_grouped
 from modlens.scale.sources import load_dataset
 from modlens.studylog.store import StudyLog
 
@@ -87,11 +87,8 @@ def replay(rows: dict[str, list[tuple[Any, ...]]], path: Path, per_statement: in
         if got:
             width = len(got[0])
             per = max(1, min(per_statement, MAX_PARAMS // width))
-            whole = len(got) - len(got) % per
             c0 = time.process_time()
-            flat = iter(chain.from_iterable(got[:whole]))
-            conn.executemany(insert_sql(table, width, per), zip(*[flat] * (width * per)))
-            conn.executemany(insert_sql(table, width), got[whole:])
+            write_grouped(log, insert_sql(table, width, per), insert_sql(table, width), got, per)
             per_table[table] = time.process_time() - c0
     _, commit, _ = cpu_timed(lambda: conn.execute("COMMIT"))
     log.close()

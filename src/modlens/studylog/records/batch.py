@@ -38,8 +38,9 @@ def write_rows(db: LogConnection, sql: str, rows: Sequence[Params]) -> int:
 
 def write_grouped(db: LogConnection, many_sql: str, one_sql: str, rows: Sequence[Params], per: int) -> int:
     """`rows` (all of one width) `per` to a statement through `many_sql`, whose parameters are theirs in
-    order, and the rest one at a time through `one_sql`; the rows changed, as `executemany` counts them."""
-    whole = len(rows) - len(rows) % per
+    order, and the rest one at a time through `one_sql` (all of them when `per` is 1: no regrouping);
+    the rows changed, as `executemany` counts them."""
+    whole = len(rows) - len(rows) % per if per > 1 else 0
     changed = 0
     if whole:
         flat = iter(chain.from_iterable(rows[:whole] if whole < len(rows) else rows))
