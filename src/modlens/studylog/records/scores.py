@@ -73,12 +73,8 @@ def get_score(db: LogConnection, text: str, detector_id: int) -> dict[str, Any] 
 
 def scored_texts(db: LogConnection, texts: Iterable[str], detector_id: int) -> set[str]:
     """The texts among `texts` that this detector version has a good score for (not an
-    error): what an audit or a rerun must not score again."""
-    by_hash = {text_hash(t): t for t in dict.fromkeys(texts)}
-    found = db.ids_by_key(
-        "SELECT t.text_hash, 1 FROM texts t JOIN scores s ON s.text_id = t.text_id AND s.detector_id = ? "
-        "WHERE t.text_hash IN (SELECT value FROM json_each(?)) AND s.error IS NULL", list(by_hash), (detector_id,))
-    return {by_hash[h] for h in found}
+    error): what an audit or a rerun must not score again. `seen_texts` for one detector."""
+    return seen_texts(db, texts, [detector_id])[1][detector_id]
 
 
 # a chunk's texts in one lookup: (hash, text_id, a detector among those asked with a good score for
@@ -91,8 +87,8 @@ SEEN_TEXTS = ("SELECT t.text_hash, t.text_id, s.detector_id FROM json_each(?2) j
 
 
 def seen_texts(db: LogConnection, texts: Iterable[str], detector_ids: Sequence[int]) -> tuple[Seen, dict[int, set[str]]]:
-    """One lookup of `texts` for an audit's chunk, before its compute: what `scored_texts` tells for
-    each detector (detector_id -> the texts it has a good score for), and the texts' hashes and ids
+    """One lookup of `texts` for an audit's chunk, before its compute: for each detector, the texts it
+    has a good score for, not an error (detector_id -> those texts), and the texts' hashes and ids
     (`Seen`), which the chunk's transaction takes as its own lookup if nothing was written meanwhile
     (`texts.known`)."""
     state = log_state(db)  # before the lookup: a write after it, even during it, makes `known` refuse it
