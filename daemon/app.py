@@ -256,6 +256,9 @@ class Connection:
         queue = {"connections": len(self.app[STATE].sockets), "pending_comments": self.session.pending}
         return p.StatusOk(id=msg.id, **await self.live.status(queue))
 
+    async def sync(self, msg: p.Sync) -> None:
+        self._later(msg, self.live.sync(self.session, msg))
+
     async def join_study(self, msg: p.JoinStudy) -> None:
         restart = self.app[OPTIONS].restart_on_join
         answer = join_study(msg, self.app[STUDY], can_join=restart is not None)
@@ -268,7 +271,7 @@ class Connection:
 HANDLERS: dict[str, Callable[[Connection, Any], Awaitable[None]]] = {
     "hello": Connection.hello, "comments": Connection.comments, "rating": Connection.rating,
     "comment_media": Connection.comment_media, "ping": Connection.ping, "status": Connection.status,
-    "join_study": Connection.join_study,
+    "join_study": Connection.join_study, "sync": Connection.sync,
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator, Sequence
 
@@ -90,6 +90,31 @@ async def running_daemon(tmp_path: Path, study_cfg: StudyConfig | None = None, *
     app = create_app(study_cfg, tmp_path / "study.sqlite", TOKEN, detectors=detectors, **options)
     async with serving(app, shutdown_timeout=2) as port:
         yield f"ws://127.0.0.1:{port}/ws", app
+
+
+@contextmanager
+def daemon_thread(tmp_path: Path, cfg: StudyConfig):
+    """The real daemon app on its own thread and event loop, for a test that runs a command which
+    runs its own asyncio.run (`modlens feed`); yields the socket's URL."""
+    ready, url = threading.Event(), {}
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+
+    async def serve():
+        async with running_daemon(tmp_path, cfg) as (ws_url, _app):
+            url["ws"] = ws_url
+            ready.set()
+            await stop.wait()
+
+    thread = threading.Thread(target=lambda: loop.run_until_complete(serve()), daemon=True)
+    thread.start()
+    assert ready.wait(30), "daemon did not start"
+    try:
+        yield url["ws"]
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(20)
+        loop.close()
 
 
 def connect(url: str, token: str | None = TOKEN, origin: str | None = EXT_ORIGIN, **kw):

@@ -44,6 +44,7 @@ const out = {
     P.hello({token: "T0K", raterId: "rater-1", consent: {study_id: "s1", at: "2026-03-02T12:00:00.000Z"}}),
     P.ping(),
     P.status(),
+    P.sync(),
     ...P.comments(page, items),
     P.rating({platform: "x", key: 42}, {values: {toxicity: "toxic"}, anchors: {vs_hard: "more", vs_extreme: "less"}, time_spent_ms: 1234.6}),
     P.rating({platform: "x", key: "c1"}, {values: {toxicity: "not toxic"}}),

@@ -4,17 +4,14 @@ empty/header-only files refused with the same message and exit code as audit's; 
 url and author columns still apply. And feed says once when the daemon's variants slow it."""
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-from contextlib import contextmanager
 
 import pytest
 
 from modlens.cli import main
 from modlens.cli.feed import read_rows
 
-from daemon_helpers import TOKEN, running_daemon, study
+from daemon_helpers import TOKEN, daemon_thread, study
 
 
 def _feed_error(path, capsys, *extra) -> tuple[int, str]:
@@ -117,30 +114,6 @@ def test_attack_takes_encoding_too():
 
 
 # --- variants slow feed down: it says so, once ------------------------------------------------
-@contextmanager
-def daemon_thread(tmp_path, cfg):
-    """The real daemon app on its own thread and event loop (feed runs its own asyncio.run)."""
-    ready, url = threading.Event(), {}
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-
-    async def serve():
-        async with running_daemon(tmp_path, cfg) as (ws_url, _app):
-            url["ws"] = ws_url
-            ready.set()
-            await stop.wait()
-
-    thread = threading.Thread(target=lambda: loop.run_until_complete(serve()), daemon=True)
-    thread.start()
-    assert ready.wait(30), "daemon did not start"
-    try:
-        yield url["ws"]
-    finally:
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(20)
-        loop.close()
-
-
 VARIANTS_ON = {"enabled": True, "live_rate": 1000, "budget": 1, "strategies": ["repeat_char"]}
 
 

@@ -31,6 +31,9 @@
     ping: () => ({ type: "ping", id: ns.newId("ping") }),
     /** status: the daemon answers status_ok (the popup shows its live-variant counts). */
     status: () => ({ type: "status", id: ns.newId("status") }),
+    /** sync: sync_ok once the rows behind the answers this connection got are on disk (`modlens feed`
+     *  sends it; the worker has no need: it drops a page from its outbox on comments_ok). */
+    sync: () => ({ type: "sync", id: ns.newId("sync") }),
 
     /** One CommentItem from a comment the content script sent (contentComment) and its author hash. */
     commentItem: (comment, authorHash) => {

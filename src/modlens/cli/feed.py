@@ -10,6 +10,13 @@ columns (or the ones named by --platform-col/--url-col/--author-col) are used wh
 rows are grouped into pages by (platform, url), and --platform/--url fill in where a row has
 none. Authors are hashed as the extension hashes them (SHA-256 of `"<salt>\\n<author>"`, with the
 study's salt from the daemon's hello_ok): the raw name never leaves this process.
+
+Exit 0 means stored: the daemon sends a page's scores before it writes them, so after its last
+page feed asks the daemon (`sync`, on each connection) to confirm that every row behind its
+answers (scores, normalizations, variants, deferred-variant records) is committed to the study
+log, and waits. `modlens feed FILE && modlens report` thus reads every page's scores. A write
+the daemon could not make is an error (exit 1) naming what the log lacks, after the lines
+already printed.
 """
 from __future__ import annotations
 
@@ -213,6 +220,6 @@ def run(args: argparse.Namespace) -> int:
     except ClientError as err:
         raise feed_error(err) from None
     rate = stats.comments / stats.wall_s if stats.wall_s else 0.0
-    print(f"modlens feed: {stats.comments} comments in {len(stats.pages)} pages, {stats.wall_s:.2f} s ({rate:.1f}/s)",
-          file=sys.stderr)
+    print(f"modlens feed: {stats.comments} comments in {len(stats.pages)} pages, {stats.wall_s:.2f} s ({rate:.1f}/s), "
+          "all in the study log", file=sys.stderr)
     return 0

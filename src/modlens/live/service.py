@@ -330,8 +330,16 @@ class LiveService:
             out.append(p.ScoreItem(key=a.key, comment_id=cid, truncated=a.truncated,
                                    detectors={k: _score_out(r) for k, r in sc.items()},
                                    normalized=normalized, error=norm_err, not_scored=blank_reason(a.text)))
+        # owed to this connection before the scores go out, so a `sync` that follows them waits for the rows
+        recording = asyncio.ensure_future(self._record_scores(texts, scores, norms, norm_scores))
+        session.owed.add(recording, f"the scores of comments message {msg.id!r}")
         await send(p.Scores(id=msg.id, items=out).dump())
-        await self._record_scores(texts, scores, norms, norm_scores)
+        try:
+            await asyncio.shield(recording)  # shielded: its outcome is the connection's, even if it leaves
+        except LogUnwritable:
+            pass  # the writer logs the condition once; `sync` says so; `modlens rescore` scores them later
+        except Exception:
+            log.exception("study log: could not record scores")
 
         if msg.variants and self.variants_enabled:
             sampling, det = self.sampling, self.sampling.get("detector") or next(iter(self.engine.runners), None)
@@ -351,6 +359,8 @@ class LiveService:
     async def _record_scores(self, texts: list[str], scores: list[dict[str, DetectorResult]],
                              norms: list[tuple[Any, str | None]],
                              norm_scores: dict[str, dict[str, DetectorResult]]) -> None:
+        """The page's score rows, its normalizations and step errors, in one transaction; raises
+        when it failed."""
         ids = self.detector_ids
         name, version = normalizer_identity(self.engine.normalizer)
         errors = [StepError(t, NORMALIZE, name, version, err.removeprefix("normalizer: "))
@@ -361,12 +371,7 @@ class LiveService:
                            normalizations=[(text, norm) for text, (norm, _) in zip(texts, norms) if norm is not None],
                            errors=errors)
 
-        try:
-            await self.write(record)
-        except LogUnwritable:
-            pass  # the writer logs the condition once; `modlens rescore` scores them later
-        except Exception:
-            log.exception("study log: could not record scores")
+        await self.write(record)
 
     # --- ratings ------------------------------------------------------------------------
     def _check_rating(self, msg: p.Rating) -> None:
@@ -447,6 +452,19 @@ class LiveService:
 
     async def _score_media(self, inp: MediaInput, keys: list[str]) -> dict[str, DetectorResult]:
         return (await self.engine.score_media([inp], only=keys))[0]
+
+    # --- sync ------------------------------------------------------------------------------
+    async def sync(self, session: LiveSession, msg: p.Sync) -> p.SyncOk:
+        """`sync_ok` once every write owed for the answers this connection was sent before `msg`
+        has committed (`LiveSession.owed`); `not_stored`, naming what is missing, when one failed."""
+        owed = session.owed
+        await owed.settled()
+        if owed.failed:
+            more = f"; and {owed.failed - len(owed.failures)} more" if owed.failed > len(owed.failures) else ""
+            raise ProtocolError(ErrorCode.not_stored,
+                                f"{owed.failed} of the writes behind this connection's answers failed, so the study "
+                                f"log lacks their rows: {'; '.join(owed.failures)}{more}", msg.id)
+        return p.SyncOk(id=msg.id, writes=owed.committed)
 
     # --- status ----------------------------------------------------------------------------
     async def status(self, transport: dict[str, Any], *, counts_or_none: bool = False) -> dict[str, Any]:

@@ -8,7 +8,9 @@ import asyncio
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
+
+from modlens.errors import ModlensError
 
 
 class TokenBucket:
@@ -33,6 +35,52 @@ class TokenBucket:
         return max(1, int((1.0 - self.tokens) / self.rate * 1000 + 0.999))
 
 
+FAILURES_KEPT = 5  # the first failed owed writes a connection's `sync` names (all are counted)
+
+
+class OwedWrites:
+    """The writes the daemon owes one connection for answers it sent it: a page's score rows
+    (written after its `scores` went out), a round's variant rows and deferred-variant rows (written
+    before their `variants` messages, but a failure is not told there). Each write is added before
+    the answer it stands behind is sent, so a `sync` that follows any answer finds that answer's
+    write here, and `settled` waits for it."""
+
+    def __init__(self) -> None:
+        self.pending: dict[asyncio.Future[Any], str] = {}  # write -> what it stores
+        self.committed = 0
+        self.failed = 0
+        self.failures: list[str] = []  # the first FAILURES_KEPT, said as "<what>: <why>"
+
+    def add(self, write: "asyncio.Future[Any]", what: str) -> None:
+        """`write`: the study-log call's future (resolves once its transaction committed)."""
+        self.pending[write] = what
+        write.add_done_callback(self._settle)
+
+    def _settle(self, write: "asyncio.Future[Any]") -> None:
+        what = self.pending.pop(write, None)
+        if what is None:
+            return  # counted already
+        if write.cancelled():
+            why: str | None = "not written (its work was cancelled: the connection closed)"
+        else:
+            err = write.exception()
+            why = None if err is None else err.message if isinstance(err, ModlensError) else f"{type(err).__name__}: {err}"
+        if why is None:
+            self.committed += 1
+            return
+        self.failed += 1
+        if len(self.failures) < FAILURES_KEPT:
+            self.failures.append(f"{what}: {why}")
+
+    async def settled(self) -> None:
+        """Once every write added so far has committed or failed (`committed`, `failed`)."""
+        owed = list(self.pending)
+        if owed:
+            await asyncio.wait(owed)
+        for write in owed:
+            self._settle(write)  # whether or not its own callback ran yet
+
+
 REMEMBERED = 1_000  # comments per connection kept for ratings once written (pending writes: all)
 
 
@@ -48,6 +96,7 @@ class LiveSession:
     max_variant_backlog: int = 64
     # (platform, key) -> comment_id of comments this connection sent (ratings look here first)
     comments: dict[tuple[str, str], "_ItemOf"] = field(default_factory=dict)
+    owed: OwedWrites = field(default_factory=OwedWrites)  # what `sync` waits for
 
     def remember_comments(self, platform: str, keys: list[str], recorded: "asyncio.Future[list[int]]") -> None:
         """Ratings sent right after comments_ok find their comment here, waiting for its write.

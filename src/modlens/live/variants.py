@@ -173,6 +173,20 @@ def asked_about(sampling: Mapping[str, Any], platform: str, key: str, toxicity: 
     return u < float(rate)
 
 
+def owed_write(jobs: list[VariantJob], what: str, write: Awaitable[Any]) -> "asyncio.Future[Any]":
+    """`write` started, and owed to each connection among `jobs` (`LiveSession.owed`, what `sync`
+    waits for): added before any of their `variants` messages is sent. Shielded: a round cancelled
+    (the daemon stopping) leaves the write to finish and be counted."""
+    writing = asyncio.ensure_future(write)
+    by_session: dict[int, tuple[LiveSession, list[str]]] = {}
+    for job in jobs:
+        by_session.setdefault(id(job.session), (job.session, []))[1].append(job.key)
+    for session, keys in by_session.values():
+        shown = ", ".join(repr(k) for k in keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+        session.owed.add(writing, f"the {what} of comments {shown}")
+    return asyncio.shield(writing)
+
+
 class LiveVariants:
     def __init__(self, study: StudyConfig, engine: Engine, write: Write, detector_ids: Callable[[], Mapping[str, int]],
                  render: Render, *, batch: int = BATCH_COMMENTS, rounds: int = ROUNDS_IN_FLIGHT):
@@ -241,8 +255,10 @@ class LiveVariants:
             self.stats.reasons[kind] = self.stats.reasons.get(kind, 0) + 1
         rows = [(j.comment_id, why) for j, why in deferred if j.comment_id is not None]
         if rows:
+            writing = owed_write([j for j, _ in deferred if j.comment_id is not None], "deferred-variant rows",
+                                 self.write(lambda lg: defer_variants(lg, rows)))
             try:
-                await self.write(lambda lg: defer_variants(lg, rows))
+                await writing
             except LogUnwritable:
                 pass  # the writer logs the condition once, not a traceback per page
             except Exception:
@@ -334,8 +350,9 @@ class LiveVariants:
                                     scores=got.scores_of(vs)) for j, vs in keep]
 
         ids_of: dict[int, list[int]] = {}
+        writing = owed_write(jobs, "variant rows", self.write(record))
         try:
-            for (j, _), ids in zip(keep, await self.write(record)):
+            for (j, _), ids in zip(keep, await writing):
                 ids_of[id(j)] = ids
         except LogUnwritable:
             pass  # the writer logs the condition once, not a traceback per page

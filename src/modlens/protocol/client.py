@@ -1,6 +1,7 @@
 """The Python client of protocol v1: what `modlens feed`, the daemon benchmarks and the tests use
 to talk to a running daemon exactly as the extension does (hello with the pairing token, pages of
-comments, scores then variants, ratings), with the `websockets` library.
+comments, scores then variants, ratings), with the `websockets` library, and `sync` to learn that
+the rows behind those answers are in the study log.
 
     import asyncio
     from modlens import pairing
@@ -14,6 +15,7 @@ comments, scores then variants, ratings), with the `websockets` library.
                               "https://example.org/a", "a")[0]
             result = await client.send_page(page, variants=False)
             print(result.items[0].scores.detectors)
+            await client.sync()  # the page's score rows are in the study log now
             ack = await client.rate({"id": "r1", "comment": {"platform": "news", "key": "c1"},
                                      "values": {"toxicity": "toxic"}})
             print(ack.rating_id, ack.duplicate)
@@ -41,7 +43,7 @@ from modlens.errors import ErrorKind, ModlensError
 from modlens.protocol.errors import ErrorCode
 from modlens.protocol.messages import (PROTOCOL_VERSION, SERVER_MESSAGES, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX,
                                        Comments, CommentsOk, Error, Hello, HelloOk, Message, Page, Rating,
-                                       RatingOk, ScoreItem, Scores, Variants)
+                                       RatingOk, ScoreItem, Scores, Sync, SyncOk, Variants)
 
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
@@ -53,6 +55,8 @@ PAGE_SIZE = 20   # comments per message, as the extension sends them
 BACKOFF_MIN_S = 0.5
 BACKOFF_MAX_S = 30.0
 TOKEN_FIX = "run `modlens pair` for the current token"
+NOT_STORED_FIX = ("send the comments again once the study log can be written (`modlens status` says whether it "
+                  "can), or run `modlens rescore` on the log for the missing scores")
 
 
 # a client error's reason -> the kind of problem it is (the CLI's exit code)
@@ -89,6 +93,7 @@ class PageResult:
 class FeedStats:
     pages: list[PageResult] = field(default_factory=list)
     wall_s: float = 0.0
+    writes: int = 0  # the daemon's writes behind its answers, confirmed committed (`sync_ok.writes`, all connections)
 
     @property
     def comments(self) -> int:
@@ -247,6 +252,8 @@ class Client:
                 waited, backoff = waited + backoff, min(backoff * 2, BACKOFF_MAX_S)
                 await self.send(msg)
                 continue
+            if isinstance(reply, Error) and reply.code == ErrorCode.not_stored:
+                raise ClientError(f"not everything the daemon answered is in the study log: {reply.message}", fix=NOT_STORED_FIX)
             if isinstance(reply, Error):
                 fix = TOKEN_FIX if reply.code == ErrorCode.bad_token else None
                 raise ClientError(f"daemon refused {what} {getattr(msg, 'id', '')}: {reply.code}: {reply.message}",
@@ -283,6 +290,18 @@ class Client:
                           latency_ms=(scored_at - t0) * 1000,
                           variants_ms=(done - t0) * 1000 if want_variants else None, retries=self.retries)
 
+    async def sync(self, timeout: float = 300.0) -> SyncOk:
+        """Wait until every write behind the answers this connection received so far is committed:
+        `scores` go out before their rows are written, and a failed write behind `variants` is not
+        told there. Returns `sync_ok` (its `writes`: how many were confirmed); a write that failed
+        raises ClientError naming what the study log lacks."""
+        msg = build(Sync, "sync", {"id": self.next_id("sync")})
+        await self.send(msg)
+        while True:
+            reply = await self._answer_of(msg, "sync", timeout)
+            if isinstance(reply, SyncOk):
+                return reply
+
     async def rate(self, rating: Rating | dict[str, Any], timeout: float = 30.0) -> RatingOk:
         """Send one rating (a `Rating`, or its fields as a dict) and wait for its `rating_ok`, which
         the daemon sends once the rating is committed to disk. Resending the same rating id is
@@ -314,7 +333,9 @@ async def send_pages(url: str, token: str, pages: list[Comments], *, concurrency
                      rater: str = "modlens-feed", on_page: Callable[[PageResult], None] | None = None,
                      authors: list[dict[str, str]] | None = None) -> FeedStats:
     """Send every page over `concurrency` connections; results in page order. `authors`: per
-    page, key -> raw author, sent hashed with the study's salt from hello_ok."""
+    page, key -> raw author, sent hashed with the study's salt from hello_ok. Returns once every
+    connection's `sync` was answered `sync_ok`: every row behind every answer is in the study log
+    (a write that failed raises ClientError)."""
     stats = FeedStats()
     results: list[PageResult | None] = [None] * len(pages)
     todo: asyncio.Queue[int] = asyncio.Queue()
@@ -334,6 +355,8 @@ async def send_pages(url: str, token: str, pages: list[Comments], *, concurrency
                 result = results[i] = await client.send_page(page, variants)
                 if on_page:
                     on_page(result)
+            # done means stored: the last scores went out before their rows were written
+            stats.writes += (await client.sync()).writes
 
     t0 = time.perf_counter()
     await asyncio.gather(*(worker(w) for w in range(max(1, min(concurrency, len(pages))))))

@@ -105,9 +105,17 @@ message from its outbox on its acknowledgement: a daemon killed at any moment af
 
 `scores` is not an acknowledgement: it goes out as soon as the detectors answer, so a highlight never
 waits for the disk, and its score rows are written just after. A daemon killed in between keeps the
-comments (acknowledged) without those scores, which `modlens rescore` recomputes; a client that reads
-the log right after the last `scores` (a script running `modlens feed` then `modlens report`) may
-find the newest page's scores not yet there.
+comments (acknowledged) without those scores, which `modlens rescore` recomputes. `variants` is not
+one either: its rows are written before it goes out, but a write that failed leaves `variant_id`
+null and says nothing else. A client that must know those rows are in the log (one that reads
+the log next, or drops what it sent) asks with `sync`: `sync_ok` comes only once every write the
+daemon owes for the answers it sent that connection before the `sync` (each page's score rows with
+its normalizations and step errors, variant rows, deferred-variant rows) committed, and says how
+many (`writes`); `not_stored` names the ones that failed instead. Each such write is registered
+with the connection before the answer it stands behind is sent, so an answer received before
+sending `sync` is always covered; answers still to come are not (wait for them first).
+`modlens feed` sends `sync` on each of its connections after its last page and exits 0 only once
+every one is answered `sync_ok`, so `modlens feed && modlens report` reads every page's scores.
 
 A message whose write fails is answered with an `error`, never with an acknowledgement, and
 nothing of it is kept. A study log that cannot be written now (a full disk, a read-only file or
@@ -142,6 +150,9 @@ refused with the same ids; `unavailable` is retried for as long as it lasts. A `
 - A `rating` may be sent right after its `comments` message, before `comments_ok`: the daemon
   waits for the comment's write. `rating_ok` is sent only after the rating's transaction
   committed (fsync'd WAL).
+- `sync` → `sync_ok` once the writes behind every answer sent to this connection before it
+  committed (`not_stored` when one failed; see Acknowledgements). It waits for those writes only,
+  not for pages still being scored or variants still being made.
 - Scores are sent before they are recorded. A daemon killed in between (or before its detectors
   answered) leaves them unrecorded; the next start repairs that before the first connection
   (`live/recovery.py`): the sessions left open are closed (`ended_by` 'recovery', `ended_at`
@@ -173,10 +184,11 @@ validated.
 
 `modlens.protocol.client` speaks this protocol from Python, as the extension does: `modlens feed`,
 the daemon benchmarks and the tests use it. `session()` connects and says hello; `send_page()`
-sends one `comments` message and waits for its `scores` (and `variants`); `rate()` sends one
-`rating` and waits for its `rating_ok`, i.e. until it is on disk. Every message is built from the
-models below (`build`), `rate_limited` is waited out and the message resent, and any other
-refusal is a `ClientError` with the fix.
+sends one `comments` message and waits for its `scores` (and `variants`); `sync()` waits until
+the rows behind every answer received so far are on disk (`send_pages()`, `modlens feed`'s loop,
+ends with it); `rate()` sends one `rating` and waits for its `rating_ok`, i.e. until it is on disk.
+Every message is built from the models below (`build`), `rate_limited` is waited out and the
+message resent, and any other refusal is a `ClientError` with the fix.
 
 ```python
 {{client_example}}```

@@ -22,6 +22,7 @@ class ErrorCode(str, Enum):
     join_refused = "join_refused"
     study_mismatch = "study_mismatch"
     media_not_collected = "media_not_collected"
+    not_stored = "not_stored"
     internal = "internal"
 
 
@@ -46,6 +47,10 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     "(send `replace: true` to leave it), or the daemon serves a study given with `--config`",
     ErrorCode.media_not_collected: "`comment_media` sent to a study that does not collect media (`media.collect` is "
     "off, the default); the consent the participant gave does not cover images",
+    ErrorCode.not_stored: "answers `sync`: a write the daemon owed for an answer it had sent this connection failed "
+    "(the rows behind a `scores` or `variants` message, or a deferred-variant record, are not in the study log); the "
+    "message says which and why. It stays: every later `sync` on this connection gets it too. Send the comments again "
+    "on a new connection once the study log can be written (`status`), or run `modlens rescore` on the log",
     ErrorCode.internal: "a bug in the daemon; the message says what failed, the socket stays open",
 }
 

@@ -31,6 +31,7 @@ __all__ = [
     "Ping",
     "Status",
     "JoinStudy",
+    "Sync",
     "MediaItem",
     "CommentMedia",
     "DetectorInfo",
@@ -46,6 +47,7 @@ __all__ = [
     "Pong",
     "StatusOk",
     "JoinStudyOk",
+    "SyncOk",
     "MediaOut",
     "MediaDetectorScore",
     "CommentMediaOk",
@@ -221,12 +223,25 @@ class CommentMedia(ClientMessage):
                                                "limits.max_message_bytes by the base64 of one media.max_bytes image")
 
 
+class Sync(ClientMessage):
+    """Asks whether everything this connection was answered is in the study log. `scores` go out
+    before their rows are written, and a write behind `variants` may fail without the client
+    learning it: `sync_ok` is sent only once every write the daemon owes for answers it sent this
+    connection before the `sync` (score rows with their normalizations and step errors, variant
+    rows, deferred-variant rows) has committed; `not_stored` when one of them failed (this
+    connection's answers stay unconfirmed from then on). Answers still to come (pages being
+    scored, variants being made) are not covered: wait for them first. `modlens feed` sends it
+    after its last page and exits 0 only on `sync_ok`."""
+    type: Literal["sync"] = "sync"
+    id: str = Id
+
+
 # What `parse_client_message` returns: every message a client may send, each with its `type` and `id`
-ClientRequest = Hello | Comments | Rating | Ping | Status | JoinStudy | CommentMedia
+ClientRequest = Hello | Comments | Rating | Ping | Status | JoinStudy | CommentMedia | Sync
 
 CLIENT_MESSAGES: dict[str, type[ClientMessage]] = {
     "hello": Hello, "comments": Comments, "rating": Rating, "ping": Ping, "status": Status, "join_study": JoinStudy,
-    "comment_media": CommentMedia,
+    "comment_media": CommentMedia, "sync": Sync,
 }
 
 
@@ -363,6 +378,13 @@ class JoinStudyOk(Message):
                                               "turns them on)")
 
 
+class SyncOk(Message):
+    type: Literal["sync_ok"] = "sync_ok"
+    id: str
+    writes: int = Field(description="writes owed for this connection's answers that committed so far (each page's "
+                                    "scores, each round of variants, each batch of deferred variants)")
+
+
 class MediaOut(Message):
     position: int
     sha256: str
@@ -403,5 +425,5 @@ class Error(Message):
 SERVER_MESSAGES: dict[str, type[Message]] = {
     "hello_ok": HelloOk, "comments_ok": CommentsOk, "scores": Scores, "variants": Variants,
     "rating_ok": RatingOk, "pong": Pong, "status_ok": StatusOk, "join_study_ok": JoinStudyOk,
-    "comment_media_ok": CommentMediaOk, "error": Error,
+    "comment_media_ok": CommentMediaOk, "sync_ok": SyncOk, "error": Error,
 }
