@@ -317,7 +317,9 @@ def test_an_audit_of_a_file_uri_on_ray_writes_the_local_rows(tmp_path):
 def test_a_file_audited_on_ray_is_the_data_set_the_local_engine_names(tmp_path):
     """One plain file, audited locally by its path and on Ray by its `file://` URI (Ray Data reads
     it), with and without an id column: the same data set name (its content hash, not its stem), so the
-    same platform, comment keys and run parameters. Another file of the same stem is another data set."""
+    same platform, comment keys and run parameters. Another file of the same stem is another data set. A
+    name declared with an id column (`--name forum --id-col cid`) names it alike on both engines, and an
+    edited row is checked against the log's text on Ray as on the local engine."""
     def write(path: Path, seed: int) -> Path:
         path.parent.mkdir()
         rng = random.Random(seed)
@@ -337,13 +339,21 @@ def test_a_file_audited_on_ray_is_the_data_set_the_local_engine_names(tmp_path):
 
     first, other = write(tmp_path / "a" / "data.csv", 3), write(tmp_path / "b" / "data.csv", 4)
     opts: dict[str, Any] = {"detectors": ["profanity-check"], "progress": False, "chunk_size": 64}
-    for reader in ({}, {"id_col": "cid"}):
+    for reader in ({}, {"id_col": "cid"}, {"id_col": "cid", "name": "forum"}):
         local = run_audit(str(first), db=tmp_path / "local.sqlite", reader_options=reader, **opts)
         remote = run_audit(first.as_uri(), db=tmp_path / "ray.sqlite", engine="ray", reader_options=reader, **opts)
         assert remote.notes[0].startswith("read data.csv with Ray Data")  # Ray Data read it, not the local reader
-        assert local.dataset == remote.dataset == f"file-{file_digest(first)}"
+        assert local.dataset == remote.dataset == reader.get("name", f"file-{file_digest(first)}")
     assert logged(tmp_path / "local.sqlite") == logged(tmp_path / "ray.sqlite")
     keys = logged(tmp_path / "ray.sqlite")[0]
-    assert len(keys) == 60 and {k for _, k in keys} >= {"c0", f"{file_digest(first)}:row-0"}
+    assert len(keys) == 90 and {k for _, k in keys} >= {"c0", f"{file_digest(first)}:row-0"}
+    assert sum(p == "dataset:forum" for p, _ in keys) == 30
+    # row c1 edited: on Ray too the log keeps its first text, and the audit counts the row
+    lines = first.read_text().splitlines(keepends=True)
+    first.write_text("".join([*lines[:2], "c1,an edited text,1\n", *lines[3:]]))
+    edited = run_audit(first.as_uri(), db=tmp_path / "ray.sqlite", engine="ray",
+                       reader_options={"id_col": "cid", "name": "forum"}, **opts)
+    assert (edited.dataset, edited.n_items, edited.n_edited, edited.n_scored) == ("forum", 30, 1, 0)
+    assert "(c1)" in edited.warnings[0]
     assert run_audit(other.as_uri(), db=tmp_path / "ray.sqlite", engine="ray", **opts).dataset == \
         f"file-{file_digest(other)}" != remote.dataset

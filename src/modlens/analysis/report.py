@@ -78,8 +78,9 @@ def build(data: StudyData) -> dict[str, Any]:
 def datasets_read(data: StudyData) -> list[dict[str, str]]:
     """The data sets the log's audits read: the name each audit recorded and the reader that read it.
     A catalog data set read by its own reader (`modlens audit davidson`, or a file whose layout the
-    `davidson` reader took) has its paper cited; a file read by a generic reader is named by its file
-    name, which decides nothing (a file called davidson.csv is not Davidson's data for that)."""
+    `davidson` reader took) has its paper cited; a file read by a generic reader is named by its content
+    hash or by the name its audit declared (`--name`, never one modlens gives a data set itself), which
+    cites nothing (a file called davidson.csv is not Davidson's data for that)."""
     out: dict[tuple[str, str], dict[str, str]] = {}
     for r in data.runs:
         if r.get("dataset"):

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 from modlens.audit.attacks import AttackSpec, attack_limits, build_attack, plan_attacks
 from modlens.audit.auditor import Auditor, dataset_platform
+from modlens.audit.declared import KeptTexts
 from modlens.chunks import ChunkPipeline, Compute, LocalCompute
 from modlens.chunks.sinks import CHUNK_ITEMS, GROUP_COMMIT_S
 from modlens.config import DetectorConfig, StudyConfig
@@ -53,6 +54,10 @@ class AuditResult:
     # items read whose text is blank, per reason (`datasets.base.blank_reason`): logged, never scored,
     # left out of every metric
     not_scored: dict[str, int] = field(default_factory=dict)
+    # a declared data set's rows whose text is not the one the log keeps under their key (`declared.py`),
+    # and the lines the CLI prints on stderr about them
+    n_edited: int = 0
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -154,6 +159,10 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         raise SetupError(f"unknown engine {engine!r}; known: local, ray")
     if engine == "ray" and attack is not None:
         raise SetupError("--attack runs on the local engine only; drop --engine ray")
+    if out_parquet is not None and "name" in reader_options:  # edited rows are checked against the log (declared.py)
+        raise SetupError("--name and --out-parquet exclude each other: a declared data set's edited rows are checked "
+                         "against the study log's texts, and --out-parquet writes none",
+                         fix="drop --out-parquet (the audit resumes in the log), or --name")
     unavailable: dict[str, str] = {}
     specs: dict[str, Any] = {}  # key -> DetectorConfig (what a Ray worker loads), else the object itself
     if detector_objects is None:
@@ -219,7 +228,9 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             run_id = log.start_run(data.name, path, params)
         else:
             log.set_run_status(run_id, "running")
-        feed = Feed(data.iter_items(), completed_keys(log, run_id), limit)
+        # a name the user declared: an edited file is this data set, its rows checked against the log's texts
+        kept = KeptTexts(log, dataset_platform(data)) if "name" in reader_options else None
+        feed = Feed(kept.items(data.iter_items()) if kept else data.iter_items(), completed_keys(log, run_id), limit)
         compute: Compute | None = None
         if engine == "ray":
             from modlens.scale.ray_audit import RayCompute, RayOptions
@@ -257,7 +268,9 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     return AuditResult(run_id, data.name, path, feed.n_read, feed.n_skipped, auditor.n_scored, auditor.n_missing,
                        {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
                        time.perf_counter() - t0, resumed, unavailable, auditor.attack_counts,
-                       format=data.format, notes=[*data.notes, *feed.blank_notes()], not_scored=dict(feed.blank))
+                       format=data.format, notes=[*data.notes, *feed.blank_notes(), *(kept.warnings() if kept else [])],
+                       not_scored=dict(feed.blank), n_edited=kept.n_edited if kept else 0,
+                       warnings=kept.warnings() if kept else [])
 
 
 def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any], study: StudyConfig,

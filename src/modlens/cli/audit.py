@@ -52,9 +52,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, help="audit only the first N items")
     p.add_argument("--text-col", help="csv/jsonl/parquet: the text column (default: text, comment_text, tweet or sentence)")
     p.add_argument("--id-col", metavar="COLUMN",
-                   help="csv/jsonl/parquet: the column whose values key the items (one per row, unique), so an edited "
-                        "file resumes its audit instead of being logged anew (default: the row number behind the "
-                        "file's content hash)")
+                   help="csv/jsonl/parquet: the column whose values key the items (one per row, unique; default: the "
+                        "row number behind the file's content hash). The data set is still named by the file's "
+                        "content, so an edited file is a new data set, its rows logged as new comments (their "
+                        "scores reused), unless --name declares which data set it is")
+    p.add_argument("--name", metavar="NAME",
+                   help="csv/jsonl/parquet, with --id-col: the data set this file is, whatever its bytes (default: "
+                        "file-DIGEST, its content hash), so an edited file resumes its audit: rows already done are "
+                        "skipped, and a key the log holds keeps the first text seen under it (a row whose text changed "
+                        "is counted and named in a warning). Lower-case letters, digits, '.', '_', '-'; not a name "
+                        "modlens gives itself (davidson, csv, file-…)")
     p.add_argument("--label", metavar="COLUMN[=TOXIC_VALUES]",
                    help="the gold label: COLUMN (1/true/yes/toxic/hateful… vs 0/false/no/neither…), COLUMN=A,B (these "
                         "values are toxic, the rest not), COLUMN>=X (a score), or none (default: the reader's own, "
@@ -107,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         check_strategies(args.perturb, "--perturb")
         perturb = list(dict.fromkeys([*args.perturb, *(args.strategies or [])])) or study.perturbation.strategies
     reader_options = {"text_col": args.text_col, "id_col": args.id_col, "label_cols": args.label_cols, "label": args.label,
-                      "encoding": args.encoding, "html_unescape": args.html_unescape}
+                      "encoding": args.encoding, "html_unescape": args.html_unescape, "name": args.name}
     attack_only = [flag for flag, n in (("--targets", "attack_targets"), ("--ensemble", "ensemble"),
                                         ("--no-ensemble", "no_ensemble"), ("--recipe", "recipe")) if getattr(args, n)]
     if args.strategies and not (args.attack or args.perturb is not None):
@@ -149,5 +156,7 @@ def run(args: argparse.Namespace) -> int:
                        group_commit_s=args.group_commit)
     for key, why in result.unavailable.items():
         print(f"modlens audit: detector {key} not used: {why}", file=sys.stderr)
+    for warning in result.warnings:
+        print(f"modlens audit: {warning}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2))
     return 0

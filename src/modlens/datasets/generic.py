@@ -11,15 +11,18 @@ names the columns that look like labels and the `--label` flag that reads each.
 Items are keyed by the `--id-col` column's value, else `DIGEST:row-N` (`base.row_key`: the row
 number behind the file's content hash, `Dataset.source_id`). The data set is named by the file's
 content hash, never by its file name (`plain_name`): two different `data.csv` are two data sets, and
-one file copied under another name is the same one."""
+one file copied under another name is the same one. So an edited file is another data set, unless the
+user declares its name with an id column (`declared_name`: `--name NAME --id-col COLUMN`): then every
+version of the file is that data set, and its audit resumes."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from modlens.datasets.base import (NO_GOLD, Dataset, DatasetError, DatasetItem, content_name, file_digest, is_parquet,
-                                   iter_rows, parquet_rows, read_columns, require_columns, row_key)
+from modlens.datasets.base import (CONTENT_PREFIX, NO_GOLD, Dataset, DatasetError, DatasetItem, content_name, file_digest,
+                                   is_parquet, iter_rows, parquet_rows, read_columns, require_columns, row_key)
 from modlens.datasets.catalog import CATALOG
 from modlens.datasets.gold import (GOLD_COLUMNS, GROUP_COLUMNS, ID_COLUMNS, TEXT_COLUMNS, GoldSpec, find_column,
                                    find_layout, gold_label, label_candidates, recognized)
@@ -151,7 +154,10 @@ def read(path: Path, *, text_col: str | None = None, id_col: str | None = None,
         for n, row in enumerate(iter_rows(path, mapping.needed if is_parquet(path) else None, encoding)):
             yield mapping.item(n, row, seen, digest=digest)
 
-    if not name:  # a name the caller gave is its own; the note says why a file got the one modlens gives
+    if name is not None:  # the user's word that every version of the file is this data set (`declared_name`)
+        name = declared_name(name, mapping.id_col)
+        mapping.notes.append(declared_note(name, mapping.id_col or ""))
+    else:  # the note says why a file got the name modlens gives
         name = plain_name(content)
         mapping.notes.append(name_note(name, path.stem))
     return Dataset(name, path, items, mapping.meta, notes=mapping.notes, size=parquet_rows(path),
@@ -183,3 +189,44 @@ def plain_name(digest: str) -> str:
     file's rows as the first's comments), and a file called davidson.csv is not Davidson's data for
     its name. The same bytes under any name get the same name, so the audit resumes."""
     return content_name(digest)
+
+
+# a declared name (`--name`): it becomes the platform `dataset:NAME` and is printed in reports and file
+# names, so the characters of a platform (docs/PROTOCOL.md), starting with a letter or digit
+NAME_CHARS = re.compile(r"[a-z0-9][a-z0-9._-]*")
+NAME_MAX = 64
+NAME_FIX = "a name of lower-case letters, digits, '.', '_' and '-' that modlens does not give itself, e.g. forum-2024"
+
+
+def declared_name(name: str, id_col: str | None) -> str:
+    """`name` as the data set a plain file is (`modlens audit FILE --name NAME --id-col COLUMN`), checked:
+    not empty, the characters of a platform (`NAME_CHARS`), not a name modlens gives a data set it
+    identifies itself (`known_name`: a catalog entry, a shorthand, a reader) nor a content name
+    (`file-…`, `base.content_name`), and only with an id column. Without one the rows are keyed by the
+    file's content hash (`base.row_key`), so an edited file's rows would be new comments under the
+    name, pooled with the old version's in its figures, and nothing would resume. Raises DatasetError."""
+    if not name.strip():
+        raise DatasetError("--name: empty", fix=NAME_FIX)
+    if len(name) > NAME_MAX:
+        raise DatasetError(f"--name {name[:20]!r}…: at most {NAME_MAX} characters", fix=NAME_FIX)
+    if name.lower().startswith(CONTENT_PREFIX):
+        raise DatasetError(f"--name {name!r}: {CONTENT_PREFIX}… names a data set by its content hash (what a file "
+                           "without --name is called)", fix=NAME_FIX)
+    if known_name(name):
+        raise DatasetError(f"--name {name!r}: names a data set modlens identifies itself (by its layout, shorthand "
+                           "or bytes); under it these rows would be pooled with that data set's", fix=NAME_FIX)
+    if not NAME_CHARS.fullmatch(name):
+        raise DatasetError(f"--name {name!r}: lower-case letters, digits, '.', '_' and '-' only, starting with a "
+                           "letter or digit", fix=NAME_FIX)
+    if not id_col:
+        raise DatasetError("--name needs --id-col: without an id column an edited file's rows are keyed by its "
+                           "content hash, so they could never resume under the name",
+                           fix="add --id-col COLUMN (a column of unique ids that stay with their rows), or drop "
+                               "--name: the file is then named by its content")
+    return name
+
+
+def declared_note(name: str, id_col: str) -> str:
+    """The note saying a file is the data set `name` because the user declared it (`declared_name`)."""
+    return (f"named {name} as declared (--name), its rows keyed by {id_col}: an edited file is the same data set, "
+            "its audit resumes, and a key the log holds keeps the first text seen under it")

@@ -10,7 +10,8 @@ content hash, `datasets.base.file_digest`, read through `pyarrow.fs`; the id wit
 the folder reader (`scale.sources`) keys it. A single file is named by that content hash as the
 local reader names it (`datasets.generic.plain_name`), never by its file name, and its run records
 the hash as its source; a folder by its files' paths and hashes (`datasets.base.folder_name`), never
-by the folder's name. The hashes are read before the rows. So a file or folder audited on either
+by the folder's name; a file or folder the user names (`--name NAME --id-col COLUMN`) by that name,
+checked as the local reader checks it (`datasets.generic.declared_name`). The hashes are read before the rows. So a file or folder audited on either
 engine is one data set, and its run resumes on the other. Ray reads the files in name order with `preserve_order`, and each row carries its file's path
 (`include_paths`), so the per-file row index is the row's position among that file's rows: the same
 keys on every run, and a rerun resumes.
@@ -36,7 +37,7 @@ from typing import Any, Iterator
 
 from modlens.datasets import registry
 from modlens.datasets.base import Dataset, DatasetError, DatasetItem, file_digest, folder_name
-from modlens.datasets.generic import RowMap, name_note, plain_name, row_map
+from modlens.datasets.generic import RowMap, declared_name, declared_note, name_note, plain_name, row_map
 from modlens.studylog import csvcells
 
 URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -260,10 +261,14 @@ def load(dataset: str, fmt: str | None = None, *, name: str | None = None, **opt
     # files' paths and hashes (read here, before the rows; the keys reuse them)
     digests = {listing.rel[f]: _hash(listing, f) for f in listing.files}
     content = digests[listing.rel[first]] if listing.single else None
-    named = name or (plain_name(content) if content is not None else
-                     folder_name((rel, plain_name(digest), digest) for rel, digest in digests.items()))
-    if content is not None and not name:
-        mapping.notes.append(name_note(named, PurePosixPath(listing.root).stem))
+    if name is not None:  # declared (`--name`): checked and noted as the local reader does
+        named = declared_name(name, mapping.id_col)
+        mapping.notes.append(declared_note(named, mapping.id_col or ""))
+    else:
+        named = (plain_name(content) if content is not None else
+                 folder_name((rel, plain_name(digest), digest) for rel, digest in digests.items()))
+        if content is not None:
+            mapping.notes.append(name_note(named, PurePosixPath(listing.root).stem))
 
     def items() -> Iterator[DatasetItem]:
         return _stream(listing, mapping, runs, digests)
