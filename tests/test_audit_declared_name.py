@@ -83,7 +83,9 @@ def test_a_changed_text_under_a_logged_key_keeps_the_first_text_and_is_reported(
     assert _log(db, "SELECT t.text FROM comments c JOIN texts t USING (text_id) WHERE comment_key = 'c-02'") == \
         [("comment 2",)]
     assert _log(db, "SELECT count(*) FROM texts WHERE text = 'fixed 2'") == [(0,)]
-    # the label the edited row carries is the row's (labels of one source take the new value)
+    # the gold label already in the label set stays (the edited row says 1)
+    assert _log(db, "SELECT g.value FROM gold_labels g JOIN comments c USING (comment_id) "
+                    "WHERE comment_key = 'c-02'") == [("0",)]
     assert _log(db, "SELECT count(*) FROM comments") == [(8,)]
 
 
@@ -183,3 +185,16 @@ def test_the_id_col_help_says_an_edited_file_is_a_new_data_set_without_a_name():
     helps = {flag: a.help for a in sub._actions for flag in a.option_strings}
     assert "an edited file is a new data set" in helps["--id-col"] and "--name" in helps["--id-col"]
     assert "resumes" not in helps["--id-col"]
+
+
+def test_a_limit_stops_before_a_bad_row_the_check_has_read_ahead(tmp_path, capsys):
+    """The check reads rows ahead in blocks: a bad row past `--limit` stops nothing, and the rows past
+    the limit are not counted as edited."""
+    path = _write(tmp_path / "comments.csv", ROWS)
+    assert main(_argv(tmp_path, path, "--name", "forum")) == 0
+    _write(path, [("c-00", "fixed 2", 0), *ROWS[1:5], ("c-04", "comment 5", 1), ("c-06", "fixed 2", 0)])
+    capsys.readouterr()
+    assert main(_argv(tmp_path, path, "--name", "forum", "--limit", "3")) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert (out["n_items"], out["n_edited"]) == (3, 1) and "(c-00)" in captured.err
