@@ -46,7 +46,7 @@ from itertools import islice
 sys.path.insert(0, sys.argv[6])
 from runs_on import count_tokens, flops_per_token, runs_on
 from modlens.audit.run import run_audit
-from free_detector import Free
+from free_detector import Free, Paced
 from modlens.detectors import registry
 from modlens.scale.sources import load_dataset
 
@@ -55,20 +55,6 @@ depth = int(sys.argv[7])
 if depth:  # the local engine's chunks in flight, whatever the tree decides by itself
     from modlens.chunks.compute import LocalCompute
     LocalCompute.depth = property(lambda self: depth)
-# Free's scores after the wait a device at `rate` texts/s would take: `time.sleep` releases the GIL
-# as a GPU's kernels do, so this is the pipeline around a detector that computes elsewhere
-class Paced(Free):
-    name = "paced"
-    releases_gil = True
-
-    def __init__(self, rate):
-        super().__init__()
-        self.rate = rate
-
-    def score(self, texts):
-        time.sleep(len(texts) / self.rate)
-        return super().score(texts)
-
 if detector == "free":
     det = Free()
 elif detector.startswith("paced:"):

@@ -39,6 +39,7 @@ TINY: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_audit_memory": (["--tiny"], "x field", SLOW),
     "bench_audit": (["--rows", "200", "--rounds", "1", "--detector", "free"], "rows/s", SLOW),
     "bench_audit_chunk": (["--rows", "300", "--chunks", "64", "--rounds", "1"], "rows a crash recomputes", SLOW),
+    "bench_audit_scale": (["--rows", "300", "--chunk", "50", "--detector", "paced:100000"], "audit / the paced", SLOW),
     "bench_merge": (["--tiny"], "merge:", SLOW),  # three `modlens` children: merge, merge again, report
     # a detector, the variant generator or WordNet loaded: 10-60 s
     "bench_attacks": (["--n", "1", "--recipes", "deepwordbug", "--unbatched"], "deepwordbug", SLOW),

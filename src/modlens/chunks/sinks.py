@@ -21,21 +21,22 @@ PROGRESS_EVERY_S = 1.0  # how often an audit's progress row is updated
 LOOKUPS_KEPT = 4
 # An audit's default chunk: items per transaction (`modlens audit --chunk`), also per progress step,
 # per Parquet shard and the most a crash leaves to recompute (two chunks where two are in flight: on
-# Ray, and locally with a model or remote detector, one computing while the other is written); detectors still get calls of their own `max_batch`. Each COMMIT
-# writes again the pages the chunk's random text hashes touched: with a free detector over all of
-# Davidson, 1,024 spends a third of 256's COMMIT CPU (4.8 vs 8.2-9.0 µs per row) and about 5% less
-# CPU in all, while the write lock is held about 40 ms per chunk (256: 10 ms; 4,096: 170 ms, and no
-# faster than 1,024), docs/PERFORMANCE.md, bench/bench_audit_chunk.py.
+# Ray, and locally with a model or remote detector, one computing while the other is written); detectors
+# still get calls of their own `max_batch`. Each COMMIT writes again the pages the chunk's random text
+# hashes touched. With a free detector over all of Davidson (2026-12-06, docs/PERFORMANCE.md), 4,096 costs
+# 1-2 µs per row less than 1,024 (33.4-37.0 vs 35.5-39.2) but holds the write lock 99 ms per chunk instead
+# of 31, and a page writer beside it waits 98 ms instead of 32 (p95, bench/bench_audit_chunk.py); once the
+# log's hash index has more leaf pages than a chunk has texts, any of these sizes writes about a page per
+# new text, so the saving shrinks as the log grows (bench/bench_audit_scale.py).
 CHUNK_ITEMS = 1024
 # How long one transaction may span chunks that come fast (a cheap detector), when the audit is
 # told its log has no other writer (`modlens audit --group-commit SECONDS`): a COMMIT per chunk
 # writes the pages its random-keyed indexes (text hashes) touched again and again. In a group each
-# chunk is a SAVEPOINT, whose page copies cost about what the saved COMMITs did once a chunk's own
-# writes took no savepoints (free detector, 2026-12-06: 59-67 µs per row either way; before, 6,000-7,600
-# -> 7,900-8,300 rows per CPU second at 1 s, docs/PERFORMANCE.md). Off by default: another writer of the
-# same log (a daemon acknowledging comments only once they are committed, a second audit) waits for a
-# whole group, not one chunk (at 0.25 s its worst wait was 257 ms with writers taking turns at the lock,
-# `connection.Turnstile`; before the turns it starved for the whole audit), for no measured gain.
+# chunk is a SAVEPOINT, which copies each page before its first change: with a free detector over all
+# of Davidson, 1 s groups cost 42.5-45.6 µs per row against 35.5-39.2 for a COMMIT per chunk
+# (2026-12-06, docs/PERFORMANCE.md). Off by default: slower, and another writer of the same log (a daemon
+# acknowledging comments only once they are committed, a second audit) waits for a whole group, not one
+# chunk (at 0.25 s its worst wait was 257 ms with writers taking turns at the lock, `connection.Turnstile`).
 GROUP_COMMIT_S = 0.0
 
 
