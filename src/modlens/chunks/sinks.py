@@ -34,9 +34,11 @@ CHUNK_ITEMS = 1024
 # writes the pages its random-keyed indexes (text hashes) touched again and again. In a group each
 # chunk is a SAVEPOINT, which copies each page before its first change: with a free detector over all
 # of Davidson, 1 s groups cost 42.5-45.6 µs per row against 35.5-39.2 for a COMMIT per chunk
-# (2026-12-06, docs/PERFORMANCE.md). Off by default: slower, and another writer of the same log (a daemon
-# acknowledging comments only once they are committed, a second audit) waits for a whole group, not one
-# chunk (at 0.25 s its worst wait was 257 ms with writers taking turns at the lock, `connection.Turnstile`).
+# (2026-12-06, docs/PERFORMANCE.md): the COMMITs it saves (their page writes and fsyncs) cost less than
+# its savepoints on the virtual disk measured, and more on a spinning disk or a network file system. Off by default: slower there, and another writer of the
+# same log (a daemon acknowledging comments only once they are committed, a second audit) waits for a
+# whole group, not one chunk (at 0.25 s its worst wait was 257 ms with writers taking turns at the lock,
+# `connection.Turnstile`).
 GROUP_COMMIT_S = 0.0
 
 
