@@ -77,8 +77,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"detector, which computes the next chunk while one is written; default {CHUNK_ITEMS})")
     p.add_argument("--group-commit", type=_seconds, default=GROUP_COMMIT_S, metavar="SECONDS",
                    help="chunks that come fast share one transaction for up to SECONDS (a daemon or another audit "
-                        "writing the same log waits for the whole group). It saves COMMITs' fsyncs, worth it only where "
-                        "they are slow (a spinning disk, a network file system); on the virtual disk it was measured on, it was slower, since "
+                        "writing the same log waits for the whole group). It saves COMMITs' page writes and fsyncs, which may pay where "
+                        "they are slow (a spinning disk, a network file system: not measured); on the virtual disk it was measured on, it was slower, since "
                         f"each chunk in a group is a savepoint, which copies the pages it changes; default {GROUP_COMMIT_S:g}, a transaction per chunk")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     g = p.add_argument_group("scale (docs/SCALE.md)")
