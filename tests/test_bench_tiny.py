@@ -65,6 +65,7 @@ TINY: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_perspective": (["--requests", "5", "--rounds", "1", "--clients", "1"], "req/s", MODEL),
     "bench_perspective_window": (["--requests", "8", "--clients", "1", "2", "--rounds", "1"], "clients", MODEL),
     "bench_embedded": (["--tiny"], "HateCheck", MODEL),
+    "bench_tokenize_overlap": (["--tiny"], "| overlapped |", MODEL),
     "gpu_cold_warm": (["--device", "cpu", "--n", "16"], "texts_per_s_cold_warm", MODEL),
     "bench_finetune_probe": (["--tiny"], "trained 1 steps", MODEL),
 }

@@ -5,17 +5,21 @@ toxicity_label (a label, or a list of labels whose probabilities are summed), ma
 batch_size, device ("auto" | "cpu" | "cuda"), dtype ("auto" -> float16 on CUDA, else float32),
 multi_label (sigmoid per label; default: from the model config, else softmax),
 warm_shapes ("auto": on CUDA, run each forward-pass shape once at load; true; false),
+overlap_tokenize ("auto": on CUDA, a call split into pieces has its next piece tokenized on a
+producer thread while this one's forward passes run; true; false; changes no score),
 local_files_only (never touch the network; default: HF_HUB_OFFLINE, and the local cache is
 always tried first so a cached model loads without network calls).
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from contextlib import closing
+from typing import Any, Iterable, Sequence
 
 from modlens.detectors.base import FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts, config_hash
 from modlens.detectors.hf_common import (LabelPlan, default_toxicity_label, load_pretrained, pick_dtype,
                                          probability_tensor, raw_labels)
 from modlens.detectors.hf_presets import PRESETS, preset as preset_options
+from modlens.detectors.pieces import PieceTokenizer, piece_size, splits_calls, wants_overlap
 from modlens.paths import portable_model
 from modlens.detectors.minilm import WarmUp, pad_widths, pick_device, shapes, sub_batches, wants_warm_up, warm_up
 
@@ -28,7 +32,8 @@ class HFClassifier(Detector):
     # transformers releases annotate from_pretrained and some do not)
     def __init__(self, model: Any, tokenizer: Any, *, source: str, source_version: str, device: str, dtype: str,
                  label_map: dict[str, str], toxicity_label: str | list[str], max_length: int,
-                 batch_size: int, multi_label: bool, warm_shapes: bool | str = "auto") -> None:
+                 batch_size: int, multi_label: bool, warm_shapes: bool | str = "auto",
+                 overlap_tokenize: bool | str = "auto") -> None:
         self.model, self.tokenizer = model, tokenizer
         self.source, self.device, self.dtype = source, device, dtype
         self.max_length, self.batch_size, self.multi_label = int(max_length), int(batch_size), bool(multi_label)
@@ -36,6 +41,9 @@ class HFClassifier(Detector):
         # forward passes as the embedded encoder runs them: length buckets padded to fixed widths, row
         # counts padded to powers of two on CUDA (a bounded set of shapes, each run once at load there)
         self.widths, self.pad_rows = pad_widths(self.max_length), device.startswith("cuda")
+        # and calls split into pieces on CUDA, the next tokenized on a producer thread meanwhile (`pieces`)
+        self.split_calls, self.overlap = splits_calls(device), wants_overlap(overlap_tokenize, device)
+        self.producer = PieceTokenizer("tokenize-hf")
         self.pad_id = pad_token(tokenizer, source)
         self.max_batch = self.batch_size * FORWARDS_PER_CALL  # texts per call; forward passes stay batch_size rows
         self.label_map = dict(label_map)
@@ -64,30 +72,43 @@ class HFClassifier(Detector):
         texts = check_texts(texts)
         if not texts:
             return []
-        # tokenized once, unpadded; `sub_batches` sorts by token count and pads each bucket
-        ids = self.tokenizer(texts, truncation=True, max_length=self.max_length, return_attention_mask=False,
-                             return_token_type_ids=False)["input_ids"]
-        return [self.plan.scores(row) for row in self._probabilities(ids)]
+        # tokenized unpadded, whole or in pieces; `sub_batches` sorts a piece by token count and pads each bucket
+        def tokenize(part: list[str]) -> list[list[int]]:
+            ids: list[list[int]] = self.tokenizer(part, truncation=True, max_length=self.max_length,
+                                                  return_attention_mask=False, return_token_type_ids=False)["input_ids"]
+            return ids
+
+        # closed here, even on an error: the producer is done with the tokenizer before the caller goes on
+        with closing(self.producer.pieces(texts, tokenize, piece_size(self.split_calls, self.batch_size),
+                                          self.overlap)) as pieces:
+            return [self.plan.scores(row) for row in self._piece_probabilities(pieces, len(texts))]
 
     def _probabilities(self, ids: Sequence[Sequence[int]]) -> list[list[float]]:
-        """Label probabilities of tokenized texts, in their order. They stay on the device until the last
-        sub-batch is queued: one copy back, the call's one wait for the device."""
+        """Label probabilities of tokenized texts, in their order, as one piece."""
+        return self._piece_probabilities([(0, ids)], len(ids))
+
+    def _piece_probabilities(self, pieces: Iterable[tuple[int, Sequence[Sequence[int]]]], n: int) -> list[list[float]]:
+        """Label probabilities of `n` tokenized texts, in their order, from (start, token lists) pieces, each
+        in sub-batches of its own. They stay on the device until the last sub-batch is queued: one copy
+        back, the call's one wait for the device."""
         import torch
 
         parts, order = [], []
         with torch.inference_mode():
-            for sub in sub_batches(ids, max_rows=self.batch_size, widths=self.widths, pad_rows=self.pad_rows,
-                                   pad_id=self.pad_id, device=self.device):
-                logits = self.model(input_ids=sub.input_ids, attention_mask=sub.mask).logits
-                parts.append(probability_tensor(logits[:len(sub.idx)], self.multi_label))
-                order.extend(sub.idx)
+            for start, ids in pieces:
+                for sub in sub_batches(ids, max_rows=self.batch_size, widths=self.widths, pad_rows=self.pad_rows,
+                                       pad_id=self.pad_id, device=self.device):
+                    logits = self.model(input_ids=sub.input_ids, attention_mask=sub.mask).logits
+                    parts.append(probability_tensor(logits[:len(sub.idx)], self.multi_label))
+                    order.extend(start + i for i in sub.idx)
             rows: list[list[float]] = torch.cat(parts).cpu().tolist() if parts else []
-        out: list[list[float]] = [[] for _ in ids]
+        out: list[list[float]] = [[] for _ in range(n)]
         for i, row in zip(order, rows):
             out[i] = row
         return out
 
     def close(self) -> None:
+        self.producer.close()
         self.model = None
 
 
@@ -119,7 +140,8 @@ def create(*, model: str | None = None, preset: str | None = None, revision: str
            label_map: dict[str, str] | None = None, toxicity_label: str | list[str] | None = None,
            max_length: int = 256, batch_size: int = 32, device: str = "auto", dtype: str = "auto",
            multi_label: bool | None = None, local_files_only: bool | None = None,
-           threshold: float | None = None, warm_shapes: bool | str = "auto") -> HFClassifier:
+           threshold: float | None = None, warm_shapes: bool | str = "auto",
+           overlap_tokenize: bool | str = "auto") -> HFClassifier:
     try:
         import torch
         import transformers  # noqa: F401
@@ -156,7 +178,8 @@ def create(*, model: str | None = None, preset: str | None = None, revision: str
     m = m.to(device=dev, dtype=getattr(torch, dtype_name)).eval()
     det = HFClassifier(m, tok, source=model, source_version=source_version, device=dev, dtype=dtype_name,
                        label_map=label_map, toxicity_label=toxicity_label, max_length=max_length,
-                       batch_size=batch_size, multi_label=multi_label, warm_shapes=warm_shapes)
+                       batch_size=batch_size, multi_label=multi_label, warm_shapes=warm_shapes,
+                       overlap_tokenize=overlap_tokenize)
     if threshold is not None:
         det.threshold = float(threshold)
     return det

@@ -14,7 +14,8 @@ import json
 import os
 import sys
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -24,6 +25,7 @@ import numpy as np
 from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts,
                                     directory_hash)
 from modlens.detectors import quality
+from modlens.detectors.pieces import PieceTokenizer, piece_size, splits_calls, wants_overlap
 from modlens.trainingdata import HASHES_SUFFIX, KNOWN_POOLS, Training
 from modlens.paths import file_reference, portable
 
@@ -217,7 +219,7 @@ class SentenceEncoder:
 
     def __init__(self, model_dir: str | Path | None = None, *, device: str = "auto",
                  max_length: int = 128, batch_size: int = 64, num_threads: int | None = None,
-                 warm_shapes: bool | str = "auto"):
+                 warm_shapes: bool | str = "auto", overlap_tokenize: bool | str = "auto"):
         prefer_passive_openmp()
         import torch
         from transformers import AutoModel, AutoTokenizer
@@ -240,6 +242,10 @@ class SentenceEncoder:
         # CUDA: sub-batches padded to `padded_rows` too (a bounded set of shapes, each run once at load
         # by `warm_up`); the CPU keeps exact row counts (its kernels cost nothing per new shape to speak of)
         self.pad_rows = self.device.startswith("cuda")
+        # CUDA: a call of more than two passes' texts runs in pieces, the next tokenized on a producer
+        # thread meanwhile (`pieces`); the CPU tokenizes and buckets the call whole
+        self.split_calls, self.overlap = splits_calls(self.device), wants_overlap(overlap_tokenize, self.device)
+        self.producer = PieceTokenizer("tokenize-minilm")
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir))
         self.pad_id = int(self.tokenizer.pad_token_id or 0)
         model = AutoModel.from_pretrained(str(self.model_dir))
@@ -260,6 +266,11 @@ class SentenceEncoder:
         CUDA), so that a first pass over unseen texts runs at the warm rate; scores are unchanged."""
         token = self.tokenizer.unk_token_id
         return warm_up(lambda ids: self._embed(ids, None), self.shapes(), self.pad_id if token is None else int(token))
+
+    def close(self) -> None:
+        """Stop the producer thread and let go of the model (what the detectors' close() do)."""
+        self.producer.close()
+        self.model = None
 
     def _forward(self, ids: Sequence[Sequence[int]]) -> Iterator[tuple[list[int], Any, Any]]:
         """The model over tokenized texts, shortest first, in sub-batches padded to one of the fixed
@@ -292,29 +303,56 @@ class SentenceEncoder:
         if not texts:
             return (np.zeros((0, self.dim), dtype=np.float32),
                     None if word_logits is None else _WordLogits([], [], *word_logits, self.device))
-        # Tokenize once without padding; pad per sub-batch to its own longest text.
-        enc = self.tokenizer(texts, truncation=True, max_length=self.max_length, return_attention_mask=False,
-                             return_token_type_ids=False, return_offsets_mapping=word_logits is not None)
-        ids = enc["input_ids"]
-        words = _WordLogits(texts, enc["offset_mapping"], *word_logits, self.device) if word_logits else None
-        return self._embed(ids, words), words
+        # Tokenized without padding (each sub-batch is padded to its own longest text), whole or in pieces
+        offsets = word_logits is not None
+
+        def tokenize(part: list[str]) -> Any:
+            return self.tokenizer(part, truncation=True, max_length=self.max_length, return_attention_mask=False,
+                                  return_token_type_ids=False, return_offsets_mapping=offsets)
+
+        ids: list[Any] = [None] * len(texts)  # filled piece by piece, before the piece's passes run
+        spans: list[Any] = [None] * len(texts)
+        words = _WordLogits(texts, spans, *word_logits, self.device) if word_logits else None
+
+        def pieces() -> Iterator[tuple[int, Sequence[Sequence[int]]]]:
+            with closing(self.producer.pieces(texts, tokenize, piece_size(self.split_calls, self.batch_size),
+                                              self.overlap)) as tokenized:
+                for start, enc in tokenized:
+                    part = enc["input_ids"]
+                    ids[start:start + len(part)] = part
+                    if offsets:
+                        spans[start:start + len(part)] = enc["offset_mapping"]
+                    yield start, part
+
+        # closed here, even on an error: the producer is done with the tokenizer before the caller goes on
+        with closing(pieces()) as tokenized:
+            return self._embed_pieces(tokenized, len(texts), words, ids), words
 
     def _embed(self, ids: Sequence[Sequence[int]], words: "_WordLogits | None") -> np.ndarray:
-        """Embeddings of tokenized texts, in their order. The sub-batches' embeddings stay on the device
-        until the last one is queued: one copy back, the call's one wait for the device (the word
-        arithmetic, when asked for, waits once per sub-batch)."""
+        """Embeddings of tokenized texts, in their order, as one piece."""
+        return self._embed_pieces([(0, ids)], len(ids), words, ids)
+
+    def _embed_pieces(self, pieces: Iterable[tuple[int, Sequence[Sequence[int]]]], n: int,
+                      words: "_WordLogits | None", ids: Sequence[Sequence[int]]) -> np.ndarray:
+        """Embeddings of `n` tokenized texts, in their order, from (start, token lists) pieces, each in
+        sub-batches of its own (`ids`: all `n` token lists, each filled in before its piece comes). The
+        sub-batches' embeddings stay on the device until the last one is queued: one copy back, the
+        call's one wait for the device (the word arithmetic, when asked for, waits once per sub-batch)."""
         import torch
 
         parts, order = [], []
         with torch.inference_mode():
-            for idx, hidden, attention in self._forward(ids):
-                weights = attention.unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-                parts.append(torch.nn.functional.normalize(pooled, p=2, dim=1))
-                order.extend(idx)
-                if words is not None:
-                    words.add(idx, hidden, ids)
-            out = np.zeros((len(ids), self.dim), dtype=np.float32)
+            for start, piece in pieces:
+                for idx, hidden, attention in self._forward(piece):
+                    if start:
+                        idx = [start + i for i in idx]
+                    weights = attention.unsqueeze(-1).to(hidden.dtype)
+                    pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+                    parts.append(torch.nn.functional.normalize(pooled, p=2, dim=1))
+                    order.extend(idx)
+                    if words is not None:
+                        words.add(idx, hidden, ids)
+            out = np.zeros((n, self.dim), dtype=np.float32)
             if parts:
                 out[order] = torch.cat(parts).cpu().numpy()
         return out
@@ -550,15 +588,16 @@ class MiniLMToxicity(Detector):
                 "device": self.encoder.device, "head_training": self.head.meta.get("training", {})}
 
     def close(self) -> None:
-        self.encoder.model = None
+        self.encoder.close()
 
 
 def create(*, head: str | None = None, model_dir: str | None = None, device: str = "auto",
            max_length: int = 128, batch_size: int = 64, num_threads: int | None = None,
-           threshold: float | None = None, warm_shapes: bool | str = "auto") -> MiniLMToxicity:
+           threshold: float | None = None, warm_shapes: bool | str = "auto",
+           overlap_tokenize: bool | str = "auto") -> MiniLMToxicity:
     return build(MiniLMToxicity, Head.load, DEFAULT_HEAD, head=head, model_dir=model_dir, device=device,
                  max_length=max_length, batch_size=batch_size, num_threads=num_threads, threshold=threshold,
-                 warm_shapes=warm_shapes)
+                 warm_shapes=warm_shapes, overlap_tokenize=overlap_tokenize)
 
 
 H = TypeVar("H")
@@ -577,7 +616,7 @@ class EncoderDetector(Protocol[H_contra, D_co]):
 
 def build(detector: EncoderDetector[H, D], load_head: Callable[[Path], H], default_head: Path, *, head: str | None,
           model_dir: str | None, device: str, max_length: int, batch_size: int, num_threads: int | None,
-          threshold: float | None, warm_shapes: bool | str = "auto") -> D:
+          threshold: float | None, warm_shapes: bool | str = "auto", overlap_tokenize: bool | str = "auto") -> D:
     """A detector on the embedded encoder: `detector(encoder, load_head(path), path)`, the head from
     `head` or `default_head` (the one- and six-label detectors differ only in these three)."""
     prefer_passive_openmp()
@@ -593,7 +632,8 @@ def build(detector: EncoderDetector[H, D], load_head: Callable[[Path], H], defau
     # version it may serve is known once the encoder is, and the detector reads it again then)
     measured_quality(head_path, "")
     encoder = SentenceEncoder(model_dir, device=device, max_length=max_length,
-                              batch_size=batch_size, num_threads=num_threads, warm_shapes=warm_shapes)
+                              batch_size=batch_size, num_threads=num_threads, warm_shapes=warm_shapes,
+                              overlap_tokenize=overlap_tokenize)
     det = detector(encoder, head_obj, head_path)
     if threshold is not None:
         det.threshold = float(threshold)
