@@ -93,7 +93,8 @@ class HFClassifier(Detector):
         back, the call's one wait for the device."""
         import torch
 
-        parts, order = [], []
+        parts: list[Any] = []
+        order: list[int] = []
         with torch.inference_mode():
             for start, ids in pieces:
                 for sub in sub_batches(ids, max_rows=self.batch_size, widths=self.widths, pad_rows=self.pad_rows,

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -314,7 +314,7 @@ class SentenceEncoder:
         spans: list[Any] = [None] * len(texts)
         words = _WordLogits(texts, spans, *word_logits, self.device) if word_logits else None
 
-        def pieces() -> Iterator[tuple[int, Sequence[Sequence[int]]]]:
+        def pieces() -> Generator[tuple[int, Sequence[Sequence[int]]], None, None]:
             with closing(self.producer.pieces(texts, tokenize, piece_size(self.split_calls, self.batch_size),
                                               self.overlap)) as tokenized:
                 for start, enc in tokenized:

@@ -9,7 +9,7 @@ forward passes in the same order, and its scores are the same to the bit.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TypeVar
 
@@ -58,7 +58,7 @@ class PieceTokenizer:
         self._pool: ThreadPoolExecutor | None = None
 
     def pieces(self, texts: Sequence[str], tokenize: Callable[[list[str]], T], size: int,
-               overlap: bool) -> Iterator[tuple[int, T]]:
+               overlap: bool) -> Generator[tuple[int, T], None, None]:
         """(start, `tokenize(texts[start:start + size])`) for each piece in order; one piece, the whole
         call, when `size` is 0 or the call has at most `size` texts. With `overlap`, piece i + 1 is
         tokenized on the producer thread while the caller works on piece i; a tokenizer error is raised
