@@ -78,7 +78,7 @@ class MiniLMToxicity6(Detector):
                 "label_versions": self.label_versions, "head_training": self.head.meta.get("training", {})}
 
     def close(self) -> None:
-        self.encoder.model = None
+        self.encoder.close()
 
 
 def create(*, head: str | None = None, model_dir: str | None = None, device: str = "auto",
