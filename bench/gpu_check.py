@@ -18,10 +18,11 @@ then the audit-at-the-GPU's-pace checks, each printed as it ends (a JSON line), 
               again (warm): with its shapes warmed at load (the CUDA default) and, in a second fresh
               process, without (warm_shapes=false); load and warm-up seconds, dtype and attention
               (goal: first >= 70% of warm)
-  overlap     minilm-toxicity alone with tokenization overlapped (`overlap_tokenize`, the CUDA default: a call's
-              next piece tokenized on a producer thread while this one's passes run) and without: the first
-              pass of a third fresh process with it off beside the first one's, and warm passes in the first
-              process, off and on alternated (best of two each); texts/s
+  overlap     minilm-toxicity alone with tokenization overlapped (`overlap_tokenize` true: a call in pieces,
+              the next tokenized on a producer thread while this one's passes run) and without (the default:
+              the call tokenized whole): the first pass of a third fresh process with it on beside the first
+              one's, and warm passes in the first process, off and on alternated (best of two each); texts/s.
+              It decides the option's default on CUDA (off until measured)
   audit       --pace-only: the minilm Davidson audit (bench_audit.py); audit/warm divides its rows/s by
               the warm pass above (goal >= 60%), beside bench_audit's own audit / first pass
   MFU         the base-size classifier, shapes warmed, timed at each of --mfu-batches rows per forward
@@ -204,11 +205,11 @@ def timed_passes(det: Any, texts: list[str], device: str, passes: int) -> list[f
     return rates
 
 
-def child_first_pass(device: str, n: int, warm: bool, tiny: bool, overlap: bool = True) -> dict[str, Any]:
+def child_first_pass(device: str, n: int, warm: bool, tiny: bool, overlap: bool = False) -> dict[str, Any]:
     """minilm-toxicity at its defaults (`tiny`: 8 rows, 32 tokens), in a fresh process, the shapes warmed
     at load or not, tokenization overlapped or not: a pass over texts it never saw, then the same texts
-    again; texts/s of each. With both (the CUDA defaults), then warm passes with overlap off and on,
-    alternated: the best of two each."""
+    again; texts/s of each. At the CUDA defaults (shapes warmed, no overlap), then warm passes with
+    overlap off and on, alternated: the best of two each."""
     from modlens.detectors import registry
 
     texts = [t for _, t in distinct_comments(n)]
@@ -218,15 +219,14 @@ def child_first_pass(device: str, n: int, warm: bool, tiny: bool, overlap: bool 
     det = registry.create("minilm-toxicity", device=device, warm_shapes=warm, overlap_tokenize=overlap, **small)
     sync(device)
     load_s = time.perf_counter() - t0
-    det.encoder.split_calls = True  # CUDA's default; forced on the CPU (--tiny) so that both paths run there
     first, warm_rate = timed_passes(det, texts, device, 2)
     pairs: dict[str, list[float]] = {"off": [], "on": []}
-    compare = overlap and warm  # in the first process only (the one with the CUDA defaults)
+    compare = warm and not overlap  # in the first process only (the one at the CUDA defaults)
     for _ in range(2 if compare else 0):
         for name in ("off", "on"):
-            det.encoder.overlap = name == "on"
+            det.encoder.overlap = det.encoder.split_calls = name == "on"  # on: pieces, the producer thread
             pairs[name] += timed_passes(det, texts, device, 1)
-    det.encoder.overlap = overlap
+    det.encoder.overlap = det.encoder.split_calls = overlap
     return {"n": n, "warm_shapes": warm, "overlap": overlap, "load_s": load_s, "warm_up_s": det.encoder.warmed.seconds,
             **({f"warm_overlap_{k}_per_s": max(v) for k, v in pairs.items()} if compare else {}),
             "warm_up_passes": det.encoder.warmed.passes, "first_per_s": first, "warm_per_s": warm_rate,
@@ -333,7 +333,7 @@ def child_scale(device: str, rows: int, tiny: bool, peak_tflops: float, batches:
 
 def goals_table(first: dict[str, Any] | None, cold: dict[str, Any] | None, audit: dict[str, Any] | None,
                 dtypes: dict[str, Any] | None, scale: dict[str, Any] | None, device: str,
-                first_off: dict[str, Any] | None = None) -> None:
+                first_on: dict[str, Any] | None = None) -> None:
     """The goals, each with its measured figure and whether it is met, and what stands beside them."""
     def verdict(ok: bool | None) -> str:
         return "-" if ok is None else "met" if ok else "NOT met"
@@ -350,8 +350,8 @@ def goals_table(first: dict[str, Any] | None, cold: dict[str, Any] | None, audit
             first_row("first pass", cold, "no warm-up (warm_shapes=false)")]
     if first and "warm_overlap_on_per_s" in first:
         on, off = first["warm_overlap_on_per_s"], first["warm_overlap_off_per_s"]
-        firsts = (f"first pass off {first_off['first_per_s']:,.0f} vs on {first['first_per_s']:,.0f} texts/s (fresh "
-                  f"processes); " if first_off else "first pass with it off not measured; ")
+        firsts = (f"first pass off {first['first_per_s']:,.0f} vs on {first_on['first_per_s']:,.0f} texts/s (fresh "
+                  f"processes); " if first_on else "first pass with it on not measured; ")
         rows.append(("overlap", f"minilm alone, tokenization overlapped or not: {firsts}warm off {off:,.0f} vs on "
                      f"{on:,.0f} texts/s = {on / off:.2f}x (one process, alternated, best of 2)", "-", "-"))
     else:
@@ -423,8 +423,8 @@ def pace_checks(args: argparse.Namespace, device: str, where: str, budget: Budge
     plan = [("first pass", [*me, "--child", "first-pass", "--first-n", str(first_n), *tiny], 100, "first"),
             ("first pass, no warm-up", [*me, "--child", "first-pass", "--no-warm", "--first-n", str(first_n), *tiny],
              100, "cold"),
-            ("first pass, overlap off", [*me, "--child", "first-pass", "--no-overlap", "--first-n", str(first_n),
-                                         *tiny], 60, "first_off"),
+            ("first pass, overlap on", [*me, "--child", "first-pass", "--overlap", "--first-n", str(first_n),
+                                        *tiny], 60, "first_on"),
             *([("audit", audit_cmd, 90, "audit")] if audit_cmd else []),
             ("2 million", [*me, "--child", "scale", "--scale-rows", str(args.scale_rows), "--peak-tflops",
                            str(args.peak_tflops), "--mfu-batches", "8,16" if args.tiny else args.mfu_batches, *tiny],
@@ -437,7 +437,7 @@ def pace_checks(args: argparse.Namespace, device: str, where: str, budget: Budge
         print(f"{label} ({seconds:.0f} s, {status}): {figure}", flush=True)
         ok = ok and status == "ok"
     goals_table(found.get("first"), found.get("cold"), audit or found.get("audit"), found.get("dtypes"),
-                found.get("scale"), where, found.get("first_off"))
+                found.get("scale"), where, found.get("first_on"))
     return ok
 
 
@@ -458,7 +458,7 @@ def main() -> int:
     ap.add_argument("--carry", type=Path, help="write what a device machine lacks into this folder, then stop")
     ap.add_argument("--child", choices=("first-pass", "dtypes", "scale"), help=argparse.SUPPRESS)
     ap.add_argument("--no-warm", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--no-overlap", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--overlap", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--device", default="cuda", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.carry:
@@ -469,7 +469,7 @@ def main() -> int:
         if args.tiny:
             args.scale_rows = min(args.scale_rows, 2000)
         batches = [int(b) for b in args.mfu_batches.split(",")]
-        out = (child_first_pass(args.device, args.first_n, not args.no_warm, args.tiny, not args.no_overlap)
+        out = (child_first_pass(args.device, args.first_n, not args.no_warm, args.tiny, args.overlap)
                if args.child == "first-pass"
                else child_dtypes(args.device, args.first_n) if args.child == "dtypes"
                else child_scale(args.device, args.scale_rows, args.tiny, args.peak_tflops, batches))

@@ -33,7 +33,7 @@ def test_gpu_check_tiny_measures_every_pace_goal():
     # the shape warm-up ran at load in one fresh process and not in the other (forced on the CPU)
     assert "shapes warmed at load" in warmed and "warm-up 0.0 s, 0 passes" not in warmed
     assert "no warm-up" in cold and "warm-up 0.0 s, 0 passes" in cold
-    (overlap,) = table["overlap"]  # tokenization overlapped or not, split forced on the CPU
+    (overlap,) = table["overlap"]  # tokenization overlapped (pieces, the producer thread) or not
     assert "first pass off" in overlap and "warm off" in overlap and "alternated" in overlap
     minilm, base = table["audit/warm"]
     assert "minilm audit" in minilm and "of the warm detector" in minilm and "audit/that" in minilm

@@ -16,7 +16,7 @@ import pytest
 from modlens.detectors import registry
 from modlens.detectors.base import DetectorUnavailable
 from modlens.detectors.minilm import SentenceEncoder
-from modlens.detectors.pieces import PieceTokenizer, piece_size, splits_calls, wants_overlap
+from modlens.detectors.pieces import PieceTokenizer, piece_size, wants_overlap
 from modlens.scale.sources import load_dataset
 from test_detectors_hf import LABEL_MAP, save_tiny_bert
 from test_encoder_shapes import recorded_passes
@@ -154,10 +154,10 @@ def test_a_call_stopped_early_ends_only_once_its_producer_is_done_with_the_token
     producer.close()
 
 
-def test_overlap_is_on_by_default_where_calls_are_split_cuda():
-    assert splits_calls("cuda") and splits_calls("cuda:1") and not splits_calls("cpu")
-    assert wants_overlap("auto", "cuda") and not wants_overlap("auto", "cpu")
-    assert wants_overlap(True, "cpu") and not wants_overlap(False, "cuda")
+def test_overlap_is_off_by_default_on_every_device_until_measured_on_one():
+    # calls stay whole (today's scores) unless asked: the gain on CUDA is not measured yet
+    assert not wants_overlap("auto", "cuda") and not wants_overlap("auto", "cuda:1") and not wants_overlap("auto", "cpu")
+    assert wants_overlap(True, "cpu") and wants_overlap(True, "cuda") and not wants_overlap(False, "cuda")
     assert piece_size(True, 64) == 128 and piece_size(False, 64) == 0
     with pytest.raises(DetectorUnavailable, match="overlap_tokenize"):
         wants_overlap("yes", "cpu")
@@ -212,13 +212,13 @@ class RecordingTokenizer:
         return getattr(self.tokenizer, name)
 
 
-def test_the_cpu_default_tokenizes_a_call_whole_and_starts_no_thread(minilm, davidson):
+def test_the_default_tokenizes_a_call_whole_and_starts_no_thread(minilm, davidson):
     encoder = minilm.encoder
     assert not encoder.split_calls and not encoder.overlap
     saved = encoder.tokenizer, encoder.batch_size
     encoder.tokenizer, encoder.batch_size = RecordingTokenizer(saved[0]), 8
     try:
-        minilm.score(davidson[:24])  # more than two passes of 8: CUDA would split it
+        minilm.score(davidson[:24])  # more than two passes of 8: overlap_tokenize would split it
         assert encoder.tokenizer.calls == [24] and not encoder.producer.running
     finally:
         encoder.tokenizer, encoder.batch_size = saved
@@ -260,8 +260,8 @@ def _score_unchecked(det, texts):
 
 
 def test_encoder_close_stops_the_producer(davidson):
-    encoder = SentenceEncoder(device="cpu", batch_size=4, max_length=16)
-    encoder.split_calls, encoder.overlap = True, True
+    encoder = SentenceEncoder(device="cpu", batch_size=4, max_length=16, overlap_tokenize=True)
+    assert encoder.split_calls and encoder.overlap  # the option splits calls and starts the producer
     encoder.encode(davidson[:20])
     assert encoder.producer.running and producers("tokenize-minilm")
     encoder.close()

@@ -5,8 +5,9 @@ toxicity_label (a label, or a list of labels whose probabilities are summed), ma
 batch_size, device ("auto" | "cpu" | "cuda"), dtype ("auto" -> float16 on CUDA, else float32),
 multi_label (sigmoid per label; default: from the model config, else softmax),
 warm_shapes ("auto": on CUDA, run each forward-pass shape once at load; true; false),
-overlap_tokenize ("auto": on CUDA, a call split into pieces has its next piece tokenized on a
-producer thread while this one's forward passes run; true; false; changes no score),
+overlap_tokenize (true: a call split into pieces has its next piece tokenized on a producer thread
+while this one's forward passes run, which moves scores by float noise against an unsplit call;
+"auto", the default: off, until a GPU run shows it pays; false),
 local_files_only (never touch the network; default: HF_HUB_OFFLINE, and the local cache is
 always tried first so a cached model loads without network calls).
 """
@@ -19,7 +20,7 @@ from modlens.detectors.base import FORWARDS_PER_CALL, Detector, DetectorUnavaila
 from modlens.detectors.hf_common import (LabelPlan, default_toxicity_label, load_pretrained, pick_dtype,
                                          probability_tensor, raw_labels)
 from modlens.detectors.hf_presets import PRESETS, preset as preset_options
-from modlens.detectors.pieces import PieceTokenizer, piece_size, splits_calls, wants_overlap
+from modlens.detectors.pieces import PieceTokenizer, piece_size, wants_overlap
 from modlens.paths import portable_model
 from modlens.detectors.minilm import WarmUp, pad_widths, pick_device, shapes, sub_batches, wants_warm_up, warm_up
 
@@ -41,8 +42,10 @@ class HFClassifier(Detector):
         # forward passes as the embedded encoder runs them: length buckets padded to fixed widths, row
         # counts padded to powers of two on CUDA (a bounded set of shapes, each run once at load there)
         self.widths, self.pad_rows = pad_widths(self.max_length), device.startswith("cuda")
-        # and calls split into pieces on CUDA, the next tokenized on a producer thread meanwhile (`pieces`)
-        self.split_calls, self.overlap = splits_calls(device), wants_overlap(overlap_tokenize, device)
+        # and with `overlap_tokenize`, calls split into pieces, the next tokenized on a producer thread
+        # meanwhile (`pieces`; `split_calls` without `overlap` is for tests only)
+        self.overlap = wants_overlap(overlap_tokenize, device)
+        self.split_calls = self.overlap
         self.producer = PieceTokenizer("tokenize-hf")
         self.pad_id = pad_token(tokenizer, source)
         self.max_batch = self.batch_size * FORWARDS_PER_CALL  # texts per call; forward passes stay batch_size rows

@@ -25,7 +25,7 @@ import numpy as np
 from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts,
                                     directory_hash)
 from modlens.detectors import quality
-from modlens.detectors.pieces import PieceTokenizer, piece_size, splits_calls, wants_overlap
+from modlens.detectors.pieces import PieceTokenizer, piece_size, wants_overlap
 from modlens.trainingdata import HASHES_SUFFIX, KNOWN_POOLS, Training
 from modlens.paths import file_reference, portable
 
@@ -242,9 +242,11 @@ class SentenceEncoder:
         # CUDA: sub-batches padded to `padded_rows` too (a bounded set of shapes, each run once at load
         # by `warm_up`); the CPU keeps exact row counts (its kernels cost nothing per new shape to speak of)
         self.pad_rows = self.device.startswith("cuda")
-        # CUDA: a call of more than two passes' texts runs in pieces, the next tokenized on a producer
-        # thread meanwhile (`pieces`); the CPU tokenizes and buckets the call whole
-        self.split_calls, self.overlap = splits_calls(self.device), wants_overlap(overlap_tokenize, self.device)
+        # with `overlap_tokenize`, a call of more than two passes' texts runs in pieces, the next tokenized
+        # on a producer thread meanwhile (`pieces`); else (the default) the call is tokenized and bucketed
+        # whole. `split_calls` without `overlap` (pieces on the caller's thread) is for tests only
+        self.overlap = wants_overlap(overlap_tokenize, self.device)
+        self.split_calls = self.overlap
         self.producer = PieceTokenizer("tokenize-minilm")
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir))
         self.pad_id = int(self.tokenizer.pad_token_id or 0)
