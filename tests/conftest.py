@@ -164,6 +164,8 @@ SLOW: dict[str, str] = {
                                                                      "render loads the fonts)",
     "tests/test_report_sass_paper.py::test_the_documented_recipe_gives_every_sass_figure": "the documented recipe: its audits and a report",
     "tests/test_report_training_overlap.py::test_in_sample_is_an_integer_in_the_report_json_for_every_detector": "a whole report",
+    "tests/test_report_hatecheck.py::test_html_has_the_paper_layout_and_the_skipped_sections":
+        "a whole HTML report through the CLI, figures drawn (1.4 s alone, 2.0 s in the fast loop's two workers)",
     "tests/test_perspective_clients.py": "300 tweets through each real Perspective client (Google's, PyPI's, npm's)",
 }
 

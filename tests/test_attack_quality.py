@@ -79,6 +79,7 @@ def similarity():
     from modlens.perturb.constraints.sentence_similarity import SentenceSimilarity
     sim = SentenceSimilarity(threshold=0.8)
     assert sim.availability() is None, sim.availability()  # MiniLM ships in the venv
+    assert sim.encoder is not None  # loaded here, in setup: the model's load is no test's own time
     return sim
 
 
