@@ -16,6 +16,7 @@ import io
 import math
 import re
 from functools import lru_cache
+from typing import Iterator
 
 from modlens.normalize.base import Edit, Normalized
 from modlens.normalize.lexicon import Lexicon, load_lexicon
@@ -27,6 +28,9 @@ PIPELINE_REVISION = "3"  # bump when scoring changes without a step or lexicon c
 ACCEPT_FLOOR = -2.0      # a correction must score at least this (prior minus cost)
 SEARCH_BEAM = 3          # spellings handed to the search steps
 MAX_WORD_CHARS = 40      # longer tokens are not disguised words (and would be slow to search)
+# tokens handed to the text steps at a time (`Normalizer.windows`): a long text's tokens are never all
+# held at once (a 5 MB field is about a million, ~200 bytes each as spans)
+WINDOW_SPANS = 4096
 
 EDGE_PUNCT = "\"'“”‘’«»()[]{}<>,;:?…"    # always punctuation at a word's edge
 AMBIGUOUS_EDGE = ".!*-_@|"   # punctuation, or a letter in disguise ("$" never is punctuation)
@@ -105,37 +109,52 @@ class Normalizer:
     def normalize(self, text: str) -> Normalized:
         if not isinstance(text, str):
             raise TypeError(f"normalize() takes a str, not {type(text).__name__}")
-        spans = [Span(m.start(), m.end(), m.group()) for m in TOKEN.finditer(text)]
-        for text_step in self.text_steps:
-            spans = text_step.merge(spans, self.lexicon)
         # the output is written as it is made, not kept as one string per token (a long text has millions)
         out, last = io.StringIO(newline=""), 0
         edits: list[Edit] = []
         hidden: str | None
-        for i, span in enumerate(spans):
-            original = text[span.start:span.end]
-            if span.merged:
-                new, step, conf, hidden = span.text, "spaced_letters", 0.9, None
-            else:
-                new, step, conf, hidden = self.token(original, self._split_policy(text, spans, i))
-            out.write(text[last:span.start])
-            out.write(new)
-            last = span.end
-            if new != original or hidden:
-                edits.append(Edit(span.start, span.end, original, new, step, conf, hidden))
+        prev: Span | None = None
+        for spans in self.windows(text):
+            for text_step in self.text_steps:
+                spans = text_step.merge(spans, self.lexicon)
+            for span in spans:
+                original = text[span.start:span.end]
+                if span.merged:
+                    new, step, conf, hidden = span.text, "spaced_letters", 0.9, None
+                else:
+                    new, step, conf, hidden = self.token(original, self._split_policy(text, prev, span))
+                out.write(text[last:span.start])
+                out.write(new)
+                last, prev = span.end, span
+                if new != original or hidden:
+                    edits.append(Edit(span.start, span.end, original, new, step, conf, hidden))
         out.write(text[last:])
         return Normalized(out.getvalue(), edits, self.name, self.version)
 
+    def windows(self, text: str) -> Iterator[list[Span]]:
+        """The text's whitespace tokens in order, in lists of about `WINDOW_SPANS`, each cut only after a
+        token no text step may join with the next (`Step.may_join`): the text steps merge within a
+        window what they would have merged in the whole list, and a long text's tokens are never all
+        held at once. (A text of nothing but joinable tokens is one window, as before.)"""
+        window: list[Span] = []
+        for m in TOKEN.finditer(text):
+            span = Span(m.start(), m.end(), m.group())
+            window.append(span)
+            if len(window) >= WINDOW_SPANS and not any(step.may_join(span) for step in self.text_steps):
+                yield window
+                window = []
+        if window:
+            yield window
+
     @staticmethod
-    def _split_policy(text: str, spans: list[Span], i: int) -> str:
+    def _split_policy(text: str, prev: Span | None, span: Span) -> str:
         """How a token may be cut into words: a Title-case token may be a name ("Goodwin"),
-        so inside a sentence it is never cut, and at a sentence's start only after a short
-        function word ("Ihate", "Sosickening"; not "Mayweather")."""
-        core = spans[i].text.strip(EDGE_PUNCT)
+        so inside a sentence it is never cut, and at a sentence's start (`prev`: the token before,
+        None for the first) only after a short function word ("Ihate", "Sosickening"; not "Mayweather")."""
+        core = span.text.strip(EDGE_PUNCT)
         if not (len(core) > 1 and core[0].isupper() and core[1:].islower()):
             return SPLIT_ANY
-        prev = spans[i - 1] if i else None
-        if prev is None or SENTENCE_END.search(prev.text) or "\n" in text[prev.end:spans[i].start]:
+        if prev is None or SENTENCE_END.search(prev.text) or "\n" in text[prev.end:span.start]:
             return SPLIT_AFTER_FUNCTION_WORD
         return SPLIT_NEVER
 

@@ -80,6 +80,12 @@ class Step:
         """text steps: the token sequence, some tokens possibly merged into one."""
         raise NotImplementedError
 
+    def may_join(self, span: Span) -> bool:
+        """text steps: whether `merge` may join `span` with the token after it. The normalizer hands a
+        long text's tokens to `merge` in windows, each cut only after a token no text step may join,
+        so a window's merges are the whole text's (default: any token may: never cut)."""
+        return True
+
     def fold(self, token: str, lexicon: Lexicon) -> str:
         """char steps: the token with its characters rewritten."""
         raise NotImplementedError

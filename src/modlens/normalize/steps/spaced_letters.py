@@ -20,6 +20,9 @@ class SpacedLetters(Step):
     name = "spaced_letters"
     kind = "text"
 
+    def may_join(self, span: Span) -> bool:
+        return _letter(span.text) is not None  # a run is single letters only: any other token ends it
+
     def merge(self, spans: list[Span], lexicon: Lexicon) -> list[Span]:
         out: list[Span] = []
         i = 0
