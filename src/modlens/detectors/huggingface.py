@@ -22,7 +22,8 @@ from modlens.detectors.hf_common import (LabelPlan, default_toxicity_label, load
 from modlens.detectors.hf_presets import PRESETS, preset as preset_options
 from modlens.detectors.pieces import PieceTokenizer, piece_size, wants_overlap
 from modlens.paths import portable_model
-from modlens.detectors.minilm import WarmUp, pad_widths, pick_device, shapes, sub_batches, wants_warm_up, warm_up
+from modlens.detectors.minilm import (WarmUp, pad_widths, pick_device, shapes, sdpa_attention, sub_batches,
+                                      takes_prepared_mask, wants_warm_up, warm_up)
 
 
 class HFClassifier(Detector):
@@ -54,6 +55,10 @@ class HFClassifier(Detector):
         self.plan = LabelPlan.build(model.config, self.label_map, toxicity_label, source)
         self.labels, self.toxicity_label = self.plan.labels, self.plan.toxicity_label
         self.version = f"{portable_model(source)}@{source_version}+cfg.{config_hash(self.config())}"
+        token = tokenizer.unk_token_id
+        self.token_id = self.pad_id if token is None else int(token)  # what warm-ups and the mask check run
+        # masks in the form SDPA takes where the model reads them alike (no wait for the card per sub-batch)
+        self.prepared_mask = takes_prepared_mask(model, device, self.token_id, self.pad_id, lambda out: out.logits)
         self.warmed = self.warm_up() if warm else WarmUp()
 
     def shapes(self) -> list[tuple[int, int]]:
@@ -63,8 +68,7 @@ class HFClassifier(Detector):
     def warm_up(self) -> WarmUp:
         """One pass per shape of `shapes()` through `score`'s path (at load on CUDA): a first pass over
         unseen texts then runs at the warm rate; scores are unchanged."""
-        token = self.tokenizer.unk_token_id
-        return warm_up(self._probabilities, self.shapes(), self.pad_id if token is None else int(token))
+        return warm_up(self._probabilities, self.shapes(), self.token_id)
 
     def config(self) -> dict[str, Any]:
         # device is left out on purpose: where a model runs must not change its version
@@ -101,7 +105,8 @@ class HFClassifier(Detector):
         with torch.inference_mode():
             for start, ids in pieces:
                 for sub in sub_batches(ids, max_rows=self.batch_size, widths=self.widths, pad_rows=self.pad_rows,
-                                       pad_id=self.pad_id, device=self.device):
+                                       pad_id=self.pad_id, device=self.device,
+                                       prepared=self.prepared_mask and sdpa_attention(self.model)):
                     logits = self.model(input_ids=sub.input_ids, attention_mask=sub.mask).logits
                     parts.append(probability_tensor(logits[:len(sub.idx)], self.multi_label))
                     order.extend(start + i for i in sub.idx)

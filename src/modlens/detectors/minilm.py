@@ -137,15 +137,55 @@ class SubBatch:
     input_ids: Any
     attention: Any
     masked: bool
+    prepared: bool = False  # hand the model `prepared_mask(attention)` (`takes_prepared_mask`)
 
     @property
     def mask(self) -> Any:
         """The mask to hand the model: none when every row fills the width (it can skip building one)."""
-        return self.attention if self.masked else None
+        if not self.masked:
+            return None
+        return prepared_mask(self.attention) if self.prepared else self.attention
+
+
+def prepared_mask(attention: Any) -> Any:
+    """A 0/1 mask of shape (rows, width) as a 4D boolean mask, (rows, 1, 1, width), the form SDPA takes.
+    transformers hands such a mask to the attention as it is; from a 0/1 mask it first asks whether
+    every row is full (`.all()`), on a GPU a wait for the card in every masked sub-batch, so the CPU
+    could not queue the next one while the card computed this one."""
+    return attention.bool()[:, None, None, :]
+
+
+def sdpa_attention(model: Any) -> bool:
+    """Whether `model`'s attention is SDPA now (an ONNX export switches a loaded model to eager)."""
+    return getattr(getattr(model, "config", None), "_attn_implementation", None) == "sdpa"
+
+
+def takes_prepared_mask(model: Any, device: str, token_id: int, pad_id: int, output: Callable[[Any], Any]) -> bool:
+    """Whether `model` takes `prepared_mask`: its attention is SDPA (`prepared_mask` is SDPA's form; eager
+    attention adds a mask to its scores, where a boolean one would mask nothing, and flash attention
+    reads 2D masks only), and on two rows of its own, one padded, checked once at load, it gives the
+    same output (`output(model(...))`: hidden states, logits) as with the 0/1 mask: an architecture
+    may also refuse a 4D mask. Else the model keeps the 0/1 mask."""
+    import torch
+
+    if not sdpa_attention(model):
+        return False
+    ids = torch.tensor([[token_id] * 4, [token_id] * 2 + [pad_id] * 2], device=device)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]], device=device)
+    with torch.inference_mode():
+        try:
+            want = output(model(input_ids=ids, attention_mask=mask))
+            got = output(model(input_ids=ids, attention_mask=prepared_mask(mask)))
+        except Exception:  # noqa: BLE001 (any refusal means: keep the 0/1 mask)
+            return False
+    # the same mask either way: in fp32 the same to float noise; in half precision another kernel may round
+    # differently
+    tol = 1e-5 if want.dtype == torch.float32 else 1e-3
+    return want.shape == got.shape and bool(torch.allclose(want.float(), got.float(), rtol=tol, atol=tol))
 
 
 def sub_batches(ids: Sequence[Sequence[int]], *, max_rows: int, widths: Sequence[int], pad_rows: bool, pad_id: int,
-                device: str) -> Iterator[SubBatch]:
+                device: str, prepared: bool = False) -> Iterator[SubBatch]:
     """Tokenized texts as forward passes: sorted by length, split by `length_buckets`, each padded to
     one of `widths` and, with `pad_rows` (CUDA), to `padded_rows` rows, so every pass has one of
     `shapes(...)`. On CUDA the host buffers are pinned and copied without blocking: the CPU fills
@@ -167,7 +207,7 @@ def sub_batches(ids: Sequence[Sequence[int]], *, max_rows: int, widths: Sequence
             m[row, :len(ids[i])] = 1
         b[len(idx):], m[len(idx):] = b[len(idx) - 1], m[len(idx) - 1]  # filler rows: copies, dropped
         yield SubBatch(idx, batch.to(device, non_blocking=cuda), mask.to(device, non_blocking=cuda),
-                       lengths[start] < width)
+                       lengths[start] < width, prepared)
 
 
 def shapes(max_rows: int, widths: Sequence[int], pad_rows: bool) -> list[tuple[int, int]]:
@@ -257,7 +297,14 @@ class SentenceEncoder:
             model = model.half()
         self.model = model.to(self.device).eval()
         self.dim = int(model.config.hidden_size)
+        self.prepared_mask = takes_prepared_mask(self.model, self.device, self.token_id(), self.pad_id,
+                                                 lambda out: out.last_hidden_state)
         self.warmed = self.warm_up() if warm else WarmUp()
+
+    def token_id(self) -> int:
+        """A token every text may hold (the unknown token's, else padding's): what warm-ups run."""
+        token = self.tokenizer.unk_token_id
+        return self.pad_id if token is None else int(token)
 
     def shapes(self) -> list[tuple[int, int]]:
         """Every (rows, width) of the forward passes this encoder runs at its settings."""
@@ -266,8 +313,7 @@ class SentenceEncoder:
     def warm_up(self) -> WarmUp:
         """One pass per shape of `shapes()`, through the whole path `encode` takes (done at load on
         CUDA), so that a first pass over unseen texts runs at the warm rate; scores are unchanged."""
-        token = self.tokenizer.unk_token_id
-        return warm_up(lambda ids: self._embed(ids, None), self.shapes(), self.pad_id if token is None else int(token))
+        return warm_up(lambda ids: self._embed(ids, None), self.shapes(), self.token_id())
 
     def close(self) -> None:
         """Stop the producer thread and let go of the model (what the detectors' close() do)."""
@@ -279,7 +325,8 @@ class SentenceEncoder:
         widths: (indices into `ids`, last hidden states as float, attention mask) per sub-batch.
         Call inside `torch.inference_mode()`."""
         for sub in sub_batches(ids, max_rows=self.batch_size, widths=self.widths, pad_rows=self.pad_rows,
-                               pad_id=self.pad_id, device=self.device):
+                               pad_id=self.pad_id, device=self.device,
+                               prepared=self.prepared_mask and sdpa_attention(self.model)):
             hidden = self.model(input_ids=sub.input_ids, attention_mask=sub.mask).last_hidden_state.float()
             n = len(sub.idx)
             yield sub.idx, hidden[:n], sub.attention[:n]
