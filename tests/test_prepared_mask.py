@@ -5,6 +5,7 @@ per sub-batch). Scores must not move."""
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ import torch
 from modlens.detectors import registry
 from modlens.detectors.minilm import takes_prepared_mask
 from modlens.scale.sources import load_dataset
+from realtools import requires
 from test_detectors_hf import save_tiny_bert
 
 
@@ -128,3 +130,27 @@ def mask_dims(det) -> set[int]:
     finally:
         del det.model.forward
     return seen
+
+
+@requires("gpu")
+def test_cuda_encode_waits_for_the_card_less_than_once_per_masked_sub_batch(davidson):
+    """On CUDA (run by bench/gpu_check.py): the synchronizing operations of one encode, counted by
+    torch's sync debug mode, with the 0/1 mask (one wait per masked sub-batch at least) and prepared."""
+    from modlens.detectors.minilm import SentenceEncoder
+
+    encoder = SentenceEncoder(device="cuda", batch_size=8, warm_shapes=False)
+    assert encoder.prepared_mask
+    encoder.encode(davidson)  # kernels loaded, allocator warm
+    syncs = {}
+    for prepared in (False, True):
+        encoder.prepared_mask = prepared
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torch.cuda.set_sync_debug_mode("warn")
+            try:
+                encoder.encode(davidson)
+            finally:
+                torch.cuda.set_sync_debug_mode(0)
+        syncs[prepared] = sum("synchroniz" in str(w.message) for w in caught)
+    assert syncs[True] < syncs[False], syncs
+    assert syncs[True] <= 2, syncs  # the copy back (and at most one more), not one per sub-batch
