@@ -23,7 +23,12 @@ from modlens.studylog.connection import StudyLogError
 
 from daemon_helpers import serve_process, write_study
 
-N_ITEMS = 600  # per audit: a few seconds of small transactions each, so the two overlap
+# Items per audit: enough small transactions (chunks of 8) that a run outlasts the start-up of the process
+# it must overlap with (a second audit, a feed: about 2 s here), with seconds to spare. Whether they did is
+# asserted, not assumed. 600 once took a few seconds; since the audit's own cost fell, 0.4 s, and two
+# audits started together no longer overlapped (one started 0.3 s after the other had finished).
+N_ITEMS = 3000  # two audits started together: about 2 s each here
+N_BESIDE_FEED = 8000  # an audit a feed starts beside once it writes: about 5 s here
 # every text the audits score: comments and the variants the datasets record (HateCheck's spell_* pairs)
 TEXTS = "SELECT count(*) FROM (SELECT text_id FROM comments UNION SELECT text_id FROM variants)"
 
@@ -33,10 +38,10 @@ def profanity():
     assert registry.status("profanity-check").status == "loaded"  # installed with modlens
 
 
-def audit_process(db: Path, dataset: str, home: Path, *extra: str) -> subprocess.Popen:
+def audit_process(db: Path, dataset: str, home: Path, *extra: str, n: int = N_ITEMS) -> subprocess.Popen:
     env = {**os.environ, "MODLENS_HOME": str(home)}
     return subprocess.Popen([sys.executable, "-m", "modlens", "audit", dataset, "--db", str(db), "--detectors",
-                             "profanity-check", "--limit", str(N_ITEMS), "--chunk", "8", "--quiet", *extra],
+                             "profanity-check", "--limit", str(n), "--chunk", "8", "--quiet", *extra],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -89,7 +94,7 @@ def test_an_audit_beside_a_running_daemon_receiving_comments(profanity, tmp_path
     study = write_study(tmp_path / "study.toml", ["profanity-check"])
     daemon, info = serve_process(modlens_home, "--config", str(study), "--db", str(db))
     try:
-        audit = audit_process(db, "hatecheck", modlens_home)
+        audit = audit_process(db, "davidson", modlens_home, n=N_BESIDE_FEED)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:  # feed once the audit is writing
             if db.exists() and rows(db, "SELECT count(*) FROM run_items")[0][0] > 0:
@@ -113,10 +118,10 @@ def test_an_audit_beside_a_running_daemon_receiving_comments(profanity, tmp_path
         assert daemon.wait(30) == 0
 
     counts = dict(rows(db, "SELECT platform, count(*) FROM comments GROUP BY platform"))
-    assert counts == {"dataset:hatecheck": N_ITEMS, "youtube": n_fed}
+    assert counts == {"dataset:davidson": N_BESIDE_FEED, "youtube": n_fed}
     assert rows(db, "SELECT count(*) FROM pages WHERE platform = 'youtube'")[0][0] == 3
     run = rows(db, "SELECT status, n_done, started_at, finished_at FROM audit_runs")[0]
-    assert run[:2] == ("finished", N_ITEMS)
+    assert run[:2] == ("finished", N_BESIDE_FEED)
     fed = rows(db, "SELECT min(first_seen), max(first_seen) FROM comments WHERE platform = 'youtube'")[0]
     assert overlap(run[2:], fed)  # the daemon wrote while the audit was writing
     texts = rows(db, TEXTS)[0][0]
