@@ -56,20 +56,21 @@ def cuda_settings(target, *, batch_size: int, max_length: int):
 
 
 @contextmanager
-def copies_to_host():
-    """How many times `Tensor.cpu` runs inside the block: on a GPU each is a wait for the device."""
+def tensor_calls(method: str):
+    """How many times `Tensor.<method>` runs inside the block (`cpu`: a copy to the host; `all`:
+    transformers' full-mask check): on a GPU each of those is a wait for the device."""
     calls: list[int] = []
-    plain = torch.Tensor.cpu
+    plain = getattr(torch.Tensor, method)
 
     def counted(self, *args, **kwargs):
         calls.append(1)
         return plain(self, *args, **kwargs)
 
-    torch.Tensor.cpu = counted
+    setattr(torch.Tensor, method, counted)
     try:
         yield calls
     finally:
-        torch.Tensor.cpu = plain
+        setattr(torch.Tensor, method, plain)
 
 
 def expected_warm_passes(all_shapes):
@@ -140,12 +141,12 @@ def test_a_call_copies_its_results_back_once(minilm, tmp_path):
     texts = random_texts(5, 16, 20)
     encoder = minilm.encoder
     with cuda_settings(encoder, batch_size=2, max_length=16), recorded_passes(encoder.model) as passes, \
-            copies_to_host() as copies:
+            tensor_calls("cpu") as copies:
         encoder.encode(texts)
     assert len(passes) >= 8 and len(copies) == 1
     det = registry.create("hf-classifier", model=str(save_tiny_bert(tmp_path / "tiny")), label_map=LABEL_MAP,
                           toxicity_label="rude", batch_size=2)
-    with recorded_passes(det.model) as passes, copies_to_host() as copies:
+    with recorded_passes(det.model) as passes, tensor_calls("cpu") as copies:
         det.score(texts)
     assert len(passes) >= 8 and len(copies) == 1
 

@@ -4,7 +4,6 @@ no longer asks the device whether each masked sub-batch is full (`.all()`: on a 
 per sub-batch). Scores must not move."""
 from __future__ import annotations
 
-import contextlib
 import warnings
 
 import numpy as np
@@ -16,6 +15,7 @@ from modlens.detectors.minilm import takes_prepared_mask
 from modlens.scale.sources import load_dataset
 from realtools import requires
 from test_detectors_hf import save_tiny_bert
+from test_encoder_shapes import tensor_calls
 
 
 @pytest.fixture(scope="module")
@@ -23,45 +23,28 @@ def davidson() -> list[str]:
     return [it.text for it in load_dataset("davidson", None, "local").items[:64]]
 
 
-@contextlib.contextmanager
-def counted_all():
-    """How many times a tensor's `.all()` runs meanwhile (transformers' full-mask check calls it)."""
-    calls = [0]
-    real = torch.Tensor.all
-
-    def counting(self, *args, **kwargs):
-        calls[0] += 1
-        return real(self, *args, **kwargs)
-
-    torch.Tensor.all = counting
-    try:
-        yield calls
-    finally:
-        torch.Tensor.all = real
-
-
 def test_minilm_takes_prepared_masks_with_the_same_embeddings_and_no_full_mask_checks(minilm, davidson):
     encoder = minilm.encoder
     assert encoder.prepared_mask  # SDPA: checked at load
     try:
-        with counted_all() as prepared_checks:
+        with tensor_calls("all") as prepared_checks:
             prepared = encoder.encode(davidson)
         encoder.prepared_mask = False
-        with counted_all() as plain_checks:
+        with tensor_calls("all") as plain_checks:
             plain = encoder.encode(davidson)
     finally:
         encoder.prepared_mask = True
     assert np.array_equal(prepared, plain)
-    assert plain_checks[0] > 0 and prepared_checks[0] == 0  # the 0/1 mask is checked per masked sub-batch
+    assert plain_checks and not prepared_checks  # the 0/1 mask is checked per masked sub-batch
 
 
 def test_hf_classifier_takes_them_where_the_model_reads_them_alike(tmp_path, davidson):
     det = registry.create("hf-classifier", model=str(save_tiny_bert(tmp_path / "tiny")), toxicity_label="LABEL_1",
                           batch_size=8)
     assert det.prepared_mask
-    with counted_all() as checks:
+    with tensor_calls("all") as checks:
         prepared = det.score(davidson)
-    assert checks[0] == 0
+    assert not checks
     det.prepared_mask = False
     assert det.score(davidson) == prepared
 
