@@ -80,9 +80,11 @@ def test_a_renamed_davidson_sample_is_marked_row_by_row(tmp_path):
 
 def test_tweeteval_rows_in_the_pool_are_marked(tmp_path):
     """TweetEval's own layout (text and label files): its 3 hate rows and 1 offensive row that are
-    in the pool are marked in-sample, the rows written here are not."""
+    in the pool are marked in-sample, the rows written here are not. These files are not the released
+    splits, so each is its own data set named by its content, whatever its folder is called."""
     det = _profanity()
     db = tmp_path / "log.sqlite"
+    names = {}
     for task, pool_rows in (("hate", TWEETEVAL_HATE_IN_POOL), ("offensive", TWEETEVAL_OFFENSIVE_IN_POOL)):
         folder = tmp_path / task
         folder.mkdir()
@@ -90,10 +92,13 @@ def test_tweeteval_rows_in_the_pool_are_marked(tmp_path):
         texts = mine[:5] + pool_rows + mine[5:]
         (folder / "test_text.txt").write_text("".join(t + "\n" for t in texts), encoding="utf-8")
         (folder / "test_labels.txt").write_text("".join(f"{i % 2}\n" for i in range(len(texts))), encoding="utf-8")
-        run_audit(str(folder / "test_text.txt"), db=db, detector_objects={"profanity-check": det}, progress=False)
+        result = run_audit(str(folder / "test_text.txt"), db=db, detector_objects={"profanity-check": det},
+                           progress=False)
+        assert result.format == "tweeteval" and result.dataset.startswith("file-")
+        names[task] = f"dataset:{result.dataset}"
     by, _ = _training(db)
     counts = {source: d["training"]["in_sample"] for source, d in by.items()}
-    assert counts == {"dataset:tweeteval-hate": 3, "dataset:tweeteval-offensive": 1}
+    assert counts == {names["hate"]: 3, names["offensive"]: 1}
 
 
 class Fake(Detector):

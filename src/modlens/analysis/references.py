@@ -47,6 +47,9 @@ REFERENCES = {r.key: r for r in (
               "Detection Models", "ACL-IJCNLP 2021"),
     Reference("davidson", "Thomas Davidson, Dana Warmsley, Michael Macy, Ingmar Weber", "Davidson et al.", 2017,
               "Automated Hate Speech Detection and the Problem of Offensive Language", "ICWSM 2017"),
+    Reference("tweeteval", "Francesco Barbieri, Jose Camacho-Collados, Luis Espinosa-Anke, Leonardo Neves",
+              "Barbieri et al.", 2020, "TweetEval: Unified Benchmark and Comparative Evaluation for Tweet "
+              "Classification", "Findings of the Association for Computational Linguistics: EMNLP 2020"),
     Reference("civil_comments", "Daniel Borkan, Lucas Dixon, Jeffrey Sorensen, Nithum Thain, Lucy Vasserman",
               "Borkan et al.", 2019, "Nuanced Metrics for Measuring Unintended Bias with Real Data for Text "
               "Classification", "Companion Proceedings of The 2019 World Wide Web Conference (WWW '19 Companion)"),
@@ -63,7 +66,18 @@ REFERENCES = {r.key: r for r in (
 
 # data set (its catalog name, as an audit records it) -> the paper that introduced it
 DATASETS = {"noisyhate": "noisyhate", "hatecheck": "hatecheck", "davidson": "davidson", "sass": "sass",
-            "civil-comments": "civil_comments"}
+            "tweeteval": "tweeteval", "civil-comments": "civil_comments"}
+
+
+def catalog_data_set(name: str, reader: str) -> str | None:
+    """The catalog data set an audit read, from the name it recorded and the reader that read it: the
+    name itself when its own reader gave it (`davidson`), the reader's for one of its tasks
+    (`tweeteval-hate`, a name its reader gives the released files only); None for a file named by its
+    content (`file-…`, even one read in a catalog data set's layout), by a declared name, or by a
+    reader that is no catalog data set's (a plug-in's)."""
+    if reader in DATASETS and (name == reader or name.startswith(f"{reader}-")):
+        return reader
+    return None
 
 
 def cite(key: str, where: str = "") -> str:

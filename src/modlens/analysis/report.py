@@ -93,7 +93,7 @@ def datasets_read(data: StudyData) -> list[dict[str, str]]:
 
 
 def _references(methods: Any, datasets: list[dict[str, str]]) -> dict[str, Any]:
-    refs = references.used(methods, [d["name"] for d in datasets if d["reader"] == d["name"]])
+    refs = references.used(methods, [k for d in datasets if (k := references.catalog_data_set(d["name"], d["reader"]))])
     return {"datasets": datasets, "references": [r.full() for r in refs], "reference_keys": [r.key for r in refs]}
 
 
@@ -268,7 +268,8 @@ def _render_page(report: dict[str, Any], names: dict[tuple[str, str], str]) -> s
             f"<li><b>{html.escape(by_key[key].short_title)}</b>: {html.escape(reason)}</li>"
             for key, reason in report["skipped"].items()) + "</ul>")
     refs = report_references(report)
-    uncited = [d["name"] for d in report.get("datasets", []) if isinstance(d, dict) and d.get("reader") != d.get("name")]
+    uncited = [d["name"] for d in report.get("datasets", []) if isinstance(d, dict)
+               and not references.catalog_data_set(str(d.get("name")), str(d.get("reader") or ""))]
     if refs or uncited:
         parts.append("<h2>References</h2><ol class=refs>" + "".join(
             f"<li id=ref-{html.escape(r['key'])}>{html.escape(r['reference'])}</li>" for r in refs) + "</ol>")

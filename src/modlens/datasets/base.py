@@ -87,22 +87,42 @@ def named_by_content(name: str) -> bool:
 
 def catalog_name(name: str, path: Path, digest: str | None = None) -> tuple[str, str | None]:
     """(name, note) of a file a layout's reader took as catalog data set `name`: `name` when the
-    file's bytes are the catalog's (its pinned SHA-256) or the catalog pins no hash for it; else the
-    file's content hash, `file-DIGEST`, with a note saying why. A file in Davidson's columns is not
-    Davidson's data for that: under its name its rows would be pooled with Davidson's in the report,
-    cited as Davidson et al., and its index would key them as Davidson's own tweets."""
-    from modlens.datasets.catalog import CATALOG
-    from modlens.datasets.fetch import sha256_of
-
-    pinned = CATALOG[name].pinned() if name in CATALOG else set()
-    if not pinned:
+    file's bytes are the catalog's (one of its pinned SHA-256); else the file's content hash,
+    `file-DIGEST`, with a note saying why, also when the catalog pins no hash of the data set yet (no
+    file is taken for it unseen: HateXplain's). A file in Davidson's columns is not Davidson's data
+    for that: under its name its rows would be pooled with Davidson's in the report, cited as Davidson
+    et al., and its index would key them as Davidson's own tweets."""
+    if catalog_files(name, path):
         return name, None
-    full = _sha256(str(path), _stamp(path), sha256_of)
-    if full in pinned:
-        return name, None
-    named = content_name(digest or full[:DIGEST_CHARS])  # `file_digest`'s digits, without reading the file again
+    named = content_name(digest or _sha256(str(path), _stamp(path), _hasher())[:DIGEST_CHARS])
+    if not _pins(name):
+        return named, (f"named {named} by its content: read in {name}'s layout, but the catalog pins no SHA-256 of the "
+                       f"{name} data set yet, so no file is taken for it (neither pooled with it nor cited as it)")
     return named, (f"named {named} by its content: read in {name}'s layout, but its bytes are not the {name} data "
                    "set's (the catalog's SHA-256), so it is neither pooled with it nor cited as it")
+
+
+def catalog_files(name: str, path: Path) -> list[str]:
+    """The files of catalog data set `name` (as the catalog names them, e.g. `hate/test_text.txt`)
+    whose pinned SHA-256 the bytes at `path` have: [] for any other file, and without reading it when
+    the catalog pins none."""
+    pins = _pins(name)
+    if not pins:
+        return []
+    full = _sha256(str(path), _stamp(path), _hasher())
+    return [file for file, pin in pins if pin == full]
+
+
+def _pins(name: str) -> list[tuple[str, str]]:
+    from modlens.datasets.catalog import CATALOG
+
+    return CATALOG[name].pinned_files() if name in CATALOG else []
+
+
+def _hasher() -> Callable[[Path], str]:
+    from modlens.datasets.fetch import sha256_of
+
+    return sha256_of
 
 
 def _stamp(path: Path) -> tuple[int, int]:

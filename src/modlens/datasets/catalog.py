@@ -53,7 +53,13 @@ class DatasetEntry:
 
     def pinned(self) -> set[str]:
         """Every SHA-256 that is this data set's bytes: the fetched files' pins and the shipped copies'."""
-        return {f.sha256 for f in self.files if f.sha256} | {h for _, h in self.shipped_sha256}
+        return {h for _, h in self.pinned_files()}
+
+    def pinned_files(self) -> list[tuple[str, str]]:
+        """(file, SHA-256) of every pinned file: the fetched files' (their paths in the data set's folder)
+        and the shipped copies'. A layout whose data set's name depends on which file it is (TweetEval's
+        task folders) asks which file a file's bytes are (`base.catalog_files`)."""
+        return [(f.path, f.sha256) for f in self.files if f.sha256] + list(self.shipped_sha256)
 
     def url(self, file: RemoteFile, mirror: str | None = None) -> str:
         """The file's address; a mirror is laid out like the fetched folder: MIRROR/NAME/PATH."""
@@ -141,6 +147,43 @@ CATALOG: dict[str, DatasetEntry] = {e.name: e for e in [
                RemoteFile("final_experiment_results.csv",
                           f"{GITHUB_RAW}/lurosenb/sass/main/data/processed/final_experiment_results.csv",
                           "6608f03732bc0bafc2052b93d61bfdf4c0a3793e04f3599f196be3da5f954075")),
+    ),
+    DatasetEntry(
+        name="tweeteval",
+        title="TweetEval (hate and offensive tasks)",
+        description="tweets labelled for hate speech (SemEval 2019 HatEval, English) and offensive language "
+                    "(SemEval 2019 OffensEval), in fixed train/val/test splits: a task folder of text and "
+                    "label files (audit a split by its path: tweeteval/hate/test_text.txt)",
+        homepage="https://github.com/cardiffnlp/tweeteval",
+        licence="none beyond the repository's README: released without restrictions, but restrictions may "
+                "apply to each task's original data set and to Twitter's content; never shipped by modlens",
+        licence_url="https://github.com/cardiffnlp/tweeteval#license",
+        citation="Barbieri, Camacho-Collados, Espinosa-Anke, Neves. TweetEval: Unified Benchmark and "
+                 "Comparative Evaluation for Tweet Classification. Findings of EMNLP 2020.",
+        # each split's text and label files and each task's mapping.txt, hashed from the authors'
+        # repository at commit 4fbd22cd78421f05b1ecdb4fc5725bc7a7bd8f66 (the addresses name that commit, so
+        # they serve these bytes). The reader names a split `tweeteval-TASK` only when its text file, its
+        # labels file and the task's mapping.txt are these files of one task and split: an edited label or
+        # mapping would otherwise be stored on the release's own comments. Only the two tasks with a
+        # toxicity gold label are pinned; a file of another task is named by its content.
+        files=tuple(RemoteFile(f"{task}/{file}",
+                               f"{GITHUB_RAW}/cardiffnlp/tweeteval/4fbd22cd78421f05b1ecdb4fc5725bc7a7bd8f66/"
+                               f"datasets/{task}/{file}", sha256)
+                    for task, file, sha256 in (
+            ("hate", "mapping.txt", "3fc75504ffae64ddc82e13afb5790af7798cd3167d7d35790abe78b39b991896"),
+            ("hate", "train_text.txt", "6572bb3a42143128a5dfa99af8debeb0668e637c34b2d1e3140dac47316fe2c2"),
+            ("hate", "train_labels.txt", "4e8fde025a453a25c94632794254131dedeac4e57228ad64157c41571cc88f71"),
+            ("hate", "val_text.txt", "1ff78b1ed4c5ce43284b9eba32eb7d60c6d45d0d1b3b4d6df456ae01640764f1"),
+            ("hate", "val_labels.txt", "5092badf1a0e70036ea6264bcd0b78afc07d0f4a512fa6af34c2c4973600656b"),
+            ("hate", "test_text.txt", "bc4762876a8dd8baa55c3cd7b03108e3231a5d691e80b8b1ef97c5be31b9da9a"),
+            ("hate", "test_labels.txt", "c14adca6b3627616a835c5ccea8a1cceb0235cd79417257f093eb0e16a69c62f"),
+            ("offensive", "mapping.txt", "3e427f483dd5d5be21ae85dcf224c36b3d024af27999939fa0d438d695801c50"),
+            ("offensive", "train_text.txt", "78a7a32e38b10af7d8970b008bf17f661c8d0a90dad145fa0fa6a944669650db"),
+            ("offensive", "train_labels.txt", "c0b7d6ebdaa4ebcf6fc557ef1e775d92eda160218a0e3b1dd48eb8234dc892a6"),
+            ("offensive", "val_text.txt", "816f36d180c35f15a5104838cb73856a0bef42043482fe738f3481b06242a55c"),
+            ("offensive", "val_labels.txt", "ed2deb776bd1c52fb8221fadd3360e32d9dfe46842d78053528126e46363a258"),
+            ("offensive", "test_text.txt", "25b08c3333c26190f1023961c4508ec9aab24d4722b1a3ea7a6040724c120547"),
+            ("offensive", "test_labels.txt", "41d05a7aa0b01f5dafab21b95adb4f979cb4226c046ff315702774d10dac1605"))),
     ),
     DatasetEntry(
         name="civil-comments",

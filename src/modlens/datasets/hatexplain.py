@@ -7,7 +7,13 @@ Gold: the majority label, the paper's rule (two of three annotators; three diffe
 "undecided", with no gold label), stored as `class`; `toxic` is 1 for hatespeech or offensive, as
 for Davidson's classes (`--label class=hatespeech` makes it hate speech only). `target`: the
 groups at least two annotators named, joined by ", " ("None" when the majority named none).
-Posts are keyed by their post id."""
+Posts are keyed by their post id, so the data set's name must tell files apart: two files in this
+layout (a subset with edited texts, your own posts, two releases) share post ids, and under one name
+the second file's posts would be the first's comments (its texts never logged, its labels stored on
+the first file's). The name is `hatexplain` only for the release's bytes (`base.catalog_name`); the
+catalog pins no SHA-256 of the released dataset.json yet (it could not be downloaded where this was
+written), so until someone who has it pins its hash every file in this layout is named by its
+content, `file-DIGEST`, with a note."""
 from __future__ import annotations
 
 import json
@@ -15,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from modlens.datasets.base import Dataset, DatasetError, DatasetItem
+from modlens.datasets.base import Dataset, DatasetError, DatasetItem, catalog_name
 from modlens.datasets.gold import GoldSpec, gold_label
 
 FILE = "dataset.json"
@@ -80,6 +86,8 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
         items.append(DatasetItem(key=str(post_id), text=text, labels=labels))
     undecided = sum(it.labels["class"] == UNDECIDED for it in items)
     gold = label.describe() if label is not None else "toxic = majority class is hatespeech or offensive"
-    return Dataset("hatexplain", path, items,
-                   notes=[f"gold label: {gold}; {undecided} of {len(items)} posts have no majority (undecided): no gold label"],
+    name, why = catalog_name("hatexplain", path)
+    return Dataset(name, path, items,
+                   notes=[f"gold label: {gold}; {undecided} of {len(items)} posts have no majority (undecided): no gold label",
+                          *([why] if why else [])],
                    gold=label.definition() if label is not None else GOLD)

@@ -7,18 +7,23 @@ not-offensive, 1 offensive). Either file, or a task folder (its test split), is 
 hate, offensive) and 0 where it is a non-toxic one (not-hate, not-offensive); a task whose names
 are neither (sentiment, emotion, irony...) gets no gold label. `--label label=NAME[,NAME]` picks the
 toxic names itself, `--label none` stores none. The mapped name is stored as the label `label`.
-The dataset is named `tweeteval-<task folder>`; rows are keyed by the text file's content hash and
-line number (`base.row_key`)."""
+The data set is `tweeteval-TASK` only for TweetEval's released files (the catalog pins the hate and
+offensive tasks' SHA-256, `release_name`), TASK the pinned file's task, never the folder's name: any
+other split in this layout (a user's own `hate/` folder, an edited copy) is named by its text file's
+content hash, `file-DIGEST`, with a note. Rows are keyed by the text file's content hash and line
+number (`base.row_key`)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from modlens.datasets.base import NO_GOLD, Dataset, DatasetError, DatasetItem, file_digest, row_key
+from modlens.datasets.base import (NO_GOLD, Dataset, DatasetError, DatasetItem, catalog_files, catalog_name,
+                                   content_name, file_digest, row_key)
 from modlens.datasets.gold import NEGATIVE, POSITIVE, GoldSpec, canonical, gold_label
 
 TEXT_SUFFIX, LABELS_SUFFIX = "_text.txt", "_labels.txt"
 MAPPING = "mapping.txt"
 DEFAULT_SPLIT = "test"
+CATALOG_NAME = "tweeteval"  # the catalog entry whose pins say which files are the release
 
 
 def pair(path: Path) -> tuple[Path, Path] | None:
@@ -64,6 +69,27 @@ def _mapping(folder: Path, encoding: str | None) -> dict[str, str]:
     return out
 
 
+def release_name(text_path: Path, labels_path: Path, digest: str) -> tuple[str, str | None]:
+    """(name, note) of a split: `tweeteval-TASK` when its text file, its labels file and the task's
+    mapping.txt are the released files of one task and split (the catalog's SHA-256; TASK is the pinned
+    file's, whatever the folder is called); else the text file's content name, `file-DIGEST`, with a
+    note saying why (`base.catalog_name`). The labels and the mapping count too: the release's
+    comments are keyed by its text file's hash, so an edited label or mapping under its name would be
+    stored on the release's own comments."""
+    for released in catalog_files(CATALOG_NAME, text_path):
+        task, _, file = released.rpartition("/")
+        split = file.removesuffix(TEXT_SUFFIX)
+        companions = ((labels_path, f"{task}/{split}{LABELS_SUFFIX}"), (text_path.parent / MAPPING, f"{task}/{MAPPING}"))
+        differ = [p.name for p, want in companions if not p.is_file() or want not in catalog_files(CATALOG_NAME, p)]
+        if not differ:
+            return f"{CATALOG_NAME}-{task}", None
+        named = content_name(digest)
+        return named, (f"named {named} by its content: {text_path.name} is TweetEval's {task} {split} split, but "
+                       f"{' and '.join(differ)} beside it {'is' if len(differ) == 1 else 'are'} not the release's "
+                       "(missing, or not the catalog's SHA-256), so it is neither pooled with it nor cited as it")
+    return catalog_name(CATALOG_NAME, text_path, digest)
+
+
 def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = None, **_: object) -> Dataset:
     found = pair(path)
     if found is None:
@@ -94,7 +120,7 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
                 if toxic is not None:
                     labels["toxic"] = str(toxic)
         items.append(DatasetItem(key=row_key(digest, n), text=text, labels=labels))
-    task = text_path.parent.name or "tweeteval"
+    name, why = release_name(text_path, labels_path, digest)
     if values is None:
         note = f"no gold label: {labels_path.name} not found beside {text_path.name}"
     elif spec is None or not spec.column:
@@ -103,5 +129,5 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
                 "--label label=NAME[,NAME] names the toxic ones")
     else:
         note = f"gold label: {spec.describe()}, from {labels_path.name} and {MAPPING}"
-    return Dataset(f"tweeteval-{task}", text_path, items, notes=[note],
+    return Dataset(name, text_path, items, notes=[note, *([why] if why else [])],
                    gold=spec.definition() if spec is not None else NO_GOLD, source_id=digest)
