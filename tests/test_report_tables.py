@@ -168,7 +168,7 @@ def test_a_file_is_never_cited_by_its_name(tmp_path):
     report = report_from_db(db)
     assert not any("Davidson" in r for r in report["references"])
     # named by its content hash: the name davidson belongs to the data set the davidson reader identifies
-    assert "with no paper modlens knows (cite their sources): file-" in render(report).html
+    assert "by the name an audit declared; cite their sources): file-" in render(report).html
 
 
 def test_every_method_note_citation_and_catalog_data_set_has_a_reference():

@@ -78,9 +78,10 @@ def build(data: StudyData) -> dict[str, Any]:
 def datasets_read(data: StudyData) -> list[dict[str, str]]:
     """The data sets the log's audits read: the name each audit recorded and the reader that read it.
     A catalog data set read by its own reader (`modlens audit davidson`, or a file whose layout the
-    `davidson` reader took) has its paper cited; a file read by a generic reader is named by its content
-    hash or by the name its audit declared (`--name`, never one modlens gives a data set itself), which
-    cites nothing (a file called davidson.csv is not Davidson's data for that)."""
+    `davidson` reader took, whose bytes are the catalog's) has its paper cited; any other file, whichever
+    reader read it, is named by its content hash or by the name its audit declared (`--name`, never one
+    modlens gives a data set itself), which cites nothing (a file called davidson.csv is not Davidson's
+    data for that)."""
     out: dict[tuple[str, str], dict[str, str]] = {}
     for r in data.runs:
         if r.get("dataset"):
@@ -274,7 +275,8 @@ def _render_page(report: dict[str, Any], names: dict[tuple[str, str], str]) -> s
         parts.append("<h2>References</h2><ol class=refs>" + "".join(
             f"<li id=ref-{html.escape(r['key'])}>{html.escape(r['reference'])}</li>" for r in refs) + "</ol>")
     if uncited:
-        parts.append("<p class=note>Also read, by a generic reader, with no paper modlens knows (cite their sources): "
+        parts.append("<p class=note>Also read, with no paper modlens can tie to them (data sets named by their "
+                     "content or by the name an audit declared; cite their sources): "
                      + html.escape(", ".join(uncited)) + ".</p>")
     parts.append("</body></html>")
     return "\n".join(parts)
