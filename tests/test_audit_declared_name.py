@@ -145,8 +145,16 @@ def test_a_name_needs_an_id_column(tmp_path, capsys):
 def test_a_layout_that_names_its_own_data_set_refuses_a_name(tmp_path, capsys):
     assert main(["audit", "hatecheck", "--name", "mine", "--db", str(tmp_path / "l.sqlite"), "--quiet"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[0] == "modlens audit: --name: the hatecheck reader names its data set itself"
+    assert err[0] == ("modlens audit: --name: the hatecheck reader names its data set itself (by its bytes: the "
+                      "catalog's name for the released files, else file-DIGEST)")
     assert "--format csv --name NAME --id-col COLUMN" in err[1]
+    # a layout of files of its own (HateXplain's JSON) cannot be read as a plain table: the fix says only that
+    posts = {"p1": {"post_tokens": ["hello", "there"], "annotators": [{"label": "normal", "target": ["None"]}]}}
+    (tmp_path / "dataset.json").write_text(json.dumps(posts), encoding="utf-8")
+    assert main(["audit", str(tmp_path / "dataset.json"), "--name", "mine", "--db", str(tmp_path / "l.sqlite"),
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert "the hatexplain reader names its data set itself" in err[0] and "--format csv" not in "\n".join(err)
 
 
 def test_ray_data_names_a_declared_file_as_the_local_reader_does(tmp_path):

@@ -141,11 +141,14 @@ def load(dataset: str, fmt: str | None = None, *, label: str | GoldSpec | None =
     except (UnknownName, PluginError) as err:
         raise DatasetError(err.message, err.fix) from None
     if options.get("name") is not None and "name" not in inspect.signature(module.read).parameters:
-        raise DatasetError(f"--name: the {fmt} reader names its data set itself",
-                           fix="drop --name, or read the file as a plain table (--format csv --name NAME --id-col COLUMN)")
+        raise DatasetError(f"--name: the {fmt} reader names its data set itself (by its bytes: the catalog's name "
+                           "for the released files, else file-DIGEST)",
+                           fix="drop --name" if fmt in OWN_FILES else
+                           "drop --name, or read the file as a plain table (--format csv --name NAME --id-col COLUMN)")
     if options.get("id_col") and "id_col" not in inspect.signature(module.read).parameters:
         raise DatasetError(f"--id-col: the {fmt} reader keys its rows itself and takes no id column",
-                           fix="drop --id-col, or read the file as a plain table (--format csv --id-col COLUMN)")
+                           fix="drop --id-col" if fmt in OWN_FILES else
+                           "drop --id-col, or read the file as a plain table (--format csv --id-col COLUMN)")
     spec = GoldSpec.parse(label) if isinstance(label, str) else label
     data: Dataset = module.read(path, label=spec, **options)
     if fmt in OWN_FILES:
