@@ -5,10 +5,11 @@
 
 minilm-toxicity alone over Davidson's tweets, in calls of its own size (`max_batch`), three ways,
 alternated round by round (a shared machine's noise then falls on all three alike):
-  whole       each call tokenized and bucketed by length whole (the CPU's default)
-  pieces      each call split into pieces of two forward passes (CUDA's default), tokenized on the caller's thread
+  whole       each call tokenized and bucketed by length whole (the default on every device)
+  pieces      each call split into pieces of two forward passes, tokenized on the caller's thread (no
+              option gives this way: it isolates the split's cost from the thread's)
   overlapped  the same pieces, the next one tokenized on the producer thread while this one's passes
-              run (`overlap_tokenize`, on by default where calls are split)
+              run (`overlap_tokenize` true)
 and the tokenizer alone over the same calls, as a share of the whole way's time. pieces vs overlapped is
 the thread alone (the same forward passes: their scores are checked equal to the bit every round);
 whole vs pieces is what the split's extra padding costs. Texts/s, best and median of the rounds.
