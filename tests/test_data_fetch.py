@@ -20,7 +20,7 @@ from modlens import paths
 from modlens.cli import main
 from modlens.datasets import catalog, registry
 from modlens.datasets.catalog import DatasetEntry, RemoteFile
-from modlens.datasets.fetch import LOCK_FILE, FetchError, fetch, read_lock
+from modlens.datasets.fetch import LOCK_FILE, FetchError, fetch, git_blob_of, read_lock
 
 
 class MirrorServer:
@@ -171,6 +171,36 @@ def test_an_unpinned_file_is_recorded_on_first_fetch_and_enforced_after(server, 
     assert main(["data", "fetch", "loose", "--mirror", server.url, "--force", "--quiet", "--sha256",
                  f"loose/blob.bin={new}"]) == 0
     assert read_lock(paths.fetched_data() / "loose") == {"blob.bin": new}
+
+
+def test_git_blob_of_is_what_git_hash_object_prints(tmp_path):
+    f = tmp_path / "hello.txt"
+    f.write_bytes(b"hello\n")
+    assert git_blob_of(f) == "ce013625030ba8dba906f756967f9e9ca394464a"  # `echo hello | git hash-object --stdin`
+
+
+def test_a_file_pinned_by_its_upstream_git_blob_id_is_checked_and_its_sha256_recorded(server, monkeypatch, capsys):
+    """HateXplain's dataset.json is pinned by its git blob id (its repository's tree was read, the
+    file was not): a download with another blob id is refused, one with it is kept and its SHA-256
+    recorded, and a later fetch finds it up to date."""
+    blob_id = hashlib.sha1(b"blob %d\0" % len(BLOB) + BLOB).hexdigest()
+    entry = DatasetEntry(name="blobbed", title="blobbed", description="pinned by git blob", homepage="-",
+                         licence="-", licence_url="-", citation="-",
+                         files=(RemoteFile("blob.bin", "https://example.invalid/x", git_blob=blob_id),))
+    monkeypatch.setitem(catalog.CATALOG, "blobbed", entry)
+    server.files["blobbed/blob.bin"] = BLOB[::-1]   # not the upstream file
+    assert main(["data", "fetch", "blobbed", "--mirror", server.url, "--quiet"]) == 1
+    assert "git blob mismatch" in capsys.readouterr().err
+    assert not (paths.fetched_data() / "blobbed" / "blob.bin").exists()
+
+    server.files["blobbed/blob.bin"] = BLOB
+    assert main(["data", "fetch", "blobbed", "--mirror", server.url]) == 0
+    out = capsys.readouterr().out
+    digest = hashlib.sha256(BLOB).hexdigest()
+    assert "git blob id matches the upstream repository's" in out and f"recorded sha256 {digest}" in out
+    assert read_lock(paths.fetched_data() / "blobbed") == {"blob.bin": digest}
+    assert main(["data", "fetch", "blobbed", "--mirror", server.url]) == 0
+    assert "up to date" in capsys.readouterr().out
 
 
 def test_unknown_names_and_bad_pins_are_user_errors(capsys):

@@ -66,15 +66,36 @@ def test_two_hatexplain_files_are_two_data_sets_and_the_second_is_scored(tmp_pat
     logged = set().union(*_texts_by_platform(db).values())
     assert {"you are a lovely lot", "an awful take"} <= logged, logged  # the second file's texts, scored
     assert [r.dataset for r in results] == [content_name(file_digest(first)), content_name(file_digest(second))]
-    # the catalog pins no SHA-256 of HateXplain's dataset.json (it could not be hashed where this was
-    # written), so no file is taken for the release, and the note says so
-    assert any("pins no SHA-256 of the hatexplain data set" in n for n in results[1].notes), results[1].notes
+    # neither is the release the catalog pins (by its upstream git blob id), and the note says so
+    assert any("its bytes are not the hatexplain data set's" in n for n in results[1].notes), results[1].notes
     texts = _texts_by_platform(db)
     assert texts[f"dataset:{results[1].dataset}"] == {"you are a lovely lot", "an awful take"}
     assert texts[f"dataset:{results[0].dataset}"] == {"you are an awful lot", "lovely weather today"}
     again = run_audit(str(first), db=db, detector_objects={"w": Words()}, progress=False)
     assert again.dataset == results[0].dataset  # the same bytes are the same data set: nothing logged anew
     assert sum(len(t) for t in _texts_by_platform(db).values()) == 4
+
+
+def test_the_released_hatexplain_file_is_hatexplain_by_its_git_blob_id(tmp_path):
+    """The catalog pins HateXplain's dataset.json by its git blob id in the authors' repository (the
+    file could not be read where the pin was written): a file with that blob id is `hatexplain` and is
+    cited, under any name or folder; another is named by its content."""
+    release = _hatexplain(tmp_path / "somewhere" / "posts.json",
+                          {"1_gab": ("you are an awful lot", HATE), "2_twitter": ("lovely weather today", NORMAL)})
+    other = _hatexplain(tmp_path / "hatexplain" / "dataset.json", {"1_gab": ("you are a lovely lot", NORMAL)})
+    assert CATALOG["hatexplain"].blob_pinned_files() == [("dataset.json", "741bc082c38f4f8ee45cebdc868b3768e3901089")]
+    assert load_dataset(str(release)).name.startswith("file-")  # not the release's bytes
+    blob = hashlib.sha1(b"blob %d\0" % release.stat().st_size + release.read_bytes()).hexdigest()
+    pinned = (RemoteFile("dataset.json", "", git_blob=blob),)
+    with mock.patch.dict(CATALOG, {"hatexplain": dataclasses.replace(CATALOG["hatexplain"], files=pinned)}):
+        assert load_dataset(str(release)).name == "hatexplain"
+        data = load_dataset(str(other))
+        assert data.name.startswith("file-") and any("its bytes are not the hatexplain data set's" in n
+                                                      for n in data.notes)
+        db = tmp_path / "log.sqlite"
+        run_audit(str(release), db=db, detector_objects={"w": Words()}, progress=False)
+        report = build(load(db))
+        assert any("Mathew" in r and "HateXplain" in r for r in report["references"]), report["references"]
 
 
 def _tweeteval(folder, texts, labels, mapping="0\tnot-hate\n1\thate"):

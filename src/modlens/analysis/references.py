@@ -50,6 +50,9 @@ REFERENCES = {r.key: r for r in (
     Reference("tweeteval", "Francesco Barbieri, Jose Camacho-Collados, Luis Espinosa-Anke, Leonardo Neves",
               "Barbieri et al.", 2020, "TweetEval: Unified Benchmark and Comparative Evaluation for Tweet "
               "Classification", "Findings of the Association for Computational Linguistics: EMNLP 2020"),
+    Reference("hatexplain", "Binny Mathew, Punyajoy Saha, Seid Muhie Yimam, Chris Biemann, Pawan Goyal, "
+              "Animesh Mukherjee", "Mathew et al.", 2021, "HateXplain: A Benchmark Dataset for Explainable Hate "
+              "Speech Detection", "Proceedings of the AAAI Conference on Artificial Intelligence 35(17)"),
     Reference("civil_comments", "Daniel Borkan, Lucas Dixon, Jeffrey Sorensen, Nithum Thain, Lucy Vasserman",
               "Borkan et al.", 2019, "Nuanced Metrics for Measuring Unintended Bias with Real Data for Text "
               "Classification", "Companion Proceedings of The 2019 World Wide Web Conference (WWW '19 Companion)"),
@@ -66,7 +69,7 @@ REFERENCES = {r.key: r for r in (
 
 # data set (its catalog name, as an audit records it) -> the paper that introduced it
 DATASETS = {"noisyhate": "noisyhate", "hatecheck": "hatecheck", "davidson": "davidson", "sass": "sass",
-            "tweeteval": "tweeteval", "civil-comments": "civil_comments"}
+            "tweeteval": "tweeteval", "hatexplain": "hatexplain", "civil-comments": "civil_comments"}
 
 
 def catalog_data_set(name: str, reader: str) -> str | None:

@@ -57,7 +57,7 @@ def describe(entry: catalog.DatasetEntry) -> dict[str, Any]:
             "shipped": entry.shipped, "shipped_path": str(shipped) if shipped.is_dir() else None,
             "licence": entry.licence, "licence_url": entry.licence_url, "citation": entry.citation,
             "homepage": entry.homepage, "note": entry.note or None,
-            "files": [{"path": f.path, "url": f.url, "sha256": f.sha256, "url_verified": f.verified}
+            "files": [{"path": f.path, "url": f.url, "sha256": f.sha256, "git_blob": f.git_blob, "url_verified": f.verified}
                       for f in entry.files]}
 
 
@@ -80,7 +80,7 @@ def list_datasets(as_json: bool) -> int:
                  "not present": f"not present (`modlens data fetch {row['name']}`)",
                  "partial": f"partly fetched: {row['path']} {size} (`modlens data fetch {row['name']}` resumes)",
                  }.get(row["where"], f"{row['where']}: {row['path']} {size}")
-        pins = sum(1 for f in row["files"] if f["sha256"])
+        pins = sum(1 for f in row["files"] if f["sha256"] or f["git_blob"])
         print(f"{row['name']} — {row['title']}: {row['description']}")
         print(f"  where:    {where}")
         if row["where"] != "shipped":
@@ -88,7 +88,7 @@ def list_datasets(as_json: bool) -> int:
             print(f"  shipped:  {shipped}")
         print(f"  licence:  {row['licence']} <{row['licence_url']}>")
         print(f"  cite:     {row['citation']}")
-        print(f"  source:   {row['homepage']}; {len(row['files'])} file(s), {pins} with a pinned sha256")
+        print(f"  source:   {row['homepage']}; {len(row['files'])} file(s), {pins} pinned (sha256, or the upstream git blob id)")
         print()
     print(f"searched in this order: {', '.join(str(d) for d in paths.data_dirs())}")
     return 0

@@ -87,15 +87,15 @@ def named_by_content(name: str) -> bool:
 
 def catalog_name(name: str, path: Path, digest: str | None = None) -> tuple[str, str | None]:
     """(name, note) of a file a layout's reader took as catalog data set `name`: `name` when the
-    file's bytes are the catalog's (one of its pinned SHA-256); else the file's content hash,
+    file's bytes are the catalog's (one of its pinned SHA-256, or of its upstream git blob ids); else the file's content hash,
     `file-DIGEST`, with a note saying why, also when the catalog pins no hash of the data set yet (no
     file is taken for it unseen: HateXplain's). A file in Davidson's columns is not Davidson's data
     for that: under its name its rows would be pooled with Davidson's in the report, cited as Davidson
     et al., and its index would key them as Davidson's own tweets."""
     if catalog_files(name, path):
         return name, None
-    named = content_name(digest or _sha256(str(path), _stamp(path), _hasher())[:DIGEST_CHARS])
-    if not _pins(name):
+    named = content_name(digest or _hashed(str(path), _stamp(path), _hasher())[:DIGEST_CHARS])
+    if not any(_pins(name)):
         return named, (f"named {named} by its content: read in {name}'s layout, but the catalog pins no SHA-256 of the "
                        f"{name} data set yet, so no file is taken for it (neither pooled with it nor cited as it)")
     return named, (f"named {named} by its content: read in {name}'s layout, but its bytes are not the {name} data "
@@ -106,23 +106,31 @@ def catalog_files(name: str, path: Path) -> list[str]:
     """The files of catalog data set `name` (as the catalog names them, e.g. `hate/test_text.txt`)
     whose pinned SHA-256 the bytes at `path` have: [] for any other file, and without reading it when
     the catalog pins none."""
-    pins = _pins(name)
-    if not pins:
-        return []
-    full = _sha256(str(path), _stamp(path), _hasher())
-    return [file for file, pin in pins if pin == full]
+    sha_pins, blob_pins = _pins(name)
+    found = []
+    if sha_pins:
+        full = _hashed(str(path), _stamp(path), _hasher())
+        found = [file for file, pin in sha_pins if pin == full]
+    if blob_pins and not found:  # a file pinned by its upstream git blob id only (HateXplain's)
+        blob = _hashed(str(path), _stamp(path), _hasher("git_blob_of"))
+        found = [file for file, pin in blob_pins if pin == blob]
+    return found
 
 
-def _pins(name: str) -> list[tuple[str, str]]:
+def _pins(name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(file, SHA-256) and (file, git blob id) pins of catalog data set `name`."""
     from modlens.datasets.catalog import CATALOG
 
-    return CATALOG[name].pinned_files() if name in CATALOG else []
+    entry = CATALOG.get(name)
+    return (entry.pinned_files(), entry.blob_pinned_files()) if entry is not None else ([], [])
 
 
-def _hasher() -> Callable[[Path], str]:
-    from modlens.datasets.fetch import sha256_of
+def _hasher(name: str = "sha256_of") -> Callable[[Path], str]:
+    """`fetch.sha256_of`, or another of its file digests (`git_blob_of`)."""
+    from modlens.datasets import fetch
 
-    return sha256_of
+    hasher: Callable[[Path], str] = getattr(fetch, name)
+    return hasher
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -131,8 +139,9 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=16)
-def _sha256(path: str, _stamp: tuple[int, int], hasher: Callable[[Path], str]) -> str:
-    return hasher(Path(path))  # once per file version: every load of the shipped file asks
+def _hashed(path: str, _stamp: tuple[int, int], hasher: Callable[[Path], str]) -> str:
+    """`hasher(path)` (a SHA-256, a git blob id) once per file version: every load of the shipped file asks."""
+    return hasher(Path(path))
 
 
 def row_key(digest: str, n: int) -> str:

@@ -8,7 +8,9 @@ Checksums: `sha256` is pinned only where modlens has seen the bytes — the ship
 and Davidson are byte copies of the upstream files, so their hashes are those of
 `src/modlens/datasets/data/`; SASS's four released files were checked byte for byte against the
 authors' repository (never shipped: no licence). NoisyHate's shipped copies are a part of the data
-set, not an upstream file: their hashes are `shipped_sha256`. Files that could not be seen from
+set, not an upstream file: their hashes are `shipped_sha256`. A file whose bytes could not be read
+but whose repository's tree could is pinned by its git blob id there (`git_blob`: HateXplain's
+dataset.json); the fetch checks it and records the SHA-256. Files that could not be seen from
 where this was written have `sha256=None`: the first fetch records their hash in `NAME/SHA256SUMS`
 and prints it so it can be pinned here or with `--sha256` (docs/DATASETS.md).
 
@@ -33,6 +35,10 @@ class RemoteFile:
     url: str                  # canonical address
     sha256: str | None = None  # pinned hash; None = recorded by the first fetch (trust on first use)
     verified: bool = True     # False: the exact address could not be checked when it was written
+    # the file's git blob id in its upstream repository at the commit its address names (`git ls-tree`:
+    # SHA-1 of "blob SIZE\0" + the bytes, `fetch.git_blob_of`): a pin for a file whose bytes could not be
+    # read where this was written but whose repository tree could (HateXplain's dataset.json)
+    git_blob: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,10 @@ class DatasetEntry:
         and the shipped copies'. A layout whose data set's name depends on which file it is (TweetEval's
         task folders) asks which file a file's bytes are (`base.catalog_files`)."""
         return [(f.path, f.sha256) for f in self.files if f.sha256] + list(self.shipped_sha256)
+
+    def blob_pinned_files(self) -> list[tuple[str, str]]:
+        """(file, git blob id) of the files pinned by their upstream git blob id only (`RemoteFile.git_blob`)."""
+        return [(f.path, f.git_blob) for f in self.files if f.git_blob and not f.sha256]
 
     def url(self, file: RemoteFile, mirror: str | None = None) -> str:
         """The file's address; a mirror is laid out like the fetched folder: MIRROR/NAME/PATH."""
@@ -184,6 +194,21 @@ CATALOG: dict[str, DatasetEntry] = {e.name: e for e in [
             ("offensive", "val_labels.txt", "ed2deb776bd1c52fb8221fadd3360e32d9dfe46842d78053528126e46363a258"),
             ("offensive", "test_text.txt", "25b08c3333c26190f1023961c4508ec9aab24d4722b1a3ea7a6040724c120547"),
             ("offensive", "test_labels.txt", "41d05a7aa0b01f5dafab21b95adb4f979cb4226c046ff315702774d10dac1605"))),
+    ),
+    DatasetEntry(
+        name="hatexplain",
+        title="HateXplain",
+        description="about 20,000 posts from Twitter and Gab, each labelled hatespeech / offensive / normal by three "
+                    "annotators, with the targeted groups and the annotators' rationales (one JSON file)",
+        homepage="https://github.com/hate-alert/HateXplain",
+        licence="MIT", licence_url="https://github.com/hate-alert/HateXplain/blob/master/LICENSE",
+        citation="Mathew, Saha, Yimam, Biemann, Goyal, Mukherjee. HateXplain: A Benchmark Dataset for "
+                 "Explainable Hate Speech Detection. AAAI 2021.",
+        # pinned by its git blob id in the authors' repository at commit 01d742279dac941981f53806154481c0e15ee686
+        # (the address names that commit): the file itself was too large for the copy of the repository read
+        # where this was written, its tree was not. Its SHA-256 is recorded by the first fetch
+        files=(RemoteFile("dataset.json", f"{GITHUB_RAW}/hate-alert/HateXplain/01d742279dac941981f53806154481c0e15ee686/"
+                          "Data/dataset.json", git_blob="741bc082c38f4f8ee45cebdc868b3768e3901089"),),
     ),
     DatasetEntry(
         name="civil-comments",

@@ -55,6 +55,16 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+def git_blob_of(path: Path) -> str:
+    """The file's git blob id: SHA-1 of "blob SIZE\0" and its bytes, what `git ls-tree` and
+    `git hash-object` print (`RemoteFile.git_blob`)."""
+    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def read_lock(folder: Path) -> dict[str, str]:
     lock = folder / LOCK_FILE
     if not lock.is_file():
@@ -177,7 +187,10 @@ def _fetch_into(entry: DatasetEntry, folder: Path, given: dict[str, str], *, mir
         result = _fetch_file(entry, file, folder, expected, source, mirror=mirror, force=force, quiet=quiet)
         recorded[file.path] = result.sha256
         write_lock(folder, recorded)
-        if result.checked_by == UNPINNED:
+        if result.checked_by == UNPINNED and file.git_blob:
+            say(f"{entry.name}/{file.path}: {result.action}, its git blob id matches the upstream repository's "
+                f"({file.git_blob[:12]}…, pinned in the catalog); recorded sha256 {result.sha256} in {folder / LOCK_FILE}")
+        elif result.checked_by == UNPINNED:
             say(f"{entry.name}/{file.path}: no pinned checksum; recorded sha256 {result.sha256} in "
                 f"{folder / LOCK_FILE}. Later fetches must match it; to pin it, check it against the "
                 f"publisher's and pass --sha256 {entry.name}/{file.path}={result.sha256} or add it to the catalog")
@@ -194,7 +207,7 @@ def _fetch_file(entry: DatasetEntry, file: RemoteFile, folder: Path, expected: s
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.is_file() and not force:
         on_disk = sha256_of(target)
-        if expected is None or on_disk == expected:
+        if on_disk == expected or (expected is None and (not file.git_blob or git_blob_of(target) == file.git_blob)):
             return FetchedFile(target, on_disk, "up to date", source)
     url = entry.url(file, mirror)
     part = target.with_name(target.name + ".part")
@@ -214,6 +227,13 @@ def _fetch_file(entry: DatasetEntry, file: RemoteFile, folder: Path, expected: s
                          f"({source}), got {actual}; the download was discarded and {kept}. "
                          f"A changed upstream file needs a new pin (--sha256); otherwise the download was "
                          f"corrupted or tampered with")
+    if expected is None and file.git_blob and (blob := git_blob_of(part)) != file.git_blob:
+        part.unlink()
+        kept = f"{target} was left as it was" if target.exists() else f"nothing was written to {target}"
+        raise FetchError(f"git blob mismatch for {entry.name}/{file.path} from {url}: expected {file.git_blob} (the "
+                         f"upstream repository's, pinned in the catalog), got {blob}; the download was discarded and "
+                         f"{kept}. A changed upstream file needs a new pin; otherwise the download was corrupted or "
+                         "tampered with")
     os.replace(part, target)
     return FetchedFile(target, actual, "downloaded", source)
 

@@ -10,9 +10,10 @@ groups at least two annotators named, joined by ", " ("None" when the majority n
 Posts are keyed by their post id, so the data set's name must tell files apart: two files in this
 layout (a subset with edited texts, your own posts, two releases) share post ids, and under one name
 the second file's posts would be the first's comments (its texts never logged, its labels stored on
-the first file's). The name is `hatexplain` only for the release's bytes (`base.catalog_name`); the
-catalog pins no SHA-256 of the released dataset.json yet (it could not be downloaded where this was
-written), so until someone who has it pins its hash every file in this layout is named by its
+the first file's). The name is `hatexplain` only for the release's bytes (`base.catalog_name`): the
+catalog pins the released dataset.json by its git blob id in the authors' repository (the file
+itself could not be read where this was written; its repository's tree could), and `modlens data
+fetch hatexplain` checks a download against it. Every other file in this layout is named by its
 content, `file-DIGEST`, with a note."""
 from __future__ import annotations
 
