@@ -87,32 +87,32 @@ def named_by_content(name: str) -> bool:
 
 def catalog_name(name: str, path: Path, digest: str | None = None) -> tuple[str, str | None]:
     """(name, note) of a file a layout's reader took as catalog data set `name`: `name` when the
-    file's bytes are the catalog's (one of its pinned SHA-256, or of its upstream git blob ids); else the file's content hash,
-    `file-DIGEST`, with a note saying why, also when the catalog pins no hash of the data set yet (no
-    file is taken for it unseen: HateXplain's). A file in Davidson's columns is not Davidson's data
+    file's bytes are the catalog's (one of its pinned SHA-256, or of its upstream git blob ids); else the
+    file's content hash, `file-DIGEST`, with a note saying why, also when the catalog pins no hash of
+    the data set (no file is taken for it unseen). A file in Davidson's columns is not Davidson's data
     for that: under its name its rows would be pooled with Davidson's in the report, cited as Davidson
     et al., and its index would key them as Davidson's own tweets."""
     if catalog_files(name, path):
         return name, None
-    named = content_name(digest or _hashed(str(path), _stamp(path), _hasher())[:DIGEST_CHARS])
+    named = content_name(digest or _file_hash(path)[:DIGEST_CHARS])
     if not any(_pins(name)):
         return named, (f"named {named} by its content: read in {name}'s layout, but the catalog pins no SHA-256 of the "
                        f"{name} data set yet, so no file is taken for it (neither pooled with it nor cited as it)")
     return named, (f"named {named} by its content: read in {name}'s layout, but its bytes are not the {name} data "
-                   "set's (the catalog's SHA-256), so it is neither pooled with it nor cited as it")
+                   "set's (the catalog's SHA-256 or git blob id), so it is neither pooled with it nor cited as it")
 
 
 def catalog_files(name: str, path: Path) -> list[str]:
     """The files of catalog data set `name` (as the catalog names them, e.g. `hate/test_text.txt`)
-    whose pinned SHA-256 the bytes at `path` have: [] for any other file, and without reading it when
-    the catalog pins none."""
+    whose pin (SHA-256, or upstream git blob id) the bytes at `path` have: [] for any other file, and
+    without reading it when the catalog pins none."""
     sha_pins, blob_pins = _pins(name)
     found = []
     if sha_pins:
-        full = _hashed(str(path), _stamp(path), _hasher())
+        full = _file_hash(path)
         found = [file for file, pin in sha_pins if pin == full]
     if blob_pins and not found:  # a file pinned by its upstream git blob id only (HateXplain's)
-        blob = _hashed(str(path), _stamp(path), _hasher("git_blob_of"))
+        blob = _file_hash(path, git_blob=True)
         found = [file for file, pin in blob_pins if pin == blob]
     return found
 
@@ -125,12 +125,12 @@ def _pins(name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     return (entry.pinned_files(), entry.blob_pinned_files()) if entry is not None else ([], [])
 
 
-def _hasher(name: str = "sha256_of") -> Callable[[Path], str]:
-    """`fetch.sha256_of`, or another of its file digests (`git_blob_of`)."""
-    from modlens.datasets import fetch
+def _file_hash(path: Path, *, git_blob: bool = False) -> str:
+    """The file's SHA-256 (`fetch.sha256_of`), or its git blob id (`fetch.git_blob_of`), read once per
+    version of the file (`_hashed`)."""
+    from modlens.datasets.fetch import git_blob_of, sha256_of
 
-    hasher: Callable[[Path], str] = getattr(fetch, name)
-    return hasher
+    return _hashed(str(path), _stamp(path), git_blob_of if git_blob else sha256_of)
 
 
 def _stamp(path: Path) -> tuple[int, int]:

@@ -57,10 +57,6 @@ class DatasetEntry:
     # file (NoisyHate's dev half): the bytes modlens ships as this data set
     shipped_sha256: tuple[tuple[str, str], ...] = ()
 
-    def pinned(self) -> set[str]:
-        """Every SHA-256 that is this data set's bytes: the fetched files' pins and the shipped copies'."""
-        return {h for _, h in self.pinned_files()}
-
     def pinned_files(self) -> list[tuple[str, str]]:
         """(file, SHA-256) of every pinned file: the fetched files' (their paths in the data set's folder)
         and the shipped copies'. A layout whose data set's name depends on which file it is (TweetEval's
