@@ -22,8 +22,8 @@ from modlens.detectors.hf_common import (LabelPlan, default_toxicity_label, load
 from modlens.detectors.hf_presets import PRESETS, preset as preset_options
 from modlens.detectors.pieces import PieceTokenizer, piece_size, wants_overlap
 from modlens.paths import portable_model
-from modlens.detectors.minilm import (WarmUp, pad_widths, pick_device, shapes, sdpa_attention, sub_batches,
-                                      takes_prepared_mask, wants_warm_up, warm_up)
+from modlens.detectors.minilm import (WarmUp, filler_token, pad_widths, pick_device, shapes, sdpa_attention,
+                                      sub_batches, takes_prepared_mask, wants_warm_up, warm_up)
 
 
 class HFClassifier(Detector):
@@ -55,8 +55,7 @@ class HFClassifier(Detector):
         self.plan = LabelPlan.build(model.config, self.label_map, toxicity_label, source)
         self.labels, self.toxicity_label = self.plan.labels, self.plan.toxicity_label
         self.version = f"{portable_model(source)}@{source_version}+cfg.{config_hash(self.config())}"
-        token = tokenizer.unk_token_id
-        self.token_id = self.pad_id if token is None else int(token)  # what warm-ups and the mask check run
+        self.token_id = filler_token(tokenizer, self.pad_id)
         # masks in the form SDPA takes where the model reads them alike (no wait for the card per sub-batch)
         self.prepared_mask = takes_prepared_mask(model, device, self.token_id, self.pad_id, lambda out: out.logits)
         self.warmed = self.warm_up() if warm else WarmUp()

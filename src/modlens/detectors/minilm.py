@@ -155,6 +155,13 @@ def prepared_mask(attention: Any) -> Any:
     return attention.bool()[:, None, None, :]
 
 
+def filler_token(tokenizer: Any, pad_id: int) -> int:
+    """A token every text may hold (the unknown token's, else padding's): what warm-ups and the mask
+    check (`takes_prepared_mask`) run."""
+    token = tokenizer.unk_token_id
+    return pad_id if token is None else int(token)
+
+
 def sdpa_attention(model: Any) -> bool:
     """Whether `model`'s attention is SDPA now (an ONNX export switches a loaded model to eager)."""
     return getattr(getattr(model, "config", None), "_attn_implementation", None) == "sdpa"
@@ -297,14 +304,10 @@ class SentenceEncoder:
             model = model.half()
         self.model = model.to(self.device).eval()
         self.dim = int(model.config.hidden_size)
-        self.prepared_mask = takes_prepared_mask(self.model, self.device, self.token_id(), self.pad_id,
+        self.token_id = filler_token(self.tokenizer, self.pad_id)
+        self.prepared_mask = takes_prepared_mask(self.model, self.device, self.token_id, self.pad_id,
                                                  lambda out: out.last_hidden_state)
         self.warmed = self.warm_up() if warm else WarmUp()
-
-    def token_id(self) -> int:
-        """A token every text may hold (the unknown token's, else padding's): what warm-ups run."""
-        token = self.tokenizer.unk_token_id
-        return self.pad_id if token is None else int(token)
 
     def shapes(self) -> list[tuple[int, int]]:
         """Every (rows, width) of the forward passes this encoder runs at its settings."""
@@ -313,7 +316,7 @@ class SentenceEncoder:
     def warm_up(self) -> WarmUp:
         """One pass per shape of `shapes()`, through the whole path `encode` takes (done at load on
         CUDA), so that a first pass over unseen texts runs at the warm rate; scores are unchanged."""
-        return warm_up(lambda ids: self._embed(ids, None), self.shapes(), self.token_id())
+        return warm_up(lambda ids: self._embed(ids, None), self.shapes(), self.token_id)
 
     def close(self) -> None:
         """Stop the producer thread and let go of the model (what the detectors' close() do)."""
