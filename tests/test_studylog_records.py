@@ -194,7 +194,7 @@ def test_many_rows_per_statement_write_what_executemany_writes(tmp_path):
 
 
 def test_new_rows_get_the_ids_sqlite_gave_them_or_none_when_one_was_left_out(tmp_path):
-    """`insert_new` with many rows to a statement (`records.batch.write_rows`, texts' `INSERT OR
+    """`records.batch.insert_new` with many rows to a statement (`write_rows`, texts' `INSERT OR
     IGNORE`): the ids the rows got, consecutive after the table's last; where a row was left out
     (its hash already there) or the one row was, None, so the caller reads the ids back by key."""
     from modlens.studylog.codec import text_hash
@@ -205,9 +205,9 @@ def test_new_rows_get_the_ids_sqlite_gave_them_or_none_when_one_was_left_out(tmp
     with StudyLog(tmp_path / "t.sqlite") as log:
         assert log.text_ids(["before"]) == {"before": 1}
         with log.transaction():
-            assert log.insert_new("texts", texts.INSERT_TEXT, rows[:-1], batch.write_rows) == list(range(2, n + 1))
-            assert log.insert_new("texts", texts.INSERT_TEXT, rows[5:], batch.write_rows) is None  # t5.. are there
-            assert log.insert_new("texts", texts.INSERT_TEXT, rows[:1]) is None  # one row, there already
+            assert batch.insert_new(log, "texts", texts.INSERT_TEXT, rows[:-1]) == list(range(2, n + 1))
+            assert batch.insert_new(log, "texts", texts.INSERT_TEXT, rows[5:]) is None  # t5.. are there
+            assert batch.insert_new(log, "texts", texts.INSERT_TEXT, rows[:1]) is None  # one row, there already
         stored = log.conn.execute("SELECT text_id, text FROM texts ORDER BY text_id").fetchall()
         assert stored == [(1, "before"), *((i + 2, f"t{i}") for i in range(n))]
         assert log.text_ids([f"t{i}" for i in range(n)]) == {f"t{i}": i + 2 for i in range(n)}

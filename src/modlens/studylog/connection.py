@@ -410,25 +410,3 @@ class LogConnection:
         for start in range(0, len(keys), LOOKUP_CHUNK):
             out.update(self.conn.execute(sql, (*params, json.dumps(keys[start:start + LOOKUP_CHUNK]))).fetchall())
         return out
-
-    def insert_new(self, table: str, sql: str, rows: Sequence[Params],
-                   write: Callable[[LogConnection, str, Sequence[Params]], int] | None = None) -> list[int] | None:
-        """Run `sql`, an INSERT of `rows` that are known to be new (the caller looked their keys up
-        under the write lock held now), and return their rowids: SQLite gives each new row
-        max(rowid) + 1, so they are consecutive from the table's max before the insert. None when
-        that cannot be relied on (a row was not inserted, as `INSERT OR IGNORE` may leave one; the
-        table reached the largest rowid): read the ids back by key. `write(self, sql, rows)` writes
-        many rows and returns how many it inserted (default: `executemany`; the row functions pass
-        `records.batch.write_rows`, many rows to a statement)."""
-        if not rows:
-            return []
-        assert self.conn.in_transaction, "insert_new runs inside the caller's transaction"
-        self._writable()
-        if len(rows) == 1:  # one row (a row-at-a-time caller): its rowid, one statement
-            cursor = self.conn.execute(sql, rows[0])
-            return None if cursor.rowcount != 1 or cursor.lastrowid is None else [cursor.lastrowid]
-        first = self.conn.execute(f"SELECT coalesce(max(rowid), 0) + 1 FROM [{table}]").fetchone()[0]
-        added = self.write_many(sql, rows).rowcount if write is None else write(self, sql, rows)
-        if added != len(rows) or first + len(rows) > MAX_ROWID:
-            return None
-        return list(range(first, first + len(rows)))

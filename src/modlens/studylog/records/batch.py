@@ -10,7 +10,7 @@ import re
 from itertools import chain
 from typing import Sequence
 
-from modlens.studylog.connection import LogConnection, Params
+from modlens.studylog.connection import MAX_ROWID, LogConnection, Params
 
 ROWS_PER_STATEMENT = 32
 # the most parameters one statement binds (SQLite's default limit before 3.32: safe with any build)
@@ -48,3 +48,21 @@ def write_grouped(db: LogConnection, many_sql: str, one_sql: str, rows: Sequence
     if whole < len(rows):
         changed += db.write_many(one_sql, rows[whole:]).rowcount
     return changed
+
+
+def insert_new(db: LogConnection, table: str, sql: str, rows: Sequence[Params]) -> list[int] | None:
+    """Run `sql`, an INSERT of `rows` that are known to be new (the caller looked their keys up under
+    the write lock held now), many rows to a statement (`write_rows`), and return their rowids: SQLite
+    gives each new row max(rowid) + 1, so they are consecutive from the table's max before the insert.
+    None when that cannot be relied on (a row was not inserted, as `INSERT OR IGNORE` may leave one;
+    the table reached the largest rowid): read the ids back by key."""
+    if not rows:
+        return []
+    assert db.conn.in_transaction, "insert_new runs inside the caller's transaction"
+    if len(rows) == 1:  # one row (a row-at-a-time caller): its rowid, one statement
+        cursor = db.write(sql, rows[0])
+        return None if cursor.rowcount != 1 or cursor.lastrowid is None else [cursor.lastrowid]
+    first = db.scalar(f"SELECT coalesce(max(rowid), 0) + 1 FROM [{table}]")
+    if write_rows(db, sql, rows) != len(rows) or first + len(rows) > MAX_ROWID:
+        return None
+    return list(range(first, first + len(rows)))

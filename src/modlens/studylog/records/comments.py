@@ -10,7 +10,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from modlens.rows import CommentRow, LabelRow
 from modlens.studylog.codec import label_value, now_iso
 from modlens.studylog.connection import LogConnection
-from modlens.studylog.records.batch import MAX_PARAMS, write_grouped, write_rows
+from modlens.studylog.records.batch import MAX_PARAMS, insert_new, write_grouped, write_rows
 from modlens.studylog.records.texts import text_ids
 
 COMMENT_IDS = ("SELECT comment_key, comment_id FROM comments WHERE platform = ? "
@@ -68,7 +68,7 @@ def add_comments(db: LogConnection, platform: str, rows: Iterable[CommentRow]) -
         if new:
             tids = text_ids(db, [r.text for r in new.values()])
             now = now_iso()
-            new_ids = db.insert_new("comments", INSERT_COMMENT, write=write_rows, rows=[
+            new_ids = insert_new(db, "comments", INSERT_COMMENT, [
                 (platform, r.key, r.page_id, r.parent_key, tids[r.text], r.author_hash, r.time_shown,
                  1 if r.truncated else 0, len(r.text) if r.original_length is None else r.original_length, now)
                 for r in new.values()])
@@ -208,12 +208,11 @@ def add_labels_per_comment(db: LogConnection, source: str, rows: Iterable[tuple[
             end_run()
             names, shape = these, _labels_shape(these, leave_out, source)
         if shape is None:  # nothing to store, or names that go row by row
-            flat.extend((cid, n, v if v is None or isinstance(v, str) else label_value(v), source)
-                        for n, v in labels.items() if n != leave_out)
+            flat.extend((cid, n, label_value(v), source) for n, v in labels.items() if n != leave_out)
             continue
         values = shape[1](labels)
         if not _STR_OR_NONE.issuperset(map(type, values)):  # stored as `add_labels` stores them
-            values = tuple(v if v is None or isinstance(v, str) else label_value(v) for v in values)
+            values = tuple(map(label_value, values))
         run.append((cid, *values))
     end_run()
     add_stored_labels(db, flat)

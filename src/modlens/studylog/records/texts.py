@@ -6,7 +6,7 @@ from typing import Iterable, Mapping
 
 from modlens.studylog.codec import text_hash
 from modlens.studylog.connection import TEXT_MEMO_MAX, LogConnection
-from modlens.studylog.records.batch import write_rows
+from modlens.studylog.records.batch import insert_new
 
 TEXT_IDS = "SELECT text_hash, text_id FROM texts WHERE text_hash IN (SELECT value FROM json_each(?))"
 # OR IGNORE although the texts are known new (`_ids_of_hashes`: looked up under the write lock): a
@@ -117,7 +117,7 @@ def _ids_of_hashes(db: LogConnection, hashes: list[str], uniq: list[str],
         for _, t in missing:
             pop(t, None)
     if missing:
-        new_ids = db.insert_new("texts", INSERT_TEXT, missing, write_rows)
+        new_ids = insert_new(db, "texts", INSERT_TEXT, missing)
         if new_ids is None:
             by_hash.update(db.ids_by_key(TEXT_IDS, [h for h, _ in missing]))
         else:
