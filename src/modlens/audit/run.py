@@ -265,12 +265,12 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             log.finish_run(run_id, status)
     finally:
         log.close()
+    warnings = kept.warnings() if kept else []
     return AuditResult(run_id, data.name, path, feed.n_read, feed.n_skipped, auditor.n_scored, auditor.n_missing,
                        {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
                        time.perf_counter() - t0, resumed, unavailable, auditor.attack_counts,
-                       format=data.format, notes=[*data.notes, *feed.blank_notes(), *(kept.warnings() if kept else [])],
-                       not_scored=dict(feed.blank), n_edited=kept.n_edited if kept else 0,
-                       warnings=kept.warnings() if kept else [])
+                       format=data.format, notes=[*data.notes, *feed.blank_notes(), *warnings],
+                       not_scored=dict(feed.blank), n_edited=kept.n_edited if kept else 0, warnings=warnings)
 
 
 def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any], study: StudyConfig,
