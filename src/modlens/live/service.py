@@ -33,7 +33,7 @@ from modlens.chunks.steps import NORMALIZE, each, normalizer_identity
 from modlens.config import StudyConfig
 from modlens.datasets.base import blank_reason
 from modlens.engine import DetectorResult, Engine
-from modlens.live.session import LiveSession
+from modlens.live.session import LiveSession, owe
 from modlens.live.variants import LiveVariants, VariantJob, asked_about
 from modlens.media import MediaInput
 from modlens.media.store import MediaStore
@@ -331,11 +331,11 @@ class LiveService:
                                    detectors={k: _score_out(r) for k, r in sc.items()},
                                    normalized=normalized, error=norm_err, not_scored=blank_reason(a.text)))
         # owed to this connection before the scores go out, so a `sync` that follows them waits for the rows
-        recording = asyncio.ensure_future(self._record_scores(texts, scores, norms, norm_scores))
-        session.owed.add(recording, f"the scores of comments message {msg.id!r}")
+        recording = owe(self._record_scores(texts, scores, norms, norm_scores),
+                        [(session.owed, f"the scores of comments message {msg.id!r}")])
         await send(p.Scores(id=msg.id, items=out).dump())
         try:
-            await asyncio.shield(recording)  # shielded: its outcome is the connection's, even if it leaves
+            await recording  # shielded: its outcome is the connection's, even if it leaves
         except LogUnwritable:
             pass  # the writer logs the condition once; `sync` says so; `modlens rescore` scores them later
         except Exception:

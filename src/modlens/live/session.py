@@ -8,7 +8,7 @@ import asyncio
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable, Iterable
 
 from modlens.errors import ModlensError
 
@@ -79,6 +79,17 @@ class OwedWrites:
             await asyncio.wait(owed)
         for write in owed:
             self._settle(write)  # whether or not its own callback ran yet
+
+
+def owe(write: Awaitable[Any], debts: Iterable[tuple[OwedWrites, str]]) -> "asyncio.Future[Any]":
+    """`write` started and owed (`OwedWrites.add`) to each connection named in `debts` as (its
+    `owed`, what the write stores for it). Call it before sending the answers the write stands
+    behind. Returned shielded: a caller cancelled (the connection closed, the daemon stopping)
+    leaves the write to finish and be counted."""
+    writing = asyncio.ensure_future(write)
+    for owed, what in debts:
+        owed.add(writing, what)
+    return asyncio.shield(writing)
 
 
 REMEMBERED = 1_000  # comments per connection kept for ratings once written (pending writes: all)

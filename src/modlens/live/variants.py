@@ -33,7 +33,7 @@ from modlens.studylog.connection import LogUnwritable
 from modlens.studylog.records.deferred import defer_variants
 from modlens.studylog.store import StudyLog
 
-from modlens.live.session import LiveSession, TokenBucket
+from modlens.live.session import LiveSession, TokenBucket, owe
 
 # the daemon's log: its lines pass the daemon's secret scrubber (`modlens.protocol.security`)
 log = logging.getLogger("modlens.daemon")
@@ -174,17 +174,13 @@ def asked_about(sampling: Mapping[str, Any], platform: str, key: str, toxicity: 
 
 
 def owed_write(jobs: list[VariantJob], what: str, write: Awaitable[Any]) -> "asyncio.Future[Any]":
-    """`write` started, and owed to each connection among `jobs` (`LiveSession.owed`, what `sync`
-    waits for): added before any of their `variants` messages is sent. Shielded: a round cancelled
-    (the daemon stopping) leaves the write to finish and be counted."""
-    writing = asyncio.ensure_future(write)
+    """`write` started and owed (`session.owe`) to each connection among `jobs`, naming its comments."""
     by_session: dict[int, tuple[LiveSession, list[str]]] = {}
     for job in jobs:
         by_session.setdefault(id(job.session), (job.session, []))[1].append(job.key)
-    for session, keys in by_session.values():
-        shown = ", ".join(repr(k) for k in keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
-        session.owed.add(writing, f"the {what} of comments {shown}")
-    return asyncio.shield(writing)
+    return owe(write, [(session.owed, f"the {what} of comments " + ", ".join(repr(k) for k in keys[:3])
+                        + (f" and {len(keys) - 3} more" if len(keys) > 3 else ""))
+                       for session, keys in by_session.values()])
 
 
 class LiveVariants:
