@@ -550,3 +550,40 @@ def test_raters_per_item_are_those_collected(tmp_path: Path, capsys: pytest.Capt
     assert (f"raters per item in accepted tasks: 3 of 12 items have 4 raters, 1 of 12 items has 3 raters, "
             f"8 of 12 items have 0 raters; planned 2 (--raters): 0 as planned, 4 over-collected "
             f"({'; '.join(sorted(over + [units[first_item][1]]))}), 8 under-collected") in out, out
+
+
+def _survey_cells(plan: assignment.Plan, unit: str, blank: tuple[int, ...] = ()) -> dict[str, str]:
+    """A survey row's answers to every comment of a slot, right on gold (crowd_real.answers); the
+    comments at the positions in `blank` left unanswered."""
+    from crowd_real import answers
+    from modlens.study import crowd
+
+    cells = {}
+    for pos, ref in enumerate(plan.assignments[unit]["order"], 1):
+        given = answers(plan, ref, _levels(plan))
+        cells.update({f"item{pos}_{q.name}": "" if pos in blank else given[q.name] for q in crowd.questions(plan.study)})
+    return cells
+
+
+def test_raters_per_item_count_only_the_comments_rated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A survey row that leaves one item blank is still an accepted task (a miss is one inconsistent
+    response): the item it left has one rater in the log, and the collection line says 1, not the 2
+    planned, as every item's count is the log's raters of it in accepted tasks."""
+    folder = study_with_set(tmp_path, capsys)
+    plan = assignment.Plan.load(folder, load(folder))
+    order = plan.assignments["t01-r2"]["order"]
+    blank = next(pos for pos, ref in enumerate(order, 1) if not ref.startswith("gold:"))
+    head = ["worker_id", "assignment", *_survey_cells(plan, "t01-r1")]
+    export = _write_csv(tmp_path / "survey.csv", [head, ["W1", "t01-r1", *_survey_cells(plan, "t01-r1").values()],
+                                                  ["W2", "t01-r2", *_survey_cells(plan, "t01-r2", (blank,)).values()]])
+    code, out = run(capsys, "rate", export, "--db", tmp_path / "log.sqlite", "--study", folder)
+    assert code == 0 and "2 accept" in out and "1 of 6 unrated" in out, out
+    with StudyLog(tmp_path / "log.sqlite", readonly=True) as log:
+        rated = {ref: len({r["rater_id"] for r in log.query("SELECT rater_id FROM ratings WHERE comment_id = ?",
+                                                            (log.comment_id(*plan.comment(ref)),))})
+                 for ref in plan.tasks["t01"]["items"]}
+    assert rated[order[blank - 1]] == 1 and sorted(rated.values()) == [1, 2, 2, 2], rated
+    under = sorted([order[blank - 1], *plan.tasks["t02"]["items"], *plan.tasks["t03"]["items"]])
+    assert ("raters per item in accepted tasks: 3 of 12 items have 2 raters, 1 of 12 items has 1 rater, "
+            "8 of 12 items have 0 raters; planned 2 (--raters): 3 as planned, 0 over-collected, "
+            f"9 under-collected ({'; '.join(under[:5])} …)") in out, out

@@ -65,14 +65,19 @@ def _versions(log: object, study_id: str, rater: str, client_id: str) -> list[di
 
 def raters_per_item(db: str | Path, plan: Plan, reviews: list[Review]) -> dict[str, int]:
     """Each item of the set: how many raters rated it in accepted tasks, as collected (a tool that
-    gave a unit more annotations than asked shows more; a worker in two slots of a task counts once)."""
+    gave a unit more annotations than asked shows more; a worker in two slots of a task counts once).
+    A review's comments are its whole task for a rater given one (a survey row, the protocol), the
+    comments they left blank included: only those the log holds a rating of count."""
     from collections import Counter
 
     from modlens.studylog.store import StudyLog
 
-    accepted = Counter(c for r in reviews if r.decision == "accept" for c in set(r.comment_ids))
     with StudyLog(db, readonly=True) as log:
         ids = {ref: log.comment_id(*plan.comment(ref)) for ref in plan.items}
+        rated = {(r["rater_id"], r["comment_id"]) for r in log.query(
+            "SELECT DISTINCT rater_id, comment_id FROM ratings WHERE study_id = ?", (plan.study.study_id,))}
+    accepted = Counter(c for r in reviews if r.decision == "accept" for c in set(r.comment_ids)
+                       if (r.rater_id, c) in rated)
     return {ref: accepted[cid] if cid is not None else 0 for ref, cid in ids.items()}
 
 
