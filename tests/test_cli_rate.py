@@ -587,3 +587,35 @@ def test_raters_per_item_count_only_the_comments_rated(tmp_path: Path, capsys: p
     assert ("raters per item in accepted tasks: 3 of 12 items have 2 raters, 1 of 12 items has 1 rater, "
             "8 of 12 items have 0 raters; planned 2 (--raters): 3 as planned, 0 over-collected, "
             f"9 under-collected ({'; '.join(under[:5])} …)") in out, out
+
+
+def test_a_submission_twice_in_one_file_is_said_so_not_already_in_the_log(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """One worker's slot twice in one export (a survey taken again, a row pasted twice), into a log
+    that held no rating: nothing was "already in the log" and nothing "changed since the last
+    import". The import says the file repeats answers, keeps each worker's first answer to a
+    comment, and the log holds one rating per worker and comment."""
+    folder = study_with_set(tmp_path, capsys)
+    plan = assignment.Plan.load(folder, load(folder))
+    first = _survey_cells(plan, "t01-r1")
+    again = {k: ("informal" if k.endswith("_formality") else v) for k, v in first.items()}
+    head = ["worker_id", "assignment", *first]
+    export = _write_csv(tmp_path / "survey.csv", [head, ["W1", "t01-r1", *first.values()],
+                                                  ["W2", "t01-r2", *_survey_cells(plan, "t01-r2").values()],
+                                                  ["W1", "t01-r1", *first.values()],
+                                                  ["W2", "t01-r2", *again.values()]])
+    code, out = run(capsys, "rate", export, "--db", tmp_path / "log.sqlite", "--study", folder)
+    assert code == 0, out
+    assert "2 workers, 12 ratings imported, 0 already in the log, 0 empty answers" in out, out
+    assert "changed since the last import" not in out, out
+    assert ("12 answers repeat the same worker's answer to the same comment earlier in this file (6 of them "
+            "differ from it): the first is kept: survey.csv:4 item1 (W1)") in out, out
+    rows = sqlite3.connect(tmp_path / "log.sqlite").execute(
+        "SELECT rater_id, count(*), count(DISTINCT comment_id) FROM ratings GROUP BY rater_id").fetchall()
+    assert rows == [("survey:W1", 6, 6), ("survey:W2", 6, 6)]
+    stored = {json.loads(v)["formality"] for (v,) in sqlite3.connect(tmp_path / "log.sqlite").execute(
+        "SELECT values_json FROM ratings WHERE rater_id = 'survey:W2'")}
+    assert "informal" not in stored and stored == {v for k, v in first.items() if k.endswith("_formality")}
+    code, out = run(capsys, "rate", export, "--db", tmp_path / "log.sqlite", "--study", folder,
+                    "--on-change", "replace")
+    assert "0 ratings imported, 12 already in the log" in out and "changed since the last import" not in out, out

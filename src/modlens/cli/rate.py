@@ -84,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
             if result.repeat_slots:
                 print(f"{len(result.repeat_slots)} workers filled several slots of one task; each counts once there, so "
                       f"those tasks have a rater fewer than planned: {_first_five(result.repeat_slots)}")
+            if result.repeated:
+                print(f"{len(result.repeated)} answers repeat the same worker's answer to the same comment earlier in "
+                      f"this file ({result.repeated_differ} of them differ from it): the first is kept: "
+                      f"{_first_five(result.repeated)}")
             if result.changed:
                 done = ("kept the stored answers (--on-change replace takes the new ones)" if result.on_change == "keep"
                         else "stored the new answers as the raters' latest")

@@ -6,7 +6,8 @@ A file with any refused answer writes nothing: the message lists the problems. R
 platform marks as carrying no valid work (a returned submission, a preview, a cancelled
 annotation) are skipped and counted by kind; a comment answered in part is a miss, counted. Each worker is
 rater `<format>:<worker id>`; each rating's client id is `<unit>:<order entry>` (the unit the
-file names: a task or a slot), so importing the same file again adds nothing. An annotation
+file names: a task or a slot), so importing the same file again adds nothing; a worker's second
+answer to one unit's comment in the same file is counted as a repeat and the first kept. An annotation
 edited in the tool since the last import is reported: kept as stored (`on_change="keep"`) or
 stored as a newer rating of the same comment (`"replace"`; the review and the report read each
 rater's latest rating), never silently.
@@ -49,6 +50,10 @@ class ImportResult:
     # per slot let one worker take two)
     repeat_slots: list[str] = field(default_factory=list)
     incomplete: int = 0      # comments answered in part (some questions blank): not imported, a miss
+    # answers that repeat a worker's answer to the same unit and comment earlier in the file (a survey
+    # taken twice, a row pasted twice): the first is kept, these are not imported ("where (worker)")
+    repeated: list[str] = field(default_factory=list)
+    repeated_differ: int = 0  # of them, those whose answers differ from the first
     tally: crowd.Tally = field(default_factory=crowd.Tally)   # records with no valid work, by kind; notes
     per_item: dict[str, int] = field(default_factory=dict)    # item id -> raters in accepted tasks, as collected
 
@@ -136,8 +141,10 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
                               + "\n  ".join(problems[:MAX_LISTED]) + more)
     if not Path(db).is_file():
         raise RateImportError(f"{db}: no study log there", fix="the log the item set was sampled from")
-    new = known = 0
+    new = known = differ = 0
     changed: list[str] = []
+    repeated: list[str] = []
+    first: dict[tuple[str, str], tuple[dict[str, str], dict[str, str] | None]] = {}
     with StudyLog(db) as log:
         log.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
         _ensure_gold(log, plan)
@@ -159,6 +166,13 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
                     d = derive_toxicity(anchors["vs_hard"], anchors["vs_extreme"], extreme)
                     derived, inconsistent = d.rating, d.inconsistent
                 client_id = f"{ans.assignment}:{ans.ref}"
+                # a second answer in this file is neither in the log already nor a change since the
+                # last import: it is counted as what it is, and the first one stands
+                if (rater, client_id) in first:
+                    repeated.append(f"{ans.where} ({ans.worker})")
+                    differ += first[rater, client_id] != (values, anchors)
+                    continue
+                first[rater, client_id] = (values, anchors)
                 versions = _versions(log, study.study_id, rater, client_id)
                 if versions and (json.loads(str(versions[-1]["values_json"])) != values
                                  or _anchors(versions[-1]) != anchors):
@@ -176,7 +190,7 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
     k = int(plan.assignment["params"]["raters"])
     return ImportResult(fmt, len({a.worker for a, _, _ in rows}), new, known, empty, reviews, changed, on_change,
                         k, sum(n == k for n in per_item.values()), len(plan.items), repeat_slots(answers, plan),
-                        incomplete, tally, per_item)
+                        incomplete, repeated, differ, tally, per_item)
 
 
 def repeat_slots(answers: list[crowd.Answer], plan: Plan) -> list[str]:
