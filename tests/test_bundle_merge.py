@@ -33,9 +33,11 @@ def make_pack(tmp_path: Path, study_id: str = "pilot") -> Path:
     return out
 
 
-async def _write_participant(db: Path, study, rater: int, *, edited: bool = False, version: str = "h1") -> None:
+async def _write_participant(db: Path, study, rater: int, *, edited: bool = False, version: str = "h1",
+                             score_shift: float = 0.0) -> None:
     """What the daemon writes for one participant: study, detector, a consented extension session
-    (comments, sightings, scores, ratings) and an unconsented feed session that must stay behind."""
+    (comments, sightings, scores, ratings) and an unconsented feed session that must stay behind.
+    `score_shift`: added to every score (the same detector version scoring the same texts otherwise)."""
     writer = LogWriter(db)
     await writer.start()
     rid = f"rater-{rater}"
@@ -51,7 +53,7 @@ async def _write_participant(db: Path, study, rater: int, *, edited: bool = Fals
             text = f"comment {key}" + (" (edited)" if edited and key == "c9" else "")
             cid = lg.add_comment("youtube", key, page, text, author_hash=f"h{i}")
             lg.add_sighting(cid, f"s-{rater}")
-            lg.add_score(text, det, {"toxic": i / 10}, i / 10, 3.0, None)
+            lg.add_score(text, det, {"toxic": i / 10 + score_shift}, i / 10 + score_shift, 3.0, None)
             level = LEVELS[(i + (rater == 2 and i % 3 == 0)) % 3]  # rater 2 disagrees now and then
             lg.add_rating(study.study_id, rid, f"r-{key}", f"s-{rater}", cid, {"toxicity": level}, None, None, False, 900)
         lg.ensure_rater(study.study_id, "modlens-feed", None)  # no consent: nothing of it leaves
@@ -266,3 +268,47 @@ def test_every_schema_version_has_a_bundle_upgrade():
     from modlens.exchange.merge import OLDEST_SCHEMA, UPGRADES
 
     assert sorted(UPGRADES) == list(range(OLDEST_SCHEMA, schema.SCHEMA_VERSION))
+
+
+def test_merge_says_when_a_bundle_scores_a_text_otherwise_than_the_merged_log(tmp_path, monkeypatch, capsys):
+    """Two participants' daemons with the same detector version scored the same ten texts, the second
+    0.25 higher each (another machine, a version string that missed a change): merge keeps the first
+    bundle's scores, and must say so, with how far apart they are, not report a clean merge."""
+    study_pack = make_pack(tmp_path)
+    first = participant(tmp_path, monkeypatch, study_pack, 0)
+    second = participant(tmp_path, monkeypatch, study_pack, 1, score_shift=0.25)
+    merged = tmp_path / "study.sqlite"
+    assert cli_main(["merge", "--out", str(merged), str(first), str(second)]) == 0
+    out = capsys.readouterr().out
+    first_line, second_line = (line for line in out.splitlines() if line.startswith("merged "))
+    assert "differ" not in first_line
+    assert "10 scores differ from the merged log's (kept the merged log's; largest toxicity difference 0.25)" \
+        in second_line
+    with StudyLog(merged, readonly=True) as log:
+        rows = json.loads(log.conn.execute("SELECT rows_json FROM bundles WHERE bundle_id = 2").fetchone()[0])
+        # the merged log holds the first bundle's scores: the 10 shared texts at i/10, not i/10 + 0.25
+        kept = sorted(r[0] for r in log.conn.execute(
+            "SELECT s.toxicity FROM scores s JOIN texts t USING (text_id) WHERE t.text LIKE 'comment c%'"))
+    assert kept == pytest.approx([i / 10 for i in range(10)])
+    assert rows["scores"]["differ"] == {"kept": 10, "replaced": 0, "largest": {"toxicity": pytest.approx(0.25)}}
+    assert "differ" not in rows["comments"]  # comments compare nothing: an edited text is kept apart instead
+
+
+def test_merge_counts_the_errors_a_bundle_replaces(tmp_path, monkeypatch, capsys):
+    """A score replaces an earlier error (docs/MULTI.md): that is a conflict merge resolves, so it says how many."""
+    study_pack = make_pack(tmp_path)
+    first = participant(tmp_path, monkeypatch, study_pack, 0)
+    db = tmp_path / "home-0" / "study.sqlite"
+    with sqlite3.connect(db) as conn:  # participant 0's detector failed on two texts
+        conn.execute("UPDATE scores SET toxicity = NULL, labels_json = NULL, error = 'timeout' WHERE text_id IN "
+                     "(SELECT text_id FROM texts WHERE text IN ('comment c1', 'comment c2'))")
+    conn.close()
+    monkeypatch.setenv("MODLENS_HOME", str(tmp_path / "home-0"))
+    write_bundle_file(db, first, "pilot")
+    second = participant(tmp_path, monkeypatch, study_pack, 1)
+    merged = tmp_path / "study.sqlite"
+    assert cli_main(["merge", "--out", str(merged), str(first), str(second)]) == 0
+    second_line = [line for line in capsys.readouterr().out.splitlines() if line.startswith("merged ")][1]
+    assert "2 scores differ from the merged log's (replaced by this bundle's)" in second_line
+    with StudyLog(merged, readonly=True) as log:
+        assert log.conn.execute("SELECT count(*) FROM scores WHERE error IS NOT NULL").fetchone()[0] == 0

@@ -37,7 +37,24 @@ def _print_outcome(path: str, outcome: dict[str, Any] | Exception) -> None:
         rows = outcome["rows"]
         parts = ", ".join(f"+{rows[t]['added']}/{rows[t]['in_bundle']} {t}"
                           for t in ("comments", "scores", "ratings") if t in rows)
-        print(f"merged {path}: {parts} (added/in bundle)")
+        print(f"merged {path}: {parts} (added/in bundle)" + "".join(f"; {d}" for d in _differences(rows)))
+
+
+def _differences(rows: dict[str, Any]) -> list[str]:
+    """The conflicts merge resolved, per table: its rows whose values differ from the merged log's."""
+    out = []
+    for table, info in rows.items():
+        d = info.get("differ") or {}
+        kept, replaced = d.get("kept", 0), d.get("replaced", 0)
+        if not kept + replaced:
+            continue
+        how = [f"kept the merged log's{f' for {kept}' if replaced else ''}"] if kept else []
+        if replaced:
+            how.append(f"{replaced} replaced by this bundle's" if kept else "replaced by this bundle's")
+        how += [f"largest {column} difference {value:.3g}" for column, value in d.get("largest", {}).items()
+                if value is not None]
+        out.append(f"{kept + replaced} {table} differ from the merged log's ({'; '.join(how)})")
+    return out
 
 
 def _list(db: str) -> int:

@@ -94,6 +94,9 @@ class Travel:
     (references mapped).
     `tracked`: merge records in `row_sources` which bundle held each row and whether it added it;
     the row's key there is its id in the merged log, else its `merge_key`, ids joined by ':', names by '/'.
+    `compare`: the columns holding what was measured or said (a score, a label's value, a rating):
+    a bundle's row found under its key with another value there is a conflict merge resolves (the
+    merged row kept, or replaced per `replace_if`), so it counts them and `modlens merge` says so.
     """
     rows: str
     merge_key: tuple[str, ...]
@@ -103,6 +106,7 @@ class Travel:
     replace_if: str | None = None
     rewrite: tuple[tuple[str, str], ...] = ()
     tracked: bool = False
+    compare: tuple[str, ...] = ()
 
 
 # a table that never leaves the participant's computer (audit runs, merge provenance, fused cases ...)
@@ -273,7 +277,8 @@ TABLES: tuple[Table, ...] = (
         col("source", "TEXT NOT NULL", "Where it came from (dataset name, `study-config`, ...; `extension`: the "
                                        "browser extension's `parent_via`, how the comment's parent was determined)."),
         key=("comment_id", "name", "source"),
-        travel=Travel("comment_id IN {comments}", merge_key=("comment_id", "name", "source"), verbatim=("name", "value"))),
+        travel=Travel("comment_id IN {comments}", merge_key=("comment_id", "name", "source"), verbatim=("name", "value"),
+                      compare=("value",))),
     _table(
         "detectors", "A detector at one version (weights + configuration).",
         col("detector_id", "INTEGER", "Row id."),
@@ -296,7 +301,7 @@ TABLES: tuple[Table, ...] = (
         col("created_at", "TEXT NOT NULL", "When the score was stored."),
         key=("text_id", "detector_id"),
         travel=Travel("text_id IN {texts}", merge_key=("text_id", "detector_id"), verbatim=("created_at",), tracked=True,
-                      replace_if="scores.error IS NOT NULL AND excluded.error IS NULL")),
+                      replace_if="scores.error IS NOT NULL AND excluded.error IS NULL", compare=("toxicity",))),
     _table(
         "normalizations", "A normalizer's output for one text.",
         col("source_text_id", "INTEGER NOT NULL REFERENCES texts(text_id)", "The original text."),
@@ -308,7 +313,7 @@ TABLES: tuple[Table, ...] = (
         col("created_at", "TEXT NOT NULL", "When it was stored."),
         key=("source_text_id", "normalizer", "version"),
         travel=Travel("source_text_id IN {texts}", merge_key=("source_text_id", "normalizer", "version"),
-                      verbatim=("created_at",))),
+                      verbatim=("created_at",), compare=("result_text_id",))),
     _table(
         "variants", "A perturbed variant of a comment, with everything needed to reproduce it.",
         col("variant_id", "INTEGER", "Row id."),
@@ -346,14 +351,15 @@ TABLES: tuple[Table, ...] = (
         key=("rating_id",), unique=(("study_id", "rater_id", "client_rating_id"),),
         travel=Travel("rating_id IN {ratings}", merge_key=("study_id", "rater_id", "client_rating_id"),
                       verbatim=("study_id", "rater_id", "client_rating_id", "session_id", "values_json", "anchors_json",
-                                "created_at"), tracked=True)),
+                                "created_at"), tracked=True, compare=("comment_id", "values_json"))),
     _table(
         "rating_values", "One attribute value of one rating (long form of values_json).",
         col("rating_id", "INTEGER NOT NULL REFERENCES ratings(rating_id)", "The rating."),
         col("attribute", "TEXT NOT NULL", "Attribute name (formality, respectfulness, stereotypes, toxicity, ...)."),
         col("value", "TEXT NOT NULL", "The chosen level, as text."),
         key=("rating_id", "attribute"),
-        travel=Travel("rating_id IN {ratings}", merge_key=("rating_id", "attribute"), verbatim=("attribute", "value"))),
+        travel=Travel("rating_id IN {ratings}", merge_key=("rating_id", "attribute"), verbatim=("attribute", "value"),
+                      compare=("value",))),
     _table(
         "audit_runs", "A batch audit over a dataset.",
         col("run_id", "INTEGER", "Row id."),
@@ -388,7 +394,9 @@ TABLES: tuple[Table, ...] = (
         col("exported_at", "TEXT NOT NULL", "When the participant exported it."),
         col("merged_at", "TEXT NOT NULL", "When it was merged into this log."),
         col("source_name", "TEXT NOT NULL", "File name it was merged from."),
-        col("rows_json", "TEXT NOT NULL", "Rows per table: in the bundle and added by it (JSON)."),
+        col("rows_json", "TEXT NOT NULL", "Rows per table: in the bundle, added by it, and (scores, labels, "
+                                            "ratings ...) those whose values differed from the merged log's, kept or "
+                                            "replaced (JSON)."),
         col("signer", "TEXT", "Fingerprint of the participant's bundle key that signed it (`ed25519:` + 32 hex); "
                               "NULL: merged unsigned with --allow-unsigned."),
         key=("bundle_id",), unique=(("bundle_sha256",),),
@@ -504,7 +512,7 @@ TABLES: tuple[Table, ...] = (
         col("created_at", "TEXT NOT NULL", "When it was scored."),
         key=("comment_id", "detector_id"),
         travel=Travel("comment_id IN {comments}", merge_key=("comment_id", "detector_id"),
-                      verbatim=("created_at",))),
+                      verbatim=("created_at",), compare=("toxicity",))),
     _table(
         "label_sets", "Gold labels as versioned sets: one per (source, label definition). A new `--label` adds a "
                       "set and never rewrites one; runs record the set they used.",
@@ -522,7 +530,8 @@ TABLES: tuple[Table, ...] = (
         col("comment_id", "INTEGER NOT NULL REFERENCES comments(comment_id)", "The comment."),
         col("value", "TEXT", "Gold value (text), NULL when the source gives none."),
         key=("label_set_id", "comment_id"), indexes=(Index("gold_labels_comment", ("comment_id",)),),
-        travel=Travel("comment_id IN {comments}", merge_key=("label_set_id", "comment_id"), verbatim=("value",))),
+        travel=Travel("comment_id IN {comments}", merge_key=("label_set_id", "comment_id"), verbatim=("value",),
+                      compare=("value",))),
     _table(
         "step_errors", "A step that failed for one text (a normalizer, a variant generator): recorded, and the run "
                        "goes on, as a detector's failure is a score row with an error.",

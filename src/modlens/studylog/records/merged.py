@@ -74,6 +74,22 @@ def _insert(table: Table) -> str:
             f"ORDER BY rowid ON CONFLICT ({', '.join(travel.merge_key)}) DO UPDATE SET {update}")
 
 
+def _differ(table: Table) -> str:
+    """The bundle's rows found under their key with another value in a `compare` column: how many,
+    how many of them the table's `replace_if` replaces, and per REAL column the largest difference.
+    The bundle's rows are named `excluded` and the merged ones by the table, as `replace_if` says."""
+    travel = _travel(table)
+    differs = " OR ".join(f"{table.name}.{c} IS NOT excluded.{c}" for c in travel.compare)
+    replaced = f"coalesce(sum({travel.replace_if}), 0)" if travel.replace_if else "0"
+    largest = [f"max(abs({table.name}.{c} - excluded.{c}))" for c in _real(table)]
+    return (f"SELECT count(*), {', '.join([replaced, *largest])} FROM temp.m_{table.name} AS excluded "
+            f"JOIN {table.name} ON {_same_key(table, table.name, 'excluded')} WHERE {differs}")
+
+
+def _real(table: Table) -> list[str]:
+    return [c for c in _travel(table).compare if table.column(c).type == "REAL"]
+
+
 def _id_map(table: Table) -> str:
     return (f"CREATE TEMP TABLE map_{table.name} AS SELECT m.old_id AS old, t.{table.row_id} AS new "
             f"FROM temp.m_{table.name} m JOIN {table.name} t ON {_same_key(table, 't', 'm')}")
@@ -82,7 +98,9 @@ def _id_map(table: Table) -> str:
 def insert_bundle(conn: sqlite3.Connection, sha256: str, m: dict[str, Any], source_name: str, signer: str | None,
                   tables: dict[str, tuple[list[str], list[tuple[Any, ...]]]]) -> tuple[int, dict[str, Any]]:
     """Write one verified bundle's `tables` ({table: (columns, rows)}, upgraded to this schema) in one
-    transaction; (bundle_id, {table: {"in_bundle": n, "added": n}}). Rolls back and re-raises on any error."""
+    transaction; (bundle_id, {table: {"in_bundle": n, "added": n}}, and for a table that `compare`s,
+    "differ": {"kept": n, "replaced": n, "largest": {REAL column: its largest difference}}: the bundle's
+    rows whose values differ from the merged log's under the same key). Rolls back and re-raises on any error."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         tracked_ids = [t for t in TRAVELLING if t.row_id and _travel(t).tracked]
@@ -98,6 +116,7 @@ def insert_bundle(conn: sqlite3.Connection, sha256: str, m: dict[str, Any], sour
             conn.execute(f"CREATE TEMP TABLE bt_{name} AS SELECT {', '.join(cols)} FROM main.[{name}] WHERE 0")
             conn.executemany(f"INSERT INTO temp.bt_{name} VALUES ({', '.join('?' * len(cols))})", rows)
         added: dict[str, int] = {}
+        differ: dict[str, dict[str, Any]] = {}
         temps = []
         for table in TRAVELLING:
             travel = _travel(table)
@@ -107,6 +126,10 @@ def insert_bundle(conn: sqlite3.Connection, sha256: str, m: dict[str, Any], sour
                 conn.execute(f"UPDATE temp.m_{table.name} AS m SET {column} = {expression}")
             if travel.tracked and not table.row_id:  # before the insert: which rows are new
                 conn.execute(_provenance(table), (bundle_id,))
+            if travel.compare:  # before the insert too: which rows say otherwise than the merged log
+                n, n_replaced, *largest = conn.execute(_differ(table)).fetchone()
+                differ[table.name] = {"kept": n - n_replaced, "replaced": n_replaced,
+                                      "largest": dict(zip(_real(table), largest))}
             added[table.name] = max(conn.execute(_insert(table)).rowcount, 0)
             if table.row_id:
                 conn.execute(_id_map(table))
@@ -119,7 +142,8 @@ def insert_bundle(conn: sqlite3.Connection, sha256: str, m: dict[str, Any], sour
         for table_name, n in conn.execute("SELECT table_name, sum(added) FROM row_sources WHERE bundle_id = ? "
                                           "GROUP BY table_name", (bundle_id,)):
             added[table_name] = n
-        rows_info = {t: {"in_bundle": len(tables[t][1]), "added": added.get(t, 0)} for t in tables}
+        rows_info = {t: {"in_bundle": len(tables[t][1]), "added": added.get(t, 0),
+                         **({"differ": differ[t]} if t in differ else {})} for t in tables}
         conn.execute("UPDATE bundles SET rows_json = ? WHERE bundle_id = ?", (json.dumps(rows_info), bundle_id))
         for name in [f"bt_{n}" for n in tables] + temps:
             conn.execute(f"DROP TABLE temp.{name}")
