@@ -1,7 +1,9 @@
 """is a daemon running, which detectors are loaded, counts in the log
 
 Asks the running daemon (`GET /status` with the pairing token). When none runs, reads the
-counts straight from the study log, read-only, so it never disturbs a writer.
+counts straight from the study log, read-only, so it never disturbs a writer; a file there that it
+cannot read as a study log (another schema version, not a study log) is named with the reason,
+not called missing.
 """
 from __future__ import annotations
 
@@ -33,15 +35,19 @@ def ask_daemon(info: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
     return answer
 
 
-def log_counts(db: Path) -> dict[str, int] | None:
+def log_counts(db: Path) -> tuple[dict[str, int] | None, str | None]:
+    """(rows per table, None), or (None, why it cannot be read): "no study log yet" is for a missing
+    file only, never for one that is there (an older or newer schema, not a study log at all)."""
     from modlens.studylog.store import StudyLog
     from modlens.studylog.connection import StudyLogError
 
+    if not db.exists():
+        return None, None
     try:
         with StudyLog(db, readonly=True) as log:
-            return log.counts()
-    except StudyLogError:
-        return None
+            return log.counts(), None
+    except (StudyLogError, sqlite3.Error) as err:
+        return None, str(err)
 
 
 def log_deferred(db: Path) -> dict[str, int] | None:
@@ -90,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
                                                  f"does not answer: {err}"}
     if not report["running"]:
         db = Path(args.db) if args.db else Path((info or {}).get("db") or paths.default_db())
-        report.update({"db": str(db), "counts": log_counts(db), "deferred_variants": log_deferred(db)})
+        counts, problem = log_counts(db)
+        report.update({"db": str(db), "counts": counts, "log_error": problem, "deferred_variants": log_deferred(db)})
     if args.json:
         print(json.dumps(report, indent=None))
         return 0 if report["running"] else 1
@@ -117,7 +124,9 @@ def run(args: argparse.Namespace) -> int:
               f"{writable.get('failed_writes', 0):,} writes refused, answered `unavailable` and not acknowledged "
               "(free space on its disk; the daemon resumes by itself)")
     counts = report.get("counts")
-    if counts is None:
+    if report.get("log_error"):
+        print(f"  cannot be read: {report['log_error']}")
+    elif counts is None:
         print("  (no study log yet)")
     else:
         print("  " + ", ".join(f"{t} {n}" for t, n in counts.items()))
