@@ -144,3 +144,22 @@ def test_cli_dataset_and_audit_recipe_log_results(data_dir, tmp_path, capsys):
     assert main(["audit", nh, "--attack", "tae", "--recipe", "pwws", "--strategies", "char_swap",
                  "--db", str(db), "--limit", "1", "--quiet"]) == 2
     assert "exclude each other" in capsys.readouterr().err
+
+
+def test_rerun_of_a_recipe_with_sentence_similarity_reuses_every_logged_attack(data_dir, tmp_path, capsys):
+    """A recipe whose constraint loads MiniLM (textbugger: sentence_similarity) is the same attack
+    before its first run as after it: the rerun's first items find their logged results too."""
+    db = tmp_path / "log.sqlite"
+    args = ["attack", str(data_dir / "noisyhate" / "dev.csv"), "--recipe", "textbugger", "--target",
+            "profanity-check", "--no-ensemble", "--max-queries", "40", "--db", str(db), "--limit", "3", "--quiet"]
+    assert main(args) == 0
+    first = json.loads(capsys.readouterr().out)["attacks"]["profanity-check"]
+    con = sqlite3.connect(db)
+    n = con.execute("SELECT count(*) FROM variants WHERE attack_json IS NOT NULL").fetchone()[0]
+    attempts = sum(v for k, v in first.items() if k != "reused")
+    assert n == attempts > 0 and first["reused"] == 0
+    assert main(args) == 0
+    again = json.loads(capsys.readouterr().out)["attacks"]["profanity-check"]
+    assert con.execute("SELECT count(*) FROM variants WHERE attack_json IS NOT NULL").fetchone()[0] == n
+    assert again == {"success": 0, "failed": 0, "skipped": 0, "reused": attempts}
+    con.close()

@@ -11,9 +11,14 @@ _encoders: dict[str, Any] = {}
 _normalizer: list[Any] = []
 
 
-def _key(model_dir: str | Path | None) -> str:
+def encoder_dir(model_dir: str | Path | None = None) -> Path:
+    """The folder `sentence_encoder(model_dir)` loads (default: the embedded MiniLM's)."""
     from modlens.detectors.minilm import default_model_dir
-    return str(Path(model_dir or default_model_dir()).resolve())
+    return Path(model_dir or default_model_dir()).resolve()
+
+
+def _key(model_dir: str | Path | None) -> str:
+    return str(encoder_dir(model_dir))
 
 
 def share_encoder(encoder: Any) -> None:

@@ -35,6 +35,7 @@ class SentenceSimilarity(Constraint):
         self.threshold, self.normalize, self.model_dir = float(threshold), bool(normalize), model_dir
         self._encoder = encoder
         self._encoder_shared = False  # taken from `_shared`: re-taken once its owner released it
+        self._encoder_version: str | None = None
 
     def availability(self) -> str | None:
         if self._encoder is not None:
@@ -62,10 +63,26 @@ class SentenceSimilarity(Constraint):
         return self._encoder
 
     def describe(self) -> dict[str, Any]:
-        enc = self._encoder
+        # the same before the encoder is loaded as after (an audit compares a new attack's config
+        # with the logged one to reuse its results): the weights' content hash, not their folder
         return {"key": self.key, "threshold": self.threshold, "normalize": self.normalize,
-                "encoder": "minilm-l6 mean-pooled" + (f" ({enc.model_dir})" if enc is not None else ""),
+                "encoder": "minilm-l6 mean-pooled", "encoder_version": self.encoder_version(),
                 "stand_in_for": "Universal Sentence Encoder"}
+
+    def encoder_version(self) -> str | None:
+        """The encoder files' content hash (as the minilm-toxicity version names them), read once;
+        None when the model cannot be found (`availability` says why)."""
+        if self._encoder_version is None:
+            from modlens.detectors.base import directory_hash
+            from modlens.detectors.minilm import MODEL_FILES
+            try:
+                root = self._encoder.model_dir if self._encoder is not None else _shared.encoder_dir(self.model_dir)
+            except Exception:  # DetectorUnavailable: the weights package is missing
+                return None
+            if not (Path(root) / "config.json").is_file():
+                return None
+            self._encoder_version = directory_hash(root, MODEL_FILES)
+        return self._encoder_version
 
     def similarities(self, source: str, texts: Sequence[str]) -> list[float]:
         """Cosine of each text with the source, all in one encoder call."""
