@@ -241,3 +241,35 @@ def test_sass_section_intervals_and_categories_only(tmp_path):
 def test_fewer_resamples_only_for_very_large_data():
     assert metrics.resamples_for(5000) == metrics.resamples_for(metrics.resamples_cap_items()) == 1000
     assert metrics.resamples_for(400_000) == 500 and metrics.resamples_for(10_000_000) == 200
+
+
+def test_a_detector_that_failed_or_skipped_rows_says_its_figures_rest_on_fewer(tmp_path):
+    """Two detectors on the same 40 labelled comments: `full` scored all, `part` failed on 10 (score
+    rows with an error) and never scored 5. The source heading says 40; part's figures are over 25,
+    the others' over 40, so its column must say which rows it left out and why, not only n = 25."""
+    from modlens.analysis.report import build, render_html
+
+    db = tmp_path / "p.sqlite"
+    with StudyLog(db) as log:
+        full = log.ensure_detector("full", "v1", "toxicity", 0.5, {})
+        part = log.ensure_detector("part", "v1", "toxicity", 0.5, {})
+        page = log.ensure_page("dataset:x", "f", None, None)
+        labels = ensure_label_set(log, "dataset:x", "toxic (test)")
+        for i in range(40):
+            text, score = f"text {i}", (i % 10) / 10
+            cid = log.add_comment("dataset:x", f"k{i}", page, text)
+            add_gold_labels(log, labels, [(cid, str(int(i % 10 >= 5)))])
+            log.add_score(text, full, {"toxicity": score}, score, 1, None)
+            if i < 10:
+                log.add_score(text, part, None, None, 1, "timeout")
+            elif i >= 15:
+                log.add_score(text, part, {"toxicity": score}, score, 1, None)
+    data = load(db)
+    (src,) = labelled.analyze(data)["sources"]
+    by_name = {d["detector"]: d for d in src["detectors"]}
+    assert src["n"] == 40 and by_name["full"]["n"] == 40 and by_name["part"]["n"] == 25
+    assert by_name["full"]["left_out"] == {"failed": 0, "not_scored": 0}
+    assert by_name["part"]["left_out"] == {"failed": 10, "not_scored": 5}
+    page_html = render_html(build(data))
+    assert "scored 25 of the 40 labelled comments (10 failed, 5 not scored): its figures are over those 25" in page_html
+    assert page_html.count("labelled comments (") == 1  # full scored every one: nothing said of it

@@ -8,7 +8,9 @@ n, positives, precision, recall, F1 and accuracy at the detector's threshold, RO
 (`metrics.bootstrap_intervals`, seeded); the best-F1 threshold (chosen in-sample, so optimistic);
 a reliability curve (10 equal-width bins). The same metrics per value of each group label
 (`GROUP_LABELS`). Cells with fewer than `MIN_ITEMS` items or `MIN_CLASS` positives or negatives
-carry a warning. Comments only: clean/perturbed pairs are the robustness section's. Each source
+carry a warning. A detector's figures are over the comments it scored: those it failed on (a score
+row with an error) or never scored are counted (`left_out`) and said beside its figures, since the
+other detectors' figures may be over more rows. Comments only: clean/perturbed pairs are the robustness section's. Each source
 names the gold label set (id, definition) its labels come from (`StudyData.label_sets`).
 
 Training overlap: per source and detector, what the audit recorded of the detector's
@@ -220,17 +222,21 @@ def in_sample(data: StudyData, rec: dict[str, Any] | None,
 def _detector(data: StudyData, det: DetectorRow, items: list[tuple[int, int]],
               declared: dict[str, Any] | None = None) -> dict[str, Any] | None:
     rows = []
+    left_out = {"failed": 0, "not_scored": 0}  # the source's labelled comments its figures are not over
     for cid, g in items:
-        s = data.score(data.comments[cid]["text_id"], det.detector_id)
+        key = (data.comments[cid]["text_id"], det.detector_id)
+        s = data.scores.get(key)
         if s is not None:
             rows.append((cid, s, g))
+        else:
+            left_out["failed" if key in data.scores else "not_scored"] += 1  # a score row with an error: failed
     if not rows:
         return None
     scores, golds = [s for _, s, _ in rows], [g for _, _, g in rows]
     best = metrics.best_f1_threshold(scores, golds)
     overlap, flags = in_sample(data, declared, [cid for cid, _, _ in rows])
     out = {"detector": det.name, "version": det.version, "threshold": det.threshold,
-           **with_intervals(scores, golds, det.threshold),
+           **with_intervals(scores, golds, det.threshold), "left_out": left_out,
            "best_f1": best, "degenerate": degenerate(scores, golds, det.threshold, best),
            "training": overlap, "out_of_sample": None,
            "reliability": metrics.reliability_curve(scores, golds, RELIABILITY_BINS), "groups": {},

@@ -18,7 +18,8 @@ METHOD = (f"Comments with a gold toxic label, per source (dataset or site; never
           f"scikit-learn); Brier score. Brackets: 95% percentile bootstrap intervals ({cite('efron')}), stratified by gold label "
           "(1000 resamples, seed 0; fewer above 200,000 items). Best-F1 threshold: chosen on the same data, so "
           "its F1 is optimistic. Reliability: 10 equal-width score bins, share of gold positives per bin. "
-          "Groups: each value of a group label (platform, target_ident, target, group). ⚠: fewer than 30 items, "
+          "Groups: each value of a group label (platform, target_ident, target, group). A detector's figures are "
+          "over the comments it scored; ⚠ says how many of the source's it failed on or never scored. ⚠: fewer than 30 items, "
           "or fewer than 5 positives or negatives, or a degenerate figure (a best-F1 threshold that calls every "
           f"item toxic, an F1 of 0, a threshold at which every prediction is one class). Per gold class: recall with Wilson "
           f"95% intervals ({cite('wilson')}). Training data: what each "
@@ -34,8 +35,19 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
 
 
 def _warned(cell: dict[str, Any]) -> str:
-    found = [*cell["warnings"], *cell.get("degenerate", [])]
+    found = [*_left_out(cell), *cell["warnings"], *cell.get("degenerate", [])]
     return ("⚠ " + "; ".join(found)) if found else ""
+
+
+def _left_out(cell: dict[str, Any]) -> list[str]:
+    """That a detector's figures are over fewer rows than its source's labelled comments, and why."""
+    gone = cell.get("left_out") or {}
+    failed, not_scored = gone.get("failed", 0), gone.get("not_scored", 0)
+    if not failed + not_scored:
+        return []
+    why = ", ".join(f"{n} {what}" for n, what in ((failed, "failed"), (not_scored, "not scored")) if n)
+    return [f"scored {cell['n']} of the {cell['n'] + failed + not_scored} labelled comments ({why}): its figures "
+            f"are over those {cell['n']}"]
 
 
 def _metric_cells(cell: dict[str, Any]) -> list[str]:
