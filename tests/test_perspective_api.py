@@ -342,3 +342,23 @@ def test_report_shows_api_traffic_per_community(server):
                                              "calibrated": 0, "mean_score": {"multilabel@test-ml-1": 0.0}}
     assert api["communities"]["(no communityId)"]["mean_score"] == {"multilabel@test-ml-1": 0.5}
     assert "Perspective API traffic" in render_html(report)
+
+
+@pytest.mark.parametrize("text", ["   ", "\n\t ", "\u200b\u00a0"])
+def test_a_blank_comment_is_refused_as_empty_and_never_scored(server, text):
+    """A whitespace-only comment is Perspective's COMMENT_EMPTY, as the live daemon treats it
+    (`blank_reason`): not a detector's 0.0 answered as a probability and logged as a score."""
+    srv, db = server
+    for path, body in [("comments:analyze", {"comment": {"text": text}, "requestedAttributes": {"TOXICITY": {}}}),
+                       ("comments:suggestscore", {"comment": {"text": text},
+                                                  "attributeScores": {"TOXICITY": {"summaryScore": {"value": 0.1}}}})]:
+        status, got = _post(srv.base, body, path=path)
+        assert status == 400 and got["error"]["details"][0]["errorType"] == "COMMENT_EMPTY", (path, got)
+        assert got["error"]["message"] == "Comment must be non-empty."
+    _scores_committed(srv)
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("SELECT count(*) FROM comments WHERE platform = 'api'").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM scores").fetchone()[0] == 0
+    finally:
+        con.close()

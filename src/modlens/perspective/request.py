@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Collection
 
+from modlens.datasets.base import blank_reason
 from modlens.perspective.attributes import KNOWN
 from modlens.perspective.discovery import SCHEMAS
 from modlens.perspective.errors import PerspectiveError, invalid, unknown_names
@@ -104,7 +105,9 @@ def _text(body: dict[str, Any], max_bytes: int) -> str:
     text = comment.get("text")
     if text is not None and not isinstance(text, str):
         raise invalid("Invalid value at 'comment.text': expected a string.")
-    if not text:
+    # whitespace only (zero-width spaces included) is empty, as the live daemon and every audit
+    # treat it (`blank_reason`): no detector's answer on it is a score of the comment
+    if not text or blank_reason(text) is not None:
         raise invalid("Comment must be non-empty.", "COMMENT_EMPTY")
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
