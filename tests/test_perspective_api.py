@@ -362,3 +362,17 @@ def test_a_blank_comment_is_refused_as_empty_and_never_scored(server, text):
         assert con.execute("SELECT count(*) FROM scores").fetchone()[0] == 0
     finally:
         con.close()
+
+
+def test_span_scores_below_the_threshold_are_left_out(server):
+    """scoreThreshold: "Don't return scores for this attribute that are below this threshold" (the
+    discovery document's AttributeParameters): a span's score is one of them, not only the summary."""
+    srv, _ = server
+    status, got = _post(srv.base, {"comment": {"text": "you idiot. have a nice day"}, "spanAnnotations": True,
+                                   "requestedAttributes": {"TOXICITY": {"scoreThreshold": 0.1}, "INSULT": {}}})
+    assert status == 200
+    tox = got["attributeScores"]["TOXICITY"]
+    assert tox["summaryScore"]["value"] == pytest.approx(1 / 6)
+    assert [(s["begin"], s["end"], s["score"]["value"]) for s in tox["spanScores"]] == [(0, 10, 0.5)]
+    # without a threshold every span is there, the clean one included
+    assert [s["score"]["value"] for s in got["attributeScores"]["INSULT"]["spanScores"]] == [0.5, 0.0]

@@ -158,8 +158,11 @@ class Analyzer:
             threshold = req.attributes[attr].score_threshold
             if threshold is not None and summary < threshold:
                 continue  # Perspective leaves scores below the threshold out
-            span_scores = [{"begin": b, "end": e, "score": _probability(
-                self._value(src, by_text[t][src.detector], maps.get(attr)))} for b, e, t in pieces]
+            # ... every score of the attribute below it ("Don't return scores for this attribute that
+            # are below this threshold"), a span's too
+            span_values = [(b, e, self._value(src, by_text[t][src.detector], maps.get(attr))) for b, e, t in pieces]
+            span_scores = [{"begin": b, "end": e, "score": _probability(v)} for b, e, v in span_values
+                           if threshold is None or v >= threshold]
             det = self.engine.detectors[src.detector]
             cal = maps.get(attr)
             scores[attr] = {
