@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import sqlite3
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from modlens.services.detectors import load_detectors, parse_detector_spec
 from modlens.errors import ErrorKind, ModlensError
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
+from modlens.studylog.connection import LogUnwritable, unwritable
 from modlens.studylog.records.runs import completed_keys, find_run, n_completed
 from modlens.studylog.store import StudyLog
 
@@ -243,6 +245,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         auditor = Auditor(log, the_engine, data, run_id, det_ids, attack, plan, seed, page_id=page_id, compute=compute,
                           group_s=group_commit_s)
         status = "interrupted"
+        failed: LogUnwritable | None = None  # the log stopped taking writes: reported below, with what it holds
         try:
             with heap_frozen():
                 asyncio.run(_drive(auditor, feed, data.name, chunk_size, total, progress, on_chunk))
@@ -258,11 +261,18 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
                              fix=f"{err.fix + ', then ' if err.fix else 'fix the file, then '}{again}") from None
         except KeyboardInterrupt:  # Ctrl-C: what is logged stays; the CLI says how to resume
             raise AuditInterrupted(run_id, n_completed(log, run_id)) from None
+        except (sqlite3.Error, LogUnwritable) as err:  # a full disk, a log made read-only, an I/O error, a lock
+            failed = unwritable(err, log.path)
+            if failed is None:
+                raise
         finally:
             feed.close()
-            auditor.sink.commit()  # (closing the auditor did, unless the loop never got there)
-            log.set_run_progress(run_id, n_completed(log, run_id))
-            log.finish_run(run_id, status)
+            closed = close_run(log, auditor, run_id, status)
+        failed = failed or closed
+        if failed is not None:
+            raise LogUnwritable(f"{failed.message}; {n_completed(log, run_id)} items are in the log (run {run_id})",
+                                fix=f"{resume_fix(failed)}, then run the same command again: it resumes after them",
+                                reason=failed.reason) from None
     finally:
         log.close()
     warnings = kept.warnings() if kept else []
@@ -271,6 +281,32 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
                        time.perf_counter() - t0, resumed, unavailable, auditor.attack_counts,
                        format=data.format, notes=[*data.notes, *feed.blank_notes(), *warnings],
                        not_scored=dict(feed.blank), n_edited=kept.n_edited if kept else 0, warnings=warnings)
+
+
+def close_run(log: StudyLog, auditor: Auditor, run_id: int, status: str) -> LogUnwritable | None:
+    """The run's end in the log: the open group of chunks committed, the count of items done and the
+    status written. A log that stopped taking writes is returned, not raised, so the error that
+    stopped the audit, if any, is the one reported; what the log holds is then what was committed
+    (an uncommitted group is rolled back), and the run, left `running`, resumes as an interrupted one."""
+    try:
+        auditor.sink.commit()  # (closing the auditor did, unless the loop never got there)
+        log.set_run_progress(run_id, n_completed(log, run_id))
+        log.finish_run(run_id, status)
+    except (sqlite3.Error, LogUnwritable) as err:
+        failed = unwritable(err, log.path)
+        if failed is None:
+            raise
+        if log.conn.in_transaction:
+            log.conn.execute("ROLLBACK")
+        return failed
+    return None
+
+
+def resume_fix(failed: LogUnwritable) -> str:
+    """What to do before an audit stopped by an unwritable log is run again (the error's own fix is the daemon's)."""
+    if "locked by another writer" in failed.message:
+        return "let the other writer finish or stop it"
+    return "free space on the study log's disk (or make it writable again)"
 
 
 def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any], study: StudyConfig,

@@ -1,0 +1,80 @@
+"""An audit whose study log stops taking writes mid-run (a full disk, a log made read-only) ends
+as the README's error table says: one line naming the cause, how many items are in the log (as
+many as `run_items` holds) and how to resume, exit 1, no traceback; the same command then resumes
+after exactly those items. The conditions are real to SQLite, on the audit's own connection:
+`PRAGMA max_page_count` (every write needing a new page fails with SQLITE_FULL, as on a full
+filesystem; tests/test_studylog_full.py) and `PRAGMA query_only` (every write fails with
+SQLITE_READONLY, the bookkeeping at the run's end included)."""
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+import modlens.audit.run as audit_run
+from modlens.cli import main
+from modlens.studylog.store import StudyLog
+
+CHUNK = 100
+
+
+def _tables(db):
+    con = sqlite3.connect(db)
+    try:
+        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                for t in ("comments", "texts", "scores", "run_items")}
+    finally:
+        con.close()
+
+
+def _log_that_stops_after_first_progress(pragma: str):
+    """The audit's StudyLog, which stops taking writes once the first chunk is committed (the run's
+    first progress row is written right after it)."""
+
+    class Stopping(StudyLog):
+        stopped = False
+
+        def set_run_progress(self, run_id: int, n_done: int) -> None:
+            super().set_run_progress(run_id, n_done)
+            if not Stopping.stopped:
+                Stopping.stopped = True
+                pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+                self.conn.execute(pragma.format(pages=pages))
+
+    return Stopping
+
+
+FULL, READ_ONLY = "PRAGMA max_page_count = {pages}", "PRAGMA query_only = 1"
+
+
+@pytest.mark.parametrize("pragma,group", [(FULL, []), (READ_ONLY, []), (FULL, ["--group-commit", "30"])],
+                         ids=["disk-full", "read-only", "disk-full-in-a-group"])
+def test_a_log_that_stops_taking_writes_ends_the_audit_with_what_is_logged(pragma, group, data_dir, tmp_path,
+                                                                           monkeypatch, capsys):
+    """In a group (`--group-commit`), the chunks after the first share one transaction that the
+    full disk ends: the count said is still what the log holds."""
+    nh, db = data_dir / "noisyhate" / "dev.csv", tmp_path / "log.sqlite"
+    argv = ["audit", str(nh), "--db", str(db), "--detectors", "recorded", "--chunk", str(CHUNK), "--quiet", *group]
+    stopping = _log_that_stops_after_first_progress(pragma)
+    monkeypatch.setattr(audit_run, "StudyLog", stopping)
+    code = main(argv)
+    out = capsys.readouterr()
+    assert stopping.stopped
+    assert code == 1, out.err
+    assert "Traceback" not in out.err and out.out == ""  # no summary of a run that did not finish
+    done = _tables(db)["run_items"]
+    assert done == CHUNK  # the first chunk, committed before the log stopped taking writes
+    assert f"{done} items are in the log (run 1)" in out.err
+    assert "cannot be written" in out.err and "run the same command again" in out.err
+    assert "daemon" not in out.err  # the fix is the audit's, not the daemon's
+
+    monkeypatch.setattr(audit_run, "StudyLog", StudyLog)  # the disk has room again
+    assert main(argv) == 0
+    resumed = capsys.readouterr().out
+    assert '"resumed": true' in resumed and f'"n_skipped": {done}' in resumed
+    straight = tmp_path / "straight.sqlite"
+    assert main([*argv[:3], str(straight), *argv[4:]]) == 0
+    capsys.readouterr()
+    assert _tables(db) == _tables(straight)
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT run_id, status, n_done FROM audit_runs").fetchall() == [(1, "finished", 588)]
