@@ -76,7 +76,7 @@ function show(st) {
   $("open-calibration").hidden = cal.done >= cal.total;
   showTasks(st.tasks);
   const t = st.totals;
-  for (const k of ["sent", "scored", "rated", "queued"]) $("t-" + k).textContent = t[k] ?? 0;
+  for (const k of ["saved", "scored", "rated", "queued"]) $("t-" + k).textContent = t[k] ?? 0;
   // images attached to comments (studies with media.collect): fetched and sent, logged, not sent
   const media = st.study && st.study.media;
   $("media-counts").hidden = !(media && media.collect);

@@ -88,6 +88,14 @@
       return [...this.entries.values()].sort((a, b) => a.seq - b.seq);
     }
 
+    /** What the daemon has not acknowledged yet, in the participant's units: each comment of a
+     *  page, each rating, each image (a page of 50 comments is 50 waiting, not one message). */
+    waitingItems() {
+      let n = 0;
+      for (const { message: m } of this.entries.values()) n += m.type === "rating" ? 1 : (m.items || []).length;
+      return n;
+    }
+
     get size() {
       return this.entries.size;
     }

@@ -97,3 +97,17 @@ test("a handshake answered unavailable is tried again on a new socket, not shown
   assert.match(ns.connection.lastError, /unavailable.*trying again/);
   assert.ok(ws.closed && ns.connection.ws === null && ns.connection.reconnectTimer, "no new try was scheduled");
 });
+
+test("a page counts as saved once, with the rows the daemon named, and waits as its comments", async () => {
+  const saved = ns.counters.totals.saved;
+  const waiting = delivery.outbox.waitingItems();
+  await delivery.queue({ ...page, id: "page-saved" }, null);
+  await delivery.queue(rating("r-saved", "c1"), null);
+  assert.equal(delivery.outbox.waitingItems(), waiting + 3, "2 comments and 1 rating wait");
+  assert.equal(ns.counters.totals.saved, saved, "queued is not saved");
+  const ok = { type: "comments_ok", id: "page-saved", accepted: 2, truncated: [], comment_ids: { c1: 7, c2: 8 } };
+  await ns.onDaemonMessage(ok);
+  await ns.onDaemonMessage(ok); // the answer to the same page sent twice before its first answer came
+  assert.equal(ns.counters.totals.saved, saved + 2);
+  assert.equal(delivery.outbox.waitingItems(), waiting + 1);
+});

@@ -1,4 +1,4 @@
-// Counts shown in the popup (found/sent/scored/rated/errors in total), the comments this
+// Counts shown in the popup (saved/scored/rated/errors in total), the comments this
 // browser rated ("platform|key" -> {at, values}) and, for comments sent from a study's task
 // page, that page's id (task progress = rated comments per task page). Totals are saved at
 // most every 300 ms: they change with every scored comment.
@@ -9,13 +9,19 @@
   const counters = {
     // media_*: images attached to comments (worker/media.js): sent, scored (logged), failed (fetch,
     // size or type), skipped (over media.max_per_comment)
-    totals: { found: 0, sent: 0, scored: 0, rated: 0, errors: 0, media_sent: 0, media_scored: 0, media_failed: 0, media_skipped: 0 },
+    // saved: comments whose rows the daemon acknowledged (comments_ok); rated: ratings it acknowledged
+    totals: { saved: 0, scored: 0, rated: 0, errors: 0, media_sent: 0, media_scored: 0, media_failed: 0, media_skipped: 0 },
     rated: {},
     taskPageOf: {}, // "platform|key" -> task page id (lib/tasks.js pageId)
 
     async load() {
       const got = await store.get(["totals", "rated", "taskPageOf"]);
-      this.totals = { ...this.totals, ...(got.totals || {}) };
+      // `sent` (comments put in the outbox, whatever became of them) and `found` (never counted)
+      // were stored by earlier versions: not shown as anything
+      const kept = { ...(got.totals || {}) };
+      delete kept.sent;
+      delete kept.found;
+      this.totals = { ...this.totals, ...kept };
       this.rated = got.rated || {};
       this.taskPageOf = got.taskPageOf || {};
     },

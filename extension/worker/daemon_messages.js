@@ -34,7 +34,13 @@
       tabs.configChanged();
     },
     async comments_ok(msg) {
-      await delivery.acknowledged(msg.id);
+      // saved = rows the daemon says it committed (comment_ids), counted once per message: the
+      // answer to a page sent twice before its first answer came finds no outbox entry
+      const entry = await delivery.acknowledged(msg.id);
+      if (entry) {
+        counters.totals.saved += Object.keys(msg.comment_ids || {}).length;
+        counters.saveSoon();
+      }
       delivery.broadcastCounts();
     },
     scores: onScores,
@@ -43,9 +49,10 @@
       delivery.broadcastCounts();
     },
     async comment_media_ok(msg) {
-      await delivery.acknowledged(msg.id);
-      counters.totals.media_scored = (counters.totals.media_scored || 0) + (msg.media || []).length;
-      counters.saveSoon();
+      if (await delivery.acknowledged(msg.id)) { // once per message, like comments_ok
+        counters.totals.media_scored = (counters.totals.media_scored || 0) + (msg.media || []).length;
+        counters.saveSoon();
+      }
       delivery.broadcastCounts();
     },
     async rating_ok(msg) {

@@ -28,9 +28,9 @@
       }
     },
 
-    /** Totals for the popup; `queued` = messages not yet acknowledged. */
+    /** Totals for the popup; `queued` = comments, ratings and images not yet acknowledged. */
     broadcastCounts() {
-      tabs.broadcast(ns.messages.counts({ ...counters.totals, queued: this.outbox.size }));
+      tabs.broadcast(ns.messages.counts({ ...counters.totals, queued: this.outbox.waitingItems() }));
     },
 
     newSocket() {

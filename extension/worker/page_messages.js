@@ -64,7 +64,7 @@
       conn: connection.status, lastError: connection.lastError, consented: config.consented(), paused: config.settings.paused,
       study, detectors: config.detectors, consent: config.consent, settings: { ...settings, tokenSet: !!token },
       extensionOrigin: ns.extensionOrigin(chrome.runtime), // what `modlens pair --extension` takes
-      totals: { ...counters.totals, queued: delivery.outbox.size }, pages: tabs.statuses(tabId), display: config.displayMode(),
+      totals: { ...counters.totals, queued: delivery.outbox.waitingItems() }, pages: tabs.statuses(tabId), display: config.displayMode(),
       calibration: calibrationState(), tasks: tasksState(), itemset: itemsetState(), variants: connection.variants,
     };
   };
@@ -97,8 +97,7 @@
       }
     }
     if (task) await counters.onTaskPage(page.platform, items.map((i) => i.key), ns.pageId(task.url));
-    counters.totals.sent += items.length;
-    counters.saveSoon();
+    // counted as saved when the daemon acknowledges their rows (daemon_messages.js), not here
     sendSoon();
     return { queued: true, ids };
   }

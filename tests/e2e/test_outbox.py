@@ -44,7 +44,7 @@ def test_nothing_is_sent_before_consent_nor_while_paused(playwright_instance, tm
         st = b.state()
         assert st["conn"] == "ready" and not st["consented"]
         assert [s["active"] for s in held_back(b, "consent needed")] == [False]
-        assert logged(daemon, items) == [] and st["totals"]["sent"] == 0 and st["totals"]["queued"] == 0
+        assert logged(daemon, items) == [] and st["totals"]["saved"] == 0 and st["totals"]["queued"] == 0
         b.consent()  # the open page starts observing as soon as consent is given
         wait_for(lambda: len(logged(daemon, items)) == 2, 20, "comments after consent")
         rater = b.state()["settings"]["raterId"]
