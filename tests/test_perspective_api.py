@@ -376,3 +376,40 @@ def test_span_scores_below_the_threshold_are_left_out(server):
     assert [(s["begin"], s["end"], s["score"]["value"]) for s in tox["spanScores"]] == [(0, 10, 0.5)]
     # without a threshold every span is there, the clean one included
     assert [s["score"]["value"] for s in got["attributeScores"]["INSULT"]["spanScores"]] == [0.5, 0.0]
+
+
+class Failing(MultiLabel):
+    def score(self, texts):
+        raise RuntimeError("the model's worker died")
+
+
+@pytest.mark.parametrize("do_not_store", [False, True])
+def test_a_failed_detector_is_in_the_daemon_log_and_the_study_log(tmp_path, caplog, do_not_store):
+    """The 500 of a detector that failed is said in the daemon log (which detector, why; never the
+    text), and a logged call keeps the detector's error for its text, as any scored text does (so
+    `modlens rescore` retries it), instead of a call that looks answered with its scores lost."""
+    caplog.set_level(logging.WARNING, logger="modlens.daemon")
+    db = tmp_path / "study.sqlite"
+    app = create_app(_study(), db, TOKEN, detectors={"ml": Failing()})
+    srv = ThreadedServer(app)
+    try:
+        status, got = _post(srv.base, {"comment": {"text": "a private failing comment"}, "doNotStore": do_not_store,
+                                       "requestedAttributes": {"TOXICITY": {}}})
+        _scores_committed(srv)
+    finally:
+        srv.stop()
+    assert status == 500 and got["error"]["status"] == "INTERNAL"
+    failed = [r.getMessage() for r in caplog.records if "could not score" in r.getMessage()]
+    assert failed and "ml" in failed[0] and "the model's worker died" in failed[0]
+    assert "private failing comment" not in caplog.text
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute("SELECT s.error FROM scores s JOIN texts t USING (text_id) "
+                           "WHERE t.text = 'a private failing comment'").fetchall()
+        texts = con.execute("SELECT count(*) FROM texts WHERE text LIKE '%private failing%'").fetchone()[0]
+    finally:
+        con.close()
+    if do_not_store:
+        assert rows == [] and texts == 0
+    else:
+        assert len(rows) == 1 and "the model's worker died" in rows[0][0]

@@ -9,8 +9,9 @@ is written.
 
 Both writes go through the daemon's batched writer, as the extension's comments do: the call is
 submitted on arrival, so its commit runs while the comment is scored, and the answer waits for
-that commit (a call that was answered is in the log). Its scores are submitted once the answer is
-built and committed in the writer's next batch, after the answer: a daemon killed in that moment
+that commit (a call that was answered is in the log). Its scores (or a detector's error, which
+answers 500 and says so in the daemon log) are submitted once the detectors have answered, without
+waiting, and committed in the writer's next batch, after the answer: a daemon killed in that moment
 (the writer's batching window, `writer_max_delay_ms`, 20 ms, plus the commit) keeps the call
 without its scores, which `modlens rescore` computes again. A daemon that stops normally commits
 them first (`drain`). Waiting for the scores' commit too cost a quarter to half of the throughput
@@ -130,28 +131,37 @@ class Analyzer:
                       "api.languages": ",".join(langs), "api.calibrated": bool(calibrated)}
             call = asyncio.ensure_future(self._log_call(req.text, req.community_id, req.client_token,
                                                         req.session_id, labels))
+        pieces = spans.sentences(req.text) if req.span_annotations else [(0, spans.utf16_len(req.text), req.text)]
         try:
-            response, by_text = await self._scores(req, chosen, maps)
+            by_text = await self._results(req.text, pieces, chosen)
         finally:
             if call is not None:
                 await call
+        if call is not None:  # a detector's error too, as for any scored text (`modlens rescore` retries it)
+            self._log_scores_after_answer([(t, k, r) for t, per in by_text.items() for k, r in per.items()])
+        try:
+            response = self._scores(req, pieces, chosen, maps, by_text)
+        except PerspectiveError as err:  # a detector failed or lacks its label: said here, never the text
+            log.warning("Perspective API call not answered (%s): %s", err.status, err.message)
+            raise
         response.update({"languages": list(langs), "detectedLanguages": detected})
         if req.client_token is not None:
             response["clientToken"] = req.client_token
-        if call is not None:
-            self._log_scores_after_answer([(t, k, r) for t, per in by_text.items() for k, r in per.items()])
         return response
 
-    async def _scores(self, req: AnalyzeRequest, chosen: Mapping[str, AttributeSource],
-                      maps: Mapping[str, calibration.Calibration]) -> tuple[dict[str, Any], dict[str, dict[str, DetectorResult]]]:
-        """(the response's `attributeScores`, each scored text's detector results)."""
-        pieces = spans.sentences(req.text) if req.span_annotations else [(0, spans.utf16_len(req.text), req.text)]
-        texts = list(dict.fromkeys([req.text, *(t for _, _, t in pieces)]))
+    async def _results(self, text: str, pieces: list[tuple[int, int, str]],
+                       chosen: Mapping[str, AttributeSource]) -> dict[str, dict[str, DetectorResult]]:
+        """Each text to score (the comment, its spans) -> detector key -> the detector's result."""
+        texts = list(dict.fromkeys([text, *(t for _, _, t in pieces)]))
         keys = sorted({s.detector for s in chosen.values()})
         # alone: a request's texts are all here, so a lone request does not wait for company
         results = await self.engine.score(texts, only=keys, alone=True) if keys else [{} for _ in texts]
-        by_text = dict(zip(texts, results))
+        return dict(zip(texts, results))
 
+    def _scores(self, req: AnalyzeRequest, pieces: list[tuple[int, int, str]], chosen: Mapping[str, AttributeSource],
+                maps: Mapping[str, calibration.Calibration],
+                by_text: Mapping[str, Mapping[str, DetectorResult]]) -> dict[str, Any]:
+        """The response's `attributeScores`; a PerspectiveError (500) when a detector failed."""
         scores: dict[str, Any] = {}
         for attr, src in chosen.items():
             summary = self._value(src, by_text[req.text][src.detector], maps.get(attr))
@@ -171,7 +181,7 @@ class Analyzer:
                 "detector": {"key": src.detector, "name": det.name, "version": det.version, "label": src.label,
                              "calibration": None if cal is None else {"id": cal.id, "source": cal.source,
                                                                       "fittedAt": cal.fitted_at}}}
-        return {"attributeScores": scores}, by_text
+        return {"attributeScores": scores}
 
     def _value(self, src: AttributeSource, result: DetectorResult, cal: calibration.Calibration | None) -> float:
         if result.error is not None or result.labels is None:
