@@ -8,7 +8,9 @@ computed twice: as the attack recorded it, and verified from the target's logged
 variant text (the exact target version when the record names it). Queries per success: mean
 recorded target queries of the successful attacks. Transfer: `perturb.transfer.asr_matrix` on
 the successful texts and the logged scores of every detector (rows: detector attacked, columns:
-detector scoring), counting for a column only the examples whose seed it judged right.
+detector scoring), counting for a column only the examples whose seed it judged right. A column
+is a detector name: each example's text and seed are judged by one version of it (the latest that
+scored the text), and a column whose examples were judged by several versions says which.
 Attempts with different budgets or edit limits are never pooled, nor are recipes (rows are
 recipe x target; `params.recipe` / strategy `recipe:NAME`, else `attack-tae|bae`).
 
@@ -25,7 +27,7 @@ role = review, `modlens study add-attacks`), per recipe: the share rated toxic.
 """
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from statistics import mean
 from typing import Any
 
@@ -72,6 +74,18 @@ class _Detectors:
                 return s, d.threshold
         return None, None
 
+    def pair(self, name: str, text_id: int, seed_id: int) -> tuple[float | None, float | None, float | None, str | None]:
+        """(text's score, seed's score, threshold, version) by one version of that detector: the
+        latest that scored the text, with its score of the seed (None when it has none), so a seed
+        judged by one version is never set beside a text judged by another; without a score of the
+        text, the latest that scored the seed (version None: no cell counts the example)."""
+        for d in self.by_name.get(name, []):
+            s = self.data.score(text_id, d.detector_id)
+            if s is not None:
+                return s, self.data.score(seed_id, d.detector_id), d.threshold, d.version
+        seed, t = self.score(name, seed_id)
+        return None, seed, t, None
+
 
 def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str, Any] | None:
     """`quality`: the filters to apply (default: default settings, the stored meaning and fluency
@@ -102,6 +116,8 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
     recipes = {k[2] for k in groups}
     rows, labels, matrix_rows = [], {}, defaultdict(list)
     judged: dict[tuple[str, str], set[str]] = defaultdict(set)  # (goal/recipe/config, source) -> judges
+    # (goal/recipe/config, detector name) -> the versions whose scores its transfer cells are from
+    versions: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for key in sorted(groups):
         target, goal, recipe, config = key
         vs = groups[key]
@@ -152,11 +168,12 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
         for v in successes:
             scores, thresholds, seed_scores = {}, {}, {}
             for det_name in dets.names():
-                s, t = dets.score(det_name, v["text_id"])
-                seed, seed_t = dets.score(det_name, v["source_text_id"])
+                s, seed, t, version = dets.pair(det_name, v["text_id"], v["source_text_id"])
                 scores[det_name], seed_scores[det_name] = s, seed
-                if t is not None or seed_t is not None:
-                    thresholds[det_name] = t if t is not None else seed_t
+                if t is not None:
+                    thresholds[det_name] = t
+                if version is not None:
+                    versions[(group, det_name)][version] += 1
             matrix_rows[group].append({"source": name, "goal": goal.lower(), "text": data.texts.get(v["text_id"], ""),
                                        "scores": scores, "thresholds": thresholds, "seed_scores": seed_scores})
     matrices, transfer = [], {}
@@ -171,6 +188,11 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
                 m.notes.append(f"{', '.join(judge_names)} judged the attacks on {source} (AND ensemble): they still "
                                f"called each success {'toxic' if goal == 'tae' else 'benign'}, so their cells in "
                                f"that row are 0 by construction")
+        for (g, det_name), used in sorted(versions.items()):
+            if g == group and len(used) > 1:
+                m.notes.append(f"{det_name}: versions " + ", ".join(
+                    f"{v} ({n} example{'s' * (n != 1)})" for v, n in sorted(used.items()))
+                    + " scored these attacks; its column pools them (each example's text and seed by one version)")
         matrices.append({**m.to_dict(), "config": config, "recipe": recipe})
     return {"rows": rows, "transfer": transfer, "detectors": dets.names(), "matrices": matrices,
             "quality": verdicts["config"], "recovery_notes": sorted(set(recovery.notes)),

@@ -1,0 +1,49 @@
+"""The attacks section's transfer matrix names its columns by detector name: when a detector was
+scored at two versions (a retrained head, a rescore), each example's seed and adversarial text are
+judged by the same version, and the matrix says which versions its column pooled."""
+from __future__ import annotations
+
+from modlens.analysis import attacks
+from modlens.analysis.data import load
+from modlens.perturb.base import Variant
+from modlens.studylog.store import StudyLog
+
+
+def _attack(lg, key: str, seed: str, text: str) -> None:
+    cid = lg.add_comment("dataset:x", key, None, seed)
+    lg.add_variant(cid, Variant(
+        text=text, strategy="recipe:hand", params={"recipe": "hand", "edits": []}, seed=0, source_text=seed,
+        target_detector="tgt", attack={"goal": "tae", "status": "success", "search": "hand", "queries": 1,
+                                       "max_queries": 1, "target": "tgt", "target_name": "tgt", "target_version": "1",
+                                       "threshold": 0.5, "n_words": 2, "words_edited": 1}))
+
+
+def test_transfer_judges_seed_and_text_by_one_version_and_says_which_versions_a_column_pools(tmp_path):
+    db = tmp_path / "log.sqlite"
+    with StudyLog(db) as lg:
+        tgt = lg.ensure_detector("tgt", "1", "toxic", 0.5, {})
+        b1 = lg.ensure_detector("b", "1", "toxic", 0.5, {})
+        b2 = lg.ensure_detector("b", "2", "toxic", 0.5, {})
+
+        def score(text: str, det: int, s: float) -> None:
+            lg.add_score(text, det, {"toxic": s}, s, 1.0, None)
+
+        # one: b@1 judged its seed right (0.9) and was fooled by its text (0.1)
+        _attack(lg, "one", "seed one", "text one")
+        score("seed one", b1, 0.9), score("text one", b1, 0.1)
+        # two: b@2 scored both, the same way
+        _attack(lg, "two", "seed two", "text two")
+        score("seed two", b2, 0.9), score("text two", b2, 0.1)
+        # three: b@1 scored both (seed right, fooled by the text); b@2 scored only the seed, and misjudged it.
+        # Judged by b@1 the attack transferred; pairing b@1's text score with b@2's seed score drops it.
+        _attack(lg, "three", "seed three", "text three")
+        score("seed three", b1, 0.9), score("text three", b1, 0.1), score("seed three", b2, 0.3)
+        for text in ("seed one", "seed two", "seed three"):
+            score(text, tgt, 0.9)
+        for text in ("text one", "text two", "text three"):
+            score(text, tgt, 0.1)
+    section = attacks.analyze(load(db))
+    (matrix,) = section["matrices"]
+    assert matrix["n"]["tgt"]["b"] == 3 and matrix["rate"]["tgt"]["b"] == 1.0
+    assert any("b: versions 1 (2 examples), 2 (1 example)" in n for n in matrix["notes"]), matrix["notes"]
+    assert not any("tgt:" in n for n in matrix["notes"])  # one version: nothing to say
