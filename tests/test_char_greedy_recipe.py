@@ -111,3 +111,36 @@ def test_strategies_and_their_options_replace_the_default_set():
     assert [t.key for t in only.transformations] == ["char:special_char"]
     assert {e["params"]["strategy"] for e in v.params["edits"]} <= {"special_char"}
     assert v.strategy == "recipe:char_greedy" and v.params["recipe"] == "char_greedy"
+
+
+def test_another_human_lookup_table_is_another_attack(tmp_path, monkeypatch, capsys):
+    """The table human_lookup draws from is part of the attack: an audit run again with another
+    table attacks again (its forms logged), not 'reused' from the first table's results."""
+    import json
+    import sqlite3
+
+    from modlens.cli import main
+
+    data = tmp_path / "c.csv"
+    data.write_text("text,toxic\nyou are an idiot\nwhat an idiot you are\n".replace("\n", ",1\n").replace("toxic,1", "toxic"))
+    tables = {}
+    for name, form in (("a", "idi0t"), ("b", "1d1ot")):
+        tables[name] = tmp_path / f"{name}.json"
+        tables[name].write_text(json.dumps({"idiot": [form]}))
+    db = tmp_path / "log.sqlite"
+    args = ["audit", str(data), "--db", str(db), "--quiet", "--detector", "profanity-check", "--attack", "tae",
+            "--no-ensemble", "--strategies", "human_lookup"]
+    runs = {}
+    for name in ("a", "b"):
+        monkeypatch.setenv("MODLENS_PERTURBATIONS", str(tables[name]))
+        assert main(args) == 0
+        runs[name] = json.loads(capsys.readouterr().out)["attacks"]["profanity-check"]
+    assert runs["a"]["reused"] == 0 and runs["b"]["reused"] == 0
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT t.text, v.params_json FROM variants v JOIN texts t ON t.text_id = v.text_id "
+                       "WHERE v.attack_json IS NOT NULL").fetchall()
+    con.close()
+    texts = {t for t, _ in rows}
+    assert {"you are an idi0t", "you are an 1d1ot"} <= texts
+    shas = {json.loads(p)["transformation_data"]["char:human_lookup"]["lexicon_sha"] for _, p in rows}
+    assert len(shas) == 2

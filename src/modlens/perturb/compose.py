@@ -110,6 +110,10 @@ class Attack:
             cfg["max_edit_fraction"] = min(fractions)  # the report groups attempts by it
         if self.unavailable:
             cfg["unavailable"] = dict(self.unavailable)
+        # another table (human_lookup's) proposes other changes: another attack, never reused for this one
+        data = {t.key: d for t in self.transformations if (d := t.data())}
+        if data:
+            cfg["transformation_data"] = data
         return cfg
 
     def run(self, text: str) -> Variant:

@@ -56,6 +56,10 @@ class Transformation(ABC):
         """None when usable, else a one-line reason with the fix."""
         return None
 
+    def data(self) -> dict[str, Any]:
+        """The data it proposes from beyond its code, by content (`Strategy.data`); {} for none."""
+        return {}
+
     @abstractmethod
     def changes(self, text: str, slots: Sequence[WordSlot], index: int, rng: random.Random,
                 k: int) -> list[WordChange]:
@@ -169,6 +173,9 @@ class CharacterTransformation(Transformation):
 
     def availability(self) -> str | None:
         return self.strategy.availability()
+
+    def data(self) -> dict[str, Any]:
+        return self.strategy.data()
 
     def changes(self, text: str, slots: Sequence[WordSlot], index: int, rng: random.Random,
                 k: int) -> list[WordChange]:

@@ -26,6 +26,11 @@ class Strategy(ABC):
         """None when usable, else a one-line reason with the fix."""
         return None
 
+    def data(self) -> dict[str, Any]:
+        """What the strategy reads beside its code (a table), named by its content: recorded with
+        an attack, so one made with other data is another attack. {} when it reads none."""
+        return {}
+
     @abstractmethod
     def perturb(self, word: str, rng: random.Random) -> WordEdit | None:
         """A perturbed form of `word`, or None when this strategy cannot apply to it."""

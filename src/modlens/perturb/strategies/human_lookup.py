@@ -8,6 +8,7 @@ import json
 import os
 import random
 from pathlib import Path
+from typing import Any
 
 from modlens import paths
 from modlens.perturb.strategies._word import Strategy, WordEdit
@@ -62,6 +63,10 @@ class HumanLookup(Strategy):
     def availability(self) -> str | None:
         self._load()
         return self._error
+
+    def data(self) -> dict[str, Any]:
+        self._load()
+        return {"lexicon": self.path.name, "lexicon_sha": self.lexicon_hash} if self._table is not None else {}
 
     def forms(self, word: str) -> list[str]:
         """Recorded perturbations of `word` that really change it (case-only copies such as

@@ -45,6 +45,10 @@ class Composite(Transformation):
             self._unavailable = {p.key: r for p in self.parts if (r := p.availability())}
         return self._unavailable
 
+    def data(self) -> dict[str, Any]:
+        skip = self.unavailable()
+        return {p.key: d for p in self.parts if p.key not in skip and (d := p.data())}
+
     def changes(self, text: str, slots: Sequence[WordSlot], index: int, rng: random.Random,
                 k: int) -> list[WordChange]:
         """Up to k changes from every usable part (k each, as each would propose alone), in
