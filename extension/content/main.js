@@ -133,7 +133,7 @@
     if (!msg || !adapter) return;
     if (msg.type === ns.MSG.scores) {
       for (const it of msg.items) {
-        if (!info.has(it.key)) page.scored += 1;
+        if (!info.has(it.key) && ns.wasScored(it)) page.scored += 1; // a blank text is answered, not scored
         const prev = info.get(it.key);
         info.set(it.key, { sampled: it.sampled, detectors: it.detectors, rated: (prev && prev.rated) || it.rated });
         refresh(it.key);

@@ -63,6 +63,12 @@
       file_name: String(fileName || "").slice(0, 255), replace: !!replace }),
   };
 
+  /** Whether a detector scored this `scores` item (a number from at least one): a blank text
+   *  (`not_scored`) or a comment every detector failed on is answered too, with none. */
+  ns.wasScored = function wasScored(item) {
+    return Object.values((item && item.detectors) || {}).some((d) => d && typeof d.toxicity === "number");
+  };
+
   /** The live-variant counts of a status_ok answer (its queue.variants, live/variants.py), for
    *  every connection of the daemon together; null when the daemon gives none. */
   ns.daemonVariants = function daemonVariants(statusOk) {

@@ -111,3 +111,15 @@ test("a page counts as saved once, with the rows the daemon named, and waits as 
   assert.equal(ns.counters.totals.saved, saved + 2);
   assert.equal(delivery.outbox.waitingItems(), waiting + 1);
 });
+
+test("scored counts comments a detector scored, once, however often the daemon answers the page", async () => {
+  const before = ns.counters.totals.scored;
+  const scores = { type: "scores", id: "page-scored", items: [
+    { key: "s1", comment_id: 1, truncated: false, detectors: { p: { name: "p", version: "1", labels: { toxic: 0.2 }, toxicity: 0.2, latency_ms: 1 } } },
+    { key: "s2", comment_id: 2, truncated: false, detectors: {}, not_scored: "whitespace" },
+    { key: "s3", comment_id: 3, truncated: false, detectors: { p: { name: "p", version: "1", labels: null, toxicity: null, latency_ms: 1, error: "timeout" } } },
+  ] };
+  await ns.onDaemonMessage(scores);
+  await ns.onDaemonMessage(scores); // the same page sent again before its first answer: answered again
+  assert.equal(ns.counters.totals.scored, before + 1);
+});

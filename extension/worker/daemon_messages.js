@@ -2,6 +2,20 @@
 (function (ns) {
   const { config, connection, counters, delivery, tabs } = ns;
 
+  // Comments counted as scored, by message id: a page sent again before its first answer came
+  // (RESEND_AFTER_MS) is scored and answered again, and is not scored twice. Bounded: an answer
+  // repeats within seconds of the first.
+  const counted = new Set();
+  const COUNTED_MAX = 20000;
+  function countScored(id, item) {
+    if (!ns.wasScored(item)) return;
+    const k = `${id}\n${item.key}`;
+    if (counted.has(k)) return;
+    counted.add(k);
+    if (counted.size > COUNTED_MAX) counted.delete(counted.values().next().value);
+    counters.totals.scored += 1;
+  }
+
   // Sampling is decided here, from the comment alone (lib/sampling.js), so every frame and
   // every participant of the study gets the same decision.
   function onScores(msg) {
@@ -11,7 +25,7 @@
     const detectorKeys = config.detectors.map((d) => d.key);
     const items = [];
     for (const item of msg.items || []) {
-      counters.totals.scored += 1;
+      countScored(msg.id, item);
       const decision = ns.decideSample(sampling, { ...item, platform }, detectorKeys);
       const detectors = {};
       for (const [k, d] of Object.entries(item.detectors || {})) {

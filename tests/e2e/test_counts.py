@@ -63,3 +63,29 @@ def test_comments_count_as_saved_when_the_daemon_acknowledged_them_not_when_queu
     assert after["saved"] - before.get("saved", 0) == 3
     assert int(popup_totals(browser, url)["saved"]) == after["saved"]
     page.close()
+
+
+def page_counts(browser, video_id) -> dict | None:
+    for p in browser.state()["pages"]:
+        if p.get("page") and p["page"]["page_key"] == video_id:
+            return p.get("counts")
+    return None
+
+
+def test_a_comment_no_detector_scored_is_not_counted_as_scored(browser, daemon, tmp_path):
+    """A zero-width space is a text to the page and blank to the daemon (`not_scored`): it is logged,
+    answered in `scores` with no detector's score, and must not be counted as scored."""
+    before = browser.state()["totals"]
+    url, items = serve_page(browser, tmp_path, "CountsT0002", ["a comment with words", "\u200b", "another comment with words"])
+    page = browser.context.new_page()
+    try:
+        page.goto(url)
+        wait_for(lambda: len(logged(daemon, items)) == 3, 20, "the page's 3 comments in the log")
+        blank = daemon.comments("youtube")[items[1]["key"]]
+        assert blank["text"] == "\u200b"
+        # one `scores` message answers the page: once it counted anything, it counted everything
+        counts = wait_for(lambda: (c := page_counts(browser, "CountsT0002")) and c["scored"] and c, 20, "the page's scores")
+        assert counts["scored"] == 2, counts
+        assert browser.state()["totals"]["scored"] - before["scored"] == 2
+    finally:
+        page.close()
