@@ -127,3 +127,21 @@ def test_noisyhate_table4_per_type_from_the_csv(noisyhate_report):
         # the exact integral of P(score ≥ t) over [0, 1] is the mean score: the grid's ΔAUC stays close to it
         assert r["delta_auc"] == pytest.approx(clean.mean() - pert.mean(), abs=3e-3), kind
         assert r["roc_auc_clean"] is None  # NoisyHate is all toxic
+
+
+def test_robustness_page_warns_of_few_pairs_and_shows_the_flip_rate(tmp_path):
+    """Four labelled pairs give a ΔACC of -0.5 and a ΔAUC of 0.19 printed like any other: the page must
+    say they rest on 4 pairs, as the labelled section says of fewer than 30 items; and the decision
+    flip rate the docs promise (every pair, labelled or not) must be on the page, not only in the JSON."""
+    from modlens.analysis.report import render_html
+
+    db = tmp_path / "hand.sqlite"
+    _hand_log(db)
+    report = report_from_db(db)
+    (det,) = report["sections"]["robustness"]["detectors"]
+    rows = {r["type"]: r for r in det["rows"]}
+    assert rows["all"]["warnings"] == ["only 4 pairs (< 30)"] and rows["X"]["warnings"] == ["only 2 pairs (< 30)"]
+    assert rows["all"]["normalized"]["norm@1"]["warnings"] == ["only 1 pair (< 30)"]
+    page = render_html(report)
+    assert "⚠ only 4 pairs (&lt; 30)" in page and "⚠ only 1 pair (&lt; 30)" in page
+    assert "decision flip rate" in page and "0.600" in page

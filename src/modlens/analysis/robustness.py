@@ -7,6 +7,9 @@ A pair is (comment, one of its variants) where the comment carries a gold `toxic
 detector scored both texts; the variant inherits the comment's label (a perturbation keeps the
 meaning). Attack variants belong to the attacks section and are left out here. Without gold
 labels a pair still counts towards the decision flip rate.
+
+A figure over fewer than `MIN_PAIRS` pairs carries a warning (`warnings`), as the labelled section's
+cells of fewer than its minimum of items do.
 """
 from __future__ import annotations
 
@@ -17,8 +20,17 @@ from typing import Any
 import numpy as np
 
 from modlens.analysis.data import StudyData
+from modlens.analysis.labelled import MIN_ITEMS
 from modlens.analysis.metrics import THRESHOLDS, accuracy_curve, area
 from modlens.metrics import accuracy, roc_auc
+
+
+MIN_PAIRS = MIN_ITEMS  # the labelled section's minimum, for pairs
+
+
+def few_pairs(n: int) -> list[str]:
+    """Why a figure over `n` pairs is shaky (empty when it is not)."""
+    return [f"only {n} pair{'s' * (n != 1)} (< {MIN_PAIRS})"] if n < MIN_PAIRS else []
 
 
 def _types(variant: dict[str, Any]) -> list[str]:
@@ -60,6 +72,7 @@ def _summary(clean: list[float], pert: list[float], labels: list[int], threshold
         "auc_clean": area(c_curve), "auc_perturbed": area(p_curve), "delta_auc": area(c_curve) - area(p_curve),
         "roc_auc_clean": roc_auc(clean, labels), "roc_auc_perturbed": roc_auc(pert, labels),
         "curve_clean": c_curve.round(4).tolist(), "curve_perturbed": p_curve.round(4).tolist(),
+        "warnings": few_pairs(len(labels)),
     }
 
 
@@ -108,7 +121,7 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
                     sub = _summary([g.clean[i] for i, _ in kept], [s for _, s in kept],
                                    [g.label[i] for i, _ in kept], det.threshold)
                     normalized[nz] = {k: sub[k] for k in ("n_pairs", "acc_clean", "acc_perturbed", "delta_acc",
-                                                                  "delta_auc", "curve_perturbed")}
+                                                                  "delta_auc", "curve_perturbed", "warnings")}
             rows.append(row)
         results.append({"detector": det.name, "version": det.version, "threshold": det.threshold, "rows": rows,
                         "flip_rate": {p: float(np.mean(f)) for p, f in flips.items()},
