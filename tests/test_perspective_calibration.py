@@ -72,3 +72,43 @@ def test_pair_api_key_is_separate_from_the_pairing_token(capsys):
     assert rotated != first["api_key"] and keys.KeySource()() == rotated
     assert main(["pair", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["token"] not in (rotated, first["api_key"])
+
+
+def _insult_study():
+    return study(perspective={"attributes": {"INSULT": {"detector": "wordlist", "label": "toxic"}}})
+
+
+def test_noisyhate_calibrates_toxicity_only():
+    """NoisyHate recorded Perspective's TOXICITY (perspective_clean / perspective_perturbed); its
+    `insult`, `threat`, ... columns are Civil Comments' annotator shares, not Perspective's. A map
+    stored as INSULT's 'onto Perspective's scale' fitted on TOXICITY would say what it is not."""
+    with pytest.raises(calibration.CalibrationError, match="TOXICITY only"):
+        calibration.fit_recorded(_insult_study(), "INSULT", "noisyhate", detectors={"wordlist": WordListDetector()})
+    assert len(calibration.recorded_pairs("noisyhate", "TOXICITY")) > 1000
+
+
+def test_a_column_of_another_attributes_scores_is_not_taken(tmp_path):
+    path = tmp_path / "sass-like.csv"
+    path.write_text("text,perspective_avg_toxicity\n" + "\n".join(f"{'idiot ' * (i % 3)}word {i},{(i % 3) / 3}"
+                                                                  for i in range(30)))
+    with pytest.raises(calibration.CalibrationError, match="no Perspective INSULT score column"):
+        calibration.fit_recorded(_insult_study(), "INSULT", str(path), detectors={"wordlist": WordListDetector()})
+    assert len(calibration.recorded_pairs(str(path), "TOXICITY")) == 30  # the column says TOXICITY: taken for it
+
+
+def test_a_column_named_like_the_attribute_is_not_taken_for_perspectives(tmp_path):
+    """`toxicity` is what Jigsaw's and Civil Comments' files (and NoisyHate's) call their annotators'
+    share: taken only when the user names it (--score-column), never guessed as Perspective's."""
+    path = tmp_path / "human.csv"
+    path.write_text("text,toxicity\n" + "\n".join(f"comment {i},{i / 30}" for i in range(30)))
+    with pytest.raises(calibration.CalibrationError, match="--score-column"):
+        calibration.recorded_pairs(str(path), "TOXICITY")
+    assert len(calibration.recorded_pairs(str(path), "TOXICITY", score_column="toxicity")) == 30
+
+
+def test_column_options_are_honoured_on_noisyhate():
+    """--text-column/--score-column on NoisyHate's layout read those columns, not both pairs silently."""
+    both = calibration.recorded_pairs("noisyhate")
+    perturbed = calibration.recorded_pairs("noisyhate", text_column="perturbed", score_column="perspective_perturbed")
+    assert 0 < len(perturbed) < len(both)
+    assert {t for t, _ in perturbed} <= {t for t, _ in both}

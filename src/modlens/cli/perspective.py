@@ -45,9 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_study_option(cal)
     cal.add_argument("--attribute", default="TOXICITY", help="Perspective attribute (default: TOXICITY)")
     cal.add_argument("--from", dest="source", default="noisyhate", metavar="SOURCE",
-                     help="noisyhate (shipped), sass (fetched), or a CSV/TSV/JSONL file of recorded scores")
+                     help="noisyhate (shipped; TOXICITY only), sass (fetched), or a CSV/TSV/JSONL file of recorded scores")
     cal.add_argument("--text-column", help="the file's text column (default: text, comment, ...)")
-    cal.add_argument("--score-column", help="the file's Perspective score column, or a column of whole responses")
+    cal.add_argument("--score-column", help="the file's column of Perspective's scores of the attribute, or of whole "
+                     "responses (default: perspective_ATTRIBUTE, for TOXICITY also perspective_avg_toxicity, then "
+                     "perspective, score, response; never a column named like the attribute, as annotators' are)")
     cal.add_argument("--holdout", type=float, default=0.3, help="share of pairs kept for the agreement (default 0.3)")
     cal.add_argument("--seed", type=int, default=0, help="seed of the split (default 0)")
     cal.add_argument("--json", action="store_true", help="print the stored calibration as JSON")

@@ -158,7 +158,18 @@ def stored() -> list[Calibration]:
 
 # --- recorded Perspective scores -----------------------------------------------------------------
 TEXT_COLUMNS = ("text", "comment", "comment_text", "sentence", "example")
-SCORE_COLUMNS = ("perspective", "perspective_score", "perspective_avg_toxicity", "perspective_toxicity", "score")
+# a column taken as Perspective's score of an attribute without --score-column: one whose name says
+# Perspective and that attribute, or Perspective's (or a score) alone. A column named like the attribute
+# (`toxicity`, `insult`) is not: Jigsaw's, Civil Comments' and NoisyHate's files name their annotators'
+# shares so. SASS's `perspective_avg_toxicity` and NoisyHate's columns are Perspective's TOXICITY only.
+SCORE_COLUMNS = ("perspective", "perspective_score", "score")
+TOXICITY_COLUMNS = ("perspective_avg_toxicity", "perspective_toxicity")
+
+
+def _score_columns(attribute: str) -> tuple[str, ...]:
+    a = attribute.lower()
+    return (f"perspective_{a}", f"perspective_{a}_score", *(TOXICITY_COLUMNS if attribute == "TOXICITY" else ()),
+            *SCORE_COLUMNS)
 
 
 def _number(value: Any) -> float | None:
@@ -196,18 +207,26 @@ def recorded_pairs(source: str, attribute: str = "TOXICITY", *, text_column: str
         raise CalibrationError(f"{path}: no rows")
     columns = list(rows[0])
     lower = {c.lower(): c for c in columns}
-    if source == "noisyhate" or {"perspective_clean", "clean"} <= set(lower):
+    noisyhate = {"perspective_clean", "clean"} <= set(lower) and text_column is None and score_column is None
+    if noisyhate and attribute != "TOXICITY":
+        raise CalibrationError(f"{path}: NoisyHate's layout records Perspective's TOXICITY only (perspective_clean, "
+                               f"perspective_perturbed), not {attribute}: give a file of Perspective's {attribute} "
+                               "scores (its other columns are Civil Comments' annotators, not Perspective)")
+    if noisyhate:
         mappings = [(lower["clean"], lower["perspective_clean"])]
         if {"perturbed", "perspective_perturbed"} <= set(lower):
             mappings.append((lower["perturbed"], lower["perspective_perturbed"]))
     else:
         text = text_column or next((lower[c] for c in TEXT_COLUMNS if c in lower), None)
-        score = score_column or next((lower[c] for c in (attribute.lower(), *SCORE_COLUMNS) if c in lower), None)
+        score = score_column or next((lower[c] for c in _score_columns(attribute) if c in lower), None)
         if text is None or text not in columns:
             raise CalibrationError(f"{path}: no text column (give --text-column; columns: {', '.join(columns)})")
+        if score is not None and score not in columns:
+            raise CalibrationError(f"{path}: no column {score!r} (columns: {', '.join(columns)})")
         if score is None and "response" not in lower:
-            raise CalibrationError(f"{path}: no Perspective score column (give --score-column; columns: "
-                                   f"{', '.join(columns)})")
+            raise CalibrationError(f"{path}: no Perspective {attribute} score column (looked for "
+                                   f"{', '.join(_score_columns(attribute))}, or whole responses in `response`; "
+                                   f"give --score-column; columns: {', '.join(columns)})")
         mappings = [(text, score or lower["response"])]
     out: list[tuple[str, float]] = []
     seen: set[str] = set()
