@@ -328,3 +328,21 @@ def test_a_text_the_chunk_before_scores_is_left_to_it_and_retried_only_after_its
     assert runs[False] == runs[True] and rows[False] == rows[True]
     assert all(r[3] is not None and r[4] is None for r in rows[False][2])  # the retry's score replaced the error
     assert runs[False][2] == len(set(texts)) + 1  # every text asked for once, "shared zz" twice
+
+
+def test_after_a_bad_row_the_progress_counts_the_recorded_items_not_the_rows_read_past_them(tmp_path, capsys):
+    """Two chunks in flight: the reader meets the bad row while reading chunk 4, with chunk 3 still in
+    flight. Chunk 4's 49 good rows were read but are never recorded, so the bar, `on_chunk` and the
+    run's progress say the 300 items the log holds (and the error says), not the 349 rows read."""
+    path = tmp_path / "big.csv"
+    path.write_text("text,toxic\n" + "".join(f"comment {i},{'maybe' if i == 350 else i % 2}\n" for i in range(1, 351)),
+                    encoding="utf-8")
+    said: list[int] = []
+    db = tmp_path / "log.sqlite"
+    with pytest.raises(AuditError, match=r"row 350: toxic = 'maybe'.*300 items before it are in the log"):
+        run_audit(str(path), db=db, chunk_size=100, progress=True, detector_objects={"m": Model()},
+                  on_chunk=said.append)
+    assert said == [100, 200, 300]
+    assert committed(db, "SELECT count(*) FROM run_items") == 300
+    bar = capsys.readouterr().err.split("\r")[-1]  # the bar as it was left
+    assert "300/350" in bar, bar

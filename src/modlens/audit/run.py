@@ -435,14 +435,19 @@ async def _drive(runner: Runner, feed: Feed, name: str, chunk_size: int, n_total
     depth = max(1, runner.depth)
     record_progress = getattr(runner, "progress", None)  # the Parquet sink keeps no run row
     pending: dict[asyncio.Future[None], int] = {}  # in flight, oldest first -> its size
+    n_recorded = 0
 
     async def settle() -> None:
+        nonlocal n_recorded
         # the oldest chunk: the first to be recorded (a later one ends first only when it fails)
         task = next(iter(pending))
         await asyncio.wait([task])
-        pending.pop(task)
+        size = pending.pop(task)
         task.result()  # a chunk's error stops the audit here
-        n_done = feed.n_read - sum(pending.values())  # skipped (done before) + recorded
+        n_recorded += size
+        # skipped (done before) + recorded: not the rows read, which include those of a chunk the
+        # reader was filling when it met a bad row (never recorded)
+        n_done = feed.n_skipped + n_recorded
         if record_progress is not None:
             record_progress(n_done)
         bar.update(n_done - bar.n)
