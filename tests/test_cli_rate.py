@@ -619,3 +619,46 @@ def test_a_submission_twice_in_one_file_is_said_so_not_already_in_the_log(tmp_pa
     code, out = run(capsys, "rate", export, "--db", tmp_path / "log.sqlite", "--study", folder,
                     "--on-change", "replace")
     assert "0 ratings imported, 12 already in the log" in out and "changed since the last import" not in out, out
+
+
+def test_a_submission_rejected_on_the_platform_after_its_import_is_rejected(tmp_path: Path,
+                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Prolific submissions imported while AWAITING REVIEW, one then REJECTED on Prolific (not paid:
+    not data) and the export imported again: the row is skipped, and the ratings the first import
+    stored must not stay in the review and the report as accepted work. Its task is rejected, saying
+    so; a review without a file keeps it so; the report's human section leaves its ratings out, naming
+    why; and APPROVED again, the task is judged by Table 11 again."""
+    from modlens.analysis import data as analysis_data
+    from modlens.analysis.human import usable_ratings
+
+    folder = study_with_set(tmp_path, capsys)
+    plan = assignment.Plan.load(folder, load(folder))
+    db = tmp_path / "log.sqlite"
+    head = ["Submission id", "Participant id", "Status", "assignment", *_survey_cells(plan, "t01-r1")]
+
+    def export(status: str) -> Path:
+        return _write_csv(tmp_path / f"prolific_{status}.csv", [
+            head, ["s1", "60aa", "AWAITING REVIEW", "t01-r1", *_survey_cells(plan, "t01-r1").values()],
+            ["s2", "60bb", status, "t01-r2", *_survey_cells(plan, "t01-r2").values()]])
+
+    code, out = run(capsys, "rate", export("AWAITING REVIEW"), "--db", db, "--study", folder)
+    assert code == 0 and "2 workers, 12 ratings imported" in out and "2 accept," in out, out
+    code, out = run(capsys, "rate", export("REJECTED"), "--db", db, "--study", folder)
+    assert code == 0, out
+    assert "skipped 1 rows that carry no valid work: 1 Prolific Status REJECTED" in out, out
+    assert ("1 submissions imported before carry no valid work now: their tasks are rejected, their ratings kept "
+            "in the log unused: survey:60bb task t01 (Prolific Status REJECTED)") in out, out
+    assert "reject  survey:60bb  task t01 (survey): rejected on the platform (Prolific Status REJECTED)" in out, out
+
+    def decisions() -> dict[str, str]:
+        return dict(sqlite3.connect(db).execute("SELECT rater_id, decision FROM rater_reviews").fetchall())
+
+    assert decisions() == {"survey:60aa": "accept", "survey:60bb": "reject"}
+    code, out = run(capsys, "rate", "--db", db, "--study", folder)   # the review alone keeps the platform's word
+    assert code == 0 and decisions() == {"survey:60aa": "accept", "survey:60bb": "reject"}, out
+    usable = usable_ratings(analysis_data.load(db))
+    assert {r["rater_id"] for r in usable.valid} == {"survey:60aa"}
+    assert usable.excluded["submission rejected on the crowd platform"] == 4, usable.excluded  # its 4 items; gold apart
+    code, out = run(capsys, "rate", export("APPROVED"), "--db", db, "--study", folder)
+    assert code == 0 and decisions() == {"survey:60aa": "accept", "survey:60bb": "accept"}, out
+    assert "carry no valid work now" not in out, out

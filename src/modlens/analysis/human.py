@@ -8,7 +8,9 @@ answer); ratings in a task the rubric does not "use" are dropped; ratings of gol
 comments are attention checks, never data. They are the comments `modlens serve` or `modlens rate`
 logged as such (label `role` gold or anchor), and those whose key is a `gold` key of any study
 recorded in the log (a study served without its calibration.toml recorded none); their expected
-answers come from the study or, failing that, from their `expected.<attribute>` labels.
+answers come from the study or, failing that, from their `expected.<attribute>` labels. A task the
+crowd platform rejected after `modlens rate` imported it (its review's reason says so) is left out
+as such, whatever Table 11 gave it.
 
 One vote per rater and comment: a rater who rated a comment twice (a reload, a second session;
 a merged log keeps both) keeps only their latest usable rating, so alpha never pairs a rater
@@ -89,6 +91,9 @@ def usable_ratings(data: StudyData) -> UsableRatings:
     reviewed_tasks: dict[str, list[str]] = defaultdict(list)
     for rv in data.reviews:
         reviewed_tasks[rv["rater_id"]].append(rv["decision"])
+    # tasks the crowd platform rejected after their import: not data, and not for Table 11's reasons
+    platform_out = {(rv["rater_id"], cid) for rv in data.reviews if raters_mod.platform_rejection(rv["reason"])
+                    for cid in rv["comment_ids"]}
     records = []
     for r in data.ratings:
         expected = gold_comment.get(r["comment_id"])
@@ -105,6 +110,8 @@ def usable_ratings(data: StudyData) -> UsableRatings:
             excluded["gold comment (attention check)"] += 1
         elif r["comment_id"] in review:
             excluded["attack text under review (reported with the attacks)"] += 1
+        elif (r["rater_id"], r["comment_id"]) in platform_out:
+            excluded["submission rejected on the crowd platform"] += 1
         elif r["inconsistent"]:
             excluded["inconsistent anchor answers (Table 1)"] += 1
         elif r["rating_id"] in rubric_out:

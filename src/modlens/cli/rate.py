@@ -84,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
             if result.repeat_slots:
                 print(f"{len(result.repeat_slots)} workers filled several slots of one task; each counts once there, so "
                       f"those tasks have a rater fewer than planned: {_first_five(result.repeat_slots)}")
+            if result.withdrawn:
+                print(f"{len(result.withdrawn)} submissions imported before carry no valid work now: their tasks are "
+                      f"rejected, their ratings kept in the log unused: {_first_five(result.withdrawn)}")
             if result.repeated:
                 print(f"{len(result.repeated)} answers repeat the same worker's answer to the same comment earlier in "
                       f"this file ({result.repeated_differ} of them differ from it): the first is kept: "

@@ -24,11 +24,18 @@ failed gold counts as 2 of 3 and both failed as 3 of 3, which the table rejects)
 gold cannot be judged (`study assign` refuses `--gold-per-task 0`; a task of such an assignment is
 rejected, saying why). Decisions are written to the log's
 `rater_reviews`, replacing earlier ones, so reviewing again is idempotent.
+
+A submission the crowd platform rejected after `modlens rate` had imported it (a Prolific REJECTED, a
+Mechanical Turk Rejected read on a later import of the export) is not data whatever Table 11 says:
+its task is rejected, the reason naming the platform's status and what Table 11 alone gives. The
+decision stays through later reviews (the review without a file, other exports) until an export
+shows that submission as valid work again.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -147,9 +154,18 @@ def _queued_task(plan: Plan, rater_id: str, client_id: str | None) -> str | None
     return str(slot["task"]) if slot else None
 
 
-def review_log(db: str | Path, plan: Plan) -> list[Review]:
+def _platform_rejected(review: Review, why: str) -> Review:
+    table = f"{review.decision}: {review.reason}"
+    return replace(review, decision="reject",
+                   reason=f"{rubric_mod.PLATFORM_REJECTED}{why}{rubric_mod.PLATFORM_REJECTED_END}{table}")
+
+
+def review_log(db: str | Path, plan: Plan,
+               on_platform: Mapping[tuple[str, str], str | None] | None = None) -> list[Review]:
     """Review every rater of the study who rated an item of the set, per task they worked on, and
-    write the decisions to the log. Returns them, ordered by rater and task."""
+    write the decisions to the log. Returns them, ordered by rater and task. `on_platform`: (rater,
+    task) -> the platform's word for a submission it marks as no valid work, or None for one it
+    marks valid (lifting an earlier platform rejection); the log's earlier ones stand otherwise."""
     from modlens.studylog.store import StudyLog
 
     study_id = plan.study.study_id
@@ -174,6 +190,11 @@ def review_log(db: str | Path, plan: Plan) -> list[Review]:
                 task = _queued_task(plan, r["rater_id"], r["client_rating_id"])
                 if task is not None:
                     queued.setdefault((r["rater_id"], task), {})[r["comment_id"]] = r
+        verdicts: dict[tuple[str, str], str | None] = {
+            (r["rater_id"], r["task"]): rubric_mod.platform_rejection(r["reason"]) for r in log.query(
+                "SELECT rater_id, task, reason FROM rater_reviews WHERE study_id = ? AND decision = 'reject'",
+                (study_id,))}
+        verdicts.update(on_platform or {})
         reviews = []
         for rater, mine in sorted(latest.items()):
             if source_of(rater) in QUEUED:
@@ -184,6 +205,7 @@ def review_log(db: str | Path, plan: Plan) -> list[Review]:
                 continue
             tasks = sorted({plan.task_of[ref_of[c]] for c in mine if ref_of[c] in plan.task_of})
             reviews += [review_task(plan, t, rater, mine, comment_ids) for t in tasks]
+        reviews = [_platform_rejected(r, why) if (why := verdicts.get((r.rater_id, r.task))) else r for r in reviews]
         if reviews:
             log.put_rater_reviews([r.row(study_id) for r in reviews])
     return reviews

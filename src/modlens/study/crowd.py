@@ -250,10 +250,13 @@ class Answer:
 class Tally:
     """What a reader did besides reading answers, for the import's summary: records (rows,
     annotations, user states) that carry no valid work, left out and counted by kind as the
-    platform names it ("Prolific Status RETURNED"), and lines about what it did with others."""
+    platform names it ("Prolific Status RETURNED"), and lines about what it did with others.
+    `no_work`: (worker, unit, why) of each such record that names its worker and unit, so an import
+    can tell a submission the platform rejected after an earlier import had stored it."""
     records: str = "records"
     skipped: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
+    no_work: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def detect(path: Path) -> str:

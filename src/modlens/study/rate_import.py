@@ -54,6 +54,9 @@ class ImportResult:
     # taken twice, a row pasted twice): the first is kept, these are not imported ("where (worker)")
     repeated: list[str] = field(default_factory=list)
     repeated_differ: int = 0  # of them, those whose answers differ from the first
+    # rater tasks the file marks as no valid work (a submission rejected on the platform) whose ratings
+    # an earlier import stored: rejected by the review ("rater task T (why)")
+    withdrawn: list[str] = field(default_factory=list)
     tally: crowd.Tally = field(default_factory=crowd.Tally)   # records with no valid work, by kind; notes
     per_item: dict[str, int] = field(default_factory=dict)    # item id -> raters in accepted tasks, as collected
 
@@ -185,12 +188,31 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
                                             values, anchors, derived, inconsistent, None)
                 new += created
                 known += not created
-    reviews = review_log(db, plan)
+    platform = platform_verdicts(fmt, answers, tally, plan)
+    reviews = review_log(db, plan, platform)
+    withdrawn = [f"{r.rater_id} task {r.task} ({why})" for r in reviews if (why := platform.get((r.rater_id, r.task)))]
     per_item = raters_per_item(db, plan, reviews)
     k = int(plan.assignment["params"]["raters"])
     return ImportResult(fmt, len({a.worker for a, _, _ in rows}), new, known, empty, reviews, changed, on_change,
                         k, sum(n == k for n in per_item.values()), len(plan.items), repeat_slots(answers, plan),
-                        incomplete, repeated, differ, tally, per_item)
+                        incomplete, repeated, differ, withdrawn, tally, per_item)
+
+
+def platform_verdicts(fmt: str, answers: list[crowd.Answer], tally: crowd.Tally,
+                      plan: Plan) -> dict[tuple[str, str], str | None]:
+    """(rater, task) -> the platform's word for a submission of the file that carries no valid work
+    (its status: the ratings an earlier import stored of it are not data), or None for a task the
+    file holds valid work of (a valid submission wins over another of the same worker and task)."""
+    out: dict[tuple[str, str], str | None] = {}
+    for ans in answers:
+        found = crowd.task_and_order(plan, ans.assignment)
+        if found is not None:
+            out[f"{fmt}:{ans.worker}", found[0]] = None
+    for worker, unit, why in tally.no_work:
+        found = crowd.task_and_order(plan, unit)
+        if found is not None:
+            out.setdefault((f"{fmt}:{worker}", found[0]), why)
+    return out
 
 
 def repeat_slots(answers: list[crowd.Answer], plan: Plan) -> list[str]:

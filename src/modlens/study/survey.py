@@ -137,6 +137,8 @@ def read_survey(path: Path, plan: Plan, encoding: str | None = None, tally: Tall
             why = f"{PLATFORM_NAMES.get(platform, 'survey')} row without a worker id or an assignment"
         if why is not None:
             tally.skipped[why] += 1
+            if worker is not None and unit is not None:
+                tally.no_work.append((worker, unit, why))
             continue
         assert worker is not None and unit is not None
         found = task_and_order(plan, unit)
