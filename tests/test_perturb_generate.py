@@ -136,3 +136,35 @@ async def test_engine_calls_the_generator_with_importance():
         await engine.close()
     assert len(variants) == 4
     assert all(v.params["word"] == "idiot" and v.target_detector == "counter" for v in variants)
+
+
+def test_logged_variants_reproduce_from_their_row_alone(data_dir, tmp_path, monkeypatch, capsys):
+    """Every variant `audit --perturb` logs is made again by `reproduce` from its row (text, positions,
+    params), strategy options from the study file included: the row records them as configured."""
+    import sqlite3
+
+    from modlens.cli import main
+    from modlens.rows import Variant
+
+    monkeypatch.setenv("MODLENS_HOME", str(tmp_path / "home"))
+    study = tmp_path / "study.toml"
+    study.write_text('[perturbation]\nstrategies = ["repeat_char", "char_attack", "abbr", "mixed_case"]\n'
+                     'strategy_options = { repeat_char = { min_extra = 6, max_extra = 6 }, '
+                     'char_attack = { operations = ["char_swap", "key_substitute"] } }\n')
+    db = tmp_path / "log.sqlite"
+    assert main(["audit", str(data_dir / "noisyhate" / "dev.csv"), "--study", str(study), "--db", str(db),
+                 "--quiet", "--limit", "12", "--detectors", "profanity-check", "--perturb"]) == 0
+    capsys.readouterr()
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT t.text, v.strategy, v.params_json, v.seed, v.positions_json, s.text FROM variants v "
+                       "JOIN texts t ON t.text_id = v.text_id JOIN texts s ON s.text_id = v.source_text_id "
+                       "WHERE v.attack_json IS NULL AND v.strategy NOT LIKE 'human:%'").fetchall()
+    con.close()
+    assert {r[1] for r in rows} == {"repeat_char", "char_attack", "abbr", "mixed_case"}
+    for text, strategy, params, seed, positions, source in rows:
+        v = Variant(text, strategy, json.loads(params), seed, [tuple(p) for p in json.loads(positions)], source)
+        if strategy == "repeat_char":
+            assert v.params["options"] == {"min_extra": 6, "max_extra": 6}
+            assert all(n == 6 for _, n in v.params["edit"]["repeats"])
+        again = reproduce(v)
+        assert again is not None and (again.text, again.positions, again.params) == (v.text, v.positions, v.params)

@@ -6,6 +6,7 @@ params["attempt"]): the strategy's RNG is `random.Random(f"{seed}/{strategy}/{wo
 """
 from __future__ import annotations
 
+import json
 import logging
 import random
 import re
@@ -61,6 +62,18 @@ def splice(text: str, edits: dict[WordSlot, WordEdit]) -> tuple[str, list[tuple[
         positions += [(slot.core_start + s, slot.core_start + e) for s, e in edit.spans]
     out.append(text[cursor:])
     return "".join(out), positions
+
+
+def recorded_options(options: dict[str, Any]) -> dict[str, Any]:
+    """A strategy's options as a variant records them: JSON values as given (6 stays 6, a list a list),
+    so `reproduce` builds the strategy again from the row; anything else (a Path) as its str."""
+    def plain(v: Any) -> Any:
+        try:
+            json.dumps(v, allow_nan=False)
+        except (TypeError, ValueError):
+            return str(v)
+        return v
+    return {k: plain(v) for k, v in options.items()}
 
 
 def perturb_word(text: str, strategy: Strategy, key: str, slot: WordSlot, seed: int, attempt: int = 0) -> WordEdit | None:
@@ -200,15 +213,17 @@ class VariantGenerator:
         if importance is not None and importance_method != "leave_one_out":  # earlier params stay as they were
             params["importance_method"] = importance_method
         if self.options.get(key):
-            params["options"] = {k: str(v) for k, v in self.options[key].items()}
+            params["options"] = recorded_options(self.options[key])
         return Variant(text=new_text, strategy=key, params=params, seed=self.seed,
                        positions=positions, source_text=text)
 
 
 def reproduce(variant: Variant, strategy_options: dict[str, Any] | None = None) -> Variant | None:
-    """Re-run the strategy that made a generator variant; equal text means it reproduced."""
+    """Re-run the strategy that made a generator variant; equal text means it reproduced.
+    `strategy_options`: the strategy's options, default the ones the variant recorded."""
     p = variant.params
-    strategy = registry.create(variant.strategy, **(strategy_options or {}))
+    options = (p.get("options") or {}) if strategy_options is None else strategy_options
+    strategy = registry.create(variant.strategy, **options)
     slot = word_slots(variant.source_text)[p["word_index"]]
     edit = perturb_word(variant.source_text, strategy, variant.strategy, slot, variant.seed, p["attempt"])
     if edit is None:

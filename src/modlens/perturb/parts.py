@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from modlens.perturb import registry as strategy_registry
-from modlens.perturb.generate import WordSlot, rng_for, word_slots
+from modlens.perturb.generate import WordSlot, recorded_options, rng_for, word_slots
 from modlens.perturb.strategies._word import Strategy
 
 
@@ -206,6 +206,6 @@ class CharacterTransformation(Transformation):
             if self.draws != "stream":
                 params["draws"] = self.draws
             if self.options:
-                params["options"] = {k2: str(v) for k2, v in self.options.items()}
+                params["options"] = recorded_options(self.options)
             out.append(WordChange(index, word, edit.text, self.key, params, tuple((s, e) for s, e in edit.spans)))
         return out
