@@ -112,3 +112,13 @@ def test_column_options_are_honoured_on_noisyhate():
     perturbed = calibration.recorded_pairs("noisyhate", text_column="perturbed", score_column="perspective_perturbed")
     assert 0 < len(perturbed) < len(both)
     assert {t for t, _ in perturbed} <= {t for t, _ in both}
+
+
+def test_the_table_says_how_many_pairs_were_fit_and_held_out(tmp_path, capsys):
+    """`calibrate`'s table: its pair count was the held-out pairs alone under the header "pairs"."""
+    from modlens.cli.perspective import _table
+
+    cal = calibration.fit("TOXICITY", "d", "v1", [i / 99 for i in range(100)], [(i / 99) ** 2 for i in range(100)],
+                          source="synthetic", holdout=0.3)
+    head, row = _table([cal]).splitlines()
+    assert "pairs fit/held out" in head and " 70/30 " in row

@@ -62,11 +62,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _table(cals: list[Calibration]) -> str:
-    head = "attribute  detector@version  source  pairs  spearman raw→cal  |diff| raw→cal  agree@0.5/0.7/0.8/0.9 raw→cal"
+    head = ("attribute  detector@version  source  pairs fit/held out  spearman raw→cal  |diff| raw→cal  "
+            "agree@0.5/0.7/0.8/0.9 raw→cal (held out)")
     lines = [head]
     for c in cals:
         agree = " ".join(f"{c.raw.at[t]:.2f}→{c.calibrated.at[t]:.2f}" for t in c.raw.at)
-        lines.append(f"{c.attribute}  {c.detector}@{c.version}  {c.source}  {c.calibrated.pairs}  "
+        lines.append(f"{c.attribute}  {c.detector}@{c.version}  {c.source}  "
+                     f"{c.extra.get('train_pairs', '?')}/{c.calibrated.pairs}  "
                      f"{c.raw.spearman}→{c.calibrated.spearman}  {c.raw.mean_abs_diff:.3f}→"
                      f"{c.calibrated.mean_abs_diff:.3f}  {agree}")
     return "\n".join(lines)
