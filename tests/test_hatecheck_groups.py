@@ -55,3 +55,36 @@ def test_head_trainings_report_is_the_same_computation(tmp_path):
     for func, g in by_group(groups(), s, y, 0.5).items():
         assert report["by_functionality"][func]["accuracy"] == round(g.right / g.n, 4)
         assert report["by_functionality"][func]["auc"] == round(g.auc, 4)
+
+
+def test_a_functionality_a_detector_scored_only_partly_says_so_in_its_cell(tmp_path):
+    """The functionality row's n counts its cases; a detector that failed on some of them has its
+    accuracy over the rest: the cell must say over how many, not sit under the row's n as if over all."""
+    from modlens.analysis import hatecheck
+    from modlens.analysis.data import load
+    from modlens.analysis.sections.hatecheck import render
+    from modlens.studylog.store import StudyLog
+
+    db = tmp_path / "hc.sqlite"
+    with StudyLog(db) as log:
+        full = log.ensure_detector("full", "1", "toxic", 0.5, {})
+        part = log.ensure_detector("part", "1", "toxic", 0.5, {})
+        page = log.ensure_page("dataset:hatecheck", "suite", None, None)
+        for i, (func, gold, score) in enumerate(CASES):
+            text = f"case {i}"
+            cid = log.add_comment("dataset:hatecheck", f"k{i}", page, text)
+            log.add_label(cid, "functionality", func, "dataset:hatecheck")
+            log.add_label(cid, "label_gold", "hateful" if gold else "non-hateful", "dataset:hatecheck")
+            log.add_score(text, full, {"toxic": score}, score, 1, None)
+            if func == "slur_h" and i == 0:  # part failed on one of slur_h's three cases
+                log.add_score(text, part, None, None, 1, "timeout")
+            else:
+                log.add_score(text, part, {"toxic": score}, score, 1, None)
+    section = hatecheck.analyze(load(db))
+    (block,) = section["sources"]
+    slur = next(r for r in block["functionalities"] if r["key"] == "slur_h")
+    assert slur["n"] == 3 and slur["detectors"]["part@1"]["n"] == 2 and slur["detectors"]["full@1"]["n"] == 3
+    page = render(section)
+    import re
+    # slur_h, the hateful total and all cases: part's cells only (full scored every case)
+    assert re.findall(r"\((\d+ of \d+) scored\)", page) == ["2 of 3", "3 of 4", "7 of 8"]

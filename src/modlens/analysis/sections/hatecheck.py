@@ -14,7 +14,9 @@ from modlens.analysis.skip import Skip
 
 METHOD = ("HateCheck (Röttger et al. 2021): a case is right when the detector's decision (score ≥ its "
           "threshold) matches the gold label (hateful = toxic). Accuracy per functionality (F1–F29, the paper's "
-          f"order), per target identity and overall; brackets: Wilson 95% intervals ({cite('wilson')}). The spell_* cases "
+          f"order), per target identity and overall; brackets: Wilson 95% intervals ({cite('wilson')}); a detector that "
+          "failed on or never scored some of a row's cases has its accuracy over the others, '(k of n scored)'. "
+          "The spell_* cases "
           "also "
           "appear as clean/perturbed pairs in the robustness section. Per source, never pooled: only the suite "
           "(dataset:hatecheck, the catalog's bytes) is HateCheck; a file in its layout with other bytes (file-DIGEST) "
@@ -38,7 +40,10 @@ def _render_source(s: dict[str, Any]) -> str:
     number = {f: i + 1 for i, f in enumerate(hatecheck.FUNCTIONALITIES)}
 
     def cells(row: dict[str, Any]) -> list[str]:
-        return [with_ci(c["accuracy"], c["ci"]) for c in (row["detectors"][d["label"]] for d in dets)]
+        """Each detector's accuracy; over how many of the row's cases when it scored fewer (it failed on,
+        or never scored, the others), since the row's n counts them all."""
+        return [with_ci(c["accuracy"], c["ci"]) + (f" ({c['n']} of {row['n']} scored)" if c["n"] < row["n"] else "")
+                for c in (row["detectors"][d["label"]] for d in dets)]
     out = [f"<p>{s['n_cases']} cases; accuracy [Wilson 95% interval]. Detectors: "
            + ", ".join(f"{html.escape(c)} (threshold {d['threshold']}, {d['n_scored']} scored)" for c, d in zip(cols, dets))
            + ".</p>",
