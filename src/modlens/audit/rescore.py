@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from modlens.audit.attack_checks import check_attacks
-from modlens.audit.run import audit_study
+from modlens.audit.run import audit_study, resume_fix
 from modlens.chunks import LocalCompute, record_results
 from modlens.config import DetectorConfig, StudyConfig, StudyConfigError, parse_study
 from modlens.datasets.base import BLANK_CHARS
@@ -35,7 +35,7 @@ from modlens.services.detectors import DetectorSpecError, load_detectors, parse_
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
 from modlens.studylog.store import StudyLog
-from modlens.studylog.connection import StudyLogError
+from modlens.studylog.connection import LogUnwritable, StudyLogError, unwritable
 
 # every text a report reads a score of
 TEXTS_SQL = ("SELECT text_id FROM comments UNION SELECT text_id FROM variants "
@@ -179,7 +179,18 @@ def run_rescore(db: str | Path, *, study: StudyConfig | None = None, detectors: 
         total = n_texts(log)
         tallies = {k: DetectorTally(f"{detector_objects[k].name}@{detector_objects[k].version}", total,
                                     total - len(pending[k])) for k in keys}
-        asyncio.run(_drive(log, engine, {k: det_ids[k] for k in keys}, pending, tallies, chunk_size, progress, on_chunk))
+        try:
+            asyncio.run(_drive(log, engine, {k: det_ids[k] for k in keys}, pending, tallies, chunk_size, progress,
+                               on_chunk))
+        except (sqlite3.Error, LogUnwritable) as err:  # a full disk, a log made read-only, an I/O error, a lock
+            failed = unwritable(err, db)
+            if failed is None:
+                raise
+            # the tallies count the scores of committed chunks only
+            n = sum(t.scored for t in tallies.values())
+            raise LogUnwritable(f"{failed.message}; {n} scores of this rescore are in the log",
+                                fix=f"{resume_fix(failed)}, then run the same command again: it scores only what "
+                                    "is still missing", reason=failed.reason) from None
     finally:
         log.close()
     return RescoreResult(str(db), study.study_id, source, total, tallies, unavailable, time.perf_counter() - t0)

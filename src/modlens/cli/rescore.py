@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     except SetupError as err:
         raise CliError(str(err)) from None
     except StudyLogError as err:
-        raise CliError(str(err), kind=ErrorKind.FAILED) from None
+        raise CliError(str(err), kind=ErrorKind.FAILED, fix=err.fix) from None
     for key, why in result.unavailable.items():
         print(f"modlens rescore: detector {key} not used: {why}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2))
