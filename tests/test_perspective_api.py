@@ -413,3 +413,37 @@ def test_a_failed_detector_is_in_the_daemon_log_and_the_study_log(tmp_path, capl
         assert rows == [] and texts == 0
     else:
         assert len(rows) == 1 and "the model's worker died" in rows[0][0]
+
+
+def test_suggested_span_scores_are_logged_not_dropped(server):
+    """suggestscore takes an attribute's score as a summary, as spans, or both (Google's
+    SuggestCommentScoreRequest: "To specify scores on specific subparts of the comment, use the
+    span_scores field"). The 200 says the suggestion was stored: its spans were dropped, and a
+    suggestion of spans alone was refused."""
+    srv, db = server
+    text = "you idiot. have a nice day"
+    both = {"summaryScore": {"value": 0.4}, "spanScores": [
+        {"begin": 0, "end": 10, "score": {"value": 0.9, "type": "PROBABILITY"}}, {"begin": 11, "end": 26, "score": {"value": 0.0}}]}
+    assert _post(srv.base, {"comment": {"text": text}, "attributeScores": {"TOXICITY": both}, "clientToken": "a"},
+                 path="comments:suggestscore")[0] == 200
+    spans_only = {"spanScores": [{"begin": 0, "end": 10, "score": {"value": 1}}]}
+    status, got = _post(srv.base, {"comment": {"text": text}, "attributeScores": {"INSULT": spans_only}, "clientToken": "b"},
+                        path="comments:suggestscore")
+    assert status == 200, got
+    con = sqlite3.connect(db)
+    try:
+        labels = {(tok, name): value for tok, name, value in con.execute(
+            "SELECT t.value, l.name, l.value FROM labels l JOIN labels t USING (comment_id) "
+            "WHERE t.name = 'api.client_token' AND l.name LIKE 'api.suggested%'")}
+    finally:
+        con.close()
+    assert labels[("a", "api.suggested.TOXICITY")] in ("0.4", 0.4)
+    assert json.loads(labels[("a", "api.suggested_spans.TOXICITY")]) == [[0, 10, 0.9], [11, 26, 0.0]]
+    assert json.loads(labels[("b", "api.suggested_spans.INSULT")]) == [[0, 10, 1.0]]
+    assert ("b", "api.suggested.INSULT") not in labels
+    for bad in [{"begin": 5, "end": 3, "score": {"value": 0.5}}, {"begin": 0, "end": 27, "score": {"value": 0.5}},
+                {"begin": 0, "score": {"value": 0.5}}, {"begin": 0, "end": 3, "score": {"value": 1.5}},
+                {"begin": 0, "end": 3, "score": {"value": 0.5, "type": "STD_DEV_SCORE"}}]:
+        status, got = _post(srv.base, {"comment": {"text": text}, "attributeScores": {"TOXICITY": {"spanScores": [bad]}}},
+                            path="comments:suggestscore")
+        assert status == 400 and got["error"]["status"] == "INVALID_ARGUMENT", (bad, got)

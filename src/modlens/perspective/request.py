@@ -11,6 +11,7 @@ from modlens.datasets.base import blank_reason
 from modlens.perspective.attributes import KNOWN
 from modlens.perspective.discovery import SCHEMAS
 from modlens.perspective.errors import PerspectiveError, invalid, unknown_names
+from modlens.perspective.spans import utf16_len
 
 SCORE_TYPES = ("PROBABILITY",)
 
@@ -38,11 +39,12 @@ class AnalyzeRequest:
 @dataclass
 class SuggestRequest:
     text: str
-    scores: dict[str, float]
+    scores: dict[str, float]  # attribute -> the suggested summary score
     languages: list[str] = field(default_factory=list)
     client_token: str | None = None
     session_id: str | None = None
     community_id: str | None = None
+    spans: dict[str, list[tuple[int, int, float]]] = field(default_factory=dict)  # attribute -> (begin, end, score)
 
 
 def _unknown_names(value: Any, schema: dict[str, Any], where: str, found: list[tuple[str, str]]) -> None:
@@ -164,12 +166,37 @@ def parse_suggest(body: Any, max_bytes: int, known: Collection[str] = KNOWN) -> 
     if not raw:
         raise invalid("Must specify at least one attribute score (attributeScores).", "NO_REQUESTED_ATTRIBUTES")
     scores: dict[str, float] = {}
+    spans: dict[str, list[tuple[int, int, float]]] = {}
+    length = utf16_len(text)
     for name, entry in raw.items():
         if name not in known:
             raise _unknown(name, known)
-        value = (_object(entry, f"attributeScores.{name}").get("summaryScore") or {}).get("value")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            raise invalid(f"attributeScores.{name}.summaryScore.value: expected a number from 0 to 1.", attribute=name)
-        scores[name] = float(value)
+        entry = _object(entry, f"attributeScores.{name}")
+        # a summary, spans (each scoring a part of the comment), or both; at least one of them
+        if entry.get("summaryScore") is not None or not entry.get("spanScores"):
+            scores[name] = _suggested(entry.get("summaryScore"), f"attributeScores.{name}.summaryScore", name)
+        listed = entry.get("spanScores") or []
+        if not isinstance(listed, list):
+            raise invalid(f"Invalid value at 'attributeScores.{name}.spanScores': expected a list.", attribute=name)
+        for i, span in enumerate(listed):
+            where = f"attributeScores.{name}.spanScores[{i}]"
+            span = _object(span, where)
+            begin, end = span.get("begin"), span.get("end")
+            if any(isinstance(x, bool) or not isinstance(x, int) for x in (begin, end)) or not 0 <= begin < end <= length:
+                raise invalid(f"{where}: begin and end must be set, UTF-16 offsets with 0 <= begin < end <= {length} "
+                              "(the comment's length).", attribute=name)
+            spans.setdefault(name, []).append((begin, end, _suggested(span.get("score"), f"{where}.score", name)))
     return SuggestRequest(text, scores, _languages(body), _optional_str(body, "clientToken"),
-                          _optional_str(body, "sessionId"), _optional_str(body, "communityId"))
+                          _optional_str(body, "sessionId"), _optional_str(body, "communityId"), spans)
+
+
+def _suggested(score: Any, where: str, name: str) -> float:
+    """A suggested Score's value: 0 to 1, of type PROBABILITY (the type assumed when none is given)."""
+    score = _object(score if score is not None else {}, where)
+    value, kind = score.get("value"), score.get("type") or "PROBABILITY"
+    if kind not in SCORE_TYPES:
+        raise invalid(f"Unsupported score type {kind!r} at {where}: only PROBABILITY is available.",
+                      "INVALID_SCORE_TYPE", attribute=name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise invalid(f"{where}.value: expected a number from 0 to 1.", attribute=name)
+    return float(value)

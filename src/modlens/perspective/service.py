@@ -199,6 +199,7 @@ class Analyzer:
         detected = languages.detect(req.text)
         labels: dict[str, Any] = {"api.endpoint": "suggestscore"}
         labels.update({f"api.suggested.{attr}": value for attr, value in req.scores.items()})
+        labels.update({f"api.suggested_spans.{attr}": [list(s) for s in spans] for attr, spans in req.spans.items()})
         await self._log_call(req.text, req.community_id, req.client_token, req.session_id, labels)
         response: dict[str, Any] = {"requestedLanguages": req.languages, "detectedLanguages": detected}
         if req.client_token is not None:
