@@ -79,7 +79,10 @@
       const res = await send(msgs.rate(comment, answer)).catch((e) => ({ error: String(e) }));
       const i = info.get(record.key);
       if (res && res.queued && i) {
-        i.rated = { derived: answer.anchors ? ns.deriveToxicity(answer.anchors.vs_hard, answer.anchors.vs_extreme, extremeRating()).rating : answer.values.toxicity };
+        // in the outbox, not yet in the log: the marker says so until the daemon's rating_ok
+        i.rated = { derived: answer.anchors ? ns.deriveToxicity(answer.anchors.vs_hard, answer.anchors.vs_extreme, extremeRating()).rating : answer.values.toxicity,
+          saved: false };
+        i.refused = null;
         page.rated += 1;
         reportStatus();
       }
@@ -141,7 +144,17 @@
       reportStatus();
     } else if (msg.type === ns.MSG.ratingOk) {
       const i = info.get(msg.comment.key);
-      if (i) { i.rated = { derived: msg.derived_toxicity, inconsistent: msg.inconsistent }; refresh(msg.comment.key); }
+      if (i) { i.rated = { derived: msg.derived_toxicity, inconsistent: msg.inconsistent, saved: true }; refresh(msg.comment.key); }
+    } else if (msg.type === ns.MSG.ratingRefused) {
+      // the daemon refused it for good: not rated, the panel is offered again with the reason
+      const i = info.get(msg.comment.key);
+      if (i && i.rated) {
+        i.rated = null;
+        i.refused = `${msg.code}: ${msg.message}`;
+        page.rated = Math.max(0, page.rated - 1);
+        refresh(msg.comment.key);
+        reportStatus();
+      }
     } else if (msg.type === ns.MSG.configChanged) {
       loadConfig();
     }

@@ -37,6 +37,7 @@ q { font-style: italic; color: #424a53; }
 .warn { color: #bc4c00; font-weight: 600; }
 .actions { display: flex; gap: 8px; margin-top: 6px; align-items: center; }
 .msg { color: #cf222e; }
+.pending { color: #57606a; font-style: italic; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
 `;
 
@@ -159,7 +160,8 @@ q { font-style: italic; color: #424a53; }
     const { info, record, display } = host._modlens;
     const sr = roots.get(host);
     const rated = !!info.rated;
-    const sig = JSON.stringify([display, rated, info.rated && info.rated.derived, !!host._modlens.open, info.sampled, !!info.detectors]);
+    const saved = rated && info.rated.saved !== false;
+    const sig = JSON.stringify([display, rated, info.rated && info.rated.derived, saved, info.refused || "", !!host._modlens.open, info.sampled, !!info.detectors]);
     if (host._modlens.sig === sig) return;
     host._modlens.sig = sig;
     sr.replaceChildren(h("style", { text: CSS }));
@@ -174,7 +176,10 @@ q { font-style: italic; color: #424a53; }
     if (rated) {
       const d = info.rated.derived;
       bar.append(h("span", { class: "done", text: d ? `rated · ${d}` : "rated" }));
+      // "rated" is the participant's answer; whether the study log holds it is the daemon's word
+      if (!saved) bar.append(h("span", { class: "pending", title: "in the extension's outbox: the daemon has not confirmed writing it yet", text: "not saved yet" }));
     } else if (ctx.study) {
+      if (info.refused) bar.append(h("span", { class: "msg", title: info.refused, text: "rating not saved, the daemon refused it" }));
       bar.append(h("button", { type: "button", class: "rate", "aria-expanded": host._modlens.open ? "true" : "false", text: "Rate",
         onclick: (ev) => { if (!ev.isTrusted) return; host._modlens.open = !host._modlens.open; host._modlens.openedAt = performance.now(); render(host, ctx); } }));
     }

@@ -39,7 +39,7 @@
     contentHello: "content_hello", comments: "comments", rate: "rate", pageStatus: "page_status", // content → worker
     getState: "get_state", setSettings: "set_settings", consent: "consent", reconnect: "reconnect", // pages → worker
     deadLetters: "dead_letters", joinStudy: "join_study",
-    scores: "scores", ratingOk: "rating_ok", configChanged: "config_changed", // worker → content
+    scores: "scores", ratingOk: "rating_ok", ratingRefused: "rating_refused", configChanged: "config_changed", // worker → content
     state: "state", counts: "counts", // worker → pages
   };
 

@@ -27,6 +27,8 @@
     /** items: [{key, sampled, detectors: {k: {name, version, toxicity, error}}, rated}] */
     scores: (items) => ({ type: M.scores, items }),
     ratingOk: (comment, derived, inconsistent) => ({ type: M.ratingOk, comment, derived_toxicity: derived, inconsistent }),
+    /** the daemon refused the rating for good (a dead letter): the comment is not rated */
+    ratingRefused: (comment, code, message) => ({ type: M.ratingRefused, comment, code, message }),
     configChanged: () => ({ type: M.configChanged }),
 
     // worker → popup / options / calibration (broadcast)

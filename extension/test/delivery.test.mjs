@@ -123,3 +123,15 @@ test("scored counts comments a detector scored, once, however often the daemon a
   await ns.onDaemonMessage(scores); // the same page sent again before its first answer: answered again
   assert.equal(ns.counters.totals.scored, before + 1);
 });
+
+test("a rating refused for good leaves its comment unrated; one acknowledged is marked saved", async () => {
+  await ns.counters.markRated("youtube", "c9", { toxicity: "toxic" }, "r-bad");
+  await delivery.queue(rating("r-bad", "c9"), null);
+  await refuse("r-bad", "invalid_fields");
+  assert.equal(ns.counters.ratingOf("youtube", "c9"), null);
+  await ns.counters.markRated("youtube", "c9", { toxicity: "toxic" }, "r-good");
+  await delivery.queue(rating("r-good", "c9"), null);
+  assert.equal(ns.counters.ratingOf("youtube", "c9").saved, false);
+  await ns.onDaemonMessage({ type: "rating_ok", id: "r-good", rating_id: 4, derived_toxicity: null, inconsistent: false, duplicate: false });
+  assert.equal(ns.counters.ratingOf("youtube", "c9").saved, true);
+});

@@ -35,8 +35,25 @@
       return this.rated[ns.commentKey(platform, key)] || null;
     },
 
-    async markRated(platform, key, values) {
-      this.rated[ns.commentKey(platform, key)] = { at: Date.now(), values };
+    /** A rating of this comment is in the outbox (`id`: its message id); `saved` once the daemon
+     *  acknowledged it (ratingSaved). Calibration, item set and task progress count it from here. */
+    async markRated(platform, key, values, id) {
+      this.rated[ns.commentKey(platform, key)] = { at: Date.now(), values, id, saved: false };
+      await store.set({ rated: this.rated });
+    },
+
+    async ratingSaved(platform, key, id) {
+      const r = this.rated[ns.commentKey(platform, key)];
+      if (!r || r.id !== id || r.saved) return;
+      r.saved = true;
+      await store.set({ rated: this.rated });
+    },
+
+    /** The daemon refused rating `id` for good: the comment is not rated (unless rated again since). */
+    async forgetRating(platform, key, id) {
+      const k = ns.commentKey(platform, key);
+      if (!this.rated[k] || this.rated[k].id !== id) return;
+      delete this.rated[k];
       await store.set({ rated: this.rated });
     },
 

@@ -72,6 +72,7 @@
     async rating_ok(msg) {
       const entry = await delivery.acknowledged(msg.id);
       if (!msg.duplicate) counters.totals.rated += 1;
+      if (entry) await counters.ratingSaved(entry.message.comment.platform, entry.message.comment.key, msg.id);
       counters.saveSoon();
       if (entry && entry.route) tabs.send(entry.route, ns.messages.ratingOk(entry.message.comment, msg.derived_toxicity, msg.inconsistent));
       delivery.broadcastCounts();

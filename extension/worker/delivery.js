@@ -67,6 +67,12 @@
       } else {
         console.warn("modlens: daemon refused", entry.message.type, msg.code, msg.message);
         await this.outbox.bury(msg.id, { code: msg.code, message: msg.message });
+        // a rating that will never be in the log is not a rating: the comment goes back to unrated
+        // (calibration, item set, task progress, its marker), and its page says why
+        if (m.type === "rating") {
+          await counters.forgetRating(m.comment.platform, m.comment.key, m.id);
+          if (entry.route) tabs.send(entry.route, ns.messages.ratingRefused(m.comment, msg.code, msg.message));
+        }
       }
       return true;
     },

@@ -26,7 +26,8 @@
   }
 
   // Calibration round (calibration.html): the study's gold comments, rated like any comment but
-  // on platform "study". Done = the rating is in the outbox (delivery is then exactly once).
+  // on platform "study". Done = the rating is in the outbox or saved; one the daemon refused for
+  // good (a dead letter) is forgotten (delivery.refused), so its comment comes back.
   function calibrationState() {
     // review: attack texts queued for the human check (`modlens study add-attacks`), rated the same way
     const gold = [...((config.study && config.study.gold) || []), ...((config.study && config.study.review) || [])];
@@ -35,7 +36,7 @@
   }
 
   // The item set (itemset.html): the assignment the daemon gave this rater at hello
-  // (study/assignment.py), in its order, gold comments among them. Done = in the outbox.
+  // (study/assignment.py), in its order, gold comments among them. Done: as in the calibration round.
   function itemsetState() {
     const set = config.study && config.study.itemset;
     if (!set || !Array.isArray(set.items)) return null;
@@ -107,7 +108,7 @@
     const message = ns.protocol.rating(msg.comment, msg);
     const comment = message.comment;
     await delivery.queue(message, tabs.routeFrom(sender, comment.platform));
-    await counters.markRated(comment.platform, comment.key, msg.values);
+    await counters.markRated(comment.platform, comment.key, msg.values, message.id);
     sendSoon();
     return { queued: true, id: message.id };
   }

@@ -4,10 +4,12 @@ comment counts as scored only when a detector scored it; a rating the daemon ref
 is not shown as rated."""
 from __future__ import annotations
 
+import re
 from urllib.parse import quote
 
 import pytest
 
+from .closed_shadow import Marker
 from .harness import wait_for
 from .pages import youtube_page
 
@@ -87,5 +89,69 @@ def test_a_comment_no_detector_scored_is_not_counted_as_scored(browser, daemon, 
         counts = wait_for(lambda: (c := page_counts(browser, "CountsT0002")) and c["scored"] and c, 20, "the page's scores")
         assert counts["scored"] == 2, counts
         assert browser.state()["totals"]["scored"] - before["scored"] == 2
+    finally:
+        page.close()
+
+
+def rating_message(key: str, time_spent_ms: int) -> dict:
+    """The `rate` request the rating panel sends (lib/messages.js rate)."""
+    return {"type": "rate", "comment": {"platform": "youtube", "key": key},
+            "values": {"formality": "formal", "respectfulness": "respectful", "stereotypes": "not present"},
+            "anchors": {"vs_hard": "less", "vs_extreme": "less"}, "time_spent_ms": time_spent_ms}
+
+
+def marker_text(page, key: str) -> str:
+    html = Marker(page, key).html()
+    return re.sub(r"<style>.*?</style>|<[^>]+>", " ", html or "", flags=re.S)
+
+
+def test_a_rating_the_daemon_refused_for_good_is_not_shown_as_rated(browser, daemon, tmp_path):
+    """A panel left open longer than a day gives a time_spent_ms the daemon refuses (invalid_fields):
+    the rating is a dead letter, never in the log, so the comment is not rated and can be rated again."""
+    url, items = serve_page(browser, tmp_path, "CountsT0003", ["a comment rated after a day away"])
+    key = items[0]["key"]
+    page = browser.context.new_page()
+    try:
+        page.goto(url)
+        page.locator(f'modlens-marker[data-modlens-key="{key}"]').wait_for(timeout=30000)
+        answer = browser.ask_worker(rating_message(key, 90_000_000), "calibration.html")
+        assert answer.get("queued"), answer
+        dead = wait_for(lambda: [d for d in browser.ask_worker({"type": "dead_letters"}) if d["id"] == answer["id"]],
+                        20, "the daemon's refusal")
+        assert dead[0]["error"]["code"] == "invalid_fields"
+        assert [r for r in daemon.ratings() if r["comment_key"] == key] == []
+        # the page shown again: its comment is not marked rated, it offers the panel again
+        page.reload()
+        page.locator(f'modlens-marker[data-modlens-key="{key}"]').wait_for(timeout=30000)
+        wait_for(lambda: "Rate" in marker_text(page, key) or "rated" in marker_text(page, key), 10, "the marker")
+        shown = marker_text(page, key)
+        assert "rated" not in shown and "Rate" in shown, shown
+    finally:
+        page.close()
+
+
+def test_a_rating_reads_not_saved_until_the_daemon_acknowledged_it(browser, daemon, tmp_path):
+    url, items = serve_page(browser, tmp_path, "CountsT0004", ["a comment rated while the daemon is down"])
+    key = items[0]["key"]
+    page = browser.context.new_page()
+    try:
+        page.goto(url)
+        page.locator(f'modlens-marker[data-modlens-key="{key}"]').wait_for(timeout=30000)
+        m = Marker(page, key)
+        daemon.stop()
+        try:
+            wait_for(lambda: browser.state()["conn"] != "ready", 15, "the worker to notice the daemon is gone")
+            m.locator("button.rate").click()
+            for name, value in [("formality", "formal"), ("respectfulness", "respectful"), ("stereotypes", "not present"),
+                                ("vs_hard", "less"), ("vs_extreme", "less")]:
+                m.locator(f'input[name="{name}"][value="{value}"]').check()
+            m.locator('button[type="submit"]').click()
+            shown = wait_for(lambda: (t := marker_text(page, key)) and "rated" in t and t, 10, "the answer in the marker")
+            assert "not saved yet" in shown, shown
+        finally:
+            daemon.start()
+        wait_for(lambda: [r for r in daemon.ratings() if r["comment_key"] == key], 40, "the rating in the log", interval=1)
+        wait_for(lambda: "not saved yet" not in marker_text(page, key), 10, "the marker to say the rating is saved")
+        assert "rated · not toxic" in marker_text(page, key)
     finally:
         page.close()
