@@ -188,9 +188,9 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
                                             values, anchors, derived, inconsistent, None)
                 new += created
                 known += not created
-    platform = platform_verdicts(fmt, answers, tally, plan)
-    reviews = review_log(db, plan, platform)
-    withdrawn = [f"{r.rater_id} task {r.task} ({why})" for r in reviews if (why := platform.get((r.rater_id, r.task)))]
+    verdicts = platform_verdicts(fmt, answers, tally, plan)
+    reviews = review_log(db, plan, verdicts)
+    withdrawn = [f"{r.rater_id} task {r.task} ({why})" for r in reviews if (why := verdicts.get((r.rater_id, r.task)))]
     per_item = raters_per_item(db, plan, reviews)
     k = int(plan.assignment["params"]["raters"])
     return ImportResult(fmt, len({a.worker for a, _, _ in rows}), new, known, empty, reviews, changed, on_change,
