@@ -100,3 +100,33 @@ def test_wide_table_in_parquet_keeps_types(log, tmp_path):
     assert t.num_rows == 70
     assert str(t.schema.field("score:length#2").type) == "double" and str(t.schema.field("in_sample:length#2").type) == "bool"
     assert str(t.schema.field("gold_toxic").type) == "int64"
+
+
+def test_the_wide_table_and_the_logs_tables_are_one_snapshot(tmp_path, monkeypatch):
+    """export reads every table in one read transaction, so a daemon writing meanwhile cannot make
+    comments.csv and the wide table disagree; the wide table was read on its own, before, so a comment
+    the daemon wrote in between was in comments.csv (11 rows) and not in the wide table (10)."""
+    from modlens.analysis import wide
+    from modlens.studylog.store import StudyLog
+
+    db = tmp_path / "live.sqlite"
+    with StudyLog(db) as lg:
+        det = lg.ensure_detector("det", "1", "toxic", 0.5, {})
+        page = lg.ensure_page("youtube", "vid", None, None)
+        for i in range(10):
+            lg.add_comment("youtube", f"c{i}", page, f"comment {i}")
+            lg.add_score(f"comment {i}", det, {"toxic": 0.1}, 0.1, 1.0, None)
+    build = wide.build
+
+    def build_while_the_daemon_writes(data):
+        out = build(data)
+        with StudyLog(db) as lg:  # a real write, as the daemon's, landing while export runs
+            lg.add_comment("youtube", "late", lg.ensure_page("youtube", "vid", None, None), "a late comment")
+        return out
+
+    monkeypatch.setattr(wide, "build", build_while_the_daemon_writes)
+    out = tmp_path / "out"
+    assert main(["export", "--db", str(db), "--out", str(out), "--tables", "comments", WIDE_NAME]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["tables"]["comments"]["rows"] == manifest["tables"][WIDE_NAME]["rows"]
+    assert len(_read(out / "comments.csv")) == len(_read(out / f"{WIDE_NAME}.csv")) == 10

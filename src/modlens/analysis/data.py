@@ -125,54 +125,56 @@ def choose_label_sets(sets: list[dict[str, Any]], asked: Sequence[str] = ()) -> 
     return dict(sorted(chosen.items()))
 
 
-def load(path: str | Path, label_sets: Sequence[str] = ()) -> StudyData:
-    """The log at `path`; `label_sets`: the gold label sets to use (ids or definitions)."""
-    log = StudyLog(path, readonly=True)
-    try:
-        q = log.query
-        detectors = {
-            r["detector_id"]: DetectorRow(r["detector_id"], r["name"], r["version"], r["toxicity_label"],
-                                          0.5 if r["threshold"] is None else float(r["threshold"]),
-                                          _loads(r["config_json"], {}))
-            for r in q("SELECT * FROM detectors")
-        }
-        comments = {r["comment_id"]: {"platform": r["platform"], "key": r["comment_key"], "text_id": r["text_id"],
-                                      "page_id": r["page_id"]}
-                    for r in q("SELECT comment_id, platform, comment_key, text_id, page_id FROM comments")}
-        labels: dict[int, dict[str, str]] = {}
-        # gold `toxic` comes from a label set only: a `labels` row of that name is no gold label
-        for r in q("SELECT comment_id, name, value FROM labels WHERE name != ? ORDER BY source", (label_records.GOLD,)):
-            labels.setdefault(r["comment_id"], {})[r["name"]] = r["value"]
-        gold_sets = choose_label_sets(label_records.label_sets(log), label_sets)
-        for r in label_records.gold_labels(log, [s["label_set_id"] for s in gold_sets.values()]):
-            if r["value"] is not None:
-                labels.setdefault(r["comment_id"], {})[label_records.GOLD] = r["value"]
-        scores = {(r["text_id"], r["detector_id"]): (None if r["error"] else r["toxicity"])
-                  for r in q("SELECT text_id, detector_id, toxicity, error FROM scores")}
-        variants = []
-        for r in q("SELECT * FROM variants ORDER BY variant_id"):
-            r["params"] = _loads(r.pop("params_json"), {})
-            r["attack"] = _loads(r.pop("attack_json"), None)
-            variants.append(r)
-        normalizations: dict[int, list[dict[str, Any]]] = {}
-        for r in q("SELECT * FROM normalizations"):
-            r["edits"] = _loads(r.pop("edits_json"), [])
-            normalizations.setdefault(r["source_text_id"], []).append(r)
-        texts = {r["text_id"]: r["text"] for r in q("SELECT text_id, text FROM texts")}
-        values: dict[int, dict[str, str]] = {}
-        for r in q("SELECT rating_id, attribute, value FROM rating_values"):
-            values.setdefault(r["rating_id"], {})[r["attribute"]] = r["value"]
-        ratings = []
-        for r in q("SELECT * FROM ratings ORDER BY rating_id"):
-            r["values"] = values.get(r["rating_id"]) or _loads(r.get("values_json"), {})
-            r["anchors"] = _loads(r.pop("anchors_json", None), None)
-            ratings.append(r)
-        studies = [dict(r, config=_loads(r.pop("config_json"), {})) for r in q("SELECT * FROM studies")]
-        runs = q("SELECT * FROM audit_runs ORDER BY run_id")
-        reviews = [dict(r, comment_ids=_loads(r.pop("comment_ids_json"), [])) for r in
-                   q("SELECT * FROM rater_reviews ORDER BY study_id, rater_id, task")] \
-            if "rater_reviews" in log.table_names() else []
-    finally:
-        log.close()
+def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None = None) -> StudyData:
+    """The log at `path`, read in one read transaction (a daemon writing meanwhile cannot make its
+    tables disagree); `label_sets`: the gold label sets to use (ids or definitions). `log`: a log the
+    caller opened and reads in its own transaction (`export`: the wide table in the export's
+    snapshot), read here and left open."""
+    if log is None:
+        with StudyLog(path, readonly=True) as own, own.snapshot():
+            return load(path, label_sets, own)
+    q = log.query
+    detectors = {
+        r["detector_id"]: DetectorRow(r["detector_id"], r["name"], r["version"], r["toxicity_label"],
+                                      0.5 if r["threshold"] is None else float(r["threshold"]),
+                                      _loads(r["config_json"], {}))
+        for r in q("SELECT * FROM detectors")
+    }
+    comments = {r["comment_id"]: {"platform": r["platform"], "key": r["comment_key"], "text_id": r["text_id"],
+                                  "page_id": r["page_id"]}
+                for r in q("SELECT comment_id, platform, comment_key, text_id, page_id FROM comments")}
+    labels: dict[int, dict[str, str]] = {}
+    # gold `toxic` comes from a label set only: a `labels` row of that name is no gold label
+    for r in q("SELECT comment_id, name, value FROM labels WHERE name != ? ORDER BY source", (label_records.GOLD,)):
+        labels.setdefault(r["comment_id"], {})[r["name"]] = r["value"]
+    gold_sets = choose_label_sets(label_records.label_sets(log), label_sets)
+    for r in label_records.gold_labels(log, [s["label_set_id"] for s in gold_sets.values()]):
+        if r["value"] is not None:
+            labels.setdefault(r["comment_id"], {})[label_records.GOLD] = r["value"]
+    scores = {(r["text_id"], r["detector_id"]): (None if r["error"] else r["toxicity"])
+              for r in q("SELECT text_id, detector_id, toxicity, error FROM scores")}
+    variants = []
+    for r in q("SELECT * FROM variants ORDER BY variant_id"):
+        r["params"] = _loads(r.pop("params_json"), {})
+        r["attack"] = _loads(r.pop("attack_json"), None)
+        variants.append(r)
+    normalizations: dict[int, list[dict[str, Any]]] = {}
+    for r in q("SELECT * FROM normalizations"):
+        r["edits"] = _loads(r.pop("edits_json"), [])
+        normalizations.setdefault(r["source_text_id"], []).append(r)
+    texts = {r["text_id"]: r["text"] for r in q("SELECT text_id, text FROM texts")}
+    values: dict[int, dict[str, str]] = {}
+    for r in q("SELECT rating_id, attribute, value FROM rating_values"):
+        values.setdefault(r["rating_id"], {})[r["attribute"]] = r["value"]
+    ratings = []
+    for r in q("SELECT * FROM ratings ORDER BY rating_id"):
+        r["values"] = values.get(r["rating_id"]) or _loads(r.get("values_json"), {})
+        r["anchors"] = _loads(r.pop("anchors_json", None), None)
+        ratings.append(r)
+    studies = [dict(r, config=_loads(r.pop("config_json"), {})) for r in q("SELECT * FROM studies")]
+    runs = q("SELECT * FROM audit_runs ORDER BY run_id")
+    reviews = [dict(r, comment_ids=_loads(r.pop("comment_ids_json"), [])) for r in
+               q("SELECT * FROM rater_reviews ORDER BY study_id, rater_id, task")] \
+        if "rater_reviews" in log.table_names() else []
     return StudyData(Path(path), detectors, comments, labels, scores, variants, normalizations, texts,
                      ratings, studies, runs, gold_sets, reviews)

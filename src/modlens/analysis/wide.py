@@ -12,6 +12,7 @@ from typing import Any, Iterator, Sequence
 from modlens.analysis import labelled
 from modlens.analysis.data import StudyData, load
 from modlens.analysis.sections.html import short_names
+from modlens.studylog.store import StudyLog
 from modlens.studylog.tables import ExportTable, wide_table
 
 
@@ -56,6 +57,7 @@ def build(data: StudyData) -> tuple[ExportTable, Iterator[tuple[Any, ...]], dict
                            for s, d in zip(short, dets)}
 
 
-def from_db(db: str | Path, label_sets: Sequence[str] = ()) -> tuple[ExportTable, Iterator[tuple[Any, ...]],
-                                                                       dict[str, dict[str, Any]]]:
-    return build(load(db, label_sets))
+def from_db(db: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None = None) -> tuple[
+        ExportTable, Iterator[tuple[Any, ...]], dict[str, dict[str, Any]]]:
+    """`log`: the export's open log, read in its snapshot (else `db` is opened and read on its own)."""
+    return build(load(db, label_sets, log))

@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
         tables = [t for t in tables if t != WIDE_NAME]
     try:
         check_tables(tables or ())  # before the wide table's read of the log
-        manifest = export(db, args.out, args.format, tables, derived=[_wide(db)] if wide else [])
+        manifest = export(db, args.out, args.format, tables,
+                          derived=[lambda log: _wide(db, log)] if wide else [])
     except StudyLogError as err:
         raise study_log_error(err, db) from None
     except ValueError as err:  # unknown table
@@ -78,13 +79,10 @@ def run_taebench(db: Path, out: str, successes_only: bool = False) -> int:
     return 0
 
 
-def _wide(db: Path) -> tuple[Any, Any, dict[str, Any]]:
-    """The wide per-row table, with its detectors' names and versions for the manifest."""
+def _wide(db: Path, log: Any) -> tuple[Any, Any, dict[str, Any]]:
+    """The wide per-row table read from the export's open log (its snapshot), with its detectors'
+    names and versions for the manifest."""
     from modlens.analysis import wide
-    from modlens.analysis.data import LogError
 
-    try:
-        table, rows, detectors = wide.from_db(db)
-    except LogError as err:
-        raise study_log_error(err, db) from None
+    table, rows, detectors = wide.from_db(db, log=log)
     return table, rows, {"detectors": detectors}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from modlens.names import close_matches
 from modlens.studylog import exporters
@@ -59,9 +59,10 @@ Derived = tuple[ExportTable, Iterable[tuple[Any, ...]], dict[str, Any]]
 
 
 def export(db: str | Path, out_dir: str | Path, fmt: str = "csv", tables: Sequence[str] | None = None,
-           derived: Sequence[Derived] = ()) -> dict[str, Any]:
+           derived: Sequence[Callable[[StudyLog], Derived]] = ()) -> dict[str, Any]:
     """Write the chosen tables (default: all, every SQLite table among them) to `out_dir`, then the
-    `derived` ones, in the same format; returns the manifest."""
+    `derived` ones, in the same format; returns the manifest. Each `derived` builds its table from the
+    open log inside the same read transaction, so it and the tables are one snapshot."""
     writer = exporters.get(fmt)
     check_tables(tables or ())
     chosen = [EXPORTS[t] for t in tables] if tables is not None else list(EXPORT_TABLES)
@@ -77,9 +78,10 @@ def export(db: str | Path, out_dir: str | Path, fmt: str = "csv", tables: Sequen
                 raise RuntimeError(f"export {table.name}: query columns {names} differ from studylog/tables.py")
             final, n = _write(writer, out, table, _typed(table, cursor))
             manifest["tables"][table.name] = {"file": final.name, "rows": n}
-    for table, rows, about in derived:
-        final, n = _write(writer, out, table, _typed(table, rows))
-        manifest["tables"][table.name] = {"file": final.name, "rows": n, **about}
+        for build in derived:
+            table, rows, about = build(log)
+            final, n = _write(writer, out, table, _typed(table, rows))
+            manifest["tables"][table.name] = {"file": final.name, "rows": n, **about}
     (out / DICTIONARY_FILE).write_text("# modlens study log: data dictionary\n\n" + render_markdown(), encoding="utf-8")
     (out / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
