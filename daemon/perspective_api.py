@@ -118,12 +118,12 @@ async def _answer_failed(request: web.Request, err: PerspectiveError) -> web.Res
     return response
 
 
-async def _raw_body(request: web.Request) -> bytes:
+async def _raw_body(request: web.Request, *, batch: bool = False) -> bytes:
     try:
         async with asyncio.timeout(BODY_TIMEOUT_S):
             raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
-        raise errors.body_too_long() from None
+        raise (errors.batch_too_long(request.client_max_size) if batch else errors.body_too_long()) from None
     except TimeoutError:
         raise errors.body_late(BODY_TIMEOUT_S) from None
     except (ConnectionError, RequestPayloadError):
@@ -163,7 +163,7 @@ async def batch_handler(request: web.Request) -> web.Response:
     if refusal is not None:
         return _answer(refusal)
     try:
-        raw = await _raw_body(request)
+        raw = await _raw_body(request, batch=True)
         content_type, data = await calls.answer_batch(request.app[ANALYZER], request.headers.get("Content-Type"), raw,
                                                       _keys(request.app), request.app[HOST].closing)
     except PerspectiveError as err:

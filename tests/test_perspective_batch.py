@@ -138,3 +138,20 @@ def test_crlf_batch_unknown_method_and_malformed_batch(server):
     status, _, data = _post_raw(server.base, body.encode(), "application/json")
     assert status == 400 and json.loads(data)["error"]["status"] == "INVALID_ARGUMENT"
     assert "multipart/mixed" in json.loads(data)["error"]["message"]
+
+
+def test_a_batch_larger_than_the_body_limit_is_refused_as_a_batch(server):
+    """80 comments of 15 KB each, every one within Perspective's 20,480 bytes, make a batch body over
+    the server's limit (limits.max_message_bytes, 1 MiB): the refusal says the batch is too large and
+    by how much it may be, not COMMENT_TOO_LONG, which no comment of it is."""
+    client = _client(server.base)
+    requests = [client.comments().analyze(body={"comment": {"text": f"comment {i} " + "word " * 3000},
+                                                "requestedAttributes": {"TOXICITY": {}}, "doNotStore": True})
+                for i in range(80)]
+    with pytest.raises(HttpError) as refused:
+        _run_batch(client, requests)
+    error = json.loads(refused.value.content)["error"]
+    assert refused.value.resp.status == 400 and error["status"] == "INVALID_ARGUMENT"
+    assert "COMMENT_TOO_LONG" not in json.dumps(error) and "too long" not in error["message"].lower()
+    assert "batch" in error["message"] and "1048576 bytes" in error["message"]
+    assert len(_run_batch(client, requests[:40])) == 40  # half of it goes through

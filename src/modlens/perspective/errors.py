@@ -93,6 +93,13 @@ def body_too_long() -> PerspectiveError:
     return invalid("Comment text too long: the request body is larger than this server accepts.", "COMMENT_TOO_LONG")
 
 
+def batch_too_long(limit: int) -> PerspectiveError:
+    """A batch body larger than the server accepts: its comments may each be within the limit,
+    so this is not COMMENT_TOO_LONG, and the caller learns what fits."""
+    return invalid(f"The batch request is larger than this server accepts ({limit} bytes, the study's "
+                   "limits.max_message_bytes): send fewer calls per batch.")
+
+
 def body_late(seconds: float) -> PerspectiveError:
     """A body that did not arrive in time: 504, and the connection is closed with the answer."""
     return PerspectiveError("DEADLINE_EXCEEDED", f"The request body did not arrive within {seconds:g} s.")
