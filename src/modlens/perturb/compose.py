@@ -89,8 +89,10 @@ class Attack:
     def post(self) -> list[Constraint]:
         return [c for c in self.constraints if c.stage != "pre"]
 
-    def _judge_queries(self) -> int:
-        return sum(int(getattr(c, "queries", 0)) for c in self.constraints if c.key == "judges_agree")
+    @staticmethod
+    def _judge_queries(problem: Problem) -> int:
+        """Texts this run sent to the judges (its own `judges_agree`, `Constraint.for_run`)."""
+        return sum(int(getattr(c, "queries", 0)) for c in problem.post if c.key == "judges_agree")
 
     def _max_words(self, text: str) -> int | None:
         limits = [int(c.limit(text)) for c in self.constraints if hasattr(c, "limit")]  # max_words_changed
@@ -118,27 +120,27 @@ class Attack:
 
     def run(self, text: str) -> Variant:
         oracle = TargetOracle(self.target, self.max_queries, self.batch)
-        judge_start = self._judge_queries()
         slots = word_slots(text)
-        problem = Problem(text, slots, self.goal_spec, oracle, self.transformations, self.pre, self.post,
+        post = [c.for_run() for c in self.post]  # attacks run at once on this Attack: each counts its own
+        problem = Problem(text, slots, self.goal_spec, oracle, self.transformations, self.pre, post,
                           seed=self.seed, k=self.k, max_words=self._max_words(text))
         seed_result = oracle.results([text])[0]
         if seed_result is None or self.goal_spec.score(seed_result) is None:
-            return self._result(problem, "skipped", "target has no score for the seed", problem.origin, None, None, judge_start)
+            return self._result(problem, "skipped", "target has no score for the seed", problem.origin, None, None)
         if self.goal_spec.reached(seed_result):
             side = "below" if self.goal == "tae" else "at or above"
             return self._result(problem, "skipped", f"seed already {side} the target threshold",
-                                problem.origin, seed_result, seed_result, judge_start)
+                                problem.origin, seed_result, seed_result)
         out = self.search.search(problem, seed_result)
         if out.status == "failed":  # a budget spent with a success already scored still succeeds
             found = problem.best_unchecked()
             if found is not None:
                 out = Outcome("success", found.candidate, found.result)
-        return self._result(problem, out.status, out.reason, out.best, seed_result, out.best_result, judge_start)
+        return self._result(problem, out.status, out.reason, out.best, seed_result, out.best_result)
 
     def _ensemble(self, problem: Problem, final: Candidate, status: str) -> dict[str, Any] | None:
         """The judges' verdicts on the accepted candidate (or on the last one they rejected)."""
-        judge = next((c for c in self.constraints if c.key == "judges_agree"), None)
+        judge = next((c for c in problem.post if c.key == "judges_agree"), None)
         if judge is None:
             return {"judges": {}, "ok": True}
         last = getattr(judge, "last", [])
@@ -150,7 +152,7 @@ class Attack:
         return next((dict(v) for v in last if not v["ok"]), None) if problem.rejected.get("judges_agree") else None
 
     def _result(self, problem: Problem, status: str, reason: str | None, final: Candidate,
-                seed_result: Any, final_result: Any, judge_start: int) -> Variant:
+                seed_result: Any, final_result: Any) -> Variant:
         g, t = self.goal_spec, self.target
         n_words = len(problem.slots)
         changed = problem.words_changed(final)
@@ -172,7 +174,7 @@ class Attack:
         attack: dict[str, Any] = {
             "goal": self.goal, "recipe": self.recipe, "status": status, "reason": reason,
             "search": self.search.key, "queries": problem.oracle.queries, "calls": problem.oracle.calls,
-            "max_queries": self.max_queries, "judge_queries": self._judge_queries() - judge_start,
+            "max_queries": self.max_queries, "judge_queries": self._judge_queries(problem),
             "target": self.target_key, "target_name": t.name, "target_version": t.version, "threshold": t.threshold,
             "source_score": g.score(seed_result), "final_score": g.score(final_result),
             "ranking": problem.info.get("ranking"), "n_words": n_words, "words_edited": changed,

@@ -84,6 +84,12 @@ class Constraint(ABC):
         """Key + parameters, recorded with every attack."""
         return {"key": self.key}
 
+    def for_run(self) -> "Constraint":
+        """The constraint one attack run checks with: itself, or a fresh copy when it keeps what
+        one run did (`judges_agree`: its queries and verdicts), since an audit runs several
+        attacks at once on one `Attack` and each records only its own."""
+        return self
+
     @abstractmethod
     def check_many(self, source: str, candidates: Sequence[Candidate]) -> list[str | None]:
         """One verdict per candidate: None = satisfied, else a short reason."""

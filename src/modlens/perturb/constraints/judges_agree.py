@@ -43,6 +43,9 @@ class JudgesAgree(Constraint):
         return {"key": self.key, "goal": self.goal, "rule": "and",
                 "judges": [{"name": j.name, "version": j.version, "threshold": j.threshold} for j in self.judges]}
 
+    def for_run(self) -> "JudgesAgree":
+        return JudgesAgree(self.judges, self.goal)
+
     def verdicts(self, texts: Sequence[str]) -> list[dict[str, Any]]:
         out = judge_texts(self.judges, self.goal, texts)
         self.queries += len(list(texts)) * len(self.judges)
