@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,8 @@ class DeferredResult:
     failed: int        # generation failed: a step_errors row, the comment is done (as live)
     still_to_do: int
     seconds: float
+    # the study's detectors that could not load here (key -> why): its variants have none of their scores
+    unavailable: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -38,8 +40,8 @@ class DeferredResult:
 def run_deferred_variants(db: str | Path, *, study: StudyConfig | None = None, chunk: int = 64,
                           detector_objects: dict[str, Detector] | None = None) -> DeferredResult:
     """Make the variants of every deferred comment in the log at `db`. `study`: default the
-    log's own. Raises SetupError when it cannot start (no log, no generator)."""
-    from modlens.audit.rescore import LogNotFound, study_from_log
+    log's own. Raises SetupError when it cannot start (no log, no generator, no detector that loads)."""
+    from modlens.audit.rescore import DetectorsUnavailable, LogNotFound, study_from_log
 
     t0 = time.perf_counter()
     db = Path(db)
@@ -47,8 +49,13 @@ def run_deferred_variants(db: str | Path, *, study: StudyConfig | None = None, c
         raise LogNotFound(f"no study log at {db}: rescore works on what a log holds and never creates one")
     with StudyLog(db) as log:
         study = study or study_from_log(log) or StudyConfig()
+        unavailable: dict[str, str] = {}
         if detector_objects is None:
-            detector_objects = load_detectors(study.detectors).detectors
+            loaded = load_detectors(study.detectors)
+            detector_objects, unavailable = loaded.detectors, loaded.unavailable
+            if not detector_objects:  # variants made now would be marked done with no score, never made again
+                raise DetectorsUnavailable("no detector of the study can load here: " + "; ".join(
+                    f"{k}: {why}" for k, why in unavailable.items()) if unavailable else "the study names no detector")
         engine = Engine(study, detectors=detector_objects)
         if engine.generator is None:
             why = engine.component_errors.get("perturbation", "perturbation is off in the study")
@@ -57,7 +64,7 @@ def run_deferred_variants(db: str | Path, *, study: StudyConfig | None = None, c
             det_ids = register(log, study, engine.detectors)
         made, failed, n_variants = asyncio.run(_drive(log, engine, det_ids, study, chunk))
         left = deferred_counts(log)["to_do"]
-    return DeferredResult(str(db), made, n_variants, failed, left, time.perf_counter() - t0)
+    return DeferredResult(str(db), made, n_variants, failed, left, time.perf_counter() - t0, unavailable)
 
 
 async def _drive(log: StudyLog, engine: Engine, det_ids: dict[str, int], study: StudyConfig,

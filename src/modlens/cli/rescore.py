@@ -20,7 +20,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunk", type=int, default=256, help="texts scored per transaction (default 256)")
     p.add_argument("--quiet", action="store_true", help="no progress")
     p.add_argument("--variants", action="store_true",
-                   help="instead: make the variants the daemon deferred (over the study's live variant budget)")
+                   help="instead: make the variants the daemon deferred (over the study's live variant budget), "
+                        "scored by the study's detectors that load here (one that does not is named; with none, "
+                        "nothing is made)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,14 +59,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _deferred_variants(db: Path, study: StudyConfig | None, chunk: int) -> int:
     from modlens.audit.deferred_variants import run_deferred_variants
-    from modlens.audit.rescore import LogNotFound
+    from modlens.audit.rescore import DetectorsUnavailable, LogNotFound
     from modlens.services.errors import SetupError
 
     try:
         result = run_deferred_variants(db, study=study, chunk=chunk)
     except LogNotFound as err:
         raise CliError(str(err), kind=ErrorKind.NOT_FOUND, fix="give the study log's path") from None
+    except DetectorsUnavailable as err:
+        raise CliError(str(err), kind=ErrorKind.FAILED, fix="`modlens detectors` shows each detector's status") from None
     except SetupError as err:
         raise CliError(str(err), fix="enable [perturbation] in the study (--config STUDY.toml)") from None
+    for key, why in result.unavailable.items():
+        print(f"modlens rescore: detector {key} not used: {why}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2))
     return 0
