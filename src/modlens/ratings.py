@@ -8,6 +8,7 @@ we record both candidates and use "hard to say", the level both candidates borde
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -55,6 +56,26 @@ def derive_toxicity(vs_hard: str, vs_extreme: str, extreme_rating: str) -> Deriv
     if candidates is None:
         return DerivedToxicity(None, (), True)
     return DerivedToxicity(HARD if len(candidates) > 1 else candidates[0], candidates, False)
+
+
+def gold_answer_wrong(values: Mapping[str, str], anchors: Mapping[str, str] | None, expected: Mapping[str, str],
+                      extreme_rating: str | None) -> bool:
+    """Whether a rating of a gold comment misses its expected answers: toxicity given by anchor
+    answers is right when the expected level is one of its Table 1 candidates (a two-candidate cell
+    stores "hard to say" but is right on gold expected "toxic" too), every other attribute by its
+    value. The one rule of `modlens rate`'s review and the report's rubric."""
+    for attr, level in expected.items():
+        if attr == "toxicity" and anchors and extreme_rating:
+            try:
+                candidates = derive_toxicity(str(anchors.get("vs_hard")), str(anchors.get("vs_extreme")),
+                                             extreme_rating).candidates
+            except ValueError:   # answers outside Table 1 (a log that skipped the protocol's check)
+                return True
+            if level not in candidates:
+                return True
+        elif values.get(attr) != level:
+            return True
+    return False
 
 
 def rating_problems(values: dict[str, str], anchors: dict[str, str] | None, attributes: dict[str, list[str]],

@@ -34,6 +34,7 @@ from modlens.analysis import majority as majority_mod
 from modlens.analysis import raters as raters_mod
 from modlens.analysis.data import StudyData
 from modlens.config import DEFAULT_ATTRIBUTES
+from modlens.ratings import gold_answer_wrong
 
 MIN_PAIRED = 30        # warn when alpha rests on fewer comments with two or more raters
 BOOTSTRAP = 1000       # bootstrap replicates for alpha's interval
@@ -94,11 +95,15 @@ def usable_ratings(data: StudyData) -> UsableRatings:
     # tasks the crowd platform rejected after their import: not data, and not for Table 11's reasons
     platform_out = {(rv["rater_id"], cid) for rv in data.reviews if raters_mod.platform_rejection(rv["reason"])
                     for cid in rv["comment_ids"]}
+    # each study's extreme anchor: a gold answer given by anchors is judged on its Table 1 candidates
+    extreme = {s["study_id"]: next((a.get("rating") for a in s["config"].get("anchors") or []
+                                    if a.get("role") == "extreme"), None) for s in data.studies}
     records = []
     for r in data.ratings:
         expected = gold_comment.get(r["comment_id"])
         values = rating_values(r)
-        wrong = expected is not None and any(values.get(a) != v for a, v in expected.items())
+        wrong = expected is not None and gold_answer_wrong(values, r.get("anchors"), expected,
+                                                           extreme.get(r["study_id"]))
         records.append(raters_mod.RatingRecord(r["rating_id"], r["rater_id"], r["created_at"], bool(r["inconsistent"]),
                                                expected is not None, wrong, reviewed.get((r["rater_id"], r["comment_id"]))))
     summaries = raters_mod.summarize(records, reviewed_tasks)

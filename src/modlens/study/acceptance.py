@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from modlens.analysis import raters as rubric_mod
-from modlens.ratings import derive_toxicity
+from modlens.ratings import gold_answer_wrong
 from modlens.study.assignment import GOLD, Plan
 
 DECISION = {rubric_mod.USE: "accept", rubric_mod.DONT_USE: "accept_unused", rubric_mod.REJECT: "reject"}
@@ -73,15 +73,7 @@ class Review:
 
 
 def _gold_wrong(rating: dict[str, Any], expected: dict[str, str], extreme: str | None) -> bool:
-    values = dict(rating["values"])
-    for attr, level in expected.items():
-        if attr == "toxicity" and rating.get("anchors") and extreme:
-            a = rating["anchors"]
-            if level not in derive_toxicity(a["vs_hard"], a["vs_extreme"], extreme).candidates:
-                return True
-        elif values.get(attr) != level:
-            return True
-    return False
+    return gold_answer_wrong(dict(rating["values"]), rating.get("anchors"), expected, extreme)
 
 
 def scaled(inc_gold: int, wrong_gold: int, inc: int, gold: int, items: int) -> tuple[int, int, int]:
