@@ -3,8 +3,7 @@ scored at two versions (a retrained head, a rescore), each example's seed and ad
 judged by the same version, and the matrix says which versions its column pooled."""
 from __future__ import annotations
 
-from modlens.analysis import attacks
-from modlens.analysis.data import load
+from modlens.analysis.report import render_html, report_from_db
 from modlens.perturb.base import Variant
 from modlens.studylog.store import StudyLog
 
@@ -42,8 +41,9 @@ def test_transfer_judges_seed_and_text_by_one_version_and_says_which_versions_a_
             score(text, tgt, 0.9)
         for text in ("text one", "text two", "text three"):
             score(text, tgt, 0.1)
-    section = attacks.analyze(load(db))
-    (matrix,) = section["matrices"]
+    report = report_from_db(db)
+    (matrix,) = report["sections"]["attacks"]["matrices"]
     assert matrix["n"]["tgt"]["b"] == 3 and matrix["rate"]["tgt"]["b"] == 1.0
-    assert any("b: versions 1 (2 examples), 2 (1 example)" in n for n in matrix["notes"]), matrix["notes"]
-    assert not any("tgt:" in n for n in matrix["notes"])  # one version: nothing to say
+    assert matrix["pooled_versions"] == {"b": {"1": 2, "2": 1}}  # tgt: one version, nothing to say
+    # on the page the versions go by the report's short names (b#1, b#2: the Detectors table gives them)
+    assert "column b pools b#1 (2 examples), b#2 (1 example)" in render_html(report)

@@ -188,12 +188,10 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
                 m.notes.append(f"{', '.join(judge_names)} judged the attacks on {source} (AND ensemble): they still "
                                f"called each success {'toxic' if goal == 'tae' else 'benign'}, so their cells in "
                                f"that row are 0 by construction")
-        for (g, det_name), used in sorted(versions.items()):
-            if g == group and len(used) > 1:
-                m.notes.append(f"{det_name}: versions " + ", ".join(
-                    f"{v} ({n} example{'s' * (n != 1)})" for v, n in sorted(used.items()))
-                    + " scored these attacks; its column pools them (each example's text and seed by one version)")
-        matrices.append({**m.to_dict(), "config": config, "recipe": recipe})
+        # a column whose examples were judged by several versions of its detector: version -> examples
+        pooled = {det_name: dict(sorted(used.items())) for (g, det_name), used in sorted(versions.items())
+                  if g == group and len(used) > 1}
+        matrices.append({**m.to_dict(), "config": config, "recipe": recipe, "pooled_versions": pooled})
     return {"rows": rows, "transfer": transfer, "detectors": dets.names(), "matrices": matrices,
             "quality": verdicts["config"], "recovery_notes": sorted(set(recovery.notes)),
             "human": human_reviews(data)}

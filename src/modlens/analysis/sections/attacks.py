@@ -7,7 +7,7 @@ from typing import Any
 from modlens.analysis import attacks
 from modlens.analysis.data import StudyData
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import table
+from modlens.analysis.sections.html import detector, table
 from modlens.analysis.skip import Skip
 
 METHOD = ("Attack success rate: false-negative rate of the target on TAEs (false-positive rate on BAEs), "
@@ -61,6 +61,10 @@ def render(s: dict[str, Any]) -> str:
     out.append(table(["successful against", *s["detectors"]],
                       [[k, *[row[d]["rate"] for d in s["detectors"]]] for k, row in s["transfer"].items()]))
     notes = [n for m in s.get("matrices", []) for n in m.get("notes", [])]
+    notes += [f"column {name} pools " + ", ".join(f"{detector(name, v)} ({n} example{'s' * (n != 1)})"
+                                                  for v, n in used.items())
+              + " (each example's text and seed judged by one of them)"
+              for m in s.get("matrices", []) for name, used in (m.get("pooled_versions") or {}).items()]
     out += [f'<p class="note">{html.escape(n)}</p>' for n in notes]
     return "".join(out)
 
