@@ -182,7 +182,8 @@ def parse_suggest(body: Any, max_bytes: int, known: Collection[str] = KNOWN) -> 
             where = f"attributeScores.{name}.spanScores[{i}]"
             span = _object(span, where)
             begin, end = span.get("begin"), span.get("end")
-            if any(isinstance(x, bool) or not isinstance(x, int) for x in (begin, end)) or not 0 <= begin < end <= length:
+            if (not isinstance(begin, int) or not isinstance(end, int) or isinstance(begin, bool)
+                    or isinstance(end, bool) or not 0 <= begin < end <= length):
                 raise invalid(f"{where}: begin and end must be set, UTF-16 offsets with 0 <= begin < end <= {length} "
                               "(the comment's length).", attribute=name)
             spans.setdefault(name, []).append((begin, end, _suggested(span.get("score"), f"{where}.score", name)))
