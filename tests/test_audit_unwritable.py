@@ -78,3 +78,20 @@ def test_a_log_that_stops_taking_writes_ends_the_audit_with_what_is_logged(pragm
     assert _tables(db) == _tables(straight)
     con = sqlite3.connect(db)
     assert con.execute("SELECT run_id, status, n_done FROM audit_runs").fetchall() == [(1, "finished", 588)]
+
+
+def test_a_log_that_takes_no_write_at_the_start_is_one_line_too(data_dir, tmp_path, monkeypatch, capsys):
+    """Read-only from the moment it is opened: the run's own rows (detectors, page, run) fail first."""
+
+    class ReadOnly(StudyLog):
+        def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            super().__init__(*args, **kwargs)
+            self.conn.execute("PRAGMA query_only = 1")
+
+    monkeypatch.setattr(audit_run, "StudyLog", ReadOnly)
+    db = tmp_path / "log.sqlite"
+    code = main(["audit", str(data_dir / "noisyhate" / "dev.csv"), "--db", str(db), "--detectors", "recorded", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert "cannot be written" in err and "stopped before its first chunk" in err and "run the same command again" in err
+    assert _tables(db)["run_items"] == 0

@@ -218,7 +218,12 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         return _to_parquet(Path(out_parquet), data, the_engine, params, study,
                            {k: specs.get(k, d) for k, d in detector_objects.items()}, engine, ray_options, limit, chunk_size,
                            total, progress, on_chunk, unavailable, t0)
-    log = StudyLog(db)
+    try:
+        log = StudyLog(db)
+    except sqlite3.Error as err:  # a full disk or a read-only folder: a new log cannot be made
+        if (failed := unwritable(err, db)) is None:
+            raise
+        raise stopped_before_chunks(failed) from None
     try:
         with log.transaction():
             det_ids = register(log, study, detector_objects)
@@ -273,6 +278,10 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             raise LogUnwritable(f"{failed.message}; {n_completed(log, run_id)} items are in the log (run {run_id})",
                                 fix=f"{resume_fix(failed)}, then run the same command again: it resumes after them",
                                 reason=failed.reason) from None
+    except sqlite3.Error as err:  # the log stopped taking writes before the first chunk (the run's own rows)
+        if (failed := unwritable(err, db)) is None:
+            raise
+        raise stopped_before_chunks(failed) from None
     finally:
         log.close()
     warnings = kept.warnings() if kept else []
@@ -300,6 +309,12 @@ def close_run(log: StudyLog, auditor: Auditor, run_id: int, status: str) -> LogU
             log.conn.execute("ROLLBACK")
         return failed
     return None
+
+
+def stopped_before_chunks(failed: LogUnwritable) -> LogUnwritable:
+    """An unwritable log met before the audit's first chunk, as the audit reports it."""
+    return LogUnwritable(f"{failed.message}; the audit stopped before its first chunk",
+                         fix=f"{resume_fix(failed)}, then run the same command again", reason=failed.reason)
 
 
 def resume_fix(failed: LogUnwritable) -> str:
