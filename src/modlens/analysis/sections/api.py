@@ -12,7 +12,9 @@ from modlens.analysis.skip import Skip
 METHOD = ("Calls to the Perspective-compatible endpoint (`POST /v1alpha1/comments:analyze`, `comments:suggestscore`) "
           "as the daemon logged them: one comment of platform `api` per call, grouped by the request's "
           "`communityId`. Calls sent with `doNotStore: true` are not logged and not counted. Mean scores are each "
-          "detector's toxicity score of the analysed comments, uncalibrated (docs/PERSPECTIVE.md).")
+          "detector's toxicity score of the analysed comments (analyze calls; a suggestscore call is not scored), "
+          "uncalibrated (docs/PERSPECTIVE.md), over the calls it scored: '(k of n analysed)' when a call has no "
+          "score (a detector's error, or a daemon stopped before the call's scores were written).")
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
@@ -21,8 +23,16 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
 
 def render(s: dict[str, Any]) -> str:
     detectors = sorted({d for r in s["communities"].values() for d in r["mean_score"]})
+    scored = s.get("scored") or {}  # a report's JSON from before the counts has none
+
+    def mean(name: str, r: dict[str, Any], d: str) -> Any:
+        """The mean, and over how many of the community's analyze calls when the detector scored fewer."""
+        value, n = r["mean_score"].get(d), scored.get(name, {}).get(d)
+        if value is None or n is None or n >= r["analyze"]:
+            return value
+        return f"{value:.3f} ({n} of {r['analyze']} analysed)"
     rows = [[name, r["analyze"], r["suggestscore"], r["client_tokens"], r["sessions"], r["calibrated"],
-             *(r["mean_score"].get(d) for d in detectors)] for name, r in s["communities"].items()]
+             *(mean(name, r, d) for d in detectors)] for name, r in s["communities"].items()]
     return (f"<p>{s['n_calls']} logged calls.</p>"
             + table(["community", "analyze", "suggestscore", "client tokens", "sessions", "calibrated",
                      *(f"mean {detector(*d.split('@', 1))}" for d in detectors)], rows))
