@@ -221,9 +221,9 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     try:
         log = StudyLog(db)
     except sqlite3.Error as err:  # a full disk or a read-only folder: a new log cannot be made
-        if (failed := unwritable(err, db)) is None:
+        if (opening := unwritable(err, db)) is None:
             raise
-        raise stopped_before_chunks(failed) from None
+        raise stopped_before_chunks(opening) from None
     try:
         with log.transaction():
             det_ids = register(log, study, detector_objects)
@@ -279,9 +279,9 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
                                 fix=f"{resume_fix(failed)}, then run the same command again: it resumes after them",
                                 reason=failed.reason) from None
     except sqlite3.Error as err:  # the log stopped taking writes before the first chunk (the run's own rows)
-        if (failed := unwritable(err, db)) is None:
+        if (starting := unwritable(err, db)) is None:
             raise
-        raise stopped_before_chunks(failed) from None
+        raise stopped_before_chunks(starting) from None
     finally:
         log.close()
     warnings = kept.warnings() if kept else []
