@@ -167,3 +167,30 @@ def test_tae_against_minilm_and_transfer(minilm, profanity):
     m = asr_matrix(score_variants(made, {"minilm-toxicity": minilm, "profanity-check": profanity}))
     if m.sources:
         assert m.rate["minilm-toxicity"]["minilm-toxicity"] == 1.0
+
+
+def test_transfer_cell_leaves_out_texts_whose_seed_the_column_never_scored(tmp_path):
+    """A transfer cell counts a text for a detector only when that detector judged its seed right;
+    a detector with no score for the seed (an error, a rate limit) cannot say so, and the report's
+    cell leaves the text out and says how many it left out (a planted log, read by the report)."""
+    from modlens.analysis.report import report_from_db, to_json
+    from modlens.rows import Variant
+    from modlens.studylog.store import StudyLog
+
+    db = tmp_path / "log.sqlite"
+    with StudyLog(db) as log:
+        dets = {name: log.ensure_detector(name, "1", "toxicity", 0.5, {}) for name in ("t", "p")}
+        page = log.ensure_page("dataset:hand", "hand.csv", None, None)
+        # s1: p judged the seed right (toxic), a1 fools p; s2: p has no score for the seed, a2 is benign for p
+        for key, seed, adv, seed_scores, adv_scores in (("v1", "s1", "a1", {"t": 0.9, "p": 0.9}, {"t": 0.1, "p": 0.1}),
+                                                         ("v2", "s2", "a2", {"t": 0.9}, {"t": 0.1, "p": 0.2})):
+            cid = log.add_comment("dataset:hand", key, page, seed)
+            log.add_variant(cid, Variant(adv, "attack-tae", {"goal": "tae", "max_queries": 50}, 0, source_text=seed,
+                                         target_detector="t", attack={"goal": "tae", "status": "success", "queries": 5,
+                                                                      "max_queries": 50}))
+            for text, scores in ((seed, seed_scores), (adv, adv_scores)):
+                for name, s in scores.items():
+                    log.add_score(text, dets[name], {"toxicity": s}, s, 1, None)
+    (m,) = json.loads(to_json(report_from_db(db)))["sections"]["attacks"]["matrices"]
+    assert m["n"]["t"] == {"t": 2, "p": 1} and m["rate"]["t"]["p"] == 1.0
+    assert any("1 of t's examples not counted for p" in note for note in m["notes"])

@@ -5,7 +5,9 @@ Cell (A, B) = share of A's successful, unique adversarial examples that also foo
 own threshold (a TAE fools B when B scores it below B's threshold; a BAE when at or above).
 When the seed's scores are known, an example only counts for B if B got the seed right (a
 TAE's seed at or above B's threshold): otherwise B was never fooled by the edit, it was
-wrong already. The diagonal is 1 by construction (those examples succeeded against A). The analysis reads
+wrong already. A row with seed scores but none from B for its seed (an error, a rate limit)
+does not count for B either: whether B got the seed right is unknown (the matrix's notes say
+how many were left out). The diagonal is 1 by construction (those examples succeeded against A). The analysis reads
 the same fields from the study log (`variants.attack_json`, `variants.target_detector` and
 the variant text's scores), so `asr_matrix` works on plain rows and needs no detector.
 """
@@ -103,14 +105,21 @@ def asr_matrix(rows: Iterable[TransferRow | Mapping[str, Any]], goal: str = "tae
     targets = sorted({t for r in kept for t in r.scores} | set(sources))
     hits = {s: {t: 0 for t in targets} for s in sources}
     n = {s: {t: 0 for t in targets} for s in sources}
+    unknown_seed: dict[tuple[str, str], int] = {}
     for r in kept:
         for t, score in r.scores.items():
             if score is None or t not in r.thresholds:
                 continue
-            seed = None if r.seed_scores is None else r.seed_scores.get(t)
-            if seed is not None and fooled(goal, seed, r.thresholds[t]):
-                continue  # B already misjudged the seed: nothing transferred
+            if r.seed_scores is not None:
+                seed = r.seed_scores.get(t)
+                if seed is None:  # B's verdict on the seed is unknown: right or wrong, it cannot be counted
+                    unknown_seed[(r.source, t)] = unknown_seed.get((r.source, t), 0) + 1
+                    continue
+                if fooled(goal, seed, r.thresholds[t]):
+                    continue  # B already misjudged the seed: nothing transferred
             n[r.source][t] += 1
             hits[r.source][t] += bool(fooled(goal, score, r.thresholds[t]))
     rate = {s: {t: (hits[s][t] / n[s][t] if n[s][t] else None) for t in targets} for s in sources}
-    return TransferMatrix(sources, targets, rate, n, goal, dropped)
+    notes = [f"{k} of {s}'s examples not counted for {t}: {t} has no score for their seed"
+             for (s, t), k in sorted(unknown_seed.items())]
+    return TransferMatrix(sources, targets, rate, n, goal, dropped, notes)
