@@ -191,3 +191,33 @@ def test_skipped_seeds_are_printed_and_counted_once_across_runs(tmp_path, capsys
     assert {r["reason"]: r["seeds"] for r in skipped["reasons"]} == {why: 1 for why in expected.values()}
     page = render_html(report_from_db(db)).replace("&#x27;", "'")
     assert "Seeds a fusion skipped (4)" in page and expected[("I+T", "immigrants are idiots")] in page
+
+
+def test_the_baseline_tables_counts_are_over_every_case_as_its_heading_says(tmp_path):
+    """'Baseline: share flagged toxic, over every case': its fused-case column is over the cases
+    scored, so its 'not scored locally' and 'failed' columns must count the other cases of the row,
+    all of them: cases = scored + not scored locally + failed or missing. They were the EFR cell's
+    counts, over the cases with a toxic seed only."""
+    from modlens.analysis.report import render
+
+    db = tmp_path / "planted.sqlite"
+    p = planted(db)
+    report = report_from_db(db)
+    tables = [t for t in render(report).tables if "fused case" in t.header and "cases" in t.header]
+    assert len(tables) == 2  # one per detector
+    truth = p["truth"]
+    by_key = {c.content_type + "|" + c.fusion: [] for _, c in p["cases"]}
+    for cid, c in p["cases"]:
+        by_key[c.content_type + "|" + c.fusion].append(cid)
+    for t, det_id in zip(tables, sorted(p["dets"])):
+        col = {h: i for i, h in enumerate(t.header)}
+        for row in t.rows:
+            if row[col["fusion"]].text == "all":
+                continue
+            cids = by_key[row[col["content type"]].text + "|" + row[col["fusion"]].text]
+            states = [truth.get((det_id, cid, "case"), (None, "not yet"))[1] for cid in cids]
+            assert int(row[col["cases"]].text) == len(cids)
+            assert int(row[col["not scored locally"]].text) == states.count("unread")
+            assert int(row[col["failed or missing"]].text) == states.count("failed") + states.count("not yet")
+            scored = states.count("scored")
+            assert row[col["fused case"]].text.endswith(f"/{scored})")

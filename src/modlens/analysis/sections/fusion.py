@@ -67,14 +67,15 @@ def render(s: dict[str, Any]) -> str:
                               [[e["content_type"], e["fusion"], efr(e), share(e["recognition"]["asr"]),
                                 share(e["recognition"]["ocr"]), e["errors_misrecognised"], e["errors_recognised"]]
                                for e in recog]))
+        # the fused case's cases not in its share, over every case as the heading says (cases = scored + these
+        # two); media ignored is counted on the cases the EFR tested (toxic seed), and headed so
         out.append("<h4>Baseline: share flagged toxic, over every case</h4>")
         out.append(table(["content type", "fusion", "cases", "seed", "part A alone", "part B alone", "fused case",
-                           "seed toxic", "not scored locally", "failed", "media ignored"],
+                           "not scored locally", "failed or missing", "seed toxic", "media ignored (cases tested)"],
                           [[b["content_type"], b["fusion"], b["cases"], *[flagged(b["parts"][p]) for p in
                                                                           ("seed", "part_a", "part_b", "case")],
+                            b["parts"]["case"]["not_scored_locally"], b["parts"]["case"]["failed_or_missing"],
                             cell[(b["content_type"], b["fusion"])]["seed_toxic"],
-                            cell[(b["content_type"], b["fusion"])]["not_scored_locally"],
-                            cell[(b["content_type"], b["fusion"])]["failed"],
                             cell[(b["content_type"], b["fusion"])]["media_ignored"]] for b in det["baseline"]]))
     skipped = s.get("skipped") or {"total": 0}
     if skipped["total"]:
