@@ -47,3 +47,21 @@ def test_transfer_judges_seed_and_text_by_one_version_and_says_which_versions_a_
     assert matrix["pooled_versions"] == {"b": {"1": 2, "2": 1}}  # tgt: one version, nothing to say
     # on the page the versions go by the report's short names (b#1, b#2: the Detectors table gives them)
     assert "column b pools b#1 (2 examples), b#2 (1 example)" in render_html(report)
+
+
+def test_verified_success_says_over_how_many_attempts_when_the_target_scored_fewer(tmp_path):
+    """'success (verified)' recomputes the rate from the target's logged score of each adversarial
+    text; attempts whose text the target has no score of drop out of it, so the cell says over how
+    many, beside an 'attempts' column that counts them all."""
+    db = tmp_path / "log.sqlite"
+    with StudyLog(db) as lg:
+        tgt = lg.ensure_detector("tgt", "1", "toxic", 0.5, {})
+        for i, score in enumerate((0.1, 0.8, None)):  # fooled, not fooled, never scored
+            _attack(lg, f"k{i}", f"seed {i}", f"text {i}")
+            lg.add_score(f"seed {i}", tgt, {"toxic": 0.9}, 0.9, 1.0, None)
+            if score is not None:
+                lg.add_score(f"text {i}", tgt, {"toxic": score}, score, 1.0, None)
+    report = report_from_db(db)
+    (row,) = report["sections"]["attacks"]["rows"]
+    assert row["attempts"] == 3 and row["n_verified"] == 2 and row["success_verified"] == 0.5
+    assert "0.500 (2 of 3 verified)" in render_html(report)

@@ -11,7 +11,8 @@ from modlens.analysis.sections.html import detector, table
 from modlens.analysis.skip import Skip
 
 METHOD = ("Attack success rate: false-negative rate of the target on TAEs (false-positive rate on BAEs), "
-          "skipped attempts excluded; 'verified' recomputes it from the target's logged score. Transfer: share "
+          "skipped attempts excluded; 'verified' recomputes it from the target's logged score, over the attempts "
+          "whose text it scored ('k of n verified' when fewer). Transfer: share "
           "of successful adversarial texts that each detector also gets wrong at its own threshold, counting "
           "for a detector only texts whose seed it judged right; exact duplicates once (Zhu et al. 2024). Rows are "
           "recipe x target. 'After filters': successes that also pass TaeBench's quality filters (dedup, the "
@@ -35,11 +36,18 @@ def render(s: dict[str, Any]) -> str:
             return "–" if not rec.get("unmeasured") else f"not measured ({rec['unmeasured']})"
         return f"{rec['share']:.3f} ({rec['recovered']}/{rec['n']})"
 
+    def verified(r: dict[str, Any]) -> Any:
+        """The verified rate, and over how many attempts when the target scored fewer of their texts."""
+        n = r.get("n_verified")
+        if r["success_verified"] is None or n is None or n >= r["attempts"]:
+            return r["success_verified"]
+        return f"{r['success_verified']:.3f} ({n} of {r['attempts']} verified)"
+
     out = [table(["recipe", "target", "goal", "attempts", "skipped", "success (recorded)", "success (verified)",
                    "success after filters", "removed by filters", "queries / success", "words changed",
                    "undone by normalization", "judges"],
                   [[r.get("recipe", ""), r["target"] + (f" [{r['config']}]" if r.get("config") else ""), r["goal"],
-                    r["attempts"], r.get("skipped"), r["success_recorded"], r["success_verified"],
+                    r["attempts"], r.get("skipped"), r["success_recorded"], verified(r),
                     r.get("success_after_filters"), filtered(r), r["queries_per_success"],
                     r.get("words_changed_share"), recovered(r), ", ".join(r.get("judges", []))] for r in s["rows"]])]
     q = s.get("quality") or {}
