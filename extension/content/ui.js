@@ -179,7 +179,7 @@ q { font-style: italic; color: #424a53; }
       // "rated" is the participant's answer; whether the study log holds it is the daemon's word
       if (!saved) bar.append(h("span", { class: "pending", title: "in the extension's outbox: the daemon has not confirmed writing it yet", text: "not saved yet" }));
     } else if (ctx.study) {
-      if (info.refused) bar.append(h("span", { class: "msg", title: info.refused, text: "rating not saved, the daemon refused it" }));
+      if (info.refused) bar.append(h("span", { class: "msg", title: info.refused, text: "rating not saved" }));
       bar.append(h("button", { type: "button", class: "rate", "aria-expanded": host._modlens.open ? "true" : "false", text: "Rate",
         onclick: (ev) => { if (!ev.isTrusted) return; host._modlens.open = !host._modlens.open; host._modlens.openedAt = performance.now(); render(host, ctx); } }));
     }

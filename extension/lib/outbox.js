@@ -13,7 +13,7 @@
     /** @param area promise-based storage: get(keys|null), set(obj), remove(keys) */
     constructor(area) {
       this.area = area;
-      this.entries = new Map(); // id -> {id, seq, message, route, attempts, createdAt}
+      this.entries = new Map(); // id -> {id, seq, message, route, study, attempts, createdAt}
       this.seq = 0;
       this.loaded = null;
     }
@@ -32,11 +32,13 @@
       return this.loaded;
     }
 
-    /** opts.persist false: kept in memory only (comment images: megabytes of base64 do not belong in storage). */
+    /** opts.persist false: kept in memory only (comment images: megabytes of base64 do not belong in storage).
+     *  opts.study: the study whose consent it was collected under (delivered to that study only). */
     async add(message, route, opts = {}) {
       await this.load();
       if (!message || !message.id || !message.type) throw new Error("outbox entries need a type and an id");
-      const entry = { id: message.id, seq: ++this.seq, message, route: route || null, attempts: 0, createdAt: Date.now() };
+      const entry = { id: message.id, seq: ++this.seq, message, route: route || null, study: opts.study || null, attempts: 0,
+        createdAt: Date.now() };
       if (opts.persist !== false) await this.area.set({ [PREFIX + entry.id]: entry });
       this.entries.set(entry.id, entry);
       return entry;

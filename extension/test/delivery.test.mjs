@@ -135,3 +135,17 @@ test("a rating refused for good leaves its comment unrated; one acknowledged is 
   await ns.onDaemonMessage({ type: "rating_ok", id: "r-good", rating_id: 4, derived_toxicity: null, inconsistent: false, duplicate: false });
   assert.equal(ns.counters.ratingOf("youtube", "c9").saved, true);
 });
+
+test("what was queued under one study is set aside, not sent, once the daemon runs another", async () => {
+  const s1 = ns.config.study;
+  await delivery.queue({ ...page, id: "page-s1" }, null);
+  await ns.counters.markRated("youtube", "c5", { toxicity: "toxic" }, "r-s1");
+  assert.equal(delivery.outbox.get("page-s1").study, "s1");
+  await ns.config.setStudy({ ...s1, study_id: "s2" }, []);
+  await delivery.setAsideOtherStudies("s2");
+  assert.ok(!delivery.outbox.has("page-s1"));
+  assert.deepEqual((await delivery.outbox.dead()).filter((d) => d.id === "page-s1").map((d) => d.error.code), ["study_changed"]);
+  assert.equal(ns.counters.ratingOf("youtube", "c5"), null, "a rating for s1 is not one in s2");
+  await ns.config.setStudy(s1, []);
+  assert.equal(ns.counters.ratingOf("youtube", "c5").id, "r-s1");
+});

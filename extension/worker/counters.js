@@ -31,14 +31,28 @@
       saveTimer = setTimeout(() => store.set({ totals: this.totals }), 300);
     },
 
+    /** This browser's rating of a comment in the running study (one made for another study is
+     *  not a rating in this one; entries stored before ratings named their study count as this one's). */
     ratingOf(platform, key) {
-      return this.rated[ns.commentKey(platform, key)] || null;
+      const r = this.rated[ns.commentKey(platform, key)];
+      return r && this.inStudy(r) ? r : null;
+    },
+
+    inStudy(r) {
+      const study = ns.config.study && ns.config.study.study_id;
+      return !r.study || !study || r.study === study;
+    },
+
+    /** "platform|key" -> rating, for the running study's comments only (task progress). */
+    ratedInStudy() {
+      return Object.fromEntries(Object.entries(this.rated).filter(([, r]) => this.inStudy(r)));
     },
 
     /** A rating of this comment is in the outbox (`id`: its message id); `saved` once the daemon
      *  acknowledged it (ratingSaved). Calibration, item set and task progress count it from here. */
     async markRated(platform, key, values, id) {
-      this.rated[ns.commentKey(platform, key)] = { at: Date.now(), values, id, saved: false };
+      const study = ns.config.study ? ns.config.study.study_id : null;
+      this.rated[ns.commentKey(platform, key)] = { at: Date.now(), values, id, study, saved: false };
       await store.set({ rated: this.rated });
     },
 

@@ -41,6 +41,7 @@
   ns.onDaemonMessage = ns.makeRouter({
     async hello_ok(msg) {
       await config.setStudy(msg.study, msg.detectors);
+      await delivery.setAsideOtherStudies(msg.study && msg.study.study_id);
       connection.established(msg.session_id);
       delivery.flush(true);
       // pages that asked for their config before the session existed hold "not connected to the

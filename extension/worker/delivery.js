@@ -10,15 +10,17 @@
   const delivery = {
     outbox: new ns.Outbox(chrome.storage.local),
 
-    async queue(message, route, opts) {
-      await this.outbox.add(message, route, opts);
+    async queue(message, route, opts = {}) {
+      await this.outbox.add(message, route, { ...opts, study: config.study ? config.study.study_id : null });
       if (route) routes.set(message.id, route);
     },
 
     flush(force) {
       if (!connection.ready() || !config.consented()) return;
       const now = Date.now();
+      const study = config.study && config.study.study_id;
       for (const entry of this.outbox.pending()) {
+        if (entry.study && entry.study !== study) continue; // another study's: set aside at hello_ok
         const at = sentAt.get(entry.id);
         if (at !== undefined && !force && now - at < ns.RESEND_AFTER_MS) continue;
         if (entry.notBefore && entry.notBefore > now) continue;
@@ -66,15 +68,32 @@
         setTimeout(() => this.flush(false), entry.notBefore - Date.now() + 10);
       } else {
         console.warn("modlens: daemon refused", entry.message.type, msg.code, msg.message);
-        await this.outbox.bury(msg.id, { code: msg.code, message: msg.message });
-        // a rating that will never be in the log is not a rating: the comment goes back to unrated
-        // (calibration, item set, task progress, its marker), and its page says why
-        if (m.type === "rating") {
-          await counters.forgetRating(m.comment.platform, m.comment.key, m.id);
-          if (entry.route) tabs.send(entry.route, ns.messages.ratingRefused(m.comment, msg.code, msg.message));
-        }
+        await this.retire(entry, { code: msg.code, message: msg.message });
       }
       return true;
+    },
+
+    /** Never to be delivered: kept aside as a dead letter. A rating that will never be in the log is
+     *  not a rating: its comment goes back to unrated (calibration, item set, task progress, its
+     *  marker), and its page says why. */
+    async retire(entry, error) {
+      sentAt.delete(entry.id);
+      await this.outbox.bury(entry.id, error);
+      const m = entry.message;
+      if (m.type === "rating") {
+        await counters.forgetRating(m.comment.platform, m.comment.key, m.id);
+        if (entry.route) tabs.send(entry.route, ns.messages.ratingRefused(m.comment, error.code, error.message));
+      }
+    },
+
+    /** The daemon runs study `studyId` (hello_ok): what was collected under the consent to another
+     *  study (its authors hashed with that study's salt) is not delivered into this one's log. */
+    async setAsideOtherStudies(studyId) {
+      for (const entry of this.outbox.pending()) {
+        if (!entry.study || entry.study === studyId) continue;
+        await this.retire(entry, { code: "study_changed",
+          message: `collected under the consent to study ${entry.study}; the daemon now runs study ${studyId}` });
+      }
     },
   };
 

@@ -50,7 +50,7 @@
   // sent from task pages only (the study's choice, so every rating overlaps with others').
   function tasksState() {
     const study = config.study;
-    const progress = ns.taskProgress((study && study.tasks) || [], counters.taskPageOf, counters.rated);
+    const progress = ns.taskProgress((study && study.tasks) || [], counters.taskPageOf, counters.ratedInStudy());
     return { ...progress, freeBrowsing: !study || study.free_browsing !== false };
   }
   const NOT_A_TASK = "not a task page: this study collects comments on its task pages only";

@@ -10,7 +10,8 @@ from urllib.parse import quote
 import pytest
 
 from .closed_shadow import Marker
-from .harness import wait_for
+from .conftest import make_browser
+from .harness import Daemon, wait_for
 from .pages import youtube_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -155,3 +156,52 @@ def test_a_rating_reads_not_saved_until_the_daemon_acknowledged_it(browser, daem
         assert "rated · not toxic" in marker_text(page, key)
     finally:
         page.close()
+
+
+def test_what_was_collected_under_one_study_is_not_delivered_to_the_next(playwright_instance, tmp_path_factory, tmp_path):
+    """Comments queued while the daemon was down, under the consent to study A (and authors hashed
+    with A's salt), must not enter study B's log once the daemon runs B and the participant agreed
+    to B: they are set aside as dead letters, and a comment rated for A is not rated for B."""
+    daemon = Daemon(tmp_path_factory.mktemp("study-switch"))
+    daemon.start()
+    b = make_browser(playwright_instance, tmp_path_factory, daemon)
+    try:
+        rated_url, rated_items = serve_page(b, tmp_path, "CountsT0005", ["rated in the first study"])
+        page = b.context.new_page()
+        page.goto(rated_url)
+        rated_key = rated_items[0]["key"]
+        page.locator(f'modlens-marker[data-modlens-key="{rated_key}"]').wait_for(timeout=30000)
+        assert b.ask_worker(rating_message(rated_key, 1200), "calibration.html").get("queued")
+        wait_for(lambda: [r for r in daemon.ratings() if r["comment_key"] == rated_key], 20, "the first study's rating")
+        page.close()
+
+        daemon.stop()
+        wait_for(lambda: b.state()["conn"] != "ready", 15, "the worker to notice the daemon is gone")
+        url, items = serve_page(b, tmp_path, "CountsT0006", ["queued under the first study", "and a second one"])
+        page = b.context.new_page()
+        page.goto(url)
+        wait_for(lambda: b.state()["totals"]["queued"] == 2, 20, "the page's comments in the outbox")
+        page.close()
+
+        # the daemon comes back running another study, with a log of its own
+        daemon.config.write_text(daemon.config.read_text(encoding="utf-8").replace('study_id = "e2e"', 'study_id = "e2e-second"'),
+                                 encoding="utf-8")
+        daemon.db = daemon.home / "second.sqlite"
+        daemon.start()
+        wait_for(lambda: (b.state().get("study") or {}).get("study_id") == "e2e-second", 30, "the worker to learn the new study")
+        b.consent()
+        dead = wait_for(lambda: [d for d in b.ask_worker({"type": "dead_letters"}) if d["error"]["code"] == "study_changed"]
+                        or logged(daemon, items), 30, "the first study's comments set aside (or delivered)")
+        assert logged(daemon, items) == [], "comments collected under the first study's consent entered the second's log"
+        assert {tuple(sorted(it["key"] for it in d["message"]["items"])) for d in dead} == {tuple(sorted(it["key"] for it in items))}
+        assert b.state()["totals"]["queued"] == 0
+        # the comment rated for the first study is shown again in the second: not rated there
+        page = b.context.new_page()
+        page.goto(rated_url)
+        page.locator(f'modlens-marker[data-modlens-key="{rated_key}"]').wait_for(timeout=30000)
+        wait_for(lambda: marker_text(page, rated_key).strip(), 10, "the marker")
+        assert "rated" not in marker_text(page, rated_key) and "Rate" in marker_text(page, rated_key)
+        page.close()
+    finally:
+        b.close()
+        daemon.stop()
