@@ -89,6 +89,7 @@
     /** The daemon runs study `studyId` (hello_ok): what was collected under the consent to another
      *  study (its authors hashed with that study's salt) is not delivered into this one's log. */
     async setAsideOtherStudies(studyId) {
+      if (!studyId) return; // no study named: nothing to compare with
       for (const entry of this.outbox.pending()) {
         if (!entry.study || entry.study === studyId) continue;
         await this.retire(entry, { code: "study_changed",
