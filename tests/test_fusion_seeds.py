@@ -160,3 +160,22 @@ def test_pairs_file(tmp_path):
     f.write_text("abuse_hate,women\n", encoding="utf-8")
     with pytest.raises(keywords.KeywordError, match="3 columns"):
         keywords.read_pairs_file(f)
+
+
+def test_oracle_rule_all_is_every_detector_that_answered(profanity):
+    """`--oracle-rule all` (its help and docs/FUSION.md): every text detector that answered; a judge
+    with no score for a seed neither keeps nor drops it, and the seed's record shows it did not answer."""
+    from modlens.detectors.base import Detector
+
+    class Silent(Detector):
+        name, version, labels, toxicity_label = "silent", "1", ("toxicity",), "toxicity"
+
+        def score(self, texts):
+            return [None for _ in texts]
+
+    seeds = make_seeds([KeywordPair("abuse_hate", "women", "bitches"), KeywordPair("abuse_hate", "women", "wonderful")],
+                       load_templates(), 0)
+    result = apply_oracle(seeds, {"lenient": profanity, "silent": Silent()}, "all")
+    assert [s.text for s in result.kept] == ["women are bitches"]
+    assert result.kept[0].oracle["toxic_by"] == ["lenient"] and result.kept[0].oracle["scores"]["silent"] is None
+    assert apply_oracle(seeds, {"silent": Silent()}, "all").kept == []  # nobody answered: nothing vouched for

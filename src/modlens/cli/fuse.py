@@ -55,7 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, help="random seed of pair sampling and every transform (default: the study's, 0)")
     p.add_argument("--no-oracle", action="store_true", help="keep every seed (do not require a detector to find it toxic)")
     p.add_argument("--oracle-rule", choices=["any", "all"], default="any",
-                   help="a seed is kept when any (default) or all of the text detectors find it toxic")
+                   help="a seed is kept when any (default) or all of the text detectors that answered find it toxic")
     add_detectors_option(p, default="the study's detectors",
                          keys="registry names or study keys: the oracle's judges and, with --score, the scorers")
     add_study_option(p, "--study", "--config")
