@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from modlens.datasets import registry
-from modlens.datasets.base import Dataset, DatasetError, DatasetItem, file_digest, folder_name
+from modlens.datasets.base import Dataset, DatasetError, DatasetItem, file_digest, folder_name, named_by_content
 
 SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".pq")
 
@@ -50,6 +50,33 @@ def copied(dataset: str, listing: Any, fmt: str | None, **options: Any) -> Datas
     return data
 
 
+def file_note(part: Dataset, note: str) -> str | None:
+    """A reader's note on one file of a folder: a file named by its content is logged under the folder's
+    name, not its own, so the note naming it goes (None), but for the reason after it (a file in a
+    catalog data set's layout that is not its bytes). A declared name (--name) is the folder's too."""
+    prefix = f"named {part.name} by its content"
+    if not named_by_content(part.name) or not note.startswith(prefix):
+        return note
+    why = note[len(prefix):]
+    return why[2:] if why.startswith(": ") else None
+
+
+def folder_notes(rels: list[str], parts: list[Dataset], named: str) -> list[str]:
+    """What the readers said of a folder's files, as the folder's notes: a note every file has once, one
+    only some have with those files named (a gold label or label column one file has and another has
+    not); each file's note naming it by its content is replaced by the one naming the folder."""
+    said = [[n for n in (file_note(p, note) for note in p.notes[1:]) if n is not None]  # [0]: "read FILE as …"
+            for p in parts]
+    notes = [n for n in said[0] if all(n in s for s in said)]
+    for note in dict.fromkeys(n for s in said for n in s if n not in notes):
+        holders = [rel for rel, s in zip(rels, said) if note in s]
+        more = f" and {len(holders) - 3} more" if len(holders) > 3 else ""
+        notes.append(f"{', '.join(holders[:3])}{more}: {note}")
+    if named_by_content(named):
+        notes.append(f"named {named} by its content (its files' paths and SHA-256), not by the folder's name")
+    return notes
+
+
 def load_dataset(dataset: str, fmt: str | None = None, engine: str = "local", **options: Any) -> Dataset:
     """`registry.load`, plus folders of data files: one dataset whose items are keyed
     `RELATIVE/FILE:KEY` (KEY as the file's reader keys it, e.g. `row-0`). With `engine="ray"`, a
@@ -86,10 +113,10 @@ def load_dataset(dataset: str, fmt: str | None = None, engine: str = "local", **
 
     first = parts[0]
     formats = sorted({p.format for p in parts})
-    notes = [f"read folder {path.name}: {len(files)} file(s) as {', '.join(formats)}", *first.notes[1:]]
+    rels = [f.relative_to(path).as_posix() for f in files]
     # the files' content hashes: the keys' where the parts are keyed by them, else read here
-    named = folder_name((f.relative_to(path).as_posix(), p.name, p.source_id or file_digest(f))
-                        for f, p in zip(files, parts))
+    named = folder_name((rel, p.name, p.source_id or file_digest(f)) for rel, f, p in zip(rels, files, parts))
+    notes = [f"read folder {path.name}: {len(files)} file(s) as {', '.join(formats)}", *folder_notes(rels, parts, named)]
     data = Dataset(named, path, items, first.meta, notes=notes,
                    size=sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None,
                    gold=" | ".join(dict.fromkeys(p.gold for p in parts)))  # one definition unless the layouts differ
