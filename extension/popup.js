@@ -77,6 +77,9 @@ function show(st) {
   showTasks(st.tasks);
   const t = st.totals;
   for (const k of ["saved", "scored", "rated", "queued"]) $("t-" + k).textContent = t[k] ?? 0;
+  // dead letters: refused by the daemon for good, or collected for another study; kept, never sent
+  $("not-delivered").hidden = !t.not_delivered;
+  $("not-delivered").textContent = `not delivered: ${t.not_delivered || 0} (refused by the daemon, or collected for another study; kept in the browser, not sent)`;
   // images attached to comments (studies with media.collect): fetched and sent, logged, not sent
   const media = st.study && st.study.media;
   $("media-counts").hidden = !(media && media.collect);

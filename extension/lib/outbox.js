@@ -9,12 +9,16 @@
   const PREFIX = "ob:";
   const DEAD = "dead:";
 
+  // A message in the participant's units: a rating is one, a page or an image message its items.
+  const itemsOf = (m) => (m.type === "rating" ? 1 : (m.items || []).length);
+
   class Outbox {
     /** @param area promise-based storage: get(keys|null), set(obj), remove(keys) */
     constructor(area) {
       this.area = area;
       this.entries = new Map(); // id -> {id, seq, message, route, study, attempts, createdAt}
       this.seq = 0;
+      this.deadItems = 0; // comments, ratings and images kept aside as dead letters (the popup says so)
       this.loaded = null;
     }
 
@@ -25,6 +29,8 @@
             if (k.startsWith(PREFIX) && v && v.id) {
               this.entries.set(v.id, v);
               this.seq = Math.max(this.seq, v.seq || 0);
+            } else if (k.startsWith(DEAD) && v && v.message) {
+              this.deadItems += itemsOf(v.message);
             }
           }
         });
@@ -67,7 +73,10 @@
       // a dead image message keeps what it was, not its bytes
       const message = entry && entry.message.type === "comment_media"
         ? { ...entry.message, items: entry.message.items.map(({ data_b64, ...rest }) => rest) } : entry && entry.message;
-      if (entry) await this.area.set({ [DEAD + id]: { ...entry, message, error, buriedAt: Date.now() } });
+      if (entry) {
+        await this.area.set({ [DEAD + id]: { ...entry, message, error, buriedAt: Date.now() } });
+        this.deadItems += itemsOf(message);
+      }
       return entry;
     }
 
@@ -94,7 +103,7 @@
      *  page, each rating, each image (a page of 50 comments is 50 waiting, not one message). */
     waitingItems() {
       let n = 0;
-      for (const { message: m } of this.entries.values()) n += m.type === "rating" ? 1 : (m.items || []).length;
+      for (const { message } of this.entries.values()) n += itemsOf(message);
       return n;
     }
 

@@ -32,7 +32,12 @@
 
     /** Totals for the popup; `queued` = comments, ratings and images not yet acknowledged. */
     broadcastCounts() {
-      tabs.broadcast(ns.messages.counts({ ...counters.totals, queued: this.outbox.waitingItems() }));
+      tabs.broadcast(ns.messages.counts(this.totals()));
+    },
+
+    /** The popup's totals: the counters, and what the outbox holds now (waiting; kept aside). */
+    totals() {
+      return { ...counters.totals, queued: this.outbox.waitingItems(), not_delivered: this.outbox.deadItems };
     },
 
     newSocket() {

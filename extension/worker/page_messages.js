@@ -65,7 +65,7 @@
       conn: connection.status, lastError: connection.lastError, consented: config.consented(), paused: config.settings.paused,
       study, detectors: config.detectors, consent: config.consent, settings: { ...settings, tokenSet: !!token },
       extensionOrigin: ns.extensionOrigin(chrome.runtime), // what `modlens pair --extension` takes
-      totals: { ...counters.totals, queued: delivery.outbox.waitingItems() }, pages: tabs.statuses(tabId), display: config.displayMode(),
+      totals: delivery.totals(), pages: tabs.statuses(tabId), display: config.displayMode(),
       calibration: calibrationState(), tasks: tasksState(), itemset: itemsetState(), variants: connection.variants,
     };
   };

@@ -43,6 +43,17 @@ def popup_totals(browser, url) -> dict[str, str]:
         popup.close()
 
 
+def popup_line(browser, url, element_id) -> str:
+    popup = browser.context.new_page()
+    try:
+        popup.goto(browser.ext_url(f"popup.html?page={quote(url, safe='')}"))
+        line = popup.locator(f"#{element_id}")
+        wait_for(lambda: popup.locator("#t-queued").inner_text().strip(), 10, "the popup's totals")
+        return line.inner_text() if line.is_visible() else ""
+    finally:
+        popup.close()
+
+
 def test_comments_count_as_saved_when_the_daemon_acknowledged_them_not_when_queued(browser, daemon, tmp_path):
     before = browser.state()["totals"]
     daemon.stop()
@@ -115,12 +126,15 @@ def test_a_rating_the_daemon_refused_for_good_is_not_shown_as_rated(browser, dae
     try:
         page.goto(url)
         page.locator(f'modlens-marker[data-modlens-key="{key}"]').wait_for(timeout=30000)
+        kept_aside = browser.state()["totals"].get("not_delivered", 0)
         answer = browser.ask_worker(rating_message(key, 90_000_000), "calibration.html")
         assert answer.get("queued"), answer
         dead = wait_for(lambda: [d for d in browser.ask_worker({"type": "dead_letters"}) if d["id"] == answer["id"]],
                         20, "the daemon's refusal")
         assert dead[0]["error"]["code"] == "invalid_fields"
         assert [r for r in daemon.ratings() if r["comment_key"] == key] == []
+        assert browser.state()["totals"]["not_delivered"] == kept_aside + 1
+        assert f"not delivered: {kept_aside + 1} " in popup_line(browser, url, "not-delivered")
         # the page shown again: its comment is not marked rated, it offers the panel again
         page.reload()
         page.locator(f'modlens-marker[data-modlens-key="{key}"]').wait_for(timeout=30000)
@@ -195,6 +209,7 @@ def test_what_was_collected_under_one_study_is_not_delivered_to_the_next(playwri
         assert logged(daemon, items) == [], "comments collected under the first study's consent entered the second's log"
         assert {tuple(sorted(it["key"] for it in d["message"]["items"])) for d in dead} == {tuple(sorted(it["key"] for it in items))}
         assert b.state()["totals"]["queued"] == 0
+        assert popup_line(b, url, "not-delivered").startswith("not delivered: 2 ")
         # the comment rated for the first study is shown again in the second: not rated there
         page = b.context.new_page()
         page.goto(rated_url)
