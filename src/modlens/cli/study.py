@@ -185,7 +185,8 @@ def _add_attacks(args: argparse.Namespace) -> int:
         raise CliError(f"the review items would make the study invalid (nothing written): {err}") from None
     print(f"{res.candidates} successful {args.goal.upper()}s selected, {res.filtered_out} removed by the quality "
           f"filters, {res.not_checked} left out because a filter was not checked (--unfiltered takes them), "
-          f"{res.already} already queued; added {len(res.added)} review item(s) to {args.dir}")
+          f"{res.already} already queued, {res.repeats} the same text as another; added {len(res.added)} review "
+          f"item(s) to {args.dir}" + (f"; {res.over_limit} more left for a later run (--limit)" if res.over_limit else ""))
     if not res.added and not res.candidates:
         print("nothing to add: the log has no successful attack matching the selection")
     else:

@@ -34,6 +34,8 @@ class AddResult:
     candidates: int         # successes matching the selection
     filtered_out: int       # of them, removed by a quality filter that failed (unless --unfiltered)
     not_checked: int        # of them, left out because a filter could not be checked (unless --unfiltered)
+    repeats: int = 0        # selected attacks whose text (target, recipe) another selected one has: one item
+    over_limit: int = 0     # new items --limit left for a later run
 
 
 def select_attacks(db: str | Path, *, goal: str = "tae", recipe: str | None = None, target: str | None = None,
@@ -69,11 +71,11 @@ def add_attacks(study_dir: str | Path, db: str | Path, *, limit: int | None = No
     folder = load_folder(study_dir)  # a broken folder is reported before anything is written
     items, candidates, filtered_out, not_checked = select_attacks(db, **selection)
     have = {r.key for r in folder.study.review} | {g.key for g in folder.study.gold}
-    new = [i for i in items if i["key"] not in have]
-    new = list({i["key"]: i for i in new}.values())  # the same text twice in one log: once
-    already = len(items) - len(new)
-    if limit is not None:
-        new = new[:limit]
+    unique = list({i["key"]: i for i in items}.values())  # the same text twice in one log: one item
+    new = [i for i in unique if i["key"] not in have]
+    already = len(unique) - len(new)
+    over_limit = max(0, len(new) - limit) if limit is not None else 0
+    new = new[:len(new) - over_limit]
     if new:
         path = folder.path / CALIBRATION_FILE
         before = path.read_text(encoding="utf-8") if path.exists() else None
@@ -87,4 +89,4 @@ def add_attacks(study_dir: str | Path, db: str | Path, *, limit: int | None = No
             else:
                 path.write_text(before, encoding="utf-8")
             raise
-    return AddResult(new, already, candidates, filtered_out, not_checked)
+    return AddResult(new, already, candidates, filtered_out, not_checked, len(items) - len(unique), over_limit)
