@@ -149,3 +149,21 @@ test("what was queued under one study is set aside, not sent, once the daemon ru
   await ns.config.setStudy(s1, []);
   assert.equal(ns.counters.ratingOf("youtube", "c5").id, "r-s1");
 });
+
+test("images count as sent when they go on the socket, once, not when queued", async () => {
+  const sent = ns.counters.totals.media_sent || 0;
+  const frames = [];
+  const media = { type: "comment_media", id: "media-1", platform: "youtube", comment_key: "c1",
+    items: [{ mime: "image/png", sha256: "ab".repeat(32), data_b64: "iVBORw0KGgo=", url: null, position: 0 }] };
+  await delivery.queue(media, null, { persist: false });
+  assert.equal(ns.counters.totals.media_sent || 0, sent, "queued is not sent");
+  Object.assign(ns.connection, { ws: { readyState: 1, send: (f) => frames.push(JSON.parse(f)), close() {} }, sessionId: "sess" });
+  try {
+    delivery.flush(true);
+    delivery.flush(true); // sent again (a new socket): the same images
+  } finally {
+    Object.assign(ns.connection, { ws: null, sessionId: null });
+  }
+  assert.equal(frames.filter((f) => f.id === "media-1").length, 2);
+  assert.equal(ns.counters.totals.media_sent, sent + 1);
+});

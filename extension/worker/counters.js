@@ -7,8 +7,8 @@
   let saveTimer = null;
 
   const counters = {
-    // media_*: images attached to comments (worker/media.js): sent, scored (logged), failed (fetch,
-    // size or type), skipped (over media.max_per_comment)
+    // media_*: images attached to comments (worker/media.js): sent (on the socket), scored (logged),
+    // failed (fetch, size or type), skipped (over media.max_per_comment)
     // saved: comments whose rows the daemon acknowledged (comments_ok); rated: ratings it acknowledged
     totals: { saved: 0, scored: 0, rated: 0, errors: 0, media_sent: 0, media_scored: 0, media_failed: 0, media_skipped: 0 },
     rated: {},

@@ -27,6 +27,12 @@
         sentAt.set(entry.id, now);
         if (entry.route) routes.set(entry.id, entry.route);
         connection.send(entry.message);
+        // images live in memory only (a stopped worker loses them): counted as sent once they were
+        if (entry.message.type === "comment_media" && !entry.counted) {
+          entry.counted = true;
+          counters.totals.media_sent = (counters.totals.media_sent || 0) + entry.message.items.length;
+          counters.saveSoon();
+        }
       }
     },
 

@@ -79,8 +79,7 @@
     }
     for (const group of ns.packMedia(fetched, media.max_bytes, max)) {
       const message = ns.protocol.commentMedia(platform, key, group);
-      await delivery.queue(message, route, { persist: false });
-      count("media_sent", message.items.length);
+      await delivery.queue(message, route, { persist: false }); // counted as sent when it is (delivery.flush)
     }
     delivery.flush(false);
   }
