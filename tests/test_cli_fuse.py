@@ -79,7 +79,7 @@ def test_fuse_export_manifest_matches_files(capsys, tmp_path, pairs_file):
     assert len(lines) == summary["export"]["cases"] == 8
     files = 0
     for case in lines:
-        assert case["expected"] == "toxic"
+        assert case["expected"] is None and case["oracle_toxic_by"] is None  # --no-oracle: nobody checked the seed
         for m in case["media"] + case["parts"]["part_a"]["media"] + case["parts"]["part_b"]["media"]:
             assert hashlib.sha256((out / m["file"]).read_bytes()).hexdigest() == m["sha256"]
             files += 1
@@ -88,6 +88,29 @@ def test_fuse_export_manifest_matches_files(capsys, tmp_path, pairs_file):
     assert files > 0
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["local_modalities"] == ["text"] and manifest["cases"] == 8
+    assert manifest["expected_toxic"] == 0 and "--no-oracle" in manifest["expected"]
+
+
+def test_fuse_export_says_toxic_only_for_seeds_the_oracle_vouched_for_and_counts_its_own_files(capsys, tmp_path,
+                                                                                               pairs_file):
+    """cases.jsonl's expected verdict is the oracle's ("women are wonderful" is not toxic to
+    profanity-check: it is not exported as expected toxic), and manifest.json counts the files its
+    cases name, not what an earlier export left in the folder."""
+    out = tmp_path / "export"
+    db = str(tmp_path / "s.sqlite")
+    code, _, err = fuse(capsys, "--pairs-file", str(pairs_file), "--no-oracle", "--db", db, "--export", str(out), *FAST)
+    assert code == 0, err
+    code, summary, err = fuse(capsys, "--pairs-file", str(pairs_file), "--detectors", "profanity-check", "--db", db,
+                              "--export", str(out), "--fusion", "I", "--quiet")
+    assert code == 0, err
+    lines = [json.loads(line) for line in (out / "cases.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 2 and {c["seed_text"] for c in lines} == {"women are pigs", next(
+        c["seed_text"] for c in lines if c["seed_text"] != "women are pigs")}
+    assert all(c["expected"] == "toxic" and c["oracle_toxic_by"] == ["profanity-check"] for c in lines)
+    named = {m["file"] for c in lines for m in c["media"] + c["parts"]["part_a"]["media"] + c["parts"]["part_b"]["media"]}
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["files"] == summary["export"]["files"] == len(named) > 0
+    assert manifest["expected_toxic"] == 2
 
 
 def test_fuse_list(capsys):

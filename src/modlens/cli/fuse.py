@@ -293,6 +293,7 @@ def _write(args: argparse.Namespace, cases: list[Any], params: dict[str, Any],
     if args.export:
         from modlens.fusion.export import export_cases
         readable = {m for d in detectors.values() for m in d.modalities} or {"text"}
-        out["export"] = export_cases(cases, args.export, readable=readable,
+        verdicts = None if args.no_oracle else params["oracle"]["toxic_by"]
+        out["export"] = export_cases(cases, args.export, readable=readable, verdicts=verdicts,
                                      run={"run_id": out["recorded"]["run_id"], **params}).to_dict()
     return out
