@@ -167,3 +167,15 @@ test("images count as sent when they go on the socket, once, not when queued", a
   assert.equal(frames.filter((f) => f.id === "media-1").length, 2);
   assert.equal(ns.counters.totals.media_sent, sent + 1);
 });
+
+test("a rating counts as rated on its first acknowledgement, even one that says the daemon had it already", async () => {
+  // sent, written, the socket gone before rating_ok: the resend is answered duplicate: true, and it
+  // is the only answer this browser gets for the rating the log holds
+  const rated = ns.counters.totals.rated;
+  await delivery.queue(rating("r-dup", "c1"), null);
+  const ok = { type: "rating_ok", id: "r-dup", rating_id: 9, derived_toxicity: null, inconsistent: false, duplicate: true };
+  await ns.onDaemonMessage(ok);
+  assert.equal(ns.counters.totals.rated, rated + 1);
+  await ns.onDaemonMessage(ok); // answered twice (sent twice on one socket): counted once
+  assert.equal(ns.counters.totals.rated, rated + 1);
+});

@@ -71,9 +71,13 @@
       delivery.broadcastCounts();
     },
     async rating_ok(msg) {
+      // counted on the first acknowledgement of this rating, whatever `duplicate` says: a resend
+      // after a socket lost the first answer is answered duplicate, and no other answer comes
       const entry = await delivery.acknowledged(msg.id);
-      if (!msg.duplicate) counters.totals.rated += 1;
-      if (entry) await counters.ratingSaved(entry.message.comment.platform, entry.message.comment.key, msg.id);
+      if (entry) {
+        counters.totals.rated += 1;
+        await counters.ratingSaved(entry.message.comment.platform, entry.message.comment.key, msg.id);
+      }
       counters.saveSoon();
       if (entry && entry.route) tabs.send(entry.route, ns.messages.ratingOk(entry.message.comment, msg.derived_toxicity, msg.inconsistent));
       delivery.broadcastCounts();
