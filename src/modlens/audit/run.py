@@ -32,7 +32,7 @@ from modlens.services.detectors import load_detectors, parse_detector_spec
 from modlens.errors import ErrorKind, ModlensError
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
-from modlens.studylog.connection import LogUnwritable, unwritable
+from modlens.studylog.connection import UNWRITABLE_ERRNOS, LogUnwritable, unwritable
 from modlens.studylog.records.runs import completed_keys, find_run, n_completed
 from modlens.studylog.store import StudyLog
 
@@ -344,6 +344,12 @@ def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any]
             asyncio.run(_drive(pipeline, feed, data.name, chunk_size, total, progress, on_chunk))
     except DatasetError as err:
         raise setup_error(err, f"; the chunks before it are in {out}") from None
+    except OSError as err:  # a full disk, a read-only folder: the shards written before it are whole
+        if err.errno not in UNWRITABLE_ERRNOS:
+            raise
+        raise SetupError(f"cannot write the shards in {out}: {err.strerror or err}; {len(done_keys(out))} items are "
+                         f"in {out}", fix="free space on its disk (or make it writable again), then run the same "
+                         "command again: it resumes after them", kind=ErrorKind.FAILED) from None
     finally:
         feed.close()
     return AuditResult(0, data.name, location(data)[0], feed.n_read, feed.n_skipped, pipeline.n_scored,
