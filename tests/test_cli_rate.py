@@ -662,3 +662,21 @@ def test_a_submission_rejected_on_the_platform_after_its_import_is_rejected(tmp_
     code, out = run(capsys, "rate", export("APPROVED"), "--db", db, "--study", folder)
     assert code == 0 and decisions() == {"survey:60aa": "accept", "survey:60bb": "accept"}, out
     assert "carry no valid work now" not in out, out
+
+
+def test_a_survey_row_that_answered_only_gold_is_reviewed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A worker whose row answers the gold comments and leaves every item blank did the slot's task
+    and missed its items: the review judges that task (rejected: every item a miss) instead of
+    leaving the worker out of the decisions the import prints."""
+    folder = study_with_set(tmp_path, capsys)
+    plan = assignment.Plan.load(folder, load(folder))
+    order = plan.assignments["t01-r2"]["order"]
+    items = tuple(pos for pos, ref in enumerate(order, 1) if not ref.startswith("gold:"))
+    head = ["worker_id", "assignment", *_survey_cells(plan, "t01-r1")]
+    export = _write_csv(tmp_path / "survey.csv", [head, ["W1", "t01-r1", *_survey_cells(plan, "t01-r1").values()],
+                                                  ["W2", "t01-r2", *_survey_cells(plan, "t01-r2", items).values()]])
+    code, out = run(capsys, "rate", export, "--db", tmp_path / "log.sqlite", "--study", folder)
+    assert code == 0 and "2 workers, 8 ratings imported" in out, out
+    assert "reject  survey:W2  task t01 (survey): 0 inconsistent gold, 0 wrong gold, 4 inconsistent responses " \
+           "(4 of 6 unrated)" in out, out
+    assert "reviewed 2 rater tasks: 1 accept, 0 accept_unused, 1 reject" in out, out

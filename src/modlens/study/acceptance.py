@@ -12,7 +12,9 @@ of invalid responses) — for raters given a whole task (the protocol, a survey 
 and Potato's queues hand each annotator whichever units are left, so their annotators are judged
 per task on the comments they rated in that task's units (a rating's client id names its unit;
 a gold comment shared by two tasks counts in the task where it was rated, and a task of which the
-queue gave them only gold is reviewed too): what they did not rate is nobody's miss. The
+queue gave them only gold is reviewed too): what they did not rate is nobody's miss. A survey row
+names its slot (the rating's client id), so one that answered only gold is judged on that task, its
+items missed. The
 decision is `analysis.raters.rubric` (Table 11): accept (approve, use), accept_unused (approve,
 don't use, warn) or reject.
 
@@ -134,10 +136,10 @@ def review_task(plan: Plan, task: str, rater_id: str, latest: dict[int, dict[str
                   inc, sorted(comment_ids[r] for r in refs if r in comment_ids))
 
 
-def _queued_task(plan: Plan, rater_id: str, client_id: str | None) -> str | None:
+def _unit_task(plan: Plan, rater_id: str, client_id: str | None) -> str | None:
     """The task of a queue-driven tool's rating: its client id is `<unit>:<ref>` (`modlens rate`),
     the unit a task or a slot of the assignment."""
-    if source_of(rater_id) not in QUEUED or not client_id:
+    if source_of(rater_id) == "protocol" or not client_id:
         return None
     unit = client_id.partition(":")[0]
     if unit in plan.tasks:
@@ -154,8 +156,9 @@ def _platform_rejected(review: Review, why: str) -> Review:
 
 def review_log(db: str | Path, plan: Plan,
                on_platform: Mapping[tuple[str, str], str | None] | None = None) -> list[Review]:
-    """Review every rater of the study who rated an item of the set, per task they worked on, and
-    write the decisions to the log. Returns them, ordered by rater and task. `on_platform`: (rater,
+    """Review every rater of the study who rated an item of the set, per task they worked on (an
+    imported rater: every task whose unit they rated a comment of, a survey row that answered only
+    its gold comments too: its items are misses), and write the decisions to the log. Returns them, ordered by rater and task. `on_platform`: (rater,
     task) -> the platform's word for a submission it marks as no valid work, or None for one it
     marks valid (lifting an earlier platform rejection); the log's earlier ones stand otherwise."""
     from modlens.studylog.store import StudyLog
@@ -174,14 +177,17 @@ def review_log(db: str | Path, plan: Plan,
                             (study_id,))
         latest: dict[str, dict[int, dict[str, Any]]] = {}
         queued: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+        rows_of: dict[str, set[str]] = {}   # a survey rater -> the tasks of the slots their rows name
         for r in ratings:
             if r["comment_id"] in ref_of:
                 r["values"] = json.loads(r["values_json"])
                 r["anchors"] = json.loads(r["anchors_json"]) if r["anchors_json"] else None
                 latest.setdefault(r["rater_id"], {})[r["comment_id"]] = r
-                task = _queued_task(plan, r["rater_id"], r["client_rating_id"])
-                if task is not None:
+                task = _unit_task(plan, r["rater_id"], r["client_rating_id"])
+                if task is not None and source_of(r["rater_id"]) in QUEUED:
                     queued.setdefault((r["rater_id"], task), {})[r["comment_id"]] = r
+                elif task is not None:
+                    rows_of.setdefault(r["rater_id"], set()).add(task)
         verdicts: dict[tuple[str, str], str | None] = {
             (r["rater_id"], r["task"]): rubric_mod.platform_rejection(r["reason"]) for r in log.query(
                 "SELECT rater_id, task, reason FROM rater_reviews WHERE study_id = ? AND decision = 'reject'",
@@ -195,7 +201,7 @@ def review_log(db: str | Path, plan: Plan,
                 reviews += [review_task(plan, t, rater, queued[(r, t)], comment_ids)
                             for r, t in sorted(queued) if r == rater]
                 continue
-            tasks = sorted({plan.task_of[ref_of[c]] for c in mine if ref_of[c] in plan.task_of})
+            tasks = sorted({plan.task_of[ref_of[c]] for c in mine if ref_of[c] in plan.task_of} | rows_of.get(rater, set()))
             reviews += [review_task(plan, t, rater, mine, comment_ids) for t in tasks]
         reviews = [_platform_rejected(r, why) if (why := verdicts.get((r.rater_id, r.task))) else r for r in reviews]
         if reviews:
