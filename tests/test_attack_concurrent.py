@@ -2,6 +2,8 @@
 judge queries and their own judges' verdicts: a rerun of the same attack alone gives the same."""
 import json
 
+import pytest
+
 from modlens.audit import AttackSpec, run_audit
 from modlens.detectors import registry
 from modlens.detectors.base import Detector
@@ -17,6 +19,7 @@ class LengthJudge(Detector):
         return [{"toxicity": min(1.0, len(t) / 80)} for t in texts]
 
 
+@pytest.mark.slow  # a whole audit, then each attack again alone
 def test_concurrent_attacks_record_their_own_judge_queries_and_verdicts(data_dir, tmp_path):
     prof = registry.create("profanity-check")
     db = tmp_path / "log.sqlite"

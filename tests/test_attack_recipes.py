@@ -146,6 +146,7 @@ def test_cli_dataset_and_audit_recipe_log_results(data_dir, tmp_path, capsys):
     assert "exclude each other" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a whole audit (or two) through the CLI
 def test_rerun_of_a_recipe_with_sentence_similarity_reuses_every_logged_attack(data_dir, tmp_path, capsys):
     """A recipe whose constraint loads MiniLM (textbugger: sentence_similarity) is the same attack
     before its first run as after it: the rerun's first items find their logged results too."""

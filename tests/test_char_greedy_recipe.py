@@ -113,6 +113,7 @@ def test_strategies_and_their_options_replace_the_default_set():
     assert v.strategy == "recipe:char_greedy" and v.params["recipe"] == "char_greedy"
 
 
+@pytest.mark.slow  # a whole audit (or two) through the CLI
 def test_another_human_lookup_table_is_another_attack(tmp_path, monkeypatch, capsys):
     """The table human_lookup draws from is part of the attack: an audit run again with another
     table attacks again (its forms logged), not 'reused' from the first table's results."""

@@ -91,6 +91,7 @@ def test_fuse_export_manifest_matches_files(capsys, tmp_path, pairs_file):
     assert manifest["expected_toxic"] == 0 and "--no-oracle" in manifest["expected"]
 
 
+@pytest.mark.slow  # renders fused cases, twice
 def test_fuse_export_says_toxic_only_for_seeds_the_oracle_vouched_for_and_counts_its_own_files(capsys, tmp_path,
                                                                                                pairs_file):
     """cases.jsonl's expected verdict is the oracle's ("women are wonderful" is not toxic to

@@ -138,6 +138,7 @@ async def test_engine_calls_the_generator_with_importance():
     assert all(v.params["word"] == "idiot" and v.target_detector == "counter" for v in variants)
 
 
+@pytest.mark.slow  # a whole audit (or two) through the CLI
 def test_logged_variants_reproduce_from_their_row_alone(data_dir, tmp_path, monkeypatch, capsys):
     """Every variant `audit --perturb` logs is made again by `reproduce` from its row (text, positions,
     params), strategy options from the study file included: the row records them as configured."""
