@@ -181,3 +181,21 @@ def test_word_split_only_when_listed_and_punctuation_runs_do_not_crash():
     # "?!" after a word, a literal "?" inside one: once an IndexError
     assert n.normalize('that?! bitch?!? butt?!" don?t').text == 'that?! bitch?!? butt?!" don?t'
     assert n.normalize("f***?! !diot?!").text == "fuck?! idiot?!"
+
+
+def test_cli_file_not_utf8_is_a_clear_error_after_the_lines_before_it(tmp_path, capsys):
+    """`modlens normalize --file`: a line that is not UTF-8 stops the command with its line number and
+    a fix (not a traceback), after every line before it was normalized and printed; CRLF files read
+    like LF ones and a byte-order mark is not part of the first text."""
+    import json
+
+    from modlens.cli import main
+
+    f = tmp_path / "comments.txt"
+    f.write_bytes(b"\xef\xbb\xbfhello idiooot\r\nst*pid\r\ncaf\xe9 st*pid\r\nlast one\r\n")
+    assert main(["normalize", "--file", str(f)]) == 2
+    out, err = capsys.readouterr()
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [x["text"] for x in lines] == ["hello idiooot", "st*pid"]
+    assert [x["normalized"] for x in lines] == ["hello idiot", "stupid"]
+    assert "line 3 is not UTF-8" in err and "Traceback" not in err and "fix:" in err

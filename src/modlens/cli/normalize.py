@@ -28,10 +28,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _inputs(args: argparse.Namespace) -> Iterator[str]:
     yield from args.texts
     if args.file:
-        stream = sys.stdin if args.file == "-" else Path(args.file).open(encoding="utf-8")
+        # bytes, decoded line by line: a line that is not UTF-8 stops the command with its number,
+        # after the lines before it were printed (a text stream fails on the whole buffer, unsaid)
+        stream = sys.stdin.buffer if args.file == "-" else Path(args.file).open("rb")
+        name = "stdin" if args.file == "-" else args.file
         with stream:
-            for line in stream:
-                line = line.rstrip("\n")
+            for n, raw in enumerate(stream, 1):
+                try:
+                    line = raw.decode("utf-8-sig" if n == 1 else "utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as err:
+                    raise CliError(f"{name}: line {n} is not UTF-8 text (byte 0x{raw[err.start]:02x} at byte "
+                                   f"{err.start + 1} of the line); the lines before it were normalized",
+                                   fix="convert the file to UTF-8 (e.g. iconv -f cp1252 -t utf-8 FILE > FILE.utf8)") from None
                 if line.strip():
                     yield line
 
