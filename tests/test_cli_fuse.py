@@ -132,3 +132,13 @@ def test_fuse_errors_name_the_fix(capsys, tmp_path, pairs_file):
     bad.write_text("[[template]]\nname = 1\n", encoding="utf-8")
     code, _, err = fuse(capsys, "--templates", str(bad), "--pairs-file", str(pairs_file), "--no-oracle")
     assert code == 2 and "missing" in err and "fix:" in err
+
+
+def test_a_pairs_file_that_is_not_utf8_is_a_clear_error(capsys, tmp_path):
+    """Not a traceback: the file, the line and the fix; nothing written."""
+    f = tmp_path / "pairs.csv"
+    f.write_bytes(b"content_type,a,b\nabuse_hate,women,pigs\nabuse_hate,caf\xe9,pigs\n")
+    db = tmp_path / "s.sqlite"
+    code, _, err = fuse(capsys, "--pairs-file", str(f), "--no-oracle", "--db", str(db), *FAST)
+    assert code == 1 and "line 3 is not UTF-8" in err and "fix:" in err and "Traceback" not in err
+    assert not db.exists()

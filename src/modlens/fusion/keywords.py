@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -307,7 +308,14 @@ def read_pairs_file(path: str | Path) -> list[KeywordPair]:
     if not p.is_file():
         raise KeywordError(f"pairs file {p} not found", "give a CSV with the columns content_type,a,b")
     pairs = []
-    with p.open(encoding="utf-8", newline="") as fh:
+    data = p.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[:err.start].count(b"\n") + 1
+        raise KeywordError(f"{p}: line {line} is not UTF-8 text",
+                           "convert the file to UTF-8 (e.g. iconv -f cp1252 -t utf-8 FILE > FILE.utf8)") from None
+    with io.StringIO(text, newline="") as fh:
         for n, row in enumerate(csv.reader(fh), 1):
             if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
                 continue
