@@ -312,3 +312,28 @@ def test_merge_counts_the_errors_a_bundle_replaces(tmp_path, monkeypatch, capsys
     assert "2 scores differ from the merged log's (replaced by this bundle's)" in second_line
     with StudyLog(merged, readonly=True) as log:
         assert log.conn.execute("SELECT count(*) FROM scores WHERE error IS NOT NULL").fetchone()[0] == 0
+
+
+def test_rows_pointing_at_rows_the_bundle_lacks_are_refused_not_dropped(tmp_path, monkeypatch, capsys):
+    """docs/MULTI.md: rows that do not fit together are refused, nothing merged. A score whose text the
+    bundle lacks was dropped from the merge instead (with its comment, which points at it too), and a
+    comment whose page it lacks merged with no page."""
+    study_pack = make_pack(tmp_path)
+    made = participant(tmp_path, monkeypatch, study_pack, 0)
+    b = read_bundle(made)
+    tables = {n: (b.columns(n), [tuple(r.values()) for r in b.table(n).to_pylist()]) for n in b.manifest["tables"]}
+    fields = {k: b.manifest[k] for k in ("study_id", "study_key", "rater_ids", "consent", "modlens_version",
+                                         "exported_at", "schema_version")}
+    b.close()
+    capsys.readouterr()
+    for name, table, why in (("no-text", "texts", "comments.text_id"), ("no-page", "pages", "comments.page_id")):
+        columns, rows = tables[table]
+        broken = tmp_path / f"{name}.bundle"
+        kept = rows[1:] if table == "texts" else []
+        with open(broken, "wb") as fh:  # signed, so it gets as far as the rows
+            write_archive(fh, fields, tables | {table: (columns, kept)}, key=Ed25519PrivateKey.generate())
+        merged = tmp_path / f"{name}.sqlite"
+        assert cli_main(["merge", "--out", str(merged), str(broken)]) == 2
+        err = capsys.readouterr().err
+        assert "rolled back, nothing of it was merged" in err and why in err, err
+        assert not merged.exists()

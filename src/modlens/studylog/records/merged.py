@@ -45,6 +45,23 @@ def _mapped(table: Table) -> str:
             f"{' '.join(joins)} ORDER BY {order}")
 
 
+def _dangling(conn: sqlite3.Connection, table: Table) -> None:
+    """Raise when a row of the bundle points at a row of a parent table the bundle lacks: `_mapped`
+    would drop it (a NOT NULL reference, inner join) or merge it pointing nowhere (NULL), and merge
+    refuses rows that do not fit together rather than leave them out."""
+    for c in table.columns:
+        parent = TABLE[c.references.split("(")[0]] if c.references else None
+        if c.name == table.row_id or c.name in _travel(table).local or parent is None or parent.travel is None \
+                or not parent.row_id:
+            continue  # a reference merge does not map (a text key: the foreign key checks it)
+        # a join, as `_mapped`'s, so SQLite indexes the map for it (a NOT EXISTS subquery scanned it per row)
+        n = conn.execute(f"SELECT count(*) FROM temp.bt_{table.name} b LEFT JOIN temp.map_{parent.name} r "
+                         f"ON r.old = b.{c.name} WHERE b.{c.name} IS NOT NULL AND r.old IS NULL").fetchone()[0]
+        if n:
+            raise sqlite3.IntegrityError(f"{table.name}.{c.name}: {n} row(s) point at {parent.name} rows the bundle "
+                                         "lacks")
+
+
 def _same_key(table: Table, a: str, b: str) -> str:
     return " AND ".join(f"{a}.{k} = {b}.{k}" for k in _travel(table).merge_key)
 
@@ -120,6 +137,7 @@ def insert_bundle(conn: sqlite3.Connection, sha256: str, m: dict[str, Any], sour
         temps = []
         for table in TRAVELLING:
             travel = _travel(table)
+            _dangling(conn, table)
             conn.execute(_mapped(table))
             temps.append(f"m_{table.name}")
             for column, expression in travel.rewrite:
@@ -133,6 +151,8 @@ def insert_bundle(conn: sqlite3.Connection, sha256: str, m: dict[str, Any], sour
             added[table.name] = max(conn.execute(_insert(table)).rowcount, 0)
             if table.row_id:
                 conn.execute(_id_map(table))
+                # the children's joins (`_mapped`, `_dangling`) look ids up here: indexed once, not per join
+                conn.execute(f"CREATE UNIQUE INDEX temp.map_{table.name}_old ON map_{table.name} (old)")
                 temps.append(f"map_{table.name}")
         for t in tracked_ids:
             conn.execute(f"INSERT OR IGNORE INTO row_sources (table_name, row_key, bundle_id, added) "
