@@ -25,6 +25,7 @@
 
   // ---- worker timing and sizes
   ns.KEEPALIVE_MS = 20000; // ping while open: an idle MV3 worker is stopped after ~30 s
+  ns.SILENT_AFTER_MS = 45000; // nothing from the daemon this long (two pings unanswered): not connected
   ns.RESEND_AFTER_MS = 30000; // unacknowledged on an open socket this long: send again
   ns.BACKOFF_MIN_MS = 500;
   ns.BACKOFF_MAX_MS = 30000;

@@ -1,7 +1,9 @@
 // The one WebSocket to the local daemon. Content scripts on public pages cannot reach loopback,
 // so only the worker connects. Hello carries the pairing token (also as a subprotocol), the
 // rater id and the consent; reconnects use jittered exponential back-off; while open, a ping
-// every KEEPALIVE_MS keeps the worker alive and gives delivery a chance to resend.
+// every KEEPALIVE_MS keeps the worker alive and gives delivery a chance to resend. "Connected"
+// means the daemon answers: an open socket it has said nothing on for SILENT_AFTER_MS (a stopped
+// or hung process keeps its socket open) is closed and the worker connects again.
 (function (ns) {
   const config = ns.config;
   const STATUS_MS = 5000; // the popup's daemon status, asked at most this often
@@ -22,6 +24,7 @@
     onTick: () => {}, // every keepalive
     variants: null, // ns.daemonVariants of the daemon's last status_ok (the popup shows it)
     statusAskedAt: 0,
+    heardAt: 0, // when the daemon last sent anything on this socket
 
     setStatus(status, error) {
       this.status = status;
@@ -47,6 +50,7 @@
       this.setStatus("connecting");
       ws.onopen = () => ws.send(JSON.stringify(this.hello(token)));
       ws.onmessage = (ev) => {
+        this.heardAt = Date.now();
         let msg;
         try { msg = JSON.parse(ev.data); } catch (_) { return; }
         const waiting = msg && this.pending.get(msg.id);
@@ -81,10 +85,28 @@
       this.backoff = ns.BACKOFF_MIN_MS;
       this.setStatus("ready", "");
       clearInterval(this.keepaliveTimer);
+      this.heardAt = Date.now();
       this.keepaliveTimer = setInterval(() => {
+        const silent = Date.now() - this.heardAt;
+        if (silent > ns.SILENT_AFTER_MS) return this.dropSilent(silent);
         if (this.ws && this.ws.readyState === WebSocket.OPEN) this.send(ns.protocol.ping());
         this.onTick();
       }, ns.KEEPALIVE_MS);
+    },
+
+    /** The daemon answered nothing, not even pings, for `silent` ms: this session is not one. What
+     *  it did not acknowledge stays in the outbox and is sent again on the next socket. */
+    dropSilent(silent) {
+      const ws = this.ws;
+      this.ws = null;
+      this.sessionId = null;
+      clearInterval(this.keepaliveTimer);
+      if (ws) {
+        ws.onclose = null;
+        try { ws.close(1000, "no answer"); } catch (_) { /* already closed */ }
+      }
+      this.setStatus("disconnected", `The daemon has not answered for ${Math.round(silent / 1000)} s (not even a ping): connecting again.`);
+      this.scheduleReconnect();
     },
 
     scheduleReconnect() {

@@ -4,7 +4,9 @@ comment counts as scored only when a detector scored it; a rating the daemon ref
 is not shown as rated."""
 from __future__ import annotations
 
+import os
 import re
+import signal
 from urllib.parse import quote
 
 import pytest
@@ -220,3 +222,16 @@ def test_what_was_collected_under_one_study_is_not_delivered_to_the_next(playwri
     finally:
         b.close()
         daemon.stop()
+
+
+def test_a_daemon_that_stopped_answering_is_not_shown_as_connected(browser, daemon):
+    """A daemon whose process is stopped keeps its socket open: the popup said 'connected' for as
+    long as that lasted, while nothing was acknowledged. Unanswered pings end the session."""
+    wait_for(lambda: browser.state()["conn"] == "ready", 30, "the worker to be connected")
+    os.kill(daemon.proc.pid, signal.SIGSTOP)
+    try:
+        st = wait_for(lambda: (s := browser.state())["conn"] != "ready" and s, 90, "the popup to stop saying connected", interval=1)
+        assert "not answered" in st["lastError"], st
+    finally:
+        os.kill(daemon.proc.pid, signal.SIGCONT)
+    wait_for(lambda: browser.state()["conn"] == "ready", 60, "the worker to connect again", interval=1)
