@@ -145,3 +145,21 @@ def test_robustness_page_warns_of_few_pairs_and_shows_the_flip_rate(tmp_path):
     page = render_html(report)
     assert "⚠ only 4 pairs (&lt; 30)" in page and "⚠ only 1 pair (&lt; 30)" in page
     assert "decision flip rate" in page and "0.600" in page
+
+
+def test_a_blank_gold_value_is_no_label_here_as_in_the_labelled_section(tmp_path):
+    """A gold value of '' (a blank cell kept as text by an older log) is no gold label to the labelled
+    section (`labelled.gold`); the robustness section read it as 'not toxic' and counted its pair."""
+    from modlens.analysis import labelled
+
+    db = tmp_path / "blank.sqlite"
+    _hand_log(db)
+    with StudyLog(db) as log:
+        cid = log.comment_id("dataset:hand", "c5")  # c5 had no gold label: now a blank one
+        add_gold_labels(log, ensure_label_set(log, "dataset:hand", "toxic (hand)"), [(cid, "")])
+    report = report_from_db(db)
+    assert labelled.gold({"toxic": ""}) is None
+    (det,) = report["sections"]["robustness"]["detectors"]
+    every = next(r for r in det["rows"] if r["type"] == "all")
+    assert every["n_pairs"] == 4  # c1-c4; c5 still counts only towards the flip rate
+    assert det["n_flip_pairs"] == {"dataset:hand": 5}

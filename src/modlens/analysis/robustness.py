@@ -21,6 +21,7 @@ import numpy as np
 
 from modlens.analysis.data import StudyData
 from modlens.analysis.labelled import MIN_ITEMS
+from modlens.analysis import labelled
 from modlens.analysis.metrics import THRESHOLDS, accuracy_curve, area
 from modlens.metrics import accuracy, roc_auc
 
@@ -41,10 +42,8 @@ def _types(variant: dict[str, Any]) -> list[str]:
 
 
 def _gold(data: StudyData, comment_id: int) -> int | None:
-    value = data.labels.get(comment_id, {}).get("toxic")
-    if value is None:
-        return None
-    return 1 if str(value).strip().lower() in ("1", "true", "yes", "toxic") else 0
+    """The comment's gold label, read as the labelled section reads it (a blank value is none)."""
+    return labelled.gold(data.labels.get(comment_id, {}))
 
 
 def _normalized_text_id(data: StudyData, text_id: int, normalizer: str) -> int | None:
