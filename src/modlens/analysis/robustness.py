@@ -20,13 +20,12 @@ from typing import Any
 import numpy as np
 
 from modlens.analysis.data import StudyData
-from modlens.analysis.labelled import MIN_ITEMS
 from modlens.analysis import labelled
 from modlens.analysis.metrics import THRESHOLDS, accuracy_curve, area
 from modlens.metrics import accuracy, roc_auc
 
 
-MIN_PAIRS = MIN_ITEMS  # the labelled section's minimum, for pairs
+MIN_PAIRS = labelled.MIN_ITEMS  # the labelled section's minimum, for pairs
 
 
 def few_pairs(n: int) -> list[str]:
