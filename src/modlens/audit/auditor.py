@@ -12,6 +12,7 @@ from typing import Any, Sequence
 from modlens.audit.attack_checks import check_attacks
 from modlens.audit.attacks import AttackSpec, ViaEngine, attack_config, build_attack, gold_toxic
 from modlens.chunks import ChunkPipeline, Compute, ItemSource, LocalCompute, LogSink
+from modlens.chunks.pipeline import count_errors
 from modlens.chunks.sinks import GROUP_COMMIT_S
 from modlens.datasets.base import Dataset, DatasetItem
 from modlens.engine import Engine
@@ -68,6 +69,11 @@ class Auditor:
     def n_missing(self) -> int:
         return self.pipeline.n_missing + self._extra_missing
 
+    def score_errors(self) -> dict[str, dict[str, Any]]:
+        """Per detector key with an error among the scores this run wrote (chunks and attacks):
+        `count_errors`' tally."""
+        return {k: t for k, t in self.pipeline.scores.items() if t["errors"]}
+
     def progress(self, n_done: int) -> None:
         self.sink.progress(n_done)
 
@@ -88,6 +94,7 @@ class Auditor:
         record_scores(self.log, self.det_ids, jobs)
         self._extra_scored += len(jobs)
         self._extra_missing += sum(r.toxicity is None for _, _, r in jobs)
+        count_errors(self.pipeline.scores, jobs)
 
     # --- attacks ---------------------------------------------------------------------------
     def _is_seed(self, item: DatasetItem, key: str) -> bool:

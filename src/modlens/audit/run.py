@@ -60,6 +60,9 @@ class AuditResult:
     # and the lines the CLI prints on stderr about them
     n_edited: int = 0
     warnings: list[str] = field(default_factory=list)
+    # per detector key whose scores this run include errors (a call that raised, a text it had no answer
+    # for): {"scores": rows written, "errors": of them errors, "first": the first error's text}
+    score_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -284,12 +287,22 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         raise stopped_before_chunks(starting) from None
     finally:
         log.close()
-    warnings = kept.warnings() if kept else []
+    errors = auditor.score_errors()
+    warnings = [*(kept.warnings() if kept else []), *error_warnings(errors)]
     return AuditResult(run_id, data.name, path, feed.n_read, feed.n_skipped, auditor.n_scored, auditor.n_missing,
                        {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
                        time.perf_counter() - t0, resumed, unavailable, auditor.attack_counts,
                        format=data.format, notes=[*data.notes, *feed.blank_notes(), *warnings],
-                       not_scored=dict(feed.blank), n_edited=kept.n_edited if kept else 0, warnings=warnings)
+                       not_scored=dict(feed.blank), n_edited=kept.n_edited if kept else 0, warnings=warnings,
+                       score_errors=errors)
+
+
+def error_warnings(errors: dict[str, dict[str, Any]],
+                   again: str = "the same command again, or `modlens rescore`, scores them again") -> list[str]:
+    """The line per detector whose scores this run include errors (`AuditResult.score_errors`); `again`:
+    what scores them again (a finished run's rerun is a new run, which scores every error again)."""
+    return [f"detector {key}: {t['errors']} of its {t['scores']} scores are errors (the first: {t['first']}), "
+            f"logged as errors and left out of every metric; {again}" for key, t in errors.items()]
 
 
 def close_run(log: StudyLog, auditor: Auditor, run_id: int, status: str) -> LogUnwritable | None:
@@ -352,11 +365,14 @@ def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any]
                          "command again: it resumes after them", kind=ErrorKind.FAILED) from None
     finally:
         feed.close()
+    errors = {k: t for k, t in pipeline.scores.items() if t["errors"]}
+    warnings = error_warnings(errors, f"once imported (`modlens import {out}`), `modlens rescore` scores them again")
     return AuditResult(0, data.name, location(data)[0], feed.n_read, feed.n_skipped, pipeline.n_scored,
                        pipeline.n_missing, {k: f"{d.name}@{d.version}" for k, d in engine.detectors.items()},
                        time.perf_counter() - t0, feed.n_skipped > 0, unavailable, format=data.format,
-                       notes=[*data.notes, *feed.blank_notes(), f"results in {out} (load them with `modlens import {out}`)"],
-                       not_scored=dict(feed.blank))
+                       notes=[*data.notes, *feed.blank_notes(), f"results in {out} (load them with `modlens import {out}`)",
+                              *warnings],
+                       not_scored=dict(feed.blank), warnings=warnings, score_errors=errors)
 
 
 class Feed:

@@ -5,9 +5,9 @@ report leaves it out of every metric."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from modlens.chunks.chunk import Chunk, StepError
+from modlens.chunks.chunk import Chunk, ScoreRow, StepError
 from modlens.chunks.compute import Compute
 from modlens.chunks.sinks import Sink
 from modlens.chunks.steps import (NORMALIZE, VARIANTS, chunk_texts, generator_identity, normalizer_identity, scorable,
@@ -25,11 +25,26 @@ class EarlierChunkFailed(ModlensError, RuntimeError):
     kind = ErrorKind.FAILED
 
 
+def count_errors(tally: dict[str, dict[str, Any]], rows: Iterable[ScoreRow]) -> None:
+    """Per detector key, into `tally`: the score rows written (`scores`), how many of them are errors
+    (`errors`: a call that raised, a text it had no answer for) and the first error's text (`first`)."""
+    for _text, key, r in rows:
+        t = tally.get(key)
+        if t is None:
+            t = tally[key] = {"scores": 0, "errors": 0, "first": None}
+        t["scores"] += 1
+        if r.error is not None:
+            t["errors"] += 1
+            if t["first"] is None:
+                t["first"] = r.error
+
+
 class ChunkPipeline:
     def __init__(self, compute: Compute, sink: Sink) -> None:
         self.compute, self.sink = compute, sink
         self.engine = compute.engine
         self.n_scored = self.n_missing = 0
+        self.scores: dict[str, dict[str, Any]] = {}  # `count_errors` of the recorded chunks' score rows
         # done once the latest chunk started is recorded (True) or will never be (False)
         self._turn: asyncio.Future[bool] | None = None
         # detector key -> the texts chunks in flight are scoring and will record: a later chunk in
@@ -67,6 +82,7 @@ class ChunkPipeline:
             mine.set_result(recorded)
         self.n_scored += len(chunk.scores)
         self.n_missing += sum(r.toxicity is None for _, _, r in chunk.scores)
+        count_errors(self.scores, chunk.scores)
         return chunk
 
     async def _compute(self, items: Sequence[DatasetItem],

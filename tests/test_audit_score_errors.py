@@ -1,0 +1,59 @@
+"""A detector that fails mid-audit (a call that raises, a text it has no answer for) leaves error rows,
+and the audit goes on (docs/SCALE.md). What the audit then says must be what the log holds: per
+detector, how many of the scores it wrote are errors and the first error's text, in the summary and on
+stderr, never an `n_scored` alone that reads as that many answers."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any, Sequence
+
+from modlens.audit import run_audit
+from modlens.cli import main
+from modlens.detectors.base import Detector
+
+
+class CrashesOnInsults(Detector):
+    """A model whose call raises when its batch holds 'idiot' (as a model that runs out of memory on
+    one batch): every text of that call gets an error row."""
+    name, version, labels, toxicity_label = "crashy", "1", ("toxicity",), "toxicity"
+
+    def score(self, texts: Sequence[str]) -> list[Any]:
+        if any("idiot" in t for t in texts):
+            raise RuntimeError("model crashed")
+        return [{"toxicity": min(1.0, len(t) / 100)} for t in texts]
+
+
+def _errors(db) -> dict[str, tuple[int, int]]:
+    con = sqlite3.connect(db)
+    try:
+        return {name: (n, errors) for name, n, errors in con.execute(
+            "SELECT d.name, count(*), count(s.error) FROM scores s JOIN detectors d USING (detector_id) GROUP BY d.name")}
+    finally:
+        con.close()
+
+
+def test_the_summary_counts_the_error_rows_the_log_holds(tmp_path):
+    path, db = tmp_path / "c.csv", tmp_path / "log.sqlite"
+    path.write_text("text\n" + "".join(f"have a nice day {i}\n" for i in range(10))
+                    + "".join(f"you idiot {i}\n" for i in range(10)), encoding="utf-8")
+    result = run_audit(str(path), db=db, detector_objects={"c": CrashesOnInsults()}, chunk_size=10, progress=False)
+    assert _errors(db) == {"crashy": (20, 10)}
+    assert result.score_errors == {"c": {"scores": 20, "errors": 10, "first": "RuntimeError: model crashed"}}
+    assert any("10 of its 20 scores are errors" in w and "RuntimeError: model crashed" in w for w in result.warnings)
+    again = run_audit(str(path), db=db, detector_objects={"c": CrashesOnInsults()}, chunk_size=10, progress=False)
+    assert again.score_errors == {"c": {"scores": 10, "errors": 10, "first": "RuntimeError: model crashed"}}
+
+
+def test_a_detector_without_answers_is_said_on_stderr(tmp_path, capsys):
+    data, table, db = tmp_path / "c.csv", tmp_path / "scores.csv", tmp_path / "log.sqlite"
+    data.write_text("text\n" + "".join(f"comment {i}\n" for i in range(8)), encoding="utf-8")
+    table.write_text("text,score\n" + "".join(f"comment {i},0.{i}\n" for i in range(3)), encoding="utf-8")
+    assert main(["audit", str(data), "--db", str(db), "--detector", f"cached:{table}:text=score:mine", "--quiet"]) == 0
+    out = capsys.readouterr()
+    ((name, (n, errors)),) = _errors(db).items()
+    assert (n, errors) == (8, 5)
+    summary = json.loads(out.out)
+    (key,) = summary["score_errors"]
+    assert summary["score_errors"][key]["errors"] == 5 and summary["score_errors"][key]["scores"] == 8
+    assert f"modlens audit: detector {key}: 5 of its 8 scores are errors" in out.err
