@@ -77,3 +77,15 @@ def test_score_normalize_scores_the_normalized_text(capsys):
     from modlens.detectors import registry as reg
     det = reg.create("profanity-check")
     assert norm["scores"]["profanity-check"]["toxicity"] == pytest.approx(det.toxicity(det.score([norm["text"]])[0]))
+
+
+def test_score_says_a_blank_text_is_not_scored(capsys):
+    """A blank text has nothing to score (`datasets.base.blank_reason`, as the audit and the daemon
+    leave it unscored): its line says why and carries no detector's number."""
+    from modlens.datasets.base import EMPTY, WHITESPACE
+
+    assert main(["score", "--detector", "profanity-check", "", "  \u00a0", "idiot"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["text"] for line in lines] == ["", "  \u00a0", "idiot"]
+    assert [line.get("not_scored") for line in lines] == [EMPTY, WHITESPACE, None]
+    assert "scores" not in lines[0] and "scores" not in lines[1] and lines[2]["scores"]["profanity-check"]["toxicity"]

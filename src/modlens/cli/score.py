@@ -1,6 +1,8 @@
 """score one-off texts without a daemon: one JSON line per text with every detector's scores
 
-Without texts, reads one text per line from stdin.
+Without texts, reads one text per line from stdin (blank lines skipped). A blank text given as an
+argument gets its line with `not_scored` (why: empty, whitespace only) and no detector's number, as
+the audit and the daemon leave such texts unscored.
 
     modlens score "you are a stupid idiot" "have a nice day"
     modlens score --detector hf-classifier -o hf-classifier.preset=unitary/toxic-bert "text"
@@ -15,6 +17,7 @@ import sys
 from typing import Any
 
 from modlens.cli.common import CliError, add_detectors_option, detector_configs
+from modlens.datasets.base import blank_reason
 from modlens.errors import ErrorKind
 from modlens.detectors.base import Detector, LabelScores
 from modlens.services.detectors import load_detectors
@@ -68,6 +71,14 @@ def _results(detectors: dict[str, Detector], texts: list[str]) -> list[dict[str,
     return per_text
 
 
+def _scored(detectors: dict[str, Detector], texts: list[str]) -> list[dict[str, object]]:
+    """Per text, {"scores": each detector's answer}, or {"not_scored": why} for a blank one
+    (`blank_reason`: nothing to score, as the audit and the daemon leave it)."""
+    why = [blank_reason(t) for t in texts]
+    answers = iter(_results(detectors, [t for t, w in zip(texts, why) if w is None]))
+    return [{"not_scored": w} if w is not None else {"scores": next(answers)} for w in why]
+
+
 def run(args: argparse.Namespace) -> int:
     texts = list(args.text) or [line.rstrip("\n") for line in sys.stdin if line.strip()]
     if not texts:
@@ -94,12 +105,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("no detector could be loaded", kind=ErrorKind.FAILED,
                        fix="see `modlens detectors` for each detector's status and fix")
     try:
-        rows: list[dict[str, object]] = [{"text": t, "scores": s} for t, s in zip(texts, _results(detectors, texts))]
+        rows: list[dict[str, object]] = [{"text": t, **s} for t, s in zip(texts, _scored(detectors, texts))]
         if normalizer is not None:
             normalized = [normalizer.normalize(t) for t in texts]
-            changed = _results(detectors, [n.text for n in normalized])
+            changed = _scored(detectors, [n.text for n in normalized])
             for row, norm, s in zip(rows, normalized, changed):
-                row["normalized"] = {**norm.to_dict(), "scores": s}
+                row["normalized"] = {**norm.to_dict(), **s}
         for row in rows:
             print(json.dumps(row, ensure_ascii=False))
     finally:
