@@ -96,6 +96,7 @@ def test_attack_and_transfer_section(tmp_path):
             log.add_variant(cid, Variant(adv, "char_attack", {"budget": 3}, 0, source_text=seed, target_detector="target",
                                          attack={"goal": "TAE", "status": "success" if ok else "failed", "queries": 10 * (i + 1)}))
             log.add_score(seed, target, {"toxicity": 0.9}, 0.9, 1, None)
+            log.add_score(seed, other, {"toxicity": 0.9}, 0.9, 1, None)  # other judges the seed right: its cell counts it
             log.add_score(adv, target, {"toxicity": 0.2 if ok else 0.7}, 0.2 if ok else 0.7, 1, None)
             log.add_score(adv, other, {"toxicity": 0.3 if i == 0 else 0.8}, 0.3 if i == 0 else 0.8, 1, None)
         cid = log.add_comment("dataset:x", "skip", page, "skipped seed")
