@@ -57,3 +57,37 @@ def test_a_full_disk_ends_a_rescore_with_what_is_logged(data_dir, tmp_path, monk
     (tally,) = json.loads(capsys.readouterr().out)["detectors"].values()
     assert tally["already"] == CHUNK and tally["scored"] == tally["texts"] - CHUNK
     assert _scores(db, "profanity-check") == tally["texts"]
+
+
+def test_rescore_says_how_many_error_rows_its_answers_replaced(tmp_path, capsys):
+    """An audit whose detector crashed on half its calls leaves error rows; a rescore with the same
+    detector version, working again, replaces them (a later answer replaces an error, never the
+    reverse): its summary says how many, as the log's rows changed."""
+    from typing import Any, Sequence
+
+    from modlens.audit import run_audit
+    from modlens.detectors.base import Detector
+
+    class Model(Detector):
+        name, version, labels, toxicity_label = "model", "1", ("toxicity",), "toxicity"
+        crash = True
+
+        def score(self, texts: Sequence[str]) -> list[Any]:
+            if Model.crash and any("idiot" in t for t in texts):
+                raise RuntimeError("out of memory")
+            return [{"toxicity": min(1.0, len(t) / 100)} for t in texts]
+
+    path, db = tmp_path / "c.csv", tmp_path / "log.sqlite"
+    path.write_text("text\n" + "".join(f"nice day {i}\n" for i in range(10)) + "".join(f"idiot {i}\n" for i in range(10)),
+                    encoding="utf-8")
+    run_audit(str(path), db=db, detector_objects={"m": Model()}, chunk_size=10, progress=False)
+    con = sqlite3.connect(db)
+    errors_before = con.execute("SELECT count(*) FROM scores WHERE error IS NOT NULL").fetchone()[0]
+    assert errors_before == 10
+    Model.crash = False
+    result = rescore.run_rescore(db, detector_objects={"m": Model()}, progress=False)
+    tally = result.detectors["m"]
+    assert (tally.texts, tally.already, tally.scored, tally.errors) == (20, 10, 10, 0)
+    assert tally.replaced == errors_before - con.execute("SELECT count(*) FROM scores WHERE error IS NOT NULL").fetchone()[0]
+    assert tally.replaced == 10
+    con.close()

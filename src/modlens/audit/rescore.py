@@ -65,6 +65,7 @@ class DetectorTally:
     already: int       # had a score before this run
     scored: int = 0    # scored in this run
     errors: int = 0    # of those, no answer (detector error or missing): retried by a rerun
+    replaced: int = 0  # of those, answers that replaced the text's earlier error row (the only rows replaced)
 
 
 @dataclass
@@ -125,6 +126,12 @@ def pending_texts(log: StudyLog, detector_id: int) -> list[tuple[int, str]]:
         "ORDER BY t.text_id", (BLANK_CHARS, detector_id))]
 
 
+def errored_texts(log: StudyLog, detector_id: int) -> set[int]:
+    """text_id of every text whose score by this detector version is an error row (an answer replaces it)."""
+    return {r[0] for r in log.conn.execute("SELECT text_id FROM scores WHERE detector_id = ? AND error IS NOT NULL",
+                                           (detector_id,))}
+
+
 def n_texts(log: StudyLog) -> int:
     """The texts of the log a detector should have scored (blank ones are not)."""
     return int(log.query(f"SELECT count(*) AS n FROM texts t WHERE t.text_id IN ({TEXTS_SQL}) AND trim(t.text, ?) != ''",
@@ -176,12 +183,16 @@ def run_rescore(db: str | Path, *, study: StudyConfig | None = None, detectors: 
         engine = Engine(audit_study(study, False, None), detectors=used)
         check_attacks(log)  # attacks logged before the report stopped loading models: their normalized forms join `pending`
         pending = {k: pending_texts(log, det_ids[k]) for k in keys}
+        errored: dict[str, set[str]] = {}  # the pending texts whose score is an error row, per key
+        for k in keys:
+            had = errored_texts(log, det_ids[k])
+            errored[k] = {t for tid, t in pending[k] if tid in had}
         total = n_texts(log)
         tallies = {k: DetectorTally(f"{detector_objects[k].name}@{detector_objects[k].version}", total,
                                     total - len(pending[k])) for k in keys}
         try:
             asyncio.run(_drive(log, engine, {k: det_ids[k] for k in keys}, pending, tallies, chunk_size, progress,
-                               on_chunk))
+                               on_chunk, errored))
         except (sqlite3.Error, LogUnwritable) as err:  # a full disk, a log made read-only, an I/O error, a lock
             failed = unwritable(err, db)
             if failed is None:
@@ -198,7 +209,8 @@ def run_rescore(db: str | Path, *, study: StudyConfig | None = None, detectors: 
 
 async def _drive(log: StudyLog, engine: Engine, det_ids: dict[str, int], pending: dict[str, list[tuple[int, str]]],
                  tallies: dict[str, DetectorTally], chunk_size: int, progress: bool,
-                 on_chunk: Callable[[int], None] | None) -> None:
+                 on_chunk: Callable[[int], None] | None, errored: dict[str, set[str]]) -> None:
+    """`errored`: per detector key, the pending texts whose score is an error row, which an answer replaces."""
     from tqdm import tqdm
 
     todo = {k: {tid for tid, _ in texts} for k, texts in pending.items()}
@@ -218,9 +230,10 @@ async def _drive(log: StudyLog, engine: Engine, det_ids: dict[str, int], pending
             # the chunk pipeline's score step: each detector's batcher gets its texts at once, concurrently
             rows = await compute.score(work)
             record_results(log, det_ids, scores=rows)
-            for _t, k, r in rows:
+            for t, k, r in rows:
                 tallies[k].scored += 1
                 tallies[k].errors += r.error is not None
+                tallies[k].replaced += r.error is None and t in errored[k]
             done += len(rows)
             bar.update(len(rows))
             if on_chunk:
