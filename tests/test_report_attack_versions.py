@@ -17,8 +17,7 @@ def _attack(lg, key: str, seed: str, text: str) -> None:
                                        "threshold": 0.5, "n_words": 2, "words_edited": 1}))
 
 
-def test_transfer_judges_seed_and_text_by_one_version_and_says_which_versions_a_column_pools(tmp_path):
-    db = tmp_path / "log.sqlite"
+def _two_versions_log(db) -> None:
     with StudyLog(db) as lg:
         tgt = lg.ensure_detector("tgt", "1", "toxic", 0.5, {})
         b1 = lg.ensure_detector("b", "1", "toxic", 0.5, {})
@@ -41,6 +40,11 @@ def test_transfer_judges_seed_and_text_by_one_version_and_says_which_versions_a_
             score(text, tgt, 0.9)
         for text in ("text one", "text two", "text three"):
             score(text, tgt, 0.1)
+
+
+def test_transfer_judges_seed_and_text_by_one_version_and_says_which_versions_a_column_pools(tmp_path):
+    db = tmp_path / "log.sqlite"
+    _two_versions_log(db)
     report = report_from_db(db)
     (matrix,) = report["sections"]["attacks"]["matrices"]
     assert matrix["n"]["tgt"]["b"] == 3 and matrix["rate"]["tgt"]["b"] == 1.0
@@ -65,3 +69,26 @@ def test_verified_success_says_over_how_many_attempts_when_the_target_scored_few
     (row,) = report["sections"]["attacks"]["rows"]
     assert row["attempts"] == 3 and row["n_verified"] == 2 and row["success_verified"] == 0.5
     assert "0.500 (2 of 3 verified)" in render_html(report)
+
+
+def test_a_tables_notes_travel_with_it_into_csv_and_latex(tmp_path):
+    """The page says under the transfer table which versions its column pools; a table written for a
+    paper (--format csv, latex) must carry the notes of its part of the page, not the cells alone."""
+    from modlens.analysis.report_tables import read_csv
+    from modlens.cli import main
+
+    db = tmp_path / "log.sqlite"
+    _two_versions_log(db)
+    assert main(["report", "--db", str(db), "--format", "csv", "--out", str(tmp_path / "csv")]) == 0
+    assert main(["report", "--db", str(db), "--format", "latex", "--out", str(tmp_path / "t.tex")]) == 0
+    index = read_csv(tmp_path / "csv" / "index.csv")
+    assert index[0] == ["table", "file", "caption", "rows", "columns", "notes"]
+    transfer = next(r for r in index[1:] if "Transfer" in r[2])
+    pooled = "column b pools b#1 (2 examples), b#2 (1 example)"
+    assert pooled in transfer[5]
+    tex = (tmp_path / "t.tex").read_text()
+    number = int(transfer[0])
+    block = tex.split(rf"\label{{tab:modlens-{number:02d}}}")[1].split(r"\label{tab:modlens-")[0]
+    assert pooled in block.replace(r"\#", "#")
+    detectors = next(r for r in index[1:] if r[2] == "Detectors")
+    assert "short name" in detectors[5] and pooled not in detectors[5]  # each table its own part's notes

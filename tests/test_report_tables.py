@@ -124,7 +124,7 @@ def test_csv_and_latex_carry_exactly_the_html_reports_figures(log, tmp_path):
     page = (tmp_path / "r.html").read_text()
     from_html = html_tables(page)
     index = read_csv(tmp_path / "csv" / "index.csv")
-    assert index[0] == ["table", "file", "caption", "rows", "columns"]
+    assert index[0] == ["table", "file", "caption", "rows", "columns", "notes"]
     assert [f"t{r[0]}" for r in index[1:]] == list(from_html), "one CSV per table of the page, in its order"
     from_latex = latex_tables((tmp_path / "t.tex").read_text())
     assert list(from_latex) == list(from_html)
@@ -132,7 +132,7 @@ def test_csv_and_latex_carry_exactly_the_html_reports_figures(log, tmp_path):
     for title in ("Detectors", "Human ratings", "Detectors vs people", "Detectors on labelled data", "HateCheck by functionality"):
         assert any(title in c for c in captions), title
     checked = 0
-    for (number, file, caption, n_rows, _), (tid, rows) in zip(index[1:], from_html.items()):
+    for (number, file, caption, n_rows, _, _notes), (tid, rows) in zip(index[1:], from_html.items()):
         assert f"<caption>Table {number}</caption>" in page
         from_csv = read_csv(tmp_path / "csv" / file)
         assert len(from_csv) == len(rows) == int(n_rows) + 1, caption

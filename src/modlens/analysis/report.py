@@ -203,7 +203,8 @@ def _cut(text: str, n: int) -> str:
     return text if len(text) <= n else text[:n] + "…"
 
 
-_PLACES = re.compile(r"<h([234])\b[^>]*>(.*?)</h\1>|<div class=tw id=(modlens-table-\d+-)>", re.S)
+_PLACES = re.compile(r"<h([234])\b[^>]*>(.*?)</h\1>|<div class=tw id=(modlens-table-\d+-)>"
+                     r"|<(p|ul) class=\"?note\"?>(.*?)</\4>", re.S)
 
 
 def _heading(raw: str) -> str:
@@ -211,23 +212,45 @@ def _heading(raw: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<small>.*?</small>", "", raw, flags=re.S))).strip()
 
 
+def _note_text(raw: str) -> list[str]:
+    """A note's text (a list note: one per item), tags left out and white space made single."""
+    items = re.findall(r"<li>(.*?)</li>", raw, re.S) or [raw]
+    return [t for t in (" ".join(html.unescape(re.sub(r"<[^>]+>", "", i)).split()) for i in items) if t]
+
+
 def _place(page: str, made: list[Table]) -> tuple[str, list[Table]]:
     """Number the tables in the order the page shows them, caption each with the headings above it,
-    and give each its id (t1, t2, …) and a visible "Table N" on the page."""
+    give each its id (t1, t2, …) and a visible "Table N" on the page, and the notes of its part of the
+    page: those under its headings (a section's notes go with each of its tables, a subsection's with
+    that subsection's; the page's own, above every section, with none)."""
     by_marker = {t.marker: t for t in made}
     heads = {"2": "", "3": "", "4": ""}
+    block: list[int | None] = [None, None, None]  # the h2, h3 and h4 the page is under, by their order
+    notes: list[tuple[tuple[int | None, ...], str]] = []
+    blocks: dict[str, tuple[int | None, ...]] = {}
     placed: list[Table] = []
-    for m in _PLACES.finditer(page):
+    for n, m in enumerate(_PLACES.finditer(page)):
         if m.group(1):
             heads[m.group(1)] = _heading(m.group(2))
             for lower in ("3", "4"):
                 if lower > m.group(1):
                     heads[lower] = ""
+            level = int(m.group(1)) - 2
+            block[level:] = [n] + [None] * (2 - level)
+            continue
+        if m.group(4):
+            if block[0] is not None:
+                notes += [(tuple(block), text) for text in _note_text(m.group(5))]
             continue
         t = by_marker[m.group(3)]
         t.number = len(placed) + 1
         t.caption = " — ".join(h for h in heads.values() if h)
+        blocks[t.marker] = tuple(block)
         placed.append(t)
+    for t in placed:
+        under = blocks[t.marker]
+        t.notes = list(dict.fromkeys(text for key, text in notes
+                                     if all(k is None or k == u for k, u in zip(key, under))))
     for t in placed:
         page = page.replace(f"<div class=tw id={t.marker}><table>",
                             f"<div class=tw id=t{t.number}><table><caption>Table {t.number}</caption>", 1)

@@ -8,11 +8,15 @@ numbers the tables in the order the page shows them and captions each with the h
 (`analysis/report.py`, `render`); `write_csv` and `to_latex` write those same tables. A table
 that a section builds but does not put on the page is not numbered and not written.
 
+Each table also carries the page's notes on its part of the page (`Table.notes`: the notes under
+the same headings, e.g. which rows a figure rests on, which versions a column pools).
+
 CSV: one file per table (`NN-caption.csv`, header row, the cells' text), an `index.csv` naming
-each file's table and caption, and `references.csv`; cells go through the one spreadsheet-safe
+each file's table, caption and notes, and `references.csv`; cells go through the one spreadsheet-safe
 writer (`studylog/csvcells.py`), a number's cell is written as the number. LaTeX: one file with
 a booktabs `table` per table (a `longtable` above `LONG` rows), captioned and labelled
-`tab:modlens-NN` (a column with a long cell or head wraps in a paragraph column), and the
+`tab:modlens-NN` (a column with a long cell or head wraps in a paragraph column), its notes in
+small print below it, and the
 references as a `thebibliography` whose keys `\\cite` can name. Checked by hand with pdfLaTeX
 (TeX Live 2022: booktabs, longtable): the files compile.
 """
@@ -65,6 +69,9 @@ class Table:
     nowrap: tuple[int, ...] = ()  # columns whose cells never break on the page (an identifier read whole)
     number: int = 0  # its place on the page, 1, 2, …; 0 while not placed
     marker: str = field(default="", repr=False)  # where its HTML stands in the page, until numbered
+    # the page's notes on its part of the page (under the same headings: e.g. which rows a figure
+    # rests on), so a table written out for a paper says what the page says beside it
+    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> "Table":
@@ -143,8 +150,9 @@ def write_csv(tables: Sequence[Table], references: Sequence[dict[str, str]], out
         path = out / file_name(t)
         _write(path, [t.header, *[[_Number(c.text) if c.number else c.text for c in r] for r in t.rows]])
         written.append(path)
-    _write(out / "index.csv", [["table", "file", "caption", "rows", "columns"],
-                               *[[t.number, file_name(t), t.caption, len(t.rows), len(t.header)] for t in tables]])
+    _write(out / "index.csv", [["table", "file", "caption", "rows", "columns", "notes"],
+                               *[[t.number, file_name(t), t.caption, len(t.rows), len(t.header), "\n".join(t.notes)]
+                                 for t in tables]])
     _write(out / "references.csv", [["key", "citation", "reference"],
                                     *[[r["key"], r["citation"], r["reference"]] for r in references]])
     for name in stale:  # tables an earlier run wrote here that this report no longer has
@@ -199,13 +207,14 @@ def latex_table(t: Table) -> str:
     head = " & ".join(latex_escape(h) for h in t.header) + r" \\"
     body = [" & ".join(latex_escape(c.text) for c in r) + r" \\" for r in t.rows]
     caption = rf"\caption{{{latex_escape(t.caption)}}}\label{{tab:modlens-{t.number:02d}}}"
+    notes = [r"{\footnotesize " + r"\par ".join(latex_escape(n) for n in t.notes) + r"\par}"] if t.notes else []
     if len(t.rows) > LONG:
         return "\n".join([rf"\begin{{longtable}}{{{spec}}}", caption + r" \\", r"\toprule", head, r"\midrule",
                           r"\endfirsthead", r"\toprule", head, r"\midrule", r"\endhead", *body, r"\bottomrule",
-                          r"\end{longtable}"])
+                          r"\end{longtable}", *notes])
     return "\n".join([r"\begin{table}[htbp]", r"\centering", r"\small", caption,
                       rf"\begin{{tabular}}{{{spec}}}", r"\toprule", head, r"\midrule", *body, r"\bottomrule",
-                      r"\end{tabular}", r"\end{table}"])
+                      r"\end{tabular}", *notes, r"\end{table}"])
 
 
 def to_latex(tables: Sequence[Table], references: Sequence[dict[str, str]], source: str) -> str:
