@@ -447,3 +447,14 @@ def test_suggested_span_scores_are_logged_not_dropped(server):
         status, got = _post(srv.base, {"comment": {"text": text}, "attributeScores": {"TOXICITY": {"spanScores": [bad]}}},
                             path="comments:suggestscore")
         assert status == 400 and got["error"]["status"] == "INVALID_ARGUMENT", (bad, got)
+
+
+def test_the_log_records_no_language_where_none_was_detected(server):
+    """A comment with no letters has no language to detect: the call's `api.languages` is `und`
+    (what the response says, as Perspective said it), never a default such as English."""
+    srv, db = server
+    status, got = _post(srv.base, {"comment": {"text": "🤡🤡 💀"}, "dropUnsupportedAttributes": True,
+                                   "requestedAttributes": {"TOXICITY": {}}})
+    assert status == 200 and got["languages"] == ["und"] and got["detectedLanguages"] == ["und"]
+    _, labels, _ = _api_rows(db)
+    assert labels["api.languages"] == "und"

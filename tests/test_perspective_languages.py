@@ -124,3 +124,42 @@ def test_languages_given_are_trusted(base):
     status, got = _analyze(base, {"comment": {"text": "you idiot"}, "languages": ["de"],
                                   "requestedAttributes": {"TOXICITY": {}}})
     assert status == 400 and "does not support request languages: de" in got["error"]["message"]
+
+
+# --- no language to detect ----------------------------------------------------------------
+# Comments with no letters, or letters of no script the detector can name: Perspective found no
+# language in them and refused them as `und` (BCP 47's "undetermined"): "Attribute INSULT does
+# not support request languages: und" for a comment that was an image (atom/biohazard-alert, 2019),
+# as its discovery document says ("The server returns an error if no language was specified and
+# language detection fails").
+NO_LANGUAGE = ["😂😂😂", "🔥🔥 💯", "12345", "!!! ??? ...", "3-0 !!! 🇲🇽", "ქართული ენა ლამაზია"]
+
+
+@pytest.mark.parametrize("text", NO_LANGUAGE)
+def test_no_letters_detect_no_language(text):
+    assert languages.detect(text) == ["und"]
+
+
+@pytest.mark.parametrize("text", ["𝐲𝐨𝐮 𝐚𝐫𝐞 𝐚𝐧 𝐢𝐝𝐢𝐨𝐭", "ｙｏｕ ａｒｅ ａｎ ｉｄｉｏｔ", "lol 😂😂"])
+def test_styled_latin_letters_are_latin(text):
+    """Mathematical and full-width letters are Latin letters written in another style."""
+    assert languages.detect(text) == ["en"]
+
+
+def test_no_language_is_refused_as_perspective_refused_it(base):
+    status, got = _analyze(base, {"comment": {"text": "😂😂😂"}, "requestedAttributes": {"TOXICITY": {}}})
+    assert status == 400 and got["error"]["status"] == "INVALID_ARGUMENT"
+    assert got["error"]["message"] == "Attribute TOXICITY does not support request languages: und"
+    detail = got["error"]["details"][0]
+    assert detail["errorType"] == "LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE"
+    assert detail["languageNotSupportedByAttributeError"] == {"detectedLanguages": ["und"], "attribute": "TOXICITY"}
+    assert "no language" in got["error"]["details"][1]["message"]
+    # dropped, nothing answered; given `languages`, it is scored and still says nothing was detected
+    status, got = _analyze(base, {"comment": {"text": "😂😂😂"}, "dropUnsupportedAttributes": True,
+                                  "requestedAttributes": {"TOXICITY": {}}})
+    assert status == 200 and got["attributeScores"] == {}
+    assert got["languages"] == ["und"] and got["detectedLanguages"] == ["und"]
+    status, got = _analyze(base, {"comment": {"text": "😂😂😂"}, "languages": ["en"],
+                                  "requestedAttributes": {"TOXICITY": {}}})
+    assert status == 200 and got["languages"] == ["en"] and got["detectedLanguages"] == ["und"]
+    assert 0 <= got["attributeScores"]["TOXICITY"]["summaryScore"]["value"] <= 1

@@ -93,7 +93,10 @@ class Analyzer:
         why = []
         for lang in sorted(wanted):
             key = self.by_language.not_loaded.get(lang)
-            if key is not None:
+            if lang == languages.UNDETERMINED:
+                why.append(f"{lang}: no language was detected in the comment (no letters of a script modlens "
+                           "can name: emoji, digits, punctuation); a client that knows it sends `languages`")
+            elif key is not None:
                 why.append(f"{lang}: the study maps it to detector {key}, which is not loaded here "
                            "(offline, or its model could not be loaded); it would answer")
             elif lang in self.by_language.answers:
