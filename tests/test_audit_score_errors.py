@@ -57,3 +57,18 @@ def test_a_detector_without_answers_is_said_on_stderr(tmp_path, capsys):
     (key,) = summary["score_errors"]
     assert summary["score_errors"][key]["errors"] == 5 and summary["score_errors"][key]["scores"] == 8
     assert f"modlens audit: detector {key}: 5 of its 8 scores are errors" in out.err
+
+
+def test_a_text_scored_again_in_the_run_is_one_row_not_two(tmp_path, capsys):
+    """A text with an error row is scored again when the run meets it again (here repeated in a later
+    chunk): the new answer replaces the row, so the summary counts one row, as the log holds it."""
+    data, table, db = tmp_path / "c.csv", tmp_path / "scores.csv", tmp_path / "log.sqlite"
+    data.write_text("text\nhello there friend\nnice one mate\nhello there friend\nsee you soon\n", encoding="utf-8")
+    table.write_text("text,score\nnice one mate,0.1\n", encoding="utf-8")
+    assert main(["audit", str(data), "--db", str(db), "--detector", f"cached:{table}:text=score:mine",
+                 "--chunk", "2", "--quiet"]) == 0
+    out = capsys.readouterr()
+    assert _errors(db) == {"mine": (3, 2)}
+    (tally,) = json.loads(out.out)["score_errors"].values()
+    assert (tally["scores"], tally["errors"]) == (3, 2)
+    assert ": 2 of its 3 scores are errors" in out.err

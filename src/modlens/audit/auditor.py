@@ -12,7 +12,6 @@ from typing import Any, Sequence
 from modlens.audit.attack_checks import check_attacks
 from modlens.audit.attacks import AttackSpec, ViaEngine, attack_config, build_attack, gold_toxic
 from modlens.chunks import ChunkPipeline, Compute, ItemSource, LocalCompute, LogSink
-from modlens.chunks.pipeline import count_errors
 from modlens.chunks.sinks import GROUP_COMMIT_S
 from modlens.datasets.base import Dataset, DatasetItem
 from modlens.engine import Engine
@@ -94,7 +93,7 @@ class Auditor:
         record_scores(self.log, self.det_ids, jobs)
         self._extra_scored += len(jobs)
         self._extra_missing += sum(r.toxicity is None for _, _, r in jobs)
-        count_errors(self.pipeline.scores, jobs)
+        self.pipeline.count_scores(jobs)
 
     # --- attacks ---------------------------------------------------------------------------
     def _is_seed(self, item: DatasetItem, key: str) -> bool:

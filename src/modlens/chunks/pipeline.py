@@ -25,15 +25,25 @@ class EarlierChunkFailed(ModlensError, RuntimeError):
     kind = ErrorKind.FAILED
 
 
-def count_errors(tally: dict[str, dict[str, Any]], rows: Iterable[ScoreRow]) -> None:
-    """Per detector key, into `tally`: the score rows written (`scores`), how many of them are errors
-    (`errors`: a call that raised, a text it had no answer for) and the first error's text (`first`)."""
-    for _text, key, r in rows:
+def count_errors(tally: dict[str, dict[str, Any]], rows: Iterable[ScoreRow], failing: dict[str, set[str]]) -> None:
+    """Per detector key, into `tally`: the score rows of the log this run wrote (`scores`), how many of
+    them are errors (`errors`: a call that raised, a text it had no answer for) and the first error's
+    text (`first`). `failing`: per key, the texts whose row this run wrote is an error. An error row is
+    replaced by the next score of its text, and a run scores such a text again when it meets it again
+    (a text repeated in a later chunk, an attack's normalized form): the same row, not one more."""
+    for text, key, r in rows:
         t = tally.get(key)
         if t is None:
             t = tally[key] = {"scores": 0, "errors": 0, "first": None}
+        failed = failing.setdefault(key, set())
+        if text in failed:  # this run's own error row, replaced
+            if r.error is None:
+                failed.discard(text)
+                t["errors"] -= 1
+            continue
         t["scores"] += 1
         if r.error is not None:
+            failed.add(text)
             t["errors"] += 1
             if t["first"] is None:
                 t["first"] = r.error
@@ -45,6 +55,7 @@ class ChunkPipeline:
         self.engine = compute.engine
         self.n_scored = self.n_missing = 0
         self.scores: dict[str, dict[str, Any]] = {}  # `count_errors` of the recorded chunks' score rows
+        self._failing: dict[str, set[str]] = {}  # (its texts whose row is an error)
         # done once the latest chunk started is recorded (True) or will never be (False)
         self._turn: asyncio.Future[bool] | None = None
         # detector key -> the texts chunks in flight are scoring and will record: a later chunk in
@@ -82,8 +93,12 @@ class ChunkPipeline:
             mine.set_result(recorded)
         self.n_scored += len(chunk.scores)
         self.n_missing += sum(r.toxicity is None for _, _, r in chunk.scores)
-        count_errors(self.scores, chunk.scores)
+        self.count_scores(chunk.scores)
         return chunk
+
+    def count_scores(self, rows: Iterable[ScoreRow]) -> None:
+        """Score rows this run wrote outside its chunks (an attack's texts) into `scores` as well."""
+        count_errors(self.scores, rows, self._failing)
 
     async def _compute(self, items: Sequence[DatasetItem],
                        claimed: dict[str, list[str]]) -> tuple[Chunk, dict[str, list[str]]]:
