@@ -72,3 +72,20 @@ def test_a_text_scored_again_in_the_run_is_one_row_not_two(tmp_path, capsys):
     (tally,) = json.loads(out.out)["score_errors"].values()
     assert (tally["scores"], tally["errors"]) == (3, 2)
     assert ": 2 of its 3 scores are errors" in out.err
+
+def test_an_attack_over_a_dataset_says_its_score_errors_on_stderr_too(tmp_path, capsys):
+    """`modlens attack DATASET` is the audit's attack: a detector without answers for the attack's
+    texts leaves error rows there too, and its stderr says so as the audit's does."""
+    data, table, db = tmp_path / "c.csv", tmp_path / "scores.csv", tmp_path / "log.sqlite"
+    data.write_text("text,toxic\nyou are a stupid idiot,1\nhave a nice day,0\nyou dumb moron go away,1\n",
+                    encoding="utf-8")
+    table.write_text("text,score\nhave a nice day,0.1\n", encoding="utf-8")
+    assert main(["attack", str(data), "--recipe", "deepwordbug", "--target", "profanity-check", "--no-ensemble",
+                 "--detector", f"cached:{table}:text=score:mine", "--db", str(db), "--quiet"]) == 0
+    out = capsys.readouterr()
+    logged = _errors(db)["mine"]
+    summary = json.loads(out.out)
+    (key,) = summary["score_errors"]
+    tally = summary["score_errors"][key]
+    assert (tally["scores"], tally["errors"]) == logged and logged[1] > 0
+    assert f"modlens attack: detector {key}: {logged[1]} of its {logged[0]} scores are errors" in out.err

@@ -8,7 +8,8 @@ With --text: one JSON line per text for the source and one for the attack's resu
 Variant with its `attack` record, scored by every loaded detector); nothing is logged. With a
 DATASET: the audit's attack over the dataset (seeds by the gold label, else the target's
 verdict), every result and its scores written to the study log (--db), as
-`modlens audit DATASET --attack GOAL --recipe NAME` does; the summary is printed as JSON.
+`modlens audit DATASET --attack GOAL --recipe NAME` does; the summary is printed as JSON, and
+stderr says what audit's says (a detector not used, a detector whose scores include errors).
 The study's detectors (the embedded defaults without --study) and any --detector are loaded too:
 they score the results and are the judges (TaeBench's AND rule) unless --no-ensemble.
 """
@@ -21,7 +22,8 @@ from typing import Any
 
 import modlens.study
 from modlens.cli.common import (CliError, add_attack_limit_options, add_db_option, add_detectors_option,
-                                add_encoding_option, add_study_option, db_path, detector_configs)
+                                add_encoding_option, add_study_option, db_path, detector_configs,
+                                print_audit_warnings)
 from modlens.errors import ErrorKind
 from modlens.names import UnknownName
 
@@ -122,8 +124,7 @@ def _dataset(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) 
                        limit=args.limit, progress=not args.quiet, attack=spec,
                        reader_options={"encoding": args.encoding},
                        on_note=lambda note: print(f"modlens attack: {note}", file=sys.stderr))
-    for key, why in result.unavailable.items():
-        print(f"modlens attack: detector {key} not used: {why}", file=sys.stderr)
+    print_audit_warnings("attack", result)
     print(json.dumps(result.to_dict(), indent=2))
     if args.export:
         from modlens.cli.export import run_taebench

@@ -9,7 +9,7 @@ import modlens.study
 from modlens.chunks.sinks import CHUNK_ITEMS, GROUP_COMMIT_S
 from modlens.cli.common import (CliError, add_attack_limit_options, add_db_option, add_deprecated_alias,
                                 add_detectors_option, add_encoding_option, add_perturbation_options, add_strategies_option,
-                                add_study_option, check_strategies, db_path, registry_name,
+                                add_study_option, check_strategies, db_path, print_audit_warnings, registry_name,
                                 with_perturbation_options)
 from modlens.datasets.registry import READER_REGISTRY, READERS
 
@@ -155,9 +155,6 @@ def run(args: argparse.Namespace) -> int:
                        on_note=lambda note: print(f"modlens audit: {note}", file=sys.stderr),
                        engine=args.engine, ray_options=ray_options, out_parquet=args.out_parquet,
                        group_commit_s=args.group_commit)
-    for key, why in result.unavailable.items():
-        print(f"modlens audit: detector {key} not used: {why}", file=sys.stderr)
-    for warning in result.warnings:
-        print(f"modlens audit: {warning}", file=sys.stderr)
+    print_audit_warnings("audit", result)
     print(json.dumps(result.to_dict(), indent=2))
     return 0

@@ -18,6 +18,7 @@ from modlens import paths
 from modlens.errors import ErrorKind, ModlensError
 
 if TYPE_CHECKING:
+    from modlens.audit.run import AuditResult
     from modlens.config import StudyConfig
     from modlens.names import Registry
 
@@ -193,6 +194,17 @@ def study_log_error(err: Exception, db: Path) -> CliError:
     """A study log that cannot be read: not found when the file is absent, else failed."""
     fix = err.fix if isinstance(err, ModlensError) else None
     return CliError(str(err), kind=ErrorKind.FAILED if db.exists() else ErrorKind.NOT_FOUND, fix=fix)
+
+
+# --- audits -------------------------------------------------------------------------------------
+def print_audit_warnings(command: str, result: AuditResult) -> None:
+    """What an audit (`modlens audit`, `modlens attack DATASET`) says on stderr beside its JSON
+    summary: each detector not used and why, and each warning of `result` (an `AuditResult`): a
+    detector whose scores include errors, a declared data set's edited rows."""
+    for key, why in result.unavailable.items():
+        print(f"modlens {command}: detector {key} not used: {why}", file=sys.stderr)
+    for warning in result.warnings:
+        print(f"modlens {command}: {warning}", file=sys.stderr)
 
 
 # --- attacks ------------------------------------------------------------------------------------
