@@ -458,3 +458,41 @@ def test_the_log_records_no_language_where_none_was_detected(server):
     assert status == 200 and got["languages"] == ["und"] and got["detectedLanguages"] == ["und"]
     _, labels, _ = _api_rows(db)
     assert labels["api.languages"] == "und"
+
+
+def _call_labels(db, client_token: str) -> dict[str, str]:
+    con = sqlite3.connect(db)
+    try:
+        return dict(con.execute("SELECT l.name, l.value FROM labels l JOIN labels t USING (comment_id) "
+                                "WHERE t.name = 'api.client_token' AND t.value = ? AND l.source = 'api'",
+                                (client_token,)).fetchall())
+    finally:
+        con.close()
+
+
+def test_the_log_says_which_attributes_were_answered_and_which_dropped(server):
+    """With dropUnsupportedAttributes the client gets scores for some of the attributes it asked
+    for: the log says which (`api.answered`), which were dropped (`api.dropped`) and the thresholds
+    under which a score was left out (`api.score_thresholds`), beside what was asked (`api.attributes`)."""
+    srv, db = server
+    asked = {"TOXICITY": {"scoreThreshold": 0.5}, "PROFANITY": {}, "INSULT": {"scoreThreshold": 0.2}}
+    status, got = _post(srv.base, {"comment": {"text": "hello you idiot"}, "dropUnsupportedAttributes": True,
+                                   "requestedAttributes": asked, "clientToken": "dropping"})
+    assert status == 200 and list(got["attributeScores"]) == ["INSULT"]  # TOXICITY's 1/6 is below its 0.5
+    labels = _call_labels(db, "dropping")
+    assert labels["api.attributes"] == "TOXICITY,PROFANITY,INSULT"  # asked for, as before
+    assert labels["api.answered"] == "TOXICITY,INSULT" and labels["api.dropped"] == "PROFANITY"
+    assert json.loads(labels["api.score_thresholds"]) == {"TOXICITY": 0.5, "INSULT": 0.2}
+    # every attribute answered: none dropped, said as such (an old log has no `api.dropped` at all)
+    status, got = _post(srv.base, {"comment": {"text": "hello you idiot"}, "clientToken": "all",
+                                   "requestedAttributes": {"TOXICITY": {}, "INSULT": {}}})
+    assert status == 200 and set(got["attributeScores"]) == {"TOXICITY", "INSULT"}
+    labels = _call_labels(db, "all")
+    assert labels["api.answered"] == "TOXICITY,INSULT" and labels["api.dropped"] == ""
+    assert "api.score_thresholds" not in labels
+    # nothing detected: every attribute dropped, nothing answered
+    status, got = _post(srv.base, {"comment": {"text": "😂😂"}, "dropUnsupportedAttributes": True, "clientToken": "und",
+                                   "requestedAttributes": {"TOXICITY": {}}})
+    assert status == 200 and got["attributeScores"] == {}
+    labels = _call_labels(db, "und")
+    assert (labels["api.answered"], labels["api.dropped"], labels["api.languages"]) == ("", "TOXICITY", "und")

@@ -2,10 +2,10 @@
 
 Scores go through the engine's shared batchers (`Engine.score`), so concurrent API calls, live
 comments and each other share model calls. A call is logged like any scored text: one comment of
-platform `api` on the page of its `communityId` (its client token, session and the attributes
-asked for as labels of source `api`), its scores through the chunk pipeline's one recording path
-(`chunks.register_items`, `chunks.record_results`). With `doNotStore: true` nothing about the call
-is written.
+platform `api` on the page of its `communityId` (its client token, session, the attributes asked
+for, answered and dropped, as labels of source `api`: docs/PERSPECTIVE.md), its scores through
+the chunk pipeline's one recording path (`chunks.register_items`, `chunks.record_results`). With
+`doNotStore: true` nothing about the call is written.
 
 Both writes go through the daemon's batched writer, as the extension's comments do: the call is
 submitted on arrival, so its commit runs while the comment is scored, and the answer waits for
@@ -130,8 +130,16 @@ class Analyzer:
 
         call = None
         if not req.do_not_store:  # written while the comment is scored; answered once committed
+            # what was asked for, and what the client got: the attributes answered (scored in the
+            # call's language), those dropped (dropUnsupportedAttributes), the thresholds under
+            # which the response leaves a score out
             labels = {"api.endpoint": "analyze", "api.attributes": ",".join(req.attributes),
+                      "api.answered": ",".join(chosen),
+                      "api.dropped": ",".join(a for a in req.attributes if a not in chosen),
                       "api.languages": ",".join(langs), "api.calibrated": bool(calibrated)}
+            thresholds = {a: p.score_threshold for a, p in req.attributes.items() if p.score_threshold is not None}
+            if thresholds:
+                labels["api.score_thresholds"] = thresholds
             call = asyncio.ensure_future(self._log_call(req.text, req.community_id, req.client_token,
                                                         req.session_id, labels))
         pieces = spans.sentences(req.text) if req.span_annotations else [(0, spans.utf16_len(req.text), req.text)]

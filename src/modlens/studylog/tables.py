@@ -275,7 +275,9 @@ TABLES: tuple[Table, ...] = (
         col("name", "TEXT NOT NULL", "Label name (e.g. functionality, target)."),
         col("value", "TEXT", "Label value (text, or canonical JSON for structured values)."),
         col("source", "TEXT NOT NULL", "Where it came from (dataset name, `study-config`, ...; `extension`: the "
-                                       "browser extension's `parent_via`, how the comment's parent was determined)."),
+                                       "browser extension's `parent_via`, how the comment's parent was determined; "
+                                       "`api`: a Perspective-compatible call's `api.*` labels, such as the "
+                                       "attributes asked for, answered and dropped, docs/PERSPECTIVE.md)."),
         key=("comment_id", "name", "source"),
         travel=Travel("comment_id IN {comments}", merge_key=("comment_id", "name", "source"), verbatim=("name", "value"),
                       compare=("value",))),
