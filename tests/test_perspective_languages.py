@@ -163,3 +163,11 @@ def test_no_language_is_refused_as_perspective_refused_it(base):
                                   "requestedAttributes": {"TOXICITY": {}}})
     assert status == 200 and got["languages"] == ["en"] and got["detectedLanguages"] == ["und"]
     assert 0 <= got["attributeScores"]["TOXICITY"]["summaryScore"]["value"] <= 1
+
+
+def test_suggestscore_says_no_language_was_detected(base):
+    request = urllib.request.Request(
+        f"{base}/v1alpha1/comments:suggestscore?key={TOKEN}", method="POST", headers={"Content-Type": "application/json"},
+        data=json.dumps({"comment": {"text": "🤬🤬"}, "attributeScores": {"TOXICITY": {"summaryScore": {"value": 1}}}}).encode())
+    with urllib.request.urlopen(request, timeout=30) as r:
+        assert json.load(r) == {"requestedLanguages": [], "detectedLanguages": ["und"]}
