@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from modlens.audit.attack_checks import check_attacks
-from modlens.audit.run import audit_study, resume_fix
+from modlens.audit.run import audit_study
 from modlens.chunks import LocalCompute, record_results
 from modlens.config import DetectorConfig, StudyConfig, StudyConfigError, parse_study
 from modlens.datasets.base import BLANK_CHARS
@@ -35,7 +35,7 @@ from modlens.services.detectors import DetectorSpecError, load_detectors, parse_
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
 from modlens.studylog.store import StudyLog
-from modlens.studylog.connection import LogUnwritable, StudyLogError, unwritable
+from modlens.studylog.connection import LogUnwritable, StudyLogError, resume_fix, unwritable
 
 # every text a report reads a score of
 TEXTS_SQL = ("SELECT text_id FROM comments UNION SELECT text_id FROM variants "

@@ -32,7 +32,7 @@ from modlens.services.detectors import load_detectors, parse_detector_spec
 from modlens.errors import ErrorKind, ModlensError
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
-from modlens.studylog.connection import UNWRITABLE_ERRNOS, LogUnwritable, unwritable
+from modlens.studylog.connection import UNWRITABLE_ERRNOS, LogUnwritable, resume_fix, unwritable
 from modlens.studylog.records.runs import completed_keys, find_run, n_completed
 from modlens.studylog.store import StudyLog
 
@@ -328,13 +328,6 @@ def stopped_before_chunks(failed: LogUnwritable) -> LogUnwritable:
     """An unwritable log met before the audit's first chunk, as the audit reports it."""
     return LogUnwritable(f"{failed.message}; the audit stopped before its first chunk",
                          fix=f"{resume_fix(failed)}, then run the same command again", reason=failed.reason)
-
-
-def resume_fix(failed: LogUnwritable) -> str:
-    """What to do before an audit stopped by an unwritable log is run again (the error's own fix is the daemon's)."""
-    if "locked by another writer" in failed.message:
-        return "let the other writer finish or stop it"
-    return "free space on the study log's disk (or make it writable again)"
 
 
 def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any], study: StudyConfig,

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import re
+import sqlite3
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from modlens.services.errors import SetupError
 from modlens.studylog.records.runs import completed_keys, find_run, n_completed
 from modlens.studylog.records.labels import run_label_set
 from modlens.studylog.codec import canonical_json
+from modlens.studylog.connection import LogUnwritable, resume_fix, unwritable
 from modlens.studylog.store import StudyLog
 
 FORMAT = 1
@@ -381,7 +383,6 @@ def import_parquet(out: str | Path, db: str | Path) -> dict[str, Any]:
     out = Path(out)
     meta = read_manifest(out)
     check_folder(out, meta)
-    study, page = meta["study"], meta["page"]
     counts = {"items": 0, "skipped": 0, "scores": 0, "chunks": 0}
     log = StudyLog(db)
     try:
@@ -389,34 +390,56 @@ def import_parquet(out: str | Path, db: str | Path) -> dict[str, Any]:
         if run_id is not None and _nothing_new(log, run_id, out, meta, counts):
             counts["run_id"] = run_id
             return counts  # importing a folder again adds nothing, not even a timestamp
-        with log.transaction():
-            log.ensure_study(study["study_id"], study.get("title", ""), study)
-            det_ids = {k: log.ensure_detector(d["name"], d["version"], d["toxicity_label"], d["threshold"], d["config"])
-                       for k, d in meta["detectors"].items()}
-            page_id = log.ensure_page(page["platform"], page["page_key"], page["url"], page["title"])
-            # the run an earlier import of this folder made, finished or not, goes on
-            if run_id is None:
-                run_id = log.start_run(meta["dataset"], meta["path"], meta["params"])
-            gold_set = run_label_set(log, run_id, page["platform"], meta.get("gold", LEGACY_GOLD))
-            sink = LogSink(log, ItemSource(page["platform"], page_id, page["platform"], gold_set), run_id, det_ids)
-            done = completed_keys(log, run_id)
-            counts["skipped"] = 0
-            for chunk in chunks(out, meta["detectors"]):
-                keep = [i for i, it in enumerate(chunk.items) if it.key not in done]
-                counts["skipped"] += len(chunk.items) - len(keep)
-                if not keep:
-                    continue
-                chunk.items, chunk.generated = [chunk.items[i] for i in keep], [chunk.generated[i] for i in keep]
-                sink.record(chunk)  # registered and recorded in one transaction
-                counts["items"] += len(keep)
-                counts["scores"] += len(chunk.scores)
-                counts["chunks"] += 1
-            log.set_run_progress(run_id, n_completed(log, run_id))
-            log.finish_run(run_id, "finished")
-        counts["run_id"] = run_id
+        try:
+            _import(log, out, meta, run_id, counts)
+        except (sqlite3.Error, LogUnwritable) as err:  # a full disk, a log made read-only, an I/O error, a lock
+            if (failed := unwritable(err, db)) is None:
+                raise
+            raise _stopped(log, meta, failed) from None
     finally:
         log.close()
     return counts
+
+
+def _stopped(log: StudyLog, meta: dict[str, Any], failed: LogUnwritable) -> LogUnwritable:
+    """An import the log stopped taking writes in, as the CLI reports it: what the log holds of the
+    folder, read after the rollback (the import is one transaction: all of this attempt is undone)."""
+    run_id = find_run(log, meta["dataset"], meta["path"], meta["params"])
+    n = 0 if run_id is None else n_completed(log, run_id)
+    held = f"{n} of the folder's items are in the log (run {run_id})" if n else "the log holds none of the folder's items"
+    return LogUnwritable(f"{failed.message}; the import is one transaction, undone whole: {held}",
+                         fix=f"{resume_fix(failed)}, then run the same command again: it imports what the log "
+                             "does not hold", reason=failed.reason)
+
+
+def _import(log: StudyLog, out: Path, meta: dict[str, Any], run_id: int | None, counts: dict[str, Any]) -> None:
+    """The folder's chunks the log's run does not hold, into the log in one transaction; `counts` filled."""
+    study, page = meta["study"], meta["page"]
+    with log.transaction():
+        log.ensure_study(study["study_id"], study.get("title", ""), study)
+        det_ids = {k: log.ensure_detector(d["name"], d["version"], d["toxicity_label"], d["threshold"], d["config"])
+                   for k, d in meta["detectors"].items()}
+        page_id = log.ensure_page(page["platform"], page["page_key"], page["url"], page["title"])
+        # the run an earlier import of this folder made, finished or not, goes on
+        if run_id is None:
+            run_id = log.start_run(meta["dataset"], meta["path"], meta["params"])
+        gold_set = run_label_set(log, run_id, page["platform"], meta.get("gold", LEGACY_GOLD))
+        sink = LogSink(log, ItemSource(page["platform"], page_id, page["platform"], gold_set), run_id, det_ids)
+        done = completed_keys(log, run_id)
+        counts["skipped"] = 0
+        for chunk in chunks(out, meta["detectors"]):
+            keep = [i for i, it in enumerate(chunk.items) if it.key not in done]
+            counts["skipped"] += len(chunk.items) - len(keep)
+            if not keep:
+                continue
+            chunk.items, chunk.generated = [chunk.items[i] for i in keep], [chunk.generated[i] for i in keep]
+            sink.record(chunk)  # registered and recorded in one transaction
+            counts["items"] += len(keep)
+            counts["scores"] += len(chunk.scores)
+            counts["chunks"] += 1
+        log.set_run_progress(run_id, n_completed(log, run_id))
+        log.finish_run(run_id, "finished")
+    counts["run_id"] = run_id
 
 
 def check_folder(out: Path, meta: dict[str, Any]) -> None:

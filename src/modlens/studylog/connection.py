@@ -121,6 +121,14 @@ def unwritable(err: BaseException, path: Path | str = "") -> LogUnwritable | Non
     return None
 
 
+def resume_fix(failed: LogUnwritable) -> str:
+    """What to do before a command stopped by an unwritable log (an audit, a rescore, an import) is run
+    again (the error's own fix is the daemon's)."""
+    if "locked by another writer" in failed.message:
+        return "let the other writer finish or stop it"
+    return "free space on the study log's disk (or make it writable again)"
+
+
 def is_busy(err: sqlite3.OperationalError) -> bool:
     """SQLITE_BUSY / SQLITE_LOCKED: another connection holds the lock."""
     return "locked" in str(err) or "busy" in str(err)
