@@ -14,17 +14,43 @@ def stored_checks(attack: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in checks.items() if isinstance(v, dict)} if isinstance(checks, dict) else {}
 
 
+def _attack_of(v: dict[str, Any]) -> tuple[Any, ...]:
+    """What makes two logged rows the same attack: the seed comment, goal, recipe, target (key
+    and exact version) and budget. Fields an attack's configuration gained later (the similarity
+    encoder's version, a lookup table's hash) are not part of it."""
+    a, p = v["attack"], v.get("params") or {}
+    return (v["comment_id"], str(a.get("goal", "tae")).lower(), recipe_of(v.get("strategy"), p, a),
+            v.get("target_detector") or a.get("target"), a.get("target_name"), a.get("target_version"),
+            a.get("max_queries", p.get("max_queries")), p.get("max_edit_fraction"))
+
+
+def newest_attacks(data: StudyData) -> tuple[list[dict[str, Any]], dict[int, int]]:
+    """The logged attacks that count, one per attack (`_attack_of`): the newest row. A rerun on a
+    log written before an attack's configuration gained a field does not recognize the earlier
+    row and redoes the attack, logging a second row beside it; counting both would count one seed
+    twice. Returns the rows (in log order) and, per kept variant_id, how many older rows it set aside."""
+    newest: dict[tuple[Any, ...], dict[str, Any]] = {}
+    replaced: dict[tuple[Any, ...], int] = {}
+    for v in data.variants:  # in variant_id order: a later row replaces an earlier one
+        if not isinstance(v.get("attack"), dict):
+            continue
+        key = _attack_of(v)
+        if key in newest:
+            replaced[key] = replaced.get(key, 0) + 1
+        newest[key] = v
+    kept = sorted(newest.values(), key=lambda v: v["variant_id"])
+    return kept, {newest[k]["variant_id"]: n for k, n in replaced.items()}
+
+
 def examples_from_study(data: StudyData) -> list[AttackExample]:
-    """Every logged attack (skipped ones too), with the other detectors' logged scores of the
-    adversarial text for the label check (latest version of each detector that scored it)."""
+    """Every logged attack that counts (`newest_attacks`; skipped ones too), with the other detectors'
+    logged scores of the adversarial text for the label check (latest version of each detector that scored it)."""
     latest: dict[str, Any] = {}
     for d in sorted(data.detectors.values(), key=lambda d: d.detector_id):
         latest.setdefault(d.name, []).append(d)
     out = []
-    for v in data.variants:
-        a = v.get("attack")
-        if not isinstance(a, dict):
-            continue
+    for v in newest_attacks(data)[0]:
+        a = v["attack"]
         target_name = str(a.get("target_name") or v.get("target_detector") or a.get("target") or "")
         others: dict[str, tuple[float, float]] = {}
         for name, rows in latest.items():

@@ -33,7 +33,7 @@ from typing import Any
 
 from modlens.analysis.data import DetectorRow, StudyData
 from modlens.perturb.goals import fooled
-from modlens.analysis.attack_examples import examples_from_study
+from modlens.analysis.attack_examples import examples_from_study, newest_attacks
 from modlens.perturb.quality import QualityFilters, recipe_of
 from modlens.perturb.transfer import asr_matrix
 
@@ -93,16 +93,17 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
     dets = _Detectors(data)
     groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)  # (target, goal, recipe, config) -> attempts
     skipped: dict[tuple[str, str, str, str], int] = defaultdict(int)
-    for v in data.variants:
-        a = v.get("attack")
-        if not isinstance(a, dict):
-            continue
+    attacks, replaced = newest_attacks(data)  # one row per attack: a rerun's older rows set aside
+    set_aside: dict[tuple[str, str, str, str], int] = defaultdict(int)
+    for v in attacks:
+        a = v["attack"]
         goal = str(a.get("goal", "TAE")).upper()
         target = v.get("target_detector") or a.get("target")
         if goal not in ("TAE", "BAE") or not target:
             continue
         key = (str(target), goal, recipe_of(v.get("strategy"), v.get("params"), a), _config(v))
-        if str(a.get("status", "")).lower() == "skipped":
+        set_aside[key] += replaced.get(v["variant_id"], 0)
+        if str(v["attack"].get("status", "")).lower() == "skipped":
             skipped[key] += 1
         else:
             groups[key].append(v)
@@ -154,7 +155,7 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
                      "filtered_out": dict(sorted(failed_by.items())), "not_checked": dict(sorted(unchecked.items())),
                      "words_changed_share": mean(shares) if shares else None, "recovery": rec,
                      "attempts": len(vs), "successes": len(successes), "failed": len(vs) - len(successes),
-                     "skipped": skipped.get(key, 0),
+                     "skipped": skipped.get(key, 0), "set_aside": set_aside.get(key, 0),
                      "success_recorded": mean(recorded) if recorded else None,
                      "success_verified": mean(verified) if verified else None, "n_verified": len(verified),
                      "queries_per_success": mean(q_success) if q_success else None,

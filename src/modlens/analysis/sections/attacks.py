@@ -50,6 +50,10 @@ def render(s: dict[str, Any]) -> str:
                     r["attempts"], r.get("skipped"), r["success_recorded"], verified(r),
                     r.get("success_after_filters"), filtered(r), r["queries_per_success"],
                     r.get("words_changed_share"), recovered(r), ", ".join(r.get("judges", []))] for r in s["rows"]])]
+    out += [f'<p class="note">{html.escape(r["target"])} ({r["goal"]}, {html.escape(r.get("recipe", ""))}): '
+            f'{r["set_aside"]} older row{"s" * (r["set_aside"] != 1)} of attacks redone by a rerun set aside '
+            '(one attack per seed, recipe and target version counts: the newest)</p>'
+            for r in s["rows"] if r.get("set_aside")]
     q = s.get("quality") or {}
     if q:
         out.append(f'<p class="note">Quality filters: {html.escape(", ".join(q.get("filters", [])))}; similarity ≥ '
