@@ -19,7 +19,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how = parser.add_mutually_exclusive_group(required=True)
     how.add_argument("--detector", metavar="NAME[@VERSION]",
                      help="balance over this detector's score deciles (its newest version in the log by default)")
-    how.add_argument("--label", metavar="NAME", help="stratify by the value of this stored label")
+    how.add_argument("--label", metavar="NAME",
+                     help="stratify by the value of this stored label; toxic: the gold label, read from a label set "
+                          "per source as `modlens report` reads it (see --label-set; the item set names the sets)")
+    parser.add_argument("--label-set", dest="label_sets", action="append", default=[], metavar="ID_OR_DEFINITION",
+                        help="with --label toxic: the gold label set to use for its source, by id or definition; "
+                             "repeatable (default: per source, the newest set that holds labels)")
     parser.add_argument("--per-platform", type=int, default=100, help="comments per platform (default: 100, as the human-centred Perspective study)")
     parser.add_argument("--platform", action="append", metavar="NAME",
                         help="only this platform (repeat for several; default: every platform in the log)")
@@ -41,8 +46,11 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{target} already exists", fix="pass --force to replace it (an assignment made for it "
                                                        "would no longer match: `modlens study assign` again)")
     data = itemset.draw(db_path(args), per_platform=args.per_platform, detector=args.detector, label=args.label,
-                        platforms=args.platform, min_words=args.min_words, max_words=args.max_words, seed=args.seed)
+                        platforms=args.platform, min_words=args.min_words, max_words=args.max_words, seed=args.seed,
+                        label_sets=args.label_sets)
     path = itemset.write(data, target)
+    for source, chosen in data["params"].get("label_sets", {}).items():
+        print(f"gold label {args.label} of {source}: label set {chosen['label_set_id']} ({chosen['definition']})")
     for platform, counts in data["params"]["counts"].items():
         print(f"{platform:>12}: {sum(counts.values())} items  " + " ".join(f"{s}:{n}" for s, n in counts.items()))
     print(f"wrote {path}: {len(data['items'])} items, sha256 {data['sha256'][:16]}…")

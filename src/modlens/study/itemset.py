@@ -12,7 +12,8 @@ where the log allows it and the rest is filled from the strata that still have c
 The set is a JSON file (`itemset.json` in a study folder):
 
     {"format": "modlens-itemset", "format_version": 1, "sha256": "...",
-     "params": {detector, by, per_platform, platforms, min_words, max_words, seed, log, counts},
+     "params": {detector, by, per_platform, platforms, min_words, max_words, seed, log, counts,
+                [label_sets: by the gold label, the set read per source]},
      "items": [{"id": "i001", "platform": "youtube", "comment_key": "...", "text": "...",
                 "stratum": "0.3-0.4", "score": 0.34}, ...]}
 
@@ -25,9 +26,11 @@ import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from modlens.errors import ModlensError
+from modlens.studylog.records import labels as label_records
+from modlens.studylog.records.labels import GOLD
 
 FORMAT = "modlens-itemset"
 FORMAT_VERSION = 1
@@ -75,15 +78,38 @@ def _detector(log: Any, spec: str) -> dict[str, Any]:
     return newest
 
 
+def _gold_sets(log: Any, asked: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """source -> the label set its gold labels are read from, chosen as the report chooses it."""
+    from modlens.analysis.data import LabelSetError, choose_label_sets
+
+    try:
+        return choose_label_sets(label_records.label_sets(log), asked)
+    except LabelSetError as err:
+        raise ItemSetError(err.message, fix=err.fix) from None
+
+
+def _label_names(log: Any) -> str:
+    """The labels the log holds, said for a --label it does not hold."""
+    names = [r["name"] for r in log.query("SELECT DISTINCT name FROM labels ORDER BY name")]
+    gold = bool(log.query("SELECT 1 FROM gold_labels WHERE value IS NOT NULL LIMIT 1"))
+    held = [*names, *([f"{GOLD} (the gold label)"] if gold else [])]
+    return f"it has: {', '.join(held)}" if held else "it has no labels"
+
+
 def draw(db: str | Path, *, per_platform: int, detector: str | None = None, label: str | None = None,
-         platforms: list[str] | None = None, min_words: int = 3, max_words: int = 60, seed: int = 0) -> dict[str, Any]:
+         platforms: list[str] | None = None, min_words: int = 3, max_words: int = 60, seed: int = 0,
+         label_sets: Sequence[str] = ()) -> dict[str, Any]:
     """The item set (the file's content) drawn from the log at `db`: strata by `detector`'s score
-    decile, or by the value of the comments' label `label` (exactly one of the two)."""
+    decile, or by the value of the comments' label `label` (exactly one of the two). The gold label
+    (`toxic`) is read from a label set per source, as the report reads it: the newest that holds
+    labels, or the one `label_sets` names (ids or definitions); `params["label_sets"]` names them."""
     from modlens.studylog.store import StudyLog
 
     if (detector is None) == (label is None):
         raise ItemSetError("give exactly one of --detector (balance over its score deciles) or --label NAME "
                            "(stratify by a stored label)")
+    if label_sets and label != GOLD:
+        raise ItemSetError(f"--label-set chooses the set the gold label comes from: it needs --label {GOLD}")
     if per_platform < 1:
         raise ItemSetError(f"--per-platform {per_platform}: must be 1 or more")
     if min_words < 1 or max_words < min_words:
@@ -91,6 +117,7 @@ def draw(db: str | Path, *, per_platform: int, detector: str | None = None, labe
     if not Path(db).is_file():
         raise ItemSetError(f"{db}: no study log there", fix="give the log `modlens serve` or `modlens audit` wrote")
     log = StudyLog(db, readonly=True)
+    gold_sets: dict[str, dict[str, Any]] = {}
     try:
         rows = log.query("SELECT c.comment_id, c.platform, c.comment_key, c.text_id, t.text FROM comments c "
                          "JOIN texts t USING (text_id) WHERE c.platform != ? ORDER BY c.comment_id",
@@ -101,8 +128,17 @@ def draw(db: str | Path, *, per_platform: int, detector: str | None = None, labe
                 "SELECT text_id, toxicity FROM scores WHERE detector_id = ? AND error IS NULL", (det["detector_id"],))}
         else:
             scores = {}
-            labels = {r["comment_id"]: r["value"] for r in log.query(
-                "SELECT comment_id, value FROM labels WHERE name = ? ORDER BY source", (label,))}
+            if label == GOLD:  # not a `labels` row: gold labels live in versioned sets
+                gold_sets = _gold_sets(log, label_sets)
+                labels = {r["comment_id"]: r["value"]
+                          for r in label_records.gold_labels(log, [s["label_set_id"] for s in gold_sets.values()])
+                          if r["value"] is not None}  # the source gives none: no gold label
+            else:
+                labels = {r["comment_id"]: r["value"] for r in log.query(
+                    "SELECT comment_id, value FROM labels WHERE name = ? ORDER BY source", (label,))}
+            if not labels:
+                raise ItemSetError(f"--label {label!r}: no comment of the log has that label; "
+                                   f"{_label_names(log)}", fix="name one of them, or draw by --detector")
     finally:
         log.close()
     have = sorted({r["platform"] for r in rows})
@@ -155,6 +191,9 @@ def draw(db: str | Path, *, per_platform: int, detector: str | None = None, labe
         "platforms": wanted, "min_words": min_words, "max_words": max_words, "seed": seed,
         "log": Path(db).name, "counts": counts,
     }
+    if gold_sets:  # which definition of the gold label the strata are
+        params["label_sets"] = {src: {"label_set_id": s["label_set_id"], "definition": s["definition"]}
+                                for src, s in gold_sets.items()}
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "sha256": checksum(params, out_items),
             "params": params, "items": out_items}
 
