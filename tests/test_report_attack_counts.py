@@ -39,3 +39,43 @@ def test_an_attack_redone_by_a_rerun_on_an_older_log_counts_once(tmp_path, monke
     # the transfer matrix counts each success once too
     (matrix,) = report["sections"]["attacks"]["matrices"]
     assert matrix["n"]["profanity-check"]["profanity-check"] <= row["successes"]
+
+
+def _hand_attack(lg, key: str, seed: str, text: str, *, goal_labels: list[str] | None = None) -> int:
+    """An attack result as a recipe logs it: a success against tgt@1 (threshold 0.5)."""
+    from modlens.perturb.base import Variant
+
+    cid = lg.add_comment("dataset:x", key, None, seed)
+    attack = {"goal": "tae", "status": "success", "search": "hand", "queries": 1, "max_queries": 1, "target": "tgt",
+              "target_name": "tgt", "target_version": "1", "threshold": 0.5, "n_words": 4, "words_edited": 1}
+    params: dict = {"recipe": "hand", "edits": []}
+    if goal_labels:
+        attack["goal_labels"] = goal_labels
+        params.update(labels=goal_labels, thresholds={lb: 0.5 for lb in goal_labels})
+    return lg.add_variant(cid, Variant(text=text, strategy="recipe:hand", params=params, seed=0, source_text=seed,
+                                       target_detector="tgt", attack=attack))
+
+
+def test_success_after_filters_counts_only_successes_every_filter_checked_and_passed(tmp_path):
+    """A success whose meaning and fluency were never measured failed no filter, but did not pass
+    them either: 'success after filters' must not count it."""
+    from modlens.audit.attack_checks import check_attacks
+    from modlens.studylog.store import StudyLog
+
+    db = tmp_path / "log.sqlite"
+    with StudyLog(db) as lg:
+        tgt, other = lg.ensure_detector("tgt", "1", "toxic", 0.5, {}), lg.ensure_detector("b", "1", "toxic", 0.5, {})
+        pairs = [("you are a stupid idiot", "you are a stup1d idiot"), ("what a dumb loser you are", "what a dumb l0ser you are")]
+        for i, (seed, text) in enumerate(pairs):
+            if i == 1:
+                check_attacks(lg)  # the first success's meaning and fluency measured (MiniLM, the normalizer)
+            _hand_attack(lg, f"k{i}", seed, text)
+            for t, s_tgt, s_b in ((seed, 0.9, 0.9), (text, 0.1, 0.9)):  # b still calls the text toxic
+                lg.add_score(t, tgt, {"toxic": s_tgt}, s_tgt, 1.0, None)
+                lg.add_score(t, other, {"toxic": s_b}, s_b, 1.0, None)
+    report = report_from_db(db)
+    (row,) = report["sections"]["attacks"]["rows"]
+    assert row["successes"] == 2 and row["not_checked"] == {"fluency": 1, "meaning": 1}
+    assert row["filtered_out"] == {}  # the first passed all four; the second failed none
+    assert row["kept"] == 1 and row["success_after_filters"] == 0.5 and row["kept_not_checked"] == 1
+    assert "0.500 (1 more failed no filter, not every filter checked)" in render_html(report)

@@ -17,7 +17,9 @@ recipe x target; `params.recipe` / strategy `recipe:NAME`, else `attack-tae|bae`
 Quality (TaeBench section 3, `perturb/quality.py`): each success is filtered (dedup, AND
 ensemble label check from the recorded verdicts or the other detectors' logged scores, MiniLM
 meaning similarity, normalizer-edit fluency); "success after filters" counts only successes
-passing all of them. Normalization recovery: the target's logged score of each success's
+every filter checked and passed (`every_filter_passed`); those that failed none but were not
+checked by one (`kept_not_checked`: meaning or fluency never measured, no judge for the label
+check) are counted apart. Normalization recovery: the target's logged score of each success's
 normalized form (the `normalizations` row of the adversarial text); the share no longer fooled
 is what normalization undoes. This module only reads the log: the similarities, normalizer edits
 and normalized forms are computed and stored by `audit --attack` and `modlens rescore`
@@ -34,7 +36,7 @@ from typing import Any
 from modlens.analysis.data import DetectorRow, StudyData
 from modlens.perturb.goals import fooled
 from modlens.analysis.attack_examples import examples_from_study, newest_attacks
-from modlens.perturb.quality import QualityFilters, recipe_of
+from modlens.perturb.quality import QualityFilters, every_filter_passed, recipe_of
 from modlens.perturb.transfer import asr_matrix
 
 
@@ -138,7 +140,10 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
             if not ok:
                 reasons[str(v["attack"].get("reason"))] += 1
         checked = [verdicts["by_id"].get(v["variant_id"]) for v in successes]
-        kept = [v for v, c in zip(successes, checked) if c is not None and c["passed"]]
+        # after filters: only successes every filter checked and passed; one that failed none but
+        # was not checked by one (meaning or fluency never measured) is counted apart, never as passed
+        passed_all = [None if c is None else every_filter_passed(c["filters"]) for c in checked]
+        kept = [v for v, ok in zip(successes, passed_all) if ok is True]
         failed_by: dict[str, int] = defaultdict(int)
         unchecked: dict[str, int] = defaultdict(int)
         for c in checked:
@@ -152,6 +157,7 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
         rows.append({"target": target, "target_name": name, "target_version": version, "goal": goal, "recipe": recipe,
                      "config": config,
                      "success_after_filters": len(kept) / len(vs) if vs else None, "kept": len(kept),
+                     "kept_not_checked": sum(ok is None for ok in passed_all),
                      "filtered_out": dict(sorted(failed_by.items())), "not_checked": dict(sorted(unchecked.items())),
                      "words_changed_share": mean(shares) if shares else None, "recovery": rec,
                      "attempts": len(vs), "successes": len(successes), "failed": len(vs) - len(successes),
@@ -209,8 +215,7 @@ def _changed_share(a: dict[str, Any]) -> float | None:
 def _quality(data: StudyData, quality: QualityFilters) -> dict[str, Any]:
     examples = examples_from_study(data)
     result = quality.assess(examples)
-    by_id = {e.id: {"passed": p, "filters": v} for e, v, p in zip(examples, result.verdicts, result.passed)
-             if v is not None}
+    by_id = {e.id: {"filters": v} for e, v in zip(examples, result.verdicts) if v is not None}
     return {"by_id": by_id, "config": {**result.config, "summary": result.summary}}
 
 

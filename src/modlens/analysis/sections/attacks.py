@@ -15,8 +15,9 @@ METHOD = ("Attack success rate: false-negative rate of the target on TAEs (false
           "whose text it scored ('k of n verified' when fewer). Transfer: share "
           "of successful adversarial texts that each detector also gets wrong at its own threshold, counting "
           "for a detector only texts whose seed it judged right; exact duplicates once (Zhu et al. 2024). Rows are "
-          "recipe x target. 'After filters': successes that also pass TaeBench's quality filters (dedup, the "
-          "AND ensemble of the other detectors, MiniLM meaning similarity, normalizer-edit fluency). 'Undone by "
+          "recipe x target. 'After filters': successes that every one of TaeBench's quality filters checked and passed "
+          "(dedup, the AND ensemble of the other detectors, MiniLM meaning similarity, normalizer-edit fluency); "
+          "those that failed none but one could not check are counted beside it, never as passed. 'Undone by "
           "normalization': share of successes the target gets right again once the text is normalized.")
 
 
@@ -43,12 +44,19 @@ def render(s: dict[str, Any]) -> str:
             return r["success_verified"]
         return f"{r['success_verified']:.3f} ({n} of {r['attempts']} verified)"
 
+    def after_filters(r: dict[str, Any]) -> Any:
+        """Successes every filter checked and passed; those that failed none unchecked by one, apart."""
+        rate, more = r.get("success_after_filters"), r.get("kept_not_checked")
+        if rate is None or not more:
+            return rate
+        return f"{rate:.3f} ({more} more failed no filter, not every filter checked)"
+
     out = [table(["recipe", "target", "goal", "attempts", "skipped", "success (recorded)", "success (verified)",
                    "success after filters", "removed by filters", "queries / success", "words changed",
                    "undone by normalization", "judges"],
                   [[r.get("recipe", ""), r["target"] + (f" [{r['config']}]" if r.get("config") else ""), r["goal"],
                     r["attempts"], r.get("skipped"), r["success_recorded"], verified(r),
-                    r.get("success_after_filters"), filtered(r), r["queries_per_success"],
+                    after_filters(r), filtered(r), r["queries_per_success"],
                     r.get("words_changed_share"), recovered(r), ", ".join(r.get("judges", []))] for r in s["rows"]])]
     out += [f'<p class="note">{html.escape(r["target"])} ({r["goal"]}, {html.escape(r.get("recipe", ""))}): '
             f'{r["set_aside"]} older row{"s" * (r["set_aside"] != 1)} of attacks redone by a rerun set aside '
