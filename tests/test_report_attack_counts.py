@@ -79,3 +79,50 @@ def test_success_after_filters_counts_only_successes_every_filter_checked_and_pa
     assert row["filtered_out"] == {}  # the first passed all four; the second failed none
     assert row["kept"] == 1 and row["success_after_filters"] == 0.5 and row["kept_not_checked"] == 1
     assert "0.500 (1 more failed no filter, not every filter checked)" in render_html(report)
+
+
+def test_the_attacked_targets_own_transfer_column_is_the_version_attacked(tmp_path):
+    """tgt@1 was attacked (fooled by the text); a newer tgt@2 scored the same texts later and is not
+    fooled. The row's own column says how often the attacked model is fooled: tgt@1's scores."""
+    from modlens.studylog.store import StudyLog
+
+    db = tmp_path / "log.sqlite"
+    with StudyLog(db) as lg:
+        v1, v2 = lg.ensure_detector("tgt", "1", "toxic", 0.5, {}), lg.ensure_detector("tgt", "2", "toxic", 0.5, {})
+        _hand_attack(lg, "k", "you are a stupid idiot", "you are a stup1d idiot")
+        for det, seed_score, text_score in ((v1, 0.9, 0.1), (v2, 0.9, 0.8)):
+            lg.add_score("you are a stupid idiot", det, {"toxic": seed_score}, seed_score, 1.0, None)
+            lg.add_score("you are a stup1d idiot", det, {"toxic": text_score}, text_score, 1.0, None)
+    section = report_from_db(db)["sections"]["attacks"]
+    (row,) = section["rows"]
+    assert row["success_verified"] == 1.0  # tgt@1's score of the text: fooled
+    (matrix,) = section["matrices"]
+    assert matrix["rate"]["tgt"]["tgt"] == 1.0 and matrix["n"]["tgt"]["tgt"] == 1
+    assert section["transfer"]["tgt (TAE)"]["tgt"]["rate"] == 1.0
+
+
+def test_attacks_on_two_versions_of_a_target_are_two_rows(tmp_path):
+    """The same seed attacked at tgt@1 and, after a model update, at tgt@2: two attacks, one per
+    row, each verified against the version it attacked (a pooled row named one version for both)."""
+    from modlens.perturb.base import Variant
+    from modlens.studylog.store import StudyLog
+
+    db = tmp_path / "log.sqlite"
+    seed, text = "you are a stupid idiot", "you are a stup1d idiot"
+    with StudyLog(db) as lg:
+        dets = {"1": lg.ensure_detector("tgt", "1", "toxic", 0.5, {}), "2": lg.ensure_detector("tgt", "2", "toxic", 0.5, {})}
+        cid = lg.add_comment("dataset:x", "k", None, seed)
+        for ver, text_score in (("1", 0.1), ("2", 0.8)):  # fooled at 1, not at 2 (recorded so)
+            status = "success" if text_score < 0.5 else "failed"
+            lg.add_variant(cid, Variant(
+                text=text, strategy="recipe:hand", params={"recipe": "hand", "edits": [], "target_version": ver}, seed=0,
+                source_text=seed, target_detector="tgt",
+                attack={"goal": "tae", "status": status, "search": "hand", "queries": 1, "max_queries": 1, "target": "tgt",
+                        "target_name": "tgt", "target_version": ver, "threshold": 0.5, "n_words": 4, "words_edited": 1}))
+            lg.add_score(seed, dets[ver], {"toxic": 0.9}, 0.9, 1.0, None)
+            lg.add_score(text, dets[ver], {"toxic": text_score}, text_score, 1.0, None)
+    rows = {r["target_version"]: r for r in report_from_db(db)["sections"]["attacks"]["rows"]}
+    assert set(rows) == {"1", "2"} and all(r["attempts"] == 1 and r["set_aside"] == 0 for r in rows.values())
+    assert rows["1"]["success_recorded"] == rows["1"]["success_verified"] == 1.0
+    assert rows["2"]["success_recorded"] == rows["2"]["success_verified"] == 0.0
+    assert rows["2"]["config"].endswith("version 2")

@@ -10,8 +10,9 @@ recorded target queries of the successful attacks. Transfer: `perturb.transfer.a
 the successful texts and the logged scores of every detector (rows: detector attacked, columns:
 detector scoring), counting for a column only the examples whose seed it judged right. A column
 is a detector name: each example's text and seed are judged by one version of it (the latest that
-scored the text), and a column whose examples were judged by several versions says which.
-Attempts with different budgets or edit limits are never pooled, nor are recipes (rows are
+scored the text; in the attacked target's own column, the version attacked), and a column whose
+examples were judged by several versions says which.
+Attempts with different budgets, edit limits or target versions are never pooled, nor are recipes (rows are
 recipe x target; `params.recipe` / strategy `recipe:NAME`, else `attack-tae|bae`).
 
 Quality (TaeBench section 3, `perturb/quality.py`): each success is filtered (dedup, AND
@@ -76,12 +77,16 @@ class _Detectors:
                 return s, d.threshold
         return None, None
 
-    def pair(self, name: str, text_id: int, seed_id: int) -> tuple[float | None, float | None, float | None, str | None]:
+    def pair(self, name: str, text_id: int, seed_id: int,
+             version: str | None = None) -> tuple[float | None, float | None, float | None, str | None]:
         """(text's score, seed's score, threshold, version) by one version of that detector: the
-        latest that scored the text, with its score of the seed (None when it has none), so a seed
-        judged by one version is never set beside a text judged by another; without a score of the
-        text, the latest that scored the seed (version None: no cell counts the example)."""
+        latest that scored the text (or the `version` given: the attacked target's own), with its
+        score of the seed (None when it has none), so a seed judged by one version is never set
+        beside a text judged by another; without a score of the text, the latest that scored the
+        seed (version None: no cell counts the example)."""
         for d in self.by_name.get(name, []):
+            if version is not None and d.version != version:
+                continue
             s = self.data.score(text_id, d.detector_id)
             if s is not None:
                 return s, self.data.score(seed_id, d.detector_id), d.threshold, d.version
@@ -97,13 +102,21 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
     skipped: dict[tuple[str, str, str, str], int] = defaultdict(int)
     attacks, replaced = newest_attacks(data)  # one row per attack: a rerun's older rows set aside
     set_aside: dict[tuple[str, str, str, str], int] = defaultdict(int)
+    keyed = []
     for v in attacks:
         a = v["attack"]
         goal = str(a.get("goal", "TAE")).upper()
         target = v.get("target_detector") or a.get("target")
-        if goal not in ("TAE", "BAE") or not target:
-            continue
-        key = (str(target), goal, recipe_of(v.get("strategy"), v.get("params"), a), _config(v))
+        if goal in ("TAE", "BAE") and target:
+            keyed.append(((str(target), goal, recipe_of(v.get("strategy"), v.get("params"), a), _config(v)), v))
+    # attacks on two versions of a target (a rerun after a model update) are two rows, never pooled
+    target_versions: dict[tuple[str, str, str, str], set[str]] = defaultdict(set)
+    for key, v in keyed:
+        target_versions[key].add(str(v["attack"].get("target_version")))
+    for key, v in keyed:
+        if len(target_versions[key]) > 1:
+            version = f"version {v['attack'].get('target_version')}"
+            key = (*key[:3], f"{key[3]}, {version}" if key[3] else version)
         set_aside[key] += replaced.get(v["variant_id"], 0)
         if str(v["attack"].get("status", "")).lower() == "skipped":
             skipped[key] += 1
@@ -175,12 +188,14 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
         for v in successes:
             scores, thresholds, seed_scores = {}, {}, {}
             for det_name in dets.names():
-                s, seed, t, version = dets.pair(det_name, v["text_id"], v["source_text_id"])
+                # the attacked target's own column: the version attacked, never a later one
+                s, seed, t, used = dets.pair(det_name, v["text_id"], v["source_text_id"],
+                                             version if det_name == name else None)
                 scores[det_name], seed_scores[det_name] = s, seed
                 if t is not None:
                     thresholds[det_name] = t
-                if version is not None:
-                    versions[(group, det_name)][version] += 1
+                if used is not None:
+                    versions[(group, det_name)][used] += 1
             matrix_rows[group].append({"source": name, "goal": goal.lower(), "text": data.texts.get(v["text_id"], ""),
                                        "scores": scores, "thresholds": thresholds, "seed_scores": seed_scores})
     matrices, transfer = [], {}
