@@ -15,6 +15,8 @@ import modlens.audit.run as audit_run
 from modlens.cli import main
 from modlens.studylog.store import StudyLog
 
+from log_helpers import FULL, READ_ONLY, log_that_stops
+
 CHUNK = 100
 
 
@@ -27,26 +29,6 @@ def _tables(db):
         con.close()
 
 
-def _log_that_stops_after_first_progress(pragma: str):
-    """The audit's StudyLog, which stops taking writes once the first chunk is committed (the run's
-    first progress row is written right after it)."""
-
-    class Stopping(StudyLog):
-        stopped = False
-
-        def set_run_progress(self, run_id: int, n_done: int) -> None:
-            super().set_run_progress(run_id, n_done)
-            if not Stopping.stopped:
-                Stopping.stopped = True
-                pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
-                self.conn.execute(pragma.format(pages=pages))
-
-    return Stopping
-
-
-FULL, READ_ONLY = "PRAGMA max_page_count = {pages}", "PRAGMA query_only = 1"
-
-
 @pytest.mark.parametrize("pragma,group", [(FULL, []), (READ_ONLY, []), (FULL, ["--group-commit", "30"])],
                          ids=["disk-full", "read-only", "disk-full-in-a-group"])
 def test_a_log_that_stops_taking_writes_ends_the_audit_with_what_is_logged(pragma, group, data_dir, tmp_path,
@@ -55,7 +37,7 @@ def test_a_log_that_stops_taking_writes_ends_the_audit_with_what_is_logged(pragm
     full disk ends: the count said is still what the log holds."""
     nh, db = data_dir / "noisyhate" / "dev.csv", tmp_path / "log.sqlite"
     argv = ["audit", str(nh), "--db", str(db), "--detectors", "recorded", "--chunk", str(CHUNK), "--quiet", *group]
-    stopping = _log_that_stops_after_first_progress(pragma)
+    stopping = log_that_stops("set_run_progress", pragma)  # the run's first progress row follows its first chunk
     monkeypatch.setattr(audit_run, "StudyLog", stopping)
     code = main(argv)
     out = capsys.readouterr()
@@ -83,12 +65,7 @@ def test_a_log_that_stops_taking_writes_ends_the_audit_with_what_is_logged(pragm
 def test_a_log_that_takes_no_write_at_the_start_is_one_line_too(data_dir, tmp_path, monkeypatch, capsys):
     """Read-only from the moment it is opened: the run's own rows (detectors, page, run) fail first."""
 
-    class ReadOnly(StudyLog):
-        def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            super().__init__(*args, **kwargs)
-            self.conn.execute("PRAGMA query_only = 1")
-
-    monkeypatch.setattr(audit_run, "StudyLog", ReadOnly)
+    monkeypatch.setattr(audit_run, "StudyLog", log_that_stops(None, READ_ONLY))
     db = tmp_path / "log.sqlite"
     code = main(["audit", str(data_dir / "noisyhate" / "dev.csv"), "--db", str(db), "--detectors", "recorded", "--quiet"])
     err = capsys.readouterr().err

@@ -17,27 +17,7 @@ import modlens.chunks.parquet as parquet
 from modlens.cli import main
 from modlens.studylog.store import StudyLog
 
-
-class FillsAfterFirstChunk(StudyLog):
-    """No new page once the import's first chunk's scores are written (in its transaction)."""
-    filled = False
-
-    def add_scores_many(self, rows):  # type: ignore[no-untyped-def]
-        n = super().add_scores_many(rows)
-        if not FillsAfterFirstChunk.filled:
-            FillsAfterFirstChunk.filled = True
-            pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
-            self.conn.execute(f"PRAGMA max_page_count = {pages}")
-        return n
-
-
-class ReadOnly(StudyLog):
-    """Read-only from the moment the import opens it."""
-    filled = True
-
-    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        super().__init__(*args, **kwargs)
-        self.conn.execute("PRAGMA query_only = 1")
+from log_helpers import FULL, READ_ONLY, log_that_stops
 
 
 def _tables(db):
@@ -49,11 +29,12 @@ def _tables(db):
         con.close()
 
 
-@pytest.mark.parametrize("stopping", [FillsAfterFirstChunk, ReadOnly], ids=["disk-full", "read-only"])
-def test_a_log_that_stops_taking_writes_ends_the_import_with_what_is_logged(stopping, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("pragma", [FULL, READ_ONLY], ids=["disk-full", "read-only"])
+def test_a_log_that_stops_taking_writes_ends_the_import_with_what_is_logged(pragma, tmp_path, monkeypatch, capsys):
     """The log already holds 40 of the folder's items (an import of it before it grew): the stopped
     import says so, leaves the log as it was, and the rerun imports the other 60 into the same run."""
-    monkeypatch.setattr(FillsAfterFirstChunk, "filled", False)
+    # no new page once the import's first chunk's scores are written (in its transaction); read-only at once
+    stopping = log_that_stops("add_scores_many" if pragma != READ_ONLY else None, pragma)
     db = tmp_path / "log.sqlite"
     assert main(["import", str(clean_shards(tmp_path / "first", items=40)), "--db", str(db)]) == 0
     folder = clean_shards(tmp_path / "grown", items=100)
@@ -62,7 +43,7 @@ def test_a_log_that_stops_taking_writes_ends_the_import_with_what_is_logged(stop
     monkeypatch.setattr(parquet, "StudyLog", stopping)
     code = main(["import", str(folder), "--db", str(db)])
     out = capsys.readouterr()
-    assert stopping.filled
+    assert stopping.stopped
     assert code == 1, out.err
     assert "Traceback" not in out.err and out.out == ""
     assert one_line(out.err, "import", "cannot be written"), out.err
@@ -83,7 +64,7 @@ def test_a_log_that_stops_taking_writes_ends_the_import_with_what_is_logged(stop
 def test_a_log_that_takes_no_write_holds_none_of_a_new_folder(tmp_path, monkeypatch, capsys):
     db = tmp_path / "log.sqlite"
     StudyLog(db).close()  # an empty log
-    monkeypatch.setattr(parquet, "StudyLog", ReadOnly)
+    monkeypatch.setattr(parquet, "StudyLog", log_that_stops(None, READ_ONLY))
     code = main(["import", str(clean_shards(tmp_path / "shards")), "--db", str(db)])
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err, err

@@ -11,6 +11,8 @@ import modlens.audit.rescore as rescore
 from modlens.cli import main
 from modlens.studylog.store import StudyLog
 
+from log_helpers import log_that_stops
+
 CHUNK = 100
 
 
@@ -23,28 +25,16 @@ def _scores(db, detector: str) -> int:
         con.close()
 
 
-class FillsAfterFirstChunk(StudyLog):
-    """No new page once the first chunk's scores are written (in its transaction, committed after)."""
-    filled = False
-
-    def add_scores_many(self, rows):  # type: ignore[no-untyped-def]
-        n = super().add_scores_many(rows)
-        if not FillsAfterFirstChunk.filled:
-            FillsAfterFirstChunk.filled = True
-            pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
-            self.conn.execute(f"PRAGMA max_page_count = {pages}")
-        return n
-
-
 def test_a_full_disk_ends_a_rescore_with_what_is_logged(data_dir, tmp_path, monkeypatch, capsys):
     nh, db = data_dir / "noisyhate" / "dev.csv", tmp_path / "log.sqlite"
     assert main(["audit", str(nh), "--db", str(db), "--detectors", "recorded", "--quiet"]) == 0
     argv = ["rescore", str(db), "--detectors", "profanity-check", "--chunk", str(CHUNK), "--quiet"]
     capsys.readouterr()
-    monkeypatch.setattr(rescore, "StudyLog", FillsAfterFirstChunk)
+    full = log_that_stops("add_scores_many")  # no new page once the first chunk's scores are written
+    monkeypatch.setattr(rescore, "StudyLog", full)
     code = main(argv)
     out = capsys.readouterr()
-    assert FillsAfterFirstChunk.filled
+    assert full.stopped
     assert code == 1, out.err
     assert "Traceback" not in out.err and out.out == ""
     logged = _scores(db, "profanity-check")
