@@ -41,12 +41,13 @@ def test_an_attack_redone_by_a_rerun_on_an_older_log_counts_once(tmp_path, monke
     assert matrix["n"]["profanity-check"]["profanity-check"] <= row["successes"]
 
 
-def _hand_attack(lg, key: str, seed: str, text: str, *, goal_labels: list[str] | None = None) -> int:
-    """An attack result as a recipe logs it: a success against tgt@1 (threshold 0.5)."""
+def _hand_attack(lg, key: str, seed: str, text: str, *, goal_labels: list[str] | None = None,
+                 status: str = "success") -> int:
+    """An attack result as a recipe logs it: against tgt@1 (threshold 0.5), a success unless told."""
     from modlens.perturb.base import Variant
 
     cid = lg.add_comment("dataset:x", key, None, seed)
-    attack = {"goal": "tae", "status": "success", "search": "hand", "queries": 1, "max_queries": 1, "target": "tgt",
+    attack = {"goal": "tae", "status": status, "search": "hand", "queries": 1, "max_queries": 1, "target": "tgt",
               "target_name": "tgt", "target_version": "1", "threshold": 0.5, "n_words": 4, "words_edited": 1}
     params: dict = {"recipe": "hand", "edits": []}
     if goal_labels:
@@ -126,3 +127,28 @@ def test_attacks_on_two_versions_of_a_target_are_two_rows(tmp_path):
     assert rows["1"]["success_recorded"] == rows["1"]["success_verified"] == 1.0
     assert rows["2"]["success_recorded"] == rows["2"]["success_verified"] == 0.0
     assert rows["2"]["config"].endswith("version 2")
+
+
+def test_a_multi_label_goal_is_verified_on_its_labels_not_the_toxicity_score(tmp_path):
+    """A TAE with a multi-label goal (toxic and insult) must bring every label below its threshold.
+    The attack brought 'toxic' down but not 'insult' and recorded a failure; the toxicity score
+    alone would 'verify' it as a success."""
+    from modlens.studylog.store import StudyLog
+
+    db = tmp_path / "log.sqlite"
+    seed, texts = "you are a stupid idiot", ["you are a stup1d idiot", "you are a stup1d id1ot"]
+    with StudyLog(db) as lg:
+        tgt = lg.ensure_detector("tgt", "1", "toxic", 0.5, {})
+        lg.add_score(seed, tgt, {"toxic": 0.9, "insult": 0.9}, 0.9, 1.0, None)
+        for i, (text, insult) in enumerate(zip(texts, (0.8, 0.2))):  # insult still 0.8: failed; 0.2: success
+            _hand_attack(lg, f"k{i}", seed, text, goal_labels=["toxic", "insult"],
+                         status="failed" if insult >= 0.5 else "success")
+            lg.add_score(text, tgt, {"toxic": 0.1, "insult": insult}, 0.1, 1.0, None)
+    section = report_from_db(db)["sections"]["attacks"]
+    (row,) = section["rows"]
+    assert row["success_recorded"] == 0.5
+    assert row["success_verified"] == 0.5 and row["n_verified"] == 2
+    # what still reads the toxicity score says so
+    (matrix,) = section["matrices"]
+    assert any("multi-label goal (toxic, insult)" in n for n in matrix["notes"])
+    assert any("multi-label goal" in n for n in section["recovery_notes"])

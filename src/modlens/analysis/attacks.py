@@ -5,7 +5,8 @@ as `modlens audit --attack` logs it (docs/PERTURB.md: the `attack` dict).
 Attack success rate = false-negative rate of the target on TAEs (false-positive rate on BAEs),
 over attempts that were not skipped (a skipped seed was already misjudged, or unscored). It is
 computed twice: as the attack recorded it, and verified from the target's logged score of the
-variant text (the exact target version when the record names it). Queries per success: mean
+variant text (the exact target version when the record names it; for a multi-label goal,
+`goal_labels`, the logged probabilities of those labels at the goal's thresholds). Queries per success: mean
 recorded target queries of the successful attacks. Transfer: `perturb.transfer.asr_matrix` on
 the successful texts and the logged scores of every detector (rows: detector attacked, columns:
 detector scoring), counting for a column only the examples whose seed it judged right. A column
@@ -35,7 +36,7 @@ from statistics import mean
 from typing import Any
 
 from modlens.analysis.data import DetectorRow, StudyData
-from modlens.perturb.goals import fooled
+from modlens.perturb.goals import fooled, fooled_on_labels
 from modlens.analysis.attack_examples import examples_from_study, newest_attacks
 from modlens.perturb.quality import QualityFilters, every_filter_passed, recipe_of
 from modlens.perturb.transfer import asr_matrix
@@ -132,6 +133,7 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
     recipes = {k[2] for k in groups}
     rows, labels, matrix_rows = [], {}, defaultdict(list)
     judged: dict[tuple[str, str], set[str]] = defaultdict(set)  # (goal/recipe/config, source) -> judges
+    multi_label: dict[str, list[str]] = defaultdict(list)  # goal/recipe/config -> notes on multi-label goals
     # (goal/recipe/config, detector name) -> the versions whose scores its transfer cells are from
     versions: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for key in sorted(groups):
@@ -141,8 +143,7 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
         name, version = a0.get("target_name") or target, a0.get("target_version")
         target_det = dets.exact(name, version)
         recorded = [str(v["attack"].get("status", "")).lower() == "success" for v in vs]
-        verdicts_on_target = [] if target_det is None else [
-            fooled(goal, data.score(v["text_id"], target_det.detector_id), target_det.threshold) for v in vs]
+        verdicts_on_target = [] if target_det is None else [_verify(data, goal, v, target_det) for v in vs]
         verified = [x for x in verdicts_on_target if x is not None]
         successes = [v for v, ok in zip(vs, recorded) if ok]
         q_success = [q for q in (v["attack"].get("queries") for v in successes) if isinstance(q, (int, float))]
@@ -185,6 +186,13 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
         labels[(group, name)] = (f"{target} ({goal}" + (f", {recipe})" if len(recipes) > 1 else ")")
                                  + (f" [{config}]" if (target, goal) in several and len(recipes) == 1 else ""))
         judged[(group, name)].update(judges)
+        goal_labels = sorted({", ".join(v["attack"]["goal_labels"]) for v in vs if v["attack"].get("goal_labels")})
+        if goal_labels:  # verified on its labels; transfer and recovery read one toxicity score per detector
+            multi_label[group].append(f"the attacks on {name} had a multi-label goal ({'; '.join(goal_labels)}): the "
+                                      "transfer cells judge each detector's toxicity score at its threshold, not "
+                                      "those labels")
+            recovery.notes.append(f"normalization recovery for {name}: judged on its toxicity score, not the attacks' "
+                                  f"multi-label goal ({'; '.join(goal_labels)})")
         for v in successes:
             scores, thresholds, seed_scores = {}, {}, {}
             for det_name in dets.names():
@@ -205,6 +213,7 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
         for source in m.sources:  # the same cells, keyed as the HTML table reads them
             transfer[labels[(group, source)]] = {t: {"rate": m.rate[source].get(t), "n": m.n[source].get(t, 0)}
                                                  for t in dets.names()}
+        m.notes.extend(multi_label.get(group, []))
         for (g, source), judge_names in sorted(judged.items()):
             if g == group and judge_names:
                 m.notes.append(f"{', '.join(judge_names)} judged the attacks on {source} (AND ensemble): they still "
@@ -217,6 +226,19 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
     return {"rows": rows, "transfer": transfer, "detectors": dets.names(), "matrices": matrices,
             "quality": verdicts["config"], "recovery_notes": sorted(set(recovery.notes)),
             "human": human_reviews(data)}
+
+
+def _verify(data: StudyData, goal: str, v: dict[str, Any], target: DetectorRow) -> bool | None:
+    """Was the target (the version attacked) fooled by the attempt's text, by its logged score? By the
+    goal the attack recorded: a multi-label goal (`goal_labels`) on those labels' probabilities at
+    the goal's thresholds, else the toxicity score at the target's threshold."""
+    a = v["attack"]
+    labels = a.get("goal_labels")
+    if not labels:
+        return fooled(goal, data.score(v["text_id"], target.detector_id), target.threshold)
+    recorded = (v.get("params") or {}).get("thresholds") or {}
+    thresholds = {lb: float(recorded.get(lb, a.get("threshold", target.threshold))) for lb in labels}
+    return fooled_on_labels(goal, data.label_probabilities.get((v["text_id"], target.detector_id)), thresholds)
 
 
 def _changed_share(a: dict[str, Any]) -> float | None:

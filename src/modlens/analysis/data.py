@@ -63,6 +63,9 @@ class StudyData:
     # item-set studies: the acceptance of each rater's task (`rater_reviews`, `modlens rate`), with
     # "comment_ids" (the task's comments) decoded
     reviews: list[dict[str, Any]] = field(default_factory=list)
+    # (text_id, detector_id) -> {label: probability}, for the adversarial texts of attacks with a
+    # multi-label goal only (their success is judged on those labels, not the toxicity score)
+    label_probabilities: dict[tuple[int, int], dict[str, float]] = field(default_factory=dict)
 
     def score(self, text_id: int, detector_id: int) -> float | None:
         return self.scores.get((text_id, detector_id))
@@ -158,6 +161,14 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
         r["params"] = _loads(r.pop("params_json"), {})
         r["attack"] = _loads(r.pop("attack_json"), None)
         variants.append(r)
+    multi_label = sorted({v["text_id"] for v in variants
+                          if isinstance(v["attack"], dict) and v["attack"].get("goal_labels")})
+    label_probabilities: dict[tuple[int, int], dict[str, float]] = {}
+    for i in range(0, len(multi_label), 500):  # SQLite's limit on bound parameters
+        chunk = multi_label[i:i + 500]
+        for r in q(f"SELECT text_id, detector_id, labels_json FROM scores WHERE error IS NULL AND text_id IN "
+                   f"({', '.join('?' * len(chunk))})", tuple(chunk)):
+            label_probabilities[(r["text_id"], r["detector_id"])] = _loads(r["labels_json"], {})
     normalizations: dict[int, list[dict[str, Any]]] = {}
     for r in q("SELECT * FROM normalizations"):
         r["edits"] = _loads(r.pop("edits_json"), [])
@@ -177,4 +188,4 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
                q("SELECT * FROM rater_reviews ORDER BY study_id, rater_id, task")] \
         if "rater_reviews" in log.table_names() else []
     return StudyData(Path(path), detectors, comments, labels, scores, variants, normalizations, texts,
-                     ratings, studies, runs, gold_sets, reviews)
+                     ratings, studies, runs, gold_sets, reviews, label_probabilities)

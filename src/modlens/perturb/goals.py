@@ -23,6 +23,24 @@ def fooled(goal: str, score: float | None, threshold: float) -> bool | None:
     return not toxic if goal.lower() == "tae" else toxic
 
 
+def label_margin(result: dict[str, float], thresholds: dict[str, float]) -> float | None:
+    """max over a multi-label goal's labels of (probability - threshold); >= 0 means some label
+    is toxic. None when the result lacks one of them."""
+    if any(lb not in result for lb in thresholds):
+        return None
+    return max(float(result[lb]) - thr for lb, thr in thresholds.items())
+
+
+def fooled_on_labels(goal: str, result: dict[str, float] | None, thresholds: dict[str, float]) -> bool | None:
+    """Is a detector fooled by an example of a multi-label goal, judged from its `{label: probability}`
+    result: a TAE when every label is below its threshold, a BAE when any is at or above it.
+    None when it gave no result or lacks a label."""
+    m = None if result is None or not thresholds else label_margin(result, thresholds)
+    if m is None:
+        return None
+    return m < 0 if goal.lower() == "tae" else m >= 0
+
+
 # Labels that name who a comment mentions or that it is harmless, never a kind of harm: a
 # multi-label goal leaves them out unless asked (Detoxify "unbiased" scores identity mentions).
 NOT_HARM_LABELS = frozenset("""
@@ -67,9 +85,7 @@ class Goal:
         if self.labels is None:
             tox = self.detector.toxicity(result)
             return None if tox is None else tox - self.detector.threshold
-        if any(lb not in result for lb in self.labels):
-            return None
-        return max(float(result[lb]) - self.thresholds[lb] for lb in self.labels)
+        return label_margin(result, self.thresholds)
 
     def score(self, result: dict[str, float] | None) -> float | None:
         if result is None:
