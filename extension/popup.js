@@ -90,7 +90,8 @@ function show(st) {
   $("variant-counts").hidden = !st.variants;
   const pages = st.pages || [];
   if (pages.length) {
-    const lines = pages.map((p) => `${p.adapter}: ${p.reason || p.state}${p.errors ? ` · ${p.errors} errors` : ""}${p.state === "adapter found nothing" ? ` (${p.counts ? "" : ""}markup changed?)` : ""}`);
+    const lines = pages.map((p) => `${p.adapter}: ${p.reason || p.state}${p.errors ? ` · ${p.errors} errors` : ""}${p.state === "adapter found nothing" ? " (markup changed?)" : ""}`
+      + (p.counts && p.counts.unsent ? ` · ${p.counts.unsent} comments not taken by the extension yet (${p.unsent_error}); trying again` : ""));
     $("adapter").textContent = lines.join("; ");
     showFields(pages);
     const sum = { found: 0, queued: 0, scored: 0, rated: 0 };

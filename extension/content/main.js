@@ -23,6 +23,8 @@
   const page = { found: 0, queued: 0, scored: 0, rated: 0 };
   let lastStatus = null;
   let refusal = ""; // why the worker did not take this page's comments (e.g. not a task page)
+  const unsent = new Map(); // batch -> {n, error}: comments found here that the worker has not taken yet
+  let batches = 0;
 
   const send = (msg) => chrome.runtime.sendMessage(msg);
   const msgs = ns.messages;
@@ -52,22 +54,29 @@
   function reportStatus(status, attempt = 0) {
     lastStatus = status || lastStatus;
     clearTimeout(statusRetry);
-    const s = { ...(lastStatus || { adapter: adapter.name, state: "inactive" }), active: active(), reason: reason(), counts: { ...page } };
+    const waiting = [...unsent.values()];
+    const s = { ...(lastStatus || { adapter: adapter.name, state: "inactive" }), active: active(), reason: reason(),
+      counts: { ...page, unsent: waiting.reduce((n, b) => n + b.n, 0) }, unsent_error: waiting.length ? waiting[waiting.length - 1].error : "" };
     send(msgs.pageStatus(s)).catch(() => {
       if (attempt < 4) statusRetry = setTimeout(() => reportStatus(undefined, attempt + 1), 500 * 2 ** attempt);
     });
   }
 
-  async function sendComments(pg, items, attempt = 0) {
+  async function sendComments(pg, items, attempt = 0, batch = ++batches) {
     const payload = items.map(ns.contentComment);
     try {
       const res = await send(msgs.comments(adapter.name, pg, payload));
-      if (res && res.queued) { page.queued += items.length; refusal = ""; reportStatus(); return; }
-      if (res && res.error) throw new Error(res.error);
-      if (res && res.reason) { refusal = res.reason; reportStatus(); }
+      if (res && res.queued) { unsent.delete(batch); page.queued += items.length; refusal = ""; reportStatus(); return; }
+      if (!res || res.error) throw new Error((res && res.error) || "no answer from the extension");
+      unsent.delete(batch);
+      if (res.reason) { refusal = res.reason; reportStatus(); }
     } catch (err) {
-      // The worker may be restarting; retry a few times with back-off.
-      if (attempt < 5) setTimeout(() => sendComments(pg, items, attempt + 1), 1000 * 2 ** attempt);
+      // Not taken: the worker is restarting, or could not store them (its storage full). The page
+      // status says so, and they are tried again while the page is open: the observer never
+      // offers them again, so giving up would lose them without a word.
+      unsent.set(batch, { n: items.length, error: String((err && err.message) || err) });
+      reportStatus();
+      setTimeout(() => sendComments(pg, items, attempt + 1, batch), Math.min(30000, 1000 * 2 ** attempt));
     }
   }
 

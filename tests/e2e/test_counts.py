@@ -235,3 +235,36 @@ def test_a_daemon_that_stopped_answering_is_not_shown_as_connected(browser, daem
     finally:
         os.kill(daemon.proc.pid, signal.SIGCONT)
     wait_for(lambda: browser.state()["conn"] == "ready", 60, "the worker to connect again", interval=1)
+
+
+FILL_STORAGE = """async () => {
+  // the extension's storage quota (10 MB without unlimitedStorage), filled up to a few bytes
+  let size = 10485760 - (await chrome.storage.local.getBytesInUse(null)) - 64;
+  while (size > 0) {
+    try { await chrome.storage.local.set({ filler: "x".repeat(size) }); return size; } catch (_) { size -= 256; }
+  }
+  return 0;
+}"""
+
+
+def test_comments_the_worker_could_not_take_are_said_and_sent_once_it_can(browser, daemon, tmp_path):
+    """The worker stores a page's comments before it sends them; when it cannot (its storage is full)
+    the page said nothing and gave them up after five tries: found, never queued, never logged."""
+    ext = browser.context.new_page()
+    ext.goto(browser.ext_url("popup.html"))
+    try:
+        assert ext.evaluate(FILL_STORAGE) > 0
+        url, items = serve_page(browser, tmp_path, "CountsT0007", ["said while the browser's storage is full", "and another"])
+        page = browser.context.new_page()
+        page.goto(url)
+        st = wait_for(lambda: next((p for p in browser.state()["pages"] if p.get("page") and p["page"]["page_key"] == "CountsT0007"
+                                    and (p.get("counts") or {}).get("unsent")), None), 30, "the page to say its comments were not taken")
+        assert st["counts"]["unsent"] == 2 and "quota" in st["unsent_error"].lower(), st
+        assert "2 comments not taken by the extension yet" in popup_line(browser, url, "adapter")
+        page.wait_for_timeout(35000)  # longer than the five tries the page used to give up after
+        ext.evaluate("() => chrome.storage.local.remove('filler')")
+        wait_for(lambda: len(logged(daemon, items)) == 2, 60, "the comments once the worker could store them", interval=1)
+        page.close()
+    finally:
+        ext.evaluate("() => chrome.storage.local.remove('filler')")
+        ext.close()
