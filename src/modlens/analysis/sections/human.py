@@ -31,6 +31,21 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     return human.analyze(data) or Skip("the log has no data for this section")
 
 
+def alpha_interval(a: dict[str, Any], drawn: int | None) -> str:
+    """An attribute's alpha interval, with over how many replicates when fewer than were drawn (a
+    replicate with a single level has no alpha)."""
+    ci, used = a.get("alpha_ci"), a.get("alpha_ci_replicates")
+    if ci is None:
+        return "–"
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" + (f" ({used} of {drawn} replicates)" if drawn and used and used < drawn else "")
+
+
+def replicates_note(boot: dict[str, Any]) -> str:
+    return (f"α interval: {boot['confidence']:.0%} {html.escape(boot['method'])} ({boot['replicates']} replicates "
+            f"drawn, seed {boot['seed']}: the same log gives the same interval; over those with a defined α, "
+            "'k of n replicates' beside an interval taken over fewer).")
+
+
 def render(s: dict[str, Any]) -> str:
     pyplot = plt()
     out = [f"<p>{s['n_ratings']} ratings by {s['n_raters']} raters; {s['n_valid']} used, "
@@ -38,15 +53,13 @@ def render(s: dict[str, Any]) -> str:
            + (", ".join(f"{html.escape(k)}: {v}" for k, v in s["excluded"].items()) or "none") + ".</p>"]
     boot = s.get("alpha_ci") or {}
     if boot:
-        out.append(f"<p class=note>α interval: {boot['confidence']:.0%} {html.escape(boot['method'])} "
-                   f"({boot['replicates']} replicates, seed {boot['seed']}: the same log gives the same interval). "
+        out.append(f"<p class=note>{replicates_note(boot)} "
                    f"⚠: fewer than {s.get('min_paired_comments')} comments with two or more raters.</p>")
     out += [f'<div class=warn style="{WARN_STYLE}">⚠ <b>{html.escape(a["name"])}</b>: {html.escape(w)}</div>'
             for a in s["attributes"] for w in a.get("warnings", [])]
 
     def alpha_ci(a: dict[str, Any]) -> str:
-        ci = a.get("alpha_ci")
-        return ("–" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]") + (" ⚠" if a.get("warnings") else "")
+        return alpha_interval(a, boot.get("replicates")) + (" ⚠" if a.get("warnings") else "")
 
     out.append(table(["attribute", "comments", "with ≥ 2 raters (α)", "ratings", "Krippendorff α (ordinal)", "α 95% CI",
                        "agreement", "ties resolved", "ties dropped", "single rater"],
