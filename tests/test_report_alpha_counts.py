@@ -47,7 +47,23 @@ def _tox(section: dict) -> dict:
     return next(a for a in section["attributes"] if a["name"] == "toxicity")
 
 
-@pytest.mark.parametrize("key", ["human"])
+def test_itemset_alpha_table_counts_the_comments_alpha_used(report):
+    tox = _tox(report["sections"]["itemset"])
+    assert tox["n_comments"] == 6            # rated: y0..y5
+    assert tox["n_comments_paired"] == 4     # with two or more raters: t01's, the only ones alpha pairs
+    html = render_html(report)
+    part = html[html.index("items in the reviewed rater tasks"):]   # the item-set section's alpha table
+    assert "with ≥ 2 raters (α)" in part[:part.index("Acceptance (Table 11)")]
+
+
+def test_itemset_says_its_items_are_those_of_the_reviewed_tasks(report):
+    """t03's items are in the item set (itemset.json), not in the log: nobody's task holds them."""
+    s = report["sections"]["itemset"]
+    assert s["n_items"] == 6
+    assert "6 items in the reviewed rater tasks" in render_html(report)
+
+
+@pytest.mark.parametrize("key", ["human", "itemset"])
 def test_alpha_interval_says_how_many_replicates_it_used(report, key):
     """A replicate that draws only comments where both raters agree on one level has no alpha: the
     interval is over fewer than the 1000 replicates drawn, and the page says over how many."""

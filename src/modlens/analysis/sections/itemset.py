@@ -15,6 +15,7 @@ from modlens.analysis.references import cite
 from modlens.analysis.human import BOOTSTRAP, BOOTSTRAP_SEED, attribute_levels, rating_values, usable_ratings
 from modlens.analysis.sections.base import Section
 from modlens.analysis.sections.html import table
+from modlens.analysis.sections.human import alpha_interval, replicates_note
 from modlens.analysis.skip import Skip
 
 METHOD = ("Each rater's task (its item-set comments and gold comments, assignment.json) is decided by Muralikumar, Yang and "
@@ -62,9 +63,11 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
         a = alpha_mod.alpha_from_ratings(ratings, lv)
         ci = alpha_mod.bootstrap_from_ratings(ratings, lv, BOOTSTRAP, BOOTSTRAP_SEED)
         attributes.append({"name": attr, "n_comments": len(ratings),
+                           "n_comments_paired": sum(len(v) >= 2 for v in ratings.values()),  # the comments alpha uses
                            "n_raters": len({r for cid in ratings for r in raters_of[cid]}),
                            "n_ratings": sum(len(v) for v in ratings.values()), "alpha": a,
                            "alpha_ci": None if ci is None else [ci.low, ci.high],
+                           "alpha_ci_replicates": None if ci is None else ci.replicates,
                            "agreement_level": alpha_mod.agreement_label(a)})
     decisions = Counter(rv["decision"] for rv in data.reviews)
     return {
@@ -80,13 +83,15 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
 
 
 def render(s: dict[str, Any]) -> str:
-    out = [f"<p>{s['n_items']} items; {s['n_rater_tasks']} rater tasks reviewed: "
+    # the log holds the items of the tasks raters worked on; the item set (itemset.json) may hold more
+    out = [f"<p>{s['n_items']} items in the reviewed rater tasks; {s['n_rater_tasks']} rater tasks reviewed: "
            + ", ".join(f"{html.escape(k)} {v}" for k, v in sorted(s["decisions"].items()))
            + f"; {s['n_raters_accepted']} of {s['n_raters']} raters accepted.</p>"]
-    out.append(table(["attribute", "comments", "raters", "ratings", "Krippendorff α (ordinal)", "α 95% CI", "agreement"],
-                     [[a["name"], a["n_comments"], a["n_raters"], a["n_ratings"], a["alpha"],
-                       "–" if a["alpha_ci"] is None else f"[{a['alpha_ci'][0]:.3f}, {a['alpha_ci'][1]:.3f}]",
-                       a["agreement_level"]] for a in s["attributes"]]))
+    out.append(f"<p class=note>{replicates_note(s['alpha_ci'])}</p>")
+    out.append(table(["attribute", "comments", "with ≥ 2 raters (α)", "raters", "ratings", "Krippendorff α (ordinal)",
+                      "α 95% CI", "agreement"],
+                     [[a["name"], a["n_comments"], a.get("n_comments_paired"), a["n_raters"], a["n_ratings"], a["alpha"],
+                       alpha_interval(a, s["alpha_ci"]["replicates"]), a["agreement_level"]] for a in s["attributes"]]))
     out.append("<h3>Acceptance (Table 11), per rater and task</h3>")
     out.append(table(["rater", "task", "source", "decision", "reason"],
                      [[a["rater_id"], a["task"], a["source"], a["decision"], a["reason"]] for a in s["acceptance"]]))
