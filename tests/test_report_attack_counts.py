@@ -41,6 +41,20 @@ def test_an_attack_redone_by_a_rerun_on_an_older_log_counts_once(tmp_path, monke
     assert matrix["n"]["profanity-check"]["profanity-check"] <= row["successes"]
 
 
+def test_an_attack_run_again_with_another_random_seed_is_another_attack(tmp_path, monkeypatch):
+    """`--seed` is part of an attack's identity (the audit resumes by it): two runs with two seeds
+    are two attacks of each seed comment, both counted, none set aside."""
+    monkeypatch.setenv("MODLENS_HOME", str(tmp_path / "home"))
+    db = tmp_path / "log.sqlite"
+    assert main(["audit", "noisyhate", "--db", str(db), *AUDIT, "--seed", "1"]) == 0
+    first = report_from_db(db)["sections"]["attacks"]["rows"][0]
+    assert main(["audit", "noisyhate", "--db", str(db), *AUDIT, "--seed", "2"]) == 0
+    assert {r["seed"] for r in sql(db, "SELECT DISTINCT seed FROM variants WHERE attack_json IS NOT NULL")} == {1, 2}
+    (row,) = report_from_db(db)["sections"]["attacks"]["rows"]
+    assert row["set_aside"] == 0
+    assert row["attempts"] + row["skipped"] == 2 * (first["attempts"] + first["skipped"])
+
+
 def _hand_attack(lg, key: str, seed: str, text: str, *, goal_labels: list[str] | None = None,
                  status: str = "success") -> int:
     """An attack result as a recipe logs it: against tgt@1 (threshold 0.5), a success unless told."""

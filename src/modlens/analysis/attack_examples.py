@@ -16,12 +16,13 @@ def stored_checks(attack: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _attack_of(v: dict[str, Any]) -> tuple[Any, ...]:
     """What makes two logged rows the same attack: the seed comment, goal, recipe, target (key
-    and exact version) and budget. Fields an attack's configuration gained later (the similarity
+    and exact version), budget and random seed (the audit resumes by it: `--seed 2` is another
+    attack, counted beside `--seed 1`'s). Fields an attack's configuration gained later (the similarity
     encoder's version, a lookup table's hash) are not part of it."""
     a, p = v["attack"], v.get("params") or {}
     return (v["comment_id"], str(a.get("goal", "tae")).lower(), recipe_of(v.get("strategy"), p, a),
             v.get("target_detector") or a.get("target"), a.get("target_name"), a.get("target_version"),
-            a.get("max_queries", p.get("max_queries")), p.get("max_edit_fraction"))
+            a.get("max_queries", p.get("max_queries")), p.get("max_edit_fraction"), v.get("seed"))
 
 
 def newest_attacks(data: StudyData) -> tuple[list[dict[str, Any]], dict[int, int]]:
