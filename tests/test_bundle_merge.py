@@ -144,6 +144,10 @@ def test_merge_dedups_keeps_raters_and_versions_records_provenance_and_is_idempo
     listing = capsys.readouterr().out
     for r in range(3):
         assert f"rater-{r}" in listing
+    # each bundle row says its own ratings: participant 0's second bundle held its 11 and added none
+    lines = {(cells[0], cells[1]): cells for cells in (line.split() for line in listing.splitlines()[1:-1])}
+    assert lines[("1", "rater-0")][2:4] == ["+11/11", "11"]
+    assert lines[("4", "rater-0")][2:4] == ["+0/11", "11"]
     assert "2025-05-01T10:00:00Z" in listing and "4 bundles, 3 raters" in listing
 
 

@@ -3,8 +3,8 @@
 `modlens merge --out study.sqlite BUNDLE…` verifies and merges each bundle in its own transaction
 (the same bundle twice adds nothing; a refused one is reported and the others still merge; exit 2
 when any was refused, 3 when every refused one was missing). `modlens merge --list study.sqlite`
-shows participants, their rating counts, consent times and bundle checksums. docs/MULTI.md has
-the rules.
+shows each bundle's participants, the ratings the bundle held and added, their ratings in the
+log, consent times and bundle checksums. docs/MULTI.md has the rules.
 """
 from __future__ import annotations
 
@@ -68,9 +68,13 @@ def _list(db: str) -> int:
     if not rows:
         print(f"{db}: no bundles merged")
         return 0
-    print(f"{'bundle':>6}  {'rater':<24} {'ratings':>7}  {'consent at':<26} {'merged at':<26} sha256 / file")
+    # a participant's second bundle holds ratings the first one added: the bundle's own count, what it
+    # added, and the rater's total in the log are three numbers
+    print(f"{'bundle':>6}  {'rater':<24} {'ratings +added/in bundle':>24}  {'in log':>6}  {'consent at':<26} "
+          f"{'merged at':<26} sha256 / file")
     for r in rows:
-        print(f"{r['bundle_id']:>6}  {r['rater_id']:<24} {r['ratings']:>7}  {r['consent_at'] or '-':<26} "
+        held = f"+{r['ratings_added']}/{r['ratings_in_bundle']}"
+        print(f"{r['bundle_id']:>6}  {r['rater_id']:<24} {held:>24}  {r['ratings']:>6}  {r['consent_at'] or '-':<26} "
               f"{r['merged_at']:<26} {r['bundle_sha256'][:16]}… {r['source']}")
     print(f"{len({r['bundle_id'] for r in rows})} bundles, {len({r['rater_id'] for r in rows})} raters, "
           f"study {rows[0]['study_id']!r}")

@@ -238,7 +238,8 @@ def merge_files(db: str | Path, paths: list[str | Path], study_key: str | None =
 
 
 def listing(db: str | Path) -> list[dict[str, Any]]:
-    """One entry per merged bundle and rater: ratings in the merged log, consent time, checksum."""
+    """One entry per merged bundle and rater: the rater's ratings that bundle held and those it added
+    (`row_sources`), the rater's ratings in the merged log from every bundle, consent time, checksum."""
     with StudyLog(db, readonly=True) as log:
         out = []
         for b in log.query("SELECT * FROM bundles ORDER BY bundle_id"):
@@ -247,7 +248,12 @@ def listing(db: str | Path) -> list[dict[str, Any]]:
                     "SELECT r.consent_at, (SELECT count(*) FROM ratings x WHERE x.study_id = r.study_id "
                     "AND x.rater_id = r.rater_id) FROM raters r WHERE r.study_id = ? AND r.rater_id = ?",
                     (b["study_id"], rater)).fetchone()
-                out.append({"bundle_id": b["bundle_id"], "rater_id": rater, "ratings": row[1] if row else 0,
+                held, added = log.conn.execute(
+                    "SELECT count(*), coalesce(sum(s.added), 0) FROM row_sources s JOIN ratings x "
+                    "ON x.rating_id = CAST(s.row_key AS INTEGER) WHERE s.table_name = 'ratings' AND s.bundle_id = ? "
+                    "AND x.rater_id = ?", (b["bundle_id"], rater)).fetchone()
+                out.append({"bundle_id": b["bundle_id"], "rater_id": rater, "ratings_in_bundle": held,
+                            "ratings_added": added, "ratings": row[1] if row else 0,
                             "consent_at": row[0] if row else None, "bundle_sha256": b["bundle_sha256"],
                             "source": b["source_name"], "merged_at": b["merged_at"], "study_id": b["study_id"],
                             "schema_version": b["schema_version"], "modlens_version": b["modlens_version"]})
