@@ -107,10 +107,10 @@ def test_a_comment_no_detector_scored_is_not_counted_as_scored(browser, daemon, 
         page.close()
 
 
-def rating_message(key: str, time_spent_ms: int) -> dict:
+def rating_message(key: str, time_spent_ms: int, formality: str = "formal") -> dict:
     """The `rate` request the rating panel sends (lib/messages.js rate)."""
     return {"type": "rate", "comment": {"platform": "youtube", "key": key},
-            "values": {"formality": "formal", "respectfulness": "respectful", "stereotypes": "not present"},
+            "values": {"formality": formality, "respectfulness": "respectful", "stereotypes": "not present"},
             "anchors": {"vs_hard": "less", "vs_extreme": "less"}, "time_spent_ms": time_spent_ms}
 
 
@@ -120,16 +120,21 @@ def marker_text(page, key: str) -> str:
 
 
 def test_a_rating_the_daemon_refused_for_good_is_not_shown_as_rated(browser, daemon, tmp_path):
-    """A panel left open longer than a day gives a time_spent_ms the daemon refuses (invalid_fields):
-    the rating is a dead letter, never in the log, so the comment is not rated and can be rated again."""
-    url, items = serve_page(browser, tmp_path, "CountsT0003", ["a comment rated after a day away"])
-    key = items[0]["key"]
+    """A rating with a level the study does not have is refused (invalid_fields): the rating is a
+    dead letter, never in the log, so the comment is not rated and can be rated again. A panel left
+    open longer than a day is not a refusal: the answer is logged with its time unknown."""
+    url, items = serve_page(browser, tmp_path, "CountsT0003", ["a comment rated with no such level",
+                                                               "a comment rated after a day away"])
+    key, late = items[0]["key"], items[1]["key"]
     page = browser.context.new_page()
     try:
         page.goto(url)
-        page.locator(f'modlens-marker[data-modlens-key="{key}"]').wait_for(timeout=30000)
+        page.locator(f'modlens-marker[data-modlens-key="{late}"]').wait_for(timeout=30000)
+        assert browser.ask_worker(rating_message(late, 90_000_000), "calibration.html").get("queued")
+        row = wait_for(lambda: [r for r in daemon.ratings() if r["comment_key"] == late], 20, "the late rating in the log")
+        assert row[0]["time_spent_ms"] is None and row[0]["time_spent_over_limit_ms"] == 90_000_000, row
         kept_aside = browser.state()["totals"].get("not_delivered", 0)
-        answer = browser.ask_worker(rating_message(key, 90_000_000), "calibration.html")
+        answer = browser.ask_worker(rating_message(key, 1500, formality="no such level"), "calibration.html")
         assert answer.get("queued"), answer
         dead = wait_for(lambda: [d for d in browser.ask_worker({"type": "dead_letters"}) if d["id"] == answer["id"]],
                         20, "the daemon's refusal")
@@ -143,6 +148,9 @@ def test_a_rating_the_daemon_refused_for_good_is_not_shown_as_rated(browser, dae
         wait_for(lambda: "Rate" in marker_text(page, key) or "rated" in marker_text(page, key), 10, "the marker")
         shown = marker_text(page, key)
         assert "rated" not in shown and "Rate" in shown, shown
+        # the late rating is saved: rated, and not 'not saved yet' nor refused
+        shown = wait_for(lambda: (t := marker_text(page, late)) and "rated" in t and t, 10, "the late rating's marker")
+        assert "not saved yet" not in shown and "refused" not in shown, shown
     finally:
         page.close()
 

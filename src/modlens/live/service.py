@@ -411,11 +411,14 @@ class LiveService:
         study_id, rater, sid = self.study.study_id, session.rater_id, session.session_id
         assert rater is not None  # only a connection that said hello rates
         anchors = msg.anchors.model_dump() if msg.anchors else None
+        # a time over a day is a panel left open, not time spent rating: the answer is kept, the time
+        # recorded as unknown with the reported value beside it (the rating is not refused for it)
+        over = msg.time_spent_ms is not None and msg.time_spent_ms > p.MAX_TIME_SPENT_MS
         rating_id, created = await self.write(lambda lg: lg.add_rating(
             study_id, rater, msg.id, sid, comment_id, dict(msg.values), anchors, derived, inconsistent,
-            msg.time_spent_ms))
+            None if over else msg.time_spent_ms, msg.time_spent_ms if over else None))
         return p.RatingOk(id=msg.id, rating_id=rating_id, derived_toxicity=derived,
-                          inconsistent=inconsistent, duplicate=not created)
+                          inconsistent=inconsistent, duplicate=not created, time_spent_over_limit=over)
 
     # --- comment media ---------------------------------------------------------------------
     async def comment_media(self, session: LiveSession, msg: p.CommentMedia) -> p.CommentMediaOk:

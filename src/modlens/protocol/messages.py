@@ -15,6 +15,9 @@ TOKEN_SUBPROTOCOL_PREFIX = "modlens.token."
 MAX_ID_CHARS = 128
 # Deepest JSON nesting a client frame may have (checked before decoding); v1 messages need 3.
 MAX_JSON_DEPTH = 32
+# A rating's time_spent_ms over this (a day: a panel left open) is implausible, not malformed: the
+# rating is stored with its time unknown (NULL) and the reported value kept beside it.
+MAX_TIME_SPENT_MS = 86_400_000
 
 __all__ = [
     "ParentVia",
@@ -57,6 +60,7 @@ __all__ = [
     "TOKEN_SUBPROTOCOL_PREFIX",
     "MAX_ID_CHARS",
     "MAX_JSON_DEPTH",
+    "MAX_TIME_SPENT_MS",
     "CLIENT_MESSAGES",
     "SERVER_MESSAGES",
 ]
@@ -178,7 +182,10 @@ class Rating(ClientMessage):
     comment: CommentRef
     values: dict[str, str] = Field(description="attribute name -> level, from the study's attributes")
     anchors: Anchors | None = None
-    time_spent_ms: int | None = Field(None, ge=0, le=86_400_000)
+    time_spent_ms: int | None = Field(
+        None, ge=0, le=2 ** 53 - 1,  # past 2**53 a JSON number is no exact integer: malformed
+        description=f"over {MAX_TIME_SPENT_MS} (a day) the rating is stored with its time unknown: "
+                    "`rating_ok.time_spent_over_limit`")
 
 
 class Ping(ClientMessage):
@@ -340,6 +347,9 @@ class RatingOk(Message):
     derived_toxicity: str | None = Field(description="toxicity derived from the anchors (the human-centred Perspective study, Table 1), null if none/inconsistent")
     inconsistent: bool
     duplicate: bool = Field(description="true: this id was already recorded; nothing new was written")
+    time_spent_over_limit: bool = Field(
+        False, description=f"true: this message's time_spent_ms was over {MAX_TIME_SPENT_MS}, so the log holds the rating with "
+                           "time_spent_ms NULL (unknown) and the reported value in time_spent_over_limit_ms")
 
 
 class Pong(Message):

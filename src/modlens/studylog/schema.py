@@ -65,6 +65,9 @@ DELTAS: tuple[Delta, ...] = (
     Delta("the acceptance of a rater's work on one task of an item-set study (the human-centred Perspective "
           "study, Table 11)",
           tables=("rater_reviews",)),
+    Delta("a rating whose reported time was implausible (over a day: a panel left open) keeps the answer with "
+          "its time unknown and the reported value beside it",
+          columns=(("ratings", "time_spent_over_limit_ms"),)),
 )
 
 SCHEMA_VERSION = len(DELTAS)

@@ -348,8 +348,12 @@ TABLES: tuple[Table, ...] = (
         col("derived_toxicity", "TEXT", "Toxicity derived from the anchor comparisons (the human-centred Perspective study, Table 1)."),
         col("inconsistent", "INTEGER NOT NULL DEFAULT 0",
             "1 when the anchor answers contradict each other (excluded from analysis).", flag=True),
-        col("time_spent_ms", "INTEGER", "Time the rater spent on the comment, in ms."),
+        col("time_spent_ms", "INTEGER", "Time the rater spent on the comment, in ms; NULL when unknown (none "
+            "reported, or time_spent_over_limit_ms holds an implausible one)."),
         col("created_at", "TEXT NOT NULL", "When the rating was committed."),
+        col("time_spent_over_limit_ms", "INTEGER",
+            "The time the client reported when it was over the daemon's limit of a day (a rating panel left open): "
+            "the answer is kept, time_spent_ms is NULL (unknown) and this holds what was reported; NULL otherwise."),
         key=("rating_id",), unique=(("study_id", "rater_id", "client_rating_id"),),
         travel=Travel("rating_id IN {ratings}", merge_key=("study_id", "rater_id", "client_rating_id"),
                       verbatim=("study_id", "rater_id", "client_rating_id", "session_id", "values_json", "anchors_json",
@@ -718,11 +722,13 @@ _VIEWS: tuple[ExportTable, ...] = (
         "ratings", "Long format: one row per rating x attribute (a rating without attribute values still has one "
                    "row with an empty attribute).",
         "SELECT r.rating_id, r.study_id, r.rater_id, r.client_rating_id, r.session_id, r.comment_id, "
-        "v.attribute, v.value, r.anchors_json, r.derived_toxicity, r.inconsistent, r.time_spent_ms, r.created_at "
+        "v.attribute, v.value, r.anchors_json, r.derived_toxicity, r.inconsistent, r.time_spent_ms, "
+        "r.time_spent_over_limit_ms, r.created_at "
         "FROM ratings r LEFT JOIN rating_values v USING (rating_id) ORDER BY r.rating_id, v.attribute",
         (*_carried("ratings", "rating_id", "study_id", "rater_id", "client_rating_id", "session_id", "comment_id"),
          *_carried("rating_values", "attribute", "value"),
-         *_carried("ratings", "anchors_json", "derived_toxicity", "inconsistent", "time_spent_ms", "created_at")),
+         *_carried("ratings", "anchors_json", "derived_toxicity", "inconsistent", "time_spent_ms",
+                   "time_spent_over_limit_ms", "created_at")),
         "ratings", {"values_json": "its values are the attribute and value columns (as in rating_values)"}),
     ExportTable(
         "case_scores", "Scores of fused cases with the detector's name and version.",

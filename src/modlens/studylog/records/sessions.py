@@ -72,20 +72,23 @@ def close_open_sessions(db: LogConnection, study_id: str | None = None, ended_by
 
 def add_rating(db: LogConnection, study_id: str, rater_id: str, client_rating_id: str, session_id: str | None,
                comment_id: int, values: dict[str, str], anchors: dict[str, Any] | None,
-               derived_toxicity: str | None, inconsistent: bool, time_spent_ms: int | None) -> tuple[int, bool]:
+               derived_toxicity: str | None, inconsistent: bool, time_spent_ms: int | None,
+               time_spent_over_limit_ms: int | None = None) -> tuple[int, bool]:
     """Returns (rating_id, newly created); a resent rating returns the stored one unchanged."""
     with db.transaction():
         existing = db.scalar("SELECT rating_id FROM ratings WHERE study_id = ? AND rater_id = ? "
                              "AND client_rating_id = ?", (study_id, rater_id, client_rating_id))
         if existing is not None:
             return existing, False
-        rating_id = db.write(
-            "INSERT INTO ratings (study_id, rater_id, client_rating_id, session_id, comment_id, values_json, "
-            "anchors_json, derived_toxicity, inconsistent, time_spent_ms, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (study_id, rater_id, client_rating_id, session_id, comment_id, canonical_json(values),
-             None if anchors is None else canonical_json(anchors), derived_toxicity, int(bool(inconsistent)),
-             time_spent_ms, now_iso())).lastrowid
+        row: dict[str, Any] = {
+            "study_id": study_id, "rater_id": rater_id, "client_rating_id": client_rating_id, "session_id": session_id,
+            "comment_id": comment_id, "values_json": canonical_json(values),
+            "anchors_json": None if anchors is None else canonical_json(anchors), "derived_toxicity": derived_toxicity,
+            "inconsistent": int(bool(inconsistent)), "time_spent_ms": time_spent_ms, "created_at": now_iso()}
+        if time_spent_over_limit_ms is not None:  # named only when set: the column is schema 6's
+            row["time_spent_over_limit_ms"] = time_spent_over_limit_ms
+        rating_id = db.write(f"INSERT INTO ratings ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                             tuple(row.values())).lastrowid
         assert rating_id is not None
         db.write_many("INSERT INTO rating_values (rating_id, attribute, value) VALUES (?, ?, ?)",
                       [(rating_id, a, str(v)) for a, v in values.items()])
