@@ -179,3 +179,17 @@ test("a rating counts as rated on its first acknowledgement, even one that says 
   await ns.onDaemonMessage(ok); // answered twice (sent twice on one socket): counted once
   assert.equal(ns.counters.totals.rated, rated + 1);
 });
+
+test("saved and scored count a comment's log row once: its page sent again, and after the worker restarted", async () => {
+  const before = { ...ns.counters.totals };
+  const item = (key, id) => ({ key, comment_id: id, truncated: false,
+    detectors: { p: { name: "p", version: "1", labels: { toxic: 0.2 }, toxicity: 0.2, latency_ms: 1 } } });
+  for (const [n, id] of [[1, "again-1"], [2, "again-2"], [3, "again-3"]]) {
+    if (n === 3) await ns.counters.load(); // the worker stopped: what it counted is read back from storage
+    await delivery.queue({ ...page, id }, null);
+    await ns.onDaemonMessage({ type: "comments_ok", id, accepted: 2, truncated: [], comment_ids: { c1: 41, c2: 42 } });
+    await ns.onDaemonMessage({ type: "scores", id, items: [item("c1", 41), item("c2", 42)] });
+    assert.equal(ns.counters.totals.saved, before.saved + 2, `load ${n}`);
+    assert.equal(ns.counters.totals.scored, before.scored + 2, `load ${n}`);
+  }
+});

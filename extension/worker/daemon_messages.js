@@ -2,30 +2,17 @@
 (function (ns) {
   const { config, connection, counters, delivery, tabs } = ns;
 
-  // Comments counted as scored, by message id: a page sent again before its first answer came
-  // (RESEND_AFTER_MS) is scored and answered again, and is not scored twice. Bounded: an answer
-  // repeats within seconds of the first.
-  const counted = new Set();
-  const COUNTED_MAX = 20000;
-  function countScored(id, item) {
-    if (!ns.wasScored(item)) return;
-    const k = `${id}\n${item.key}`;
-    if (counted.has(k)) return;
-    counted.add(k);
-    if (counted.size > COUNTED_MAX) counted.delete(counted.values().next().value);
-    counters.totals.scored += 1;
-  }
-
   // Sampling is decided here, from the comment alone (lib/sampling.js), so every frame and
   // every participant of the study gets the same decision.
-  function onScores(msg) {
+  async function onScores(msg) {
     const route = delivery.routeOf(msg.id);
     const platform = route && route.platform;
     const sampling = config.study && config.study.sampling;
     const detectorKeys = config.detectors.map((d) => d.key);
     const items = [];
+    // scored: distinct comments (their log rows), however often their page is sent and answered
+    const scored = (msg.items || []).filter((item) => ns.wasScored(item)).map((item) => item.comment_id);
     for (const item of msg.items || []) {
-      countScored(msg.id, item);
       const decision = ns.decideSample(sampling, { ...item, platform }, detectorKeys);
       const detectors = {};
       for (const [k, d] of Object.entries(item.detectors || {})) {
@@ -33,8 +20,8 @@
       }
       items.push({ key: item.key, sampled: decision.sampled, detectors, rated: counters.ratingOf(platform, item.key) });
     }
-    counters.saveSoon();
     if (route) tabs.send(route, ns.messages.scores(items));
+    await counters.countComments("scored", scored);
     delivery.broadcastCounts();
   }
 
@@ -49,13 +36,11 @@
       tabs.configChanged();
     },
     async comments_ok(msg) {
-      // saved = rows the daemon says it committed (comment_ids), counted once per message: the
-      // answer to a page sent twice before its first answer came finds no outbox entry
-      const entry = await delivery.acknowledged(msg.id);
-      if (entry) {
-        counters.totals.saved += Object.keys(msg.comment_ids || {}).length;
-        counters.saveSoon();
-      }
+      // saved = the distinct rows the daemon says it committed (comment_ids): the same comment sent
+      // again is the same row. Counted and stored before the outbox lets the message go, so a worker
+      // stopped in between resends it and counts nothing twice.
+      await counters.countComments("saved", Object.values(msg.comment_ids || {}));
+      await delivery.acknowledged(msg.id);
       delivery.broadcastCounts();
     },
     scores: onScores,

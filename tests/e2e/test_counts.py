@@ -81,6 +81,32 @@ def test_comments_count_as_saved_when_the_daemon_acknowledged_them_not_when_queu
     page.close()
 
 
+def test_a_page_loaded_again_counts_its_comments_once(browser, daemon, tmp_path):
+    """The same page loaded again (and once more after the service worker stopped) sends its
+    comments each time and each time the daemon acknowledges them: they are the log's same rows, so
+    *saved* and *scored* count them once."""
+    url, items = serve_page(browser, tmp_path, "CountsT0008", ["a comment seen twice", "and its neighbour"])
+    before = browser.state()["totals"]
+    for load in range(3):
+        if load == 2:
+            browser.stop_service_worker()
+        wait_for(lambda: page_counts(browser, "CountsT0008") is None, 10, "the last load's tab forgotten")
+        page = browser.context.new_page()
+        try:
+            page.goto(url)
+            # this load's comments were taken into the outbox (queued) and scored; the outbox back where
+            # it was means the daemon's comments_ok for them was handled
+            wait_for(lambda: (c := page_counts(browser, "CountsT0008")) and c["queued"] == 2 and c["scored"] == 2, 20,
+                     "this load's comments queued and scored")
+            after = wait_for(lambda: (t := browser.state()["totals"])["queued"] == before["queued"] and t, 20,
+                             "the outbox to drain")
+            assert sorted(logged(daemon, items)) == sorted(it["key"] for it in items)
+            assert (after["saved"] - before["saved"], after["scored"] - before["scored"]) == (2, 2), (load, after)
+            assert int(popup_totals(browser, url)["saved"]) == after["saved"]
+        finally:
+            page.close()
+
+
 def page_counts(browser, video_id) -> dict | None:
     for p in browser.state()["pages"]:
         if p.get("page") and p["page"]["page_key"] == video_id:
