@@ -9,9 +9,11 @@
     contentHello: () => ({ type: M.contentHello }),
     /** page: {url, platform, page_key, title}; items: ns.contentComment(record) each (lib/protocol.js) */
     comments: (site, page, items) => ({ type: M.comments, site, page, items }),
-    /** comment: {platform, key}; answer: {values, anchors, time_spent_ms} (content/ui.js) */
-    rate: (comment, answer) => ({ type: M.rate, comment: { platform: comment.platform, key: comment.key },
-      values: answer.values, anchors: answer.anchors || null, time_spent_ms: answer.time_spent_ms }),
+    /** comment: {platform, key}; answer: {values, anchors, time_spent_ms} (content/ui.js);
+     *  itemsetRef: the item's ref when rated on the item-set page (itemset.html) */
+    rate: (comment, answer, itemsetRef) => ({ type: M.rate, comment: { platform: comment.platform, key: comment.key },
+      values: answer.values, anchors: answer.anchors || null, time_spent_ms: answer.time_spent_ms,
+      ...(itemsetRef ? { itemset_ref: itemsetRef } : {}) }),
     pageStatus: (status) => ({ type: M.pageStatus, status }),
 
     // popup, options, calibration → worker

@@ -52,8 +52,11 @@
       for (let i = 0; i < items.length; i += ns.CHUNK_ITEMS) out.push({ type: "comments", id: ns.newId("c"), page, items: items.slice(i, i + ns.CHUNK_ITEMS) });
       return out;
     },
-    /** rating: comment {platform, key}; answer {values, anchors?, time_spent_ms?} (content/ui.js). */
-    rating: (comment, answer) => ({ type: "rating", id: ns.newId("r"), comment: { platform: comment.platform, key: String(comment.key) },
+    /** rating: comment {platform, key}; answer {values, anchors?, time_spent_ms?} (content/ui.js).
+     *  `slot`: the item-set assignment it was rated in: the id is `<slot>:r-<uuid>`, as `modlens
+     *  rate` names a survey row's slot, so the review (study/acceptance.py) ties it to its task. */
+    rating: (comment, answer, slot) => ({ type: "rating", id: slot ? `${slot}:${ns.newId("r")}` : ns.newId("r"),
+      comment: { platform: comment.platform, key: String(comment.key) },
       values: answer.values, anchors: answer.anchors || null, time_spent_ms: Math.max(0, Math.round(answer.time_spent_ms || 0)) }),
     /** comment_media: images [{mime, sha256, data_b64, url, position}] of one comment. */
     commentMedia: (platform, commentKey, images) => ({ type: "comment_media", id: ns.newId("m"), platform, comment_key: commentKey,

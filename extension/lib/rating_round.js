@@ -44,7 +44,7 @@
 
     async function submit(item, answer) {
       const res = await chrome.runtime.sendMessage(ns.messages.rate({ platform: item.platform, key: item.key },
-        { ...answer, time_spent_ms: Math.round(performance.now() - shownAt) })).catch((err) => ({ error: String(err) }));
+        { ...answer, time_spent_ms: Math.round(performance.now() - shownAt) }, item.ref)).catch((err) => ({ error: String(err) }));
       if (!res || !res.queued) {
         const msg = $("panel").firstChild && $("panel").firstChild.shadowRoot.querySelector(".msg");
         if (msg) msg.textContent = `Not saved: ${(res && (res.reason || res.error)) || "no answer from the extension"}`;

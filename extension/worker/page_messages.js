@@ -103,9 +103,21 @@
     return { queued: true, ids };
   }
 
+  // The assignment a rating from the item-set page was made in: its rating id names it (as a
+  // survey row's names its slot), else a participant who rated only its gold comments could not be
+  // tied to the task (study/acceptance.py). Only an item of this rater's assignment, by ref and comment.
+  function itemsetSlot(msg) {
+    const set = config.study && config.study.itemset;
+    if (!set || typeof msg.itemset_ref !== "string" || !Array.isArray(set.items)) return null;
+    const item = set.items.find((i) => i.ref === msg.itemset_ref);
+    const same = item && msg.comment && item.platform === msg.comment.platform && item.key === msg.comment.key;
+    // an id is at most 128 characters (the protocol's MAX_ID_CHARS): `<slot>:r-<uuid>` leaves 89 for the slot
+    return same && typeof set.assignment === "string" && set.assignment && set.assignment.length <= 89 ? set.assignment : null;
+  }
+
   async function queueRating(msg, sender) {
     if (!config.consented()) return { queued: false, reason: "consent needed" };
-    const message = ns.protocol.rating(msg.comment, msg);
+    const message = ns.protocol.rating(msg.comment, msg, itemsetSlot(msg));
     const comment = message.comment;
     await delivery.queue(message, tabs.routeFrom(sender, comment.platform));
     await counters.markRated(comment.platform, comment.key, msg.values, message.id);

@@ -166,3 +166,52 @@ def test_two_profiles_rate_one_item_set_and_alpha_covers_both(playwright_instanc
         expected = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal")
         got = next(x for x in section["attributes"] if x["name"] == attr)
         assert got["alpha"] == pytest.approx(expected, abs=1e-9), attr
+
+
+def test_a_rater_who_rated_only_the_gold_comments_is_reviewed_on_their_task(playwright_instance, tmp_path_factory,
+                                                                              set_daemon):
+    """A participant who rates the item set's gold comments on itemset.html and skips every item
+    worked on their task: the review ties their ratings to their slot (the rating ids name it, as a
+    survey row's do) and judges the task, its items missed (Table 11: reject). Without the slot in
+    the ids their gold ratings named no task and they were never reviewed."""
+    d = set_daemon
+    if d.proc is None or d.proc.poll() is not None:
+        d.start()
+    gold_texts = {"Thank you, this explanation really helped me.": "gold-kind",
+                  "You are a stupid worthless idiot.": "gold-insult"}
+    b = make_browser(playwright_instance, tmp_path_factory, d, grant=[])
+    try:
+        rater = b.state()["settings"]["raterId"]
+        page = b.context.new_page()
+        page.goto(b.ext_url("itemset.html"))
+        page.locator("#item-title").wait_for(timeout=15000)
+        assigned = page.locator("#assignment").inner_text().removeprefix("Your assignment: ").split(" ")[0]
+        rated = 0
+        for _ in range(20):  # items are skipped (Cancel) and come back after the others
+            text = page.locator("#item-text").inner_text()
+            form = page.locator("#panel form")
+            if text not in gold_texts:
+                form.locator('button:text-is("Cancel")').click()
+                continue
+            tox, respect = GOLD[gold_texts[text]]
+            form.locator('input[name="formality"][value="formal"]').check()
+            form.locator(f'input[name="respectfulness"][value="{respect}"]').check()
+            form.locator('input[name="stereotypes"][value="not present"]').check()
+            for name, value in zip(("vs_hard", "vs_extreme"), ANCHORS[tox]):
+                form.locator(f'input[name="{name}"][value="{value}"]').check()
+            form.locator('button[type="submit"]').click()
+            rated += 1
+            wait_for(lambda n=rated: page.locator("#progress").inner_text() == f"item set: {n}/6 done", 10, "progress")
+            if rated == 2:
+                break
+        assert rated == 2
+        wait_for(lambda: b.state()["totals"]["queued"] == 0, 20, "the outbox to drain")
+    finally:
+        b.close()
+    mine = [r for r in d.ratings() if r["rater_id"] == rater]
+    assert sorted(r["comment_key"] for r in mine) == ["gold-insult", "gold-kind"]
+    assert all(r["client_rating_id"].startswith(f"{assigned}:") for r in mine), mine
+    d.stop()
+    modlens_in(d.home, "rate", "--db", str(d.db), "--study", str(d.home))
+    review = d.query("SELECT task, source, decision, missed, wrong_gold FROM rater_reviews WHERE rater_id = ?", (rater,))
+    assert [tuple(r) for r in review] == [("t01", "protocol", "reject", 4, 0)]

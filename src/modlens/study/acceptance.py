@@ -13,8 +13,8 @@ and Potato's queues hand each annotator whichever units are left, so their annot
 per task on the comments they rated in that task's units (a rating's client id names its unit;
 a gold comment shared by two tasks counts in the task where it was rated, and a task of which the
 queue gave them only gold is reviewed too): what they did not rate is nobody's miss. A survey row
-names its slot (the rating's client id), so one that answered only gold is judged on that task, its
-items missed. The
+names its slot (the rating's client id), as does a rating made on the extension's item-set page
+(`<slot>:r-<uuid>`), so one that answered only gold is judged on that task, its items missed. The
 decision is `analysis.raters.rubric` (Table 11): accept (approve, use), accept_unused (approve,
 don't use, warn) or reject.
 
@@ -137,9 +137,9 @@ def review_task(plan: Plan, task: str, rater_id: str, latest: dict[int, dict[str
 
 
 def _unit_task(plan: Plan, rater_id: str, client_id: str | None) -> str | None:
-    """The task of a queue-driven tool's rating: its client id is `<unit>:<ref>` (`modlens rate`),
-    the unit a task or a slot of the assignment."""
-    if source_of(rater_id) == "protocol" or not client_id:
+    """The task a rating's client id names: `<unit>:<ref>` (`modlens rate`) or `<slot>:r-<uuid>`
+    (the extension's item-set page), the unit a task or a slot of the assignment; None otherwise."""
+    if not client_id:
         return None
     unit = client_id.partition(":")[0]
     if unit in plan.tasks:
