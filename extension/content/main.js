@@ -76,7 +76,7 @@
       // offers them again, so giving up would lose them without a word.
       unsent.set(batch, { n: items.length, error: String((err && err.message) || err) });
       reportStatus();
-      setTimeout(() => sendComments(pg, items, attempt + 1, batch), Math.min(30000, 1000 * 2 ** attempt));
+      setTimeout(() => sendComments(pg, items, attempt + 1, batch), Math.min(ns.UNSENT_RETRY_MAX_MS, 1000 * 2 ** attempt));
     }
   }
 
@@ -136,6 +136,7 @@
   /** Applies the worker's config (`known`: one just fetched), starting or stopping the observer. */
   async function loadConfig(known) {
     cfg = known || (await send(msgs.contentHello()));
+    if (cfg) ns.applyTimings(cfg.timings);
     if (active()) startObserver(); else stopObserver();
     if (observer) for (const key of info.keys()) refresh(key);
     reportStatus();

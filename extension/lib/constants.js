@@ -29,6 +29,19 @@
   ns.RESEND_AFTER_MS = 30000; // unacknowledged on an open socket this long: send again
   ns.BACKOFF_MIN_MS = 500;
   ns.BACKOFF_MAX_MS = 30000;
+  ns.UNSENT_RETRY_MAX_MS = 30000; // content script: comments the worker did not take are tried again, backing off to this
+  // For browser tests only: seed.json's `timings` ({NAME: ms}, written by tests/e2e/harness.py, never by
+  // `modlens browse`) shortens these waits, so a test proves the 45 s silence rule in seconds. Only
+  // these names, and only shorter than the default: nothing a participant's seed holds can slow a rule.
+  ns.TUNABLE_TIMINGS = ["KEEPALIVE_MS", "SILENT_AFTER_MS", "BACKOFF_MAX_MS", "UNSENT_RETRY_MAX_MS"];
+  ns.applyTimings = (timings) => {
+    const applied = {};
+    for (const name of ns.TUNABLE_TIMINGS) {
+      const ms = timings && timings[name];
+      if (Number.isFinite(ms) && ms > 0 && ms <= ns[name]) applied[name] = ns[name] = ms;
+    }
+    return applied;
+  };
   ns.CHUNK_ITEMS = 50; // comments per message
   ns.WAKE_ALARM = "modlens-wake";
   ns.WAKE_MINUTES = 0.5;

@@ -214,3 +214,17 @@ test("popup: the daemon's live-variant counts from its status_ok answer", () => 
   assert.deepEqual(ns.daemonVariants({ queue: { variants: { done: "x", queued: -1 } } }), { made: 0, waiting: 0, deferred: 0, failed: 0 });
   assert.deepEqual(ns.protocol.status().type, "status");
 });
+
+test("seed timings (browser tests) shorten only the named waits, never lengthen one", () => {
+  const before = { KEEPALIVE_MS: ns.KEEPALIVE_MS, SILENT_AFTER_MS: ns.SILENT_AFTER_MS, RESEND_AFTER_MS: ns.RESEND_AFTER_MS };
+  try {
+    const applied = ns.applyTimings({ KEEPALIVE_MS: 2000, SILENT_AFTER_MS: 10 ** 9, RESEND_AFTER_MS: 1, BACKOFF_MAX_MS: "5", UNSENT_RETRY_MAX_MS: -1 });
+    assert.deepEqual(applied, { KEEPALIVE_MS: 2000 });
+    assert.equal(ns.KEEPALIVE_MS, 2000);
+    assert.equal(ns.SILENT_AFTER_MS, before.SILENT_AFTER_MS);
+    assert.equal(ns.RESEND_AFTER_MS, before.RESEND_AFTER_MS);
+    assert.deepEqual(ns.applyTimings(undefined), {});
+  } finally {
+    Object.assign(ns, before);
+  }
+});

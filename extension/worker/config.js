@@ -25,6 +25,8 @@
       this.detectors = got.detectors || [];
       this.consent = got.consent || null;
       this.salts = got.salts || {};
+      // browser tests' shorter waits (lib/constants.js applyTimings), given to content scripts too
+      this.timings = ns.applyTimings(((await this.seed()) || {}).timings);
     },
 
     // `modlens browse` writes seed.json (daemon address + token) into its copy of the extension,

@@ -22,6 +22,7 @@
       study: study && { study_id: study.study_id, attributes: study.attributes, toxicity_mode: study.toxicity_mode,
         anchors: study.anchors, max_comment_chars: study.max_comment_chars },
       customSelectors: config.settings.customSelectors || [],
+      timings: config.timings || {},
     };
   }
 

@@ -27,11 +27,12 @@ def playwright_instance():
         yield p
 
 
-def make_browser(playwright_instance, tmp_path_factory, daemon, consent: bool = True, grant=None) -> Browser:
+def make_browser(playwright_instance, tmp_path_factory, daemon, consent: bool = True, grant=None, timings=None) -> Browser:
     """A Chromium with the extension, paired; `grant` (default: the news-site fixtures' sites) are
-    switched on as if the participant had enabled them from the popup."""
+    switched on as if the participant had enabled them from the popup; `timings`: shorter waits
+    (harness.prepare_extension)."""
     root = tmp_path_factory.mktemp("browser")
-    ext = prepare_extension(root / "extension", daemon, fixture_grants() if grant is None else grant)
+    ext = prepare_extension(root / "extension", daemon, fixture_grants() if grant is None else grant, timings=timings)
     browser = Browser(playwright_instance, root / "profile", ext)
     if consent:
         browser.consent()

@@ -152,16 +152,22 @@ def site_pattern(url: str) -> str:
     return f"{parts.scheme}://{parts.hostname}/*"
 
 
-def prepare_extension(target: Path, daemon: Daemon, grant: list[str] | tuple[str, ...] = (), start: str | None = None) -> Path:
+def prepare_extension(target: Path, daemon: Daemon, grant: list[str] | tuple[str, ...] = (), start: str | None = None,
+                      timings: dict[str, int] | None = None) -> Path:
     """The extension as `modlens browse` prepares it. `grant`: site patterns to grant at install,
     standing in for the participant's "Enable modlens on this site" click, whose permission prompt
     headless Chromium cannot show: they are added to the copy's `host_permissions`, which Chromium
     grants to an unpacked extension. The worker still finds them through permissions.getAll() and
-    registers the content scripts for them, as after a real grant."""
+    registers the content scripts for them, as after a real grant. `timings`: shorter waits for the
+    worker and content scripts ({"SILENT_AFTER_MS": 6000, ...}, lib/constants.js applyTimings), in
+    seed.json where only tests put them."""
     from modlens import pairing
     from modlens.cli.browse import prepare_extension as prep
     ext = prep(REPO / "extension", target, daemon.url, daemon.token, start=start)
     daemon.pair_extension(pairing.chromium_unpacked_origin(ext))  # as `modlens browse` pairs its copy
+    if timings:
+        seed_file = ext / "seed.json"
+        seed_file.write_text(json.dumps(json.loads(seed_file.read_text(encoding="utf-8")) | {"timings": timings}), encoding="utf-8")
     if grant:
         path = ext / "manifest.json"
         manifest = json.loads(path.read_text(encoding="utf-8"))

@@ -258,17 +258,30 @@ def test_what_was_collected_under_one_study_is_not_delivered_to_the_next(playwri
         daemon.stop()
 
 
-def test_a_daemon_that_stopped_answering_is_not_shown_as_connected(browser, daemon):
+# The worker's waits shortened for one browser (seed.json `timings`, lib/constants.js applyTimings):
+# a ping every 2 s instead of 20, silent after 6 s instead of 45, reconnect back-off at most 2 s;
+# comments the worker did not take tried again at most every 2 s instead of 30. The rules are the
+# same; only the time a test waits for them changes.
+FAST = {"KEEPALIVE_MS": 2000, "SILENT_AFTER_MS": 6000, "BACKOFF_MAX_MS": 2000, "UNSENT_RETRY_MAX_MS": 2000}
+
+
+def test_a_daemon_that_stopped_answering_is_not_shown_as_connected(playwright_instance, tmp_path_factory, daemon):
     """A daemon whose process is stopped keeps its socket open: the popup said 'connected' for as
     long as that lasted, while nothing was acknowledged. Unanswered pings end the session."""
-    wait_for(lambda: browser.state()["conn"] == "ready", 30, "the worker to be connected")
-    os.kill(daemon.proc.pid, signal.SIGSTOP)
+    b = make_browser(playwright_instance, tmp_path_factory, daemon, timings=FAST)
     try:
-        st = wait_for(lambda: (s := browser.state())["conn"] != "ready" and s, 90, "the popup to stop saying connected", interval=1)
-        assert "not answered" in st["lastError"], st
+        wait_for(lambda: b.state()["conn"] == "ready", 30, "the worker to be connected")
+        os.kill(daemon.proc.pid, signal.SIGSTOP)
+        try:
+            st = wait_for(lambda: (s := b.state())["conn"] != "ready" and s, 30, "the popup to stop saying connected", interval=0.5)
+            assert "not answered" in st["lastError"], st
+            silent_s = int(re.search(r"not answered for (\d+) s", st["lastError"]).group(1))
+            assert silent_s >= FAST["SILENT_AFTER_MS"] / 1000, st  # the silence rule, not some other drop
+        finally:
+            os.kill(daemon.proc.pid, signal.SIGCONT)
+        wait_for(lambda: b.state()["conn"] == "ready", 30, "the worker to connect again", interval=0.5)
     finally:
-        os.kill(daemon.proc.pid, signal.SIGCONT)
-    wait_for(lambda: browser.state()["conn"] == "ready", 60, "the worker to connect again", interval=1)
+        b.close()
 
 
 FILL_STORAGE = """async () => {
@@ -281,9 +294,12 @@ FILL_STORAGE = """async () => {
 }"""
 
 
-def test_comments_the_worker_could_not_take_are_said_and_sent_once_it_can(browser, daemon, tmp_path):
+def test_comments_the_worker_could_not_take_are_said_and_sent_once_it_can(playwright_instance, tmp_path_factory, daemon, tmp_path):
     """The worker stores a page's comments before it sends them; when it cannot (its storage is full)
     the page said nothing and gave them up after five tries: found, never queued, never logged."""
+    browser = make_browser(playwright_instance, tmp_path_factory, daemon, timings=FAST)
+    # what a content script is told: the page below retries on FAST's 2 s cap, not the 30 s one
+    assert browser.ask_worker({"type": "content_hello"})["timings"] == FAST
     ext = browser.context.new_page()
     ext.goto(browser.ext_url("popup.html"))
     try:
@@ -295,10 +311,13 @@ def test_comments_the_worker_could_not_take_are_said_and_sent_once_it_can(browse
                                     and (p.get("counts") or {}).get("unsent")), None), 30, "the page to say its comments were not taken")
         assert st["counts"]["unsent"] == 2 and "quota" in st["unsent_error"].lower(), st
         assert "2 comments not taken by the extension yet" in popup_line(browser, url, "adapter")
-        page.wait_for_timeout(35000)  # longer than the five tries the page used to give up after
+        # longer than the five tries the page used to give up after (1 + 2 + 4 + 8 + 16 s, at FAST's
+        # 2 s cap 1 + 2 + 2 + 2 + 2 = 9 s)
+        page.wait_for_timeout(12000)
         ext.evaluate("() => chrome.storage.local.remove('filler')")
-        wait_for(lambda: len(logged(daemon, items)) == 2, 60, "the comments once the worker could store them", interval=1)
+        wait_for(lambda: len(logged(daemon, items)) == 2, 20, "the comments once the worker could store them", interval=0.5)
         page.close()
     finally:
         ext.evaluate("() => chrome.storage.local.remove('filler')")
         ext.close()
+        browser.close()
