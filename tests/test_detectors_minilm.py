@@ -186,3 +186,25 @@ def test_head_hatecheck_report_on_the_shipped_file_is_unchanged(data_dir, tmp_pa
                        ("utf16.csv", shipped.read_text(encoding="utf-8").encode("utf-16"))):
         (tmp_path / name).write_bytes(data)
         assert hatecheck_report(score, tmp_path / name) == report
+
+
+def test_version_names_the_precision_the_encoder_runs_in(detector):
+    """On CUDA the encoder runs in float16 (SentenceEncoder halves the model there): its scores
+    differ from float32's by more than float noise, so they must not share the float32 version
+    (nor its measured quality). Reproduced on the CPU by halving the encoder the same way."""
+    from modlens.detectors.minilm import MiniLMToxicity, SentenceEncoder
+
+    texts = ["you are a stupid idiot", "have a nice day", "i will find you and hurt you", "meh"]
+    half = SentenceEncoder(device="cpu")
+    half.model = half.model.half()
+    try:
+        det16 = MiniLMToxicity(half, detector.head, detector.head_path)
+        p32 = np.array([s["toxic"] for s in detector.score(texts)])
+        p16 = np.array([s["toxic"] for s in det16.score(texts)])
+        assert np.abs(p16 - p32).max() > 1e-5  # beyond float32 noise: another detector's scores
+        assert det16.version != detector.version
+        assert det16.version == detector.version + ".fp16"
+        assert det16.quality is None  # the shipped figures were measured in float32
+        assert det16.config()["dtype"] == "float16" and detector.config()["dtype"] == "float32"
+    finally:
+        half.close()

@@ -121,7 +121,8 @@ def _write_quality(out: Path, meta: dict[str, Any], encoder: Any, head_kind: str
     from modlens.detectors.base import directory_hash
     from modlens.detectors.minilm import MODEL_FILES, embedded_version
 
-    version = embedded_version(directory_hash(encoder.model_dir, MODEL_FILES), head_kind, out, encoder.max_length)
+    version = embedded_version(directory_hash(encoder.model_dir, MODEL_FILES), head_kind, out, encoder.max_length,
+                               encoder.precision())
     today = datetime.now(timezone.utc).date().isoformat()
     return quality.write(out, quality.from_head_metrics(meta, version, today, positive_label))
 

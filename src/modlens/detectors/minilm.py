@@ -313,6 +313,11 @@ class SentenceEncoder:
         """Every (rows, width) of the forward passes this encoder runs at its settings."""
         return shapes(self.batch_size, self.widths, self.pad_rows)
 
+    def precision(self) -> str:
+        """The float type the model's weights are in now (float32; float16 on CUDA), read from the
+        model itself, not from the device: part of the detector version (`embedded_version`)."""
+        return str(next(self.model.parameters()).dtype).removeprefix("torch.")
+
     def warm_up(self) -> WarmUp:
         """One pass per shape of `shapes()`, through the whole path `encode` takes (done at load on
         CUDA), so that a first pass over unseen texts runs at the warm rate; scores are unchanged."""
@@ -548,10 +553,18 @@ def measured_quality(head_path: Path, version: str) -> quality.Quality | None:
         raise DetectorUnavailable("error", str(err), err.fix) from err
 
 
-def embedded_version(model_hash: str, head_kind: str, head_path: Path, max_length: int) -> str:
+# the encoder's float type in a version; float32, the CPU's, adds nothing (the versions logged before)
+PRECISION_TAGS = {"float32": "", "float16": ".fp16", "bfloat16": ".bf16"}
+
+
+def embedded_version(model_hash: str, head_kind: str, head_path: Path, max_length: int,
+                     precision: str = "float32") -> str:
     """The version of an embedded MiniLM detector (`head_kind`: head, head6): the encoder files, the
-    head file and the token width. `modlens train-head` names the version it measured the same way."""
-    return f"minilm-l6.{model_hash}+{head_kind}.{file_hash(head_path)}.len{max_length}"
+    head file, the token width and the encoder's float type (`SentenceEncoder.precision`: float16 on
+    CUDA scores differ from float32's by more than float noise). `modlens train-head` names the
+    version it measured the same way."""
+    tag = PRECISION_TAGS.get(precision, f".{precision}")
+    return f"minilm-l6.{model_hash}+{head_kind}.{file_hash(head_path)}.len{max_length}{tag}"
 
 
 class MiniLMToxicity(Detector):
@@ -570,7 +583,8 @@ class MiniLMToxicity(Detector):
         self.toxicity_label = head.positive_label
         self.max_batch = encoder.batch_size * FORWARDS_PER_CALL  # texts per call; forward passes stay batch_size rows
         model_part = self.model_hash = directory_hash(encoder.model_dir, MODEL_FILES)
-        self.version = embedded_version(model_part, "head", head_path, encoder.max_length)
+        self.precision = encoder.precision()
+        self.version = embedded_version(model_part, "head", head_path, encoder.max_length, self.precision)
         self.training = head_training(head, head_path)
         self.quality = measured_quality(head_path, self.version)
         # text -> its pooled word importance, kept by `score` when a study asks for pooled
@@ -637,7 +651,7 @@ class MiniLMToxicity(Detector):
         # files by package-relative name and content hash, never by folder: logs travel in bundles
         return {"model_dir": portable(self.encoder.model_dir), "model_dir_hash": self.model_hash,
                 **file_reference("head", self.head_path), "max_length": self.encoder.max_length, "batch_size": self.encoder.batch_size,
-                "device": self.encoder.device, "head_training": self.head.meta.get("training", {})}
+                "device": self.encoder.device, "dtype": self.precision, "head_training": self.head.meta.get("training", {})}
 
     def close(self) -> None:
         self.encoder.close()

@@ -57,7 +57,8 @@ class MiniLMToxicity6(Detector):
         self.toxicity_label = "toxicity" if "toxicity" in head.labels else head.labels[0]
         self.max_batch = encoder.batch_size * FORWARDS_PER_CALL
         self.model_hash = directory_hash(encoder.model_dir, MODEL_FILES)
-        self.version = embedded_version(self.model_hash, "head6", head_path, encoder.max_length)
+        self.precision = encoder.precision()
+        self.version = embedded_version(self.model_hash, "head6", head_path, encoder.max_length, self.precision)
         self.quality = measured_quality(head_path, self.version)
         self.label_versions = label_versions(head)
         self.training = head6_training(head, head_path)
@@ -74,7 +75,7 @@ class MiniLMToxicity6(Detector):
     def config(self) -> dict[str, Any]:
         return {"model_dir": portable(self.encoder.model_dir), "model_dir_hash": self.model_hash,
                 **file_reference("head", self.head_path), "max_length": self.encoder.max_length,
-                "batch_size": self.encoder.batch_size, "device": self.encoder.device,
+                "batch_size": self.encoder.batch_size, "device": self.encoder.device, "dtype": self.precision,
                 "label_versions": self.label_versions, "head_training": self.head.meta.get("training", {})}
 
     def close(self) -> None:
