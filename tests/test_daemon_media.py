@@ -229,3 +229,55 @@ def test_one_image_of_max_bytes_fits_a_frame_other_messages_keep_their_cap(tmp_p
     assert fits["type"] == "comment_media_ok", fits
     assert long_comment["code"] == "too_large" and "20000" in long_comment["message"]
     assert over["code"] == "too_large"
+
+
+def _image_sentence(consent: str) -> str:
+    """The consent text's sentences about comment images (what the participant is told of them)."""
+    start = consent.index("Images attached to the comments")
+    return consent[start:]
+
+
+def test_the_consent_text_names_everything_the_log_keeps_of_an_image(tmp_path, loaded_detectors):
+    """The participant was told 'only their fingerprints (SHA-256) and sizes are logged', while the
+    log of a real run holds the address the page showed the image at and the text OCR read in it."""
+    png = text_image()
+
+    async def run():
+        async with running_daemon(tmp_path, media_study(), detectors=loaded_detectors) as (url, _):
+            ws = await connect(url)
+            c = Client(ws)
+            consent = (await c.hello())["study"]["consent_text"]
+            await c.request(comments_msg("m1", [("c1", CAPTION)]), "comments_ok")
+            await c.request(media_msg("x1", [item(png)]), "comment_media_ok", timeout=60)
+            await ws.close()
+            return consent
+
+    told = _image_sentence(asyncio.run(run()))
+    [(source_url,)] = query(tmp_path, "SELECT source_url FROM comment_media")
+    [(ocr_text,)] = query(tmp_path, "SELECT t.text FROM ocr_results JOIN texts t USING (text_id)")
+    assert source_url and ocr_text  # the real event: both are in the log
+    assert "only their fingerprints" not in told, told
+    assert "web address" in told and "text read from them" in told, told
+    assert "SHA-256" in told and "not the image files" in told, told
+
+
+def test_images_sent_to_a_remote_detector_are_not_said_to_be_scored_on_this_computer(tmp_path):
+    """An http detector with media = "base64" posts each image to its endpoint: the consent text's
+    image sentence said 'they are scored on this computer' all the same."""
+    cfg = parse_study({
+        "study_id": "media-remote", "normalizer": {"enabled": False}, "perturbation": {"enabled": False},
+        "detectors": [{"name": "profanity-check"},
+                      {"name": "http", "id": "cloud-vision", "options": {
+                          "url": "https://moderation.example.com/v1/score", "media": "base64", "score_path": "score"}}],
+        "media": {"collect": True}})
+    loaded = load_detectors(cfg.detectors)
+    assert "image" in loaded.detectors["cloud-vision"].modalities  # it sends the images it scores
+
+    async def run():
+        async with running_daemon(tmp_path, cfg, detectors=loaded.detectors) as (url, _):
+            async with connect(url) as ws:
+                return (await Client(ws).hello())["study"]["consent_text"]
+
+    told = _image_sentence(asyncio.run(run()))
+    assert "scored on this computer" not in told, told
+    assert "https://moderation.example.com (detector cloud-vision)" in told, told

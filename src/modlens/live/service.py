@@ -56,13 +56,25 @@ PARENT_VIA_SOURCE = "extension"
 # the daemon's log: its lines pass the daemon's secret scrubber (`modlens.protocol.security`)
 log = logging.getLogger("modlens.daemon")
 
-# the sentence added to the consent text of a study that collects comment images (keep_bytes -> text)
-MEDIA_CONSENT = {
-    False: "Images attached to the comments you see are collected too: they are scored on this computer, and "
-           "only their fingerprints (SHA-256) and sizes are logged, not the image files.",
-    True: "Images attached to the comments you see are collected too: they are scored on this computer, and "
-          "the image files are kept in the study's data folder with the log.",
-}
+
+def media_consent(keep_bytes: bool, local: list[str], remote: dict[str, list[str]]) -> str:
+    """The sentences added to the consent text of a study that collects comment images: where they are
+    scored (`local`: the media detectors that run here; `remote`: key -> where the others send them,
+    the images with the text) and everything the log keeps of them (media, comment_media.source_url,
+    ocr_results), so the participant agrees to what is written."""
+    where = []
+    if local:
+        where.append("scored on this computer")
+    if remote:
+        where.append("sent, to be scored, to " + "; ".join(f"{', '.join(dest)} (detector {key})"
+                                                          for key, dest in remote.items()))
+    scored = " and ".join(where) if where else "not scored (no detector of this study reads images)"
+    kept = ("the image files are kept in the study's data folder with the log" if keep_bytes
+            else "not the image files")
+    return (f"Images attached to the comments you see are collected too: they are {scored}. The log keeps "
+            "their fingerprints (SHA-256) and sizes, the web address each was shown from, and any text read "
+            f"from them by a detector; {kept}.")
+
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -202,7 +214,11 @@ class LiveService:
                              "max_per_comment": media.max_per_comment}
         if media.collect:
             # the consent the participant gives must cover the images too: the text says so
-            settings["consent_text"] = f"{settings['consent_text'].rstrip()} {MEDIA_CONSENT[media.keep_bytes]}"
+            keys = comment_images.media_detector_keys(media, self.engine.detectors)
+            destinations = self.study.destinations()
+            sentence = media_consent(media.keep_bytes, [k for k in keys if k not in destinations],
+                                     {k: destinations[k] for k in keys if k in destinations})
+            settings["consent_text"] = f"{settings['consent_text'].rstrip()} {sentence}"
         settings["author_salt"] = settings["author_salt"] or pairing.study_salt(self.study.study_id)
         # The extension samples by hash(salt, platform, key): the salt comes from the study file
         # only (never this machine's fallback author salt), so every participant samples alike.
