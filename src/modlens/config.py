@@ -268,9 +268,12 @@ class StudyConfig(_Strict):
     title: str = "modlens default study"
     # a consent form of some pages fits; what is longer is no consent text (and travels to every participant)
     consent_text: str = Field(
-        "modlens records the comments shown on the pages you enable, the scores of local toxicity "
-        "detectors, and your ratings, in a study log on this computer. Author names are hashed "
-        "before they leave the browser. You can pause or withdraw at any time.", max_length=50_000)
+        "modlens records the comments shown on the pages you enable, the address and title of each of "
+        "those pages, the scores of the study's toxicity detectors, and your ratings, in a study log on "
+        "this computer. The names of comment authors are hashed before they leave the browser, but a "
+        "page's address and title are kept as the site shows them and may name the author of the post "
+        "it shows (on X, their handle and display name). You can pause or withdraw at any time.",
+        max_length=50_000)
     detectors: list[DetectorConfig] = Field(
         default_factory=lambda: [DetectorConfig(name="minilm-toxicity"), DetectorConfig(name="profanity-check")]
     )

@@ -42,11 +42,13 @@ You are invited to take part in "{title}", a study of how automatic toxicity det
 online comments compared with people.
 
 While you take part, modlens records, on this computer only: the comments shown on the study's
-pages and on the sites you enable, the scores of local toxicity detectors, and your ratings.
-Author names are hashed in your browser before anything is recorded.
+pages and on the sites you enable, the address and title of each of those pages, the scores of
+the study's toxicity detectors, and your ratings. The names of comment authors are hashed in
+your browser before anything is recorded, but a page's address and title are kept as the site
+shows them and may name the author of the post it shows (on X, their handle and display name).
 
 At the end you export one file (`modlens export --bundle`), look at what is inside
-(`--show`), and send it to the researcher yourself. Nothing is sent automatically.
+(`--show`), and send it to the researcher yourself: modlens does not send it for you.
 You can pause or withdraw at any time, and delete the study log.
 '''
 

@@ -1,0 +1,68 @@
+"""What the consent text says is recorded, against what a real run records: the x-thread fixture
+through the real extension into a real `modlens serve` with the default consent text. Comment
+authors reach the log as salted hashes only, but the page row keeps the address and the title the
+site shows, which on X name the opened post's author (its handle and display name): the consent
+text the participant agreed to must say so."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from modlens.config import StudyConfig
+from modlens.study import templates
+
+from .harness import FIXTURES, Browser, Daemon, load_fixtures, prepare_extension, wait_for
+
+pytestmark = [pytest.mark.browser]
+
+FOLDER = FIXTURES / "x-thread"
+
+
+def handles() -> set[str]:
+    """Every author handle the fixture page shows (the links of its posts' User-Name blocks)."""
+    return set(re.findall(r'href="/([A-Za-z0-9_]+)"', (FOLDER / "page.html").read_text(encoding="utf-8")))
+
+
+def test_the_consent_text_says_what_the_log_keeps_of_authors_and_pages(playwright_instance, tmp_path):
+    daemon = Daemon(tmp_path / "home")  # the harness's study: no consent_text, so the default one
+    daemon.start()
+    browser = None
+    try:
+        browser = Browser(playwright_instance, tmp_path / "profile", prepare_extension(tmp_path / "ext", daemon))
+        browser.consent()
+        fixture = next(f for folder, f, _ in load_fixtures() if folder == FOLDER)
+        browser.serve_fixture(FOLDER, fixture)
+        page = browser.context.new_page()
+        page.goto(fixture["start_url"])
+        keys = {e["key"] for e in json.loads((FOLDER / "expected.json").read_text(encoding="utf-8"))["before"]}
+        wait_for(lambda: keys <= set(daemon.comments("x")), 60, "the x-thread comments in the study log")
+        options = browser.context.new_page()
+        options.goto(browser.ext_url("options.html"))
+        options.locator("#accept-consent:not([disabled]), #withdraw-consent:visible").first.wait_for(timeout=30000)
+        agreed = options.locator("#consent-text").inner_text()
+        options.close()
+    finally:
+        if browser:
+            browser.close()
+        daemon.stop()
+
+    names = handles()
+    assert "orbitalnews" in names
+    # authors: hashed; no handle in any column of the comments or their labels (texts may quote @someone)
+    cells = [str(v) for r in daemon.query("SELECT comment_key, parent_key, author_hash, time_shown FROM comments")
+             for v in tuple(r) if v is not None]
+    cells += [str(r["value"]) for r in daemon.query("SELECT value FROM labels")]
+    assert not [c for c in cells for h in names if h.lower() in c.lower()]
+    assert {r["author_hash"] is not None for r in daemon.query("SELECT author_hash FROM comments")} == {True}
+    # pages: kept as the site shows them, the opened post's author with them
+    [row] = daemon.query("SELECT url, title FROM pages WHERE platform = 'x'")
+    assert "orbitalnews" in row["url"] and row["title"].startswith("Orbital News on X")
+    # and the text the participant agreed to says both
+    assert "address and title of each" in agreed and "may name the author" in agreed, agreed
+    assert "Author names are hashed before" not in agreed, agreed
+    # the default text is what this run showed; a study folder's consent.md says the same
+    assert agreed.startswith(StudyConfig().consent_text)
+    template = " ".join(templates.CONSENT_MD.split())
+    assert "address and title of each" in template and "may name the author" in template, template
