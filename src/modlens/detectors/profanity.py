@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
@@ -64,35 +64,72 @@ def training(package_version: str, vectorizer: Any) -> Training:
                     rows=None if hashes is None else int(record["n_rows_fit"]), hashes_path=hashes, notes=notes)
 
 
+# what decides its scores: the fitted model and vectorizer the package ships (scikit-learn pickles)
+FITTED_FILES = ("model.joblib", "vectorizer.joblib")
+
+
 class ProfanityCheck(Detector):
     name = "profanity-check"
     labels = ("offensive",)
     toxicity_label = "offensive"
     max_batch = 256  # vectorising is cheap; bigger batches amortise the per-call overhead
 
-    def __init__(self, predict_prob: Callable[[list[str]], Iterable[float]], package_version: str,
-                 vectorizer: Any = None):
-        self._predict_prob = predict_prob
-        self.version = f"alt-profanity-check-{package_version}"
+    def __init__(self, model: Any, vectorizer: Any, files_sha256: str, package_version: str):
+        self._model, self._vectorizer = model, vectorizer
+        self.files_sha256 = files_sha256
+        self.package_version = package_version
+        # the bytes of the files it scores with, not the package's number: a release that refits them
+        # is another detector, one that ships the same files is the same
+        self.version = f"alt-profanity-check.{files_sha256[:12]}"
         self.training = training(package_version, vectorizer)
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
         texts = check_texts(texts)
         if not texts:
             return []
-        return [{"offensive": float(p)} for p in self._predict_prob(texts)]
+        # the package's predict_prob: the probability of its second class (1, offensive)
+        probs = self._model.predict_proba(self._vectorizer.transform(texts))[:, 1]
+        return [{"offensive": float(p)} for p in probs]
 
     def config(self) -> dict[str, Any]:
-        return {"package": "alt-profanity-check", "model": "tf-idf + linear svm (bundled)"}
+        import sklearn
+
+        return {"package": "alt-profanity-check", "package_version": self.package_version,
+                "model": "tf-idf + linear svm (bundled)", "files_sha256": self.files_sha256,
+                "scikit_learn": sklearn.__version__}
+
+
+def load(data_dir: str | Path, package_version: str | None = None) -> ProfanityCheck:
+    """profanity-check from a folder holding `FITTED_FILES`, each read once: its version hashes the
+    very bytes its model and vectorizer are loaded from."""
+    import joblib
+
+    digest = hashlib.sha256()
+    fitted = []
+    for name in FITTED_FILES:
+        raw = (Path(data_dir) / name).read_bytes()
+        digest.update(f"{name}\0{len(raw)}\0".encode())
+        digest.update(raw)
+        fitted.append(joblib.load(io.BytesIO(raw)))
+    model, vectorizer = fitted
+    return ProfanityCheck(model, vectorizer, digest.hexdigest(),
+                          package_version or metadata.version("alt-profanity-check"))
 
 
 def create(*, threshold: float | None = None) -> ProfanityCheck:
+    from importlib.util import find_spec
+
+    # found, not imported: importing profanity_check loads its own copy of the model
+    spec = find_spec("profanity_check")
+    if spec is None or not spec.submodule_search_locations:
+        raise DetectorUnavailable("missing_dependency", "profanity-check needs alt-profanity-check (not installed)",
+                                  "pip install alt-profanity-check")
+    data_dir = Path(list(spec.submodule_search_locations)[0]) / "data"
     try:
-        from profanity_check import predict_prob
-    except ModuleNotFoundError as err:
-        raise DetectorUnavailable("missing_dependency", f"profanity-check needs alt-profanity-check ({err})",
-                                  "pip install alt-profanity-check") from err
-    det = ProfanityCheck(predict_prob, metadata.version("alt-profanity-check"), installed_vectorizer())
+        det = load(data_dir)
+    except OSError as err:
+        raise DetectorUnavailable("missing_weights", f"alt-profanity-check's fitted files did not load: {err}",
+                                  "pip install --force-reinstall alt-profanity-check") from err
     if threshold is not None:
         det.threshold = float(threshold)
     return det
