@@ -94,7 +94,7 @@ def test_hugging_face_asr_model_by_folder_matches_the_pipeline(tmp_path):
     transformers.Wav2Vec2ForCTC(config).save_pretrained(str(tmp_path / "m"))
 
     det = registry.create("asr", text_detector="profanity-check", model=str(tmp_path / "m"), ocr=False)
-    assert det.engine.engine == "hf-asr" and det.engine.version.startswith("m@dir.")
+    assert det.engine.engine == "hf-asr" and det.engine.version.startswith("dir.")
     assert det.modalities == ("text", "audio", "video")
     clip = speech("hello world")
     out = det.score_media([MediaInput("", (clip,))])[0]

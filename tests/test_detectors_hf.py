@@ -55,7 +55,9 @@ def test_local_dir_labels_batching_and_reference(tiny):
     assert det.labels == ("ok", "rude", "hate") and det.toxicity_label == "rude"
     assert det.device == "cpu" and det.dtype == "float32"  # auto on a machine without CUDA
     # a local folder by its name and content hash, never its path (logs travel in bundles)
-    assert det.version.startswith(f"{tiny.name}@dir.") and str(tiny) not in json.dumps(det.config())
+    # the folder's file hash in the version; its name (never its path) in the config, logged beside
+    assert det.version.startswith("dir.") and tiny.name not in det.version
+    assert det.config()["model"] == tiny.name and str(tiny) not in json.dumps(det.config())
     texts = ["the cat sat on the mat and the cat sat", "you are a stupid idiot", "hi", "have a nice day people"]
     out = det.score(texts)  # length-sorted inside, 2 per batch: order must come back intact
     for text, scores in zip(texts, out):
@@ -111,7 +113,21 @@ def test_version_tracks_weights_and_configuration(tiny, tmp_path):
     retrained = registry.create("hf-classifier", model=str(reseeded), label_map=LABEL_MAP, toxicity_label="rude")
     assert a.version == same.version
     assert len({a.version, other_label.version, shorter.version}) == 3
-    assert a.version.split("@dir.")[1][:12] != retrained.version.split("@dir.")[1][:12]
+    assert a.version.split("+cfg.")[0] != retrained.version.split("+cfg.")[0]
+
+
+def test_a_local_folder_renamed_or_moved_keeps_its_version(tiny, tmp_path):
+    """The same files under another folder name score the same, so they are the same version: the
+    version names the files' bytes and the options, not where or under which name they lie."""
+    import shutil
+
+    moved = shutil.copytree(tiny, tmp_path / "elsewhere" / "renamed-model")
+    a = registry.create("hf-classifier", model=str(tiny), label_map=LABEL_MAP, toxicity_label="rude")
+    b = registry.create("hf-classifier", model=str(moved), label_map=LABEL_MAP, toxicity_label="rude")
+    texts = ["you are a stupid idiot", "have a nice day"]
+    assert b.score(texts) == a.score(texts)
+    assert b.version == a.version
+    assert a.config()["model"] == tiny.name and b.config()["model"] == "renamed-model"  # logged beside, by name
 
 
 def test_unmapped_binary_defaults_and_bad_options(tiny):

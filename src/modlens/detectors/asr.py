@@ -176,7 +176,7 @@ class AsrDetector(Detector):
 
 
 def _hf_engine(model: str, revision: str | None, device: str, local_files_only: bool | None) -> HuggingFaceAsr:
-    from modlens.detectors.hf_common import load_pretrained
+    from modlens.detectors.hf_common import load_pretrained, source_id
 
     try:
         from transformers import pipeline
@@ -192,7 +192,7 @@ def _hf_engine(model: str, revision: str | None, device: str, local_files_only: 
     pipe, _, version = load_pretrained(model, revision, local_files_only, load, what="speech recogniser")
     from modlens.paths import portable_model
 
-    return HuggingFaceAsr(pipe, model=portable_model(model), version=f"{portable_model(model)}@{version}")
+    return HuggingFaceAsr(pipe, model=portable_model(model), version=source_id(portable_model(model), version))
 
 
 def create(*, text_detector: str = "minilm-toxicity", text_options: dict[str, Any] | None = None,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
-from modlens.detectors.base import DetectorUnavailable, LabelScores, directory_hash
+from modlens.detectors.base import DetectorUnavailable, LabelScores, config_hash, directory_hash
 
 T = TypeVar("T")
 
@@ -109,7 +109,7 @@ def load_pretrained(model: str, revision: str | None, local_files_only: bool | N
     if path.is_dir():
         try:
             m, pre = load(str(path))
-            return m, pre, "dir." + directory_hash(path, WEIGHT_FILES)
+            return m, pre, LOCAL_PREFIX + directory_hash(path, WEIGHT_FILES)
         except (OSError, ValueError) as err:
             raise DetectorUnavailable("missing_weights", f"{path} is not a loadable {what}: {err}",
                                       "point `model` at a directory saved with save_pretrained()") from err
@@ -127,6 +127,24 @@ def load_pretrained(model: str, revision: str | None, local_files_only: bool | N
         f"{type(last).__name__}: {(str(last).splitlines() or [''])[0]}"
     raise DetectorUnavailable("missing_weights", f"{model}: weights not available here ({why})",
                               f"run once online: hf download {model}{rev}") from last
+
+
+LOCAL_PREFIX = "dir."  # `load_pretrained`'s source version of a local directory
+
+
+def source_id(model_ref: str, source_version: str) -> str:
+    """The weights a Hugging Face model was loaded from, in a version: a hub model's id and commit, or a
+    local directory's file hash alone. A directory's name and place (logged beside, in the config) are
+    left out: the same files renamed or moved score the same."""
+    return source_version if source_version.startswith(LOCAL_PREFIX) else f"{model_ref}@{source_version}"
+
+
+def model_version(model_ref: str, source_version: str, config: dict[str, Any]) -> str:
+    """A Hugging Face detector's version: `source_id`, then the hash of the options that shape its
+    scores (`config`, less a local directory's name)."""
+    if source_version.startswith(LOCAL_PREFIX):
+        config = {k: v for k, v in config.items() if k != "model"}
+    return f"{source_id(model_ref, source_version)}+cfg.{config_hash(config)}"
 
 
 def hub_version(model: Any, revision: str | None) -> str:

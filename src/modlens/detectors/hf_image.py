@@ -18,8 +18,9 @@ import io
 from typing import Any, Sequence
 
 from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, MediaScore,
-                                    check_texts, config_hash)
-from modlens.detectors.hf_common import LabelPlan, default_toxicity_label, load_pretrained, pick_dtype, probabilities
+                                    check_texts)
+from modlens.detectors.hf_common import (LabelPlan, default_toxicity_label, load_pretrained, model_version,
+                                         pick_dtype, probabilities)
 from modlens.detectors.minilm import pick_device
 from modlens.media import MediaBlob, MediaInput
 from modlens.media.av import FRAME_RATE, MAX_FRAMES
@@ -47,7 +48,7 @@ class HFImageClassifier(Detector):
         self.label_map = dict(label_map)
         self.plan = LabelPlan.build(model.config, self.label_map, toxicity_label, source)
         self.labels, self.toxicity_label = self.plan.labels, self.plan.toxicity_label
-        self.version = f"{portable_model(source)}@{source_version}+cfg.{config_hash(self.config())}"
+        self.version = model_version(portable_model(source), source_version, self.config())
 
     def config(self) -> dict[str, Any]:
         # device is left out on purpose: where a model runs must not change its version

@@ -16,9 +16,9 @@ from __future__ import annotations
 from contextlib import closing
 from typing import Any, Iterable, Sequence
 
-from modlens.detectors.base import FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts, config_hash
-from modlens.detectors.hf_common import (LabelPlan, default_toxicity_label, load_pretrained, pick_dtype,
-                                         probability_tensor, raw_labels)
+from modlens.detectors.base import FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts
+from modlens.detectors.hf_common import (LabelPlan, default_toxicity_label, load_pretrained, model_version,
+                                         pick_dtype, probability_tensor, raw_labels)
 from modlens.detectors.hf_presets import PRESETS, preset as preset_options
 from modlens.detectors.pieces import PieceTokenizer, piece_size, wants_overlap
 from modlens.paths import portable_model
@@ -54,7 +54,7 @@ class HFClassifier(Detector):
         self.raw_labels = raw_labels(model.config)
         self.plan = LabelPlan.build(model.config, self.label_map, toxicity_label, source)
         self.labels, self.toxicity_label = self.plan.labels, self.plan.toxicity_label
-        self.version = f"{portable_model(source)}@{source_version}+cfg.{config_hash(self.config())}"
+        self.version = model_version(portable_model(source), source_version, self.config())
         self.token_id = filler_token(tokenizer, self.pad_id)
         # masks in the form SDPA takes where the model reads them alike (no wait for the card per sub-batch)
         self.prepared_mask = takes_prepared_mask(model, device, self.token_id, self.pad_id, lambda out: out.logits)
