@@ -87,7 +87,7 @@ $("save-connection").addEventListener("click", async () => {
   render(st);
 });
 $("accept-consent").addEventListener("click", async () => {
-  const res = await call(ns.messages.consent(true, current.study.study_id));
+  const res = await call(ns.messages.consent(true, current.study.study_id, current.study.consent_text));
   if (!res.ok) $("consent-state").textContent = res.error;
   refresh();
 });

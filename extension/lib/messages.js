@@ -19,7 +19,8 @@
     // popup, options, calibration → worker
     getState: (tabId) => (tabId == null ? { type: M.getState } : { type: M.getState, tabId }),
     setSettings: (settings) => ({ type: M.setSettings, settings }),
-    consent: (accept, studyId) => ({ type: M.consent, accept, study_id: studyId }),
+    /** consentText: the text the page showed (accepting counts only while it is the study's text). */
+    consent: (accept, studyId, consentText) => ({ type: M.consent, accept, study_id: studyId, consent_text: consentText }),
     reconnect: () => ({ type: M.reconnect }),
     deadLetters: () => ({ type: M.deadLetters }),
     /** pack: the .modlens file's text; replace: leave the study joined before */

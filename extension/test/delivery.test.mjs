@@ -10,8 +10,8 @@ import { createRequire } from "node:module";
 import vm from "node:vm";
 
 const stored = new Map([["settings", { daemonUrl: "ws://127.0.0.1:8765/ws", token: "T0KEN-0123456789", raterId: "rater-1" }],
-  ["study", { study_id: "s1", title: "t", sampling: { mode: "all", salt: "x" } }],
-  ["consent", { study_id: "s1", at: "2026-01-01T00:00:00Z", media: false }]]);
+  ["study", { study_id: "s1", title: "t", consent_text: "the text", sampling: { mode: "all", salt: "x" } }],
+  ["consent", { study_id: "s1", at: "2026-01-01T00:00:00Z", media: false, text: "the text" }]]);
 const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
 const area = {
   async get(keys) {

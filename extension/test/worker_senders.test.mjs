@@ -13,8 +13,8 @@ const SALT = "author-salt-secret";
 
 // chrome.storage.local as a Map; what the worker broadcasts and which sockets it opens
 const stored = new Map([["settings", { daemonUrl: "ws://127.0.0.1:8765/ws", token: TOKEN, raterId: "rater-1" }],
-  ["study", { study_id: "s1", title: "t", author_salt: SALT, sampling: { mode: "all", salt: "x" } }],
-  ["consent", { study_id: "s1", at: "2026-01-01T00:00:00Z", media: false }]]);
+  ["study", { study_id: "s1", title: "t", author_salt: SALT, consent_text: "the text", sampling: { mode: "all", salt: "x" } }],
+  ["consent", { study_id: "s1", at: "2026-01-01T00:00:00Z", media: false, text: "the text" }]]);
 const broadcasts = [];
 const sockets = [];
 const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));

@@ -9,7 +9,7 @@
     settings: null,
     study: null, // hello_ok.study (client_settings)
     detectors: [],
-    consent: null, // {study_id, at}
+    consent: null, // {study_id, at, media, text}
     salts: {}, // study_id -> random salt
 
     async load() {
@@ -73,15 +73,18 @@
     },
 
     async setConsent(accept, studyId) {
-      // `media`: the text agreed to said that comment images are collected (see consented())
-      this.consent = accept ? { study_id: studyId, at: new Date().toISOString(), media: collectsMedia(this.study) } : null;
+      // `text`: the consent text agreed to (see consented()); `media`: it said comment images are collected
+      this.consent = accept ? { study_id: studyId, at: new Date().toISOString(), media: collectsMedia(this.study),
+        text: this.study.consent_text } : null;
       await store.set({ consent: this.consent });
     },
 
     consented() {
-      // a study that starts collecting comment images needs consent to the text that says so
+      // a consent counts for the text agreed to: a study whose text changed (a detector that now sends
+      // comments elsewhere, images collected, another signer) asks again, as does a consent stored
+      // without its text by an earlier version
       return !!(this.study && this.consent && this.consent.study_id === this.study.study_id
-        && (!collectsMedia(this.study) || this.consent.media));
+        && typeof this.consent.text === "string" && this.consent.text === this.study.consent_text);
     },
 
     displayMode() {

@@ -146,6 +146,8 @@
     },
     async [M.consent](msg) {
       if (!config.study || msg.study_id !== config.study.study_id) return { ok: false, error: "study changed; reload the consent text" };
+      // the participant agrees to the text the page showed: not to one that replaced it meanwhile
+      if (msg.accept && msg.consent_text !== config.study.consent_text) return { ok: false, error: "the consent text changed; read it again" };
       await config.setConsent(msg.accept, msg.study_id);
       connection.reconnectNow(); // the daemon records consent_at at hello
       tabs.configChanged();

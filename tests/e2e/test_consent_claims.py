@@ -66,3 +66,34 @@ def test_the_consent_text_says_what_the_log_keeps_of_authors_and_pages(playwrigh
     assert agreed.startswith(StudyConfig().consent_text)
     template = " ".join(templates.CONSENT_MD.split())
     assert "address and title of each" in template and "may name the author" in template, template
+
+
+def test_a_consent_counts_for_the_text_agreed_to_not_for_a_changed_one(playwright_instance, tmp_path):
+    """The participant agreed to a text saying every detector runs on this computer; the daemon comes
+    back on the same study, whose text now says each comment is also sent to a remote scorer. The
+    consent to the first text must not carry over: nothing is collected until the new one is agreed."""
+    daemon = Daemon(tmp_path / "home")
+    daemon.start()
+    browser = None
+    try:
+        browser = Browser(playwright_instance, tmp_path / "profile", prepare_extension(tmp_path / "ext", daemon))
+        browser.consent()
+        first = browser.state()
+        assert first["consented"] and "no comment is sent anywhere else" in first["study"]["consent_text"]
+
+        daemon.stop()
+        daemon.config.write_text(daemon.config.read_text(encoding="utf-8") + (
+            '\n[[detectors]]\nname = "http"\nid = "remote-scorer"\n'
+            'options = { url = "https://scorer.example.com/v1/score", score_path = "score" }\n'), encoding="utf-8")
+        daemon.start()
+        changed = wait_for(lambda: (st := browser.state()).get("study") and "scorer.example.com" in
+                           st["study"]["consent_text"] and st, 30, "the worker to learn the study's new text")
+        assert changed["study"]["study_id"] == first["study"]["study_id"]
+        assert not changed["consented"], "the consent to the first text counted for the second"
+        # agreeing to the new text (the options page shows it) counts again
+        browser.consent()
+        assert browser.state()["consented"]
+    finally:
+        if browser:
+            browser.close()
+        daemon.stop()
