@@ -436,7 +436,7 @@ TABLES: tuple[Table, ...] = (
         col("comment_id", "INTEGER NOT NULL REFERENCES comments(comment_id)", "The comment."),
         col("media_id", "INTEGER NOT NULL REFERENCES media(media_id)", "The media."),
         col("position", "INTEGER NOT NULL", "0-based order of the media in the comment."),
-        col("source_url", "TEXT", "Where the page showed it (origin and path only)."),
+        col("source_url", "TEXT", "The address the page showed it from, as shown (its query too); NULL for a data: URL."),
         key=("comment_id", "media_id"),
         travel=Travel("comment_id IN {comments}", merge_key=("comment_id", "media_id"), verbatim=("source_url",))),
     _table(
