@@ -39,6 +39,22 @@ def test_identity_labels_and_version(det, profanity):
     assert registry.create("ocr", text_detector="profanity-check", threshold=0.2).threshold == 0.2
 
 
+def test_version_follows_the_text_detectors_version_not_its_settings(minilm):
+    """The text detector's own version names what decides its scores; options of it that do not
+    (minilm-toxicity's batch_size, its folder) must not make the ocr detector another version."""
+    texts = ["you are a stupid idiot", "have a nice day", "what a load of rubbish this is"]
+    a = registry.create("ocr", text_detector="minilm-toxicity", text_options={"batch_size": 2})
+    b = registry.create("ocr", text_detector="minilm-toxicity", text_options={"batch_size": 64})
+    try:
+        assert a.inner.version == b.inner.version == minilm.version
+        assert [s["toxic"] for s in a.score(texts)] == pytest.approx([s["toxic"] for s in b.score(texts)], abs=1e-6)
+        assert a.version == b.version
+        assert a.config()["text_config"]["batch_size"] == 2  # still logged beside
+    finally:
+        a.close()
+        b.close()
+
+
 def test_plain_texts_are_scored_by_the_text_detector(det, profanity):
     texts = ["you are a stupid idiot", "have a nice day"]
     assert det.score(texts) == profanity.score(texts)

@@ -20,7 +20,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores, MediaScore, config_hash
+from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores, MediaScore, config_hash, scoring_config
 from modlens.media import MediaBlob, MediaInput
 from modlens.media.asr import AsrUnavailable, HuggingFaceAsr, PocketSphinx, Transcript
 from modlens.media.av import FRAME_RATE, MAX_FRAMES, AvUnavailable, Frame, ffmpeg_path, pcm16k, sample_frames
@@ -45,7 +45,8 @@ class AsrDetector(Detector):
         self._frames: OrderedDict[str, list[Frame]] = OrderedDict()
         self._lock = threading.Lock()
         ocr_part = f"+tesseract-{ocr.engine_version}" if ocr is not None else ""
-        self.version = f"{inner.version}+{engine.engine}-{engine.version}{ocr_part}+cfg.{config_hash(self.config())}"
+        self.version = (f"{inner.version}+{engine.engine}-{engine.version}{ocr_part}"
+                        f"+cfg.{config_hash(scoring_config(self.config()))}")
 
     def config(self) -> dict[str, Any]:
         ocr = None if self.ocr is None else {"engine": "tesseract", "lang": self.ocr.lang, "psm": self.ocr.psm,

@@ -116,6 +116,14 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
+def scoring_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A media wrapper's (ocr, asr) configuration as its version hashes it: without the text detector's
+    options (`text_config`, still logged), whose own version (`text_version`) names what decides its
+    scores; options that do not (a batch size, a folder, a package's number) must not make the wrapper
+    another version."""
+    return {k: v for k, v in config.items() if k != "text_config"}
+
+
 def directory_hash(path: str | Path, patterns: Sequence[str] = ("*",)) -> str:
     """Short content hash of a model directory (file names and bytes), for versions."""
     h = hashlib.sha256()

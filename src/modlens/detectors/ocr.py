@@ -18,7 +18,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
-from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores, MediaScore, config_hash
+from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores, MediaScore, config_hash, scoring_config
 from modlens.media import MediaBlob, MediaInput
 from modlens.media.ocr import OcrText, OcrUnavailable, read_text, tesseract_path, tesseract_version
 
@@ -44,7 +44,7 @@ class OcrDetector(Detector):
         self.releases_gil = inner.releases_gil  # `score` is the text detector's
         self._cache: OrderedDict[str, OcrText] = OrderedDict()
         self._lock = threading.Lock()
-        self.version = f"{inner.version}+tesseract-{engine_version}+cfg.{config_hash(self.config())}"
+        self.version = f"{inner.version}+tesseract-{engine_version}+cfg.{config_hash(scoring_config(self.config()))}"
 
     def config(self) -> dict[str, Any]:
         # workers only changes speed, so it stays out of the version
