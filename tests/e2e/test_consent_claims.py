@@ -97,3 +97,43 @@ def test_a_consent_counts_for_the_text_agreed_to_not_for_a_changed_one(playwrigh
         if browser:
             browser.close()
         daemon.stop()
+
+
+def test_what_is_recorded_before_the_participant_agrees(playwright_instance, tmp_path):
+    """The options page said 'Nothing is recorded until you agree.' while the daemon records, at the
+    extension's first hello, the rater's pseudonymous id and a session (times, client version): the
+    page must say what is recorded, and no comment may be."""
+    daemon = Daemon(tmp_path / "home")
+    daemon.start()
+    browser = None
+    try:
+        browser = Browser(playwright_instance, tmp_path / "profile", prepare_extension(tmp_path / "ext", daemon))
+        wait_for(lambda: (browser.state().get("study") or {}).get("consent_text"), 30, "the study from the daemon")
+        fixture = next(f for folder, f, _ in load_fixtures() if folder == FOLDER)
+        browser.serve_fixture(FOLDER, fixture)
+        page = browser.context.new_page()
+        page.goto(fixture["start_url"])
+        page.wait_for_timeout(3000)  # the content script finds the page's comments and may offer them
+        options = browser.context.new_page()
+        options.goto(browser.ext_url("options.html"))
+        options.locator("#accept-consent:not([disabled])").wait_for(timeout=30000)
+        said = options.locator("#consent-state").inner_text()
+        tasks = browser.context.new_page()
+        tasks.goto(browser.ext_url("tasks.html"))
+        tasks.locator("#consent-needed:visible").wait_for(timeout=10000)
+        said_tasks = tasks.locator("#consent-needed").inner_text()
+        rater = browser.state()["settings"]["raterId"]
+        sessions = daemon.query("SELECT rater_id FROM sessions")
+        raters = daemon.query("SELECT rater_id, consent_at FROM raters")
+        comments = daemon.query("SELECT count(*) AS n FROM comments")[0]["n"]
+    finally:
+        if browser:
+            browser.close()
+        daemon.stop()
+
+    assert comments == 0  # nothing of the pages before consent
+    # the real event: the hello before consent is recorded, the rater without a consent time
+    assert {r["rater_id"] for r in sessions} == {rater} and [tuple(r) for r in raters] == [(rater, None)]
+    for text in (said, said_tasks):
+        assert "Nothing is recorded" not in text, text
+        assert "No comment" in text and "rater id" in text, text

@@ -80,7 +80,7 @@ def test_options_page_joins_a_pack_and_the_daemon_restarts_on_it(playwright_inst
         assert "(second-study) with 3 page(s) to visit" in said
         assert f"signed by {pack.read(joined_daemon.second_pack).signer}" in said
         page.locator("#study-title", has_text="second-study").wait_for(timeout=90000)  # restarted, reconnected
-        assert page.locator("#consent-state").inner_text() == "Nothing is recorded until you agree."
+        assert page.locator("#consent-state").inner_text().startswith("No comment or rating is recorded until you agree")
         assert not browser.state()["consented"]  # consent to the first study does not carry over
         page.click("#accept-consent")
         page.locator("#tasks-link a").click()
