@@ -102,7 +102,7 @@ class ProfanityCheck(Detector):
 def load(data_dir: str | Path, package_version: str | None = None) -> ProfanityCheck:
     """profanity-check from a folder holding `FITTED_FILES`, each read once: its version hashes the
     very bytes its model and vectorizer are loaded from."""
-    import joblib
+    import joblib  # type: ignore[import-untyped]  # joblib ships no type information
 
     digest = hashlib.sha256()
     fitted = []
