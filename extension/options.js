@@ -37,7 +37,7 @@ function render(st) {
   $("accept-consent").disabled = !study || st.consented;
   $("withdraw-consent").hidden = !st.consented;
   $("tasks-link").hidden = !st.consented || !((study && study.tasks) || []).length;
-  $("consent-state").textContent = st.consented ? `You agreed on ${new Date(st.consent.at).toLocaleString()}.` : study ? "No comment or rating is recorded until you agree; the daemon keeps only your pseudonymous rater id and when this browser connected." : "";
+  $("consent-state").textContent = st.consented ? `You agreed on ${new Date(st.consent.at).toLocaleString()}.` : study ? "No comment or rating is recorded until you agree; the daemon keeps only your pseudonymous rater id, the extension's version and when it connected." : "";
   const sites = $("sites");
   if (!sites.childElementCount) {
     for (const site of ns.SITES) {
