@@ -208,3 +208,9 @@ def test_version_names_the_precision_the_encoder_runs_in(detector):
         assert det16.config()["dtype"] == "float16" and detector.config()["dtype"] == "float32"
     finally:
         half.close()
+    # chosen as an option too (a Ray driver without a GPU passes its float32 on to GPU actors)
+    chosen = registry.create("minilm-toxicity", device="cpu", dtype="float16")
+    try:
+        assert chosen.version == detector.version + ".fp16" and chosen.dtype == "float16"
+    finally:
+        chosen.close()

@@ -25,6 +25,7 @@ import numpy as np
 from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts,
                                     directory_hash)
 from modlens.detectors import quality
+from modlens.detectors.hf_common import pick_dtype
 from modlens.detectors.pieces import PieceTokenizer, piece_size, wants_overlap
 from modlens.trainingdata import HASHES_SUFFIX, KNOWN_POOLS, Training
 from modlens.paths import file_reference, portable
@@ -266,7 +267,7 @@ class SentenceEncoder:
 
     def __init__(self, model_dir: str | Path | None = None, *, device: str = "auto",
                  max_length: int = 128, batch_size: int = 64, num_threads: int | None = None,
-                 warm_shapes: bool | str = "auto", overlap_tokenize: bool | str = "auto"):
+                 warm_shapes: bool | str = "auto", overlap_tokenize: bool | str = "auto", dtype: str = "auto"):
         prefer_passive_openmp()
         import torch
         from transformers import AutoModel, AutoTokenizer
@@ -282,6 +283,7 @@ class SentenceEncoder:
         if num_threads:
             torch.set_num_threads(int(num_threads))  # process-wide: only when asked for
         self.device = pick_device(device)
+        dtype_name = pick_dtype(self.device, dtype)  # auto: float16 on CUDA, float32 elsewhere
         warm = wants_warm_up(warm_shapes, self.device)
         self.max_length = int(max_length)
         self.batch_size = int(batch_size)
@@ -300,8 +302,8 @@ class SentenceEncoder:
         model = AutoModel.from_pretrained(str(self.model_dir))
         if getattr(model, "pooler", None) is not None:
             model.pooler = None  # the [CLS] pooler output is never used: mean pooling below
-        if self.device.startswith("cuda"):
-            model = model.half()
+        if dtype_name != "float32":
+            model = model.to(getattr(torch, dtype_name))
         self.model = model.to(self.device).eval()
         self.dim = int(model.config.hidden_size)
         self.token_id = filler_token(self.tokenizer, self.pad_id)
@@ -583,8 +585,8 @@ class MiniLMToxicity(Detector):
         self.toxicity_label = head.positive_label
         self.max_batch = encoder.batch_size * FORWARDS_PER_CALL  # texts per call; forward passes stay batch_size rows
         model_part = self.model_hash = directory_hash(encoder.model_dir, MODEL_FILES)
-        self.precision = encoder.precision()
-        self.version = embedded_version(model_part, "head", head_path, encoder.max_length, self.precision)
+        self.dtype = encoder.precision()  # what the weights are in, read from them (the Ray driver passes it on)
+        self.version = embedded_version(model_part, "head", head_path, encoder.max_length, self.dtype)
         self.training = head_training(head, head_path)
         self.quality = measured_quality(head_path, self.version)
         # text -> its pooled word importance, kept by `score` when a study asks for pooled
@@ -651,7 +653,7 @@ class MiniLMToxicity(Detector):
         # files by package-relative name and content hash, never by folder: logs travel in bundles
         return {"model_dir": portable(self.encoder.model_dir), "model_dir_hash": self.model_hash,
                 **file_reference("head", self.head_path), "max_length": self.encoder.max_length, "batch_size": self.encoder.batch_size,
-                "device": self.encoder.device, "dtype": self.precision, "head_training": self.head.meta.get("training", {})}
+                "device": self.encoder.device, "dtype": self.dtype, "head_training": self.head.meta.get("training", {})}
 
     def close(self) -> None:
         self.encoder.close()
@@ -660,10 +662,10 @@ class MiniLMToxicity(Detector):
 def create(*, head: str | None = None, model_dir: str | None = None, device: str = "auto",
            max_length: int = 128, batch_size: int = 64, num_threads: int | None = None,
            threshold: float | None = None, warm_shapes: bool | str = "auto",
-           overlap_tokenize: bool | str = "auto") -> MiniLMToxicity:
+           overlap_tokenize: bool | str = "auto", dtype: str = "auto") -> MiniLMToxicity:
     return build(MiniLMToxicity, Head.load, DEFAULT_HEAD, head=head, model_dir=model_dir, device=device,
                  max_length=max_length, batch_size=batch_size, num_threads=num_threads, threshold=threshold,
-                 warm_shapes=warm_shapes, overlap_tokenize=overlap_tokenize)
+                 warm_shapes=warm_shapes, overlap_tokenize=overlap_tokenize, dtype=dtype)
 
 
 H = TypeVar("H")
@@ -682,7 +684,8 @@ class EncoderDetector(Protocol[H_contra, D_co]):
 
 def build(detector: EncoderDetector[H, D], load_head: Callable[[Path], H], default_head: Path, *, head: str | None,
           model_dir: str | None, device: str, max_length: int, batch_size: int, num_threads: int | None,
-          threshold: float | None, warm_shapes: bool | str = "auto", overlap_tokenize: bool | str = "auto") -> D:
+          threshold: float | None, warm_shapes: bool | str = "auto", overlap_tokenize: bool | str = "auto",
+          dtype: str = "auto") -> D:
     """A detector on the embedded encoder: `detector(encoder, load_head(path), path)`, the head from
     `head` or `default_head` (the one- and six-label detectors differ only in these three)."""
     prefer_passive_openmp()
@@ -699,7 +702,7 @@ def build(detector: EncoderDetector[H, D], load_head: Callable[[Path], H], defau
     measured_quality(head_path, "")
     encoder = SentenceEncoder(model_dir, device=device, max_length=max_length,
                               batch_size=batch_size, num_threads=num_threads, warm_shapes=warm_shapes,
-                              overlap_tokenize=overlap_tokenize)
+                              overlap_tokenize=overlap_tokenize, dtype=dtype)
     det = detector(encoder, head_obj, head_path)
     if threshold is not None:
         det.threshold = float(threshold)

@@ -57,8 +57,8 @@ class MiniLMToxicity6(Detector):
         self.toxicity_label = "toxicity" if "toxicity" in head.labels else head.labels[0]
         self.max_batch = encoder.batch_size * FORWARDS_PER_CALL
         self.model_hash = directory_hash(encoder.model_dir, MODEL_FILES)
-        self.precision = encoder.precision()
-        self.version = embedded_version(self.model_hash, "head6", head_path, encoder.max_length, self.precision)
+        self.dtype = encoder.precision()
+        self.version = embedded_version(self.model_hash, "head6", head_path, encoder.max_length, self.dtype)
         self.quality = measured_quality(head_path, self.version)
         self.label_versions = label_versions(head)
         self.training = head6_training(head, head_path)
@@ -75,7 +75,7 @@ class MiniLMToxicity6(Detector):
     def config(self) -> dict[str, Any]:
         return {"model_dir": portable(self.encoder.model_dir), "model_dir_hash": self.model_hash,
                 **file_reference("head", self.head_path), "max_length": self.encoder.max_length,
-                "batch_size": self.encoder.batch_size, "device": self.encoder.device, "dtype": self.precision,
+                "batch_size": self.encoder.batch_size, "device": self.encoder.device, "dtype": self.dtype,
                 "label_versions": self.label_versions, "head_training": self.head.meta.get("training", {})}
 
     def close(self) -> None:
@@ -84,6 +84,7 @@ class MiniLMToxicity6(Detector):
 
 def create(*, head: str | None = None, model_dir: str | None = None, device: str = "auto",
            max_length: int = 128, batch_size: int = 64, num_threads: int | None = None,
-           threshold: float | None = None) -> MiniLMToxicity6:
+           threshold: float | None = None, dtype: str = "auto") -> MiniLMToxicity6:
     return build(MiniLMToxicity6, MultiHead.load, DEFAULT_HEAD6, head=head, model_dir=model_dir, device=device,
-                 max_length=max_length, batch_size=batch_size, num_threads=num_threads, threshold=threshold)
+                 max_length=max_length, batch_size=batch_size, num_threads=num_threads, threshold=threshold,
+                 dtype=dtype)
