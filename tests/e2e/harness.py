@@ -237,7 +237,9 @@ class Browser:
         try:
             page.goto(self.ext_url("options.html"))
             page.locator("#accept-consent:not([disabled])").wait_for(timeout=timeout * 1000)
-            assert "Author names are hashed" in page.locator("#consent-text").inner_text() or page.locator("#consent-text").inner_text()
+            # the text agreed to is the study's, as the worker has it from the daemon's hello_ok
+            shown = " ".join(page.locator("#consent-text").inner_text().split())
+            assert shown and shown == " ".join(self.state()["study"]["consent_text"].split()), shown
             page.click("#accept-consent")
             page.locator("#withdraw-consent:visible").wait_for(timeout=10000)
         finally:
