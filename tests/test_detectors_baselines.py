@@ -25,6 +25,15 @@ def test_profanity_check_scores_and_version():
         det.score([b"bytes"])
 
 
+def test_profanity_check_scores_as_the_package_does():
+    """It loads the package's fitted files itself (to version their bytes): its scores are still the
+    package's own predict_prob, exactly."""
+    from profanity_check import predict_prob
+
+    texts = ["shit happens", "what a lovely view", "idiots everywhere", "you are a stupid fucking idiot", ""]
+    assert [s["offensive"] for s in registry.create("profanity-check").score(texts)] == list(predict_prob(texts))
+
+
 def test_profanity_check_batch_equals_single():
     det = registry.create("profanity-check")
     texts = ["shit happens", "what a lovely view", "idiots everywhere"]
