@@ -287,7 +287,8 @@ TABLES: tuple[Table, ...] = (
         col("name", "TEXT NOT NULL", "Registry name of the detector."),
         col("version", "TEXT NOT NULL", "Version string; changes whenever weights or configuration change."),
         col("toxicity_label", "TEXT", "Label whose probability is the toxicity score."),
-        col("threshold", "REAL", "Decision threshold on the toxicity score."),
+        col("threshold", "REAL", "Decision threshold on the toxicity score: one per version in a log (a run asking "
+                                 "another is refused), which reports judge its scores by."),
         col("config_json", "TEXT NOT NULL", "Options that define its behaviour (never secrets)."),
         col("first_used", "TEXT NOT NULL", "When it was first used in this log."),
         key=("detector_id",), unique=(("name", "version"),),

@@ -8,7 +8,7 @@ from typing import Any, Iterable, Sequence
 from modlens.rows import TextScoreRow
 from modlens.studylog import codec
 from modlens.studylog.codec import canonical_json, now_iso, text_hash
-from modlens.studylog.connection import LOOKUP_CHUNK, LogConnection
+from modlens.studylog.connection import LOOKUP_CHUNK, LogConnection, StudyLogError
 from modlens.studylog.records.batch import write_rows
 from modlens.studylog.records.texts import Seen, log_state, text_ids
 
@@ -25,11 +25,23 @@ UPSERT_SCORE = (
 
 def ensure_detector(db: LogConnection, name: str, version: str, toxicity_label: str | None,
                     threshold: float | None, config: dict[str, Any]) -> int:
-    """The detector_id of (name, version), registered with this configuration the first time."""
+    """The detector_id of (name, version), registered with this configuration the first time.
+    The log judges a version at the threshold it was registered with (reports, the attack section,
+    every decision read from the log): asking for another one is refused, not registered silently
+    under the first."""
     with db.locked():
         db.write(INSERT_DETECTOR, (name, version, toxicity_label, threshold, canonical_json(config), now_iso()))
-        found: int = db.scalar("SELECT detector_id FROM detectors WHERE name = ? AND version = ?", (name, version))
-        return found
+        found, logged, first_used = db.conn.execute(
+            "SELECT detector_id, threshold, first_used FROM detectors WHERE name = ? AND version = ?",
+            (name, version)).fetchone()
+        if logged != threshold and not (logged is not None and threshold is not None
+                                        and abs(float(logged) - float(threshold)) < 1e-12):
+            raise StudyLogError(
+                f"{name} (version {version}) is judged at threshold {logged} in this study log (since {first_used}); "
+                f"this run asks for {threshold}. A log keeps one threshold per detector version, so its reports "
+                "judge every score of it alike",
+                fix=f"set the detector's threshold back to {logged}, or write this run to another log (--db)")
+        return int(found)
 
 
 def _canonical_parts(value: Any, _indent: int) -> tuple[str]:
