@@ -107,7 +107,10 @@
       const key = this.guard("pageKey", () => this.adapter.pageKey(location, this.doc));
       if (!key) return null;
       const title = this.guard("pageTitle", () => (this.adapter.pageTitle ? this.adapter.pageTitle(this.doc) : this.doc.title)) || "";
-      const url = this.guard("pageUrl", () => (this.adapter.pageUrl ? this.adapter.pageUrl(location, this.doc) : location.href)) || location.href;
+      // An adapter's pageUrl is the page's address as logged (X's drops the author's handle): when
+      // it answers nothing the page is not recorded, never given the address bar's URL instead.
+      const url = this.adapter.pageUrl ? this.guard("pageUrl", () => this.adapter.pageUrl(location, this.doc)) : location.href;
+      if (!url) return null;
       return { url, platform: this.adapter.platform, page_key: String(key), title: ns.cleanText(title) };
     }
 

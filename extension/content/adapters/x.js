@@ -79,6 +79,17 @@
     return page.page_key;
   }
 
+  /**
+   * `<name> on X: "<text>" / X` (a "(3) " unread count may lead) -> `<text>`. The greedy `.*`
+   * ends the prefix at the LAST ` on X: "`, so a name that itself holds those words is dropped
+   * whole (a post text holding them loses its start, never gains the name). Any other shape (the
+   * title while loading, another interface language) gives the neutral "Post on X".
+   */
+  function postTitle(doc) {
+    const m = /^.* on (?:X|Twitter): "([\s\S]*)" \/ (?:X|Twitter)$/.exec(doc.title || "");
+    return m && m[1].trim() ? m[1] : "Post on X";
+  }
+
   ns.defineAdapter({
     name: "x",
     platform: "x",
@@ -87,7 +98,14 @@
       const m = loc.pathname.match(STATUS);
       return m ? m[2] : null;
     },
-    pageTitle: (doc) => doc.title.replace(/ \/ X$/, ""),
+    // The page row never names the opened post's author (the consent text promises authors are
+    // hashed): X's own handle-free address of the post, and the post's text as the tab title
+    // quotes it, without the "<display name> on X:" before it.
+    pageUrl(loc) {
+      const m = loc.pathname.match(STATUS);
+      return m ? `https://x.com/i/status/${m[2]}` : null;
+    },
+    pageTitle: postTitle,
     comments: TWEET,
     // Cells after a heading cell ("Discover more") are recommendations, not replies.
     skip(el) {
@@ -124,5 +142,7 @@
 })(globalThis.modlens);
 // Tested on (markup imitated by tests/fixtures/sites/x-thread, x-chain):
 //   https://x.com/<handle>/status/<id>   (opened post, replies, virtualized cells, SPA to another post,
-//   reply chains joined by connector lines, the chain above an opened reply, "Replying to @handle")
+//   reply chains joined by connector lines, the chain above an opened reply, "Replying to @handle");
+//   its page row: https://x.com/i/status/<id> and the post's text, no handle or display name
+//   (extension/test/sites.test.mjs on the x-thread, x-chain, x-media titles; tests/e2e/test_consent_claims.py)
 //   https://x.com/<handle>/status/<id>   with reply photos (tests/fixtures/sites/x-media: pbs.twimg.com and data: URLs)

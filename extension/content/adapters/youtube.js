@@ -20,6 +20,16 @@
       const m = loc.pathname.match(/^\/(?:shorts|live)\/([\w-]{6,})/);
       return m ? m[1] : null;
     },
+    // The video's address and nothing else: other watch parameters may name its channel
+    // (`ab_channel=<name>` on some links), a playlist or a time; Shorts and live keep their path.
+    pageUrl(loc) {
+      if (loc.pathname === "/watch") {
+        const v = new URLSearchParams(loc.search).get("v");
+        return v ? `https://www.youtube.com/watch?v=${encodeURIComponent(v)}` : null;
+      }
+      const m = loc.pathname.match(/^\/(shorts|live)\/([\w-]{6,})/);
+      return m ? `https://www.youtube.com/${m[1]}/${m[2]}` : null;
+    },
     pageTitle: (doc) => doc.title.replace(/ - YouTube$/, ""),
     comments: COMMENT,
     fields: {
@@ -58,3 +68,5 @@
 // Tested on (markup imitated by tests/fixtures/sites/youtube-watch, youtube-watch-legacy, youtube-shorts):
 //   https://www.youtube.com/watch?v=<id>   (new view-model and old renderer generations, replies)
 //   https://www.youtube.com/shorts/<id>    (engagement panel comments)
+//   page row: the video's address only (no `ab_channel=<channel name>`, list or time), the video title
+//   kept (it names the video, not a comment author): extension/test/sites.test.mjs
