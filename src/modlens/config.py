@@ -270,9 +270,11 @@ class StudyConfig(_Strict):
     consent_text: str = Field(
         "modlens records the comments shown on the pages you enable, the address and title of each of "
         "those pages, the scores of the study's toxicity detectors, and your ratings, in a study log on "
-        "this computer. The names of comment authors are hashed before they leave the browser, but a "
-        "page's address and title are kept as the site shows them and may name the author of the post "
-        "it shows (on X, their handle and display name). You can pause or withdraw at any time.",
+        "this computer. Authors' handles and names are not in the log: comment authors are hashed "
+        "before they leave the browser, and page addresses and titles are recorded without the author "
+        "a site names in them (on X, a post's address without the handle, its title without the "
+        "name). Comments and titles are kept as written, names they mention included. You can pause "
+        "or withdraw at any time.",
         max_length=50_000)
     detectors: list[DetectorConfig] = Field(
         default_factory=lambda: [DetectorConfig(name="minilm-toxicity"), DetectorConfig(name="profanity-check")]

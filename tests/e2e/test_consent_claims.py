@@ -1,12 +1,15 @@
 """What the consent text says is recorded, against what a real run records: the x-thread fixture
-through the real extension into a real `modlens serve` with the default consent text. Comment
-authors reach the log as salted hashes only, but the page row keeps the address and the title the
-site shows, which on X name the opened post's author (its handle and display name): the consent
-text the participant agreed to must say so."""
+through the real extension into a real `modlens serve` with the default consent text. The text
+says authors' handles and names are not in the log; on X the address bar and the tab title name the
+opened post's author (`/<handle>/status/<id>`, `<name> on X: "…"`), so the page row the X adapter
+sends must not carry them, and no other cell of the log may either."""
 from __future__ import annotations
 
 import json
 import re
+import sqlite3
+from html import unescape
+from pathlib import Path
 
 import pytest
 
@@ -20,12 +23,31 @@ pytestmark = [pytest.mark.browser]
 FOLDER = FIXTURES / "x-thread"
 
 
-def handles() -> set[str]:
-    """Every author handle the fixture page shows (the links of its posts' User-Name blocks)."""
-    return set(re.findall(r'href="/([A-Za-z0-9_]+)"', (FOLDER / "page.html").read_text(encoding="utf-8")))
+def people() -> set[str]:
+    """Every author handle and display name the fixture page shows (its posts' User-Name blocks)."""
+    html = (FOLDER / "page.html").read_text(encoding="utf-8")
+    found = re.findall(r'<a href="/([A-Za-z0-9_]+)" role="link"><span>([^<]+)</span>', html)
+    return {unescape(w) for pair in found for w in pair}
 
 
-def test_the_consent_text_says_what_the_log_keeps_of_authors_and_pages(playwright_instance, tmp_path):
+def log_cells(db: Path) -> list[tuple[str, str, str]]:
+    """(table, column, value) of every non-empty cell of every table of the study log."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        out = []
+        for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+            cur = con.execute(f'SELECT * FROM "{table}"')
+            cols = [d[0] for d in cur.description]
+            for row in cur:
+                for col, v in zip(cols, row):
+                    if v is not None and v != "":
+                        out.append((table, col, v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)))
+        return out
+    finally:
+        con.close()
+
+
+def test_authors_handles_and_names_are_nowhere_in_the_log_as_the_consent_text_says(playwright_instance, tmp_path):
     daemon = Daemon(tmp_path / "home")  # the harness's study: no consent_text, so the default one
     daemon.start()
     browser = None
@@ -38,6 +60,7 @@ def test_the_consent_text_says_what_the_log_keeps_of_authors_and_pages(playwrigh
         page.goto(fixture["start_url"])
         keys = {e["key"] for e in json.loads((FOLDER / "expected.json").read_text(encoding="utf-8"))["before"]}
         wait_for(lambda: keys <= set(daemon.comments("x")), 60, "the x-thread comments in the study log")
+        shown = (page.url, page.title())  # what X's address bar and tab show
         options = browser.context.new_page()
         options.goto(browser.ext_url("options.html"))
         options.locator("#accept-consent:not([disabled]), #withdraw-consent:visible").first.wait_for(timeout=30000)
@@ -48,24 +71,25 @@ def test_the_consent_text_says_what_the_log_keeps_of_authors_and_pages(playwrigh
             browser.close()
         daemon.stop()
 
-    names = handles()
-    assert "orbitalnews" in names
-    # authors: hashed; no handle in any column of the comments or their labels (texts may quote @someone)
-    cells = [str(v) for r in daemon.query("SELECT comment_key, parent_key, author_hash, time_shown FROM comments")
-             for v in tuple(r) if v is not None]
-    cells += [str(r["value"]) for r in daemon.query("SELECT value FROM labels")]
-    assert not [c for c in cells for h in names if h.lower() in c.lower()]
+    names = people()
+    assert {"orbitalnews", "Orbital News", "nightshift_nadia", "Nadia"} <= names
+    assert "/orbitalnews/status/" in shown[0] and shown[1].startswith("Orbital News on X"), shown
+    # no handle or display name in any cell of any table (none of this page's texts mentions one)
+    cells = log_cells(daemon.db)
+    assert any(t == "pages" for t, _, _ in cells) and any(t == "texts" for t, _, _ in cells)
+    hits = [(t, c, v, n) for t, c, v in cells for n in names
+            if re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", v, re.IGNORECASE)]
+    assert not hits, hits
+    # the opened post's page row: X's handle-free address and the post's text
+    [row] = daemon.query("SELECT url, title, page_key FROM pages WHERE platform = 'x'")
+    assert dict(row) == {"url": f"https://x.com/i/status/{fixture['page_key']}", "page_key": fixture["page_key"],
+                         "title": "City confirms the night bus routes will be cut from May. Full story in the replies."}
     assert {r["author_hash"] is not None for r in daemon.query("SELECT author_hash FROM comments")} == {True}
-    # pages: kept as the site shows them, the opened post's author with them
-    [row] = daemon.query("SELECT url, title FROM pages WHERE platform = 'x'")
-    assert "orbitalnews" in row["url"] and row["title"].startswith("Orbital News on X")
-    # and the text the participant agreed to says both
-    assert "address and title of each" in agreed and "may name the author" in agreed, agreed
-    assert "Author names are hashed before" not in agreed, agreed
-    # the default text is what this run showed; a study folder's consent.md says the same
+    # and the text the participant agreed to says so: the default text, as the study folder's template
     assert agreed.startswith(StudyConfig().consent_text)
-    template = " ".join(templates.CONSENT_MD.split())
-    assert "address and title of each" in template and "may name the author" in template, template
+    said = "Authors' handles and names are not in the log"
+    assert said in agreed and "on X, a post's address without the handle" in agreed, agreed
+    assert said in " ".join(templates.CONSENT_MD.split())
 
 
 def test_a_consent_counts_for_the_text_agreed_to_not_for_a_changed_one(playwright_instance, tmp_path):

@@ -43,9 +43,11 @@ online comments compared with people.
 
 While you take part, modlens records, on this computer only: the comments shown on the study's
 pages and on the sites you enable, the address and title of each of those pages, the scores of
-the study's toxicity detectors, and your ratings. The names of comment authors are hashed in
-your browser before anything is recorded, but a page's address and title are kept as the site
-shows them and may name the author of the post it shows (on X, their handle and display name).
+the study's toxicity detectors, and your ratings. Authors' handles and names are not in the log:
+comment authors are hashed in your browser before anything is recorded, and page addresses and
+titles are recorded without the author a site names in them (on X, a post's address without the
+handle, its title without the name). Comments and titles are kept as written, names they mention
+included.
 
 At the end you export one file (`modlens export --bundle`), look at what is inside
 (`--show`), and send it to the researcher yourself: modlens does not send it for you.
