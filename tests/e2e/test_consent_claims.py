@@ -24,9 +24,11 @@ FOLDER = FIXTURES / "x-thread"
 
 
 def people() -> set[str]:
-    """Every author handle and display name the fixture page shows (its posts' User-Name blocks)."""
+    """Every author handle and display name the fixture page shows: its posts' User-Name blocks and
+    the posts its script adds ({handle, name})."""
     html = (FOLDER / "page.html").read_text(encoding="utf-8")
     found = re.findall(r'<a href="/([A-Za-z0-9_]+)" role="link"><span>([^<]+)</span>', html)
+    found += re.findall(r'handle: "([A-Za-z0-9_]+)", name: "([^"]+)"', html)
     return {unescape(w) for pair in found for w in pair}
 
 
@@ -58,9 +60,14 @@ def test_authors_handles_and_names_are_nowhere_in_the_log_as_the_consent_text_sa
         browser.serve_fixture(FOLDER, fixture)
         page = browser.context.new_page()
         page.goto(fixture["start_url"])
-        keys = {e["key"] for e in json.loads((FOLDER / "expected.json").read_text(encoding="utf-8"))["before"]}
+        expected = json.loads((FOLDER / "expected.json").read_text(encoding="utf-8"))
+        keys = {e["key"] for e in expected["before"]}
         wait_for(lambda: keys <= set(daemon.comments("x")), 60, "the x-thread comments in the study log")
         shown = (page.url, page.title())  # what X's address bar and tab show
+        # opening another post in place (pushState; the title follows the new conversation)
+        page.evaluate(fixture["navigate"]["call"])
+        keys = {e["key"] for e in expected["after_navigate"]}
+        wait_for(lambda: keys <= set(daemon.comments("x")), 60, "the comments of the post opened in place")
         options = browser.context.new_page()
         options.goto(browser.ext_url("options.html"))
         options.locator("#accept-consent:not([disabled]), #withdraw-consent:visible").first.wait_for(timeout=30000)
@@ -72,7 +79,7 @@ def test_authors_handles_and_names_are_nowhere_in_the_log_as_the_consent_text_sa
         daemon.stop()
 
     names = people()
-    assert {"orbitalnews", "Orbital News", "nightshift_nadia", "Nadia"} <= names
+    assert {"orbitalnews", "Orbital News", "nightshift_nadia", "Nadia", "sparrowdev", "Sparrow Dev"} <= names
     assert "/orbitalnews/status/" in shown[0] and shown[1].startswith("Orbital News on X"), shown
     # no handle or display name in any cell of any table (none of this page's texts mentions one)
     cells = log_cells(daemon.db)
@@ -80,10 +87,11 @@ def test_authors_handles_and_names_are_nowhere_in_the_log_as_the_consent_text_sa
     hits = [(t, c, v, n) for t, c, v in cells for n in names
             if re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", v, re.IGNORECASE)]
     assert not hits, hits
-    # the opened post's page row: X's handle-free address and the post's text
-    [row] = daemon.query("SELECT url, title, page_key FROM pages WHERE platform = 'x'")
-    assert dict(row) == {"url": f"https://x.com/i/status/{fixture['page_key']}", "page_key": fixture["page_key"],
-                         "title": "City confirms the night bus routes will be cut from May. Full story in the replies."}
+    # each opened post's page row: X's handle-free address and the post's text
+    rows = [dict(r) for r in daemon.query("SELECT page_key, url, title FROM pages WHERE platform = 'x' ORDER BY page_id")]
+    assert rows == [{"page_key": k, "url": f"https://x.com/i/status/{k}", "title": t} for k, t in [
+        (fixture["page_key"], "City confirms the night bus routes will be cut from May. Full story in the replies."),
+        (fixture["navigate"]["page_key"], "Hot take: most flaky tests are slow tests in disguise.")]], rows
     assert {r["author_hash"] is not None for r in daemon.query("SELECT author_hash FROM comments")} == {True}
     # and the text the participant agreed to says so: the default text, as the study folder's template
     assert agreed.startswith(StudyConfig().consent_text)
