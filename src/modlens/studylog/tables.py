@@ -222,8 +222,11 @@ TABLES: tuple[Table, ...] = (
         col("page_id", "INTEGER", "Row id."),
         col("platform", "TEXT NOT NULL", "youtube, x, news site name, dataset name for audits ..."),
         col("page_key", "TEXT NOT NULL", "Stable page identifier on that platform (video id, status id, URL path)."),
-        col("url", "TEXT", "Page URL as first seen."),
-        col("title", "TEXT", "Page title as first known."),
+        col("url", "TEXT", "Page URL as the client first sent it; the extension's adapters leave out an author "
+                           "the site names in it (X: https://x.com/i/status/<id>, no handle; YouTube: the video's "
+                           "URL alone)."),
+        col("title", "TEXT", "Page title as first known; the extension's X adapter sends the post's text without "
+                             "the '<name> on X:' prefix."),
         col("first_seen", "TEXT NOT NULL", "When the page was first seen."),
         key=("page_id",), unique=(("platform", "page_key"),),
         travel=Travel("page_id IN (SELECT page_id FROM comments WHERE comment_id IN {comments})",
