@@ -5,7 +5,9 @@ batched for speed (2026-11-27: a chunk's texts scored per detector call, labels 
 (`python tests/audit_rows.py --digest OUT.json`; without `--digest`, the rows themselves, to diff).
 Since plain files are named by their content (docs/DATASETS.md), the comments file is the data set
 `file-cc0f9b7df6baed68`, not `comments`: that name is the only difference from the rows the pipeline
-wrote before (Davidson's rows unchanged), so the golden digests were recomputed for it.
+wrote before (Davidson's rows unchanged), so the golden digests were recomputed for it. The
+`studies` row holds the default consent text, recomputed when that text was corrected (2026-12-06:
+it names page addresses and titles and says no author handle or name is logged).
 
 Ids are kept (texts, comments and variants must get the same ids in the same order); what
 depends on the clock or the machine is dropped: timestamps, latencies, absolute paths."""
