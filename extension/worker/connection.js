@@ -94,17 +94,23 @@
       }, ns.KEEPALIVE_MS);
     },
 
-    /** The daemon answered nothing, not even pings, for `silent` ms: this session is not one. What
-     *  it did not acknowledge stays in the outbox and is sent again on the next socket. */
-    dropSilent(silent) {
+    /** Closes this session's socket (its onclose silenced: the caller says why and reconnects) and
+     *  forgets the session. */
+    endSession(closeReason) {
       const ws = this.ws;
       this.ws = null;
       this.sessionId = null;
       clearInterval(this.keepaliveTimer);
       if (ws) {
         ws.onclose = null;
-        try { ws.close(1000, "no answer"); } catch (_) { /* already closed */ }
+        try { ws.close(1000, closeReason); } catch (_) { /* already closed */ }
       }
+    },
+
+    /** The daemon answered nothing, not even pings, for `silent` ms: this session is not one. What
+     *  it did not acknowledge stays in the outbox and is sent again on the next socket. */
+    dropSilent(silent) {
+      this.endSession("no answer");
       this.setStatus("disconnected", `The daemon has not answered for ${Math.round(silent / 1000)} s (not even a ping): connecting again.`);
       this.scheduleReconnect();
     },
@@ -119,14 +125,7 @@
     /** The daemon cannot take a session now (its study log cannot be written, it is busy): close
      *  this socket, say so, and say hello again on a new one after the back-off. */
     retryLater(reason) {
-      const ws = this.ws;
-      this.ws = null;
-      this.sessionId = null;
-      clearInterval(this.keepaliveTimer);
-      if (ws) {
-        ws.onclose = null;
-        try { ws.close(1000, "retry later"); } catch (_) { /* already closed */ }
-      }
+      this.endSession("retry later");
       this.setStatus("disconnected", `Daemon unavailable (${reason}); trying again shortly.`);
       this.scheduleReconnect();
     },

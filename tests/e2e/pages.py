@@ -35,3 +35,19 @@ def viafoura_page(container_id: str, texts: list[str]) -> str:
     return (f'<!doctype html><html><head><meta charset="utf-8"><title>Article {container_id}</title>'
             f'<meta name="vf:container_id" content="{container_id}"></head><body><h1>Article</h1>'
             f'<vf-conversations><div class="vf3-conversations-list">{comments}</div></vf-conversations></body></html>'), run
+
+
+def serve_youtube_page(browser, tmp_path, video_id: str, texts: list[str]) -> tuple[str, list[dict]]:
+    """A fresh YouTube page served to `browser` at its watch URL: (url, items as youtube_page gives them)."""
+    page_html, items = youtube_page(video_id, texts)
+    path = tmp_path / f"{video_id}.html"
+    path.write_text(page_html, encoding="utf-8")
+    url = f"https://www.youtube.com/watch?v={video_id}"
+    browser.routes[url] = path
+    return url, items
+
+
+def logged_keys(daemon, items: list[dict]) -> list[str]:
+    """The keys of `items` that the daemon's study log holds as YouTube comments."""
+    got = daemon.comments("youtube")
+    return [it["key"] for it in items if it["key"] in got]

@@ -14,23 +14,9 @@ import pytest
 from .closed_shadow import Marker
 from .conftest import make_browser
 from .harness import Daemon, wait_for
-from .pages import youtube_page
+from .pages import logged_keys, serve_youtube_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-def serve_page(browser, tmp_path, video_id, texts):
-    html, items = youtube_page(video_id, texts)
-    path = tmp_path / f"{video_id}.html"
-    path.write_text(html, encoding="utf-8")
-    url = f"https://www.youtube.com/watch?v={video_id}"
-    browser.routes[url] = path
-    return url, items
-
-
-def logged(daemon, items) -> list[str]:
-    got = daemon.comments("youtube")
-    return [it["key"] for it in items if it["key"] in got]
 
 
 def popup_totals(browser, url) -> dict[str, str]:
@@ -61,20 +47,20 @@ def test_comments_count_as_saved_when_the_daemon_acknowledged_them_not_when_queu
     daemon.stop()
     try:
         wait_for(lambda: browser.state()["conn"] != "ready", 15, "the worker to notice the daemon is gone")
-        url, items = serve_page(browser, tmp_path, "CountsT0001", ["said while the daemon is down", "a second one", "a third"])
+        url, items = serve_youtube_page(browser, tmp_path, "CountsT0001", ["said while the daemon is down", "a second one", "a third"])
         page = browser.context.new_page()
         page.goto(url)
         # the page's comments are in the outbox: nothing of them reached the daemon
         wait_for(lambda: browser.state()["totals"]["queued"] > before["queued"], 20, "the page's comments in the outbox")
         shown = popup_totals(browser, url)
-        assert logged(daemon, items) == []
+        assert logged_keys(daemon, items) == []
         assert "sent" not in shown, f"the popup counts queued comments as sent: {shown}"
         assert int(shown["saved"]) == before.get("saved", 0), shown
         assert int(shown["queued"]) == before["queued"] + 3, shown
     finally:
         daemon.start()
     wait_for(lambda: browser.state()["totals"]["queued"] == before["queued"], 40, "the outbox to drain", interval=1)
-    assert sorted(logged(daemon, items)) == sorted(it["key"] for it in items)
+    assert sorted(logged_keys(daemon, items)) == sorted(it["key"] for it in items)
     after = browser.state()["totals"]
     assert after["saved"] - before.get("saved", 0) == 3
     assert int(popup_totals(browser, url)["saved"]) == after["saved"]
@@ -85,7 +71,7 @@ def test_a_page_loaded_again_counts_its_comments_once(browser, daemon, tmp_path)
     """The same page loaded again (and once more after the service worker stopped) sends its
     comments each time and each time the daemon acknowledges them: they are the log's same rows, so
     *saved* and *scored* count them once."""
-    url, items = serve_page(browser, tmp_path, "CountsT0008", ["a comment seen twice", "and its neighbour"])
+    url, items = serve_youtube_page(browser, tmp_path, "CountsT0008", ["a comment seen twice", "and its neighbour"])
     before = browser.state()["totals"]
     for load in range(3):
         if load == 2:
@@ -100,7 +86,7 @@ def test_a_page_loaded_again_counts_its_comments_once(browser, daemon, tmp_path)
                      "this load's comments queued and scored")
             after = wait_for(lambda: (t := browser.state()["totals"])["queued"] == before["queued"] and t, 20,
                              "the outbox to drain")
-            assert sorted(logged(daemon, items)) == sorted(it["key"] for it in items)
+            assert sorted(logged_keys(daemon, items)) == sorted(it["key"] for it in items)
             assert (after["saved"] - before["saved"], after["scored"] - before["scored"]) == (2, 2), (load, after)
             assert int(popup_totals(browser, url)["saved"]) == after["saved"]
         finally:
@@ -118,11 +104,11 @@ def test_a_comment_no_detector_scored_is_not_counted_as_scored(browser, daemon, 
     """A zero-width space is a text to the page and blank to the daemon (`not_scored`): it is logged,
     answered in `scores` with no detector's score, and must not be counted as scored."""
     before = browser.state()["totals"]
-    url, items = serve_page(browser, tmp_path, "CountsT0002", ["a comment with words", "\u200b", "another comment with words"])
+    url, items = serve_youtube_page(browser, tmp_path, "CountsT0002", ["a comment with words", "\u200b", "another comment with words"])
     page = browser.context.new_page()
     try:
         page.goto(url)
-        wait_for(lambda: len(logged(daemon, items)) == 3, 20, "the page's 3 comments in the log")
+        wait_for(lambda: len(logged_keys(daemon, items)) == 3, 20, "the page's 3 comments in the log")
         blank = daemon.comments("youtube")[items[1]["key"]]
         assert blank["text"] == "\u200b"
         # one `scores` message answers the page: once it counted anything, it counted everything
@@ -149,7 +135,7 @@ def test_a_rating_the_daemon_refused_for_good_is_not_shown_as_rated(browser, dae
     """A rating with a level the study does not have is refused (invalid_fields): the rating is a
     dead letter, never in the log, so the comment is not rated and can be rated again. A panel left
     open longer than a day is not a refusal: the answer is logged with its time unknown."""
-    url, items = serve_page(browser, tmp_path, "CountsT0003", ["a comment rated with no such level",
+    url, items = serve_youtube_page(browser, tmp_path, "CountsT0003", ["a comment rated with no such level",
                                                                "a comment rated after a day away"])
     key, late = items[0]["key"], items[1]["key"]
     page = browser.context.new_page()
@@ -182,7 +168,7 @@ def test_a_rating_the_daemon_refused_for_good_is_not_shown_as_rated(browser, dae
 
 
 def test_a_rating_reads_not_saved_until_the_daemon_acknowledged_it(browser, daemon, tmp_path):
-    url, items = serve_page(browser, tmp_path, "CountsT0004", ["a comment rated while the daemon is down"])
+    url, items = serve_youtube_page(browser, tmp_path, "CountsT0004", ["a comment rated while the daemon is down"])
     key = items[0]["key"]
     page = browser.context.new_page()
     try:
@@ -216,7 +202,7 @@ def test_what_was_collected_under_one_study_is_not_delivered_to_the_next(playwri
     daemon.start()
     b = make_browser(playwright_instance, tmp_path_factory, daemon)
     try:
-        rated_url, rated_items = serve_page(b, tmp_path, "CountsT0005", ["rated in the first study"])
+        rated_url, rated_items = serve_youtube_page(b, tmp_path, "CountsT0005", ["rated in the first study"])
         page = b.context.new_page()
         page.goto(rated_url)
         rated_key = rated_items[0]["key"]
@@ -227,7 +213,7 @@ def test_what_was_collected_under_one_study_is_not_delivered_to_the_next(playwri
 
         daemon.stop()
         wait_for(lambda: b.state()["conn"] != "ready", 15, "the worker to notice the daemon is gone")
-        url, items = serve_page(b, tmp_path, "CountsT0006", ["queued under the first study", "and a second one"])
+        url, items = serve_youtube_page(b, tmp_path, "CountsT0006", ["queued under the first study", "and a second one"])
         page = b.context.new_page()
         page.goto(url)
         wait_for(lambda: b.state()["totals"]["queued"] == 2, 20, "the page's comments in the outbox")
@@ -241,8 +227,8 @@ def test_what_was_collected_under_one_study_is_not_delivered_to_the_next(playwri
         wait_for(lambda: (b.state().get("study") or {}).get("study_id") == "e2e-second", 30, "the worker to learn the new study")
         b.consent()
         dead = wait_for(lambda: [d for d in b.ask_worker({"type": "dead_letters"}) if d["error"]["code"] == "study_changed"]
-                        or logged(daemon, items), 30, "the first study's comments set aside (or delivered)")
-        assert logged(daemon, items) == [], "comments collected under the first study's consent entered the second's log"
+                        or logged_keys(daemon, items), 30, "the first study's comments set aside (or delivered)")
+        assert logged_keys(daemon, items) == [], "comments collected under the first study's consent entered the second's log"
         assert {tuple(sorted(it["key"] for it in d["message"]["items"])) for d in dead} == {tuple(sorted(it["key"] for it in items))}
         assert b.state()["totals"]["queued"] == 0
         assert popup_line(b, url, "not-delivered").startswith("not delivered: 2 ")
@@ -304,7 +290,7 @@ def test_comments_the_worker_could_not_take_are_said_and_sent_once_it_can(playwr
     ext.goto(browser.ext_url("popup.html"))
     try:
         assert ext.evaluate(FILL_STORAGE) > 0
-        url, items = serve_page(browser, tmp_path, "CountsT0007", ["said while the browser's storage is full", "and another"])
+        url, items = serve_youtube_page(browser, tmp_path, "CountsT0007", ["said while the browser's storage is full", "and another"])
         page = browser.context.new_page()
         page.goto(url)
         st = wait_for(lambda: next((p for p in browser.state()["pages"] if p.get("page") and p["page"]["page_key"] == "CountsT0007"
@@ -315,7 +301,7 @@ def test_comments_the_worker_could_not_take_are_said_and_sent_once_it_can(playwr
         # 2 s cap 1 + 2 + 2 + 2 + 2 = 9 s)
         page.wait_for_timeout(12000)
         ext.evaluate("() => chrome.storage.local.remove('filler')")
-        wait_for(lambda: len(logged(daemon, items)) == 2, 20, "the comments once the worker could store them", interval=0.5)
+        wait_for(lambda: len(logged_keys(daemon, items)) == 2, 20, "the comments once the worker could store them", interval=0.5)
         page.close()
     finally:
         ext.evaluate("() => chrome.storage.local.remove('filler')")

@@ -7,23 +7,9 @@ import pytest
 from .conftest import make_browser
 from .closed_shadow import Marker
 from .harness import wait_for
-from .pages import youtube_page
+from .pages import logged_keys, serve_youtube_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-def serve_page(browser, tmp_path, video_id, texts):
-    html, items = youtube_page(video_id, texts)
-    path = tmp_path / f"{video_id}.html"
-    path.write_text(html, encoding="utf-8")
-    url = f"https://www.youtube.com/watch?v={video_id}"
-    browser.routes[url] = path
-    return url, items
-
-
-def logged(daemon, items):
-    got = daemon.comments("youtube")
-    return [it["key"] for it in items if it["key"] in got]
 
 
 def held_back(browser, reason: str) -> list[dict]:
@@ -36,7 +22,7 @@ def held_back(browser, reason: str) -> list[dict]:
 def test_nothing_is_sent_before_consent_nor_while_paused(playwright_instance, tmp_path_factory, tmp_path, daemon):
     b = make_browser(playwright_instance, tmp_path_factory, daemon, consent=False)
     try:
-        url, items = serve_page(b, tmp_path, "ConsentT001", ["first comment before consent", "second one, also before consent"])
+        url, items = serve_youtube_page(b, tmp_path, "ConsentT001", ["first comment before consent", "second one, also before consent"])
         page = b.context.new_page()
         page.goto(url)
         # the page's own answer that it waits for consent, not a fixed wait: after it, nothing is on its way
@@ -44,21 +30,21 @@ def test_nothing_is_sent_before_consent_nor_while_paused(playwright_instance, tm
         st = b.state()
         assert st["conn"] == "ready" and not st["consented"]
         assert [s["active"] for s in held_back(b, "consent needed")] == [False]
-        assert logged(daemon, items) == [] and st["totals"]["saved"] == 0 and st["totals"]["queued"] == 0
+        assert logged_keys(daemon, items) == [] and st["totals"]["saved"] == 0 and st["totals"]["queued"] == 0
         b.consent()  # the open page starts observing as soon as consent is given
-        wait_for(lambda: len(logged(daemon, items)) == 2, 20, "comments after consent")
+        wait_for(lambda: len(logged_keys(daemon, items)) == 2, 20, "comments after consent")
         rater = b.state()["settings"]["raterId"]
         rows = daemon.query("SELECT consent_at FROM raters WHERE rater_id = ?", (rater,))
         assert rows and rows[0]["consent_at"]
 
         b.set_settings({"paused": True})
-        url2, items2 = serve_page(b, tmp_path, "PauseTst002", ["said while paused"])
+        url2, items2 = serve_youtube_page(b, tmp_path, "PauseTst002", ["said while paused"])
         page2 = b.context.new_page()
         page2.goto(url2)
         wait_for(lambda: held_back(b, "paused"), 30, "the new page to report that it is paused")
-        assert logged(daemon, items2) == [] and b.state()["totals"]["queued"] == 0
+        assert logged_keys(daemon, items2) == [] and b.state()["totals"]["queued"] == 0
         b.set_settings({"paused": False})
-        wait_for(lambda: logged(daemon, items2), 20, "comment after un-pausing")
+        wait_for(lambda: logged_keys(daemon, items2), 20, "comment after un-pausing")
     finally:
         b.close()
 
@@ -70,7 +56,7 @@ def test_a_page_opened_before_the_daemon_answers_reports_what_holds_it_back_once
     daemon.stop()
     b = make_browser(playwright_instance, tmp_path_factory, daemon, consent=False)
     try:
-        url, _ = serve_page(b, tmp_path, "BeforeHello", ["a comment on a page opened while the daemon is down"])
+        url, _ = serve_youtube_page(b, tmp_path, "BeforeHello", ["a comment on a page opened while the daemon is down"])
         page = b.context.new_page()
         page.goto(url)
         wait_for(lambda: held_back(b, "not connected to the daemon yet"), 30, "the page to report it has no daemon")
@@ -83,7 +69,7 @@ def test_a_page_opened_before_the_daemon_answers_reports_what_holds_it_back_once
 
 
 def test_outbox_survives_daemon_restart_and_stopped_worker(browser, daemon, tmp_path):
-    url1, items1 = serve_page(browser, tmp_path, "OutboxT0001", ["this one gets rated offline", "a second comment"])
+    url1, items1 = serve_youtube_page(browser, tmp_path, "OutboxT0001", ["this one gets rated offline", "a second comment"])
     page = browser.context.new_page()
     page.goto(url1)
     rate_key = items1[0]["key"]
@@ -99,7 +85,7 @@ def test_outbox_survives_daemon_restart_and_stopped_worker(browser, daemon, tmp_
                             ("vs_hard", "less"), ("vs_extreme", "less")]:
             m.locator(f'input[name="{name}"][value="{value}"]').check()
         m.locator('button[type="submit"]').click()
-        url2, items2 = serve_page(browser, tmp_path, "OutboxT0002", [f"offline comment number {i}" for i in range(5)])
+        url2, items2 = serve_youtube_page(browser, tmp_path, "OutboxT0002", [f"offline comment number {i}" for i in range(5)])
         page2 = browser.context.new_page()
         page2.goto(url2)
         wait_for(lambda: browser.state()["totals"]["queued"] >= 2, 15, "rating and comments in the outbox")
@@ -110,7 +96,7 @@ def test_outbox_survives_daemon_restart_and_stopped_worker(browser, daemon, tmp_
 
     # any extension event wakes the worker (here: the popup asking for its state)
     wait_for(lambda: browser.state()["totals"]["queued"] == 0, 40, "the outbox to drain", interval=1)
-    assert sorted(logged(daemon, items2)) == sorted(it["key"] for it in items2)
+    assert sorted(logged_keys(daemon, items2)) == sorted(it["key"] for it in items2)
     ratings = [r for r in daemon.ratings() if r["comment_key"] == rate_key]
     assert len(ratings) == 1 and ratings[0]["derived_toxicity"] == "not toxic"
     # re-delivery used the same ids: one row per client rating id, one comment row per key
@@ -123,7 +109,7 @@ def test_page_status_survives_a_stopped_worker(browser, daemon, tmp_path):
     """Chromium stops an idle service worker and its memory goes with it. The popup of a page
     that found its comments before that must still show them: the page reports its status only
     when it changes, so a status kept in memory alone would be gone until the next comment."""
-    url, items = serve_page(browser, tmp_path, "StatusT0001", ["a comment found before the worker stopped", "and another"])
+    url, items = serve_youtube_page(browser, tmp_path, "StatusT0001", ["a comment found before the worker stopped", "and another"])
     page = browser.context.new_page()
     try:
         page.goto(url)
@@ -133,7 +119,7 @@ def test_page_status_survives_a_stopped_worker(browser, daemon, tmp_path):
                          if p.get("page") and p["page"]["page_key"] == "StatusT0001" and p.get("found") == 2), None)
 
         before = wait_for(reported, 20, "the page status with 2 comments found")
-        wait_for(lambda: len(logged(daemon, items)) == 2, 20, "both comments logged")
+        wait_for(lambda: len(logged_keys(daemon, items)) == 2, 20, "both comments logged")
         browser.stop_service_worker()
         after = wait_for(reported, 10, "the same page status after the worker restarted")
         assert (after["adapter"], after["missing"], after["parents"]) == (before["adapter"], before["missing"], before["parents"])
