@@ -341,3 +341,25 @@ def test_rows_pointing_at_rows_the_bundle_lacks_are_refused_not_dropped(tmp_path
         err = capsys.readouterr().err
         assert "rolled back, nothing of it was merged" in err and why in err, err
         assert not merged.exists()
+
+
+def test_merge_says_when_a_bundle_judges_a_detector_version_at_another_threshold(tmp_path, monkeypatch, capsys):
+    """A log judges a detector version at one threshold (the one it was registered with). A bundle whose
+    daemon ran the same version at 0.7 merges under the merged log's 0.5, so its scores are judged at
+    0.5 from then on: merge must say so, not report a clean merge."""
+    study_pack = make_pack(tmp_path)
+    first = participant(tmp_path, monkeypatch, study_pack, 0)
+    second = participant(tmp_path, monkeypatch, study_pack, 1)
+    db = tmp_path / "home-1" / "study.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE detectors SET threshold = threshold + 0.2")
+    conn.close()
+    monkeypatch.setenv("MODLENS_HOME", str(tmp_path / "home-1"))
+    write_bundle_file(db, second, "pilot")
+    merged = tmp_path / "study.sqlite"
+    assert cli_main(["merge", "--out", str(merged), str(first), str(second)]) == 0
+    second_line = [line for line in capsys.readouterr().out.splitlines() if line.startswith("merged ")][1]
+    assert "1 detectors differ from the merged log's (kept the merged log's; largest threshold difference 0.2)" \
+        in second_line
+    with StudyLog(merged, readonly=True) as log:
+        assert [r[0] for r in log.conn.execute("SELECT threshold FROM detectors")] == [pytest.approx(0.5)]

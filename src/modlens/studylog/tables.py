@@ -297,7 +297,8 @@ TABLES: tuple[Table, ...] = (
         key=("detector_id",), unique=(("name", "version"),),
         travel=Travel("detector_id IN (SELECT detector_id FROM scores WHERE text_id IN {texts}) "
                       "OR detector_id IN {media_detectors}",
-                      merge_key=("name", "version"), verbatim=("name", "first_used"), tracked=True)),
+                      merge_key=("name", "version"), verbatim=("name", "first_used"), tracked=True,
+                      compare=("threshold",))),  # a log judges a version at one threshold: say a bundle's other one
     _table(
         "scores", "One detector's answer for one text (comment, normalized form or variant).",
         col("text_id", "INTEGER NOT NULL REFERENCES texts(text_id)",
