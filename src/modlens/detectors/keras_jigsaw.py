@@ -7,15 +7,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores
+from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores, directory_hash
 
 JIGSAW_LABELS = ("toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate")
 FIX = "pip install 'modlens[keras]'  (toxic-comment-classifier and tensorflow)"
+# what decides its scores, in the package's folder: the fitted weights and tokenizer (model/) and the
+# module that rebuilds the architecture those weights load into (model.py)
+SCORING_FILES = ("model/*", "model.py")
+
+
+def package_files_version(package_dir: str | Path) -> str:
+    """The detector's version: the bytes of `SCORING_FILES`, not the package's number or folder."""
+    return f"toxic-comment-classifier.{directory_hash(package_dir, SCORING_FILES)}"
 
 
 # What this detector uses of toxic-comment-classifier and Keras (neither ships type information)
@@ -44,11 +53,13 @@ class JigsawBiLSTM(Detector):
     max_batch = 128
     releases_gil = True  # Keras' predict (TensorFlow)
 
-    def __init__(self, classifier: _Classifier, pad_sequences: PadSequences, maxlen: int, package_version: str):
+    def __init__(self, classifier: _Classifier, pad_sequences: PadSequences, maxlen: int, version: str,
+                 package_version: str):
         self._clf = classifier
         self._pad = pad_sequences
         self._maxlen = maxlen
-        self.version = f"toxic-comment-classifier-{package_version}"
+        self.version = version  # package_files_version
+        self._package_version = package_version
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
         if isinstance(texts, str):
@@ -63,7 +74,7 @@ class JigsawBiLSTM(Detector):
         return [{lab: float(p) for lab, p in zip(JIGSAW_LABELS, row)} for row in preds]
 
     def config(self) -> dict[str, Any]:
-        return {"package": "toxic-comment-classifier", "maxlen": self._maxlen}
+        return {"package": "toxic-comment-classifier", "package_version": self._package_version, "maxlen": self._maxlen}
 
 
 def create(*, threshold: float | None = None) -> JigsawBiLSTM:
@@ -82,7 +93,7 @@ def create(*, threshold: float | None = None) -> JigsawBiLSTM:
         raise DetectorUnavailable("error", "toxic-comment-classifier changed its label set",
                                   "pip install 'toxic-comment-classifier==0.3.0'")
     det = JigsawBiLSTM(clf, pad_sequences, int(getattr(tcc_model, "MAXLEN", 100)),
-                       metadata.version("toxic-comment-classifier"))
+                       package_files_version(Path(tcc_model.__file__).parent), metadata.version("toxic-comment-classifier"))
     if threshold is not None:
         det.threshold = float(threshold)
     return det
