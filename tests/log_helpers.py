@@ -23,6 +23,11 @@ def rows(db, query, *args) -> list[tuple]:
         con.close()
 
 
+
+def table_counts(db, tables) -> dict[str, int]:
+    """Rows per table in `tables`, read on a connection of its own (it sees committed rows only)."""
+    return {t: rows(db, f"SELECT count(*) FROM {t}")[0][0] for t in tables}
+
 # Conditions real to SQLite on the code's own connection: every write that needs a new page fails
 # with SQLITE_FULL as on a full filesystem (tests/test_studylog_full.py); every write fails with
 # SQLITE_READONLY.

@@ -10,6 +10,8 @@ from modlens.datasets import registry as datasets
 from modlens.datasets.base import DatasetError
 from modlens.detectors.base import Detector
 
+from log_helpers import table_counts
+
 PERSPECTIVE = "cached:{path}:clean=perspective_clean,perturbed=perspective_perturbed:perspective"
 
 
@@ -26,12 +28,7 @@ class LengthDetector(Detector):
 
 
 def counts(db):
-    con = sqlite3.connect(db)
-    try:
-        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                for t in ("comments", "texts", "scores", "variants", "labels", "run_items", "audit_runs")}
-    finally:
-        con.close()
+    return table_counts(db, ("comments", "texts", "scores", "variants", "labels", "run_items", "audit_runs"))
 
 
 def test_noisyhate_table4_perspective_end_to_end(data_dir, tmp_path, capsys):

@@ -12,6 +12,8 @@ import pytest
 from modlens.audit.run import AuditInterrupted, run_audit
 from modlens.detectors.base import Detector
 
+from log_helpers import table_counts
+
 TABLES = ("comments", "labels", "gold_labels", "scores", "run_items", "texts")
 
 
@@ -23,11 +25,7 @@ class Constant(Detector):
 
 
 def counts(db) -> dict[str, int]:
-    con = sqlite3.connect(db)  # another connection: sees committed rows only
-    try:
-        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
-    finally:
-        con.close()
+    return table_counts(db, TABLES)  # another connection: sees committed rows only
 
 
 def test_an_audit_stopped_inside_a_group_commits_its_finished_chunks_whole(tmp_path):

@@ -15,18 +15,13 @@ import modlens.audit.run as audit_run
 from modlens.cli import main
 from modlens.studylog.store import StudyLog
 
-from log_helpers import FULL, READ_ONLY, log_that_stops
+from log_helpers import FULL, READ_ONLY, log_that_stops, table_counts
 
 CHUNK = 100
 
 
 def _tables(db):
-    con = sqlite3.connect(db)
-    try:
-        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                for t in ("comments", "texts", "scores", "run_items")}
-    finally:
-        con.close()
+    return table_counts(db, ("comments", "texts", "scores", "run_items"))
 
 
 @pytest.mark.parametrize("pragma,group", [(FULL, []), (READ_ONLY, []), (FULL, ["--group-commit", "30"])],

@@ -8,7 +8,6 @@ write fails with SQLITE_READONLY), as tests/test_audit_unwritable.py does for th
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 from bench_hostile_files import clean_shards, log_state, one_line
@@ -17,16 +16,11 @@ import modlens.chunks.parquet as parquet
 from modlens.cli import main
 from modlens.studylog.store import StudyLog
 
-from log_helpers import FULL, READ_ONLY, log_that_stops
+from log_helpers import FULL, READ_ONLY, log_that_stops, table_counts
 
 
 def _tables(db):
-    con = sqlite3.connect(db)
-    try:
-        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                for t in ("comments", "texts", "scores", "variants", "gold_labels", "run_items", "audit_runs")}
-    finally:
-        con.close()
+    return table_counts(db, ("comments", "texts", "scores", "variants", "gold_labels", "run_items", "audit_runs"))
 
 
 @pytest.mark.parametrize("pragma", [FULL, READ_ONLY], ids=["disk-full", "read-only"])
