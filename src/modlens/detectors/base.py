@@ -111,6 +111,17 @@ def check_texts(texts: Sequence[str]) -> list[str]:
     return texts
 
 
+AUTO_CHOICES = ("auto", True, False)
+
+
+def auto_choice(option: str, value: bool | str) -> bool | None:
+    """A detector option taking "auto", true or false: None for "auto" (the caller's default decides),
+    else the bool; anything else is a clear error naming the option."""
+    if value not in AUTO_CHOICES:
+        raise DetectorUnavailable("error", f"{option} must be one of auto, true, false, not {value!r}",
+                                  f'set {option} = "auto"')
+    return None if value == "auto" else bool(value)
+
 def config_hash(config: dict[str, Any]) -> str:
     """Short stable hash of a JSON-able configuration (part of a detector's version)."""
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:12]

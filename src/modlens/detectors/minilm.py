@@ -23,7 +23,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts,
-                                    directory_hash)
+                                    auto_choice, directory_hash)
 from modlens.detectors import quality
 from modlens.detectors.hf_common import pick_dtype
 from modlens.detectors.pieces import PieceTokenizer, piece_size, wants_overlap
@@ -224,17 +224,12 @@ def shapes(max_rows: int, widths: Sequence[int], pad_rows: bool) -> list[tuple[i
     return sorted(((r, w) for r in counts for w in widths), key=lambda s: (-s[0] * s[1], -s[0]))
 
 
-WARM_CHOICES = ("auto", True, False)
-
-
 def wants_warm_up(warm_shapes: bool | str, device: str) -> bool:
     """`warm_shapes` ("auto", true, false) for a model on `device`: "auto" warms on CUDA only. A GPU pays
     per new shape (kernel choice and loading, allocator blocks; a first pass ran at a quarter to a
     tenth of the warm rate on an H200); the CPU's kernels do not, so there it would only cost time."""
-    if warm_shapes not in WARM_CHOICES:
-        raise DetectorUnavailable("error", f"warm_shapes must be one of auto, true, false, not {warm_shapes!r}",
-                                  'set warm_shapes = "auto"')
-    return device.startswith("cuda") if warm_shapes == "auto" else bool(warm_shapes)
+    chosen = auto_choice("warm_shapes", warm_shapes)
+    return device.startswith("cuda") if chosen is None else chosen
 
 
 @dataclass(frozen=True)

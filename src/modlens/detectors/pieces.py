@@ -13,7 +13,7 @@ from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TypeVar
 
-from modlens.detectors.base import DetectorUnavailable
+from modlens.detectors.base import auto_choice
 
 T = TypeVar("T")
 
@@ -22,7 +22,6 @@ T = TypeVar("T")
 # `base.FORWARDS_PER_CALL`) still make two pieces, so half of each call's tokenizing runs behind the
 # card's work. Calls of at most one piece are not split: there is nothing to overlap.
 PIECE_PASSES = 2
-OVERLAP_CHOICES = ("auto", True, False)
 
 
 def wants_overlap(overlap: bool | str, device: str) -> bool:
@@ -34,10 +33,7 @@ def wants_overlap(overlap: bool | str, device: str) -> bool:
     against an unsplit call (which texts share a forward pass changes), so the unsplit call, today's
     scores, stays the default until a device run shows the overlap pays. `device` is where that
     measured default will be decided."""
-    if overlap not in OVERLAP_CHOICES:
-        raise DetectorUnavailable("error", f"overlap_tokenize must be one of auto, true, false, not {overlap!r}",
-                                  'set overlap_tokenize = "auto"')
-    return False if overlap == "auto" else bool(overlap)
+    return auto_choice("overlap_tokenize", overlap) or False
 
 
 def piece_size(split: bool, batch_size: int) -> int:
