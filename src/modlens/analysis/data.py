@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from modlens.errors import ModlensError
 from modlens.studylog.records import labels as label_records
 from modlens.studylog.store import StudyLog
-from modlens.studylog.connection import StudyLogError
+from modlens.studylog.connection import JSON_KEYS, StudyLogError
 
 LogError = StudyLogError  # the file is missing, not a study log, or of another schema version
 NEWEST, ASKED = "newest", "asked"  # how a source's label set was chosen
@@ -164,11 +164,9 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
     multi_label = sorted({v["text_id"] for v in variants
                           if isinstance(v["attack"], dict) and v["attack"].get("goal_labels")})
     label_probabilities: dict[tuple[int, int], dict[str, float]] = {}
-    for i in range(0, len(multi_label), 500):  # SQLite's limit on bound parameters
-        chunk = multi_label[i:i + 500]
-        for r in q(f"SELECT text_id, detector_id, labels_json FROM scores WHERE error IS NULL AND text_id IN "
-                   f"({', '.join('?' * len(chunk))})", tuple(chunk)):
-            label_probabilities[(r["text_id"], r["detector_id"])] = _loads(r["labels_json"], {})
+    for r in q(f"SELECT text_id, detector_id, labels_json FROM scores WHERE error IS NULL AND text_id {JSON_KEYS}",
+               (json.dumps(multi_label),)):
+        label_probabilities[(r["text_id"], r["detector_id"])] = _loads(r["labels_json"], {})
     normalizations: dict[int, list[dict[str, Any]]] = {}
     for r in q("SELECT * FROM normalizations"):
         r["edits"] = _loads(r.pop("edits_json"), [])
