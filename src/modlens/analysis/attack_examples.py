@@ -43,14 +43,15 @@ def newest_attacks(data: StudyData) -> tuple[list[dict[str, Any]], dict[int, int
     return kept, {newest[k]["variant_id"]: n for k, n in replaced.items()}
 
 
-def examples_from_study(data: StudyData) -> list[AttackExample]:
-    """Every logged attack that counts (`newest_attacks`; skipped ones too), with the other detectors'
-    logged scores of the adversarial text for the label check (latest version of each detector that scored it)."""
+def examples_from_study(data: StudyData, attacks: list[dict[str, Any]] | None = None) -> list[AttackExample]:
+    """Every logged attack that counts (`attacks`, by default `newest_attacks`; skipped ones too), with
+    the other detectors' logged scores of the adversarial text for the label check (latest version of
+    each detector that scored it)."""
     latest: dict[str, Any] = {}
     for d in sorted(data.detectors.values(), key=lambda d: d.detector_id):
         latest.setdefault(d.name, []).append(d)
     out = []
-    for v in newest_attacks(data)[0]:
+    for v in newest_attacks(data)[0] if attacks is None else attacks:
         a = v["attack"]
         target_name = str(a.get("target_name") or v.get("target_detector") or a.get("target") or "")
         others: dict[str, tuple[float, float]] = {}

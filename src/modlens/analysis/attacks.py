@@ -68,31 +68,20 @@ class _Detectors:
         rows = self.by_name.get(name, [])
         return next((d for d in rows if version is None or d.version == version), None)
 
-    def score(self, name: str, text_id: int, version: str | None = None) -> tuple[float | None, float | None]:
-        """(toxicity, threshold) of `text_id` by that detector; (None, None) when unscored."""
-        for d in self.by_name.get(name, []):
-            if version is not None and d.version != version:
-                continue
-            s = self.data.score(text_id, d.detector_id)
-            if s is not None:
-                return s, d.threshold
-        return None, None
-
     def pair(self, name: str, text_id: int, seed_id: int,
              version: str | None = None) -> tuple[float | None, float | None, float | None, str | None]:
         """(text's score, seed's score, threshold, version) by one version of that detector: the
         latest that scored the text (or the `version` given: the attacked target's own), with its
         score of the seed (None when it has none), so a seed judged by one version is never set
-        beside a text judged by another; without a score of the text, the latest that scored the
-        seed (version None: no cell counts the example)."""
+        beside a text judged by another; all None when no version scored the text (no cell counts
+        the example: `asr_matrix` skips a column without the text's score before it reads the rest)."""
         for d in self.by_name.get(name, []):
             if version is not None and d.version != version:
                 continue
             s = self.data.score(text_id, d.detector_id)
             if s is not None:
                 return s, self.data.score(seed_id, d.detector_id), d.threshold, d.version
-        seed, t = self.score(name, seed_id)
-        return None, seed, t, None
+        return None, None, None, None
 
 
 def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str, Any] | None:
@@ -127,7 +116,7 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
         reviews = human_reviews(data)
         return None if reviews is None else {"rows": [], "transfer": {}, "detectors": dets.names(), "matrices": [],
                                              "quality": None, "recovery_notes": [], "human": reviews}
-    verdicts = _quality(data, quality or QualityFilters(stored_only=True))
+    verdicts = _quality(data, quality or QualityFilters(stored_only=True), attacks)
     recovery = _Recovery(data, dets)
     several = {(t, g) for t, g, _, _ in groups if sum(1 for k in groups if k[:2] == (t, g)) > 1}
     recipes = {k[2] for k in groups}
@@ -249,8 +238,8 @@ def _changed_share(a: dict[str, Any]) -> float | None:
     return k / n if isinstance(n, int) and n and isinstance(k, int) else None
 
 
-def _quality(data: StudyData, quality: QualityFilters) -> dict[str, Any]:
-    examples = examples_from_study(data)
+def _quality(data: StudyData, quality: QualityFilters, attacks: list[dict[str, Any]]) -> dict[str, Any]:
+    examples = examples_from_study(data, attacks)
     result = quality.assess(examples)
     by_id = {e.id: {"filters": v} for e, v in zip(examples, result.verdicts) if v is not None}
     return {"by_id": by_id, "config": {**result.config, "summary": result.summary}}
