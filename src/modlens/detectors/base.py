@@ -11,6 +11,7 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -136,13 +137,21 @@ def scoring_config(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def directory_hash(path: str | Path, patterns: Sequence[str] = ("*",)) -> str:
-    """Short content hash of a model directory (file names and bytes), for versions."""
-    h = hashlib.sha256()
+    """Short content hash of a model directory (file names and bytes), for versions. Read once per
+    version of its files (names, sizes, modification times): a detector, its heads and the attack
+    constraints that share an encoder each ask for the same folder's hash."""
     root = Path(path)
     files = sorted({p for pat in patterns for p in root.rglob(pat) if p.is_file()})
-    for p in files:
-        h.update(str(p.relative_to(root)).encode())
-        with open(p, "rb") as fh:
+    stamps = tuple((str(p.relative_to(root)), st.st_mtime_ns, st.st_size) for p in files for st in [p.stat()])
+    return _hashed_files(str(root), stamps)
+
+
+@lru_cache(maxsize=32)
+def _hashed_files(root: str, stamps: tuple[tuple[str, int, int], ...]) -> str:
+    h = hashlib.sha256()
+    for name, _mtime, _size in stamps:
+        h.update(name.encode())
+        with open(Path(root) / name, "rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     return h.hexdigest()[:12]
