@@ -74,10 +74,6 @@ class Review:
         return {"study_id": study_id, **self.__dict__}
 
 
-def _gold_wrong(rating: dict[str, Any], expected: dict[str, str], extreme: str | None) -> bool:
-    return gold_answer_wrong(dict(rating["values"]), rating.get("anchors"), expected, extreme)
-
-
 def scaled(inc_gold: int, wrong_gold: int, inc: int, gold: int, items: int) -> tuple[int, int, int]:
     """A task's counts on Table 11's design (3 gold, 12 items), rounded up: unchanged for that design."""
     def up(count: int, of: int, to: int) -> int:
@@ -115,7 +111,8 @@ def review_task(plan: Plan, task: str, rater_id: str, latest: dict[int, dict[str
         elif gold and rating["inconsistent"]:
             inc_gold += 1
         elif gold:
-            wrong_gold += _gold_wrong(rating, dict(plan.gold[ref[len(GOLD):]].expected), extreme)
+            wrong_gold += gold_answer_wrong(rating["values"], rating.get("anchors"), plan.gold[ref[len(GOLD):]].expected,
+                                            extreme)
         else:
             inc += bool(rating["inconsistent"])
     n_gold, n_items = len(t["gold"]), len(t["items"])
