@@ -51,7 +51,6 @@ class Auditor:
         self.attack_counts: dict[str, dict[str, int]] = {
             k: {"success": 0, "failed": 0, "skipped": 0, "reused": 0} for k in self.attack_plan}
         self._pool: ThreadPoolExecutor | None = None
-        self._extra_scored = self._extra_missing = 0
 
     @property
     def depth(self) -> int:
@@ -59,19 +58,6 @@ class Auditor:
         items are done, so the next chunk is not recorded before they are (variants and run_items in
         the file's order, and no chunk's attacks racing another's for the detectors)."""
         return 1 if self.attack else self.pipeline.depth
-
-    @property
-    def n_scored(self) -> int:
-        return self.pipeline.n_scored + self._extra_scored
-
-    @property
-    def n_missing(self) -> int:
-        return self.pipeline.n_missing + self._extra_missing
-
-    def score_errors(self) -> dict[str, dict[str, Any]]:
-        """Per detector key with an error among the scores this run wrote (chunks and attacks):
-        `count_errors`' tally."""
-        return {k: t for k, t in self.pipeline.scores.items() if t["errors"]}
 
     def progress(self, n_done: int) -> None:
         self.sink.progress(n_done)
@@ -91,9 +77,7 @@ class Auditor:
 
     def _store_scores(self, jobs: list[tuple[str, str, Any]]) -> None:
         record_scores(self.log, self.det_ids, jobs)
-        self._extra_scored += len(jobs)
-        self._extra_missing += sum(r.toxicity is None for _, _, r in jobs)
-        self.pipeline.count_scores(jobs)
+        self.pipeline.count_scores(jobs)  # chunks and attacks: one tally
 
     # --- attacks ---------------------------------------------------------------------------
     def _is_seed(self, item: DatasetItem, key: str) -> bool:

@@ -287,9 +287,9 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         raise stopped_before_chunks(starting) from None
     finally:
         log.close()
-    errors = auditor.score_errors()
+    errors = auditor.pipeline.score_errors()
     warnings = [*(kept.warnings() if kept else []), *error_warnings(errors)]
-    return AuditResult(run_id, data.name, path, feed.n_read, feed.n_skipped, auditor.n_scored, auditor.n_missing,
+    return AuditResult(run_id, data.name, path, feed.n_read, feed.n_skipped, auditor.pipeline.n_scored, auditor.pipeline.n_missing,
                        {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
                        time.perf_counter() - t0, resumed, unavailable, auditor.attack_counts,
                        format=data.format, notes=[*data.notes, *feed.blank_notes(), *warnings],
@@ -358,7 +358,7 @@ def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any]
                          "command again: it resumes after them", kind=ErrorKind.FAILED) from None
     finally:
         feed.close()
-    errors = {k: t for k, t in pipeline.scores.items() if t["errors"]}
+    errors = pipeline.score_errors()
     warnings = error_warnings(errors, f"once imported (`modlens import {out}`), `modlens rescore` scores them again")
     return AuditResult(0, data.name, location(data)[0], feed.n_read, feed.n_skipped, pipeline.n_scored,
                        pipeline.n_missing, {k: f"{d.name}@{d.version}" for k, d in engine.detectors.items()},

@@ -91,14 +91,19 @@ class ChunkPipeline:
             for key, texts in claimed.items():
                 self._scoring[key].difference_update(texts)
             mine.set_result(recorded)
-        self.n_scored += len(chunk.scores)
-        self.n_missing += sum(r.toxicity is None for _, _, r in chunk.scores)
         self.count_scores(chunk.scores)
         return chunk
 
-    def count_scores(self, rows: Iterable[ScoreRow]) -> None:
-        """Score rows this run wrote outside its chunks (an attack's texts) into `scores` as well."""
+    def count_scores(self, rows: Sequence[ScoreRow]) -> None:
+        """Score rows this run wrote, a chunk's or outside the chunks (an attack's texts): `n_scored`,
+        `n_missing` and the per-detector `scores` tally."""
+        self.n_scored += len(rows)
+        self.n_missing += sum(r.toxicity is None for _, _, r in rows)
         count_errors(self.scores, rows, self._failing)
+
+    def score_errors(self) -> dict[str, dict[str, Any]]:
+        """Per detector key with an error among the scores this run wrote: `count_errors`' tally."""
+        return {k: t for k, t in self.scores.items() if t["errors"]}
 
     async def _compute(self, items: Sequence[DatasetItem],
                        claimed: dict[str, list[str]]) -> tuple[Chunk, dict[str, list[str]]]:
