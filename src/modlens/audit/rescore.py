@@ -35,7 +35,7 @@ from modlens.services.detectors import DetectorSpecError, load_detectors, parse_
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
 from modlens.studylog.store import StudyLog
-from modlens.studylog.connection import LogUnwritable, StudyLogError, resume_fix, unwritable
+from modlens.studylog.connection import LogUnwritable, StudyLogError, unwritable
 
 # every text a report reads a score of
 TEXTS_SQL = ("SELECT text_id FROM comments UNION SELECT text_id FROM variants "
@@ -199,9 +199,8 @@ def run_rescore(db: str | Path, *, study: StudyConfig | None = None, detectors: 
                 raise
             # the tallies count the scores of committed chunks only
             n = sum(t.scored for t in tallies.values())
-            raise LogUnwritable(f"{failed.message}; {n} scores of this rescore are in the log",
-                                fix=f"{resume_fix(failed)}, then run the same command again: it scores only what "
-                                    "is still missing", reason=failed.reason) from None
+            raise failed.stopped(f"{n} scores of this rescore are in the log",
+                                 ": it scores only what is still missing") from None
     finally:
         log.close()
     return RescoreResult(str(db), study.study_id, source, total, tallies, unavailable, time.perf_counter() - t0)

@@ -32,7 +32,7 @@ from modlens.services.detectors import load_detectors, parse_detector_spec
 from modlens.errors import ErrorKind, ModlensError
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
-from modlens.studylog.connection import UNWRITABLE_ERRNOS, LogUnwritable, resume_fix, unwritable
+from modlens.studylog.connection import UNWRITABLE_ERRNOS, LogUnwritable, unwritable
 from modlens.studylog.records.runs import completed_keys, find_run, n_completed
 from modlens.studylog.store import StudyLog
 
@@ -278,9 +278,8 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             closed = close_run(log, auditor, run_id, status)
         failed = failed or closed
         if failed is not None:
-            raise LogUnwritable(f"{failed.message}; {n_completed(log, run_id)} items are in the log (run {run_id})",
-                                fix=f"{resume_fix(failed)}, then run the same command again: it resumes after them",
-                                reason=failed.reason) from None
+            raise failed.stopped(f"{n_completed(log, run_id)} items are in the log (run {run_id})",
+                                 ": it resumes after them") from None
     except sqlite3.Error as err:  # the log stopped taking writes before the first chunk (the run's own rows)
         if (starting := unwritable(err, db)) is None:
             raise
@@ -326,8 +325,7 @@ def close_run(log: StudyLog, auditor: Auditor, run_id: int, status: str) -> LogU
 
 def stopped_before_chunks(failed: LogUnwritable) -> LogUnwritable:
     """An unwritable log met before the audit's first chunk, as the audit reports it."""
-    return LogUnwritable(f"{failed.message}; the audit stopped before its first chunk",
-                         fix=f"{resume_fix(failed)}, then run the same command again", reason=failed.reason)
+    return failed.stopped("the audit stopped before its first chunk")
 
 
 def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any], study: StudyConfig,

@@ -36,7 +36,7 @@ from modlens.services.errors import SetupError
 from modlens.studylog.records.runs import completed_keys, find_run, n_completed
 from modlens.studylog.records.labels import run_label_set
 from modlens.studylog.codec import canonical_json
-from modlens.studylog.connection import LogUnwritable, resume_fix, unwritable
+from modlens.studylog.connection import LogUnwritable, unwritable
 from modlens.studylog.store import StudyLog
 
 FORMAT = 1
@@ -407,9 +407,7 @@ def _stopped(log: StudyLog, meta: dict[str, Any], failed: LogUnwritable) -> LogU
     run_id = find_run(log, meta["dataset"], meta["path"], meta["params"])
     n = 0 if run_id is None else n_completed(log, run_id)
     held = f"{n} of the folder's items are in the log (run {run_id})" if n else "the log holds none of the folder's items"
-    return LogUnwritable(f"{failed.message}; the import is one transaction, undone whole: {held}",
-                         fix=f"{resume_fix(failed)}, then run the same command again: it imports what the log "
-                             "does not hold", reason=failed.reason)
+    return failed.stopped(f"the import is one transaction, undone whole: {held}", ": it imports what the log does not hold")
 
 
 def _import(log: StudyLog, out: Path, meta: dict[str, Any], run_id: int | None, counts: dict[str, Any]) -> None:

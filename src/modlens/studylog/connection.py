@@ -92,6 +92,17 @@ class LogUnwritable(StudyLogError):
         super().__init__(message, fix)
         self.reason = reason or message
 
+    def stopped(self, held: str, then: str = "") -> LogUnwritable:
+        """This condition as a command it stopped says it (an audit, a rescore, an import): what the
+        log holds (`held`), and what to do before running it again, `then` what the rerun does (this
+        error's own fix is the daemon's)."""
+        if "locked by another writer" in self.message:
+            before = "let the other writer finish or stop it"
+        else:
+            before = "free space on the study log's disk (or make it writable again)"
+        return LogUnwritable(f"{self.message}; {held}", fix=f"{before}, then run the same command again{then}",
+                             reason=self.reason)
+
 
 # SQLite's primary result codes that mean "cannot be written now", not "this write is wrong":
 # SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN (extended codes keep them in the low byte)
@@ -119,14 +130,6 @@ def unwritable(err: BaseException, path: Path | str = "") -> LogUnwritable | Non
                                  fix="free space on its disk (or make it writable again)", reason=str(cur))
         cur = cur.__cause__ or cur.__context__
     return None
-
-
-def resume_fix(failed: LogUnwritable) -> str:
-    """What to do before a command stopped by an unwritable log (an audit, a rescore, an import) is run
-    again (the error's own fix is the daemon's)."""
-    if "locked by another writer" in failed.message:
-        return "let the other writer finish or stop it"
-    return "free space on the study log's disk (or make it writable again)"
 
 
 def is_busy(err: sqlite3.OperationalError) -> bool:
