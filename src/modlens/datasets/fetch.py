@@ -220,20 +220,19 @@ def _fetch_file(entry: DatasetEntry, file: RemoteFile, folder: Path, expected: s
                              f"or serve the file from a --mirror", err.status) from None
         raise
     actual = sha256_of(part)
+    mismatch = None  # what the download was pinned by, and what it is
     if expected is not None and actual != expected:
+        mismatch = (f"checksum mismatch for {entry.name}/{file.path} from {url}: expected sha256 {expected} "
+                    f"({source}), got {actual}", " (--sha256)")
+    elif expected is None and file.git_blob and (blob := git_blob_of(part)) != file.git_blob:
+        mismatch = (f"git blob mismatch for {entry.name}/{file.path} from {url}: expected {file.git_blob} (the "
+                    f"upstream repository's, pinned in the catalog), got {blob}", "")
+    if mismatch is not None:
         part.unlink()   # a corrupt .part must not be resumed either
         kept = f"{target} was left as it was" if target.exists() else f"nothing was written to {target}"
-        raise FetchError(f"checksum mismatch for {entry.name}/{file.path} from {url}: expected sha256 {expected} "
-                         f"({source}), got {actual}; the download was discarded and {kept}. "
-                         f"A changed upstream file needs a new pin (--sha256); otherwise the download was "
-                         f"corrupted or tampered with")
-    if expected is None and file.git_blob and (blob := git_blob_of(part)) != file.git_blob:
-        part.unlink()
-        kept = f"{target} was left as it was" if target.exists() else f"nothing was written to {target}"
-        raise FetchError(f"git blob mismatch for {entry.name}/{file.path} from {url}: expected {file.git_blob} (the "
-                         f"upstream repository's, pinned in the catalog), got {blob}; the download was discarded and "
-                         f"{kept}. A changed upstream file needs a new pin; otherwise the download was corrupted or "
-                         "tampered with")
+        what, how = mismatch
+        raise FetchError(f"{what}; the download was discarded and {kept}. A changed upstream file needs a new "
+                         f"pin{how}; otherwise the download was corrupted or tampered with")
     os.replace(part, target)
     return FetchedFile(target, actual, "downloaded", source)
 
