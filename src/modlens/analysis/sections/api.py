@@ -6,7 +6,7 @@ from typing import Any
 from modlens.analysis import api_traffic
 from modlens.analysis.data import StudyData
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import detector, table
+from modlens.analysis.sections.html import detector, fewer, table
 from modlens.analysis.skip import Skip
 
 METHOD = ("Calls to the Perspective-compatible endpoint (`POST /v1alpha1/comments:analyze`, `comments:suggestscore`) "
@@ -27,10 +27,8 @@ def render(s: dict[str, Any]) -> str:
 
     def mean(name: str, r: dict[str, Any], d: str) -> Any:
         """The mean, and over how many of the community's analyze calls when the detector scored fewer."""
-        value, n = r["mean_score"].get(d), scored.get(name, {}).get(d)
-        if value is None or n is None or n >= r["analyze"]:
-            return value
-        return f"{value:.3f} ({n} of {r['analyze']} analysed)"
+        value, suffix = r["mean_score"].get(d), fewer(scored.get(name, {}).get(d), r["analyze"], "analysed")
+        return f"{value:.3f}{suffix}" if value is not None and suffix else value
     rows = [[name, r["analyze"], r["suggestscore"], r["client_tokens"], r["sessions"], r["calibrated"],
              *(mean(name, r, d) for d in detectors)] for name, r in s["communities"].items()]
     return (f"<p>{s['n_calls']} logged calls.</p>"

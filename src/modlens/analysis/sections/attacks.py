@@ -7,7 +7,7 @@ from typing import Any
 from modlens.analysis import attacks
 from modlens.analysis.data import StudyData
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import detector, table
+from modlens.analysis.sections.html import detector, fewer, table
 from modlens.analysis.skip import Skip
 
 METHOD = ("Attack success rate: false-negative rate of the target on TAEs (false-positive rate on BAEs), "
@@ -39,10 +39,8 @@ def render(s: dict[str, Any]) -> str:
 
     def verified(r: dict[str, Any]) -> Any:
         """The verified rate, and over how many attempts when the target scored fewer of their texts."""
-        n = r.get("n_verified")
-        if r["success_verified"] is None or n is None or n >= r["attempts"]:
-            return r["success_verified"]
-        return f"{r['success_verified']:.3f} ({n} of {r['attempts']} verified)"
+        value, suffix = r["success_verified"], fewer(r.get("n_verified"), r["attempts"], "verified")
+        return f"{value:.3f}{suffix}" if value is not None and suffix else value
 
     def after_filters(r: dict[str, Any]) -> Any:
         """Successes every filter checked and passed; those that failed none unchecked by one, apart."""

@@ -9,7 +9,7 @@ from modlens.analysis.data import StudyData
 from modlens.analysis.references import cite
 from modlens.analysis.sections import svg
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import detector, source_heading, table, unscored_note, with_ci
+from modlens.analysis.sections.html import detector, fewer, source_heading, table, unscored_note, with_ci
 from modlens.analysis.skip import Skip
 
 METHOD = ("HateCheck (Röttger et al. 2021): a case is right when the detector's decision (score ≥ its "
@@ -42,7 +42,7 @@ def _render_source(s: dict[str, Any]) -> str:
     def cells(row: dict[str, Any]) -> list[str]:
         """Each detector's accuracy; over how many of the row's cases when it scored fewer (it failed on,
         or never scored, the others), since the row's n counts them all."""
-        return [with_ci(c["accuracy"], c["ci"]) + (f" ({c['n']} of {row['n']} scored)" if c["n"] < row["n"] else "")
+        return [with_ci(c["accuracy"], c["ci"]) + fewer(c["n"], row["n"], "scored")
                 for c in (row["detectors"][d["label"]] for d in dets)]
     out = [f"<p>{s['n_cases']} cases; accuracy [Wilson 95% interval]. Detectors: "
            + ", ".join(f"{html.escape(c)} (threshold {d['threshold']}, {d['n_scored']} scored)" for c, d in zip(cols, dets))

@@ -60,6 +60,12 @@ def detector(name: str, version: Any) -> str:
     return (_SHORT.get() or {}).get((name, str(version)), name)
 
 
+def fewer(k: int | None, n: int | None, what: str) -> str:
+    """` (k of n WHAT)` when a figure rests on fewer than the row's n (a detector that scored fewer
+    cases, replicates without a value); empty when it rests on all of them or either count is unknown."""
+    return f" ({k} of {n} {what})" if k is not None and n is not None and k < n else ""
+
+
 def with_ci(value: float | None, ci: list[float] | None) -> str:
     """A number with its interval, e.g. `0.812 [0.790, 0.833]`. The interval is bound by no-break
     spaces, so a narrow column breaks a cell only between the number and its interval."""

@@ -8,7 +8,7 @@ from modlens.analysis import human
 from modlens.analysis.data import StudyData
 from modlens.analysis.references import cite
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import WARN_STYLE, plt, png, table
+from modlens.analysis.sections.html import WARN_STYLE, fewer, plt, png, table
 from modlens.analysis.skip import Skip
 
 METHOD = (f"Ratings with an inconsistent anchor pair (Muralikumar, Yang and McDonald 2023, Table 1), ratings of "
@@ -37,7 +37,7 @@ def alpha_interval(a: dict[str, Any], drawn: int | None) -> str:
     ci, used = a.get("alpha_ci"), a.get("alpha_ci_replicates")
     if ci is None:
         return "–"
-    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" + (f" ({used} of {drawn} replicates)" if drawn and used and used < drawn else "")
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" + fewer(used, drawn, "replicates")
 
 
 def replicates_note(boot: dict[str, Any]) -> str:
