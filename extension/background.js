@@ -39,7 +39,7 @@ if (typeof importScripts === "function") {
   async function openStartPage(install) {
     const session = chrome.storage.session;
     if (session && (await session.get("startPageShown")).startPageShown) return;
-    const seed = await config.seed();
+    const seed = config.seedFile; // read by config.load(): this runs after ready()
     const toTasks = !!seed && seed.start === "tasks";
     if (!install && !toTasks) return;
     if (session) await session.set({ startPageShown: true });

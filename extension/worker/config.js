@@ -11,12 +11,15 @@
     detectors: [],
     consent: null, // {study_id, at, media, text}
     salts: {}, // study_id -> random salt
+    seedFile: null, // seed.json as load() read it (seed()), or null
 
     async load() {
       const got = await store.get(["settings", "study", "detectors", "consent", "salts"]);
       this.settings = { ...ns.DEFAULT_SETTINGS, ...(got.settings || {}) };
       this.settings.sites = { ...ns.DEFAULT_SETTINGS.sites, ...(this.settings.sites || {}) };
-      if (!got.settings) await this.applySeed();
+      // seed.json is packaged with this copy of the extension: it cannot change while the worker runs
+      this.seedFile = await this.seed();
+      if (!got.settings) await this.applySeed(this.seedFile);
       if (!this.settings.raterId) {
         this.settings.raterId = ns.newId("rater");
         await store.set({ settings: this.settings });
@@ -26,13 +29,12 @@
       this.consent = got.consent || null;
       this.salts = got.salts || {};
       // browser tests' shorter waits (lib/constants.js applyTimings), given to content scripts too
-      this.timings = ns.applyTimings(((await this.seed()) || {}).timings);
+      this.timings = ns.applyTimings((this.seedFile || {}).timings);
     },
 
     // `modlens browse` writes seed.json (daemon address + token) into its copy of the extension,
-    // so a participant needs no pairing step. Read once, when no settings exist yet.
-    async applySeed() {
-      const seed = await this.seed();
+    // so a participant needs no pairing step. Applied once, when no settings exist yet.
+    async applySeed(seed) {
       if (!seed) return;
       for (const k of ["daemonUrl", "token", "raterId"]) if (typeof seed[k] === "string" && seed[k]) this.settings[k] = seed[k];
       if (!ns.loopbackDaemonUrl(this.settings.daemonUrl)) this.settings.daemonUrl = ns.DEFAULT_SETTINGS.daemonUrl;
