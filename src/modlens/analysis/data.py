@@ -128,6 +128,16 @@ def choose_label_sets(sets: list[dict[str, Any]], asked: Sequence[str] = ()) -> 
     return dict(sorted(chosen.items()))
 
 
+def chosen_gold(log: StudyLog, asked: Sequence[str] = ()) -> tuple[dict[str, dict[str, Any]], dict[int, str]]:
+    """(source -> the label set chosen, `choose_label_sets`; comment_id -> its gold label in that set):
+    the gold labels as every reader of them takes them (a set that gives a comment no value gives it
+    no gold label)."""
+    gold_sets = choose_label_sets(label_records.label_sets(log), asked)
+    return gold_sets, {r["comment_id"]: r["value"]
+                       for r in label_records.gold_labels(log, [s["label_set_id"] for s in gold_sets.values()])
+                       if r["value"] is not None}
+
+
 def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None = None) -> StudyData:
     """The log at `path`, read in one read transaction (a daemon writing meanwhile cannot make its
     tables disagree); `label_sets`: the gold label sets to use (ids or definitions). `log`: a log the
@@ -150,10 +160,9 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
     # gold `toxic` comes from a label set only: a `labels` row of that name is no gold label
     for r in q("SELECT comment_id, name, value FROM labels WHERE name != ? ORDER BY source", (label_records.GOLD,)):
         labels.setdefault(r["comment_id"], {})[r["name"]] = r["value"]
-    gold_sets = choose_label_sets(label_records.label_sets(log), label_sets)
-    for r in label_records.gold_labels(log, [s["label_set_id"] for s in gold_sets.values()]):
-        if r["value"] is not None:
-            labels.setdefault(r["comment_id"], {})[label_records.GOLD] = r["value"]
+    gold_sets, gold = chosen_gold(log, label_sets)
+    for comment_id, value in gold.items():
+        labels.setdefault(comment_id, {})[label_records.GOLD] = value
     scores = {(r["text_id"], r["detector_id"]): (None if r["error"] else r["toxicity"])
               for r in q("SELECT text_id, detector_id, toxicity, error FROM scores")}
     variants = []

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from modlens.errors import ModlensError
-from modlens.studylog.records import labels as label_records
 from modlens.studylog.records.labels import GOLD
 
 FORMAT = "modlens-itemset"
@@ -78,12 +77,12 @@ def _detector(log: Any, spec: str) -> dict[str, Any]:
     return newest
 
 
-def _gold_sets(log: Any, asked: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """source -> the label set its gold labels are read from, chosen as the report chooses it."""
-    from modlens.analysis.data import LabelSetError, choose_label_sets
+def _gold(log: Any, asked: Sequence[str]) -> tuple[dict[str, dict[str, Any]], dict[int, str]]:
+    """The label sets gold labels are read from and the gold labels, as the report takes them."""
+    from modlens.analysis.data import LabelSetError, chosen_gold
 
     try:
-        return choose_label_sets(label_records.label_sets(log), asked)
+        return chosen_gold(log, asked)
     except LabelSetError as err:
         raise ItemSetError(err.message, fix=err.fix) from None
 
@@ -129,10 +128,7 @@ def draw(db: str | Path, *, per_platform: int, detector: str | None = None, labe
         else:
             scores = {}
             if label == GOLD:  # not a `labels` row: gold labels live in versioned sets
-                gold_sets = _gold_sets(log, label_sets)
-                labels = {r["comment_id"]: r["value"]
-                          for r in label_records.gold_labels(log, [s["label_set_id"] for s in gold_sets.values()])
-                          if r["value"] is not None}  # the source gives none: no gold label
+                gold_sets, labels = _gold(log, label_sets)
             else:
                 labels = {r["comment_id"]: r["value"] for r in log.query(
                     "SELECT comment_id, value FROM labels WHERE name = ? ORDER BY source", (label,))}
