@@ -25,10 +25,9 @@ POOL_RECORD = POOLS_DIR / "profanity-check.pool.json"
 
 
 def installed_vectorizer() -> Any:
-    """The TF-IDF vectorizer alt-profanity-check loads (its module-level `vectorizer`)."""
-    from profanity_check import profanity_check as module
-
-    return module.vectorizer
+    """The TF-IDF vectorizer profanity-check scores with: the installed package's vectorizer.joblib,
+    loaded as the detector loads it (`create`; importing profanity_check would load another copy)."""
+    return create()._vectorizer
 
 
 def vectorizer_fingerprint(vectorizer: Any) -> str:
