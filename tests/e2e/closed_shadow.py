@@ -41,6 +41,11 @@ def _walk(node: dict):
         yield from _walk(node["contentDocument"])
 
 
+# a rating of a comment as not toxic: formal, respectful, no stereotype, less toxic than both anchors
+NOT_TOXIC_PICKS = (("formality", "formal"), ("respectfulness", "respectful"), ("stereotypes", "not present"),
+                   ("vs_hard", "less"), ("vs_extreme", "less"))
+
+
 class Marker:
     """The `nth` marker (in document order) for comment `key` (any comment when None)."""
 
@@ -64,6 +69,15 @@ class Marker:
 
     def locator(self, selector: str) -> ShadowLocator:
         return ShadowLocator(self, selector)
+
+    def rate(self, picks=None) -> "Marker":
+        """Opens its rating panel, checks `picks` ((field, value) pairs; default `NOT_TOXIC_PICKS`) and
+        submits, with trusted input as a participant does."""
+        self.locator("button.rate").click()
+        for name, value in picks or NOT_TOXIC_PICKS:
+            self.locator(f'input[name="{name}"][value="{value}"]').check()
+        self.locator('button[type="submit"]').click()
+        return self
 
 
 def markers(page) -> list[Marker]:

@@ -178,11 +178,7 @@ def test_a_rating_reads_not_saved_until_the_daemon_acknowledged_it(browser, daem
         daemon.stop()
         try:
             wait_for(lambda: browser.state()["conn"] != "ready", 15, "the worker to notice the daemon is gone")
-            m.locator("button.rate").click()
-            for name, value in [("formality", "formal"), ("respectfulness", "respectful"), ("stereotypes", "not present"),
-                                ("vs_hard", "less"), ("vs_extreme", "less")]:
-                m.locator(f'input[name="{name}"][value="{value}"]').check()
-            m.locator('button[type="submit"]').click()
+            m.rate()
             shown = wait_for(lambda: (t := marker_text(page, key)) and "rated" in t and t, 10, "the answer in the marker")
             assert "not saved yet" in shown, shown
         finally:

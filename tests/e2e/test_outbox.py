@@ -80,11 +80,7 @@ def test_outbox_survives_daemon_restart_and_stopped_worker(browser, daemon, tmp_
     try:
         wait_for(lambda: browser.state()["conn"] != "ready", 15, "the worker to notice the daemon is gone")
         # a rating and a new page's comments, both created while the daemon is down
-        m.locator("button.rate").click()
-        for name, value in [("formality", "formal"), ("respectfulness", "respectful"), ("stereotypes", "not present"),
-                            ("vs_hard", "less"), ("vs_extreme", "less")]:
-            m.locator(f'input[name="{name}"][value="{value}"]').check()
-        m.locator('button[type="submit"]').click()
+        m.rate()
         url2, items2 = serve_youtube_page(browser, tmp_path, "OutboxT0002", [f"offline comment number {i}" for i in range(5)])
         page2 = browser.context.new_page()
         page2.goto(url2)

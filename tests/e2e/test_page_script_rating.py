@@ -70,15 +70,6 @@ def ratings_for(daemon, key):
     return [r for r in daemon.ratings() if r["comment_key"] == key]
 
 
-def rate_as_participant(page, key, picks):
-    m = Marker(page, key)
-    m.locator("button.rate").click()
-    for name, value in picks:
-        m.locator(f'input[name="{name}"][value="{value}"]').check()
-    m.locator('button[type="submit"]').click()
-    return m
-
-
 def test_page_script_reads_no_score_and_records_no_rating(yt_page, browser, daemon):
     browser.set_settings({"display": "scores"})
     try:
@@ -93,7 +84,7 @@ def test_page_script_reads_no_score_and_records_no_rating(yt_page, browser, daem
     assert leaks == [], "a page script read the detector's scores"
     # the participant rates another comment afterwards over the same socket: once that rating is in
     # the log, anything the script had sent before it would be there too
-    rate_as_participant(yt_page, PROBE, OWN_PICKS)
+    Marker(yt_page, PROBE).rate(OWN_PICKS)
     wait_for(lambda: ratings_for(daemon, PROBE), 15, "the participant's own rating in the study log")
     assert ratings_for(daemon, ATTACKED) == [], "a page script's rating was recorded"
 

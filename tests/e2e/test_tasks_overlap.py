@@ -139,12 +139,7 @@ def test_two_participants_get_the_same_sample_and_task_progress(raters, multi_da
 
     # rate one sampled comment on the task page: the open popup moves to 1/2
     key = sorted(sample)[0]
-    m = Marker(pa, key)  # its closed shadow root, clicked with trusted input
-    m.locator("button.rate").click()
-    for name, value in (("formality", "formal"), ("respectfulness", "respectful"), ("stereotypes", "not present"),
-                        ("vs_hard", "less"), ("vs_extreme", "less")):
-        m.locator(f'input[name="{name}"][value="{value}"]').check()
-    m.locator('button[type="submit"]').click()
+    Marker(pa, key).rate()  # its closed shadow root, clicked with trusted input
     wait_for(lambda: first.locator(".progress").inner_text() == "1/2", 10, "task progress 1/2 in the popup")
     assert "0/2 pages done · 1/2 rated" in popup.locator("#tasks-overall").inner_text()
     rows = wait_for(lambda: [r for r in multi_daemon.ratings() if r["comment_key"] == key], 15, "the rating in the study log")
