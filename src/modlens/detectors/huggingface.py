@@ -20,13 +20,13 @@ from modlens.detectors.base import FORWARDS_PER_CALL, Detector, DetectorUnavaila
 from modlens.detectors.hf_common import (LabelPlan, default_toxicity_label, load_pretrained, model_version,
                                          pick_dtype, probability_tensor, raw_labels)
 from modlens.detectors.hf_presets import PRESETS, preset as preset_options
-from modlens.detectors.pieces import PieceTokenizer, piece_size, wants_overlap
+from modlens.detectors.pieces import SplitCalls
 from modlens.paths import portable_model
 from modlens.detectors.minilm import (WarmUp, filler_token, pad_widths, pick_device, shapes, sdpa_attention,
                                       sub_batches, takes_prepared_mask, wants_warm_up, warm_up)
 
 
-class HFClassifier(Detector):
+class HFClassifier(SplitCalls, Detector):
     name = "hf-classifier"
     releases_gil = True  # the model's forward passes (torch)
 
@@ -44,10 +44,8 @@ class HFClassifier(Detector):
         # counts padded to powers of two on CUDA (a bounded set of shapes, each run once at load there)
         self.widths, self.pad_rows = pad_widths(self.max_length), device.startswith("cuda")
         # and with `overlap_tokenize`, calls split into pieces, the next tokenized on a producer thread
-        # meanwhile (`pieces`; `split_calls` without `overlap` is for tests only)
-        self.overlap = wants_overlap(overlap_tokenize, device)
-        self.split_calls = self.overlap
-        self.producer = PieceTokenizer("tokenize-hf")
+        # meanwhile (`pieces.SplitCalls`)
+        self.split_settings(overlap_tokenize, device, "tokenize-hf")
         self.pad_id = pad_token(tokenizer, source)
         self.max_batch = self.batch_size * FORWARDS_PER_CALL  # texts per call; forward passes stay batch_size rows
         self.label_map = dict(label_map)
@@ -85,8 +83,7 @@ class HFClassifier(Detector):
             return ids
 
         # closed here, even on an error: the producer is done with the tokenizer before the caller goes on
-        with closing(self.producer.pieces(texts, tokenize, piece_size(self.split_calls, self.batch_size),
-                                          self.overlap)) as pieces:
+        with closing(self.tokenized_pieces(texts, tokenize)) as pieces:
             return [self.plan.scores(row) for row in self._piece_probabilities(pieces, len(texts))]
 
     def _probabilities(self, ids: Sequence[Sequence[int]]) -> list[list[float]]:

@@ -26,7 +26,7 @@ from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavail
                                     auto_choice, directory_hash)
 from modlens.detectors import quality
 from modlens.detectors.hf_common import pick_dtype
-from modlens.detectors.pieces import PieceTokenizer, piece_size, wants_overlap
+from modlens.detectors.pieces import SplitCalls
 from modlens.trainingdata import HASHES_SUFFIX, KNOWN_POOLS, Training
 from modlens.paths import file_reference, portable
 
@@ -257,7 +257,7 @@ def warm_up(run: Callable[[list[list[int]]], object], all_shapes: Sequence[tuple
     return WarmUp(passes, time.perf_counter() - t0)
 
 
-class SentenceEncoder:
+class SentenceEncoder(SplitCalls):
     """MiniLM-style encoder: texts -> L2-normalised mean-pooled embeddings (numpy float32)."""
 
     def __init__(self, model_dir: str | Path | None = None, *, device: str = "auto",
@@ -288,10 +288,8 @@ class SentenceEncoder:
         self.pad_rows = self.device.startswith("cuda")
         # with `overlap_tokenize`, a call of more than two passes' texts runs in pieces, the next tokenized
         # on a producer thread meanwhile (`pieces`); else (the default) the call is tokenized and bucketed
-        # whole. `split_calls` without `overlap` (pieces on the caller's thread) is for tests only
-        self.overlap = wants_overlap(overlap_tokenize, self.device)
-        self.split_calls = self.overlap
-        self.producer = PieceTokenizer("tokenize-minilm")
+        # whole (`pieces.SplitCalls`)
+        self.split_settings(overlap_tokenize, self.device, "tokenize-minilm")
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir))
         self.pad_id = int(self.tokenizer.pad_token_id or 0)
         model = AutoModel.from_pretrained(str(self.model_dir))
@@ -369,8 +367,7 @@ class SentenceEncoder:
         words = _WordLogits(texts, spans, *word_logits, self.device) if word_logits else None
 
         def pieces() -> Generator[tuple[int, Sequence[Sequence[int]]], None, None]:
-            with closing(self.producer.pieces(texts, tokenize, piece_size(self.split_calls, self.batch_size),
-                                              self.overlap)) as tokenized:
+            with closing(self.tokenized_pieces(texts, tokenize)) as tokenized:
                 for start, enc in tokenized:
                     part = enc["input_ids"]
                     ids[start:start + len(part)] = part

@@ -97,3 +97,26 @@ class PieceTokenizer:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+class SplitCalls:
+    """The piece settings of a model that tokenizes in pieces (the embedded MiniLM encoder and
+    hf-classifier), set once by `split_settings`: `overlap` (the `overlap_tokenize` option, decided by
+    `wants_overlap`), `split_calls` (calls run in pieces; without `overlap`, on the caller's thread: for
+    tests and benches only) and `producer`, the `PieceTokenizer` whose thread `close()` stops."""
+
+    batch_size: int
+    overlap: bool
+    split_calls: bool
+    producer: PieceTokenizer
+
+    def split_settings(self, overlap_tokenize: bool | str, device: str, thread_name: str) -> None:
+        self.overlap = wants_overlap(overlap_tokenize, device)
+        self.split_calls = self.overlap
+        self.producer = PieceTokenizer(thread_name)
+
+    def tokenized_pieces(self, texts: Sequence[str],
+                         tokenize: Callable[[list[str]], T]) -> Generator[tuple[int, T], None, None]:
+        """`PieceTokenizer.pieces` at these settings, pieces of `piece_size` at the current `batch_size`;
+        close it when done (`contextlib.closing`)."""
+        return self.producer.pieces(texts, tokenize, piece_size(self.split_calls, self.batch_size), self.overlap)
