@@ -5,22 +5,29 @@
 (function (ns) {
   const store = chrome.storage.local;
   let saveTimer = null;
+  // The counted comment ids are appended, one storage key per batch of ids newly counted
+  // ("cc:kind:study:first id" -> {kind, study, ids}), never rewritten: a participant sees thousands
+  // of comments, and an ack must not rewrite all of them. An id is in at most one batch of its
+  // kind and study (only ids not counted yet are written), so a batch's first id names it alone.
+  const BATCH = "cc:";
+  const LEGACY = "countedComments"; // {study: {saved: [ids], scored: [ids]}}, rewritten whole on every ack
+  const batchKey = (kind, study, ids) => `${BATCH}${kind}:${study}:${ids[0]}`;
 
   const counters = {
     // media_*: images attached to comments (worker/media.js): sent (on the socket), scored (logged),
     // failed (fetch, size or type), skipped (over media.max_per_comment)
     // saved: comments whose rows the daemon acknowledged (comments_ok); scored: those a detector
-    // scored; both the sizes of `counted` (countComments). rated: ratings it acknowledged
+    // scored; both the sizes of `counted`, recomputed on load (countComments). rated: ratings it acknowledged
     totals: { saved: 0, scored: 0, rated: 0, errors: 0, media_sent: 0, media_scored: 0, media_failed: 0, media_skipped: 0 },
     rated: {},
     taskPageOf: {}, // "platform|key" -> task page id (lib/tasks.js pageId)
     // study id -> {saved: Set, scored: Set} of study-log comment ids (comments_ok.comment_ids,
     // scores items[].comment_id): a comment sent again (its page loaded again, a resend after a lost
-    // answer, a worker restart) is the same row and counts once. Stored as "countedComments".
+    // answer, a worker restart) is the same row and counts once. Stored as "cc:" batches (above).
     counted: {},
 
     async load() {
-      const got = await store.get(["totals", "rated", "taskPageOf", "countedComments"]);
+      const got = await store.get(null);
       // `sent` (comments put in the outbox, whatever became of them) and `found` (never counted)
       // were stored by earlier versions: not shown as anything. Their `saved` and `scored` counted
       // a comment again each time it was sent: replaced by the distinct comments stored here.
@@ -29,9 +36,12 @@
       delete kept.found;
       this.totals = { ...this.totals, ...kept };
       this.counted = {};
-      for (const [study, ids] of Object.entries(got.countedComments || {})) {
-        this.counted[study] = { saved: new Set(ids.saved || []), scored: new Set(ids.scored || []) };
+      for (const [key, batch] of Object.entries(got)) {
+        if (key.startsWith(BATCH) && batch && Array.isArray(batch.ids) && (batch.kind === "saved" || batch.kind === "scored")) {
+          for (const id of batch.ids) this.setsOf(batch.study)[batch.kind].add(id);
+        }
       }
+      if (got[LEGACY]) await this.migrate(got[LEGACY]);
       for (const kind of ["saved", "scored"]) {
         this.totals[kind] = Object.values(this.counted).reduce((n, sets) => n + sets[kind].size, 0);
       }
@@ -43,15 +53,44 @@
      *  running study, each once ever; stored, with the totals, before it returns. */
     async countComments(kind, ids) {
       const study = (ns.config.study && ns.config.study.study_id) || "";
-      const sets = this.counted[study] || (this.counted[study] = { saved: new Set(), scored: new Set() });
-      let added = 0;
+      const counted = this.setsOf(study)[kind];
+      const fresh = [];
       for (const id of ids) {
-        if (Number.isInteger(id) && !sets[kind].has(id)) { sets[kind].add(id); added += 1; }
+        if (Number.isInteger(id) && !counted.has(id)) { counted.add(id); fresh.push(id); }
       }
-      if (!added) return;
-      this.totals[kind] += added;
-      const stored = Object.fromEntries(Object.entries(this.counted).map(([s, v]) => [s, { saved: [...v.saved], scored: [...v.scored] }]));
-      await store.set({ countedComments: stored, totals: this.totals });
+      if (!fresh.length) return;
+      this.totals[kind] += fresh.length;
+      try {
+        await store.set({ [batchKey(kind, study, fresh)]: { kind, study, ids: fresh }, totals: this.totals });
+      } catch (err) {
+        // not stored, not counted: the message stays in the outbox, and its next ack counts these
+        for (const id of fresh) counted.delete(id);
+        this.totals[kind] -= fresh.length;
+        throw err;
+      }
+    },
+
+    setsOf(study) {
+      return this.counted[study] || (this.counted[study] = { saved: new Set(), scored: new Set() });
+    },
+
+    /** Ids stored by versions that kept them as one collection: written as batches, then dropped
+     *  (stopped in between, the next start reads both and writes the same batches again). */
+    async migrate(legacy) {
+      const batches = {};
+      for (const [study, lists] of Object.entries(legacy)) {
+        for (const kind of ["saved", "scored"]) {
+          const ids = (lists[kind] || []).filter(Number.isInteger);
+          for (const id of ids) this.setsOf(study)[kind].add(id);
+          if (ids.length) batches[batchKey(kind, study, ids)] = { kind, study, ids };
+        }
+      }
+      try {
+        await store.set(batches);
+        await store.remove(LEGACY);
+      } catch (err) { // counted all the same; the old collection is read again next start
+        console.error("modlens: could not move the counted comment ids", String(err));
+      }
     },
 
     saveSoon() {
