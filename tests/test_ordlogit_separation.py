@@ -204,3 +204,49 @@ def test_alpha_interval_in_the_report_is_reproducible(logs, tmp_path):
     synthetic.generate(db, synthetic.SyntheticSpec(seed=1))
     again = report_from_db(db)["sections"]["human"]["attributes"]
     assert [a["alpha_ci"] for a in again] == [a["alpha_ci"] for a in logs["normal"]["sections"]["human"]["attributes"]]
+
+
+# --- convergence: "converged" says the search settled on a finite minimum --------------------------
+
+def _overlapping(n=400):
+    rng = np.random.default_rng(3)
+    score, platform = rng.random(n), rng.integers(0, 3, n)
+    X = np.column_stack([score, platform == 1, platform == 2]).astype(float)
+    return X, np.digitize(X @ [6.0, -1.0, 0.7] + rng.logistic(size=n), [2.0, 3.5])
+
+
+def test_ml_fit_on_separated_data_is_not_converged():
+    """The likelihood of separated data rises without bound as the score coefficient grows: the
+    search stops on the way to infinity, and its Hessian may even invert there. Not converged."""
+    for s, y in (_separated(np.random.default_rng(0)), _separated(np.random.default_rng(9), n=40)):
+        ml = ordlogit.fit(s[:, None], y, 3)
+        assert not ml.converged and "separat" in ml.convergence_note
+        penalized = ordlogit.fit(s[:, None], y, 3, penalty="jeffreys")  # finite by construction
+        assert penalized.converged and penalized.convergence_note is None
+
+
+def test_ml_fit_on_overlapping_data_is_converged():
+    X, y = _overlapping()
+    model = ordlogit.fit(X, y, 3)
+    assert model.converged and model.convergence_note is None and model.cov is not None
+
+
+def test_fit_stopped_at_its_iteration_limit_is_not_converged(monkeypatch):
+    X, y = _overlapping()
+    monkeypatch.setattr(ordlogit, "MAX_ITER", 3)  # a real search, cut short: its Hessian still inverts
+    model = ordlogit.fit(X, y, 3)
+    assert model.cov is not None
+    assert not model.converged and "iteration limit" in model.convergence_note
+
+
+def test_report_says_a_fit_that_stopped_at_its_iteration_limit_did_not_converge(tmp_path, monkeypatch):
+    db = tmp_path / "study.sqlite"
+    synthetic.generate(db, synthetic.SyntheticSpec(seed=1))
+    fit = report_from_db(db)["sections"]["people"]["detectors"][0]["attributes"]["toxicity"]
+    assert fit["converged"] and fit["reliable"]
+    monkeypatch.setattr(ordlogit, "MAX_ITER", 3)
+    report = report_from_db(db)
+    fit = report["sections"]["people"]["detectors"][0]["attributes"]["toxicity"]
+    assert fit["converged"] is False and fit["reliable"] is False
+    assert any("iteration limit" in w for w in fit["warnings"])
+    assert "UNRELIABLE" in render_html(report)

@@ -13,6 +13,12 @@ Jeffreys prior, finite under separation because I vanishes as the coefficients g
 for cumulative link models Kosmidis 2014). Its standard errors are Wald errors from the observed
 information of the unpenalized likelihood at that estimate (as logistf reports them): usable,
 but approximate under separation, so callers label them.
+
+`converged` is true only when the search settled on a finite minimum of its objective: it ended
+before its iteration limit, the objective's gradient there is ~0, its Hessian is positive
+definite (curvature in every direction), and, for the maximum-likelihood fit, the data are not
+separated (then the likelihood has no maximum to settle on, whatever the optimizer says).
+`convergence_note` says which of these failed.
 """
 from __future__ import annotations
 
@@ -23,7 +29,11 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
+from modlens.analysis import separation
 from modlens.errors import ModlensError
+
+MAX_ITER = 2000   # BFGS iterations; the Nelder-Mead polish gets ten times as many
+GRAD_TOL = 1e-4   # largest |gradient| of the objective at a converged estimate (settled fits: ~1e-6)
 
 
 class FitError(ModlensError, ValueError):
@@ -42,6 +52,7 @@ class OrderedLogit:
     converged: bool
     names: list[str] = field(default_factory=list)
     penalty: str | None = None  # None: maximum likelihood; "jeffreys": Firth-type penalized
+    convergence_note: str | None = None  # why `converged` is false (None when it is true)
 
     def probabilities(self, X: np.ndarray) -> np.ndarray:
         """P(y = j | x) for every row of X: shape (n, K)."""
@@ -134,10 +145,13 @@ def fit(X: np.ndarray, outcomes: Sequence[int] | np.ndarray, n_levels: int, name
     def objective(params: np.ndarray) -> float:
         return f(params) if penalty is None else _jeffreys_penalized(params, X, y, n_levels)
 
-    res = minimize(objective, start, method="BFGS", options={"gtol": 1e-7, "maxiter": 2000})
+    res = minimize(objective, start, method="BFGS", options={"gtol": 1e-7, "maxiter": MAX_ITER})
+    limit = MAX_ITER
     if not res.success:  # BFGS can stop on precision loss near the optimum; polish with Nelder-Mead
-        res2 = minimize(objective, res.x, method="Nelder-Mead", options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 20000})
-        res = res2 if res2.fun <= res.fun else res
+        res2 = minimize(objective, res.x, method="Nelder-Mead",
+                        options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 10 * MAX_ITER})
+        if res2.fun <= res.fun:
+            res, limit = res2, 10 * MAX_ITER
     cov: np.ndarray | None
     try:
         cov = np.linalg.inv(_hessian(f, res.x))
@@ -146,9 +160,40 @@ def fit(X: np.ndarray, outcomes: Sequence[int] | np.ndarray, n_levels: int, name
     except np.linalg.LinAlgError:
         cov = None
     p = X.shape[1]
+    note = _unsettled(objective, res.x, res.nit >= limit, limit, X, y, n_levels, penalty)
     return OrderedLogit(beta=res.x[:p], cutpoints=_cutpoints(res.x[p:]), params=res.x, cov=cov,
-                        loglik=-f(res.x), n=len(y), n_levels=n_levels,
-                        converged=bool(res.success) or cov is not None, names=list(names or []), penalty=penalty)
+                        loglik=-f(res.x), n=len(y), n_levels=n_levels, converged=note is None,
+                        names=list(names or []), penalty=penalty, convergence_note=note)
+
+
+def _unsettled(objective: Callable[[np.ndarray], float], x: np.ndarray, at_limit: bool, limit: int,
+               X: np.ndarray, y: np.ndarray, n_levels: int, penalty: str | None) -> str | None:
+    """Why the search's end point `x` is not a settled, finite minimum of `objective` (None: it is).
+    The optimizer's own success flag is not enough: on separated data it reports success on a
+    flat stretch of likelihood far along the ray to infinity."""
+    if at_limit:
+        return f"stopped at its iteration limit ({limit}) before the search settled"
+    if penalty is None:
+        missing = sorted(set(range(n_levels)) - set(y.tolist()))
+        if missing:
+            return (f"level(s) {missing} never occur: their cut points are not identified, so the "
+                    "likelihood has no maximum")
+        sep = separation.check(X, y, n_levels)
+        if sep.kind is not None:
+            return (f"the data are separated ({sep.kind}): the likelihood keeps rising as the coefficients "
+                    "grow, so there is no maximum to converge to")
+    eps = 1e-6
+    grad = np.array([(objective(x + e) - objective(x - e)) / (2 * eps) for e in np.eye(len(x)) * eps])
+    if not np.all(np.isfinite(grad)) or np.abs(grad).max() > GRAD_TOL:
+        return f"the gradient has not settled (largest |gradient| {np.abs(grad).max():.2g} > {GRAD_TOL:g})"
+    hessian = _hessian(objective, x)
+    try:
+        if not np.all(np.isfinite(hessian)):
+            raise np.linalg.LinAlgError("non-finite Hessian")
+        np.linalg.cholesky(hessian)
+    except np.linalg.LinAlgError:
+        return "the Hessian is not positive definite: the estimate is not a determined minimum"
+    return None
 
 
 def crossing(model: OrderedLogit, x_other: np.ndarray, score_index: int = 0,

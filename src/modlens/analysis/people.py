@@ -71,8 +71,11 @@ def fit_attribute(data: StudyData, majority: dict[int, dict[str, str]], attr: st
         return {"error": str(err), "n": len(rows)}
     warnings = _warnings(sep, names, counts, {lv: int((y == k).sum()) for k, lv in enumerate(used)})
     reliable = model.converged and model.cov is not None and bool(np.all(np.abs(model.beta) < 1e4))
-    if not reliable:
-        warnings.append("the fit did not converge to a finite estimate with standard errors: do not use its numbers")
+    if not model.converged:
+        warnings.append(f"the fit did not converge ({model.convergence_note}): do not use its numbers")
+    elif not reliable:
+        warnings.append("the fit has no finite estimate with standard errors (a coefficient of 1e4 or more, or a "
+                        "singular information matrix): do not use its numbers")
     se = model.se()
     coef = []
     for i, name in enumerate(names):
