@@ -15,7 +15,7 @@ import sqlite3
 from typing import Any
 
 from modlens.studylog.codec import now_iso
-from modlens.studylog.tables import TABLE, TRAVELLING, Table, Travel
+from modlens.studylog.tables import TABLE, TRAVELLING, Column, Table, Travel
 
 
 def _travel(table: Table) -> Travel:
@@ -23,18 +23,28 @@ def _travel(table: Table) -> Travel:
     return table.travel
 
 
-def _mapped(table: Table) -> str:
-    """temp.m_<table>: the bundle's rows (temp.bt_<table>) as this log will hold them, in bundle key order."""
-    travel = _travel(table)
-    select = [f"b.{table.row_id} AS old_id"] if table.row_id else []
-    joins = []
+def _carried(table: Table) -> list[tuple[Column, Table | None, bool]]:
+    """How merge carries each column of `table` but its row id: (column, the parent table whose id map
+    rewrites it or None, whether it arrives NULL: a local path, or a row the bundle never carries).
+    `_mapped` builds the rows by it and `_dangling` checks the references it rewrites."""
+    out = []
     for c in table.columns:
         parent = TABLE[c.references.split("(")[0]] if c.references else None
         if c.name == table.row_id:
             continue
-        if c.name in travel.local or (parent is not None and parent.travel is None):
-            select.append(f"NULL AS {c.name}")  # a local path, or a row the bundle never carries
-        elif parent is not None and parent.row_id:
+        empty = c.name in _travel(table).local or (parent is not None and parent.travel is None)
+        out.append((c, parent if parent is not None and parent.row_id and not empty else None, empty))
+    return out
+
+
+def _mapped(table: Table) -> str:
+    """temp.m_<table>: the bundle's rows (temp.bt_<table>) as this log will hold them, in bundle key order."""
+    select = [f"b.{table.row_id} AS old_id"] if table.row_id else []
+    joins = []
+    for c, parent, empty in _carried(table):
+        if empty:
+            select.append(f"NULL AS {c.name}")
+        elif parent is not None:
             join = "JOIN" if c.not_null else "LEFT JOIN"  # a NULL reference stays NULL
             joins.append(f"{join} temp.map_{parent.name} r_{c.name} ON r_{c.name}.old = b.{c.name}")
             select.append(f"r_{c.name}.new AS {c.name}")
@@ -49,10 +59,8 @@ def _dangling(conn: sqlite3.Connection, table: Table) -> None:
     """Raise when a row of the bundle points at a row of a parent table the bundle lacks: `_mapped`
     would drop it (a NOT NULL reference, inner join) or merge it pointing nowhere (NULL), and merge
     refuses rows that do not fit together rather than leave them out."""
-    for c in table.columns:
-        parent = TABLE[c.references.split("(")[0]] if c.references else None
-        if c.name == table.row_id or c.name in _travel(table).local or parent is None or parent.travel is None \
-                or not parent.row_id:
+    for c, parent, _ in _carried(table):
+        if parent is None:
             continue  # a reference merge does not map (a text key: the foreign key checks it)
         # a join, as `_mapped`'s, so SQLite indexes the map for it (a NOT EXISTS subquery scanned it per row)
         n = conn.execute(f"SELECT count(*) FROM temp.bt_{table.name} b LEFT JOIN temp.map_{parent.name} r "
