@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from modlens.detectors.base import Detector, LabelScores
 from modlens.engine import Engine
@@ -78,6 +78,43 @@ def attack_config(attack: Attack) -> dict[str, Any]:
     study key and the versions of the target and judges (a new model version is a new attack)."""
     return {**attack.config(), "target": attack.target_key, "target_version": attack.target.version,
             "judge_versions": {j.name: j.version for j in attack.judges}}
+
+
+# Fields an attack's config gained after modlens first logged attacks, each with a test of whether
+# the current value is the one a row logged before the field existed ran with: an older row lacks
+# the field, and is this attack only when that test holds (else it is attacked again). A field added
+# with no such value is not listed, so its older rows are redone: sentence_similarity's
+# encoder_version (2026-12-06) names the weights by content, and an older row named only their folder.
+SHIPPED_TABLE = {"lexicon": "perturbations.json", "lexicon_sha": "eb06062ed6bb"}  # the package's, unchanged since it shipped
+
+
+def _shipped_tables_only(data: Any) -> bool:
+    """transformation_data (2026-12-06) naming only the package's perturbation table, the one
+    human_lookup read by default before: {transformation key: table}, nested for composites."""
+    if not isinstance(data, dict) or not data:
+        return False
+    return data == SHIPPED_TABLE or all(_shipped_tables_only(v) for v in data.values())
+
+
+ERA_DEFAULTS: dict[str, Callable[[Any], bool]] = {"transformation_data": _shipped_tables_only}
+
+
+def same_attack(logged: dict[str, Any], config: dict[str, Any]) -> bool:
+    """Whether a logged attack's params record this attack config (`attack_config`): every field
+    equal, or absent from an older row and at the value that row's modlens ran with (ERA_DEFAULTS).
+    An older row's own table edits must name that table too (an edit records the table it came from)."""
+    for key, value in config.items():
+        if key in logged:
+            if logged[key] != value:
+                return False
+        elif key not in ERA_DEFAULTS or not ERA_DEFAULTS[key](value):
+            return False
+    if "transformation_data" not in logged:
+        tables = {(p.get("lexicon"), p.get("lexicon_sha")) for e in logged.get("edits") or ()
+                  if "lexicon_sha" in (p := e.get("params") or {})}
+        if tables - {(SHIPPED_TABLE["lexicon"], SHIPPED_TABLE["lexicon_sha"])}:
+            return False
+    return True
 
 
 def gold_toxic(labels: dict[str, Any]) -> bool | None:

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 from modlens.audit.attack_checks import check_attacks
-from modlens.audit.attacks import AttackSpec, ViaEngine, attack_config, build_attack, gold_toxic
+from modlens.audit.attacks import AttackSpec, ViaEngine, attack_config, build_attack, gold_toxic, same_attack
 from modlens.chunks import ChunkPipeline, Compute, ItemSource, LocalCompute, LogSink
 from modlens.chunks.sinks import GROUP_COMMIT_S
 from modlens.datasets.base import Dataset, DatasetItem
@@ -95,10 +95,12 @@ class Auditor:
 
     def _logged_attack(self, cid: int, attack: Attack) -> dict[str, Any] | None:
         """The result of this very attack (same configuration and model versions) on this
-        comment, from an earlier or interrupted run: attacks are the expensive part, never redone."""
+        comment, from an earlier or interrupted run: attacks are the expensive part, never redone.
+        A row an older modlens logged counts when the fields it lacks are at that era's values
+        (`same_attack`)."""
         config = attack_config(attack)
         for r in logged_attacks(self.log, cid, attack.strategy, attack.target_key, attack.seed):
-            if all(r["params"].get(k) == v for k, v in config.items()):
+            if same_attack(r["params"], config):
                 return {"text": r["text"], "status": r["attack"].get("status")}
         return None
 
