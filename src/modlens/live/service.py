@@ -203,6 +203,7 @@ class LiveService:
         settings = self.client_settings()
         if plan is not None and slot is not None:
             settings["itemset"] = assignment.client_assignment(plan, slot)  # this rater's tasks: itemset.html
+            session.assignment = settings["itemset"]["assignment"]  # the one its item-set ratings may name
         return p.HelloOk(id=hello.id, session_id=session.session_id, server_version=__version__,
                          study=settings, detectors=self.detector_infos(),
                          variants_enabled=self.variants_enabled)
@@ -412,8 +413,20 @@ class LiveService:
                                 f"({self.writer.writability.reason})")
         return found
 
+    def _check_assignment(self, session: LiveSession, msg: p.Rating) -> None:
+        """An id naming an assignment or task of the item set (`<assignment>:r-<uuid>`) ties the rating
+        to that task in the review (study/acceptance.py): only the rater's own assignment may be named."""
+        plan = self.plan
+        named = None if plan is None else plan.unit_named(msg.id)
+        if plan is not None and named is not None and named != session.assignment:
+            raise ProtocolError(ErrorCode.other_assignment,
+                                f"id: {msg.id!r} names item-set {'task' if named in plan.tasks else 'assignment'} "
+                                f"{named!r}, but this rater's assignment is {session.assignment!r}; nothing stored",
+                                msg.id)
+
     async def rate(self, session: LiveSession, msg: p.Rating) -> p.RatingOk:
         self._check_rating(msg)
+        self._check_assignment(session, msg)
         derived, inconsistent = None, False
         if msg.anchors is not None:
             assert self.extreme_anchor is not None  # _check_rating refused anchors without one

@@ -101,6 +101,7 @@ class LiveSession:
     rater_id: str | None = None
     client: str | None = None
     ready: bool = False           # a hello succeeded
+    assignment: str | None = None  # the item-set assignment hello_ok gave this rater (study/assignment.py)
     closed: bool = False
     pending: int = 0              # comments messages in the pipeline (until their scores are sent)
     variants_queued: int = 0      # comments of this connection waiting for live variants

@@ -22,6 +22,7 @@ class ErrorCode(str, Enum):
     join_refused = "join_refused"
     study_mismatch = "study_mismatch"
     media_not_collected = "media_not_collected"
+    other_assignment = "other_assignment"
     not_stored = "not_stored"
     internal = "internal"
 
@@ -47,6 +48,10 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     "(send `replace: true` to leave it), or the daemon serves a study given with `--config`",
     ErrorCode.media_not_collected: "`comment_media` sent to a study that does not collect media (`media.collect` is "
     "off, the default); the consent the participant gave does not cover images",
+    ErrorCode.other_assignment: "a `rating` whose id names an item-set assignment or task (`<assignment>:r-<uuid>`, "
+    "the item-set page's form) other than the assignment `hello_ok` gave this rater (`study.itemset.assignment`): "
+    "it would count toward another rater's task and review. Nothing of it is stored; the rater's own ratings are "
+    "untouched. Send it again under the rater's own assignment, or without the prefix",
     ErrorCode.not_stored: "answers `sync`: a write the daemon owed for an answer it had sent this connection failed "
     "(the rows behind a `scores` or `variants` message, or a deferred-variant record, are not in the study log); the "
     "message says which and why. It stays: every later `sync` on this connection gets it too. Send the comments again "

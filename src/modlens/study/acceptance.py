@@ -133,18 +133,6 @@ def review_task(plan: Plan, task: str, rater_id: str, latest: dict[int, dict[str
                   inc, sorted(comment_ids[r] for r in refs if r in comment_ids))
 
 
-def _unit_task(plan: Plan, rater_id: str, client_id: str | None) -> str | None:
-    """The task a rating's client id names: `<unit>:<ref>` (`modlens rate`) or `<slot>:r-<uuid>`
-    (the extension's item-set page), the unit a task or a slot of the assignment; None otherwise."""
-    if not client_id:
-        return None
-    unit = client_id.partition(":")[0]
-    if unit in plan.tasks:
-        return unit
-    slot = plan.assignments.get(unit)
-    return str(slot["task"]) if slot else None
-
-
 def _platform_rejected(review: Review, why: str) -> Review:
     table = f"{review.decision}: {review.reason}"
     return replace(review, decision="reject",
@@ -180,7 +168,7 @@ def review_log(db: str | Path, plan: Plan,
                 r["values"] = json.loads(r["values_json"])
                 r["anchors"] = json.loads(r["anchors_json"]) if r["anchors_json"] else None
                 latest.setdefault(r["rater_id"], {})[r["comment_id"]] = r
-                task = _unit_task(plan, r["rater_id"], r["client_rating_id"])
+                task = plan.task_named(r["client_rating_id"])
                 if task is not None and source_of(r["rater_id"]) in QUEUED:
                     queued.setdefault((r["rater_id"], task), {})[r["comment_id"]] = r
                 elif task is not None:

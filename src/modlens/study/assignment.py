@@ -184,6 +184,17 @@ class Plan:
                                   fix=next((p.fix for p in bad if p.fix), None))
         return cls(itemset, assignment, study)
 
+    def unit_named(self, client_id: str | None) -> str | None:
+        """The task or assignment (slot) a rating's client id names: `<unit>:<ref>` (`modlens rate`)
+        or `<slot>:r-<uuid>` (the extension's item-set page); None when it names neither."""
+        unit = (client_id or "").partition(":")[0]
+        return unit if unit in self.tasks or unit in self.assignments else None
+
+    def task_named(self, client_id: str | None) -> str | None:
+        """The task of the unit `unit_named` reads from a rating's client id."""
+        unit = self.unit_named(client_id)
+        return None if unit is None else unit if unit in self.tasks else str(self.assignments[unit]["task"])
+
     def text(self, ref: str) -> str:
         return self.gold[ref[len(GOLD):]].text if ref.startswith(GOLD) else self.items[ref]["text"]
 

@@ -1,0 +1,80 @@
+"""A rating from the item-set page names its assignment in its id (`<assignment>:r-<uuid>`), and the
+review (study/acceptance.py) judges the rater on that assignment's task. The real daemon, serving a
+study folder's item set, takes such a rating only under the assignment hello_ok gave that rater: one
+naming another rater's slot (or a task) is refused with `other_assignment`, nothing of it is stored, and
+the rater's own ratings, before and after, are kept and reviewed on their own task alone."""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from modlens.study import assignment, itemset
+from modlens.study.acceptance import review_log
+
+from daemon_helpers import Client, connect, rating_msg, running_daemon, study
+
+GOLD = [{"key": "gold-kind", "text": "Thank you, this explanation really helped me.", "expected": {"toxicity": "not toxic"}},
+        {"key": "gold-insult", "text": "You are a stupid worthless idiot.", "expected": {"toxicity": "toxic"}}]
+ITEMS = [("youtube", "yt-1", "This video explains the tax rules better than my accountant."),
+         ("youtube", "yt-2", "Nobody asked for your opinion, go away and stop posting."),
+         ("x", "x-1", "What a clown, everything he says is a lie."),
+         ("x", "x-2", "The train was late again this morning, third time this week.")]
+
+
+def study_folder(root: Path):
+    """Two tasks of 2 items and 1 gold, one rater each: the first two raters of a log get one task each."""
+    cfg = study(gold=GOLD)
+    items = [{"id": f"i{n:03d}", "platform": p, "comment_key": k, "text": t, "stratum": "all", "score": None}
+             for n, (p, k, t) in enumerate(ITEMS, 1)]
+    params = {"by": "label:test", "seed": 0}
+    data = {"format": itemset.FORMAT, "format_version": itemset.FORMAT_VERSION,
+            "sha256": itemset.checksum(params, items), "params": params, "items": items}
+    root.mkdir()
+    itemset.write(data, root)
+    assignment.write(assignment.make(data, cfg, raters=1, items_per_task=2, gold_per_task=1), root)
+    return cfg, assignment.Plan.load(root, cfg)
+
+
+def rate(c: Client, rid: str, plan: assignment.Plan, ref: str) -> dict:
+    """A right answer (Table 1's anchors for it): the gold insult is toxic, everything else not."""
+    platform, key = plan.comment(ref)
+    if ref == "gold:gold-insult":
+        return rating_msg(rid, key, platform=platform, anchors=("more", "same"), toxicity="toxic")
+    return rating_msg(rid, key, platform=platform, anchors=("less", "less"), toxicity="not toxic")
+
+
+async def test_a_rating_into_another_raters_slot_is_refused_and_nothing_of_the_raters_own_is_lost(tmp_path):
+    cfg, plan = study_folder(tmp_path / "study")
+    db = tmp_path / "study.sqlite"
+    async with running_daemon(tmp_path, cfg, study_dir=tmp_path / "study") as (url, _app):
+        async with connect(url) as ws_a, connect(url) as ws_b:
+            a, b = Client(ws_a), Client(ws_b)
+            mine = (await a.hello("rater-a"))["study"]["itemset"]
+            theirs = (await b.hello("rater-b"))["study"]["itemset"]
+            assert mine["task"] != theirs["task"]    # one slot per task: the two raters hold different tasks
+            own, other = [i["ref"] for i in mine["items"]], [i["ref"] for i in theirs["items"]]
+
+            first = await a.request(rate(a, f"{mine['assignment']}:r-1", plan, own[0]), "rating_ok")
+            assert first["type"] == "rating_ok"
+            # rater A sends ratings under B's assignment, and under B's task: both refused, nothing stored
+            for n, unit in enumerate((theirs["assignment"], theirs["task"])):
+                err = await a.request(rate(a, f"{unit}:r-x{n}", plan, other[0]), "rating_ok")
+                assert err["type"] == "error" and err["code"] == "other_assignment", err
+                assert repr(unit) in err["message"] and repr(mine["assignment"]) in err["message"]
+            # the connection goes on: A's other own ratings are taken, and B's own in B's slot
+            for n, ref in enumerate(own[1:], 2):
+                ok = await a.request(rate(a, f"{mine['assignment']}:r-{n}", plan, ref), "rating_ok")
+                assert ok["type"] == "rating_ok", ok
+            assert (await b.request(rate(b, f"{theirs['assignment']}:r-1", plan, other[0]), "rating_ok"))["type"] == "rating_ok"
+
+    con = sqlite3.connect(db)
+    try:
+        stored = con.execute("SELECT rater_id, client_rating_id FROM ratings ORDER BY rating_id").fetchall()
+    finally:
+        con.close()
+    assert stored == [("rater-a", f"{mine['assignment']}:r-{n}") for n in range(1, len(own) + 1)] + [
+        ("rater-b", f"{theirs['assignment']}:r-1")]
+    # the review judges A on A's task alone (complete: accepted), never on B's
+    reviews = {(r.rater_id, r.task): r for r in review_log(db, plan)}
+    assert {t for r, t in reviews if r == "rater-a"} == {mine["task"]}
+    assert reviews[("rater-a", mine["task"])].decision == "accept"
