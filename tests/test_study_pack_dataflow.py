@@ -171,3 +171,34 @@ def test_a_secret_in_a_wrapped_detectors_options_is_refused_when_packing(tmp_pat
                        secrets='[secrets]\nnames = ["PERSPECTIVE_API_KEY"]\n')
     with pytest.raises(pack.PackError, match=r"detectors\[ocr\]\.options\.text_options\.api_key: looks like a secret"):
         pack.build(folder.load_folder(root))
+
+
+# --- options that name a variable, not a secret ---------------------------------------------------
+
+def test_a_declared_key_variable_is_packed_and_shown_at_join_not_refused_as_a_secret(tmp_path, modlens_home, capsys):
+    # docs/MULTI.md: perspective's `api_key_env` names the variable its key is read from, and an
+    # `http` header may be a `${VAR}` template; neither holds the secret, so `study check` and
+    # `study pack` must take them (pack refused both as "looks like a secret")
+    root = make_folder(tmp_path, '[[detectors]]\nname = "perspective"\noptions = { api_key_env = "MY_PERSPECTIVE_KEY" }\n'
+                                 '[[detectors]]\nname = "http"\nid = "relay"\noptions = { url = "https://mod.example/score", '
+                                 'score_path = "score", headers = { X-Api-Key = "${MOD_KEY}", '
+                                 'Authorization = "Bearer ${MOD_KEY}" } }\n',
+                       secrets='[secrets]\nnames = ["MY_PERSPECTIVE_KEY", "MOD_KEY"]\n')
+    assert cli_main(["study", "check", str(root)]) == 0
+    out = tmp_path / "pilot.modlens"
+    assert cli_main(["study", "pack", str(root), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert cli_main(["join", str(out), "--allow-unsigned"]) == 0
+    said = capsys.readouterr().out
+    assert "reads your MY_PERSPECTIVE_KEY from this computer's environment" in said
+    assert "reads your MOD_KEY from this computer's environment" in said
+
+
+@pytest.mark.parametrize("header", ["sk-live-${MOD_KEY}", "${MOD_KEY} sk-live-1234", "Bearer sk-live-1234"])
+def test_a_literal_beside_a_variable_is_still_refused_as_a_secret(tmp_path, capsys, header):
+    root = make_folder(tmp_path, '[[detectors]]\nname = "http"\noptions = { url = "https://mod.example", '
+                                 f'score_path = "score", headers = {{ X-Api-Key = "{header}" }} }}\n',
+                       secrets='[secrets]\nnames = ["MOD_KEY"]\n')
+    assert cli_main(["study", "pack", str(root), "--out", str(tmp_path / "leak.modlens")]) == 2
+    assert "looks like a secret" in capsys.readouterr().err
+    assert not (tmp_path / "leak.modlens").exists()

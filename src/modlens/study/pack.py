@@ -45,6 +45,11 @@ ITEMSET_VERSION = 3  # what build() writes when the folder has an item set
 # a pack is a study configuration (consent, gold and review texts, tasks): some KB, rarely a few MB
 PACK_MAX_BYTES = 16 << 20
 SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|credential)", re.I)
+# what such an option may hold without holding the secret: the name of the variable a detector reads
+# its key from (perspective's `api_key_env`), or a `${VAR}` template, after an auth scheme at most
+# ("Bearer ${KEY}"); both are environment reads the study must declare in `[secrets] names`
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV_TEMPLATE = re.compile(r"(?:[A-Za-z]+ )?\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 
 class PackError(ModlensError, ValueError):
@@ -76,18 +81,28 @@ class Pack:
     assignment: dict[str, Any] | None = None   # assignment.json
 
 
-def _secret_keys(value: Any, at: str) -> list[str]:
-    """Option keys that look like secrets, at any depth (a wrapped detector's options too)."""
+def _secret_keys(value: Any, at: str, key_options: set[str]) -> list[str]:
+    """Option keys that look like secrets, at any depth (a wrapped detector's options too), unless
+    they hold a variable's name (`key_options`: where a detector reads its key's name) or template."""
     if isinstance(value, dict):
         return [found for k, v in value.items()
-                for found in ([f"{at}.{k}"] if SECRET_NAME.search(str(k)) else _secret_keys(v, f"{at}.{k}"))]
+                for found in ([f"{at}.{k}"] if SECRET_NAME.search(str(k)) and not _names_variable(v, f"{at}.{k}", key_options)
+                              else _secret_keys(v, f"{at}.{k}", key_options))]
     if isinstance(value, list):
-        return [found for i, v in enumerate(value) for found in _secret_keys(v, f"{at}.{i}")]
+        return [found for i, v in enumerate(value) for found in _secret_keys(v, f"{at}.{i}", key_options)]
     return []
 
 
+def _names_variable(value: Any, at: str, key_options: set[str]) -> bool:
+    return isinstance(value, str) and bool(ENV_TEMPLATE.fullmatch(value)
+                                           or (at in key_options and ENV_NAME.fullmatch(value)))
+
+
 def _secrets_in(study: StudyConfig) -> list[str]:
-    return [found for d in study.detectors for found in _secret_keys(d.options, f"detectors[{d.key}].options")]
+    from modlens.detectors.dataflow import env_reads
+
+    return [f"detectors[{d.key}].{found}" for d in study.detectors
+            for found in _secret_keys(d.options, "options", {at for at, _ in env_reads(d.name, d.options)})]
 
 
 def build(folder: StudyFolder, key: Ed25519PrivateKey | None = None) -> dict[str, Any]:
