@@ -29,7 +29,7 @@ TEXT = "you are a st00pid idiot"
 def fill(log: StudyLog, media: MediaStore) -> None:
     """A row in every table but the merge provenance."""
     log.ensure_study("s1", "Study", {"author_salt": "salt"})
-    log.ensure_rater("s1", "r1", "2025-05-01T10:00:00Z")
+    log.ensure_rater("s1", "r1", "2025-05-01T10:00:00Z", "I agree to take part.")
     log.start_session("sess", "s1", "r1", "modlens-extension", "0.1", 1)
     page = log.ensure_page("youtube", "vid", "https://www.youtube.com/watch?v=vid", "A video")
     cid = log.add_comment("youtube", "c1", page, TEXT, author_hash="h1")

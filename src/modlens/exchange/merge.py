@@ -62,7 +62,8 @@ def _gold_into_label_sets(tables: Tables) -> None:
 
 UPGRADES: dict[int, Callable[[Tables], None]] = {
     1: lambda tables: None, 2: lambda tables: None, 3: _gold_into_label_sets, 4: lambda tables: None,
-    5: lambda tables: None}  # 6 added ratings.time_spent_over_limit_ms: NULL in older rows
+    5: lambda tables: None,  # 6 added ratings.time_spent_over_limit_ms: NULL in older rows
+    6: lambda tables: None}  # 7 added consents: an older bundle's consents are its raters' consent_at, text unknown
 OLDEST_SCHEMA = 1
 
 

@@ -68,6 +68,13 @@ DELTAS: tuple[Delta, ...] = (
     Delta("a rating whose reported time was implausible (over a day: a panel left open) keeps the answer with "
           "its time unknown and the reported value beside it",
           columns=(("ratings", "time_spent_over_limit_ms"),)),
+    Delta("which consent text each rater agreed to (`consents`, the texts in `consent_texts`), a consent "
+          "recorded before it keeping its time with its text unknown",
+          tables=("consent_texts", "consents"),
+          data="""
+    INSERT INTO consents (study_id, rater_id, consent_sha256, consented_at)
+        SELECT study_id, rater_id, NULL, consent_at FROM raters WHERE consent_at IS NOT NULL;
+    """),
 )
 
 SCHEMA_VERSION = len(DELTAS)

@@ -102,8 +102,8 @@ class StudyLog(LogConnection):
     def ensure_study(self, study_id: str, title: str, config: dict[str, Any]) -> None:
         sessions.ensure_study(self, study_id, title, config)
 
-    def ensure_rater(self, study_id: str, rater_id: str, consent_at: str | None) -> None:
-        sessions.ensure_rater(self, study_id, rater_id, consent_at)
+    def ensure_rater(self, study_id: str, rater_id: str, consent_at: str | None, consent_text: str | None = None) -> None:
+        sessions.ensure_rater(self, study_id, rater_id, consent_at, consent_text)
 
     def start_session(self, session_id: str, study_id: str, rater_id: str | None, client: str,
                       client_version: str | None, protocol_version: int | None) -> None:

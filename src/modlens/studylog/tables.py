@@ -196,11 +196,39 @@ TABLES: tuple[Table, ...] = (
         "raters", "People who rate comments, per study; ids are chosen by the client, never names.",
         col("study_id", "TEXT NOT NULL REFERENCES studies(study_id)", "Study the rater takes part in."),
         col("rater_id", "TEXT NOT NULL", "Pseudonymous rater id sent by the extension."),
-        col("consent_at", "TEXT", "When the rater gave consent (UTC ISO 8601), NULL if not yet."),
+        col("consent_at", "TEXT", "When the rater first gave consent (UTC ISO 8601), NULL if not yet; which text each "
+                                  "consent was for: `consents`."),
         col("first_seen", "TEXT NOT NULL", "When the rater was first seen."),
         key=("study_id", "rater_id"),
         travel=Travel("study_id = :study AND rater_id IN {raters}", merge_key=("study_id", "rater_id"),
                       verbatim=("study_id", "rater_id", "consent_at", "first_seen"), fill=("consent_at",), tracked=True)),
+    _table(
+        "consent_texts", "Every consent text a rater agreed to, once per text: what each consent in `consents` was "
+                         "for, found by its hash.",
+        col("consent_sha256", "TEXT", "SHA-256 (hex) of the exact UTF-8 consent text, as the extension sends it "
+                                      "at hello (`consent_sha256`)."),
+        col("study_id", "TEXT NOT NULL REFERENCES studies(study_id)", "The study whose consent text it is."),
+        col("text", "TEXT NOT NULL", "The consent text as the daemon showed it (hello_ok `study.consent_text`, "
+                                     "with the sentences it adds, e.g. on comment images)."),
+        col("first_seen", "TEXT NOT NULL", "When a rater first agreed to it in this log."),
+        key=("consent_sha256",),
+        travel=Travel("consent_sha256 IN (SELECT consent_sha256 FROM consents WHERE study_id = :study "
+                      "AND rater_id IN {raters})", merge_key=("consent_sha256",),
+                      verbatim=("consent_sha256", "study_id", "text", "first_seen"))),
+    _table(
+        "consents", "Which consent text each rater agreed to, and when: one row per rater and text (a study whose "
+                    "text changed asks again).",
+        col("consent_id", "INTEGER", "Row id."),
+        col("study_id", "TEXT NOT NULL REFERENCES studies(study_id)", "The study."),
+        col("rater_id", "TEXT NOT NULL", "The rater (`raters.rater_id`)."),
+        col("consent_sha256", "TEXT REFERENCES consent_texts(consent_sha256)",
+            "The text agreed to (`consent_texts`); NULL for a consent recorded before schema 7, whose text the "
+            "log did not record (its time is `raters.consent_at`)."),
+        col("consented_at", "TEXT NOT NULL", "When the rater agreed to it, as the client reported (UTC ISO 8601)."),
+        key=("consent_id",), unique=(("study_id", "rater_id", "consent_sha256"),),
+        travel=Travel("study_id = :study AND rater_id IN {raters} AND consent_sha256 IS NOT NULL",
+                      merge_key=("study_id", "rater_id", "consent_sha256"),
+                      verbatim=("study_id", "rater_id", "consent_sha256", "consented_at"))),
     _table(
         "sessions", "One client connection (extension, CLI feed, audit).",
         col("session_id", "TEXT", "Session id chosen by the daemon."),

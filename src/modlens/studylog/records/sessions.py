@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modlens.studylog.codec import canonical_json, now_iso
+from modlens.studylog.codec import canonical_json, now_iso, text_hash
 from modlens.studylog.connection import LogConnection
 
 ENDED_BY = ("client", "shutdown", "recovery")
@@ -18,13 +18,30 @@ def ensure_study(db: LogConnection, study_id: str, title: str, config: dict[str,
              (study_id, title, canonical_json(config), now_iso()))
 
 
-def ensure_rater(db: LogConnection, study_id: str, rater_id: str, consent_at: str | None) -> None:
+def ensure_rater(db: LogConnection, study_id: str, rater_id: str, consent_at: str | None,
+                 consent_text: str | None = None) -> None:
+    """The rater; with `consent_at`, their consent to `consent_text` (the exact text they agreed to,
+    which the caller checked: the daemon against the study's current text): `raters.consent_at` keeps
+    the first consent's time, `consents` one row per text agreed to, `consent_texts` the text by its
+    hash. A consent without its text (a synthetic study, a test) sets `raters.consent_at` alone: `consents`
+    names a text for every consent since schema 7 (NULL only for those an older modlens recorded)."""
     with db.transaction():
+        now = now_iso()
         db.write("INSERT OR IGNORE INTO raters (study_id, rater_id, consent_at, first_seen) VALUES (?, ?, ?, ?)",
-                 (study_id, rater_id, consent_at, now_iso()))
-        if consent_at is not None:  # consent given later than the first contact
-            db.write("UPDATE raters SET consent_at = ? WHERE study_id = ? AND rater_id = ? AND consent_at IS NULL",
-                     (consent_at, study_id, rater_id))
+                 (study_id, rater_id, consent_at, now))
+        if consent_at is None:
+            return
+        # consent given later than the first contact
+        db.write("UPDATE raters SET consent_at = ? WHERE study_id = ? AND rater_id = ? AND consent_at IS NULL",
+                 (consent_at, study_id, rater_id))
+        if consent_text is None:
+            return
+        digest = text_hash(consent_text)
+        db.write("INSERT OR IGNORE INTO consent_texts (consent_sha256, study_id, text, first_seen) VALUES (?, ?, ?, ?)",
+                 (digest, study_id, consent_text, now))
+        # the first time this rater agreed to this text: a later hello repeating it changes nothing
+        db.write("INSERT OR IGNORE INTO consents (study_id, rater_id, consent_sha256, consented_at) VALUES (?, ?, ?, ?)",
+                 (study_id, rater_id, digest, consent_at))
 
 
 def start_session(db: LogConnection, session_id: str, study_id: str, rater_id: str | None, client: str,
