@@ -94,3 +94,17 @@ def test_bundles_are_signed_and_merge_refuses_edited_stripped_and_resigned_ones(
     # the participant's own bundle still merges; an unsigned one only when the researcher says so
     assert cli_main(["merge", "--out", str(merged), str(made[1])]) == 0
     assert cli_main(["merge", "--out", str(merged), "--allow-unsigned", str(stripped)]) == 0
+
+
+def test_a_key_file_is_owner_only_even_over_a_stale_temp_file(tmp_path):
+    """A temp file left by a crashed write (the same process id: a container's pid 1) keeps its mode
+    through O_CREAT: the key written through it must still come out 0600, as the pairing token does."""
+    import os
+
+    key_file = tmp_path / "researcher.key"
+    stale = key_file.with_name(f".{key_file.name}.{os.getpid()}.tmp")
+    stale.write_bytes(b"half a key")
+    stale.chmod(0o644)
+    signing.new_key_file(key_file)
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600 and not stale.exists()
+    assert signing.load_private_key(key_file) is not None

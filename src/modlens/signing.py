@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import os
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
@@ -19,6 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from modlens.errors import ModlensError
+from modlens.pairing import write_atomically
 
 ALGORITHM = "ed25519"
 
@@ -39,16 +39,8 @@ def public_key_b64(key: Ed25519PrivateKey) -> str:
 
 def write_private_key(path: Path, key: Ed25519PrivateKey) -> None:
     """Owner-only from the first byte (created 0600, never world-readable even for a moment)."""
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption())
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, pem)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    write_atomically(path, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                             serialization.NoEncryption()), 0o600)
 
 
 def new_key_file(path: Path) -> Ed25519PrivateKey:
