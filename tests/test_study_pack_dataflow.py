@@ -169,8 +169,8 @@ def test_a_secret_in_a_wrapped_detectors_options_is_refused_when_packing(tmp_pat
     root = make_folder(tmp_path, '[[detectors]]\nname = "ocr"\noptions = { text_detector = "perspective", '
                                  'text_options = { api_key = "AIza-real-key" } }\n',
                        secrets='[secrets]\nnames = ["PERSPECTIVE_API_KEY"]\n')
-    with pytest.raises(pack.PackError, match=r"detectors\[ocr\]\.options\.text_options\.api_key: looks like a secret"):
-        pack.build(folder.load_folder(root))
+    with pytest.raises(StudyConfigError, match=r"detectors\[ocr\]\.options\.text_options\.api_key: looks like a secret"):
+        pack.build(folder.load_folder(root))  # the folder is refused already (`study check`)
 
 
 # --- options that name a variable, not a secret ---------------------------------------------------
@@ -202,3 +202,13 @@ def test_a_literal_beside_a_variable_is_still_refused_as_a_secret(tmp_path, caps
     assert cli_main(["study", "pack", str(root), "--out", str(tmp_path / "leak.modlens")]) == 2
     assert "looks like a secret" in capsys.readouterr().err
     assert not (tmp_path / "leak.modlens").exists()
+
+
+def test_study_check_refuses_the_secret_a_pack_would_refuse(tmp_path, capsys):
+    # `study check` said "ok" on a folder `study pack` then refused: a folder is made to be packed
+    root = make_folder(tmp_path, '[[detectors]]\nname = "http"\noptions = { url = "https://mod.example", '
+                                 'score_path = "score", headers = { X-Api-Key = "sk-live-1234" } }\n')
+    assert cli_main(["study", "check", str(root)]) == 2
+    said = capsys.readouterr()
+    assert "ok:" not in said.out
+    assert "detectors[http].options.headers.X-Api-Key: looks like a secret" in said.err

@@ -45,6 +45,8 @@ ITEMSET_VERSION = 3  # what build() writes when the folder has an item set
 # a pack is a study configuration (consent, gold and review texts, tasks): some KB, rarely a few MB
 PACK_MAX_BYTES = 16 << 20
 SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|credential)", re.I)
+SECRET_REFUSED = "looks like a secret, and a pack goes to every participant"
+SECRET_FIX = "remove it and let each detector read its key from the environment"
 # what such an option may hold without holding the secret: the name of the variable a detector reads
 # its key from (perspective's `api_key_env`), or a `${VAR}` template, after an auth scheme at most
 # ("Bearer ${KEY}"); both are environment reads the study must declare in `[secrets] names`
@@ -98,7 +100,9 @@ def _names_variable(value: Any, at: str, key_options: set[str]) -> bool:
                                            or (at in key_options and ENV_NAME.fullmatch(value)))
 
 
-def _secrets_in(study: StudyConfig) -> list[str]:
+def secret_options(study: StudyConfig) -> list[str]:
+    """Where the study's detector options look like they hold a secret: refused in a pack, and so
+    in a study folder (`study check`), which is made to be packed."""
     from modlens.detectors.dataflow import env_reads
 
     return [f"detectors[{d.key}].{found}" for d in study.detectors
@@ -110,10 +114,9 @@ def build(folder: StudyFolder, key: Ed25519PrivateKey | None = None) -> dict[str
     if study.author_salt is None:
         raise PackError("author_salt: not set; every participant must hash authors with the same salt",
                         fix='add author_salt = "<24+ random characters>" to study.toml (study init writes one)')
-    leaks = _secrets_in(study)
+    leaks = secret_options(study)
     if leaks:
-        raise PackError(f"{', '.join(leaks)}: looks like a secret, and a pack goes to every participant",
-                        fix="remove it and let each detector read its key from the environment")
+        raise PackError(f"{', '.join(leaks)}: {SECRET_REFUSED}", fix=SECRET_FIX)
     body = {"format": FORMAT, "format_version": 2, "modlens_version": __version__,
             "study_id": study.study_id, "salt": study.author_salt,
             "study_key": study_key(study.study_id, study.author_salt), "study": folder.data}
