@@ -18,7 +18,7 @@ from daemon_helpers import TOKEN, WordListDetector, running_daemon, study
 from threaded_server import ThreadedServer
 from modlens.daemon.app import create_app
 from modlens.daemon.perspective_api import ANALYZER
-from modlens.perspective import calibration, keys
+from modlens.perspective import calibration, keys, spans
 
 pytestmark = pytest.mark.timeout(120)
 EXAMPLE = {"comment": {"text": "friendly greetings from python"}, "requestedAttributes": {"TOXICITY": {}}}
@@ -278,6 +278,44 @@ def test_calibration_applied_only_when_asked(server):
     got = _post(srv.base, {**body, "comment": {"text": "you idiot"}, "calibrated": True})[1]["attributeScores"]["TOXICITY"]
     assert got["summaryScore"]["value"] == pytest.approx(cal.apply(0.5)) and got["summaryScore"]["value"] < 0.5
     assert got["detector"]["calibration"]["id"] == cal.id
+
+
+def test_a_calibrated_call_logs_the_map_and_what_its_thresholds_left_out(server):
+    """A threshold applies to the calibrated score, and the log keeps the uncalibrated one: without
+    the map (`api.calibrations`, the id the response names) and the decision (`api.withheld`) the
+    log cannot tell what the client was sent. Here the logged score (0.5) is above the threshold
+    (0.3) while the calibrated one the client would have seen (0.25) is below it: nothing was sent."""
+    srv, db = server
+    cal = calibration.fit("TOXICITY", "multilabel", "test-ml-1", [i / 20 for i in range(21)],
+                          [(i / 20) ** 2 for i in range(21)], source="test", holdout=0.3)
+    calibration.save(cal)
+    status, got = _post(srv.base, {"comment": {"text": "you idiot"}, "calibrated": True, "clientToken": "under",
+                                   "requestedAttributes": {"TOXICITY": {"scoreThreshold": 0.3}}})
+    assert status == 200 and got["attributeScores"] == {}
+    text = "idiot. hello there"  # summary 1/3 -> about 1/9 (sent); spans 1.0 (sent) and 0.0 (left out)
+    status, got = _post(srv.base, {"comment": {"text": text}, "calibrated": True, "clientToken": "spans",
+                                   "spanAnnotations": True, "requestedAttributes": {"TOXICITY": {"scoreThreshold": 0.1}}})
+    sent = got["attributeScores"]["TOXICITY"]
+    assert status == 200 and sent["summaryScore"]["value"] == pytest.approx(cal.apply(1 / 3))
+    _scores_committed(srv)
+    labels = _call_labels(db, "under")
+    assert json.loads(labels["api.calibrations"]) == {"TOXICITY": cal.id}
+    assert json.loads(labels["api.withheld"]) == {"TOXICITY": {"summary": True, "spans": [[0, 9]]}}
+    con = sqlite3.connect(db)
+    logged = con.execute("SELECT s.toxicity FROM scores s JOIN texts t USING (text_id) WHERE t.text = 'you idiot'").fetchone()
+    con.close()
+    assert logged[0] == pytest.approx(0.5) and cal.apply(logged[0]) < 0.3  # the log's value alone reads "sent"
+    labels = _call_labels(db, "spans")
+    withheld = json.loads(labels["api.withheld"])["TOXICITY"]
+    assert withheld["summary"] is False and withheld["spans"] == [[7, 18]]
+    shown = [[s["begin"], s["end"]] for s in sent["spanScores"]]
+    assert sorted(shown + withheld["spans"]) == [[b, e] for b, e, _ in spans.sentences(text)]
+    # no threshold, not calibrated: nothing to record beyond the scores
+    status, _ = _post(srv.base, {"comment": {"text": "you idiot"}, "clientToken": "plain",
+                                 "requestedAttributes": {"TOXICITY": {}}})
+    _scores_committed(srv)
+    labels = _call_labels(db, "plain")
+    assert status == 200 and "api.withheld" not in labels and "api.calibrations" not in labels
 
 
 def test_modlens_perspective_detector_round_trip(server):

@@ -10,8 +10,8 @@ the chunk pipeline's one recording path (`chunks.register_items`, `chunks.record
 Both writes go through the daemon's batched writer, as the extension's comments do: the call is
 submitted on arrival, so its commit runs while the comment is scored, and the answer waits for
 that commit (a call that was answered is in the log). Its scores (or a detector's error, which
-answers 500 and says so in the daemon log) are submitted once the detectors have answered, without
-waiting, and committed in the writer's next batch, after the answer: a daemon killed in that moment
+answers 500 and says so in the daemon log), with what the answer's thresholds left out
+(`api.withheld`, known only then), are submitted once the answer is built, without waiting, and committed in the writer's next batch, after the answer: a daemon killed in that moment
 (the writer's batching window, `writer_max_delay_ms`, 20 ms, plus the commit) keeps the call
 without its scores, which `modlens rescore` computes again. A daemon that stops normally commits
 them first (`drain`). Waiting for the scores' commit too cost a quarter to half of the throughput
@@ -140,21 +140,28 @@ class Analyzer:
             thresholds = {a: p.score_threshold for a, p in req.attributes.items() if p.score_threshold is not None}
             if thresholds:
                 labels["api.score_thresholds"] = thresholds
+            if maps:  # a threshold applies to the calibrated score, and the log keeps the uncalibrated one
+                labels["api.calibrations"] = {a: cal.id for a, cal in maps.items()}
             call = asyncio.ensure_future(self._log_call(req.text, req.community_id, req.client_token,
                                                         req.session_id, labels))
         pieces = spans.sentences(req.text) if req.span_annotations else [(0, spans.utf16_len(req.text), req.text)]
+        call_id = None
         try:
             by_text = await self._results(req.text, pieces, chosen)
         finally:
             if call is not None:
-                await call
-        if call is not None:  # a detector's error too, as for any scored text (`modlens rescore` retries it)
-            self._log_scores_after_answer([(t, k, r) for t, per in by_text.items() for k, r in per.items()])
+                call_id = await call
+        withheld: dict[str, Any] = {}  # what the thresholds left out of the answer, once it is known
         try:
             response = self._scores(req, pieces, chosen, maps, by_text)
+            withheld = _withheld(req, pieces, chosen, response)
         except PerspectiveError as err:  # a detector failed or lacks its label: said here, never the text
             log.warning("Perspective API call not answered (%s): %s", err.status, err.message)
             raise
+        finally:
+            if call is not None:  # a detector's error too, as for any scored text (`modlens rescore` retries it)
+                self._log_scores_after_answer([(t, k, r) for t, per in by_text.items() for k, r in per.items()],
+                                              call_id, {"api.withheld": withheld} if withheld else None)
         response.update({"languages": list(langs), "detectedLanguages": detected})
         if req.client_token is not None:
             response["clientToken"] = req.client_token
@@ -219,28 +226,38 @@ class Analyzer:
 
     # --- the study log -----------------------------------------------------------------------
     async def _log_call(self, text: str, community: str | None, client_token: str | None, session_id: str | None,
-                        labels: Labels) -> None:
-        """The call as a comment of platform `api`, its labels of source `api`; returns after the commit."""
+                        labels: Labels) -> int | None:
+        """The call as a comment of platform `api`, its labels of source `api`; returns its comment_id after the commit."""
         if self.write is None:
-            return
+            return None
         labels = {**labels, **({"api.client_token": client_token} if client_token is not None else {}),
                   **({"api.session_id": session_id} if session_id is not None else {}),
                   **({"api.community_id": community} if community is not None else {})}
         item = DatasetItem(f"call-{uuid.uuid4().hex}", text, labels)
 
-        def record(lg: StudyLog) -> None:
+        def record(lg: StudyLog) -> int:
             with lg.transaction():
                 page_id = lg.ensure_page(PLATFORM, community_page_key(community), None, community or NO_COMMUNITY)
-                register_items(lg, ItemSource(PLATFORM, page_id, LABEL_SOURCE), [item])
+                return register_items(lg, ItemSource(PLATFORM, page_id, LABEL_SOURCE), [item])[0]
 
-        await self.write(record)
+        call_id: int = await self.write(record)
+        return call_id
 
-    def _log_scores_after_answer(self, scores: list[ScoreRow]) -> None:
-        """Submits the scores to the writer without waiting for their commit (see the module's docstring)."""
-        if self.write is None or not scores:
+    def _log_scores_after_answer(self, scores: list[ScoreRow], call_id: int | None = None,
+                                 labels: Labels | None = None) -> None:
+        """Submits the scores, and the call's labels known only once it was answered, to the writer
+        without waiting for their commit (see the module's docstring)."""
+        if self.write is None or not (scores or labels):
             return
         ids = self.detector_ids
-        pending = asyncio.ensure_future(self.write(lambda lg: record_results(lg, ids, scores=scores)))
+
+        def record(lg: StudyLog) -> None:
+            with lg.transaction():
+                record_results(lg, ids, scores=scores)
+                if labels and call_id is not None:
+                    lg.add_labels_per_comment(LABEL_SOURCE, [(call_id, labels)])
+
+        pending = asyncio.ensure_future(self.write(record))
         self._score_writes.add(pending)
         pending.add_done_callback(self._score_write_done)
 
@@ -253,6 +270,20 @@ class Analyzer:
         """Waits until every call's scores are committed (the daemon's shutdown, tests)."""
         while self._score_writes:
             await asyncio.gather(*list(self._score_writes), return_exceptions=True)
+
+
+def _withheld(req: AnalyzeRequest, pieces: list[tuple[int, int, str]], chosen: Mapping[str, AttributeSource],
+              response: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per answered attribute with a threshold, what the response left out under it: its summary
+    (and with it every span) or some spans, read off the response the client was sent."""
+    out: dict[str, dict[str, Any]] = {}
+    for attr in chosen:
+        if req.attributes[attr].score_threshold is None:
+            continue
+        sent = response["attributeScores"].get(attr)
+        shown = set() if sent is None else {(s["begin"], s["end"]) for s in sent["spanScores"]}
+        out[attr] = {"summary": sent is None, "spans": [[b, e] for b, e, _ in pieces if (b, e) not in shown]}
+    return out
 
 
 def _probability(value: float) -> dict[str, Any]:
