@@ -93,7 +93,7 @@ def usable_ratings(data: StudyData) -> UsableRatings:
     for rv in data.reviews:
         reviewed_tasks[rv["rater_id"]].append(rv["decision"])
     # tasks the crowd platform rejected after their import: not data, and not for Table 11's reasons
-    platform_out = {(rv["rater_id"], cid) for rv in data.reviews if raters_mod.platform_rejection(rv["reason"])
+    platform_out = {(rv["rater_id"], cid) for rv in data.reviews if rv["platform_status"] is not None
                     for cid in rv["comment_ids"]}
     # each study's extreme anchor: a gold answer given by anchors is judged on its Table 1 candidates
     extreme = {s["study_id"]: next((a.get("rating") for a in s["config"].get("anchors") or []

@@ -16,16 +16,11 @@ USE, DONT_USE, REJECT = "approve, use", "approve, don't use (warn)", "reject"
 # Table 11): its decisions, in this rubric's words
 REVIEWED = {"accept": USE, "accept_unused": DONT_USE, "reject": REJECT}
 # a reviewed task the crowd platform rejected (`modlens rate` read its status: Prolific REJECTED,
-# Mechanical Turk Rejected, ...) after its ratings were imported: its review's reason starts so
+# Mechanical Turk Rejected, ...) after its ratings were imported: its review's reason, for people,
+# starts so; the flag is `rater_reviews.platform_status` (schema 7 filled it for older logs from
+# reasons of this shape, the one place they are read)
 PLATFORM_REJECTED = "rejected on the platform ("
 PLATFORM_REJECTED_END = "); Table 11 alone: "
-
-
-def platform_rejection(reason: str) -> str | None:
-    """The platform's word for a task it rejected ("Prolific Status REJECTED"), from its review's reason."""
-    if not reason.startswith(PLATFORM_REJECTED) or PLATFORM_REJECTED_END not in reason:
-        return None
-    return reason[len(PLATFORM_REJECTED):reason.index(PLATFORM_REJECTED_END)]
 
 # (inconsistent gold, wrong gold) -> [(max inconsistent responses, decision)], first match wins
 TABLE_11: dict[tuple[int, int], list[tuple[int, str]]] = {

@@ -29,7 +29,8 @@ rejected, saying why). Decisions are written to the log's
 
 A submission the crowd platform rejected after `modlens rate` had imported it (a Prolific REJECTED, a
 Mechanical Turk Rejected read on a later import of the export) is not data whatever Table 11 says:
-its task is rejected, the reason naming the platform's status and what Table 11 alone gives. The
+its task is rejected, its `platform_status` the platform's word (the flag later reviews and the report
+read), the reason naming it and what Table 11 alone gives. The
 decision stays through later reviews (the review without a file, other exports) until an export
 shows that submission as valid work again.
 """
@@ -69,6 +70,7 @@ class Review:
     wrong_gold: int
     inconsistent: int
     comment_ids: list[int]
+    platform_status: str | None = None  # the platform's word for a submission it rejected after import
 
     def row(self, study_id: str) -> dict[str, Any]:
         return {"study_id": study_id, **self.__dict__}
@@ -135,7 +137,7 @@ def review_task(plan: Plan, task: str, rater_id: str, latest: dict[int, dict[str
 
 def _platform_rejected(review: Review, why: str) -> Review:
     table = f"{review.decision}: {review.reason}"
-    return replace(review, decision="reject",
+    return replace(review, decision="reject", platform_status=why,
                    reason=f"{rubric_mod.PLATFORM_REJECTED}{why}{rubric_mod.PLATFORM_REJECTED_END}{table}")
 
 
@@ -174,9 +176,9 @@ def review_log(db: str | Path, plan: Plan,
                 elif task is not None:
                     rows_of.setdefault(r["rater_id"], set()).add(task)
         verdicts: dict[tuple[str, str], str | None] = {
-            (r["rater_id"], r["task"]): rubric_mod.platform_rejection(r["reason"]) for r in log.query(
-                "SELECT rater_id, task, reason FROM rater_reviews WHERE study_id = ? AND decision = 'reject'",
-                (study_id,))}
+            (r["rater_id"], r["task"]): r["platform_status"] for r in log.query(
+                "SELECT rater_id, task, platform_status FROM rater_reviews WHERE study_id = ? "
+                "AND platform_status IS NOT NULL", (study_id,))}
         verdicts.update(on_platform or {})
         reviews = []
         for rater, mine in sorted(latest.items()):

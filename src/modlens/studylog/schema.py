@@ -69,11 +69,18 @@ DELTAS: tuple[Delta, ...] = (
           "its time unknown and the reported value beside it",
           columns=(("ratings", "time_spent_over_limit_ms"),)),
     Delta("which consent text each rater agreed to (`consents`, the texts in `consent_texts`), a consent "
-          "recorded before it keeping its time with its text unknown",
+          "recorded before it keeping its time with its text unknown; a rater task the crowd platform rejected "
+          "after its import flagged in its own column (`rater_reviews.platform_status`), not in the review's reason",
           tables=("consent_texts", "consents"),
+          columns=(("rater_reviews", "platform_status"),),
+          # Before this version the platform's word lived only in the reason the review wrote,
+          # 'rejected on the platform (<word>); Table 11 alone: ...': read out of it here, once.
           data="""
     INSERT INTO consents (study_id, rater_id, consent_sha256, consented_at)
         SELECT study_id, rater_id, NULL, consent_at FROM raters WHERE consent_at IS NOT NULL;
+    UPDATE rater_reviews SET platform_status = substr(reason, 27, instr(reason, '); Table 11 alone: ') - 27)
+        WHERE decision = 'reject' AND substr(reason, 1, 26) = 'rejected on the platform ('
+          AND instr(reason, '); Table 11 alone: ') > 27;
     """),
 )
 

@@ -609,6 +609,10 @@ TABLES: tuple[Table, ...] = (
         col("inconsistent", "INTEGER NOT NULL", "Other items with an inconsistent anchor pair (or left unrated)."),
         col("comment_ids_json", "TEXT NOT NULL", "The task's comments (JSON list of comment ids, gold included)."),
         col("reviewed_at", "TEXT NOT NULL", "When the decision was (re)computed."),
+        col("platform_status", "TEXT", "The crowd platform's word for a submission of this task it marked as no "
+                                       "valid work after `modlens rate` had imported it (e.g. `Prolific Status "
+                                       "REJECTED`), read from its export: the task is rejected whatever Table 11 "
+                                       "gives, and its ratings are no data; NULL when the platform marked none."),
         key=("study_id", "rater_id", "task"),
         travel=STAYS),
 )
