@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import functools
 import io
-import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 from modlens.errors import ErrorKind, ModlensError
 from modlens.media import MediaBlob
+from modlens.media.programs import INSTALL_FIXES, blob_file, program_path, run_program
 
-INSTALL_FIX = "install ffmpeg: apt-get install ffmpeg (macOS: brew install ffmpeg)"
+INSTALL_FIX = INSTALL_FIXES["ffmpeg"]
 TIMEOUT_S = 120
 SAMPLE_RATE = 16_000   # what pocketsphinx's US-English model and Whisper/wav2vec2 models were trained on
 # Frames: the fused videos show each still or card for 1.5 s, so 2 frames a second sees every
@@ -41,10 +39,7 @@ class Frame:
 
 
 def ffmpeg_path() -> str:
-    path = shutil.which("ffmpeg")
-    if path is None:
-        raise AvUnavailable("the ffmpeg program is not installed")
-    return path
+    return program_path("ffmpeg", AvUnavailable)
 
 
 @functools.lru_cache(maxsize=1)
@@ -53,23 +48,13 @@ def ffmpeg_version() -> str:
     return words[words.index("version") + 1] if "version" in words[:3] else "unknown"
 
 
-def _run(args: list[str], stdin: bytes | None = None) -> bytes:
-    try:
-        done = subprocess.run([ffmpeg_path(), *args], input=stdin, capture_output=True, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise AvUnavailable(f"ffmpeg took over {TIMEOUT_S} s", "use shorter clips") from None
-    if done.returncode != 0:
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise AvUnavailable(f"ffmpeg failed: {lines[-1] if lines else done.returncode}",
-                            "check that the file plays (ffplay FILE); modlens reads WAV and MP4")
-    return done.stdout
+def _run(args: list[str]) -> bytes:
+    return run_program("ffmpeg", args, unavailable=AvUnavailable, timeout_s=TIMEOUT_S, timeout_fix="use shorter clips",
+                       failure_fix="check that the file plays (ffplay FILE); modlens reads WAV and MP4")
 
 
 def _with_file(blob: MediaBlob, args: list[str]) -> bytes:
-    # a file, not a pipe: an MP4's index may sit at its end, which ffmpeg cannot seek to on stdin
-    with tempfile.TemporaryDirectory(prefix="modlens-av-") as tmp:
-        path = Path(tmp) / f"in{blob.extension}"
-        path.write_bytes(blob.data)
+    with blob_file(blob, "modlens-av-") as path:
         return _run(["-nostdin", "-v", "error", "-i", str(path), *args])
 
 
@@ -83,9 +68,7 @@ def pcm16k(blob: MediaBlob) -> bytes:
 
 def has_audio(blob: MediaBlob) -> bool:
     # ffmpeg lists the streams on stderr; `-f null` decodes nothing with -t 0
-    with tempfile.TemporaryDirectory(prefix="modlens-av-") as tmp:
-        path = Path(tmp) / f"in{blob.extension}"
-        path.write_bytes(blob.data)
+    with blob_file(blob, "modlens-av-") as path:
         done = subprocess.run([ffmpeg_path(), "-nostdin", "-hide_banner", "-i", str(path)], capture_output=True,
                               timeout=TIMEOUT_S)
     return "Audio:" in done.stderr.decode("utf-8", "replace")

@@ -3,14 +3,14 @@ line: no Python binding to install, and the engine's own version goes into the d
 from __future__ import annotations
 
 import functools
-import shutil
 import subprocess
 from dataclasses import dataclass
 
 from modlens.errors import ErrorKind, ModlensError
 from modlens.media import MediaBlob
+from modlens.media.programs import INSTALL_FIXES, program_path, run_program
 
-INSTALL_FIX = "install Tesseract: apt-get install tesseract-ocr (macOS: brew install tesseract)"
+INSTALL_FIX = INSTALL_FIXES["tesseract"]
 TIMEOUT_S = 60
 
 
@@ -30,10 +30,7 @@ class OcrText:
 
 
 def tesseract_path() -> str:
-    path = shutil.which("tesseract")
-    if path is None:
-        raise OcrUnavailable("the tesseract program is not installed")
-    return path
+    return program_path("tesseract", OcrUnavailable)
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,17 +48,11 @@ def read_text(image: MediaBlob | bytes, *, lang: str = "eng", psm: int = 11, gre
     data = image.data if isinstance(image, MediaBlob) else image
     if grey:
         data = greyscale_png(data)
-    try:
-        out = subprocess.run([tesseract_path(), "stdin", "stdout", "-l", lang, "--psm", str(psm), "tsv"],
-                             input=data, capture_output=True, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise OcrUnavailable(f"tesseract took over {TIMEOUT_S} s on one image", "use smaller images") from None
-    if out.returncode != 0:
-        err = out.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise OcrUnavailable(f"tesseract failed: {err[-1] if err else out.returncode}",
-                             f"check that the tesseract language data for {lang!r} is installed "
-                             f"(apt-get install tesseract-ocr-{lang})")
-    return parse_tsv(out.stdout.decode("utf-8", "replace"))
+    out = run_program("tesseract", ["stdin", "stdout", "-l", lang, "--psm", str(psm), "tsv"], stdin=data,
+                      unavailable=OcrUnavailable, timeout_s=TIMEOUT_S, timeout_fix="use smaller images",
+                      failure_fix=f"check that the tesseract language data for {lang!r} is installed "
+                                  f"(apt-get install tesseract-ocr-{lang})")
+    return parse_tsv(out.decode("utf-8", "replace"))
 
 
 def parse_tsv(tsv: str) -> OcrText:

@@ -6,50 +6,28 @@ from __future__ import annotations
 
 import functools
 import json
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from modlens.fusion.render import FusionUnavailable
-from modlens.media import MediaBlob
+from modlens.media import MediaBlob, programs
 
 TIMEOUT_S = 120  # one speech clip or one short video; far above what a fused case takes
-
-# program -> how to install it (the Debian package first: that is what CI's `make system-deps` uses)
-INSTALL_FIXES: dict[str, str] = {
-    "espeak-ng": "install espeak-ng: apt-get install espeak-ng (macOS: brew install espeak-ng)",
-    "ffmpeg": "install ffmpeg: apt-get install ffmpeg (macOS: brew install ffmpeg)",
-    "ffprobe": "install ffmpeg, which ships ffprobe: apt-get install ffmpeg (macOS: brew install ffmpeg)",
-}
 
 
 def program_path(name: str) -> str:
     """Where `name` is on PATH, or FusionUnavailable saying how to install it."""
-    path = shutil.which(name)
-    if path is None:
-        raise FusionUnavailable(f"the {name} program is not installed (not found on PATH)",
-                                INSTALL_FIXES.get(name, f"install {name}"))
-    return path
+    return programs.program_path(name, FusionUnavailable)
 
 
 def run_program(name: str, args: list[str], *, stdin: bytes | None = None,
                 timeout_s: float = TIMEOUT_S) -> bytes:
     """Run `name args...` and return its stdout; a timeout or a non-zero exit raises
     FusionUnavailable quoting the program's last error line."""
-    command = [program_path(name), *args]
-    try:
-        done = subprocess.run(command, input=stdin, capture_output=True, timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired:
-        raise FusionUnavailable(f"{name} took over {timeout_s:g} s",
-                                "use shorter texts or videos, or a faster machine") from None
-    if done.returncode != 0:
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise FusionUnavailable(f"{name} failed (exit {done.returncode}): {lines[-1] if lines else 'no message'}",
-                                f"check the arguments in the message; `{name} -version` or `{name} --version` "
-                                f"shows whether the installed {name} works")
-    return done.stdout
+    return programs.run_program(name, args, stdin=stdin, unavailable=FusionUnavailable, timeout_s=timeout_s,
+                                timeout_fix="use shorter texts or videos, or a faster machine",
+                                failure_fix=f"check the arguments in the message; `{name} -version` or "
+                                            f"`{name} --version` shows whether the installed {name} works")
 
 
 @functools.lru_cache(maxsize=None)
@@ -69,9 +47,7 @@ def probe(media: MediaBlob | Path | str) -> dict[str, Any]:
     """What ffprobe sees in an audio or video file: {"duration_s", "format", "streams": [{"type",
     "codec", ...}]}, with width/height/fps for video streams and sample_rate/channels for audio."""
     if isinstance(media, MediaBlob):
-        with tempfile.TemporaryDirectory(prefix="modlens-probe-") as tmp:
-            path = Path(tmp) / f"media{media.extension}"
-            path.write_bytes(media.data)
+        with programs.blob_file(media, "modlens-probe-") as path:
             return _probe_path(path)
     return _probe_path(Path(media))
 

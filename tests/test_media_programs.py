@@ -1,0 +1,36 @@
+"""The programs behind media and fusion (ffmpeg, ffprobe, espeak-ng, tesseract) found and run one way
+(`media.programs`): a missing program, a failed run and a blob handed over as a file, each seen through
+a caller that raises its own error type with a fix."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from modlens.media import MediaBlob, av, ocr, programs
+
+
+def test_a_missing_program_raises_the_callers_error_with_how_to_install_it(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no program on the PATH
+    with pytest.raises(av.AvUnavailable, match="ffmpeg program is not installed") as err:
+        av.ffmpeg_path()
+    assert err.value.fix == av.INSTALL_FIX and "apt-get install ffmpeg" in av.INSTALL_FIX
+    with pytest.raises(ocr.OcrUnavailable, match="tesseract program is not installed") as ocr_err:
+        ocr.read_text(b"not read")
+    assert "apt-get install tesseract-ocr" in ocr_err.value.fix
+
+
+def test_a_failed_run_quotes_the_programs_last_error_line_with_the_callers_fix() -> None:
+    with pytest.raises(av.AvUnavailable, match=r"^ffmpeg failed \(exit \d+\): .+") as err:
+        av.pcm16k(MediaBlob(b"RIFF\x00\x00\x00\x00WAVE, but no sound", "audio/wav"))
+    assert "ffplay" in err.value.fix
+    with pytest.raises(ocr.OcrUnavailable, match=r"^tesseract failed \(exit \d+\): .+") as ocr_err:
+        ocr.read_text(b"\x89PNG not an image", lang="xyz")
+    assert ocr_err.value.fix.endswith("(apt-get install tesseract-ocr-xyz)")
+
+
+def test_a_blob_is_handed_over_as_a_file_named_by_its_type_and_removed_after() -> None:
+    with programs.blob_file(MediaBlob(b"RIFF....WAVE", "audio/wav"), "modlens-test-") as path:
+        assert path.suffix == ".wav" and path.read_bytes() == b"RIFF....WAVE"
+    assert not path.exists() and not path.parent.exists()
