@@ -40,7 +40,7 @@ def test_the_summary_counts_the_error_rows_the_log_holds(tmp_path):
     result = run_audit(str(path), db=db, detector_objects={"c": CrashesOnInsults()}, chunk_size=10, progress=False)
     assert _errors(db) == {"crashy": (20, 10)}
     assert result.score_errors == {"c": {"scores": 20, "errors": 10, "first": "RuntimeError: model crashed"}}
-    assert any("10 of its 20 scores are errors" in w and "RuntimeError: model crashed" in w for w in result.warnings)
+    assert any("10 of the 20 texts it scored have an error as their score" in w and "RuntimeError: model crashed" in w for w in result.warnings)
     again = run_audit(str(path), db=db, detector_objects={"c": CrashesOnInsults()}, chunk_size=10, progress=False)
     assert again.score_errors == {"c": {"scores": 10, "errors": 10, "first": "RuntimeError: model crashed"}}
 
@@ -56,7 +56,7 @@ def test_a_detector_without_answers_is_said_on_stderr(tmp_path, capsys):
     summary = json.loads(out.out)
     (key,) = summary["score_errors"]
     assert summary["score_errors"][key]["errors"] == 5 and summary["score_errors"][key]["scores"] == 8
-    assert f"modlens audit: detector {key}: 5 of its 8 scores are errors" in out.err
+    assert f"modlens audit: detector {key}: 5 of the 8 texts it scored have an error as their score" in out.err
 
 
 def test_a_text_scored_again_in_the_run_is_one_row_not_two(tmp_path, capsys):
@@ -71,7 +71,7 @@ def test_a_text_scored_again_in_the_run_is_one_row_not_two(tmp_path, capsys):
     assert _errors(db) == {"mine": (3, 2)}
     (tally,) = json.loads(out.out)["score_errors"].values()
     assert (tally["scores"], tally["errors"]) == (3, 2)
-    assert ": 2 of its 3 scores are errors" in out.err
+    assert ": 2 of the 3 texts it scored have an error as their score" in out.err
 
 def test_an_attack_over_a_dataset_says_its_score_errors_on_stderr_too(tmp_path, capsys):
     """`modlens attack DATASET` is the audit's attack: a detector without answers for the attack's
@@ -88,4 +88,4 @@ def test_an_attack_over_a_dataset_says_its_score_errors_on_stderr_too(tmp_path, 
     (key,) = summary["score_errors"]
     tally = summary["score_errors"][key]
     assert (tally["scores"], tally["errors"]) == logged and logged[1] > 0
-    assert f"modlens attack: detector {key}: {logged[1]} of its {logged[0]} scores are errors" in out.err
+    assert f"modlens attack: detector {key}: {logged[1]} of the {logged[0]} texts it scored have an error as their score" in out.err

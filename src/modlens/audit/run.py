@@ -61,7 +61,8 @@ class AuditResult:
     n_edited: int = 0
     warnings: list[str] = field(default_factory=list)
     # per detector key whose scores this run include errors (a call that raised, a text it had no answer
-    # for): {"scores": rows written, "errors": of them errors, "first": the first error's text}
+    # for): {"scores": texts scored (one score per text, as the log keeps it), "errors": of them those
+    # whose score is an error, "first": the first error's text}
     score_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -300,7 +301,8 @@ def error_warnings(errors: dict[str, dict[str, Any]],
                    again: str = "the same command again, or `modlens rescore`, scores them again") -> list[str]:
     """The line per detector whose scores this run include errors (`AuditResult.score_errors`); `again`:
     what scores them again (a finished run's rerun is a new run, which scores every error again)."""
-    return [f"detector {key}: {t['errors']} of its {t['scores']} scores are errors (the first: {t['first']}), "
+    return [f"detector {key}: {t['errors']} of the {t['scores']} texts it scored have an error as their score "
+            f"(the first: {t['first']}), "
             f"logged as errors and left out of every metric; {again}" for key, t in errors.items()]
 
 

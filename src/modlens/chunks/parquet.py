@@ -11,6 +11,7 @@ rerun of the same command skips the items already in DIR; another audit into the
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import os
@@ -100,6 +101,10 @@ def _shard(out: Path, kind: str, n: int) -> Path:
     return out / f"{kind}-{n:06d}.parquet"
 
 
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 def done_keys(out: Path) -> set[str]:
     return {r["comment_key"] for n, kinds in shards(out).items() if "items" in kinds
             for r in _read(_shard(out, "items", n))}
@@ -107,7 +112,9 @@ def done_keys(out: Path) -> set[str]:
 
 class ParquetSink:
     """A chunk's results as shard files; opens DIR (checks or writes its manifest). Keeps no log,
-    so every text is scored and nothing is registered before the compute."""
+    so nothing is registered before the compute, and a text is scored unless this run already wrote
+    a good score for it (a text repeated in a later chunk): one row per text and detector, as the log
+    it is imported into keeps, and as the run's tally counts them (`pipeline.count_errors`)."""
 
     def __init__(self, out: Path, meta: dict[str, Any]) -> None:
         self.out = out
@@ -121,6 +128,9 @@ class ParquetSink:
         else:
             self._replace(path, lambda tmp: tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False)))
         self.next = max(shards(out), default=-1) + 1
+        # detector key -> digests of the texts this run wrote a good score for (digests: a large run's
+        # texts would not all fit in memory; an error is scored again, as on the log sink)
+        self._answered: dict[str, set[bytes]] = {}
 
     @staticmethod
     def _replace(path: Path, write: Any) -> None:
@@ -139,7 +149,12 @@ class ParquetSink:
         return [None] * len(items)
 
     def unscored(self, texts: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
-        return {k: list(texts) for k in keys} if texts else {}
+        todo: dict[str, list[str]] = {}
+        for k in keys:
+            answered = self._answered.get(k, set())
+            if left := [t for t in texts if _digest(t) not in answered]:
+                todo[k] = left
+        return todo
 
     def record(self, chunk: Chunk, *, done: bool = True) -> None:
         chunk.comment_ids = self.register(chunk.items)
@@ -157,6 +172,9 @@ class ParquetSink:
              "variants_json": json.dumps([v.to_dict() for v in it.variants], ensure_ascii=False),
              "generated_json": json.dumps([v.to_dict() for v in gen], ensure_ascii=False)}
             for it, gen in zip(chunk.items, chunk.generated)])
+        for t, k, r in chunk.scores:  # once the chunk is written
+            if r.error is None:
+                self._answered.setdefault(k, set()).add(_digest(t))
 
     def mark_done(self, comment_ids: Sequence[int | None]) -> None:
         pass  # a chunk is done once its items shard is written

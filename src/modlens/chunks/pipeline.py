@@ -30,7 +30,9 @@ def count_errors(tally: dict[str, dict[str, Any]], rows: Iterable[ScoreRow], fai
     them are errors (`errors`: a call that raised, a text it had no answer for) and the first error's
     text (`first`). `failing`: per key, the texts whose row this run wrote is an error. An error row is
     replaced by the next score of its text, and a run scores such a text again when it meets it again
-    (a text repeated in a later chunk, an attack's normalized form): the same row, not one more."""
+    (a text repeated in a later chunk, an attack's normalized form): the same row, not one more. So
+    `scores` counts texts, one per text and detector: no sink asks again for a text this run wrote a
+    good score for (the log sink looks in the log, the Parquet sink remembers its own)."""
     for text, key, r in rows:
         t = tally.get(key)
         if t is None:
