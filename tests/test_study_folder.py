@@ -165,3 +165,34 @@ def assert_serve_runs_the_joined_study(home, db) -> None:
     out = "".join(seen)
     assert f"study from {home / 'study.toml'} (modlens join)" in out, out
     assert "for study 'pilot'" in out and "listening" in out, out
+
+
+def test_join_says_a_running_daemon_keeps_serving_the_study_it_started_with(tmp_path, modlens_home, capsys):
+    # `make run` (the README's quick start) starts `modlens serve` before anyone joins; a join writes
+    # the study file, which serve reads only at start: "next: modlens serve (leave it running)" left the
+    # running daemon logging every comment under the study it started with
+    from daemon_helpers import serve_process, write_study
+
+    root = tmp_path / "pilot"
+    folder.init_folder(root)
+    study_toml = root / "study.toml"
+    study_toml.write_text(quick_to_serve(study_toml.read_text()))
+    good = tmp_path / "pilot.modlens"
+    pack.write(folder.load_folder(root), good)
+    proc, info = serve_process(modlens_home, "--config", str(write_study(tmp_path / "first.toml", ["profanity-check"])),
+                               "--db", str(tmp_path / "first.sqlite"))
+    try:
+        capsys.readouterr()
+        assert cli_main(["join", str(good), "--allow-unsigned"]) == 0
+        out = capsys.readouterr().out
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert f"`modlens serve` is running (pid {proc.pid}) on study 'cli-test'" in out, out
+    assert "stop it and start `modlens serve` again" in out
+    assert "(leave it running" not in out
+
+    capsys.readouterr()
+    assert cli_main(["join", str(good), "--allow-unsigned"]) == 0  # once it stopped: the usual next steps
+    out = capsys.readouterr().out
+    assert "is running" not in out and "modlens serve     (leave it running" in out

@@ -62,6 +62,7 @@ def describe(study_pack: Pack) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from modlens.runtime import read_runtime
     from modlens.study import join, pack
 
     try:
@@ -83,7 +84,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"remote detectors stay off (nothing is sent to {', '.join(destinations)}); to allow them: "
               f"modlens join {args.pack} --accept-remote")
     print("next:")
-    print(f"  1. modlens serve     (leave it running; it uses {config})")
+    running = read_runtime()
+    if running is not None:  # serve reads the study once, at start: it goes on with the one it started on
+        print(f"  1. a `modlens serve` is running (pid {running.get('pid')}) on study {running.get('study_id')!r}, "
+              f"and keeps serving the study it started with: stop it and start `modlens serve` again (it then "
+              f"uses {config})")
+    else:
+        print(f"  1. modlens serve     (leave it running; it uses {config})")
     first = s.tasks[0].url if s.tasks else "URL"
     print(f"  2. modlens browse {first}     (in a second terminal; read and accept the consent text)")
     if s.tasks:
