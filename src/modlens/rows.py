@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 
 @dataclass
@@ -26,6 +26,14 @@ class Variant:
         d = asdict(self)
         d["positions"] = [list(p) for p in self.positions]
         return d
+
+
+class Score(Protocol):
+    """What the log keeps of one detector's answer (the engine's `DetectorResult`)."""
+    labels: dict[str, float] | None
+    toxicity: float | None
+    latency_ms: float
+    error: str | None
 
 
 class CommentRow(NamedTuple):

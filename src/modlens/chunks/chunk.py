@@ -2,18 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Sequence
 
 from modlens.datasets.base import DatasetItem
-from modlens.rows import Variant
-
-
-class Score(Protocol):
-    """What the log keeps of one detector's answer (the engine's `DetectorResult`)."""
-    labels: dict[str, float] | None
-    toxicity: float | None
-    latency_ms: float
-    error: str | None
+from modlens.rows import Score, Variant
 
 
 @dataclass(frozen=True)

@@ -10,21 +10,13 @@ statements per batch. Call them inside one `log.transaction()` per large batch (
 rows): a transaction is one fsync, so its size, not the row count, sets the cost."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from modlens.config import StudyConfig
 from modlens.detectors.base import Detector
 from modlens.normalize.base import edits_json
-from modlens.rows import Variant
+from modlens.rows import Score, Variant
 from modlens.studylog.store import StudyLog
-
-
-class Score(Protocol):
-    """What the log keeps of one detector's answer (the engine's `DetectorResult`)."""
-    labels: dict[str, float] | None
-    toxicity: float | None
-    latency_ms: float
-    error: str | None
 
 
 def register(log: StudyLog, study: StudyConfig, detectors: Mapping[str, Detector]) -> dict[str, int]:
