@@ -42,8 +42,8 @@ def test_it_has_its_own_name_and_a_version_naming_the_engine_and_quantization(pa
     fp32, onnx = pair
     tag = "int8dyn-pc-s8" if minilm_int8.full_range_supported() else "int8dyn-pc-s8w7"
     assert onnx.name == "minilm-toxicity-onnx-int8" != fp32.name
-    assert onnx.version == f"{fp32.version}+ort{onnxruntime.__version__}-{tag}"
     config = onnx.config()
+    assert onnx.version == f"{fp32.version}+ort{onnxruntime.__version__}-{tag}.{config['onnx_model_sha256'][:12]}"
     assert "onnxruntime dynamic int8" in config["quantization"] and len(config["onnx_model_sha256"]) == 64
     assert [p.name for p in cache.iterdir()] == [config["onnx_model"]]  # built once, nothing left beside it
 
@@ -72,7 +72,7 @@ def test_seven_bit_weights_are_a_different_version_and_file(pair, cache, tmp_pat
     # into `cache` (same key), so it is reused there instead of exported and quantized again
     where = tmp_path if minilm_int8.full_range_supported() else cache
     w7 = minilm_onnx.convert(registry.create("minilm-toxicity", device="cpu"), cache_dir=where, reduce_range=True)
-    assert w7.version.endswith("-int8dyn-pc-s8w7") and "7 bits" in w7.config()["quantization"]
+    assert "-int8dyn-pc-s8w7." in w7.version and "7 bits" in w7.config()["quantization"]
     scores = [s["toxic"] for s in w7.score(TEXTS)]
     assert scores != [s["toxic"] for s in fp32.score(TEXTS)]
     if minilm_int8.full_range_supported():
@@ -87,3 +87,26 @@ def test_it_agrees_with_fp32_within_the_stated_tolerance(pair):
     assert_agrees_with_fp32(fp32, onnx, TEXTS, minilm_onnx.TOLERANCE)
     # the word-importance path runs on the same forward passes
     assert len(onnx.word_importance_pooled(TEXTS[:1])[0]) == len(TEXTS[0].split())
+
+
+def test_its_version_names_the_graph_it_runs(pair, cache, tmp_path, monkeypatch):
+    """The graph is exported and quantized by the installed torch and onnx: another build (a torch
+    upgrade) may be another graph, so the version names the graph's bytes, not only the settings."""
+    _, onnx = pair
+    same = tmp_path / "same"
+    same.mkdir()
+    (same / onnx.onnx_path.name).write_bytes(onnx.onnx_path.read_bytes())
+    copy = minilm_onnx.convert(registry.create("minilm-toxicity", device="cpu"), cache_dir=same)
+    assert copy.version == onnx.version  # the same graph, wherever it lies: the same version
+
+    real_build = minilm_onnx.build
+
+    def another_export(det, out, reduce_range):  # as another torch would: the same settings, another graph
+        real_build(det, out, not reduce_range)
+
+    monkeypatch.setattr(minilm_onnx, "build", another_export)
+    other = minilm_onnx.convert(registry.create("minilm-toxicity", device="cpu"), cache_dir=tmp_path / "other")
+    assert other.onnx_path.name == onnx.onnx_path.name  # the same cache key (settings, versions)
+    assert other.onnx_path.read_bytes() != onnx.onnx_path.read_bytes()
+    assert other.version != onnx.version
+    assert other.config()["onnx_model_sha256"][:12] in other.version

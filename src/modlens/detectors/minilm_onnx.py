@@ -1,7 +1,8 @@
 """minilm-toxicity-onnx-int8: the embedded MiniLM detector with its encoder run by ONNX Runtime, weights int8 (dynamic quantization), for corpus audits on CPU.
 
 A detector of its own, never a silent replacement: its own name and version (the fp32 version plus
-`+ort<version>-int8dyn-…`, naming the engine and how it quantizes), scores recorded beside
+`+ort<version>-int8dyn-….<graph>`, naming the engine, how it quantizes and the quantized graph's
+bytes, which another torch or onnx may export differently), scores recorded beside
 minilm-toxicity's. Same tokenizer, padded widths, pooling and head: only the encoder's forward pass
 runs in ONNX Runtime. The encoder is exported to ONNX and quantized once, into modlens' home
 (`models/`), and read from there afterwards. Needs the `onnx` extra (`pip install 'modlens[onnx]'`).
@@ -23,7 +24,7 @@ import numpy as np
 from modlens import paths
 from modlens.detectors.base import DetectorUnavailable
 from modlens.detectors.minilm import MiniLMToxicity, create as create_fp32
-from modlens.paths import file_reference
+from modlens.paths import file_reference, file_sha256
 
 NAME = "minilm-toxicity-onnx-int8"
 HINT = "pip install 'modlens[onnx]'  (onnxruntime and onnx)"
@@ -152,7 +153,12 @@ def convert(det: MiniLMToxicity, *, cache_dir: Path | None = None,
     except Exception as err:  # a truncated or foreign file under the cached name
         raise DetectorUnavailable("error", f"cannot load {path}: {err}", "delete the file; it is rebuilt on next load") from err
     det.encoder.model = OrtEncoder(sess)  # the torch weights go: the session holds its own
-    twin = as_twin(det, MiniLMToxicityOnnxInt8, text, f"ort{ort.__version__}-{tag}")
+    # the graph by its bytes: the cache key names the torch and onnx that built it, but another torch may
+    # export another graph under the same settings, and scores must name the one that produced them
+    graph = file_sha256(path)
+    if graph is None:  # removed since the session read it
+        raise DetectorUnavailable("error", f"cannot read {path}", "load it again; it is rebuilt if missing")
+    twin = as_twin(det, MiniLMToxicityOnnxInt8, text, f"ort{ort.__version__}-{tag}.{graph[:12]}")
     twin.onnx_path = path
     return twin
 
