@@ -94,13 +94,8 @@ class GoldSpec:
         return cls(column.strip(), positive=positive)
 
     def describe(self) -> str:
-        if not self.column:
-            return "no gold label (--label none)"
-        if self.threshold is not None:
-            return f"toxic = {self.column} {self.op} {self.threshold:g}"
-        if self.positive is not None:
-            return f"toxic = {self.column} in {{{', '.join(sorted(self.positive))}}}"
-        return f"toxic = {self.column} ({PLAIN_VALUES}){self._unlabelled()}"
+        """`definition` as a reader's note says it."""
+        return f"toxic = {self.definition()}" if self.column else "no gold label (--label none)"
 
     def _unlabelled(self) -> str:
         return f"; {', '.join(sorted(self.unlabelled))}: no gold label" if self.unlabelled else ""
