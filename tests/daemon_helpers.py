@@ -117,6 +117,14 @@ def daemon_thread(tmp_path: Path, cfg: StudyConfig):
         loop.close()
 
 
+def consent_sha256(app) -> str:
+    """What a participant who agreed to the running study's consent text sends at hello (`consent_sha256`)."""
+    from modlens.daemon.app import PIPELINE
+    from modlens.protocol import consent_text_sha256
+
+    return consent_text_sha256(app[PIPELINE].client_settings()["consent_text"])
+
+
 def connect(url: str, token: str | None = TOKEN, origin: str | None = EXT_ORIGIN, **kw):
     return websockets.connect(url, subprotocols=protocol_client.subprotocols(token), origin=origin, max_size=None, **kw)
 

@@ -9,7 +9,7 @@ import csv
 from modlens.protocol.messages import MAX_TIME_SPENT_MS
 from modlens.studylog.export import export
 
-from daemon_helpers import Client, comments_msg, connect, rating_msg, running_daemon, study
+from daemon_helpers import Client, comments_msg, connect, consent_sha256, rating_msg, running_daemon, study
 from log_helpers import rows
 
 
@@ -21,10 +21,10 @@ def _rating(rid: str, key: str, ms) -> dict:
 
 async def test_rating_over_the_time_limit_is_stored_with_its_time_unknown(tmp_path):
     over = MAX_TIME_SPENT_MS + 3_600_000  # the panel stayed open a day and an hour
-    async with running_daemon(tmp_path, study()) as (url, _app):
+    async with running_daemon(tmp_path, study()) as (url, app):
         async with connect(url) as ws:
             c = Client(ws)
-            await c.hello(consent_at="2025-01-31T12:00:00Z", study_id="test")
+            await c.hello(consent_at="2025-01-31T12:00:00Z", consent_sha256=consent_sha256(app), study_id="test")
             await c.request(comments_msg("page-1", [("k1", "you are a stupid idiot"), ("k2", "a lovely day")]),
                             "comments_ok")
             ok = await c.request(_rating("r-long", "k1", over), "rating_ok")

@@ -10,8 +10,8 @@ import pytest
 
 from modlens.studylog.export import export
 
-from daemon_helpers import (EXT_ORIGIN, TOKEN, Client, WordListDetector, comments_msg, connect, rating_msg,
-                            running_daemon, study)
+from daemon_helpers import (EXT_ORIGIN, TOKEN, Client, WordListDetector, comments_msg, connect, consent_sha256,
+                            rating_msg, running_daemon, study)
 from log_helpers import rows
 
 
@@ -23,7 +23,7 @@ async def test_full_session_hello_comments_scores_variants_rating_export(tmp_pat
         async with connect(url) as ws:
             assert ws.subprotocol == "modlens.v1"
             c = Client(ws)
-            hello = await c.hello(consent_at="2025-01-31T12:00:00Z", study_id="test")
+            hello = await c.hello(consent_at="2025-01-31T12:00:00Z", consent_sha256=consent_sha256(app), study_id="test")
             assert hello["type"] == "hello_ok" and hello["protocol"] == 1 and hello["variants_enabled"] is True
             assert hello["detectors"] == [{"key": "wordlist", "name": "wordlist", "version": "test-1",
                                            "toxicity_label": "toxic", "threshold": 0.5}]

@@ -23,6 +23,7 @@ from aiohttp import web
 from daemon_helpers import Client, comments_msg, connect, serve_process
 from modlens import pairing, paths
 from modlens.cli import main as cli_main
+from modlens.protocol import consent_text_sha256
 from modlens.study import folder, join, pack
 from threaded_server import ThreadedServer
 
@@ -156,11 +157,14 @@ def run_serve_and_feed(db, home, env: dict[str, str] | None = None) -> dict:
     token = pairing.ensure()
 
     async def talk() -> dict:
+        said = {"type": "hello", "id": "h1", "protocol": 1, "client": "test", "client_version": "0", "token": token,
+                "rater_id": "rater-1"}
+        async with connect(info["url"], token=token) as ws:  # the consent text the participant reads
+            shown = (await Client(ws).request(said, "hello_ok", timeout=30))["study"]["consent_text"]
         async with connect(info["url"], token=token) as ws:
             client = Client(ws)
-            hello = await client.request({"type": "hello", "id": "h1", "protocol": 1, "client": "test",
-                                          "client_version": "0", "token": token, "rater_id": "rater-1",
-                                          "consent_at": "2026-01-01T00:00:00+00:00"}, "hello_ok", timeout=30)
+            hello = await client.request({**said, "consent_at": "2026-01-01T00:00:00+00:00",
+                                          "consent_sha256": consent_text_sha256(shown)}, "hello_ok", timeout=30)
             await client.send(comments_msg("c1", [("k1", "you are a wonderful person")]))
             await client.until(lambda m: m.get("type") == "scores", timeout=30)
             return hello

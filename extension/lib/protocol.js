@@ -20,12 +20,13 @@
   };
 
   ns.protocol = {
-    /** hello: the first message of a session. consent: {study_id, at} when the participant agreed. */
+    /** hello: the first message of a session. consent: {study_id, at, sha256} when the participant agreed. */
     hello: ({ token, raterId, consent }) => {
       const msg = { type: "hello", id: ns.newId("hello"), protocol: ns.PROTOCOL, client: ns.CLIENT_NAME,
         client_version: ns.VERSION, token, rater_id: raterId };
-      // consent goes with the study it was given to, while that is the study the daemon runs
-      if (consent) { msg.study_id = consent.study_id; msg.consent_at = consent.at; }
+      // consent goes with the study it was given to, while that is the study the daemon runs, and names
+      // the text agreed to (its SHA-256): the daemon counts it only for its current consent text
+      if (consent) { msg.study_id = consent.study_id; msg.consent_at = consent.at; msg.consent_sha256 = consent.sha256; }
       return msg;
     },
     ping: () => ({ type: "ping", id: ns.newId("ping") }),

@@ -4,22 +4,26 @@
 (function (ns) {
   const store = chrome.storage.local;
   const collectsMedia = (study) => !!(study && study.media && study.media.collect);
+  const SEEDED = ["daemonUrl", "token", "raterId"]; // the settings seed.json may set
 
   const config = {
     settings: null,
     study: null, // hello_ok.study (client_settings)
     detectors: [],
-    consent: null, // {study_id, at, media, text}
+    consent: null, // {study_id, at, media, text, sha256}
     salts: {}, // study_id -> random salt
     seedFile: null, // seed.json as load() read it (seed()), or null
 
     async load() {
-      const got = await store.get(["settings", "study", "detectors", "consent", "salts"]);
+      const got = await store.get(["settings", "study", "detectors", "consent", "salts", "seedApplied"]);
       this.settings = { ...ns.DEFAULT_SETTINGS, ...(got.settings || {}) };
       this.settings.sites = { ...ns.DEFAULT_SETTINGS.sites, ...(this.settings.sites || {}) };
       // seed.json is packaged with this copy of the extension: it cannot change while the worker runs
       this.seedFile = await this.seed();
-      if (!got.settings) await this.applySeed(this.seedFile);
+      // a seed this profile has not applied yet: its first start, or `modlens browse` run again for a daemon
+      // on another port or with a rotated token; the same seed again keeps what was changed in the options
+      const seedKey = this.seedFile && JSON.stringify(SEEDED.map((k) => this.seedFile[k] ?? null));
+      if (seedKey && (!got.settings || seedKey !== got.seedApplied)) await this.applySeed(this.seedFile, seedKey);
       if (!this.settings.raterId) {
         this.settings.raterId = ns.newId("rater");
         await store.set({ settings: this.settings });
@@ -27,18 +31,23 @@
       this.study = got.study || null;
       this.detectors = got.detectors || [];
       this.consent = got.consent || null;
+      // a consent stored by an earlier version holds its text, not yet its hash (hello sends the hash)
+      if (this.consent && typeof this.consent.text === "string" && !this.consent.sha256) {
+        this.consent.sha256 = await ns.sha256Hex(this.consent.text);
+        await store.set({ consent: this.consent });
+      }
       this.salts = got.salts || {};
       // browser tests' shorter waits (lib/constants.js applyTimings), given to content scripts too
       this.timings = ns.applyTimings((this.seedFile || {}).timings);
     },
 
     // `modlens browse` writes seed.json (daemon address + token) into its copy of the extension,
-    // so a participant needs no pairing step. Applied once, when no settings exist yet.
-    async applySeed(seed) {
+    // so a participant needs no pairing step. Applied once per seed (`seedKey`, see load()).
+    async applySeed(seed, seedKey) {
       if (!seed) return;
-      for (const k of ["daemonUrl", "token", "raterId"]) if (typeof seed[k] === "string" && seed[k]) this.settings[k] = seed[k];
+      for (const k of SEEDED) if (typeof seed[k] === "string" && seed[k]) this.settings[k] = seed[k];
       if (!ns.loopbackDaemonUrl(this.settings.daemonUrl)) this.settings.daemonUrl = ns.DEFAULT_SETTINGS.daemonUrl;
-      await store.set({ settings: this.settings });
+      await store.set({ settings: this.settings, seedApplied: seedKey });
     },
 
     /** seed.json as `modlens browse` wrote it, or null (an ordinary installation, paired by hand). */
@@ -75,9 +84,10 @@
     },
 
     async setConsent(accept, studyId) {
-      // `text`: the consent text agreed to (see consented()); `media`: it said comment images are collected
+      // `text`: the consent text agreed to (see consented()), `sha256` its hash (hello names the text by it,
+      // outbox entries the consent they were collected under); `media`: it said comment images are collected
       this.consent = accept ? { study_id: studyId, at: new Date().toISOString(), media: collectsMedia(this.study),
-        text: this.study.consent_text } : null;
+        text: this.study.consent_text, sha256: await ns.sha256Hex(this.study.consent_text) } : null;
       await store.set({ consent: this.consent });
     },
 

@@ -68,8 +68,10 @@
       delivery.broadcastCounts();
     },
     async error(msg) {
-      if (msg.id && msg.id === connection.helloId && msg.code === "study_mismatch") {
-        await config.setStudy(null, []); // the daemon runs another study now: learn it, with its consent text
+      // the daemon runs another study now, or the consent given was to another text than its current one
+      // (consent_outdated): learn the study with its consent text; the participant is asked again
+      if (msg.id && msg.id === connection.helloId && (msg.code === "study_mismatch" || msg.code === "consent_outdated")) {
+        await config.setStudy(null, []);
         connection.reconnectNow();
         return;
       }

@@ -187,11 +187,19 @@ class LiveService:
             raise ProtocolError(ErrorCode.study_mismatch,
                                 f"study_id: {hello.study_id!r} is not the running study {self.study.study_id!r}", hello.id)
         study_id = self.study.study_id
+        settings = self.client_settings()
+        consent_text = settings["consent_text"]
+        if hello.consent_sha256 is not None and hello.consent_sha256 != p.consent_text_sha256(consent_text):
+            # a consent counts for the text agreed to: one given to an earlier text is no consent to this one
+            raise ProtocolError(ErrorCode.consent_outdated,
+                                "consent_sha256: the consent was given to another consent text than the running study's "
+                                "current one; ask the participant again (hello without consent shows the text)", hello.id)
 
         plan = self.plan
 
         def start(lg: StudyLog) -> int | None:
-            lg.ensure_rater(study_id, hello.rater_id, hello.consent_at)
+            lg.ensure_rater(study_id, hello.rater_id, hello.consent_at,
+                            None if hello.consent_at is None else consent_text)
             lg.start_session(session.session_id, study_id, hello.rater_id, hello.client,
                              hello.client_version, hello.protocol)
             return None if plan is None else assignment.slot_of(assignment.session_raters(lg, study_id),
@@ -200,7 +208,6 @@ class LiveService:
         slot = await self.write(start)
         session.rater_id, session.client, session.ready = hello.rater_id, hello.client, True
         self.sessions.add(session)
-        settings = self.client_settings()
         if plan is not None and slot is not None:
             settings["itemset"] = assignment.client_assignment(plan, slot)  # this rater's tasks: itemset.html
             session.assignment = settings["itemset"]["assignment"]  # the one its item-set ratings may name

@@ -43,7 +43,7 @@ from modlens.errors import ErrorKind, ModlensError
 from modlens.protocol.errors import ErrorCode
 from modlens.protocol.messages import (PROTOCOL_VERSION, SERVER_MESSAGES, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX,
                                        Comments, CommentsOk, Error, Hello, HelloOk, Message, Page, Rating,
-                                       RatingOk, ScoreItem, Scores, Sync, SyncOk, Variants)
+                                       RatingOk, ScoreItem, Scores, Sync, SyncOk, Variants, consent_text_sha256)
 
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
@@ -126,7 +126,7 @@ def subprotocols(token: str | None) -> list[str]:
 
 def hello_message(msg_id: str, token: str, rater: str, *, client: str = "modlens-feed",
                   client_version: str | None = None, **fields: Any) -> Hello:
-    """`hello`; `fields` adds its optional fields (study_id, consent_at)."""
+    """`hello`; `fields` adds its optional fields (study_id, consent_at with consent_sha256)."""
     from modlens import __version__
 
     return build(Hello, "hello (--rater/--token)",
@@ -223,7 +223,7 @@ class Client:
         return parse_reply(await asyncio.wait_for(self.ws.recv(), timeout))
 
     async def say_hello(self, token: str, rater: str, *, client: str = "modlens-feed", **fields: Any) -> HelloOk:
-        """Open the session; `fields` adds Hello's optional fields (study_id, consent_at)."""
+        """Open the session; `fields` adds Hello's optional fields (study_id, consent_at with consent_sha256)."""
         hello = hello_message(self.next_id("hello"), token, rater, client=client, **fields)
         await self.send(hello)
         reply = await self._answer_of(hello, "hello", 30)
@@ -319,7 +319,13 @@ class Client:
 async def session(url: str, token: str, *, rater: str, name: str | None = None,
                   client: str = "modlens-feed", **hello: Any) -> AsyncIterator[Client]:
     """A connected `Client` whose hello was answered; the socket is closed on leaving. `hello`
-    adds Hello's optional fields (study_id, consent_at)."""
+    adds Hello's optional fields (study_id, consent_at, consent_sha256). `consent_at` without
+    `consent_sha256` agrees to the consent text the daemon shows now, read as a participant reads it
+    before agreeing: from the hello_ok of a first session without consent."""
+    if hello.get("consent_at") is not None and hello.get("consent_sha256") is None:
+        async with session(url, token, rater=rater, name=name, client=client) as reader:
+            assert reader.hello is not None  # say_hello returned it
+            hello["consent_sha256"] = consent_text_sha256(reader.hello.study["consent_text"])
     ws = await connect(url, token)
     try:
         conn = Client(ws, name or rater)

@@ -21,6 +21,7 @@ class ErrorCode(str, Enum):
     unavailable = "unavailable"
     join_refused = "join_refused"
     study_mismatch = "study_mismatch"
+    consent_outdated = "consent_outdated"
     media_not_collected = "media_not_collected"
     other_assignment = "other_assignment"
     not_stored = "not_stored"
@@ -44,6 +45,10 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     "(disk full, read-only, I/O error; nothing of the message was stored). Send it again later with the same id",
     ErrorCode.study_mismatch: "`hello` names a study (the one the participant agreed to) that is not the daemon's running "
     "study, e.g. after joining another one; say hello without `study_id` to learn the running study and its consent text",
+    ErrorCode.consent_outdated: "`hello`'s `consent_sha256` is not the SHA-256 of the running study's current consent "
+    "text: the participant agreed to another text (the study's text changed: a detector that now sends comments "
+    "elsewhere, images collected, another signer). The consent is not recorded and the session does not open; ask "
+    "the participant again (a hello without consent gets the current text) and send the new consent",
     ErrorCode.join_refused: "`join_study` changed nothing: the pack is not a valid study pack, another study is joined "
     "(send `replace: true` to leave it), or the daemon serves a study given with `--config`",
     ErrorCode.media_not_collected: "`comment_media` sent to a study that does not collect media (`media.collect` is "

@@ -4,10 +4,11 @@ builds with them, `modlens feed` builds its messages with them, and docs/PROTOCO
 generated from them (`modlens.protocol.doc`)."""
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 PROTOCOL_VERSION: Final = 1  # Final: its type is Literal[1], what HelloOk.protocol declares
 SUBPROTOCOL = "modlens.v1"
@@ -25,6 +26,7 @@ __all__ = [
     "ClientMessage",
     "ClientRequest",
     "Hello",
+    "consent_text_sha256",
     "Page",
     "CommentItem",
     "Comments",
@@ -116,9 +118,27 @@ class Hello(ClientMessage):
     rater_id: str = Field(min_length=1, max_length=128, description="pseudonymous rater id chosen by the client")
     study_id: str | None = Field(None, max_length=64, description="when set, must equal the running study's id")
     consent_at: str | None = Field(None, description="ISO time the rater consented; recorded on the rater")
+    consent_sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$",
+        description="with `consent_at`, required: SHA-256 (lowercase hex) of the UTF-8 consent text agreed to, "
+        "hello_ok's `study.consent_text` exactly (`consent_text_sha256`); a consent to another text than the running "
+        "study's current one is refused (`consent_outdated`) and not recorded")
 
     _check_consent = field_validator("consent_at")(lambda cls, v: _iso_time(v))
     _check_protocol = field_validator("protocol", mode="before")(lambda cls, v: _exact_int(v))
+
+    @model_validator(mode="after")
+    def _consent_names_its_text(self) -> "Hello":
+        # a consent counts for the text agreed to: a time alone would not say which
+        if (self.consent_at is None) != (self.consent_sha256 is None):
+            raise ValueError("consent_sha256: consent_at and consent_sha256 (the SHA-256 of the consent text agreed "
+                             "to) are sent together or not at all")
+        return self
+
+
+def consent_text_sha256(text: str) -> str:
+    """What `Hello.consent_sha256` holds for a consent to `text`: SHA-256 of its UTF-8 bytes, lowercase hex."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class Page(ClientMessage):

@@ -1,0 +1,64 @@
+"""Consent is to a text: hello carries the SHA-256 of the consent text the participant agreed to,
+the daemon counts it only when that is the running study's current text, and the log records
+which text each consent was for (`consents`, the text itself in `consent_texts`)."""
+from __future__ import annotations
+
+import hashlib
+
+from daemon_helpers import TOKEN, Client, connect, running_daemon, study
+from log_helpers import rows
+
+AT = "2025-01-31T12:00:00Z"
+
+
+def hello(rater: str, **fields) -> dict:
+    return {"type": "hello", "id": "h1", "protocol": 1, "client": "test", "client_version": "0", "token": TOKEN,
+            "rater_id": rater, **fields}
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+async def shown_text(url: str) -> str:
+    """What the participant reads before agreeing: hello_ok's consent text (a hello without consent)."""
+    async with connect(url) as ws:
+        return (await Client(ws).request(hello("reader"), "hello_ok"))["study"]["consent_text"]
+
+
+async def test_a_consent_is_recorded_with_the_text_agreed_to(tmp_path):
+    async with running_daemon(tmp_path, study(consent_text="You agree to rate comments.")) as (url, _app):
+        text = await shown_text(url)
+        async with connect(url) as ws:
+            ok = await Client(ws).request(hello("rater-1", study_id="test", consent_at=AT, consent_sha256=sha(text)),
+                                          "hello_ok")
+            assert ok["type"] == "hello_ok"
+        async with connect(url) as ws:  # the same consent again: still one row
+            await Client(ws).request(hello("rater-1", study_id="test", consent_at="2025-02-01T00:00:00Z",
+                                           consent_sha256=sha(text)), "hello_ok")
+    db = tmp_path / "study.sqlite"
+    assert "You agree to rate comments." in text
+    assert rows(db, "SELECT consent_at FROM raters WHERE rater_id = 'rater-1'") == [(AT,)]
+    assert rows(db, "SELECT rater_id, consent_sha256, consented_at FROM consents") == [("rater-1", sha(text), AT)]
+    assert rows(db, "SELECT study_id, text FROM consent_texts WHERE consent_sha256 = ?", sha(text)) == [("test", text)]
+
+
+async def test_a_consent_to_another_text_is_not_counted(tmp_path):
+    async with running_daemon(tmp_path, study(consent_text="The new text: comments go to a remote scorer.")) as (url, _):
+        async with connect(url) as ws:
+            c = Client(ws)
+            refused = await c.request(hello("rater-1", study_id="test", consent_at=AT,
+                                            consent_sha256=sha("The old text: nothing leaves this computer.")))
+            assert (refused["type"], refused["code"]) == ("error", "consent_outdated")
+            assert "consent text" in refused["message"]
+            # the session did not open: the client asks the participant again, then says hello anew
+            later = await c.request({"type": "ping", "id": "p1"})
+            assert (later["type"], later["code"]) == ("error", "hello_required")
+        async with connect(url) as ws:  # a hello naming a consent without saying to which text
+            c = Client(ws)
+            bare = await c.request(hello("rater-2", study_id="test", consent_at=AT))
+            assert (bare["type"], bare["code"]) == ("error", "invalid_fields") and "consent_sha256" in bare["message"]
+    db = tmp_path / "study.sqlite"
+    assert rows(db, "SELECT rater_id, consent_at FROM raters WHERE consent_at IS NOT NULL") == []
+    assert rows(db, "SELECT count(*) FROM consents") == [(0,)]
+    assert rows(db, "SELECT count(*) FROM consent_texts") == [(0,)]
