@@ -19,6 +19,7 @@
       this.entries = new Map(); // id -> {id, seq, message, route, study, attempts, createdAt}
       this.seq = 0;
       this.deadItems = 0; // comments, ratings and images kept aside as dead letters (the popup says so)
+      this.deadByCode = {}; // the same, per error code (consent_changed: collected under an earlier consent text)
       this.loaded = null;
     }
 
@@ -30,7 +31,7 @@
               this.entries.set(v.id, v);
               this.seq = Math.max(this.seq, v.seq || 0);
             } else if (k.startsWith(DEAD) && v && v.message) {
-              this.deadItems += itemsOf(v.message);
+              this.countDead(v);
             }
           }
         });
@@ -39,12 +40,13 @@
     }
 
     /** opts.persist false: kept in memory only (comment images: megabytes of base64 do not belong in storage).
-     *  opts.study: the study whose consent it was collected under (delivered to that study only). */
+     *  opts.study: the study whose consent it was collected under (delivered to that study only);
+     *  opts.consent: the SHA-256 of the consent text it was collected under (delivered under that consent only). */
     async add(message, route, opts = {}) {
       await this.load();
       if (!message || !message.id || !message.type) throw new Error("outbox entries need a type and an id");
-      const entry = { id: message.id, seq: ++this.seq, message, route: route || null, study: opts.study || null, attempts: 0,
-        createdAt: Date.now() };
+      const entry = { id: message.id, seq: ++this.seq, message, route: route || null, study: opts.study || null,
+        consent: opts.consent || null, attempts: 0, createdAt: Date.now() };
       if (opts.persist !== false) await this.area.set({ [PREFIX + entry.id]: entry });
       this.entries.set(entry.id, entry);
       return entry;
@@ -74,10 +76,17 @@
       const message = entry && entry.message.type === "comment_media"
         ? { ...entry.message, items: entry.message.items.map(({ data_b64, ...rest }) => rest) } : entry && entry.message;
       if (entry) {
-        await this.area.set({ [DEAD + id]: { ...entry, message, error, buriedAt: Date.now() } });
-        this.deadItems += itemsOf(message);
+        const dead = { ...entry, message, error, buriedAt: Date.now() };
+        await this.area.set({ [DEAD + id]: dead });
+        this.countDead(dead);
       }
       return entry;
+    }
+
+    countDead(dead) {
+      const n = itemsOf(dead.message), code = (dead.error && dead.error.code) || "unknown";
+      this.deadItems += n;
+      this.deadByCode[code] = (this.deadByCode[code] || 0) + n;
     }
 
     async dead() {

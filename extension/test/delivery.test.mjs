@@ -150,6 +150,39 @@ test("what was queued under one study is set aside, not sent, once the daemon ru
   assert.equal(ns.counters.ratingOf("youtube", "c5").id, "r-s1");
 });
 
+test("what was queued under an earlier consent text is set aside and counted, not delivered under the new one", async () => {
+  const before = ns.config.study, agreed = ns.config.consent;
+  assert.equal(agreed.sha256, await ns.sha256Hex("the text"), "the consent names its text by its hash");
+  assert.equal(ns.protocol.hello({ token: "t", raterId: "r", consent: agreed }).consent_sha256, agreed.sha256);
+  await delivery.queue({ ...page, id: "page-old-text" }, null);
+  await ns.counters.markRated("youtube", "c6", { toxicity: "toxic" }, "r-old-text");
+  await delivery.queue(rating("r-old-text", "c6"), null);
+  assert.equal(delivery.outbox.get("page-old-text").consent, agreed.sha256);
+  const counted = delivery.totals().consent_discarded;
+  // the daemon comes back on the same study with another consent text; the participant agrees to it
+  await ns.onDaemonMessage({ type: "hello_ok", id: "h", session_id: "s", server_version: "0", protocol: 1,
+    study: { ...before, consent_text: "the new text" }, detectors: [], variants_enabled: false });
+  await ns.config.setConsent(true, before.study_id);
+  assert.ok(ns.config.consented());
+  const frames = [];
+  Object.assign(ns.connection, { ws: { readyState: 1, send: (f) => frames.push(JSON.parse(f)), close() {} }, sessionId: "sess" });
+  delivery.flush(true);
+  assert.deepEqual(frames.filter((f) => f.id === "page-old-text" || f.id === "r-old-text"), []);
+  assert.ok(!delivery.outbox.has("page-old-text") && !delivery.outbox.has("r-old-text"));
+  const dead = (await delivery.outbox.dead()).filter((d) => ["page-old-text", "r-old-text"].includes(d.id));
+  assert.deepEqual(dead.map((d) => d.error.code), ["consent_changed", "consent_changed"]);
+  assert.equal(delivery.totals().consent_discarded, counted + 3, "two comments and a rating");
+  assert.equal(ns.counters.ratingOf("youtube", "c6"), null, "a rating under the earlier text is not one under the new");
+  // what is queued under the new consent goes
+  await delivery.queue({ ...page, id: "page-new-text" }, null);
+  delivery.flush(true);
+  assert.ok(frames.some((f) => f.id === "page-new-text"));
+  clearInterval(ns.connection.keepaliveTimer); // hello_ok started the session's keep-alive
+  Object.assign(ns.connection, { ws: null, sessionId: null });
+  await ns.config.setStudy(before, []);
+  ns.config.consent = agreed;
+});
+
 test("images count as sent when they go on the socket, once, not when queued", async () => {
   const sent = ns.counters.totals.media_sent || 0;
   const frames = [];

@@ -11,7 +11,8 @@
     outbox: new ns.Outbox(chrome.storage.local),
 
     async queue(message, route, opts = {}) {
-      await this.outbox.add(message, route, { ...opts, study: config.study ? config.study.study_id : null });
+      await this.outbox.add(message, route, { ...opts, study: config.study ? config.study.study_id : null,
+        consent: config.consented() ? config.consent.sha256 : null });
       if (route) routes.set(message.id, route);
     },
 
@@ -19,8 +20,10 @@
       if (!connection.ready() || !config.consented()) return;
       const now = Date.now();
       const study = config.study && config.study.study_id;
+      const consent = config.consent.sha256;
       for (const entry of this.outbox.pending()) {
         if (entry.study && entry.study !== study) continue; // another study's: set aside at hello_ok
+        if (entry.consent && entry.consent !== consent) continue; // another consent text's: set aside at hello_ok
         const at = sentAt.get(entry.id);
         if (at !== undefined && !force && now - at < ns.RESEND_AFTER_MS) continue;
         if (entry.notBefore && entry.notBefore > now) continue;
@@ -43,7 +46,8 @@
 
     /** The popup's totals: the counters, and what the outbox holds now (waiting; kept aside). */
     totals() {
-      return { ...counters.totals, queued: this.outbox.waitingItems(), not_delivered: this.outbox.deadItems };
+      return { ...counters.totals, queued: this.outbox.waitingItems(), not_delivered: this.outbox.deadItems,
+        consent_discarded: this.outbox.deadByCode.consent_changed || 0 };
     },
 
     newSocket() {
@@ -105,6 +109,19 @@
         if (!entry.study || entry.study === studyId) continue;
         await this.retire(entry, { code: "study_changed",
           message: `collected under the consent to study ${entry.study}; the daemon now runs study ${studyId}` });
+      }
+    },
+
+    /** The daemon's study (hello_ok) has `consentText`: what was collected under the consent to another
+     *  text of it is not delivered, even once the participant agrees to this one (a consent counts for
+     *  the text agreed to). An entry an earlier version queued names no consent: its study decides. */
+    async setAsideEarlierConsents(consentText) {
+      if (typeof consentText !== "string") return;
+      const current = await ns.sha256Hex(consentText);
+      for (const entry of this.outbox.pending()) {
+        if (!entry.consent || entry.consent === current) continue;
+        await this.retire(entry, { code: "consent_changed",
+          message: "collected under an earlier consent text; the study's consent text changed since" });
       }
     },
   };
