@@ -77,9 +77,10 @@ def test_the_platforms_rejection_is_a_column_set_from_its_export(tmp_path: Path,
 
 
 def as_schema_6(db: Path) -> None:
-    """The log as a modlens of schema 6 left it: no consent tables, no platform_status column."""
+    """The log as a modlens of schema 6 left it: no consent or import tables, no platform_status column."""
     con = sqlite3.connect(db)
     with con:
+        con.execute("DROP TABLE crowd_imports")
         con.execute("DROP TABLE consents")
         con.execute("DROP TABLE consent_texts")
         con.execute("ALTER TABLE rater_reviews DROP COLUMN platform_status")

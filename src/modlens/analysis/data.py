@@ -66,6 +66,9 @@ class StudyData:
     # (text_id, detector_id) -> {label: probability}, for the adversarial texts of attacks with a
     # multi-label goal only (their success is judged on those labels, not the toxicity score)
     label_probabilities: dict[tuple[int, int], dict[str, float]] = field(default_factory=dict)
+    # item-set studies: each `modlens rate FILE` import (`crowd_imports`), "skipped" (kind -> records
+    # left out) decoded
+    imports: list[dict[str, Any]] = field(default_factory=list)
 
     def score(self, text_id: int, detector_id: int) -> float | None:
         return self.scores.get((text_id, detector_id))
@@ -194,5 +197,7 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
     reviews = [dict(r, comment_ids=_loads(r.pop("comment_ids_json"), [])) for r in
                q("SELECT * FROM rater_reviews ORDER BY study_id, rater_id, task")] \
         if "rater_reviews" in log.table_names() else []
+    imports = [dict(r, skipped=_loads(r.pop("skipped_json"), {})) for r in
+               q("SELECT * FROM crowd_imports ORDER BY import_id")]
     return StudyData(Path(path), detectors, comments, labels, scores, variants, normalizations, texts,
-                     ratings, studies, runs, gold_sets, reviews, label_probabilities)
+                     ratings, studies, runs, gold_sets, reviews, label_probabilities, imports)

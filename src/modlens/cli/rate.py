@@ -5,7 +5,8 @@ folder (or its `potato.export -f jsonl` file) or a survey CSV (Mechanical Turk, 
 Qualtrics) of the tasks `modlens study export-tasks` wrote, checks every answer as the protocol checks a rating
 (attributes, levels, anchor answers: one refused answer imports nothing), skips and counts the
 records the platform marks as carrying no valid work (a rejected, returned or timed-out
-submission, a preview, a cancelled annotation), records each worker as rater `<format>:<worker>`,
+submission, a preview, a cancelled annotation; the counts are kept with the import in the log, and
+the report's item-set section lists them per import), records each worker as rater `<format>:<worker>`,
 then reviews every rater of the item set by the Perspective study's Table 11 (scaled to the
 task's gold and item counts where they differ from its 3 and 12) and prints the decision per rater
 and task (accept, accept_unused, reject, with the reason) and the raters each item got.

@@ -188,6 +188,11 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
                                             values, anchors, derived, inconsistent, None)
                 new += created
                 known += not created
+            # what this import did and left out, with its ratings (the report says it: `crowd_imports`)
+            log.add_crowd_import(study.study_id, fmt, Path(path).name, export_sha256(Path(path)), tally.records,
+                                 dict(tally.skipped), {"workers": len({a.worker for a, _, _ in rows}),
+                                                       "ratings_new": new, "ratings_known": known, "empty": empty,
+                                                       "incomplete": incomplete, "repeated": len(repeated)})
     verdicts = platform_verdicts(fmt, answers, tally, plan)
     reviews = review_log(db, plan, verdicts)
     withdrawn = [f"{r.rater_id} task {r.task} ({why})" for r in reviews if (why := verdicts.get((r.rater_id, r.task)))]
@@ -196,6 +201,21 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
     return ImportResult(fmt, len({a.worker for a, _, _ in rows}), new, known, empty, reviews, changed, on_change,
                         k, sum(n == k for n in per_item.values()), len(plan.items), repeat_slots(answers, plan),
                         incomplete, repeated, differ, withdrawn, tally, per_item)
+
+
+def export_sha256(path: Path) -> str:
+    """The export's bytes: a file's, or a folder's files (Potato's annotation_output/), each path in
+    it and its bytes, in path order."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    if path.is_file():
+        digest.update(path.read_bytes())
+        return digest.hexdigest()
+    for f in sorted(p for p in path.rglob("*") if p.is_file()):
+        digest.update(f.relative_to(path).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(f.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def platform_verdicts(fmt: str, answers: list[crowd.Answer], tally: crowd.Tally,

@@ -70,8 +70,9 @@ DELTAS: tuple[Delta, ...] = (
           columns=(("ratings", "time_spent_over_limit_ms"),)),
     Delta("which consent text each rater agreed to (`consents`, the texts in `consent_texts`), a consent "
           "recorded before it keeping its time with its text unknown; a rater task the crowd platform rejected "
-          "after its import flagged in its own column (`rater_reviews.platform_status`), not in the review's reason",
-          tables=("consent_texts", "consents"),
+          "after its import flagged in its own column (`rater_reviews.platform_status`), not in the review's reason; "
+          "each crowd import's counts, the records it skipped among them (`crowd_imports`)",
+          tables=("consent_texts", "consents", "crowd_imports"),
           columns=(("rater_reviews", "platform_status"),),
           # Before this version the platform's word lived only in the reason the review wrote,
           # 'rejected on the platform (<word>); Table 11 alone: ...': read out of it here, once.

@@ -133,6 +133,11 @@ class StudyLog(LogConnection):
         """Acceptance decisions per (study, rater, task), replacing earlier ones (records/reviews.py)."""
         reviews.put_reviews(self, rows)
 
+    def add_crowd_import(self, study_id: str, fmt: str, source: str, source_sha256: str, records: str,
+                         skipped: dict[str, int], counts: dict[str, int]) -> int:
+        """One `modlens rate FILE` import: its counts and the records it skipped (records/reviews.py)."""
+        return reviews.add_import(self, study_id, fmt, source, source_sha256, records, skipped, counts)
+
     # --- texts, pages, comments, sightings, labels (records/texts.py, records/comments.py) -------
     def text_id(self, text: str) -> int:
         return texts.text_id(self, text)

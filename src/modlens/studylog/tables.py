@@ -615,6 +615,30 @@ TABLES: tuple[Table, ...] = (
                                        "gives, and its ratings are no data; NULL when the platform marked none."),
         key=("study_id", "rater_id", "task"),
         travel=STAYS),
+    _table(
+        "crowd_imports", "One import of a crowd platform's export by `modlens rate FILE` (Label Studio, Potato, a "
+                         "survey CSV): what it imported, and the records it left out and why, as it printed them.",
+        col("import_id", "INTEGER", "Row id (one per import; importing the same file again is another row)."),
+        col("study_id", "TEXT NOT NULL REFERENCES studies(study_id)", "Study."),
+        col("format", "TEXT NOT NULL", "labelstudio, potato or survey."),
+        col("source", "TEXT NOT NULL", "The export's file or folder name (the name only, not its path)."),
+        col("source_sha256", "TEXT NOT NULL", "SHA-256 of the export's bytes (a folder: of each file's path "
+                                              "in it and bytes, in path order)."),
+        col("records", "TEXT NOT NULL", "What one record of the export is: rows, annotations, user states."),
+        col("skipped_json", "TEXT NOT NULL", "The records left out as carrying no valid work (a rejected, returned "
+                                             "or timed-out submission, a preview, a cancelled annotation, a row "
+                                             "without a worker or assignment), counted by kind as the platform "
+                                             "names it: JSON object, kind -> count."),
+        col("workers", "INTEGER NOT NULL", "Workers whose answers were read."),
+        col("ratings_new", "INTEGER NOT NULL", "Ratings this import stored."),
+        col("ratings_known", "INTEGER NOT NULL", "Answers already in the log (an earlier import of them)."),
+        col("empty", "INTEGER NOT NULL", "Answers with no question answered (not imported)."),
+        col("incomplete", "INTEGER NOT NULL", "Comments answered in part (not imported; a miss)."),
+        col("repeated", "INTEGER NOT NULL", "Answers repeating a worker's earlier answer in the same file (not "
+                                            "imported; the first is kept)."),
+        col("imported_at", "TEXT NOT NULL", "When the import was written (in the transaction of its ratings)."),
+        key=("import_id",),
+        travel=STAYS),
 )
 
 TABLE: dict[str, Table] = {t.name: t for t in TABLES}

@@ -27,7 +27,7 @@ METHOD = ("Each rater's task (its item-set comments and gold comments, assignmen
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
-    if not data.reviews:
+    if not data.reviews and not data.imports:
         return Skip("no item-set study in the log: `modlens sample`, `modlens study assign`, then `modlens rate` "
                     "(docs/MULTI.md#item-set-studies)")
     levels = attribute_levels(data)
@@ -76,10 +76,24 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
         "n_raters_accepted": len({r for who in accepted_raters.values() for r in who}),  # with a rated, accepted task
         "acceptance": [{k: rv[k] for k in ("rater_id", "task", "source", "decision", "reason", "missed",
                                            "inconsistent_gold", "wrong_gold", "inconsistent")} for rv in data.reviews],
-        "items": rows, "attributes": attributes,
+        "items": rows, "attributes": attributes, "imports": [imported(i) for i in data.imports],
         "alpha_ci": {"confidence": 0.95, "method": "percentile bootstrap over comments", "replicates": BOOTSTRAP,
                      "seed": BOOTSTRAP_SEED},
     }
+
+
+def imported(row: dict[str, Any]) -> dict[str, Any]:
+    """One `modlens rate FILE` import as the log keeps it (`crowd_imports`): its counts and the records
+    it skipped as carrying no valid work, by the platform's word."""
+    keys = ("source", "format", "source_sha256", "imported_at", "records", "workers", "ratings_new", "ratings_known",
+            "empty", "incomplete", "repeated", "skipped")
+    return {**{k: row[k] for k in keys}, "n_skipped": sum(row["skipped"].values())}
+
+
+def _skipped_cell(i: dict[str, Any]) -> str:
+    if not i["n_skipped"]:
+        return "none"
+    return f"{i['n_skipped']} {i['records']}: " + ", ".join(f"{n} {why}" for why, n in sorted(i["skipped"].items()))
 
 
 def render(s: dict[str, Any]) -> str:
@@ -95,6 +109,15 @@ def render(s: dict[str, Any]) -> str:
     out.append("<h3>Acceptance (Table 11), per rater and task</h3>")
     out.append(table(["rater", "task", "source", "decision", "reason"],
                      [[a["rater_id"], a["task"], a["source"], a["decision"], a["reason"]] for a in s["acceptance"]]))
+    if s["imports"]:
+        out.append("<h3>Crowd imports (<code>modlens rate</code>), each as it ran</h3>")
+        out.append("<p class=note>Per import: a file imported again is counted again, so the rows are not "
+                   "summed.</p>")
+        out.append(table(["export", "format", "imported at", "workers", "ratings imported", "already in the log",
+                          "skipped: no valid work", "empty / answered in part / repeated"],
+                         [[i["source"], i["format"], i["imported_at"], i["workers"], i["ratings_new"],
+                           i["ratings_known"], _skipped_cell(i), f"{i['empty']} / {i['incomplete']} / {i['repeated']}"]
+                          for i in s["imports"]]))
     attrs = [a["name"] for a in s["attributes"]]
     out.append("<h3>Ratings per item</h3>")
     out.append(table(["platform", "comment", "text", "ratings", "raters accepted", "ratings used",

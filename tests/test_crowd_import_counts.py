@@ -1,0 +1,123 @@
+"""What `modlens rate FILE` left out of a crowd export (a Prolific or Qualtrics row with no valid work,
+a cancelled Label Studio annotation, a row naming no worker) is kept with the import in the study
+log (`crowd_imports`), and the report's item-set section says it per import, the same counts the
+import printed. Real exports in the shapes the tools write (tests/test_cli_rate.py builds them)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from modlens.study import assignment
+from modlens.study.folder import load
+
+from crowd_real import answers
+from test_cli_rate import _levels, _qualtrics, _statuses, _survey_cells, _write_csv, run, study_with_set
+
+
+def report(capsys: pytest.CaptureFixture[str], db: Path) -> dict:
+    code, out = run(capsys, "report", "--db", db, "--format", "json")
+    assert code == 0, out
+    return json.loads(out)["sections"]["itemset"]
+
+
+def printed_skips(out: str) -> dict[str, int]:
+    """The import's 'skipped N records that carry no valid work: n why, ...' line, as kind -> count."""
+    line = _statuses(out)
+    listed = line.split(": ", 1)[1] if line else ""
+    return {m.group(2): int(m.group(1)) for m in re.finditer(r"(\d+) ([^,]+)(?:, |$)", listed)}
+
+
+def test_the_records_an_import_skipped_are_stored_and_reported(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    folder = study_with_set(tmp_path, capsys)
+    plan = assignment.Plan.load(folder, load(folder))
+    db = tmp_path / "log.sqlite"
+
+    # Prolific: approved and awaiting review imported; rejected, returned, timed out and no worker id skipped
+    head = ["Submission id", "Participant id", "Status", "assignment", *_survey_cells(plan, "t01-r1")]
+    prolific = _write_csv(tmp_path / "prolific_export.csv", [
+        head, ["s1", "60aa", "APPROVED", "t01-r1", *_survey_cells(plan, "t01-r1").values()],
+        ["s2", "60bb", "REJECTED", "t01-r2", *_survey_cells(plan, "t01-r2").values()],
+        ["s3", "60cc", "RETURNED", "", *[""] * len(head[4:])],
+        ["s4", "60dd", "TIMED-OUT", "", *[""] * len(head[4:])],
+        ["s5", "60ee", "AWAITING REVIEW", "t02-r1", *_survey_cells(plan, "t02-r1").values()]])
+    code, out = run(capsys, "rate", prolific, "--db", db, "--study", folder)
+    assert code == 0 and "2 workers, 12 ratings imported" in out, out
+    first = printed_skips(out)
+    assert first == {"Prolific Status REJECTED": 1, "Prolific Status RETURNED": 1, "Prolific Status TIMED-OUT": 1}
+
+    # Label Studio: task t03's units, worker 5 annotated each, worker 7 pressed Skip on each
+    from modlens.study.units import unit_map
+
+    assert run(capsys, "study", "export-tasks", folder, "--format", "labelstudio", "--out", tmp_path / "ls")[0] == 0
+    units = unit_map(plan)
+    export = []
+    for n, task in enumerate(t for t in json.loads((tmp_path / "ls" / "tasks.json").read_text())
+                             if t["data"]["task"] == "t03"):
+        result = [{"from_name": q, "to_name": "text", "type": "choices", "value": {"choices": [c]}}
+                  for q, c in answers(plan, units[task["data"]["unit"]][1], _levels(plan)).items()]
+        export.append({"id": n, "data": task["data"], "annotations": [
+            {"id": 10 * n, "completed_by": 5, "result": result, "was_cancelled": False},
+            {"id": 10 * n + 1, "completed_by": 7, "result": [], "was_cancelled": True}]})
+    ls_file = tmp_path / "ls-export.json"
+    ls_file.write_text(json.dumps(export))
+    code, out = run(capsys, "rate", ls_file, "--db", db, "--study", folder)
+    assert code == 0 and "1 workers, 6 ratings imported" in out, out
+    second = printed_skips(out)
+    assert second == {"Label Studio was_cancelled (skipped)": 6}
+
+    # Qualtrics: a preview and a test response, nothing imported, the import kept all the same
+    qualtrics = _qualtrics(tmp_path / "qualtrics.csv", plan, [
+        {"Status": "Survey Preview", "DistributionChannel": "preview", "PROLIFIC_PID": "p1", "assignment": "t01-r1"},
+        {"Status": "Survey Test", "DistributionChannel": "test", "PROLIFIC_PID": "p2", "assignment": "t01-r2"}])
+    code, out = run(capsys, "rate", qualtrics, "--db", db, "--study", folder)
+    assert code == 0 and "0 workers, 0 ratings imported" in out, out
+    third = printed_skips(out)
+    assert sum(third.values()) == 2, out
+
+    section = report(capsys, db)
+    got = section["imports"]
+    assert [(i["source"], i["format"], i["records"]) for i in got] == [
+        ("prolific_export.csv", "survey", "rows"), ("ls-export.json", "labelstudio", "annotations"),
+        ("qualtrics.csv", "survey", "rows")]
+    assert [i["skipped"] for i in got] == [first, second, third]
+    assert [i["n_skipped"] for i in got] == [3, 6, 2]
+    assert [(i["workers"], i["ratings_new"], i["ratings_known"]) for i in got] == [(2, 12, 0), (1, 6, 0), (0, 0, 0)]
+    assert got[0]["source_sha256"] == hashlib.sha256(prolific.read_bytes()).hexdigest()
+
+    # the same file again: another import, as it ran (nothing new, the same rows skipped)
+    code, out = run(capsys, "rate", prolific, "--db", db, "--study", folder)
+    assert code == 0, out
+    again = report(capsys, db)["imports"][-1]
+    assert (again["ratings_new"], again["ratings_known"], again["skipped"]) == (0, 12, first)
+
+    code, out = run(capsys, "report", "--db", db, "--format", "html", "--out", tmp_path / "report.html")
+    assert code == 0, out
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "6 annotations: 6 Label Studio was_cancelled (skipped)" in page
+
+
+def test_a_refused_file_stores_no_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One refused answer imports nothing: no ratings, and no import row claiming counts."""
+    folder = study_with_set(tmp_path, capsys)
+    plan = assignment.Plan.load(folder, load(folder))
+    db = tmp_path / "log.sqlite"
+    cells = _survey_cells(plan, "t01-r1")
+    cells["item1_vs_hard"] = "much more"   # not an anchor answer
+    bad = _write_csv(tmp_path / "bad.csv", [["Participant id", "Status", "assignment", *cells],
+                                            ["60aa", "APPROVED", "t01-r1", *cells.values()],
+                                            ["60bb", "RETURNED", "", *[""] * len(cells)]])
+    code, out = run(capsys, "rate", bad, "--db", db, "--study", folder)
+    assert code != 0 and "nothing imported" in out, out
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("SELECT count(*) FROM crowd_imports").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM ratings").fetchone()[0] == 0
+    finally:
+        con.close()
