@@ -50,14 +50,12 @@ class MultiHead:
         return out
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from modlens.detectors.minilm import write_head_file
+
         rows = [json.dumps([round(float(w), 7) for w in row]) for row in self.weights]
         head = {"format": FORMAT, "labels": list(self.labels), "biases": [round(float(b), 7) for b in self.biases],
-                **self.meta, "weights": "@W@"}
-        text = json.dumps(head, indent=1).replace('"@W@"', "[\n  " + ",\n  ".join(rows) + "\n ]")
-        path.write_text(text + "\n")
-        return path
+                **self.meta}
+        return write_head_file(Path(path), head, "[\n  " + ",\n  ".join(rows) + "\n ]")  # a label's weights a line
 
     @classmethod
     def load(cls, path: str | Path) -> "MultiHead":

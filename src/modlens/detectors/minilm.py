@@ -488,13 +488,9 @@ class Head:
                 "weights": [round(float(w), 7) for w in self.weights], **self.meta}
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         data = self.to_json()
-        weights = json.dumps(data.pop("weights"))  # one line: the file stays readable and diffable
-        text = json.dumps({**data, "weights": "@W@"}, indent=1).replace('"@W@"', weights)
-        path.write_text(text + "\n")
-        return path
+        weights = json.dumps(data.pop("weights"))  # one line
+        return write_head_file(Path(path), data, weights)
 
     @classmethod
     def load(cls, path: str | Path) -> "Head":
@@ -503,6 +499,15 @@ class Head:
         meta = {k: v for k, v in raw.items() if k not in {"format", "labels", "positive_label", "bias", "weights"}}
         return cls(np.asarray(raw["weights"], dtype=np.float64), float(raw["bias"]),
                    tuple(raw["labels"]), raw["positive_label"], meta)
+
+
+def write_head_file(path: Path, fields: dict[str, Any], weights: str) -> Path:
+    """A head file: `fields` as indented JSON, then "weights" written as `weights` (JSON text laid out
+    by the head: thousands of numbers one to a line would bury the rest), so the file stays readable
+    and diffable."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**fields, "weights": "@W@"}, indent=1).replace('"@W@"', weights) + "\n")
+    return path
 
 
 def read_head_file(path: Path, fmt: str, train: str) -> dict[str, Any]:
