@@ -25,7 +25,7 @@ def test_detectors_lists_every_entry_with_status(capsys, monkeypatch):
     assert all("Jigsaw" in v for v in six["extra"]["labels"].values())
     assert rows["hf-classifier"]["status"] == "available" and rows["hf-classifier"]["fix"]
     for row in rows.values():
-        assert row["status"] in {"loaded", "available", "missing_dependency", "missing_weights", "error"}
+        assert row["status"] in {"loaded", "available", "missing_dependency", "missing_weights", "needs_options", "error"}
         assert row["status"] == "loaded" or row["fix"], row
 
 
@@ -38,6 +38,48 @@ def test_detectors_text_output_shows_fix_lines(capsys, monkeypatch, tmp_path):
     presets = [line.split() for line in out.splitlines() if line.startswith("hf-classifier[preset=")]
     assert len(presets) == 7 and all(p[1] == "missing_weights" for p in presets), presets
     assert "minilm-toxicity" in out and "loaded" in out and "fix:" in out
+
+
+def test_detectors_that_need_options_are_not_listed_as_errors(capsys, monkeypatch):
+    """`cached` and `http` cannot be built without options (a file, a URL): the listing says which,
+    and nothing is broken, so it exits 0."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert main(["detectors", "--json", "--no-presets"]) == 0
+    rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert rows["cached"]["status"] == "needs_options" and rows["cached"]["message"].startswith("cached needs options: path")
+    assert rows["http"]["status"] == "needs_options" and rows["http"]["message"] == "http needs options: url, score_path"
+    assert all(r["fix"] for r in (rows["cached"], rows["http"]))
+    assert not [r["name"] for r in rows.values() if r["status"] == "error"]
+    assert main(["detectors", "--no-presets"]) == 0
+    lines = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines() if line[:1] != " "}
+    assert lines["cached"][1] == lines["http"][1] == "needs_options"
+    assert " ".join(lines["http"][3:]) == "http needs options: url, score_path"
+
+
+def test_a_detector_that_fails_to_load_is_an_error_and_the_listing_exits_1(capsys, monkeypatch, tmp_path):
+    """A real load failure (here an installed plug-in whose create raises) stays an error, and the
+    exit code says the listing found one."""
+    from test_plugins import install
+
+    site = install(tmp_path / "site", "modlens-failing", "1.0",
+                   {"failing_plugin.py": '"""failing: a detector whose model file is corrupt"""\n'
+                                         "def create(**options):\n    raise RuntimeError('model file is corrupt')\n"},
+                   {"modlens.detectors": {"failing": "failing_plugin"}})
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    registry.DETECTORS.refresh()
+    try:
+        assert main(["detectors", "--json", "--no-presets"]) == 1
+        captured = capsys.readouterr()
+        rows = {r["name"]: r for r in map(json.loads, captured.out.splitlines())}
+        assert rows["failing"]["status"] == "error" and "model file is corrupt" in rows["failing"]["message"]
+        assert set(registry.PLUGINS) <= set(rows)  # every detector still listed
+        assert "1 detector failed to load: failing" in captured.err
+        assert main(["detectors", "--no-presets"]) == 1
+        assert "failing" in capsys.readouterr().out
+    finally:
+        monkeypatch.undo()
+        registry.DETECTORS.refresh()
 
 
 def test_score_prints_one_json_line_per_text(capsys):

@@ -5,15 +5,23 @@ network), so the listing stays fast offline and says which presets need download
 line says what the detector reads (text, image, audio, video): a loaded detector its own
 modalities, one that did not load what its plugin can read. A loaded detector's line is followed
 by what it declares it was trained on (docs/DETECTORS.md#training-data).
+
+A status other than `loaded` says what is missing: a package (missing_dependency), model files
+(missing_weights), options it cannot be built without (needs_options, e.g. cached's file, http's
+URL), a model to be chosen (available). Only `error` is a failure to load; the listing exits 1
+when a detector has one (it is named on stderr), 0 otherwise.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 
 from modlens.detectors import registry
+from modlens.cli.common import EXIT_CODES, EXIT_OK
 from modlens.detectors.base import DetectorStatus
+from modlens.errors import ErrorKind
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,10 +51,20 @@ def collect(presets: bool = True) -> list[DetectorStatus]:
 
 def run(args: argparse.Namespace) -> int:
     statuses = collect(presets=not args.no_presets)
-    if args.json:
+    _print(statuses, args.json)
+    failed = [st.name for st in statuses if st.status == "error"]
+    if failed:  # listed with the rest; the exit code says one is broken
+        print(f"modlens detectors: {len(failed)} detector{'s' * (len(failed) > 1)} failed to load: {', '.join(failed)}",
+              file=sys.stderr)
+        return EXIT_CODES[ErrorKind.FAILED]
+    return EXIT_OK
+
+
+def _print(statuses: list[DetectorStatus], as_json: bool) -> None:
+    if as_json:
         for st in statuses:
             print(json.dumps(asdict(st)))
-        return 0
+        return
     width = max(len(st.name) for st in statuses)
     reads = {st.name: ",".join(st.extra.get("modalities", [])) or "?" for st in statuses}
     mwidth = max(len(r) for r in reads.values())
@@ -59,4 +77,3 @@ def run(args: argparse.Namespace) -> int:
             print(f"{'':<{width}}  {'':<18}  {'':<{mwidth}}  trained on: {st.extra['training']}")
         for label, declared in st.extra.get("labels", {}).items():  # a multi-label head: per label
             print(f"{'':<{width}}  {'':<18}  {'':<{mwidth}}  label {label}: {declared}")
-    return 0

@@ -159,7 +159,8 @@ def _hashed_files(root: str, stamps: tuple[tuple[str, int, int], ...]) -> str:
 
 class DetectorUnavailable(ModlensError, RuntimeError):
     """Raised by a factory when a detector cannot load; `status` is one of
-    missing_dependency / missing_weights / error and `fix` is a one-line instruction."""
+    missing_dependency / missing_weights / needs_options / error and `fix` is a one-line instruction.
+    Only `error` means something is broken: the others say what the detector still needs."""
 
     kind = ErrorKind.FAILED
     fix: str    # always one
@@ -168,11 +169,16 @@ class DetectorUnavailable(ModlensError, RuntimeError):
         super().__init__(message, fix)
         self.status = status
 
+    @classmethod
+    def needs_options(cls, detector: str, options: Sequence[str], fix: str) -> "DetectorUnavailable":
+        """A detector that works but cannot be built without these options (a file, a URL)."""
+        return cls("needs_options", f"{detector} needs options: {', '.join(options)}", fix)
+
 
 @dataclass
 class DetectorStatus:
     name: str
-    status: str  # loaded | available | missing_dependency | missing_weights | error
+    status: str  # loaded | available | missing_dependency | missing_weights | needs_options | error
     message: str = ""
     fix: str = ""
     version: str | None = None

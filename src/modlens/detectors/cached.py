@@ -108,8 +108,8 @@ def create(path: str | None = None, text_col: str | None = None, score_col: str 
            threshold: float = 0.5) -> CachedDetector:
     """`path` plus either `text_col`/`score_col` or `mappings` (a list of [text_col, score_col])."""
     if not path:
-        raise DetectorUnavailable("error", "cached: option 'path' is required",
-                                  "set options.path to a CSV/TSV/JSONL file with text and score columns")
+        raise DetectorUnavailable.needs_options("cached", ["path", "text_col and score_col (or mappings)"],
+                                                "set options.path to a CSV/TSV/JSONL file with text and score columns")
     pairs: list[tuple[str, str]] = [tuple(m) for m in (mappings or [])]  # type: ignore[misc]
     if text_col or score_col:
         if not (text_col and score_col):

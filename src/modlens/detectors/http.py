@@ -246,8 +246,8 @@ class HttpDetector(RemoteDetector):
 def create(**options: Any) -> HttpDetector:
     missing = [k for k in ("url", "score_path") if k not in options]
     if missing:
-        raise DetectorUnavailable("error", f"http: missing option(s) {', '.join(missing)}",
-                                  'set e.g. options = { url = "https://...", score_path = "$.result.toxicity" }')
+        raise DetectorUnavailable.needs_options("http", missing, 'set e.g. options = { url = "https://...", '
+                                                'score_path = "$.result.toxicity" }')
     try:
         return HttpDetector(**options)
     except (TypeError, ValueError) as err:
