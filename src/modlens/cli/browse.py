@@ -2,7 +2,8 @@
 
 Copies the extension (installed with modlens as package data; the checkout's `extension/` in
 development) into a profile directory of its own, writes `seed.json` (daemon address
-and pairing token) into that copy — the extension reads it once on first run, so the
+and pairing token) into that copy — the extension applies it on its first run and whenever a
+later `modlens browse` wrote a different one (the daemon on another port, a rotated token), so the
 participant has nothing to paste —, pairs the daemon with that copy's extension id (the daemon
 admits only paired extensions) and starts Debian's Chromium on that profile. The
 participant still reads and accepts the study's consent text (the options page opens
