@@ -22,6 +22,7 @@ from modlens.detectors.base import Detector
 from modlens.media import MediaBlob, MediaError
 from modlens.media.answers import DEFAULT_OCR_ENGINE
 from modlens.protocol import ErrorCode, ProtocolError
+from modlens.rows import Score
 from modlens.studylog.records import media as media_records
 from modlens.studylog.store import StudyLog
 
@@ -94,12 +95,8 @@ def media_detector_keys(media: MediaConfig, detectors: dict[str, Detector]) -> l
     return [k for k, d in detectors.items() if "image" in getattr(d, "modalities", ("text",))]
 
 
-class MediaResult(Protocol):
+class MediaResult(Score, Protocol):
     """A detector's answer for a text with media (the engine's `DetectorResult` with `details`)."""
-    labels: dict[str, float] | None
-    toxicity: float | None
-    latency_ms: float
-    error: str | None
     details: dict[str, Any] | None
 
 
