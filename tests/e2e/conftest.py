@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from realtools import need
 
-from .harness import Browser, Daemon, fixture_grants, prepare_extension
+from .harness import FIXTURES, Browser, Daemon, fixture_grants, paired_browser, wait_for
 
 # Every test that uses `playwright_instance` (all the browser fixtures do) is marked `browser` by
 # tests/conftest.py's collection hook: a `pytestmark` in a conftest marks nothing.
@@ -31,12 +31,8 @@ def make_browser(playwright_instance, tmp_path_factory, daemon, consent: bool = 
     """A Chromium with the extension, paired; `grant` (default: the news-site fixtures' sites) are
     switched on as if the participant had enabled them from the popup; `timings`: shorter waits
     (harness.prepare_extension)."""
-    root = tmp_path_factory.mktemp("browser")
-    ext = prepare_extension(root / "extension", daemon, fixture_grants() if grant is None else grant, timings=timings)
-    browser = Browser(playwright_instance, root / "profile", ext)
-    if consent:
-        browser.consent()
-    return browser
+    return paired_browser(playwright_instance, tmp_path_factory.mktemp("browser"), daemon,
+                          fixture_grants() if grant is None else grant, consent, timings)
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +40,16 @@ def browser(playwright_instance, tmp_path_factory, daemon):
     b = make_browser(playwright_instance, tmp_path_factory, daemon)
     yield b
     b.close()
+
+
+@pytest.fixture(scope="module")
+def yt_page(browser):
+    """The YouTube watch fixture open in the module's browser, a marker on each of its 7 comments."""
+    page, _ = browser.open_fixture(FIXTURES / "youtube-watch")
+    page.locator("modlens-marker").first.wait_for(timeout=30000)
+    wait_for(lambda: page.locator("modlens-marker").count() >= 7, 20, "a marker on each of the 7 comments")
+    yield page
+    page.close()
 
 
 @pytest.hookimpl(hookwrapper=True)

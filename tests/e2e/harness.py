@@ -13,8 +13,9 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 from cli_inprocess import run_modlens
@@ -212,6 +213,15 @@ class Browser:
         for url, name in fixture["routes"].items():
             self.routes[url] = folder / name
 
+    def open_fixture(self, folder: Path) -> tuple[Any, dict]:
+        """The fixture in `folder` served at its real URLs and its start page opened in a new tab:
+        (the page, the fixture)."""
+        fixture = json.loads((folder / "fixture.json").read_text(encoding="utf-8"))
+        self.serve_fixture(folder, fixture)
+        page = self.context.new_page()
+        page.goto(fixture["start_url"])
+        return page, fixture
+
     def ext_url(self, page: str) -> str:
         return f"chrome-extension://{self.extension_id}/{page}"
 
@@ -268,6 +278,38 @@ class Browser:
             self.context.close()
         finally:
             watchdog.cancel()
+
+
+def paired_browser(playwright, root: Path, daemon: Daemon, grant: list[str] | tuple[str, ...] = (), consent: bool = True,
+                   timings: dict[str, int] | None = None) -> Browser:
+    """A Chromium (profile `root`/profile) with the extension prepared and paired as `modlens browse`
+    does it (`root`/extension; `grant`, `timings`: prepare_extension), the participant agreed to the
+    study's text when `consent`."""
+    browser = Browser(playwright, root / "profile", prepare_extension(root / "extension", daemon, grant, timings=timings))
+    if consent:
+        try:
+            browser.consent()
+        except BaseException:
+            browser.close()
+            raise
+    return browser
+
+
+@contextmanager
+def own_daemon_and_browser(playwright, root: Path, study_toml: str | None = STUDY_TOML,
+                           consent: bool = True) -> Iterator[tuple[Daemon, Browser]]:
+    """A `modlens serve` of the test's own (home `root`/home) and a paired_browser (nothing granted
+    beyond the manifest); both stopped when the block ends, however it ends (the log stays to be read)."""
+    daemon = Daemon(root / "home", study_toml)
+    daemon.start()
+    browser = None
+    try:
+        browser = paired_browser(playwright, root, daemon, consent=consent)
+        yield daemon, browser
+    finally:
+        if browser:
+            browser.close()
+        daemon.stop()
 
 
 def kill_processes_using(profile: Path) -> None:

@@ -9,10 +9,11 @@ import base64
 import hashlib
 import re
 import json
+from contextlib import contextmanager
 
 import pytest
 
-from .harness import FIXTURES, Browser, Daemon, load_fixtures, prepare_extension, wait_for
+from .harness import FIXTURES, own_daemon_and_browser, wait_for
 from realtools import need
 
 
@@ -64,32 +65,20 @@ def expected_images() -> dict[str, tuple[int, str, str | None]]:
     }
 
 
+@contextmanager
 def run_fixture(playwright_instance, tmp_path, collect: bool):
+    """(daemon, browser, page): the x-media page open and its comments in the study log."""
     need("tesseract")
-    daemon = Daemon(tmp_path / "home", MEDIA_STUDY.replace("{collect}", "true" if collect else "false"))
-    daemon.start()
-    browser = None
-    try:
-        browser = Browser(playwright_instance, tmp_path / "profile", prepare_extension(tmp_path / "ext", daemon))
-        browser.consent()
-        fixture = next(f for folder, f, _ in load_fixtures() if folder == FOLDER)
-        browser.serve_fixture(FOLDER, fixture)
-        page = browser.context.new_page()
-        page.goto(fixture["start_url"])
+    study = MEDIA_STUDY.replace("{collect}", "true" if collect else "false")
+    with own_daemon_and_browser(playwright_instance, tmp_path, study) as (daemon, browser):
+        page, _ = browser.open_fixture(FOLDER)
         keys = {e["key"] for e in json.loads((FOLDER / "expected.json").read_text(encoding="utf-8"))["before"]}
         pumping_wait(page, lambda: keys <= set(daemon.comments("x")), 60, "the x-media comments in the study log")
-        return daemon, browser
-    except BaseException:
-        if browser:
-            browser.close()
-        daemon.stop()
-        raise
+        yield daemon, browser, page
 
 
 def test_reply_photos_are_fetched_by_the_worker_hashed_and_logged(playwright_instance, tmp_path):
-    daemon, browser = run_fixture(playwright_instance, tmp_path, collect=True)
-    page = browser.context.pages[-1]
-    try:
+    with run_fixture(playwright_instance, tmp_path, collect=True) as (daemon, browser, page):
         want = expected_images()
         sql = ("SELECT c.comment_key, cm.position, m.sha256, cm.source_url, m.mime, m.path FROM comment_media cm "
                "JOIN comments c USING (comment_id) JOIN media m USING (media_id)")
@@ -115,21 +104,16 @@ def test_reply_photos_are_fetched_by_the_worker_hashed_and_logged(playwright_ins
                               "the popup's image counters")
         assert totals["media_sent"] == 2 and totals["media_failed"] == 0
         assert "Images attached to the comments" in browser.state()["study"]["consent_text"]
-    finally:
-        browser.close()
-        daemon.stop()
 
 
 def test_a_study_without_media_collect_gets_no_images(playwright_instance, tmp_path):
-    daemon, browser = run_fixture(playwright_instance, tmp_path, collect=False)
-    try:
+    with run_fixture(playwright_instance, tmp_path, collect=False) as (daemon, browser, page):
         state = browser.state()
         assert state["study"]["media"]["collect"] is False
         assert "image" not in state["study"]["consent_text"].lower()
         # the comments are there (run_fixture waited for them); an image is fetched and queued right behind its
         # comment, so once the worker has every comment's score back and nothing left in its outbox (the page
         # pumped meanwhile, as images are fetched through it) no image is on its way
-        page = browser.context.pages[-1]
         pumping_wait(page, lambda: (lambda st: st["totals"]["queued"] == 0 and st["pages"] and all(
             p["counts"]["scored"] >= p["counts"]["found"] > 0 for p in st["pages"] if p.get("adapter") == "x"))(
             browser.state()), 60, "every comment scored and the outbox empty")
@@ -137,6 +121,3 @@ def test_a_study_without_media_collect_gets_no_images(playwright_instance, tmp_p
         assert daemon.query("SELECT count(*) AS n FROM comment_media")[0]["n"] == 0
         totals = browser.state()["totals"]
         assert totals.get("media_sent", 0) == 0 and totals.get("media_failed", 0) == 0
-    finally:
-        browser.close()
-        daemon.stop()

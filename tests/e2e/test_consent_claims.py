@@ -16,7 +16,7 @@ import pytest
 from modlens.config import StudyConfig
 from modlens.study import templates
 
-from .harness import FIXTURES, Browser, Daemon, load_fixtures, prepare_extension, wait_for
+from .harness import FIXTURES, own_daemon_and_browser, wait_for
 
 pytestmark = [pytest.mark.browser]
 
@@ -50,16 +50,9 @@ def log_cells(db: Path) -> list[tuple[str, str, str]]:
 
 
 def test_authors_handles_and_names_are_nowhere_in_the_log_as_the_consent_text_says(playwright_instance, tmp_path):
-    daemon = Daemon(tmp_path / "home")  # the harness's study: no consent_text, so the default one
-    daemon.start()
-    browser = None
-    try:
-        browser = Browser(playwright_instance, tmp_path / "profile", prepare_extension(tmp_path / "ext", daemon))
-        browser.consent()
-        fixture = next(f for folder, f, _ in load_fixtures() if folder == FOLDER)
-        browser.serve_fixture(FOLDER, fixture)
-        page = browser.context.new_page()
-        page.goto(fixture["start_url"])
+    # the harness's study: no consent_text, so the default one
+    with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
+        page, fixture = browser.open_fixture(FOLDER)
         expected = json.loads((FOLDER / "expected.json").read_text(encoding="utf-8"))
         keys = {e["key"] for e in expected["before"]}
         wait_for(lambda: keys <= set(daemon.comments("x")), 60, "the x-thread comments in the study log")
@@ -73,10 +66,6 @@ def test_authors_handles_and_names_are_nowhere_in_the_log_as_the_consent_text_sa
         options.locator("#accept-consent:not([disabled]), #withdraw-consent:visible").first.wait_for(timeout=30000)
         agreed = options.locator("#consent-text").inner_text()
         options.close()
-    finally:
-        if browser:
-            browser.close()
-        daemon.stop()
 
     names = people()
     assert {"orbitalnews", "Orbital News", "nightshift_nadia", "Nadia", "sparrowdev", "Sparrow Dev"} <= names
@@ -104,12 +93,7 @@ def test_a_consent_counts_for_the_text_agreed_to_not_for_a_changed_one(playwrigh
     """The participant agreed to a text saying every detector runs on this computer; the daemon comes
     back on the same study, whose text now says each comment is also sent to a remote scorer. The
     consent to the first text must not carry over: nothing is collected until the new one is agreed."""
-    daemon = Daemon(tmp_path / "home")
-    daemon.start()
-    browser = None
-    try:
-        browser = Browser(playwright_instance, tmp_path / "profile", prepare_extension(tmp_path / "ext", daemon))
-        browser.consent()
+    with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
         first = browser.state()
         assert first["consented"] and "no comment is sent anywhere else" in first["study"]["consent_text"]
 
@@ -125,26 +109,15 @@ def test_a_consent_counts_for_the_text_agreed_to_not_for_a_changed_one(playwrigh
         # agreeing to the new text (the options page shows it) counts again
         browser.consent()
         assert browser.state()["consented"]
-    finally:
-        if browser:
-            browser.close()
-        daemon.stop()
 
 
 def test_what_is_recorded_before_the_participant_agrees(playwright_instance, tmp_path):
     """The options page said 'Nothing is recorded until you agree.' while the daemon records, at the
     extension's first hello, the rater's pseudonymous id and a session (times, client version): the
     page must say what is recorded, and no comment may be."""
-    daemon = Daemon(tmp_path / "home")
-    daemon.start()
-    browser = None
-    try:
-        browser = Browser(playwright_instance, tmp_path / "profile", prepare_extension(tmp_path / "ext", daemon))
+    with own_daemon_and_browser(playwright_instance, tmp_path, consent=False) as (daemon, browser):
         wait_for(lambda: (browser.state().get("study") or {}).get("consent_text"), 30, "the study from the daemon")
-        fixture = next(f for folder, f, _ in load_fixtures() if folder == FOLDER)
-        browser.serve_fixture(FOLDER, fixture)
-        page = browser.context.new_page()
-        page.goto(fixture["start_url"])
+        page, _ = browser.open_fixture(FOLDER)
         page.wait_for_timeout(3000)  # the content script finds the page's comments and may offer them
         options = browser.context.new_page()
         options.goto(browser.ext_url("options.html"))
@@ -158,10 +131,6 @@ def test_what_is_recorded_before_the_participant_agrees(playwright_instance, tmp
         sessions = daemon.query("SELECT rater_id FROM sessions")
         raters = daemon.query("SELECT rater_id, consent_at FROM raters")
         comments = daemon.query("SELECT count(*) AS n FROM comments")[0]["n"]
-    finally:
-        if browser:
-            browser.close()
-        daemon.stop()
 
     assert comments == 0  # nothing of the pages before consent
     # the real event: the hello before consent is recorded, the rater without a consent time

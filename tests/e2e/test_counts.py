@@ -13,7 +13,7 @@ import pytest
 
 from .closed_shadow import Marker
 from .conftest import make_browser
-from .harness import Daemon, wait_for
+from .harness import own_daemon_and_browser, wait_for
 from .pages import logged_keys, serve_youtube_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -194,10 +194,7 @@ def test_what_was_collected_under_one_study_is_not_delivered_to_the_next(playwri
     """Comments queued while the daemon was down, under the consent to study A (and authors hashed
     with A's salt), must not enter study B's log once the daemon runs B and the participant agreed
     to B: they are set aside as dead letters, and a comment rated for A is not rated for B."""
-    daemon = Daemon(tmp_path_factory.mktemp("study-switch"))
-    daemon.start()
-    b = make_browser(playwright_instance, tmp_path_factory, daemon)
-    try:
+    with own_daemon_and_browser(playwright_instance, tmp_path_factory.mktemp("study-switch")) as (daemon, b):
         rated_url, rated_items = serve_youtube_page(b, tmp_path, "CountsT0005", ["rated in the first study"])
         page = b.context.new_page()
         page.goto(rated_url)
@@ -235,9 +232,6 @@ def test_what_was_collected_under_one_study_is_not_delivered_to_the_next(playwri
         wait_for(lambda: marker_text(page, rated_key).strip(), 10, "the marker")
         assert "rated" not in marker_text(page, rated_key) and "Rate" in marker_text(page, rated_key)
         page.close()
-    finally:
-        b.close()
-        daemon.stop()
 
 
 # The worker's waits shortened for one browser (seed.json `timings`, lib/constants.js applyTimings):

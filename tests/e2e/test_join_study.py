@@ -10,7 +10,7 @@ import pytest
 from modlens import signing
 from modlens.study import folder, pack
 
-from .harness import Browser, Daemon, modlens_in, prepare_extension, wait_for
+from .harness import Browser, Daemon, modlens_in, paired_browser, prepare_extension, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -63,9 +63,8 @@ def _page_to_read(browser: Browser, name: str, wait_s: float = 15):
 
 
 def test_options_page_joins_a_pack_and_the_daemon_restarts_on_it(playwright_instance, tmp_path, joined_daemon):
-    browser = Browser(playwright_instance, tmp_path / "profile", prepare_extension(tmp_path / "ext", joined_daemon))
+    browser = paired_browser(playwright_instance, tmp_path, joined_daemon)
     try:
-        browser.consent()
         assert browser.state()["study"]["study_id"] == "first-study"
         page = browser.context.new_page()
         page.goto(browser.ext_url("options.html"))

@@ -10,10 +10,9 @@ import json
 import pytest
 
 from .closed_shadow import Marker
-from .harness import FIXTURES, wait_for
+from .harness import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-YT = FIXTURES / "youtube-watch"
 ATTACKED = "UgwJ9sDf6Gh2Kl4Zx8Cv4AaABAg"   # "Only a st*pid person ..."
 PROBE = "UgzA1sD3fG5hJ7kL9qW2e4AaABAg"      # rated by the participant after the attack
 FORGED = "UgzH4kR9tLm2pQx7VbN4AaABAg.A0xK3nB7pQe4rT9wZ1"  # a reply: controls driven by script
@@ -52,18 +51,6 @@ PAGE_SCRIPT = """async ([key, picks]) => {
   look();
   return seen;
 }"""
-
-
-@pytest.fixture(scope="module")
-def yt_page(browser):
-    fixture = json.loads((YT / "fixture.json").read_text())
-    browser.serve_fixture(YT, fixture)
-    page = browser.context.new_page()
-    page.goto(fixture["start_url"])
-    page.locator("modlens-marker").first.wait_for(timeout=30000)
-    wait_for(lambda: page.locator("modlens-marker").count() >= 7, 20, "a marker on each of the 7 comments")
-    yield page
-    page.close()
 
 
 def ratings_for(daemon, key):

@@ -9,25 +9,12 @@ import json
 import pytest
 
 from .closed_shadow import Marker, markers
-from .harness import FIXTURES, wait_for
+from .harness import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-YT = FIXTURES / "youtube-watch"
 FIRST = "UgzH4kR9tLm2pQx7VbN4AaABAg"       # benign
 RUDE = "UgxPq2Lm8Nv4Kc9Rt1Wz4AaABAg"        # "... is an idiooot ..."
 THIRD = "UgyR7tBn3Xc5Vm1Kq8Lp4AaABAg"
-
-
-@pytest.fixture(scope="module")
-def yt_page(browser):
-    fixture = json.loads((YT / "fixture.json").read_text())
-    browser.serve_fixture(YT, fixture)
-    page = browser.context.new_page()
-    page.goto(fixture["start_url"])
-    page.locator("modlens-marker").first.wait_for(timeout=30000)
-    wait_for(lambda: page.locator("modlens-marker").count() >= 7, 20, "a marker on each of the 7 comments")
-    yield page
-    page.close()
 
 
 def marker(page, key):
