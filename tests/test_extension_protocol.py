@@ -41,7 +41,7 @@ const out = {
   sent,
   messages: [
     P.hello({token: "T0K", raterId: "rater-1", consent: null}),
-    P.hello({token: "T0K", raterId: "rater-1", consent: {study_id: "s1", at: "2026-03-02T12:00:00.000Z"}}),
+    P.hello({token: "T0K", raterId: "rater-1", consent: {study_id: "s1", at: "2026-03-02T12:00:00.000Z", sha256: "ab".repeat(32)}}),
     P.ping(),
     P.status(),
     P.sync(),
