@@ -187,10 +187,11 @@ def test_feed_takes_platform_url_and_author_from_columns(daemon, tmp_path, capsy
 
     file_uri = path.resolve().as_uri()
     assert got == [
-        ("youtube", "https://www.youtube.com/watch?v=a", "https://www.youtube.com/watch?v=a", h("alice")),
-        ("youtube", "https://www.youtube.com/watch?v=a", "https://www.youtube.com/watch?v=a", h("bob")),
-        ("x", "https://x.com/u/status/1", "https://x.com/u/status/1", h("alice")),
-        ("youtube", "https://www.youtube.com/watch?v=b", "https://www.youtube.com/watch?v=b", None),
+        # X and YouTube pages as the extension sends them: the id as key, the address without its author
+        ("youtube", "https://www.youtube.com/watch?v=a", "a", h("alice")),
+        ("youtube", "https://www.youtube.com/watch?v=a", "a", h("bob")),
+        ("x", "https://x.com/i/status/1", "1", h("alice")),
+        ("youtube", "https://www.youtube.com/watch?v=b", "b", None),
         ("forum", file_uri, "mixed.csv", h("carol")),  # the flags fill in what a row lacks
     ]
     # named columns must exist

@@ -116,3 +116,14 @@ test("YouTube page rows: the video's address only (a watch link's ab_channel nam
   assert.equal(pageRow("youtube", "https://m.youtube.com/shorts/abcdef123?feature=share&si=x", "t").url, "https://www.youtube.com/shorts/abcdef123");
   assert.equal(pageRow("youtube", "https://www.youtube.com/live/abcdef123?ab_channel=Name", "t").url, "https://www.youtube.com/live/abcdef123");
 });
+
+// The same pages through the engine's page rule (studylog/page_address.py, tests/test_page_address.py):
+// the page rows the adapters send are the ones the daemon keeps for any sender.
+test("the adapters' page rows are the engine's (tests/fixtures/page_addresses.json)", () => {
+  const { cases } = JSON.parse(readFileSync(new URL("../../tests/fixtures/page_addresses.json", import.meta.url), "utf8"));
+  for (const c of cases) {
+    const row = pageRow(c.platform, c.address, c.tab_title);
+    assert.deepEqual({ platform: row.platform, page_key: row.page_key, url: row.url, title: row.title },
+      { platform: c.platform, page_key: c.page_key, url: c.url, title: c.title }, c.address);
+  }
+});

@@ -34,6 +34,7 @@ from modlens.exchange.bundle import TABLES, Bundle, BundleError, read_bundle
 from modlens.studylog.records.labels import GOLD, LEGACY_DEFINITION
 from modlens.studylog.codec import now_iso
 from modlens.studylog.connection import TURNSTILE_SUFFIX
+from modlens.studylog.page_address import canonical_page
 from modlens.studylog.records.merged import insert_bundle
 from modlens.studylog.store import StudyLog
 
@@ -60,10 +61,26 @@ def _gold_into_label_sets(tables: Tables) -> None:
                              [(set_ids[r[at["source"]]], r[at["comment_id"]], r[at["value"]]) for r in gold])
 
 
+def _pages_without_authors(tables: Tables) -> None:
+    """6 -> 7: X and YouTube pages as the log keeps them (no author in address or title), as migration 7
+    rewrites a log's; two that become one page are one row of the merged log (merge finds it by its key)."""
+    cols, rows = tables["pages"]
+    if not rows:
+        return
+    at = {c: n for n, c in enumerate(cols)}
+    out = []
+    for r in rows:
+        row = list(r)
+        _, row[at["page_key"]], row[at["url"]], row[at["title"]] = canonical_page(
+            r[at["platform"]], r[at["page_key"]], r[at["url"]], r[at["title"]])
+        out.append(tuple(row))
+    tables["pages"] = (cols, out)
+
+
 UPGRADES: dict[int, Callable[[Tables], None]] = {
     1: lambda tables: None, 2: lambda tables: None, 3: _gold_into_label_sets, 4: lambda tables: None,
     5: lambda tables: None,  # 6 added ratings.time_spent_over_limit_ms: NULL in older rows
-    6: lambda tables: None}  # 7 added consents: an older bundle's consents are its raters' consent_at, text unknown
+    6: _pages_without_authors}  # 7 added consents: an older bundle's are its raters' consent_at, text unknown
 OLDEST_SCHEMA = 1
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from modlens.studylog import page_address
 from modlens.studylog.connection import LogConnection, StudyLogError, begin_immediate, wait_for_lock
 from modlens.studylog.schema import MIGRATIONS, SCHEMA_VERSION, create_script
 
@@ -46,6 +47,7 @@ def apply_migrations(db: LogConnection) -> None:
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         else:
+            page_address.register(conn)  # the page rules schema 7's step applies (modlens_page_*)
             for number in range(current, SCHEMA_VERSION):
                 for statement in split_sql(MIGRATIONS[number]):
                     conn.execute(statement)

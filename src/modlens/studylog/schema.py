@@ -71,7 +71,9 @@ DELTAS: tuple[Delta, ...] = (
     Delta("which consent text each rater agreed to (`consents`, the texts in `consent_texts`), a consent "
           "recorded before it keeping its time with its text unknown; a rater task the crowd platform rejected "
           "after its import flagged in its own column (`rater_reviews.platform_status`), not in the review's reason; "
-          "each crowd import's counts, the records it skipped among them (`crowd_imports`)",
+          "each crowd import's counts, the records it skipped among them (`crowd_imports`); X and YouTube pages "
+          "kept without the author their address or title named (studylog/page_address.py), older pages rewritten, "
+          "two that became one page merged with their comments",
           tables=("consent_texts", "consents", "crowd_imports"),
           columns=(("rater_reviews", "platform_status"),),
           # Before this version the platform's word lived only in the reason the review wrote,
@@ -82,6 +84,28 @@ DELTAS: tuple[Delta, ...] = (
     UPDATE rater_reviews SET platform_status = substr(reason, 27, instr(reason, '); Table 11 alone: ') - 27)
         WHERE decision = 'reject' AND substr(reason, 1, 26) = 'rejected on the platform ('
           AND instr(reason, '); Table 11 alone: ') > 27;
+    CREATE TEMP TABLE schema7_pages AS
+        SELECT page_id, platform, page_key, url, title, first_seen,
+               min(page_id) OVER (PARTITION BY platform, page_key) AS keep_id
+        FROM (SELECT page_id, platform, modlens_page_key(platform, page_key) AS page_key, modlens_page_url(url) AS url,
+                     modlens_page_title(platform, url, title) AS title, first_seen FROM pages);
+    UPDATE comments SET page_id = (SELECT keep_id FROM temp.schema7_pages m WHERE m.page_id = comments.page_id)
+        WHERE page_id IN (SELECT page_id FROM temp.schema7_pages WHERE page_id <> keep_id);
+    UPDATE OR IGNORE row_sources SET row_key = (SELECT CAST(keep_id AS TEXT) FROM temp.schema7_pages m
+                                                WHERE CAST(m.page_id AS TEXT) = row_sources.row_key)
+        WHERE table_name = 'pages'
+          AND row_key IN (SELECT CAST(page_id AS TEXT) FROM temp.schema7_pages WHERE page_id <> keep_id);
+    DELETE FROM row_sources WHERE table_name = 'pages'
+        AND row_key IN (SELECT CAST(page_id AS TEXT) FROM temp.schema7_pages WHERE page_id <> keep_id);
+    DELETE FROM pages WHERE page_id IN (SELECT page_id FROM temp.schema7_pages WHERE page_id <> keep_id);
+    UPDATE pages SET
+        page_key = (SELECT m.page_key FROM temp.schema7_pages m WHERE m.page_id = pages.page_id),
+        url = (SELECT m.url FROM temp.schema7_pages m WHERE m.keep_id = pages.page_id AND m.url IS NOT NULL
+               ORDER BY m.page_id LIMIT 1),
+        title = (SELECT m.title FROM temp.schema7_pages m WHERE m.keep_id = pages.page_id AND m.title IS NOT NULL
+                 ORDER BY m.page_id LIMIT 1),
+        first_seen = (SELECT min(m.first_seen) FROM temp.schema7_pages m WHERE m.keep_id = pages.page_id);
+    DROP TABLE temp.schema7_pages;
     """),
 )
 

@@ -249,12 +249,16 @@ TABLES: tuple[Table, ...] = (
         "pages", "A page comments were found on, deduplicated by platform + page key.",
         col("page_id", "INTEGER", "Row id."),
         col("platform", "TEXT NOT NULL", "youtube, x, news site name, dataset name for audits ..."),
-        col("page_key", "TEXT NOT NULL", "Stable page identifier on that platform (video id, status id, URL path)."),
-        col("url", "TEXT", "Page URL as the client first sent it; the extension's adapters leave out an author "
-                           "the site names in it (X: https://x.com/i/status/<id>, no handle; YouTube: the video's "
-                           "URL alone)."),
-        col("title", "TEXT", "Page title as first known; the extension's X adapter sends the post's text without "
-                             "the '<name> on X:' prefix."),
+        col("page_key", "TEXT NOT NULL", "Stable page identifier on that platform (video id, status id, URL path); "
+                                         "an X or YouTube address sent as the key is kept as the status or video id "
+                                         "on its own platform, else as its address without the author."),
+        col("url", "TEXT", "Page URL as the client first sent it, less an author the site names in it, whoever sent "
+                           "it (studylog/page_address.py; the extension's adapters send the same): X "
+                           "https://x.com/i/status/<id>, no handle; YouTube the video's URL alone, no ab_channel. "
+                           "Pages of logs written before schema 7 were rewritten so, two that became one page "
+                           "merged (their comments moved to the first)."),
+        col("title", "TEXT", "Page title as first known; X: the post's text without the '<name> on X:' prefix, "
+                             "YouTube: without ' - YouTube' (whoever sent it; older logs rewritten at schema 7)."),
         col("first_seen", "TEXT NOT NULL", "When the page was first seen."),
         key=("page_id",), unique=(("platform", "page_key"),),
         travel=Travel("page_id IN (SELECT page_id FROM comments WHERE comment_id IN {comments})",

@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from modlens.rows import CommentRow, LabelRow
 from modlens.studylog.codec import label_value, now_iso
 from modlens.studylog.connection import LogConnection
+from modlens.studylog.page_address import canonical_page
 from modlens.studylog.records.batch import MAX_PARAMS, insert_new, write_grouped, write_rows
 from modlens.studylog.records.texts import text_ids
 
@@ -31,8 +32,10 @@ INSERT_SIGHTING = "INSERT OR IGNORE INTO sightings (comment_id, session_id, seen
 
 
 def ensure_pages(db: LogConnection, rows: Iterable[tuple[str, str, str | None, str | None]]) -> list[int]:
-    """(platform, page_key, url, title) rows; one page_id per row, in order."""
-    rows = list(rows)
+    """(platform, page_key, url, title) rows; one page_id per row, in order. Every page is kept as
+    `page_address.canonical_page` gives it: an X or YouTube address without the author it names,
+    whoever sent it (docs/DATA.md, `pages`)."""
+    rows = [canonical_page(*row) for row in rows]
     with db.locked():
         now = now_iso()
         db.write_many(UPSERT_PAGE, [(platform, key, url, title, now) for platform, key, url, title in rows])
