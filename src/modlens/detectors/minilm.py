@@ -647,13 +647,19 @@ class MiniLMToxicity(Detector):
             kept.popitem(last=False)
 
     def config(self) -> dict[str, Any]:
-        # files by package-relative name and content hash, never by folder: logs travel in bundles
-        return {"model_dir": portable(self.encoder.model_dir), "model_dir_hash": self.model_hash,
-                **file_reference("head", self.head_path), "max_length": self.encoder.max_length, "batch_size": self.encoder.batch_size,
-                "device": self.encoder.device, "dtype": self.dtype, "head_training": self.head.meta.get("training", {})}
+        return {**encoder_config(self.encoder, self.model_hash, self.head_path, self.dtype),
+                "head_training": self.head.meta.get("training", {})}
 
     def close(self) -> None:
         self.encoder.close()
+
+
+def encoder_config(encoder: SentenceEncoder, model_hash: str, head_path: Path, dtype: str) -> dict[str, Any]:
+    """What a detector on the embedded encoder records of the encoder and its head file (the one- and
+    six-label detectors; each adds its head's own entries). Files by package-relative name and
+    content hash, never by folder: logs travel in bundles."""
+    return {"model_dir": portable(encoder.model_dir), "model_dir_hash": model_hash, **file_reference("head", head_path),
+            "max_length": encoder.max_length, "batch_size": encoder.batch_size, "device": encoder.device, "dtype": dtype}
 
 
 def create(*, head: str | None = None, model_dir: str | None = None, device: str = "auto",

@@ -16,8 +16,8 @@ import numpy as np
 
 from modlens.detectors.base import FORWARDS_PER_CALL, Detector, DetectorUnavailable, LabelScores, check_texts, directory_hash
 from modlens.detectors.head_multi import MultiHead
-from modlens.detectors.minilm import HEADS_DIR, MODEL_FILES, SentenceEncoder, build, embedded_version, measured_quality
-from modlens.paths import file_reference, portable
+from modlens.detectors.minilm import (HEADS_DIR, MODEL_FILES, SentenceEncoder, build, embedded_version, encoder_config,
+                                      measured_quality)
 from modlens.trainingdata import HASHES_SUFFIX, Training
 
 DEFAULT_HEAD6 = HEADS_DIR / "minilm-toxicity-6.json"
@@ -73,9 +73,7 @@ class MiniLMToxicity6(Detector):
         return [{lab: float(v) for lab, v in zip(self.labels, row)} for row in np.clip(p, 0.0, 1.0)]
 
     def config(self) -> dict[str, Any]:
-        return {"model_dir": portable(self.encoder.model_dir), "model_dir_hash": self.model_hash,
-                **file_reference("head", self.head_path), "max_length": self.encoder.max_length,
-                "batch_size": self.encoder.batch_size, "device": self.encoder.device, "dtype": self.dtype,
+        return {**encoder_config(self.encoder, self.model_hash, self.head_path, self.dtype),
                 "label_versions": self.label_versions, "head_training": self.head.meta.get("training", {})}
 
     def close(self) -> None:
