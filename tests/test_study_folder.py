@@ -196,3 +196,28 @@ def test_join_says_a_running_daemon_keeps_serving_the_study_it_started_with(tmp_
     assert cli_main(["join", str(good), "--allow-unsigned"]) == 0  # once it stopped: the usual next steps
     out = capsys.readouterr().out
     assert "is running" not in out and "modlens serve     (leave it running" in out
+
+
+def test_an_item_set_study_without_pages_is_not_said_to_have_nothing_to_rate(tmp_path, modlens_home, capsys):
+    # the item set is what its participants rate (the extension's task list shows their assignment):
+    # `study check` warned "participants would find no comments to rate" and `join` said `modlens browse URL`
+    from test_itemset_pack import _folder
+
+    f = _folder(tmp_path)
+    (f.path / "tasks.toml").write_text("free_browsing = false\n")
+    assert cli_main(["study", "check", str(f.path)]) == 0
+    assert "would find no comments to rate" not in capsys.readouterr().out
+    out = tmp_path / "s.modlens"
+    assert cli_main(["study", "pack", str(f.path), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert cli_main(["join", str(out), "--allow-unsigned"]) == 0
+    said = capsys.readouterr().out
+    assert "modlens browse URL" not in said
+    assert "2. modlens browse     (in a second terminal" in said
+    assert "your share of the study's 6 comments (item set) is on the task list" in said
+
+    plain = tmp_path / "plain"  # no item set, no pages: the warning stands
+    folder.init_folder(plain)
+    (plain / "tasks.toml").write_text("free_browsing = false\n")
+    assert cli_main(["study", "check", str(plain)]) == 0
+    assert "participants would find no comments to rate" in capsys.readouterr().out

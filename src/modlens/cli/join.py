@@ -91,8 +91,11 @@ def run(args: argparse.Namespace) -> int:
               f"uses {config})")
     else:
         print(f"  1. modlens serve     (leave it running; it uses {config})")
-    first = s.tasks[0].url if s.tasks else "URL"
-    print(f"  2. modlens browse {first}     (in a second terminal; read and accept the consent text)")
+    first = f" {s.tasks[0].url}" if s.tasks else ""  # without a URL browse opens the study's task list
+    print(f"  2. modlens browse{first}     (in a second terminal; read and accept the consent text)")
+    if study_pack.itemset is not None:
+        print(f"  your share of the study's {len(study_pack.itemset['items'])} comments (item set) is on the task "
+              "list `modlens browse` opens")
     if s.tasks:
         print("study pages to visit:" + ("" if s.free_browsing else " (comments are collected on these pages only)"))
         for t in s.tasks:

@@ -126,6 +126,8 @@ def data_flow(study: StudyConfig) -> list[str]:
 
 def warnings(folder: StudyFolder) -> list[Problem]:
     """Not errors, but a pack would carry them to every participant."""
+    from modlens.study import itemset
+
     out = []
     if folder.study.author_salt is None:
         out.append(Problem("author_salt: not set — packing needs it", 'add author_salt = "<24+ random characters>"'))
@@ -133,6 +135,7 @@ def warnings(folder: StudyFolder) -> list[Problem]:
     if placeholders:
         out.append(Problem(f"tasks: {len(placeholders)} example page(s) still to replace (in {TASKS_FILE}): "
                            f"{placeholders[0]}"))
-    if not folder.study.tasks and not folder.study.free_browsing:
+    # an item set is what its participants rate (the extension's task list shows their assignment)
+    if not folder.study.tasks and not folder.study.free_browsing and not (folder.path / itemset.FILE).exists():
         out.append(Problem("tasks: none, and free_browsing = false: participants would find no comments to rate"))
     return out
