@@ -221,3 +221,36 @@ def test_an_item_set_study_without_pages_is_not_said_to_have_nothing_to_rate(tmp
     (plain / "tasks.toml").write_text("free_browsing = false\n")
     assert cli_main(["study", "check", str(plain)]) == 0
     assert "participants would find no comments to rate" in capsys.readouterr().out
+
+
+def test_a_pack_that_cannot_be_written_is_an_error_naming_it_and_leaves_the_last_pack(tmp_path, modlens_home, capsys):
+    # the output was written in place: a write cut short (here by a file-size limit, as by a full disk)
+    # left half a pack where the last good one was, and a missing folder was reported as a missing key
+    import resource
+    import signal
+
+    root = tmp_path / "pilot"
+    folder.init_folder(root)
+    out = tmp_path / "pilot.modlens"
+    assert cli_main(["study", "pack", str(root), "--out", str(out)]) == 0
+    good = out.read_bytes()
+    assert len(good) > 2048
+    (root / "consent.md").write_text((root / "consent.md").read_text() + "\nA second paragraph.\n")
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write then fails with EFBIG instead of killing us
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+
+    cut = subprocess.run([sys.executable, "-m", "modlens", "study", "pack", str(root), "--out", str(out)],
+                         capture_output=True, text=True, preexec_fn=small_files, timeout=120)
+    assert cut.returncode != 0 and "wrote" not in cut.stdout
+    assert f"{out}: cannot write the pack" in cut.stderr and "Traceback" not in cut.stderr, cut.stderr
+    assert out.read_bytes() == good and pack.read(out).sha256
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+    capsys.readouterr()
+    assert cli_main(["study", "pack", str(root), "--out", str(tmp_path / "no-such-folder" / "p.modlens")]) == 3
+    err = capsys.readouterr().err
+    assert "no-such-folder/p.modlens: cannot write the pack" in err and "keygen" not in err
+    assert cli_main(["study", "pack", str(root), "--out", str(root)]) == 2  # a folder, not a file
+    assert f"{root}: cannot write the pack" in capsys.readouterr().err

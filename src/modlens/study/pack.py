@@ -21,8 +21,11 @@ detector would read that the study does not declare in `[secrets] names`.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from modlens import __version__, safe_archive, signing
 from modlens.config import StudyConfig, StudyConfigError, parse_study
-from modlens.errors import ModlensError, Problem, problem_lines
+from modlens.errors import ErrorKind, ModlensError, Problem, problem_lines
 from modlens.study.folder import StudyFolder
 
 if TYPE_CHECKING:
@@ -164,8 +167,25 @@ def write(folder: StudyFolder, out: str | Path, key_path: str | Path | None = No
         except signing.SigningError as err:
             raise PackError(str(err)) from None
     pack = build(folder, key)
-    Path(out).write_text(json.dumps(pack, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    _write_file(Path(out), (json.dumps(pack, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
     return pack
+
+
+def _write_file(out: Path, data: bytes) -> None:
+    """Under a temporary name, then renamed: a write cut short (a full disk) leaves the last pack as it was."""
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        if out.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "a folder, not a file")
+        tmp.write_bytes(data)
+        os.replace(tmp, out)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        kind = (ErrorKind.USAGE if isinstance(err, IsADirectoryError)
+                else ErrorKind.NOT_FOUND if isinstance(err, FileNotFoundError) else ErrorKind.FAILED)
+        raise PackError(f"{out}: cannot write the pack ({err.strerror or err})", kind=kind,
+                        fix="give --out a file in a folder that exists and has room") from None
 
 
 def read(path: str | Path) -> Pack:
