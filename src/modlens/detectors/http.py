@@ -28,7 +28,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import aiohttp
 
 from modlens.detectors.base import DetectorUnavailable, LabelScores, MediaScore, config_hash
-from modlens.detectors.remote import RemoteClient, RemoteDetector, RemoteError, env_refs, expand_env
+from modlens.detectors.remote import RemoteDetector, RemoteError, env_refs, expand_env
 from modlens.media import MEDIA_KINDS, MediaInput
 
 MEDIA_MODES = ("none", "base64", "multipart")
@@ -133,10 +133,7 @@ class HttpDetector(RemoteDetector):
         # resolve ${VAR} now, so a missing variable is a load-time status, not a run-time error
         self._url = expand_env(url, "http: url")
         self._headers = {k: expand_env(v, f"http: header {k}") for k, v in self.header_templates.items()}
-        self.client = RemoteClient(qps=qps, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s,
-                                   max_backoff_s=max_backoff_s)
-        self._transport = {"timeout_s": timeout_s, "qps": qps, "retries": retries, "backoff_s": backoff_s,
-                           "max_backoff_s": max_backoff_s}
+        self._connect(qps=qps, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s, max_backoff_s=max_backoff_s)
         self.version = config_hash(self._scoring_config())
 
     def _check_media(self) -> None:

@@ -14,7 +14,7 @@ import os
 from typing import Any, Sequence
 
 from modlens.detectors.base import DetectorUnavailable, LabelScores, config_hash
-from modlens.detectors.remote import RemoteClient, RemoteDetector, RemoteError
+from modlens.detectors.remote import RemoteDetector, RemoteError
 
 DEFAULT_ENDPOINT = "https://commentanalyzer.googleapis.com/v1alpha1/comments:analyze"
 KEY_ENV = "PERSPECTIVE_API_KEY"
@@ -49,10 +49,7 @@ class PerspectiveDetector(RemoteDetector):
         self.labels = self.attributes
         self.toxicity_label = "TOXICITY" if "TOXICITY" in self.attributes else self.attributes[0]
         self.threshold = threshold
-        self.client = RemoteClient(qps=qps, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s,
-                                   max_backoff_s=max_backoff_s)
-        self._transport = {"qps": qps, "timeout_s": timeout_s, "retries": retries, "backoff_s": backoff_s,
-                           "max_backoff_s": max_backoff_s}
+        self._connect(qps=qps, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s, max_backoff_s=max_backoff_s)
         self.version = "v1alpha1-" + config_hash(self._scoring_config())
 
     def _scoring_config(self) -> dict[str, Any]:

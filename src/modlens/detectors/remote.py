@@ -216,11 +216,20 @@ class RemoteDetector(Detector):
     remote = True
     releases_gil = True  # `score` (a wrapper's text detector calls it so) waits on its private loop's requests
     client: RemoteClient
+    _transport: dict[str, float]
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._loop_lock = threading.Lock()
+
+    def _connect(self, *, qps: float, timeout_s: float, retries: int, backoff_s: float, max_backoff_s: float) -> None:
+        """The client the requests go through, and its settings as `config()` records them (they
+        change no score, so versions leave them out)."""
+        self.client = RemoteClient(qps=qps, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s,
+                                   max_backoff_s=max_backoff_s)
+        self._transport = {"qps": qps, "timeout_s": timeout_s, "retries": retries, "backoff_s": backoff_s,
+                           "max_backoff_s": max_backoff_s}
 
     def _private_loop(self) -> asyncio.AbstractEventLoop:
         with self._loop_lock:
