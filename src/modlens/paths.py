@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 
 def home() -> Path:
@@ -97,18 +98,30 @@ def portable_model(value: str) -> str:
     return portable(p) if local else value
 
 
+class Digest(Protocol):
+    def update(self, data: bytes, /) -> None: ...
+
+
+D = TypeVar("D", bound=Digest)
+
+
+def hash_file(digest: D, path: str | Path) -> D:
+    """`digest` (a hashlib object) fed a file's bytes a MiB at a time, so a model's weights are never
+    held whole; the one way modlens hashes a file's content."""
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest
+
+
 def file_sha256(path: str | Path) -> str | None:
     """SHA-256 of a file's bytes (None when it cannot be read)."""
     import hashlib
 
-    h = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
+        return hash_file(hashlib.sha256(), path).hexdigest()
     except OSError:
         return None
-    return h.hexdigest()
 
 
 def file_reference(key: str, path: str | Path) -> dict[str, str | None]:

@@ -48,21 +48,13 @@ class FetchedFile:
 
 # --- checksums ---------------------------------------------------------------------------------
 def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+    return paths.hash_file(hashlib.sha256(), path).hexdigest()
 
 
 def git_blob_of(path: Path) -> str:
     """The file's git blob id: SHA-1 of "blob SIZE\0" and its bytes, what `git ls-tree` and
     `git hash-object` print (`RemoteFile.git_blob`)."""
-    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+    return paths.hash_file(hashlib.sha1(f"blob {path.stat().st_size}\0".encode()), path).hexdigest()
 
 
 def read_lock(folder: Path) -> dict[str, str]:

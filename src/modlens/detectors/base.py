@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from modlens.errors import ErrorKind, ModlensError
+from modlens.paths import hash_file
 
 if TYPE_CHECKING:
     from modlens.trainingdata import Training
@@ -151,9 +152,7 @@ def _hashed_files(root: str, stamps: tuple[tuple[str, int, int], ...]) -> str:
     h = hashlib.sha256()
     for name, _mtime, _size in stamps:
         h.update(name.encode())
-        with open(Path(root) / name, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
+        hash_file(h, Path(root) / name)
     return h.hexdigest()[:12]
 
 
