@@ -296,15 +296,15 @@ def paired_browser(playwright, root: Path, daemon: Daemon, grant: list[str] | tu
 
 
 @contextmanager
-def own_daemon_and_browser(playwright, root: Path, study_toml: str | None = STUDY_TOML,
-                           consent: bool = True) -> Iterator[tuple[Daemon, Browser]]:
-    """A `modlens serve` of the test's own (home `root`/home) and a paired_browser (nothing granted
-    beyond the manifest); both stopped when the block ends, however it ends (the log stays to be read)."""
+def own_daemon_and_browser(playwright, root: Path, study_toml: str | None = STUDY_TOML, consent: bool = True,
+                           grant: list[str] | tuple[str, ...] = ()) -> Iterator[tuple[Daemon, Browser]]:
+    """A `modlens serve` of the test's own (home `root`/home) and a paired_browser (by default nothing
+    granted beyond the manifest); both stopped when the block ends, however it ends (the log stays to be read)."""
     daemon = Daemon(root / "home", study_toml)
     daemon.start()
     browser = None
     try:
-        browser = paired_browser(playwright, root, daemon, consent=consent)
+        browser = paired_browser(playwright, root, daemon, grant, consent)
         yield daemon, browser
     finally:
         if browser:
