@@ -138,7 +138,7 @@ def _recipe(key: str) -> Any:
 
 
 def _texts(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) -> int:
-    from modlens.cli.perturb import _scores
+    from modlens.cli.perturb import _print
     from modlens.services.detectors import load_detectors
     loaded = load_detectors(detector_configs([args.target, *extra], study))
     for line in loaded.warnings():
@@ -163,8 +163,5 @@ def _texts(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) ->
     for key, reason in attack.unavailable.items():
         print(f"modlens attack: transformation {key} unavailable: {reason}", file=sys.stderr)
     for text in args.text:
-        v = attack.run(text)
-        scores = _scores([text, v.text], detectors)
-        print(json.dumps({"kind": "source", "text": text, "target": args.target, "scores": scores[0]}, ensure_ascii=False))
-        print(json.dumps({"kind": "variant", **v.to_dict(), "scores": scores[1]}, ensure_ascii=False))
+        _print(text, args.target, [attack.run(text)], detectors, {})  # the lines `modlens perturb` prints
     return 0
