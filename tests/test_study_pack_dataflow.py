@@ -212,3 +212,25 @@ def test_study_check_refuses_the_secret_a_pack_would_refuse(tmp_path, capsys):
     said = capsys.readouterr()
     assert "ok:" not in said.out
     assert "detectors[http].options.headers.X-Api-Key: looks like a secret" in said.err
+
+
+def test_a_lone_study_toml_is_not_packed_with_what_join_refuses(tmp_path, modlens_home, capsys):
+    # `study pack DIR/study.toml` of a folder without side files is a lone study.toml, which may run
+    # with any variable: pack wrote it, said "participants run: modlens join", and every join refused it
+    from modlens.study import folder
+
+    root = make_folder(tmp_path, '[[detectors]]\nname = "http"\noptions = { url = "https://mod.example/score?u=${HOME}", '
+                                 'score_path = "score" }\n')
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (lone / "study.toml").write_text((root / "study.toml").read_text())
+    assert not folder.load_folder(lone / "study.toml").study.tasks  # no side file: a lone study.toml
+    out = tmp_path / "lone.modlens"
+    assert cli_main(["study", "pack", str(lone / "study.toml"), "--out", str(out)]) == 2
+    said = capsys.readouterr()
+    assert "wrote" not in said.out and not out.exists()
+    assert "detectors[http].options.url: reads the environment variable ${HOME}" in said.err
+
+    assert cli_main(["study", "check", str(lone / "study.toml")]) == 0  # it may run (`serve --config`) ...
+    said = capsys.readouterr().out
+    assert "warning: study pack refuses: detectors[http].options.url: reads the environment variable ${HOME}" in said

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from modlens.cli.common import CliError
-from modlens.errors import ErrorKind, problem_lines
+from modlens.errors import ErrorKind, Problem, problem_lines
 
 if TYPE_CHECKING:
     from modlens.study.folder import StudyFolder
@@ -90,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
         set_problems = check_folder(loaded.path, s)
         if set_problems:
             raise CliError(f"{loaded.path}: invalid item set or assignment\n" + problem_lines(set_problems))
-        for problem in study_folder.warnings(loaded):
+        # a folder with side files refused them already; a lone study.toml may run with them
+        refused = [Problem(f"study pack refuses: {p.message}", p.fix) for p in pack.refusals(s)]
+        for problem in [*refused, *study_folder.warnings(loaded)]:
             print(f"warning: {problem.message}" + (f"\n  fix: {problem.fix}" if problem.fix else ""))
         for note in study_folder.data_flow(s):
             print(f"note: {note}")

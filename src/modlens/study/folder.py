@@ -97,10 +97,9 @@ def load_folder(path: str | Path) -> StudyFolder:
     # a folder is made to be packed: what a pack may not do is an error here already; a lone
     # study.toml the researcher runs may read any variable (docs/STUDY.md, secrets.names)
     if is_folder:
-        from modlens.study.pack import SECRET_FIX, SECRET_REFUSED, secret_options  # pack imports this module
+        from modlens.study.pack import refusals  # pack imports this module
 
-        problems += [p.where(f" (in {study_file.name})") for p in study.undeclared_env()]
-        problems += [Problem(f"{at}: {SECRET_REFUSED} (in {study_file.name})", SECRET_FIX) for at in secret_options(study)]
+        problems += [p.where(f" (in {study_file.name})") for p in refusals(study)]
     if problems:
         raise StudyConfigError(f"{folder if is_folder else study_file}: invalid study configuration\n"
                                + problem_lines(problems))

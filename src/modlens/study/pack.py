@@ -103,9 +103,15 @@ def _names_variable(value: Any, at: str, key_options: set[str]) -> bool:
                                            or (at in key_options and ENV_NAME.fullmatch(value)))
 
 
+def refusals(study: StudyConfig) -> list[Problem]:
+    """What a pack may not carry (docs/MULTI.md#what-a-pack-may-do), and so a study folder, made to be
+    packed (`load_folder`): environment reads the study does not declare and options that look like
+    secrets. A lone study.toml may run with them (`serve --config`), but is not packed with them."""
+    return [*study.undeclared_env(), *(Problem(f"{at}: {SECRET_REFUSED}", SECRET_FIX) for at in secret_options(study))]
+
+
 def secret_options(study: StudyConfig) -> list[str]:
-    """Where the study's detector options look like they hold a secret: refused in a pack, and so
-    in a study folder (`study check`), which is made to be packed."""
+    """Where the study's detector options look like they hold a secret."""
     from modlens.detectors.dataflow import env_reads
 
     return [f"detectors[{d.key}].{found}" for d in study.detectors
@@ -117,9 +123,11 @@ def build(folder: StudyFolder, key: Ed25519PrivateKey | None = None) -> dict[str
     if study.author_salt is None:
         raise PackError("author_salt: not set; every participant must hash authors with the same salt",
                         fix='add author_salt = "<24+ random characters>" to study.toml (study init writes one)')
-    leaks = secret_options(study)
-    if leaks:
-        raise PackError(f"{', '.join(leaks)}: {SECRET_REFUSED}", fix=SECRET_FIX)
+    refused = refusals(study)  # join refuses a pack that reads undeclared variables: it is not written
+    if len(refused) == 1:
+        raise PackError(refused[0].message, fix=refused[0].fix)
+    if refused:
+        raise PackError(f"{folder.path}: cannot be packed\n" + problem_lines(refused))
     body = {"format": FORMAT, "format_version": 2, "modlens_version": __version__,
             "study_id": study.study_id, "salt": study.author_salt,
             "study_key": study_key(study.study_id, study.author_salt), "study": folder.data}
