@@ -122,7 +122,7 @@ def test_ocr_results_are_cached_by_image_hash(monkeypatch):
     assert len(calls) == 3  # all from the cache
     assert again[0].details["fused_text"] == "stupid hello"
     assert [o.details["fused_text"] for o in first] == ["idiot", "hello idiot", "stupid"]
-    monkeypatch.setattr(ocr_module, "CACHE_SIZE", 1)
+    det._cache.size = 1
     det.score_media([MediaInput("", (text_image("nice"),))])
     assert len(det._cache) == 1  # bounded: the oldest entries go
 

@@ -16,11 +16,10 @@ images and frames, default true when Tesseract is installed), `lang`, `psm`, `gr
 """
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Any, Sequence
 
 from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores, MediaScore, config_hash, scoring_config
+from modlens.detectors.lru import LruCache
 from modlens.media import MediaBlob, MediaInput
 from modlens.media.asr import AsrUnavailable, HuggingFaceAsr, PocketSphinx, Transcript
 from modlens.media.av import FRAME_RATE, MAX_FRAMES, AvUnavailable, Frame, ffmpeg_path, pcm16k, sample_frames
@@ -41,9 +40,8 @@ class AsrDetector(Detector):
         self.max_batch = min(inner.max_batch, 16)
         self.releases_gil = inner.releases_gil  # `score` is the text detector's
         self.modalities = MODALITIES if ocr is not None else ("text", "audio", "video")
-        self._heard: OrderedDict[str, Transcript] = OrderedDict()
-        self._frames: OrderedDict[str, list[Frame]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._heard: LruCache[Transcript] = LruCache(CACHE_SIZE)
+        self._frames: LruCache[list[Frame]] = LruCache(CACHE_SIZE)
         ocr_part = f"+tesseract-{ocr.engine_version}" if ocr is not None else ""
         self.version = (f"{inner.version}+{engine.engine}-{engine.version}{ocr_part}"
                         f"+cfg.{config_hash(scoring_config(self.config()))}")
@@ -143,26 +141,17 @@ class AsrDetector(Detector):
                 **extra}
 
     def _transcribe(self, blob: MediaBlob) -> Transcript:
-        with self._lock:
-            if blob.sha256 in self._heard:
-                self._heard.move_to_end(blob.sha256)
-                return self._heard[blob.sha256]
-        heard = self.engine.transcribe(pcm16k(blob))
-        with self._lock:
-            self._heard[blob.sha256] = heard
-            while len(self._heard) > CACHE_SIZE:
-                self._heard.popitem(last=False)
+        heard = self._heard.get(blob.sha256)
+        if heard is None:
+            heard = self.engine.transcribe(pcm16k(blob))
+            self._heard.put(blob.sha256, heard)
         return heard
 
     def _read_frames(self, blob: MediaBlob) -> tuple[list[Frame], list[str]]:
-        with self._lock:
-            frames = self._frames.get(blob.sha256)
+        frames = self._frames.get(blob.sha256)
         if frames is None:
             frames = sample_frames(blob, rate=self.frame_rate, max_frames=self.max_frames)
-            with self._lock:
-                self._frames[blob.sha256] = frames
-                while len(self._frames) > CACHE_SIZE:
-                    self._frames.popitem(last=False)
+            self._frames.put(blob.sha256, frames)
         read = self.ocr.read_images([f.image for f in frames])
         texts = []
         for f in frames:

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import threading
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores, MediaScore, config_hash, scoring_config
+from modlens.detectors.lru import LruCache
 from modlens.media import MediaBlob, MediaInput
 from modlens.media.ocr import OcrText, OcrUnavailable, read_text, tesseract_path, tesseract_version
 
@@ -42,8 +41,7 @@ class OcrDetector(Detector):
         self.training = inner.training  # the text detector scores every text, so its training data is this one's
         self.max_batch = inner.max_batch
         self.releases_gil = inner.releases_gil  # `score` is the text detector's
-        self._cache: OrderedDict[str, OcrText] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cache: LruCache[OcrText] = LruCache(CACHE_SIZE)
         self.version = f"{inner.version}+tesseract-{engine_version}+cfg.{config_hash(scoring_config(self.config()))}"
 
     def config(self) -> dict[str, Any]:
@@ -107,24 +105,19 @@ class OcrDetector(Detector):
     def read_images(self, images: Sequence[MediaBlob]) -> dict[str, OcrText | OcrUnavailable]:
         """sha256 -> what Tesseract read (or why it could not), from the cache when seen before."""
         out: dict[str, OcrText | OcrUnavailable] = {}
-        with self._lock:
-            for blob in images:
-                if blob.sha256 in self._cache:
-                    self._cache.move_to_end(blob.sha256)
-                    out[blob.sha256] = self._cache[blob.sha256]
+        for blob in images:
+            if (kept := self._cache.get(blob.sha256)) is not None:
+                out[blob.sha256] = kept
         todo = [b for b in images if b.sha256 not in out]
         if self.workers > 1 and len(todo) > 1:
             with ThreadPoolExecutor(min(self.workers, len(todo)), thread_name_prefix="ocr") as pool:
                 results = list(pool.map(self._read_one, todo))
         else:
             results = [self._read_one(b) for b in todo]
-        with self._lock:
-            for blob, got in zip(todo, results):
-                out[blob.sha256] = got
-                if isinstance(got, OcrText):  # failures are not cached: a retry may succeed
-                    self._cache[blob.sha256] = got
-                    while len(self._cache) > CACHE_SIZE:
-                        self._cache.popitem(last=False)
+        for blob, got in zip(todo, results):
+            out[blob.sha256] = got
+            if isinstance(got, OcrText):  # failures are not cached: a retry may succeed
+                self._cache.put(blob.sha256, got)
         return out
 
     def _read_video(self, blob: MediaBlob) -> dict[str, Any]:
