@@ -61,14 +61,21 @@ def test_a_schema_6_log_has_its_pages_rewritten_and_consents_kept_with_their_tex
         con.executemany("INSERT INTO comments (comment_id, platform, comment_key, page_id, text_id, original_length, "
                         "first_seen) VALUES (?, ?, ?, ?, ?, 1, '2025-01-01T00:00:00Z')",
                         [(1, "x", "c1", 1, 1), (2, "x", "c2", 3, 2), (3, "youtube", "c3", 4, 3)])
+        # a merged log's provenance: bundle 1 held pages 1 and 3, bundle 2 page 3 only
+        con.executemany("INSERT INTO bundles VALUES (?, ?, 's', 'k', '[]', '0', 6, '', '', ?, '{}', NULL)",
+                        [(1, "b1", "one.bundle"), (2, "b2", "two.bundle")])
+        con.executemany("INSERT INTO row_sources VALUES ('pages', ?, ?, ?)", [("1", 1, 1), ("3", 1, 1), ("3", 2, 0)])
     con.close()
     with StudyLog(db) as log:
         pages = [tuple(r) for r in log.conn.execute("SELECT page_id, platform, page_key, url, title, first_seen "
                                                     "FROM pages ORDER BY page_id")]
         comments = log.conn.execute("SELECT comment_id, page_id FROM comments ORDER BY comment_id").fetchall()
         consents = log.conn.execute("SELECT rater_id, consent_sha256, consented_at FROM consents").fetchall()
+        sources = log.conn.execute("SELECT row_key, bundle_id FROM row_sources WHERE table_name = 'pages' "
+                                   "ORDER BY bundle_id").fetchall()
     assert pages == [(1, "x", "123", "https://x.com/i/status/123", "hi there", "2025-01-01T00:00:00Z"),
                      (2, "news", "n1", "https://news.example/a?id=1", "Headline", "2025-01-02T00:00:00Z"),
                      (4, "youtube", "vid1234567", "https://www.youtube.com/watch?v=vid1234567", "V", "2025-01-01T00:00:00Z")]
     assert comments == [(1, 1), (2, 1), (3, 4)]  # the feed's comment follows its page into the one row
     assert consents == [("r1", None, "2025-01-02T00:00:00Z")]
+    assert sources == [("1", 1), ("1", 2)]  # each bundle still names the page it held, once
