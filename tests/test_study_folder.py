@@ -254,3 +254,18 @@ def test_a_pack_that_cannot_be_written_is_an_error_naming_it_and_leaves_the_last
     assert "no-such-folder/p.modlens: cannot write the pack" in err and "keygen" not in err
     assert cli_main(["study", "pack", str(root), "--out", str(root)]) == 2  # a folder, not a file
     assert f"{root}: cannot write the pack" in capsys.readouterr().err
+
+
+def test_what_pack_says_about_an_unsigned_pack_is_what_joining_it_does(tmp_path, modlens_home, capsys):
+    # it said participants "must pass --allow-unsigned", leaving out that the extension's options page
+    # refuses an unsigned pack outright (and that a person at a terminal may say yes instead)
+    root = tmp_path / "pilot"
+    folder.init_folder(root)
+    out = tmp_path / "pilot.modlens"
+    assert cli_main(["study", "pack", str(root), "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "the extension's options page refuses it" in said
+    with pytest.raises(join.JoinError, match="unsigned pack refused"):
+        join.join_from_extension(out.read_text(), out.name, replace=False, running_study_id="")
+    assert cli_main(["join", str(out)]) == 2  # no terminal to say yes, no --allow-unsigned
+    assert cli_main(["join", str(out), "--allow-unsigned"]) == 0

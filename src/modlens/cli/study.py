@@ -111,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
 
         print(f"signed by {fingerprint(written['signer']['public_key'])}; participants see it at join")
     else:
-        print("unsigned: participants must pass --allow-unsigned to join it (sign with --sign-key KEY)")
+        print("unsigned: `modlens join` joins it only on a yes at the terminal or with --allow-unsigned, and the "
+              "extension's options page refuses it (sign with --sign-key KEY)")
     print(f"participants run: modlens join {args.out}")
     return 0
 
