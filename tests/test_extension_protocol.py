@@ -179,6 +179,15 @@ def test_every_error_code_the_extension_names_is_one_the_daemon_sends(constants)
     assert not {"unavailable", "rate_limited", "internal"} & set(constants["permanent"])
 
 
+@requires("node")
+def test_the_outbox_sets_aside_what_the_daemon_refuses_for_good(constants):
+    from modlens.protocol import REFUSED_FOR_GOOD
+
+    # a code the daemon refuses for good that the outbox retried would resend the message forever, and the
+    # participant would never see it refused; unknown_comment is the outbox's own choice (given up after tries)
+    assert set(constants["permanent"]) == {c.value for c in REFUSED_FOR_GOOD} | {"unknown_comment"}
+
+
 def test_every_daemon_message_the_worker_handles_is_one_the_daemon_sends():
     from modlens.protocol.messages import SERVER_MESSAGES
 

@@ -122,7 +122,10 @@
   }
 
   // Errors after which re-sending the same message cannot succeed.
-  ns.PERMANENT_ERRORS = new Set(["bad_json", "unknown_type", "invalid_fields", "too_large", "unknown_comment", "media_not_collected"]);
+  // the protocol's REFUSED_FOR_GOOD (tests/test_extension_protocol.py checks the copy), plus unknown_comment:
+  // a rating whose comment never arrives is given up after a few tries (delivery.js)
+  ns.PERMANENT_ERRORS = new Set(["bad_json", "unknown_type", "invalid_fields", "too_large", "media_not_collected",
+    "other_assignment", "unknown_comment"]);
   ns.Outbox = Outbox;
 
   if (typeof module !== "undefined" && module.exports) module.exports = ns;

@@ -173,9 +173,12 @@ refused with the same ids; `unavailable` is retried for as long as it lasts. A `
 `{{"type": "error", "id": <id or null>, "code": <code>, "message": <text>}}` (plus
 `retry_after_ms` with `rate_limited`). `message` names the offending field for `invalid_fields`.
 
-| code | meaning |
-|---|---|
+| code | meaning | for good |
+|---|---|---|
 {{errors}}
+
+"for good": the same message sent again gets the same answer, so a client sets it aside
+instead of retrying it (`modlens.protocol.REFUSED_FOR_GOOD`).
 
 Unknown fields in client messages are ignored (newer clients keep working); known fields are
 validated.
@@ -250,7 +253,8 @@ def _section(title: str, models: Mapping[str, type[BaseModel]], extra: list[type
 
 def render() -> str:
     limits = "\n".join(f"| `{n}` | {f.default} | {f.description or ''} |" for n, f in LimitsConfig.model_fields.items())
-    errors = "\n".join(f"| `{c.value}` | {p.ERROR_MEANINGS[c]} |" for c in p.ErrorCode)
+    errors = "\n".join(f"| `{c.value}` | {p.ERROR_MEANINGS[c]} | {'yes' if c in p.REFUSED_FOR_GOOD else ''} |"
+                       for c in p.ErrorCode)
     intro = INTRO.replace("{limits}", limits).replace("{errors}", errors).replace("{client_example}", client_example())
     client = _section("Client → daemon", p.CLIENT_MESSAGES, [p.Page, p.CommentItem, p.CommentRef, p.Anchors, p.MediaItem])
     server = _section("Daemon → client", p.SERVER_MESSAGES,

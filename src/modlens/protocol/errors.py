@@ -65,6 +65,16 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
 }
 
 
+REFUSED_FOR_GOOD: frozenset[ErrorCode] = frozenset({
+    ErrorCode.bad_json, ErrorCode.unknown_type, ErrorCode.invalid_fields, ErrorCode.too_large,
+    ErrorCode.media_not_collected, ErrorCode.other_assignment})
+"""The codes that refuse a data message (`comments`, `rating`, `comment_media`, ...) for good: the same
+message sent again gets the same answer, so a client sets it aside instead of retrying it. The others
+answer the moment (the log cannot be written, the rate, the session) or wait for another message
+(`unknown_comment`: the comment may still arrive). The extension's outbox keeps its own copy of this
+set (`lib/outbox.js`), checked against this one by tests/test_extension_protocol.py."""
+
+
 class ProtocolError(ModlensError):
     """A message the daemon refuses; answered as an `error` message, never by closing."""
 
