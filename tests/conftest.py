@@ -156,6 +156,7 @@ SLOW: dict[str, str] = {
     "tests/test_cli_feed.py": "a real `modlens serve` process for the module",
     "tests/test_study_folder.py::test_join_writes_the_study_serve_runs_and_refuses_to_switch_silently": "starts `modlens serve`",
     "tests/test_study_folder.py::test_join_says_a_running_daemon_keeps_serving_the_study_it_started_with": "starts `modlens serve`",
+    "tests/test_study_folder.py::test_a_pack_join_would_refuse_for_its_size_is_not_written": "builds a 17 MiB item set",
     "tests/test_attack_defaults.py::test_audit_and_attack_run_a_recipe_with_the_same_default_limits": "two whole searches per recipe",
     "tests/test_normalize_speed_equivalence.py::test_supersequences_equal_regex_oracle": "every supersequence against the regex oracle",
     "tests/test_constraints.py::test_similarity_rejects_a_meaning_change_and_accepts_a_typo": "the normalizer's and the "

@@ -269,3 +269,25 @@ def test_what_pack_says_about_an_unsigned_pack_is_what_joining_it_does(tmp_path,
         join.join_from_extension(out.read_text(), out.name, replace=False, running_study_id="")
     assert cli_main(["join", str(out)]) == 2  # no terminal to say yes, no --allow-unsigned
     assert cli_main(["join", str(out), "--allow-unsigned"]) == 0
+
+
+def test_a_pack_join_would_refuse_for_its_size_is_not_written(tmp_path, modlens_home, capsys):
+    # join reads at most pack.PACK_MAX_BYTES; pack wrote a larger one (a big item set), said
+    # "participants run: modlens join", and every join refused it as "not a modlens study pack"
+    from modlens.study import assignment, itemset
+
+    root = tmp_path / "big"
+    folder.init_folder(root)
+    text = "a comment long enough to fill the set quickly " * 8
+    items = [{"id": f"i{n:05d}", "platform": "youtube", "comment_key": f"k{n}", "text": f"{n} {text}",
+              "stratum": "all", "score": None} for n in range(pack.PACK_MAX_BYTES // len(text) + 1)]
+    params = {"by": "label:test", "seed": 0}
+    data = {"format": itemset.FORMAT, "format_version": itemset.FORMAT_VERSION,
+            "sha256": itemset.checksum(params, items), "params": params, "items": items}
+    itemset.write(data, root)
+    assignment.write(assignment.make(data, folder.load(root), raters=1, items_per_task=12, gold_per_task=1), root)
+    out = tmp_path / "big.modlens"
+    assert cli_main(["study", "pack", str(root), "--out", str(out)]) == 2
+    said = capsys.readouterr()
+    assert "wrote" not in said.out and not out.exists()
+    assert "`modlens join` reads packs of at most 16 MiB" in said.err

@@ -175,7 +175,12 @@ def write(folder: StudyFolder, out: str | Path, key_path: str | Path | None = No
         except signing.SigningError as err:
             raise PackError(str(err)) from None
     pack = build(folder, key)
-    _write_file(Path(out), (json.dumps(pack, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+    data = (json.dumps(pack, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    if len(data) > PACK_MAX_BYTES:  # every join would refuse it unread
+        raise PackError(f"{out}: not written: the pack would be {len(data) / (1 << 20):.1f} MiB, and `modlens join` "
+                        f"reads packs of at most {PACK_MAX_BYTES >> 20} MiB",
+                        fix="a smaller item set (`modlens sample --per-platform N`), or fewer review items")
+    _write_file(Path(out), data)
     return pack
 
 
