@@ -274,20 +274,45 @@ def test_what_pack_says_about_an_unsigned_pack_is_what_joining_it_does(tmp_path,
 def test_a_pack_join_would_refuse_for_its_size_is_not_written(tmp_path, modlens_home, capsys):
     # join reads at most pack.PACK_MAX_BYTES; pack wrote a larger one (a big item set), said
     # "participants run: modlens join", and every join refused it as "not a modlens study pack"
-    from modlens.study import assignment, itemset
-
-    root = tmp_path / "big"
-    folder.init_folder(root)
-    text = "a comment long enough to fill the set quickly " * 8
-    items = [{"id": f"i{n:05d}", "platform": "youtube", "comment_key": f"k{n}", "text": f"{n} {text}",
-              "stratum": "all", "score": None} for n in range(pack.PACK_MAX_BYTES // len(text) + 1)]
-    params = {"by": "label:test", "seed": 0}
-    data = {"format": itemset.FORMAT, "format_version": itemset.FORMAT_VERSION,
-            "sha256": itemset.checksum(params, items), "params": params, "items": items}
-    itemset.write(data, root)
-    assignment.write(assignment.make(data, folder.load(root), raters=1, items_per_task=12, gold_per_task=1), root)
+    root = item_set_folder(tmp_path / "big", pack.PACK_MAX_BYTES)
     out = tmp_path / "big.modlens"
     assert cli_main(["study", "pack", str(root), "--out", str(out)]) == 2
     said = capsys.readouterr()
     assert "wrote" not in said.out and not out.exists()
     assert "`modlens join` reads packs of at most 16 MiB" in said.err
+
+
+def item_set_folder(root, size: int):
+    """A study folder whose item set's texts add up to `size` bytes or a little more."""
+    from modlens.study import assignment, itemset
+
+    folder.init_folder(root)
+    text = "a comment long enough to fill the set quickly " * 8
+    items = [{"id": f"i{n:05d}", "platform": "youtube", "comment_key": f"k{n}", "text": f"{n} {text}",
+              "stratum": "all", "score": None} for n in range(size // len(text) + 1)]
+    params = {"by": "label:test", "seed": 0}
+    data = {"format": itemset.FORMAT, "format_version": itemset.FORMAT_VERSION,
+            "sha256": itemset.checksum(params, items), "params": params, "items": items}
+    itemset.write(data, root)
+    assignment.write(assignment.make(data, folder.load(root), raters=1, items_per_task=12, gold_per_task=1), root)
+    return root
+
+
+@pytest.mark.asyncio
+async def test_pack_says_when_the_options_page_cannot_send_it(tmp_path, modlens_home, capsys):
+    # the options page sends the pack to the running daemon in one message, which takes at most the running
+    # study's limits.max_message_bytes (1 MiB by default): pack said only "participants run: modlens join"
+    from daemon_helpers import Client, connect, running_daemon
+
+    root = item_set_folder(tmp_path / "mid", 1_200_000)
+    out = tmp_path / "mid.modlens"
+    assert cli_main(["study", "pack", str(root), "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "the extension's options page cannot send it to a daemon taking at most 1.0 MiB a message" in said
+    async with running_daemon(tmp_path) as (url, _app):
+        async with connect(url) as ws:
+            client = Client(ws)
+            await client.hello()
+            answer = await client.request({"type": "join_study", "id": "j1", "pack": out.read_text(),
+                                           "file_name": out.name}, "join_study_ok")
+    assert answer["code"] == "too_large"
