@@ -63,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from modlens.study import folder as study_folder
-    from modlens.study import pack
+    from modlens.study import pack, pack_rules
 
     if args.action == "init":
         try:
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         if set_problems:
             raise CliError(f"{loaded.path}: invalid item set or assignment\n" + problem_lines(set_problems))
         # a folder with side files refused them already; a lone study.toml may run with them
-        refused = [Problem(f"study pack refuses: {p.message}", p.fix) for p in pack.refusals(s)]
+        refused = [Problem(f"study pack refuses: {p.message}", p.fix) for p in pack_rules.refusals(s)]
         for problem in [*refused, *study_folder.warnings(loaded)]:
             print(f"warning: {problem.message}" + (f"\n  fix: {problem.fix}" if problem.fix else ""))
         for note in study_folder.data_flow(s):

@@ -13,6 +13,7 @@ from typing import Any
 from modlens.config import StudyConfig, StudyConfigError, parse_study
 from modlens.errors import ErrorKind, Problem, problem_lines
 from modlens.study import templates
+from modlens.study.pack_rules import refusals
 from modlens.study.calibration import gold_problems
 
 STUDY_FILE = "study.toml"
@@ -97,8 +98,6 @@ def load_folder(path: str | Path) -> StudyFolder:
     # a folder is made to be packed: what a pack may not do is an error here already; a lone
     # study.toml the researcher runs may read any variable (docs/STUDY.md, secrets.names)
     if is_folder:
-        from modlens.study.pack import refusals  # pack imports this module
-
         problems += [p.where(f" (in {study_file.name})") for p in refusals(study)]
     if problems:
         raise StudyConfigError(f"{folder if is_folder else study_file}: invalid study configuration\n"

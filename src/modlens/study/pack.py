@@ -26,7 +26,6 @@ import errno
 import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +34,7 @@ from modlens import __version__, safe_archive, signing
 from modlens.config import StudyConfig, StudyConfigError, parse_study
 from modlens.errors import ErrorKind, ModlensError, Problem, problem_lines
 from modlens.study.folder import StudyFolder
+from modlens.study.pack_rules import refusals
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -47,14 +47,6 @@ FORMAT_VERSION = 3
 ITEMSET_VERSION = 3  # what build() writes when the folder has an item set
 # a pack is a study configuration (consent, gold and review texts, tasks): some KB, rarely a few MB
 PACK_MAX_BYTES = 16 << 20
-SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|credential)", re.I)
-SECRET_REFUSED = "looks like a secret, and a pack goes to every participant"
-SECRET_FIX = "remove it and let each detector read its key from the environment"
-# what such an option may hold without holding the secret: the name of the variable a detector reads
-# its key from (perspective's `api_key_env`), or a `${VAR}` template, after an auth scheme at most
-# ("Bearer ${KEY}"); both are environment reads the study must declare in `[secrets] names`
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-ENV_TEMPLATE = re.compile(r"(?:[A-Za-z]+ )?\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 
 class PackError(ModlensError, ValueError):
@@ -84,38 +76,6 @@ class Pack:
     signer: str | None = None  # fingerprint of the key that signed it (verified); None: unsigned
     itemset: dict[str, Any] | None = None      # itemset.json, checked (checksum, fits the assignment)
     assignment: dict[str, Any] | None = None   # assignment.json
-
-
-def _secret_keys(value: Any, at: str, key_options: set[str]) -> list[str]:
-    """Option keys that look like secrets, at any depth (a wrapped detector's options too), unless
-    they hold a variable's name (`key_options`: where a detector reads its key's name) or template."""
-    if isinstance(value, dict):
-        return [found for k, v in value.items()
-                for found in ([f"{at}.{k}"] if SECRET_NAME.search(str(k)) and not _names_variable(v, f"{at}.{k}", key_options)
-                              else _secret_keys(v, f"{at}.{k}", key_options))]
-    if isinstance(value, list):
-        return [found for i, v in enumerate(value) for found in _secret_keys(v, f"{at}.{i}", key_options)]
-    return []
-
-
-def _names_variable(value: Any, at: str, key_options: set[str]) -> bool:
-    return isinstance(value, str) and bool(ENV_TEMPLATE.fullmatch(value)
-                                           or (at in key_options and ENV_NAME.fullmatch(value)))
-
-
-def refusals(study: StudyConfig) -> list[Problem]:
-    """What a pack may not carry (docs/MULTI.md#what-a-pack-may-do), and so a study folder, made to be
-    packed (`load_folder`): environment reads the study does not declare and options that look like
-    secrets. A lone study.toml may run with them (`serve --config`), but is not packed with them."""
-    return [*study.undeclared_env(), *(Problem(f"{at}: {SECRET_REFUSED}", SECRET_FIX) for at in secret_options(study))]
-
-
-def secret_options(study: StudyConfig) -> list[str]:
-    """Where the study's detector options look like they hold a secret."""
-    from modlens.detectors.dataflow import env_reads
-
-    return [f"detectors[{d.key}].{found}" for d in study.detectors
-            for found in _secret_keys(d.options, "options", {at for at, _ in env_reads(d.name, d.options)})]
 
 
 def build(folder: StudyFolder, key: Ed25519PrivateKey | None = None) -> dict[str, Any]:
