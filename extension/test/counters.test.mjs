@@ -109,3 +109,120 @@ test("ids stored by the version that kept them as one countedComments collection
   await restart();
   assert.deepEqual([counters.totals.saved, counters.totals.scored], [5, 2]);
 });
+
+// ratings (rated, and the rating of each comment) and task pages (taskPageOf) are kept the same way
+const rated = () => counters.totals.rated;
+const rate = async (key, id, values = { toxicity: "toxic" }) => counters.markRated("youtube", key, values, id);
+const stateOf = () => ({ rated: rated(), marks: JSON.parse(JSON.stringify(counters.rated)), pages: { ...counters.taskPageOf } });
+
+test("a rating and a task page's comments write what they add, not what was rated or sent before", async () => {
+  stored.clear();
+  inStudy("grow");
+  await restart();
+  const sizes = [];
+  for (let n = 0; n < 300; n++) {
+    writes.length = 0;
+    await counters.onTaskPage("youtube", [`k${n}a`, `k${n}b`], "youtube.com/watch?v=task");
+    await rate(`k${n}a`, `r-${1000 + n}`);
+    await counters.ratingSaved("youtube", `k${n}a`, `r-${1000 + n}`);
+    sizes.push(writes.reduce((a, b) => a + b, 0));
+  }
+  // the 300th rating and page write what the 1st did (give or take the digits of the totals, the
+  // sequence number and the time)
+  assert.ok(sizes[299] <= sizes[0] + 24, `the first wrote ${sizes[0]} bytes, the 300th ${sizes[299]}`);
+  assert.equal(rated(), 300);
+  assert.equal(Object.keys(counters.taskPageOf).length, 600);
+  const before = stateOf();
+  await restart();
+  assert.deepEqual(stateOf(), before);
+});
+
+test("ratings and task pages read the same after a restart: duplicate acks, a rating again, one refused, a comment on another page", async () => {
+  stored.clear();
+  inStudy("s1");
+  await restart();
+  await counters.onTaskPage("youtube", ["a", "b", "a"], "P1");
+  await counters.onTaskPage("youtube", ["b", "c"], "P2"); // b seen again on another task page: it is P2's now
+  await counters.onTaskPage("youtube", ["b"], "P1"); // and back on P1 (a key already named a batch once)
+  await rate("a", "r-1");
+  await counters.ratingSaved("youtube", "a", "r-1");
+  await counters.ratingSaved("youtube", "a", "r-1"); // answered again (duplicate): the same rating
+  await rate("b", "r-2", { toxicity: "not toxic" });
+  await rate("b", "r-3"); // rated again: the latest is its rating, both are ratings once acknowledged
+  await counters.ratingSaved("youtube", "b", "r-3");
+  await counters.ratingSaved("youtube", "b", "r-2");
+  await rate("c", "r-4");
+  await counters.forgetRating("youtube", "c", "r-4"); // refused for good: c is not rated
+  await rate("d", "r-5"); // in the outbox: rated, not saved
+  const expect = {
+    rated: 3,
+    pages: { "youtube|a": "P1", "youtube|b": "P1", "youtube|c": "P2" },
+    marks: { "youtube|a": [{ toxicity: "toxic" }, true], "youtube|b": [{ toxicity: "toxic" }, true], "youtube|d": [{ toxicity: "toxic" }, false] },
+  };
+  const seen = () => ({ rated: rated(), pages: { ...counters.taskPageOf },
+    marks: Object.fromEntries(Object.entries(counters.rated).map(([k, r]) => [k, [r.values, r.saved]])) });
+  assert.deepEqual(seen(), expect);
+  for (let i = 0; i < 2; i++) {
+    await restart();
+    assert.deepEqual(seen(), expect, `restart ${i}`);
+    await counters.ratingSaved("youtube", "a", "r-1"); // a resend after the restart, answered again
+    await counters.onTaskPage("youtube", ["a", "b", "c"], "P1"); // a page sent again: c moves to P1 (then stays)
+    expect.pages["youtube|c"] = "P1";
+  }
+  await counters.forgetRating("youtube", "b", "r-3"); // its latest rating refused: the one before is its rating
+  assert.deepEqual(counters.ratingOf("youtube", "b").values, { toxicity: "not toxic" });
+  await restart();
+  assert.deepEqual(counters.ratingOf("youtube", "b").values, { toxicity: "not toxic" });
+  assert.equal(rated(), 3);
+  await counters.ratingSaved("youtube", "d", "r-5");
+  await restart();
+  assert.deepEqual([rated(), counters.ratingOf("youtube", "d").saved], [4, true]);
+});
+
+test("a rating, its acknowledgement or a task page whose write fails counts nothing", async () => {
+  stored.clear();
+  inStudy("s1");
+  await restart();
+  failNextSet = true;
+  await assert.rejects(rate("a", "r-1"), /quota/);
+  assert.equal(counters.ratingOf("youtube", "a"), null, "rated though not stored");
+  await rate("a", "r-1");
+  failNextSet = true;
+  await assert.rejects(counters.ratingSaved("youtube", "a", "r-1"), /quota/);
+  assert.deepEqual([rated(), counters.ratingOf("youtube", "a").saved], [0, false], "acknowledged though not stored");
+  await counters.ratingSaved("youtube", "a", "r-1"); // still in the outbox: its resend is answered again
+  assert.deepEqual([rated(), counters.ratingOf("youtube", "a").saved], [1, true]);
+  failNextSet = true;
+  await assert.rejects(counters.onTaskPage("youtube", ["a", "b"], "P1"), /quota/);
+  assert.deepEqual(counters.taskPageOf, {}, "on a task page though not stored");
+  await counters.onTaskPage("youtube", ["a", "b"], "P1"); // the page sends its comments again
+  const before = stateOf();
+  await restart();
+  assert.deepEqual(stateOf(), before);
+  assert.deepEqual(counters.taskPageOf, { "youtube|a": "P1", "youtube|b": "P1" });
+});
+
+test("the rated and taskPageOf lists of earlier versions are moved, and what they counted is kept", async () => {
+  stored.clear();
+  stored.set("rated", {
+    "youtube|a": { at: 1, values: { toxicity: "toxic" }, id: "r-1", study: "s1", saved: true },
+    "youtube|b": { at: 2, values: { toxicity: "toxic" }, id: "r-2", study: "s1", saved: false }, // in the outbox
+    "youtube|old": { at: 3, values: { toxicity: "not toxic" } }, // stored before ratings kept their id and state
+  });
+  stored.set("taskPageOf", { "youtube|a": "P1", "youtube|b": "P2" });
+  stored.set("totals", { saved: 0, scored: 0, rated: 7, errors: 0 }); // 7 acknowledgements, counted without ids
+  inStudy("s1");
+  await restart();
+  assert.ok(!stored.has("rated") && !stored.has("taskPageOf"), "the old lists are still rewritten");
+  assert.equal(rated(), 7);
+  assert.deepEqual(["a", "b", "old"].map((k) => counters.ratingOf("youtube", k).saved), [true, false, true]);
+  assert.deepEqual(counters.taskPageOf, { "youtube|a": "P1", "youtube|b": "P2" });
+  await counters.ratingSaved("youtube", "b", "r-2");
+  await counters.onTaskPage("youtube", ["a"], "P2");
+  for (let i = 0; i < 2; i++) {
+    await restart();
+    assert.equal(rated(), 8);
+    assert.equal(counters.ratingOf("youtube", "b").saved, true);
+    assert.deepEqual(counters.taskPageOf, { "youtube|a": "P2", "youtube|b": "P2" });
+  }
+});

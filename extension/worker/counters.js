@@ -5,26 +5,43 @@
 (function (ns) {
   const store = chrome.storage.local;
   let saveTimer = null;
-  // The counted comment ids are appended, one storage key per batch of ids newly counted
-  // ("cc:kind:study:first id" -> {kind, study, ids}), never rewritten: a participant sees thousands
-  // of comments, and an ack must not rewrite all of them. An id is in at most one batch of its
-  // kind and study (only ids not counted yet are written), so a batch's first id names it alone.
+  // What the counts and marks rest on is appended, one storage key per write
+  // ("cc:kind:study:name" -> {kind, study, ids, ...}), never one list rewritten whole: a participant
+  // sees thousands of comments, and an ack or a rating must not rewrite all of them.
+  // - saved, scored, rated: ids newly counted (study-log comment ids; for rated, the ids of the
+  //   rating messages the daemon acknowledged). An id is in at most one batch of its kind and study
+  //   (only ids not counted yet are written), so a batch's first id names it alone.
+  // - rating: one rating as answered ({comment, at, values}), named by its message id (unique);
+  //   removed when the daemon refused it for good. The latest of a comment's ratings is its rating.
+  // - taskPage: comments newly sent from task page `page`, named by the write's `seq`: a comment can
+  //   move to another page, so it may be in several batches, and the latest (highest seq) wins.
   const BATCH = "cc:";
-  const LEGACY = "countedComments"; // {study: {saved: [ids], scored: [ids]}}, rewritten whole on every ack
-  const batchKey = (kind, study, ids) => `${BATCH}${kind}:${study}:${ids[0]}`;
+  const COUNTED = ["saved", "scored", "rated"];
+  const batchKey = (kind, study, name) => `${BATCH}${kind}:${study || ""}:${name}`;
+  // the one list each that earlier versions rewrote whole on every change: moved to records on load
+  const LEGACY = ["countedComments", "rated", "taskPageOf"];
+  const countable = { saved: Number.isInteger, scored: Number.isInteger, rated: (id) => typeof id === "string" && id.length > 0 };
+  const later = (a, b) => (a.entry.at - b.entry.at) || (a.seq - b.seq); // a rating's order among its comment's
 
   const counters = {
     // media_*: images attached to comments (worker/media.js): sent (on the socket), scored (logged),
     // failed (fetch, size or type), skipped (over media.max_per_comment)
     // saved: comments whose rows the daemon acknowledged (comments_ok); scored: those a detector
-    // scored; both the sizes of `counted`, recomputed on load (countComments). rated: ratings it acknowledged
+    // scored; rated: ratings it acknowledged (rating_ok), ratedBefore + those counted by id; all
+    // recomputed from `counted` on load (countComments)
     totals: { saved: 0, scored: 0, rated: 0, errors: 0, media_sent: 0, media_scored: 0, media_failed: 0, media_skipped: 0 },
-    rated: {},
+    // ratings acknowledged by versions that counted them without their ids (their stored `rated`
+    // total), kept in every totals write as `rated_before`
+    ratedBefore: 0,
+    rated: {}, // "platform|key" -> the latest rating of it {at, values, id, study, saved}
+    ratings: new Map(), // rating message id -> {storageKey, comment, seq, entry}: every stored rating
     taskPageOf: {}, // "platform|key" -> task page id (lib/tasks.js pageId)
-    // study id -> {saved: Set, scored: Set} of study-log comment ids (comments_ok.comment_ids,
-    // scores items[].comment_id): a comment sent again (its page loaded again, a resend after a lost
-    // answer, a worker restart) is the same row and counts once. Stored as "cc:" batches (above).
+    // study id -> {saved: Set, scored: Set, rated: Set} of study-log comment ids (comments_ok.comment_ids,
+    // scores items[].comment_id) and acknowledged rating ids: a comment sent again (its page loaded
+    // again, a resend after a lost answer, a worker restart) is the same row and counts once, and a
+    // rating answered again (duplicate) is the same rating. Stored as "cc:" batches (above).
     counted: {},
+    seq: 0, // the last write sequence number used (taskPage batches, ratings)
 
     async load() {
       const got = await store.get(null);
@@ -32,36 +49,51 @@
       // were stored by earlier versions: not shown as anything. Their `saved` and `scored` counted
       // a comment again each time it was sent: replaced by the distinct comments stored here.
       const kept = { ...(got.totals || {}) };
-      delete kept.sent;
-      delete kept.found;
+      this.ratedBefore = [kept.rated_before, kept.rated, 0].find(Number.isInteger);
+      for (const old of ["sent", "found", "rated_before"]) delete kept[old];
       this.totals = { ...this.totals, ...kept };
       this.counted = {};
-      for (const [key, batch] of Object.entries(got)) {
-        if (key.startsWith(BATCH) && batch && Array.isArray(batch.ids) && (batch.kind === "saved" || batch.kind === "scored")) {
-          for (const id of batch.ids) this.setsOf(batch.study)[batch.kind].add(id);
+      this.ratings = new Map();
+      this.taskPageOf = {};
+      this.seq = 0;
+      const moved = this.legacyRecords(got);
+      const pages = [];
+      for (const [key, rec] of Object.entries({ ...got, ...moved })) {
+        if (!key.startsWith(BATCH) || !rec || !Array.isArray(rec.ids)) continue;
+        this.seq = Math.max(this.seq, rec.seq || 0);
+        if (COUNTED.includes(rec.kind)) {
+          for (const id of rec.ids) this.setsOf(rec.study)[rec.kind].add(id);
+        } else if (rec.kind === "rating") {
+          this.ratings.set(rec.ids[0], this.ratingFrom(key, rec));
+        } else if (rec.kind === "taskPage") {
+          pages.push(rec);
         }
       }
-      if (got[LEGACY]) await this.migrate(got[LEGACY]);
-      for (const kind of ["saved", "scored"]) {
+      pages.sort((a, b) => (a.seq || 0) - (b.seq || 0));
+      for (const rec of pages) for (const k of rec.ids) this.taskPageOf[k] = rec.page;
+      for (const r of this.ratings.values()) r.entry.saved = r.entry.saved || this.acknowledged(r.entry.id);
+      this.rated = {};
+      for (const r of [...this.ratings.values()].sort(later)) this.rated[r.comment] = r.entry;
+      for (const kind of COUNTED) {
         this.totals[kind] = Object.values(this.counted).reduce((n, sets) => n + sets[kind].size, 0);
       }
-      this.rated = got.rated || {};
-      this.taskPageOf = got.taskPageOf || {};
+      this.totals.rated += this.ratedBefore;
+      if (Object.keys(moved).length) await this.moveLegacy(moved, got);
     },
 
-    /** Count the comments `ids` (study-log comment ids) as `kind` ("saved" or "scored") in the
-     *  running study, each once ever; stored, with the totals, before it returns. */
+    /** Count `ids` as `kind` in the running study, each once ever: "saved" or "scored" (study-log
+     *  comment ids), "rated" (rating message ids); stored, with the totals, before it returns. */
     async countComments(kind, ids) {
       const study = (ns.config.study && ns.config.study.study_id) || "";
       const counted = this.setsOf(study)[kind];
       const fresh = [];
       for (const id of ids) {
-        if (Number.isInteger(id) && !counted.has(id)) { counted.add(id); fresh.push(id); }
+        if (countable[kind](id) && !counted.has(id)) { counted.add(id); fresh.push(id); }
       }
       if (!fresh.length) return;
       this.totals[kind] += fresh.length;
       try {
-        await store.set({ [batchKey(kind, study, fresh)]: { kind, study, ids: fresh }, totals: this.totals });
+        await store.set({ [batchKey(kind, study, fresh[0])]: { kind, study, ids: fresh }, totals: this.storedTotals() });
       } catch (err) {
         // not stored, not counted: the message stays in the outbox, and its next ack counts these
         for (const id of fresh) counted.delete(id);
@@ -71,31 +103,61 @@
     },
 
     setsOf(study) {
-      return this.counted[study] || (this.counted[study] = { saved: new Set(), scored: new Set() });
+      return this.counted[study] || (this.counted[study] = { saved: new Set(), scored: new Set(), rated: new Set() });
     },
 
-    /** Ids stored by versions that kept them as one collection: written as batches, then dropped
-     *  (stopped in between, the next start reads both and writes the same batches again). */
-    async migrate(legacy) {
-      const batches = {};
-      for (const [study, lists] of Object.entries(legacy)) {
+    acknowledged(ratingId) {
+      return Object.values(this.counted).some((sets) => sets.rated.has(ratingId));
+    },
+
+    storedTotals() {
+      return { ...this.totals, rated_before: this.ratedBefore };
+    },
+
+    ratingFrom(storageKey, rec) {
+      return { storageKey, comment: rec.comment, seq: rec.seq || 0,
+        entry: { at: rec.at, values: rec.values, id: rec.id, study: rec.study || null, saved: !!rec.saved } };
+    },
+
+    /** Records for what versions that kept one list per thing stored (each rewritten whole on every
+     *  change): ratings saved then (or stored before ratings said whether) keep `saved`; comments'
+     *  task pages come before any batch written since (seq 0). */
+    legacyRecords(got) {
+      const records = {};
+      for (const [study, lists] of Object.entries(got.countedComments || {})) {
         for (const kind of ["saved", "scored"]) {
-          const ids = (lists[kind] || []).filter(Number.isInteger);
-          for (const id of ids) this.setsOf(study)[kind].add(id);
-          if (ids.length) batches[batchKey(kind, study, ids)] = { kind, study, ids };
+          const ids = ((lists || {})[kind] || []).filter(Number.isInteger);
+          if (ids.length) records[batchKey(kind, study, ids[0])] = { kind, study, ids };
         }
       }
+      for (const [comment, r] of Object.entries(got.rated || {})) {
+        if (!r) continue;
+        const name = r.id || comment; // ratings stored before they kept their message id
+        records[batchKey("rating", r.study, name)] = { kind: "rating", study: r.study || null, ids: [name], id: r.id,
+          comment, at: r.at || 0, values: r.values, saved: r.saved !== false, seq: 0 };
+      }
+      const byPage = {};
+      for (const [k, page] of Object.entries(got.taskPageOf || {})) (byPage[page] = byPage[page] || []).push(k);
+      for (const [page, ids] of Object.entries(byPage)) {
+        records[batchKey("taskPage", "", `moved-${page}`)] = { kind: "taskPage", study: "", ids, page, seq: 0 };
+      }
+      return records;
+    },
+
+    /** Write the records made from the old lists, then drop the lists (stopped in between, the next
+     *  start reads both and writes the same records again). */
+    async moveLegacy(records, got) {
       try {
-        await store.set(batches);
-        await store.remove(LEGACY);
-      } catch (err) { // counted all the same; the old collection is read again next start
-        console.error("modlens: could not move the counted comment ids", String(err));
+        await store.set(records);
+        await store.remove(LEGACY.filter((k) => k in got));
+      } catch (err) { // counted all the same; the old lists are read again next start
+        console.error("modlens: could not move the stored counts to records", String(err));
       }
     },
 
     saveSoon() {
       clearTimeout(saveTimer);
-      saveTimer = setTimeout(() => store.set({ totals: this.totals }), 300);
+      saveTimer = setTimeout(() => store.set({ totals: this.storedTotals() }), 300);
     },
 
     /** This browser's rating of a comment in the running study (one made for another study is
@@ -116,36 +178,54 @@
     },
 
     /** A rating of this comment is in the outbox (`id`: its message id); `saved` once the daemon
-     *  acknowledged it (ratingSaved). Calibration, item set and task progress count it from here. */
+     *  acknowledged it (ratingSaved). Calibration, item set and task progress count it from here.
+     *  Stored (one record) before it counts: a write that fails leaves the comment unrated. */
     async markRated(platform, key, values, id) {
       const study = ns.config.study ? ns.config.study.study_id : null;
-      this.rated[ns.commentKey(platform, key)] = { at: Date.now(), values, id, study, saved: false };
-      await store.set({ rated: this.rated });
+      const comment = ns.commentKey(platform, key);
+      const rec = { kind: "rating", study, ids: [id], id, comment, at: Date.now(), values, seq: ++this.seq };
+      const storageKey = batchKey("rating", study, id);
+      await store.set({ [storageKey]: rec });
+      const r = this.ratingFrom(storageKey, rec);
+      r.entry.saved = this.acknowledged(id); // its answer may have come while it was being stored
+      this.ratings.set(id, r);
+      this.settle(comment);
     },
 
+    /** The daemon acknowledged rating `id` (its first answer or a duplicate): counted once, by its
+     *  id, and stored before it returns (the caller lets the outbox drop the message only then). */
     async ratingSaved(platform, key, id) {
-      const r = this.rated[ns.commentKey(platform, key)];
-      if (!r || r.id !== id || r.saved) return;
-      r.saved = true;
-      await store.set({ rated: this.rated });
+      await this.countComments("rated", [id]);
+      const r = this.ratings.get(id);
+      if (r) r.entry.saved = true;
     },
 
-    /** The daemon refused rating `id` for good: the comment is not rated (unless rated again since). */
+    /** The daemon refused rating `id` for good: it is no rating of its comment (which is unrated,
+     *  unless rated again since). */
     async forgetRating(platform, key, id) {
-      const k = ns.commentKey(platform, key);
-      if (!this.rated[k] || this.rated[k].id !== id) return;
-      delete this.rated[k];
-      await store.set({ rated: this.rated });
+      const r = this.ratings.get(id);
+      if (!r) return;
+      await store.remove(r.storageKey);
+      this.ratings.delete(id);
+      this.settle(r.comment);
     },
 
-    /** Remember that these comments were sent from task page `pageId`. */
+    /** The comment's rating is its latest stored one, if any. */
+    settle(comment) {
+      const own = [...this.ratings.values()].filter((r) => r.comment === comment).sort(later);
+      if (own.length) this.rated[comment] = own[own.length - 1].entry;
+      else delete this.rated[comment];
+    },
+
+    /** Remember that these comments were sent from task page `pageId`: one batch of those not
+     *  remembered with that page yet, stored before they count (a failed write leaves them out). */
     async onTaskPage(platform, keys, pageId) {
-      let changed = false;
-      for (const key of keys) {
-        const k = ns.commentKey(platform, key);
-        if (this.taskPageOf[k] !== pageId) { this.taskPageOf[k] = pageId; changed = true; }
-      }
-      if (changed) await store.set({ taskPageOf: this.taskPageOf });
+      const fresh = [...new Set(keys.map((key) => ns.commentKey(platform, key)))].filter((k) => this.taskPageOf[k] !== pageId);
+      if (!fresh.length) return;
+      const study = (ns.config.study && ns.config.study.study_id) || "";
+      const seq = ++this.seq;
+      await store.set({ [batchKey("taskPage", study, seq)]: { kind: "taskPage", study, ids: fresh, page: pageId, seq } });
+      for (const k of fresh) this.taskPageOf[k] = pageId;
     },
   };
 

@@ -58,13 +58,11 @@
     },
     async rating_ok(msg) {
       // counted on the first acknowledgement of this rating, whatever `duplicate` says: a resend
-      // after a socket lost the first answer is answered duplicate, and no other answer comes
+      // after a socket lost the first answer is answered duplicate, and no other answer comes.
+      // Counted by its id and stored before the outbox lets the message go, like comments_ok.
+      const pending = delivery.outbox.get(msg.id);
+      if (pending) await counters.ratingSaved(pending.message.comment.platform, pending.message.comment.key, msg.id);
       const entry = await delivery.acknowledged(msg.id);
-      if (entry) {
-        counters.totals.rated += 1;
-        await counters.ratingSaved(entry.message.comment.platform, entry.message.comment.key, msg.id);
-      }
-      counters.saveSoon();
       if (entry && entry.route) tabs.send(entry.route, ns.messages.ratingOk(entry.message.comment, msg.derived_toxicity, msg.inconsistent));
       delivery.broadcastCounts();
     },

@@ -138,12 +138,23 @@ def test_two_participants_get_the_same_sample_and_task_progress(raters, multi_da
     assert popup.locator("#tasks-only").is_hidden()
 
     # rate one sampled comment on the task page: the open popup moves to 1/2
+    rated_before = a.state()["totals"]["rated"]
     key = sorted(sample)[0]
     Marker(pa, key).rate()  # its closed shadow root, clicked with trusted input
     wait_for(lambda: first.locator(".progress").inner_text() == "1/2", 10, "task progress 1/2 in the popup")
     assert "0/2 pages done · 1/2 rated" in popup.locator("#tasks-overall").inner_text()
     rows = wait_for(lambda: [r for r in multi_daemon.ratings() if r["comment_key"] == key], 15, "the rating in the study log")
     assert len(rows) == 1
+    wait_for(lambda: a.state()["totals"]["rated"] == rated_before + 1, 10, "the rating counted as rated")
+    popup.close()
+    # the task page of each comment, the rating and the rated count are what the worker stored
+    # (cc: records): a restarted worker reads the same progress back
+    a.stop_service_worker()
+    popup = a.context.new_page()
+    popup.goto(a.ext_url("popup.html") + "?page=" + TASK_URL)
+    first = popup.locator("#task-list li").nth(0)
+    wait_for(lambda: first.locator(".progress").inner_text() == "1/2", 10, "task progress 1/2 after a worker restart")
+    assert a.state()["totals"]["rated"] == rated_before + 1
     popup.close()
     for page in pages:
         page.close()
