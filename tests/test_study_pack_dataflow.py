@@ -90,11 +90,11 @@ def test_nested_detectors_are_followed_at_any_depth_and_their_secrets_are_read_t
 
 def test_any_url_like_option_value_that_is_not_loopback_is_a_destination():
     s = study({"name": "cached", "id": "c", "options": {"path": "https://data.example/scores.csv"}},
-              {"name": "hf-classifier", "id": "h", "options": {"model": "org/model", "extra": [
-                  {"mirror": "see https://user:pw@mirror.example:8443/m?k=1 first"}]}},
-              {"name": "cached", "id": "loop", "options": {"path": "http://127.0.0.1:8000/s.csv", "b": "http://localhost/x",
-                                                           "c": "http://[::1]:9/", "d": "file:///tmp/s.csv",
-                                                           "e": "http://127.8.9.1/", "f": "https://api.localhost/"}})
+              {"name": "hf-classifier", "id": "h", "options": {"model": "org/model", "label_map": {
+                  "mirror": "see https://user:pw@mirror.example:8443/m?k=1 first"}}},
+              {"name": "cached", "id": "loop", "options": {"path": "http://127.0.0.1:8000/s.csv", "mappings": [
+                  ["http://localhost/x", "http://[::1]:9/"], ["file:///tmp/s.csv", "http://127.8.9.1/"],
+                  ["https://api.localhost/", "score"]]}})
     assert s.destinations() == {"c": ["https://data.example"], "h": ["https://mirror.example:8443"]}
     notice = s.data_flow_notice()
     assert "https://data.example (detector c)" in notice and "pw" not in notice

@@ -319,6 +319,14 @@ class StudyConfig(_Strict):
             # unknown: an error (a typo must not silently drop a detector); known but unable to
             # load here (optional package or weights missing) stays a warning at load time
             _check_name("detector", d.name, registry.available(), at=f"detectors.{i}.name")
+            for option in registry.unknown_options(d.name, d.options):
+                # checked here, not only when `serve` builds it: study check and pack said ok
+                takes = registry.accepted_options(d.name) or []
+                close = close_matches(option, takes)
+                fix = f"did you mean {' or '.join(close)}?" if close else f"use one of: {', '.join(takes) or '(none)'}"
+                raise PydanticCustomError("unknown_option", "detector {detector} takes no option {name}",
+                                          {"detector": d.name, "name": repr(option),
+                                           "at": f"detectors.{i}.options.{option}", "fix": fix})
         keys = [d.key for d in v]
         dup = {k for k in keys if keys.count(k) > 1}
         if dup:

@@ -7,6 +7,8 @@ through the `modlens.detectors` entry point (see CONTRIBUTING.md).
 """
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
@@ -59,6 +61,26 @@ def create(name: str, /, **options: Any) -> Detector:
             raise DetectorUnavailable("error", f"{name}: {declared} must be True or False, not {value!r}",
                                       f"declare {declared} = True or False on the detector class (docs/DETECTORS.md)")
     return detector
+
+
+def accepted_options(name: str) -> list[str] | None:
+    """The option names `name`'s `create` takes, read from its signature (no model is loaded);
+    None when it takes any (`**options`) or its module cannot be imported here: a missing optional
+    package is the load's to report, not a reason to refuse a study made where it is installed."""
+    try:
+        params = inspect.signature(DETECTORS.load(name).create).parameters.values()
+    except (ImportError, PluginError, ValueError, TypeError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def unknown_options(name: str, options: Mapping[str, Any]) -> list[str]:
+    """The options a study gives `name` that its `create` does not take (each would fail the
+    detector on every participant's computer at `serve`)."""
+    takes = accepted_options(name)
+    return [] if takes is None else [o for o in options if o not in takes]
 
 
 def create_inner(wrapper: str, name: str, options: dict[str, Any] | None) -> Detector:
