@@ -102,7 +102,7 @@ def write_batched(log: StudyLog, w: dict) -> tuple[list[int], list[int]]:
     dets = {k: log.ensure_detector(k, "1", "toxic", 0.5, {}) for k in ("a", "b")}
     with log.transaction():
         cids = log.add_comments_many(P, w["comments"])
-        assert recording.record_scores_many(log, dets, w["scores"]) == len(w["scores"])
+        assert recording.record_scores_many(log, dets, w["scores"]).given == len(w["scores"])
         recording.record_normalizations_many(log, w["norms"])
         vids = recording.record_variants_many(log, [(cids[c], v) for c, v in w["variants"]], run_id=1)
         log.add_labels_many([(c, n, v, "gold") for c in cids[:10] for n, v in
@@ -154,12 +154,16 @@ def test_more_rows_than_one_lookup_statement_takes(tmp_path, monkeypatch):
         det = log.ensure_detector("d", "1", None, None, {})
         ids = log.text_ids(texts[:500])
         assert list(ids.values()) == list(range(1, 501))  # ids in order of first appearance
-        assert log.add_scores_many((t, det, {"x": 0.5}, 0.5, 1.0, None) for t in texts) == 1000
+        assert log.add_scores_many((t, det, {"x": 0.5}, 0.5, 1.0, None) for t in texts) == (1000, 1000, 0)
         assert log.text_ids(texts) == {t: i + 1 for i, t in enumerate(texts)}
         assert log.counts()["scores"] == 1000
         assert log.scored_texts(texts[::2] + ["never seen"], det) == set(texts[::2])
-        log.add_scores_many([("errored", det, None, None, None, "boom")])
+        assert log.add_scores_many([("errored", det, None, None, None, "boom")]) == (1, 1, 0)
         assert log.scored_texts(["errored", "text 1"], det) == {"text 1"}
+        # given, added, replaced, counted by the write: an error again and a score again change nothing
+        again = log.add_scores_many([("errored", det, None, None, None, "boom"), ("text 1", det, None, 0.9, 1.0, None)])
+        assert (again, again.kept) == ((2, 0, 0), 2)
+        assert log.add_scores_many([("errored", det, {"x": 0.1}, 0.1, 1.0, None)]) == (1, 0, 1)
 
 
 def test_a_failing_batch_leaves_no_partial_rows(tmp_path):
@@ -186,7 +190,7 @@ async def test_batched_calls_through_the_writer_are_isolated_per_call(tmp_path):
         bad = writer.submit(lambda log: recording.record_scores_many(
             log, {"d": det, "x": det + 5}, [("half", "d", result("d", 0.2)), ("done", "x", result("x", 0.3))]))
         results = await asyncio.gather(*ok, bad, return_exceptions=True)
-        assert results[:10] == [50] * 10 and isinstance(results[10], sqlite3.IntegrityError)
+        assert results[:10] == [(50, 50, 0)] * 10 and isinstance(results[10], sqlite3.IntegrityError)
     finally:
         await writer.stop()
     with StudyLog(tmp_path / "log.sqlite", readonly=True) as log:

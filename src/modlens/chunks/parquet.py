@@ -395,13 +395,18 @@ def chunks(out: Path, detectors: Collection[str]) -> Iterator[Chunk]:
 
 def import_parquet(out: str | Path, db: str | Path) -> dict[str, Any]:
     """Loads an `--out-parquet` folder into the study log at `db` through the log sink (idempotent:
-    items the log's run already holds are skipped). Returns counts. Every shard is checked first (a
+    items the log's run already holds are skipped). Returns counts: `items` imported into the run,
+    `skipped` (the run held them), `chunks` imported; of the score rows of those chunks, `scores_read`,
+    `scores_added` to the log, `scores_replacing_errors` (a good score where the log held an error)
+    and `scores_already_in_log` (the log kept its own row: a good score, or an error scored again as
+    an error), the last three counted by the write itself. Every shard is checked first (a
     bad one raises ShardError before the log is opened); then the whole import is one transaction,
     so the log holds all of the folder or, whatever stops it, none of it."""
     out = Path(out)
     meta = read_manifest(out)
     check_folder(out, meta)
-    counts = {"items": 0, "skipped": 0, "scores": 0, "chunks": 0}
+    counts = {"items": 0, "skipped": 0, "chunks": 0, "scores_read": 0, "scores_added": 0,
+              "scores_replacing_errors": 0, "scores_already_in_log": 0}
     log = StudyLog(db)
     try:
         run_id = find_run(log, meta["dataset"], meta["path"], meta["params"])
@@ -451,8 +456,10 @@ def _import(log: StudyLog, out: Path, meta: dict[str, Any], run_id: int | None, 
             chunk.items, chunk.generated = [chunk.items[i] for i in keep], [chunk.generated[i] for i in keep]
             sink.record(chunk)  # registered and recorded in one transaction
             counts["items"] += len(keep)
-            counts["scores"] += len(chunk.scores)
             counts["chunks"] += 1
+        written = sink.scores_written
+        counts.update(scores_read=written.given, scores_added=written.added,
+                      scores_replacing_errors=written.replaced, scores_already_in_log=written.kept)
         log.set_run_progress(run_id, n_completed(log, run_id))
         log.finish_run(run_id, "finished")
     counts["run_id"] = run_id

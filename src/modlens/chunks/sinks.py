@@ -12,6 +12,7 @@ from modlens.chunks.register import ItemSource, register_items
 from modlens.datasets.base import DatasetItem
 from modlens.services.recording import record_normalizations_many, record_scores_many
 from modlens.studylog.connection import begin_immediate
+from modlens.studylog.records.scores import ScoresWritten
 from modlens.studylog.records.texts import Seen, carried, log_state
 from modlens.studylog.store import StudyLog
 
@@ -59,12 +60,14 @@ class Sink(Protocol):
 
 def record_results(log: StudyLog, detector_ids: Mapping[str, int], *, scores: Iterable[ScoreRow] = (),
                    normalizations: Iterable[tuple[str, Any]] = (), errors: Iterable[StepError] = (),
-                   run_id: int | None = None) -> None:
-    """Scores (a later good score replaces an earlier error), normalizations and step errors in one transaction."""
+                   run_id: int | None = None) -> ScoresWritten:
+    """Scores (a later good score replaces an earlier error), normalizations and step errors in one
+    transaction; what the write of the scores did."""
     with log.transaction():
-        record_scores_many(log, detector_ids, scores)
+        written = record_scores_many(log, detector_ids, scores)
         record_normalizations_many(log, normalizations)
         log.add_step_errors([(e.text, e.step, e.component, e.version, run_id, e.message) for e in errors])
+    return written
 
 
 class LogSink:
@@ -82,6 +85,8 @@ class LogSink:
         self._group_at: float | None = None  # when the open group transaction began
         self._recorded_at = time.monotonic()  # when the last chunk was recorded: a chunk's time is since then
         self._seen: list[Seen] = []  # what `unscored` looked up, oldest first: each chunk's record takes its own
+        # what the writes of the recorded chunks' scores did (in a group: as its open transaction holds them)
+        self.scores_written = ScoresWritten(0, 0, 0)
 
     def register(self, items: Sequence[DatasetItem]) -> list[int]:
         return register_items(self.log, self.source, items, self.run_id)
@@ -113,8 +118,8 @@ class LogSink:
             if own is not None:
                 self.log.known_texts(own)
             chunk.comment_ids = self.register(chunk.items)
-            record_results(self.log, self.detector_ids, scores=chunk.scores, normalizations=chunk.normalizations,
-                           errors=chunk.errors, run_id=self.run_id)
+            written = record_results(self.log, self.detector_ids, scores=chunk.scores,
+                                     normalizations=chunk.normalizations, errors=chunk.errors, run_id=self.run_id)
             self.log.add_variants_many([(cid, v) for cid, gen in zip(chunk.comment_ids, chunk.generated)
                                         if cid is not None for v in gen], self.run_id)
             if done:
@@ -122,6 +127,7 @@ class LogSink:
             memo = self.log.text_memo
             # the state COMMIT leaves (it changes neither part of it), read under the lock
             after = log_state(self.log) if since is not None and memo is not None else None
+        self.scores_written = self.scores_written.plus(written)  # once its transaction is done
         if since is not None and memo is not None and after is not None:
             self._seen = [s for s in self._seen if carried(s, since, memo, after)]
         now, last = time.monotonic(), self._recorded_at

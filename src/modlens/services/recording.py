@@ -16,6 +16,7 @@ from modlens.config import StudyConfig
 from modlens.detectors.base import Detector
 from modlens.normalize.base import edits_json
 from modlens.rows import Score, Variant
+from modlens.studylog.records.scores import ScoresWritten
 from modlens.studylog.store import StudyLog
 
 
@@ -32,9 +33,9 @@ def record_scores(log: StudyLog, detector_ids: Mapping[str, int], scores: Iterab
 
 
 def record_scores_many(log: StudyLog, detector_ids: Mapping[str, int],
-                       scores: Iterable[tuple[str, str, Score]]) -> int:
+                       scores: Iterable[tuple[str, str, Score]]) -> ScoresWritten:
     """(text, detector key, score) rows in one batch, as one `log.add_score` per row would store
-    them (a later good score replaces an earlier error, never the reverse); the number of rows."""
+    them (a later good score replaces an earlier error, never the reverse); what the write did."""
     return log.add_scores_many([(text, detector_ids[key], r.labels, r.toxicity, r.latency_ms, r.error)
                                 for text, key, r in scores])
 

@@ -201,8 +201,8 @@ class StudyLog(LogConnection):
                   toxicity: float | None, latency_ms: float | None, error: str | None) -> None:
         scores.add_score(self, text, detector_id, labels, toxicity, latency_ms, error)
 
-    def add_scores_many(self, rows: Iterable[TextScoreRow]) -> int:
-        """(text, detector_id, labels, toxicity, latency_ms, error) rows; the number given."""
+    def add_scores_many(self, rows: Iterable[TextScoreRow]) -> scores.ScoresWritten:
+        """(text, detector_id, labels, toxicity, latency_ms, error) rows; what the write did (given, added, replaced)."""
         return scores.add_scores(self, rows)
 
     def get_score(self, text: str, detector_id: int) -> dict[str, Any] | None:

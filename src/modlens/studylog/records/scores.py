@@ -3,12 +3,12 @@ name and version are its identity; its configuration is kept as it was first use
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 from modlens.rows import TextScoreRow
 from modlens.studylog import codec
 from modlens.studylog.codec import canonical_json, now_iso, text_hash
-from modlens.studylog.connection import LOOKUP_CHUNK, LogConnection, StudyLogError
+from modlens.studylog.connection import LOOKUP_CHUNK, MAX_ROWID, LogConnection, StudyLogError
 from modlens.studylog.records.batch import write_rows
 from modlens.studylog.records.texts import Seen, log_state, text_ids
 
@@ -49,22 +49,46 @@ def _canonical_parts(value: Any, _indent: int) -> tuple[str]:
     return (canonical_json(value),)
 
 
-def add_scores(db: LogConnection, rows: Iterable[TextScoreRow]) -> int:
+class ScoresWritten(NamedTuple):
+    """What one write of score rows did to the log, counted from the write: `given` rows, `added`
+    (new rows), `replaced` (a good score where the log held an error); the rest changed nothing."""
+    given: int
+    added: int
+    replaced: int
+
+    @property
+    def kept(self) -> int:
+        """Rows the log already held (its own good score, or an error scored again as an error)."""
+        return self.given - self.added - self.replaced
+
+    def plus(self, other: ScoresWritten) -> ScoresWritten:
+        return ScoresWritten(*(a + b for a, b in zip(self, other)))
+
+
+def add_scores(db: LogConnection, rows: Iterable[TextScoreRow]) -> ScoresWritten:
     """(text, detector_id, labels, toxicity, latency_ms, error) rows (a later good score replaces
-    an earlier error, never the reverse); the number of rows given."""
+    an earlier error, never the reverse); what the write did (`ScoresWritten`)."""
     rows = rows if isinstance(rows, list) else list(rows)
     if not rows:
-        return 0
+        return ScoresWritten(0, 0, 0)
     enc, join = codec.CANONICAL_ENCODER or _canonical_parts, "".join
     with db.locked():
         ids = text_ids(db, [r[0] for r in rows])
         now = now_iso()
+        # the rows the write adds are those past the table's last rowid (SQLite gives a new row
+        # max(rowid) + 1 while that fits; else any free one: then the table is counted, slower)
+        last = db.scalar("SELECT coalesce(max(rowid), 0) FROM scores")
+        whole = last + len(rows) > MAX_ROWID
+        before = db.scalar("SELECT count(*) FROM scores") if whole else 0
         # canonical_json inlined: this comprehension is most of the Python time per score row
-        write_rows(db, UPSERT_SCORE, [
+        changed = write_rows(db, UPSERT_SCORE, [
             (ids[text], det, None if labels is None else join(enc(labels, 0)),
              None if toxicity is None else float(toxicity), latency, error, now)
             for text, det, labels, toxicity, latency, error in rows])
-    return len(rows)
+        added = (db.scalar("SELECT count(*) FROM scores") - before if whole
+                 else db.scalar("SELECT count(*) FROM scores WHERE rowid > ?", (last,)))
+    # an upsert's changes are its inserts and the updates its WHERE let through (an error replaced)
+    return ScoresWritten(len(rows), added, changed - added)
 
 
 def add_score(db: LogConnection, text: str, detector_id: int, labels: dict[str, float] | None,
