@@ -182,7 +182,7 @@ class Connection:
                 ProtocolError(ErrorCode.bad_json, "binary frames are not accepted: send each message as a JSON "
                               "text frame", p.sniff_id(raw)))
         size = len(raw.encode("utf-8", "surrogatepass")) if isinstance(raw, str) else len(raw)
-        limit = self.live.frame_limit(raw, size)
+        limit = self.live.frame_limit(raw, size, ready=self.session.ready)
         if size > limit:
             return await self.error(ProtocolError(
                 ErrorCode.too_large, f"message is {size} bytes; the limit is {limit}", p.sniff_id(raw)))
@@ -193,6 +193,10 @@ class Connection:
             if wait:
                 err = ProtocolError(ErrorCode.rate_limited, "too many messages", err.id, wait)
             return await self.error(err)
+        limit = self.live.message_limit(msg.type)  # a larger frame's allowance is its own type's only
+        if size > limit:
+            return await self.error(ProtocolError(
+                ErrorCode.too_large, f"message is {size} bytes; the limit is {limit}", msg.id))
         wait = self.session.admit(msg.type)
         if wait:
             return await self.error(ProtocolError(

@@ -125,7 +125,7 @@ CONSTANTS_SCRIPT = """
 const ns = require(process.argv[1] + "/lib/constants.js");
 require(process.argv[1] + "/lib/outbox.js");
 console.log(JSON.stringify({protocol: ns.PROTOCOL, subprotocol: ns.SUBPROTOCOL, prefix: ns.TOKEN_SUBPROTOCOL_PREFIX,
-                            offered: ns.wsSubprotocols("T0K"), chunk_items: ns.CHUNK_ITEMS,
+                            offered: ns.wsSubprotocols("T0K"), chunk_items: ns.CHUNK_ITEMS, max_pack: ns.MAX_PACK_BYTES,
                             permanent: [...ns.PERMANENT_ERRORS]}));
 """
 
@@ -161,6 +161,15 @@ def test_a_page_chunk_fits_the_default_message_limit(constants):
     from modlens.config import LimitsConfig
 
     assert 0 < constants["chunk_items"] <= LimitsConfig().max_items_per_message
+
+
+@requires("node")
+def test_the_options_page_sends_every_pack_modlens_join_reads(constants):
+    # it refused a pack over 1 MiB as "too large to be a study pack"; the daemon takes a join_study
+    # of any pack `modlens join` reads (tests/test_join_from_extension.py)
+    from modlens.study.pack import PACK_MAX_BYTES
+
+    assert constants["max_pack"] == PACK_MAX_BYTES
 
 
 def _worker_sources() -> str:

@@ -126,3 +126,39 @@ async def test_a_daemon_on_a_fixed_study_refuses_to_join(tmp_path, modlens_home)
             answer = await client.request(_join_msg("j1", text), "join_study_ok")
     assert answer["code"] == "join_refused" and "given with --config" in answer["message"]
     assert join.joined() is None
+
+
+@pytest.mark.asyncio
+async def test_a_pack_over_the_message_limit_is_joined_from_the_extension(tmp_path, modlens_home, capsys):
+    # the options page sends the pack in one message; the daemon (on the default study, before a
+    # first join) refused one over limits.max_message_bytes (1 MiB) as too_large, while `modlens join`
+    # reads packs up to pack.PACK_MAX_BYTES. A join_study may now be as large as a pack join reads,
+    # after hello only; every other message keeps the normal limit
+    from modlens.cli import main as cli_main
+    from test_study_folder import item_set_folder
+
+    root = item_set_folder(tmp_path / "large", 1_200_000)
+    out = tmp_path / "large.modlens"
+    assert cli_main(["study", "pack", str(root), "--out", str(out), "--sign-key", str(_key(tmp_path))]) == 0
+    assert "cannot send" not in capsys.readouterr().out  # what pack said of such a pack is no longer so
+    text = out.read_text(encoding="utf-8")
+    limit = 1 << 20
+    assert len(text.encode()) > limit
+    restarts: list[bool] = []
+    async with running_daemon(tmp_path, restart_on_join=lambda: restarts.append(True)) as (url, _app):
+        async with connect(url) as ws:
+            client = Client(ws)
+            early = await client.request(_join_msg("j0", text), "join_study_ok")
+            assert early["code"] == "too_large"  # not before hello: only the paired extension
+            await client.hello()
+            # another message as large is still refused, even one that names join_study inside
+            ping = {"type": "ping", "id": "p1", "pad": {"type": "join_study"}, "x": "a" * limit}
+            assert (await client.request(ping))["code"] == "too_large"
+            # nor one that starts as a join_study and parses as another type (a repeated key: the last wins)
+            await client.send('{"type": "join_study", "id": "p2", "x": "' + "a" * limit + '", "type": "ping"}')
+            assert (await client.until(lambda m: m.get("id") == "p2"))["code"] == "too_large"
+            answer = await client.request(_join_msg("j1", text), "join_study_ok", timeout=60)
+    assert answer["type"] == "join_study_ok" and answer["study_id"] == "large" and answer["restarting"] is True
+    assert restarts == [True]
+    joined = join.joined()
+    assert joined is not None and joined["study_id"] == "large"

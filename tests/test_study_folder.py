@@ -296,23 +296,3 @@ def item_set_folder(root, size: int):
     itemset.write(data, root)
     assignment.write(assignment.make(data, folder.load(root), raters=1, items_per_task=12, gold_per_task=1), root)
     return root
-
-
-@pytest.mark.asyncio
-async def test_pack_says_when_the_options_page_cannot_send_it(tmp_path, modlens_home, capsys):
-    # the options page sends the pack to the running daemon in one message, which takes at most the running
-    # study's limits.max_message_bytes (1 MiB by default): pack said only "participants run: modlens join"
-    from daemon_helpers import Client, connect, running_daemon
-
-    root = item_set_folder(tmp_path / "mid", 1_200_000)
-    out = tmp_path / "mid.modlens"
-    assert cli_main(["study", "pack", str(root), "--out", str(out)]) == 0
-    said = capsys.readouterr().out
-    assert "the extension's options page cannot send it to a daemon taking at most 1.0 MiB a message" in said
-    async with running_daemon(tmp_path) as (url, _app):
-        async with connect(url) as ws:
-            client = Client(ws)
-            await client.hello()
-            answer = await client.request({"type": "join_study", "id": "j1", "pack": out.read_text(),
-                                           "file_name": out.name}, "join_study_ok")
-    assert answer["code"] == "too_large"

@@ -46,7 +46,7 @@
   ns.WAKE_ALARM = "modlens-wake";
   ns.WAKE_MINUTES = 0.5;
   ns.JOIN_TIMEOUT_MS = 20000; // join_study: the daemon checks and writes the pack, then restarts
-  ns.MAX_PACK_BYTES = 1 << 20; // a study pack is a few kB; anything near this is not one
+  ns.MAX_PACK_BYTES = 16 << 20; // the largest pack `modlens join` reads (study/pack.py PACK_MAX_BYTES)
 
   // ---- messages between the extension's parts (shapes: lib/messages.js)
   ns.MSG = {

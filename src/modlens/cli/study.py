@@ -114,15 +114,6 @@ def run(args: argparse.Namespace) -> int:
         print("unsigned: `modlens join` joins it only on a yes at the terminal or with --allow-unsigned, and the "
               "extension's options page refuses it (sign with --sign-key KEY)")
     print(f"participants run: modlens join {args.out}")
-    from modlens.config import LimitsConfig
-
-    # the options page sends the pack in one message to the daemon running before the join: the
-    # embedded default study's on a participant's first join
-    size, limit = Path(args.out).stat().st_size, LimitsConfig().max_message_bytes
-    if size > limit:
-        print(f"note: {size / (1 << 20):.1f} MiB: the extension's options page cannot send it to a daemon taking at "
-              f"most {limit / (1 << 20):.1f} MiB a message (limits.max_message_bytes; the default study's, which a "
-              "participant's daemon serves before the first join); `modlens join` reads it")
     return 0
 
 

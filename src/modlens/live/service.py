@@ -41,6 +41,7 @@ from modlens.protocol import ErrorCode, ProtocolError
 from modlens.ratings import derive_toxicity, rating_problems
 from modlens.rows import Variant
 from modlens.services import comment_media as comment_images
+from modlens.live.join import JOIN_FRAME_BYTES, is_join_frame
 from modlens.services.recording import register, score_rows
 from modlens.study import assignment, calibration
 from modlens.study.assignment import Plan
@@ -172,14 +173,29 @@ class LiveService:
 
     # --- frames ------------------------------------------------------------------------------
     def max_frame_bytes(self) -> int:
-        """The largest frame the transport may read: room for one image of `media.max_bytes`."""
-        return comment_images.media_frame_bytes(self.study)
+        """The largest frame the transport may read: room for one image of `media.max_bytes`, and
+        for one study pack in a `join_study`."""
+        return max(comment_images.media_frame_bytes(self.study), JOIN_FRAME_BYTES)
 
-    def frame_limit(self, raw: str | bytes, size: int) -> int:
-        """The size limit of a frame of `size` bytes: `max_message_bytes`, or room for one image
-        in a `comment_media` frame (only a frame over the first is looked into)."""
+    def frame_limit(self, raw: str | bytes, size: int, *, ready: bool) -> int:
+        """The size limit of a frame of `size` bytes, read before it is parsed: `max_message_bytes`,
+        or room for one image in a `comment_media` frame, or for one pack in a `join_study` frame
+        once the connection said hello (only a frame over the first is looked into)."""
         limit = self.study.limits.max_message_bytes
-        return self.max_frame_bytes() if size > limit and comment_images.is_media_frame(raw) else limit
+        if size <= limit:
+            return limit
+        if comment_images.is_media_frame(raw):
+            return comment_images.media_frame_bytes(self.study)
+        return JOIN_FRAME_BYTES if ready and is_join_frame(raw) else limit
+
+    def message_limit(self, msg_type: str) -> int:
+        """The size limit of a parsed message of `msg_type`: what `frame_limit` allowed its frame
+        by a look at its start holds only for the message that frame turned out to be."""
+        if msg_type == "comment_media":
+            return comment_images.media_frame_bytes(self.study)
+        if msg_type == "join_study":
+            return JOIN_FRAME_BYTES
+        return self.study.limits.max_message_bytes
 
     # --- hello ---------------------------------------------------------------------------
     async def open_session(self, session: LiveSession, hello: p.Hello) -> p.HelloOk:

@@ -80,12 +80,18 @@ From `StudyConfig.limits` (`[limits]` in `study.toml`):
 {{limits}}
 
 - A frame larger than `max_message_bytes` is answered with `too_large` (the id is recovered
-  from the frame's start when possible) and the socket stays open. Frames beyond
-  4 × `max_message_bytes` are not buffered: the socket is closed with code 1009.
+  from the frame's start when possible) and the socket stays open. Frames beyond the largest of
+  4 × `max_message_bytes` and the two allowances below are not buffered: the socket is closed
+  with code 1009 (only a client that offered the pairing token has a socket at all).
 - A `comment_media` frame may be larger, when the study collects media: up to the base64 size
   of one `media.max_bytes` image plus 64 KiB (`media_frame_bytes`), so one image of the largest
-  allowed size always fits; every other message keeps `max_message_bytes`. An image whose
-  decoded bytes exceed `media.max_bytes` is refused with `too_large`.
+  allowed size always fits. An image whose decoded bytes exceed `media.max_bytes` is refused
+  with `too_large`.
+- A `join_study` frame may be larger, after `hello`: up to twice the 16 MiB a study pack may be
+  (`modlens join`'s limit; escaping the pack as a JSON string at most doubles it) plus 64 KiB
+  (`JOIN_FRAME_BYTES`), so the options page sends any pack `modlens join` reads. Only a frame
+  that starts `{{"type": "join_study"` and parses as one gets it.
+- Every other message keeps `max_message_bytes`.
 - Each message (including refused ones) takes a token from a per-connection bucket of
   `messages_per_second` with capacity `burst`; at most 8 `comments` messages per connection may
   be in the pipeline. Past either limit the message is answered with `rate_limited` and
