@@ -174,7 +174,7 @@ def test_missing_model_is_a_status_with_a_fix(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     st = registry.status("hf-image")
-    assert st.status == "available" and "model" in st.fix
+    assert st.status == "needs_options" and "model" in st.fix
     st = registry.status("hf-image", model=str(tmp_path / "no-such-dir") + "/")
     assert st.status == "missing_weights" and st.fix
     empty = tmp_path / "empty"

@@ -133,7 +133,7 @@ def test_missing_tesseract_language_and_text_detector_are_statuses(monkeypatch, 
     st = registry.status("ocr", text_detector="no-such-detector")
     assert st.status == "error" and "no-such-detector" in st.message
     st = registry.status("ocr", text_detector="hf-classifier")  # needs a model: its own status and fix
-    assert st.status == "available" and st.message.startswith("ocr: text detector hf-classifier") and st.fix
+    assert st.status == "needs_options" and st.message.startswith("ocr: text detector hf-classifier") and st.fix
     monkeypatch.setenv("PATH", str(tmp_path))  # no tesseract on the PATH
     tesseract_version.cache_clear()
     try:
@@ -155,7 +155,7 @@ def test_detectors_listing_shows_what_each_detector_reads(capsys, monkeypatch):
     rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
     assert rows["ocr"]["status"] == "loaded" and rows["ocr"]["extra"]["modalities"] == ["text", "image"]
     assert rows["minilm-toxicity"]["extra"]["modalities"] == ["text"]
-    assert rows["hf-image"]["status"] == "available" and rows["hf-image"]["extra"]["modalities"] == ["image", "video"]
+    assert rows["hf-image"]["status"] == "needs_options" and rows["hf-image"]["extra"]["modalities"] == ["image", "video"]
     assert rows["http"]["extra"]["modalities"] == ["text", "image", "audio", "video"]  # what it can send
     # the plain listing prints the statuses the JSON listing collected: loading every detector
     # again (the MiniLM ONNX export included) would only repeat that work

@@ -23,9 +23,9 @@ def test_detectors_lists_every_entry_with_status(capsys, monkeypatch):
     assert six["status"] == "loaded" and set(six["extra"]["labels"]) == {
         "toxicity", "severe_toxicity", "insult", "profanity", "threat", "identity_attack"}
     assert all("Jigsaw" in v for v in six["extra"]["labels"].values())
-    assert rows["hf-classifier"]["status"] == "available" and rows["hf-classifier"]["fix"]
+    assert rows["hf-classifier"]["status"] == "needs_options" and rows["hf-classifier"]["fix"]
     for row in rows.values():
-        assert row["status"] in {"loaded", "available", "missing_dependency", "missing_weights", "needs_options", "error"}
+        assert row["status"] in {"loaded", "missing_dependency", "missing_weights", "needs_options", "error"}
         assert row["status"] == "loaded" or row["fix"], row
 
 
@@ -54,6 +54,25 @@ def test_detectors_that_need_options_are_not_listed_as_errors(capsys, monkeypatc
     lines = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines() if line[:1] != " "}
     assert lines["cached"][1] == lines["http"][1] == "needs_options"
     assert " ".join(lines["http"][3:]) == "http needs options: url, score_path"
+
+
+def test_hf_detectors_without_a_model_say_they_need_one_and_a_bad_model_is_still_an_error(capsys, monkeypatch, tmp_path):
+    """`hf-classifier` and `hf-image` score nothing until a model is given: the listing says so
+    (`needs_options`, naming the option), not `available`; a preset that does not exist stays an error."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    assert main(["detectors", "--json", "--no-presets"]) == 0
+    rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert (rows["hf-classifier"]["status"], rows["hf-classifier"]["message"]) == (
+        "needs_options", "hf-classifier needs options: model (or preset)")
+    assert (rows["hf-image"]["status"], rows["hf-image"]["message"]) == ("needs_options", "hf-image needs options: model")
+    assert "preset" in rows["hf-classifier"]["fix"] and "model" in rows["hf-image"]["fix"]
+    # a detector built on hf-classifier (ocr's text detector) passes the status on
+    assert registry.status("ocr", text_detector="hf-classifier").status == "needs_options"
+    st = registry.status("hf-classifier", preset="no/such-preset")
+    assert st.status == "error" and "no/such-preset" in st.message
+    st = registry.status("hf-image", model=str(tmp_path / "no-such-dir") + "/")
+    assert st.status == "missing_weights"
 
 
 def test_a_detector_that_fails_to_load_is_an_error_and_the_listing_exits_1(capsys, monkeypatch, tmp_path):

@@ -172,7 +172,7 @@ def test_missing_weights_offline_is_a_fast_status(monkeypatch, tmp_path):
     assert time.perf_counter() - t0 < 20  # no network retries
     assert st.status == "missing_weights"
     assert st.fix == "run once online: hf download unitary/toxic-bert"
-    assert registry.status("hf-classifier").status == "available"  # no model configured yet
+    assert registry.status("hf-classifier").status == "needs_options"  # no model configured yet
     with pytest.raises(DetectorUnavailable) as err:
         registry.create("hf-classifier", preset="no/such-preset")
     assert err.value.status == "error"

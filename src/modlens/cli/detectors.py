@@ -8,7 +8,7 @@ by what it declares it was trained on (docs/DETECTORS.md#training-data).
 
 A status other than `loaded` says what is missing: a package (missing_dependency), model files
 (missing_weights), options it cannot be built without (needs_options, e.g. cached's file, http's
-URL), a model to be chosen (available). Only `error` is a failure to load; the listing exits 1
+URL, the model of hf-classifier and hf-image). Only `error` is a failure to load; the listing exits 1
 when a detector has one (it is named on stderr), 0 otherwise.
 """
 from __future__ import annotations

@@ -177,7 +177,7 @@ class DetectorUnavailable(ModlensError, RuntimeError):
 @dataclass
 class DetectorStatus:
     name: str
-    status: str  # loaded | available | missing_dependency | missing_weights | needs_options | error
+    status: str  # loaded | missing_dependency | missing_weights | needs_options | error
     message: str = ""
     fix: str = ""
     version: str | None = None

@@ -177,8 +177,8 @@ def create(*, model: str | None = None, revision: str | None = None, label_map: 
         raise DetectorUnavailable("error", "hf-image: frame_rate must be > 0 and max_frames >= 1",
                                   f"e.g. frame_rate = {FRAME_RATE}, max_frames = {MAX_FRAMES}")
     if not model:
-        raise DetectorUnavailable("available", "hf-image needs a model: set options.model (hub id or directory)",
-                                  'e.g. options = { model = "google/vit-base-patch16-224", toxicity_label = [...] }')
+        raise DetectorUnavailable.needs_options("hf-image", ["model"], 'set options.model (hub id or directory), e.g. '
+                                                'options = { model = "google/vit-base-patch16-224", toxicity_label = [...] }')
     label_map = dict(label_map or {})
     dev = pick_device(device)
     dtype_name = pick_dtype(dev, dtype)

@@ -161,8 +161,9 @@ def create(*, model: str | None = None, preset: str | None = None, revision: str
             raise DetectorUnavailable("error", str(err), f"use one of: {', '.join(PRESETS)}") from err
     model = model or base.get("model")
     if not model:
-        raise DetectorUnavailable("available", "hf-classifier needs a model: set options.preset or options.model",
-                                  f'e.g. options = {{preset = "{next(iter(PRESETS))}"}}')
+        raise DetectorUnavailable.needs_options("hf-classifier", ["model (or preset)"],
+                                                f'set options.preset or options.model, e.g. options = '
+                                                f'{{preset = "{next(iter(PRESETS))}"}}')
     if model in PRESETS and not preset:  # a bare hub id that has a preset gets its labels too
         base = preset_options(model)
     label_map = label_map if label_map is not None else base.get("label_map", {})
