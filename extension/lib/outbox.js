@@ -18,8 +18,9 @@
       this.area = area;
       this.entries = new Map(); // id -> {id, seq, message, route, study, attempts, createdAt}
       this.seq = 0;
-      this.deadItems = 0; // comments, ratings and images kept aside as dead letters (the popup says so)
-      this.deadByCode = {}; // the same, per error code (consent_changed: collected under an earlier consent text)
+      // comments, ratings and images kept aside as dead letters, per error code (the popup says how many,
+      // and how many consent_changed: collected under an earlier consent text); deadItems is their sum
+      this.deadByCode = {};
       this.loaded = null;
     }
 
@@ -84,9 +85,12 @@
     }
 
     countDead(dead) {
-      const n = itemsOf(dead.message), code = (dead.error && dead.error.code) || "unknown";
-      this.deadItems += n;
-      this.deadByCode[code] = (this.deadByCode[code] || 0) + n;
+      const code = (dead.error && dead.error.code) || "unknown";
+      this.deadByCode[code] = (this.deadByCode[code] || 0) + itemsOf(dead.message);
+    }
+
+    get deadItems() {
+      return Object.values(this.deadByCode).reduce((a, b) => a + b, 0);
     }
 
     async dead() {
