@@ -363,3 +363,28 @@ def test_merge_says_when_a_bundle_judges_a_detector_version_at_another_threshold
         in second_line
     with StudyLog(merged, readonly=True) as log:
         assert [r[0] for r in log.conn.execute("SELECT threshold FROM detectors")] == [pytest.approx(0.5)]
+
+
+def test_a_study_whose_consent_text_another_study_used_first_merges(tmp_path, capsys):
+    """A pilot and the main study in one log with the same consent text (the default text, the same
+    detectors): the text is one row, and exporting the main study must not carry the pilot's id with it
+    (merge refused it: FOREIGN KEY constraint failed)."""
+    text = "You agree to rate comments."
+    db = tmp_path / "log.sqlite"
+    with StudyLog(db) as log:
+        for study, rater in (("pilot", "rater-p"), ("main", "rater-m")):
+            log.ensure_study(study, study, {})
+            log.ensure_rater(study, rater, "2025-05-01T10:00:00Z", text)
+            log.start_session(f"s-{study}", study, rater, "modlens-extension", "0.1", 1)
+            page = log.ensure_page("youtube", "vid-1", "https://www.youtube.com/watch?v=vid-1", "Video")
+            cid = log.add_comment("youtube", f"{study}-c", page, f"comment of {study}")
+            log.add_sighting(cid, f"s-{study}")
+            log.add_rating(study, rater, f"r-{study}", f"s-{study}", cid, {"toxicity": "toxic"}, None, None, False, 900)
+    out = tmp_path / "main.bundle"
+    assert cli_main(["export", "--db", str(db), "--bundle", str(out), "--study-id", "main"]) == 0
+    merged = tmp_path / "merged.sqlite"
+    results = merge_files(merged, [out], allow_unsigned=True)
+    assert [r if isinstance(r, Exception) else r["status"] for r in results] == ["merged"]
+    with StudyLog(merged, readonly=True) as log:
+        assert log.conn.execute("SELECT study_id, rater_id FROM consents").fetchall() == [("main", "rater-m")]
+        assert log.conn.execute("SELECT text FROM consent_texts").fetchall() == [(text,)]

@@ -40,7 +40,8 @@ async def test_a_consent_is_recorded_with_the_text_agreed_to(tmp_path):
     assert "You agree to rate comments." in text
     assert rows(db, "SELECT consent_at FROM raters WHERE rater_id = 'rater-1'") == [(AT,)]
     assert rows(db, "SELECT rater_id, consent_sha256, consented_at FROM consents") == [("rater-1", sha(text), AT)]
-    assert rows(db, "SELECT study_id, text FROM consent_texts WHERE consent_sha256 = ?", sha(text)) == [("test", text)]
+    assert rows(db, "SELECT c.study_id, t.text FROM consents c JOIN consent_texts t USING (consent_sha256)") == [
+        ("test", text)]
 
 
 async def test_a_consent_to_another_text_is_not_counted(tmp_path):

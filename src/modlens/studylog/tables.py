@@ -204,17 +204,17 @@ TABLES: tuple[Table, ...] = (
                       verbatim=("study_id", "rater_id", "consent_at", "first_seen"), fill=("consent_at",), tracked=True)),
     _table(
         "consent_texts", "Every consent text a rater agreed to, once per text: what each consent in `consents` was "
-                         "for, found by its hash.",
+                         "for, found by its hash. A text belongs to no one study: its studies are those whose "
+                         "consents name it (a pilot and the main study may share one).",
         col("consent_sha256", "TEXT", "SHA-256 (hex) of the exact UTF-8 consent text, as the extension sends it "
                                       "at hello (`consent_sha256`)."),
-        col("study_id", "TEXT NOT NULL REFERENCES studies(study_id)", "The study whose consent text it is."),
         col("text", "TEXT NOT NULL", "The consent text as the daemon showed it (hello_ok `study.consent_text`, "
                                      "with the sentences it adds, e.g. on comment images)."),
         col("first_seen", "TEXT NOT NULL", "When a rater first agreed to it in this log."),
         key=("consent_sha256",),
         travel=Travel("consent_sha256 IN (SELECT consent_sha256 FROM consents WHERE study_id = :study "
                       "AND rater_id IN {raters})", merge_key=("consent_sha256",),
-                      verbatim=("consent_sha256", "study_id", "text", "first_seen"))),
+                      verbatim=("consent_sha256", "text", "first_seen"))),
     _table(
         "consents", "Which consent text each rater agreed to, and when: one row per rater and text (a study whose "
                     "text changed asks again).",

@@ -37,8 +37,8 @@ def ensure_rater(db: LogConnection, study_id: str, rater_id: str, consent_at: st
         if consent_text is None:
             return
         digest = text_hash(consent_text)
-        db.write("INSERT OR IGNORE INTO consent_texts (consent_sha256, study_id, text, first_seen) VALUES (?, ?, ?, ?)",
-                 (digest, study_id, consent_text, now))
+        db.write("INSERT OR IGNORE INTO consent_texts (consent_sha256, text, first_seen) VALUES (?, ?, ?)",
+                 (digest, consent_text, now))
         # the first time this rater agreed to this text: a later hello repeating it changes nothing
         db.write("INSERT OR IGNORE INTO consents (study_id, rater_id, consent_sha256, consented_at) VALUES (?, ?, ?, ?)",
                  (study_id, rater_id, digest, consent_at))
