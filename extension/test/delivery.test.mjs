@@ -141,8 +141,9 @@ test("what was queued under one study is set aside, not sent, once the daemon ru
   await delivery.queue({ ...page, id: "page-s1" }, null);
   await ns.counters.markRated("youtube", "c5", { toxicity: "toxic" }, "r-s1");
   assert.equal(delivery.outbox.get("page-s1").study, "s1");
-  await ns.config.setStudy({ ...s1, study_id: "s2" }, []);
-  await delivery.setAsideOtherStudies("s2");
+  // another study, with a consent text of its own: set aside as another study's, not as another text's
+  await ns.config.setStudy({ ...s1, study_id: "s2", consent_text: "study s2's text" }, []);
+  await delivery.setAsideNotConsentedTo(ns.config.study);
   assert.ok(!delivery.outbox.has("page-s1"));
   assert.deepEqual((await delivery.outbox.dead()).filter((d) => d.id === "page-s1").map((d) => d.error.code), ["study_changed"]);
   assert.equal(ns.counters.ratingOf("youtube", "c5"), null, "a rating for s1 is not one in s2");

@@ -28,8 +28,7 @@
   ns.onDaemonMessage = ns.makeRouter({
     async hello_ok(msg) {
       await config.setStudy(msg.study, msg.detectors);
-      await delivery.setAsideOtherStudies(msg.study && msg.study.study_id);
-      await delivery.setAsideEarlierConsents(msg.study && msg.study.consent_text);
+      await delivery.setAsideNotConsentedTo(msg.study);
       connection.established(msg.session_id);
       delivery.flush(true);
       // pages that asked for their config before the session existed hold "not connected to the

@@ -20,10 +20,10 @@
       if (!connection.ready() || !config.consented()) return;
       const now = Date.now();
       const study = config.study && config.study.study_id;
-      const consent = config.consent.sha256;
+      // no consent check here: consented() means the consent is to the text hello_ok named, and
+      // hello_ok set aside every entry collected under another text (setAsideNotConsentedTo)
       for (const entry of this.outbox.pending()) {
         if (entry.study && entry.study !== study) continue; // another study's: set aside at hello_ok
-        if (entry.consent && entry.consent !== consent) continue; // another consent text's: set aside at hello_ok
         const at = sentAt.get(entry.id);
         if (at !== undefined && !force && now - at < ns.RESEND_AFTER_MS) continue;
         if (entry.notBefore && entry.notBefore > now) continue;
@@ -101,27 +101,23 @@
       }
     },
 
-    /** The daemon runs study `studyId` (hello_ok): what was collected under the consent to another
-     *  study (its authors hashed with that study's salt) is not delivered into this one's log. */
-    async setAsideOtherStudies(studyId) {
-      if (!studyId) return; // no study named: nothing to compare with
-      for (const entry of this.outbox.pending()) {
-        if (!entry.study || entry.study === studyId) continue;
-        await this.retire(entry, { code: "study_changed",
-          message: `collected under the consent to study ${entry.study}; the daemon now runs study ${studyId}` });
-      }
-    },
-
-    /** The daemon's study (hello_ok) has `consentText`: what was collected under the consent to another
-     *  text of it is not delivered, even once the participant agrees to this one (a consent counts for
+    /** The daemon runs `study` (hello_ok.study), one pass over what waits: what was collected under the
+     *  consent to another study (its authors hashed with that study's salt) is not delivered into this
+     *  one's log (study_changed); what was collected under the consent to another text of this study is
+     *  not delivered, even once the participant agrees to this one (consent_changed: a consent counts for
      *  the text agreed to). An entry an earlier version queued names no consent: its study decides. */
-    async setAsideEarlierConsents(consentText) {
-      if (typeof consentText !== "string") return;
-      const current = await ns.sha256Hex(consentText);
+    async setAsideNotConsentedTo(study) {
+      if (!study) return; // no study named: nothing to compare with
+      const studyId = study.study_id;
+      const consent = typeof study.consent_text === "string" ? await ns.sha256Hex(study.consent_text) : null;
       for (const entry of this.outbox.pending()) {
-        if (!entry.consent || entry.consent === current) continue;
-        await this.retire(entry, { code: "consent_changed",
-          message: "collected under an earlier consent text; the study's consent text changed since" });
+        if (studyId && entry.study && entry.study !== studyId) {
+          await this.retire(entry, { code: "study_changed",
+            message: `collected under the consent to study ${entry.study}; the daemon now runs study ${studyId}` });
+        } else if (consent && entry.consent && entry.consent !== consent) {
+          await this.retire(entry, { code: "consent_changed",
+            message: "collected under an earlier consent text; the study's consent text changed since" });
+        }
       }
     },
   };
