@@ -99,6 +99,7 @@ def fit_attribute(data: StudyData, majority: dict[int, dict[str, str]], attr: st
         per_platform[p] = entry
     return {"n": len(rows), "levels": used, "reference_platform": order[0], "coefficients": coef,
             "cutpoints": model.cutpoints.tolist(), "loglik": model.loglik, "converged": model.converged,
+            "convergence_note": model.convergence_note,  # which convergence check failed (None: converged)
             "separation": sep.kind, "separated_by": [names[i] for i in sep.involved],
             "estimator": "maximum likelihood" if model.penalty is None else PENALIZED,
             "reliable": reliable, "warnings": warnings, "platforms": per_platform}

@@ -65,6 +65,8 @@ def render(s: dict[str, Any]) -> str:
             coef_text = f"{coef['coef']:.2f}" + (f" (p={coef['p']:.2g})" if coef["p"] is not None else "")
             if f.get("separation"):
                 coef_text += f" ⚠ penalized ({f['separation']} separation)"
+            if f.get("converged") is False:  # the warning above says which check failed
+                coef_text += " ⚠ did not converge"
             for p, e in f["platforms"].items():
                 cross, half = crossing(e, "crossing_top"), crossing(e, "crossing_upper_half")
                 half_note = e.get("crossing_upper_half_ci_note")
