@@ -227,3 +227,20 @@ test("saved and scored count a comment's log row once: its page sent again, and 
     assert.equal(ns.counters.totals.scored, before.scored + 2, `load ${n}`);
   }
 });
+
+test("what was set aside is counted the same after the worker restarted: read back from the dead letters", async () => {
+  const before = delivery.totals();
+  await delivery.queue({ ...page, id: "page-restart" }, null);
+  await delivery.queue(rating("r-restart", "c1"), null);
+  await delivery.retire(delivery.outbox.get("page-restart"), { code: "consent_changed", message: "for the test" });
+  await refuse("r-restart", "invalid_fields");
+  const counted = delivery.totals();
+  assert.equal(counted.consent_discarded, before.consent_discarded + 2, "the page's two comments");
+  assert.equal(counted.not_delivered, before.not_delivered + 3, "two comments and a rating");
+  // the browser stopped the worker: a new one reads the outbox back from storage (outbox.load)
+  delivery.outbox = new ns.Outbox(chrome.storage.local);
+  await delivery.outbox.load();
+  const reloaded = delivery.totals();
+  assert.equal(reloaded.consent_discarded, counted.consent_discarded);
+  assert.equal(reloaded.not_delivered, counted.not_delivered);
+});
