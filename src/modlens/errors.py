@@ -4,12 +4,13 @@ exit code). Every error class that has a fix subclasses it, so the CLI prints an
 way: `modlens <command>: <message>`, then `  fix: <fix>` (`modlens.cli.common.print_error`).
 
 A message never carries its fix inline: a check that finds several problems at once returns
-`Problem` records, rendered by `problem_lines`."""
+`Problem` records, rendered by `problem_lines`. The files modlens writes with a `format` and
+`format_version` have their kind and version checked by `format_problem` / `check_format`."""
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable, cast
 
 
 class ErrorKind(enum.Enum):
@@ -72,3 +73,44 @@ def with_fix(err: BaseException) -> str:
     if isinstance(err, ModlensError):
         return inline_fix(err.message, err.fix)
     return str(err)
+
+
+UPGRADE = "upgrade modlens (`pip install -U modlens`)"
+
+
+def format_problem(data: object, *, name: str, what: str, fmt: str, reads: range, fix: str) -> Problem | None:
+    """What is wrong with the `format` and `format_version` of a file modlens wrote (a study pack,
+    a bundle's manifest, an item set, an assignment), or None when this modlens reads it. Every
+    such file is checked here, so each says the same three things the same way: not this kind of
+    file (`format` is not `fmt`, or `format_version` is missing or not a version number); written
+    by a newer modlens (above `reads`: upgrade); or a version this modlens no longer reads (below
+    `reads`). `name` says where the data came from, `what` names the kind ("modlens study pack"),
+    `fix` is how to get a file this modlens reads (for every case but the newer one)."""
+    if not isinstance(data, dict):
+        return Problem(f"{name}: not a {what} (not a JSON object)", fix)
+    if data.get("format") != fmt:
+        return Problem(f"{name}: not a {what} (format is {data.get('format')!r}, not {fmt!r})", fix)
+    version = data.get("format_version")
+    if version is None:
+        return Problem(f"{name}: not a {what} (it has no format_version)", fix)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        return Problem(f"{name}: not a {what} (format_version {version!r} is not a version number)", fix)
+    readable = f"version {reads[0]}" if len(reads) == 1 else f"versions {reads[0]} to {reads[-1]}"
+    if version > reads[-1]:
+        return Problem(f"{name}: {what} format_version {version} is newer than this modlens reads ({readable}): "
+                       "a newer modlens wrote it", UPGRADE)
+    if version < reads[0]:
+        return Problem(f"{name}: {what} format_version {version} is older than this modlens reads ({readable}): "
+                       "this modlens no longer reads it", fix)
+    return None
+
+
+def check_format(data: object, *, name: str, what: str, fmt: str, reads: range, fix: str,
+                 error: type[ModlensError]) -> dict[str, Any]:
+    """`data`, once `format_problem` finds nothing wrong with it, for a reader that stops at the
+    first problem: a problem is raised as the caller's `error` (its message and fix), so the
+    caller's own error type is what its callers catch."""
+    problem = format_problem(data, name=name, what=what, fmt=fmt, reads=reads, fix=fix)
+    if problem is not None:
+        raise error(problem.message, problem.fix)
+    return cast("dict[str, Any]", data)  # format_problem refuses anything but a JSON object

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from modlens import __version__, signing
-from modlens.errors import ModlensError
+from modlens.errors import ModlensError, check_format
 from modlens.safe_archive import ArchiveError, Limits, NotAnArchive, SafeZip, read_parquet
 from modlens.exchange.scrub import scrub_tables, scrubbed_column
 from modlens.studylog.codec import canonical_json, now_iso
@@ -43,6 +43,7 @@ from modlens.studylog.tables import TRAVELLING, Table
 
 FORMAT = "modlens-bundle"
 FORMAT_VERSION = 1
+READS = range(1, FORMAT_VERSION + 1)  # every version a modlens ever wrote
 MANIFEST = "manifest.json"
 SIGNATURE = "signature.json"
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # fixed, so the same rows give the same archive bytes
@@ -384,17 +385,8 @@ def _check_members(zf: SafeZip, manifest: dict[str, Any], name: str) -> None:
 
 
 def _verify(zf: SafeZip, manifest: Any, name: str) -> None:
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise BundleError(f"{name}: not a modlens bundle (format is {manifest.get('format') if isinstance(manifest, dict) else None!r})")
-    version = manifest.get("format_version")
-    if version is None:
-        raise BundleError(f"{name}: {MANIFEST} has no format_version; not a bundle modlens wrote",
-                          fix=RESEND)
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise BundleError(f"{name}: format_version {version!r} is not a version number; not a bundle modlens wrote")
-    if version > FORMAT_VERSION:
-        raise BundleError(f"{name}: bundle format {version!r} is newer than this modlens reads ({FORMAT_VERSION})",
-                          fix="upgrade modlens")
+    check_format(manifest, name=f"{name} ({MANIFEST})", what="modlens bundle", fmt=FORMAT, reads=READS, fix=RESEND,
+                 error=BundleError)
     body = {k: v for k, v in manifest.items() if k != "bundle_sha256"}
     actual = hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
     if manifest.get("bundle_sha256") != actual:

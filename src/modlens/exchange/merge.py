@@ -28,7 +28,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Callable
 
-from modlens.errors import ModlensError
+from modlens.errors import UPGRADE, ModlensError
 from modlens.studylog import schema
 from modlens.exchange.bundle import TABLES, Bundle, BundleError, read_bundle
 from modlens.studylog.records.labels import GOLD, LEGACY_DEFINITION
@@ -159,7 +159,7 @@ def verify_for(log: StudyLog, bundle: Bundle, study_key: str | None = None) -> N
     version = m.get("schema_version")
     if not isinstance(version, int) or version > schema.SCHEMA_VERSION:
         raise MergeError(f"{bundle.name}: exported from study-log schema {version}, newer than this modlens "
-                         f"merges ({schema.SCHEMA_VERSION})", fix="upgrade modlens")
+                         f"merges ({schema.SCHEMA_VERSION})", fix=UPGRADE)
     if version < OLDEST_SCHEMA:
         raise MergeError(f"{bundle.name}: schema {version} is older than any this modlens can upgrade ({OLDEST_SCHEMA})")
     for key, holder in [(k, str(log.path)) for k in _target_study_keys(log)] + [(study_key, "--study")]:

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modlens.config import StudyConfig, StudyConfigError
-from modlens.errors import ModlensError, Problem
+from modlens.errors import ModlensError, Problem, format_problem
 from modlens.study.itemset import FILE as ITEMSET_FILE
 from modlens.study.itemset import ItemSetError
 from modlens.study.itemset import read as read_itemset
@@ -50,9 +50,11 @@ log = logging.getLogger(__name__)
 
 FORMAT = "modlens-assignment"
 FORMAT_VERSION = 1
+READS = range(1, FORMAT_VERSION + 1)  # every version a modlens ever wrote
 FILE = "assignment.json"
 GOLD = "gold:"
 SOURCE = "study-itemset"  # the label source of the set's comments in the log
+ASSIGN_AGAIN = "`modlens study assign` again"
 
 
 class AssignmentError(ModlensError, ValueError):
@@ -95,10 +97,11 @@ def write(data: dict[str, Any], folder: str | Path) -> Path:
 def problems(assignment: dict[str, Any], itemset: dict[str, Any], study: StudyConfig) -> list[Problem]:
     """What does not fit: another item set, unknown items or gold keys, items not rated `raters` times."""
     out = []
-    if assignment.get("format") != FORMAT or assignment.get("format_version") != FORMAT_VERSION:
-        return [Problem(f"{FILE}: not a modlens assignment (format {FORMAT!r}, version {FORMAT_VERSION})")]
+    wrong = format_problem(assignment, name=FILE, what="modlens assignment", fmt=FORMAT, reads=READS, fix=ASSIGN_AGAIN)
+    if wrong:
+        return [wrong]
     if assignment.get("itemset_sha256") != itemset["sha256"]:
-        out.append(Problem(f"{FILE}: made for another item set than {ITEMSET_FILE}", "`modlens study assign` again"))
+        out.append(Problem(f"{FILE}: made for another item set than {ITEMSET_FILE}", ASSIGN_AGAIN))
     ids = {i["id"] for i in itemset["items"]}
     gold = {g.key for g in study.gold}
     tasks = {t["task"]: t for t in assignment.get("tasks", [])}

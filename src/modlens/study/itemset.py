@@ -28,13 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from modlens.errors import ModlensError
+from modlens.errors import ModlensError, check_format
 from modlens.studylog.records.labels import GOLD
 
 FORMAT = "modlens-itemset"
 FORMAT_VERSION = 1
+READS = range(1, FORMAT_VERSION + 1)  # every version a modlens ever wrote
 FILE = "itemset.json"
 CALIBRATION_PLATFORM = "study"   # gold comments, anchors and review items: never sampled
+DRAW_AGAIN = "draw the item set again with `modlens sample`"
 
 
 class ItemSetError(ModlensError, ValueError):
@@ -214,13 +216,11 @@ def read(path: str | Path) -> dict[str, Any]:
     return validate(data, path)
 
 
-def validate(data: Any, path: str | Path) -> dict[str, Any]:
-    """`data` checked as an item set (format, ids, checksum); `path` names it in messages (a file,
+def validate(raw: Any, path: str | Path) -> dict[str, Any]:
+    """`raw` checked as an item set (format, ids, checksum); `path` names it in messages (a file,
     or the study pack that carried it)."""
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ItemSetError(f"{path}: not a modlens item set (format is not {FORMAT!r})")
-    if data.get("format_version") != FORMAT_VERSION:
-        raise ItemSetError(f"{path}: item-set format {data.get('format_version')!r}; this modlens reads {FORMAT_VERSION}")
+    data = check_format(raw, name=str(path), what="modlens item set", fmt=FORMAT, reads=READS, fix=DRAW_AGAIN,
+                        error=ItemSetError)
     items = data.get("items")
     if not isinstance(items, list) or not items:
         raise ItemSetError(f"{path}: items: empty or not a list")
@@ -233,5 +233,5 @@ def validate(data: Any, path: str | Path) -> dict[str, Any]:
                 raise ItemSetError(f"{path}: item {i['id']!r}: {key} missing")
     if data.get("sha256") != checksum(data.get("params", {}), items):
         raise ItemSetError(f"{path}: checksum mismatch: the file was edited after `modlens sample` wrote it",
-                           fix="draw it again; an edited set would no longer say how it was drawn")
+                           fix=DRAW_AGAIN + "; an edited set would no longer say how it was drawn")
     return data

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from modlens import __version__, safe_archive, signing
 from modlens.config import StudyConfig, StudyConfigError, parse_study
-from modlens.errors import ErrorKind, ModlensError, Problem, problem_lines
+from modlens.errors import UPGRADE, ErrorKind, ModlensError, Problem, check_format, problem_lines
 from modlens.study.folder import StudyFolder
 from modlens.study.pack_rules import refusals
 
@@ -44,6 +44,7 @@ FORMAT = "modlens-study-pack"
 # set and its assignment; only such packs are written as 3 (an older modlens would drop the tasks
 # silently; it refuses the pack instead), the others stay 2.
 FORMAT_VERSION = 3
+READS = range(1, FORMAT_VERSION + 1)  # every version a modlens ever wrote
 ITEMSET_VERSION = 3  # what build() writes when the folder has an item set
 # a pack is a study configuration (consent, gold and review texts, tasks): some KB, rarely a few MB
 PACK_MAX_BYTES = 16 << 20
@@ -186,16 +187,7 @@ def parse(text: str | bytes, name: str) -> Pack:
         raw = safe_archive.loads_json(text, name, max_bytes=PACK_MAX_BYTES)
     except safe_archive.ArchiveError as err:
         raise _refusal(name, err) from None
-    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
-        raise PackError(f"{name}: not a modlens study pack (format is {raw.get('format') if isinstance(raw, dict) else None!r})")
-    version = raw.get("format_version")
-    if version is None:
-        raise PackError(f"{name}: has no format_version; not a pack modlens wrote", fix=ASK_AGAIN)
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise PackError(f"{name}: format_version {version!r} is not a version number; not a pack modlens wrote")
-    if version > FORMAT_VERSION:
-        raise PackError(f"{name}: pack format {version!r} is newer than this modlens reads ({FORMAT_VERSION})",
-                        fix="upgrade modlens (`pip install -U modlens`)")
+    check_format(raw, name=name, what="modlens study pack", fmt=FORMAT, reads=READS, fix=ASK_AGAIN, error=PackError)
     claimed = raw.pop("sha256", None)
     signature = raw.pop("signature", None)
     actual = hashlib.sha256(canonical(raw)).hexdigest()
@@ -227,8 +219,8 @@ def _carried_tasks(raw: dict[str, Any], study: StudyConfig, name: str) -> tuple[
         return None, None
     try:
         data = itemset.validate(raw.get("itemset"), f"{name} (itemset)")
-    except itemset.ItemSetError as err:
-        raise PackError(err.message, fix=err.fix) from None
+    except itemset.ItemSetError as err:  # a participant cannot draw the set again: only the researcher can
+        raise PackError(err.message, fix=err.fix if err.fix == UPGRADE else ASK_AGAIN) from None
     tasks = raw.get("assignment")
     bad = (assignment.problems(tasks, data, study) if isinstance(tasks, dict)
            else [Problem("an item set without its assignment")])
