@@ -21,9 +21,14 @@
       // seed.json is packaged with this copy of the extension: it cannot change while the worker runs
       this.seedFile = await this.seed();
       // a seed this profile has not applied yet: its first start, or `modlens browse` run again for a daemon
-      // on another port or with a rotated token; the same seed again keeps what was changed in the options
+      // on another port or with a rotated token; the same seed again keeps what was changed in the options.
+      // A profile from before seedApplied existed had a seed applied on its first start only: whether its
+      // daemon address and token are that seed's or set by hand cannot be told, so they are kept and this
+      // seed is recorded as applied (equal values lose nothing; other ones stay the participant's until
+      // another seed comes: browse for another port, or after `modlens pair --rotate`)
       const seedKey = this.seedFile && JSON.stringify(SEEDED.map((k) => this.seedFile[k] ?? null));
-      if (seedKey && (!got.settings || seedKey !== got.seedApplied)) await this.applySeed(this.seedFile, seedKey);
+      if (seedKey && got.settings && got.seedApplied === undefined) await store.set({ seedApplied: seedKey });
+      else if (seedKey && (!got.settings || seedKey !== got.seedApplied)) await this.applySeed(this.seedFile, seedKey);
       if (!this.settings.raterId) {
         this.settings.raterId = ns.newId("rater");
         await store.set({ settings: this.settings });

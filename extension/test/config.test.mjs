@@ -1,0 +1,59 @@
+// When the worker applies seed.json (worker/config.js load()) against a fake `chrome.storage`: a seed the
+// profile has not applied is applied, the same seed again keeps what the options changed, and a profile
+// from before seedApplied was recorded keeps its daemon address and token (they may be set by hand).
+// node --test extension/test/
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import vm from "node:vm";
+
+const stored = new Map();
+const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
+const area = {
+  async get(keys) {
+    const names = keys == null ? [...stored.keys()] : [].concat(keys);
+    return Object.fromEntries(names.filter((k) => stored.has(k)).map((k) => [k, clone(stored.get(k))]));
+  },
+  async set(obj) { for (const [k, v] of Object.entries(obj)) stored.set(k, clone(v)); },
+  async remove(keys) { for (const k of [].concat(keys)) stored.delete(k); },
+};
+let seed = null; // seed.json in this copy of the extension, as `modlens browse` wrote it
+globalThis.chrome = { runtime: { getURL: (p) => `chrome-extension://x/${p}` }, storage: { local: area } };
+globalThis.fetch = async () => (seed ? { ok: true, json: async () => clone(seed) } : { ok: false });
+
+const require = createRequire(import.meta.url);
+const ns = require("../lib/ns.js");
+for (const lib of ["constants", "hash"]) require(`../lib/${lib}.js`);
+const path = new URL("../worker/config.js", import.meta.url);
+vm.runInThisContext(readFileSync(path, "utf8"), { filename: path.pathname });
+const { config } = ns;
+
+const FIRST = { daemonUrl: "ws://127.0.0.1:8765/ws", token: "first-token" };
+const restart = async () => { await config.load(); return { ...config.settings }; };
+
+test("a new profile takes its seed; the same seed again keeps what the options changed; a new seed is applied", async () => {
+  stored.clear();
+  seed = FIRST;
+  assert.equal((await restart()).token, "first-token");
+  await config.updateSettings({ daemonUrl: "ws://127.0.0.1:9999/ws", token: "set-by-hand" });
+  const kept = await restart(); // `modlens browse` again, the same daemon: the same seed
+  assert.deepEqual([kept.daemonUrl, kept.token], ["ws://127.0.0.1:9999/ws", "set-by-hand"]);
+  seed = { daemonUrl: "ws://127.0.0.1:8770/ws", token: "rotated-token" }; // another port, a rotated token
+  const moved = await restart();
+  assert.deepEqual([moved.daemonUrl, moved.token], ["ws://127.0.0.1:8770/ws", "rotated-token"]);
+  assert.equal(moved.raterId, kept.raterId, "a seed without a rater id keeps the profile's");
+});
+
+test("a profile from before seedApplied keeps a daemon address and token set by hand; the next new seed is applied", async () => {
+  // an earlier version applied the seed on the first start only; the participant then paired by hand
+  stored.clear();
+  stored.set("settings", { ...ns.DEFAULT_SETTINGS, daemonUrl: "ws://127.0.0.1:9999/ws", token: "set-by-hand", raterId: "rater-old" });
+  seed = FIRST;
+  for (const start of ["the first start after the update", "the next start, the same seed"]) {
+    const s = await restart();
+    assert.deepEqual([s.daemonUrl, s.token, s.raterId], ["ws://127.0.0.1:9999/ws", "set-by-hand", "rater-old"], start);
+  }
+  seed = { ...FIRST, token: "rotated-token" }; // `modlens pair --rotate`, then browse
+  assert.equal((await restart()).token, "rotated-token");
+});
