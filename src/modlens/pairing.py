@@ -34,15 +34,29 @@ def _new_secret(nbytes: int) -> str:
 def write_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Write to a temp file of this process, then rename, so a reader never sees a half-written
     file; `mode` is set on the temp file itself, whatever a stale one left there had."""
+    os.replace(write_temp(path, data, mode), path)
+
+
+def write_temp(path: Path, data: bytes, mode: int = 0o600) -> Path:
+    """`data` written whole, and synced, to a temp file of this process beside `path`, for the
+    caller to rename onto it (several files renamed only once all are written: `modlens join`).
+    A write that fails (a full disk, a file-size limit) raises and leaves no temp file; a short
+    write is continued, never taken for the whole."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.chmod(tmp, mode)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
 
 
 def _write_private(path: Path, token: str) -> None:

@@ -10,13 +10,15 @@ participant's bundle from an edited one."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modlens import paths, signing
-from modlens.errors import ModlensError, inline_fix
+from modlens.errors import ErrorKind, ModlensError, inline_fix
+from modlens.pairing import write_temp
 from modlens.config import StudyConfig, StudyConfigError
 from modlens.study.pack import Pack, PackError, parse
 from modlens.study.toml_write import dumps
@@ -66,16 +68,40 @@ def join(pack: Pack, source: str, *, replace: bool = False, accepted_remote: lis
     header = (f"Study {pack.study_id!r}, written by `modlens join` from {source} "
               f"(sha256 {pack.sha256[:16]}…).\nDo not edit: join the researcher's new pack instead.")
     study_file = home / STUDY_FILE
-    tmp = study_file.with_name(study_file.name + ".tmp")
-    tmp.write_text(dumps(pack.data, header), encoding="utf-8")
-    tmp.replace(study_file)
-    _write_item_tasks(home, pack)
     record = {"study_id": pack.study_id, "study_key": pack.study_key, "pack_sha256": pack.sha256,
               "joined_at": now_iso(), "source": source, "signer": pack.signer,
               "accepted_remote": sorted(set(accepted_remote or []) & all_destinations(pack.study))}
-    (home / JOINED_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    bundle_key()
+    files = {study_file: dumps(pack.data, header).encode("utf-8"), **_item_task_files(home, pack),
+             home / JOINED_FILE: (json.dumps(record, indent=2) + "\n").encode("utf-8")}
+    try:
+        bundle_key()  # first: a key that cannot be made fails the join before it changed anything
+        _replace_all(files)
+    except OSError as err:
+        still = f"study {current['study_id']!r} is still joined" if current else "no study is joined"
+        raise JoinError(f"{home}: cannot write the joined study ({err.strerror or err}); nothing was changed, {still}",
+                        fix="make room on the disk (or raise the file-size limit) and join again",
+                        kind=ErrorKind.FAILED) from None
     return study_file
+
+
+def _replace_all(files: dict[Path, bytes | None]) -> None:
+    """Every file of a join, or none: each is written whole to a temp file first, and only once all
+    are are they renamed into place (a rename takes no room), the record last; a file the new study
+    has none of (None) is removed. A failed write leaves the study joined before whole."""
+    staged: dict[Path, Path] = {}
+    try:
+        for path, data in files.items():
+            if data is not None:
+                staged[path] = write_temp(path, data, 0o644)
+    except BaseException:
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+        raise
+    for path, tmp in staged.items():
+        os.replace(tmp, path)
+    for path, data in files.items():
+        if data is None:
+            path.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
@@ -109,19 +135,14 @@ def join_from_extension(text: str, file_name: str, *, replace: bool, running_stu
                          sorted(all_destinations(pack.study) - set(accepted)))
 
 
-def _write_item_tasks(home: Path, pack: Pack) -> None:
+def _item_task_files(home: Path, pack: Pack) -> dict[Path, bytes | None]:
     """The pack's item set and assignment beside the joined study (what `modlens serve` shows in the
-    extension's item-set page); a study joined before with its own set must not leave it behind."""
+    extension's item-set page); None: a study joined before with its own set must not leave it behind."""
     from modlens.study import assignment, itemset
 
-    for name, data in ((itemset.FILE, pack.itemset), (assignment.FILE, pack.assignment)):
-        path = home / name
-        if data is None:
-            path.unlink(missing_ok=True)
-            continue
-        tmp = path.with_name(name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        tmp.replace(path)
+    return {home / name: None if data is None else
+            (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+            for name, data in ((itemset.FILE, pack.itemset), (assignment.FILE, pack.assignment))}
 
 
 def all_destinations(study: StudyConfig) -> set[str]:

@@ -1,0 +1,71 @@
+"""`modlens join` changes a participant's study only whole: the study file, the item set and
+assignment, and `joined-study.json` (which pack, who signed it, which destinations were accepted)
+are all the new study's, or all the one joined before. A write that failed part-way (a full disk, a
+file-size limit) left the new study.toml beside the old record and a `.tmp` behind."""
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+
+from modlens.cli import main as cli_main
+from modlens.study import folder, join
+from test_study_folder import item_set_folder
+
+
+def _state(home):
+    return {p.name: p.read_bytes() for p in sorted(home.iterdir()) if p.is_file()}
+
+
+def test_a_join_whose_write_fails_leaves_the_study_joined_before_whole(tmp_path, modlens_home, capsys):
+    first = tmp_path / "first"
+    folder.init_folder(first)
+    first_pack = tmp_path / "first.modlens"
+    assert cli_main(["study", "pack", str(first), "--out", str(first_pack)]) == 0
+    assert cli_main(["join", str(first_pack), "--allow-unsigned"]) == 0
+    capsys.readouterr()
+    before = _state(modlens_home)
+    assert join.joined()["study_id"] == "first" and "study.toml" in before
+
+    # a study whose item set is larger than the file-size limit below; its study.toml is not
+    second = item_set_folder(tmp_path / "second", 200_000)
+    second_pack = tmp_path / "second.modlens"
+    assert cli_main(["study", "pack", str(second), "--out", str(second_pack)]) == 0
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write then fails with EFBIG instead of killing it
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    cut = subprocess.run([sys.executable, "-m", "modlens", "join", str(second_pack), "--allow-unsigned", "--replace"],
+                         capture_output=True, text=True, preexec_fn=small_files, timeout=120,
+                         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert cut.returncode != 0 and "joined study" not in cut.stdout, cut.stdout
+    assert "Traceback" not in cut.stderr and "cannot write the joined study" in cut.stderr, cut.stderr
+    assert "first" in cut.stderr  # it says which study is still joined
+    assert _state(modlens_home) == before  # no new study.toml beside the old record, no .tmp
+    assert join.joined()["study_id"] == "first"
+
+    # with room, the same join goes through whole
+    assert cli_main(["join", str(second_pack), "--allow-unsigned", "--replace"]) == 0
+    assert join.joined()["study_id"] == "second" and (modlens_home / "itemset.json").is_file()
+    assert not [p for p in modlens_home.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_the_atomic_write_never_renames_a_cut_file_into_place(tmp_path):
+    # under a file-size limit the first write() is short (it stops at the limit) and only the next
+    # one fails: the write took the short count for the whole and renamed a truncated file into place
+    (tmp_path / "keys").mkdir()
+    target = tmp_path / "keys" / "key.pem"
+    target.write_bytes(b"old\n")
+    script = ("import resource, signal, sys; from pathlib import Path; from modlens.pairing import write_atomically\n"
+              "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+              "resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))\n"
+              "try:\n    write_atomically(Path(sys.argv[1]), b'x' * 200_000)\n"
+              "except OSError as err:\n    print('refused', err.errno)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(target)], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.returncode == 0 and done.stdout.startswith("refused"), done.stdout + done.stderr
+    assert target.read_bytes() == b"old\n"
+    assert [p.name for p in target.parent.iterdir()] == ["key.pem"]  # no temp file left behind
