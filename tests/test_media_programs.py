@@ -3,6 +3,7 @@
 a caller that raises its own error type with a fix."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -34,3 +35,39 @@ def test_a_blob_is_handed_over_as_a_file_named_by_its_type_and_removed_after() -
     with programs.blob_file(MediaBlob(b"RIFF....WAVE", "audio/wav"), "modlens-test-") as path:
         assert path.suffix == ".wav" and path.read_bytes() == b"RIFF....WAVE"
     assert not path.exists() and not path.parent.exists()
+
+
+_UNREAD_MP4 = MediaBlob(b"\x00\x00\x00\x18ftypisom, not read further", "video/mp4")
+
+
+def _slow_ffmpeg(folder: Path) -> None:
+    """An `ffmpeg` that lists no frames at once but hangs when asked for the streams (`-hide_banner`,
+    what has_audio runs): a real program that outlasts the time limit."""
+    script = folder / "ffmpeg"
+    script.write_text('#!/bin/sh\ncase " $* " in *" -hide_banner "*) exec sleep 30;; esac\nexit 0\n')
+    script.chmod(0o755)
+
+
+def test_a_program_that_outlasts_its_time_limit_raises_the_callers_error(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    _slow_ffmpeg(tmp_path)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.setattr(av, "TIMEOUT_S", 0.3)
+    with pytest.raises(av.AvUnavailable, match=r"^ffmpeg took over 0.3 s") as err:
+        av.has_audio(_UNREAD_MP4)
+    assert err.value.fix == "use shorter clips"
+
+
+def test_a_video_whose_sound_check_times_out_gets_an_error_in_its_ocr_entry(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from modlens.detectors import registry
+
+    det = registry.create("ocr", text_detector="profanity-check")  # with the real programs
+    try:
+        _slow_ffmpeg(tmp_path)
+        monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+        monkeypatch.setattr(av, "TIMEOUT_S", 0.3)
+        entry = det._read_video(_UNREAD_MP4)
+    finally:
+        det.close()
+    assert entry["error"].startswith("ffmpeg took over 0.3 s") and "text" not in entry

@@ -12,14 +12,14 @@ detector hears it), nor is an audio clip.
 from __future__ import annotations
 
 import os
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores, MediaScore, config_hash, scoring_config
 from modlens.detectors.lru import LruCache
 from modlens.media import MediaBlob, MediaInput
-from modlens.media.ocr import OcrText, OcrUnavailable, read_text, tesseract_path, tesseract_version
+from modlens.media.ocr import TIMEOUT_S, OcrText, OcrUnavailable, read_text, tesseract_version
+from modlens.media.programs import run_command
 
 MODALITIES = ("text", "image")
 CACHE_SIZE = 4096  # OCR results kept by image hash: a reused meme or a re-scored case is read once
@@ -157,9 +157,10 @@ def create(*, text_detector: str = "minilm-toxicity", text_options: dict[str, An
 
     try:
         engine_version = tesseract_version()
+        languages = installed_languages()
     except OcrUnavailable as err:
         raise DetectorUnavailable("missing_dependency", f"ocr: {err}", err.fix) from err
-    missing = [code for code in lang.split("+") if code not in installed_languages()]
+    missing = [code for code in lang.split("+") if code not in languages]
     if missing:
         raise DetectorUnavailable("missing_dependency", f"ocr: no Tesseract language data for {'+'.join(missing)}",
                                   f"apt-get install {' '.join('tesseract-ocr-' + m for m in missing)}")
@@ -179,7 +180,8 @@ def create(*, text_detector: str = "minilm-toxicity", text_options: dict[str, An
 
 def installed_languages() -> set[str]:
     """Tesseract's language codes here (`--list-langs`), so a wrong `lang` is a load-time status
-    rather than one error per image."""
-    out = subprocess.run([tesseract_path(), "--list-langs"], capture_output=True, text=True, timeout=60)
-    lines = (out.stdout + "\n" + out.stderr).splitlines()
+    rather than one error per image (Tesseract before 4 listed them on stderr)."""
+    done = run_command("tesseract", ["--list-langs"], unavailable=OcrUnavailable, timeout_s=TIMEOUT_S,
+                       timeout_fix="check that `tesseract --list-langs` answers")
+    lines = (done.stdout + b"\n" + done.stderr).decode("utf-8", "replace").splitlines()
     return {line.strip() for line in lines if line.strip() and not line.startswith("List of")}

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import functools
 import io
-import subprocess
 from dataclasses import dataclass
 
 from modlens.errors import ErrorKind, ModlensError
 from modlens.media import MediaBlob
-from modlens.media.programs import INSTALL_FIXES, blob_file, program_path, run_program
+from modlens.media.programs import INSTALL_FIXES, blob_file, program_path, program_version, run_command, run_program
 
 INSTALL_FIX = INSTALL_FIXES["ffmpeg"]
 TIMEOUT_S = 120
@@ -44,8 +43,7 @@ def ffmpeg_path() -> str:
 
 @functools.lru_cache(maxsize=1)
 def ffmpeg_version() -> str:
-    words = _run(["-version"]).decode("utf-8", "replace").split()
-    return words[words.index("version") + 1] if "version" in words[:3] else "unknown"
+    return program_version("ffmpeg", AvUnavailable)
 
 
 def _run(args: list[str]) -> bytes:
@@ -67,10 +65,10 @@ def pcm16k(blob: MediaBlob) -> bytes:
 
 
 def has_audio(blob: MediaBlob) -> bool:
-    # ffmpeg lists the streams on stderr; `-f null` decodes nothing with -t 0
+    # ffmpeg given no output file lists the input's streams on stderr and exits 1: its exit code says nothing here
     with blob_file(blob, "modlens-av-") as path:
-        done = subprocess.run([ffmpeg_path(), "-nostdin", "-hide_banner", "-i", str(path)], capture_output=True,
-                              timeout=TIMEOUT_S)
+        done = run_command("ffmpeg", ["-nostdin", "-hide_banner", "-i", str(path)], unavailable=AvUnavailable,
+                           timeout_s=TIMEOUT_S, timeout_fix="use shorter clips")
     return "Audio:" in done.stderr.decode("utf-8", "replace")
 
 

@@ -3,12 +3,11 @@ line: no Python binding to install, and the engine's own version goes into the d
 from __future__ import annotations
 
 import functools
-import subprocess
 from dataclasses import dataclass
 
 from modlens.errors import ErrorKind, ModlensError
 from modlens.media import MediaBlob
-from modlens.media.programs import INSTALL_FIXES, program_path, run_program
+from modlens.media.programs import INSTALL_FIXES, program_version, run_program
 
 INSTALL_FIX = INSTALL_FIXES["tesseract"]
 TIMEOUT_S = 60
@@ -29,16 +28,10 @@ class OcrText:
     n_words: int
 
 
-def tesseract_path() -> str:
-    return program_path("tesseract", OcrUnavailable)
-
-
 @functools.lru_cache(maxsize=1)
 def tesseract_version() -> str:
     """e.g. "5.3.0" (first line of `tesseract --version`)."""
-    out = subprocess.run([tesseract_path(), "--version"], capture_output=True, text=True, timeout=TIMEOUT_S)
-    first = (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else "tesseract unknown"
-    return first.split()[-1]
+    return program_version("tesseract", OcrUnavailable)
 
 
 def read_text(image: MediaBlob | bytes, *, lang: str = "eng", psm: int = 11, grey: bool = False) -> OcrText:

@@ -34,20 +34,52 @@ def program_path(name: str, unavailable: Unavailable) -> str:
     return path
 
 
+def run_command(name: str, args: list[str], *, unavailable: Unavailable, timeout_s: float, timeout_fix: str,
+                stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run `name args...` and return what it did, whatever its exit code (ffmpeg without an output
+    file lists a file's streams and exits 1); only a missing program or a timeout raises `unavailable`."""
+    command = [program_path(name, unavailable), *args]
+    try:
+        return subprocess.run(command, input=stdin, capture_output=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        raise unavailable(f"{name} took over {timeout_s:g} s", timeout_fix) from None
+
+
 def run_program(name: str, args: list[str], *, unavailable: Unavailable, timeout_s: float, timeout_fix: str,
                 failure_fix: str, stdin: bytes | None = None) -> bytes:
     """Run `name args...` and return its stdout; a timeout or a non-zero exit raises `unavailable`
     quoting the program's last error line, with `timeout_fix` or `failure_fix`."""
-    command = [program_path(name, unavailable), *args]
-    try:
-        done = subprocess.run(command, input=stdin, capture_output=True, timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired:
-        raise unavailable(f"{name} took over {timeout_s:g} s", timeout_fix) from None
+    done = run_command(name, args, unavailable=unavailable, timeout_s=timeout_s, timeout_fix=timeout_fix, stdin=stdin)
     if done.returncode != 0:
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise unavailable(f"{name} failed (exit {done.returncode}): {lines[-1] if lines else 'no message'}",
-                          failure_fix)
+        raise _failed(name, done, unavailable, failure_fix)
     return done.stdout
+
+
+def _failed(name: str, done: subprocess.CompletedProcess[bytes], unavailable: Unavailable, fix: str) -> ModlensError:
+    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return unavailable(f"{name} failed (exit {done.returncode}): {lines[-1] if lines else 'no message'}", fix)
+
+
+# program -> (its version flag, the word its version follows): "ffmpeg version 5.1.6-0+deb12u1 Copyright ...",
+# "eSpeak NG text-to-speech: 1.51 Data at: ...", "tesseract 5.3.0\n leptonica-1.82.0 ..."
+_VERSION_FLAGS = {"espeak-ng": ("--version", "text-to-speech:"), "tesseract": ("--version", "tesseract")}
+VERSION_TIMEOUT_S = 60
+
+
+def program_version(name: str, unavailable: Unavailable) -> str:
+    """The installed program's version string, which goes into detector versions and case parameters
+    (another version of the program can read or make other bytes). Not cached here: callers cache it,
+    so a test that takes the program off the PATH can clear their cache."""
+    flag, marker = _VERSION_FLAGS.get(name, ("-version", "version"))
+    done = run_command(name, [flag], unavailable=unavailable, timeout_s=VERSION_TIMEOUT_S,
+                       timeout_fix=f"check that `{name} {flag}` answers")
+    if done.returncode != 0:
+        raise _failed(name, done, unavailable, f"check that `{name} {flag}` runs; reinstall {name} if it does not")
+    # Tesseract before 4 printed its version on stderr
+    words = (done.stdout or done.stderr).decode("utf-8", "replace").split()
+    if marker in words[:4] and words.index(marker) + 1 < len(words):
+        return words[words.index(marker) + 1]
+    return " ".join(words[:3]) or "unknown"
 
 
 @contextmanager

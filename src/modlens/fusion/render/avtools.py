@@ -34,13 +34,7 @@ def run_program(name: str, args: list[str], *, stdin: bytes | None = None,
 def program_version(name: str) -> str:
     """The version string of espeak-ng, ffmpeg or ffprobe, recorded in every case's parameters
     (the same text through another version can give other bytes)."""
-    flag = "--version" if name == "espeak-ng" else "-version"
-    words = run_program(name, [flag]).decode("utf-8", "replace").split()
-    # "eSpeak NG text-to-speech: 1.51 Data at: ..." / "ffmpeg version 5.1.9-0+deb12u1 Copyright ..."
-    marker = "text-to-speech:" if name == "espeak-ng" else "version"
-    if marker in words and words.index(marker) + 1 < len(words):
-        return words[words.index(marker) + 1]
-    return " ".join(words[:3]) or "unknown"
+    return programs.program_version(name, FusionUnavailable)
 
 
 def probe(media: MediaBlob | Path | str) -> dict[str, Any]:
