@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from modlens.paths import shipped_data
-from modlens.protocol import Comments, Rating
+from modlens.protocol import Comments, Rating, consent_text_sha256
 from modlens.protocol.client import build, session
 
 TOX = ["not toxic", "hard to say", "toxic"]
@@ -144,14 +144,24 @@ class SimError(AssertionError):
     pass
 
 
+async def shown_consent_sha256(url: str, token: str, rater_id: str, client: str) -> str:
+    """What a participant who agreed sends at hello (`consent_sha256`): the digest of the consent
+    text they read, hello_ok's of a first session without consent, as the extension shows it."""
+    async with session(url, token, rater=rater_id, client=client) as reader:
+        if reader.hello is None:
+            raise SimError(f"{rater_id}: no hello_ok")
+        return consent_text_sha256(reader.hello.study["consent_text"])
+
+
 async def rate_participant(url: str, token: str, rater_index: int, plan: Plan, study_id: str, consent_at: str,
                            gold: list[dict[str, Any]], timeout: float = 30.0) -> RaterResult:
     """One participant's browser session, played over the real protocol."""
     rater_id, sigma = plan.rater_ids()[rater_index], plan.sigmas[rater_index]
     rng = np.random.default_rng([plan.seed, rater_index])          # the rater's noise: levels_for only
     timing = np.random.default_rng([plan.seed, rater_index, 1])    # time spent, a stream of its own
+    agreed = await shown_consent_sha256(url, token, rater_id, "modlens-study-sim")
     async with session(url, token, rater=rater_id, client="modlens-study-sim", study_id=study_id,
-                       consent_at=consent_at) as client:
+                       consent_at=consent_at, consent_sha256=agreed) as client:
         reply = client.hello
         if reply is None:
             raise SimError(f"{rater_id}: no hello_ok")

@@ -94,8 +94,9 @@ class Rater:
 async def rate_through_protocol(url: str, token: str, rater: Rater, assignment: dict, plan_comment) -> None:
     from modlens.protocol.client import session
 
+    agreed = await study_sim.shown_consent_sha256(url, token, rater.name, "itemset-test")
     async with session(url, token, rater=rater.name, client="itemset-test", study_id=STUDY_ID,
-                       consent_at="2025-01-31T12:00:00Z") as client:
+                       consent_at="2025-01-31T12:00:00Z", consent_sha256=agreed) as client:
         for ref in assignment["order"]:
             platform, key = plan_comment(ref)
             values, anchors = rater.answer(ref)

@@ -43,7 +43,7 @@ from modlens.errors import ErrorKind, ModlensError
 from modlens.protocol.errors import ErrorCode
 from modlens.protocol.messages import (PROTOCOL_VERSION, SERVER_MESSAGES, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX,
                                        Comments, CommentsOk, Error, Hello, HelloOk, Message, Page, Rating,
-                                       RatingOk, ScoreItem, Scores, Sync, SyncOk, Variants, consent_text_sha256)
+                                       RatingOk, ScoreItem, Scores, Sync, SyncOk, Variants)
 
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
@@ -319,13 +319,7 @@ class Client:
 async def session(url: str, token: str, *, rater: str, name: str | None = None,
                   client: str = "modlens-feed", **hello: Any) -> AsyncIterator[Client]:
     """A connected `Client` whose hello was answered; the socket is closed on leaving. `hello`
-    adds Hello's optional fields (study_id, consent_at, consent_sha256). `consent_at` without
-    `consent_sha256` agrees to the consent text the daemon shows now, read as a participant reads it
-    before agreeing: from the hello_ok of a first session without consent."""
-    if hello.get("consent_at") is not None and hello.get("consent_sha256") is None:
-        async with session(url, token, rater=rater, name=name, client=client) as reader:
-            assert reader.hello is not None  # say_hello returned it
-            hello["consent_sha256"] = consent_text_sha256(reader.hello.study["consent_text"])
+    adds Hello's optional fields (study_id, consent_at, consent_sha256)."""
     ws = await connect(url, token)
     try:
         conn = Client(ws, name or rater)
