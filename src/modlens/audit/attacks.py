@@ -81,40 +81,49 @@ def attack_config(attack: Attack) -> dict[str, Any]:
 
 
 # Fields an attack's config gained after modlens first logged attacks, each with a test of whether
-# the current value is the one a row logged before the field existed ran with: an older row lacks
-# the field, and is this attack only when that test holds (else it is attacked again). A field added
-# with no such value is not listed, so its older rows are redone: sentence_similarity's
-# encoder_version (2026-12-06) names the weights by content, and an older row named only their folder.
+# a logged row that lacks the field (written before it existed) ran with the current value: the row
+# is this attack only when that test holds (else it is attacked again). A field added with no such
+# test is not listed, so its older rows are redone: sentence_similarity's encoder_version
+# (2026-12-06) names the weights by content, and an older row named only their folder.
 SHIPPED_TABLE = {"lexicon": "perturbations.json", "lexicon_sha": "eb06062ed6bb"}  # the package's, unchanged since it shipped
 
 
-def _shipped_tables_only(data: Any) -> bool:
-    """transformation_data (2026-12-06) naming only the package's perturbation table, the one
-    human_lookup read by default before: {transformation key: table}, nested for composites."""
+def _names_shipped_tables(data: Any) -> bool:
+    """transformation_data naming only the package's perturbation table: {transformation key:
+    table}, nested for composites."""
     if not isinstance(data, dict) or not data:
         return False
-    return data == SHIPPED_TABLE or all(_shipped_tables_only(v) for v in data.values())
+    return data == SHIPPED_TABLE or all(_names_shipped_tables(v) for v in data.values())
 
 
-ERA_DEFAULTS: dict[str, Callable[[Any], bool]] = {"transformation_data": _shipped_tables_only}
+def _ran_with_shipped_tables(value: Any, logged: dict[str, Any]) -> bool:
+    """transformation_data (2026-12-06): before it, human_lookup read $MODLENS_PERTURBATIONS, a
+    perturbations.json in the data folders, or the package's, and only its edits recorded which
+    (table name and SHA-256). An older row is this attack when the current tables are the package's
+    and its final text has a human_lookup edit, every one naming the package's table, or its seed
+    was skipped (never perturbed). A failed attack, or a success through other transformations,
+    records no table, so it is redone."""
+    if not _names_shipped_tables(value):
+        return False
+    if (logged.get("attack") or {}).get("status") == "skipped":
+        return True
+    # a word strategy's edit keeps the strategy's own params under "edit" (perturb.parts)
+    tables = {(d.get("lexicon"), d.get("lexicon_sha")) for e in logged["params"].get("edits") or ()
+              if "lexicon_sha" in (d := (e.get("params") or {}).get("edit") or {})}
+    return tables == {(SHIPPED_TABLE["lexicon"], SHIPPED_TABLE["lexicon_sha"])}
+
+
+# field -> check(current value, logged row {"params", "attack"})
+ERA_DEFAULTS: dict[str, Callable[[Any, dict[str, Any]], bool]] = {"transformation_data": _ran_with_shipped_tables}
 
 
 def same_attack(logged: dict[str, Any], config: dict[str, Any]) -> bool:
-    """Whether a logged attack's params record this attack config (`attack_config`): every field
-    equal, or absent from an older row and at the value that row's modlens ran with (ERA_DEFAULTS).
-    An older row's own table edits must name that table too (an edit records the table it came from)."""
-    for key, value in config.items():
-        if key in logged:
-            if logged[key] != value:
-                return False
-        elif key not in ERA_DEFAULTS or not ERA_DEFAULTS[key](value):
-            return False
-    if "transformation_data" not in logged:
-        tables = {(p.get("lexicon"), p.get("lexicon_sha")) for e in logged.get("edits") or ()
-                  if "lexicon_sha" in (p := e.get("params") or {})}
-        if tables - {(SHIPPED_TABLE["lexicon"], SHIPPED_TABLE["lexicon_sha"])}:
-            return False
-    return True
+    """Whether a logged attack row ({"params", "attack"}, `logged_attacks`) is this attack config
+    (`attack_config`): every field of its params equal, or absent from an older row and shown by
+    the row to have been at this value (ERA_DEFAULTS)."""
+    params = logged["params"]
+    return all(params[key] == value if key in params else key in ERA_DEFAULTS and ERA_DEFAULTS[key](value, logged)
+               for key, value in config.items())
 
 
 def gold_toxic(labels: dict[str, Any]) -> bool | None:

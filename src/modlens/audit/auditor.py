@@ -100,7 +100,7 @@ class Auditor:
         (`same_attack`)."""
         config = attack_config(attack)
         for r in logged_attacks(self.log, cid, attack.strategy, attack.target_key, attack.seed):
-            if same_attack(r["params"], config):
+            if same_attack(r, config):
                 return {"text": r["text"], "status": r["attack"].get("status")}
         return None
 
