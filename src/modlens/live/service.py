@@ -214,8 +214,7 @@ class LiveService:
         plan = self.plan
 
         def start(lg: StudyLog) -> int | None:
-            lg.ensure_rater(study_id, hello.rater_id, hello.consent_at,
-                            None if hello.consent_at is None else consent_text)
+            lg.ensure_rater(study_id, hello.rater_id, hello.consent_at, consent_text)  # recorded only with consent_at
             lg.start_session(session.session_id, study_id, hello.rater_id, hello.client,
                              hello.client_version, hello.protocol)
             return None if plan is None else assignment.slot_of(assignment.session_raters(lg, study_id),

@@ -4,11 +4,12 @@ builds with them, `modlens feed` builds its messages with them, and docs/PROTOCO
 generated from them (`modlens.protocol.doc`)."""
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from modlens.studylog.codec import text_hash
 
 PROTOCOL_VERSION: Final = 1  # Final: its type is Literal[1], what HelloOk.protocol declares
 SUBPROTOCOL = "modlens.v1"
@@ -137,8 +138,9 @@ class Hello(ClientMessage):
 
 
 def consent_text_sha256(text: str) -> str:
-    """What `Hello.consent_sha256` holds for a consent to `text`: SHA-256 of its UTF-8 bytes, lowercase hex."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """What `Hello.consent_sha256` holds for a consent to `text`: SHA-256 of its UTF-8 bytes, lowercase hex,
+    the log's text hash, which keys the text in `consent_texts`."""
+    return text_hash(text)
 
 
 class Page(ClientMessage):
