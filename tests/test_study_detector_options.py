@@ -33,3 +33,16 @@ def test_options_are_checked_against_what_create_takes_and_any_option_is_taken_b
     assert detectors.unknown_options("perspective", {"anything": 1}) == []
     assert detectors.unknown_options("http", {"url": "http://127.0.0.1:9/", "score_path": "s", "extra": 1}) == []
     parse_study({"detectors": [{"name": "perspective", "options": {"whatever": 1}}]})
+
+
+def test_the_options_of_a_wrapped_detector_are_checked_too():
+    # ocr and asr build the text detector they wrap at serve: a typo there failed the same way
+    with pytest.raises(StudyConfigError, match=r"detectors\.0\.options\.text_options\.batchsize: detector "
+                                               r"minilm-toxicity takes no option 'batchsize'"):
+        parse_study({"detectors": [{"name": "ocr", "options": {"text_detector": "minilm-toxicity",
+                                                               "text_options": {"batchsize": 8}}}]})
+    with pytest.raises(StudyConfigError, match=r"detectors\.0\.options\.text_detector: unknown detector "
+                                               r"'minilm-toxicty'"):
+        parse_study({"detectors": [{"name": "ocr", "options": {"text_detector": "minilm-toxicty"}}]})
+    parse_study({"detectors": [{"name": "ocr", "options": {"text_detector": "asr", "text_options": {
+        "text_detector": "minilm-toxicity", "text_options": {"batch_size": 8}}}}]})

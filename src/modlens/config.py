@@ -319,14 +319,7 @@ class StudyConfig(_Strict):
             # unknown: an error (a typo must not silently drop a detector); known but unable to
             # load here (optional package or weights missing) stays a warning at load time
             _check_name("detector", d.name, registry.available(), at=f"detectors.{i}.name")
-            for option in registry.unknown_options(d.name, d.options):
-                # checked here, not only when `serve` builds it: study check and pack said ok
-                takes = registry.accepted_options(d.name) or []
-                close = close_matches(option, takes)
-                fix = f"did you mean {' or '.join(close)}?" if close else f"use one of: {', '.join(takes) or '(none)'}"
-                raise PydanticCustomError("unknown_option", "detector {detector} takes no option {name}",
-                                          {"detector": d.name, "name": repr(option),
-                                           "at": f"detectors.{i}.options.{option}", "fix": fix})
+            _check_options(d.name, d.options, at=f"detectors.{i}.options")
         keys = [d.key for d in v]
         dup = {k for k in keys if keys.count(k) > 1}
         if dup:
@@ -431,6 +424,24 @@ class StudyConfig(_Strict):
         copy = self.model_copy(update=update)
         copy._provenance = list(notes)
         return copy
+
+
+def _check_options(name: str, options: dict[str, Any], *, at: str) -> None:
+    """Each option a detector's `create` takes, and so for every detector it wraps (`ocr`'s
+    `text_detector`, a known name, with `text_options`): checked here, not only when `serve` builds
+    it on every participant's computer, after study check and pack said ok."""
+    from modlens.detectors import registry
+    from modlens.detectors.dataflow import wrapped
+
+    for option in registry.unknown_options(name, options):
+        takes = registry.accepted_options(name) or []
+        close = close_matches(option, takes)
+        fix = f"did you mean {' or '.join(close)}?" if close else f"use one of: {', '.join(takes) or '(none)'}"
+        raise PydanticCustomError("unknown_option", "detector {detector} takes no option {name}",
+                                  {"detector": name, "name": repr(option), "at": f"{at}.{option}", "fix": fix})
+    for key, inner, inner_options in wrapped(options):
+        _check_name("detector", inner, registry.available(), at=f"{at}.{key}")
+        _check_options(inner, inner_options, at=f"{at}.{key.removesuffix('detector')}options")
 
 
 def _check_name(what: str, name: str, known: list[str], *, at: str) -> None:

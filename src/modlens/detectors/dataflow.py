@@ -110,6 +110,11 @@ def _nested(options: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]
             yield key, value, inner if isinstance(inner, dict) else {}
 
 
+def wrapped(options: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(option, name, options) of each detector these options wrap (the study's checks walk them too)."""
+    return list(_nested(options))
+
+
 def destinations(name: str, options: dict[str, Any]) -> list[str]:
     """Every place this detector may send data, sorted (none: it and all it wraps run here): its
     endpoint, those of the detectors it wraps, any non-loopback URL in its options, and, for a
