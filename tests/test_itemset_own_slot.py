@@ -1,7 +1,7 @@
 """A rating from the item-set page names its assignment in its id (`<assignment>:r-<uuid>`), and the
 review (study/acceptance.py) judges the rater on that assignment's task. The real daemon, serving a
-study folder's item set, takes such a rating only under the assignment hello_ok gave that rater: one
-naming another rater's slot (or a task) is refused with `other_assignment`, nothing of it is stored, and
+study folder's item set, takes such a rating only under the assignment hello_ok gave that rater, or
+that assignment's task: one naming another rater's slot (or another task) is refused with `other_assignment`, nothing of it is stored, and
 the rater's own ratings, before and after, are kept and reviewed on their own task alone."""
 from __future__ import annotations
 
@@ -77,4 +77,28 @@ async def test_a_rating_into_another_raters_slot_is_refused_and_nothing_of_the_r
     # the review judges A on A's task alone (complete: accepted), never on B's
     reviews = {(r.rater_id, r.task): r for r in review_log(db, plan)}
     assert {t for r, t in reviews if r == "rater-a"} == {mine["task"]}
+    assert reviews[("rater-a", mine["task"])].decision == "accept"
+
+
+async def test_a_rating_naming_the_raters_own_task_is_taken_and_reviewed_on_it(tmp_path):
+    """`<task>:<...>` (the form `modlens rate` writes) of the rater's own task ties the rating to the task
+    the review judges them on anyway: it counts toward no one else's, so it is taken like the slot's form."""
+    cfg, plan = study_folder(tmp_path / "study")
+    db = tmp_path / "study.sqlite"
+    async with running_daemon(tmp_path, cfg, study_dir=tmp_path / "study") as (url, _app):
+        async with connect(url) as ws:
+            a = Client(ws)
+            mine = (await a.hello("rater-a"))["study"]["itemset"]
+            own = [i["ref"] for i in mine["items"]]
+            for n, ref in enumerate(own):
+                ok = await a.request(rate(a, f"{mine['task']}:r-{n}", plan, ref), "rating_ok")
+                assert ok["type"] == "rating_ok", ok
+    con = sqlite3.connect(db)
+    try:
+        stored = con.execute("SELECT client_rating_id FROM ratings WHERE rater_id = 'rater-a'").fetchall()
+    finally:
+        con.close()
+    assert sorted(stored) == sorted((f"{mine['task']}:r-{n}",) for n in range(len(own)))
+    reviews = {(r.rater_id, r.task): r for r in review_log(db, plan)}
+    assert set(reviews) == {("rater-a", mine["task"])}
     assert reviews[("rater-a", mine["task"])].decision == "accept"

@@ -437,14 +437,19 @@ class LiveService:
 
     def _check_assignment(self, session: LiveSession, msg: p.Rating) -> None:
         """An id naming an assignment or task of the item set (`<assignment>:r-<uuid>`) ties the rating
-        to that task in the review (study/acceptance.py): only the rater's own assignment may be named."""
+        to that task in the review (study/acceptance.py): only the rater's own assignment, or its task
+        (`<task>:...`, the form `modlens rate` writes; reviewed on the same task), may be named."""
         plan = self.plan
         named = None if plan is None else plan.unit_named(msg.id)
-        if plan is not None and named is not None and named != session.assignment:
-            raise ProtocolError(ErrorCode.other_assignment,
-                                f"id: {msg.id!r} names item-set {'task' if named in plan.tasks else 'assignment'} "
-                                f"{named!r}, but this rater's assignment is {session.assignment!r}; nothing stored",
-                                msg.id)
+        if plan is None or named is None or named == session.assignment:
+            return
+        own_task = None if session.assignment is None else plan.task_named(session.assignment)
+        if named == own_task:
+            return
+        raise ProtocolError(ErrorCode.other_assignment,
+                            f"id: {msg.id!r} names item-set {'task' if named in plan.tasks else 'assignment'} "
+                            f"{named!r}, but this rater's assignment is {session.assignment!r} (task {own_task!r}); "
+                            "nothing stored", msg.id)
 
     async def rate(self, session: LiveSession, msg: p.Rating) -> p.RatingOk:
         self._check_rating(msg)

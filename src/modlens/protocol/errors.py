@@ -55,9 +55,10 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.media_not_collected: "`comment_media` sent to a study that does not collect media (`media.collect` is "
     "off, the default); the consent the participant gave does not cover images",
     ErrorCode.other_assignment: "a `rating` whose id names an item-set assignment or task (`<assignment>:r-<uuid>`, "
-    "the item-set page's form) other than the assignment `hello_ok` gave this rater (`study.itemset.assignment`): "
-    "it would count toward another rater's task and review. Nothing of it is stored; the rater's own ratings are "
-    "untouched. Send it again under the rater's own assignment, or without the prefix",
+    "the item-set page's form) other than the assignment `hello_ok` gave this rater (`study.itemset.assignment`) "
+    "and that assignment's task (`study.itemset.task`): it would tie the rating to a slot or task this rater was not "
+    "given (the review judges a rater on the task a rating names). Nothing of it is stored; the rater's own ratings are untouched. Send it again under the "
+    "rater's own assignment, or without the prefix",
     ErrorCode.not_stored: "answers `sync`: a write the daemon owed for an answer it had sent this connection failed "
     "(the rows behind a `scores` or `variants` message, or a deferred-variant record, are not in the study log); the "
     "message says which and why. It stays: every later `sync` on this connection gets it too. Send the comments again "
