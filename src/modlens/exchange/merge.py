@@ -42,7 +42,9 @@ from modlens.studylog.store import StudyLog
 # 1 -> 2 added only the merge tables (bundles, row_sources), which bundles never carry;
 # 2 -> 3 added only new tables (media), which older bundles lack and read as empty;
 # 3 -> 4 added sessions.ended_by (NULL: not known) and the label-set tables;
-# 4 -> 5 added only rater_reviews, which bundles never carry.
+# 4 -> 5 added only rater_reviews, which bundles never carry;
+# 6 -> 7 also added consent_texts and consents, which an older bundle lacks: its raters' consents are their
+# raters.consent_at alone (the text unknown) and the merged log gets no consents row for them.
 Tables = dict[str, tuple[list[str], list[tuple[Any, ...]]]]
 
 
@@ -80,7 +82,7 @@ def _pages_without_authors(tables: Tables) -> None:
 UPGRADES: dict[int, Callable[[Tables], None]] = {
     1: lambda tables: None, 2: lambda tables: None, 3: _gold_into_label_sets, 4: lambda tables: None,
     5: lambda tables: None,  # 6 added ratings.time_spent_over_limit_ms: NULL in older rows
-    6: _pages_without_authors}  # 7 added consents: an older bundle's are its raters' consent_at, text unknown
+    6: _pages_without_authors}
 OLDEST_SCHEMA = 1
 
 

@@ -222,8 +222,10 @@ TABLES: tuple[Table, ...] = (
         col("study_id", "TEXT NOT NULL REFERENCES studies(study_id)", "The study."),
         col("rater_id", "TEXT NOT NULL", "The rater (`raters.rater_id`)."),
         col("consent_sha256", "TEXT REFERENCES consent_texts(consent_sha256)",
-            "The text agreed to (`consent_texts`); NULL for a consent recorded before schema 7, whose text the "
-            "log did not record (its time is `raters.consent_at`)."),
+            "The text agreed to (`consent_texts`); NULL for a consent a participant's log recorded before schema 7, "
+            "whose text it did not record (migration 7 copied `raters.consent_at`). Those stay in that log: a bundle "
+            "carries only consents naming their text, so a merged log holds no NULL here (a rater of an older "
+            "bundle has `raters.consent_at` alone)."),
         col("consented_at", "TEXT NOT NULL", "When the rater agreed to it, as the client reported (UTC ISO 8601)."),
         key=("consent_id",), unique=(("study_id", "rater_id", "consent_sha256"),),
         travel=Travel("study_id = :study AND rater_id IN {raters} AND consent_sha256 IS NOT NULL",
