@@ -388,3 +388,45 @@ def test_a_study_whose_consent_text_another_study_used_first_merges(tmp_path, ca
     with StudyLog(merged, readonly=True) as log:
         assert log.conn.execute("SELECT study_id, rater_id FROM consents").fetchall() == [("main", "rater-m")]
         assert log.conn.execute("SELECT text FROM consent_texts").fetchall() == [(text,)]
+
+
+def test_a_schema_6_bundle_with_two_pages_of_one_x_post_merges_into_one_page(tmp_path, monkeypatch):
+    """A participant on schema 6 kept an X post twice (the extension's row naming the author, `modlens
+    feed`'s with the address as key): the upgrade (UPGRADES[6]) writes each as schema 7 keeps pages, so
+    the merged log holds one page without the author, with both comments on it."""
+    monkeypatch.setattr(migrate, "MIGRATIONS", schema.MIGRATIONS[:6])
+    monkeypatch.setattr(migrate, "SCHEMA_VERSION", 6)
+    db = tmp_path / "v6.sqlite"
+    with StudyLog(db) as log:
+        log.ensure_study("pilot", "Pilot", {})
+        log.ensure_rater("pilot", "rater-0", "2025-05-01T10:00:00Z")
+        log.start_session("s-0", "pilot", "rater-0", "modlens-extension", "0.1", 1)
+        # as a schema-6 modlens wrote them: the author in the address and title, the feed's key an address
+        log.conn.executemany("INSERT INTO pages (page_id, platform, page_key, url, title, first_seen) "
+                             "VALUES (?, 'x', ?, ?, ?, '2025-05-01T10:00:00Z')", [
+                                 (1, "123", "https://x.com/alice/status/123?s=20", 'Alice on X: "hi there" / X'),
+                                 (2, "https://x.com/Alice/status/123", "https://x.com/Alice/status/123",
+                                  "https://x.com/Alice/status/123")])
+        log.conn.commit()
+        for n, page in ((1, 1), (2, 2)):
+            cid = log.add_comment("x", f"c{n}", page, f"reply {n}")
+            log.add_sighting(cid, "s-0")
+            log.add_rating("pilot", "rater-0", f"r-{n}", "s-0", cid, {"toxicity": "toxic"}, None, None, False, 900)
+        assert log.user_version() == 6
+    out = tmp_path / "v6.bundle"
+    assert cli_main(["export", "--db", str(db), "--bundle", str(out)]) == 0
+    monkeypatch.undo()
+    with zipfile.ZipFile(out) as zf:
+        assert json.loads(zf.read("manifest.json"))["schema_version"] == 6
+    merged = tmp_path / "merged.sqlite"
+    results = merge_files(merged, [out], allow_unsigned=True)
+    assert [r if isinstance(r, Exception) else r["status"] for r in results] == ["merged"]
+    with StudyLog(merged, readonly=True) as log:
+        pages = log.conn.execute("SELECT page_id, platform, page_key, url, title FROM pages").fetchall()
+        comments = log.conn.execute("SELECT c.comment_key, c.page_id FROM comments c ORDER BY c.comment_key").fetchall()
+        consents = log.conn.execute("SELECT count(*) FROM consents").fetchone()
+        consent_at = log.conn.execute("SELECT consent_at FROM raters WHERE rater_id = 'rater-0'").fetchone()
+    assert [p[1:] for p in pages] == [("x", "123", "https://x.com/i/status/123", "hi there")]
+    assert comments == [("c1", pages[0][0]), ("c2", pages[0][0])]
+    # an older bundle carries no consents: the rater's consent is raters.consent_at alone
+    assert consents == (0,) and consent_at == ("2025-05-01T10:00:00Z",)

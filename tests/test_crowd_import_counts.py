@@ -121,3 +121,46 @@ def test_a_refused_file_stores_no_import(tmp_path: Path, capsys: pytest.CaptureF
         assert con.execute("SELECT count(*) FROM ratings").fetchone()[0] == 0
     finally:
         con.close()
+
+
+def test_an_import_that_fails_once_the_log_is_open_stores_no_import(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refused after the log was opened (a log without the item set's comments), or failing inside the
+    import's transaction after its ratings were written (the import's row could not be stored): no
+    ratings and no import row, in either case."""
+    import sqlite3
+
+    from modlens.study.rate_import import import_ratings
+    from modlens.studylog.store import StudyLog
+
+    folder = study_with_set(tmp_path, capsys)
+    plan = assignment.Plan.load(folder, load(folder))
+    good = _write_csv(tmp_path / "good.csv", [["Participant id", "Status", "assignment", *_survey_cells(plan, "t01-r1")],
+                                              ["60aa", "APPROVED", "t01-r1", *_survey_cells(plan, "t01-r1").values()]])
+
+    def stored(db: Path) -> tuple[int, int]:
+        con = sqlite3.connect(db)
+        try:
+            return (con.execute("SELECT count(*) FROM crowd_imports").fetchone()[0],
+                    con.execute("SELECT count(*) FROM ratings").fetchone()[0])
+        finally:
+            con.close()
+
+    other = tmp_path / "other.sqlite"
+    StudyLog(other).close()
+    code, out = run(capsys, "rate", good, "--db", other, "--study", folder)
+    assert code != 0 and "is not in this log" in out, out
+    assert stored(other) == (0, 0)
+
+    def no_room(*args: object, **kwargs: object) -> int:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    db = tmp_path / "log.sqlite"
+    monkeypatch.setattr(StudyLog, "add_crowd_import", no_room)
+    with pytest.raises(sqlite3.OperationalError, match="disk is full"):
+        import_ratings(good, folder, db)
+    assert stored(db) == (0, 0)
+    monkeypatch.undo()
+    # the same file, the row stored: its ratings were there to lose
+    assert import_ratings(good, folder, db).ratings_new == 6 and stored(db) == (1, 6)
