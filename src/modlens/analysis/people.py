@@ -66,7 +66,7 @@ def fit_attribute(data: StudyData, majority: dict[int, dict[str, str]], attr: st
     names = ["score"] + [f"platform[{p}]" for p in order[1:]]
     sep = separation.check(X, y, len(used))
     try:
-        model = ordlogit.fit(X, y, len(used), names, penalty=None if sep.kind is None else "jeffreys")
+        model = ordlogit.fit(X, y, len(used), names, penalty=None if sep.kind is None else "jeffreys", sep=sep)
     except ordlogit.FitError as err:
         return {"error": str(err), "n": len(rows)}
     warnings = _warnings(sep, names, counts, {lv: int((y == k).sum()) for k, lv in enumerate(used)})
