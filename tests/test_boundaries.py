@@ -20,9 +20,10 @@ DAEMON = "modlens.daemon"
 LAYERS: list[tuple[str, str, list[str]]] = [
     ("leaves", "plain values, locations, the plain metrics and the one error type, importing nothing above them",
      ["modlens", "modlens.errors", "modlens.rows", "modlens.names", "modlens.paths", "modlens.netutil", "modlens.batcher",
-      "modlens.runtime", "modlens.trainingdata", "modlens.docblock", "modlens.metrics", "modlens.heap"]),
+      "modlens.trainingdata", "modlens.docblock", "modlens.metrics", "modlens.heap"]),
     ("storage", "files, keys and the study log's storage: know tables and bytes, not what fills them",
-     ["modlens.media", "modlens.pairing", "modlens.signing", "modlens.safe_archive", "modlens.studylog"]),
+     ["modlens.media", "modlens.pairing", "modlens.runtime", "modlens.signing", "modlens.safe_archive",
+      "modlens.studylog"]),
     ("models", "what reads text: normalizer steps, detectors, dataset readers",
      ["modlens.normalize", "modlens.detectors", "modlens.datasets"]),
     ("generators", "what makes text: perturbations, attacks, fused test cases",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from modlens import paths
+from modlens.pairing import write_atomically
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765
 WILDCARD_HOSTS = ("0.0.0.0", "::")
@@ -19,10 +20,7 @@ WILDCARD_HOSTS = ("0.0.0.0", "::")
 
 def write_runtime(info: dict[str, Any]) -> None:
     """Atomically, so a reader never sees half a file."""
-    path = paths.runtime_file()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(info, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomically(paths.runtime_file(), json.dumps(info, indent=2).encode("utf-8"), 0o644)
 
 
 def read_runtime(check_alive: bool = True) -> dict[str, Any] | None:

@@ -21,11 +21,9 @@ detector would read that the study does not declare in `[secrets] names`.
 """
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from modlens import __version__, safe_archive, signing
 from modlens.config import StudyConfig, StudyConfigError, parse_study
 from modlens.errors import UPGRADE, ErrorKind, ModlensError, Problem, check_format, problem_lines
+from modlens.pairing import write_atomically
 from modlens.study.folder import StudyFolder
 from modlens.study.pack_rules import refusals
 
@@ -147,15 +146,11 @@ def write(folder: StudyFolder, out: str | Path, key_path: str | Path | None = No
 
 def _write_file(out: Path, data: bytes) -> None:
     """Under a temporary name, then renamed: a write cut short (a full disk) leaves the last pack as it was."""
-    tmp = out.with_name(f".{out.name}.tmp")
     try:
         if out.is_dir():
             raise IsADirectoryError(errno.EISDIR, "a folder, not a file")
-        tmp.write_bytes(data)
-        os.replace(tmp, out)
+        write_atomically(out, data, 0o644)  # a pack goes to every participant: readable as before
     except OSError as err:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
         kind = (ErrorKind.USAGE if isinstance(err, IsADirectoryError)
                 else ErrorKind.NOT_FOUND if isinstance(err, FileNotFoundError) else ErrorKind.FAILED)
         raise PackError(f"{out}: cannot write the pack ({err.strerror or err})", kind=kind,
