@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import BinaryIO, Protocol, TypeVar
 
 
 def home() -> Path:
@@ -105,12 +105,18 @@ class Digest(Protocol):
 D = TypeVar("D", bound=Digest)
 
 
-def hash_file(digest: D, path: str | Path) -> D:
-    """`digest` (a hashlib object) fed a file's bytes a MiB at a time, so a model's weights are never
-    held whole; the one way modlens hashes a file's content."""
+def hash_file(digest: D, path: str | Path, *, block: int = 1 << 20) -> D:
+    """`digest` (a hashlib object) fed a file's bytes `block` bytes (a MiB) at a time, so a model's
+    weights are never held whole; the one way modlens hashes a file's content (`hash_stream` for a
+    file already open, such as a remote one)."""
     with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
+        return hash_stream(digest, fh, block=block)
+
+
+def hash_stream(digest: D, stream: BinaryIO, *, block: int = 1 << 20) -> D:
+    """`digest` fed what is left of an open binary stream, `block` bytes at a time."""
+    while chunk := stream.read(block):
+        digest.update(chunk)
     return digest
 
 

@@ -26,6 +26,7 @@ import modlens.study
 from modlens.cli.common import (CliError, add_db_option, add_detectors_option, add_study_option, db_path,
                                 detector_configs)
 from modlens.errors import ErrorKind, inline_fix, with_fix
+from modlens.paths import hash_file
 
 if TYPE_CHECKING:
     from modlens.config import StudyConfig
@@ -204,7 +205,7 @@ def _media_reader(args: argparse.Namespace, study: StudyConfig) -> dict[str, Det
 
 
 def _digest(path: str | None) -> str | None:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16] if path else None
+    return hash_file(hashlib.sha256(), path).hexdigest()[:16] if path else None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -31,6 +31,7 @@ from typing import Any, Callable, Generator, Iterable, Iterator
 from modlens.datasets import longfields
 from modlens.errors import ErrorKind, ModlensError
 from modlens.normalize.base import Normalized
+from modlens.paths import hash_file, hash_stream
 from modlens.rows import Variant
 from modlens.studylog import csvcells
 
@@ -51,13 +52,12 @@ class DatasetError(ModlensError, ValueError):
 def file_digest(path: Path | str | None = None, *, stream: Any = None) -> str:
     """The first `DIGEST_CHARS` hex digits of the sha256 of a file's bytes, read in blocks (memory
     does not grow with the file). `stream`: an open binary stream instead (a remote file)."""
-    h = hashlib.sha256()
+    block = 1 << 16  # small blocks: reading stays within the readers' memory bound
     if stream is None:
-        with open(Path(path or ""), "rb") as fh:
-            return file_digest(stream=fh)
-    while block := stream.read(1 << 16):  # small blocks: reading stays within the readers' memory bound
-        h.update(block)
-    return h.hexdigest()[:DIGEST_CHARS]
+        digest = hash_file(hashlib.sha256(), Path(path or ""), block=block)
+    else:
+        digest = hash_stream(hashlib.sha256(), stream, block=block)
+    return digest.hexdigest()[:DIGEST_CHARS]
 
 
 def content_name(digest: str) -> str:

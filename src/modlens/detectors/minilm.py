@@ -28,7 +28,7 @@ from modlens.detectors import quality
 from modlens.detectors.hf_common import pick_dtype
 from modlens.detectors.pieces import SplitCalls
 from modlens.trainingdata import HASHES_SUFFIX, KNOWN_POOLS, Training
-from modlens.paths import file_reference, portable
+from modlens.paths import file_reference, hash_file, portable
 
 HEADS_DIR = Path(__file__).resolve().parent / "heads"
 DEFAULT_HEAD = HEADS_DIR / "minilm-toxicity.json"
@@ -541,7 +541,7 @@ def head_training(head: Head, head_path: Path) -> Training:
 
 def file_hash(path: Path) -> str:
     """12 hex of a file's sha256: the head's part of a detector version."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    return hash_file(hashlib.sha256(), path).hexdigest()[:12]
 
 
 def measured_quality(head_path: Path, version: str) -> quality.Quality | None:

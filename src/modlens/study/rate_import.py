@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from modlens.errors import ModlensError
+from modlens.paths import hash_file
 from modlens.ratings import derive_toxicity, rating_problems
 from modlens.study import crowd
 from modlens.study.acceptance import Review, review_log
@@ -210,11 +211,10 @@ def export_sha256(path: Path) -> str:
 
     digest = hashlib.sha256()
     if path.is_file():
-        digest.update(path.read_bytes())
-        return digest.hexdigest()
+        return hash_file(digest, path).hexdigest()
     for f in sorted(p for p in path.rglob("*") if p.is_file()):
         digest.update(f.relative_to(path).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(f.read_bytes()).digest())
+        digest.update(hash_file(hashlib.sha256(), f).digest())
     return digest.hexdigest()
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from PIL import ImageFont
 
 from modlens.fusion.render import FusionUnavailable
+from modlens.paths import hash_file
 
 TEXT_FONT_ENV = "MODLENS_FONT"
 EMOJI_FONT_ENV = "MODLENS_EMOJI_FONT"
@@ -93,4 +94,4 @@ def emoji_font() -> ImageFont.FreeTypeFont:
 @functools.lru_cache(maxsize=16)
 def font_id(path: Path) -> str:
     """"DejaVuSans-Bold.ttf@1a2b3c4d": the file name and the start of its SHA-256."""
-    return f"{path.name}@{hashlib.sha256(path.read_bytes()).hexdigest()[:8]}"
+    return f"{path.name}@{hash_file(hashlib.sha256(), path).hexdigest()[:8]}"
