@@ -110,3 +110,15 @@ def test_its_version_names_the_graph_it_runs(pair, cache, tmp_path, monkeypatch)
     assert other.onnx_path.read_bytes() != onnx.onnx_path.read_bytes()
     assert other.version != onnx.version
     assert other.config()["onnx_model_sha256"][:12] in other.version
+
+
+def test_its_config_names_the_graph_its_version_names_even_once_the_file_changed(pair, tmp_path):
+    """The graph is hashed once, when the session is loaded: the config logged beside each score names
+    those bytes, not whatever lies under the file's name when the config is asked for."""
+    _, onnx = pair
+    (tmp_path / onnx.onnx_path.name).write_bytes(onnx.onnx_path.read_bytes())
+    loaded = minilm_onnx.convert(registry.create("minilm-toxicity", device="cpu"), cache_dir=tmp_path)
+    before = loaded.config()
+    loaded.onnx_path.write_bytes(b"another graph written over it after the load")  # e.g. another build
+    after = loaded.config()
+    assert after == before and after["onnx_model_sha256"][:12] in loaded.version == onnx.version

@@ -24,7 +24,7 @@ import numpy as np
 from modlens import paths
 from modlens.detectors.base import DetectorUnavailable
 from modlens.detectors.minilm import MiniLMToxicity, create as create_fp32
-from modlens.paths import file_reference, file_sha256
+from modlens.paths import file_sha256, portable
 
 NAME = "minilm-toxicity-onnx-int8"
 HINT = "pip install 'modlens[onnx]'  (onnxruntime and onnx)"
@@ -67,9 +67,11 @@ class MiniLMToxicityOnnxInt8(MiniLMToxicity):
     name = NAME
     quantization = ""
     onnx_path: Path
+    onnx_sha256: str  # the graph's bytes when the session read it: what the version names, hashed once
 
     def config(self) -> dict[str, Any]:
-        return {**super().config(), "quantization": self.quantization, **file_reference("onnx_model", self.onnx_path)}
+        return {**super().config(), "quantization": self.quantization, "onnx_model": portable(self.onnx_path),
+                "onnx_model_sha256": self.onnx_sha256}
 
 
 def settings(reduce_range: bool) -> tuple[str, str]:
@@ -159,7 +161,7 @@ def convert(det: MiniLMToxicity, *, cache_dir: Path | None = None,
     if graph is None:  # removed since the session read it
         raise DetectorUnavailable("error", f"cannot read {path}", "load it again; it is rebuilt if missing")
     twin = as_twin(det, MiniLMToxicityOnnxInt8, text, f"ort{ort.__version__}-{tag}.{graph[:12]}")
-    twin.onnx_path = path
+    twin.onnx_path, twin.onnx_sha256 = path, graph
     return twin
 
 
