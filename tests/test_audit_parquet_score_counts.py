@@ -7,6 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from modlens.cli import main
@@ -37,3 +38,29 @@ def test_a_repeated_text_is_one_score_good_or_error(tmp_path, capsys, engine):
     assert _log_rows(db) == (3, 2)  # three texts, two without an answer
     assert (tally["scores"], tally["errors"]) == (3, 2)
     assert f"detector {key}: 2 of the 3 texts it scored have an error as their score" in said.err
+
+
+def test_a_rerun_into_the_folder_scores_no_text_an_earlier_run_answered(tmp_path, capsys):
+    """Rows keyed by --id-col: the file grew, and the same command resumes into the same folder. A text
+    an earlier run wrote a good score for is not scored or written again (one row per text and
+    detector, as the log sink asks the log); one it wrote an error for is scored again."""
+    data, table, out, db = tmp_path / "c.csv", tmp_path / "scores.csv", tmp_path / "out", tmp_path / "log.sqlite"
+    data.write_text("id,text\n1,nice one mate\n2,who knows\n", encoding="utf-8")
+    table.write_text("text,score\nnice one mate,0.1\n", encoding="utf-8")
+    args = ["audit", str(data), "--detector", f"cached:{table}:text=score:mine", "--chunk", "2", "--quiet",
+            "--engine", "ray", "--id-col", "id", "--out-parquet", str(out)]
+    assert main(args) == 0
+    capsys.readouterr()
+    with data.open("a", encoding="utf-8") as f:
+        f.write("3,nice one mate\n4,who knows\n5,see you soon\n")
+    assert main(args) == 0
+    tally = json.loads(capsys.readouterr().out)["score_errors"]["mine"]
+    assert (tally["scores"], tally["errors"]) == (2, 2)  # "who knows" again and "see you soon", both errors
+    rows = [r for p in sorted(out.glob("scores-*.parquet")) for r in pq.read_table(p).to_pylist()]
+    good = [(r["text"], r["detector"]) for r in rows if r["error"] is None]
+    assert good == [("nice one mate", "mine")]
+    assert main(["import", str(out), "--db", str(db)]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert _log_rows(db) == (3, 2)
+    assert (said["items"], said["scores_read"], said["scores_added"], said["scores_already_in_log"]) == (5, 4, 3, 1)
+    assert said["scores_read"] == len(rows)

@@ -7,7 +7,8 @@ DIR holds `manifest.json` (dataset, page, run parameters, study, every detector'
 config) and, per chunk N, `scores-N.parquet`, `normalizations-N.parquet`, `step_errors-N.parquet` and
 `items-N.parquet` (each comment's key, text, labels and variants). Each file is written under a
 temporary name and renamed; `items-N` comes last, so a chunk counts as done only once it is there. A
-rerun of the same command skips the items already in DIR; another audit into the same DIR is refused."""
+rerun of the same command skips the items already in DIR, and scores no text DIR holds a good score
+for; another audit into the same DIR is refused."""
 from __future__ import annotations
 
 import functools
@@ -20,7 +21,7 @@ import sqlite3
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Collection, Iterator, Mapping, Sequence
+from typing import Annotated, Any, Collection, Iterable, Iterator, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -105,6 +106,17 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+def _answers(out: Path) -> Iterator[tuple[str, str, str | None]]:
+    """(text, detector key, error) of every score row of DIR's finished chunks: those `modlens import`
+    reads (a chunk without its items file was cut off, and its items are redone)."""
+    import pyarrow.parquet as pq
+
+    for n, kinds in sorted(shards(out).items()):
+        if {"items", "scores"} <= kinds:
+            table = pq.read_table(_shard(out, "scores", n), columns=["text", "detector", "error"], use_threads=False)
+            yield from zip(*(table.column(c).to_pylist() for c in ("text", "detector", "error")))
+
+
 def done_keys(out: Path) -> set[str]:
     return {r["comment_key"] for n, kinds in shards(out).items() if "items" in kinds
             for r in _read(_shard(out, "items", n))}
@@ -112,9 +124,10 @@ def done_keys(out: Path) -> set[str]:
 
 class ParquetSink:
     """A chunk's results as shard files; opens DIR (checks or writes its manifest). Keeps no log,
-    so nothing is registered before the compute, and a text is scored unless this run already wrote
-    a good score for it (a text repeated in a later chunk): one row per text and detector, as the log
-    it is imported into keeps, and as the run's tally counts them (`pipeline.count_errors`)."""
+    so nothing is registered before the compute, and a text is scored unless DIR already holds a
+    good score for it, from this run (a text repeated in a later chunk) or an earlier one into DIR
+    (a rerun that resumes): one row per text and detector, as the log it is imported into keeps, and
+    as the run's tally counts them (`pipeline.count_errors`)."""
 
     def __init__(self, out: Path, meta: dict[str, Any]) -> None:
         self.out = out
@@ -128,9 +141,10 @@ class ParquetSink:
         else:
             self._replace(path, lambda tmp: tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False)))
         self.next = max(shards(out), default=-1) + 1
-        # detector key -> digests of the texts this run wrote a good score for (digests: a large run's
+        # detector key -> digests of the texts DIR holds a good score for (digests: a large run's
         # texts would not all fit in memory; an error is scored again, as on the log sink)
         self._answered: dict[str, set[bytes]] = {}
+        self._answer(_answers(out))
 
     @staticmethod
     def _replace(path: Path, write: Any) -> None:
@@ -148,11 +162,18 @@ class ParquetSink:
     def register(self, items: Sequence[DatasetItem]) -> list[int | None]:
         return [None] * len(items)
 
+    def _answer(self, rows: Iterable[tuple[str, str, str | None]]) -> None:
+        for t, k, error in rows:
+            if error is None:
+                self._answered.setdefault(k, set()).add(_digest(t))
+
     def unscored(self, texts: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
+        answered = {k: a for k in keys if (a := self._answered.get(k))}
+        digests = [_digest(t) for t in texts] if answered else []  # once per text, only if needed
         todo: dict[str, list[str]] = {}
         for k in keys:
-            answered = self._answered.get(k, set())
-            if left := [t for t in texts if _digest(t) not in answered]:
+            a = answered.get(k)
+            if left := list(texts) if a is None else [t for t, d in zip(texts, digests) if d not in a]:
                 todo[k] = left
         return todo
 
@@ -172,9 +193,7 @@ class ParquetSink:
              "variants_json": json.dumps([v.to_dict() for v in it.variants], ensure_ascii=False),
              "generated_json": json.dumps([v.to_dict() for v in gen], ensure_ascii=False)}
             for it, gen in zip(chunk.items, chunk.generated)])
-        for t, k, r in chunk.scores:  # once the chunk is written
-            if r.error is None:
-                self._answered.setdefault(k, set()).add(_digest(t))
+        self._answer((t, k, r.error) for t, k, r in chunk.scores)  # once the chunk is written
 
     def mark_done(self, comment_ids: Sequence[int | None]) -> None:
         pass  # a chunk is done once its items shard is written
