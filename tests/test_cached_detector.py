@@ -63,3 +63,15 @@ def test_noisyhate_perspective_scores(data_dir):
     rows = list(csv.DictReader(open(path, encoding="utf-8")))
     got = det.score([rows[0]["clean"], rows[0]["perturbed"]])
     assert got == [{"toxicity": float(rows[0]["perspective_clean"])}, {"toxicity": float(rows[0]["perspective_perturbed"])}]
+
+
+@pytest.mark.parametrize("options,missing", [
+    ({}, "path, text_col and score_col (or mappings)"),
+    ({"text_col": "text", "score_col": "score"}, "path"),
+    ({"mappings": [["text", "score"]]}, "path"),
+    ({"text_col": "text"}, "path, score_col"),
+])
+def test_needs_options_names_only_what_is_missing(options, missing):
+    with pytest.raises(DetectorUnavailable) as err:
+        registry.create("cached", **options)
+    assert (err.value.status, err.value.args[0]) == ("needs_options", f"cached needs options: {missing}")

@@ -107,8 +107,11 @@ def create(path: str | None = None, text_col: str | None = None, score_col: str 
            mappings: Sequence[Sequence[str]] | None = None, name: str = "cached", label: str = "toxicity",
            threshold: float = 0.5) -> CachedDetector:
     """`path` plus either `text_col`/`score_col` or `mappings` (a list of [text_col, score_col])."""
-    if not path:
-        raise DetectorUnavailable.needs_options("cached", ["path", "text_col and score_col (or mappings)"],
+    if not path:  # named with the columns still missing, none that were given
+        columns = [] if mappings else [k for k, v in (("text_col", text_col), ("score_col", score_col)) if not v]
+        if len(columns) == 2:
+            columns = ["text_col and score_col (or mappings)"]
+        raise DetectorUnavailable.needs_options("cached", ["path", *columns],
                                                 "set options.path to a CSV/TSV/JSONL file with text and score columns")
     pairs: list[tuple[str, str]] = [tuple(m) for m in (mappings or [])]  # type: ignore[misc]
     if text_col or score_col:
