@@ -164,3 +164,39 @@ def test_an_import_that_fails_once_the_log_is_open_stores_no_import(tmp_path: Pa
     monkeypatch.undo()
     # the same file, the row stored: its ratings were there to lose
     assert import_ratings(good, folder, db).ratings_new == 6 and stored(db) == (1, 6)
+
+
+def test_an_answer_changed_since_the_last_import_is_counted_apart_from_those_in_the_log(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An annotation edited in the tool since the last import: kept as stored (`--on-change keep`) its new
+    answer is not in the log, so it is not 'already in the log'; the import's row keeps the changed count
+    `modlens rate` prints and what was done with them. A worker whose answers were all blank was read too."""
+    folder = study_with_set(tmp_path, capsys)
+    plan = assignment.Plan.load(folder, load(folder))
+    db = tmp_path / "log.sqlite"
+    first = _survey_cells(plan, "t01-r1")
+    levels = next(a.levels for a in plan.study.attributes if a.name == "formality")
+    edited = {**first, "item1_formality": next(lv for lv in levels if lv != first["item1_formality"])}
+    head = ["worker_id", "assignment", *first]
+    before = _write_csv(tmp_path / "survey.csv", [head, ["W1", "t01-r1", *first.values()]])
+    after = _write_csv(tmp_path / "survey-edited.csv", [
+        head, ["W1", "t01-r1", *edited.values()],
+        ["W9", "t02-r1", *_survey_cells(plan, "t02-r1", blank=(1, 2, 3, 4, 5, 6)).values()]])
+    assert run(capsys, "rate", before, "--db", db, "--study", folder)[0] == 0
+
+    code, out = run(capsys, "rate", after, "--db", db, "--study", folder)
+    assert code == 0 and "2 workers, 0 ratings imported, 5 already in the log, 6 empty answers" in out, out
+    assert "1 annotations changed since the last import, kept the stored answers" in out, out
+    code, out = run(capsys, "rate", after, "--db", db, "--study", folder, "--on-change", "replace")
+    assert code == 0 and "1 ratings imported, 5 already in the log" in out, out
+    code, out = run(capsys, "rate", after, "--db", db, "--study", folder, "--on-change", "replace")
+    assert code == 0 and "0 ratings imported, 6 already in the log" in out and "changed since" not in out, out
+
+    got = report(capsys, db)["imports"]
+    assert [(i["workers"], i["ratings_new"], i["ratings_known"], i["changed"], i["on_change"], i["empty"])
+            for i in got] == [(1, 6, 0, 0, "keep", 0), (2, 0, 5, 1, "keep", 6), (2, 1, 5, 1, "replace", 6),
+                              (2, 0, 6, 0, "replace", 6)]
+    code, out = run(capsys, "report", "--db", db, "--format", "html", "--out", tmp_path / "report.html")
+    assert code == 0, out
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "changed since the last import" in page and "1: stored answers kept" in page and "1: new answers stored" in page

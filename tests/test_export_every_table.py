@@ -53,7 +53,8 @@ def fill(log: StudyLog, media: MediaStore) -> None:
                             "reason": "0 problems", "n_items": 1, "missed": 0, "inconsistent_gold": 0, "wrong_gold": 0,
                             "inconsistent": 0, "comment_ids": [cid]}])
     log.add_crowd_import("s1", "survey", "results.csv", "ab" * 32, "rows", {"Prolific Status RETURNED": 1},
-                         {"workers": 1, "ratings_new": 1, "ratings_known": 0, "empty": 0, "incomplete": 0, "repeated": 0})
+                         {"workers": 1, "ratings_new": 1, "ratings_known": 0, "changed": 0, "empty": 0, "incomplete": 0,
+                          "repeated": 0}, "keep")
     image = blank_image()
     media.put(image)
     mid = media_records.add_media(log, image, path=media.relative_path(image))

@@ -36,9 +36,9 @@ class RateImportError(ModlensError, ValueError):
 @dataclass
 class ImportResult:
     format: str
-    workers: int
+    workers: int             # whose answers were read (blank ones included; no-valid-work records aside)
     ratings_new: int
-    ratings_known: int       # already in the log (a re-import)
+    ratings_known: int       # already in the log as they are (a re-import); a changed one is in `changed`
     empty: int               # answers with no question answered (a survey row's blank item)
     reviews: list[Review]
     changed: list[str]       # annotations that differ from the stored ones ("where (worker): ref")
@@ -116,7 +116,10 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
     plan = Plan.load(folder, study)
     fmt = fmt or crowd.detect(Path(path))
     tally = crowd.Tally()
+    # the export's digest before reading it: nothing is read while the log is locked for writing
+    source_sha256 = export_sha256(Path(path))
     answers = read_answers(path, fmt, plan, encoding, tally)
+    workers = len({a.worker for a in answers})
     names = {q.name for q in crowd.questions(study)}
     attributes = {a.name: list(a.levels) for a in study.attributes}
     extreme = next((a.rating for a in study.anchors if a.role == "extreme"), None)
@@ -181,8 +184,7 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
                 if versions and (json.loads(str(versions[-1]["values_json"])) != values
                                  or _anchors(versions[-1]) != anchors):
                     changed.append(f"{ans.where} ({ans.worker}): {ans.ref}")
-                    if on_change == "keep":
-                        known += 1
+                    if on_change == "keep":  # the new answer is not stored: not "already in the log" either
                         continue
                     client_id = f"{client_id}~{len(versions) + 1}"
                 _, created = log.add_rating(study.study_id, rater, client_id, None, ids[ans.ref],
@@ -190,16 +192,16 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
                 new += created
                 known += not created
             # what this import did and left out, with its ratings (the report says it: `crowd_imports`)
-            log.add_crowd_import(study.study_id, fmt, Path(path).name, export_sha256(Path(path)), tally.records,
-                                 dict(tally.skipped), {"workers": len({a.worker for a, _, _ in rows}),
-                                                       "ratings_new": new, "ratings_known": known, "empty": empty,
-                                                       "incomplete": incomplete, "repeated": len(repeated)})
+            log.add_crowd_import(study.study_id, fmt, Path(path).name, source_sha256, tally.records,
+                                 dict(tally.skipped), {"workers": workers, "ratings_new": new, "ratings_known": known,
+                                                       "changed": len(changed), "empty": empty,
+                                                       "incomplete": incomplete, "repeated": len(repeated)}, on_change)
     verdicts = platform_verdicts(fmt, answers, tally, plan)
     reviews = review_log(db, plan, verdicts)
     withdrawn = [f"{r.rater_id} task {r.task} ({why})" for r in reviews if (why := verdicts.get((r.rater_id, r.task)))]
     per_item = raters_per_item(db, plan, reviews)
     k = int(plan.assignment["params"]["raters"])
-    return ImportResult(fmt, len({a.worker for a, _, _ in rows}), new, known, empty, reviews, changed, on_change,
+    return ImportResult(fmt, workers, new, known, empty, reviews, changed, on_change,
                         k, sum(n == k for n in per_item.values()), len(plan.items), repeat_slots(answers, plan),
                         incomplete, repeated, differ, withdrawn, tally, per_item)
 

@@ -134,9 +134,9 @@ class StudyLog(LogConnection):
         reviews.put_reviews(self, rows)
 
     def add_crowd_import(self, study_id: str, fmt: str, source: str, source_sha256: str, records: str,
-                         skipped: dict[str, int], counts: dict[str, int]) -> int:
+                         skipped: dict[str, int], counts: dict[str, int], on_change: str) -> int:
         """One `modlens rate FILE` import: its counts and the records it skipped (records/reviews.py)."""
-        return reviews.add_import(self, study_id, fmt, source, source_sha256, records, skipped, counts)
+        return reviews.add_import(self, study_id, fmt, source, source_sha256, records, skipped, counts, on_change)
 
     # --- texts, pages, comments, sightings, labels (records/texts.py, records/comments.py) -------
     def text_id(self, text: str) -> int:

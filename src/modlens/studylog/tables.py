@@ -635,9 +635,17 @@ TABLES: tuple[Table, ...] = (
                                              "or timed-out submission, a preview, a cancelled annotation, a row "
                                              "without a worker or assignment), counted by kind as the platform "
                                              "names it: JSON object, kind -> count."),
-        col("workers", "INTEGER NOT NULL", "Workers whose answers were read."),
-        col("ratings_new", "INTEGER NOT NULL", "Ratings this import stored."),
-        col("ratings_known", "INTEGER NOT NULL", "Answers already in the log (an earlier import of them)."),
+        col("workers", "INTEGER NOT NULL", "Workers whose answers were read (blank or part-answered ones included; "
+                                           "records carrying no valid work left out)."),
+        col("ratings_new", "INTEGER NOT NULL", "Ratings this import stored (a changed answer stored with "
+                                               "`on_change` replace among them)."),
+        col("ratings_known", "INTEGER NOT NULL", "Answers already in the log as they are (an earlier import of them)."),
+        col("changed", "INTEGER NOT NULL", "Answers that differ from the worker's answer an earlier import stored (an "
+                                           "annotation edited in the tool since), as `modlens rate` prints them: "
+                                           "what became of them is `on_change`."),
+        col("on_change", "TEXT NOT NULL", "What the import did with changed answers (`--on-change`): keep (the "
+                                          "stored answer stays, the new one is not stored) or replace (the new one "
+                                          "stored as the worker's latest rating, counted in ratings_new)."),
         col("empty", "INTEGER NOT NULL", "Answers with no question answered (not imported)."),
         col("incomplete", "INTEGER NOT NULL", "Comments answered in part (not imported; a miss)."),
         col("repeated", "INTEGER NOT NULL", "Answers repeating a worker's earlier answer in the same file (not "

@@ -86,8 +86,14 @@ def imported(row: dict[str, Any]) -> dict[str, Any]:
     """One `modlens rate FILE` import as the log keeps it (`crowd_imports`): its counts and the records
     it skipped as carrying no valid work, by the platform's word."""
     keys = ("source", "format", "source_sha256", "imported_at", "records", "workers", "ratings_new", "ratings_known",
-            "empty", "incomplete", "repeated", "skipped")
+            "changed", "on_change", "empty", "incomplete", "repeated", "skipped")
     return {**{k: row[k] for k in keys}, "n_skipped": sum(row["skipped"].values())}
+
+
+def _changed_cell(i: dict[str, Any]) -> str:
+    if not i["changed"]:
+        return "none"
+    return f"{i['changed']}: " + ("stored answers kept" if i["on_change"] == "keep" else "new answers stored")
 
 
 def _skipped_cell(i: dict[str, Any]) -> str:
@@ -114,9 +120,11 @@ def render(s: dict[str, Any]) -> str:
         out.append("<p class=note>Per import: a file imported again is counted again, so the rows are not "
                    "summed.</p>")
         out.append(table(["export", "format", "imported at", "workers", "ratings imported", "already in the log",
-                          "skipped: no valid work", "empty / answered in part / repeated"],
+                          "changed since the last import", "skipped: no valid work",
+                          "empty / answered in part / repeated"],
                          [[i["source"], i["format"], i["imported_at"], i["workers"], i["ratings_new"],
-                           i["ratings_known"], _skipped_cell(i), f"{i['empty']} / {i['incomplete']} / {i['repeated']}"]
+                           i["ratings_known"], _changed_cell(i), _skipped_cell(i),
+                           f"{i['empty']} / {i['incomplete']} / {i['repeated']}"]
                           for i in s["imports"]]))
     attrs = [a["name"] for a in s["attributes"]]
     out.append("<h3>Ratings per item</h3>")

@@ -29,15 +29,17 @@ def put_reviews(db: LogConnection, rows: list[dict[str, Any]]) -> None:
                              for c in COLUMNS) for r in rows])
 
 
-IMPORT_COUNTS = ("workers", "ratings_new", "ratings_known", "empty", "incomplete", "repeated")
+IMPORT_COUNTS = ("workers", "ratings_new", "ratings_known", "changed", "empty", "incomplete", "repeated")
 
 
 def add_import(db: LogConnection, study_id: str, fmt: str, source: str, source_sha256: str, records: str,
-               skipped: dict[str, int], counts: dict[str, int]) -> int:
-    """One import's row (`counts`: each of IMPORT_COUNTS); returns its import_id. Called in the
-    transaction that stores the import's ratings, so the row exists exactly when they do."""
-    cols = ("study_id", "format", "source", "source_sha256", "records", "skipped_json", *IMPORT_COUNTS, "imported_at")
+               skipped: dict[str, int], counts: dict[str, int], on_change: str) -> int:
+    """One import's row (`counts`: each of IMPORT_COUNTS; `on_change`: what it did with changed
+    answers); returns its import_id. Called in the transaction that stores the import's ratings, so
+    the row exists exactly when they do."""
+    cols = ("study_id", "format", "source", "source_sha256", "records", "skipped_json", *IMPORT_COUNTS, "on_change",
+            "imported_at")
     cur = db.write(f"INSERT INTO crowd_imports ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                    (study_id, fmt, source, source_sha256, records, canonical_json(dict(skipped)),
-                    *(int(counts[c]) for c in IMPORT_COUNTS), now_iso()))
+                    *(int(counts[c]) for c in IMPORT_COUNTS), on_change, now_iso()))
     return int(cur.lastrowid or 0)
