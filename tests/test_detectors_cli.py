@@ -150,3 +150,20 @@ def test_score_says_a_blank_text_is_not_scored(capsys):
     assert [line["text"] for line in lines] == ["", "  \u00a0", "idiot"]
     assert [line.get("not_scored") for line in lines] == [EMPTY, WHITESPACE, None]
     assert "scores" not in lines[0] and "scores" not in lines[1] and lines[2]["scores"]["profanity-check"]["toxicity"]
+
+
+def test_perspective_without_its_key_is_listed_as_the_help_says_missing_dependency_means(capsys, monkeypatch):
+    """No API key in the environment is `missing_dependency`: the help says that status covers it,
+    not only a missing package."""
+    from modlens.detectors.perspective import KEY_ENV
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    assert main(["detectors", "--json", "--no-presets"]) == 0
+    row = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}["perspective"]
+    assert row["status"] == "missing_dependency" and f"no API key in ${KEY_ENV}" in row["message"]
+    with pytest.raises(SystemExit):
+        main(["detectors", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert ("missing_dependency: a package, a program such as tesseract or ffmpeg or its language data, "
+            "or perspective's API key in the environment") in said

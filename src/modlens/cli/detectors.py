@@ -6,10 +6,12 @@ line says what the detector reads (text, image, audio, video): a loaded detector
 modalities, one that did not load what its plugin can read. A loaded detector's line is followed
 by what it declares it was trained on (docs/DETECTORS.md#training-data).
 
-A status other than `loaded` says what is missing: a package (missing_dependency), model files
-(missing_weights), options it cannot be built without (needs_options, e.g. cached's file, http's
-URL, the model of hf-classifier and hf-image). Only `error` is a failure to load; the listing exits 1
-when a detector has one (it is named on stderr), 0 otherwise.
+A status other than `loaded` says what is missing: something from outside modlens it needs
+(missing_dependency: a package, a program such as tesseract or ffmpeg or its language data, or
+perspective's API key in the environment), model files (missing_weights), options it cannot be
+built without (needs_options, e.g. cached's file, http's URL, the model of hf-classifier and
+hf-image). Only `error` is a failure to load; the listing exits 1 when a detector has one (it is
+named on stderr), 0 otherwise.
 """
 from __future__ import annotations
 
