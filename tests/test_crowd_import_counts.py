@@ -127,8 +127,9 @@ def test_an_import_that_fails_once_the_log_is_open_stores_no_import(tmp_path: Pa
                                                                      capsys: pytest.CaptureFixture[str],
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Refused after the log was opened (a log without the item set's comments), or failing inside the
-    import's transaction after its ratings were written (the import's row could not be stored): no
-    ratings and no import row, in either case."""
+    import's transaction after its ratings were written (the import's row could not be stored): the
+    import says nothing was stored, and the log is as it was, every table row for row (not the study's
+    row nor its gold comments, which the import registers for a study no `modlens serve` logged)."""
     import sqlite3
 
     from modlens.study.rate_import import import_ratings
@@ -147,20 +148,37 @@ def test_an_import_that_fails_once_the_log_is_open_stores_no_import(tmp_path: Pa
         finally:
             con.close()
 
+    def whole(db: Path) -> tuple[bytes, dict[str, int], list[str]]:
+        """The log's file, each table's row count, and every row of every table (with the schema)."""
+        con = sqlite3.connect(db)
+        try:
+            tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            return (db.read_bytes(), {t: con.execute(f"SELECT count(*) FROM [{t}]").fetchone()[0] for t in tables},
+                    list(con.iterdump()))
+        finally:
+            con.close()
+
     other = tmp_path / "other.sqlite"
     StudyLog(other).close()
+    before = whole(other)
     code, out = run(capsys, "rate", good, "--db", other, "--study", folder)
-    assert code != 0 and "is not in this log" in out, out
+    assert code != 0 and "is not in this log, nothing imported" in out, out
     assert stored(other) == (0, 0)
+    after = whole(other)
+    assert after[1] == before[1] and after[2] == before[2] and after[0] == before[0]
 
     def no_room(*args: object, **kwargs: object) -> int:
         raise sqlite3.OperationalError("database or disk is full")
 
     db = tmp_path / "log.sqlite"
+    before = whole(db)
+    assert before[1]["studies"] == 0   # sampled, never served: the import would register the study and its gold
     monkeypatch.setattr(StudyLog, "add_crowd_import", no_room)
     with pytest.raises(sqlite3.OperationalError, match="disk is full"):
         import_ratings(good, folder, db)
     assert stored(db) == (0, 0)
+    after = whole(db)
+    assert after[1] == before[1] and after[2] == before[2] and after[0] == before[0]
     monkeypatch.undo()
     # the same file, the row stored: its ratings were there to lose
     assert import_ratings(good, folder, db).ratings_new == 6 and stored(db) == (1, 6)
