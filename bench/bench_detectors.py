@@ -157,7 +157,7 @@ def run_child(name: str, options: dict, args, params: int = 0, omp_wait: str | N
 
 def print_table(rows: list[dict]) -> None:
     cols = ["detector", "device", "dtype", "batch", "call", "omp_wait", "load_s", "batched_per_s", "single_per_s",
-            "batch_speedup", "audit_alone_per_s", "audit_per_s", "audit_ratio",
+            "batch_speedup", "audit_chunk", "audit_alone_per_s", "audit_per_s", "audit_ratio",
             "batched_median_per_s", "single_median_per_s",
             "rss_after_load_mib", "peak_rss_mib", "gpu_peak_mib", "tokens_per_s", "achieved_tflops", "share_of_peak"]
     cols = [c for c in cols if any(c in r for r in rows)]
@@ -170,15 +170,18 @@ def add_audit(rows: list[dict], args: argparse.Namespace) -> None:
     """Each row's detector through a Davidson audit beside itself alone on the same texts (bench_audit.py)."""
     from bench_audit import one
 
+    from modlens.chunks.sinks import CHUNK_ITEMS
+
     for r in rows:
         if "error" in r:
             continue
-        ns = argparse.Namespace(rows=args.audit_rows, detector=r["detector"], chunk=256,
+        # the audit's own chunk (as `bench_audit.py` and `modlens audit` use), its chunks in flight as it decides
+        ns = argparse.Namespace(rows=args.audit_rows, detector=r["detector"], chunk=CHUNK_ITEMS,
                                 device=args.device if r["detector"].startswith("minilm") else None)
         with tempfile.TemporaryDirectory() as work:
-            got = one(REPO, ns, Path(work))
+            got = one(REPO, 0, ns, Path(work))
         r.update(audit_alone_per_s=round(got["alone_per_s"], 1), audit_per_s=round(got["audit_per_s"], 1),
-                 audit_ratio=round(got["ratio"], 3))
+                 audit_ratio=round(got["ratio"], 3), audit_chunk=got["chunk"])
 
 
 def benchmark_rows(name: str, n: int | None = None) -> tuple[list[str], list[int]]:

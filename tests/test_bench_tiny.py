@@ -46,8 +46,10 @@ TINY: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_perturb": (["--n", "5"], "variants/s", SLOW),
     "bench_variants": (["--profile", "--n", "4", "--repeat", "1", "--target", "profanity-check", "--detectors",
                         "profanity-check"], "whole path", SLOW),
-    "bench_detectors": (["--detector", "profanity-check", "--n", "16", "--single", "4", "--repeat", "1"],
-                        "profanity-check", SLOW),
+    # --audit-rows: the audit beside the detector alone (bench_audit.py's child), which once called it with
+    # arguments it no longer took
+    "bench_detectors": (["--detector", "profanity-check", "--n", "16", "--single", "4", "--repeat", "1",
+                         "--audit-rows", "20"], '"audit_ratio"', SLOW),
     "bench_normalize": (["--tiny"], "NoisyHate dev", SLOW),
     "bench_word_vectors": (["--n", "10"], "neighbours", SLOW),
     "bench_fusion": (["--pairs", "1", "--fusion", "T+E", "--fusion", "I", "--ocr-pages", "0", "--asr-texts", "0",
