@@ -1,6 +1,7 @@
 // Author names never leave the browser in clear: SHA-256 over "<salt>\n<author>", hex.
-// The salt is per study (see background.js: the study's `author_salt` when the daemon
-// provides one, else a random salt kept per study in this browser).
+// The salt is per study (worker/config.js authorSalt): the `author_salt` of hello_ok, which the
+// daemon always sends (the study's, else its own per-study salt in MODLENS_HOME); a random salt
+// kept per study in this browser only if a daemon sent none.
 (function (root) {
   const ns = (root.modlens = root.modlens || {});
 
