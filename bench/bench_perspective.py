@@ -9,8 +9,8 @@ embedded MiniLM for TOXICITY, profanity-check for PROFANITY) and sends Perspecti
 another. Texts are Davidson tweets, each sent once in the whole run, so neither the detectors' score
 cache nor the batchers' de-duplication flatters a mode. Each round runs both modes at each client
 count, the mode that goes first alternating, because the machine's load moves between runs. At the
-end it checks that every logged call is in the study log, with its scores, and prints the medians
-and the ratios logged / doNotStore. For comparison: Perspective's default quota was 1 request/s.
+end it checks that every logged call is in the study log with a score from each detector its answer
+named (`attributeScores[...].detector`), and prints the medians and the ratios logged / doNotStore. For comparison: Perspective's default quota was 1 request/s.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import aiohttp
@@ -43,8 +44,13 @@ def tweets() -> list[str]:
     return [t for t in texts if languages.detect(t) == [languages.ENGLISH]]
 
 
-async def run_clients(base: str, texts: list[str], n_clients: int, do_not_store: bool) -> tuple[float, list[float]]:
-    """Sends each text once from `n_clients` clients; (wall seconds, latencies in ms)."""
+Answered = dict[str, set[tuple[str, str]]]  # text -> (name, version) of each detector its answer named
+
+
+async def run_clients(base: str, texts: list[str], n_clients: int, do_not_store: bool,
+                      answered: Answered | None = None) -> tuple[float, list[float]]:
+    """Sends each text once from `n_clients` clients; (wall seconds, latencies in ms). `answered` gets
+    each text's detectors as the answer names them."""
     queue = list(reversed(texts))
     latencies: list[float] = []
 
@@ -58,7 +64,11 @@ async def run_clients(base: str, texts: list[str], n_clients: int, do_not_store:
                 await r.read()
                 if r.status != 200:
                     raise RuntimeError(f"HTTP {r.status}: {await r.text()}")
+                body = await r.json()
             latencies.append((time.perf_counter() - t0) * 1000)
+            if answered is not None:
+                answered[text] = {(a["detector"]["name"], a["detector"]["version"])
+                                  for a in body["attributeScores"].values()}
 
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=n_clients)) as session:
         t0 = time.perf_counter()
@@ -70,14 +80,20 @@ def p99(latencies: list[float]) -> float:
     return statistics.quantiles(latencies, n=100)[98]
 
 
-def logged_calls(db: Path) -> tuple[int, int]:
-    """(calls logged as platform `api`, those of them with no score at all)."""
+def logged_calls(db: Path, answered: Mapping[str, set[tuple[str, str]]]) -> tuple[int, int]:
+    """(calls logged as platform `api`, answered calls whose text is not logged as a call with a score from
+    every detector its answer named): a call with one of its two scores missing counts as missing."""
     con = sqlite3.connect(db)
     try:
         calls = con.execute("SELECT count(*) FROM comments WHERE platform = 'api'").fetchone()[0]
-        unscored = con.execute("SELECT count(*) FROM comments c WHERE c.platform = 'api' AND NOT EXISTS "
-                               "(SELECT 1 FROM scores s WHERE s.text_id = c.text_id)").fetchone()[0]
-        return calls, unscored
+        logged: dict[str, set[tuple[str, str]]] = {}
+        for text, name, version in con.execute(
+                "SELECT t.text, d.name, d.version FROM comments c JOIN texts t USING (text_id) "
+                "JOIN scores s ON s.text_id = c.text_id JOIN detectors d USING (detector_id) "
+                "WHERE c.platform = 'api'"):
+            logged.setdefault(text, set()).add((name, version))
+        missing = sum(1 for text, dets in answered.items() if not dets <= logged.get(text, set()))
+        return calls, missing
     finally:
         con.close()
 
@@ -103,7 +119,7 @@ async def main(args: argparse.Namespace) -> dict[str, dict[int, list[tuple[float
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
         base = f"http://127.0.0.1:{runner.addresses[0][1]}"
-        n_logged = 0
+        answered: Answered = {}  # the logged calls' texts and the detectors that answered them
         try:
             print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
             await run_clients(base, take(20), 4, True)  # warm-up: model and connections
@@ -120,14 +136,15 @@ async def main(args: argparse.Namespace) -> dict[str, dict[int, list[tuple[float
                 order = list(MODES) if r % 2 == 0 else list(reversed(MODES))
                 for n in args.clients:
                     for mode in order:
-                        wall, lat = await run_clients(base, take(args.requests), n, MODES[mode])
+                        wall, lat = await run_clients(base, take(args.requests), n, MODES[mode],
+                                                      None if MODES[mode] else answered)
                         results[mode][n].append(row(str(r + 1), mode, n, wall, lat))
-                        n_logged += 0 if MODES[mode] else len(lat)
         finally:
             await runner.cleanup()  # drains the writer: every acknowledged call's rows committed
-        calls, unscored = logged_calls(db)
+        calls, missing = logged_calls(db, answered)
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"study log: {calls} calls logged of {n_logged} sent with doNotStore false, {unscored} of them without scores")
+    print(f"study log: {calls} calls logged of {len(answered)} sent with doNotStore false, {missing} of them without "
+          "a score from each detector their answer named")
     print(f"\nmedian of {args.rounds} rounds   {'req/s':>8} {'p99 ms':>8}   logged/doNotStore: req/s  p99")
     for n in args.clients:
         med = {m: (statistics.median(x[0] for x in results[m][n]), statistics.median(x[2] for x in results[m][n]))
