@@ -1,5 +1,5 @@
 """The attacks section counts what happened: one attack per seed, recipe and target version (a
-rerun that redid an attack logged before its configuration gained a field leaves two rows)."""
+rerun that redid an attack logged under another configuration leaves two rows)."""
 from __future__ import annotations
 
 import json
@@ -19,10 +19,13 @@ def test_an_attack_redone_by_a_rerun_on_an_older_log_counts_once(tmp_path, monke
     db = tmp_path / "log.sqlite"
     assert main(["audit", "noisyhate", "--db", str(db), *AUDIT]) == 0
     first = report_from_db(db)["sections"]["attacks"]["rows"][0]
-    # as a log written before the character attack recorded its lookup table's hash
+    # as a log written with another lookup table: the rerun's configuration differs, so it attacks
+    # every seed again (an older row the rerun can show to be this attack is reused instead:
+    # tests/test_attack_reuse_older_rows.py)
+    other = json.dumps({"char:human_lookup": {"lexicon": "perturbations.json", "lexicon_sha": "0123456789ab"}})
     with sqlite3.connect(db) as con:
-        con.execute("UPDATE variants SET params_json = json_remove(params_json, '$.transformation_data') "
-                    "WHERE attack_json IS NOT NULL")
+        con.execute("UPDATE variants SET params_json = json_set(params_json, '$.transformation_data', json(?)) "
+                    "WHERE attack_json IS NOT NULL", (other,))
     n_before = len(sql(db, "SELECT 1 FROM variants WHERE attack_json IS NOT NULL"))
     assert main(["audit", "noisyhate", "--db", str(db), *AUDIT]) == 0
     rows = sql(db, "SELECT variant_id, attack_json FROM variants WHERE attack_json IS NOT NULL ORDER BY variant_id")
