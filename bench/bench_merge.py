@@ -105,16 +105,23 @@ def main() -> None:
         rows_in = args.bundles * (args.comments * 7 + 2 * min(args.ratings, shared) + 4)  # texts, comments, sightings, 4 scores
         merge_s, _ = child([sys.executable, "-m", "modlens", "merge", "--out", str(merged), *map(str, bundles)])
         merge_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        with StudyLog(merged, readonly=True) as log:
+            first = log.counts()
         again_s, _ = child([sys.executable, "-m", "modlens", "merge", "--out", str(merged), *map(str, bundles)])
         with StudyLog(merged, readonly=True) as log:
             counts = log.counts()
+        # the second merge's rows, table by table, counted rather than assumed
+        added = {t: counts.get(t, 0) - first.get(t, 0) for t in counts.keys() | first.keys()
+                 if counts.get(t, 0) != first.get(t, 0)}
         report_s, _ = child([sys.executable, "-m", "modlens", "report", "--db", str(merged), "--format", "json"])
         report_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(f"bundles: {args.bundles} x {args.comments:,} comments ({shared:,} shared), {4 * args.comments:,} scores, "
               f"{min(args.ratings, shared)} ratings each; made and exported in {made:.1f} s, {size / 2**20:.1f} MiB in all")
         print(f"merge:   {merge_s:.1f} s, {rows_in / merge_s:,.0f} bundle rows/s "
               f"({args.bundles / merge_s:.2f} bundles/s), peak RSS {merge_rss:,.0f} MiB")
-        print(f"again:   {again_s:.1f} s (every bundle already merged: nothing added)")
+        print(f"again:   {again_s:.1f} s (every bundle already merged: "
+              + (f"rows added {', '.join(f'{t} {n:+,}' for t, n in sorted(added.items()))})" if added
+                 else "nothing added)"))
         print(f"merged:  {counts['comments']:,} comments, {counts['scores']:,} scores, {counts['ratings']:,} ratings, "
               f"{counts['row_sources']:,} provenance rows, {merged.stat().st_size / 2**20:.0f} MiB; study key "
               f"{study_key(STUDY, SALT)}")

@@ -40,7 +40,8 @@ TINY: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_audit": (["--rows", "200", "--rounds", "1", "--detector", "free"], "rows/s", SLOW),
     "bench_audit_chunk": (["--rows", "300", "--chunks", "64", "--rounds", "1"], "rows a crash recomputes", SLOW),
     "bench_audit_scale": (["--rows", "300", "--chunk", "50", "--detector", "paced:100000"], "audit / the paced", SLOW),
-    "bench_merge": (["--tiny"], "merge:", SLOW),  # three `modlens` children: merge, merge again, report
+    # three `modlens` children: merge, merge again (its "nothing added" counted from the log), report
+    "bench_merge": (["--tiny"], "nothing added)", SLOW),
     # a detector, the variant generator or WordNet loaded: 10-60 s
     "bench_attacks": (["--n", "1", "--recipes", "deepwordbug", "--unbatched"], "deepwordbug", SLOW),
     "bench_perturb": (["--n", "5"], "variants/s", SLOW),
