@@ -16,7 +16,8 @@ Seeds: the first N NoisyHate dev comments the target calls toxic (a seed it alre
 benign would be skipped, costing one query, and flatter the rate). Timings include the
 constraints (WordNet, the sentence encoder) but not model loading (one warm-up attack first).
 Batched vs one call per query: the same recipe and seeds with `batch=False`, so every text is
-its own detector call; the adversarial texts are identical, only the time differs.
+its own detector call; the adversarial texts should be identical, only the time differing: the bench
+compares each attack's text, status and queries and says whether they were.
 """
 from __future__ import annotations
 
@@ -49,10 +50,13 @@ def run(recipe: str, target, texts: list[str], batch: bool = True) -> dict:
     attack = recipes.create(recipe).build(target, batch=batch)
     attack.run(texts[0])  # warm-up: load WordNet, vectors, the encoder
     t0 = time.perf_counter()
-    results = [attack.run(t).attack for t in texts]
+    variants = [attack.run(t) for t in texts]
     dt = time.perf_counter() - t0
+    results = [v.attack for v in variants]
     ok = [a for a in results if a["status"] == "success"]
     return {"seconds": dt, "per_minute": 60 * len(texts) / dt, "success": len(ok) / len(texts),
+            # what each attack ended with: batched and one call per query must agree for their times to compare
+            "outcomes": [(v.text, a["status"], a["queries"]) for v, a in zip(variants, results)],
             "queries_per_success": statistics.mean(a["queries"] for a in ok) if ok else float("nan"),
             "calls": statistics.mean(a["calls"] for a in results),
             "share": statistics.mean(a["words_changed_share"] for a in ok) if ok else float("nan")}
@@ -119,8 +123,11 @@ def main() -> None:
               f"{r['calls']:13.1f} {r['share']:14.2f}")
     for key in args.unbatched:
         b, u = run(key, target, texts), run(key, target, texts, batch=False)
+        differ = sum(x != y for x, y in zip(b["outcomes"], u["outcomes"]))
         print(f"{key}: batched {b['seconds']:.2f}s ({b['calls']:.1f} calls/attack) vs one call per query "
-              f"{u['seconds']:.2f}s: x{u['seconds'] / b['seconds']:.2f}")
+              f"{u['seconds']:.2f}s: x{u['seconds'] / b['seconds']:.2f}; "
+              + (f"same adversarial texts, statuses and queries in all {len(texts)} attacks" if not differ else
+                 f"NOT the same work: {differ} of {len(texts)} attacks ended with another text, status or query count"))
 
 
 if __name__ == "__main__":
