@@ -61,6 +61,12 @@ class DaemonOptions:
     allow_remote: bool
     restart_on_join: Callable[[], None] | None
 
+    @property
+    def can_join(self) -> bool:
+        """Whether the extension may join a study pack here (not `serve --config`): only then does
+        a socket read a `join_study` frame as large as a pack."""
+        return self.restart_on_join is not None
+
 
 @dataclass
 class DaemonState:
@@ -182,7 +188,8 @@ class Connection:
                 ProtocolError(ErrorCode.bad_json, "binary frames are not accepted: send each message as a JSON "
                               "text frame", p.sniff_id(raw)))
         size = len(raw.encode("utf-8", "surrogatepass")) if isinstance(raw, str) else len(raw)
-        limit = self.live.frame_limit(raw, size, ready=self.session.ready)
+        joinable = self.app[OPTIONS].can_join
+        limit = self.live.frame_limit(raw, size, ready=self.session.ready, joinable=joinable)
         if size > limit:
             return await self.error(ProtocolError(
                 ErrorCode.too_large, f"message is {size} bytes; the limit is {limit}", p.sniff_id(raw)))
@@ -193,7 +200,7 @@ class Connection:
             if wait:
                 err = ProtocolError(ErrorCode.rate_limited, "too many messages", err.id, wait)
             return await self.error(err)
-        limit = self.live.message_limit(msg.type)  # a larger frame's allowance is its own type's only
+        limit = self.live.message_limit(msg.type, joinable=joinable)  # a larger frame's allowance is its own type's only
         if size > limit:
             return await self.error(ProtocolError(
                 ErrorCode.too_large, f"message is {size} bytes; the limit is {limit}", msg.id))
@@ -306,8 +313,12 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     # (zlib was the largest item of the event loop's profile under load) and saves nothing
     # decode_text=False: text frames arrive as bytes and are decoded by the protocol's parser, so
     # invalid UTF-8 is answered with `bad_json` (aiohttp would close the socket with 1007)
+    # max_msg_size: the most aiohttp buffers of one frame, fixed here for the socket's life (aiohttp
+    # reads it at prepare(), before hello), so a daemon that can join reads a pack-sized frame of any
+    # type from any paired socket and refuses it unless it is a join_study after hello (`_frame`)
+    cap = app[PIPELINE].max_frame_bytes(joinable=app[OPTIONS].can_join)
     ws = web.WebSocketResponse(protocols=(p.SUBPROTOCOL,), heartbeat=30.0, compress=False, decode_text=False,
-                               max_msg_size=max(limits.max_message_bytes * HARD_FRAME_FACTOR, app[PIPELINE].max_frame_bytes()))
+                               max_msg_size=max(limits.max_message_bytes * HARD_FRAME_FACTOR, cap))
     await ws.prepare(request)
     session = Session(limits, max_pending=MAX_PENDING_PER_CONNECTION)
     conn = Connection(app, ws, session)

@@ -132,8 +132,9 @@ async def test_a_daemon_on_a_fixed_study_refuses_to_join(tmp_path, modlens_home)
 async def test_a_pack_over_the_message_limit_is_joined_from_the_extension(tmp_path, modlens_home, capsys):
     # the options page sends the pack in one message; the daemon (on the default study, before a
     # first join) refused one over limits.max_message_bytes (1 MiB) as too_large, while `modlens join`
-    # reads packs up to pack.PACK_MAX_BYTES. A join_study may now be as large as a pack join reads,
-    # after hello only; every other message keeps the normal limit
+    # reads packs up to pack.PACK_MAX_BYTES. A daemon that can join now reads frames up to
+    # JOIN_FRAME_BYTES from a paired socket (its read limit is fixed at the upgrade, before hello),
+    # then refuses them too_large unless they are a join_study after hello
     from modlens.cli import main as cli_main
     from test_study_folder import item_set_folder
 
@@ -162,3 +163,26 @@ async def test_a_pack_over_the_message_limit_is_joined_from_the_extension(tmp_pa
     assert restarts == [True]
     joined = join.joined()
     assert joined is not None and joined["study_id"] == "large"
+
+
+@pytest.mark.asyncio
+async def test_a_daemon_that_cannot_join_reads_no_frame_past_the_hard_limit(tmp_path, modlens_home):
+    # the join_study allowance (twice PACK_MAX_BYTES) was the socket's read cap on every daemon, so a
+    # `serve --config` daemon, which refuses every join, read a 5 MiB frame of any type in full (before
+    # hello too) and answered too_large; it closes the socket with 1009 past 4 × max_message_bytes, as
+    # before the allowance. A daemon that can join still reads a pack over the message limit (above)
+    import websockets
+
+    from modlens.live.join import JOIN_FRAME_BYTES
+
+    big = 5 << 20
+    assert 4 * (1 << 20) < big < JOIN_FRAME_BYTES
+    for frame in (_join_msg("j1", "a" * big), {"type": "comments", "id": "c1", "x": "a" * big}):
+        async with running_daemon(tmp_path) as (url, _app):
+            async with connect(url) as ws:
+                client = Client(ws)
+                await client.hello()
+                with pytest.raises(websockets.ConnectionClosed) as closed:
+                    await client.send(frame)  # the daemon may close while the frame is still being sent
+                    await client.until(lambda m: m.get("id") in ("j1", "c1"))
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009, closed.value

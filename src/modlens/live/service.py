@@ -172,28 +172,29 @@ class LiveService:
         return self.engine.generator is not None
 
     # --- frames ------------------------------------------------------------------------------
-    def max_frame_bytes(self) -> int:
-        """The largest frame the transport may read: room for one image of `media.max_bytes`, and
-        for one study pack in a `join_study`."""
-        return max(comment_images.media_frame_bytes(self.study), JOIN_FRAME_BYTES)
+    def max_frame_bytes(self, *, joinable: bool) -> int:
+        """The largest frame the transport may read: room for one image of `media.max_bytes`, and,
+        on a daemon that can join a study (`joinable`), for one study pack in a `join_study`."""
+        return max(comment_images.media_frame_bytes(self.study), JOIN_FRAME_BYTES if joinable else 0)
 
-    def frame_limit(self, raw: str | bytes, size: int, *, ready: bool) -> int:
+    def frame_limit(self, raw: str | bytes, size: int, *, ready: bool, joinable: bool) -> int:
         """The size limit of a frame of `size` bytes, read before it is parsed: `max_message_bytes`,
         or room for one image in a `comment_media` frame, or for one pack in a `join_study` frame
-        once the connection said hello (only a frame over the first is looked into)."""
+        once the connection said hello, on a daemon that can join (only a frame over the first is
+        looked into)."""
         limit = self.study.limits.max_message_bytes
         if size <= limit:
             return limit
         if comment_images.is_media_frame(raw):
             return comment_images.media_frame_bytes(self.study)
-        return JOIN_FRAME_BYTES if ready and is_join_frame(raw) else limit
+        return JOIN_FRAME_BYTES if joinable and ready and is_join_frame(raw) else limit
 
-    def message_limit(self, msg_type: str) -> int:
+    def message_limit(self, msg_type: str, *, joinable: bool) -> int:
         """The size limit of a parsed message of `msg_type`: what `frame_limit` allowed its frame
         by a look at its start holds only for the message that frame turned out to be."""
         if msg_type == "comment_media":
             return comment_images.media_frame_bytes(self.study)
-        if msg_type == "join_study":
+        if msg_type == "join_study" and joinable:
             return JOIN_FRAME_BYTES
         return self.study.limits.max_message_bytes
 

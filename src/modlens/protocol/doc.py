@@ -81,16 +81,21 @@ From `StudyConfig.limits` (`[limits]` in `study.toml`):
 
 - A frame larger than `max_message_bytes` is answered with `too_large` (the id is recovered
   from the frame's start when possible) and the socket stays open. Frames beyond the largest of
-  4 × `max_message_bytes` and the two allowances below are not buffered: the socket is closed
-  with code 1009 (only a client that offered the pairing token has a socket at all).
+  4 × `max_message_bytes` and the allowances below that this daemon has (media only when the
+  study collects it, `join_study` only when the daemon can join) are not buffered: the socket is
+  closed with code 1009 (only a client that offered the pairing token has a socket at all).
 - A `comment_media` frame may be larger, when the study collects media: up to the base64 size
   of one `media.max_bytes` image plus 64 KiB (`media_frame_bytes`), so one image of the largest
   allowed size always fits. An image whose decoded bytes exceed `media.max_bytes` is refused
   with `too_large`.
-- A `join_study` frame may be larger, after `hello`: up to twice the 16 MiB a study pack may be
-  (`modlens join`'s limit; escaping the pack as a JSON string at most doubles it) plus 64 KiB
-  (`JOIN_FRAME_BYTES`), so the options page sends any pack `modlens join` reads. Only a frame
-  that starts `{{"type": "join_study"` and parses as one gets it.
+- A `join_study` frame may be larger, after `hello`, on a daemon that can join (not
+  `serve --config`): up to twice the 16 MiB a study pack may be (`modlens join`'s limit; escaping
+  the pack as a JSON string at most doubles it) plus 64 KiB (`JOIN_FRAME_BYTES`), so the options
+  page sends any pack `modlens join` reads. Only a frame that starts `{{"type": "join_study"` and
+  parses as one gets it. The socket's read limit is fixed when it opens (aiohttp takes it at
+  the upgrade, before `hello`), so such a daemon reads frames up to `JOIN_FRAME_BYTES` of any
+  type from any paired socket, then refuses them with `too_large` unless they are a
+  `join_study` after `hello`. A daemon that cannot join reads no larger frame for it.
 - Every other message keeps `max_message_bytes`.
 - Each message (including refused ones) takes a token from a per-connection bucket of
   `messages_per_second` with capacity `burst`; at most 8 `comments` messages per connection may
