@@ -24,8 +24,17 @@ from modlens.normalize.steps import DEFAULT_STEPS, REGISTRY, make_step
 from modlens.normalize.steps._base import WILDCARD, Hypothesis, Span, Step, keep_best
 from modlens.normalize.steps.mixed_case import is_mixed
 
-PIPELINE_REVISION = "3"  # bump when scoring changes without a step or lexicon change
+PIPELINE_REVISION = "4"  # bump when scoring changes without a step or lexicon change
 ACCEPT_FLOOR = -2.0      # a correction must score at least this (prior minus cost)
+# English contractions written without their apostrophe ("werent", "theyre"): informal spellings of
+# known words, not disguises. The lexicon lacks many of them but holds the fragments a tokenizer
+# leaves of the contraction ("weren", "hasn"), which the one-edit search would otherwise pick,
+# dropping the negation or the verb. A closed class, listed, not learned.
+_NT = "are|could|did|does|do|had|has|have|is|might|must|need|should|was|were|would|ca|wo|sha|ai"
+_CLITICS = {"re": "you|we|they|who|what", "ll": "i|you|he|she|it|we|they|that|there|who|what",
+            "ve": "i|you|we|they|who|would|could|should|might|must", "d": "i|you|he|she|it|we|they|who|that|there",
+            "s": "he|she|it|that|there|here|what|who|where|how|let", "m": "i"}
+CONTRACTION = re.compile("|".join([f"(?:{_NT})nt", *(f"(?:{hosts}){c}" for c, hosts in _CLITICS.items())]))
 SEARCH_BEAM = 3          # spellings handed to the search steps
 MAX_WORD_CHARS = 40      # longer tokens are not disguised words (and would be slow to search)
 # tokens handed to the text steps at a time (`Normalizer.windows`): a long text's tokens are never all
@@ -265,7 +274,7 @@ class Normalizer:
         return [(self.lexicon.prior(h.text) - h.cost, h.text, h) for h in found]
 
     def is_known(self, word: str) -> bool:
-        if word in self.lexicon:
+        if word in self.lexicon or CONTRACTION.fullmatch(word):
             return True
         word = word.replace("’", "'")
         for sep in "'-/":
