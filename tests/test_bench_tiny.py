@@ -58,7 +58,9 @@ TINY: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_fusion": (["--pairs", "1", "--fusion", "T+E", "--fusion", "I", "--ocr-pages", "0", "--asr-texts", "0",
                       "--score-pairs", "0"], "cases/s", SLOW),
     # a real `modlens serve` or Ray: 10-80 s
-    "bench_fuzz": (["--messages", "50", "--sockets", "5", "--seconds", "20"], "verdict", SLOW),
+    # --oversize-every 7: frames past the hard limit, which must close their sockets (exit 1 otherwise)
+    "bench_fuzz": (["--messages", "50", "--sockets", "5", "--seconds", "20", "--oversize-every", "7"],
+                   "verdict", SLOW),
     "bench_soak": (["--clients", "2", "--minutes", "0.1", "--no-off", "--detector", "profanity-check"], "variants", SLOW),
     "bench_feed_variants": (["--tiny"], "on/off:", SLOW),  # a feed of 20 with variants off and on
     "bench_ray": (["--rows", "200", "--chunk", "50", "--repeat", "1"], "same scores: True", SLOW),
