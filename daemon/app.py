@@ -73,6 +73,7 @@ class DaemonState:
     sockets: dict[web.WebSocketResponse, Session] = field(default_factory=dict)
     closing: bool = False
     malformed_requests: int = 0  # refused by aiohttp's HTTP parser (one log line each)
+    join_lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one join_study at a time
     started_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
 
@@ -272,10 +273,15 @@ class Connection:
 
     async def join_study(self, msg: p.JoinStudy) -> None:
         restart = self.app[OPTIONS].restart_on_join
-        answer = join_study(msg, self.app[STUDY], can_join=restart is not None)
-        await self.send(answer.dump())  # before the restart, so the extension learns why the socket closes
-        if answer.restarting and restart is not None:
-            restart()
+        study = self.app[STUDY]
+        # checking and writing a pack (up to 16 MiB) takes seconds: in an executor, so every other
+        # socket is answered meanwhile; joins still run one after another, as they did on the loop
+        async with self.app[STATE].join_lock:
+            answer = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: join_study(msg, study, can_join=restart is not None))
+            await self.send(answer.dump())  # before the restart, so the extension learns why the socket closes
+            if answer.restarting and restart is not None:
+                restart()
 
 
 # message type -> its handler: every client message of the protocol has one (tests/test_daemon_protocol.py)

@@ -186,3 +186,42 @@ async def test_a_daemon_that_cannot_join_reads_no_frame_past_the_hard_limit(tmp_
                     await client.send(frame)  # the daemon may close while the frame is still being sent
                     await client.until(lambda m: m.get("id") in ("j1", "c1"))
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009, closed.value
+
+
+@pytest.mark.asyncio
+async def test_a_join_does_not_stall_the_other_sockets(tmp_path, modlens_home, monkeypatch):
+    # join_study checked and wrote the pack on the event loop (about 2 s for a 16 MiB pack), so every
+    # other socket waited; it runs in an executor now. The join here is made slow (1.5 s) on purpose:
+    # another socket's ping is answered while it runs, and the join gets the same answer and restart
+    import modlens.live.join as live_join
+
+    real = live_join.join_from_extension
+
+    def slow_join(*args, **kwargs):
+        time.sleep(1.5)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(live_join, "join_from_extension", slow_join)
+    text = _pack_text(tmp_path, "pilot")
+    restarts: list[bool] = []
+    async with running_daemon(tmp_path, restart_on_join=lambda: restarts.append(True)) as (url, _app):
+        async with connect(url) as a, connect(url) as b:
+            joiner, other = Client(a), Client(b)
+            await joiner.hello()
+            await other.hello()
+            arrived: dict[str, float] = {}
+
+            async def join_answer():
+                answer = await joiner.request(_join_msg("j1", text), "join_study_ok", timeout=30)
+                arrived["join"] = time.monotonic()
+                return answer
+
+            joining = asyncio.create_task(join_answer())
+            await asyncio.sleep(0.3)  # the daemon has read the join frame and is joining
+            await other.request({"type": "ping", "id": "p1"}, timeout=10)
+            arrived["ping"] = time.monotonic()
+            answer = await joining
+    assert arrived["ping"] < arrived["join"]  # answered while the join ran
+    assert answer["type"] == "join_study_ok" and answer["study_id"] == "pilot" and answer["restarting"] is True
+    assert restarts == [True]
+    assert join.joined()["study_id"] == "pilot"
