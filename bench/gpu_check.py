@@ -99,6 +99,16 @@ def last_json(out: str) -> dict[str, Any]:
     raise ValueError("no JSON line in the output")
 
 
+def variant_rates(out: str) -> str:
+    """`bench_variants.py --profile`'s whole-path comments/s, each named by its importance method (leave_one_out,
+    pooled, and "pooled, kept" where the target keeps importance from scoring): once the third method came, the
+    last two rates were printed as leave-one-out and pooled though they were pooled and pooled, kept."""
+    found = re.findall(r"^\s*(\S.*?)\s+whole path\s.*-> ([\d,.]+) comments/s\s*$", out, re.M)
+    if not found:
+        raise ValueError("no whole-path comments/s")
+    return ", ".join(f"{method} {rate} comments/s" for method, rate in found)
+
+
 def step(name: str, cmd: list[str], timeout: int, figure: Callable[[str], str]) -> tuple[str, str, float, str]:
     t0 = time.perf_counter()
     try:
@@ -517,12 +527,6 @@ def main() -> int:
         g = last_json(out)
         return f"max |diff| {g['max_abs']:.4f}, Spearman {g['spearman']:.6f}, {g['flipped']} of {g['n']} flipped at 0.5"
 
-    def variants(out: str) -> str:
-        found = re.findall(r"([\d,.]+) comments/s", out)
-        if not found:
-            raise ValueError("no comments/s")
-        return ", ".join(f"{x} comments/s" for x in found[-2:]) + " (leave-one-out, pooled)"
-
     def tests(out: str) -> str:
         return out.strip().splitlines()[-1]
 
@@ -539,7 +543,7 @@ def main() -> int:
         step("base-size", [PY, str(BENCH / "bench_detectors.py"), "--hf", "roberta-base-like", "--random-init",
                            "--device", "cuda", "--n", "8192", "--single", "32", "--repeat", "2", "--batch-size", "256",
                            "--peak-tflops", str(args.peak_tflops)], 60, rates),
-        step("variants", [PY, str(BENCH / "bench_variants.py"), "--profile", "--n", "300"], 45, variants),
+        step("variants", [PY, str(BENCH / "bench_variants.py"), "--profile", "--n", "300"], 45, variant_rates),
         step("cuda tests", [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "cuda",
                             "tests/test_detectors_hf.py", "tests/test_detector_hf_image.py"], 45, tests),
     ]

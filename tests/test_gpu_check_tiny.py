@@ -72,3 +72,18 @@ def test_a_step_stopped_by_its_time_limit_keeps_what_it_printed(capsys):
             if line.startswith("| ")}
     assert "cut short by the time limit" in rows["2 million"] and rows["2 million"].rstrip(" |").endswith("NOT met")
     assert rows["first pass"].rstrip(" |").endswith("-")  # not measured: no verdict
+
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_the_variants_figure_names_each_rate_by_the_method_that_made_it():
+    # a real profile with MiniLM as target prints three whole paths; the figure once took the last two
+    # (pooled; pooled, kept) and called them leave-one-out and pooled
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_variants.py"), "--profile", "--n", "4", "--repeat", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rates = [line.rsplit("-> ", 1)[1] for line in proc.stdout.splitlines() if " whole path " in line]
+    assert len(rates) == 3, proc.stdout
+    assert gpu_check.variant_rates(proc.stdout) == ", ".join(
+        f"{method} {rate}" for method, rate in zip(("leave_one_out", "pooled", "pooled, kept"), rates))
