@@ -1,7 +1,8 @@
 """`modlens join` changes a participant's study only whole: the study file, the item set and
 assignment, and `joined-study.json` (which pack, who signed it, which destinations were accepted)
 are all the new study's, or all the one joined before. A write that failed part-way (a full disk, a
-file-size limit) left the new study.toml beside the old record and a `.tmp` behind."""
+file-size limit) left the new study.toml beside the old record and a `.tmp` behind. Only a rename
+that fails after others went through (a target that is a folder) leaves a mix, and says which."""
 from __future__ import annotations
 
 import os
@@ -69,3 +70,36 @@ def test_the_atomic_write_never_renames_a_cut_file_into_place(tmp_path):
     assert done.returncode == 0 and done.stdout.startswith("refused"), done.stdout + done.stderr
     assert target.read_bytes() == b"old\n"
     assert [p.name for p in target.parent.iterdir()] == ["key.pem"]  # no temp file left behind
+
+
+def test_a_join_whose_rename_fails_part_way_says_what_it_replaced(tmp_path, modlens_home, capsys):
+    # the files are renamed into place one after another once all are written; a rename that failed
+    # after others had gone through was reported as "nothing was changed", and the temp files of the
+    # files not yet renamed stayed behind. Here itemset.json is a non-empty folder, so its rename fails
+    # after study.toml's
+    first = tmp_path / "first"
+    folder.init_folder(first)
+    first_pack = tmp_path / "first.modlens"
+    assert cli_main(["study", "pack", str(first), "--out", str(first_pack)]) == 0
+    assert cli_main(["join", str(first_pack), "--allow-unsigned"]) == 0
+    old_study = (modlens_home / "study.toml").read_bytes()
+    blocker = modlens_home / "itemset.json"
+    blocker.mkdir()
+    (blocker / "keep").write_text("x")
+    second = item_set_folder(tmp_path / "second", 2_000)
+    second_pack = tmp_path / "second.modlens"
+    assert cli_main(["study", "pack", str(second), "--out", str(second_pack)]) == 0
+    capsys.readouterr()
+
+    assert cli_main(["join", str(second_pack), "--allow-unsigned", "--replace"]) != 0
+    err = capsys.readouterr().err
+    assert "nothing was changed" not in err, err
+    assert (modlens_home / "study.toml").read_bytes() != old_study  # replaced: the message must say so
+    assert "study.toml" in err and "itemset.json" in err and "join the same pack again" in err, err
+    assert join.joined()["study_id"] == "first" and "still names study 'first'" in err, err
+    assert not [p for p in modlens_home.iterdir() if p.name.endswith(".tmp")]  # no temp left behind
+
+    blocker.joinpath("keep").unlink()
+    blocker.rmdir()  # the cause removed, the same join goes through whole
+    assert cli_main(["join", str(second_pack), "--allow-unsigned", "--replace"]) == 0
+    assert join.joined()["study_id"] == "second" and (modlens_home / "itemset.json").is_file()

@@ -76,6 +76,18 @@ def join(pack: Pack, source: str, *, replace: bool = False, accepted_remote: lis
     try:
         bundle_key()  # first: a key that cannot be made fails the join before it changed anything
         _replace_all(files)
+    except PartlyReplaced as part:
+        record_now = (f"{JOINED_FILE} names study {pack.study_id!r}" if home / JOINED_FILE in part.done
+                      else f"{JOINED_FILE} still names "
+                           + (f"study {current['study_id']!r}" if current else "no study"))
+        raise JoinError(f"{home}: joining {pack.study_id!r} stopped part way: {part.failed.name} could not be "
+                        f"{'removed' if part.removing else 'replaced'} ({part.error.strerror or part.error}) after "
+                        f"{', '.join(p.name for p in part.done)} {'was' if len(part.done) == 1 else 'were'} "
+                        f"changed to the new study's; {record_now}, so these files mix two studies",
+                        fix=f"remove the cause (is {part.failed} a folder, or read-only?), then join the same pack "
+                            "again (with --replace, or “Replace the joined study” ticked, if you gave it): it "
+                            "writes every file anew; do not start `modlens serve` before",
+                        kind=ErrorKind.FAILED) from None
     except OSError as err:
         still = f"study {current['study_id']!r} is still joined" if current else "no study is joined"
         raise JoinError(f"{home}: cannot write the joined study ({err.strerror or err}); nothing was changed, {still}",
@@ -84,10 +96,21 @@ def join(pack: Pack, source: str, *, replace: bool = False, accepted_remote: lis
     return study_file
 
 
+class PartlyReplaced(Exception):
+    """A rename (or removal) of a join failed after `done` had gone through: unlike a failed write,
+    the files now mix the new study and the one before."""
+
+    def __init__(self, error: OSError, failed: Path, done: list[Path], *, removing: bool) -> None:
+        super().__init__(str(error))
+        self.error, self.failed, self.done, self.removing = error, failed, done, removing
+
+
 def _replace_all(files: dict[Path, bytes | None]) -> None:
-    """Every file of a join, or none: each is written whole to a temp file first, and only once all
-    are are they renamed into place (a rename takes no room), the record last; a file the new study
-    has none of (None) is removed. A failed write leaves the study joined before whole."""
+    """Every file of a join: each is written whole to a temp file first, and only once all are are
+    they renamed into place (a rename takes no room), the record last; a file the new study has none
+    of (None) is removed. A failed write leaves the study joined before whole (OSError). A rename
+    or removal that fails (the target a folder, read-only) raises OSError when it was the first
+    change, else PartlyReplaced naming what changed; the temp files not renamed are removed."""
     staged: dict[Path, Path] = {}
     try:
         for path, data in files.items():
@@ -97,11 +120,25 @@ def _replace_all(files: dict[Path, bytes | None]) -> None:
         for tmp in staged.values():
             tmp.unlink(missing_ok=True)
         raise
-    for path, tmp in staged.items():
-        os.replace(tmp, path)
-    for path, data in files.items():
-        if data is None:
-            path.unlink(missing_ok=True)
+    done: list[Path] = []
+    removing = False
+    try:
+        for path, tmp in staged.items():
+            os.replace(tmp, path)
+            done.append(path)
+        removing = True
+        for path, data in files.items():
+            if data is None and path.exists():
+                path.unlink()
+                done.append(path)
+    except OSError as err:
+        failed = path  # the file whose rename or removal raised
+        for target, tmp in staged.items():
+            if target not in done:
+                tmp.unlink(missing_ok=True)
+        if not done:
+            raise
+        raise PartlyReplaced(err, failed, done, removing=removing) from err
 
 
 @dataclass(frozen=True)
