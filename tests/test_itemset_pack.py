@@ -97,3 +97,37 @@ def test_slots_are_distinct_on_one_log_then_shared(tmp_path: Path) -> None:
     assert alone["assignment"] == entry["id"] and [i["ref"] for i in alone["items"]] == entry["order"]
     assert all(i["text"] == plan.text(i["ref"]) for i in alone["items"])
     assert {i["platform"] for i in alone["items"] if i["gold"]} == {"study"}
+
+
+def _repacked(body: dict) -> str:
+    body.pop("sha256")
+    body["sha256"] = hashlib.sha256(pack.canonical(body)).hexdigest()
+    return json.dumps(body)
+
+
+def test_a_newer_item_set_or_assignment_in_a_pack_says_upgrade(tmp_path: Path) -> None:
+    # every reader says "upgrade modlens" for a format_version newer than it reads; inside a pack the
+    # assignment's was replaced by "ask the researcher again" (and the item set's kept only by comparing
+    # fix strings), though asking again brings the same newer file. Other problems of the carried
+    # files keep the pack's fix: a participant cannot draw or assign again, only the researcher can
+    from modlens.errors import UPGRADE
+
+    f = _folder(tmp_path)
+    for key, what in (("itemset", "modlens item set"), ("assignment", "modlens assignment")):
+        body = pack.build(f)
+        body[key]["format_version"] += 1
+        with pytest.raises(pack.PackError) as caught:
+            pack.parse(_repacked(body), "newer.modlens")
+        assert f"{what} format_version 2 is newer than this modlens reads" in caught.value.message, key
+        assert "does not fit its study" not in caught.value.message
+        assert caught.value.fix == UPGRADE, key
+    body = pack.build(f)
+    body["itemset"]["items"][0]["text"] = "edited"
+    with pytest.raises(pack.PackError, match="checksum mismatch") as caught:
+        pack.parse(_repacked(body), "edited.modlens")
+    assert caught.value.fix == pack.ASK_AGAIN
+    body = pack.build(f)
+    body["assignment"]["itemset_sha256"] = "0" * 64
+    with pytest.raises(pack.PackError, match="another item set") as caught:
+        pack.parse(_repacked(body), "mixed.modlens")
+    assert caught.value.fix == pack.ASK_AGAIN

@@ -94,14 +94,18 @@ def write(data: dict[str, Any], folder: str | Path) -> Path:
     return path
 
 
-def problems(assignment: dict[str, Any], itemset: dict[str, Any], study: StudyConfig) -> list[Problem]:
-    """What does not fit: another item set, unknown items or gold keys, items not rated `raters` times."""
+def problems(assignment: dict[str, Any], itemset: dict[str, Any], study: StudyConfig, *,
+             fix: str = ASSIGN_AGAIN) -> list[Problem]:
+    """What does not fit: another item set, unknown items or gold keys, items not rated `raters` times.
+    `fix`: the caller's fix for a file that is not an assignment this modlens reads or was made for
+    another item set (a pack's reader: ask the researcher); a newer format_version's is always to
+    upgrade modlens, and a format problem comes alone."""
     out = []
-    wrong = format_problem(assignment, name=FILE, what="modlens assignment", fmt=FORMAT, reads=READS, fix=ASSIGN_AGAIN)
+    wrong = format_problem(assignment, name=FILE, what="modlens assignment", fmt=FORMAT, reads=READS, fix=fix)
     if wrong:
         return [wrong]
     if assignment.get("itemset_sha256") != itemset["sha256"]:
-        out.append(Problem(f"{FILE}: made for another item set than {ITEMSET_FILE}", ASSIGN_AGAIN))
+        out.append(Problem(f"{FILE}: made for another item set than {ITEMSET_FILE}", fix))
     ids = {i["id"] for i in itemset["items"]}
     gold = {g.key for g in study.gold}
     tasks = {t["task"]: t for t in assignment.get("tasks", [])}

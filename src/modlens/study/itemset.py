@@ -216,22 +216,24 @@ def read(path: str | Path) -> dict[str, Any]:
     return validate(data, path)
 
 
-def validate(raw: Any, path: str | Path) -> dict[str, Any]:
+def validate(raw: Any, path: str | Path, *, fix: str | None = None) -> dict[str, Any]:
     """`raw` checked as an item set (format, ids, checksum); `path` names it in messages (a file,
-    or the study pack that carried it)."""
-    data = check_format(raw, name=str(path), what="modlens item set", fmt=FORMAT, reads=READS, fix=DRAW_AGAIN,
-                        error=ItemSetError)
+    or the study pack that carried it). `fix`: the caller's fix for every problem but a newer
+    format_version, which always says to upgrade modlens (None: draw the set again; a pack's
+    reader says to ask the researcher, as a participant cannot draw it)."""
+    data = check_format(raw, name=str(path), what="modlens item set", fmt=FORMAT, reads=READS,
+                        fix=fix or DRAW_AGAIN, error=ItemSetError)
     items = data.get("items")
     if not isinstance(items, list) or not items:
-        raise ItemSetError(f"{path}: items: empty or not a list")
+        raise ItemSetError(f"{path}: items: empty or not a list", fix=fix)
     ids = [i.get("id") for i in items if isinstance(i, dict)]
     if len(ids) != len(items) or len(set(ids)) != len(ids):
-        raise ItemSetError(f"{path}: items: every item needs its own id")
+        raise ItemSetError(f"{path}: items: every item needs its own id", fix=fix)
     for i in items:
         for key in ("platform", "comment_key", "text"):
             if not isinstance(i.get(key), str) or not i[key]:
-                raise ItemSetError(f"{path}: item {i['id']!r}: {key} missing")
+                raise ItemSetError(f"{path}: item {i['id']!r}: {key} missing", fix=fix)
     if data.get("sha256") != checksum(data.get("params", {}), items):
         raise ItemSetError(f"{path}: checksum mismatch: the file was edited after `modlens sample` wrote it",
-                           fix=DRAW_AGAIN + "; an edited set would no longer say how it was drawn")
+                           fix=fix or DRAW_AGAIN + "; an edited set would no longer say how it was drawn")
     return data

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from modlens import __version__, safe_archive, signing
 from modlens.config import StudyConfig, StudyConfigError, parse_study
-from modlens.errors import UPGRADE, ErrorKind, ModlensError, Problem, check_format, problem_lines
+from modlens.errors import ErrorKind, ModlensError, Problem, check_format, problem_lines
 from modlens.pairing import write_atomically
 from modlens.study.folder import StudyFolder
 from modlens.study.pack_rules import refusals
@@ -212,16 +212,18 @@ def _carried_tasks(raw: dict[str, Any], study: StudyConfig, name: str) -> tuple[
 
     if "itemset" not in raw and "assignment" not in raw:
         return None, None
+    # a participant cannot draw or assign again, only the researcher can: the pack's fix, except for
+    # a newer format_version, which the readers answer with upgrading modlens
     try:
-        data = itemset.validate(raw.get("itemset"), f"{name} (itemset)")
-    except itemset.ItemSetError as err:  # a participant cannot draw the set again: only the researcher can
-        raise PackError(err.message, fix=err.fix if err.fix == UPGRADE else ASK_AGAIN) from None
+        data = itemset.validate(raw.get("itemset"), f"{name} (itemset)", fix=ASK_AGAIN)
+    except itemset.ItemSetError as err:
+        raise PackError(err.message, fix=err.fix) from None
     tasks = raw.get("assignment")
-    bad = (assignment.problems(tasks, data, study) if isinstance(tasks, dict)
+    bad = (assignment.problems(tasks, data, study, fix=ASK_AGAIN) if isinstance(tasks, dict)
            else [Problem("an item set without its assignment")])
     if bad:
-        raise PackError(f"{name}: the pack's item set does not fit its study: " + "; ".join(p.message for p in bad),
-                        fix=ASK_AGAIN)
+        raise PackError(f"{name}: the pack's item set and assignment cannot be used: "
+                        + "; ".join(p.message for p in bad), fix=next((p.fix for p in bad if p.fix), ASK_AGAIN))
     return data, tasks
 
 
