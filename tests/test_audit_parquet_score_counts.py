@@ -42,8 +42,8 @@ def test_a_repeated_text_is_one_score_good_or_error(tmp_path, capsys, engine):
 
 def test_a_rerun_into_the_folder_scores_no_text_an_earlier_run_answered(tmp_path, capsys):
     """Rows keyed by --id-col: the file grew, and the same command resumes into the same folder. A text
-    an earlier run wrote a good score for is not scored or written again (one row per text and
-    detector, as the log sink asks the log); one it wrote an error for is scored again."""
+    an earlier run wrote a good score for is not scored or written again (one good row per text and
+    detector, as the log sink asks the log); one it wrote an error for is scored again, a second row."""
     data, table, out, db = tmp_path / "c.csv", tmp_path / "scores.csv", tmp_path / "out", tmp_path / "log.sqlite"
     data.write_text("id,text\n1,nice one mate\n2,who knows\n", encoding="utf-8")
     table.write_text("text,score\nnice one mate,0.1\n", encoding="utf-8")
@@ -62,5 +62,8 @@ def test_a_rerun_into_the_folder_scores_no_text_an_earlier_run_answered(tmp_path
     assert main(["import", str(out), "--db", str(db)]) == 0
     said = json.loads(capsys.readouterr().out)
     assert _log_rows(db) == (3, 2)
+    # 4 rows read: the folder has two for "who knows" (the first run's error, the rerun's error again),
+    # and the log keeps the first: scores_already_in_log counts the row an earlier chunk of this same
+    # folder wrote, not one from another audit or import
     assert (said["items"], said["scores_read"], said["scores_added"], said["scores_already_in_log"]) == (5, 4, 3, 1)
     assert said["scores_read"] == len(rows)

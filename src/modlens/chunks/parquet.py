@@ -126,8 +126,11 @@ class ParquetSink:
     """A chunk's results as shard files; opens DIR (checks or writes its manifest). Keeps no log,
     so nothing is registered before the compute, and a text is scored unless DIR already holds a
     good score for it, from this run (a text repeated in a later chunk) or an earlier one into DIR
-    (a rerun that resumes): one row per text and detector, as the log it is imported into keeps, and
-    as the run's tally counts them (`pipeline.count_errors`)."""
+    (a rerun that resumes). So DIR holds one row per text and detector, except for a text whose score
+    was an error: it is scored again when met again, and each scoring adds a row (the error, then the
+    new score). The log it is imported into keeps one row (a good score replaces the error, a second
+    error leaves the first), and the run's tally counts texts, one per text and detector, as that log
+    holds them (`pipeline.count_errors`)."""
 
     def __init__(self, out: Path, meta: dict[str, Any]) -> None:
         self.out = out
@@ -417,8 +420,10 @@ def import_parquet(out: str | Path, db: str | Path) -> dict[str, Any]:
     items the log's run already holds are skipped). Returns counts: `items` imported into the run,
     `skipped` (the run held them), `chunks` imported; of the score rows of those chunks, `scores_read`,
     `scores_added` to the log, `scores_replacing_errors` (a good score where the log held an error)
-    and `scores_already_in_log` (the log kept its own row: a good score, or an error scored again as
-    an error), the last three counted by the write itself. Every shard is checked first (a
+    and `scores_already_in_log` (the log kept the row it held for that text and detector version:
+    one another audit or import wrote, or one an earlier chunk of this same folder wrote, as when a
+    text the folder scored again after an error got an error again), the last three counted by the
+    write itself. Every shard is checked first (a
     bad one raises ShardError before the log is opened); then the whole import is one transaction,
     so the log holds all of the folder or, whatever stops it, none of it."""
     out = Path(out)
