@@ -218,3 +218,45 @@ def test_an_answer_changed_since_the_last_import_is_counted_apart_from_those_in_
     assert code == 0, out
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "changed since the last import" in page and "1: stored answers kept" in page and "1: new answers stored" in page
+
+
+def test_a_review_that_fails_after_the_import_says_the_ratings_were_imported(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The review runs after the import committed: a full disk met by the review's write leaves the
+    ratings stored, so the command prints what it imported before the review and its error says the
+    ratings are in the log and the review is not; the same command again adds no rating and reviews."""
+    import sqlite3
+
+    from modlens.studylog.store import StudyLog
+
+    folder = study_with_set(tmp_path, capsys)
+    plan = assignment.Plan.load(folder, load(folder))
+    db = tmp_path / "log.sqlite"
+    good = _write_csv(tmp_path / "good.csv", [["Participant id", "Status", "assignment", *_survey_cells(plan, "t01-r1")],
+                                              ["60aa", "APPROVED", "t01-r1", *_survey_cells(plan, "t01-r1").values()]])
+
+    def no_room(*args: object, **kwargs: object) -> None:
+        err = sqlite3.OperationalError("database or disk is full")
+        err.sqlite_errorcode = 13  # SQLITE_FULL, as SQLite raises it
+        raise err
+
+    def stored(table: str) -> int:
+        con = sqlite3.connect(db)
+        try:
+            return int(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        finally:
+            con.close()
+
+    monkeypatch.setattr(StudyLog, "put_rater_reviews", no_room)
+    code, out = run(capsys, "rate", good, "--db", db, "--study", folder)
+    assert code == 1 and "Traceback" not in out, out
+    assert "1 workers, 6 ratings imported, 0 already in the log" in out, out
+    assert "database or disk is full" in out and "ratings are in the log (6 imported, 0 already there), the review of its raters is not" in out, out
+    assert "run the same command again: it adds no rating twice and reviews them" in out, out
+    assert "reviewed" not in out, out
+    assert (stored("ratings"), stored("crowd_imports"), stored("rater_reviews")) == (6, 1, 0)
+    monkeypatch.undo()
+    code, out = run(capsys, "rate", good, "--db", db, "--study", folder)
+    assert code == 0 and "1 workers, 0 ratings imported, 6 already in the log" in out, out
+    assert "reviewed 1 rater tasks" in out, out
+    assert (stored("ratings"), stored("rater_reviews")) == (6, 1)

@@ -17,9 +17,13 @@ rated through the protocol). docs/MULTI.md#item-set-studies.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from modlens.cli.common import CliError, add_db_option, add_encoding_option, db_path
 from modlens.errors import ErrorKind
+
+if TYPE_CHECKING:
+    from modlens.study.rate_import import ImportResult
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +63,33 @@ def collection_line(per_item: dict[str, int], planned: int) -> str:
             f"{len(under)} under-collected{' (' + _first_five(under) + ')' if under else ''}")
 
 
+def print_import(file: str, result: ImportResult) -> None:
+    """What the import stored and left out: printed once it committed, before the review runs (a
+    review that fails leaves these ratings stored all the same)."""
+    print(f"{file} ({result.format}): {result.workers} workers, {result.ratings_new} ratings imported, "
+          f"{result.ratings_known} already in the log, {result.empty} empty answers")
+    skipped = result.tally.skipped
+    if skipped:
+        print(f"skipped {sum(skipped.values())} {result.tally.records} that carry no valid work: "
+              + ", ".join(f"{n} {why}" for why, n in sorted(skipped.items())))
+    if result.incomplete:
+        print(f"{_plural(result.incomplete, 'comment')} answered in part (counted as missed)")
+    for note in result.tally.notes:
+        print(note)
+    if result.repeat_slots:
+        print(f"{len(result.repeat_slots)} workers filled several slots of one task; each counts once there, so "
+              f"those tasks have a rater fewer than planned: {_first_five(result.repeat_slots)}")
+    if result.repeated:
+        print(f"{len(result.repeated)} answers repeat the same worker's answer to the same comment earlier in "
+              f"this file ({result.repeated_differ} of them differ from it): the first is kept: "
+              f"{_first_five(result.repeated)}")
+    if result.changed:
+        done = ("kept the stored answers (--on-change replace takes the new ones)" if result.on_change == "keep"
+                else "stored the new answers as the raters' latest")
+        print(f"{len(result.changed)} annotations changed since the last import, {done}: "
+              f"{_first_five(result.changed)}")
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -70,33 +101,12 @@ def run(args: argparse.Namespace) -> int:
     db = db_path(args)
     try:
         if args.file:
-            result = import_ratings(args.file, args.study, db, args.format, args.encoding, args.on_change)
+            result = import_ratings(args.file, args.study, db, args.format, args.encoding, args.on_change,
+                                    on_imported=lambda imported: print_import(args.file, imported))
             reviews = result.reviews
-            print(f"{args.file} ({result.format}): {result.workers} workers, {result.ratings_new} ratings imported, "
-                  f"{result.ratings_known} already in the log, {result.empty} empty answers")
-            skipped = result.tally.skipped
-            if skipped:
-                print(f"skipped {sum(skipped.values())} {result.tally.records} that carry no valid work: "
-                      + ", ".join(f"{n} {why}" for why, n in sorted(skipped.items())))
-            if result.incomplete:
-                print(f"{_plural(result.incomplete, 'comment')} answered in part (counted as missed)")
-            for note in result.tally.notes:
-                print(note)
-            if result.repeat_slots:
-                print(f"{len(result.repeat_slots)} workers filled several slots of one task; each counts once there, so "
-                      f"those tasks have a rater fewer than planned: {_first_five(result.repeat_slots)}")
-            if result.withdrawn:
+            if result.withdrawn:  # the review's word, printed after it
                 print(f"{len(result.withdrawn)} submissions imported before carry no valid work now: their tasks are "
                       f"rejected, their ratings kept in the log unused: {_first_five(result.withdrawn)}")
-            if result.repeated:
-                print(f"{len(result.repeated)} answers repeat the same worker's answer to the same comment earlier in "
-                      f"this file ({result.repeated_differ} of them differ from it): the first is kept: "
-                      f"{_first_five(result.repeated)}")
-            if result.changed:
-                done = ("kept the stored answers (--on-change replace takes the new ones)" if result.on_change == "keep"
-                        else "stored the new answers as the raters' latest")
-                print(f"{len(result.changed)} annotations changed since the last import, {done}: "
-                      f"{_first_five(result.changed)}")
         else:
             if not Path(db).is_file():
                 raise CliError(f"{db}: no study log there", kind=ErrorKind.NOT_FOUND)

@@ -15,8 +15,10 @@ rater's latest rating), never silently.
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from modlens.errors import ModlensError
 from modlens.paths import hash_file
@@ -25,6 +27,7 @@ from modlens.study import crowd
 from modlens.study.acceptance import Review, review_log
 from modlens.study.assignment import GOLD, Plan
 from modlens.study.survey import read_survey
+from modlens.studylog.connection import LogUnwritable, unwritable
 
 MAX_LISTED = 10
 
@@ -108,7 +111,14 @@ ON_CHANGE = ("keep", "replace")
 
 
 def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: str | None = None,
-                   encoding: str | None = None, on_change: str = "keep") -> ImportResult:
+                   encoding: str | None = None, on_change: str = "keep",
+                   on_imported: Callable[[ImportResult], None] | None = None) -> ImportResult:
+    """The export's ratings into the log at `db` in one transaction, then every rater of the item set
+    reviewed in a second one. `on_imported` gets the result once the import committed, before the
+    review (its review fields still empty: `reviews`, `withdrawn`, `covered`, `per_item`), so what was
+    imported can be said even when the review then fails. A log that stops taking writes during the
+    review raises LogUnwritable saying the ratings are stored and the review is not: the same import
+    again adds no rating twice and reviews them."""
     from modlens.study.folder import load
     from modlens.studylog.store import StudyLog
 
@@ -197,14 +207,24 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
                              dict(tally.skipped), {"workers": workers, "ratings_new": new, "ratings_known": known,
                                                    "changed": len(changed), "empty": empty,
                                                    "incomplete": incomplete, "repeated": len(repeated)}, on_change)
-    verdicts = platform_verdicts(fmt, answers, tally, plan)
-    reviews = review_log(db, plan, verdicts)
-    withdrawn = [f"{r.rater_id} task {r.task} ({why})" for r in reviews if (why := verdicts.get((r.rater_id, r.task)))]
-    per_item = raters_per_item(db, plan, reviews)
     k = int(plan.assignment["params"]["raters"])
-    return ImportResult(fmt, workers, new, known, empty, reviews, changed, on_change,
-                        k, sum(n == k for n in per_item.values()), len(plan.items), repeat_slots(answers, plan),
-                        incomplete, repeated, differ, withdrawn, tally, per_item)
+    result = ImportResult(fmt, workers, new, known, empty, [], changed, on_change, k, 0, len(plan.items),
+                          repeat_slots(answers, plan), incomplete, repeated, differ, [], tally, {})
+    if on_imported is not None:
+        on_imported(result)
+    verdicts = platform_verdicts(fmt, answers, tally, plan)
+    try:  # the import is committed: a failure from here on leaves its ratings stored
+        result.reviews = review_log(db, plan, verdicts)
+    except (sqlite3.Error, LogUnwritable) as err:
+        if (failed := unwritable(err, db)) is None:
+            raise
+        raise failed.stopped(f"this import's ratings are in the log ({new} imported, {known} already there), the "
+                             "review of its raters is not stored", ": it adds no rating twice and reviews them") from None
+    result.withdrawn = [f"{r.rater_id} task {r.task} ({why})" for r in result.reviews
+                        if (why := verdicts.get((r.rater_id, r.task)))]
+    result.per_item = raters_per_item(db, plan, result.reviews)
+    result.covered = sum(n == k for n in result.per_item.values())
+    return result
 
 
 def export_sha256(path: Path) -> str:
