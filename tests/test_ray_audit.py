@@ -357,3 +357,49 @@ def test_a_file_audited_on_ray_is_the_data_set_the_local_engine_names(tmp_path):
     assert "(c1)" in edited.warnings[0]
     assert run_audit(other.as_uri(), db=tmp_path / "ray.sqlite", engine="ray", **opts).dataset == \
         f"file-{file_digest(other)}" != remote.dataset
+
+
+class DriverOnly(Detector):
+    """Loads in the driver's process only: a Ray worker that unpickles it fails, as a worker without
+    the detector's packages or weights would."""
+    name, version, labels, toxicity_label = "driver-only", "1", ("toxic",), "toxic"
+
+    def __init__(self) -> None:
+        self.home = os.getpid()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if state["home"] != os.getpid():
+            raise RuntimeError("this detector's weights are not on this node")
+        self.__dict__.update(state)
+
+    def score(self, texts: Sequence[str]) -> list[dict[str, float] | None]:
+        return [{"toxic": 0.5} for _ in texts]
+
+
+def test_a_detector_a_worker_cannot_load_stops_the_audit_before_anything_is_written(tmp_path):
+    """SetupError says the audit wrote nothing: no log made, an existing log's every row as it was
+    (no study, detector, page or run row added, no run's status changed), no --out-parquet folder."""
+    from modlens.services.errors import SetupError
+
+    data, db, out = comments(tmp_path / "c.csv", 20), tmp_path / "log.sqlite", tmp_path / "shards"
+    for where in (db, out):
+        with pytest.raises(SetupError, match="could not load on a Ray worker"):
+            run_audit(str(data), db=db, detector_objects={"d": DriverOnly()}, progress=False, engine="ray",
+                      out_parquet=out if where == out else None)
+        assert not where.exists()
+
+    def stop(n: int) -> None:
+        raise KeyboardInterrupt
+
+    # a log holding a run of the same audit, interrupted on the local engine: the Ray audit would resume it
+    with pytest.raises(KeyboardInterrupt):
+        run_audit(str(data), db=db, detector_objects={"d": DriverOnly()}, progress=False, chunk_size=5, on_chunk=stop)
+    con = sqlite3.connect(db)
+    before = list(con.iterdump())
+    assert con.execute("SELECT status, n_items FROM audit_runs").fetchall() == [("interrupted", 5)]
+    con.close()
+    with pytest.raises(SetupError, match="could not load on a Ray worker"):
+        run_audit(str(data), db=db, detector_objects={"d": DriverOnly()}, progress=False, engine="ray")
+    con = sqlite3.connect(db)
+    assert list(con.iterdump()) == before
+    con.close()

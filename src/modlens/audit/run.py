@@ -150,7 +150,8 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     `engine`: "local" (this process) or "ray" (`modlens.scale`, with `ray_options`, a `RayOptions`);
     both write the same rows, and a run interrupted on one resumes on the other. `out_parquet`: shards
     in that folder instead of the log at `db` (`modlens import` loads them), on either engine.
-    Raises SetupError (nothing written) when the audit cannot start."""
+    Raises SetupError (nothing written) when the audit cannot start: on Ray, that includes a detector
+    a worker cannot load (or loads at another version), checked before the first write."""
     t0 = time.perf_counter()
     study = study or StudyConfig()
     reader_options = {k: v for k, v in (reader_options or {}).items() if v is not None}
@@ -218,14 +219,23 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         raise SetupError(f"perturb: the variant generator is unavailable ({the_engine.component_errors.get('perturbation')})")
     # the total only feeds the bar: without one, the file is not read an extra time to count its rows
     total = estimated_total(data, limit, reader_options.get("encoding")) if progress else None
+    compute: Compute | None = None
+    if engine == "ray":
+        from modlens.scale.ray_audit import RayCompute, RayOptions
+        # connects to Ray and starts the actors, every one loading its detector, before anything is
+        # written: no cluster, or a detector a worker cannot load, is a SetupError with no log made,
+        # no row added to one (no run left behind) and no --out-parquet folder
+        compute = RayCompute(the_engine, {k: specs.get(k, d) for k, d in detector_objects.items()},
+                             ray_options or RayOptions())
     if out_parquet is not None:
-        return _to_parquet(Path(out_parquet), data, the_engine, params, study,
-                           {k: specs.get(k, d) for k, d in detector_objects.items()}, engine, ray_options, limit, chunk_size,
-                           total, progress, on_chunk, unavailable, t0)
+        return _to_parquet(Path(out_parquet), data, the_engine, params, study, compute or LocalCompute(the_engine),
+                           limit, chunk_size, total, progress, on_chunk, unavailable, t0)
     try:
         log = StudyLog(db)
-    except sqlite3.Error as err:  # a full disk or a read-only folder: a new log cannot be made
-        if (opening := unwritable(err, db)) is None:
+    except BaseException as err:  # a full disk or a read-only folder: a new log cannot be made
+        if compute is not None:
+            compute.close()
+        if not isinstance(err, sqlite3.Error) or (opening := unwritable(err, db)) is None:
             raise
         raise stopped_before_chunks(opening) from None
     try:
@@ -242,15 +252,6 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         # a name the user declared: an edited file is this data set, its rows checked against the log's texts
         kept = KeptTexts(log, dataset_platform(data)) if "name" in reader_options else None
         feed = Feed(kept.items(data.iter_items()) if kept else data.iter_items(), completed_keys(log, run_id), limit)
-        compute: Compute | None = None
-        if engine == "ray":
-            from modlens.scale.ray_audit import RayCompute, RayOptions
-            try:  # connects to Ray and starts the actors: can fail (no cluster, a detector a worker cannot load)
-                compute = RayCompute(the_engine, {k: specs.get(k, d) for k, d in detector_objects.items()},
-                                     ray_options or RayOptions())
-            except BaseException:
-                log.finish_run(run_id, "interrupted")
-                raise
         auditor = Auditor(log, the_engine, data, run_id, det_ids, attack, plan, seed, page_id=page_id, compute=compute,
                           group_s=group_commit_s)
         status = "interrupted"
@@ -287,6 +288,8 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         raise stopped_before_chunks(starting) from None
     finally:
         log.close()
+        if compute is not None:  # closed by the run's end already, unless the log failed before it
+            compute.close()
     errors = auditor.pipeline.score_errors()
     warnings = [*(kept.warnings() if kept else []), *error_warnings(errors)]
     return AuditResult(run_id, data.name, path, feed.n_read, feed.n_skipped, auditor.pipeline.n_scored, auditor.pipeline.n_missing,
@@ -331,19 +334,19 @@ def stopped_before_chunks(failed: LogUnwritable) -> LogUnwritable:
 
 
 def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any], study: StudyConfig,
-                specs: dict[str, Any], where: str, ray_options: Any, limit: int | None, chunk_size: int, total: int | None,
+                compute: Compute, limit: int | None, chunk_size: int, total: int | None,
                 progress: bool, on_chunk: Callable[[int], None] | None, unavailable: dict[str, str],
                 t0: float) -> AuditResult:
     """The audit into `--out-parquet` shards (`modlens.chunks.parquet`), resumable the same way; computed
-    on Ray (`where="ray"`) or on this process's engine."""
+    by `compute` (on Ray, its actors already started, or this process's engine)."""
     from modlens.chunks.parquet import ParquetSink, done_keys, manifest
 
-    sink = ParquetSink(out, manifest(data, dataset_platform(data), location(data), params, study, engine.detectors))
-    feed = Feed(data.iter_items(), done_keys(out), limit)
-    compute: Compute = LocalCompute(engine)
-    if where == "ray":
-        from modlens.scale.ray_audit import RayCompute, RayOptions
-        compute = RayCompute(engine, specs, ray_options or RayOptions())
+    try:
+        sink = ParquetSink(out, manifest(data, dataset_platform(data), location(data), params, study, engine.detectors))
+        feed = Feed(data.iter_items(), done_keys(out), limit)
+    except BaseException:  # (the pipeline closes it once it runs)
+        compute.close()
+        raise
     pipeline = ChunkPipeline(compute, sink)
     try:
         with heap_frozen():

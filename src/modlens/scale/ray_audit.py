@@ -130,6 +130,8 @@ class RayCompute:
         pools: dict[str, list[Any]] = {k: [det_cls.options(num_cpus=cpu_each, **gpu_opts).remote(
             specs[k], use_gpu, dtypes[k] if isinstance(dtypes[k], str) else None, plan.threads) for _ in range(per)]
             for k in self.engine.runners}
+        # every actor started, for close(): those of a detector checked later than one that failed too
+        self.actors: list[Any] = [a for acts in pools.values() for a in acts]
         self.variant_pool: _Pool | None = None
         if n_var:
             target = self.engine.target_key()
@@ -137,6 +139,7 @@ class RayCompute:
             var_cls = ray.remote(max_restarts=MAX_RESTARTS)(actors.VariantActor)
             self.variant_pool = _Pool([var_cls.options(num_cpus=cpu_each).remote(
                 self.engine.study.perturbation, target, specs[target], plan.threads) for _ in range(n_var)], 1)
+            self.actors += self.variant_pool.actors
         self._normalize = ray.remote(actors.normalize_texts).options(num_cpus=self.task_cpus) \
             if self.engine.normalizer is not None else None
         if self._normalize is not None:  # workers load the normalizer while the actors start (not awaited)
@@ -206,10 +209,13 @@ class RayCompute:
         return [(t, k, r) for (k, batch), results in zip(calls, scored) for t, r in zip(batch, results)]
 
     def close(self) -> None:
+        """Kills the actors and shuts down a Ray this object started; a second call does nothing
+        (the audit closes it when its chunks end, and again on its way out of an error before them)."""
         import ray
 
-        for pool in [*getattr(self, "pools", {}).values(), getattr(self, "variant_pool", None)]:
-            for actor in (pool.actors if pool is not None else []):
-                ray.kill(actor)
+        for actor in getattr(self, "actors", []):
+            ray.kill(actor)
+        self.actors = []
         if self.started_ray and ray.is_initialized():
             ray.shutdown()
+        self.started_ray = False
