@@ -13,7 +13,8 @@ if (typeof importScripts === "function") {
 
   // Stored state, loaded once per worker start; every event handler waits for it.
   let loaded = null;
-  const ready = () => (loaded = loaded || Promise.all([config.load(), counters.load(), delivery.outbox.load(), tabs.load()]));
+  // the counters mark ratings not acknowledged yet from the outbox's entries: loaded after it
+  const ready = () => (loaded = loaded || Promise.all([config.load(), delivery.outbox.load().then(() => counters.load(delivery.outbox)), tabs.load()]));
 
   connection.onMessage = ns.onDaemonMessage;
   connection.onStatus = () => tabs.broadcast(ns.messages.state(ns.publicState()));

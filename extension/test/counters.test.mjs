@@ -11,6 +11,7 @@ import vm from "node:vm";
 
 const stored = new Map();
 const writes = []; // JSON size of each set() call, in order
+const setKeys = []; // the keys of each set() call, in order
 let failNextSet = false;
 const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
 const area = {
@@ -21,6 +22,7 @@ const area = {
   async set(obj) {
     if (failNextSet) { failNextSet = false; throw new Error("QUOTA_BYTES quota exceeded"); }
     writes.push(JSON.stringify(obj).length);
+    setKeys.push(Object.keys(obj));
     for (const [k, v] of Object.entries(obj)) stored.set(k, clone(v));
   },
   async remove(keys) { for (const k of [].concat(keys)) stored.delete(k); },
@@ -30,11 +32,18 @@ globalThis.chrome = { storage: { local: area } };
 const require = createRequire(import.meta.url);
 const ns = require("../lib/ns.js");
 require("../lib/constants.js");
+require("../lib/outbox.js");
 const path = new URL("../worker/counters.js", import.meta.url);
 vm.runInThisContext(readFileSync(path, "utf8"), { filename: path.pathname });
 const { counters } = ns;
 const inStudy = (id) => { ns.config = { study: { study_id: id } }; };
-const restart = () => counters.load(); // a stopped worker reads what it counted back from storage
+// a stopped worker reads what it counted, and its outbox, back from storage (as background.js's ready())
+let outbox = null;
+const restart = async () => {
+  outbox = new ns.Outbox(area);
+  await outbox.load();
+  await counters.load(outbox);
+};
 
 test("what one ack writes does not grow with the comments counted before it", async () => {
   stored.clear();
@@ -110,9 +119,26 @@ test("ids stored by the version that kept them as one countedComments collection
   assert.deepEqual([counters.totals.saved, counters.totals.scored], [5, 2]);
 });
 
-// ratings (rated, and the rating of each comment) and task pages (taskPageOf) are kept the same way
+// ratings (rated, and the rating of each comment) and task pages (taskPageOf) are kept the same way.
+// A rating goes as the page's rating does (page_messages.js queueRating): into the outbox, then
+// marked; acknowledged as rating_ok does it (daemon_messages.js); refused as delivery.retire does.
 const rated = () => counters.totals.rated;
-const rate = async (key, id, values = { toxicity: "toxic" }) => counters.markRated("youtube", key, values, id);
+const queueRating = (key, id, values = { toxicity: "toxic" }) => outbox.add({ type: "rating", id,
+  comment: { platform: "youtube", key }, values, anchors: null, time_spent_ms: 0 }, null, { study: ns.config.study.study_id });
+const rate = async (key, id, values) => {
+  const entry = await queueRating(key, id, values);
+  counters.markRated(entry);
+  return entry;
+};
+const ack = async (id) => {
+  const pending = outbox.get(id);
+  if (pending) await counters.ratingSaved(pending);
+  await outbox.ack(id);
+};
+const refuse = async (id) => {
+  await outbox.bury(id, { code: "invalid_fields", message: "refused for the test" });
+  counters.forgetRating(id);
+};
 const stateOf = () => ({ rated: rated(), marks: JSON.parse(JSON.stringify(counters.rated)), pages: { ...counters.taskPageOf } });
 
 test("a rating and a task page's comments write what they add, not what was rated or sent before", async () => {
@@ -124,7 +150,7 @@ test("a rating and a task page's comments write what they add, not what was rate
     writes.length = 0;
     await counters.onTaskPage("youtube", [`k${n}a`, `k${n}b`], "youtube.com/watch?v=task");
     await rate(`k${n}a`, `r-${1000 + n}`);
-    await counters.ratingSaved("youtube", `k${n}a`, `r-${1000 + n}`);
+    await ack(`r-${1000 + n}`);
     sizes.push(writes.reduce((a, b) => a + b, 0));
   }
   // the 300th rating and page write what the 1st did (give or take the digits of the totals, the
@@ -145,14 +171,14 @@ test("ratings and task pages read the same after a restart: duplicate acks, a ra
   await counters.onTaskPage("youtube", ["b", "c"], "P2"); // b seen again on another task page: it is P2's now
   await counters.onTaskPage("youtube", ["b"], "P1"); // and back on P1 (a key already named a batch once)
   await rate("a", "r-1");
-  await counters.ratingSaved("youtube", "a", "r-1");
-  await counters.ratingSaved("youtube", "a", "r-1"); // answered again (duplicate): the same rating
+  await ack("r-1");
+  await ack("r-1"); // answered again (duplicate): the same rating
   await rate("b", "r-2", { toxicity: "not toxic" });
   await rate("b", "r-3"); // rated again: the latest is its rating, both are ratings once acknowledged
-  await counters.ratingSaved("youtube", "b", "r-3");
-  await counters.ratingSaved("youtube", "b", "r-2");
+  await ack("r-3");
+  await ack("r-2");
   await rate("c", "r-4");
-  await counters.forgetRating("youtube", "c", "r-4"); // refused for good: c is not rated
+  await refuse("r-4"); // refused for good: c is not rated
   await rate("d", "r-5"); // in the outbox: rated, not saved
   const expect = {
     rated: 3,
@@ -165,16 +191,18 @@ test("ratings and task pages read the same after a restart: duplicate acks, a ra
   for (let i = 0; i < 2; i++) {
     await restart();
     assert.deepEqual(seen(), expect, `restart ${i}`);
-    await counters.ratingSaved("youtube", "a", "r-1"); // a resend after the restart, answered again
+    await ack("r-1"); // a resend after the restart, answered again
     await counters.onTaskPage("youtube", ["a", "b", "c"], "P1"); // a page sent again: c moves to P1 (then stays)
     expect.pages["youtube|c"] = "P1";
   }
-  await counters.forgetRating("youtube", "b", "r-3"); // its latest rating refused: the one before is its rating
-  assert.deepEqual(counters.ratingOf("youtube", "b").values, { toxicity: "not toxic" });
+  await rate("b", "r-6", { toxicity: "very toxic" });
+  assert.deepEqual(counters.ratingOf("youtube", "b").values, { toxicity: "very toxic" });
+  await refuse("r-6"); // its latest rating refused: the one before is its rating
+  assert.deepEqual(counters.ratingOf("youtube", "b").values, { toxicity: "toxic" });
   await restart();
-  assert.deepEqual(counters.ratingOf("youtube", "b").values, { toxicity: "not toxic" });
+  assert.deepEqual(counters.ratingOf("youtube", "b").values, { toxicity: "toxic" });
   assert.equal(rated(), 3);
-  await counters.ratingSaved("youtube", "d", "r-5");
+  await ack("r-5");
   await restart();
   assert.deepEqual([rated(), counters.ratingOf("youtube", "d").saved], [4, true]);
 });
@@ -188,9 +216,9 @@ test("a rating, its acknowledgement or a task page whose write fails counts noth
   assert.equal(counters.ratingOf("youtube", "a"), null, "rated though not stored");
   await rate("a", "r-1");
   failNextSet = true;
-  await assert.rejects(counters.ratingSaved("youtube", "a", "r-1"), /quota/);
+  await assert.rejects(ack("r-1"), /quota/);
   assert.deepEqual([rated(), counters.ratingOf("youtube", "a").saved], [0, false], "acknowledged though not stored");
-  await counters.ratingSaved("youtube", "a", "r-1"); // still in the outbox: its resend is answered again
+  await ack("r-1"); // still in the outbox: its resend is answered again
   assert.deepEqual([rated(), counters.ratingOf("youtube", "a").saved], [1, true]);
   failNextSet = true;
   await assert.rejects(counters.onTaskPage("youtube", ["a", "b"], "P1"), /quota/);
@@ -202,6 +230,52 @@ test("a rating, its acknowledgement or a task page whose write fails counts noth
   assert.deepEqual(counters.taskPageOf, { "youtube|a": "P1", "youtube|b": "P1" });
 });
 
+test("a rating's mark is its outbox entry until acknowledged: a worker stopped before marking or forgetting it reads the outbox", async () => {
+  stored.clear();
+  inStudy("s1");
+  await restart();
+  await counters.onTaskPage("youtube", ["a", "b"], "P1");
+  await queueRating("a", "r-1"); // in the outbox; the worker stopped before it marked the comment
+  await restart();
+  assert.deepEqual([counters.ratingOf("youtube", "a").id, counters.ratingOf("youtube", "a").saved], ["r-1", false]);
+  await ack("r-1");
+  await restart();
+  assert.deepEqual([rated(), counters.ratingOf("youtube", "a").saved], [1, true], "delivered and counted, yet unrated");
+  assert.deepEqual(Object.keys(counters.ratedInStudy()), ["youtube|a"]);
+  await rate("b", "r-2");
+  await outbox.bury("r-2", { code: "invalid_fields", message: "refused" }); // the worker stopped before it forgot it
+  await restart();
+  assert.equal(counters.ratingOf("youtube", "b"), null, "a rating refused for good is still marked");
+  assert.equal(rated(), 1);
+});
+
+test("marking and forgetting a rating write nothing; its acknowledgement stores the rating and its count in one write", async () => {
+  stored.clear();
+  inStudy("s1");
+  await restart();
+  const entry = await queueRating("a", "r-1");
+  setKeys.length = 0;
+  failNextSet = true; // a write after the outbox's would fail: there is none
+  counters.markRated(entry);
+  failNextSet = false;
+  assert.deepEqual(setKeys, []);
+  assert.equal(counters.ratingOf("youtube", "a").id, "r-1");
+  await ack("r-1");
+  assert.deepEqual(setKeys.map((keys) => keys.sort()), [["cc:rated:s1:r-1", "cc:rating:s1:r-1", "totals"]]);
+  // stopped after the acknowledgement was stored, before the outbox let the message go: counted once
+  await rate("b", "r-2");
+  await counters.ratingSaved(outbox.get("r-2"));
+  await restart();
+  assert.deepEqual([rated(), counters.ratingOf("youtube", "b").saved], [2, true]);
+  await ack("r-2"); // the resend, answered duplicate
+  assert.equal(rated(), 2);
+  await rate("c", "r-3");
+  setKeys.length = 0;
+  await refuse("r-3");
+  assert.deepEqual(setKeys.map((keys) => keys.filter((k) => k.startsWith("cc:"))), [[]], "only the dead letter is written");
+  assert.equal(counters.ratingOf("youtube", "c"), null);
+});
+
 test("the rated and taskPageOf lists of earlier versions are moved, and what they counted is kept", async () => {
   stored.clear();
   stored.set("rated", {
@@ -209,6 +283,8 @@ test("the rated and taskPageOf lists of earlier versions are moved, and what the
     "youtube|b": { at: 2, values: { toxicity: "toxic" }, id: "r-2", study: "s1", saved: false }, // in the outbox
     "youtube|old": { at: 3, values: { toxicity: "not toxic" } }, // stored before ratings kept their id and state
   });
+  stored.set("ob:r-2", { id: "r-2", seq: 1, message: { type: "rating", id: "r-2", comment: { platform: "youtube", key: "b" },
+    values: { toxicity: "toxic" }, anchors: null }, route: null, study: "s1", attempts: 0, createdAt: 2 });
   stored.set("taskPageOf", { "youtube|a": "P1", "youtube|b": "P2" });
   stored.set("totals", { saved: 0, scored: 0, rated: 7, errors: 0 }); // 7 acknowledgements, counted without ids
   inStudy("s1");
@@ -217,7 +293,7 @@ test("the rated and taskPageOf lists of earlier versions are moved, and what the
   assert.equal(rated(), 7);
   assert.deepEqual(["a", "b", "old"].map((k) => counters.ratingOf("youtube", k).saved), [true, false, true]);
   assert.deepEqual(counters.taskPageOf, { "youtube|a": "P1", "youtube|b": "P2" });
-  await counters.ratingSaved("youtube", "b", "r-2");
+  await ack("r-2");
   await counters.onTaskPage("youtube", ["a"], "P2");
   for (let i = 0; i < 2; i++) {
     await restart();

@@ -12,13 +12,17 @@ import vm from "node:vm";
 const stored = new Map([["settings", { daemonUrl: "ws://127.0.0.1:8765/ws", token: "T0KEN-0123456789", raterId: "rater-1" }],
   ["study", { study_id: "s1", title: "t", consent_text: "the text", sampling: { mode: "all", salt: "x" } }],
   ["consent", { study_id: "s1", at: "2026-01-01T00:00:00Z", media: false, text: "the text" }]]);
+let failSet = 0; // n > 0: the n-th set() from now fails
 const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
 const area = {
   async get(keys) {
     const names = keys == null ? [...stored.keys()] : [].concat(keys);
     return Object.fromEntries(names.filter((k) => stored.has(k)).map((k) => [k, clone(stored.get(k))]));
   },
-  async set(obj) { for (const [k, v] of Object.entries(obj)) stored.set(k, clone(v)); },
+  async set(obj) {
+    if (failSet && --failSet === 0) throw new Error("QUOTA_BYTES quota exceeded");
+    for (const [k, v] of Object.entries(obj)) stored.set(k, clone(v));
+  },
   async remove(keys) { for (const k of [].concat(keys)) stored.delete(k); },
 };
 globalThis.chrome = {
@@ -48,7 +52,7 @@ for (const file of ["worker/config", "worker/counters", "worker/tabs", "worker/c
   const path = new URL(`../${file}.js`, import.meta.url);
   vm.runInThisContext(readFileSync(path, "utf8"), { filename: path.pathname });
 }
-await Promise.all([ns.config.load(), ns.counters.load(), ns.delivery.outbox.load()]);
+await Promise.all([ns.config.load(), ns.delivery.outbox.load().then(() => ns.counters.load(ns.delivery.outbox))]);
 const { delivery } = ns;
 
 const page = { type: "comments", id: "page-1", page: { url: "https://www.youtube.com/watch?v=a", platform: "youtube", page_key: "a" },
@@ -125,21 +129,40 @@ test("scored counts comments a detector scored, once, however often the daemon a
 });
 
 test("a rating refused for good leaves its comment unrated; one acknowledged is marked saved", async () => {
-  await ns.counters.markRated("youtube", "c9", { toxicity: "toxic" }, "r-bad");
-  await delivery.queue(rating("r-bad", "c9"), null);
+  ns.counters.markRated(await delivery.queue(rating("r-bad", "c9"), null));
   await refuse("r-bad", "invalid_fields");
   assert.equal(ns.counters.ratingOf("youtube", "c9"), null);
-  await ns.counters.markRated("youtube", "c9", { toxicity: "toxic" }, "r-good");
-  await delivery.queue(rating("r-good", "c9"), null);
+  ns.counters.markRated(await delivery.queue(rating("r-good", "c9"), null));
   assert.equal(ns.counters.ratingOf("youtube", "c9").saved, false);
   await ns.onDaemonMessage({ type: "rating_ok", id: "r-good", rating_id: 4, derived_toxicity: null, inconsistent: false, duplicate: false });
   assert.equal(ns.counters.ratingOf("youtube", "c9").saved, true);
 });
 
+test("the page is told a rating was not saved exactly when it is neither queued nor marked", async () => {
+  // as background.js answers a page: a handler's exception becomes {error}, the page's "Not saved: …"
+  const ask = (msg, sender) => Promise.resolve().then(() => ns.onPageMessage(msg, sender)).catch((err) => ({ error: err.message }));
+  const sender = { id: "modlens-id", url: "https://www.youtube.com/watch?v=a", tab: { id: 7, url: "https://www.youtube.com/watch?v=a" }, frameId: 0 };
+  for (let n = 1; n <= 3; n++) { // the first, second or third write while it is handled fails
+    const key = `not-saved-${n}`;
+    failSet = n;
+    const answer = await ask(ns.messages.rate({ platform: "youtube", key }, { values: { toxicity: "toxic" } }), sender);
+    failSet = 0;
+    const queued = delivery.outbox.pending().filter((e) => e.message.type === "rating" && e.message.comment.key === key);
+    const mark = ns.counters.ratingOf("youtube", key);
+    if (answer.queued) {
+      assert.deepEqual([queued.map((e) => e.id), mark && mark.id], [[answer.id], answer.id], `write ${n}`);
+    } else {
+      assert.match(answer.error || "", /quota/, `write ${n}`);
+      assert.deepEqual([queued, mark], [[], null], `write ${n}: the page says "Not saved", yet it is queued or marked`);
+    }
+  }
+});
+
 test("what was queued under one study is set aside, not sent, once the daemon runs another", async () => {
   const s1 = ns.config.study;
   await delivery.queue({ ...page, id: "page-s1" }, null);
-  await ns.counters.markRated("youtube", "c5", { toxicity: "toxic" }, "r-s1");
+  ns.counters.markRated(await delivery.queue(rating("r-s1", "c5"), null));
+  await ns.onDaemonMessage({ type: "rating_ok", id: "r-s1", rating_id: 5, derived_toxicity: null, inconsistent: false, duplicate: false });
   assert.equal(delivery.outbox.get("page-s1").study, "s1");
   // another study, with a consent text of its own: set aside as another study's, not as another text's
   await ns.config.setStudy({ ...s1, study_id: "s2", consent_text: "study s2's text" }, []);
@@ -156,8 +179,7 @@ test("what was queued under an earlier consent text is set aside and counted, no
   assert.equal(agreed.sha256, await ns.sha256Hex("the text"), "the consent names its text by its hash");
   assert.equal(ns.protocol.hello({ token: "t", raterId: "r", consent: agreed }).consent_sha256, agreed.sha256);
   await delivery.queue({ ...page, id: "page-old-text" }, null);
-  await ns.counters.markRated("youtube", "c6", { toxicity: "toxic" }, "r-old-text");
-  await delivery.queue(rating("r-old-text", "c6"), null);
+  ns.counters.markRated(await delivery.queue(rating("r-old-text", "c6"), null));
   assert.equal(delivery.outbox.get("page-old-text").consent, agreed.sha256);
   const counted = delivery.totals().consent_discarded;
   // the daemon comes back on the same study with another consent text; the participant agrees to it
@@ -219,7 +241,7 @@ test("saved and scored count a comment's log row once: its page sent again, and 
   const item = (key, id) => ({ key, comment_id: id, truncated: false,
     detectors: { p: { name: "p", version: "1", labels: { toxic: 0.2 }, toxicity: 0.2, latency_ms: 1 } } });
   for (const [n, id] of [[1, "again-1"], [2, "again-2"], [3, "again-3"]]) {
-    if (n === 3) await ns.counters.load(); // the worker stopped: what it counted is read back from storage
+    if (n === 3) await ns.counters.load(delivery.outbox); // the worker stopped: what it counted is read back from storage
     await delivery.queue({ ...page, id }, null);
     await ns.onDaemonMessage({ type: "comments_ok", id, accepted: 2, truncated: [], comment_ids: { c1: 41, c2: 42 } });
     await ns.onDaemonMessage({ type: "scores", id, items: [item("c1", 41), item("c2", 42)] });

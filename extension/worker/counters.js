@@ -11,8 +11,11 @@
   // - saved, scored, rated: ids newly counted (study-log comment ids; for rated, the ids of the
   //   rating messages the daemon acknowledged). An id is in at most one batch of its kind and study
   //   (only ids not counted yet are written), so a batch's first id names it alone.
-  // - rating: one rating as answered ({comment, at, values}), named by its message id (unique);
-  //   removed when the daemon refused it for good. The latest of a comment's ratings is its rating.
+  // - rating: one acknowledged rating as answered ({comment, at, values}), named by its message id
+  //   (unique), written with the `rated` batch that counts it. A rating not acknowledged yet is its
+  //   outbox entry (lib/outbox.js), the one write that decides whether it is delivered: marked from
+  //   there, it is marked exactly while it may still reach the log (a refused one is buried, gone).
+  //   The latest of a comment's ratings is its rating.
   // - taskPage: comments newly sent from task page `page`, named by the write's `seq`: a comment can
   //   move to another page, so it may be in several batches, and the latest (highest seq) wins.
   const BATCH = "cc:";
@@ -34,16 +37,17 @@
     // total), kept in every totals write as `rated_before`
     ratedBefore: 0,
     rated: {}, // "platform|key" -> the latest rating of it {at, values, id, study, saved}
-    ratings: new Map(), // rating message id -> {storageKey, comment, seq, entry}: every stored rating
+    ratings: new Map(), // rating message id -> {comment, seq, entry}: every acknowledged or pending rating
     taskPageOf: {}, // "platform|key" -> task page id (lib/tasks.js pageId)
     // study id -> {saved: Set, scored: Set, rated: Set} of study-log comment ids (comments_ok.comment_ids,
     // scores items[].comment_id) and acknowledged rating ids: a comment sent again (its page loaded
     // again, a resend after a lost answer, a worker restart) is the same row and counts once, and a
     // rating answered again (duplicate) is the same rating. Stored as "cc:" batches (above).
     counted: {},
-    seq: 0, // the last write sequence number used (taskPage batches, ratings)
+    seq: 0, // the last write sequence number used (taskPage batches)
 
-    async load() {
+    /** `outbox`: the loaded lib/outbox.js Outbox; its rating entries are the ratings not acknowledged yet. */
+    async load(outbox) {
       const got = await store.get(null);
       // `sent` (comments put in the outbox, whatever became of them) and `found` (never counted)
       // were stored by earlier versions: not shown as anything. Their `saved` and `scored` counted
@@ -58,20 +62,29 @@
       this.seq = 0;
       const moved = this.legacyRecords(got);
       const pages = [];
+      const ratingRecords = [];
       for (const [key, rec] of Object.entries({ ...got, ...moved })) {
         if (!key.startsWith(BATCH) || !rec || !Array.isArray(rec.ids)) continue;
         this.seq = Math.max(this.seq, rec.seq || 0);
         if (COUNTED.includes(rec.kind)) {
           for (const id of rec.ids) this.setsOf(rec.study)[rec.kind].add(id);
         } else if (rec.kind === "rating") {
-          this.ratings.set(rec.ids[0], this.ratingFrom(key, rec));
+          ratingRecords.push(rec);
         } else if (rec.kind === "taskPage") {
           pages.push(rec);
         }
       }
       pages.sort((a, b) => (a.seq || 0) - (b.seq || 0));
       for (const rec of pages) for (const k of rec.ids) this.taskPageOf[k] = rec.page;
-      for (const r of this.ratings.values()) r.entry.saved = r.entry.saved || this.acknowledged(r.entry.id);
+      // an acknowledged rating is its record (moved from an earlier version's list: `saved` says so);
+      // a record of one never acknowledged (written at rating time by an earlier version) is not a
+      // rating: its outbox entry is, while it waits, and nothing once it was refused for good
+      for (const rec of ratingRecords) {
+        if (rec.saved || this.acknowledged(rec.ids[0])) this.ratings.set(rec.ids[0], this.ratingFrom(rec, true));
+      }
+      for (const entry of outbox.pending()) {
+        if (entry.message.type === "rating" && !this.ratings.has(entry.id)) this.ratings.set(entry.id, this.pendingRating(entry));
+      }
       this.rated = {};
       for (const r of [...this.ratings.values()].sort(later)) this.rated[r.comment] = r.entry;
       for (const kind of COUNTED) {
@@ -82,24 +95,26 @@
     },
 
     /** Count `ids` as `kind` in the running study, each once ever: "saved" or "scored" (study-log
-     *  comment ids), "rated" (rating message ids); stored, with the totals, before it returns. */
-    async countComments(kind, ids) {
+     *  comment ids), "rated" (rating message ids); stored, with the totals and `records` (written
+     *  only with ids newly counted), before it returns. Returns whether it counted any. */
+    async countComments(kind, ids, records = {}) {
       const study = (ns.config.study && ns.config.study.study_id) || "";
       const counted = this.setsOf(study)[kind];
       const fresh = [];
       for (const id of ids) {
         if (countable[kind](id) && !counted.has(id)) { counted.add(id); fresh.push(id); }
       }
-      if (!fresh.length) return;
+      if (!fresh.length) return false;
       this.totals[kind] += fresh.length;
       try {
-        await store.set({ [batchKey(kind, study, fresh[0])]: { kind, study, ids: fresh }, totals: this.storedTotals() });
+        await store.set({ ...records, [batchKey(kind, study, fresh[0])]: { kind, study, ids: fresh }, totals: this.storedTotals() });
       } catch (err) {
         // not stored, not counted: the message stays in the outbox, and its next ack counts these
         for (const id of fresh) counted.delete(id);
         this.totals[kind] -= fresh.length;
         throw err;
       }
+      return true;
     },
 
     setsOf(study) {
@@ -114,9 +129,19 @@
       return { ...this.totals, rated_before: this.ratedBefore };
     },
 
-    ratingFrom(storageKey, rec) {
-      return { storageKey, comment: rec.comment, seq: rec.seq || 0,
-        entry: { at: rec.at, values: rec.values, id: rec.id, study: rec.study || null, saved: !!rec.saved } };
+    ratingFrom(rec, saved) {
+      return { comment: rec.comment, seq: rec.seq || 0, entry: { at: rec.at, values: rec.values, id: rec.id, study: rec.study || null, saved } };
+    },
+
+    /** The record of the rating an outbox entry carries (its time and order: the entry's). */
+    ratingRecord(entry) {
+      const m = entry.message;
+      return { kind: "rating", study: entry.study || null, ids: [entry.id], id: entry.id,
+        comment: ns.commentKey(m.comment.platform, m.comment.key), at: entry.createdAt, values: m.values, seq: entry.seq };
+    },
+
+    pendingRating(entry) {
+      return this.ratingFrom(this.ratingRecord(entry), false);
     },
 
     /** Records for what versions that kept one list per thing stored (each rewritten whole on every
@@ -131,7 +156,7 @@
         }
       }
       for (const [comment, r] of Object.entries(got.rated || {})) {
-        if (!r) continue;
+        if (!r || r.saved === false) continue; // not acknowledged: its outbox entry is its rating
         const name = r.id || comment; // ratings stored before they kept their message id
         records[batchKey("rating", r.study, name)] = { kind: "rating", study: r.study || null, ids: [name], id: r.id,
           comment, at: r.at || 0, values: r.values, saved: r.saved !== false, seq: 0 };
@@ -177,40 +202,39 @@
       return Object.fromEntries(Object.entries(this.rated).filter(([, r]) => this.inStudy(r)));
     },
 
-    /** A rating of this comment is in the outbox (`id`: its message id); `saved` once the daemon
-     *  acknowledged it (ratingSaved). Calibration, item set and task progress count it from here.
-     *  Stored (one record) before it counts: a write that fails leaves the comment unrated. */
-    async markRated(platform, key, values, id) {
-      const study = ns.config.study ? ns.config.study.study_id : null;
-      const comment = ns.commentKey(platform, key);
-      const rec = { kind: "rating", study, ids: [id], id, comment, at: Date.now(), values, seq: ++this.seq };
-      const storageKey = batchKey("rating", study, id);
-      await store.set({ [storageKey]: rec });
-      const r = this.ratingFrom(storageKey, rec);
-      r.entry.saved = this.acknowledged(id); // its answer may have come while it was being stored
-      this.ratings.set(id, r);
-      this.settle(comment);
+    /** The rating outbox entry `entry` (delivery.queue's, stored) is its comment's rating, not
+     *  acknowledged yet. Calibration, item set and task progress count it from here. Writes nothing:
+     *  the entry is what a restarted worker marks it from (load). */
+    markRated(entry) {
+      // never demotes a rating already acknowledged (an answer that came first)
+      if (!this.ratings.has(entry.id)) this.ratings.set(entry.id, this.pendingRating(entry));
+      this.settle(this.ratings.get(entry.id).comment);
     },
 
-    /** The daemon acknowledged rating `id` (its first answer or a duplicate): counted once, by its
-     *  id, and stored before it returns (the caller lets the outbox drop the message only then). */
-    async ratingSaved(platform, key, id) {
-      await this.countComments("rated", [id]);
-      const r = this.ratings.get(id);
-      if (r) r.entry.saved = true;
+    /** The daemon acknowledged the rating outbox entry `entry` (its first answer or a duplicate):
+     *  counted once, by its id, and stored with its record in one write before it returns (the
+     *  caller lets the outbox drop the entry only then). */
+    async ratingSaved(entry) {
+      const known = this.ratings.get(entry.id);
+      if (known && known.entry.saved) return; // counted and stored with its record already
+      const rec = this.ratingRecord(entry);
+      const record = { [batchKey("rating", rec.study, entry.id)]: rec };
+      // its id counted already (by the version that stored ratings apart from their count): the record alone
+      if (!(await this.countComments("rated", [entry.id], record))) await store.set(record);
+      this.ratings.set(entry.id, this.ratingFrom(rec, true));
+      this.settle(rec.comment);
     },
 
-    /** The daemon refused rating `id` for good: it is no rating of its comment (which is unrated,
-     *  unless rated again since). */
-    async forgetRating(platform, key, id) {
+    /** The daemon refused rating `id` for good (its outbox entry buried): it is no rating of its
+     *  comment (which is unrated, unless rated again since). Writes nothing: the outbox entry is gone. */
+    forgetRating(id) {
       const r = this.ratings.get(id);
       if (!r) return;
-      await store.remove(r.storageKey);
       this.ratings.delete(id);
       this.settle(r.comment);
     },
 
-    /** The comment's rating is its latest stored one, if any. */
+    /** The comment's rating is its latest one, if any. */
     settle(comment) {
       const own = [...this.ratings.values()].filter((r) => r.comment === comment).sort(later);
       if (own.length) this.rated[comment] = own[own.length - 1].entry;

@@ -58,9 +58,10 @@
     async rating_ok(msg) {
       // counted on the first acknowledgement of this rating, whatever `duplicate` says: a resend
       // after a socket lost the first answer is answered duplicate, and no other answer comes.
-      // Counted by its id and stored before the outbox lets the message go, like comments_ok.
+      // Counted by its id and stored, with the rating's record, before the outbox lets the message
+      // go, like comments_ok.
       const pending = delivery.outbox.get(msg.id);
-      if (pending) await counters.ratingSaved(pending.message.comment.platform, pending.message.comment.key, msg.id);
+      if (pending) await counters.ratingSaved(pending);
       const entry = await delivery.acknowledged(msg.id);
       if (entry && entry.route) tabs.send(entry.route, ns.messages.ratingOk(entry.message.comment, msg.derived_toxicity, msg.inconsistent));
       delivery.broadcastCounts();

@@ -10,10 +10,13 @@
   const delivery = {
     outbox: new ns.Outbox(chrome.storage.local),
 
+    /** Stored in the outbox (unless opts.persist is false) before it returns its entry; a write that
+     *  fails throws, and nothing is queued. */
     async queue(message, route, opts = {}) {
-      await this.outbox.add(message, route, { ...opts, study: config.study ? config.study.study_id : null,
+      const entry = await this.outbox.add(message, route, { ...opts, study: config.study ? config.study.study_id : null,
         consent: config.consented() ? config.consent.sha256 : null });
       if (route) routes.set(message.id, route);
+      return entry;
     },
 
     flush(force) {
@@ -96,7 +99,7 @@
       await this.outbox.bury(entry.id, error);
       const m = entry.message;
       if (m.type === "rating") {
-        await counters.forgetRating(m.comment.platform, m.comment.key, m.id);
+        counters.forgetRating(m.id);
         if (entry.route) tabs.send(entry.route, ns.messages.ratingRefused(m.comment, error.code, error.message));
       }
     },

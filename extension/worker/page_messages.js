@@ -120,8 +120,9 @@
     if (!config.consented()) return { queued: false, reason: "consent needed" };
     const message = ns.protocol.rating(msg.comment, msg, itemsetSlot(msg));
     const comment = message.comment;
-    await delivery.queue(message, tabs.routeFrom(sender, comment.platform));
-    await counters.markRated(comment.platform, comment.key, msg.values, message.id);
+    // the outbox write decides: a failure is the page's "Not saved", and nothing is sent or marked;
+    // once it is stored, marking it writes nothing and cannot fail
+    counters.markRated(await delivery.queue(message, tabs.routeFrom(sender, comment.platform)));
     sendSoon();
     return { queued: true, id: message.id };
   }
