@@ -260,3 +260,39 @@ def test_a_review_that_fails_after_the_import_says_the_ratings_were_imported(
     assert code == 0 and "1 workers, 0 ratings imported, 6 already in the log" in out, out
     assert "reviewed 1 rater tasks" in out, out
     assert (stored("ratings"), stored("rater_reviews")) == (6, 1)
+
+
+def test_an_import_that_meets_a_full_disk_says_so_in_one_line_and_stores_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk met inside the import's own transaction: a one-line error saying nothing of the
+    import is stored (the log is as it was) and to run the same command again, not a traceback."""
+    import sqlite3
+
+    from modlens.studylog.store import StudyLog
+
+    folder = study_with_set(tmp_path, capsys)
+    plan = assignment.Plan.load(folder, load(folder))
+    db = tmp_path / "log.sqlite"
+    good = _write_csv(tmp_path / "good.csv", [["Participant id", "Status", "assignment", *_survey_cells(plan, "t01-r1")],
+                                              ["60aa", "APPROVED", "t01-r1", *_survey_cells(plan, "t01-r1").values()]])
+
+    def no_room(*args: object, **kwargs: object) -> None:
+        err = sqlite3.OperationalError("database or disk is full")
+        err.sqlite_errorcode = 13  # SQLITE_FULL, as SQLite raises it
+        raise err
+
+    def rows() -> list[str]:
+        con = sqlite3.connect(db)
+        try:
+            return list(con.iterdump())
+        finally:
+            con.close()
+
+    before = rows()
+    monkeypatch.setattr(StudyLog, "add_crowd_import", no_room)
+    code, out = run(capsys, "rate", good, "--db", db, "--study", folder)
+    assert code == 1 and "Traceback" not in out, out
+    assert "database or disk is full" in out and "nothing of this import is stored (the log is as it was)" in out, out
+    assert "run the same command again: it imports the file" in out, out
+    assert "ratings imported" not in out, out
+    assert rows() == before

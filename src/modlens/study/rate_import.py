@@ -164,49 +164,54 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
     first: dict[tuple[str, str], tuple[dict[str, str], dict[str, str] | None]] = {}
     # one transaction from the study's row to the import's: a refusal or a failure anywhere in it (a
     # comment the log lacks, a full disk) leaves the log as it was, the study and its gold included
-    with StudyLog(db) as log, log.transaction():
-        log.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
-        _ensure_gold(log, plan)
-        ids: dict[str, int] = {}
-        for ref in {ans.ref for ans, _, _ in rows}:
-            platform, key = plan.comment(ref)
-            cid = log.comment_id(platform, key)
-            if cid is None:
-                raise RateImportError(f"{db}: comment {platform}/{key} (item {ref}) is not in this log, "
-                                      "nothing imported", fix="import into the log the item set was sampled from")
-            ids[ref] = cid
-        for ans, values, anchors in rows:
-            rater = f"{fmt}:{ans.worker}"
-            log.ensure_rater(study.study_id, rater, None)
-            derived, inconsistent = None, False
-            if anchors is not None:
-                assert extreme is not None  # rating_problems refused anchors without one
-                d = derive_toxicity(anchors["vs_hard"], anchors["vs_extreme"], extreme)
-                derived, inconsistent = d.rating, d.inconsistent
-            client_id = f"{ans.assignment}:{ans.ref}"
-            # a second answer in this file is neither in the log already nor a change since the
-            # last import: it is counted as what it is, and the first one stands
-            if (rater, client_id) in first:
-                repeated.append(f"{ans.where} ({ans.worker})")
-                differ += first[rater, client_id] != (values, anchors)
-                continue
-            first[rater, client_id] = (values, anchors)
-            versions = _versions(log, study.study_id, rater, client_id)
-            if versions and (json.loads(str(versions[-1]["values_json"])) != values
-                             or _anchors(versions[-1]) != anchors):
-                changed.append(f"{ans.where} ({ans.worker}): {ans.ref}")
-                if on_change == "keep":  # the new answer is not stored: not "already in the log" either
+    try:
+        with StudyLog(db) as log, log.transaction():
+            log.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
+            _ensure_gold(log, plan)
+            ids: dict[str, int] = {}
+            for ref in {ans.ref for ans, _, _ in rows}:
+                platform, key = plan.comment(ref)
+                cid = log.comment_id(platform, key)
+                if cid is None:
+                    raise RateImportError(f"{db}: comment {platform}/{key} (item {ref}) is not in this log, "
+                                          "nothing imported", fix="import into the log the item set was sampled from")
+                ids[ref] = cid
+            for ans, values, anchors in rows:
+                rater = f"{fmt}:{ans.worker}"
+                log.ensure_rater(study.study_id, rater, None)
+                derived, inconsistent = None, False
+                if anchors is not None:
+                    assert extreme is not None  # rating_problems refused anchors without one
+                    d = derive_toxicity(anchors["vs_hard"], anchors["vs_extreme"], extreme)
+                    derived, inconsistent = d.rating, d.inconsistent
+                client_id = f"{ans.assignment}:{ans.ref}"
+                # a second answer in this file is neither in the log already nor a change since the
+                # last import: it is counted as what it is, and the first one stands
+                if (rater, client_id) in first:
+                    repeated.append(f"{ans.where} ({ans.worker})")
+                    differ += first[rater, client_id] != (values, anchors)
                     continue
-                client_id = f"{client_id}~{len(versions) + 1}"
-            _, created = log.add_rating(study.study_id, rater, client_id, None, ids[ans.ref],
-                                        values, anchors, derived, inconsistent, None)
-            new += created
-            known += not created
-        # what this import did and left out, with its ratings (the report says it: `crowd_imports`)
-        log.add_crowd_import(study.study_id, fmt, Path(path).name, source_sha256, tally.records,
-                             dict(tally.skipped), {"workers": workers, "ratings_new": new, "ratings_known": known,
-                                                   "changed": len(changed), "empty": empty,
-                                                   "incomplete": incomplete, "repeated": len(repeated)}, on_change)
+                first[rater, client_id] = (values, anchors)
+                versions = _versions(log, study.study_id, rater, client_id)
+                if versions and (json.loads(str(versions[-1]["values_json"])) != values
+                                 or _anchors(versions[-1]) != anchors):
+                    changed.append(f"{ans.where} ({ans.worker}): {ans.ref}")
+                    if on_change == "keep":  # the new answer is not stored: not "already in the log" either
+                        continue
+                    client_id = f"{client_id}~{len(versions) + 1}"
+                _, created = log.add_rating(study.study_id, rater, client_id, None, ids[ans.ref],
+                                            values, anchors, derived, inconsistent, None)
+                new += created
+                known += not created
+            # what this import did and left out, with its ratings (the report says it: `crowd_imports`)
+            log.add_crowd_import(study.study_id, fmt, Path(path).name, source_sha256, tally.records,
+                                 dict(tally.skipped), {"workers": workers, "ratings_new": new, "ratings_known": known,
+                                                       "changed": len(changed), "empty": empty,
+                                                       "incomplete": incomplete, "repeated": len(repeated)}, on_change)
+    except (sqlite3.Error, LogUnwritable) as err:  # a full disk, a log made read-only, an I/O error, a lock
+        if (failed := unwritable(err, db)) is None:
+            raise
+        raise failed.stopped("nothing of this import is stored (the log is as it was)", ": it imports the file") from None
     k = int(plan.assignment["params"]["raters"])
     result = ImportResult(fmt, workers, new, known, empty, [], changed, on_change, k, 0, len(plan.items),
                           repeat_slots(answers, plan), incomplete, repeated, differ, [], tally, {})
