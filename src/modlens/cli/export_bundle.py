@@ -20,10 +20,11 @@ def run_bundle(args: argparse.Namespace, db: Path) -> int:
     try:
         if args.show:
             buffer = io.BytesIO()
-            export_bundle(db, buffer, args.study_id)
+            withdrawn = export_bundle(db, buffer, args.study_id)["withdrawn"]
             bundle = read_bundle(buffer, args.bundle)
             print(describe(bundle))
             bundle.close()
+            _say_withdrawn(withdrawn)
             print(f"\nnothing written; run again without --show to write {args.bundle}")
             return 0
         manifest = write_bundle_file(db, args.bundle, args.study_id)
@@ -32,5 +33,16 @@ def run_bundle(args: argparse.Namespace, db: Path) -> int:
     rows = {t: i["rows"] for t, i in manifest["tables"].items()}
     print(f"wrote {args.bundle}: study {manifest['study_id']!r}, rater(s) {', '.join(manifest['rater_ids'])}, "
           f"{rows['comments']} comments, {rows['ratings']} ratings, {rows['scores']} scores")
+    _say_withdrawn(manifest["withdrawn"])
     print(f"checksum {manifest['bundle_sha256']}; send this file to the researcher")
     return 0
+
+
+def _say_withdrawn(withdrawn: dict[str, str]) -> None:
+    """The raters the bundle left out because they withdrew (their sessions, ratings and the comments
+    only their sessions saw or rated): the consent text promised they could."""
+    if withdrawn:
+        who = ", ".join(f"{r} (withdrew {at})" for r, at in withdrawn.items())
+        print(f"left out {len(withdrawn)} rater{'s' if len(withdrawn) > 1 else ''} who withdrew consent: {who}; "
+              "their sessions and ratings, and the comments only they saw or rated, are not in the bundle "
+              "(a bundle sent before the withdrawal still holds them: ask the researcher to delete them)")

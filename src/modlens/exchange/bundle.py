@@ -55,9 +55,23 @@ LIMITS = Limits(member_bytes=256 << 20, total_bytes=1 << 30, members=256)
 # rows of each leave, and which columns are scrubbed, is each table's `Travel` in studylog/tables.py
 TABLES = tuple(t.name for t in TRAVELLING)
 
-# The sets the tables' consent rules are written over: what the study's consenting raters recorded.
+# A rater who withdrew every consent they gave (`consents.withdrawn_at`) no longer consents: the consent
+# text promises they may withdraw at any time. A consent given after the withdrawal holds again. A log
+# older than schema 7 has no `consents`, and none of its raters withdrew.
+_WITHDREW = ("EXISTS (SELECT 1 FROM consents w WHERE w.study_id = raters.study_id AND w.rater_id = raters.rater_id "
+             "AND w.withdrawn_at IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM consents h WHERE h.study_id = "
+             "raters.study_id AND h.rater_id = raters.rater_id AND h.withdrawn_at IS NULL)")
+
+
+def _consenting(withdrawals: bool) -> str:
+    """The condition on `raters` of a rater whose consent holds (`withdrawals`: the log records them)."""
+    return "consent_at IS NOT NULL" + (f" AND NOT ({_WITHDREW})" if withdrawals else "")
+
+
+# The sets the tables' consent rules are written over: what the study's consenting raters recorded
+# (all of it, before a withdrawal too, while a consent holds; none of it while none does).
 _SELECT_CONSENTED = [
-    "CREATE TEMP TABLE b_raters AS SELECT rater_id FROM raters WHERE study_id = :study AND consent_at IS NOT NULL",
+    "CREATE TEMP TABLE b_raters AS SELECT rater_id FROM raters WHERE study_id = :study AND {consenting}",
     "CREATE TEMP TABLE b_sessions AS SELECT session_id FROM sessions WHERE study_id = :study "
     "AND rater_id IN (SELECT rater_id FROM temp.b_raters)",
     "CREATE TEMP TABLE b_ratings AS SELECT rating_id FROM ratings WHERE study_id = :study "
@@ -182,11 +196,13 @@ def choose_study(log: StudyLog, study_id: str | None) -> str:
     if current and current["study_id"] in studies:
         return str(current["study_id"])
     consented = [r[0] for r in log.conn.execute(
-        "SELECT DISTINCT study_id FROM raters WHERE consent_at IS NOT NULL ORDER BY study_id")]
+        f"SELECT DISTINCT study_id FROM raters WHERE {_consenting(_records_withdrawals(log))} ORDER BY study_id")]
     if len(consented) == 1:
         return str(consented[0])
     if not consented:
-        raise BundleError(f"no rater has given consent in {log.path}, so there is nothing to send",
+        gave = log.conn.execute("SELECT count(*) FROM raters WHERE consent_at IS NOT NULL").fetchone()[0]
+        raise BundleError(f"no rater {'consents' if gave else 'has given consent'} in {log.path}"
+                          f"{f' ({gave} withdrew their consent)' if gave else ''}, so there is nothing to send",
                           fix=CONSENT_FIRST)
     raise BundleError(f"{log.path} holds {len(consented)} studies with consenting raters "
                       f"({', '.join(consented) or 'none'}); which one to bundle?", fix="pass --study-id ID")
@@ -203,8 +219,14 @@ def study_salt(log: StudyLog, study_id: str) -> str:
     return pairing.study_salt(study_id)
 
 
+def _records_withdrawals(log: StudyLog) -> bool:
+    return "withdrawn_at" in {c for c, _ in column_types(log.conn, "consents")}
+
+
 def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -> dict[str, Any]:
-    """Write the consented rows of one study of `db` as a bundle into `out`; returns the manifest."""
+    """Write the consented rows of one study of `db` as a bundle into `out`; returns the manifest, with
+    `withdrawn` added ({rater_id: when they withdrew}: the raters it left out; not in the bundle, whose
+    recipient learns nothing of them)."""
     from modlens.study.join import bundle_key
     from modlens.study.pack import study_key
 
@@ -212,13 +234,21 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
         study = choose_study(log, study_id)
         params = {"study": study}
         present = set(log.table_names())  # an older schema's log lacks the newer tables
+        withdrawals = _records_withdrawals(log)
+        consenting = _consenting(withdrawals)
         for statement in _SELECT_CONSENTED + (_SELECT_MEDIA if _MEDIA_TABLES <= present else []):
-            log.conn.execute(statement, params)
+            log.conn.execute(statement.replace("{consenting}", consenting), params)
         consent = dict(log.conn.execute(
-            "SELECT rater_id, consent_at FROM raters WHERE study_id = :study AND consent_at IS NOT NULL "
+            f"SELECT rater_id, consent_at FROM raters WHERE study_id = :study AND {consenting} "
             "ORDER BY rater_id", params).fetchall())
+        withdrawn = dict(log.conn.execute(
+            "SELECT rater_id, max(withdrawn_at) FROM consents WHERE study_id = :study AND withdrawn_at IS NOT NULL "
+            "AND rater_id IN (SELECT rater_id FROM raters WHERE study_id = :study AND consent_at IS NOT NULL) "
+            "AND rater_id NOT IN (SELECT rater_id FROM temp.b_raters) GROUP BY rater_id ORDER BY rater_id",
+            params).fetchall()) if withdrawals else {}
         if not consent:
-            raise BundleError(f"no rater of study {study!r} has given consent in {log.path}, so there is nothing "
+            left = f" ({len(withdrawn)} withdrew their consent)" if withdrawn else ""
+            raise BundleError(f"no rater of study {study!r} consents in {log.path}{left}, so there is nothing "
                               "to send", fix=CONSENT_FIRST)
         tables = {}
         for t in TRAVELLING:
@@ -229,7 +259,7 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
                   "rater_ids": sorted(consent), "consent": consent, "modlens_version": __version__,
                   "schema_version": log.user_version(), "exported_at": now_iso()}
     # no path, home folder, user or host name of this computer leaves in a free-text field
-    return write_archive(out, fields, scrub_tables(tables), bundle_key())
+    return {**write_archive(out, fields, scrub_tables(tables), bundle_key()), "withdrawn": withdrawn}
 
 
 def write_bundle_file(db: str | Path, path: str | Path, study_id: str | None = None) -> dict[str, Any]:

@@ -216,6 +216,8 @@ class LiveService:
 
         def start(lg: StudyLog) -> int | None:
             lg.ensure_rater(study_id, hello.rater_id, hello.consent_at, consent_text)  # recorded only with consent_at
+            if hello.consent_withdrawn_at is not None:  # written before hello_ok, which is its acknowledgement
+                lg.withdraw_consent(study_id, hello.rater_id, hello.consent_withdrawn_at)
             lg.start_session(session.session_id, study_id, hello.rater_id, hello.client,
                              hello.client_version, hello.protocol)
             return None if plan is None else assignment.slot_of(assignment.session_raters(lg, study_id),

@@ -124,8 +124,14 @@ class Hello(ClientMessage):
         description="with `consent_at`, required: SHA-256 (lowercase hex) of the UTF-8 consent text agreed to, "
         "hello_ok's `study.consent_text` exactly (`consent_text_sha256`); a consent to another text than the running "
         "study's current one is refused (`consent_outdated`) and not recorded")
+    consent_withdrawn_at: str | None = Field(
+        None, description="ISO time the rater withdrew their consent to the study `study_id` names (required with "
+        "it; never with `consent_at`): recorded on the rater's consents (`consents.withdrawn_at`), whose data "
+        "`modlens export --bundle` then leaves out until a new consent. The extension sends it at every hello "
+        "until the participant agrees again, so a withdrawal made while the daemon was down arrives at the next "
+        "connection; a consent already withdrawn keeps its first withdrawal time")
 
-    _check_consent = field_validator("consent_at")(lambda cls, v: _iso_time(v))
+    _check_consent = field_validator("consent_at", "consent_withdrawn_at")(lambda cls, v: _iso_time(v))
     _check_protocol = field_validator("protocol", mode="before")(lambda cls, v: _exact_int(v))
 
     @model_validator(mode="after")
@@ -134,6 +140,9 @@ class Hello(ClientMessage):
         if (self.consent_at is None) != (self.consent_sha256 is None):
             raise ValueError("consent_sha256: consent_at and consent_sha256 (the SHA-256 of the consent text agreed "
                              "to) are sent together or not at all")
+        if self.consent_withdrawn_at is not None and (self.study_id is None or self.consent_at is not None):
+            raise ValueError("consent_withdrawn_at: a withdrawal names the study withdrawn from (study_id) and "
+                             "comes without consent_at")
         return self
 
 

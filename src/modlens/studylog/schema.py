@@ -68,9 +68,9 @@ DELTAS: tuple[Delta, ...] = (
     Delta("a rating whose reported time was implausible (over a day: a panel left open) keeps the answer with "
           "its time unknown and the reported value beside it",
           columns=(("ratings", "time_spent_over_limit_ms"),)),
-    Delta("which consent text each rater agreed to (`consents`, the texts in `consent_texts`), a consent "
-          "recorded before it keeping its time with its text unknown; a rater task the crowd platform rejected "
-          "after its import flagged in its own column (`rater_reviews.platform_status`), not in the review's reason; "
+    Delta("which consent text each rater agreed to (`consents`, the texts in `consent_texts`) and when they "
+          "withdrew it (`consents.withdrawn_at`), a consent recorded before it keeping its time with its text "
+          "unknown; a rater task the crowd platform rejected after its import flagged in its own column (`rater_reviews.platform_status`), not in the review's reason; "
           "each crowd import's counts, the records it skipped among them (`crowd_imports`); X and YouTube pages "
           "kept without the author their address or title named (studylog/page_address.py), older pages rewritten, "
           "two that became one page merged with their comments",

@@ -105,6 +105,9 @@ class StudyLog(LogConnection):
     def ensure_rater(self, study_id: str, rater_id: str, consent_at: str | None, consent_text: str | None = None) -> None:
         sessions.ensure_rater(self, study_id, rater_id, consent_at, consent_text)
 
+    def withdraw_consent(self, study_id: str, rater_id: str, withdrawn_at: str) -> int:
+        return sessions.withdraw_consent(self, study_id, rater_id, withdrawn_at)
+
     def start_session(self, session_id: str, study_id: str, rater_id: str | None, client: str,
                       client_version: str | None, protocol_version: int | None) -> None:
         sessions.start_session(self, session_id, study_id, rater_id, client, client_version, protocol_version)

@@ -217,7 +217,7 @@ TABLES: tuple[Table, ...] = (
                       verbatim=("consent_sha256", "text", "first_seen"))),
     _table(
         "consents", "Which consent text each rater agreed to, and when: one row per rater and text (a study whose "
-                    "text changed asks again).",
+                    "text changed asks again), and a new one for a consent given again after a withdrawal.",
         col("consent_id", "INTEGER", "Row id."),
         col("study_id", "TEXT NOT NULL REFERENCES studies(study_id)", "The study."),
         col("rater_id", "TEXT NOT NULL", "The rater (`raters.rater_id`)."),
@@ -227,10 +227,14 @@ TABLES: tuple[Table, ...] = (
             "carries only consents naming their text, so a merged log holds no NULL here (a rater of an older "
             "bundle has `raters.consent_at` alone)."),
         col("consented_at", "TEXT NOT NULL", "When the rater agreed to it, as the client reported (UTC ISO 8601)."),
-        key=("consent_id",), unique=(("study_id", "rater_id", "consent_sha256"),),
+        col("withdrawn_at", "TEXT", "When the rater withdrew this consent, as the client reported (hello "
+                                    "`consent_withdrawn_at`); NULL while it holds. A rater whose every consent is "
+                                    "withdrawn is left out of bundles (`exchange/bundle.py`)."),
+        key=("consent_id",), unique=(("study_id", "rater_id", "consent_sha256", "consented_at"),),
         travel=Travel("study_id = :study AND rater_id IN {raters} AND consent_sha256 IS NOT NULL",
-                      merge_key=("study_id", "rater_id", "consent_sha256"),
-                      verbatim=("study_id", "rater_id", "consent_sha256", "consented_at"))),
+                      merge_key=("study_id", "rater_id", "consent_sha256", "consented_at"),
+                      verbatim=("study_id", "rater_id", "consent_sha256", "consented_at", "withdrawn_at"),
+                      fill=("withdrawn_at",))),
     _table(
         "sessions", "One client connection (extension, CLI feed, audit).",
         col("session_id", "TEXT", "Session id chosen by the daemon."),

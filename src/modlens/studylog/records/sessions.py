@@ -39,9 +39,23 @@ def ensure_rater(db: LogConnection, study_id: str, rater_id: str, consent_at: st
         digest = text_hash(consent_text)
         db.write("INSERT OR IGNORE INTO consent_texts (consent_sha256, text, first_seen) VALUES (?, ?, ?)",
                  (digest, consent_text, now))
-        # the first time this rater agreed to this text: a later hello repeating it changes nothing
-        db.write("INSERT OR IGNORE INTO consents (study_id, rater_id, consent_sha256, consented_at) VALUES (?, ?, ?, ?)",
-                 (study_id, rater_id, digest, consent_at))
+        # the first time this rater agreed to this text: a later hello repeating it changes nothing while it
+        # holds; after a withdrawal a new consent (a new time) is a new row, an old one replayed is no consent
+        db.write("INSERT INTO consents (study_id, rater_id, consent_sha256, consented_at) SELECT ?, ?, ?, ? "
+                 "WHERE NOT EXISTS (SELECT 1 FROM consents WHERE study_id = ? AND rater_id = ? AND consent_sha256 = ? "
+                 "AND (withdrawn_at IS NULL OR consented_at = ?))",
+                 (study_id, rater_id, digest, consent_at, study_id, rater_id, digest, consent_at))
+
+
+def withdraw_consent(db: LogConnection, study_id: str, rater_id: str, withdrawn_at: str) -> int:
+    """The rater withdrew their consent to the study at `withdrawn_at` (as the client reported): every
+    consent of theirs that holds is marked withdrawn then; one already withdrawn keeps its time (the
+    extension says it again at each hello until a new consent). The number of consents it withdrew."""
+    with db.transaction():
+        db.write("INSERT OR IGNORE INTO raters (study_id, rater_id, consent_at, first_seen) VALUES (?, ?, NULL, ?)",
+                 (study_id, rater_id, now_iso()))
+        return int(db.write("UPDATE consents SET withdrawn_at = ? WHERE study_id = ? AND rater_id = ? "
+                            "AND withdrawn_at IS NULL", (withdrawn_at, study_id, rater_id)).rowcount)
 
 
 def start_session(db: LogConnection, session_id: str, study_id: str, rater_id: str | None, client: str,

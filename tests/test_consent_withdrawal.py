@@ -1,0 +1,93 @@
+"""The consent text says a participant may withdraw at any time: withdrawing in the extension tells the
+daemon (hello's `consent_withdrawn_at`), the log records it (`consents.withdrawn_at`) and `modlens export
+--bundle` leaves that rater's data out and says so; a later consent counts again. A real daemon, the real
+log, the real command line."""
+from __future__ import annotations
+
+import pyarrow  # noqa: F401  (read_bundle's tables)
+
+from daemon_helpers import TOKEN, Client, comments_msg, connect, consent_sha256, rating_msg, running_daemon, study
+from log_helpers import rows
+from modlens.cli import main as cli_main
+from modlens.exchange.bundle import read_bundle
+
+AGREED = "2025-03-01T10:00:00.000Z"
+WITHDRAWN = "2025-03-02T10:00:00.000Z"
+AGAIN = "2025-03-03T10:00:00.000Z"
+
+
+async def consent_and_collect(url: str, sha: str, rater: str, items: list[tuple[str, str]], rate: str | None) -> None:
+    async with connect(url) as ws:
+        c = Client(ws)
+        await c.hello(rater, study_id="test", consent_at=AGREED, consent_sha256=sha)
+        ack = await c.request(comments_msg(f"c-{rater}", items), "comments_ok")
+        assert ack["type"] == "comments_ok", ack
+        if rate:
+            ok = await c.request(rating_msg(f"r-{rater}", rate), "rating_ok")
+            assert ok["type"] == "rating_ok", ok
+
+
+def bundled(path) -> tuple[list[str], list[str], list[str]]:
+    """(rater ids, rated comment keys, comment keys) the bundle carries."""
+    b = read_bundle(path)
+    try:
+        keys = {r["comment_id"]: r["comment_key"] for r in b.table("comments").to_pylist()}
+        return (b.manifest["rater_ids"], sorted(keys[r["comment_id"]] for r in b.table("ratings").to_pylist()),
+                sorted(keys.values()))
+    finally:
+        b.close()
+
+
+async def test_a_withdrawn_rater_is_recorded_and_left_out_of_the_bundle(tmp_path, capsys):
+    db = tmp_path / "study.sqlite"
+    async with running_daemon(tmp_path, study(consent_text="You may withdraw at any time.")) as (url, app):
+        sha = consent_sha256(app)
+        await consent_and_collect(url, sha, "rater-1", [("k1", "only rater one saw this"), ("shared", "both saw it")], "k1")
+        await consent_and_collect(url, sha, "rater-2", [("shared", "both saw it")], None)
+        async with connect(url) as ws:  # the participant withdrew in the extension: its next hello says so
+            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at=WITHDRAWN)
+        async with connect(url) as ws:  # said again (the extension repeats it until a new consent): one withdrawal
+            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at="2025-03-02T11:00:00.000Z")
+        async with connect(url) as ws:  # an earlier consent replayed after the withdrawal does not revive it
+            await Client(ws).hello("rater-1", study_id="test", consent_at=AGREED, consent_sha256=sha)
+
+    assert rows(db, "SELECT rater_id, consented_at, withdrawn_at FROM consents ORDER BY rater_id") == [
+        ("rater-1", AGREED, WITHDRAWN), ("rater-2", AGREED, None)]
+    out = tmp_path / "after-withdrawal.bundle"
+    capsys.readouterr()
+    assert cli_main(["export", "--db", str(db), "--bundle", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "rater(s) rater-2," in said
+    assert "left out 1 rater who withdrew consent: rater-1 (withdrew " + WITHDRAWN + ")" in said
+    # rater-1's rating and the comment only rater-1's sessions saw stay behind; rater-2 saw 'shared'
+    assert bundled(out) == (["rater-2"], [], ["shared"])
+    assert cli_main(["export", "--db", str(db), "--bundle", str(tmp_path / "shown.bundle"), "--show"]) == 0
+    assert "left out 1 rater who withdrew consent: rater-1" in capsys.readouterr().out
+
+    # a later consent to the study counts again, recorded as a new consent beside the withdrawn one
+    async with running_daemon(tmp_path, study(consent_text="You may withdraw at any time.")) as (url, app):
+        async with connect(url) as ws:
+            await Client(ws).hello("rater-1", study_id="test", consent_at=AGAIN, consent_sha256=consent_sha256(app))
+    assert rows(db, "SELECT consented_at, withdrawn_at FROM consents WHERE rater_id = 'rater-1' ORDER BY consent_id") == [
+        (AGREED, WITHDRAWN), (AGAIN, None)]
+    again = tmp_path / "after-new-consent.bundle"
+    assert cli_main(["export", "--db", str(db), "--bundle", str(again)]) == 0
+    assert "withdrew" not in capsys.readouterr().out
+    assert bundled(again) == (["rater-1", "rater-2"], ["k1"], ["k1", "shared"])
+
+
+async def test_a_withdrawal_names_its_study_and_is_no_consent(tmp_path):
+    async with running_daemon(tmp_path, study()) as (url, app):
+        async with connect(url) as ws:
+            c = Client(ws)
+            no_study = await c.request({"type": "hello", "id": "h1", "protocol": 1, "client": "test", "token": TOKEN,
+                                        "rater_id": "rater-1", "consent_withdrawn_at": WITHDRAWN})
+            assert (no_study["type"], no_study["code"]) == ("error", "invalid_fields")
+            assert "consent_withdrawn_at" in no_study["message"]
+        async with connect(url) as ws:
+            both = await Client(ws).request({
+                "type": "hello", "id": "h2", "protocol": 1, "client": "test", "token": TOKEN, "rater_id": "rater-1",
+                "study_id": "test", "consent_at": AGREED, "consent_sha256": consent_sha256(app),
+                "consent_withdrawn_at": WITHDRAWN})
+            assert (both["type"], both["code"]) == ("error", "invalid_fields")
+    assert rows(tmp_path / "study.sqlite", "SELECT count(*) FROM consents") == [(0,)]
