@@ -42,6 +42,7 @@ const out = {
   messages: [
     P.hello({token: "T0K", raterId: "rater-1", consent: null}),
     P.hello({token: "T0K", raterId: "rater-1", consent: {study_id: "s1", at: "2026-03-02T12:00:00.000Z", sha256: "ab".repeat(32)}}),
+    P.hello({token: "T0K", raterId: "rater-1", consent: null, withdrawal: {study_id: "s1", at: "2026-03-03T12:00:00.000Z"}}),
     P.ping(),
     P.status(),
     P.sync(),
@@ -98,6 +99,13 @@ def test_every_builder_output_is_accepted_by_the_daemon(built):
         types.add(msg["type"])
     # every client message the extension sends has its builder here
     assert types == set(CLIENT_MESSAGES)
+
+
+@requires("node")
+def test_a_withdrawal_goes_with_hello_naming_its_study(built):
+    """The participant withdrew: the hello says so (the daemon records it, bundles leave the rater out)."""
+    parsed = parse_client_message(json.dumps(built["messages"][2]))
+    assert (parsed.study_id, parsed.consent_withdrawn_at, parsed.consent_at) == ("s1", "2026-03-03T12:00:00.000Z", None)
 
 
 @requires("node")

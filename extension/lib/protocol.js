@@ -20,13 +20,16 @@
   };
 
   ns.protocol = {
-    /** hello: the first message of a session. consent: {study_id, at, sha256} when the participant agreed. */
-    hello: ({ token, raterId, consent }) => {
+    /** hello: the first message of a session. consent: {study_id, at, sha256} when the participant agreed;
+     *  withdrawal: {study_id, at} when they withdrew it since (config.withdrawalToSend). */
+    hello: ({ token, raterId, consent, withdrawal }) => {
       const msg = { type: "hello", id: ns.newId("hello"), protocol: ns.PROTOCOL, client: ns.CLIENT_NAME,
         client_version: ns.VERSION, token, rater_id: raterId };
       // consent goes with the study it was given to, while that is the study the daemon runs, and names
       // the text agreed to (its SHA-256): the daemon counts it only for its current consent text
       if (consent) { msg.study_id = consent.study_id; msg.consent_at = consent.at; msg.consent_sha256 = consent.sha256; }
+      // the daemon records it on the rater's consents and leaves their data out of bundles
+      else if (withdrawal) { msg.study_id = withdrawal.study_id; msg.consent_withdrawn_at = withdrawal.at; }
       return msg;
     },
     ping: () => ({ type: "ping", id: ns.newId("ping") }),

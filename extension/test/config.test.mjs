@@ -24,7 +24,7 @@ globalThis.fetch = async () => (seed ? { ok: true, json: async () => clone(seed)
 
 const require = createRequire(import.meta.url);
 const ns = require("../lib/ns.js");
-for (const lib of ["constants", "hash"]) require(`../lib/${lib}.js`);
+for (const lib of ["constants", "hash", "protocol"]) require(`../lib/${lib}.js`);
 const path = new URL("../worker/config.js", import.meta.url);
 vm.runInThisContext(readFileSync(path, "utf8"), { filename: path.pathname });
 const { config } = ns;
@@ -56,4 +56,33 @@ test("a profile from before seedApplied keeps a daemon address and token set by 
   }
   seed = { ...FIRST, token: "rotated-token" }; // `modlens pair --rotate`, then browse
   assert.equal((await restart()).token, "rotated-token");
+});
+
+test("a withdrawal outlives a restart and goes with every hello to the study's daemon until a new consent", async () => {
+  // the consent text promises a participant may withdraw at any time: the daemon must be told, even
+  // when it is down at that moment (the next hello, after any restart of the worker, says it)
+  stored.clear();
+  seed = FIRST;
+  await restart();
+  const study = { study_id: "s1", title: "t", consent_text: "You may withdraw at any time." };
+  await config.setStudy(study, []);
+  const hello = () => ns.protocol.hello({ token: "t", raterId: "r", consent: config.consented() ? config.consent : null,
+    withdrawal: config.withdrawalToSend() });
+  await config.setConsent(true, "s1");
+  assert.equal(hello().consent_withdrawn_at, undefined);
+  await config.setConsent(false, "s1");
+  await restart(); // the worker stopped before it could reach the daemon
+  const told = hello();
+  assert.deepEqual([told.study_id, told.consent_withdrawn_at, told.consent_at], ["s1", config.withdrawal.at, undefined]);
+  assert.ok(!Number.isNaN(Date.parse(told.consent_withdrawn_at)));
+  assert.equal(hello().consent_withdrawn_at, told.consent_withdrawn_at, "said again, the same time, at the next hello");
+  // the daemon now runs another study: its hello names that one, so the withdrawal waits for s1's daemon
+  await config.setStudy({ ...study, study_id: "s2" }, []);
+  assert.deepEqual([hello().study_id, hello().consent_withdrawn_at], [undefined, undefined]);
+  await config.setStudy(study, []);
+  assert.equal(hello().consent_withdrawn_at, told.consent_withdrawn_at);
+  await config.setConsent(true, "s1"); // agreed again: a new consent, no withdrawal
+  await restart();
+  const again = hello();
+  assert.deepEqual([again.consent_withdrawn_at, again.consent_at === config.consent.at], [undefined, true]);
 });

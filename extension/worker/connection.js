@@ -74,7 +74,8 @@
     },
 
     hello(token) {
-      const hello = ns.protocol.hello({ token, raterId: config.settings.raterId, consent: config.consented() ? config.consent : null });
+      const hello = ns.protocol.hello({ token, raterId: config.settings.raterId, consent: config.consented() ? config.consent : null,
+        withdrawal: config.withdrawalToSend() });
       this.helloId = hello.id;
       return hello;
     },
