@@ -16,7 +16,8 @@ let failNextSet = false;
 const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
 const area = {
   async get(keys) {
-    const names = keys == null ? [...stored.keys()] : [].concat(keys);
+    // all keys in key order, as chrome.storage.local gives them ("…:10" before "…:9"), not write order
+    const names = keys == null ? [...stored.keys()].sort() : [].concat(keys);
     return Object.fromEntries(names.filter((k) => stored.has(k)).map((k) => [k, clone(stored.get(k))]));
   },
   async set(obj) {
@@ -274,6 +275,37 @@ test("marking and forgetting a rating write nothing; its acknowledgement stores 
   await refuse("r-3");
   assert.deepEqual(setKeys.map((keys) => keys.filter((k) => k.startsWith("cc:"))), [[]], "only the dead letter is written");
   assert.equal(counters.ratingOf("youtube", "c"), null);
+});
+
+test("more than ten task pages and ratings of one comment: the latest wins, whatever order storage lists them in", async () => {
+  stored.clear();
+  inStudy("s1");
+  await restart();
+  for (let n = 1; n <= 12; n++) { // seq 1..12: storage lists "…:10", "…:11", "…:12" before "…:2"
+    await counters.onTaskPage("youtube", ["a"], `P${n}`);
+    await rate("a", `r-${n}`, { toxicity: `answer ${n}` });
+    if (n % 4) await ack(`r-${n}`); // most acknowledged, some waiting in the outbox
+  }
+  await rate("b", "r-b2", { toxicity: "second" });
+  await rate("b", "r-b1", { toxicity: "third" }); // ids out of rating order
+  await ack("r-b1");
+  const seen = () => [counters.taskPageOf["youtube|a"], counters.ratingOf("youtube", "a").values.toxicity, counters.ratingOf("youtube", "b").values.toxicity];
+  assert.deepEqual(seen(), ["P12", "answer 12", "third"]);
+  await restart();
+  assert.deepEqual(seen(), ["P12", "answer 12", "third"]);
+  await ack("r-12");
+  await restart();
+  assert.deepEqual([...seen(), rated()], ["P12", "answer 12", "third", 11]);
+});
+
+test("an acknowledgement that came before the comment was marked keeps the rating acknowledged", async () => {
+  stored.clear();
+  inStudy("s1");
+  await restart();
+  const entry = await queueRating("a", "r-1");
+  await counters.ratingSaved(entry); // its answer came first
+  counters.markRated(entry);
+  assert.deepEqual([rated(), counters.ratingOf("youtube", "a").saved], [1, true]);
 });
 
 test("the rated and taskPageOf lists of earlier versions are moved, and what they counted is kept", async () => {

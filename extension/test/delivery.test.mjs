@@ -16,7 +16,7 @@ let failSet = 0; // n > 0: the n-th set() from now fails
 const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
 const area = {
   async get(keys) {
-    const names = keys == null ? [...stored.keys()] : [].concat(keys);
+    const names = keys == null ? [...stored.keys()].sort() : [].concat(keys); // key order, as chrome.storage.local
     return Object.fromEntries(names.filter((k) => stored.has(k)).map((k) => [k, clone(stored.get(k))]));
   },
   async set(obj) {
