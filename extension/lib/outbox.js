@@ -53,6 +53,12 @@
       return entry;
     }
 
+    /** Number the entries added from now on after `seq` (records kept elsewhere are ordered by
+     *  the seq of the entries they came from: worker/counters.js ratings). */
+    numberAfter(seq) {
+      this.seq = Math.max(this.seq, seq);
+    }
+
     has(id) {
       return this.entries.has(id);
     }

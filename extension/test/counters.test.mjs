@@ -298,6 +298,32 @@ test("more than ten task pages and ratings of one comment: the latest wins, what
   assert.deepEqual([...seen(), rated()], ["P12", "answer 12", "third", 11]);
 });
 
+test("a comment's latest rating is the one rated last, though the clock was set back or the worker restarted", async () => {
+  stored.clear();
+  inStudy("s1");
+  await restart();
+  const now = Date.now;
+  try {
+    await rate("a", "r-1", { toxicity: "first" });
+    await ack("r-1");
+    Date.now = () => now() - 3_600_000; // the clock set back an hour
+    await rate("a", "r-2", { toxicity: "second" });
+    assert.equal(counters.ratingOf("youtube", "a").values.toxicity, "second");
+    await ack("r-2");
+    await restart(); // the outbox is empty: it numbers its entries on after the ratings stored
+    assert.equal(counters.ratingOf("youtube", "a").values.toxicity, "second");
+    await rate("a", "r-3", { toxicity: "third" });
+    assert.equal(counters.ratingOf("youtube", "a").values.toxicity, "third");
+    await restart();
+    assert.equal(counters.ratingOf("youtube", "a").values.toxicity, "third");
+    await ack("r-3");
+    await restart();
+    assert.equal(counters.ratingOf("youtube", "a").values.toxicity, "third");
+  } finally {
+    Date.now = now;
+  }
+});
+
 test("an acknowledgement that came before the comment was marked keeps the rating acknowledged", async () => {
   stored.clear();
   inStudy("s1");

@@ -24,7 +24,10 @@
   // the one list each that earlier versions rewrote whole on every change: moved to records on load
   const LEGACY = ["countedComments", "rated", "taskPageOf"];
   const countable = { saved: Number.isInteger, scored: Number.isInteger, rated: (id) => typeof id === "string" && id.length > 0 };
-  const later = (a, b) => (a.entry.at - b.entry.at) || (a.seq - b.seq); // a rating's order among its comment's
+  // a rating's order among its comment's: its outbox entry's seq (write order; load keeps the outbox
+  // numbering on after every stored rating), not the wall clock, which can be set back; `at` only
+  // orders ratings moved from the lists of earlier versions (seq 0)
+  const later = (a, b) => (a.seq - b.seq) || (a.entry.at - b.entry.at);
 
   const counters = {
     // media_*: images attached to comments (worker/media.js): sent (on the socket), scored (logged),
@@ -44,7 +47,7 @@
     // again, a resend after a lost answer, a worker restart) is the same row and counts once, and a
     // rating answered again (duplicate) is the same rating. Stored as "cc:" batches (above).
     counted: {},
-    seq: 0, // the last write sequence number used (taskPage batches)
+    seq: 0, // the last write sequence number used by taskPage batches
 
     /** `outbox`: the loaded lib/outbox.js Outbox; its rating entries are the ratings not acknowledged yet. */
     async load(outbox) {
@@ -85,6 +88,8 @@
       for (const entry of outbox.pending()) {
         if (entry.message.type === "rating" && !this.ratings.has(entry.id)) this.ratings.set(entry.id, this.pendingRating(entry));
       }
+      // an outbox emptied by acknowledgements starts its numbering again: a new rating must come after these
+      outbox.numberAfter(Math.max(0, ...[...this.ratings.values()].map((r) => r.seq)));
       this.rated = {};
       for (const r of [...this.ratings.values()].sort(later)) this.rated[r.comment] = r.entry;
       for (const kind of COUNTED) {
