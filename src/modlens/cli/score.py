@@ -2,7 +2,8 @@
 
 Without texts, reads one text per line from stdin (blank lines skipped). A blank text given as an
 argument gets its line with `not_scored` (why: empty, whitespace only) and no detector's number, as
-the audit and the daemon leave such texts unscored.
+the audit and the daemon leave such texts unscored. `--detectors` takes every word after it:
+write the texts before it, or after `--`.
 
     modlens score "you are a stupid idiot" "have a nice day"
     modlens score --detector hf-classifier -o hf-classifier.preset=unitary/toxic-bert "text"
@@ -79,7 +80,36 @@ def _scored(detectors: dict[str, Detector], texts: list[str]) -> list[dict[str, 
     return [{"not_scored": w} if w is not None else {"scores": next(answers)} for w in why]
 
 
+def _texts_taken_as_detectors(specs: list[str]) -> list[str]:
+    """The last specs of `--detectors` that name no detector and look like no misspelt one: texts
+    written after `--detectors`, which takes every word after it (`score --detectors X "text"`)."""
+    from modlens.detectors import registry
+    from modlens.names import close_matches
+    from modlens.services.detectors import DetectorSpecError, parse_detector_spec
+
+    taken: list[str] = []
+    for spec in reversed(specs):
+        try:
+            parse_detector_spec(spec)
+        except DetectorSpecError:
+            if not close_matches(spec, registry.available()):
+                taken.insert(0, spec)
+                continue
+        break
+    return taken
+
+
 def run(args: argparse.Namespace) -> int:
+    names = args.detectors or list(DEFAULT_DETECTORS)
+    # the detectors are checked before stdin is read: in a terminal, a text taken for a detector
+    # name would leave the command waiting for input
+    taken = _texts_taken_as_detectors(names) if args.detectors else []
+    if taken:
+        raise CliError(f"--detectors took {', '.join(map(repr, taken))} as detector name(s), and no detector "
+                       "is called that: --detectors takes every word after it",
+                       fix="write the texts before --detectors (modlens score TEXT... --detectors KEY...), or after "
+                           "`--` (modlens score --detectors KEY... -- TEXT...); `modlens detectors` lists the names")
+    configs = detector_configs(names)  # an unknown name is an error, with the close matches
     texts = list(args.text) or [line.rstrip("\n") for line in sys.stdin if line.strip()]
     if not texts:
         raise CliError("no texts given", fix="give texts as arguments, or one per line on stdin")
@@ -87,8 +117,6 @@ def run(args: argparse.Namespace) -> int:
         options = parse_options(args.option)
     except ValueError as err:
         raise CliError(str(err)) from None
-    names = args.detectors or list(DEFAULT_DETECTORS)
-    configs = detector_configs(names)  # an unknown name is an error, with the close matches
     unused = set(options) - set(names)
     if unused:
         raise CliError(f"options given for detector(s) not selected: {sorted(unused)}",

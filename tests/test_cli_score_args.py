@@ -1,0 +1,48 @@
+"""`modlens score`'s texts and detectors as a user writes them: `--detectors` takes every word after
+it, so a text written after it arrives as a detector name; the command says that (and reads no
+stdin first: in a terminal that would wait for input), and the two ways to write it that work do."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from modlens.cli import main
+
+
+class NoStdin(io.StringIO):
+    """stdin that fails the test if read: the error must come before waiting for input."""
+
+    def __iter__(self):  # type: ignore[override]
+        raise AssertionError("stdin was read")
+
+    def read(self, *args):  # type: ignore[override]
+        raise AssertionError("stdin was read")
+
+
+def test_a_text_after_detectors_is_named_as_taken_for_a_detector(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", NoStdin())
+    assert main(["score", "--detectors", "profanity-check", "you are a stupid idiot"]) == 2
+    err = capsys.readouterr().err
+    assert "no texts given" not in err
+    assert "'you are a stupid idiot'" in err and "--detectors" in err
+    assert "before --detectors" in err and "--" in err
+
+
+def test_a_misspelt_detector_still_gets_its_close_match(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", NoStdin())
+    assert main(["score", "--detectors", "profanity-chek"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown detector 'profanity-chek'" in err and "did you mean profanity-check" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["score", "you are a stupid idiot", "--detectors", "profanity-check"],
+    ["score", "--detectors", "profanity-check", "--", "you are a stupid idiot"],
+])
+def test_the_forms_the_fix_names_score_the_text(argv, capsys):
+    assert main(argv) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["text"] for r in rows] == ["you are a stupid idiot"]
+    assert list(rows[0]["scores"]) == ["profanity-check"]
