@@ -126,6 +126,9 @@ def run(args: argparse.Namespace) -> int:
     counts = report.get("counts")
     if report.get("log_error"):
         print(f"  cannot be read: {report['log_error']}")
+    elif counts is None and report["running"]:  # the daemon's log is there: it could not read it just now
+        print("  counts cannot be read now: the daemon could not read the study log (its lock held by another "
+              "writer, or the condition above); run `modlens status` again")
     elif counts is None:
         print("  (no study log yet)")
     else:

@@ -1,0 +1,37 @@
+"""`modlens status` against a running daemon whose study log cannot be read just now (another
+process holds its write lock): the daemon answers with counts None, and status says the counts could
+not be read, never "(no study log yet)" about a log that is there and in use."""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+
+from daemon_helpers import TOKEN, daemon_thread, study
+from modlens import paths, runtime
+from modlens.cli import main
+from modlens.studylog import connection
+
+
+def test_status_of_a_daemon_whose_log_is_locked_does_not_call_it_missing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 300)  # the daemon's wait for the lock, shortened
+    monkeypatch.setenv("MODLENS_HOME", str(tmp_path / "home"))
+    with daemon_thread(tmp_path, study()) as url:
+        paths.token_file().write_text(TOKEN)
+        port = int(url.rsplit(":", 1)[1].removesuffix("/ws"))
+        runtime.write_runtime({"host": "127.0.0.1", "port": port, "url": url, "pid": os.getpid(),
+                               "db": str(tmp_path / "study.sqlite")})
+        assert main(["status", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["counts"]["studies"] == 1  # readable: counted
+
+        holder = sqlite3.connect(tmp_path / "study.sqlite", isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock (a DB browser with a write open)
+        try:
+            code = main(["status"])
+            out = capsys.readouterr().out
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+    assert code == 0 and "daemon: running" in out
+    assert "no study log yet" not in out
+    assert "counts cannot be read now" in out
