@@ -35,3 +35,28 @@ def test_status_of_a_daemon_whose_log_is_locked_does_not_call_it_missing(tmp_pat
     assert code == 0 and "daemon: running" in out
     assert "no study log yet" not in out
     assert "counts cannot be read now" in out
+
+
+def test_status_waits_as_long_as_the_daemon_waits_for_its_log(tmp_path, monkeypatch, capsys):
+    """The daemon answers `GET /status` once it has counted the log, which waits for the lock up to
+    BUSY_TIMEOUT_MS: a daemon that waits that long is running, not "not running" (5.5 s: longer
+    than the 5 s status used to give it)."""
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 5_500)
+    monkeypatch.setenv("MODLENS_HOME", str(tmp_path / "home"))
+    with daemon_thread(tmp_path, study()) as url:
+        paths.token_file().write_text(TOKEN)
+        port = int(url.rsplit(":", 1)[1].removesuffix("/ws"))
+        runtime.write_runtime({"host": "127.0.0.1", "port": port, "url": url, "pid": os.getpid(),
+                               "db": str(tmp_path / "study.sqlite")})
+        assert main(["status", "--json"]) == 0
+        capsys.readouterr()
+        holder = sqlite3.connect(tmp_path / "study.sqlite", isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            code = main(["status", "--json"])
+            report = json.loads(capsys.readouterr().out)
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+    assert code == 0 and report["running"] is True and report["counts"] is None
+    assert report["study_log"]["writable"] is False and "locked" in report["study_log"]["reason"]

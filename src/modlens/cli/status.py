@@ -27,9 +27,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def ask_daemon(info: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
+ANSWER_S = 5.0  # how long a daemon may take to answer, beside its wait for the study log
+
+
+def ask_daemon(info: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+    """The daemon's `GET /status`. It answers once it has counted the log, which waits for the log's
+    lock up to BUSY_TIMEOUT_MS: status waits that long and more, so a running daemon is not taken
+    for one that does not answer."""
+    from modlens.studylog.connection import BUSY_TIMEOUT_MS
+
     req = urllib.request.Request(runtime.status_url(info),
                                  headers={"Authorization": f"Bearer {pairing.read() or ''}"})
+    timeout = ANSWER_S + BUSY_TIMEOUT_MS / 1000 if timeout is None else timeout
     with urllib.request.urlopen(req, timeout=timeout) as resp:
         answer: dict[str, Any] = json.loads(resp.read())
     return answer
