@@ -13,8 +13,14 @@ if (typeof importScripts === "function") {
 
   // Stored state, loaded once per worker start; every event handler waits for it.
   let loaded = null;
-  // the counters mark ratings not acknowledged yet from the outbox's entries: loaded after it
-  const ready = () => (loaded = loaded || Promise.all([config.load(), delivery.outbox.load().then(() => counters.load(delivery.outbox)), tabs.load()]));
+  // Storage is read whole once, for the outbox and the counters (which mark the ratings not
+  // acknowledged yet from the outbox's entries: loaded after it).
+  async function loadStored() {
+    const all = await chrome.storage.local.get(null);
+    await delivery.outbox.load(all);
+    await counters.load(all, delivery.outbox);
+  }
+  const ready = () => (loaded = loaded || Promise.all([config.load(), loadStored(), tabs.load()]));
 
   connection.onMessage = ns.onDaemonMessage;
   connection.onStatus = () => tabs.broadcast(ns.messages.state(ns.publicState()));

@@ -24,9 +24,11 @@
       this.loaded = null;
     }
 
-    load() {
+    /** `stored`: everything stored, when the caller read it already (the worker's start reads it
+     *  once for the outbox and the counters); else read here. Loads once. */
+    load(stored) {
       if (!this.loaded) {
-        this.loaded = this.area.get(null).then((all) => {
+        this.loaded = (stored ? Promise.resolve(stored) : this.area.get(null)).then((all) => {
           for (const [k, v] of Object.entries(all || {})) {
             if (k.startsWith(PREFIX) && v && v.id) {
               this.entries.set(v.id, v);

@@ -41,9 +41,10 @@ const inStudy = (id) => { ns.config = { study: { study_id: id } }; };
 // a stopped worker reads what it counted, and its outbox, back from storage (as background.js's ready())
 let outbox = null;
 const restart = async () => {
+  const all = await area.get(null);
   outbox = new ns.Outbox(area);
-  await outbox.load();
-  await counters.load(outbox);
+  await outbox.load(all);
+  await counters.load(all, outbox);
 };
 
 test("what one ack writes does not grow with the comments counted before it", async () => {

@@ -52,7 +52,9 @@ for (const file of ["worker/config", "worker/counters", "worker/tabs", "worker/c
   const path = new URL(`../${file}.js`, import.meta.url);
   vm.runInThisContext(readFileSync(path, "utf8"), { filename: path.pathname });
 }
-await Promise.all([ns.config.load(), ns.delivery.outbox.load().then(() => ns.counters.load(ns.delivery.outbox))]);
+const storedAtStart = await chrome.storage.local.get(null);
+await ns.delivery.outbox.load(storedAtStart);
+await Promise.all([ns.config.load(), ns.counters.load(storedAtStart, ns.delivery.outbox)]);
 const { delivery } = ns;
 
 const page = { type: "comments", id: "page-1", page: { url: "https://www.youtube.com/watch?v=a", platform: "youtube", page_key: "a" },
@@ -241,7 +243,7 @@ test("saved and scored count a comment's log row once: its page sent again, and 
   const item = (key, id) => ({ key, comment_id: id, truncated: false,
     detectors: { p: { name: "p", version: "1", labels: { toxic: 0.2 }, toxicity: 0.2, latency_ms: 1 } } });
   for (const [n, id] of [[1, "again-1"], [2, "again-2"], [3, "again-3"]]) {
-    if (n === 3) await ns.counters.load(delivery.outbox); // the worker stopped: what it counted is read back from storage
+    if (n === 3) await ns.counters.load(await chrome.storage.local.get(null), delivery.outbox); // the worker stopped: what it counted is read back from storage
     await delivery.queue({ ...page, id }, null);
     await ns.onDaemonMessage({ type: "comments_ok", id, accepted: 2, truncated: [], comment_ids: { c1: 41, c2: 42 } });
     await ns.onDaemonMessage({ type: "scores", id, items: [item("c1", 41), item("c2", 42)] });

@@ -50,7 +50,9 @@ for (const file of ["worker/config", "worker/counters", "worker/tabs", "worker/c
   const path = new URL(`../${file}.js`, import.meta.url);
   vm.runInThisContext(readFileSync(path, "utf8"), { filename: path.pathname });
 }
-await Promise.all([ns.config.load(), ns.delivery.outbox.load().then(() => ns.counters.load(ns.delivery.outbox))]);
+const storedAtStart = await chrome.storage.local.get(null);
+await ns.delivery.outbox.load(storedAtStart);
+await Promise.all([ns.config.load(), ns.counters.load(storedAtStart, ns.delivery.outbox)]);
 
 const contentScript = { id: "modlens-id", url: "https://www.youtube.com/watch?v=abc", tab: { id: 7, url: "https://www.youtube.com/watch?v=abc" }, frameId: 0 };
 const framedContentScript = { ...contentScript, url: "about:blank", frameId: 3 };

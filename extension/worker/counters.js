@@ -49,9 +49,9 @@
     counted: {},
     seq: 0, // the last write sequence number used by taskPage batches
 
-    /** `outbox`: the loaded lib/outbox.js Outbox; its rating entries are the ratings not acknowledged yet. */
-    async load(outbox) {
-      const got = await store.get(null);
+    /** `got`: everything stored (store.get(null), read once at the worker's start); `outbox`: the
+     *  lib/outbox.js Outbox loaded from it, whose rating entries are the ratings not acknowledged yet. */
+    async load(got, outbox) {
       // `sent` (comments put in the outbox, whatever became of them) and `found` (never counted)
       // were stored by earlier versions: not shown as anything. Their `saved` and `scored` counted
       // a comment again each time it was sent: replaced by the distinct comments stored here.
