@@ -50,3 +50,25 @@ def test_clear_errors(capsys, tmp_path):
     rows, err = lines(capsys)
     assert rc == 0 and "human_lookup unavailable" in err
     assert {r["strategy"] for r in rows[1:]} == {"abbr"}
+
+
+def test_a_blank_text_gets_no_score_and_no_variant(capsys):
+    """A blank text has nothing to score or perturb (`datasets.base.blank_reason`, as `modlens score`,
+    the audit and the daemon leave it): perturb, perturb --attack and attack --text give it a source
+    line that says why, with no detector's number (profanity-check scored "" 0.036, minilm 0.456)
+    and no variant or attack result."""
+    from modlens.datasets.base import EMPTY, WHITESPACE
+
+    for argv in (["perturb", "", "  \u00a0", "you are an idiot", "--detector", "profanity-check", "--threshold", "0"],
+                 ["perturb", "", "  \u00a0", "you are an idiot", "--detector", "profanity-check", "--attack", "tae"],
+                 ["attack", "--recipe", "deepwordbug", "--target", "profanity-check", "--no-ensemble",
+                  "--text", "", "  \u00a0", "you are an idiot"]):
+        rc = main(argv)
+        rows, err = lines(capsys)
+        assert rc == 0, err
+        sources = [r for r in rows if r["kind"] == "source"]
+        assert [s["text"] for s in sources] == ["", "  \u00a0", "you are an idiot"], argv
+        assert [s.get("not_scored") for s in sources] == [EMPTY, WHITESPACE, None], argv
+        assert "scores" not in sources[0] and "scores" not in sources[1] and sources[2]["scores"]["profanity-check"]
+        variants = [r for r in rows if r["kind"] == "variant"]
+        assert variants and {v["source_text"] for v in variants} == {"you are an idiot"}, argv

@@ -5,7 +5,8 @@
     modlens attack --recipe textfooler --target minilm-toxicity --detector profanity-check noisyhate --limit 50
 
 With --text: one JSON line per text for the source and one for the attack's result (the
-Variant with its `attack` record, scored by every loaded detector); nothing is logged. With a
+Variant with its `attack` record, scored by every loaded detector; a blank text: its source line
+only, with `not_scored` and no score, as `modlens score` prints it); nothing is logged. With a
 DATASET: the audit's attack over the dataset (seeds by the gold label, else the target's
 verdict), every result and its scores written to the study log (--db), as
 `modlens audit DATASET --attack GOAL --recipe NAME` does; the summary is printed as JSON, and
@@ -138,7 +139,7 @@ def _recipe(key: str) -> Any:
 
 
 def _texts(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) -> int:
-    from modlens.cli.perturb import _print
+    from modlens.cli.perturb import _print, not_scored
     from modlens.services.detectors import load_detectors
     loaded = load_detectors(detector_configs([args.target, *extra], study))
     for line in loaded.warnings():
@@ -163,5 +164,6 @@ def _texts(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) ->
     for key, reason in attack.unavailable.items():
         print(f"modlens attack: transformation {key} unavailable: {reason}", file=sys.stderr)
     for text in args.text:
-        _print(text, args.target, [attack.run(text)], detectors, {})  # the lines `modlens perturb` prints
+        if not not_scored("attack", text, args.target):  # a blank text: its line says why, no number
+            _print(text, args.target, [attack.run(text)], detectors, {})  # the lines `modlens perturb` prints
     return 0

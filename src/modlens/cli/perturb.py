@@ -4,7 +4,8 @@ The first line per input is the source text with its scores; each following line
 variant (strategy, params, seed, edited spans, attack result when --attack) with its scores
 from every loaded detector. When fewer variants than the budget come out, the source line's
 `reasons` says why ({"text": why} when none could be made at all, else one entry per strategy
-that made none), and stderr repeats it.
+that made none), and stderr repeats it. A blank text gets its source line with `not_scored` (why:
+empty, whitespace only) and no detector's number or variant, as `modlens score` leaves it.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import modlens.study
 from modlens.cli.common import (CliError, add_attack_limit_options, add_detectors_option, add_perturbation_options,
                                 add_strategies_option, add_study_option, detector_configs,
                                 with_perturbation_options)
+from modlens.datasets.base import blank_reason
 from modlens.detectors.base import Detector
 from modlens.names import close_matches
 from modlens.perturb import registry
@@ -110,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     for key, reason in maker.unavailable.items():
         print(f"modlens perturb: strategy {key} unavailable: {reason}", file=sys.stderr)
     for text in args.text:
+        if not_scored("perturb", text, target):
+            continue
         importance = word_importance(text, detector_score_fn(detectors[target])) if target else None
         variants, reasons = maker.generate_explained(text, importance=importance)
         if not variants and _below_threshold(reasons, importance) and args.threshold is None:
@@ -145,7 +149,19 @@ def _attack(args: argparse.Namespace, target: str, detectors: dict[str, Detector
     for key, reason in attack.unavailable.items():
         print(f"modlens perturb: strategy {key.removeprefix('char:')} unavailable: {reason}", file=sys.stderr)
     for text in args.text:
-        _print(text, target, [attack.run(text)], detectors, {})
+        if not not_scored("perturb", text, target):
+            _print(text, target, [attack.run(text)], detectors, {})
+
+
+def not_scored(command: str, text: str, target: str | None) -> bool:
+    """True for a blank text (`blank_reason`), after printing its source line: why it is not scored,
+    no detector's number and no variant, as `modlens score`, the audit and the daemon leave it."""
+    why = blank_reason(text)
+    if why is None:
+        return False
+    print(json.dumps({"kind": "source", "text": text, "target": target, "not_scored": why}, ensure_ascii=False))
+    print(f"modlens {command}: {text!r}: not scored or perturbed: {why}", file=sys.stderr)
+    return True
 
 
 def _print(text: str, target: str | None, variants: list[Any], detectors: dict[str, Detector],
