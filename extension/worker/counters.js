@@ -89,7 +89,7 @@
         if (entry.message.type === "rating" && !this.ratings.has(entry.id)) this.ratings.set(entry.id, this.pendingRating(entry));
       }
       // an outbox emptied by acknowledgements starts its numbering again: a new rating must come after these
-      outbox.numberAfter(Math.max(0, ...[...this.ratings.values()].map((r) => r.seq)));
+      outbox.numberAfter([...this.ratings.values()].reduce((max, r) => Math.max(max, r.seq), 0));
       this.rated = {};
       for (const r of [...this.ratings.values()].sort(later)) this.rated[r.comment] = r.entry;
       for (const kind of COUNTED) {
