@@ -46,3 +46,26 @@ def test_the_forms_the_fix_names_score_the_text(argv, capsys):
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["text"] for r in rows] == ["you are a stupid idiot"]
     assert list(rows[0]["scores"]) == ["profanity-check"]
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_detector_that_gave_no_score_fails_the_command_after_every_line(capsys):
+    """Exit 0 is "done": a detector that answered some texts with an error (here a remote one whose
+    server is gone) makes the command fail (exit 1) and say so on stderr, after every line was printed
+    with the other detectors' scores and the error."""
+    url = f"http://127.0.0.1:{_closed_port()}/score"
+    code = main(["score", "--detector", "http", "-o", f"http.url={url}", "-o", "http.score_path=score",
+                 "-o", "http.retries=0", "--detector", "profanity-check", "you idiot", "hello there"])
+    out, err = capsys.readouterr()
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["text"] for r in rows] == ["you idiot", "hello there"]
+    assert all("error" in r["scores"]["http"] and r["scores"]["profanity-check"]["toxicity"] is not None for r in rows)
+    assert code == 1
+    assert "detector http gave no score for 2 of 2 texts" in err and "Cannot connect" in err

@@ -3,7 +3,8 @@
 Without texts, reads one text per line from stdin (blank lines skipped). A blank text given as an
 argument gets its line with `not_scored` (why: empty, whitespace only) and no detector's number, as
 the audit and the daemon leave such texts unscored. `--detectors` takes every word after it:
-write the texts before it, or after `--`.
+write the texts before it, or after `--`. A detector that gives no score for a text (it failed,
+or had none) puts `error` in that text's line; the command then exits 1, after every line.
 
     modlens score "you are a stupid idiot" "have a nice day"
     modlens score --detector hf-classifier -o hf-classifier.preset=unitary/toxic-bert "text"
@@ -99,6 +100,22 @@ def _texts_taken_as_detectors(specs: list[str]) -> list[str]:
     return taken
 
 
+def _no_score(rows: list[dict[str, object]]) -> list[str]:
+    """Per detector that answered some text with an error (it failed, or had no score for it): how
+    many of the texts it was asked to score, and its first error. Normalized texts count as texts."""
+    asked: dict[str, int] = {}
+    failed: dict[str, list[str]] = {}
+    for row in rows:
+        for part in (row, row.get("normalized") or {}):
+            answers: dict[str, dict[str, object]] = part.get("scores") or {}  # type: ignore[attr-defined]
+            for key, answer in answers.items():
+                asked[key] = asked.get(key, 0) + 1
+                if "error" in answer:
+                    failed.setdefault(key, []).append(str(answer["error"]))
+    return [f"detector {key} gave no score for {len(errors)} of {asked[key]} texts ({errors[0]})"
+            for key, errors in failed.items()]
+
+
 def run(args: argparse.Namespace) -> int:
     names = args.detectors or list(DEFAULT_DETECTORS)
     # the detectors are checked before stdin is read: in a terminal, a text taken for a detector
@@ -143,4 +160,8 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(row, ensure_ascii=False))
     finally:
         loaded.close()
+    failures = _no_score(rows)
+    if failures:  # every line is out; exit 0 would say every text was scored
+        raise CliError("; ".join(failures), kind=ErrorKind.FAILED,
+                       fix="each line above carries its error; `modlens detectors` shows each detector's status")
     return 0
