@@ -13,7 +13,7 @@ const EXT = fileURLToPath(new URL("../extension/", import.meta.url));
 export const MANIFEST = `${EXT}manifest.json`;
 
 // Every content script starts with these and ends with the UI and the entry point.
-const CORE = ["lib/ns.js", "lib/constants.js", "lib/sites.js", "lib/messages.js", "lib/protocol.js", "lib/table1.js", "lib/sampling.js", "lib/media.js",
+const CORE = ["lib/ns.js", "lib/constants.js", "lib/sites.js", "lib/messages.js", "lib/protocol.js", "lib/table1.js", "lib/sampling.js", "lib/hash.js", "lib/media.js",
   "content/dom.js", "content/registry.js", "content/observer.js"];
 const TAIL = ["content/ui.js", "content/main.js"];
 // Any other site, asked for one site at a time from the popup (never at install).

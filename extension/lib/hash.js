@@ -17,5 +17,18 @@
     return ns.sha256Hex(`${salt}\n${author}`);
   };
 
+  // The key of a comment whose site gives it no id (Viafoura, a site with custom selectors): a
+  // hash of what the log holds of the comment anyway (its page key, the time shown, its text),
+  // never of its author. The hash has no secret, so a name in it could be tested against the key
+  // by whoever holds the log (guess a name, hash, compare), where the consent text promises names
+  // only as the salted author hash. Without a secret the same comment gets the same key on every
+  // reload, in every browser and study, so the log keeps one row per comment and bundles merge.
+  // Two 32-bit hashes (lib/sampling.js unitHash), 64 bits: keys of a large log stay apart.
+  ns.derivedCommentKey = function derivedCommentKey(prefix, platform, parts) {
+    const input = JSON.stringify(parts.map((p) => (p == null ? "" : String(p))));
+    const half = (seed) => Math.floor(ns.unitHash(seed, platform, input) * 0x100000000).toString(16).padStart(8, "0");
+    return `${prefix}-${half("comment-key-1")}${half("comment-key-2")}`;
+  };
+
   if (typeof module !== "undefined" && module.exports) module.exports = ns;
 })(globalThis);

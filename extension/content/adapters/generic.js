@@ -1,6 +1,6 @@
 // Sites without an adapter: selectors the user defined on the options page, one entry per host
 // ({host, comment, text, author?, key?}; `key` names an attribute holding a stable id, else the
-// key is a hash of author + text).
+// key is a hash of page key + text: lib/hash.js derivedCommentKey, never the author).
 // Frames: the options key an entry by the article's host (the site the participant enabled), so
 // inside an iframe (a comment widget embedded in the article, same-origin or about:blank/srcdoc)
 // the entry, the page key and the page URL come from the top-level page the worker names
@@ -52,11 +52,10 @@
     fields: {
       key: [
         { via: "key attribute", find: (el) => (entry.key && el.getAttribute(entry.key)) || null },
-        // last resort: a hash of author + text (the same text and author the comment is logged with)
-        { via: "hash", find: (el) => {
+        // last resort: a hash of page key + text (the text the comment is logged with)
+        { via: "hash", find: (el, ctx) => {
           const text = ns.textOf(entry.text ? el.querySelector(entry.text) : el);
-          const author = entry.author ? ns.textOf(el.querySelector(entry.author)) : "";
-          return text ? "g-" + ns.unitHash("generic", author, text).toString(36).slice(2, 12) : null;
+          return text ? ns.derivedCommentKey("g", "generic", [ctx.page && ctx.page.page_key, text]) : null;
         } },
       ],
       text: [{ via: "text selector", find: (el) => (entry.text ? el.querySelector(entry.text) : el) }],

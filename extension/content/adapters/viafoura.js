@@ -1,6 +1,6 @@
 // Viafoura (light DOM under vf-conversations). The DOM carries no comment id, so the key is a
-// hash of author + time shown + text: stable across reloads and re-renders of the same comment,
-// and computed from the same author the comment is logged with (the author strategies below).
+// hash of page key + time shown + text (lib/hash.js derivedCommentKey, never the author):
+// stable across reloads and re-renders of the same comment.
 // Generations: `article.vf3-comment` (2023+) and the older `.vf-comment`; the live one puts the
 // author in a username element under the comment header whose class changes between releases,
 // while the comment's accessible label keeps saying "Comment by NAME".
@@ -22,10 +22,6 @@
   // author strategies: known selectors first, the accessible label "Comment by NAME" last
   const AUTHOR_STRATEGIES = [...AUTHOR, { via: "aria-label", find: byLabel }];
 
-  function authorOf(el) {
-    for (const s of AUTHOR) { const n = own(el, s); const t = n && ns.textOf(n); if (t) return t; }
-    return byLabel(el) || "";
-  }
   function timeOf(el) {
     for (const s of TIME) {
       const t = own(el, s);
@@ -37,12 +33,15 @@
     for (const s of TEXT) { const t = ns.textOf(own(el, s)); if (t) return t; }
     return "";
   }
-  function keyOf(el) {
+  // The fields the comment is logged with: `page` the page's key (its container id: the same
+  // words at the same minute on another article are another comment), the time shown as the
+  // instant logged (a relative label such as "2h ago" changes between reloads: left out), the text.
+  function keyOf(el, page) {
     const id = el.getAttribute("data-id") || el.getAttribute("data-comment-id");
     if (id) return id;
     const text = textOf(el);
     if (!text) return null;
-    return "vf-" + ns.unitHash("viafoura", authorOf(el) + "|" + timeOf(el), text).toString(36).slice(2, 12);
+    return ns.derivedCommentKey("vf", "viafoura", [page && page.page_key, ns.isoTime(timeOf(el)), text]);
   }
 
   ns.defineAdapter({
@@ -58,11 +57,11 @@
     },
     comments: COMMENT,
     fields: {
-      // data-* id when a release carries one; else (today) the hash of author + time + text
-      key: [{ via: "data-id / hash", find: keyOf }],
+      // data-* id when a release carries one; else (today) the hash of page key + time + text
+      key: [{ via: "data-id / hash", find: (el, ctx) => keyOf(el, ctx.page) }],
       text: TEXT,
       author: AUTHOR_STRATEGIES,
-      parent: [{ via: "structure", find: (el) => { const p = el.parentElement && el.parentElement.closest(COMMENT); return p ? keyOf(p) : null; } }],
+      parent: [{ via: "structure", find: (el, ctx) => { const p = el.parentElement && el.parentElement.closest(COMMENT); return p ? ctx.keyOf(p) : null; } }],
       time: TIME,
     },
     isReply: (el) => !!el.closest(".vf3-replies, .vf-comment__replies, .vf3-comment__replies"),

@@ -1,0 +1,127 @@
+// The keys the adapters make for comments whose site gives them no id (Viafoura, a site with
+// custom selectors), on the sites' fixture pages (tests/fixtures/sites/): a key holds nothing of
+// the author, so whoever holds the log cannot test guessed names against it (the consent text
+// promises names are only in the salted author hash), and it stays the same across reloads, so
+// the log still keeps one row per comment. node --test extension/test/
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { parseDocument } from "htmlparser2";
+import { selectAll, selectOne, is } from "css-select";
+import { textContent } from "domutils";
+
+const require = createRequire(import.meta.url);
+const ns = require("../lib/ns.js");
+require("../lib/sampling.js");
+require("../lib/hash.js");
+require("../content/dom.js");
+require("../content/registry.js");
+require("../content/observer.js");
+require("../content/adapters/viafoura.js");
+require("../content/adapters/generic.js");
+
+const SITES = new URL("../../tests/fixtures/sites/", import.meta.url);
+const fixture = (name) => JSON.parse(readFileSync(new URL(`${name}/fixture.json`, SITES), "utf8"));
+const pageHtml = (name) => readFileSync(new URL(`${name}/page.html`, SITES), "utf8");
+
+// The parts of the DOM the adapters use, over htmlparser2's tree (one wrapper per node, so
+// `closest(...) === el` holds as in a browser).
+const wrappers = new WeakMap();
+const wrap = (n) => {
+  if (!n) return null;
+  if (!wrappers.has(n)) wrappers.set(n, new Node(n));
+  return wrappers.get(n);
+};
+const isElement = (n) => n && (n.type === "tag" || n.type === "script" || n.type === "style");
+class Node {
+  constructor(n) { this.n = n; this.nodeType = isElement(n) ? 1 : 9; }
+  get parentElement() { return isElement(this.n.parent) ? wrap(this.n.parent) : null; }
+  get textContent() { return textContent(this.n); }
+  get childElementCount() { return (this.n.children || []).filter(isElement).length; }
+  getAttribute(name) { const a = this.n.attribs; return a && Object.hasOwn(a, name) ? a[name] : null; }
+  matches(sel) { return is(this.n, sel); }
+  closest(sel) { for (let n = this.n; isElement(n); n = n.parent) if (is(n, sel)) return wrap(n); return null; }
+  querySelectorAll(sel) { return selectAll(sel, this.n.children || []).map(wrap); }
+  querySelector(sel) { return wrap(selectOne(sel, this.n.children || [])); }
+}
+
+const adapterNamed = (name) => ns.adapters.find((a) => a.name === name);
+
+/** The records the adapter extracts from a fixture page's HTML (as loaded, before any lazy load). */
+function extract(name, html, settings = {}) {
+  const fx = fixture(name);
+  const adapter = adapterNamed(fx.adapter);
+  const doc = wrap(parseDocument(html));
+  const loc = new URL(fx.start_url);
+  assert.ok(adapter.matches(loc, settings, doc), `${fx.adapter} takes ${name}'s page`);
+  const page = { page_key: String(adapter.pageKey(loc, doc)) };
+  assert.equal(page.page_key, fx.page_key);
+  const obs = new ns.CommentObserver(adapter, {}, { document: doc });
+  const records = doc.querySelectorAll(adapter.comments).map((el) => ({ ...obs.extract(el, page), el }));
+  assert.ok(records.length >= 3 && records.every((r) => r && r.key && r.text), `${name}: every comment keyed`);
+  return records;
+}
+
+const genericSettings = () => {
+  const fx = fixture("generic");
+  return { customSelectors: [{ host: new URL(fx.start_url).hostname, ...fx.generic_selector, key: "" }] };
+};
+const CASES = [
+  { name: "viafoura", settings: () => ({}) },
+  { name: "viafoura-live", settings: () => ({}) },
+  { name: "generic", settings: genericSettings },
+];
+
+// What a log holder could do with the keys this extension made before: the adapters' own hash of
+// (author | time shown, text), computed with no secret at all.
+const guessedViafouraKey = (author, time, text) => "vf-" + ns.unitHash("viafoura", author + "|" + time, text).toString(36).slice(2, 12);
+const guessedGenericKey = (author, text) => "g-" + ns.unitHash("generic", author, text).toString(36).slice(2, 12);
+
+test("a guessed author name, hashed without any salt, matches no key in the log", () => {
+  const guesses = (author) => ["someone", "admin", author].filter(Boolean);
+  for (const r of extract("viafoura", pageHtml("viafoura"))) {
+    const time = r.el.querySelector("time[datetime]").getAttribute("datetime");
+    for (const name of guesses(r.author)) assert.notEqual(r.key, guessedViafouraKey(name, time, r.text), `${r.author}'s key gives away their name`);
+  }
+  for (const r of extract("generic", pageHtml("generic"), genericSettings())) {
+    for (const name of guesses(r.author)) assert.notEqual(r.key, guessedGenericKey(name, r.text), `${r.author}'s key gives away their name`);
+  }
+});
+
+test("a comment's key is the same whoever wrote it: the author is no part of it", () => {
+  for (const { name, settings } of CASES) {
+    const html = pageHtml(name);
+    const before = extract(name, html, settings());
+    const authors = [...new Set(before.map((r) => r.author).filter(Boolean))];
+    assert.ok(authors.length >= 2, `${name} names its authors`);
+    // the same page with every author renamed (their names in the markup and in the labels)
+    let renamed = html;
+    authors.forEach((a, i) => { renamed = renamed.split(a).join(`Renamed Person ${i}`); });
+    const after = extract(name, renamed, settings());
+    assert.deepEqual(after.map((r) => r.author), before.map((r) => r.author && `Renamed Person ${authors.indexOf(r.author)}`));
+    assert.deepEqual(after.map((r) => [r.key, r.parent_key]), before.map((r) => [r.key, r.parent_key]), `${name}: keys follow the author`);
+  }
+});
+
+test("keys stay the same across reloads and keep every comment of a page apart", () => {
+  for (const { name, settings } of CASES) {
+    const first = extract(name, pageHtml(name), settings());
+    // a reload some minutes later: the relative time shown has changed, the comment has not
+    const later = pageHtml(name).replace(/>(\d+)(m|h) ago</g, (_, n, u) => `>${Number(n) + 1}${u} ago<`);
+    const reloaded = extract(name, later, settings());
+    assert.deepEqual(reloaded.map((r) => r.key), first.map((r) => r.key), `${name}: a reload gives other keys`);
+    assert.equal(new Set(first.map((r) => r.key)).size, first.length, `${name}: two comments share a key`);
+    // a reply names its parent by the key the parent is logged with
+    for (const r of first.filter((x) => x.parent_key)) assert.ok(first.some((p) => p.key === r.parent_key), `${name}: parent of ${r.key}`);
+  }
+  // a release that shows only a relative time ("2h ago"): the key leaves the label out
+  const undated = pageHtml("viafoura").replace(/ datetime="[^"]*"/g, "");
+  const bumped = undated.replace(/>(\d+)(m|h) ago</g, (_, n, u) => `>${Number(n) + 1}${u} ago<`);
+  assert.deepEqual(extract("viafoura", bumped).map((r) => r.key), extract("viafoura", undated).map((r) => r.key));
+  // the same text on another page is another comment
+  const a = ns.derivedCommentKey("vf", "viafoura", ["page-1", "2026-03-02T21:40:00Z", "Agreed."]);
+  const b = ns.derivedCommentKey("vf", "viafoura", ["page-2", "2026-03-02T21:40:00Z", "Agreed."]);
+  assert.notEqual(a, b);
+  assert.equal(a, ns.derivedCommentKey("vf", "viafoura", ["page-1", "2026-03-02T21:40:00Z", "Agreed."]));
+});
