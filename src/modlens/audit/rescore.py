@@ -66,6 +66,7 @@ class DetectorTally:
     scored: int = 0    # scored in this run
     errors: int = 0    # of those, no answer (detector error or missing): retried by a rerun
     replaced: int = 0  # of those, answers that replaced the text's earlier error row (the only rows replaced)
+    first_error: str | None = None  # the first error of this run, as the log keeps it
 
 
 @dataclass
@@ -232,6 +233,8 @@ async def _drive(log: StudyLog, engine: Engine, det_ids: dict[str, int], pending
             for t, k, r in rows:
                 tallies[k].scored += 1
                 tallies[k].errors += r.error is not None
+                if tallies[k].first_error is None:
+                    tallies[k].first_error = r.error
                 tallies[k].replaced += r.error is None and t in errored[k]
             done += len(rows)
             bar.update(len(rows))

@@ -5,11 +5,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import modlens.study
 from modlens.cli.common import (CliError, add_db_option, add_detectors_option, add_study_option, db_path)
 from modlens.errors import ErrorKind
 from modlens.config import StudyConfig
+
+if TYPE_CHECKING:
+    from modlens.audit.rescore import RescoreResult
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -54,7 +58,19 @@ def run(args: argparse.Namespace) -> int:
     for key, why in result.unavailable.items():
         print(f"modlens rescore: detector {key} not used: {why}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2))
+    _say_errors(result)
     return 0
+
+
+def _say_errors(result: RescoreResult) -> None:
+    """The line `modlens audit` prints per detector whose scores include errors: `scored` counts
+    the texts answered with an error too."""
+    from modlens.audit.run import error_warnings
+
+    errors = {k: {"scores": t.scored, "errors": t.errors, "first": t.first_error}
+              for k, t in result.detectors.items() if t.errors}
+    for line in error_warnings(errors, "`modlens rescore` again scores them again"):
+        print(f"modlens rescore: {line}", file=sys.stderr)
 
 
 def _deferred_variants(db: Path, study: StudyConfig | None, chunk: int) -> int:
