@@ -74,12 +74,26 @@ def read(path: Path | None = None) -> str | None:
 
 
 def ensure(path: Path | None = None) -> str:
-    """The current token, creating it on first use."""
+    """The current token, creating it on first use. Created without replacing: where another process
+    (`modlens serve` starting while `modlens pair` runs) created it first, its token is the one returned,
+    so what a caller prints or hands the extension is always the token stored."""
     path = path or paths.token_file()
     token = read(path)
     if token is None:
         token = _new_secret(TOKEN_BYTES)
-        _write_private(path, token)
+        tmp = write_temp(path, (token + "\n").encode())
+        try:
+            os.link(tmp, path)  # atomic, and fails where the file exists (os.replace would overwrite it)
+        except FileExistsError:
+            stored = read(path)
+            if stored is None:  # an empty file left there: ours replaces it
+                os.replace(tmp, path)
+            else:
+                token = stored
+        except OSError:  # a file system without hard links: replace, as before
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
     return token
 
 
