@@ -33,9 +33,10 @@ def test_processes_creating_the_token_at_once_all_get_the_stored_one(tmp_path):
 
 
 def test_an_empty_token_file_gets_a_token_and_an_existing_one_is_kept(tmp_path):
-    path = tmp_path / "pairing-token"
+    path = tmp_path / "home" / "pairing-token"
+    path.parent.mkdir()
     path.write_text("")
     token = pairing.ensure(path)
     assert token and pairing.read(path) == token
     assert pairing.ensure(path) == token
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["pairing-token"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["pairing-token"]
