@@ -69,3 +69,22 @@ def test_a_detector_that_gave_no_score_fails_the_command_after_every_line(capsys
     assert all("error" in r["scores"]["http"] and r["scores"]["profanity-check"]["toxicity"] is not None for r in rows)
     assert code == 1
     assert "detector http gave no score for 2 of 2 texts" in err and "Cannot connect" in err
+
+
+@pytest.mark.parametrize("env", [{"LC_ALL": "C.UTF-8"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}])
+def test_a_stdin_line_that_is_not_utf8_is_named_not_scored_as_other_characters(tmp_path, env):
+    """Texts on stdin are UTF-8: a line that is not (a cp1252 'café') stops the command with its
+    number, before anything is scored, as `modlens normalize --file -` does. Before, Python's stdin
+    turned its bytes into other characters (C locale) and that text was scored and printed, or the
+    command ended in a traceback (UTF-8 locale)."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "modlens", "score", "--detectors", "profanity-check"],
+                          input=b"you idiot\n" + "un caf\u00e9 idiot\n".encode("cp1252"),
+                          capture_output=True, env={**os.environ, **env, "MODLENS_HOME": str(tmp_path)}, timeout=120)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert proc.stdout == b""
+    assert "stdin: line 2 is not UTF-8 text (byte 0xe9" in err and "Traceback" not in err

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, Sequence, TextIO
 
 from modlens import paths
 from modlens.errors import ErrorKind, ModlensError
@@ -234,6 +234,23 @@ def add_attack_limit_options(parser: argparse.ArgumentParser, *, queries_dest: s
 
 
 # --- data files ---------------------------------------------------------------------------------
+def utf8_lines(stream: BinaryIO, name: str, before: str) -> Iterator[str]:
+    """The non-blank lines of a byte stream (a file, or stdin's buffer), decoded as UTF-8 line by
+    line (a byte-order mark allowed at the start): a line that is not UTF-8 stops the command with
+    its number. A text stream would fail on the whole buffer, or, as Python's stdin does, turn the
+    bytes into other characters that then get processed, unsaid. `before`: what became of the
+    lines before it ("were normalized")."""
+    for n, raw in enumerate(stream, 1):
+        try:
+            line = raw.decode("utf-8-sig" if n == 1 else "utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as err:
+            raise CliError(f"{name}: line {n} is not UTF-8 text (byte 0x{raw[err.start]:02x} at byte "
+                           f"{err.start + 1} of the line); the lines before it {before}",
+                           fix="convert it to UTF-8 (e.g. iconv -f cp1252 -t utf-8 FILE > FILE.utf8)") from None
+        if line.strip():
+            yield line
+
+
 def add_encoding_option(parser: argparse.ArgumentParser) -> None:
     """`--encoding NAME` of the dataset readers (`modlens.datasets.base.text_format`): audit, attack, feed, rate."""
     parser.add_argument("--encoding", metavar="NAME",

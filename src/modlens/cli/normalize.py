@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from modlens.cli.common import CliError
+from modlens.cli.common import CliError, utf8_lines
 from modlens.errors import ErrorKind
 
 
@@ -31,17 +31,8 @@ def _inputs(args: argparse.Namespace) -> Iterator[str]:
         # bytes, decoded line by line: a line that is not UTF-8 stops the command with its number,
         # after the lines before it were printed (a text stream fails on the whole buffer, unsaid)
         stream = sys.stdin.buffer if args.file == "-" else Path(args.file).open("rb")
-        name = "stdin" if args.file == "-" else args.file
         with stream:
-            for n, raw in enumerate(stream, 1):
-                try:
-                    line = raw.decode("utf-8-sig" if n == 1 else "utf-8").rstrip("\r\n")
-                except UnicodeDecodeError as err:
-                    raise CliError(f"{name}: line {n} is not UTF-8 text (byte 0x{raw[err.start]:02x} at byte "
-                                   f"{err.start + 1} of the line); the lines before it were normalized",
-                                   fix="convert the file to UTF-8 (e.g. iconv -f cp1252 -t utf-8 FILE > FILE.utf8)") from None
-                if line.strip():
-                    yield line
+            yield from utf8_lines(stream, "stdin" if args.file == "-" else args.file, "were normalized")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,6 +1,6 @@
 """score one-off texts without a daemon: one JSON line per text with every detector's scores
 
-Without texts, reads one text per line from stdin (blank lines skipped). A blank text given as an
+Without texts, reads one text per line from stdin (UTF-8; blank lines skipped). A blank text given as an
 argument gets its line with `not_scored` (why: empty, whitespace only) and no detector's number, as
 the audit and the daemon leave such texts unscored. `--detectors` takes every word after it:
 write the texts before it, or after `--`. A detector that gives no score for a text (it failed,
@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Any
 
-from modlens.cli.common import CliError, add_detectors_option, detector_configs
+from modlens.cli.common import CliError, add_detectors_option, detector_configs, utf8_lines
 from modlens.datasets.base import blank_reason
 from modlens.errors import ErrorKind
 from modlens.detectors.base import Detector, LabelScores
@@ -116,6 +116,15 @@ def _no_score(rows: list[dict[str, object]]) -> list[str]:
             for key, errors in failed.items()]
 
 
+def _stdin_texts() -> list[str]:
+    """One text per non-blank line of stdin, read as bytes and decoded as UTF-8 (`utf8_lines`): Python's
+    text stdin would turn a line that is not into other characters, which would be scored unsaid."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # stdin replaced by a text stream (`main` called from a program): already text
+        return [line.rstrip("\r\n") for line in sys.stdin if line.strip()]
+    return list(utf8_lines(buffer, "stdin", "were not scored either"))
+
+
 def run(args: argparse.Namespace) -> int:
     names = args.detectors or list(DEFAULT_DETECTORS)
     # the detectors are checked before stdin is read: in a terminal, a text taken for a detector
@@ -127,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
                        fix="write the texts before --detectors (modlens score TEXT... --detectors KEY...), or after "
                            "`--` (modlens score --detectors KEY... -- TEXT...); `modlens detectors` lists the names")
     configs = detector_configs(names)  # an unknown name is an error, with the close matches
-    texts = list(args.text) or [line.rstrip("\n") for line in sys.stdin if line.strip()]
+    texts = list(args.text) or _stdin_texts()
     if not texts:
         raise CliError("no texts given", fix="give texts as arguments, or one per line on stdin")
     try:
