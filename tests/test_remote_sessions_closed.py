@@ -109,3 +109,37 @@ async def test_aclose_on_the_daemon_loop_closes_the_session_and_its_guard(api):
         assert session.closed and not det.client._sessions
     await asyncio.sleep(0)
     assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+
+
+@pytest.mark.parametrize("argv", [["perturb", "you stupid idiot", "--target", "profanity-check", "--threshold", "0"],
+                                  ["perturb", "you stupid idiot", "--target", "profanity-check", "--attack", "tae"],
+                                  ["attack", "--recipe", "deepwordbug", "--target", "profanity-check",
+                                   "--text", "you stupid idiot"]],
+                         ids=["perturb", "perturb-attack", "attack-text"])
+def test_perturb_and_attack_text_with_a_remote_detector_close_its_session(api, argv, tmp_path, monkeypatch, capsys,
+                                                                           caplog):
+    """perturb and attack --text score every variant with every detector of the study, a remote one
+    too: its session is closed when the command returns, as `modlens score` closes it."""
+    study = tmp_path / "study.toml"
+    study.write_text(f'study_id = "remote"\n[[detectors]]\nname = "http"\n'
+                     f'options = {{ url = "{api}/score", score_path = "score", qps = 100 }}\n'
+                     '[[detectors]]\nname = "profanity-check"\n')
+    opened: list[aiohttp.ClientSession] = []
+    init = aiohttp.ClientSession.__init__
+
+    def recording_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        opened.append(self)
+
+    monkeypatch.setattr(aiohttp.ClientSession, "__init__", recording_init)
+    caplog.set_level(logging.DEBUG)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main([*argv, "--study", str(study)]) == 0
+        out = capsys.readouterr()
+        assert opened and all(session.closed for session in opened), opened
+        opened.clear()
+        gc.collect()
+    assert '"http"' in out.out and '"error"' not in out.out, out.out
+    shown = out.err + caplog.text + "".join(str(w.message) for w in caught)
+    assert not any(u in shown for u in UNCLOSED), shown

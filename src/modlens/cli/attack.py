@@ -139,9 +139,16 @@ def _recipe(key: str) -> Any:
 
 
 def _texts(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) -> int:
-    from modlens.cli.perturb import _print, not_scored
     from modlens.services.detectors import load_detectors
     loaded = load_detectors(detector_configs([args.target, *extra], study))
+    try:
+        return _attack_texts(args, seed, loaded)
+    finally:
+        loaded.close()  # a remote detector's HTTP session, closed as `modlens score` closes it
+
+
+def _attack_texts(args: argparse.Namespace, seed: int, loaded: Any) -> int:
+    from modlens.cli.perturb import _print, not_scored
     for line in loaded.warnings():
         print(f"modlens attack: {line}", file=sys.stderr)
     detectors = loaded.detectors

@@ -24,7 +24,7 @@ from modlens.names import close_matches
 from modlens.perturb import registry
 from modlens.perturb.generate import VariantGenerator
 from modlens.perturb.importance import detector_score_fn, word_importance
-from modlens.services.detectors import load_detectors
+from modlens.services.detectors import LoadedDetectors, load_detectors
 
 PREFERRED_TARGETS = ("minilm-toxicity", "profanity-check")
 
@@ -87,9 +87,16 @@ def _any_drop(maker: VariantGenerator, p: Any) -> VariantGenerator:
 
 def run(args: argparse.Namespace) -> int:
     study = with_perturbation_options(modlens.study.load(args.config), args)  # checks --strategies too
-    p = study.perturbation
     configs = detector_configs(args.detectors, study) if args.detectors else study.detectors
     loaded = load_detectors(configs)
+    try:
+        return _run(args, study, loaded)
+    finally:
+        loaded.close()  # a remote detector's HTTP session, closed as `modlens score` closes it
+
+
+def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
+    p = study.perturbation
     for line in loaded.warnings():
         print(f"modlens perturb: {line}", file=sys.stderr)
     detectors = loaded.detectors
