@@ -142,3 +142,17 @@ def test_a_pairs_file_that_is_not_utf8_is_a_clear_error(capsys, tmp_path):
     code, _, err = fuse(capsys, "--pairs-file", str(f), "--no-oracle", "--db", str(db), *FAST)
     assert code == 1 and "line 3 is not UTF-8" in err and "fix:" in err and "Traceback" not in err
     assert not db.exists()
+
+
+def test_the_oracle_note_tells_unanswered_seeds_from_seeds_found_benign(capsys, tmp_path, pairs_file, modlens_home):
+    """A judge with no score for a seed (a cached table without it) did not find it benign: the note
+    counts those apart, instead of "N seeds no detector found toxic"."""
+    table = tmp_path / "scores.csv"
+    table.write_text("text,score\nwomen are pigs,0.9\nwomen are wonderful,0.1\n", encoding="utf-8")
+    code, summary, err = fuse(capsys, "--pairs-file", str(pairs_file), "--detectors", f"cached:{table}",
+                              "--db", str(tmp_path / "study.sqlite"), *FAST)
+    assert code == 0, err
+    assert summary["oracle"]["kept"] == 1 and summary["oracle"]["dropped"] == 2
+    assert "abuse_hate: the oracle dropped 1 of 2 seeds: 1 no detector found toxic" in err
+    assert "sexual: the oracle dropped 1 of 1 seeds: 1 no detector had a score for" in err
+    assert "sexual: the oracle dropped 1 of 1 seeds no detector found toxic" not in err

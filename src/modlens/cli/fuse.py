@@ -179,11 +179,15 @@ def _oracle(args: argparse.Namespace, seeds: list[Seed], detectors: dict[str, De
         result = apply_oracle(seeds, detectors, args.oracle_rule)
     except OracleError as err:
         raise CliError(str(err), kind=ErrorKind.FAILED, fix=err.fix) from None
+    unanswered = result.unanswered()  # a judge with no score for a seed did not find it benign
+    benign = "no detector found toxic" if args.oracle_rule == "any" else "not every detector that answered found toxic"
     for ct, counts in result.summary()["by_content_type"].items():
         if counts["dropped"]:
             hint = " (toxicity detectors rarely flag spam: --no-oracle keeps them)" if ct == "spam" else ""
+            why = [f"{n} {what}" for n, what in ((counts["dropped"] - unanswered.get(ct, 0), benign),
+                                                 (unanswered.get(ct, 0), "no detector had a score for")) if n]
             _note(f"{ct}: the oracle dropped {counts['dropped']} of {counts['kept'] + counts['dropped']} "
-                  f"seeds no detector found toxic{hint}")
+                  f"seeds: {'; '.join(why)}{hint}")
     return result
 
 

@@ -77,6 +77,14 @@ class OracleResult:
         return {"rule": self.rule, "detectors": self.detectors, "kept": len(self.kept),
                 "dropped": len(self.dropped), "by_content_type": by_type}
 
+    def unanswered(self) -> dict[str, int]:
+        """Per content type, the dropped seeds no judge had a score for: not found benign, unjudged."""
+        out: dict[str, int] = {}
+        for s in self.dropped:
+            if all(v is None for v in s.oracle.get("scores", {}).values()):
+                out[s.content_type] = out.get(s.content_type, 0) + 1
+        return out
+
     def verdicts(self) -> dict[str, list[str]]:
         """seed text -> the detectors that found it toxic (kept seeds only)."""
         return {s.text: list(s.oracle.get("toxic_by", [])) for s in self.kept}
