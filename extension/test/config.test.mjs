@@ -73,7 +73,7 @@ test("a withdrawal outlives a restart and goes with every hello to the study's d
   await config.setConsent(false, "s1");
   await restart(); // the worker stopped before it could reach the daemon
   const told = hello();
-  assert.deepEqual([told.study_id, told.consent_withdrawn_at, told.consent_at], ["s1", config.withdrawal.at, undefined]);
+  assert.deepEqual([told.study_id, told.consent_withdrawn_at, told.consent_at], ["s1", config.withdrawals.s1, undefined]);
   assert.ok(!Number.isNaN(Date.parse(told.consent_withdrawn_at)));
   assert.equal(hello().consent_withdrawn_at, told.consent_withdrawn_at, "said again, the same time, at the next hello");
   // the daemon now runs another study: its hello names that one, so the withdrawal waits for s1's daemon
@@ -85,4 +85,36 @@ test("a withdrawal outlives a restart and goes with every hello to the study's d
   await restart();
   const again = hello();
   assert.deepEqual([again.consent_withdrawn_at, again.consent_at === config.consent.at], [undefined, true]);
+});
+
+test("a withdrawal from one study outlives a consent to another: its daemon is told when it runs that study again", async () => {
+  // consent to A; withdrawn while A's daemon was down; the daemon came back running B and the
+  // participant agreed to B: A's log must still hear of the withdrawal, or its bundles keep the rater
+  stored.clear();
+  seed = FIRST;
+  await restart();
+  const a = { study_id: "A", title: "a", consent_text: "A's text" };
+  const b = { study_id: "B", title: "b", consent_text: "B's text" };
+  await config.setStudy(a, []);
+  await config.setConsent(true, "A");
+  await config.setConsent(false, "A");
+  const withdrawnAt = config.withdrawalToSend().at;
+  await config.setStudy(b, []);
+  assert.equal(config.withdrawalToSend(), null, "B's daemon is not told of A");
+  await config.setConsent(true, "B");
+  await restart();
+  await config.setStudy(a, []); // the daemon runs A again
+  assert.deepEqual(config.withdrawalToSend(), { study_id: "A", at: withdrawnAt });
+  const hello = ns.protocol.hello({ token: "t", raterId: "r", consent: config.consented() ? config.consent : null,
+    withdrawal: config.withdrawalToSend() });
+  assert.deepEqual([hello.study_id, hello.consent_withdrawn_at, hello.consent_at], ["A", withdrawnAt, undefined]);
+  await config.setStudy(b, []);
+  assert.ok(config.consented(), "B's consent holds");
+  await config.setConsent(false, "B"); // both withdrawn now: each daemon is told of its own
+  assert.equal(config.withdrawalToSend().study_id, "B");
+  await config.setStudy(a, []);
+  assert.deepEqual(config.withdrawalToSend(), { study_id: "A", at: withdrawnAt });
+  await config.setConsent(true, "A"); // agreeing to A again takes back A's withdrawal only
+  await config.setStudy(b, []);
+  assert.equal(config.withdrawalToSend().study_id, "B");
 });

@@ -11,12 +11,12 @@
     study: null, // hello_ok.study (client_settings)
     detectors: [],
     consent: null, // {study_id, at, media, text, sha256}
-    withdrawal: null, // {study_id, at}: the participant withdrew; every hello says so until they agree again
+    withdrawals: {}, // study_id -> at: the participant withdrew from it; every hello to its daemon says so until they agree to it again
     salts: {}, // study_id -> random salt
     seedFile: null, // seed.json as load() read it (seed()), or null
 
     async load() {
-      const got = await store.get(["settings", "study", "detectors", "consent", "withdrawal", "salts", "seedApplied"]);
+      const got = await store.get(["settings", "study", "detectors", "consent", "withdrawals", "salts", "seedApplied"]);
       this.settings = { ...ns.DEFAULT_SETTINGS, ...(got.settings || {}) };
       this.settings.sites = { ...ns.DEFAULT_SETTINGS.sites, ...(this.settings.sites || {}) };
       // seed.json is packaged with this copy of the extension: it cannot change while the worker runs
@@ -37,7 +37,7 @@
       this.study = got.study || null;
       this.detectors = got.detectors || [];
       this.consent = got.consent || null;
-      this.withdrawal = got.withdrawal || null;
+      this.withdrawals = got.withdrawals || {};
       // a consent stored by an earlier version holds its text, not yet its hash (hello sends the hash)
       if (this.consent && typeof this.consent.text === "string" && !this.consent.sha256) {
         this.consent.sha256 = await ns.sha256Hex(this.consent.text);
@@ -96,17 +96,20 @@
       this.consent = accept ? { study_id: studyId, at: new Date().toISOString(), media: collectsMedia(this.study),
         text: this.study.consent_text, sha256: await ns.sha256Hex(this.study.consent_text) } : null;
       // a withdrawal is kept (stored with the consent's removal, in one write) and sent with every hello
-      // until a new consent: the daemon records it even when it was down at the moment it was made
-      this.withdrawal = accept ? null : { study_id: studyId, at: new Date().toISOString() };
-      await store.set({ consent: this.consent, withdrawal: this.withdrawal });
+      // until a new consent to that study: the daemon records it even when it was down at the moment it
+      // was made, or ran another study (one per study: a consent to another study takes back none)
+      this.withdrawals = { ...this.withdrawals };
+      if (accept) delete this.withdrawals[studyId];
+      else this.withdrawals[studyId] = new Date().toISOString();
+      await store.set({ consent: this.consent, withdrawals: this.withdrawals });
     },
 
-    /** The withdrawal the next hello tells the daemon of: while no consent holds, and only to the
-     *  daemon running the study withdrawn from (a hello names the running study; another one's daemon
-     *  is told when it runs that study again). */
+    /** The withdrawal the next hello tells the daemon of, {study_id, at}: the running study's, while no
+     *  consent to it holds (a hello names the running study; another study's daemon is told when it
+     *  runs that study again: daemon_messages.js hello_ok says hello again when it finds it so). */
     withdrawalToSend() {
-      const w = this.withdrawal;
-      return w && !this.consented() && this.study && w.study_id === this.study.study_id ? w : null;
+      const at = this.study && !this.consented() && this.withdrawals[this.study.study_id];
+      return at ? { study_id: this.study.study_id, at } : null;
     },
 
     consented() {

@@ -14,6 +14,7 @@
     lastError: "",
     sessionId: null,
     helloId: null,
+    helloWithdrawal: null, // the withdrawal this socket's hello carried ({study_id, at}) or null
     backoff: ns.BACKOFF_MIN_MS,
     reconnectTimer: null,
     keepaliveTimer: null,
@@ -77,7 +78,14 @@
       const hello = ns.protocol.hello({ token, raterId: config.settings.raterId, consent: config.consented() ? config.consent : null,
         withdrawal: config.withdrawalToSend() });
       this.helloId = hello.id;
+      this.helloWithdrawal = hello.consent_withdrawn_at ? { study_id: hello.study_id, at: hello.consent_withdrawn_at } : null;
       return hello;
+    },
+
+    /** Whether this socket's hello told the daemon of `withdrawal` ({study_id, at}). */
+    helloCarried(withdrawal) {
+      const sent = this.helloWithdrawal;
+      return !!(sent && sent.study_id === withdrawal.study_id && sent.at === withdrawal.at);
     },
 
     /** hello_ok arrived: the session is usable. */

@@ -28,6 +28,14 @@
   ns.onDaemonMessage = ns.makeRouter({
     async hello_ok(msg) {
       await config.setStudy(msg.study, msg.detectors);
+      // the daemon runs a study the participant withdrew from, learnt only now (the hello went out
+      // naming no study, or another): say hello again at once, carrying it, rather than on the next
+      // connection (hours away on a live socket). That hello carries it, so this happens once.
+      const owed = config.withdrawalToSend();
+      if (owed && !connection.helloCarried(owed)) {
+        connection.reconnectNow();
+        return;
+      }
       await delivery.setAsideNotConsentedTo(msg.study);
       connection.established(msg.session_id);
       delivery.flush(true);
