@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from modlens.cli import main
 
 
@@ -72,3 +74,29 @@ def test_a_blank_text_gets_no_score_and_no_variant(capsys):
         assert "scores" not in sources[0] and "scores" not in sources[1] and sources[2]["scores"]["profanity-check"]
         variants = [r for r in rows if r["kind"] == "variant"]
         assert variants and {v["source_text"] for v in variants} == {"you are an idiot"}, argv
+
+
+
+@pytest.mark.parametrize("argv", [["perturb", "you stupid idiot", "--target", "profanity-check", "--threshold", "0",
+                                   "--detector", "profanity-check"],
+                                  ["perturb", "you stupid idiot", "--target", "profanity-check", "--attack", "tae",
+                                   "--detector", "profanity-check"],
+                                  ["attack", "--recipe", "deepwordbug", "--target", "profanity-check",
+                                   "--text", "you stupid idiot"]],
+                         ids=["perturb", "perturb-attack", "attack-text"])
+def test_a_detector_that_gave_no_score_fails_the_command_as_score_does(argv, tmp_path, capsys):
+    """A detector that gives no score for a text (here cached scores that hold the source text and
+    no variant of it) is said as `modlens score` says it: `error` in the text's answer beside its
+    null toxicity, then on stderr the detector, how many texts got no score and the first error,
+    and exit 1 (failed), after every line."""
+    table = tmp_path / "scores.csv"
+    table.write_text("text,score\nyou stupid idiot,0.9\n")
+    rc = main([*argv, "--detector", f"cached:{table}"])
+    rows, err = lines(capsys)
+    source, variants = rows[0], rows[1:]
+    assert source["scores"]["cached"]["toxicity"] == 0.9 and "error" not in source["scores"]["cached"]
+    assert variants and all(v["scores"]["cached"]["toxicity"] is None
+                            and v["scores"]["cached"]["error"] == "missing: detector has no score for this text"
+                            and v["scores"]["profanity-check"]["toxicity"] is not None for v in variants)
+    assert f"detector cached gave no score for {len(variants)} of {len(rows)} texts (missing: " in err, err
+    assert rc == 1

@@ -6,7 +6,9 @@
 
 With --text: one JSON line per text for the source and one for the attack's result (the
 Variant with its `attack` record, scored by every loaded detector; a blank text: its source line
-only, with `not_scored` and no score, as `modlens score` prints it); nothing is logged. With a
+only, with `not_scored` and no score, as `modlens score` prints it); nothing is logged. A detector
+that gives no score for a text puts `error` in its answer and the command exits 1 after every
+line, saying which detector, as `modlens score` does. With a
 DATASET: the audit's attack over the dataset (seeds by the gold label, else the target's
 verdict), every result and its scores written to the study log (--db), as
 `modlens audit DATASET --attack GOAL --recipe NAME` does; the summary is printed as JSON, and
@@ -149,6 +151,7 @@ def _texts(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) ->
 
 def _attack_texts(args: argparse.Namespace, seed: int, loaded: Any) -> int:
     from modlens.cli.perturb import _print, not_scored
+    from modlens.cli.score import fail_on_no_score
     for line in loaded.warnings():
         print(f"modlens attack: {line}", file=sys.stderr)
     detectors = loaded.detectors
@@ -170,7 +173,9 @@ def _attack_texts(args: argparse.Namespace, seed: int, loaded: Any) -> int:
                            "against the target's labels") from None
     for key, reason in attack.unavailable.items():
         print(f"modlens attack: transformation {key} unavailable: {reason}", file=sys.stderr)
+    rows: list[dict[str, Any]] = []
     for text in args.text:
         if not not_scored("attack", text, args.target):  # a blank text: its line says why, no number
-            _print(text, args.target, [attack.run(text)], detectors, {})  # the lines `modlens perturb` prints
+            rows += _print(text, args.target, [attack.run(text)], detectors, {})  # the lines `modlens perturb` prints
+    fail_on_no_score(rows)  # a detector that gave no score for some text: said after every line, as score
     return 0

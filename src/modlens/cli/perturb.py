@@ -5,7 +5,9 @@ variant (strategy, params, seed, edited spans, attack result when --attack) with
 from every loaded detector. When fewer variants than the budget come out, the source line's
 `reasons` says why ({"text": why} when none could be made at all, else one entry per strategy
 that made none), and stderr repeats it. A blank text gets its source line with `not_scored` (why:
-empty, whitespace only) and no detector's number or variant, as `modlens score` leaves it.
+empty, whitespace only) and no detector's number or variant, as `modlens score` leaves it. A
+detector that gives no score for a text (it failed, or had none) puts `error` in its answer on that
+text's line; the command then exits 1, after every line, and says which detector, as `modlens score`.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import modlens.study
 from modlens.cli.common import (CliError, add_attack_limit_options, add_detectors_option, add_perturbation_options,
                                 add_strategies_option, add_study_option, detector_configs,
                                 with_perturbation_options)
+from modlens.cli.score import detector_answers, fail_on_no_score
 from modlens.datasets.base import blank_reason
 from modlens.detectors.base import Detector
 from modlens.names import close_matches
@@ -53,13 +56,13 @@ def _pick_target(requested: str | None, loaded: dict[str, Detector]) -> str | No
 
 
 def _scores(texts: list[str], detectors: dict[str, Detector]) -> list[dict[str, dict[str, object]]]:
-    """Per text, each detector's JSON answer: name, version, toxicity, above its threshold or not."""
-    out: list[dict[str, dict[str, object]]] = [{} for _ in texts]
-    for key, det in detectors.items():
-        for row, labels in zip(out, det.score(texts)):
-            tox = det.toxicity(labels)
-            row[key] = {"name": det.name, "version": det.version, "toxicity": tox,
-                        "above_threshold": None if tox is None else tox >= det.threshold}
+    """Per text, each detector's JSON answer as `modlens score` gives it (name, version, labels and
+    toxicity, or the error), and whether the toxicity is above the detector's threshold."""
+    out = detector_answers(detectors, texts)
+    for row in out:
+        for key, answer in row.items():
+            tox = answer.get("toxicity")
+            answer["above_threshold"] = tox >= detectors[key].threshold if isinstance(tox, float) else None
     return out
 
 
@@ -109,7 +112,7 @@ def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
     options = {"human_lookup": {"path": args.perturbations}} if args.perturbations else {}
     if args.attack:
         assert target is not None
-        _attack(args, target, detectors, p.seed, options)
+        fail_on_no_score(_attack(args, target, detectors, p.seed, options))  # after every line, as score
         return 0
     try:
         maker = VariantGenerator(p.strategies, budget=p.budget, seed=p.seed,
@@ -118,6 +121,7 @@ def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
         raise CliError(str(err.args[0] if err.args else err)) from None
     for key, reason in maker.unavailable.items():
         print(f"modlens perturb: strategy {key} unavailable: {reason}", file=sys.stderr)
+    rows: list[dict[str, Any]] = []
     for text in args.text:
         if not_scored("perturb", text, target):
             continue
@@ -135,14 +139,15 @@ def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
         if len(variants) < p.budget:
             for line in _explain(reasons, importance):
                 print(f"modlens perturb: {text!r}: {line}", file=sys.stderr)
-        _print(text, target, variants, detectors, {"reasons": reasons})
+        rows += _print(text, target, variants, detectors, {"reasons": reasons})
+    fail_on_no_score(rows)  # a detector that gave no score for some text: said after every line, as score
     return 0
 
 
 def _attack(args: argparse.Namespace, target: str, detectors: dict[str, Detector], seed: int,
-            options: dict[str, dict[str, Any]]) -> None:
+            options: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The character attack (`char_greedy`; --strategies replace its set) on each text; the
-    other loaded detectors are its judges."""
+    other loaded detectors are its judges. The lines printed."""
     from modlens.audit.attacks import AttackSpec, build_attack
     from modlens.services.errors import SetupError
     spec = AttackSpec(args.attack, max_queries=args.max_queries, max_edit_ratio=args.max_edit_fraction,
@@ -155,9 +160,11 @@ def _attack(args: argparse.Namespace, target: str, detectors: dict[str, Detector
                            "0 < --max-edit-fraction <= 1") from None
     for key, reason in attack.unavailable.items():
         print(f"modlens perturb: strategy {key.removeprefix('char:')} unavailable: {reason}", file=sys.stderr)
+    rows: list[dict[str, Any]] = []
     for text in args.text:
         if not not_scored("perturb", text, target):
-            _print(text, target, [attack.run(text)], detectors, {})
+            rows += _print(text, target, [attack.run(text)], detectors, {})
+    return rows
 
 
 def not_scored(command: str, text: str, target: str | None) -> bool:
@@ -172,10 +179,12 @@ def not_scored(command: str, text: str, target: str | None) -> bool:
 
 
 def _print(text: str, target: str | None, variants: list[Any], detectors: dict[str, Detector],
-           extra: dict[str, Any]) -> None:
-    """The source line (with `extra`), then one line per variant, each scored by every detector."""
+           extra: dict[str, Any]) -> list[dict[str, Any]]:
+    """The source line (with `extra`), then one line per variant, each scored by every detector.
+    The lines printed, for `fail_on_no_score`."""
     scores = _scores([text] + [v.text for v in variants], detectors)
-    print(json.dumps({"kind": "source", "text": text, "target": target, "scores": scores[0], **extra},
-                     ensure_ascii=False))
-    for v, s in zip(variants, scores[1:]):
-        print(json.dumps({"kind": "variant", **v.to_dict(), "scores": s}, ensure_ascii=False))
+    rows = [{"kind": "source", "text": text, "target": target, "scores": scores[0], **extra},
+            *({"kind": "variant", **v.to_dict(), "scores": s} for v, s in zip(variants, scores[1:]))]
+    for row in rows:
+        print(json.dumps(row, ensure_ascii=False))
+    return rows

@@ -56,8 +56,9 @@ def _score(det: Detector, texts: list[str]) -> list[LabelScores | None]:
     return asyncio.run(det.ascore(texts)) if det.remote else det.score(texts)
 
 
-def _results(detectors: dict[str, Detector], texts: list[str]) -> list[dict[str, dict[str, object]]]:
-    """Per text, each detector's JSON answer (name, version, labels and toxicity, or the error)."""
+def detector_answers(detectors: dict[str, Detector], texts: list[str]) -> list[dict[str, dict[str, object]]]:
+    """Per text, each detector's JSON answer (name, version, labels and toxicity, or the error): the
+    answers of `modlens score`, `perturb` and `attack --text`, which `fail_on_no_score` then checks."""
     per_text: list[dict[str, dict[str, object]]] = [{} for _ in texts]
     for key, det in detectors.items():
         try:
@@ -77,7 +78,7 @@ def _scored(detectors: dict[str, Detector], texts: list[str]) -> list[dict[str, 
     """Per text, {"scores": each detector's answer}, or {"not_scored": why} for a blank one
     (`blank_reason`: nothing to score, as the audit and the daemon leave it)."""
     why = [blank_reason(t) for t in texts]
-    answers = iter(_results(detectors, [t for t, w in zip(texts, why) if w is None]))
+    answers = iter(detector_answers(detectors, [t for t, w in zip(texts, why) if w is None]))
     return [{"not_scored": w} if w is not None else {"scores": next(answers)} for w in why]
 
 
@@ -100,9 +101,10 @@ def _texts_taken_as_detectors(specs: list[str]) -> list[str]:
     return taken
 
 
-def _no_score(rows: list[dict[str, object]]) -> list[str]:
-    """Per detector that answered some text with an error (it failed, or had no score for it): how
-    many of the texts it was asked to score, and its first error. Normalized texts count as texts."""
+def fail_on_no_score(rows: list[dict[str, object]]) -> None:
+    """After every line is out: exit 1 (failed), naming per detector that answered some text with
+    an error (it failed, or had no score for it) how many of the texts it was asked to score, and its
+    first error. Exit 0 would say every text was scored. Normalized texts count as texts."""
     asked: dict[str, int] = {}
     failed: dict[str, list[str]] = {}
     for row in rows:
@@ -112,8 +114,10 @@ def _no_score(rows: list[dict[str, object]]) -> list[str]:
                 asked[key] = asked.get(key, 0) + 1
                 if "error" in answer:
                     failed.setdefault(key, []).append(str(answer["error"]))
-    return [f"detector {key} gave no score for {len(errors)} of {asked[key]} texts ({errors[0]})"
-            for key, errors in failed.items()]
+    if failed:
+        raise CliError("; ".join(f"detector {key} gave no score for {len(errors)} of {asked[key]} texts ({errors[0]})"
+                                 for key, errors in failed.items()), kind=ErrorKind.FAILED,
+                       fix="each line above carries its error; `modlens detectors` shows each detector's status")
 
 
 def _stdin_texts() -> list[str]:
@@ -169,8 +173,5 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(row, ensure_ascii=False))
     finally:
         loaded.close()
-    failures = _no_score(rows)
-    if failures:  # every line is out; exit 0 would say every text was scored
-        raise CliError("; ".join(failures), kind=ErrorKind.FAILED,
-                       fix="each line above carries its error; `modlens detectors` shows each detector's status")
+    fail_on_no_score(rows)
     return 0
