@@ -268,3 +268,44 @@ test("what was set aside is counted the same after the worker restarted: read ba
   assert.equal(reloaded.consent_discarded, counted.consent_discarded);
   assert.equal(reloaded.not_delivered, counted.not_delivered);
 });
+
+test("two acknowledgements of one rating at once, the first write failing: neither lets the rating go", async () => {
+  // a resend crossed the first answer: the duplicate answer is handled while the first one's write
+  // is still under way; that write fails. The rating must stay in the outbox, to be counted and marked
+  // on a later answer, not dropped by the second handler on the strength of the first's write.
+  const rated = ns.counters.totals.rated;
+  await delivery.queue(rating("r-twice", "c2"), null);
+  const ok = { type: "rating_ok", id: "r-twice", rating_id: 11, derived_toxicity: null, inconsistent: false, duplicate: false };
+  failSet = 1; // the first handler's write fails
+  const answers = await Promise.allSettled([ns.onDaemonMessage(ok), ns.onDaemonMessage({ ...ok, duplicate: true })]);
+  assert.deepEqual(answers.map((a) => a.status), ["rejected", "rejected"]);
+  assert.ok(delivery.outbox.has("r-twice"), "the second handler let the rating go");
+  assert.equal(ns.counters.totals.rated, rated);
+  await ns.onDaemonMessage({ ...ok, duplicate: true }); // answered again after the resend
+  assert.equal(ns.counters.totals.rated, rated + 1);
+  assert.ok(!delivery.outbox.has("r-twice"));
+  await ns.counters.load(await chrome.storage.local.get(null), delivery.outbox); // the worker restarted
+  assert.equal(ns.counters.totals.rated, rated + 1);
+  assert.equal(ns.counters.ratingOf("youtube", "c2").id, "r-twice", "marked rated after a restart");
+});
+
+test("two acknowledgements of one page at once, the first write failing: neither lets the page go", async () => {
+  const saved = ns.counters.totals.saved;
+  await delivery.queue({ ...page, id: "page-twice" }, null);
+  const ok = { type: "comments_ok", id: "page-twice", accepted: 2, truncated: [], comment_ids: { c1: 71, c2: 72 } };
+  failSet = 1;
+  const answers = await Promise.allSettled([ns.onDaemonMessage(ok), ns.onDaemonMessage(ok)]);
+  assert.deepEqual(answers.map((a) => a.status), ["rejected", "rejected"]);
+  assert.ok(delivery.outbox.has("page-twice"), "the second handler let the page go");
+  assert.equal(ns.counters.totals.saved, saved);
+  // one row already counted by a write under way, one new: the second waits for the first all the same
+  const partly = { ...ok, comment_ids: { c1: 71 } };
+  failSet = 1;
+  const mixed = await Promise.allSettled([ns.onDaemonMessage(partly), ns.onDaemonMessage(ok)]);
+  assert.deepEqual(mixed.map((a) => a.status), ["rejected", "rejected"]);
+  assert.ok(delivery.outbox.has("page-twice"));
+  assert.equal(ns.counters.totals.saved, saved + 1, "72, written by the second; 71 rolled back");
+  await ns.onDaemonMessage(ok);
+  assert.equal(ns.counters.totals.saved, saved + 2);
+  assert.ok(!delivery.outbox.has("page-twice"));
+});

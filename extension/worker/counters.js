@@ -48,6 +48,10 @@
     // rating answered again (duplicate) is the same rating. Stored as "cc:" batches (above).
     counted: {},
     seq: 0, // the last write sequence number used by taskPage batches
+    // "kind:study:id" -> the write under way that counts it. Nothing serialises the daemon's messages:
+    // a second ack of the same ids (a duplicate answer to a resend) finds them counted while the
+    // first ack's write may still fail and take them back, so it waits for that write (countComments)
+    writing: new Map(),
 
     /** `got`: everything stored (store.get(null), read once at the worker's start); `outbox`: the
      *  lib/outbox.js Outbox loaded from it, whose rating entries are the ratings not acknowledged yet. */
@@ -101,25 +105,37 @@
 
     /** Count `ids` as `kind` in the running study, each once ever: "saved" or "scored" (study-log
      *  comment ids), "rated" (rating message ids); stored, with the totals and `records` (written
-     *  only with ids newly counted), before it returns. Returns whether it counted any. */
+     *  only with ids newly counted), before it returns. Returns whether it counted any. Ids another
+     *  call is counting still are waited for: it throws if their write failed (they are not counted),
+     *  so the caller keeps its message in the outbox as the failed call's caller does. */
     async countComments(kind, ids, records = {}) {
       const study = (ns.config.study && ns.config.study.study_id) || "";
       const counted = this.setsOf(study)[kind];
+      const key = (id) => `${kind}:${study}:${id}`;
       const fresh = [];
+      const others = new Set();
       for (const id of ids) {
-        if (countable[kind](id) && !counted.has(id)) { counted.add(id); fresh.push(id); }
+        if (!countable[kind](id)) continue;
+        if (!counted.has(id)) { counted.add(id); fresh.push(id); }
+        else if (this.writing.has(key(id))) others.add(this.writing.get(key(id)));
       }
-      if (!fresh.length) return false;
-      this.totals[kind] += fresh.length;
-      try {
-        await store.set({ ...records, [batchKey(kind, study, fresh[0])]: { kind, study, ids: fresh }, totals: this.storedTotals() });
-      } catch (err) {
-        // not stored, not counted: the message stays in the outbox, and its next ack counts these
-        for (const id of fresh) counted.delete(id);
-        this.totals[kind] -= fresh.length;
-        throw err;
+      if (fresh.length) {
+        this.totals[kind] += fresh.length;
+        const write = store.set({ ...records, [batchKey(kind, study, fresh[0])]: { kind, study, ids: fresh }, totals: this.storedTotals() });
+        for (const id of fresh) this.writing.set(key(id), write);
+        try {
+          await write;
+        } catch (err) {
+          // not stored, not counted: the message stays in the outbox, and its next ack counts these
+          for (const id of fresh) counted.delete(id);
+          this.totals[kind] -= fresh.length;
+          throw err;
+        } finally {
+          for (const id of fresh) if (this.writing.get(key(id)) === write) this.writing.delete(key(id));
+        }
       }
-      return true;
+      await Promise.all(others); // their failure is this call's: those ids are not counted
+      return fresh.length > 0;
     },
 
     setsOf(study) {
