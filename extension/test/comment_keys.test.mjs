@@ -125,3 +125,20 @@ test("keys stay the same across reloads and keep every comment of a page apart",
   assert.notEqual(a, b);
   assert.equal(a, ns.derivedCommentKey("vf", "viafoura", ["page-1", "2026-03-02T21:40:00Z", "Agreed."]));
 });
+
+test("a Viafoura key holds the time the log holds: a dated tooltip after an undated time element", () => {
+  // the observer logs the first time field that reads as an instant (time_shown); the key must be
+  // made of that same instant, not of the first time element found when that one says only "2h ago"
+  const tooltips = pageHtml("viafoura").replace(/<time class="([^"]*)" datetime="([^"]*)">([^<]*)<\/time>/g,
+    (_, cls, when, ago) => `<time class="${cls}">${ago}</time><span class="vf-posted-time" title="${when}"></span>`);
+  assert.notEqual(tooltips, pageHtml("viafoura"));
+  const records = extract("viafoura", tooltips);
+  assert.ok(records.every((r) => r.time_shown), "the observer logs the tooltip's time");
+  for (const { name, html } of [{ name: "viafoura", html: tooltips }, { name: "viafoura", html: pageHtml("viafoura") },
+    { name: "viafoura-live", html: pageHtml("viafoura-live") }]) {
+    for (const r of extract(name, html)) {
+      const fromLog = ns.derivedCommentKey("vf", "viafoura", [fixture(name).page_key, r.time_shown, r.text]);
+      assert.equal(r.key, fromLog, `${name}: ${r.text.slice(0, 30)}: the key is not made of what the log holds`);
+    }
+  }
+});

@@ -22,12 +22,15 @@
   // author strategies: known selectors first, the accessible label "Comment by NAME" last
   const AUTHOR_STRATEGIES = [...AUTHOR, { via: "aria-label", find: byLabel }];
 
+  // The time the observer logs (time_shown, content/observer.js field()): the first TIME element
+  // that reads as an instant, going on past one that says only "2h ago" to a dated tooltip.
   function timeOf(el) {
     for (const s of TIME) {
       const t = own(el, s);
-      if (t) return t.getAttribute("datetime") || t.getAttribute("title") || ns.textOf(t);
+      const at = t && ns.isoTime(t.getAttribute("datetime") || t.getAttribute("title") || ns.textOf(t));
+      if (at) return at;
     }
-    return "";
+    return null;
   }
   function textOf(el) {
     for (const s of TEXT) { const t = ns.textOf(own(el, s)); if (t) return t; }
@@ -41,7 +44,7 @@
     if (id) return id;
     const text = textOf(el);
     if (!text) return null;
-    return ns.derivedCommentKey("vf", "viafoura", [page && page.page_key, ns.isoTime(timeOf(el)), text]);
+    return ns.derivedCommentKey("vf", "viafoura", [page && page.page_key, timeOf(el), text]);
   }
 
   ns.defineAdapter({
