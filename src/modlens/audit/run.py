@@ -215,6 +215,8 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     the_engine = Engine(audit_study(study, normalize, perturb), detectors=detector_objects)
     if normalize and the_engine.normalizer is None:
         raise SetupError(f"normalize: the normalizer is unavailable ({the_engine.component_errors.get('normalizer')})")
+    if normalize and the_engine.normalizer is not None:  # another normalizer version is another run, not a resume
+        params["normalizer"] = f"{the_engine.normalizer.name}@{the_engine.normalizer.version}"
     if perturb and the_engine.generator is None:
         raise SetupError(f"perturb: the variant generator is unavailable ({the_engine.component_errors.get('perturbation')})")
     # the total only feeds the bar: without one, the file is not read an extra time to count its rows
