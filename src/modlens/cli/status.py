@@ -3,7 +3,9 @@
 Asks the running daemon (`GET /status` with the pairing token). When none runs, reads the
 counts straight from the study log, read-only, so it never disturbs a writer; a file there that it
 cannot read as a study log (another schema version, not a study log) is named with the reason,
-not called missing.
+not called missing. A daemon that answers but refuses this home's pairing token (it checks the token
+of the MODLENS_HOME it was started with) is said to run, at its address, with the token file status
+presented and the daemon's study log; the counts are then read from the log, and status exits 1.
 """
 from __future__ import annotations
 
@@ -94,23 +96,49 @@ def variant_budget_line(v: dict[str, Any]) -> str:
     return f"budget {rate:g} comments/s, at most {backlog} waiting"
 
 
+def refusal(err: urllib.error.HTTPError, info: dict[str, Any]) -> dict[str, Any]:
+    """What a daemon that answered but refused `GET /status` said: HTTP status, its reason, and the
+    token file status presented (401: the daemon checks the token of the MODLENS_HOME it was started
+    with, which may not be this one)."""
+    try:
+        reason = str(json.loads(err.read()).get("error") or err.reason)
+    except (ValueError, AttributeError, OSError):
+        reason = str(err.reason)
+    return {"status": err.code, "reason": reason, "token_file": str(paths.token_file()), "daemon_db": info.get("db")}
+
+
+def refused_line(report: dict[str, Any]) -> str:
+    refused = report["refused"]
+    head = f"daemon: running (pid {report['pid']}) at {report['url']}, but it "
+    if refused["status"] == 401:
+        return (head + f"refused this home's pairing token ({refused['token_file']}): it checks the token of the "
+                f"MODLENS_HOME it was started with (its study log: {refused['daemon_db']}) — run `modlens status` "
+                "with that MODLENS_HOME, or stop the daemon and start `modlens serve` with this one")
+    return head + f"refused `GET /status` (HTTP {refused['status']}: {refused['reason']})"
+
+
 def run(args: argparse.Namespace) -> int:
     info = runtime.read_runtime()
     report: dict[str, Any] = {"running": False}
     if info:
         try:
             report = {"running": True, "url": info.get("url"), "pid": info.get("pid"), **ask_daemon(info)}
+        except urllib.error.HTTPError as err:  # it runs and answered: not "not running"
+            report = {"running": True, "url": info.get("url"), "pid": info.get("pid"), "refused": refusal(err, info)}
         except (urllib.error.URLError, OSError, ValueError) as err:
             report = {"running": False, "error": f"daemon pid {info.get('pid')} listed in {paths.runtime_file()} "
                                                  f"does not answer: {err}"}
-    if not report["running"]:
+    answered = report["running"] and "refused" not in report
+    if not answered:  # the counts straight from the log, read-only
         db = Path(args.db) if args.db else Path((info or {}).get("db") or paths.default_db())
         counts, problem = log_counts(db)
         report.update({"db": str(db), "counts": counts, "log_error": problem, "deferred_variants": log_deferred(db)})
     if args.json:
         print(json.dumps(report, indent=None))
-        return 0 if report["running"] else 1
-    if report["running"]:
+        return 0 if answered else 1
+    if "refused" in report:
+        print(refused_line(report))
+    elif report["running"]:
         print(f"daemon: running (pid {report['pid']}) at {report['url']}, study {report['study_id']!r}")
         for d in report["detectors"]:
             extra = f" {d['version']}" if d.get("version") else f" — {inline_fix(d['message'], d['fix'])}"
@@ -135,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     counts = report.get("counts")
     if report.get("log_error"):
         print(f"  cannot be read: {report['log_error']}")
-    elif counts is None and report["running"]:  # the daemon's log is there: it could not read it just now
+    elif counts is None and answered:  # the daemon's log is there: it could not read it just now
         print("  counts cannot be read now: the daemon could not read the study log (its lock held by another "
               "writer, or the condition above); run `modlens status` again")
     elif counts is None:
@@ -145,4 +173,4 @@ def run(args: argparse.Namespace) -> int:
         deferred = report.get("deferred_variants")
         if deferred and deferred.get("to_do"):
             print(f"  variants deferred, still to make: {deferred['to_do']} (`modlens rescore --variants`)")
-    return 0 if report["running"] else 1
+    return 0 if answered else 1  # a refused daemon: the table's "failed: the daemon refused"
