@@ -2,6 +2,8 @@
 bookkeeping: edits, spans, punctuation, version, bad input."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from modlens.normalize.base import Normalized
@@ -185,6 +187,18 @@ def test_contractions_written_without_their_apostrophe_stay_as_written():
         assert (r.text, r.edits) == (text, []), text
     # known as they stand, so the words around them are still read back, punctuation kept
     assert n.normalize("st*pid, werent they?").text == "stupid, werent they?"
+
+
+def test_the_contraction_list_is_part_of_the_normalizers_version(monkeypatch):
+    """An edit of `pipeline.CONTRACTION` changes what the normalizer writes, so it changes its version
+    (a run's and a score's record of which normalizer made a text), with no revision bumped by hand."""
+    from modlens.normalize import pipeline
+
+    before = build_normalizer().normalize("they werent there")
+    monkeypatch.setattr(pipeline, "CONTRACTION", re.compile(pipeline.CONTRACTION.pattern.replace("|were|", "|")))
+    after = build_normalizer().normalize("they werent there")
+    assert (before.text, after.text) == ("they werent there", "they weren there")
+    assert before.version != after.version
 
 
 def test_word_split_only_when_listed_and_punctuation_runs_do_not_crash():

@@ -96,7 +96,9 @@ class Normalizer:
         weights = f"{lex_module.FREQUENCY_WEIGHT},{lex_module.OFFENSIVE_WEIGHT},{ACCEPT_FLOOR}"
         # a plug-in step's package and version are part of the normalizer's (built-ins: modlens's revision)
         plugins = [f"{n}={REGISTRY.origin(n)}" for n in self.step_names if REGISTRY.origin(n)]
-        key = "|".join([PIPELINE_REVISION, ",".join(self.step_names), self.lexicon.digest, weights, *plugins])
+        # the contraction list decides which words are known as they stand: an edit of it is another normalizer
+        key = "|".join([PIPELINE_REVISION, ",".join(self.step_names), self.lexicon.digest, weights,
+                        CONTRACTION.pattern, *plugins])
         self.version = hashlib.sha256(key.encode()).hexdigest()[:12]
         self.token = lru_cache(maxsize=200_000)(self._token)
         self._rewritable = self._rewritable_symbols()
