@@ -80,3 +80,46 @@ def test_a_label_set_needs_the_gold_label(log, tmp_path, capsys):
     code = main(["sample", "--db", str(log), "--out", str(tmp_path / "s.json"), "--label", "class",
                  "--label-set", "1"])
     assert code == 2 and "it needs --label toxic" in capsys.readouterr().err
+
+
+def test_an_out_folder_that_is_not_there_is_said_before_the_draw(log, tmp_path, capsys, monkeypatch):
+    """`--out missing/dir/x.json` ended in a traceback after the whole draw: the path is checked first
+    (exit 2, naming the folder), so nothing is drawn for a file that cannot be written."""
+    from modlens.study import itemset
+
+    drawn: list[object] = []
+    real_draw = itemset.draw
+    monkeypatch.setattr(itemset, "draw", lambda *a, **k: drawn.append(a) or real_draw(*a, **k))
+    out = tmp_path / "missing" / "dir" / "x.json"
+    code = main(["sample", "--db", str(log), "--out", str(out), "--label", "toxic", "--per-platform", "20"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err and str(out.parent) in err and "does not exist" in err, err
+    assert drawn == [] and not (tmp_path / "missing").exists()
+
+
+def test_a_write_that_fails_leaves_the_item_set_there_whole(log, tmp_path):
+    """The item set is written atomically: a write that fails (here the file-size limit a process can
+    be given, hit part way) leaves the item set that was there whole, and no half file beside it."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    (tmp_path / "study").mkdir()
+    out = tmp_path / "study" / "itemset.json"
+    argv = [sys.executable, "-m", "modlens", "sample", "--db", str(log), "--out", str(out), "--label", "toxic",
+            "--per-platform", "150"]
+    assert subprocess.run(argv, capture_output=True).returncode == 0
+    before = out.read_bytes()
+    limit = 33 * 1024  # above the log's 32 KiB shared-memory file (SQLite's WAL), below the item set
+    assert len(before) > limit
+
+    def small_files() -> None:  # a write past the limit fails with EFBIG instead of killing the process
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    failed = subprocess.run([*argv, "--force", "--seed", "1"], capture_output=True, text=True, preexec_fn=small_files)
+    assert failed.returncode == 1, failed.stderr
+    assert "Traceback" not in failed.stderr and str(out) in failed.stderr, failed.stderr
+    assert out.read_bytes() == before and [p.name for p in out.parent.iterdir()] == ["itemset.json"]

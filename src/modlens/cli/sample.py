@@ -3,14 +3,16 @@
 Per platform, comments within the word limits, balanced over a detector's score deciles
 (`--detector NAME[@VERSION]`) or stratified by a stored label (`--label NAME`), seeded; writes
 the set (item ids, comment keys, texts, platforms and the draw's parameters) to `--out`, a study
-folder (its itemset.json) or a file. Then `modlens study assign DIR` makes the raters' tasks
-(docs/MULTI.md#item-set-studies).
+folder (its itemset.json) or a file. A folder of `--out` that does not exist is said before the
+draw (exit 2); the file is written atomically, so a write that fails leaves what was there whole.
+Then `modlens study assign DIR` makes the raters' tasks (docs/MULTI.md#item-set-studies).
 """
 from __future__ import annotations
 
 import argparse
 
 from modlens.cli.common import CliError, add_db_option, db_path
+from modlens.errors import ErrorKind
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,10 +47,17 @@ def run(args: argparse.Namespace) -> int:
     if target.exists() and not args.force:
         raise CliError(f"{target} already exists", fix="pass --force to replace it (an assignment made for it "
                                                        "would no longer match: `modlens study assign` again)")
+    if not target.parent.is_dir():  # said before the draw, not as a traceback after it
+        raise CliError(f"--out {args.out}: the folder {target.parent} does not exist",
+                       fix="create it first, or give --out a file in a folder that exists (or a study folder)")
     data = itemset.draw(db_path(args), per_platform=args.per_platform, detector=args.detector, label=args.label,
                         platforms=args.platform, min_words=args.min_words, max_words=args.max_words, seed=args.seed,
                         label_sets=args.label_sets)
-    path = itemset.write(data, target)
+    try:
+        path = itemset.write(data, target)
+    except OSError as err:  # written atomically: what was at --out is still there, whole
+        raise CliError(f"cannot write {target}: {err.strerror or err}", kind=ErrorKind.FAILED,
+                       fix="free space on its disk or pick another --out; nothing was written there") from None
     for source, chosen in data["params"].get("label_sets", {}).items():
         print(f"gold label {args.label} of {source}: label set {chosen['label_set_id']} ({chosen['definition']})")
     for platform, counts in data["params"]["counts"].items():

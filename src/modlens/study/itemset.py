@@ -197,10 +197,14 @@ def draw(db: str | Path, *, per_platform: int, detector: str | None = None, labe
 
 
 def write(data: dict[str, Any], path: str | Path) -> Path:
+    """Atomically: a write that fails (a full disk) leaves the item set that was there whole, and no
+    half file that `read` would refuse or a study would be assigned from."""
+    from modlens.pairing import write_atomically
+
     path = Path(path)
     if path.is_dir():
         path = path / FILE
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_atomically(path, (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8"), 0o644)
     return path
 
 
