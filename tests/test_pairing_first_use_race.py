@@ -7,6 +7,8 @@ from __future__ import annotations
 import multiprocessing as mp
 from pathlib import Path
 
+import pytest
+
 from modlens import pairing
 
 
@@ -15,11 +17,21 @@ def _ensure(path: str, barrier, out) -> None:
     out.put(pairing.ensure(Path(path)))
 
 
-def test_processes_creating_the_token_at_once_all_get_the_stored_one(tmp_path):
+LOCK = ".pairing-token.lock"  # beside the token, kept: callers finding no token take turns on it
+
+
+@pytest.mark.parametrize("start, trials", [("absent", 5), ("empty", 40)])
+def test_processes_creating_the_token_at_once_all_get_the_stored_one(tmp_path, start, trials):
+    """Absent: each trial raced before the hard link (the fsync of each new token is a wide window).
+    Empty (a file left with nothing in it): the link fails for all, and each caller that had read it
+    empty replaced it, 2 trials in 20 handing out a token the file no longer held, before the lock."""
     ctx = mp.get_context("fork")
-    for trial in range(5):  # each trial raced before (the fsync of each new token is a wide window)
+    for trial in range(trials):
         path = tmp_path / f"home{trial}" / "pairing-token"
         path.parent.mkdir()
+        if start == "empty":
+            path.write_text("")
+            path.chmod(0o600)
         barrier, out = ctx.Barrier(4), ctx.Queue()
         procs = [ctx.Process(target=_ensure, args=(str(path), barrier, out)) for _ in range(4)]
         for p in procs:
@@ -29,7 +41,7 @@ def test_processes_creating_the_token_at_once_all_get_the_stored_one(tmp_path):
         got = {out.get(timeout=5) for _ in procs}
         assert got == {pairing.read(path)}, f"trial {trial}: tokens handed out {len(got)}, stored one of them"
         assert path.stat().st_mode & 0o777 == 0o600
-        assert [p.name for p in path.parent.iterdir()] == ["pairing-token"]  # no temp file left
+        assert sorted(p.name for p in path.parent.iterdir()) == [LOCK, "pairing-token"]  # no temp file left
 
 
 def test_an_empty_token_file_gets_a_token_and_an_existing_one_is_kept(tmp_path):
@@ -39,4 +51,5 @@ def test_an_empty_token_file_gets_a_token_and_an_existing_one_is_kept(tmp_path):
     token = pairing.ensure(path)
     assert token and pairing.read(path) == token
     assert pairing.ensure(path) == token
-    assert sorted(p.name for p in path.parent.iterdir()) == ["pairing-token"]
+    assert sorted(p.name for p in path.parent.iterdir()) == [LOCK, "pairing-token"]
+    assert (path.parent / LOCK).stat().st_mode & 0o777 == 0o600

@@ -1,6 +1,8 @@
 """The pairing token: a random secret the extension (or `modlens feed`) must present to the
 daemon. Stored in `paths.token_file()` readable by the owner only (0600), created on first
 use, replaced by `rotate()`. A running daemon re-reads it, so rotation takes effect at once.
+Processes that find no token at once (no file, or an empty one) create it in turn, under a flock on
+`.pairing-token.lock` beside it (0600, kept), so each hands out the token stored (`ensure`).
 
 The paired extensions: the token alone would let any extension that learnt it connect, so the
 daemon also accepts only the extension origins (`chrome-extension://<id>`, `moz-extension://<uuid>`)
@@ -10,13 +12,17 @@ by hand is paired by its first handshake while none is (trust on first use), or 
 `modlens pair --extension ORIGIN`; `rotate()` forgets them all."""
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import hmac
 import json
 import os
 import re
 import secrets
+import sys
 from pathlib import Path
+from typing import Iterator
 
 from modlens import paths
 from modlens.errors import ModlensError
@@ -73,11 +79,46 @@ def read(path: Path | None = None) -> str | None:
     return token or None
 
 
+@contextlib.contextmanager
+def _creating(path: Path) -> Iterator[None]:
+    """Held by whoever creates or replaces the token at `path`: an exclusive flock on a sibling lock
+    file (`.pairing-token.lock`, 0600, kept: removing it would let a waiter lock a file no longer
+    there). Callers that all found no token take turns, so the second reads the first one's. Where
+    there is no flock (Windows, or a file system that refuses it) nothing is held: the hard link in
+    `ensure` still keeps a token another process stored, but two callers that both read an empty
+    file may both replace it, one handing out a token the file no longer holds."""
+    if sys.platform == "win32":
+        yield
+        return
+    import fcntl
+
+    fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as err:
+            if err.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                raise
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def ensure(path: Path | None = None) -> str:
     """The current token, creating it on first use. Created without replacing: where another process
     (`modlens serve` starting while `modlens pair` runs) created it first, its token is the one returned,
-    so what a caller prints or hands the extension is always the token stored."""
+    so what a caller prints or hands the extension is always the token stored. Callers that found no
+    token (no file, or an empty one) create it one at a time (`_creating`), each reading it again first."""
     path = path or paths.token_file()
+    token = read(path)
+    if token is None:
+        with _creating(path):
+            return _create(path)
+    return token
+
+
+def _create(path: Path) -> str:
+    """The token at `path` read again under the lock, or a new one stored there."""
     token = read(path)
     if token is None:
         token = _new_secret(TOKEN_BYTES)
@@ -102,7 +143,8 @@ def rotate(path: Path | None = None) -> str:
     must pair again."""
     path = path or paths.token_file()
     token = _new_secret(TOKEN_BYTES)
-    _write_private(path, token)
+    with _creating(path):  # not between a first use's read of an empty file and its replace
+        _write_private(path, token)
     forget_extensions(extensions_file(path.parent))
     return token
 
