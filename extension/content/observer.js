@@ -128,14 +128,16 @@
           continue;
         }
         const v = name === "time" ? ns.isoTime(value) : name === "key" || name === "parent" ? (value == null ? "" : String(value)) : ns.cleanText(value == null ? "" : String(value));
-        if (v) return { value: v, via: s.via };
+        if (v) return { value: v, via: s.via, derived: !!s.derived };
       }
       return null;
     }
 
-    /** Another comment element's key, found by the same key strategies (e.g. a reply's parent). */
-    keyOf(el, page) {
+    /** Another comment element's key, found by the same key strategies (e.g. a reply's parent); in a
+     *  scan, the key that scan gave it (a numbered twin's, see extract). */
+    keyOf(el, page, scan) {
       if (!el) return null;
+      if (scan && scan.keys.has(el)) return scan.keys.get(el);
       const a = this.adapter;
       const found = this.field(el, "key", { page, adapter: a, own: (sel) => ns.own(el, sel, a.comments), keyOf: (o) => this.keyOf(o, page) });
       return found ? found.value : null;
@@ -145,10 +147,14 @@
       return this.guard("comments selector", () => !!el.querySelector(this.adapter.comments), false);
     }
 
-    extract(el, page) {
+    /** The comment record of element `el`. `scan` ({twins, keys}, one per scan of the page, in page
+     *  order): a key derived from the comment's content (a strategy marked derived: the site gives no
+     *  id) is shared by identical comments, so the n-th of them (n > 1) gets "<key>-n"; `keys`
+     *  remembers each element's key, so a reply names its own twin parent. */
+    extract(el, page, scan) {
       const a = this.adapter;
       if (a.skip && this.guard("skip", () => a.skip(el), false)) return null;
-      const ctx = { page, adapter: a, own: (sel) => ns.own(el, sel, a.comments), keyOf: (other) => this.keyOf(other, page) };
+      const ctx = { page, adapter: a, own: (sel) => ns.own(el, sel, a.comments), keyOf: (other) => this.keyOf(other, page, scan) };
       const key = this.field(el, "key", ctx);
       const text = this.field(el, "text", ctx);
       // An element the comment selector matches around another comment (two markup generations'
@@ -158,7 +164,15 @@
       if (!key) return { missing: "key" };
       ctx.key = key.value;
       if (!text) return { missing: "text" };
-      const record = { key: key.value, text: text.value, author: null, missing: [] };
+      if (scan) {
+        if (key.derived) {
+          const n = (scan.twins.get(key.value) || 0) + 1;
+          scan.twins.set(key.value, n);
+          if (n > 1) ctx.key = `${key.value}-${n}`;
+        }
+        scan.keys.set(el, ctx.key);
+      }
+      const record = { key: ctx.key, text: text.value, author: null, missing: [] };
       ctx.record = record;
       const author = this.field(el, "author", ctx);
       if (author) record.author = author.value; else record.missing.push("author");
@@ -197,11 +211,12 @@
       this.findShadowRoots();
       const fresh = [];
       const unkeyed = { key: 0, text: 0 }; // elements on the page now whose key / text no strategy finds
+      const scan = { twins: new Map(), keys: new Map() }; // extract: identical comments numbered in page order
       for (const r of this.roots) {
         let els = [];
         try { els = r.querySelectorAll(this.adapter.comments); } catch (err) { this.counts.errors += 1; this.lastError = `comments selector: ${err.message}`; }
         for (const el of els) {
-          const record = this.extract(el, page);
+          const record = this.extract(el, page, scan);
           if (record && record.container) continue;
           if (!record || record.missing === "key" || record.missing === "text") {
             // emptied / placeholder elements (virtualized lists) are not comments missing a field

@@ -8,8 +8,11 @@
 //     closest comment is this comment (never a nested reply's element), or
 //   - a function (el, ctx) -> Node | string | null
 //     (ctx: {page, key, record, adapter, own(sel), keyOf(commentEl)}), or
-//   - {via, sel | find, value?}: a named strategy; `value(node, el, ctx)` turns the node found
+//   - {via, sel | find, value?, derived?}: a named strategy; `value(node, el, ctx)` turns the node found
 //     into the field's value (default: the node's text; for time its datetime / title / text).
+//     `derived: true` on a key strategy: the key is made from the comment's content (no site id,
+//     lib/hash.js derivedCommentKey), so identical comments on one page share it; the observer
+//     numbers them in page order (the n-th, n > 1, gets "<key>-n"), never a site's own id.
 // A parent strategy answers a key (recorded with its `via`) or {key, via}; `ctx.keyOf(other)` is
 // another comment element's key found by this same key list, so a parent's key is always the key
 // it is logged with. The last entry of each list is the adapter's documented last resort. A field

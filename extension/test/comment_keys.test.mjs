@@ -142,3 +142,62 @@ test("a Viafoura key holds the time the log holds: a dated tooltip after an unda
     }
   }
 });
+
+/** What the observer's scan of a fixture page sends, marks and counts (content/observer.js scan). */
+function scanned(name, html, settings = {}) {
+  const fx = fixture(name);
+  const adapter = adapterNamed(fx.adapter);
+  const doc = wrap(parseDocument(html));
+  const loc = new URL(fx.start_url);
+  assert.ok(adapter.matches(loc, settings, doc));
+  const sent = [];
+  const marked = [];
+  const obs = new ns.CommentObserver(adapter, { onComments: (page, items) => sent.push(...items),
+    onElement: (el, key) => marked.push([el, key]) }, { document: doc });
+  obs.roots.add(doc);
+  obs.stopped = false;
+  obs.currentPage = () => ({ url: fx.start_url, platform: adapter.platform, page_key: String(adapter.pageKey(loc, doc)), title: "" });
+  obs.scan();
+  return { sent, marked, found: obs.counts.found, obs };
+}
+
+test("identical comments on one page are each sent, counted and marked: the n-th gets its base key and -n", () => {
+  // two readers post the same words in the same minute (a "+1", a copied slogan): the hash of page
+  // key, time and text is the same for both; the second must not be dropped as the first seen again
+  const vf = pageHtml("viafoura");
+  const first = vf.indexOf('<article class="vf3-comment" aria-label="Comment by Prairie Breather">');
+  const next = vf.indexOf('<article class="vf3-comment" aria-label="Comment by TruthSeeker_42">');
+  const thread = vf.slice(first, next); // a comment with its reply
+  const twinned = vf.slice(0, next) + thread.split("Prairie Breather").join("Second Breather") + vf.slice(next);
+  const gen = pageHtml("generic");
+  const entry = gen.slice(gen.indexOf('<li class="comment-entry" id="comment-102">'), gen.indexOf('<li class="comment-entry" id="comment-103">'));
+  const genTwinned = gen.replace(entry, entry + entry.replace("comment-102", "comment-102b") + entry.replace("comment-102", "comment-102c"));
+  // viafoura: a comment and its reply twice; generic: one comment three times
+  for (const { name, html, settings, twins, added } of [{ name: "viafoura", html: twinned, settings: {}, twins: 2, added: 2 },
+    { name: "generic", html: genTwinned, settings: genericSettings(), twins: 3, added: 2 }]) {
+    const once = scanned(name, pageHtml(name), settings);
+    const { sent, marked, found, obs } = scanned(name, html, settings);
+    assert.equal(sent.length, once.sent.length + added, `${name}: a twin was not sent`);
+    assert.equal(found, once.found + added, `${name}: "found" counts twins once`);
+    assert.equal(new Set(sent.map((r) => r.key)).size, sent.length, `${name}: two comments share a key`);
+    assert.equal(new Set(marked.map(([, k]) => k)).size, marked.length, `${name}: two elements share a marker`);
+    // the first keeps the key it had alone (nothing already logged changes), the others are numbered
+    assert.deepEqual(once.sent.map((r) => r.key), sent.filter((r) => once.sent.some((o) => o.key === r.key)).map((r) => r.key));
+    const base = once.sent.find((r) => r.text === sent.find((s) => s.key.endsWith("-2")).text).key;
+    assert.deepEqual(sent.filter((r) => r.key.startsWith(base)).map((r) => r.key),
+      [base, ...Array.from({ length: twins - 1 }, (_, i) => `${base}-${i + 2}`)]);
+    for (const [el, key] of marked) assert.equal(obs.elements.get(key), el, `${name}: ${key} marks another element`);
+    // a reply names its own parent: the twin's reply is a reply to the twin
+    for (const r of sent.filter((x) => x.parent_key)) {
+      assert.ok(sent.some((p) => p.key === r.parent_key), `${name}: parent of ${r.key}`);
+      assert.equal(r.parent_key.endsWith("-2"), r.key.endsWith("-2"), `${name}: ${r.key} names ${r.parent_key}`);
+    }
+    // scanned again (a re-render): the same keys, nothing sent twice
+    obs.scan();
+    assert.equal(obs.counts.found, found);
+  }
+  // a site id is never numbered: the same id twice is one comment shown twice
+  const withIds = twinned.split('<article class="vf3-comment"').map((part, i) => (i ? `<article data-id="same-${i % 2}" class="vf3-comment"${part}` : part)).join("");
+  const ided = scanned("viafoura", withIds);
+  assert.deepEqual(ided.sent.filter((r) => r.key.startsWith("same-")).map((r) => r.key), ["same-1", "same-0"], "a site's id got a number");
+});

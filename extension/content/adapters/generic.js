@@ -53,7 +53,7 @@
       key: [
         { via: "key attribute", find: (el) => (entry.key && el.getAttribute(entry.key)) || null },
         // last resort: a hash of page key + text (the text the comment is logged with)
-        { via: "hash", find: (el, ctx) => {
+        { via: "hash", derived: true, find: (el, ctx) => {
           const text = ns.textOf(entry.text ? el.querySelector(entry.text) : el);
           return text ? ns.derivedCommentKey("g", "generic", [ctx.page && ctx.page.page_key, text]) : null;
         } },

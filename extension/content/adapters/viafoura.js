@@ -39,9 +39,8 @@
   // The fields the comment is logged with: `page` the page's key (its container id: the same
   // words at the same minute on another article are another comment), the time shown as the
   // instant logged (a relative label such as "2h ago" changes between reloads: left out), the text.
+  // Identical comments (same page, time and text) share it: the observer numbers them (derived).
   function keyOf(el, page) {
-    const id = el.getAttribute("data-id") || el.getAttribute("data-comment-id");
-    if (id) return id;
     const text = textOf(el);
     if (!text) return null;
     return ns.derivedCommentKey("vf", "viafoura", [page && page.page_key, timeOf(el), text]);
@@ -61,7 +60,8 @@
     comments: COMMENT,
     fields: {
       // data-* id when a release carries one; else (today) the hash of page key + time + text
-      key: [{ via: "data-id / hash", find: (el, ctx) => keyOf(el, ctx.page) }],
+      key: [{ via: "data-id", find: (el) => el.getAttribute("data-id") || el.getAttribute("data-comment-id") },
+        { via: "hash", derived: true, find: (el, ctx) => keyOf(el, ctx.page) }],
       text: TEXT,
       author: AUTHOR_STRATEGIES,
       parent: [{ via: "structure", find: (el, ctx) => { const p = el.parentElement && el.parentElement.closest(COMMENT); return p ? ctx.keyOf(p) : null; } }],
