@@ -265,7 +265,8 @@ def test_a_review_that_fails_after_the_import_says_the_ratings_were_imported(
 def test_an_import_that_meets_a_full_disk_says_so_in_one_line_and_stores_nothing(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """A full disk met inside the import's own transaction: a one-line error saying nothing of the
-    import is stored (the log is as it was) and to run the same command again, not a traceback."""
+    import is stored and to run the same command again, not a traceback. Not that the log is as it
+    was: opening a log an older modlens wrote migrates it first, and that stays."""
     import sqlite3
 
     from modlens.studylog.store import StudyLog
@@ -292,7 +293,20 @@ def test_an_import_that_meets_a_full_disk_says_so_in_one_line_and_stores_nothing
     monkeypatch.setattr(StudyLog, "add_crowd_import", no_room)
     code, out = run(capsys, "rate", good, "--db", db, "--study", folder)
     assert code == 1 and "Traceback" not in out, out
-    assert "database or disk is full" in out and "nothing of this import is stored (the log is as it was)" in out, out
+    assert "database or disk is full" in out and "nothing of this import is stored" in out, out
     assert "run the same command again: it imports the file" in out, out
     assert "ratings imported" not in out, out
     assert rows() == before
+
+    # a log an older modlens wrote: opening it migrates it (committed on its own), so the import that
+    # then meets the full disk stored nothing of itself, but the log is not as it was
+    from modlens.studylog import migrate, schema
+
+    monkeypatch.setattr(migrate, "MIGRATIONS", [*schema.MIGRATIONS, "CREATE TABLE later_step (x INTEGER);"])
+    monkeypatch.setattr(migrate, "SCHEMA_VERSION", schema.SCHEMA_VERSION + 1)
+    code, out = run(capsys, "rate", good, "--db", db, "--study", folder)
+    assert code == 1 and "nothing of this import is stored" in out, out
+    assert "the log is as it was" not in out, out
+    migrated = rows()
+    assert migrated != before and any("later_step" in r for r in migrated)
+    assert not any("INSERT INTO \"ratings\"" in r or "INSERT INTO \"crowd_imports\"" in r for r in migrated)

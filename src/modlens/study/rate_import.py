@@ -211,7 +211,8 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
     except (sqlite3.Error, LogUnwritable) as err:  # a full disk, a log made read-only, an I/O error, a lock
         if (failed := unwritable(err, db)) is None:
             raise
-        raise failed.stopped("nothing of this import is stored (the log is as it was)", ": it imports the file") from None
+        # not "the log is as it was": opening it may have created its tables or migrated it (committed apart)
+        raise failed.stopped("nothing of this import is stored", ": it imports the file") from None
     k = int(plan.assignment["params"]["raters"])
     result = ImportResult(fmt, workers, new, known, empty, [], changed, on_change, k, 0, len(plan.items),
                           repeat_slots(answers, plan), incomplete, repeated, differ, [], tally, {})
