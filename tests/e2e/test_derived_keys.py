@@ -52,3 +52,27 @@ def test_a_reload_keeps_the_keys_and_the_key_holds_no_author(browser, daemon, tm
     assert sorted((r["text"], r["comment_key"]) for r in after if "later" not in r["text"]) == \
         sorted((r["text"], r["comment_key"]) for r in first)
     assert len(after) == 3
+
+
+def test_identical_comments_are_each_logged_and_marked(browser, daemon, tmp_path):
+    # two readers post the same words in the same minute: one derived key for both, so the observer
+    # numbers the second (docs/EXTENSION.md, "Keys for sites without comment ids"); each is a row
+    # of its own and carries a marker of its own
+    html, run = viafoura_page("derived-twins", ["twins: same words", "twins: same words", "twins: other words"])
+    html = html.replace("2026-03-02T10:00:00Z", "2026-03-01T10:00:00Z")  # the second in the first's minute
+    assert html.count("2026-03-01T10:00:00Z") == 2
+    path = tmp_path / "twins.html"
+    path.write_text(html, encoding="utf-8")
+    url = f"https://apnews.com/article/derived-twins-{run}"
+    browser.routes[url] = path
+    page = browser.context.new_page()
+    try:
+        page.goto(url)
+        got = wait_for(lambda: (lambda r: r if len(r) == 3 else None)(rows(daemon, run)), 25, "the article's three comments")
+        same = sorted(r["comment_key"] for r in got if "same words" in r["text"])
+        assert len(same) == 2 and same[1] == f"{same[0]}-2", same
+        for key in same:
+            page.locator(f'modlens-marker[data-modlens-key="{key}"]').wait_for(timeout=30000)
+        assert page.locator("modlens-marker").count() == 3
+    finally:
+        page.close()
