@@ -78,14 +78,27 @@ const CASES = [
 const guessedViafouraKey = (author, time, text) => "vf-" + ns.unitHash("viafoura", author + "|" + time, text).toString(36).slice(2, 12);
 const guessedGenericKey = (author, text) => "g-" + ns.unitHash("generic", author, text).toString(36).slice(2, 12);
 
+// The same guess against today's rule: the name put anywhere among the parts the key is hashed from.
+const withNameAnywhere = (prefix, platform, parts, name) =>
+  Array.from({ length: parts.length + 1 }, (_, i) => ns.derivedCommentKey(prefix, platform, [...parts.slice(0, i), name, ...parts.slice(i)]));
+
 test("a guessed author name, hashed without any salt, matches no key in the log", () => {
   const guesses = (author) => ["someone", "admin", author].filter(Boolean);
   for (const r of extract("viafoura", pageHtml("viafoura"))) {
     const time = r.el.querySelector("time[datetime]").getAttribute("datetime");
-    for (const name of guesses(r.author)) assert.notEqual(r.key, guessedViafouraKey(name, time, r.text), `${r.author}'s key gives away their name`);
+    const parts = [fixture("viafoura").page_key, r.time_shown, r.text];
+    for (const name of guesses(r.author)) {
+      assert.notEqual(r.key, guessedViafouraKey(name, time, r.text), `${r.author}'s key gives away their name`);
+      assert.ok(!withNameAnywhere("vf", "viafoura", parts, name).includes(r.key), `${r.author}'s key gives away their name`);
+    }
   }
   for (const r of extract("generic", pageHtml("generic"), genericSettings())) {
-    for (const name of guesses(r.author)) assert.notEqual(r.key, guessedGenericKey(name, r.text), `${r.author}'s key gives away their name`);
+    const parts = [fixture("generic").page_key, r.text];
+    assert.equal(r.key, ns.derivedCommentKey("g", "generic", parts), "a custom-selector key is its page key and text alone");
+    for (const name of guesses(r.author)) {
+      assert.notEqual(r.key, guessedGenericKey(name, r.text), `${r.author}'s key gives away their name`);
+      assert.ok(!withNameAnywhere("g", "generic", parts, name).includes(r.key), `${r.author}'s key gives away their name`);
+    }
   }
 });
 
