@@ -91,3 +91,58 @@ async def test_a_withdrawal_names_its_study_and_is_no_consent(tmp_path):
                 "consent_withdrawn_at": WITHDRAWN})
             assert (both["type"], both["code"]) == ("error", "invalid_fields")
     assert rows(tmp_path / "study.sqlite", "SELECT count(*) FROM consents") == [(0,)]
+
+
+def merged(db, out, capsys) -> str:
+    capsys.readouterr()
+    assert cli_main(["merge", "--out", str(db), str(out)]) == 0
+    return capsys.readouterr().out
+
+
+async def test_a_later_bundle_tells_the_researchers_merge_of_the_withdrawal(tmp_path, capsys):
+    """The participant is told an earlier bundle still holds their data: the researcher's merged log
+    must learn of the withdrawal from the next bundle, and merge must say what it still holds."""
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    text = "You may withdraw at any time."
+    async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
+        sha = consent_sha256(app)
+        await consent_and_collect(url, sha, "rater-1", [("k1", "only rater one saw this"), ("shared", "both")], "k1")
+        await consent_and_collect(url, sha, "rater-2", [("shared", "both")], None)
+    first = tmp_path / "first.bundle"
+    assert cli_main(["export", "--db", str(db), "--bundle", str(first)]) == 0
+    assert "withdr" not in merged(research, first, capsys)
+
+    async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
+        async with connect(url) as ws:
+            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at=WITHDRAWN)
+    second = tmp_path / "second.bundle"
+    assert cli_main(["export", "--db", str(db), "--bundle", str(second)]) == 0
+    said = merged(research, second, capsys)
+    # the withdrawal travels as the rater's consent rows, ids and times only: none of their data
+    assert rows(research, "SELECT rater_id, consented_at, withdrawn_at FROM consents ORDER BY rater_id") == [
+        ("rater-1", AGREED, WITHDRAWN), ("rater-2", AGREED, None)]
+    assert ("rater rater-1 withdrew consent (" + WITHDRAWN + "): this log still holds, from earlier bundles, "
+            "1 session, 1 rating and 2 sightings of theirs") in said, said
+    assert bundled(second) == (["rater-2"], [], ["shared"])
+
+
+async def test_a_bundle_whose_only_rater_withdrew_carries_the_withdrawal_alone(tmp_path, capsys):
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    text = "You may withdraw at any time."
+    async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
+        await consent_and_collect(url, consent_sha256(app), "rater-1", [("k1", "only rater one saw this")], "k1")
+        first = tmp_path / "first.bundle"
+        assert cli_main(["export", "--db", str(db), "--bundle", str(first)]) == 0
+        merged(research, first, capsys)
+        async with connect(url) as ws:
+            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at=WITHDRAWN)
+    second = tmp_path / "second.bundle"
+    capsys.readouterr()
+    assert cli_main(["export", "--db", str(db), "--bundle", str(second)]) == 0
+    said = capsys.readouterr().out
+    assert "no consenting rater: it carries only the withdrawal of rater-1 (withdrew " + WITHDRAWN + ")" in said, said
+    assert bundled(second) == ([], [], [])
+    said = merged(research, second, capsys)
+    assert rows(research, "SELECT rater_id, withdrawn_at FROM consents") == [("rater-1", WITHDRAWN)]
+    assert "rater rater-1 withdrew consent (" + WITHDRAWN + "): this log still holds, from earlier bundles, " \
+           "1 session, 1 rating and 1 sighting of theirs" in said, said

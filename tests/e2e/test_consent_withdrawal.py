@@ -38,6 +38,6 @@ def test_a_withdrawal_made_while_the_daemon_was_down_reaches_the_log_and_the_bun
     out = tmp_path / "e2e.bundle"
     code, said, err = run_modlens(["export", "--db", str(daemon.db), "--bundle", str(out)],
                                   daemon.home)
-    # the only rater withdrew: there is nothing to send, and the command says why
-    assert code != 0 and not out.exists()
-    assert "withdrew their consent" in said + err, said + err
+    # the only rater withdrew: the bundle carries that alone (for the researcher's merge), none of their data
+    assert code == 0 and out.exists(), said + err
+    assert f"no consenting rater: it carries only the withdrawal of {rater}" in said, said + err

@@ -31,9 +31,14 @@ def run_bundle(args: argparse.Namespace, db: Path) -> int:
     except StudyLogError as err:
         raise study_log_error(err, db) from None
     rows = {t: i["rows"] for t, i in manifest["tables"].items()}
-    print(f"wrote {args.bundle}: study {manifest['study_id']!r}, rater(s) {', '.join(manifest['rater_ids'])}, "
-          f"{rows['comments']} comments, {rows['ratings']} ratings, {rows['scores']} scores")
-    _say_withdrawn(manifest["withdrawn"])
+    if not manifest["rater_ids"]:
+        who = ", ".join(f"{r} (withdrew {at})" for r, at in manifest["withdrawn"].items())
+        print(f"wrote {args.bundle}: study {manifest['study_id']!r}, no consenting rater: it carries only the "
+              f"withdrawal of {who} (their consent times, none of their data), so the researcher's merge marks it")
+    else:
+        print(f"wrote {args.bundle}: study {manifest['study_id']!r}, rater(s) {', '.join(manifest['rater_ids'])}, "
+              f"{rows['comments']} comments, {rows['ratings']} ratings, {rows['scores']} scores")
+        _say_withdrawn(manifest["withdrawn"])
     print(f"checksum {manifest['bundle_sha256']}; send this file to the researcher")
     return 0
 
@@ -44,5 +49,6 @@ def _say_withdrawn(withdrawn: dict[str, str]) -> None:
     if withdrawn:
         who = ", ".join(f"{r} (withdrew {at})" for r, at in withdrawn.items())
         print(f"left out {len(withdrawn)} rater{'s' if len(withdrawn) > 1 else ''} who withdrew consent: {who}; "
-              "their sessions and ratings, and the comments only they saw or rated, are not in the bundle "
-              "(a bundle sent before the withdrawal still holds them: ask the researcher to delete them)")
+              "their sessions and ratings, and the comments only they saw or rated, are not in the bundle, "
+              "which carries their consent times alone so that the researcher's merge marks the withdrawal "
+              "(a bundle sent before it still holds their data: merge says what; ask the researcher to delete it)")

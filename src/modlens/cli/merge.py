@@ -38,6 +38,19 @@ def _print_outcome(path: str, outcome: dict[str, Any] | Exception) -> None:
         parts = ", ".join(f"+{rows[t]['added']}/{rows[t]['in_bundle']} {t}"
                           for t in ("comments", "scores", "ratings") if t in rows)
         print(f"merged {path}: {parts} (added/in bundle)" + "".join(f"; {d}" for d in _differences(rows)))
+        for w in outcome.get("withdrawn", []):
+            print(_withdrawal(w))
+
+
+def _withdrawal(w: dict[str, Any]) -> str:
+    """A rater the bundle says withdrew: the participant was told to ask the researcher to delete what
+    earlier bundles brought, which the merged log still holds (and reports still count)."""
+    held = [f"{n} {what}{'s' if n != 1 else ''}" for what, n in
+            (("session", w["sessions"]), ("rating", w["ratings"]), ("sighting", w["sightings"])) if n]
+    holds = (f"this log still holds, from earlier bundles, {', '.join(held[:-1])}{' and ' if len(held) > 1 else ''}"
+             f"{held[-1]} of theirs, which reports still count: the participant was told to ask you to delete them"
+             if held else "this log holds nothing of theirs")
+    return f"rater {w['rater_id']} withdrew consent ({w['withdrawn_at']}): {holds}"
 
 
 def _differences(rows: dict[str, Any]) -> list[str]:

@@ -93,7 +93,12 @@ _SELECT_CONSENTED = [
     "WHERE source_text_id IN (SELECT text_id FROM temp.b_texts)",
     "CREATE TEMP TABLE b_media (media_id INTEGER PRIMARY KEY)",
     "CREATE TEMP TABLE b_media_detectors (detector_id INTEGER PRIMARY KEY)",
+    # the raters who withdrew: only their consents travel (ids and times), so the researcher's merged
+    # log learns of the withdrawal and marks what earlier bundles brought of theirs
+    "CREATE TEMP TABLE b_withdrawn (rater_id TEXT PRIMARY KEY)",
 ]
+_SELECT_WITHDRAWN = ("INSERT INTO temp.b_withdrawn SELECT rater_id FROM raters WHERE study_id = :study "
+                     f"AND consent_at IS NOT NULL AND {_WITHDREW}")
 # the images attached to those comments, the text OCR read on them, the detectors that scored the
 # comments with them; comment images came with schema 3: a log of an older schema has none of these
 # tables, and its bundle neither
@@ -108,7 +113,8 @@ _SELECT_MEDIA = [
 _CONSENTED_SETS = {"raters": "(SELECT rater_id FROM temp.b_raters)", "sessions": "(SELECT session_id FROM temp.b_sessions)",
                    "ratings": "(SELECT rating_id FROM temp.b_ratings)", "comments": "(SELECT comment_id FROM temp.b_comments)",
                    "texts": "(SELECT text_id FROM temp.b_texts)", "media": "(SELECT media_id FROM temp.b_media)",
-                   "media_detectors": "(SELECT detector_id FROM temp.b_media_detectors)"}
+                   "media_detectors": "(SELECT detector_id FROM temp.b_media_detectors)",
+                   "withdrawn": "(SELECT rater_id FROM temp.b_withdrawn)"}
 
 
 def rows_query(table: Table, columns: list[str]) -> str:
@@ -195,16 +201,14 @@ def choose_study(log: StudyLog, study_id: str | None) -> str:
     current = joined()
     if current and current["study_id"] in studies:
         return str(current["study_id"])
+    # a study whose raters all withdrew still has something to send: their withdrawal
     consented = [r[0] for r in log.conn.execute(
-        f"SELECT DISTINCT study_id FROM raters WHERE {_consenting(_records_withdrawals(log))} ORDER BY study_id")]
+        "SELECT DISTINCT study_id FROM raters WHERE consent_at IS NOT NULL ORDER BY study_id")]
     if len(consented) == 1:
         return str(consented[0])
     if not consented:
-        gave = log.conn.execute("SELECT count(*) FROM raters WHERE consent_at IS NOT NULL").fetchone()[0]
-        raise BundleError(f"no rater {'consents' if gave else 'has given consent'} in {log.path}"
-                          f"{f' ({gave} withdrew their consent)' if gave else ''}, so there is nothing to send",
-                          fix=CONSENT_FIRST)
-    raise BundleError(f"{log.path} holds {len(consented)} studies with consenting raters "
+        raise BundleError(f"no rater has given consent in {log.path}, so there is nothing to send", fix=CONSENT_FIRST)
+    raise BundleError(f"{log.path} holds {len(consented)} studies with raters who gave consent "
                       f"({', '.join(consented) or 'none'}); which one to bundle?", fix="pass --study-id ID")
 
 
@@ -225,8 +229,9 @@ def _records_withdrawals(log: StudyLog) -> bool:
 
 def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -> dict[str, Any]:
     """Write the consented rows of one study of `db` as a bundle into `out`; returns the manifest, with
-    `withdrawn` added ({rater_id: when they withdrew}: the raters it left out; not in the bundle, whose
-    recipient learns nothing of them)."""
+    `withdrawn` added ({rater_id: when they withdrew}: the raters whose data it left out; the bundle
+    carries their `consents` rows alone, ids and times, so the researcher's merge marks the withdrawal).
+    A study whose every rater withdrew gives a bundle that carries only that."""
     from modlens.study.join import bundle_key
     from modlens.study.pack import study_key
 
@@ -238,17 +243,17 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
         consenting = _consenting(withdrawals)
         for statement in _SELECT_CONSENTED + (_SELECT_MEDIA if _MEDIA_TABLES <= present else []):
             log.conn.execute(statement.replace("{consenting}", consenting), params)
+        if withdrawals:
+            log.conn.execute(_SELECT_WITHDRAWN, params)
         consent = dict(log.conn.execute(
             f"SELECT rater_id, consent_at FROM raters WHERE study_id = :study AND {consenting} "
             "ORDER BY rater_id", params).fetchall())
         withdrawn = dict(log.conn.execute(
-            "SELECT rater_id, max(withdrawn_at) FROM consents WHERE study_id = :study AND withdrawn_at IS NOT NULL "
-            "AND rater_id IN (SELECT rater_id FROM raters WHERE study_id = :study AND consent_at IS NOT NULL) "
-            "AND rater_id NOT IN (SELECT rater_id FROM temp.b_raters) GROUP BY rater_id ORDER BY rater_id",
+            "SELECT rater_id, max(withdrawn_at) FROM consents WHERE study_id = :study "
+            "AND rater_id IN (SELECT rater_id FROM temp.b_withdrawn) GROUP BY rater_id ORDER BY rater_id",
             params).fetchall()) if withdrawals else {}
-        if not consent:
-            left = f" ({len(withdrawn)} withdrew their consent)" if withdrawn else ""
-            raise BundleError(f"no rater of study {study!r} consents in {log.path}{left}, so there is nothing "
+        if not consent and not withdrawn:
+            raise BundleError(f"no rater of study {study!r} has given consent in {log.path}, so there is nothing "
                               "to send", fix=CONSENT_FIRST)
         tables = {}
         for t in TRAVELLING:

@@ -184,7 +184,9 @@ def check_signer(log: StudyLog, bundle: Bundle, allow_unsigned: bool = False) ->
             raise MergeError(f"{bundle.name}: unsigned, so it cannot be told from an edited bundle",
                              fix="ask the participant to export it again with this modlens, or pass --allow-unsigned")
         return
-    raters = bundle.manifest["rater_ids"]
+    raters = [*bundle.manifest["rater_ids"], *_withdrawn_in(bundle)]  # a withdrawal only its participant may send
+    if not raters:
+        return
     other = log.conn.execute(
         f"SELECT j.value, b.signer FROM bundles b, json_each(b.rater_ids_json) j WHERE b.signer IS NOT NULL "
         f"AND b.signer != ? AND j.value IN ({', '.join('?' * len(raters))}) LIMIT 1",
@@ -193,6 +195,34 @@ def check_signer(log: StudyLog, bundle: Bundle, allow_unsigned: bool = False) ->
         raise MergeError(f"{bundle.name}: rater {other[0]}'s earlier bundles were signed by {other[1]}, this one by "
                          f"{bundle.signer}: not that participant's bundle (edited and signed again?)",
                          fix="ask the participant to export and send it again")
+
+
+def _withdrawn_in(bundle: Bundle) -> list[str]:
+    """The raters this bundle carries withdrawn consents of and no data: those who withdrew."""
+    consenting = set(bundle.manifest["rater_ids"])
+    return sorted({r for r, at in _rows(bundle, "consents", "rater_id", "withdrawn_at") if at is not None} - consenting)
+
+
+def _withdrawals(log: StudyLog, bundle: Bundle) -> list[dict[str, Any]]:
+    """Each rater the bundle says withdrew (no consent of theirs in the merged log holds now): when, and
+    what the merged log still holds of theirs, brought by earlier bundles (the participant was told to
+    ask the researcher to delete it; nothing here deletes it)."""
+    study, out = bundle.manifest["study_id"], []
+    for rater in _withdrawn_in(bundle):
+        holds, at = log.conn.execute(
+            "SELECT count(*) FILTER (WHERE withdrawn_at IS NULL), max(withdrawn_at) FROM consents "
+            "WHERE study_id = ? AND rater_id = ?", (study, rater)).fetchone()
+        if holds:  # they agreed again, in a bundle merged before this one
+            continue
+        sessions, ratings, sightings = log.conn.execute(
+            "SELECT (SELECT count(*) FROM sessions WHERE study_id = :s AND rater_id = :r), "
+            "(SELECT count(*) FROM ratings WHERE study_id = :s AND rater_id = :r), "
+            "(SELECT count(*) FROM sightings WHERE session_id IN "
+            "(SELECT session_id FROM sessions WHERE study_id = :s AND rater_id = :r))",
+            {"s": study, "r": rater}).fetchone()
+        out.append({"rater_id": rater, "withdrawn_at": at, "sessions": sessions, "ratings": ratings,
+                    "sightings": sightings})
+    return out
 
 
 def _rows(bundle: Bundle, table: str, *columns: str) -> list[tuple[Any, ...]]:
@@ -215,7 +245,7 @@ def merge_bundle(log: StudyLog, bundle: Bundle, study_key: str | None = None, al
                                              bundle.signer, tables)
     except sqlite3.Error as err:  # e.g. a row pointing at one the bundle lacks
         raise MergeError(f"{bundle.name}: {err}; rolled back, nothing of it was merged") from None
-    return {"status": "merged", "bundle_id": bundle_id, "rows": rows_info}
+    return {"status": "merged", "bundle_id": bundle_id, "rows": rows_info, "withdrawn": _withdrawals(log, bundle)}
 
 
 def merge_files(db: str | Path, paths: list[str | Path], study_key: str | None = None,

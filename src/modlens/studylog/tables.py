@@ -77,7 +77,8 @@ class Travel:
     consent (`exchange/bundle.py`): {raters} of the study who consented, their {sessions} and
     {ratings}, the {comments} those sessions saw or rated plus the study's gold and anchor comments,
     the {texts} of those comments (their live variants and normalized forms, OCR text), their
-    {media} and the {media_detectors} that scored them with their media.
+    {media} and the {media_detectors} that scored them with their media; and the raters who gave
+    consent and withdrew it ({withdrawn}), whose consents alone travel.
     `merge_key`: the columns that find the row again in the merged log (references already mapped):
     a row already there under that key is not inserted twice. A table with an integer row id gets
     new ids there, and the columns referencing it are mapped to them; a reference to a table that
@@ -213,7 +214,7 @@ TABLES: tuple[Table, ...] = (
         col("first_seen", "TEXT NOT NULL", "When a rater first agreed to it in this log."),
         key=("consent_sha256",),
         travel=Travel("consent_sha256 IN (SELECT consent_sha256 FROM consents WHERE study_id = :study "
-                      "AND rater_id IN {raters})", merge_key=("consent_sha256",),
+                      "AND (rater_id IN {raters} OR rater_id IN {withdrawn}))", merge_key=("consent_sha256",),
                       verbatim=("consent_sha256", "text", "first_seen"))),
     _table(
         "consents", "Which consent text each rater agreed to, and when: one row per rater and text (a study whose "
@@ -229,9 +230,14 @@ TABLES: tuple[Table, ...] = (
         col("consented_at", "TEXT NOT NULL", "When the rater agreed to it, as the client reported (UTC ISO 8601)."),
         col("withdrawn_at", "TEXT", "When the rater withdrew this consent, as the client reported (hello "
                                     "`consent_withdrawn_at`); NULL while it holds. A rater whose every consent is "
-                                    "withdrawn is left out of bundles (`exchange/bundle.py`)."),
+                                    "withdrawn is left out of bundles (`exchange/bundle.py`) but for these rows, "
+                                    "so a merged log learns of the withdrawal (`modlens merge` says what "
+                                    "earlier bundles brought of theirs)."),
         key=("consent_id",), unique=(("study_id", "rater_id", "consent_sha256", "consented_at"),),
-        travel=Travel("study_id = :study AND rater_id IN {raters} AND consent_sha256 IS NOT NULL",
+        # a withdrawn rater's consents travel too (ids and times, none of their data), so the researcher's
+        # merge learns of the withdrawal: it fills `withdrawn_at` on the rows an earlier bundle brought
+        travel=Travel("study_id = :study AND (rater_id IN {raters} OR rater_id IN {withdrawn}) "
+                      "AND consent_sha256 IS NOT NULL",
                       merge_key=("study_id", "rater_id", "consent_sha256", "consented_at"),
                       verbatim=("study_id", "rater_id", "consent_sha256", "consented_at", "withdrawn_at"),
                       fill=("withdrawn_at",))),
