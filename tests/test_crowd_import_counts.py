@@ -252,7 +252,8 @@ def test_a_review_that_fails_after_the_import_says_the_ratings_were_imported(
     assert code == 1 and "Traceback" not in out, out
     assert "1 workers, 6 ratings imported, 0 already in the log" in out, out
     assert "database or disk is full" in out and "ratings are in the log (6 imported, 0 already there), the review of its raters is not" in out, out
-    assert "run the same command again: it adds no rating twice and reviews them" in out, out
+    assert "run the same command again: it adds no rating twice and reviews them (the log keeps that run as " \
+           "another import of the file, with no rating imported)" in out, out
     assert "reviewed" not in out, out
     assert (stored("ratings"), stored("crowd_imports"), stored("rater_reviews")) == (6, 1, 0)
     monkeypatch.undo()
@@ -260,6 +261,14 @@ def test_a_review_that_fails_after_the_import_says_the_ratings_were_imported(
     assert code == 0 and "1 workers, 0 ratings imported, 6 already in the log" in out, out
     assert "reviewed 1 rater tasks" in out, out
     assert (stored("ratings"), stored("rater_reviews")) == (6, 1)
+    # the rerun is a row of its own, and the report says what it is: the same export again, nothing new
+    first, rerun = report(capsys, db)["imports"]
+    assert (first["ratings_new"], first["again_of"]) == (6, None)
+    assert (rerun["ratings_new"], rerun["ratings_known"], rerun["again_of"]) == (0, 6, first["import_id"])
+    code, out = run(capsys, "report", "--db", db, "--format", "html", "--out", tmp_path / "report.html")
+    assert code == 0, out
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert f"the same export again (import {first['import_id']}): no rating stored" in page
 
 
 def test_an_import_that_meets_a_full_disk_says_so_in_one_line_and_stores_nothing(

@@ -225,7 +225,8 @@ def import_ratings(path: str | Path, folder: str | Path, db: str | Path, fmt: st
         if (failed := unwritable(err, db)) is None:
             raise
         raise failed.stopped(f"this import's ratings are in the log ({new} imported, {known} already there), the "
-                             "review of its raters is not stored", ": it adds no rating twice and reviews them") from None
+                             "review of its raters is not stored", ": it adds no rating twice and reviews them (the log keeps "
+                             "that run as another import of the file, with no rating imported)") from None
     result.withdrawn = [f"{r.rater_id} task {r.task} ({why})" for r in result.reviews
                         if (why := verdicts.get((r.rater_id, r.task)))]
     result.per_item = raters_per_item(db, plan, result.reviews)

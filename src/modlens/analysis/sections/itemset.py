@@ -76,18 +76,38 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
         "n_raters_accepted": len({r for who in accepted_raters.values() for r in who}),  # with a rated, accepted task
         "acceptance": [{k: rv[k] for k in ("rater_id", "task", "source", "decision", "reason", "missed",
                                            "inconsistent_gold", "wrong_gold", "inconsistent")} for rv in data.reviews],
-        "items": rows, "attributes": attributes, "imports": [imported(i) for i in data.imports],
+        "items": rows, "attributes": attributes, "imports": imports(data.imports),
         "alpha_ci": {"confidence": 0.95, "method": "percentile bootstrap over comments", "replicates": BOOTSTRAP,
                      "seed": BOOTSTRAP_SEED},
     }
 
 
-def imported(row: dict[str, Any]) -> dict[str, Any]:
+def imports(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The log's imports in order, each with `again_of`: the first earlier import of the same study
+    with the same bytes (source_sha256), None for a first. The same command run again (after a
+    review that failed, say) is such a row, with what that run stored: usually no rating."""
+    first: dict[tuple[str, str], int] = {}
+    out = []
+    for row in rows:
+        key = (row["study_id"], row["source_sha256"])
+        out.append(imported(row, first.get(key)))
+        first.setdefault(key, row["import_id"])
+    return out
+
+
+def imported(row: dict[str, Any], again_of: int | None = None) -> dict[str, Any]:
     """One `modlens rate FILE` import as the log keeps it (`crowd_imports`): its counts and the records
     it skipped as carrying no valid work, by the platform's word."""
-    keys = ("source", "format", "source_sha256", "imported_at", "records", "workers", "ratings_new", "ratings_known",
-            "changed", "on_change", "empty", "incomplete", "repeated", "skipped")
-    return {**{k: row[k] for k in keys}, "n_skipped": sum(row["skipped"].values())}
+    keys = ("import_id", "source", "format", "source_sha256", "imported_at", "records", "workers", "ratings_new",
+            "ratings_known", "changed", "on_change", "empty", "incomplete", "repeated", "skipped")
+    return {**{k: row[k] for k in keys}, "n_skipped": sum(row["skipped"].values()), "again_of": again_of}
+
+
+def _export_cell(i: dict[str, Any]) -> str:
+    if i["again_of"] is None:
+        return i["source"]
+    stored = "no rating stored" if not i["ratings_new"] else f"{i['ratings_new']} ratings stored"
+    return f"{i['source']} — the same export again (import {i['again_of']}): {stored}"
 
 
 def _changed_cell(i: dict[str, Any]) -> str:
@@ -118,11 +138,13 @@ def render(s: dict[str, Any]) -> str:
     if s["imports"]:
         out.append("<h3>Crowd imports (<code>modlens rate</code>), each as it ran</h3>")
         out.append("<p class=note>Per import: a file imported again is counted again, so the rows are not "
-                   "summed.</p>")
-        out.append(table(["export", "format", "imported at", "workers", "ratings imported", "already in the log",
-                          "changed since the last import", "skipped: no valid work",
+                   "summed. An export with the same bytes as an earlier import (the same command run again, "
+                   "after a review that failed, say) is marked so, with what that run stored: its ratings are "
+                   "those already in the log, and it added a review at most.</p>")
+        out.append(table(["import", "export", "format", "imported at", "workers", "ratings imported",
+                          "already in the log", "changed since the last import", "skipped: no valid work",
                           "empty / answered in part / repeated"],
-                         [[i["source"], i["format"], i["imported_at"], i["workers"], i["ratings_new"],
+                         [[i["import_id"], _export_cell(i), i["format"], i["imported_at"], i["workers"], i["ratings_new"],
                            i["ratings_known"], _changed_cell(i), _skipped_cell(i),
                            f"{i['empty']} / {i['incomplete']} / {i['repeated']}"]
                           for i in s["imports"]]))
