@@ -105,7 +105,7 @@ def imported(row: dict[str, Any], again_of: int | None = None) -> dict[str, Any]
 
 def _export_cell(i: dict[str, Any]) -> str:
     if i["again_of"] is None:
-        return i["source"]
+        return str(i["source"])
     stored = "no rating stored" if not i["ratings_new"] else f"{i['ratings_new']} ratings stored"
     return f"{i['source']} — the same export again (import {i['again_of']}): {stored}"
 
