@@ -53,3 +53,28 @@ def test_an_empty_token_file_gets_a_token_and_an_existing_one_is_kept(tmp_path):
     assert pairing.ensure(path) == token
     assert sorted(p.name for p in path.parent.iterdir()) == [LOCK, "pairing-token"]
     assert (path.parent / LOCK).stat().st_mode & 0o777 == 0o600
+
+
+def _salt(home: str, barrier, out) -> None:
+    import os
+
+    os.environ["MODLENS_HOME"] = home
+    barrier.wait()
+    out.put(pairing.study_salt("pilot"))
+
+
+def test_processes_creating_a_study_salt_at_once_all_get_the_stored_one(tmp_path):
+    """A study's author salt, made on first use like the token: before, each process wrote its own,
+    so two raters' extensions could hash one author two ways within a study."""
+    ctx = mp.get_context("fork")
+    for trial in range(5):
+        home = tmp_path / f"home{trial}"
+        home.mkdir()
+        barrier, out = ctx.Barrier(4), ctx.Queue()
+        procs = [ctx.Process(target=_salt, args=(str(home), barrier, out)) for _ in range(4)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(30)
+        got = {out.get(timeout=5) for _ in procs}
+        assert got == {pairing.read(home / "author-salt-pilot")}, f"trial {trial}: {len(got)} salts handed out"

@@ -109,19 +109,24 @@ def ensure(path: Path | None = None) -> str:
     (`modlens serve` starting while `modlens pair` runs) created it first, its token is the one returned,
     so what a caller prints or hands the extension is always the token stored. Callers that found no
     token (no file, or an empty one) create it one at a time (`_creating`), each reading it again first."""
-    path = path or paths.token_file()
-    token = read(path)
-    if token is None:
+    return _ensure_secret(path or paths.token_file(), TOKEN_BYTES)
+
+
+def _ensure_secret(path: Path, nbytes: int) -> str:
+    """The secret stored at `path`, or a new one of `nbytes` created there without replacing one
+    another process stored first (the pairing token, a study's author salt)."""
+    secret = read(path)
+    if secret is None:
         with _creating(path):
-            return _create(path)
-    return token
+            return _create(path, nbytes)
+    return secret
 
 
-def _create(path: Path) -> str:
-    """The token at `path` read again under the lock, or a new one stored there."""
+def _create(path: Path, nbytes: int) -> str:
+    """The secret at `path` read again under the lock, or a new one stored there."""
     token = read(path)
     if token is None:
-        token = _new_secret(TOKEN_BYTES)
+        token = _new_secret(nbytes)
         tmp = write_temp(path, (token + "\n").encode())
         try:
             os.link(tmp, path)  # atomic, and fails where the file exists (os.replace would overwrite it)
@@ -287,10 +292,6 @@ def forget_extensions(path: Path | None = None) -> None:
 
 def study_salt(study_id: str) -> str:
     """The per-study salt the extension hashes author names with, created on first use, so
-    every rater of a study produces the same hash for the same author."""
-    path = paths.home() / f"author-salt-{study_id}"
-    salt = read(path)
-    if salt is None:
-        salt = _new_secret(24)
-        _write_private(path, salt)
-    return salt
+    every rater of a study produces the same hash for the same author. Created as the token is
+    (`ensure`): two processes' first use at once (`serve` and `browse`) get the one stored."""
+    return _ensure_secret(paths.home() / f"author-salt-{study_id}", 24)
