@@ -17,6 +17,17 @@ def _ensure(path: str, barrier, out) -> None:
     out.put(pairing.ensure(Path(path)))
 
 
+def _at_once(ctx, target, arg: str, n: int = 4) -> set[str]:
+    """What `n` processes running `target(arg, barrier, out)` together handed out."""
+    barrier, out = ctx.Barrier(n), ctx.Queue()
+    procs = [ctx.Process(target=target, args=(arg, barrier, out)) for _ in range(n)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+    return {out.get(timeout=5) for _ in procs}
+
+
 LOCK = ".pairing-token.lock"  # beside the token, kept: callers finding no token take turns on it
 
 
@@ -32,13 +43,7 @@ def test_processes_creating_the_token_at_once_all_get_the_stored_one(tmp_path, s
         if start == "empty":
             path.write_text("")
             path.chmod(0o600)
-        barrier, out = ctx.Barrier(4), ctx.Queue()
-        procs = [ctx.Process(target=_ensure, args=(str(path), barrier, out)) for _ in range(4)]
-        for p in procs:
-            p.start()
-        for p in procs:
-            p.join(30)
-        got = {out.get(timeout=5) for _ in procs}
+        got = _at_once(ctx, _ensure, str(path))
         assert got == {pairing.read(path)}, f"trial {trial}: tokens handed out {len(got)}, stored one of them"
         assert path.stat().st_mode & 0o777 == 0o600
         assert sorted(p.name for p in path.parent.iterdir()) == [LOCK, "pairing-token"]  # no temp file left
@@ -70,11 +75,5 @@ def test_processes_creating_a_study_salt_at_once_all_get_the_stored_one(tmp_path
     for trial in range(5):
         home = tmp_path / f"home{trial}"
         home.mkdir()
-        barrier, out = ctx.Barrier(4), ctx.Queue()
-        procs = [ctx.Process(target=_salt, args=(str(home), barrier, out)) for _ in range(4)]
-        for p in procs:
-            p.start()
-        for p in procs:
-            p.join(30)
-        got = {out.get(timeout=5) for _ in procs}
+        got = _at_once(ctx, _salt, str(home))
         assert got == {pairing.read(home / "author-salt-pilot")}, f"trial {trial}: {len(got)} salts handed out"
