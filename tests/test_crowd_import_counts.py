@@ -31,6 +31,21 @@ def printed_skips(out: str) -> dict[str, int]:
     return {m.group(2): int(m.group(1)) for m in re.finditer(r"(\d+) ([^,]+)(?:, |$)", listed)}
 
 
+def _approved_task(tmp_path: Path, plan: assignment.Plan) -> Path:
+    """A Prolific export of one approved worker who answered task t01-r1."""
+    return _write_csv(tmp_path / "good.csv", [["Participant id", "Status", "assignment", *_survey_cells(plan, "t01-r1")],
+                                              ["60aa", "APPROVED", "t01-r1", *_survey_cells(plan, "t01-r1").values()]])
+
+
+def _disk_full(*args: object, **kwargs: object) -> None:
+    """A write meeting a full disk, as SQLite raises it (SQLITE_FULL)."""
+    import sqlite3
+
+    err = sqlite3.OperationalError("database or disk is full")
+    err.sqlite_errorcode = 13
+    raise err
+
+
 def test_the_records_an_import_skipped_are_stored_and_reported(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     folder = study_with_set(tmp_path, capsys)
@@ -137,8 +152,7 @@ def test_an_import_that_fails_once_the_log_is_open_stores_no_import(tmp_path: Pa
 
     folder = study_with_set(tmp_path, capsys)
     plan = assignment.Plan.load(folder, load(folder))
-    good = _write_csv(tmp_path / "good.csv", [["Participant id", "Status", "assignment", *_survey_cells(plan, "t01-r1")],
-                                              ["60aa", "APPROVED", "t01-r1", *_survey_cells(plan, "t01-r1").values()]])
+    good = _approved_task(tmp_path, plan)
 
     def stored(db: Path) -> tuple[int, int]:
         con = sqlite3.connect(db)
@@ -232,13 +246,7 @@ def test_a_review_that_fails_after_the_import_says_the_ratings_were_imported(
     folder = study_with_set(tmp_path, capsys)
     plan = assignment.Plan.load(folder, load(folder))
     db = tmp_path / "log.sqlite"
-    good = _write_csv(tmp_path / "good.csv", [["Participant id", "Status", "assignment", *_survey_cells(plan, "t01-r1")],
-                                              ["60aa", "APPROVED", "t01-r1", *_survey_cells(plan, "t01-r1").values()]])
-
-    def no_room(*args: object, **kwargs: object) -> None:
-        err = sqlite3.OperationalError("database or disk is full")
-        err.sqlite_errorcode = 13  # SQLITE_FULL, as SQLite raises it
-        raise err
+    good = _approved_task(tmp_path, plan)
 
     def stored(table: str) -> int:
         con = sqlite3.connect(db)
@@ -247,7 +255,7 @@ def test_a_review_that_fails_after_the_import_says_the_ratings_were_imported(
         finally:
             con.close()
 
-    monkeypatch.setattr(StudyLog, "put_rater_reviews", no_room)
+    monkeypatch.setattr(StudyLog, "put_rater_reviews", _disk_full)
     code, out = run(capsys, "rate", good, "--db", db, "--study", folder)
     assert code == 1 and "Traceback" not in out, out
     assert "1 workers, 6 ratings imported, 0 already in the log" in out, out
@@ -283,13 +291,7 @@ def test_an_import_that_meets_a_full_disk_says_so_in_one_line_and_stores_nothing
     folder = study_with_set(tmp_path, capsys)
     plan = assignment.Plan.load(folder, load(folder))
     db = tmp_path / "log.sqlite"
-    good = _write_csv(tmp_path / "good.csv", [["Participant id", "Status", "assignment", *_survey_cells(plan, "t01-r1")],
-                                              ["60aa", "APPROVED", "t01-r1", *_survey_cells(plan, "t01-r1").values()]])
-
-    def no_room(*args: object, **kwargs: object) -> None:
-        err = sqlite3.OperationalError("database or disk is full")
-        err.sqlite_errorcode = 13  # SQLITE_FULL, as SQLite raises it
-        raise err
+    good = _approved_task(tmp_path, plan)
 
     def rows() -> list[str]:
         con = sqlite3.connect(db)
@@ -299,7 +301,7 @@ def test_an_import_that_meets_a_full_disk_says_so_in_one_line_and_stores_nothing
             con.close()
 
     before = rows()
-    monkeypatch.setattr(StudyLog, "add_crowd_import", no_room)
+    monkeypatch.setattr(StudyLog, "add_crowd_import", _disk_full)
     code, out = run(capsys, "rate", good, "--db", db, "--study", folder)
     assert code == 1 and "Traceback" not in out, out
     assert "database or disk is full" in out and "nothing of this import is stored" in out, out
