@@ -142,6 +142,7 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
         for v, ok in zip(vs, recorded):
             if not ok:
                 reasons[str(v["attack"].get("reason"))] += 1
+        judge_counts = _judge_failures([v["attack"] for v, ok in zip(vs, recorded) if not ok])
         checked = [verdicts["by_id"].get(v["variant_id"]) for v in successes]
         # after filters: only successes every filter checked and passed; one that failed none but
         # was not checked by one (meaning or fluency never measured) is counted apart, never as passed
@@ -169,7 +170,7 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
                      "success_verified": mean(verified) if verified else None, "n_verified": len(verified),
                      "queries_per_success": mean(q_success) if q_success else None,
                      "mean_queries": mean(q_all) if q_all else None, "judges": judges,
-                     "failure_reasons": dict(sorted(reasons.items())),
+                     "failure_reasons": dict(sorted(reasons.items())), **judge_counts,
                      "strategies": sorted({v["strategy"] for v in vs})})
         group = f"{goal.lower()}|{recipe}|{config}"
         labels[(group, name)] = (f"{target} ({goal}" + (f", {recipe})" if len(recipes) > 1 else ")")
@@ -215,6 +216,21 @@ def analyze(data: StudyData, quality: QualityFilters | None = None) -> dict[str,
     return {"rows": rows, "transfer": transfer, "detectors": dets.names(), "matrices": matrices,
             "quality": verdicts["config"], "recovery_notes": sorted(set(recovery.notes)),
             "human": human_reviews(data)}
+
+
+def _judge_failures(failed: list[dict[str, Any]]) -> dict[str, int]:
+    """Failed attempts by what the judges did with their flips: `judge_rejected` a judge said no to
+    one, `judge_no_score` a judge had no score for one (not a "no"; both when both happened);
+    `judge_not_told_apart` records from before the attack counted missing scores apart
+    (`unscored_by_ensemble`), whose rejections may be missing scores."""
+    counts = {"judge_rejected": 0, "judge_no_score": 0, "judge_not_told_apart": 0}
+    for a in failed:
+        if "unscored_by_ensemble" not in a:
+            counts["judge_not_told_apart"] += bool(a.get("rejected_by_ensemble"))
+            continue
+        counts["judge_rejected"] += bool(a.get("rejected_by_ensemble"))
+        counts["judge_no_score"] += bool(a.get("unscored_by_ensemble"))
+    return counts
 
 
 def _verify(data: StudyData, goal: str, v: dict[str, Any], target: DetectorRow) -> bool | None:

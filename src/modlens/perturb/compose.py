@@ -139,7 +139,8 @@ class Attack:
         return self._result(problem, out.status, out.reason, out.best, seed_result, out.best_result)
 
     def _ensemble(self, problem: Problem, final: Candidate, status: str) -> dict[str, Any] | None:
-        """The judges' verdicts on the accepted candidate (or on the last one they rejected)."""
+        """The judges' verdicts on the accepted candidate (or on the last one they rejected or
+        could not score)."""
         judge = next((c for c in problem.post if c.key == "judges_agree"), None)
         if judge is None:
             return {"judges": {}, "ok": True}
@@ -149,7 +150,8 @@ class Attack:
             if final.text in texts and len(last) == len(texts):
                 return dict(last[texts.index(final.text)])
             return None
-        return next((dict(v) for v in last if not v["ok"]), None) if problem.rejected.get("judges_agree") else None
+        judged = problem.rejected.get("judges_agree") or problem.unscored.get("judges_agree")
+        return next((dict(v) for v in last if not v["ok"]), None) if judged else None
 
     def _result(self, problem: Problem, status: str, reason: str | None, final: Candidate,
                 seed_result: Any, final_result: Any) -> Variant:
@@ -164,7 +166,9 @@ class Attack:
                 ok = True if status == "success" else None
             constraints[c.key] = {**c.describe(), "stage": c.stage, "ok": ok,
                                   "rejected": int(problem.rejected.get(c.key, 0)),
-                                  "last_rejection": problem.last_post_rejection.get(c.key)}
+                                  "last_rejection": problem.last_post_rejection.get(c.key),
+                                  "unscored": int(problem.unscored.get(c.key, 0)),
+                                  "last_unscored": problem.last_unscored.get(c.key)}
         max_words = problem.max_words
         constraints["max_edit_fraction"] = {
             "limit": self.config().get("max_edit_fraction"), "max_words": max_words, "words_edited": changed,
@@ -180,6 +184,8 @@ class Attack:
             "ranking": problem.info.get("ranking"), "n_words": n_words, "words_edited": changed,
             "words_changed_share": round(changed / n_words, 6) if n_words else 0.0,
             "rejected_by_ensemble": int(problem.rejected.get("judges_agree", 0)),
+            # flipping candidates a judge had no score for: not accepted, and not a rejection
+            "unscored_by_ensemble": int(problem.unscored.get("judges_agree", 0)),
             "constraints": constraints,
         }
         if g.multi_label:

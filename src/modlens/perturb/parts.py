@@ -71,6 +71,12 @@ class Transformation(ABC):
         return self.changes(text, slots, index, random.Random(f"{seed}/{self.key}/{index}"), k)
 
 
+class NoScore(str):
+    """A verdict that says a constraint could not check the candidate (a judge had no score for
+    it), not that the candidate failed it: the candidate is not accepted, since the rule cannot be
+    confirmed, and is counted apart from the rejections (`Problem.unscored`)."""
+
+
 class Constraint(ABC):
     """Accepts or rejects candidates. `stage` "pre": checked on every candidate before the
     target is queried (cheap); "post": only on candidates that reached the goal."""
@@ -92,7 +98,8 @@ class Constraint(ABC):
 
     @abstractmethod
     def check_many(self, source: str, candidates: Sequence[Candidate]) -> list[str | None]:
-        """One verdict per candidate: None = satisfied, else a short reason."""
+        """One verdict per candidate: None = satisfied, else a short reason (a `NoScore` one
+        when the constraint could not check it)."""
 
 
 def _sorted(changes: Sequence[WordChange]) -> tuple[WordChange, ...]:

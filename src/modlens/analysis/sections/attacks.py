@@ -60,6 +60,8 @@ def render(s: dict[str, Any]) -> str:
             f'{r["set_aside"]} older row{"s" * (r["set_aside"] != 1)} of attacks redone by a rerun set aside '
             '(one attack per seed, recipe and target version counts: the newest)</p>'
             for r in s["rows"] if r.get("set_aside")]
+    out += [f'<p class="note">{html.escape(_judged(r))}</p>' for r in s["rows"]
+            if r.get("judge_no_score") or r.get("judge_not_told_apart")]
     q = s.get("quality") or {}
     if q:
         out.append(f'<p class="note">Quality filters: {html.escape(", ".join(q.get("filters", [])))}; similarity ≥ '
@@ -85,6 +87,24 @@ def render(s: dict[str, Any]) -> str:
               for m in s.get("matrices", []) for name, used in (m.get("pooled_versions") or {}).items()]
     out += [f'<p class="note">{html.escape(n)}</p>' for n in notes]
     return "".join(out)
+
+
+def _judged(r: dict[str, Any]) -> str:
+    """What the judges did with the flips of a row's failed attempts: a judge with no score for a
+    flip did not say no to it (the flip was not accepted, unverified)."""
+    def n(k: int) -> str:
+        return f"{k} failed attempt{'s' * (k != 1)}"
+
+    parts = []
+    if r.get("judge_rejected"):
+        parts.append(f"{n(r['judge_rejected'])} had a flip a judge said no to")
+    if r.get("judge_no_score"):
+        parts.append(f"{n(r['judge_no_score'])} had a flip a judge had no score for (not accepted as unverified; "
+                     "not a judge's no)")
+    if r.get("judge_not_told_apart"):
+        parts.append(f"{n(r['judge_not_told_apart'])} logged before missing judge scores were told apart count "
+                     "them among the judges' rejections")
+    return f"{r['target']} ({r['goal']}, {r.get('recipe', '')}): " + "; ".join(parts)
 
 
 SECTION = Section(key='attacks', title='5. Attacks and transfer', method=METHOD, analyze=analyze, render=render)

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from modlens.detectors.base import Detector, LabelScores
 from modlens.perturb.generate import WordSlot
 from modlens.perturb.goals import Goal
-from modlens.perturb.parts import Candidate, Constraint, Transformation, WordChange, apply_changes
+from modlens.perturb.parts import Candidate, Constraint, NoScore, Transformation, WordChange, apply_changes
 
 
 class TargetOracle:
@@ -79,6 +79,9 @@ class Problem:
     max_words: int | None = None                 # from a max_words_changed constraint, if any
     rejected: Counter[str] = field(default_factory=Counter)   # constraint key -> candidates it rejected
     last_post_rejection: dict[str, str] = field(default_factory=dict)
+    # candidates a post constraint could not check (a judge had no score): not accepted, never a rejection
+    unscored: Counter[str] = field(default_factory=Counter)
+    last_unscored: dict[str, str] = field(default_factory=dict)
     post_texts: dict[str, list[str]] = field(default_factory=dict)    # texts of each post constraint's last check
     info: dict[str, Any] = field(default_factory=dict)        # what the search wants recorded
     # every scored candidate that reached the goal, and the texts the post constraints have seen:
@@ -143,7 +146,8 @@ class Problem:
 
     def accept(self, reached: Sequence[Scored]) -> Scored | None:
         """The best reached candidate that passes every post constraint (checked in one batch
-        per constraint, best first), else None; rejections are counted per constraint."""
+        per constraint, best first), else None; rejections are counted per constraint, and
+        apart from them the candidates it could not check (`NoScore`)."""
         pending = sorted(reached, key=lambda s: -(s.progress or 0.0))
         self.post_checked.update(s.candidate.text for s in pending)
         if not self.post:
@@ -157,6 +161,9 @@ class Problem:
             for s, v in zip(pending, verdicts):
                 if v is None:
                     kept.append(s)
+                elif isinstance(v, NoScore):
+                    self.unscored[c.key] += 1
+                    self.last_unscored[c.key] = v
                 else:
                     self.rejected[c.key] += 1
                     self.last_post_rejection[c.key] = v
@@ -199,12 +206,19 @@ class SearchMethod(ABC):
 
 
 def failure_reason(problem: Problem, default: str) -> str:
-    """Why a search ended without success, in the words docs/PERTURB.md lists."""
-    if problem.last_post_rejection:
-        keys = sorted(problem.last_post_rejection)
-        if keys == ["judges_agree"]:
-            return "every flipping candidate was rejected by the judges"
-        return f"every flipping candidate was rejected by {', '.join(keys)}"
+    """Why a search ended without success, in the words docs/PERTURB.md lists. A candidate a
+    judge had no score for was not rejected by the judges: said apart."""
+    def by(keys: list[str]) -> str:
+        return "the judges" if keys == ["judges_agree"] else ", ".join(keys)
+
+    rejected, unscored = sorted(problem.last_post_rejection), sorted(problem.last_unscored)
+    lacked = "lacked a judge's score" if unscored == ["judges_agree"] else f"could not be checked by {by(unscored)}"
+    if rejected and unscored:
+        return f"every flipping candidate was rejected by {by(rejected)} or {lacked}"
+    if rejected:
+        return f"every flipping candidate was rejected by {by(rejected)}"
+    if unscored:
+        return f"every flipping candidate {lacked}"
     if problem.oracle.remaining <= 0:
         return "query budget exhausted"
     return default

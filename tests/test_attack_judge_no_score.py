@@ -1,0 +1,83 @@
+"""A judge that has no score for a candidate (here a real cached-scores table that holds the seed
+and none of its variants) did not disagree: the attack does not accept the candidate (the AND rule
+cannot be confirmed) but counts it apart from the judges' rejections, its reason says a judge had no
+score, never that the judges rejected every flip, and the report reads the distinction from the log."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from modlens.analysis import attacks as attack_analysis
+from modlens.analysis.data import load
+from modlens.analysis.sections import attacks as attacks_section
+from modlens.cli import main
+from modlens.detectors import registry
+
+TOXIC = "you stupid idiot"
+NO_SCORE = "every flipping candidate lacked a judge's score"
+
+
+@pytest.fixture(autouse=True)
+def _profanity_check():
+    assert registry.status("profanity-check").status == "loaded"  # installed with modlens
+
+
+def _table(tmp_path):
+    table = tmp_path / "scores.csv"
+    table.write_text(f"text,score\n{TOXIC},0.9\n", encoding="utf-8")  # the seed only
+    return table
+
+
+def _only_the_target(tmp_path) -> str:
+    """A study whose only detector is the target: the cached table is the one judge."""
+    study = tmp_path / "one.toml"
+    study.write_text('[[detectors]]\nname = "profanity-check"\n', encoding="utf-8")
+    return str(study)
+
+
+def _variant(capsys) -> dict:
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    return next(r for r in rows if r["kind"] == "variant")
+
+
+def test_a_judge_without_a_score_is_not_a_judge_that_disagreed(tmp_path, capsys):
+    main(["attack", "--recipe", "deepwordbug", "--target", "profanity-check", "--text", TOXIC,
+          "--config", _only_the_target(tmp_path), "--detector", f"cached:{_table(tmp_path)}"])
+    a = _variant(capsys)["attack"]
+    assert a["status"] == "failed" and a["reason"] == NO_SCORE
+    assert a["rejected_by_ensemble"] == 0 and a["unscored_by_ensemble"] > 0
+    judged = a["constraints"]["judges_agree"]
+    assert judged["rejected"] == 0 and judged["unscored"] == a["unscored_by_ensemble"]
+    assert judged["last_unscored"] == "no score from cached" and judged["last_rejection"] is None
+    verdict = a["constraints"]["ensemble"]["judges"]["cached"]
+    assert verdict["toxicity"] is None and verdict["agrees"] is None  # not a "no"
+
+
+def test_a_judge_that_disagrees_rejects_even_beside_one_without_a_score(tmp_path, capsys):
+    """A copy of the target is fooled by the very same edits: it says no, so the AND rule fails
+    whatever the cached table lacks."""
+    study = tmp_path / "study.toml"
+    study.write_text('[[detectors]]\nname = "profanity-check"\n\n[[detectors]]\nname = "profanity-check"\n'
+                     'id = "copy"\n', encoding="utf-8")
+    main(["attack", "--recipe", "deepwordbug", "--target", "profanity-check", "--text", TOXIC,
+          "--config", str(study), "--detector", f"cached:{_table(tmp_path)}"])
+    a = _variant(capsys)["attack"]
+    assert a["status"] == "failed" and a["reason"] == "every flipping candidate was rejected by the judges"
+    assert a["rejected_by_ensemble"] > 0 and a["unscored_by_ensemble"] == 0
+
+
+def test_the_report_counts_attempts_a_judge_could_not_score_apart(tmp_path):
+    """`audit --attack --ensemble cached`: the cached table asked to judge, as a remote detector
+    that errors would; the report reads the log's records."""
+    seeds = tmp_path / "seeds.csv"
+    seeds.write_text(f"text,toxic\n{TOXIC},1\n", encoding="utf-8")
+    db = tmp_path / "log.sqlite"
+    assert main(["audit", str(seeds), "--detectors", "profanity-check", f"cached:{_table(tmp_path)}",
+                 "--attack", "tae", "--recipe", "deepwordbug", "--target", "profanity-check",
+                 "--ensemble", "cached", "--db", str(db)]) == 0
+    (row,) = attack_analysis.analyze(load(db))["rows"]
+    assert row["judges"] == ["cached"] and row["failed"] == 1 and row["failure_reasons"] == {NO_SCORE: 1}
+    assert row["judge_no_score"] == 1 and row["judge_rejected"] == 0 and row["judge_not_told_apart"] == 0
+    note = attacks_section.render(attacks_section.analyze(load(db)))
+    assert "1 failed attempt had a flip a judge had no score for" in note and "said no" not in note
