@@ -146,3 +146,71 @@ async def test_a_bundle_whose_only_rater_withdrew_carries_the_withdrawal_alone(t
     assert rows(research, "SELECT rater_id, withdrawn_at FROM consents") == [("rater-1", WITHDRAWN)]
     assert "rater rater-1 withdrew consent (" + WITHDRAWN + "): this log still holds, from earlier bundles, " \
            "1 session, 1 rating and 1 sighting of theirs" in said, said
+
+
+async def test_a_comment_a_withdrawn_rater_saw_first_travels_as_the_consenting_rater_saw_it(tmp_path, capsys):
+    """The log keeps a comment's first text, time shown and first_seen, and its page's first url and
+    title: those of the session that sent it first. When that was the withdrawn rater's, none of it
+    may leave as the consenting rater's."""
+    db = tmp_path / "study.sqlite"
+
+    def shown(msg: dict) -> dict:
+        for item in msg["items"]:
+            item["time_shown"] = "2025-02-28T09:00:00Z"
+        return msg
+
+    async with running_daemon(tmp_path, study(consent_text="You may withdraw at any time.")) as (url, app):
+        sha = consent_sha256(app)
+        for rater, edited in (("rater-1", "first version only rater one saw"), ("rater-2", "the edited text rater two saw")):
+            async with connect(url) as ws:
+                c = Client(ws)
+                await c.hello(rater, study_id="test", consent_at=AGREED, consent_sha256=sha)
+                ack = await c.request(shown(comments_msg(f"c-{rater}", [("edited", edited), ("shared", "both saw it")])),
+                                      "comments_ok")
+                assert ack["type"] == "comments_ok", ack
+                if rater == "rater-2":
+                    for key in ("edited", "shared"):
+                        ok = await c.request(rating_msg(f"r-{key}", key), "rating_ok")
+                        assert ok["type"] == "rating_ok", ok
+        async with connect(url) as ws:
+            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at=WITHDRAWN)
+
+    [(rater_two_saw,)] = rows(db, "SELECT min(seen_at) FROM sightings JOIN sessions USING (session_id) "
+                                  "WHERE rater_id = 'rater-2'")
+    [(rater_one_saw,)] = rows(db, "SELECT min(seen_at) FROM sightings JOIN sessions USING (session_id) "
+                                  "WHERE rater_id = 'rater-1'")
+    # the log: each sighting with the text that session was sent; the comment with its first one
+    assert rows(db, "SELECT x.rater_id, t.text FROM sightings s JOIN sessions x USING (session_id) JOIN texts t "
+                    "ON t.text_id = s.text_id JOIN comments c USING (comment_id) WHERE c.comment_key = 'edited' "
+                    "ORDER BY x.rater_id") == [("rater-1", "first version only rater one saw"),
+                                               ("rater-2", "the edited text rater two saw")]
+    out = tmp_path / "after-withdrawal.bundle"
+    capsys.readouterr()
+    assert cli_main(["export", "--db", str(db), "--bundle", str(out)]) == 0
+    said = capsys.readouterr().out
+    b = read_bundle(out)
+    try:
+        texts = [r["text"] for r in b.table("texts").to_pylist()]
+        comments = {r["comment_key"]: r for r in b.table("comments").to_pylist()}
+        pages = b.table("pages").to_pylist()
+        ratings = b.table("ratings").to_pylist()
+    finally:
+        b.close()
+    assert "first version only rater one saw" not in texts
+    # the edited comment's recorded text is rater-1's: it stays behind, with rater-2's sighting and rating of it
+    assert set(comments) == {"shared"}
+    assert [r["client_rating_id"] for r in ratings] == ["r-shared"]
+    assert ("left out 1 comment whose recorded text only sessions the bundle leaves out were sent (a consenting "
+            "rater saw it edited), with 1 sighting and 1 rating of consenting raters") in said, said
+    # the shared one: first seen when rater-2 saw it, not rater-1; the time shown and the page's address and
+    # title the log keeps as rater-1's page showed them are left out
+    assert rater_one_saw < rater_two_saw
+    assert (comments["shared"]["first_seen"], comments["shared"]["time_shown"]) == (rater_two_saw, None)
+    assert [(p["first_seen"], p["url"], p["title"]) for p in pages] == [(rater_two_saw, None, None)]
+    assert "1 comment a session the bundle leaves out saw first travels with the time a consenting rater first " \
+           "saw it as first_seen and no time shown" in said
+    # merged, each sighting keeps the text its session was sent
+    research = tmp_path / "merged.sqlite"
+    merged(research, out, capsys)
+    assert rows(research, "SELECT c.comment_key, t.text, s.seen_at FROM sightings s JOIN comments c USING (comment_id) "
+                          "JOIN texts t ON t.text_id = s.text_id") == [("shared", "both saw it", rater_two_saw)]

@@ -20,11 +20,12 @@ def run_bundle(args: argparse.Namespace, db: Path) -> int:
     try:
         if args.show:
             buffer = io.BytesIO()
-            withdrawn = export_bundle(db, buffer, args.study_id)["withdrawn"]
+            made = export_bundle(db, buffer, args.study_id)
             bundle = read_bundle(buffer, args.bundle)
             print(describe(bundle))
             bundle.close()
-            _say_withdrawn(withdrawn)
+            _say_withdrawn(made["withdrawn"])
+            _say_unsent(made["unsent"])
             print(f"\nnothing written; run again without --show to write {args.bundle}")
             return 0
         manifest = write_bundle_file(db, args.bundle, args.study_id)
@@ -39,6 +40,7 @@ def run_bundle(args: argparse.Namespace, db: Path) -> int:
         print(f"wrote {args.bundle}: study {manifest['study_id']!r}, rater(s) {', '.join(manifest['rater_ids'])}, "
               f"{rows['comments']} comments, {rows['ratings']} ratings, {rows['scores']} scores")
         _say_withdrawn(manifest["withdrawn"])
+        _say_unsent(manifest["unsent"])
     print(f"checksum {manifest['bundle_sha256']}; send this file to the researcher")
     return 0
 
@@ -52,3 +54,20 @@ def _say_withdrawn(withdrawn: dict[str, str]) -> None:
               "their sessions and ratings, and the comments only they saw or rated, are not in the bundle, "
               "which carries their consent times alone so that the researcher's merge marks the withdrawal "
               "(a bundle sent before it still holds their data: merge says what; ask the researcher to delete it)")
+
+
+def _n(count: int, what: str) -> str:
+    return f"{count} {what}{'' if count == 1 else 's'}"
+
+
+def _say_unsent(unsent: dict[str, int]) -> None:
+    """A comment keeps what the session that sent it first saw (text, time shown, first_seen; its page's
+    url and title): where that session is left out (a rater who withdrew), what the bundle did instead."""
+    if unsent["comments"]:
+        print(f"left out {_n(unsent['comments'], 'comment')} whose recorded text only sessions the bundle leaves out "
+              f"were sent (a consenting rater saw it edited), with {_n(unsent['sightings'], 'sighting')} and "
+              f"{_n(unsent['ratings'], 'rating')} of consenting raters")
+    if unsent["as_seen"]:
+        print(f"{_n(unsent['as_seen'], 'comment')} a session the bundle leaves out saw first "
+              f"travel{'s' if unsent['as_seen'] == 1 else ''} with the time a consenting rater first saw it as "
+              "first_seen and no time shown (a page such a session saw first: without url and title)")

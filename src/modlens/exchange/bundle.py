@@ -83,8 +83,42 @@ _SELECT_CONSENTED = [
     # the study's gold comments and anchors (written by `modlens serve` from the study config)
     "INSERT OR IGNORE INTO temp.b_comments SELECT c.comment_id FROM comments c JOIN pages p USING (page_id) "
     "WHERE c.platform = 'study' AND p.platform = 'study' AND p.page_key = :study",
+    # A comment keeps its first text (and time shown, first_seen), as the session that first sent it
+    # saw it. One whose text none of these sessions was sent (they saw only an edited version, after a
+    # session that does not travel: a withdrawn rater's) is not theirs to send: it stays behind, with
+    # their sightings and ratings of it (export says how many). A sighting of unknown text (NULL:
+    # recorded before schema 7) counts as one of the comment's text.
+    "CREATE TEMP TABLE b_unsent AS SELECT c.comment_id FROM temp.b_comments c JOIN comments m USING (comment_id) "
+    "WHERE EXISTS (SELECT 1 FROM sightings s WHERE s.comment_id = c.comment_id "
+    "AND s.session_id IN (SELECT session_id FROM temp.b_sessions)) "
+    "AND NOT EXISTS (SELECT 1 FROM sightings s WHERE s.comment_id = c.comment_id "
+    "AND s.session_id IN (SELECT session_id FROM temp.b_sessions) AND ({s_text} IS NULL OR {s_text} = m.text_id))",
+    "CREATE TEMP TABLE b_unsent_ratings AS SELECT rating_id FROM ratings WHERE rating_id IN (SELECT rating_id FROM "
+    "temp.b_ratings) AND comment_id IN (SELECT comment_id FROM temp.b_unsent)",
+    "DELETE FROM temp.b_ratings WHERE rating_id IN (SELECT rating_id FROM temp.b_unsent_ratings)",
+    "DELETE FROM temp.b_comments WHERE comment_id IN (SELECT comment_id FROM temp.b_unsent)",
+    # A comment (or page) a session that does not travel saw first: what the log keeps of that first
+    # sighting is not these raters'. It travels with the first time one of these sessions saw its text
+    # as first_seen, and without the time shown (the page: without url and title), which the log keeps
+    # only as that first session was shown them.
+    "CREATE TEMP TABLE b_seen AS SELECT s.comment_id, min(s.seen_at) AS seen_at FROM sightings s "
+    "JOIN comments m USING (comment_id) WHERE s.comment_id IN (SELECT comment_id FROM temp.b_comments) "
+    "AND s.session_id IN (SELECT session_id FROM temp.b_sessions) AND ({s_text} IS NULL OR {s_text} = m.text_id) "
+    "GROUP BY s.comment_id",
+    "CREATE TEMP TABLE b_first (comment_id INTEGER PRIMARY KEY, page_id INTEGER, seen_at TEXT)",
+    "INSERT INTO temp.b_first SELECT b.comment_id, m.page_id, b.seen_at FROM temp.b_seen b JOIN comments m "
+    "USING (comment_id) WHERE EXISTS (SELECT 1 FROM sightings o WHERE o.comment_id = b.comment_id "
+    "AND o.session_id NOT IN (SELECT session_id FROM temp.b_sessions) AND o.seen_at <= b.seen_at)",
+    "CREATE TEMP TABLE b_first_pages (page_id INTEGER PRIMARY KEY, seen_at TEXT)",
+    "INSERT INTO temp.b_first_pages SELECT m.page_id, min(b.seen_at) FROM temp.b_seen b JOIN comments m "
+    "USING (comment_id) WHERE m.page_id IS NOT NULL GROUP BY m.page_id HAVING min(b.seen_at) >= (SELECT min(o.seen_at) "
+    "FROM sightings o JOIN comments x USING (comment_id) WHERE x.page_id = m.page_id "
+    "AND o.session_id NOT IN (SELECT session_id FROM temp.b_sessions))",
     "CREATE TEMP TABLE b_texts (text_id INTEGER PRIMARY KEY)",
     "INSERT OR IGNORE INTO temp.b_texts SELECT text_id FROM comments WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
+    # the text each travelling sighting was sent (an edited version: with its scores)
+    "INSERT OR IGNORE INTO temp.b_texts SELECT {s_text} FROM sightings s WHERE {s_text} IS NOT NULL "
+    "AND s.comment_id IN (SELECT comment_id FROM temp.b_comments) AND s.session_id IN (SELECT session_id FROM temp.b_sessions)",
     "INSERT OR IGNORE INTO temp.b_texts SELECT text_id FROM variants "
     "WHERE comment_id IN (SELECT comment_id FROM temp.b_comments) AND run_id IS NULL",
     "INSERT OR IGNORE INTO temp.b_texts SELECT source_text_id FROM variants "
@@ -117,13 +151,27 @@ _CONSENTED_SETS = {"raters": "(SELECT rater_id FROM temp.b_raters)", "sessions":
                    "withdrawn": "(SELECT rater_id FROM temp.b_withdrawn)"}
 
 
+# What a comment or page row keeps of its first sighting, where that sighting does not travel (b_first):
+# replaced by what these sessions' sightings hold, or by NULL (unknown to them).
+_AS_SEEN = {
+    "comments": {
+        "first_seen": "coalesce((SELECT f.seen_at FROM temp.b_first f WHERE f.comment_id = comments.comment_id), first_seen)",
+        "time_shown": "CASE WHEN comment_id IN (SELECT comment_id FROM temp.b_first) THEN NULL ELSE time_shown END"},
+    "pages": {
+        "first_seen": "coalesce((SELECT f.seen_at FROM temp.b_first_pages f WHERE f.page_id = pages.page_id), first_seen)",
+        "url": "CASE WHEN page_id IN (SELECT page_id FROM temp.b_first_pages) THEN NULL ELSE url END",
+        "title": "CASE WHEN page_id IN (SELECT page_id FROM temp.b_first_pages) THEN NULL ELSE title END"},
+}
+
+
 def rows_query(table: Table, columns: list[str]) -> str:
     """The SELECT of the rows of `table` a bundle carries, with the log's `columns`: its consent rule
-    over the consented sets, its local columns as NULL, ordered by its key (the same rows give the
-    same bundle)."""
+    over the consented sets, its local columns as NULL, what a comment or page keeps of a first sighting
+    that does not travel replaced (`_AS_SEEN`), ordered by its key (the same rows give the same bundle)."""
     assert table.travel is not None, f"{table.name} never leaves the participant's computer"
-    local = table.travel.local
-    selected = ", ".join(f"NULL AS {c}" if c in local else c for c in columns)
+    local, as_seen = table.travel.local, _AS_SEEN.get(table.name, {})
+    selected = ", ".join(f"NULL AS {c}" if c in local else f"{as_seen[c]} AS {c}" if c in as_seen else c
+                         for c in columns)
     return (f"SELECT {selected} FROM {table.name} WHERE {table.travel.rows.format(**_CONSENTED_SETS)} "
             f"ORDER BY {', '.join(table.primary_key)}")
 
@@ -241,8 +289,10 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
         present = set(log.table_names())  # an older schema's log lacks the newer tables
         withdrawals = _records_withdrawals(log)
         consenting = _consenting(withdrawals)
+        # the text each sighting was sent came with schema 7: an older log's are unknown, so the comment's own
+        s_text = "s.text_id" if "text_id" in {c for c, _ in column_types(log.conn, "sightings")} else "NULL"
         for statement in _SELECT_CONSENTED + (_SELECT_MEDIA if _MEDIA_TABLES <= present else []):
-            log.conn.execute(statement.replace("{consenting}", consenting), params)
+            log.conn.execute(statement.replace("{consenting}", consenting).replace("{s_text}", s_text), params)
         if withdrawals:
             log.conn.execute(_SELECT_WITHDRAWN, params)
         consent = dict(log.conn.execute(
@@ -252,6 +302,11 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
             "SELECT rater_id, max(withdrawn_at) FROM consents WHERE study_id = :study "
             "AND rater_id IN (SELECT rater_id FROM temp.b_withdrawn) GROUP BY rater_id ORDER BY rater_id",
             params).fetchall()) if withdrawals else {}
+        # what stays behind of consenting raters (a comment they saw only edited) and what travels as they saw it
+        unsent = dict(zip(("comments", "ratings", "sightings", "as_seen"), log.conn.execute(
+            "SELECT (SELECT count(*) FROM temp.b_unsent), (SELECT count(*) FROM temp.b_unsent_ratings), "
+            "(SELECT count(*) FROM sightings WHERE comment_id IN (SELECT comment_id FROM temp.b_unsent) "
+            "AND session_id IN (SELECT session_id FROM temp.b_sessions)), (SELECT count(*) FROM temp.b_first)").fetchone()))
         if not consent and not withdrawn:
             raise BundleError(f"no rater of study {study!r} has given consent in {log.path}, so there is nothing "
                               "to send", fix=CONSENT_FIRST)
@@ -264,7 +319,7 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
                   "rater_ids": sorted(consent), "consent": consent, "modlens_version": __version__,
                   "schema_version": log.user_version(), "exported_at": now_iso()}
     # no path, home folder, user or host name of this computer leaves in a free-text field
-    return {**write_archive(out, fields, scrub_tables(tables), bundle_key()), "withdrawn": withdrawn}
+    return {**write_archive(out, fields, scrub_tables(tables), bundle_key()), "withdrawn": withdrawn, "unsent": unsent}
 
 
 def write_bundle_file(db: str | Path, path: str | Path, study_id: str | None = None) -> dict[str, Any]:

@@ -306,7 +306,9 @@ class LiveService:
                            a.truncated, a.original_length,
                            None if a.item.parent_via is None else
                            {PARENT_VIA_LABEL: (a.item.parent_via, PARENT_VIA_SOURCE)}) for a in items])
-            lg.add_sightings([(cid, sid) for cid in ids])
+            # with the text this session was sent: the comment keeps its first text, an edit shown later
+            # is what this session saw (a bundle sends a comment as its consenting raters saw it)
+            lg.add_sightings([(cid, sid, a.text) for cid, a in zip(ids, items)])
             return ids
 
         recorded = asyncio.ensure_future(self.write(record))

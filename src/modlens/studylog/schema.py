@@ -69,13 +69,13 @@ DELTAS: tuple[Delta, ...] = (
           "its time unknown and the reported value beside it",
           columns=(("ratings", "time_spent_over_limit_ms"),)),
     Delta("which consent text each rater agreed to (`consents`, the texts in `consent_texts`) and when they "
-          "withdrew it (`consents.withdrawn_at`), a consent recorded before it keeping its time with its text "
+          "withdrew it (`consents.withdrawn_at`), the text each sighting was sent (`sightings.text_id`), a consent recorded before it keeping its time with its text "
           "unknown; a rater task the crowd platform rejected after its import flagged in its own column (`rater_reviews.platform_status`), not in the review's reason; "
           "each crowd import's counts, the records it skipped among them (`crowd_imports`); X and YouTube pages "
           "kept without the author their address or title named (studylog/page_address.py), older pages rewritten, "
           "two that became one page merged with their comments",
           tables=("consent_texts", "consents", "crowd_imports"),
-          columns=(("rater_reviews", "platform_status"),),
+          columns=(("rater_reviews", "platform_status"), ("sightings", "text_id")),
           # Before this version the platform's word lived only in the reason the review wrote,
           # 'rejected on the platform (<word>); Table 11 alone: ...': read out of it here, once.
           data="""

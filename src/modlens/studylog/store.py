@@ -179,8 +179,8 @@ class StudyLog(LogConnection):
     def add_sighting(self, comment_id: int, session_id: str) -> None:
         comments.add_sighting(self, comment_id, session_id)
 
-    def add_sightings(self, rows: Iterable[tuple[int, str]]) -> None:
-        """(comment_id, session_id) rows."""
+    def add_sightings(self, rows: Iterable[tuple[int, str] | tuple[int, str, str]]) -> None:
+        """(comment_id, session_id[, the text that session was sent]) rows."""
         comments.add_sightings(self, rows)
 
     def add_label(self, comment_id: int, name: str, value: Any, source: str) -> None:

@@ -75,8 +75,9 @@ class Travel:
     `rows`: which rows leave the participant's computer, as an SQL condition on the table's columns.
     It may use `:study` (the study bundled) and the sets a bundle is built from, all recorded under
     consent (`exchange/bundle.py`): {raters} of the study who consented, their {sessions} and
-    {ratings}, the {comments} those sessions saw or rated plus the study's gold and anchor comments,
-    the {texts} of those comments (their live variants and normalized forms, OCR text), their
+    {ratings}, the {comments} those sessions saw or rated (less one whose recorded text none of them was
+    sent) plus the study's gold and anchor comments,
+    the {texts} of those comments and of those sessions' sightings of them (their live variants and normalized forms, OCR text), their
     {media} and the {media_detectors} that scored them with their media; and the raters who gave
     consent and withdrew it ({withdrawn}), whose consents alone travel.
     `merge_key`: the columns that find the row again in the merged log (references already mapped):
@@ -312,6 +313,10 @@ TABLES: tuple[Table, ...] = (
         col("comment_id", "INTEGER NOT NULL REFERENCES comments(comment_id)", "The comment."),
         col("session_id", "TEXT NOT NULL REFERENCES sessions(session_id)", "The session that saw it."),
         col("seen_at", "TEXT NOT NULL", "First time that session saw it."),
+        col("text_id", "INTEGER REFERENCES texts(text_id)",
+            "The text that session was sent then: the comment's own (`comments.text_id`, its first text) or an "
+            "edited one a site showed later; NULL where unknown (sightings recorded before schema 7, or by a "
+            "client that did not send a text)."),
         key=("comment_id", "session_id"),
         travel=Travel("session_id IN {sessions} AND comment_id IN {comments}", merge_key=("comment_id", "session_id"),
                       verbatim=("session_id", "seen_at"))),
