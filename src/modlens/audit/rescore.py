@@ -35,7 +35,7 @@ from modlens.services.detectors import DetectorSpecError, load_detectors, parse_
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
 from modlens.studylog.store import StudyLog
-from modlens.studylog.connection import LogUnwritable, StudyLogError, unwritable
+from modlens.studylog.connection import LogUnwritable, StudyLogError, cannot_open, unwritable
 
 # every text a report reads a score of
 TEXTS_SQL = ("SELECT text_id FROM comments UNION SELECT text_id FROM variants "
@@ -163,7 +163,7 @@ def run_rescore(db: str | Path, *, study: StudyConfig | None = None, detectors: 
     try:
         log = StudyLog(db)
     except sqlite3.DatabaseError as err:
-        raise StudyLogError(f"{db}: not a modlens study log ({err})") from None
+        raise cannot_open(err, db) or StudyLogError(f"{db}: not a modlens study log ({err})") from None
     try:
         source = "--detectors" if detectors or detector_objects else "--config" if study else "study log"
         study = study or study_from_log(log) or StudyConfig()

@@ -132,6 +132,21 @@ def unwritable(err: BaseException, path: Path | str = "") -> LogUnwritable | Non
     return None
 
 
+def cannot_open(err: BaseException, path: Path) -> LogUnwritable | None:
+    """`err`, met while opening the log, as a LogUnwritable when it says SQLite cannot write now
+    (`unwritable`): opening a log in WAL mode, even to read it, creates or writes its -wal and -shm
+    files beside it, so a full disk, a file-size limit or a read-only folder stops a valid log from
+    opening. None for any other error (a file that is not a SQLite database)."""
+    if unwritable(err, path) is None:
+        return None
+    return LogUnwritable(
+        f"the study log {path} cannot be opened now: {err} (opening it, even to read it, creates or writes "
+        f"{path.name}-wal and {path.name}-shm beside it)",
+        fix="free space on its disk, lift the file-size limit (`ulimit -f`) or open it where its folder is "
+            "writable (copy the log out of a read-only folder), then run the same command again",
+        reason=str(err))
+
+
 def is_busy(err: sqlite3.OperationalError) -> bool:
     """SQLITE_BUSY / SQLITE_LOCKED: another connection holds the lock."""
     return "locked" in str(err) or "busy" in str(err)
@@ -288,6 +303,12 @@ def open_connection(path: Path, *, readonly: bool, synchronous: str | None = Non
             conn.execute("PRAGMA temp_store = MEMORY")
             conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
             conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
+    except sqlite3.Error as err:
+        conn.close()
+        refused = cannot_open(err, path)
+        if refused is None:
+            raise
+        raise refused from err
     except BaseException:
         conn.close()
         raise

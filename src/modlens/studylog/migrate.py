@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from modlens.studylog import page_address
-from modlens.studylog.connection import LogConnection, StudyLogError, begin_immediate, wait_for_lock
+from modlens.studylog.connection import LogConnection, StudyLogError, begin_immediate, cannot_open, wait_for_lock
 from modlens.studylog.schema import MIGRATIONS, SCHEMA_VERSION, create_script
 
 
@@ -60,11 +60,12 @@ def apply_migrations(db: LogConnection) -> None:
 
 
 def check_readable(db: LogConnection) -> None:
-    """A read-only open: the log must be a modlens log at this schema version (it cannot migrate)."""
+    """A read-only open: the log must be a modlens log at this schema version (it cannot migrate).
+    A log SQLite cannot open now (its side files cannot be made) is `LogUnwritable`, not "not a log"."""
     try:
         version = user_version(db)
     except sqlite3.DatabaseError as err:
-        raise StudyLogError(f"{db.path}: not a modlens study log ({err})") from None
+        raise cannot_open(err, db.path) or StudyLogError(f"{db.path}: not a modlens study log ({err})") from None
     if version != SCHEMA_VERSION:
         raise StudyLogError(
             f"{db.path} has schema version {version}, this modlens reads {SCHEMA_VERSION}; "

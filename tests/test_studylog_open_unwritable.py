@@ -1,0 +1,87 @@
+"""A valid study log that SQLite cannot open now, because opening a WAL log (even to read it) creates
+or writes its -wal and -shm files beside it (a file-size limit, a full disk, a read-only folder), is
+said to be a log that cannot be opened now, with the cause and what to do, never "not a modlens
+study log"; a file that is not a log still is one. Real processes, a real limit, a real log."""
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from modlens.studylog.store import StudyLog
+
+ENV = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def _valid_log(folder: Path) -> Path:
+    folder.mkdir(exist_ok=True)
+    path = folder / "log.sqlite"
+    StudyLog(path).close()
+    assert sorted(p.name for p in folder.iterdir()) == ["log.sqlite"]  # its -wal and -shm go with the last close
+    return path
+
+
+def _no_file_writes() -> None:
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit then fails with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+
+def _says_cannot_open_now(done: subprocess.CompletedProcess[str], path: Path) -> None:
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "not a modlens study log" not in done.stderr, done.stderr
+    assert f"the study log {path} cannot be opened now" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("command", ["report", "rescore"])
+def test_a_valid_log_under_a_file_size_limit_cannot_be_opened_now(tmp_path, command):
+    """report opens the log read-only, rescore for writing: both need the side files."""
+    path = _valid_log(tmp_path / "logs")
+    before = path.read_bytes()
+    done = subprocess.run([sys.executable, "-m", "modlens", command, "--db", str(path)], capture_output=True,
+                          text=True, preexec_fn=_no_file_writes, timeout=120, env=ENV)
+    _says_cannot_open_now(done, path)
+    assert "file-size limit" in done.stderr
+    assert path.read_bytes() == before
+
+
+def _read_only(folder: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """`argv` run with `folder` read-only: by its mode, or for root (whom modes do not stop) a
+    read-only bind mount of it in a mount namespace of its own."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            return subprocess.run(argv, capture_output=True, text=True, timeout=120, env=ENV)
+        finally:
+            folder.chmod(0o755)
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("running as root without unshare: no way to make a folder read-only here")
+    script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && shift && exec "$@"'
+    done = subprocess.run([unshare, "-m", "sh", "-c", script, "sh", str(folder), *argv],
+                          capture_output=True, text=True, timeout=120, env=ENV)
+    if "mount:" in done.stderr or "unshare:" in done.stderr:
+        pytest.skip(f"cannot make a read-only folder here: {done.stderr.strip()}")
+    return done
+
+
+def test_a_valid_log_in_a_read_only_folder_cannot_be_opened_now(tmp_path):
+    path = _valid_log(tmp_path / "logs")
+    done = _read_only(path.parent, [sys.executable, "-m", "modlens", "report", "--db", str(path)])
+    _says_cannot_open_now(done, path)
+    assert "read-only folder" in done.stderr
+
+
+def test_a_file_that_is_not_a_log_is_still_not_a_modlens_study_log(tmp_path):
+    path = tmp_path / "notes.sqlite"
+    path.write_text("these are my notes, not a database\n" * 200, encoding="utf-8")
+    for command in ("report", "rescore"):
+        done = subprocess.run([sys.executable, "-m", "modlens", command, "--db", str(path)], capture_output=True,
+                              text=True, timeout=120, env=ENV)
+        assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+        assert f"{path}: not a modlens study log (file is not a database)" in done.stderr, done.stderr
