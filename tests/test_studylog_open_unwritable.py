@@ -85,3 +85,9 @@ def test_a_file_that_is_not_a_log_is_still_not_a_modlens_study_log(tmp_path):
                               text=True, timeout=120, env=ENV)
         assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
         assert f"{path}: not a modlens study log (file is not a database)" in done.stderr, done.stderr
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    done = subprocess.run([sys.executable, "-m", "modlens", "report", "--db", str(folder)], capture_output=True,
+                          text=True, timeout=120, env=ENV)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"{folder}: not a modlens study log (a folder)" in done.stderr, done.stderr

@@ -137,7 +137,7 @@ def cannot_open(err: BaseException, path: Path) -> LogUnwritable | None:
     (`unwritable`): opening a log in WAL mode, even to read it, creates or writes its -wal and -shm
     files beside it, so a full disk, a file-size limit or a read-only folder stops a valid log from
     opening. None for any other error (a file that is not a SQLite database)."""
-    if unwritable(err, path) is None:
+    if unwritable(err, path) is None or not path.is_file():  # a folder given as the log is not one
         return None
     return LogUnwritable(
         f"the study log {path} cannot be opened now: {err} (opening it, even to read it, creates or writes "
@@ -284,6 +284,8 @@ def open_connection(path: Path, *, readonly: bool, synchronous: str | None = Non
         if not path.exists():
             raise StudyLogError(f"no study log at {path} (file not found); "
                                 "run `modlens serve` or `modlens audit` first, or pass --db")
+        if path.is_dir():
+            raise StudyLogError(f"{path}: not a modlens study log (a folder)", fix="pass the log file's path")
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
                                isolation_level=None, check_same_thread=False)
     else:
