@@ -214,3 +214,95 @@ async def test_a_comment_a_withdrawn_rater_saw_first_travels_as_the_consenting_r
     merged(research, out, capsys)
     assert rows(research, "SELECT c.comment_key, t.text, s.seen_at FROM sightings s JOIN comments c USING (comment_id) "
                           "JOIN texts t ON t.text_id = s.text_id") == [("shared", "both saw it", rater_two_saw)]
+
+
+def reported(db, capsys) -> tuple[dict, str]:
+    """`modlens report` of the log, as JSON and as the HTML page."""
+    from modlens.analysis.report import render_html, report_from_db
+
+    capsys.readouterr()
+    assert cli_main(["report", "--db", str(db), "--format", "json", "--out", str(db.with_suffix(".json"))]) == 0
+    import json
+
+    report = json.loads(db.with_suffix(".json").read_text(encoding="utf-8"))
+    assert report["withdrawn"] == report_from_db(db)["withdrawn"]
+    return report, render_html(report)
+
+
+async def test_a_report_of_the_merged_log_leaves_out_a_withdrawn_raters_ratings(tmp_path, capsys):
+    """The participant was promised they may withdraw: the researcher's merged log still holds what an
+    earlier bundle brought of theirs, and a report that counted it would use their data after the
+    withdrawal. Two raters rate the same two comments; rater-1 withdraws, then agrees again."""
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    text = "You may withdraw at any time."
+    items = [("k1", "you are all idiots"), ("k2", "thanks for the video")]
+    async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
+        sha = consent_sha256(app)
+        for rater in ("rater-1", "rater-2"):
+            async with connect(url) as ws:
+                c = Client(ws)
+                await c.hello(rater, study_id="test", consent_at=AGREED, consent_sha256=sha)
+                assert (await c.request(comments_msg(f"c-{rater}", items), "comments_ok"))["type"] == "comments_ok"
+                for key in ("k1", "k2"):
+                    ok = await c.request(rating_msg(f"r-{rater}-{key}", key), "rating_ok")
+                    assert ok["type"] == "rating_ok", ok
+    first = tmp_path / "first.bundle"
+    assert cli_main(["export", "--db", str(db), "--bundle", str(first)]) == 0
+    merged(research, first, capsys)
+    report, page = reported(research, capsys)
+    assert (report["counts"]["ratings"], report["sections"]["human"]["n_raters"]) == (4, 2)
+    assert all(a["n_comments_paired"] == 2 for a in report["sections"]["human"]["attributes"])
+    assert report["withdrawn"] == {"raters": 0, "ratings": 0}
+    assert "withdrew consent" not in page
+
+    async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
+        async with connect(url) as ws:
+            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at=WITHDRAWN)
+    second = tmp_path / "second.bundle"
+    assert cli_main(["export", "--db", str(db), "--bundle", str(second)]) == 0
+    said = merged(research, second, capsys)
+    assert ("rater rater-1 withdrew consent (" + WITHDRAWN + "): this log still holds, from earlier bundles, "
+            "1 session, 2 ratings and 2 sightings of theirs, which reports leave out") in said, said
+    # the log still holds them (nothing deletes them); every section of the report reads ratings through
+    # one reader, which leaves them out: the counts, the human ratings' raters and alpha, the people section
+    assert rows(research, "SELECT count(*) FROM ratings WHERE rater_id = 'rater-1'") == [(2,)]
+    report, page = reported(research, capsys)
+    human = report["sections"]["human"]
+    assert report["counts"]["ratings"] == 2
+    assert (human["n_ratings"], human["n_raters"], [r["rater_id"] for r in human["raters"]]) == (2, 1, ["rater-2"])
+    assert all(a["n_comments_paired"] == 0 for a in human["attributes"]), human["attributes"]
+    assert report["withdrawn"] == {"raters": 1, "ratings": 2}
+    assert "1 rater who withdrew consent is left out: their 2 ratings" in page
+
+    # agreeing again is a new consent: the rater counts again, what they rated before included
+    async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
+        async with connect(url) as ws:
+            await Client(ws).hello("rater-1", study_id="test", consent_at=AGAIN, consent_sha256=consent_sha256(app))
+    third = tmp_path / "third.bundle"
+    assert cli_main(["export", "--db", str(db), "--bundle", str(third)]) == 0
+    merged(research, third, capsys)
+    assert rows(research, "SELECT consented_at, withdrawn_at FROM consents WHERE rater_id = 'rater-1' "
+                          "ORDER BY consent_id") == [(AGREED, WITHDRAWN), (AGAIN, None)]
+    report, page = reported(research, capsys)
+    assert (report["counts"]["ratings"], report["sections"]["human"]["n_raters"]) == (4, 2)
+    assert report["withdrawn"] == {"raters": 0, "ratings": 0}
+    assert "withdrew consent" not in page
+
+
+def test_crowd_raters_have_no_consents_and_are_not_left_out(tmp_path, capsys):
+    """Workers `modlens rate` imports consented on the crowd platform: the log has no `consents` rows of
+    theirs, which is no withdrawal."""
+    from test_crowd_import_counts import _approved_task
+    from test_cli_rate import study_with_set
+    from modlens.study import assignment
+    from modlens.study.folder import load
+
+    folder = study_with_set(tmp_path, capsys)
+    db = tmp_path / "log.sqlite"  # the log the item set was sampled from
+    assert cli_main(["rate", str(_approved_task(tmp_path, assignment.Plan.load(folder, load(folder)))),
+                     "--db", str(db), "--study", str(folder)]) == 0
+    [(imported,)] = rows(db, "SELECT count(*) FROM ratings")
+    assert imported and rows(db, "SELECT count(*) FROM consents") == [(0,)]
+    report, page = reported(db, capsys)
+    assert report["counts"]["ratings"] == imported
+    assert report["withdrawn"] == {"raters": 0, "ratings": 0}

@@ -8,7 +8,13 @@ Gold labels come from label sets (`studylog/records/labels.py`): per source, the
 set the source's latest audit run recorded, else the last created; a newer set without labels, such as a
 categories-only file's, is named in `newer_empty` and never hides an older gold set). The chosen set's values are
 the comments' `toxic` label, so every section reads gold the same way; `StudyData.label_sets`
-says which set each source used."""
+says which set each source used.
+
+A rater who withdrew consent to the study (every consent of theirs withdrawn, `sessions.WITHDREW`) is
+left out here, where every section reads ratings: their ratings and task reviews, so no count, alpha,
+rater summary, people or item-set figure uses them (a merged log still holds what an earlier bundle
+brought of theirs); `StudyData.withdrawn` says how many raters and ratings. A consent given again
+counts; a crowd worker `modlens rate` imported has no `consents` row and never withdrew."""
 from __future__ import annotations
 
 import json
@@ -18,6 +24,7 @@ from typing import Any, Sequence
 
 from modlens.errors import ModlensError
 from modlens.studylog.records import labels as label_records
+from modlens.studylog.records.sessions import WITHDREW
 from modlens.studylog.store import StudyLog
 from modlens.studylog.connection import JSON_KEYS, StudyLogError
 
@@ -69,6 +76,9 @@ class StudyData:
     # item-set studies: each `modlens rate FILE` import (`crowd_imports`), "skipped" (kind -> records
     # left out) decoded
     imports: list[dict[str, Any]] = field(default_factory=list)
+    # the raters who withdrew consent to their study and the ratings of theirs the log holds, all left out
+    # of `ratings` and `reviews` (a participant may withdraw at any time: nothing here uses their data)
+    withdrawn: dict[str, int] = field(default_factory=lambda: {"raters": 0, "ratings": 0})
 
     def score(self, text_id: int, detector_id: int) -> float | None:
         return self.scores.get((text_id, detector_id))
@@ -187,17 +197,23 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
     values: dict[int, dict[str, str]] = {}
     for r in q("SELECT rating_id, attribute, value FROM rating_values"):
         values.setdefault(r["rating_id"], {})[r["attribute"]] = r["value"]
-    ratings = []
+    gone = {(r["study_id"], r["rater_id"]) for r in q(f"SELECT study_id, rater_id FROM raters WHERE {WITHDREW}")}
+    ratings, left_out = [], 0
     for r in q("SELECT * FROM ratings ORDER BY rating_id"):
+        if (r["study_id"], r["rater_id"]) in gone:
+            left_out += 1
+            continue
         r["values"] = values.get(r["rating_id"]) or _loads(r.get("values_json"), {})
         r["anchors"] = _loads(r.pop("anchors_json", None), None)
         ratings.append(r)
     studies = [dict(r, config=_loads(r.pop("config_json"), {})) for r in q("SELECT * FROM studies")]
     runs = q("SELECT * FROM audit_runs ORDER BY run_id")
     reviews = [dict(r, comment_ids=_loads(r.pop("comment_ids_json"), [])) for r in
-               q("SELECT * FROM rater_reviews ORDER BY study_id, rater_id, task")] \
+               q("SELECT * FROM rater_reviews ORDER BY study_id, rater_id, task")
+               if (r["study_id"], r["rater_id"]) not in gone] \
         if "rater_reviews" in log.table_names() else []
     imports = [dict(r, skipped=_loads(r.pop("skipped_json"), {})) for r in
                q("SELECT * FROM crowd_imports ORDER BY import_id")]
     return StudyData(Path(path), detectors, comments, labels, scores, variants, normalizations, texts,
-                     ratings, studies, runs, gold_sets, reviews, label_probabilities, imports)
+                     ratings, studies, runs, gold_sets, reviews, label_probabilities, imports,
+                     {"raters": len(gone), "ratings": left_out})

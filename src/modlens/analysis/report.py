@@ -66,6 +66,8 @@ def build(data: StudyData) -> dict[str, Any]:
     return {
         "modlens_version": __version__, "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "db": str(data.path), "counts": counts,
+        # raters who withdrew consent: their ratings are in no count or figure here (`data.load`)
+        "withdrawn": dict(data.withdrawn),
         "detectors": [{"name": d.name, "short": names[(d.name, d.version)], "version": d.version,
                        "toxicity_label": d.toxicity_label, "threshold": d.threshold, "config": d.config}
                       for d in data.detectors.values()],
@@ -163,6 +165,17 @@ def counts_line(counts: dict[str, Any]) -> str:
     if counts["variants"]:
         parts.append(_plural(counts["variants"], "variant", "variants"))
     return ("; ".join(parts) + ".") if parts else "No comments, ratings or variants in this log."
+
+
+def withdrawn_line(withdrawn: dict[str, int] | None) -> str:
+    """The raters who withdrew consent, whose ratings the report leaves out, when there are any (a
+    report's JSON from before withdrawals were left out has no `withdrawn`: it says nothing)."""
+    if not withdrawn or not withdrawn.get("raters"):
+        return ""
+    n, m = withdrawn["raters"], withdrawn["ratings"]
+    who = "1 rater who withdrew consent is" if n == 1 else f"{n:,} raters who withdrew consent are"
+    return (f"<p class=note>{who} left out: their {_plural(m, 'rating', 'ratings')} {'is' if m == 1 else 'are'} "
+            f"in no count or figure of this report (the log still holds {'it' if m == 1 else 'them'}).</p>")
 
 
 def numbered(keys: Sequence[str]) -> dict[str, str]:
@@ -274,7 +287,7 @@ def _render_page(report: dict[str, Any], names: dict[tuple[str, str], str]) -> s
              f"<title>modlens report</title><style>{CSS}</style></head><body>",
              "<h1>modlens report</h1>",
              f"<p class=note>{html.escape(report['db'])} · generated {report['generated_at']} · modlens {report['modlens_version']}</p>",
-             f"<p>{counts_line(report['counts'])}</p>",
+             f"<p>{counts_line(report['counts'])}</p>", withdrawn_line(report.get("withdrawn")),
              "<h2>Detectors</h2>", _detectors_table(report, names)]
     if report.get("label_sets"):
         parts.append(_html_label_sets(report["label_sets"]))

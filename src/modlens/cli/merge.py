@@ -44,11 +44,12 @@ def _print_outcome(path: str, outcome: dict[str, Any] | Exception) -> None:
 
 def _withdrawal(w: dict[str, Any]) -> str:
     """A rater the bundle says withdrew: the participant was told to ask the researcher to delete what
-    earlier bundles brought, which the merged log still holds (and reports still count)."""
+    earlier bundles brought, which the merged log still holds (reports leave their ratings out,
+    `analysis/data.py`, while no consent of theirs holds)."""
     held = [f"{n} {what}{'s' if n != 1 else ''}" for what, n in
             (("session", w["sessions"]), ("rating", w["ratings"]), ("sighting", w["sightings"])) if n]
     holds = (f"this log still holds, from earlier bundles, {', '.join(held[:-1])}{' and ' if len(held) > 1 else ''}"
-             f"{held[-1]} of theirs, which reports still count: the participant was told to ask you to delete them"
+             f"{held[-1]} of theirs, which reports leave out: the participant was told to ask you to delete them"
              if held else "this log holds nothing of theirs")
     return f"rater {w['rater_id']} withdrew consent ({w['withdrawn_at']}): {holds}"
 

@@ -38,6 +38,7 @@ from modlens.errors import ModlensError, check_format
 from modlens.safe_archive import ArchiveError, Limits, NotAnArchive, SafeZip, read_parquet
 from modlens.exchange.scrub import scrub_tables, scrubbed_column
 from modlens.studylog.codec import canonical_json, now_iso
+from modlens.studylog.records.sessions import WITHDREW
 from modlens.studylog.store import StudyLog
 from modlens.studylog.tables import TRAVELLING, Table
 
@@ -55,17 +56,13 @@ LIMITS = Limits(member_bytes=256 << 20, total_bytes=1 << 30, members=256)
 # rows of each leave, and which columns are scrubbed, is each table's `Travel` in studylog/tables.py
 TABLES = tuple(t.name for t in TRAVELLING)
 
-# A rater who withdrew every consent they gave (`consents.withdrawn_at`) no longer consents: the consent
-# text promises they may withdraw at any time. A consent given after the withdrawal holds again. A log
-# older than schema 7 has no `consents`, and none of its raters withdrew.
-_WITHDREW = ("EXISTS (SELECT 1 FROM consents w WHERE w.study_id = raters.study_id AND w.rater_id = raters.rater_id "
-             "AND w.withdrawn_at IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM consents h WHERE h.study_id = "
-             "raters.study_id AND h.rater_id = raters.rater_id AND h.withdrawn_at IS NULL)")
+# A rater who withdrew every consent they gave (`sessions.WITHDREW`) no longer consents. A log older
+# than schema 7 has no `consents`, and none of its raters withdrew.
 
 
 def _consenting(withdrawals: bool) -> str:
     """The condition on `raters` of a rater whose consent holds (`withdrawals`: the log records them)."""
-    return "consent_at IS NOT NULL" + (f" AND NOT ({_WITHDREW})" if withdrawals else "")
+    return "consent_at IS NOT NULL" + (f" AND NOT ({WITHDREW})" if withdrawals else "")
 
 
 # The sets the tables' consent rules are written over: what the study's consenting raters recorded
@@ -132,7 +129,7 @@ _SELECT_CONSENTED = [
     "CREATE TEMP TABLE b_withdrawn (rater_id TEXT PRIMARY KEY)",
 ]
 _SELECT_WITHDRAWN = ("INSERT INTO temp.b_withdrawn SELECT rater_id FROM raters WHERE study_id = :study "
-                     f"AND consent_at IS NOT NULL AND {_WITHDREW}")
+                     f"AND consent_at IS NOT NULL AND {WITHDREW}")
 # the images attached to those comments, the text OCR read on them, the detectors that scored the
 # comments with them; comment images came with schema 3: a log of an older schema has none of these
 # tables, and its bundle neither

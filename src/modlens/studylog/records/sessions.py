@@ -11,6 +11,15 @@ from modlens.studylog.connection import LogConnection
 
 ENDED_BY = ("client", "shutdown", "recovery")
 
+# A rater who withdrew every consent they gave to the study (`consents.withdrawn_at`) no longer consents:
+# the consent text promises they may withdraw at any time. A consent given after the withdrawal (a new
+# row) holds again. A condition on `raters`: a bundle leaves such a rater out (`exchange/bundle.py`), a
+# report their ratings (`analysis/data.py`). A rater without a `consents` row never withdrew: a crowd
+# worker `modlens rate` imported (who consented on the crowd platform), a rater of a log older than schema 7.
+WITHDREW = ("EXISTS (SELECT 1 FROM consents w WHERE w.study_id = raters.study_id AND w.rater_id = raters.rater_id "
+            "AND w.withdrawn_at IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM consents h WHERE h.study_id = "
+            "raters.study_id AND h.rater_id = raters.rater_id AND h.withdrawn_at IS NULL)")
+
 
 def ensure_study(db: LogConnection, study_id: str, title: str, config: dict[str, Any]) -> None:
     # keeps the first config: a study's ratings refer to the settings it started with
