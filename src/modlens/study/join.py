@@ -96,12 +96,12 @@ def join(pack: Pack, source: str, *, replace: bool = False, accepted_remote: lis
     return study_file
 
 
-class PartlyReplaced(Exception):
+class PartlyReplaced(ModlensError):
     """A rename (or removal) of a join failed after `done` had gone through: unlike a failed write,
-    the files now mix the new study and the one before."""
+    the files now mix the new study and the one before (`join` says it as a JoinError)."""
 
     def __init__(self, error: OSError, failed: Path, done: list[Path], *, removing: bool) -> None:
-        super().__init__(str(error))
+        super().__init__(str(error), kind=ErrorKind.FAILED)
         self.error, self.failed, self.done, self.removing = error, failed, done, removing
 
 
