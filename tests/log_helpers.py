@@ -24,6 +24,31 @@ def rows(db, query, *args) -> list[tuple]:
 
 
 
+def as_schema(db, version: int) -> None:
+    """A log written by this modlens taken back to schema `version`, as an older modlens left it: the
+    tables, columns and indexes later versions added are dropped (read from the schema's own deltas,
+    so a new version needs no edit here), the rows they held with them."""
+    from modlens.studylog.schema import DELTAS
+
+    con = sqlite3.connect(db)
+    try:
+        with con:
+            for delta in reversed(DELTAS[version:]):
+                for _table, name in delta.indexes:
+                    con.execute(f"DROP INDEX IF EXISTS {name}")
+                for table, name in reversed(delta.columns):
+                    for (index,) in con.execute("SELECT il.name FROM sqlite_master m, pragma_index_list(m.name) il, "
+                                                "pragma_index_info(il.name) ii WHERE m.name = ? AND ii.name = ? "
+                                                "AND il.origin = 'c'", (table, name)).fetchall():
+                        con.execute(f"DROP INDEX {index}")
+                    con.execute(f"ALTER TABLE {table} DROP COLUMN {name}")
+                for table in reversed(delta.tables):
+                    con.execute(f"DROP TABLE {table}")
+            con.execute(f"PRAGMA user_version = {version}")
+    finally:
+        con.close()
+
+
 def table_counts(db, tables) -> dict[str, int]:
     """Rows per table in `tables`, read on a connection of its own (it sees committed rows only)."""
     return {t: rows(db, f"SELECT count(*) FROM {t}")[0][0] for t in tables}

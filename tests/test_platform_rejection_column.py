@@ -16,6 +16,7 @@ from modlens.study.folder import load
 from modlens.studylog.store import StudyLog
 
 from test_cli_rate import _survey_cells, _write_csv, run, study_with_set
+from log_helpers import as_schema
 
 HEAD = ["HITId", "HITTypeId", "AssignmentId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "Input.assignment"]
 REJECTED = "Mechanical Turk AssignmentStatus Rejected"
@@ -76,18 +77,6 @@ def test_the_platforms_rejection_is_a_column_set_from_its_export(tmp_path: Path,
     assert excluded_by_platform(db) == 0
 
 
-def as_schema_6(db: Path) -> None:
-    """The log as a modlens of schema 6 left it: no consent or import tables, no platform_status column."""
-    con = sqlite3.connect(db)
-    with con:
-        con.execute("DROP TABLE crowd_imports")
-        con.execute("DROP TABLE consents")
-        con.execute("DROP TABLE consent_texts")
-        con.execute("ALTER TABLE rater_reviews DROP COLUMN platform_status")
-        con.execute("PRAGMA user_version = 6")
-    con.close()
-
-
 def test_a_schema_6_logs_platform_rejection_is_read_out_of_its_reason_once(tmp_path: Path,
                                                                           capsys: pytest.CaptureFixture[str]) -> None:
     folder = study_with_set(tmp_path, capsys)
@@ -100,7 +89,7 @@ def test_a_schema_6_logs_platform_rejection_is_read_out_of_its_reason_once(tmp_p
     reasons = dict(con.execute("SELECT rater_id, reason FROM rater_reviews"))
     con.close()
     assert reasons["survey:A2WORKER"].startswith(f"rejected on the platform ({REJECTED}); Table 11 alone: accept")
-    as_schema_6(db)
+    as_schema(db, 6)   # as a modlens of schema 6 left it: no platform_status, no consent or import tables
     StudyLog(db).close()   # opened for writing: upgraded to the current schema
     assert statuses(db) == {"survey:A1WORKER": ("accept", None), "survey:A2WORKER": ("reject", REJECTED)}
     assert excluded_by_platform(db) == 4
