@@ -208,9 +208,10 @@ def test_judges_agree_and_rule_batches_and_counts_queries():
     bae = constraints.create("judges_agree", judges=[b], goal="bae")
     assert bae.check_many("have a nice day", [Candidate("have a nice idiot", ()), Candidate("have a nice dy", ())]) == [
         "no longer benign for b", None]
-    # a judge with no score never counts as agreeing; no judges: everything passes
+    # a judge with no score never counts as agreeing, and is said to have none (not to disagree);
+    # no judges: everything passes
     assert constraints.create("judges_agree", judges=[Silent("s", set())]).check_many(SRC, [both]) == [
-        "no longer toxic for s"]
+        "no score from s"]
     assert constraints.create("judges_agree").check_many(SRC, [both]) == [None]
     with pytest.raises(ValueError):
         constraints.create("judges_agree", goal="xyz")
