@@ -128,8 +128,8 @@ class Hello(ClientMessage):
         None, description="ISO time the rater withdrew their consent to the study `study_id` names (required with "
         "it; never with `consent_at`): recorded on the rater's consents (`consents.withdrawn_at`), whose data "
         "`modlens export --bundle` then leaves out until a new consent. The extension sends it at every hello "
-        "until the participant agrees again, so a withdrawal made while the daemon was down arrives at the next "
-        "connection; a consent already withdrawn keeps its first withdrawal time")
+        "to a daemon running that study until the participant agrees to that study again (a consent to another "
+        "study takes back none), so a withdrawal made while the daemon was down arrives at the next connection; a consent already withdrawn keeps its first withdrawal time")
 
     _check_consent = field_validator("consent_at", "consent_withdrawn_at")(lambda cls, v: _iso_time(v))
     _check_protocol = field_validator("protocol", mode="before")(lambda cls, v: _exact_int(v))

@@ -233,7 +233,8 @@ TABLES: tuple[Table, ...] = (
                                     "`consent_withdrawn_at`); NULL while it holds. A rater whose every consent is "
                                     "withdrawn is left out of bundles (`exchange/bundle.py`) but for these rows, "
                                     "so a merged log learns of the withdrawal (`modlens merge` says what "
-                                    "earlier bundles brought of theirs)."),
+                                    "earlier bundles brought of theirs), and `modlens report` leaves their "
+                                    "ratings out of every count and figure."),
         key=("consent_id",), unique=(("study_id", "rater_id", "consent_sha256", "consented_at"),),
         # a withdrawn rater's consents travel too (ids and times, none of their data), so the researcher's
         # merge learns of the withdrawal: it fills `withdrawn_at` on the rows an earlier bundle brought
