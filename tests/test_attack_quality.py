@@ -1,6 +1,6 @@
 """TaeBench's quality filters (`perturb/quality.py`), each on its own with known answers: dedup
-(exact and near), the AND-ensemble label check from recorded verdicts, logged scores and live
-judges, MiniLM meaning similarity, normalizer-edit fluency, the cumulative summary, and
+(exact and near), the AND-ensemble label check from recorded verdicts and logged scores (a judge
+with no score: not checked), MiniLM meaning similarity, normalizer-edit fluency, the cumulative summary, and
 normalization recovery with the real profanity-check detector."""
 from __future__ import annotations
 
@@ -62,16 +62,14 @@ def test_label_check_from_recorded_verdicts_and_logged_scores():
     assert v[3]["ok"] is True and v[3]["threshold"] == 1.0
 
 
-def test_label_check_scores_with_live_judges_but_never_the_target():
-    judge = LengthJudge()
-    long_text, short_text = "this text is long enough to be toxic", "short"
-    res = only("label", judges=[judge]).assess([ex(1, long_text), ex(2, short_text), ex(3, long_text, target="length")])
+def test_label_check_without_verdicts_or_logged_scores_is_not_checked():
+    res = only("label").assess([ex(1, "x"), ex(2, "y", other_scores={"a": (0.2, 0.5)})])
     v = [r["label"] for r in res.verdicts]
-    assert (v[0]["ok"], v[0]["source"]) == (True, "scored")
-    assert v[1]["ok"] is False                                   # the judge calls the TAE benign: dropped
-    assert v[2]["ok"] is None and "no other detector" in v[2]["why"]  # the target may not judge itself
-    assert res.passed == [True, False, True]                    # not checked is not a failure...
+    assert v[0]["ok"] is None and "no other detector" in v[0]["why"]
+    assert v[1]["ok"] is False
+    assert res.passed == [True, False]                          # not checked is not a failure...
     assert res.summary["not_checked"] == {"label": 1}           # ...but it is counted
+    assert res.summary["passed_every_filter"] == 0
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +140,25 @@ def test_normalization_recovers_leet_but_not_a_synonym():
     assert all(target.toxicity(r) < target.threshold for r in target.score([leet.text, synonym.text]))
     assert normalization_recovery([leet, synonym, ex(3, "x", status="failed")], target, _shared.normalizer()) \
         == [True, False, None]
+
+
+def test_a_judge_without_a_score_leaves_the_label_not_checked(tmp_path):
+    """A recorded judge verdict with no score (`agrees` null: here a real cached-scores table that
+    holds only the seed) neither keeps nor drops the label: the check is not checked, never failed,
+    and the success is not counted as passing every filter."""
+    from modlens.detectors import registry
+    from modlens.perturb.constraints.judges_agree import judge_texts
+
+    table = tmp_path / "scores.csv"
+    table.write_text("text,score\nyou are an idiot,0.9\n", encoding="utf-8")  # the seed only
+    cached = registry.create("cached", path=str(table), text_col="text", score_col="score")
+    (unscored,) = judge_texts([cached, LengthJudge()], "tae", ["you are an 1diot, you are an 1diot"])
+    assert unscored["judges"]["cached"]["agrees"] is None and unscored["judges"]["length"]["agrees"] is True
+    (dropped,) = judge_texts([cached, LengthJudge()], "tae", ["you are an idiot"])  # length calls it benign
+    res = only("label").assess([ex(1, "a", judges=unscored["judges"]), ex(2, "b", judges=dropped["judges"])])
+    v = [r["label"] for r in res.verdicts]
+    assert (v[0]["ok"], v[0]["judges"]) == (None, {"cached": None, "length": True})
+    assert "no score from cached" in v[0]["why"]
+    assert (v[1]["ok"], v[1]["judges"]) == (False, {"cached": True, "length": False})  # a "no" still fails it
+    assert res.summary["per_filter"]["label"] == {"checked": 1, "passed": 0, "failed": 1, "not_checked": 1}
+    assert res.summary["passed_every_filter"] == 0 and res.passed == [True, False]

@@ -147,7 +147,7 @@ def _readme(manifest: dict[str, Any]) -> str:
     lines += [f"| `{name}` | {c['checked']} | {c['passed']} | {c['failed']} | {c['not_checked']} |"
               for name, c in s["per_filter"].items()]
     lines += ["", "A filter is not checked when nothing could judge it here (`filters.<name>.why`): `label` without "
-              "judges or another detector's score of the text, `meaning` and `fluency` without their models.", "",
+              "judges or another detector's score of the text, or with a judge that had no score, `meaning` and `fluency` without their models.", "",
               f"Files: `{PARQUET_FILE}` and `{JSONL_FILE}` (the same rows; JSON columns are strings in Parquet), "
               f"`{MANIFEST_FILE}` (columns, filter settings, counts). Filters: modlens docs/PERTURB.md, "
               "\"Quality filters\".", "", "| column | type | meaning |", "|---|---|---|"]

@@ -9,8 +9,10 @@ Only successful attacks are filtered; each gets a verdict per filter, `{ok, valu
              Scoped per recipe x target so each target's success rate stays its own.
   label    - the AND ensemble: every other detector must still call a TAE toxic (a BAE
              benign). The attack's recorded judge verdicts when it ran with judges; else the
-             other detectors' logged scores of the text; else the `judges` given here score
-             it. value: share of judges that keep the label; threshold 1.0 (all of them).
+             other detectors' logged scores of the text (`modlens rescore` logs them); else not
+             checked. A judge with no score (`agrees` null) neither keeps nor drops the label:
+             not checked, unless another judge dropped it. value: share of judges that keep the
+             label; threshold 1.0 (all of them).
   meaning  - cosine similarity of the seed's and the text's MiniLM sentence embeddings (the
              `sentence_similarity` constraint: both normalized first, so a disguise the
              normalizer undoes costs no meaning, a synonym swap is scored as it stands).
@@ -123,7 +125,7 @@ class QualityResult:
 
 
 class QualityFilters:
-    def __init__(self, *, judges: Sequence[Detector] = (), min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    def __init__(self, *, min_similarity: float = DEFAULT_MIN_SIMILARITY,
                  max_normalizer_edits: int = DEFAULT_MAX_NORMALIZER_EDITS, similarity: Any = "auto",
                  normalizer: Any = "auto", filters: Sequence[str] = FILTERS, stored_only: bool = False):
         """`similarity`: a `SentenceSimilarity` constraint (or anything with
@@ -138,7 +140,7 @@ class QualityFilters:
             raise ValueError("min_similarity must be in [-1, 1]")
         if max_normalizer_edits < 0:
             raise ValueError("max_normalizer_edits must be >= 0")
-        self.judges, self.filters = list(judges), tuple(f for f in FILTERS if f in filters)
+        self.filters = tuple(f for f in FILTERS if f in filters)
         self.min_similarity, self.max_normalizer_edits = float(min_similarity), int(max_normalizer_edits)
         self.stored_only = stored_only
         self._similarity: Any = None if stored_only else similarity
@@ -170,14 +172,14 @@ class QualityFilters:
         norm = self._normalizer if self._normalizer not in ("auto", None) else None
         if self.stored_only:
             return {"filters": list(self.filters), "min_similarity": self.min_similarity,
-                    "max_normalizer_edits": self.max_normalizer_edits, "judges": [],
+                    "max_normalizer_edits": self.max_normalizer_edits,
                     "meaning_and_fluency": "stored with each attack by audit --attack / modlens rescore",
                     "unavailable": dict(self.unavailable)}
         return {"filters": list(self.filters), "min_similarity": self.min_similarity,
                 "similarity": "minilm sentence_similarity (normalized)" if self._similarity is not None else None,
                 "max_normalizer_edits": self.max_normalizer_edits,
                 "normalizer": None if norm is None else f"{norm.name}@{norm.version}",
-                "judges": [f"{j.name}@{j.version}" for j in self.judges], "unavailable": dict(self.unavailable)}
+                "unavailable": dict(self.unavailable)}
 
     # --- the filters ------------------------------------------------------------------------
     def assess(self, examples: Sequence[AttackExample]) -> QualityResult:
@@ -230,35 +232,27 @@ class QualityFilters:
         return out
 
     def _label(self, examples: Sequence[AttackExample]) -> list[dict[str, Any]]:
-        out: list[dict[str, Any] | None] = [None] * len(examples)
-        live: list[int] = []
-        for i, e in enumerate(examples):
-            if e.judges:
-                keeps = {n: bool(j.get("agrees")) for n, j in e.judges.items()}
-                out[i] = self._label_verdict(keeps, "recorded")
+        out = []
+        for e in examples:
+            if e.judges:  # agrees null: that judge had no score, so it neither keeps nor drops the label
+                keeps = {n: None if j.get("agrees") is None else bool(j["agrees"]) for n, j in e.judges.items()}
+                out.append(self._label_verdict(keeps, "recorded"))
             elif e.other_scores:
                 keeps = {n: fooled(e.goal, s, t) is False for n, (s, t) in e.other_scores.items()}
-                out[i] = self._label_verdict(keeps, "logged scores")
+                out.append(self._label_verdict(keeps, "logged scores"))
             else:
-                live.append(i)
-        for i in live:
-            e = examples[i]
-            judges = [j for j in self.judges if j.name not in (e.target_name, e.target)]
-            if not judges:
-                out[i] = _verdict(None, None, 1.0, why="no other detector judged this text")
-                continue
-            keeps = {}
-            for j in judges:
-                tox = j.toxicity(j.score([e.text])[0])
-                keeps[j.name] = fooled(e.goal, tox, j.threshold) is False  # no score: not kept
-            out[i] = self._label_verdict(keeps, "scored")
-        return [o for o in out if o is not None]
+                out.append(_verdict(None, None, 1.0, why="no other detector judged or scored this text in the log"))
+        return out
 
     @staticmethod
-    def _label_verdict(keeps: dict[str, bool], source: str) -> dict[str, Any]:
-        share = sum(keeps.values()) / len(keeps)
-        return _verdict(all(keeps.values()), round(share, 6), 1.0, source=source,
-                        judges=dict(sorted(keeps.items())))
+    def _label_verdict(keeps: dict[str, bool | None], source: str) -> dict[str, Any]:
+        """All judges keep the label: passed; one drops it: failed; else (one had no score) not
+        checked, since the AND rule cannot be confirmed."""
+        share = sum(k is True for k in keeps.values()) / len(keeps)
+        unscored = sorted(n for n, k in keeps.items() if k is None)
+        ok = False if False in keeps.values() else None if unscored else True
+        extra = {"why": f"no score from {', '.join(unscored)}"} if ok is None else {}
+        return _verdict(ok, round(share, 6), 1.0, source=source, judges=dict(sorted(keeps.items())), **extra)
 
     def _stored(self, name: str, e: AttackExample, threshold: float) -> dict[str, Any] | None:
         """The verdict stored with the attack, re-judged at this threshold (the value is the model's)."""
