@@ -4,29 +4,15 @@
 // node --test extension/test/
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import vm from "node:vm";
+import { clone, fakeStorage, loadExtension } from "./fakes.mjs";
 
-const stored = new Map();
-const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
-const area = {
-  async get(keys) {
-    const names = keys == null ? [...stored.keys()] : [].concat(keys);
-    return Object.fromEntries(names.filter((k) => stored.has(k)).map((k) => [k, clone(stored.get(k))]));
-  },
-  async set(obj) { for (const [k, v] of Object.entries(obj)) stored.set(k, clone(v)); },
-  async remove(keys) { for (const k of [].concat(keys)) stored.delete(k); },
-};
+const storage = fakeStorage();
+const { stored } = storage;
 let seed = null; // seed.json in this copy of the extension, as `modlens browse` wrote it
-globalThis.chrome = { runtime: { getURL: (p) => `chrome-extension://x/${p}` }, storage: { local: area } };
+globalThis.chrome = { runtime: { getURL: (p) => `chrome-extension://x/${p}` }, storage: { local: storage } };
 globalThis.fetch = async () => (seed ? { ok: true, json: async () => clone(seed) } : { ok: false });
 
-const require = createRequire(import.meta.url);
-const ns = require("../lib/ns.js");
-for (const lib of ["constants", "hash", "protocol"]) require(`../lib/${lib}.js`);
-const path = new URL("../worker/config.js", import.meta.url);
-vm.runInThisContext(readFileSync(path, "utf8"), { filename: path.pathname });
+const ns = loadExtension(["constants", "hash", "protocol"], ["worker/config"]);
 const { config } = ns;
 
 const FIRST = { daemonUrl: "ws://127.0.0.1:8765/ws", token: "first-token" };

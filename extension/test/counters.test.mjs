@@ -5,57 +5,42 @@
 // node --test extension/test/
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import vm from "node:vm";
+import { fakeStorage, loadExtension } from "./fakes.mjs";
 
-const stored = new Map();
-const writes = []; // JSON size of each set() call, in order
-const setKeys = []; // the keys of each set() call, in order
-let failNextSet = false;
-const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
-const area = {
-  async get(keys) {
-    // all keys in key order, as chrome.storage.local gives them ("…:10" before "…:9"), not write order
-    const names = keys == null ? [...stored.keys()].sort() : [].concat(keys);
-    return Object.fromEntries(names.filter((k) => stored.has(k)).map((k) => [k, clone(stored.get(k))]));
-  },
-  async set(obj) {
-    if (failNextSet) { failNextSet = false; throw new Error("QUOTA_BYTES quota exceeded"); }
-    writes.push(JSON.stringify(obj).length);
-    setKeys.push(Object.keys(obj));
-    for (const [k, v] of Object.entries(obj)) stored.set(k, clone(v));
-  },
-  async remove(keys) { for (const k of [].concat(keys)) stored.delete(k); },
-};
-globalThis.chrome = { storage: { local: area } };
-
-const require = createRequire(import.meta.url);
-const ns = require("../lib/ns.js");
-require("../lib/constants.js");
-require("../lib/outbox.js");
-const path = new URL("../worker/counters.js", import.meta.url);
-vm.runInThisContext(readFileSync(path, "utf8"), { filename: path.pathname });
+// lists keys in key order ("…:10" before "…:9"), as chrome.storage.local does, not in write order;
+// logs the keys and JSON size of each write
+const storage = fakeStorage();
+const { stored, writes } = storage;
+globalThis.chrome = { storage: { local: storage } };
+const ns = loadExtension(["constants", "outbox"], ["worker/counters"]);
 const { counters } = ns;
 const inStudy = (id) => { ns.config = { study: { study_id: id } }; };
 // a stopped worker reads what it counted, and its outbox, back from storage (as background.js's ready())
 let outbox = null;
 const restart = async () => {
-  const all = await area.get(null);
-  outbox = new ns.Outbox(area);
+  const all = await storage.get(null);
+  outbox = new ns.Outbox(storage);
   await outbox.load(all);
   await counters.load(all, outbox);
 };
+// storage emptied, the worker started in `study`
+const fresh = async (study = "s1") => {
+  stored.clear();
+  inStudy(study);
+  await restart();
+};
+// the bytes `act` writes
+const bytesWrittenBy = async (act) => {
+  writes.length = 0;
+  await act();
+  return writes.reduce((a, w) => a + w.bytes, 0);
+};
 
 test("what one ack writes does not grow with the comments counted before it", async () => {
-  stored.clear();
-  inStudy("grow");
-  await restart();
+  await fresh("grow");
   const sizes = [];
   for (let n = 0; n < 400; n++) {
-    writes.length = 0;
-    await counters.countComments("saved", [10_000 + 2 * n, 10_001 + 2 * n]);
-    sizes.push(writes.reduce((a, b) => a + b, 0));
+    sizes.push(await bytesWrittenBy(() => counters.countComments("saved", [10_000 + 2 * n, 10_001 + 2 * n])));
   }
   assert.equal(counters.totals.saved, 800);
   // the 400th ack of two new comments writes what the 1st did (give or take the digits of the totals)
@@ -65,9 +50,7 @@ test("what one ack writes does not grow with the comments counted before it", as
 });
 
 test("a comment counts once per study and kind: duplicate acks, repeats within an ack, restarts", async () => {
-  stored.clear();
-  inStudy("s1");
-  await restart();
+  await fresh();
   await counters.countComments("saved", [1, 2, 2, 3]);
   await counters.countComments("saved", [3, 2, 1]); // the page sent again: same rows
   await counters.countComments("scored", [1, 2]);
@@ -93,11 +76,9 @@ test("a comment counts once per study and kind: duplicate acks, repeats within a
 });
 
 test("a write that fails counts nothing: the ack is answered again and counted then", async () => {
-  stored.clear();
-  inStudy("s1");
-  await restart();
+  await fresh();
   await counters.countComments("saved", [1]);
-  failNextSet = true;
+  storage.failSet = 1;
   await assert.rejects(counters.countComments("saved", [2, 3]), /quota/);
   assert.equal(counters.totals.saved, 1, "counted though not stored");
   await counters.countComments("saved", [2, 3]); // the outbox still holds the message: its resend is acknowledged again
@@ -144,16 +125,14 @@ const refuse = async (id) => {
 const stateOf = () => ({ rated: rated(), marks: JSON.parse(JSON.stringify(counters.rated)), pages: { ...counters.taskPageOf } });
 
 test("a rating and a task page's comments write what they add, not what was rated or sent before", async () => {
-  stored.clear();
-  inStudy("grow");
-  await restart();
+  await fresh("grow");
   const sizes = [];
   for (let n = 0; n < 300; n++) {
-    writes.length = 0;
-    await counters.onTaskPage("youtube", [`k${n}a`, `k${n}b`], "youtube.com/watch?v=task");
-    await rate(`k${n}a`, `r-${1000 + n}`);
-    await ack(`r-${1000 + n}`);
-    sizes.push(writes.reduce((a, b) => a + b, 0));
+    sizes.push(await bytesWrittenBy(async () => {
+      await counters.onTaskPage("youtube", [`k${n}a`, `k${n}b`], "youtube.com/watch?v=task");
+      await rate(`k${n}a`, `r-${1000 + n}`);
+      await ack(`r-${1000 + n}`);
+    }));
   }
   // the 300th rating and page write what the 1st did (give or take the digits of the totals, the
   // sequence number and the time)
@@ -166,9 +145,7 @@ test("a rating and a task page's comments write what they add, not what was rate
 });
 
 test("ratings and task pages read the same after a restart: duplicate acks, a rating again, one refused, a comment on another page", async () => {
-  stored.clear();
-  inStudy("s1");
-  await restart();
+  await fresh();
   await counters.onTaskPage("youtube", ["a", "b", "a"], "P1");
   await counters.onTaskPage("youtube", ["b", "c"], "P2"); // b seen again on another task page: it is P2's now
   await counters.onTaskPage("youtube", ["b"], "P1"); // and back on P1 (a key already named a batch once)
@@ -210,19 +187,17 @@ test("ratings and task pages read the same after a restart: duplicate acks, a ra
 });
 
 test("a rating, its acknowledgement or a task page whose write fails counts nothing", async () => {
-  stored.clear();
-  inStudy("s1");
-  await restart();
-  failNextSet = true;
+  await fresh();
+  storage.failSet = 1;
   await assert.rejects(rate("a", "r-1"), /quota/);
   assert.equal(counters.ratingOf("youtube", "a"), null, "rated though not stored");
   await rate("a", "r-1");
-  failNextSet = true;
+  storage.failSet = 1;
   await assert.rejects(ack("r-1"), /quota/);
   assert.deepEqual([rated(), counters.ratingOf("youtube", "a").saved], [0, false], "acknowledged though not stored");
   await ack("r-1"); // still in the outbox: its resend is answered again
   assert.deepEqual([rated(), counters.ratingOf("youtube", "a").saved], [1, true]);
-  failNextSet = true;
+  storage.failSet = 1;
   await assert.rejects(counters.onTaskPage("youtube", ["a", "b"], "P1"), /quota/);
   assert.deepEqual(counters.taskPageOf, {}, "on a task page though not stored");
   await counters.onTaskPage("youtube", ["a", "b"], "P1"); // the page sends its comments again
@@ -233,9 +208,7 @@ test("a rating, its acknowledgement or a task page whose write fails counts noth
 });
 
 test("a rating's mark is its outbox entry until acknowledged: a worker stopped before marking or forgetting it reads the outbox", async () => {
-  stored.clear();
-  inStudy("s1");
-  await restart();
+  await fresh();
   await counters.onTaskPage("youtube", ["a", "b"], "P1");
   await queueRating("a", "r-1"); // in the outbox; the worker stopped before it marked the comment
   await restart();
@@ -252,18 +225,16 @@ test("a rating's mark is its outbox entry until acknowledged: a worker stopped b
 });
 
 test("marking and forgetting a rating write nothing; its acknowledgement stores the rating and its count in one write", async () => {
-  stored.clear();
-  inStudy("s1");
-  await restart();
+  await fresh();
   const entry = await queueRating("a", "r-1");
-  setKeys.length = 0;
-  failNextSet = true; // a write after the outbox's would fail: there is none
+  writes.length = 0;
+  storage.failSet = 1; // a write after the outbox's would fail: there is none
   counters.markRated(entry);
-  failNextSet = false;
-  assert.deepEqual(setKeys, []);
+  storage.failSet = 0;
+  assert.deepEqual(writes, []);
   assert.equal(counters.ratingOf("youtube", "a").id, "r-1");
   await ack("r-1");
-  assert.deepEqual(setKeys.map((keys) => keys.sort()), [["cc:rated:s1:r-1", "cc:rating:s1:r-1", "totals"]]);
+  assert.deepEqual(writes.map(({ keys }) => keys.sort()), [["cc:rated:s1:r-1", "cc:rating:s1:r-1", "totals"]]);
   // stopped after the acknowledgement was stored, before the outbox let the message go: counted once
   await rate("b", "r-2");
   await counters.ratingSaved(outbox.get("r-2"));
@@ -272,16 +243,14 @@ test("marking and forgetting a rating write nothing; its acknowledgement stores 
   await ack("r-2"); // the resend, answered duplicate
   assert.equal(rated(), 2);
   await rate("c", "r-3");
-  setKeys.length = 0;
+  writes.length = 0;
   await refuse("r-3");
-  assert.deepEqual(setKeys.map((keys) => keys.filter((k) => k.startsWith("cc:"))), [[]], "only the dead letter is written");
+  assert.deepEqual(writes.map(({ keys }) => keys.filter((k) => k.startsWith("cc:"))), [[]], "only the dead letter is written");
   assert.equal(counters.ratingOf("youtube", "c"), null);
 });
 
 test("more than ten task pages and ratings of one comment: the latest wins, whatever order storage lists them in", async () => {
-  stored.clear();
-  inStudy("s1");
-  await restart();
+  await fresh();
   for (let n = 1; n <= 12; n++) { // seq 1..12: storage lists "…:10", "…:11", "…:12" before "…:2"
     await counters.onTaskPage("youtube", ["a"], `P${n}`);
     await rate("a", `r-${n}`, { toxicity: `answer ${n}` });
@@ -300,9 +269,7 @@ test("more than ten task pages and ratings of one comment: the latest wins, what
 });
 
 test("a comment's latest rating is the one rated last, though the clock was set back or the worker restarted", async () => {
-  stored.clear();
-  inStudy("s1");
-  await restart();
+  await fresh();
   const now = Date.now;
   try {
     await rate("a", "r-1", { toxicity: "first" });
@@ -326,9 +293,7 @@ test("a comment's latest rating is the one rated last, though the clock was set 
 });
 
 test("an acknowledgement that came before the comment was marked keeps the rating acknowledged", async () => {
-  stored.clear();
-  inStudy("s1");
-  await restart();
+  await fresh();
   const entry = await queueRating("a", "r-1");
   await counters.ratingSaved(entry); // its answer came first
   counters.markRated(entry);

@@ -5,56 +5,15 @@
 // node --test extension/test/
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import vm from "node:vm";
+import { FakeSocket, fakeStorage, installWorkerChrome, loadWorker, startWorker } from "./fakes.mjs";
 
-const stored = new Map([["settings", { daemonUrl: "ws://127.0.0.1:8765/ws", token: "T0KEN-0123456789", raterId: "rater-1" }],
+const storage = fakeStorage([["settings", { daemonUrl: "ws://127.0.0.1:8765/ws", token: "T0KEN-0123456789", raterId: "rater-1" }],
   ["study", { study_id: "s1", title: "t", consent_text: "the text", sampling: { mode: "all", salt: "x" } }],
   ["consent", { study_id: "s1", at: "2026-01-01T00:00:00Z", media: false, text: "the text" }]]);
-let failSet = 0; // n > 0: the n-th set() from now fails
-const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
-const area = {
-  async get(keys) {
-    const names = keys == null ? [...stored.keys()].sort() : [].concat(keys); // key order, as chrome.storage.local
-    return Object.fromEntries(names.filter((k) => stored.has(k)).map((k) => [k, clone(stored.get(k))]));
-  },
-  async set(obj) {
-    if (failSet && --failSet === 0) throw new Error("QUOTA_BYTES quota exceeded");
-    for (const [k, v] of Object.entries(obj)) stored.set(k, clone(v));
-  },
-  async remove(keys) { for (const k of [].concat(keys)) stored.delete(k); },
-};
-globalThis.chrome = {
-  runtime: { id: "modlens-id", getURL: (p) => `chrome-extension://x/${p}`, getManifest: () => ({ content_scripts: [] }),
-    sendMessage: async () => {} },
-  storage: { local: area },
-  tabs: { sendMessage: async () => {} },
-  permissions: { contains: async () => true },
-};
-globalThis.fetch = async () => ({ ok: false });
-const sockets = [];
-globalThis.WebSocket = class {
-  static OPEN = 1;
-  constructor(url) { this.url = url; this.readyState = 0; this.closed = false; sockets.push(this); }
-  send() {}
-  close() { this.closed = true; }
-};
-// retries are timers of up to 30 s: they must not keep this test's process alive
-const realSetTimeout = globalThis.setTimeout;
-globalThis.setTimeout = (fn, ms) => { const t = realSetTimeout(fn, ms); t.unref(); return t; };
-
-const require = createRequire(import.meta.url);
-const ns = require("../lib/ns.js");
-for (const lib of ["constants", "sites", "messages", "protocol", "router", "hash", "sampling", "tasks", "outbox", "site_access"]) require(`../lib/${lib}.js`);
-for (const file of ["worker/config", "worker/counters", "worker/tabs", "worker/connection", "worker/delivery", "lib/media",
-  "worker/media", "worker/daemon_messages", "worker/page_messages"]) {
-  const path = new URL(`../${file}.js`, import.meta.url);
-  vm.runInThisContext(readFileSync(path, "utf8"), { filename: path.pathname });
-}
-const storedAtStart = await chrome.storage.local.get(null);
-await ns.delivery.outbox.load(storedAtStart);
-await Promise.all([ns.config.load(), ns.counters.load(storedAtStart, ns.delivery.outbox)]);
+installWorkerChrome(storage);
+const sockets = FakeSocket.opened;
+const ns = loadWorker();
+await startWorker(ns);
 const { delivery } = ns;
 
 const page = { type: "comments", id: "page-1", page: { url: "https://www.youtube.com/watch?v=a", platform: "youtube", page_key: "a" },
@@ -146,9 +105,9 @@ test("the page is told a rating was not saved exactly when it is neither queued 
   const sender = { id: "modlens-id", url: "https://www.youtube.com/watch?v=a", tab: { id: 7, url: "https://www.youtube.com/watch?v=a" }, frameId: 0 };
   for (let n = 1; n <= 3; n++) { // the first, second or third write while it is handled fails
     const key = `not-saved-${n}`;
-    failSet = n;
+    storage.failSet = n; // the n-th set() from now fails
     const answer = await ask(ns.messages.rate({ platform: "youtube", key }, { values: { toxicity: "toxic" } }), sender);
-    failSet = 0;
+    storage.failSet = 0;
     const queued = delivery.outbox.pending().filter((e) => e.message.type === "rating" && e.message.comment.key === key);
     const mark = ns.counters.ratingOf("youtube", key);
     if (answer.queued) {
@@ -276,7 +235,7 @@ test("two acknowledgements of one rating at once, the first write failing: neith
   const rated = ns.counters.totals.rated;
   await delivery.queue(rating("r-twice", "c2"), null);
   const ok = { type: "rating_ok", id: "r-twice", rating_id: 11, derived_toxicity: null, inconsistent: false, duplicate: false };
-  failSet = 1; // the first handler's write fails
+  storage.failSet = 1; // the first handler's write fails
   const answers = await Promise.allSettled([ns.onDaemonMessage(ok), ns.onDaemonMessage({ ...ok, duplicate: true })]);
   assert.deepEqual(answers.map((a) => a.status), ["rejected", "rejected"]);
   assert.ok(delivery.outbox.has("r-twice"), "the second handler let the rating go");
@@ -293,14 +252,14 @@ test("two acknowledgements of one page at once, the first write failing: neither
   const saved = ns.counters.totals.saved;
   await delivery.queue({ ...page, id: "page-twice" }, null);
   const ok = { type: "comments_ok", id: "page-twice", accepted: 2, truncated: [], comment_ids: { c1: 71, c2: 72 } };
-  failSet = 1;
+  storage.failSet = 1;
   const answers = await Promise.allSettled([ns.onDaemonMessage(ok), ns.onDaemonMessage(ok)]);
   assert.deepEqual(answers.map((a) => a.status), ["rejected", "rejected"]);
   assert.ok(delivery.outbox.has("page-twice"), "the second handler let the page go");
   assert.equal(ns.counters.totals.saved, saved);
   // one row already counted by a write under way, one new: the second waits for the first all the same
   const partly = { ...ok, comment_ids: { c1: 71 } };
-  failSet = 1;
+  storage.failSet = 1;
   const mixed = await Promise.allSettled([ns.onDaemonMessage(partly), ns.onDaemonMessage(ok)]);
   assert.deepEqual(mixed.map((a) => a.status), ["rejected", "rejected"]);
   assert.ok(delivery.outbox.has("page-twice"));

@@ -4,55 +4,15 @@
 // node --test extension/test/
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import vm from "node:vm";
+import { FakeSocket, fakeStorage, installWorkerChrome, loadWorker, startWorker } from "./fakes.mjs";
 
 const A = { study_id: "A", title: "a", consent_text: "A's text", sampling: { mode: "all", salt: "x" } };
 const B = { study_id: "B", title: "b", consent_text: "B's text", sampling: { mode: "all", salt: "x" } };
-const stored = new Map([["settings", { daemonUrl: "ws://127.0.0.1:8765/ws", token: "T0KEN-0123456789", raterId: "rater-1" }],
-  ["study", A]]);
-const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
-const area = {
-  async get(keys) {
-    const names = keys == null ? [...stored.keys()].sort() : [].concat(keys);
-    return Object.fromEntries(names.filter((k) => stored.has(k)).map((k) => [k, clone(stored.get(k))]));
-  },
-  async set(obj) { for (const [k, v] of Object.entries(obj)) stored.set(k, clone(v)); },
-  async remove(keys) { for (const k of [].concat(keys)) stored.delete(k); },
-};
-globalThis.chrome = {
-  runtime: { id: "modlens-id", getURL: (p) => `chrome-extension://x/${p}`, getManifest: () => ({ content_scripts: [] }),
-    sendMessage: async () => {} },
-  storage: { local: area },
-  tabs: { sendMessage: async () => {} },
-  permissions: { contains: async () => true },
-};
-globalThis.fetch = async () => ({ ok: false });
-const sockets = [];
-globalThis.WebSocket = class {
-  static OPEN = 1;
-  constructor(url) { this.url = url; this.readyState = 0; this.sent = []; sockets.push(this); }
-  send(frame) { this.sent.push(JSON.parse(frame)); }
-  close() { this.readyState = 3; }
-  open() { this.readyState = 1; this.onopen(); return this.sent[0]; } // the daemon accepts it: the hello goes
-};
-const realSetTimeout = globalThis.setTimeout;
-globalThis.setTimeout = (fn, ms) => { const t = realSetTimeout(fn, ms); t.unref(); return t; };
-const realSetInterval = globalThis.setInterval;
-globalThis.setInterval = (fn, ms) => { const t = realSetInterval(fn, ms); t.unref(); return t; };
-
-const require = createRequire(import.meta.url);
-const ns = require("../lib/ns.js");
-for (const lib of ["constants", "sites", "messages", "protocol", "router", "hash", "sampling", "tasks", "outbox", "site_access"]) require(`../lib/${lib}.js`);
-for (const file of ["worker/config", "worker/counters", "worker/tabs", "worker/connection", "worker/delivery", "lib/media",
-  "worker/media", "worker/daemon_messages", "worker/page_messages"]) {
-  const path = new URL(`../${file}.js`, import.meta.url);
-  vm.runInThisContext(readFileSync(path, "utf8"), { filename: path.pathname });
-}
-const storedAtStart = await chrome.storage.local.get(null);
-await ns.delivery.outbox.load(storedAtStart);
-await Promise.all([ns.config.load(), ns.counters.load(storedAtStart, ns.delivery.outbox)]);
+installWorkerChrome(fakeStorage([["settings", { daemonUrl: "ws://127.0.0.1:8765/ws", token: "T0KEN-0123456789", raterId: "rater-1" }],
+  ["study", A]]));
+const sockets = FakeSocket.opened;
+const ns = loadWorker();
+await startWorker(ns);
 const { config, connection } = ns;
 
 // the daemon, running `study`, answers the hello on the newest socket as the real one does

@@ -3,56 +3,20 @@
 // node --test extension/test/
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import vm from "node:vm";
+import { ORIGIN, FakeSocket, clone, fakeStorage, installWorkerChrome, loadWorker, startWorker } from "./fakes.mjs";
 
-const ORIGIN = "chrome-extension://abcdefghijklmnopabcdefghijklmnop";
 const TOKEN = "T0KEN-secret-0123456789";
 const SALT = "author-salt-secret";
 
-// chrome.storage.local as a Map; what the worker broadcasts and which sockets it opens
-const stored = new Map([["settings", { daemonUrl: "ws://127.0.0.1:8765/ws", token: TOKEN, raterId: "rater-1" }],
+const storage = fakeStorage([["settings", { daemonUrl: "ws://127.0.0.1:8765/ws", token: TOKEN, raterId: "rater-1" }],
   ["study", { study_id: "s1", title: "t", author_salt: SALT, consent_text: "the text", sampling: { mode: "all", salt: "x" } }],
   ["consent", { study_id: "s1", at: "2026-01-01T00:00:00Z", media: false, text: "the text" }]]);
-const broadcasts = [];
-const sockets = [];
-const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
-const area = {
-  async get(keys) {
-    const names = keys == null ? [...stored.keys()] : [].concat(keys);
-    return Object.fromEntries(names.filter((k) => stored.has(k)).map((k) => [k, clone(stored.get(k))]));
-  },
-  async set(obj) { for (const [k, v] of Object.entries(obj)) stored.set(k, clone(v)); },
-  async remove(keys) { for (const k of [].concat(keys)) stored.delete(k); },
-};
-globalThis.chrome = {
-  runtime: { id: "modlens-id", getURL: (p) => `${ORIGIN}/${p}`, getManifest: () => ({ content_scripts: [] }),
-    sendMessage: async (msg) => { broadcasts.push(clone(msg)); } },
-  storage: { local: area },
-  tabs: { sendMessage: async (tabId, msg) => { broadcasts.push(clone(msg)); } },
-  permissions: { contains: async () => true },
-};
-globalThis.fetch = async () => ({ ok: false }); // no seed.json
-globalThis.WebSocket = class {
-  static OPEN = 1;
-  constructor(url, protocols) { this.url = url; this.readyState = 0; sockets.push({ url, protocols }); }
-  send() {}
-  close() {}
-};
-
-const require = createRequire(import.meta.url);
-const ns = require("../lib/ns.js");
-for (const lib of ["constants", "sites", "messages", "protocol", "router", "hash", "sampling", "tasks", "outbox", "site_access"]) require(`../lib/${lib}.js`);
-// the worker's own parts are classic scripts on `globalThis.modlens`, in background.js's order
-for (const file of ["worker/config", "worker/counters", "worker/tabs", "worker/connection", "worker/delivery", "lib/media",
-  "worker/media", "worker/daemon_messages", "worker/page_messages"]) {
-  const path = new URL(`../${file}.js`, import.meta.url);
-  vm.runInThisContext(readFileSync(path, "utf8"), { filename: path.pathname });
-}
-const storedAtStart = await chrome.storage.local.get(null);
-await ns.delivery.outbox.load(storedAtStart);
-await Promise.all([ns.config.load(), ns.counters.load(storedAtStart, ns.delivery.outbox)]);
+const { stored } = storage;
+// what the worker broadcasts and which sockets it opens
+const { broadcasts } = installWorkerChrome(storage);
+const sockets = FakeSocket.opened;
+const ns = loadWorker();
+await startWorker(ns);
 
 const contentScript = { id: "modlens-id", url: "https://www.youtube.com/watch?v=abc", tab: { id: 7, url: "https://www.youtube.com/watch?v=abc" }, frameId: 0 };
 const framedContentScript = { ...contentScript, url: "about:blank", frameId: 3 };

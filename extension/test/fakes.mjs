@@ -1,0 +1,128 @@
+// The browser the extension's Node tests run the worker in: chrome.storage.local, `chrome`, the
+// daemon's sockets and the timers, faked once for every test file, and the worker's scripts loaded
+// as the service worker loads them. Each test file runs in a process of its own, so installing
+// these on globalThis touches no other file.
+// node --test runs every .mjs under test/ as a test file, this one too: run that way, it checks its
+// own storage's key order (the counters tests rely on it), rather than being counted as an empty pass.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import vm from "node:vm";
+
+export const ORIGIN = "chrome-extension://abcdefghijklmnopabcdefghijklmnop";
+export const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
+
+/** chrome.storage.local over a Map. get(null) lists every key in key order, as chrome.storage.local
+ * does ("…:10" before "…:9"), not in write order. `failSet = n` (n > 0): the n-th set() from now
+ * fails as a full storage does; `writes` logs each set() that succeeded ({keys, bytes}); `readsOfAll`
+ * counts get(null). */
+export function fakeStorage(entries = []) {
+  const stored = new Map(entries);
+  const storage = {
+    stored,
+    writes: [],
+    readsOfAll: 0,
+    failSet: 0,
+    async get(keys) {
+      if (keys == null) storage.readsOfAll += 1;
+      const names = keys == null ? [...stored.keys()].sort() : [].concat(keys);
+      return Object.fromEntries(names.filter((k) => stored.has(k)).map((k) => [k, clone(stored.get(k))]));
+    },
+    async set(obj) {
+      if (storage.failSet && --storage.failSet === 0) throw new Error("QUOTA_BYTES quota exceeded");
+      storage.writes.push({ keys: Object.keys(obj), bytes: JSON.stringify(obj).length });
+      for (const [k, v] of Object.entries(obj)) stored.set(k, clone(v));
+    },
+    async remove(keys) { for (const k of [].concat(keys)) stored.delete(k); },
+  };
+  return storage;
+}
+
+/** The daemon's end of a WebSocket: every socket the worker opens is in `FakeSocket.opened`; open()
+ * is the daemon accepting it (the worker's hello goes, and is returned). */
+export class FakeSocket {
+  static OPEN = 1;
+  static opened = [];
+  constructor(url, protocols) {
+    Object.assign(this, { url, protocols, readyState: 0, sent: [], closed: false });
+    FakeSocket.opened.push(this);
+  }
+  send(frame) { this.sent.push(JSON.parse(frame)); }
+  close() { this.closed = true; this.readyState = 3; }
+  open() { this.readyState = 1; this.onopen(); return this.sent[0]; }
+}
+
+/** Installs the `chrome` the service worker sees, over `storage`, with no seed.json and FakeSocket
+ * for WebSocket. Returns what the worker broadcast to pages and tabs, and the listeners it added
+ * (by event: message, installed, tabRemoved, added, removed). */
+export function installWorkerChrome(storage) {
+  const broadcasts = [];
+  const listeners = {};
+  const event = (name) => ({ addListener: (fn) => { listeners[name] = fn; } });
+  globalThis.chrome = {
+    runtime: { id: "modlens-id", getURL: (p) => `${ORIGIN}/${p}`, getManifest: () => ({ content_scripts: [] }),
+      sendMessage: async (msg) => { broadcasts.push(clone(msg)); }, onMessage: event("message"), onInstalled: event("installed") },
+    storage: { local: storage },
+    tabs: { sendMessage: async (tabId, msg) => { broadcasts.push(clone(msg)); }, onRemoved: event("tabRemoved"), query: async () => [] },
+    permissions: { contains: async () => true, getAll: async () => ({ origins: [] }), onAdded: event("added"), onRemoved: event("removed") },
+    scripting: { getRegisteredContentScripts: async () => [] },
+  };
+  globalThis.fetch = async () => ({ ok: false }); // no seed.json
+  globalThis.WebSocket = FakeSocket;
+  unrefTimers();
+  return { broadcasts, listeners };
+}
+
+/** Retries, reconnects and keep-alives are timers of up to 30 s: they must not keep a test's process alive. */
+function unrefTimers() {
+  for (const name of ["setTimeout", "setInterval"]) {
+    const real = globalThis[name];
+    globalThis[name] = (fn, ms) => { const t = real(fn, ms); t.unref(); return t; };
+  }
+}
+
+const require = createRequire(import.meta.url);
+
+/** Loads lib/ modules (CommonJS, on the shared namespace) and then the classic scripts `files`
+ * (paths under extension/, no .js) in this context, in the order given; returns the namespace. */
+export function loadExtension(libs, files) {
+  const ns = require("../lib/ns.js");
+  for (const lib of libs) require(`../lib/${lib}.js`);
+  for (const file of files) {
+    const path = new URL(`../${file}.js`, import.meta.url);
+    vm.runInThisContext(readFileSync(path, "utf8"), { filename: path.pathname });
+  }
+  return ns;
+}
+
+const WORKER_LIBS = ["constants", "sites", "messages", "protocol", "router", "hash", "sampling", "tasks", "outbox", "site_access"];
+// the worker's own parts, classic scripts on `globalThis.modlens`, in background.js's order
+const WORKER_FILES = ["worker/config", "worker/counters", "worker/tabs", "worker/connection", "worker/delivery", "lib/media",
+  "worker/media", "worker/daemon_messages", "worker/page_messages"];
+
+/** Loads the worker's parts, and background.js after them when `background` (it starts the worker). */
+export const loadWorker = ({ background = false } = {}) =>
+  loadExtension(WORKER_LIBS, background ? [...WORKER_FILES, "background"] : WORKER_FILES);
+
+/** What background.js's ready() does before it answers anything: storage read whole once, the
+ * outbox, the settings and the counters loaded from it. */
+export async function startWorker(ns) {
+  const storedAtStart = await chrome.storage.local.get(null);
+  await ns.delivery.outbox.load(storedAtStart);
+  await Promise.all([ns.config.load(), ns.counters.load(storedAtStart, ns.delivery.outbox)]);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  test("the fake storage lists every key in key order, not in write order, and fails the set() it is told to", async () => {
+    const storage = fakeStorage([["b", 1]]);
+    await storage.set({ "cc:10": 10, "cc:9": 9, a: { x: [1] } });
+    assert.deepEqual(Object.keys(await storage.get(null)), ["a", "b", "cc:10", "cc:9"]);
+    assert.deepEqual(await storage.get(["cc:9", "missing"]), { "cc:9": 9 });
+    storage.failSet = 2;
+    await storage.set({ c: 1 });
+    await assert.rejects(storage.set({ d: 1 }), /quota/);
+    assert.deepEqual([storage.stored.has("d"), storage.failSet, storage.writes.map((w) => w.keys)], [false, 0, [["cc:10", "cc:9", "a"], ["c"]]]);
+  });
+}
