@@ -16,6 +16,10 @@
     return ns.textOf(found);
   }
 
+  // Identical comments of one page share a derived key (see extract): `keys` is the key each element
+  // was given (with the base it was given for), `bases` each base's numbers in use (n -> element).
+  const newTwins = () => ({ keys: new WeakMap(), bases: new Map() });
+
   const NOTHING_FOUND_AFTER_MS = 5000;
   const DEBOUNCE_MS = 150;
 
@@ -34,6 +38,7 @@
       this.seen = new Map(); // key -> record, this page
       this.emittedAnywhere = new Set(); // keys already sent under some page: never re-attributed
       this.elements = new Map(); // key -> element last seen carrying it
+      this.twins = newTwins();
       this.counts = { found: 0, skipped: 0, errors: 0, pages: 0, missing: { key: 0, text: 0, author: 0, parent: 0, time: 0 }, parents: {} };
       this.lastError = "";
       this.timer = null;
@@ -133,28 +138,49 @@
       return null;
     }
 
-    /** Another comment element's key, found by the same key strategies (e.g. a reply's parent); in a
-     *  scan, the key that scan gave it (a numbered twin's, see extract). */
-    keyOf(el, page, scan) {
+    /** Another comment element's key, found by the same key strategies (e.g. a reply's parent), a
+     *  derived one numbered as extract numbers it: a reply names its own twin parent, also one that
+     *  is skipped, has no text or comes later on the page (numbered here, it keeps that number). */
+    keyOf(el, page) {
       if (!el) return null;
-      if (scan && scan.keys.has(el)) return scan.keys.get(el);
       const a = this.adapter;
       const found = this.field(el, "key", { page, adapter: a, own: (sel) => ns.own(el, sel, a.comments), keyOf: (o) => this.keyOf(o, page) });
-      return found ? found.value : null;
+      if (!found) return null;
+      return found.derived ? this.twinKey(el, found.value) : found.value;
+    }
+
+    /** The key of element `el` whose derived key is `base`. An element keeps the key it was given
+     *  while its content stays the same, wherever twins come and go around it (a newer twin shown
+     *  above it on a list sorted newest first, one that leaves a virtualized list). A new element
+     *  takes a number of its base whose element has left the page (the same comment rendered
+     *  again), else the next number not used yet: the first is the base itself, the n-th "<base>-n". */
+    twinKey(el, base) {
+      const { keys, bases } = this.twins;
+      const had = keys.get(el);
+      if (had && had.base === base) return had.key;
+      // an element reused for another comment (virtualized lists) gives its old number back
+      if (had && bases.get(had.base) && bases.get(had.base).get(had.n) === el) bases.get(had.base).delete(had.n);
+      if (!bases.has(base)) bases.set(base, new Map());
+      const used = bases.get(base);
+      let n = 1;
+      while (used.has(n) && used.get(n).isConnected !== false) n += 1;
+      used.set(n, el);
+      const key = n > 1 ? `${base}-${n}` : base;
+      keys.set(el, { base, n, key });
+      return key;
     }
 
     holdsComment(el) {
       return this.guard("comments selector", () => !!el.querySelector(this.adapter.comments), false);
     }
 
-    /** The comment record of element `el`. `scan` ({twins, keys}, one per scan of the page, in page
-     *  order): a key derived from the comment's content (a strategy marked derived: the site gives no
-     *  id) is shared by identical comments, so the n-th of them (n > 1) gets "<key>-n"; `keys`
-     *  remembers each element's key, so a reply names its own twin parent. */
-    extract(el, page, scan) {
+    /** The comment record of element `el`. A key derived from the comment's content (a strategy
+     *  marked derived: the site gives no id) is shared by identical comments: each element gets a
+     *  number of its own for this page (twinKey), kept while it stays on the page. */
+    extract(el, page) {
       const a = this.adapter;
       if (a.skip && this.guard("skip", () => a.skip(el), false)) return null;
-      const ctx = { page, adapter: a, own: (sel) => ns.own(el, sel, a.comments), keyOf: (other) => this.keyOf(other, page, scan) };
+      const ctx = { page, adapter: a, own: (sel) => ns.own(el, sel, a.comments), keyOf: (other) => this.keyOf(other, page) };
       const key = this.field(el, "key", ctx);
       const text = this.field(el, "text", ctx);
       // An element the comment selector matches around another comment (two markup generations'
@@ -162,16 +188,8 @@
       // text of its own: it is not a comment missing its key, the comment inside it is counted.
       if (!key && !text && this.holdsComment(el)) return { container: true };
       if (!key) return { missing: "key" };
-      ctx.key = key.value;
+      ctx.key = key.derived ? this.twinKey(el, key.value) : key.value;
       if (!text) return { missing: "text" };
-      if (scan) {
-        if (key.derived) {
-          const n = (scan.twins.get(key.value) || 0) + 1;
-          scan.twins.set(key.value, n);
-          if (n > 1) ctx.key = `${key.value}-${n}`;
-        }
-        scan.keys.set(el, ctx.key);
-      }
       const record = { key: ctx.key, text: text.value, author: null, missing: [] };
       ctx.record = record;
       const author = this.field(el, "author", ctx);
@@ -204,6 +222,7 @@
         this.page = page;
         this.seen = new Map();
         this.elements = new Map();
+        this.twins = newTwins();
         this.counts.pages += 1;
         this.startedAt = Date.now();
         if (this.h.onPage) this.h.onPage(page);
@@ -211,12 +230,11 @@
       this.findShadowRoots();
       const fresh = [];
       const unkeyed = { key: 0, text: 0 }; // elements on the page now whose key / text no strategy finds
-      const scan = { twins: new Map(), keys: new Map() }; // extract: identical comments numbered in page order
       for (const r of this.roots) {
         let els = [];
         try { els = r.querySelectorAll(this.adapter.comments); } catch (err) { this.counts.errors += 1; this.lastError = `comments selector: ${err.message}`; }
         for (const el of els) {
-          const record = this.extract(el, page, scan);
+          const record = this.extract(el, page);
           if (record && record.container) continue;
           if (!record || record.missing === "key" || record.missing === "text") {
             // emptied / placeholder elements (virtualized lists) are not comments missing a field

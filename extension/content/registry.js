@@ -12,7 +12,8 @@
 //     into the field's value (default: the node's text; for time its datetime / title / text).
 //     `derived: true` on a key strategy: the key is made from the comment's content (no site id,
 //     lib/hash.js derivedCommentKey), so identical comments on one page share it; the observer
-//     numbers them in page order (the n-th, n > 1, gets "<key>-n"), never a site's own id.
+//     numbers them (the first "<key>", the n-th "<key>-n"), each element keeping its number while
+//     it stays on the page (content/observer.js twinKey), never a site's own id.
 // A parent strategy answers a key (recorded with its `via`) or {key, via}; `ctx.keyOf(other)` is
 // another comment element's key found by this same key list, so a parent's key is always the key
 // it is logged with. The last entry of each list is the adapter's documented last resort. A field

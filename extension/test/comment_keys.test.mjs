@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { parseDocument } from "htmlparser2";
 import { selectAll, selectOne, is } from "css-select";
-import { textContent } from "domutils";
+import { textContent, prepend, removeElement, replaceElement } from "domutils";
 
 const require = createRequire(import.meta.url);
 const ns = require("../lib/ns.js");
@@ -39,6 +39,7 @@ class Node {
   get parentElement() { return isElement(this.n.parent) ? wrap(this.n.parent) : null; }
   get textContent() { return textContent(this.n); }
   get childElementCount() { return (this.n.children || []).filter(isElement).length; }
+  get isConnected() { let n = this.n; while (n.parent) n = n.parent; return n.type === "root"; }
   getAttribute(name) { const a = this.n.attribs; return a && Object.hasOwn(a, name) ? a[name] : null; }
   matches(sel) { return is(this.n, sel); }
   closest(sel) { for (let n = this.n; isElement(n); n = n.parent) if (is(n, sel)) return wrap(n); return null; }
@@ -157,9 +158,9 @@ test("a Viafoura key holds the time the log holds: a dated tooltip after an unda
 });
 
 /** What the observer's scan of a fixture page sends, marks and counts (content/observer.js scan). */
-function scanned(name, html, settings = {}) {
+function scanned(name, html, settings = {}, adapt = (a) => a) {
   const fx = fixture(name);
-  const adapter = adapterNamed(fx.adapter);
+  const adapter = adapt(adapterNamed(fx.adapter));
   const doc = wrap(parseDocument(html));
   const loc = new URL(fx.start_url);
   assert.ok(adapter.matches(loc, settings, doc));
@@ -174,7 +175,7 @@ function scanned(name, html, settings = {}) {
   return { sent, marked, found: obs.counts.found, obs };
 }
 
-test("identical comments on one page are each sent, counted and marked: the n-th gets its base key and -n", () => {
+test("identical comments on one page are each sent, counted and marked: the first gets its base key, the n-th in page order -n", () => {
   // two readers post the same words in the same minute (a "+1", a copied slogan): the hash of page
   // key, time and text is the same for both; the second must not be dropped as the first seen again
   const vf = pageHtml("viafoura");
@@ -213,4 +214,67 @@ test("identical comments on one page are each sent, counted and marked: the n-th
   const withIds = twinned.split('<article class="vf3-comment"').map((part, i) => (i ? `<article data-id="same-${i % 2}" class="vf3-comment"${part}` : part)).join("");
   const ided = scanned("viafoura", withIds);
   assert.deepEqual(ided.sent.filter((r) => r.key.startsWith("same-")).map((r) => r.key), ["same-1", "same-0"], "a site's id got a number");
+});
+
+/** A fresh element made from `html` (a site rendering a comment again). */
+const rendered = (html) => wrap(parseDocument(html).children.find(isElement));
+
+test("a twin keeps its key wherever twins come and go: a newer one above it, one leaving the page, a re-render", () => {
+  // a list sorted newest first shows a newer identical comment above one already logged: the logged
+  // one keeps its key (its marker, its rating), the newer one takes the next number and is sent
+  const gen = pageHtml("generic");
+  const entry = gen.slice(gen.indexOf('<li class="comment-entry" id="comment-102">'), gen.indexOf('<li class="comment-entry" id="comment-103">')).trim();
+  const { sent, marked, obs } = scanned("generic", gen, genericSettings());
+  const first = marked.find(([el]) => el.getAttribute("id") === "comment-102")[0];
+  const K = marked.find(([el]) => el === first)[1];
+  assert.ok(sent.some((r) => r.key === K) && !K.match(/-\d+$/));
+  const keyOf = (el) => marked.filter(([e]) => e === el).at(-1)[1];
+  const newer = rendered(entry.replace("comment-102", "comment-102-newer"));
+  prepend(first.n, newer.n);
+  sent.length = 0;
+  obs.scan();
+  assert.deepEqual(sent.map((r) => r.key), [`${K}-2`], "the newer twin is sent under the next number");
+  assert.equal(keyOf(first), K, "the logged twin lost its key");
+  assert.equal(keyOf(newer), `${K}-2`);
+  assert.equal(obs.elements.get(K), first);
+  const found = obs.counts.found;
+  // the logged one leaves the page (a virtualized list, a collapsed thread): the other keeps its key
+  removeElement(first.n);
+  assert.equal(first.isConnected, false);
+  obs.scan();
+  assert.equal(keyOf(newer), `${K}-2`, "a twin took the key of one that left the page");
+  assert.deepEqual(sent.map((r) => r.key), [`${K}-2`], "nothing is sent again");
+  // it comes back rendered anew: a new element, the key of the one that left, not sent again
+  const back = rendered(entry);
+  prepend(newer.n.next || newer.n, back.n);
+  obs.scan();
+  assert.equal(keyOf(back), K);
+  assert.equal(keyOf(newer), `${K}-2`);
+  // the newer one rendered again in place: its key stays too
+  const again = rendered(entry.replace("comment-102", "comment-102-newer"));
+  replaceElement(newer.n, again.n);
+  obs.scan();
+  assert.equal(keyOf(again), `${K}-2`, "a re-rendered twin took another key");
+  assert.equal(keyOf(back), K);
+  assert.deepEqual(sent.map((r) => r.key), [`${K}-2`], "nothing is sent again");
+  assert.equal(obs.counts.found, found);
+  assert.equal(obs.elements.get(K), back);
+  assert.equal(obs.elements.get(`${K}-2`), again);
+});
+
+test("a reply to a twin the scan skips names that twin's own number, not the first twin's key", () => {
+  const vf = pageHtml("viafoura");
+  const first = vf.indexOf('<article class="vf3-comment" aria-label="Comment by Prairie Breather">');
+  const next = vf.indexOf('<article class="vf3-comment" aria-label="Comment by TruthSeeker_42">');
+  const thread = vf.slice(first, next);
+  const twinned = vf.slice(0, next) + thread.split("Prairie Breather").join("Second Breather") + vf.slice(next);
+  // the adapter skips the second twin (say, a comment the site greys out): its reply is still logged
+  const skipSecond = (a) => ({ ...a, skip: (el) => el.getAttribute("aria-label") === "Comment by Second Breather" });
+  const { sent } = scanned("viafoura", twinned, {}, skipSecond);
+  const once = scanned("viafoura", vf).sent;
+  const base = once.find((r) => r.author === "Prairie Breather").key;
+  assert.ok(sent.some((r) => r.key === base) && !sent.some((r) => r.key === `${base}-2`), "the skipped twin is not sent");
+  const replies = sent.filter((r) => r.parent_key && r.parent_key.startsWith(base));
+  assert.equal(replies.length, 2);
+  assert.deepEqual(replies.map((r) => r.parent_key), [base, `${base}-2`], "the skipped twin's reply names the first twin");
 });
