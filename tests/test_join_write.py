@@ -10,6 +10,7 @@ import resource
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 from modlens.cli import main as cli_main
 from modlens.study import folder, join
@@ -20,20 +21,28 @@ def _state(home):
     return {p.name: p.read_bytes() for p in sorted(home.iterdir()) if p.is_file()}
 
 
-def test_a_join_whose_write_fails_leaves_the_study_joined_before_whole(tmp_path, modlens_home, capsys):
+def _pack(study_folder: Path) -> Path:
+    """`modlens study pack` of a study folder, beside it."""
+    pack = study_folder.with_suffix(".modlens")
+    assert cli_main(["study", "pack", str(study_folder), "--out", str(pack)]) == 0
+    return pack
+
+
+def _join_first(tmp_path):
+    """Study 'first' (a new study folder's) packed and joined."""
     first = tmp_path / "first"
     folder.init_folder(first)
-    first_pack = tmp_path / "first.modlens"
-    assert cli_main(["study", "pack", str(first), "--out", str(first_pack)]) == 0
-    assert cli_main(["join", str(first_pack), "--allow-unsigned"]) == 0
+    assert cli_main(["join", str(_pack(first)), "--allow-unsigned"]) == 0
+
+
+def test_a_join_whose_write_fails_leaves_the_study_joined_before_whole(tmp_path, modlens_home, capsys):
+    _join_first(tmp_path)
     capsys.readouterr()
     before = _state(modlens_home)
     assert join.joined()["study_id"] == "first" and "study.toml" in before
 
     # a study whose item set is larger than the file-size limit below; its study.toml is not
-    second = item_set_folder(tmp_path / "second", 200_000)
-    second_pack = tmp_path / "second.modlens"
-    assert cli_main(["study", "pack", str(second), "--out", str(second_pack)]) == 0
+    second_pack = _pack(item_set_folder(tmp_path / "second", 200_000))
 
     def small_files() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write then fails with EFBIG instead of killing it
@@ -77,18 +86,12 @@ def test_a_join_whose_rename_fails_part_way_says_what_it_replaced(tmp_path, modl
     # after others had gone through was reported as "nothing was changed", and the temp files of the
     # files not yet renamed stayed behind. Here itemset.json is a non-empty folder, so its rename fails
     # after study.toml's
-    first = tmp_path / "first"
-    folder.init_folder(first)
-    first_pack = tmp_path / "first.modlens"
-    assert cli_main(["study", "pack", str(first), "--out", str(first_pack)]) == 0
-    assert cli_main(["join", str(first_pack), "--allow-unsigned"]) == 0
+    _join_first(tmp_path)
     old_study = (modlens_home / "study.toml").read_bytes()
     blocker = modlens_home / "itemset.json"
     blocker.mkdir()
     (blocker / "keep").write_text("x")
-    second = item_set_folder(tmp_path / "second", 2_000)
-    second_pack = tmp_path / "second.modlens"
-    assert cli_main(["study", "pack", str(second), "--out", str(second_pack)]) == 0
+    second_pack = _pack(item_set_folder(tmp_path / "second", 2_000))
     capsys.readouterr()
 
     assert cli_main(["join", str(second_pack), "--allow-unsigned", "--replace"]) != 0
