@@ -306,3 +306,42 @@ def test_crowd_raters_have_no_consents_and_are_not_left_out(tmp_path, capsys):
     report, page = reported(db, capsys)
     assert report["counts"]["ratings"] == imported
     assert report["withdrawn"] == {"raters": 0, "ratings": 0}
+
+
+async def test_a_withdrawal_of_a_consent_recorded_before_schema_7_reaches_the_researcher(tmp_path, capsys):
+    """Migration 7 copied each rater's raters.consent_at into a consents row whose text it did not know
+    (consent_sha256 NULL), and the extension's withdrawal marks that row withdrawn: export says the bundle
+    carries the withdrawal so that the researcher's merge marks it, so it must carry that row too."""
+    import sqlite3
+
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    text = "You may withdraw at any time."
+    async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
+        sha = consent_sha256(app)
+        await consent_and_collect(url, sha, "rater-1", [("k1", "rater one saw this")], "k1")
+        await consent_and_collect(url, sha, "rater-2", [("k2", "rater two saw this")], "k2")
+    with sqlite3.connect(db) as conn:  # rater-2 consented under an older modlens: the text is unknown
+        conn.execute("UPDATE consents SET consent_sha256 = NULL WHERE rater_id = 'rater-2'")
+    first = tmp_path / "first.bundle"
+    assert cli_main(["export", "--db", str(db), "--bundle", str(first)]) == 0
+    merged(research, first, capsys)
+
+    async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
+        async with connect(url) as ws:
+            await Client(ws).hello("rater-2", study_id="test", consent_withdrawn_at=WITHDRAWN)
+    assert rows(db, "SELECT consent_sha256, withdrawn_at FROM consents WHERE rater_id = 'rater-2'") == [(None, WITHDRAWN)]
+    second = tmp_path / "second.bundle"
+    capsys.readouterr()
+    assert cli_main(["export", "--db", str(db), "--bundle", str(second)]) == 0
+    assert "carries their consent times alone so that the researcher's merge marks the withdrawal" in \
+        capsys.readouterr().out
+    said = merged(research, second, capsys)
+    assert rows(research, "SELECT rater_id, consent_sha256 IS NULL, consented_at, withdrawn_at FROM consents "
+                          "ORDER BY rater_id") == [("rater-1", 0, AGREED, None), ("rater-2", 1, AGREED, WITHDRAWN)]
+    assert ("rater rater-2 withdrew consent (" + WITHDRAWN + "): this log still holds, from earlier bundles, "
+            "1 session, 1 rating and 1 sighting of theirs, which reports leave out") in said, said
+    # a later export says it again: the merged log keeps one row of that consent, not one per bundle
+    third = tmp_path / "third.bundle"
+    assert cli_main(["export", "--db", str(db), "--bundle", str(third)]) == 0
+    merged(research, third, capsys)
+    assert rows(research, "SELECT count(*) FROM consents WHERE rater_id = 'rater-2'") == [(1,)]

@@ -94,8 +94,14 @@ def _insert(table: Table) -> str:
         update = ", ".join(f"{c.name} = excluded.{c.name}" for c in table.columns
                            if c.name not in travel.merge_key and c.name != table.row_id)
         update += f" WHERE {travel.replace_if}"
-    # WHERE true: an upsert's SELECT needs a WHERE clause (SQLite's parsing of ON CONFLICT)
-    return (f"INSERT INTO {table.name} ({columns}) SELECT {columns} FROM temp.m_{table.name} WHERE true "
+    # WHERE: an upsert's SELECT needs one (SQLite's parsing of ON CONFLICT). A unique key holding NULL never
+    # conflicts, so a row with NULL in a key column (a withdrawn consent whose text is unknown, recorded before
+    # schema 7) is added only where no row has that key, NULL matching NULL: once, not once per bundle. Such a
+    # row arrives withdrawn and stays so: there is nothing to fill in on it later.
+    nullable = [k for k in travel.merge_key if not table.column(k).not_null and k not in table.primary_key]
+    where = " AND ".join(f"NOT (m.{k} IS NULL AND EXISTS (SELECT 1 FROM {table.name} x WHERE "
+                         f"{' AND '.join(f'x.{j} IS m.{j}' for j in travel.merge_key)}))" for k in nullable) or "true"
+    return (f"INSERT INTO {table.name} ({columns}) SELECT {columns} FROM temp.m_{table.name} AS m WHERE {where} "
             f"ORDER BY rowid ON CONFLICT ({', '.join(travel.merge_key)}) DO UPDATE SET {update}")
 
 
