@@ -345,3 +345,42 @@ async def test_a_withdrawal_of_a_consent_recorded_before_schema_7_reaches_the_re
     assert cli_main(["export", "--db", str(db), "--bundle", str(third)]) == 0
     merged(research, third, capsys)
     assert rows(research, "SELECT count(*) FROM consents WHERE rater_id = 'rater-2'") == [(1,)]
+
+
+def signed_again(path, out, key):
+    """The bundle's rows, exported later and signed with `key`: what anyone holding another key can make."""
+    from modlens.exchange.bundle import write_archive
+
+    b = read_bundle(path)
+    tables = {n: (b.columns(n), [tuple(r.values()) for r in b.table(n).to_pylist()]) for n in b.manifest["tables"]}
+    fields = {k: v for k, v in b.manifest.items() if k not in ("format", "format_version", "tables", "bundle_sha256",
+                                                              "signer")} | {"exported_at": "2025-03-05T10:00:00Z"}
+    b.close()
+    with open(out, "wb") as fh:
+        write_archive(fh, fields, tables, key=key)
+    return out
+
+
+async def test_a_withdrawal_merged_first_ties_the_rater_to_its_signer(tmp_path, capsys):
+    """A withdrawal only its participant may send: once merged, a bundle of that rater under another key
+    (a withdrawal, or their data) is not theirs, though no bundle of their data was merged before."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    async with running_daemon(tmp_path, study(consent_text="You may withdraw at any time.")) as (url, app):
+        await consent_and_collect(url, consent_sha256(app), "rater-1", [("k1", "only rater one saw this")], "k1")
+        data = tmp_path / "data.bundle"
+        assert cli_main(["export", "--db", str(db), "--bundle", str(data)]) == 0
+        async with connect(url) as ws:
+            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at=WITHDRAWN)
+    withdrawal = tmp_path / "withdrawal.bundle"
+    assert cli_main(["export", "--db", str(db), "--bundle", str(withdrawal)]) == 0
+    merged(research, withdrawal, capsys)
+    assert rows(research, "SELECT rater_id, withdrawn_at FROM consents") == [("rater-1", WITHDRAWN)]
+    other = Ed25519PrivateKey.generate()
+    for forged in (signed_again(withdrawal, tmp_path / "withdrawal-b.bundle", other),
+                   signed_again(data, tmp_path / "data-b.bundle", other)):
+        capsys.readouterr()
+        assert cli_main(["merge", "--out", str(research), str(forged)]) == 2
+        assert "rater rater-1's earlier bundles were signed by" in capsys.readouterr().err
+    assert rows(research, "SELECT count(*) FROM bundles") == [(1,)]

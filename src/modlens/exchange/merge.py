@@ -184,7 +184,8 @@ def check_signer(log: StudyLog, bundle: Bundle, allow_unsigned: bool = False) ->
             raise MergeError(f"{bundle.name}: unsigned, so it cannot be told from an edited bundle",
                              fix="ask the participant to export it again with this modlens, or pass --allow-unsigned")
         return
-    raters = [*bundle.manifest["rater_ids"], *_withdrawn_in(bundle)]  # a withdrawal only its participant may send
+    # a withdrawal only its participant may send: its raters are recorded with the bundle too (insert_bundle)
+    raters = [*bundle.manifest["rater_ids"], *_withdrawn_in(bundle)]
     if not raters:
         return
     other = log.conn.execute(
@@ -242,7 +243,7 @@ def merge_bundle(log: StudyLog, bundle: Bundle, study_key: str | None = None, al
     _check_texts(bundle, tables)
     try:
         bundle_id, rows_info = insert_bundle(log.conn, bundle.sha256, bundle.manifest, Path(bundle.name).name,
-                                             bundle.signer, tables)
+                                             bundle.signer, tables, _withdrawn_in(bundle))
     except sqlite3.Error as err:  # e.g. a row pointing at one the bundle lacks
         raise MergeError(f"{bundle.name}: {err}; rolled back, nothing of it was merged") from None
     return {"status": "merged", "bundle_id": bundle_id, "rows": rows_info, "withdrawn": _withdrawals(log, bundle)}

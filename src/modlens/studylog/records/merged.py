@@ -127,9 +127,12 @@ def _id_map(table: Table) -> str:
 
 
 def insert_bundle(conn: sqlite3.Connection, sha256: str, m: dict[str, Any], source_name: str, signer: str | None,
-                  tables: dict[str, tuple[list[str], list[tuple[Any, ...]]]]) -> tuple[int, dict[str, Any]]:
+                  tables: dict[str, tuple[list[str], list[tuple[Any, ...]]]],
+                  withdrawn: list[str] | tuple[str, ...] = ()) -> tuple[int, dict[str, Any]]:
     """Write one verified bundle's `tables` ({table: (columns, rows)}, upgraded to this schema) in one
-    transaction; (bundle_id, {table: {"in_bundle": n, "added": n}}, and for a table that `compare`s,
+    transaction; `withdrawn`: the raters whose withdrawal it carries (their consents alone), recorded with
+    the manifest's raters in `bundles.rater_ids_json`, so a later bundle of theirs is checked against its
+    signer (merge.check_signer). Returns (bundle_id, {table: {"in_bundle": n, "added": n}}, and for a table that `compare`s,
     "differ": {"kept": n, "replaced": n, "largest": {REAL column: its largest difference}}: the bundle's
     rows whose values differ from the merged log's under the same key). Rolls back and re-raises on any error."""
     conn.execute("BEGIN IMMEDIATE")
@@ -140,7 +143,7 @@ def insert_bundle(conn: sqlite3.Connection, sha256: str, m: dict[str, Any], sour
         bundle_id = conn.execute(
             "INSERT INTO bundles (bundle_sha256, study_id, study_key, rater_ids_json, modlens_version, schema_version, "
             "exported_at, merged_at, source_name, rows_json, signer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', ?)",
-            (sha256, m["study_id"], m["study_key"], json.dumps(m["rater_ids"]), m["modlens_version"],
+            (sha256, m["study_id"], m["study_key"], json.dumps([*m["rater_ids"], *withdrawn]), m["modlens_version"],
              m["schema_version"], m["exported_at"], now_iso(), source_name, signer)).lastrowid
         assert bundle_id is not None  # an INSERT that succeeded has a rowid
         for name, (cols, rows) in tables.items():
