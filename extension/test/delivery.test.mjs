@@ -228,19 +228,23 @@ test("what was set aside is counted the same after the worker restarted: read ba
   assert.equal(reloaded.not_delivered, counted.not_delivered);
 });
 
-test("two acknowledgements of one rating at once, the first write failing: neither lets the rating go", async () => {
-  // a resend crossed the first answer: the duplicate answer is handled while the first one's write
-  // is still under way; that write fails. The rating must stay in the outbox, to be counted and marked
-  // on a later answer, not dropped by the second handler on the strength of the first's write.
+// The daemon's answers as the socket hands them over (connection.handle, what background.js wires up).
+const arrive = (...msgs) => {
+  ns.connection.onMessage = ns.onDaemonMessage;
+  return Promise.allSettled(msgs.map((m) => ns.connection.handle(m)));
+};
+
+test("two acknowledgements of one rating at once, the first write failing: the second stores it itself", async () => {
+  // a resend crossed the first answer: the duplicate answer comes while the first one's write is
+  // still under way; that write fails. The second is handled only once the first is done, so it
+  // counts and stores the rating itself: never dropped from the outbox on the strength of the
+  // first's write, never left counted by a write that failed.
   const rated = ns.counters.totals.rated;
   await delivery.queue(rating("r-twice", "c2"), null);
   const ok = { type: "rating_ok", id: "r-twice", rating_id: 11, derived_toxicity: null, inconsistent: false, duplicate: false };
   storage.failSet = 1; // the first handler's write fails
-  const answers = await Promise.allSettled([ns.onDaemonMessage(ok), ns.onDaemonMessage({ ...ok, duplicate: true })]);
-  assert.deepEqual(answers.map((a) => a.status), ["rejected", "rejected"]);
-  assert.ok(delivery.outbox.has("r-twice"), "the second handler let the rating go");
-  assert.equal(ns.counters.totals.rated, rated);
-  await ns.onDaemonMessage({ ...ok, duplicate: true }); // answered again after the resend
+  const answers = await arrive(ok, { ...ok, duplicate: true });
+  assert.deepEqual(answers.map((a) => a.status), ["rejected", "fulfilled"]);
   assert.equal(ns.counters.totals.rated, rated + 1);
   assert.ok(!delivery.outbox.has("r-twice"));
   await ns.counters.load(await chrome.storage.local.get(null), delivery.outbox); // the worker restarted
@@ -248,23 +252,44 @@ test("two acknowledgements of one rating at once, the first write failing: neith
   assert.equal(ns.counters.ratingOf("youtube", "c2").id, "r-twice", "marked rated after a restart");
 });
 
-test("two acknowledgements of one page at once, the first write failing: neither lets the page go", async () => {
+test("two acknowledgements of one page at once, the first write failing: the second counts the page itself", async () => {
   const saved = ns.counters.totals.saved;
   await delivery.queue({ ...page, id: "page-twice" }, null);
   const ok = { type: "comments_ok", id: "page-twice", accepted: 2, truncated: [], comment_ids: { c1: 71, c2: 72 } };
   storage.failSet = 1;
-  const answers = await Promise.allSettled([ns.onDaemonMessage(ok), ns.onDaemonMessage(ok)]);
-  assert.deepEqual(answers.map((a) => a.status), ["rejected", "rejected"]);
-  assert.ok(delivery.outbox.has("page-twice"), "the second handler let the page go");
-  assert.equal(ns.counters.totals.saved, saved);
-  // one row already counted by a write under way, one new: the second waits for the first all the same
-  const partly = { ...ok, comment_ids: { c1: 71 } };
-  storage.failSet = 1;
-  const mixed = await Promise.allSettled([ns.onDaemonMessage(partly), ns.onDaemonMessage(ok)]);
-  assert.deepEqual(mixed.map((a) => a.status), ["rejected", "rejected"]);
-  assert.ok(delivery.outbox.has("page-twice"));
-  assert.equal(ns.counters.totals.saved, saved + 1, "72, written by the second; 71 rolled back");
-  await ns.onDaemonMessage(ok);
+  const answers = await arrive(ok, ok);
+  assert.deepEqual(answers.map((a) => a.status), ["rejected", "fulfilled"]);
   assert.equal(ns.counters.totals.saved, saved + 2);
   assert.ok(!delivery.outbox.has("page-twice"));
+  // one row of the first answer, both of the second: 71 rolled back, then counted once by the second
+  await delivery.queue({ ...page, id: "page-partly" }, null);
+  const both = { ...ok, id: "page-partly", comment_ids: { c1: 81, c2: 82 } };
+  storage.failSet = 1;
+  const mixed = await arrive({ ...both, comment_ids: { c1: 81 } }, both);
+  assert.deepEqual(mixed.map((a) => a.status), ["rejected", "fulfilled"]);
+  assert.equal(ns.counters.totals.saved, saved + 4);
+  assert.ok(!delivery.outbox.has("page-partly"));
+  await ns.counters.load(await chrome.storage.local.get(null), delivery.outbox); // the worker restarted
+  assert.equal(ns.counters.totals.saved, saved + 4, "counted once each after a restart");
+});
+
+test("the daemon's messages are handled one after another, in the order they came, past a failed one", async () => {
+  const log = [];
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+  ns.connection.onMessage = async (msg) => {
+    log.push(`start ${msg.id}`);
+    await tick();
+    await tick();
+    log.push(`end ${msg.id}`);
+    if (msg.id === "a") throw new Error("a fails");
+  };
+  const error = console.error;
+  console.error = () => {};
+  try {
+    const done = await Promise.allSettled(["a", "b", "c"].map((id) => ns.connection.handle({ type: "x", id })));
+    assert.deepEqual(done.map((d) => d.status), ["rejected", "fulfilled", "fulfilled"]);
+  } finally {
+    console.error = error;
+  }
+  assert.deepEqual(log, ["start a", "end a", "start b", "end b", "start c", "end c"]);
 });

@@ -20,6 +20,7 @@
     keepaliveTimer: null,
     pending: new Map(), // request id -> resolve, for requests answered by one message (join_study)
     onMessage: () => {}, // daemon message -> promise
+    handling: Promise.resolve(), // the daemon's messages handled so far, one after another (handle)
     onStatus: () => {}, // the status changed
     onNewSocket: () => {}, // what was in flight on the old socket must be resent on this one
     onTick: () => {}, // every keepalive
@@ -56,7 +57,7 @@
         try { msg = JSON.parse(ev.data); } catch (_) { return; }
         const waiting = msg && this.pending.get(msg.id);
         if (waiting) { this.pending.delete(msg.id); waiting(msg); return; }
-        Promise.resolve(this.onMessage(msg)).catch((err) => console.error("modlens: handling", msg.type, err));
+        this.handle(msg);
       };
       ws.onclose = (ev) => {
         if (this.ws !== ws) return;
@@ -72,6 +73,16 @@
         this.scheduleReconnect();
       };
       ws.onerror = () => {}; // onclose follows and handles it
+    },
+
+    /** Handles daemon message `msg` once every message before it is handled (a failed one included):
+     *  an answer's handler reads and writes the counters and the outbox over awaits, so a second
+     *  answer for the same message (a duplicate answer to a resend) must not run while the first
+     *  one's write may still fail. Returns its handling (rejected if it failed; logged either way). */
+    handle(msg) {
+      const run = this.handling.then(() => this.onMessage(msg));
+      this.handling = run.catch((err) => console.error("modlens: handling", msg.type, err));
+      return run;
     },
 
     hello(token) {

@@ -48,10 +48,6 @@
     // rating answered again (duplicate) is the same rating. Stored as "cc:" batches (above).
     counted: {},
     seq: 0, // the last write sequence number used by taskPage batches
-    // "kind:study:id" -> the write under way that counts it. Nothing serialises the daemon's messages:
-    // a second ack of the same ids (a duplicate answer to a resend) finds them counted while the
-    // first ack's write may still fail and take them back, so it waits for that write (countComments)
-    writing: new Map(),
 
     /** `got`: everything stored (store.get(null), read once at the worker's start); `outbox`: the
      *  lib/outbox.js Outbox loaded from it, whose rating entries are the ratings not acknowledged yet. */
@@ -105,37 +101,27 @@
 
     /** Count `ids` as `kind` in the running study, each once ever: "saved" or "scored" (study-log
      *  comment ids), "rated" (rating message ids); stored, with the totals and `records` (written
-     *  only with ids newly counted), before it returns. Returns whether it counted any. Ids another
-     *  call is counting still are waited for: it throws if their write failed (they are not counted),
-     *  so the caller keeps its message in the outbox as the failed call's caller does. */
+     *  only with ids newly counted), before it returns. Returns whether it counted any. The daemon's
+     *  messages are handled one after another (connection.handle): an id found counted here was
+     *  stored by an ack whose handling has ended, never by a write that may still fail. */
     async countComments(kind, ids, records = {}) {
       const study = (ns.config.study && ns.config.study.study_id) || "";
       const counted = this.setsOf(study)[kind];
-      const key = (id) => `${kind}:${study}:${id}`;
       const fresh = [];
-      const others = new Set();
       for (const id of ids) {
-        if (!countable[kind](id)) continue;
-        if (!counted.has(id)) { counted.add(id); fresh.push(id); }
-        else if (this.writing.has(key(id))) others.add(this.writing.get(key(id)));
+        if (countable[kind](id) && !counted.has(id)) { counted.add(id); fresh.push(id); }
       }
-      if (fresh.length) {
-        this.totals[kind] += fresh.length;
-        const write = store.set({ ...records, [batchKey(kind, study, fresh[0])]: { kind, study, ids: fresh }, totals: this.storedTotals() });
-        for (const id of fresh) this.writing.set(key(id), write);
-        try {
-          await write;
-        } catch (err) {
-          // not stored, not counted: the message stays in the outbox, and its next ack counts these
-          for (const id of fresh) counted.delete(id);
-          this.totals[kind] -= fresh.length;
-          throw err;
-        } finally {
-          for (const id of fresh) if (this.writing.get(key(id)) === write) this.writing.delete(key(id));
-        }
+      if (!fresh.length) return false;
+      this.totals[kind] += fresh.length;
+      try {
+        await store.set({ ...records, [batchKey(kind, study, fresh[0])]: { kind, study, ids: fresh }, totals: this.storedTotals() });
+      } catch (err) {
+        // not stored, not counted: the message stays in the outbox, and its next ack counts these
+        for (const id of fresh) counted.delete(id);
+        this.totals[kind] -= fresh.length;
+        throw err;
       }
-      await Promise.all(others); // their failure is this call's: those ids are not counted
-      return fresh.length > 0;
+      return true;
     },
 
     setsOf(study) {
@@ -240,7 +226,8 @@
       if (known && known.entry.saved) return; // counted and stored with its record already
       const rec = this.ratingRecord(entry);
       const record = { [batchKey("rating", rec.study, entry.id)]: rec };
-      // its id counted already (by the version that stored ratings apart from their count): the record alone
+      // its id counted and stored already, without this record (by the version that stored ratings
+      // apart from their count): the record alone
       if (!(await this.countComments("rated", [entry.id], record))) await store.set(record);
       this.ratings.set(entry.id, this.ratingFrom(rec, true));
       this.settle(rec.comment);
