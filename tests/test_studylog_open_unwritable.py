@@ -1,14 +1,18 @@
 """A valid study log that SQLite cannot open now, because opening a WAL log (even to read it) creates
 or writes its -wal and -shm files beside it (a file-size limit, a full disk, a read-only folder), is
 said to be a log that cannot be opened now, with the cause and what to do, never "not a modlens
-study log"; a file that is not a log still is one. Real processes, a real limit, a real log."""
+study log"; a file that is not a log still is one, and so is a SQLite file that is not a modlens log (its
+header says so) even where it cannot be opened now; a log this user may not read is said to be one it
+cannot read. Real processes, a real limit, real permissions, a real log."""
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import shutil
 import signal
 import subprocess
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -91,3 +95,59 @@ def test_a_file_that_is_not_a_log_is_still_not_a_modlens_study_log(tmp_path):
                           text=True, timeout=120, env=ENV)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"{folder}: not a modlens study log (a folder)" in done.stderr, done.stderr
+
+
+def test_a_wal_sqlite_file_that_is_not_a_log_in_a_read_only_folder_is_not_a_modlens_study_log(tmp_path):
+    """Opening it fails as a log's open does (its -wal and -shm cannot be made), but its header says
+    it is no modlens log: telling the user to copy it out of the folder would only lead to the same
+    answer later."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    path = folder / "other.sqlite"
+    other = sqlite3.connect(path, isolation_level=None)
+    assert other.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
+    other.execute("CREATE TABLE notes (body TEXT)")
+    other.execute("INSERT INTO notes VALUES ('not a study')")
+    other.close()
+    assert sorted(p.name for p in folder.iterdir()) == ["other.sqlite"]
+    done = _read_only(folder, [sys.executable, "-m", "modlens", "report", "--db", str(path)])
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"{path}: not a modlens study log" in done.stderr, done.stderr
+    assert "cannot be opened now" not in done.stderr, done.stderr
+
+
+def _no_file_reading_override() -> None:
+    """For root: drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (capability numbers 1 and 2) from the
+    bounding set with prctl(PR_CAPBSET_DROP), so the command it runs meets file modes as any user does."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2):
+        if libc.prctl(24, capability, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+@pytest.mark.parametrize("command", ["report", "rescore"])
+def test_a_log_this_user_may_not_read_is_said_to_be_unreadable(tmp_path, command):
+    """SQLite says only "unable to open database file" (SQLITE_CANTOPEN): no free space or read-only
+    folder would help, so the answer names the permissions instead."""
+    path = _valid_log(tmp_path / "logs")
+    path.chmod(0o000)
+    try:
+        done = subprocess.run([sys.executable, "-m", "modlens", command, "--db", str(path)], capture_output=True,
+                              text=True, timeout=120, env=ENV,
+                              preexec_fn=_no_file_reading_override if os.geteuid() == 0 else None)
+    finally:
+        path.chmod(0o600)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"the study log {path} cannot be read (permissions: owner " in done.stderr, done.stderr
+    assert "mode 0000" in done.stderr and "cannot be opened now" not in done.stderr, done.stderr
+    assert "not a modlens study log" not in done.stderr, done.stderr
+
+
+def test_a_fresh_empty_log_under_a_file_size_limit_cannot_be_opened_now(tmp_path):
+    """The empty file a writer creates before SQLite writes its first page is a log being begun."""
+    path = tmp_path / "new.sqlite"
+    path.touch(mode=0o600)
+    done = subprocess.run([sys.executable, "-m", "modlens", "rescore", "--db", str(path)], capture_output=True,
+                          text=True, preexec_fn=_no_file_writes, timeout=120, env=ENV)
+    _says_cannot_open_now(done, path)
+    assert path.read_bytes() == b""

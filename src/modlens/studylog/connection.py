@@ -30,13 +30,16 @@ import errno
 import fcntl
 import json
 import os
+import pwd
 import sqlite3
+import stat
 import time
 import weakref
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from modlens.errors import ErrorKind, ModlensError
+from modlens.studylog.schema import SCHEMA_VERSION
 
 Params = tuple[Any, ...] | list[Any]
 
@@ -132,12 +135,69 @@ def unwritable(err: BaseException, path: Path | str = "") -> LogUnwritable | Non
     return None
 
 
-def cannot_open(err: BaseException, path: Path) -> LogUnwritable | None:
-    """`err`, met while opening the log, as a LogUnwritable when it says SQLite cannot write now
-    (`unwritable`): opening a log in WAL mode, even to read it, creates or writes its -wal and -shm
-    files beside it, so a full disk, a file-size limit or a read-only folder stops a valid log from
-    opening. None for any other error (a file that is not a SQLite database)."""
-    if unwritable(err, path) is None or not path.is_file():  # a folder given as the log is not one
+# The database header SQLite writes at the start of the file (its first 100 bytes): the magic string,
+# the read and write format versions (2: WAL), and `PRAGMA user_version` (big-endian, offset 60).
+SQLITE_MAGIC = b"SQLite format 3\x00"
+HEADER_BYTES = 100
+
+
+def is_log_header(header: bytes, size: int) -> bool:
+    """Whether a file of `size` bytes starting with `header` is a modlens log, as far as its header
+    tells: a WAL database whose user_version is a schema version modlens wrote, or a log being
+    begun (the empty file `create_private` makes; the first page alone, switched to WAL, before the
+    schema's first commit set its version)."""
+    if size == 0:
+        return True
+    if len(header) < HEADER_BYTES or not header.startswith(SQLITE_MAGIC) or header[18:20] != b"\x02\x02":
+        return False
+    version = int.from_bytes(header[60:64], "big")
+    page_size = int.from_bytes(header[16:18], "big")
+    return 1 <= version <= SCHEMA_VERSION or (version == 0 and size <= (65536 if page_size == 1 else page_size))
+
+
+def unreadable(path: Path, why: str) -> StudyLogError:
+    """The log at `path` cannot be read by this process (`why`: the OS's words), with its owner and mode."""
+    try:
+        st = path.stat()
+        try:
+            owner = pwd.getpwuid(st.st_uid).pw_name
+        except KeyError:
+            owner = f"uid {st.st_uid}"
+        permissions = f"owner {owner}, mode {stat.S_IMODE(st.st_mode):04o}"
+    except OSError:
+        permissions = "a folder above it cannot be entered"
+    try:
+        user = pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        user = f"uid {os.geteuid()}"
+    return StudyLogError(
+        f"the study log {path} cannot be read (permissions: {permissions}; this command runs as {user}): {why}",
+        fix="run the command as the log's owner, or give this user access to it (`chmod`, `chown`; a writer "
+            "needs to write it and its folder too)")
+
+
+def cannot_open(err: BaseException, path: Path) -> StudyLogError | None:
+    """`err`, met while opening the log, as the error it means. A file this process may not read:
+    `unreadable` (SQLite says only that it cannot open it). A modlens log (`is_log_header`) and an
+    error saying SQLite cannot write now (`unwritable`): a LogUnwritable, since opening a log in WAL
+    mode, even to read it, creates or writes its -wal and -shm files beside it, so a full disk, a
+    file-size limit or a read-only folder stops a valid log from opening. None for any other error
+    or file (not a SQLite database, or another program's): "not a modlens study log"."""
+    try:
+        st = path.stat()
+    except OSError as stat_err:  # gone, or a folder above it this process may not enter
+        return unreadable(path, stat_err.strerror or str(stat_err)) if stat_err.errno == errno.EACCES else None
+    if not stat.S_ISREG(st.st_mode):  # a folder given as the log is not one
+        return None
+    if not os.access(path, os.R_OK):
+        return unreadable(path, "permission denied")
+    try:
+        with path.open("rb") as f:
+            header = f.read(HEADER_BYTES)
+            size = os.fstat(f.fileno()).st_size
+    except OSError as read_err:
+        return unreadable(path, read_err.strerror or str(read_err))
+    if unwritable(err, path) is None or not is_log_header(header, size):
         return None
     return LogUnwritable(
         f"the study log {path} cannot be opened now: {err} (opening it, even to read it, creates or writes "
@@ -286,13 +346,20 @@ def open_connection(path: Path, *, readonly: bool, synchronous: str | None = Non
                                 "run `modlens serve` or `modlens audit` first, or pass --db")
         if path.is_dir():
             raise StudyLogError(f"{path}: not a modlens study log (a folder)", fix="pass the log file's path")
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
-                               isolation_level=None, check_same_thread=False)
-    else:
-        create_private(path)
-        conn = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
-                               factory=WriterConnection)
-        conn.turnstile = Turnstile(path)
+    try:  # a file this process may not read fails here already (SQLITE_CANTOPEN)
+        if readonly:
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                                   isolation_level=None, check_same_thread=False)
+        else:
+            create_private(path)
+            conn = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
+                                   factory=WriterConnection)
+            conn.turnstile = Turnstile(path)
+    except sqlite3.Error as err:
+        refused = cannot_open(err, path)
+        if refused is None:
+            raise
+        raise refused from err
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
