@@ -149,8 +149,8 @@ async def test_a_bundle_whose_only_rater_withdrew_carries_the_withdrawal_alone(t
 
 
 async def test_a_comment_a_withdrawn_rater_saw_first_travels_as_the_consenting_rater_saw_it(tmp_path, capsys):
-    """The log keeps a comment's first text, time shown and first_seen, and its page's first url and
-    title: those of the session that sent it first. When that was the withdrawn rater's, none of it
+    """The log keeps a comment's first text, time shown and first_seen, and its page's first_seen and
+    (where that session sent them) url and title: those of the session that sent it first. When that was the withdrawn rater's, none of it
     may leave as the consenting rater's."""
     db = tmp_path / "study.sqlite"
 

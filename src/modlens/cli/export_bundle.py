@@ -62,7 +62,8 @@ def _n(count: int, what: str) -> str:
 
 def _say_unsent(unsent: dict[str, int]) -> None:
     """A comment keeps what the session that sent it first saw (text, time shown, first_seen; its page's
-    url and title): where that session is left out (a rater who withdrew), what the bundle did instead."""
+    first_seen, and url and title unless it sent none): where that session is left out (a rater who
+    withdrew), what the bundle did instead."""
     if unsent["comments"]:
         print(f"left out {_n(unsent['comments'], 'comment')} whose recorded text only sessions the bundle leaves out "
               f"were sent (a consenting rater saw it edited), with {_n(unsent['sightings'], 'sighting')} and "

@@ -96,8 +96,10 @@ _SELECT_CONSENTED = [
     "DELETE FROM temp.b_comments WHERE comment_id IN (SELECT comment_id FROM temp.b_unsent)",
     # A comment (or page) a session that does not travel saw first: what the log keeps of that first
     # sighting is not these raters'. It travels with the first time one of these sessions saw its text
-    # as first_seen, and without the time shown (the page: without url and title), which the log keeps
-    # only as that first session was shown them.
+    # as first_seen, and without the time shown, which the log keeps only as that first session was shown
+    # it (the page: without url and title, which that session may have sent; a page a travelling session
+    # saw first keeps them, though a later session that does not travel may have filled them in, the log
+    # keeping the first url and title any session sent, not which session sent them).
     "CREATE TEMP TABLE b_seen AS SELECT s.comment_id, min(s.seen_at) AS seen_at FROM sightings s "
     "JOIN comments m USING (comment_id) WHERE s.comment_id IN (SELECT comment_id FROM temp.b_comments) "
     "AND s.session_id IN (SELECT session_id FROM temp.b_sessions) AND ({s_text} IS NULL OR {s_text} = m.text_id) "
