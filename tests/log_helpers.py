@@ -24,6 +24,17 @@ def rows(db, query, *args) -> list[tuple]:
 
 
 
+def add_sighting(log, comment_id: int, session_id: str) -> None:
+    """A sighting as the modlens that wrote `log` (a StudyLog) would write it: through the record
+    function, or, in a log of a schema before `sightings.text_id` (tests of older participants cap
+    the migrations), without that column, as those versions did."""
+    if "text_id" in {row[1] for row in log.conn.execute("PRAGMA table_info(sightings)")}:
+        log.add_sighting(comment_id, session_id)
+        return
+    log.conn.execute("INSERT OR IGNORE INTO sightings (comment_id, session_id, seen_at) VALUES (?, ?, ?)",
+                     (comment_id, session_id, "2025-05-01T10:00:00Z"))
+
+
 def as_schema(db, version: int) -> None:
     """A log written by this modlens taken back to schema `version`, as an older modlens left it: the
     tables, columns and indexes later versions added are dropped (read from the schema's own deltas,

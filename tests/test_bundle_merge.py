@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from log_helpers import add_sighting
 
 from modlens.cli import main as cli_main
 from modlens.study import load
@@ -52,14 +53,14 @@ async def _write_participant(db: Path, study, rater: int, *, edited: bool = Fals
         for i, key in enumerate(keys):
             text = f"comment {key}" + (" (edited)" if edited and key == "c9" else "")
             cid = lg.add_comment("youtube", key, page, text, author_hash=f"h{i}")
-            lg.add_sighting(cid, f"s-{rater}")
+            add_sighting(lg, cid, f"s-{rater}")
             lg.add_score(text, det, {"toxic": i / 10 + score_shift}, i / 10 + score_shift, 3.0, None)
             level = LEVELS[(i + (rater == 2 and i % 3 == 0)) % 3]  # rater 2 disagrees now and then
             lg.add_rating(study.study_id, rid, f"r-{key}", f"s-{rater}", cid, {"toxicity": level}, None, None, False, 900)
         lg.ensure_rater(study.study_id, "modlens-feed", None)  # no consent: nothing of it leaves
         lg.start_session(f"feed-{rater}", study.study_id, "modlens-feed", "modlens-feed", "0.1", 1)
         cid = lg.add_comment("youtube", f"feed-only-{rater}", page, "seen without consent")
-        lg.add_sighting(cid, f"feed-{rater}")
+        add_sighting(lg, cid, f"feed-{rater}")
 
     await writer.submit(fill)
     await writer.stop()
@@ -410,7 +411,7 @@ def test_a_schema_6_bundle_with_two_pages_of_one_x_post_merges_into_one_page(tmp
         log.conn.commit()
         for n, page in ((1, 1), (2, 2)):
             cid = log.add_comment("x", f"c{n}", page, f"reply {n}")
-            log.add_sighting(cid, "s-0")
+            add_sighting(log, cid, "s-0")
             log.add_rating("pilot", "rater-0", f"r-{n}", "s-0", cid, {"toxicity": "toxic"}, None, None, False, 900)
         assert log.user_version() == 6
     out = tmp_path / "v6.bundle"

@@ -29,7 +29,6 @@ UPSERT_PAGE = ("INSERT INTO pages (platform, page_key, url, title, first_seen) V
 UPSERT_LABEL = ("INSERT INTO labels (comment_id, name, value, source) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (comment_id, name, source) DO UPDATE SET value = excluded.value")
 INSERT_SIGHTING = "INSERT OR IGNORE INTO sightings (comment_id, session_id, seen_at, text_id) VALUES (?, ?, ?, ?)"
-INSERT_SIGHTING_UNKNOWN_TEXT = "INSERT OR IGNORE INTO sightings (comment_id, session_id, seen_at) VALUES (?, ?, ?)"
 
 
 def ensure_pages(db: LogConnection, rows: Iterable[tuple[str, str, str | None, str | None]]) -> list[int]:
@@ -118,9 +117,6 @@ def add_sightings(db: LogConnection, rows: Iterable[tuple[int, str] | tuple[int,
     may show another session an edited one); a row without it records it unknown (NULL)."""
     rows = list(rows)
     now = now_iso()
-    if all(len(r) == 2 for r in rows):  # no text to record (a log of an older schema has no column for it)
-        db.write_many(INSERT_SIGHTING_UNKNOWN_TEXT, [(r[0], r[1], now) for r in rows])
-        return
     with db.transaction():
         ids = text_ids(db, [r[2] for r in rows if len(r) > 2])
         db.write_many(INSERT_SIGHTING, [(r[0], r[1], now, ids[r[2]] if len(r) > 2 else None) for r in rows])
