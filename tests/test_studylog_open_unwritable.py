@@ -116,6 +116,27 @@ def test_a_wal_sqlite_file_that_is_not_a_log_in_a_read_only_folder_is_not_a_modl
     assert "cannot be opened now" not in done.stderr, done.stderr
 
 
+def test_a_log_of_a_newer_schema_in_a_read_only_folder_says_both(tmp_path):
+    """A WAL database whose schema version is above this modlens's: its header cannot tell a newer
+    modlens's log from another program's, so the error says what is known of it (cannot be opened
+    here now; newer than this modlens reads), not "not a modlens study log"."""
+    from modlens.studylog.schema import SCHEMA_VERSION
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    path = folder / "newer.sqlite"
+    newer = sqlite3.connect(path, isolation_level=None)
+    assert newer.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
+    newer.execute("CREATE TABLE studies (study_id TEXT)")
+    newer.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    newer.close()
+    done = _read_only(folder, [sys.executable, "-m", "modlens", "report", "--db", str(path)])
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert "not a modlens study log" not in done.stderr, done.stderr
+    assert "cannot be opened now" in done.stderr and f"schema version {SCHEMA_VERSION + 1} is newer" in done.stderr
+    assert "upgrade modlens" in done.stderr, done.stderr
+
+
 def _no_file_reading_override() -> None:
     """For root: drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (capability numbers 1 and 2) from the
     bounding set with prctl(PR_CAPBSET_DROP), so the command it runs meets file modes as any user does."""

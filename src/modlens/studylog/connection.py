@@ -197,8 +197,19 @@ def cannot_open(err: BaseException, path: Path) -> StudyLogError | None:
             size = os.fstat(f.fileno()).st_size
     except OSError as read_err:
         return unreadable(path, read_err.strerror or str(read_err))
-    if unwritable(err, path) is None or not is_log_header(header, size):
+    if unwritable(err, path) is None:
         return None
+    if not is_log_header(header, size):
+        version = int.from_bytes(header[60:64], "big") if header.startswith(SQLITE_MAGIC) else 0
+        if len(header) < HEADER_BYTES or header[18:20] != b"\x02\x02" or version <= SCHEMA_VERSION:
+            return None
+        # a WAL database of a schema version above ours: a newer modlens's log, or another program's
+        return LogUnwritable(
+            f"{path} cannot be opened now: {err} (opening it creates {path.name}-wal and {path.name}-shm beside "
+            f"it); its schema version {version} is newer than this modlens reads ({SCHEMA_VERSION}): if it is a "
+            "study log, a newer modlens wrote it",
+            fix="upgrade modlens (`pip install -U modlens`), and open it where its folder is writable",
+            reason=str(err))
     return LogUnwritable(
         f"the study log {path} cannot be opened now: {err} (opening it, even to read it, creates or writes "
         f"{path.name}-wal and {path.name}-shm beside it)",
