@@ -166,6 +166,19 @@ SLOW: dict[str, str] = {
                                                                      "render loads the fonts)",
     "tests/test_report_sass_paper.py::test_the_documented_recipe_gives_every_sass_figure": "the documented recipe: its audits and a report",
     "tests/test_report_training_overlap.py::test_in_sample_is_an_integer_in_the_report_json_for_every_detector": "a whole report",
+    "tests/test_audit_parquet_score_counts.py": "real audits through Ray, then `modlens import`",
+    "tests/test_detectors_cli.py::test_detectors_that_need_options_are_not_listed_as_errors": "loads every built-in detector",
+    "tests/test_detectors_cli.py::test_a_detector_that_fails_to_load_is_an_error_and_the_listing_exits_1":
+        "loads every built-in detector",
+    "tests/test_detectors_cli.py::test_hf_detectors_without_a_model_say_they_need_one_and_a_bad_model_is_still_an_error":
+        "loads every built-in detector",
+    "tests/test_detectors_cli.py::test_perspective_without_its_key_is_listed_as_the_help_says_missing_dependency_means":
+        "loads every built-in detector",
+    "tests/test_status_daemon_log_locked.py": "a daemon process waiting out its log's lock",
+    "tests/test_pairing_first_use_race.py::test_processes_creating_the_token_at_once_all_get_the_stored_one":
+        "40 trials of 4 processes racing",
+    "tests/test_studylog_open_unwritable.py": "modlens commands in child processes under file-size limits and mounts",
+    "tests/test_consent_withdrawal.py": "a real daemon, bundles exported and merged",
     "tests/test_report_hatecheck.py::test_html_has_the_paper_layout_and_the_skipped_sections":
         "a whole HTML report through the CLI, figures drawn (1.4 s alone, 2.0 s in the fast loop's two workers)",
     "tests/test_perspective_clients.py": "300 tweets through each real Perspective client (Google's, PyPI's, npm's)",
