@@ -97,18 +97,24 @@ def test_a_file_that_is_not_a_log_is_still_not_a_modlens_study_log(tmp_path):
     assert f"{folder}: not a modlens study log (a folder)" in done.stderr, done.stderr
 
 
+def _wal_database(path: Path, *statements: str) -> Path:
+    """A SQLite database in WAL mode at `path` (its folder made), closed after `statements`."""
+    path.parent.mkdir()
+    con = sqlite3.connect(path, isolation_level=None)
+    assert con.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
+    for statement in statements:
+        con.execute(statement)
+    con.close()
+    return path
+
+
 def test_a_wal_sqlite_file_that_is_not_a_log_in_a_read_only_folder_is_not_a_modlens_study_log(tmp_path):
     """Opening it fails as a log's open does (its -wal and -shm cannot be made), but its header says
     it is no modlens log: telling the user to copy it out of the folder would only lead to the same
     answer later."""
-    folder = tmp_path / "logs"
-    folder.mkdir()
-    path = folder / "other.sqlite"
-    other = sqlite3.connect(path, isolation_level=None)
-    assert other.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
-    other.execute("CREATE TABLE notes (body TEXT)")
-    other.execute("INSERT INTO notes VALUES ('not a study')")
-    other.close()
+    path = _wal_database(tmp_path / "logs" / "other.sqlite", "CREATE TABLE notes (body TEXT)",
+                         "INSERT INTO notes VALUES ('not a study')")
+    folder = path.parent
     assert sorted(p.name for p in folder.iterdir()) == ["other.sqlite"]
     done = _read_only(folder, [sys.executable, "-m", "modlens", "report", "--db", str(path)])
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
@@ -122,14 +128,9 @@ def test_a_log_of_a_newer_schema_in_a_read_only_folder_says_both(tmp_path):
     here now; newer than this modlens reads), not "not a modlens study log"."""
     from modlens.studylog.schema import SCHEMA_VERSION
 
-    folder = tmp_path / "logs"
-    folder.mkdir()
-    path = folder / "newer.sqlite"
-    newer = sqlite3.connect(path, isolation_level=None)
-    assert newer.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
-    newer.execute("CREATE TABLE studies (study_id TEXT)")
-    newer.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    newer.close()
+    path = _wal_database(tmp_path / "logs" / "newer.sqlite", "CREATE TABLE studies (study_id TEXT)",
+                         f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    folder = path.parent
     done = _read_only(folder, [sys.executable, "-m", "modlens", "report", "--db", str(path)])
     assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
     assert "not a modlens study log" not in done.stderr, done.stderr
