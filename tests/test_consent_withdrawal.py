@@ -99,6 +99,19 @@ def merged(db, out, capsys) -> str:
     return capsys.readouterr().out
 
 
+def merge_listing(db, capsys) -> dict:
+    """`modlens merge --list`: {(bundle, rater): the line's cells up to its merge time, joined by a space,
+    "total": its last line}."""
+    capsys.readouterr()
+    assert cli_main(["merge", "--list", str(db)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    out: dict = {"total": lines[-1]}
+    for line in lines[1:-1]:
+        cells = line.split()
+        out[(cells[0], cells[1])] = " ".join(cells[:-3])  # the last three: merged at, sha256…, file
+    return out
+
+
 async def test_a_later_bundle_tells_the_researchers_merge_of_the_withdrawal(tmp_path, capsys):
     """The participant is told an earlier bundle still holds their data: the researcher's merged log
     must learn of the withdrawal from the next bundle, and merge must say what it still holds."""
@@ -124,6 +137,14 @@ async def test_a_later_bundle_tells_the_researchers_merge_of_the_withdrawal(tmp_
     assert ("rater rater-1 withdrew consent (" + WITHDRAWN + "): this log still holds, from earlier bundles, "
             "1 session, 1 rating and 2 sightings of theirs") in said, said
     assert bundled(second) == (["rater-2"], [], ["shared"])
+    # the listing marks rater-1 withdrawn on every bundle (the consent time no longer says they consent)
+    # and counts them apart from the raters who consent
+    listed = merge_listing(research, capsys)
+    assert listed[("1", "rater-1")].endswith("withdrew " + WITHDRAWN), listed
+    assert AGREED not in listed[("1", "rater-1")] and "withdrew" not in listed[("1", "rater-2")], listed
+    assert listed[("2", "rater-1")].endswith("withdrew " + WITHDRAWN), listed
+    assert listed[("2", "rater-2")].endswith(AGREED), listed
+    assert listed["total"].startswith("2 bundles, 1 raters, 1 withdrew, study"), listed
 
 
 async def test_a_bundle_whose_only_rater_withdrew_carries_the_withdrawal_alone(tmp_path, capsys):
@@ -146,6 +167,21 @@ async def test_a_bundle_whose_only_rater_withdrew_carries_the_withdrawal_alone(t
     assert rows(research, "SELECT rater_id, withdrawn_at FROM consents") == [("rater-1", WITHDRAWN)]
     assert "rater rater-1 withdrew consent (" + WITHDRAWN + "): this log still holds, from earlier bundles, " \
            "1 session, 1 rating and 1 sighting of theirs" in said, said
+    listed = merge_listing(research, capsys)
+    assert listed[("1", "rater-1")].endswith("+1/1 1 withdrew " + WITHDRAWN), listed
+    assert listed[("2", "rater-1")].endswith("+0/0 1 withdrew " + WITHDRAWN), listed
+    assert listed["total"].startswith("2 bundles, 0 raters, 1 withdrew, study"), listed
+    # a later consent holds again: the rater consents and no longer counts as withdrawn
+    async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
+        async with connect(url) as ws:
+            await Client(ws).hello("rater-1", study_id="test", consent_at=AGAIN, consent_sha256=consent_sha256(app))
+    third = tmp_path / "third.bundle"
+    assert cli_main(["export", "--db", str(db), "--bundle", str(third)]) == 0
+    merged(research, third, capsys)
+    listed = merge_listing(research, capsys)
+    assert all("withdrew" not in line for line in listed.values()), listed
+    assert listed[("1", "rater-1")].endswith("+1/1 1 " + AGREED), listed
+    assert listed["total"].startswith("3 bundles, 1 raters, study"), listed
 
 
 async def test_a_comment_a_withdrawn_rater_saw_first_travels_as_the_consenting_rater_saw_it(tmp_path, capsys):

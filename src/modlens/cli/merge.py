@@ -4,7 +4,8 @@
 (the same bundle twice adds nothing; a refused one is reported and the others still merge; exit 2
 when any was refused, 3 when every refused one was missing). `modlens merge --list study.sqlite`
 shows each bundle's participants, the ratings the bundle held and added, their ratings in the
-log, consent times and bundle checksums. docs/MULTI.md has the rules.
+log, consent times (or `withdrew TIME` for a participant whose every consent is withdrawn, counted
+apart) and bundle checksums. docs/MULTI.md has the rules.
 """
 from __future__ import annotations
 
@@ -84,14 +85,19 @@ def _list(db: str) -> int:
         return 0
     # a participant's second bundle holds ratings the first one added: the bundle's own count, what it
     # added, and the rater's total in the log are three numbers
-    print(f"{'bundle':>6}  {'rater':<24} {'ratings +added/in bundle':>24}  {'in log':>6}  {'consent at':<26} "
+    # a rater who withdrew every consent no longer consents: their withdrawal stands where the consent time
+    # would, and they are counted apart from the raters who consent
+    print(f"{'bundle':>6}  {'rater':<24} {'ratings +added/in bundle':>24}  {'in log':>6}  {'consent at':<33} "
           f"{'merged at':<26} sha256 / file")
     for r in rows:
         held = f"+{r['ratings_added']}/{r['ratings_in_bundle']}"
-        print(f"{r['bundle_id']:>6}  {r['rater_id']:<24} {held:>24}  {r['ratings']:>6}  {r['consent_at'] or '-':<26} "
+        consent = f"withdrew {r['withdrawn_at']}" if r["withdrawn_at"] else r["consent_at"] or "-"
+        print(f"{r['bundle_id']:>6}  {r['rater_id']:<24} {held:>24}  {r['ratings']:>6}  {consent:<33} "
               f"{r['merged_at']:<26} {r['bundle_sha256'][:16]}… {r['source']}")
-    print(f"{len({r['bundle_id'] for r in rows})} bundles, {len({r['rater_id'] for r in rows})} raters, "
-          f"study {rows[0]['study_id']!r}")
+    withdrew = {r["rater_id"] for r in rows if r["withdrawn_at"]}
+    consenting = {r["rater_id"] for r in rows} - withdrew
+    print(f"{len({r['bundle_id'] for r in rows})} bundles, {len(consenting)} raters, "
+          f"{f'{len(withdrew)} withdrew, ' if withdrew else ''}study {rows[0]['study_id']!r}")
     return 0
 
 

@@ -210,10 +210,8 @@ def _withdrawals(log: StudyLog, bundle: Bundle) -> list[dict[str, Any]]:
     ask the researcher to delete it; nothing here deletes it)."""
     study, out = bundle.manifest["study_id"], []
     for rater in _withdrawn_in(bundle):
-        holds, at = log.conn.execute(
-            "SELECT count(*) FILTER (WHERE withdrawn_at IS NULL), max(withdrawn_at) FROM consents "
-            "WHERE study_id = ? AND rater_id = ?", (study, rater)).fetchone()
-        if holds:  # they agreed again, in a bundle merged before this one
+        at = withdrew_at(log, study, rater)
+        if at is None:  # they agreed again, in a bundle merged before this one
             continue
         sessions, ratings, sightings = log.conn.execute(
             "SELECT (SELECT count(*) FROM sessions WHERE study_id = :s AND rater_id = :r), "
@@ -224,6 +222,16 @@ def _withdrawals(log: StudyLog, bundle: Bundle) -> list[dict[str, Any]]:
         out.append({"rater_id": rater, "withdrawn_at": at, "sessions": sessions, "ratings": ratings,
                     "sightings": sightings})
     return out
+
+
+def withdrew_at(log: StudyLog, study_id: str, rater_id: str) -> str | None:
+    """When the rater withdrew (their latest withdrawal) if every consent of theirs in the log is withdrawn,
+    else None: the condition `studylog.records.sessions.WITHDREW` puts on `raters`, for a rater a bundle
+    brought only the withdrawn consents of (no `raters` row). None for a rater with no consent rows."""
+    holds, at = log.conn.execute(
+        "SELECT count(*) FILTER (WHERE withdrawn_at IS NULL), max(withdrawn_at) FROM consents "
+        "WHERE study_id = ? AND rater_id = ?", (study_id, rater_id)).fetchone()
+    return None if holds else at
 
 
 def _rows(bundle: Bundle, table: str, *columns: str) -> list[tuple[Any, ...]]:
@@ -290,8 +298,11 @@ def merge_files(db: str | Path, paths: list[str | Path], study_key: str | None =
 
 
 def listing(db: str | Path) -> list[dict[str, Any]]:
-    """One entry per merged bundle and rater: the rater's ratings that bundle held and those it added
-    (`row_sources`), the rater's ratings in the merged log from every bundle, consent time, checksum."""
+    """One entry per merged bundle and each rater in its `bundles.rater_ids_json` (the raters it carried
+    data of, and those it carried only the withdrawal of): the rater's ratings that bundle held and those it
+    added (`row_sources`), the rater's ratings in the merged log from every bundle, consent time, checksum,
+    and `withdrawn_at`: when the rater withdrew if every consent of theirs in the merged log is withdrawn
+    now (`withdrew_at`; then on each of their entries, data or not), else None."""
     with StudyLog(db, readonly=True) as log:
         out = []
         for b in log.query("SELECT * FROM bundles ORDER BY bundle_id"):
@@ -306,7 +317,8 @@ def listing(db: str | Path) -> list[dict[str, Any]]:
                     "AND x.rater_id = ?", (b["bundle_id"], rater)).fetchone()
                 out.append({"bundle_id": b["bundle_id"], "rater_id": rater, "ratings_in_bundle": held,
                             "ratings_added": added, "ratings": row[1] if row else 0,
-                            "consent_at": row[0] if row else None, "bundle_sha256": b["bundle_sha256"],
+                            "consent_at": row[0] if row else None,
+                            "withdrawn_at": withdrew_at(log, b["study_id"], rater), "bundle_sha256": b["bundle_sha256"],
                             "source": b["source_name"], "merged_at": b["merged_at"], "study_id": b["study_id"],
                             "schema_version": b["schema_version"], "modlens_version": b["modlens_version"]})
         return out

@@ -452,10 +452,13 @@ TABLES: tuple[Table, ...] = (
                                               "nothing."),
         col("study_id", "TEXT NOT NULL", "Study of the bundle."),
         col("study_key", "TEXT NOT NULL", "Hash of study id and study salt; every bundle of a merged log has the same."),
-        col("rater_ids_json", "TEXT NOT NULL", "Pseudonymous rater ids in the bundle (JSON list): the manifest's "
-                                               "`rater_ids`, then the raters whose withdrawal it carries (their "
-                                               "consents alone), so a later bundle of theirs is checked against "
-                                               "its signer."),
+        col("rater_ids_json", "TEXT NOT NULL", "Pseudonymous ids of the raters the bundle carries (JSON list): the "
+                                               "manifest's `rater_ids` (raters who consented, with their data), then "
+                                               "the raters whose withdrawal it carries (their consents alone, no "
+                                               "data), so a later bundle of theirs is checked against its signer. "
+                                               "`modlens merge --list` lists both and marks a rater whose every "
+                                               "consent in the log is withdrawn (`consents.withdrawn_at`) as "
+                                               "withdrawn, counted apart from the raters who consent."),
         col("modlens_version", "TEXT NOT NULL", "modlens version that exported it."),
         col("schema_version", "INTEGER NOT NULL", "Study-log schema version it was exported from."),
         col("exported_at", "TEXT NOT NULL", "When the participant exported it."),
