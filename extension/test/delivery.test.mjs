@@ -5,6 +5,7 @@
 // node --test extension/test/
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { setInterval as refInterval } from "node:timers";
 import { FakeSocket, fakeStorage, installWorkerChrome, loadWorker, startWorker } from "./fakes.mjs";
 
 const storage = fakeStorage([["settings", { daemonUrl: "ws://127.0.0.1:8765/ws", token: "T0KEN-0123456789", raterId: "rater-1" }],
@@ -230,6 +231,8 @@ test("what was set aside is counted the same after the worker restarted: read ba
 
 // The daemon's answers as the socket hands them over (connection.handle, what background.js wires up).
 const arrive = (...msgs) => {
+  clearTimeout(ns.connection.reconnectTimer); // no new socket mid-test: its chain would drop these
+  ns.connection.reconnectTimer = null;
   ns.connection.onMessage = ns.onDaemonMessage;
   return Promise.allSettled(msgs.map((m) => ns.connection.handle(m)));
 };
@@ -292,4 +295,64 @@ test("the daemon's messages are handled one after another, in the order they cam
     console.error = error;
   }
   assert.deepEqual(log, ["start a", "end a", "start b", "end b", "start c", "end c"]);
+});
+
+/** Runs `body` with console.error silenced (the failed handlings it logs) and the worker's own
+ *  message handler and handler timeout put back after it; the event loop is kept alive meanwhile
+ *  (the worker's timers are unref'd here, and the handler timeout is one). */
+async function quietly(body) {
+  const [error, limit] = [console.error, ns.connection.handleTimeoutMs];
+  const alive = refInterval(() => {}, 1000);
+  console.error = () => {};
+  try {
+    await body();
+  } finally {
+    clearInterval(alive);
+    Object.assign(ns.connection, { onMessage: ns.onDaemonMessage, handleTimeoutMs: limit });
+    console.error = error;
+  }
+}
+
+test("a handler that never ends holds the next message up only until the handler timeout, and counts as failed", { timeout: 5000 }, async () => {
+  clearTimeout(ns.connection.reconnectTimer);
+  ns.connection.reconnectTimer = null;
+  await quietly(async () => {
+    const log = [];
+    ns.connection.handleTimeoutMs = 20;
+    ns.connection.onMessage = (msg) => { log.push(msg.id); return msg.id === "hangs" ? new Promise(() => {}) : Promise.resolve(); };
+    const done = await Promise.allSettled(["hangs", "next"].map((id) => ns.connection.handle({ type: "x", id })));
+    assert.deepEqual(done.map((d) => d.status), ["rejected", "fulfilled"]);
+    assert.match(done[0].reason.message, /did not end in 0\.02 s/);
+    assert.deepEqual(log, ["hangs", "next"]);
+  });
+});
+
+test("a new socket's messages do not wait for the old one's, and the old one's queued messages are dropped", { timeout: 5000 }, async () => {
+  clearTimeout(ns.connection.reconnectTimer);
+  ns.connection.reconnectTimer = null;
+  await quietly(async () => {
+    const log = [];
+    let release;
+    ns.connection.onMessage = (msg) => { log.push(msg.id); return msg.id === "slow" ? new Promise((resolve) => { release = resolve; }) : Promise.resolve(); };
+    ns.connection.reconnectNow();
+    const old = sockets.at(-1);
+    old.open();
+    const slow = ns.connection.handle({ type: "x", id: "slow" }, old);
+    const stale = ns.connection.handle({ type: "hello_ok", id: "stale", session_id: "old-session" }, old);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(log, ["slow"], "the slow handler is running, the stale hello_ok waits for it");
+    ns.connection.reconnectNow(); // the daemon restarted: a new socket
+    const fresh = sockets.at(-1);
+    assert.notEqual(fresh, old);
+    fresh.open();
+    await ns.connection.handle({ type: "x", id: "fresh" }, fresh); // not held up by the old socket's slow handler
+    assert.deepEqual(log, ["slow", "fresh"]);
+    release();
+    const [slowDone, staleDone] = await Promise.allSettled([slow, stale]);
+    assert.equal(slowDone.status, "fulfilled");
+    assert.equal(staleDone.status, "rejected");
+    assert.match(staleDone.reason.message, /socket was closed before its turn/);
+    assert.deepEqual(log, ["slow", "fresh"], "the old socket's queued message ran after the reconnect");
+  });
+  ns.connection.endSession("test over");
 });

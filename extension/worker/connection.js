@@ -3,7 +3,10 @@
 // rater id and the consent; reconnects use jittered exponential back-off; while open, a ping
 // every KEEPALIVE_MS keeps the worker alive and gives delivery a chance to resend. "Connected"
 // means the daemon answers: an open socket it has said nothing on for SILENT_AFTER_MS (a stopped
-// or hung process keeps its socket open) is closed and the worker connects again.
+// or hung process keeps its socket open) is closed and the worker connects again. A handler that
+// never ends cannot hold that up: each socket's messages are handled on a chain of their own, a
+// handler gets HANDLE_TIMEOUT_MS before the next message's turn, and a closed socket's queued
+// messages are dropped (what they answered is still in the outbox and is sent again).
 (function (ns) {
   const config = ns.config;
   const STATUS_MS = 5000; // the popup's daemon status, asked at most this often
@@ -20,7 +23,8 @@
     keepaliveTimer: null,
     pending: new Map(), // request id -> resolve, for requests answered by one message (join_study)
     onMessage: () => {}, // daemon message -> promise
-    handling: Promise.resolve(), // the daemon's messages handled so far, one after another (handle)
+    handling: { ws: null, done: Promise.resolve() }, // a socket and its messages handled so far (handle)
+    handleTimeoutMs: 30000, // a handler still running after this counts as failed and the next one runs
     onStatus: () => {}, // the status changed
     onNewSocket: () => {}, // what was in flight on the old socket must be resent on this one
     onTick: () => {}, // every keepalive
@@ -57,7 +61,7 @@
         try { msg = JSON.parse(ev.data); } catch (_) { return; }
         const waiting = msg && this.pending.get(msg.id);
         if (waiting) { this.pending.delete(msg.id); waiting(msg); return; }
-        this.handle(msg);
+        this.handle(msg, ws);
       };
       ws.onclose = (ev) => {
         if (this.ws !== ws) return;
@@ -75,13 +79,28 @@
       ws.onerror = () => {}; // onclose follows and handles it
     },
 
-    /** Handles daemon message `msg` once every message before it is handled (a failed one included):
-     *  an answer's handler reads and writes the counters and the outbox over awaits, so a second
-     *  answer for the same message (a duplicate answer to a resend) must not run while the first
-     *  one's write may still fail. Returns its handling (rejected if it failed; logged either way). */
-    handle(msg) {
-      const run = this.handling.then(() => this.onMessage(msg));
-      this.handling = run.catch((err) => console.error("modlens: handling", msg.type, err));
+    /** Handles daemon message `msg`, which came on socket `ws`, once every message before it on that
+     *  socket is handled (a failed one included): an answer's handler reads and writes the counters
+     *  and the outbox over awaits, so a second answer for the same message (a duplicate answer to a
+     *  resend) must not run while the first one's write may still fail. A handler still running after
+     *  handleTimeoutMs (a storage write that hangs) counts as failed and the next message runs: its
+     *  message stays in the outbox and is sent again. A message whose socket is no longer this.ws
+     *  when its turn comes is dropped (a stale hello_ok must not establish the new socket's session;
+     *  what it answered is resent on the new socket). Returns its handling (rejected if it failed or
+     *  was dropped; logged either way). */
+    handle(msg, ws = this.ws) {
+      if (this.handling.ws !== ws) this.handling = { ws, done: Promise.resolve() }; // a new socket: a new chain
+      const chain = this.handling;
+      const run = chain.done.then(() => {
+        if (ws !== this.ws) throw new Error("its socket was closed before its turn: dropped, the outbox sends again");
+        let timer;
+        const limit = this.handleTimeoutMs;
+        const late = new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`its handler did not end in ${limit / 1000} s: counted as failed`)), limit);
+        });
+        return Promise.race([Promise.resolve().then(() => this.onMessage(msg)), late]).finally(() => clearTimeout(timer));
+      });
+      chain.done = run.catch((err) => console.error("modlens: handling", msg.type, err));
       return run;
     },
 

@@ -103,7 +103,8 @@
      *  comment ids), "rated" (rating message ids); stored, with the totals and `records` (written
      *  only with ids newly counted), before it returns. Returns whether it counted any. The daemon's
      *  messages are handled one after another (connection.handle): an id found counted here was
-     *  stored by an ack whose handling has ended, never by a write that may still fail. */
+     *  stored by an ack whose handling has ended, never by a write that may still fail, unless that
+     *  handling was given up on after connection.handleTimeoutMs with its write still hanging. */
     async countComments(kind, ids, records = {}) {
       const study = (ns.config.study && ns.config.study.study_id) || "";
       const counted = this.setsOf(study)[kind];
