@@ -347,12 +347,24 @@ test("a new socket's messages do not wait for the old one's, and the old one's q
     fresh.open();
     await ns.connection.handle({ type: "x", id: "fresh" }, fresh); // not held up by the old socket's slow handler
     assert.deepEqual(log, ["slow", "fresh"]);
+    // a message that still comes on the old socket is dropped and leaves the new socket's order alone
+    let releaseFresh;
+    ns.connection.onMessage = (msg) => { log.push(msg.id); return msg.id === "fresh-slow" ? new Promise((resolve) => { releaseFresh = resolve; }) : Promise.resolve(); };
+    const freshSlow = ns.connection.handle({ type: "x", id: "fresh-slow" }, fresh);
+    const late = ns.connection.handle({ type: "x", id: "late-old" }, old);
+    const freshNext = ns.connection.handle({ type: "x", id: "fresh-next" }, fresh);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(log, ["slow", "fresh", "fresh-slow"], "the new socket's next message ran before the one before it ended");
+    releaseFresh();
+    await Promise.allSettled([freshSlow, late, freshNext]);
+    assert.deepEqual(log, ["slow", "fresh", "fresh-slow", "fresh-next"]);
+    assert.deepEqual((await Promise.allSettled([late])).map((d) => d.status), ["rejected"]);
     release();
     const [slowDone, staleDone] = await Promise.allSettled([slow, stale]);
     assert.equal(slowDone.status, "fulfilled");
     assert.equal(staleDone.status, "rejected");
     assert.match(staleDone.reason.message, /socket was closed before its turn/);
-    assert.deepEqual(log, ["slow", "fresh"], "the old socket's queued message ran after the reconnect");
+    assert.deepEqual(log.filter((id) => id === "stale"), [], "the old socket's queued message ran after the reconnect");
   });
   ns.connection.endSession("test over");
 });

@@ -89,10 +89,16 @@
      *  what it answered is resent on the new socket). Returns its handling (rejected if it failed or
      *  was dropped; logged either way). */
     handle(msg, ws = this.ws) {
+      const stale = () => new Error("its socket was closed before its turn: dropped, the outbox sends again");
+      if (ws !== this.ws) { // came on a socket already left: never touches the live socket's chain
+        const dropped = Promise.reject(stale());
+        dropped.catch((err) => console.error("modlens: handling", msg.type, err));
+        return dropped;
+      }
       if (this.handling.ws !== ws) this.handling = { ws, done: Promise.resolve() }; // a new socket: a new chain
       const chain = this.handling;
       const run = chain.done.then(() => {
-        if (ws !== this.ws) throw new Error("its socket was closed before its turn: dropped, the outbox sends again");
+        if (ws !== this.ws) throw stale();
         let timer;
         const limit = this.handleTimeoutMs;
         const late = new Promise((_, reject) => {
