@@ -150,14 +150,17 @@
     }
 
     /** The key of element `el` whose derived key is `base`. An element keeps the key it was given
-     *  while its content stays the same, wherever twins come and go around it (a newer twin shown
-     *  above it on a list sorted newest first, one that leaves a virtualized list). A new element
-     *  takes a number of its base whose element has left the page (the same comment rendered
-     *  again), else the next number not used yet: the first is the base itself, the n-th "<base>-n". */
+     *  while its content stays the same and its number is still its own, wherever twins come and
+     *  go around it (a newer twin shown above it on a list sorted newest first, one that leaves a
+     *  virtualized list). A new element takes the first number of its base whose element has left
+     *  the page (most often the same comment rendered again, but identical comments cannot be told
+     *  apart, so it may be another twin), else the next number not used yet: the first is the base
+     *  itself, the n-th "<base>-n". An element that comes back after its number was taken so is
+     *  numbered again like a new one: no two elements on the page share a key. */
     twinKey(el, base) {
       const { keys, bases } = this.twins;
       const had = keys.get(el);
-      if (had && had.base === base) return had.key;
+      if (had && had.base === base && bases.get(base) && bases.get(base).get(had.n) === el) return had.key;
       // an element reused for another comment (virtualized lists) gives its old number back
       if (had && bases.get(had.base) && bases.get(had.base).get(had.n) === el) bases.get(had.base).delete(had.n);
       if (!bases.has(base)) bases.set(base, new Map());

@@ -13,7 +13,8 @@
 //     `derived: true` on a key strategy: the key is made from the comment's content (no site id,
 //     lib/hash.js derivedCommentKey), so identical comments on one page share it; the observer
 //     numbers them (the first "<key>", the n-th "<key>-n"), each element keeping its number while
-//     it stays on the page (content/observer.js twinKey), never a site's own id.
+//     no other element holds it (a new twin may take the number of one that left the page; that
+//     one, back, is numbered anew: content/observer.js twinKey), never a site's own id.
 // A parent strategy answers a key (recorded with its `via`) or {key, via}; `ctx.keyOf(other)` is
 // another comment element's key found by this same key list, so a parent's key is always the key
 // it is logged with. The last entry of each list is the adapter's documented last resort. A field

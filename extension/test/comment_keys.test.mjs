@@ -262,6 +262,36 @@ test("a twin keeps its key wherever twins come and go: a newer one above it, one
   assert.equal(obs.elements.get(`${K}-2`), again);
 });
 
+test("a twin that comes back after a new twin took its number is numbered anew: no two elements share a key", () => {
+  // A is logged as K and B as K-2; A leaves the page, a new identical C takes K (it may be A
+  // rendered again, twins cannot be told apart); then A itself comes back: it must not keep K
+  const gen = pageHtml("generic");
+  const entry = gen.slice(gen.indexOf('<li class="comment-entry" id="comment-102">'), gen.indexOf('<li class="comment-entry" id="comment-103">')).trim();
+  const { sent, marked, obs } = scanned("generic", gen, genericSettings());
+  const a = marked.find(([el]) => el.getAttribute("id") === "comment-102")[0];
+  const K = marked.find(([el]) => el === a)[1];
+  const keyOf = (el) => marked.filter(([e]) => e === el).at(-1)[1];
+  const b = rendered(entry.replace("comment-102", "comment-102-b"));
+  prepend(a.n, b.n);
+  obs.scan();
+  assert.equal(keyOf(b), `${K}-2`);
+  removeElement(a.n);
+  const c = rendered(entry.replace("comment-102", "comment-102-c"));
+  prepend(b.n, c.n);
+  obs.scan();
+  assert.equal(keyOf(c), K, "the new twin takes the number of the one that left");
+  sent.length = 0;
+  prepend(b.n, a.n); // A is back
+  assert.equal(a.isConnected, true);
+  obs.scan();
+  const shown = [a, b, c].map(keyOf);
+  assert.equal(new Set(shown).size, 3, `two elements share a key: ${shown.join(", ")}`);
+  assert.deepEqual(shown, [`${K}-3`, `${K}-2`, K]);
+  assert.deepEqual(sent.map((r) => r.key), [`${K}-3`], "the re-attached twin is sent under its new number");
+  assert.equal(obs.elements.get(K), c, "K's marker and rating go to another element");
+  assert.equal(obs.elements.get(`${K}-3`), a);
+});
+
 test("a reply to a twin the scan skips names that twin's own number, not the first twin's key", () => {
   const vf = pageHtml("viafoura");
   const first = vf.indexOf('<article class="vf3-comment" aria-label="Comment by Prairie Breather">');
