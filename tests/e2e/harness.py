@@ -81,6 +81,7 @@ class Daemon:
         self.url = f"ws://127.0.0.1:{self.port}/ws"
         self.env = {**os.environ, "MODLENS_HOME": str(home)}
         self.proc: subprocess.Popen | None = None
+        self.started = False  # once started, the port is the extension's: restarts keep it
         self.log = home / "serve.log"
         self.token = json.loads(modlens_in(home, "pair", "--json"))["token"]
 
@@ -90,15 +91,26 @@ class Daemon:
         pairing.pair_extension(origin, pairing.extensions_file(self.home))
 
     def start(self) -> None:
-        logf = open(self.log, "a", encoding="utf-8")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "modlens", "serve", *(["--config", str(self.config)] if self.config else []),
-             "--db", str(self.db), "--port", str(self.port), "--log-level", "WARNING"],
-            env=self.env, stdout=logf, stderr=subprocess.STDOUT)
-        wait_for(lambda: "listening" in self.log.read_text(encoding="utf-8") or self.proc.poll() is not None, 60,
-                 "modlens serve to listen")
+        # free_port() let the port go before serve binds it (seconds later, after loading detectors): an
+        # outgoing connection (Chromium's, another test's) may take it meanwhile. Before any start, no
+        # browser knows the port yet, so a first start refused for it takes another; a restart keeps it.
+        for _ in range(3):
+            logf = open(self.log, "a", encoding="utf-8")
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "modlens", "serve", *(["--config", str(self.config)] if self.config else []),
+                 "--db", str(self.db), "--port", str(self.port), "--log-level", "WARNING"],
+                env=self.env, stdout=logf, stderr=subprocess.STDOUT)
+            wait_for(lambda: "listening" in self.log.read_text(encoding="utf-8") or self.proc.poll() is not None,
+                     60, "modlens serve to listen")
+            said = self.log.read_text(encoding="utf-8")
+            if self.proc.poll() is None or self.started or "address already in use" not in said:
+                break
+            self.port = free_port()
+            self.url = f"ws://127.0.0.1:{self.port}/ws"
+            self.log.write_text("", encoding="utf-8")
         if self.proc.poll() is not None:
             raise RuntimeError(f"modlens serve exited: {self.log.read_text(encoding='utf-8')[-2000:]}")
+        self.started = True
         self.log.write_text("", encoding="utf-8")  # next start waits for its own "listening"
 
     def stop(self) -> None:
