@@ -45,25 +45,32 @@ def api():
     server.stop()
 
 
+@pytest.fixture
+def opened(monkeypatch) -> list[aiohttp.ClientSession]:
+    """Every aiohttp session the test opens, recorded as it is made."""
+    sessions: list[aiohttp.ClientSession] = []
+    init = aiohttp.ClientSession.__init__
+
+    def recording_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        sessions.append(self)
+
+    monkeypatch.setattr(aiohttp.ClientSession, "__init__", recording_init)
+    return sessions
+
+
 @pytest.mark.parametrize("options", [
     ["--detector", "http", "-o", "http.url={base}/score", "-o", "http.score_path=score"],
     # qps: the rate limit (1 by default) only slows the four calls down
     ["--detector", "perspective", "-o", "perspective.endpoint={base}/v1alpha1/comments:analyze",
      "-o", "perspective.qps=100"]],
     ids=["http", "perspective"])
-def test_modlens_score_with_a_remote_detector_leaves_no_unclosed_session(api, options, monkeypatch, capsys, caplog):
+def test_modlens_score_with_a_remote_detector_leaves_no_unclosed_session(api, options, opened, monkeypatch, capsys,
+                                                                          caplog):
     """--normalize scores twice, each under its own asyncio.run(): two sessions, both closed. The command runs
     in-process: every session it opened is seen closed when it returns, and none complains when collected."""
     argv = [o.format(base=api) for o in options]
     monkeypatch.setenv("PERSPECTIVE_API_KEY", KEY)
-    opened: list[aiohttp.ClientSession] = []
-    init = aiohttp.ClientSession.__init__
-
-    def recording_init(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        opened.append(self)
-
-    monkeypatch.setattr(aiohttp.ClientSession, "__init__", recording_init)
     caplog.set_level(logging.DEBUG)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -116,7 +123,7 @@ async def test_aclose_on_the_daemon_loop_closes_the_session_and_its_guard(api):
                                   ["attack", "--recipe", "deepwordbug", "--target", "profanity-check",
                                    "--text", "you stupid idiot"]],
                          ids=["perturb", "perturb-attack", "attack-text"])
-def test_perturb_and_attack_text_with_a_remote_detector_close_its_session(api, argv, tmp_path, monkeypatch, capsys,
+def test_perturb_and_attack_text_with_a_remote_detector_close_its_session(api, argv, opened, tmp_path, capsys,
                                                                            caplog):
     """perturb and attack --text score every variant with every detector of the study, a remote one
     too: its session is closed when the command returns, as `modlens score` closes it."""
@@ -124,14 +131,6 @@ def test_perturb_and_attack_text_with_a_remote_detector_close_its_session(api, a
     study.write_text(f'study_id = "remote"\n[[detectors]]\nname = "http"\n'
                      f'options = {{ url = "{api}/score", score_path = "score", qps = 100 }}\n'
                      '[[detectors]]\nname = "profanity-check"\n')
-    opened: list[aiohttp.ClientSession] = []
-    init = aiohttp.ClientSession.__init__
-
-    def recording_init(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        opened.append(self)
-
-    monkeypatch.setattr(aiohttp.ClientSession, "__init__", recording_init)
     caplog.set_level(logging.DEBUG)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
