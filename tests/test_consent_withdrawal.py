@@ -27,6 +27,13 @@ async def consent_and_collect(url: str, sha: str, rater: str, items: list[tuple[
             assert ok["type"] == "rating_ok", ok
 
 
+async def withdraw(tmp_path, config, rater: str) -> None:
+    """`rater` withdraws their consent to the study, as the extension's hello says it to a daemon."""
+    async with running_daemon(tmp_path, config) as (url, _app):
+        async with connect(url) as ws:
+            await Client(ws).hello(rater, study_id="test", consent_withdrawn_at=WITHDRAWN)
+
+
 def bundled(path) -> tuple[list[str], list[str], list[str]]:
     """(rater ids, rated comment keys, comment keys) the bundle carries."""
     b = read_bundle(path)
@@ -125,9 +132,7 @@ async def test_a_later_bundle_tells_the_researchers_merge_of_the_withdrawal(tmp_
     assert cli_main(["export", "--db", str(db), "--bundle", str(first)]) == 0
     assert "withdr" not in merged(research, first, capsys)
 
-    async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
-        async with connect(url) as ws:
-            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at=WITHDRAWN)
+    await withdraw(tmp_path, study(consent_text=text), "rater-1")
     second = tmp_path / "second.bundle"
     assert cli_main(["export", "--db", str(db), "--bundle", str(second)]) == 0
     said = merged(research, second, capsys)
@@ -291,9 +296,7 @@ async def test_a_report_of_the_merged_log_leaves_out_a_withdrawn_raters_ratings(
     assert report["withdrawn"] == {"raters": 0, "ratings": 0}
     assert "withdrew consent" not in page
 
-    async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
-        async with connect(url) as ws:
-            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at=WITHDRAWN)
+    await withdraw(tmp_path, study(consent_text=text), "rater-1")
     second = tmp_path / "second.bundle"
     assert cli_main(["export", "--db", str(db), "--bundle", str(second)]) == 0
     said = merged(research, second, capsys)
@@ -362,9 +365,7 @@ async def test_a_withdrawal_of_a_consent_recorded_before_schema_7_reaches_the_re
     assert cli_main(["export", "--db", str(db), "--bundle", str(first)]) == 0
     merged(research, first, capsys)
 
-    async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
-        async with connect(url) as ws:
-            await Client(ws).hello("rater-2", study_id="test", consent_withdrawn_at=WITHDRAWN)
+    await withdraw(tmp_path, study(consent_text=text), "rater-2")
     assert rows(db, "SELECT consent_sha256, withdrawn_at FROM consents WHERE rater_id = 'rater-2'") == [(None, WITHDRAWN)]
     second = tmp_path / "second.bundle"
     capsys.readouterr()
