@@ -3,14 +3,13 @@
 // daemon announced at hello, consent, and the random author salts used when a study has none.
 (function (ns) {
   const store = chrome.storage.local;
-  const collectsMedia = (study) => !!(study && study.media && study.media.collect);
   const SEEDED = ["daemonUrl", "token", "raterId"]; // the settings seed.json may set
 
   const config = {
     settings: null,
     study: null, // hello_ok.study (client_settings)
     detectors: [],
-    consent: null, // {study_id, at, media, text, sha256}
+    consent: null, // {study_id, at, text, sha256}
     withdrawals: {}, // study_id -> at: the participant withdrew from it; every hello to its daemon says so until they agree to it again
     salts: {}, // study_id -> random salt
     seedFile: null, // seed.json as load() read it (seed()), or null
@@ -92,8 +91,8 @@
 
     async setConsent(accept, studyId) {
       // `text`: the consent text agreed to (see consented()), `sha256` its hash (hello names the text by it,
-      // outbox entries the consent they were collected under); `media`: it said comment images are collected
-      this.consent = accept ? { study_id: studyId, at: new Date().toISOString(), media: collectsMedia(this.study),
+      // outbox entries the consent they were collected under); whether images are collected is in the text
+      this.consent = accept ? { study_id: studyId, at: new Date().toISOString(),
         text: this.study.consent_text, sha256: await ns.sha256Hex(this.study.consent_text) } : null;
       // a withdrawal is kept (stored with the consent's removal, in one write) and sent with every hello
       // until a new consent to that study: the daemon records it even when it was down at the moment it
