@@ -173,9 +173,9 @@ class LiveService:
 
     # --- frames ------------------------------------------------------------------------------
     def max_frame_bytes(self, *, joinable: bool) -> int:
-        """The largest frame the transport may read: room for one image of `media.max_bytes`, and,
-        on a daemon that can join a study (`joinable`), for one study pack in a `join_study`."""
-        return max(comment_images.media_frame_bytes(self.study), JOIN_FRAME_BYTES if joinable else 0)
+        """The largest frame the transport may read: the largest `message_limit` (room for one image
+        of `media.max_bytes`, and, on a daemon that can join a study, for one pack in a `join_study`)."""
+        return max(self.message_limit(t, joinable=joinable) for t in ("comment_media", "join_study"))
 
     def frame_limit(self, raw: str | bytes, size: int, *, ready: bool, joinable: bool) -> int:
         """The size limit of a frame of `size` bytes, read before it is parsed: `max_message_bytes`,
@@ -185,13 +185,14 @@ class LiveService:
         limit = self.study.limits.max_message_bytes
         if size <= limit:
             return limit
-        if comment_images.is_media_frame(raw):
-            return comment_images.media_frame_bytes(self.study)
-        return JOIN_FRAME_BYTES if joinable and ready and is_join_frame(raw) else limit
+        looks_like = ("comment_media" if comment_images.is_media_frame(raw)
+                      else "join_study" if joinable and ready and is_join_frame(raw) else "")
+        return self.message_limit(looks_like, joinable=joinable)
 
     def message_limit(self, msg_type: str, *, joinable: bool) -> int:
-        """The size limit of a parsed message of `msg_type`: what `frame_limit` allowed its frame
-        by a look at its start holds only for the message that frame turned out to be."""
+        """The size limit of a parsed message of `msg_type` (the one table of limits: `frame_limit` and
+        `max_frame_bytes` read it too): what `frame_limit` allowed its frame by a look at its start
+        holds only for the message that frame turned out to be."""
         if msg_type == "comment_media":
             return comment_images.media_frame_bytes(self.study)
         if msg_type == "join_study" and joinable:
