@@ -175,17 +175,18 @@ def verify_for(log: StudyLog, bundle: Bundle, study_key: str | None = None) -> N
         raise MergeError(f"{bundle.name}: holds rows of studies {sorted(studies)}, the manifest says {m['study_id']!r}")
 
 
-def check_signer(log: StudyLog, bundle: Bundle, allow_unsigned: bool = False) -> None:
+def check_signer(log: StudyLog, bundle: Bundle, withdrawn: list[str], allow_unsigned: bool = False) -> None:
     """A participant's bundle is signed by their bundle key (read_bundle verified the signature);
     a rater merged before under another key is not that participant's bundle: an edited one,
-    re-signed. Unsigned bundles (older modlens, or a signature stripped) only with allow_unsigned."""
+    re-signed. Unsigned bundles (older modlens, or a signature stripped) only with allow_unsigned.
+    `withdrawn`: the raters the bundle carries only a withdrawal of (`_withdrawn_in`)."""
     if bundle.signer is None:
         if not allow_unsigned:
             raise MergeError(f"{bundle.name}: unsigned, so it cannot be told from an edited bundle",
                              fix="ask the participant to export it again with this modlens, or pass --allow-unsigned")
         return
     # a withdrawal only its participant may send: its raters are recorded with the bundle too (insert_bundle)
-    raters = [*bundle.manifest["rater_ids"], *_withdrawn_in(bundle)]
+    raters = [*bundle.manifest["rater_ids"], *withdrawn]
     if not raters:
         return
     other = log.conn.execute(
@@ -204,12 +205,12 @@ def _withdrawn_in(bundle: Bundle) -> list[str]:
     return sorted({r for r, at in _rows(bundle, "consents", "rater_id", "withdrawn_at") if at is not None} - consenting)
 
 
-def _withdrawals(log: StudyLog, bundle: Bundle) -> list[dict[str, Any]]:
-    """Each rater the bundle says withdrew (no consent of theirs in the merged log holds now): when, and
+def _withdrawals(log: StudyLog, bundle: Bundle, withdrawn: list[str]) -> list[dict[str, Any]]:
+    """Each rater the bundle says withdrew (`withdrawn`) (no consent of theirs in the merged log holds now): when, and
     what the merged log still holds of theirs, brought by earlier bundles (the participant was told to
     ask the researcher to delete it; nothing here deletes it)."""
     study, out = bundle.manifest["study_id"], []
-    for rater in _withdrawn_in(bundle):
+    for rater in withdrawn:
         at = withdrew_at(log, study, rater)
         if at is None:  # they agreed again, in a bundle merged before this one
             continue
@@ -246,15 +247,16 @@ def merge_bundle(log: StudyLog, bundle: Bundle, study_key: str | None = None, al
     if done:
         return {"status": "already merged", "merged_at": done[0], "source": done[1], "added": {}}
     _check_target(log)
-    check_signer(log, bundle, allow_unsigned)
+    withdrawn = _withdrawn_in(bundle)  # read once: the signer check, the bundle's row and the notice
+    check_signer(log, bundle, withdrawn, allow_unsigned)
     tables = _upgraded(bundle, log)
     _check_texts(bundle, tables)
     try:
         bundle_id, rows_info = insert_bundle(log.conn, bundle.sha256, bundle.manifest, Path(bundle.name).name,
-                                             bundle.signer, tables, _withdrawn_in(bundle))
+                                             bundle.signer, tables, withdrawn)
     except sqlite3.Error as err:  # e.g. a row pointing at one the bundle lacks
         raise MergeError(f"{bundle.name}: {err}; rolled back, nothing of it was merged") from None
-    return {"status": "merged", "bundle_id": bundle_id, "rows": rows_info, "withdrawn": _withdrawals(log, bundle)}
+    return {"status": "merged", "bundle_id": bundle_id, "rows": rows_info, "withdrawn": _withdrawals(log, bundle, withdrawn)}
 
 
 def merge_files(db: str | Path, paths: list[str | Path], study_key: str | None = None,
