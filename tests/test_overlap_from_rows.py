@@ -154,8 +154,9 @@ def test_the_pool_record_matches_the_installed_vectorizer():
     from modlens.detectors.profanity import POOL_RECORD, installed_vectorizer, training, vectorizer_fingerprint
 
     record = json.loads(POOL_RECORD.read_text())
-    assert vectorizer_fingerprint(installed_vectorizer()) == record["vectorizer_fingerprint"]
-    assert record["vectorizer_terms"] == len(installed_vectorizer().vocabulary_)
+    installed = installed_vectorizer()  # loads and checks the model's files: once
+    assert vectorizer_fingerprint(installed) == record["vectorizer_fingerprint"]
+    assert record["vectorizer_terms"] == len(installed.vocabulary_)
 
     from sklearn.feature_extraction.text import TfidfVectorizer
 
