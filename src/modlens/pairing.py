@@ -251,8 +251,7 @@ def _write_extensions(path: Path, origins: list[str], *, only_if_absent: bool = 
         _write_private(path, text)
         return True
     # trust on first use: of two first handshakes at once, only one may pair (link fails on an existing file)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.first")
-    _write_private(tmp, text)
+    tmp = write_temp(path, (text + "\n").encode())
     try:
         os.link(tmp, path)
         return True
