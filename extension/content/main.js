@@ -57,7 +57,9 @@
     const waiting = [...unsent.values()];
     const s = { ...(lastStatus || { adapter: adapter.name, state: "inactive" }), active: active(), reason: reason(),
       counts: { ...page, unsent: waiting.reduce((n, b) => n + b.n, 0) }, unsent_error: waiting.length ? waiting[waiting.length - 1].error : "" };
-    send(msgs.pageStatus(s)).catch(() => {
+    // stale: the worker's config changed after this page asked for it (it may have told the open
+    // pages before this one was among them): ask again, and report what holds the page back then
+    send(msgs.pageStatus(s, cfg && cfg.revision)).then((res) => { if (res && res.stale) loadConfig(); }, () => {
       if (attempt < 4) statusRetry = setTimeout(() => reportStatus(undefined, attempt + 1), 500 * 2 ** attempt);
     });
   }

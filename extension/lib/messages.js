@@ -14,7 +14,8 @@
     rate: (comment, answer, itemsetRef) => ({ type: M.rate, comment: { platform: comment.platform, key: comment.key },
       values: answer.values, anchors: answer.anchors || null, time_spent_ms: answer.time_spent_ms,
       ...(itemsetRef ? { itemset_ref: itemsetRef } : {}) }),
-    pageStatus: (status) => ({ type: M.pageStatus, status }),
+    /** revision: that of the config the page holds (contentHello's answer); answered {ok, stale} */
+    pageStatus: (status, revision) => ({ type: M.pageStatus, status, revision }),
 
     // popup, options, calibration → worker
     getState: (tabId) => (tabId == null ? { type: M.getState } : { type: M.getState, tabId }),

@@ -53,8 +53,8 @@ test("content scripts still send comment traffic, and their config carries no se
   const config = await ask(ns.messages.contentHello(), contentScript);
   assert.equal(config.consented, true);
   for (const secret of [TOKEN, SALT, "rater-1"]) assert.ok(!JSON.stringify(config).includes(secret), secret);
-  const status = await ask(ns.messages.pageStatus({ adapter: "youtube", found: 0 }), framedContentScript);
-  assert.deepEqual(status, { ok: true });
+  const status = await ask(ns.messages.pageStatus({ adapter: "youtube", found: 0 }, config.revision), framedContentScript);
+  assert.deepEqual(status, { ok: true, stale: false });
   const rated = await ask(ns.messages.rate({ platform: "youtube", key: "k1" },
     { values: { toxicity: "not toxic" }, time_spent_ms: 900 }), contentScript);
   assert.equal(rated.queued, true);

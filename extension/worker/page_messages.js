@@ -16,7 +16,9 @@
 
   async function contentConfig(msg, sender) {
     const study = config.study;
+    const revision = config.revision; // read first: a change during the await below makes it stale, not silent
     return {
+      revision,
       top: await topPage(sender),
       consented: config.consented(), paused: config.settings.paused, sites: config.settings.sites, display: config.displayMode(),
       study: study && { study_id: study.study_id, attributes: study.attributes, toxicity_mode: study.toxicity_mode,
@@ -134,7 +136,9 @@
     [M.rate]: queueRating,
     async [M.pageStatus](msg, sender) {
       await tabs.setStatus(sender, msg.status); // saved before the answer: the worker may stop after it
-      return { ok: true };
+      // stale: the config changed since the page asked for it, perhaps before its tab was known to
+      // tabs.configChanged; the page asks again and reports what now holds it back
+      return { ok: true, stale: msg.revision !== config.revision };
     },
     [M.getState]: (msg) => {
       connection.askStatus(); // its answer comes as a state broadcast
