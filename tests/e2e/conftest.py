@@ -6,6 +6,8 @@ from realtools import need
 
 from .harness import FIXTURES, Browser, Daemon, fixture_grants, paired_browser, wait_for
 
+BROWSERS_BEFORE = pytest.StashKey[int]()  # how many browsers had been opened when a test's body began
+
 # Every test that uses `playwright_instance` (all the browser fixtures do) is marked `browser` by
 # tests/conftest.py's collection hook: a `pytestmark` in a conftest marks nothing.
 
@@ -54,8 +56,15 @@ def yt_page(browser):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
+    """A failed browser test carries the console of the module's browser and of each browser the
+    test made itself (make_browser): what the worker and the pages logged."""
     outcome = yield
     rep = outcome.get_result()
-    if rep.failed and "browser" in item.funcargs:
-        lines = item.funcargs["browser"].console[-40:]
-        rep.sections.append(("browser console", "\n".join(lines)))
+    if call.when == "setup":  # reported after the fixtures were made: what opens from here is the test's own
+        item.stash[BROWSERS_BEFORE] = len(Browser.opened)
+    if not rep.failed:
+        return
+    own = Browser.opened[item.stash.get(BROWSERS_BEFORE, len(Browser.opened)):]
+    for name, b in ([("browser", item.funcargs["browser"])] if "browser" in item.funcargs else []) + \
+            [(f"browser {i + 1} the test made", b) for i, b in enumerate(own)]:
+        rep.sections.append((f"{name}: console", "\n".join(b.console[-40:])))

@@ -192,6 +192,8 @@ def prepare_extension(target: Path, daemon: Daemon, grant: list[str] | tuple[str
 class Browser:
     """Headless Chromium (persistent context: extensions need one) with routing of fixture URLs."""
 
+    opened: list[Browser] = []  # every one this process opened, in order: a failed test shows its own ones' consoles (conftest)
+
     def __init__(self, playwright, profile: Path, ext: Path):
         self.profile = profile
         self.context = playwright.chromium.launch_persistent_context(
@@ -200,6 +202,7 @@ class Browser:
             args=[f"--disable-extensions-except={ext}", f"--load-extension={ext}", "--no-sandbox"],
             viewport={"width": 1100, "height": 900})
         self.console: list[str] = []
+        Browser.opened.append(self)
         self.context.on("console", lambda m: self.console.append(f"[{'worker' if getattr(m, 'worker', None) else 'page'}] {m.text}"))
         sw = self.context.service_workers[0] if self.context.service_workers else self.context.wait_for_event("serviceworker", timeout=15000)
         self.extension_id = sw.url.split("/")[2]

@@ -19,6 +19,15 @@ def held_back(browser, reason: str) -> list[dict]:
             if s.get("adapter") == "youtube" and s.get("state") == "inactive" and s.get("reason") == reason]
 
 
+def wait_held_back(browser, reason: str, timeout: float, what: str) -> list[dict]:
+    """held_back, waited for; a timeout names every page status the worker holds (what the page did say)."""
+    try:
+        return wait_for(lambda: held_back(browser, reason), timeout, what)
+    except AssertionError as err:
+        pages = [{k: s.get(k) for k in ("adapter", "state", "reason", "active")} for s in browser.state()["pages"]]
+        raise AssertionError(f"{err}; the worker holds these page statuses: {pages}") from None
+
+
 def test_nothing_is_sent_before_consent_nor_while_paused(playwright_instance, tmp_path_factory, tmp_path, daemon):
     b = make_browser(playwright_instance, tmp_path_factory, daemon, consent=False)
     try:
@@ -26,7 +35,7 @@ def test_nothing_is_sent_before_consent_nor_while_paused(playwright_instance, tm
         page = b.context.new_page()
         page.goto(url)
         # the page's own answer that it waits for consent, not a fixed wait: after it, nothing is on its way
-        wait_for(lambda: held_back(b, "consent needed"), 30, "the page to report that it waits for consent")
+        wait_held_back(b, "consent needed", 30, "the page to report that it waits for consent")
         st = b.state()
         assert st["conn"] == "ready" and not st["consented"]
         assert [s["active"] for s in held_back(b, "consent needed")] == [False]
@@ -41,7 +50,7 @@ def test_nothing_is_sent_before_consent_nor_while_paused(playwright_instance, tm
         url2, items2 = serve_youtube_page(b, tmp_path, "PauseTst002", ["said while paused"])
         page2 = b.context.new_page()
         page2.goto(url2)
-        wait_for(lambda: held_back(b, "paused"), 30, "the new page to report that it is paused")
+        wait_held_back(b, "paused", 30, "the new page to report that it is paused")
         assert logged_keys(daemon, items2) == [] and b.state()["totals"]["queued"] == 0
         b.set_settings({"paused": False})
         wait_for(lambda: logged_keys(daemon, items2), 20, "comment after un-pausing")
@@ -59,9 +68,9 @@ def test_a_page_opened_before_the_daemon_answers_reports_what_holds_it_back_once
         url, _ = serve_youtube_page(b, tmp_path, "BeforeHello", ["a comment on a page opened while the daemon is down"])
         page = b.context.new_page()
         page.goto(url)
-        wait_for(lambda: held_back(b, "not connected to the daemon yet"), 30, "the page to report it has no daemon")
+        wait_held_back(b, "not connected to the daemon yet", 30, "the page to report it has no daemon")
         daemon.start()
-        wait_for(lambda: held_back(b, "consent needed"), 30, "the page to report that it now waits for consent")
+        wait_held_back(b, "consent needed", 30, "the page to report that it now waits for consent")
     finally:
         b.close()
         if daemon.proc is None:
