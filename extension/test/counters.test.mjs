@@ -87,6 +87,34 @@ test("a write that fails counts nothing: the ack is answered again and counted t
   assert.equal(counters.totals.saved, 3);
 });
 
+test("ids whose write is still under way are neither shown nor taken as stored: a second count waits, and counts them if that write fails", async () => {
+  await fresh();
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+  storage.hangSet = 1; // the first write hangs (a handler given up on, or one on a socket left since)
+  const first = counters.countComments("scored", [1, 2]);
+  let second = null;
+  counters.countComments("scored", [2, 3]).then((counted) => { second = counted; });
+  await tick();
+  assert.deepEqual([second, counters.totals.scored], [null, 0], "returned, or shown, before 1 and 2 were stored");
+  storage.releaseHung(true); // ... then fails
+  await assert.rejects(first, /quota/);
+  while (second === null) await tick();
+  assert.deepEqual([second, counters.totals.scored], [true, 2], "2 and 3: 1 stays uncounted with its failed write");
+  await restart();
+  assert.equal(counters.totals.scored, 2, "2 and 3 stored");
+  // the same, the hanging write holding: the second writes nothing more for 5
+  storage.hangSet = 1;
+  const held = counters.countComments("scored", [4, 5]);
+  const again = counters.countComments("scored", [5]);
+  await tick();
+  assert.equal(counters.totals.scored, 2);
+  storage.releaseHung(false);
+  assert.deepEqual(await Promise.all([held, again]), [true, false]);
+  assert.equal(counters.totals.scored, 4);
+  await restart();
+  assert.equal(counters.totals.scored, 4);
+});
+
 test("ids stored by the version that kept them as one countedComments collection are kept", async () => {
   stored.clear();
   stored.set("countedComments", { s1: { saved: [1, 2, 3], scored: [1] }, s2: { saved: [1], scored: [] } });

@@ -368,3 +368,66 @@ test("a new socket's messages do not wait for the old one's, and the old one's q
   });
   ns.connection.endSession("test over");
 });
+
+// A storage write that hangs past the handler timeout and then fails: the next message (a
+// duplicate answer to a resend) runs while it hangs. The ids that write was to count must leave
+// the outbox only once they are stored, by that write or by the duplicate's own.
+const later = () => new Promise((resolve) => setTimeout(resolve, 30));
+
+test("an answer handled while the first answer's write hangs past the timeout, that write then failing: the page is counted and stored, not lost", { timeout: 5000 }, async () => {
+  await quietly(async () => {
+    ns.connection.handleTimeoutMs = 20;
+    const saved = ns.counters.totals.saved;
+    await delivery.queue({ ...page, id: "page-hung" }, null);
+    const ok = { type: "comments_ok", id: "page-hung", accepted: 2, truncated: [], comment_ids: { c1: 91, c2: 92 } };
+    storage.hangSet = 1; // the first handler's write hangs
+    await arrive(ok, ok);
+    assert.ok(delivery.outbox.has("page-hung"), "let go while no write that counts it has held");
+    assert.equal(delivery.totals().saved, saved, "the popup counts what is not stored yet");
+    storage.releaseHung(true); // ... then fails
+    await later();
+    assert.equal(ns.counters.totals.saved, saved + 2);
+    assert.ok(!delivery.outbox.has("page-hung"));
+    await ns.counters.load(await chrome.storage.local.get(null), delivery.outbox); // the worker restarted
+    assert.equal(ns.counters.totals.saved, saved + 2, "stored: counted after a restart");
+  });
+});
+
+test("a rating answered again while the first answer's write hangs past the timeout, that write then failing: counted, marked, stored", { timeout: 5000 }, async () => {
+  await quietly(async () => {
+    ns.connection.handleTimeoutMs = 20;
+    const rated = ns.counters.totals.rated;
+    await delivery.queue(rating("r-hung", "c3"), null);
+    const ok = { type: "rating_ok", id: "r-hung", rating_id: 12, derived_toxicity: null, inconsistent: false, duplicate: false };
+    storage.hangSet = 1;
+    await arrive(ok, { ...ok, duplicate: true });
+    assert.ok(delivery.outbox.has("r-hung"), "let go while no write that counts it has held");
+    storage.releaseHung(true);
+    await later();
+    assert.equal(ns.counters.totals.rated, rated + 1);
+    assert.ok(!delivery.outbox.has("r-hung"));
+    await ns.counters.load(await chrome.storage.local.get(null), delivery.outbox); // the worker restarted
+    assert.equal(ns.counters.totals.rated, rated + 1, "stored: counted after a restart");
+    assert.equal((ns.counters.ratingOf("youtube", "c3") || {}).id, "r-hung", "marked rated after a restart");
+  });
+});
+
+test("an answer handled while the first answer's write hangs, that write then holding: counted once, written once", { timeout: 5000 }, async () => {
+  await quietly(async () => {
+    ns.connection.handleTimeoutMs = 20;
+    const saved = ns.counters.totals.saved;
+    await delivery.queue({ ...page, id: "page-slow" }, null);
+    const ok = { type: "comments_ok", id: "page-slow", accepted: 2, truncated: [], comment_ids: { c1: 93, c2: 94 } };
+    storage.hangSet = 1;
+    await arrive(ok, ok);
+    assert.ok(delivery.outbox.has("page-slow"));
+    storage.writes.length = 0;
+    storage.releaseHung(false); // ... then is written
+    await later();
+    assert.equal(ns.counters.totals.saved, saved + 2);
+    assert.ok(!delivery.outbox.has("page-slow"));
+    assert.equal(storage.writes.filter((w) => w.keys.some((k) => k.startsWith("cc:saved:"))).length, 1, "written by the first answer alone");
+    await ns.counters.load(await chrome.storage.local.get(null), delivery.outbox);
+    assert.equal(ns.counters.totals.saved, saved + 2);
+  });
+});

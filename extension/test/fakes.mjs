@@ -17,7 +17,8 @@ export const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v))
 /** chrome.storage.local over a Map. get(null) lists every key in key order, as chrome.storage.local
  * does ("…:10" before "…:9"), not in write order. `failSet = n` (n > 0): the n-th set() from now
  * fails as a full storage does; `writes` logs each set() that succeeded ({keys, bytes}); `readsOfAll`
- * counts get(null). */
+ * counts get(null). `hangSet = n` (n > 0): the n-th set() from now hangs, writing nothing, until
+ * `releaseHung(fail)`: then it fails as a full storage does (fail true) or is written. */
 export function fakeStorage(entries = []) {
   const stored = new Map(entries);
   const storage = {
@@ -25,6 +26,11 @@ export function fakeStorage(entries = []) {
     writes: [],
     readsOfAll: 0,
     failSet: 0,
+    hangSet: 0,
+    hung: [], // the set() calls hanging: resolve(fail) ends one
+    releaseHung(fail) {
+      for (const resolve of storage.hung.splice(0)) resolve(fail);
+    },
     async get(keys) {
       if (keys == null) storage.readsOfAll += 1;
       const names = keys == null ? [...stored.keys()].sort() : [].concat(keys);
@@ -32,6 +38,10 @@ export function fakeStorage(entries = []) {
     },
     async set(obj) {
       if (storage.failSet && --storage.failSet === 0) throw new Error("QUOTA_BYTES quota exceeded");
+      if (storage.hangSet && --storage.hangSet === 0) {
+        const fail = await new Promise((resolve) => storage.hung.push(resolve));
+        if (fail) throw new Error("QUOTA_BYTES quota exceeded");
+      }
       storage.writes.push({ keys: Object.keys(obj), bytes: JSON.stringify(obj).length });
       for (const [k, v] of Object.entries(obj)) stored.set(k, clone(v));
     },
@@ -124,5 +134,21 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     await storage.set({ c: 1 });
     await assert.rejects(storage.set({ d: 1 }), /quota/);
     assert.deepEqual([storage.stored.has("d"), storage.failSet, storage.writes.map((w) => w.keys)], [false, 0, [["cc:10", "cc:9", "a"], ["c"]]]);
+  });
+
+  test("the fake storage hangs the set() it is told to until released, then fails it or writes it", async () => {
+    const storage = fakeStorage();
+    storage.hangSet = 1;
+    const hanging = storage.set({ e: 1 });
+    await storage.set({ f: 1 }); // the next set() does not wait for it
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual([storage.stored.has("e"), storage.stored.has("f"), storage.hung.length], [false, true, 1]);
+    storage.releaseHung(true);
+    await assert.rejects(hanging, /quota/);
+    storage.hangSet = 1;
+    const held = storage.set({ g: 1 });
+    storage.releaseHung(false);
+    await held;
+    assert.deepEqual([storage.stored.has("e"), storage.stored.get("g"), storage.hung.length], [false, 1, 0]);
   });
 }

@@ -83,8 +83,9 @@
      *  socket is handled (a failed one included): an answer's handler reads and writes the counters
      *  and the outbox over awaits, so a second answer for the same message (a duplicate answer to a
      *  resend) must not run while the first one's write may still fail. A handler still running after
-     *  handleTimeoutMs (a storage write that hangs) counts as failed and the next message runs: its
-     *  message stays in the outbox and is sent again. A message whose socket is no longer this.ws
+     *  handleTimeoutMs (a storage write that hangs) counts as failed and the next message runs; the
+     *  given-up handler goes on, and a later answer counting the same ids waits for its write
+     *  (counters.countComments), so the outbox lets a message go only once what it counts is stored. A message whose socket is no longer this.ws
      *  when its turn comes is dropped (a stale hello_ok must not establish the new socket's session;
      *  what it answered is resent on the new socket). Returns its handling (rejected if it failed or
      *  was dropped; logged either way). */

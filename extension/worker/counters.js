@@ -48,6 +48,9 @@
     // rating answered again (duplicate) is the same rating. Stored as "cc:" batches (above).
     counted: {},
     seq: 0, // the last write sequence number used by taskPage batches
+    // "kind:study:id" -> a promise settled once the write counting that id held or failed
+    // (countComments): an id in it is counted in `counted` but maybe not stored
+    writing: new Map(),
 
     /** `got`: everything stored (store.get(null), read once at the worker's start); `outbox`: the
      *  lib/outbox.js Outbox loaded from it, whose rating entries are the ratings not acknowledged yet. */
@@ -101,26 +104,41 @@
 
     /** Count `ids` as `kind` in the running study, each once ever: "saved" or "scored" (study-log
      *  comment ids), "rated" (rating message ids); stored, with the totals and `records` (written
-     *  only with ids newly counted), before it returns. Returns whether it counted any. The daemon's
-     *  messages are handled one after another (connection.handle): an id found counted here was
-     *  stored by an ack whose handling has ended, never by a write that may still fail, unless that
-     *  handling was given up on after connection.handleTimeoutMs with its write still hanging. */
+     *  only with ids newly counted), before it returns. Returns whether it counted any. When it
+     *  returns, every one of `ids` is stored as counted, whatever the timing of the daemon's
+     *  messages: an id whose write is still under way (an earlier ack's, a handler given up on after
+     *  connection.handleTimeoutMs, or one on a socket left since) is waited for, and counted here
+     *  if that write failed. So the caller lets the outbox drop the message only once its ids are
+     *  stored. The totals (the popup) count an id once its write held. */
     async countComments(kind, ids, records = {}) {
       const study = (ns.config.study && ns.config.study.study_id) || "";
       const counted = this.setsOf(study)[kind];
+      const key = (id) => `${kind}:${study}:${id}`;
+      for (;;) { // writes still under way: their ids are neither counted nor uncounted yet
+        const under = ids.filter((id) => countable[kind](id)).map((id) => this.writing.get(key(id))).filter(Boolean);
+        if (!under.length) break;
+        await Promise.all(under);
+      }
       const fresh = [];
       for (const id of ids) {
         if (countable[kind](id) && !counted.has(id)) { counted.add(id); fresh.push(id); }
       }
       if (!fresh.length) return false;
-      this.totals[kind] += fresh.length;
+      let done;
+      const written = new Promise((resolve) => { done = resolve; });
+      for (const id of fresh) this.writing.set(key(id), written);
       try {
-        await store.set({ ...records, [batchKey(kind, study, fresh[0])]: { kind, study, ids: fresh }, totals: this.storedTotals() });
+        await store.set({ ...records, [batchKey(kind, study, fresh[0])]: { kind, study, ids: fresh },
+          totals: { ...this.storedTotals(), [kind]: this.totals[kind] + fresh.length } });
+        this.totals[kind] += fresh.length;
       } catch (err) {
-        // not stored, not counted: the message stays in the outbox, and its next ack counts these
+        // not stored, not counted: the message stays in the outbox, and its next ack (or one
+        // waiting for this write) counts these
         for (const id of fresh) counted.delete(id);
-        this.totals[kind] -= fresh.length;
         throw err;
+      } finally {
+        for (const id of fresh) this.writing.delete(key(id));
+        done();
       }
       return true;
     },
