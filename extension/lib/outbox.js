@@ -30,7 +30,8 @@
       if (!this.loaded) {
         this.loaded = (stored ? Promise.resolve(stored) : this.area.get(null)).then((all) => {
           for (const [k, v] of Object.entries(all || {})) {
-            if (k.startsWith(PREFIX) && v && v.id) {
+            // an entry whose dead letter is stored too (a worker stopped between bury's two writes) is dead
+            if (k.startsWith(PREFIX) && v && v.id && !(all[DEAD + v.id] && all[DEAD + v.id].message)) {
               this.entries.set(v.id, v);
               this.seq = Math.max(this.seq, v.seq || 0);
             } else if (k.startsWith(DEAD) && v && v.message) {
@@ -78,17 +79,20 @@
       return entry;
     }
 
-    /** Permanent failure (the daemon refused the content): keep it aside, visible, not retried. */
+    /** Permanent failure (the daemon refused the content): keep it aside, visible, not retried.
+     *  The dead letter is written before the entry leaves the outbox: a write that fails throws and
+     *  leaves it queued (refused again on its resend), never neither queued nor kept aside. */
     async bury(id, error) {
-      const entry = await this.ack(id);
+      await this.load();
+      const entry = this.entries.get(id);
+      if (!entry) return null;
       // a dead image message keeps what it was, not its bytes
-      const message = entry && entry.message.type === "comment_media"
-        ? { ...entry.message, items: entry.message.items.map(({ data_b64, ...rest }) => rest) } : entry && entry.message;
-      if (entry) {
-        const dead = { ...entry, message, error, buriedAt: Date.now() };
-        await this.area.set({ [DEAD + id]: dead });
-        this.countDead(dead);
-      }
+      const message = entry.message.type === "comment_media"
+        ? { ...entry.message, items: entry.message.items.map(({ data_b64, ...rest }) => rest) } : entry.message;
+      const dead = { ...entry, message, error, buriedAt: Date.now() };
+      await this.area.set({ [DEAD + id]: dead });
+      this.countDead(dead);
+      await this.ack(id);
       return entry;
     }
 

@@ -100,6 +100,35 @@ test("a rating refused for good leaves its comment unrated; one acknowledged is 
   assert.equal(ns.counters.ratingOf("youtube", "c9").saved, true);
 });
 
+test("a refusal for good whose dead letter cannot be written leaves the message queued and marked, not gone", async () => {
+  // a full storage refuses the dead letter's write: the message must still be somewhere, the
+  // outbox (queued, refused again on its resend) or the dead letters (not delivered)
+  const before = delivery.totals();
+  ns.counters.markRated(await delivery.queue(rating("r-nowhere", "c8"), null));
+  storage.failSet = 1; // the dead letter's write fails
+  await assert.rejects(refuse("r-nowhere", "invalid_fields"), /quota/);
+  const after = delivery.totals();
+  assert.deepEqual([after.queued, after.not_delivered], [before.queued + 1, before.not_delivered], "neither queued nor kept aside");
+  assert.equal(ns.counters.ratingOf("youtube", "c8").id, "r-nowhere", "still marked while it is queued");
+  const reloaded = new ns.Outbox(chrome.storage.local); // the worker restarted
+  await reloaded.load();
+  assert.ok(reloaded.has("r-nowhere"), "gone from storage");
+  await refuse("r-nowhere", "invalid_fields"); // refused again on its resend: now a dead letter
+  assert.deepEqual([delivery.totals().queued, delivery.totals().not_delivered], [before.queued, before.not_delivered + 1]);
+  assert.equal(ns.counters.ratingOf("youtube", "c8"), null);
+  const again = new ns.Outbox(chrome.storage.local);
+  await again.load();
+  assert.deepEqual([again.has("r-nowhere"), again.deadItems], [false, before.not_delivered + 1]);
+  // a worker stopped between the dead letter's write and the entry's removal: it is dead, not also queued
+  const half = await delivery.queue(rating("r-half", "c7"), null);
+  await chrome.storage.local.set({ "dead:r-half": { ...half, error: { code: "invalid_fields", message: "for the test" } } });
+  const restarted = new ns.Outbox(chrome.storage.local);
+  await restarted.load();
+  assert.deepEqual([restarted.has("r-half"), restarted.deadItems], [false, before.not_delivered + 2]);
+  await delivery.outbox.ack("r-half");
+  await chrome.storage.local.remove("dead:r-half"); // (the case built by hand: the other tests do not count it)
+});
+
 test("the page is told a rating was not saved exactly when it is neither queued nor marked", async () => {
   // as background.js answers a page: a handler's exception becomes {error}, the page's "Not saved: …"
   const ask = (msg, sender) => Promise.resolve().then(() => ns.onPageMessage(msg, sender)).catch((err) => ({ error: err.message }));
