@@ -75,7 +75,7 @@ def test_the_report_counts_attempts_a_judge_could_not_score_apart(tmp_path):
     db = tmp_path / "log.sqlite"
     assert main(["audit", str(seeds), "--detectors", "profanity-check", f"cached:{_table(tmp_path)}",
                  "--attack", "tae", "--recipe", "deepwordbug", "--target", "profanity-check",
-                 "--ensemble", "cached", "--db", str(db)]) == 0
+                 "--ensemble", "cached", "--db", str(db)]) == 1  # the table has no score for the attack's text
     (row,) = attack_analysis.analyze(load(db))["rows"]
     assert row["judges"] == ["cached"] and row["failed"] == 1 and row["failure_reasons"] == {NO_SCORE: 1}
     assert row["judge_no_score"] == 1 and row["judge_rejected"] == 0 and row["judge_not_told_apart"] == 0

@@ -13,6 +13,7 @@ DATASET: the audit's attack over the dataset (seeds by the gold label, else the 
 verdict), every result and its scores written to the study log (--db), as
 `modlens audit DATASET --attack GOAL --recipe NAME` does; the summary is printed as JSON, and
 stderr says what audit's says (a detector not used, a detector whose scores include errors).
+A score that is an error makes it exit 1 after the summary (and the export), as the audit does.
 The study's detectors (the embedded defaults without --study) and any --detector are loaded too:
 they score the results and are the judges (TaeBench's AND rule) unless --no-ensemble.
 """
@@ -26,7 +27,7 @@ from typing import Any
 import modlens.study
 from modlens.cli.common import (CliError, add_attack_limit_options, add_db_option, add_detectors_option,
                                 add_encoding_option, add_study_option, db_path, detector_configs,
-                                print_audit_warnings)
+                                fail_on_score_errors, print_audit_warnings)
 from modlens.errors import ErrorKind
 from modlens.names import UnknownName
 
@@ -131,7 +132,10 @@ def _dataset(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) 
     print(json.dumps(result.to_dict(), indent=2))
     if args.export:
         from modlens.cli.export import run_taebench
-        return run_taebench(db_path(args), args.export)
+        code = run_taebench(db_path(args), args.export)
+        if code:
+            return code
+    fail_on_score_errors(result)  # as the audit: exit 1 when some score asked for is an error
     return 0
 
 

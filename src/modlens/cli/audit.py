@@ -9,8 +9,8 @@ import modlens.study
 from modlens.chunks.sinks import CHUNK_ITEMS, GROUP_COMMIT_S
 from modlens.cli.common import (CliError, add_attack_limit_options, add_db_option, add_deprecated_alias,
                                 add_detectors_option, add_encoding_option, add_perturbation_options, add_strategies_option,
-                                add_study_option, check_strategies, db_path, print_audit_warnings, registry_name,
-                                with_perturbation_options)
+                                add_study_option, check_strategies, db_path, fail_on_score_errors, print_audit_warnings,
+                                registry_name, with_perturbation_options)
 from modlens.datasets.registry import READER_REGISTRY, READERS
 
 
@@ -157,4 +157,5 @@ def run(args: argparse.Namespace) -> int:
                        group_commit_s=args.group_commit)
     print_audit_warnings("audit", result)
     print(json.dumps(result.to_dict(), indent=2))
+    fail_on_score_errors(result)  # a score asked for that is an error: exit 1, after the summary
     return 0
