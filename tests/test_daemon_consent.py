@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import hashlib
 
-from daemon_helpers import TOKEN, Client, connect, running_daemon, study
+from contextlib import asynccontextmanager
+
+from daemon_helpers import TOKEN, Client, connect, running_daemon, serving, study
+from modlens.config import StudyConfig
+from modlens.daemon.app import create_app
 from log_helpers import rows
 
 AT = "2025-01-31T12:00:00Z"
@@ -63,3 +67,50 @@ async def test_a_consent_to_another_text_is_not_counted(tmp_path):
     assert rows(db, "SELECT rater_id, consent_at FROM raters WHERE consent_at IS NOT NULL") == []
     assert rows(db, "SELECT count(*) FROM consents") == [(0,)]
     assert rows(db, "SELECT count(*) FROM consent_texts") == [(0,)]
+
+
+KEY_ENV = "MODLENS_TEST_PERSPECTIVE_KEY"
+PERSPECTIVE = "https://commentanalyzer.googleapis.com"
+
+
+def with_perspective() -> StudyConfig:
+    """A local detector and Perspective, whose key the participant may or may not have set."""
+    return study(detectors=[{"name": "profanity-check", "id": "local"},
+                            {"name": "perspective", "id": "persp", "options": {"api_key_env": KEY_ENV}}])
+
+
+@asynccontextmanager
+async def loading_daemon(tmp_path, cfg: StudyConfig):
+    """The real app that loads the study's detectors itself, as `modlens serve` does; yields its url."""
+    app = create_app(cfg, tmp_path / "study.sqlite", TOKEN)
+    async with serving(app, shutdown_timeout=2) as port:
+        yield f"ws://127.0.0.1:{port}/ws"
+
+
+async def test_the_consent_text_names_the_remote_detectors_that_run_and_a_new_one_asks_again(tmp_path, monkeypatch):
+    """Detectors load at serve time (`detectors=None`: the real loader). Perspective without its key
+    does not load, and sends nothing: the text must not tell the participant their comments go to
+    Google, and must say that detector is off. A later run where it loads must name it, and a
+    consent to the first text must not count for it: no comment goes there unasked."""
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    async with loading_daemon(tmp_path, with_perspective()) as url:
+        without = await shown_text(url)
+        async with connect(url) as ws:
+            ok = await Client(ws).request(hello("rater-1", study_id="test", consent_at=AT,
+                                                consent_sha256=sha(without)), "hello_ok")
+            assert [d["key"] for d in ok["detectors"]] == ["local"]  # what runs
+    assert "sent, to be scored" not in without and PERSPECTIVE in without, without
+    assert "persp did not load on this computer and is off" in without, without
+    assert "Only detectors that run on this computer are on (local); no comment is sent anywhere else." in without
+
+    monkeypatch.setenv(KEY_ENV, "a-key-that-is-never-used")
+    async with loading_daemon(tmp_path, with_perspective()) as url:
+        loaded = await shown_text(url)
+        assert f"sent, to be scored, to: {PERSPECTIVE} (detector persp)" in loaded, loaded
+        assert "did not load" not in loaded
+        async with connect(url) as ws:  # the consent given while it was off: not a consent to send there
+            refused = await Client(ws).request(hello("rater-1", study_id="test", consent_at="2025-02-01T00:00:00Z",
+                                                     consent_sha256=sha(without)))
+            assert (refused["type"], refused["code"]) == ("error", "consent_outdated")
+    db = tmp_path / "study.sqlite"
+    assert rows(db, "SELECT consent_sha256 FROM consents WHERE rater_id = 'rater-1'") == [(sha(without),)]

@@ -8,7 +8,7 @@ which the daemon hands to the extension at hello.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Collection, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -344,12 +344,13 @@ class StudyConfig(_Strict):
             _check_name("detector key", mapped.detector, keys, at=f"perspective.attributes.{attr}.detector")
         return self
 
-    def client_settings(self) -> dict[str, Any]:
-        """What the extension needs: consent, attributes, anchors, sampling, display, limits."""
+    def client_settings(self, running: Collection[str] | None = None) -> dict[str, Any]:
+        """What the extension needs: consent, attributes, anchors, sampling, display, limits.
+        `running`: the keys of the detectors that loaded (None: all of them), which the consent text names."""
         return {
             "study_id": self.study_id,
             "title": self.title,
-            "consent_text": f"{self.consent_text.rstrip()}\n\n{self.data_flow_notice()}",
+            "consent_text": f"{self.consent_text.rstrip()}\n\n{self.data_flow_notice(running)}",
             "attributes": [a.model_dump() for a in self.attributes],
             "toxicity_mode": self.toxicity_mode,
             "anchors": [a.model_dump() for a in self.anchors],
@@ -390,10 +391,18 @@ class StudyConfig(_Strict):
                             "shown to them at join)")
                 for d in self.detectors for at, var in env_reads(d.name, d.options) if var not in allowed]
 
-    def data_flow_notice(self) -> str:
-        """The consent text's account of where comments go, from the detectors that will run."""
-        remote = self.destinations()
-        local = [d.key for d in self.detectors if d.key not in remote]
+    def data_flow_notice(self, running: Collection[str] | None = None) -> str:
+        """The consent text's account of where comments go, from the detectors that run: `running`,
+        the keys of those that loaded (None: every one of the study's). A remote detector that did not
+        load sends nothing, and the text says it is off instead of naming its destination as one
+        comments go to; the text changes when it does load, so a consent given while it was off is
+        `consent_outdated` then (the extension sends no comment until the participant agreed again)."""
+        keys = [d.key for d in self.detectors]
+        runs = keys if running is None else [k for k in keys if k in running]
+        destinations = self.destinations()
+        remote = {k: v for k, v in destinations.items() if k in runs}
+        off = {k: v for k, v in destinations.items() if k not in runs}
+        local = [k for k in runs if k not in destinations]
         lines = []
         if remote:
             lines.append("Each comment you see is also sent, to be scored, to: "
@@ -405,9 +414,14 @@ class StudyConfig(_Strict):
                     "they are never written into the study log.")
             if local:
                 lines.append(f"These detectors run on this computer: {', '.join(local)}.")
+        elif len(runs) < len(keys):  # one did not load: "every detector of this study" would say more
+            lines.append(f"Only detectors that run on this computer are on ({', '.join(local) or 'none'}); "
+                         "no comment is sent anywhere else.")
         else:
             lines.append(f"Every detector of this study runs on this computer ({', '.join(local) or 'none'}); "
                          "no comment is sent anywhere else.")
+        lines.extend(f"Detector {key} did not load on this computer and is off: it would send each comment to "
+                     f"{', '.join(dest)}; should it run later, you will be asked to agree again." for key, dest in off.items())
         return " ".join([*lines, *self._provenance])
 
     def with_provenance(self, notes: list[str], detectors: list[DetectorConfig] | None = None) -> "StudyConfig":

@@ -235,7 +235,7 @@ class LiveService:
                          variants_enabled=self.variants_enabled)
 
     def client_settings(self) -> dict[str, Any]:
-        settings = self.study.client_settings()
+        settings = self.study.client_settings(running=self.engine.detectors)  # the consent names what loaded
         media = self.study.media
         settings["media"] = {"collect": media.collect, "keep_bytes": media.keep_bytes, "max_bytes": media.max_bytes,
                              "max_per_comment": media.max_per_comment}
