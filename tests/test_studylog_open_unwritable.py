@@ -173,3 +173,39 @@ def test_a_fresh_empty_log_under_a_file_size_limit_cannot_be_opened_now(tmp_path
                           text=True, preexec_fn=_no_file_writes, timeout=120, env=ENV)
     _says_cannot_open_now(done, path)
     assert path.read_bytes() == b""
+
+
+def _rollback_mode(path: Path) -> Path:
+    """`path`, a valid log, set to a rollback journal (what `sqlite3 log.sqlite 'PRAGMA journal_mode=DELETE'`
+    or a copying tool that resets it leaves): header bytes 18 and 19 become 1, legacy format."""
+    con = sqlite3.connect(path, isolation_level=None)
+    assert con.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
+    con.close()
+    assert path.read_bytes()[18:20] == b"\x01\x01"
+    return path
+
+
+def test_a_log_in_rollback_mode_is_still_a_log_and_a_writer_makes_it_wal_again(tmp_path):
+    path = _rollback_mode(_valid_log(tmp_path / "logs"))
+    with StudyLog(path, readonly=True) as log:  # a reader reads it as it is
+        assert "studies" in log.table_names()
+    StudyLog(path).close()
+    assert path.read_bytes()[18:20] == b"\x02\x02"
+
+
+@pytest.mark.parametrize("where", ["file-size limit", "read-only folder"])
+def test_a_log_in_rollback_mode_that_a_writer_cannot_switch_to_wal_says_why(tmp_path, where):
+    """A writer switches a rollback-mode log back to WAL, which writes its header and creates its -wal
+    and -shm: where that cannot be done the log is one that cannot be opened now, never "not a modlens
+    study log", and the error says the log is in rollback mode and what the writer had to create."""
+    path = _rollback_mode(_valid_log(tmp_path / "logs"))
+    before = path.read_bytes()
+    argv = [sys.executable, "-m", "modlens", "rescore", "--db", str(path)]
+    if where == "file-size limit":
+        done = subprocess.run(argv, capture_output=True, text=True, preexec_fn=_no_file_writes, timeout=120, env=ENV)
+    else:
+        done = _read_only(path.parent, argv)
+    _says_cannot_open_now(done, path)
+    assert "rollback-journal mode" in done.stderr and f"{path.name}-wal" in done.stderr, done.stderr
+    assert path.read_bytes() == before
+

@@ -136,19 +136,24 @@ def unwritable(err: BaseException, path: Path | str = "") -> LogUnwritable | Non
 
 
 # The database header SQLite writes at the start of the file (its first 100 bytes): the magic string,
-# the read and write format versions (2: WAL), and `PRAGMA user_version` (big-endian, offset 60).
+# the write and read format versions (bytes 18 and 19: 2 in WAL mode, 1 with a rollback journal), and
+# `PRAGMA user_version` (big-endian, offset 60).
 SQLITE_MAGIC = b"SQLite format 3\x00"
 HEADER_BYTES = 100
+WAL_FORMAT, ROLLBACK_FORMAT = b"\x02\x02", b"\x01\x01"
 
 
 def is_log_header(header: bytes, size: int) -> bool:
     """Whether a file of `size` bytes starting with `header` is a modlens log, as far as its header
-    tells: a WAL database whose user_version is a schema version modlens wrote, or a log being
+    tells: a SQLite database whose user_version is a schema version modlens wrote, or a log being
     begun (the empty file `create_private` makes; the first page alone, switched to WAL, before the
-    schema's first commit set its version)."""
+    schema's first commit set its version). Its journal mode does not decide: modlens keeps its logs in
+    WAL mode, but one set to a rollback journal (`sqlite3 FILE 'PRAGMA journal_mode=DELETE'`, a copying
+    tool) is the same log, and a writer's open switches it back."""
     if size == 0:
         return True
-    if len(header) < HEADER_BYTES or not header.startswith(SQLITE_MAGIC) or header[18:20] != b"\x02\x02":
+    if len(header) < HEADER_BYTES or not header.startswith(SQLITE_MAGIC) \
+            or header[18:20] not in (WAL_FORMAT, ROLLBACK_FORMAT):
         return False
     version = int.from_bytes(header[60:64], "big")
     page_size = int.from_bytes(header[16:18], "big")
@@ -201,18 +206,23 @@ def cannot_open(err: BaseException, path: Path) -> StudyLogError | None:
         return None
     if not is_log_header(header, size):
         version = int.from_bytes(header[60:64], "big") if header.startswith(SQLITE_MAGIC) else 0
-        if len(header) < HEADER_BYTES or header[18:20] != b"\x02\x02" or version <= SCHEMA_VERSION:
+        if len(header) < HEADER_BYTES or header[18:20] not in (WAL_FORMAT, ROLLBACK_FORMAT) \
+                or version <= SCHEMA_VERSION:
             return None
-        # a WAL database of a schema version above ours: a newer modlens's log, or another program's
+        # a database of a schema version above ours: a newer modlens's log, or another program's
         return LogUnwritable(
             f"{path} cannot be opened now: {err} (opening it creates {path.name}-wal and {path.name}-shm beside "
             f"it); its schema version {version} is newer than this modlens reads ({SCHEMA_VERSION}): if it is a "
             "study log, a newer modlens wrote it",
             fix="upgrade modlens (`pip install -U modlens`), and open it where its folder is writable",
             reason=str(err))
+    if header[18:20] == ROLLBACK_FORMAT:  # not in WAL mode: a reader needs no side file, a writer does
+        side = (f"it is in rollback-journal mode, not WAL: a writer's open switches it back to WAL, which "
+                f"writes its header and creates {path.name}-wal and {path.name}-shm beside it")
+    else:
+        side = f"opening it, even to read it, creates or writes {path.name}-wal and {path.name}-shm beside it"
     return LogUnwritable(
-        f"the study log {path} cannot be opened now: {err} (opening it, even to read it, creates or writes "
-        f"{path.name}-wal and {path.name}-shm beside it)",
+        f"the study log {path} cannot be opened now: {err} ({side})",
         fix="free space on its disk, lift the file-size limit (`ulimit -f`) or open it where its folder is "
             "writable (copy the log out of a read-only folder), then run the same command again",
         reason=str(err))
