@@ -19,7 +19,7 @@ from modlens.detectors.base import Detector, DetectorUnavailable, LabelScores, M
 from modlens.detectors.lru import LruCache
 from modlens.media import MediaBlob, MediaInput
 from modlens.media.ocr import TIMEOUT_S, OcrText, OcrUnavailable, read_text, tesseract_version
-from modlens.media.programs import run_command
+from modlens.media.programs import failed, run_command
 
 MODALITIES = ("text", "image")
 CACHE_SIZE = 4096  # OCR results kept by image hash: a reused meme or a re-scored case is read once
@@ -180,8 +180,13 @@ def create(*, text_detector: str = "minilm-toxicity", text_options: dict[str, An
 
 def installed_languages() -> set[str]:
     """Tesseract's language codes here (`--list-langs`), so a wrong `lang` is a load-time status
-    rather than one error per image (Tesseract before 4 listed them on stderr)."""
+    rather than one error per image (Tesseract before 4 listed them on stderr). A listing that exits
+    non-zero is OcrUnavailable: what it printed before failing is not the installed languages, and
+    its error lines are no language codes."""
     done = run_command("tesseract", ["--list-langs"], unavailable=OcrUnavailable, timeout_s=TIMEOUT_S,
                        timeout_fix="check that `tesseract --list-langs` answers")
+    if done.returncode != 0:
+        raise failed("tesseract", done, OcrUnavailable, "check that `tesseract --list-langs` runs; reinstall "
+                     "tesseract-ocr if it does not")
     lines = (done.stdout + b"\n" + done.stderr).decode("utf-8", "replace").splitlines()
     return {line.strip() for line in lines if line.strip() and not line.startswith("List of")}

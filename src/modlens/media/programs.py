@@ -51,11 +51,13 @@ def run_program(name: str, args: list[str], *, unavailable: Unavailable, timeout
     quoting the program's last error line, with `timeout_fix` or `failure_fix`."""
     done = run_command(name, args, unavailable=unavailable, timeout_s=timeout_s, timeout_fix=timeout_fix, stdin=stdin)
     if done.returncode != 0:
-        raise _failed(name, done, unavailable, failure_fix)
+        raise failed(name, done, unavailable, failure_fix)
     return done.stdout
 
 
-def _failed(name: str, done: subprocess.CompletedProcess[bytes], unavailable: Unavailable, fix: str) -> ModlensError:
+def failed(name: str, done: subprocess.CompletedProcess[bytes], unavailable: Unavailable, fix: str) -> ModlensError:
+    """The error for a program that exited non-zero (`run_command`'s caller checks): its exit code and
+    last error line, with `fix`."""
     lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
     return unavailable(f"{name} failed (exit {done.returncode}): {lines[-1] if lines else 'no message'}", fix)
 
@@ -74,7 +76,7 @@ def program_version(name: str, unavailable: Unavailable) -> str:
     done = run_command(name, [flag], unavailable=unavailable, timeout_s=VERSION_TIMEOUT_S,
                        timeout_fix=f"check that `{name} {flag}` answers")
     if done.returncode != 0:
-        raise _failed(name, done, unavailable, f"check that `{name} {flag}` runs; reinstall {name} if it does not")
+        raise failed(name, done, unavailable, f"check that `{name} {flag}` runs; reinstall {name} if it does not")
     # Tesseract before 4 printed its version on stderr
     words = (done.stdout or done.stderr).decode("utf-8", "replace").split()
     if marker in words[:4] and words.index(marker) + 1 < len(words):
