@@ -403,3 +403,40 @@ def test_a_detector_a_worker_cannot_load_stops_the_audit_before_anything_is_writ
     con = sqlite3.connect(db)
     assert list(con.iterdump()) == before
     con.close()
+
+
+def test_a_variant_generator_or_normalizer_a_worker_cannot_match_stops_the_audit_before_anything_is_written(
+        tmp_path, monkeypatch):
+    """The variant actors and the normalizer's workers are checked as the detector actors are, before
+    the log is opened: a strategy or normalizer step that only the driver has (a plug-in installed on
+    the driver's node alone), and a human_lookup table the driver reads from $MODLENS_PERTURBATIONS
+    while the workers read another, are a SetupError, and no log is made."""
+    from importlib.metadata import EntryPoint
+
+    from modlens.normalize.steps import REGISTRY as STEPS
+    from modlens.perturb.registry import REGISTRY as STRATEGIES
+    from modlens.perturb.strategies.human_lookup import ENV_VAR
+    from modlens.services.errors import SetupError
+
+    def driver_only(registry: Any, name: str, value: str) -> None:
+        # found by the driver's registry only: Ray's workers, started before, discover what is installed
+        monkeypatch.setattr(registry, "_plugins", {**registry.plugins(), name: EntryPoint(name, value, "test")})
+
+    driver_only(STRATEGIES, "driver_swap", "modlens.perturb.strategies.char_swap:CharSwap")
+    driver_only(STEPS, "driver_leet", "modlens.normalize.steps.leet:Leet")
+    table = tmp_path / "perturbations.json"
+    table.write_text(json.dumps({"idiot": ["id1ot"], "stupid": ["stup1d"]}))
+    monkeypatch.setenv(ENV_VAR, str(table))  # the driver's table; the workers were started without it
+    from modlens.config import NormalizerConfig, StudyConfig
+
+    data, db = comments(tmp_path / "c.csv", 20), tmp_path / "log.sqlite"
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"perturb": ["driver_swap"]}, "the variant generator could not load on a Ray worker: .*driver_swap"),
+        ({"perturb": ["human_lookup"]}, "the variant generator: a Ray worker loaded .*human_lookup .*lexicon_sha"),
+        ({"normalize": True, "study": StudyConfig(normalizer=NormalizerConfig(steps=["driver_leet"]))},
+         "the normalizer could not load on a Ray worker: .*driver_leet"),
+    ]
+    for extra, error in cases:
+        with pytest.raises(SetupError, match=error):
+            run_audit(str(data), db=db, detectors=["profanity-check"], limit=4, progress=False, engine="ray", **extra)
+        assert not db.exists(), extra

@@ -10,13 +10,16 @@ import inspect
 import sys
 import time
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from modlens.chunks.chunk import Failed
-from modlens.chunks.steps import NORMALIZE, VARIANTS, each, failure
+from modlens.chunks.steps import NORMALIZE, VARIANTS, each, failure, normalizer_identity
 from modlens.config import DetectorConfig, NormalizerConfig, PerturbationConfig
 from modlens.detectors.base import Detector
 from modlens.rows import Variant
+
+if TYPE_CHECKING:
+    from modlens.services.variant_setup import VariantSetup
 
 # (labels, toxicity, latency_ms, error) for one text: what the driver turns into a DetectorResult
 Answer = tuple[dict[str, float] | None, float | None, float, str | None]
@@ -89,22 +92,36 @@ class DetectorActor:
         return answers(self.det, texts)
 
 
+# the target detector's name and version, the importance method, and each strategy the generator
+# runs with the data it reads (a strategy a worker cannot run is left out of its generator)
+VariantIdentity = tuple[str, str, str, dict[str, dict[str, Any]]]
+
+
+def variant_identity(det: Detector, setup: VariantSetup) -> VariantIdentity:
+    """What decides a generator's variants beyond the study's settings, which travel to the actors as they are."""
+    return (det.name, det.version, setup.importance_method,
+            {key: strategy.data() for key, strategy in setup.generator.strategies.items()})
+
+
 class VariantActor:
     """The variant generator and the target detector that guides it (word importance), as
     `Engine.variants` runs them: built by the engine's own `build_variant_setup`, so the actor
     refuses what the engine refuses and computes importance the same way."""
 
     def __init__(self, perturbation: PerturbationConfig, target: str, spec: DetectorConfig | Detector,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, dtype: str | None = None) -> None:
         from modlens.services.variant_setup import build_variant_setup
 
-        self.det = build_detector(spec, False)
+        self.det = build_detector(spec, False, dtype)
         setup = build_variant_setup(perturbation, {target: self.det}, target)
         if setup is None:
             raise ValueError("variants are off in this study (disabled, or a budget of 0): no variant actor to start")
         self.setup = setup
         self.target, self.method = target, setup.importance_method
         use_threads(threads)
+
+    def identity(self) -> VariantIdentity:
+        return variant_identity(self.det, self.setup)
 
     def variants(self, texts: list[str]) -> list[list[Variant] | Failed]:
         from modlens.perturb.importance import importance_from_scores, importance_texts
@@ -137,6 +154,12 @@ class VariantActor:
 def _normalizer(steps: tuple[str, ...] | None) -> Any:
     from modlens.normalize.pipeline import build_normalizer
     return build_normalizer(None if steps is None else list(steps))
+
+
+def normalizer_loaded(config: NormalizerConfig) -> tuple[str, str]:
+    """The normalizer this worker builds from `config`, as (name, version): a Ray task the audit
+    awaits before its first write, which also loads it into the worker for the chunks."""
+    return normalizer_identity(_normalizer(None if config.steps is None else tuple(config.steps)))
 
 
 def normalize_texts(config: NormalizerConfig, texts: list[str]) -> list[Any | Failed]:

@@ -11,9 +11,10 @@ import asyncio
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from modlens.chunks.chunk import Failed, ScoreRow
+from modlens.chunks.steps import normalizer_identity
 from modlens.config import DetectorConfig
 from modlens.detectors.base import Detector
 from modlens.engine import DetectorResult, Engine
@@ -99,6 +100,30 @@ def _split(seq: Sequence[Any], parts: int) -> list[Sequence[Any]]:
     return [seq[i:i + size] for i in range(0, len(seq), size)]
 
 
+def loaded(what: str, refs: list[Any], fix: str) -> list[Any]:
+    """What the workers started for `what` report having loaded (their identities), awaited: one that
+    could not load is a SetupError with the worker's own error (the last line of Ray's traceback)."""
+    import ray
+
+    try:
+        return list(ray.get(refs))
+    except ray.exceptions.RayError as err:
+        cause = next((line.strip() for line in reversed(str(err).splitlines()) if line.strip()), type(err).__name__)
+        raise SetupError(f"{what} could not load on a Ray worker: {cause}", fix) from None
+
+
+def same(what: str, identities: Sequence[Any], driver: Any, show: Callable[..., str], fix: str) -> None:
+    """SetupError unless every worker's identity is the driver's (`show` words one: its parts as arguments)."""
+    for identity in identities:
+        if identity != driver:
+            raise SetupError(f"{what}: a Ray worker loaded {show(*identity)}, the driver {show(*driver)}", fix)
+
+
+def show_variants(name: str, version: str, method: str, strategies: Mapping[str, Mapping[str, Any]]) -> str:
+    return (f"target {name}@{version} ({method} importance), strategies "
+            + ", ".join(f"{k} {dict(v)}" if v else k for k, v in strategies.items()))
+
+
 class RayCompute:
     """The chunk's variants, normalization and scores on Ray; `engine` is the driver's (it names
     every detector, normalizer and generator version the log records)."""
@@ -133,32 +158,41 @@ class RayCompute:
         # every actor started, for close(): those of a detector checked later than one that failed too
         self.actors: list[Any] = [a for acts in pools.values() for a in acts]
         self.variant_pool: _Pool | None = None
+        target = self.engine.target_key()
         if n_var:
-            target = self.engine.target_key()
             assert target is not None
             var_cls = ray.remote(max_restarts=MAX_RESTARTS)(actors.VariantActor)
+            dtype = dtypes[target] if isinstance(dtypes[target], str) else None
             self.variant_pool = _Pool([var_cls.options(num_cpus=cpu_each).remote(
-                self.engine.study.perturbation, target, specs[target], plan.threads) for _ in range(n_var)], 1)
+                self.engine.study.perturbation, target, specs[target], plan.threads, dtype) for _ in range(n_var)], 1)
             self.actors += self.variant_pool.actors
         self._normalize = ray.remote(actors.normalize_texts).options(num_cpus=self.task_cpus) \
             if self.engine.normalizer is not None else None
-        if self._normalize is not None:  # workers load the normalizer while the actors start (not awaited)
-            for _ in range(self.n_tasks):
-                self._normalize.remote(self.engine.study.normalizer, [""])
+        # workers load the normalizer while the actors start: checked with them below
+        normalizers = [ray.remote(actors.normalizer_loaded).options(num_cpus=self.task_cpus).remote(
+            self.engine.study.normalizer) for _ in range(self.n_tasks)] if self.engine.normalizer is not None else []
+        # reproducibility: every worker must run what the log registers, and every one must have loaded
+        # before the first write, so a run that cannot compute its rows writes none
         self.pools: dict[str, _Pool] = {}
-        for k, acts in pools.items():  # reproducibility: every actor must run the version the log registered
+        for k, acts in pools.items():
             d = self.engine.runners[k].detector
-            try:
-                identities = ray.get([a.identity.remote() for a in acts])
-            except ray.exceptions.RayError as err:
-                raise SetupError(f"detector {k} could not load on a Ray worker: {str(err).splitlines()[0]}; "
-                                 "install modlens and the detector's packages on every node") from None
-            for name, version, _ in identities:
-                if (name, version) != (d.name, d.version):
-                    raise SetupError(f"detector {k}: a Ray worker loaded {name}@{version}, the driver {d.name}@{d.version}; "
-                                     "install the same detector versions on every node (and set the detector's "
-                                     "dtype in the study when the driver has no GPU)")
+            identities = loaded(f"detector {k}", [a.identity.remote() for a in acts],
+                                "install modlens and the detector's packages on every node")
+            same(f"detector {k}", [i[:2] for i in identities], (d.name, d.version), "{0}@{1}".format,
+                 "install the same detector versions on every node (and set the detector's dtype in the study "
+                 "when the driver has no GPU)")
             self.pools[k] = _Pool(acts, max(1, min(i[2] for i in identities)))
+        if self.variant_pool is not None and target is not None and self.engine.variant_setup is not None:
+            fix = ("install modlens, the target detector's packages and every strategy's (a plug-in, "
+                   "a table such as human_lookup's) alike on every node")
+            same("the variant generator",
+                 loaded("the variant generator", [a.identity.remote() for a in self.variant_pool.actors], fix),
+                 actors.variant_identity(self.engine.runners[target].detector, self.engine.variant_setup),
+                 show_variants, fix)
+        if self.engine.normalizer is not None:
+            fix = "install the same modlens and normalizer steps (plug-ins) on every node"
+            same("the normalizer", loaded("the normalizer", normalizers, fix),
+                 normalizer_identity(self.engine.normalizer), "{0}@{1}".format, fix)
 
     # --- the three compute steps, on Ray --------------------------------------------------
     async def variants(self, texts: list[str]) -> list[list[Variant] | Failed]:
