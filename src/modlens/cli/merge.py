@@ -5,7 +5,11 @@
 when any was refused, 3 when every refused one was missing). `modlens merge --list study.sqlite`
 shows each bundle's participants, the ratings the bundle held and added, their ratings in the
 log, consent times (or `withdrew TIME` for a participant whose every consent is withdrawn, counted
-apart) and bundle checksums. docs/MULTI.md has the rules.
+apart) and bundle checksums. `modlens merge --forget-withdrawn study.sqlite` lists, per participant
+who withdrew consent, the rows of theirs the merged log still holds (earlier bundles brought them)
+and the rows no one else's data needs that would go with them, per table; with `--delete` it
+deletes them, in one transaction, their consent rows staying as the record of the withdrawal.
+docs/MULTI.md has the rules.
 """
 from __future__ import annotations
 
@@ -23,6 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="STUDY.sqlite", help="merged study log to create or add to")
     parser.add_argument("--study", metavar="STUDY.modlens", help="refuse bundles that are not of this study pack")
     parser.add_argument("--list", metavar="STUDY.sqlite", dest="list_db", help="list the bundles merged into a log")
+    parser.add_argument("--forget-withdrawn", metavar="STUDY.sqlite", dest="forget_db",
+                        help="list the data the merged log holds of participants who withdrew consent (a dry run)")
+    parser.add_argument("--delete", action="store_true",
+                        help="with --forget-withdrawn: delete those rows, in one transaction (their consents stay)")
     parser.add_argument("--allow-unsigned", action="store_true",
                         help="also merge unsigned bundles (older modlens); they cannot be told from edited ones")
 
@@ -50,7 +58,8 @@ def _withdrawal(w: dict[str, Any]) -> str:
     held = [f"{n} {what}{'s' if n != 1 else ''}" for what, n in
             (("session", w["sessions"]), ("rating", w["ratings"]), ("sighting", w["sightings"])) if n]
     holds = (f"this log still holds, from earlier bundles, {', '.join(held[:-1])}{' and ' if len(held) > 1 else ''}"
-             f"{held[-1]} of theirs, which reports leave out: the participant was told to ask you to delete them"
+             f"{held[-1]} of theirs, which reports leave out: the participant was told to ask you to delete them "
+             "(`modlens merge --forget-withdrawn LOG --delete`)"
              if held else "this log holds nothing of theirs")
     return f"rater {w['rater_id']} withdrew consent ({w['withdrawn_at']}): {holds}"
 
@@ -101,7 +110,48 @@ def _list(db: str) -> int:
     return 0
 
 
+def _rows_text(deleted: dict[str, int]) -> str:
+    return ", ".join(f"{n} {table}" for table, n in deleted.items())
+
+
+def _forget(db: str, delete: bool) -> int:
+    from modlens.exchange.forget import forget_withdrawn
+    from modlens.studylog.connection import StudyLogError
+
+    try:
+        raters = forget_withdrawn(db, delete=delete)
+    except FileNotFoundError as err:
+        raise CliError(str(err), kind=ErrorKind.NOT_FOUND) from None
+    except StudyLogError as err:
+        raise CliError(str(err), kind=ErrorKind.FAILED) from None
+    if not raters:
+        print(f"{db}: no participant withdrew consent: nothing to delete")
+        return 0
+    verb = "deleted" if delete else "would delete"
+    for r in raters:
+        what = f"{verb} {_rows_text(r['deleted'])}" if r["deleted"] else "the log holds no rows of theirs"
+        print(f"rater {r['rater_id']} (study {r['study_id']!r}) withdrew consent ({r['withdrawn_at']}): {what}")
+    total = sum(sum(r["deleted"].values()) for r in raters)
+    holding = sum(bool(r["deleted"]) for r in raters)
+    if delete:
+        print(f"{db}: deleted {total} rows of {holding} of {len(raters)} raters who withdrew, in one transaction; "
+              "their consent rows stay, the record of the withdrawal")
+    elif total:
+        print(f"{db}: dry run, nothing deleted; {total} rows of {holding} of {len(raters)} raters who withdrew "
+              f"would be; to delete them: modlens merge --forget-withdrawn {db} --delete")
+    else:
+        print(f"{db}: nothing to delete: the log holds no rows of the {len(raters)} raters who withdrew")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.delete and not args.forget_db:
+        raise CliError("--delete goes with --forget-withdrawn", fix="modlens merge --forget-withdrawn study.sqlite --delete")
+    if args.forget_db:
+        if args.out or args.bundles or args.list_db:
+            raise CliError("--forget-withdrawn takes only the merged log",
+                           fix="modlens merge --forget-withdrawn study.sqlite [--delete]")
+        return _forget(args.forget_db, args.delete)
     if args.list_db:
         if args.out or args.bundles:
             raise CliError("--list takes only the merged log", fix="modlens merge --list study.sqlite")

@@ -1,0 +1,42 @@
+"""Deleting a withdrawn participant's data from the researcher's merged log (`modlens merge
+--forget-withdrawn`; docs/MULTI.md).
+
+A bundle exported after a withdrawal leaves the participant's data out and carries their withdrawn
+consents, so the merged log learns of it; what earlier bundles brought stays until this deletes it.
+The dry run and the deletion are the same statements in one transaction: the dry run rolls it back,
+so what it lists is what the deletion would delete. Which rows go: `studylog/records/forget.py`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from modlens.errors import ModlensError
+from modlens.studylog.records.forget import forget_withdrawn as _forget
+from modlens.studylog.store import StudyLog
+
+
+class _DryRun(Exception):
+    """Raised inside the transaction to roll a dry run back."""
+
+
+def forget_withdrawn(db: str | Path, *, delete: bool) -> list[dict[str, Any]]:
+    """Per rater who withdrew, the rows of theirs the merged log `db` holds (and what goes with them):
+    deleted, in one transaction, when `delete`; else only counted (nothing changes)."""
+    path = Path(db)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such study log")
+    with StudyLog(path) as log:
+        if not log.conn.execute("SELECT 1 FROM bundles LIMIT 1").fetchone():
+            raise ModlensError(f"{path} is not a merged study log (no bundles merged into it)",
+                               fix="give the log `modlens merge --out` wrote; a participant's own log keeps "
+                                   "their data on their computer and leaves a withdrawn rater out of bundles")
+        result: list[dict[str, Any]] = []
+        try:
+            with log.transaction():
+                result = _forget(log.conn)
+                if not delete:
+                    raise _DryRun
+        except _DryRun:
+            pass
+        return result

@@ -1,0 +1,213 @@
+"""Deleting what a merged log holds of the raters who withdrew consent (`modlens merge --forget-withdrawn`,
+`exchange/forget.py`, which opens the log and decides between a dry run and the deletion).
+
+A rater withdrew when every consent of theirs in the log is withdrawn (`consents.withdrawn_at`, the
+condition `exchange.merge.withdrew_at` reads). Their own rows go: ratings (with their values),
+sessions, the sightings of those sessions, their task reviews, their `raters` row. A row that other
+people's data shares goes only when nothing else refers to it any more: a comment when no other
+sighting, rating, gold label, audit run or task review names it (and it is not one of the study's own
+gold or anchor comments); then what belongs to it alone (its labels, daemon variants, media links,
+media scores, deferred variants), its page when no comment is left on it, its media when no comment or
+fused case shows them, and each text when nothing left refers to it, with its scores, normalizations
+and step errors. Provenance (`row_sources`) of every deleted row goes with it. The consents stay: the
+record of the withdrawal, and of why the rater's data is gone (a consent's ids and times, none of their
+data); so does `bundles` (what each merge brought, as it said then).
+
+Every reference to a row this may delete is classified below (`REFERENCES`), checked against the table
+declaration at import: a table added later that names a comment, text, page or media row must say
+whether it keeps that row or goes with it.
+"""
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from modlens.studylog.tables import TABLE, TABLES, Table
+
+# the shared rows, in the order they are decided: a deleted comment makes its page, media and texts
+# candidates; deleted media their OCR and speech texts; a deleted text its normalized forms
+SHARED = ("comments", "pages", "media", "texts")
+
+# (table, column referencing a SHARED row) -> when a row of it keeps that row: an SQL condition on the
+# row (`x`), "1" always (someone's use of it), "0" never (it belongs to that row and goes with it)
+REFERENCES: dict[tuple[str, str], str] = {
+    ("comments", "page_id"): "1",
+    ("comments", "text_id"): "1",
+    ("sightings", "comment_id"): "1",  # another rater's (the withdrawn rater's are deleted first)
+    ("sightings", "text_id"): "1",
+    ("ratings", "comment_id"): "1",
+    ("run_items", "comment_id"): "1",  # an audit run's dataset
+    ("gold_labels", "comment_id"): "1",  # the study's gold
+    ("labels", "comment_id"): "0",
+    ("variants", "comment_id"): "x.run_id IS NOT NULL",  # an audit's variant keeps it; the daemon's go with it
+    ("variants", "source_text_id"): "1",
+    ("variants", "text_id"): "1",
+    ("comment_media", "comment_id"): "0",
+    ("comment_media_scores", "comment_id"): "0",
+    ("deferred_variants", "comment_id"): "0",
+    ("comment_media", "media_id"): "1",
+    ("case_media", "media_id"): "1",
+    ("ocr_results", "media_id"): "0",
+    ("asr_results", "media_id"): "0",
+    ("ocr_results", "text_id"): "1",
+    ("asr_results", "text_id"): "1",
+    ("scores", "text_id"): "0",
+    ("step_errors", "text_id"): "0",
+    ("normalizations", "source_text_id"): "0",
+    # the normalized form of a text that stays keeps it (decided to a fixed point: `_undecided`)
+    ("normalizations", "result_text_id"): "x.source_text_id NOT IN (SELECT f.id FROM temp.f_texts f)",
+    ("fused_cases", "seed_text_id"): "1",
+    ("fused_cases", "caption_text_id"): "1",
+    ("case_parts", "text_id"): "1",
+}
+
+# what keeps a comment beyond the rows that reference it by column: the study's gold and anchor
+# comments (written from the study config, platform `study`) and any task review's list of comments
+_ALSO_KEEPS = {"comments": ("p.platform = 'study'",
+                            "EXISTS (SELECT 1 FROM rater_reviews r, json_each(r.comment_ids_json) j "
+                            "WHERE j.value = p.comment_id)")}
+
+# the order a report lists the tables in: the rater's own rows, then what went with them
+ORDER = ("sessions", "ratings", "rating_values", "sightings", "rater_reviews", "raters", "comments", "labels",
+         "variants", "comment_media", "comment_media_scores", "deferred_variants", "pages", "media", "ocr_results",
+         "asr_results", "texts", "scores", "normalizations", "step_errors", "row_sources")
+
+
+def _references() -> dict[str, list[tuple[Table, str]]]:
+    """Per SHARED table, the (table, column) that reference it, from the declaration."""
+    out: dict[str, list[tuple[Table, str]]] = {name: [] for name in SHARED}
+    for t in TABLES:
+        for c in t.columns:
+            parent = c.references.split("(")[0] if c.references else None
+            if parent in out:
+                out[parent].append((t, c.name))
+    return out
+
+
+def _check() -> None:
+    declared = {(t.name, c) for refs in _references().values() for t, c in refs}
+    if declared != set(REFERENCES):
+        raise RuntimeError(f"records/forget.py: references to comments, pages, media or texts not classified "
+                           f"{sorted(declared - set(REFERENCES))}, classified but not declared "
+                           f"{sorted(set(REFERENCES) - declared)}")
+
+
+_check()
+_REFS = _references()
+
+
+def _key(table: Table) -> str:
+    """A row's key in `row_sources` (as records/merged.py writes it)."""
+    if table.row_id:
+        return f"CAST({table.row_id} AS TEXT)"
+    assert table.travel is not None
+    key = table.travel.merge_key
+    sep = " || ':' || " if all(table.column(k).type == "INTEGER" for k in key) else " || '/' || "
+    return sep.join(key)
+
+
+# the candidate sets are temp tables of one column, `id`, always read qualified (`SELECT f.id FROM
+# temp.f_texts f`): an unqualified `text_id` there would silently name the outer row's column
+class _Deleter:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.counts: dict[str, int] = {}
+
+    def delete(self, table: str, where: str, params: dict[str, Any] | None = None) -> None:
+        """Delete `table`'s rows `where`: first the shared rows they name become candidates, and their
+        provenance goes."""
+        t, params = TABLE[table], params or {}
+        for c in t.columns:
+            parent = c.references.split("(")[0] if c.references else None
+            if parent in SHARED:
+                self.conn.execute(f"INSERT OR IGNORE INTO temp.f_new_{parent} SELECT {c.name} FROM {table} "
+                                  f"WHERE ({where}) AND {c.name} IS NOT NULL", params)
+        if t.travel is not None and t.travel.tracked:
+            self._count("row_sources", self.conn.execute(
+                f"DELETE FROM row_sources WHERE table_name = '{table}' AND row_key IN "
+                f"(SELECT {_key(t)} FROM {table} WHERE {where})", params).rowcount)
+        self._count(table, self.conn.execute(f"DELETE FROM {table} WHERE {where}", params).rowcount)
+
+    def _count(self, table: str, n: int) -> None:
+        if n > 0:
+            self.counts[table] = self.counts.get(table, 0) + n
+
+    def rater(self, study_id: str, rater_id: str) -> dict[str, int]:
+        """Delete one withdrawn rater's rows and what is left that no one refers to; the rows deleted, per table."""
+        self.counts = {}
+        for name in SHARED:
+            self.conn.execute(f"DELETE FROM temp.f_new_{name}")
+        p = {"s": study_id, "r": rater_id}
+        theirs = "study_id = :s AND rater_id = :r"
+        sessions = f"(SELECT session_id FROM sessions WHERE {theirs})"
+        ratings = f"(SELECT rating_id FROM ratings WHERE ({theirs}) OR session_id IN {sessions})"
+        self.delete("rating_values", f"rating_id IN {ratings}", p)
+        self.delete("ratings", f"rating_id IN {ratings}", p)
+        self.delete("sightings", f"session_id IN {sessions}", p)
+        self.delete("sessions", theirs, p)
+        self.delete("rater_reviews", theirs, p)
+        self.delete("raters", theirs, p)
+        for name in SHARED:
+            self._shared(name)
+        return self.counts
+
+    def _shared(self, name: str) -> None:
+        """Delete the candidate rows of a SHARED table no remaining row keeps, with the rows that go with
+        them; a text's normalized forms become candidates in turn, until none is left."""
+        t = TABLE[name]
+        pk = t.primary_key[0]
+        while True:
+            self.conn.execute(f"DELETE FROM temp.f_{name}")
+            self.conn.execute(f"INSERT INTO temp.f_{name} SELECT n.id FROM temp.f_new_{name} n "
+                              f"WHERE n.id IN (SELECT {pk} FROM {name})")
+            self.conn.execute(f"DELETE FROM temp.f_new_{name}")
+            self._undecided(name)
+            if not self.conn.execute(f"SELECT 1 FROM temp.f_{name} LIMIT 1").fetchone():
+                return
+            going = f"IN (SELECT f.id FROM temp.f_{name} f)"
+            for child, column in _REFS[name]:
+                if child.name != name:
+                    self.delete(child.name, f"{column} {going}")
+            self.delete(name, f"{pk} {going}")
+
+    def _undecided(self, name: str) -> None:
+        """Leave out of temp.f_<name> every row something that stays refers to: to a fixed point, as
+        a row's staying (a text) may keep another (its normalized form)."""
+        pk = TABLE[name].primary_key[0]
+        keeps = [f"EXISTS (SELECT 1 FROM {t.name} x WHERE x.{c} = p.{pk}"
+                 f"{'' if REFERENCES[(t.name, c)] == '1' else ' AND ' + REFERENCES[(t.name, c)]})"
+                 for t, c in _REFS[name] if REFERENCES[(t.name, c)] != "0"]
+        keeps += _ALSO_KEEPS.get(name, ())
+        sql = (f"DELETE FROM temp.f_{name} WHERE id IN (SELECT p.{pk} FROM {name} p WHERE p.{pk} IN "
+               f"(SELECT f.id FROM temp.f_{name} f) AND ({' OR '.join(keeps)}))")
+        while self.conn.execute(sql).rowcount > 0:
+            pass
+
+
+def withdrawn_raters(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    """(study, rater, when they withdrew: their latest withdrawal) of every rater whose every consent in
+    the log is withdrawn."""
+    return conn.execute(
+        "SELECT study_id, rater_id, max(withdrawn_at) FROM consents GROUP BY study_id, rater_id "
+        "HAVING count(*) FILTER (WHERE withdrawn_at IS NULL) = 0 ORDER BY study_id, rater_id").fetchall()
+
+
+def forget_withdrawn(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Delete, inside the caller's transaction, the rows of every rater who withdrew; per rater
+    {"study_id", "rater_id", "withdrawn_at", "deleted": {table: rows}} (a rater whose rows were
+    deleted before: {}). Raters are taken in turn: a comment two of them shared goes with the second."""
+    for name in SHARED:
+        conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS f_{name} (id INTEGER PRIMARY KEY)")
+        conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS f_new_{name} (id INTEGER PRIMARY KEY)")
+    deleter = _Deleter(conn)
+    out = []
+    try:
+        for study_id, rater_id, at in withdrawn_raters(conn):
+            deleted = deleter.rater(study_id, rater_id)
+            out.append({"study_id": study_id, "rater_id": rater_id, "withdrawn_at": at,
+                        "deleted": {t: deleted[t] for t in sorted(deleted, key=ORDER.index)}})
+    finally:
+        for name in SHARED:
+            conn.execute(f"DROP TABLE IF EXISTS temp.f_{name}")
+            conn.execute(f"DROP TABLE IF EXISTS temp.f_new_{name}")
+    return out

@@ -1,0 +1,198 @@
+"""A participant who withdraws is told their data will be deleted: `modlens merge --forget-withdrawn LOG`
+lists what the researcher's merged log still holds of them (earlier bundles brought it), and `--delete`
+deletes it in one transaction, their consent rows staying as the record. A real daemon writes the
+participants' log, real bundles are merged, the real command line deletes; every count it prints is
+checked against the rows that really went."""
+from __future__ import annotations
+
+import re
+import sqlite3
+
+import pytest
+
+from daemon_helpers import Client, comments_msg, connect, consent_sha256, rating_msg, running_daemon, study
+from log_helpers import rows
+from modlens.cli import main as cli_main
+from modlens.studylog.records import forget
+from modlens.studylog.tables import TABLES
+
+AGREED = "2025-03-01T10:00:00.000Z"
+WITHDRAWN = "2025-03-02T10:00:00.000Z"
+TEXT = "You may withdraw at any time; your data will then be deleted."
+# variants and normalized forms too: the rows that go with a comment only the withdrawn rater saw
+CONFIG = {"consent_text": TEXT, "normalizer": {"enabled": True},
+          "perturbation": {"enabled": True, "live_rate": 1000, "budget": 1, "strategies": ["repeat_char", "mixed_case"]}}
+
+
+async def collect(url: str, sha: str, rater: str, items: list[tuple[str, str]], rate: list[str],
+                  page_key: str = "video-1", variants_of: tuple[str, ...] = ()) -> None:
+    async with connect(url) as ws:
+        c = Client(ws)
+        await c.hello(rater, study_id="test", consent_at=AGREED, consent_sha256=sha)
+        ack = await c.request(comments_msg(f"c-{rater}-{page_key}", items, page_key=page_key), "comments_ok")
+        assert ack["type"] == "comments_ok", ack
+        for key in variants_of:  # the daemon perturbs a toxic comment: wait for its variants
+            await c.until(lambda m, key=key: m["type"] == "variants" and m["key"] == key, timeout=20)
+        for key in rate:
+            ok = await c.request(rating_msg(f"r-{rater}-{key}", key), "rating_ok")
+            assert ok["type"] == "rating_ok", ok
+
+
+async def withdraw(url: str, rater: str) -> None:
+    async with connect(url) as ws:
+        await Client(ws).hello(rater, study_id="test", consent_withdrawn_at=WITHDRAWN)
+
+
+def export_and_merge(db, research, out, capsys) -> str:
+    assert cli_main(["export", "--db", str(db), "--bundle", str(out)]) == 0
+    capsys.readouterr()
+    assert cli_main(["merge", "--out", str(research), str(out)]) == 0
+    return capsys.readouterr().out
+
+
+def everything(db) -> dict[str, list[tuple]]:
+    """Every row of every table, sorted: what a dry run must leave as it was."""
+    return {t.name: sorted(rows(db, f"SELECT * FROM {t.name}"), key=repr) for t in TABLES}
+
+
+def counts(db) -> dict[str, int]:
+    return {t.name: rows(db, f"SELECT count(*) FROM {t.name}")[0][0] for t in TABLES}
+
+
+def forget_cli(research, capsys, *extra: str) -> str:
+    capsys.readouterr()
+    assert cli_main(["merge", "--forget-withdrawn", str(research), *extra]) == 0
+    return capsys.readouterr().out
+
+
+def said_counts(line: str) -> dict[str, int]:
+    """'... would delete 1 sessions, 2 sightings ...' (or '... deleted ...') -> {table: n}."""
+    m = re.search(r"\): (?:would delete|deleted) (.*)$", line)
+    assert m, line
+    listed = m[1]
+    return {table: int(n) for n, table in (part.split() for part in listed.split(", "))}
+
+
+async def test_a_withdrawn_raters_merged_data_is_listed_then_deleted_and_shared_comments_stay(tmp_path, capsys):
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    async with running_daemon(tmp_path, study(**CONFIG)) as (url, app):
+        sha = consent_sha256(app)
+        await collect(url, sha, "rater-1", [("mine", "only rater one saw this, you stupid idiot"),
+                                            ("shared", "both saw it")], ["mine", "shared"], variants_of=("mine",))
+        await collect(url, sha, "rater-1", [("alone", "on a page only rater one visited")], [], page_key="video-2")
+        await collect(url, sha, "rater-2", [("shared", "both saw it")], ["shared"])
+    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    async with running_daemon(tmp_path, study(**CONFIG)) as (url, _app):
+        await withdraw(url, "rater-1")
+    said = export_and_merge(db, research, tmp_path / "second.bundle", capsys)
+    assert "modlens merge --forget-withdrawn LOG --delete" in said, said
+
+    # the dry run: one line for rater-1, and the log exactly as it was
+    before = everything(research)
+    before_counts = counts(research)
+    out = forget_cli(research, capsys)
+    line = next(x for x in out.splitlines() if x.startswith("rater rater-1 "))
+    assert f"(study 'test') withdrew consent ({WITHDRAWN}): would delete " in line, out
+    assert "dry run, nothing deleted" in out and "--delete" in out, out
+    assert everything(research) == before
+    listed = said_counts(line)
+    # their own rows: 2 sessions, 2 ratings and their values, 3 sightings, their raters row
+    assert {t: listed[t] for t in ("sessions", "ratings", "rating_values", "sightings", "raters")} == {
+        "sessions": 2, "ratings": 2, "rating_values": 8, "sightings": 3, "raters": 1}, line
+    # the comments only rater-1 saw, and the page only rater-1 visited; 'shared' and video-1 stay
+    assert (listed["comments"], listed["pages"]) == (2, 1), line
+    assert listed["variants"] > 0 and listed["scores"] > 0 and listed["texts"] > 0, line
+
+    # the deletion: exactly the rows the dry run listed, per table
+    out = forget_cli(research, capsys, "--delete")
+    line = next(x for x in out.splitlines() if x.startswith("rater rater-1 "))
+    assert said_counts(line) == listed, (line, listed)
+    after = counts(research)
+    assert {t: before_counts[t] - after[t] for t in after if before_counts[t] != after[t]} == listed
+    assert "their consent rows stay" in out, out
+
+    # nothing of rater-1 is left but their consent rows (and the bundles' record of who they carried)
+    assert rows(research, "SELECT count(*) FROM sessions WHERE rater_id = 'rater-1'") == [(0,)]
+    assert rows(research, "SELECT count(*) FROM ratings WHERE rater_id = 'rater-1'") == [(0,)]
+    assert rows(research, "SELECT count(*) FROM raters WHERE rater_id = 'rater-1'") == [(0,)]
+    assert rows(research, "SELECT rater_id, consented_at, withdrawn_at FROM consents ORDER BY rater_id") == [
+        ("rater-1", AGREED, WITHDRAWN), ("rater-2", AGREED, None)]
+    texts = {t for t, in rows(research, "SELECT text FROM texts")}
+    assert not any("only rater one" in t.lower() or "rater one visited" in t.lower() for t in texts), texts
+    assert rows(research, "SELECT comment_key FROM comments") == [("shared",)]
+    assert rows(research, "SELECT page_key FROM pages") == [("video-1",)]
+    # rater-2's data is whole: their sighting and rating of the shared comment, its text, its scores
+    assert rows(research, "SELECT r.rater_id, c.comment_key FROM ratings r JOIN comments c USING (comment_id)") == [
+        ("rater-2", "shared")]
+    assert rows(research, "SELECT count(*) FROM sightings") == [(1,)]
+    assert rows(research, "SELECT count(*) FROM scores s JOIN comments c USING (text_id)")[0][0] > 0
+    # no row points at a deleted one, no provenance names one
+    con = sqlite3.connect(research)
+    try:
+        assert con.execute("PRAGMA foreign_key_check").fetchall() == []
+    finally:
+        con.close()
+    assert rows(research, "SELECT count(*) FROM row_sources WHERE table_name = 'ratings' AND row_key NOT IN "
+                          "(SELECT CAST(rating_id AS TEXT) FROM ratings)") == [(0,)]
+    assert rows(research, "SELECT count(*) FROM row_sources WHERE table_name = 'comments' AND row_key NOT IN "
+                          "(SELECT CAST(comment_id AS TEXT) FROM comments)") == [(0,)]
+    assert rows(research, "SELECT count(*) FROM row_sources WHERE table_name = 'sessions' AND row_key NOT IN "
+                          "(SELECT session_id FROM sessions)") == [(0,)]
+
+    # done once: again, nothing is left to delete, and it says so
+    again = forget_cli(research, capsys, "--delete")
+    assert f"rater rater-1 (study 'test') withdrew consent ({WITHDRAWN}): the log holds no rows of theirs" in again
+    assert "deleted 0 rows" in again, again
+    assert counts(research) == after
+    # the listing still marks the withdrawal, now with nothing of theirs in the log
+    capsys.readouterr()
+    assert cli_main(["merge", "--list", str(research)]) == 0
+    assert "1 withdrew" in capsys.readouterr().out
+
+
+async def test_a_comment_two_withdrawn_raters_saw_goes_with_the_second(tmp_path, capsys):
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        sha = consent_sha256(app)
+        await collect(url, sha, "rater-1", [("both", "two withdrawn raters saw this")], ["both"])
+        await collect(url, sha, "rater-2", [("both", "two withdrawn raters saw this")], [])
+    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, _app):
+        await withdraw(url, "rater-1")
+        await withdraw(url, "rater-2")
+    export_and_merge(db, research, tmp_path / "second.bundle", capsys)
+    out = forget_cli(research, capsys, "--delete")
+    lines = {x.split()[1]: said_counts(x) for x in out.splitlines() if x.startswith("rater ")}
+    assert "comments" not in lines["rater-1"] and lines["rater-2"]["comments"] == 1, lines
+    assert rows(research, "SELECT count(*) FROM comments") == [(0,)]
+    assert rows(research, "SELECT count(*) FROM texts") == [(0,)]
+    assert rows(research, "SELECT count(*) FROM consents") == [(2,)]
+
+
+def test_a_log_without_withdrawals_or_not_merged_is_said_so(tmp_path, capsys):
+    missing = tmp_path / "missing.sqlite"
+    assert cli_main(["merge", "--forget-withdrawn", str(missing)]) == 3  # not found
+    assert not missing.exists()  # and not created by asking
+    assert cli_main(["merge", "--delete", "--out", str(tmp_path / "x.sqlite"), "a.bundle"]) == 2
+    assert "--delete goes with --forget-withdrawn" in capsys.readouterr().err
+
+
+async def test_a_participants_own_log_is_refused(tmp_path, capsys):
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], ["k"])
+        await withdraw(url, "rater-1")
+    db = tmp_path / "study.sqlite"
+    before = counts(db)
+    capsys.readouterr()
+    assert cli_main(["merge", "--forget-withdrawn", str(db), "--delete"]) == 2
+    assert "is not a merged study log" in capsys.readouterr().err
+    assert counts(db) == before
+
+
+def test_every_reference_to_a_shared_row_says_whether_it_keeps_it(monkeypatch):
+    """A table added later that names a comment, page, media or text must be classified, else a
+    deletion would leave it pointing nowhere or delete a row someone else's data needs."""
+    forget._check()
+    monkeypatch.delitem(forget.REFERENCES, ("gold_labels", "comment_id"))
+    with pytest.raises(RuntimeError, match="gold_labels"):
+        forget._check()
