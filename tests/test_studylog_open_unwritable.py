@@ -209,3 +209,24 @@ def test_a_log_in_rollback_mode_that_a_writer_cannot_switch_to_wal_says_why(tmp_
     assert "rollback-journal mode" in done.stderr and f"{path.name}-wal" in done.stderr, done.stderr
     assert path.read_bytes() == before
 
+
+def test_a_log_this_user_may_read_but_not_write_is_said_to_be_not_writable_by_this_user(tmp_path):
+    """A writer's open of a log it may only read (mode 0444, or another user's 0644 file): SQLite opens it
+    read-only without a word and refuses the first write with "attempt to write a readonly database".
+    Neither free space nor a writable folder would help: the error says the file is not writable by
+    this user, with its owner and mode, and nothing is written. As root the command runs without
+    CAP_DAC_OVERRIDE, so it meets the file's mode as any user does."""
+    path = _valid_log(tmp_path / "logs")
+    before = path.read_bytes()
+    path.chmod(0o444)
+    try:
+        done = subprocess.run([sys.executable, "-m", "modlens", "rescore", "--db", str(path)], capture_output=True,
+                              text=True, timeout=120, env=ENV,
+                              preexec_fn=_no_file_reading_override if os.geteuid() == 0 else None)
+    finally:
+        path.chmod(0o600)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"the study log {path} is not writable by this user (permissions: owner " in done.stderr, done.stderr
+    assert "mode 0444" in done.stderr and "chmod" in done.stderr, done.stderr
+    assert "free space" not in done.stderr and "folder" not in done.stderr, done.stderr
+    assert path.read_bytes() == before

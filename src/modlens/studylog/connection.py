@@ -101,6 +101,8 @@ class LogUnwritable(StudyLogError):
         error's own fix is the daemon's)."""
         if "locked by another writer" in self.message:
             before = "let the other writer finish or stop it"
+        elif "not writable by this user" in self.message:
+            before = "give this user write access to it (`chmod u+w`, `chown`) or run it as the log's owner"
         else:
             before = "free space on the study log's disk (or make it writable again)"
         return LogUnwritable(f"{self.message}; {held}", fix=f"{before}, then run the same command again{then}",
@@ -110,6 +112,7 @@ class LogUnwritable(StudyLogError):
 # SQLite's primary result codes that mean "cannot be written now", not "this write is wrong":
 # SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN (extended codes keep them in the low byte)
 UNWRITABLE_CODES = {8: "read-only", 10: "I/O error", 13: "database or disk is full", 14: "cannot open the file"}
+SQLITE_READONLY = 8
 # the same conditions met outside SQLite (the media folder beside the log)
 UNWRITABLE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO}
 
@@ -125,6 +128,8 @@ def unwritable(err: BaseException, path: Path | str = "") -> LogUnwritable | Non
             return cur
         code = getattr(cur, "sqlite_errorcode", None)
         if isinstance(cur, sqlite3.Error) and isinstance(code, int) and code & 0xFF in UNWRITABLE_CODES:
+            if code & 0xFF == SQLITE_READONLY and path and (refused := not_writable(Path(path))) is not None:
+                return refused
             return LogUnwritable(f"the study log {path} cannot be written: {cur}",
                                  fix="free space on its disk (or make it writable again); the daemon resumes "
                                      "by itself, nothing needs restarting", reason=str(cur))
@@ -160,8 +165,8 @@ def is_log_header(header: bytes, size: int) -> bool:
     return 1 <= version <= SCHEMA_VERSION or (version == 0 and size <= (65536 if page_size == 1 else page_size))
 
 
-def unreadable(path: Path, why: str) -> StudyLogError:
-    """The log at `path` cannot be read by this process (`why`: the OS's words), with its owner and mode."""
+def _permissions(path: Path) -> tuple[str, str]:
+    """(`path`'s owner and mode, the user this process runs as), in words for an error."""
     try:
         st = path.stat()
         try:
@@ -175,6 +180,34 @@ def unreadable(path: Path, why: str) -> StudyLogError:
         user = pwd.getpwuid(os.geteuid()).pw_name
     except KeyError:
         user = f"uid {os.geteuid()}"
+    return permissions, user
+
+
+def not_writable(path: Path) -> LogUnwritable | None:
+    """A LogUnwritable naming the permissions when this process may read the log at `path` but not write
+    it (mode 0444, another user's 0644 file); None when it may write it, or the file system itself is
+    read-only (then no permission would help: the open's own error says so). SQLite opens such a file
+    read-only without a word and refuses only the first write ("attempt to write a readonly database"),
+    which no free space or writable folder would change. `os.access`, not a trial open: closing a
+    descriptor of the file would drop the locks SQLite holds on it in this process."""
+    try:
+        if not path.is_file() or not os.access(path, os.R_OK) or os.access(path, os.W_OK) \
+                or os.statvfs(path).f_flag & os.ST_RDONLY:
+            return None  # one it may not read either is `unreadable`, SQLite's open refusing it
+    except OSError:
+        return None
+    permissions, user = _permissions(path)
+    return LogUnwritable(
+        f"the study log {path} is not writable by this user (permissions: {permissions}; this command runs as "
+        f"{user}): a writer cannot store anything in it",
+        fix="run the command as the log's owner, or give this user write access to it (`chmod u+w`, `chown`); "
+            "a command that only reads it (report, export, status) needs no write access",
+        reason="permission denied: the file is not writable by this user")
+
+
+def unreadable(path: Path, why: str) -> StudyLogError:
+    """The log at `path` cannot be read by this process (`why`: the OS's words), with its owner and mode."""
+    permissions, user = _permissions(path)
     return StudyLogError(
         f"the study log {path} cannot be read (permissions: {permissions}; this command runs as {user}): {why}",
         fix="run the command as the log's owner, or give this user access to it (`chmod`, `chown`; a writer "
@@ -373,6 +406,9 @@ def open_connection(path: Path, *, readonly: bool, synchronous: str | None = Non
                                    isolation_level=None, check_same_thread=False)
         else:
             create_private(path)
+            refused = not_writable(path)
+            if refused is not None:  # SQLite would open it read-only and refuse only the first write
+                raise refused
             conn = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
                                    factory=WriterConnection)
             conn.turnstile = Turnstile(path)
