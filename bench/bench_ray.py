@@ -6,7 +6,8 @@ Synthetic comments (seeded), normalization on, one fresh study log per engine. R
 once before the timed runs (`ray.init(num_cpus=N)`, all cores by default) and its start-up is
 printed on its own line: it is paid once per driver, not per row. The target (docs/SCALE.md): Ray's
 overhead over the local engine under 15% on 2 CPUs. The first round's logs are compared after the runs:
-the same (text, detector, version) rows and errors, toxicities equal within `TOLERANCE`."""
+the same (text, detector, version) rows and errors, toxicities equal within `TOLERANCE` ("same scores:
+yes"; "NO" exits 1, and logs without a score are refused: nothing compared)."""
 from __future__ import annotations
 
 import argparse
@@ -55,8 +56,11 @@ def scores(db: Path) -> dict[tuple[str, str, str], tuple[float | None, str | Non
 
 def compare(a: Path, b: Path) -> tuple[bool, str]:
     """Whether the logs at `a` and `b` hold the same scores (toxicities within TOLERANCE), and a line saying
-    how many rows were compared, how many differ at all and by how much at most."""
+    how many rows were compared, how many differ at all and by how much at most. Two logs without a
+    score compare nothing: refused (SystemExit), never called the same."""
     x, y = scores(a), scores(b)
+    if not x and not y:
+        raise SystemExit(f"neither {a} nor {b} holds a score: nothing compared")
     both = x.keys() & y.keys()
     errors = sum(x[k][1] != y[k][1] or (x[k][0] is None) != (y[k][0] is None) for k in both)
     deltas = [abs(p - q) for p, q in ((x[k][0], y[k][0]) for k in both) if p is not None and q is not None]
@@ -127,7 +131,8 @@ def main() -> int:
               f"ray's overhead {rate_ratio - 1:+.0%} (target < +15%): {'PASS' if rate_ratio - 1 < 0.15 else 'FAIL'}")
         print(f"whole audit of {args.rows} (median of {args.repeat}): local {med['local']:.1f} s, ray {med['ray']:.1f} s, "
               f"ratio {ratio:.2f} (overhead {ratio - 1:+.0%}, start-up included)")
-        print(f"same scores: {same}: {how}")
+        print(f"same scores: {'yes' if same else 'NO'}: {how}")
+        return 0 if same else 1
     return 0
 
 

@@ -1,0 +1,35 @@
+"""`bench/bench_ray.py` ends by comparing the scores of the local engine's log with the Ray engine's:
+its "same scores" line must say what the logs hold. Checked here on real logs of local audits (the
+comparison reads logs, whichever engine wrote them), so no Ray is started."""
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+import pytest
+
+import bench_ray as bench  # bench/ is on the tests' path (pyproject.toml)
+from modlens.audit import run_audit
+from modlens.studylog.store import StudyLog
+
+
+def test_two_logs_without_a_score_are_not_called_the_same(tmp_path):
+    for name in ("local.sqlite", "ray.sqlite"):
+        StudyLog(tmp_path / name).close()
+    with pytest.raises(SystemExit, match="nothing compared"):
+        bench.compare(tmp_path / "local.sqlite", tmp_path / "ray.sqlite")
+
+
+def test_the_same_scores_are_the_same_and_one_moved_score_is_not(tmp_path):
+    data = tmp_path / "c.csv"
+    data.write_text("text\n" + "".join(f"you are an idiot number {i}\nnice post {i}\n" for i in range(10)))
+    run_audit(str(data), db=tmp_path / "local.sqlite", detectors=["profanity-check"], progress=False)
+    shutil.copy(tmp_path / "local.sqlite", tmp_path / "ray.sqlite")
+    same, how = bench.compare(tmp_path / "local.sqlite", tmp_path / "ray.sqlite")
+    assert same and how.startswith("20 scores compared (0 only local, 0 only ray, 0 with an error on one side)")
+    con = sqlite3.connect(tmp_path / "ray.sqlite")
+    con.execute("UPDATE scores SET toxicity = toxicity + 0.01 WHERE rowid = (SELECT min(rowid) FROM scores)")
+    con.commit()
+    con.close()
+    same, how = bench.compare(tmp_path / "local.sqlite", tmp_path / "ray.sqlite")
+    assert not same and "toxicity differs in 1," in how
