@@ -30,12 +30,99 @@
     return null;
   };
 
-  /** A node's text as the adapters report it (rendered text when attached), whitespace collapsed. */
+  /** A node's text as the adapters report it: its rendered text (innerText), whitespace collapsed,
+   * the same whether or not the node is laid out when it is read (see unrenderedText). */
   ns.textOf = function textOf(node) {
     if (!node) return "";
     if (typeof node === "string") return ns.cleanText(node);
-    return ns.cleanText(node.innerText !== undefined && node.isConnected ? node.innerText : node.textContent);
+    if (node.innerText === undefined) return ns.cleanText(node.textContent); // not an HTML element
+    return ns.cleanText(isRendered(node) ? node.innerText : ns.unrenderedText(node));
   };
+
+  // innerText of an element with no layout box (in a display:none container or frame, detached,
+  // in a parsed document) is its textContent, which puts nothing between blocks or at <br>
+  // ("rabbits.<br>September" read "rabbits.September"). Reading the boxes forces layout, as
+  // innerText does anyway.
+  function isRendered(node) {
+    const view = node.isConnected && node.ownerDocument && node.ownerDocument.defaultView;
+    if (!view) return false;
+    if (node.getClientRects().length > 0) return true;
+    // display: contents makes no box of its own, yet innerText reads its laid-out children
+    return view.getComputedStyle(node).display === "contents" && !!node.parentElement && isRendered(node.parentElement);
+  }
+
+  // What unrenderedText skips or breaks at when no style can be computed (a detached node, a parsed
+  // document): the user agent style sheet's display of each element.
+  const NOT_SHOWN = new Set(["head", "title", "meta", "link", "base", "script", "style", "template", "noscript",
+    "datalist", "param", "source", "track", "area", "rp"]);
+  // replaced elements: innerText reads no text inside them (fallback content, a textarea's value, alt)
+  const REPLACED = new Set(["img", "input", "textarea", "video", "audio", "canvas", "iframe", "embed", "meter", "progress", "frame"]);
+  const BLOCKS = new Set(["address", "article", "aside", "blockquote", "body", "center", "dd", "details", "dialog",
+    "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5",
+    "h6", "header", "hgroup", "hr", "html", "legend", "li", "listing", "main", "menu", "nav", "ol", "optgroup",
+    "option", "p", "plaintext", "pre", "search", "section", "summary", "table", "ul", "xmp"]);
+  const DEFAULT_DISPLAY = { tr: "table-row", td: "table-cell", th: "table-cell", caption: "table-caption" };
+  const BLOCK_LEVEL = new Set(["block", "flow-root", "list-item", "flex", "grid", "table", "table-caption", "-webkit-box"]);
+
+  function defaultDisplay(el, name) {
+    if (NOT_SHOWN.has(name) || el.hasAttribute("hidden") || (name === "dialog" && !el.hasAttribute("open"))) return "none";
+    return DEFAULT_DISPLAY[name] || (BLOCKS.has(name) ? "block" : "inline");
+  }
+
+  /** The text innerText gives for `node` once it is rendered, up to runs of whitespace (textOf
+   * collapses them): a line break around each block-level element (two around <p>), one at <br>,
+   * a tab after a table cell; display:none and visibility:hidden parts, replaced elements' insides,
+   * a closed <details>' body and SVG text outside <text> are left out, as innerText leaves them out.
+   * Display, visibility and text-transform are the computed ones where the document can compute
+   * them (a display:none subtree or frame), else the user agent's defaults. Not modelled: text in
+   * shadow trees, text-transform: capitalize, MathML's italic letters. */
+  ns.unrenderedText = function unrenderedText(node) {
+    const view = node.ownerDocument && node.ownerDocument.defaultView;
+    // a detached node has no computed style: getComputedStyle answers "" for every property
+    const styleOf = (el) => {
+      const cs = view && view.getComputedStyle ? view.getComputedStyle(el) : null;
+      return cs && cs.display ? cs : null;
+    };
+    const out = [];
+    const walk = (el, root, inherited) => {
+      const name = String(el.localName || "").toLowerCase();
+      const cs = styleOf(el);
+      const display = root ? "contents" : cs ? cs.display : defaultDisplay(el, name);
+      if (display === "none" || REPLACED.has(name)) return;
+      const svg = inherited.svg || name === "svg";
+      if (svg && (name === "defs" || name === "symbol")) return;
+      const style = {
+        svg,
+        visible: cs ? cs.visibility === "visible" : inherited.visible,
+        transform: cs ? cs.textTransform : inherited.transform,
+        // SVG draws only what is inside <text>, each <text> a block of its own
+        svgText: svg && (inherited.svgText || name === "text"),
+      };
+      if (name === "br") { out.push("\n"); return; }
+      let lines = "";
+      if (svg) lines = name === "text" ? "\n" : "";
+      else if (name === "p") lines = "\n\n";
+      else if (BLOCK_LEVEL.has(display.split(" ")[0]) || display === "table-row") lines = "\n";
+      out.push(lines);
+      // a closed <details> shows its summary only
+      const shown = name === "details" && !el.hasAttribute("open")
+        ? [...el.childNodes].filter((c) => c.nodeType === 1 && String(c.localName).toLowerCase() === "summary").slice(0, 1)
+        : el.childNodes;
+      for (const child of shown) {
+        if (child.nodeType === 1) walk(child, false, style);
+        else if (child.nodeType === 3 && style.visible && (!svg || style.svgText)) out.push(transformed(child.data, style.transform));
+      }
+      out.push(display === "table-cell" ? "\t" : lines);
+    };
+    walk(node, true, { svg: false, svgText: false, visible: true, transform: "none" });
+    return out.join("");
+  };
+
+  function transformed(text, transform) {
+    if (transform === "uppercase") return text.toUpperCase();
+    if (transform === "lowercase") return text.toLowerCase();
+    return text;
+  }
 
   ns.urlParam = function urlParam(href, name, base) {
     try { return new URL(href, base || root.location.href).searchParams.get(name); } catch (_) { return null; }
