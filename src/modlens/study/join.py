@@ -10,6 +10,7 @@ participant's bundle from an edited one."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shlex
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from modlens import paths, signing
 from modlens.errors import ErrorKind, ModlensError, inline_fix
 from modlens.pairing import write_temp
 from modlens.config import StudyConfig, StudyConfigError
+from modlens.study import join_journal
 from modlens.study.pack import Pack, PackError, parse
 from modlens.study.toml_write import dumps
 from modlens.studylog.codec import now_iso
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 
 JOINED_FILE = "joined-study.json"
 BUNDLE_KEY_FILE = "bundle-signing.key"
+log = logging.getLogger("modlens.study")
 
 
 class JoinError(ModlensError, ValueError):
@@ -37,15 +40,56 @@ class JoinError(ModlensError, ValueError):
 
 
 def joined_study_file() -> Path | None:
-    """The joined study's configuration, or None when this home has joined none."""
+    """The joined study's configuration, or None when this home has joined none (a join a crash
+    interrupted is completed first: `finish_interrupted_join`)."""
+    finish_interrupted_join()
     path = paths.home() / STUDY_FILE
     return path if path.is_file() else None
 
 
 def joined() -> dict[str, Any] | None:
-    """What `modlens join` recorded: study_id, study_key, pack sha256, when, from which file."""
+    """What `modlens join` recorded: study_id, study_key, pack sha256, when, from which file (a
+    join a crash interrupted is completed first: `finish_interrupted_join`)."""
+    finish_interrupted_join()
     path = paths.home() / JOINED_FILE
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def finish_interrupted_join() -> str | None:
+    """A join stopped between its renames (a crash, kill -9, a rename that failed) left its journal:
+    complete it, so the home holds the new study whole, and say so (a warning, and the line returned).
+    None: no join was interrupted. Raises JoinError when it cannot be completed: nothing may read
+    the home's files while they mix two studies."""
+    home = paths.home()
+    try:
+        pending = join_journal.read(home)
+    except (OSError, join_journal.JournalUnreadable) as err:
+        raise JoinError(f"{home / join_journal.JOURNAL_FILE}: cannot be read ({err}); a join was interrupted part "
+                        "way and the study files may mix two studies",
+                        fix=f"delete {home / join_journal.JOURNAL_FILE}, then join the study's pack again "
+                            "(`modlens join PACK --replace`): it writes every file anew",
+                        kind=ErrorKind.FAILED) from None
+    if pending is None:
+        return None
+    try:
+        changed = join_journal.complete(home, pending)
+    except OSError as err:
+        raise JoinError(f"{home}: a join of study {pending.study_id!r} was interrupted part way, and completing it "
+                        f"failed ({err.filename}: {err.strerror or err}); the study files "
+                        f"mix two studies until it is completed",
+                        fix="remove the cause (a folder or a read-only file in the way), then run the command "
+                            "again: it completes the join first", kind=ErrorKind.FAILED) from None
+    except join_journal.JournalUnreadable as err:
+        raise JoinError(f"{err}; the join it records cannot be completed, and the study files may mix two studies",
+                        fix=f"delete {home / join_journal.JOURNAL_FILE}, then join the study's pack again "
+                            "(`modlens join PACK --replace`): it writes every file anew",
+                        kind=ErrorKind.FAILED) from None
+    before = f" (replacing study {pending.replacing!r})" if pending.replacing else ""
+    note = (f"{home}: a join of study {pending.study_id!r}{before} had been interrupted part way; it is now "
+            f"completed ({', '.join(changed) or 'every file was already in place'}"
+            f"{' changed' if changed else ''}), and study {pending.study_id!r} is joined")
+    log.warning("%s", note)
+    return note
 
 
 def bundle_key() -> Ed25519PrivateKey:
@@ -75,18 +119,15 @@ def join(pack: Pack, source: str, *, replace: bool = False, accepted_remote: lis
              home / JOINED_FILE: (json.dumps(record, indent=2) + "\n").encode("utf-8")}
     try:
         bundle_key()  # first: a key that cannot be made fails the join before it changed anything
-        _replace_all(files)
+        _replace_all(home, files, pack.study_id, current["study_id"] if current else None)
     except PartlyReplaced as part:
-        record_now = (f"{JOINED_FILE} names study {pack.study_id!r}" if home / JOINED_FILE in part.done
-                      else f"{JOINED_FILE} still names "
-                           + (f"study {current['study_id']!r}" if current else "no study"))
         raise JoinError(f"{home}: joining {pack.study_id!r} stopped part way: {part.failed.name} could not be "
                         f"{'removed' if part.removing else 'replaced'} ({part.error.strerror or part.error}) after "
                         f"{', '.join(p.name for p in part.done)} {'was' if len(part.done) == 1 else 'were'} "
-                        f"changed to the new study's; {record_now}, so these files mix two studies",
-                        fix=f"remove the cause (is {part.failed} a folder, or read-only?), then join the same pack "
-                            "again (with --replace, or “Replace the joined study” ticked, if you gave it): it "
-                            "writes every file anew; do not start `modlens serve` before",
+                        f"changed to the new study's; the rest stays staged and {join_journal.JOURNAL_FILE} records "
+                        "the join: until it is completed, nothing runs these files (they mix two studies)",
+                        fix=f"remove the cause (is {part.failed} a folder, or read-only?), then run `modlens join` "
+                            "or `modlens serve` again: either completes this join first",
                         kind=ErrorKind.FAILED) from None
     except OSError as err:
         still = f"study {current['study_id']!r} is still joined" if current else "no study is joined"
@@ -105,17 +146,23 @@ class PartlyReplaced(ModlensError):
         self.error, self.failed, self.done, self.removing = error, failed, done, removing
 
 
-def _replace_all(files: dict[Path, bytes | None]) -> None:
+def _replace_all(home: Path, files: dict[Path, bytes | None], study_id: str, replacing: str | None) -> None:
     """Every file of a join: each is written whole to a temp file first, and only once all are are
     they renamed into place (a rename takes no room), the record last; a file the new study has none
-    of (None) is removed. A failed write leaves the study joined before whole (OSError). A rename
-    or removal that fails (the target a folder, read-only) raises OSError when it was the first
-    change, else PartlyReplaced naming what changed; the temp files not renamed are removed."""
+    of (None) is removed. A failed write leaves the study joined before whole (OSError). Before the
+    first rename the journal (join_journal) records the staged files, so a join a crash stops between
+    two renames is completed by whoever opens the joined study next. A rename or removal that fails
+    (the target a folder) raises OSError when it was the first change (journal and temps removed),
+    else PartlyReplaced naming what changed; the journal and the temps not renamed then stay, for
+    the next open to complete the join."""
     staged: dict[Path, Path] = {}
     try:
         for path, data in files.items():
             if data is not None:
                 staged[path] = write_temp(path, data, 0o644)
+        join_journal.begin(home, join_journal.Journal(
+            study_id, replacing, [(p.name, t.name, join_journal.sha256(files[p] or b"")) for p, t in staged.items()],
+            [p.name for p, data in files.items() if data is None]))
     except BaseException:
         for tmp in staged.values():
             tmp.unlink(missing_ok=True)
@@ -133,12 +180,17 @@ def _replace_all(files: dict[Path, bytes | None]) -> None:
                 done.append(path)
     except OSError as err:
         failed = path  # the file whose rename or removal raised
-        for target, tmp in staged.items():
-            if target not in done:
-                tmp.unlink(missing_ok=True)
-        if not done:
-            raise
-        raise PartlyReplaced(err, failed, done, removing=removing) from err
+        if done:
+            raise PartlyReplaced(err, failed, done, removing=removing) from err
+        # nothing changed: the journal goes first (a journal outliving its temps could not be completed)
+        (home / join_journal.JOURNAL_FILE).unlink()
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+        raise
+    try:
+        join_journal.end(home)
+    except OSError:
+        pass  # every file is the new study's: a journal left behind is completed (a no-op) at the next open
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,160 @@
+"""A join killed between its renames (power loss, kill -9) leaves a study whole: `modlens join` renames
+the new study's files into place one after another, and a process killed between two of them left
+the new study.toml beside the old joined-study.json and the old item set, which `modlens serve`
+then ran as one study. Here a real `modlens join` process is killed with SIGKILL right after each of
+its renames and removals in the modlens home, in turn; a fresh process then opens the joined study
+as `modlens serve` does at start, and the home must hold the old study whole or the new one whole,
+saying so when it completed an interrupted join."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from modlens.cli import main as cli_main
+from modlens.study import folder
+from test_study_folder import item_set_folder
+
+JOIN_FILES = ("study.toml", "joined-study.json", "itemset.json", "assignment.json")
+
+def _child_script() -> str:
+    """`modlens join` in a child that SIGKILLs itself right after its K-th rename (os.replace, by its
+    target) or removal (os.unlink) in the modlens home (K = 0: at the first, before it happens): a
+    real kill of a real process; nothing in modlens knows of it."""
+    return """
+import os, signal, sys
+home, kill_at = os.path.realpath(os.environ["MODLENS_HOME"]), int(sys.argv[1])
+count = 0
+def killing(op, which):
+    def wrapped(*args, **kw):
+        global count
+        if os.path.dirname(os.path.realpath(args[which])) != home:
+            return op(*args, **kw)
+        if kill_at == 0:
+            os.kill(os.getpid(), signal.SIGKILL)
+        result = op(*args, **kw)
+        count += 1
+        if count == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+    return wrapped
+os.replace = killing(os.replace, 1)
+os.unlink = killing(os.unlink, 0)
+from modlens.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+# what `modlens serve` does at start without --config: open the joined study and run it
+OPEN_LIKE_SERVE = ("from modlens.live.run import served_study; from modlens.study import join\n"
+                   "study, folder, lines = served_study(None)\n"
+                   "print(study.study_id, join.joined()['study_id'])\n")
+
+
+def _run(args, home, *, script=None, timeout=120):
+    env = {**os.environ, "MODLENS_HOME": str(home), "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run([sys.executable, "-c", script or _child_script(), *args], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def _state(home: Path) -> dict[str, object]:
+    """The joined study's files; the record without its time of joining."""
+    out: dict[str, object] = {}
+    for name in JOIN_FILES:
+        path = home / name
+        if path.is_file():
+            out[name] = path.read_bytes()
+    if "joined-study.json" in out:
+        record = json.loads(out["joined-study.json"])
+        record.pop("joined_at")
+        out["joined-study.json"] = record
+    return out
+
+
+def _pack(study_folder: Path) -> Path:
+    pack = study_folder.with_suffix(".modlens")
+    assert cli_main(["study", "pack", str(study_folder), "--out", str(pack)]) == 0
+    return pack
+
+
+def _plain(root: Path) -> Path:
+    folder.init_folder(root)
+    return root
+
+
+@pytest.mark.parametrize("first_has_set", [True, False], ids=["set-to-plain", "plain-to-set"])
+def test_a_join_killed_after_any_rename_leaves_one_study_whole(tmp_path, modlens_home, first_has_set, capsys):
+    sets = {True: lambda r: item_set_folder(r, 2_000), False: _plain}
+    first = _pack(sets[first_has_set](tmp_path / "first"))
+    second = _pack(sets[not first_has_set](tmp_path / "second"))
+    join_second = ["1_000_000", "join", str(second), "--allow-unsigned", "--replace"]
+    # the two whole states: the first study joined, and the second joined cleanly (its own home)
+    reference = tmp_path / "reference-home"
+    reference.mkdir()
+    assert _run(join_second, reference).returncode == 0
+    new = _state(reference)
+    capsys.readouterr()
+
+    joined_first = tmp_path / "first-home"
+    joined_first.mkdir()
+    assert _run(["1_000_000", "join", str(first), "--allow-unsigned"], joined_first).returncode == 0
+    old = _state(joined_first)
+    kill_at, mixed_seen = 0, 0
+    while True:
+        home = tmp_path / f"home-{kill_at}"
+        shutil.copytree(joined_first, home)
+        assert old != new and old["joined-study.json"]["study_id"] == "first"
+
+        killed = _run([str(kill_at), *join_second[1:]], home)
+        if killed.returncode == 0:  # past the join's last step: nothing left to kill it after
+            assert _state(home) == new
+            break
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+        mixed_seen += _state(home) not in (old, new)
+        interrupted = (home / "join-journal.json").exists()  # killed after its journal, before its end
+
+        opened = _run([], home, script=OPEN_LIKE_SERVE)
+        assert opened.returncode == 0, (kill_at, opened.stderr)
+        after = _state(home)
+        assert after in (old, new), f"killed after step {kill_at}: the home mixes two studies: {sorted(after)}"
+        served, recorded = opened.stdout.split()
+        assert served == recorded == after["joined-study.json"]["study_id"]
+        assert not (home / "join-journal.json").exists()
+        if interrupted:  # it completed the join the kill interrupted, and said so
+            assert after == new and "had been interrupted part way; it is now completed" in opened.stderr, \
+                opened.stderr
+            assert not [p.name for p in home.iterdir() if p.name.endswith(".tmp")]
+        else:
+            assert "interrupted" not in opened.stderr, opened.stderr
+        kill_at += 1
+    assert kill_at >= 3, "the join made fewer steps than files: the kill points did not cover it"
+    assert mixed_seen, "no kill left the files mixed: the test would pass without the journal"
+
+
+def test_a_journal_whose_files_are_neither_staged_nor_in_place_is_refused_not_taken_as_done(tmp_path, modlens_home):
+    # the journal's completion takes a missing temp for one already renamed; it checks the bytes in
+    # place against the journal before calling the join complete, so staged files lost after a kill
+    # (cleaned away by hand) are refused, never reported as the new study joined
+    from modlens.study import join
+
+    first = _pack(item_set_folder(tmp_path / "first", 2_000))
+    second = _pack(_plain(tmp_path / "second"))
+    assert _run(["1_000_000", "join", str(first), "--allow-unsigned"], modlens_home).returncode == 0
+    killed = _run(["2", "join", str(second), "--allow-unsigned", "--replace"], modlens_home)  # journal, study.toml
+    assert killed.returncode == -signal.SIGKILL
+    for temp in [p for p in modlens_home.iterdir() if p.name.endswith(".tmp")]:
+        temp.unlink()
+    with pytest.raises(join.JoinError, match="joined-study.json: neither staged nor in place") as refused:
+        join.joined()
+    assert "delete" in refused.value.fix and "join-journal.json" in refused.value.fix
+    assert (modlens_home / "itemset.json").is_file()  # nothing removed on a journal it could not complete
+
+    (modlens_home / "join-journal.json").unlink()  # the fix: then the same join writes every file anew
+    assert cli_main(["join", str(second), "--allow-unsigned", "--replace"]) == 0
+    assert join.joined()["study_id"] == "second" and not (modlens_home / "itemset.json").exists()
