@@ -29,7 +29,10 @@ async def collect(url: str, sha: str, rater: str, items: list[tuple[str, str]], 
     async with connect(url) as ws:
         c = Client(ws)
         await c.hello(rater, study_id="test", consent_at=AGREED, consent_sha256=sha)
-        ack = await c.request(comments_msg(f"c-{rater}-{page_key}", items, page_key=page_key), "comments_ok")
+        msg = comments_msg(f"c-{rater}-{page_key}", items, page_key=page_key)
+        for item in msg["items"]:
+            item["time_shown"] = "2025-02-28T09:00:00Z"
+        ack = await c.request(msg, "comments_ok")
         assert ack["type"] == "comments_ok", ack
         for key in variants_of:  # the daemon perturbs a toxic comment: wait for its variants
             await c.until(lambda m, key=key: m["type"] == "variants" and m["key"] == key, timeout=20)
@@ -67,7 +70,7 @@ def forget_cli(research, capsys, *extra: str) -> str:
 
 def said_counts(line: str) -> dict[str, int]:
     """'... would delete 1 sessions, 2 sightings ...' (or '... deleted ...') -> {table: n}."""
-    m = re.search(r"\): (?:would delete|deleted) (.*)$", line)
+    m = re.search(r"\): (?:would delete|deleted) ([^;]*)", line)
     assert m, line
     listed = m[1]
     return {table: int(n) for n, table in (part.split() for part in listed.split(", "))}
@@ -77,6 +80,9 @@ async def test_a_withdrawn_raters_merged_data_is_listed_then_deleted_and_shared_
     db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
     async with running_daemon(tmp_path, study(**CONFIG)) as (url, app):
         sha = consent_sha256(app)
+        # a page rater-2 visited first: what it and its comment keep is rater-2's, and stays
+        await collect(url, sha, "rater-2", [("early", "rater two was here first")], [], page_key="video-3")
+        await collect(url, sha, "rater-1", [("early", "rater two was here first")], [], page_key="video-3")
         await collect(url, sha, "rater-1", [("mine", "only rater one saw this, you stupid idiot"),
                                             ("shared", "both saw it")], ["mine", "shared"], variants_of=("mine",))
         await collect(url, sha, "rater-1", [("alone", "on a page only rater one visited")], [], page_key="video-2")
@@ -98,7 +104,8 @@ async def test_a_withdrawn_raters_merged_data_is_listed_then_deleted_and_shared_
     listed = said_counts(line)
     # their own rows: 2 sessions, 2 ratings and their values, 3 sightings, their raters row
     assert {t: listed[t] for t in ("sessions", "ratings", "rating_values", "sightings", "raters")} == {
-        "sessions": 2, "ratings": 2, "rating_values": 8, "sightings": 3, "raters": 1}, line
+        "sessions": 3, "ratings": 2, "rating_values": 8, "sightings": 4, "raters": 1}, line
+    assert "would clear rater-1's visit from 1 comments and 1 pages" in line, line
     # the comments only rater-1 saw, and the page only rater-1 visited; 'shared' and video-1 stay
     assert (listed["comments"], listed["pages"]) == (2, 1), line
     assert listed["variants"] > 0 and listed["scores"] > 0 and listed["texts"] > 0, line
@@ -119,12 +126,24 @@ async def test_a_withdrawn_raters_merged_data_is_listed_then_deleted_and_shared_
         ("rater-1", AGREED, WITHDRAWN), ("rater-2", AGREED, None)]
     texts = {t for t, in rows(research, "SELECT text FROM texts")}
     assert not any("only rater one" in t.lower() or "rater one visited" in t.lower() for t in texts), texts
-    assert rows(research, "SELECT comment_key FROM comments") == [("shared",)]
-    assert rows(research, "SELECT page_key FROM pages") == [("video-1",)]
+    assert rows(research, "SELECT comment_key FROM comments ORDER BY comment_key") == [("early",), ("shared",)]
+    assert rows(research, "SELECT page_key FROM pages ORDER BY page_key") == [("video-1",), ("video-3",)]
     # rater-2's data is whole: their sighting and rating of the shared comment, its text, its scores
     assert rows(research, "SELECT r.rater_id, c.comment_key FROM ratings r JOIN comments c USING (comment_id)") == [
         ("rater-2", "shared")]
-    assert rows(research, "SELECT count(*) FROM sightings") == [(1,)]
+    assert rows(research, "SELECT count(*) FROM sightings") == [(2,)]
+    # what the shared comment and its page kept of rater-1's visit, which came first, is gone: first seen
+    # when rater-2 saw them, the time shown and the page's address and title unknown (as a bundle leaves them)
+    [(rater_two_saw,)] = rows(research, "SELECT seen_at FROM sightings JOIN comments USING (comment_id) "
+                                        "WHERE comment_key = 'shared'")
+    assert rows(research, "SELECT first_seen, time_shown FROM comments WHERE comment_key = 'shared'") == [
+        (rater_two_saw, None)]
+    assert rows(research, "SELECT first_seen, url, title FROM pages WHERE page_key = 'video-1'") == [
+        (rater_two_saw, None, None)]
+    assert [x for table in ("comments", "pages") for x in before[table] if "video-3" in repr(x) or "early" in repr(x)] \
+        == [x for table in ("comments", "pages") for x in everything(research)[table]
+            if "video-3" in repr(x) or "early" in repr(x)]
+    assert "cleared rater-1's visit from 1 comments and 1 pages" in line, line
     assert rows(research, "SELECT count(*) FROM scores s JOIN comments c USING (text_id)")[0][0] > 0
     # no row points at a deleted one, no provenance names one
     con = sqlite3.connect(research)

@@ -130,6 +130,11 @@ def _forget(db: str, delete: bool) -> int:
     verb = "deleted" if delete else "would delete"
     for r in raters:
         what = f"{verb} {_rows_text(r['deleted'])}" if r["deleted"] else "the log holds no rows of theirs"
+        cleared = r["cleared"]
+        if cleared:  # rows others' data keeps, which kept this rater's visit as it came first
+            what += (f"; {'cleared' if delete else 'would clear'} {r['rater_id']}'s visit from "
+                     f"{cleared.get('comments', 0)} comments and {cleared.get('pages', 0)} pages that stay "
+                     "(first seen, time shown; address, title)")
         print(f"rater {r['rater_id']} (study {r['study_id']!r}) withdrew consent ({r['withdrawn_at']}): {what}")
     total = sum(sum(r["deleted"].values()) for r in raters)
     holding = sum(bool(r["deleted"]) for r in raters)

@@ -9,7 +9,8 @@ sighting, rating, gold label, audit run or task review names it (and it is not o
 gold or anchor comments); then what belongs to it alone (its labels, daemon variants, media links,
 media scores, deferred variants), its page when no comment is left on it, its media when no comment or
 fused case shows them, and each text when nothing left refers to it, with its scores, normalizations
-and step errors. Provenance (`row_sources`) of every deleted row goes with it. The consents stay: the
+and step errors. Provenance (`row_sources`) of every deleted row goes with it. A comment or page that
+stays no longer keeps the rater's visit where theirs was the first (`_AS_SEEN`). The consents stay: the
 record of the withdrawal, and of why the rater's data is gone (a consent's ids and times, none of their
 data); so does `bundles` (what each merge brought, as it said then).
 
@@ -67,6 +68,24 @@ _ALSO_KEEPS = {"comments": ("p.platform = 'study'",
                             "EXISTS (SELECT 1 FROM rater_reviews r, json_each(r.comment_ids_json) j "
                             "WHERE j.value = p.comment_id)")}
 
+# A comment or page that stays keeps what the session that sent it first recorded (its first_seen, the
+# comment's time shown, the page's url and title: docs/MULTI.md). Where the withdrawn rater's sighting came
+# first, that is their visit: it becomes what those who stay recorded, or unknown, as a bundle leaves it
+# where that session does not travel (`exchange/bundle.py`, `_AS_SEEN`). temp.f_seen: per comment the
+# rater's sessions saw, its page and their first sighting of it (read before their sightings go).
+_OTHERS_FIRST = ("(SELECT min(o.seen_at) FROM sightings o WHERE o.comment_id = comments.comment_id "
+                 "AND (o.text_id IS NULL OR o.text_id = comments.text_id))")
+_PAGE_OTHERS_FIRST = ("(SELECT min(o.seen_at) FROM sightings o JOIN comments x USING (comment_id) "
+                      "WHERE x.page_id = {page})")
+_AS_SEEN = {
+    "comments": f"UPDATE comments SET first_seen = {_OTHERS_FIRST}, time_shown = NULL WHERE comment_id IN "
+                "(SELECT f.id FROM temp.f_seen f) "
+                f"AND (SELECT f.seen_at FROM temp.f_seen f WHERE f.id = comments.comment_id) <= {_OTHERS_FIRST}",
+    "pages": "UPDATE pages SET first_seen = " + _PAGE_OTHERS_FIRST.format(page="pages.page_id") + ", url = NULL, "
+             "title = NULL WHERE page_id IN (SELECT f.page_id FROM temp.f_seen f WHERE f.page_id IS NOT NULL "
+             "GROUP BY f.page_id HAVING min(f.seen_at) <= " + _PAGE_OTHERS_FIRST.format(page="f.page_id") + ")",
+}
+
 # the order a report lists the tables in: the rater's own rows, then what went with them
 ORDER = ("sessions", "ratings", "rating_values", "sightings", "rater_reviews", "raters", "comments", "labels",
          "variants", "comment_media", "comment_media_scores", "deferred_variants", "pages", "media", "ocr_results",
@@ -112,6 +131,7 @@ class _Deleter:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.counts: dict[str, int] = {}
+        self.cleared: dict[str, int] = {}
 
     def delete(self, table: str, where: str, params: dict[str, Any] | None = None) -> None:
         """Delete `table`'s rows `where`: first the shared rows they name become candidates, and their
@@ -141,6 +161,9 @@ class _Deleter:
         theirs = "study_id = :s AND rater_id = :r"
         sessions = f"(SELECT session_id FROM sessions WHERE {theirs})"
         ratings = f"(SELECT rating_id FROM ratings WHERE ({theirs}) OR session_id IN {sessions})"
+        self.conn.execute("DELETE FROM temp.f_seen")
+        self.conn.execute("INSERT INTO temp.f_seen SELECT s.comment_id, c.page_id, min(s.seen_at) FROM sightings s "
+                          f"JOIN comments c USING (comment_id) WHERE s.session_id IN {sessions} GROUP BY s.comment_id", p)
         self.delete("rating_values", f"rating_id IN {ratings}", p)
         self.delete("ratings", f"rating_id IN {ratings}", p)
         self.delete("sightings", f"session_id IN {sessions}", p)
@@ -149,6 +172,11 @@ class _Deleter:
         self.delete("raters", theirs, p)
         for name in SHARED:
             self._shared(name)
+        self.cleared = {}
+        for table, sql in _AS_SEEN.items():
+            n = self.conn.execute(sql).rowcount
+            if n > 0:
+                self.cleared[table] = n
         return self.counts
 
     def _shared(self, name: str) -> None:
@@ -195,7 +223,8 @@ def withdrawn_raters(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
 def forget_withdrawn(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Delete, inside the caller's transaction, the rows of every rater who withdrew; per rater
     {"study_id", "rater_id", "withdrawn_at", "deleted": {table: rows}} (a rater whose rows were
-    deleted before: {}). Raters are taken in turn: a comment two of them shared goes with the second."""
+    deleted before: {}), "cleared": {"comments"|"pages": rows that stay, rewritten as `_AS_SEEN` says}}. Raters are taken in turn: a comment two of them shared goes with the second."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS f_seen (id INTEGER PRIMARY KEY, page_id INTEGER, seen_at TEXT)")
     for name in SHARED:
         conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS f_{name} (id INTEGER PRIMARY KEY)")
         conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS f_new_{name} (id INTEGER PRIMARY KEY)")
@@ -205,8 +234,10 @@ def forget_withdrawn(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         for study_id, rater_id, at in withdrawn_raters(conn):
             deleted = deleter.rater(study_id, rater_id)
             out.append({"study_id": study_id, "rater_id": rater_id, "withdrawn_at": at,
-                        "deleted": {t: deleted[t] for t in sorted(deleted, key=ORDER.index)}})
+                        "deleted": {t: deleted[t] for t in sorted(deleted, key=ORDER.index)},
+                        "cleared": deleter.cleared})
     finally:
+        conn.execute("DROP TABLE IF EXISTS temp.f_seen")
         for name in SHARED:
             conn.execute(f"DROP TABLE IF EXISTS temp.f_{name}")
             conn.execute(f"DROP TABLE IF EXISTS temp.f_new_{name}")
