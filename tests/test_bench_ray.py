@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 import bench_ray as bench  # bench/ is on the tests' path (pyproject.toml)
 from modlens.audit import run_audit
 from modlens.studylog.store import StudyLog
+
+BENCH = Path(bench.__file__)
 
 
 def test_two_logs_without_a_score_are_not_called_the_same(tmp_path):
@@ -33,3 +38,15 @@ def test_the_same_scores_are_the_same_and_one_moved_score_is_not(tmp_path):
     con.close()
     same, how = bench.compare(tmp_path / "local.sqlite", tmp_path / "ray.sqlite")
     assert not same and "toxicity differs in 1," in how
+
+
+@pytest.mark.slow
+def test_a_bench_of_one_chunk_per_audit_gives_no_steady_state_verdict():
+    """40 comments in chunks of 1,024: each audit writes one chunk, so there is no steady state to time
+    after the first, and no PASS or FAIL against the target (the real bench, on a real local Ray)."""
+    proc = subprocess.run([sys.executable, str(BENCH), "--rows", "40", "--chunk", "1024", "--repeat", "1",
+                           "--num-cpus", "2"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    steady = next(line for line in proc.stdout.splitlines() if line.startswith("steady state"))
+    assert "not measured" in steady and "PASS" not in steady and "FAIL" not in steady and "nan" not in proc.stdout
+    assert "same scores: yes: 40 scores compared" in proc.stdout
