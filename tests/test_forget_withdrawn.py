@@ -171,11 +171,20 @@ async def test_a_withdrawn_raters_merged_data_is_listed_then_deleted_and_shared_
 
 async def test_a_comment_two_withdrawn_raters_saw_goes_with_the_second(tmp_path, capsys):
     db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
-    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+    # the study's gold comment, which rater-1 rated in the calibration round: the study's, it stays
+    cfg = study(consent_text=TEXT, gold=[{"key": "g1", "text": "Have a lovely day.", "expected": {"toxicity": "toxic"}}])
+    async with running_daemon(tmp_path, cfg) as (url, app):
         sha = consent_sha256(app)
         await collect(url, sha, "rater-1", [("both", "two withdrawn raters saw this")], ["both"])
         await collect(url, sha, "rater-2", [("both", "two withdrawn raters saw this")], [])
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello("rater-1", study_id="test", consent_at=AGREED, consent_sha256=sha)
+            ok = await c.request(rating_msg("r-gold", "g1", platform="study"), "rating_ok")
+            assert ok["type"] == "rating_ok", ok
     export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    assert rows(research, "SELECT rater_id FROM ratings r JOIN comments c USING (comment_id) "
+                          "WHERE c.comment_key = 'g1'") == [("rater-1",)]
     async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, _app):
         await withdraw(url, "rater-1")
         await withdraw(url, "rater-2")
@@ -183,8 +192,11 @@ async def test_a_comment_two_withdrawn_raters_saw_goes_with_the_second(tmp_path,
     out = forget_cli(research, capsys, "--delete")
     lines = {x.split()[1]: said_counts(x) for x in out.splitlines() if x.startswith("rater ")}
     assert "comments" not in lines["rater-1"] and lines["rater-2"]["comments"] == 1, lines
-    assert rows(research, "SELECT count(*) FROM comments") == [(0,)]
-    assert rows(research, "SELECT count(*) FROM texts") == [(0,)]
+    # left: the study's own comments (its gold and anchors) and their texts alone
+    assert ("study", "g1") in rows(research, "SELECT platform, comment_key FROM comments")
+    assert rows(research, "SELECT count(*) FROM comments WHERE platform <> 'study'") == [(0,)]
+    assert rows(research, "SELECT count(*) FROM texts WHERE text_id NOT IN (SELECT text_id FROM comments)") == [(0,)]
+    assert rows(research, "SELECT count(*) FROM ratings") == [(0,)]
     assert rows(research, "SELECT count(*) FROM consents") == [(2,)]
 
 
