@@ -126,6 +126,17 @@ def same_attack(logged: dict[str, Any], config: dict[str, Any]) -> bool:
                for key, value in config.items())
 
 
+def result_known(attack: dict[str, Any]) -> bool:
+    """Whether a logged attack record (`attack_json`) says what happened to its flips. Before
+    `unscored_by_ensemble` (2026-12-06), a judge with no score for a flip counted as a judge that
+    said no: a failed attempt with rejections and no such field may have failed on missing scores
+    and says "rejected by the judges" either way (the report counts it as `judge_not_told_apart`).
+    Its result is unknown, so a rerun attacks again (the newer row counts, the older set aside:
+    `analysis.attack_examples.newest_attacks`). A success, or a failure no judge rejected, stands."""
+    return not (attack.get("status") == "failed" and attack.get("rejected_by_ensemble")
+                and "unscored_by_ensemble" not in attack)
+
+
 def gold_toxic(labels: dict[str, Any]) -> bool | None:
     value = str(labels.get("toxic", "")).strip().lower()
     return True if value in ("1", "true", "yes", "toxic") else False if value in ("0", "false", "no") else None

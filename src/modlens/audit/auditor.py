@@ -10,7 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 from modlens.audit.attack_checks import check_attacks
-from modlens.audit.attacks import AttackSpec, ViaEngine, attack_config, build_attack, gold_toxic, same_attack
+from modlens.audit.attacks import (AttackSpec, ViaEngine, attack_config, build_attack, gold_toxic, result_known,
+                                   same_attack)
 from modlens.chunks import ChunkPipeline, Compute, ItemSource, LocalCompute, LogSink
 from modlens.chunks.sinks import GROUP_COMMIT_S
 from modlens.datasets.base import Dataset, DatasetItem
@@ -93,16 +94,21 @@ class Auditor:
             toxic = is_toxic(row["toxicity"], self.engine.runners[key].detector.threshold)
         return toxic if self.attack.goal == "tae" else not toxic
 
-    def _logged_attack(self, cid: int, attack: Attack) -> dict[str, Any] | None:
+    def _logged_attack(self, cid: int, attack: Attack) -> tuple[dict[str, Any] | None, set[int]]:
         """The result of this very attack (same configuration and model versions) on this
         comment, from an earlier or interrupted run: attacks are the expensive part, never redone.
         A row an older modlens logged counts when the fields it lacks are at that era's values
-        (`same_attack`)."""
+        (`same_attack`) and its record says what happened (`result_known`): else it is redone, and
+        the ids of such rows are returned, whose record the new one replaces where it lands on the
+        same row (same text and parameters)."""
         config = attack_config(attack)
+        unknown: set[int] = set()
         for r in logged_attacks(self.log, cid, attack.strategy, attack.target_key, attack.seed):
             if same_attack(r, config):
-                return {"text": r["text"], "status": r["attack"].get("status")}
-        return None
+                if result_known(r["attack"]):
+                    return {"text": r["text"], "status": r["attack"].get("status")}, set()
+                unknown.add(r["variant_id"])
+        return None, unknown
 
     async def _attack_items(self, registered: Sequence[tuple[DatasetItem, int]]) -> None:
         assert self.attack is not None
@@ -117,9 +123,9 @@ class Auditor:
             for key, attack in self.attacks.items():
                 if not self._is_seed(it, key):
                     continue
-                found = self._logged_attack(cid, attack)
+                found, unknown = self._logged_attack(cid, attack)
                 if found is None:
-                    todo.append((cid, key, it.text))
+                    todo.append((cid, key, it.text, unknown))
                     continue
                 self.attack_counts[key]["reused"] += 1
                 if found["status"] != "skipped":
@@ -128,7 +134,7 @@ class Auditor:
             jobs = await self._score_missing(list(dict.fromkeys(reused_texts)))
             with self.log.transaction():
                 self._store_scores(jobs)
-        await asyncio.gather(*(self._attack_one(cid, key, text) for cid, key, text in todo))
+        await asyncio.gather(*(self._attack_one(cid, key, text, unknown) for cid, key, text, unknown in todo))
 
     async def _check_attacks(self) -> None:
         """The new successes' model-dependent checks and normalized forms, stored for the report
@@ -139,7 +145,7 @@ class Auditor:
             with self.log.transaction():
                 self._store_scores(jobs)
 
-    async def _attack_one(self, cid: int, key: str, text: str) -> None:
+    async def _attack_one(self, cid: int, key: str, text: str, unknown: set[int]) -> None:
         attack = self.attacks[key]
         v: Variant = await asyncio.get_running_loop().run_in_executor(self._pool, attack.run, text)
         v.params = {**v.params, **attack_config(attack)}
@@ -149,7 +155,9 @@ class Auditor:
         jobs = await self._score_missing([v.text]) if status != "skipped" else []
         with self.log.transaction():
             self._store_scores(jobs)
-            record_variants(self.log, cid, [v], run_id=self.run_id)
+            (vid,) = record_variants(self.log, cid, [v], run_id=self.run_id)
+            if vid in unknown:  # the same row as an older record that left its result unknown: now known
+                self.log.replace_attacks([(vid, v.attack)])
         self.attack_counts[key][status] += 1
 
     def close(self) -> None:

@@ -235,6 +235,10 @@ class StudyLog(LogConnection):
         """Store each logged attack's model-dependent checks (quality verdicts) in its attack record."""
         variants.set_attack_checks(self, rows)
 
+    def replace_attacks(self, rows: Iterable[tuple[int, Mapping[str, Any]]]) -> None:
+        """Attack records whose result was unknown replaced by the same attack's, run again."""
+        variants.replace_attacks(self, rows)
+
     def add_normalization(self, source_text: str, normalizer: str, version: str,
                           result_text: str, edits: Sequence[Mapping[str, object]]) -> None:
         variants.add_normalization(self, source_text, normalizer, version, result_text, edits)

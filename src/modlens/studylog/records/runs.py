@@ -71,11 +71,11 @@ def n_completed(db: LogConnection, run_id: int) -> int:
 
 
 def logged_attacks(db: LogConnection, comment_id: int, strategy: str, target: str, seed: int) -> list[dict[str, Any]]:
-    """Attack variants of a comment: {"text", "params", "attack"} each, oldest first (an audit
-    that resumes never runs an attack again)."""
+    """Attack variants of a comment: {"variant_id", "text", "params", "attack"} each, oldest first (an
+    audit that resumes never runs an attack again)."""
     rows = db.conn.execute(
-        "SELECT v.params_json, v.attack_json, t.text FROM variants v JOIN texts t ON t.text_id = v.text_id "
+        "SELECT v.variant_id, v.params_json, v.attack_json, t.text FROM variants v JOIN texts t ON t.text_id = v.text_id "
         "WHERE v.comment_id = ? AND v.strategy = ? AND v.target_detector = ? AND v.seed = ? "
         "AND v.attack_json IS NOT NULL ORDER BY v.variant_id", (comment_id, strategy, target, seed)).fetchall()
-    return [{"text": text, "params": json.loads(params), "attack": json.loads(attack)}
-            for params, attack, text in rows]
+    return [{"variant_id": vid, "text": text, "params": json.loads(params), "attack": json.loads(attack)}
+            for vid, params, attack, text in rows]

@@ -32,6 +32,9 @@ INSERT_NORMALIZATION = (
 _edits_json = codec.json_dumper()
 # the model-dependent checks of a logged attack (audit/attack_checks.py), kept inside its attack record
 SET_ATTACK_CHECKS = "UPDATE variants SET attack_json = json_set(attack_json, '$.checks', json(?)) WHERE variant_id = ?"
+# an attack record an older modlens wrote without saying what happened (`audit.attacks.result_known`),
+# replaced by the record of the same attack run again (same comment, text, strategy, params and seed)
+REPLACE_ATTACK = "UPDATE variants SET attack_json = ? WHERE variant_id = ?"
 # the latest failure of a step for a text is kept (a rerun that fails again says why, this time)
 UPSERT_STEP_ERROR = (
     "INSERT INTO step_errors (text_id, step, component, version, run_id, message, created_at) "
@@ -84,6 +87,16 @@ def set_attack_checks(db: LogConnection, rows: Iterable[tuple[int, dict[str, Any
         return
     with db.locked():
         db.write_many(SET_ATTACK_CHECKS, [(canonical_json(checks), vid) for vid, checks in rows])
+
+
+def replace_attacks(db: LogConnection, rows: Iterable[tuple[int, Mapping[str, Any]]]) -> None:
+    """(variant_id, attack record) rows: the record replaces the row's. Only for a row whose record
+    left its result unknown, attacked again (`audit.auditor.Auditor`); every other record is kept."""
+    rows = list(rows)
+    if not rows:
+        return
+    with db.locked():
+        db.write_many(REPLACE_ATTACK, [(canonical_json(attack), vid) for vid, attack in rows])
 
 
 def add_normalizations(db: LogConnection, rows: Iterable[NormalizationRow]) -> None:
