@@ -158,3 +158,12 @@ def test_a_journal_whose_files_are_neither_staged_nor_in_place_is_refused_not_ta
     (modlens_home / "join-journal.json").unlink()  # the fix: then the same join writes every file anew
     assert cli_main(["join", str(second), "--allow-unsigned", "--replace"]) == 0
     assert join.joined()["study_id"] == "second" and not (modlens_home / "itemset.json").exists()
+
+
+def test_a_journal_not_written_by_a_join_is_refused_with_its_fix(modlens_home):
+    from modlens.study import join
+
+    (modlens_home / "join-journal.json").write_text('{"study_id": "x", "files": [{"name": "../escape"}]}')
+    with pytest.raises(join.JoinError, match="join-journal.json: not a journal `modlens join` wrote") as refused:
+        join.joined_study_file()
+    assert "may mix two studies" in refused.value.message and "join-journal.json" in refused.value.fix

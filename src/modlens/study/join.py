@@ -64,8 +64,9 @@ def finish_interrupted_join() -> str | None:
     try:
         pending = join_journal.read(home)
     except (OSError, join_journal.JournalUnreadable) as err:
-        raise JoinError(f"{home / join_journal.JOURNAL_FILE}: cannot be read ({err}); a join was interrupted part "
-                        "way and the study files may mix two studies",
+        said = str(err) if isinstance(err, join_journal.JournalUnreadable) else \
+            f"{home / join_journal.JOURNAL_FILE}: cannot be read ({err.strerror or err})"
+        raise JoinError(f"{said}; a join was interrupted part way and the study files may mix two studies",
                         fix=f"delete {home / join_journal.JOURNAL_FILE}, then join the study's pack again "
                             "(`modlens join PACK --replace`): it writes every file anew",
                         kind=ErrorKind.FAILED) from None

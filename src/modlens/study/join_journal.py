@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from modlens.errors import ErrorKind, ModlensError
 from modlens.pairing import write_temp
 
 JOURNAL_FILE = "join-journal.json"
@@ -33,8 +34,11 @@ class Journal:
                             "remove": self.remove}, indent=1) + "\n").encode("utf-8")
 
 
-class JournalUnreadable(ValueError):
-    """The journal is not one a join wrote (edited, or cut by a disk error)."""
+class JournalUnreadable(ModlensError, ValueError):
+    """A journal that is not one a join wrote (edited, cut by a disk error), or whose join cannot
+    be completed (a file neither staged nor in place): `study.join` says it as a JoinError."""
+
+    kind = ErrorKind.FAILED
 
 
 def sha256(data: bytes) -> str:
