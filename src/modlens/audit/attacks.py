@@ -126,13 +126,22 @@ def same_attack(logged: dict[str, Any], config: dict[str, Any]) -> bool:
                for key, value in config.items())
 
 
+# the reason an attack is skipped when the target's call for the seed failed (`perturb.compose.Attack.run`)
+NO_SEED_SCORE = "target has no score for the seed"
+
+
 def result_known(attack: dict[str, Any]) -> bool:
-    """Whether a logged attack record (`attack_json`) says what happened to its flips. Before
-    `unscored_by_ensemble` (2026-12-06), a judge with no score for a flip counted as a judge that
-    said no: a failed attempt with rejections and no such field may have failed on missing scores
-    and says "rejected by the judges" either way (the report counts it as `judge_not_told_apart`).
-    Its result is unknown, so a rerun attacks again (the newer row counts, the older set aside:
-    `analysis.attack_examples.newest_attacks`). A success, or a failure no judge rejected, stands."""
+    """Whether a logged attack record (`attack_json`) says what the attack came to; a rerun attacks
+    again where it does not (the newer row counts, the older set aside:
+    `analysis.attack_examples.newest_attacks`). Unknown:
+    - a seed the target had no score for (its call failed): skipped, the attack never ran. The
+      audit scores such errors again on a rerun, and attacks the seed again with them;
+    - a failed attempt from before `unscored_by_ensemble` (2026-12-06) with rejections: a judge
+      with no score for a flip then counted as a judge that said no, so it may have failed on missing
+      scores and says "rejected by the judges" either way (the report's `judge_not_told_apart`).
+    A success, a failure no judge rejected, a seed the target already got wrong, stand."""
+    if attack.get("status") == "skipped":
+        return attack.get("reason") != NO_SEED_SCORE
     return not (attack.get("status") == "failed" and attack.get("rejected_by_ensemble")
                 and "unscored_by_ensemble" not in attack)
 
