@@ -88,6 +88,7 @@ def _plain(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow  # a real `modlens join` process per kill point, and one more to open the study after it
 @pytest.mark.parametrize("first_has_set", [True, False], ids=["set-to-plain", "plain-to-set"])
 def test_a_join_killed_after_any_rename_leaves_one_study_whole(tmp_path, modlens_home, first_has_set, capsys):
     sets = {True: lambda r: item_set_folder(r, 2_000), False: _plain}
