@@ -88,10 +88,13 @@ async def test_a_withdrawn_raters_merged_data_is_listed_then_deleted_and_shared_
         await collect(url, sha, "rater-1", [("alone", "on a page only rater one visited")], [], page_key="video-2")
         await collect(url, sha, "rater-2", [("shared", "both saw it")], ["shared"])
     export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    # a second export before the withdrawal, which reaches the researcher late
+    assert cli_main(["export", "--db", str(db), "--bundle", str(tmp_path / "late.bundle")]) == 0
     async with running_daemon(tmp_path, study(**CONFIG)) as (url, _app):
         await withdraw(url, "rater-1")
     said = export_and_merge(db, research, tmp_path / "second.bundle", capsys)
     assert "modlens merge --forget-withdrawn LOG --delete" in said, said
+    assert f"{research} holds data of 1 rater who withdrew consent (rater-1: 3 sessions, 2 ratings)" in said, said
 
     # the dry run: one line for rater-1, and the log exactly as it was
     before = everything(research)
@@ -167,6 +170,17 @@ async def test_a_withdrawn_raters_merged_data_is_listed_then_deleted_and_shared_
     capsys.readouterr()
     assert cli_main(["merge", "--list", str(research)]) == 0
     assert "1 withdrew" in capsys.readouterr().out
+
+    # the late bundle brings their data back: merge says so, and the deletion finds it again
+    assert cli_main(["merge", "--out", str(research), str(tmp_path / "late.bundle")]) == 0
+    said = capsys.readouterr().out
+    assert f"{research} holds data of 1 rater who withdrew consent (rater-1: 3 sessions, 2 ratings)" in said, said
+    again = forget_cli(research, capsys, "--delete")
+    assert said_counts(next(x for x in again.splitlines() if x.startswith("rater rater-1 ")))["ratings"] == 2, again
+    assert rows(research, "SELECT count(*) FROM ratings WHERE rater_id = 'rater-1'") == [(0,)]
+    # a merge that brings none of a withdrawn rater's data, into a log that holds none, says nothing of it
+    said = export_and_merge(db, research, tmp_path / "third.bundle", capsys)
+    assert "merged " in said and "holds data of" not in said, said
 
 
 async def test_a_comment_two_withdrawn_raters_saw_goes_with_the_second(tmp_path, capsys):

@@ -149,6 +149,18 @@ def _forget(db: str, delete: bool) -> int:
     return 0
 
 
+def _withdrawn_held(db: str) -> None:
+    """After a merge: the data the log holds of raters who withdrew (a bundle exported before the
+    withdrawal brings it, merged before or after it, or after `--forget-withdrawn --delete`)."""
+    from modlens.exchange.forget import still_held
+
+    held = still_held(db)
+    if held:
+        who = "; ".join(f"{r['rater_id']}: {r['sessions']} sessions, {r['ratings']} ratings" for r in held)
+        print(f"{db} holds data of {len(held)} rater{'s' if len(held) != 1 else ''} who withdrew consent ({who}): "
+              f"`modlens merge --forget-withdrawn {db}` lists what would be deleted, with --delete deletes it")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.delete and not args.forget_db:
         raise CliError("--delete goes with --forget-withdrawn", fix="modlens merge --forget-withdrawn study.sqlite --delete")
@@ -181,6 +193,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(err), kind=ErrorKind.FAILED) from None
     refused = sum(isinstance(r, Exception) for r in results)
     merged = sum(isinstance(r, dict) and r["status"] == "merged" for r in results)
+    if merged:
+        _withdrawn_held(args.out)
     print(f"{args.out}: {merged} merged, {len(results) - merged - refused} already there, {refused} refused")
     if refused:  # each refusal is printed above; the code is the table's: not found only when every one was missing
         missing = all(isinstance(r, FileNotFoundError) for r in results if isinstance(r, Exception))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from modlens.errors import ModlensError
-from modlens.studylog.records.forget import forget_withdrawn as _forget
+from modlens.studylog.records.forget import forget_withdrawn as _forget, withdrawn_raters
 from modlens.studylog.store import StudyLog
 
 
@@ -40,3 +40,20 @@ def forget_withdrawn(db: str | Path, *, delete: bool) -> list[dict[str, Any]]:
         except _DryRun:
             pass
         return result
+
+
+def still_held(db: str | Path) -> list[dict[str, Any]]:
+    """The raters who withdrew whose sessions or ratings the merged log `db` holds, with how many: what
+    `merge` says after merging, so a bundle exported before a withdrawal and merged after it (or after
+    a deletion) does not bring their data back unsaid."""
+    with StudyLog(db, readonly=True) as log:
+        out = []
+        for study_id, rater_id, at in withdrawn_raters(log.conn):
+            sessions, ratings = log.conn.execute(
+                "SELECT (SELECT count(*) FROM sessions WHERE study_id = :s AND rater_id = :r), "
+                "(SELECT count(*) FROM ratings WHERE study_id = :s AND rater_id = :r)",
+                {"s": study_id, "r": rater_id}).fetchone()
+            if sessions or ratings:
+                out.append({"study_id": study_id, "rater_id": rater_id, "withdrawn_at": at, "sessions": sessions,
+                            "ratings": ratings})
+        return out
