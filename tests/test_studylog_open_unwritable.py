@@ -7,6 +7,7 @@ cannot read. Real processes, a real limit, real permissions, a real log."""
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import resource
 import shutil
@@ -74,11 +75,78 @@ def _read_only(folder: Path, argv: list[str]) -> subprocess.CompletedProcess[str
     return done
 
 
-def test_a_valid_log_in_a_read_only_folder_cannot_be_opened_now(tmp_path):
-    path = _valid_log(tmp_path / "logs")
-    done = _read_only(path.parent, [sys.executable, "-m", "modlens", "report", "--db", str(path)])
-    _says_cannot_open_now(done, path)
-    assert "read-only folder" in done.stderr
+def _log_with_comments(folder: Path) -> Path:
+    path = _valid_log(folder)
+    with StudyLog(path) as log:
+        detector = log.ensure_detector("toy", "1", "toxic", 0.5, {})
+        for i, text in enumerate(["you are kind", "you are awful", "what a day"]):
+            log.add_comment("youtube", f"c{i}", None, text)
+            log.add_score(text, detector, {"toxic": 0.4 * i}, 0.4 * i, 1.0, None)
+    return path
+
+
+def _report(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    report = json.loads(done.stdout)
+    del report["generated_at"], report["db"]
+    return dict(report)
+
+
+def test_a_valid_log_in_a_read_only_folder_is_read(tmp_path):
+    """No -wal or -shm beside it and none can be made (SQLite's `mode=ro` needs one or the other): the
+    log is read without SQLite's locks (`immutable=1`), and the report is the one its copy in a
+    writable folder gives; nothing is written in the folder."""
+    path = _log_with_comments(tmp_path / "logs")
+    copy = tmp_path / "copy" / "log.sqlite"
+    copy.parent.mkdir()
+    shutil.copyfile(path, copy)
+    argv = [sys.executable, "-m", "modlens", "report", "--format", "json", "--db"]
+    expected = _report(subprocess.run([*argv, str(copy)], capture_output=True, text=True, timeout=120, env=ENV))
+    assert expected["counts"]["comments"] == 3  # type: ignore[index]
+    assert _report(_read_only(path.parent, [*argv, str(path)])) == expected
+    assert sorted(p.name for p in path.parent.iterdir()) == ["log.sqlite"]
+
+
+CHANGED_WHILE_READ = """
+import sys
+from pathlib import Path
+from modlens.studylog.connection import StudyLogError
+from modlens.studylog.store import StudyLog
+
+writable, read_only = Path(sys.argv[1]), Path(sys.argv[2])
+reader = StudyLog(read_only, readonly=True)
+try:
+    with reader.snapshot():
+        n = reader.counts()["comments"]
+        with StudyLog(writable) as writer:  # its owner's writer, through a path where the folder is writable
+            writer.add_comment("youtube", "late", None, "written while the report read")
+    print("read", n)
+except StudyLogError as err:
+    print("refused:", err)
+"""
+
+
+def test_a_log_read_without_locks_that_a_writer_changes_meanwhile_is_not_said_to_be_read(tmp_path):
+    """The folder is read-only only for this reader: its owner, or another mount of it, may write the log
+    while it is read without locks. The writer's checkpoint rewrites pages of the file under the
+    reader; the read is refused as one of a log that changed, not passed off as the log."""
+    path = _log_with_comments(tmp_path / "logs")
+    view = tmp_path / "view"
+    view.mkdir()
+    script = ('mount --bind "$1" "$2" && mount -o remount,ro,bind "$2" && shift 2 && exec "$@"')
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare here: no way to give one folder a read-only view")
+    prefix = [unshare, "-m"] if os.geteuid() == 0 else [unshare, "-r", "-m"]
+    done = subprocess.run([*prefix, "sh", "-c", script, "sh", str(path.parent), str(view), sys.executable, "-c",
+                           CHANGED_WHILE_READ, str(path), str(view / path.name)],
+                          capture_output=True, text=True, timeout=120, env=ENV)
+    if os.geteuid() != 0 and ("mount:" in done.stderr or "unshare:" in done.stderr):
+        pytest.skip(f"cannot make a read-only view of a folder here: {done.stderr.strip()}")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.startswith(f"refused: the study log {view / path.name} changed while it was read"), done.stdout
+    with StudyLog(path, readonly=True) as log:
+        assert log.counts()["comments"] == 4
 
 
 def test_a_file_that_is_not_a_log_is_still_not_a_modlens_study_log(tmp_path):

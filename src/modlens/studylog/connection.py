@@ -33,6 +33,7 @@ import os
 import pwd
 import sqlite3
 import stat
+import sys
 import time
 import weakref
 from pathlib import Path
@@ -257,7 +258,8 @@ def cannot_open(err: BaseException, path: Path) -> StudyLogError | None:
     return LogUnwritable(
         f"the study log {path} cannot be opened now: {err} ({side})",
         fix="free space on its disk, lift the file-size limit (`ulimit -f`) or open it where its folder is "
-            "writable (copy the log out of a read-only folder), then run the same command again",
+            "writable (copy the log, with its -wal if there is one, out of a read-only folder), then run the "
+            "same command again",
         reason=str(err))
 
 
@@ -366,6 +368,55 @@ def begin_immediate(conn: sqlite3.Connection, path: Path) -> None:
     wait_for_lock(conn, path, lambda: conn.execute("BEGIN IMMEDIATE"), getattr(conn, "turnstile", None))
 
 
+# What shows that a file was written: where it is, its size, and when its contents and its inode last changed.
+FileState = tuple[int, int, int, int, int]
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def file_state(path: Path) -> FileState:
+    st = path.stat()
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def unlocked_read(path: Path) -> FileState | None:
+    """The state of the log at `path` when a reader must read it without SQLite's locks, else None.
+
+    A reader (`mode=ro`) of a WAL log shares its locks through the -shm file beside it, so SQLite
+    opens it only where the -wal or -shm exists or can be made. In a folder this user may not write
+    (a read-only mount, another user's folder) with neither beside the log, it cannot: no WAL
+    connection has the log open now (SQLite keeps both files while one does, and removes them at the
+    last close), and all its commits are in the file. Such a log is read as it is
+    (`immutable=1`, no locks, no side file). The folder being read-only for this reader does not stop
+    a writer that reaches the file another way (its owner, another mount) from opening it meanwhile;
+    its commits go to its own -wal, unseen, until a checkpoint rewrites pages of the file: the file's
+    state is kept here and `LogConnection.check_unchanged` refuses a read during which it changed
+    (its size, its mtime or ctime, to the file system's clock tick). None (`mode=ro` as usual) where
+    the folder is writable, a side file exists (a -wal may hold commits not yet in the file), or the
+    header is not a WAL log's (a rollback-mode log needs no side file to be read; anything else gets
+    the open's own error)."""
+    folder = path.parent
+    try:
+        if os.access(folder, os.W_OK | os.X_OK) and not os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return None
+        if any(os.path.lexists(f"{path}{suffix}") for suffix in SIDE_FILES):
+            return None
+        state = file_state(path)
+        # read before SQLite opens it (no connection of this process holds a lock on it to lose)
+        with path.open("rb") as f:
+            header = f.read(HEADER_BYTES)
+    except OSError:
+        return None
+    if not is_log_header(header, state[2]) or header[18:20] != WAL_FORMAT:
+        return None
+    return state
+
+
+class ReaderConnection(sqlite3.Connection):
+    """A reader's connection; `unlocked`: the log's state when it was opened without locks (`unlocked_read`)."""
+
+    unlocked: FileState | None = None
+
+
 class WriterConnection(sqlite3.Connection):
     """A writer's connection, with the turnstile it waits in (opened once, closed with it)."""
 
@@ -390,7 +441,8 @@ def create_private(path: Path) -> None:
 def open_connection(path: Path, *, readonly: bool, synchronous: str | None = None,
                     cache_kib: int = CACHE_SIZE_KIB) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are ours): read-only (`mode=ro`, it can never
-    take the write lock, so it never blocks the writer) or a writer in WAL mode with the settings above
+    take the write lock, so it never blocks the writer; in a read-only folder without the log's side
+    files, `immutable=1`: `unlocked_read`) or a writer in WAL mode with the settings above
     (`cache_kib`: its page cache, `CACHE_SIZE_KIB` unless the caller writes little at a time)."""
     if synchronous is not None and synchronous.upper() not in ("FULL", "NORMAL"):
         raise ValueError(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
@@ -400,18 +452,24 @@ def open_connection(path: Path, *, readonly: bool, synchronous: str | None = Non
                                 "run `modlens serve` or `modlens audit` first, or pass --db")
         if path.is_dir():
             raise StudyLogError(f"{path}: not a modlens study log (a folder)", fix="pass the log file's path")
+    conn: sqlite3.Connection
     try:  # a file this process may not read fails here already (SQLITE_CANTOPEN)
         if readonly:
-            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
-                                   isolation_level=None, check_same_thread=False)
+            unlocked = unlocked_read(path)
+            reader = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{'&immutable=1' if unlocked else ''}",
+                                     uri=True, isolation_level=None, check_same_thread=False,
+                                     factory=ReaderConnection)
+            reader.unlocked = unlocked
+            conn = reader
         else:
             create_private(path)
-            refused = not_writable(path)
-            if refused is not None:  # SQLite would open it read-only and refuse only the first write
-                raise refused
-            conn = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
-                                   factory=WriterConnection)
-            conn.turnstile = Turnstile(path)
+            denied = not_writable(path)
+            if denied is not None:  # SQLite would open it read-only and refuse only the first write
+                raise denied
+            writer = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
+                                     factory=WriterConnection)
+            writer.turnstile = Turnstile(path)
+            conn = writer
     except sqlite3.Error as err:
         refused = cannot_open(err, path)
         if refused is None:
@@ -463,9 +521,34 @@ class LogConnection:
         self._whole = False  # inside a `transaction(whole=True)` block
 
     def close(self) -> None:
+        """Closes the connection; a log read without locks is checked then to be unchanged
+        (`check_unchanged`), unless an error is on its way already."""
         if not self._closed:
             self._closed = True
-            self.conn.close()
+            try:
+                if sys.exc_info()[1] is None:
+                    self.check_unchanged()
+            finally:
+                self.conn.close()
+
+    def check_unchanged(self) -> None:
+        """For a log read without SQLite's locks (`unlocked_read`): a StudyLogError when its file changed
+        since it was opened, since what was read then may mix its states; nothing for any other."""
+        before = getattr(self.conn, "unlocked", None)
+        if before is None:
+            return
+        try:
+            changed = file_state(self.path) != before
+        except OSError:
+            changed = True
+        if changed:
+            raise StudyLogError(
+                f"the study log {self.path} changed while it was read: its folder is read-only for this user, "
+                f"so it was read without SQLite's locks (they need {self.path.name}-shm beside it), and a "
+                "writer that reaches it another way (its owner, another mount of the folder) wrote it "
+                "meanwhile; what was read may mix its old and new contents",
+                fix="run the command again once that writer has stopped, or copy the log to a folder this user "
+                    "may write and read the copy")
 
     @contextlib.contextmanager
     def transaction(self, *, whole: bool = False) -> Iterator[Any]:
@@ -522,12 +605,14 @@ class LogConnection:
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[Any]:
-        """Consistent reads across several queries (one read transaction)."""
+        """Consistent reads across several queries (one read transaction; for a log read without locks,
+        checked at its end to be unchanged: `check_unchanged`)."""
         self.conn.execute("BEGIN")
         try:
             yield self
         finally:
             self.conn.execute("COMMIT")
+        self.check_unchanged()
 
     # --- primitives for the row functions -------------------------------------------------
     def scalar(self, sql: str, params: Params = ()) -> Any:
