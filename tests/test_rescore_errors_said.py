@@ -1,6 +1,7 @@
 """`modlens rescore` with a detector that answers with errors (a remote one whose server is gone):
 the log keeps error rows, and the command says so on stderr, as `modlens audit` does, instead of
-a summary alone whose `scored` counts those texts too."""
+a summary alone whose `scored` counts those texts too; and it exits 1 (failed), after the summary, as
+`modlens audit` and `modlens score` do when a text got no score."""
 from __future__ import annotations
 
 import json
@@ -25,9 +26,10 @@ def test_rescore_says_which_detector_answered_with_errors(tmp_path, capsys):
                      f'options = {{ url = "http://127.0.0.1:{_closed_port()}/score", score_path = "score", '
                      'retries = 0 }\n')
     capsys.readouterr()
-    assert main(["rescore", str(db), "--config", str(study), "--quiet"]) == 0
+    assert main(["rescore", str(db), "--config", str(study), "--quiet"]) == 1  # no text got a score
     out, err = capsys.readouterr()
     tally = json.loads(out)["detectors"]["http"]
     assert tally["scored"] == 3 and tally["errors"] == 3
     assert "detector http: 3 of the 3 texts it scored have an error as their score" in err
     assert "Cannot connect" in err and "modlens rescore" in err
+    assert "modlens rescore: detector http gave no score for 3 of the 3 texts it scored" in err

@@ -135,7 +135,7 @@ def _dataset(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) 
         code = run_taebench(db_path(args), args.export)
         if code:
             return code
-    fail_on_score_errors(result)  # as the audit: exit 1 when some score asked for is an error
+    fail_on_score_errors(result.score_errors)  # as the audit: exit 1 when some score asked for is an error
     return 0
 
 

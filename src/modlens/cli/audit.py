@@ -157,5 +157,5 @@ def run(args: argparse.Namespace) -> int:
                        group_commit_s=args.group_commit)
     print_audit_warnings("audit", result)
     print(json.dumps(result.to_dict(), indent=2))
-    fail_on_score_errors(result)  # a score asked for that is an error: exit 1, after the summary
+    fail_on_score_errors(result.score_errors)  # a score asked for that is an error: exit 1, after the summary
     return 0

@@ -5,10 +5,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import modlens.study
-from modlens.cli.common import (CliError, add_db_option, add_detectors_option, add_study_option, db_path)
+from modlens.cli.common import (CliError, add_db_option, add_detectors_option, add_study_option, db_path,
+                                fail_on_score_errors)
 from modlens.errors import ErrorKind
 from modlens.config import StudyConfig
 
@@ -58,19 +59,21 @@ def run(args: argparse.Namespace) -> int:
     for key, why in result.unavailable.items():
         print(f"modlens rescore: detector {key} not used: {why}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2))
-    _say_errors(result)
+    errors = _say_errors(result)
+    fail_on_score_errors(errors)  # some text got no score: exit 1, after the summary, as `modlens audit`
     return 0
 
 
-def _say_errors(result: RescoreResult) -> None:
+def _say_errors(result: RescoreResult) -> dict[str, dict[str, Any]]:
     """The line `modlens audit` prints per detector whose scores include errors: `scored` counts
-    the texts answered with an error too."""
+    the texts answered with an error too. Returns those detectors' tallies."""
     from modlens.audit.run import error_warnings
 
     errors = {k: {"scores": t.scored, "errors": t.errors, "first": t.first_error}
               for k, t in result.detectors.items() if t.errors}
     for line in error_warnings(errors, "`modlens rescore` again scores them again"):
         print(f"modlens rescore: {line}", file=sys.stderr)
+    return errors
 
 
 def _deferred_variants(db: Path, study: StudyConfig | None, chunk: int) -> int:
