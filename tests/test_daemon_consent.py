@@ -101,7 +101,7 @@ async def test_the_consent_text_names_the_remote_detectors_that_run_and_a_new_on
             assert [d["key"] for d in ok["detectors"]] == ["local"]  # what runs
     assert "sent, to be scored" not in without and PERSPECTIVE in without, without
     assert "persp did not load on this computer and is off" in without, without
-    assert "Only detectors that run on this computer are on (local); no comment is sent anywhere else." in without
+    assert "The study's other detectors run on this computer (local); no comment is sent anywhere else." in without
 
     monkeypatch.setenv(KEY_ENV, "a-key-that-is-never-used")
     async with loading_daemon(tmp_path, with_perspective()) as url:
@@ -114,3 +114,14 @@ async def test_the_consent_text_names_the_remote_detectors_that_run_and_a_new_on
             assert (refused["type"], refused["code"]) == ("error", "consent_outdated")
     db = tmp_path / "study.sqlite"
     assert rows(db, "SELECT consent_sha256 FROM consents WHERE rater_id = 'rater-1'") == [(sha(without),)]
+
+
+def test_a_local_detector_that_does_not_load_leaves_the_consent_text_as_it_was():
+    """Where comments go is what a consent is to: a local detector sends nothing whether it loaded or
+    not, so its failing to load on one start must not change the text (and ask every participant again)."""
+    cfg = study(detectors=[{"name": "profanity-check", "id": "local"}, {"name": "profanity-check", "id": "other"}])
+    assert cfg.data_flow_notice(running=["local"]) == cfg.data_flow_notice(running=["local", "other"]) \
+        == cfg.data_flow_notice()
+    with_remote = with_perspective()
+    assert with_remote.data_flow_notice(running=["persp"]) == with_remote.data_flow_notice(running=["local", "persp"])
+    assert with_remote.data_flow_notice(running=["local"]) != with_remote.data_flow_notice(running=["local", "persp"])

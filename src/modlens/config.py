@@ -392,17 +392,18 @@ class StudyConfig(_Strict):
                 for d in self.detectors for at, var in env_reads(d.name, d.options) if var not in allowed]
 
     def data_flow_notice(self, running: Collection[str] | None = None) -> str:
-        """The consent text's account of where comments go, from the detectors that run: `running`,
-        the keys of those that loaded (None: every one of the study's). A remote detector that did not
-        load sends nothing, and the text says it is off instead of naming its destination as one
-        comments go to; the text changes when it does load, so a consent given while it was off is
-        `consent_outdated` then (the extension sends no comment until the participant agreed again)."""
-        keys = [d.key for d in self.detectors]
-        runs = keys if running is None else [k for k in keys if k in running]
+        """The consent text's account of where comments go, from the remote detectors that run:
+        `running`, the keys of those that loaded (None: every one of the study's). A remote detector
+        that did not load sends nothing, and the text says it is off instead of naming its destination
+        as one comments go to; the text changes when it does load, so a consent given while it was off
+        is `consent_outdated` then (the extension sends no comment until the participant agreed again).
+        Only a remote detector's loading changes the text: a local one sends nothing whether it loaded
+        or not, so the consents given to the text stay good across starts where one fails to load."""
+        loaded = {d.key for d in self.detectors} if running is None else set(running)
         destinations = self.destinations()
-        remote = {k: v for k, v in destinations.items() if k in runs}
-        off = {k: v for k, v in destinations.items() if k not in runs}
-        local = [k for k in runs if k not in destinations]
+        remote = {k: v for k, v in destinations.items() if k in loaded}
+        off = {k: v for k, v in destinations.items() if k not in loaded}
+        local = [d.key for d in self.detectors if d.key not in destinations]
         lines = []
         if remote:
             lines.append("Each comment you see is also sent, to be scored, to: "
@@ -414,8 +415,8 @@ class StudyConfig(_Strict):
                     "they are never written into the study log.")
             if local:
                 lines.append(f"These detectors run on this computer: {', '.join(local)}.")
-        elif len(runs) < len(keys):  # one did not load: "every detector of this study" would say more
-            lines.append(f"Only detectors that run on this computer are on ({', '.join(local) or 'none'}); "
+        elif off:  # "every detector of this study" would include the remote one that is off
+            lines.append(f"The study's other detectors run on this computer ({', '.join(local) or 'none'}); "
                          "no comment is sent anywhere else.")
         else:
             lines.append(f"Every detector of this study runs on this computer ({', '.join(local) or 'none'}); "
