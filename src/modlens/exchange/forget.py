@@ -16,8 +16,8 @@ from modlens.studylog.records.forget import forget_withdrawn as _forget, withdra
 from modlens.studylog.store import StudyLog
 
 
-class _DryRun(Exception):
-    """Raised inside the transaction to roll a dry run back."""
+class _DryRun(ModlensError):
+    """Raised inside the transaction to roll a dry run back (caught here: never reaches a user)."""
 
 
 def forget_withdrawn(db: str | Path, *, delete: bool) -> list[dict[str, Any]]:
@@ -36,7 +36,7 @@ def forget_withdrawn(db: str | Path, *, delete: bool) -> list[dict[str, Any]]:
             with log.transaction():
                 result = _forget(log.conn)
                 if not delete:
-                    raise _DryRun
+                    raise _DryRun("dry run: rolled back")
         except _DryRun:
             pass
         return result
