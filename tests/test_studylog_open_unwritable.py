@@ -298,3 +298,27 @@ def test_a_log_this_user_may_read_but_not_write_is_said_to_be_not_writable_by_th
     assert "mode 0444" in done.stderr and "chmod" in done.stderr, done.stderr
     assert "free space" not in done.stderr and "folder" not in done.stderr, done.stderr
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["report", "rescore"])
+def test_a_log_whose_shm_this_user_may_not_use_says_so(tmp_path, command):
+    """A writer has the log open (its -wal and -shm exist) and its -shm is not this user's to use (another
+    user's daemon made it 0600; here mode 0000, and as root the command runs without CAP_DAC_OVERRIDE):
+    SQLite says only "unable to open database file". The folder is writable and the disk has room, so
+    the error names the -shm and the permissions, not free space, a file-size limit or the folder."""
+    path = _log_with_comments(tmp_path / "logs")
+    shm = path.with_name(path.name + "-shm")
+    with StudyLog(path) as writer:
+        writer.add_comment("youtube", "open", None, "written while the writer holds the log")
+        assert shm.exists()
+        shm.chmod(0o000)
+        try:
+            done = subprocess.run([sys.executable, "-m", "modlens", command, "--db", str(path)],
+                                  capture_output=True, text=True, timeout=120, env=ENV,
+                                  preexec_fn=_no_file_reading_override if os.geteuid() == 0 else None)
+        finally:
+            shm.chmod(0o600)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"the study log {path} cannot be opened by this user: its {shm.name} (permissions: owner " in done.stderr
+    assert "mode 0000" in done.stderr, done.stderr
+    assert "free space" not in done.stderr and "not a modlens study log" not in done.stderr, done.stderr

@@ -206,6 +206,29 @@ def not_writable(path: Path) -> LogUnwritable | None:
         reason="permission denied: the file is not writable by this user")
 
 
+def side_file_refused(path: Path) -> StudyLogError | None:
+    """A StudyLogError naming the -wal or -shm beside the log at `path` that this user may not read or
+    write, None when it may use both (or they are absent). They exist while a writer has the log open
+    (or after one stopped without closing it) and have that writer's owner and mode; SQLite shares
+    the log's locks through the -shm, so it refuses the log with only "unable to open database file"."""
+    for suffix in ("-shm", "-wal"):
+        side = path.with_name(path.name + suffix)
+        if not side.exists():
+            continue
+        may_not = [word for word, mode in (("read", os.R_OK), ("write", os.W_OK)) if not os.access(side, mode)]
+        if not may_not:
+            continue
+        permissions, user = _permissions(side)
+        return StudyLogError(
+            f"the study log {path} cannot be opened by this user: its {side.name} (permissions: {permissions}; "
+            f"this command runs as {user}) is there, which this user may not {' or '.join(may_not)}; SQLite "
+            "shares the log's locks through its -shm and reads commits from its -wal (both exist while a writer "
+            "has the log open, or after one stopped without closing it)",
+            fix=f"run the command as the owner of {side.name}, or give this user access to it (`chmod`, `chown`); "
+                "the last writer to close the log removes both")
+    return None
+
+
 def unreadable(path: Path, why: str) -> StudyLogError:
     """The log at `path` cannot be read by this process (`why`: the OS's words), with its owner and mode."""
     permissions, user = _permissions(path)
@@ -221,7 +244,8 @@ def cannot_open(err: BaseException, path: Path) -> StudyLogError | None:
     error saying SQLite cannot write now (`unwritable`): a LogUnwritable, since opening a log in WAL
     mode, even to read it, creates or writes its -wal and -shm files beside it, so a full disk, a
     file-size limit or a read-only folder stops a valid log from opening. None for any other error
-    or file (not a SQLite database, or another program's): "not a modlens study log"."""
+    or file (not a SQLite database, or another program's): "not a modlens study log". A log whose
+    -wal or -shm this user may not use: `side_file_refused`, not a disk or folder to blame."""
     try:
         st = path.stat()
     except OSError as stat_err:  # gone, or a folder above it this process may not enter
@@ -238,6 +262,8 @@ def cannot_open(err: BaseException, path: Path) -> StudyLogError | None:
         return unreadable(path, read_err.strerror or str(read_err))
     if unwritable(err, path) is None:
         return None
+    if is_log_header(header, size) and (refused := side_file_refused(path)) is not None:
+        return refused
     if not is_log_header(header, size):
         version = int.from_bytes(header[60:64], "big") if header.startswith(SQLITE_MAGIC) else 0
         if len(header) < HEADER_BYTES or header[18:20] not in (WAL_FORMAT, ROLLBACK_FORMAT) \
