@@ -440,3 +440,16 @@ def test_a_variant_generator_or_normalizer_a_worker_cannot_match_stops_the_audit
         with pytest.raises(SetupError, match=error):
             run_audit(str(data), db=db, detectors=["profanity-check"], limit=4, progress=False, engine="ray", **extra)
         assert not db.exists(), extra
+
+
+def test_a_cluster_the_driver_cannot_join_is_a_setup_error_before_anything_is_written(tmp_path):
+    """`--ray-address ray://HOST:PORT` that cannot be joined (here: no Ray Client installed, or no server
+    at the port): the CLI exits 2 with one line naming the address and why, no traceback, no log made. A
+    subprocess: this module's own Ray is already joined, so its audits never call `ray.init`."""
+    data, db = comments(tmp_path / "c.csv", 5), tmp_path / "log.sqlite"
+    proc = subprocess.run([sys.executable, "-m", "modlens", "audit", str(data), "--engine", "ray", "--ray-address",
+                           "ray://127.0.0.1:1", "--db", str(db), "--detectors", "profanity-check", "--quiet"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "cannot join the Ray cluster at ray://127.0.0.1:1" in proc.stderr
+    assert not db.exists()

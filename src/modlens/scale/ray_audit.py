@@ -47,15 +47,23 @@ def require_ray() -> Any:
 
 
 def connect(options: RayOptions) -> bool:
-    """Joins the Ray cluster at `address`, else starts a local one; True when this call started it."""
+    """Joins the Ray cluster at `address`, else starts a local one; True when this call started it.
+    A cluster that cannot be joined or started is a SetupError (the audit has written nothing yet)."""
     ray = require_ray()
     if ray.is_initialized():
         return False
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
-    if options.address:
-        ray.init(address=options.address, **kwargs)
-    else:
-        ray.init(num_cpus=options.num_cpus, **kwargs)
+    try:
+        if options.address:
+            ray.init(address=options.address, **kwargs)
+        else:
+            ray.init(num_cpus=options.num_cpus, **kwargs)
+    except (ConnectionError, ValueError, RuntimeError, TimeoutError) as err:  # what ray.init raises for these
+        where = f"join the Ray cluster at {options.address}" if options.address else "start a local Ray"
+        fix = ("ray:// needs Ray Client: pip install 'ray[client]==2.60.0'" if "ray[client]" in str(err) else
+               "check --ray-address (auto: the cluster this machine belongs to; ray://HOST:PORT: its Ray Client "
+               "server) and that the cluster runs Ray 2.60.0")
+        raise SetupError(f"cannot {where}: {str(err).splitlines()[0] if str(err) else type(err).__name__}", fix) from None
     return True
 
 
