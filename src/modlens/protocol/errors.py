@@ -49,9 +49,10 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     "text: the participant agreed to another text (the study's text changed: a detector that now sends comments "
     "elsewhere, images collected, another signer). The consent is not recorded and the session does not open; ask "
     "the participant again (a hello without consent gets the current text) and send the new consent",
-    ErrorCode.join_refused: "`join_study` changed nothing: the pack is not a valid study pack, another study is joined "
+    ErrorCode.join_refused: "`join_study` did not join: the pack is not a valid study pack, another study is joined "
     "(send `replace: true` to leave it), the daemon serves a study given with `--config`, or the joined study could "
-    "not be written (a full disk)",
+    "not be written (a full disk). Nothing was changed, except where a rename failed after the first one: the "
+    "message says so, and the next join or start of the daemon completes that join from its journal",
     ErrorCode.media_not_collected: "`comment_media` sent to a study that does not collect media (`media.collect` is "
     "off, the default); the consent the participant gave does not cover images",
     ErrorCode.other_assignment: "a `rating` whose id names an item-set assignment or task (`<assignment>:r-<uuid>`, "
