@@ -60,3 +60,41 @@ def test_an_attack_the_target_could_not_score_the_seed_of_is_attacked_again(tmp_
 
     third = audit(down=False)
     assert third.attacks["t"] == {"success": 0, "failed": 0, "skipped": 0, "reused": 1}  # now done: kept
+
+
+class AnswersOnlyTheSeed(Detector):
+    """A model that crashes on every text but the seed while `down` (a tokenizer that raises on the
+    attack's edited words, say): the attack's candidates get no score from the target."""
+    name, version, labels, toxicity_label = "picky", "1", ("toxicity",), "toxicity"
+    seed = "you are an idiot"
+
+    def __init__(self, down: bool):
+        self.down = down
+
+    def score(self, texts: Sequence[str]) -> list[Any]:
+        if self.down and any(t != self.seed for t in texts):
+            raise RuntimeError("model crashed")
+        return [{"toxicity": 0.9 if "idiot" in t.lower() else 0.1} for t in texts]
+
+
+def test_an_attack_whose_candidates_the_target_could_not_score_says_so_and_is_attacked_again(tmp_path):
+    """Not "no candidate flipped the target": none was scored. The record counts them
+    (`unscored_by_target`), and the result being unknown, a rerun attacks again."""
+    data, db = tmp_path / "seeds.csv", tmp_path / "log.sqlite"
+    data.write_text(f"text,toxic\n{AnswersOnlyTheSeed.seed},1\n", encoding="utf-8")
+
+    def audit(down: bool) -> Any:
+        return run_audit(str(data), db=db, detector_objects={"t": AnswersOnlyTheSeed(down)}, progress=False,
+                         attack=AttackSpec("tae", ensemble=[], strategies=["char_swap", "char_delete", "homoglyph"]))
+
+    first = audit(down=True)
+    assert first.attacks["t"]["failed"] == 1
+    (a,) = _attacks(db)
+    assert a["status"] == "failed" and a["unscored_by_target"] == a["queries"] - 1 > 0  # all but the seed
+    assert a["reason"] == f"the target had no score for {a['unscored_by_target']} candidates", a["reason"]
+
+    again = audit(down=False)
+    assert again.attacks["t"]["reused"] == 0 and again.attacks["t"]["success"] == 1
+    new = _attacks(db)[-1]
+    assert new["status"] == "success" and new["unscored_by_target"] == 0
+    assert audit(down=False).attacks["t"]["reused"] == 1

@@ -27,7 +27,8 @@ from modlens.perturb.parts import Candidate, Constraint, NoScore, Transformation
 class TargetOracle:
     """The target detector behind a query budget and a cache: a text is never paid for twice.
     `queries` counts every distinct text sent to the target (the seed included), `calls` the
-    detector calls that carried them. `batch=False` sends one text per call (the bench's
+    detector calls that carried them, `unanswered` those sent that it had no score for (its call
+    failed: such a candidate was never judged). `batch=False` sends one text per call (the bench's
     baseline); results are the same."""
 
     def __init__(self, detector: Detector, max_queries: int, batch: bool = True):
@@ -36,6 +37,7 @@ class TargetOracle:
         self.detector, self.max_queries, self.batch = detector, max_queries, batch
         self.queries = 0
         self.calls = 0
+        self.unanswered = 0
         self.cache: dict[str, LabelScores | None] = {}
 
     @property
@@ -53,6 +55,7 @@ class TargetOracle:
                 self.queries += len(b)
                 for t, r in zip(b, out):
                     self.cache[t] = r
+                    self.unanswered += r is None
         return [self.cache.get(t) for t in texts]
 
 
@@ -219,6 +222,10 @@ def failure_reason(problem: Problem, default: str) -> str:
         return f"every flipping candidate was rejected by {by(rejected)}"
     if unscored:
         return f"every flipping candidate {lacked}"
+    # before the budget, the edit limit or "no candidate flipped": each says what the target's
+    # scores showed, and for these candidates it showed nothing (one may have flipped it)
+    if (n := problem.oracle.unanswered):
+        return f"the target had no score for {n} candidate{'s' * (n != 1)}"
     if problem.oracle.remaining <= 0:
         return "query budget exhausted"
     return default
