@@ -28,6 +28,7 @@
   // numbering on after every stored rating), not the wall clock, which can be set back; `at` only
   // orders ratings moved from the lists of earlier versions (seq 0)
   const later = (a, b) => (a.seq - b.seq) || (a.entry.at - b.entry.at);
+  const runningStudy = () => (ns.config.study && ns.config.study.study_id) || "";
 
   const counters = {
     // media_*: images attached to comments (worker/media.js): sent (on the socket), scored (logged),
@@ -51,6 +52,10 @@
     // "kind:study:id" -> a promise settled once the write counting that id held or failed
     // (countComments): an id in it is counted in `counted` but maybe not stored
     writing: new Map(),
+    // study id -> scored ids whose count was not stored (countScored): the daemon's `scores` message
+    // is neither acknowledged nor resent, so these are kept here, in memory, until a write holds
+    scoredOwed: new Map(),
+    scoredRetryMs: 10000, // the wait before owed scored ids are written again when no scores message comes
 
     /** `got`: everything stored (store.get(null), read once at the worker's start); `outbox`: the
      *  lib/outbox.js Outbox loaded from it, whose rating entries are the ratings not acknowledged yet. */
@@ -110,8 +115,7 @@
      *  connection.handleTimeoutMs, or one on a socket left since) is waited for, and counted here
      *  if that write failed. So the caller lets the outbox drop the message only once its ids are
      *  stored. The totals (the popup) count an id once its write held. */
-    async countComments(kind, ids, records = {}) {
-      const study = (ns.config.study && ns.config.study.study_id) || "";
+    async countComments(kind, ids, records = {}, study = runningStudy()) {
       const counted = this.setsOf(study)[kind];
       const key = (id) => `${kind}:${study}:${id}`;
       for (;;) { // writes still under way: their ids are neither counted nor uncounted yet
@@ -141,6 +145,31 @@
         done();
       }
       return true;
+    },
+
+    /** Count `ids` (study-log comment ids a detector scored) as scored in the running study, and
+     *  every scored id owed from before in its own study. An id whose write fails stays owed (and
+     *  the error is rethrown); it is written again by the next call (the next scores message, or
+     *  daemon_messages.js's retry when none comes). Owed ids live in memory only: a worker stopped
+     *  first counts them when the page is sent and scored again. */
+    async countScored(ids) {
+      const study = runningStudy();
+      if (ids.length && !this.scoredOwed.has(study)) this.scoredOwed.set(study, new Set());
+      for (const id of ids) this.scoredOwed.get(study).add(id);
+      let failed = null;
+      for (const [owedStudy, owed] of [...this.scoredOwed]) {
+        const tried = [...owed];
+        try {
+          await this.countComments("scored", tried, {}, owedStudy);
+        } catch (err) {
+          failed = err;
+          continue;
+        }
+        // stored, every one (countComments): ids owed again meanwhile stay
+        for (const id of tried) owed.delete(id);
+        if (!owed.size && this.scoredOwed.get(owedStudy) === owed) this.scoredOwed.delete(owedStudy);
+      }
+      if (failed) throw failed;
     },
 
     setsOf(study) {

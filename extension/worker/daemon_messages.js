@@ -21,8 +21,24 @@
       items.push({ key: item.key, sampled: decision.sampled, detectors, rated: counters.ratingOf(platform, item.key) });
     }
     if (route) tabs.send(route, ns.messages.scores(items));
-    await counters.countComments("scored", scored);
-    delivery.broadcastCounts();
+    await countScored(scored);
+  }
+
+  // The daemon's `scores` message is neither acknowledged nor resent: ids whose count could not be
+  // stored stay owed (counters.countScored) and are written again with the next scores message, or
+  // after counters.scoredRetryMs when none comes, until storage holds them.
+  let scoredRetry = null;
+  async function countScored(ids) {
+    clearTimeout(scoredRetry);
+    try {
+      await counters.countScored(ids);
+    } finally {
+      if (counters.scoredOwed.size) {
+        scoredRetry = setTimeout(() => countScored([]).catch((err) => console.error("modlens: scored not stored yet", String(err))),
+          counters.scoredRetryMs);
+      }
+      delivery.broadcastCounts();
+    }
   }
 
   ns.onDaemonMessage = ns.makeRouter({
