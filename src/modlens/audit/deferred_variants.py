@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from modlens.chunks import StepError, record_results
+from modlens.chunks.pipeline import count_errors
 from modlens.chunks.steps import VARIANTS, generator_identity
 from modlens.config import StudyConfig
 from modlens.detectors.base import Detector
@@ -32,6 +33,9 @@ class DeferredResult:
     seconds: float
     # the study's detectors that could not load here (key -> why): its variants have none of their scores
     unavailable: dict[str, str] = field(default_factory=dict)
+    # per detector key whose scores of the variants include errors: {"scores": variant texts it scored,
+    # "errors": of them those whose score is an error, "first": the first one}, as `AuditResult.score_errors`
+    score_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -62,16 +66,35 @@ def run_deferred_variants(db: str | Path, *, study: StudyConfig | None = None, c
             raise SetupError(f"no variant generator: {why}")
         with log.transaction():
             det_ids = register(log, study, engine.detectors)
-        made, failed, n_variants = asyncio.run(_drive(log, engine, det_ids, study, chunk))
+        tally: dict[str, dict[str, Any]] = {}
+        made, failed, n_variants = asyncio.run(_drive(log, engine, det_ids, study, chunk, tally))
         left = deferred_counts(log)["to_do"]
-    return DeferredResult(str(db), made, n_variants, failed, left, time.perf_counter() - t0, unavailable)
+    return DeferredResult(str(db), made, n_variants, failed, left, time.perf_counter() - t0, unavailable,
+                          {k: t for k, t in tally.items() if t["errors"]})
+
+
+def _count_scores(tally: dict[str, dict[str, Any]], good: dict[str, set[str]], failing: dict[str, set[str]],
+                  variants: Any, scores: Any) -> None:
+    """The variants' scores into `tally` (`chunks.pipeline.count_errors`), each text once per detector:
+    a text another comment's variants share and that already has a good score is not counted again."""
+    rows = []
+    for v, answers in zip(variants, scores):
+        for key, r in answers.items():
+            if v.text in good.setdefault(key, set()):
+                continue
+            if r.error is None:
+                good[key].add(v.text)
+            rows.append((v.text, key, r))
+    count_errors(tally, rows, failing)
 
 
 async def _drive(log: StudyLog, engine: Engine, det_ids: dict[str, int], study: StudyConfig,
-                 chunk: int) -> tuple[int, int, int]:
+                 chunk: int, tally: dict[str, dict[str, Any]]) -> tuple[int, int, int]:
     name, version = generator_identity(study.perturbation)
     done = failed = n_variants = 0
     after = 0
+    good: dict[str, set[str]] = {}
+    failing: dict[str, set[str]] = {}
     try:
         while todo := pending_deferred(log, after=after, limit=max(1, chunk)):
             got = await engine.variants_scored([t for _, t in todo])
@@ -85,6 +108,7 @@ async def _drive(log: StudyLog, engine: Engine, det_ids: dict[str, int], study: 
                         continue
                     vs = got.made[text]
                     record_variants(log, cid, vs, detector_ids=det_ids, scores=got.scores_of(vs))
+                    _count_scores(tally, good, failing, vs, got.scores_of(vs))
                     n_variants += len(vs)
                     done += 1
                 mark_deferred_done(log, [cid for cid, _ in todo])

@@ -92,4 +92,8 @@ def _deferred_variants(db: Path, study: StudyConfig | None, chunk: int) -> int:
     for key, why in result.unavailable.items():
         print(f"modlens rescore: detector {key} not used: {why}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2))
+    from modlens.audit.run import error_warnings
+    for line in error_warnings(result.score_errors, "`modlens rescore` scores them again"):
+        print(f"modlens rescore: {line}", file=sys.stderr)
+    fail_on_score_errors(result.score_errors)  # a variant some detector gave no score: exit 1, as the audit
     return 0
