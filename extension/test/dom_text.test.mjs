@@ -10,9 +10,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { parseDocument } from "htmlparser2";
-import { selectAll, selectOne, is } from "css-select";
-import { textContent } from "domutils";
+import { parsedDocument } from "./fakes.mjs";
 
 const require = createRequire(import.meta.url);
 const ns = require("../lib/ns.js");
@@ -24,38 +22,8 @@ require("../content/adapters/facebook.js");
 const SITES = new URL("../../tests/fixtures/sites/", import.meta.url);
 const read = (name, file) => readFileSync(new URL(`${name}/${file}`, SITES), "utf8");
 
-// The DOM an unrendered page gives, over htmlparser2's tree (one wrapper per node, so
-// `closest(...) === el` holds as in a browser): no layout boxes, no window to compute styles in,
-// and innerText falling back to textContent as the HTML standard says for an element not being rendered.
-const wrappers = new WeakMap();
-const wrap = (n) => {
-  if (!n) return null;
-  if (!wrappers.has(n)) wrappers.set(n, new Node(n));
-  return wrappers.get(n);
-};
-const isElement = (n) => n && (n.type === "tag" || n.type === "script" || n.type === "style");
-const NODE_TYPES = { text: 3, comment: 8, cdata: 4, directive: 10, root: 9 };
-class Node {
-  constructor(n) { this.n = n; this.nodeType = isElement(n) ? 1 : NODE_TYPES[n.type] || 0; }
-  get localName() { return isElement(this.n) ? this.n.name : undefined; }
-  get data() { return this.n.data; }
-  get childNodes() { return (this.n.children || []).map(wrap); }
-  get parentElement() { return isElement(this.n.parent) ? wrap(this.n.parent) : null; }
-  get previousElementSibling() { let s = this.n.prev; while (s && !isElement(s)) s = s.prev; return wrap(s); }
-  get ownerDocument() { return { defaultView: null }; }
-  get textContent() { return textContent(this.n); }
-  get innerText() { return this.textContent; }
-  get childElementCount() { return (this.n.children || []).filter(isElement).length; }
-  get isConnected() { let n = this.n; while (n.parent) n = n.parent; return n.type === "root"; }
-  getClientRects() { return []; }
-  getAttribute(name) { const a = this.n.attribs; return a && Object.hasOwn(a, name) ? a[name] : null; }
-  hasAttribute(name) { return this.getAttribute(name) !== null; }
-  matches(sel) { return is(this.n, sel); }
-  closest(sel) { for (let n = this.n; isElement(n); n = n.parent) if (is(n, sel)) return wrap(n); return null; }
-  querySelectorAll(sel) { return selectAll(sel, this.n.children || []).map(wrap); }
-  querySelector(sel) { return wrap(selectOne(sel, this.n.children || [])); }
-}
-const body = (html) => wrap(parseDocument(html)).querySelector("body");
+// the page as parsed, not laid out (fakes.mjs): every element is an unrendered one
+const body = (html) => parsedDocument(html).querySelector("body");
 
 /** The records the Facebook adapter extracts from a fixture's frame, as loaded (before the lazy batch). */
 function facebookRecords(name) {
@@ -63,7 +31,7 @@ function facebookRecords(name) {
   const frameRoute = Object.entries(fx.routes).find(([, file]) => file === "frame.html")[0];
   const loc = new URL(`${frameRoute.replace(/\*$/, "")}?href=${encodeURIComponent(fx.start_url)}`);
   const adapter = ns.adapters.find((a) => a.name === fx.adapter);
-  const doc = wrap(parseDocument(read(name, "frame.html")));
+  const doc = parsedDocument(read(name, "frame.html"));
   globalThis.location = loc;
   try {
     assert.ok(adapter.matches(loc, {}, doc), `${name}: the adapter takes the frame`);

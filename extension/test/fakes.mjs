@@ -10,6 +10,9 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import vm from "node:vm";
+import { parseDocument } from "htmlparser2";
+import { selectAll, selectOne, is } from "css-select";
+import { textContent } from "domutils";
 
 export const ORIGIN = "chrome-extension://abcdefghijklmnopabcdefghijklmnop";
 export const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
@@ -92,6 +95,46 @@ function unrefTimers() {
     globalThis[name] = (fn, ms) => { const t = real(fn, ms); t.unref(); return t; };
   }
 }
+
+// The DOM of a page the browser has not laid out, over htmlparser2's tree (one wrapper per node, so
+// `closest(...) === el` holds as in a browser): no layout boxes, no window to compute styles in, and
+// innerText falling back to textContent as the HTML standard says for an element not being rendered.
+// The content scripts' tests read comments from it as content/dom.js textOf reads a page in a
+// browser (unrenderedText: the line breaks innerText gives once rendered). `n`: the htmlparser2 node,
+// for domutils' edits (prepend, removeElement, ...).
+const wrappers = new WeakMap();
+const wrap = (n) => {
+  if (!n) return null;
+  if (!wrappers.has(n)) wrappers.set(n, new ParsedNode(n));
+  return wrappers.get(n);
+};
+const isElement = (n) => n && (n.type === "tag" || n.type === "script" || n.type === "style");
+const NODE_TYPES = { text: 3, comment: 8, cdata: 4, directive: 10, root: 9 };
+class ParsedNode {
+  constructor(n) { this.n = n; this.nodeType = isElement(n) ? 1 : NODE_TYPES[n.type] || 0; }
+  get localName() { return isElement(this.n) ? this.n.name : undefined; }
+  get data() { return this.n.data; }
+  get childNodes() { return (this.n.children || []).map(wrap); }
+  get parentElement() { return isElement(this.n.parent) ? wrap(this.n.parent) : null; }
+  get previousElementSibling() { let s = this.n.prev; while (s && !isElement(s)) s = s.prev; return wrap(s); }
+  get ownerDocument() { return { defaultView: null }; }
+  get textContent() { return textContent(this.n); }
+  get innerText() { return this.textContent; }
+  get childElementCount() { return (this.n.children || []).filter(isElement).length; }
+  get isConnected() { let n = this.n; while (n.parent) n = n.parent; return n.type === "root"; }
+  getClientRects() { return []; }
+  getAttribute(name) { const a = this.n.attribs; return a && Object.hasOwn(a, name) ? a[name] : null; }
+  hasAttribute(name) { return this.getAttribute(name) !== null; }
+  matches(sel) { return is(this.n, sel); }
+  closest(sel) { for (let n = this.n; isElement(n); n = n.parent) if (is(n, sel)) return wrap(n); return null; }
+  querySelectorAll(sel) { return selectAll(sel, this.n.children || []).map(wrap); }
+  querySelector(sel) { return wrap(selectOne(sel, this.n.children || [])); }
+}
+
+/** The document `html` parses to, not laid out (above). */
+export const parsedDocument = (html) => wrap(parseDocument(html));
+/** The first element `html` parses to, outside any document (a site rendering an element anew). */
+export const parsedElement = (html) => wrap(parseDocument(html).children.find(isElement));
 
 const require = createRequire(import.meta.url);
 
