@@ -44,6 +44,7 @@ def _as_older_modlens_wrote_it(db: Path) -> None:
     con = sqlite3.connect(db)
     for vid, a in _attacks(db):
         unscored = a.pop("unscored_by_ensemble")
+        assert a.pop("unscored_by_target") == 0  # a later field still; the target scored every candidate
         a["rejected_by_ensemble"] += unscored
         judged = (a.get("constraints") or {}).get("judges_agree")
         if judged:
