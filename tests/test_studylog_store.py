@@ -13,6 +13,7 @@ from modlens.studylog import schema
 from modlens.studylog.store import LogWriter, StudyLog
 from modlens.studylog.codec import text_hash
 from modlens.studylog.connection import StudyLogError
+from modlens.studylog.schema import SCHEMA_VERSION
 
 
 @pytest.fixture
@@ -251,8 +252,35 @@ def test_submit_threadsafe_from_a_plain_thread(db):
 def test_readonly_open_refuses_a_log_from_another_schema_version(db):
     StudyLog(db).close()
     raw = sqlite3.connect(db)
-    raw.execute("PRAGMA user_version = 0")
+    raw.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
     raw.commit()
     raw.close()
-    with pytest.raises(StudyLogError, match="schema version 0"):
+    with pytest.raises(StudyLogError, match=f"schema version {SCHEMA_VERSION - 1}.*open it once for writing"):
         StudyLog(db, readonly=True)
+    raw = sqlite3.connect(db)
+    raw.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")  # a newer modlens's: no writer here migrates it back
+    raw.commit()
+    raw.close()
+    with pytest.raises(StudyLogError, match=f"schema version {SCHEMA_VERSION + 1}") as newer:
+        StudyLog(db, readonly=True)
+    assert "upgrade modlens" in str(newer.value) and "open it once for writing" not in str(newer.value)
+
+
+def test_readonly_open_of_another_programs_database_says_it_is_no_study_log(tmp_path):
+    """A SQLite file modlens did not write (user_version 0, tables of its own) is not an old study log:
+    a reader must not advise opening it for writing to migrate it, and a writer must leave it as it
+    was (it added modlens's tables to it, and switched it to WAL)."""
+    other = tmp_path / "notes.sqlite"
+    raw = sqlite3.connect(other)
+    raw.execute("CREATE TABLE notes (body TEXT)")
+    raw.executemany("INSERT INTO notes VALUES (?)", [("x" * 500,)] * 40)  # more than the first page
+    raw.commit()
+    raw.close()
+    before = other.read_bytes()
+    with pytest.raises(StudyLogError) as read:
+        StudyLog(other, readonly=True)
+    assert "not a modlens study log" in str(read.value) and "open it once for writing" not in str(read.value)
+    with pytest.raises(StudyLogError, match="not a modlens study log"):  # a writer: nothing added, not even WAL
+        StudyLog(other)
+    assert other.read_bytes() == before
+    assert [r[0] for r in sqlite3.connect(other).execute("SELECT name FROM sqlite_master")] == ["notes"]

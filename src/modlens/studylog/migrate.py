@@ -6,7 +6,8 @@ from __future__ import annotations
 import sqlite3
 
 from modlens.studylog import page_address
-from modlens.studylog.connection import LogConnection, StudyLogError, begin_immediate, cannot_open, wait_for_lock
+from modlens.studylog.connection import (LogConnection, StudyLogError, another_programs_database, begin_immediate,
+                                        cannot_open, wait_for_lock)
 from modlens.studylog.schema import MIGRATIONS, SCHEMA_VERSION, create_script
 
 
@@ -66,7 +67,13 @@ def check_readable(db: LogConnection) -> None:
         version = user_version(db)
     except sqlite3.DatabaseError as err:
         raise cannot_open(err, db.path) or StudyLogError(f"{db.path}: not a modlens study log ({err})") from None
-    if version != SCHEMA_VERSION:
-        raise StudyLogError(
-            f"{db.path} has schema version {version}, this modlens reads {SCHEMA_VERSION}; "
-            "open it once for writing (e.g. `modlens serve --db PATH`) to migrate it, or upgrade modlens")
+    if version == SCHEMA_VERSION:
+        return
+    if version > SCHEMA_VERSION:  # a newer modlens's: no writer here can migrate it back
+        raise StudyLogError(f"{db.path} has schema version {version}, newer than this modlens reads "
+                            f"({SCHEMA_VERSION}): upgrade modlens to read it")
+    if version == 0 and (foreign := another_programs_database(db.path)) is not None:
+        raise foreign
+    raise StudyLogError(
+        f"{db.path} has schema version {version}, this modlens reads {SCHEMA_VERSION}; "
+        "open it once for writing (e.g. `modlens serve --db PATH`) to migrate it")
