@@ -34,6 +34,7 @@ from modlens.daemon.session import Session
 from modlens.detectors.base import Detector
 from modlens.engine import Engine
 from modlens.live import LiveOptions, LiveService, check_study, join_study, running
+from modlens.live.join import StartedOn
 from modlens.pairing import matches
 from modlens.perspective.keys import KeySource
 from modlens.protocol import ErrorCode, ProtocolError
@@ -60,6 +61,7 @@ class DaemonOptions:
     live: LiveOptions
     allow_remote: bool
     restart_on_join: Callable[[], None] | None
+    started_on: StartedOn | None = None  # the joined pack the study came from (None: none); `join_study` compares
 
     @property
     def can_join(self) -> bool:
@@ -272,13 +274,13 @@ class Connection:
         self._later(msg, self.live.sync(self.session, msg))
 
     async def join_study(self, msg: p.JoinStudy) -> None:
-        restart = self.app[OPTIONS].restart_on_join
+        restart, started = self.app[OPTIONS].restart_on_join, self.app[OPTIONS].started_on
         study = self.app[STUDY]
         # checking and writing a pack (up to 16 MiB) takes seconds: in an executor, so every other
         # socket is answered meanwhile; joins still run one after another, as they did on the loop
         async with self.app[STATE].join_lock:
             answer = await asyncio.get_running_loop().run_in_executor(
-                None, lambda: join_study(msg, study, can_join=restart is not None))
+                None, lambda: join_study(msg, study, can_join=restart is not None, running_pack=started))
             await self.send(answer.dump())  # before the restart, so the extension learns why the socket closes
             if answer.restarting and restart is not None:
                 restart()
@@ -384,7 +386,7 @@ def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[]
                study_dir: Path | None = None, batch_delay_ms: float = LiveOptions.batch_delay_ms,
                writer_max_delay_ms: float = LiveOptions.writer_max_delay_ms, allow_remote: bool = False,
                restart_on_join: Callable[[], None] | None = None, extension_protocol: bool = True,
-               ) -> web.Application:
+               started_on: StartedOn | None = None) -> web.Application:
     """The daemon's application (aiohttp's app factory; its state under typed `web.AppKey`s).
 
     `token`: the pairing token, or a callable returning the current one (re-read on rotation).
@@ -392,8 +394,9 @@ def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[]
     the service), `study_dir` (its itemset.json and assignment.json), the batching windows.
     The transport's: `allow_remote` (any Host header: `serve --allow-remote`), `restart_on_join`
     (called once the extension joined a study pack, so the caller restarts on it; None: the study
-    is fixed and join is refused), `extension_protocol` (False: `serve --perspective-only`, the
-    Perspective-compatible API without the extension's socket)."""
+    is fixed and join is refused), `started_on` (the joined pack `study` came from, read before it:
+    `live.join.started_on`; a join of another pack restarts), `extension_protocol` (False: `serve
+    --perspective-only`, the Perspective-compatible API without the extension's socket)."""
     token_fn = token if callable(token) else (lambda: token)
     api_key = KeySource()  # the Perspective API's own key (`modlens pair --api-key`): scrubbed like the token
     install_log_scrubber(token_fn, api_key)  # before the first request can be logged
@@ -404,7 +407,8 @@ def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[]
     app = web.Application(client_max_size=study.limits.max_message_bytes, handler_args=server_options(state),
                           middlewares=[paired_only])
     app[STUDY] = study
-    app[OPTIONS] = DaemonOptions(token=token_fn, live=live, allow_remote=allow_remote, restart_on_join=restart_on_join)
+    app[OPTIONS] = DaemonOptions(token=token_fn, live=live, allow_remote=allow_remote, restart_on_join=restart_on_join,
+                                  started_on=started_on)
     app[STATE] = state
     app.cleanup_ctx.append(_live_ctx)
     app.on_shutdown.append(_close_sockets)

@@ -27,6 +27,7 @@ from modlens.cli.perspective import DROP_IN_PORT  # `--perspective-proxy` withou
 
 if TYPE_CHECKING:
     from modlens.config import StudyConfig
+    from modlens.live.join import StartedOn
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remote: bool, can_join: bool,
                  perspective_only: bool = False, study_dir: Path | None = None,
-                 perspective_proxy: int | None = None) -> int | None:
+                 perspective_proxy: int | None = None, started_on: StartedOn | None = None) -> int | None:
     """Serve until SIGINT/SIGTERM (-> None) or until the extension joined a study (-> the port
     to serve it on: the same one, so the extension reconnects where it was)."""
     from aiohttp import web
@@ -68,7 +69,7 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
 
     app = create_app(study, db, TokenSource(), allow_remote=allow_remote,
                      restart_on_join=restart_on_join if can_join and not perspective_only else None,
-                     extension_protocol=not perspective_only, study_dir=study_dir)
+                     extension_protocol=not perspective_only, study_dir=study_dir, started_on=started_on)
     runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=5)
     print(f"modlens: loading detectors for study {study.study_id!r} ...", flush=True)
     await runner.setup()  # opens the study log and loads the engine (cleanup_ctx)
@@ -131,6 +132,7 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
 
 
 def run(args: argparse.Namespace) -> int:
+    from modlens.live.join import started_on
     from modlens.live.run import served_study
     from modlens.pairing import ensure
     from modlens.studylog.connection import StudyLogError
@@ -148,12 +150,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         port: int | None = args.port
         while port is not None:  # not None again: the extension joined a study; serve that one
+            # which joined pack the study comes from: read first (`started_on`), so that an
+            # extension's join of a pack joined since at a terminal restarts on it
+            pack = started_on() if args.config is None else None
             study, study_dir, lines = served_study(args.config, perspective_only=args.perspective_only)
             for n, line in enumerate(lines):
                 print(f"  {line}" if n else f"modlens: {line}", flush=True)
             port = asyncio.run(_serve(study, db, args.host, port, args.allow_remote,
                                       can_join=args.config is None, perspective_only=args.perspective_only,
-                                      study_dir=study_dir, perspective_proxy=args.perspective_proxy))
+                                      study_dir=study_dir, perspective_proxy=args.perspective_proxy,
+                                      started_on=pack))
         return 0
     except StudyLogError as err:
         raise CliError(str(err), kind=ErrorKind.FAILED) from None

@@ -225,3 +225,100 @@ async def test_a_join_does_not_stall_the_other_sockets(tmp_path, modlens_home, m
     assert answer["type"] == "join_study_ok" and answer["study_id"] == "pilot" and answer["restarting"] is True
     assert restarts == [True]
     assert join.joined()["study_id"] == "pilot"
+
+
+def _wait_for_restart(home, pid: int, timeout: float = 90.0) -> dict:
+    """The runtime file of serve's second start (after a restart on a joined study)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (home / "serve.log").read_text().count("modlens: listening") >= 2:
+            return _wait_for_study(home, "pilot", pid, timeout=10)
+        time.sleep(0.1)
+    raise AssertionError(f"serve did not restart:\n{(home / 'serve.log').read_text()}")
+
+
+def test_a_pack_joined_at_a_terminal_meanwhile_is_restarted_on_when_joined_again_from_the_extension(
+        tmp_path, modlens_home):
+    # serve started on pack P1; `modlens join P2` at a terminal (the same study, a revised consent
+    # text) wrote P2 on disk, and serve went on with P1, as it says. Joining P2 from the options
+    # page compared P2 with the pack on disk (P2) and answered restarting: false ("It was already
+    # the daemon's study") while the daemon still served P1. It compares with what the daemon
+    # started on now, so it restarts on P2
+    from modlens.cli import main as cli_main
+
+    first = tmp_path / "p1.modlens"
+    first.write_text(_pack_text(tmp_path, "pilot"), encoding="utf-8")
+    assert cli_main(["join", str(first)]) == 0
+    proc, info = serve_process(modlens_home, "--db", str(tmp_path / "study.sqlite"), timeout=120)
+    token = pairing.ensure()
+    try:
+        consent = tmp_path / "pilot" / "consent.md"
+        consent.write_text(consent.read_text() + "\nRevised: your ratings are kept for five years.\n")
+        revised = _pack_text(tmp_path, "pilot")
+        second = tmp_path / "p2.modlens"
+        second.write_text(revised, encoding="utf-8")
+        assert cli_main(["join", str(second)]) == 0
+        assert join.joined()["pack_sha256"] == pack.parse(revised, "p2").sha256
+
+        async def scenario() -> None:
+            client, ok = await _hello(info["url"], token)
+            assert "five years" not in ok["study"]["consent_text"]  # still P1, as `modlens join` said
+            answer = await client.request(_join_msg("j1", revised), "join_study_ok")
+            assert answer["type"] == "join_study_ok" and answer["restarting"] is True, answer
+            await asyncio.wait_for(client.ws.wait_closed(), 30)
+
+        asyncio.run(scenario())
+        again = _wait_for_restart(modlens_home, proc.pid)
+
+        async def after_restart() -> None:
+            client, ok = await _hello(again["url"], token)
+            assert "five years" in ok["study"]["consent_text"]  # what the answer said: serving P2 now
+            same = await client.request(_join_msg("j2", revised), "join_study_ok")
+            assert same["restarting"] is False  # P2 again: truly the daemon's study
+            await client.ws.close()
+
+        asyncio.run(after_restart())
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert (modlens_home / "serve.log").read_text().count("modlens: listening") == 2
+
+
+def test_remote_detectors_accepted_at_a_terminal_meanwhile_are_restarted_on_when_joined_from_the_extension(
+        tmp_path, modlens_home):
+    # the same pack, its remote detector off when serve started; `modlens join --accept-remote` at a
+    # terminal turned it on on disk. Joining the pack from the options page kept that yes and answered
+    # restarting: false with remote_off [] while the daemon ran with the detector off. It restarts
+    from modlens.cli import main as cli_main
+
+    path = tmp_path / "p1.modlens"
+    path.write_text(text := _pack_text(tmp_path, "pilot", extra=REMOTE), encoding="utf-8")
+    assert cli_main(["join", str(path)]) == 0
+    proc, info = serve_process(modlens_home, "--db", str(tmp_path / "study.sqlite"), timeout=120)
+    token = pairing.ensure()
+    try:
+        assert cli_main(["join", str(path), "--accept-remote"]) == 0
+        assert join.joined()["accepted_remote"] == ["http://127.0.0.1:9"]
+
+        async def scenario() -> None:
+            client, ok = await _hello(info["url"], token)
+            assert "collector is off" in ok["study"]["consent_text"]
+            answer = await client.request(_join_msg("j1", text), "join_study_ok")
+            assert answer["remote_off"] == [] and answer["restarting"] is True, answer
+            await asyncio.wait_for(client.ws.wait_closed(), 30)
+
+        asyncio.run(scenario())
+        again = _wait_for_restart(modlens_home, proc.pid)
+
+        async def after_restart() -> None:
+            client, ok = await _hello(again["url"], token)
+            assert "collector is off" not in ok["study"]["consent_text"]  # on, as remote_off [] said
+            same = await client.request(_join_msg("j2", text), "join_study_ok")
+            assert same["restarting"] is False and same["remote_off"] == []
+            await client.ws.close()
+
+        asyncio.run(after_restart())
+    finally:
+        proc.terminate()
+        proc.wait(30)

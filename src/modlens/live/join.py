@@ -1,17 +1,21 @@
 """A study pack joined from the extension's options page (`join_study`): the message's answer, or
 the `join_refused` error naming what to do. The policy (only signed packs, remote detectors off)
 is `modlens.study.join`'s; the transport sends the answer, then restarts on the new study when
-the answer says `restarting`."""
+the answer says `restarting`: when the pack differs from the one the daemon started on (`StartedOn`,
+read before the study it serves), not from the one joined on disk, which a `modlens join` at a
+terminal may have changed since."""
 from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 
 from modlens import protocol as p
 from modlens.config import StudyConfig
 from modlens.errors import with_fix
 from modlens.protocol import ErrorCode, ProtocolError
-from modlens.study.join import JoinError, join_from_extension
+from modlens.study.join import JoinError, all_destinations, join_from_extension
+from modlens.study.join import joined as joined_record
 from modlens.study.pack import PACK_MAX_BYTES
 
 log = logging.getLogger("modlens.daemon")
@@ -33,9 +37,31 @@ def is_join_frame(raw: str | bytes) -> bool:
     return bool(_JOIN_START.match(head))
 
 
-def join_study(msg: p.JoinStudy, running: StudyConfig, *, can_join: bool) -> p.JoinStudyOk:
-    """Join the pack in `msg` while `running` is served. `can_join` False: the study is fixed
-    (`modlens serve --config`), so joining is refused with how to change it."""
+@dataclass(frozen=True)
+class StartedOn:
+    """The joined pack a daemon serves: its sha256 and the remote destinations accepted for it, as
+    `joined-study.json` said when the daemon started. A join of this very pack (with the same
+    destinations) changes nothing the daemon runs; any other one needs a restart."""
+    pack_sha256: str
+    accepted_remote: tuple[str, ...]
+
+
+def started_on() -> StartedOn | None:
+    """What `modlens serve` is about to start on (None: no joined study). Read before the study files:
+    a join renames `joined-study.json` last, so a join racing the start makes this older than what is
+    loaded (the next join of the newer pack restarts, needlessly but truly), never newer; only two
+    joins within the same start, the second back to the first pack, could."""
+    record = joined_record()
+    if record is None:
+        return None
+    return StartedOn(record["pack_sha256"], tuple(sorted(record.get("accepted_remote") or [])))
+
+
+def join_study(msg: p.JoinStudy, running: StudyConfig, *, can_join: bool,
+               running_pack: StartedOn | None = None) -> p.JoinStudyOk:
+    """Join the pack in `msg` while `running` is served, started on `running_pack` (None: on no
+    joined pack). `can_join` False: the study is fixed (`modlens serve --config`), so joining is
+    refused with how to change it."""
     if not can_join:
         raise ProtocolError(ErrorCode.join_refused, f"this daemon serves study {running.study_id!r} given with "
                             "--config; stop it, run `modlens join STUDY.modlens` and start `modlens serve` "
@@ -45,6 +71,10 @@ def join_study(msg: p.JoinStudy, running: StudyConfig, *, can_join: bool) -> p.J
     except JoinError as err:
         raise ProtocolError(ErrorCode.join_refused, with_fix(err), msg.id) from None
     pack = joined.pack
-    log.info("joined study %s from the extension (%s)", pack.study_id, "unchanged" if joined.unchanged else "restarting")
+    # what the join wrote, against what the daemon runs (in memory, since its start): not
+    # `joined.unchanged`, which compares with the files on disk
+    now = StartedOn(pack.sha256, tuple(sorted(all_destinations(pack.study) - set(joined.remote_off))))
+    restarting = now != running_pack
+    log.info("joined study %s from the extension (%s)", pack.study_id, "restarting" if restarting else "unchanged")
     return p.JoinStudyOk(id=msg.id, study_id=pack.study_id, title=pack.study.title, tasks=len(pack.study.tasks),
-                         restarting=not joined.unchanged, signer=joined.signer, remote_off=joined.remote_off)
+                         restarting=restarting, signer=joined.signer, remote_off=joined.remote_off)
