@@ -1,6 +1,8 @@
 """Read-only access to a study log for analysis, through the study log's one read-only opener
 (`StudyLog(path, readonly=True)`: `mode=ro`, so a report never blocks or changes the daemon
-writing the same file, and a log of another schema version is refused). Everything is loaded
+writing the same file, and a log of another schema version is refused; in a folder this user may
+not write, with no -wal or -shm beside the log, `immutable=1`, refusing a read during which the file
+changed: studylog/connection.py unlocked_read). Everything is loaded
 into small tidy structures once; each report section takes what it needs.
 
 Gold labels come from label sets (`studylog/records/labels.py`): per source, the set asked for
