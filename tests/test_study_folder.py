@@ -266,7 +266,7 @@ def test_what_pack_says_about_an_unsigned_pack_is_what_joining_it_does(tmp_path,
     said = capsys.readouterr().out
     assert "the extension's options page refuses it" in said
     with pytest.raises(join.JoinError, match="unsigned pack refused"):
-        join.join_from_extension(out.read_text(), out.name, replace=False, running_study_id="")
+        join.join_from_extension(out.read_text(), out.name, replace=False)
     assert cli_main(["join", str(out)]) == 2  # no terminal to say yes, no --allow-unsigned
     assert cli_main(["join", str(out), "--allow-unsigned"]) == 0
 

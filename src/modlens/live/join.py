@@ -67,12 +67,12 @@ def join_study(msg: p.JoinStudy, running: StudyConfig, *, can_join: bool,
                             "--config; stop it, run `modlens join STUDY.modlens` and start `modlens serve` "
                             "without --config", msg.id)
     try:
-        joined = join_from_extension(msg.pack, msg.file_name, replace=msg.replace, running_study_id=running.study_id)
+        joined = join_from_extension(msg.pack, msg.file_name, replace=msg.replace)
     except JoinError as err:
         raise ProtocolError(ErrorCode.join_refused, with_fix(err), msg.id) from None
     pack = joined.pack
-    # what the join wrote, against what the daemon runs (in memory, since its start): not
-    # `joined.unchanged`, which compares with the files on disk
+    # what the join wrote, against what the daemon runs (in memory, since its start), not against
+    # the files on disk: a terminal join may have changed them meanwhile
     now = StartedOn(pack.sha256, tuple(sorted(all_destinations(pack.study) - set(joined.remote_off))))
     restarting = now != running_pack
     log.info("joined study %s from the extension (%s)", pack.study_id, "restarting" if restarting else "unchanged")

@@ -199,11 +199,10 @@ class ExtensionJoin:
     """What joining a pack from the extension's options page did."""
     pack: Pack
     signer: str
-    unchanged: bool        # the same pack, and it is the study running: nothing to restart
     remote_off: list[str]  # where the pack's remote detectors would send comments: off, nobody was asked
 
 
-def join_from_extension(text: str, file_name: str, *, replace: bool, running_study_id: str) -> ExtensionJoin:
+def join_from_extension(text: str, file_name: str, *, replace: bool) -> ExtensionJoin:
     """The extension's options page joins only a signed pack: `modlens join` asks a person at a
     terminal about an unsigned one, and nobody is asked here. Remote detectors stay off (no yes was
     asked for), unless a yes given at a terminal to this very pack stands. Raises JoinError (a pack
@@ -221,8 +220,7 @@ def join_from_extension(text: str, file_name: str, *, replace: bool, running_stu
     same = before is not None and before["pack_sha256"] == pack.sha256
     accepted = list(before.get("accepted_remote") or []) if before is not None and same else []
     join(pack, f"the extension's options page ({name})", replace=replace, accepted_remote=accepted)
-    return ExtensionJoin(pack, pack.signer, same and running_study_id == pack.study_id,
-                         sorted(all_destinations(pack.study) - set(accepted)))
+    return ExtensionJoin(pack, pack.signer, sorted(all_destinations(pack.study) - set(accepted)))
 
 
 def _item_task_files(home: Path, pack: Pack) -> dict[Path, bytes | None]:
