@@ -103,7 +103,8 @@ def _judged(r: dict[str, Any]) -> str:
                      "not a judge's no)")
     if r.get("judge_not_told_apart"):
         parts.append(f"{n(r['judge_not_told_apart'])} logged before missing judge scores were told apart count "
-                     "them among the judges' rejections")
+                     "them among the judges' rejections (the same audit or attack run again attacks those seeds "
+                     "again)")
     return f"{r['target']} ({r['goal']}, {r.get('recipe', '')}): " + "; ".join(parts)
 
 
