@@ -149,13 +149,16 @@ def _unknown_flags(sub: argparse.ArgumentParser, extras: list[str]) -> CliError:
     return CliError(f"unrecognized argument(s): {' '.join(extras)}", fix=fix)
 
 
-def _interrupted(command: str, argv: list[str], err: KeyboardInterrupt) -> int:
+def _interrupted(command: str, argv: list[str], args: argparse.Namespace, err: KeyboardInterrupt) -> int:
     """Ctrl-C: what was kept, and, for a resumable command, the command that resumes it."""
     import shlex
 
     detail = f": {err}" if str(err) else ""
     print(f"\nmodlens {command}: interrupted{detail}", file=sys.stderr)
-    if command in RESUMABLE:
+    if command == "attack" and getattr(args, "text", None):  # its texts are printed, never logged: nothing resumes
+        print("  nothing was logged (texts given with --text are not); the lines above are all it did",
+              file=sys.stderr)
+    elif command in RESUMABLE:
         print(f"  resume: {shlex.join(['modlens', *argv])}", file=sys.stderr)
     return EXIT_INTERRUPTED
 
@@ -179,7 +182,8 @@ def _file_for_folder(err: OSError) -> CliError | None:
     return None
 
 
-# commands that pick up where an interrupted run stopped when run again unchanged
+# commands that pick up where an interrupted run stopped when run again unchanged (`attack --text`,
+# which logs nothing, excepted in _interrupted)
 RESUMABLE = {"audit", "attack", "rescore", "import", "data"}
 
 
@@ -210,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         return print_error(args.command, wrong)
     except KeyboardInterrupt as err:
-        return _interrupted(args.command, argv, err)
+        return _interrupted(args.command, argv, args, err)
     except BrokenPipeError:  # `modlens … | head -1`: the reader left; end quietly, as a pipe's writer does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when stdout is flushed
         return EXIT_OK
