@@ -6,14 +6,16 @@ checked against the rows that really went."""
 from __future__ import annotations
 
 import re
+import shutil
 import sqlite3
 
 import pytest
 
 from daemon_helpers import Client, comments_msg, connect, consent_sha256, rating_msg, running_daemon, study
-from log_helpers import rows
+from log_helpers import as_schema, rows
 from modlens.cli import main as cli_main
 from modlens.studylog.records import forget
+from modlens.studylog.schema import SCHEMA_VERSION
 from modlens.studylog.tables import TABLES
 
 AGREED = "2025-03-01T10:00:00.000Z"
@@ -99,7 +101,9 @@ async def test_a_withdrawn_raters_merged_data_is_listed_then_deleted_and_shared_
     # the dry run: one line for rater-1, and the log exactly as it was
     before = everything(research)
     before_counts = counts(research)
+    raw = research.read_bytes()
     out = forget_cli(research, capsys)
+    assert unchanged(research, raw), out
     line = next(x for x in out.splitlines() if x.startswith("rater rater-1 "))
     assert f"(study 'test') withdrew consent ({WITHDRAWN}): would delete " in line, out
     assert "dry run, nothing deleted" in out and "--delete" in out, out
@@ -241,3 +245,37 @@ def test_every_reference_to_a_shared_row_says_whether_it_keeps_it(monkeypatch):
     monkeypatch.delitem(forget.REFERENCES, ("gold_labels", "comment_id"))
     with pytest.raises(RuntimeError, match="gold_labels"):
         forget._check()
+
+
+def unchanged(db, before: bytes) -> bool:
+    """The log's file holds `before`, and nothing waits beside it to be written into it: a -wal, if a
+    reader left one (as every read-only open of a WAL log does), holds no frame."""
+    wal = db.with_name(db.name + "-wal")
+    return db.read_bytes() == before and (not wal.exists() or wal.stat().st_size == 0)
+
+
+async def test_the_dry_run_leaves_an_older_log_as_it_was(tmp_path, capsys):
+    """The dry run changes nothing, an older log's schema included: it counts on a copy (migrated as the
+    deletion would migrate the log), so what it lists is what `--delete` deletes from the upgraded log."""
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], ["k"])
+    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    as_schema(research, SCHEMA_VERSION - 1)  # as the researcher's older modlens left it
+    before = research.read_bytes()
+    assert rows(research, "PRAGMA user_version") == [(SCHEMA_VERSION - 1,)]
+    out = forget_cli(research, capsys)
+    assert unchanged(research, before), out
+    assert f"schema {SCHEMA_VERSION - 1}, left as it is" in out, out
+    # what the deletion then says of that log, on a copy: the same raters, the same rows
+    copy = tmp_path / "copy.sqlite"
+    shutil.copy(research, copy)
+    deleted = forget_cli(copy, capsys, "--delete")
+    assert rows(copy, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    assert f"schema {SCHEMA_VERSION - 1}, upgraded to {SCHEMA_VERSION} before the deletion" in deleted, deleted
+
+    def said(text: str) -> list[str]:
+        return [x.replace("would delete", "deleted").replace("would clear", "cleared") for x in text.splitlines()
+                if x.startswith("rater ")]
+    assert said(out) == said(deleted), (out, deleted)
+    assert ("nothing to delete" in out) == ("deleted 0 rows" in deleted or "nothing to delete" in deleted)

@@ -7,7 +7,8 @@ shows each bundle's participants, the ratings the bundle held and added, their r
 log, consent times (or `withdrew TIME` for a participant whose every consent is withdrawn, counted
 apart) and bundle checksums. `modlens merge --forget-withdrawn study.sqlite` lists, per participant
 who withdrew consent, the rows of theirs the merged log still holds (earlier bundles brought them)
-and the rows no one else's data needs that would go with them, per table; with `--delete` it
+and the rows no one else's data needs that would go with them, per table (counted on a copy in
+memory: the log is only read, an older one not upgraded); with `--delete` it
 deletes them, in one transaction, their consent rows staying as the record of the withdrawal.
 docs/MULTI.md has the rules.
 """
@@ -28,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--study", metavar="STUDY.modlens", help="refuse bundles that are not of this study pack")
     parser.add_argument("--list", metavar="STUDY.sqlite", dest="list_db", help="list the bundles merged into a log")
     parser.add_argument("--forget-withdrawn", metavar="STUDY.sqlite", dest="forget_db",
-                        help="list the data the merged log holds of participants who withdrew consent (a dry run)")
+                        help="list the data the merged log holds of participants who withdrew consent (a dry run: "
+                             "the log is only read)")
     parser.add_argument("--delete", action="store_true",
                         help="with --forget-withdrawn: delete those rows, in one transaction (their consents stay)")
     parser.add_argument("--allow-unsigned", action="store_true",
@@ -119,11 +121,16 @@ def _forget(db: str, delete: bool) -> int:
     from modlens.studylog.connection import StudyLogError
 
     try:
-        raters = forget_withdrawn(db, delete=delete)
+        result = forget_withdrawn(db, delete=delete)
     except FileNotFoundError as err:
         raise CliError(str(err), kind=ErrorKind.NOT_FOUND) from None
     except StudyLogError as err:
         raise CliError(str(err), kind=ErrorKind.FAILED) from None
+    raters, upgraded = result["raters"], result["migrated_to"]
+    if upgraded:  # the deletion's open upgrades an older log; the dry run counted on an upgraded copy
+        print(f"{db}: schema {result['schema_version']}, " + (
+            f"upgraded to {upgraded} before the deletion" if delete else
+            f"left as it is: counted on a copy upgraded to {upgraded} in memory, as --delete upgrades the log first"))
     if not raters:
         print(f"{db}: no participant withdrew consent: nothing to delete")
         return 0

@@ -3,43 +3,83 @@
 
 A bundle exported after a withdrawal leaves the participant's data out and carries their withdrawn
 consents, so the merged log learns of it; what earlier bundles brought stays until this deletes it.
-The dry run and the deletion are the same statements in one transaction: the dry run rolls it back,
-so what it lists is what the deletion would delete. Which rows go: `studylog/records/forget.py`.
+The dry run and the deletion run the same statements in one transaction: the deletion on the log, the
+dry run on a copy of it in memory (taken through a read-only connection, migrated as the deletion's open
+migrates the log), so what it lists is what the deletion would delete and the log's file is never
+opened for writing. Which rows go: `studylog/records/forget.py`.
 """
 from __future__ import annotations
 
+import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from modlens.errors import ModlensError
+from modlens.studylog import migrate
+from modlens.studylog.connection import LogConnection, another_programs_database
 from modlens.studylog.records.forget import forget_withdrawn as _forget, withdrawn_raters
+from modlens.studylog.schema import SCHEMA_VERSION
 from modlens.studylog.store import StudyLog
 
 
-class _DryRun(ModlensError):
-    """Raised inside the transaction to roll a dry run back (caught here: never reaches a user)."""
+@dataclass
+class _Copy:
+    """The dry run's copy of the log, in memory: what `migrate.apply_migrations` reads of a log (its
+    connection, and the path its messages name: the log's own)."""
+    conn: sqlite3.Connection
+    path: Path
 
 
-def forget_withdrawn(db: str | Path, *, delete: bool) -> list[dict[str, Any]]:
+def forget_withdrawn(db: str | Path, *, delete: bool) -> dict[str, Any]:
     """Per rater who withdrew, the rows of theirs the merged log `db` holds (and what goes with them):
-    deleted, in one transaction, when `delete`; else only counted (nothing changes)."""
+    deleted, in one transaction, when `delete`; else counted on a copy in memory (the file is only read).
+    {"raters": [...] (records/forget.py), "schema_version": the log's before this ran, "migrated_to":
+    the version the deletion took it to (or, for the dry run, would take it to) first, or None}."""
     path = Path(db)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such study log")
-    with StudyLog(path) as log:
-        if not log.conn.execute("SELECT 1 FROM bundles LIMIT 1").fetchone():
-            raise ModlensError(f"{path} is not a merged study log (no bundles merged into it)",
-                               fix="give the log `modlens merge --out` wrote; a participant's own log keeps "
-                                   "their data on their computer and leaves a withdrawn rater out of bundles")
-        result: list[dict[str, Any]] = []
-        try:
-            with log.transaction():
-                result = _forget(log.conn)
-                if not delete:
-                    raise _DryRun("dry run: rolled back")
-        except _DryRun:
-            pass
-        return result
+    source = LogConnection(path, readonly=True)
+    try:
+        version = _merged_log_version(source)
+        if not delete:
+            copy = sqlite3.connect(":memory:", isolation_level=None)
+            try:
+                source.conn.backup(copy)
+                copy.execute("PRAGMA foreign_keys = ON")  # as a writer's connection has it
+                migrate.apply_migrations(cast(LogConnection, _Copy(copy, path)))
+                copy.execute("BEGIN")
+                raters = _forget(copy)
+            finally:
+                copy.close()
+    finally:
+        source.close()  # a log read without locks: refused here if it changed meanwhile
+    if delete:  # the writer's open migrates an older log first, as every writer does
+        with StudyLog(path) as log, log.transaction():
+            raters = _forget(log.conn)
+    return {"raters": raters, "schema_version": version,
+            "migrated_to": SCHEMA_VERSION if version < SCHEMA_VERSION else None}
+
+
+def _merged_log_version(source: LogConnection) -> int:
+    """The schema version of the log `source` reads, refused (before anything opens it for writing) when
+    it is not a merged study log or a newer modlens wrote it."""
+    try:
+        version = migrate.user_version(source)
+    except sqlite3.DatabaseError:
+        migrate.check_readable(source)  # its error for a file that is not a study log, or cannot be opened
+        raise
+    if version >= SCHEMA_VERSION:
+        migrate.check_readable(source)  # a newer modlens's log is refused
+    elif version == 0 and (foreign := another_programs_database(source.path)) is not None:
+        raise foreign
+    merged = source.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'bundles'").fetchone() \
+        and source.conn.execute("SELECT 1 FROM bundles LIMIT 1").fetchone()
+    if not merged:
+        raise ModlensError(f"{source.path} is not a merged study log (no bundles merged into it)",
+                           fix="give the log `modlens merge --out` wrote; a participant's own log keeps "
+                               "their data on their computer and leaves a withdrawn rater out of bundles")
+    return version
 
 
 def still_held(db: str | Path) -> list[dict[str, Any]]:
