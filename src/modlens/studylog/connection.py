@@ -166,22 +166,21 @@ def is_log_header(header: bytes, size: int) -> bool:
     return 1 <= version <= SCHEMA_VERSION or (version == 0 and size <= (65536 if page_size == 1 else page_size))
 
 
-def another_programs_database(path: Path) -> StudyLogError | None:
-    """The error for a SQLite database a writer must not open as a study log, else None. Its header
-    says it is no modlens log (`is_log_header`): at user_version 0 past its first page, it holds
-    another program's tables, and creating the schema there would add modlens's tables (and switch
-    its journal to WAL) in someone else's data. A newer modlens's log is left to the schema check,
-    which says to upgrade; a file that is no SQLite database at all, to SQLite's own refusal."""
-    try:
-        with path.open("rb") as f:
-            header, size = f.read(HEADER_BYTES), os.fstat(f.fileno()).st_size
-    except OSError:
-        return None  # the open that follows says why
-    if is_log_header(header, size) or len(header) < HEADER_BYTES or not header.startswith(SQLITE_MAGIC) \
-            or int.from_bytes(header[60:64], "big") != 0:
+def another_programs_database(conn: sqlite3.Connection, path: Path) -> StudyLogError | None:
+    """The error for a SQLite database that is no study log, asked through `conn` (an open of the file
+    from Python would drop the locks this process's connections hold on it: see not_writable), else
+    None. At user_version 0 a log is new and empty; one holding tables is another program's database,
+    and creating the schema there would add modlens's tables (and switch its journal to WAL) in
+    someone else's data. Reading the two writes nothing, whatever the file's journal mode."""
+    if int(conn.execute("PRAGMA user_version").fetchone()[0]) != 0:
+        return None
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                                         "'sqlite_%' ORDER BY name LIMIT 3")]
+    if not tables:
         return None
     return StudyLogError(f"{path}: not a modlens study log (a SQLite database modlens did not write: its "
-                         "user_version is 0 and it holds data); nothing was written to it",
+                         f"user_version is 0 and it holds tables such as {', '.join(tables)}); nothing was "
+                         "written to it",
                          fix="give the path of a study log, or of a new file (modlens creates it); modlens adds "
                              "nothing to another program's database")
 
@@ -512,9 +511,6 @@ def open_connection(path: Path, *, readonly: bool, synchronous: str | None = Non
             denied = not_writable(path)
             if denied is not None:  # SQLite would open it read-only and refuse only the first write
                 raise denied
-            foreign = another_programs_database(path)
-            if foreign is not None:  # before anything is written to it, its journal mode included
-                raise foreign
             writer = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
                                      factory=WriterConnection)
             writer.turnstile = Turnstile(path)
@@ -528,6 +524,10 @@ def open_connection(path: Path, *, readonly: bool, synchronous: str | None = Non
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
         if not readonly:
+            # before anything is written to it, its journal mode included
+            foreign = wait_for_lock(conn, path, lambda: another_programs_database(conn, path))
+            if foreign is not None:
+                raise foreign
             mode = wait_for_lock(conn, path, lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
             if mode.lower() != "wal":
                 raise StudyLogError(f"could not switch {path} to WAL mode (got {mode!r})")

@@ -72,7 +72,7 @@ def check_readable(db: LogConnection) -> None:
     if version > SCHEMA_VERSION:  # a newer modlens's: no writer here can migrate it back
         raise StudyLogError(f"{db.path} has schema version {version}, newer than this modlens reads "
                             f"({SCHEMA_VERSION}): upgrade modlens to read it")
-    if version == 0 and (foreign := another_programs_database(db.path)) is not None:
+    if version == 0 and (foreign := another_programs_database(db.conn, db.path)) is not None:
         raise foreign
     raise StudyLogError(
         f"{db.path} has schema version {version}, this modlens reads {SCHEMA_VERSION}; "
