@@ -303,10 +303,10 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
 
 
 def error_warnings(errors: dict[str, dict[str, Any]],
-                   again: str = "the same command again, or `modlens rescore`, scores them again") -> list[str]:
+                   again: str = "the same command again, or `modlens rescore`, scores them again", what: str = "texts") -> list[str]:
     """The line per detector whose scores this run include errors (`AuditResult.score_errors`); `again`:
     what scores them again (a finished run's rerun is a new run, which scores every error again)."""
-    return [f"detector {key}: {t['errors']} of the {t['scores']} texts it scored have an error as their score "
+    return [f"detector {key}: {t['errors']} of the {t['scores']} {what} it scored have an error as their score "
             f"(the first: {t['first']}), "
             f"logged as errors and left out of every metric; {again}" for key, t in errors.items()]
 

@@ -10,7 +10,9 @@ sentences, and the oracle keeps the seeds the study's text detectors (or --detec
 Each seed goes through each fusion; the cases, their media (under --media-dir) and one run row
 go into the study log (--db). A rerun with the same settings adds nothing. --score then scores
 every case in the log with the detectors; --export writes a JSONL manifest and the media files
-for external moderation APIs. The summary is printed as JSON (docs/FUSION.md).
+for external moderation APIs. The summary is printed as JSON (docs/FUSION.md). A case part some
+detector gave no score for (an error row, scored again by the next --score) is said on stderr and
+makes it exit 1 after the summary, as `modlens audit` does.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import modlens.study
 from modlens.cli.common import (CliError, add_db_option, add_detectors_option, add_study_option, db_path,
-                                detector_configs)
+                                detector_configs, fail_on_score_errors)
 from modlens.errors import ErrorKind, inline_fix, with_fix
 from modlens.paths import hash_file
 
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from modlens.fusion.keywords import KeywordPair
     from modlens.fusion.seeds import OracleResult, Seed
     from modlens.services.detectors import LoadedDetectors
+    from modlens.studylog.store import StudyLog
 
 DEFAULT_PAIRS = 20
 
@@ -266,11 +269,16 @@ def run(args: argparse.Namespace) -> int:
             if media_reader is not None:
                 loaded.detectors.update(media_reader)  # closed with the others
                 scorers.update(media_reader)
-        summary.update(_write(args, generated.cases, params, scorers))
+        written, score_errors = _write(args, generated.cases, params, scorers)
+        summary.update(written)
     finally:
         if loaded is not None:
             loaded.close()
+    from modlens.audit.run import error_warnings
+    for line in error_warnings(score_errors, "`modlens fuse --score` again scores them again", "case parts"):
+        _note(line)
     print(json.dumps(summary, indent=2, ensure_ascii=False))
+    fail_on_score_errors(score_errors, "case parts")  # an error row: exit 1, after the summary, as the audit
     return 0
 
 
@@ -279,7 +287,9 @@ def _progress(done: int, total: int) -> None:
 
 
 def _write(args: argparse.Namespace, cases: list[Any], params: dict[str, Any],
-           detectors: dict[str, Detector]) -> dict[str, Any]:
+           detectors: dict[str, Detector]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The cases into the log (and --export), scored with --score: the summary's part, and per detector
+    whose scores include error rows {"scores", "errors", "first"} (as `AuditResult.score_errors`)."""
     from modlens.fusion.record import record_cases
     from modlens.media.store import MediaStore
     from modlens.studylog.store import StudyLog
@@ -287,12 +297,14 @@ def _write(args: argparse.Namespace, cases: list[Any], params: dict[str, Any],
 
     store = MediaStore(args.media_dir) if args.media_dir else MediaStore()
     out: dict[str, Any] = {"db": str(db_path(args)), "media_dir": str(store.root)}
+    score_errors: dict[str, dict[str, Any]] = {}
     try:
         with StudyLog(db_path(args)) as log:
             out["recorded"] = record_cases(log, cases, store, params).to_dict()
             if args.score:
                 from modlens.audit.fused import score_cases
                 out["scored"] = score_cases(log, detectors, store)
+                score_errors = _score_errors(log, out["scored"])
     except StudyLogError as err:
         raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None)) from None
     if args.export:
@@ -301,4 +313,21 @@ def _write(args: argparse.Namespace, cases: list[Any], params: dict[str, Any],
         verdicts = None if args.no_oracle else params["oracle"]["toxic_by"]
         out["export"] = export_cases(cases, args.export, readable=readable, verdicts=verdicts,
                                      run={"run_id": out["recorded"]["run_id"], **params}).to_dict()
+    return out, score_errors
+
+
+def _score_errors(log: StudyLog, scored: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per detector key whose scoring of this run left error rows (a call that raised, a media file
+    missing, an OCR read that failed, no answer: `audit.fused._row`; retried by the next run): the
+    parts it scored, the errors, and the first error as the log keeps it. A part it cannot read here
+    (`not_scored_locally`) is an answer, no error. Every error row of a detector version is one of
+    this run's: a run scores every part without a good score and replaces its row."""
+    out = {}
+    for key, t in scored["detectors"].items():
+        if t["errors"]:
+            name, _, version = t["detector"].rpartition("@")
+            first = log.query("SELECT c.error FROM case_scores c JOIN detectors d USING (detector_id) "
+                              "WHERE d.name = ? AND d.version = ? AND c.error IS NOT NULL "
+                              "ORDER BY c.case_id, c.part LIMIT 1", (name, version))
+            out[key] = {"scores": t["pending"], "errors": t["errors"], "first": first[0]["error"] if first else None}
     return out
