@@ -170,18 +170,26 @@ async def test_a_withdrawn_raters_merged_data_is_listed_then_deleted_and_shared_
     assert f"rater rater-1 (study 'test') withdrew consent ({WITHDRAWN}): the log holds no rows of theirs" in again
     assert "deleted 0 rows" in again, again
     assert counts(research) == after
-    # the listing still marks the withdrawal, now with nothing of theirs in the log
-    capsys.readouterr()
-    assert cli_main(["merge", "--list", str(research)]) == 0
-    assert "1 withdrew" in capsys.readouterr().out
+    # the listing still marks the withdrawal, and says the first bundle's rows of theirs were deleted, where
+    # the second, which carried only their withdrawal, held none; rater-2's are as they were
+    listed = merge_listing(research, capsys)
+    assert listed[("1", "rater-1")] == f"deleted 0 withdrew {WITHDRAWN}", listed
+    assert listed[("2", "rater-1")] == f"+0/0 0 withdrew {WITHDRAWN}", listed
+    assert listed[("1", "rater-2")].startswith("+1/1 1 "), listed
+    assert "1 withdrew" in listed["total"], listed
 
     # the late bundle brings their data back: merge says so, and the deletion finds it again
     assert cli_main(["merge", "--out", str(research), str(tmp_path / "late.bundle")]) == 0
     said = capsys.readouterr().out
     assert f"{research} holds data of 1 rater who withdrew consent (rater-1: 3 sessions, 2 ratings)" in said, said
+    listed = merge_listing(research, capsys)
+    assert listed[("1", "rater-1")] == f"deleted 2 withdrew {WITHDRAWN}", listed  # their rows are back, from the late one
+    assert listed[("3", "rater-1")] == f"+2/2 2 withdrew {WITHDRAWN}", listed
     again = forget_cli(research, capsys, "--delete")
     assert said_counts(next(x for x in again.splitlines() if x.startswith("rater rater-1 ")))["ratings"] == 2, again
     assert rows(research, "SELECT count(*) FROM ratings WHERE rater_id = 'rater-1'") == [(0,)]
+    listed = merge_listing(research, capsys)
+    assert [listed[(b, "rater-1")].split()[0] for b in "123"] == ["deleted", "+0/0", "deleted"], listed
     # a merge that brings none of a withdrawn rater's data, into a log that holds none, says nothing of it
     said = export_and_merge(db, research, tmp_path / "third.bundle", capsys)
     assert "merged " in said and "holds data of" not in said, said
@@ -245,6 +253,19 @@ def test_every_reference_to_a_shared_row_says_whether_it_keeps_it(monkeypatch):
     monkeypatch.delitem(forget.REFERENCES, ("gold_labels", "comment_id"))
     with pytest.raises(RuntimeError, match="gold_labels"):
         forget._check()
+
+
+def merge_listing(db, capsys) -> dict:
+    """`modlens merge --list`: {(bundle, rater): the line's cells up to its merge time, joined by a space,
+    "total": its last line}."""
+    capsys.readouterr()
+    assert cli_main(["merge", "--list", str(db)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    out: dict = {"total": lines[-1]}
+    for line in lines[1:-1]:
+        cells = line.split()
+        out[(cells[0], cells[1])] = " ".join(cells[2:-3])  # the last three: merged at, sha256…, file
+    return out
 
 
 def unchanged(db, before: bytes) -> bool:

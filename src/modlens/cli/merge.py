@@ -3,9 +3,10 @@
 `modlens merge --out study.sqlite BUNDLE…` verifies and merges each bundle in its own transaction
 (the same bundle twice adds nothing; a refused one is reported and the others still merge; exit 2
 when any was refused, 3 when every refused one was missing). `modlens merge --list study.sqlite`
-shows each bundle's participants, the ratings the bundle held and added, their ratings in the
-log, consent times (or `withdrew TIME` for a participant whose every consent is withdrawn, counted
-apart) and bundle checksums. `modlens merge --forget-withdrawn study.sqlite` lists, per participant
+shows each bundle's participants, the ratings the bundle held and added (`deleted` where
+`--forget-withdrawn --delete` deleted what it brought of them), their ratings in the log, consent
+times (or `withdrew TIME` for a participant whose every consent is withdrawn, counted apart) and
+bundle checksums. `modlens merge --forget-withdrawn study.sqlite` lists, per participant
 who withdrew consent, the rows of theirs the merged log still holds (earlier bundles brought them)
 and the rows no one else's data needs that would go with them, per table (counted on a copy in
 memory: the log is only read, an older one not upgraded); with `--delete` it
@@ -97,11 +98,12 @@ def _list(db: str) -> int:
     # a participant's second bundle holds ratings the first one added: the bundle's own count, what it
     # added, and the rater's total in the log are three numbers
     # a rater who withdrew every consent no longer consents: their withdrawal stands where the consent time
-    # would, and they are counted apart from the raters who consent
+    # would, and they are counted apart from the raters who consent; a bundle whose rows of a rater were
+    # deleted at their withdrawal says so in place of counts of what is left of them (none: not what it held)
     print(f"{'bundle':>6}  {'rater':<24} {'ratings +added/in bundle':>24}  {'in log':>6}  {'consent at':<33} "
           f"{'merged at':<26} sha256 / file")
     for r in rows:
-        held = f"+{r['ratings_added']}/{r['ratings_in_bundle']}"
+        held = "deleted" if r["deleted"] else f"+{r['ratings_added']}/{r['ratings_in_bundle']}"
         consent = f"withdrew {r['withdrawn_at']}" if r["withdrawn_at"] else r["consent_at"] or "-"
         print(f"{r['bundle_id']:>6}  {r['rater_id']:<24} {held:>24}  {r['ratings']:>6}  {consent:<33} "
               f"{r['merged_at']:<26} {r['bundle_sha256'][:16]}… {r['source']}")

@@ -304,11 +304,21 @@ def listing(db: str | Path) -> list[dict[str, Any]]:
     data of, and those it carried only the withdrawal of): the rater's ratings that bundle held and those it
     added (`row_sources`), the rater's ratings in the merged log from every bundle, consent time, checksum,
     and `withdrawn_at`: when the rater withdrew if every consent of theirs in the merged log is withdrawn
-    now (`withdrew_at`; then on each of their entries, data or not), else None."""
+    now (`withdrew_at`; then on each of their entries, data or not), else None. `deleted`: the bundle
+    carried the rater's data and what it brought of theirs was deleted (`merge --forget-withdrawn
+    --delete`), so its counts no longer say what it held: the bundle's provenance of the rater's `raters`
+    row (`row_sources`, written for every bundle that carries the rater, goes only with that row) is gone.
+    A bundle's data-carrying raters are the first `rows_json.raters.in_bundle` of `rater_ids_json` (the
+    manifest's raters; those whose withdrawal alone it carries follow: `records/merged.insert_bundle`)."""
     with StudyLog(db, readonly=True) as log:
         out = []
         for b in log.query("SELECT * FROM bundles ORDER BY bundle_id"):
-            for rater in json.loads(b["rater_ids_json"]):
+            raters = json.loads(b["rater_ids_json"])
+            carried = json.loads(b["rows_json"]).get("raters", {}).get("in_bundle", len(raters))
+            for n, rater in enumerate(raters):
+                deleted = n < carried and not log.conn.execute(
+                    "SELECT 1 FROM row_sources WHERE table_name = 'raters' AND row_key = ? AND bundle_id = ?",
+                    (f"{b['study_id']}/{rater}", b["bundle_id"])).fetchone()
                 row = log.conn.execute(
                     "SELECT r.consent_at, (SELECT count(*) FROM ratings x WHERE x.study_id = r.study_id "
                     "AND x.rater_id = r.rater_id) FROM raters r WHERE r.study_id = ? AND r.rater_id = ?",
@@ -318,7 +328,7 @@ def listing(db: str | Path) -> list[dict[str, Any]]:
                     "ON x.rating_id = CAST(s.row_key AS INTEGER) WHERE s.table_name = 'ratings' AND s.bundle_id = ? "
                     "AND x.rater_id = ?", (b["bundle_id"], rater)).fetchone()
                 out.append({"bundle_id": b["bundle_id"], "rater_id": rater, "ratings_in_bundle": held,
-                            "ratings_added": added, "ratings": row[1] if row else 0,
+                            "ratings_added": added, "ratings": row[1] if row else 0, "deleted": deleted,
                             "consent_at": row[0] if row else None,
                             "withdrawn_at": withdrew_at(log, b["study_id"], rater), "bundle_sha256": b["bundle_sha256"],
                             "source": b["source_name"], "merged_at": b["merged_at"], "study_id": b["study_id"],
