@@ -11,8 +11,11 @@ import json
 import os
 import shutil
 import signal
+import queue
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -26,10 +29,12 @@ JOIN_FILES = ("study.toml", "joined-study.json", "itemset.json", "assignment.jso
 def _child_script() -> str:
     """`modlens join` in a child that SIGKILLs itself right after its K-th rename (os.replace, by its
     target) or removal (os.unlink) in the modlens home (K = 0: at the first, before it happens): a
-    real kill of a real process; nothing in modlens knows of it."""
+    real kill of a real process; nothing in modlens knows of it. KILL_WITH=SIGSTOP in its environment
+    stops it there instead: a join still under way, alive, until it is sent SIGCONT."""
     return """
 import os, signal, sys
 home, kill_at = os.path.realpath(os.environ["MODLENS_HOME"]), int(sys.argv[1])
+sig = getattr(signal, os.environ.get("KILL_WITH", "SIGKILL"))  # SIGSTOP: a join still under way, paused
 count = 0
 def killing(op, which):
     def wrapped(*args, **kw):
@@ -37,11 +42,11 @@ def killing(op, which):
         if os.path.dirname(os.path.realpath(args[which])) != home:
             return op(*args, **kw)
         if kill_at == 0:
-            os.kill(os.getpid(), signal.SIGKILL)
+            os.kill(os.getpid(), sig)
         result = op(*args, **kw)
         count += 1
         if count == kill_at:
-            os.kill(os.getpid(), signal.SIGKILL)
+            os.kill(os.getpid(), sig)
         return result
     return wrapped
 os.replace = killing(os.replace, 1)
@@ -168,3 +173,95 @@ def test_a_journal_not_written_by_a_join_is_refused_with_its_fix(modlens_home):
     with pytest.raises(join.JoinError, match="join-journal.json: not a journal `modlens join` wrote") as refused:
         join.joined_study_file()
     assert "may mix two studies" in refused.value.message and "join-journal.json" in refused.value.fix
+
+
+def _temps(home: Path) -> list[str]:
+    return sorted(p.name for p in home.iterdir() if p.name.endswith(".tmp"))
+
+
+def _set_then_plain(tmp_path: Path, home: Path) -> Path:
+    """Study 'first' (with an item set) joined in `home`; the pack of study 'second' (none) returned."""
+    first = _pack(item_set_folder(tmp_path / "first", 2_000))
+    assert _run(["1_000_000", "join", str(first), "--allow-unsigned"], home).returncode == 0
+    return _pack(_plain(tmp_path / "second"))
+
+
+def test_a_join_killed_before_its_journal_leaves_no_staged_files_after_the_next_open(tmp_path, modlens_home):
+    # killed once every file was staged but before its journal was renamed into place: the old study
+    # is whole, and its staged temps stayed in the home for good; the next open or join removes the
+    # temps of a process that is gone, never those of one alive (a join staging right now)
+    second = _set_then_plain(tmp_path, modlens_home)
+    old = _state(modlens_home)
+    killed = _run(["0", "join", str(second), "--allow-unsigned", "--replace"], modlens_home)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    staged = _temps(modlens_home)
+    assert ".join-journal.json." in " ".join(staged) and ".study.toml." in " ".join(staged), staged
+    assert not (modlens_home / "join-journal.json").exists()
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        live_temp = modlens_home / f".study.toml.{alive.pid}.tmp"
+        live_temp.write_text("staged by a process still running")
+        opened = _run([], modlens_home, script=OPEN_LIKE_SERVE)
+        assert opened.returncode == 0, opened.stderr
+        assert opened.stdout.split() == ["first", "first"] and "interrupted" not in opened.stderr, opened.stderr
+        assert _state(modlens_home) == old
+        assert _temps(modlens_home) == [live_temp.name]
+    finally:
+        alive.kill()
+        alive.wait()
+    # its process gone, the next join removes it too
+    assert cli_main(["join", str(second), "--allow-unsigned", "--replace"]) == 0
+    assert _temps(modlens_home) == [] and json.loads((modlens_home / "joined-study.json").read_text())["study_id"] \
+        == "second"
+
+
+def _lines(stream) -> queue.Queue:
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()
+    return lines
+
+
+def test_a_reader_waits_for_a_join_under_way_and_never_calls_it_interrupted(tmp_path, modlens_home, monkeypatch):
+    # a join stopped (alive) between its renames: a reader opening the study completed it as one a
+    # crash had interrupted, said so, and the join, resumed, failed on the temps taken from under it
+    from modlens.study import join
+
+    second = _set_then_plain(tmp_path, modlens_home)
+    env = {**os.environ, "MODLENS_HOME": str(modlens_home), "PYTHONDONTWRITEBYTECODE": "1", "KILL_WITH": "SIGSTOP"}
+    joiner = subprocess.Popen([sys.executable, "-c", _child_script(), "2", "join", str(second), "--allow-unsigned",
+                               "--replace"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reader = None
+    try:
+        _, status = os.waitpid(joiner.pid, os.WUNTRACED)
+        assert os.WIFSTOPPED(status), status
+        assert (modlens_home / "join-journal.json").is_file()  # between its renames, and alive
+
+        # a stuck join is not waited for without end, nor completed: the reader is refused, saying why
+        monkeypatch.setattr(join, "JOIN_WAIT_S", 0.5)
+        with pytest.raises(join.JoinError, match="under way") as refused:
+            join.joined()
+        assert "interrupted" not in refused.value.message
+        assert (modlens_home / "join-journal.json").is_file() and (modlens_home / "itemset.json").is_file()
+
+        reader = subprocess.Popen([sys.executable, "-c", OPEN_LIKE_SERVE], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env={**env, "KILL_WITH": ""})
+        said = _lines(reader.stderr)
+        line = said.get(timeout=120)  # the reader's first word: that it waits (before: that it completed it)
+        assert "waiting" in line and "interrupted" not in line, line
+        time.sleep(0.5)
+        assert reader.poll() is None and (modlens_home / "join-journal.json").is_file()
+        os.kill(joiner.pid, signal.SIGCONT)
+        out, err = joiner.communicate(timeout=120)
+        assert joiner.returncode == 0, err
+        reader.wait(timeout=120)
+        rest = "".join(iter(said.get_nowait, None)) if not said.empty() else ""
+        assert reader.returncode == 0 and "interrupted" not in rest, rest
+        assert reader.stdout.read().split() == ["second", "second"]
+    finally:
+        for proc in (joiner, reader):
+            if proc is not None and proc.poll() is None:
+                os.kill(proc.pid, signal.SIGCONT)
+                proc.kill()
+                proc.wait()
+    assert not (modlens_home / "join-journal.json").exists() and not (modlens_home / "itemset.json").exists()
+    assert _temps(modlens_home) == []

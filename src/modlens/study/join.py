@@ -13,6 +13,9 @@ import json
 import logging
 import os
 import shlex
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,28 +42,90 @@ class JoinError(ModlensError, ValueError):
     """Joining would replace another study; the message says how to switch on purpose."""
 
 
+# how long a reader (or a join) waits for a join under way in another process before it gives up
+JOIN_WAIT_S = 30.0
+_turns = threading.local()  # how deep this thread is in its turn at the home's join files (`_turn`)
+
+
 def joined_study_file() -> Path | None:
-    """The joined study's configuration, or None when this home has joined none (a join a crash
-    interrupted is completed first: `finish_interrupted_join`)."""
-    finish_interrupted_join()
-    path = paths.home() / STUDY_FILE
-    return path if path.is_file() else None
+    """The joined study's configuration, or None when this home has joined none (a join under way
+    is waited for, one a crash interrupted completed first: `settled`)."""
+    with settled():
+        path = paths.home() / STUDY_FILE
+        return path if path.is_file() else None
 
 
 def joined() -> dict[str, Any] | None:
     """What `modlens join` recorded: study_id, study_key, pack sha256, when, from which file (a
-    join a crash interrupted is completed first: `finish_interrupted_join`)."""
-    finish_interrupted_join()
-    path = paths.home() / JOINED_FILE
+    join under way is waited for, one a crash interrupted completed first: `settled`)."""
+    with settled():
+        return _record(paths.home())
+
+
+def _record(home: Path) -> dict[str, Any] | None:
+    path = home / JOINED_FILE
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 def finish_interrupted_join() -> str | None:
-    """A join stopped between its renames (a crash, kill -9, a rename that failed) left its journal:
-    complete it, so the home holds the new study whole, and say so (a warning, and the line returned).
-    None: no join was interrupted. Raises JoinError when it cannot be completed: nothing may read
-    the home's files while they mix two studies."""
-    home = paths.home()
+    """Complete a join a crash interrupted (`settled`); the line saying so, or None."""
+    with settled() as note:
+        return note
+
+
+@contextmanager
+def settled() -> Iterator[str | None]:
+    """The home's join files as one study for as long as the block runs: a join under way in another
+    process is waited for (up to JOIN_WAIT_S, then JoinError), one a dead process left behind (its
+    journal, its staged temps) is completed and cleaned first, and no join starts before the block
+    ends. Yields the line saying a join had been interrupted and is now completed, or None."""
+    if getattr(_turns, "depth", 0):  # this thread holds its turn already (a join, or a reader's block)
+        yield None
+        return
+    home, note = paths.home(), None
+    while True:
+        with _turn(home, exclusive=False):
+            if not (home / join_journal.JOURNAL_FILE).exists() and \
+                    not join_journal.stray_temps(home, _join_file_names(), None):
+                yield note
+                return
+        # what is left is a dead process's: a join under way would hold the lock. Turns change hands
+        # here, so it is read again under the exclusive one (another reader may have completed it)
+        with _turn(home, exclusive=True):
+            note = _complete_left_behind(home) or note
+
+
+@contextmanager
+def _turn(home: Path, *, exclusive: bool) -> Iterator[None]:
+    """This thread's turn at the home's join files (join_journal.locked), said as a JoinError when
+    another process's join holds them for longer than JOIN_WAIT_S."""
+    with ExitStack() as held:
+        try:
+            held.enter_context(join_journal.locked(home, exclusive=exclusive, wait_s=JOIN_WAIT_S, waiting=(
+                f"{home}: another modlens process is joining a study here; waiting for it to finish "
+                f"(up to {JOIN_WAIT_S:g} s)")))
+        except join_journal.Busy as err:
+            raise JoinError(f"{err}: a join is under way in another process and has not finished; nothing here "
+                            f"reads or changes the study files until it has",
+                            fix="wait for that `modlens join` (or the daemon joining from the extension) to finish, "
+                                "or stop it, then run this again (a join stopped part way is completed then)",
+                            kind=ErrorKind.FAILED) from None
+        _turns.depth = 1
+        try:
+            yield
+        finally:
+            _turns.depth = 0
+
+
+def _join_file_names() -> list[str]:
+    from modlens.study import assignment, itemset
+
+    return [STUDY_FILE, JOINED_FILE, itemset.FILE, assignment.FILE]
+
+
+def _complete_left_behind(home: Path) -> str | None:
+    """Under the exclusive turn (no join under way): remove the staged temps of a dead process that no
+    journal names, and complete the join a journal records (see `settled`); the line saying so."""
     try:
         pending = join_journal.read(home)
     except (OSError, join_journal.JournalUnreadable) as err:
@@ -70,6 +135,8 @@ def finish_interrupted_join() -> str | None:
                         fix=f"delete {home / join_journal.JOURNAL_FILE}, then join the study's pack again "
                             "(`modlens join PACK --replace`): it writes every file anew",
                         kind=ErrorKind.FAILED) from None
+    for temp in join_journal.stray_temps(home, _join_file_names(), pending):
+        temp.unlink(missing_ok=True)
     if pending is None:
         return None
     try:
@@ -103,13 +170,19 @@ def join(pack: Pack, source: str, *, replace: bool = False, accepted_remote: lis
     """Make `pack` this home's study. `source` says where the pack came from (a file's absolute
     path, or the extension's options page), for `joined-study.json` and the file's header;
     `accepted_remote` lists the destinations the participant said yes to (none by default)."""
-    current = joined()
+    home = paths.home()
+    with _turn(home, exclusive=True):  # no reader reads, and no other join changes, the files meanwhile
+        _complete_left_behind(home)
+        return _join(home, pack, source, replace, accepted_remote)
+
+
+def _join(home: Path, pack: Pack, source: str, replace: bool, accepted_remote: list[str] | None) -> Path:
+    current = _record(home)
     if current and current["study_key"] != pack.study_key and not replace:
         raise JoinError(f"this computer has joined study {current['study_id']!r} (from {current['source']}); "
                         f"joining {pack.study_id!r} would replace it",
                         fix="export and send your bundle first (`modlens export --bundle FILE`), then join again "
                             "with --replace (in the extension's options: tick “Replace the joined study”)")
-    home = paths.home()
     header = (f"Study {pack.study_id!r}, written by `modlens join` from {source} "
               f"(sha256 {pack.sha256[:16]}…).\nDo not edit: join the researcher's new pack instead.")
     study_file = home / STUDY_FILE

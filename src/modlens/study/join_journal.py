@@ -6,19 +6,35 @@ new study has none of. It is removed once every rename and removal went through.
 the joined study next (`study.join.joined()`, `joined_study_file()`) finds a journal left behind
 and completes the join it records (`complete`): every staged file is written whole before the
 journal is, so going forward is always possible, and each file's bytes are checked against the
-journal before the join is called complete."""
+journal before the join is called complete.
+
+A journal is one of a dead join only when no process holds the join's lock (`locked`): a join
+holds it, exclusively, from before it stages its first file until its journal is gone, and the
+kernel drops it when the process dies; a reader holds it shared while it reads the files, so no join
+lands between its reads. Staged temps a join killed before its journal left behind are the process's
+own (`.NAME.PID.tmp`): `stray_temps` finds those of a process that is gone."""
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import logging
 import os
+import re
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from modlens.errors import ErrorKind, ModlensError
 from modlens.pairing import write_temp
 
+log = logging.getLogger("modlens.study")
+
 JOURNAL_FILE = "join-journal.json"
+LOCK_FILE = "join.lock"
 
 
 @dataclass(frozen=True)
@@ -39,6 +55,83 @@ class JournalUnreadable(ModlensError, ValueError):
     be completed (a file neither staged nor in place): `study.join` says it as a JoinError."""
 
     kind = ErrorKind.FAILED
+
+
+class Busy(ModlensError, TimeoutError):
+    """Another process held the join's lock for longer than a caller waits (`locked`)."""
+
+    kind = ErrorKind.FAILED
+
+
+@contextmanager
+def locked(home: Path, *, exclusive: bool, wait_s: float, waiting: str) -> Iterator[None]:
+    """The join's lock in `home` (`join.lock`, kept: removing it would let a waiter lock a file no
+    longer there) for as long as the block runs: exclusive for a join, shared for a reader. Held
+    elsewhere, it is waited for, saying `waiting` once (a warning), up to `wait_s`, then Busy. Where
+    there is no flock (Windows, a file system that refuses it, a home this user cannot write and no
+    lock file in it) nothing is held."""
+    if sys.platform == "win32":
+        yield
+        return
+    import fcntl
+
+    try:
+        fd = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        try:
+            fd = os.open(home / LOCK_FILE, os.O_RDONLY)
+        except OSError:
+            yield
+            return
+    try:
+        deadline, said = time.monotonic() + wait_s, False
+        while True:
+            try:
+                fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise Busy(f"{home / LOCK_FILE}: held by another process for {wait_s:g} s") from None
+                if not said:
+                    log.warning("%s", waiting)
+                    said = True
+                time.sleep(0.05)
+            except OSError as err:
+                if err.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                    raise
+                break
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+_TEMP = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)\.tmp")
+
+
+def stray_temps(home: Path, names: Iterable[str], journal: Journal | None) -> list[Path]:
+    """The staged temps (`pairing.write_temp`'s `.NAME.PID.tmp`) of `names` and of the journal in
+    `home` that no join can use: of a process that is gone, and not named by `journal`. A process
+    alive keeps its own (its PID may be another's now: that temp is left, harmless, for a later look)."""
+    names = {*names, JOURNAL_FILE}
+    kept = {temp for _, temp, _ in journal.files} if journal is not None else set()
+    out = []
+    for path in home.iterdir():
+        found = _TEMP.fullmatch(path.name)
+        if found and found["name"] in names and path.name not in kept and not _alive(int(found["pid"])):
+            out.append(path)
+    return sorted(out)
+
+
+def _alive(pid: int) -> bool:
+    if sys.platform == "win32" or pid == os.getpid():  # os.kill(pid, 0) ends the process on Windows
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):  # EPERM: alive, another user's; a number no process can have: keep it
+        return True
+    return True
 
 
 def sha256(data: bytes) -> str:
