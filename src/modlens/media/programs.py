@@ -5,6 +5,7 @@ OcrUnavailable, fusion's FusionUnavailable), built from (message, fix), with a f
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
@@ -57,9 +58,17 @@ def run_program(name: str, args: list[str], *, unavailable: Unavailable, timeout
 
 def failed(name: str, done: subprocess.CompletedProcess[bytes], unavailable: Unavailable, fix: str) -> ModlensError:
     """The error for a program that exited non-zero (`run_command`'s caller checks): its exit code and
-    last error line, with `fix`."""
+    last error line, with `fix`. One killed by a signal (a crash: a negative return code) prints
+    nothing of it: the signal is named instead."""
     lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-    return unavailable(f"{name} failed (exit {done.returncode}): {lines[-1] if lines else 'no message'}", fix)
+    said = lines[-1] if lines else "no message"
+    if done.returncode < 0:
+        try:
+            how = f"killed by signal {signal.Signals(-done.returncode).name}"
+        except ValueError:
+            how = f"killed by signal {-done.returncode}"
+        return unavailable(f"{name} failed ({how}){': ' + said if lines else ''}", fix)
+    return unavailable(f"{name} failed (exit {done.returncode}): {said}", fix)
 
 
 # program -> (its version flag, the word its version follows): "ffmpeg version 5.1.6-0+deb12u1 Copyright ...",
