@@ -187,7 +187,7 @@ class Attack:
             # flipping candidates a judge had no score for: not accepted, and not a rejection
             "unscored_by_ensemble": int(problem.unscored.get("judges_agree", 0)),
             # candidates the target had no score for (its call failed): never judged, so a failure is unknown
-            "unscored_by_target": problem.oracle.unanswered,
+            "unscored_by_target": len(problem.unscored_by_target),
             "constraints": constraints,
         }
         if g.multi_label:

@@ -27,9 +27,9 @@ from modlens.perturb.parts import Candidate, Constraint, NoScore, Transformation
 class TargetOracle:
     """The target detector behind a query budget and a cache: a text is never paid for twice.
     `queries` counts every distinct text sent to the target (the seed included), `calls` the
-    detector calls that carried them, `unanswered` those sent that it had no score for (its call
-    failed: such a candidate was never judged). `batch=False` sends one text per call (the bench's
-    baseline); results are the same."""
+    detector calls that carried them; a text sent that it had no score for is cached as None
+    (`Problem.score` counts the candidates among them). `batch=False` sends one text per call (the
+    bench's baseline); results are the same."""
 
     def __init__(self, detector: Detector, max_queries: int, batch: bool = True):
         if max_queries < 1:
@@ -37,7 +37,6 @@ class TargetOracle:
         self.detector, self.max_queries, self.batch = detector, max_queries, batch
         self.queries = 0
         self.calls = 0
-        self.unanswered = 0
         self.cache: dict[str, LabelScores | None] = {}
 
     @property
@@ -55,7 +54,6 @@ class TargetOracle:
                 self.queries += len(b)
                 for t, r in zip(b, out):
                     self.cache[t] = r
-                    self.unanswered += r is None
         return [self.cache.get(t) for t in texts]
 
 
@@ -91,6 +89,9 @@ class Problem:
     # a success scored on the way (PWWS's ranking scores every word's swaps) is never thrown away
     reached: list[Scored] = field(default_factory=list)
     post_checked: set[str] = field(default_factory=set)
+    # candidates sent to the target that it had no score for (its call failed): never judged. The
+    # seed and a ranking's word-importance texts are not candidates and are not counted
+    unscored_by_target: set[str] = field(default_factory=set)
     _proposals: dict[int, list[WordChange]] = field(default_factory=dict)
 
     @property
@@ -143,6 +144,8 @@ class Problem:
     def score(self, cands: Sequence[Candidate]) -> list[Scored]:
         """One batched target call for all candidates (those beyond the budget stay unscored)."""
         results = self.oracle.results([c.text for c in cands])
+        # None for a text sent (in the cache) is the target's missing answer; for one not sent, the budget's
+        self.unscored_by_target.update(c.text for c, r in zip(cands, results) if r is None and c.text in self.oracle.cache)
         scored = [Scored(c, r, self.goal.progress(r), bool(self.goal.reached(r))) for c, r in zip(cands, results)]
         self.reached += [s for s in scored if s.reached and s.progress is not None]
         return scored
@@ -224,7 +227,7 @@ def failure_reason(problem: Problem, default: str) -> str:
         return f"every flipping candidate {lacked}"
     # before the budget, the edit limit or "no candidate flipped": each says what the target's
     # scores showed, and for these candidates it showed nothing (one may have flipped it)
-    if (n := problem.oracle.unanswered):
+    if (n := len(problem.unscored_by_target)):
         return f"the target had no score for {n} candidate{'s' * (n != 1)}"
     if problem.oracle.remaining <= 0:
         return "query budget exhausted"
