@@ -126,10 +126,10 @@ except StudyLogError as err:
 """
 
 
-def test_a_log_read_without_locks_that_a_writer_changes_meanwhile_is_not_said_to_be_read(tmp_path):
-    """The folder is read-only only for this reader: its owner, or another mount of it, may write the log
-    while it is read without locks. The writer's checkpoint rewrites pages of the file under the
-    reader; the read is refused as one of a log that changed, not passed off as the log."""
+def _beside_a_writer(tmp_path: Path, code: str) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
+    """(the log, its path in a read-only view of its folder, `code` run with both paths as its
+    arguments): the folder is read-only only through the view, as for a reader whose owner, or another
+    mount of the folder, may write the log."""
     path = _log_with_comments(tmp_path / "logs")
     view = tmp_path / "view"
     view.mkdir()
@@ -139,14 +139,65 @@ def test_a_log_read_without_locks_that_a_writer_changes_meanwhile_is_not_said_to
         pytest.skip("no unshare here: no way to give one folder a read-only view")
     prefix = [unshare, "-m"] if os.geteuid() == 0 else [unshare, "-r", "-m"]
     done = subprocess.run([*prefix, "sh", "-c", script, "sh", str(path.parent), str(view), sys.executable, "-c",
-                           CHANGED_WHILE_READ, str(path), str(view / path.name)],
+                           code, str(path), str(view / path.name)],
                           capture_output=True, text=True, timeout=120, env=ENV)
     if "mount:" in done.stderr or "unshare:" in done.stderr:  # as `_read_only` does
         pytest.skip(f"cannot make a read-only view of a folder here: {done.stderr.strip()}")
+    return path, view / path.name, done
+
+
+def test_a_log_read_without_locks_that_a_writer_changes_meanwhile_is_not_said_to_be_read(tmp_path):
+    """The folder is read-only only for this reader: its owner, or another mount of it, may write the log
+    while it is read without locks. The writer's checkpoint rewrites pages of the file under the
+    reader; the read is refused as one of a log that changed, not passed off as the log."""
+    path, seen, done = _beside_a_writer(tmp_path, CHANGED_WHILE_READ)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    assert done.stdout.startswith(f"refused: the study log {view / path.name} changed while it was read"), done.stdout
+    assert done.stdout.startswith(f"refused: the study log {seen} changed while it was read"), done.stdout
     with StudyLog(path, readonly=True) as log:
         assert log.counts()["comments"] == 4
+
+
+CHANGED_THEN_CLOSED_IN_A_HANDLER = """
+import sys
+from pathlib import Path
+from modlens.studylog.connection import StudyLogError
+from modlens.studylog.store import StudyLog
+
+writable, read_only = Path(sys.argv[1]), Path(sys.argv[2])
+reader = StudyLog(read_only, readonly=True)
+n = reader.counts()["comments"]  # no snapshot: the close is what checks the read
+with StudyLog(writable) as writer:
+    writer.add_comment("youtube", "late", None, "written while the report read")
+try:
+    raise LookupError("the caller's own, handled")
+except LookupError:
+    try:
+        reader.close()  # inside the caller's handler: sys.exc_info() is the handled error
+        print("read", n)
+    except StudyLogError as err:
+        print("refused:", err)
+with StudyLog(read_only, readonly=True) as again:  # the with block's own error is the one that leaves it
+    again.counts()
+    with StudyLog(writable) as writer:
+        writer.add_comment("youtube", "later", None, "written while the block failed")
+    try:
+        with again:
+            raise KeyError("the block's own")
+    except KeyError as err:
+        print("kept:", err)
+"""
+
+
+def test_a_log_read_without_locks_is_checked_when_closed_inside_a_callers_except_block(tmp_path):
+    """A reader without a snapshot (the fusion report's) relies on its close to refuse a read of a log that
+    changed. A close inside some unrelated handler of its caller sees an exception in `sys.exc_info()`;
+    the check is still made: the read is refused, not passed on. A `with` block that fails keeps its own
+    error (the check is skipped for it only)."""
+    _, seen, done = _beside_a_writer(tmp_path, CHANGED_THEN_CLOSED_IN_A_HANDLER)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"refused: the study log {seen} changed while it was read"), done.stdout
+    assert lines[1:] == ["kept: \"the block's own\""], done.stdout
 
 
 def test_a_file_that_is_not_a_log_is_still_not_a_modlens_study_log(tmp_path):

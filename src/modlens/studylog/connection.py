@@ -33,7 +33,6 @@ import os
 import pwd
 import sqlite3
 import stat
-import sys
 import time
 import weakref
 from pathlib import Path
@@ -569,13 +568,15 @@ class LogConnection:
         self.text_absent: dict[str, str] | None = None
         self._whole = False  # inside a `transaction(whole=True)` block
 
-    def close(self) -> None:
+    def close(self, *, check: bool = True) -> None:
         """Closes the connection; a log read without locks is checked then to be unchanged
-        (`check_unchanged`), unless an error is on its way already."""
+        (`check_unchanged`). `check=False` only for a caller that knows its read failed (a `with`
+        block left by its own error, which the refusal would replace); an exception that is merely
+        being handled somewhere up the stack (`sys.exc_info()`) says nothing about this read."""
         if not self._closed:
             self._closed = True
             try:
-                if sys.exc_info()[1] is None:
+                if check:
                     self.check_unchanged()
             finally:
                 self.conn.close()

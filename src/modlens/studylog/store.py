@@ -68,8 +68,9 @@ class StudyLog(LogConnection):
     def __enter__(self) -> "StudyLog":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        # a block that failed keeps its own error; one that ended well has its read checked
+        self.close(check=exc is None)
 
     @property
     def db(self) -> Any:
