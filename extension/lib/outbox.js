@@ -21,6 +21,10 @@
       // comments, ratings and images kept aside as dead letters, per error code (the popup says how many,
       // and how many consent_changed: collected under an earlier consent text); deadItems is their sum
       this.deadByCode = {};
+      // id -> the burial under way (bury): a refusal of a message whose dead letter is still being
+      // written (a write that hangs past the worker's handler timeout, the message resent and refused
+      // again) waits for that burial instead of burying and counting the same message twice
+      this.burying = new Map();
       this.loaded = null;
     }
 
@@ -81,18 +85,32 @@
 
     /** Permanent failure (the daemon refused the content): keep it aside, visible, not retried.
      *  The dead letter is written before the entry leaves the outbox: a write that fails throws and
-     *  leaves it queued (refused again on its resend), never neither queued nor kept aside. */
+     *  leaves it queued (refused again on its resend), never neither queued nor kept aside.
+     *  Returns the entry buried, or null when there was none, or when this call waited for a burial
+     *  of it already under way (that one buried it, or failed: then this call fails too). */
     async bury(id, error) {
       await this.load();
+      const running = this.burying.get(id);
+      if (running) return running.then(() => null);
       const entry = this.entries.get(id);
       if (!entry) return null;
+      const burial = this.buryEntry(entry, error);
+      this.burying.set(id, burial);
+      try {
+        return await burial;
+      } finally {
+        this.burying.delete(id);
+      }
+    }
+
+    async buryEntry(entry, error) {
       // a dead image message keeps what it was, not its bytes
       const message = entry.message.type === "comment_media"
         ? { ...entry.message, items: entry.message.items.map(({ data_b64, ...rest }) => rest) } : entry.message;
       const dead = { ...entry, message, error, buriedAt: Date.now() };
-      await this.area.set({ [DEAD + id]: dead });
+      await this.area.set({ [DEAD + entry.id]: dead });
       this.countDead(dead);
-      await this.ack(id);
+      await this.ack(entry.id);
       return entry;
     }
 

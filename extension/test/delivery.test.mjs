@@ -11,7 +11,7 @@ import { FakeSocket, fakeStorage, installWorkerChrome, loadWorker, startWorker }
 const storage = fakeStorage([["settings", { daemonUrl: "ws://127.0.0.1:8765/ws", token: "T0KEN-0123456789", raterId: "rater-1" }],
   ["study", { study_id: "s1", title: "t", consent_text: "the text", sampling: { mode: "all", salt: "x" } }],
   ["consent", { study_id: "s1", at: "2026-01-01T00:00:00Z", media: false, text: "the text" }]]);
-installWorkerChrome(storage);
+const { broadcasts } = installWorkerChrome(storage);
 const sockets = FakeSocket.opened;
 const ns = loadWorker();
 await startWorker(ns);
@@ -458,5 +458,46 @@ test("an answer handled while the first answer's write hangs, that write then ho
     assert.equal(storage.writes.filter((w) => w.keys.some((k) => k.startsWith("cc:saved:"))).length, 1, "written by the first answer alone");
     await ns.counters.load(await chrome.storage.local.get(null), delivery.outbox);
     assert.equal(ns.counters.totals.saved, saved + 2);
+  });
+});
+
+test("a refusal for good answered again while its dead letter's write hangs past the timeout: not delivered counts it once, its page is told once", { timeout: 5000 }, async () => {
+  // the first refusal's dead-letter write hangs; its handler is given up on, the message resent and
+  // refused again: the second burial must be the first one, not another count of the same message
+  await quietly(async () => {
+    ns.connection.handleTimeoutMs = 20;
+    const before = delivery.totals();
+    const route = { tabId: 7, frameId: 0, platform: "youtube" };
+    ns.counters.markRated(await delivery.queue(rating("r-buried-twice", "c4"), route));
+    const told = () => broadcasts.filter((m) => m.type === ns.MSG.ratingRefused && m.comment.key === "c4").length;
+    const refusal = { type: "error", id: "r-buried-twice", code: "invalid_fields", message: "invalid_fields for the test" };
+    storage.hangSet = 1; // the dead letter's write hangs
+    await arrive(refusal);
+    assert.ok(delivery.outbox.has("r-buried-twice"), "queued while its dead letter is not written");
+    await arrive(refusal); // resent (the first handler was given up on) and refused again
+    storage.releaseHung(false); // ... then the first write holds
+    await later();
+    assert.deepEqual([delivery.totals().not_delivered, delivery.totals().queued], [before.not_delivered + 1, before.queued]);
+    assert.equal(told(), 1, "the page was told more than once");
+    const restarted = new ns.Outbox(chrome.storage.local);
+    await restarted.load();
+    assert.equal(restarted.deadItems, delivery.totals().not_delivered, "the count differs from the dead letters stored");
+  });
+});
+
+test("a burial whose write hangs and then fails leaves the message queued for every refusal that waited on it", { timeout: 5000 }, async () => {
+  await quietly(async () => {
+    ns.connection.handleTimeoutMs = 20;
+    const before = delivery.totals();
+    await delivery.queue(rating("r-bury-fails", "c4"), null);
+    const refusal = { type: "error", id: "r-bury-fails", code: "invalid_fields", message: "invalid_fields for the test" };
+    storage.hangSet = 1;
+    await arrive(refusal);
+    const second = delivery.outbox.bury("r-bury-fails", { code: "invalid_fields", message: "again" });
+    storage.releaseHung(true); // ... then fails
+    await assert.rejects(second, /quota/);
+    assert.deepEqual([delivery.totals().not_delivered, delivery.totals().queued], [before.not_delivered, before.queued + 1]);
+    await refuse("r-bury-fails", "invalid_fields"); // refused again on its resend, storage working: buried once
+    assert.deepEqual([delivery.totals().not_delivered, delivery.totals().queued], [before.not_delivered + 1, before.queued]);
   });
 });

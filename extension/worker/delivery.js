@@ -93,10 +93,11 @@
 
     /** Never to be delivered: kept aside as a dead letter. A rating that will never be in the log is
      *  not a rating: its comment goes back to unrated (calibration, item set, task progress, its
-     *  marker), and its page says why. */
+     *  marker), and its page says why, once: a refusal that waited for a burial of it already under
+     *  way (outbox.bury answers null) leaves both to that one. */
     async retire(entry, error) {
       sentAt.delete(entry.id);
-      await this.outbox.bury(entry.id, error);
+      if (!(await this.outbox.bury(entry.id, error))) return;
       const m = entry.message;
       if (m.type === "rating") {
         counters.forgetRating(m.id);
