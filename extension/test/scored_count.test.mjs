@@ -68,3 +68,20 @@ test("what is shown never exceeds what is stored while a scored write hangs", as
   await scores([]);
   assert.deepEqual([counters.totals.scored, storedScored(), shownScored()], [before + 1, before + 1, before + 1]);
 });
+
+test("a scored write that hangs holds up no later scores message: the next one counts its own ids meanwhile", { timeout: 5000 }, async () => {
+  // one hung write must not stall every later scores message (and the socket's queue behind them):
+  // its ids stay owed, and are counted once it holds or, if it fails, by a later call
+  const before = counters.totals.scored;
+  storage.hangSet = 1;
+  const hanging = scores([10]);
+  await tick();
+  const next = await Promise.race([scores([11]).then(() => "done"), new Promise((resolve) => refTimeout(() => resolve("held up"), 200))]);
+  assert.equal(next, "done", "the second scores message waited for the first one's hung write");
+  assert.deepEqual([counters.totals.scored, storedScored()], [before + 1, before + 1], "11 counted and stored");
+  storage.releaseHung(true); // the hung write fails: 10 stays owed
+  assert.match(String(await hanging), /quota/);
+  await scores([]);
+  assert.deepEqual([counters.totals.scored, storedScored(), shownScored()], [before + 2, before + 2, before + 2]);
+  assert.equal(counters.scoredOwed.size, 0);
+});

@@ -150,7 +150,8 @@
     /** Count `ids` (study-log comment ids a detector scored) as scored in the running study, and
      *  every scored id owed from before in its own study. An id whose write fails stays owed (and
      *  the error is rethrown); it is written again by the next call (the next scores message, or
-     *  daemon_messages.js's retry when none comes). Owed ids live in memory only: a worker stopped
+     *  daemon_messages.js's retry when none comes). An owed id whose write is under way in another
+     *  call is left to that call, not waited for. Owed ids live in memory only: a worker stopped
      *  first counts them when the page is sent and scored again. */
     async countScored(ids) {
       const study = runningStudy();
@@ -158,7 +159,10 @@
       for (const id of ids) this.scoredOwed.get(study).add(id);
       let failed = null;
       for (const [owedStudy, owed] of [...this.scoredOwed]) {
-        const tried = [...owed];
+        // not the ids whose write is under way in another call (one that hangs would hold this call
+        // and every later scores message up): that call settles them, or leaves them owed
+        const tried = [...owed].filter((id) => !this.writing.has(`scored:${owedStudy}:${id}`));
+        if (!tried.length) continue;
         try {
           await this.countComments("scored", tried, {}, owedStudy);
         } catch (err) {
