@@ -167,7 +167,8 @@ async def test_a_withdrawn_raters_merged_data_is_listed_then_deleted_and_shared_
 
     # done once: again, nothing is left to delete, and it says so
     again = forget_cli(research, capsys, "--delete")
-    assert f"rater rater-1 (study 'test') withdrew consent ({WITHDRAWN}): the log holds no rows of theirs" in again
+    assert f"rater rater-1 (study 'test') withdrew consent ({WITHDRAWN}): the log holds none of their sessions, ratings or " \
+        "sightings: nothing to delete" in again
     assert "deleted 0 rows" in again, again
     assert counts(research) == after
     # the listing still marks the withdrawal, and says the first bundle's rows of theirs were deleted, where
@@ -300,3 +301,33 @@ async def test_the_dry_run_leaves_an_older_log_as_it_was(tmp_path, capsys):
                 if x.startswith("rater ")]
     assert said(out) == said(deleted), (out, deleted)
     assert ("nothing to delete" in out) == ("deleted 0 rows" in deleted or "nothing to delete" in deleted)
+
+
+async def test_a_comment_others_saw_only_edited_keeps_the_version_the_withdrawn_rater_was_sent_and_says_so(
+        tmp_path, capsys):
+    """The log keeps one text per comment, the first one sent (with its first_seen and time shown). When
+    that was the withdrawn rater's and the others were sent only an edited version, the comment stays
+    (their data needs it) as the withdrawn rater was sent it: the deletion must say so, not that their
+    visit is gone from every comment that stays."""
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        sha = consent_sha256(app)
+        await collect(url, sha, "rater-1", [("c", "the first version rater one saw")], [])
+        await collect(url, sha, "rater-2", [("c", "the edited version rater two saw")], ["c"])
+    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, _app):
+        await withdraw(url, "rater-1")
+    export_and_merge(db, research, tmp_path / "second.bundle", capsys)
+    for extra in ((), ("--delete",)):
+        out = forget_cli(research, capsys, *extra)
+        line = next(x for x in out.splitlines() if x.startswith("rater rater-1 "))
+        kept = "kept" if extra else "would keep"
+        assert (f"; {kept} 1 comments that stay as rater-1's sessions were sent them (text, first seen, time "
+                "shown), since no one left was sent that version") in line, line
+    # as it says: the comment is rater-2's rating's, with the text only rater-1 was sent
+    assert rows(research, "SELECT t.text FROM comments c JOIN texts t USING (text_id)") == [
+        ("the first version rater one saw",)]
+    assert rows(research, "SELECT count(*) FROM ratings WHERE rater_id = 'rater-2'") == [(1,)]
+    again = forget_cli(research, capsys)
+    assert "the log holds no rows of theirs" not in again, again
+    assert "holds none of their sessions, ratings or sightings" in again, again

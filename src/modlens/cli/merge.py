@@ -138,12 +138,17 @@ def _forget(db: str, delete: bool) -> int:
         return 0
     verb = "deleted" if delete else "would delete"
     for r in raters:
-        what = f"{verb} {_rows_text(r['deleted'])}" if r["deleted"] else "the log holds no rows of theirs"
+        what = (f"{verb} {_rows_text(r['deleted'])}" if r["deleted"]
+                else "the log holds none of their sessions, ratings or sightings: nothing to delete")
         cleared = r["cleared"]
         if cleared:  # rows others' data keeps, which kept this rater's visit as it came first
             what += (f"; {'cleared' if delete else 'would clear'} {r['rater_id']}'s visit from "
                      f"{cleared.get('comments', 0)} comments and {cleared.get('pages', 0)} pages that stay "
                      "(first seen, time shown; address, title)")
+        kept = r["kept"].get("comments", 0)
+        if kept:  # the log keeps one text per comment: no one left's visit recorded another in its place
+            what += (f"; {'kept' if delete else 'would keep'} {kept} comments that stay as {r['rater_id']}'s sessions "
+                     "were sent them (text, first seen, time shown), since no one left was sent that version")
         print(f"rater {r['rater_id']} (study {r['study_id']!r}) withdrew consent ({r['withdrawn_at']}): {what}")
     total = sum(sum(r["deleted"].values()) for r in raters)
     holding = sum(bool(r["deleted"]) for r in raters)
@@ -154,7 +159,8 @@ def _forget(db: str, delete: bool) -> int:
         print(f"{db}: dry run, nothing deleted; {total} rows of {holding} of {len(raters)} raters who withdrew "
               f"would be; to delete them: modlens merge --forget-withdrawn {db} --delete")
     else:
-        print(f"{db}: nothing to delete: the log holds no rows of the {len(raters)} raters who withdrew")
+        print(f"{db}: nothing to delete: the log holds none of the sessions, ratings or sightings of the "
+              f"{len(raters)} raters who withdrew")
     return 0
 
 

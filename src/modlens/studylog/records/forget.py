@@ -10,7 +10,8 @@ gold or anchor comments); then what belongs to it alone (its labels, daemon vari
 media scores, deferred variants), its page when no comment is left on it, its media when no comment or
 fused case shows them, and each text when nothing left refers to it, with its scores, normalizations
 and step errors. Provenance (`row_sources`) of every deleted row goes with it. A comment or page that
-stays no longer keeps the rater's visit where theirs was the first (`_AS_SEEN`). The consents stay: the
+stays no longer keeps the rater's visit where theirs was the first (`_AS_SEEN`), unless no one left was
+sent the text it keeps (`_KEPT`: counted and reported, not changed). The consents stay: the
 record of the withdrawal, and of why the rater's data is gone (a consent's ids and times, none of their
 data); so does `bundles` (what each merge brought, as it said then).
 
@@ -72,7 +73,8 @@ _ALSO_KEEPS = {"comments": ("p.platform = 'study'",
 # comment's time shown, the page's url and title: docs/MULTI.md). Where the withdrawn rater's sighting came
 # first, that is their visit: it becomes what those who stay recorded, or unknown, as a bundle leaves it
 # where that session does not travel (`exchange/bundle.py`, `_AS_SEEN`). temp.f_seen: per comment the
-# rater's sessions saw, its page and their first sighting of it (read before their sightings go).
+# rater's sessions saw, its page, their first sighting of it, and whether they were sent the text the log
+# keeps for it (read before their sightings go).
 _OTHERS_FIRST = ("(SELECT min(o.seen_at) FROM sightings o WHERE o.comment_id = comments.comment_id "
                  "AND (o.text_id IS NULL OR o.text_id = comments.text_id))")
 _PAGE_OTHERS_FIRST = ("(SELECT min(o.seen_at) FROM sightings o JOIN comments x USING (comment_id) "
@@ -85,6 +87,14 @@ _AS_SEEN = {
              "title = NULL WHERE page_id IN (SELECT f.page_id FROM temp.f_seen f WHERE f.page_id IS NOT NULL "
              "GROUP BY f.page_id HAVING min(f.seen_at) <= " + _PAGE_OTHERS_FIRST.format(page="f.page_id") + ")",
 }
+# The log keeps one text per comment, the first one sent, with that visit's first_seen and time shown. A
+# comment that stays whose kept text the rater's sessions were sent and no remaining session was (the
+# others saw an edited version, or only rated it) keeps all three as the rater's visit left them: no one
+# else's visit recorded what could stand in their place (a bundle leaves such a comment behind). Counted,
+# so the report says so (`kept`); the study's own gold and anchor comments are the study's, not a visit.
+_KEPT = ("SELECT count(*) FROM comments c JOIN temp.f_seen f ON f.id = c.comment_id WHERE f.own_text "
+         "AND c.platform <> 'study' AND NOT EXISTS (SELECT 1 FROM sightings o WHERE o.comment_id = c.comment_id "
+         "AND (o.text_id IS NULL OR o.text_id = c.text_id))")
 
 # the order a report lists the tables in: the rater's own rows, then what went with them
 ORDER = ("sessions", "ratings", "rating_values", "sightings", "rater_reviews", "raters", "comments", "labels",
@@ -132,6 +142,7 @@ class _Deleter:
         self.conn = conn
         self.counts: dict[str, int] = {}
         self.cleared: dict[str, int] = {}
+        self.kept: dict[str, int] = {}
 
     def delete(self, table: str, where: str, params: dict[str, Any] | None = None) -> None:
         """Delete `table`'s rows `where`: first the shared rows they name become candidates, and their
@@ -162,8 +173,9 @@ class _Deleter:
         sessions = f"(SELECT session_id FROM sessions WHERE {theirs})"
         ratings = f"(SELECT rating_id FROM ratings WHERE ({theirs}) OR session_id IN {sessions})"
         self.conn.execute("DELETE FROM temp.f_seen")
-        self.conn.execute("INSERT INTO temp.f_seen SELECT s.comment_id, c.page_id, min(s.seen_at) FROM sightings s "
-                          f"JOIN comments c USING (comment_id) WHERE s.session_id IN {sessions} GROUP BY s.comment_id", p)
+        self.conn.execute("INSERT INTO temp.f_seen SELECT s.comment_id, c.page_id, min(s.seen_at), "
+                          "max(s.text_id IS NULL OR s.text_id = c.text_id) FROM sightings s JOIN comments c "
+                          f"USING (comment_id) WHERE s.session_id IN {sessions} GROUP BY s.comment_id", p)
         self.delete("rating_values", f"rating_id IN {ratings}", p)
         self.delete("ratings", f"rating_id IN {ratings}", p)
         self.delete("sightings", f"session_id IN {sessions}", p)
@@ -177,6 +189,8 @@ class _Deleter:
             n = self.conn.execute(sql).rowcount
             if n > 0:
                 self.cleared[table] = n
+        kept = self.conn.execute(_KEPT).fetchone()[0]
+        self.kept = {"comments": kept} if kept else {}
         return self.counts
 
     def _shared(self, name: str) -> None:
@@ -223,8 +237,11 @@ def withdrawn_raters(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
 def forget_withdrawn(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Delete, inside the caller's transaction, the rows of every rater who withdrew; per rater
     {"study_id", "rater_id", "withdrawn_at", "deleted": {table: rows}} (a rater whose rows were
-    deleted before: {}), "cleared": {"comments"|"pages": rows that stay, rewritten as `_AS_SEEN` says}}. Raters are taken in turn: a comment two of them shared goes with the second."""
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS f_seen (id INTEGER PRIMARY KEY, page_id INTEGER, seen_at TEXT)")
+    deleted before: {}), "cleared": {"comments"|"pages": rows that stay, rewritten as `_AS_SEEN` says},
+    "kept": {"comments": comments that stay as the rater's visit left them, `_KEPT`}}. Raters are taken in
+    turn: a comment two of them shared goes with the second."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS f_seen (id INTEGER PRIMARY KEY, page_id INTEGER, seen_at TEXT, "
+                 "own_text INTEGER)")
     for name in SHARED:
         conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS f_{name} (id INTEGER PRIMARY KEY)")
         conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS f_new_{name} (id INTEGER PRIMARY KEY)")
@@ -235,7 +252,7 @@ def forget_withdrawn(conn: sqlite3.Connection) -> list[dict[str, Any]]:
             deleted = deleter.rater(study_id, rater_id)
             out.append({"study_id": study_id, "rater_id": rater_id, "withdrawn_at": at,
                         "deleted": {t: deleted[t] for t in sorted(deleted, key=ORDER.index)},
-                        "cleared": deleter.cleared})
+                        "cleared": deleter.cleared, "kept": deleter.kept})
     finally:
         conn.execute("DROP TABLE IF EXISTS temp.f_seen")
         for name in SHARED:
