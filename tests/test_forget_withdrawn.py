@@ -245,6 +245,12 @@ async def test_a_participants_own_log_is_refused(tmp_path, capsys):
     assert cli_main(["merge", "--forget-withdrawn", str(db), "--delete"]) == 2
     assert "is not a merged study log" in capsys.readouterr().err
     assert counts(db) == before
+    # refused before anything opens it for writing: an older one is not upgraded on the way
+    as_schema(db, SCHEMA_VERSION - 1)
+    raw = db.read_bytes()
+    assert cli_main(["merge", "--forget-withdrawn", str(db), "--delete"]) == 2
+    assert "is not a merged study log" in capsys.readouterr().err
+    assert unchanged(db, raw)
 
 
 def test_every_reference_to_a_shared_row_says_whether_it_keeps_it(monkeypatch):
