@@ -200,6 +200,50 @@ def test_a_log_read_without_locks_is_checked_when_closed_inside_a_callers_except
     assert lines[1:] == ["kept: \"the block's own\""], done.stdout
 
 
+EXPORT_WHILE_WRITTEN = """
+import sys
+from pathlib import Path
+from modlens.studylog.connection import StudyLogError
+from modlens.studylog.export import export
+from modlens.studylog.store import StudyLog
+from modlens.studylog.tables import ExportTable, derived
+
+writable, read_only, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+export(read_only, out)  # the log as it was: the export to keep
+before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+def write_meanwhile(log):  # a writer reaching the log another way, while the export reads it
+    with StudyLog(writable) as writer:
+        writer.add_comment("youtube", f"late{len(writer.query('SELECT 1 FROM comments'))}", None, "written meanwhile")
+    return ExportTable("late", "what was read after the writer", "", (derived("n", "int", "a number"),)), [(1,)], {}
+
+try:
+    export(read_only, out, derived=[write_meanwhile])
+    print("exported")
+except StudyLogError as err:
+    print("refused:", err)
+after = {p.name: p.read_bytes() for p in out.iterdir()}
+print("kept" if after == before else f"changed: {sorted(after)} (before: {sorted(before)})")
+fresh = out.with_name("fresh")
+try:
+    export(read_only, fresh, derived=[write_meanwhile])
+except StudyLogError:
+    print("fresh:", sorted(p.name for p in fresh.iterdir()) if fresh.exists() else "not made")
+"""
+
+
+def test_an_export_refused_as_changed_while_read_leaves_the_folder_as_it_was(tmp_path):
+    """The export's read is checked once all its tables are read; a refused read writes none of its
+    tables into the folder (they would sit beside an earlier export's manifest, or none): the earlier
+    export there is left whole, and a folder the export made is not left behind."""
+    out = tmp_path / "out"
+    _, seen, done = _beside_a_writer(tmp_path, EXPORT_WHILE_WRITTEN.replace("sys.argv[3]", repr(str(out))))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"refused: the study log {seen} changed while it was read"), done.stdout
+    assert lines[1:] == ["kept", "fresh: not made"], done.stdout
+
+
 def test_a_file_that_is_not_a_log_is_still_not_a_modlens_study_log(tmp_path):
     path = tmp_path / "notes.sqlite"
     path.write_text("these are my notes, not a database\n" * 200, encoding="utf-8")

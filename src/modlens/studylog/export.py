@@ -2,10 +2,13 @@
 
 Reads through a read-only connection inside one read transaction, so the export is a
 consistent snapshot across tables and never blocks (nor is blocked by) a running writer.
-Each file is written under a temporary name and renamed, so a crash leaves no half file.
+Each file is written under a temporary name and all are renamed only once the read is known to
+be whole (a log read without locks is checked then: `LogConnection.check_unchanged`), the
+manifest last: a crash or a refused read leaves no half file and no table of that read.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -31,16 +34,18 @@ def _typed(table: ExportTable, rows: Iterable[tuple[Any, ...]]) -> Iterator[tupl
         yield tuple(None if v is None else cast(v) for cast, v in zip(casts, row))
 
 
-def _write(writer: Any, out: Path, table: ExportTable, rows: Iterable[tuple[Any, ...]]) -> tuple[Path, int]:
-    """One table's file, written under a temporary name and renamed (a crash leaves no half file)."""
-    final = out / f"{table.name}{writer.EXTENSION}"
+def _temp(final: Path, pending: list[tuple[Path, Path]]) -> Path:
+    """The temporary name `final` is written under, kept in `pending` for `export` to rename or remove."""
     tmp = final.with_name(final.name + ".tmp")
-    try:
-        n = writer.write(tmp, table, rows)
-        os.replace(tmp, final)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return final, n
+    pending.append((tmp, final))
+    return tmp
+
+
+def _write(writer: Any, out: Path, table: ExportTable, rows: Iterable[tuple[Any, ...]],
+           pending: list[tuple[Path, Path]]) -> tuple[Path, int]:
+    """One table's file, written under a temporary name (renamed by `export` once the read passed its check)."""
+    final = out / f"{table.name}{writer.EXTENSION}"
+    return final, writer.write(_temp(final, pending), table, rows)
 
 
 def check_tables(tables: Sequence[str]) -> None:
@@ -69,19 +74,34 @@ def export(db: str | Path, out_dir: str | Path, fmt: str = "csv", tables: Sequen
     out = Path(out_dir)
     manifest: dict[str, Any] = {"db": str(Path(db).resolve()), "format": fmt, "schema_version": SCHEMA_VERSION,
                                 "exported_at": now_iso(), "tables": {}}
-    with StudyLog(db, readonly=True) as log, log.snapshot():
-        out.mkdir(parents=True, exist_ok=True)  # only once the log opened: a bad --db leaves nothing behind
-        for table in chosen:
-            cursor = log.conn.execute(table.sql)
-            names = [d[0] for d in cursor.description]
-            if names != [c.name for c in table.columns]:  # the description and its query must agree
-                raise RuntimeError(f"export {table.name}: query columns {names} differ from studylog/tables.py")
-            final, n = _write(writer, out, table, _typed(table, cursor))
-            manifest["tables"][table.name] = {"file": final.name, "rows": n}
-        for build in derived:
-            table, rows, about = build(log)
-            final, n = _write(writer, out, table, _typed(table, rows))
-            manifest["tables"][table.name] = {"file": final.name, "rows": n, **about}
-    (out / DICTIONARY_FILE).write_text("# modlens study log: data dictionary\n\n" + render_markdown(), encoding="utf-8")
-    (out / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    pending: list[tuple[Path, Path]] = []  # (temporary name, final name), in the order they are renamed
+    made = False
+    try:
+        with StudyLog(db, readonly=True) as log, log.snapshot():
+            made = not out.is_dir()
+            out.mkdir(parents=True, exist_ok=True)  # only once the log opened: a bad --db leaves nothing behind
+            for table in chosen:
+                cursor = log.conn.execute(table.sql)
+                names = [d[0] for d in cursor.description]
+                if names != [c.name for c in table.columns]:  # the description and its query must agree
+                    raise RuntimeError(f"export {table.name}: query columns {names} differ from studylog/tables.py")
+                final, n = _write(writer, out, table, _typed(table, cursor), pending)
+                manifest["tables"][table.name] = {"file": final.name, "rows": n}
+            for build in derived:
+                table, rows, about = build(log)
+                final, n = _write(writer, out, table, _typed(table, rows), pending)
+                manifest["tables"][table.name] = {"file": final.name, "rows": n, **about}
+        # the read passed its checks (the snapshot's end, the close): only now does any file of it take its name
+        _temp(out / DICTIONARY_FILE, pending).write_text(
+            "# modlens study log: data dictionary\n\n" + render_markdown(), encoding="utf-8")
+        _temp(out / MANIFEST_FILE, pending).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        for tmp, final in pending:
+            os.replace(tmp, final)
+    except BaseException:
+        for tmp, _ in pending:
+            tmp.unlink(missing_ok=True)
+        if made:
+            with contextlib.suppress(OSError):  # the folder this export made, left empty
+                out.rmdir()
+        raise
     return manifest
