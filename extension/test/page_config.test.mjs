@@ -28,13 +28,34 @@ test("a page that asked for its config before hello_ok and reported after it is 
   assert.equal(again.stale, false, "a page holding the current config is not sent round again");
 });
 
-test("every change of what a page is told moves the revision: settings, study, consent", async () => {
-  const seen = [ns.config.revision];
+test("every change of what a page is told changes the revision; the same config gives the same revision, across a worker restart", async () => {
+  const revision = async () => (await ask(ns.messages.contentHello())).revision;
+  const stale = async (rev) => (await ask(ns.messages.pageStatus({ adapter: "youtube", state: "inactive" }, rev))).stale;
+  const seen = [await revision()];
   await ns.config.updateSettings({ paused: true });
-  seen.push(ns.config.revision);
+  seen.push(await revision());
   await ns.config.setConsent(true, "s1");
-  seen.push(ns.config.revision);
+  seen.push(await revision());
   await ns.config.setStudy(null, []);
-  seen.push(ns.config.revision);
+  seen.push(await revision());
   assert.equal(new Set(seen).size, 4, seen.join(" "));
+  // a change made without the mutators changes it too
+  ns.config.settings = { ...ns.config.settings, paused: false };
+  assert.ok(!seen.includes(await revision()));
+  // the daemon answers every hello with the same study: nothing a page is told changed, nor does its revision
+  const hello = { type: "hello_ok", id: "h2", session_id: "sess-2", server_version: "0", protocol: 1, study, detectors: [], variants_enabled: false };
+  await ns.onDaemonMessage(hello);
+  const held = await revision();
+  await ns.onDaemonMessage({ ...hello, id: "h3", session_id: "sess-3" });
+  assert.equal(await revision(), held);
+  assert.equal(await stale(held), false, "the same config is answered stale after a hello_ok of the same study");
+  // the browser stops the worker and starts it again: the page's config is the one it holds
+  await ns.config.updateSettings({ paused: true });
+  const beforeRestart = await revision();
+  clearInterval(ns.connection.keepaliveTimer);
+  loadWorker();
+  await startWorker(ns);
+  assert.equal(await revision(), beforeRestart);
+  assert.equal(await stale(beforeRestart), false, "a page is sent round again after every worker restart");
+  assert.equal(await stale(held), true, "a page holding an older config is told so after a restart");
 });

@@ -13,12 +13,6 @@
     withdrawals: {}, // study_id -> at: the participant withdrew from it; every hello to its daemon says so until they agree to it again
     salts: {}, // study_id -> random salt
     seedFile: null, // seed.json as load() read it (seed()), or null
-    // Names what content scripts are told (contentConfig): moved by every change below, before its
-    // write, so a page holding an older config finds out when it next reports its status (a page
-    // that asked just before a change may not be among the tabs told of it). Random per worker
-    // start: a page cannot hold the revision of a worker that stopped.
-    revision: ns.newId("config"),
-    changed() { this.revision = ns.newId("config"); },
 
     async load() {
       const got = await store.get(["settings", "study", "detectors", "consent", "withdrawals", "salts", "seedApplied"]);
@@ -85,7 +79,6 @@
       if ("token" in changes && typeof changes.token !== "string") throw new Error("the pairing token must be text");
       const before = this.settings;
       this.settings = { ...this.settings, ...changes };
-      this.changed();
       await store.set({ settings: this.settings });
       return before.daemonUrl !== this.settings.daemonUrl || before.token !== this.settings.token;
     },
@@ -93,7 +86,6 @@
     async setStudy(study, detectors) {
       this.study = study;
       this.detectors = detectors || [];
-      this.changed();
       await store.set({ study: this.study, detectors: this.detectors });
     },
 
@@ -108,7 +100,6 @@
       this.withdrawals = { ...this.withdrawals };
       if (accept) delete this.withdrawals[studyId];
       else this.withdrawals[studyId] = new Date().toISOString();
-      this.changed();
       await store.set({ consent: this.consent, withdrawals: this.withdrawals });
     },
 

@@ -14,18 +14,28 @@
     return { url, site, granted, frame: !!(sender.frameId && sender.frameId !== 0) };
   }
 
-  async function contentConfig(msg, sender) {
+  // What a content script is told of the config, but for its top-level page (contentConfig).
+  function pageConfig() {
     const study = config.study;
-    const revision = config.revision; // read first: a change during the await below makes it stale, not silent
     return {
-      revision,
-      top: await topPage(sender),
       consented: config.consented(), paused: config.settings.paused, sites: config.settings.sites, display: config.displayMode(),
       study: study && { study_id: study.study_id, attributes: study.attributes, toxicity_mode: study.toxicity_mode,
         anchors: study.anchors, max_comment_chars: study.max_comment_chars },
       customSelectors: config.settings.customSelectors || [],
       timings: config.timings || {},
     };
+  }
+
+  // The revision of a page config is the config itself, written out with its keys in order: a page
+  // holding another one finds out when it next reports its status (a page that asked just before a
+  // change may not be among the tabs told of it). Derived, not kept: whatever changes what a page is
+  // told changes it, and nothing else does (a worker restart, a hello_ok of the same study).
+  const revisionOf = (cfg) => JSON.stringify(cfg, (k, v) => (v && typeof v === "object" && !Array.isArray(v)
+    ? Object.fromEntries(Object.keys(v).sort().map((key) => [key, v[key]])) : v));
+
+  async function contentConfig(msg, sender) {
+    const cfg = pageConfig(); // read first: a change during the await below makes it stale, not silent
+    return { revision: revisionOf(cfg), top: await topPage(sender), ...cfg };
   }
 
   // Calibration round (calibration.html): the study's gold comments, rated like any comment but
@@ -138,7 +148,7 @@
       await tabs.setStatus(sender, msg.status); // saved before the answer: the worker may stop after it
       // stale: the config changed since the page asked for it, perhaps before its tab was known to
       // tabs.configChanged; the page asks again and reports what now holds it back
-      return { ok: true, stale: msg.revision !== config.revision };
+      return { ok: true, stale: msg.revision !== revisionOf(pageConfig()) };
     },
     [M.getState]: (msg) => {
       connection.askStatus(); // its answer comes as a state broadcast
