@@ -215,6 +215,23 @@ def test_a_join_killed_before_its_journal_leaves_no_staged_files_after_the_next_
         == "second"
 
 
+@pytest.mark.parametrize("config", ["home", "home/study.toml"])
+def test_serve_given_the_home_as_config_completes_an_interrupted_join_first(tmp_path, modlens_home, config):
+    # `modlens serve --config $MODLENS_HOME` read the home's files as any study folder: killed after
+    # its journal and study.toml, a join left the new study.toml beside the old item set, which was served
+    from modlens.live.run import served_study
+
+    second = _set_then_plain(tmp_path, modlens_home)
+    killed = _run(["2", "join", str(second), "--allow-unsigned", "--replace"], modlens_home)
+    assert killed.returncode == -signal.SIGKILL and (modlens_home / "join-journal.json").is_file()
+    assert (modlens_home / "itemset.json").is_file()  # the old study's, beside the new study.toml
+
+    study, study_dir, _ = served_study(config.replace("home", str(modlens_home)))
+    assert study.study_id == "second"
+    assert not (modlens_home / "join-journal.json").exists() and not (modlens_home / "itemset.json").exists()
+    assert study_dir is None or not (study_dir / "itemset.json").exists()
+
+
 def _lines(stream) -> queue.Queue:
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()

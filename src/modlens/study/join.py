@@ -67,22 +67,28 @@ def _record(home: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def finish_interrupted_join() -> str | None:
+def finish_interrupted_join(home: Path | None = None) -> str | None:
     """Complete a join a crash interrupted (`settled`); the line saying so, or None."""
-    with settled() as note:
+    with settled(home) as note:
         return note
 
 
+def is_joined_home(folder: Path) -> bool:
+    """Whether `folder` is a modlens home a join wrote to (this one, or another given as a study folder)."""
+    return (folder / JOINED_FILE).exists() or (folder / join_journal.JOURNAL_FILE).exists()
+
+
 @contextmanager
-def settled() -> Iterator[str | None]:
-    """The home's join files as one study for as long as the block runs: a join under way in another
-    process is waited for (up to JOIN_WAIT_S, then JoinError), one a dead process left behind (its
-    journal, its staged temps) is completed and cleaned first, and no join starts before the block
-    ends. Yields the line saying a join had been interrupted and is now completed, or None."""
+def settled(home: Path | None = None) -> Iterator[str | None]:
+    """The join files of `home` (this modlens home by default) as one study for as long as the block
+    runs: a join under way in another process is waited for (up to JOIN_WAIT_S, then JoinError), one a
+    dead process left behind (its journal, its staged temps) is completed and cleaned first, and no
+    join starts before the block ends. Yields the line saying a join had been interrupted and is now
+    completed, or None."""
     if getattr(_turns, "depth", 0):  # this thread holds its turn already (a join, or a reader's block)
         yield None
         return
-    home, note = paths.home(), None
+    home, note = home or paths.home(), None
     while True:
         with _turn(home, exclusive=False):
             if not (home / join_journal.JOURNAL_FILE).exists() and \
