@@ -231,6 +231,19 @@ def test_a_log_without_withdrawals_or_not_merged_is_said_so(tmp_path, capsys):
     missing = tmp_path / "missing.sqlite"
     assert cli_main(["merge", "--forget-withdrawn", str(missing)]) == 3  # not found
     assert not missing.exists()  # and not created by asking
+    # another program's database, an empty file: refused, and nothing written to either
+    other, empty = tmp_path / "other.sqlite", tmp_path / "empty.sqlite"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE notes (x)")
+    con.commit()
+    con.close()
+    empty.write_bytes(b"")
+    for path, said in ((other, "not a modlens study log"), (empty, "is not a merged study log")):
+        raw = path.read_bytes()
+        capsys.readouterr()
+        assert cli_main(["merge", "--forget-withdrawn", str(path), "--delete"]) != 0
+        assert said in capsys.readouterr().err
+        assert unchanged(path, raw)
     assert cli_main(["merge", "--delete", "--out", str(tmp_path / "x.sqlite"), "a.bundle"]) == 2
     assert "--delete goes with --forget-withdrawn" in capsys.readouterr().err
 

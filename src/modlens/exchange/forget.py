@@ -71,7 +71,7 @@ def _merged_log_version(source: LogConnection) -> int:
         raise
     if version >= SCHEMA_VERSION:
         migrate.check_readable(source)  # a newer modlens's log is refused
-    elif version == 0 and (foreign := another_programs_database(source.path)) is not None:
+    elif version == 0 and (foreign := another_programs_database(source.conn, source.path)) is not None:
         raise foreign
     merged = source.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'bundles'").fetchone() \
         and source.conn.execute("SELECT 1 FROM bundles LIMIT 1").fetchone()
