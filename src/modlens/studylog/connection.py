@@ -434,10 +434,12 @@ def unlocked_read(path: Path) -> FileState | None:
     a writer that reaches the file another way (its owner, another mount) from opening it meanwhile;
     its commits go to its own -wal, unseen, until a checkpoint rewrites pages of the file: the file's
     state is kept here and `LogConnection.check_unchanged` refuses a read during which it changed
-    (its size, its mtime or ctime, to the file system's clock tick). None (`mode=ro` as usual) where
-    the folder is writable, a side file exists (a -wal may hold commits not yet in the file), or the
-    header is not a WAL log's (a rollback-mode log needs no side file to be read; anything else gets
-    the open's own error)."""
+    (its size, its mtime or ctime). Those show no more than the file system's timestamp tick: a write
+    that keeps the size (a checkpoint rewriting pages in place) within the tick of the file's last
+    change before the open goes unseen, after reads began too; 2 s on FAT (docs/DATA.md). None
+    (`mode=ro` as usual) where the folder is writable, a side file exists (a -wal may hold commits not
+    yet in the file), or the header is not a WAL log's (a rollback-mode log needs no side file to be
+    read; anything else gets the open's own error)."""
     folder = path.parent
     try:
         if os.access(folder, os.W_OK | os.X_OK) and not os.statvfs(folder).f_flag & os.ST_RDONLY:
