@@ -36,7 +36,7 @@
     if (!node) return "";
     if (typeof node === "string") return ns.cleanText(node);
     if (node.innerText === undefined) return ns.cleanText(node.textContent); // not an HTML element
-    return ns.cleanText(isRendered(node) ? node.innerText : ns.unrenderedText(node));
+    return ns.cleanText(isRendered(node) ? node.innerText : unrenderedText(node));
   };
 
   // innerText of an element with no layout box (in a display:none container or frame, detached,
@@ -60,23 +60,27 @@
   const BLOCKS = new Set(["address", "article", "aside", "blockquote", "body", "center", "dd", "details", "dialog",
     "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5",
     "h6", "header", "hgroup", "hr", "html", "legend", "li", "listing", "main", "menu", "nav", "ol", "optgroup",
-    "option", "p", "plaintext", "pre", "search", "section", "summary", "table", "ul", "xmp"]);
-  const DEFAULT_DISPLAY = { tr: "table-row", td: "table-cell", th: "table-cell", caption: "table-caption" };
-  const BLOCK_LEVEL = new Set(["block", "flow-root", "list-item", "flex", "grid", "table", "table-caption", "-webkit-box"]);
+    "option", "p", "plaintext", "pre", "search", "section", "summary", "table", "ul", "xmp",
+    // table rows, cells and captions: not blocks, yet innerText breaks around them too (a row a line,
+    // a cell a tab), which textOf's whitespace collapsing reads as the break a block gives
+    "tr", "td", "th", "caption"]);
+  // displays innerText breaks lines around (table-cell: a tab, the same once collapsed)
+  const BREAKS = new Set(["block", "flow-root", "list-item", "flex", "grid", "table", "table-caption", "-webkit-box",
+    "table-row", "table-cell"]);
 
   function defaultDisplay(el, name) {
     if (NOT_SHOWN.has(name) || el.hasAttribute("hidden") || (name === "dialog" && !el.hasAttribute("open"))) return "none";
-    return DEFAULT_DISPLAY[name] || (BLOCKS.has(name) ? "block" : "inline");
+    return BLOCKS.has(name) ? "block" : "inline";
   }
 
   /** The text innerText gives for `node` once it is rendered, up to runs of whitespace (textOf
-   * collapses them): a line break around each block-level element (two around <p>), one at <br>,
-   * a tab after a table cell; display:none and visibility:hidden parts, replaced elements' insides,
+   * collapses them, so every break is one line break): around each block-level element, table row
+   * and cell, and at <br>; display:none and visibility:hidden parts, replaced elements' insides,
    * a closed <details>' body and SVG text outside <text> are left out, as innerText leaves them out.
    * Display, visibility and text-transform are the computed ones where the document can compute
    * them (a display:none subtree or frame), else the user agent's defaults. Not modelled: text in
    * shadow trees, text-transform: capitalize, MathML's italic letters. */
-  ns.unrenderedText = function unrenderedText(node) {
+  function unrenderedText(node) {
     const view = node.ownerDocument && node.ownerDocument.defaultView;
     // a detached node has no computed style: getComputedStyle answers "" for every property
     const styleOf = (el) => {
@@ -99,11 +103,8 @@
         svgText: svg && (inherited.svgText || name === "text"),
       };
       if (name === "br") { out.push("\n"); return; }
-      let lines = "";
-      if (svg) lines = name === "text" ? "\n" : "";
-      else if (name === "p") lines = "\n\n";
-      else if (BLOCK_LEVEL.has(display.split(" ")[0]) || display === "table-row") lines = "\n";
-      out.push(lines);
+      const breaks = svg ? name === "text" : BREAKS.has(display.split(" ")[0]);
+      if (breaks) out.push("\n");
       // a closed <details> shows its summary only
       const shown = name === "details" && !el.hasAttribute("open")
         ? [...el.childNodes].filter((c) => c.nodeType === 1 && String(c.localName).toLowerCase() === "summary").slice(0, 1)
@@ -112,11 +113,11 @@
         if (child.nodeType === 1) walk(child, false, style);
         else if (child.nodeType === 3 && style.visible && (!svg || style.svgText)) out.push(transformed(child.data, style.transform));
       }
-      out.push(display === "table-cell" ? "\t" : lines);
+      if (breaks) out.push("\n");
     };
     walk(node, true, { svg: false, svgText: false, visible: true, transform: "none" });
     return out.join("");
-  };
+  }
 
   function transformed(text, transform) {
     if (transform === "uppercase") return text.toUpperCase();
