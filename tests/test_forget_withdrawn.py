@@ -350,3 +350,22 @@ async def test_a_comment_others_saw_only_edited_keeps_the_version_the_withdrawn_
     again = forget_cli(research, capsys)
     assert "the log holds no rows of theirs" not in again, again
     assert "holds none of their sessions, ratings or sightings" in again, again
+
+
+async def test_a_participant_who_consented_again_is_not_said_to_have_withdrawn(tmp_path, capsys):
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], ["k"])
+    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        await withdraw(url, "rater-1")
+        async with connect(url) as ws:  # and agrees again
+            await Client(ws).hello("rater-1", study_id="test", consent_at="2025-03-03T10:00:00.000Z",
+                                   consent_sha256=consent_sha256(app))
+    export_and_merge(db, research, tmp_path / "second.bundle", capsys)
+    assert rows(research, "SELECT count(*) FROM consents WHERE withdrawn_at IS NOT NULL") == [(1,)]
+    out = forget_cli(research, capsys, "--delete")
+    assert "no participant withdrew" not in out, out
+    assert f"{research}: every participant in the log consents (a consent given after a withdrawal holds): " \
+           "nothing to delete" in out, out
+    assert rows(research, "SELECT count(*) FROM ratings WHERE rater_id = 'rater-1'") == [(1,)]

@@ -134,7 +134,10 @@ def _forget(db: str, delete: bool) -> int:
             f"upgraded to {upgraded} before the deletion" if delete else
             f"left as it is: counted on a copy upgraded to {upgraded} in memory, as --delete upgrades the log first"))
     if not raters:
-        print(f"{db}: no participant withdrew consent: nothing to delete")
+        # a rater counts as withdrawn while no consent of theirs holds (`withdrawn_raters`): one who agreed
+        # again after withdrawing consents, and their data stays
+        print(f"{db}: every participant in the log consents (a consent given after a withdrawal holds): "
+              "nothing to delete")
         return 0
     verb = "deleted" if delete else "would delete"
     for r in raters:
