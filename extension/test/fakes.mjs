@@ -138,6 +138,45 @@ export const parsedElement = (html) => wrap(parseDocument(html).children.find(is
 
 const require = createRequire(import.meta.url);
 
+const SITES = new URL("../../tests/fixtures/sites/", import.meta.url);
+/** A file of site fixture `name` (tests/fixtures/sites/NAME/): fixture.json, page.html, expected.json, ... */
+export const fixtureFile = (name, file) => readFileSync(new URL(`${name}/${file}`, SITES), "utf8");
+
+/** The extension's settings the browser tests' runner gives fixture `name`: its generic_selector saved as
+ * the custom selector for its page's host (key: none, derived), else none. */
+export function fixtureSettings(name) {
+  const fx = JSON.parse(fixtureFile(name, "fixture.json"));
+  return fx.generic_selector ? { customSelectors: [{ host: new URL(fx.start_url).hostname, ...fx.generic_selector, key: "" }] } : {};
+}
+
+/** The keyed records (each with its element, `el`) the fixture's adapter extracts from its `file` as loaded
+ * (before any lazy load), read as parsed, not laid out (parsedDocument), at the address the fixture
+ * serves that file from (a frame's: its route, given the article's address as Facebook's plugin is);
+ * `html`: other markup read in its place; `settings`: the extension's (fixtureSettings unless given). */
+export function fixtureRecords(name, { file = "page.html", settings = fixtureSettings(name), html = fixtureFile(name, file) } = {}) {
+  const fx = JSON.parse(fixtureFile(name, "fixture.json"));
+  for (const part of ["lib/sampling", "lib/hash", "content/dom", "content/registry", "content/observer", `content/adapters/${fx.adapter}`]) {
+    require(`../${part}.js`);
+  }
+  const ns = require("../lib/ns.js");
+  const route = Object.entries(fx.routes).find(([, served]) => served === file)[0];
+  const loc = new URL(route.endsWith("*") ? `${route.slice(0, -1)}?href=${encodeURIComponent(fx.start_url)}` : route);
+  const adapter = ns.adapters.find((a) => a.name === fx.adapter);
+  const doc = parsedDocument(html);
+  globalThis.location = loc;
+  try {
+    assert.ok(adapter.matches(loc, settings, doc), `${fx.adapter} takes ${name}'s ${file}`);
+    const page = { page_key: String(adapter.pageKey(loc, doc)) };
+    assert.equal(page.page_key, fx.page_key, name);
+    const obs = new ns.CommentObserver(adapter, {}, { document: doc });
+    // an element the adapter makes no keyed record of (a wrapper the comment selector also matches) is none
+    return doc.querySelectorAll(adapter.comments).map((el) => [el, obs.extract(el, page)])
+      .filter(([, r]) => r && r.key).map(([el, r]) => ({ ...r, el }));
+  } finally {
+    delete globalThis.location;
+  }
+}
+
 /** Loads lib/ modules (CommonJS, on the shared namespace) and then the classic scripts `files`
  * (paths under extension/, no .js) in this context, in the order given; returns the namespace. */
 export function loadExtension(libs, files) {
