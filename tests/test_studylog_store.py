@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from modlens.errors import UPGRADE
 from modlens.perturb.base import Variant
 from modlens.studylog import schema
 from modlens.studylog.store import LogWriter, StudyLog
@@ -263,7 +264,30 @@ def test_readonly_open_refuses_a_log_from_another_schema_version(db):
     raw.close()
     with pytest.raises(StudyLogError, match=f"schema version {SCHEMA_VERSION + 1}") as newer:
         StudyLog(db, readonly=True)
-    assert "upgrade modlens" in str(newer.value) and "open it once for writing" not in str(newer.value)
+    assert "upgrade modlens" in (newer.value.fix or "") and "open it once for writing" not in str(newer.value)
+
+
+def test_a_log_of_a_newer_schema_is_refused_in_the_same_words_by_a_reader_and_a_writer(db):
+    """One meaning, one wording: the log's schema is newer than this modlens's, so only upgrading helps,
+    whether it was opened to read or to write (and the writer leaves it as it was)."""
+    StudyLog(db).close()
+    raw = sqlite3.connect(db)
+    raw.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    raw.commit()
+    raw.close()
+    refusals = []
+    for readonly in (True, False):
+        with pytest.raises(StudyLogError) as refused:
+            StudyLog(db, readonly=readonly)
+        refusals.append((refused.value.message, refused.value.fix))
+    assert refusals[0] == refusals[1], refusals
+    message, fix = refusals[0]
+    assert message == (f"{db} has schema version {SCHEMA_VERSION + 1}, newer than this modlens reads "
+                       f"({SCHEMA_VERSION}): a newer modlens wrote it"), message
+    assert fix == UPGRADE
+    raw = sqlite3.connect(db)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
+    raw.close()
 
 
 def test_readonly_open_of_another_programs_database_says_it_is_no_study_log(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from modlens.errors import UPGRADE
 from modlens.studylog import page_address
 from modlens.studylog.connection import (LogConnection, StudyLogError, another_programs_database, begin_immediate,
                                         cannot_open, wait_for_lock)
@@ -30,13 +31,19 @@ def split_sql(script: str) -> list[str]:
     return statements
 
 
+def newer_schema(db: LogConnection, version: int) -> StudyLogError:
+    """The refusal of a log whose schema `version` is above this modlens's, by a reader and a writer
+    alike: no writer here can migrate it back, only upgrading modlens helps."""
+    return StudyLogError(f"{db.path} has schema version {version}, newer than this modlens reads "
+                         f"({SCHEMA_VERSION}): a newer modlens wrote it", fix=UPGRADE)
+
+
 def apply_migrations(db: LogConnection) -> None:
     """A new log's schema, or an older log's pending migrations, once: a second process opening the same
     log waits for the lock and finds them applied."""
     version = user_version(db)
     if version > SCHEMA_VERSION:
-        raise StudyLogError(f"{db.path} was written by a newer modlens (schema {version} > {SCHEMA_VERSION}); "
-                            "upgrade modlens")
+        raise newer_schema(db, version)
     if version == SCHEMA_VERSION:
         return
     conn = db.conn
@@ -69,9 +76,8 @@ def check_readable(db: LogConnection) -> None:
         raise cannot_open(err, db.path) or StudyLogError(f"{db.path}: not a modlens study log ({err})") from None
     if version == SCHEMA_VERSION:
         return
-    if version > SCHEMA_VERSION:  # a newer modlens's: no writer here can migrate it back
-        raise StudyLogError(f"{db.path} has schema version {version}, newer than this modlens reads "
-                            f"({SCHEMA_VERSION}): upgrade modlens to read it")
+    if version > SCHEMA_VERSION:
+        raise newer_schema(db, version)
     if version == 0 and (foreign := another_programs_database(db.conn, db.path)) is not None:
         raise foreign
     raise StudyLogError(
