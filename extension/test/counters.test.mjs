@@ -115,6 +115,28 @@ test("ids whose write is still under way are neither shown nor taken as stored: 
   assert.equal(counters.totals.scored, 4);
 });
 
+test("the stored totals never hold a saved, scored or rated number other than the one counted, and keep what only they hold", async () => {
+  // two counts under way at once each wrote the total it computed when it began: the last write
+  // could store the smaller one. Load counts these from the cc: batches; the totals keep errors,
+  // images and ratings counted before ids were
+  await fresh();
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+  counters.totals.errors = 3;
+  storage.hangSet = 1;
+  const first = counters.countComments("saved", [1, 2]);
+  await counters.countComments("saved", [3]);
+  storage.releaseHung(false);
+  await first;
+  await tick();
+  assert.equal(counters.totals.saved, 3);
+  const written = stored.get("totals");
+  for (const kind of ["saved", "scored", "rated"]) {
+    assert.ok(!(kind in written) || written[kind] === counters.totals[kind], `stored ${kind} ${written[kind]}, counted ${counters.totals[kind]}`);
+  }
+  await restart();
+  assert.deepEqual([counters.totals.saved, counters.totals.errors], [3, 3]);
+});
+
 test("ids stored by the version that kept them as one countedComments collection are kept", async () => {
   stored.clear();
   stored.set("countedComments", { s1: { saved: [1, 2, 3], scored: [1] }, s2: { saved: [1], scored: [] } });

@@ -133,7 +133,7 @@
       for (const id of fresh) this.writing.set(key(id), written);
       try {
         await store.set({ ...records, [batchKey(kind, study, fresh[0])]: { kind, study, ids: fresh },
-          totals: { ...this.storedTotals(), [kind]: this.totals[kind] + fresh.length } });
+          totals: this.storedTotals() });
         this.totals[kind] += fresh.length;
       } catch (err) {
         // not stored, not counted: the message stays in the outbox, and its next ack (or one
@@ -184,8 +184,12 @@
       return Object.values(this.counted).some((sets) => sets.rated.has(ratingId));
     },
 
+    /** The totals as stored: what is counted nowhere else (errors, media_*) and rated_before. Not
+     *  saved, scored or rated: load counts them from the cc: batches, and a number written beside a
+     *  batch could be stale (two writes under way at once each hold the total they began with). */
     storedTotals() {
-      return { ...this.totals, rated_before: this.ratedBefore };
+      const { saved, scored, rated, ...kept } = this.totals;
+      return { ...kept, rated_before: this.ratedBefore };
     },
 
     ratingFrom(rec, saved) {
