@@ -175,6 +175,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     if detector_objects is None:
         configs = _detector_configs(detectors, study, data)
         loaded = load_detectors(configs)
+        loaded.require(named=bool(detectors))  # one named that cannot load, or none that loads: nothing written
         detector_objects, unavailable = loaded.detectors, loaded.unavailable
         specs = {c.key: c for c in configs}
     if not detector_objects:

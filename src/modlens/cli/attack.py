@@ -15,7 +15,8 @@ verdict), every result and its scores written to the study log (--db), as
 stderr says what audit's says (a detector not used, a detector whose scores include errors).
 A score that is an error makes it exit 1 after the summary (and the export), as the audit does.
 The study's detectors (the embedded defaults without --study) and any --detector are loaded too:
-they score the results and are the judges (TaeBench's AND rule) unless --no-ensemble.
+they score the results and are the judges (TaeBench's AND rule) unless --no-ensemble. The target
+and each of them must load: one that cannot stops the command before it attacks anything (exit 1).
 """
 from __future__ import annotations
 
@@ -27,8 +28,7 @@ from typing import Any
 import modlens.study
 from modlens.cli.common import (CliError, add_attack_limit_options, add_db_option, add_detectors_option,
                                 add_encoding_option, add_study_option, db_path, detector_configs,
-                                fail_on_score_errors, print_audit_warnings)
-from modlens.errors import ErrorKind
+                                fail_on_score_errors, fail_on_unknown_attacks, print_audit_warnings)
 from modlens.names import UnknownName
 
 
@@ -136,6 +136,7 @@ def _dataset(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) 
         if code:
             return code
     fail_on_score_errors(result.score_errors)  # as the audit: exit 1 when some score asked for is an error
+    fail_on_unknown_attacks(result.attacks)  # or some attack's result is unknown
     return 0
 
 
@@ -156,12 +157,8 @@ def _texts(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) ->
 def _attack_texts(args: argparse.Namespace, seed: int, loaded: Any) -> int:
     from modlens.cli.perturb import _print, not_scored
     from modlens.cli.score import fail_on_no_score
-    for line in loaded.warnings():
-        print(f"modlens attack: {line}", file=sys.stderr)
+    loaded.require(named=True)  # the target and its judges, as `attack DATASET` (run_audit) requires them
     detectors = loaded.detectors
-    if args.target not in detectors:
-        raise CliError(f"target detector {args.target} could not be loaded", kind=ErrorKind.FAILED,
-                       fix="see `modlens detectors` for what it needs")
     target = detectors[args.target]
     judges = [] if args.no_ensemble else [d for k, d in detectors.items() if k != args.target]
     labels = None

@@ -168,6 +168,8 @@ def _load_detectors(args: argparse.Namespace, study: StudyConfig) -> LoadedDetec
 
     configs = detector_configs(args.detectors, study) if args.detectors else list(study.detectors)
     loaded = load_detectors(configs)
+    if args.detectors:  # each named one must load (the study's that cannot are said, left out)
+        loaded.require(named=True)
     for line in loaded.warnings():
         _note(line)
     return loaded

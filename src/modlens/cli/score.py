@@ -4,7 +4,9 @@ Without texts, reads one text per line from stdin (UTF-8; blank lines skipped). 
 argument gets its line with `not_scored` (why: empty, whitespace only) and no detector's number, as
 the audit and the daemon leave such texts unscored. `--detectors` takes every word after it:
 write the texts before it, or after `--`. A detector that gives no score for a text (it failed,
-or had none) puts `error` in that text's line; the command then exits 1, after every line.
+or had none) puts `error` in that text's line; the command then exits 1, after every line. A
+detector named with --detectors that cannot load stops it before any line (exit 1); of the
+default detectors, one that cannot load is said on stderr and left out.
 
     modlens score "you are a stupid idiot" "have a nice day"
     modlens score --detector hf-classifier -o hf-classifier.preset=unitary/toxic-bert "text"
@@ -156,12 +158,10 @@ def run(args: argparse.Namespace) -> int:
         from modlens.normalize.pipeline import build_normalizer  # heavy: only when asked for
         normalizer = build_normalizer()
     loaded = load_detectors([c.model_copy(update={"options": {**c.options, **options.get(c.key, {})}}) for c in configs])
-    for line in loaded.warnings():
+    loaded.require(named=bool(args.detectors))  # one named that cannot load, or none: no line scored by the rest
+    for line in loaded.warnings():  # a default detector that cannot load: said, left out
         print(f"modlens score: {line}", file=sys.stderr)
     detectors = loaded.detectors
-    if not detectors:
-        raise CliError("no detector could be loaded", kind=ErrorKind.FAILED,
-                       fix="see `modlens detectors` for each detector's status and fix")
     try:
         rows: list[dict[str, object]] = [{"text": t, **s} for t, s in zip(texts, _scored(detectors, texts))]
         if normalizer is not None:

@@ -8,9 +8,16 @@ from typing import Mapping, Sequence
 from modlens.config import DetectorConfig, StudyConfig
 from modlens.detectors import registry
 from modlens.detectors.base import Detector, DetectorStatus, DetectorUnavailable
-from modlens.errors import inline_fix
+from modlens.errors import ErrorKind, inline_fix
 from modlens.names import close_matches
 from modlens.services.errors import SetupError
+
+
+class DetectorsNotLoaded(SetupError):
+    """A detector the command line named that cannot load here, or none that loads
+    (`LoadedDetectors.require`): the command ran and could not start, before writing anything."""
+
+    kind = ErrorKind.FAILED
 
 
 class DetectorSpecError(SetupError):
@@ -27,6 +34,21 @@ class LoadedDetectors:
     def unavailable(self) -> dict[str, str]:
         """study key -> why it did not load, with its fix."""
         return {s.name: describe(s) for s in self.statuses if s.status != "loaded"}
+
+    def require(self, named: bool, fix: str = "`modlens detectors` shows each detector's status and fix; drop one "
+                                              "from the command line to go on without it") -> None:
+        """The one rule of every command that loads detectors (README, "Exit codes"): when the command
+        line named them (`named`), each must load, and some detector must load in any case; else the
+        command stops before it scores or writes anything (`DetectorsNotLoaded`, exit 1), its detectors
+        closed. Exit 0 with no score of a detector asked for would say it did what was asked. A
+        study's detector nobody named that cannot load is only said (`warnings`) and left out."""
+        unavailable = self.unavailable
+        if (named and unavailable) or not self.detectors:
+            self.close()
+            why = "; ".join(f"detector {k} cannot load: {why}" for k, why in unavailable.items())
+            if not self.detectors and not named:
+                why = f"no detector could be loaded: {why}" if why else "no detector to load"
+            raise DetectorsNotLoaded(why, fix=fix)
 
     def warnings(self) -> list[str]:
         """One line per detector that did not load, for a command's stderr."""
