@@ -32,15 +32,21 @@
      *  once for the outbox and the counters); else read here. Loads once. */
     load(stored) {
       if (!this.loaded) {
-        this.loaded = (stored ? Promise.resolve(stored) : this.area.get(null)).then((all) => {
+        this.loaded = (stored ? Promise.resolve(stored) : this.area.get(null)).then(async (all) => {
+          const buried = []; // entries whose dead letter is stored too: a worker stopped between bury's two writes
           for (const [k, v] of Object.entries(all || {})) {
-            // an entry whose dead letter is stored too (a worker stopped between bury's two writes) is dead
-            if (k.startsWith(PREFIX) && v && v.id && !(all[DEAD + v.id] && all[DEAD + v.id].message)) {
+            if (k.startsWith(PREFIX) && v && v.id && all[DEAD + v.id] && all[DEAD + v.id].message) {
+              buried.push(k); // dead: removed, as bury's second write would have
+            } else if (k.startsWith(PREFIX) && v && v.id) {
               this.entries.set(v.id, v);
               this.seq = Math.max(this.seq, v.seq || 0);
             } else if (k.startsWith(DEAD) && v && v.message) {
               this.countDead(v);
             }
+          }
+          // not removed (a failing storage): skipped again at the next start, never sent
+          if (buried.length) {
+            await this.area.remove(buried).catch((err) => console.error("modlens: outbox entries already buried kept", String(err)));
           }
         });
       }

@@ -125,6 +125,7 @@ test("a refusal for good whose dead letter cannot be written leaves the message 
   const restarted = new ns.Outbox(chrome.storage.local);
   await restarted.load();
   assert.deepEqual([restarted.has("r-half"), restarted.deadItems], [false, before.not_delivered + 2]);
+  assert.ok(!storage.stored.has("ob:r-half"), "its outbox entry is left in storage, skipped at every start");
   await delivery.outbox.ack("r-half");
   await chrome.storage.local.remove("dead:r-half"); // (the case built by hand: the other tests do not count it)
 });
