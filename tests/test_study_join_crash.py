@@ -282,3 +282,20 @@ def test_a_reader_waits_for_a_join_under_way_and_never_calls_it_interrupted(tmp_
                 proc.wait()
     assert not (modlens_home / "join-journal.json").exists() and not (modlens_home / "itemset.json").exists()
     assert _temps(modlens_home) == []
+
+
+def test_the_daemon_starts_on_one_snapshot_of_the_joined_study(tmp_path, modlens_home):
+    # `modlens serve` read study.toml, then (when its app started) itemset.json and assignment.json:
+    # a join at a terminal in between gave the daemon study 'first' without its item set
+    from modlens.live.run import check_study, served_study
+    from modlens.study import assignment
+
+    second = _set_then_plain(tmp_path, modlens_home)
+    first_set = json.loads((modlens_home / "itemset.json").read_text(encoding="utf-8"))
+    study, study_dir, _ = served_study(None)
+    assert cli_main(["join", str(second), "--allow-unsigned", "--replace"]) == 0  # lands between the reads
+
+    assert study.study_id == "first" and study_dir is not None
+    check_study(study, study_dir)
+    plan = assignment.load_plan(study_dir, study)
+    assert plan is not None and plan.itemset == first_set

@@ -5,7 +5,10 @@ service itself (study, detectors, calibration items and the item set recorded), 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
+import shutil
+import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +21,7 @@ from modlens.live.recovery import recovering
 from modlens.live.service import LiveService
 from modlens.media.store import MediaStore
 from modlens.services.detectors import describe
-from modlens.study import assignment, calibration
+from modlens.study import assignment, calibration, itemset
 from modlens.studylog.store import LogWriter
 
 # the daemon's log: its lines pass the daemon's secret scrubber (`modlens.protocol.security`)
@@ -92,22 +95,52 @@ def served_study(config: str | None, *, perspective_only: bool = False) -> tuple
     it, and what to print about it (where it came from, then what is off): the --config study (a
     study.toml or its folder, read with its side files), else the joined one (`modlens join` writes
     the pack's set beside it), else the embedded defaults (no folder). Without --config,
-    `perspective_only` adds every production attribute of the Perspective API (all offline)."""
+    `perspective_only` adds every production attribute of the Perspective API (all offline).
+
+    A modlens home's files (the joined study's, or a home given as --config) are read as one snapshot
+    under the join's lock (`study.join.settled`): no join lands between these reads, and the folder
+    returned holds copies of the item set and assignment taken then (`_snapshot`), which the daemon
+    loads when its app starts, whatever a join changed in the home since."""
     import modlens.study
+    from modlens import paths
     from modlens.study.folder import load_folder
-    from modlens.study.join import as_joined, joined_study_file
+    from modlens.study.join import as_joined, is_joined_home, joined_study_file, settled
 
     if config is not None:
-        folder = load_folder(config)
-        return folder.study, folder.path, []
-    joined = joined_study_file()
-    study, study_dir, lines = modlens.study.load(None), None, []
-    if joined is not None:
-        # a pack's: remote detectors the participant did not accept stay off, and the consent text says so
-        study, off = as_joined(modlens.study.load(joined), str(joined))
-        study_dir, lines = joined.parent, [f"study from {joined} (modlens join)", *off]
-    if perspective_only:
+        root = Path(config)
+        home = root if root.is_dir() else root.parent
+        if not is_joined_home(home):
+            folder = load_folder(config)
+            return folder.study, folder.path, []
+    else:
+        home = paths.home()
+    with settled(home):
+        joined = joined_study_file() if config is None else None
+        study, study_dir, lines = modlens.study.load(None), None, []
+        if config is not None:
+            study = load_folder(config).study
+        elif joined is not None:
+            # a pack's: remote detectors the participant did not accept stay off, and the consent text says so
+            study, off = as_joined(modlens.study.load(joined), str(joined))
+            lines = [f"study from {joined} (modlens join)", *off]
+        if config is not None or joined is not None:
+            check_study(study, home)  # a refusal names the home's files, not the copies
+            study_dir = _snapshot(home)
+    if perspective_only and config is None:
         from modlens.perspective.attributes import with_every_production_attribute
 
         study = with_every_production_attribute(study)
     return study, study_dir, lines
+
+
+def _snapshot(home: Path) -> Path | None:
+    """Copies of the item set and assignment in `home` (the caller holds the join's lock), in a folder
+    of this process's removed when it exits; None: the home has neither."""
+    files = {name: (home / name).read_bytes() for name in (itemset.FILE, assignment.FILE) if (home / name).is_file()}
+    if not files:
+        return None
+    snapshot = Path(tempfile.mkdtemp(prefix="modlens-joined-study-"))
+    atexit.register(shutil.rmtree, snapshot, True)
+    for name, data in files.items():
+        (snapshot / name).write_bytes(data)
+    return snapshot
