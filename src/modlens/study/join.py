@@ -15,7 +15,7 @@ import os
 import shlex
 import threading
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,17 +88,18 @@ def settled(home: Path | None = None) -> Iterator[str | None]:
     if getattr(_turns, "depth", 0):  # this thread holds its turn already (a join, or a reader's block)
         yield None
         return
-    home, note = home or paths.home(), None
+    home, note, cleaned = home or paths.home(), None, False
     while True:
         with _turn(home, exclusive=False):
+            # temps left after one cleaning (not this user's to remove) are harmless: never a reason to go round again
             if not (home / join_journal.JOURNAL_FILE).exists() and \
-                    not join_journal.stray_temps(home, _join_file_names(), None):
+                    (cleaned or not join_journal.stray_temps(home, _join_file_names(), None)):
                 yield note
                 return
         # what is left is a dead process's: a join under way would hold the lock. Turns change hands
         # here, so it is read again under the exclusive one (another reader may have completed it)
         with _turn(home, exclusive=True):
-            note = _complete_left_behind(home) or note
+            note, cleaned = _complete_left_behind(home) or note, True
 
 
 @contextmanager
@@ -142,7 +143,8 @@ def _complete_left_behind(home: Path) -> str | None:
                             "(`modlens join PACK --replace`): it writes every file anew",
                         kind=ErrorKind.FAILED) from None
     for temp in join_journal.stray_temps(home, _join_file_names(), pending):
-        temp.unlink(missing_ok=True)
+        with suppress(OSError):  # one this user may not remove stays, harmless: no join names it
+            temp.unlink()
     if pending is None:
         return None
     try:
