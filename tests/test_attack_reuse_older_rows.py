@@ -64,7 +64,7 @@ def test_a_row_from_before_transformation_data_is_reused_when_the_shipped_table_
     data, db, n = logged
     _rewrite(db, lambda p: p.pop("transformation_data"))
     again = _audit(data, db, capsys)
-    assert again == {"success": 0, "failed": 0, "skipped": 0, "reused": 2}
+    assert again == {"success": 0, "failed": 0, "skipped": 0, "reused": 2, "unknown": 0}
     assert len(_rows(db)) == n  # no query spent again, no second row
 
 
@@ -142,10 +142,10 @@ def test_an_older_row_without_a_table_edit_is_redone_unless_skipped(tmp_path, ca
     args = ["audit", str(data), "--db", str(db), *BASE, "--max-queries", "1"]
     assert main(args) == 0
     first = json.loads(capsys.readouterr().out)["attacks"]["profanity-check"]
-    assert first == {"success": 0, "failed": 2, "skipped": 1, "reused": 0}
+    assert first == {"success": 0, "failed": 2, "skipped": 1, "reused": 0, "unknown": 0}
     assert all(not p["edits"] for _, p in _rows(db))  # one query: no edit made it into a final text
     _rewrite(db, lambda p: p.pop("transformation_data"))
     assert main(args) == 0
     again = json.loads(capsys.readouterr().out)["attacks"]["profanity-check"]
-    assert again == {"success": 0, "failed": 2, "skipped": 0, "reused": 1}
+    assert again == {"success": 0, "failed": 2, "skipped": 0, "reused": 1, "unknown": 0}
     assert len(_rows(db)) == 5

@@ -46,20 +46,20 @@ def test_an_attack_the_target_could_not_score_the_seed_of_is_attacked_again(tmp_
                          attack=AttackSpec("tae", ensemble=[], strategies=["char_swap", "char_delete", "homoglyph"]))
 
     first = audit(down=True)
-    assert first.attacks["t"] == {"success": 0, "failed": 0, "skipped": 1, "reused": 0}
+    assert first.attacks["t"] == {"success": 0, "failed": 0, "skipped": 1, "reused": 0, "unknown": 1}
     assert [(a["status"], a["reason"]) for a in _attacks(db)] == [("skipped", "target has no score for the seed")]
     assert first.score_errors["t"]["errors"] == 1  # the seed's own score: an error, said
 
     again = audit(down=False)
     assert again.score_errors == {}  # the seed scored this time
     assert again.attacks["t"]["reused"] == 0, again.attacks  # the attack too: it never ran
-    assert again.attacks["t"]["success"] == 1
+    assert again.attacks["t"]["success"] == 1 and again.attacks["t"]["unknown"] == 0
     assert [a["status"] for a in _attacks(db)] == ["skipped", "success"]
     (row,) = attack_analysis.analyze(load(db))["rows"]  # the report counts the attack's result
     assert (row["attempts"], row["skipped"], row["set_aside"]) == (1, 0, 1)
 
     third = audit(down=False)
-    assert third.attacks["t"] == {"success": 0, "failed": 0, "skipped": 0, "reused": 1}  # now done: kept
+    assert third.attacks["t"] == {"success": 0, "failed": 0, "skipped": 0, "reused": 1, "unknown": 0}  # now done: kept
 
 
 class AnswersOnlyTheSeed(Detector):
@@ -88,7 +88,7 @@ def test_an_attack_whose_candidates_the_target_could_not_score_says_so_and_is_at
                          attack=AttackSpec("tae", ensemble=[], strategies=["char_swap", "char_delete", "homoglyph"]))
 
     first = audit(down=True)
-    assert first.attacks["t"]["failed"] == 1
+    assert first.attacks["t"]["failed"] == first.attacks["t"]["unknown"] == 1
     (a,) = _attacks(db)
     # every candidate: all texts sent but the seed and the deletion ranking's (one per word; unanswered
     # too, so the ranking fell back to the heuristic), which are not candidates

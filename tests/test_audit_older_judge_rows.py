@@ -71,7 +71,7 @@ def test_an_older_failed_row_whose_judge_had_no_score_is_redone(tmp_path, seeds,
     db = tmp_path / "log.sqlite"
     args = ["--detectors", "profanity-check", f"cached:{table}", "--ensemble", "cached"]
     first = _audit(seeds, db, capsys, args, 1)  # the table has no score for the attack's text: exit 1
-    assert first["failed"] == 1 and first["reused"] == 0
+    assert first["failed"] == 1 and first["reused"] == 0 and first["unknown"] == 1  # a flip no judge could score
     _as_older_modlens_wrote_it(db)
     ((_, old),) = _attacks(db)
     assert old["reason"] == OLD_REASON and old["rejected_by_ensemble"] > 0 and "unscored_by_ensemble" not in old
@@ -88,8 +88,11 @@ def test_an_older_failed_row_whose_judge_had_no_score_is_redone(tmp_path, seeds,
     assert (row["judge_not_told_apart"], row["judge_no_score"], row["judge_rejected"]) == (0, 1, 0)
     assert row["failed"] == 1 and not row.get("set_aside")
 
+    # a flip a judge had no score for leaves the result unknown (it may have passed the judges): each
+    # run attacks it again, says so (exit 1), and lands on the same row
     third = _audit(seeds, db, capsys, args, 1)
-    assert third["reused"] == 1 and _attacks(db) == [(_attacks(db)[0][0], new)]  # its result known: kept
+    assert (third["reused"], third["failed"], third["unknown"]) == (0, 1, 1)
+    assert _attacks(db) == [(_attacks(db)[0][0], new)]
 
 
 def test_an_older_row_without_judges_is_reused(tmp_path, seeds, capsys):
@@ -101,5 +104,5 @@ def test_an_older_row_without_judges_is_reused(tmp_path, seeds, capsys):
     assert first["reused"] == 0 and first["success"] + first["failed"] == 1
     _as_older_modlens_wrote_it(db)
     again = _audit(seeds, db, capsys, args, 0)
-    assert again == {"success": 0, "failed": 0, "skipped": 0, "reused": 1}
+    assert again == {"success": 0, "failed": 0, "skipped": 0, "reused": 1, "unknown": 0}
     assert len(_attacks(db)) == 1

@@ -138,13 +138,16 @@ def result_known(attack: dict[str, Any]) -> bool:
       audit scores such errors again on a rerun, and attacks the seed again with them;
     - a failed attempt some of whose candidates the target had no score for (`unscored_by_target`):
       one of them may have flipped it;
+    - a failed attempt with a flip a judge had no score for (`unscored_by_ensemble`): the flip may
+      have passed the judges (a judge that cannot answer it, a cached table, leaves it unknown again);
     - a failed attempt from before `unscored_by_ensemble` (2026-12-06) with rejections: a judge
       with no score for a flip then counted as a judge that said no, so it may have failed on missing
       scores and says "rejected by the judges" either way (the report's `judge_not_told_apart`).
-    A success, a failure no judge rejected, a seed the target already got wrong, stand."""
+    A success, a failure whose every candidate and flip was answered, a seed the target already
+    got wrong, stand."""
     if attack.get("status") == "skipped":
         return attack.get("reason") != NO_SEED_SCORE
-    if attack.get("status") == "failed" and attack.get("unscored_by_target"):
+    if attack.get("status") == "failed" and (attack.get("unscored_by_target") or attack.get("unscored_by_ensemble")):
         return False
     return not (attack.get("status") == "failed" and attack.get("rejected_by_ensemble")
                 and "unscored_by_ensemble" not in attack)

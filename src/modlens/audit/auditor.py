@@ -50,7 +50,7 @@ class Auditor:
         self.attack, self.attack_plan, self.seed = attack, attack_plan or {}, seed
         self.attacks: dict[str, Attack] = {}  # built on the event loop (their detectors call back into it)
         self.attack_counts: dict[str, dict[str, int]] = {
-            k: {"success": 0, "failed": 0, "skipped": 0, "reused": 0} for k in self.attack_plan}
+            k: {"success": 0, "failed": 0, "skipped": 0, "reused": 0, "unknown": 0} for k in self.attack_plan}
         self._pool: ThreadPoolExecutor | None = None
 
     @property
@@ -159,6 +159,9 @@ class Auditor:
             if vid in unknown:  # the same row as an older record that left its result unknown: now known
                 self.log.replace_attacks([(vid, v.attack)])
         self.attack_counts[key][status] += 1
+        # of those run, the ones whose record does not say what the attack came to (the target or a
+        # judge had no score for a text it sent; those scores are never logged, so score_errors cannot tell)
+        self.attack_counts[key]["unknown"] += not result_known(v.attack)
 
     def close(self) -> None:
         self.sink.commit()  # the chunks recorded since the last COMMIT

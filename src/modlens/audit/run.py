@@ -50,7 +50,9 @@ class AuditResult:
     seconds: float
     resumed: bool
     unavailable: dict[str, str] = field(default_factory=dict)
-    attacks: dict[str, dict[str, int]] = field(default_factory=dict)  # target key -> {status: count, "reused": n}
+    # target key -> {status: count, "reused": n, "unknown": of the attacks run, those whose result is
+    # unknown (`attacks.result_known`)}
+    attacks: dict[str, dict[str, int]] = field(default_factory=dict)
     format: str = ""          # the layout read (given, implied by a shorthand, or detected)
     notes: list[str] = field(default_factory=list)  # what was detected and assumed, as printed
     # items read whose text is blank, per reason (`datasets.base.blank_reason`): logged, never scored,
@@ -294,7 +296,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         if compute is not None:  # closed by the run's end already, unless the log failed before it
             compute.close()
     errors = auditor.pipeline.score_errors()
-    warnings = [*(kept.warnings() if kept else []), *error_warnings(errors)]
+    warnings = [*(kept.warnings() if kept else []), *error_warnings(errors), *unknown_attack_warnings(auditor.attack_counts)]
     return AuditResult(run_id, data.name, path, feed.n_read, feed.n_skipped, auditor.pipeline.n_scored, auditor.pipeline.n_missing,
                        {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
                        time.perf_counter() - t0, resumed, unavailable, auditor.attack_counts,
@@ -310,6 +312,19 @@ def error_warnings(errors: dict[str, dict[str, Any]],
     return [f"detector {key}: {t['errors']} of the {t['scores']} {what} it scored have an error as their score "
             f"(the first: {t['first']}), "
             f"logged as errors and left out of every metric; {again}" for key, t in errors.items()]
+
+
+def unknown_attack_warnings(counts: dict[str, dict[str, int]]) -> list[str]:
+    """The line per target some of whose attacks run have an unknown result (`AuditResult.attacks`)."""
+    lines = []
+    for key, c in counts.items():
+        if c.get("unknown"):
+            n, ran = c["unknown"], c["success"] + c["failed"] + c["skipped"]
+            lines.append(f"attacks on {key}: {n} of the {ran} attacks run {'has' if n == 1 else 'have'} an unknown "
+                         "result (the target had no score for the seed or for candidates, or a judge for a flip: "
+                         "their calls failed; the records count them, unscored_by_target and unscored_by_ensemble), "
+                         "counted as `unknown` beside their status; the same command attacks them again")
+    return lines
 
 
 def close_run(log: StudyLog, auditor: Auditor, run_id: int, status: str) -> LogUnwritable | None:

@@ -9,7 +9,7 @@ import modlens.study
 from modlens.chunks.sinks import CHUNK_ITEMS, GROUP_COMMIT_S
 from modlens.cli.common import (CliError, add_attack_limit_options, add_db_option, add_deprecated_alias,
                                 add_detectors_option, add_encoding_option, add_perturbation_options, add_strategies_option,
-                                add_study_option, check_strategies, db_path, fail_on_score_errors, print_audit_warnings,
+                                add_study_option, check_strategies, db_path, fail_on_score_errors, fail_on_unknown_attacks, print_audit_warnings,
                                 registry_name, with_perturbation_options)
 from modlens.datasets.registry import READER_REGISTRY, READERS
 
@@ -158,4 +158,5 @@ def run(args: argparse.Namespace) -> int:
     print_audit_warnings("audit", result)
     print(json.dumps(result.to_dict(), indent=2))
     fail_on_score_errors(result.score_errors)  # a score asked for that is an error: exit 1, after the summary
+    fail_on_unknown_attacks(result.attacks)  # an attack whose result is unknown: exit 1 too
     return 0
