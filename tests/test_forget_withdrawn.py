@@ -16,6 +16,7 @@ from log_helpers import as_schema, rows
 from modlens.cli import main as cli_main
 from modlens.studylog.records import forget
 from modlens.studylog.schema import SCHEMA_VERSION
+from modlens.studylog.store import StudyLog
 from modlens.studylog.tables import TABLES
 
 AGREED = "2025-03-01T10:00:00.000Z"
@@ -369,3 +370,43 @@ async def test_a_participant_who_consented_again_is_not_said_to_have_withdrawn(t
     assert f"{research}: every participant in the log consents (a consent given after a withdrawal holds): " \
            "nothing to delete" in out, out
     assert rows(research, "SELECT count(*) FROM ratings WHERE rater_id = 'rater-1'") == [(1,)]
+
+
+async def test_merge_says_a_withdrawn_raters_rows_the_deletion_would_delete_beyond_sessions_and_ratings(
+        tmp_path, capsys):
+    """What merge says the log holds of a rater who withdrew is what `--forget-withdrawn` deletes of
+    theirs: a `raters` row or a task review alone, with no session or rating left, is held data too."""
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], [])
+    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    # their sessions gone by other hands (the comment stays, no one's sighting): their raters row is left
+    con = sqlite3.connect(research)
+    try:
+        con.execute("PRAGMA foreign_keys = ON")
+        con.execute("DELETE FROM sightings WHERE session_id IN (SELECT session_id FROM sessions "
+                    "WHERE rater_id = 'rater-1')")
+        con.execute("DELETE FROM sessions WHERE rater_id = 'rater-1'")
+        con.commit()
+    finally:
+        con.close()
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, _app):
+        await withdraw(url, "rater-1")
+    said = export_and_merge(db, research, tmp_path / "second.bundle", capsys)
+    assert f"rater rater-1 withdrew consent ({WITHDRAWN}): this log still holds, from earlier bundles, a raters row " \
+           "of theirs" in said, said
+    assert f"{research} holds data of 1 rater who withdrew consent (rater-1: 0 sessions, 0 ratings, a raters row)" \
+        in said, said
+    # a task review of their work, written on this log (`modlens rate`)
+    with StudyLog(research) as log:
+        log.put_rater_reviews([{"study_id": "test", "rater_id": "rater-1", "task": "t01", "source": "protocol",
+                                "decision": "accept", "reason": "all rated", "n_items": 1, "missed": 0,
+                                "inconsistent_gold": 0, "wrong_gold": 0, "inconsistent": 0, "comment_ids": []}])
+    said = export_and_merge(db, research, tmp_path / "third.bundle", capsys)
+    assert f"rater rater-1 withdrew consent ({WITHDRAWN}): this log still holds 1 task review of theirs" in said, said
+    assert "(rater-1: 0 sessions, 0 ratings, 1 task reviews)" in said, said
+    out = forget_cli(research, capsys, "--delete")
+    line = next(x for x in out.splitlines() if x.startswith("rater rater-1 "))
+    assert {t: n for t, n in said_counts(line).items() if t != "row_sources"} == {"rater_reviews": 1, "raters": 1}, line
+    said = export_and_merge(db, research, tmp_path / "fourth.bundle", capsys)
+    assert "this log holds nothing of theirs" in said and "holds data of" not in said, said

@@ -59,8 +59,11 @@ def _withdrawal(w: dict[str, Any]) -> str:
     earlier bundles brought, which the merged log still holds (reports leave their ratings out,
     `analysis/data.py`, while no consent of theirs holds)."""
     held = [f"{n} {what}{'s' if n != 1 else ''}" for what, n in
-            (("session", w["sessions"]), ("rating", w["ratings"]), ("sighting", w["sightings"])) if n]
-    holds = (f"this log still holds, from earlier bundles, {', '.join(held[:-1])}{' and ' if len(held) > 1 else ''}"
+            (("session", w["sessions"]), ("rating", w["ratings"]), ("sighting", w["sightings"]),
+             ("task review", w["reviews"])) if n] or (["a raters row"] if w["raters"] else [])
+    # task reviews are written on this log (`modlens rate`), not brought by bundles
+    whence = "" if w["reviews"] else ", from earlier bundles,"
+    holds = (f"this log still holds{whence} {', '.join(held[:-1])}{' and ' if len(held) > 1 else ''}"
              f"{held[-1]} of theirs, which reports leave out: the participant was told to ask you to delete them "
              "(`modlens merge --forget-withdrawn LOG --delete`)"
              if held else "this log holds nothing of theirs")
@@ -174,7 +177,11 @@ def _withdrawn_held(db: str) -> None:
 
     held = still_held(db)
     if held:
-        who = "; ".join(f"{r['rater_id']}: {r['sessions']} sessions, {r['ratings']} ratings" for r in held)
+        # sessions and ratings always; what else `forget_withdrawn` deletes of theirs where the log holds it
+        who = "; ".join(f"{r['rater_id']}: {r['sessions']} sessions, {r['ratings']} ratings"
+                        + (f", {r['reviews']} task reviews" if r["reviews"] else "")
+                        + ("" if r["sessions"] or r["ratings"] or r["reviews"] else ", a raters row")
+                        for r in held)
         print(f"{db} holds data of {len(held)} rater{'s' if len(held) != 1 else ''} who withdrew consent ({who}): "
               f"`modlens merge --forget-withdrawn {db}` lists what would be deleted, with --delete deletes it")
 

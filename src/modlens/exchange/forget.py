@@ -18,7 +18,7 @@ from typing import Any, cast
 from modlens.errors import ModlensError
 from modlens.studylog import migrate
 from modlens.studylog.connection import LogConnection, another_programs_database
-from modlens.studylog.records.forget import forget_withdrawn as _forget, withdrawn_raters
+from modlens.studylog.records.forget import forget_withdrawn as _forget, held
 from modlens.studylog.schema import SCHEMA_VERSION
 from modlens.studylog.store import StudyLog
 
@@ -83,17 +83,9 @@ def _merged_log_version(source: LogConnection) -> int:
 
 
 def still_held(db: str | Path) -> list[dict[str, Any]]:
-    """The raters who withdrew whose sessions or ratings the merged log `db` holds, with how many: what
-    `merge` says after merging, so a bundle exported before a withdrawal and merged after it (or after
-    a deletion) does not bring their data back unsaid."""
+    """The raters who withdrew whose own rows (sessions, ratings, sightings, task reviews, `raters` row)
+    the merged log `db` holds, with how many (`records/forget.held`): those `--forget-withdrawn` would
+    delete rows of. What `merge` says after merging, so a bundle exported before a withdrawal and merged
+    after it (or after a deletion) does not bring their data back unsaid."""
     with StudyLog(db, readonly=True) as log:
-        out = []
-        for study_id, rater_id, at in withdrawn_raters(log.conn):
-            sessions, ratings = log.conn.execute(
-                "SELECT (SELECT count(*) FROM sessions WHERE study_id = :s AND rater_id = :r), "
-                "(SELECT count(*) FROM ratings WHERE study_id = :s AND rater_id = :r)",
-                {"s": study_id, "r": rater_id}).fetchone()
-            if sessions or ratings:
-                out.append({"study_id": study_id, "rater_id": rater_id, "withdrawn_at": at, "sessions": sessions,
-                            "ratings": ratings})
-        return out
+        return [r for r in held(log.conn) if any(r[k] for k in ("sessions", "ratings", "sightings", "reviews", "raters"))]

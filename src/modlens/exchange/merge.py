@@ -35,6 +35,7 @@ from modlens.studylog.records.labels import GOLD, LEGACY_DEFINITION
 from modlens.studylog.codec import now_iso
 from modlens.studylog.connection import TURNSTILE_SUFFIX
 from modlens.studylog.page_address import canonical_page
+from modlens.studylog.records.forget import held as withdrawn_held, withdrawn_raters
 from modlens.studylog.records.merged import insert_bundle
 from modlens.studylog.store import StudyLog
 
@@ -206,33 +207,13 @@ def _withdrawn_in(bundle: Bundle) -> list[str]:
 
 
 def _withdrawals(log: StudyLog, bundle: Bundle, withdrawn: list[str]) -> list[dict[str, Any]]:
-    """Each rater the bundle says withdrew (`withdrawn`) (no consent of theirs in the merged log holds now): when, and
-    what the merged log still holds of theirs, brought by earlier bundles (the participant was told to
-    ask the researcher to delete it; nothing here deletes it)."""
-    study, out = bundle.manifest["study_id"], []
-    for rater in withdrawn:
-        at = withdrew_at(log, study, rater)
-        if at is None:  # they agreed again, in a bundle merged before this one
-            continue
-        sessions, ratings, sightings = log.conn.execute(
-            "SELECT (SELECT count(*) FROM sessions WHERE study_id = :s AND rater_id = :r), "
-            "(SELECT count(*) FROM ratings WHERE study_id = :s AND rater_id = :r), "
-            "(SELECT count(*) FROM sightings WHERE session_id IN "
-            "(SELECT session_id FROM sessions WHERE study_id = :s AND rater_id = :r))",
-            {"s": study, "r": rater}).fetchone()
-        out.append({"rater_id": rater, "withdrawn_at": at, "sessions": sessions, "ratings": ratings,
-                    "sightings": sightings})
-    return out
-
-
-def withdrew_at(log: StudyLog, study_id: str, rater_id: str) -> str | None:
-    """When the rater withdrew (their latest withdrawal) if every consent of theirs in the log is withdrawn,
-    else None: the condition `studylog.records.sessions.WITHDREW` puts on `raters`, for a rater a bundle
-    brought only the withdrawn consents of (no `raters` row). None for a rater with no consent rows."""
-    holds, at = log.conn.execute(
-        "SELECT count(*) FILTER (WHERE withdrawn_at IS NULL), max(withdrawn_at) FROM consents "
-        "WHERE study_id = ? AND rater_id = ?", (study_id, rater_id)).fetchone()
-    return None if holds else at
+    """Each rater the bundle says withdrew (`withdrawn`) whom no consent in the merged log holds now: when, and
+    what the merged log still holds of theirs (`records/forget.held`), brought by earlier bundles (the
+    participant was told to ask the researcher to delete it; nothing here deletes it). A rater who agreed
+    again, in a bundle merged before this one, is left out."""
+    study = bundle.manifest["study_id"]
+    now = {r["rater_id"]: r for r in withdrawn_held(log.conn) if r["study_id"] == study}
+    return [{k: v for k, v in now[rater].items() if k != "study_id"} for rater in withdrawn if rater in now]
 
 
 def _rows(bundle: Bundle, table: str, *columns: str) -> list[tuple[Any, ...]]:
@@ -304,7 +285,7 @@ def listing(db: str | Path) -> list[dict[str, Any]]:
     data of, and those it carried only the withdrawal of): the rater's ratings that bundle held and those it
     added (`row_sources`), the rater's ratings in the merged log from every bundle, consent time, checksum,
     and `withdrawn_at`: when the rater withdrew if every consent of theirs in the merged log is withdrawn
-    now (`withdrew_at`; then on each of their entries, data or not), else None. `deleted`: the bundle
+    now (`records/forget.withdrawn_raters`; then on each of their entries, data or not), else None. `deleted`: the bundle
     carried the rater's data and what it brought of theirs was deleted (`merge --forget-withdrawn
     --delete`), so its counts no longer say what it held: the bundle's provenance of the rater's `raters`
     row (`row_sources`, written for every bundle that carries the rater, goes only with that row) is gone.
@@ -312,6 +293,7 @@ def listing(db: str | Path) -> list[dict[str, Any]]:
     manifest's raters; those whose withdrawal alone it carries follow: `records/merged.insert_bundle`)."""
     with StudyLog(db, readonly=True) as log:
         out = []
+        withdrew = {(study, rater): at for study, rater, at in withdrawn_raters(log.conn)}
         for b in log.query("SELECT * FROM bundles ORDER BY bundle_id"):
             raters = json.loads(b["rater_ids_json"])
             carried = json.loads(b["rows_json"]).get("raters", {}).get("in_bundle", len(raters))
@@ -330,7 +312,7 @@ def listing(db: str | Path) -> list[dict[str, Any]]:
                 out.append({"bundle_id": b["bundle_id"], "rater_id": rater, "ratings_in_bundle": held,
                             "ratings_added": added, "ratings": row[1] if row else 0, "deleted": deleted,
                             "consent_at": row[0] if row else None,
-                            "withdrawn_at": withdrew_at(log, b["study_id"], rater), "bundle_sha256": b["bundle_sha256"],
+                            "withdrawn_at": withdrew.get((b["study_id"], rater)), "bundle_sha256": b["bundle_sha256"],
                             "source": b["source_name"], "merged_at": b["merged_at"], "study_id": b["study_id"],
                             "schema_version": b["schema_version"], "modlens_version": b["modlens_version"]})
         return out

@@ -1,9 +1,9 @@
 """Deleting what a merged log holds of the raters who withdrew consent (`modlens merge --forget-withdrawn`,
 `exchange/forget.py`, which opens the log and decides between a dry run and the deletion).
 
-A rater withdrew when every consent of theirs in the log is withdrawn (`consents.withdrawn_at`, the
-condition `exchange.merge.withdrew_at` reads). Their own rows go: ratings (with their values),
-sessions, the sightings of those sessions, their task reviews, their `raters` row. A row that other
+A rater withdrew when every consent of theirs in the log is withdrawn (`consents.withdrawn_at`,
+`withdrawn_raters`; what `held` counts of them, which `modlens merge` says). Their own rows go: ratings
+(with their values), sessions, the sightings of those sessions, their task reviews, their `raters` row. A row that other
 people's data shares goes only when nothing else refers to it any more: a comment when no other
 sighting, rating, gold label, audit run or task review names it (and it is not one of the study's own
 gold or anchor comments); then what belongs to it alone (its labels, daemon variants, media links,
@@ -135,6 +135,18 @@ def _key(table: Table) -> str:
     return sep.join(key)
 
 
+# a withdrawn rater's own rows (bound :s, :r), which go first: all else goes only with them
+_THEIRS = "study_id = :s AND rater_id = :r"
+_SESSIONS = f"(SELECT session_id FROM sessions WHERE {_THEIRS})"
+_RATINGS = f"(SELECT rating_id FROM ratings WHERE ({_THEIRS}) OR session_id IN {_SESSIONS})"
+# how many of them `held` counts, per kind (rating_values go with their ratings)
+_HELD = {"sessions": f"SELECT count(*) FROM sessions WHERE {_THEIRS}",
+         "ratings": f"SELECT count(*) FROM ratings WHERE rating_id IN {_RATINGS}",
+         "sightings": f"SELECT count(*) FROM sightings WHERE session_id IN {_SESSIONS}",
+         "reviews": f"SELECT count(*) FROM rater_reviews WHERE {_THEIRS}",
+         "raters": f"SELECT count(*) FROM raters WHERE {_THEIRS}"}
+
+
 # the candidate sets are temp tables of one column, `id`, always read qualified (`SELECT f.id FROM
 # temp.f_texts f`): an unqualified `text_id` there would silently name the outer row's column
 class _Deleter:
@@ -169,19 +181,16 @@ class _Deleter:
         for name in SHARED:
             self.conn.execute(f"DELETE FROM temp.f_new_{name}")
         p = {"s": study_id, "r": rater_id}
-        theirs = "study_id = :s AND rater_id = :r"
-        sessions = f"(SELECT session_id FROM sessions WHERE {theirs})"
-        ratings = f"(SELECT rating_id FROM ratings WHERE ({theirs}) OR session_id IN {sessions})"
         self.conn.execute("DELETE FROM temp.f_seen")
         self.conn.execute("INSERT INTO temp.f_seen SELECT s.comment_id, c.page_id, min(s.seen_at), "
                           "max(s.text_id IS NULL OR s.text_id = c.text_id) FROM sightings s JOIN comments c "
-                          f"USING (comment_id) WHERE s.session_id IN {sessions} GROUP BY s.comment_id", p)
-        self.delete("rating_values", f"rating_id IN {ratings}", p)
-        self.delete("ratings", f"rating_id IN {ratings}", p)
-        self.delete("sightings", f"session_id IN {sessions}", p)
-        self.delete("sessions", theirs, p)
-        self.delete("rater_reviews", theirs, p)
-        self.delete("raters", theirs, p)
+                          f"USING (comment_id) WHERE s.session_id IN {_SESSIONS} GROUP BY s.comment_id", p)
+        self.delete("rating_values", f"rating_id IN {_RATINGS}", p)
+        self.delete("ratings", f"rating_id IN {_RATINGS}", p)
+        self.delete("sightings", f"session_id IN {_SESSIONS}", p)
+        self.delete("sessions", _THEIRS, p)
+        self.delete("rater_reviews", _THEIRS, p)
+        self.delete("raters", _THEIRS, p)
         for name in SHARED:
             self._shared(name)
         self.cleared = {}
@@ -228,10 +237,25 @@ class _Deleter:
 
 def withdrawn_raters(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
     """(study, rater, when they withdrew: their latest withdrawal) of every rater whose every consent in
-    the log is withdrawn."""
+    the log is withdrawn: the condition `records/sessions.WITHDREW` puts on `raters`, here of every rater
+    with consents (one a bundle brought only the withdrawn consents of has no `raters` row). A rater with
+    no consents row never withdrew."""
     return conn.execute(
         "SELECT study_id, rater_id, max(withdrawn_at) FROM consents GROUP BY study_id, rater_id "
         "HAVING count(*) FILTER (WHERE withdrawn_at IS NULL) = 0 ORDER BY study_id, rater_id").fetchall()
+
+
+def held(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Per rater who withdrew (`withdrawn_raters`), their own rows the log holds, which `forget_withdrawn`
+    deletes first (the rows no one else needs go only with them, so it deletes something exactly when one
+    of these is not 0): {"study_id", "rater_id", "withdrawn_at", "sessions", "ratings" (theirs or of their
+    sessions), "sightings" (of their sessions), "reviews" (task reviews), "raters" (their `raters` row, 0 or 1)}."""
+    out = []
+    for study_id, rater_id, at in withdrawn_raters(conn):
+        p = {"s": study_id, "r": rater_id}
+        out.append({"study_id": study_id, "rater_id": rater_id, "withdrawn_at": at,
+                    **{kind: conn.execute(sql, p).fetchone()[0] for kind, sql in _HELD.items()}})
+    return out
 
 
 def forget_withdrawn(conn: sqlite3.Connection) -> list[dict[str, Any]]:
