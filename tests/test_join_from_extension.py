@@ -322,3 +322,24 @@ def test_remote_detectors_accepted_at_a_terminal_meanwhile_are_restarted_on_when
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+@pytest.mark.parametrize("config", ["home", "home/study.toml"])
+def test_serve_given_the_joined_home_as_config_serves_it_as_joined(tmp_path, modlens_home, config):
+    # `modlens serve --config $MODLENS_HOME` read the joined study as any study folder: the remote
+    # detector the participant did not accept at join ran, and the consent text did not say it was off
+    from modlens.cli import main as cli_main
+    from modlens.live.run import served_study
+
+    path = tmp_path / "p1.modlens"
+    path.write_text(_pack_text(tmp_path, "pilot", extra=REMOTE), encoding="utf-8")
+    assert cli_main(["join", str(path)]) == 0  # without --accept-remote
+    assert join.joined()["accepted_remote"] == []
+
+    served = served_study(config.replace("home", str(modlens_home)))
+    study, lines = served[0], served[2]
+    assert study.study_id == "pilot" and "collector" not in [d.key for d in study.detectors]
+    notice = study.data_flow_notice()  # what the consent text the extension shows says of where comments go
+    assert "Detector collector is off" in notice and "127.0.0.1:9" not in notice.split("off")[0], notice
+    assert any("detector collector: off" in line for line in lines), lines
+

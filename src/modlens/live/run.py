@@ -100,11 +100,13 @@ def served_study(config: str | None, *, perspective_only: bool = False) -> tuple
     A modlens home's files (the joined study's, or a home given as --config) are read as one snapshot
     under the join's lock (`study.join.settled`): no join lands between these reads, and the folder
     returned holds copies of the item set and assignment taken then (`_snapshot`), which the daemon
-    loads when its app starts, whatever a join changed in the home since."""
+    loads when its app starts, whatever a join changed in the home since. A joined home is served as
+    joined whatever names it (`study.join.as_joined`, with the joined-study.json read in the snapshot):
+    remote detectors the participant did not accept stay off, and the consent text says so."""
     import modlens.study
     from modlens import paths
     from modlens.study.folder import load_folder
-    from modlens.study.join import as_joined, is_joined_home, joined_study_file, settled
+    from modlens.study.join import as_joined, is_joined_home, joined, joined_study_file, settled
 
     if config is not None:
         root = Path(config)
@@ -115,15 +117,14 @@ def served_study(config: str | None, *, perspective_only: bool = False) -> tuple
     else:
         home = paths.home()
     with settled(home):
-        joined = joined_study_file() if config is None else None
-        study, study_dir, lines = modlens.study.load(None), None, []
-        if config is not None:
-            study = load_folder(config).study
-        elif joined is not None:
+        record = joined(home)
+        source = Path(config) if config is not None else joined_study_file()
+        study, study_dir, lines = modlens.study.load(source), None, []
+        if source is not None and record is not None:
             # a pack's: remote detectors the participant did not accept stay off, and the consent text says so
-            study, off = as_joined(modlens.study.load(joined), str(joined))
-            lines = [f"study from {joined} (modlens join)", *off]
-        if config is not None or joined is not None:
+            study, off = as_joined(study, str(source), record)
+            lines = [f"study from {source} (modlens join)", *off]
+        if source is not None:
             check_study(study, home)  # a refusal names the home's files, not the copies
             study_dir = _snapshot(home)
     if perspective_only and config is None:

@@ -1,8 +1,9 @@
 """Joining a study on a participant's computer: the pack's study becomes the study of this
 modlens home (`paths.home()/study.toml`, beside `joined-study.json`, which records which pack, who
 signed it and which remote destinations the participant accepted). `joined_study_file()` is what
-`modlens serve` reads when no --config is given, and `as_joined()` what it runs of it: remote
-detectors the participant did not accept stay off, and the consent text says so.
+`modlens serve` reads when no --config is given, and `as_joined()` what it runs of it (of a home
+given as --config too): remote detectors the participant did not accept stay off, and the consent
+text says so.
 
 Joining also makes the participant's bundle key (`bundle-signing.key`, beside the pairing token,
 0600): every bundle exported here is signed with it, so `modlens merge` can tell this
@@ -55,11 +56,12 @@ def joined_study_file() -> Path | None:
         return path if path.is_file() else None
 
 
-def joined() -> dict[str, Any] | None:
-    """What `modlens join` recorded: study_id, study_key, pack sha256, when, from which file (a
-    join under way is waited for, one a crash interrupted completed first: `settled`)."""
-    with settled():
-        return _record(paths.home())
+def joined(home: Path | None = None) -> dict[str, Any] | None:
+    """What `modlens join` recorded in `home` (this modlens home by default): study_id, study_key,
+    pack sha256, when, from which file (a join under way is waited for, one a crash interrupted
+    completed first: `settled`)."""
+    with settled(home):
+        return _record(home or paths.home())
 
 
 def _record(home: Path) -> dict[str, Any] | None:
@@ -319,16 +321,18 @@ def all_destinations(study: StudyConfig) -> set[str]:
     return {d for dest in study.destinations().values() for d in dest}
 
 
-def as_joined(study: StudyConfig, source: str) -> tuple[StudyConfig, list[str]]:
+def as_joined(study: StudyConfig, source: str,
+              record: dict[str, Any] | None = None) -> tuple[StudyConfig, list[str]]:
     """What `modlens serve` runs of the joined study, and one line per detector it leaves off.
     The study file came from a pack, so the pack's rules hold here too (the file may have been
     written by an older modlens, or edited): no undeclared environment reads; remote detectors
-    only to the destinations the participant accepted at join."""
+    only to the destinations the participant accepted at join, as `record` says (the home's
+    joined-study.json, read with the study file; None: read this home's now)."""
     undeclared = study.undeclared_env()
     if undeclared:
         raise StudyConfigError(f"{source}: refused, a joined study may not read this computer's environment: "
                                f"{undeclared[0].message}", fix=undeclared[0].fix)
-    record = joined() or {}
+    record = (joined() if record is None else record) or {}
     accepted = set(record.get("accepted_remote") or [])
     # a detector runs only when every place it (or a detector it wraps) sends to was accepted
     off = {key: dest for key, dest in study.destinations().items() if not set(dest) <= accepted}
