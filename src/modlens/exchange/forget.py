@@ -18,7 +18,7 @@ from typing import Any, cast
 from modlens.errors import ModlensError
 from modlens.studylog import migrate
 from modlens.studylog.connection import LogConnection, another_programs_database
-from modlens.studylog.records.forget import forget_withdrawn as _forget, held
+from modlens.studylog.records.forget import forget_withdrawn as _forget
 from modlens.studylog.schema import SCHEMA_VERSION
 from modlens.studylog.store import StudyLog
 
@@ -82,10 +82,9 @@ def _merged_log_version(source: LogConnection) -> int:
     return version
 
 
-def still_held(db: str | Path) -> list[dict[str, Any]]:
-    """The raters who withdrew whose own rows (sessions, ratings, sightings, task reviews, `raters` row)
-    the merged log `db` holds, with how many (`records/forget.held`): those `--forget-withdrawn` would
-    delete rows of. What `merge` says after merging, so a bundle exported before a withdrawal and merged
-    after it (or after a deletion) does not bring their data back unsaid."""
-    with StudyLog(db, readonly=True) as log:
-        return [r for r in held(log.conn) if any(r[k] for k in ("sessions", "ratings", "sightings", "reviews", "raters"))]
+def still_held(withdrawn: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Of the raters who withdrew (`records/forget.held`), those whose own rows (sessions, ratings,
+    sightings, task reviews, `raters` row) the merged log holds: those `--forget-withdrawn` would delete
+    rows of. What `merge` says after merging, so a bundle exported before a withdrawal and merged after
+    it (or after a deletion) does not bring their data back unsaid."""
+    return [r for r in withdrawn if any(r[k] for k in ("sessions", "ratings", "sightings", "reviews", "raters"))]
