@@ -35,6 +35,11 @@ class Column:
     flag: bool = False  # 0/1, exported as a boolean
 
     @property
+    def parent(self) -> str | None:
+        """The table it references, if any."""
+        return self.references.split("(")[0] if self.references else None
+
+    @property
     def export_type(self) -> str:
         """int | float | str | bool (JSON columns are str holding JSON)."""
         return "bool" if self.flag else _EXPORT_TYPES[self.type]
@@ -142,7 +147,7 @@ class Table:
     @property
     def parents(self) -> tuple[str, ...]:
         """The tables its columns reference."""
-        return tuple(dict.fromkeys(c.references.split("(")[0] for c in self.columns if c.references))
+        return tuple(dict.fromkeys(c.parent for c in self.columns if c.parent))
 
     @property
     def free_text(self) -> tuple[str, ...]:

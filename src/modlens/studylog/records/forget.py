@@ -24,6 +24,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from modlens.studylog.records.merged import row_key_sql
 from modlens.studylog.tables import TABLE, TABLES, Table
 
 # the shared rows, in the order they are decided: a deleted comment makes its page, media and texts
@@ -107,9 +108,8 @@ def _references() -> dict[str, list[tuple[Table, str]]]:
     out: dict[str, list[tuple[Table, str]]] = {name: [] for name in SHARED}
     for t in TABLES:
         for c in t.columns:
-            parent = c.references.split("(")[0] if c.references else None
-            if parent in out:
-                out[parent].append((t, c.name))
+            if c.parent in out:
+                out[c.parent].append((t, c.name))
     return out
 
 
@@ -123,16 +123,6 @@ def _check() -> None:
 
 _check()
 _REFS = _references()
-
-
-def _key(table: Table) -> str:
-    """A row's key in `row_sources` (as records/merged.py writes it)."""
-    if table.row_id:
-        return f"CAST({table.row_id} AS TEXT)"
-    assert table.travel is not None
-    key = table.travel.merge_key
-    sep = " || ':' || " if all(table.column(k).type == "INTEGER" for k in key) else " || '/' || "
-    return sep.join(key)
 
 
 # a withdrawn rater's own rows (bound :s, :r), which go first: all else goes only with them
@@ -161,14 +151,13 @@ class _Deleter:
         provenance goes."""
         t, params = TABLE[table], params or {}
         for c in t.columns:
-            parent = c.references.split("(")[0] if c.references else None
-            if parent in SHARED:
-                self.conn.execute(f"INSERT OR IGNORE INTO temp.f_new_{parent} SELECT {c.name} FROM {table} "
+            if c.parent in SHARED:
+                self.conn.execute(f"INSERT OR IGNORE INTO temp.f_new_{c.parent} SELECT {c.name} FROM {table} "
                                   f"WHERE ({where}) AND {c.name} IS NOT NULL", params)
         if t.travel is not None and t.travel.tracked:
             self._count("row_sources", self.conn.execute(
                 f"DELETE FROM row_sources WHERE table_name = '{table}' AND row_key IN "
-                f"(SELECT {_key(t)} FROM {table} WHERE {where})", params).rowcount)
+                f"(SELECT {row_key_sql(t, table)} FROM {table} WHERE {where})", params).rowcount)
         self._count(table, self.conn.execute(f"DELETE FROM {table} WHERE {where}", params).rowcount)
 
     def _count(self, table: str, n: int) -> None:

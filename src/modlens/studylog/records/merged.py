@@ -29,7 +29,7 @@ def _carried(table: Table) -> list[tuple[Column, Table | None, bool]]:
     `_mapped` builds the rows by it and `_dangling` checks the references it rewrites."""
     out = []
     for c in table.columns:
-        parent = TABLE[c.references.split("(")[0]] if c.references else None
+        parent = TABLE[c.parent] if c.parent else None
         if c.name == table.row_id:
             continue
         empty = c.name in _travel(table).local or (parent is not None and parent.travel is None)
@@ -74,12 +74,20 @@ def _same_key(table: Table, a: str, b: str) -> str:
     return " AND ".join(f"{a}.{k} = {b}.{k}" for k in _travel(table).merge_key)
 
 
-def _provenance(table: Table) -> str:
-    """row_sources rows (bundle bound as ?) of a tracked table without a row id, before its insert."""
+def row_key_sql(table: Table, alias: str) -> str:
+    """A row's key in `row_sources`, as SQL on the row named `alias`: a table with a row id, that id as
+    text; else its merge key, its parts joined by ':' when all are integers, else by '/'."""
+    if table.row_id:
+        return f"CAST({alias}.{table.row_id} AS TEXT)"
     key = _travel(table).merge_key
     sep = " || ':' || " if all(table.column(k).type == "INTEGER" for k in key) else " || '/' || "
+    return sep.join(f"{alias}.{k}" for k in key)
+
+
+def _provenance(table: Table) -> str:
+    """row_sources rows (bundle bound as ?) of a tracked table without a row id, before its insert."""
     return (f"INSERT OR IGNORE INTO row_sources (table_name, row_key, bundle_id, added) "
-            f"SELECT '{table.name}', {sep.join(f'm.{k}' for k in key)}, ?, "
+            f"SELECT '{table.name}', {row_key_sql(table, 'm')}, ?, "
             f"NOT EXISTS (SELECT 1 FROM {table.name} x WHERE {_same_key(table, 'x', 'm')}) FROM temp.m_{table.name} m")
 
 
