@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from modlens.analysis.data import StudyData
+from modlens.perturb.attack_record import counting_attack
 from modlens.perturb.quality import AttackExample, recipe_of, recorded_judges
 
 
@@ -26,21 +27,24 @@ def _attack_of(v: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def newest_attacks(data: StudyData) -> tuple[list[dict[str, Any]], dict[int, int]]:
-    """The logged attacks that count, one per attack (`_attack_of`): the newest row. A rerun on a
-    log written before an attack's configuration gained a field does not recognize the earlier
-    row and redoes the attack, logging a second row beside it; counting both would count one seed
-    twice. Returns the rows (in log order) and, per kept variant_id, how many older rows it set aside."""
-    newest: dict[tuple[Any, ...], dict[str, Any]] = {}
-    replaced: dict[tuple[Any, ...], int] = {}
-    for v in data.variants:  # in variant_id order: a later row replaces an earlier one
-        if not isinstance(v.get("attack"), dict):
-            continue
-        key = _attack_of(v)
-        if key in newest:
-            replaced[key] = replaced.get(key, 0) + 1
-        newest[key] = v
-    kept = sorted(newest.values(), key=lambda v: v["variant_id"])
-    return kept, {newest[k]["variant_id"]: n for k, n in replaced.items()}
+    """The logged attacks that count, one per attack (`_attack_of`): the row the audit reuses too
+    (`counting_attack`: the newest whose result is known, else the newest). A rerun on a log written
+    before an attack's configuration gained a field does not recognize the earlier row and redoes the
+    attack, logging a second row beside it, as does a rerun of an attack whose result was unknown;
+    counting both would count one seed twice. Returns the rows (in log order) and, per kept
+    variant_id, how many other rows of its attack it set aside."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for v in data.variants:
+        if isinstance(v.get("attack"), dict):
+            groups.setdefault(_attack_of(v), []).append(v)
+    kept, set_aside = [], {}
+    for rows in groups.values():
+        counted = counting_attack(rows)
+        assert counted is not None  # a group holds a row
+        kept.append(counted)
+        if len(rows) > 1:
+            set_aside[counted["variant_id"]] = len(rows) - 1
+    return sorted(kept, key=lambda v: v["variant_id"]), set_aside
 
 
 def examples_from_study(data: StudyData, attacks: list[dict[str, Any]] | None = None) -> list[AttackExample]:

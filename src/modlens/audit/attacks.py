@@ -126,32 +126,6 @@ def same_attack(logged: dict[str, Any], config: dict[str, Any]) -> bool:
                for key, value in config.items())
 
 
-# the reason an attack is skipped when the target's call for the seed failed (`perturb.compose.Attack.run`)
-NO_SEED_SCORE = "target has no score for the seed"
-
-
-def result_known(attack: dict[str, Any]) -> bool:
-    """Whether a logged attack record (`attack_json`) says what the attack came to; a rerun attacks
-    again where it does not (the newer row counts, the older set aside:
-    `analysis.attack_examples.newest_attacks`). Unknown:
-    - a seed the target had no score for (its call failed): skipped, the attack never ran. The
-      audit scores such errors again on a rerun, and attacks the seed again with them;
-    - a failed attempt some of whose candidates the target had no score for (`unscored_by_target`):
-      one of them may have flipped it;
-    - a failed attempt with a flip a judge had no score for (`unscored_by_ensemble`): the flip may
-      have passed the judges (a judge that cannot answer it, a cached table, leaves it unknown again);
-    - a failed attempt from before `unscored_by_ensemble` (2026-12-06) with rejections: a judge
-      with no score for a flip then counted as a judge that said no, so it may have failed on missing
-      scores and says "rejected by the judges" either way (the report's `judge_not_told_apart`).
-    A success, a failure whose every candidate and flip was answered, a seed the target already
-    got wrong, stand."""
-    if attack.get("status") == "skipped":
-        return attack.get("reason") != NO_SEED_SCORE
-    if attack.get("status") == "failed" and (attack.get("unscored_by_target") or attack.get("unscored_by_ensemble")):
-        return False
-    return not (attack.get("status") == "failed" and attack.get("rejected_by_ensemble")
-                and "unscored_by_ensemble" not in attack)
-
 
 def gold_toxic(labels: dict[str, Any]) -> bool | None:
     value = str(labels.get("toxic", "")).strip().lower()

@@ -10,12 +10,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 from modlens.audit.attack_checks import check_attacks
-from modlens.audit.attacks import (AttackSpec, ViaEngine, attack_config, build_attack, gold_toxic, result_known,
-                                   same_attack)
+from modlens.audit.attacks import AttackSpec, ViaEngine, attack_config, build_attack, gold_toxic, same_attack
 from modlens.chunks import ChunkPipeline, Compute, ItemSource, LocalCompute, LogSink
 from modlens.chunks.sinks import GROUP_COMMIT_S
 from modlens.datasets.base import Dataset, DatasetItem
 from modlens.engine import Engine
+from modlens.perturb.attack_record import counting_attack, result_known
 from modlens.perturb.compose import Attack
 from modlens.rows import Variant
 from modlens.perturb.goals import is_toxic
@@ -97,18 +97,18 @@ class Auditor:
     def _logged_attack(self, cid: int, attack: Attack) -> tuple[dict[str, Any] | None, set[int]]:
         """The result of this very attack (same configuration and model versions) on this
         comment, from an earlier or interrupted run: attacks are the expensive part, never redone.
-        A row an older modlens logged counts when the fields it lacks are at that era's values
-        (`same_attack`) and its record says what happened (`result_known`): else it is redone, and
-        the ids of such rows are returned, whose record the new one replaces where it lands on the
+        A row an older modlens logged is this attack when the fields it lacks are at that era's values
+        (`same_attack`); of this attack's rows, the one the report counts too (`counting_attack`) is
+        reused when its record says what happened (`result_known`): else the attack is redone, and
+        the ids of its rows are returned, whose record the new one replaces where it lands on the
         same row (same text and parameters)."""
         config = attack_config(attack)
-        unknown: set[int] = set()
-        for r in logged_attacks(self.log, cid, attack.strategy, attack.target_key, attack.seed):
-            if same_attack(r, config):
-                if result_known(r["attack"]):
-                    return {"text": r["text"], "status": r["attack"].get("status")}, set()
-                unknown.add(r["variant_id"])
-        return None, unknown
+        rows = [r for r in logged_attacks(self.log, cid, attack.strategy, attack.target_key, attack.seed)
+                if same_attack(r, config)]
+        counted = counting_attack(rows)
+        if counted is not None and result_known(counted["attack"]):
+            return {"text": counted["text"], "status": counted["attack"].get("status")}, set()
+        return None, {r["variant_id"] for r in rows}
 
     async def _attack_items(self, registered: Sequence[tuple[DatasetItem, int]]) -> None:
         assert self.attack is not None

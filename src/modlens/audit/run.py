@@ -51,7 +51,7 @@ class AuditResult:
     resumed: bool
     unavailable: dict[str, str] = field(default_factory=dict)
     # target key -> {status: count, "reused": n, "unknown": of the attacks run, those whose result is
-    # unknown (`attacks.result_known`)}
+    # unknown (`perturb.attack_record.result_known`)}
     attacks: dict[str, dict[str, int]] = field(default_factory=dict)
     format: str = ""          # the layout read (given, implied by a shorthand, or detected)
     notes: list[str] = field(default_factory=list)  # what was detected and assumed, as printed

@@ -19,6 +19,7 @@ from modlens.detectors.base import Detector
 from modlens.perturb import constraints as constraint_registry
 from modlens.perturb import search as search_registry
 from modlens.perturb import transformations as transformation_registry
+from modlens.perturb.attack_record import NO_SEED_SCORE
 from modlens.perturb.base import attack_each
 from modlens.rows import Variant
 from modlens.perturb.generate import word_slots
@@ -126,7 +127,7 @@ class Attack:
                           seed=self.seed, k=self.k, max_words=self._max_words(text))
         seed_result = oracle.results([text])[0]
         if seed_result is None or self.goal_spec.score(seed_result) is None:
-            return self._result(problem, "skipped", "target has no score for the seed", problem.origin, None, None)
+            return self._result(problem, "skipped", NO_SEED_SCORE, problem.origin, None, None)
         if self.goal_spec.reached(seed_result):
             side = "below" if self.goal == "tae" else "at or above"
             return self._result(problem, "skipped", f"seed already {side} the target threshold",
