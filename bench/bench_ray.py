@@ -56,14 +56,16 @@ def scores(db: Path) -> dict[tuple[str, str, str], tuple[float | None, str | Non
 
 def compare(a: Path, b: Path) -> tuple[bool, str]:
     """Whether the logs at `a` and `b` hold the same scores (toxicities within TOLERANCE), and a line saying
-    how many rows were compared, how many differ at all and by how much at most. Two logs without a
-    score compare nothing: refused (SystemExit), never called the same."""
+    how many rows were compared, how many differ at all and by how much at most. Logs without a
+    toxicity on both sides for any text and detector (no score, or error rows only) compare nothing:
+    refused (SystemExit), never called the same."""
     x, y = scores(a), scores(b)
-    if not x and not y:
-        raise SystemExit(f"neither {a} nor {b} holds a score: nothing compared")
     both = x.keys() & y.keys()
     errors = sum(x[k][1] != y[k][1] or (x[k][0] is None) != (y[k][0] is None) for k in both)
     deltas = [abs(p - q) for p, q in ((x[k][0], y[k][0]) for k in both) if p is not None and q is not None]
+    if not deltas:
+        raise SystemExit(f"no toxicity to compare: {a} holds {len(x)} scores, {b} {len(y)}, {len(both)} of the same "
+                         "text and detector, none with a toxicity in both (error rows only, or none): nothing compared")
     differ = sum(d > 0 for d in deltas)
     worst = max(deltas, default=0.0)
     same = len(x) == len(y) == len(both) and errors == 0 and worst <= TOLERANCE

@@ -8,11 +8,13 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Sequence
 
 import pytest
 
 import bench_ray as bench  # bench/ is on the tests' path (pyproject.toml)
 from modlens.audit import run_audit
+from modlens.detectors.base import Detector
 from modlens.studylog.store import StudyLog
 
 BENCH = Path(bench.__file__)
@@ -21,6 +23,25 @@ BENCH = Path(bench.__file__)
 def test_two_logs_without_a_score_are_not_called_the_same(tmp_path):
     for name in ("local.sqlite", "ray.sqlite"):
         StudyLog(tmp_path / name).close()
+    with pytest.raises(SystemExit, match="nothing compared"):
+        bench.compare(tmp_path / "local.sqlite", tmp_path / "ray.sqlite")
+
+
+class AlwaysFails(Detector):
+    """A model whose every call raises (out of memory, say): each text gets an error row."""
+    name, version, labels, toxicity_label = "oom", "1", ("toxicity",), "toxicity"
+
+    def score(self, texts: Sequence[str]) -> list[Any]:
+        raise RuntimeError("out of memory")
+
+
+def test_two_logs_of_error_rows_only_are_not_called_the_same(tmp_path):
+    """Both engines' logs hold a row per text, each an error: no toxicity was compared, so the
+    bench cannot say the engines give the same scores (it said "same scores: yes")."""
+    data = tmp_path / "c.csv"
+    data.write_text("text\n" + "".join(f"nice post {i}\n" for i in range(5)))
+    for name in ("local.sqlite", "ray.sqlite"):
+        run_audit(str(data), db=tmp_path / name, detector_objects={"oom": AlwaysFails()}, progress=False)
     with pytest.raises(SystemExit, match="nothing compared"):
         bench.compare(tmp_path / "local.sqlite", tmp_path / "ray.sqlite")
 
