@@ -228,7 +228,33 @@ async def test_a_comment_two_withdrawn_raters_saw_goes_with_the_second(tmp_path,
     assert rows(research, "SELECT count(*) FROM consents") == [(2,)]
 
 
-def test_a_log_without_withdrawals_or_not_merged_is_said_so(tmp_path, capsys):
+async def test_a_merged_log_with_nothing_to_delete_says_why_and_stays_as_it_was(tmp_path, capsys):
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], ["k"])
+    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    # no one withdrew
+    raw = research.read_bytes()
+    out = forget_cli(research, capsys)
+    assert out == f"{research}: every participant in the log consents (a consent given after a withdrawal holds): " \
+        "nothing to delete\n", out
+    assert unchanged(research, raw)
+    # rater-1 withdrew, and what the log held of them was deleted: the dry run finds nothing left
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, _app):
+        await withdraw(url, "rater-1")
+    export_and_merge(db, research, tmp_path / "second.bundle", capsys)
+    forget_cli(research, capsys, "--delete")
+    raw = research.read_bytes()
+    out = forget_cli(research, capsys)
+    assert out.splitlines() == [
+        f"rater rater-1 (study 'test') withdrew consent ({WITHDRAWN}): the log holds none of their sessions, "
+        "ratings or sightings: nothing to delete",
+        f"{research}: nothing to delete: the log holds none of the sessions, ratings or sightings of the 1 raters "
+        "who withdrew"], out
+    assert unchanged(research, raw)
+
+
+def test_a_missing_file_another_programs_database_or_an_empty_file_is_refused_untouched(tmp_path, capsys):
     missing = tmp_path / "missing.sqlite"
     assert cli_main(["merge", "--forget-withdrawn", str(missing)]) == 3  # not found
     assert not missing.exists()  # and not created by asking
@@ -245,8 +271,12 @@ def test_a_log_without_withdrawals_or_not_merged_is_said_so(tmp_path, capsys):
         assert cli_main(["merge", "--forget-withdrawn", str(path), "--delete"]) != 0
         assert said in capsys.readouterr().err
         assert unchanged(path, raw)
+
+
+def test_delete_without_forget_withdrawn_is_a_usage_error(tmp_path, capsys):
     assert cli_main(["merge", "--delete", "--out", str(tmp_path / "x.sqlite"), "a.bundle"]) == 2
     assert "--delete goes with --forget-withdrawn" in capsys.readouterr().err
+    assert not (tmp_path / "x.sqlite").exists()
 
 
 async def test_a_participants_own_log_is_refused(tmp_path, capsys):
