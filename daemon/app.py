@@ -394,8 +394,8 @@ def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[]
     the service), `study_dir` (its itemset.json and assignment.json), the batching windows.
     The transport's: `allow_remote` (any Host header: `serve --allow-remote`), `restart_on_join`
     (called once the extension joined a study pack, so the caller restarts on it; None: the study
-    is fixed and join is refused), `started_on` (the joined pack `study` came from, read before it:
-    `live.join.started_on`; a join of another pack restarts), `extension_protocol` (False: `serve
+    is fixed and join is refused), `started_on` (the joined pack `study` came from, read with it:
+    `live.run.served_study`; a join of another pack restarts), `extension_protocol` (False: `serve
     --perspective-only`, the Perspective-compatible API without the extension's socket)."""
     token_fn = token if callable(token) else (lambda: token)
     api_key = KeySource()  # the Perspective API's own key (`modlens pair --api-key`): scrubbed like the token

@@ -132,7 +132,6 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
 
 
 def run(args: argparse.Namespace) -> int:
-    from modlens.live.join import started_on
     from modlens.live.run import served_study
     from modlens.pairing import ensure
     from modlens.studylog.connection import StudyLogError
@@ -150,10 +149,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         port: int | None = args.port
         while port is not None:  # not None again: the extension joined a study; serve that one
-            # which joined pack the study comes from: read first (`started_on`), so that an
-            # extension's join of a pack joined since at a terminal restarts on it
-            pack = started_on() if args.config is None else None
-            study, study_dir, lines = served_study(args.config, perspective_only=args.perspective_only)
+            # the joined pack the study comes from is read with it, in one snapshot (`served_study`): an
+            # extension's join of any other pack (one joined since at a terminal too) restarts on it
+            study, study_dir, lines, pack = served_study(args.config, perspective_only=args.perspective_only)
             for n, line in enumerate(lines):
                 print(f"  {line}" if n else f"modlens: {line}", flush=True)
             port = asyncio.run(_serve(study, db, args.host, port, args.allow_remote,

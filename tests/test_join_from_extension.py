@@ -343,3 +343,43 @@ def test_serve_given_the_joined_home_as_config_serves_it_as_joined(tmp_path, mod
     assert "Detector collector is off" in notice and "127.0.0.1:9" not in notice.split("off")[0], notice
     assert any("detector collector: off" in line for line in lines), lines
 
+
+def test_serve_starts_on_the_pack_of_the_study_it_serves_when_a_join_lands_at_its_start(
+        tmp_path, modlens_home, monkeypatch):
+    # serve read which pack it started on (joined-study.json), then the study it serves, apart: a
+    # `modlens join` of P2 at a terminal landing between the two reads made it serve P2 while it took
+    # itself to run P1, and a join of P1 from the options page then answered restarting: false
+    from modlens.cli import main as cli_main
+    from modlens.daemon import serve
+    from modlens.live import run as live_run
+    from modlens.live.join import join_study
+    from modlens.protocol import JoinStudy
+
+    p1 = _pack_text(tmp_path, "pilot")
+    (tmp_path / "p1.modlens").write_text(p1, encoding="utf-8")
+    consent = tmp_path / "pilot" / "consent.md"
+    consent.write_text(consent.read_text() + "\nRevised: your ratings are kept for five years.\n")
+    (tmp_path / "p2.modlens").write_text(_pack_text(tmp_path, "pilot"), encoding="utf-8")
+    assert cli_main(["join", str(tmp_path / "p1.modlens")]) == 0
+
+    real, started = live_run.served_study, []
+
+    def join_lands_first(config, **kw):
+        if not started:  # the terminal's join, as serve starts
+            assert cli_main(["join", str(tmp_path / "p2.modlens")]) == 0
+        return real(config, **kw)
+
+    async def app(study, *args, started_on=None, **kw):  # what serve hands its app, instead of serving
+        started.append((study, started_on))
+
+    monkeypatch.setattr(live_run, "served_study", join_lands_first)
+    monkeypatch.setattr(serve, "_serve", app)
+    parser = __import__("argparse").ArgumentParser()
+    serve.add_arguments(parser)
+    assert serve.run(parser.parse_args(["--db", str(tmp_path / "study.sqlite")])) == 0
+
+    [(study, started_on)] = started
+    assert "five years" in study.consent_text  # P2 is served
+    answer = join_study(JoinStudy(id="j1", pack=p1, file_name="p1.modlens"), study, can_join=True,
+                        running_pack=started_on)
+    assert answer.restarting is True  # P1 is not what runs

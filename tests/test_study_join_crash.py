@@ -58,7 +58,7 @@ sys.exit(main(sys.argv[2:]))
 
 # what `modlens serve` does at start without --config: open the joined study and run it
 OPEN_LIKE_SERVE = ("from modlens.live.run import served_study; from modlens.study import join\n"
-                   "study, folder, lines = served_study(None)\n"
+                   "study, folder, lines, _ = served_study(None)\n"
                    "print(study.study_id, join.joined()['study_id'])\n")
 
 
@@ -226,7 +226,7 @@ def test_serve_given_the_home_as_config_completes_an_interrupted_join_first(tmp_
     assert killed.returncode == -signal.SIGKILL and (modlens_home / "join-journal.json").is_file()
     assert (modlens_home / "itemset.json").is_file()  # the old study's, beside the new study.toml
 
-    study, study_dir, _ = served_study(config.replace("home", str(modlens_home)))
+    study, study_dir, _, _ = served_study(config.replace("home", str(modlens_home)))
     assert study.study_id == "second"
     assert not (modlens_home / "join-journal.json").exists() and not (modlens_home / "itemset.json").exists()
     assert study_dir is None or not (study_dir / "itemset.json").exists()
@@ -292,7 +292,7 @@ def test_the_daemon_starts_on_one_snapshot_of_the_joined_study(tmp_path, modlens
 
     second = _set_then_plain(tmp_path, modlens_home)
     first_set = json.loads((modlens_home / "itemset.json").read_text(encoding="utf-8"))
-    study, study_dir, _ = served_study(None)
+    study, study_dir, _, _ = served_study(None)
     assert cli_main(["join", str(second), "--allow-unsigned", "--replace"]) == 0  # lands between the reads
 
     assert study.study_id == "first" and study_dir is not None

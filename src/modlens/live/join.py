@@ -2,20 +2,20 @@
 the `join_refused` error naming what to do. The policy (only signed packs, remote detectors off)
 is `modlens.study.join`'s; the transport sends the answer, then restarts on the new study when
 the answer says `restarting`: when the pack differs from the one the daemon started on (`StartedOn`,
-read before the study it serves), not from the one joined on disk, which a `modlens join` at a
-terminal may have changed since."""
+read with the study it serves, in one snapshot: `live.run.served_study`), not from the one joined
+on disk, which a `modlens join` at a terminal may have changed since."""
 from __future__ import annotations
 
 import logging
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from modlens import protocol as p
 from modlens.config import StudyConfig
 from modlens.errors import with_fix
 from modlens.protocol import ErrorCode, ProtocolError
 from modlens.study.join import JoinError, all_destinations, join_from_extension
-from modlens.study.join import joined as joined_record
 from modlens.study.pack import PACK_MAX_BYTES
 
 log = logging.getLogger("modlens.daemon")
@@ -40,18 +40,17 @@ def is_join_frame(raw: str | bytes) -> bool:
 @dataclass(frozen=True)
 class StartedOn:
     """The joined pack a daemon serves: its sha256 and the remote destinations accepted for it, as
-    `joined-study.json` said when the daemon started. A join of this very pack (with the same
+    `joined-study.json` said in the snapshot the daemon's study was read from. A join of this very pack (with the same
     destinations) changes nothing the daemon runs; any other one needs a restart."""
     pack_sha256: str
     accepted_remote: tuple[str, ...]
 
 
-def started_on() -> StartedOn | None:
-    """What `modlens serve` is about to start on (None: no joined study). Read before the study files:
-    a join renames `joined-study.json` last, so a join racing the start makes this older than what is
-    loaded (the next join of the newer pack restarts, needlessly but truly), never newer; only two
-    joins within the same start, the second back to the first pack, could."""
-    record = joined_record()
+def started_on(record: dict[str, Any] | None) -> StartedOn | None:
+    """The pack a daemon serving the joined study `record` describes started on (None: no joined
+    study). `record` is the joined-study.json read under the join's lock with the study files
+    served (`live.run.served_study`), never apart from them: a join landing between two reads would
+    make the daemon serve one pack while it takes itself to run another."""
     if record is None:
         return None
     return StartedOn(record["pack_sha256"], tuple(sorted(record.get("accepted_remote") or [])))

@@ -12,7 +12,7 @@ import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator
+from typing import TYPE_CHECKING, AsyncIterator
 
 from modlens.config import StudyConfig
 from modlens.detectors.base import Detector
@@ -23,6 +23,9 @@ from modlens.media.store import MediaStore
 from modlens.services.detectors import describe
 from modlens.study import assignment, calibration, itemset
 from modlens.studylog.store import LogWriter
+
+if TYPE_CHECKING:
+    from modlens.live.join import StartedOn
 
 # the daemon's log: its lines pass the daemon's secret scrubber (`modlens.protocol.security`)
 log = logging.getLogger("modlens.daemon")
@@ -90,9 +93,11 @@ async def running(study: StudyConfig, options: LiveOptions) -> AsyncIterator[Liv
         await writer.stop()  # drains queued writes and commits before the process exits
 
 
-def served_study(config: str | None, *, perspective_only: bool = False) -> tuple[StudyConfig, Path | None, list[str]]:
+def served_study(config: str | None, *,
+                 perspective_only: bool = False) -> tuple[StudyConfig, Path | None, list[str], StartedOn | None]:
     """The study `modlens serve` serves, the folder whose itemset.json and assignment.json go with
-    it, and what to print about it (where it came from, then what is off): the --config study (a
+    it, what to print about it (where it came from, then what is off), and the joined pack it comes
+    from (`live.join.StartedOn`, None: no joined study): the --config study (a
     study.toml or its folder, read with its side files), else the joined one (`modlens join` writes
     the pack's set beside it), else the embedded defaults (no folder). Without --config,
     `perspective_only` adds every production attribute of the Perspective API (all offline).
@@ -102,9 +107,12 @@ def served_study(config: str | None, *, perspective_only: bool = False) -> tuple
     returned holds copies of the item set and assignment taken then (`_snapshot`), which the daemon
     loads when its app starts, whatever a join changed in the home since. A joined home is served as
     joined whatever names it (`study.join.as_joined`, with the joined-study.json read in the snapshot):
-    remote detectors the participant did not accept stay off, and the consent text says so."""
+    remote detectors the participant did not accept stay off, and the consent text says so. The
+    StartedOn returned is made from that same record, so it names the pack of the study served even
+    when a join lands right before or after the snapshot."""
     import modlens.study
     from modlens import paths
+    from modlens.live.join import started_on
     from modlens.study.folder import load_folder
     from modlens.study.join import as_joined, is_joined_home, joined, joined_study_file, settled
 
@@ -113,14 +121,15 @@ def served_study(config: str | None, *, perspective_only: bool = False) -> tuple
         home = root if root.is_dir() else root.parent
         if not is_joined_home(home):
             folder = load_folder(config)
-            return folder.study, folder.path, []
+            return folder.study, folder.path, [], None
     else:
         home = paths.home()
     with settled(home):
         record = joined(home)
         source = Path(config) if config is not None else joined_study_file()
-        study, study_dir, lines = modlens.study.load(source), None, []
+        study, study_dir, lines, pack = modlens.study.load(source), None, [], None
         if source is not None and record is not None:
+            pack = started_on(record)
             # a pack's: remote detectors the participant did not accept stay off, and the consent text says so
             study, off = as_joined(study, str(source), record)
             lines = [f"study from {source} (modlens join)", *off]
@@ -131,7 +140,7 @@ def served_study(config: str | None, *, perspective_only: bool = False) -> tuple
         from modlens.perspective.attributes import with_every_production_attribute
 
         study = with_every_production_attribute(study)
-    return study, study_dir, lines
+    return study, study_dir, lines, pack
 
 
 def _snapshot(home: Path) -> Path | None:
