@@ -116,3 +116,50 @@ def test_a_join_whose_rename_fails_part_way_says_what_it_replaced(tmp_path, modl
     assert "had been interrupted part way; it is now completed (itemset.json, " in caplog.text, caplog.text
     assert join.joined()["study_id"] == "second" and (modlens_home / "itemset.json").is_file()
     assert not [p for p in modlens_home.iterdir() if p.name.endswith(".tmp") or p.name == "join-journal.json"]
+
+
+def test_a_join_stopped_right_after_its_journal_leaves_the_study_joined_before_openable(
+        tmp_path, modlens_home, monkeypatch):
+    # Ctrl-C (or a failing folder sync) right after the journal was renamed into place, before any
+    # file was: the temps were removed but the journal stayed, and every later open refused the
+    # study ("the study files may mix two studies") though nothing had been renamed
+    _join_first(tmp_path)
+    before = _state(modlens_home)
+    second_pack = _pack(item_set_folder(tmp_path / "second", 2_000))
+    real_replace = os.replace
+
+    def interrupted_after_the_journal(src, dst, *args, **kw):
+        real_replace(src, dst, *args, **kw)
+        if Path(dst).name == "join-journal.json":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted_after_the_journal)
+    assert cli_main(["join", str(second_pack), "--allow-unsigned", "--replace"]) == 130  # interrupted
+    monkeypatch.setattr(os, "replace", real_replace)
+
+    assert _state(modlens_home) == before  # nothing renamed, nothing left: no journal, no temps
+    assert join.joined()["study_id"] == "first"
+
+
+def test_a_join_whose_journal_could_not_be_removed_is_not_called_interrupted(tmp_path, modlens_home, monkeypatch,
+                                                                               caplog):
+    # every file renamed, then dropping the journal failed: the next open said the join "had been
+    # interrupted part way" and was "now completed", of a join that had finished
+    from modlens.study import join_journal
+
+    _join_first(tmp_path)
+    second_pack = _pack(item_set_folder(tmp_path / "second", 2_000))
+    real_end = join_journal.end
+
+    def failing(home):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(join_journal, "end", failing)
+    assert cli_main(["join", str(second_pack), "--allow-unsigned", "--replace"]) == 0
+    monkeypatch.setattr(join_journal, "end", real_end)
+    assert (modlens_home / "join-journal.json").is_file()
+
+    with caplog.at_level(logging.WARNING, logger="modlens.study"):
+        assert join.joined()["study_id"] == "second"
+    assert "interrupted" not in caplog.text and "had completed" in caplog.text, caplog.text
+    assert not (modlens_home / "join-journal.json").exists()

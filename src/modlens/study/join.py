@@ -163,9 +163,14 @@ def _complete_left_behind(home: Path) -> str | None:
                             "(`modlens join PACK --replace`): it writes every file anew",
                         kind=ErrorKind.FAILED) from None
     before = f" (replacing study {pending.replacing!r})" if pending.replacing else ""
+    if not changed:  # every file was the new study's already: only dropping the journal had failed
+        note = (f"{home}: a join of study {pending.study_id!r}{before} had completed, but its "
+                f"{join_journal.JOURNAL_FILE} was left behind; it is removed now, and study {pending.study_id!r} "
+                "is joined")
+        log.warning("%s", note)
+        return note
     note = (f"{home}: a join of study {pending.study_id!r}{before} had been interrupted part way; it is now "
-            f"completed ({', '.join(changed) or 'every file was already in place'}"
-            f"{' changed' if changed else ''}), and study {pending.study_id!r} is joined")
+            f"completed ({', '.join(changed)} changed), and study {pending.study_id!r} is joined")
     log.warning("%s", note)
     return note
 
@@ -247,7 +252,8 @@ def _replace_all(home: Path, files: dict[Path, bytes | None], study_id: str, rep
         join_journal.begin(home, join_journal.Journal(
             study_id, replacing, [(p.name, t.name, join_journal.sha256(files[p] or b"")) for p, t in staged.items()],
             [p.name for p, data in files.items() if data is None]))
-    except BaseException:
+    except BaseException:  # no rename yet: the journal goes first (without its temps it could not be completed)
+        (home / join_journal.JOURNAL_FILE).unlink(missing_ok=True)
         for tmp in staged.values():
             tmp.unlink(missing_ok=True)
         raise
