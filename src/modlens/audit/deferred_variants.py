@@ -76,7 +76,8 @@ def run_deferred_variants(db: str | Path, *, study: StudyConfig | None = None, c
 def _count_scores(tally: dict[str, dict[str, Any]], good: dict[str, set[str]], failing: dict[str, set[str]],
                   variants: Any, scores: Any) -> None:
     """The variants' scores into `tally` (`chunks.pipeline.count_errors`), each text once per detector:
-    a text another comment's variants share and that already has a good score is not counted again."""
+    a text with a good score (`good`: in the log before the chunk's records, or met before in the chunk)
+    is not counted, its logged score staying good (an error never replaces it)."""
     rows = []
     for v, answers in zip(variants, scores):
         for key, r in answers.items():
@@ -93,12 +94,15 @@ async def _drive(log: StudyLog, engine: Engine, det_ids: dict[str, int], study: 
     name, version = generator_identity(study.perturbation)
     done = failed = n_variants = 0
     after = 0
-    good: dict[str, set[str]] = {}
     failing: dict[str, set[str]] = {}
     try:
         while todo := pending_deferred(log, after=after, limit=max(1, chunk)):
             got = await engine.variants_scored([t for _, t in todo])
             with log.transaction():  # the variants and their "done" mark commit together
+                # the variant texts the log holds a good score for, per detector (another comment's,
+                # live or by an earlier run): an error now leaves that score, so it is no error of this run
+                _, logged = log.seen_texts({v.text for vs in got.made.values() for v in vs}, list(det_ids.values()))
+                good = {key: set(logged[det_id]) for key, det_id in det_ids.items()}
                 if got.errors:
                     record_results(log, {}, errors=[StepError(t, VARIANTS, name, version, why)
                                                     for t, why in got.errors.items()])
