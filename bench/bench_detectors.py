@@ -7,7 +7,7 @@ are then also timed batched for it (batched_per_s stays the rate over all --n).
   python bench/bench_detectors.py                       # minilm-toxicity + profanity-check on this CPU
   python bench/bench_detectors.py --n 512 --single 64      # the speed-up on the first 64, both ways
   python bench/bench_detectors.py --detector minilm-toxicity --omp-wait both   # sleeping vs spinning OpenMP workers
-  python bench/bench_detectors.py --hf roberta-base-like --random-init --n 4096   # base-size model, GPU fp16
+  python bench/bench_detectors.py --hf roberta-base-like --random-init --n 4096 --single 64   # base-size model, GPU fp16
   python bench/bench_detectors.py --int8              # minilm-toxicity vs its int8 twin: speed and agreement
   python bench/bench_detectors.py --onnx              # the same, the torch twin and the ONNX Runtime twin side by side
   python bench/bench_detectors.py --detector minilm-toxicity --device cuda --audit-rows 24783   # + audit vs alone

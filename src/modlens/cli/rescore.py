@@ -5,16 +5,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import modlens.study
 from modlens.cli.common import (CliError, add_db_option, add_detectors_option, add_study_option, db_path,
                                 fail_on_score_errors)
 from modlens.errors import ErrorKind
 from modlens.config import StudyConfig
-
-if TYPE_CHECKING:
-    from modlens.audit.rescore import RescoreResult
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -59,21 +56,21 @@ def run(args: argparse.Namespace) -> int:
     for key, why in result.unavailable.items():
         print(f"modlens rescore: detector {key} not used: {why}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2))
-    errors = _say_errors(result)
+    # `scored` counts the texts answered with an error too
+    errors = {k: {"scores": t.scored, "errors": t.errors, "first": t.first_error}
+              for k, t in result.detectors.items() if t.errors}
+    _say_errors(errors, "`modlens rescore` again scores them again")
     fail_on_score_errors(errors)  # some text got no score: exit 1, after the summary, as `modlens audit`
     return 0
 
 
-def _say_errors(result: RescoreResult) -> dict[str, dict[str, Any]]:
-    """The line `modlens audit` prints per detector whose scores include errors: `scored` counts
-    the texts answered with an error too. Returns those detectors' tallies."""
+def _say_errors(errors: dict[str, dict[str, Any]], again: str) -> None:
+    """The line `modlens audit` prints per detector whose scores include errors (`errors`: per key
+    {"scores", "errors", "first"}, as `AuditResult.score_errors`); `again`: what scores them again."""
     from modlens.audit.run import error_warnings
 
-    errors = {k: {"scores": t.scored, "errors": t.errors, "first": t.first_error}
-              for k, t in result.detectors.items() if t.errors}
-    for line in error_warnings(errors, "`modlens rescore` again scores them again"):
+    for line in error_warnings(errors, again):
         print(f"modlens rescore: {line}", file=sys.stderr)
-    return errors
 
 
 def _deferred_variants(db: Path, study: StudyConfig | None, chunk: int) -> int:
@@ -92,8 +89,6 @@ def _deferred_variants(db: Path, study: StudyConfig | None, chunk: int) -> int:
     for key, why in result.unavailable.items():
         print(f"modlens rescore: detector {key} not used: {why}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2))
-    from modlens.audit.run import error_warnings
-    for line in error_warnings(result.score_errors, "`modlens rescore` scores them again"):
-        print(f"modlens rescore: {line}", file=sys.stderr)
+    _say_errors(result.score_errors, "`modlens rescore` scores them again")
     fail_on_score_errors(result.score_errors)  # a variant some detector gave no score: exit 1, as the audit
     return 0

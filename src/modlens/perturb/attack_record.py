@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-# the reason an attack is skipped when the target's call for the seed failed (`perturb.compose.Attack.run`)
+# the reason an attack is skipped when the target gave no score for the seed: its call failed, or its
+# answer lacks the goal's label (`perturb.compose.Attack.run`)
 NO_SEED_SCORE = "target has no score for the seed"
 
 
 def result_known(attack: dict[str, Any]) -> bool:
     """Whether a logged attack record (`attack_json`) says what the attack came to; a rerun attacks
     again where it does not (which row then counts: `counting_attack`). Unknown:
-    - a seed the target had no score for (its call failed): skipped, the attack never ran. The
-      audit scores such errors again on a rerun, and attacks the seed again with them;
+    - a seed the target had no score for (its call failed, or its answer lacks the goal's label):
+      skipped, the attack never ran. The audit scores such errors again on a rerun, and attacks the
+      seed again with them (an answer that lacks the label lacks it again: unknown again);
     - a failed attempt some of whose candidates the target had no score for (`unscored_by_target`):
       one of them may have flipped it;
     - a failed attempt with a flip a judge had no score for (`unscored_by_ensemble`): the flip may
