@@ -163,3 +163,16 @@ def test_a_join_whose_journal_could_not_be_removed_is_not_called_interrupted(tmp
         assert join.joined()["study_id"] == "second"
     assert "interrupted" not in caplog.text and "had completed" in caplog.text, caplog.text
     assert not (modlens_home / "join-journal.json").exists()
+
+
+def test_an_atomic_write_whose_rename_fails_leaves_no_temp(tmp_path):
+    # the one atomic write (a join's journal, the pairing token, a pack) left its synced temp beside a
+    # target it could not be renamed onto (here a non-empty folder)
+    from modlens.pairing import write_atomically
+
+    target = tmp_path / "home" / "join-journal.json"
+    target.mkdir(parents=True)
+    (target / "keep").write_text("x")
+    with pytest.raises(OSError):
+        write_atomically(target, b"{}\n", 0o644, durable=True)
+    assert sorted(p.name for p in target.parent.iterdir()) == ["join-journal.json"]

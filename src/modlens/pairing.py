@@ -37,10 +37,31 @@ def _new_secret(nbytes: int) -> str:
     return token
 
 
-def write_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
+def write_atomically(path: Path, data: bytes, mode: int = 0o600, *, durable: bool = False) -> None:
     """Write to a temp file of this process, then rename, so a reader never sees a half-written
-    file; `mode` is set on the temp file itself, whatever a stale one left there had."""
-    os.replace(write_temp(path, data, mode), path)
+    file; `mode` is set on the temp file itself, whatever a stale one left there had. `durable`: the
+    rename is synced too (`sync_dir`), so it outlives a power loss (a join's journal). A rename that
+    fails leaves no temp file."""
+    tmp = write_temp(path, data, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if durable:
+        sync_dir(path.parent)
+
+
+def sync_dir(folder: Path) -> None:
+    """Make the renames and removals in `folder` durable (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def write_temp(path: Path, data: bytes, mode: int = 0o600) -> Path:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from modlens import paths, signing
 from modlens.errors import ErrorKind, ModlensError, inline_fix
+from modlens.media import sha256_hex
 from modlens.pairing import write_temp
 from modlens.config import StudyConfig, StudyConfigError
 from modlens.study import join_journal
@@ -69,10 +70,10 @@ def _record(home: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def finish_interrupted_join(home: Path | None = None) -> str | None:
-    """Complete a join a crash interrupted (`settled`); the line saying so, or None."""
-    with settled(home) as note:
-        return note
+def finish_interrupted_join(home: Path | None = None) -> None:
+    """Complete a join a crash interrupted (`settled`; the line saying so is logged, a warning)."""
+    with settled(home):
+        pass
 
 
 def is_joined_home(folder: Path) -> bool:
@@ -250,7 +251,7 @@ def _replace_all(home: Path, files: dict[Path, bytes | None], study_id: str, rep
             if data is not None:
                 staged[path] = write_temp(path, data, 0o644)
         join_journal.begin(home, join_journal.Journal(
-            study_id, replacing, [(p.name, t.name, join_journal.sha256(files[p] or b"")) for p, t in staged.items()],
+            study_id, replacing, [(p.name, t.name, sha256_hex(files[p] or b"")) for p, t in staged.items()],
             [p.name for p, data in files.items() if data is None]))
     except BaseException:  # no rename yet: the journal goes first (without its temps it could not be completed)
         (home / join_journal.JOURNAL_FILE).unlink(missing_ok=True)

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from modlens.errors import ErrorKind, ModlensError
-from modlens.pairing import write_temp
+from modlens.pairing import sync_dir, write_atomically
+from modlens.paths import hash_file
 
 log = logging.getLogger("modlens.study")
 
@@ -134,26 +135,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def sync_dir(folder: Path) -> None:
-    """Make the renames and removals in `folder` durable (a no-op where folders cannot be opened)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def begin(home: Path, journal: Journal) -> None:
     """Write the journal whole and durably, before the join's first rename."""
-    os.replace(write_temp(home / JOURNAL_FILE, journal.to_json(), 0o644), home / JOURNAL_FILE)
-    sync_dir(home)
+    write_atomically(home / JOURNAL_FILE, journal.to_json(), 0o644, durable=True)
 
 
 def end(home: Path) -> None:
@@ -195,8 +179,8 @@ def complete(home: Path, journal: Journal) -> list[str]:
         except OSError as err:  # named by its target: the temp's name says nothing to a participant
             raise OSError(err.errno, err.strerror, str(home / name)) from err
         try:
-            held = sha256((home / name).read_bytes())
-        except FileNotFoundError:
+            held = hash_file(hashlib.sha256(), home / name).hexdigest()
+        except FileNotFoundError:  # any other error (a file this user may not read) is said as it is
             held = None
         if held != digest:
             raise JournalUnreadable(f"{home / name}: neither staged nor in place with the bytes "
