@@ -9,7 +9,8 @@ import sqlite3
 
 import pytest
 
-from modlens.audit.rescore import DetectorsUnavailable, UnknownDetector, run_rescore
+from modlens.audit.rescore import UnknownDetector, run_rescore
+from modlens.services.detectors import DetectorsNotLoaded
 from modlens.cli import main
 from modlens.config import DetectorConfig, StudyConfig
 from modlens.detectors.base import Detector
@@ -192,7 +193,7 @@ def test_errors_are_clear_and_write_nothing(merged_log, tmp_path, capsys, monkey
     assert "detector perspective cannot load" in err and "PERSPECTIVE_API_KEY" in err
     with pytest.raises(UnknownDetector):
         run_rescore(merged_log, detectors=["profanity-chek"], progress=False)
-    with pytest.raises(DetectorsUnavailable):
+    with pytest.raises(DetectorsNotLoaded):
         run_rescore(merged_log, detectors=["perspective"], progress=False)
     assert _scores(merged_log) == before
     (tmp_path / "junk.sqlite").write_text("not a database")

@@ -45,7 +45,7 @@ def run_deferred_variants(db: str | Path, *, study: StudyConfig | None = None, c
                           detector_objects: dict[str, Detector] | None = None) -> DeferredResult:
     """Make the variants of every deferred comment in the log at `db`. `study`: default the
     log's own. Raises SetupError when it cannot start (no log, no generator, no detector that loads)."""
-    from modlens.audit.rescore import DetectorsUnavailable, LogNotFound, study_from_log
+    from modlens.audit.rescore import LogNotFound, study_from_log
 
     t0 = time.perf_counter()
     db = Path(db)
@@ -56,10 +56,9 @@ def run_deferred_variants(db: str | Path, *, study: StudyConfig | None = None, c
         unavailable: dict[str, str] = {}
         if detector_objects is None:
             loaded = load_detectors(study.detectors)
+            # none loads: variants made now would be marked done with no score, never made again
+            loaded.require(named=False)
             detector_objects, unavailable = loaded.detectors, loaded.unavailable
-            if not detector_objects:  # variants made now would be marked done with no score, never made again
-                raise DetectorsUnavailable("no detector of the study can load here: " + "; ".join(
-                    f"{k}: {why}" for k, why in unavailable.items()) if unavailable else "the study names no detector")
         engine = Engine(study, detectors=detector_objects)
         if engine.generator is None:
             why = engine.component_errors.get("perturbation", "perturbation is off in the study")

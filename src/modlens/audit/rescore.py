@@ -54,10 +54,6 @@ class UnknownDetector(SetupError):
         self.suggestions = suggestions
 
 
-class DetectorsUnavailable(SetupError):
-    """A detector asked for by name cannot load here, or none of the study's can."""
-
-
 @dataclass
 class DetectorTally:
     detector: str      # name@version
@@ -170,10 +166,8 @@ def run_rescore(db: str | Path, *, study: StudyConfig | None = None, detectors: 
         unavailable: dict[str, str] = {}
         if detector_objects is None:
             loaded = load_detectors(detector_configs(detectors, study))
+            loaded.require(named=bool(detectors))  # the one rule of every command (README, "Exit codes")
             detector_objects, unavailable = loaded.detectors, loaded.unavailable
-            if unavailable and (detectors or not detector_objects):
-                loaded.close()
-                raise DetectorsUnavailable("; ".join(f"detector {k} cannot load: {why}" for k, why in unavailable.items()))
         with log.transaction():
             det_ids = register(log, study, detector_objects)
         keys = one_key_per_version(det_ids)

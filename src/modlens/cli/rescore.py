@@ -28,7 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from modlens.audit.rescore import DetectorsUnavailable, LogNotFound, UnknownDetector, run_rescore
+    from modlens.audit.rescore import LogNotFound, UnknownDetector, run_rescore
+    from modlens.services.detectors import DetectorsNotLoaded
     from modlens.services.errors import SetupError
     from modlens.studylog.connection import StudyLogError
 
@@ -47,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
     except UnknownDetector as err:
         fix = f"did you mean {' or '.join(err.suggestions)}?" if err.suggestions else "`modlens detectors` lists them"
         raise CliError(str(err), fix=fix) from None
-    except DetectorsUnavailable as err:
-        raise CliError(str(err), kind=ErrorKind.FAILED, fix="`modlens detectors` shows each detector's status") from None
+    except DetectorsNotLoaded as err:
+        raise CliError(str(err), kind=ErrorKind.FAILED, fix=err.fix) from None
     except SetupError as err:
         raise CliError(str(err)) from None
     except StudyLogError as err:
@@ -75,15 +76,16 @@ def _say_errors(errors: dict[str, dict[str, Any]], again: str) -> None:
 
 def _deferred_variants(db: Path, study: StudyConfig | None, chunk: int) -> int:
     from modlens.audit.deferred_variants import run_deferred_variants
-    from modlens.audit.rescore import DetectorsUnavailable, LogNotFound
+    from modlens.audit.rescore import LogNotFound
+    from modlens.services.detectors import DetectorsNotLoaded
     from modlens.services.errors import SetupError
 
     try:
         result = run_deferred_variants(db, study=study, chunk=chunk)
     except LogNotFound as err:
         raise CliError(str(err), kind=ErrorKind.NOT_FOUND, fix="give the study log's path") from None
-    except DetectorsUnavailable as err:
-        raise CliError(str(err), kind=ErrorKind.FAILED, fix="`modlens detectors` shows each detector's status") from None
+    except DetectorsNotLoaded as err:
+        raise CliError(str(err), kind=ErrorKind.FAILED, fix=err.fix) from None
     except SetupError as err:
         raise CliError(str(err), fix="enable [perturbation] in the study (--config STUDY.toml)") from None
     for key, why in result.unavailable.items():
