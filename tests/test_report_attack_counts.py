@@ -38,7 +38,7 @@ def test_an_attack_redone_by_a_rerun_on_an_older_log_counts_once(tmp_path, monke
     assert row["success_recorded"] == first["success_recorded"]
     assert row["set_aside"] == n_before and first["set_aside"] == 0
     assert row["kept"] == first["kept"]  # the old rows' texts do not make the new ones duplicates
-    assert f"{n_before} older rows of attacks redone by a rerun set aside" in render_html(report)
+    assert f"{n_before} other rows of attacks redone by a rerun set aside" in render_html(report)
     # the transfer matrix counts each success once too
     (matrix,) = report["sections"]["attacks"]["matrices"]
     assert matrix["n"]["profanity-check"]["profanity-check"] <= row["successes"]

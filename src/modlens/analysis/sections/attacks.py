@@ -57,8 +57,9 @@ def render(s: dict[str, Any]) -> str:
                     after_filters(r), filtered(r), r["queries_per_success"],
                     r.get("words_changed_share"), recovered(r), ", ".join(r.get("judges", []))] for r in s["rows"]])]
     out += [f'<p class="note">{html.escape(r["target"])} ({r["goal"]}, {html.escape(r.get("recipe", ""))}): '
-            f'{r["set_aside"]} older row{"s" * (r["set_aside"] != 1)} of attacks redone by a rerun set aside '
-            '(one attack per seed, recipe and target version counts: the newest)</p>'
+            f'{r["set_aside"]} other row{"s" * (r["set_aside"] != 1)} of attacks redone by a rerun set aside '
+            '(one attack per seed, recipe and target version counts: the newest whose result is known, '
+            'else the newest)</p>'
             for r in s["rows"] if r.get("set_aside")]
     out += [f'<p class="note">{html.escape(_judged(r))}</p>' for r in s["rows"]
             if r.get("judge_no_score") or r.get("judge_not_told_apart")]

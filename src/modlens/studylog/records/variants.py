@@ -32,7 +32,7 @@ INSERT_NORMALIZATION = (
 _edits_json = codec.json_dumper()
 # the model-dependent checks of a logged attack (audit/attack_checks.py), kept inside its attack record
 SET_ATTACK_CHECKS = "UPDATE variants SET attack_json = json_set(attack_json, '$.checks', json(?)) WHERE variant_id = ?"
-# an attack record an older modlens wrote without saying what happened (`audit.attacks.result_known`),
+# an attack record an older modlens wrote without saying what happened (`perturb.attack_record.result_known`),
 # replaced by the record of the same attack run again (same comment, text, strategy, params and seed)
 REPLACE_ATTACK = "UPDATE variants SET attack_json = ? WHERE variant_id = ?"
 # the latest failure of a step for a text is kept (a rerun that fails again says why, this time)
