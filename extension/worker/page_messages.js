@@ -26,12 +26,18 @@
     };
   }
 
-  // The revision of a page config is the config itself, written out with its keys in order: a page
-  // holding another one finds out when it next reports its status (a page that asked just before a
-  // change may not be among the tabs told of it). Derived, not kept: whatever changes what a page is
-  // told changes it, and nothing else does (a worker restart, a hello_ok of the same study).
-  const revisionOf = (cfg) => JSON.stringify(cfg, (k, v) => (v && typeof v === "object" && !Array.isArray(v)
-    ? Object.fromEntries(Object.keys(v).sort().map((key) => [key, v[key]])) : v));
+  // The revision of a page config is a 64-bit hash of the config written out with its keys in order
+  // (two 32-bit FNV-1a, lib/sampling.js unitHash, as derived comment keys): a page holding another
+  // one finds out when it next reports its status (a page that asked just before a change may not be
+  // among the tabs told of it). Derived, not kept: whatever changes what a page is told changes it,
+  // and nothing else does (a worker restart, a hello_ok of the same study). A hash, not the text:
+  // every status report carries it back, and the text holds the study's anchors and attributes.
+  const revisionOf = (cfg) => {
+    const text = JSON.stringify(cfg, (k, v) => (v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.keys(v).sort().map((key) => [key, v[key]])) : v));
+    const half = (seed) => Math.floor(ns.unitHash(seed, "page-config", text) * 0x100000000).toString(16).padStart(8, "0");
+    return half("page-config-1") + half("page-config-2");
+  };
 
   async function contentConfig(msg, sender) {
     const cfg = pageConfig(); // read first: a change during the await below makes it stale, not silent
