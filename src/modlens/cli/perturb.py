@@ -8,6 +8,8 @@ that made none), and stderr repeats it. A blank text gets its source line with `
 empty, whitespace only) and no detector's number or variant, as `modlens score` leaves it. A
 detector that gives no score for a text (it failed, or had none) puts `error` in its answer on that
 text's line; the command then exits 1, after every line, and says which detector, as `modlens score`.
+A detector named by --detector or --target that cannot load, or none that loads, stops the command
+before its first line (exit 1); one of the study's that nobody named is said on stderr and left out.
 """
 from __future__ import annotations
 
@@ -100,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
     p = study.perturbation
+    # one named (--detectors, or --target naming a study key) that cannot load, or none: no line scored by the rest
+    loaded.require(named=bool(args.detectors) or args.target in loaded.unavailable)
     for line in loaded.warnings():
         print(f"modlens perturb: {line}", file=sys.stderr)
     detectors = loaded.detectors
