@@ -244,7 +244,7 @@ def _lines(stream) -> queue.Queue:
 def test_a_reader_waits_for_a_join_under_way_and_never_calls_it_interrupted(tmp_path, modlens_home, monkeypatch):
     # a join stopped (alive) between its renames: a reader opening the study completed it as one a
     # crash had interrupted, said so, and the join, resumed, failed on the temps taken from under it
-    from modlens.study import join
+    from modlens.study import join, join_recovery
 
     second = _set_then_plain(tmp_path, modlens_home)
     env = {**os.environ, "MODLENS_HOME": str(modlens_home), "PYTHONDONTWRITEBYTECODE": "1", "KILL_WITH": "SIGSTOP"}
@@ -257,7 +257,7 @@ def test_a_reader_waits_for_a_join_under_way_and_never_calls_it_interrupted(tmp_
         assert (modlens_home / "join-journal.json").is_file()  # between its renames, and alive
 
         # a stuck join is not waited for without end, nor completed: the reader is refused, saying why
-        monkeypatch.setattr(join, "JOIN_WAIT_S", 0.5)
+        monkeypatch.setattr(join_recovery, "JOIN_WAIT_S", 0.5)
         with pytest.raises(join.JoinError, match="under way") as refused:
             join.joined()
         assert "interrupted" not in refused.value.message

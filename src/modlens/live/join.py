@@ -15,7 +15,8 @@ from modlens import protocol as p
 from modlens.config import StudyConfig
 from modlens.errors import with_fix
 from modlens.protocol import ErrorCode, ProtocolError
-from modlens.study.join import JoinError, all_destinations, join_from_extension
+from modlens.study.join import all_destinations, join_from_extension
+from modlens.study.join_recovery import JoinError
 from modlens.study.pack import PACK_MAX_BYTES
 
 log = logging.getLogger("modlens.daemon")

@@ -103,7 +103,7 @@ def served_study(config: str | None, *,
     `perspective_only` adds every production attribute of the Perspective API (all offline).
 
     A modlens home's files (the joined study's, or a home given as --config) are read as one snapshot
-    under the join's lock (`study.join.settled`): no join lands between these reads, and the folder
+    under the join's lock (`study.join_recovery.settled`): no join lands between these reads, and the folder
     returned holds copies of the item set and assignment taken then (`_snapshot`), which the daemon
     loads when its app starts, whatever a join changed in the home since. A joined home is served as
     joined whatever names it (`study.join.as_joined`, with the joined-study.json read in the snapshot):
@@ -114,7 +114,8 @@ def served_study(config: str | None, *,
     from modlens import paths
     from modlens.live.join import started_on
     from modlens.study.folder import load_folder
-    from modlens.study.join import as_joined, is_joined_home, joined, joined_study_file, settled
+    from modlens.study.join import as_joined, joined, joined_study_file
+    from modlens.study.join_recovery import is_joined_home, settled
 
     if config is not None:
         root = Path(config)

@@ -76,7 +76,7 @@ def load_folder(path: str | Path) -> StudyFolder:
             else "check the path (a study.toml, or its folder); `modlens study init DIR` writes a study folder"
         raise StudyConfigError(f"{study_file}: study file not found", fix=hint, kind=ErrorKind.NOT_FOUND)
     folder = study_file.parent
-    from modlens.study.join import finish_interrupted_join, is_joined_home
+    from modlens.study.join_recovery import finish_interrupted_join, is_joined_home
 
     if is_joined_home(folder):  # a modlens home: never read while a join there is stopped part way
         finish_interrupted_join(folder)
