@@ -8,7 +8,8 @@ With --text: one JSON line per text for the source and one for the attack's resu
 Variant with its `attack` record, scored by every loaded detector; a blank text: its source line
 only, with `not_scored` and no score, as `modlens score` prints it); nothing is logged. A detector
 that gives no score for a text puts `error` in its answer and the command exits 1 after every
-line, saying which detector, as `modlens score` does. With a
+line, saying which detector, as `modlens score` does; so does an attack whose result is unknown (the
+target or a judge had no score for a text the attack sent: its record's `reason` says why). With a
 DATASET: the audit's attack over the dataset (seeds by the gold label, else the target's
 verdict), every result and its scores written to the study log (--db), as
 `modlens audit DATASET --attack GOAL --recipe NAME` does; the summary is printed as JSON, and
@@ -157,7 +158,7 @@ def _texts(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) ->
 
 
 def _attack_texts(args: argparse.Namespace, seed: int, loaded: Any) -> int:
-    from modlens.cli.perturb import _print, not_scored
+    from modlens.cli.perturb import _print, fail_on_unknown_results, not_scored
     from modlens.cli.score import fail_on_no_score
     loaded.require(named=True)  # the target and its judges, as `attack DATASET` (run_audit) requires them
     detectors = loaded.detectors
@@ -181,4 +182,5 @@ def _attack_texts(args: argparse.Namespace, seed: int, loaded: Any) -> int:
         if not not_scored("attack", text, args.target):  # a blank text: its line says why, no number
             rows += _print(text, args.target, [attack.run(text)], detectors, {})  # the lines `modlens perturb` prints
     fail_on_no_score(rows)  # a detector that gave no score for some text: said after every line, as score
+    fail_on_unknown_results(rows)  # or some attack's result is unknown, as `attack DATASET`
     return 0

@@ -8,6 +8,8 @@ that made none), and stderr repeats it. A blank text gets its source line with `
 empty, whitespace only) and no detector's number or variant, as `modlens score` leaves it. A
 detector that gives no score for a text (it failed, or had none) puts `error` in its answer on that
 text's line; the command then exits 1, after every line, and says which detector, as `modlens score`.
+With --attack, so does an attack whose result is unknown (the target or a judge had no score for a
+text the attack sent: its record's `reason` says why).
 A detector named by --detector or --target that cannot load, or none that loads, stops the command
 before its first line (exit 1); one of the study's that nobody named is said on stderr and left out.
 """
@@ -25,8 +27,10 @@ from modlens.cli.common import (CliError, add_attack_limit_options, add_detector
 from modlens.cli.score import detector_answers, fail_on_no_score
 from modlens.datasets.base import blank_reason
 from modlens.detectors.base import Detector
+from modlens.errors import ErrorKind
 from modlens.names import close_matches
 from modlens.perturb import registry
+from modlens.perturb.attack_record import result_known
 from modlens.perturb.generate import VariantGenerator
 from modlens.perturb.importance import detector_score_fn, word_importance
 from modlens.services.detectors import LoadedDetectors, load_detectors
@@ -116,7 +120,9 @@ def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
     options = {"human_lookup": {"path": args.perturbations}} if args.perturbations else {}
     if args.attack:
         assert target is not None
-        fail_on_no_score(_attack(args, target, detectors, p.seed, options))  # after every line, as score
+        rows = _attack(args, target, detectors, p.seed, options)
+        fail_on_no_score(rows)  # after every line, as score
+        fail_on_unknown_results(rows)
         return 0
     try:
         maker = VariantGenerator(p.strategies, budget=p.budget, seed=p.seed,
@@ -180,6 +186,22 @@ def not_scored(command: str, text: str, target: str | None) -> bool:
     print(json.dumps({"kind": "source", "text": text, "target": target, "not_scored": why}, ensure_ascii=False))
     print(f"modlens {command}: {text!r}: not scored or perturbed: {why}", file=sys.stderr)
     return True
+
+
+def fail_on_unknown_results(rows: list[dict[str, Any]]) -> None:
+    """After every line (and `fail_on_no_score`): exit 1 (failed) when some printed attack's result is
+    unknown (`result_known`: the target or a judge had no score for a text the attack sent), as
+    `attack DATASET` and `audit --attack` do after their summary (`cli.common.fail_on_unknown_attacks`).
+    Exit 0 would say each attack's success, failure or skip is what the target and judges answered."""
+    unknown: dict[str, int] = {}
+    for row in rows:
+        if row["kind"] == "variant" and row.get("attack") and not result_known(row["attack"]):
+            unknown[row["target_detector"]] = unknown.get(row["target_detector"], 0) + 1
+    if unknown:
+        raise CliError("; ".join(f"{n} attack{'s' * (n != 1)} on target {key} {'has' if n == 1 else 'have'} "
+                                 "an unknown result" for key, n in unknown.items()), kind=ErrorKind.FAILED,
+                       fix="every line is printed; each such attack's `reason` says why, and the same command "
+                           "attacks it again")
 
 
 def _print(text: str, target: str | None, variants: list[Any], detectors: dict[str, Detector],
