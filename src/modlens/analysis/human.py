@@ -41,13 +41,19 @@ BOOTSTRAP = 1000       # bootstrap replicates for alpha's interval
 BOOTSTRAP_SEED = 0     # fixed: the report is reproducible
 
 
-def study_config(data: StudyData) -> dict[str, Any]:
-    return data.studies[0]["config"] if data.studies else {}
-
-
 def attribute_levels(data: StudyData) -> dict[str, list[str]]:
-    attrs = study_config(data).get("attributes") or [a.model_dump() for a in DEFAULT_ATTRIBUTES]
-    return {a["name"]: list(a["levels"]) for a in attrs}
+    """attribute -> its levels, as the studies whose ratings the log holds ask them (a study recorded
+    without attributes: the paper's four). A log holds the study of every command that wrote to it
+    (`modlens audit` registers the default study, `modlens serve` the one it serves), so the rated
+    studies decide, never the first one recorded; an attribute two of them ask on different scales
+    keeps the first study's levels."""
+    rated = {r["study_id"] for r in data.ratings}
+    out: dict[str, list[str]] = {}
+    for s in data.studies:
+        if s["study_id"] in rated:
+            for a in s["config"].get("attributes") or [a.model_dump() for a in DEFAULT_ATTRIBUTES]:
+                out.setdefault(a["name"], list(a["levels"]))
+    return out or {a.name: list(a.levels) for a in DEFAULT_ATTRIBUTES}
 
 
 def rating_values(r: dict[str, Any]) -> dict[str, str]:
