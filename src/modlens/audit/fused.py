@@ -126,7 +126,9 @@ def score_cases(log: StudyLog, detectors: dict[str, Detector], store: MediaStore
                 progress: Progress | None = None) -> dict[str, Any]:
     """Score every (case, part) each detector version has not scored yet; returns a summary:
     `cases`, per detector key `{detector, pending, scored, errors, not_scored_locally, ocr_rows}`,
-    and the first error messages (`errors`). The detectors stay open (they are the caller's)."""
+    `n_errors`, and the first 20 lines of `errors`, which says every error row counted (a line per
+    missing media part, and per distinct error a detector answered with, with its count). The
+    detectors stay open (they are the caller's)."""
     return asyncio.run(_score_cases(log, detectors, store, batch_size, progress))
 
 
@@ -186,22 +188,27 @@ async def _score_batch(engine: Engine, key: str, detector_id: int, cases: dict[i
             rows.append((cid, part, (detector_id, None, None, None, str(err), {})))
             messages.append(f"case {cid} {part}: {err}")
     answers = [r[key] for r in await engine.score_media([inp for _, _, inp in ready], only=[key])] if ready else []
-    failed: dict[str, int] = {}  # a detector call that raised: its error, on every input of the call
+    # every error row of the detector's answers (a call that raised: its error on every input of the call;
+    # a failed OCR read, no answer, a bad answer), one line per distinct error: the list says what
+    # `errors` counts, the missing media files above included
+    failed: dict[str, int] = {}
     ocr: list[tuple[int, dict[str, Any]]] = []
     asr: list[tuple[int, dict[str, Any]]] = []  # transcripts (the asr detector), logged like OCR text
     for (cid, part, _), r in zip(ready, answers):
         if r.details is None:  # no answer at all: the call failed (a detector failure costs this batch, never the run)
-            rows.append((cid, part, (detector_id, None, None, None, r.error, {})))
-            failed[str(r.error)] = failed.get(str(r.error), 0) + 1
-            continue
-        rows.append((cid, part, _row(detector_id, r)))
-        for entry in r.details.get("ocr") or []:  # what was read, not the reads that failed
-            if isinstance(entry, dict) and entry.get("sha256") in media_ids and not entry.get("error"):
-                ocr.append((media_ids[entry["sha256"]], entry))
-        for entry in r.details.get("asr") or []:
-            if isinstance(entry, dict) and entry.get("sha256") in media_ids and not entry.get("error"):
-                asr.append((media_ids[entry["sha256"]], entry))
-    messages += [f"{tally.detector} on {n} inputs: {error}" for error, n in failed.items()]
+            row: media_records.ScoreRow = (detector_id, None, None, None, r.error, {})
+        else:
+            row = _row(detector_id, r)
+            for entry in r.details.get("ocr") or []:  # what was read, not the reads that failed
+                if isinstance(entry, dict) and entry.get("sha256") in media_ids and not entry.get("error"):
+                    ocr.append((media_ids[entry["sha256"]], entry))
+            for entry in r.details.get("asr") or []:
+                if isinstance(entry, dict) and entry.get("sha256") in media_ids and not entry.get("error"):
+                    asr.append((media_ids[entry["sha256"]], entry))
+        rows.append((cid, part, row))
+        if row[4] is not None:
+            failed[row[4]] = failed.get(row[4], 0) + 1
+    messages += [f"{tally.detector} on {n} input{'s' * (n != 1)}: {error}" for error, n in failed.items()]
     for _, _, score in rows:
         if score[4] is not None:  # error
             tally.errors += 1
