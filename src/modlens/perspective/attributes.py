@@ -69,7 +69,7 @@ def resolve(config: PerspectiveConfig, detectors: Mapping[str, Detector]) -> dic
         chosen = config.attributes.get(attribute)
         if chosen is not None:
             det = detectors.get(chosen.detector)
-            if det is not None:
+            if det is not None and attribute not in mislabelled(config, detectors):
                 out[attribute] = AttributeSource(attribute, chosen.detector, chosen.label or det.toxicity_label,
                                           tuple(chosen.languages))
             continue
@@ -84,6 +84,20 @@ def resolve(config: PerspectiveConfig, detectors: Mapping[str, Detector]) -> dic
             if label is not None:
                 out[attribute] = AttributeSource(attribute, key, label, ("en",))
                 break
+    return out
+
+
+def mislabelled(config: PerspectiveConfig, detectors: Mapping[str, Detector]) -> dict[str, str]:
+    """attribute -> why it is not answered, for each one study.toml maps to a loaded detector under a
+    `label` the detector does not give (a typo, another model's label name). Such an attribute is
+    left out of `resolve`, so it is refused or dropped like any attribute no detector answers,
+    never scored with another label nor answered as a detector failure."""
+    out: dict[str, str] = {}
+    for attribute, chosen in config.attributes.items():
+        det = detectors.get(chosen.detector)
+        if det is not None and chosen.label is not None and chosen.label not in tuple(det.labels):
+            out[attribute] = (f"study.toml maps it to detector {chosen.detector}'s label {chosen.label!r}, which that "
+                              f"detector does not give (its labels: {', '.join(det.labels) or 'none'})")
     return out
 
 

@@ -29,7 +29,7 @@ from modlens.config import StudyConfig
 from modlens.datasets.base import DatasetItem
 from modlens.engine import DetectorResult, Engine
 from modlens.perspective import calibration, languages, spans
-from modlens.perspective.attributes import KNOWN, AttributeSource, resolve, resolve_languages
+from modlens.perspective.attributes import KNOWN, AttributeSource, mislabelled, resolve, resolve_languages
 from modlens.perspective.errors import PerspectiveError, explanation, invalid
 from modlens.perspective.request import AnalyzeRequest, SuggestRequest
 from modlens.studylog.store import StudyLog
@@ -57,6 +57,7 @@ class Analyzer:
         self.detector_ids = detector_ids
         self.sources = resolve(self.config, engine.detectors)
         self.by_language = resolve_languages(self.config, engine.detectors)
+        self.mislabelled = mislabelled(self.config, engine.detectors)  # mapped to a label its detector lacks
         # names a request may carry: Perspective's and those study.toml adds ([perspective.attributes.X])
         self.names = frozenset((*KNOWN, *self.config.attributes))
         self.calibrations = calibration.Maps()
@@ -84,6 +85,9 @@ class Analyzer:
         """Google's error for an attribute not answered here; its message is Google's exact text
         (clients parse it), modlens's explanation a second detail (google.rpc.LocalizedMessage)."""
         in_some_language = attr in self.sources or any(attr in a for a in self.by_language.answers.values())
+        if not in_some_language and attr in self.mislabelled:
+            return invalid(f"Attribute {attr} is not available here: {self.mislabelled[attr]}",
+                           "ATTRIBUTE_NOT_AVAILABLE", attribute=attr)
         if not in_some_language and not wanted & set(self.by_language.not_loaded):
             available = ", ".join(sorted(self.sources)) or "none"
             return invalid(f"Attribute {attr} is not available here: no detector of this study answers it "
