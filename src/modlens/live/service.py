@@ -78,6 +78,7 @@ def media_consent(keep_bytes: bool, local: list[str], remote: dict[str, list[str
 
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+NOT_MADE = "not made: "  # a `variants` error for a comment nobody scores (blank): `Variants.error`
 
 
 @dataclass
@@ -392,6 +393,12 @@ class LiveService:
                 VariantJob(msg.id, a.key, a.text, cid, session, send,
                            asked_about(sampling, msg.page.platform, a.key, sc[det].toxicity if det in sc else None))
                 for a, cid, sc in zip(items, comment_ids, scores) if blank_reason(a.text) is None])
+            # one `variants` message per accepted item (docs/PROTOCOL.md): a blank comment's says why it has none
+            for a in items:
+                blank = blank_reason(a.text)
+                if blank is not None:
+                    await send(_variants_message(msg.id, a.key, [], [], [], f"{NOT_MADE}the comment is {blank}: "
+                                                                            "nothing to perturb, nothing recorded"))
 
     async def _normalize(self, texts: list[str]) -> list[tuple[Any, str | None]]:
         """(Normalized | None, error | None) per text; a failing normalizer fails alone."""

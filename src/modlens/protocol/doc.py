@@ -157,7 +157,8 @@ refused with the same ids; `unavailable` is retried for as long as it lasts. A `
   for perturbations), then — when `hello_ok.variants_enabled` and the message's `variants` is
   true — exactly one `variants` message per accepted item (possibly with empty `items`, or with
   `error` set when generation failed, or starting "deferred: " when the study's variant budget
-  put it off until `modlens rescore --variants`).
+  put it off until `modlens rescore --variants`, or "not made: " for a blank comment, which is
+  not scored either).
 - A `rating` may be sent right after its `comments` message, before `comments_ok`: the daemon
   waits for the comment's write. `rating_ok` is sent only after the rating's transaction
   committed (fsync'd WAL).

@@ -301,7 +301,8 @@ class HelloOk(Message):
     server_version: str
     study: dict[str, Any] = Field(description="StudyConfig.client_settings(): consent text, attributes, anchors, sampling, ...")
     detectors: list[DetectorInfo]
-    variants_enabled: bool = Field(description="true: every comments message with variants=true gets one `variants` message per item")
+    variants_enabled: bool = Field(description="true: every comments message with variants=true gets one `variants` message per "
+                                   "accepted item (a blank comment's: empty, its error saying none were made)")
 
 
 class CommentsOk(Message):
@@ -367,8 +368,9 @@ class Variants(Message):
         "set when this comment has no live variants; items is then empty. Starts with \"deferred: \" when "
         "the study's variant budget (perturbation.live_rate, live_backlog, or this connection's backlog) "
         "put it off: the daemon recorded it in deferred_variants, and `modlens rescore --variants` makes "
-        "and scores its variants later, into the study log (not over this socket). Any other text: "
-        "generating or scoring its variants failed (a step_errors row)"))
+        "and scores its variants later, into the study log (not over this socket). Starts with \"not made: \" "
+        "when the comment is blank (its `scores` item's `not_scored`): nothing to perturb, nothing recorded. "
+        "Any other text: generating or scoring its variants failed (a step_errors row)"))
 
 
 class RatingOk(Message):
