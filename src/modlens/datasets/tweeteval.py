@@ -5,7 +5,9 @@ not-offensive, 1 offensive). Either file, or a task folder (its test split), is 
 
 `toxic` is 1 where the mapped name is a toxic value of the plain vocabulary (`gold.POSITIVE`:
 hate, offensive) and 0 where it is a non-toxic one (not-hate, not-offensive); a task whose names
-are neither (sentiment, emotion, irony...) gets no gold label. `--label label=NAME[,NAME]` picks the
+are neither (sentiment, emotion, irony...) gets no gold label, and so does a split whose labels
+mapping.txt does not name (a split copied without it: a bare 1 is `hate` in one task, `irony` in
+another). `--label label=NAME[,NAME]` picks the
 toxic names itself, `--label none` stores none. The mapped name is stored as the label `label`.
 The data set is `tweeteval-TASK` only for TweetEval's released files (the catalog pins the hate and
 offensive tasks' SHA-256, `release_name`), TASK the pinned file's task, never the folder's name: any
@@ -106,7 +108,10 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
                            fix="give the labels file of the same split")
     names = _mapping(text_path.parent, encoding)
     mapped = {canonical(names.get(v.strip(), v.strip())) for v in values or ()}
-    plain = bool(mapped) and all(m in POSITIVE or m in NEGATIVE for m in mapped)
+    # only mapping.txt says what an integer means (1 is `hate` in one task, `irony` in another): a
+    # label it does not name is no toxic or non-toxic value, however it reads
+    unnamed = sorted({v.strip() for v in values or () if v.strip() not in names})
+    plain = bool(mapped) and not unnamed and all(m in POSITIVE or m in NEGATIVE for m in mapped)
     spec = label if label is not None else (GoldSpec("label") if plain else None)
     digest = file_digest(text_path)
     items = []
@@ -123,11 +128,16 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
     name, why = release_name(text_path, labels_path, digest)
     if values is None:
         note = f"no gold label: {labels_path.name} not found beside {text_path.name}"
+    elif spec is None and unnamed:
+        missing = (f"{MAPPING} not found beside {text_path.name}" if not names else
+                   f"{MAPPING} does not name label {', '.join(unnamed[:5])}")
+        note = (f"no gold label: {missing}, so nothing says which label integer is toxic; "
+                "--label label=N[,N] names the toxic ones")
     elif spec is None or not spec.column:
         note = ("no gold label (--label none)" if spec is not None else
                 f"no gold label: the names of {MAPPING} ({', '.join(sorted(mapped))}) say neither toxic nor not; "
                 "--label label=NAME[,NAME] names the toxic ones")
     else:
-        note = f"gold label: {spec.describe()}, from {labels_path.name} and {MAPPING}"
+        note = f"gold label: {spec.describe()}, from {labels_path.name}" + (f" and {MAPPING}" if names else "")
     return Dataset(name, text_path, items, notes=[note, *([why] if why else [])],
                    gold=spec.definition() if spec is not None else NO_GOLD, source_id=digest)
