@@ -308,3 +308,24 @@ def test_readonly_open_of_another_programs_database_says_it_is_no_study_log(tmp_
         StudyLog(other)
     assert other.read_bytes() == before
     assert [r[0] for r in sqlite3.connect(other).execute("SELECT name FROM sqlite_master")] == ["notes"]
+
+
+def test_a_writer_refuses_another_programs_wal_database_without_checkpointing_its_wal(tmp_path):
+    """Another program's WAL database whose -wal was left behind (the program was killed): the writer's
+    refusal must leave both files as they were (closing a connection that read it checkpointed the
+    -wal into the file and removed it, though the message said nothing was written)."""
+    import subprocess
+    import sys
+
+    other = tmp_path / "notes.sqlite"
+    subprocess.run([sys.executable, "-c", (
+        "import os, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA journal_mode=WAL');"
+        "c.execute('PRAGMA wal_autocheckpoint=0'); c.execute('CREATE TABLE notes (body TEXT)');"
+        "c.executemany('INSERT INTO notes VALUES (?)', [('x' * 500,)] * 40); c.commit(); os._exit(0)"),
+        str(other)], check=True)
+    wal = tmp_path / "notes.sqlite-wal"
+    assert wal.stat().st_size > 0  # the killed program's commits are in its -wal only
+    before = (other.read_bytes(), wal.read_bytes())
+    with pytest.raises(StudyLogError, match="not a modlens study log"):
+        StudyLog(other)
+    assert (other.read_bytes(), wal.read_bytes()) == before

@@ -166,11 +166,11 @@ def is_log_header(header: bytes, size: int) -> bool:
 
 
 def another_programs_database(conn: sqlite3.Connection, path: Path) -> StudyLogError | None:
-    """The error for a SQLite database that is no study log, asked through `conn` (an open of the file
-    from Python would drop the locks this process's connections hold on it: see not_writable), else
-    None. At user_version 0 a log is new and empty; one holding tables is another program's database,
-    and creating the schema there would add modlens's tables (and switch its journal to WAL) in
-    someone else's data. Reading the two writes nothing, whatever the file's journal mode."""
+    """The error for a SQLite database that is no study log, asked through `conn`, else None. At
+    user_version 0 a log is new and empty; one holding tables is another program's database, and
+    creating the schema there would add modlens's tables (and switch its journal to WAL) in someone
+    else's data. Asked through SQLite, never by opening the file from Python: closing such a
+    descriptor would drop the locks this process's connections hold on it (see not_writable)."""
     if int(conn.execute("PRAGMA user_version").fetchone()[0]) != 0:
         return None
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
@@ -182,6 +182,26 @@ def another_programs_database(conn: sqlite3.Connection, path: Path) -> StudyLogE
                          "written to it",
                          fix="give the path of a study log, or of a new file (modlens creates it); modlens adds "
                              "nothing to another program's database")
+
+
+def _probe_before_writing(path: Path) -> StudyLogError | None:
+    """another_programs_database, asked before a writer connects, on a read-only connection of its
+    own: a writer's connection that read the file, closed after the refusal, would checkpoint the
+    database's -wal into it (or roll back its hot journal), writing to it after all. A file SQLite
+    cannot read this way (empty, new) is left to the writer's open."""
+    if path.stat().st_size == 0:
+        return None
+    try:
+        probe = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        probe.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return another_programs_database(probe, path)
+    except sqlite3.Error:
+        return None
+    finally:
+        probe.close()
 
 
 def _permissions(path: Path) -> tuple[str, str]:
@@ -512,6 +532,9 @@ def open_connection(path: Path, *, readonly: bool, synchronous: str | None = Non
             denied = not_writable(path)
             if denied is not None:  # SQLite would open it read-only and refuse only the first write
                 raise denied
+            foreign = _probe_before_writing(path)  # before anything is written to it, its journal mode included
+            if foreign is not None:
+                raise foreign
             writer = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
                                      factory=WriterConnection)
             writer.turnstile = Turnstile(path)
@@ -525,10 +548,6 @@ def open_connection(path: Path, *, readonly: bool, synchronous: str | None = Non
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
         if not readonly:
-            # before anything is written to it, its journal mode included
-            foreign = wait_for_lock(conn, path, lambda: another_programs_database(conn, path))
-            if foreign is not None:
-                raise foreign
             mode = wait_for_lock(conn, path, lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
             if mode.lower() != "wal":
                 raise StudyLogError(f"could not switch {path} to WAL mode (got {mode!r})")
