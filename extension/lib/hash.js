@@ -26,8 +26,13 @@
   // Two 32-bit hashes (lib/sampling.js unitHash), 64 bits: keys of a large log stay apart.
   ns.derivedCommentKey = function derivedCommentKey(prefix, platform, parts) {
     const input = JSON.stringify(parts.map((p) => (p == null ? "" : String(p))));
-    const half = (seed) => Math.floor(ns.unitHash(seed, platform, input) * 0x100000000).toString(16).padStart(8, "0");
-    return `${prefix}-${half("comment-key-1")}${half("comment-key-2")}`;
+    return `${prefix}-${ns.hash64("comment-key", platform, input)}`;
+  };
+
+  /** 16 hex digits: two 32-bit hashes of `text` (lib/sampling.js unitHash, seeded `${seed}-1` and `${seed}-2`). */
+  ns.hash64 = function hash64(seed, platform, text) {
+    const half = (n) => Math.floor(ns.unitHash(`${seed}-${n}`, platform, text) * 0x100000000).toString(16).padStart(8, "0");
+    return half(1) + half(2);
   };
 
   if (typeof module !== "undefined" && module.exports) module.exports = ns;

@@ -44,9 +44,10 @@
               this.countDead(v);
             }
           }
-          // not removed (a failing storage): skipped again at the next start, never sent
+          // not waited for (a storage write that hangs must not keep the outbox from loading); not
+          // removed (a failing storage): skipped again at the next start, never sent
           if (buried.length) {
-            await this.area.remove(buried).catch((err) => console.error("modlens: outbox entries already buried kept", String(err)));
+            this.area.remove(buried).catch((err) => console.error("modlens: outbox entries already buried kept", String(err)));
           }
         });
       }

@@ -27,7 +27,7 @@
   }
 
   // The revision of a page config is a 64-bit hash of the config written out with its keys in order
-  // (two 32-bit FNV-1a, lib/sampling.js unitHash, as derived comment keys): a page holding another
+  // (lib/hash.js hash64, as derived comment keys): a page holding another
   // one finds out when it next reports its status (a page that asked just before a change may not be
   // among the tabs told of it). Derived, not kept: whatever changes what a page is told changes it,
   // and nothing else does (a worker restart, a hello_ok of the same study). A hash, not the text:
@@ -35,8 +35,7 @@
   const revisionOf = (cfg) => {
     const text = JSON.stringify(cfg, (k, v) => (v && typeof v === "object" && !Array.isArray(v)
       ? Object.fromEntries(Object.keys(v).sort().map((key) => [key, v[key]])) : v));
-    const half = (seed) => Math.floor(ns.unitHash(seed, "page-config", text) * 0x100000000).toString(16).padStart(8, "0");
-    return half("page-config-1") + half("page-config-2");
+    return ns.hash64("page-config", "page-config", text);
   };
 
   async function contentConfig(msg, sender) {
