@@ -94,9 +94,17 @@ class Analyzer:
                            f"(available: {available}; map it in study.toml [perspective.attributes.{attr}], "
                            "for instance to a Hugging Face model for users who are online)",
                            "ATTRIBUTE_NOT_AVAILABLE", attribute=attr)
+        answering: dict[str, str] = {}  # language -> the detector that answers the attribute in it alone
+        own = self.sources.get(attr)
+        for lang in wanted:  # as `_chosen` picks: the attribute's own source, else the language's detector
+            src = own if own is not None and lang in own.languages else self.by_language.answers.get(lang, {}).get(attr)
+            if src is not None:
+                answering[lang] = src.detector
         why = []
         for lang in sorted(wanted):
             key = self.by_language.not_loaded.get(lang)
+            if lang in answering:
+                continue  # answered in this language alone: said below when every language is
             if lang == languages.UNDETERMINED:
                 why.append(f"{lang}: no language was detected in the comment (no letters of a script modlens "
                            "can name: emoji, digits, punctuation); a client that knows it sends `languages`")
@@ -109,6 +117,9 @@ class Analyzer:
                 covered = sorted({*(x for s in self.sources.values() for x in s.languages), *self.by_language.answers})
                 why.append(f"{lang}: no detector of this study covers it (covered: {', '.join(covered) or 'none'}; "
                            "map one in study.toml [perspective.languages])")
+        if not why:  # each language is answered, by detectors that differ; a call is scored by one
+            why.append(f"{attr} is answered in {', '.join(f'{lang} by detector {key}' for lang, key in sorted(answering.items()))}, "
+                       "and one detector scores a call: send one language per call")
         err = invalid(f"Attribute {attr} does not support request languages: {', '.join(langs)}",
                       "LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE",
                       languageNotSupportedByAttributeError={"detectedLanguages": detected, "attribute": attr})
