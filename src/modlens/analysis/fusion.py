@@ -14,7 +14,8 @@ whose seed sentence is toxic must be toxic", checked per detector.
   whether the transcript (ASR) and the OCR text the detector logged contain those keywords, and
   how many errors came with a keyword misheard or misread (recognition) against all of them
   recognised (the detector's own miss).
-- Skipped seeds: what `modlens fuse` could not fuse, per content type × fusion, with the reasons.
+- Skipped seeds: what `modlens fuse` could not fuse, per content type × fusion, with the reasons
+  (the latest run's); a seed a later run fused (given the pictures an earlier one lacked) is not one.
 
 A part a detector could not read here (audio, or video without a reader: no labels, with the
 reason in its details) is "not scored locally": counted and listed, never an error found. Reads
@@ -74,15 +75,21 @@ def _read(data: StudyData) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     log = StudyLog(data.path, readonly=True)
     try:
         cases = log.query("SELECT case_id, case_key, content_type, fusion, seed_text_id, keyword_a, keyword_b, "
-                          "params_json FROM fused_cases ORDER BY case_id")
+                          "params_json, (SELECT text FROM texts t WHERE t.text_id = seed_text_id) AS seed "
+                          "FROM fused_cases ORDER BY case_id")
         scores = log.query("SELECT case_id, part, detector_id, toxicity, error, details_json FROM case_scores") if cases else []
-        runs = log.query("SELECT params_json FROM audit_runs WHERE dataset = 'fuse'")
+        runs = log.query("SELECT params_json FROM audit_runs WHERE dataset = 'fuse' ORDER BY run_id")
     finally:
         log.close()
-    skipped: dict[tuple[str, str, str], str] = {}  # (content type, fusion, seed) -> reason, once across runs
+    # (content type, fusion, seed) -> reason, once across runs (the latest run's), less the seeds a
+    # run fused after all (a later run given the pictures an earlier one lacked)
+    fused = {(c["content_type"], c["fusion"], c.pop("seed")) for c in cases}
+    skipped: dict[tuple[str, str, str], str] = {}
     for r in runs:
         for s in json.loads(r["params_json"] or "{}").get("skipped") or []:
-            skipped.setdefault((s.get("content_type", "?"), s["fusion"], s["seed"]), s["reason"])
+            key = (s.get("content_type", "?"), s["fusion"], s["seed"])
+            if key not in fused:
+                skipped[key] = s["reason"]
     for c in cases:
         c["expected"] = expected_keywords(c)
         c["skipped"] = skipped
