@@ -3,8 +3,12 @@
 Reads through a read-only connection inside one read transaction, so the export is a
 consistent snapshot across tables and never blocks (nor is blocked by) a running writer.
 Each file is written under a temporary name and all are renamed only once the read is known to
-be whole (a log read without locks is checked then: `LogConnection.check_unchanged`), the
-manifest last: a crash or a refused read leaves no half file and no table of that read.
+be whole (a log read without locks is checked then: `LogConnection.check_unchanged`) and no final
+name is a folder: an export refused or failed before then leaves the output folder as it was (the
+folders it made removed). The renames that follow are not one step, so a crash or a failure among
+them can leave new tables beside old ones: the earlier export's manifest.json is removed before
+the first rename and the new one renamed last, so a folder holds a manifest.json only once every
+file it names is this export's.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from modlens.errors import ModlensError
 from modlens.names import close_matches
 from modlens.studylog import exporters
 from modlens.studylog.dictionary import render_markdown
@@ -39,6 +44,25 @@ def _temp(final: Path, pending: list[tuple[Path, Path]]) -> Path:
     tmp = final.with_name(final.name + ".tmp")
     pending.append((tmp, final))
     return tmp
+
+
+def _missing(folder: Path) -> list[Path]:
+    """The folders `folder.mkdir(parents=True)` would make, deepest first."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
+def _check_finals(out: Path, pending: list[tuple[Path, Path]]) -> None:
+    """Before the first rename: a final name that is a folder would stop the renames part way (a link is
+    replaced, not followed), so the export is refused while the output folder is still as it was."""
+    folders = [final.name for _, final in pending if final.is_dir() and not final.is_symlink()]
+    if folders:
+        raise ModlensError(f"{out}: {', '.join(folders)} {'is a folder' if len(folders) == 1 else 'are folders'}, "
+                           "where this export writes a file; nothing was written",
+                           fix="move it out of the way, or export to another folder (--out)")
 
 
 def _write(writer: Any, out: Path, table: ExportTable, rows: Iterable[tuple[Any, ...]],
@@ -75,10 +99,10 @@ def export(db: str | Path, out_dir: str | Path, fmt: str = "csv", tables: Sequen
     manifest: dict[str, Any] = {"db": str(Path(db).resolve()), "format": fmt, "schema_version": SCHEMA_VERSION,
                                 "exported_at": now_iso(), "tables": {}}
     pending: list[tuple[Path, Path]] = []  # (temporary name, final name), in the order they are renamed
-    made = False
+    made: list[Path] = []  # the folders this export made, deepest first
     try:
         with StudyLog(db, readonly=True) as log, log.snapshot():
-            made = not out.is_dir()
+            made = _missing(out)
             out.mkdir(parents=True, exist_ok=True)  # only once the log opened: a bad --db leaves nothing behind
             for table in chosen:
                 cursor = log.conn.execute(table.sql)
@@ -95,13 +119,16 @@ def export(db: str | Path, out_dir: str | Path, fmt: str = "csv", tables: Sequen
         _temp(out / DICTIONARY_FILE, pending).write_text(
             "# modlens study log: data dictionary\n\n" + render_markdown(), encoding="utf-8")
         _temp(out / MANIFEST_FILE, pending).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        _check_finals(out, pending)
+        # from here the folder holds a mix of two exports until the last rename: only the manifest says one is whole
+        (out / MANIFEST_FILE).unlink(missing_ok=True)
         for tmp, final in pending:
             os.replace(tmp, final)
     except BaseException:
         for tmp, _ in pending:
             tmp.unlink(missing_ok=True)
-        if made:
-            with contextlib.suppress(OSError):  # the folder this export made, left empty
-                out.rmdir()
+        for folder in made:
+            with contextlib.suppress(OSError):  # a folder this export made, left empty (not once a file took its name)
+                folder.rmdir()
         raise
     return manifest
