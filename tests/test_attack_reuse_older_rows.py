@@ -51,7 +51,7 @@ def logged(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pyte
     data.write_text("text,toxic\nyou are an idiot,1\nwhat a stupid idiot you are,1\n")
     db = tmp_path / "log.sqlite"
     first = _audit(data, db, capsys)
-    attempts = sum(v for k, v in first.items() if k != "reused")
+    attempts = sum(first[k] for k in ("success", "failed", "skipped"))  # "unknown" counts some of these again
     assert attempts == 2 and first["reused"] == 0
     rows = _rows(db)
     assert all(p["transformation_data"] == {"char:human_lookup": SHIPPED} for _, p in rows)
