@@ -24,10 +24,20 @@ NO_RATINGS = ("no ratings in the log: participants rate comments in the browser 
               "or merge their bundles (modlens merge)")
 
 
+def no_ratings(data: StudyData) -> Skip:
+    """Why a section that reads ratings has none: the log holds none, or only those of raters who
+    withdrew consent (`data.load` leaves them out), which is not the same news."""
+    n, m = data.withdrawn.get("raters", 0), data.withdrawn.get("ratings", 0)
+    if not m:
+        return Skip(NO_RATINGS)
+    return Skip(f"every rating in the log ({m} rating{'s' * (m != 1)}) is of a rater who withdrew consent to their "
+                f"study ({n} rater{'s' * (n != 1)} withdrew): left out, as their data may no longer be used")
+
+
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
     """The full result, per-comment majorities included (`people` reads them; the JSON drops them)."""
     if not data.ratings:
-        return Skip(NO_RATINGS)
+        return no_ratings(data)
     return human.analyze(data) or Skip("the log has no data for this section")
 
 

@@ -5,7 +5,7 @@ import html
 from typing import Any
 
 from modlens.analysis import overlap
-from modlens.analysis.sections.human import NO_RATINGS
+from modlens.analysis.sections.human import no_ratings
 from modlens.analysis.data import StudyData
 from modlens.analysis.sections.base import Section
 from modlens.analysis.sections.html import table
@@ -20,7 +20,7 @@ METHOD = ("Distinct raters per comment, over the ratings section 1 uses (after i
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
     if not data.ratings:
-        return Skip(NO_RATINGS)
+        return no_ratings(data)
     return overlap.analyze(data) or Skip("every rating is of a gold comment (attention checks are not data)")
 
 

@@ -5,7 +5,7 @@ import html
 from typing import Any
 
 from modlens.analysis import people
-from modlens.analysis.sections.human import NO_RATINGS
+from modlens.analysis.sections.human import no_ratings
 from modlens.analysis.data import StudyData
 from modlens.analysis.references import cite
 from modlens.analysis.sections.base import Section
@@ -21,7 +21,7 @@ METHOD = (f"Ordered logistic regression (proportional odds, maximum likelihood; 
 def analyze(data: StudyData, ratings: dict[str, Any] | Skip) -> dict[str, Any] | Skip:
     """`ratings`: the human section's result (its per-comment majorities)."""
     if not data.ratings:
-        return Skip(NO_RATINGS)
+        return no_ratings(data)
     if isinstance(ratings, Skip) or not ratings.get("majority"):
         return Skip("no comment has a majority rating (every rating excluded, or ties dropped)")
     return people.analyze(data, ratings) or Skip(

@@ -1,0 +1,53 @@
+"""A log whose every rating is of a rater who withdrew consent: the sections that read ratings say
+so when they are left out, never that the log holds no ratings (it does, and the researcher must not
+go looking for a lost merge or a broken extension)."""
+from __future__ import annotations
+
+from modlens.analysis.report import render_html, report_from_db
+from modlens.config import StudyConfig
+from modlens.studylog.store import StudyLog
+
+AGREED, WITHDRAWN = "2025-03-01T10:00:00.000Z", "2025-03-02T10:00:00.000Z"
+
+
+def _log(path, withdraw: tuple[str, ...]):
+    study = StudyConfig(study_id="pilot", toxicity_mode="direct", anchors=[])
+    with StudyLog(path) as log:
+        log.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
+        page = log.ensure_page("youtube", "v1", None, None)
+        n = 0
+        with log.transaction():
+            ids = [log.add_comment("youtube", f"c{i}", page, f"comment {i}") for i in range(3)]
+        for rater in ("r1", "r2"):
+            log.ensure_rater("pilot", rater, AGREED, "You may withdraw at any time.")
+            with log.transaction():
+                for cid in ids:
+                    n += 1
+                    log.add_rating("pilot", rater, f"x{n}", None, cid, {"toxicity": "toxic"}, None, "toxic", False, 1)
+        for rater in withdraw:
+            assert log.withdraw_consent("pilot", rater, WITHDRAWN) == 1
+    return path
+
+
+def test_every_rater_withdrew_is_said_not_no_ratings(tmp_path):
+    report = report_from_db(_log(tmp_path / "study.sqlite", ("r1", "r2")))
+    assert report["withdrawn"] == {"raters": 2, "ratings": 6} and report["counts"]["ratings"] == 0
+    for key in ("human", "overlap", "people"):
+        reason = report["skipped"][key]
+        assert "no ratings in the log" not in reason, (key, reason)
+        assert "(6 ratings) is of a rater who withdrew consent" in reason and "2 raters withdrew" in reason, (key, reason)
+    assert "no ratings in the log" not in render_html(report)
+
+
+def test_a_log_without_ratings_still_says_it_has_none(tmp_path):
+    path = tmp_path / "empty.sqlite"
+    with StudyLog(path) as log:
+        log.ensure_page("youtube", "v1", None, None)
+    report = report_from_db(path)
+    assert report["skipped"]["human"].startswith("no ratings in the log")
+
+
+def test_some_raters_withdrew_the_others_are_reported(tmp_path):
+    report = report_from_db(_log(tmp_path / "study.sqlite", ("r1",)))
+    human = report["sections"]["human"]
+    assert human["n_ratings"] == 3 and human["n_raters"] == 1
