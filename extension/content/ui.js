@@ -127,6 +127,7 @@ q { font-style: italic; color: #424a53; }
     // Only the participant's own click on Save (mouse, Enter or Space, or Enter in a field, which
     // the browser turns into a trusted click on Save) submits; requestSubmit() from a script does not.
     let armed = false;
+    let sending = false;
     const save = h("button", { type: "submit", class: "primary", text: "Save rating",
       onclick: (ev) => { armed = ev.isTrusted; setTimeout(() => { armed = false; }, 0); } });
     form.append(h("div", { class: "actions" },
@@ -150,7 +151,15 @@ q { font-style: italic; color: #424a53; }
         if (!anchors.vs_hard || !anchors.vs_extreme) missing.push("both toxicity comparisons");
       }
       if (missing.length) { msg.textContent = `Please answer: ${missing.join(", ")}`; return; }
-      onSubmit({ values, anchors });
+      // one answer at a time: a second Save while the first is being handed over would be a second rating.
+      // `onSubmit` may answer with why the answer was not taken, said here, in the panel kept open
+      if (sending) return;
+      sending = true;
+      save.disabled = true;
+      msg.textContent = "";
+      Promise.resolve().then(() => onSubmit({ values, anchors }))
+        .then((said) => { if (said) msg.textContent = said; }, (err) => { msg.textContent = `Not saved: ${(err && err.message) || err}`; })
+        .finally(() => { sending = false; save.disabled = false; });
     });
     return form;
   }
@@ -185,10 +194,15 @@ q { font-style: italic; color: #424a53; }
     }
     sr.append(bar);
     if (host._modlens.open && !rated && ctx.study) {
-      const form = buildPanel(ctx, record, (answer) => {
+      const form = buildPanel(ctx, record, async (answer) => {
         const spent = performance.now() - host._modlens.openedAt;
+        await ctx.onRate(record, { ...answer, time_spent_ms: Math.round(spent) });
+        // The marker says itself what became of the answer, once the worker answered: nothing else
+        // renders it on a page that observes no longer (paused, consent withdrawn). Taken (in the
+        // outbox): rated, the panel closed. Not taken: the panel stays open with the answers, and says so.
+        if (!host._modlens.info.rated) return "Not saved: the extension did not take this rating";
         host._modlens.open = false;
-        ctx.onRate(record, { ...answer, time_spent_ms: Math.round(spent) });
+        render(host, ctx);
       }, () => { host._modlens.open = false; render(host, ctx); sr.querySelector("button.rate")?.focus(); });
       sr.append(form);
       const first = form.querySelector("input");

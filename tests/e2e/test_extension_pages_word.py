@@ -1,0 +1,61 @@
+"""What the extension's own UI says after the participant acts, against what the real worker and the
+real `modlens serve` did: the inline marker after *Save rating* on a page that no longer observes
+(paused, consent withdrawn), and the options page after a withdrawal."""
+from __future__ import annotations
+
+import pytest
+
+from .closed_shadow import Marker
+from .harness import own_daemon_and_browser, wait_for
+from .pages import serve_youtube_page
+
+pytestmark = [pytest.mark.browser]
+
+
+def open_page_with_markers(browser, tmp_path, video_id: str) -> tuple[object, list[dict]]:
+    url, items = serve_youtube_page(browser, tmp_path, video_id, ["a first comment to rate here", "a second comment to rate there"])
+    page = browser.context.new_page()
+    page.goto(url)
+    wait_for(lambda: page.locator("modlens-marker").count() >= 2, 30, "a marker on each comment")
+    return page, items
+
+
+def ratings_of(daemon, key: str) -> list[dict]:
+    return [r for r in daemon.ratings() if r["comment_key"] == key]
+
+
+def test_a_rating_saved_on_a_paused_page_is_marked_rated_and_cannot_be_sent_twice(playwright_instance, tmp_path):
+    """Paused after its markers appeared, the page observes no longer: the rating the participant saves
+    still goes into the log, and the marker said nothing of it (its panel stayed open, Save in it), so a
+    second Save wrote a second rating."""
+    with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
+        page, items = open_page_with_markers(browser, tmp_path, "PausedRate1")
+        browser.set_settings({"paused": True})
+        page.wait_for_timeout(1000)  # the page hears of the pause and stops observing
+        m = Marker(page, items[0]["key"])
+        m.rate()
+        wait_for(lambda: ratings_of(daemon, items[0]["key"]), 20, "the rating in the study log")
+        # the marker says it is rated; no panel with a Save button is left to send it again
+        m.locator(".done").wait_for(timeout=5000)
+        assert "rated" in m.locator(".done").inner_text()
+        assert m.locator("form").count() == 0
+        page.wait_for_timeout(1000)
+        assert len(ratings_of(daemon, items[0]["key"])) == 1
+
+
+def test_a_rating_the_extension_does_not_take_is_said_not_saved(playwright_instance, tmp_path):
+    """After a withdrawal the worker takes no rating ("consent needed"): the marker's panel closed or
+    stayed as it was without a word, the participant's answer gone with nothing said."""
+    with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
+        page, items = open_page_with_markers(browser, tmp_path, "WithdrawnR1")
+        options = browser.context.new_page()
+        options.goto(browser.ext_url("options.html"))
+        options.click("#withdraw-consent")
+        options.locator("#accept-consent:not([disabled])").wait_for(timeout=10000)
+        page.wait_for_timeout(1000)
+        m = Marker(page, items[1]["key"])
+        m.rate()
+        wait_for(lambda: "Not saved" in (m.locator(".msg").inner_text() or ""), 10, "the panel to say the rating was not saved")
+        assert m.locator("form").count() == 1  # the answers stay, to save once consent is given again
+        assert m.locator(".done").count() == 0
+        assert ratings_of(daemon, items[1]["key"]) == []
