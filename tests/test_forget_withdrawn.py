@@ -217,6 +217,10 @@ async def test_a_comment_two_withdrawn_raters_saw_goes_with_the_second(tmp_path,
         await withdraw(url, "rater-1")
         await withdraw(url, "rater-2")
     export_and_merge(db, research, tmp_path / "second.bundle", capsys)
+    with StudyLog(research, readonly=True) as log:  # what merge counts of the raters a bundle names: theirs alone
+        every = forget.held(log.conn)
+        assert [r["rater_id"] for r in every] == ["rater-1", "rater-2"] and every[0]["ratings"] == 2
+        assert forget.held(log.conn, [("test", "rater-1"), ("other", "rater-2")]) == every[:1]
     out = forget_cli(research, capsys, "--delete")
     lines = {x.split()[1]: said_counts(x) for x in out.splitlines() if x.startswith("rater ")}
     assert "comments" not in lines["rater-1"] and lines["rater-2"]["comments"] == 1, lines

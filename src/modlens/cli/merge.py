@@ -170,10 +170,16 @@ def _forget(db: str, delete: bool) -> int:
     return 0
 
 
-def _withdrawn_held(db: str, held: list[dict[str, Any]]) -> None:
+def _withdrawn_held(db: str) -> None:
     """After a merge: the data the log holds of raters who withdrew (a bundle exported before the
-    withdrawal brings it, merged before or after it, or after `--forget-withdrawn --delete`): `held`, as
-    the last bundle merged left it (`merge_bundle`; nothing after it wrote to the log)."""
+    withdrawal brings it, merged before or after it, or after `--forget-withdrawn --delete`): counted
+    once, after the last bundle merged (`exchange/forget.still_held`)."""
+    from modlens.exchange.forget import still_held
+    from modlens.studylog.records.forget import held as withdrawn_held
+    from modlens.studylog.store import StudyLog
+
+    with StudyLog(db, readonly=True) as log:
+        held = still_held(withdrawn_held(log.conn))
     if held:
         # sessions and ratings always; what else `forget_withdrawn` deletes of theirs where the log holds it
         who = "; ".join(f"{r['rater_id']}: {r['sessions']} sessions, {r['ratings']} ratings"
@@ -217,7 +223,7 @@ def run(args: argparse.Namespace) -> int:
     refused = sum(isinstance(r, Exception) for r in results)
     merged = sum(isinstance(r, dict) and r["status"] == "merged" for r in results)
     if merged:
-        _withdrawn_held(args.out, [r for r in results if isinstance(r, dict) and r["status"] == "merged"][-1]["held"])
+        _withdrawn_held(args.out)
     print(f"{args.out}: {merged} merged, {len(results) - merged - refused} already there, {refused} refused")
     if refused:  # each refusal is printed above; the code is the table's: not found only when every one was missing
         missing = all(isinstance(r, FileNotFoundError) for r in results if isinstance(r, Exception))

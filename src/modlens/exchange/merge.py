@@ -31,7 +31,6 @@ from typing import Any, Callable
 from modlens.errors import UPGRADE, ModlensError
 from modlens.studylog import schema
 from modlens.exchange.bundle import TABLES, Bundle, BundleError, read_bundle
-from modlens.exchange.forget import still_held
 from modlens.studylog.records.labels import GOLD, LEGACY_DEFINITION
 from modlens.studylog.codec import now_iso
 from modlens.studylog.connection import TURNSTILE_SUFFIX
@@ -207,13 +206,15 @@ def _withdrawn_in(bundle: Bundle) -> list[str]:
     return sorted({r for r, at in _rows(bundle, "consents", "rater_id", "withdrawn_at") if at is not None} - consenting)
 
 
-def _withdrawals(held: list[dict[str, Any]], bundle: Bundle, withdrawn: list[str]) -> list[dict[str, Any]]:
+def _withdrawals(log: StudyLog, bundle: Bundle, withdrawn: list[str]) -> list[dict[str, Any]]:
     """Each rater the bundle says withdrew (`withdrawn`) whom no consent in the merged log holds now: when, and
-    what the merged log still holds of theirs (`held`: `records/forget.held` after the merge), brought by
-    earlier bundles (the participant was told to ask the researcher to delete it; nothing here deletes
-    it). A rater who agreed again, in a bundle merged before this one, is left out."""
+    what the merged log still holds of theirs (`records/forget.held` after the merge, of these raters
+    alone), brought by earlier bundles (the participant was told to ask the researcher to delete it;
+    nothing here deletes it). A rater who agreed again, in a bundle merged before this one, is left out."""
+    if not withdrawn:
+        return []
     study = bundle.manifest["study_id"]
-    now = {r["rater_id"]: r for r in held if r["study_id"] == study}
+    now = {r["rater_id"]: r for r in withdrawn_held(log.conn, [(study, rater) for rater in withdrawn])}
     return [{k: v for k, v in now[rater].items() if k != "study_id"} for rater in withdrawn if rater in now]
 
 
@@ -224,8 +225,8 @@ def _rows(bundle: Bundle, table: str, *columns: str) -> list[tuple[Any, ...]]:
 
 def merge_bundle(log: StudyLog, bundle: Bundle, study_key: str | None = None, allow_unsigned: bool = False) -> dict[str, Any]:
     """Merge one verified bundle in one transaction; returns {"status": "merged"|"already merged", ...}; a
-    merged one's "withdrawn": the raters it carries the withdrawal of, with what the log holds of theirs,
-    and "held": every rater who withdrew whose rows the log holds after it (`exchange/forget.still_held`)."""
+    merged one's "withdrawn": the raters it carries the withdrawal of, with what the log holds of theirs
+    (what the log holds of every rater who withdrew: `exchange/forget.still_held`, once after the last bundle)."""
     verify_for(log, bundle, study_key)  # first: a bundle of another study is refused, merged before or not
     done = log.conn.execute("SELECT merged_at, source_name FROM bundles WHERE bundle_sha256 = ?", (bundle.sha256,)).fetchone()
     if done:
@@ -240,9 +241,7 @@ def merge_bundle(log: StudyLog, bundle: Bundle, study_key: str | None = None, al
                                              bundle.signer, tables, withdrawn)
     except sqlite3.Error as err:  # e.g. a row pointing at one the bundle lacks
         raise MergeError(f"{bundle.name}: {err}; rolled back, nothing of it was merged") from None
-    held = withdrawn_held(log.conn)  # once: what the log holds of every rater who withdrew, after this merge
-    return {"status": "merged", "bundle_id": bundle_id, "rows": rows_info, "withdrawn": _withdrawals(held, bundle, withdrawn),
-            "held": still_held(held)}
+    return {"status": "merged", "bundle_id": bundle_id, "rows": rows_info, "withdrawn": _withdrawals(log, bundle, withdrawn)}
 
 
 def merge_files(db: str | Path, paths: list[str | Path], study_key: str | None = None,

@@ -22,7 +22,7 @@ whether it keeps that row or goes with it.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, Collection
 
 from modlens.studylog.records.merged import row_key_sql
 from modlens.studylog.tables import TABLE, TABLES, Table
@@ -234,13 +234,16 @@ def withdrawn_raters(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
         "HAVING count(*) FILTER (WHERE withdrawn_at IS NULL) = 0 ORDER BY study_id, rater_id").fetchall()
 
 
-def held(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    """Per rater who withdrew (`withdrawn_raters`), their own rows the log holds, which `forget_withdrawn`
-    deletes first (the rows no one else needs go only with them, so it deletes something exactly when one
-    of these is not 0): {"study_id", "rater_id", "withdrawn_at", "sessions", "ratings" (theirs or of their
-    sessions), "sightings" (of their sessions), "reviews" (task reviews), "raters" (their `raters` row, 0 or 1)}."""
+def held(conn: sqlite3.Connection, raters: Collection[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+    """Per rater who withdrew (`withdrawn_raters`; of `raters`, (study, rater) pairs, alone when given), their
+    own rows the log holds, which `forget_withdrawn` deletes first (the rows no one else needs go only with
+    them, so it deletes something exactly when one of these is not 0): {"study_id", "rater_id", "withdrawn_at",
+    "sessions", "ratings" (theirs or of their sessions), "sightings" (of their sessions), "reviews" (task
+    reviews), "raters" (their `raters` row, 0 or 1)}."""
     out = []
     for study_id, rater_id, at in withdrawn_raters(conn):
+        if raters is not None and (study_id, rater_id) not in raters:
+            continue
         p = {"s": study_id, "r": rater_id}
         out.append({"study_id": study_id, "rater_id": rater_id, "withdrawn_at": at,
                     **{kind: conn.execute(sql, p).fetchone()[0] for kind, sql in _HELD.items()}})
