@@ -48,3 +48,27 @@ def test_the_served_studys_own_attribute_is_reported(tmp_path):
     assert sarcasm["n_comments"] == len(TOXIC) and sarcasm["n_ratings"] == 2 * len(TOXIC)
     assert sarcasm["distribution"] == {"not sarcastic": 2, "somewhat sarcastic": 3, "sarcastic": 3}
     assert "sarcasm" in render_html(report)
+
+
+def test_ratings_of_two_studies_are_said_to_be_pooled(tmp_path):
+    """A pilot and the main study served into one log: every figure pools their ratings, and the
+    section says which studies and how many ratings each, where it said only 'N ratings by M raters'."""
+    path = _log(tmp_path / "study.sqlite")
+    main_study = StudyConfig(study_id="main", toxicity_mode="direct", anchors=[])
+    with StudyLog(path) as log:
+        log.ensure_study(main_study.study_id, main_study.title, main_study.model_dump(mode="json"))
+        (cid,) = [r["comment_id"] for r in log.query("SELECT comment_id FROM comments WHERE comment_key = 'c0'")]
+        log.ensure_rater("main", "c", None)
+        log.add_rating("main", "c", "m1", None, cid, {"toxicity": "toxic"}, None, "toxic", False, 1)
+    report = report_from_db(path)
+    human = report["sections"]["human"]
+    assert human["studies"] == {"main": 1, "pilot": 2 * len(TOXIC)}
+    assert human["n_ratings"] == sum(human["studies"].values())
+    page = render_html(report)
+    assert "Ratings of 2 studies, pooled" in page and "main (1 ratings), pilot (8 ratings)" in page
+
+
+def test_ratings_of_one_study_say_nothing_of_pooling(tmp_path):
+    report = report_from_db(_log(tmp_path / "study.sqlite"))
+    assert report["sections"]["human"]["studies"] == {"pilot": 2 * len(TOXIC)}
+    assert "pooled" not in render_html(report)

@@ -188,6 +188,9 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
         })
     return {
         "n_ratings": len(data.ratings), "n_valid": len(valid), "excluded": dict(excluded),
+        # study -> its ratings: a log may hold several (a pilot and the main study served into one
+        # log), and every figure here pools them, which the page then says
+        "studies": dict(sorted(Counter(str(r["study_id"]) for r in data.ratings).items())),
         # every rater who rated, reviewed by `modlens rate` or not; and those whose ratings are used
         "n_raters": len(summaries), "n_raters_used": len({r["rater_id"] for r in valid}), "attributes": attributes,
         "alpha_ci": {"confidence": 0.95, "method": "percentile bootstrap over comments", "replicates": BOOTSTRAP,

@@ -61,6 +61,11 @@ def render(s: dict[str, Any]) -> str:
     out = [f"<p>{s['n_ratings']} ratings by {s['n_raters']} raters; {s['n_valid']} used, "
            f"by {s.get('n_raters_used', '–')} raters. Excluded: "
            + (", ".join(f"{html.escape(k)}: {v}" for k, v in s["excluded"].items()) or "none") + ".</p>"]
+    studies = s.get("studies") or {}  # a report's JSON from before the studies were kept has none
+    if len(studies) > 1:
+        out.append(f"<p class=note>⚠ Ratings of {len(studies)} studies, pooled in every figure of this section and "
+                   "in the rating overlap and detectors-vs-people sections: "
+                   + html.escape(", ".join(f"{k} ({v} ratings)" for k, v in studies.items())) + ".</p>")
     boot = s.get("alpha_ci") or {}
     if boot:
         out.append(f"<p class=note>{replicates_note(boot)} "
