@@ -6,20 +6,26 @@ At start, before the first connection is accepted (`recovering`, entered by `run
 
 - every session of this study still open belongs to the daemon that died: it is closed with
   `ended_by` = 'recovery' and `ended_at` = its last activity (latest sighting or rating), not now;
+  unless another daemon serves the log now (`Serving`: a second `modlens serve` on it, even one
+  that is about to stop because its port is taken): the sessions still open may be that daemon's,
+  and stay open;
 - a background task scores the comments of this study that lack a score row from a loaded
   detector, through the engine and recorded as live scores are, in small batches. Live work comes
   first: a batch waits while any connection has a page in the pipeline or a detector's batcher has
   queue, and only one batch is in flight, so a new page never waits behind more than one batch.
 
-A clean stop ends the sessions still open with `ended_by` = 'shutdown' (a client that closes its
-socket ends its own session as 'client').
+A clean stop ends the sessions this daemon opened that are still open with `ended_by` = 'shutdown'
+(a client that closes its socket ends its own session as 'client'); never another daemon's.
 """
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
+import os
 from functools import partial
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import AsyncIterator, Callable, Iterable
 
 from modlens.chunks import record_results
@@ -29,14 +35,50 @@ from modlens.live.session import LiveSession
 from modlens.services.recording import score_rows
 from modlens.studylog.records.scores import texts_lacking_scores
 from modlens.studylog.store import StudyLog
-from modlens.studylog.connection import LogUnwritable
+from modlens.studylog.connection import FILE_MODE, LogUnwritable
 
 # the daemon's log: its lines pass the daemon's secret scrubber (`modlens.protocol.security`)
 log = logging.getLogger("modlens.daemon")
 
+SERVING_SUFFIX = "-serving"  # `<log>-serving`: the lock every daemon serving the log holds (`Serving`)
 BATCH_TEXTS = 16      # texts per recovery batch: one batcher round, so live texts are not held long
 BUSY_PAUSE_S = 0.25   # how long a batch waits before looking at the live queue again
 PAGE_TEXTS = 512      # texts looked up per query (each query scans the study's sightings once)
+
+
+class Serving:
+    """Which daemons serve a study log now: each holds a shared `flock` on `<log>-serving` (0600, never
+    removed) from before its recovery until after its stop. A daemon that takes it exclusively
+    first is the only one: sessions left open were a dead daemon's. The kernel drops the lock of a
+    daemon that dies, so a killed one counts for nobody."""
+
+    def __init__(self, db: Path) -> None:
+        self.path = db.with_name(db.name + SERVING_SUFFIX)
+        self._fd: int | None = None
+
+    def enter(self) -> bool | None:
+        """Hold the lock (shared) from now on; whether this daemon is the only one serving the log
+        (None: unknown, a folder where the file cannot be made or a file system without flock)."""
+        try:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+        except OSError:
+            return None
+        try:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                alone = True
+            except BlockingIOError:
+                alone = False
+            fcntl.flock(self._fd, fcntl.LOCK_SH)  # waits only while another daemon makes the same check
+        except OSError:  # no flock here (ENOLCK)
+            self.close()
+            return None
+        return alone
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # drops the lock
+            self._fd = None
 
 
 def live_work_waiting(service: LiveService, sessions: Iterable[LiveSession]) -> bool:
@@ -96,17 +138,33 @@ async def recovering(service: LiveService) -> AsyncIterator[None]:
     work first: the service's open sessions and batchers); at a clean stop, end the sessions still
     open as 'shutdown'."""
     study_id = service.study.study_id
-    closed = await service.write(lambda lg: lg.close_open_sessions(study_id, "recovery"))
-    if closed:
-        log.warning("recovery: closed %d session(s) a previous daemon left open (it did not stop cleanly)", closed)
-    task = asyncio.create_task(_recover(service, lambda: live_work_waiting(service, service.sessions)))
+    serving = Serving(service.writer.path)
     try:
-        yield
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        if serving.enter() is False:
+            log.warning("recovery: another daemon serves the study log %s now; the sessions open in it are left "
+                        "open (they may be its own)", service.writer.path)
+        else:
+            closed = await service.write(lambda lg: lg.close_open_sessions(study_id, "recovery"))
+            if closed:
+                log.warning("recovery: closed %d session(s) a previous daemon left open (it did not stop cleanly)",
+                            closed)
+        task = asyncio.create_task(_recover(service, lambda: live_work_waiting(service, service.sessions)))
         try:
-            await service.write(lambda lg: lg.end_open_sessions(study_id, "shutdown"))
-        except LogUnwritable as err:  # a full disk at shutdown: the next start closes them as 'recovery'
-            log.warning("stopping: the open sessions stay open in the study log (%s); the next start closes them",
-                        err.reason)
+            yield
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            own = list(service.unended)  # this daemon's sessions whose end is not written: never another's
+
+            def end_own(lg: StudyLog) -> None:
+                for sid in own:
+                    lg.end_session(sid, "shutdown")
+
+            try:
+                if own:
+                    await service.write(end_own)
+            except LogUnwritable as err:  # a full disk at shutdown: the next start closes them as 'recovery'
+                log.warning("stopping: the open sessions stay open in the study log (%s); the next start closes "
+                            "them", err.reason)
+    finally:
+        serving.close()

@@ -115,6 +115,7 @@ class LiveService:
         self.writer = writer
         self.detector_ids: dict[str, int] = {}
         self.sessions: set[LiveSession] = set()  # those that said hello and are not closed
+        self.unended: set[str] = set()  # ids of the sessions this service started whose end is not written
         self.live_variants = LiveVariants(study, engine, self.write, lambda: self.detector_ids, _variants_message)
         self.sampling = self.client_settings()["sampling"]  # the extension's rule: asked-about comments first
         self.in_flight_writes = 0
@@ -226,6 +227,7 @@ class LiveService:
                                                                 hello.rater_id, plan)
 
         slot = await self.write(start)
+        self.unended.add(session.session_id)
         session.rater_id, session.client, session.ready = hello.rater_id, hello.client, True
         self.sessions.add(session)
         if plan is not None and slot is not None:
@@ -260,6 +262,7 @@ class LiveService:
         self.sessions.discard(session)
         if session.ready:
             await self.write(lambda lg: lg.end_session(session.session_id, ended_by))
+            self.unended.discard(session.session_id)  # not when that write failed: the stop ends it
 
     # --- comments --------------------------------------------------------------------------
     def take_comments(self, session: LiveSession, msg: p.Comments, send: Send) -> Coroutine[Any, Any, None]:

@@ -168,9 +168,11 @@ refused with the same ids; `unavailable` is retried for as long as it lasts. A `
 - Scores are sent before they are recorded. A daemon killed in between (or before its detectors
   answered) leaves them unrecorded; the next start repairs that before the first connection
   (`live/recovery.py`): the sessions left open are closed (`ended_by` 'recovery', `ended_at`
-  their last activity), and the study's comments that lack a score from a loaded detector are
-  scored in the background, in small batches that wait while live pages are being scored.
-  A clean stop ends open sessions as 'shutdown'; a socket the client closes ends as 'client'.
+  their last activity), unless another daemon serves the same study log then (they may be its
+  own: each daemon holds a shared lock on `<log>-serving` while it runs), and the study's comments
+  that lack a score from a loaded detector are scored in the background, in small batches that
+  wait while live pages are being scored. A clean stop ends its own open sessions as 'shutdown',
+  never another daemon's; a socket the client closes ends as 'client'.
 - Scores come from a dynamic batcher per detector shared by all connections (up to the
   detector's `max_batch` texts or 10 ms, then one model call); `latency_ms` is that call's time.
 - `comment_media` names a comment sent before in a `comments` message (the daemon waits for its
