@@ -39,7 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dataset", nargs="?", help="a dataset file or shorthand, as for `modlens audit` (or use --text)")
     p.add_argument("--list", action="store_true", help="print the recipes and their parts, then exit")
     p.add_argument("--recipe", metavar="NAME", help="the recipe (see --list)")
-    p.add_argument("--target", metavar="DETECTOR", help="the detector attacked (a registry name or study key)")
+    p.add_argument("--target", metavar="DETECTOR", help="the detector attacked (a registry name, a study key, or "
+                   "cached:PATH[:TEXT=SCORE,...][:NAME], attacked under its NAME, default cached)")
     p.add_argument("--text", nargs="+", action="extend", metavar="TEXT", help="attack these texts instead of a dataset")
     p.add_argument("--goal", choices=["tae", "bae"], default="tae",
                    help="tae (default): toxic seeds made to look benign; bae: benign seeds made to look toxic")
@@ -115,17 +116,28 @@ def run(args: argparse.Namespace) -> int:
     seed = study.perturbation.seed if args.seed is None else args.seed
     # the study's detectors judge by default (the label filter is then checked), --detector adds more
     judges = [*(d.key for d in study.detectors), *(args.detectors or [])]
-    extra = [d for d in dict.fromkeys(judges) if d != args.target]
+    key = _target_key(args.target, study)
+    extra = [d for d in dict.fromkeys(judges) if d not in (args.target, key)]
     if args.dataset:
-        return _dataset(args, study, seed, extra)
-    return _texts(args, study, seed, extra)
+        return _dataset(args, study, seed, extra, key)
+    return _texts(args, study, seed, extra, key)
 
 
-def _dataset(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) -> int:
+def _target_key(spec: str, study: Any) -> str:
+    """The key the target loads under: a spec (cached:PATH...) is not its own key (`cached`, or its
+    NAME). A spec that names nothing is said where the command checks its detectors, after its input."""
+    from modlens.services.detectors import DetectorSpecError, parse_detector_spec
+    try:
+        return parse_detector_spec(spec, study).key
+    except DetectorSpecError:
+        return spec
+
+
+def _dataset(args: argparse.Namespace, study: Any, seed: int, extra: list[str], key: str) -> int:
     from modlens.audit import AttackSpec, run_audit
     if args.seed is not None:
         study = study.model_copy(update={"perturbation": study.perturbation.model_copy(update={"seed": seed})})
-    spec = AttackSpec(args.goal, targets=[args.target], ensemble=[] if args.no_ensemble else None,
+    spec = AttackSpec(args.goal, targets=[key], ensemble=[] if args.no_ensemble else None,
                       max_queries=args.query_budget, max_edit_ratio=args.max_edit_ratio, recipe=args.recipe)
     result = run_audit(args.dataset, db=db_path(args), study=study, detectors=[args.target, *extra],
                        limit=args.limit, progress=not args.quiet, attack=spec,
@@ -148,28 +160,28 @@ def _recipe(key: str) -> Any:
     return recipes.create(key)
 
 
-def _texts(args: argparse.Namespace, study: Any, seed: int, extra: list[str]) -> int:
+def _texts(args: argparse.Namespace, study: Any, seed: int, extra: list[str], key: str) -> int:
     from modlens.services.detectors import load_detectors
     loaded = load_detectors(detector_configs([args.target, *extra], study))
     try:
-        return _attack_texts(args, seed, loaded)
+        return _attack_texts(args, seed, loaded, key)
     finally:
         loaded.close()  # a remote detector's HTTP session, closed as `modlens score` closes it
 
 
-def _attack_texts(args: argparse.Namespace, seed: int, loaded: Any) -> int:
+def _attack_texts(args: argparse.Namespace, seed: int, loaded: Any, target_key: str) -> int:
     from modlens.cli.perturb import _print, fail_on_unknown_results, not_scored
     from modlens.cli.score import fail_on_no_score
     loaded.require(named=True)  # the target and its judges, as `attack DATASET` (run_audit) requires them
     detectors = loaded.detectors
-    target = detectors[args.target]
-    judges = [] if args.no_ensemble else [d for k, d in detectors.items() if k != args.target]
+    target = detectors[target_key]
+    judges = [] if args.no_ensemble else [d for k, d in detectors.items() if k != target_key]
     labels = None
     if args.goal_labels:
         labels = "all" if args.goal_labels == ["all"] else args.goal_labels
     try:
         attack = _recipe(args.recipe).build(target, goal=args.goal, judges=judges, max_queries=args.query_budget,
-                                            max_edit_ratio=args.max_edit_ratio, seed=seed, target_key=args.target,
+                                            max_edit_ratio=args.max_edit_ratio, seed=seed, target_key=target_key,
                                             goal_labels=labels)
     except (KeyError, ValueError) as err:
         raise CliError(str(err.args[0] if err.args else err),
@@ -179,8 +191,8 @@ def _attack_texts(args: argparse.Namespace, seed: int, loaded: Any) -> int:
         print(f"modlens attack: transformation {key} unavailable: {reason}", file=sys.stderr)
     rows: list[dict[str, Any]] = []
     for text in args.text:
-        if not not_scored("attack", text, args.target):  # a blank text: its line says why, no number
-            rows += _print(text, args.target, [attack.run(text)], detectors, {})  # the lines `modlens perturb` prints
+        if not not_scored("attack", text, target_key):  # a blank text: its line says why, no number
+            rows += _print(text, target_key, [attack.run(text)], detectors, {})  # the lines `modlens perturb` prints
     fail_on_no_score(rows)  # a detector that gave no score for some text: said after every line, as score
     fail_on_unknown_results(rows)  # or some attack's result is unknown, as `attack DATASET`
     return 0

@@ -120,9 +120,9 @@ def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
     options = {"human_lookup": {"path": args.perturbations}} if args.perturbations else {}
     if args.attack:
         assert target is not None
-        rows = _attack(args, target, detectors, p.seed, options)
-        fail_on_no_score(rows)  # after every line, as score
-        fail_on_unknown_results(rows)
+        attacked = _attack(args, target, detectors, p.seed, options)
+        fail_on_no_score(attacked)  # after every line, as score
+        fail_on_unknown_results(attacked)
         return 0
     try:
         maker = VariantGenerator(p.strategies, budget=p.budget, seed=p.seed,
