@@ -57,8 +57,10 @@ class AttributeSource:
 
 
 def _labels(attribute: str) -> tuple[str, ...]:
-    base = attribute.removesuffix("_EXPERIMENTAL")
-    return (*LABEL_ALIASES.get(base, ()), base.lower())
+    """The label names that answer `attribute`. An `_EXPERIMENTAL` name is Perspective's experimental
+    model, not its production one: only a label of that very name answers it (or a study.toml
+    mapping), never the production label's score again under another name."""
+    return (*LABEL_ALIASES.get(attribute, ()), attribute.lower())
 
 
 def resolve(config: PerspectiveConfig, detectors: Mapping[str, Detector]) -> dict[str, AttributeSource]:

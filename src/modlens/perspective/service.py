@@ -90,7 +90,10 @@ class Analyzer:
                            "ATTRIBUTE_NOT_AVAILABLE", attribute=attr)
         if not in_some_language and not wanted & set(self.by_language.not_loaded):
             available = ", ".join(sorted(self.sources)) or "none"
-            return invalid(f"Attribute {attr} is not available here: no detector of this study answers it "
+            production = attr.removesuffix("_EXPERIMENTAL")
+            model = (f" (Perspective's experimental model, not {production}: no detector here is one)"
+                     if production != attr else "")
+            return invalid(f"Attribute {attr} is not available here{model}: no detector of this study answers it "
                            f"(available: {available}; map it in study.toml [perspective.attributes.{attr}], "
                            "for instance to a Hugging Face model for users who are online)",
                            "ATTRIBUTE_NOT_AVAILABLE", attribute=attr)
