@@ -37,7 +37,7 @@ function render(st) {
   $("accept-consent").disabled = !study || st.consented;
   $("withdraw-consent").hidden = !st.consented;
   $("tasks-link").hidden = !st.consented || !((study && study.tasks) || []).length;
-  $("consent-state").textContent = st.consented ? `You agreed on ${new Date(st.consent.at).toLocaleString()}.` : study ? "No comment or rating is recorded until you agree; the daemon keeps only your pseudonymous rater id, the extension's version and when it connected." : "";
+  $("consent-state").textContent = consentLine(st);
   const sites = $("sites");
   if (!sites.childElementCount) {
     for (const site of ns.SITES) {
@@ -72,6 +72,26 @@ function render(st) {
   }
 }
 
+// What the daemon holds of this participant, said as far as this page knows it. Before any consent
+// it records only the hellos; after a consent ended (withdrawn, or the study's text changed) it keeps
+// what it recorded under it, which "only the rater id ..." would deny.
+let withdrew = null; // {study_id, at}: this page's Withdraw, taken by the worker (its state does not say)
+function consentLine(st) {
+  const study = st.study;
+  if (st.consented) return `You agreed on ${new Date(st.consent.at).toLocaleString()}.`;
+  if (!study) return "";
+  const from = "No comment or rating is recorded until you agree; until then the daemon records only your pseudonymous rater id, the extension's version and when it connected.";
+  const kept = "What it recorded while you had agreed stays in the study log on this computer (delete the log to remove it), "
+    + "and in any bundle already sent to the researcher (ask them to delete it).";
+  if (withdrew && withdrew.study_id === study.study_id) {
+    return `You withdrew your consent on ${withdrew.at.toLocaleString()}: nothing more is taken or sent from this browser, and the daemon is told. ${kept} ${from}`;
+  }
+  if (st.consent && st.consent.study_id === study.study_id) {
+    return `You agreed on ${new Date(st.consent.at).toLocaleString()} to an earlier text of this study, which has changed since. ${kept} ${from}`;
+  }
+  return from;
+}
+
 async function refresh() {
   const st = await call(ns.messages.getState());
   if (st && !st.error) render(st);
@@ -92,7 +112,9 @@ $("accept-consent").addEventListener("click", async () => {
   refresh();
 });
 $("withdraw-consent").addEventListener("click", async () => {
-  await call(ns.messages.consent(false, current.study.study_id));
+  const studyId = current.study.study_id;
+  const res = await call(ns.messages.consent(false, studyId));
+  if (res && res.ok) withdrew = { study_id: studyId, at: new Date() };
   refresh();
 });
 // Join a study from its pack file: the worker hands it to the daemon, which restarts on it.

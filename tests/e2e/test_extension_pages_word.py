@@ -59,3 +59,29 @@ def test_a_rating_the_extension_does_not_take_is_said_not_saved(playwright_insta
         assert m.locator("form").count() == 1  # the answers stay, to save once consent is given again
         assert m.locator(".done").count() == 0
         assert ratings_of(daemon, items[1]["key"]) == []
+
+
+def test_after_a_withdrawal_the_pages_do_not_say_the_daemon_keeps_only_the_rater_id(playwright_instance, tmp_path):
+    """The options page and the task list said, once consent was withdrawn, "the daemon keeps only your
+    pseudonymous rater id, the extension's version and when it connected", while the log keeps the
+    comments and ratings recorded under the consent (the docs: delete the log to remove them)."""
+    with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
+        page, items = open_page_with_markers(browser, tmp_path, "WithdrawnT1")
+        Marker(page, items[0]["key"]).rate()
+        wait_for(lambda: ratings_of(daemon, items[0]["key"]), 20, "the rating in the study log")
+        options = browser.context.new_page()
+        options.goto(browser.ext_url("options.html"))
+        options.click("#withdraw-consent")
+        options.locator("#accept-consent:not([disabled])").wait_for(timeout=10000)
+        wait_for(lambda: "withdrew" in options.locator("#consent-state").inner_text(), 10, "the options page to say so")
+        said = options.locator("#consent-state").inner_text()
+        tasks = browser.context.new_page()
+        tasks.goto(browser.ext_url("tasks.html"))
+        tasks.locator("#consent-needed:visible").wait_for(timeout=10000)
+        said_tasks = tasks.locator("#consent-needed").inner_text()
+        # the real event: the log still holds what was recorded under the consent
+        assert ratings_of(daemon, items[0]["key"]) and set(daemon.comments("youtube")) >= {it["key"] for it in items}
+        for text in (said, said_tasks):
+            assert "keeps only" not in text, text
+            assert "No comment" in text and "stays in" in text, text
+        assert "nothing more is taken or sent" in said and "delete" in said, said
