@@ -369,13 +369,16 @@ class LiveService:
                              norms: list[tuple[Any, str | None]], norm_scores: dict[str, dict[str, DetectorResult]],
                              send: Send) -> None:
         out = []
+        # a normalized text that is another comment's text on this page was scored as that comment
+        # (`_score_page` scores each text once): its scores are that comment's, not none
+        scored_as = {**dict(zip(texts, scores)), **norm_scores}
         for a, cid, sc, (norm, norm_err) in zip(items, comment_ids, scores, norms):
             normalized = None
             if norm is not None:
+                norm_sc = {} if norm.text == a.text else scored_as.get(norm.text, {})  # empty: unchanged
                 normalized = p.NormalizedOut(
                     text=norm.text, edits=[e.to_dict() for e in norm.edits], normalizer=norm.normalizer,
-                    version=norm.version,
-                    detectors={k: _score_out(r) for k, r in norm_scores.get(norm.text, {}).items()})
+                    version=norm.version, detectors={k: _score_out(r) for k, r in norm_sc.items()})
             out.append(p.ScoreItem(key=a.key, comment_id=cid, truncated=a.truncated,
                                    detectors={k: _score_out(r) for k, r in sc.items()},
                                    normalized=normalized, error=norm_err, not_scored=blank_reason(a.text)))
