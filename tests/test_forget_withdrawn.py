@@ -269,7 +269,13 @@ def test_a_missing_file_another_programs_database_or_an_empty_file_is_refused_un
     con.commit()
     con.close()
     empty.write_bytes(b"")
-    for path, said in ((other, "not a modlens study log"), (empty, "is not a merged study log")):
+    newer, garbage = tmp_path / "newer.sqlite", tmp_path / "garbage.sqlite"  # a newer modlens's log; not SQLite
+    con = sqlite3.connect(newer)
+    con.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    con.close()
+    garbage.write_bytes(b"not a database at all" * 100)
+    for path, said in ((other, "not a modlens study log"), (empty, "is not a merged study log"),
+                       (newer, "newer than this modlens reads"), (garbage, "not a modlens study log")):
         raw = path.read_bytes()
         capsys.readouterr()
         assert cli_main(["merge", "--forget-withdrawn", str(path), "--delete"]) != 0

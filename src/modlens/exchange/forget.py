@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from modlens.errors import ModlensError
 from modlens.studylog import migrate
-from modlens.studylog.connection import LogConnection, another_programs_database
+from modlens.studylog.connection import LogConnection
 from modlens.studylog.records.forget import forget_withdrawn as _forget
 from modlens.studylog.schema import SCHEMA_VERSION
 from modlens.studylog.store import StudyLog
@@ -64,15 +64,7 @@ def forget_withdrawn(db: str | Path, *, delete: bool) -> dict[str, Any]:
 def _merged_log_version(source: LogConnection) -> int:
     """The schema version of the log `source` reads, refused (before anything opens it for writing) when
     it is not a merged study log or a newer modlens wrote it."""
-    try:
-        version = migrate.user_version(source)
-    except sqlite3.DatabaseError:
-        migrate.check_readable(source)  # its error for a file that is not a study log, or cannot be opened
-        raise
-    if version >= SCHEMA_VERSION:
-        migrate.check_readable(source)  # a newer modlens's log is refused
-    elif version == 0 and (foreign := another_programs_database(source.conn, source.path)) is not None:
-        raise foreign
+    version = migrate.check_readable(source, older_ok=True)  # an older log: migrated by the deletion's open
     merged = source.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'bundles'").fetchone() \
         and source.conn.execute("SELECT 1 FROM bundles LIMIT 1").fetchone()
     if not merged:

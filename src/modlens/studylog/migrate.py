@@ -67,19 +67,23 @@ def apply_migrations(db: LogConnection) -> None:
         raise
 
 
-def check_readable(db: LogConnection) -> None:
-    """A read-only open: the log must be a modlens log at this schema version (it cannot migrate).
-    A log SQLite cannot open now (its side files cannot be made) is `LogUnwritable`, not "not a log"."""
+def check_readable(db: LogConnection, older_ok: bool = False) -> int:
+    """A read-only open: the log must be a modlens log at this schema version (it cannot migrate); its
+    version. A log SQLite cannot open now (its side files cannot be made) is `LogUnwritable`, not "not a
+    log". `older_ok`: an older version is returned too (0 for a file with no tables), for a caller that
+    migrates the log itself; another program's database and a newer modlens's log are refused all the same."""
     try:
         version = user_version(db)
     except sqlite3.DatabaseError as err:
         raise cannot_open(err, db.path) or StudyLogError(f"{db.path}: not a modlens study log ({err})") from None
     if version == SCHEMA_VERSION:
-        return
+        return version
     if version > SCHEMA_VERSION:
         raise newer_schema(db, version)
     if version == 0 and (foreign := another_programs_database(db.conn, db.path)) is not None:
         raise foreign
+    if older_ok:
+        return version
     raise StudyLogError(
         f"{db.path} has schema version {version}, this modlens reads {SCHEMA_VERSION}; "
         "open it once for writing (e.g. `modlens serve --db PATH`) to migrate it")
