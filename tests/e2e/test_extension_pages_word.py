@@ -85,3 +85,22 @@ def test_after_a_withdrawal_the_pages_do_not_say_the_daemon_keeps_only_the_rater
             assert "keeps only" not in text, text
             assert "No comment" in text and "stays in" in text, text
         assert "nothing more is taken or sent" in said and "delete" in said, said
+
+
+def test_the_options_page_shows_a_pause_set_from_the_popup(playwright_instance, tmp_path):
+    """The options page stayed on 'Pause everything' unchecked while the participant had paused from the
+    popup (the worker was paused): a setting set from one page reached no other open page."""
+    with own_daemon_and_browser(playwright_instance, tmp_path) as (_daemon, browser):
+        options = browser.context.new_page()
+        options.goto(browser.ext_url("options.html"))
+        options.locator("#withdraw-consent:visible").wait_for(timeout=10000)
+        assert not options.locator("#paused").is_checked()
+        popup = browser.context.new_page()
+        popup.goto(browser.ext_url("popup.html"))
+        popup.locator("#conn.ready").wait_for(timeout=10000)
+        popup.click("#paused")
+        wait_for(lambda: browser.state()["paused"], 10, "the worker to be paused")
+        wait_for(lambda: options.locator("#paused").is_checked(), 5, "the options page to show the pause")
+        popup.click("#paused")
+        wait_for(lambda: not browser.state()["paused"], 10, "the worker to go on")
+        wait_for(lambda: not options.locator("#paused").is_checked(), 5, "the options page to show it going on")
