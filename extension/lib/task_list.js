@@ -3,11 +3,16 @@
 (function (root) {
   const ns = (root.modlens = root.modlens || {});
 
-  /** "2/5 pages done · 7/20 rated", or "7 rated" when no page has a target. */
+  /** "2/5 pages done · 7/20 rated", or "7 rated" when no page has a target. Done is reaching a
+   *  page's target: a page without one is never done, so N counts the pages with a target, said so
+   *  when some have none ("1/2 pages with a target done"). */
   ns.taskSummary = function taskSummary(tasks) {
     const items = (tasks && tasks.items) || [];
     if (!items.length) return "";
-    return tasks.target ? `${tasks.done}/${items.length} pages done · ${tasks.toward}/${tasks.target} rated` : `${tasks.rated} rated`;
+    if (!tasks.target) return `${tasks.rated} rated`;
+    const withTarget = items.filter((t) => t.target).length;
+    const pages = withTarget === items.length ? "pages" : withTarget === 1 ? "page with a target" : "pages with a target";
+    return `${tasks.done}/${withTarget} ${pages} done · ${tasks.toward}/${tasks.target} rated`;
   };
 
   /** Fills `list` (an <ol>) with one <li> per task; `open(url)` follows a link. */
