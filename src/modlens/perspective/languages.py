@@ -13,6 +13,13 @@ therefore biased towards English on purpose, as clients that send no `languages`
   times as many as the English function words in the text. One `que`, `die` or `dat` is not
   evidence: "Y'all bitches FAKE", "I eat dat chicken" and "die in a fire" stay English.
 
+Latin-script text written in a language not named here (Polish, Czech, Turkish, Swedish, Romanian,
+Vietnamese, ...) is not English either: at least `MIN_EVIDENCE` words written with a Latin letter
+that neither the named languages nor English loanwords use (ł, ř, ş, å, ă, đ, ...), and at least
+`EVIDENCE_RATIO` times the English function words, make it `und`, not a named language whose
+letters some of its words share ("härifrån" is not German). A name or two ("Łukasz", "Erdoğan")
+in English stays English.
+
 A comment with no letters (emoji, digits, punctuation), or whose letters are all of a script named
 neither here nor Latin, has no language to detect: it is `und` (BCP 47's "undetermined"), the
 language Perspective reported for such comments when it refused them ("Attribute INSULT does not
@@ -69,6 +76,9 @@ OWN_WORDS = {
 OWN_WORDS_SETS = {lang: frozenset(words.split()) - ENGLISH_WORDS for lang, words in OWN_WORDS.items()}
 # letters that only some Latin-script languages write: a word with one is evidence for them
 OWN_LETTERS = {"es": "ñáíóú", "de": "ßäöü", "fr": "çœèêëîïûù", "it": "ìò", "pt": "ãõâôáíóúç", "nl": "ĳ"}
+# Latin letters placed: those of the languages named here and of English loanwords (café, à la,
+# naïve). A word with any other (ł, ř, ş, å, ă, đ, ...) is written in a language modlens cannot name
+PLACED_LETTERS = frozenset("".join(OWN_LETTERS.values()) + "éàâèêëîïôûùüçñœæ")
 OPENING_MARKS = "¿¡"  # Spanish opens questions and exclamations: one piece of evidence
 MIN_EVIDENCE = 3      # words of the other language, at least
 EVIDENCE_RATIO = 2.0  # ... and this many times the English function words
@@ -97,19 +107,29 @@ def _script_language(text: str) -> str | None:
     return lang if n >= latin else None
 
 
+def _unplaced(word: str) -> bool:
+    """Is `word` written with a Latin letter of a language modlens cannot name?"""
+    return any(not c.isascii() and c not in PLACED_LETTERS and unicodedata.name(c, "").startswith("LATIN")
+               for c in word if c.isalpha())
+
+
 def _evidence(words: set[str]) -> dict[str, int]:
-    """language -> how many of the distinct `words` are its own ("ho ho ho" is one word)."""
+    """language -> how many of the distinct `words` are its own ("ho ho ho" is one word); `und` ->
+    how many are written with letters of a language it cannot name (such a word, "härifrån", is
+    evidence for none of the named ones, though it has their letters too)."""
+    unplaced = {w for w in words if _unplaced(w)}
     found: dict[str, int] = {}
     for lang, own in OWN_WORDS_SETS.items():
         letters = OWN_LETTERS.get(lang, "")
-        found[lang] = sum(w in own or any(c in letters for c in w) for w in words)
+        found[lang] = sum(w in own or any(c in letters for c in w) for w in words - unplaced)
+    found[UNDETERMINED] = len(unplaced)  # last: a tie goes to the language it can name
     return found
 
 
 def detect(text: str) -> list[str]:
     """The language of `text` as Perspective's `detectedLanguages` lists it: English unless another
     script dominates or the evidence for another language is strong, `und` when it has no letter of
-    a script it can name (see the module's docstring)."""
+    a script it can name or strong evidence of a language it cannot name (see the module's docstring)."""
     text = unicodedata.normalize("NFKC", text)
     other = _script_language(text)
     if other is not None:

@@ -1,0 +1,60 @@
+"""A Latin-script comment written in a language modlens cannot name (Polish, Czech, Turkish, Swedish,
+Romanian, Vietnamese, ...) is not English: it was answered `detectedLanguages: ["en"]`
+and scored by the English-only detectors, a detection that never happened. Strong evidence of a
+language it cannot name (words written with letters none of the languages it names, nor English
+loanwords, use) makes it `und`, undetermined, refused as Perspective refused a comment whose
+language it could not detect; English with a name such as "Łukasz" in it stays English (and every
+Davidson tweet stays as it was: tests/test_perspective_languages.py)."""
+from __future__ import annotations
+
+import pytest
+
+from daemon_helpers import TOKEN, WordListDetector, study
+from test_perspective_languages import _analyze
+from threaded_server import ThreadedServer
+from modlens.daemon.app import create_app
+from modlens.perspective import languages
+
+pytestmark = pytest.mark.timeout(120)
+
+# written for this test: ordinary comments a moderator of each language would see
+UNNAMED = [
+    ("pl", "Jesteś głupi i wszyscy o tym wiedzą, więc się zamknij."),
+    ("cs", "Jsi úplný idiot a všichni to vědí, tak už mlč."),
+    ("tr", "Sen tam bir aptalsın, kimse seni sevmiyor, artık sus ve çık dışarı."),
+    ("sv", "Du är en sån idiot, håll käften och gå härifrån nu."),
+    ("ro", "Ești un idiot și toată lumea știe asta, așa că taci."),
+    ("vi", "Mày là một thằng ngu và ai cũng biết điều đó, im đi."),
+]
+ENGLISH_WITH_NAMES = ["Łukasz scored twice, what a game for Poland", "Zlatan Ibrahimović is a legend, fight me",
+                      "Ahmet Davutoğlu met Erdoğan today, the news said", "I had smørrebrød in Copenhagen lol"]
+
+
+@pytest.mark.parametrize("lang, text", UNNAMED)
+def test_a_language_modlens_cannot_name_is_undetermined(lang, text):
+    assert languages.detect(text) == ["und"], lang
+
+
+@pytest.mark.parametrize("text", ENGLISH_WITH_NAMES)
+def test_english_with_foreign_names_stays_english(text):
+    assert languages.detect(text) == ["en"]
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    db = tmp_path_factory.mktemp("unnamed-languages") / "study.sqlite"
+    srv = ThreadedServer(create_app(study(), db, TOKEN, detectors={"wordlist": WordListDetector()}))
+    yield srv.base
+    srv.stop()
+
+
+def test_an_undetermined_latin_comment_is_refused_not_scored_as_english(base):
+    status, got = _analyze(base, {"comment": {"text": UNNAMED[0][1]}, "requestedAttributes": {"TOXICITY": {}}})
+    assert status == 400, got
+    assert got["error"]["message"] == "Attribute TOXICITY does not support request languages: und"
+    detail = got["error"]["details"][0]
+    assert detail["languageNotSupportedByAttributeError"] == {"detectedLanguages": ["und"], "attribute": "TOXICITY"}
+    assert "cannot name" in got["error"]["details"][1]["message"]
+    status, got = _analyze(base, {"comment": {"text": UNNAMED[0][1]}, "languages": ["pl"],
+                                  "requestedAttributes": {"TOXICITY": {}}})
+    assert status == 400 and got["error"]["message"].endswith("languages: pl")
