@@ -142,9 +142,14 @@ class Training:
         return self._hashes
 
     def summary(self) -> str:
-        """One line for `modlens detectors` and the report."""
-        extent = "whole" if self.whole else (f"a sample of {self.rows:,} rows" if self.rows else "a sample")
-        rows = f"; its {len(read_hashes(self.hashes_path)):,} training texts are listed by hash" if self.hashes_path else ""
+        """One line for `modlens detectors` and the report. The hash set's length is its distinct keys
+        (texts that differ only in case, punctuation or mentions share one), not a count of fit texts:
+        that is `rows`."""
+        rows_fit = f"{self.rows:,} rows" if self.rows else ""
+        extent = (f"whole: {rows_fit}" if rows_fit else "whole") if self.whole else \
+            (f"a sample of {rows_fit}" if rows_fit else "a sample")
+        rows = (f"; its fit texts are listed by hash: {len(read_hashes(self.hashes_path)):,} distinct texts"
+                if self.hashes_path else "")
         return f"{', '.join(self.datasets) or 'nothing declared'} ({extent}{rows}); from {self.source}"
 
     def record(self) -> dict[str, Any]:
