@@ -36,12 +36,15 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     items = task_comments - usable.left_out                    # the item set's comments, gold left out
     per_item: dict[int, dict[str, list[str]]] = {cid: defaultdict(list) for cid in items}
     raters_of: dict[int, set[str]] = {cid: set() for cid in items}
+    # attribute -> the raters who gave it a value (a rating may answer some attributes only)
+    answered: dict[str, set[str]] = defaultdict(set)
     for r in usable.valid:
         if r["comment_id"] in per_item:
             raters_of[r["comment_id"]].add(r["rater_id"])
             for attr, value in rating_values(r).items():
                 if value in levels.get(attr, ()):
                     per_item[r["comment_id"]][attr].append(value)
+                    answered[attr].add(r["rater_id"])
     all_ratings = Counter(r["comment_id"] for r in data.ratings if r["comment_id"] in items)
     accepted = {(rv["rater_id"], cid) for rv in data.reviews if rv["decision"] == "accept" for cid in rv["comment_ids"]}
     accepted_raters: dict[int, set[str]] = defaultdict(set)
@@ -64,7 +67,7 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
         ci = alpha_mod.bootstrap_from_ratings(ratings, lv, BOOTSTRAP, BOOTSTRAP_SEED)
         attributes.append({"name": attr, "n_comments": len(ratings),
                            "n_comments_paired": sum(len(v) >= 2 for v in ratings.values()),  # the comments alpha uses
-                           "n_raters": len({r for cid in ratings for r in raters_of[cid]}),
+                           "n_raters": len(answered[attr]),
                            "n_ratings": sum(len(v) for v in ratings.values()), "alpha": a,
                            "alpha_ci": None if ci is None else [ci.low, ci.high],
                            "alpha_ci_replicates": None if ci is None else ci.replicates,
