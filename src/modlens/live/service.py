@@ -45,6 +45,7 @@ from modlens.live.join import JOIN_FRAME_BYTES, is_join_frame
 from modlens.services.recording import register, score_rows
 from modlens.study import assignment, calibration
 from modlens.study.assignment import Plan
+from modlens.studylog.codec import canonical_json
 from modlens.studylog.connection import LogUnwritable, unwritable
 from modlens.studylog.store import LogWriter, StudyLog
 from modlens.rows import CommentRow
@@ -489,11 +490,33 @@ class LiveService:
         # a time over a day is a panel left open, not time spent rating: the answer is kept, the time
         # recorded as unknown with the reported value beside it (the rating is not refused for it)
         over = msg.time_spent_ms is not None and msg.time_spent_ms > p.MAX_TIME_SPENT_MS
-        rating_id, created = await self.write(lambda lg: lg.add_rating(
-            study_id, rater, msg.id, sid, comment_id, dict(msg.values), anchors, derived, inconsistent,
-            None if over else msg.time_spent_ms, msg.time_spent_ms if over else None))
+        def record(lg: StudyLog) -> tuple[int, dict[str, Any] | None]:
+            rating_id, created = lg.add_rating(
+                study_id, rater, msg.id, sid, comment_id, dict(msg.values), anchors, derived, inconsistent,
+                None if over else msg.time_spent_ms, msg.time_spent_ms if over else None)
+            if created:
+                return rating_id, None
+            return rating_id, lg.query("SELECT comment_id, values_json, anchors_json, derived_toxicity, inconsistent, "
+                                       "time_spent_over_limit_ms FROM ratings WHERE rating_id = ?", (rating_id,))[0]
+
+        rating_id, stored = await self.write(record)
+        if stored is not None:
+            # `duplicate` vouches for this very rating, stored before: a resend. Another rating under an id
+            # already used (other comment or answers) is not stored, and is not acknowledged as if it were
+            other = [what for what, same in (
+                ("comment", stored["comment_id"] == comment_id),
+                ("values", stored["values_json"] == canonical_json(dict(msg.values))),
+                ("anchors", stored["anchors_json"] == (None if anchors is None else canonical_json(anchors))))
+                if not same]
+            if other:
+                raise ProtocolError(ErrorCode.invalid_fields,
+                                    f"id: {msg.id!r} already names another rating of this rater (rating {rating_id}, "
+                                    f"with another {' and '.join(other)}); nothing stored: send this rating under a "
+                                    "new id", msg.id)
+            derived, inconsistent = stored["derived_toxicity"], bool(stored["inconsistent"])
+            over = stored["time_spent_over_limit_ms"] is not None
         return p.RatingOk(id=msg.id, rating_id=rating_id, derived_toxicity=derived,
-                          inconsistent=inconsistent, duplicate=not created, time_spent_over_limit=over)
+                          inconsistent=inconsistent, duplicate=stored is not None, time_spent_over_limit=over)
 
     # --- comment media ---------------------------------------------------------------------
     async def comment_media(self, session: LiveSession, msg: p.CommentMedia) -> p.CommentMediaOk:

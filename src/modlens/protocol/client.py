@@ -306,7 +306,8 @@ class Client:
         """Send one rating (a `Rating`, or its fields as a dict) and wait for its `rating_ok`, which
         the daemon sends once the rating is committed to disk. Resending the same rating id is
         idempotent: the ack then says `duplicate` and nothing new is written. A refused rating
-        (unknown comment or attribute, a level outside the study's) raises ClientError."""
+        (unknown comment or attribute, a level outside the study's, an id already used for another
+        rating) raises ClientError."""
         msg = rating if isinstance(rating, Rating) else rating_message(rating)
         await self.send(msg)
         while True:

@@ -145,7 +145,9 @@ refused with the same ids; `unavailable` is retried for as long as it lasts. A `
   reconnect) creates no new comment rows; each session records one sighting per comment. The
   first text seen under a key is kept.
 - Ratings are keyed by (study, rater, rating `id`): re-sending a rating returns the stored
-  `rating_id` with `duplicate: true` and writes nothing.
+  `rating_id` with `duplicate: true` (the ack describes the stored rating) and writes nothing.
+  Another rating under an id already used (another comment, other values or anchors) is refused
+  (`invalid_fields`, nothing stored), never acknowledged as the one stored.
 - Scores are keyed by (text, detector name+version); variants by (comment, text, strategy,
   params, seed).
 

@@ -33,8 +33,8 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     "`MAX_JSON_DEPTH` levels, or a binary frame (messages are text frames)",
     ErrorCode.unknown_type: "`type` names no client message of this protocol version",
     ErrorCode.invalid_fields: "a field is missing, has the wrong type (types are strict: `true` is not 1, "
-    "`\"yes\"` is not a boolean) or an out-of-range value, or text holds a lone surrogate; the message names "
-    "the field",
+    "`\"yes\"` is not a boolean) or an out-of-range value, or text holds a lone surrogate, or a `rating` `id` "
+    "already names another rating of this rater; the message names the field",
     ErrorCode.too_large: "the frame is larger than `limits.max_message_bytes` (the socket stays open)",
     ErrorCode.rate_limited: "the connection sent faster than `limits.messages_per_second` (burst `limits.burst`) "
     "or has too much work queued; retry after `retry_after_ms`",

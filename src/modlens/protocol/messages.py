@@ -209,7 +209,8 @@ class Rating(ClientMessage):
     """A rater's judgement of one comment; acknowledged only after it is committed to disk."""
 
     type: Literal["rating"] = "rating"
-    id: str = Field(min_length=1, max_length=MAX_ID_CHARS, description="client rating id: resending it is idempotent")
+    id: str = Field(min_length=1, max_length=MAX_ID_CHARS, description="client rating id: resending it is idempotent; another rating (comment, "
+                    "values, anchors) under an id already used is refused (`invalid_fields`)")
     comment: CommentRef
     values: dict[str, str] = Field(description="attribute name -> level, from the study's attributes")
     anchors: Anchors | None = None
@@ -379,7 +380,8 @@ class RatingOk(Message):
     rating_id: int
     derived_toxicity: str | None = Field(description="toxicity derived from the anchors (the human-centred Perspective study, Table 1), null if none/inconsistent")
     inconsistent: bool
-    duplicate: bool = Field(description="true: this id was already recorded; nothing new was written")
+    duplicate: bool = Field(description="true: this very rating was already recorded under this id (a resend): "
+                                        "nothing new was written, and the fields above describe the stored rating")
     time_spent_over_limit: bool = Field(
         False, description=f"true: this message's time_spent_ms was over {MAX_TIME_SPENT_MS}, so the log holds the rating with "
                            "time_spent_ms NULL (unknown) and the reported value in time_spent_over_limit_ms")
