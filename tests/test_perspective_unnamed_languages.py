@@ -27,7 +27,9 @@ UNNAMED = [
     ("vi", "Mày là một thằng ngu và ai cũng biết điều đó, im đi."),
 ]
 ENGLISH_WITH_NAMES = ["Łukasz scored twice, what a game for Poland", "Zlatan Ibrahimović is a legend, fight me",
-                      "Ahmet Davutoğlu met Erdoğan today, the news said", "I had smørrebrød in Copenhagen lol"]
+                      "Ahmet Davutoğlu met Erdoğan today, the news said", "I had smørrebrød in Copenhagen lol",
+                      # English styled with small capitals and upside-down letters: no language of its own
+                      "ʏᴏᴜ ᴀʀᴇ ᴀɴ ɪᴅɪᴏᴛ ᴀɴᴅ ᴇᴠᴇʀʏᴏɴᴇ ᴋɴᴏᴡꜱ ɪᴛ", "ʇoıpı uɐ ǝɹɐ noʎ"]
 
 
 @pytest.mark.parametrize("lang, text", UNNAMED)

@@ -79,6 +79,7 @@ OWN_LETTERS = {"es": "ñáíóú", "de": "ßäöü", "fr": "çœèêëîïûù",
 # Latin letters placed: those of the languages named here and of English loanwords (café, à la,
 # naïve). A word with any other (ł, ř, ş, å, ă, đ, ...) is written in a language modlens cannot name
 PLACED_LETTERS = frozenset("".join(OWN_LETTERS.values()) + "éàâèêëîïôûùüçñœæ")
+OTHER_LETTERS = frozenset("łđøı")  # letters of such languages that are no accented ASCII letter
 OPENING_MARKS = "¿¡"  # Spanish opens questions and exclamations: one piece of evidence
 MIN_EVIDENCE = 3      # words of the other language, at least
 EVIDENCE_RATIO = 2.0  # ... and this many times the English function words
@@ -108,9 +109,15 @@ def _script_language(text: str) -> str | None:
 
 
 def _unplaced(word: str) -> bool:
-    """Is `word` written with a Latin letter of a language modlens cannot name?"""
-    return any(not c.isascii() and c not in PLACED_LETTERS and unicodedata.name(c, "").startswith("LATIN")
-               for c in word if c.isalpha())
+    """Is `word` written with a letter of a language modlens cannot name: an accented ASCII letter
+    (ř, ş, å, ă, ő, ộ) or a stroked or dotless one (ł, đ, ø, ı) that is not `PLACED_LETTERS`? Small
+    capitals, IPA and upside-down letters (ʏᴏᴜ, ɐ, ʇ), a styling of English, are no language."""
+    return any(c not in PLACED_LETTERS and (c in OTHER_LETTERS or _accented_ascii(c)) for c in word)
+
+
+def _accented_ascii(ch: str) -> bool:
+    decomposed = unicodedata.normalize("NFD", ch)
+    return len(decomposed) > 1 and decomposed[0].isascii() and decomposed[0].isalpha()
 
 
 def _evidence(words: set[str]) -> dict[str, int]:
