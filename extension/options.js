@@ -76,6 +76,7 @@ function render(st) {
 // it records only the hellos; after a consent ended (withdrawn, or the study's text changed) it keeps
 // what it recorded under it, which "only the rater id ..." would deny.
 let withdrew = null; // {study_id, at}: this page's Withdraw, taken by the worker (its state does not say)
+let refused = null; // the worker's refusal of this page's last Agree: said until an agreement counts
 function consentLine(st) {
   const study = st.study;
   if (st.consented) return `You agreed on ${new Date(st.consent.at).toLocaleString()}.`;
@@ -83,6 +84,7 @@ function consentLine(st) {
   const from = "No comment or rating is recorded until you agree; until then the daemon records only your pseudonymous rater id, the extension's version and when it connected.";
   const kept = "What it recorded while you had agreed stays in the study log on this computer (delete the log to remove it), "
     + "and in any bundle already sent to the researcher (ask them to delete it).";
+  if (refused) return `Not agreed: ${refused}. ${from}`;
   if (withdrew && withdrew.study_id === study.study_id) {
     return `You withdrew your consent on ${withdrew.at.toLocaleString()}: nothing more is taken or sent from this browser, and the daemon is told. ${kept} ${from}`;
   }
@@ -108,13 +110,13 @@ $("save-connection").addEventListener("click", async () => {
 });
 $("accept-consent").addEventListener("click", async () => {
   const res = await call(ns.messages.consent(true, current.study.study_id, current.study.consent_text));
-  if (!res.ok) $("consent-state").textContent = res.error;
+  refused = res && res.ok ? null : (res && res.error) || "no answer from the extension";
   refresh();
 });
 $("withdraw-consent").addEventListener("click", async () => {
   const studyId = current.study.study_id;
   const res = await call(ns.messages.consent(false, studyId));
-  if (res && res.ok) withdrew = { study_id: studyId, at: new Date() };
+  if (res && res.ok) { withdrew = { study_id: studyId, at: new Date() }; refused = null; }
   refresh();
 });
 // Join a study from its pack file: the worker hands it to the daemon, which restarts on it.

@@ -104,3 +104,22 @@ def test_the_options_page_shows_a_pause_set_from_the_popup(playwright_instance, 
         popup.click("#paused")
         wait_for(lambda: not browser.state()["paused"], 10, "the worker to go on")
         wait_for(lambda: not options.locator("#paused").is_checked(), 5, "the options page to show it going on")
+
+
+def test_an_agreement_the_worker_refuses_is_said_and_stays_said(playwright_instance, tmp_path):
+    """The participant clicks *I have read this and agree* on a text the study no longer has (the page
+    had not heard of the change yet): the worker refuses ("the consent text changed; read it again"),
+    and the page wrote that, then at once put back "No comment or rating is recorded until you agree",
+    the refusal gone before it could be read, the button as before."""
+    with own_daemon_and_browser(playwright_instance, tmp_path, consent=False) as (_daemon, browser):
+        options = browser.context.new_page()
+        options.goto(browser.ext_url("options.html"))
+        options.locator("#accept-consent:not([disabled])").wait_for(timeout=30000)
+        # the page still holds the text it rendered before the study's text changed: its broadcast has
+        # not come yet (stood in for here, the worker's text being the one that changed)
+        options.evaluate("current.study.consent_text = current.study.consent_text + ' (an earlier text)'")
+        options.click("#accept-consent")
+        wait_for(lambda: "read it again" in options.locator("#consent-state").inner_text(), 5, "the refusal said")
+        options.wait_for_timeout(1500)  # the page's refresh after the answer
+        assert "read it again" in options.locator("#consent-state").inner_text()
+        assert not browser.state()["consented"]
