@@ -250,18 +250,21 @@ class LiveVariants:
             kind = why.rpartition("(")[2].rstrip(")") if "(" in why else "connection backlog"
             self.stats.reasons[kind] = self.stats.reasons.get(kind, 0) + 1
         rows = [(j.comment_id, why) for j, why in deferred if j.comment_id is not None]
+        # what the answer says comes of them: made later only when the study log holds their deferral
+        later = "`modlens rescore --variants` makes them later"
         if rows:
             writing = owed_write([j for j, _ in deferred if j.comment_id is not None], "deferred-variant rows",
                                  self.write(lambda lg: defer_variants(lg, rows)))
             try:
                 await writing
-            except LogUnwritable:
-                pass  # the writer logs the condition once, not a traceback per page
-            except Exception:
-                log.exception("study log: could not record deferred variants")
+            except Exception as err:
+                if not isinstance(err, LogUnwritable):  # the writer logs that condition once, not per page
+                    log.exception("study log: could not record deferred variants")
+                reason = err.reason if isinstance(err, LogUnwritable) else f"{type(err).__name__}: {err}"
+                later = (f"the deferral was not recorded in the study log ({reason}), so `modlens rescore "
+                         "--variants` will not make them")
         for job, why in deferred:
-            await job.send(self.render(job.msg_id, job.key, [], [], [],
-                                       f"deferred: {why}; `modlens rescore --variants` makes them later"))
+            await job.send(self.render(job.msg_id, job.key, [], [], [], f"deferred: {why}; {later}"))
 
     # --- the worker -------------------------------------------------------------------------
     def _start(self) -> None:

@@ -369,7 +369,8 @@ class Variants(Message):
         "set when this comment has no live variants; items is then empty. Starts with \"deferred: \" when "
         "the study's variant budget (perturbation.live_rate, live_backlog, or this connection's backlog) "
         "put it off: the daemon recorded it in deferred_variants, and `modlens rescore --variants` makes "
-        "and scores its variants later, into the study log (not over this socket). Starts with \"not made: \" "
+        "and scores its variants later, into the study log (not over this socket); unless the text says the "
+        "deferral was not recorded (the study log refused it): then nothing makes them. Starts with \"not made: \" "
         "when the comment is blank (its `scores` item's `not_scored`): nothing to perturb, nothing recorded. "
         "Any other text: generating or scoring its variants failed (a step_errors row)"))
 

@@ -1,0 +1,34 @@
+"""A `variants` message starting "deferred: " says the comment was put off and recorded in
+deferred_variants, which `modlens rescore --variants` makes later. When that record failed, the
+message said the same: the client was told its variants would come later, though nothing would make
+them. It now says the deferral was not recorded, and why. The failure is real to SQLite: a trigger
+on the daemon's own log refuses the deferred_variants insert."""
+from __future__ import annotations
+
+import sqlite3
+
+from daemon_helpers import Client, comments_msg, connect, running_daemon, study
+from log_helpers import rows
+
+STRATEGIES = {"budget": 1, "strategies": ["repeat_char", "mixed_case"]}
+
+
+async def test_a_deferral_the_log_did_not_record_is_not_said_to_be_made_later(tmp_path):
+    cfg = study(perturbation={"enabled": True, "live_rate": 0, **STRATEGIES})
+    db = tmp_path / "study.sqlite"
+    async with running_daemon(tmp_path, cfg) as (url, _app):
+        con = sqlite3.connect(db)
+        con.execute("CREATE TRIGGER refuse_deferral BEFORE INSERT ON deferred_variants "
+                    "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+        con.commit()
+        con.close()
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await c.request(comments_msg("p1", [("k1", "you stupid idiot")]), "comments_ok")
+            got = await c.until(lambda m: m["type"] in ("variants", "error") and m.get("id") == "p1")
+    assert rows(db, "SELECT count(*) FROM deferred_variants") == [(0,)]
+    assert got["type"] == "variants" and got["items"] == [], got
+    assert got["error"].startswith("deferred: ") and "live_rate" in got["error"]
+    assert "rescore --variants` makes them later" not in got["error"], got["error"]
+    assert "not recorded" in got["error"] and "refused by the test" in got["error"], got["error"]
