@@ -78,3 +78,26 @@ def test_fuse_refuses_a_named_detector_that_cannot_load(tmp_path, capsys):
     assert main(["fuse", "--pairs-file", str(pairs), "--detectors", "profanity-check", "perspective", "--db", str(db),
                  "--media-dir", str(tmp_path / "media"), "--fusion", "T+E", "--quiet"]) == 1
     assert WHY in capsys.readouterr().err and not db.exists()
+
+
+@pytest.mark.parametrize("flag", ["--targets", "--ensemble"])
+def test_audit_attack_naming_a_study_detector_that_cannot_load_says_why(tmp_path, comments, capsys, flag):
+    """--targets/--ensemble name a detector as --detectors does: the study's perspective named there
+    stops the audit with exit 1 and why it cannot load, not 'not loaded' as a usage error (exit 2)."""
+    study, db = tmp_path / "study.toml", tmp_path / "log.sqlite"
+    study.write_text('detectors = [{ name = "perspective" }, { name = "profanity-check" }]\n')
+    named = ["--targets", "perspective"] if flag == "--targets" else \
+        ["--targets", "profanity-check", "--ensemble", "perspective"]
+    assert main(["audit", str(comments), "--db", str(db), "--quiet", "--config", str(study), "--attack", "tae",
+                 "--recipe", "deepwordbug", "--max-queries", "5", *named]) == 1
+    err = capsys.readouterr().err
+    assert WHY in err and "PERSPECTIVE_API_KEY" in err and not db.exists()
+
+
+def test_perturb_target_that_cannot_load_stops_alone(tmp_path, capsys):
+    """--target names one detector: only it must load; another study detector that cannot load is said."""
+    study = tmp_path / "study.toml"
+    study.write_text('detectors = [{ name = "perspective" }, { name = "profanity-check" }]\n')
+    assert main(["perturb", "you are a stupid idiot", "--budget", "2", "--config", str(study),
+                 "--target", "profanity-check"]) == 0
+    assert "detector perspective not loaded" in capsys.readouterr().err

@@ -57,7 +57,7 @@ def run_deferred_variants(db: str | Path, *, study: StudyConfig | None = None, c
         if detector_objects is None:
             loaded = load_detectors(study.detectors)
             # none loads: variants made now would be marked done with no score, never made again
-            loaded.require(named=False)
+            loaded.require()
             detector_objects, unavailable = loaded.detectors, loaded.unavailable
         engine = Engine(study, detectors=detector_objects)
         if engine.generator is None:

@@ -165,8 +165,9 @@ def run_rescore(db: str | Path, *, study: StudyConfig | None = None, detectors: 
         study = study or study_from_log(log) or StudyConfig()
         unavailable: dict[str, str] = {}
         if detector_objects is None:
-            loaded = load_detectors(detector_configs(detectors, study))
-            loaded.require(named=bool(detectors))  # the one rule of every command (README, "Exit codes")
+            configs = detector_configs(detectors, study)
+            loaded = load_detectors(configs)
+            loaded.require([c.key for c in configs] if detectors else ())  # the one rule of every command (README, "Exit codes")
             detector_objects, unavailable = loaded.detectors, loaded.unavailable
         with log.transaction():
             det_ids = register(log, study, detector_objects)

@@ -177,11 +177,14 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     if detector_objects is None:
         configs = _detector_configs(detectors, study, data)
         loaded = load_detectors(configs)
-        loaded.require(named=bool(detectors))  # one named that cannot load, or none that loads: nothing written
+        # one the command line named (--detectors, --targets, --ensemble) that cannot load, or none
+        # that loads: stopped with why, nothing written
+        loaded.require([*(c.key for c in configs if detectors), *(attack.targets or () if attack else ()),
+                        *(attack.ensemble or () if attack else ())])
         detector_objects, unavailable = loaded.detectors, loaded.unavailable
         specs = {c.key: c for c in configs}
-    if not detector_objects:
-        raise SetupError("no detector could be loaded: " + "; ".join(f"{k}: {v}" for k, v in unavailable.items()))
+    elif not detector_objects:  # a caller's own objects, none given: nothing to audit with
+        raise SetupError("no detector given: detector_objects is empty")
     params = {"format": data.format, "detectors": {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
               "normalize": normalize, "perturb": list(perturb or []), "limit": limit}
     # what each detector was trained on, against this dataset (docs/DETECTORS.md#training-data)

@@ -172,7 +172,7 @@ def _texts(args: argparse.Namespace, study: Any, seed: int, extra: list[str], ke
 def _attack_texts(args: argparse.Namespace, seed: int, loaded: Any, target_key: str) -> int:
     from modlens.cli.perturb import _print, fail_on_unknown_results, not_scored
     from modlens.cli.score import fail_on_no_score
-    loaded.require(named=True)  # the target and its judges, as `attack DATASET` (run_audit) requires them
+    loaded.require([s.name for s in loaded.statuses])  # the target and its judges, as `attack DATASET` (run_audit) requires them
     detectors = loaded.detectors
     target = detectors[target_key]
     judges = [] if args.no_ensemble else [d for k, d in detectors.items() if k != target_key]

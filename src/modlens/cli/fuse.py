@@ -168,8 +168,9 @@ def _load_detectors(args: argparse.Namespace, study: StudyConfig) -> LoadedDetec
 
     configs = detector_configs(args.detectors, study) if args.detectors else list(study.detectors)
     loaded = load_detectors(configs)
-    if args.detectors:  # each named one must load (the study's that cannot are said, left out)
-        loaded.require(named=True)
+    # each one --detectors named must load, and one at least (the study's that cannot are said, left out)
+    loaded.require([c.key for c in configs] if args.detectors else (),
+                   fix="see `modlens detectors`; pass --detectors with ones that load (profanity-check), or --no-oracle")
     for line in loaded.warnings():
         _note(line)
     return loaded
@@ -245,9 +246,6 @@ def run(args: argparse.Namespace) -> int:
     need_detectors = not args.no_oracle or args.score
     loaded = _load_detectors(args, study) if need_detectors else None
     detectors = loaded.detectors if loaded is not None else {}
-    if need_detectors and not detectors:
-        raise CliError("no detector could be loaded", kind=ErrorKind.FAILED,
-                       fix="see `modlens detectors`, pass --detectors profanity-check, or --no-oracle")
     try:
         oracle = _oracle(args, seeds, detectors)
         ctx = FusionContext(emoji_table, Path(args.images) if args.images else None, run_seed=seed)

@@ -106,8 +106,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
     p = study.perturbation
-    # one named (--detectors, or --target naming a study key) that cannot load, or none: no line scored by the rest
-    loaded.require(named=bool(args.detectors) or args.target in loaded.unavailable)
+    # one named (--detectors, --target) that cannot load, or none: no line scored by the rest
+    loaded.require([*(s.name for s in loaded.statuses if args.detectors), *([args.target] if args.target else [])])
     for line in loaded.warnings():
         print(f"modlens perturb: {line}", file=sys.stderr)
     detectors = loaded.detectors

@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         from modlens.normalize.pipeline import build_normalizer  # heavy: only when asked for
         normalizer = build_normalizer()
     loaded = load_detectors([c.model_copy(update={"options": {**c.options, **options.get(c.key, {})}}) for c in configs])
-    loaded.require(named=bool(args.detectors))  # one named that cannot load, or none: no line scored by the rest
+    loaded.require([c.key for c in configs] if args.detectors else ())  # one named that cannot load, or none: no line scored by the rest
     for line in loaded.warnings():  # a default detector that cannot load: said, left out
         print(f"modlens score: {line}", file=sys.stderr)
     detectors = loaded.detectors

@@ -3,7 +3,7 @@ commands, so a detector that cannot load is reported the same way everywhere."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from modlens.config import DetectorConfig, StudyConfig
 from modlens.detectors import registry
@@ -35,18 +35,21 @@ class LoadedDetectors:
         """study key -> why it did not load, with its fix."""
         return {s.name: describe(s) for s in self.statuses if s.status != "loaded"}
 
-    def require(self, named: bool, fix: str = "`modlens detectors` shows each detector's status and fix; drop one "
-                                              "from the command line to go on without it") -> None:
-        """The one rule of every command that loads detectors (README, "Exit codes"): when the command
-        line named them (`named`), each must load, and some detector must load in any case; else the
-        command stops before it scores or writes anything (`DetectorsNotLoaded`, exit 1), its detectors
+    def require(self, named: Iterable[str] = (), fix: str = "`modlens detectors` shows each detector's status and "
+                                                             "fix; drop one from the command line to go on without it") -> None:
+        """The one rule of every command that loads detectors (README, "Exit codes"): each detector
+        the command line named (`named`: the keys of --detectors, a target, judges) must load, and
+        some detector must load in any case; else the command stops before it scores or writes
+        anything (`DetectorsNotLoaded`, exit 1, saying why each named one cannot load), its detectors
         closed. Exit 0 with no score of a detector asked for would say it did what was asked. A
-        study's detector nobody named that cannot load is only said (`warnings`) and left out."""
+        study's detector nobody named that cannot load is only said (`warnings`) and left out; a
+        named key no config has is the caller's to refuse (nothing was asked to load under it)."""
         unavailable = self.unavailable
-        if (named and unavailable) or not self.detectors:
+        missing = {k: unavailable[k] for k in dict.fromkeys(named) if k in unavailable and k not in self.detectors}
+        if missing or not self.detectors:
             self.close()
-            why = "; ".join(f"detector {k} cannot load: {why}" for k, why in unavailable.items())
-            if not self.detectors and not named:
+            why = "; ".join(f"detector {k} cannot load: {w}" for k, w in (missing or unavailable).items())
+            if not self.detectors and not missing:
                 why = f"no detector could be loaded: {why}" if why else "no detector to load"
             raise DetectorsNotLoaded(why, fix=fix)
 
