@@ -45,20 +45,20 @@ def run_deferred_variants(db: str | Path, *, study: StudyConfig | None = None, c
                           detector_objects: dict[str, Detector] | None = None) -> DeferredResult:
     """Make the variants of every deferred comment in the log at `db`. `study`: default the
     log's own. Raises SetupError when it cannot start (no log, no generator, no detector that loads)."""
-    from modlens.audit.rescore import LogNotFound, study_from_log
+    from modlens.audit.rescore import LogNotFound, logged_study
 
     t0 = time.perf_counter()
     db = Path(db)
     if not db.is_file():
         raise LogNotFound(f"no study log at {db}: rescore works on what a log holds and never creates one")
+    study = study or logged_study(db) or StudyConfig()  # read-only: a refusal below leaves the log as it was
+    unavailable: dict[str, str] = {}
+    if detector_objects is None:
+        loaded = load_detectors(study.detectors)
+        # none loads: variants made now would be marked done with no score, never made again
+        loaded.require()
+        detector_objects, unavailable = loaded.detectors, loaded.unavailable
     with StudyLog(db) as log:
-        study = study or study_from_log(log) or StudyConfig()
-        unavailable: dict[str, str] = {}
-        if detector_objects is None:
-            loaded = load_detectors(study.detectors)
-            # none loads: variants made now would be marked done with no score, never made again
-            loaded.require()
-            detector_objects, unavailable = loaded.detectors, loaded.unavailable
         engine = Engine(study, detectors=detector_objects)
         if engine.generator is None:
             why = engine.component_errors.get("perturbation", "perturbation is off in the study")

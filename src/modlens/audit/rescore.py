@@ -35,7 +35,8 @@ from modlens.services.detectors import DetectorSpecError, load_detectors, parse_
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
 from modlens.studylog.store import StudyLog
-from modlens.studylog.connection import LogUnwritable, StudyLogError, cannot_open, unwritable
+from modlens.studylog.connection import LogConnection, LogUnwritable, StudyLogError, cannot_open, unwritable
+from modlens.studylog.migrate import check_readable
 
 # every text a report reads a score of
 TEXTS_SQL = ("SELECT text_id FROM comments UNION SELECT text_id FROM variants "
@@ -100,6 +101,22 @@ def study_from_log(log: StudyLog) -> StudyConfig | None:
         return StudyConfig(study_id=row["study_id"], detectors=detectors)
 
 
+class _LogReader(LogConnection):
+    """The log opened read-only, an older schema too (never migrated): what rescore reads before it
+    knows its detectors load, so a refusal leaves the log as it was."""
+
+    query = StudyLog.query
+
+
+def logged_study(db: Path) -> StudyConfig | None:
+    """`study_from_log` of the log at `db`, read without writing; None for a file with no tables yet."""
+    reader = _LogReader(db, readonly=True)
+    try:
+        return study_from_log(reader) if check_readable(reader, older_ok=True) else None  # type: ignore[arg-type]
+    finally:
+        reader.close()
+
+
 def detector_configs(specs: Sequence[str] | None, study: StudyConfig) -> list[DetectorConfig]:
     if not specs:
         return list(study.detectors)
@@ -156,19 +173,26 @@ def run_rescore(db: str | Path, *, study: StudyConfig | None = None, detectors: 
     db = Path(db)
     if not db.is_file():
         raise LogNotFound(f"no study log at {db}: rescore scores what a log holds and never creates one")
+    source = "--detectors" if detectors or detector_objects else "--config" if study else "study log"
     try:
-        log = StudyLog(db)
+        study = study or logged_study(db) or StudyConfig()
     except sqlite3.DatabaseError as err:
         raise cannot_open(err, db) or StudyLogError(f"{db}: not a modlens study log ({err})") from None
+    unavailable: dict[str, str] = {}
+    if detector_objects is None:  # loaded, and refused, before the log is opened to write (or migrated)
+        configs = detector_configs(detectors, study)
+        loaded = load_detectors(configs)
+        loaded.require([c.key for c in configs] if detectors else ())  # the one rule of every command (README, "Exit codes")
+        detector_objects, unavailable = loaded.detectors, loaded.unavailable
     try:
-        source = "--detectors" if detectors or detector_objects else "--config" if study else "study log"
-        study = study or study_from_log(log) or StudyConfig()
-        unavailable: dict[str, str] = {}
-        if detector_objects is None:
-            configs = detector_configs(detectors, study)
-            loaded = load_detectors(configs)
-            loaded.require([c.key for c in configs] if detectors else ())  # the one rule of every command (README, "Exit codes")
-            detector_objects, unavailable = loaded.detectors, loaded.unavailable
+        log = StudyLog(db)
+    except BaseException as err:
+        for d in detector_objects.values():
+            d.close()
+        if isinstance(err, sqlite3.DatabaseError):
+            raise cannot_open(err, db) or StudyLogError(f"{db}: not a modlens study log ({err})") from None
+        raise
+    try:
         with log.transaction():
             det_ids = register(log, study, detector_objects)
         keys = one_key_per_version(det_ids)
