@@ -24,7 +24,7 @@ from modlens.normalize.steps import DEFAULT_STEPS, REGISTRY, make_step
 from modlens.normalize.steps._base import WILDCARD, Hypothesis, Span, Step, keep_best
 from modlens.normalize.steps.mixed_case import is_mixed
 
-PIPELINE_REVISION = "4"  # bump when scoring changes without a step or lexicon change
+PIPELINE_REVISION = "5"  # bump when scoring or a built-in step changes without a step-list or lexicon change
 ACCEPT_FLOOR = -2.0      # a correction must score at least this (prior minus cost)
 # English contractions written without their apostrophe ("werent", "theyre"): informal spellings of
 # known words, not disguises. The lexicon lacks many of them but holds the fragments a tokenizer

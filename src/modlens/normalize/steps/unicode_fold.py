@@ -5,7 +5,9 @@ Look-alikes are mapped only inside tokens that already contain Latin letters (a 
 Greek word stays itself) or when the mapped token is a known English word."""
 from __future__ import annotations
 
+import re
 import unicodedata
+from functools import lru_cache
 
 from modlens.normalize.lexicon import Lexicon
 from modlens.normalize.steps._base import Step
@@ -29,6 +31,29 @@ CONFUSABLES = str.maketrans({
 })
 
 
+_SPACE = re.compile(r"\s")
+
+
+@lru_cache(maxsize=4096)
+def _spaces(char: str) -> bool:
+    """Whether NFKC spells `char` with whitespace: a spacing accent ("´" is a space and a combining
+    acute, often typed for an apostrophe: "don´t") or a ligature of a whole phrase."""
+    return _SPACE.search(unicodedata.normalize("NFKC", char)) is not None
+
+
+def nfkc(token: str) -> str:
+    """NFKC of the token, but a character NFKC would spell with whitespace stays as written: a step
+    inside one token never makes whitespace (the token count is the text steps' to change)."""
+    text = unicodedata.normalize("NFKC", token)
+    if _SPACE.search(text) is None:
+        return text
+    kept = "".join(c for c in set(token) if _spaces(c))
+    if not kept:
+        return text
+    pieces = re.split(f"([{re.escape(kept)}])", token)
+    return "".join(p if i % 2 else unicodedata.normalize("NFKC", p) for i, p in enumerate(pieces))
+
+
 def strip_marks(text: str) -> str:
     decomposed = unicodedata.normalize("NFD", text)
     return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
@@ -45,7 +70,7 @@ class UnicodeFold(Step):
     def fold(self, token: str, lexicon: Lexicon) -> str:
         if token.isascii():
             return token
-        text = unicodedata.normalize("NFKC", token.translate(INVISIBLE))
+        text = nfkc(token.translate(INVISIBLE))
         mapped = strip_marks(text.translate(CONFUSABLES))
         if has_latin(text) or mapped.lower().strip(".,!?;:\"'()") in lexicon:
             return mapped
