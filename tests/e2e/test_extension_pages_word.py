@@ -123,3 +123,24 @@ def test_an_agreement_the_worker_refuses_is_said_and_stays_said(playwright_insta
         options.wait_for_timeout(1500)  # the page's refresh after the answer
         assert "read it again" in options.locator("#consent-state").inner_text()
         assert not browser.state()["consented"]
+
+
+def test_after_the_consent_text_changed_the_options_page_says_what_the_log_keeps(playwright_instance, tmp_path):
+    """The daemon comes back on the same study with another consent text: the consent to the first no
+    longer counts, and the options page must not say the daemon keeps only the rater id, as the log
+    keeps the comments recorded under the first text."""
+    with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
+        page, items = open_page_with_markers(browser, tmp_path, "TextChange1")
+        wait_for(lambda: set(daemon.comments("youtube")) >= {it["key"] for it in items}, 30, "the comments in the log")
+        page.close()
+        daemon.stop()
+        daemon.config.write_text(daemon.config.read_text(encoding="utf-8").replace(
+            'title = "modlens end-to-end study"', 'title = "modlens end-to-end study"\nconsent_text = "A second text."'), encoding="utf-8")
+        daemon.start()
+        wait_for(lambda: (browser.state().get("study") or {}).get("consent_text", "").startswith("A second text."), 30, "the new text")
+        options = browser.context.new_page()
+        options.goto(browser.ext_url("options.html"))
+        options.locator("#accept-consent:not([disabled])").wait_for(timeout=10000)
+        said = options.locator("#consent-state").inner_text()
+        assert "earlier text" in said and "stays in" in said and "keeps only" not in said, said
+        assert set(daemon.comments("youtube")) >= {it["key"] for it in items}
