@@ -227,8 +227,8 @@ class LiveService:
             return None if plan is None else assignment.slot_of(assignment.session_raters(lg, study_id),
                                                                 hello.rater_id, plan)
 
+        self.unended.add(session.session_id)  # before its write: a hello cut short by a stop is ended by it
         slot = await self.write(start)
-        self.unended.add(session.session_id)
         session.rater_id, session.client, session.ready = hello.rater_id, hello.client, True
         self.sessions.add(session)
         if plan is not None and slot is not None:
@@ -261,7 +261,7 @@ class LiveService:
     async def close_session(self, session: LiveSession, ended_by: str = "client") -> None:
         """`ended_by`: 'client' (the socket closed) or 'shutdown' (the daemon closed it, stopping)."""
         self.sessions.discard(session)
-        if session.ready:
+        if session.session_id in self.unended:  # its hello's write was made (a failed one wrote nothing: a no-op)
             await self.write(lambda lg: lg.end_session(session.session_id, ended_by))
             self.unended.discard(session.session_id)  # not when that write failed: the stop ends it
 
