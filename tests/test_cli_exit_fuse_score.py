@@ -63,3 +63,28 @@ def test_fuse_score_without_errors_exits_0(tmp_path, capsys, modlens_home):
                  "--media-dir", str(tmp_path / "media"), "--score", *FAST]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["scored"]["n_errors"] == 0 and "gave no score" not in err
+
+
+def test_the_first_error_is_said_of_a_detector_whose_version_holds_an_at_sign(tmp_path, capsys, modlens_home,
+                                                                            monkeypatch):
+    """A hub model's version holds its own '@' (hf_common.source_id: `unitary/toxic-bert@<sha>+cfg...`):
+    the line still gives the detector's first error, as the log keeps it, not 'None'."""
+    import modlens.detectors.http as http
+
+    monkeypatch.setattr(http, "config_hash", lambda cfg: "someone/model@0123abcd+cfg.feed")
+    pairs, study, db = tmp_path / "pairs.csv", tmp_path / "study.toml", tmp_path / "log.sqlite"
+    pairs.write_text(PAIRS, encoding="utf-8")
+    study.write_text('study_id = "fuse-errors"\ndetectors = ['
+                     f'{{ name = "http", options = {{ url = "http://127.0.0.1:{_closed_port()}/score", '
+                     'score_path = "score", retries = 0 } }]\n')
+    assert main(["fuse", "--pairs-file", str(pairs), "--study", str(study), "--detectors", "http", "--db", str(db),
+                 "--media-dir", str(tmp_path / "media"), "--score", *FAST]) == 1
+    err = capsys.readouterr().err
+    con = sqlite3.connect(db)
+    try:
+        (version,), = con.execute("SELECT version FROM detectors WHERE name = 'http'").fetchall()
+        first = con.execute("SELECT error FROM case_scores WHERE error IS NOT NULL ORDER BY case_id, part").fetchone()[0]
+    finally:
+        con.close()
+    assert "@" in version and first
+    assert "(the first: None)" not in err and f"(the first: {first})" in err

@@ -99,10 +99,12 @@ class _Tally:
     not_scored_locally: int = 0
     ocr_rows: int = 0
     asr_rows: int = 0
+    first_error: str | None = None  # the first error row this run wrote, in the order it scored the parts
 
     def to_dict(self) -> dict[str, Any]:
         return {"detector": self.detector, "pending": self.pending, "scored": self.scored, "errors": self.errors,
-                "not_scored_locally": self.not_scored_locally, "ocr_rows": self.ocr_rows, "asr_rows": self.asr_rows}
+                "first_error": self.first_error, "not_scored_locally": self.not_scored_locally,
+                "ocr_rows": self.ocr_rows, "asr_rows": self.asr_rows}
 
 
 def _row(detector_id: int, r: DetectorResult) -> media_records.ScoreRow:
@@ -125,7 +127,8 @@ def _row(detector_id: int, r: DetectorResult) -> media_records.ScoreRow:
 def score_cases(log: StudyLog, detectors: dict[str, Detector], store: MediaStore, *, batch_size: int = 16,
                 progress: Progress | None = None) -> dict[str, Any]:
     """Score every (case, part) each detector version has not scored yet; returns a summary:
-    `cases`, per detector key `{detector, pending, scored, errors, not_scored_locally, ocr_rows}`,
+    `cases`, per detector key `{detector, pending, scored, errors, first_error, not_scored_locally, ocr_rows,
+    asr_rows}`,
     `n_errors`, and the first 20 lines of `errors`, which says every error row counted (a line per
     missing media part, and per distinct error a detector answered with, with its count). The
     detectors stay open (they are the caller's)."""
@@ -209,9 +212,10 @@ async def _score_batch(engine: Engine, key: str, detector_id: int, cases: dict[i
         if row[4] is not None:
             failed[row[4]] = failed.get(row[4], 0) + 1
     messages += [f"{tally.detector} on {n} input{'s' * (n != 1)}: {error}" for error, n in failed.items()]
-    for _, _, score in rows:
+    for _, _, score in sorted(rows, key=lambda r: (r[0], PARTS.index(r[1]))):  # in the order scored
         if score[4] is not None:  # error
             tally.errors += 1
+            tally.first_error = tally.first_error or score[4]
         elif unscored_reason(score[1], score[5]):  # media it cannot read here, with the reason
             tally.not_scored_locally += 1
         else:

@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from modlens.fusion.keywords import KeywordPair
     from modlens.fusion.seeds import OracleResult, Seed
     from modlens.services.detectors import LoadedDetectors
-    from modlens.studylog.store import StudyLog
 
 DEFAULT_PAIRS = 20
 
@@ -304,7 +303,7 @@ def _write(args: argparse.Namespace, cases: list[Any], params: dict[str, Any],
             if args.score:
                 from modlens.audit.fused import score_cases
                 out["scored"] = score_cases(log, detectors, store)
-                score_errors = _score_errors(log, out["scored"])
+                score_errors = _score_errors(out["scored"])
     except StudyLogError as err:
         raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None)) from None
     if args.export:
@@ -316,18 +315,10 @@ def _write(args: argparse.Namespace, cases: list[Any], params: dict[str, Any],
     return out, score_errors
 
 
-def _score_errors(log: StudyLog, scored: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _score_errors(scored: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Per detector key whose scoring of this run left error rows (a call that raised, a media file
     missing, an OCR read that failed, no answer: `audit.fused._row`; retried by the next run): the
-    parts it scored, the errors, and the first error as the log keeps it. A part it cannot read here
-    (`not_scored_locally`) is an answer, no error. Every error row of a detector version is one of
-    this run's: a run scores every part without a good score and replaces its row."""
-    out = {}
-    for key, t in scored["detectors"].items():
-        if t["errors"]:
-            name, _, version = t["detector"].rpartition("@")
-            first = log.query("SELECT c.error FROM case_scores c JOIN detectors d USING (detector_id) "
-                              "WHERE d.name = ? AND d.version = ? AND c.error IS NOT NULL "
-                              "ORDER BY c.case_id, c.part LIMIT 1", (name, version))
-            out[key] = {"scores": t["pending"], "errors": t["errors"], "first": first[0]["error"] if first else None}
-    return out
+    parts it scored, the errors, and the first error this run wrote, as `score_cases` tallied them.
+    A part it cannot read here (`not_scored_locally`) is an answer, no error."""
+    return {key: {"scores": t["pending"], "errors": t["errors"], "first": t["first_error"]}
+            for key, t in scored["detectors"].items() if t["errors"]}
