@@ -32,3 +32,29 @@ async def test_a_deferral_the_log_did_not_record_is_not_said_to_be_made_later(tm
     assert got["error"].startswith("deferred: ") and "live_rate" in got["error"]
     assert "rescore --variants` makes them later" not in got["error"], got["error"]
     assert "not recorded" in got["error"] and "refused by the test" in got["error"], got["error"]
+
+
+async def test_status_counts_as_deferred_only_the_deferrals_the_log_holds(tmp_path):
+    # status_ok's queue.variants.deferred is what `modlens status` and the popup call the comments
+    # `modlens rescore --variants` makes: an unrecorded deferral is counted apart
+    cfg = study(perturbation={"enabled": True, "live_rate": 0, **STRATEGIES})
+    db = tmp_path / "study.sqlite"
+    async with running_daemon(tmp_path, cfg) as (url, _app):
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await c.request(comments_msg("p1", [("k1", "you stupid idiot")]), "comments_ok")
+            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p1")
+            con = sqlite3.connect(db)
+            con.execute("CREATE TRIGGER refuse_deferral BEFORE INSERT ON deferred_variants "
+                        "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+            con.commit()
+            con.close()
+            await c.request(comments_msg("p2", [("k2", "what a dumb take"), ("k3", "you hate it")]), "comments_ok")
+            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p2")
+            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p2")
+            status = await c.request({"type": "status", "id": "s1"}, "status_ok")
+    variants = status["queue"]["variants"]
+    assert rows(db, "SELECT count(*) FROM deferred_variants") == [(1,)]
+    assert (variants["deferred"], variants["deferred_unrecorded"]) == (1, 2), variants
+    assert sum(variants["deferred_by_reason"].values()) == 1

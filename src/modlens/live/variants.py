@@ -133,12 +133,13 @@ class VariantStats:
     queued: int = 0
     done: int = 0       # comments whose variants went out
     failed: int = 0     # generation failed (a step_errors row)
-    deferred: int = 0   # over budget (a deferred_variants row)
+    deferred: int = 0   # over budget (a deferred_variants row: `modlens rescore --variants` makes them)
     reasons: dict[str, int] = field(default_factory=dict)
+    deferred_unrecorded: int = 0  # over budget, but the study log refused their deferred_variants rows
 
     def to_dict(self) -> dict[str, Any]:
         return {"queued": self.queued, "done": self.done, "failed": self.failed, "deferred": self.deferred,
-                "deferred_by_reason": dict(self.reasons)}
+                "deferred_by_reason": dict(self.reasons), "deferred_unrecorded": self.deferred_unrecorded}
 
 
 def _fnv1a_mixed(text: str) -> int:
@@ -245,13 +246,9 @@ class LiveVariants:
             await self._defer(deferred)
 
     async def _defer(self, deferred: list[tuple[VariantJob, str]]) -> None:
-        self.stats.deferred += len(deferred)
-        for _, why in deferred:
-            kind = why.rpartition("(")[2].rstrip(")") if "(" in why else "connection backlog"
-            self.stats.reasons[kind] = self.stats.reasons.get(kind, 0) + 1
         rows = [(j.comment_id, why) for j, why in deferred if j.comment_id is not None]
         # what the answer says comes of them: made later only when the study log holds their deferral
-        later = "`modlens rescore --variants` makes them later"
+        later, recorded = "`modlens rescore --variants` makes them later", True
         if rows:
             writing = owed_write([j for j, _ in deferred if j.comment_id is not None], "deferred-variant rows",
                                  self.write(lambda lg: defer_variants(lg, rows)))
@@ -261,8 +258,16 @@ class LiveVariants:
                 if not isinstance(err, LogUnwritable):  # the writer logs that condition once, not per page
                     log.exception("study log: could not record deferred variants")
                 reason = err.reason if isinstance(err, LogUnwritable) else f"{type(err).__name__}: {err}"
-                later = (f"the deferral was not recorded in the study log ({reason}), so `modlens rescore "
-                         "--variants` will not make them")
+                later, recorded = (f"the deferral was not recorded in the study log ({reason}), so `modlens "
+                                   "rescore --variants` will not make them"), False
+        # counted as what the log holds: `deferred` are the comments rescore will make
+        if recorded:
+            self.stats.deferred += len(deferred)
+            for _, why in deferred:
+                kind = why.rpartition("(")[2].rstrip(")") if "(" in why else "connection backlog"
+                self.stats.reasons[kind] = self.stats.reasons.get(kind, 0) + 1
+        else:
+            self.stats.deferred_unrecorded += len(deferred)
         for job, why in deferred:
             await job.send(self.render(job.msg_id, job.key, [], [], [], f"deferred: {why}; {later}"))
 
