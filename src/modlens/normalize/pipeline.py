@@ -97,8 +97,10 @@ class Normalizer:
         # a plug-in step's package and version are part of the normalizer's (built-ins: modlens's revision)
         plugins = [f"{n}={REGISTRY.origin(n)}" for n in self.step_names if REGISTRY.origin(n)]
         # the contraction list decides which words are known as they stand: an edit of it is another normalizer
+        # what a step reads from outside modlens (a dependency's word list, the Unicode database) too
+        models = [f"{s.name}={m}" for s in self.steps if (m := s.model())]
         key = "|".join([PIPELINE_REVISION, ",".join(self.step_names), self.lexicon.digest, weights,
-                        CONTRACTION.pattern, *plugins])
+                        CONTRACTION.pattern, *plugins, *models])
         self.version = hashlib.sha256(key.encode()).hexdigest()[:12]
         self.token = lru_cache(maxsize=200_000)(self._token)
         self._rewritable = self._rewritable_symbols()

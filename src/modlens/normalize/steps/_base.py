@@ -68,6 +68,12 @@ class Step:
     # search steps: True when the step finds nothing for a spelling with a non-letter in it
     letters_only: bool = False
 
+    def model(self) -> str:
+        """What the step reads that modlens does not ship and that decides its output (a dependency's
+        word list, the Python's Unicode database), named by content or version: part of the
+        normalizer's version, which no revision bumped by hand can follow. "" for none."""
+        return ""
+
     def expand(self, hyps: list[Hypothesis], lexicon: Lexicon) -> list[Hypothesis]:
         """rewrite steps: the hypotheses plus their alternatives."""
         raise NotImplementedError

@@ -2,6 +2,10 @@
 word no other step could place. Slow (tens of ms per word), so it only sees leftovers."""
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
+import pkgutil
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from modlens.normalize.lexicon import Lexicon
@@ -14,6 +18,13 @@ if TYPE_CHECKING:  # at run time imported only when the checker is first needed 
     from spellchecker import SpellChecker
 
 
+@lru_cache(maxsize=1)
+def word_list_sha() -> str:
+    """SHA-256 of pyspellchecker's English list, read as `SpellChecker(language="en")` reads it."""
+    data = pkgutil.get_data("spellchecker", "resources/en.json.gz")
+    return hashlib.sha256(data or b"").hexdigest()[:12]
+
+
 class PySpell(Step):
     name = "pyspell"
     kind = "search"
@@ -22,6 +33,10 @@ class PySpell(Step):
     def __init__(self, distance: int = 2):
         self.distance = distance
         self._checker: SpellChecker | None = None
+
+    def model(self) -> str:
+        # pyspellchecker is not pinned: another release corrects with another list (and code)
+        return f"pyspellchecker {importlib.metadata.version('pyspellchecker')} en {word_list_sha()} distance {self.distance}"
 
     def checker(self) -> SpellChecker:
         if self._checker is None:

@@ -67,6 +67,9 @@ class UnicodeFold(Step):
     name = "unicode"
     kind = "char"
 
+    def model(self) -> str:
+        return f"unicodedata {unicodedata.unidata_version}"  # NFKC's and the marks' tables
+
     def fold(self, token: str, lexicon: Lexicon) -> str:
         if token.isascii():
             return token
