@@ -347,7 +347,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         try:
             await app[PIPELINE].close_session(session, "shutdown" if state.closing else "client")
         except LogUnwritable:
-            pass  # recovery closes it at the next start; the writer logged the condition
+            pass  # this daemon's stop ends it, else recovery at the next start; the writer logged the condition
         except Exception:
             log.exception("could not close session %s", session.session_id)
         # Close whatever ended the loop: an unclosed socket keeps its heartbeat timer, which keeps
