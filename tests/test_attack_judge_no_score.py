@@ -81,3 +81,21 @@ def test_the_report_counts_attempts_a_judge_could_not_score_apart(tmp_path):
     assert row["judge_no_score"] == 1 and row["judge_rejected"] == 0 and row["judge_not_told_apart"] == 0
     note = attacks_section.render(attacks_section.analyze(load(db)))
     assert "1 failed attempt had a flip a judge had no score for" in note and "said no" not in note
+
+
+def test_the_unknown_line_does_not_promise_a_rerun_settles_a_cached_judge(tmp_path, capsys):
+    """No call failed here: the cached table has no score for the flip, and never will. The line must
+    not say the calls failed and that the same command attacks them again as if that would tell;
+    a rerun is unknown again (exit 1 again), and the line says so."""
+    seeds = tmp_path / "seeds.csv"
+    seeds.write_text(f"text,toxic\n{TOXIC},1\n", encoding="utf-8")
+    db = tmp_path / "log.sqlite"
+    args = ["audit", str(seeds), "--detectors", "profanity-check", f"cached:{_table(tmp_path)}", "--quiet",
+            "--attack", "tae", "--recipe", "deepwordbug", "--target", "profanity-check", "--ensemble", "cached",
+            "--db", str(db)]
+    for _ in range(2):
+        assert main(args) == 1
+        err = capsys.readouterr().err
+        line = next(x for x in err.splitlines() if x.startswith("modlens audit: attacks on profanity-check:"))
+        assert "calls failed" not in line, line
+        assert "cached table" in line and "unknown again" in line, line

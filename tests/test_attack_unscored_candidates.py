@@ -54,3 +54,34 @@ def test_candidates_without_a_score_are_counted_once_each():
     assert a["ranking"] == "unk"
     assert target.unanswered and a["unscored_by_target"] == len(target.unanswered), a
     assert a["status"] == "failed" and a["reason"] == f"the target had no score for {len(target.unanswered)} candidates"
+
+
+class NoAnswerWithoutHonestly(Detector):
+    """No answer for a text without 'honestly' (a call that fails on those candidates); 'idiot' spelt
+    right is toxic to it, so a candidate that edits 'idiot' flips it."""
+    name, version, labels, toxicity_label = "partial-flips", "1", ("toxicity",), "toxicity"
+
+    def score(self, texts: Sequence[str]) -> list[Any]:
+        return [None if "honestly" not in t else {"toxicity": 0.9 if "idiot" in t else 0.1} for t in texts]
+
+
+class SaysBenign(Detector):
+    """A judge that finds every text benign: it agrees with no flip of a toxic seed (the edit took its
+    toxicity away for it too), so it rejects every one."""
+    name, version, labels, toxicity_label = "says-benign", "1", ("toxicity",), "toxicity"
+
+    def score(self, texts: Sequence[str]) -> list[Any]:
+        return [{"toxicity": 0.1} for _ in texts]
+
+
+def test_a_failure_with_unanswered_candidates_says_so_before_the_judges_rejections():
+    """Flips the judges rejected, and candidates the target had no score for: the attack's result is
+    unknown (one of those may have flipped it and passed), so its reason says the unknown part first,
+    not only that every flipping candidate was rejected."""
+    attack = recipes.create("deepwordbug").build(NoAnswerWithoutHonestly(), goal="tae", judges=[SaysBenign()],
+                                                 seed=0, target_key="t")
+    a = attack.run("you are such an idiot honestly").attack
+    assert a["status"] == "failed" and a["unscored_by_target"] > 0 and a["rejected_by_ensemble"], a
+    n = a["unscored_by_target"]
+    assert a["reason"].startswith(f"the target had no score for {n} candidate"), a["reason"]
+    assert "rejected by the judges" in a["reason"], a["reason"]

@@ -156,7 +156,8 @@ class Auditor:
         with self.log.transaction():
             self._store_scores(jobs)
             (vid,) = record_variants(self.log, cid, [v], run_id=self.run_id)
-            if vid in unknown:  # the same row as an older record that left its result unknown: now known
+            if vid in unknown:  # the same row as an older record whose result was unknown: this attempt's record
+                # replaces it, known or unknown again (a cached judge without the text, an answer without the label)
                 self.log.replace_attacks([(vid, v.attack)])
         self.attack_counts[key][status] += 1
         # of those run, the ones whose record does not say what the attack came to (the target or a

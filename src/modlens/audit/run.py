@@ -317,6 +317,12 @@ def error_warnings(errors: dict[str, dict[str, Any]],
             f"logged as errors and left out of every metric; {again}" for key, t in errors.items()]
 
 
+# what a rerun does with an unknown result: it tells only where a score was missing for a failed call
+UNKNOWN_AGAIN = ("the same command attacks them again, which tells only where a call failed: a judge that is a "
+                 "cached table without the text, or a target whose answer lacks the goal's label, leaves them "
+                 "unknown again (leave that judge out with --ensemble, or attack another target)")
+
+
 def unknown_attack_warnings(counts: dict[str, dict[str, int]]) -> list[str]:
     """The line per target some of whose attacks run have an unknown result (`AuditResult.attacks`)."""
     lines = []
@@ -324,9 +330,9 @@ def unknown_attack_warnings(counts: dict[str, dict[str, int]]) -> list[str]:
         if c.get("unknown"):
             n, ran = c["unknown"], c["success"] + c["failed"] + c["skipped"]
             lines.append(f"attacks on {key}: {n} of the {ran} attacks run {'has' if n == 1 else 'have'} an unknown "
-                         "result (the target had no score for the seed or for candidates, or a judge for a flip: "
-                         "their calls failed; the records count them, unscored_by_target and unscored_by_ensemble), "
-                         "counted as `unknown` beside their status; the same command attacks them again")
+                         "result (the target had no score for the seed or for candidates, or a judge for a flip; "
+                         "the records count them, unscored_by_target and unscored_by_ensemble), counted as "
+                         f"`unknown` beside their status; {UNKNOWN_AGAIN}")
     return lines
 
 

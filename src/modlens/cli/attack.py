@@ -16,7 +16,8 @@ verdict), every result and its scores written to the study log (--db), as
 stderr says what audit's says (a detector not used, a detector whose scores include errors).
 A score that is an error, or an attack whose result is unknown (the target or a judge had no score
 for a text the attack sent: counted as `unknown` in `attacks`), makes it exit 1 after the summary
-(and the export), as the audit does; the same command attacks them again.
+(and the export), as the audit does; the same command attacks them again, which tells only where
+a call failed (a judge that is a cached table without the text stays unknown).
 The study's detectors (the embedded defaults without --study) and any --detector are loaded too:
 they score the results and are the judges (TaeBench's AND rule) unless --no-ensemble. The target
 and each of them must load: one that cannot stops the command before it attacks anything (exit 1).

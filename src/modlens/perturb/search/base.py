@@ -213,22 +213,25 @@ class SearchMethod(ABC):
 
 def failure_reason(problem: Problem, default: str) -> str:
     """Why a search ended without success, in the words docs/PERTURB.md lists. A candidate a
-    judge had no score for was not rejected by the judges: said apart."""
+    judge had no score for was not rejected by the judges: said apart. Candidates the target had no
+    score for (one may have flipped it: the result is unknown) are said first, before what the
+    judges did with the flips it answered, the budget, the edit limit or "no candidate flipped"."""
     def by(keys: list[str]) -> str:
         return "the judges" if keys == ["judges_agree"] else ", ".join(keys)
 
+    n = len(problem.unscored_by_target)
+    no_target = f"the target had no score for {n} candidate{'s' * (n != 1)}" if n else ""
     rejected, unscored = sorted(problem.last_post_rejection), sorted(problem.last_unscored)
     lacked = "lacked a judge's score" if unscored == ["judges_agree"] else f"could not be checked by {by(unscored)}"
+    judged = ""
     if rejected and unscored:
-        return f"every flipping candidate was rejected by {by(rejected)} or {lacked}"
-    if rejected:
-        return f"every flipping candidate was rejected by {by(rejected)}"
-    if unscored:
-        return f"every flipping candidate {lacked}"
-    # before the budget, the edit limit or "no candidate flipped": each says what the target's
-    # scores showed, and for these candidates it showed nothing (one may have flipped it)
-    if (n := len(problem.unscored_by_target)):
-        return f"the target had no score for {n} candidate{'s' * (n != 1)}"
+        judged = f"every flipping candidate was rejected by {by(rejected)} or {lacked}"
+    elif rejected:
+        judged = f"every flipping candidate was rejected by {by(rejected)}"
+    elif unscored:
+        judged = f"every flipping candidate {lacked}"
+    if no_target or judged:
+        return "; ".join(filter(None, (no_target, judged)))
     if problem.oracle.remaining <= 0:
         return "query budget exhausted"
     return default
