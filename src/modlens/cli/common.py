@@ -222,17 +222,18 @@ def fail_on_score_errors(score_errors: dict[str, dict[str, Any]], what: str = "t
                            "scores them again")
 
 
-def fail_on_unknown_attacks(attacks: dict[str, dict[str, int]]) -> None:
+def fail_on_unknown_attacks(attacks: dict[str, dict[str, int]],
+                            fix: str = "the rest is written; the line per target above says why, and what running "
+                                       "the same command again can tell") -> None:
     """After the summary is out (and `fail_on_score_errors`): exit 1 (failed) when some attack run has
     an unknown result (`AuditResult.attacks`' "unknown": the target or a judge had no score for a text
     the attack sent, a score never logged, so `score_errors` cannot say it). Exit 0 would say each
-    attack's success, failure or skip is what the target and judges answered."""
+    attack's success, failure or skip is what the target and judges answered. `fix`: what the command
+    printed that says why (`perturb --attack` and `attack --text`: each line's reason)."""
     unknown = {key: c["unknown"] for key, c in attacks.items() if c.get("unknown")}
     if unknown:
         raise CliError("; ".join(f"{n} attack{'s' * (n != 1)} on target {key} {'has' if n == 1 else 'have'} "
-                                 "an unknown result" for key, n in unknown.items()), kind=ErrorKind.FAILED,
-                       fix="the rest is written; the line per target above says why, and the same command "
-                           "attacks them again")
+                                 "an unknown result" for key, n in unknown.items()), kind=ErrorKind.FAILED, fix=fix)
 
 
 # --- attacks ------------------------------------------------------------------------------------

@@ -22,12 +22,11 @@ from typing import Any
 
 import modlens.study
 from modlens.cli.common import (CliError, add_attack_limit_options, add_detectors_option, add_perturbation_options,
-                                add_strategies_option, add_study_option, detector_configs,
+                                add_strategies_option, add_study_option, detector_configs, fail_on_unknown_attacks,
                                 with_perturbation_options)
 from modlens.cli.score import detector_answers, fail_on_no_score
 from modlens.datasets.base import blank_reason
 from modlens.detectors.base import Detector
-from modlens.errors import ErrorKind
 from modlens.names import close_matches
 from modlens.perturb import registry
 from modlens.perturb.attack_record import result_known
@@ -193,15 +192,14 @@ def fail_on_unknown_results(rows: list[dict[str, Any]]) -> None:
     unknown (`result_known`: the target or a judge had no score for a text the attack sent), as
     `attack DATASET` and `audit --attack` do after their summary (`cli.common.fail_on_unknown_attacks`).
     Exit 0 would say each attack's success, failure or skip is what the target and judges answered."""
-    unknown: dict[str, int] = {}
+    unknown: dict[str, dict[str, int]] = {}
     for row in rows:
         if row["kind"] == "variant" and row.get("attack") and not result_known(row["attack"]):
-            unknown[row["target_detector"]] = unknown.get(row["target_detector"], 0) + 1
-    if unknown:
-        raise CliError("; ".join(f"{n} attack{'s' * (n != 1)} on target {key} {'has' if n == 1 else 'have'} "
-                                 "an unknown result" for key, n in unknown.items()), kind=ErrorKind.FAILED,
-                       fix="every line is printed; each such attack's `reason` says why, and the same command "
-                           "attacks it again")
+            unknown.setdefault(row["target_detector"], {"unknown": 0})["unknown"] += 1
+    fail_on_unknown_attacks(unknown, fix="every line is printed; each such attack's `reason` says why; the same "
+                                         "command attacks it again, which tells only where a call failed (a judge "
+                                         "that is a cached table without the text, or a target answer without the "
+                                         "goal's label, leaves it unknown again)")
 
 
 def _print(text: str, target: str | None, variants: list[Any], detectors: dict[str, Detector],
