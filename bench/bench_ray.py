@@ -7,7 +7,8 @@ once before the timed runs (`ray.init(num_cpus=N)`, all cores by default) and it
 printed on its own line: it is paid once per driver, not per row. The target (docs/SCALE.md): Ray's
 overhead over the local engine under 15% on 2 CPUs. The first round's logs are compared after the runs:
 the same (text, detector, version) rows and errors, toxicities equal within `TOLERANCE` ("same scores:
-yes"; "NO" exits 1, and logs without a score are refused: nothing compared)."""
+yes"; "NO" exits 1, saying which log has no toxicity where one has none; two logs without one are
+refused: nothing compared)."""
 from __future__ import annotations
 
 import argparse
@@ -56,14 +57,15 @@ def scores(db: Path) -> dict[tuple[str, str, str], tuple[float | None, str | Non
 
 def compare(a: Path, b: Path) -> tuple[bool, str]:
     """Whether the logs at `a` and `b` hold the same scores (toxicities within TOLERANCE), and a line saying
-    how many rows were compared, how many differ at all and by how much at most. Logs without a
-    toxicity on both sides for any text and detector (no score, or error rows only) compare nothing:
-    refused (SystemExit), never called the same."""
+    how many rows were compared, how many differ at all and by how much at most. Two logs neither of
+    which holds a toxicity (no score, or error rows only) compare nothing: refused (SystemExit), never
+    called the same. One that holds none against one that does differs, and the line says which."""
     x, y = scores(a), scores(b)
     both = x.keys() & y.keys()
     errors = sum(x[k][1] != y[k][1] or (x[k][0] is None) != (y[k][0] is None) for k in both)
     deltas = [abs(p - q) for p, q in ((x[k][0], y[k][0]) for k in both) if p is not None and q is not None]
-    if not deltas:
+    without = [side for side, s in (("local", x), ("ray", y)) if all(t is None for t, _ in s.values())]
+    if not deltas and len(without) != 1:
         raise SystemExit(f"no toxicity to compare: {a} holds {len(x)} scores, {b} {len(y)}, {len(both)} of the same "
                          "text and detector, none with a toxicity in both (error rows only, or none): nothing compared")
     differ = sum(d > 0 for d in deltas)
@@ -71,7 +73,8 @@ def compare(a: Path, b: Path) -> tuple[bool, str]:
     same = len(x) == len(y) == len(both) and errors == 0 and worst <= TOLERANCE
     return same, (f"{len(both)} scores compared ({len(x) - len(both)} only local, {len(y) - len(both)} only ray, "
                   f"{errors} with an error on one side); toxicity differs in {differ}, max |diff| {worst:.1e} "
-                  f"(tolerance {TOLERANCE:.0e})")
+                  f"(tolerance {TOLERANCE:.0e})" + (f"; the {without[0]} log has no toxicity (error rows only, or none)"
+                                                   if len(without) == 1 else ""))
 
 
 def main() -> int:

@@ -46,6 +46,27 @@ def test_two_logs_of_error_rows_only_are_not_called_the_same(tmp_path):
         bench.compare(tmp_path / "local.sqlite", tmp_path / "ray.sqlite")
 
 
+
+class Answers(AlwaysFails):
+    """The same model and version when its calls succeed."""
+
+    def score(self, texts: Sequence[str]) -> list[Any]:
+        return [{"toxicity": 0.1} for _ in texts]
+
+
+@pytest.mark.parametrize("failed", ["local", "ray"])
+def test_one_log_of_error_rows_against_one_of_scores_says_which_side_has_none(tmp_path, failed):
+    """One engine's detector failed on every text, the other's scored them: the engines differ, and the
+    line says which log has no toxicity, rather than refusing the pair as if neither had any."""
+    data = tmp_path / "c.csv"
+    data.write_text("text\n" + "".join(f"nice post {i}\n" for i in range(5)))
+    for name in ("local", "ray"):
+        det = AlwaysFails() if name == failed else Answers()
+        run_audit(str(data), db=tmp_path / f"{name}.sqlite", detector_objects={"oom": det}, progress=False)
+    same, how = bench.compare(tmp_path / "local.sqlite", tmp_path / "ray.sqlite")
+    assert not same and "5 with an error on one side" in how, how
+    assert f"the {failed} log has no toxicity" in how, how
+
 def test_the_same_scores_are_the_same_and_one_moved_score_is_not(tmp_path):
     data = tmp_path / "c.csv"
     data.write_text("text\n" + "".join(f"you are an idiot number {i}\nnice post {i}\n" for i in range(10)))
