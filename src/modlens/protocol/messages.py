@@ -407,7 +407,9 @@ class StatusOk(Message):
                                        description="normalizer / perturbation that failed to load -> error")
     study_log: dict[str, Any] = Field(default_factory=dict, description=(
         "whether the study log can be written now: writable, since (when it stopped), reason, failed_writes "
-        "(refused meanwhile, each answered `unavailable`), episodes (such conditions since the daemon started)"))
+        "(calls to the log refused meanwhile: those of messages answered `unavailable`, and also the writes "
+        "behind answers already sent, score and variant rows, which only `sync` reports, as `not_stored`, and "
+        "the daemon's own, a session's end, recovery's scores), episodes (such conditions since the daemon started)"))
 
 
 class JoinStudyOk(Message):
