@@ -88,9 +88,10 @@ function show(st) {
   $("media-counts").hidden = !(media && media.collect);
   $("media-counts").textContent = `images: ${t.media_sent || 0} sent · ${t.media_scored || 0} logged · `
     + `${t.media_failed || 0} failed · ${t.media_skipped || 0} over the limit`;
-  // the daemon's live variants (all its connections): made, waiting, deferred to `modlens rescore --variants`
+  // the daemon's live variants (all its connections): made, waiting, deferred to `modlens rescore --variants`.
+  // Its last status answer: said only while connected, not as what a daemon that stopped is doing now
   $("variant-counts").textContent = ns.variantsLine(st.variants);
-  $("variant-counts").hidden = !st.variants;
+  $("variant-counts").hidden = !st.variants || st.conn !== "ready";
   const pages = st.pages || [];
   if (pages.length) {
     const lines = pages.map((p) => `${p.adapter}: ${p.reason || p.state}${p.errors ? ` · ${p.errors} errors` : ""}${p.state === "adapter found nothing" ? " (markup changed?)" : ""}`

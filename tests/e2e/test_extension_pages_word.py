@@ -144,3 +144,21 @@ def test_after_the_consent_text_changed_the_options_page_says_what_the_log_keeps
         said = options.locator("#consent-state").inner_text()
         assert "earlier text" in said and "stays in" in said and "keeps only" not in said, said
         assert set(daemon.comments("youtube")) >= {it["key"] for it in items}
+
+
+def test_the_popup_does_not_give_a_stopped_daemons_variant_counts_as_current(playwright_instance, tmp_path):
+    """The popup's 'variants (whole daemon): n made · n waiting · n deferred' is the answer of the daemon's
+    last status; with the daemon stopped it was still shown, as what the daemon is doing now."""
+    with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
+        popup = browser.context.new_page()
+        popup.goto(browser.ext_url("popup.html"))
+        popup.locator("#variant-counts:visible").wait_for(timeout=15000)
+        assert popup.locator("#variant-counts").inner_text().startswith("variants (whole daemon)")
+        popup.close()
+        daemon.stop()
+        wait_for(lambda: browser.state()["conn"] != "ready", 30, "the worker to lose the daemon")
+        popup = browser.context.new_page()
+        popup.goto(browser.ext_url("popup.html"))
+        popup.locator("#conn:not(.ready)").wait_for(timeout=10000)
+        popup.wait_for_timeout(1000)
+        assert popup.locator("#variant-counts").is_hidden(), popup.locator("#variant-counts").inner_text()
