@@ -76,3 +76,50 @@ def test_the_report_counts_the_row_the_audit_reuses(tmp_path):
     (row,) = attack_analysis.analyze(load(db))["rows"]
     assert row["failed"] == 1 and row["set_aside"] == 1
     assert not any("had no score" in reason for reason in row["failure_reasons"]), row["failure_reasons"]
+
+
+class Flippable(Detector):
+    """A target that 'idiot' spelt right makes toxic: any edit of it flips it."""
+    name, version, labels, toxicity_label = "flippable", "1", ("toxicity",), "toxicity"
+
+    def score(self, texts: Sequence[str]) -> list[Any]:
+        return [{"toxicity": 0.9 if "idiot" in t else 0.1} for t in texts]
+
+
+class Judge(Detector):
+    """A judge at `version`: `answers`, every text is toxic to it (it agrees with each flip); else it
+    has a score for the seed only (a call that fails on every other text)."""
+    name, labels, toxicity_label = "judge", ("toxicity",), "toxicity"
+
+    def __init__(self, version: str, answers: bool):
+        self.version, self.answers = version, answers
+
+    def score(self, texts: Sequence[str]) -> list[Any]:
+        return [{"toxicity": 0.9} if self.answers or t == SEED else None for t in texts]
+
+
+def test_a_judge_of_another_version_is_another_attack_to_the_audit_and_the_same_one_to_the_report(tmp_path):
+    """What docs/ANALYSIS.md says of it: the audit reuses a row only when its judges' versions are the
+    ones it runs with (`same_attack`), so a new judge version attacks the seed again, logging a row
+    beside the first; the report groups an attack's rows without the judges' versions and counts one
+    of them, `counting_attack`'s: the newest whose result is known, which is the earlier judge's row
+    when the new judge left the new one unknown."""
+    data, db = tmp_path / "seeds.csv", tmp_path / "log.sqlite"
+    data.write_text(f"text,toxic\n{SEED},1\n", encoding="utf-8")
+
+    def audit(judge: Judge) -> dict[str, int]:
+        return run_audit(str(data), db=db, detector_objects={"t": Flippable(), "j": judge}, progress=False,
+                         attack=AttackSpec("tae", targets=["t"], ensemble=["j"], recipe="deepwordbug")).attacks["t"]
+
+    assert audit(Judge("1", answers=True))["success"] == 1
+    assert audit(Judge("1", answers=True))["reused"] == 1
+    assert audit(Judge("2", answers=False)) == {"success": 0, "failed": 1, "skipped": 0, "reused": 0, "unknown": 1}
+    (first, _, a1), (second, _, a2) = _rows(db)
+    assert a1["status"] == "success" and a2["status"] == "failed" and a2["unscored_by_ensemble"] > 0
+    kept, set_aside = newest_attacks(load(db))
+    assert [v["variant_id"] for v in kept] == [first] and set_aside == {first: 1}  # judge 1's success counts
+    assert audit(Judge("2", answers=False))["unknown"] == 1  # while the audit with judge 2 attacks again
+
+    assert audit(Judge("3", answers=True))["success"] == 1  # a third version: known, and the newest
+    kept, set_aside = newest_attacks(load(db))
+    assert [v["variant_id"] for v in kept] == [max(i for i, _, _ in _rows(db))] and set_aside[kept[0]["variant_id"]] >= 2

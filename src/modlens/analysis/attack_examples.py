@@ -19,7 +19,9 @@ def _attack_of(v: dict[str, Any]) -> tuple[Any, ...]:
     """What makes two logged rows the same attack: the seed comment, goal, recipe, target (key
     and exact version), budget and random seed (the audit resumes by it: `--seed 2` is another
     attack, counted beside `--seed 1`'s). Fields an attack's configuration gained later (the similarity
-    encoder's version, a lookup table's hash) are not part of it."""
+    encoder's version, a lookup table's hash), and the judges' versions, are not part of it, while the
+    audit's `same_attack` checks them: the row counted here may be another judge version's than the
+    one the audit reuses (docs/ANALYSIS.md)."""
     a, p = v["attack"], v.get("params") or {}
     return (v["comment_id"], str(a.get("goal", "tae")).lower(), recipe_of(v.get("strategy"), p, a),
             v.get("target_detector") or a.get("target"), a.get("target_name"), a.get("target_version"),

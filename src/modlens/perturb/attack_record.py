@@ -37,8 +37,10 @@ def counting_attack(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """Of the logged rows of one attack ({"variant_id", "attack", ...}), the one that counts: the
     newest whose result is known, else the newest (None without rows). A rerun of an attack whose
     result was unknown logs a new row, or rewrites an older row in place when it ends on that row's
-    text and parameters, so a known result may sit on an older row than an unknown one; the audit
-    reuses the row this returns (`audit.auditor.Auditor._logged_attack`) and the report counts it
-    (`analysis.attack_examples.newest_attacks`)."""
+    text and parameters, so a known result may sit on an older row than an unknown one. The audit
+    reuses the row this returns of the rows of its whole configuration (`audit.attacks.same_attack`,
+    `audit.auditor.Auditor._logged_attack`); the report counts the row it returns of the rows that
+    share `analysis.attack_examples._attack_of`, which leaves out the judges' versions, the encoder's
+    and the lookup tables: after a judge's new version they may be two rows (docs/ANALYSIS.md)."""
     by_age = sorted(rows, key=lambda r: r["variant_id"], reverse=True)
     return next((r for r in by_age if result_known(r["attack"])), by_age[0] if by_age else None)
