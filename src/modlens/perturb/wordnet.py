@@ -67,6 +67,14 @@ def availability(path: str | os.PathLike[str] | None = None) -> str | None:
     return None
 
 
+def digest(path: str | os.PathLike[str] | None = None) -> str:
+    """The WordNet folder by content (its files' names and bytes, not the folder's name): another
+    WordNet, or an edited one, gives other synonyms and parts of speech."""
+    from modlens.detectors.base import directory_hash
+
+    return directory_hash(wordnet_dir(path))
+
+
 def pos_tag(synset_pos: str) -> str:
     """WordNet's adjective satellites ("s") are adjectives."""
     return "a" if synset_pos == "s" else synset_pos

@@ -43,6 +43,10 @@ class EmbeddingNeighbour(Transformation):
                 return inline_fix("skip_inflections needs nltk's Porter stemmer", "pip install nltk")
         return reason
 
+    def data(self) -> dict[str, Any]:
+        vectors = wordvectors.load(self.model_dir)
+        return {"vectors": vectors.source, "vectors_version": vectors.version}
+
     def _same_stem(self, a: str, b: str) -> bool:
         if self._stem is None:
             from nltk.stem import PorterStemmer

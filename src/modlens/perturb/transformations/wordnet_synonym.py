@@ -36,6 +36,9 @@ class WordNetSynonym(Transformation):
     def availability(self) -> str | None:
         return wordnet.availability(self.path)
 
+    def data(self) -> dict[str, Any]:
+        return {"wordnet": "WordNet 3.0", "wordnet_sha": wordnet.digest(self.path)}
+
     def synonyms(self, word: str) -> list[tuple[str, str, str]]:
         """(synonym, synset name, pos) for `word`, in sense order, without the word itself or
         its own base forms, multi-word lemmas ("stupid_person") and repeats."""
