@@ -200,7 +200,8 @@ q { font-style: italic; color: #424a53; }
         // The marker says itself what became of the answer, once the worker answered: nothing else
         // renders it on a page that observes no longer (paused, consent withdrawn). Taken (in the
         // outbox): rated, the panel closed. Not taken: the panel stays open with the answers, and says so.
-        if (!host._modlens.info.rated) return "Not saved: the extension did not take this rating";
+        // (main.js marks only a comment of the page it holds: one left by an in-page navigation is not)
+        if (!host._modlens.info.rated) return "Not marked as rated: the extension did not take this rating, or the page changed meanwhile";
         host._modlens.open = false;
         render(host, ctx);
       }, () => { host._modlens.open = false; render(host, ctx); sr.querySelector("button.rate")?.focus(); });

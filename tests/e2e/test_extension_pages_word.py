@@ -43,7 +43,7 @@ def test_a_rating_saved_on_a_paused_page_is_marked_rated_and_cannot_be_sent_twic
         assert len(ratings_of(daemon, items[0]["key"])) == 1
 
 
-def test_a_rating_the_extension_does_not_take_is_said_not_saved(playwright_instance, tmp_path):
+def test_a_rating_the_extension_does_not_take_is_said_not_taken(playwright_instance, tmp_path):
     """After a withdrawal the worker takes no rating ("consent needed"): the marker's panel closed or
     stayed as it was without a word, the participant's answer gone with nothing said."""
     with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
@@ -55,7 +55,7 @@ def test_a_rating_the_extension_does_not_take_is_said_not_saved(playwright_insta
         page.wait_for_timeout(1000)
         m = Marker(page, items[1]["key"])
         m.rate()
-        wait_for(lambda: "Not saved" in (m.locator(".msg").inner_text() or ""), 10, "the panel to say the rating was not saved")
+        wait_for(lambda: "did not take this rating" in (m.locator(".msg").inner_text() or ""), 10, "the panel to say the rating was not taken")
         assert m.locator("form").count() == 1  # the answers stay, to save once consent is given again
         assert m.locator(".done").count() == 0
         assert ratings_of(daemon, items[1]["key"]) == []
