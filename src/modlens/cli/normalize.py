@@ -20,9 +20,10 @@ from modlens.errors import ErrorKind
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("texts", nargs="*", help="texts to normalize")
     parser.add_argument("--file", "-f", help="read one text per line from this file ('-' for stdin)")
+    from modlens.normalize.steps import REGISTRY
+
     parser.add_argument("--steps", help="comma-separated steps instead of the default pipeline "
-                        "(available: spaced_letters, unicode, mixed_case, leet, placeholder, repeat, "
-                        "dropped_letters, edit_distance, pyspell)")
+                        f"(available: {', '.join(REGISTRY.names())})")
 
 
 def _inputs(args: argparse.Namespace) -> Iterator[str]:
