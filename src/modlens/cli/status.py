@@ -158,8 +158,9 @@ def run(args: argparse.Namespace) -> int:
     writable = report.get("study_log") or {}
     if writable.get("writable") is False:
         print(f"  study log NOT WRITABLE since {writable.get('since')}: {writable.get('reason')}; "
-              f"{writable.get('failed_writes', 0):,} writes refused, answered `unavailable` and not acknowledged "
-              "(free space on its disk; the daemon resumes by itself)")
+              f"{writable.get('failed_writes', 0):,} writes refused (messages answered `unavailable`, not "
+              "acknowledged, and writes behind answers already sent, which `sync` reports; free space on its disk; "
+              "the daemon resumes by itself)")
     counts = report.get("counts")
     if report.get("log_error"):
         print(f"  cannot be read: {report['log_error']}")
