@@ -75,7 +75,7 @@ def test_known_overlap_marks_rows_and_adds_out_of_sample_figures(tmp_path, monke
     assert by["whole"]["out_of_sample"] is None
     assert by["other"]["training"]["level"] == "unknown" and by["silent"]["training"]["level"] == "undeclared"
     html = SECTION.render(out)
-    assert "↳ hashed, out-of-sample rows" in html and "hashed (partly in-sample (30 of 80 rows))" in html
+    assert "↳ hashed, rows not found among its fit texts" in html and "hashed (partly in-sample (30 of 80 rows))" in html
     assert html.count("(in-sample)") == 0 and html.count("(in-sample unknown)") == 2  # whole, other
 
 
@@ -205,7 +205,7 @@ def test_no_figure_on_sass_or_hatecheck_is_marked_in_sample(head_analysis):
         t = training[source]
         n = next(s["n"] for s in out["sources"] if s["source"] == source)
         assert (t["level"], t["in_sample"], t["checked"]) == ("none", 0, "hash"), (source, t)
-        assert t["note"] == f"out of sample (checked by hash): 0 of {n:,} rows are among its fit texts"
+        assert t["note"] == f"none found among its fit texts (checked by hash): 0 of {n:,} rows"
     html = SECTION.render({**out, "sources": [s for s in out["sources"] if s["source"] != "dataset:davidson"
                                               and s["source"] != "dataset:noisyhate"]})
     assert "in-sample" not in html.replace("out of sample", "")

@@ -16,7 +16,7 @@ names the gold label set (id, definition) its labels come from (`StudyData.label
 Training overlap: per source and detector, what the audit recorded of the detector's
 training data (`modlens.trainingdata`, the run's params["training"]), from the rows: the logged
 texts are looked up in the hash set of its fit texts (the in-sample rows are counted and, when only
-some are in-sample, the same metrics are given on the out-of-sample rows); without a hash set,
+some are in-sample, the same metrics are given on the rows not found among its fit texts); without a hash set,
 in-sample or not is unknown (said with the sources it declares); or undeclared. A dataset's name
 never decides it. Degenerate
 figures are flagged: a best-F1 threshold that makes every item positive, or at least
@@ -212,7 +212,7 @@ def in_sample(data: StudyData, rec: dict[str, Any] | None,
     if found["checked"] == "hash":
         n_in = found["in_sample"]
         note = (f"{n_in:,} of {n:,} rows are among its fit texts (by hash)" if n_in else
-                f"out of sample (checked by hash): 0 of {n:,} rows are among its fit texts")
+                f"none found among its fit texts (checked by hash): 0 of {n:,} rows")
         hashes = training.hashes()
         assert hashes is not None  # checked by hash: the set is there
         return {**base, "note": note}, train_data.contains(hashes, texts)

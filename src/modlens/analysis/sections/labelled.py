@@ -27,7 +27,7 @@ METHOD = (f"Comments with a gold toxic label, per source (dataset or site; never
           "figures are marked in-sample when every row is among its fit texts (looked up by hash; a dataset's name "
           "decides nothing), partly in-sample (with the count) when some are, and not at all when none is ('out of "
           "sample (checked by hash)'); 'in-sample unknown' with the sources it declares when its fit texts cannot "
-          "be had; where only some rows are, the out-of-sample column gives the same figures on the others. Figures are rows and detectors columns, four to a table.")
+          "be had; where only some rows are, the column of rows not found among its fit texts gives the same figures on the others. Figures are rows and detectors columns, four to a table.")
 
 
 def analyze(data: StudyData) -> dict[str, Any] | Skip:
@@ -75,7 +75,7 @@ COLUMNS_PER_TABLE = 4  # detectors side by side in one table: more are split, so
 
 
 def _column(cell: dict[str, Any], d: dict[str, Any], training: str, best: str | None) -> list[Any]:
-    """One column of the figures table: `cell`'s figures (the detector's, or its out-of-sample rows')."""
+    """One column of the figures table: `cell`'s figures (the detector's, or those of its rows not found among its fit texts)."""
     brier = cell["metrics"]["brier"]
     return [d["threshold"], cell["n"], cell["positives"], *_metric_cells(cell),
             with_ci(brier["value"], brier["ci"]), best, training, _warned(cell)]
@@ -90,7 +90,7 @@ def _columns(d: dict[str, Any]) -> list[tuple[str, list[Any]]]:
     out = [(name + (f" ({mark})" if mark else ""), _column(d, d, str(d["training"]["note"]), best))]
     o = d.get("out_of_sample")
     if o:
-        out.append((f"↳ {name}, out-of-sample rows",
+        out.append((f"↳ {name}, rows not found among its fit texts",
                     _column(o, d, f"the {o['n']:,} rows not among its fit texts", None)))
     return out
 
