@@ -51,3 +51,16 @@ def test_embedding_neighbour_names_its_vectors_by_content():
     assert t.data() == {"vectors": vectors.source, "vectors_version": vectors.version}
     for change in t.changes(TEXT, word_slots(TEXT), 3, None, 3):
         assert {k: change.params[k] for k in ("vectors", "vectors_version")} == t.data()
+
+
+@pytest.mark.skipif(wordnet.availability() is not None, reason="WordNet not installed (make system-deps)")
+def test_pos_kept_names_its_wordnet_by_content(tmp_path):
+    """pos_kept reads parts of speech from the same WordNet; its describe() (an attack's constraints)
+    named it 'WordNet 3.0' whatever the folder held."""
+    from modlens.perturb.constraints import create as constraint
+
+    same = constraint("pos_kept", path=str(wordnet_copy(tmp_path / "same", edit=False)))
+    other = constraint("pos_kept", path=str(wordnet_copy(tmp_path / "other", edit=True)))
+    here = constraint("pos_kept")
+    assert here.pos("stupid") == same.pos("stupid") != other.pos("stupid")
+    assert here.describe() == same.describe() != other.describe()

@@ -30,6 +30,7 @@ class PosKept(Constraint):
 
     def describe(self) -> dict[str, Any]:
         return {"key": self.key, "mode": self.mode, "pos_source": "WordNet 3.0, out of context",
+                "wordnet_sha": wordnet.digest(self.path),  # which WordNet, by content
                 "unknown_words": "pass (WordNet does not know them)"}
 
     def pos(self, word: str) -> frozenset[str]:
