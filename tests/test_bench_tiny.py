@@ -63,7 +63,7 @@ TINY: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
                    "verdict", SLOW),
     "bench_soak": (["--clients", "2", "--minutes", "0.1", "--no-off", "--detector", "profanity-check"], "variants", SLOW),
     "bench_feed_variants": (["--tiny"], "on/off:", SLOW),  # a feed of 20 with variants off and on
-    "bench_ray": (["--rows", "200", "--chunk", "50", "--repeat", "1"], "same scores: True", SLOW),
+    "bench_ray": (["--rows", "200", "--chunk", "50", "--repeat", "1"], "same scores: yes", SLOW),
     # root mounts a small tmpfs; elsewhere it says why not and exits 0
     "probe_full_disk": (["--size-mib", "8", "--sockets", "1", "--after-s", "2"], "", SLOW),
     # MiniLM
