@@ -150,8 +150,6 @@ $("save-selectors").addEventListener("click", async () => {
   render(await call(ns.messages.setSettings({ customSelectors: out })));
   $("selectors-state").textContent = `Saved ${out.length} site(s). Reload the page to apply.`;
 });
+// the worker's broadcasts, settings set from another page among them (the popup's Pause)
 chrome.runtime.onMessage.addListener((msg) => { if (ns.isStateBroadcast(msg)) refresh(); });
-// Settings set from another page (the popup's Pause): the worker answers the page that set them and
-// broadcasts nothing, so this page hears of them from their stored copy (and reads them from the worker).
-chrome.storage.onChanged.addListener((changes, area) => { if (area === "local" && "settings" in changes) refresh(); });
 refresh();

@@ -162,7 +162,10 @@
     async [M.setSettings](msg) {
       if (await config.updateSettings(msg.settings)) connection.reconnectNow();
       tabs.configChanged();
-      return ns.publicState();
+      // every open extension page shows the settings as they are now, not only the one that set them
+      const state = ns.publicState();
+      tabs.broadcast(ns.messages.state(state));
+      return state;
     },
     async [M.consent](msg) {
       if (!config.study || msg.study_id !== config.study.study_id) return { ok: false, error: "study changed; reload the consent text" };

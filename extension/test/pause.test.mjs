@@ -1,0 +1,36 @@
+// "Pause everything" (popup, options) against the worker's real handlers, over a fake `chrome`:
+// every open extension page hears of the pause (the state broadcast), not only the page that set it.
+// node --test extension/test/
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { ORIGIN, fakeStorage, installWorkerChrome, loadWorker, startWorker } from "./fakes.mjs";
+
+const storage = fakeStorage([["settings", { daemonUrl: "ws://127.0.0.1:8765/ws", token: "T0KEN-0123456789", raterId: "rater-1" }],
+  ["study", { study_id: "s1", title: "t", consent_text: "the text", sampling: { mode: "all", salt: "x" } }],
+  ["consent", { study_id: "s1", at: "2026-01-01T00:00:00Z", media: false, text: "the text" }]]);
+const { broadcasts } = installWorkerChrome(storage);
+const ns = loadWorker();
+await startWorker(ns);
+const { delivery } = ns;
+
+const optionsPage = { id: "modlens-id", url: `${ORIGIN}/options.html`, tab: { id: 9 }, frameId: 0 };
+const contentScript = { id: "modlens-id", url: "https://www.youtube.com/watch?v=abc", tab: { id: 7, url: "https://www.youtube.com/watch?v=abc" }, frameId: 0 };
+const ask = (msg, sender) => Promise.resolve().then(() => ns.onPageMessage(msg, sender)).catch((err) => ({ error: err.message }));
+const rateMsg = (key) => ns.messages.rate({ platform: "youtube", key }, { values: { toxicity: "not toxic" }, time_spent_ms: 900 });
+
+// a socket with a session, as after hello_ok: what goes on it is what the daemon would get
+const frames = [];
+function connect() {
+  Object.assign(ns.connection, { ws: { readyState: 1, send: (f) => frames.push(JSON.parse(f)), close() {} }, sessionId: "sess" });
+}
+
+test("a pause set from one page is broadcast to every open page, and so is going on", async () => {
+  for (const paused of [true, false]) {
+    broadcasts.length = 0;
+    await ask(ns.messages.setSettings({ paused }), optionsPage);
+    const states = broadcasts.filter((b) => b.type === ns.MSG.state);
+    assert.ok(states.length >= 1, `no state broadcast after paused: ${paused}`);
+    assert.equal(states.at(-1).state.paused, paused);
+    assert.ok(!JSON.stringify(states).includes("T0KEN-0123456789"), "the token in a broadcast");
+  }
+});
