@@ -19,6 +19,9 @@
   let cfg = null;
   let adapter = null;
   let observer = null;
+  // the observer whose elements carry this page's markers: kept when it stops (pause, site switched
+  // off), so a rating_ok / rating_refused that comes then still reaches its marker
+  let marked = null;
   const info = new Map(); // key -> {sampled, detectors, rated}
   const page = { found: 0, queued: 0, scored: 0, rated: 0 };
   let lastStatus = null;
@@ -107,9 +110,9 @@
   }
 
   function refresh(key) {
-    if (!observer) return;
-    const el = observer.elementFor(key);
-    if (el) mark(el, key, observer.seen.get(key));
+    if (!marked) return;
+    const el = marked.elementFor(key);
+    if (el) mark(el, key, marked.seen.get(key));
   }
 
   function mark(el, key, record) {
@@ -127,6 +130,7 @@
       onStatus: (s) => { page.found = s.found; reportStatus(s); },
       onPage: () => { info.clear(); refusal = ""; Object.assign(page, { found: 0, queued: 0, scored: 0, rated: 0 }); },
     });
+    marked = observer;
     observer.start();
   }
 
