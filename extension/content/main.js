@@ -88,6 +88,8 @@
   const ctx = {
     get display() { return cfg ? cfg.display : "blind"; },
     get study() { return cfg && cfg.study; },
+    /** Hands the answer to the worker; resolves to its word: {queued, id} or {queued: false, reason},
+     *  {error} when it could not be asked, and `marked` whether this page marked the comment rated. */
     onRate: async (record, answer) => {
       const comment = { platform: adapter.platform, key: record.key };
       const res = await send(msgs.rate(comment, answer)).catch((e) => ({ error: String(e) }));
@@ -101,6 +103,7 @@
         reportStatus();
       }
       refresh(record.key);
+      return { ...(res || { error: "no answer from the extension" }), marked: !!(i && i.rated) };
     },
   };
 

@@ -196,12 +196,15 @@ q { font-style: italic; color: #424a53; }
     if (host._modlens.open && !rated && ctx.study) {
       const form = buildPanel(ctx, record, async (answer) => {
         const spent = performance.now() - host._modlens.openedAt;
-        await ctx.onRate(record, { ...answer, time_spent_ms: Math.round(spent) });
+        const res = (await ctx.onRate(record, { ...answer, time_spent_ms: Math.round(spent) })) || {};
         // The marker says itself what became of the answer, once the worker answered: nothing else
-        // renders it on a page that observes no longer (paused, consent withdrawn). Taken (in the
-        // outbox): rated, the panel closed. Not taken: the panel stays open with the answers, and says so.
-        // (main.js marks only a comment of the page it holds: one left by an in-page navigation is not)
-        if (!host._modlens.info.rated) return "Not marked as rated: the extension did not take this rating, or the page changed meanwhile";
+        // renders it on a page that observes no longer (paused, consent withdrawn). Taken (in the outbox):
+        // rated, the panel closed. Not taken: the panel stays open with the answers, and says the
+        // worker's reason. (main.js marks only a comment of the page it holds: one taken for a
+        // comment an in-page navigation left meanwhile is in the outbox, and left unmarked here)
+        if (res.error) return `Not saved: ${res.error}`;
+        if (!res.queued) return `Not marked as rated: the extension did not take this rating: ${res.reason || "no reason given"}`;
+        if (!res.marked) return "Not marked as rated: the extension took this rating, but the page changed meanwhile";
         host._modlens.open = false;
         render(host, ctx);
       }, () => { host._modlens.open = false; render(host, ctx); sr.querySelector("button.rate")?.focus(); });

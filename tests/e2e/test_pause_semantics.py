@@ -1,5 +1,6 @@
-"""A marker follows the daemon's answer to its rating on a page that observes no longer (its site
-switched off after the rating), against the real worker, content script and `modlens serve`."""
+"""What a marker says of a rating, against the real worker, content script and `modlens serve`: the
+worker's reason when it did not take the rating, and the daemon's answer to it on a page that observes
+no longer (its site switched off after the rating)."""
 from __future__ import annotations
 
 import pytest
@@ -21,6 +22,23 @@ def open_page_with_markers(browser, tmp_path, video_id: str, texts: list[str]) -
 
 def ratings_of(daemon, key: str) -> list[dict]:
     return [r for r in daemon.ratings() if r["comment_key"] == key]
+
+
+def test_a_rating_refused_says_the_workers_reason(playwright_instance, tmp_path):
+    """The panel said "the extension did not take this rating, or the page changed meanwhile" whatever
+    the worker had answered: here it answered "consent needed" (consent withdrawn)."""
+    with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
+        page, items = open_page_with_markers(browser, tmp_path, "Refused0001", ["a comment rated after a withdrawal"])
+        options = browser.context.new_page()
+        options.goto(browser.ext_url("options.html"))
+        options.click("#withdraw-consent")
+        options.locator("#accept-consent:not([disabled])").wait_for(timeout=10000)
+        page.wait_for_timeout(1000)
+        m = Marker(page, items[0]["key"])
+        m.rate()
+        wait_for(lambda: "consent needed" in (m.locator(".msg").inner_text() or ""), 10, "the panel to say why")
+        assert "page changed" not in m.locator(".msg").inner_text()
+        assert ratings_of(daemon, items[0]["key"]) == []
 
 
 def test_a_marker_on_a_page_that_observes_no_longer_follows_rating_ok(playwright_instance, tmp_path):
