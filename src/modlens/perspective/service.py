@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from dataclasses import replace
 from typing import Any, Awaitable, Callable, Mapping
 
 from modlens.chunks import ItemSource, record_results, register_items
@@ -70,9 +71,12 @@ class Analyzer:
         for attr in req.attributes:
             src = self.sources.get(attr)
             if src is None or not wanted <= set(src.languages):
-                # a language the study maps to a (multilingual) detector: it answers there
-                only = next(iter(wanted)) if len(wanted) == 1 else None
-                src = self.by_language.answers.get(only, {}).get(attr) if only else None
+                # each language answered by its own source (a language the study maps to a
+                # (multilingual) detector answers there): one call is scored by one, so the call is
+                # answered when every language's source reads the same label of the same detector
+                each = [s for s in (self._source_in(attr, lang) for lang in wanted) if s is not None]
+                same = len(each) == len(wanted) > 0 and len({(s.detector, s.label) for s in each}) == 1
+                src = replace(each[0], languages=tuple(sorted(wanted))) if same else None
             if src is not None:
                 chosen[attr] = src
                 continue
@@ -80,6 +84,14 @@ class Analyzer:
                 continue
             raise self._refusal(attr, langs, wanted, detected)
         return chosen
+
+    def _source_in(self, attr: str, lang: str) -> AttributeSource | None:
+        """Who answers `attr` in `lang`: the attribute's own source where it covers the language,
+        else the detector the study maps the language to."""
+        own = self.sources.get(attr)
+        if own is not None and lang in own.languages:
+            return own
+        return self.by_language.answers.get(lang, {}).get(attr)
 
     def _refusal(self, attr: str, langs: list[str], wanted: set[str], detected: list[str]) -> PerspectiveError:
         """Google's error for an attribute not answered here; its message is Google's exact text
@@ -97,12 +109,11 @@ class Analyzer:
                            f"(available: {available}; map it in study.toml [perspective.attributes.{attr}], "
                            "for instance to a Hugging Face model for users who are online)",
                            "ATTRIBUTE_NOT_AVAILABLE", attribute=attr)
-        answering: dict[str, str] = {}  # language -> the detector that answers the attribute in it alone
-        own = self.sources.get(attr)
-        for lang in wanted:  # as `_chosen` picks: the attribute's own source, else the language's detector
-            src = own if own is not None and lang in own.languages else self.by_language.answers.get(lang, {}).get(attr)
+        answering: dict[str, AttributeSource] = {}  # language -> what answers the attribute in it alone
+        for lang in wanted:  # as `_chosen` picks
+            src = self._source_in(attr, lang)
             if src is not None:
-                answering[lang] = src.detector
+                answering[lang] = src
         why = []
         for lang in sorted(wanted):
             key = self.by_language.not_loaded.get(lang)
@@ -121,9 +132,11 @@ class Analyzer:
                 covered = sorted({*(x for s in self.sources.values() for x in s.languages), *self.by_language.answers})
                 why.append(f"{lang}: no detector of this study covers it (covered: {', '.join(covered) or 'none'}; "
                            "map one in study.toml [perspective.languages])")
-        if not why:  # each language is answered, by detectors that differ; a call is scored by one
-            why.append(f"{attr} is answered in {', '.join(f'{lang} by detector {key}' for lang, key in sorted(answering.items()))}, "
-                       "and one detector scores a call: send one language per call")
+        if not why:  # each language is answered, not all by the same detector and label (`_chosen`
+            # answers those); a call is scored by one
+            each = ", ".join(f"{lang} by detector {s.detector} (label {s.label})" for lang, s in sorted(answering.items()))
+            why.append(f"{attr} is answered in {each}, and one detector's label scores a call: "
+                       "send one language per call")
         err = invalid(f"Attribute {attr} does not support request languages: {', '.join(langs)}",
                       "LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE",
                       languageNotSupportedByAttributeError={"detectedLanguages": detected, "attribute": attr})
