@@ -67,11 +67,12 @@ def resolve(config: PerspectiveConfig, detectors: Mapping[str, Detector]) -> dic
     """attribute -> its source, for every attribute a loaded detector can answer. A configured
     detector that did not load leaves its attribute out (refused at request time)."""
     out: dict[str, AttributeSource] = {}
+    wrong_label = mislabelled(config, detectors)
     for attribute in (*KNOWN, *config.attributes):
         chosen = config.attributes.get(attribute)
         if chosen is not None:
             det = detectors.get(chosen.detector)
-            if det is not None and attribute not in mislabelled(config, detectors):
+            if det is not None and attribute not in wrong_label:
                 out[attribute] = AttributeSource(attribute, chosen.detector, chosen.label or det.toxicity_label,
                                           tuple(chosen.languages))
             continue
