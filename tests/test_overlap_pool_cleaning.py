@@ -15,7 +15,7 @@ from modlens.analysis.data import load
 from modlens.audit import run_audit
 from modlens.datasets.registry import load as load_dataset
 from modlens.detectors.minilm import HEADS_DIR
-from modlens.trainingdata import HASHES_SUFFIX, contains, lookup_keys, read_hashes, text_key, write_hashes
+from modlens.trainingdata import HASHES_SUFFIX, contains, lookup_keys, read_hashes, text_hashes, text_key, write_hashes
 from csv_files import write_csv
 
 DAVIDSON = paths.shipped_data() / "davidson" / "labeled_data.csv"
@@ -59,8 +59,9 @@ def test_profanity_check_is_in_sample_on_every_davidson_tweet_it_was_fit_on(tmp_
     det = create()
     tweets = _tweets()
     logged = [it.text for it in load_dataset(str(DAVIDSON)).items]  # as an audit of the file logs them
-    # fit on all 24,783 (whole); 18 are in its pool in a form no key undoes, 2 of them with no words at all
-    assert sum(contains(det.training.hashes(), logged)) == 24_765
+    # fit on all 24,783 (whole); 19 are in its pool in a form no key undoes, 2 of them with no words at all and
+    # one ("Ewww bitch #canunot #fuckoff", held as "E #canunot #fuckoff") only under a key of 3 words, too few
+    assert sum(contains(det.training.hashes(), logged)) == 24_764
     # truncated retweets, `#` inside a word, "www": each was an "out-of-sample row" before
     picked = [row for row in tweets if row[0].endswith("&#8230;") or "y#h" in row[0] or "Naaaawwwww" in row[0]][:40]
     assert len(picked) == 40
@@ -78,3 +79,15 @@ def test_minilm_toxicity_6_holds_11_davidson_tweets_among_its_fit_texts():
     found = [t for t, inside in zip(tweets, contains(hashes, tweets)) if inside]
     # the benchmark exclusion (exact, loose and cut keys) left these in its pool: "www" cut them otherwise
     assert len(found) == 11 and any("Wowwww this bitch" in t for t in found)
+
+
+def test_the_first_key_is_the_texts_own_and_short_cleaning_keys_are_left_out():
+    # the first key is text_key(text): the text's HTML entities decoded once, not twice
+    assert lookup_keys("fish &amp;amp; chips")[0] == text_key("fish &amp;amp; chips") == "fish amp chips"
+    assert contains(text_hashes(["fish &amp;amp; chips"]), ["fish &amp;amp; chips"]) == [True]
+    # a cleaning key with fewer than CUT_MIN_WORDS words is one many short texts share: "lol" is not
+    # the pool's copy of "lol www.site.com"
+    assert contains(text_hashes(["lol"]), ["lol www.site.com"]) == [False]
+    assert lookup_keys("lol www.site.com") == ["lol www site com"]
+    # a cut key keeps CUT_MIN_WORDS words or more: a shorter text with those words is found (said in the docstring)
+    assert contains(text_hashes(["you are all idiots"]), ["you are all idiots sometimes\u2026"]) == [True]

