@@ -65,3 +65,48 @@ def test_a_second_serve_on_the_same_log_leaves_the_running_daemons_sessions_open
         proc.terminate()
         proc.wait(30)
     assert _sessions(db)["live-rater"][1] == "client"
+
+
+def _second_serve_on_a_taken_port(modlens_home, tmp_path, db, name_it) -> None:
+    """The daemon serves `db`; a second `modlens serve` given `name_it(db)` (another name of the same
+    log, made once the daemon made the log) on its port stops with 'cannot listen': the running
+    daemon's session stays open."""
+    study = write_study(tmp_path / "study.toml", [])
+    token = pairing.ensure()
+    proc, info = serve_process(modlens_home, "--config", str(study), "--db", str(db))
+    try:
+        async def run() -> None:
+            hold, opened = asyncio.Event(), asyncio.Event()
+            task = asyncio.create_task(_open_session(info["url"], token, "live-rater", hold, opened))
+            await asyncio.wait_for(opened.wait(), 30)
+            served_as = name_it(db)
+            second = await asyncio.to_thread(
+                subprocess.run, [sys.executable, "-m", "modlens", "serve", "--config", str(study), "--db",
+                                 str(served_as), "--port", str(info["port"])],
+                env={**os.environ, "MODLENS_HOME": str(modlens_home)}, capture_output=True, text=True, timeout=120)
+            assert second.returncode != 0 and "cannot listen" in second.stderr + second.stdout
+            assert _sessions(db) == {"live-rater": (None, None)}  # still open: the running daemon's
+            hold.set()
+            await asyncio.wait_for(task, 30)
+
+        asyncio.run(run())
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert _sessions(db)["live-rater"][1] == "client"
+
+
+def test_a_second_serve_through_a_symlink_to_the_log_leaves_the_running_daemons_sessions_open(modlens_home, tmp_path):
+    def symlink(db):
+        (tmp_path / "elsewhere").mkdir()
+        link = tmp_path / "elsewhere" / "link.sqlite"
+        link.symlink_to(db)
+        return link
+
+    _second_serve_on_a_taken_port(modlens_home, tmp_path, tmp_path / "log.sqlite", symlink)
+
+
+def test_a_daemon_that_cannot_make_the_serving_lock_does_not_take_itself_for_alone(modlens_home, tmp_path):
+    db = tmp_path / "log.sqlite"
+    (tmp_path / "log.sqlite-serving").mkdir()  # the lock file cannot be opened: neither daemon knows
+    _second_serve_on_a_taken_port(modlens_home, tmp_path, db, lambda db: db)

@@ -7,8 +7,9 @@ At start, before the first connection is accepted (`recovering`, entered by `run
 - every session of this study still open belongs to the daemon that died: it is closed with
   `ended_by` = 'recovery' and `ended_at` = its last activity (latest sighting or rating), not now;
   unless another daemon serves the log now (`Serving`: a second `modlens serve` on it, even one
-  that is about to stop because its port is taken): the sessions still open may be that daemon's,
-  and stay open;
+  that is about to stop because its port is taken, or given a symlink to it), or this daemon cannot
+  tell (the lock cannot be held): the sessions still open may be
+  another daemon's, and stay open;
 - a background task scores the comments of this study that lack a score row from a loaded
   detector, through the engine and recorded as live scores are, in small batches. Live work comes
   first: a batch waits while any connection has a page in the pipeline or a detector's batcher has
@@ -50,10 +51,16 @@ class Serving:
     """Which daemons serve a study log now: each holds a shared `flock` on `<log>-serving` (0600, never
     removed) from before its recovery until after its stop. A daemon that takes it exclusively
     first is the only one: sessions left open were a dead daemon's. The kernel drops the lock of a
-    daemon that dies, so a killed one counts for nobody."""
+    daemon that dies, so a killed one counts for nobody.
+
+    The lock file is named after the log's real path (symlinks resolved), so a daemon given a symlink
+    to the log and one given the log itself hold the same lock. A hard link is not resolved: a daemon
+    given another hard link of the log holds another lock (SQLite names the -wal after the path too,
+    so two names of one log are not one log to it either: serve a log by one name)."""
 
     def __init__(self, db: Path) -> None:
-        self.path = db.with_name(db.name + SERVING_SUFFIX)
+        real = Path(os.path.realpath(db))
+        self.path = real.with_name(real.name + SERVING_SUFFIX)
         self._fd: int | None = None
 
     def enter(self) -> bool | None:
@@ -134,15 +141,20 @@ async def _recover(service: LiveService, busy: Callable[[], bool]) -> None:
 
 @asynccontextmanager
 async def recovering(service: LiveService) -> AsyncIterator[None]:
-    """Close the dead daemon's sessions and rescore in the background while the block runs (live
-    work first: the service's open sessions and batchers); at a clean stop, end the sessions still
-    open as 'shutdown'."""
+    """Close the dead daemon's sessions (only when this daemon knows it is the only one serving the
+    log) and rescore in the background while the block runs (live work first: the service's open
+    sessions and batchers); at a clean stop, end this daemon's own sessions still open as 'shutdown'."""
     study_id = service.study.study_id
     serving = Serving(service.writer.path)
     try:
-        if serving.enter() is False:
+        alone = serving.enter()
+        if alone is False:
             log.warning("recovery: another daemon serves the study log %s now; the sessions open in it are left "
                         "open (they may be its own)", service.writer.path)
+        elif alone is None:
+            log.warning("recovery: cannot tell whether another daemon serves the study log %s now (the lock %s "
+                        "cannot be held); the sessions open in it are left open (they "
+                        "may be another daemon's)", service.writer.path, serving.path)
         else:
             closed = await service.write(lambda lg: lg.close_open_sessions(study_id, "recovery"))
             if closed:
