@@ -40,6 +40,25 @@ def test_list_shows_each_attributes_detector_and_the_refused(tmp_path, capsys):
     assert "language de: mapped to detector not-loaded, which did not load" in text
 
 
+def test_list_names_the_label_problem_of_a_mislabelled_attribute(tmp_path, capsys):
+    """An attribute study.toml maps to a label its (loaded) detector does not give is refused for
+    that reason, with the detector's real labels, as the API's refusal says; not as one no detector answers."""
+    cfg = tmp_path / "study.toml"
+    cfg.write_text('study_id = "t"\n[[detectors]]\nname = "profanity-check"\n\n'
+                   '[perspective.attributes.TOXICITY]\ndetector = "profanity-check"\nlabel = "toxic"\n')
+    why = ("study.toml maps it to detector profanity-check's label 'toxic', which that detector does not give "
+           "(its labels: offensive)")
+    assert main(["perspective", "list", "--config", str(cfg), "--json"]) == 0
+    rows = {row["attribute"]: row for row in json.loads(capsys.readouterr().out)["attributes"]}
+    assert rows["TOXICITY"]["answered_by"] == [] and rows["TOXICITY"]["mislabelled"] == why
+    assert rows["PROFANITY"]["mislabelled"] is None and rows["FLIRTATION"]["mislabelled"] is None
+    assert main(["perspective", "list", "--config", str(cfg)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    refused = next(ln for ln in lines if ln.startswith("refused (no detector")).split(": ", 1)[1].split(", ")
+    assert "TOXICITY" not in refused and "FLIRTATION" in refused
+    assert f"refused TOXICITY: {why}" in lines
+
+
 @pytest.mark.slow  # loads the embedded encoder twice and profanity-check (~10 s on 2 cores)
 def test_list_without_a_study_prints_the_embedded_heads_measured_quality(capsys):
     """Without --config: what `serve --perspective-only` answers with. The figures are the ones the

@@ -78,7 +78,8 @@ def _attributes(config: str | None) -> tuple[list[dict[str, Any]], dict[str, str
     """Each attribute Perspective's clients may ask for, and what answers it in this study (without
     --config: what `modlens serve --perspective-only` answers with). The detectors are loaded, since
     which attributes a model answers is in its labels."""
-    from modlens.perspective.attributes import KNOWN, resolve, resolve_languages, with_every_production_attribute
+    from modlens.perspective.attributes import (KNOWN, mislabelled, resolve, resolve_languages,
+                                                with_every_production_attribute)
     from modlens.services.detectors import load_detectors
 
     study = modlens.study.load(config)
@@ -87,13 +88,15 @@ def _attributes(config: str | None) -> tuple[list[dict[str, Any]], dict[str, str
     loaded = load_detectors(study.detectors)
     sources = resolve(study.perspective, loaded.detectors)
     by_language = resolve_languages(study.perspective, loaded.detectors)
+    wrong_label = mislabelled(study.perspective, loaded.detectors)  # why its own mapping does not answer
     out: list[dict[str, Any]] = []
     for attr in dict.fromkeys((*KNOWN, *study.perspective.attributes)):
         answers = [sources[attr]] if attr in sources else []
         answers += [a[attr] for a in by_language.answers.values() if attr in a]
         out.append({"attribute": attr, "answered_by": [
             {"detector": s.detector, "version": loaded.detectors[s.detector].version, "label": s.label,
-             "languages": list(s.languages), **_quality(loaded.detectors[s.detector], s.label)} for s in answers]})
+             "languages": list(s.languages), **_quality(loaded.detectors[s.detector], s.label)} for s in answers],
+            "mislabelled": wrong_label.get(attr)})
     return out, by_language.not_loaded
 
 
@@ -114,14 +117,18 @@ def _attribute_table(rows: list[dict[str, Any]], not_loaded: dict[str, str]) -> 
     from modlens.detectors.quality import Measurement
 
     lines = ["attribute  detector@version  label  languages"]
-    refused = []
+    refused, label_problems = [], []
     for row in rows:
-        if not row["answered_by"]:
+        if row["mislabelled"]:  # a detector is there, its mapped label is not: said, with the detector's labels
+            label_problems.append(f"refused {row['attribute']}: {row['mislabelled']}" if not row["answered_by"] else
+                                  f"{row['attribute']}: its study.toml mapping is not used: {row['mislabelled']}")
+        elif not row["answered_by"]:
             refused.append(row["attribute"])
         for a in row["answered_by"]:
             lines.append(f"{row['attribute']}  {a['detector']}@{a['version']}  {a['label']}  {','.join(a['languages'])}")
             lines += [f"    quality: {Measurement(**m).line()}" for m in a["quality"]] or [f"    quality: {a['not_measured']}"]
     lines.append(f"refused (no detector of this study answers them; docs/PERSPECTIVE.md): {', '.join(refused) or 'none'}")
+    lines += label_problems
     lines += [f"language {lang}: mapped to detector {key}, which did not load" for lang, key in not_loaded.items()]
     return "\n".join(lines)
 
