@@ -58,3 +58,23 @@ async def test_status_counts_as_deferred_only_the_deferrals_the_log_holds(tmp_pa
     assert rows(db, "SELECT count(*) FROM deferred_variants") == [(1,)]
     assert (variants["deferred"], variants["deferred_unrecorded"]) == (1, 2), variants
     assert sum(variants["deferred_by_reason"].values()) == 1
+
+
+async def test_status_counts_a_comment_deferred_twice_once_as_the_log_holds_it(tmp_path):
+    # deferred_variants has one row per comment (a deferral again keeps the row): the same comment
+    # seen on a page again, and deferred again, is still one comment for `modlens rescore --variants`
+    cfg = study(perturbation={"enabled": True, "live_rate": 0, **STRATEGIES})
+    db = tmp_path / "study.sqlite"
+    async with running_daemon(tmp_path, cfg) as (url, _app):
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            for mid in ("p1", "p2"):
+                await c.request(comments_msg(mid, [("k1", "you stupid idiot")]), "comments_ok")
+                got = await c.until(lambda m, mid=mid: m["type"] == "variants" and m["id"] == mid)
+                assert got["error"].startswith("deferred: "), got
+            status = await c.request({"type": "status", "id": "s1"}, "status_ok")
+    variants = status["queue"]["variants"]
+    assert rows(db, "SELECT count(*) FROM deferred_variants") == [(1,)]
+    assert (variants["deferred"], variants["deferred_unrecorded"]) == (1, 0), variants
+    assert sum(variants["deferred_by_reason"].values()) == 1, variants

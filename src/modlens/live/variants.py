@@ -133,13 +133,22 @@ class VariantStats:
     queued: int = 0
     done: int = 0       # comments whose variants went out
     failed: int = 0     # generation failed (a step_errors row)
-    deferred: int = 0   # over budget (a deferred_variants row: `modlens rescore --variants` makes them)
-    reasons: dict[str, int] = field(default_factory=dict)
-    deferred_unrecorded: int = 0  # over budget, but the study log refused their deferred_variants rows
+    # over budget, by comment: the deferred_variants row (one per comment, its first reason kept)
+    # that `modlens rescore --variants` makes; a comment deferred again is still one row
+    recorded: dict[int, str] = field(default_factory=dict)  # comment_id -> kind of its first reason
+    # over budget, but the study log refused their deferred_variants rows (and no row holds them)
+    unrecorded: set[int | str] = field(default_factory=set)
+
+    @property
+    def deferred(self) -> int:
+        return len(self.recorded)
 
     def to_dict(self) -> dict[str, Any]:
+        reasons: dict[str, int] = {}
+        for kind in self.recorded.values():
+            reasons[kind] = reasons.get(kind, 0) + 1
         return {"queued": self.queued, "done": self.done, "failed": self.failed, "deferred": self.deferred,
-                "deferred_by_reason": dict(self.reasons), "deferred_unrecorded": self.deferred_unrecorded}
+                "deferred_by_reason": reasons, "deferred_unrecorded": len(self.unrecorded - self.recorded.keys())}
 
 
 def _fnv1a_mixed(text: str) -> int:
@@ -260,14 +269,13 @@ class LiveVariants:
                 reason = err.reason if isinstance(err, LogUnwritable) else f"{type(err).__name__}: {err}"
                 later, recorded = (f"the deferral was not recorded in the study log ({reason}), so `modlens "
                                    "rescore --variants` will not make them"), False
-        # counted as what the log holds: `deferred` are the comments rescore will make
-        if recorded:
-            self.stats.deferred += len(deferred)
-            for _, why in deferred:
+        # counted as what the log holds: `deferred` are the comments (one row each) rescore will make
+        for job, why in deferred:
+            if recorded and job.comment_id is not None:
                 kind = why.rpartition("(")[2].rstrip(")") if "(" in why else "connection backlog"
-                self.stats.reasons[kind] = self.stats.reasons.get(kind, 0) + 1
-        else:
-            self.stats.deferred_unrecorded += len(deferred)
+                self.stats.recorded.setdefault(job.comment_id, kind)
+            else:  # no row: a comment without an id is told apart by its message and key
+                self.stats.unrecorded.add(job.comment_id if job.comment_id is not None else f"{job.msg_id}/{job.key}")
         for job, why in deferred:
             await job.send(self.render(job.msg_id, job.key, [], [], [], f"deferred: {why}; {later}"))
 

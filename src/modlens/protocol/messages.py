@@ -400,9 +400,11 @@ class StatusOk(Message):
     detectors: list[dict[str, Any]] = Field(description="per configured detector: name, status, message, fix, version")
     counts: dict[str, int] = Field(description="rows per study-log table")
     queue: dict[str, Any] = Field(description="connections, pending writes, batcher queue depths, variants (live "
-                                              "variants: done, queued, failed, deferred: recorded in deferred_variants "
-                                              "for `modlens rescore --variants`, deferred_unrecorded: deferred but "
-                                              "refused by the study log)")
+                                              "variants: done, queued, failed, deferred: the comments (each once, however "
+                                              "often deferred) this daemon recorded in deferred_variants for `modlens "
+                                              "rescore --variants`, deferred_by_reason: those by their first reason, "
+                                              "deferred_unrecorded: comments deferred but refused by the study log "
+                                              "and not recorded since)")
     components: dict[str, str] = Field(default_factory=dict,
                                        description="normalizer / perturbation that failed to load -> error")
     study_log: dict[str, Any] = Field(default_factory=dict, description=(
