@@ -7,6 +7,8 @@ paper's scale). The report read the attributes of the log's first study only, so
 study's own attribute was in no table, its ratings counted as "used" while used nowhere."""
 from __future__ import annotations
 
+import html
+
 from modlens.analysis.report import render_html, report_from_db
 from modlens.config import DEFAULT_ATTRIBUTES, AttributeConfig, StudyConfig
 from modlens.studylog.store import StudyLog
@@ -72,3 +74,30 @@ def test_ratings_of_one_study_say_nothing_of_pooling(tmp_path):
     report = report_from_db(_log(tmp_path / "study.sqlite"))
     assert report["sections"]["human"]["studies"] == {"pilot": 2 * len(TOXIC)}
     assert "pooled" not in render_html(report)
+
+
+def test_an_answer_on_another_studys_scale_is_counted_as_excluded(tmp_path):
+    """Two rated studies ask sarcasm on different scales: the pilot's three levels are reported, and
+    the main study's answers on its two were left out of every figure while the section said every
+    rating 'used' and 'Excluded: none'. Each such answer is counted, by attribute and study."""
+    path = _log(tmp_path / "study.sqlite")
+    two_levels = AttributeConfig(name="sarcasm", label="Sarcasm", definition="Says the opposite of what it means.",
+                                 levels=["not sarcastic", "sarcastic"])
+    main_study = StudyConfig(study_id="main", toxicity_mode="direct", anchors=[],
+                             attributes=[*(a for a in DEFAULT_ATTRIBUTES if a.name == "toxicity"), two_levels])
+    with StudyLog(path) as log:
+        log.ensure_study(main_study.study_id, main_study.title, main_study.model_dump(mode="json"))
+        (cid,) = [r["comment_id"] for r in log.query("SELECT comment_id FROM comments WHERE comment_key = 'c1'")]
+        log.ensure_rater("main", "c", None)
+        log.add_rating("main", "c", "m1", None, cid, {"toxicity": "toxic", "sarcasm": "sarcastic"}, None, "toxic",
+                       False, 1)
+    report = report_from_db(path)
+    human = report["sections"]["human"]
+    by_name = {a["name"]: a for a in human["attributes"]}
+    assert by_name["sarcasm"]["levels"] == SARCASM.levels
+    # the pilot's 8 sarcasm answers only ("sarcastic" is on both scales, but not the same answer on each)
+    assert by_name["sarcasm"]["n_ratings"] == 2 * len(TOXIC)
+    assert by_name["toxicity"]["n_ratings"] == 2 * len(TOXIC) + 1  # the same scale in both: pooled
+    reason = "sarcasm answered on study main's scale, not the reported one (that answer only)"
+    assert human["excluded"] == {reason: 1}
+    assert html.escape(reason) in render_html(report)

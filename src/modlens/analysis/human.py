@@ -41,18 +41,25 @@ BOOTSTRAP = 1000       # bootstrap replicates for alpha's interval
 BOOTSTRAP_SEED = 0     # fixed: the report is reproducible
 
 
-def attribute_levels(data: StudyData) -> dict[str, list[str]]:
-    """attribute -> its levels, as the studies whose ratings the log holds ask them (a study recorded
-    without attributes: the paper's four). A log holds the study of every command that wrote to it
-    (`modlens audit` registers the default study, `modlens serve` the one it serves), so the rated
-    studies decide, never the first one recorded; an attribute two of them ask on different scales
-    keeps the first study's levels."""
+def study_levels(data: StudyData) -> dict[str, dict[str, list[str]]]:
+    """rated study -> attribute -> its levels, as the study asks them (a study recorded without
+    attributes: the paper's four), in the order the log recorded the studies."""
     rated = {r["study_id"] for r in data.ratings}
+    return {s["study_id"]: {a["name"]: list(a["levels"]) for a in
+                            s["config"].get("attributes") or [a.model_dump() for a in DEFAULT_ATTRIBUTES]}
+            for s in data.studies if s["study_id"] in rated}
+
+
+def attribute_levels(data: StudyData) -> dict[str, list[str]]:
+    """attribute -> its levels, as the studies whose ratings the log holds ask them. A log holds the
+    study of every command that wrote to it (`modlens audit` registers the default study, `modlens
+    serve` the one it serves), so the rated studies decide, never the first one recorded; an
+    attribute two of them ask on different scales is reported on the first study's levels, and
+    `analyze` leaves the other study's answers to it out, counted in `excluded`."""
     out: dict[str, list[str]] = {}
-    for s in data.studies:
-        if s["study_id"] in rated:
-            for a in s["config"].get("attributes") or [a.model_dump() for a in DEFAULT_ATTRIBUTES]:
-                out.setdefault(a["name"], list(a["levels"]))
+    for attrs in study_levels(data).values():
+        for name, lv in attrs.items():
+            out.setdefault(name, lv)
     return out or {a.name: list(a.levels) for a in DEFAULT_ATTRIBUTES}
 
 
@@ -142,12 +149,17 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
     if not data.ratings:
         return None
     levels = attribute_levels(data)
+    asked = study_levels(data)
     usable = usable_ratings(data)
     valid, excluded, summaries = usable.valid, usable.excluded, usable.summaries
     by_comment: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for r in valid:
         for attr, value in rating_values(r).items():
-            if attr in levels and value in levels[attr]:
+            own = asked.get(r["study_id"], {}).get(attr)
+            if attr in levels and own is not None and own != levels[attr]:
+                # asked on another scale: a level of the same name need not mean the same
+                excluded[f"{attr} answered on study {r['study_id']}'s scale, not the reported one (that answer only)"] += 1
+            elif attr in levels and value in levels[attr]:
                 by_comment[r["comment_id"]][attr].append(value)
     attributes: list[dict[str, Any]] = []
     majority: dict[int, dict[str, str]] = defaultdict(dict)
