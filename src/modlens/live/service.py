@@ -491,13 +491,10 @@ class LiveService:
         # recorded as unknown with the reported value beside it (the rating is not refused for it)
         over = msg.time_spent_ms is not None and msg.time_spent_ms > p.MAX_TIME_SPENT_MS
         def record(lg: StudyLog) -> tuple[int, dict[str, Any] | None]:
-            rating_id, created = lg.add_rating(
+            added = lg.add_rating(
                 study_id, rater, msg.id, sid, comment_id, dict(msg.values), anchors, derived, inconsistent,
                 None if over else msg.time_spent_ms, msg.time_spent_ms if over else None)
-            if created:
-                return rating_id, None
-            return rating_id, lg.query("SELECT comment_id, values_json, anchors_json, derived_toxicity, inconsistent, "
-                                       "time_spent_over_limit_ms FROM ratings WHERE rating_id = ?", (rating_id,))[0]
+            return added[0], added.stored  # stored: the row already under this id (None: stored now)
 
         rating_id, stored = await self.write(record)
         if stored is not None:

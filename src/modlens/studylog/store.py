@@ -127,8 +127,9 @@ class StudyLog(LogConnection):
     def add_rating(self, study_id: str, rater_id: str, client_rating_id: str, session_id: str | None,
                    comment_id: int, values: dict[str, str], anchors: dict[str, Any] | None,
                    derived_toxicity: str | None, inconsistent: bool,
-                   time_spent_ms: int | None, time_spent_over_limit_ms: int | None = None) -> tuple[int, bool]:
-        """Returns (rating_id, newly created); a resent rating returns the stored one unchanged.
+                   time_spent_ms: int | None, time_spent_over_limit_ms: int | None = None) -> sessions.AddedRating:
+        """Returns (rating_id, newly created); a resent rating returns the stored one unchanged, its row
+        in `.stored` (what the daemon compares a resend with).
         `time_spent_over_limit_ms`: an implausible reported time, kept apart (time_spent_ms is then None)."""
         return sessions.add_rating(self, study_id, rater_id, client_rating_id, session_id, comment_id, values,
                                    anchors, derived_toxicity, inconsistent, time_spent_ms, time_spent_over_limit_ms)

@@ -110,16 +110,35 @@ def close_open_sessions(db: LogConnection, study_id: str | None = None, ended_by
                         "AND (? IS NULL OR study_id = ?)", (ended_by, study_id, study_id)).rowcount)
 
 
+# what a caller compares a resend with: the rating stored under the client id
+_STORED = ("rating_id", "comment_id", "values_json", "anchors_json", "derived_toxicity", "inconsistent",
+           "time_spent_over_limit_ms")
+
+
+class AddedRating(tuple[int, bool]):
+    """(rating_id, newly created), as callers unpack it; `stored`: the stored row (`_STORED`'s columns)
+    when the rating was not newly created, else None."""
+    stored: dict[str, Any] | None
+
+
+def _added(rating_id: int, stored: dict[str, Any] | None) -> AddedRating:
+    added = AddedRating((rating_id, stored is None))
+    added.stored = stored
+    return added
+
+
 def add_rating(db: LogConnection, study_id: str, rater_id: str, client_rating_id: str, session_id: str | None,
                comment_id: int, values: dict[str, str], anchors: dict[str, Any] | None,
                derived_toxicity: str | None, inconsistent: bool, time_spent_ms: int | None,
-               time_spent_over_limit_ms: int | None = None) -> tuple[int, bool]:
-    """Returns (rating_id, newly created); a resent rating returns the stored one unchanged."""
+               time_spent_over_limit_ms: int | None = None) -> AddedRating:
+    """Returns (rating_id, newly created); a resent rating returns the stored one unchanged, its row
+    in `.stored`."""
     with db.transaction():
-        existing = db.scalar("SELECT rating_id FROM ratings WHERE study_id = ? AND rater_id = ? "
-                             "AND client_rating_id = ?", (study_id, rater_id, client_rating_id))
+        existing = db.conn.execute(f"SELECT {', '.join(_STORED)} FROM ratings WHERE study_id = ? AND rater_id = ? "
+                                   "AND client_rating_id = ?", (study_id, rater_id, client_rating_id)).fetchone()
         if existing is not None:
-            return existing, False
+            stored = dict(zip(_STORED, existing))
+            return _added(stored["rating_id"], stored)
         row: dict[str, Any] = {
             "study_id": study_id, "rater_id": rater_id, "client_rating_id": client_rating_id, "session_id": session_id,
             "comment_id": comment_id, "values_json": canonical_json(values),
@@ -132,4 +151,4 @@ def add_rating(db: LogConnection, study_id: str, rater_id: str, client_rating_id
         assert rating_id is not None
         db.write_many("INSERT INTO rating_values (rating_id, attribute, value) VALUES (?, ?, ?)",
                       [(rating_id, a, str(v)) for a, v in values.items()])
-        return rating_id, True
+        return _added(rating_id, None)
