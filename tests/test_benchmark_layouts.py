@@ -157,3 +157,18 @@ def test_no_match_names_the_columns_that_look_like_labels_and_their_flags(tmp_pa
     assert "user_id" not in note
     # the flag it names works
     assert _gold(load(str(f), label="majority"))[:3] == ["0", "1", "0"]
+
+
+def test_tweeteval_labels_given_as_names_and_an_empty_mapping(tmp_path):
+    texts = ["@user you awful person", "a sunny morning"]
+    # labels written as names need no mapping.txt to say what they mean (an integer does)
+    named = _tweeteval(tmp_path / "named", texts, ["hate", "not-hate"], {})
+    data = load(str(named / "test_text.txt"))
+    assert _gold(data) == ["1", "0"] and data.items[0].labels["label"] == "hate"
+    # mapping.txt there but empty: said so, not "not found"
+    empty = _tweeteval(tmp_path / "empty", texts, [1, 0], {})
+    (note,) = [n for n in load(str(empty / "test_text.txt")).notes if n.startswith("no gold label")]
+    assert "mapping.txt beside test_text.txt names no label" in note and "not found" not in note
+    (empty / "mapping.txt").unlink()
+    (note,) = [n for n in load(str(empty / "test_text.txt")).notes if n.startswith("no gold label")]
+    assert "mapping.txt not found beside test_text.txt" in note

@@ -58,6 +58,14 @@ def _lines(path: Path, encoding: str | None) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+def _is_number(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
+
+
 def _mapping(folder: Path, encoding: str | None) -> dict[str, str]:
     """label integer -> its name, from mapping.txt (tab-separated); empty without one."""
     f = folder / MAPPING
@@ -108,9 +116,9 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
                            fix="give the labels file of the same split")
     names = _mapping(text_path.parent, encoding)
     mapped = {canonical(names.get(v.strip(), v.strip())) for v in values or ()}
-    # only mapping.txt says what an integer means (1 is `hate` in one task, `irony` in another): a
-    # label it does not name is no toxic or non-toxic value, however it reads
-    unnamed = sorted({v.strip() for v in values or () if v.strip() not in names})
+    # only mapping.txt says what an integer means (1 is `hate` in one task, `irony` in another): an
+    # integer it does not name is no toxic or non-toxic value; a label written as a name ("hate") is its own
+    unnamed = sorted({v.strip() for v in values or () if v.strip() not in names and _is_number(v.strip())})
     plain = bool(mapped) and not unnamed and all(m in POSITIVE or m in NEGATIVE for m in mapped)
     spec = label if label is not None else (GoldSpec("label") if plain else None)
     digest = file_digest(text_path)
@@ -129,7 +137,8 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
     if values is None:
         note = f"no gold label: {labels_path.name} not found beside {text_path.name}"
     elif spec is None and unnamed:
-        missing = (f"{MAPPING} not found beside {text_path.name}" if not names else
+        missing = (f"{MAPPING} not found beside {text_path.name}" if not (text_path.parent / MAPPING).is_file() else
+                   f"{MAPPING} beside {text_path.name} names no label" if not names else
                    f"{MAPPING} does not name label {', '.join(unnamed[:5])}")
         note = (f"no gold label: {missing}, so nothing says which label integer is toxic; "
                 "--label label=N[,N] names the toxic ones")
