@@ -116,10 +116,6 @@ class StudyLog(LogConnection):
     def end_session(self, session_id: str, ended_by: str = "client") -> None:
         sessions.end_session(self, session_id, ended_by)
 
-    def end_open_sessions(self, study_id: str | None = None, ended_by: str = "shutdown") -> int:
-        """A clean shutdown: every open session (of one study, or all) ends now."""
-        return sessions.end_open_sessions(self, study_id, ended_by)
-
     def close_open_sessions(self, study_id: str | None = None, ended_by: str = "recovery") -> int:
         """After a crash: every open session ends at its last activity."""
         return sessions.close_open_sessions(self, study_id, ended_by)

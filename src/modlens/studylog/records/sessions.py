@@ -86,14 +86,6 @@ def end_session(db: LogConnection, session_id: str, ended_by: str = "client") ->
              (now_iso(), ended_by, session_id))
 
 
-def end_open_sessions(db: LogConnection, study_id: str | None = None, ended_by: str = "shutdown") -> int:
-    """End every open session (of one study, or all) now: the daemon is stopping cleanly, so
-    they end here. The number ended."""
-    _check_ended_by(ended_by)
-    return int(db.write("UPDATE sessions SET ended_at = ?, ended_by = ? WHERE ended_at IS NULL "
-                        "AND (? IS NULL OR study_id = ?)", (now_iso(), ended_by, study_id, study_id)).rowcount)
-
-
 # the last moment a session was seen alive: its latest sighting or rating, else its start
 # (ISO timestamps in one format and zone compare as strings)
 _LAST_ACTIVITY = (
