@@ -172,3 +172,12 @@ def test_tweeteval_labels_given_as_names_and_an_empty_mapping(tmp_path):
     (empty / "mapping.txt").unlink()
     (note,) = [n for n in load(str(empty / "test_text.txt")).notes if n.startswith("no gold label")]
     assert "mapping.txt not found beside test_text.txt" in note
+
+
+def test_tweeteval_sentiment_as_released_gets_no_gold_label(tmp_path):
+    # TweetEval's sentiment mapping.txt, as released: "positive" is a sentiment, not a toxic label
+    sent = _tweeteval(tmp_path / "sentiment", ["i hate mondays", "love it", "ok"], [0, 2, 1],
+                      {0: "negative", 1: "neutral", 2: "positive"})
+    data = load(str(sent / "test_text.txt"))
+    assert _gold(data) == [None] * 3 and data.items[1].labels["label"] == "positive"
+    assert any("say neither toxic nor not" in n for n in data.notes)

@@ -58,6 +58,11 @@ def _lines(path: Path, encoding: str | None) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+# TweetEval's sentiment task names its labels negative, neutral and positive: a sentiment, though the
+# plain vocabulary reads `positive` as toxic and `negative` as not (a generic binary benchmark's words)
+SENTIMENT = frozenset({"negative", "neutral", "positive"})
+
+
 def _is_number(value: str) -> bool:
     try:
         float(value)
@@ -119,7 +124,8 @@ def read(path: Path, *, label: GoldSpec | None = None, encoding: str | None = No
     # only mapping.txt says what an integer means (1 is `hate` in one task, `irony` in another): an
     # integer it does not name is no toxic or non-toxic value; a label written as a name ("hate") is its own
     unnamed = sorted({v.strip() for v in values or () if v.strip() not in names and _is_number(v.strip())})
-    plain = bool(mapped) and not unnamed and all(m in POSITIVE or m in NEGATIVE for m in mapped)
+    plain = (bool(mapped) and not unnamed and not mapped & SENTIMENT
+             and all(m in POSITIVE or m in NEGATIVE for m in mapped))
     spec = label if label is not None else (GoldSpec("label") if plain else None)
     digest = file_digest(text_path)
     items = []
