@@ -14,7 +14,8 @@ from modlens.normalize.steps._base import WILDCARD, Hypothesis, Step
 FALLBACK_COST = 3.0
 MIN_LENGTH = 3
 
-if TYPE_CHECKING:  # at run time imported only when the checker is first needed (see `checker`)
+if TYPE_CHECKING:  # the class is imported when the checker is first built (`checker`); the package itself
+    # is imported earlier, when a Normalizer is built: `model()` reads its version and word list
     from spellchecker import SpellChecker
 
 
