@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
+import os
 import shutil
+import stat
 import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -144,14 +146,36 @@ def served_study(config: str | None, *,
     return study, study_dir, lines, pack
 
 
+SNAPSHOT_PREFIX = "modlens-joined-study-"  # then the pid of the daemon that made it, '-' and mkdtemp's suffix
+
+
 def _snapshot(home: Path) -> Path | None:
     """Copies of the item set and assignment in `home` (the caller holds the join's lock), in a folder
-    of this process's removed when it exits; None: the home has neither."""
+    named after this process (one per start: a restart on a join makes another), removed when it
+    exits (atexit); a daemon killed (SIGKILL) leaves its folders, which the next snapshot of this
+    user removes (`_remove_snapshots_of_the_dead`). None: the home has neither."""
     files = {name: (home / name).read_bytes() for name in (itemset.FILE, assignment.FILE) if (home / name).is_file()}
     if not files:
         return None
-    snapshot = Path(tempfile.mkdtemp(prefix="modlens-joined-study-"))
+    _remove_snapshots_of_the_dead()
+    snapshot = Path(tempfile.mkdtemp(prefix=f"{SNAPSHOT_PREFIX}{os.getpid()}-"))
     atexit.register(shutil.rmtree, snapshot, True)
     for name, data in files.items():
         (snapshot / name).write_bytes(data)
     return snapshot
+
+
+def _remove_snapshots_of_the_dead() -> None:
+    """Remove this user's snapshot folders whose daemon is gone (no process has its pid). A folder
+    of a live process, of another user, or named otherwise (an older modlens's) is left."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{SNAPSHOT_PREFIX}*-*"):
+        pid = folder.name[len(SNAPSHOT_PREFIX):].partition("-")[0]
+        try:
+            st = folder.lstat()
+            if not pid.isdigit() or st.st_uid != os.getuid() or not stat.S_ISDIR(st.st_mode):
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:  # its daemon is gone: it never ran its atexit
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:  # alive (another user's pid), or gone meanwhile
+            continue
