@@ -402,7 +402,8 @@ def create_app(study: StudyConfig, db_path: str | Path, token: str | Callable[[]
     install_log_scrubber(token_fn, api_key)  # before the first request can be logged
     live = LiveOptions(db_path=Path(db_path), detectors=detectors, engine=engine, batch_delay_ms=batch_delay_ms,
                        writer_max_delay_ms=writer_max_delay_ms, study_dir=Path(study_dir) if study_dir else None)
-    check_study(study, live.study_dir)  # bad gold/anchor items or item set: refused before any resource starts
+    # bad gold/anchor items or item set: refused before any resource starts; the service starts on the plan read here
+    live.plan = check_study(study, live.study_dir)
     state = DaemonState()
     app = web.Application(client_max_size=study.limits.max_message_bytes, handler_args=server_options(state),
                           middlewares=[paired_only])

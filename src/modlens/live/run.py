@@ -54,13 +54,15 @@ class LiveOptions:
     media_root: Path | None = None
     # the folder of the study file: its itemset.json + assignment.json, if any (study/assignment.py)
     study_dir: Path | None = None
+    # study_dir's item set and assignment as `check_study` read them (None: read them at start)
+    plan: assignment.Plan | None = None
 
 
-def check_study(study: StudyConfig, study_dir: Path | None) -> None:
-    """Refuse, before any resource starts, calibration items and an item set that do not fit the study."""
+def check_study(study: StudyConfig, study_dir: Path | None) -> assignment.Plan | None:
+    """Refuse, before any resource starts, calibration items and an item set that do not fit the study;
+    the item set and assignment checked (None: none), which the service can start on unread again."""
     calibration.calibration_items(study)
-    if study_dir is not None:
-        assignment.load_plan(study_dir, study)
+    return assignment.load_plan(study_dir, study) if study_dir is not None else None
 
 
 @asynccontextmanager
@@ -78,7 +80,9 @@ async def running(study: StudyConfig, options: LiveOptions) -> AsyncIterator[Liv
             for s in engine.statuses:
                 if s.status != "loaded":
                     log.warning("detector %s not loaded (%s): %s", s.name, s.status, describe(s))
-            plan = assignment.load_plan(options.study_dir, study) if options.study_dir is not None else None
+            plan = options.plan  # as checked (create_app); else read now
+            if plan is None and options.study_dir is not None:
+                plan = assignment.load_plan(options.study_dir, study)
             service = LiveService(study, engine, writer, variant_concurrency=options.variant_concurrency,
                                   media_store=MediaStore(options.media_root or options.db_path.parent / "media"),
                                   plan=plan)
