@@ -60,3 +60,30 @@ def test_a_seed_no_run_fused_stays_skipped(capsys, tmp_path, modlens_home):
     assert "'wonderful'" in s["skipped"]["reasons"][0]["reason"]
 
 
+
+
+def test_a_skip_logged_without_its_content_type_is_matched_by_fusion_and_seed(capsys, tmp_path, modlens_home):
+    """A fuse run from before the skipped seeds carried their content type: its record is keyed by
+    fusion and seed only, and a later run that fused the seed must clear it all the same."""
+    import json
+    import sqlite3
+
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text(PAIRS, encoding="utf-8")
+    folder = tmp_path / "images" / "women"
+    folder.mkdir(parents=True)
+    picture = Image.new("RGB", (480, 360), "white")
+    ImageDraw.Draw(picture).ellipse((150, 90, 330, 270), fill=(200, 40, 40))
+    picture.save(folder / "one.png")
+    db = tmp_path / "study.sqlite"
+    common = ["--pairs-file", str(pairs), "--db", str(db)]
+    _fuse(capsys, *common, "--score", "--detectors", "profanity-check")
+    with sqlite3.connect(db) as con:  # the older run's record, as it was logged then
+        (run_id, params), = con.execute("SELECT run_id, params_json FROM audit_runs WHERE dataset = 'fuse'")
+        params = json.loads(params)
+        for s in params["skipped"]:
+            del s["content_type"]
+        con.execute("UPDATE audit_runs SET params_json = ? WHERE run_id = ?", (json.dumps(params), run_id))
+    assert report_from_db(db)["sections"]["fusion"]["skipped"]["total"] == 1
+    _fuse(capsys, *common, "--images", str(tmp_path / "images"), "--score", "--detectors", "profanity-check")
+    assert report_from_db(db)["sections"]["fusion"]["skipped"] == {"total": 0, "by_cell": [], "reasons": []}

@@ -84,10 +84,17 @@ def _read(data: StudyData) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     # (content type, fusion, seed) -> reason, once across runs (the latest run's), less the seeds a
     # run fused after all (a later run given the pictures an earlier one lacked)
     fused = {(c["content_type"], c["fusion"], c.pop("seed")) for c in cases}
+    fused_any_type = {(f, seed) for _, f, seed in fused}
     skipped: dict[tuple[str, str, str], str] = {}
     for r in runs:
         for s in json.loads(r["params_json"] or "{}").get("skipped") or []:
-            key = (s.get("content_type", "?"), s["fusion"], s["seed"])
+            # a run from before skips carried their content type is matched by what it has: fusion and seed
+            if "content_type" not in s:
+                if (s["fusion"], s["seed"]) not in fused_any_type:
+                    skipped["?", s["fusion"], s["seed"]] = s["reason"]
+                continue
+            key = (s["content_type"], s["fusion"], s["seed"])
+            skipped.pop(("?", s["fusion"], s["seed"]), None)  # the same seed, now known by its type
             if key not in fused:
                 skipped[key] = s["reason"]
     for c in cases:
