@@ -63,8 +63,8 @@ def render(s: dict[str, Any]) -> str:
            + (", ".join(f"{html.escape(k)}: {v}" for k, v in s["excluded"].items()) or "none") + ".</p>"]
     studies = s.get("studies") or {}  # a report's JSON from before the studies were kept has none
     if len(studies) > 1:
-        out.append(f"<p class=note>⚠ Ratings of {len(studies)} studies, pooled in every figure of this section and "
-                   "in the rating overlap and detectors-vs-people sections: "
+        out.append(f"<p class=note>⚠ Ratings of {len(studies)} studies, pooled in every figure of this section, "
+                   "of the rating overlap, detectors-vs-people and item-set sections and of the attacks' human check: "
                    + html.escape(", ".join(f"{k} ({v} ratings)" for k, v in studies.items())) + ".</p>")
     boot = s.get("alpha_ci") or {}
     if boot:

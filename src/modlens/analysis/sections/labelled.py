@@ -25,8 +25,8 @@ METHOD = (f"Comments with a gold toxic label, per source (dataset or site; never
           f"95% intervals ({cite('wilson')}). Training data: what each "
           "detector declares it was trained on, as its audit recorded it, checked against the rows: a detector's "
           "figures are marked in-sample when every row is among its fit texts (looked up by hash; a dataset's name "
-          "decides nothing), partly in-sample (with the count) when some are, and not at all when none is ('out of "
-          "sample (checked by hash)'); 'in-sample unknown' with the sources it declares when its fit texts cannot "
+          "decides nothing), partly in-sample (with the count) when some are, and not at all when none is ('none found "
+          "among its fit texts (checked by hash)'); 'in-sample unknown' with the sources it declares when its fit texts cannot "
           "be had; where only some rows are, the column of rows not found among its fit texts gives the same figures on the others. Figures are rows and detectors columns, four to a table.")
 
 
