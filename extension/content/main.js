@@ -88,6 +88,8 @@
   const ctx = {
     get display() { return cfg ? cfg.display : "blind"; },
     get study() { return cfg && cfg.study; },
+    // "Pause everything": no rating is started while paused (the markers say so)
+    get paused() { return !!(cfg && cfg.paused); },
     /** Hands the answer to the worker; resolves to its word: {queued, id} or {queued: false, reason},
      *  {error} when it could not be asked, and `marked` whether this page marked the comment rated. */
     onRate: async (record, answer) => {
@@ -147,7 +149,8 @@
     cfg = known || (await send(msgs.contentHello()));
     if (cfg) ns.applyTimings(cfg.timings);
     if (active()) startObserver(); else stopObserver();
-    if (observer) for (const key of info.keys()) refresh(key);
+    // every marker follows the config (paused or not), observed or not
+    for (const key of info.keys()) refresh(key);
     reportStatus();
   }
 

@@ -170,7 +170,10 @@ q { font-style: italic; color: #424a53; }
     const sr = roots.get(host);
     const rated = !!info.rated;
     const saved = rated && info.rated.saved !== false;
-    const sig = JSON.stringify([display, rated, info.rated && info.rated.derived, saved, info.refused || "", !!host._modlens.open, info.sampled, !!info.detectors]);
+    // "Pause everything": no rating is started while paused; an open panel closes (its Save would be refused)
+    const paused = !!ctx.paused;
+    if (paused) host._modlens.open = false;
+    const sig = JSON.stringify([display, rated, info.rated && info.rated.derived, saved, info.refused || "", !!host._modlens.open, info.sampled, !!info.detectors, paused]);
     if (host._modlens.sig === sig) return;
     host._modlens.sig = sig;
     sr.replaceChildren(h("style", { text: CSS }));
@@ -189,8 +192,10 @@ q { font-style: italic; color: #424a53; }
       if (!saved) bar.append(h("span", { class: "pending", title: "in the extension's outbox: the daemon has not confirmed writing it yet", text: "not saved yet" }));
     } else if (ctx.study) {
       if (info.refused) bar.append(h("span", { class: "msg", title: info.refused, text: "rating not saved" }));
-      bar.append(h("button", { type: "button", class: "rate", "aria-expanded": host._modlens.open ? "true" : "false", text: "Rate",
-        onclick: (ev) => { if (!ev.isTrusted) return; host._modlens.open = !host._modlens.open; host._modlens.openedAt = performance.now(); render(host, ctx); } }));
+      if (paused) bar.append(h("span", { class: "pending", title: "Pause everything is on: nothing is collected or sent, and no rating is taken", text: "paused" }));
+      bar.append(h("button", { type: "button", class: "rate", disabled: paused, title: paused ? "paused: go on from the popup or the options to rate" : null,
+        "aria-expanded": host._modlens.open ? "true" : "false", text: "Rate",
+        onclick: (ev) => { if (!ev.isTrusted || ctx.paused) return; host._modlens.open = !host._modlens.open; host._modlens.openedAt = performance.now(); render(host, ctx); } }));
     }
     sr.append(bar);
     if (host._modlens.open && !rated && ctx.study) {
@@ -198,7 +203,7 @@ q { font-style: italic; color: #424a53; }
         const spent = performance.now() - host._modlens.openedAt;
         const res = (await ctx.onRate(record, { ...answer, time_spent_ms: Math.round(spent) })) || {};
         // The marker says itself what became of the answer, once the worker answered: nothing else
-        // renders it on a page that observes no longer (paused, consent withdrawn). Taken (in the outbox):
+        // renders it on a page that observes no longer (consent withdrawn). Taken (in the outbox):
         // rated, the panel closed. Not taken: the panel stays open with the answers, and says the
         // worker's reason. (main.js marks only a comment of the page it holds: one taken for a
         // comment an in-page navigation left meanwhile is in the outbox, and left unmarked here)

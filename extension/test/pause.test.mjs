@@ -1,5 +1,7 @@
-// "Pause everything" (popup, options) against the worker's real handlers, over a fake `chrome`:
-// every open extension page hears of the pause (the state broadcast), not only the page that set it.
+// "Pause everything" (popup, options) against the worker's real handlers and outbox, over a fake
+// `chrome`: while paused nothing is collected or sent. A rating is refused with the reason, an entry
+// already in the outbox waits there and goes once the participant goes on; every open extension
+// page hears of the pause (the state broadcast), not only the page that set it.
 // node --test extension/test/
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -23,6 +25,34 @@ const frames = [];
 function connect() {
   Object.assign(ns.connection, { ws: { readyState: 1, send: (f) => frames.push(JSON.parse(f)), close() {} }, sessionId: "sess" });
 }
+
+test("while paused an entry already in the outbox is not sent; it goes once the participant goes on", async () => {
+  connect();
+  const page = { type: "comments", id: "page-paused", page: { url: "https://www.youtube.com/watch?v=a", platform: "youtube", page_key: "a" },
+    items: [{ key: "c1", text: "first" }] };
+  assert.equal((await ask(ns.messages.setSettings({ paused: true }), optionsPage)).paused, true);
+  await delivery.queue(page, null);
+  delivery.flush(true);
+  assert.deepEqual(frames.filter((f) => f.id === "page-paused"), [], "sent while paused");
+  assert.ok(delivery.outbox.has("page-paused"));
+  await ask(ns.messages.setSettings({ paused: false }), optionsPage);
+  assert.equal(frames.filter((f) => f.id === "page-paused").length, 1, "not sent once the participant went on");
+});
+
+test("a rating is refused while paused, with the reason, and nothing of it is queued or counted", async () => {
+  connect();
+  await ask(ns.messages.setSettings({ paused: true }), optionsPage);
+  const waiting = delivery.outbox.pending().length;
+  const rated = ns.counters.totals.rated;
+  const answer = await ask(rateMsg("k-paused"), contentScript);
+  assert.equal(answer.queued, false);
+  assert.match(answer.reason, /paused/);
+  assert.equal(delivery.outbox.pending().length, waiting);
+  assert.equal(ns.counters.ratingOf("youtube", "k-paused"), null);
+  assert.equal(ns.counters.totals.rated, rated);
+  await ask(ns.messages.setSettings({ paused: false }), optionsPage);
+  assert.equal((await ask(rateMsg("k-paused"), contentScript)).queued, true);
+});
 
 test("a pause set from one page is broadcast to every open page, and so is going on", async () => {
   for (const paused of [true, false]) {

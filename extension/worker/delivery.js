@@ -20,7 +20,9 @@
     },
 
     flush(force) {
-      if (!connection.ready() || !config.consented()) return;
+      // paused ("Pause everything"): nothing is sent; what waits stays in the outbox until the
+      // participant goes on (page_messages.js set_settings flushes then)
+      if (!connection.ready() || !config.consented() || config.settings.paused) return;
       const now = Date.now();
       const study = config.study && config.study.study_id;
       // no consent check here: consented() means the consent is to the text hello_ok named, and

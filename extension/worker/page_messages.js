@@ -135,6 +135,9 @@
 
   async function queueRating(msg, sender) {
     if (!config.consented()) return { queued: false, reason: "consent needed" };
+    // paused: nothing new is collected, a rating neither (the marker says paused; one saved just
+    // before the page heard of the pause is refused here, and its panel says why)
+    if (config.settings.paused) return { queued: false, reason: "paused: go on from the popup or the options to rate" };
     const message = ns.protocol.rating(msg.comment, msg, itemsetSlot(msg));
     const comment = message.comment;
     // the outbox write decides: a failure is the page's "Not saved", and nothing is sent or marked;
@@ -162,6 +165,8 @@
     async [M.setSettings](msg) {
       if (await config.updateSettings(msg.settings)) connection.reconnectNow();
       tabs.configChanged();
+      // going on after a pause: what waited in the outbox goes now
+      if (!config.settings.paused) delivery.flush(false);
       // every open extension page shows the settings as they are now, not only the one that set them
       const state = ns.publicState();
       tabs.broadcast(ns.messages.state(state));

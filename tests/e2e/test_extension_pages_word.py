@@ -1,6 +1,6 @@
 """What the extension's own UI says after the participant acts, against what the real worker and the
 real `modlens serve` did: the inline marker after *Save rating* on a page that no longer observes
-(paused, consent withdrawn), and the options page after a withdrawal."""
+(site switched off, consent withdrawn), and the options page after a withdrawal."""
 from __future__ import annotations
 
 import pytest
@@ -24,14 +24,15 @@ def ratings_of(daemon, key: str) -> list[dict]:
     return [r for r in daemon.ratings() if r["comment_key"] == key]
 
 
-def test_a_rating_saved_on_a_paused_page_is_marked_rated_and_cannot_be_sent_twice(playwright_instance, tmp_path):
-    """Paused after its markers appeared, the page observes no longer: the rating the participant saves
-    still goes into the log, and the marker said nothing of it (its panel stayed open, Save in it), so a
-    second Save wrote a second rating."""
+def test_a_rating_saved_on_a_page_that_observes_no_longer_is_marked_rated_and_cannot_be_sent_twice(playwright_instance, tmp_path):
+    """Its site switched off after its markers appeared, the page observes no longer: the rating the
+    participant saves still goes into the log, and the marker said nothing of it (its panel stayed open,
+    Save in it), so a second Save wrote a second rating. (Paused, a page takes no rating at all:
+    test_pause_semantics.py.)"""
     with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
         page, items = open_page_with_markers(browser, tmp_path, "PausedRate1")
-        browser.set_settings({"paused": True})
-        page.wait_for_timeout(1000)  # the page hears of the pause and stops observing
+        browser.set_settings({"sites": {"youtube": False}})
+        page.wait_for_timeout(1000)  # the page hears of it and stops observing
         m = Marker(page, items[0]["key"])
         m.rate()
         wait_for(lambda: ratings_of(daemon, items[0]["key"]), 20, "the rating in the study log")

@@ -1,13 +1,14 @@
-"""What a marker says of a rating, against the real worker, content script and `modlens serve`: the
-worker's reason when it did not take the rating, and the daemon's answer to it on a page that observes
-no longer (its site switched off after the rating)."""
+""""Pause everything" against the real worker, content script and `modlens serve`: while paused nothing
+new is collected or sent. The markers already on a page say paused and take no rating; what waits in the
+outbox stays there until the participant goes on, then reaches the log. And a marker follows the daemon's
+answer to its rating on a page that observes no longer (its site switched off after the rating)."""
 from __future__ import annotations
 
 import pytest
 
 from .closed_shadow import Marker
 from .harness import own_daemon_and_browser, wait_for
-from .pages import serve_youtube_page
+from .pages import logged_keys, serve_youtube_page
 
 pytestmark = [pytest.mark.browser]
 
@@ -20,8 +21,58 @@ def open_page_with_markers(browser, tmp_path, video_id: str, texts: list[str]) -
     return page, items
 
 
+def said(ask):
+    """`ask()` of a marker, or None while the marker is being rendered again (its nodes replaced
+    between finding and reading them)."""
+    try:
+        return ask()
+    except Exception:  # noqa: BLE001 - a node replaced under the DevTools lookup
+        return None
+
+
 def ratings_of(daemon, key: str) -> list[dict]:
     return [r for r in daemon.ratings() if r["comment_key"] == key]
+
+
+def test_while_paused_the_markers_on_a_page_take_no_rating(playwright_instance, tmp_path):
+    """Paused after its markers appeared, the page's Rate buttons stayed live and a rating saved there
+    reached the log: "Pause everything" stopped only the collection of comments."""
+    with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
+        page, items = open_page_with_markers(browser, tmp_path, "PauseMark01", ["a comment seen before the pause"])
+        key = items[0]["key"]
+        m = Marker(page, key)
+        browser.set_settings({"paused": True})
+        wait_for(lambda: "paused" in (said(lambda: m.locator(".pending").inner_text(timeout=500)) or ""), 10, "the marker to say paused")
+        assert m.locator("button.rate").evaluate("el => el.disabled") is True
+        m.locator("button.rate").click()  # the participant's own click on it opens nothing
+        page.wait_for_timeout(500)
+        assert m.locator("form").count() == 0
+        assert ratings_of(daemon, key) == []
+        browser.set_settings({"paused": False})
+        wait_for(lambda: said(lambda: m.locator("button.rate").evaluate("el => el.disabled", timeout=500)) is False, 15, "Rate again")
+        page.wait_for_timeout(1000)  # the page observes again: its comments' scores come back first
+        m.rate()
+        wait_for(lambda: ratings_of(daemon, key), 20, "the rating in the log once the participant goes on")
+        assert len(ratings_of(daemon, key)) == 1
+
+
+def test_an_entry_in_the_outbox_waits_while_paused_and_goes_once_the_participant_goes_on(playwright_instance, tmp_path):
+    """Comments queued while the daemon was away went to the log as soon as it came back, pause or not."""
+    with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
+        daemon.stop()
+        wait_for(lambda: browser.state()["conn"] != "ready", 15, "the worker to notice the daemon is gone")
+        url, items = serve_youtube_page(browser, tmp_path, "PauseQueue1", ["queued before the pause", "also queued before it"])
+        page = browser.context.new_page()
+        page.goto(url)
+        wait_for(lambda: browser.state()["totals"]["queued"] >= 2, 20, "the comments in the outbox")
+        browser.set_settings({"paused": True})
+        daemon.start()
+        wait_for(lambda: browser.state()["conn"] == "ready", 30, "the worker back on the daemon")
+        page.wait_for_timeout(3000)  # long enough for a flush (it follows hello_ok at once)
+        assert logged_keys(daemon, items) == []
+        assert browser.state()["totals"]["queued"] >= 2
+        browser.set_settings({"paused": False})
+        wait_for(lambda: sorted(logged_keys(daemon, items)) == sorted(it["key"] for it in items), 20, "the comments once un-paused")
 
 
 def test_a_rating_refused_says_the_workers_reason(playwright_instance, tmp_path):
