@@ -126,11 +126,14 @@ def add_rating(db: LogConnection, study_id: str, rater_id: str, client_rating_id
     """Returns (rating_id, newly created); a resent rating returns the stored one unchanged, its row
     in `.stored`."""
     with db.transaction():
-        existing = db.conn.execute(f"SELECT {', '.join(_STORED)} FROM ratings WHERE study_id = ? AND rater_id = ? "
-                                   "AND client_rating_id = ?", (study_id, rater_id, client_rating_id)).fetchone()
+        # every column, named by the cursor: a log of an older schema (a participant's, merged) lacks the newer ones
+        cursor = db.conn.execute("SELECT * FROM ratings WHERE study_id = ? AND rater_id = ? AND client_rating_id = ?",
+                                 (study_id, rater_id, client_rating_id))
+        existing = cursor.fetchone()
         if existing is not None:
-            stored = dict(zip(_STORED, existing))
-            return _added(stored["rating_id"], stored)
+            row_of = dict(zip((d[0] for d in cursor.description), existing))
+            stored = {column: row_of.get(column) for column in _STORED}
+            return _added(int(stored["rating_id"]), stored)
         row: dict[str, Any] = {
             "study_id": study_id, "rater_id": rater_id, "client_rating_id": client_rating_id, "session_id": session_id,
             "comment_id": comment_id, "values_json": canonical_json(values),
