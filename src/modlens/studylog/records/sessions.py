@@ -131,9 +131,9 @@ def add_rating(db: LogConnection, study_id: str, rater_id: str, client_rating_id
                                  (study_id, rater_id, client_rating_id))
         existing = cursor.fetchone()
         if existing is not None:
-            row_of = dict(zip((d[0] for d in cursor.description), existing))
+            row_of: dict[str, Any] = dict(zip((d[0] for d in cursor.description), existing))
             stored = {column: row_of.get(column) for column in _STORED}
-            return _added(int(stored["rating_id"]), stored)
+            return _added(int(row_of["rating_id"]), stored)
         row: dict[str, Any] = {
             "study_id": study_id, "rater_id": rater_id, "client_rating_id": client_rating_id, "session_id": session_id,
             "comment_id": comment_id, "values_json": canonical_json(values),
