@@ -37,3 +37,19 @@ def test_a_killed_daemons_snapshot_is_removed_by_the_next_one_and_a_live_ones_ke
     assert not left.exists()
     again = _snapshot(home)
     assert again is not None and mine.is_dir() and again.is_dir() and str(os.getpid()) in mine.name
+
+
+def test_a_folder_named_with_digits_no_pid_can_be_does_not_stop_the_start(tmp_path):
+    """`os.kill` raises OverflowError, not OSError, for digits past the pid range: a stray folder of that
+    name in the temporary folder stopped every `serve` at start."""
+    import tempfile
+
+    from modlens.live.run import SNAPSHOT_PREFIX
+
+    stray = Path(tempfile.gettempdir()) / f"{SNAPSHOT_PREFIX}99999999999999999999-x"
+    stray.mkdir(exist_ok=True)
+    try:
+        assert _snapshot(_home(tmp_path)) is not None
+        assert stray.is_dir()  # not a daemon's pid: left alone
+    finally:
+        stray.rmdir()

@@ -181,5 +181,5 @@ def _remove_snapshots_of_the_dead() -> None:
             os.kill(int(pid), 0)
         except ProcessLookupError:  # its daemon is gone: it never ran its atexit
             shutil.rmtree(folder, ignore_errors=True)
-        except OSError:  # alive (another user's pid), or gone meanwhile
+        except (OSError, OverflowError):  # alive (another user's pid), gone meanwhile, or digits no pid can be
             continue
