@@ -23,6 +23,8 @@ def test_profanity_check_summary_says_whole_with_its_rows():
     line = create().training.summary()
     assert "whole, fit on 184,350 rows" in line and "182,860 distinct keys" in line
     assert "182,860 training texts" not in line
+    # the pool named as the known pool's description says it: not a second bare row count beside the first
+    assert "(184,347 rows with a non-blank text)" in line and "(184,347 rows)" not in line
 
 
 def test_built_hash_set_of_repeated_texts(tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from modlens.detectors.base import Detector, check_texts, DetectorUnavailable, LabelScores
-from modlens.trainingdata import HASHES_SUFFIX, Training
+from modlens.trainingdata import HASHES_SUFFIX, KNOWN_POOLS, Training
 
 # alt-profanity-check's package metadata (its README, "alt-profanity-check is trained on a combined
 # dataset from 2 sources"): t-davidson/hate-speech-and-offensive-language and the Kaggle Toxic
@@ -54,7 +54,10 @@ def training(package_version: str, vectorizer: Any) -> Training:
         if vectorizer is not None and vectorizer_fingerprint(vectorizer) == record.get("vectorizer_fingerprint") \
                 and POOL_HASHES.is_file():
             hashes = POOL_HASHES
-            source += (f"; fit texts: {record['pool']} (sha256 {str(record['data_sha256'])[:8]}…), every row; "
+            # the known pool's description (trainingdata.KNOWN_POOLS, as the MiniLM heads read it), else the record's
+            known = KNOWN_POOLS.get(str(record.get("data_sha256", "")))
+            pool = known[1] if known else record["pool"]
+            source += (f"; fit texts: {pool} (sha256 {str(record['data_sha256'])[:8]}…), every row; "
                        f"its vectorizer's {record['vectorizer_terms']:,} terms and idf weights refit from that file "
                        "equal the installed ones")
         else:
