@@ -117,11 +117,13 @@ def test_an_agreement_the_worker_refuses_is_said_and_stays_said(playwright_insta
         options.goto(browser.ext_url("options.html"))
         options.locator("#accept-consent:not([disabled])").wait_for(timeout=30000)
         # the page still holds the text it rendered before the study's text changed: its broadcast has
-        # not come yet (stood in for here, the worker's text being the one that changed)
-        options.evaluate("current.study.consent_text = current.study.consent_text + ' (an earlier text)'")
-        options.click("#accept-consent")
+        # not come yet (stood in for here, the worker's text being the one that changed). The change and
+        # the click in one task: a state broadcast re-rendering the page between them would reset
+        # `current` and the agreement would count
+        options.evaluate("current.study.consent_text = current.study.consent_text + ' (an earlier text)';"
+                         " document.getElementById('accept-consent').click()")
         wait_for(lambda: "read it again" in options.locator("#consent-state").inner_text(), 5, "the refusal said")
-        options.wait_for_timeout(1500)  # the page's refresh after the answer
+        options.evaluate("refresh()")  # the page's own refresh (its promise awaited): the refusal must survive it
         assert "read it again" in options.locator("#consent-state").inner_text()
         assert not browser.state()["consented"]
 
@@ -160,6 +162,7 @@ def test_the_popup_does_not_give_a_stopped_daemons_variant_counts_as_current(pla
         wait_for(lambda: browser.state()["conn"] != "ready", 30, "the worker to lose the daemon")
         popup = browser.context.new_page()
         popup.goto(browser.ext_url("popup.html"))
-        popup.locator("#conn:not(.ready)").wait_for(timeout=10000)
-        popup.wait_for_timeout(1000)
+        # the popup's HTML starts with '…' in #conn and #variant-counts hidden: wait for show() to have run
+        wait_for(lambda: popup.locator("#conn").inner_text() not in ("…", ""), 10, "the popup to show the worker's state")
+        assert "ready" not in popup.locator("#conn").get_attribute("class")
         assert popup.locator("#variant-counts").is_hidden(), popup.locator("#variant-counts").inner_text()
