@@ -22,6 +22,7 @@
   // the observer whose elements carry this page's markers: kept when it stops (pause, site switched
   // off), so a rating_ok / rating_refused that comes then still reaches its marker
   let marked = null;
+  let lastPageKey = null; // the page the last observer was on: a new one clears what `info` holds
   const info = new Map(); // key -> {sampled, detectors, rated}
   const page = { found: 0, queued: 0, scored: 0, rated: 0 };
   let lastStatus = null;
@@ -133,7 +134,15 @@
       onComments: (pg, items) => { sendComments(pg, items); },
       onElement: (el, key, record) => mark(el, key, record),
       onStatus: (s) => { page.found = s.found; reportStatus(s); },
-      onPage: () => { info.clear(); refusal = ""; Object.assign(page, { found: 0, queued: 0, scored: 0, rated: 0 }); },
+      onPage: (pg) => {
+        // An observer started again (after a pause, a site switched back on) calls the page it is on
+        // new: the same page keeps its comments' scores, so its markers are drawn again from them
+        // (with the daemon down no scores would come to redraw them). Its comments are queued again.
+        Object.assign(page, { found: 0, queued: 0 });
+        if (pg.page_key === lastPageKey) return;
+        lastPageKey = pg.page_key;
+        info.clear(); refusal = ""; Object.assign(page, { scored: 0, rated: 0 });
+      },
     });
     marked = observer;
     observer.start();

@@ -56,6 +56,24 @@ def test_while_paused_the_markers_on_a_page_take_no_rating(playwright_instance, 
         assert len(ratings_of(daemon, key)) == 1
 
 
+def test_with_the_daemon_down_going_on_gives_the_markers_back_their_rate(playwright_instance, tmp_path):
+    """Un-paused with the daemon down, every marker still said 'paused' with Rate disabled: the page's
+    observer, started again, took the page it had been on for a new one and forgot every comment's
+    scores, so nothing redrew the markers until those scores came back (never, with the daemon down)."""
+    with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
+        page, items = open_page_with_markers(browser, tmp_path, "PauseDown01", ["a comment seen before the pause"])
+        key = items[0]["key"]
+        m = Marker(page, key)
+        wait_for(lambda: said(lambda: m.locator("button.rate").evaluate("el => el.disabled", timeout=500)) is False, 15, "Rate live")
+        browser.set_settings({"paused": True})
+        wait_for(lambda: "paused" in (said(lambda: m.locator(".pending").inner_text(timeout=500)) or ""), 10, "the marker to say paused")
+        daemon.stop()
+        wait_for(lambda: browser.state()["conn"] != "ready", 30, "the worker to lose the daemon")
+        browser.set_settings({"paused": False})
+        wait_for(lambda: said(lambda: m.locator("button.rate").evaluate("el => el.disabled", timeout=500)) is False, 15, "Rate again")
+        assert "paused" not in (said(lambda: m.locator(".pending").inner_text(timeout=500)) or "")
+
+
 def test_an_entry_in_the_outbox_waits_while_paused_and_goes_once_the_participant_goes_on(playwright_instance, tmp_path):
     """Comments queued while the daemon was away went to the log as soon as it came back, pause or not."""
     with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
