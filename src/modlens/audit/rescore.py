@@ -37,6 +37,7 @@ from modlens.services.recording import register
 from modlens.studylog.store import StudyLog
 from modlens.studylog.connection import LogConnection, LogUnwritable, StudyLogError, cannot_open, unwritable
 from modlens.studylog.migrate import check_readable
+from modlens.studylog.schema import SCHEMA_VERSION
 
 # every text a report reads a score of
 TEXTS_SQL = ("SELECT text_id FROM comments UNION SELECT text_id FROM variants "
@@ -110,11 +111,24 @@ class _LogReader(LogConnection):
 
 def logged_study(db: Path) -> StudyConfig | None:
     """`study_from_log` of the log at `db`, read without writing; None for a file with no tables yet."""
+    return logged_study_and_version(db)[0]
+
+
+def logged_study_and_version(db: Path) -> tuple[StudyConfig | None, int]:
+    """`logged_study`, and the log's schema version (0: a file with no tables yet)."""
     reader = _LogReader(db, readonly=True)
     try:
-        return study_from_log(reader) if check_readable(reader, older_ok=True) else None  # type: ignore[arg-type]
+        version = check_readable(reader, older_ok=True)
+        return (study_from_log(reader) if version else None), version  # type: ignore[arg-type]
     finally:
         reader.close()
+
+
+def _open_to_write(db: Path) -> StudyLog:
+    try:
+        return StudyLog(db)
+    except sqlite3.DatabaseError as err:
+        raise cannot_open(err, db) or StudyLogError(f"{db}: not a modlens study log ({err})") from None
 
 
 def detector_configs(specs: Sequence[str] | None, study: StudyConfig) -> list[DetectorConfig]:
@@ -175,22 +189,28 @@ def run_rescore(db: str | Path, *, study: StudyConfig | None = None, detectors: 
         raise LogNotFound(f"no study log at {db}: rescore scores what a log holds and never creates one")
     source = "--detectors" if detectors or detector_objects else "--config" if study else "study log"
     try:
-        study = study or logged_study(db) or StudyConfig()
+        logged, version = logged_study_and_version(db)
     except sqlite3.DatabaseError as err:
         raise cannot_open(err, db) or StudyLogError(f"{db}: not a modlens study log ({err})") from None
+    study = study or logged or StudyConfig()
+    # A log of an older schema is opened to write (migrated) only once the detectors are known to load, so
+    # a refusal leaves it as it was; any other is opened first, so a log that cannot be opened now (a full
+    # disk, a file-size limit) says so before the models load (their loading may need files too)
+    log = None if 0 < version < SCHEMA_VERSION else _open_to_write(db)
     unavailable: dict[str, str] = {}
-    if detector_objects is None:  # loaded, and refused, before the log is opened to write (or migrated)
-        configs = detector_configs(detectors, study)
-        loaded = load_detectors(configs)
-        loaded.require([c.key for c in configs] if detectors else ())  # the one rule of every command (README, "Exit codes")
-        detector_objects, unavailable = loaded.detectors, loaded.unavailable
     try:
-        log = StudyLog(db)
-    except BaseException as err:
-        for d in detector_objects.values():
+        if detector_objects is None:
+            configs = detector_configs(detectors, study)
+            loaded = load_detectors(configs)
+            loaded.require([c.key for c in configs] if detectors else ())  # the one rule of every command (README, "Exit codes")
+            detector_objects, unavailable = loaded.detectors, loaded.unavailable
+        if log is None:
+            log = _open_to_write(db)
+    except BaseException:
+        for d in (detector_objects or {}).values():
             d.close()
-        if isinstance(err, sqlite3.DatabaseError):
-            raise cannot_open(err, db) or StudyLogError(f"{db}: not a modlens study log ({err})") from None
+        if log is not None:
+            log.close()
         raise
     try:
         with log.transaction():
