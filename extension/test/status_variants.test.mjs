@@ -23,11 +23,14 @@ async function daemonAnswersHello() {
 test("a daemon connected anew has no variant counts until its own status answer", async () => {
   connection.connect();
   await daemonAnswersHello();
+  connection.askStatus(); // an open popup asks
   await ns.onDaemonMessage({ type: "status_ok", queue: { variants: { done: 40, queued: 3, deferred: 7, failed: 0 } } });
   assert.deepEqual(connection.variants, { made: 40, waiting: 3, deferred: 7, failed: 0 });
   connection.reconnectNow(); // the daemon went away; another answers on the new socket
   await daemonAnswersHello();
   assert.equal(connection.variants, null, "the previous daemon's counts are not this one's");
+  connection.askStatus(); // the open popup's next state request, within 5 s of the last ask
+  assert.ok(sockets.at(-1).sent.some((m) => m.type === "status"), "the new daemon is asked its status at once");
   await ns.onDaemonMessage({ type: "status_ok", queue: { variants: { done: 2, queued: 0, deferred: 0, failed: 0 } } });
   assert.deepEqual(connection.variants, { made: 2, waiting: 0, deferred: 0, failed: 0 });
 });

@@ -44,8 +44,10 @@
   ns.onDaemonMessage = ns.makeRouter({
     async hello_ok(msg) {
       // a daemon connected anew (another, or the same restarted) has not answered a status yet: the
-      // popup's variant counts are its own, never the previous daemon's
+      // popup's variant counts are its own, never the previous daemon's; an open popup's next state
+      // request (the broadcast of this connection) asks it at once, however recently the last one asked
       connection.variants = null;
+      connection.statusAskedAt = 0;
       await config.setStudy(msg.study, msg.detectors);
       // the daemon runs a study the participant withdrew from, learnt only now (the hello went out
       // naming no study, or another): say hello again at once, carrying it, rather than on the next
