@@ -128,6 +128,7 @@ q { font-style: italic; color: #424a53; }
     // the browser turns into a trusted click on Save) submits; requestSubmit() from a script does not.
     let armed = false;
     let sending = false;
+    let taken = false; // the worker took the answer: no second Save
     const save = h("button", { type: "submit", class: "primary", text: "Save rating",
       onclick: (ev) => { armed = ev.isTrusted; setTimeout(() => { armed = false; }, 0); } });
     form.append(h("div", { class: "actions" },
@@ -152,14 +153,19 @@ q { font-style: italic; color: #424a53; }
       }
       if (missing.length) { msg.textContent = `Please answer: ${missing.join(", ")}`; return; }
       // one answer at a time: a second Save while the first is being handed over would be a second rating.
-      // `onSubmit` may answer with why the answer was not taken, said here, in the panel kept open
-      if (sending) return;
+      // `onSubmit` may answer with why the answer was not taken, said here, in the panel kept open;
+      // or with {said, taken: true}: the answer was taken though not marked, and Save stays disabled
+      // (a second Save would queue a second rating)
+      if (sending || taken) return;
       sending = true;
       save.disabled = true;
       msg.textContent = "";
       Promise.resolve().then(() => onSubmit({ values, anchors }))
-        .then((said) => { if (said) msg.textContent = said; }, (err) => { msg.textContent = `Not saved: ${(err && err.message) || err}`; })
-        .finally(() => { sending = false; save.disabled = false; });
+        .then((said) => {
+          if (said && said.taken) { taken = true; said = said.said; }
+          if (said) msg.textContent = said;
+        }, (err) => { msg.textContent = `Not saved: ${(err && err.message) || err}`; })
+        .finally(() => { sending = false; save.disabled = taken; });
     });
     return form;
   }
@@ -173,7 +179,7 @@ q { font-style: italic; color: #424a53; }
     // "Pause everything": no rating is started while paused; an open panel closes (its Save would be refused)
     const paused = !!ctx.paused;
     if (paused) host._modlens.open = false;
-    const sig = JSON.stringify([display, rated, info.rated && info.rated.derived, saved, info.refused || "", !!host._modlens.open, info.sampled, !!info.detectors, paused]);
+    const sig = JSON.stringify([display, rated, info.rated && info.rated.derived, saved, info.refused || "", !!host._modlens.open, info.sampled, !!info.detectors, paused, !!host._modlens.taken]);
     if (host._modlens.sig === sig) return;
     host._modlens.sig = sig;
     sr.replaceChildren(h("style", { text: CSS }));
@@ -190,6 +196,9 @@ q { font-style: italic; color: #424a53; }
       bar.append(h("span", { class: "done", text: d ? `rated · ${d}` : "rated" }));
       // "rated" is the participant's answer; whether the study log holds it is the daemon's word
       if (!saved) bar.append(h("span", { class: "pending", title: "in the extension's outbox: the daemon has not confirmed writing it yet", text: "not saved yet" }));
+    } else if (host._modlens.taken) {
+      // the worker took a rating given here that the page could not mark (it changed meanwhile)
+      bar.append(h("span", { class: "pending", title: "the extension took a rating of this comment; the page changed before it could be marked", text: "rating taken" }));
     } else if (ctx.study) {
       if (info.refused) bar.append(h("span", { class: "msg", title: info.refused, text: "rating not saved" }));
       if (paused) bar.append(h("span", { class: "pending", title: "Pause everything is on: nothing is collected or sent, and no rating is taken", text: "paused" }));
@@ -198,7 +207,7 @@ q { font-style: italic; color: #424a53; }
         onclick: (ev) => { if (!ev.isTrusted || ctx.paused) return; host._modlens.open = !host._modlens.open; host._modlens.openedAt = performance.now(); render(host, ctx); } }));
     }
     sr.append(bar);
-    if (host._modlens.open && !rated && ctx.study) {
+    if (host._modlens.open && !rated && !host._modlens.taken && ctx.study) {
       const form = buildPanel(ctx, record, async (answer) => {
         const spent = performance.now() - host._modlens.openedAt;
         const res = (await ctx.onRate(record, { ...answer, time_spent_ms: Math.round(spent) })) || {};
@@ -209,7 +218,11 @@ q { font-style: italic; color: #424a53; }
         // comment an in-page navigation left meanwhile is in the outbox, and left unmarked here)
         if (res.error) return `Not saved: ${res.error}`;
         if (!res.queued) return `Not marked as rated: the extension did not take this rating: ${res.reason || "no reason given"}`;
-        if (!res.marked) return "Not marked as rated: the extension took this rating, but the page changed meanwhile";
+        if (!res.marked) {
+          // taken (in the outbox): this marker offers no second rating of it
+          host._modlens.taken = true;
+          return { taken: true, said: "Not marked as rated: the extension took this rating, but the page changed meanwhile" };
+        }
         host._modlens.open = false;
         render(host, ctx);
       }, () => { host._modlens.open = false; render(host, ctx); sr.querySelector("button.rate")?.focus(); });

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .closed_shadow import Marker
+from .closed_shadow import NOT_TOXIC_PICKS, Marker
 from .harness import own_daemon_and_browser, wait_for
 from .pages import serve_youtube_page
 
@@ -105,6 +105,34 @@ def test_the_options_page_shows_a_pause_set_from_the_popup(playwright_instance, 
         popup.click("#paused")
         wait_for(lambda: not browser.state()["paused"], 10, "the worker to go on")
         wait_for(lambda: not options.locator("#paused").is_checked(), 5, "the options page to show it going on")
+
+
+def test_a_rating_the_worker_took_but_the_page_could_not_mark_is_not_taken_twice(playwright_instance, tmp_path):
+    """The page moved to another video while the panel was open (the daemon away, so no score of the
+    new page's comments came back): the worker took the rating, the page could not mark it, and the
+    panel said so with Save enabled again, so a second Save queued a second rating."""
+    with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
+        page, items = open_page_with_markers(browser, tmp_path, "Unmarked01")
+        key = items[0]["key"]
+        m = Marker(page, key)
+        wait_for(lambda: m.locator("button.rate").evaluate("el => el.disabled", timeout=500) is False, 15, "Rate live")
+        m.locator("button.rate").click()
+        for name, value in NOT_TOXIC_PICKS:
+            m.locator(f'input[name="{name}"][value="{value}"]').check()
+        daemon.stop()
+        wait_for(lambda: browser.state()["conn"] != "ready", 30, "the worker to lose the daemon")
+        # an in-page navigation: the page the comment was on is left, what it knew of it forgotten
+        page.evaluate("history.pushState({}, '', '/watch?v=Unmarked02'); dispatchEvent(new PopStateEvent('popstate'))")
+        page.wait_for_timeout(500)
+        m.locator('button[type="submit"]').click()
+        wait_for(lambda: "page changed meanwhile" in m.locator(".msg").evaluate("el => el.textContent", timeout=500), 10, "the panel's word")
+        assert m.locator('button[type="submit"]').evaluate("el => el.disabled") is True
+        m.locator('button[type="submit"]').click()  # a second Save takes nothing
+        page.wait_for_timeout(500)
+        daemon.start()
+        wait_for(lambda: ratings_of(daemon, key), 30, "the rating in the log once the daemon is back")
+        page.wait_for_timeout(2000)  # the outbox's whole flush
+        assert len(ratings_of(daemon, key)) == 1
 
 
 def test_an_agreement_the_worker_refuses_is_said_and_stays_said(playwright_instance, tmp_path):
