@@ -21,7 +21,9 @@ def _fuse(capsys, *args: str) -> None:
     capsys.readouterr()
 
 
-def test_a_seed_a_later_run_fused_is_not_reported_skipped(capsys, tmp_path, modlens_home):
+def _pairs_and_a_picture(tmp_path, db) -> list[str]:
+    """The pairs file, and a picture for 'women' under tmp_path/images (given to a run with --images):
+    the fuse arguments that name the pairs and the log `db`."""
     pairs = tmp_path / "pairs.csv"
     pairs.write_text(PAIRS, encoding="utf-8")
     folder = tmp_path / "images" / "women"
@@ -29,8 +31,12 @@ def test_a_seed_a_later_run_fused_is_not_reported_skipped(capsys, tmp_path, modl
     picture = Image.new("RGB", (480, 360), "white")
     ImageDraw.Draw(picture).ellipse((150, 90, 330, 270), fill=(200, 40, 40))
     picture.save(folder / "one.png")
+    return ["--pairs-file", str(pairs), "--db", str(db)]
+
+
+def test_a_seed_a_later_run_fused_is_not_reported_skipped(capsys, tmp_path, modlens_home):
     db = tmp_path / "study.sqlite"
-    common = ["--pairs-file", str(pairs), "--db", str(db)]
+    common = _pairs_and_a_picture(tmp_path, db)
 
     _fuse(capsys, *common, "--score", "--detectors", "profanity-check")
     first = report_from_db(db)["sections"]["fusion"]
@@ -68,15 +74,8 @@ def test_a_skip_logged_without_its_content_type_is_matched_by_fusion_and_seed(ca
     import json
     import sqlite3
 
-    pairs = tmp_path / "pairs.csv"
-    pairs.write_text(PAIRS, encoding="utf-8")
-    folder = tmp_path / "images" / "women"
-    folder.mkdir(parents=True)
-    picture = Image.new("RGB", (480, 360), "white")
-    ImageDraw.Draw(picture).ellipse((150, 90, 330, 270), fill=(200, 40, 40))
-    picture.save(folder / "one.png")
     db = tmp_path / "study.sqlite"
-    common = ["--pairs-file", str(pairs), "--db", str(db)]
+    common = _pairs_and_a_picture(tmp_path, db)
     _fuse(capsys, *common, "--score", "--detectors", "profanity-check")
     with sqlite3.connect(db) as con:  # the older run's record, as it was logged then
         (run_id, params), = con.execute("SELECT run_id, params_json FROM audit_runs WHERE dataset = 'fuse'")
