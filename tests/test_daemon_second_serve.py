@@ -36,41 +36,21 @@ def _sessions(db) -> dict[str, tuple]:
 
 
 def test_a_second_serve_on_the_same_log_leaves_the_running_daemons_sessions_open(modlens_home, tmp_path):
-    study = write_study(tmp_path / "study.toml", [])
-    db = tmp_path / "log.sqlite"
-    token = pairing.ensure()
-    proc, info = serve_process(modlens_home, "--config", str(study), "--db", str(db))
-    try:
-        async def run() -> None:
-            hold, opened = asyncio.Event(), asyncio.Event()
-            task = asyncio.create_task(_open_session(info["url"], token, "live-rater", hold, opened))
-            await asyncio.wait_for(opened.wait(), 30)
-            assert _sessions(db) == {"live-rater": (None, None)}
-            second = await asyncio.to_thread(
-                subprocess.run, [sys.executable, "-m", "modlens", "serve", "--config", str(study), "--db", str(db),
-                                 "--port", str(info["port"])],
-                env={**os.environ, "MODLENS_HOME": str(modlens_home)}, capture_output=True, text=True, timeout=120)
-            assert second.returncode != 0 and "cannot listen" in second.stderr + second.stdout
-            assert _sessions(db) == {"live-rater": (None, None)}  # still open: the running daemon's
-            # a second daemon that does serve (another port) and stops cleanly ends none of them either
-            other, _ = await asyncio.to_thread(serve_process, modlens_home, "--config", str(study), "--db", str(db))
-            other.terminate()
-            assert await asyncio.to_thread(other.wait, 60) == 0
-            assert _sessions(db) == {"live-rater": (None, None)}
-            hold.set()
-            await asyncio.wait_for(task, 30)
+    def then_one_on_another_port(study, db) -> None:
+        # a second daemon that does serve (another port) and stops cleanly ends none of them either
+        other, _ = serve_process(modlens_home, "--config", str(study), "--db", str(db))
+        other.terminate()
+        assert other.wait(60) == 0
+        assert _sessions(db) == {"live-rater": (None, None)}
 
-        asyncio.run(run())
-    finally:
-        proc.terminate()
-        proc.wait(30)
-    assert _sessions(db)["live-rater"][1] == "client"
+    _second_serve_on_a_taken_port(modlens_home, tmp_path, tmp_path / "log.sqlite", lambda db: db,
+                                  then=then_one_on_another_port)
 
 
-def _second_serve_on_a_taken_port(modlens_home, tmp_path, db, name_it) -> None:
+def _second_serve_on_a_taken_port(modlens_home, tmp_path, db, name_it, then=None) -> None:
     """The daemon serves `db`; a second `modlens serve` given `name_it(db)` (another name of the same
     log, made once the daemon made the log) on its port stops with 'cannot listen': the running
-    daemon's session stays open."""
+    daemon's session stays open. `then(study, db)`: run after that, the session still open."""
     study = write_study(tmp_path / "study.toml", [])
     token = pairing.ensure()
     proc, info = serve_process(modlens_home, "--config", str(study), "--db", str(db))
@@ -79,6 +59,7 @@ def _second_serve_on_a_taken_port(modlens_home, tmp_path, db, name_it) -> None:
             hold, opened = asyncio.Event(), asyncio.Event()
             task = asyncio.create_task(_open_session(info["url"], token, "live-rater", hold, opened))
             await asyncio.wait_for(opened.wait(), 30)
+            assert _sessions(db) == {"live-rater": (None, None)}
             served_as = name_it(db)
             second = await asyncio.to_thread(
                 subprocess.run, [sys.executable, "-m", "modlens", "serve", "--config", str(study), "--db",
@@ -86,6 +67,8 @@ def _second_serve_on_a_taken_port(modlens_home, tmp_path, db, name_it) -> None:
                 env={**os.environ, "MODLENS_HOME": str(modlens_home)}, capture_output=True, text=True, timeout=120)
             assert second.returncode != 0 and "cannot listen" in second.stderr + second.stdout
             assert _sessions(db) == {"live-rater": (None, None)}  # still open: the running daemon's
+            if then is not None:
+                await asyncio.to_thread(then, study, db)
             hold.set()
             await asyncio.wait_for(task, 30)
 
