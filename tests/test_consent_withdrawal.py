@@ -106,16 +106,16 @@ def merged(db, out, capsys) -> str:
     return capsys.readouterr().out
 
 
-def merge_listing(db, capsys) -> dict:
-    """`modlens merge --list`: {(bundle, rater): the line's cells up to its merge time, joined by a space,
-    "total": its last line}."""
+def merge_listing(db, capsys, *, with_ids: bool = True) -> dict:
+    """`modlens merge --list`: {(bundle, rater): the line's cells up to its merge time, joined by a space
+    (without the bundle and rater cells unless `with_ids`), "total": its last line}."""
     capsys.readouterr()
     assert cli_main(["merge", "--list", str(db)]) == 0
     lines = capsys.readouterr().out.splitlines()
     out: dict = {"total": lines[-1]}
     for line in lines[1:-1]:
         cells = line.split()
-        out[(cells[0], cells[1])] = " ".join(cells[:-3])  # the last three: merged at, sha256…, file
+        out[(cells[0], cells[1])] = " ".join(cells[0 if with_ids else 2:-3])  # the last three: merged at, sha256…, file
     return out
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from daemon_helpers import Client, comments_msg, connect, consent_sha256, rating_msg, running_daemon, study
 from log_helpers import as_schema, rows
+from test_consent_withdrawal import merge_listing
 from modlens.cli import main as cli_main
 from modlens.studylog.records import forget
 from modlens.studylog.schema import SCHEMA_VERSION
@@ -174,7 +175,7 @@ async def test_a_withdrawn_raters_merged_data_is_listed_then_deleted_and_shared_
     assert counts(research) == after
     # the listing still marks the withdrawal, and says the first bundle's rows of theirs were deleted, where
     # the second, which carried only their withdrawal, held none; rater-2's are as they were
-    listed = merge_listing(research, capsys)
+    listed = merge_listing(research, capsys, with_ids=False)
     assert listed[("1", "rater-1")] == f"deleted 0 withdrew {WITHDRAWN}", listed
     assert listed[("2", "rater-1")] == f"+0/0 0 withdrew {WITHDRAWN}", listed
     assert listed[("1", "rater-2")].startswith("+1/1 1 "), listed
@@ -184,13 +185,13 @@ async def test_a_withdrawn_raters_merged_data_is_listed_then_deleted_and_shared_
     assert cli_main(["merge", "--out", str(research), str(tmp_path / "late.bundle")]) == 0
     said = capsys.readouterr().out
     assert f"{research} holds data of 1 rater who withdrew consent (rater-1: 3 sessions, 2 ratings)" in said, said
-    listed = merge_listing(research, capsys)
+    listed = merge_listing(research, capsys, with_ids=False)
     assert listed[("1", "rater-1")] == f"deleted 2 withdrew {WITHDRAWN}", listed  # their rows are back, from the late one
     assert listed[("3", "rater-1")] == f"+2/2 2 withdrew {WITHDRAWN}", listed
     again = forget_cli(research, capsys, "--delete")
     assert said_counts(next(x for x in again.splitlines() if x.startswith("rater rater-1 ")))["ratings"] == 2, again
     assert rows(research, "SELECT count(*) FROM ratings WHERE rater_id = 'rater-1'") == [(0,)]
-    listed = merge_listing(research, capsys)
+    listed = merge_listing(research, capsys, with_ids=False)
     assert [listed[(b, "rater-1")].split()[0] for b in "123"] == ["deleted", "+0/0", "deleted"], listed
     # a merge that brings none of a withdrawn rater's data, into a log that holds none, says nothing of it
     said = export_and_merge(db, research, tmp_path / "third.bundle", capsys)
@@ -314,19 +315,6 @@ def test_every_reference_to_a_shared_row_says_whether_it_keeps_it(monkeypatch):
     monkeypatch.delitem(forget.REFERENCES, ("gold_labels", "comment_id"))
     with pytest.raises(RuntimeError, match="gold_labels"):
         forget._check()
-
-
-def merge_listing(db, capsys) -> dict:
-    """`modlens merge --list`: {(bundle, rater): the line's cells up to its merge time, joined by a space,
-    "total": its last line}."""
-    capsys.readouterr()
-    assert cli_main(["merge", "--list", str(db)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    out: dict = {"total": lines[-1]}
-    for line in lines[1:-1]:
-        cells = line.split()
-        out[(cells[0], cells[1])] = " ".join(cells[2:-3])  # the last three: merged at, sha256…, file
-    return out
 
 
 def unchanged(db, before: bytes) -> bool:
