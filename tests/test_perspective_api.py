@@ -534,3 +534,23 @@ def test_the_log_says_which_attributes_were_answered_and_which_dropped(server):
     assert status == 200 and got["attributeScores"] == {}
     labels = _call_labels(db, "und")
     assert (labels["api.answered"], labels["api.dropped"], labels["api.languages"]) == ("", "TOXICITY", "und")
+
+
+def test_a_call_with_every_attribute_dropped_is_not_logged_as_calibrated(server):
+    """`api.calibrated` says the client was sent calibrated scores (the report counts such calls):
+    a calibrated call whose every attribute was dropped was sent no score, calibrated or not."""
+    srv, db = server
+    status, got = _post(srv.base, {"comment": {"text": "😂😂"}, "dropUnsupportedAttributes": True, "calibrated": True,
+                                   "clientToken": "none-answered", "requestedAttributes": {"TOXICITY": {}}})
+    assert status == 200 and got["attributeScores"] == {}
+    labels = _call_labels(db, "none-answered")
+    assert labels["api.answered"] == "" and json.loads(labels["api.calibrated"]) is False
+    assert "api.calibrations" not in labels
+    cal = calibration.fit("TOXICITY", "multilabel", "test-ml-1", [i / 20 for i in range(21)],
+                          [(i / 20) ** 2 for i in range(21)], source="test", holdout=0.3)
+    calibration.save(cal)
+    status, got = _post(srv.base, {"comment": {"text": "you idiot"}, "calibrated": True, "clientToken": "answered",
+                                   "requestedAttributes": {"TOXICITY": {}}})
+    assert status == 200 and got["attributeScores"]["TOXICITY"]["detector"]["calibration"]["id"] == cal.id
+    assert json.loads(_call_labels(db, "answered")["api.calibrated"]) is True
+

@@ -168,7 +168,10 @@ class Analyzer:
             labels = {"api.endpoint": "analyze", "api.attributes": ",".join(req.attributes),
                       "api.answered": ",".join(chosen),
                       "api.dropped": ",".join(a for a in req.attributes if a not in chosen),
-                      "api.languages": ",".join(langs), "api.calibrated": bool(calibrated)}
+                      # calibrated: the client was sent calibrated scores (a map per answered
+                      # attribute), not that it asked for them: a call with every attribute
+                      # dropped was sent none
+                      "api.languages": ",".join(langs), "api.calibrated": bool(maps)}
             thresholds = {a: p.score_threshold for a, p in req.attributes.items() if p.score_threshold is not None}
             if thresholds:
                 labels["api.score_thresholds"] = thresholds
