@@ -554,3 +554,26 @@ def test_a_call_with_every_attribute_dropped_is_not_logged_as_calibrated(server)
     assert status == 200 and got["attributeScores"]["TOXICITY"]["detector"]["calibration"]["id"] == cal.id
     assert json.loads(_call_labels(db, "answered")["api.calibrated"]) is True
 
+
+@pytest.mark.parametrize("kind", ["HTML", "MARKDOWN", 3])
+def test_a_comment_type_that_cannot_be_honoured_is_refused_not_scored(server, kind):
+    """Perspective documented `comment.type` as PLAIN_TEXT or HTML, and scored PLAIN_TEXT only: the
+    detectors here read markup as words, so an HTML comment is refused (400, nothing logged, no
+    score), and a value that is no TextType at all is refused as Google's parser refused it."""
+    srv, db = server
+    status, got = _post(srv.base, {"comment": {"text": "<b>you idiot</b>", "type": kind},
+                                   "requestedAttributes": {"TOXICITY": {}}, "clientToken": "typed"})
+    assert status == 400 and got["error"]["status"] == "INVALID_ARGUMENT"
+    assert "comment.type" in got["error"]["message"] and "attributeScores" not in got
+    assert _api_rows(db) == ([], {}, 0)
+    status, _ = _post(srv.base, {"comment": {"text": "you idiot", "type": kind}, "attributeScores": {
+        "TOXICITY": {"summaryScore": {"value": 0.9}}}}, path="comments:suggestscore")
+    assert status == 400
+
+
+@pytest.mark.parametrize("kind", ["PLAIN_TEXT", "TEXT_TYPE_UNSPECIFIED", None])
+def test_plain_text_comments_are_scored(server, kind):
+    srv, _ = server
+    comment = {"text": "you idiot", **({"type": kind} if kind else {})}
+    status, got = _post(srv.base, {"comment": comment, "requestedAttributes": {"TOXICITY": {}}})
+    assert status == 200 and got["attributeScores"]["TOXICITY"]["summaryScore"]["value"] == 0.5

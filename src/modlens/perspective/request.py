@@ -4,16 +4,18 @@ parser refused it ("Unknown name"); the field names come from the discovery docu
 (`discovery.SCHEMAS`), the one description of Perspective's messages."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Collection
 
 from modlens.datasets.base import blank_reason
 from modlens.perspective.attributes import KNOWN
 from modlens.perspective.discovery import SCHEMAS
-from modlens.perspective.errors import PerspectiveError, invalid, unknown_names
+from modlens.perspective.errors import BAD_REQUEST, PerspectiveError, invalid, unknown_names
 from modlens.perspective.spans import utf16_len
 
 SCORE_TYPES = ("PROBABILITY",)
+TEXT_TYPE = "type.googleapis.com/google.commentanalyzer.v1alpha1.TextEntry.TextType"
 
 
 @dataclass
@@ -104,6 +106,7 @@ def _text(body: dict[str, Any], max_bytes: int) -> str:
     comment = _object(body.get("comment"), "comment") if "comment" in body else None
     if comment is None:
         raise invalid("Comment must be specified.", "COMMENT_EMPTY")
+    _plain_text(comment.get("type"))
     text = comment.get("text")
     if text is not None and not isinstance(text, str):
         raise invalid("Invalid value at 'comment.text': expected a string.")
@@ -115,6 +118,20 @@ def _text(body: dict[str, Any], max_bytes: int) -> str:
     if size > max_bytes:
         raise invalid(f"Comment text too long: {size} bytes, at most {max_bytes} are accepted.", "COMMENT_TOO_LONG")
     return text
+
+
+def _plain_text(kind: Any) -> None:
+    """`comment.type`: Perspective documented PLAIN_TEXT and HTML and scored PLAIN_TEXT only. The
+    detectors here read markup as words, so HTML is refused rather than scored as if it were the
+    comment; a value that is no TextType is refused as Google's parser refused it."""
+    if kind is None or kind in ("PLAIN_TEXT", "TEXT_TYPE_UNSPECIFIED"):
+        return
+    if kind == "HTML":
+        raise invalid("comment.type HTML is not supported: only PLAIN_TEXT comments are scored "
+                      "(send the comment's text without its markup).")
+    line = f"Invalid value at 'comment.type' ({TEXT_TYPE}), {json.dumps(kind)}"
+    raise PerspectiveError("INVALID_ARGUMENT", line, [{"@type": BAD_REQUEST, "fieldViolations": [
+        {"field": "comment.type", "description": line}]}])
 
 
 def _unknown(name: str, known: Collection[str]) -> PerspectiveError:
