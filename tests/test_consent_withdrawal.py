@@ -293,7 +293,7 @@ async def test_a_report_of_the_merged_log_leaves_out_a_withdrawn_raters_ratings(
     report, page = reported(research, capsys)
     assert (report["counts"]["ratings"], report["sections"]["human"]["n_raters"]) == (4, 2)
     assert all(a["n_comments_paired"] == 2 for a in report["sections"]["human"]["attributes"])
-    assert report["withdrawn"] == {"raters": 0, "ratings": 0}
+    assert report["withdrawn"] == {"raters": 0, "studies": 0, "ratings": 0}
     assert "withdrew consent" not in page
 
     await withdraw(tmp_path, study(consent_text=text), "rater-1")
@@ -310,8 +310,8 @@ async def test_a_report_of_the_merged_log_leaves_out_a_withdrawn_raters_ratings(
     assert report["counts"]["ratings"] == 2
     assert (human["n_ratings"], human["n_raters"], [r["rater_id"] for r in human["raters"]]) == (2, 1, ["rater-2"])
     assert all(a["n_comments_paired"] == 0 for a in human["attributes"]), human["attributes"]
-    assert report["withdrawn"] == {"raters": 1, "ratings": 2}
-    assert "1 rater who withdrew consent is left out: their 2 ratings" in page
+    assert report["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 2}
+    assert "1 rater who withdrew consent is left out of the study they withdrew from: their 2 ratings there are" in page
 
     # agreeing again is a new consent: the rater counts again, what they rated before included
     async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
@@ -324,7 +324,7 @@ async def test_a_report_of_the_merged_log_leaves_out_a_withdrawn_raters_ratings(
                           "ORDER BY consent_id") == [(AGREED, WITHDRAWN), (AGAIN, None)]
     report, page = reported(research, capsys)
     assert (report["counts"]["ratings"], report["sections"]["human"]["n_raters"]) == (4, 2)
-    assert report["withdrawn"] == {"raters": 0, "ratings": 0}
+    assert report["withdrawn"] == {"raters": 0, "studies": 0, "ratings": 0}
     assert "withdrew consent" not in page
 
 
@@ -344,7 +344,7 @@ def test_crowd_raters_have_no_consents_and_are_not_left_out(tmp_path, capsys):
     assert imported and rows(db, "SELECT count(*) FROM consents") == [(0,)]
     report, page = reported(db, capsys)
     assert report["counts"]["ratings"] == imported
-    assert report["withdrawn"] == {"raters": 0, "ratings": 0}
+    assert report["withdrawn"] == {"raters": 0, "studies": 0, "ratings": 0}
 
 
 async def test_a_withdrawal_of_a_consent_recorded_before_schema_7_reaches_the_researcher(tmp_path, capsys):

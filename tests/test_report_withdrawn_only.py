@@ -31,7 +31,7 @@ def _log(path, withdraw: tuple[str, ...]):
 
 def test_every_rater_withdrew_is_said_not_no_ratings(tmp_path):
     report = report_from_db(_log(tmp_path / "study.sqlite", ("r1", "r2")))
-    assert report["withdrawn"] == {"raters": 2, "ratings": 6} and report["counts"]["ratings"] == 0
+    assert report["withdrawn"] == {"raters": 2, "studies": 1, "ratings": 6} and report["counts"]["ratings"] == 0
     for key in ("human", "overlap", "people"):
         reason = report["skipped"][key]
         assert "no ratings in the log" not in reason, (key, reason)
@@ -51,3 +51,26 @@ def test_some_raters_withdrew_the_others_are_reported(tmp_path):
     report = report_from_db(_log(tmp_path / "study.sqlite", ("r1",)))
     human = report["sections"]["human"]
     assert human["n_ratings"] == 3 and human["n_raters"] == 1
+
+
+def test_a_rater_who_withdrew_from_two_studies_is_one_rater(tmp_path):
+    """The line counts raters, as it says: the same rater withdrawing from two studies of the log is one
+    rater (two withdrawals), and they are left out of those studies alone, not of one they still consent to."""
+    path = tmp_path / "study.sqlite"
+    with StudyLog(path) as log:
+        page = log.ensure_page("youtube", "v1", None, None)
+        with log.transaction():
+            cid = log.add_comment("youtube", "c0", page, "comment 0")
+        for n, study_id in enumerate(("pilot", "second", "third")):
+            study = StudyConfig(study_id=study_id, toxicity_mode="direct", anchors=[])
+            log.ensure_study(study.study_id, study.title, study.model_dump(mode="json"))
+            log.ensure_rater(study_id, "r1", AGREED, "You may withdraw at any time.")
+            with log.transaction():
+                log.add_rating(study_id, "r1", f"x{n}", None, cid, {"toxicity": "toxic"}, None, "toxic", False, 1)
+        for study_id in ("pilot", "second"):
+            assert log.withdraw_consent(study_id, "r1", WITHDRAWN) == 1
+    report = report_from_db(path)
+    assert report["withdrawn"] == {"raters": 1, "studies": 2, "ratings": 2}
+    assert report["counts"]["ratings"] == 1  # their rating in the study they still consent to
+    assert ("1 rater who withdrew consent is left out of the 2 studies they withdrew from: their 2 ratings there "
+            "are in no count or figure of this report") in render_html(report)

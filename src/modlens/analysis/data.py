@@ -15,7 +15,7 @@ says which set each source used.
 A rater who withdrew consent to the study (every consent of theirs withdrawn, `sessions.WITHDREW`) is
 left out here, where every section reads ratings: their ratings and task reviews, so no count, alpha,
 rater summary, people or item-set figure uses them (a merged log still holds what an earlier bundle
-brought of theirs); `StudyData.withdrawn` says how many raters and ratings. A consent given again
+brought of theirs); `StudyData.withdrawn` says how many raters, studies and ratings. A consent given again
 counts; a crowd worker `modlens rate` imported has no `consents` row and never withdrew."""
 from __future__ import annotations
 
@@ -78,9 +78,11 @@ class StudyData:
     # item-set studies: each `modlens rate FILE` import (`crowd_imports`), "skipped" (kind -> records
     # left out) decoded
     imports: list[dict[str, Any]] = field(default_factory=list)
-    # the raters who withdrew consent to their study and the ratings of theirs the log holds, all left out
-    # of `ratings` and `reviews` (a participant may withdraw at any time: nothing here uses their data)
-    withdrawn: dict[str, int] = field(default_factory=lambda: {"raters": 0, "ratings": 0})
+    # the raters who withdrew consent to a study (distinct rater ids: one who withdrew from two studies is
+    # one rater), the studies they withdrew from, and the ratings of theirs in those studies the log holds,
+    # all left out of `ratings` and `reviews` (a participant may withdraw at any time: nothing here uses
+    # their data; their ratings in a study they still consent to count)
+    withdrawn: dict[str, int] = field(default_factory=lambda: {"raters": 0, "studies": 0, "ratings": 0})
 
     def score(self, text_id: int, detector_id: int) -> float | None:
         return self.scores.get((text_id, detector_id))
@@ -218,4 +220,5 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
                q("SELECT * FROM crowd_imports ORDER BY import_id")]
     return StudyData(Path(path), detectors, comments, labels, scores, variants, normalizations, texts,
                      ratings, studies, runs, gold_sets, reviews, label_probabilities, imports,
-                     {"raters": len(gone), "ratings": left_out})
+                     {"raters": len({rater for _, rater in gone}), "studies": len({study for study, _ in gone}),
+                      "ratings": left_out})

@@ -172,10 +172,15 @@ def withdrawn_line(withdrawn: dict[str, int] | None) -> str:
     report's JSON from before withdrawals were left out has no `withdrawn`: it says nothing)."""
     if not withdrawn or not withdrawn.get("raters"):
         return ""
-    n, m = withdrawn["raters"], withdrawn["ratings"]
+    # raters are distinct rater ids, left out of the studies they withdrew from only (a report's JSON from
+    # before `studies` counted a rater once per study withdrawn from: it says no more than it did then)
+    n, m, s = withdrawn["raters"], withdrawn["ratings"], withdrawn.get("studies")
     who = "1 rater who withdrew consent is" if n == 1 else f"{n:,} raters who withdrew consent are"
-    return (f"<p class=note>{who} left out: their {_plural(m, 'rating', 'ratings')} {'is' if m == 1 else 'are'} "
-            f"in no count or figure of this report (the log still holds {'it' if m == 1 else 'them'}).</p>")
+    where = "" if s is None else \
+        " of the study they withdrew from" if s == 1 else f" of the {s:,} studies they withdrew from"
+    return (f"<p class=note>{who} left out{where}: their {_plural(m, 'rating', 'ratings')}{' there' * bool(where)} "
+            f"{'is' if m == 1 else 'are'} in no count or figure of this report (the log still holds "
+            f"{'it' if m == 1 else 'them'}).</p>")
 
 
 def numbered(keys: Sequence[str]) -> dict[str, str]:
