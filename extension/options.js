@@ -75,7 +75,6 @@ function render(st) {
 // What the daemon holds of this participant, said as far as this page knows it. Before any consent
 // it records only the hellos; after a consent ended (withdrawn, or the study's text changed) it keeps
 // what it recorded under it, which "only the rater id ..." would deny.
-let withdrew = null; // {study_id, at}: this page's Withdraw, taken by the worker (its state does not say)
 let refused = null; // the worker's refusal of this page's last Agree: said until an agreement counts
 function consentLine(st) {
   const study = st.study;
@@ -85,8 +84,11 @@ function consentLine(st) {
   const kept = "What it recorded while you had agreed stays in the study log on this computer (delete the log to remove it), "
     + "and in any bundle already sent to the researcher (ask them to delete it).";
   if (refused) return `Not agreed: ${refused}. ${from}`;
-  if (withdrew && withdrew.study_id === study.study_id) {
-    return `You withdrew your consent on ${withdrew.at.toLocaleString()}: nothing more is taken or sent from this browser, and the daemon is told. ${kept} ${from}`;
+  // the worker's stored withdrawal from this study (publicState), not this page's click: said after a reload too
+  const w = st.withdrawal;
+  if (w && w.study_id === study.study_id) {
+    const told = w.recorded ? "the daemon has recorded it" : "the daemon is told of it when the extension next connects to it";
+    return `You withdrew your consent on ${new Date(w.at).toLocaleString()}: nothing more is taken or sent from this browser, and ${told}. ${kept} ${from}`;
   }
   if (st.consent && st.consent.study_id === study.study_id) {
     return `You agreed on ${new Date(st.consent.at).toLocaleString()} to an earlier text of this study, which has changed since. ${kept} ${from}`;
@@ -116,7 +118,7 @@ $("accept-consent").addEventListener("click", async () => {
 $("withdraw-consent").addEventListener("click", async () => {
   const studyId = current.study.study_id;
   const res = await call(ns.messages.consent(false, studyId));
-  if (res && res.ok) { withdrew = { study_id: studyId, at: new Date() }; refused = null; }
+  if (res && res.ok) refused = null;
   refresh();
 });
 // Join a study from its pack file: the worker hands it to the daemon, which restarts on it.

@@ -73,6 +73,14 @@
   }
   const NOT_A_TASK = "not a task page: this study collects comments on its task pages only";
 
+  // The participant's withdrawal from the running study, as the worker keeps it (config.withdrawals,
+  // stored with the consent's removal): a page says it after a reload too. `recorded`: this
+  // connection's hello carried it and the daemon answered (it writes the withdrawal before hello_ok).
+  function withdrawalState() {
+    const w = config.withdrawalToSend();
+    return w && { ...w, recorded: connection.status === "ready" && connection.helloCarried(w) };
+  }
+
   // The state the extension's pages show (get_state, and the broadcast on every change). It holds
   // no secret: not the pairing token (only whether one is set) nor the study's author salt.
   ns.publicState = function publicState(tabId) {
@@ -81,7 +89,7 @@
     if (study) delete study.author_salt;
     return {
       conn: connection.status, lastError: connection.lastError, consented: config.consented(), paused: config.settings.paused,
-      study, detectors: config.detectors, consent: config.consent, settings: { ...settings, tokenSet: !!token },
+      study, detectors: config.detectors, consent: config.consent, withdrawal: withdrawalState(), settings: { ...settings, tokenSet: !!token },
       extensionOrigin: ns.extensionOrigin(chrome.runtime), // what `modlens pair --extension` takes
       totals: delivery.totals(), pages: tabs.statuses(tabId), display: config.displayMode(),
       calibration: calibrationState(), tasks: tasksState(), itemset: itemsetState(), variants: connection.variants,

@@ -88,6 +88,32 @@ def test_after_a_withdrawal_the_pages_do_not_say_the_daemon_keeps_only_the_rater
         assert "nothing more is taken or sent" in said and "delete" in said, said
 
 
+def test_a_withdrawal_is_said_after_a_reload_and_as_far_as_the_daemon_recorded_it(playwright_instance, tmp_path):
+    """The options page said "You withdrew your consent" only until it was reloaded (the line lived in
+    the page: after a reload it said nothing of a withdrawal the worker keeps and sends with every
+    hello), and it said "the daemon is told" while the daemon was down and had recorded nothing."""
+    with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
+        rater = browser.state()["settings"]["raterId"]
+        withdrawn = lambda: daemon.query("SELECT withdrawn_at FROM consents WHERE rater_id = ? AND withdrawn_at IS NOT NULL", (rater,))
+        daemon.stop()
+        wait_for(lambda: browser.state()["conn"] != "ready", 30, "the worker to lose the daemon")
+        options = browser.context.new_page()
+        options.goto(browser.ext_url("options.html"))
+        options.click("#withdraw-consent")
+        options.locator("#accept-consent:not([disabled])").wait_for(timeout=10000)
+        options.reload()
+        options.locator("#accept-consent:not([disabled])").wait_for(timeout=10000)
+        wait_for(lambda: "withdrew" in options.locator("#consent-state").inner_text(), 10, "the reloaded page to say so")
+        said = options.locator("#consent-state").inner_text()
+        assert "next connects" in said and "has recorded" not in said, said
+        assert withdrawn() == []  # the real event: the log has no withdrawal yet
+        daemon.start()  # the same port: the worker's next hello carries the withdrawal
+        wait_for(withdrawn, 60, "the withdrawal in the study log")
+        wait_for(lambda: "the daemon has recorded it" in options.locator("#consent-state").inner_text(), 30, "the page to say it is recorded")
+        options.reload()
+        wait_for(lambda: "the daemon has recorded it" in options.locator("#consent-state").inner_text(), 10, "the reloaded page to say so")
+
+
 def test_the_options_page_shows_a_pause_set_from_the_popup(playwright_instance, tmp_path):
     """The options page stayed on 'Pause everything' unchecked while the participant had paused from the
     popup (the worker was paused): a setting set from one page reached no other open page."""
