@@ -8,6 +8,7 @@ still find every comment scored in the log the moment it returns; a write that f
 fail, with the daemon's account of what is missing, instead of printing its summary."""
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 
@@ -64,6 +65,31 @@ async def test_feed_returns_only_once_every_pages_scores_are_in_the_log(tmp_path
     assert stats.comments == 9
     assert scored == {k for k, _ in rows}
     assert stats.writes == len(pages)  # each page's score write, confirmed by the daemon's sync_ok
+
+
+async def test_feed_counts_every_connections_writes_when_their_syncs_overlap(tmp_path, monkeypatch):
+    """Two connections, one page each, and the daemon answers neither `sync` before both arrived: both
+    are in flight at once, as they were when one connection's slow score write was still pending as the
+    other synced. Each connection's confirmed writes are added to the total when its own `sync_ok`
+    arrives; adding them to a total read before the wait lost the first answer's."""
+    _slow_record_results(monkeypatch)
+    both_asked, asked = asyncio.Event(), []
+    real_sync = service.LiveService.sync
+
+    async def sync_once_both_asked(self, session, msg):
+        asked.append(msg.id)
+        if len(asked) == 2:
+            both_asked.set()
+        await asyncio.wait_for(both_asked.wait(), 30)
+        return await real_sync(self, session, msg)
+
+    monkeypatch.setattr(service.LiveService, "sync", sync_once_both_asked)
+    rows = _rows(8, "overlap")
+    pages = make_pages(rows, 4, "feedsync", "https://example.org/overlap", "overlap")
+    async with running_daemon(tmp_path, study()) as (url, _app):
+        stats = await send_pages(url, TOKEN, pages, variants=False, concurrency=2)
+    assert len(pages) == 2 and stats.comments == 8
+    assert stats.writes == 2  # one score write per page, each confirmed by its connection's sync_ok
 
 
 @pytest.mark.parametrize("perturbation, module, name, missing", [

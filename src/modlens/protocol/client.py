@@ -356,8 +356,11 @@ async def send_pages(url: str, token: str, pages: list[Comments], *, concurrency
                 result = results[i] = await client.send_page(page, variants)
                 if on_page:
                     on_page(result)
-            # done means stored: the last scores went out before their rows were written
-            stats.writes += (await client.sync()).writes
+            # done means stored: the last scores went out before their rows were written. The count is
+            # added once the answer is in: `stats.writes += await ...` reads the total before the wait,
+            # and a connection whose sync_ok came meanwhile had its writes overwritten
+            confirmed = (await client.sync()).writes
+            stats.writes += confirmed
 
     t0 = time.perf_counter()
     await asyncio.gather(*(worker(w) for w in range(max(1, min(concurrency, len(pages))))))
