@@ -122,6 +122,8 @@ SLOW: dict[str, str] = {
     "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check[textfooler]": "the recipe's whole search",
     "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check[toxictrap_char_greedy]": "the recipe's whole search",
     "tests/test_attack_budget.py::test_no_query_is_spent_ranking_a_word_the_recipe_may_not_edit[textbugger]": "its search",
+    "tests/test_cli_attack_text_call_fails.py::test_a_judge_whose_call_raises_leaves_the_flip_unknown":
+        "loads profanity-check and runs DeepWordBug's search",
     "tests/test_attack_budget.py::test_no_query_is_spent_ranking_a_word_the_recipe_may_not_edit[pwws]": "its search",
     "tests/test_variant_importance.py::test_the_model_sees_only_the_fixed_widths": "MiniLM over every padded width",
     "tests/test_variant_importance.py::test_padded_row_counts_keep_scores_and_bound_the_shapes": "MiniLM over many shapes",

@@ -149,3 +149,39 @@ class ViaEngine(Detector):
 
     def toxicity(self, scores: LabelScores | None) -> float | None:
         return self.inner.toxicity(scores)
+
+
+class CallFailureAsNoScore(Detector):
+    """The attack's view of a detector it calls directly (`attack --text`, `perturb --attack`): a
+    call that raises, or an answer without the toxicity label, is no score for its texts, as the
+    engine's batcher makes it for `ViaEngine` (`DetectorRunner.score_chunk` and `result`). The
+    attack then records what the dataset path records, an unknown result (the target had no score
+    for the seed or a candidate, a judge none for a flip), and the next text is attacked; the
+    command's scoring of its lines says the error."""
+
+    def __init__(self, inner: Detector):
+        self.inner = inner
+        self.name, self.version, self.labels, self.toxicity_label, self.threshold = \
+            inner.name, inner.version, inner.labels, inner.toxicity_label, inner.threshold
+        self.max_batch = inner.max_batch
+        if getattr(inner, "encoder", None) is not None:  # `share_from` shares its MiniLM encoder
+            self.encoder = inner.encoder  # type: ignore[attr-defined]
+
+    def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
+        try:
+            got = self.inner.score(texts)
+            if len(got) != len(texts):
+                raise RuntimeError(f"{len(got)} results for {len(texts)} texts")
+        except Exception:  # any failure of the call: its texts have no score
+            return [None] * len(texts)
+        return [labels if self._answers(labels) else None for labels in got]
+
+    def _answers(self, labels: LabelScores | None) -> bool:
+        try:
+            self.inner.toxicity(labels)
+            return labels is not None
+        except (KeyError, TypeError, ValueError):  # an answer without its toxicity label: an error row
+            return False
+
+    def toxicity(self, scores: LabelScores | None) -> float | None:
+        return self.inner.toxicity(scores)

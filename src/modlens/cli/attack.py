@@ -9,7 +9,9 @@ Variant with its `attack` record, scored by every loaded detector; a blank text:
 only, with `not_scored` and no score, as `modlens score` prints it); nothing is logged. A detector
 that gives no score for a text puts `error` in its answer and the command exits 1 after every
 line, saying which detector, as `modlens score` does; so does an attack whose result is unknown (the
-target or a judge had no score for a text the attack sent: its record's `reason` says why). With a
+target or a judge had no score for a text the attack sent: its record's `reason` says why). A target
+or judge call that fails (a remote detector down, a model that crashed) is no score for the texts it
+carried, as with a DATASET: that attack's result is unknown and the next text is attacked. With a
 DATASET: the audit's attack over the dataset (seeds by the gold label, else the target's
 verdict), every result and its scores written to the study log (--db), as
 `modlens audit DATASET --attack GOAL --recipe NAME` does; the summary is printed as JSON, and
@@ -174,9 +176,11 @@ def _attack_texts(args: argparse.Namespace, seed: int, loaded: Any, target_key: 
     from modlens.cli.perturb import _print, fail_on_unknown_results, not_scored
     from modlens.cli.score import fail_on_no_score
     loaded.require([s.name for s in loaded.statuses])  # the target and its judges, as `attack DATASET` (run_audit) requires them
+    from modlens.audit.attacks import CallFailureAsNoScore
     detectors = loaded.detectors
-    target = detectors[target_key]
-    judges = [] if args.no_ensemble else [d for k, d in detectors.items() if k != target_key]
+    # a call that raises is no score, an unknown result, as `attack DATASET` records it: every text is attacked
+    target = CallFailureAsNoScore(detectors[target_key])
+    judges = [] if args.no_ensemble else [CallFailureAsNoScore(d) for k, d in detectors.items() if k != target_key]
     labels = None
     if args.goal_labels:
         labels = "all" if args.goal_labels == ["all"] else args.goal_labels

@@ -9,7 +9,8 @@ empty, whitespace only) and no detector's number or variant, as `modlens score` 
 detector that gives no score for a text (it failed, or had none) puts `error` in its answer on that
 text's line; the command then exits 1, after every line, and says which detector, as `modlens score`.
 With --attack, so does an attack whose result is unknown (the target or a judge had no score for a
-text the attack sent: its record's `reason` says why).
+text the attack sent: its record's `reason` says why; a call that fails is no score for its texts, and
+the next text is attacked).
 A detector named by --detector or --target that cannot load, or none that loads, stops the command
 before its first line (exit 1); one of the study's that nobody named is said on stderr and left out.
 """
@@ -157,12 +158,14 @@ def _attack(args: argparse.Namespace, target: str, detectors: dict[str, Detector
             options: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The character attack (`char_greedy`; --strategies replace its set) on each text; the
     other loaded detectors are its judges. The lines printed."""
-    from modlens.audit.attacks import AttackSpec, build_attack
+    from modlens.audit.attacks import AttackSpec, CallFailureAsNoScore, build_attack
     from modlens.services.errors import SetupError
     spec = AttackSpec(args.attack, max_queries=args.max_queries, max_edit_ratio=args.max_edit_fraction,
                       strategies=args.strategies, strategy_options=options)
     try:
-        attack = build_attack(spec, target, detectors[target], [d for k, d in detectors.items() if k != target], seed)
+        # a call that raises is no score, an unknown result, as `attack DATASET` records it: every text is attacked
+        attack = build_attack(spec, target, CallFailureAsNoScore(detectors[target]),
+                              [CallFailureAsNoScore(d) for k, d in detectors.items() if k != target], seed)
     except SetupError as err:
         raise CliError(str(err).removeprefix("attack: "),
                        fix="check --strategies (`modlens perturb --help` lists them), --max-queries >= 1 and "
