@@ -13,7 +13,9 @@ score, or a platform, splits the levels with no overlap ("complete") or overlap 
 (Jeffreys prior, `ordlogit.py`) is reported instead and labelled as such; when even that fails the
 fit is marked unreliable. (2) Every crossing has a 95% delta-method interval, with a note when it
 cannot be trusted (penalized fit, score coefficient not distinguishable from 0 so Fieller's exact
-interval is unbounded, crossing outside the observed scores, few comments). (3) Minimum counts:
+interval is unbounded, crossing outside the observed scores, few comments; a crossing with no standard
+error is shown as such, never "± 0"). (3) Identification: scores that are all alike, or fixed by the
+platform, leave the score's coefficient undetermined, so no model is fitted (`error` says why). (4) Minimum counts:
 a platform with fewer than MIN_PER_PLATFORM comments, or a level chosen by fewer than
 MIN_PER_LEVEL majorities, is warned about (about 10 outcomes per parameter is the usual floor
 for logistic models, Peduzzi et al. 1996; 30 per platform keeps the platform shift estimable).
@@ -62,6 +64,9 @@ def fit_attribute(data: StudyData, majority: dict[int, dict[str, str]], attr: st
     order = sorted(counts, key=lambda p: (-counts[p], p))
     scores = np.array([r[0] for r in rows])
     X = _design(scores, [r[1] for r in rows], order)
+    unidentified = _unidentified(X, scores)
+    if unidentified:
+        return {"error": unidentified, "n": len(rows)}
     y = np.array([used.index(r[2]) for r in rows])
     names = ["score"] + [f"platform[{p}]" for p in order[1:]]
     sep = separation.check(X, y, len(used))
@@ -103,6 +108,22 @@ def fit_attribute(data: StudyData, majority: dict[int, dict[str, str]], attr: st
             "separation": sep.kind, "separated_by": [names[i] for i in sep.involved],
             "estimator": "maximum likelihood" if model.penalty is None else PENALIZED,
             "reliable": reliable, "warnings": warnings, "platforms": per_platform}
+
+
+def _unidentified(X: np.ndarray, scores: np.ndarray) -> str | None:
+    """Why the score's effect cannot be estimated from these rows (None: it can). Scores all alike
+    (a detector that answers one value whatever the text) make the score column a multiple of the
+    cut points' intercept, and scores fixed by the platform make it a sum of the platform columns:
+    any score coefficient then fits as well as any other, so the optimizer's stopping point, its
+    standard errors and its crossings say nothing about the detector."""
+    if np.ptp(scores) == 0:
+        return (f"every comment's score is {scores[0]:.6g}: how ratings change with the score cannot be "
+                "estimated (the detector gives every text one value)")
+    design = np.column_stack([np.ones(len(X)), X])
+    if np.linalg.matrix_rank(design) < design.shape[1]:
+        return ("the score is fixed by the platform (one value per platform): its effect cannot be told "
+                "apart from the platforms'")
+    return None
 
 
 def _warnings(sep: separation.Separation, names: list[str], per_platform: Counter[str],
@@ -158,8 +179,8 @@ def analyze(data: StudyData, human: dict[str, Any] | None) -> dict[str, Any] | N
                 fits[a["name"]] = res
         if fits:
             out.append({"detector": det.name, "version": det.version, "attributes": fits})
-    if not any("error" not in f for d in out for f in d["attributes"].values()):
-        return None  # no model at all: the section (sections/people.py) says why
+    if not out:
+        return None  # no attribute has a comment with a majority and a score: the section says so
     minimums = {"comments_per_fit": MIN_COMMENTS, "comments_per_platform": MIN_PER_PLATFORM,
                 "majorities_per_level": MIN_PER_LEVEL}
     n_warned = sum(bool(f.get("warnings")) or "error" in f for d in out for f in d["attributes"].values())

@@ -24,9 +24,14 @@ def analyze(data: StudyData, ratings: dict[str, Any] | Skip) -> dict[str, Any] |
         return no_ratings(data)
     if isinstance(ratings, Skip) or not ratings.get("majority"):
         return Skip("no comment has a majority rating (every rating excluded, or ties dropped)")
-    return people.analyze(data, ratings) or Skip(
-        f"no attribute has {people.MIN_COMMENTS} or more comments with a majority rating and a detector score: "
-        "rate more comments, or score them with modlens rescore")
+    result = people.analyze(data, ratings)
+    if result is None:
+        return Skip("no comment with a majority rating has a detector score: score them with modlens rescore")
+    errors = [f"{detector(d['detector'], d['version'])} {attr}: {f['error']}"
+              for d in result["detectors"] for attr, f in d["attributes"].items() if "error" in f]
+    if len(errors) == sum(len(d["attributes"]) for d in result["detectors"]):  # not one model fitted
+        return Skip("no model could be fitted: " + "; ".join(errors))
+    return result
 
 
 def render(s: dict[str, Any]) -> str:
@@ -44,7 +49,8 @@ def render(s: dict[str, Any]) -> str:
         if e.get(key) is None:
             return None
         ci = e.get(f"{key}_ci")
-        text = f"{e[key]:.3f} ± {(e.get(f'{key}_se') or 0):.3f}"
+        se = e.get(f"{key}_se")  # None: the fit has no standard error, and the page says so
+        text = f"{e[key]:.3f} " + ("(no SE)" if se is None else f"± {se:.3f}")
         text += f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
         return text + (" ⚠" if e.get(f"{key}_ci_note") else "")
 
