@@ -7,7 +7,10 @@ unless it is "auto"; under "auto", `LatencyBudget`: variant rounds may take at m
 `LATENCY_RATIO` times the time pages spent waiting for their scores); comments the
 study asks participants about (its sampling, the extension's rule) are offered first. A comment
 over budget gets an empty `variants` message whose `error` says it was deferred and why, and a
-`deferred_variants` row; `modlens rescore --variants` makes its variants later.
+`deferred_variants` row; `modlens rescore --variants` makes its variants later. So does a comment
+whose connection closed while it waited (nobody to send its variants to), and one waiting or in a
+round whose variants were not made when the daemon stops: every comment offered is made, failed
+(a step_errors row) or deferred (a row), and counted so (`VariantStats`).
 
 One worker takes the waiting comments in batches, from every connection at once: one
 word-importance pass for the whole batch, the generator over each, and every variant scored by
@@ -64,6 +67,16 @@ DECAY = 0.8  # weight of the past in the per-comment cost (each finished round)
 # round (the generator's first use) took 4 s for a page of 20 here, three times a feed of 150 without
 # variants, so it is kept small; later comments go live as the measured cost and the credit allow.
 PROBE_COMMENTS = 2
+# why a comment's variants were left to `modlens rescore --variants`, besides a budget; the last
+# parenthesis of a reason is its kind (`reason_kind`)
+CONNECTION_CLOSED = "its connection closed while it waited for variants (connection closed)"
+DAEMON_STOPPED = "the daemon stopped before its variants were made (daemon stopped)"
+
+
+def reason_kind(reason: str) -> str:
+    """A deferral's reason as `deferred_by_reason` counts it: its last parenthesis (the setting or
+    event that put it off); the connection's own backlog names none."""
+    return reason.rpartition("(")[2].rstrip(")") if "(" in reason else "connection backlog"
 
 
 class LatencyBudget:
@@ -125,6 +138,7 @@ class VariantJob:
     send: Send
     sampled: bool = True
     answered: bool = False  # its `variants` message went out (or was tried)
+    handed: bool = False  # its variants or step error went to the study-log writer (not deferred if cut short)
     reserved: bool = False  # admitted against the latency budget's estimate
 
 
@@ -133,9 +147,9 @@ class VariantStats:
     queued: int = 0
     done: int = 0       # comments whose variants went out
     failed: int = 0     # generation failed (a step_errors row)
-    # over budget, by comment: the deferred_variants row (one per comment, its first reason kept)
-    # that `modlens rescore --variants` makes; a comment deferred again is still one row
-    recorded: dict[int, str] = field(default_factory=dict)  # comment_id -> kind of its first reason
+    # deferred, by comment: the deferred_variants row (one per comment) that `modlens rescore --variants`
+    # makes; a comment deferred again is still one row, which keeps its reason while still to do
+    recorded: dict[int, str] = field(default_factory=dict)  # comment_id -> kind of the reason its row holds
     # over budget, but the study log refused their deferred_variants rows (and no row holds them)
     unrecorded: set[int | str] = field(default_factory=set)
 
@@ -202,6 +216,7 @@ class LiveVariants:
         self.batch = batch
         self.rounds = asyncio.Semaphore(max(1, rounds))
         self._in_flight: set[asyncio.Task[None]] = set()
+        self._round_jobs: dict[asyncio.Task[None], list[VariantJob]] = {}  # each round in flight's comments
         self.rate, self.backlog = p.live_rate, p.live_backlog
         # "auto": no rate; the bounded backlog admits what the worker drains, so the hardware sets
         # the pace (a GPU keeps up with pages, a busy 2-core CPU does not and defers)
@@ -254,29 +269,32 @@ class LiveVariants:
         if deferred:
             await self._defer(deferred)
 
-    async def _defer(self, deferred: list[tuple[VariantJob, str]]) -> None:
+    async def _defer(self, deferred: list[tuple[VariantJob, str]], *, tell: bool = True) -> None:
+        """Record `deferred` (job, why) in deferred_variants and count them; `tell`: send each its
+        `variants` message (not to a connection that closed)."""
         rows = [(j.comment_id, why) for j, why in deferred if j.comment_id is not None]
+        held: dict[int, str] = {}  # comment_id -> the reason its row holds (an earlier one, still to do)
         # what the answer says comes of them: made later only when the study log holds their deferral
         later, recorded = "`modlens rescore --variants` makes them later", True
         if rows:
             writing = owed_write([j for j, _ in deferred if j.comment_id is not None], "deferred-variant rows",
                                  self.write(lambda lg: defer_variants(lg, rows)))
             try:
-                await writing
+                held = await writing
             except Exception as err:
                 if not isinstance(err, LogUnwritable):  # the writer logs that condition once, not per page
                     log.exception("study log: could not record deferred variants")
                 reason = err.reason if isinstance(err, LogUnwritable) else f"{type(err).__name__}: {err}"
                 later, recorded = (f"the deferral was not recorded in the study log ({reason}), so `modlens "
                                    "rescore --variants` will not make them"), False
-        # counted as what the log holds: `deferred` are the comments (one row each) rescore will make
+        # counted as what the log holds: `deferred` are the comments (one row each) rescore will make,
+        # each under the reason its row holds
         for job, why in deferred:
             if recorded and job.comment_id is not None:
-                kind = why.rpartition("(")[2].rstrip(")") if "(" in why else "connection backlog"
-                self.stats.recorded.setdefault(job.comment_id, kind)
+                self.stats.recorded[job.comment_id] = reason_kind(held.get(job.comment_id, why))
             else:  # no row: a comment without an id is told apart by its message and key
                 self.stats.unrecorded.add(job.comment_id if job.comment_id is not None else f"{job.msg_id}/{job.key}")
-        for job, why in deferred:
+        for job, why in deferred if tell else ():
             await job.send(self.render(job.msg_id, job.key, [], [], [], f"deferred: {why}; {later}"))
 
     # --- the worker -------------------------------------------------------------------------
@@ -285,28 +303,46 @@ class LiveVariants:
             self._task = asyncio.create_task(self._run(), name="live-variants")
 
     async def close(self) -> None:
+        """Stop the worker; the comments still waiting, and those of rounds cut short before their
+        variants went to the writer, are recorded as deferred (the writer still runs)."""
+        in_rounds = [j for jobs in self._round_jobs.values() for j in jobs]
         tasks = [t for t in (self._task, *self._in_flight) if t is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._task = None
         self._in_flight.clear()
+        self._round_jobs.clear()
+        waiting = [job for lane in self.waiting for job in lane]
+        for lane in self.waiting:
+            lane.clear()
+        for job in waiting:
+            job.session.variants_queued -= 1
+        self.stats.queued = 0
+        left = [j for j in in_rounds if not j.handed and not j.answered] + waiting
+        if left:
+            log.info("stopping: the variants of %d comments are left to `modlens rescore --variants`", len(left))
+            await self._defer([(j, DAEMON_STOPPED) for j in left], tell=False)
 
-    def _take(self) -> list[VariantJob]:
+    def _take(self) -> tuple[list[VariantJob], list[VariantJob]]:
+        """The next round's comments, and those taken whose connection closed meanwhile."""
         jobs: list[VariantJob] = []
+        gone: list[VariantJob] = []
         for lane in self.waiting:
             while lane and len(jobs) < self.batch:
                 job = lane.popleft()
                 job.session.variants_queued -= 1
                 self.stats.queued -= 1
-                if not job.session.closed:  # the client is gone: nobody to send them to
-                    jobs.append(job)
-        return jobs
+                # the client is gone: nobody to send them to; they are deferred, made by rescore
+                (gone if job.session.closed else jobs).append(job)
+        return jobs, gone
 
     async def _run(self) -> None:
         while True:
             await self.rounds.acquire()  # a free round slot first: comments wait in the lanes, not in a round
-            jobs = self._take()
+            jobs, gone = self._take()
+            if gone:
+                await self._defer([(j, CONNECTION_CLOSED) for j in gone], tell=False)
             if not jobs:
                 self.rounds.release()
                 self._wake.clear()
@@ -314,7 +350,9 @@ class LiveVariants:
                 continue
             task = asyncio.create_task(self._guarded_round(jobs), name="live-variants-round")
             self._in_flight.add(task)
+            self._round_jobs[task] = jobs
             task.add_done_callback(self._in_flight.discard)
+            task.add_done_callback(lambda t: self._round_jobs.pop(t, None))
 
     async def _guarded_round(self, jobs: list[VariantJob]) -> None:
         if self.latency is not None:
@@ -354,6 +392,8 @@ class LiveVariants:
         name, version = generator_identity(self.study.perturbation)
         failed = [StepError(t, VARIANTS, name, version, why) for t, why in errors.items()]
         keep = [(j, made[j.text]) for j in jobs if made.get(j.text) and j.comment_id is not None]
+        for job in jobs:
+            job.handed = True  # the write below is shielded: a stop from now on does not cut it
 
         def record(lg: StudyLog) -> list[list[int]]:
             if failed:

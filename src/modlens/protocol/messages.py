@@ -402,7 +402,8 @@ class StatusOk(Message):
     queue: dict[str, Any] = Field(description="connections, pending writes, batcher queue depths, variants (live "
                                               "variants: done, queued, failed, deferred: the comments (each once, however "
                                               "often deferred) this daemon recorded in deferred_variants for `modlens "
-                                              "rescore --variants`, deferred_by_reason: those by their first reason, "
+                                              "rescore --variants` (over budget, or cut short by their connection closing), "
+                                              "deferred_by_reason: those by the reason each one's row holds, "
                                               "deferred_unrecorded: comments deferred but refused by the study log "
                                               "and not recorded since)")
     components: dict[str, str] = Field(default_factory=dict,

@@ -7,19 +7,31 @@ from typing import Iterable
 from modlens.studylog.codec import now_iso
 from modlens.studylog.connection import LogConnection
 
-# a comment deferred twice keeps its first reason; one deferred again after it was done is to do again
+# a comment deferred again while still to do keeps its row as it is (its first reason and time); one
+# deferred again after its variants were made is to do again, for this deferral's reason, from now
 UPSERT_DEFERRED = (
     "INSERT INTO deferred_variants (comment_id, reason, created_at, done_at) VALUES (?, ?, ?, NULL) "
-    "ON CONFLICT (comment_id) DO UPDATE SET done_at = NULL WHERE done_at IS NOT NULL")
+    "ON CONFLICT (comment_id) DO UPDATE SET done_at = NULL, reason = excluded.reason, "
+    "created_at = excluded.created_at WHERE done_at IS NOT NULL")
+HELD_CHUNK = 500  # comment ids per query reading back the rows' reasons
 PENDING = ("SELECT d.comment_id, t.text FROM deferred_variants d JOIN comments c ON c.comment_id = d.comment_id "
            "JOIN texts t ON t.text_id = c.text_id WHERE d.done_at IS NULL AND d.comment_id > ? "
            "ORDER BY d.comment_id LIMIT ?")
 
 
-def defer_variants(db: LogConnection, rows: Iterable[tuple[int, str]]) -> None:
-    """(comment_id, reason) rows."""
+def defer_variants(db: LogConnection, rows: Iterable[tuple[int, str]]) -> dict[int, str]:
+    """(comment_id, reason) rows; returns comment_id -> the reason its row holds after the write (an
+    earlier deferral's, for a comment still to do), read in the same transaction."""
     now = now_iso()
+    rows = list(rows)
     db.write_many(UPSERT_DEFERRED, [(cid, reason, now) for cid, reason in rows])
+    ids = sorted({cid for cid, _ in rows})
+    held: dict[int, str] = {}
+    for start in range(0, len(ids), HELD_CHUNK):
+        part = ids[start:start + HELD_CHUNK]
+        held.update(db.conn.execute(f"SELECT comment_id, reason FROM deferred_variants WHERE comment_id IN "
+                                    f"({', '.join('?' * len(part))})", part).fetchall())
+    return held
 
 
 def pending_deferred(db: LogConnection, *, after: int = 0, limit: int = 256) -> list[tuple[int, str]]:

@@ -1,0 +1,147 @@
+"""Every comment offered for live variants ends in one of the daemon's counts, as the study log holds
+it: made (`done`), failed (a step_errors row), or deferred (a `deferred_variants` row that `modlens
+rescore --variants` makes). A comment whose connection closed while it waited, and one waiting or in
+a round when the daemon stopped, left no row: nothing would ever make its variants, and no count
+said so. And `deferred_by_reason` counts each row by the reason that row holds, not by this daemon's
+reason for deferring it again."""
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+
+from modlens.daemon.app import PIPELINE
+
+from daemon_helpers import Client, comments_msg, connect, running_daemon, study
+from log_helpers import rows
+from test_daemon_variants import STRATEGIES, hold_generation
+
+
+async def _until(check, what: str) -> None:
+    for _ in range(200):
+        if check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def _page(c: Client, mid: str, key: str, text: str) -> None:
+    await c.request(comments_msg(mid, [(key, text)]), "comments_ok")
+    await c.until(lambda m: m["id"] == mid and m["type"] == "scores")
+
+
+async def test_a_comment_whose_connection_closed_while_it_waited_is_recorded_as_deferred(tmp_path):
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
+    release = threading.Event()
+    async with running_daemon(tmp_path, cfg) as (url, app):
+        live = app[PIPELINE].live_variants
+        held = hold_generation(app, release, lambda text: "hold" in text)
+        try:
+            async with connect(url) as ws:
+                c = Client(ws)
+                await c.hello()
+                await _page(c, "c1", "k1", "hold you stupid idiot")
+                await _until(lambda: held[0] == 1, "the first round")
+                await _page(c, "c2", "k2", "hold you dumb hater")
+                await _until(lambda: held[0] == 2, "the second round")  # both round slots are taken
+                async with connect(url) as ws2:  # a second participant, who leaves while its comment waits
+                    c2 = Client(ws2)
+                    await c2.hello(rater="rater-2")
+                    await _page(c2, "d1", "gone", "what a dumb take")
+                    await _until(lambda: live.stats.queued == 1, "the comment to wait")
+                release.set()
+                await _until(lambda: live.stats.done == 2 and live.stats.queued == 0 and not live._in_flight,
+                             "the rounds")
+                await _until(lambda: live.stats.deferred == 1, "the deferral")
+                status = live.status()
+        finally:
+            release.set()
+    db = tmp_path / "study.sqlite"
+    deferred = rows(db, "SELECT c.comment_key, d.reason, d.done_at FROM deferred_variants d "
+                        "JOIN comments c USING (comment_id)")
+    assert [(k, done) for k, _, done in deferred] == [("gone", None)], deferred
+    assert "connection closed" in deferred[0][1], deferred
+    assert (status["done"], status["deferred"], status["queued"]) == (2, 1, 0), status
+    assert status["deferred_by_reason"] == {"connection closed": 1}, status
+
+
+async def test_comments_waiting_or_in_a_round_when_the_daemon_stops_are_recorded_as_deferred(tmp_path):
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
+    release = threading.Event()
+    try:
+        async with running_daemon(tmp_path, cfg) as (url, app):
+            live = app[PIPELINE].live_variants
+            held = hold_generation(app, release, lambda text: "hold" in text)
+            async with connect(url) as ws:
+                c = Client(ws)
+                await c.hello()
+                await _page(c, "c1", "k1", "hold you stupid idiot")
+                await _until(lambda: held[0] == 1, "the first round")
+                await _page(c, "c2", "k2", "hold you dumb hater")
+                await _until(lambda: held[0] == 2, "the second round")
+                await _page(c, "c3", "k3", "what a dumb take")
+                await _until(lambda: live.stats.queued == 1, "the comment to wait")
+            # the daemon stops here (the block ends) with two rounds held in generation and one comment waiting
+    finally:
+        release.set()
+    db = tmp_path / "study.sqlite"
+    deferred = rows(db, "SELECT c.comment_key, d.reason FROM deferred_variants d JOIN comments c USING (comment_id) "
+                        "ORDER BY c.comment_key")
+    assert [k for k, _ in deferred] == ["k1", "k2", "k3"], deferred
+    assert all("daemon stopped" in why for _, why in deferred), deferred
+    assert rows(db, "SELECT count(*) FROM variants") == [(0,)]
+    assert live.stats.deferred == 3 and live.status()["deferred_by_reason"] == {"daemon stopped": 3}
+
+
+async def test_deferred_by_reason_counts_each_row_by_the_reason_it_holds(tmp_path):
+    db = tmp_path / "study.sqlite"
+    # a first daemon defers k1 because its backlog is full; the row keeps that reason
+    first = study(perturbation={"enabled": True, "live_backlog": 0, **STRATEGIES})
+    async with running_daemon(tmp_path, first) as (url, _app):
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await _page(c, "p1", "k1", "you stupid idiot")
+            got = await c.until(lambda m: m["type"] == "variants" and m["id"] == "p1")
+            assert "live_backlog" in got["error"], got
+    # the next daemon, with no variant budget, defers k1 again (it stays one row) and k2 for the first time
+    second = study(perturbation={"enabled": True, "live_rate": 0, **STRATEGIES})
+    async with running_daemon(tmp_path, second) as (url, app):
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await _page(c, "p2", "k1", "you stupid idiot")
+            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p2")
+            await _page(c, "p3", "k2", "what a dumb take")
+            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p3")
+            variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+    held = dict(rows(db, "SELECT c.comment_key, d.reason FROM deferred_variants d JOIN comments c USING (comment_id)"))
+    assert "live_backlog" in held["k1"] and "live_rate" in held["k2"], held
+    assert variants["deferred"] == 2
+    assert variants["deferred_by_reason"] == {"perturbation.live_backlog": 1, "perturbation.live_rate": 1}, variants
+
+
+async def test_a_comment_deferred_again_after_its_variants_were_made_holds_its_new_reason(tmp_path):
+    db = tmp_path / "study.sqlite"
+    cfg = study(perturbation={"enabled": True, "live_rate": 0, **STRATEGIES})
+    async with running_daemon(tmp_path, cfg) as (url, _app):
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await _page(c, "p1", "k1", "you stupid idiot")
+            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p1")
+    con = sqlite3.connect(db)  # as `modlens rescore --variants` leaves it, with an older reason
+    con.execute("UPDATE deferred_variants SET done_at = '2026-01-01T00:00:00+00:00', "
+                "reason = 'older', created_at = '2026-01-01T00:00:00+00:00'")
+    con.commit()
+    con.close()
+    async with running_daemon(tmp_path, cfg) as (url, app):
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await _page(c, "p2", "k1", "you stupid idiot")
+            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p2")
+            variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+    [(reason, created, done)] = rows(db, "SELECT reason, created_at, done_at FROM deferred_variants")
+    assert done is None and "live_rate" in reason and created > "2026-01-01T00:00:00+00:00", (reason, created)
+    assert variants["deferred_by_reason"] == {"perturbation.live_rate": 1}, variants
