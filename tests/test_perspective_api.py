@@ -272,7 +272,7 @@ def test_calibration_applied_only_when_asked(server):
     status, got = _post(srv.base, {**body, "calibrated": True})
     assert status == 400 and got["error"]["status"] == "FAILED_PRECONDITION" and "calibrate" in got["error"]["message"]
     cal = calibration.fit("TOXICITY", "multilabel", "test-ml-1", [i / 20 for i in range(21)],
-                          [(i / 20) ** 2 for i in range(21)], source="test", holdout=0.3)
+                          [(i / 20) ** 2 for i in range(21)], source="test", holdout=0.3, label="toxicity")
     calibration.save(cal)
     assert _post(srv.base, body)[1]["attributeScores"]["TOXICITY"]["summaryScore"]["value"] == 1.0
     got = _post(srv.base, {**body, "comment": {"text": "you idiot"}, "calibrated": True})[1]["attributeScores"]["TOXICITY"]
@@ -287,7 +287,7 @@ def test_a_calibrated_call_logs_the_map_and_what_its_thresholds_left_out(server)
     (0.3) while the calibrated one the client would have seen (0.25) is below it: nothing was sent."""
     srv, db = server
     cal = calibration.fit("TOXICITY", "multilabel", "test-ml-1", [i / 20 for i in range(21)],
-                          [(i / 20) ** 2 for i in range(21)], source="test", holdout=0.3)
+                          [(i / 20) ** 2 for i in range(21)], source="test", holdout=0.3, label="toxicity")
     calibration.save(cal)
     status, got = _post(srv.base, {"comment": {"text": "you idiot"}, "calibrated": True, "clientToken": "under",
                                    "requestedAttributes": {"TOXICITY": {"scoreThreshold": 0.3}}})
@@ -547,7 +547,7 @@ def test_a_call_with_every_attribute_dropped_is_not_logged_as_calibrated(server)
     assert labels["api.answered"] == "" and json.loads(labels["api.calibrated"]) is False
     assert "api.calibrations" not in labels
     cal = calibration.fit("TOXICITY", "multilabel", "test-ml-1", [i / 20 for i in range(21)],
-                          [(i / 20) ** 2 for i in range(21)], source="test", holdout=0.3)
+                          [(i / 20) ** 2 for i in range(21)], source="test", holdout=0.3, label="toxicity")
     calibration.save(cal)
     status, got = _post(srv.base, {"comment": {"text": "you idiot"}, "calibrated": True, "clientToken": "answered",
                                    "requestedAttributes": {"TOXICITY": {}}})
@@ -577,3 +577,31 @@ def test_plain_text_comments_are_scored(server, kind):
     comment = {"text": "you idiot", **({"type": kind} if kind else {})}
     status, got = _post(srv.base, {"comment": comment, "requestedAttributes": {"TOXICITY": {}}})
     assert status == 200 and got["attributeScores"]["TOXICITY"]["summaryScore"]["value"] == 0.5
+
+
+class OtherModel(MultiLabel):
+    """Another model whose release happens to carry the same version string."""
+    name = "othermodel"
+
+
+def test_a_map_is_applied_only_to_the_detector_and_label_it_was_fit_on(tmp_path):
+    """A map fitted on one detector's label says nothing about another label of it (a study that
+    maps TOXICITY to `insult` instead of `toxicity`), nor about another detector whose version
+    string happens to be the same: such a call is refused as uncalibrated, not calibrated with it."""
+    cal = calibration.fit("TOXICITY", "multilabel", "test-ml-1", [i / 20 for i in range(21)],
+                          [(i / 20) ** 2 for i in range(21)], source="test", holdout=0.3, label="toxicity")
+    calibration.save(cal)
+    body = {"comment": {"text": "you idiot"}, "calibrated": True, "requestedAttributes": {"TOXICITY": {}}}
+    for attributes, detector, applied in (({}, MultiLabel(), True),
+                                          ({"TOXICITY": {"detector": "ml", "label": "insult"}}, MultiLabel(), False),
+                                          ({}, OtherModel(), False)):
+        app = create_app(_study(attributes=attributes), tmp_path / "s.sqlite", TOKEN, detectors={"ml": detector})
+        srv = ThreadedServer(app)
+        try:
+            status, got = _post(srv.base, body)
+        finally:
+            srv.stop()
+        if applied:
+            assert status == 200 and got["attributeScores"]["TOXICITY"]["detector"]["calibration"]["id"] == cal.id
+        else:
+            assert status == 400 and got["error"]["status"] == "FAILED_PRECONDITION", (attributes, detector.name)

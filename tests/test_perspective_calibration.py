@@ -30,21 +30,24 @@ def test_cached_responses_as_perspective_returned_them(tmp_path):
 def test_isotonic_map_is_monotone_and_measured_on_held_out_pairs():
     ours = [i / 99 for i in range(100)]
     theirs = [x ** 3 for x in ours]
-    cal = calibration.fit("TOXICITY", "d", "v1", ours, theirs, source="synthetic", holdout=0.3, seed=1)
+    cal = calibration.fit("TOXICITY", "d", "v1", ours, theirs, source="synthetic", label="toxic", holdout=0.3,
+                          seed=1)
     assert cal.raw.pairs == cal.calibrated.pairs == 30
     assert cal.calibrated.mean_abs_diff < cal.raw.mean_abs_diff / 5
     assert set(cal.calibrated.at) == {"0.5", "0.7", "0.8", "0.9"}
     assert all(a <= b for a, b in zip(cal.y, cal.y[1:]))
     calibration.save(cal)
-    assert calibration.load("TOXICITY", "v1").to_dict() == cal.to_dict()
-    assert calibration.load("TOXICITY", "v2") is None  # another detector version gets no map
+    assert calibration.load("TOXICITY", "d", "v1", "toxic").to_dict() == cal.to_dict()
+    assert calibration.load("TOXICITY", "d", "v2", "toxic") is None  # another detector version gets no map
+    assert calibration.load("TOXICITY", "d", "v1", "insult") is None  # nor another label of it
+    assert calibration.load("TOXICITY", "e", "v1", "toxic") is None  # nor another detector of that version
 
 
 def test_fit_recorded_scores_with_the_mapped_detector(tmp_path):
     path = tmp_path / "sass.csv"
     path.write_text("text,perspective\n" + "\n".join(f"{'idiot ' * (i % 3)}word {i},{(i % 3) / 3}" for i in range(30)))
     cal = calibration.fit_recorded(study(), "TOXICITY", str(path), detectors={"wordlist": WordListDetector()})
-    assert (cal.detector, cal.version, cal.source) == ("wordlist", "test-1", "sass.csv")
+    assert (cal.detector, cal.version, cal.source, cal.label) == ("wordlist", "test-1", "sass.csv", "toxic")
     with pytest.raises(calibration.CalibrationError, match="no detector"):
         calibration.fit_recorded(study(), "THREAT", str(path), detectors={"wordlist": WordListDetector()})
 
@@ -119,6 +122,6 @@ def test_the_table_says_how_many_pairs_were_fit_and_held_out(tmp_path, capsys):
     from modlens.cli.perspective import _table
 
     cal = calibration.fit("TOXICITY", "d", "v1", [i / 99 for i in range(100)], [(i / 99) ** 2 for i in range(100)],
-                          source="synthetic", holdout=0.3)
+                          source="synthetic", label="toxic", holdout=0.3)
     head, row = _table([cal]).splitlines()
     assert "pairs fit/held out" in head and " 70/30 " in row

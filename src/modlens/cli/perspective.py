@@ -9,7 +9,7 @@
 `calibrate` scores the recorded texts with the detector the attribute maps to (study.toml
 `[perspective]`), fits a monotone (isotonic) map on part of the pairs, prints its agreement with
 Perspective on the held-out part (Spearman, mean absolute difference, agreement at 0.5/0.7/0.8/0.9)
-and stores it for that detector version. The API applies it only when asked (`"calibrated": true`
+and stores it for that detector, version and label. The API applies it only when asked (`"calibrated": true`
 in a request, or `[perspective] calibrate = true`). Serve the API with `modlens serve`
 (or `--perspective-only`); docs/PERSPECTIVE.md.
 
@@ -62,12 +62,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _table(cals: list[Calibration]) -> str:
-    head = ("attribute  detector@version  source  pairs fit/held out  spearman raw→cal  |diff| raw→cal  "
+    head = ("attribute  detector@version:label  source  pairs fit/held out  spearman raw→cal  |diff| raw→cal  "
             "agree@0.5/0.7/0.8/0.9 raw→cal (held out)")
     lines = [head]
     for c in cals:
         agree = " ".join(f"{c.raw.at[t]:.2f}→{c.calibrated.at[t]:.2f}" for t in c.raw.at)
-        lines.append(f"{c.attribute}  {c.detector}@{c.version}  {c.source}  "
+        label = c.label or "(label not recorded: never applied, refit)"
+        lines.append(f"{c.attribute}  {c.detector}@{c.version}:{label}  {c.source}  "
                      f"{c.extra.get('train_pairs', '?')}/{c.calibrated.pairs}  "
                      f"{c.raw.spearman}→{c.calibrated.spearman}  {c.raw.mean_abs_diff:.3f}→"
                      f"{c.calibrated.mean_abs_diff:.3f}  {agree}")

@@ -6,8 +6,9 @@ user's own cached responses (CSV/JSONL with a text and a score column, or `respo
 Perspective returned them). The pairs are split (seeded); the map is fitted on one part and its
 agreement with Perspective measured on the held-out part, before and after: Spearman's rho, mean
 absolute difference, and agreement at the thresholds communities use (0.5, 0.7, 0.8, 0.9: both
-scores on the same side). A map is stored with the detector's name and version and used only for
-that version, and only when a request (or the study) asks for calibrated scores.
+scores on the same side). A map is stored with the detector's name, version and the label it was fitted on, and used only
+for that detector, version and label (a map of a detector's `toxicity` says nothing of its
+`insult`), and only when a request (or the study) asks for calibrated scores.
 """
 from __future__ import annotations
 
@@ -62,6 +63,9 @@ class Calibration:
     raw: Agreement         # held-out agreement of the uncalibrated scores
     calibrated: Agreement  # ... and of the calibrated ones
     extra: dict[str, Any] = field(default_factory=dict)
+    # the detector's label whose scores were fitted; None: a map stored before labels were kept,
+    # which no call uses (it cannot say which label it maps)
+    label: str | None = None
 
     @property
     def id(self) -> str:
@@ -82,7 +86,7 @@ class Calibration:
 
 
 def fit(attribute: str, detector: str, version: str, ours: Sequence[float], theirs: Sequence[float], *,
-        source: str, holdout: float = 0.3, seed: int = 0) -> Calibration:
+        source: str, label: str, holdout: float = 0.3, seed: int = 0) -> Calibration:
     """An isotonic map fitted on (1 - holdout) of the pairs, its agreement measured on the rest."""
     from sklearn.isotonic import IsotonicRegression
 
@@ -102,7 +106,7 @@ def fit(attribute: str, detector: str, version: str, ours: Sequence[float], thei
     raw = Agreement.of([a for a, _ in test], theirs_test)
     cal = Calibration(attribute, detector, version, source, xs, ys,
                       datetime.now(timezone.utc).isoformat(timespec="seconds"), seed, holdout, raw, raw,
-                      {"train_pairs": len(train)})
+                      {"train_pairs": len(train)}, label)
     cal.calibrated = Agreement.of([cal.apply(a) for a, _ in test], theirs_test)
     return cal
 
@@ -112,12 +116,15 @@ def folder() -> Path:
     return paths.home() / "perspective-calibrations"
 
 
-def _file(attribute: str, version: str) -> Path:
-    return folder() / f"{attribute}-{hashlib.sha256(version.encode()).hexdigest()[:16]}.json"
+def _file(attribute: str, detector: str, version: str, label: str) -> Path:
+    key = json.dumps([detector, version, label])
+    return folder() / f"{attribute}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
 
 
 def save(cal: Calibration) -> Path:
-    path = _file(cal.attribute, cal.version)
+    if cal.label is None:
+        raise CalibrationError("a calibration must name the detector label it was fitted on")
+    path = _file(cal.attribute, cal.detector, cal.version, cal.label)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps(cal.to_dict(), indent=2))
@@ -125,30 +132,32 @@ def save(cal: Calibration) -> Path:
     return path
 
 
-def load(attribute: str, version: str) -> Calibration | None:
-    """The map fitted for this attribute and exactly this detector version, if any."""
-    path = _file(attribute, version)
+def load(attribute: str, detector: str, version: str, label: str) -> Calibration | None:
+    """The map fitted for this attribute on exactly this detector (name), version and label, if any."""
+    path = _file(attribute, detector, version, label)
     if not path.is_file():
         return None
     cal = Calibration.from_dict(json.loads(path.read_text()))
-    return cal if cal.version == version and cal.attribute == attribute else None
+    same = (cal.attribute, cal.detector, cal.version, cal.label) == (attribute, detector, version, label)
+    return cal if same else None
 
 
 class Maps:
     """Loaded maps, re-read when their file changes (a new fit takes effect without a restart)."""
 
     def __init__(self) -> None:
-        self._seen: dict[tuple[str, str], tuple[int | None, Calibration | None]] = {}
+        self._seen: dict[tuple[str, str, str, str], tuple[int | None, Calibration | None]] = {}
 
-    def get(self, attribute: str, version: str) -> Calibration | None:
+    def get(self, attribute: str, detector: str, version: str, label: str) -> Calibration | None:
+        key = (attribute, detector, version, label)
         try:
-            stamp: int | None = _file(attribute, version).stat().st_mtime_ns
+            stamp: int | None = _file(*key).stat().st_mtime_ns
         except FileNotFoundError:
             stamp = None
-        seen = self._seen.get((attribute, version))
+        seen = self._seen.get(key)
         if seen is None or seen[0] != stamp:
-            seen = (stamp, load(attribute, version) if stamp is not None else None)
-            self._seen[(attribute, version)] = seen
+            seen = (stamp, load(*key) if stamp is not None else None)
+            self._seen[key] = seen
         return seen[1]
 
 
@@ -279,4 +288,4 @@ def fit_recorded(study: Any, attribute: str, source: str, *, detectors: dict[str
             ours.append(float(r.labels[src.label]))
             theirs.append(recorded)
     label = source if source in ("noisyhate", "sass") else Path(source).name
-    return fit(attribute, det.name, det.version, ours, theirs, source=label, holdout=holdout, seed=seed)
+    return fit(attribute, det.name, det.version, ours, theirs, source=label, label=src.label, holdout=holdout, seed=seed)

@@ -144,12 +144,13 @@ class Analyzer:
         return err
 
     def _calibration(self, src: AttributeSource) -> calibration.Calibration:
-        version = self.engine.detectors[src.detector].version
-        found = self.calibrations.get(src.attribute, version)
+        det = self.engine.detectors[src.detector]
+        found = self.calibrations.get(src.attribute, det.name, det.version, src.label)
         if found is None:
             raise PerspectiveError("FAILED_PRECONDITION", f"No calibration of {src.attribute} for detector "
-                                   f"{src.detector} version {version}; fit one with `modlens perspective calibrate "
-                                   f"--attribute {src.attribute}`, or ask for uncalibrated scores (calibrated: false)")
+                                   f"{src.detector} ({det.name} version {det.version}, label {src.label}); fit one "
+                                   f"with `modlens perspective calibrate --attribute {src.attribute}`, or ask for "
+                                   "uncalibrated scores (calibrated: false)")
         return found
 
     # --- analyze ---------------------------------------------------------------------------
