@@ -183,6 +183,7 @@ SLOW: dict[str, str] = {
         "40 trials of 4 processes racing",
     "tests/test_studylog_open_unwritable.py": "modlens commands in child processes under file-size limits and mounts",
     "tests/test_consent_withdrawal.py": "a real daemon, bundles exported and merged",
+    "tests/test_forget_withdrawn.py": "a real daemon, bundles exported and merged, the merged log deleted from",
     "tests/test_report_hatecheck.py::test_html_has_the_paper_layout_and_the_skipped_sections":
         "a whole HTML report through the CLI, figures drawn (1.4 s alone, 2.0 s in the fast loop's two workers)",
     "tests/test_perspective_clients.py": "300 tweets through each real Perspective client (Google's, PyPI's, npm's)",

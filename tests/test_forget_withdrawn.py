@@ -438,3 +438,36 @@ async def test_merge_says_a_withdrawn_raters_rows_the_deletion_would_delete_beyo
     assert {t: n for t, n in said_counts(line).items() if t != "row_sources"} == {"rater_reviews": 1, "raters": 1}, line
     said = export_and_merge(db, research, tmp_path / "fourth.bundle", capsys)
     assert "this log holds nothing of theirs" in said and "holds data of" not in said, said
+
+
+async def test_a_comment_and_page_kept_only_by_another_raters_rating_keep_nothing_of_the_withdrawn_visit(
+        tmp_path, capsys):
+    """rater-2 rated a comment no remaining session was sent (only rater-1's sighting recorded it): the
+    comment stays, their rating needs it, with its text, the subject of that rating; but its time shown
+    and first seen, and its page's address, title and first seen, were rater-1's visit, and go."""
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        sha = consent_sha256(app)
+        await collect(url, sha, "rater-1", [("c", "a comment rater one saw")], [], page_key="video-9")
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello("rater-2", study_id="test", consent_at=AGREED, consent_sha256=sha)
+            ok = await c.request(rating_msg("r-rater-2-c", "c"), "rating_ok")
+            assert ok["type"] == "rating_ok", ok
+    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    [(rater_one_saw, url_before)] = rows(research, "SELECT c.first_seen, p.url FROM comments c JOIN pages p "
+                                                    "USING (page_id) WHERE c.comment_key = 'c'")
+    assert url_before and "video-9" in url_before
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, _app):
+        await withdraw(url, "rater-1")
+    export_and_merge(db, research, tmp_path / "second.bundle", capsys)
+    out = forget_cli(research, capsys, "--delete")
+    line = next(x for x in out.splitlines() if x.startswith("rater rater-1 "))
+    assert "cleared rater-1's visit from 1 comments and 1 pages" in line, line
+    assert "kept" not in line, line  # nothing of their visit is kept
+    [(rated_at,)] = rows(research, "SELECT created_at FROM ratings WHERE rater_id = 'rater-2'")
+    assert rows(research, "SELECT c.first_seen, c.time_shown, t.text FROM comments c JOIN texts t USING (text_id)") \
+        == [(rated_at, None, "a comment rater one saw")]
+    assert rows(research, "SELECT page_key, url, title, first_seen FROM pages WHERE page_key = 'video-9'") == [
+        ("video-9", None, None, rated_at)]
+    assert rated_at != rater_one_saw

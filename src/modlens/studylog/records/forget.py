@@ -11,7 +11,8 @@ media scores, deferred variants), its page when no comment is left on it, its me
 fused case shows them, and each text when nothing left refers to it, with its scores, normalizations
 and step errors. Provenance (`row_sources`) of every deleted row goes with it. A comment or page that
 stays no longer keeps the rater's visit where theirs was the first (`_AS_SEEN`), unless no one left was
-sent the text it keeps (`_KEPT`: counted and reported, not changed). The consents stay: the
+sent the text it keeps though one saw the comment (`_KEPT`: counted and reported, not changed); one
+only others' ratings keep, no one left having seen it, keeps its text alone. The consents stay: the
 record of the withdrawal, and of why the rater's data is gone (a consent's ids and times, none of their
 data); so does `bundles` (what each merge brought, as it said then).
 
@@ -76,26 +77,39 @@ _ALSO_KEEPS = {"comments": ("p.platform = 'study'",
 # where that session does not travel (`exchange/bundle.py`, `_AS_SEEN`). temp.f_seen: per comment the
 # rater's sessions saw, its page, their first sighting of it, and whether they were sent the text the log
 # keeps for it (read before their sightings go).
+# A comment no remaining session saw at all, kept by another rater's rating of it (a rating sent without
+# a sighting), was recorded by the rater's visit alone: its text stays (what that rating is of), its
+# first_seen becomes when the first remaining rating of it was made, and its page's the first such time
+# of a comment on it, with no url or title.
 _OTHERS_FIRST = ("(SELECT min(o.seen_at) FROM sightings o WHERE o.comment_id = comments.comment_id "
                  "AND (o.text_id IS NULL OR o.text_id = comments.text_id))")
+_UNSEEN = "NOT EXISTS (SELECT 1 FROM sightings o WHERE o.comment_id = {c})"
+_FIRST_RATED = "(SELECT min(r.created_at) FROM ratings r WHERE r.comment_id = {c})"
 _PAGE_OTHERS_FIRST = ("(SELECT min(o.seen_at) FROM sightings o JOIN comments x USING (comment_id) "
                       "WHERE x.page_id = {page})")
 _AS_SEEN = {
-    "comments": f"UPDATE comments SET first_seen = {_OTHERS_FIRST}, time_shown = NULL WHERE comment_id IN "
+    "comments": "UPDATE comments SET first_seen = coalesce(" + _OTHERS_FIRST + ", "
+                + _FIRST_RATED.format(c="comments.comment_id") + "), time_shown = NULL WHERE comment_id IN "
                 "(SELECT f.id FROM temp.f_seen f) "
-                f"AND (SELECT f.seen_at FROM temp.f_seen f WHERE f.id = comments.comment_id) <= {_OTHERS_FIRST}",
-    "pages": "UPDATE pages SET first_seen = " + _PAGE_OTHERS_FIRST.format(page="pages.page_id") + ", url = NULL, "
+                f"AND ((SELECT f.seen_at FROM temp.f_seen f WHERE f.id = comments.comment_id) <= {_OTHERS_FIRST} "
+                "OR (platform <> 'study' AND " + _UNSEEN.format(c="comments.comment_id") + " AND "
+                + _FIRST_RATED.format(c="comments.comment_id") + " IS NOT NULL))",
+    "pages": "UPDATE pages SET first_seen = coalesce(" + _PAGE_OTHERS_FIRST.format(page="pages.page_id") + ", "
+             "(SELECT min(x.first_seen) FROM comments x WHERE x.page_id = pages.page_id), first_seen), url = NULL, "
              "title = NULL WHERE page_id IN (SELECT f.page_id FROM temp.f_seen f WHERE f.page_id IS NOT NULL "
-             "GROUP BY f.page_id HAVING min(f.seen_at) <= " + _PAGE_OTHERS_FIRST.format(page="f.page_id") + ")",
+             "GROUP BY f.page_id HAVING " + _PAGE_OTHERS_FIRST.format(page="f.page_id") + " IS NULL OR min(f.seen_at) <= "
+             + _PAGE_OTHERS_FIRST.format(page="f.page_id") + ")",
 }
 # The log keeps one text per comment, the first one sent, with that visit's first_seen and time shown. A
 # comment that stays whose kept text the rater's sessions were sent and no remaining session was (the
-# others saw an edited version, or only rated it) keeps all three as the rater's visit left them: no one
-# else's visit recorded what could stand in their place (a bundle leaves such a comment behind). Counted,
+# others saw an edited version; one they only rated is `_AS_SEEN`'s) keeps all three as the rater's
+# visit left them: no one else's visit recorded what could stand in their place (a bundle leaves such a
+# comment behind). Counted,
 # so the report says so (`kept`); the study's own gold and anchor comments are the study's, not a visit.
 _KEPT = ("SELECT count(*) FROM comments c JOIN temp.f_seen f ON f.id = c.comment_id WHERE f.own_text "
          "AND c.platform <> 'study' AND NOT EXISTS (SELECT 1 FROM sightings o WHERE o.comment_id = c.comment_id "
-         "AND (o.text_id IS NULL OR o.text_id = c.text_id))")
+         "AND (o.text_id IS NULL OR o.text_id = c.text_id)) AND NOT (" + _UNSEEN.format(c="c.comment_id") + " AND "
+         + _FIRST_RATED.format(c="c.comment_id") + " IS NOT NULL)")
 
 # the order a report lists the tables in: the rater's own rows, then what went with them
 ORDER = ("sessions", "ratings", "rating_values", "sightings", "rater_reviews", "raters", "comments", "labels",
