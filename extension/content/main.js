@@ -89,8 +89,13 @@
   const ctx = {
     get display() { return cfg ? cfg.display : "blind"; },
     get study() { return cfg && cfg.study; },
-    // "Pause everything": no rating is started while paused (the markers say so)
-    get paused() { return !!(cfg && cfg.paused); },
+    // why no rating is started on this page now, "" when one is (the markers say so): "Pause
+    // everything", or its site switched off (the worker refuses a rating from it either way)
+    get notTaking() {
+      if (!cfg) return "";
+      if (cfg.paused) return "paused";
+      return cfg.sites[adapter.name] === false || !frameAllowed() ? "siteOff" : "";
+    },
     /** Hands the answer to the worker; resolves to its word: {queued, id} or {queued: false, reason},
      *  {error} when it could not be asked, and `marked` whether this page marked the comment rated. */
     onRate: async (record, answer) => {

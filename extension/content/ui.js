@@ -171,15 +171,21 @@ q { font-style: italic; color: #424a53; }
   }
 
   // ---------------------------------------------------------------- marker
+  const OFF_TITLES = {
+    paused: "Pause everything is on: nothing is collected or sent, and no rating is taken",
+    siteOff: "This site is switched off in the options: nothing is collected on it, and no rating is taken",
+  };
+
   function render(host, ctx) {
     const { info, record, display } = host._modlens;
     const sr = roots.get(host);
     const rated = !!info.rated;
     const saved = rated && info.rated.saved !== false;
-    // "Pause everything": no rating is started while paused; an open panel closes (its Save would be refused)
-    const paused = !!ctx.paused;
-    if (paused) host._modlens.open = false;
-    const sig = JSON.stringify([display, rated, info.rated && info.rated.derived, saved, info.refused || "", !!host._modlens.open, info.sampled, !!info.detectors, paused, !!host._modlens.taken]);
+    // "Pause everything" or the site switched off: no rating is started; an open panel closes (its
+    // Save would be refused)
+    const off = ctx.notTaking || "";
+    if (off) host._modlens.open = false;
+    const sig = JSON.stringify([display, rated, info.rated && info.rated.derived, saved, info.refused || "", !!host._modlens.open, info.sampled, !!info.detectors, off, !!host._modlens.taken]);
     if (host._modlens.sig === sig) return;
     host._modlens.sig = sig;
     sr.replaceChildren(h("style", { text: CSS }));
@@ -201,10 +207,10 @@ q { font-style: italic; color: #424a53; }
       bar.append(h("span", { class: "pending", title: "the extension took a rating of this comment; the page changed before it could be marked", text: "rating taken" }));
     } else if (ctx.study) {
       if (info.refused) bar.append(h("span", { class: "msg", title: info.refused, text: "rating not saved" }));
-      if (paused) bar.append(h("span", { class: "pending", title: "Pause everything is on: nothing is collected or sent, and no rating is taken", text: "paused" }));
-      bar.append(h("button", { type: "button", class: "rate", disabled: paused, title: paused ? "paused: go on from the popup or the options to rate" : null,
+      if (off) bar.append(h("span", { class: "pending", title: OFF_TITLES[off], text: off === "paused" ? "paused" : "site switched off" }));
+      bar.append(h("button", { type: "button", class: "rate", disabled: !!off, title: off ? ns.NOT_TAKING[off] : null,
         "aria-expanded": host._modlens.open ? "true" : "false", text: "Rate",
-        onclick: (ev) => { if (!ev.isTrusted || ctx.paused) return; host._modlens.open = !host._modlens.open; host._modlens.openedAt = performance.now(); render(host, ctx); } }));
+        onclick: (ev) => { if (!ev.isTrusted || ctx.notTaking) return; host._modlens.open = !host._modlens.open; host._modlens.openedAt = performance.now(); render(host, ctx); } }));
     }
     sr.append(bar);
     if (host._modlens.open && !rated && !host._modlens.taken && ctx.study) {

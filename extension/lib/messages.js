@@ -40,6 +40,13 @@
     counts: (totals) => ({ type: M.counts, totals }),
   };
 
+  // Why no rating is taken now, in the worker's refusal and on the markers that say so beforehand
+  // (content/ui.js): one wording each.
+  ns.NOT_TAKING = {
+    paused: "paused: go on from the popup or the options to rate",
+    siteOff: "site switched off: switch it on in the options to rate",
+  };
+
   // Pages refresh on either broadcast.
   ns.isStateBroadcast = (msg) => !!msg && (msg.type === M.state || msg.type === M.counts);
 

@@ -64,3 +64,19 @@ test("a pause set from one page is broadcast to every open page, and so is going
     assert.ok(!JSON.stringify(states).includes("T0KEN-0123456789"), "the token in a broadcast");
   }
 });
+
+test("a rating from a page of a site switched off is refused with the reason; the item-set page still rates", async () => {
+  connect();
+  await ask(ns.messages.setSettings({ sites: { youtube: false } }), optionsPage);
+  const waiting = delivery.outbox.pending().length;
+  const answer = await ask(rateMsg("k-site-off"), contentScript);
+  assert.equal(answer.queued, false);
+  assert.equal(answer.reason, ns.NOT_TAKING.siteOff);
+  assert.equal(delivery.outbox.pending().length, waiting);
+  assert.equal(ns.counters.ratingOf("youtube", "k-site-off"), null);
+  // the extension's own pages rate the study's comments, on no site: the switch is about capture on YouTube
+  const itemsetPage = { id: "modlens-id", url: `${ORIGIN}/itemset.html`, tab: { id: 10 }, frameId: 0 };
+  assert.equal((await ask(rateMsg("k-itemset"), itemsetPage)).queued, true);
+  await ask(ns.messages.setSettings({ sites: { youtube: true } }), optionsPage);
+  assert.equal((await ask(rateMsg("k-site-off"), contentScript)).queued, true);
+});

@@ -145,7 +145,12 @@
     if (!config.consented()) return { queued: false, reason: "consent needed" };
     // paused: nothing new is collected, a rating neither (the marker says paused; one saved just
     // before the page heard of the pause is refused here, and its panel says why)
-    if (config.settings.paused) return { queued: false, reason: "paused: go on from the popup or the options to rate" };
+    if (config.settings.paused) return { queued: false, reason: ns.NOT_TAKING.paused };
+    // a site switched off takes no rating from its pages either: markers shown before the switch say
+    // so (content/ui.js); the extension's own pages (calibration, item set) rate on no site
+    if (!ns.fromExtensionPage(sender, chrome.runtime) && config.settings.sites[msg.comment && msg.comment.platform] === false) {
+      return { queued: false, reason: ns.NOT_TAKING.siteOff };
+    }
     const message = ns.protocol.rating(msg.comment, msg, itemsetSlot(msg));
     const comment = message.comment;
     // the outbox write decides: a failure is the page's "Not saved", and nothing is sent or marked;

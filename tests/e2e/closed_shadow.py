@@ -168,3 +168,12 @@ class ShadowLocator:
 
     def get_attribute(self, name: str, timeout: float = 10000) -> str | None:
         return self.evaluate("(el, name) => el.getAttribute(name)", name, timeout=timeout)
+
+
+def said(ask):
+    """`ask()` of a marker, or None while the marker is being rendered again (its nodes replaced
+    between finding and reading them)."""
+    try:
+        return ask()
+    except Exception:  # noqa: BLE001 - a node replaced under the DevTools lookup
+        return None

@@ -1,11 +1,11 @@
 """What the extension's own UI says after the participant acts, against what the real worker and the
-real `modlens serve` did: the inline marker after *Save rating* on a page that no longer observes
-(site switched off, consent withdrawn), and the options page after a withdrawal."""
+real `modlens serve` did: the inline marker on a page that no longer observes (site switched off,
+consent withdrawn), and the options page after a withdrawal."""
 from __future__ import annotations
 
 import pytest
 
-from .closed_shadow import NOT_TOXIC_PICKS, Marker
+from .closed_shadow import NOT_TOXIC_PICKS, Marker, said
 from .harness import own_daemon_and_browser, wait_for
 from .pages import serve_youtube_page
 
@@ -24,24 +24,31 @@ def ratings_of(daemon, key: str) -> list[dict]:
     return [r for r in daemon.ratings() if r["comment_key"] == key]
 
 
-def test_a_rating_saved_on_a_page_that_observes_no_longer_is_marked_rated_and_cannot_be_sent_twice(playwright_instance, tmp_path):
-    """Its site switched off after its markers appeared, the page observes no longer: the rating the
-    participant saves still goes into the log, and the marker said nothing of it (its panel stayed open,
-    Save in it), so a second Save wrote a second rating. (Paused, a page takes no rating at all:
-    test_pause_semantics.py.)"""
+def test_a_site_switched_off_takes_no_rating_from_the_markers_already_shown(playwright_instance, tmp_path):
+    """Its site switched off after its markers appeared, the page observes no longer, yet its Rate
+    buttons stayed live and a rating saved there reached the log: a rating sent for a site the
+    participant had switched off. Now the marker says so, an open panel closes, and the worker takes
+    no rating from the page (extension/test/pause.test.mjs); switched on again, it rates. (Paused, the
+    same: test_pause_semantics.py.)"""
     with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
         page, items = open_page_with_markers(browser, tmp_path, "PausedRate1")
+        key = items[0]["key"]
+        m = Marker(page, key)
+        wait_for(lambda: m.locator("button.rate").evaluate("el => el.disabled", timeout=500) is False, 15, "Rate live")
+        m.locator("button.rate").click()  # a panel open when the switch comes
+        for name, value in NOT_TOXIC_PICKS:
+            m.locator(f'input[name="{name}"][value="{value}"]').check()
         browser.set_settings({"sites": {"youtube": False}})
-        page.wait_for_timeout(1000)  # the page hears of it and stops observing
-        m = Marker(page, items[0]["key"])
-        m.rate()
-        wait_for(lambda: ratings_of(daemon, items[0]["key"]), 20, "the rating in the study log")
-        # the marker says it is rated; no panel with a Save button is left to send it again
-        m.locator(".done").wait_for(timeout=5000)
-        assert "rated" in m.locator(".done").inner_text()
+        wait_for(lambda: "site switched off" in (said(lambda: m.locator(".pending").inner_text(timeout=500)) or ""), 10, "the marker to say so")
         assert m.locator("form").count() == 0
-        page.wait_for_timeout(1000)
-        assert len(ratings_of(daemon, items[0]["key"])) == 1
+        assert m.locator("button.rate").evaluate("el => el.disabled") is True
+        assert ratings_of(daemon, key) == []
+        browser.set_settings({"sites": {"youtube": True}})
+        wait_for(lambda: said(lambda: m.locator("button.rate").evaluate("el => el.disabled", timeout=500)) is False, 15, "Rate again")
+        m.rate()
+        wait_for(lambda: ratings_of(daemon, key), 20, "the rating in the study log once the site is on again")
+        m.locator(".done").wait_for(timeout=5000)
+        assert len(ratings_of(daemon, key)) == 1
 
 
 def test_a_rating_the_extension_does_not_take_is_said_not_taken(playwright_instance, tmp_path):
@@ -94,7 +101,9 @@ def test_a_withdrawal_is_said_after_a_reload_and_as_far_as_the_daemon_recorded_i
     hello), and it said "the daemon is told" while the daemon was down and had recorded nothing."""
     with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
         rater = browser.state()["settings"]["raterId"]
-        withdrawn = lambda: daemon.query("SELECT withdrawn_at FROM consents WHERE rater_id = ? AND withdrawn_at IS NOT NULL", (rater,))
+
+        def withdrawn():
+            return daemon.query("SELECT withdrawn_at FROM consents WHERE rater_id = ? AND withdrawn_at IS NOT NULL", (rater,))
         daemon.stop()
         wait_for(lambda: browser.state()["conn"] != "ready", 30, "the worker to lose the daemon")
         options = browser.context.new_page()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .closed_shadow import Marker
+from .closed_shadow import Marker, said
 from .harness import own_daemon_and_browser, wait_for
 from .pages import logged_keys, serve_youtube_page
 
@@ -19,15 +19,6 @@ def open_page_with_markers(browser, tmp_path, video_id: str, texts: list[str]) -
     page.goto(url)
     wait_for(lambda: page.locator("modlens-marker").count() >= len(texts), 30, "a marker on each comment")
     return page, items
-
-
-def said(ask):
-    """`ask()` of a marker, or None while the marker is being rendered again (its nodes replaced
-    between finding and reading them)."""
-    try:
-        return ask()
-    except Exception:  # noqa: BLE001 - a node replaced under the DevTools lookup
-        return None
 
 
 def ratings_of(daemon, key: str) -> list[dict]:
