@@ -126,6 +126,11 @@ async def test_a_withdrawn_raters_merged_data_is_listed_then_deleted_and_shared_
     after = counts(research)
     assert {t: before_counts[t] - after[t] for t in after if before_counts[t] != after[t]} == listed
     assert "their consent rows stay" in out, out
+    # and it says what else still names them, as it does: the bundles' record of the raters each carried
+    # (what ties a rater to the key that signed their bundles, so no one else's key may send theirs)
+    assert "the merged bundles' record of the raters each carried still names them" in out, out
+    assert rows(research, "SELECT count(*) FROM bundles, json_each(rater_ids_json) j WHERE j.value = 'rater-1'") \
+        == [(2,)]
 
     # nothing of rater-1 is left but their consent rows (and the bundles' record of who they carried)
     assert rows(research, "SELECT count(*) FROM sessions WHERE rater_id = 'rater-1'") == [(0,)]

@@ -10,7 +10,8 @@ bundle checksums. `modlens merge --forget-withdrawn study.sqlite` lists, per par
 who withdrew consent, the rows of theirs the merged log still holds (earlier bundles brought them)
 and the rows no one else's data needs that would go with them, per table (counted on a copy in
 memory: the log is only read, an older one not upgraded); with `--delete` it
-deletes them, in one transaction, their consent rows staying as the record of the withdrawal.
+deletes them, in one transaction, their consent rows staying as the record of the withdrawal (and the
+bundles' record of the raters each carried, which ties a rater to the key that signed their bundles).
 docs/MULTI.md has the rules.
 """
 from __future__ import annotations
@@ -159,8 +160,11 @@ def _forget(db: str, delete: bool) -> int:
     total = sum(sum(r["deleted"].values()) for r in raters)
     holding = sum(bool(r["deleted"]) for r in raters)
     if delete:
+        # their ids stay where the log keeps the record of them: the consents, and the bundles' raters (what
+        # ties a rater to the key that signed their bundles, and `--list`'s `deleted`)
         print(f"{db}: deleted {total} rows of {holding} of {len(raters)} raters who withdrew, in one transaction; "
-              "their consent rows stay, the record of the withdrawal")
+              "their consent rows stay, the record of the withdrawal, and the merged bundles' record of the raters "
+              "each carried still names them (`modlens merge --list`)")
     elif total:
         print(f"{db}: dry run, nothing deleted; {total} rows of {holding} of {len(raters)} raters who withdrew "
               f"would be; to delete them: modlens merge --forget-withdrawn {db} --delete")
