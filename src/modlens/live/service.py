@@ -24,6 +24,7 @@ import asyncio
 import hashlib
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Awaitable, Callable, Coroutine
 
 from modlens import __version__, pairing
@@ -46,7 +47,7 @@ from modlens.services.recording import register, score_rows
 from modlens.study import assignment, calibration
 from modlens.study.assignment import Plan
 from modlens.studylog.codec import canonical_json
-from modlens.studylog.connection import LogUnwritable, unwritable
+from modlens.studylog.connection import LogUnwritable, _permissions as file_permissions, unwritable
 from modlens.studylog.store import LogWriter, StudyLog
 from modlens.rows import CommentRow
 
@@ -76,6 +77,15 @@ def media_consent(keep_bytes: bool, local: list[str], remote: dict[str, list[str
     return (f"Images attached to the comments you see are collected too: they are {scored}. The log keeps "
             "their fingerprints (SHA-256) and sizes, the web address each was shown from, and any text read "
             f"from them by a detector; {kept}.")
+
+
+def media_folder_refused(root: Path, err: PermissionError) -> str:
+    """Why a study that keeps image files cannot keep one: the folder under `root` that refused (the
+    parent of what `err` names), its owner and mode, and who the daemon runs as."""
+    folder = Path(err.filename).parent if err.filename else root
+    permissions, user = file_permissions(folder)
+    return (f"the media folder {root} is not writable by this user ({folder}: {permissions}; the daemon runs as "
+            f"{user}): give this user write access to it (`chmod u+w`, `chown`)")
 
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -529,6 +539,11 @@ class LiveService:
         if keep:  # content-addressed files: the same image is written once, whoever sent it
             try:
                 await asyncio.get_running_loop().run_in_executor(None, lambda: [store.put(b) for _, b in items])
+            except PermissionError as err:  # no free space would help: the folder's mode or owner refuses this user
+                refused = media_folder_refused(store.root, err)
+                log.warning("comment media: %s", refused)
+                raise ProtocolError(ErrorCode.unavailable, f"nothing was stored: {refused}; send it again once it "
+                                    "can be written", msg.id) from None
             except OSError as err:
                 failed = unwritable(err, self.writer.path)
                 if failed is None:

@@ -42,7 +42,8 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.bad_token: "the `token` in `hello` is not the current pairing token",
     ErrorCode.unknown_comment: "a rating names a comment (platform + key) the study log does not hold",
     ErrorCode.unavailable: "the daemon cannot do this now: it is shutting down, or the study log cannot be written "
-    "(disk full, read-only, I/O error; nothing of the message was stored). Send it again later with the same id",
+    "(disk full, read-only, I/O error), or the media folder of a study that keeps image files refuses this user (the "
+    "message names its owner and mode); nothing of the message was stored. Send it again later with the same id",
     ErrorCode.study_mismatch: "`hello` names a study (the one the participant agreed to) that is not the daemon's running "
     "study, e.g. after joining another one; say hello without `study_id` to learn the running study and its consent text",
     ErrorCode.consent_outdated: "`hello`'s `consent_sha256` is not the SHA-256 of the running study's current consent "
