@@ -222,8 +222,7 @@ q { font-style: italic; color: #424a53; }
         // rated, the panel closed. Not taken: the panel stays open with the answers, and says the
         // worker's reason. (main.js marks only a comment of the page it holds: one taken for a
         // comment an in-page navigation left meanwhile is in the outbox, and left unmarked here)
-        if (res.error) return `Not saved: ${res.error}`;
-        if (!res.queued) return `Not marked as rated: the extension did not take this rating: ${res.reason || "no reason given"}`;
+        if (res.error || !res.queued) return ns.ratingNotTakenText(res);
         if (!res.marked) {
           // taken (in the outbox): this marker offers no second rating of it
           host._modlens.taken = true;

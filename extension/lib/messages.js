@@ -47,6 +47,13 @@
     siteOff: "site switched off: switch it on in the options to rate",
   };
 
+  /** What a rating panel (a marker's, the calibration and item-set pages') says of an answer the
+   *  worker did not take: `res` is its answer to `rate`, or {error} when it could not be asked. */
+  ns.ratingNotTakenText = (res) => {
+    if (!res || res.error) return `Not saved: ${(res && res.error) || "no answer from the extension"}`;
+    return `Not saved: the extension did not take this rating: ${res.reason || "no reason given"}`;
+  };
+
   // Pages refresh on either broadcast.
   ns.isStateBroadcast = (msg) => !!msg && (msg.type === M.state || msg.type === M.counts);
 

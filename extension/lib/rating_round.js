@@ -47,7 +47,7 @@
         { ...answer, time_spent_ms: Math.round(performance.now() - shownAt) }, item.ref)).catch((err) => ({ error: String(err) }));
       if (!res || !res.queued) {
         const msg = $("panel").firstChild && $("panel").firstChild.shadowRoot.querySelector(".msg");
-        if (msg) msg.textContent = `Not saved: ${(res && (res.reason || res.error)) || "no answer from the extension"}`;
+        if (msg) msg.textContent = ns.ratingNotTakenText(res);
         return;
       }
       skipped.delete(id(item));

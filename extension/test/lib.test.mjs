@@ -228,3 +228,11 @@ test("seed timings (browser tests) shorten only the named waits, never lengthen 
     Object.assign(ns, before);
   }
 });
+
+test("a rating not taken is worded once, for the marker and the calibration and item-set pages alike", () => {
+  assert.equal(ns.ratingNotTakenText({ queued: false, reason: "consent needed" }),
+    "Not saved: the extension did not take this rating: consent needed");
+  assert.equal(ns.ratingNotTakenText({ queued: false }), "Not saved: the extension did not take this rating: no reason given");
+  assert.equal(ns.ratingNotTakenText({ error: "storage full" }), "Not saved: storage full");
+  assert.equal(ns.ratingNotTakenText(null), "Not saved: no answer from the extension");
+});
