@@ -85,12 +85,13 @@ def count_warnings(n: int, positives: int) -> list[str]:
 
 
 def with_intervals(scores: list[float], golds: list[int], threshold: float) -> dict[str, Any]:
-    """n, positives, the headline metrics each as {value, ci}, and count warnings."""
+    """n, positives, the headline metrics each as {value, ci, resamples, ci_resamples} (the
+    resamples drawn, and those the interval rests on: `metrics.bootstrap`), and count warnings."""
     point = metrics.classification_metrics(scores, golds, threshold)
-    cis = metrics.bootstrap_intervals(scores, golds, threshold)
+    boot = metrics.bootstrap(scores, golds, threshold)
     positives = sum(golds)
     return {"n": len(golds), "positives": positives,
-            "metrics": {k: {"value": point[k], "ci": cis[k]} for k in metrics.HEADLINE},
+            "metrics": {k: {"value": point[k], **boot[k]} for k in metrics.HEADLINE},
             "warnings": count_warnings(len(golds), positives)}
 
 

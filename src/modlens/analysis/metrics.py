@@ -191,9 +191,18 @@ def bootstrap_intervals(scores: Sequence[float], labels: Sequence[int], threshol
                         level: float = CI_LEVEL) -> dict[str, list[float] | None]:
     """Percentile bootstrap intervals of the headline metrics (stratified by gold label, seeded);
     `n_resamples` defaults to `resamples_for(len(scores))`."""
+    return {k: v["ci"] for k, v in bootstrap(scores, labels, threshold, n_resamples, seed, level).items()}
+
+
+def bootstrap(scores: Sequence[float], labels: Sequence[int], threshold: float,
+              n_resamples: int | None = None, seed: int = BOOTSTRAP_SEED,
+              level: float = CI_LEVEL) -> dict[str, dict[str, Any]]:
+    """Per headline metric: its interval (`bootstrap_intervals`), `resamples` (drawn) and
+    `ci_resamples` (those that define the metric, over which the interval is taken: a resample
+    with no item called toxic has no precision), so a report can say when it rests on fewer."""
     s, y = _arrays(scores, labels)
     if len(s) < 2:
-        return dict.fromkeys(HEADLINE)
+        return {k: {"ci": None, "resamples": 0, "ci_resamples": 0} for k in HEADLINE}
     order = np.argsort(s, kind="stable")  # sorted once: the per-chunk sort then has nothing to do
     s, y = s[order], y[order]
     n_resamples = n_resamples or resamples_for(len(s))
@@ -204,7 +213,12 @@ def bootstrap_intervals(scores: Sequence[float], labels: Sequence[int], threshol
         got = weighted_metrics(s, y, threshold, _resample_weights(y, min(chunk, n_resamples - start), rng))
         for k in HEADLINE:
             parts[k].append(got[k])
-    return {k: percentile_interval(np.concatenate(v), level) for k, v in parts.items()}
+    out = {}
+    for k, v in parts.items():
+        values = np.concatenate(v)
+        out[k] = {"ci": percentile_interval(values, level), "resamples": len(values),
+                  "ci_resamples": int(np.count_nonzero(~np.isnan(values)))}
+    return out
 
 
 def wilson_interval(successes: int, n: int, level: float = CI_LEVEL) -> list[float] | None:

@@ -32,7 +32,7 @@ from typing import Any
 
 from modlens.analysis import labelled, per_source, sass_paper
 from modlens.analysis.data import StudyData
-from modlens.analysis.metrics import bootstrap_intervals, precision_recall_f1
+from modlens.analysis.metrics import bootstrap, precision_recall_f1
 from modlens.analysis.skip import Skip
 from modlens.datasets.sass import SYSTEMS, recorded_label
 
@@ -113,8 +113,11 @@ def _block(data: StudyData, source: str, items: list[tuple[int, dict[str, str]]]
         if rated:
             golds = [g for _, _, g in scored]
             entry.update(precision_recall_f1([s >= threshold for _, s, _ in scored], golds))
-            cis = bootstrap_intervals([s for _, s, _ in scored], golds, threshold)
-            entry["ci"] = {k: cis[k] for k in ("precision", "recall", "f1")}
+            boot = bootstrap([s for _, s, _ in scored], golds, threshold)
+            entry["ci"] = {k: boot[k]["ci"] for k in ("precision", "recall", "f1")}
+            # the resamples drawn, and per figure those its interval rests on (the ones defining it)
+            entry["resamples"] = boot["f1"]["resamples"]
+            entry["ci_resamples"] = {k: boot[k]["ci_resamples"] for k in ("precision", "recall", "f1")}
             entry["by_split"] = _splits(scored, threshold)
             entry["by_category"] = [{"category": c, **_metrics(by_cat[c], threshold),
                                      "splits": _splits(by_cat[c], threshold)} for c in cats if by_cat[c]]

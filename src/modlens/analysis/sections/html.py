@@ -74,6 +74,14 @@ def with_ci(value: float | None, ci: list[float] | None) -> str:
     return f"{value:.3f}" + ("" if ci is None else f" [{ci[0]:.3f},\u00a0{ci[1]:.3f}]")
 
 
+def with_boot_ci(m: dict[str, Any]) -> str:
+    """A bootstrapped figure ({value, ci, resamples, ci_resamples}: `metrics.bootstrap`) with its
+    interval, and over how many resamples when fewer than were drawn define it."""
+    if m["value"] is None or m["ci"] is None:
+        return with_ci(m["value"], m["ci"])
+    return with_ci(m["value"], m["ci"]) + fewer(m.get("ci_resamples"), m.get("resamples"), "resamples")
+
+
 def plt() -> Any:
     """matplotlib.pyplot on the Agg backend (no display needed)."""
     import matplotlib

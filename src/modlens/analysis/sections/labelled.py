@@ -9,14 +9,15 @@ from modlens.analysis.data import StudyData
 from modlens.analysis.references import cite
 from modlens.analysis.sections.base import Section
 from modlens.analysis.sections import svg
-from modlens.analysis.sections.html import detector, table, with_ci
+from modlens.analysis.sections.html import detector, table, with_boot_ci, with_ci
 from modlens.analysis.skip import Skip
 
 METHOD = (f"Comments with a gold toxic label, per source (dataset or site; never pooled, datasets define 'toxic' "
           "differently) and detector version. Precision, recall, F1 and accuracy at the detector's threshold "
           "(score ≥ threshold is toxic); ROC-AUC (ties count half); PR-AUC = average precision (as "
           f"scikit-learn); Brier score. Brackets: 95% percentile bootstrap intervals ({cite('efron')}), stratified by gold label "
-          "(1000 resamples, seed 0; fewer above 200,000 items). Best-F1 threshold: chosen on the same data, so "
+          "(1000 resamples, seed 0; fewer above 200,000 items; over those that define the figure, with 'k of n resamples' "
+          "when fewer do). Best-F1 threshold: chosen on the same data, so "
           "its F1 is optimistic. Reliability: 10 equal-width score bins, share of gold positives per bin. "
           "Groups: each value of a group label (platform, target_ident, target, group). A detector's figures are "
           "over the comments it scored; ⚠ says how many of the source's it failed on or never scored. ⚠: fewer than 30 items, "
@@ -52,7 +53,7 @@ def _left_out(cell: dict[str, Any]) -> list[str]:
 
 def _metric_cells(cell: dict[str, Any]) -> list[str]:
     m = cell["metrics"]
-    return [with_ci(m[k]["value"], m[k]["ci"]) for k in ("precision", "recall", "f1", "accuracy", "roc_auc", "pr_auc")]
+    return [with_boot_ci(m[k]) for k in ("precision", "recall", "f1", "accuracy", "roc_auc", "pr_auc")]
 
 
 def in_sample_mark(d: dict[str, Any]) -> str:
@@ -78,7 +79,7 @@ def _column(cell: dict[str, Any], d: dict[str, Any], training: str, best: str | 
     """One column of the figures table: `cell`'s figures (the detector's, or those of its rows not found among its fit texts)."""
     brier = cell["metrics"]["brier"]
     return [d["threshold"], cell["n"], cell["positives"], *_metric_cells(cell),
-            with_ci(brier["value"], brier["ci"]), best, training, _warned(cell)]
+            with_boot_ci(brier), best, training, _warned(cell)]
 
 
 def _columns(d: dict[str, Any]) -> list[tuple[str, list[Any]]]:
@@ -142,7 +143,8 @@ def _plots(source: str, dets: list[dict[str, Any]]) -> str:
 def render(s: dict[str, Any]) -> str:
     b = s["bootstrap"]
     out = [f"<p class=note>Brackets: {b['level']:.0%} intervals ({b['kind']}, {b['resamples']} resamples, fewer above "
-           f"{b['fewer_above_items']} items; seed {b['seed']}). ⚠: fewer than {s['min_items']} items or "
+           f"{b['fewer_above_items']} items; seed {b['seed']}), each over the resamples that define its figure (a resample "
+           "with no item called toxic has no precision): 'k of n resamples' beside an interval over fewer. ⚠: fewer than {s['min_items']} items or "
            f"{s['min_class']} positives or negatives.</p>"]
     head = ["precision", "recall", "F1", "accuracy", "ROC-AUC", "PR-AUC"]
     for src in s["sources"]:

@@ -10,14 +10,15 @@ from modlens.analysis.data import StudyData
 from modlens.analysis.references import cite
 from modlens.analysis.sections import svg
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import detector, source_heading, table, unscored_note, with_ci
+from modlens.analysis.sections.html import detector, source_heading, table, unscored_note, with_boot_ci
 from modlens.analysis.skip import Skip
 
 METHOD = (f"SASS ({cite('sass')}). Gold: the human score > 0.5, the paper's binarization (or the label set "
           "chosen). Precision, recall and F1 at each detector's threshold (score ≥ threshold is toxic), overall, per "
           "category in the paper's order (its Table 5) and per half (filtered: written to score < 0.5 on Perspective; "
           f"unfiltered: not tested on it), with 95% percentile bootstrap intervals ({cite('efron')}; stratified by gold label, 1000 "
-          "resamples, seed 0). Within a category the gold is mostly one class: recall is the share of its toxic texts "
+          "resamples, seed 0; each over the resamples that define its figure, with 'k of n resamples' beside an interval over "
+          "fewer). Within a category the gold is mostly one class: recall is the share of its toxic texts "
           "flagged; for Neutral and False Positive (non-toxic) the share flagged is the false-positive rate. "
           "Perspective: the score recorded in the file (toxicity_score / perspective_avg_toxicity) when no "
           "`perspective` detector scored the texts; GPT-3's recorded answers (final_experiment_results.csv) likewise. "
@@ -35,8 +36,7 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
 def _m(cell: dict[str, Any] | None, k: str) -> str:
     if not cell:
         return "–"
-    m = cell["metrics"][k]
-    return with_ci(m["value"], m["ci"])
+    return with_boot_ci(cell["metrics"][k])
 
 
 def _categories(s: dict[str, Any]) -> str:
@@ -100,7 +100,8 @@ def _render_source(s: dict[str, Any]) -> str:
                "norm_human_toxicity_scores.csv, or give --label): no precision, recall or F1.</p>"]
     else:
         def ci(d: dict[str, Any], k: str) -> str:
-            return with_ci(d[k], d.get("ci", {}).get(k))
+            return with_boot_ci({"value": d[k], "ci": d.get("ci", {}).get(k), "resamples": d.get("resamples"),
+                                 "ci_resamples": d.get("ci_resamples", {}).get(k)})
         out = [f"<p>{s['n_gold']} texts with a gold label, {s['share_toxic']:.1%} toxic.</p>",
                table(["detector", "precision", "recall", "F1", "n",
                       *[f"F1, {k}" for k in s["splits"]]],
