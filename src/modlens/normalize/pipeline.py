@@ -15,6 +15,7 @@ import hashlib
 import io
 import math
 import re
+import unicodedata
 from functools import lru_cache
 from typing import Iterator
 
@@ -23,8 +24,11 @@ from modlens.normalize.lexicon import Lexicon, load_lexicon
 from modlens.normalize.steps import DEFAULT_STEPS, REGISTRY, make_step
 from modlens.normalize.steps._base import WILDCARD, Hypothesis, Span, Step, keep_best
 from modlens.normalize.steps.mixed_case import is_mixed
+from modlens.normalize.tables import tables_digest
 
-PIPELINE_REVISION = "5"  # bump when scoring or a built-in step changes without a step-list or lexicon change
+# bump when the code of the pipeline or a built-in step changes what it writes; its tables (maps, word
+# lists, costs, patterns) are named by their bytes in the version (`tables.py`): no bump for them
+PIPELINE_REVISION = "5"
 ACCEPT_FLOOR = -2.0      # a correction must score at least this (prior minus cost)
 # English contractions written without their apostrophe ("werent", "theyre"): informal spellings of
 # known words, not disguises. The lexicon lacks many of them but holds the fragments a tokenizer
@@ -92,15 +96,15 @@ class Normalizer:
         self.search_steps = [s for s in self._of_kind("search") if s.name != "pyspell"]
         self.fallback_steps = [s for s in self._of_kind("search") if s.name == "pyspell"]
         self.name = "modlens-normalizer"
-        from modlens.normalize import lexicon as lex_module
-        weights = f"{lex_module.FREQUENCY_WEIGHT},{lex_module.OFFENSIVE_WEIGHT},{ACCEPT_FLOOR}"
-        # a plug-in step's package and version are part of the normalizer's (built-ins: modlens's revision)
+        # a plug-in step's package and version are part of the normalizer's (built-ins: modlens's revision
+        # and the bytes of every built-in table, the weights and the contraction list among them)
         plugins = [f"{n}={REGISTRY.origin(n)}" for n in self.step_names if REGISTRY.origin(n)]
-        # the contraction list decides which words are known as they stand: an edit of it is another normalizer
         # what a step reads from outside modlens (a dependency's word list, the Unicode database) too
         models = [f"{s.name}={m}" for s in self.steps if (m := s.model())]
-        key = "|".join([PIPELINE_REVISION, ",".join(self.step_names), self.lexicon.digest, weights,
-                        CONTRACTION.pattern, *plugins, *models])
+        # every step list reads the running Python's Unicode database, not only the unicode step's NFKC:
+        # str.isalpha, .lower and the patterns' \w, \s and \d decide what is a word and how it is cased
+        key = "|".join([PIPELINE_REVISION, ",".join(self.step_names), self.lexicon.digest, tables_digest(),
+                        f"unicodedata {unicodedata.unidata_version}", *plugins, *models])
         self.version = hashlib.sha256(key.encode()).hexdigest()[:12]
         self.token = lru_cache(maxsize=200_000)(self._token)
         self._rewritable = self._rewritable_symbols()
