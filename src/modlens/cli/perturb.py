@@ -12,7 +12,9 @@ With --attack, so does an attack whose result is unknown (the target or a judge 
 text the attack sent: its record's `reason` says why; a call that fails is no score for its texts, and
 the next text is attacked).
 A detector named by --detector or --target that cannot load, or none that loads, stops the command
-before its first line (exit 1); one of the study's that nobody named is said on stderr and left out.
+before its first line (exit 1); so does the study's perturbation.target without --target (exit 2 where
+--detector leaves it out): variants it did not guide are not made in its name. One of the study's that
+nobody named is said on stderr and left out.
 """
 from __future__ import annotations
 
@@ -106,12 +108,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
     p = study.perturbation
-    # one named (--detectors, --target) that cannot load, or none: no line scored by the rest
-    loaded.require([*(s.name for s in loaded.statuses if args.detectors), *([args.target] if args.target else [])])
+    # the target asked for: --target, else the study's perturbation.target; made without it, the variants
+    # would be ranked by another detector or the heuristic while the study names this one
+    wanted = args.target or p.target
+    # one named (--detectors, the target) that cannot load, or none: no line scored by the rest
+    loaded.require([*(s.name for s in loaded.statuses if args.detectors), *([wanted] if wanted else [])])
     for line in loaded.warnings():
         print(f"modlens perturb: {line}", file=sys.stderr)
     detectors = loaded.detectors
-    target = _pick_target(args.target or p.target, detectors)
+    target = _pick_target(wanted, detectors)
+    if not args.target and wanted and target is None:  # the study's, which --detector left out
+        raise CliError(f"the study's perturbation.target {wanted} is not among the --detector ones "
+                       f"({', '.join(detectors)})", fix=f"add --detector {wanted}, or name another --target")
     if (args.target or args.attack) and target is None:
         close = close_matches(args.target or "", detectors)
         raise CliError(f"target detector {args.target or '(any)'} is not loaded; loaded: {list(detectors) or 'none'}",
