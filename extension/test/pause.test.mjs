@@ -80,3 +80,28 @@ test("a rating from a page of a site switched off is refused with the reason; th
   await ask(ns.messages.setSettings({ sites: { youtube: true } }), optionsPage);
   assert.equal((await ask(rateMsg("k-site-off"), contentScript)).queued, true);
 });
+
+test("an image whose fetch ends after the pause started is not queued, and is counted as not taken", async () => {
+  connect();
+  ns.config.study = { ...ns.config.study, media: { collect: true, max_bytes: 100000, max_per_comment: 4 } };
+  const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
+  const realFetch = globalThis.fetch;
+  let answer;
+  const started = new Promise((fetchStarted) => {
+    globalThis.fetch = () => new Promise((resolve) => { answer = () => resolve(new Response(png)); fetchStarted(); });
+  });
+  try {
+    const waiting = delivery.outbox.pending().length;
+    const notTaken = ns.counters.totals.media_not_taken || 0;
+    const done = ns.commentMedia.queueCommentMedia("youtube", "k-img", ["https://pbs.twimg.com/a.png"], null);
+    await started; // the image is being fetched when the participant pauses
+    await ask(ns.messages.setSettings({ paused: true }), optionsPage);
+    answer();
+    await done;
+    assert.equal(delivery.outbox.pending().length, waiting, "an image fetched after the pause entered the outbox");
+    assert.equal(ns.counters.totals.media_not_taken, notTaken + 1);
+  } finally {
+    globalThis.fetch = realFetch;
+    await ask(ns.messages.setSettings({ paused: false }), optionsPage);
+  }
+});

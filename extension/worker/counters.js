@@ -32,11 +32,12 @@
 
   const counters = {
     // media_*: images attached to comments (worker/media.js): sent (on the socket), scored (logged),
-    // failed (fetch, size or type), skipped (over media.max_per_comment)
+    // failed (fetch, size or type), skipped (over media.max_per_comment), not_taken (fetched after
+    // capture stopped: paused, consent withdrawn, site switched off)
     // saved: comments whose rows the daemon acknowledged (comments_ok); scored: those a detector
     // scored; rated: ratings it acknowledged (rating_ok), ratedBefore + those counted by id; all
     // recomputed from `counted` on load (countComments)
-    totals: { saved: 0, scored: 0, rated: 0, errors: 0, media_sent: 0, media_scored: 0, media_failed: 0, media_skipped: 0 },
+    totals: { saved: 0, scored: 0, rated: 0, errors: 0, media_sent: 0, media_scored: 0, media_failed: 0, media_skipped: 0, media_not_taken: 0 },
     // ratings acknowledged by versions that counted them without their ids (their stored `rated`
     // total), kept in every totals write as `rated_before`
     ratedBefore: 0,
