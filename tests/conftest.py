@@ -187,6 +187,8 @@ SLOW: dict[str, str] = {
     "tests/test_report_hatecheck.py::test_html_has_the_paper_layout_and_the_skipped_sections":
         "a whole HTML report through the CLI, figures drawn (1.4 s alone, 2.0 s in the fast loop's two workers)",
     "tests/test_perspective_clients.py": "300 tweets through each real Perspective client (Google's, PyPI's, npm's)",
+    "tests/test_perspective_languages.py::test_every_davidson_tweet_english_but_the_foreign_ones":
+        "detects the language of all 24,783 Davidson tweets, twice (about 3 s each)",
 }
 
 # Modules whose tests load a real neural model themselves (besides the `minilm` fixture's users).

@@ -25,6 +25,16 @@ UNNAMED = [
     ("sv", "Du är en sån idiot, håll käften och gå härifrån nu."),
     ("ro", "Ești un idiot și toată lumea știe asta, așa că taci."),
     ("vi", "Mày là một thằng ngu và ai cũng biết điều đó, im đi."),
+    # written in plain ASCII letters (or letters German and Spanish write too): no letter gives them
+    # away, their words do. They were answered `en` (Finnish `de`)
+    ("id", "Saya tidak suka dengan apa yang kamu katakan, kamu memang bodoh sekali."),
+    ("id", "Kenapa kamu selalu marah sama semua orang di sini?"),
+    ("ms", "Aku tak faham kenapa kau selalu cakap benda bodoh macam ni."),
+    ("sw", "Wewe ni mjinga kabisa na kila mtu anajua hilo, nyamaza."),
+    ("sw", "Sijui kwa nini watu wanapenda kusema mambo kama hayo hapa."),
+    ("hu", "Nem tudom, miért vagy ilyen buta, de mindenki tudja ezt."),
+    ("hu", "Ez a film nagyon rossz, senkinek nem ajánlom."),
+    ("fi", "Sinä olet tyhmä ja kaikki tietävät sen."),
 ]
 ENGLISH_WITH_NAMES = ["Łukasz scored twice, what a game for Poland", "Zlatan Ibrahimović is a legend, fight me",
                       "Ahmet Davutoğlu met Erdoğan today, the news said", "I had smørrebrød in Copenhagen lol",
@@ -60,3 +70,12 @@ def test_an_undetermined_latin_comment_is_refused_not_scored_as_english(base):
     status, got = _analyze(base, {"comment": {"text": UNNAMED[0][1]}, "languages": ["pl"],
                                   "requestedAttributes": {"TOXICITY": {}}})
     assert status == 400 and got["error"]["message"].endswith("languages: pl")
+
+
+@pytest.mark.parametrize("lang, text", [(lang, text) for lang, text in UNNAMED if lang in ("id", "sw", "hu", "fi")])
+def test_the_response_does_not_say_english_for_a_plain_ascii_language(base, lang, text):
+    """`detectedLanguages` is what was detected: an Indonesian, Swahili, Hungarian or Finnish comment
+    is not reported as English (nor German) and scored by English-only detectors."""
+    status, got = _analyze(base, {"comment": {"text": text}, "dropUnsupportedAttributes": True,
+                                  "requestedAttributes": {"TOXICITY": {}}})
+    assert status == 200 and got["detectedLanguages"] == ["und"] and got["attributeScores"] == {}, lang

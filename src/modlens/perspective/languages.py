@@ -18,7 +18,11 @@ Vietnamese, ...) is not English either: at least `MIN_EVIDENCE` words written wi
 that neither the named languages nor English loanwords use (ł, ř, ş, å, ă, đ, ...), and at least
 `EVIDENCE_RATIO` times the English function words, make it `und`, not a named language whose
 letters some of its words share ("härifrån" is not German). A name or two ("Łukasz", "Erdoğan")
-in English stays English.
+in English stays English. Languages written in plain ASCII letters (or in letters German writes
+too) give no such letter away: their common function words (`UNNAMED_WORDS`: Indonesian and Malay,
+Swahili, Hungarian, Finnish) are that evidence, the same `MIN_EVIDENCE` and `EVIDENCE_RATIO`
+apply. A Latin-script language with neither its letters nor its words listed here (Tagalog,
+Somali, ...) is still answered English: the guess is English unless the text says otherwise.
 
 A comment with no letters (emoji, digits, punctuation), or whose letters are all of a script named
 neither here nor Latin, has no language to detect: it is `und` (BCP 47's "undetermined"), the
@@ -74,6 +78,22 @@ OWN_WORDS = {
              moet kunnen kunt mij""",
 }
 OWN_WORDS_SETS = {lang: frozenset(words.split()) - ENGLISH_WORDS for lang, words in OWN_WORDS.items()}
+# common words of Latin-script languages modlens does not name, written without a letter that gives
+# them away (`_unplaced`): evidence for `und`. Those English writes (he, me, on, ada) or a named
+# language lists (te, tu, una, mi) are left out: they are evidence for neither
+UNNAMED_WORDS = frozenset("""
+yang dan tidak tak ini itu saya aku kamu kau anda dia mereka kami kita dengan untuk akan sudah
+belum bisa boleh karena kerana juga lagi sangat semua orang apa siapa mengapa kenapa bagaimana
+jangan sama dari pada atau tapi tetapi hanya saja kalau jadi banyak sekali memang begitu sini
+ni wa kwa za katika hii huyo huu wewe mimi yeye sisi nyinyi wao sana kila mtu watu hapana ndiyo
+lakini kama hata sijui hujui nini gani wote kabisa bado kweli hapa pale kuwa kwamba hakuna nina
+wako wangu yako yangu
+nem hogy egy az és ez meg csak már vagy mert mint van volt nincs ezt azt itt ott én ti ők nagyon
+mindenki semmi miért hol mikor aki ami amit lesz kell lehet sem még akkor pedig neked nekem
+vagyok tudom tudja így úgy olyan ilyen soha mindig
+olet ei se sen että mutta kun minä sinä hän tämä tuo kaikki mitä miksi ole oli ovat niin vain
+jo vielä ihan todella aina koska
+""".split()) - ENGLISH_WORDS - frozenset().union(*OWN_WORDS_SETS.values())
 # letters that only some Latin-script languages write: a word with one is evidence for them
 OWN_LETTERS = {"es": "ñáíóú", "de": "ßäöü", "fr": "çœèêëîïûù", "it": "ìò", "pt": "ãõâôáíóúç", "nl": "ĳ"}
 # Latin letters placed: those of the languages named here and of English loanwords (café, à la,
@@ -122,9 +142,10 @@ def _accented_ascii(ch: str) -> bool:
 
 def _evidence(words: set[str]) -> dict[str, int]:
     """language -> how many of the distinct `words` are its own ("ho ho ho" is one word); `und` ->
-    how many are written with letters of a language it cannot name (such a word, "härifrån", is
-    evidence for none of the named ones, though it has their letters too)."""
-    unplaced = {w for w in words if _unplaced(w)}
+    how many are written with letters of a language it cannot name, or are common words of one
+    (`UNNAMED_WORDS`); such a word ("härifrån", "tyhmä") is evidence for none of the named ones,
+    though it has their letters too."""
+    unplaced = {w for w in words if _unplaced(w) or w in UNNAMED_WORDS}
     found: dict[str, int] = {}
     for lang, own in OWN_WORDS_SETS.items():
         letters = OWN_LETTERS.get(lang, "")

@@ -121,8 +121,9 @@ class Analyzer:
                 continue  # answered in this language alone: said below when every language is
             if lang == languages.UNDETERMINED:
                 why.append(f"{lang}: no language was detected in the comment (no letters of a script modlens "
-                           "can name: emoji, digits, punctuation; or Latin letters of a language it cannot name, "
-                           "such as ł, ř, ş, å); a client that knows it sends `languages`")
+                           "can name: emoji, digits, punctuation; or Latin letters or common words of a language it "
+                           "cannot name, such as ł, ř, ş, å, or Indonesian, Swahili, Hungarian, Finnish words); "
+                           "a client that knows it sends `languages`")
             elif key is not None:
                 why.append(f"{lang}: the study maps it to detector {key}, which is not loaded here "
                            "(offline, or its model could not be loaded); it would answer")
