@@ -300,17 +300,22 @@ class _Recovery:
 
 def human_reviews(data: StudyData) -> dict[str, Any] | None:
     """Ratings of reviewed attack texts (comments labelled role = review), per recipe x target:
-    how many raters still call each "successful" attack toxic."""
-    from modlens.analysis.human import rating_values
+    how many raters still call each "successful" attack toxic. A toxicity answer given on another
+    study's scale than the reported one is left out, counted in `excluded` (`human.other_scale`)."""
+    from modlens.analysis.human import attribute_levels, other_scale, rating_values, study_levels
 
     items = {cid: lab for cid, lab in data.labels.items() if lab.get("role") == "review"}
     if not items:
         return None
+    levels, asked = attribute_levels(data), study_levels(data)
+    excluded: Counter[str] = Counter()
     ratings: dict[int, list[str]] = defaultdict(list)
     for r in data.ratings:
         if r["comment_id"] in items:
             tox = rating_values(r).get("toxicity")
-            if tox:
+            if tox and (why := other_scale(r, "toxicity", levels, asked)) is not None:
+                excluded[why] += 1
+            elif tox:
                 ratings[r["comment_id"]].append(tox)
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for cid, lab in items.items():
@@ -325,4 +330,4 @@ def human_reviews(data: StudyData) -> dict[str, Any] | None:
                      "share_ratings_toxic": sum(t == "toxic" for t in votes) / len(votes) if votes else None,
                      "share_ratings_hard_to_say": sum(t == "hard to say" for t in votes) / len(votes) if votes else None,
                      "items_majority_toxic": len(toxic_items)})
-    return {"rows": rows}
+    return {"rows": rows, "excluded": dict(excluded)}

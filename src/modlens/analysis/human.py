@@ -63,6 +63,18 @@ def attribute_levels(data: StudyData) -> dict[str, list[str]]:
     return out or {a.name: list(a.levels) for a in DEFAULT_ATTRIBUTES}
 
 
+def other_scale(r: dict[str, Any], attr: str, levels: dict[str, list[str]],
+                asked: dict[str, dict[str, list[str]]]) -> str | None:
+    """Why rating `r`'s answer to `attr` is left out when its study asks `attr` on another scale than
+    the reported one (`levels`: `attribute_levels`; `asked`: `study_levels`): a level of the same name
+    need not mean the same. None when it is on the reported scale. Every section that reads answers
+    (this one, the item-set section, the attacks' human check) leaves such answers out, counted."""
+    own = asked.get(r["study_id"], {}).get(attr)
+    if attr in levels and own is not None and own != levels[attr]:
+        return f"{attr} answered on study {r['study_id']}'s scale, not the reported one (that answer only)"
+    return None
+
+
 def rating_values(r: dict[str, Any]) -> dict[str, str]:
     """A rating's values, toxicity taken from the anchors when they were used."""
     values = dict(r.get("values") or {})
@@ -155,10 +167,8 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
     by_comment: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for r in valid:
         for attr, value in rating_values(r).items():
-            own = asked.get(r["study_id"], {}).get(attr)
-            if attr in levels and own is not None and own != levels[attr]:
-                # asked on another scale: a level of the same name need not mean the same
-                excluded[f"{attr} answered on study {r['study_id']}'s scale, not the reported one (that answer only)"] += 1
+            if (why := other_scale(r, attr, levels, asked)) is not None:
+                excluded[why] += 1
             elif attr in levels and value in levels[attr]:
                 by_comment[r["comment_id"]][attr].append(value)
     attributes: list[dict[str, Any]] = []

@@ -78,6 +78,10 @@ def render(s: dict[str, Any]) -> str:
                           [[h["recipe"], h["target"], h["goal"], h["items"], h["rated"], h["ratings"],
                             h["share_ratings_toxic"], h["share_ratings_hard_to_say"], h["items_majority_toxic"]]
                            for h in human_rows]))
+        if s["human"].get("excluded"):
+            out.append('<p class="note">Answers left out (asked on another scale than the reported one, as in '
+                       "section 1): " + html.escape(", ".join(f"{k}: {v}" for k, v in s["human"]["excluded"].items()))
+                       + ".</p>")
     out.append("<h3>Transfer (rows: attacked target; cells: share the column detector also gets wrong)</h3>")
     out.append(table(["successful against", *s["detectors"]],
                       [[k, *[row[d]["rate"] for d in s["detectors"]]] for k, row in s["transfer"].items()]))

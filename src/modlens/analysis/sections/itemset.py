@@ -12,7 +12,8 @@ from modlens.analysis import alpha as alpha_mod
 from modlens.analysis import majority as majority_mod
 from modlens.analysis.data import StudyData
 from modlens.analysis.references import cite
-from modlens.analysis.human import BOOTSTRAP, BOOTSTRAP_SEED, attribute_levels, rating_values, usable_ratings
+from modlens.analysis.human import (BOOTSTRAP, BOOTSTRAP_SEED, attribute_levels, other_scale, rating_values, study_levels,
+                                    usable_ratings)
 from modlens.analysis.sections.base import Section
 from modlens.analysis.sections.html import table
 from modlens.analysis.sections.human import alpha_interval, replicates_note
@@ -30,8 +31,9 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     if not data.reviews and not data.imports:
         return Skip("no item-set study in the log: `modlens sample`, `modlens study assign`, then `modlens rate` "
                     "(docs/MULTI.md#item-set-studies)")
-    levels = attribute_levels(data)
+    levels, asked = attribute_levels(data), study_levels(data)
     usable = usable_ratings(data)
+    excluded: Counter[str] = Counter()  # answers given on another study's scale (`human.other_scale`)
     task_comments = {cid for rv in data.reviews for cid in rv["comment_ids"]}
     items = task_comments - usable.left_out                    # the item set's comments, gold left out
     per_item: dict[int, dict[str, list[str]]] = {cid: defaultdict(list) for cid in items}
@@ -42,7 +44,9 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
         if r["comment_id"] in per_item:
             raters_of[r["comment_id"]].add(r["rater_id"])
             for attr, value in rating_values(r).items():
-                if value in levels.get(attr, ()):
+                if (why := other_scale(r, attr, levels, asked)) is not None:
+                    excluded[why] += 1
+                elif value in levels.get(attr, ()):
                     per_item[r["comment_id"]][attr].append(value)
                     answered[attr].add(r["rater_id"])
     all_ratings = Counter(r["comment_id"] for r in data.ratings if r["comment_id"] in items)
@@ -79,7 +83,7 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
         "n_raters_accepted": len({r for who in accepted_raters.values() for r in who}),  # with a rated, accepted task
         "acceptance": [{k: rv[k] for k in ("rater_id", "task", "source", "decision", "reason", "missed",
                                            "inconsistent_gold", "wrong_gold", "inconsistent")} for rv in data.reviews],
-        "items": rows, "attributes": attributes, "imports": imports(data.imports),
+        "items": rows, "attributes": attributes, "imports": imports(data.imports), "excluded": dict(excluded),
         "alpha_ci": {"confidence": 0.95, "method": "percentile bootstrap over comments", "replicates": BOOTSTRAP,
                      "seed": BOOTSTRAP_SEED},
     }
@@ -130,6 +134,9 @@ def render(s: dict[str, Any]) -> str:
     out = [f"<p>{s['n_items']} items in the reviewed rater tasks; {s['n_rater_tasks']} rater tasks reviewed: "
            + ", ".join(f"{html.escape(k)} {v}" for k, v in sorted(s["decisions"].items()))
            + f"; {s['n_raters_accepted']} of {s['n_raters']} raters accepted.</p>"]
+    if s.get("excluded"):
+        out.append("<p class=note>Answers left out (asked on another scale than the reported one, as in section 1): "
+                   + html.escape(", ".join(f"{k}: {v}" for k, v in s["excluded"].items())) + ".</p>")
     out.append(f"<p class=note>{replicates_note(s['alpha_ci'])}</p>")
     out.append(table(["attribute", "comments", "with ≥ 2 raters (α)", "raters", "ratings", "Krippendorff α (ordinal)",
                       "α 95% CI", "agreement"],
