@@ -249,7 +249,7 @@ async def test_a_comment_a_withdrawn_rater_saw_first_travels_as_the_consenting_r
     assert (comments["shared"]["first_seen"], comments["shared"]["time_shown"]) == (rater_two_saw, None)
     assert [(p["first_seen"], p["url"], p["title"]) for p in pages] == [(rater_two_saw, None, None)]
     assert "1 comment a session the bundle leaves out saw first travels with the time a consenting rater first " \
-           "saw it as first_seen and no time shown" in said
+           "saw it (or, where none did, rated it) as first_seen and no time shown" in said
     # merged, each sighting keeps the text its session was sent
     research = tmp_path / "merged.sqlite"
     merged(research, out, capsys)
@@ -421,3 +421,44 @@ async def test_a_withdrawal_merged_first_ties_the_rater_to_its_signer(tmp_path, 
         assert cli_main(["merge", "--out", str(research), str(forged)]) == 2
         assert "rater rater-1's earlier bundles were signed by" in capsys.readouterr().err
     assert rows(research, "SELECT count(*) FROM bundles") == [(1,)]
+
+
+async def test_a_comment_only_a_withdrawn_rater_saw_and_a_consenting_one_rated_travels_without_their_visit(
+        tmp_path, capsys):
+    """rater-2 rated a comment (a rating sent without a sighting) that only rater-1's session recorded:
+    it travels, the rating is of it, with its text, but its time shown and first_seen, and its page's
+    address, title and first_seen, were rater-1's visit, and rater-1 withdrew."""
+    db = tmp_path / "study.sqlite"
+    async with running_daemon(tmp_path, study(consent_text="You may withdraw at any time.")) as (url, app):
+        sha = consent_sha256(app)
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello("rater-1", study_id="test", consent_at=AGREED, consent_sha256=sha)
+            msg = comments_msg("c-rater-1", [("c", "a comment rater one saw")], page_key="video-9")
+            msg["items"][0]["time_shown"] = "2025-02-28T09:00:00Z"
+            assert (await c.request(msg, "comments_ok"))["type"] == "comments_ok"
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello("rater-2", study_id="test", consent_at=AGREED, consent_sha256=sha)
+            assert (await c.request(rating_msg("r-c", "c"), "rating_ok"))["type"] == "rating_ok"
+        async with connect(url) as ws:
+            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at=WITHDRAWN)
+    [(rated_at,)] = rows(db, "SELECT created_at FROM ratings")
+    [(rater_one_saw,)] = rows(db, "SELECT seen_at FROM sightings")
+    assert rater_one_saw < rated_at and rows(db, "SELECT url FROM pages")[0][0]
+    out = tmp_path / "after-withdrawal.bundle"
+    capsys.readouterr()
+    assert cli_main(["export", "--db", str(db), "--bundle", str(out)]) == 0
+    said = capsys.readouterr().out
+    b = read_bundle(out)
+    try:
+        comments = b.table("comments").to_pylist()
+        pages = b.table("pages").to_pylist()
+        texts = [r["text"] for r in b.table("texts").to_pylist()]
+    finally:
+        b.close()
+    assert texts == ["a comment rater one saw"]
+    assert [(r["comment_key"], r["first_seen"], r["time_shown"]) for r in comments] == [("c", rated_at, None)]
+    assert [(p["page_key"], p["first_seen"], p["url"], p["title"]) for p in pages] == [("video-9", rated_at, None, None)]
+    assert "1 comment a session the bundle leaves out saw first travels with the time a consenting rater first " \
+           "saw it (or, where none did, rated it) as first_seen and no time shown" in said, said

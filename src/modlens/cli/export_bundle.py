@@ -70,5 +70,5 @@ def _say_unsent(unsent: dict[str, int]) -> None:
               f"{_n(unsent['ratings'], 'rating')} of consenting raters")
     if unsent["as_seen"]:
         print(f"{_n(unsent['as_seen'], 'comment')} a session the bundle leaves out saw first "
-              f"travel{'s' if unsent['as_seen'] == 1 else ''} with the time a consenting rater first saw it as "
-              "first_seen and no time shown (a page such a session saw first: without url and title)")
+              f"travel{'s' if unsent['as_seen'] == 1 else ''} with the time a consenting rater first saw it (or, "
+              "where none did, rated it) as first_seen and no time shown (a page such a session saw first: without url and title)")

@@ -108,11 +108,26 @@ _SELECT_CONSENTED = [
     "INSERT INTO temp.b_first SELECT b.comment_id, m.page_id, b.seen_at FROM temp.b_seen b JOIN comments m "
     "USING (comment_id) WHERE EXISTS (SELECT 1 FROM sightings o WHERE o.comment_id = b.comment_id "
     "AND o.session_id NOT IN (SELECT session_id FROM temp.b_sessions) AND o.seen_at <= b.seen_at)",
+    # One no travelling session saw at all, which travels as a consenting rater's rating of it (sent without
+    # a sighting), after a session that does not travel saw it: nothing of that visit travels either; its
+    # first_seen is when these raters first rated it (its text is what they rated)
+    "INSERT INTO temp.b_first SELECT c.comment_id, m.page_id, (SELECT min(r.created_at) FROM ratings r "
+    "WHERE r.comment_id = c.comment_id AND r.rating_id IN (SELECT rating_id FROM temp.b_ratings)) "
+    "FROM temp.b_comments c JOIN comments m USING (comment_id) WHERE m.platform <> 'study' "
+    "AND EXISTS (SELECT 1 FROM sightings o WHERE o.comment_id = c.comment_id) "
+    "AND NOT EXISTS (SELECT 1 FROM sightings s WHERE s.comment_id = c.comment_id "
+    "AND s.session_id IN (SELECT session_id FROM temp.b_sessions)) "
+    "AND EXISTS (SELECT 1 FROM ratings r WHERE r.comment_id = c.comment_id "
+    "AND r.rating_id IN (SELECT rating_id FROM temp.b_ratings))",
     "CREATE TEMP TABLE b_first_pages (page_id INTEGER PRIMARY KEY, seen_at TEXT)",
     "INSERT INTO temp.b_first_pages SELECT m.page_id, min(b.seen_at) FROM temp.b_seen b JOIN comments m "
     "USING (comment_id) WHERE m.page_id IS NOT NULL GROUP BY m.page_id HAVING min(b.seen_at) >= (SELECT min(o.seen_at) "
     "FROM sightings o JOIN comments x USING (comment_id) WHERE x.page_id = m.page_id "
     "AND o.session_id NOT IN (SELECT session_id FROM temp.b_sessions))",
+    # a page no travelling session was on, which travels with such comments: their earliest first_seen
+    "INSERT OR IGNORE INTO temp.b_first_pages SELECT f.page_id, min(f.seen_at) FROM temp.b_first f "
+    "WHERE f.page_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sightings s JOIN comments x USING (comment_id) "
+    "WHERE x.page_id = f.page_id AND s.session_id IN (SELECT session_id FROM temp.b_sessions)) GROUP BY f.page_id",
     "CREATE TEMP TABLE b_texts (text_id INTEGER PRIMARY KEY)",
     "INSERT OR IGNORE INTO temp.b_texts SELECT text_id FROM comments WHERE comment_id IN (SELECT comment_id FROM temp.b_comments)",
     # the text each travelling sighting was sent (an edited version: with its scores)
