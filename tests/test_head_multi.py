@@ -98,3 +98,21 @@ def test_detector_six_labels_in_unit_interval_and_listed():
     st = registry.status("minilm-toxicity-6", batch_size=16)
     assert st.status == "loaded" and set(st.extra["labels"]) == set(LABELS)
     assert all("Jigsaw" in v and v.startswith(k + ".") for k, v in st.extra["labels"].items())
+
+
+def test_exclusion_removes_benchmark_texts_held_as_the_pool_cleaned_them():
+    """The exclusion keys benchmark texts as the report looks them up (`trainingdata.lookup_keys`): the
+    11 Davidson tweets the shipped head was fit on, as the pool held them ("Wowwww this bitch" cut at
+    its "www" to "Wow bitch"), are excluded from a pool that holds them so."""
+    import hashlib
+
+    from modlens.trainingdata import HASH_BYTES, lookup_keys
+
+    hashes = {int(h) for h in read_hashes(DEFAULT_HEAD6.with_name(DEFAULT_HEAD6.name.removesuffix(".json") + HASHES_SUFFIX))}
+    davidson = benchmark_texts(sass_dir=None)["davidson"]
+    held = [k for t in davidson for k in lookup_keys(t)
+            if int.from_bytes(hashlib.sha256(k.encode()).digest()[:HASH_BYTES], "big") in hashes]
+    assert len(held) == 11  # the pool rows the shipped head's exclusion missed, as the pool wrote them
+    mask, counts = exclusion_mask(held, {"davidson": davidson})
+    assert mask == [True] * 11
+    assert counts["davidson"]["cleaned"] == 11

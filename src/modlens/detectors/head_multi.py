@@ -206,7 +206,8 @@ def train_six(data: Any, encoder: Any, teacher: Any, *, sample: int = 14000, see
             "data": data.source, "data_sha256": data.sha256, "pool": pool, "datasets": ["jigsaw-toxic"],
             "rows": int(len(data.texts)), "rows_excluded": int(excluded.sum()), "exclusion": counts,
             "exclusion_rules": "exact text key, loose key (no digits, repeated letters squeezed, no spaces), "
-                               "key without its last word (5+ words): modlens.detectors.exclusion",
+                               "key without its last word (5+ words), the keys of the text as the pool cleaned it "
+                               "(trainingdata.lookup_keys): modlens.detectors.exclusion",
             "sample": int(len(idx)), "strata": {k: int(len(v)) for k, v in strata.items()},
             "identity_terms": list(IDENTITY_TERMS), "seed": seed, "test_size": test_size,
             "n_train": int(len(idx) - n_test), "n_test": n_test, "l2": l2, "toxicity_gold_weight": gold_weight,
