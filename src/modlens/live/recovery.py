@@ -16,7 +16,9 @@ At start, before the first connection is accepted (`recovering`, entered by `run
   queue, and only one batch is in flight, so a new page never waits behind more than one batch.
 
 A clean stop ends the sessions this daemon opened that are still open with `ended_by` = 'shutdown'
-(a client that closes its socket ends its own session as 'client'); never another daemon's.
+(a client that closes its socket ends its own session as 'client'); never another daemon's. A
+session that ended while the log could not be written is ended then as it happened (who ended it,
+and when); one the stop cannot write either is closed by the next start as 'recovery'.
 """
 from __future__ import annotations
 
@@ -158,19 +160,21 @@ async def recovering(service: LiveService) -> AsyncIterator[None]:
         else:
             closed = await service.write(lambda lg: lg.close_open_sessions(study_id, "recovery"))
             if closed:
-                log.warning("recovery: closed %d session(s) a previous daemon left open (it did not stop cleanly)",
-                            closed)
+                log.warning("recovery: closed %d session(s) left open in the study log, at their last activity (a "
+                            "previous daemon did not stop cleanly, or could not write their end)", closed)
         task = asyncio.create_task(_recover(service, lambda: live_work_waiting(service, service.sessions)))
         try:
             yield
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-            own = list(service.unended)  # this daemon's sessions whose end is not written: never another's
+            # this daemon's sessions whose end is not written (never another's): those that ended meanwhile
+            # as they did, the others now, by this stop
+            own = {sid: service.ends_owed.get(sid, ("shutdown", None)) for sid in service.unended}
 
             def end_own(lg: StudyLog) -> None:
-                for sid in own:
-                    lg.end_session(sid, "shutdown")
+                for sid, (ended_by, at) in own.items():
+                    lg.end_session(sid, ended_by, at)
 
             try:
                 if own:

@@ -46,7 +46,7 @@ from modlens.live.join import JOIN_FRAME_BYTES, is_join_frame
 from modlens.services.recording import register, score_rows
 from modlens.study import assignment, calibration
 from modlens.study.assignment import Plan
-from modlens.studylog.codec import canonical_json
+from modlens.studylog.codec import canonical_json, now_iso
 from modlens.studylog.connection import LogUnwritable, _permissions as file_permissions, unwritable
 from modlens.studylog.store import LogWriter, StudyLog
 from modlens.rows import CommentRow
@@ -127,6 +127,8 @@ class LiveService:
         self.detector_ids: dict[str, int] = {}
         self.sessions: set[LiveSession] = set()  # those that said hello and are not closed
         self.unended: set[str] = set()  # ids of the sessions this service started whose end is not written
+        # of those, the ones that ended but whose end the log refused: id -> (ended_by, ended_at), for the stop
+        self.ends_owed: dict[str, tuple[str, str]] = {}
         self.live_variants = LiveVariants(study, engine, self.write, lambda: self.detector_ids, _variants_message)
         self.sampling = self.client_settings()["sampling"]  # the extension's rule: asked-about comments first
         self.in_flight_writes = 0
@@ -271,9 +273,15 @@ class LiveService:
     async def close_session(self, session: LiveSession, ended_by: str = "client") -> None:
         """`ended_by`: 'client' (the socket closed) or 'shutdown' (the daemon closed it, stopping)."""
         self.sessions.discard(session)
-        if session.session_id in self.unended:  # its hello's write was made (a failed one wrote nothing: a no-op)
-            await self.write(lambda lg: lg.end_session(session.session_id, ended_by))
-            self.unended.discard(session.session_id)  # not when that write failed: the stop ends it
+        sid = session.session_id
+        if sid in self.unended:  # its hello's write was made (a failed one wrote nothing: a no-op)
+            ended = (ended_by, now_iso())  # as it happened, whenever it is written
+            try:
+                await self.write(lambda lg: lg.end_session(sid, *ended))
+            except BaseException:
+                self.ends_owed[sid] = ended  # the stop writes this end, not one of its own
+                raise
+            self.unended.discard(sid)
 
     # --- comments --------------------------------------------------------------------------
     def take_comments(self, session: LiveSession, msg: p.Comments, send: Send) -> Coroutine[Any, Any, None]:

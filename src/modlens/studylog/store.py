@@ -113,8 +113,8 @@ class StudyLog(LogConnection):
                       client_version: str | None, protocol_version: int | None) -> None:
         sessions.start_session(self, session_id, study_id, rater_id, client, client_version, protocol_version)
 
-    def end_session(self, session_id: str, ended_by: str = "client") -> None:
-        sessions.end_session(self, session_id, ended_by)
+    def end_session(self, session_id: str, ended_by: str = "client", at: str | None = None) -> None:
+        sessions.end_session(self, session_id, ended_by, at)
 
     def close_open_sessions(self, study_id: str | None = None, ended_by: str = "recovery") -> int:
         """After a crash: every open session ends at its last activity."""

@@ -262,7 +262,8 @@ TABLES: tuple[Table, ...] = (
         col("started_at", "TEXT NOT NULL", "When the session started."),
         col("ended_at", "TEXT", "When it ended (for `recovery`: its last activity), NULL while open."),
         col("ended_by", "TEXT", "How it ended: `client` (the client closed it), `shutdown` (the daemon stopped "
-                                "cleanly), `recovery` (closed at the next start after the daemon died); NULL while "
+                                "cleanly), `recovery` (closed at the next start after the daemon died, or after a "
+                                "stop that could not write its end); NULL while "
                                 "open or when ended before schema 4."),
         key=("session_id",),
         travel=Travel("session_id IN {sessions}", merge_key=("session_id",),

@@ -1,7 +1,8 @@
 """`studies`, `raters`, `sessions` and `ratings`: who rated what, when, under which study
 settings. A rating is stored once per client id (a resend returns the stored one), and every
 session ends with `ended_by` saying how: 'client' (the extension closed it), 'shutdown' (the
-daemon stopped cleanly) or 'recovery' (closed at the next start after a crash, at its last activity)."""
+daemon stopped cleanly) or 'recovery' (closed at the next start after a crash, or after a stop that could not
+write its end, at its last activity)."""
 from __future__ import annotations
 
 from typing import Any
@@ -79,11 +80,12 @@ def _check_ended_by(ended_by: str) -> None:
         raise ValueError(f"ended_by must be one of {ENDED_BY}, not {ended_by!r}")
 
 
-def end_session(db: LogConnection, session_id: str, ended_by: str = "client") -> None:
-    """Now; a session that already ended keeps its end."""
+def end_session(db: LogConnection, session_id: str, ended_by: str = "client", at: str | None = None) -> None:
+    """At `at` (None: now), the time it ended (a write made later says when it happened); a session
+    that already ended keeps its end."""
     _check_ended_by(ended_by)
     db.write("UPDATE sessions SET ended_at = ?, ended_by = ? WHERE session_id = ? AND ended_at IS NULL",
-             (now_iso(), ended_by, session_id))
+             (at or now_iso(), ended_by, session_id))
 
 
 # the last moment a session was seen alive: its latest sighting or rating, else its start
