@@ -6,7 +6,8 @@
 The head's training record (`modlens train-head`) names its data by sha256 and gives the sample
 size, seed and held-out share; the seeded sample is drawn again from the same data (no encoder
 needed) and the fit rows' texts are hashed (`modlens.trainingdata`). The data must be the
-very file the head records: a different sha256 is refused.
+very file the head records: a different sha256 is refused. The set names the head file it was
+written for (its sha256): the detector reads it for that head only.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from modlens.detectors.head import load_labelled, split_sample
 from modlens.detectors.minilm import DEFAULT_HEAD
-from modlens.trainingdata import HASHES_SUFFIX, write_hashes
+from modlens.trainingdata import hashes_path, read_hashes, write_hashes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,8 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(fit) != rec["n_train"]:
         print(f"drew {len(fit)} fit rows, the head records {rec['n_train']}", file=sys.stderr)
         return 1
-    out = write_hashes(head.with_name(head.name.removesuffix(".json") + HASHES_SUFFIX), (data.texts[i] for i in fit))
-    print(f"{out}: {out.stat().st_size // 8} hashes of {len(fit)} fit texts")
+    out = write_hashes(hashes_path(head), (data.texts[i] for i in fit), describes=head)
+    print(f"{out}: {len(read_hashes(out))} hashes of {len(fit)} fit texts, for {head.name} as it is now")
     return 0
 
 

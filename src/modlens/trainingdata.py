@@ -12,6 +12,8 @@ of the embedded head dropped `RT @user:`, URLs and `#` from Davidson's tweets an
 entities), so the key keeps only the words, lower case, without mentions, URLs or retweet marks.
 A hash set file holds the first 8 bytes of the sha256 of each key, as sorted big-endian unsigned
 64-bit integers (19,200 texts: 150 KiB; profanity-check's 184,347: 182,860 distinct keys, 1.4 MiB).
+A head's set begins with the head it lists the fit texts of (`HASHES_MAGIC`, then the sha256 of the
+head file's bytes): a head trained again beside an older set is not described by it (`hashes_beside`).
 At 64 bits a text that is not in a pool of 183k matches one by chance with probability 1e-14.
 """
 from __future__ import annotations
@@ -27,6 +29,10 @@ import numpy as np
 
 HASH_BYTES = 8
 HASHES_SUFFIX = ".train-hashes.bin"  # beside a head file: `minilm-toxicity.json` -> `minilm-toxicity.train-hashes.bin`
+# a head's hash set starts with these 8 bytes and the 32 of its head file's sha256; the hashes follow
+# (8 bytes each, so they stay aligned). profanity-check's pool set has none: its pool record binds it.
+HASHES_MAGIC = b"mlfit\x00\x00\x01"
+HASHES_HEADER = len(HASHES_MAGIC) + 32
 
 # the datasets a declaration can name, as the readers (and the docs) name them
 DATASETS = {
@@ -83,17 +89,55 @@ def text_hashes(texts: Iterable[str]) -> np.ndarray:
     return np.array(sorted(out), dtype=np.uint64)
 
 
-def write_hashes(path: str | Path, texts: Iterable[str]) -> Path:
+def write_hashes(path: str | Path, texts: Iterable[str], describes: str | Path | None = None) -> Path:
+    """The hash set of `texts` at `path`; `describes`: the head file they are the fit texts of (its
+    sha256 goes first in the file, so the set is read for that head only: `hashes_beside`)."""
     path = Path(path)
-    path.write_bytes(text_hashes(texts).astype(">u8").tobytes())
+    header = b"" if describes is None else HASHES_MAGIC + hashlib.sha256(Path(describes).read_bytes()).digest()
+    path.write_bytes(header + text_hashes(texts).astype(">u8").tobytes())
     return path
 
 
-def read_hashes(path: str | Path) -> np.ndarray:
+def read_hash_file(path: str | Path) -> tuple[np.ndarray, str | None]:
+    """(the hashes, the sha256 of the head file the set says it lists the fit texts of; None when it names none)."""
     raw = Path(path).read_bytes()
+    describes = None
+    if raw[:len(HASHES_MAGIC)] == HASHES_MAGIC:  # a headerless set's first 8 bytes are its smallest hash, never these
+        if len(raw) < HASHES_HEADER:
+            raise ValueError(f"{path}: not a hash set file ({len(raw)} bytes, its header alone is {HASHES_HEADER})")
+        describes, raw = raw[len(HASHES_MAGIC):HASHES_HEADER].hex(), raw[HASHES_HEADER:]
     if len(raw) % HASH_BYTES:
         raise ValueError(f"{path}: not a hash set file ({len(raw)} bytes is not a multiple of {HASH_BYTES})")
-    return np.frombuffer(raw, dtype=">u8").astype(np.uint64)
+    return np.frombuffer(raw, dtype=">u8").astype(np.uint64), describes
+
+
+def read_hashes(path: str | Path) -> np.ndarray:
+    return read_hash_file(path)[0]
+
+
+def hashes_path(head_path: Path) -> Path:
+    """Where a head's hash set lies: `minilm-toxicity.json` -> `minilm-toxicity.train-hashes.bin`."""
+    return head_path.with_name(head_path.name.removesuffix(".json") + HASHES_SUFFIX)
+
+
+def hashes_beside(head_path: Path) -> tuple[Path | None, list[str]]:
+    """The hash set beside a head file when it lists the fit texts of this very head (the sha256 it
+    records is the head file's); else None and why (nothing when there is no set). A set written for
+    another head, one trained before this head was trained again in its place, says nothing of it."""
+    path = hashes_path(head_path)
+    if not path.is_file():
+        return None, []
+    with open(path, "rb") as fh:
+        start = fh.read(HASHES_HEADER)
+    rebuild = "its fit texts are not known; write the set again (docs/DETECTORS.md, Training data)"
+    if start[:len(HASHES_MAGIC)] != HASHES_MAGIC or len(start) < HASHES_HEADER:
+        return None, [f"{path.name} does not name the head it lists the fit texts of: {rebuild}"]
+    own = hashlib.sha256(head_path.read_bytes()).hexdigest()
+    describes = start[len(HASHES_MAGIC):].hex()
+    if describes != own:
+        return None, [f"{path.name} lists the fit texts of another head (sha256 {describes[:12]}…), not of "
+                      f"{head_path.name} ({own[:12]}…): {rebuild}"]
+    return path, []
 
 
 def lookup_keys(text: str) -> list[str]:

@@ -102,8 +102,9 @@ def run(args: argparse.Namespace) -> int:
     except (DetectorUnavailable, OSError) as err:
         raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None) or None) from None
     head.save(out)
+    hashes = _write_fit_hashes(out, data, args)
     measured = _write_quality(out, head.meta, encoder, "head", head.positive_label)
-    summary = {"out": str(out), "quality": str(measured), "seconds": round(time.perf_counter() - t0, 1),
+    summary = {"out": str(out), "hashes": str(hashes), "quality": str(measured), "seconds": round(time.perf_counter() - t0, 1),
                **head.meta["metrics"]}
     if "hatecheck" in summary:  # keep stdout short: overall + the five weakest functionalities
         hc = summary.pop("hatecheck")
@@ -112,6 +113,17 @@ def run(args: argparse.Namespace) -> int:
         summary["hatecheck_weakest"] = {k: v["auc"] for k, v in weakest}
     print(json.dumps(summary))
     return 0
+
+
+def _write_fit_hashes(out: Path, data: Any, args: argparse.Namespace) -> Path:
+    """The hash set of the fit texts, beside the head and naming it (`trainingdata.hashes_beside`): the
+    rows `train` fit on, drawn again (`split_sample`, as tools/build_head_hashes.py draws them). Any set
+    of an earlier head in that place is replaced, never left to describe this one."""
+    from modlens.detectors.head import split_sample
+    from modlens.trainingdata import hashes_path, write_hashes
+
+    _, fit = split_sample(data.labels, args.sample, args.seed, args.test_size)
+    return write_hashes(hashes_path(out), (data.texts[i] for i in fit), describes=out)
 
 
 def _write_quality(out: Path, meta: dict[str, Any], encoder: Any, head_kind: str, positive_label: str = "toxic") -> Path:
@@ -132,7 +144,7 @@ def _six(args: argparse.Namespace, data: object, encoder: object, out: Path, t0:
     the hash set of its fit texts beside it."""
     from modlens.detectors.head_multi import train_six
     from modlens.detectors.jigsaw_teacher import JigsawTeacher
-    from modlens.trainingdata import HASHES_SUFFIX, write_hashes
+    from modlens.trainingdata import hashes_path, write_hashes
 
     teacher = JigsawTeacher.load(args.teacher_data)
     cache = Path(args.cache) if args.cache else paths.home() / "cache" / "head-embeddings"
@@ -140,7 +152,7 @@ def _six(args: argparse.Namespace, data: object, encoder: object, out: Path, t0:
                                 l2=args.l2, gold_weight=args.gold_weight, cache=cache / f"len{args.max_length}",
                                 progress=log)  # type: ignore[arg-type]
     head.save(out)
-    hashes = write_hashes(out.with_name(out.name.removesuffix(".json") + HASHES_SUFFIX), fit_texts)
+    hashes = write_hashes(hashes_path(out), fit_texts, describes=out)
     measured = _write_quality(out, head.meta, encoder, "head6")
     print(json.dumps({"out": str(out), "hashes": str(hashes), "quality": str(measured),
                       "seconds": round(time.perf_counter() - t0, 1),

@@ -27,7 +27,7 @@ from modlens.detectors.base import (FORWARDS_PER_CALL, Detector, DetectorUnavail
 from modlens.detectors import quality
 from modlens.detectors.hf_common import pick_dtype
 from modlens.detectors.pieces import SplitCalls
-from modlens.trainingdata import HASHES_SUFFIX, KNOWN_POOLS, Training
+from modlens.trainingdata import KNOWN_POOLS, Training, hashes_beside
 from modlens.paths import file_reference, hash_file, portable
 
 HEADS_DIR = Path(__file__).resolve().parent / "heads"
@@ -527,16 +527,15 @@ def read_head_file(path: Path, fmt: str, train: str) -> dict[str, Any]:
 def head_training(head: Head, head_path: Path) -> Training:
     """The head's training data, from its training record: the pool's datasets when the pool is a
     known one (by its sha256), and the hashes of the texts it was fit on when the file beside the
-    head (`<head>.train-hashes.bin`, written by tools/build_head_hashes.py) holds them."""
+    head (`<head>.train-hashes.bin`, written by tools/build_head_hashes.py) holds them and names this head file."""
     rec = head.meta.get("training", {})
     known = KNOWN_POOLS.get(str(rec.get("data_sha256", "")))
     datasets: tuple[str, ...] = tuple(rec.get("datasets") or (known[0] if known else ()))
     pool = known[1] if known else str(rec.get("data", "an undeclared pool"))
-    hashes = head_path.with_name(head_path.name.removesuffix(".json") + HASHES_SUFFIX)
+    hashes, why = hashes_beside(head_path)  # only a set written for this very head file
     source = (f"the head file's training record: a balanced sample of {rec.get('sample', '?')} rows (seed "
               f"{rec.get('seed', '?')}, {rec.get('n_train', '?')} fit, {rec.get('n_test', '?')} held out) of {pool}")
-    return Training(datasets, source, whole=False, rows=rec.get("n_train"),
-                    hashes_path=hashes if hashes.is_file() else None)
+    return Training(datasets, source, whole=False, rows=rec.get("n_train"), hashes_path=hashes, notes=why)
 
 
 def file_hash(path: Path) -> str:

@@ -18,7 +18,7 @@ from modlens.detectors.base import FORWARDS_PER_CALL, Detector, DetectorUnavaila
 from modlens.detectors.head_multi import MultiHead
 from modlens.detectors.minilm import (HEADS_DIR, MODEL_FILES, SentenceEncoder, build, embedded_version, encoder_config,
                                       measured_quality)
-from modlens.trainingdata import HASHES_SUFFIX, Training
+from modlens.trainingdata import Training, hashes_beside
 
 DEFAULT_HEAD6 = HEADS_DIR / "minilm-toxicity-6.json"
 
@@ -34,13 +34,13 @@ def label_versions(head: MultiHead) -> dict[str, str]:
 
 def head6_training(head: MultiHead, head_path: Path) -> Training:
     rec = head.meta.get("training", {})
-    hashes = head_path.with_name(head_path.name.removesuffix(".json") + HASHES_SUFFIX)
+    hashes, why = hashes_beside(head_path)  # only a set written for this very head file
     excluded = ", ".join(f"{k} {v.get('removed', 0):,}" for k, v in rec.get("exclusion", {}).items())
     source = (f"the head file's training record: {rec.get('n_train', '?'):,} fit texts (seed {rec.get('seed', '?')}) of "
               f"{rec.get('pool', 'an undeclared pool')}, pool rows removed as benchmark texts: {excluded or 'none recorded'}; "
               f"labels distilled from {rec.get('teacher', {}).get('name', 'an undeclared teacher')}")
     return Training(tuple(rec.get("datasets") or ()), source, whole=False, rows=rec.get("n_train"),
-                    hashes_path=hashes if hashes.is_file() else None)
+                    hashes_path=hashes, notes=why)
 
 
 class MiniLMToxicity6(Detector):

@@ -1,0 +1,74 @@
+"""A head's hash set of fit texts names the head file it was written for (its sha256, first in the
+file): beside a head trained again in its place, an older set says nothing of the new head's fit
+texts, and the overlap is unknown, with why, rather than decided by the other head's texts."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from modlens.cli import main
+from modlens.detectors.exclusion import benchmark_texts
+from modlens.detectors.head import Head, load_labelled, split_sample
+from modlens.detectors.minilm import DEFAULT_HEAD, head_training
+from modlens.detectors.minilm6 import DEFAULT_HEAD6, head6_training
+from modlens.detectors.head_multi import MultiHead
+from modlens.trainingdata import hashes_path, overlap, read_hash_file, read_hashes, run_record, text_hashes, write_hashes
+
+
+def _copy(head, tmp_path):
+    out = tmp_path / head.name
+    shutil.copy(head, out)
+    shutil.copy(hashes_path(head), hashes_path(out))
+    return out
+
+
+@pytest.mark.parametrize("shipped", [DEFAULT_HEAD, DEFAULT_HEAD6], ids=["one-label", "six-label"])
+def test_shipped_sets_name_their_heads(shipped, tmp_path):
+    load, training = (Head.load, head_training) if shipped == DEFAULT_HEAD else (MultiHead.load, head6_training)
+    t = training(load(shipped), shipped)
+    assert t.hashes_path == hashes_path(shipped) and t.notes == []
+    out = _copy(shipped, tmp_path)
+    head = load(out)
+    head.meta["training"]["note"] = "trained again"  # another head file in the same place, the old set beside it
+    head.save(out)
+    t = training(load(out), out)
+    assert t.hashes_path is None and t.hashes() is None
+    [why] = t.notes
+    assert why.startswith(f"{hashes_path(out).name} lists the fit texts of another head") and out.name in why
+    davidson = benchmark_texts(sass_dir=None)["davidson"]
+    assert overlap(training(load(shipped), shipped), davidson)["in_sample"] >= 11  # tweets in the shipped head's set
+    assert overlap(t, davidson) == {"level": "unknown", "in_sample": None, "checked": "unknown"}
+
+
+def test_a_set_naming_no_head_is_not_read_for_one(tmp_path):
+    out = _copy(DEFAULT_HEAD, tmp_path)
+    write_hashes(hashes_path(out), ["a text the head never saw"])  # no head named: a set as written before
+    assert read_hash_file(hashes_path(out))[1] is None
+    t = head_training(Head.load(out), out)
+    assert t.hashes_path is None and "does not name the head it lists the fit texts of" in t.notes[0]
+
+    class Det:
+        name, version, training = "minilm-toxicity", "x", t
+    record, notes = run_record({"m": Det()}, "davidson")
+    assert "hashes" not in record["m"] and record["m"]["notes"] == t.notes
+    assert notes == [f"training overlap: m: in-sample or not: unknown; it declares training on davidson, jigsaw-toxic "
+                     f"({t.source}); {t.notes[0]}"]
+
+
+@pytest.mark.slow  # trains a head on MiniLM embeddings
+def test_train_head_in_place_of_a_head_writes_the_new_heads_set(data_dir, tmp_path, capsys):
+    out = _copy(DEFAULT_HEAD, tmp_path)
+    old = read_hashes(hashes_path(out))
+    data = data_dir / "davidson" / "labeled_data.csv"
+    assert main(["train-head", "--data", str(data), "--text-col", "tweet", "--label-col", "class",
+                 "--positive", "0,1", "--sample", "80", "--seed", "3", "--out", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["hashes"] == str(hashes_path(out))
+    t = head_training(Head.load(out), out)
+    assert t.hashes_path == hashes_path(out) and t.notes == []
+    labelled = load_labelled(str(data), text_col="tweet", label_col="class", positive=["0", "1"])
+    _, fit = split_sample(labelled.labels, 80, 3, 0.2)
+    new = t.hashes()
+    assert new is not None and list(new) == list(text_hashes(labelled.texts[i] for i in fit)) and len(new) != len(old)
