@@ -35,8 +35,13 @@ def test_while_paused_the_markers_on_a_page_take_no_rating(playwright_instance, 
         browser.set_settings({"paused": True})
         wait_for(lambda: "paused" in (said(lambda: m.locator(".pending").inner_text(timeout=500)) or ""), 10, "the marker to say paused")
         assert m.locator("button.rate").evaluate("el => el.disabled") is True
-        m.locator("button.rate").click()  # the participant's own click on it opens nothing
-        page.wait_for_timeout(500)
+        # the participant's own click on it opens nothing. Its release reached the marker (counted by a
+        # listener of the page's own): a click handler would have run in that same input event, and
+        # Playwright's click returns once the page handled it, so no form now means none opens
+        page.evaluate("""window.releasedOnMarker = 0; addEventListener('pointerup', (e) => {
+            if (e.composedPath().some((n) => n.localName === 'modlens-marker')) window.releasedOnMarker += 1; }, true)""")
+        m.locator("button.rate").click()
+        wait_for(lambda: page.evaluate("window.releasedOnMarker") >= 1, 5, "the click to reach the marker")
         assert m.locator("form").count() == 0
         assert ratings_of(daemon, key) == []
         browser.set_settings({"paused": False})
@@ -75,11 +80,18 @@ def test_an_entry_in_the_outbox_waits_while_paused_and_goes_once_the_participant
         page.goto(url)
         wait_for(lambda: browser.state()["totals"]["queued"] >= 2, 20, "the comments in the outbox")
         browser.set_settings({"paused": True})
+        # every frame the worker sends from now on, seen in the worker itself: its outbox is flushed in
+        # the same step as it turns ready after hello_ok, so once the state says ready the frames it
+        # would have sent while paused are among these, and this socket's hello proves the spy saw it
+        worker = next(w for w in browser.context.service_workers if w.url.endswith("/background.js"))
+        worker.evaluate("""() => { globalThis.framesSent = []; const send = WebSocket.prototype.send;
+            WebSocket.prototype.send = function (data) { globalThis.framesSent.push(JSON.parse(data).type); return send.call(this, data); }; }""")
         daemon.start()
         wait_for(lambda: browser.state()["conn"] == "ready", 30, "the worker back on the daemon")
-        page.wait_for_timeout(3000)  # long enough for a flush (it follows hello_ok at once)
-        assert logged_keys(daemon, items) == []
+        sent = worker.evaluate("globalThis.framesSent")
+        assert "hello" in sent and "comments" not in sent, sent
         assert browser.state()["totals"]["queued"] >= 2
+        assert logged_keys(daemon, items) == []
         browser.set_settings({"paused": False})
         wait_for(lambda: sorted(logged_keys(daemon, items)) == sorted(it["key"] for it in items), 20, "the comments once un-paused")
 
