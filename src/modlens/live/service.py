@@ -490,6 +490,10 @@ class LiveService:
                             "nothing stored", msg.id)
 
     async def rate(self, session: LiveSession, msg: p.Rating) -> p.RatingOk:
+        if msg.study_id is not None and msg.study_id != self.study.study_id:
+            raise ProtocolError(ErrorCode.study_mismatch,
+                                f"study_id: the rating was given in study {msg.study_id!r}, not the running study "
+                                f"{self.study.study_id!r}; nothing stored", msg.id)
         self._check_rating(msg)
         self._check_assignment(session, msg)
         derived, inconsistent = None, False

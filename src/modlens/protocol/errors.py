@@ -44,8 +44,9 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.unavailable: "the daemon cannot do this now: it is shutting down, or the study log cannot be written "
     "(disk full, read-only, I/O error), or the media folder of a study that keeps image files refuses this user (the "
     "message names its owner and mode); nothing of the message was stored. Send it again later with the same id",
-    ErrorCode.study_mismatch: "`hello` names a study (the one the participant agreed to) that is not the daemon's running "
-    "study, e.g. after joining another one; say hello without `study_id` to learn the running study and its consent text",
+    ErrorCode.study_mismatch: "`hello` or a `rating` names a study (the one the participant agreed to, or rated in) that "
+    "is not the daemon's running study, e.g. after joining another one; nothing is stored. Say hello without "
+    "`study_id` to learn the running study and its consent text; a rating of another study is kept for that study",
     ErrorCode.consent_outdated: "`hello`'s `consent_sha256` is not the SHA-256 of the running study's current consent "
     "text: the participant agreed to another text (the study's text changed: a detector that now sends comments "
     "elsewhere, images collected, another signer). The consent is not recorded and the session does not open; ask "

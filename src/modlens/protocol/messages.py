@@ -214,6 +214,10 @@ class Rating(ClientMessage):
     comment: CommentRef
     values: dict[str, str] = Field(description="attribute name -> level, from the study's attributes")
     anchors: Anchors | None = None
+    study_id: str | None = Field(None, max_length=64, description=(
+        "the study the rating was given in (the one whose consent and attributes the participant saw); when set "
+        "and not the running study, it is refused (`study_mismatch`) and nothing is stored. Absent: the rating is "
+        "recorded in the running study, whichever that is"))
     time_spent_ms: int | None = Field(
         None, ge=0, le=2 ** 53 - 1,  # past 2**53 a JSON number is no exact integer: malformed
         description=f"over {MAX_TIME_SPENT_MS} (a day) the rating is stored with its time unknown: "
