@@ -38,6 +38,10 @@ class LabelSetError(ModlensError, ValueError):
     """A `--label-set` the log does not have, or two asked for one source; the message lists the sets."""
 
 
+class StudyChoiceError(ModlensError, ValueError):
+    """A `--study` the log does not hold; the message lists the studies it holds."""
+
+
 @dataclass
 class DetectorRow:
     detector_id: int
@@ -83,6 +87,9 @@ class StudyData:
     # all left out of `ratings` and `reviews` (a participant may withdraw at any time: nothing here uses
     # their data; their ratings in a study they still consent to count)
     withdrawn: dict[str, int] = field(default_factory=lambda: {"raters": 0, "studies": 0, "ratings": 0})
+    # `load(..., study=ID)`: the one study whose ratings, reviews and imports were read
+    # ({"study_id", "other_studies_ratings": the ratings of the log's other studies, left out}); None: all
+    study: dict[str, Any] | None = None
 
     def score(self, text_id: int, detector_id: int) -> float | None:
         return self.scores.get((text_id, detector_id))
@@ -155,14 +162,16 @@ def chosen_gold(log: StudyLog, asked: Sequence[str] = ()) -> tuple[dict[str, dic
                        if r["value"] is not None}
 
 
-def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None = None) -> StudyData:
+def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None = None,
+         study: str | None = None) -> StudyData:
     """The log at `path`, read in one read transaction (a daemon writing meanwhile cannot make its
     tables disagree); `label_sets`: the gold label sets to use (ids or definitions). `log`: a log the
     caller opened and reads in its own transaction (`export`: the wide table in the export's
-    snapshot), read here and left open."""
+    snapshot), read here and left open. `study`: read only that study's ratings, task reviews,
+    imports and withdrawals (`modlens report --study`); comments, scores and labels are the log's."""
     if log is None:
         with StudyLog(path, readonly=True) as own, own.snapshot():
-            return load(path, label_sets, own)
+            return load(path, label_sets, own, study)
     q = log.query
     detectors = {
         r["detector_id"]: DetectorRow(r["detector_id"], r["name"], r["version"], r["toxicity_label"],
@@ -201,24 +210,35 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
     values: dict[int, dict[str, str]] = {}
     for r in q("SELECT rating_id, attribute, value FROM rating_values"):
         values.setdefault(r["rating_id"], {})[r["attribute"]] = r["value"]
-    gone = {(r["study_id"], r["rater_id"]) for r in q(f"SELECT study_id, rater_id FROM raters WHERE {WITHDREW}")}
-    ratings, left_out = [], 0
+    studies = [dict(r, config=_loads(r.pop("config_json"), {})) for r in q("SELECT * FROM studies")]
+    if study is not None and study not in {s["study_id"] for s in studies}:
+        raise StudyChoiceError(f"--study {study!r}: the log holds no such study; it holds: "
+                               + (", ".join(sorted(s["study_id"] for s in studies)) or "none"))
+
+    def other(study_id: str) -> bool:  # a study `study` leaves out
+        return study is not None and study_id != study
+    gone = {(r["study_id"], r["rater_id"]) for r in q(f"SELECT study_id, rater_id FROM raters WHERE {WITHDREW}")
+            if not other(r["study_id"])}
+    ratings, left_out, others = [], 0, 0
     for r in q("SELECT * FROM ratings ORDER BY rating_id"):
+        if other(r["study_id"]):
+            others += 1
+            continue
         if (r["study_id"], r["rater_id"]) in gone:
             left_out += 1
             continue
         r["values"] = values.get(r["rating_id"]) or _loads(r.get("values_json"), {})
         r["anchors"] = _loads(r.pop("anchors_json", None), None)
         ratings.append(r)
-    studies = [dict(r, config=_loads(r.pop("config_json"), {})) for r in q("SELECT * FROM studies")]
     runs = q("SELECT * FROM audit_runs ORDER BY run_id")
     reviews = [dict(r, comment_ids=_loads(r.pop("comment_ids_json"), [])) for r in
                q("SELECT * FROM rater_reviews ORDER BY study_id, rater_id, task")
-               if (r["study_id"], r["rater_id"]) not in gone] \
+               if (r["study_id"], r["rater_id"]) not in gone and not other(r["study_id"])] \
         if "rater_reviews" in log.table_names() else []
     imports = [dict(r, skipped=_loads(r.pop("skipped_json"), {})) for r in
-               q("SELECT * FROM crowd_imports ORDER BY import_id")]
+               q("SELECT * FROM crowd_imports ORDER BY import_id") if not other(r["study_id"])]
     return StudyData(Path(path), detectors, comments, labels, scores, variants, normalizations, texts,
                      ratings, studies, runs, gold_sets, reviews, label_probabilities, imports,
                      {"raters": len({rater for _, rater in gone}), "studies": len({study for study, _ in gone}),
-                      "ratings": left_out})
+                      "ratings": left_out},
+                     None if study is None else {"study_id": study, "other_studies_ratings": others})

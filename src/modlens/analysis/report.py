@@ -68,6 +68,8 @@ def build(data: StudyData) -> dict[str, Any]:
         "db": str(data.path), "counts": counts,
         # raters who withdrew consent: their ratings are in no count or figure here (`data.load`)
         "withdrawn": dict(data.withdrawn),
+        # `--study ID`: the one study whose ratings the report reads (None: every study's, pooled)
+        "study": data.study,
         "detectors": [{"name": d.name, "short": names[(d.name, d.version)], "version": d.version,
                        "toxicity_label": d.toxicity_label, "threshold": d.threshold, "config": d.config}
                       for d in data.detectors.values()],
@@ -105,9 +107,10 @@ def label_sets_used(data: StudyData) -> list[dict[str, Any]]:
     return [{"source": src, **s} for src, s in data.label_sets.items()]
 
 
-def report_from_db(path: str | Path, label_sets: Sequence[str] = ()) -> dict[str, Any]:
-    """`label_sets`: the gold label sets to use (ids or definitions); default, per source, the newest."""
-    return build(load(path, label_sets))
+def report_from_db(path: str | Path, label_sets: Sequence[str] = (), study: str | None = None) -> dict[str, Any]:
+    """`label_sets`: the gold label sets to use (ids or definitions); default, per source, the newest.
+    `study`: one study's report (its ratings, task reviews and imports only; default: every study's)."""
+    return build(load(path, label_sets, study=study))
 
 
 def to_json(report: dict[str, Any]) -> str:
@@ -165,6 +168,16 @@ def counts_line(counts: dict[str, Any]) -> str:
     if counts["variants"]:
         parts.append(_plural(counts["variants"], "variant", "variants"))
     return ("; ".join(parts) + ".") if parts else "No comments, ratings or variants in this log."
+
+
+def study_line(study: dict[str, Any] | None) -> str:
+    """Which study a `--study` report reads, and that the other studies' ratings are left out."""
+    if not study:
+        return ""
+    n = study["other_studies_ratings"]
+    return (f"<p class=note>Study {html.escape(study['study_id'])} only (--study): "
+            + (f"the {_plural(n, 'rating', 'ratings')} of the log's other studies {'is' if n == 1 else 'are'} in no "
+               "count or figure of this report." if n else "the log holds no rating of another study.") + "</p>")
 
 
 def withdrawn_line(withdrawn: dict[str, int] | None) -> str:
@@ -292,7 +305,8 @@ def _render_page(report: dict[str, Any], names: dict[tuple[str, str], str]) -> s
              f"<title>modlens report</title><style>{CSS}</style></head><body>",
              "<h1>modlens report</h1>",
              f"<p class=note>{html.escape(report['db'])} · generated {report['generated_at']} · modlens {report['modlens_version']}</p>",
-             f"<p>{counts_line(report['counts'])}</p>", withdrawn_line(report.get("withdrawn")),
+             f"<p>{counts_line(report['counts'])}</p>", study_line(report.get("study")),
+             withdrawn_line(report.get("withdrawn")),
              "<h2>Detectors</h2>", _detectors_table(report, names)]
     if report.get("label_sets"):
         parts.append(_html_label_sets(report["label_sets"]))

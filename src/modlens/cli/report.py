@@ -23,18 +23,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--label-set", dest="label_sets", action="append", default=[], metavar="ID_OR_DEFINITION",
                    help="the gold label set to use for its source, by id or definition (e.g. 'toxicity >= 0.5'); "
                         "repeatable (default: per source, the newest set; the report lists every set)")
+    p.add_argument("--study", metavar="STUDY_ID",
+                   help="one study's report: only its ratings, rater task reviews and crowd imports are read "
+                        "(default: every study's ratings, pooled, as the report says); comments, scores and "
+                        "gold labels are the whole log's")
 
 
 def run(args: argparse.Namespace) -> int:
-    from modlens.analysis.data import LabelSetError, LogError
+    from modlens.analysis.data import LabelSetError, LogError, StudyChoiceError
     from modlens.analysis.report import render_html, report_from_db, to_json
 
     db = db_path(args)
     try:
-        report = report_from_db(db, args.label_sets)
+        report = report_from_db(db, args.label_sets, args.study)
     except LogError as err:
         raise study_log_error(err, db) from None
-    except LabelSetError as err:
+    except (LabelSetError, StudyChoiceError) as err:
         raise CliError(str(err)) from None
     if args.format in ("csv", "latex"):
         return _tables(report, args.format, args.out)

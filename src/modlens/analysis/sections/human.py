@@ -65,7 +65,8 @@ def render(s: dict[str, Any]) -> str:
     if len(studies) > 1:
         out.append(f"<p class=note>⚠ Ratings of {len(studies)} studies, pooled in every figure of this section, "
                    "of the rating overlap, detectors-vs-people and item-set sections and of the attacks' human check: "
-                   + html.escape(", ".join(f"{k} ({v} ratings)" for k, v in studies.items())) + ".</p>")
+                   + html.escape(", ".join(f"{k} ({v} ratings)" for k, v in studies.items()))
+                   + ". <code>modlens report --study ID</code> gives one study's report.</p>")
     boot = s.get("alpha_ci") or {}
     if boot:
         out.append(f"<p class=note>{replicates_note(boot)} "
