@@ -476,3 +476,28 @@ async def test_a_comment_and_page_kept_only_by_another_raters_rating_keep_nothin
     assert rows(research, "SELECT page_key, url, title, first_seen FROM pages WHERE page_key = 'video-9'") == [
         ("video-9", None, None, rated_at)]
     assert rated_at != rater_one_saw
+
+
+async def test_a_consent_given_again_brings_back_what_the_deletion_deleted_and_says_it_as_added(tmp_path, capsys):
+    """What MULTI.md says of a consent given after a withdrawal: it counts again for everything the rater
+    recorded, so the next bundle brings back what `--delete` deleted of theirs; merge counts it as added,
+    and the rater is no longer listed as withdrawn or deleted."""
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], ["k"])
+    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, _app):
+        await withdraw(url, "rater-1")
+    export_and_merge(db, research, tmp_path / "second.bundle", capsys)
+    forget_cli(research, capsys, "--delete")
+    assert rows(research, "SELECT count(*) FROM ratings") == [(0,)]
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        async with connect(url) as ws:
+            await Client(ws).hello("rater-1", study_id="test", consent_at="2025-03-03T10:00:00.000Z",
+                                   consent_sha256=consent_sha256(app))
+    said = export_and_merge(db, research, tmp_path / "third.bundle", capsys)
+    assert "+1/1 ratings" in said and "withdrew" not in said, said
+    assert rows(research, "SELECT count(*) FROM ratings WHERE rater_id = 'rater-1'") == [(1,)]
+    listed = merge_listing(research, capsys, with_ids=False)
+    assert listed[("3", "rater-1")].startswith("+1/1 1 "), listed
+    assert "withdrew" not in listed["total"], listed
