@@ -605,3 +605,18 @@ def test_a_map_is_applied_only_to_the_detector_and_label_it_was_fit_on(tmp_path)
             assert status == 200 and got["attributeScores"]["TOXICITY"]["detector"]["calibration"]["id"] == cal.id
         else:
             assert status == 400 and got["error"]["status"] == "FAILED_PRECONDITION", (attributes, detector.name)
+
+
+def test_a_suggestion_logs_its_languages_as_an_analyze_call_does(server):
+    """Every logged call carries `api.languages` (docs/PERSPECTIVE.md, "What is logged"): the
+    languages the request gave, else the one detected. A suggestion had none, so a study of the
+    log by language left every suggestion out."""
+    srv, db = server
+    score = {"TOXICITY": {"summaryScore": {"value": 0.9}}}
+    for token, extra, expected in (("detected", {}, "es"), ("given", {"languages": ["en"]}, "en"),
+                                   ("none", {}, "und")):
+        text = "🤬🤬" if token == "none" else "No me gusta nada lo que dices, eres una persona muy mala."
+        status, got = _post(srv.base, {"comment": {"text": text}, "attributeScores": score, "clientToken": token,
+                                       **extra}, path="comments:suggestscore")
+        assert status == 200 and got["requestedLanguages"] == extra.get("languages", [])
+        assert _call_labels(db, token)["api.languages"] == expected

@@ -252,7 +252,8 @@ class Analyzer:
     # --- suggestscore --------------------------------------------------------------------------
     async def suggest(self, req: SuggestRequest) -> dict[str, Any]:
         detected = languages.detect(req.text)
-        labels: dict[str, Any] = {"api.endpoint": "suggestscore"}
+        # the suggestion's languages as an analyze call's: those the request gave, else the one detected
+        labels: dict[str, Any] = {"api.endpoint": "suggestscore", "api.languages": ",".join(req.languages or detected)}
         labels.update({f"api.suggested.{attr}": value for attr, value in req.scores.items()})
         labels.update({f"api.suggested_spans.{attr}": [list(s) for s in spans] for attr, spans in req.spans.items()})
         await self._log_call(req.text, req.community_id, req.client_token, req.session_id, labels)
