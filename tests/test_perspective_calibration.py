@@ -125,3 +125,18 @@ def test_the_table_says_how_many_pairs_were_fit_and_held_out(tmp_path, capsys):
                           source="synthetic", label="toxic", holdout=0.3)
     head, row = _table([cal]).splitlines()
     assert "pairs fit/held out" in head and " 70/30 " in row
+
+
+def test_a_map_stored_without_its_label_is_listed_and_never_applied():
+    """Maps stored before the label was kept cannot say which label they map: `perspective list`
+    shows them as such, and no call gets them (PERSPECTIVE.md, Calibration)."""
+    from modlens.cli.perspective import _table
+
+    cal = calibration.fit("TOXICITY", "wordlist", "test-1", [i / 20 for i in range(21)],
+                          [(i / 20) ** 2 for i in range(21)], source="old", label="toxic")
+    old = {k: v for k, v in cal.to_dict().items() if k != "label"}
+    calibration.folder().mkdir(parents=True, exist_ok=True)
+    (calibration.folder() / "TOXICITY-0123456789abcdef.json").write_text(json.dumps(old))
+    [listed] = calibration.stored()
+    assert listed.label is None and "label not recorded: never applied" in _table([listed])
+    assert calibration.Maps().get("TOXICITY", "wordlist", "test-1", "toxic") is None
