@@ -94,7 +94,8 @@
     get notTaking() {
       if (!cfg) return "";
       if (cfg.paused) return "paused";
-      return cfg.sites[adapter.name] === false || !frameAllowed() ? "siteOff" : "";
+      if (cfg.sites[adapter.name] === false) return "siteOff";
+      return frameAllowed() ? "" : "frameOff";
     },
     /** Hands the answer to the worker; resolves to its word: {queued, id} or {queued: false, reason},
      *  {error} when it could not be asked, and `marked` whether this page marked the comment rated. */

@@ -174,7 +174,9 @@ q { font-style: italic; color: #424a53; }
   const OFF_TITLES = {
     paused: "Pause everything is on: nothing is collected or sent, and no rating is taken",
     siteOff: "This site is switched off in the options: nothing is collected on it, and no rating is taken",
+    frameOff: "The page these comments are on is not on a site switched on: nothing is collected here, and no rating is taken",
   };
+  const OFF_LABELS = { paused: "paused", siteOff: "site switched off", frameOff: "site not switched on" };
 
   function render(host, ctx) {
     const { info, record, display } = host._modlens;
@@ -207,7 +209,7 @@ q { font-style: italic; color: #424a53; }
       bar.append(h("span", { class: "pending", title: "the extension took a rating of this comment; the page changed before it could be marked", text: "rating taken" }));
     } else if (ctx.study) {
       if (info.refused) bar.append(h("span", { class: "msg", title: info.refused, text: "rating not saved" }));
-      if (off) bar.append(h("span", { class: "pending", title: OFF_TITLES[off], text: off === "paused" ? "paused" : "site switched off" }));
+      if (off) bar.append(h("span", { class: "pending", title: OFF_TITLES[off], text: OFF_LABELS[off] }));
       bar.append(h("button", { type: "button", class: "rate", disabled: !!off, title: off ? ns.NOT_TAKING[off] : null,
         "aria-expanded": host._modlens.open ? "true" : "false", text: "Rate",
         onclick: (ev) => { if (!ev.isTrusted || ctx.notTaking) return; host._modlens.open = !host._modlens.open; host._modlens.openedAt = performance.now(); render(host, ctx); } }));

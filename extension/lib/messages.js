@@ -45,6 +45,7 @@
   ns.NOT_TAKING = {
     paused: "paused: go on from the popup or the options to rate",
     siteOff: "site switched off: switch it on in the options to rate",
+    frameOff: "the page's site is not switched on: switch it on from the popup to rate",
   };
 
   /** What a rating panel (a marker's, the calibration and item-set pages') says of an answer the
