@@ -300,8 +300,10 @@ class _Recovery:
 
 def human_reviews(data: StudyData) -> dict[str, Any] | None:
     """Ratings of reviewed attack texts (comments labelled role = review), per recipe x target:
-    how many raters still call each "successful" attack toxic. A toxicity answer given on another
-    study's scale than the reported one is left out, counted in `excluded` (`human.other_scale`)."""
+    how many raters still call each "successful" attack toxic. As in the human section: one vote per
+    rater and text (their latest rating), none from a rating with an inconsistent anchor pair, and a
+    toxicity answer given on another study's scale than the reported one left out (`human.other_scale`);
+    each counted in `excluded` under the human section's reasons."""
     from modlens.analysis.human import attribute_levels, other_scale, rating_values, study_levels
 
     items = {cid: lab for cid, lab in data.labels.items() if lab.get("role") == "review"}
@@ -309,14 +311,21 @@ def human_reviews(data: StudyData) -> dict[str, Any] | None:
         return None
     levels, asked = attribute_levels(data), study_levels(data)
     excluded: Counter[str] = Counter()
+    latest: dict[tuple[str, int], dict[str, Any]] = {}
+    for r in sorted((r for r in data.ratings if r["comment_id"] in items), key=lambda r: (r["created_at"], r["rating_id"])):
+        if r["inconsistent"]:
+            excluded["inconsistent anchor answers (Table 1)"] += 1
+            continue
+        if (r["rater_id"], r["comment_id"]) in latest:
+            excluded["earlier rating of the same comment by the same rater"] += 1
+        latest[r["rater_id"], r["comment_id"]] = r
     ratings: dict[int, list[str]] = defaultdict(list)
-    for r in data.ratings:
-        if r["comment_id"] in items:
-            tox = rating_values(r).get("toxicity")
-            if tox and (why := other_scale(r, "toxicity", levels, asked)) is not None:
-                excluded[why] += 1
-            elif tox:
-                ratings[r["comment_id"]].append(tox)
+    for r in sorted(latest.values(), key=lambda r: r["rating_id"]):
+        tox = rating_values(r).get("toxicity")
+        if tox and (why := other_scale(r, "toxicity", levels, asked)) is not None:
+            excluded[why] += 1
+        elif tox:
+            ratings[r["comment_id"]].append(tox)
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for cid, lab in items.items():
         groups[(lab.get("attack.recipe", "?"), lab.get("attack.target", "?"), lab.get("attack.goal", "tae"))].append(cid)

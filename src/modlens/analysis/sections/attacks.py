@@ -79,8 +79,8 @@ def render(s: dict[str, Any]) -> str:
                             h["share_ratings_toxic"], h["share_ratings_hard_to_say"], h["items_majority_toxic"]]
                            for h in human_rows]))
         if s["human"].get("excluded"):
-            out.append('<p class="note">Answers left out (asked on another scale than the reported one, as in '
-                       "section 1): " + html.escape(", ".join(f"{k}: {v}" for k, v in s["human"]["excluded"].items()))
+            out.append('<p class="note">Ratings or answers left out, as in section 1 (one vote per rater and text, '
+                       "no inconsistent anchor pair, no answer on another scale than the reported one): " + html.escape(", ".join(f"{k}: {v}" for k, v in s["human"]["excluded"].items()))
                        + ".</p>")
     out.append("<h3>Transfer (rows: attacked target; cells: share the column detector also gets wrong)</h3>")
     out.append(table(["successful against", *s["detectors"]],
