@@ -137,8 +137,7 @@ SLOW: dict[str, str] = {
     "tests/test_report_reads_only.py::test_same_json_with_no_model_importable": "a second interpreter without the models",
     "tests/test_report_tables.py::test_csv_and_latex_carry_exactly_the_html_reports_figures": "renders the report three ways",
     "tests/test_ordlogit_separation.py::test_report_": "ordered-logit fits, penalized and not, in whole reports",
-    "tests/test_report_people_honest_fits.py::test_a_crossing_without_a_standard_error_says_so_instead_of_plus_minus_zero":
-        "ordered-logit fits in a whole report",
+    "tests/test_report_people_honest_fits.py": "a synthetic study of 450 comments and its whole report, per test",
     "tests/test_attack_budget.py::test_a_spent_budget_returns_the_success_already_scored": "PWWS scores every word's swaps",
     "tests/test_studylog_concurrency.py::test_twelve_pairs_of_writers_on_fresh_logs_all_finish": "24 writer processes",
     "tests/test_analysis_report.py::test_html_is_self_contained_with_methods_and_versions": "a whole report",
