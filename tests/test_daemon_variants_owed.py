@@ -145,3 +145,29 @@ async def test_a_comment_deferred_again_after_its_variants_were_made_holds_its_n
     [(reason, created, done)] = rows(db, "SELECT reason, created_at, done_at FROM deferred_variants")
     assert done is None and "live_rate" in reason and created > "2026-01-01T00:00:00+00:00", (reason, created)
     assert variants["deferred_by_reason"] == {"perturbation.live_rate": 1}, variants
+
+
+async def test_variants_sent_but_refused_by_the_log_are_recorded_as_deferred(tmp_path):
+    # the round made and sent them, but the study log refused their rows (a trigger, real to SQLite):
+    # without a deferral nothing would ever put them in the log
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
+    db = tmp_path / "study.sqlite"
+    async with running_daemon(tmp_path, cfg) as (url, app):
+        con = sqlite3.connect(db)
+        con.execute("CREATE TRIGGER refuse_variants BEFORE INSERT ON variants "
+                    "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+        con.commit()
+        con.close()
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await _page(c, "p1", "k1", "you stupid idiot")
+            got = await c.until(lambda m: m["type"] == "variants" and m["id"] == "p1")
+            await _until(lambda: app[PIPELINE].live_variants.stats.deferred == 1, "the deferral")
+            status = app[PIPELINE].live_variants.status()
+    assert got["items"] and all(i["variant_id"] is None for i in got["items"]), got
+    assert rows(db, "SELECT count(*) FROM variants") == [(0,)]
+    [(key, reason, done)] = rows(db, "SELECT c.comment_key, d.reason, d.done_at FROM deferred_variants d "
+                                     "JOIN comments c USING (comment_id)")
+    assert key == "k1" and done is None and "refused by the test" in reason, reason
+    assert status["deferred_by_reason"] == {"variants not recorded": 1}, status

@@ -8,9 +8,10 @@ unless it is "auto"; under "auto", `LatencyBudget`: variant rounds may take at m
 study asks participants about (its sampling, the extension's rule) are offered first. A comment
 over budget gets an empty `variants` message whose `error` says it was deferred and why, and a
 `deferred_variants` row; `modlens rescore --variants` makes its variants later. So does a comment
-whose connection closed while it waited (nobody to send its variants to), and one waiting or in a
-round whose variants were not made when the daemon stops: every comment offered is made, failed
-(a step_errors row) or deferred (a row), and counted so (`VariantStats`).
+whose connection closed while it waited (nobody to send its variants to), one waiting or in a
+round whose variants were not made when the daemon stops, and one whose variants went out but
+whose rows the study log refused: every comment offered is made, failed (a step_errors row) or
+deferred (a row; counted `deferred_unrecorded` when the log refuses that too).
 
 One worker takes the waiting comments in batches, from every connection at once: one
 word-importance pass for the whole batch, the generator over each, and every variant scored by
@@ -402,14 +403,16 @@ class LiveVariants:
                                     scores=got.scores_of(vs)) for j, vs in keep]
 
         ids_of: dict[int, list[int]] = {}
+        refused: str | None = None  # why the log holds none of this round's variants
         writing = owed_write(jobs, "variant rows", self.write(record))
         try:
             for (j, _), ids in zip(keep, await writing):
                 ids_of[id(j)] = ids
-        except LogUnwritable:
-            pass  # the writer logs the condition once, not a traceback per page
-        except Exception:
+        except LogUnwritable as err:
+            refused = err.reason  # the writer logs the condition once, not a traceback per page
+        except Exception as err:
             log.exception("study log: could not record variants")
+            refused = f"{type(err).__name__}: {err}"
         for job in jobs:
             if job.text in errors:
                 await self._answer_failed(job, errors[job.text])
@@ -418,6 +421,9 @@ class LiveVariants:
             variant_ids: list[int | None] = list(ids_of.get(id(job), [None] * len(vs)))
             self.stats.done += 1
             await self._send(job, self.render(job.msg_id, job.key, vs, got.scores_of(vs), variant_ids, None))
+        if refused is not None and keep:  # sent, not in the log: deferred, so `modlens rescore --variants` makes them
+            await self._defer([(j, f"its variants were sent but the study log refused them: {refused} "
+                                   "(variants not recorded)") for j, _ in keep], tell=False)
 
     def mode(self) -> dict[str, Any]:
         """Live or deferred, judged on the last `RECENT` comments offered (none yet: "idle")."""

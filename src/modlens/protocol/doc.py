@@ -118,7 +118,8 @@ message from its outbox on its acknowledgement: a daemon killed at any moment af
 waits for the disk, and its score rows are written just after. A daemon killed in between keeps the
 comments (acknowledged) without those scores, which `modlens rescore` recomputes. `variants` is not
 one either: its rows are written before it goes out, but a write that failed leaves `variant_id`
-null and says nothing else. A client that must know those rows are in the log (one that reads
+null and says nothing else (the daemon then records the comment in deferred_variants, when the log
+takes that, so `modlens rescore --variants` puts its variants in the log). A client that must know those rows are in the log (one that reads
 the log next, or drops what it sent) asks with `sync`: `sync_ok` comes only once every write the
 daemon owes for the answers it sent that connection before the `sync` (each page's score rows with
 its normalizations and step errors, variant rows, deferred-variant rows) committed, and says how
