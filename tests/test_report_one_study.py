@@ -74,3 +74,14 @@ def test_a_study_the_log_does_not_hold_is_refused_naming_those_it_does(tmp_path,
     assert "--study 'nope'" in err and "main" in err and "pilot" in err and not out.exists()
     assert main(["report", "--db", str(path), "--study", "main", "--format", "json", "--out", str(out)]) == 0
     assert json.loads(out.read_text())["sections"]["human"]["studies"] == {"main": 2}
+
+
+def test_a_study_without_ratings_is_not_said_to_be_a_log_without_ratings(tmp_path):
+    path = _log(tmp_path / "study.sqlite")
+    with StudyLog(path) as log:
+        log.ensure_study("later", "a study not yet rated", StudyConfig(study_id="later").model_dump(mode="json"))
+    report = report_from_db(path, study="later")
+    assert report["counts"]["ratings"] == 0 and report["study"]["other_studies_ratings"] == 11
+    reason = report["skipped"]["human"]
+    assert reason.startswith("study later has no ratings in the log (its other studies have 11)")
+    assert "no ratings in the log:" not in reason
