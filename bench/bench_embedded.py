@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, score in heads.items():
         s = score(dx)
         hashes = trainings[name].hashes()
-        in_sample = sum(contains(hashes, [r["tweet"] for r in dav])) if hashes is not None else None
+        in_sample = contains(hashes, [r["tweet"] for r in dav]).count(True) if hashes is not None else None
         out[name]["davidson"] = {"n": len(dav), "in_sample_rows": in_sample,
                                  **{f"flagged_{c}": round(float(np.mean(s[cls == k] >= 0.5)), 3)
                                     for k, c in enumerate(("hate", "offensive", "neither"))},

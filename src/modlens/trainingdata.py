@@ -162,15 +162,15 @@ def lookup_keys(text: str) -> list[str]:
     return [k for k in keys if k]
 
 
-def contains(hashes: np.ndarray, texts: Sequence[str]) -> list[bool]:
+def contains(hashes: np.ndarray, texts: Sequence[str]) -> list[bool | None]:
     """Per text: is one of its keys (`lookup_keys`) in the (sorted) hash set. A False says the text
-    was not found, no more: a pool that rewrote a text otherwise holds it under other words."""
-    if not len(hashes):
-        return [False] * len(texts)
-    out = []
+    was not found, no more: a pool that rewrote a text otherwise holds it under other words. None: the
+    text has no words, so no key to look up (a hash set leaves such texts out too): unknown."""
+    out: list[bool | None] = []
     for text in texts:
-        found = False
-        for key in lookup_keys(text):
+        keys = lookup_keys(text)
+        found = None if not keys else False
+        for key in keys if len(hashes) else ():
             h = np.uint64(int.from_bytes(hashlib.sha256(key.encode()).digest()[:HASH_BYTES], "big"))
             i = int(np.searchsorted(hashes, h))
             if i < len(hashes) and hashes[i] == h:
@@ -235,13 +235,16 @@ def overlap(training: Training | None, texts: Sequence[str] | None = None) -> di
     "none" (no row is) or "unknown" (it declares training data but its fit texts cannot be had
     here, or the texts were not given: in-sample or not, no one can say). `in_sample`: the number
     of in-sample rows (an int), None when unknown. `checked`: "hash" (the texts were looked up in
-    its hash set of fit texts) or "unknown"."""
+    its hash set of fit texts) or "unknown". `no_words` (only when some): the rows with no words,
+    which have no key to look up, in-sample or not unknown ("none" then says none of the others is)."""
     if training is None:
         return {"level": "undeclared", "in_sample": None, "checked": "unknown"}
     hashes = training.hashes()
     if hashes is not None and texts is not None:
-        found = sum(contains(hashes, texts))
-        return {"level": "rows" if found else "none", "in_sample": found, "checked": "hash"}
+        flags = contains(hashes, texts)
+        found, no_words = flags.count(True), flags.count(None)
+        return {"level": "rows" if found else "none", "in_sample": found, "checked": "hash",
+                **({"no_words": no_words} if no_words else {})}
     return {"level": "unknown", "in_sample": None, "checked": "unknown"}
 
 

@@ -195,12 +195,12 @@ def declarations(data: StudyData) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def in_sample(data: StudyData, rec: dict[str, Any] | None,
-              cids: list[int]) -> tuple[dict[str, Any], list[bool] | None]:
+              cids: list[int]) -> tuple[dict[str, Any], list[bool | None] | None]:
     """The overlap of these comments with a detector's training data, from the rows
     (`trainingdata.overlap`: their texts looked up in the hash set of fit texts the audit recorded;
     the name the audit gave the file decides nothing): a summary whose `in_sample` is
     an int (None: not knowable), and per comment whether it is in-sample (None when not known row
-    by row)."""
+    by row; a row's None: its text has no words to look up)."""
     n = len(cids)
     if rec is None:
         return {"level": "undeclared", "in_sample": None, "checked": "unknown",
@@ -214,6 +214,9 @@ def in_sample(data: StudyData, rec: dict[str, Any] | None,
         n_in = found["in_sample"]
         note = (f"{n_in:,} of {n:,} rows are among its fit texts (by hash)" if n_in else
                 f"none found among its fit texts (checked by hash): 0 of {n:,} rows")
+        if found.get("no_words"):
+            note += (f"; {found['no_words']:,} rows have no words to look up: in-sample or not unknown, left out of "
+                     "the figures on rows not found")
         hashes = training.hashes()
         assert hashes is not None  # checked by hash: the set is there
         return {**base, "note": note}, train_data.contains(hashes, texts)
@@ -245,9 +248,11 @@ def _detector(data: StudyData, det: DetectorRow, items: list[tuple[int, int]],
     kinds = [data.labels.get(cid, {}).get(CLASS_LABEL) for cid, _, _ in rows] if out["classes"] else []
     out["histogram"] = histograms(scores, [str(k) if k not in (None, "") else ("toxic" if g else "not toxic")
                                            for k, (_, _, g) in zip(kinds or [None] * len(rows), rows)])
-    if flags is not None and 0 < sum(flags) < len(flags):  # partial overlap: the same metrics on the rest
-        rest = [(s, g) for (_, s, g), inside in zip(rows, flags) if not inside]
-        out["out_of_sample"] = with_intervals([s for s, _ in rest], [g for _, g in rest], det.threshold)
+    if flags is not None and 0 < flags.count(True) < len(flags):  # partial overlap: the same metrics on the rest
+        # the rows looked up and not found (a row with no words has no key: not known either way)
+        rest = [(s, g) for (_, s, g), inside in zip(rows, flags) if inside is False]
+        if rest:
+            out["out_of_sample"] = with_intervals([s for s, _ in rest], [g for _, g in rest], det.threshold)
     for name in GROUP_LABELS:
         by_value: dict[str, list[tuple[float, int]]] = defaultdict(list)
         for cid, s, g in rows:

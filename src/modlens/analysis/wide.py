@@ -30,7 +30,8 @@ def _in_sample(data: StudyData) -> dict[tuple[int, int], bool]:
                 continue
             _, flags = labelled.in_sample(data, rec, cids)
             if flags is not None:
-                out.update({(cid, det.detector_id): bool(f) for cid, f in zip(cids, flags)})
+                # a text with no words has no key to look up: no mark either way
+                out.update({(cid, det.detector_id): f for cid, f in zip(cids, flags) if f is not None})
     return out
 
 
