@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any, Sequence
@@ -92,3 +93,53 @@ def test_ray_and_local_audits_make_the_same_variants_and_refuse_the_same_target(
                       detector_objects={"api": RemoteApi()}, perturb=["mixed_case"], progress=False, engine=engine)
     with pytest.raises(RemoteTargetRefused):  # an actor started by hand refuses it too
         VariantActor(study(None).perturbation, "api", RemoteApi())
+
+
+class DiesOnAProbe(Detector):
+    """A local model whose process dies on a word-importance text only a variant actor sends (no
+    comment is that text): `ALWAYS` kills it every time, `ONCE` only the first time (a marker file
+    remembers it across the restart), as an out-of-memory crash that a restart cures."""
+    name, version, labels, toxicity_label = "dies", "1", ("toxic",), "toxic"
+    # word removals (`importance_texts`) of the comments "stupid idiot always dies here", "stupid idiot dies once here"
+    ALWAYS, ONCE = "idiot always dies here", "idiot dies once here"
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def score(self, texts: Sequence[str]) -> list[dict[str, float] | None]:
+        if self.ALWAYS in texts:
+            os._exit(1)
+        if self.ONCE in texts and not os.path.exists(self.marker):
+            Path(self.marker).touch()
+            os._exit(1)
+        return [{"toxic": sum(w in BAD for w in t.split()) / max(1, len(t.split()))} for t in texts]
+
+
+def test_a_variant_actor_that_dies_is_restarted_and_its_texts_retried_as_a_detector_actors_are(tmp_path):
+    """A variant actor that died stopped the audit (RayActorError out of run_audit) while a detector
+    actor's death is retried: now both go through the pool's one retry, so a crash a restart cures
+    costs nothing, and texts that kill the actor every time are recorded as the step's errors (as a
+    generator that raises for a text is) while the audit goes on."""
+    rows = [f"you are a stupid idiot number {i}" for i in range(8)]
+    rows[1], rows[6] = "stupid idiot dies once here", "stupid idiot always dies here"  # chunks of 4: [0-3] [4-7], each in 2 parts
+    data = tmp_path / "c.csv"
+    with open(data, "w", newline="") as fh:
+        csv.writer(fh).writerows([["text"], *[[r] for r in rows]])
+    db = tmp_path / "l.sqlite"
+    p = PerturbationConfig(target="dies", importance_threshold=0.0, budget=2)
+    res = run_audit(str(data), db=db, study=StudyConfig().model_copy(update={"perturbation": p}),
+                    detector_objects={"dies": DiesOnAProbe(str(tmp_path / "died-once"))},
+                    perturb=["mixed_case", "repeat_char"], progress=False, engine="ray", chunk_size=4)
+    assert res.n_items == 8 and (tmp_path / "died-once").exists()  # it did die once
+    con = sqlite3.connect(db)
+    try:
+        failed = dict(con.execute("SELECT t.text, e.message FROM step_errors e JOIN texts t USING (text_id) "
+                                  "WHERE e.step = 'variants'").fetchall())
+        made = {t for (t,) in con.execute("SELECT DISTINCT s.text FROM variants v "
+                                          "JOIN texts s ON s.text_id = v.source_text_id").fetchall()}
+    finally:
+        con.close()
+    # the part (2 texts) holding ALWAYS's comment killed its actor every time: its texts' variants are errors
+    assert set(failed) == {rows[6], rows[7]}, failed
+    assert all(m.startswith(("ActorDiedError", "ActorUnavailableError", "RayActorError")) for m in failed.values())
+    assert made == set(rows) - set(failed)  # every other text has its variants, ONCE's included

@@ -92,7 +92,7 @@ class Plan:
 
 
 class _Pool:
-    """A detector's actors, used round-robin; `batch` texts per call."""
+    """A detector's actors (or the variant generator's), used round-robin; `batch` texts per call."""
 
     def __init__(self, actors: list[Any], batch: int) -> None:
         self.actors, self.batch = actors, batch
@@ -101,6 +101,30 @@ class _Pool:
 
     def next(self) -> Any:
         return next(self._next)
+
+    async def call(self, method: str, texts: list[str]) -> Any:
+        """`method` on the next actor. An actor that dies fails the call it ran and every call queued
+        behind it: Ray restarts it, and each failed call is tried again (RETRIES times, one call at a
+        time), so only a call that kills it every time raises its last RayActorError."""
+        from ray.exceptions import RayActorError
+
+        try:
+            return await getattr(self.next(), method).remote(texts)
+        except RayActorError as first:
+            err = first
+            async with self.retry_lock:
+                for attempt in range(RETRIES):
+                    await asyncio.sleep(RETRY_BACKOFF_S * (attempt + 1))  # time for Ray to see the death and restart
+                    try:
+                        return await getattr(self.next(), method).remote(texts)
+                    except RayActorError as again:
+                        err = again
+            raise err from None  # the last death, not the first it followed
+
+
+def died(err: Exception) -> str:
+    """The error a call that killed its actor every time records for each of its texts."""
+    return f"{type(err).__name__}: {str(err).splitlines()[0]}"
 
 
 def _split(seq: Sequence[Any], parts: int) -> list[Sequence[Any]]:
@@ -207,8 +231,20 @@ class RayCompute:
         if self.variant_pool is None:
             return [[] for _ in texts]
         parts = _split(texts, len(self.variant_pool.actors) * 2)
-        got = await asyncio.gather(*(self.variant_pool.next().variants.remote(list(p)) for p in parts))
+        got = await asyncio.gather(*(self._variants(self.variant_pool, list(p)) for p in parts))
         return [v for part in got for v in part]
+
+    @staticmethod
+    async def _variants(pool: _Pool, texts: list[str]) -> list[list[Variant] | Failed]:
+        """One part's variants on one of the variant actors, retried as a detector's batch is (`_Pool.call`):
+        a part that kills its actor every time is a step error for each of its texts, and the audit goes on."""
+        from ray.exceptions import RayActorError
+
+        try:
+            got: list[list[Variant] | Failed] = await pool.call("variants", texts)
+        except RayActorError as err:
+            return [Failed(died(err))] * len(texts)
+        return got
 
     async def normalize(self, texts: list[str]) -> list[Any | Failed]:
         assert self._normalize is not None
@@ -218,28 +254,15 @@ class RayCompute:
 
     async def _call(self, key: str, texts: list[str]) -> list[DetectorResult]:
         """One batch on one of the detector's actors. A detector that raises gives an error per text
-        (in the actor). An actor that dies fails the batch it ran and every batch queued behind it:
-        Ray restarts it, and each failed batch is tried again (RETRIES times, one batch at a time), so
-        only a batch that kills it every time is recorded as an error. The audit goes on either way."""
+        (in the actor); an actor that dies is restarted and the batch retried (`_Pool.call`), so only a
+        batch that kills it every time is recorded as an error. The audit goes on either way."""
         from ray.exceptions import RayActorError
 
         d = self.engine.runners[key].detector
-        pool = self.pools[key]
         try:
-            got = await pool.next().score.remote(texts)
-        except RayActorError as first:
-            err: Exception = first
-            got = []
-            async with pool.retry_lock:
-                for attempt in range(RETRIES):
-                    await asyncio.sleep(RETRY_BACKOFF_S * (attempt + 1))  # time for Ray to see the death and restart
-                    try:
-                        got = await pool.next().score.remote(texts)
-                        break
-                    except RayActorError as again:
-                        err = again
-            if not got:
-                got = [(None, None, 0.0, f"{type(err).__name__}: {str(err).splitlines()[0]}")] * len(texts)
+            got = await self.pools[key].call("score", texts)
+        except RayActorError as err:
+            got = [(None, None, 0.0, died(err))] * len(texts)
         return [DetectorResult(key, d.name, d.version, labels, tox, ms, error) for labels, tox, ms, error in got]
 
     async def score(self, todo: Mapping[str, Sequence[str]]) -> list[ScoreRow]:
