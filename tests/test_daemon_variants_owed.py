@@ -7,6 +7,7 @@ reason for deferring it again."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import threading
 
@@ -171,3 +172,30 @@ async def test_variants_sent_but_refused_by_the_log_are_recorded_as_deferred(tmp
                                      "JOIN comments c USING (comment_id)")
     assert key == "k1" and done is None and "refused by the test" in reason, reason
     assert status["deferred_by_reason"] == {"variants not recorded": 1}, status
+
+
+async def test_a_stop_whose_deferral_the_log_refuses_says_nothing_will_make_them(tmp_path, caplog):
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
+    release = threading.Event()
+    db = tmp_path / "study.sqlite"
+    try:
+        with caplog.at_level(logging.INFO, logger="modlens.daemon"):
+            async with running_daemon(tmp_path, cfg) as (url, app):
+                live = app[PIPELINE].live_variants
+                held = hold_generation(app, release, lambda text: "hold" in text)
+                async with connect(url) as ws:
+                    c = Client(ws)
+                    await c.hello()
+                    await _page(c, "c1", "k1", "hold you stupid idiot")
+                    await _until(lambda: held[0] == 1, "the round")
+                con = sqlite3.connect(db)
+                con.execute("CREATE TRIGGER refuse_deferral BEFORE INSERT ON deferred_variants "
+                            "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+                con.commit()
+                con.close()
+    finally:
+        release.set()
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("stopping: the variants")]
+    assert len(said) == 1 and "will not make them" in said[0], said
+    assert rows(db, "SELECT count(*) FROM deferred_variants") == [(0,)]
+    assert live.status()["deferred_unrecorded"] == 1

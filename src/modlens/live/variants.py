@@ -270,9 +270,9 @@ class LiveVariants:
         if deferred:
             await self._defer(deferred)
 
-    async def _defer(self, deferred: list[tuple[VariantJob, str]], *, tell: bool = True) -> None:
+    async def _defer(self, deferred: list[tuple[VariantJob, str]], *, tell: bool = True) -> bool:
         """Record `deferred` (job, why) in deferred_variants and count them; `tell`: send each its
-        `variants` message (not to a connection that closed)."""
+        `variants` message (not to a connection that closed). Whether the log took the record."""
         rows = [(j.comment_id, why) for j, why in deferred if j.comment_id is not None]
         held: dict[int, str] = {}  # comment_id -> the reason its row holds (an earlier one, still to do)
         # what the answer says comes of them: made later only when the study log holds their deferral
@@ -297,6 +297,7 @@ class LiveVariants:
                 self.stats.unrecorded.add(job.comment_id if job.comment_id is not None else f"{job.msg_id}/{job.key}")
         for job, why in deferred if tell else ():
             await job.send(self.render(job.msg_id, job.key, [], [], [], f"deferred: {why}; {later}"))
+        return recorded
 
     # --- the worker -------------------------------------------------------------------------
     def _start(self) -> None:
@@ -322,8 +323,11 @@ class LiveVariants:
         self.stats.queued = 0
         left = [j for j in in_rounds if not j.handed and not j.answered] + waiting
         if left:
-            log.info("stopping: the variants of %d comments are left to `modlens rescore --variants`", len(left))
-            await self._defer([(j, DAEMON_STOPPED) for j in left], tell=False)
+            if await self._defer([(j, DAEMON_STOPPED) for j in left], tell=False):
+                log.info("stopping: the variants of %d comments are left to `modlens rescore --variants`", len(left))
+            else:  # the log refused their deferral: nothing will make them
+                log.warning("stopping: the variants of %d comments were not made, and the study log refused their "
+                            "deferral: `modlens rescore --variants` will not make them", len(left))
 
     def _take(self) -> tuple[list[VariantJob], list[VariantJob]]:
         """The next round's comments, and those taken whose connection closed meanwhile."""
