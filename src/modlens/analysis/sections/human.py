@@ -28,9 +28,10 @@ def no_ratings(data: StudyData) -> Skip:
     """Why a section that reads ratings has none: the log holds none, or only those of raters who
     withdrew consent (`data.load` leaves them out), which is not the same news."""
     n, m = data.withdrawn.get("raters", 0), data.withdrawn.get("ratings", 0)
-    others = (data.study or {}).get("other_studies_ratings", 0)
+    study = data.study or {}
+    others = study.get("other_studies_ratings", 0)
     if not m and others:  # `--study`: the log has ratings, of other studies only
-        return Skip(f"study {data.study['study_id']} has no ratings in the log (its other studies have {others}): "
+        return Skip(f"study {study['study_id']} has no ratings in the log (its other studies have {others}): "
                     "run the report without --study, or name one of them")
     if not m:
         return Skip(NO_RATINGS)
