@@ -48,3 +48,18 @@ def test_a_study_target_that_loads_guides_the_edits(tmp_path, capsys):
     assert lines[0]["target"] == "profanity-check"
     assert len(lines) > 1 and all(v["target_detector"] == "profanity-check" and v["params"]["ranking"] != "heuristic"
                                   for v in lines[1:]), lines
+
+
+def test_variants_the_target_did_not_rank_name_no_target(tmp_path, capsys):
+    """A target with no score for the text's word removals (a cached table without them) leaves the
+    words ranked by the heuristic (`"ranking": "heuristic"`): the variants named it as the detector
+    that guided their edits (`target_detector`), which it did not. They now name none."""
+    (tmp_path / "t.csv").write_text("text,score\nsomething else,0.9\n", encoding="utf-8")
+    path = tmp_path / "study.toml"
+    path.write_text(f'[[detectors]]\nname = "cached"\nid = "tbl"\n[detectors.options]\npath = "{tmp_path / "t.csv"}"\n'
+                    'mappings = [["text", "score"]]\nname = "tbl"\n', encoding="utf-8")
+    main(["perturb", TEXT, "--target", "tbl", "--config", str(path)])  # exit 1: tbl has no score for the lines
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    variants = lines[1:]
+    assert variants and all(v["params"]["ranking"] == "heuristic" for v in variants), lines
+    assert [v["target_detector"] for v in variants] == [None] * len(variants)

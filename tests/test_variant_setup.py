@@ -60,3 +60,28 @@ def test_a_named_remote_target_is_accepted_with_leave_one_out():
 def test_variants_off_build_nothing():
     assert build_variant_setup(perturbation(None).model_copy(update={"budget": 0}), {"x": Words(False)}) is None
     assert build_variant_setup(perturbation(None).model_copy(update={"enabled": False}), {"x": Words(False)}) is None
+
+
+def test_a_variant_ranked_by_the_heuristic_names_no_target(tmp_path):
+    """The engine's variants (the daemon's and the audit's) named the study's target as the detector
+    that guided their edits even where it had no score for the word removals and the heuristic
+    ranked the words instead; they now name none (`variants.target_detector` NULL)."""
+    import json
+    import sqlite3
+
+    from modlens.audit import run_audit
+
+    data = tmp_path / "c.csv"
+    data.write_text("text\nyou are a stupid idiot\n", encoding="utf-8")
+    (tmp_path / "t.csv").write_text("text,score\nyou are a stupid idiot,0.9\n", encoding="utf-8")
+    from modlens.detectors import registry
+    table = registry.create("cached", path=str(tmp_path / "t.csv"), mappings=[["text", "score"]], name="tbl")
+    run_audit(str(data), db=tmp_path / "l.sqlite", detector_objects={"tbl": table}, perturb=["repeat_char"],
+              progress=False)
+    con = sqlite3.connect(tmp_path / "l.sqlite")
+    try:
+        rows = con.execute("SELECT params_json, target_detector FROM variants").fetchall()
+    finally:
+        con.close()
+    assert rows and all(json.loads(p)["ranking"] == "heuristic" for p, _ in rows), rows
+    assert [t for _, t in rows] == [None] * len(rows)

@@ -36,6 +36,7 @@ from modlens.perturb.attack_record import result_known
 from modlens.perturb.generate import VariantGenerator
 from modlens.perturb.importance import detector_score_fn, word_importance
 from modlens.services.detectors import LoadedDetectors, load_detectors
+from modlens.services.variant_setup import guided_by
 
 PREFERRED_TARGETS = ("minilm-toxicity", "profanity-check")
 
@@ -153,7 +154,7 @@ def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
                   f"{p.importance_threshold:g}; perturbed the words whose removal lowers it at all "
                   "(--threshold T sets the bar)", file=sys.stderr)
         for v in variants:
-            v.target_detector = target
+            v.target_detector = guided_by(v, target)  # none where the heuristic ranked the words
         if len(variants) < p.budget:
             for line in _explain(reasons, importance):
                 print(f"modlens perturb: {text!r}: {line}", file=sys.stderr)

@@ -67,8 +67,14 @@ class VariantSetup:
         variants = (self.generator.generate(text, importance=importance) if self.importance_method == "leave_one_out"
                     else self.generator.generate(text, importance=importance, importance_method=self.importance_method))
         for v in variants:
-            v.target_detector = v.target_detector or self.target
+            v.target_detector = v.target_detector or guided_by(v, self.target)
         return variants
+
+
+def guided_by(variant: Variant, target: str | None) -> str | None:
+    """The detector whose word importance chose the variant's edit: `target`, unless the words were
+    ranked by the heuristic (it had no score for the word removals), which no detector guided."""
+    return None if variant.params.get("ranking") == "heuristic" else target
 
 
 def build_variant_setup(p: PerturbationConfig, detectors: Mapping[str, Detector],
