@@ -124,6 +124,10 @@ SLOW: dict[str, str] = {
     "tests/test_attack_budget.py::test_no_query_is_spent_ranking_a_word_the_recipe_may_not_edit[textbugger]": "its search",
     "tests/test_cli_attack_text_call_fails.py::test_a_judge_whose_call_raises_leaves_the_flip_unknown":
         "loads profanity-check and runs DeepWordBug's search",
+    "tests/test_cli_attack_text_call_fails.py::test_perturb_whose_target_call_raises_ranks_by_the_heuristic_and_goes_on":
+        "a refused http target: each of its calls takes ~0.7 s to fail",
+    "tests/test_cli_attack_text_call_fails.py::test_a_target_whose_call_raises_is_an_unknown_result_for_every_text"
+    "[attack-text]": "a refused http target (~0.4 s a call) and the recipes' first import",
     "tests/test_attack_budget.py::test_no_query_is_spent_ranking_a_word_the_recipe_may_not_edit[pwws]": "its search",
     "tests/test_variant_importance.py::test_the_model_sees_only_the_fixed_widths": "MiniLM over every padded width",
     "tests/test_variant_importance.py::test_padded_row_counts_keep_scores_and_bound_the_shapes": "MiniLM over many shapes",

@@ -67,3 +67,16 @@ def test_a_judge_whose_call_raises_leaves_the_flip_unknown(study, capsys):
     assert not result_known(record)
     assert code == 1, out.err
     assert "detector down gave no score" in out.err, out.err
+
+
+def test_perturb_whose_target_call_raises_ranks_by_the_heuristic_and_goes_on(study, capsys):
+    """Plain `perturb` (no attack) stopped the same way at a target whose word-importance call raised;
+    the engine (daemon, audit) takes that call's failure as no score and ranks the words by the
+    heuristic. It now does too: every text's lines, the variants naming no target, exit 1 (the score error)."""
+    code = main(["perturb", *TEXTS, "--target", "down", "--config", str(study)])
+    out = capsys.readouterr()
+    lines = _lines(out.out)
+    assert [line["text"] for line in lines if line["kind"] == "source"] == TEXTS, out.err
+    variants = [line for line in lines if line["kind"] == "variant"]
+    assert variants and all(v["params"]["ranking"] == "heuristic" and v["target_detector"] is None for v in variants)
+    assert code == 1 and "detector down gave no score" in out.err, out.err

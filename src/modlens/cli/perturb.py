@@ -7,7 +7,8 @@ from every loaded detector. When fewer variants than the budget come out, the so
 that made none), and stderr repeats it. A blank text gets its source line with `not_scored` (why:
 empty, whitespace only) and no detector's number or variant, as `modlens score` leaves it. A
 detector that gives no score for a text (it failed, or had none) puts `error` in its answer on that
-text's line; the command then exits 1, after every line, and says which detector, as `modlens score`.
+text's line; the command then exits 1, after every line, and says which detector, as `modlens score`;
+a target whose call fails then ranks no word (the heuristic does, and the variants name no target).
 With --attack, so does an attack whose result is unknown (the target or a judge had no score for a
 text the attack sent: its record's `reason` says why; a call that fails is no score for its texts, and
 the next text is attacked).
@@ -140,11 +141,14 @@ def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
         raise CliError(str(err.args[0] if err.args else err)) from None
     for key, reason in maker.unavailable.items():
         print(f"modlens perturb: strategy {key} unavailable: {reason}", file=sys.stderr)
+    from modlens.audit.attacks import CallFailureAsNoScore
     rows: list[dict[str, Any]] = []
     for text in args.text:
         if not_scored("perturb", text, target):
             continue
-        importance = word_importance(text, detector_score_fn(detectors[target])) if target else None
+        # a call that raises is no score (the heuristic ranks the words), as the engine takes it: every text goes on
+        importance = word_importance(text, detector_score_fn(CallFailureAsNoScore(detectors[target]))) \
+            if target else None
         variants, reasons = maker.generate_explained(text, importance=importance)
         if not variants and _below_threshold(reasons, importance) and args.threshold is None:
             # the obvious first try ("you are a stupid idiot": each insult alone keeps it toxic)
