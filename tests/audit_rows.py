@@ -7,7 +7,9 @@ Since plain files are named by their content (docs/DATASETS.md), the comments fi
 `file-cc0f9b7df6baed68`, not `comments`: that name is the only difference from the rows the pipeline
 wrote before (Davidson's rows unchanged), so the golden digests were recomputed for it. The
 `studies` row holds the default consent text, recomputed when that text was corrected (2026-12-06:
-it names page addresses and titles and says no author handle or name is logged).
+it names page addresses and titles and says no author handle or name is logged). `audit_runs` was
+recomputed when runs keyed by ids began to record the digest of the bytes they read (`file_digest`:
+the Davidson runs; with it left out, the old digest).
 
 Ids are kept (texts, comments and variants must get the same ids in the same order); what
 depends on the clock or the machine is dropped: timestamps, latencies, absolute paths."""

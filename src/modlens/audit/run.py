@@ -202,6 +202,11 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         params["text_steps"] = list(data.text_steps)
     if data.source_id:  # rows keyed by the file's content hash: another version of the file is another run
         params["source"] = data.source_id
+    elif data.digest and "name" not in reader_options:
+        # rows keyed by ids: the run says which bytes it read all the same (its data set's name, the
+        # catalog's or the content's, already changes with them: no resume is lost). A declared --name
+        # resumes over an edited file by design, so one digest would not be all it read: none is recorded
+        params["file_digest"] = data.digest
     if reader_options:  # another labelling of the same file is another run
         params["reader"] = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in reader_options.items()}
     plan, seed = None, study.perturbation.seed

@@ -188,6 +188,9 @@ class Dataset:
         # the file's content hash when its items are keyed by it (`row_key`), else None (an id
         # column keys them): an audit run is of one version of the file
         self.source_id = source_id
+        # the digest of the bytes read (`file_digest`), also when an id column keys the items
+        # (`registry.load` sets it then): an audit run records which bytes its rows came from
+        self.digest = source_id
         # the steps the reader applies to every text as it reads (`html_unescape` for tweets)
         self.text_steps = list(text_steps or [])
         self._items: list[DatasetItem] | None = source if isinstance(source, list) else None

@@ -12,7 +12,7 @@ from typing import Any
 
 from modlens import paths
 from modlens.datasets import hatexplain, sass, tweeteval
-from modlens.datasets.base import (Dataset, DatasetError, DatasetNotFound, check_rows, is_jsonl, is_parquet,
+from modlens.datasets.base import (Dataset, DatasetError, DatasetNotFound, check_rows, file_digest, is_jsonl, is_parquet,
                                    iter_rows, read_columns, text_format)
 from modlens.datasets.gold import TEXT_COLUMNS, GoldSpec, check_matches, find_column
 from modlens.names import close_matches
@@ -151,6 +151,8 @@ def load(dataset: str, fmt: str | None = None, *, label: str | GoldSpec | None =
                            "drop --id-col, or read the file as a plain table (--format csv --id-col COLUMN)")
     spec = GoldSpec.parse(label) if isinstance(label, str) else label
     data: Dataset = module.read(path, label=spec, **options)
+    if data.digest is None and data.path.is_file():  # keyed by ids: the bytes read are recorded all the same
+        data.digest = file_digest(data.path)
     if fmt in OWN_FILES:
         data.format = fmt
         data.notes.insert(0, f"read {path.name} as {fmt} ({why})")

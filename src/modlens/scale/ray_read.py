@@ -282,6 +282,7 @@ def load(dataset: str, fmt: str | None = None, *, name: str | None = None, **opt
     data = Dataset(named, path, items, mapping.meta,
                    notes=notes, size=_size(listing) if here is not None else None, gold=mapping.definition,
                    source_id=None if mapping.id_col else content)
+    data.digest = content  # keyed by ids or not, the bytes read (a single file's), as `registry.load` records them
     data.format = "csv" if kinds == ["tsv"] else kinds[0] if len(kinds) == 1 else "mixed"
     if here is None:
         data.uri = dataset  # type: ignore[attr-defined]  # where the audit run and the page say it was read
