@@ -49,6 +49,7 @@ const out = {
     ...P.comments(page, items),
     P.rating({platform: "x", key: 42}, {values: {toxicity: "toxic"}, anchors: {vs_hard: "more", vs_extreme: "less"}, time_spent_ms: 1234.6}),
     P.rating({platform: "x", key: "c1"}, {values: {toxicity: "not toxic"}}),
+    P.rating({platform: "x", key: "c1"}, {values: {toxicity: "toxic"}}, "asg-1", "s1"),
     P.commentMedia("x", "42", [{mime: "image/png", sha256: "0".repeat(64), data_b64: "iVBORw0KGgo=", url: null, position: 0, n_bytes: 8}]),
     P.joinStudy('{"pack": 1}', "study.modlens", true),
   ],
@@ -106,6 +107,13 @@ def test_a_withdrawal_goes_with_hello_naming_its_study(built):
     """The participant withdrew: the hello says so (the daemon records it, bundles leave the rater out)."""
     parsed = parse_client_message(json.dumps(built["messages"][2]))
     assert (parsed.study_id, parsed.consent_withdrawn_at, parsed.consent_at) == ("s1", "2026-03-03T12:00:00.000Z", None)
+
+
+@requires("node")
+def test_a_rating_names_the_study_it_was_given_in(built):
+    """Named, the daemon refuses it while it runs another study (study_mismatch) rather than store it there."""
+    rated = [parse_client_message(json.dumps(m)) for m in built["messages"] if m["type"] == "rating"]
+    assert [(r.study_id, r.id.startswith("asg-1:")) for r in rated] == [(None, False), (None, False), ("s1", True)]
 
 
 @requires("node")

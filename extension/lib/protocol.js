@@ -58,10 +58,13 @@
     },
     /** rating: comment {platform, key}; answer {values, anchors?, time_spent_ms?} (content/ui.js).
      *  `slot`: the item-set assignment it was rated in: the id is `<slot>:r-<uuid>`, as `modlens
-     *  rate` names a survey row's slot, so the review (study/acceptance.py) ties it to its task. */
-    rating: (comment, answer, slot) => ({ type: "rating", id: slot ? `${slot}:${ns.newId("r")}` : ns.newId("r"),
+     *  rate` names a survey row's slot, so the review (study/acceptance.py) ties it to its task.
+     *  `studyId`: the study it was given in (whose consent and attributes the participant saw): the
+     *  daemon refuses it (study_mismatch) rather than store it in another study it runs by then. */
+    rating: (comment, answer, slot, studyId) => ({ type: "rating", id: slot ? `${slot}:${ns.newId("r")}` : ns.newId("r"),
       comment: { platform: comment.platform, key: String(comment.key) },
-      values: answer.values, anchors: answer.anchors || null, time_spent_ms: Math.max(0, Math.round(answer.time_spent_ms || 0)) }),
+      values: answer.values, anchors: answer.anchors || null, time_spent_ms: Math.max(0, Math.round(answer.time_spent_ms || 0)),
+      ...(studyId ? { study_id: String(studyId) } : {}) }),
     /** comment_media: images [{mime, sha256, data_b64, url, position}] of one comment. */
     commentMedia: (platform, commentKey, images) => ({ type: "comment_media", id: ns.newId("m"), platform, comment_key: commentKey,
       items: images.map(({ mime, sha256, data_b64, url, position }) => ({ mime, sha256, data_b64, url, position })) }),

@@ -6,14 +6,19 @@
   const { config, connection, counters, tabs } = ns;
   const sentAt = new Map(); // outbox id -> time sent on the current socket
   const routes = new Map(); // outbox id -> {tabId, frameId, platform}
+  // A rating names the study it was given in (protocol.rating); one an earlier version queued names
+  // none in its message, but its entry keeps that study: it goes naming it too
+  const onTheWire = (e) => (e.message.type === "rating" && e.study && !e.message.study_id ? { ...e.message, study_id: e.study } : e.message);
 
   const delivery = {
     outbox: new ns.Outbox(chrome.storage.local),
 
     /** Stored in the outbox (unless opts.persist is false) before it returns its entry; a write that
-     *  fails throws, and nothing is queued. */
+     *  fails throws, and nothing is queued. opts.study: the study it was collected in, when the message
+     *  names it too (a rating); else the running one. */
     async queue(message, route, opts = {}) {
-      const entry = await this.outbox.add(message, route, { ...opts, study: config.study ? config.study.study_id : null,
+      const study = opts.study !== undefined ? opts.study : config.study ? config.study.study_id : null;
+      const entry = await this.outbox.add(message, route, { ...opts, study,
         consent: config.consented() ? config.consent.sha256 : null });
       if (route) routes.set(message.id, route);
       return entry;
@@ -34,7 +39,7 @@
         if (entry.notBefore && entry.notBefore > now) continue;
         sentAt.set(entry.id, now);
         if (entry.route) routes.set(entry.id, entry.route);
-        connection.send(entry.message);
+        connection.send(onTheWire(entry));
         // images live in memory only (a stopped worker loses them): counted as sent once they were
         if (entry.message.type === "comment_media" && !entry.counted) {
           entry.counted = true;
@@ -81,7 +86,12 @@
       const m = entry.message;
       const comment = m.type === "rating" ? m.comment : m.type === "comment_media" ? { platform: m.platform, key: m.comment_key } : null;
       const waitsForPage = msg.code === "unknown_comment" && comment && this.outbox.holdsComment(comment.platform, comment.key);
-      const transient = !ns.PERMANENT_ERRORS.has(msg.code) || waitsForPage || (msg.code === "unknown_comment" && entry.attempts < 5);
+      // study_mismatch: a rating of another study than the daemon runs, nothing stored. This daemon
+      // stores it in no other study however often it is sent: kept aside for its study, as hello_ok sets
+      // aside what was collected under another study's consent (study_changed), never resent in a loop
+      const otherStudy = msg.code === "study_mismatch";
+      const transient = !otherStudy
+        && (!ns.PERMANENT_ERRORS.has(msg.code) || waitsForPage || (msg.code === "unknown_comment" && entry.attempts < 5));
       if (transient) {
         entry.attempts += 1;
         entry.notBefore = Date.now() + (msg.retry_after_ms || Math.min(30000, 1000 * 2 ** entry.attempts));

@@ -151,11 +151,14 @@
     if (!ns.fromExtensionPage(sender, chrome.runtime) && config.settings.sites[msg.comment && msg.comment.platform] === false) {
       return { queued: false, reason: ns.NOT_TAKING.siteOff };
     }
-    const message = ns.protocol.rating(msg.comment, msg, itemsetSlot(msg));
+    // the study it is given in (consented() holds: the running one): the message names it to the daemon,
+    // which stores it in no other, and the outbox keeps it for that study: one value for both
+    const study = config.study.study_id;
+    const message = ns.protocol.rating(msg.comment, msg, itemsetSlot(msg), study);
     const comment = message.comment;
     // the outbox write decides: a failure is the page's "Not saved", and nothing is sent or marked;
     // once it is stored, marking it writes nothing and cannot fail
-    counters.markRated(await delivery.queue(message, tabs.routeFrom(sender, comment.platform)));
+    counters.markRated(await delivery.queue(message, tabs.routeFrom(sender, comment.platform), { study }));
     sendSoon();
     return { queued: true, id: message.id };
   }
