@@ -38,7 +38,7 @@ RULES = ("exact", "loose", "cut", "cleaned")
 def keys(text: str) -> dict[str, tuple[str, ...]]:
     """Per rule, the text's keys under it (a rule that gives none is left out)."""
     k = text_key(text)
-    out = {"exact": (k,), "loose": (re.sub(r"(.)\1+", r"\1", re.sub(r"\d", "", k)).replace(" ", ""),)}
+    out: dict[str, tuple[str, ...]] = {"exact": (k,), "loose": (re.sub(r"(.)\1+", r"\1", re.sub(r"\d", "", k)).replace(" ", ""),)}
     words = k.split()
     if len(words) >= 5:
         out["cut"] = (" ".join(words[:-1]),)
