@@ -1,10 +1,14 @@
-"""A judge that has no score for a candidate (here a real cached-scores table that holds the seed
-and none of its variants) did not disagree: the attack does not accept the candidate (the AND rule
-cannot be confirmed) but counts it apart from the judges' rejections, its reason says a judge had no
-score, never that the judges rejected every flip, and the report reads the distinction from the log."""
+"""A judge that has no score for a candidate (a remote judge whose calls fail; in an audit, a real
+cached-scores table named by --ensemble that holds the seed and none of its variants) did not disagree:
+the attack does not accept the candidate (the AND rule cannot be confirmed) but counts it apart from
+the judges' rejections, its reason says a judge had no score, never that the judges rejected every
+flip, and the report reads the distinction from the log. (`attack --text` no longer makes a cached
+table a judge unasked, as `attack DATASET` never did: tests/test_cli_attack_text_judges.py.)"""
 from __future__ import annotations
 
 import json
+import socket
+from pathlib import Path
 
 import pytest
 
@@ -29,10 +33,15 @@ def _table(tmp_path):
     return table
 
 
-def _only_the_target(tmp_path) -> str:
-    """A study whose only detector is the target: the cached table is the one judge."""
+def _only_the_target_and_a_judge_that_is_down(tmp_path) -> str:
+    """The target, and one judge: an http detector `down` on a port nothing listens on (every call fails)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
     study = tmp_path / "one.toml"
-    study.write_text('[[detectors]]\nname = "profanity-check"\n', encoding="utf-8")
+    study.write_text('[[detectors]]\nname = "profanity-check"\n[[detectors]]\nname = "http"\nid = "down"\n'
+                     f'[detectors.options]\nurl = "http://127.0.0.1:{port}/score"\nscore_path = "$.toxicity"\n'
+                     'retries = 0\nname = "down"\n', encoding="utf-8")
     return str(study)
 
 
@@ -43,25 +52,25 @@ def _variant(capsys) -> dict:
 
 def test_a_judge_without_a_score_is_not_a_judge_that_disagreed(tmp_path, capsys):
     main(["attack", "--recipe", "deepwordbug", "--target", "profanity-check", "--text", TOXIC,
-          "--config", _only_the_target(tmp_path), "--detector", f"cached:{_table(tmp_path)}"])
+          "--config", _only_the_target_and_a_judge_that_is_down(tmp_path)])
     a = _variant(capsys)["attack"]
     assert a["status"] == "failed" and a["reason"] == NO_SCORE
     assert a["rejected_by_ensemble"] == 0 and a["unscored_by_ensemble"] > 0
     judged = a["constraints"]["judges_agree"]
     assert judged["rejected"] == 0 and judged["unscored"] == a["unscored_by_ensemble"]
-    assert judged["last_unscored"] == "no score from cached" and judged["last_rejection"] is None
-    verdict = a["constraints"]["ensemble"]["judges"]["cached"]
+    assert judged["last_unscored"] == "no score from down" and judged["last_rejection"] is None
+    verdict = a["constraints"]["ensemble"]["judges"]["down"]
     assert verdict["toxicity"] is None and verdict["agrees"] is None  # not a "no"
 
 
 def test_a_judge_that_disagrees_rejects_even_beside_one_without_a_score(tmp_path, capsys):
     """A copy of the target is fooled by the very same edits: it says no, so the AND rule fails
-    whatever the cached table lacks."""
-    study = tmp_path / "study.toml"
-    study.write_text('[[detectors]]\nname = "profanity-check"\n\n[[detectors]]\nname = "profanity-check"\n'
-                     'id = "copy"\n', encoding="utf-8")
+    whatever the judge that is down lacks."""
+    study = Path(_only_the_target_and_a_judge_that_is_down(tmp_path))
+    study.write_text(study.read_text(encoding="utf-8") + '[[detectors]]\nname = "profanity-check"\nid = "copy"\n',
+                     encoding="utf-8")
     main(["attack", "--recipe", "deepwordbug", "--target", "profanity-check", "--text", TOXIC,
-          "--config", str(study), "--detector", f"cached:{_table(tmp_path)}"])
+          "--config", str(study)])
     a = _variant(capsys)["attack"]
     assert a["status"] == "failed" and a["reason"] == "every flipping candidate was rejected by the judges"
     assert a["rejected_by_ensemble"] > 0 and a["unscored_by_ensemble"] == 0

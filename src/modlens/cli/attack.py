@@ -21,7 +21,8 @@ for a text the attack sent: counted as `unknown` in `attacks`), makes it exit 1 
 (and the export), as the audit does; the same command attacks them again, which tells only where
 a call failed (a judge that is a cached table without the text stays unknown).
 The study's detectors (the embedded defaults without --study) and any --detector are loaded too:
-they score the results and are the judges (TaeBench's AND rule) unless --no-ensemble. The target
+they score the results and are the judges (TaeBench's AND rule) unless --no-ensemble, but for a
+cached table, which knows no text but its own and only scores, with --text as with a DATASET. The target
 and each of them must load: one that cannot stops the command before it attacks anything (exit 1).
 """
 from __future__ import annotations
@@ -176,11 +177,12 @@ def _attack_texts(args: argparse.Namespace, seed: int, loaded: Any, target_key: 
     from modlens.cli.perturb import _print, fail_on_unknown_results, not_scored
     from modlens.cli.score import fail_on_no_score
     loaded.require([s.name for s in loaded.statuses])  # the target and its judges, as `attack DATASET` (run_audit) requires them
-    from modlens.audit.attacks import CallFailureAsNoScore
+    from modlens.audit.attacks import CallFailureAsNoScore, can_judge
     detectors = loaded.detectors
     # a call that raises is no score, an unknown result, as `attack DATASET` records it: every text is attacked
     target = CallFailureAsNoScore(detectors[target_key])
-    judges = [] if args.no_ensemble else [CallFailureAsNoScore(d) for k, d in detectors.items() if k != target_key]
+    judges = [] if args.no_ensemble else [CallFailureAsNoScore(detectors[k]) for k in can_judge(detectors)
+                                          if k != target_key]  # the judges `attack DATASET` picks
     labels = None
     if args.goal_labels:
         labels = "all" if args.goal_labels == ["all"] else args.goal_labels
