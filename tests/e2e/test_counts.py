@@ -31,6 +31,17 @@ def popup_totals(browser, url) -> dict[str, str]:
         popup.close()
 
 
+def outbox_entries(browser) -> list[dict]:
+    """The worker's outbox as stored (lib/outbox.js: one `ob:` key per message), read from an extension page."""
+    page = browser.context.new_page()
+    try:
+        page.goto(browser.ext_url("popup.html"))
+        stored = page.evaluate("chrome.storage.local.get(null)")
+        return [v for k, v in stored.items() if k.startswith("ob:")]
+    finally:
+        page.close()
+
+
 def popup_line(browser, url, element_id) -> str:
     popup = browser.context.new_page()
     try:
@@ -181,9 +192,13 @@ def test_a_rating_reads_not_saved_until_the_daemon_acknowledged_it(browser, daem
             m.rate()
             shown = wait_for(lambda: (t := marker_text(page, key)) and "rated" in t and t, 10, "the answer in the marker")
             assert "not saved yet" in shown, shown
+            # queued as it will go: naming the study it was given in (the daemon stores it in no other)
+            queued = [e for e in outbox_entries(browser) if e["message"]["type"] == "rating" and e["message"]["comment"]["key"] == key]
+            assert [(e["study"], e["message"].get("study_id")) for e in queued] == [("e2e", "e2e")], queued
         finally:
             daemon.start()
-        wait_for(lambda: [r for r in daemon.ratings() if r["comment_key"] == key], 40, "the rating in the log", interval=1)
+        rows = wait_for(lambda: [r for r in daemon.ratings() if r["comment_key"] == key], 40, "the rating in the log", interval=1)
+        assert [r["study_id"] for r in rows] == ["e2e"]
         wait_for(lambda: "not saved yet" not in marker_text(page, key), 10, "the marker to say the rating is saved")
         assert "rated · not toxic" in marker_text(page, key)
     finally:
