@@ -10,6 +10,7 @@ from daemon_helpers import TOKEN, Client, comments_msg, connect, consent_sha256,
 from log_helpers import rows
 from modlens.cli import main as cli_main
 from modlens.exchange.bundle import read_bundle
+from modlens.studylog.codec import now_iso
 
 AGREED = "2025-03-01T10:00:00.000Z"
 WITHDRAWN = "2025-03-02T10:00:00.000Z"
@@ -27,11 +28,11 @@ async def consent_and_collect(url: str, sha: str, rater: str, items: list[tuple[
             assert ok["type"] == "rating_ok", ok
 
 
-async def withdraw(tmp_path, config, rater: str) -> None:
-    """`rater` withdraws their consent to the study, as the extension's hello says it to a daemon."""
+async def withdraw(tmp_path, config, rater: str, at: str = WITHDRAWN) -> None:
+    """`rater` withdraws their consent to the study at `at`, as the extension's hello says it to a daemon."""
     async with running_daemon(tmp_path, config) as (url, _app):
         async with connect(url) as ws:
-            await Client(ws).hello(rater, study_id="test", consent_withdrawn_at=WITHDRAWN)
+            await Client(ws).hello(rater, study_id="test", consent_withdrawn_at=at)
 
 
 def bundled(path) -> tuple[list[str], list[str], list[str]]:
@@ -51,36 +52,42 @@ async def test_a_withdrawn_rater_is_recorded_and_left_out_of_the_bundle(tmp_path
         sha = consent_sha256(app)
         await consent_and_collect(url, sha, "rater-1", [("k1", "only rater one saw this"), ("shared", "both saw it")], "k1")
         await consent_and_collect(url, sha, "rater-2", [("shared", "both saw it")], None)
+        withdrawn = now_iso()  # the real clock, as the daemon stamps the data: a withdrawal after it
         async with connect(url) as ws:  # the participant withdrew in the extension: its next hello says so
-            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at=WITHDRAWN)
+            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at=withdrawn)
         async with connect(url) as ws:  # said again (the extension repeats it until a new consent): one withdrawal
-            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at="2025-03-02T11:00:00.000Z")
+            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at=now_iso())
         async with connect(url) as ws:  # an earlier consent replayed after the withdrawal does not revive it
             await Client(ws).hello("rater-1", study_id="test", consent_at=AGREED, consent_sha256=sha)
 
     assert rows(db, "SELECT rater_id, consented_at, withdrawn_at FROM consents ORDER BY rater_id") == [
-        ("rater-1", AGREED, WITHDRAWN), ("rater-2", AGREED, None)]
+        ("rater-1", AGREED, withdrawn), ("rater-2", AGREED, None)]
     out = tmp_path / "after-withdrawal.bundle"
     capsys.readouterr()
     assert cli_main(["export", "--db", str(db), "--bundle", str(out)]) == 0
     said = capsys.readouterr().out
     assert "rater(s) rater-2," in said
-    assert "left out 1 rater who withdrew consent: rater-1 (withdrew " + WITHDRAWN + ")" in said
+    assert "left out 1 rater who withdrew consent: rater-1 (withdrew " + withdrawn + ")" in said
     # rater-1's rating and the comment only rater-1's sessions saw stay behind; rater-2 saw 'shared'
     assert bundled(out) == (["rater-2"], [], ["shared"])
     assert cli_main(["export", "--db", str(db), "--bundle", str(tmp_path / "shown.bundle"), "--show"]) == 0
     assert "left out 1 rater who withdrew consent: rater-1" in capsys.readouterr().out
 
-    # a later consent to the study counts again, recorded as a new consent beside the withdrawn one
+    # a later consent to the study counts again from then on, recorded as a new consent beside the withdrawn
+    # one: what rater-1 recorded before the withdrawal stays behind (k1, their rating of it)
+    again_at = now_iso()
     async with running_daemon(tmp_path, study(consent_text="You may withdraw at any time.")) as (url, app):
         async with connect(url) as ws:
-            await Client(ws).hello("rater-1", study_id="test", consent_at=AGAIN, consent_sha256=consent_sha256(app))
+            await Client(ws).hello("rater-1", study_id="test", consent_at=again_at, consent_sha256=consent_sha256(app))
     assert rows(db, "SELECT consented_at, withdrawn_at FROM consents WHERE rater_id = 'rater-1' ORDER BY consent_id") == [
-        (AGREED, WITHDRAWN), (AGAIN, None)]
+        (AGREED, withdrawn), (again_at, None)]
     again = tmp_path / "after-new-consent.bundle"
     assert cli_main(["export", "--db", str(db), "--bundle", str(again)]) == 0
-    assert "withdrew" not in capsys.readouterr().out
-    assert bundled(again) == (["rater-1", "rater-2"], ["k1"], ["k1", "shared"])
+    said = capsys.readouterr().out
+    assert ("left out what 1 rater who withdrew and agreed again recorded at or before the withdrawal: rater-1 "
+            f"(1 session, 1 rating; withdrew {withdrawn}); a consent given again counts from then on") in said, said
+    assert "left out 1 rater who withdrew consent" not in said, said
+    assert bundled(again) == (["rater-1", "rater-2"], [], ["shared"])
 
 
 async def test_a_withdrawal_names_its_study_and_is_no_consent(tmp_path):
@@ -157,36 +164,42 @@ async def test_a_bundle_whose_only_rater_withdrew_carries_the_withdrawal_alone(t
     text = "You may withdraw at any time."
     async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
         await consent_and_collect(url, consent_sha256(app), "rater-1", [("k1", "only rater one saw this")], "k1")
+        withdrawn = now_iso()  # the real clock: after the data the daemon stamped
         first = tmp_path / "first.bundle"
         assert cli_main(["export", "--db", str(db), "--bundle", str(first)]) == 0
         merged(research, first, capsys)
         async with connect(url) as ws:
-            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at=WITHDRAWN)
+            await Client(ws).hello("rater-1", study_id="test", consent_withdrawn_at=withdrawn)
     second = tmp_path / "second.bundle"
     capsys.readouterr()
     assert cli_main(["export", "--db", str(db), "--bundle", str(second)]) == 0
     said = capsys.readouterr().out
-    assert "no consenting rater: it carries only the withdrawal of rater-1 (withdrew " + WITHDRAWN + ")" in said, said
+    assert "no consenting rater: it carries only the withdrawal of rater-1 (withdrew " + withdrawn + ")" in said, said
     assert bundled(second) == ([], [], [])
     said = merged(research, second, capsys)
-    assert rows(research, "SELECT rater_id, withdrawn_at FROM consents") == [("rater-1", WITHDRAWN)]
-    assert "rater rater-1 withdrew consent (" + WITHDRAWN + "): this log still holds, from earlier bundles, " \
+    assert rows(research, "SELECT rater_id, withdrawn_at FROM consents") == [("rater-1", withdrawn)]
+    assert "rater rater-1 withdrew consent (" + withdrawn + "): this log still holds, from earlier bundles, " \
            "1 session, 1 rating and 1 sighting of theirs" in said, said
     listed = merge_listing(research, capsys)
-    assert listed[("1", "rater-1")].endswith("+1/1 1 withdrew " + WITHDRAWN), listed
-    assert listed[("2", "rater-1")].endswith("+0/0 1 withdrew " + WITHDRAWN), listed
+    assert listed[("1", "rater-1")].endswith("+1/1 1 withdrew " + withdrawn), listed
+    assert listed[("2", "rater-1")].endswith("+0/0 1 withdrew " + withdrawn), listed
     assert listed["total"].startswith("2 bundles, 0 raters, 1 withdrew, study"), listed
-    # a later consent holds again: the rater consents and no longer counts as withdrawn
+    # a later consent holds again, from then on: the rater consents and no longer counts as withdrawn, and
+    # --list says when they agreed again, not their first consent (what they recorded before the withdrawal,
+    # stamped now by the daemon, is not covered by it: the third bundle carries none of it)
+    again = now_iso()
     async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
         async with connect(url) as ws:
-            await Client(ws).hello("rater-1", study_id="test", consent_at=AGAIN, consent_sha256=consent_sha256(app))
+            await Client(ws).hello("rater-1", study_id="test", consent_at=again, consent_sha256=consent_sha256(app))
     third = tmp_path / "third.bundle"
     assert cli_main(["export", "--db", str(db), "--bundle", str(third)]) == 0
+    assert bundled(third) == (["rater-1"], [], [])
     merged(research, third, capsys)
     listed = merge_listing(research, capsys)
     assert all("withdrew" not in line for line in listed.values()), listed
-    assert listed[("1", "rater-1")].endswith("+1/1 1 " + AGREED), listed
-    assert listed["total"].startswith("3 bundles, 1 raters, study"), listed
+    assert listed[("1", "rater-1")].endswith("+1/1 1 again " + again), listed
+    assert listed[("3", "rater-1")].endswith("+0/0 1 again " + again), listed
+    assert listed["total"].startswith("3 bundles, 1 raters (1 agreed again after withdrawing: from then on), study"), listed
 
 
 async def test_a_comment_a_withdrawn_rater_saw_first_travels_as_the_consenting_rater_saw_it(tmp_path, capsys):
@@ -296,11 +309,12 @@ async def test_a_report_of_the_merged_log_leaves_out_a_withdrawn_raters_ratings(
     assert report["withdrawn"] == {"raters": 0, "studies": 0, "ratings": 0}
     assert "withdrew consent" not in page
 
-    await withdraw(tmp_path, study(consent_text=text), "rater-1")
+    withdrawn = now_iso()  # the real clock, as the daemon stamps the data: a withdrawal after it
+    await withdraw(tmp_path, study(consent_text=text), "rater-1", withdrawn)
     second = tmp_path / "second.bundle"
     assert cli_main(["export", "--db", str(db), "--bundle", str(second)]) == 0
     said = merged(research, second, capsys)
-    assert ("rater rater-1 withdrew consent (" + WITHDRAWN + "): this log still holds, from earlier bundles, "
+    assert ("rater rater-1 withdrew consent (" + withdrawn + "): this log still holds, from earlier bundles, "
             "1 session, 2 ratings and 2 sightings of theirs, which reports leave out") in said, said
     # the log still holds them (nothing deletes them); every section of the report reads ratings through
     # one reader, which leaves them out: the counts, the human ratings' raters and alpha, the people section
@@ -313,19 +327,21 @@ async def test_a_report_of_the_merged_log_leaves_out_a_withdrawn_raters_ratings(
     assert report["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 2}
     assert "1 rater who withdrew consent is left out of the study they withdrew from: their 2 ratings there are" in page
 
-    # agreeing again is a new consent: the rater counts again, what they rated before included
+    # agreeing again is a new consent, which counts from then on: what they rated before the withdrawal
+    # stays left out
+    again_at = now_iso()
     async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
         async with connect(url) as ws:
-            await Client(ws).hello("rater-1", study_id="test", consent_at=AGAIN, consent_sha256=consent_sha256(app))
+            await Client(ws).hello("rater-1", study_id="test", consent_at=again_at, consent_sha256=consent_sha256(app))
     third = tmp_path / "third.bundle"
     assert cli_main(["export", "--db", str(db), "--bundle", str(third)]) == 0
     merged(research, third, capsys)
     assert rows(research, "SELECT consented_at, withdrawn_at FROM consents WHERE rater_id = 'rater-1' "
-                          "ORDER BY consent_id") == [(AGREED, WITHDRAWN), (AGAIN, None)]
+                          "ORDER BY consent_id") == [(AGREED, withdrawn), (again_at, None)]
     report, page = reported(research, capsys)
-    assert (report["counts"]["ratings"], report["sections"]["human"]["n_raters"]) == (4, 2)
-    assert report["withdrawn"] == {"raters": 0, "studies": 0, "ratings": 0}
-    assert "withdrew consent" not in page
+    assert (report["counts"]["ratings"], report["sections"]["human"]["n_raters"]) == (2, 1)
+    assert report["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 2}
+    assert "1 rater who withdrew consent is left out of the study they withdrew from: their 2 ratings there are" in page
 
 
 def test_crowd_raters_have_no_consents_and_are_not_left_out(tmp_path, capsys):

@@ -46,7 +46,7 @@ def test_every_travelling_table_declares_consent_merge_key_and_free_text():
 def test_every_consent_rule_runs(tmp_path):
     with StudyLog(tmp_path / "log.sqlite") as log:
         for statement in bundle_mod._SELECT_CONSENTED + bundle_mod._SELECT_MEDIA + [bundle_mod._SELECT_WITHDRAWN]:
-            log.conn.execute(statement.replace("{consenting}", bundle_mod._consenting(True)).replace("{s_text}", "s.text_id"), {"study": "s1"})
+            log.conn.execute(bundle_mod.selecting(statement, True, "s.text_id"), {"study": "s1"})
         for table in TRAVELLING:
             log.conn.execute(rows_query(table, [c.name for c in table.columns]), {"study": "s1"}).fetchall()
 

@@ -14,8 +14,10 @@ import pytest
 from daemon_helpers import Client, comments_msg, connect, consent_sha256, rating_msg, running_daemon, study
 from log_helpers import as_schema, rows
 from test_consent_withdrawal import merge_listing
+from modlens.analysis.report import report_from_db
 from modlens.cli import main as cli_main
 from modlens.studylog.records import forget
+from modlens.studylog.codec import now_iso
 from modlens.studylog.schema import SCHEMA_VERSION
 from modlens.studylog.store import StudyLog
 from modlens.studylog.tables import TABLES
@@ -45,9 +47,9 @@ async def collect(url: str, sha: str, rater: str, items: list[tuple[str, str]], 
             assert ok["type"] == "rating_ok", ok
 
 
-async def withdraw(url: str, rater: str) -> None:
+async def withdraw(url: str, rater: str, at: str = WITHDRAWN) -> None:
     async with connect(url) as ws:
-        await Client(ws).hello(rater, study_id="test", consent_withdrawn_at=WITHDRAWN)
+        await Client(ws).hello(rater, study_id="test", consent_withdrawn_at=at)
 
 
 def export_and_merge(db, research, out, capsys) -> str:
@@ -246,8 +248,7 @@ async def test_a_merged_log_with_nothing_to_delete_says_why_and_stays_as_it_was(
     # no one withdrew
     raw = research.read_bytes()
     out = forget_cli(research, capsys)
-    assert out == f"{research}: every participant in the log consents (a consent given after a withdrawal holds): " \
-        "nothing to delete\n", out
+    assert out == f"{research}: no participant in the log withdrew consent: nothing to delete\n", out
     assert unchanged(research, raw)
     # rater-1 withdrew, and what the log held of them was deleted: the dry run finds nothing left
     async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, _app):
@@ -386,25 +387,6 @@ async def test_a_comment_others_saw_only_edited_keeps_the_version_the_withdrawn_
     assert "holds none of their sessions, ratings or sightings" in again, again
 
 
-async def test_a_participant_who_consented_again_is_not_said_to_have_withdrawn(tmp_path, capsys):
-    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
-    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
-        await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], ["k"])
-    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
-    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
-        await withdraw(url, "rater-1")
-        async with connect(url) as ws:  # and agrees again
-            await Client(ws).hello("rater-1", study_id="test", consent_at="2025-03-03T10:00:00.000Z",
-                                   consent_sha256=consent_sha256(app))
-    export_and_merge(db, research, tmp_path / "second.bundle", capsys)
-    assert rows(research, "SELECT count(*) FROM consents WHERE withdrawn_at IS NOT NULL") == [(1,)]
-    out = forget_cli(research, capsys, "--delete")
-    assert "no participant withdrew" not in out, out
-    assert f"{research}: every participant in the log consents (a consent given after a withdrawal holds): " \
-           "nothing to delete" in out, out
-    assert rows(research, "SELECT count(*) FROM ratings WHERE rater_id = 'rater-1'") == [(1,)]
-
-
 async def test_merge_says_a_withdrawn_raters_rows_the_deletion_would_delete_beyond_sessions_and_ratings(
         tmp_path, capsys):
     """What merge says the log holds of a rater who withdrew is what `--forget-withdrawn` deletes of
@@ -478,26 +460,82 @@ async def test_a_comment_and_page_kept_only_by_another_raters_rating_keep_nothin
     assert rated_at != rater_one_saw
 
 
-async def test_a_consent_given_again_brings_back_what_the_deletion_deleted_and_says_it_as_added(tmp_path, capsys):
-    """What MULTI.md says of a consent given after a withdrawal: it counts again for everything the rater
-    recorded, so the next bundle brings back what `--delete` deleted of theirs; merge counts it as added,
-    and the rater is no longer listed as withdrawn or deleted."""
+async def agree_again_and_rate(url: str, sha: str, rater: str, key: str, text: str) -> str:
+    """`rater` agrees again now (the real clock: after their withdrawal) and rates a comment; the consent's time."""
+    again = now_iso()
+    async with connect(url) as ws:
+        c = Client(ws)
+        await c.hello(rater, study_id="test", consent_at=again, consent_sha256=sha)
+        assert (await c.request(comments_msg(f"c-{rater}-again", [(key, text)]), "comments_ok"))["type"] == "comments_ok"
+        ok = await c.request(rating_msg(f"r-{rater}-{key}", key), "rating_ok")
+        assert ok["type"] == "rating_ok", ok
+    return again
+
+
+async def test_a_consent_given_again_does_not_bring_back_what_the_deletion_deleted(tmp_path, capsys):
+    """A participant withdraws, the researcher deletes their data, they agree again: the consent counts from
+    then on. The next bundle carries what they recorded since and nothing from before the withdrawal, merge
+    adds only that, and `--list` says the first bundle's rows of theirs were deleted and when they agreed
+    again. Times from the real clock, as the daemon stamps the data: a withdrawal after it, a consent after that."""
     db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
     async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
         await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], ["k"])
     export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    withdrawn = now_iso()
     async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, _app):
-        await withdraw(url, "rater-1")
+        await withdraw(url, "rater-1", withdrawn)
     export_and_merge(db, research, tmp_path / "second.bundle", capsys)
     forget_cli(research, capsys, "--delete")
     assert rows(research, "SELECT count(*) FROM ratings") == [(0,)]
     async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
-        async with connect(url) as ws:
-            await Client(ws).hello("rater-1", study_id="test", consent_at="2025-03-03T10:00:00.000Z",
-                                   consent_sha256=consent_sha256(app))
+        again = await agree_again_and_rate(url, consent_sha256(app), "rater-1", "k2", "rated after agreeing again")
     said = export_and_merge(db, research, tmp_path / "third.bundle", capsys)
     assert "+1/1 ratings" in said and "withdrew" not in said, said
-    assert rows(research, "SELECT count(*) FROM ratings WHERE rater_id = 'rater-1'") == [(1,)]
+    assert rows(research, "SELECT c.comment_key FROM ratings r JOIN comments c USING (comment_id) "
+                          "WHERE r.rater_id = 'rater-1'") == [("k2",)]
+    assert rows(research, "SELECT count(*) FROM comments WHERE comment_key = 'k'") == [(0,)]
     listed = merge_listing(research, capsys, with_ids=False)
-    assert listed[("3", "rater-1")].startswith("+1/1 1 "), listed
-    assert "withdrew" not in listed["total"], listed
+    assert listed[("1", "rater-1")].startswith("deleted "), listed
+    assert listed[("3", "rater-1")].startswith(f"+1/1 1 again {again}"), listed
+    assert "1 raters (1 agreed again after withdrawing: from then on)" in listed["total"], listed
+    # nothing left of theirs that the withdrawal covers
+    out = forget_cli(research, capsys)
+    assert (f"rater rater-1 (study 'test') withdrew consent ({withdrawn}) and agreed again ({again}), which counts "
+            "from then on: the log holds none of their sessions, ratings or sightings of what they recorded at or "
+            "before the withdrawal: nothing to delete") in out, out
+
+
+async def test_a_consent_given_again_before_the_deletion_leaves_what_came_before_it_to_delete(tmp_path, capsys):
+    """Agreeing again before the researcher deleted anything: merge still says what the log holds from before
+    the withdrawal, reports leave it out, and `--delete` deletes it, their `raters` row and what they recorded
+    since staying."""
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], ["k"])
+    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    withdrawn = now_iso()
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        await withdraw(url, "rater-1", withdrawn)
+        again = await agree_again_and_rate(url, consent_sha256(app), "rater-1", "k2", "rated after agreeing again")
+    said = export_and_merge(db, research, tmp_path / "second.bundle", capsys)
+    assert "+1/1 ratings" in said, said
+    assert (f"holds data of 1 rater who withdrew consent (rater-1: 1 sessions, 1 ratings from before the "
+            f"withdrawal (agreed again {again}))") in said, said
+    assert report_from_db(research)["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 1}
+    out = forget_cli(research, capsys, "--delete")
+    line = next(x for x in out.splitlines() if x.startswith("rater rater-1 "))
+    assert line.startswith(f"rater rater-1 (study 'test') withdrew consent ({withdrawn}) and agreed again ({again}), "
+                           "which counts from then on: deleted of what they recorded at or before the withdrawal: "
+                           "1 sessions, 1 ratings, "), line
+    assert rows(research, "SELECT c.comment_key FROM ratings r JOIN comments c USING (comment_id) "
+                          "WHERE r.rater_id = 'rater-1'") == [("k2",)]
+    assert rows(research, "SELECT count(*) FROM raters WHERE rater_id = 'rater-1'") == [(1,)]
+    # the sessions since: the one whose hello said the withdrawal (it recorded nothing) and the one since
+    assert rows(research, "SELECT count(*) FROM sessions WHERE rater_id = 'rater-1' AND julianday(started_at) > "
+                          f"julianday('{withdrawn}')") == [(2,)]
+    assert rows(research, "SELECT count(*) FROM sessions WHERE rater_id = 'rater-1'") == [(2,)]
+    report = report_from_db(research)
+    assert (report["withdrawn"], report["counts"]["ratings"]) == ({"raters": 0, "studies": 0, "ratings": 0}, 1)
+    listed = merge_listing(research, capsys, with_ids=False)
+    assert listed[("1", "rater-1")].startswith("deleted "), listed
+    assert listed[("2", "rater-1")].startswith(f"+1/1 1 again {again}"), listed

@@ -16,7 +16,9 @@ A rater who withdrew consent to the study (every consent of theirs withdrawn, `s
 left out here, where every section reads ratings: their ratings and task reviews, so no count, alpha,
 rater summary, people or item-set figure uses them (a merged log still holds what an earlier bundle
 brought of theirs); `StudyData.withdrawn` says how many raters, studies and ratings. A consent given again
-counts; a crowd worker `modlens rate` imported has no `consents` row and never withdrew."""
+counts from then on: what the rater recorded at or before their latest withdrawal stays left out
+(`sessions.withdrawn_row`), and they count among the raters who withdrew while it holds any of it; a crowd
+worker `modlens rate` imported has no `consents` row and never withdrew."""
 from __future__ import annotations
 
 import json
@@ -26,7 +28,7 @@ from typing import Any, Sequence
 
 from modlens.errors import ModlensError
 from modlens.studylog.records import labels as label_records
-from modlens.studylog.records.sessions import WITHDREW
+from modlens.studylog.records.sessions import WITHDREW, withdrawn_row
 from modlens.studylog.store import StudyLog
 from modlens.studylog.connection import JSON_KEYS, StudyLogError
 
@@ -217,14 +219,17 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
 
     def other(study_id: str) -> bool:  # a study `study` leaves out
         return study is not None and study_id != study
-    gone = {(r["study_id"], r["rater_id"]) for r in q(f"SELECT study_id, rater_id FROM raters WHERE {WITHDREW}")
-            if not other(r["study_id"])}
+    # the raters whose withdrawal covers any row here: all they recorded while no consent holds, what they
+    # recorded at or before their latest withdrawal when they agreed again (`sessions.withdrawn_row`)
+    gone: set[tuple[str, str]] = {(r["study_id"], r["rater_id"]) for r in q(
+        f"SELECT study_id, rater_id FROM raters WHERE {WITHDREW}") if not other(r["study_id"])}
     ratings, left_out, others = [], 0, 0
-    for r in q("SELECT * FROM ratings ORDER BY rating_id"):
+    for r in q(f"SELECT *, {withdrawn_row('ratings', 'created_at')} AS withdrawn_row FROM ratings ORDER BY rating_id"):
         if other(r["study_id"]):
             others += 1
             continue
-        if (r["study_id"], r["rater_id"]) in gone:
+        if r.pop("withdrawn_row"):
+            gone.add((r["study_id"], r["rater_id"]))
             left_out += 1
             continue
         r["values"] = values.get(r["rating_id"]) or _loads(r.get("values_json"), {})
@@ -232,8 +237,8 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
         ratings.append(r)
     runs = q("SELECT * FROM audit_runs ORDER BY run_id")
     reviews = [dict(r, comment_ids=_loads(r.pop("comment_ids_json"), [])) for r in
-               q("SELECT * FROM rater_reviews ORDER BY study_id, rater_id, task")
-               if (r["study_id"], r["rater_id"]) not in gone and not other(r["study_id"])] \
+               q(f"SELECT * FROM rater_reviews WHERE NOT {withdrawn_row('rater_reviews', 'reviewed_at')} "
+                 "ORDER BY study_id, rater_id, task") if not other(r["study_id"])] \
         if "rater_reviews" in log.table_names() else []
     imports = [dict(r, skipped=_loads(r.pop("skipped_json"), {})) for r in
                q("SELECT * FROM crowd_imports ORDER BY import_id") if not other(r["study_id"])]

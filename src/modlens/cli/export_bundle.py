@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 from pathlib import Path
+from typing import Any
 
 from modlens.cli.common import CliError, study_log_error
 
@@ -25,6 +26,7 @@ def run_bundle(args: argparse.Namespace, db: Path) -> int:
             print(describe(bundle))
             bundle.close()
             _say_withdrawn(made["withdrawn"])
+            _say_before_withdrawal(made["before_withdrawal"])
             _say_unsent(made["unsent"])
             print(f"\nnothing written; run again without --show to write {args.bundle}")
             return 0
@@ -40,6 +42,7 @@ def run_bundle(args: argparse.Namespace, db: Path) -> int:
         print(f"wrote {args.bundle}: study {manifest['study_id']!r}, rater(s) {', '.join(manifest['rater_ids'])}, "
               f"{rows['comments']} comments, {rows['ratings']} ratings, {rows['scores']} scores")
         _say_withdrawn(manifest["withdrawn"])
+        _say_before_withdrawal(manifest["before_withdrawal"])
         _say_unsent(manifest["unsent"])
     print(f"checksum {manifest['bundle_sha256']}; send this file to the researcher")
     return 0
@@ -54,6 +57,16 @@ def _say_withdrawn(withdrawn: dict[str, str]) -> None:
               "their sessions and ratings, and the comments only they saw or rated, are not in the bundle, "
               "which carries their consent times alone so that the researcher's merge marks the withdrawal "
               "(a bundle sent before it still holds their data: merge says what; ask the researcher to delete it)")
+
+
+def _say_before_withdrawal(before: dict[str, dict[str, Any]]) -> None:
+    """Raters who withdrew and agreed again: their new consent counts from then on, so what they recorded
+    at or before the withdrawal stays out of every bundle, as it did while they had withdrawn."""
+    if before:
+        who = ", ".join(f"{r} ({_n(b['sessions'], 'session')}, {_n(b['ratings'], 'rating')}; "
+                        f"withdrew {b['withdrawn_at']})" for r, b in before.items())
+        print(f"left out what {len(before)} rater{'s' if len(before) > 1 else ''} who withdrew and agreed again "
+              f"recorded at or before the withdrawal: {who}; a consent given again counts from then on")
 
 
 def _n(count: int, what: str) -> str:

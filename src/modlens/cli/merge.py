@@ -5,9 +5,11 @@
 when any was refused, 3 when every refused one was missing). `modlens merge --list study.sqlite`
 shows each bundle's participants, the ratings the bundle held and added (`deleted` where
 `--forget-withdrawn --delete` deleted what it brought of them), their ratings in the log, consent
-times (or `withdrew TIME` for a participant whose every consent is withdrawn, counted apart) and
-bundle checksums. `modlens merge --forget-withdrawn study.sqlite` lists, per participant
-who withdrew consent, the rows of theirs the merged log still holds (earlier bundles brought them)
+times (or `withdrew TIME` for a participant whose every consent is withdrawn, counted apart; `again
+TIME` for one who agreed again, which counts from then on) and bundle checksums. `modlens merge
+--forget-withdrawn study.sqlite` lists, per participant who withdrew consent, the rows of theirs the
+withdrawal covers that the merged log still holds (earlier bundles brought them; of one who agreed
+again, what they recorded at or before the withdrawal)
 and the rows no one else's data needs that would go with them, per table (counted on a copy in
 memory: the log is only read, an older one not upgraded); with `--delete` it
 deletes them, in one transaction, their consent rows staying as the record of the withdrawal (and the
@@ -108,12 +110,16 @@ def _list(db: str) -> int:
           f"{'merged at':<26} sha256 / file")
     for r in rows:
         held = "deleted" if r["deleted"] else f"+{r['ratings_added']}/{r['ratings_in_bundle']}"
-        consent = f"withdrew {r['withdrawn_at']}" if r["withdrawn_at"] else r["consent_at"] or "-"
+        # one who withdrew and agreed again consents from then on only: when they agreed again stands there
+        consent = (f"withdrew {r['withdrawn_at']}" if r["withdrawn_at"] else f"again {r['agreed_again']}"
+                   if r["agreed_again"] else r["consent_at"] or "-")
         print(f"{r['bundle_id']:>6}  {r['rater_id']:<24} {held:>24}  {r['ratings']:>6}  {consent:<33} "
               f"{r['merged_at']:<26} {r['bundle_sha256'][:16]}… {r['source']}")
     withdrew = {r["rater_id"] for r in rows if r["withdrawn_at"]}
     consenting = {r["rater_id"] for r in rows} - withdrew
-    print(f"{len({r['bundle_id'] for r in rows})} bundles, {len(consenting)} raters, "
+    again = {r["rater_id"] for r in rows if r["agreed_again"]}
+    print(f"{len({r['bundle_id'] for r in rows})} bundles, {len(consenting)} raters"
+          f"{f' ({len(again)} agreed again after withdrawing: from then on)' if again else ''}, "
           f"{f'{len(withdrew)} withdrew, ' if withdrew else ''}study {rows[0]['study_id']!r}")
     return 0
 
@@ -138,15 +144,17 @@ def _forget(db: str, delete: bool) -> int:
             f"upgraded to {upgraded} before the deletion" if delete else
             f"left as it is: counted on a copy upgraded to {upgraded} in memory, as --delete upgrades the log first"))
     if not raters:
-        # a rater counts as withdrawn while no consent of theirs holds (`withdrawn_raters`): one who agreed
-        # again after withdrawing consents, and their data stays
-        print(f"{db}: every participant in the log consents (a consent given after a withdrawal holds): "
-              "nothing to delete")
+        # no consent in the log was ever withdrawn (`records/forget.withdrawals`)
+        print(f"{db}: no participant in the log withdrew consent: nothing to delete")
         return 0
     verb = "deleted" if delete else "would delete"
     for r in raters:
-        what = (f"{verb} {_rows_text(r['deleted'])}" if r["deleted"]
-                else "the log holds none of their sessions, ratings or sightings: nothing to delete")
+        # one who agreed again keeps what they recorded since, and their raters row; what the withdrawal
+        # covers goes all the same (a consent given again does not bring it back)
+        before = " of what they recorded at or before the withdrawal" if r["agreed_again"] else ""
+        what = (f"{verb}{before}: {_rows_text(r['deleted'])}" if r["deleted"] and before
+                else f"{verb} {_rows_text(r['deleted'])}" if r["deleted"]
+                else f"the log holds none of their sessions, ratings or sightings{before}: nothing to delete")
         cleared = r["cleared"]
         if cleared:  # rows others' data keeps, which kept this rater's visit as it came first
             what += (f"; {'cleared' if delete else 'would clear'} {r['rater_id']}'s visit from "
@@ -156,7 +164,8 @@ def _forget(db: str, delete: bool) -> int:
         if kept:  # the log keeps one text per comment: no one left's visit recorded another in its place
             what += (f"; {'kept' if delete else 'would keep'} {kept} comments that stay as {r['rater_id']}'s sessions "
                      "were sent them (text, first seen, time shown), since no one left was sent that version")
-        print(f"rater {r['rater_id']} (study {r['study_id']!r}) withdrew consent ({r['withdrawn_at']}): {what}")
+        again = f" and agreed again ({r['agreed_again']}), which counts from then on" if r["agreed_again"] else ""
+        print(f"rater {r['rater_id']} (study {r['study_id']!r}) withdrew consent ({r['withdrawn_at']}){again}: {what}")
     total = sum(sum(r["deleted"].values()) for r in raters)
     holding = sum(bool(r["deleted"]) for r in raters)
     if delete:
@@ -186,9 +195,12 @@ def _withdrawn_held(db: str) -> None:
         held = still_held(withdrawn_held(log.conn))
     if held:
         # sessions and ratings always; what else `forget_withdrawn` deletes of theirs where the log holds it
+        # of one who agreed again: what they recorded at or before the withdrawal, which the consent given
+        # again does not cover (reports leave it out; `--forget-withdrawn --delete` deletes it)
         who = "; ".join(f"{r['rater_id']}: {r['sessions']} sessions, {r['ratings']} ratings"
                         + (f", {r['reviews']} task reviews" if r["reviews"] else "")
                         + ("" if r["sessions"] or r["ratings"] or r["reviews"] else ", a raters row")
+                        + (f" from before the withdrawal (agreed again {r['agreed_again']})" if r["agreed_again"] else "")
                         for r in held)
         print(f"{db} holds data of {len(held)} rater{'s' if len(held) != 1 else ''} who withdrew consent ({who}): "
               f"`modlens merge --forget-withdrawn {db}` lists what would be deleted, with --delete deletes it")

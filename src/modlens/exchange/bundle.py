@@ -38,7 +38,7 @@ from modlens.errors import ModlensError, check_format
 from modlens.safe_archive import ArchiveError, Limits, NotAnArchive, SafeZip, read_parquet
 from modlens.exchange.scrub import scrub_tables, scrubbed_column
 from modlens.studylog.codec import canonical_json, now_iso
-from modlens.studylog.records.sessions import WITHDREW
+from modlens.studylog.records.sessions import WITHDREW, withdrawn_row
 from modlens.studylog.store import StudyLog
 from modlens.studylog.tables import TRAVELLING, Table
 
@@ -56,8 +56,10 @@ LIMITS = Limits(member_bytes=256 << 20, total_bytes=1 << 30, members=256)
 # rows of each leave, and which columns are scrubbed, is each table's `Travel` in studylog/tables.py
 TABLES = tuple(t.name for t in TRAVELLING)
 
-# A rater who withdrew every consent they gave (`sessions.WITHDREW`) no longer consents. A log older
-# than schema 7 has no `consents`, and none of its raters withdrew.
+# A rater who withdrew every consent they gave (`sessions.WITHDREW`) no longer consents. One who agreed
+# again consents from then on: what they recorded at or before their latest withdrawal stays behind
+# (`sessions.withdrawn_row`), so a consent given again never brings back what the withdrawal took. A log
+# older than schema 7 has no `consents`, and none of its raters withdrew.
 
 
 def _consenting(withdrawals: bool) -> str:
@@ -65,14 +67,27 @@ def _consenting(withdrawals: bool) -> str:
     return "consent_at IS NOT NULL" + (f" AND NOT ({WITHDREW})" if withdrawals else "")
 
 
+def _not_withdrawn(table: str, at: str, withdrawals: bool) -> str:
+    return f" AND NOT {withdrawn_row(table, at)}" if withdrawals else ""
+
+
+def selecting(statement: str, withdrawals: bool, s_text: str) -> str:
+    """One of the statements below as it runs on a log (`withdrawals`: it records them; `s_text`: the
+    column of the text a sighting was sent, or NULL where the log has none)."""
+    return (statement.replace("{consenting}", _consenting(withdrawals)).replace("{s_text}", s_text)
+            .replace("{not_withdrawn_sessions}", _not_withdrawn("sessions", "started_at", withdrawals))
+            .replace("{not_withdrawn_ratings}", _not_withdrawn("ratings", "created_at", withdrawals)))
+
+
 # The sets the tables' consent rules are written over: what the study's consenting raters recorded
-# (all of it, before a withdrawal too, while a consent holds; none of it while none does).
+# after their latest withdrawal, if any (the sightings of a session go with it); none of it while no
+# consent holds.
 _SELECT_CONSENTED = [
     "CREATE TEMP TABLE b_raters AS SELECT rater_id FROM raters WHERE study_id = :study AND {consenting}",
     "CREATE TEMP TABLE b_sessions AS SELECT session_id FROM sessions WHERE study_id = :study "
-    "AND rater_id IN (SELECT rater_id FROM temp.b_raters)",
+    "AND rater_id IN (SELECT rater_id FROM temp.b_raters){not_withdrawn_sessions}",
     "CREATE TEMP TABLE b_ratings AS SELECT rating_id FROM ratings WHERE study_id = :study "
-    "AND rater_id IN (SELECT rater_id FROM temp.b_raters)",
+    "AND rater_id IN (SELECT rater_id FROM temp.b_raters){not_withdrawn_ratings}",
     "CREATE TEMP TABLE b_comments (comment_id INTEGER PRIMARY KEY)",
     "INSERT OR IGNORE INTO temp.b_comments SELECT comment_id FROM sightings "
     "WHERE session_id IN (SELECT session_id FROM temp.b_sessions)",
@@ -147,6 +162,17 @@ _SELECT_CONSENTED = [
 ]
 _SELECT_WITHDRAWN = ("INSERT INTO temp.b_withdrawn SELECT rater_id FROM raters WHERE study_id = :study "
                      f"AND consent_at IS NOT NULL AND {WITHDREW}")
+# per consenting rater who withdrew before: their latest withdrawal, and their sessions and ratings that
+# do not travel (their ratings of a comment they saw only edited are `b_unsent_ratings`, counted apart)
+_BEFORE_WITHDRAWAL = (
+    "SELECT r.rater_id, (SELECT max(c.withdrawn_at) FROM consents c WHERE c.study_id = :study AND c.rater_id = r.rater_id), "
+    "(SELECT count(*) FROM sessions s WHERE s.study_id = :study AND s.rater_id = r.rater_id "
+    "AND s.session_id NOT IN (SELECT session_id FROM temp.b_sessions)), "
+    "(SELECT count(*) FROM ratings x WHERE x.study_id = :study AND x.rater_id = r.rater_id "
+    "AND x.rating_id NOT IN (SELECT rating_id FROM temp.b_ratings) "
+    "AND x.rating_id NOT IN (SELECT rating_id FROM temp.b_unsent_ratings)) "
+    "FROM temp.b_raters r WHERE EXISTS (SELECT 1 FROM consents c WHERE c.study_id = :study "
+    "AND c.rater_id = r.rater_id AND c.withdrawn_at IS NOT NULL) ORDER BY r.rater_id")
 # the images attached to those comments, the text OCR read on them, the detectors that scored the
 # comments with them; comment images came with schema 3: a log of an older schema has none of these
 # tables, and its bundle neither
@@ -292,7 +318,9 @@ def _records_withdrawals(log: StudyLog) -> bool:
 def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -> dict[str, Any]:
     """Write the consented rows of one study of `db` as a bundle into `out`; returns the manifest, with
     `withdrawn` added ({rater_id: when they withdrew}: the raters whose data it left out; the bundle
-    carries their `consents` rows alone, ids and times, so the researcher's merge marks the withdrawal).
+    carries their `consents` rows alone, ids and times, so the researcher's merge marks the withdrawal) and
+    `before_withdrawal` ({rater_id: {"withdrawn_at", "sessions", "ratings"}}: of a consenting rater who withdrew
+    before and agreed again, the sessions and ratings their withdrawal covers, left behind).
     A study whose every rater withdrew gives a bundle that carries only that."""
     from modlens.study.join import bundle_key
     from modlens.study.pack import study_key
@@ -306,7 +334,7 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
         # the text each sighting was sent came with schema 7: an older log's are unknown, so the comment's own
         s_text = "s.text_id" if "text_id" in {c for c, _ in column_types(log.conn, "sightings")} else "NULL"
         for statement in _SELECT_CONSENTED + (_SELECT_MEDIA if _MEDIA_TABLES <= present else []):
-            log.conn.execute(statement.replace("{consenting}", consenting).replace("{s_text}", s_text), params)
+            log.conn.execute(selecting(statement, withdrawals, s_text), params)
         if withdrawals:
             log.conn.execute(_SELECT_WITHDRAWN, params)
         consent = dict(log.conn.execute(
@@ -316,6 +344,9 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
             "SELECT rater_id, max(withdrawn_at) FROM consents WHERE study_id = :study "
             "AND rater_id IN (SELECT rater_id FROM temp.b_withdrawn) GROUP BY rater_id ORDER BY rater_id",
             params).fetchall()) if withdrawals else {}
+        # of a rater who withdrew and agreed again, what their withdrawal covers, which stays behind
+        before = {r: {"withdrawn_at": at, "sessions": n_sessions, "ratings": n_ratings} for r, at, n_sessions, n_ratings in
+                  log.conn.execute(_BEFORE_WITHDRAWAL, params).fetchall() if n_sessions or n_ratings} if withdrawals else {}
         # what stays behind of consenting raters (a comment they saw only edited) and what travels as they saw it
         unsent = dict(zip(("comments", "ratings", "sightings", "as_seen"), log.conn.execute(
             "SELECT (SELECT count(*) FROM temp.b_unsent), (SELECT count(*) FROM temp.b_unsent_ratings), "
@@ -333,7 +364,8 @@ def export_bundle(db: str | Path, out: IO[bytes], study_id: str | None = None) -
                   "rater_ids": sorted(consent), "consent": consent, "modlens_version": __version__,
                   "schema_version": log.user_version(), "exported_at": now_iso()}
     # no path, home folder, user or host name of this computer leaves in a free-text field
-    return {**write_archive(out, fields, scrub_tables(tables), bundle_key()), "withdrawn": withdrawn, "unsent": unsent}
+    return {**write_archive(out, fields, scrub_tables(tables), bundle_key()), "withdrawn": withdrawn, "unsent": unsent,
+            "before_withdrawal": before}
 
 
 def write_bundle_file(db: str | Path, path: str | Path, study_id: str | None = None) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from modlens.studylog.records.labels import GOLD, LEGACY_DEFINITION
 from modlens.studylog.codec import now_iso
 from modlens.studylog.connection import TURNSTILE_SUFFIX
 from modlens.studylog.page_address import canonical_page
-from modlens.studylog.records.forget import held as withdrawn_held, withdrawn_raters
+from modlens.studylog.records.forget import held as withdrawn_held, withdrawals, withdrawn_raters
 from modlens.studylog.records.merged import insert_bundle
 from modlens.studylog.store import StudyLog
 
@@ -289,7 +289,9 @@ def listing(db: str | Path) -> list[dict[str, Any]]:
     data of, and those it carried only the withdrawal of): the rater's ratings that bundle held and those it
     added (`row_sources`), the rater's ratings in the merged log from every bundle, consent time, checksum,
     and `withdrawn_at`: when the rater withdrew if every consent of theirs in the merged log is withdrawn
-    now (`records/forget.withdrawn_raters`; then on each of their entries, data or not), else None. `deleted`: the bundle
+    now (`records/forget.withdrawn_raters`; then on each of their entries, data or not), else None; `agreed_again`:
+    when a rater who withdrew agreed again (their consent counts from then on: `records/forget.withdrawals`),
+    else None. `deleted`: the bundle
     carried the rater's data and what it brought of theirs was deleted (`merge --forget-withdrawn
     --delete`), so its counts no longer say what it held: the bundle's provenance of the rater's `raters`
     row (`row_sources`, written for every bundle that carries the rater, goes only with that row) is gone.
@@ -298,6 +300,7 @@ def listing(db: str | Path) -> list[dict[str, Any]]:
     with StudyLog(db, readonly=True) as log:
         out = []
         withdrew = {(study, rater): at for study, rater, at in withdrawn_raters(log.conn)}
+        again = {(study, rater): at for study, rater, _, at in withdrawals(log.conn) if at}
         for b in log.query("SELECT * FROM bundles ORDER BY bundle_id"):
             raters = json.loads(b["rater_ids_json"])
             carried = json.loads(b["rows_json"]).get("raters", {}).get("in_bundle", len(raters))
@@ -316,7 +319,8 @@ def listing(db: str | Path) -> list[dict[str, Any]]:
                 out.append({"bundle_id": b["bundle_id"], "rater_id": rater, "ratings_in_bundle": held,
                             "ratings_added": added, "ratings": row[1] if row else 0, "deleted": deleted,
                             "consent_at": row[0] if row else None,
-                            "withdrawn_at": withdrew.get((b["study_id"], rater)), "bundle_sha256": b["bundle_sha256"],
+                            "withdrawn_at": withdrew.get((b["study_id"], rater)),
+                            "agreed_again": again.get((b["study_id"], rater)), "bundle_sha256": b["bundle_sha256"],
                             "source": b["source_name"], "merged_at": b["merged_at"], "study_id": b["study_id"],
                             "schema_version": b["schema_version"], "modlens_version": b["modlens_version"]})
         return out

@@ -1,9 +1,12 @@
 """Deleting what a merged log holds of the raters who withdrew consent (`modlens merge --forget-withdrawn`,
 `exchange/forget.py`, which opens the log and decides between a dry run and the deletion).
 
-A rater withdrew when every consent of theirs in the log is withdrawn (`consents.withdrawn_at`,
-`withdrawn_raters`; what `held` counts of them, which `modlens merge` says). Their own rows go: ratings
-(with their values), sessions, the sightings of those sessions, their task reviews, their `raters` row. A row that other
+A rater withdrew when a consent of theirs in the log is withdrawn (`consents.withdrawn_at`, `withdrawals`;
+what `held` counts of them, which `modlens merge` says). Their own rows the withdrawal covers go
+(`sessions.withdrawn_row`: all of them while no consent of theirs holds; of one who agreed again, those
+recorded at or before their latest withdrawal, which a consent given again does not bring back): ratings
+(with their values), sessions, the sightings of those sessions, their task reviews, and their `raters`
+row while no consent of theirs holds. A row that other
 people's data shares goes only when nothing else refers to it any more: a comment when no other
 sighting, rating, gold label, audit run or task review names it (and it is not one of the study's own
 gold or anchor comments); then what belongs to it alone (its labels, daemon variants, media links,
@@ -26,6 +29,7 @@ import sqlite3
 from typing import Any, Collection
 
 from modlens.studylog.records.merged import row_key_sql
+from modlens.studylog.records.sessions import WITHDREW, withdrawn_row
 from modlens.studylog.tables import TABLE, TABLES, Table
 
 # the shared rows, in the order they are decided: a deleted comment makes its page, media and texts
@@ -139,16 +143,22 @@ _check()
 _REFS = _references()
 
 
-# a withdrawn rater's own rows (bound :s, :r), which go first: all else goes only with them
+# a withdrawn rater's own rows (bound :s, :r), which go first: all else goes only with them. Those their
+# withdrawal covers (`sessions.withdrawn_row`): all of them while no consent of theirs holds; of a rater
+# who agreed again, what they recorded at or before their latest withdrawal (the `raters` row stays, and
+# what they recorded since)
 _THEIRS = "study_id = :s AND rater_id = :r"
-_SESSIONS = f"(SELECT session_id FROM sessions WHERE {_THEIRS})"
-_RATINGS = f"(SELECT rating_id FROM ratings WHERE ({_THEIRS}) OR session_id IN {_SESSIONS})"
+_SESSIONS = f"(SELECT session_id FROM sessions WHERE {_THEIRS} AND {withdrawn_row('sessions', 'started_at')})"
+_OWN_RATINGS = f"{_THEIRS} AND {withdrawn_row('ratings', 'created_at')}"
+_RATINGS = f"(SELECT rating_id FROM ratings WHERE ({_OWN_RATINGS}) OR session_id IN {_SESSIONS})"
+_REVIEWS = f"{_THEIRS} AND {withdrawn_row('rater_reviews', 'reviewed_at')}"
+_RATER = f"{_THEIRS} AND {WITHDREW}"
 # how many of them `held` counts, per kind (rating_values go with their ratings)
-_HELD = {"sessions": f"SELECT count(*) FROM sessions WHERE {_THEIRS}",
+_HELD = {"sessions": f"SELECT count(*) FROM sessions WHERE session_id IN {_SESSIONS}",
          "ratings": f"SELECT count(*) FROM ratings WHERE rating_id IN {_RATINGS}",
          "sightings": f"SELECT count(*) FROM sightings WHERE session_id IN {_SESSIONS}",
-         "reviews": f"SELECT count(*) FROM rater_reviews WHERE {_THEIRS}",
-         "raters": f"SELECT count(*) FROM raters WHERE {_THEIRS}"}
+         "reviews": f"SELECT count(*) FROM rater_reviews WHERE {_REVIEWS}",
+         "raters": f"SELECT count(*) FROM raters WHERE {_RATER}"}
 
 
 # the candidate sets are temp tables of one column, `id`, always read qualified (`SELECT f.id FROM
@@ -188,12 +198,24 @@ class _Deleter:
         self.conn.execute("INSERT INTO temp.f_seen SELECT s.comment_id, c.page_id, min(s.seen_at), "
                           "max(s.text_id IS NULL OR s.text_id = c.text_id) FROM sightings s JOIN comments c "
                           f"USING (comment_id) WHERE s.session_id IN {_SESSIONS} GROUP BY s.comment_id", p)
+        # the bundles that brought what the withdrawal covers: of a rater who agreed again, whose `raters` row
+        # stays, their provenance of it goes too, so `merge --list` says those bundles' rows of the rater were
+        # deleted (a bundle carries a rater's rows from before a withdrawal or after it, never both)
+        brought = self.conn.execute(
+            "SELECT DISTINCT bundle_id FROM row_sources WHERE (table_name = 'sessions' AND row_key IN (SELECT "
+            f"{row_key_sql(TABLE['sessions'], 'sessions')} FROM sessions WHERE session_id IN {_SESSIONS})) OR "
+            f"(table_name = 'ratings' AND row_key IN (SELECT {row_key_sql(TABLE['ratings'], 'ratings')} FROM ratings "
+            f"WHERE rating_id IN {_RATINGS}))", p).fetchall()
         self.delete("rating_values", f"rating_id IN {_RATINGS}", p)
         self.delete("ratings", f"rating_id IN {_RATINGS}", p)
         self.delete("sightings", f"session_id IN {_SESSIONS}", p)
-        self.delete("sessions", _THEIRS, p)
-        self.delete("rater_reviews", _THEIRS, p)
-        self.delete("raters", _THEIRS, p)
+        self.delete("sessions", f"session_id IN {_SESSIONS}", p)
+        self.delete("rater_reviews", _REVIEWS, p)
+        self.delete("raters", _RATER, p)
+        for (bundle_id,) in brought:
+            self._count("row_sources", self.conn.execute(
+                "DELETE FROM row_sources WHERE table_name = 'raters' AND row_key = :s || '/' || :r "
+                "AND bundle_id = :b", {**p, "b": bundle_id}).rowcount)
         for name in SHARED:
             self._shared(name)
         self.cleared = {}
@@ -248,25 +270,37 @@ def withdrawn_raters(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
         "HAVING count(*) FILTER (WHERE withdrawn_at IS NULL) = 0 ORDER BY study_id, rater_id").fetchall()
 
 
+def withdrawals(conn: sqlite3.Connection) -> list[tuple[str, str, str, str | None]]:
+    """(study, rater, their latest withdrawal, when they agreed again: their latest consent that holds, else
+    None) of every rater who ever withdrew a consent: those whose rows `withdrawn_row` covers. One who agreed
+    again keeps what they recorded since (and their `raters` row), not what the withdrawal covers."""
+    return conn.execute(
+        "SELECT study_id, rater_id, max(withdrawn_at), max(consented_at) FILTER (WHERE withdrawn_at IS NULL) "
+        "FROM consents GROUP BY study_id, rater_id HAVING count(withdrawn_at) > 0 ORDER BY study_id, rater_id"
+    ).fetchall()
+
+
 def held(conn: sqlite3.Connection, raters: Collection[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
-    """Per rater who withdrew (`withdrawn_raters`; of `raters`, (study, rater) pairs, alone when given), their
-    own rows the log holds, which `forget_withdrawn` deletes first (the rows no one else needs go only with
-    them, so it deletes something exactly when one of these is not 0): {"study_id", "rater_id", "withdrawn_at",
-    "sessions", "ratings" (theirs or of their sessions), "sightings" (of their sessions), "reviews" (task
-    reviews), "raters" (their `raters` row, 0 or 1)}."""
+    """Per rater who withdrew (`withdrawals`, agreed again or not; of `raters`, (study, rater) pairs, alone when
+    given), their own rows the log holds that the withdrawal covers, which `forget_withdrawn` deletes first (the
+    rows no one else needs go only with them, so it deletes something exactly when one of these is not 0):
+    {"study_id", "rater_id", "withdrawn_at", "agreed_again" (when, or None), "sessions", "ratings" (theirs or
+    of their sessions), "sightings" (of their sessions), "reviews" (task reviews), "raters" (their `raters`
+    row, 0 or 1: 0 while a consent holds)}."""
     out = []
-    for study_id, rater_id, at in withdrawn_raters(conn):
+    for study_id, rater_id, at, again in withdrawals(conn):
         if raters is not None and (study_id, rater_id) not in raters:
             continue
         p = {"s": study_id, "r": rater_id}
-        out.append({"study_id": study_id, "rater_id": rater_id, "withdrawn_at": at,
+        out.append({"study_id": study_id, "rater_id": rater_id, "withdrawn_at": at, "agreed_again": again,
                     **{kind: conn.execute(sql, p).fetchone()[0] for kind, sql in _HELD.items()}})
     return out
 
 
 def forget_withdrawn(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    """Delete, inside the caller's transaction, the rows of every rater who withdrew; per rater
-    {"study_id", "rater_id", "withdrawn_at", "deleted": {table: rows}} (a rater whose rows were
+    """Delete, inside the caller's transaction, the rows of every rater who withdrew that their withdrawal
+    covers (all of them, or of one who agreed again what came at or before it); per rater
+    {"study_id", "rater_id", "withdrawn_at", "agreed_again" (when, or None), "deleted": {table: rows}} (a rater whose rows were
     deleted before: {}), "cleared": {"comments"|"pages": rows that stay, rewritten as `_AS_SEEN` says},
     "kept": {"comments": comments that stay as the rater's visit left them, `_KEPT`}}. Raters are taken in
     turn: a comment two of them shared goes with the second."""
@@ -278,9 +312,9 @@ def forget_withdrawn(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     deleter = _Deleter(conn)
     out = []
     try:
-        for study_id, rater_id, at in withdrawn_raters(conn):
+        for study_id, rater_id, at, again in withdrawals(conn):
             deleted = deleter.rater(study_id, rater_id)
-            out.append({"study_id": study_id, "rater_id": rater_id, "withdrawn_at": at,
+            out.append({"study_id": study_id, "rater_id": rater_id, "withdrawn_at": at, "agreed_again": again,
                         "deleted": {t: deleted[t] for t in sorted(deleted, key=ORDER.index)},
                         "cleared": deleter.cleared, "kept": deleter.kept})
     finally:

@@ -22,6 +22,21 @@ WITHDREW = ("EXISTS (SELECT 1 FROM consents w WHERE w.study_id = raters.study_id
             "raters.study_id AND h.rater_id = raters.rater_id AND h.withdrawn_at IS NULL)")
 
 
+def withdrawn_row(row: str, at: str) -> str:
+    """The condition on a row of `row` (a table or its alias, with `study_id` and `rater_id`) recorded at
+    its column `at`, that its rater withdrew it: no consent of theirs holds now (`WITHDREW`), or one of
+    their withdrawals came at or after it. A withdrawal covers everything recorded before it: a consent
+    given again counts from then on only, so what a withdrawal took (and `modlens merge --forget-withdrawn
+    --delete` deleted) never comes back with it. Times compare as instants (`julianday`): a client's end
+    in "Z", the daemon's in "+00:00". The one rule a bundle (`exchange/bundle.py`), a report
+    (`analysis/data.py`) and the deletion (`records/forget.py`) apply."""
+    mine = f"c.study_id = {row}.study_id AND c.rater_id = {row}.rater_id"
+    return (f"(EXISTS (SELECT 1 FROM consents c WHERE {mine} AND c.withdrawn_at IS NOT NULL "
+            f"AND julianday({row}.{at}) <= julianday(c.withdrawn_at)) OR (EXISTS (SELECT 1 FROM consents c "
+            f"WHERE {mine} AND c.withdrawn_at IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM consents c "
+            f"WHERE {mine} AND c.withdrawn_at IS NULL)))")
+
+
 def ensure_study(db: LogConnection, study_id: str, title: str, config: dict[str, Any]) -> None:
     # keeps the first config: a study's ratings refer to the settings it started with
     db.write("INSERT OR IGNORE INTO studies (study_id, title, config_json, created_at) VALUES (?, ?, ?, ?)",
