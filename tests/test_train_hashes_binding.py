@@ -37,6 +37,7 @@ def test_shipped_sets_name_their_heads(shipped, tmp_path):
     assert t.hashes_path is None and t.hashes() is None
     [why] = t.notes
     assert why.startswith(f"{hashes_path(out).name} lists the fit texts of another head") and out.name in why
+    assert t.summary().endswith(f"; {why}")  # what `modlens detectors` prints
     davidson = benchmark_texts(sass_dir=None)["davidson"]
     assert overlap(training(load(shipped), shipped), davidson)["in_sample"] >= 11  # tweets in the shipped head's set
     assert overlap(t, davidson) == {"level": "unknown", "in_sample": None, "checked": "unknown"}

@@ -211,7 +211,8 @@ class Training:
         extent = ("whole" if self.whole else "a sample") + rows_fit
         rows = (f"; its fit texts are listed by hash: {len(read_hashes(self.hashes_path)):,} distinct keys"
                 if self.hashes_path else "")
-        return f"{', '.join(self.datasets) or 'nothing declared'} ({extent}{rows}); from {self.source}"
+        why = f"; {'; '.join(self.notes)}" if self.notes and not self.hashes_path else ""  # why no fit texts are listed
+        return f"{', '.join(self.datasets) or 'nothing declared'} ({extent}{rows}); from {self.source}{why}"
 
     def record(self) -> dict[str, Any]:
         """The declaration as the audit records it with the run (JSON)."""
