@@ -3,11 +3,13 @@ file): beside a head trained again in its place, an older set says nothing of th
 texts, and the overlap is unknown, with why, rather than decided by the other head's texts."""
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 
 import pytest
 
+from modlens import paths
 from modlens.cli import main
 from modlens.detectors.exclusion import benchmark_texts
 from modlens.detectors.head import Head, load_labelled, split_sample
@@ -73,3 +75,20 @@ def test_train_head_in_place_of_a_head_writes_the_new_heads_set(data_dir, tmp_pa
     _, fit = split_sample(labelled.labels, 80, 3, 0.2)
     new = t.hashes()
     assert new is not None and list(new) == list(text_hashes(labelled.texts[i] for i in fit)) and len(new) != len(old)
+
+
+def test_a_run_audited_with_a_set_before_it_named_its_head_still_reads_it(tmp_path, monkeypatch):
+    """A study audited before hash sets named their head recorded the sha256 of the bare set: the
+    same hashes with a head named first are the same set (its rows still checked), other hashes are not."""
+    from modlens.trainingdata import recorded_hashes
+
+    monkeypatch.setenv(paths.DATA_ENV, str(tmp_path))
+    bare = write_hashes(tmp_path / "h.train-hashes.bin", ["you fool", "a kind word"])
+    record = {"hashes": "data:h.train-hashes.bin", "hashes_sha256": hashlib.sha256(bare.read_bytes()).hexdigest()}
+    head = tmp_path / "h.json"
+    head.write_text("{}")
+    write_hashes(bare, ["you fool", "a kind word"], describes=head)
+    found, why = recorded_hashes(record)
+    assert why == "" and found is not None and list(found) == list(text_hashes(["you fool", "a kind word"]))
+    write_hashes(bare, ["you fool"], describes=head)
+    assert recorded_hashes(record) == (None, "hash set data:h.train-hashes.bin differs from the one the audit recorded")
