@@ -9,7 +9,9 @@ wrote before (Davidson's rows unchanged), so the golden digests were recomputed 
 `studies` row holds the default consent text, recomputed when that text was corrected (2026-12-06:
 it names page addresses and titles and says no author handle or name is logged). `audit_runs` was
 recomputed when runs keyed by ids began to record the digest of the bytes they read (`file_digest`:
-the Davidson runs; with it left out, the old digest).
+the Davidson runs; with it left out, the old digest). `variants` was recomputed when a variant whose
+words the heuristic ranked (`params.ranking` "heuristic": every variant here) stopped naming the target
+as the detector that guided it (`target_detector` null; with it put back, the old digest).
 
 Ids are kept (texts, comments and variants must get the same ids in the same order); what
 depends on the clock or the machine is dropped: timestamps, latencies, absolute paths."""
