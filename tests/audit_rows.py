@@ -87,6 +87,9 @@ def digests(tables: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    # Without an OUT path, sys.argv[-1] would be this script itself, overwritten with rows.
+    if len(sys.argv) < 2 or sys.argv[-1] == "--digest":
+        sys.exit("usage: python tests/audit_rows.py [--digest] OUT.json")
     with tempfile.TemporaryDirectory() as tmp:
         got = audit_rows(Path(tmp))
     out = digests(got) if "--digest" in sys.argv else got
