@@ -88,7 +88,7 @@ function show(st) {
   $("media-counts").hidden = !(media && media.collect);
   $("media-counts").textContent = `images: ${t.media_sent || 0} sent · ${t.media_scored || 0} logged · `
     + `${t.media_failed || 0} failed · ${t.media_skipped || 0} over the limit`
-    + (t.media_not_taken ? ` · ${t.media_not_taken} not taken (fetched after a pause, a withdrawal or the site switched off)` : "");
+    + (t.media_not_taken ? ` · ${t.media_not_taken} dropped (a pause, a withdrawal or the site switched off while their comment's images were being fetched)` : "");
   // the daemon's live variants (all its connections): made, waiting, deferred to `modlens rescore --variants`.
   // Its last status answer: said only while connected, not as what a daemon that stopped is doing now
   $("variant-counts").textContent = ns.variantsLine(st.variants);

@@ -81,7 +81,7 @@ test("a rating from a page of a site switched off is refused with the reason; th
   assert.equal((await ask(rateMsg("k-site-off"), contentScript)).queued, true);
 });
 
-test("an image whose fetch ends after the pause started is not queued, and is counted as not taken", async () => {
+test("an image whose fetch ends after the pause started is not queued, and is counted as dropped", async () => {
   connect();
   ns.config.study = { ...ns.config.study, media: { collect: true, max_bytes: 100000, max_per_comment: 4 } };
   const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
@@ -100,6 +100,35 @@ test("an image whose fetch ends after the pause started is not queued, and is co
     await done;
     assert.equal(delivery.outbox.pending().length, waiting, "an image fetched after the pause entered the outbox");
     assert.equal(ns.counters.totals.media_not_taken, notTaken + 1);
+  } finally {
+    globalThis.fetch = realFetch;
+    await ask(ns.messages.setSettings({ paused: false }), optionsPage);
+  }
+});
+
+test("pausing while a comment's first of two images is fetched drops both, counted, and queues neither", async () => {
+  connect();
+  ns.config.study = { ...ns.config.study, media: { collect: true, max_bytes: 100000, max_per_comment: 4 } };
+  const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
+  const realFetch = globalThis.fetch;
+  const asked = [];
+  let answer;
+  const started = new Promise((fetchStarted) => {
+    globalThis.fetch = (url) => new Promise((resolve) => { asked.push(url); answer = () => resolve(new Response(png)); fetchStarted(); });
+  });
+  try {
+    const waiting = delivery.outbox.pending().length;
+    const notTaken = ns.counters.totals.media_not_taken || 0;
+    const failed = ns.counters.totals.media_failed || 0;
+    const done = ns.commentMedia.queueCommentMedia("youtube", "k-img2", ["https://pbs.twimg.com/a.png", "https://pbs.twimg.com/b.png"], null);
+    await started; // the first image is being fetched when the participant pauses
+    await ask(ns.messages.setSettings({ paused: true }), optionsPage);
+    answer();
+    await done;
+    assert.deepEqual(asked, ["https://pbs.twimg.com/a.png"], "the second image was fetched after the pause");
+    assert.equal(delivery.outbox.pending().length, waiting, "an image entered the outbox after the pause");
+    assert.equal(ns.counters.totals.media_not_taken, notTaken + 2, "the fetched and the never-fetched image are both dropped");
+    assert.equal(ns.counters.totals.media_failed || 0, failed);
   } finally {
     globalThis.fetch = realFetch;
     await ask(ns.messages.setSettings({ paused: false }), optionsPage);

@@ -67,13 +67,17 @@
     if (!media.collect || !urls || !urls.length) return;
     const max = media.max_per_comment || 4;
     if (urls.length > max) count("media_skipped", urls.length - max);
-    // an image is captured only while its comment's site captures (consent, no pause, site on): one
-    // whose fetch ends after the participant paused, withdrew or switched the site off is dropped, not
-    // queued for after (it would be collected after they said stop), and counted as not taken
+    // an image is captured only while its comment's site captures (consent, no pause, site on): once
+    // the participant paused, withdrew or switched the site off, the comment's images are dropped, not
+    // queued for after (they would be collected after they said stop), both those already fetched and
+    // those not fetched yet, and every one of them is counted as not taken
     const stopped = () => !config.siteActive(platform);
+    const wanted = urls.slice(0, max);
     const fetched = [];
-    for (const [position, url] of urls.slice(0, max).entries()) {
-      if (stopped()) { count("media_not_taken", Math.min(urls.length, max) - position); return; }
+    let tried = 0;
+    for (const [position, url] of wanted.entries()) {
+      if (stopped()) break;
+      tried += 1;
       try {
         fetched.push({ ...(await fetchImage(url, media.max_bytes)), position });
       } catch (err) {
@@ -82,7 +86,7 @@
         console.warn("modlens: comment image not sent:", url.slice(0, 120), err.reason, err.message);
       }
     }
-    if (stopped()) { count("media_not_taken", fetched.length); return; }
+    if (stopped()) { count("media_not_taken", fetched.length + wanted.length - tried); return; }
     for (const group of ns.packMedia(fetched, media.max_bytes, max)) {
       const message = ns.protocol.commentMedia(platform, key, group);
       await delivery.queue(message, route, { persist: false }); // counted as sent when it is (delivery.flush)
