@@ -85,3 +85,24 @@ def test_a_study_without_ratings_is_not_said_to_be_a_log_without_ratings(tmp_pat
     reason = report["skipped"]["human"]
     assert reason.startswith("study later has no ratings in the log (its other studies have 11)")
     assert "no ratings in the log:" not in reason
+
+
+def test_a_study_whose_raters_all_withdrew_is_not_said_to_be_the_whole_log(tmp_path):
+    """Its every rating is of a rater who withdrew: the reason names the study and the ratings the
+    log's other studies hold, never 'every rating in the log' (the log holds 11 more)."""
+    path = _log(tmp_path / "study.sqlite")
+    with StudyLog(path) as log:
+        log.ensure_study("later", "a study", StudyConfig(study_id="later").model_dump(mode="json"))
+        log.ensure_rater("later", "d", "2026-01-01T00:00:00Z", "I agree to take part.")
+        (cid,) = [r["comment_id"] for r in log.query("SELECT comment_id FROM comments WHERE comment_key = 'c0'")]
+        with log.transaction():
+            log.add_rating("later", "d", "r-later", None, cid, {"toxicity": "toxic"}, None, "toxic", False, 1)
+        log.withdraw_consent("later", "d", "2026-01-02T00:00:00Z")
+    report = report_from_db(path, study="later")
+    assert report["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 1}
+    assert report["study"]["other_studies_ratings"] == 11
+    for key in ("human", "overlap", "people"):
+        reason = report["skipped"][key]
+        assert "every rating in the log" not in reason, (key, reason)
+        assert reason.startswith("every rating of study later (1 rating; its other studies have 11) is of a rater "
+                                 "who withdrew consent"), (key, reason)

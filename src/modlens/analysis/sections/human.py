@@ -35,7 +35,10 @@ def no_ratings(data: StudyData) -> Skip:
                     "run the report without --study, or name one of them")
     if not m:
         return Skip(NO_RATINGS)
-    return Skip(f"every rating in the log ({m} rating{'s' * (m != 1)}) is of a rater who withdrew consent to their "
+    # `--study`: that study's ratings are all its raters', not the log's (its other studies have theirs)
+    whose = (f"of study {study['study_id']} ({m} rating{'s' * (m != 1)}; its other studies have {others})" if study
+             else f"in the log ({m} rating{'s' * (m != 1)})")
+    return Skip(f"every rating {whose} is of a rater who withdrew consent to their "
                 f"study ({n} rater{'s' * (n != 1)} withdrew): left out, as their data may no longer be used")
 
 
