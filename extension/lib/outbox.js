@@ -166,7 +166,7 @@
   // the protocol's REFUSED_FOR_GOOD (tests/test_extension_protocol.py checks the copy), plus unknown_comment:
   // a rating whose comment never arrives is given up after a few tries (delivery.js)
   ns.PERMANENT_ERRORS = new Set(["bad_json", "unknown_type", "invalid_fields", "too_large", "media_not_collected",
-    "other_assignment", "unknown_comment"]);
+    "other_assignment", "study_mismatch", "unknown_comment"]);
   ns.Outbox = Outbox;
 
   if (typeof module !== "undefined" && module.exports) module.exports = ns;

@@ -86,12 +86,10 @@
       const m = entry.message;
       const comment = m.type === "rating" ? m.comment : m.type === "comment_media" ? { platform: m.platform, key: m.comment_key } : null;
       const waitsForPage = msg.code === "unknown_comment" && comment && this.outbox.holdsComment(comment.platform, comment.key);
-      // study_mismatch: a rating of another study than the daemon runs, nothing stored. This daemon
-      // stores it in no other study however often it is sent: kept aside for its study, as hello_ok sets
-      // aside what was collected under another study's consent (study_changed), never resent in a loop
-      const otherStudy = msg.code === "study_mismatch";
-      const transient = !otherStudy
-        && (!ns.PERMANENT_ERRORS.has(msg.code) || waitsForPage || (msg.code === "unknown_comment" && entry.attempts < 5));
+      // (study_mismatch, a rating of another study than the daemon runs, is among the permanent ones:
+      // this daemon stores it in no other study however often it is sent, so it is kept aside for its
+      // study, as hello_ok sets aside what was collected under another study's consent, never resent)
+      const transient = !ns.PERMANENT_ERRORS.has(msg.code) || waitsForPage || (msg.code === "unknown_comment" && entry.attempts < 5);
       if (transient) {
         entry.attempts += 1;
         entry.notBefore = Date.now() + (msg.retry_after_ms || Math.min(30000, 1000 * 2 ** entry.attempts));

@@ -72,11 +72,12 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
 
 REFUSED_FOR_GOOD: frozenset[ErrorCode] = frozenset({
     ErrorCode.bad_json, ErrorCode.unknown_type, ErrorCode.invalid_fields, ErrorCode.too_large,
-    ErrorCode.media_not_collected, ErrorCode.other_assignment})
+    ErrorCode.media_not_collected, ErrorCode.other_assignment, ErrorCode.study_mismatch})
 """The codes that refuse a data message (`comments`, `rating`, `comment_media`, ...) for good: the same
 message sent again gets the same answer, so a client sets it aside instead of retrying it. The others
 answer the moment (the log cannot be written, the rate, the session) or wait for another message
-(`unknown_comment`: the comment may still arrive). The extension's outbox keeps its own copy of this
+(`unknown_comment`: the comment may still arrive). `study_mismatch` is answered for as long as the daemon
+runs another study than the one the message names: the client keeps it aside for its own study. The extension's outbox keeps its own copy of this
 set (`lib/outbox.js`), checked against this one by tests/test_extension_protocol.py."""
 
 
