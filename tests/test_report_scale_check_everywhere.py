@@ -21,7 +21,9 @@ MAIN = StudyConfig(study_id="main", toxicity_mode="direct", anchors=[],
                    attributes=[TWO_LEVELS, *(a for a in DEFAULT_ATTRIBUTES if a.name != "toxicity")])
 REASON = "toxicity answered on study main's scale, not the reported one (that answer only)"
 ITEMS = [f"y{i}" for i in range(4)]
-TOXICITY = ["toxic", "not toxic", "hard to say", "toxic"]
+# the pilot's raters a and b split on y2 (toxic, not toxic): Table 13's tie rule makes it "hard to say",
+# and a third "toxic" would make it toxic
+TOXICITY = {"a": ["toxic", "not toxic", "toxic", "toxic"], "b": ["toxic", "not toxic", "not toxic", "toxic"]}
 
 
 def _itemset_log(path):
@@ -41,7 +43,7 @@ def _itemset_log(path):
                 log.ensure_rater(study, rater, None)
                 n += 1
                 log.add_rating(study, rater, f"t:{n}", None, gold, {"toxicity": "toxic"}, None, "toxic", False, 1)
-                for cid, tox in zip(ids, TOXICITY if study == "pilot" else ["toxic"] * len(ITEMS)):
+                for cid, tox in zip(ids, TOXICITY.get(rater, ["toxic"] * len(ITEMS))):
                     n += 1
                     log.add_rating(study, rater, f"t:{n}", None, cid, {"toxicity": tox, "formality": "informal"},
                                    None, tox, False, 1)
@@ -63,7 +65,10 @@ def test_the_item_set_section_leaves_out_answers_on_another_scale_and_counts_the
     assert (by_name["formality"]["n_raters"], by_name["formality"]["n_ratings"]) == (3, 3 * len(ITEMS))  # one scale
     assert itemset["excluded"] == {REASON: len(ITEMS)}
     majority = {i["key"]: i["majority"]["toxicity"] for i in itemset["items"]}
-    assert majority["y2"] == "hard to say"  # c's "toxic" would have broken the tie the pilot's raters left
+    # a and b split on y2, decided by the tie rule; counted, c's "toxic" would have made it toxic
+    assert majority["y2"] == "hard to say"
+    y2 = next(i for i in itemset["items"] if i["key"] == "y2")
+    assert (y2["used_ratings"], y2["accepted_raters"]) == (3, 3)  # c's rating is there, its toxicity answer not
     assert html.escape(f"{REASON}: {len(ITEMS)}") in render_html(report)
 
 
