@@ -141,5 +141,7 @@ def test_a_variant_actor_that_dies_is_restarted_and_its_texts_retried_as_a_detec
         con.close()
     # the part (2 texts) holding ALWAYS's comment killed its actor every time: its texts' variants are errors
     assert set(failed) == {rows[6], rows[7]}, failed
+    # and the audit says so (`modlens audit` exits 1 on it): the step, its texts, the first error
+    assert res.step_errors["variants"]["errors"] == 2 and res.step_errors["variants"]["first"] in failed.values()
     assert all(m.startswith(("ActorDiedError", "ActorUnavailableError", "RayActorError")) for m in failed.values())
     assert made == set(rows) - set(failed)  # every other text has its variants, ONCE's included

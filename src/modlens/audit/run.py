@@ -66,6 +66,10 @@ class AuditResult:
     # for): {"scores": texts scored (one score per text, as the log keeps it), "errors": of them those
     # whose score is an error, "first": the first error's text}
     score_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # per step ("normalize", "variants") that failed for some texts of this run (`step_errors` rows:
+    # a component that raised, a Ray variant actor that died every time): {"component": name@version,
+    # "errors": those texts, "first": the first one's message}; their texts are still scored
+    step_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -303,14 +307,15 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         log.close()
         if compute is not None:  # closed by the run's end already, unless the log failed before it
             compute.close()
-    errors = auditor.pipeline.score_errors()
-    warnings = [*(kept.warnings() if kept else []), *error_warnings(errors), *unknown_attack_warnings(auditor.attack_counts)]
+    errors, steps = auditor.pipeline.score_errors(), auditor.pipeline.step_errors()
+    warnings = [*(kept.warnings() if kept else []), *error_warnings(errors), *step_error_warnings(steps),
+                *unknown_attack_warnings(auditor.attack_counts)]
     return AuditResult(run_id, data.name, path, feed.n_read, feed.n_skipped, auditor.pipeline.n_scored, auditor.pipeline.n_missing,
                        {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
                        time.perf_counter() - t0, resumed, unavailable, auditor.attack_counts,
                        format=data.format, notes=[*data.notes, *feed.blank_notes(), *warnings],
                        not_scored=dict(feed.blank), n_edited=kept.n_edited if kept else 0, warnings=warnings,
-                       score_errors=errors)
+                       score_errors=errors, step_errors=steps)
 
 
 def error_warnings(errors: dict[str, dict[str, Any]],
@@ -320,6 +325,18 @@ def error_warnings(errors: dict[str, dict[str, Any]],
     return [f"detector {key}: {t['errors']} of the {t['scores']} {what} it scored have an error as their score "
             f"(the first: {t['first']}), "
             f"logged as errors and left out of every metric; {again}" for key, t in errors.items()]
+
+
+# what tries a failed step's texts again: a finished run's rerun is a new run, which runs every step again
+STEP_AGAIN = "the same command, run again once the cause is fixed, tries them again"
+
+
+def step_error_warnings(steps: dict[str, dict[str, Any]], again: str = STEP_AGAIN) -> list[str]:
+    """The line per step that failed for some texts of this run (`AuditResult.step_errors`)."""
+    lost = {"normalize": "its normalized form", "variants": "its variants"}
+    return [f"step {step} ({s['component']}) failed for {s['errors']} text{'s' * (s['errors'] != 1)} (the first: "
+            f"{s['first']}), each logged as a step_errors row and still scored, without {lost.get(step, 'its output')}; "
+            f"{again}" for step, s in steps.items()]
 
 
 # what a rerun does with an unknown result: it tells only where a score was missing for a failed call
@@ -393,14 +410,16 @@ def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any]
                          "command again: it resumes after them", kind=ErrorKind.FAILED) from None
     finally:
         feed.close()
-    errors = pipeline.score_errors()
-    warnings = error_warnings(errors, f"once imported (`modlens import {out}`), `modlens rescore` scores them again")
+    errors, steps = pipeline.score_errors(), pipeline.step_errors()
+    warnings = [*error_warnings(errors, f"once imported (`modlens import {out}`), `modlens rescore` scores them again"),
+                *step_error_warnings(steps, "this folder's audit resumes after its items: an audit into a new folder "
+                                            "tries them again")]
     return AuditResult(0, data.name, location(data)[0], feed.n_read, feed.n_skipped, pipeline.n_scored,
                        pipeline.n_missing, {k: f"{d.name}@{d.version}" for k, d in engine.detectors.items()},
                        time.perf_counter() - t0, feed.n_skipped > 0, unavailable, format=data.format,
                        notes=[*data.notes, *feed.blank_notes(), f"results in {out} (load them with `modlens import {out}`)",
                               *warnings],
-                       not_scored=dict(feed.blank), warnings=warnings, score_errors=errors)
+                       not_scored=dict(feed.blank), warnings=warnings, score_errors=errors, step_errors=steps)
 
 
 class Feed:

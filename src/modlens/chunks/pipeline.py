@@ -57,6 +57,8 @@ class ChunkPipeline:
         self.engine = compute.engine
         self.n_scored = self.n_missing = 0
         self.scores: dict[str, dict[str, Any]] = {}  # `count_errors` of the recorded chunks' score rows
+        # per step ("normalize", "variants"): the texts the recorded chunks' step_errors rows are for
+        self._step_failed: dict[str, dict[str, StepError]] = {}
         self._failing: dict[str, set[str]] = {}  # (its texts whose row is an error)
         # done once the latest chunk started is recorded (True) or will never be (False)
         self._turn: asyncio.Future[bool] | None = None
@@ -89,6 +91,8 @@ class ChunkPipeline:
                 chunk.scores = [*chunk.scores, *await self.compute.score(again)]  # one chunk after the other
             self.sink.record(chunk, done=done)
             recorded = True
+            for e in chunk.errors:  # the first error of a text stays its example; the log keeps one row per text
+                self._step_failed.setdefault(e.step, {}).setdefault(e.text, e)
         finally:
             for key, texts in claimed.items():
                 self._scoring[key].difference_update(texts)
@@ -106,6 +110,17 @@ class ChunkPipeline:
     def score_errors(self) -> dict[str, dict[str, Any]]:
         """Per detector key with an error among the scores this run wrote: `count_errors`' tally."""
         return {k: t for k, t in self.scores.items() if t["errors"]}
+
+    def step_errors(self) -> dict[str, dict[str, Any]]:
+        """Per step that failed for some text in the chunks this run recorded (`step_errors` rows):
+        {"component": name@version, "errors": the texts it failed for (one row each in the log, a
+        text met again counted once), "first": the first one's message}."""
+        out: dict[str, dict[str, Any]] = {}
+        for step, failed in self._step_failed.items():
+            first = next(iter(failed.values()))
+            out[step] = {"component": f"{first.component}@{first.version}", "errors": len(failed),
+                         "first": first.message}
+        return out
 
     async def _compute(self, items: Sequence[DatasetItem],
                        claimed: dict[str, list[str]]) -> tuple[Chunk, dict[str, list[str]]]:

@@ -157,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
                        group_commit_s=args.group_commit)
     print_audit_warnings("audit", result)
     print(json.dumps(result.to_dict(), indent=2))
-    fail_on_score_errors(result.score_errors)  # a score asked for that is an error: exit 1, after the summary
+    # a score asked for that is an error, or a step that failed for some texts: exit 1, after the summary
+    fail_on_score_errors(result.score_errors, step_errors=result.step_errors)
     fail_on_unknown_attacks(result.attacks)  # an attack whose result is unknown: exit 1 too
     return 0

@@ -207,19 +207,24 @@ def print_audit_warnings(command: str, result: AuditResult) -> None:
         print(f"modlens {command}: {warning}", file=sys.stderr)
 
 
-def fail_on_score_errors(score_errors: dict[str, dict[str, Any]], what: str = "texts") -> None:
+def fail_on_score_errors(score_errors: dict[str, dict[str, Any]], what: str = "texts",
+                         step_errors: dict[str, dict[str, Any]] | None = None) -> None:
     """After the summary is out: exit 1 (failed) when some score the command asked for is an error (a
     detector's call raised, a text it had no answer for), naming per detector how many of the `what`
-    (texts; `fuse --score`: case parts) it scored, as `modlens score` does (`cli.score.fail_on_no_score`).
-    Exit 0 would say every score was made. `score_errors`: per detector key {"scores", "errors"}
-    (`AuditResult.score_errors`); the warning line per detector (`audit.run.error_warnings`) says its
-    first error and what scores them again."""
-    failed = {key: t for key, t in score_errors.items() if t["errors"]}
+    (texts; `fuse --score`: case parts) it scored, as `modlens score` does (`cli.score.fail_on_no_score`),
+    or when a step the audit asked for (normalize, variants) failed for some texts, naming per step how
+    many. Exit 0 would say every score, normalized form and variant was made. `score_errors`: per detector
+    key {"scores", "errors"} (`AuditResult.score_errors`); `step_errors`: per step {"component", "errors"}
+    (`AuditResult.step_errors`); the warning line per detector or step (`audit.run.error_warnings`,
+    `step_error_warnings`) says its first error and what tries them again."""
+    failed = [f"detector {key} gave no score for {t['errors']} of the {t['scores']} {what} it scored"
+              for key, t in score_errors.items() if t["errors"]]
+    failed += [f"step {step} ({t['component']}) failed for {t['errors']} text{'s' * (t['errors'] != 1)}"
+               for step, t in (step_errors or {}).items() if t["errors"]]
     if failed:
-        raise CliError("; ".join(f"detector {key} gave no score for {t['errors']} of the {t['scores']} {what} it scored"
-                                 for key, t in failed.items()), kind=ErrorKind.FAILED,
-                       fix="the rest is written; the line per detector above says its first error and what "
-                           "scores them again")
+        raise CliError("; ".join(failed), kind=ErrorKind.FAILED,
+                       fix="the rest is written; the line per detector or step above says its first error and what "
+                           "tries them again")
 
 
 def fail_on_unknown_attacks(attacks: dict[str, dict[str, int]],
