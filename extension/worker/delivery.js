@@ -14,10 +14,11 @@
     outbox: new ns.Outbox(chrome.storage.local),
 
     /** Stored in the outbox (unless opts.persist is false) before it returns its entry; a write that
-     *  fails throws, and nothing is queued. opts.study: the study it was collected in, when the message
-     *  names it too (a rating); else the running one. */
+     *  fails throws, and nothing is queued. Kept for the running study, the one it was collected in
+     *  (read before the first await: a rating queued in the same turn as its message named the study
+     *  names the same one). */
     async queue(message, route, opts = {}) {
-      const study = opts.study !== undefined ? opts.study : config.study ? config.study.study_id : null;
+      const study = config.study ? config.study.study_id : null;
       const entry = await this.outbox.add(message, route, { ...opts, study,
         consent: config.consented() ? config.consent.sha256 : null });
       if (route) routes.set(message.id, route);

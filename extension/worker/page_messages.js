@@ -152,13 +152,12 @@
       return { queued: false, reason: ns.NOT_TAKING.siteOff };
     }
     // the study it is given in (consented() holds: the running one): the message names it to the daemon,
-    // which stores it in no other, and the outbox keeps it for that study: one value for both
-    const study = config.study.study_id;
-    const message = ns.protocol.rating(msg.comment, msg, itemsetSlot(msg), study);
+    // which stores it in no other; the outbox keeps it for the same study (queue reads it in this turn)
+    const message = ns.protocol.rating(msg.comment, msg, itemsetSlot(msg), config.study.study_id);
     const comment = message.comment;
     // the outbox write decides: a failure is the page's "Not saved", and nothing is sent or marked;
     // once it is stored, marking it writes nothing and cannot fail
-    counters.markRated(await delivery.queue(message, tabs.routeFrom(sender, comment.platform), { study }));
+    counters.markRated(await delivery.queue(message, tabs.routeFrom(sender, comment.platform)));
     sendSoon();
     return { queued: true, id: message.id };
   }
