@@ -79,3 +79,20 @@ def test_the_response_does_not_say_english_for_a_plain_ascii_language(base, lang
     status, got = _analyze(base, {"comment": {"text": text}, "dropUnsupportedAttributes": True,
                                   "requestedAttributes": {"TOXICITY": {}}})
     assert status == 200 and got["detectedLanguages"] == ["und"] and got["attributeScores"] == {}, lang
+
+
+# words English or a named language writes are no evidence of a language modlens cannot name:
+# Dutch "van dan kun", Portuguese "sem dia", English "mint pale jo meg" once made these `und`
+WORDS_OTHERS_WRITE = ["Ik ben van hem, dan kun je gaan", "Nem sei, sem dia bom", "Jo, Meg and Dan, van pale mint"]
+
+
+@pytest.mark.parametrize("text", WORDS_OTHERS_WRITE)
+def test_words_english_or_a_named_language_writes_are_not_evidence_of_und(text):
+    assert languages.detect(text) == ["en"]
+
+
+def test_no_unnamed_word_is_written_by_english_or_a_named_language():
+    from modlens.normalize.lexicon import load_lexicon
+    written = languages.ENGLISH_WORDS | set(load_lexicon().freq) | languages.NAMED_ALSO
+    written |= set().union(*languages.OWN_WORDS_SETS.values())
+    assert languages.unnamed_words() and not languages.unnamed_words() & written
