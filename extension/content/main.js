@@ -39,17 +39,24 @@
     return !!(cfg && cfg.top && cfg.top.granted);
   }
 
+  // What the participant switched off for this page, "" when nothing: "Pause everything", its site
+  // switched off, or a frame under a page whose site is not switched on (keys of ns.NOT_TAKING).
+  // Consent is not among them: the markers do not say it (the worker's refusal does)
+  function offKey() {
+    if (cfg.paused) return "paused";
+    if (cfg.sites[adapter.name] === false) return "siteOff";
+    return frameAllowed() ? "" : "frameOff";
+  }
+  const OFF_REASONS = { paused: "paused", siteOff: "site switched off", frameOff: "frame of a page whose site is not switched on" };
+
   function active() {
-    return !!(cfg && cfg.consented && !cfg.paused && cfg.sites[adapter.name] !== false && frameAllowed());
+    return !!(cfg && cfg.consented && !offKey());
   }
 
   function reason() {
     if (!cfg || !cfg.study) return "not connected to the daemon yet";
     if (!cfg.consented) return "consent needed";
-    if (cfg.paused) return "paused";
-    if (cfg.sites[adapter.name] === false) return "site switched off";
-    if (!frameAllowed()) return "frame of a page whose site is not switched on";
-    return refusal;
+    return OFF_REASONS[offKey()] || refusal;
   }
 
   // The observer reports a status only when it changes: one the worker did not take (it was
@@ -90,12 +97,11 @@
     get display() { return cfg ? cfg.display : "blind"; },
     get study() { return cfg && cfg.study; },
     // why no rating is started on this page now, "" when one is (the markers say so): "Pause
-    // everything", or its site switched off (the worker refuses a rating from it either way)
+    // everything", its site switched off (the worker refuses a rating saved before either reached the
+    // page), or a frame under a page whose site is not switched on (the worker does not check a
+    // frame's top page when it takes a rating: only the disabled Rate keeps one from being given there)
     get notTaking() {
-      if (!cfg) return "";
-      if (cfg.paused) return "paused";
-      if (cfg.sites[adapter.name] === false) return "siteOff";
-      return frameAllowed() ? "" : "frameOff";
+      return cfg ? offKey() : "";
     },
     /** Hands the answer to the worker; resolves to its word: {queued, id} or {queued: false, reason},
      *  {error} when it could not be asked, and `marked` whether this page marked the comment rated. */
