@@ -304,23 +304,19 @@ def human_reviews(data: StudyData) -> dict[str, Any] | None:
     rater and text (their latest rating), none from a rating with an inconsistent anchor pair, and a
     toxicity answer given on another study's scale than the reported one left out (`human.other_scale`);
     each counted in `excluded` under the human section's reasons."""
-    from modlens.analysis.human import attribute_levels, other_scale, rating_values, study_levels
+    from modlens.analysis.human import attribute_levels, latest_votes, other_scale, rating_values, study_levels
 
     items = {cid: lab for cid, lab in data.labels.items() if lab.get("role") == "review"}
     if not items:
         return None
     levels, asked = attribute_levels(data), study_levels(data)
     excluded: Counter[str] = Counter()
-    latest: dict[tuple[str, int], dict[str, Any]] = {}
-    for r in sorted((r for r in data.ratings if r["comment_id"] in items), key=lambda r: (r["created_at"], r["rating_id"])):
-        if r["inconsistent"]:
-            excluded["inconsistent anchor answers (Table 1)"] += 1
-            continue
-        if (r["rater_id"], r["comment_id"]) in latest:
-            excluded["earlier rating of the same comment by the same rater"] += 1
-        latest[r["rater_id"], r["comment_id"]] = r
+    of_items = [r for r in data.ratings if r["comment_id"] in items]
+    consistent = [r for r in of_items if not r["inconsistent"]]
+    if len(consistent) < len(of_items):
+        excluded["inconsistent anchor answers (Table 1)"] = len(of_items) - len(consistent)
     ratings: dict[int, list[str]] = defaultdict(list)
-    for r in sorted(latest.values(), key=lambda r: r["rating_id"]):
+    for r in latest_votes(consistent, excluded):
         tox = rating_values(r).get("toxicity")
         if tox and (why := other_scale(r, "toxicity", levels, asked)) is not None:
             excluded[why] += 1

@@ -148,13 +148,18 @@ def usable_ratings(data: StudyData) -> UsableRatings:
             excluded["rater task not used (Table 11)"] += 1
         else:
             valid.append(r)
+    return UsableRatings(latest_votes(valid, excluded), excluded, summaries, set(gold_comment) | review)
+
+
+def latest_votes(ratings: list[dict[str, Any]], excluded: Counter[str]) -> list[dict[str, Any]]:
+    """One vote per rater and comment: their latest rating (by time, then rating id), in rating id
+    order; each earlier one counted in `excluded`. The human section and the attacks' human check."""
     latest: dict[tuple[str, int], dict[str, Any]] = {}
-    for r in sorted(valid, key=lambda r: (r["created_at"], r["rating_id"])):
+    for r in sorted(ratings, key=lambda r: (r["created_at"], r["rating_id"])):
         if (r["rater_id"], r["comment_id"]) in latest:
             excluded["earlier rating of the same comment by the same rater"] += 1
         latest[r["rater_id"], r["comment_id"]] = r
-    valid = sorted(latest.values(), key=lambda r: r["rating_id"])
-    return UsableRatings(valid, excluded, summaries, set(gold_comment) | review)
+    return sorted(latest.values(), key=lambda r: r["rating_id"])
 
 
 def analyze(data: StudyData) -> dict[str, Any] | None:
