@@ -19,6 +19,7 @@ from threaded_server import ThreadedServer
 from modlens.daemon.app import create_app
 from modlens.daemon.perspective_api import ANALYZER
 from modlens.perspective import calibration, keys, spans
+from modlens.perspective.discovery import SCHEMAS
 
 pytestmark = pytest.mark.timeout(120)
 EXAMPLE = {"comment": {"text": "friendly greetings from python"}, "requestedAttributes": {"TOXICITY": {}}}
@@ -555,6 +556,9 @@ def test_a_call_with_every_attribute_dropped_is_not_logged_as_calibrated(server)
     assert json.loads(_call_labels(db, "answered")["api.calibrated"]) is True
 
 
+TEXT_TYPES = SCHEMAS["TextEntry"]["properties"]["type"]["enum"]  # in their numbers' order
+
+
 @pytest.mark.parametrize("kind", ["HTML", "MARKDOWN", 3])
 def test_a_comment_type_that_cannot_be_honoured_is_refused_not_scored(server, kind):
     """Perspective documented `comment.type` as PLAIN_TEXT or HTML, and scored PLAIN_TEXT only: the
@@ -571,12 +575,28 @@ def test_a_comment_type_that_cannot_be_honoured_is_refused_not_scored(server, ki
     assert status == 400
 
 
-@pytest.mark.parametrize("kind", ["PLAIN_TEXT", "TEXT_TYPE_UNSPECIFIED", None])
+@pytest.mark.parametrize("kind", [t for t in TEXT_TYPES if t != "HTML"] + [None])
 def test_plain_text_comments_are_scored(server, kind):
     srv, _ = server
     comment = {"text": "you idiot", **({"type": kind} if kind else {})}
     status, got = _post(srv.base, {"comment": comment, "requestedAttributes": {"TOXICITY": {}}})
     assert status == 200 and got["attributeScores"]["TOXICITY"]["summaryScore"]["value"] == 0.5
+
+
+@pytest.mark.parametrize("number", range(len(TEXT_TYPES)))
+def test_a_comment_type_given_by_its_number_is_that_type(server, number):
+    """Google's JSON parser read an enum's number as the name it numbers (1 is PLAIN_TEXT, scored
+    there): a number is answered as its name is, HTML the one type refused."""
+    srv, _ = server
+    by_name = _post(srv.base, {"comment": {"text": "you idiot", "type": TEXT_TYPES[number]},
+                               "requestedAttributes": {"TOXICITY": {}}})
+    by_number = _post(srv.base, {"comment": {"text": "you idiot", "type": number},
+                                 "requestedAttributes": {"TOXICITY": {}}})
+    assert by_number == by_name
+    if TEXT_TYPES[number] == "HTML":
+        assert by_number[0] == 400 and by_number[1]["error"]["message"].startswith("comment.type HTML is not supported")
+    else:
+        assert by_number[0] == 200 and by_number[1]["attributeScores"]["TOXICITY"]["summaryScore"]["value"] == 0.5
 
 
 class OtherModel(MultiLabel):

@@ -50,13 +50,19 @@ def explanation(text: str) -> dict[str, Any]:
     return {"@type": LOCALIZED_MESSAGE, "locale": "en-US", "message": text}
 
 
+def field_violations(found: list[tuple[str, str]]) -> PerspectiveError:
+    """Google's parser refusing fields: one line per (field, line), where field '' is the body itself
+    (named by no violation), and a `google.rpc.BadRequest` detail listing each violation."""
+    violations = [{**({"field": field} if field else {}), "description": line} for field, line in found]
+    return PerspectiveError("INVALID_ARGUMENT", "\n".join(line for _, line in found),
+                            [{"@type": BAD_REQUEST, "fieldViolations": violations}])
+
+
 def unknown_names(found: list[tuple[str, str]]) -> PerspectiveError:
-    """Google's parser refusing fields its message type lacks: one line per (where, name), where
-    '' is the body itself, and a `google.rpc.BadRequest` detail listing each violation."""
-    lines = [f"Invalid JSON payload received. Unknown name \"{name}\"" + (f" at '{where}'" if where else "")
-             + ": Cannot find field." for where, name in found]
-    violations = [{**({"field": where} if where else {}), "description": line} for (where, _), line in zip(found, lines)]
-    return PerspectiveError("INVALID_ARGUMENT", "\n".join(lines), [{"@type": BAD_REQUEST, "fieldViolations": violations}])
+    """Google's parser refusing fields its message type lacks: one per (where, name), where '' is
+    the body itself."""
+    return field_violations([(where, f"Invalid JSON payload received. Unknown name \"{name}\""
+                              + (f" at '{where}'" if where else "") + ": Cannot find field.") for where, name in found])
 
 
 def method_not_found() -> PerspectiveError:

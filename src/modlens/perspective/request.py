@@ -11,11 +11,12 @@ from typing import Any, Collection
 from modlens.datasets.base import blank_reason
 from modlens.perspective.attributes import KNOWN
 from modlens.perspective.discovery import SCHEMAS
-from modlens.perspective.errors import BAD_REQUEST, PerspectiveError, invalid, unknown_names
+from modlens.perspective.errors import PerspectiveError, field_violations, invalid, unknown_names
 from modlens.perspective.spans import utf16_len
 
 SCORE_TYPES = ("PROBABILITY",)
 TEXT_TYPE = "type.googleapis.com/google.commentanalyzer.v1alpha1.TextEntry.TextType"
+TEXT_TYPES = SCHEMAS["TextEntry"]["properties"]["type"]["enum"]  # listed in their numbers' order
 
 
 @dataclass
@@ -123,15 +124,16 @@ def _text(body: dict[str, Any], max_bytes: int) -> str:
 def _plain_text(kind: Any) -> None:
     """`comment.type`: Perspective documented PLAIN_TEXT and HTML and scored PLAIN_TEXT only. The
     detectors here read markup as words, so HTML is refused rather than scored as if it were the
-    comment; a value that is no TextType is refused as Google's parser refused it."""
-    if kind is None or kind in ("PLAIN_TEXT", "TEXT_TYPE_UNSPECIFIED"):
-        return
+    comment. Google's JSON parser read an enum's number as the name it numbers (1 is PLAIN_TEXT);
+    a value that is no TextType, by name or number, is refused as that parser refused it."""
+    if isinstance(kind, int) and not isinstance(kind, bool) and 0 <= kind < len(TEXT_TYPES):
+        kind = TEXT_TYPES[kind]
     if kind == "HTML":
         raise invalid("comment.type HTML is not supported: only PLAIN_TEXT comments are scored "
                       "(send the comment's text without its markup).")
-    line = f"Invalid value at 'comment.type' ({TEXT_TYPE}), {json.dumps(kind)}"
-    raise PerspectiveError("INVALID_ARGUMENT", line, [{"@type": BAD_REQUEST, "fieldViolations": [
-        {"field": "comment.type", "description": line}]}])
+    if kind is None or kind in TEXT_TYPES:
+        return
+    raise field_violations([("comment.type", f"Invalid value at 'comment.type' ({TEXT_TYPE}), {json.dumps(kind)}")])
 
 
 def _unknown(name: str, known: Collection[str]) -> PerspectiveError:
