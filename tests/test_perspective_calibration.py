@@ -135,8 +135,11 @@ def test_a_map_stored_without_its_label_is_listed_and_never_applied():
     cal = calibration.fit("TOXICITY", "wordlist", "test-1", [i / 20 for i in range(21)],
                           [(i / 20) ** 2 for i in range(21)], source="old", label="toxic")
     old = {k: v for k, v in cal.to_dict().items() if k != "label"}
-    calibration.folder().mkdir(parents=True, exist_ok=True)
-    (calibration.folder() / "TOXICITY-0123456789abcdef.json").write_text(json.dumps(old))
+    # where a lookup of this detector, version and label reads: only the map's own (missing) label
+    # can keep it from being applied
+    path = calibration._file("TOXICITY", "wordlist", "test-1", "toxic")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(old))
     [listed] = calibration.stored()
     assert listed.label is None and "label not recorded: never applied" in _table([listed])
     assert calibration.Maps().get("TOXICITY", "wordlist", "test-1", "toxic") is None
