@@ -199,3 +199,51 @@ async def test_a_stop_whose_deferral_the_log_refuses_says_nothing_will_make_them
     assert len(said) == 1 and "will not make them" in said[0], said
     assert rows(db, "SELECT count(*) FROM deferred_variants") == [(0,)]
     assert live.status()["deferred_unrecorded"] == 1
+
+
+def _refuse(db, table: str) -> None:
+    """A trigger, real to SQLite: the study log refuses every insert into `table`."""
+    con = sqlite3.connect(db)
+    con.execute(f"CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} "
+                "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+    con.commit()
+    con.close()
+
+
+async def _hold_inserts(app, db, table: str, wall: threading.Event, *, refuse: bool = False) -> None:
+    """The study log's writer waits in SQLite, at its next insert into `table`, until `wall` is set
+    (a trigger calling a function of the writer's connection), then refuses it when `refuse`."""
+    await app[PIPELINE].writer.submit(lambda lg: lg.conn.create_function("held_by_test", 0, lambda: wall.wait(20)))
+    con = sqlite3.connect(db)
+    con.execute(f"CREATE TRIGGER hold_{table} BEFORE INSERT ON {table} BEGIN SELECT held_by_test(); "
+                + ("SELECT RAISE(ABORT, 'refused by the test'); " if refuse else "") + "END")
+    con.commit()
+    con.close()
+
+
+async def test_a_stop_during_a_rounds_refused_write_still_records_its_comments_as_deferred(tmp_path):
+    # the round's variants went to the writer (a stop no longer cuts it) and the stop came while the write
+    # waited; the log then refused it: the round's own deferral must still run
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
+    db = tmp_path / "study.sqlite"
+    release, wall = threading.Event(), threading.Event()
+    try:
+        async with running_daemon(tmp_path, cfg) as (url, app):
+            live = app[PIPELINE].live_variants
+            held = hold_generation(app, release)
+            async with connect(url) as ws:
+                c = Client(ws)
+                await c.hello()
+                await _page(c, "p1", "k1", "you stupid idiot")
+                await _until(lambda: held[0] == 1, "the round")
+            await _until(lambda: not app[PIPELINE].unended, "the session's end")  # the stop has nothing else to write
+            await _hold_inserts(app, db, "variants", wall, refuse=True)
+            release.set()
+            await _until(lambda: any(j.handed for jobs in live._round_jobs.values() for j in jobs), "the round's write")
+            threading.Timer(0.5, wall.set).start()  # the stop (the block ends) comes while the write waits
+    finally:
+        release.set()
+        wall.set()
+    [(key, reason)] = rows(db, "SELECT c.comment_key, d.reason FROM deferred_variants d JOIN comments c USING (comment_id)")
+    assert key == "k1" and "variants not recorded" in reason, reason
+    assert live.status()["deferred_by_reason"] == {"variants not recorded": 1}, live.status()

@@ -139,7 +139,7 @@ class VariantJob:
     send: Send
     sampled: bool = True
     answered: bool = False  # its `variants` message went out (or was tried)
-    handed: bool = False  # its variants or step error went to the study-log writer (not deferred if cut short)
+    handed: bool = False  # its variants or step error went to the study-log writer (a stop lets its round finish)
     reserved: bool = False  # admitted against the latency budget's estimate
 
 
@@ -306,12 +306,15 @@ class LiveVariants:
 
     async def close(self) -> None:
         """Stop the worker; the comments still waiting, and those of rounds cut short before their
-        variants went to the writer, are recorded as deferred (the writer still runs)."""
-        in_rounds = [j for jobs in self._round_jobs.values() for j in jobs]
-        tasks = [t for t in (self._task, *self._in_flight) if t is not None]
+        variants went to the writer, are recorded as deferred (the writer still runs). A round whose
+        variants went to the writer is let finish: what is left of it is that write, its answers (to
+        closed sockets, nothing) and, when the log refuses the write, its own deferral."""
+        handed = {t for t, jobs in self._round_jobs.items() if any(j.handed for j in jobs)}
+        in_rounds = [j for t, jobs in self._round_jobs.items() if t not in handed for j in jobs]
+        tasks = [t for t in (self._task, *self._in_flight) if t is not None and t not in handed]
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, *handed, return_exceptions=True)
         self._task = None
         self._in_flight.clear()
         self._round_jobs.clear()
