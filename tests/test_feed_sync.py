@@ -73,7 +73,7 @@ async def test_feed_counts_every_connections_writes_when_their_syncs_overlap(tmp
     other synced. Each connection's confirmed writes are added to the total when its own `sync_ok`
     arrives; adding them to a total read before the wait lost the first answer's."""
     _slow_record_results(monkeypatch)
-    both_asked, asked = asyncio.Event(), []
+    both_asked, asked, answered = asyncio.Event(), [], []
     real_sync = service.LiveService.sync
 
     async def sync_once_both_asked(self, session, msg):
@@ -81,7 +81,9 @@ async def test_feed_counts_every_connections_writes_when_their_syncs_overlap(tmp
         if len(asked) == 2:
             both_asked.set()
         await asyncio.wait_for(both_asked.wait(), 30)
-        return await real_sync(self, session, msg)
+        ok = await real_sync(self, session, msg)
+        answered.append(ok.writes)
+        return ok
 
     monkeypatch.setattr(service.LiveService, "sync", sync_once_both_asked)
     rows = _rows(8, "overlap")
@@ -89,6 +91,7 @@ async def test_feed_counts_every_connections_writes_when_their_syncs_overlap(tmp
     async with running_daemon(tmp_path, study()) as (url, _app):
         stats = await send_pages(url, TOKEN, pages, variants=False, concurrency=2)
     assert len(pages) == 2 and stats.comments == 8
+    assert sorted(answered) == [1, 1]  # each connection sent one page: both answers carry a write
     assert stats.writes == 2  # one score write per page, each confirmed by its connection's sync_ok
 
 
