@@ -343,7 +343,8 @@ async def send_pages(url: str, token: str, pages: list[Comments], *, concurrency
     for i in range(len(pages)):
         todo.put_nowait(i)
 
-    async def worker(w: int) -> None:
+    async def worker(w: int) -> int:
+        """Sends pages until none is left; returns the writes its `sync_ok` confirmed."""
         async with session(url, token, rater=rater, name=f"feed{w}") as client:
             assert client.hello is not None
             salt = client.hello.study.get("author_salt")
@@ -356,14 +357,11 @@ async def send_pages(url: str, token: str, pages: list[Comments], *, concurrency
                 result = results[i] = await client.send_page(page, variants)
                 if on_page:
                     on_page(result)
-            # done means stored: the last scores went out before their rows were written. The count is
-            # added once the answer is in: `stats.writes += await ...` reads the total before the wait,
-            # and a connection whose sync_ok came meanwhile had its writes overwritten
-            confirmed = (await client.sync()).writes
-            stats.writes += confirmed
+            # done means stored: the last scores went out before their rows were written
+            return (await client.sync()).writes
 
     t0 = time.perf_counter()
-    await asyncio.gather(*(worker(w) for w in range(max(1, min(concurrency, len(pages))))))
+    stats.writes = sum(await asyncio.gather(*(worker(w) for w in range(max(1, min(concurrency, len(pages)))))))
     stats.wall_s = time.perf_counter() - t0
     stats.pages = [r for r in results if r is not None]
     return stats
