@@ -247,3 +247,36 @@ async def test_a_stop_during_a_rounds_refused_write_still_records_its_comments_a
     [(key, reason)] = rows(db, "SELECT c.comment_key, d.reason FROM deferred_variants d JOIN comments c USING (comment_id)")
     assert key == "k1" and "variants not recorded" in reason, reason
     assert live.status()["deferred_by_reason"] == {"variants not recorded": 1}, live.status()
+
+
+async def test_a_refused_round_counts_each_comment_once_as_what_the_log_holds(tmp_path):
+    # one comment made, one whose generation failed; the log refuses the round's write (its step error
+    # and its variants, one transaction): neither is made nor failed in the log, both are deferred
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
+    db = tmp_path / "study.sqlite"
+    async with running_daemon(tmp_path, cfg) as (url, app):
+        from modlens.daemon.app import ENGINE
+        generator = app[ENGINE].generator
+        real = generator.generate
+
+        def generate(text, importance=None):
+            if "broken" in text:
+                raise RuntimeError("generation broke")
+            return real(text, importance=importance)
+
+        generator.generate = generate
+        live = app[PIPELINE].live_variants
+        _refuse(db, "variants")
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await c.request(comments_msg("p1", [("k1", "you stupid idiot"), ("k2", "broken dumb hater")]), "comments_ok")
+            got = [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]
+            await _until(lambda: live.stats.deferred + len(live.stats.unrecorded) == 2, "the deferrals")
+            status = live.status()
+    assert {m["key"] for m in got} == {"k1", "k2"}
+    assert rows(db, "SELECT count(*) FROM step_errors") == [(0,)]
+    held = dict(rows(db, "SELECT c.comment_key, d.reason FROM deferred_variants d JOIN comments c USING (comment_id)"))
+    assert set(held) == {"k1", "k2"} and all("variants not recorded" in r for r in held.values()), held
+    # each comment offered in one count: 2 offered, 2 deferred, none made or failed
+    assert (status["done"], status["failed"], status["deferred"]) == (0, 0, 2), status

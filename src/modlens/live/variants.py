@@ -146,7 +146,7 @@ class VariantJob:
 @dataclass
 class VariantStats:
     queued: int = 0
-    done: int = 0       # comments whose variants went out
+    done: int = 0       # comments whose variants went out (and are in the log, when they have rows)
     failed: int = 0     # generation failed (a step_errors row)
     # deferred, by comment: the deferred_variants row (one per comment) that `modlens rescore --variants`
     # makes; a comment deferred again is still one row, which keeps its reason while still to do
@@ -379,8 +379,10 @@ class LiveVariants:
                 self.latency.ended(len(jobs), sum(j.reserved for j in jobs))
             self.rounds.release()
 
-    async def _answer_failed(self, job: VariantJob, error: str) -> None:
-        self.stats.failed += 1
+    async def _answer_failed(self, job: VariantJob, error: str, *, counted: bool = True) -> None:
+        """`counted`: its step_errors row is in the log (else it is counted as deferred)."""
+        if counted:
+            self.stats.failed += 1
         log.warning("variants failed for %s: %s", job.key, error)
         await self._send(job, self.render(job.msg_id, job.key, [], [], [], error))
 
@@ -420,17 +422,24 @@ class LiveVariants:
         except Exception as err:
             log.exception("study log: could not record variants")
             refused = f"{type(err).__name__}: {err}"
+        # refused: the log holds neither the step errors nor the variants, so those comments are counted
+        # deferred (below), not failed or done; each comment offered is in one count
+        unrecorded = {id(j) for j, _ in keep} | {id(j) for j in jobs if j.text in errors} if refused else set()
         for job in jobs:
             if job.text in errors:
-                await self._answer_failed(job, errors[job.text])
+                await self._answer_failed(job, errors[job.text], counted=id(job) not in unrecorded)
                 continue
             vs = made[job.text]
             variant_ids: list[int | None] = list(ids_of.get(id(job), [None] * len(vs)))
-            self.stats.done += 1
+            if id(job) not in unrecorded:
+                self.stats.done += 1
             await self._send(job, self.render(job.msg_id, job.key, vs, got.scores_of(vs), variant_ids, None))
-        if refused is not None and keep:  # sent, not in the log: deferred, so `modlens rescore --variants` makes them
+        if refused is not None:  # answered, not in the log: deferred, so `modlens rescore --variants` makes them
             await self._defer([(j, f"its variants were sent but the study log refused them: {refused} "
-                                   "(variants not recorded)") for j, _ in keep], tell=False)
+                                   "(variants not recorded)") for j, _ in keep]
+                              + [(j, f"its variants failed ({errors[j.text]}) and the study log refused that step "
+                                     f"error: {refused} (variants not recorded)") for j in jobs if j.text in errors],
+                              tell=False)
 
     def mode(self) -> dict[str, Any]:
         """Live or deferred, judged on the last `RECENT` comments offered (none yet: "idle")."""
