@@ -75,6 +75,20 @@ def other_scale(r: dict[str, Any], attr: str, levels: dict[str, list[str]],
     return None
 
 
+def reported_answers(r: dict[str, Any], levels: dict[str, list[str]], asked: dict[str, dict[str, list[str]]],
+                     excluded: Counter[str]) -> dict[str, str]:
+    """Rating `r`'s answers that count: those on the reported scale of a reported attribute (`levels`).
+    An answer given on another study's scale (`other_scale`) is counted in `excluded`; one to an
+    attribute not reported, or of a level not on its scale, is dropped."""
+    out: dict[str, str] = {}
+    for attr, value in rating_values(r).items():
+        if (why := other_scale(r, attr, levels, asked)) is not None:
+            excluded[why] += 1
+        elif value in levels.get(attr, ()):
+            out[attr] = value
+    return out
+
+
 def rating_values(r: dict[str, Any]) -> dict[str, str]:
     """A rating's values, toxicity taken from the anchors when they were used."""
     values = dict(r.get("values") or {})
@@ -171,11 +185,8 @@ def analyze(data: StudyData) -> dict[str, Any] | None:
     valid, excluded, summaries = usable.valid, usable.excluded, usable.summaries
     by_comment: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for r in valid:
-        for attr, value in rating_values(r).items():
-            if (why := other_scale(r, attr, levels, asked)) is not None:
-                excluded[why] += 1
-            elif attr in levels and value in levels[attr]:
-                by_comment[r["comment_id"]][attr].append(value)
+        for attr, value in reported_answers(r, levels, asked, excluded).items():
+            by_comment[r["comment_id"]][attr].append(value)
     attributes: list[dict[str, Any]] = []
     majority: dict[int, dict[str, str]] = defaultdict(dict)
     for attr, lv in levels.items():

@@ -7,7 +7,7 @@ from typing import Any
 from modlens.analysis import attacks
 from modlens.analysis.data import StudyData
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import detector, fewer, table
+from modlens.analysis.sections.html import counts, detector, fewer, table
 from modlens.analysis.skip import Skip
 
 METHOD = ("Attack success rate: false-negative rate of the target on TAEs (false-positive rate on BAEs), "
@@ -80,7 +80,7 @@ def render(s: dict[str, Any]) -> str:
                            for h in human_rows]))
         if s["human"].get("excluded"):
             out.append('<p class="note">Ratings or answers left out, as in section 1 (one vote per rater and text, '
-                       "no inconsistent anchor pair, no answer on another scale than the reported one): " + html.escape(", ".join(f"{k}: {v}" for k, v in s["human"]["excluded"].items()))
+                       "no inconsistent anchor pair, no answer on another scale than the reported one): " + counts(s["human"]["excluded"])
                        + ".</p>")
     out.append("<h3>Transfer (rows: attacked target; cells: share the column detector also gets wrong)</h3>")
     out.append(table(["successful against", *s["detectors"]],

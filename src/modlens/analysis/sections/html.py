@@ -20,6 +20,11 @@ def fmt(v: Any, digits: int = 3) -> str:
     return html.escape(cell_text(v, digits))
 
 
+def counts(counted: dict[str, int]) -> str:
+    """'reason: count, …', escaped: what a section left out, as each one says it ('' when nothing)."""
+    return html.escape(", ".join(f"{k}: {v}" for k, v in counted.items()))
+
+
 def table(header: list[str], rows: list[list[Any]], nowrap: tuple[int, ...] = ()) -> str:
     """A table as HTML, from the one table model the CSV and LaTeX tables are written from too
     (`analysis/report_tables.py`): recorded for them while a report is rendered. `nowrap`: columns

@@ -8,7 +8,7 @@ from modlens.analysis import human
 from modlens.analysis.data import StudyData
 from modlens.analysis.references import cite
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import WARN_STYLE, fewer, plt, png, table
+from modlens.analysis.sections.html import WARN_STYLE, counts, fewer, plt, png, table
 from modlens.analysis.skip import Skip
 
 METHOD = (f"Ratings with an inconsistent anchor pair (Muralikumar, Yang and McDonald 2023, Table 1), ratings of "
@@ -68,7 +68,7 @@ def render(s: dict[str, Any]) -> str:
     pyplot = plt()
     out = [f"<p>{s['n_ratings']} ratings by {s['n_raters']} raters; {s['n_valid']} used, "
            f"by {s.get('n_raters_used', '–')} raters. Excluded: "
-           + (", ".join(f"{html.escape(k)}: {v}" for k, v in s["excluded"].items()) or "none") + ".</p>"]
+           + (counts(s["excluded"]) or "none") + ".</p>"]
     studies = s.get("studies") or {}  # a report's JSON from before the studies were kept has none
     if len(studies) > 1:
         out.append(f"<p class=note>⚠ Ratings of {len(studies)} studies, pooled in every figure of this section, "

@@ -12,10 +12,10 @@ from modlens.analysis import alpha as alpha_mod
 from modlens.analysis import majority as majority_mod
 from modlens.analysis.data import StudyData
 from modlens.analysis.references import cite
-from modlens.analysis.human import (BOOTSTRAP, BOOTSTRAP_SEED, attribute_levels, other_scale, rating_values, study_levels,
+from modlens.analysis.human import (BOOTSTRAP, BOOTSTRAP_SEED, attribute_levels, reported_answers, study_levels,
                                     usable_ratings)
 from modlens.analysis.sections.base import Section
-from modlens.analysis.sections.html import table
+from modlens.analysis.sections.html import counts, table
 from modlens.analysis.sections.human import alpha_interval, replicates_note
 from modlens.analysis.skip import Skip
 
@@ -43,12 +43,9 @@ def analyze(data: StudyData) -> dict[str, Any] | Skip:
     for r in usable.valid:
         if r["comment_id"] in per_item:
             raters_of[r["comment_id"]].add(r["rater_id"])
-            for attr, value in rating_values(r).items():
-                if (why := other_scale(r, attr, levels, asked)) is not None:
-                    excluded[why] += 1
-                elif value in levels.get(attr, ()):
-                    per_item[r["comment_id"]][attr].append(value)
-                    answered[attr].add(r["rater_id"])
+            for attr, value in reported_answers(r, levels, asked, excluded).items():
+                per_item[r["comment_id"]][attr].append(value)
+                answered[attr].add(r["rater_id"])
     all_ratings = Counter(r["comment_id"] for r in data.ratings if r["comment_id"] in items)
     accepted = {(rv["rater_id"], cid) for rv in data.reviews if rv["decision"] == "accept" for cid in rv["comment_ids"]}
     accepted_raters: dict[int, set[str]] = defaultdict(set)
@@ -136,7 +133,7 @@ def render(s: dict[str, Any]) -> str:
            + f"; {s['n_raters_accepted']} of {s['n_raters']} raters accepted.</p>"]
     if s.get("excluded"):
         out.append("<p class=note>Answers left out (asked on another scale than the reported one, as in section 1): "
-                   + html.escape(", ".join(f"{k}: {v}" for k, v in s["excluded"].items())) + ".</p>")
+                   + counts(s["excluded"]) + ".</p>")
     out.append(f"<p class=note>{replicates_note(s['alpha_ci'])}</p>")
     out.append(table(["attribute", "comments", "with ≥ 2 raters (α)", "raters", "ratings", "Krippendorff α (ordinal)",
                       "α 95% CI", "agreement"],
