@@ -280,3 +280,38 @@ async def test_a_refused_round_counts_each_comment_once_as_what_the_log_holds(tm
     assert set(held) == {"k1", "k2"} and all("variants not recorded" in r for r in held.values()), held
     # each comment offered in one count: 2 offered, 2 deferred, none made or failed
     assert (status["done"], status["failed"], status["deferred"]) == (0, 0, 2), status
+
+
+async def test_a_stop_during_a_connection_closed_deferral_counts_it(tmp_path):
+    # the worker writes the deferral of comments whose connection closed; a stop during that write
+    # left the row written but never counted
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
+    db = tmp_path / "study.sqlite"
+    release, wall = threading.Event(), threading.Event()
+    try:
+        async with running_daemon(tmp_path, cfg) as (url, app):
+            live = app[PIPELINE].live_variants
+            held = hold_generation(app, release, lambda text: "hold" in text)
+            async with connect(url) as ws:
+                c = Client(ws)
+                await c.hello()
+                await _page(c, "c1", "k1", "hold you stupid idiot")
+                await _until(lambda: held[0] == 1, "the first round")
+                await _page(c, "c2", "k2", "hold you dumb hater")
+                await _until(lambda: held[0] == 2, "the second round")
+                async with connect(url) as ws2:
+                    c2 = Client(ws2)
+                    await c2.hello(rater="rater-2")
+                    await _page(c2, "d1", "gone", "what a dumb take")
+                    await _until(lambda: live.stats.queued == 1, "the comment to wait")
+            await _until(lambda: not app[PIPELINE].unended, "the sessions' ends")  # the stop has nothing else to write
+            await _hold_inserts(app, db, "deferred_variants", wall)
+            release.set()  # a slot frees; the worker takes the gone comment and writes its deferral, held
+            await _until(lambda: live.stats.queued == 0 and live.stats.done == 2, "the worker to take it")
+            threading.Timer(0.5, wall.set).start()  # the stop comes while the deferral's write waits
+    finally:
+        release.set()
+        wall.set()
+    deferred = rows(db, "SELECT c.comment_key, d.reason FROM deferred_variants d JOIN comments c USING (comment_id)")
+    assert [k for k, _ in deferred] == ["gone"] and "connection closed" in deferred[0][1], deferred
+    assert live.status()["deferred_by_reason"] == {"connection closed": 1}, live.status()

@@ -218,6 +218,7 @@ class LiveVariants:
         self.rounds = asyncio.Semaphore(max(1, rounds))
         self._in_flight: set[asyncio.Task[None]] = set()
         self._round_jobs: dict[asyncio.Task[None], list[VariantJob]] = {}  # each round in flight's comments
+        self._deferring: set[asyncio.Task[bool]] = set()  # deferrals of comments whose connection closed
         self.rate, self.backlog = p.live_rate, p.live_backlog
         # "auto": no rate; the bounded backlog admits what the worker drains, so the hardware sets
         # the pace (a GPU keeps up with pages, a busy 2-core CPU does not and defers)
@@ -314,7 +315,7 @@ class LiveVariants:
         tasks = [t for t in (self._task, *self._in_flight) if t is not None and t not in handed]
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, *handed, return_exceptions=True)
+        await asyncio.gather(*tasks, *handed, *self._deferring, return_exceptions=True)
         self._task = None
         self._in_flight.clear()
         self._round_jobs.clear()
@@ -349,8 +350,10 @@ class LiveVariants:
         while True:
             await self.rounds.acquire()  # a free round slot first: comments wait in the lanes, not in a round
             jobs, gone = self._take()
-            if gone:
-                await self._defer([(j, CONNECTION_CLOSED) for j in gone], tell=False)
+            if gone:  # off the lanes: a stop must let this deferral finish and be counted, not cut it
+                deferring = asyncio.create_task(self._defer([(j, CONNECTION_CLOSED) for j in gone], tell=False))
+                self._deferring.add(deferring)
+                deferring.add_done_callback(self._deferring.discard)
             if not jobs:
                 self.rounds.release()
                 self._wake.clear()
