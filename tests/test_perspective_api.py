@@ -301,6 +301,8 @@ def test_a_calibrated_call_logs_the_map_and_what_its_thresholds_left_out(server)
     _scores_committed(srv)
     labels = _call_labels(db, "under")
     assert json.loads(labels["api.calibrations"]) == {"TOXICITY": cal.id}
+    # calibrated, though the client was sent no score: what it was sent is api.withheld's to say
+    assert json.loads(labels["api.calibrated"]) is True
     assert json.loads(labels["api.withheld"]) == {"TOXICITY": {"summary": True, "spans": [[0, 9]]}}
     con = sqlite3.connect(db)
     logged = con.execute("SELECT s.toxicity FROM scores s JOIN texts t USING (text_id) WHERE t.text = 'you idiot'").fetchone()
@@ -538,8 +540,8 @@ def test_the_log_says_which_attributes_were_answered_and_which_dropped(server):
 
 
 def test_a_call_with_every_attribute_dropped_is_not_logged_as_calibrated(server):
-    """`api.calibrated` says the client was sent calibrated scores (the report counts such calls):
-    a calibrated call whose every attribute was dropped was sent no score, calibrated or not."""
+    """`api.calibrated` says a map was applied to each answered attribute (the report counts such
+    calls): a calibrated call whose every attribute was dropped had none applied."""
     srv, db = server
     status, got = _post(srv.base, {"comment": {"text": "😂😂"}, "dropUnsupportedAttributes": True, "calibrated": True,
                                    "clientToken": "none-answered", "requestedAttributes": {"TOXICITY": {}}})

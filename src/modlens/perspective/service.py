@@ -170,9 +170,10 @@ class Analyzer:
             labels = {"api.endpoint": "analyze", "api.attributes": ",".join(req.attributes),
                       "api.answered": ",".join(chosen),
                       "api.dropped": ",".join(a for a in req.attributes if a not in chosen),
-                      # calibrated: the client was sent calibrated scores (a map per answered
-                      # attribute), not that it asked for them: a call with every attribute
-                      # dropped was sent none
+                      # calibrated: a map was applied to each answered attribute, not that the call
+                      # asked for it (a call with every attribute dropped had none applied). Written
+                      # before the answer, so not what was sent: that is `api.withheld` (what the
+                      # thresholds left out), and a detector's failure is answered 500
                       "api.languages": ",".join(langs), "api.calibrated": bool(maps)}
             thresholds = {a: p.score_threshold for a, p in req.attributes.items() if p.score_threshold is not None}
             if thresholds:
