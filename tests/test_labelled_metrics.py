@@ -107,11 +107,16 @@ def test_reliability_curve_equals_calibration_curve(n_bins):
     assert all(b["mean_score"] is None for b in bins if not b["n"])
 
 
+def _intervals(s, y, threshold, **kw):
+    """Each headline metric's percentile interval, as `metrics.bootstrap` gives it."""
+    return {k: v["ci"] for k, v in metrics.bootstrap(s, y, threshold, **kw).items()}
+
+
 def test_bootstrap_is_seeded_and_brackets_the_estimate():
     s, y = _data(7)
-    a = metrics.bootstrap_intervals(s, y, 0.5)
-    assert a == metrics.bootstrap_intervals(s, y, 0.5)  # the same report on every run
-    assert a != metrics.bootstrap_intervals(s, y, 0.5, seed=1)
+    a = _intervals(s, y, 0.5)
+    assert a == _intervals(s, y, 0.5)  # the same report on every run
+    assert a != _intervals(s, y, 0.5, seed=1)
     point = metrics.classification_metrics(s, y, 0.5)
     for k in metrics.HEADLINE:
         lo, hi = a[k]
@@ -128,7 +133,7 @@ def test_bootstrap_intervals_cover_the_truth_about_95_percent():
         y = (rng.random(150) < 0.5).astype(int)
         right = rng.random(150) < 0.8
         s = np.where(right == (y == 1), 0.9, 0.1)
-        lo, hi = metrics.bootstrap_intervals(s, y, 0.5, n_resamples=400)["accuracy"]
+        lo, hi = _intervals(s, y, 0.5, n_resamples=400)["accuracy"]
         covered += lo <= 0.8 <= hi
     assert 0.88 <= covered / 200 <= 0.99
 
@@ -136,7 +141,7 @@ def test_bootstrap_intervals_cover_the_truth_about_95_percent():
 def test_stratified_bootstrap_keeps_auc_defined_with_few_positives():
     s = np.r_[np.linspace(0, 1, 60), [0.95, 0.2]]
     y = np.r_[np.zeros(60, int), [1, 1]]
-    ci = metrics.bootstrap_intervals(s, y, 0.5)
+    ci = _intervals(s, y, 0.5)
     assert ci["roc_auc"] is not None and ci["pr_auc"] is not None
 
 

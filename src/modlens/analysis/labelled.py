@@ -5,7 +5,7 @@ Per source (the comment's platform: `dataset:NAME` for an audit, the site for li
 sources are never pooled, since datasets define "toxic" differently) and per detector version:
 n, positives, precision, recall, F1 and accuracy at the detector's threshold, ROC-AUC, PR-AUC
 (average precision) and the Brier score, each with a 95% stratified percentile bootstrap interval
-(`metrics.bootstrap_intervals`, seeded); the best-F1 threshold (chosen in-sample, so optimistic);
+(`metrics.bootstrap`, seeded); the best-F1 threshold (chosen in-sample, so optimistic);
 a reliability curve (10 equal-width bins). The same metrics per value of each group label
 (`GROUP_LABELS`). Cells with fewer than `MIN_ITEMS` items or `MIN_CLASS` positives or negatives
 carry a warning. A detector's figures are over the comments it scored: those it failed on (a score

@@ -186,18 +186,11 @@ def resamples_cap_items() -> int:
     return _MAX_BOOTSTRAP_CELLS // BOOTSTRAP_RESAMPLES
 
 
-def bootstrap_intervals(scores: Sequence[float], labels: Sequence[int], threshold: float,
-                        n_resamples: int | None = None, seed: int = BOOTSTRAP_SEED,
-                        level: float = CI_LEVEL) -> dict[str, list[float] | None]:
-    """Percentile bootstrap intervals of the headline metrics (stratified by gold label, seeded);
-    `n_resamples` defaults to `resamples_for(len(scores))`."""
-    return {k: v["ci"] for k, v in bootstrap(scores, labels, threshold, n_resamples, seed, level).items()}
-
-
 def bootstrap(scores: Sequence[float], labels: Sequence[int], threshold: float,
               n_resamples: int | None = None, seed: int = BOOTSTRAP_SEED,
               level: float = CI_LEVEL) -> dict[str, dict[str, Any]]:
-    """Per headline metric: its interval (`bootstrap_intervals`), `resamples` (drawn) and
+    """Per headline metric: its percentile bootstrap interval (`ci`; stratified by gold label, seeded;
+    `n_resamples` defaults to `resamples_for(len(scores))`), `resamples` (drawn) and
     `ci_resamples` (those that define the metric, over which the interval is taken: a resample
     with no item called toxic has no precision), so a report can say when it rests on fewer."""
     s, y = _arrays(scores, labels)
