@@ -174,20 +174,13 @@ class CallFailureAsNoScore(Detector):
             self.encoder = inner.encoder  # type: ignore[attr-defined]
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
-        try:
-            got = self.inner.score(texts)
-            if len(got) != len(texts):
-                raise RuntimeError(f"{len(got)} results for {len(texts)} texts")
-        except Exception:  # any failure of the call: its texts have no score
-            return [None] * len(texts)
-        return [labels if self._answers(labels) else None for labels in got]
-
-    def _answers(self, labels: LabelScores | None) -> bool:
-        try:
-            self.inner.toxicity(labels)
-            return labels is not None
-        except (KeyError, TypeError, ValueError):  # an answer without its toxicity label: an error row
-            return False
+        from modlens.cli.score import answers_or_errors  # the one rule the commands' lines are scored by
+        return [labels for labels, _, _ in answers_or_errors(self.inner, list(texts), _call_score)]
 
     def toxicity(self, scores: LabelScores | None) -> float | None:
         return self.inner.toxicity(scores)
+
+
+def _call_score(det: Detector, texts: list[str]) -> list[LabelScores | None]:
+    """The attack calls `score` from its own thread (a remote detector's runs on its private loop)."""
+    return det.score(texts)
