@@ -114,6 +114,8 @@ SLOW: dict[str, str] = {
     "tests/test_detectors_cli.py::test_detectors_text_output_shows_fix_lines": "loads every built-in detector",
     "tests/test_detectors_cli.py::test_detectors_lists_every_entry_with_status": "loads every built-in detector",
     "tests/test_attack_recipes.py::test_recipes_on_minilm_with_a_judge": "each recipe's whole search against MiniLM",
+    "tests/test_attack_checks_unavailable.py::test_a_check_made_without_its_model_is_made_once_the_model_is_installed":
+        "loads the normalizer's lexicon and builds a report",
     "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check[toxictrap_combined_greedy]": "the recipe's whole search",
     "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check[textbugger]": "the recipe's whole search",
     "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check[toxictrap_combined_beam]": "the recipe's whole search",

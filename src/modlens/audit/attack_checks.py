@@ -15,10 +15,14 @@ from modlens.perturb.quality import MODEL_FILTERS, AttackExample, QualityFilters
 from modlens.services.recording import record_normalizations_many
 from modlens.studylog.store import StudyLog
 
+# the successes some of whose checks among `?` (a JSON array of filter names: those this process can
+# make) have no verdict stored: none at all, or one an older modlens stored as not made (`ok` null,
+# its model missing then), which the check made now replaces
 PENDING_SQL = (
     "SELECT v.variant_id, v.attack_json, v.strategy, v.params_json, v.target_detector, t.text, s.text AS seed "
     "FROM variants v JOIN texts t ON t.text_id = v.text_id JOIN texts s ON s.text_id = v.source_text_id "
-    "WHERE v.attack_json ->> '$.status' = 'success' AND v.attack_json ->> '$.checks' IS NULL ORDER BY v.variant_id")
+    "WHERE v.attack_json ->> '$.status' = 'success' AND EXISTS (SELECT 1 FROM json_each(?) k "
+    "WHERE v.attack_json -> '$.checks' -> k.value ->> '$.ok' IS NULL) ORDER BY v.variant_id")
 
 _default: list[QualityFilters] = []
 
@@ -31,23 +35,41 @@ def _example(row: dict[str, Any]) -> AttackExample:
                          recipe=recipe_of(row["strategy"], params, a), status="success")
 
 
+def made(verdict: Any) -> bool:
+    """A stored verdict that was measured (its model was there): passed or failed, not `ok` null."""
+    return isinstance(verdict, dict) and verdict.get("ok") is not None
+
+
 def check_attacks(log: StudyLog, quality: QualityFilters | None = None) -> list[str]:
-    """Store the checks of every successful attack that has none yet; the normalized texts that
+    """Store the checks of every successful attack that lacks some of them; the normalized texts that
     differ from their attack text (the caller scores them with the target). Loads the sentence
-    encoder and normalizer only when there is something to check."""
-    rows = log.query(PENDING_SQL)
-    if not rows:
+    encoder and normalizer only when there is something to check. A check whose model is missing here
+    (MiniLM, the normalizer's lexicon) is not stored: the attack stays pending for it, and the report
+    counts it as not checked, saying what computes it, until a process that has the model (`modlens
+    rescore`, a later `audit --attack`) makes it. Only the checks this process can make select an
+    attack, so one still missing its model is not checked again at every call (every chunk of
+    `audit --attack`)."""
+    if not log.query(PENDING_SQL + " LIMIT 1", (json.dumps(MODEL_FILTERS),)):
         return []
     if quality is None:
         if not _default:  # its sentence encoder and normalizer load once per process
             _default.append(QualityFilters(filters=MODEL_FILTERS))
         quality = _default[0]
+    models = {"meaning": quality.similarity, "fluency": quality.normalizer}
+    makeable = [f for f in MODEL_FILTERS if f in quality.filters and models[f]() is not None]
+    rows = log.query(PENDING_SQL, (json.dumps(makeable),)) if makeable else []
+    if not rows:
+        return []
+    stored = [(json.loads(r["attack_json"]).get("checks") or {}) for r in rows]
     examples = [_example(r) for r in rows]
     verdicts = quality.assess(examples).verdicts
     normalizer = quality.normalizer()
-    normalized = [] if normalizer is None else [(e.text, normalizer.normalize(e.text)) for e in examples]
-    checks = [(e.id, {k: v for k, v in (verdict or {}).items() if k in MODEL_FILTERS})
-              for e, verdict in zip(examples, verdicts)]
+    # its normalized form was stored with its fluency, by the same normalizer
+    normalized = [] if normalizer is None else [(e.text, normalizer.normalize(e.text))
+                                                for e, old in zip(examples, stored) if not made(old.get("fluency"))]
+    checks = [(e.id, {**old, **{k: v for k, v in (verdict or {}).items()
+                                if k in makeable and made(v) and not made(old.get(k))}})
+              for e, old, verdict in zip(examples, stored, verdicts)]
     with log.transaction():
         record_normalizations_many(log, normalized)
         log.set_attack_checks(checks)

