@@ -217,17 +217,17 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
         raise StudyChoiceError(f"--study {study!r}: the log holds no such study; it holds: "
                                + (", ".join(sorted(s["study_id"] for s in studies)) or "none"))
 
-    def other(study_id: str) -> bool:  # a study `study` leaves out
-        return study is not None and study_id != study
+    def mine(table: str) -> tuple[str, tuple[str, ...]]:  # `study`: its rows alone, read as such
+        return ("1", ()) if study is None else (f"{table}.study_id = ?", (study,))
     # the raters whose withdrawal covers any row here: all they recorded while no consent holds, what they
     # recorded at or before their latest withdrawal when they agreed again (`sessions.withdrawn_row`)
+    where, args = mine("raters")
     gone: set[tuple[str, str]] = {(r["study_id"], r["rater_id"]) for r in q(
-        f"SELECT study_id, rater_id FROM raters WHERE {WITHDREW}") if not other(r["study_id"])}
-    ratings, left_out, others = [], 0, 0
-    for r in q(f"SELECT *, {withdrawn_row('ratings', 'created_at')} AS withdrawn_row FROM ratings ORDER BY rating_id"):
-        if other(r["study_id"]):
-            others += 1
-            continue
+        f"SELECT study_id, rater_id FROM raters WHERE {WITHDREW} AND {where}", args)}
+    ratings, left_out = [], 0
+    where, args = mine("ratings")
+    for r in q(f"SELECT *, {withdrawn_row('ratings', 'created_at')} AS withdrawn_row FROM ratings WHERE {where} "
+               "ORDER BY rating_id", args):
         if r.pop("withdrawn_row"):
             gone.add((r["study_id"], r["rater_id"]))
             left_out += 1
@@ -235,13 +235,17 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
         r["values"] = values.get(r["rating_id"]) or _loads(r.get("values_json"), {})
         r["anchors"] = _loads(r.pop("anchors_json", None), None)
         ratings.append(r)
+    # every rating row of the other studies, withdrawn ones included: none is read
+    others = 0 if study is None else q("SELECT COUNT(*) AS n FROM ratings WHERE study_id IS NOT ?", (study,))[0]["n"]
     runs = q("SELECT * FROM audit_runs ORDER BY run_id")
+    where, args = mine("rater_reviews")
     reviews = [dict(r, comment_ids=_loads(r.pop("comment_ids_json"), [])) for r in
-               q(f"SELECT * FROM rater_reviews WHERE NOT {withdrawn_row('rater_reviews', 'reviewed_at')} "
-                 "ORDER BY study_id, rater_id, task") if not other(r["study_id"])] \
+               q(f"SELECT * FROM rater_reviews WHERE NOT {withdrawn_row('rater_reviews', 'reviewed_at')} AND {where} "
+                 "ORDER BY study_id, rater_id, task", args)] \
         if "rater_reviews" in log.table_names() else []
+    where, args = mine("crowd_imports")
     imports = [dict(r, skipped=_loads(r.pop("skipped_json"), {})) for r in
-               q("SELECT * FROM crowd_imports ORDER BY import_id") if not other(r["study_id"])]
+               q(f"SELECT * FROM crowd_imports WHERE {where} ORDER BY import_id", args)]
     return StudyData(Path(path), detectors, comments, labels, scores, variants, normalizations, texts,
                      ratings, studies, runs, gold_sets, reviews, label_probabilities, imports,
                      {"raters": len({rater for _, rater in gone}), "studies": len({study for study, _ in gone}),
