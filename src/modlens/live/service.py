@@ -24,7 +24,6 @@ import asyncio
 import hashlib
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Awaitable, Callable, Coroutine
 
 from modlens import __version__, pairing
@@ -37,7 +36,7 @@ from modlens.engine import DetectorResult, Engine
 from modlens.live.session import LiveSession, owe
 from modlens.live.variants import LiveVariants, VariantJob, asked_about
 from modlens.media import MediaInput
-from modlens.media.store import MediaStore
+from modlens.media.store import MediaFolderRefused, MediaStore
 from modlens.protocol import ErrorCode, ProtocolError
 from modlens.ratings import derive_toxicity, rating_problems
 from modlens.rows import Variant
@@ -47,7 +46,7 @@ from modlens.services.recording import register, score_rows
 from modlens.study import assignment, calibration
 from modlens.study.assignment import Plan
 from modlens.studylog.codec import canonical_json, now_iso
-from modlens.studylog.connection import LogUnwritable, _permissions as file_permissions, unwritable
+from modlens.studylog.connection import LogUnwritable, unwritable
 from modlens.studylog.store import LogWriter, StudyLog
 from modlens.rows import CommentRow
 
@@ -77,15 +76,6 @@ def media_consent(keep_bytes: bool, local: list[str], remote: dict[str, list[str
     return (f"Images attached to the comments you see are collected too: they are {scored}. The log keeps "
             "their fingerprints (SHA-256) and sizes, the web address each was shown from, and any text read "
             f"from them by a detector; {kept}.")
-
-
-def media_folder_refused(root: Path, err: PermissionError) -> str:
-    """Why a study that keeps image files cannot keep one: the folder under `root` that refused (the
-    parent of what `err` names), its owner and mode, and who the daemon runs as."""
-    folder = Path(err.filename).parent if err.filename else root
-    permissions, user = file_permissions(folder)
-    return (f"the media folder {root} is not writable by this user ({folder}: {permissions}; the daemon runs as "
-            f"{user}): give this user write access to it (`chmod u+w`, `chown`)")
 
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -551,8 +541,8 @@ class LiveService:
         if keep:  # content-addressed files: the same image is written once, whoever sent it
             try:
                 await asyncio.get_running_loop().run_in_executor(None, lambda: [store.put(b) for _, b in items])
-            except PermissionError as err:  # no free space would help: the folder's mode or owner refuses this user
-                refused = media_folder_refused(store.root, err)
+            except MediaFolderRefused as err:  # no free space would help: the folder's mode or owner refuses this user
+                refused = f"{err.message}: {err.fix}"
                 log.warning("comment media: %s", refused)
                 raise ProtocolError(ErrorCode.unavailable, f"nothing was stored: {refused}; send it again once it "
                                     "can be written", msg.id) from None

@@ -6,12 +6,26 @@ import os
 import tempfile
 from pathlib import Path
 
+from modlens.errors import ErrorKind
 from modlens.media import MIME_TYPES, MediaBlob, MediaError, sniff_mime
 from modlens.paths import home
+from modlens.studylog.connection import file_permissions
 
 
 def default_media_root() -> Path:
     return home() / "media"
+
+
+class MediaFolderRefused(MediaError):
+    """The media folder's mode or owner refuses this user: no free space would help. Names the folder
+    that refused (the parent of what the OS named), its owner and mode, and who modlens runs as."""
+    kind = ErrorKind.FAILED
+
+    def __init__(self, root: Path, err: PermissionError) -> None:
+        folder = Path(err.filename).parent if err.filename else root
+        permissions, user = file_permissions(folder)
+        super().__init__(f"the media folder {root} is not writable by this user ({folder}: {permissions}; modlens "
+                         f"runs as {user})", fix="give this user write access to it (`chmod u+w`, `chown`)")
 
 
 class MediaStore:
@@ -26,12 +40,16 @@ class MediaStore:
         return self.root / self.relative_path(blob)
 
     def put(self, blob: MediaBlob) -> Path:
-        """Writes the bytes once (atomically: a crash leaves no half file) and returns the path."""
+        """Writes the bytes once (atomically: a crash leaves no half file) and returns the path;
+        MediaFolderRefused when the folder's mode or owner refuses this user."""
         target = self.path(blob)
         if target.exists():
             return target
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        except PermissionError as err:
+            raise MediaFolderRefused(self.root, err) from None
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(blob.data)

@@ -204,7 +204,7 @@ def _probe_before_writing(path: Path) -> StudyLogError | None:
         probe.close()
 
 
-def _permissions(path: Path) -> tuple[str, str]:
+def file_permissions(path: Path) -> tuple[str, str]:
     """(`path`'s owner and mode, the user this process runs as), in words for an error."""
     try:
         st = path.stat()
@@ -235,7 +235,7 @@ def not_writable(path: Path) -> LogUnwritable | None:
             return None  # one it may not read either is `unreadable`, SQLite's open refusing it
     except OSError:
         return None
-    permissions, user = _permissions(path)
+    permissions, user = file_permissions(path)
     return LogUnwritable(
         f"the study log {path} is not writable by this user (permissions: {permissions}; this command runs as "
         f"{user}): a writer cannot store anything in it",
@@ -256,7 +256,7 @@ def side_file_refused(path: Path) -> StudyLogError | None:
         may_not = [word for word, mode in (("read", os.R_OK), ("write", os.W_OK)) if not os.access(side, mode)]
         if not may_not:
             continue
-        permissions, user = _permissions(side)
+        permissions, user = file_permissions(side)
         return StudyLogError(
             f"the study log {path} cannot be opened by this user: its {side.name} (permissions: {permissions}; "
             f"this command runs as {user}) is there, which this user may not {' or '.join(may_not)}; SQLite "
@@ -269,7 +269,7 @@ def side_file_refused(path: Path) -> StudyLogError | None:
 
 def unreadable(path: Path, why: str) -> StudyLogError:
     """The log at `path` cannot be read by this process (`why`: the OS's words), with its owner and mode."""
-    permissions, user = _permissions(path)
+    permissions, user = file_permissions(path)
     return StudyLogError(
         f"the study log {path} cannot be read (permissions: {permissions}; this command runs as {user}): {why}",
         fix="run the command as the log's owner, or give this user access to it (`chmod`, `chown`; a writer "
