@@ -48,14 +48,10 @@ def plan_attacks(spec: AttackSpec, detectors: dict[str, Detector]) -> dict[str, 
     targets = spec.targets or [k for k, d in detectors.items() if not d.remote and answers_any_text(d)]
     if not targets:
         raise SetupError("attack: no loaded local detector can be attacked (cached tables only score their own texts)")
-    judges = spec.ensemble if spec.ensemble is not None else can_judge(detectors)
+    # by default (every command that attacks) the detectors that answer any text judge: a cached
+    # table only scores the results
+    judges = spec.ensemble if spec.ensemble is not None else [k for k, d in detectors.items() if answers_any_text(d)]
     return {t: [j for j in judges if j != t] for t in dict.fromkeys(targets)}
-
-
-def can_judge(detectors: dict[str, Detector]) -> list[str]:
-    """The keys of the detectors that judge an attack by default (every command that attacks): those
-    that answer any text, so a cached table only scores the results."""
-    return [k for k, d in detectors.items() if answers_any_text(d)]
 
 
 def build_attack(spec: AttackSpec, key: str, target: Detector, judges: Sequence[Detector],

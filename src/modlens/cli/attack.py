@@ -177,12 +177,12 @@ def _attack_texts(args: argparse.Namespace, seed: int, loaded: Any, target_key: 
     from modlens.cli.perturb import _print, fail_on_unknown_results, not_scored
     from modlens.cli.score import fail_on_no_score
     loaded.require([s.name for s in loaded.statuses])  # the target and its judges, as `attack DATASET` (run_audit) requires them
-    from modlens.audit.attacks import CallFailureAsNoScore, can_judge
+    from modlens.audit.attacks import AttackSpec, CallFailureAsNoScore, plan_attacks
     detectors = loaded.detectors
     # a call that raises is no score, an unknown result, as `attack DATASET` records it: every text is attacked
     target = CallFailureAsNoScore(detectors[target_key])
-    judges = [] if args.no_ensemble else [CallFailureAsNoScore(detectors[k]) for k in can_judge(detectors)
-                                          if k != target_key]  # the judges `attack DATASET` picks
+    spec = AttackSpec(args.goal, targets=[target_key], ensemble=[] if args.no_ensemble else None)
+    judges = [CallFailureAsNoScore(detectors[k]) for k in plan_attacks(spec, detectors)[target_key]]  # as `attack DATASET`
     labels = None
     if args.goal_labels:
         labels = "all" if args.goal_labels == ["all"] else args.goal_labels

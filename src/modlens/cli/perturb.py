@@ -171,14 +171,14 @@ def _attack(args: argparse.Namespace, target: str, detectors: dict[str, Detector
             options: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The character attack (`char_greedy`; --strategies replace its set) on each text; the
     other loaded detectors are its judges (a cached table only scores, as `attack` picks them). The lines printed."""
-    from modlens.audit.attacks import AttackSpec, CallFailureAsNoScore, build_attack, can_judge
+    from modlens.audit.attacks import AttackSpec, CallFailureAsNoScore, build_attack, plan_attacks
     from modlens.services.errors import SetupError
-    spec = AttackSpec(args.attack, max_queries=args.max_queries, max_edit_ratio=args.max_edit_fraction,
-                      strategies=args.strategies, strategy_options=options)
+    spec = AttackSpec(args.attack, targets=[target], max_queries=args.max_queries,
+                      max_edit_ratio=args.max_edit_fraction, strategies=args.strategies, strategy_options=options)
     try:
         # a call that raises is no score, an unknown result, as `attack DATASET` records it: every text is attacked
         attack = build_attack(spec, target, CallFailureAsNoScore(detectors[target]),
-                              [CallFailureAsNoScore(detectors[k]) for k in can_judge(detectors) if k != target], seed)
+                              [CallFailureAsNoScore(detectors[k]) for k in plan_attacks(spec, detectors)[target]], seed)
     except SetupError as err:
         raise CliError(str(err).removeprefix("attack: "),
                        fix="check --strategies (`modlens perturb --help` lists them), --max-queries >= 1 and "
