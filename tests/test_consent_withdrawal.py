@@ -5,6 +5,7 @@ log, the real command line."""
 from __future__ import annotations
 
 import pyarrow  # noqa: F401  (read_bundle's tables)
+import pytest
 
 from daemon_helpers import TOKEN, Client, comments_msg, connect, consent_sha256, rating_msg, running_daemon, study
 from log_helpers import rows
@@ -363,10 +364,14 @@ def test_crowd_raters_have_no_consents_and_are_not_left_out(tmp_path, capsys):
     assert report["withdrawn"] == {"raters": 0, "studies": 0, "ratings": 0}
 
 
-async def test_a_withdrawal_of_a_consent_recorded_before_schema_7_reaches_the_researcher(tmp_path, capsys):
+@pytest.mark.parametrize("agreed_again", [False, True])
+async def test_a_withdrawal_of_a_consent_recorded_before_schema_7_reaches_the_researcher(tmp_path, capsys,
+                                                                                         agreed_again):
     """Migration 7 copied each rater's raters.consent_at into a consents row whose text it did not know
     (consent_sha256 NULL), and the extension's withdrawal marks that row withdrawn: export says the bundle
-    carries the withdrawal so that the researcher's merge marks it, so it must carry that row too."""
+    carries the withdrawal so that the researcher's merge marks it, so it must carry that row too; also when
+    the rater agreed again before that export (their new consent names its text), else the merged log never
+    learns of the withdrawal and counts what it covers."""
     import sqlite3
 
     db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
@@ -381,17 +386,33 @@ async def test_a_withdrawal_of_a_consent_recorded_before_schema_7_reaches_the_re
     assert cli_main(["export", "--db", str(db), "--bundle", str(first)]) == 0
     merged(research, first, capsys)
 
-    await withdraw(tmp_path, study(consent_text=text), "rater-2")
-    assert rows(db, "SELECT consent_sha256, withdrawn_at FROM consents WHERE rater_id = 'rater-2'") == [(None, WITHDRAWN)]
+    withdrawn = now_iso()  # the real clock, as the daemon stamps the data: a withdrawal after it
+    await withdraw(tmp_path, study(consent_text=text), "rater-2", withdrawn)
+    assert rows(db, "SELECT consent_sha256, withdrawn_at FROM consents WHERE rater_id = 'rater-2'") == [(None, withdrawn)]
+    again_at = None
+    if agreed_again:  # a new consent, to the study's text, before the withdrawal ever travelled
+        again_at = now_iso()
+        async with running_daemon(tmp_path, study(consent_text=text)) as (url, app):
+            async with connect(url) as ws:
+                await Client(ws).hello("rater-2", study_id="test", consent_at=again_at, consent_sha256=sha)
     second = tmp_path / "second.bundle"
     capsys.readouterr()
     assert cli_main(["export", "--db", str(db), "--bundle", str(second)]) == 0
-    assert "carries their consent times alone so that the researcher's merge marks the withdrawal" in \
-        capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert ("carries their consent times alone so that the researcher's merge marks the withdrawal" in said) \
+        is not agreed_again, said
     said = merged(research, second, capsys)
     assert rows(research, "SELECT rater_id, consent_sha256 IS NULL, consented_at, withdrawn_at FROM consents "
-                          "ORDER BY rater_id") == [("rater-1", 0, AGREED, None), ("rater-2", 1, AGREED, WITHDRAWN)]
-    assert ("rater rater-2 withdrew consent (" + WITHDRAWN + "): this log still holds, from earlier bundles, "
+                          "ORDER BY rater_id, consented_at") == [
+        ("rater-1", 0, AGREED, None), ("rater-2", 1, AGREED, withdrawn)] + [("rater-2", 0, again_at, None)] * agreed_again
+    # what the withdrawal covers: the report leaves it out, --forget-withdrawn would delete it
+    report, _page = reported(research, capsys)
+    assert report["counts"]["ratings"] == 1, report["counts"]
+    assert cli_main(["merge", "--forget-withdrawn", str(research)]) == 0
+    assert "rater-2" in capsys.readouterr().out
+    if agreed_again:
+        return
+    assert ("rater rater-2 withdrew consent (" + withdrawn + "): this log still holds, from earlier bundles, "
             "1 session, 1 rating and 1 sighting of theirs, which reports leave out") in said, said
     # a later export says it again: the merged log keeps one row of that consent, not one per bundle
     third = tmp_path / "third.bundle"

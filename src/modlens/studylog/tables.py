@@ -230,9 +230,9 @@ TABLES: tuple[Table, ...] = (
         col("rater_id", "TEXT NOT NULL", "The rater (`raters.rater_id`)."),
         col("consent_sha256", "TEXT REFERENCES consent_texts(consent_sha256)",
             "The text agreed to (`consent_texts`); NULL for a consent a participant's log recorded before schema 7, "
-            "whose text it did not record (migration 7 copied `raters.consent_at`). A bundle carries those of a "
-            "rater who withdrew (so the researcher's merge marks the withdrawal) and no other: in a merged log "
-            "NULL marks such a withdrawn consent (a consenting rater of such a log, or of an older bundle, has "
+            "whose text it did not record (migration 7 copied `raters.consent_at`). A bundle carries those "
+            "withdrawn (so the researcher's merge marks the withdrawal, also of a rater who agreed again since) "
+            "and no other: in a merged log NULL marks such a withdrawn consent (a consenting rater of such a log, or of an older bundle, has "
             "`raters.consent_at` alone)."),
         col("consented_at", "TEXT NOT NULL", "When the rater agreed to it, as the client reported (UTC ISO 8601)."),
         col("withdrawn_at", "TEXT", "When the rater withdrew this consent, as the client reported (hello "
@@ -246,11 +246,11 @@ TABLES: tuple[Table, ...] = (
                                     "--forget-withdrawn --delete` deletes it."),
         key=("consent_id",), unique=(("study_id", "rater_id", "consent_sha256", "consented_at"),),
         # a withdrawn rater's consents travel too (ids and times, none of their data), so the researcher's
-        # merge learns of the withdrawal: it fills `withdrawn_at` on the rows an earlier bundle brought. Theirs
-        # travel with the text unknown too (recorded before schema 7): else a withdrawal of such a consent
-        # would never reach the researcher
-        travel=Travel("study_id = :study AND ((rater_id IN {raters} AND consent_sha256 IS NOT NULL) "
-                      "OR rater_id IN {withdrawn})",
+        # merge learns of the withdrawal: it fills `withdrawn_at` on the rows an earlier bundle brought. A
+        # withdrawn consent travels with the text unknown too (recorded before schema 7), also of a rater who
+        # agreed again since: else a withdrawal of such a consent would never reach the researcher
+        travel=Travel("study_id = :study AND ((rater_id IN {raters} AND (consent_sha256 IS NOT NULL "
+                      "OR withdrawn_at IS NOT NULL)) OR rater_id IN {withdrawn})",
                       merge_key=("study_id", "rater_id", "consent_sha256", "consented_at"),
                       verbatim=("study_id", "rater_id", "consent_sha256", "consented_at", "withdrawn_at"),
                       fill=("withdrawn_at",))),
