@@ -315,3 +315,28 @@ async def test_a_stop_during_a_connection_closed_deferral_counts_it(tmp_path):
     deferred = rows(db, "SELECT c.comment_key, d.reason FROM deferred_variants d JOIN comments c USING (comment_id)")
     assert [k for k, _ in deferred] == ["gone"] and "connection closed" in deferred[0][1], deferred
     assert live.status()["deferred_by_reason"] == {"connection closed": 1}, live.status()
+
+
+async def test_a_row_whose_reason_names_no_kind_is_counted_unknown(tmp_path):
+    # a row written by an earlier version (no parenthesis) was counted as this connection's backlog
+    db = tmp_path / "study.sqlite"
+    cfg = study(perturbation={"enabled": True, "live_rate": 0, **STRATEGIES})
+    async with running_daemon(tmp_path, cfg) as (url, _app):
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await _page(c, "p1", "k1", "you stupid idiot")
+            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p1")
+    con = sqlite3.connect(db)
+    con.execute("UPDATE deferred_variants SET reason = 'live variant budget reached'")
+    con.commit()
+    con.close()
+    async with running_daemon(tmp_path, cfg) as (url, app):
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await _page(c, "p2", "k1", "you stupid idiot")
+            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p2")
+            variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+    assert rows(db, "SELECT reason FROM deferred_variants") == [("live variant budget reached",)]
+    assert variants["deferred_by_reason"] == {"unknown": 1}, variants

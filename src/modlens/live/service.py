@@ -126,7 +126,8 @@ class LiveService:
         self.attributes = {a.name: a.levels for a in study.attributes}
 
     async def close(self) -> None:
-        """Stops the variant worker (comments still waiting are dropped: their scores went out)."""
+        """Stops the variant worker: comments still waiting for variants are recorded as deferred
+        ('daemon stopped'), for `modlens rescore --variants`; their scores went out."""
         await self.live_variants.close()
 
     # --- writes ------------------------------------------------------------------------

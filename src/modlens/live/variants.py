@@ -76,8 +76,8 @@ DAEMON_STOPPED = "the daemon stopped before its variants were made (daemon stopp
 
 def reason_kind(reason: str) -> str:
     """A deferral's reason as `deferred_by_reason` counts it: its last parenthesis (the setting or
-    event that put it off); the connection's own backlog names none."""
-    return reason.rpartition("(")[2].rstrip(")") if "(" in reason else "connection backlog"
+    event that put it off); "unknown" for a reason that names none (a row of an earlier version)."""
+    return reason.rpartition("(")[2].rstrip(")") if "(" in reason else "unknown"
 
 
 class LatencyBudget:
@@ -235,7 +235,7 @@ class LiveVariants:
         if self.rate == 0:
             return "the study's variant budget is 0 comments/s (perturbation.live_rate)"
         if job.session.variants_queued >= job.session.max_variant_backlog:
-            return f"this connection has {job.session.variants_queued} comments waiting for variants"
+            return f"this connection has {job.session.variants_queued} comments waiting for variants (connection backlog)"
         if self.stats.queued >= self.backlog:
             return f"{self.stats.queued} comments wait for variants (perturbation.live_backlog)"
         if self.budget is not None and self.budget.take():

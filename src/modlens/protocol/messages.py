@@ -404,10 +404,14 @@ class StatusOk(Message):
     detectors: list[dict[str, Any]] = Field(description="per configured detector: name, status, message, fix, version")
     counts: dict[str, int] = Field(description="rows per study-log table")
     queue: dict[str, Any] = Field(description="connections, pending writes, batcher queue depths, variants (live "
-                                              "variants: done, queued, failed, deferred: the comments (each once, however "
-                                              "often deferred) this daemon recorded in deferred_variants for `modlens "
-                                              "rescore --variants` (over budget, or cut short by their connection closing), "
-                                              "deferred_by_reason: those by the reason each one's row holds, "
+                                              "variants: each comment offered counted once, as the study log holds it: "
+                                              "done, queued, failed (a step_errors row), deferred: the comments (each once, "
+                                              "however often deferred) this daemon recorded in deferred_variants for "
+                                              "`modlens rescore --variants` (over budget, cut short by their connection "
+                                              "closing or the daemon stopping, or answered but their variants or step "
+                                              "error refused by the study log: variants not recorded), "
+                                              "deferred_by_reason: those by the reason each one's row holds (unknown: "
+                                              "a reason naming no kind), "
                                               "deferred_unrecorded: comments deferred but refused by the study log "
                                               "and not recorded since)")
     components: dict[str, str] = Field(default_factory=dict,
