@@ -19,7 +19,7 @@ stderr says what audit's says (a detector not used, a detector whose scores incl
 A score that is an error, or an attack whose result is unknown (the target or a judge had no score
 for a text the attack sent: counted as `unknown` in `attacks`), makes it exit 1 after the summary
 (and the export), as the audit does; the same command attacks them again, which tells only where
-a call failed (a judge that is a cached table without the text stays unknown).
+a call failed (a target that is a cached table without the text stays unknown).
 The study's detectors (the embedded defaults without --study) and any --detector are loaded too:
 they score the results and are the judges (TaeBench's AND rule) unless --no-ensemble, but for a
 cached table, which knows no text but its own and only scores, with --text as with a DATASET. The target

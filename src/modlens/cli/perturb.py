@@ -213,7 +213,7 @@ def fail_on_unknown_results(rows: list[dict[str, Any]]) -> None:
         if row["kind"] == "variant" and row.get("attack") and not result_known(row["attack"]):
             unknown.setdefault(row["target_detector"], {"unknown": 0})["unknown"] += 1
     fail_on_unknown_attacks(unknown, fix="every line is printed; each such attack's `reason` says why; the same "
-                                         "command attacks it again, which tells only where a call failed (a judge "
+                                         "command attacks it again, which tells only where a call failed (a target "
                                          "that is a cached table without the text, or a target answer without the "
                                          "goal's label, leaves it unknown again)")
 
