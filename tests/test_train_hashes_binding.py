@@ -92,3 +92,37 @@ def test_a_run_audited_with_a_set_before_it_named_its_head_still_reads_it(tmp_pa
     assert why == "" and found is not None and list(found) == list(text_hashes(["you fool", "a kind word"]))
     write_hashes(bare, ["you fool"], describes=head)
     assert recorded_hashes(record) == (None, "hash set data:h.train-hashes.bin differs from the one the audit recorded")
+
+
+def _build_head_hashes():
+    import importlib.util
+    from pathlib import Path
+
+    tool = Path(__file__).resolve().parents[1] / "tools" / "build_head_hashes.py"
+    spec = importlib.util.spec_from_file_location("build_head_hashes_under_test", tool)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main
+
+
+@pytest.mark.parametrize("shipped", [DEFAULT_HEAD, DEFAULT_HEAD6], ids=["one-label", "six-label"])
+def test_build_head_hashes_writes_a_set_for_a_one_label_head_only(shipped, tmp_path, capsys):
+    """tools/build_head_hashes.py draws a one-label head's fit rows (`train`'s draw): pointed at a
+    six-label head, whose fit rows are drawn otherwise (after an exclusion), it must write no set
+    naming that head, though the numbers of its training record add up."""
+    data = tmp_path / "pool.csv"
+    data.write_text("text,is_offensive\n" + "".join(f"text number {i} here,{i % 2}\n" for i in range(40)))
+    labelled = load_labelled(data)
+    head = tmp_path / shipped.name
+    raw = json.loads(shipped.read_text())
+    raw["training"].update(data_sha256=labelled.sha256, sample=20, seed=1, test_size=0.2, n_train=16)
+    head.write_text(json.dumps(raw))
+    rc = _build_head_hashes()(["--data", str(data), "--head", str(head)])
+    err = capsys.readouterr().err
+    if shipped == DEFAULT_HEAD:
+        _, fit = split_sample(labelled.labels, 20, 1, 0.2)
+        assert rc == 0 and list(read_hashes(hashes_path(head))) == list(text_hashes(labelled.texts[i] for i in fit))
+        assert read_hash_file(hashes_path(head))[1] == hashlib.sha256(head.read_bytes()).hexdigest()
+    else:
+        assert rc == 1 and "not a modlens head file (modlens-logistic-head/1)" in err
+        assert not hashes_path(head).exists()

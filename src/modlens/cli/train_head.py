@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from modlens.datasets.base import DatasetError
     from modlens.detectors.base import DetectorUnavailable
-    from modlens.detectors.head import TrainingDataError, load_labelled, train
+    from modlens.detectors.head import TrainingDataError, load_labelled, train, write_fit_hashes
     from modlens.detectors.minilm import SentenceEncoder
 
     six = args.labels == "six"
@@ -102,7 +102,10 @@ def run(args: argparse.Namespace) -> int:
     except (DetectorUnavailable, OSError) as err:
         raise CliError(str(err), kind=ErrorKind.FAILED, fix=getattr(err, "fix", None) or None) from None
     head.save(out)
-    hashes = _write_fit_hashes(out, data, args)
+    try:  # the fit rows drawn again as `train` drew them (the size it was asked for), named by the new head
+        hashes, _ = write_fit_hashes(out, data, args.sample)
+    except TrainingDataError as err:
+        raise CliError(str(err), kind=ErrorKind.FAILED) from None
     measured = _write_quality(out, head.meta, encoder, "head", head.positive_label)
     summary = {"out": str(out), "hashes": str(hashes), "quality": str(measured), "seconds": round(time.perf_counter() - t0, 1),
                **head.meta["metrics"]}
@@ -113,17 +116,6 @@ def run(args: argparse.Namespace) -> int:
         summary["hatecheck_weakest"] = {k: v["auc"] for k, v in weakest}
     print(json.dumps(summary))
     return 0
-
-
-def _write_fit_hashes(out: Path, data: Any, args: argparse.Namespace) -> Path:
-    """The hash set of the fit texts, beside the head and naming it (`trainingdata.hashes_beside`): the
-    rows `train` fit on, drawn again (`split_sample`, as tools/build_head_hashes.py draws them). Any set
-    of an earlier head in that place is replaced, never left to describe this one."""
-    from modlens.detectors.head import split_sample
-    from modlens.trainingdata import hashes_path, write_hashes
-
-    _, fit = split_sample(data.labels, args.sample, args.seed, args.test_size)
-    return write_hashes(hashes_path(out), (data.texts[i] for i in fit), describes=out)
 
 
 def _write_quality(out: Path, meta: dict[str, Any], encoder: Any, head_kind: str, positive_label: str = "toxic") -> Path:

@@ -96,10 +96,33 @@ def balanced_sample(labels: np.ndarray, n: int, seed: int) -> np.ndarray:
 
 def split_sample(labels: np.ndarray, sample: int, seed: int, test_size: float) -> tuple[np.ndarray, np.ndarray]:
     """(held-out, fit) row indices of the seeded balanced sample `train` uses: the same data, sample
-    size, seed and split always give the same rows (tools/build_head_hashes.py lists the fit ones)."""
+    size, seed and split always give the same rows (`write_fit_hashes` lists the fit ones)."""
     idx = balanced_sample(labels, sample, seed)
     n_test = int(round(len(idx) * test_size))
     return idx[:n_test], idx[n_test:]
+
+
+def write_fit_hashes(head_path: Path, data: Labelled, sample: int | None = None) -> tuple[Path, int]:
+    """(the hash set written, the number of fit texts): the texts the one-label head at `head_path` was
+    fit on, beside it and naming it (`trainingdata.hashes_beside`), drawn again from `data` as `train`
+    drew them (`split_sample`, with the head's training record; `sample`: the size `train` was asked
+    for when known, else the record's). Any set of an earlier head in that place is replaced. Refused
+    when the file is no one-label head (`Head.load`: DetectorUnavailable; a six-label head's fit rows
+    are drawn otherwise) and, as TrainingDataError, when `data` is not the data the head records or the
+    draw does not give as many fit rows as it records."""
+    from modlens.trainingdata import hashes_path, write_hashes
+
+    rec = Head.load(head_path).meta.get("training") or {}
+    if data.sha256 != rec.get("data_sha256"):
+        raise TrainingDataError(f"{data.source}: sha256 {data.sha256} is not the head's training data "
+                                f"({rec.get('data_sha256')})")
+    if any(k not in rec for k in ("sample", "seed", "test_size", "n_train")):
+        raise TrainingDataError(f"{head_path}: its training record gives no sample, seed, test_size and n_train")
+    _, fit = split_sample(data.labels, int(rec["sample"] if sample is None else sample), int(rec["seed"]),
+                          float(rec["test_size"]))
+    if len(fit) != rec["n_train"]:
+        raise TrainingDataError(f"drew {len(fit)} fit rows, the head records {rec['n_train']}")
+    return write_hashes(hashes_path(head_path), (data.texts[i] for i in fit), describes=head_path), len(fit)
 
 
 def auc4(scores: Sequence[float] | np.ndarray, labels: Sequence[int] | np.ndarray) -> float | None:
