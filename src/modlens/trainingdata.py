@@ -238,15 +238,22 @@ def overlap(training: Training | None, texts: Sequence[str] | None = None) -> di
     of in-sample rows (an int), None when unknown. `checked`: "hash" (the texts were looked up in
     its hash set of fit texts) or "unknown". `no_words` (only when some): the rows with no words,
     which have no key to look up, in-sample or not unknown ("none" then says none of the others is)."""
+    return overlap_rows(training, texts)[0]
+
+
+def overlap_rows(training: Training | None, texts: Sequence[str] | None = None) -> tuple[
+        dict[str, Any], list[bool | None] | None]:
+    """`overlap`, and per text whether it is in-sample (`contains`) when checked by hash (else None):
+    its counts are of those flags, so each text is looked up once."""
     if training is None:
-        return {"level": "undeclared", "in_sample": None, "checked": "unknown"}
+        return {"level": "undeclared", "in_sample": None, "checked": "unknown"}, None
     hashes = training.hashes()
     if hashes is not None and texts is not None:
         flags = contains(hashes, texts)
         found, no_words = flags.count(True), flags.count(None)
         return {"level": "rows" if found else "none", "in_sample": found, "checked": "hash",
-                **({"no_words": no_words} if no_words else {})}
-    return {"level": "unknown", "in_sample": None, "checked": "unknown"}
+                **({"no_words": no_words} if no_words else {})}, flags
+    return {"level": "unknown", "in_sample": None, "checked": "unknown"}, None
 
 
 def unknown_note(training: Training, why: str = "") -> str:

@@ -197,7 +197,7 @@ def declarations(data: StudyData) -> dict[tuple[str, str], dict[str, Any]]:
 def in_sample(data: StudyData, rec: dict[str, Any] | None,
               cids: list[int]) -> tuple[dict[str, Any], list[bool | None] | None]:
     """The overlap of these comments with a detector's training data, from the rows
-    (`trainingdata.overlap`: their texts looked up in the hash set of fit texts the audit recorded;
+    (`trainingdata.overlap_rows`: their texts looked up in the hash set of fit texts the audit recorded;
     the name the audit gave the file decides nothing): a summary whose `in_sample` is
     an int (None: not knowable), and per comment whether it is in-sample (None when not known row
     by row; a row's None: its text has no words to look up)."""
@@ -208,7 +208,7 @@ def in_sample(data: StudyData, rec: dict[str, Any] | None,
                         "is unknown"}, None
     training, why = train_data.recorded_training(rec)
     texts = [data.texts.get(data.comments[c]["text_id"], "") for c in cids]
-    found = train_data.overlap(training, texts)
+    found, flags = train_data.overlap_rows(training, texts)
     base = {"datasets": list(training.datasets), "source": training.source, **found}
     if found["checked"] == "hash":
         n_in = found["in_sample"]
@@ -217,9 +217,7 @@ def in_sample(data: StudyData, rec: dict[str, Any] | None,
         if found.get("no_words"):
             note += (f"; {found['no_words']:,} rows have no words to look up: in-sample or not unknown, left out of "
                      "the figures on rows not found")
-        hashes = training.hashes()
-        assert hashes is not None  # checked by hash: the set is there
-        return {**base, "note": note}, train_data.contains(hashes, texts)
+        return {**base, "note": note}, flags
     return {**base, "note": train_data.unknown_note(training, why)}, None
 
 
