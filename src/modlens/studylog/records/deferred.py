@@ -2,10 +2,10 @@
 was reached), each with why; `modlens rescore --variants` makes them and marks them done."""
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, cast
 
 from modlens.studylog.codec import now_iso
-from modlens.studylog.connection import LogConnection
+from modlens.studylog.connection import JSON_KEYS, LogConnection
 
 # a comment deferred again while still to do keeps its row as it is (its first reason and time); one
 # deferred again after its variants were made is to do again, for this deferral's reason, from now
@@ -13,7 +13,7 @@ UPSERT_DEFERRED = (
     "INSERT INTO deferred_variants (comment_id, reason, created_at, done_at) VALUES (?, ?, ?, NULL) "
     "ON CONFLICT (comment_id) DO UPDATE SET done_at = NULL, reason = excluded.reason, "
     "created_at = excluded.created_at WHERE done_at IS NOT NULL")
-HELD_CHUNK = 500  # comment ids per query reading back the rows' reasons
+HELD = f"SELECT comment_id, reason FROM deferred_variants WHERE comment_id {JSON_KEYS}"
 PENDING = ("SELECT d.comment_id, t.text FROM deferred_variants d JOIN comments c ON c.comment_id = d.comment_id "
            "JOIN texts t ON t.text_id = c.text_id WHERE d.done_at IS NULL AND d.comment_id > ? "
            "ORDER BY d.comment_id LIMIT ?")
@@ -25,13 +25,8 @@ def defer_variants(db: LogConnection, rows: Iterable[tuple[int, str]]) -> dict[i
     now = now_iso()
     rows = list(rows)
     db.write_many(UPSERT_DEFERRED, [(cid, reason, now) for cid, reason in rows])
-    ids = sorted({cid for cid, _ in rows})
-    held: dict[int, str] = {}
-    for start in range(0, len(ids), HELD_CHUNK):
-        part = ids[start:start + HELD_CHUNK]
-        held.update(db.conn.execute(f"SELECT comment_id, reason FROM deferred_variants WHERE comment_id IN "
-                                    f"({', '.join('?' * len(part))})", part).fetchall())
-    return held
+    # the log's keyed lookup, its value a reason rather than an id
+    return cast(dict[int, str], db.ids_by_key(HELD, sorted({cid for cid, _ in rows})))
 
 
 def pending_deferred(db: LogConnection, *, after: int = 0, limit: int = 256) -> list[tuple[int, str]]:
