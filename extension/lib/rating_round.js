@@ -45,11 +45,8 @@
     async function submit(item, answer) {
       const res = await chrome.runtime.sendMessage(ns.messages.rate({ platform: item.platform, key: item.key },
         { ...answer, time_spent_ms: Math.round(performance.now() - shownAt) }, item.ref)).catch((err) => ({ error: String(err) }));
-      if (!res || !res.queued) {
-        const msg = $("panel").firstChild && $("panel").firstChild.shadowRoot.querySelector(".msg");
-        if (msg) msg.textContent = ns.ratingNotTakenText(res);
-        return;
-      }
+      // said by the panel (buildRatingPanel writes what this returns into its line), kept open
+      if (!res || !res.queued) return ns.ratingNotTakenText(res);
       skipped.delete(id(item));
       current = null;
       refresh();

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from .closed_shadow import NOT_TOXIC_PICKS, Marker, said
-from .harness import own_daemon_and_browser, wait_for
+from .harness import STUDY_TOML, own_daemon_and_browser, wait_for
 from .pages import serve_youtube_page
 
 pytestmark = [pytest.mark.browser]
@@ -229,3 +229,27 @@ def test_the_popup_does_not_give_a_stopped_daemons_variant_counts_as_current(pla
         assert "ready" not in popup.locator("#conn").get_attribute("class")
         assert popup.locator("#variant-counts").is_hidden(), popup.locator("#variant-counts").inner_text()
 
+
+def test_a_calibration_rating_the_extension_does_not_take_is_said_in_its_panel(playwright_instance, tmp_path):
+    """A rating round on an extension page (calibration, item set) says why the worker did not take a
+    rating in the panel it was saved from, which stays on that comment with its answers."""
+    study = STUDY_TOML + '''
+[[gold]]
+key = "gold-kind"
+text = "Thank you, this explanation really helped me."
+expected = { toxicity = "not toxic" }
+'''
+    with own_daemon_and_browser(playwright_instance, tmp_path, study) as (daemon, browser):
+        page = browser.context.new_page()
+        page.goto(browser.ext_url("calibration.html"))
+        form = page.locator("#panel form")
+        form.wait_for(timeout=10000)
+        for name, value in NOT_TOXIC_PICKS:
+            form.locator(f'input[name="{name}"][value="{value}"]').check()
+        browser.set_settings({"paused": True})
+        form.locator('button[type="submit"]').click()
+        wait_for(lambda: "did not take this rating: paused" in (form.locator(".msg").inner_text() or ""), 10,
+                 "the panel to say why the rating was not taken")
+        assert page.locator("#item-text").inner_text() == "Thank you, this explanation really helped me."
+        assert form.locator('input[name="vs_hard"][value="less"]').is_checked()
+        assert page.locator("#progress").inner_text() == "calibration: 0/1 done"
