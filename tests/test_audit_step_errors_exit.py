@@ -112,3 +112,30 @@ def test_an_audit_whose_steps_all_worked_exits_0_with_no_step_errors(tmp_path, c
                      "--normalize", "--perturb", "mixed_case", "--quiet"])
     out, _ = capsys.readouterr()
     assert code == 0 and step_errors(db) == [] and json.loads(out)["step_errors"] == {}
+
+
+def test_rescore_variants_whose_generator_failed_for_a_deferred_comment_says_so_and_exits_1(tmp_path, monkeypatch,
+                                                                                           capsys):
+    """`modlens rescore --variants` makes the daemon's deferred variants: a comment whose generation raised
+    is a step_errors row and is marked done (never made again), so the command says it as the audit does
+    and exits 1 after the summary."""
+    from modlens.perturb.registry import REGISTRY
+    from modlens.studylog.records.deferred import defer_variants
+    from modlens.studylog.store import StudyLog
+
+    plug_in(monkeypatch, REGISTRY, "brittle_swap", BrittleSwap)
+    db, study = tmp_path / "log.sqlite", tmp_path / "study.toml"
+    study.write_text('study_id = "deferred"\ndetectors = [{ name = "profanity-check" }]\n[normalizer]\nenabled = false\n'
+                     '[perturbation]\nenabled = true\nimportance_threshold = 0.0\nbudget = 5\nstrategies = ["brittle_swap"]\n')
+    with StudyLog(db) as log:
+        page = log.ensure_page("youtube", "v1", None, None)
+        cids = [log.add_comment("youtube", f"c{i}", page, text) for i, text in enumerate(ROWS)]
+        defer_variants(log, [(cid, "live variant budget reached") for cid in cids])
+    code = cli_main(["rescore", "--variants", "--db", str(db), "--config", str(study)])
+    out, err = capsys.readouterr()
+    failed = [r for r in ROWS if BREAKS in r]
+    assert step_errors(db) == sorted((t, "variants") for t in failed)
+    summary = json.loads(out)
+    assert summary["failed"] == 2 and summary["step_errors"]["variants"]["errors"] == 2
+    assert code == 1
+    assert "modlens rescore: step variants (" in err and ") failed for 2 texts\n" in err

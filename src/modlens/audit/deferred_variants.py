@@ -36,6 +36,9 @@ class DeferredResult:
     # per detector key whose scores of the variants include errors: {"scores": variant texts it scored,
     # "errors": of them those whose score is an error, "first": the first one}, as `AuditResult.score_errors`
     score_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the texts whose generation failed ("failed" counts comments), as `AuditResult.step_errors`:
+    # {"variants": {"component": name@version, "errors": texts, "first": the first one's message}}
+    step_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -66,10 +69,14 @@ def run_deferred_variants(db: str | Path, *, study: StudyConfig | None = None, c
         with log.transaction():
             det_ids = register(log, study, engine.detectors)
         tally: dict[str, dict[str, Any]] = {}
-        made, failed, n_variants = asyncio.run(_drive(log, engine, det_ids, study, chunk, tally))
+        step_failed: dict[str, str] = {}  # text -> why its generation failed (its step_errors row)
+        made, failed, n_variants = asyncio.run(_drive(log, engine, det_ids, study, chunk, tally, step_failed))
         left = deferred_counts(log)["to_do"]
+    name, version = generator_identity(study.perturbation)
+    steps = {VARIANTS: {"component": f"{name}@{version}", "errors": len(step_failed),
+                        "first": next(iter(step_failed.values()))}} if step_failed else {}
     return DeferredResult(str(db), made, n_variants, failed, left, time.perf_counter() - t0, unavailable,
-                          {k: t for k, t in tally.items() if t["errors"]})
+                          {k: t for k, t in tally.items() if t["errors"]}, steps)
 
 
 def _count_scores(tally: dict[str, dict[str, Any]], good: dict[str, set[str]], failing: dict[str, set[str]],
@@ -89,7 +96,7 @@ def _count_scores(tally: dict[str, dict[str, Any]], good: dict[str, set[str]], f
 
 
 async def _drive(log: StudyLog, engine: Engine, det_ids: dict[str, int], study: StudyConfig,
-                 chunk: int, tally: dict[str, dict[str, Any]]) -> tuple[int, int, int]:
+                 chunk: int, tally: dict[str, dict[str, Any]], step_failed: dict[str, str]) -> tuple[int, int, int]:
     name, version = generator_identity(study.perturbation)
     done = failed = n_variants = 0
     after = 0
@@ -105,6 +112,8 @@ async def _drive(log: StudyLog, engine: Engine, det_ids: dict[str, int], study: 
                 if got.errors:
                     record_results(log, {}, errors=[StepError(t, VARIANTS, name, version, why)
                                                     for t, why in got.errors.items()])
+                    for t, why in got.errors.items():
+                        step_failed.setdefault(t, why)
                 for cid, text in todo:
                     if text in got.errors:
                         failed += 1

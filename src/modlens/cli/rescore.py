@@ -92,5 +92,10 @@ def _deferred_variants(db: Path, study: StudyConfig | None, chunk: int) -> int:
         print(f"modlens rescore: detector {key} not used: {why}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2))
     _say_errors(result.score_errors, "`modlens rescore` scores them again")
-    fail_on_score_errors(result.score_errors)  # a variant some detector gave no score: exit 1, as the audit
+    from modlens.audit.run import step_error_warnings
+    for line in step_error_warnings(result.step_errors, "their comments are marked done: nothing makes their "
+                                                        "variants again"):
+        print(f"modlens rescore: {line}", file=sys.stderr)
+    # a variant some detector gave no score, or a comment whose variants failed: exit 1, as the audit
+    fail_on_score_errors(result.score_errors, step_errors=result.step_errors)
     return 0
