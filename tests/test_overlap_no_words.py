@@ -35,3 +35,18 @@ def test_rows_with_no_words_are_left_out_of_the_out_of_sample_figures(tmp_path, 
     texts = {cid: data.texts[c["text_id"]] for cid, c in data.comments.items()}
     assert sorted(f for (cid, _), f in marks.items() if texts[cid] not in NO_WORDS) == [False] * 30 + [True] * 10
     assert not [cid for (cid, _) in marks if texts[cid] in NO_WORDS]  # no mark: not known
+
+
+def test_with_no_row_found_the_rows_looked_up_still_have_figures_of_their_own(tmp_path, monkeypatch):
+    """None found, some rows with no words: the note says those are left out of the figures on rows
+    not found, so those figures are given (the detector's own are over every row, the 4 included)."""
+    monkeypatch.setenv(paths.DATA_ENV, str(tmp_path))
+    rows = [(f"comment {i} {'bad' if i % 2 else 'fine'} words", i % 2) for i in range(40)]
+    rows += [(t, i % 2) for i, t in enumerate(NO_WORDS)]
+    hashes = write_hashes(tmp_path / "head.train-hashes.bin", ["a text no row holds"])
+    run_audit(str(_csv(tmp_path / "mine.csv", rows)), db=tmp_path / "log.sqlite", progress=False,
+              detector_objects={"hashed": Fake("hashed", Training(("pool",), "test pool", rows=1, hashes_path=hashes))})
+    (d,) = labelled.analyze(load(tmp_path / "log.sqlite"))["sources"][0]["detectors"]
+    assert d["n"] == 44 and d["training"]["in_sample"] == 0 and d["training"]["no_words"] == 4
+    assert "left out of the figures on rows not found" in d["training"]["note"]
+    assert d["out_of_sample"] is not None and d["out_of_sample"]["n"] == 40

@@ -246,10 +246,11 @@ def _detector(data: StudyData, det: DetectorRow, items: list[tuple[int, int]],
     kinds = [data.labels.get(cid, {}).get(CLASS_LABEL) for cid, _, _ in rows] if out["classes"] else []
     out["histogram"] = histograms(scores, [str(k) if k not in (None, "") else ("toxic" if g else "not toxic")
                                            for k, (_, _, g) in zip(kinds or [None] * len(rows), rows)])
-    if flags is not None and 0 < flags.count(True) < len(flags):  # partial overlap: the same metrics on the rest
-        # the rows looked up and not found (a row with no words has no key: not known either way)
+    if flags is not None:
+        # the rows looked up and not found (a row with no words has no key: not known either way); their
+        # own figures whenever they are not every row: some found, or none found but some with no words
         rest = [(s, g) for (_, s, g), inside in zip(rows, flags) if inside is False]
-        if rest:
+        if 0 < len(rest) < len(flags):
             out["out_of_sample"] = with_intervals([s for s, _ in rest], [g for _, g in rest], det.threshold)
     for name in GROUP_LABELS:
         by_value: dict[str, list[tuple[float, int]]] = defaultdict(list)
