@@ -119,17 +119,16 @@ def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
         print(f"modlens perturb: {line}", file=sys.stderr)
     detectors = loaded.detectors
     target = _pick_target(wanted, detectors)
-    if not args.target and wanted and target is None:  # the study's, which --detector left out
-        raise CliError(f"the study's perturbation.target {wanted} is not among the --detector ones "
+    if target is None:  # `wanted` is no loaded detector's key (require stopped one that cannot load, and none)
+        if args.target:
+            close = close_matches(args.target, detectors)
+            raise CliError(f"target detector {args.target} is not loaded; loaded: {list(detectors)}",
+                           fix=f"did you mean {' or '.join(close)}?" if close else
+                           "pick a loaded --target, or add it with --detector (see `modlens detectors`)")
+        raise CliError(f"the study's perturbation.target {wanted} is not among the --detector ones "  # --detector left it out
                        f"({', '.join(detectors)})", fix=f"add --detector {wanted}, or name another --target")
-    if (args.target or args.attack) and target is None:
-        close = close_matches(args.target or "", detectors)
-        raise CliError(f"target detector {args.target or '(any)'} is not loaded; loaded: {list(detectors) or 'none'}",
-                       fix=f"did you mean {' or '.join(close)}?" if close else
-                       "pick a loaded --target, or add it with --detector (see `modlens detectors`)")
     options = {"human_lookup": {"path": args.perturbations}} if args.perturbations else {}
     if args.attack:
-        assert target is not None
         attacked = _attack(args, target, detectors, p.seed, options)
         fail_on_no_score(attacked)  # after every line, as score
         fail_on_unknown_results(attacked)
@@ -147,8 +146,7 @@ def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
         if not_scored("perturb", text, target):
             continue
         # a call that raises is no score (the heuristic ranks the words), as the engine takes it: every text goes on
-        importance = word_importance(text, detector_score_fn(CallFailureAsNoScore(detectors[target]))) \
-            if target else None
+        importance = word_importance(text, detector_score_fn(CallFailureAsNoScore(detectors[target])))
         variants, reasons = maker.generate_explained(text, importance=importance)
         if not variants and _below_threshold(reasons, importance) and args.threshold is None:
             # the obvious first try ("you are a stupid idiot": each insult alone keeps it toxic)
