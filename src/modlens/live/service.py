@@ -78,6 +78,16 @@ def media_consent(keep_bytes: bool, local: list[str], remote: dict[str, list[str
             f"from them by a detector; {kept}.")
 
 
+def _not_as_stored(stored: dict[str, Any], comment_id: int, msg: p.Rating) -> list[str]:
+    """What of `msg` differs from the rating stored under its id (`StudyLog.stored_rating`): none for a resend."""
+    anchors = msg.anchors.model_dump() if msg.anchors else None
+    return [what for what, same in (
+        ("comment", stored["comment_id"] == comment_id),
+        ("values", stored["values_json"] == canonical_json(dict(msg.values))),
+        ("anchors", stored["anchors_json"] == (None if anchors is None else canonical_json(anchors))))
+        if not same]
+
+
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 NOT_MADE = "not made: "  # a `variants` error for a comment nobody scores (blank): `Variants.error`
 
@@ -482,6 +492,10 @@ class LiveService:
 
     async def rate(self, session: LiveSession, msg: p.Rating) -> p.RatingOk:
         if msg.study_id is not None and msg.study_id != self.study.study_id:
+            # stored in its own study, its answer lost: the log holds it, so its resend is answered as one
+            resent = await self._resent_from(msg.study_id, session, msg)
+            if resent is not None:
+                return resent
             raise ProtocolError(ErrorCode.study_mismatch,
                                 f"study_id: the rating was given in study {msg.study_id!r}, not the running study "
                                 f"{self.study.study_id!r}; nothing stored", msg.id)
@@ -513,11 +527,7 @@ class LiveService:
         if stored is not None:
             # `duplicate` vouches for this very rating, stored before: a resend. Another rating under an id
             # already used (other comment or answers) is not stored, and is not acknowledged as if it were
-            other = [what for what, same in (
-                ("comment", stored["comment_id"] == comment_id),
-                ("values", stored["values_json"] == canonical_json(dict(msg.values))),
-                ("anchors", stored["anchors_json"] == (None if anchors is None else canonical_json(anchors))))
-                if not same]
+            other = _not_as_stored(stored, comment_id, msg)
             if other:
                 raise ProtocolError(ErrorCode.invalid_fields,
                                     f"id: {msg.id!r} already names another rating of this rater (rating {rating_id}, "
@@ -527,6 +537,21 @@ class LiveService:
             over = stored["time_spent_over_limit_ms"] is not None
         return p.RatingOk(id=msg.id, rating_id=rating_id, derived_toxicity=derived,
                           inconsistent=inconsistent, duplicate=stored is not None, time_spent_over_limit=over)
+
+    async def _resent_from(self, study_id: str, session: LiveSession, msg: p.Rating) -> p.RatingOk | None:
+        """The answer to `msg` when the log holds this very rating under `study_id` (not the running
+        study): its resend, acknowledged as the duplicate it is; None when it does not."""
+        rater = session.rater_id
+        assert rater is not None  # only a connection that said hello rates
+        stored = await self.write(lambda lg: lg.stored_rating(study_id, rater, msg.id))
+        if stored is None:
+            return None
+        comment_id = await self._comment_id(session, msg.comment.platform, msg.comment.key)
+        if comment_id is None or _not_as_stored(stored, comment_id, msg):
+            return None
+        return p.RatingOk(id=msg.id, rating_id=stored["rating_id"], derived_toxicity=stored["derived_toxicity"],
+                          inconsistent=bool(stored["inconsistent"]), duplicate=True,
+                          time_spent_over_limit=stored["time_spent_over_limit_ms"] is not None)
 
     # --- comment media ---------------------------------------------------------------------
     async def comment_media(self, session: LiveSession, msg: p.CommentMedia) -> p.CommentMediaOk:

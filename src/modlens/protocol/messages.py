@@ -216,8 +216,10 @@ class Rating(ClientMessage):
     anchors: Anchors | None = None
     study_id: str | None = Field(None, max_length=64, description=(
         "the study the rating was given in (the one whose consent and attributes the participant saw); when set "
-        "and not the running study, it is refused (`study_mismatch`) and nothing is stored. Absent: the rating is "
-        "recorded in the running study, whichever that is"))
+        "and not the running study, it is refused (`study_mismatch`) and nothing is stored, unless the study log "
+        "already holds this very rating (id, comment and answers) under that study, its answer lost: that resend is "
+        "acknowledged (`rating_ok`, `duplicate`). Absent: the rating is recorded in the running study, whichever "
+        "that is"))
     time_spent_ms: int | None = Field(
         None, ge=0, le=2 ** 53 - 1,  # past 2**53 a JSON number is no exact integer: malformed
         description=f"over {MAX_TIME_SPENT_MS} (a day) the rating is stored with its time unknown: "

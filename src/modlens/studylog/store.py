@@ -120,6 +120,10 @@ class StudyLog(LogConnection):
         """After a crash: every open session ends at its last activity."""
         return sessions.close_open_sessions(self, study_id, ended_by)
 
+    def stored_rating(self, study_id: str, rater_id: str, client_rating_id: str) -> dict[str, Any] | None:
+        """The rating stored under this client id (what a resend is compared with), None when none is."""
+        return sessions.stored_rating(self, study_id, rater_id, client_rating_id)
+
     def add_rating(self, study_id: str, rater_id: str, client_rating_id: str, session_id: str | None,
                    comment_id: int, values: dict[str, str], anchors: dict[str, Any] | None,
                    derived_toxicity: str | None, inconsistent: bool,

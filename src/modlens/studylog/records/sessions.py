@@ -136,6 +136,18 @@ def _added(rating_id: int, stored: dict[str, Any] | None) -> AddedRating:
     return added
 
 
+def stored_rating(db: LogConnection, study_id: str, rater_id: str, client_rating_id: str) -> dict[str, Any] | None:
+    """The rating stored under this client id (`_STORED`'s columns), None when there is none."""
+    # every column, named by the cursor: a log of an older schema (a participant's, merged) lacks the newer ones
+    cursor = db.conn.execute("SELECT * FROM ratings WHERE study_id = ? AND rater_id = ? AND client_rating_id = ?",
+                             (study_id, rater_id, client_rating_id))
+    existing = cursor.fetchone()
+    if existing is None:
+        return None
+    row_of: dict[str, Any] = dict(zip((d[0] for d in cursor.description), existing))
+    return {column: row_of.get(column) for column in _STORED}
+
+
 def add_rating(db: LogConnection, study_id: str, rater_id: str, client_rating_id: str, session_id: str | None,
                comment_id: int, values: dict[str, str], anchors: dict[str, Any] | None,
                derived_toxicity: str | None, inconsistent: bool, time_spent_ms: int | None,
@@ -143,14 +155,9 @@ def add_rating(db: LogConnection, study_id: str, rater_id: str, client_rating_id
     """Returns (rating_id, newly created); a resent rating returns the stored one unchanged, its row
     in `.stored`."""
     with db.transaction():
-        # every column, named by the cursor: a log of an older schema (a participant's, merged) lacks the newer ones
-        cursor = db.conn.execute("SELECT * FROM ratings WHERE study_id = ? AND rater_id = ? AND client_rating_id = ?",
-                                 (study_id, rater_id, client_rating_id))
-        existing = cursor.fetchone()
-        if existing is not None:
-            row_of: dict[str, Any] = dict(zip((d[0] for d in cursor.description), existing))
-            stored = {column: row_of.get(column) for column in _STORED}
-            return _added(int(row_of["rating_id"]), stored)
+        stored = stored_rating(db, study_id, rater_id, client_rating_id)
+        if stored is not None:
+            return _added(int(stored["rating_id"]), stored)
         row: dict[str, Any] = {
             "study_id": study_id, "rater_id": rater_id, "client_rating_id": client_rating_id, "session_id": session_id,
             "comment_id": comment_id, "values_json": canonical_json(values),
