@@ -84,14 +84,40 @@ def test_a_run_audited_with_a_set_before_it_named_its_head_still_reads_it(tmp_pa
 
     monkeypatch.setenv(paths.DATA_ENV, str(tmp_path))
     bare = write_hashes(tmp_path / "h.train-hashes.bin", ["you fool", "a kind word"])
-    record = {"hashes": "data:h.train-hashes.bin", "hashes_sha256": hashlib.sha256(bare.read_bytes()).hexdigest()}
     head = tmp_path / "h.json"
     head.write_text("{}")
+    record = {"detector": f"minilm-toxicity@minilm-l6.bcfe46d679df+head.{_sha12(head)}.len128",
+              "hashes": "data:h.train-hashes.bin", "hashes_sha256": hashlib.sha256(bare.read_bytes()).hexdigest()}
     write_hashes(bare, ["you fool", "a kind word"], describes=head)
     found, why = recorded_hashes(record)
     assert why == "" and found is not None and list(found) == list(text_hashes(["you fool", "a kind word"]))
     write_hashes(bare, ["you fool"], describes=head)
     assert recorded_hashes(record) == (None, "hash set data:h.train-hashes.bin differs from the one the audit recorded")
+
+
+def _sha12(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+@pytest.mark.parametrize("kind", ["head", "head6"])
+def test_an_old_audits_bare_set_is_not_read_as_the_set_of_another_head(kind, tmp_path, monkeypatch):
+    """An old audit of head Y recorded the bare set's sha256; the set rebuilt for head X with the same
+    hashes names X: the record's version names Y, so the set is not taken as the one it audited with."""
+    from modlens.trainingdata import recorded_hashes
+
+    monkeypatch.setenv(paths.DATA_ENV, str(tmp_path))
+    bare = write_hashes(tmp_path / "h.train-hashes.bin", ["you fool", "a kind word"])
+    y, x = tmp_path / "y.json", tmp_path / "x.json"
+    y.write_text('{"head": "y"}')
+    x.write_text('{"head": "x"}')
+    record = {"detector": f"minilm-toxicity@minilm-l6.bcfe46d679df+{kind}.{_sha12(y)}.len128",
+              "hashes": "data:h.train-hashes.bin", "hashes_sha256": hashlib.sha256(bare.read_bytes()).hexdigest()}
+    write_hashes(bare, ["you fool", "a kind word"], describes=x)
+    found, why = recorded_hashes(record)
+    assert found is None and "another head" in why and _sha12(x) in why and _sha12(y) in why
+    write_hashes(bare, ["you fool", "a kind word"], describes=y)  # the set of the head it audited
+    found, why = recorded_hashes(record)
+    assert why == "" and list(found) == list(text_hashes(["you fool", "a kind word"]))
 
 
 def _build_head_hashes():

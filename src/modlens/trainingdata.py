@@ -304,9 +304,12 @@ def locate(reference: str) -> Path | None:
     return found[0] if found else None
 
 
+_HEAD_IN_VERSION = re.compile(r"\+head6?\.([0-9a-f]{12})\b")  # an embedded MiniLM version's head file part
+
+
 def recorded_hashes(record: dict[str, Any]) -> tuple[np.ndarray | None, str]:
     """The hash set a run recorded (params["training"][key]), if this computer has the very file
-    (same sha256; or the same hashes, now after the name of their head); else None and why."""
+    (same sha256; or the same hashes, now after the name of the head the audit ran); else None and why."""
     from modlens.paths import file_sha256
 
     ref = record.get("hashes")
@@ -315,10 +318,19 @@ def recorded_hashes(record: dict[str, Any]) -> tuple[np.ndarray | None, str]:
     path = locate(str(ref))
     if path is None:
         return None, f"hash set {ref} not found here"
-    hashes, _ = read_hash_file(path)
-    # the file, or its hashes alone: a set audited before sets named their head is the same set with one
-    if record.get("hashes_sha256") not in (file_sha256(path), hashlib.sha256(hashes.astype(">u8").tobytes()).hexdigest()):
+    hashes, describes = read_hash_file(path)
+    recorded = record.get("hashes_sha256")
+    if recorded == file_sha256(path):
+        return hashes, ""
+    # or its hashes alone: a set audited before sets named their head is the same set with one, when the
+    # head it names now is the one the audit ran (its version's +head./+head6. part): the same hashes
+    # written for another head describe that head, not the one audited
+    if describes is None or recorded != hashlib.sha256(hashes.astype(">u8").tobytes()).hexdigest():
         return None, f"hash set {ref} differs from the one the audit recorded"
+    audited = _HEAD_IN_VERSION.search(str(record.get("detector", "")))
+    if audited is None or audited.group(1) != describes[:12]:
+        return None, (f"hash set {ref} now lists the fit texts of another head (sha256 {describes[:12]}…) than "
+                      f"the one the audit ran ({audited.group(1) if audited else 'its version names none'})")
     return hashes, ""
 
 
