@@ -474,7 +474,7 @@ async def agree_again_and_rate(url: str, sha: str, rater: str, key: str, text: s
 
 async def test_a_consent_given_again_does_not_bring_back_what_the_deletion_deleted(tmp_path, capsys):
     """A participant withdraws, the researcher deletes their data, they agree again: the consent counts from
-    then on. The next bundle carries what they recorded since and nothing from before the withdrawal, merge
+    then on. The next bundle carries what they recorded since and nothing from before the new consent, merge
     adds only that, and `--list` says the first bundle's rows of theirs were deleted and when they agreed
     again. Times from the real clock, as the daemon stamps the data: a withdrawal after it, a consent after that."""
     db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
@@ -501,8 +501,8 @@ async def test_a_consent_given_again_does_not_bring_back_what_the_deletion_delet
     # nothing left of theirs that the withdrawal covers
     out = forget_cli(research, capsys)
     assert (f"rater rater-1 (study 'test') withdrew consent ({withdrawn}) and agreed again ({again}), which counts "
-            "from then on: the log holds none of their sessions, ratings or sightings of what they recorded at or "
-            "before the withdrawal: nothing to delete") in out, out
+            "from then on: the log holds none of their sessions, ratings or sightings of what they recorded "
+            "before agreeing again: nothing to delete") in out, out
 
 
 async def test_a_consent_given_again_before_the_deletion_leaves_what_came_before_it_to_delete(tmp_path, capsys):
@@ -519,21 +519,22 @@ async def test_a_consent_given_again_before_the_deletion_leaves_what_came_before
         again = await agree_again_and_rate(url, consent_sha256(app), "rater-1", "k2", "rated after agreeing again")
     said = export_and_merge(db, research, tmp_path / "second.bundle", capsys)
     assert "+1/1 ratings" in said, said
-    assert (f"holds data of 1 rater who withdrew consent (rater-1: 1 sessions, 1 ratings from before the "
-            f"withdrawal (agreed again {again}))") in said, said
+    assert (f"holds data of 1 rater who withdrew consent (rater-1: 1 sessions, 1 ratings from before agreeing "
+            f"again ({again}))") in said, said
     assert report_from_db(research)["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 1}
     out = forget_cli(research, capsys, "--delete")
     line = next(x for x in out.splitlines() if x.startswith("rater rater-1 "))
     assert line.startswith(f"rater rater-1 (study 'test') withdrew consent ({withdrawn}) and agreed again ({again}), "
-                           "which counts from then on: deleted of what they recorded at or before the withdrawal: "
+                           "which counts from then on: deleted of what they recorded before agreeing again: "
                            "1 sessions, 1 ratings, "), line
     assert rows(research, "SELECT c.comment_key FROM ratings r JOIN comments c USING (comment_id) "
                           "WHERE r.rater_id = 'rater-1'") == [("k2",)]
     assert rows(research, "SELECT count(*) FROM raters WHERE rater_id = 'rater-1'") == [(1,)]
-    # the sessions since: the one whose hello said the withdrawal (it recorded nothing) and the one since
+    # the session since agreeing again alone: the one whose hello said the withdrawal came while withdrawn,
+    # before the new consent, which it does not cover (it never left the participant's log)
     assert rows(research, "SELECT count(*) FROM sessions WHERE rater_id = 'rater-1' AND julianday(started_at) > "
-                          f"julianday('{withdrawn}')") == [(2,)]
-    assert rows(research, "SELECT count(*) FROM sessions WHERE rater_id = 'rater-1'") == [(2,)]
+                          f"julianday('{withdrawn}')") == [(1,)]
+    assert rows(research, "SELECT count(*) FROM sessions WHERE rater_id = 'rater-1'") == [(1,)]
     report = report_from_db(research)
     assert (report["withdrawn"], report["counts"]["ratings"]) == ({"raters": 0, "studies": 0, "ratings": 0}, 1)
     listed = merge_listing(research, capsys, with_ids=False)

@@ -1,7 +1,8 @@
-"""A withdrawal covers what the rater recorded at or before it (`sessions.withdrawn_row`): the client
-writes its times ending in "Z", the daemon its own ending in "+00:00", and compared as strings the two
-disagree on which came first ("10:00:00.500+00:00" sorts before "10:00:00Z", half a second later). The
-rule compares instants; a report reads ratings through it."""
+"""A withdrawal covers what the rater recorded before a consent they gave again (`sessions.withdrawn_row`):
+what came before the withdrawal and what came while withdrawn. The client writes its times ending in "Z", the
+daemon its own ending in "+00:00", and compared as strings the two disagree on which came first
+("11:00:00.500+00:00" sorts before "11:00:00Z", half a second later). The rule compares instants; a report
+reads ratings through it."""
 from __future__ import annotations
 
 from modlens.analysis.report import report_from_db
@@ -11,10 +12,12 @@ from modlens.studylog.store import StudyLog
 AGREED, WITHDRAWN, AGAIN = "2026-03-01T09:00:00Z", "2026-03-01T10:00:00Z", "2026-03-01T11:00:00Z"
 # as the daemon stamps them (now_iso: milliseconds, "+00:00")
 MADE = {"before": "2026-03-01T09:59:59.999+00:00", "at": "2026-03-01T10:00:00.000+00:00",
-        "half a second after": "2026-03-01T10:00:00.500+00:00", "after agreeing again": "2026-03-01T11:30:00.000+00:00"}
+        "while withdrawn": "2026-03-01T10:00:00.500+00:00", "just before agreeing again": "2026-03-01T10:59:59.999+00:00",
+        "as they agreed again": "2026-03-01T11:00:00.000+00:00",
+        "half a second after agreeing again": "2026-03-01T11:00:00.500+00:00"}
 
 
-def test_a_withdrawal_covers_what_came_at_or_before_it_as_instants_not_strings(tmp_path):
+def test_a_withdrawal_covers_what_came_before_a_consent_given_again_as_instants_not_strings(tmp_path):
     path = tmp_path / "study.sqlite"
     study = StudyConfig(study_id="pilot", toxicity_mode="direct", anchors=[])
     with StudyLog(path) as log:
@@ -31,8 +34,9 @@ def test_a_withdrawal_covers_what_came_at_or_before_it_as_instants_not_strings(t
                 log.write("UPDATE ratings SET created_at = ? WHERE rating_id = ?", (at, rating_id))
         assert log.withdraw_consent("pilot", "r1", WITHDRAWN) == 1
         log.ensure_rater("pilot", "r1", AGAIN, "You may withdraw at any time.")
-    # compared as strings, the rating half a second after the withdrawal would be taken for one before it
-    assert MADE["half a second after"] < WITHDRAWN
+    # compared as strings, the rating half a second after agreeing again would be taken for one before it
+    assert MADE["half a second after agreeing again"] < AGAIN
     report = report_from_db(path)
-    assert report["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 2}
+    # left out: the four made before agreeing again, the one made while withdrawn among them
+    assert report["withdrawn"]["ratings"] == 4, report["withdrawn"]
     assert report["counts"]["ratings"] == 2

@@ -61,12 +61,13 @@ def _say_withdrawn(withdrawn: dict[str, str]) -> None:
 
 def _say_before_withdrawal(before: dict[str, dict[str, Any]]) -> None:
     """Raters who withdrew and agreed again: their new consent counts from then on, so what they recorded
-    at or before the withdrawal stays out of every bundle, as it did while they had withdrawn."""
+    before it (before the withdrawal, and while withdrawn) stays out of every bundle, as it did while they
+    had withdrawn."""
     if before:
         who = ", ".join(f"{r} ({_n(b['sessions'], 'session')}, {_n(b['ratings'], 'rating')}; "
                         f"withdrew {b['withdrawn_at']})" for r, b in before.items())
         print(f"left out what {len(before)} rater{'s' if len(before) > 1 else ''} who withdrew and agreed again "
-              f"recorded at or before the withdrawal: {who}; a consent given again counts from then on")
+              f"recorded before agreeing again: {who}; a consent given again counts from then on")
 
 
 def _n(count: int, what: str) -> str:

@@ -9,7 +9,7 @@ times (or `withdrew TIME` for a participant whose every consent is withdrawn, co
 TIME` for one who agreed again, which counts from then on) and bundle checksums. `modlens merge
 --forget-withdrawn study.sqlite` lists, per participant who withdrew consent, the rows of theirs the
 withdrawal covers that the merged log still holds (earlier bundles brought them; of one who agreed
-again, what they recorded at or before the withdrawal)
+again, what they recorded before agreeing again)
 and the rows no one else's data needs that would go with them, per table (counted on a copy in
 memory: the log is only read, an older one not upgraded); with `--delete` it
 deletes them, in one transaction, their consent rows staying as the record of the withdrawal (and the
@@ -151,7 +151,7 @@ def _forget(db: str, delete: bool) -> int:
     for r in raters:
         # one who agreed again keeps what they recorded since, and their raters row; what the withdrawal
         # covers goes all the same (a consent given again does not bring it back)
-        before = " of what they recorded at or before the withdrawal" if r["agreed_again"] else ""
+        before = " of what they recorded before agreeing again" if r["agreed_again"] else ""
         what = (f"{verb}{before}: {_rows_text(r['deleted'])}" if r["deleted"] and before
                 else f"{verb} {_rows_text(r['deleted'])}" if r["deleted"]
                 else f"the log holds none of their sessions, ratings or sightings{before}: nothing to delete")
@@ -195,12 +195,12 @@ def _withdrawn_held(db: str) -> None:
         held = still_held(withdrawn_held(log.conn))
     if held:
         # sessions and ratings always; what else `forget_withdrawn` deletes of theirs where the log holds it
-        # of one who agreed again: what they recorded at or before the withdrawal, which the consent given
+        # of one who agreed again: what they recorded before agreeing again, which the consent given
         # again does not cover (reports leave it out; `--forget-withdrawn --delete` deletes it)
         who = "; ".join(f"{r['rater_id']}: {r['sessions']} sessions, {r['ratings']} ratings"
                         + (f", {r['reviews']} task reviews" if r["reviews"] else "")
                         + ("" if r["sessions"] or r["ratings"] or r["reviews"] else ", a raters row")
-                        + (f" from before the withdrawal (agreed again {r['agreed_again']})" if r["agreed_again"] else "")
+                        + (f" from before agreeing again ({r['agreed_again']})" if r["agreed_again"] else "")
                         for r in held)
         print(f"{db} holds data of {len(held)} rater{'s' if len(held) != 1 else ''} who withdrew consent ({who}): "
               f"`modlens merge --forget-withdrawn {db}` lists what would be deleted, with --delete deletes it")

@@ -57,8 +57,8 @@ LIMITS = Limits(member_bytes=256 << 20, total_bytes=1 << 30, members=256)
 TABLES = tuple(t.name for t in TRAVELLING)
 
 # A rater who withdrew every consent they gave (`sessions.WITHDREW`) no longer consents. One who agreed
-# again consents from then on: what they recorded at or before their latest withdrawal stays behind
-# (`sessions.withdrawn_row`), so a consent given again never brings back what the withdrawal took. A log
+# again consents from then on: what they recorded before that consent (before the withdrawal, and while
+# withdrawn) stays behind (`sessions.withdrawn_row`), so a consent given again never brings back what the withdrawal took. A log
 # older than schema 7 has no `consents`, and none of its raters withdrew.
 
 

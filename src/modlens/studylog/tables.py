@@ -241,8 +241,8 @@ TABLES: tuple[Table, ...] = (
                                     "so a merged log learns of the withdrawal (`modlens merge` says what "
                                     "earlier bundles brought of theirs), and `modlens report` leaves their "
                                     "ratings out of every count and figure. A consent given after it counts "
-                                    "from then on: what the rater recorded at or before their latest "
-                                    "withdrawal stays out of bundles and reports, and `modlens merge "
+                                    "from then on: what the rater recorded before it (before the "
+                                    "withdrawal, and while withdrawn) stays out of bundles and reports, and `modlens merge "
                                     "--forget-withdrawn --delete` deletes it."),
         key=("consent_id",), unique=(("study_id", "rater_id", "consent_sha256", "consented_at"),),
         # a withdrawn rater's consents travel too (ids and times, none of their data), so the researcher's

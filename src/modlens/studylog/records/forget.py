@@ -4,7 +4,7 @@
 A rater withdrew when a consent of theirs in the log is withdrawn (`consents.withdrawn_at`, `withdrawals`;
 what `held` counts of them, which `modlens merge` says). Their own rows the withdrawal covers go
 (`sessions.withdrawn_row`: all of them while no consent of theirs holds; of one who agreed again, those
-recorded at or before their latest withdrawal, which a consent given again does not bring back): ratings
+recorded before that consent, while withdrawn too, which a consent given again does not bring back): ratings
 (with their values), sessions, the sightings of those sessions, their task reviews, and their `raters`
 row while no consent of theirs holds. A row that other
 people's data shares goes only when nothing else refers to it any more: a comment when no other
@@ -145,8 +145,8 @@ _REFS = _references()
 
 # a withdrawn rater's own rows (bound :s, :r), which go first: all else goes only with them. Those their
 # withdrawal covers (`sessions.withdrawn_row`): all of them while no consent of theirs holds; of a rater
-# who agreed again, what they recorded at or before their latest withdrawal (the `raters` row stays, and
-# what they recorded since)
+# who agreed again, what they recorded before that consent (the `raters` row stays, and what they
+# recorded since)
 _THEIRS = "study_id = :s AND rater_id = :r"
 _SESSIONS = f"(SELECT session_id FROM sessions WHERE {_THEIRS} AND {withdrawn_row('sessions', 'started_at')})"
 _OWN_RATINGS = f"{_THEIRS} AND {withdrawn_row('ratings', 'created_at')}"
@@ -200,7 +200,8 @@ class _Deleter:
                           f"USING (comment_id) WHERE s.session_id IN {_SESSIONS} GROUP BY s.comment_id", p)
         # the bundles that brought what the withdrawal covers: of a rater who agreed again, whose `raters` row
         # stays, their provenance of it goes too, so `merge --list` says those bundles' rows of the rater were
-        # deleted (a bundle carries a rater's rows from before a withdrawal or after it, never both)
+        # deleted (a bundle carries a rater's rows from before a withdrawal or after a consent given again, never
+        # both)
         brought = self.conn.execute(
             "SELECT DISTINCT bundle_id FROM row_sources WHERE (table_name = 'sessions' AND row_key IN (SELECT "
             f"{row_key_sql(TABLE['sessions'], 'sessions')} FROM sessions WHERE session_id IN {_SESSIONS})) OR "
@@ -271,11 +272,12 @@ def withdrawn_raters(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
 
 
 def withdrawals(conn: sqlite3.Connection) -> list[tuple[str, str, str, str | None]]:
-    """(study, rater, their latest withdrawal, when they agreed again: their latest consent that holds, else
-    None) of every rater who ever withdrew a consent: those whose rows `withdrawn_row` covers. One who agreed
-    again keeps what they recorded since (and their `raters` row), not what the withdrawal covers."""
+    """(study, rater, their latest withdrawal, when they agreed again: the first of their consents that hold,
+    else None) of every rater who ever withdrew a consent: those whose rows `withdrawn_row` covers. One who
+    agreed again keeps what they recorded since then (and their `raters` row), not what the withdrawal covers:
+    everything recorded before it, while withdrawn too."""
     return conn.execute(
-        "SELECT study_id, rater_id, max(withdrawn_at), max(consented_at) FILTER (WHERE withdrawn_at IS NULL) "
+        "SELECT study_id, rater_id, max(withdrawn_at), min(consented_at) FILTER (WHERE withdrawn_at IS NULL) "
         "FROM consents GROUP BY study_id, rater_id HAVING count(withdrawn_at) > 0 ORDER BY study_id, rater_id"
     ).fetchall()
 
@@ -299,7 +301,7 @@ def held(conn: sqlite3.Connection, raters: Collection[tuple[str, str]] | None = 
 
 def forget_withdrawn(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Delete, inside the caller's transaction, the rows of every rater who withdrew that their withdrawal
-    covers (all of them, or of one who agreed again what came at or before it); per rater
+    covers (all of them, or of one who agreed again what came before that consent); per rater
     {"study_id", "rater_id", "withdrawn_at", "agreed_again" (when, or None), "deleted": {table: rows}} (a rater whose rows were
     deleted before: {}), "cleared": {"comments"|"pages": rows that stay, rewritten as `_AS_SEEN` says},
     "kept": {"comments": comments that stay as the rater's visit left them, `_KEPT`}}. Raters are taken in

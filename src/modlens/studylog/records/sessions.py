@@ -14,8 +14,8 @@ ENDED_BY = ("client", "shutdown", "recovery")
 
 # A rater who withdrew every consent they gave to the study (`consents.withdrawn_at`) no longer consents:
 # the consent text promises they may withdraw at any time. A consent given after the withdrawal (a new
-# row) holds again. A condition on `raters`: a bundle leaves such a rater out (`exchange/bundle.py`), a
-# report their ratings (`analysis/data.py`). A rater without a `consents` row never withdrew: a crowd
+# row) holds again, from then on (`withdrawn_row`). A condition on `raters`: a bundle leaves such a rater
+# out (`exchange/bundle.py`), a report their ratings (`analysis/data.py`). A rater without a `consents` row never withdrew: a crowd
 # worker `modlens rate` imported (who consented on the crowd platform), a rater of a log older than schema 7.
 WITHDREW = ("EXISTS (SELECT 1 FROM consents w WHERE w.study_id = raters.study_id AND w.rater_id = raters.rater_id "
             "AND w.withdrawn_at IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM consents h WHERE h.study_id = "
@@ -24,17 +24,17 @@ WITHDREW = ("EXISTS (SELECT 1 FROM consents w WHERE w.study_id = raters.study_id
 
 def withdrawn_row(row: str, at: str) -> str:
     """The condition on a row of `row` (a table or its alias, with `study_id` and `rater_id`) recorded at
-    its column `at`, that its rater withdrew it: no consent of theirs holds now (`WITHDREW`), or one of
-    their withdrawals came at or after it. A withdrawal covers everything recorded before it: a consent
-    given again counts from then on only, so what a withdrawal took (and `modlens merge --forget-withdrawn
-    --delete` deleted) never comes back with it. Times compare as instants (`julianday`): a client's end
-    in "Z", the daemon's in "+00:00". The one rule a bundle (`exchange/bundle.py`), a report
-    (`analysis/data.py`) and the deletion (`records/forget.py`) apply."""
+    its column `at`, that its rater withdrew it: they withdrew a consent to the study and no consent of
+    theirs that holds now was given at or before it. A withdrawal covers everything recorded before a
+    consent given again: what came before the withdrawal, and what came while withdrawn (each hello then
+    writes a session), so what a withdrawal took (and `modlens merge --forget-withdrawn --delete` deleted)
+    never comes back with a new consent; while no consent holds (`WITHDREW`), all of it. Times compare as
+    instants (`julianday`): a client's consent in "Z", the daemon's stamps in "+00:00". The one rule a
+    bundle (`exchange/bundle.py`), a report (`analysis/data.py`) and the deletion (`records/forget.py`) apply."""
     mine = f"c.study_id = {row}.study_id AND c.rater_id = {row}.rater_id"
-    return (f"(EXISTS (SELECT 1 FROM consents c WHERE {mine} AND c.withdrawn_at IS NOT NULL "
-            f"AND julianday({row}.{at}) <= julianday(c.withdrawn_at)) OR (EXISTS (SELECT 1 FROM consents c "
-            f"WHERE {mine} AND c.withdrawn_at IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM consents c "
-            f"WHERE {mine} AND c.withdrawn_at IS NULL)))")
+    return (f"(EXISTS (SELECT 1 FROM consents c WHERE {mine} AND c.withdrawn_at IS NOT NULL) AND NOT EXISTS "
+            f"(SELECT 1 FROM consents c WHERE {mine} AND c.withdrawn_at IS NULL "
+            f"AND julianday(c.consented_at) <= julianday({row}.{at})))")
 
 
 def ensure_study(db: LogConnection, study_id: str, title: str, config: dict[str, Any]) -> None:
