@@ -159,10 +159,13 @@ class CallFailureAsNoScore(Detector):
     engine's batcher makes it for `ViaEngine` (`DetectorRunner.score_chunk` and `result`). The
     attack then records what the dataset path records, an unknown result (the target had no score
     for the seed or a candidate, a judge none for a flip), and the next text is attacked; the
-    command's scoring of its lines says the error."""
+    command's scoring of its lines says the error. `error`: the first error its calls met, and
+    `failed_calls` how many met one, for what a command's lines do not carry (perturb's word importance)."""
 
     def __init__(self, inner: Detector):
         self.inner = inner
+        self.error: str | None = None
+        self.failed_calls = 0
         self.name, self.version, self.labels, self.toxicity_label, self.threshold = \
             inner.name, inner.version, inner.labels, inner.toxicity_label, inner.threshold
         self.max_batch = inner.max_batch
@@ -171,7 +174,12 @@ class CallFailureAsNoScore(Detector):
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
         from modlens.cli.score import answers_or_errors  # the one rule the commands' lines are scored by
-        return [labels for labels, _, _ in answers_or_errors(self.inner, list(texts), _call_score)]
+        got = answers_or_errors(self.inner, list(texts), _call_score)
+        error = next((e for _, _, e in got if e is not None), None)
+        if error is not None:
+            self.failed_calls += 1
+            self.error = self.error or error
+        return [labels for labels, _, _ in got]
 
     def toxicity(self, scores: LabelScores | None) -> float | None:
         return self.inner.toxicity(scores)

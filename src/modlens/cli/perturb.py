@@ -8,7 +8,8 @@ that made none), and stderr repeats it. A blank text gets its source line with `
 empty, whitespace only) and no detector's number or variant, as `modlens score` leaves it. A
 detector that gives no score for a text (it failed, or had none) puts `error` in its answer on that
 text's line; the command then exits 1, after every line, and says which detector, as `modlens score`;
-a target whose call fails then ranks no word (the heuristic does, and the variants name no target).
+a target whose call fails then ranks no word (the heuristic does, and the variants name no target),
+and the command exits 1 after every line too, saying for how many texts.
 With --attack, so does an attack whose result is unknown (the target or a judge had no score for a
 text the attack sent: its record's `reason` says why; a call that fails is no score for its texts, and
 the next text is attacked).
@@ -31,6 +32,7 @@ from modlens.cli.common import (CliError, add_attack_limit_options, add_detector
 from modlens.cli.score import detector_answers, fail_on_no_score
 from modlens.datasets.base import blank_reason
 from modlens.detectors.base import Detector
+from modlens.errors import ErrorKind
 from modlens.names import close_matches
 from modlens.perturb import registry
 from modlens.perturb.attack_record import result_known
@@ -141,12 +143,14 @@ def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
     for key, reason in maker.unavailable.items():
         print(f"modlens perturb: strategy {key} unavailable: {reason}", file=sys.stderr)
     from modlens.audit.attacks import CallFailureAsNoScore
+    # a call that raises is no score (the heuristic ranks the words), as the engine takes it: every text goes on
+    ranker = CallFailureAsNoScore(detectors[target])
+    rank = detector_score_fn(ranker)
     rows: list[dict[str, Any]] = []
     for text in args.text:
         if not_scored("perturb", text, target):
             continue
-        # a call that raises is no score (the heuristic ranks the words), as the engine takes it: every text goes on
-        importance = word_importance(text, detector_score_fn(CallFailureAsNoScore(detectors[target])))
+        importance = word_importance(text, rank)
         variants, reasons = maker.generate_explained(text, importance=importance)
         if not variants and _below_threshold(reasons, importance) and args.threshold is None:
             # the obvious first try ("you are a stupid idiot": each insult alone keeps it toxic)
@@ -162,6 +166,12 @@ def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
                 print(f"modlens perturb: {text!r}: {line}", file=sys.stderr)
         rows += _print(text, target, variants, detectors, {"reasons": reasons})
     fail_on_no_score(rows)  # a detector that gave no score for some text: said after every line, as score
+    if ranker.error is not None:  # nor did the target for some text's word removals, which no line carries
+        ranked = sum(row["kind"] == "source" for row in rows)
+        raise CliError(f"target {target} gave no score for the word removals of {ranker.failed_calls} of {ranked} "
+                       f"texts ({ranker.error}): their words were ranked by the heuristic", kind=ErrorKind.FAILED,
+                       fix="every line is printed; those variants say params.ranking heuristic and name no target; "
+                           "`modlens detectors` shows each detector's status")
     return 0
 
 
