@@ -33,16 +33,18 @@ def _table(tmp_path):
     return table
 
 
-def _only_the_target_and_a_judge_that_is_down(tmp_path) -> str:
-    """The target, and one judge: an http detector `down` on a port nothing listens on (every call fails)."""
+@pytest.fixture
+def only_the_target_and_a_judge_that_is_down(tmp_path):
+    """The target, and one judge: an http detector `down` whose every call fails: its port is held by a
+    socket bound without listen() for the whole test, so nothing else can take it and a connection is refused."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    study = tmp_path / "one.toml"
-    study.write_text('[[detectors]]\nname = "profanity-check"\n[[detectors]]\nname = "http"\nid = "down"\n'
-                     f'[detectors.options]\nurl = "http://127.0.0.1:{port}/score"\nscore_path = "$.toxicity"\n'
-                     'retries = 0\nname = "down"\n', encoding="utf-8")
-    return str(study)
+        study = tmp_path / "one.toml"
+        study.write_text('[[detectors]]\nname = "profanity-check"\n[[detectors]]\nname = "http"\nid = "down"\n'
+                         f'[detectors.options]\nurl = "http://127.0.0.1:{port}/score"\nscore_path = "$.toxicity"\n'
+                         'retries = 0\nname = "down"\n', encoding="utf-8")
+        yield str(study)
 
 
 def _variant(capsys) -> dict:
@@ -50,9 +52,9 @@ def _variant(capsys) -> dict:
     return next(r for r in rows if r["kind"] == "variant")
 
 
-def test_a_judge_without_a_score_is_not_a_judge_that_disagreed(tmp_path, capsys):
+def test_a_judge_without_a_score_is_not_a_judge_that_disagreed(only_the_target_and_a_judge_that_is_down, capsys):
     main(["attack", "--recipe", "deepwordbug", "--target", "profanity-check", "--text", TOXIC,
-          "--config", _only_the_target_and_a_judge_that_is_down(tmp_path)])
+          "--config", only_the_target_and_a_judge_that_is_down])
     a = _variant(capsys)["attack"]
     assert a["status"] == "failed" and a["reason"] == NO_SCORE
     assert a["rejected_by_ensemble"] == 0 and a["unscored_by_ensemble"] > 0
@@ -63,10 +65,10 @@ def test_a_judge_without_a_score_is_not_a_judge_that_disagreed(tmp_path, capsys)
     assert verdict["toxicity"] is None and verdict["agrees"] is None  # not a "no"
 
 
-def test_a_judge_that_disagrees_rejects_even_beside_one_without_a_score(tmp_path, capsys):
+def test_a_judge_that_disagrees_rejects_even_beside_one_without_a_score(only_the_target_and_a_judge_that_is_down, capsys):
     """A copy of the target is fooled by the very same edits: it says no, so the AND rule fails
     whatever the judge that is down lacks."""
-    study = Path(_only_the_target_and_a_judge_that_is_down(tmp_path))
+    study = Path(only_the_target_and_a_judge_that_is_down)
     study.write_text(study.read_text(encoding="utf-8") + '[[detectors]]\nname = "profanity-check"\nid = "copy"\n',
                      encoding="utf-8")
     main(["attack", "--recipe", "deepwordbug", "--target", "profanity-check", "--text", TOXIC,

@@ -19,15 +19,16 @@ TEXTS = ["you are such an idiot honestly", "what a stupid idiot you are"]
 
 @pytest.fixture
 def study(tmp_path):
-    """An http detector `down` whose every call fails (a port nothing listens on: connection refused)."""
+    """An http detector `down` whose every call fails: its port is held by a socket bound without
+    listen() for the whole test, so nothing else can take it and a connection is refused."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    path = tmp_path / "study.toml"
-    path.write_text(f'[[detectors]]\nname = "http"\nid = "down"\n[detectors.options]\n'
-                    f'url = "http://127.0.0.1:{port}/score"\nscore_path = "$.toxicity"\nretries = 0\ntimeout_s = 5\n',
-                    encoding="utf-8")
-    return path
+        path = tmp_path / "study.toml"
+        path.write_text(f'[[detectors]]\nname = "http"\nid = "down"\n[detectors.options]\n'
+                        f'url = "http://127.0.0.1:{port}/score"\nscore_path = "$.toxicity"\nretries = 0\ntimeout_s = 5\n',
+                        encoding="utf-8")
+        yield path
 
 
 def _lines(out: str) -> list[dict]:

@@ -37,7 +37,7 @@ def test_a_study_target_left_out_by_detector_stops_the_command(tmp_path, capsys)
     code = main(["perturb", TEXT, "--detector", "profanity-check", "--config", _study(tmp_path, "gone")])
     out = capsys.readouterr()
     assert out.out == ""
-    assert code != 0, out.err
+    assert code == 2, out.err  # a combination the command refuses (README, "Exit codes")
     assert "perturbation.target gone" in out.err and "--detector" in out.err, out.err
 
 
