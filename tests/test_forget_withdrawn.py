@@ -540,3 +540,25 @@ async def test_a_consent_given_again_before_the_deletion_leaves_what_came_before
     listed = merge_listing(research, capsys, with_ids=False)
     assert listed[("1", "rater-1")].startswith("deleted "), listed
     assert listed[("2", "rater-1")].startswith(f"+1/1 1 again {again}"), listed
+
+
+async def test_a_withdrawal_merged_after_the_consent_given_again_does_not_say_the_log_holds_nothing(tmp_path, capsys):
+    """The bundle exported while the rater had withdrawn is merged after the one exported once they agreed
+    again: the log holds what they recorded since, so merge must not say of that rater 'this log holds
+    nothing of theirs' (nor ask for a deletion: the withdrawal covers nothing the log holds)."""
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], ["k"])
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, _app):
+        await withdraw(url, "rater-1", now_iso())
+    withdrawal = tmp_path / "withdrawal.bundle"
+    assert cli_main(["export", "--db", str(db), "--bundle", str(withdrawal)]) == 0
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        await agree_again_and_rate(url, consent_sha256(app), "rater-1", "k2", "rated after agreeing again")
+    export_and_merge(db, research, tmp_path / "again.bundle", capsys)
+    capsys.readouterr()
+    assert cli_main(["merge", "--out", str(research), str(withdrawal)]) == 0
+    said = capsys.readouterr().out
+    assert "rater rater-1 withdrew consent" not in said and "holds data of" not in said, said
+    assert rows(research, "SELECT c.comment_key FROM ratings r JOIN comments c USING (comment_id) "
+                          "WHERE r.rater_id = 'rater-1'") == [("k2",)]

@@ -210,11 +210,14 @@ def _withdrawals(log: StudyLog, bundle: Bundle, withdrawn: list[str]) -> list[di
     """Each rater the bundle says withdrew (`withdrawn`) whom no consent in the merged log holds now: when, and
     what the merged log still holds of theirs (`records/forget.held` after the merge, of these raters
     alone), brought by earlier bundles (the participant was told to ask the researcher to delete it;
-    nothing here deletes it). A rater who agreed again, in a bundle merged before this one, is left out."""
+    nothing here deletes it). A rater who agreed again, in a bundle merged before this one, is left out: the
+    log holds what they recorded since, and what the withdrawal covers the summary after the merge says
+    (`cli/merge._withdrawn_held`)."""
     if not withdrawn:
         return []
     study = bundle.manifest["study_id"]
-    now = {r["rater_id"]: r for r in withdrawn_held(log.conn, [(study, rater) for rater in withdrawn])}
+    now = {r["rater_id"]: r for r in withdrawn_held(log.conn, [(study, rater) for rater in withdrawn])
+           if r["agreed_again"] is None}
     return [{k: v for k, v in now[rater].items() if k != "study_id"} for rater in withdrawn if rater in now]
 
 
