@@ -51,13 +51,11 @@ class DatasetError(ModlensError, ValueError):
 
 def file_digest(path: Path | str | None = None, *, stream: Any = None) -> str:
     """The first `DIGEST_CHARS` hex digits of the sha256 of a file's bytes, read in blocks (memory
-    does not grow with the file). `stream`: an open binary stream instead (a remote file)."""
-    block = 1 << 16  # small blocks: reading stays within the readers' memory bound
+    does not grow with the file), once per version of the file (`_file_hash`: a reader, the registry
+    and a folder's listing all ask). `stream`: an open binary stream instead (a remote file)."""
     if stream is None:
-        digest = hash_file(hashlib.sha256(), Path(path or ""), block=block)
-    else:
-        digest = hash_stream(hashlib.sha256(), stream, block=block)
-    return digest.hexdigest()[:DIGEST_CHARS]
+        return _file_hash(Path(path or ""))[:DIGEST_CHARS]
+    return hash_stream(hashlib.sha256(), stream, block=1 << 16).hexdigest()[:DIGEST_CHARS]  # small blocks: bounded memory
 
 
 def content_name(digest: str) -> str:
@@ -126,11 +124,16 @@ def _pins(name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
 
 
 def _file_hash(path: Path, *, git_blob: bool = False) -> str:
-    """The file's SHA-256 (`fetch.sha256_of`), or its git blob id (`fetch.git_blob_of`), read once per
-    version of the file (`_hashed`)."""
-    from modlens.datasets.fetch import git_blob_of, sha256_of
+    """The file's SHA-256, or its git blob id (`fetch.git_blob_of`), read once per version of the
+    file (`_hashed`)."""
+    from modlens.datasets.fetch import git_blob_of
 
-    return _hashed(str(path), _stamp(path), git_blob_of if git_blob else sha256_of)
+    return _hashed(str(path), _stamp(path), git_blob_of if git_blob else _sha256)
+
+
+def _sha256(path: Path) -> str:
+    """`fetch.sha256_of` in small blocks: a reader's hashing stays within the readers' memory bound."""
+    return hash_file(hashlib.sha256(), path, block=1 << 16).hexdigest()
 
 
 def _stamp(path: Path) -> tuple[int, int]:

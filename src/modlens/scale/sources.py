@@ -114,8 +114,8 @@ def load_dataset(dataset: str, fmt: str | None = None, engine: str = "local", **
     first = parts[0]
     formats = sorted({p.format for p in parts})
     rels = [f.relative_to(path).as_posix() for f in files]
-    # the files' content hashes: the keys' where the parts are keyed by them, else read here
-    named = folder_name((rel, p.name, p.source_id or file_digest(f)) for rel, f, p in zip(rels, files, parts))
+    # the files' content hashes, as each part's reader or the registry read them (`Dataset.digest`)
+    named = folder_name((rel, p.name, p.digest or file_digest(f)) for rel, f, p in zip(rels, files, parts))
     notes = [f"read folder {path.name}: {len(files)} file(s) as {', '.join(formats)}", *folder_notes(rels, parts, named)]
     data = Dataset(named, path, items, first.meta, notes=notes,
                    size=sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None,
