@@ -35,7 +35,7 @@ from modlens.studylog.records.labels import GOLD, LEGACY_DEFINITION
 from modlens.studylog.codec import now_iso
 from modlens.studylog.connection import TURNSTILE_SUFFIX
 from modlens.studylog.page_address import canonical_page
-from modlens.studylog.records.forget import held as withdrawn_held, withdrawals, withdrawn_raters
+from modlens.studylog.records.forget import held as withdrawn_held, withdrawals
 from modlens.studylog.records.merged import insert_bundle
 from modlens.studylog.store import StudyLog
 
@@ -292,7 +292,8 @@ def listing(db: str | Path) -> list[dict[str, Any]]:
     data of, and those it carried only the withdrawal of): the rater's ratings that bundle held and those it
     added (`row_sources`), the rater's ratings in the merged log from every bundle, consent time, checksum,
     and `withdrawn_at`: when the rater withdrew if every consent of theirs in the merged log is withdrawn
-    now (`records/forget.withdrawn_raters`; then on each of their entries, data or not), else None; `agreed_again`:
+    now (`records/forget.withdrawals` with no consent given again; then on each of their entries, data or not),
+    else None; `agreed_again`:
     when a rater who withdrew agreed again (their consent counts from then on: `records/forget.withdrawals`),
     else None. `deleted`: the bundle
     carried the rater's data and what it brought of theirs was deleted (`merge --forget-withdrawn
@@ -302,8 +303,10 @@ def listing(db: str | Path) -> list[dict[str, Any]]:
     manifest's raters; those whose withdrawal alone it carries follow: `records/merged.insert_bundle`)."""
     with StudyLog(db, readonly=True) as log:
         out = []
-        withdrew = {(study, rater): at for study, rater, at in withdrawn_raters(log.conn)}
-        again = {(study, rater): at for study, rater, _, at in withdrawals(log.conn) if at}
+        # every consent of theirs withdrawn (`records/sessions.WITHDREW`), or agreed again since
+        withdrawn = withdrawals(log.conn)
+        withdrew = {(study, rater): at for study, rater, at, agreed in withdrawn if agreed is None}
+        again = {(study, rater): agreed for study, rater, _, agreed in withdrawn if agreed}
         for b in log.query("SELECT * FROM bundles ORDER BY bundle_id"):
             raters = json.loads(b["rater_ids_json"])
             carried = json.loads(b["rows_json"]).get("raters", {}).get("in_bundle", len(raters))

@@ -261,16 +261,6 @@ class _Deleter:
             pass
 
 
-def withdrawn_raters(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
-    """(study, rater, when they withdrew: their latest withdrawal) of every rater whose every consent in
-    the log is withdrawn: the condition `records/sessions.WITHDREW` puts on `raters`, here of every rater
-    with consents (one a bundle brought only the withdrawn consents of has no `raters` row). A rater with
-    no consents row never withdrew."""
-    return conn.execute(
-        "SELECT study_id, rater_id, max(withdrawn_at) FROM consents GROUP BY study_id, rater_id "
-        "HAVING count(*) FILTER (WHERE withdrawn_at IS NULL) = 0 ORDER BY study_id, rater_id").fetchall()
-
-
 def withdrawals(conn: sqlite3.Connection) -> list[tuple[str, str, str, str | None]]:
     """(study, rater, their latest withdrawal, when they agreed again: the first of their consents that hold,
     else None) of every rater who ever withdrew a consent: those whose rows `withdrawn_row` covers. One who
