@@ -270,9 +270,10 @@ def test_ray_data_reads_folders_and_uris_as_the_local_readers_do(tmp_path):
     for uri in (str(data), data.as_uri()):
         read = load_dataset(uri, engine="ray")
         assert read.notes[0].startswith("read shards with Ray Data: 4 file(s)")
-        assert items(read) == local and read.name == here.name
+        assert items(read) == local and read.name == here.name and read.digest == here.digest  # the bytes read
     with_ids = load_dataset(data.as_uri(), engine="ray", id_col="comment_id")
     assert items(with_ids) == items(load_dataset(str(data), id_col="comment_id")) and with_ids.name == here.name
+    assert with_ids.digest == here.digest and here.digest is not None
     one = load_dataset((data / "part-0.parquet").as_uri(), engine="ray")
     assert one.size == 30 and items(one) == items(load_dataset(str(data / "part-0.parquet")))
     with pytest.raises(ValueError, match="a URI is read by Ray Data") as err:

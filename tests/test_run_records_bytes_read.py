@@ -45,3 +45,19 @@ def test_a_content_keyed_run_records_it_once_as_its_source(tmp_path):
     run_audit(str(f), db=db, detector_objects={"d": Fake("d")}, progress=False)
     [params] = _params(db)
     assert params["source"] == _digest(f) and "file_digest" not in params
+
+
+def test_a_folder_run_records_the_digest_of_the_bytes_it_read(tmp_path):
+    """A folder of id-keyed files (or content-keyed: the folder has no one source) records as
+    `file_digest` the digest of its files' paths and digests, the one its `file-DIGEST` name is made of."""
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    for part in ("a", "b"):
+        with open(folder / f"{part}.csv", "w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerows([("cid", "text", "toxic"),
+                                      *((f"{part}-{i}", f"comment {part} {i}", i % 2) for i in range(4))])
+    db = tmp_path / "log.sqlite"
+    run_audit(str(folder), db=db, reader_options={"id_col": "cid"}, detector_objects={"d": Fake("d")}, progress=False)
+    listing = "".join(f"{p}.csv\t{_digest(folder / f'{p}.csv')}\n" for p in ("a", "b"))
+    [params] = _params(db)
+    assert "source" not in params and params["file_digest"] == hashlib.sha256(listing.encode()).hexdigest()[:DIGEST_CHARS]

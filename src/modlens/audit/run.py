@@ -207,8 +207,9 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
     if data.source_id:  # rows keyed by the file's content hash: another version of the file is another run
         params["source"] = data.source_id
     elif data.digest and "name" not in reader_options:
-        # rows keyed by ids: the run says which bytes it read all the same (its data set's name, the
-        # catalog's or the content's, already changes with them: no resume is lost). A declared --name
+        # rows keyed by ids, or a folder's (the digest of its files' paths and hashes): the run says which
+        # bytes it read all the same (its data set's name, the catalog's or the content's, already changes
+        # with them: no resume is lost). A declared --name
         # resumes over an edited file by design, so one digest would not be all it read: none is recorded
         params["file_digest"] = data.digest
     if reader_options:  # another labelling of the same file is another run

@@ -74,8 +74,14 @@ def folder_name(files: Iterable[tuple[str, str, str]]) -> str:
     names = {name for _, name, _ in files}
     if len(names) == 1 and not named_by_content(next(iter(names))):
         return names.pop()
-    listing = "".join(f"{rel}\t{digest}\n" for rel, _, digest in files)
-    return content_name(hashlib.sha256(listing.encode()).hexdigest()[:DIGEST_CHARS])
+    return content_name(folder_digest((rel, digest) for rel, _, digest in files))
+
+
+def folder_digest(files: Iterable[tuple[str, str]]) -> str:
+    """The digest of the bytes a folder's audit reads: of its files' (relative path, content hash) in
+    name order, the one its `file-DIGEST` name is made of (`folder_name`)."""
+    listing = "".join(f"{rel}\t{digest}\n" for rel, digest in files)
+    return hashlib.sha256(listing.encode()).hexdigest()[:DIGEST_CHARS]
 
 
 def named_by_content(name: str) -> bool:

@@ -36,7 +36,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
 from modlens.datasets import registry
-from modlens.datasets.base import Dataset, DatasetError, DatasetItem, file_digest, folder_name
+from modlens.datasets.base import Dataset, DatasetError, DatasetItem, file_digest, folder_digest, folder_name
 from modlens.datasets.generic import RowMap, declared_name, declared_note, name_note, plain_name, row_map
 from modlens.studylog import csvcells
 
@@ -282,7 +282,9 @@ def load(dataset: str, fmt: str | None = None, *, name: str | None = None, **opt
     data = Dataset(named, path, items, mapping.meta,
                    notes=notes, size=_size(listing) if here is not None else None, gold=mapping.definition,
                    source_id=None if mapping.id_col else content)
-    data.digest = content  # keyed by ids or not, the bytes read (a single file's), as `registry.load` records them
+    # keyed by ids or not, the bytes read (a single file's, or a folder's files' paths and hashes), as the
+    # local readers record them
+    data.digest = content if content is not None else folder_digest(digests.items())
     data.format = "csv" if kinds == ["tsv"] else kinds[0] if len(kinds) == 1 else "mixed"
     if here is None:
         data.uri = dataset  # type: ignore[attr-defined]  # where the audit run and the page say it was read

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from modlens.datasets import registry
-from modlens.datasets.base import Dataset, DatasetError, DatasetItem, file_digest, folder_name, named_by_content
+from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, file_digest, folder_digest, folder_name,
+                                   named_by_content)
 
 SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".pq")
 
@@ -115,10 +116,12 @@ def load_dataset(dataset: str, fmt: str | None = None, engine: str = "local", **
     formats = sorted({p.format for p in parts})
     rels = [f.relative_to(path).as_posix() for f in files]
     # the files' content hashes, as each part's reader or the registry read them (`Dataset.digest`)
-    named = folder_name((rel, p.name, p.digest or file_digest(f)) for rel, f, p in zip(rels, files, parts))
+    digests = [p.digest or file_digest(f) for f, p in zip(files, parts)]
+    named = folder_name((rel, p.name, d) for rel, p, d in zip(rels, parts, digests))
     notes = [f"read folder {path.name}: {len(files)} file(s) as {', '.join(formats)}", *folder_notes(rels, parts, named)]
     data = Dataset(named, path, items, first.meta, notes=notes,
                    size=sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None,
                    gold=" | ".join(dict.fromkeys(p.gold for p in parts)))  # one definition unless the layouts differ
+    data.digest = folder_digest(zip(rels, digests))  # the bytes read, keyed by ids or not: the run records it
     data.format = formats[0] if len(formats) == 1 else "mixed"
     return data
