@@ -31,7 +31,7 @@ def _log(path, withdraw: tuple[str, ...]):
 
 def test_every_rater_withdrew_is_said_not_no_ratings(tmp_path):
     report = report_from_db(_log(tmp_path / "study.sqlite", ("r1", "r2")))
-    assert report["withdrawn"] == {"raters": 2, "studies": 1, "ratings": 6} and report["counts"]["ratings"] == 0
+    assert report["withdrawn"] == {"raters": 2, "studies": 1, "ratings": 6, "agreed_again": 0} and report["counts"]["ratings"] == 0
     for key in ("human", "overlap", "people"):
         reason = report["skipped"][key]
         assert "no ratings in the log" not in reason, (key, reason)
@@ -70,7 +70,7 @@ def test_a_rater_who_withdrew_from_two_studies_is_one_rater(tmp_path):
         for study_id in ("pilot", "second"):
             assert log.withdraw_consent(study_id, "r1", WITHDRAWN) == 1
     report = report_from_db(path)
-    assert report["withdrawn"] == {"raters": 1, "studies": 2, "ratings": 2}
+    assert report["withdrawn"] == {"raters": 1, "studies": 2, "ratings": 2, "agreed_again": 0}
     assert report["counts"]["ratings"] == 1  # their rating in the study they still consent to
     assert ("1 rater who withdrew consent is left out of the 2 studies they withdrew from: their 2 ratings there "
             "are in no count or figure of this report") in render_html(report)

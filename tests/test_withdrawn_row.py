@@ -38,5 +38,5 @@ def test_a_withdrawal_covers_what_came_before_a_consent_given_again_as_instants_
     assert MADE["half a second after agreeing again"] < AGAIN
     report = report_from_db(path)
     # left out: the four made before agreeing again, the one made while withdrawn among them
-    assert report["withdrawn"]["ratings"] == 4, report["withdrawn"]
+    assert (report["withdrawn"]["ratings"], report["withdrawn"]["agreed_again"]) == (4, 1), report["withdrawn"]
     assert report["counts"]["ratings"] == 2

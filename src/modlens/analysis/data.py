@@ -16,9 +16,10 @@ A rater who withdrew consent to the study (every consent of theirs withdrawn, `s
 left out here, where every section reads ratings: their ratings and task reviews, so no count, alpha,
 rater summary, people or item-set figure uses them (a merged log still holds what an earlier bundle
 brought of theirs); `StudyData.withdrawn` says how many raters, studies and ratings. A consent given again
-counts from then on: what the rater recorded at or before their latest withdrawal stays left out
-(`sessions.withdrawn_row`), and they count among the raters who withdrew while it holds any of it; a crowd
-worker `modlens rate` imported has no `consents` row and never withdrew."""
+counts from then on: what the rater recorded before it stays left out (`sessions.withdrawn_row`), and they
+count among the raters who withdrew while it holds any of it, and among those who agreed again
+(`withdrawn["agreed_again"]`: their later ratings count); a crowd worker `modlens rate` imported has no
+`consents` row and never withdrew."""
 from __future__ import annotations
 
 import json
@@ -88,7 +89,8 @@ class StudyData:
     # one rater), the studies they withdrew from, and the ratings of theirs in those studies the log holds,
     # all left out of `ratings` and `reviews` (a participant may withdraw at any time: nothing here uses
     # their data; their ratings in a study they still consent to count)
-    withdrawn: dict[str, int] = field(default_factory=lambda: {"raters": 0, "studies": 0, "ratings": 0})
+    withdrawn: dict[str, int] = field(default_factory=lambda: {"raters": 0, "studies": 0, "ratings": 0,
+                                                                "agreed_again": 0})
     # `load(..., study=ID)`: the one study whose ratings, reviews and imports were read
     # ({"study_id", "other_studies_ratings": the ratings of the log's other studies, left out}); None: all
     study: dict[str, Any] | None = None
@@ -220,10 +222,11 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
     def mine(table: str) -> tuple[str, tuple[str, ...]]:  # `study`: its rows alone, read as such
         return ("1", ()) if study is None else (f"{table}.study_id = ?", (study,))
     # the raters whose withdrawal covers any row here: all they recorded while no consent holds, what they
-    # recorded at or before their latest withdrawal when they agreed again (`sessions.withdrawn_row`)
+    # recorded before the consent they gave again when they agreed again (`sessions.withdrawn_row`)
     where, args = mine("raters")
-    gone: set[tuple[str, str]] = {(r["study_id"], r["rater_id"]) for r in q(
+    withdrew: set[tuple[str, str]] = {(r["study_id"], r["rater_id"]) for r in q(
         f"SELECT study_id, rater_id FROM raters WHERE {WITHDREW} AND {where}", args)}
+    gone = set(withdrew)
     ratings, left_out = [], 0
     where, args = mine("ratings")
     for r in q(f"SELECT *, {withdrawn_row('ratings', 'created_at')} AS withdrawn_row FROM ratings WHERE {where} "
@@ -249,5 +252,7 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
     return StudyData(Path(path), detectors, comments, labels, scores, variants, normalizations, texts,
                      ratings, studies, runs, gold_sets, reviews, label_probabilities, imports,
                      {"raters": len({rater for _, rater in gone}), "studies": len({study for study, _ in gone}),
-                      "ratings": left_out},
+                      "ratings": left_out,
+                      # of them, those who agreed again (a consent holds): what they rated since counts
+                      "agreed_again": len({rater for _, rater in gone - withdrew})},
                      None if study is None else {"study_id": study, "other_studies_ratings": others})
