@@ -79,10 +79,12 @@ function show(st) {
   for (const k of ["saved", "scored", "rated", "queued"]) $("t-" + k).textContent = t[k] ?? 0;
   // dead letters: refused by the daemon for good, or collected for another study; kept, never sent
   $("not-delivered").hidden = !t.not_delivered;
-  $("not-delivered").textContent = `not delivered: ${t.not_delivered || 0} (refused by the daemon, or collected for another study or under an earlier consent text; kept in the browser, not sent)`;
+  $("not-delivered").textContent = `not delivered: ${t.not_delivered || 0} (refused by the daemon, or collected for another study, under an earlier consent text or before you withdrew consent; kept in the browser, not sent)`;
   // of those: collected under a consent text no longer in force (a consent counts for the text agreed to)
   $("consent-discarded").hidden = !t.consent_discarded;
   $("consent-discarded").textContent = `${t.consent_discarded || 0} discarded: collected under an earlier consent text`;
+  $("withdrawn-discarded").hidden = !t.withdrawn_discarded;
+  $("withdrawn-discarded").textContent = `${t.withdrawn_discarded || 0} discarded: waiting to be sent when you withdrew consent`;
   // images attached to comments (studies with media.collect): fetched and sent, logged, not sent
   const media = st.study && st.study.media;
   $("media-counts").hidden = !(media && media.collect);

@@ -502,3 +502,35 @@ test("a burial whose write hangs and then fails leaves the message queued for ev
     assert.deepEqual([delivery.totals().not_delivered, delivery.totals().queued], [before.not_delivered + 1, before.queued]);
   });
 });
+
+test("what was queued before a withdrawal is set aside and counted, not delivered once the participant agrees again", async () => {
+  const ask = (msg, sender) => Promise.resolve().then(() => ns.onPageMessage(msg, sender)).catch((err) => ({ error: err.message }));
+  const optionsPage = { id: "modlens-id", url: `${chrome.runtime.getURL("")}options.html`, tab: { id: 9 }, frameId: 0 };
+  const study = ns.config.study;
+  if (!ns.config.consented()) assert.equal((await ask(ns.messages.consent(true, study.study_id, study.consent_text), optionsPage)).ok, true);
+  const before = delivery.totals();
+  await delivery.queue({ ...page, id: "page-before-withdrawal" }, null);
+  ns.counters.markRated(await delivery.queue(rating("r-before-withdrawal", "c7"), null));
+  // the participant withdraws, then agrees again to the same text: a new consent, which counts from then on
+  assert.equal((await ask(ns.messages.consent(false, study.study_id), optionsPage)).ok, true);
+  assert.equal((await ask(ns.messages.consent(true, study.study_id, study.consent_text), optionsPage)).ok, true);
+  await ns.onDaemonMessage({ type: "hello_ok", id: "h-again", session_id: "s-again", server_version: "0", protocol: 1,
+    study, detectors: [], variants_enabled: false });
+  const frames = [];
+  Object.assign(ns.connection, { ws: { readyState: 1, send: (f) => frames.push(JSON.parse(f)), close() {} }, sessionId: "sess" });
+  try {
+    delivery.flush(true);
+  } finally {
+    clearInterval(ns.connection.keepaliveTimer);
+    Object.assign(ns.connection, { ws: null, sessionId: null });
+  }
+  assert.deepEqual(frames.filter((f) => f.id === "page-before-withdrawal" || f.id === "r-before-withdrawal"), [],
+    "collected before the withdrawal, sent under the consent given after it");
+  const dead = (await delivery.outbox.dead()).filter((d) => ["page-before-withdrawal", "r-before-withdrawal"].includes(d.id));
+  assert.deepEqual(dead.map((d) => d.error.code).sort(), ["consent_withdrawn", "consent_withdrawn"]);
+  const after = delivery.totals();
+  // what waited of this study (earlier tests left some) and these two comments and a rating, counted once
+  assert.equal(after.withdrawn_discarded, (before.withdrawn_discarded || 0) + before.queued + 3);
+  assert.equal(after.queued, 0, "nothing of it still waits");
+  assert.equal(ns.counters.ratingOf("youtube", "c7"), null, "a rating that will never be in the log is no rating");
+});

@@ -58,7 +58,8 @@
     /** The popup's totals: the counters, and what the outbox holds now (waiting; kept aside). */
     totals() {
       return { ...counters.totals, queued: this.outbox.waitingItems(), not_delivered: this.outbox.deadItems,
-        consent_discarded: this.outbox.deadByCode.consent_changed || 0 };
+        consent_discarded: this.outbox.deadByCode.consent_changed || 0,
+        withdrawn_discarded: this.outbox.deadByCode.consent_withdrawn || 0 };
     },
 
     newSocket() {
@@ -114,6 +115,21 @@
         counters.forgetRating(m.id);
         if (entry.route) tabs.send(entry.route, ns.messages.ratingRefused(m.comment, error.code, error.message));
       }
+    },
+
+    /** The participant withdrew their consent to `studyId`: what waits of that study (and what an earlier
+     *  version queued naming no study) is set aside, never sent (consent_withdrawn). A consent given again
+     *  to the same text names the same hash, so hello_ok would not set it aside: without this, it would be
+     *  delivered under the new consent, which counts from then on only. Returns how many entries. */
+    async setAsideWithdrawn(studyId) {
+      let n = 0;
+      for (const entry of this.outbox.pending()) {
+        if (entry.study && entry.study !== studyId) continue; // another study's consent holds for it
+        await this.retire(entry, { code: "consent_withdrawn",
+          message: `collected before the participant withdrew consent to study ${studyId}; not sent` });
+        n += 1;
+      }
+      return n;
     },
 
     /** The daemon runs `study` (hello_ok.study), one pass over what waits: what was collected under the

@@ -192,6 +192,8 @@
       // the participant agrees to the text the page showed: not to one that replaced it meanwhile
       if (msg.accept && msg.consent_text !== config.study.consent_text) return { ok: false, error: "the consent text changed; read it again" };
       await config.setConsent(msg.accept, msg.study_id);
+      // a withdrawal takes back what waits to be sent too (set aside, counted: the popup says how many)
+      if (!msg.accept) await delivery.setAsideWithdrawn(msg.study_id);
       connection.reconnectNow(); // the daemon records consent_at at hello
       tabs.configChanged();
       return { ok: true, consent: config.consent };
