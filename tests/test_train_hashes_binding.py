@@ -95,6 +95,30 @@ def test_a_run_audited_with_a_set_before_it_named_its_head_still_reads_it(tmp_pa
     assert recorded_hashes(record) == (None, "hash set data:h.train-hashes.bin differs from the one the audit recorded")
 
 
+def test_a_set_whose_hashes_cannot_be_read_is_refused_when_the_head_is_loaded(tmp_path):
+    """The set is read whole when the head is loaded, by the one parser: a good header over a cut
+    body is no set of fit texts (a note says why), not one that breaks `modlens detectors` later."""
+    out = _copy(DEFAULT_HEAD, tmp_path)
+    good = hashes_path(out).read_bytes()
+    hashes_path(out).write_bytes(good[:-3])  # its last hash cut short
+    t = head_training(Head.load(out), out)
+    assert t.hashes_path is None and t.hashes() is None and "not a hash set file" in t.notes[0]
+    assert t.summary().endswith(t.notes[0])
+
+
+def test_the_set_checked_at_load_is_the_set_used(tmp_path):
+    """A set rewritten after the head was loaded (for another head) is not read in its place: the
+    hashes checked against the head are the ones its overlap, summary and record use."""
+    out = _copy(DEFAULT_HEAD, tmp_path)
+    t = head_training(Head.load(out), out)
+    checked = read_hashes(hashes_path(out))
+    other = tmp_path / "other.json"
+    other.write_text("{}")
+    write_hashes(hashes_path(out), ["a text the head never saw"], describes=other)
+    assert list(t.hashes()) == list(checked)
+    assert f"{len(checked):,} distinct keys" in t.summary() and t.record()["n_hashes"] == len(checked)
+
+
 def _sha12(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 

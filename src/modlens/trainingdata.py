@@ -120,24 +120,29 @@ def hashes_path(head_path: Path) -> Path:
     return head_path.with_name(head_path.name.removesuffix(".json") + HASHES_SUFFIX)
 
 
-def hashes_beside(head_path: Path) -> tuple[Path | None, list[str]]:
-    """The hash set beside a head file when it lists the fit texts of this very head (the sha256 it
-    records is the head file's); else None and why (nothing when there is no set). A set written for
-    another head, one trained before this head was trained again in its place, says nothing of it."""
+def hashes_beside(head_path: Path) -> tuple[Path | None, np.ndarray | None, list[str]]:
+    """(where, the hashes) of the hash set beside a head file when it lists the fit texts of this very
+    head (the sha256 it records is the head file's); else None, None and why (nothing when there is no
+    set). Read whole, once, by `read_hash_file`: the hashes checked are the hashes used (`Training`),
+    not a file read again later that may have been written since. A set written for another head, one
+    trained before this head was trained again in its place, says nothing of it."""
+    from modlens.paths import file_sha256
+
     path = hashes_path(head_path)
     if not path.is_file():
-        return None, []
-    with open(path, "rb") as fh:
-        start = fh.read(HASHES_HEADER)
+        return None, None, []
     rebuild = "its fit texts are not known; write the set again (docs/DETECTORS.md, Training data)"
-    if start[:len(HASHES_MAGIC)] != HASHES_MAGIC or len(start) < HASHES_HEADER:
-        return None, [f"{path.name} does not name the head it lists the fit texts of: {rebuild}"]
-    own = hashlib.sha256(head_path.read_bytes()).hexdigest()
-    describes = start[len(HASHES_MAGIC):].hex()
+    try:
+        hashes, describes = read_hash_file(path)
+    except ValueError as err:
+        return None, None, [f"{err}: {rebuild}"]
+    if describes is None:
+        return None, None, [f"{path.name} does not name the head it lists the fit texts of: {rebuild}"]
+    own = file_sha256(head_path) or ""
     if describes != own:
-        return None, [f"{path.name} lists the fit texts of another head (sha256 {describes[:12]}…), not of "
-                      f"{head_path.name} ({own[:12]}…): {rebuild}"]
-    return path, []
+        return None, None, [f"{path.name} lists the fit texts of another head (sha256 {describes[:12]}…), not of "
+                            f"{head_path.name} ({own[:12]}…): {rebuild}"]
+    return path, hashes, []
 
 
 def lookup_keys(text: str) -> list[str]:
@@ -209,8 +214,8 @@ class Training:
         only in case, punctuation or mentions share one), not a count of fit texts."""
         rows_fit = f", fit on {self.rows:,} rows" if self.rows else ""
         extent = ("whole" if self.whole else "a sample") + rows_fit
-        rows = (f"; its fit texts are listed by hash: {len(read_hashes(self.hashes_path)):,} distinct keys"
-                if self.hashes_path else "")
+        hashes = self.hashes()
+        rows = f"; its fit texts are listed by hash: {len(hashes):,} distinct keys" if hashes is not None else ""
         why = f"; {'; '.join(self.notes)}" if self.notes and not self.hashes_path else ""  # why no fit texts are listed
         return f"{', '.join(self.datasets) or 'nothing declared'} ({extent}{rows}); from {self.source}{why}"
 
@@ -220,8 +225,9 @@ class Training:
 
         out: dict[str, Any] = {"datasets": list(self.datasets), "whole": self.whole, "rows": self.rows,
                                "source": self.source}
-        if self.hashes_path is not None:
-            out.update(file_reference("hashes", self.hashes_path), n_hashes=len(read_hashes(self.hashes_path)))
+        hashes = self.hashes()
+        if self.hashes_path is not None and hashes is not None:
+            out.update(file_reference("hashes", self.hashes_path), n_hashes=len(hashes))
         if self.notes:
             out["notes"] = list(self.notes)
         return out

@@ -532,10 +532,11 @@ def head_training(head: Head, head_path: Path) -> Training:
     known = KNOWN_POOLS.get(str(rec.get("data_sha256", "")))
     datasets: tuple[str, ...] = tuple(rec.get("datasets") or (known[0] if known else ()))
     pool = known[1] if known else str(rec.get("data", "an undeclared pool"))
-    hashes, why = hashes_beside(head_path)  # only a set written for this very head file
+    where, hashes, why = hashes_beside(head_path)  # only a set written for this very head file, read once
     source = (f"the head file's training record: a balanced sample of {rec.get('sample', '?')} rows (seed "
               f"{rec.get('seed', '?')}, {rec.get('n_train', '?')} fit, {rec.get('n_test', '?')} held out) of {pool}")
-    return Training(datasets, source, whole=False, rows=rec.get("n_train"), hashes_path=hashes, notes=why)
+    return Training(datasets, source, whole=False, rows=rec.get("n_train"), hashes_path=where, notes=why,
+                    _hashes=hashes)
 
 
 def file_hash(path: Path) -> str:
