@@ -3,6 +3,7 @@ holds them (one row per text and detector) and as the audit into a log counts th
 in a later chunk is one score, whether its score is good or an error."""
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -11,6 +12,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from modlens.cli import main
+from modlens.datasets.base import DIGEST_CHARS
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:DIGEST_CHARS]
+
+
+def _params(out: Path) -> dict:
+    return json.loads((out / "manifest.json").read_text(encoding="utf-8"))["params"]
 
 
 def _log_rows(db: Path) -> tuple[int, int]:
@@ -43,7 +53,9 @@ def test_a_repeated_text_is_one_score_good_or_error(tmp_path, capsys, engine):
 def test_a_rerun_into_the_folder_scores_no_text_an_earlier_run_answered(tmp_path, capsys):
     """Rows keyed by --id-col: the file grew, and the same command resumes into the same folder. A text
     an earlier run wrote a good score for is not scored or written again (one good row per text and
-    detector, as the log sink asks the log); one it wrote an error for is scored again, a second row."""
+    detector, as the log sink asks the log); one it wrote an error for is scored again, a second row.
+    The digest of the bytes a run read is no part of the audit's identity, and the folder records the
+    digest of each version its runs read (the imported run says so)."""
     data, table, out, db = tmp_path / "c.csv", tmp_path / "scores.csv", tmp_path / "out", tmp_path / "log.sqlite"
     data.write_text("id,text\n1,nice one mate\n2,who knows\n", encoding="utf-8")
     table.write_text("text,score\nnice one mate,0.1\n", encoding="utf-8")
@@ -51,9 +63,13 @@ def test_a_rerun_into_the_folder_scores_no_text_an_earlier_run_answered(tmp_path
             "--engine", "ray", "--id-col", "id", "--out-parquet", str(out)]
     assert main(args) == 1  # "who knows" got no score
     capsys.readouterr()
+    first = _digest(data)
+    assert _params(out)["file_digest"] == first
     with data.open("a", encoding="utf-8") as f:
         f.write("3,nice one mate\n4,who knows\n5,see you soon\n")
     assert main(args) == 1
+    read = _params(out)
+    assert read["file_digests"] == [first, _digest(data)] and "file_digest" not in read
     tally = json.loads(capsys.readouterr().out)["score_errors"]["mine"]
     assert (tally["scores"], tally["errors"]) == (2, 2)  # "who knows" again and "see you soon", both errors
     rows = [r for p in sorted(out.glob("scores-*.parquet")) for r in pq.read_table(p).to_pylist()]
@@ -62,8 +78,29 @@ def test_a_rerun_into_the_folder_scores_no_text_an_earlier_run_answered(tmp_path
     assert main(["import", str(out), "--db", str(db)]) == 0
     said = json.loads(capsys.readouterr().out)
     assert _log_rows(db) == (3, 2)
+    with sqlite3.connect(db) as con:
+        assert [json.loads(p) for (p,) in con.execute("SELECT params_json FROM audit_runs")] == [read]
     # 4 rows read: the folder has two for "who knows" (the first run's error, the rerun's error again),
     # and the log keeps the first: scores_already_in_log counts the row an earlier chunk of this same
     # folder wrote, not one from another audit or import
     assert (said["items"], said["scores_read"], said["scores_added"], said["scores_already_in_log"]) == (5, 4, 3, 1)
     assert said["scores_read"] == len(rows)
+
+
+def test_a_rerun_over_another_version_of_a_file_keyed_by_its_content_is_another_audit(tmp_path, capsys):
+    """Rows keyed by the file's content: another version is another audit (its `source` differs), so
+    the folder refuses it and its manifest is left as it was; only the digest of the bytes read is
+    left out of the folder's identity."""
+    data, table, out = tmp_path / "c.csv", tmp_path / "scores.csv", tmp_path / "out"
+    data.write_text("text\nnice one mate\n", encoding="utf-8")
+    table.write_text("text,score\nnice one mate,0.1\n", encoding="utf-8")
+    args = ["audit", str(data), "--detector", f"cached:{table}:text=score:mine", "--quiet",
+            "--engine", "ray", "--out-parquet", str(out)]
+    assert main(args) == 0
+    before = (out / "manifest.json").read_bytes()
+    with data.open("a", encoding="utf-8") as f:
+        f.write("see you soon\n")
+    capsys.readouterr()
+    assert main(args) == 2
+    assert "holds the results of another audit" in capsys.readouterr().err
+    assert (out / "manifest.json").read_bytes() == before

@@ -8,7 +8,9 @@ config) and, per chunk N, `scores-N.parquet`, `normalizations-N.parquet`, `step_
 `items-N.parquet` (each comment's key, text, labels and variants). Each file is written under a
 temporary name and renamed; `items-N` comes last, so a chunk counts as done only once it is there. A
 rerun of the same command skips the items already in DIR, and scores no text DIR holds a good score
-for; another audit into the same DIR is refused."""
+for; another audit into the same DIR is refused. The digest of the bytes a run read is no part of
+that identity (READ_RECORDS): a rerun over a file that grew (rows keyed by --id-col) resumes, and the
+manifest lists each version its runs read."""
 from __future__ import annotations
 
 import functools
@@ -45,6 +47,9 @@ FORMAT = 1
 # the gold label set of a folder whose manifest predates label sets (no "gold": its definition is unknown)
 LEGACY_GOLD = "as written to an --out-parquet folder before label sets"
 MANIFEST = "manifest.json"
+# run parameters that record which bytes a run read, not which audit it is: a rerun into the folder over
+# a file that grew or was edited (rows keyed by --id-col) resumes its audit (`ParquetSink`)
+READ_RECORDS = ("file_digest", "file_digests")
 KINDS = ("items", "scores", "normalizations", "step_errors")
 SHARD = re.compile(rf"^({'|'.join(KINDS)})-(\d+)\.parquet$")
 # The shard schema, one description for the writer and for the import's check: per kind, (column,
@@ -122,6 +127,23 @@ def done_keys(out: Path) -> set[str]:
             for r in _read(_shard(out, "items", n))}
 
 
+def _identity(params: dict[str, Any] | None) -> str:
+    """The run parameters that make the audit: those in READ_RECORDS left out."""
+    return canonical_json({k: v for k, v in (params or {}).items() if k not in READ_RECORDS})
+
+
+def _bytes_read(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
+    """The folder's parameters once a rerun read the bytes `new` records, when they are bytes its
+    earlier runs did not read: `file_digests`, every digest its runs read, oldest first, in place of
+    the one `file_digest` (the run `modlens import` makes says so). None when the manifest
+    already names them, or names none (a folder written before runs recorded them: no list of the
+    earlier runs' bytes can be made)."""
+    digest, had = new.get("file_digest"), old.get("file_digests") or [old.get("file_digest")]
+    if digest is None or None in had or digest in had:
+        return None
+    return {**{k: v for k, v in old.items() if k not in READ_RECORDS}, "file_digests": [*had, digest]}
+
+
 class ParquetSink:
     """A chunk's results as shard files; opens DIR (checks or writes its manifest). Keeps no log,
     so nothing is registered before the compute, and a text is scored unless DIR already holds a
@@ -136,11 +158,15 @@ class ParquetSink:
         self.out = out
         out.mkdir(parents=True, exist_ok=True)
         path = out / MANIFEST
+        self._manifest: dict[str, Any] | None = None  # the manifest to write with the next chunk
         if path.exists():
             old = json.loads(path.read_text())
-            if canonical_json(old.get("params")) != canonical_json(meta["params"]) or old.get("path") != meta["path"]:
+            if _identity(old.get("params")) != _identity(meta["params"]) or old.get("path") != meta["path"]:
                 raise SetupError(f"{out} holds the results of another audit ({old.get('dataset')}, other parameters); "
                                  "give another --out-parquet folder")
+            # other bytes than the folder's runs read so far: the manifest says so with this run's first chunk
+            params = _bytes_read(old["params"], meta["params"])
+            self._manifest = None if params is None else {**old, "params": params}
         else:
             self._replace(path, lambda tmp: tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False)))
         self.next = max(shards(out), default=-1) + 1
@@ -191,6 +217,10 @@ class ParquetSink:
              "text": r.text, "edits_json": json.dumps([e.to_dict() for e in r.edits], ensure_ascii=False)}
             for t, r in chunk.normalizations])
         self._write("step_errors", n, [e.__dict__ for e in chunk.errors])
+        if self._manifest is not None:  # before the items file that makes the chunk done
+            manifest_json = json.dumps(self._manifest, indent=2, ensure_ascii=False)
+            self._replace(self.out / MANIFEST, lambda tmp: tmp.write_text(manifest_json))
+            self._manifest = None
         self._write("items", n, [
             {"comment_key": it.key, "text": it.text, "labels_json": canonical_json(it.labels),
              "variants_json": json.dumps([v.to_dict() for v in it.variants], ensure_ascii=False),
