@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from modlens.batcher import DynamicBatcher
 from modlens.config import StudyConfig
-from modlens.detectors.base import Detector, DetectorStatus, MediaScore
+from modlens.detectors.base import Detector, DetectorStatus, LabelScores, MediaScore
 from modlens.media import MediaInput
 from modlens.perturb.importance import importance_from_scores, importance_texts
 from modlens.rows import Variant
@@ -51,6 +51,45 @@ class VariantRound:
 
     def scores_of(self, variants: Sequence[Variant]) -> list[dict[str, DetectorResult]]:
         return [self.scored[v.text] for v in variants]
+
+
+Answer = tuple[LabelScores | None, float | None, str | None]  # one text's (labels, toxicity, error)
+
+
+def answer(detector: Detector, labels: Any, error: str | None = None,
+           details: dict[str, Any] | None = None) -> Answer:
+    """The engine's one rule for what a detector said of one text (every `DetectorResult` and
+    `answers_or_errors`): no answer is missing (with `details`' reason when it gives one); an answer
+    `toxicity` cannot read (without the toxicity label) is a bad answer, no labels; `error`: the
+    call's own, kept."""
+    if error is None and labels is None:
+        reason = (details or {}).get("reason")
+        error = f"missing: {reason}" if reason else "missing: detector has no score for this text"
+    tox = None
+    if labels is not None:
+        try:
+            tox = detector.toxicity(labels)
+        except (KeyError, TypeError, ValueError) as err:  # an answer without its toxicity label: an error row
+            labels, error = None, f"bad answer: {type(err).__name__}: {err}"
+    return labels, tox, error
+
+
+def answers_or_errors(detector: Detector, texts: list[str],
+                      call: Callable[[Detector, list[str]], list[LabelScores | None]] | None = None,
+                      ) -> list[Answer]:
+    """Per text (labels, toxicity, error) of one synchronous call, by `answer`, the rule of the engine's
+    rows: a call that raises, or answers another number of texts, is an error for each of its texts
+    (as `_DetectorRunner.score_chunk` makes it). For what scores outside the engine's batchers: the
+    commands' lines (`modlens score`, `perturb`, `attack --text`) and the attack's view of a detector
+    (`audit.attacks.CallFailureAsNoScore`). `call`: how the detector is asked; None: its blocking
+    `score` (a remote detector's runs on its private loop)."""
+    try:
+        got = call(detector, texts) if call is not None else detector.score(texts)
+        if len(got) != len(texts):
+            raise RuntimeError(f"{len(got)} results for {len(texts)} texts")
+    except Exception as err:  # any failure of the call: its texts have no score
+        return [answer(detector, None, f"{type(err).__name__}: {err}")] * len(texts)
+    return [answer(detector, labels) for labels in got]
 
 
 class _DetectorRunner:
@@ -100,15 +139,7 @@ class _DetectorRunner:
     def result(self, labels: Any, ms: float, error: str | None = None,
                details: dict[str, Any] | None = None) -> DetectorResult:
         d = self.detector
-        if error is None and labels is None:
-            reason = (details or {}).get("reason")
-            error = f"missing: {reason}" if reason else "missing: detector has no score for this text"
-        tox = None
-        if labels is not None:
-            try:
-                tox = d.toxicity(labels)
-            except (KeyError, TypeError, ValueError) as err:  # an answer without its toxicity label: an error row
-                labels, error = None, f"bad answer: {type(err).__name__}: {err}"
+        labels, tox, error = answer(d, labels, error, details)
         return DetectorResult(self.key, d.name, d.version, labels, tox, ms, error, details)
 
     async def score_many(self, texts: Sequence[str], *, low: bool = False, alone: bool = False) -> list[DetectorResult]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from modlens.detectors.base import Detector, LabelScores
-from modlens.engine import Engine
+from modlens.engine import Engine, answers_or_errors
 from modlens.perturb import recipes
 from modlens.perturb.compose import Attack
 from modlens.perturb.recipes.char_greedy import char_transformations
@@ -173,8 +173,7 @@ class CallFailureAsNoScore(Detector):
             self.encoder = inner.encoder  # type: ignore[attr-defined]
 
     def score(self, texts: Sequence[str]) -> list[LabelScores | None]:
-        from modlens.cli.score import answers_or_errors  # the one rule the commands' lines are scored by
-        got = answers_or_errors(self.inner, list(texts), _call_score)
+        got = answers_or_errors(self.inner, list(texts))  # the rule the commands' lines are scored by
         error = next((e for _, _, e in got if e is not None), None)
         if error is not None:
             self.failed_calls += 1
@@ -183,8 +182,3 @@ class CallFailureAsNoScore(Detector):
 
     def toxicity(self, scores: LabelScores | None) -> float | None:
         return self.inner.toxicity(scores)
-
-
-def _call_score(det: Detector, texts: list[str]) -> list[LabelScores | None]:
-    """The attack calls `score` from its own thread (a remote detector's runs on its private loop)."""
-    return det.score(texts)

@@ -18,12 +18,13 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any, Callable
+from typing import Any
 
 from modlens.cli.common import CliError, add_detectors_option, detector_configs, utf8_lines
 from modlens.datasets.base import blank_reason
 from modlens.errors import ErrorKind
 from modlens.detectors.base import Detector, LabelScores
+from modlens.engine import answers_or_errors
 from modlens.services.detectors import load_detectors
 
 DEFAULT_DETECTORS = ("minilm-toxicity", "profanity-check")
@@ -55,32 +56,8 @@ def parse_options(items: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def _score(det: Detector, texts: list[str]) -> list[LabelScores | None]:
+    """A command's call: a remote detector's `ascore` on a loop of its own, run to the end."""
     return asyncio.run(det.ascore(texts)) if det.remote else det.score(texts)
-
-
-def answers_or_errors(det: Detector, texts: list[str],
-                      call: Callable[[Detector, list[str]], list[LabelScores | None]] = _score,
-                      ) -> list[tuple[LabelScores | None, float | None, str | None]]:
-    """Per text (labels, toxicity, error) by the engine's rule (`DetectorRunner.result`): a call that
-    raises, or answers another number of texts, is an error for each of its texts; no answer is
-    missing; an answer `toxicity` cannot read (without the toxicity label) is a bad answer, no labels.
-    `call`: how the detector is asked (`_score`; the attack's view calls `score` itself)."""
-    try:
-        got = call(det, texts)
-        if len(got) != len(texts):
-            raise RuntimeError(f"{len(got)} results for {len(texts)} texts")
-    except Exception as err:  # any failure of the call: its texts have no score
-        return [(None, None, f"{type(err).__name__}: {err}")] * len(texts)
-    out: list[tuple[LabelScores | None, float | None, str | None]] = []
-    for labels in got:
-        if labels is None:
-            out.append((None, None, "missing: detector has no score for this text"))
-            continue
-        try:
-            out.append((labels, det.toxicity(labels), None))
-        except (KeyError, TypeError, ValueError) as err:  # an answer without its toxicity label
-            out.append((None, None, f"bad answer: {type(err).__name__}: {err}"))
-    return out
 
 
 def detector_answers(detectors: dict[str, Detector], texts: list[str]) -> list[dict[str, dict[str, object]]]:
@@ -88,7 +65,7 @@ def detector_answers(detectors: dict[str, Detector], texts: list[str]) -> list[d
     answers of `modlens score`, `perturb` and `attack --text`, which `fail_on_no_score` then checks."""
     per_text: list[dict[str, dict[str, object]]] = [{} for _ in texts]
     for key, det in detectors.items():  # one failing detector must not hide the others' answers
-        for out, (labels, tox, error) in zip(per_text, answers_or_errors(det, texts)):
+        for out, (labels, tox, error) in zip(per_text, answers_or_errors(det, texts, _score)):
             out[key] = {"name": det.name, "version": det.version, "labels": labels, "toxicity": tox}
             if error is not None:
                 out[key]["error"] = error
