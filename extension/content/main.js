@@ -97,9 +97,8 @@
     get display() { return cfg ? cfg.display : "blind"; },
     get study() { return cfg && cfg.study; },
     // why no rating is started on this page now, "" when one is (the markers say so): "Pause
-    // everything", its site switched off (the worker refuses a rating saved before either reached the
-    // page), or a frame under a page whose site is not switched on (the worker does not check a
-    // frame's top page when it takes a rating: only the disabled Rate keeps one from being given there)
+    // everything", its site switched off, or a frame under a page whose site is not switched on (the
+    // worker refuses a rating saved before any of these reached the page: it checks a frame's top page)
     get notTaking() {
       return cfg ? offKey() : "";
     },

@@ -81,6 +81,36 @@ test("a rating from a page of a site switched off is refused with the reason; th
   assert.equal((await ask(rateMsg("k-site-off"), contentScript)).queued, true);
 });
 
+test("a rating from a comment frame whose top page's site is not switched on is refused with the reason", async () => {
+  connect();
+  // an OpenWeb frame on a news site: the worker knows its top page from the sender's tab, and that
+  // site's permission (switched on from the popup) decides, as for the frame's marker (content/main.js)
+  const news = "https://news.example/*";
+  const switchedOn = new Set([news]);
+  const realContains = chrome.permissions.contains;
+  chrome.permissions.contains = async ({ origins }) => origins.every((o) => switchedOn.has(o));
+  const frame = { id: "modlens-id", url: "https://launcher.spot.im/frame", tab: { id: 11, url: "https://news.example/story" }, frameId: 4 };
+  const rate = (platform, key, sender = frame) => ask(ns.messages.rate({ platform, key }, { values: { toxicity: "not toxic" }, time_spent_ms: 900 }), sender);
+  try {
+    switchedOn.delete(news); // switched off after the frame's markers appeared, before it heard
+    const waiting = delivery.outbox.pending().length;
+    const answer = await rate("openweb", "k-frame-off");
+    assert.equal(answer.queued, false);
+    assert.equal(answer.reason, ns.NOT_TAKING.frameOff);
+    // a top page the extension cannot see (no access to its site: no tab.url) is not switched on either
+    const unseen = { ...frame, tab: { id: 12 } };
+    assert.equal((await rate("openweb", "k-frame-unseen", unseen)).reason, ns.NOT_TAKING.frameOff);
+    assert.equal(delivery.outbox.pending().length, waiting);
+    assert.equal(ns.counters.ratingOf("openweb", "k-frame-off"), null);
+    // Disqus's frame runs on any page (sites table): its ratings are taken there
+    assert.equal((await rate("disqus", "k-disqus")).queued, true);
+    switchedOn.add(news);
+    assert.equal((await rate("openweb", "k-frame-off")).queued, true);
+  } finally {
+    chrome.permissions.contains = realContains;
+  }
+});
+
 test("an image whose fetch ends after the pause started is not queued, and is counted as dropped", async () => {
   connect();
   ns.config.study = { ...ns.config.study, media: { collect: true, max_bytes: 100000, max_per_comment: 4 } };

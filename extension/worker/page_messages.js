@@ -141,7 +141,17 @@
     return same && typeof set.assignment === "string" && set.assignment && set.assignment.length <= 89 ? set.assignment : null;
   }
 
+  // A comment frame is taken from only under a top-level page whose site is switched on (Disqus's
+  // frame: under any page, sites table), as content/main.js frameAllowed decides for its markers.
+  async function frameOff(platform, sender) {
+    if (!sender || !sender.frameId || ns.ANY_PAGE_FRAMES.includes(platform)) return false;
+    const top = await topPage(sender); // null: the extension cannot see the page, its site is not on
+    return !(top && top.granted);
+  }
+
   async function queueRating(msg, sender) {
+    // asked first, so that the checks below and the message read the config in one turn
+    const underSiteOff = !ns.fromExtensionPage(sender, chrome.runtime) && await frameOff(msg.comment && msg.comment.platform, sender);
     if (!config.consented()) return { queued: false, reason: "consent needed" };
     // paused: nothing new is collected, a rating neither (the marker says paused; one saved just
     // before the page heard of the pause is refused here, and its panel says why)
@@ -151,6 +161,9 @@
     if (!ns.fromExtensionPage(sender, chrome.runtime) && config.settings.sites[msg.comment && msg.comment.platform] === false) {
       return { queued: false, reason: ns.NOT_TAKING.siteOff };
     }
+    // a comment frame under a page whose site is not switched on (or was switched off before the
+    // frame heard): its markers' Rate is disabled, and one saved before that is refused here
+    if (underSiteOff) return { queued: false, reason: ns.NOT_TAKING.frameOff };
     // the study it is given in (consented() holds: the running one): the message names it to the daemon,
     // which stores it in no other; the outbox keeps it for the same study (queue reads it in this turn)
     const message = ns.protocol.rating(msg.comment, msg, itemsetSlot(msg), config.study.study_id);
