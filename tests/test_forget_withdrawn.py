@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -57,6 +58,15 @@ def export_and_merge(db, research, out, capsys) -> str:
     capsys.readouterr()
     assert cli_main(["merge", "--out", str(research), str(out)]) == 0
     return capsys.readouterr().out
+
+
+async def rated_and_merged(tmp_path: Path, capsys) -> tuple[Path, Path]:
+    """rater-1 agreed, saw and rated one comment ('k'), and the first bundle is merged: (their log, the merged log)."""
+    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
+    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
+        await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], ["k"])
+    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    return db, research
 
 
 def everything(db) -> dict[str, list[tuple]]:
@@ -241,10 +251,7 @@ async def test_a_comment_two_withdrawn_raters_saw_goes_with_the_second(tmp_path,
 
 
 async def test_a_merged_log_with_nothing_to_delete_says_why_and_stays_as_it_was(tmp_path, capsys):
-    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
-    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
-        await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], ["k"])
-    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    db, research = await rated_and_merged(tmp_path, capsys)
     # no one withdrew
     raw = research.read_bytes()
     out = forget_cli(research, capsys)
@@ -333,10 +340,7 @@ def unchanged(db, before: bytes) -> bool:
 async def test_the_dry_run_leaves_an_older_log_as_it_was(tmp_path, capsys):
     """The dry run changes nothing, an older log's schema included: it counts on a copy (migrated as the
     deletion would migrate the log), so what it lists is what `--delete` deletes from the upgraded log."""
-    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
-    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
-        await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], ["k"])
-    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    db, research = await rated_and_merged(tmp_path, capsys)
     as_schema(research, SCHEMA_VERSION - 1)  # as the researcher's older modlens left it
     before = research.read_bytes()
     assert rows(research, "PRAGMA user_version") == [(SCHEMA_VERSION - 1,)]
@@ -477,10 +481,7 @@ async def test_a_consent_given_again_does_not_bring_back_what_the_deletion_delet
     then on. The next bundle carries what they recorded since and nothing from before the new consent, merge
     adds only that, and `--list` says the first bundle's rows of theirs were deleted and when they agreed
     again. Times from the real clock, as the daemon stamps the data: a withdrawal after it, a consent after that."""
-    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
-    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
-        await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], ["k"])
-    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    db, research = await rated_and_merged(tmp_path, capsys)
     withdrawn = now_iso()
     async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, _app):
         await withdraw(url, "rater-1", withdrawn)
@@ -509,10 +510,7 @@ async def test_a_consent_given_again_before_the_deletion_leaves_what_came_before
     """Agreeing again before the researcher deleted anything: merge still says what the log holds from before
     the withdrawal, reports leave it out, and `--delete` deletes it, their `raters` row and what they recorded
     since staying."""
-    db, research = tmp_path / "study.sqlite", tmp_path / "merged.sqlite"
-    async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
-        await collect(url, consent_sha256(app), "rater-1", [("k", "a comment")], ["k"])
-    export_and_merge(db, research, tmp_path / "first.bundle", capsys)
+    db, research = await rated_and_merged(tmp_path, capsys)
     withdrawn = now_iso()
     async with running_daemon(tmp_path, study(consent_text=TEXT)) as (url, app):
         await withdraw(url, "rater-1", withdrawn)
