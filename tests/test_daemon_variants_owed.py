@@ -340,3 +340,63 @@ async def test_a_row_whose_reason_names_no_kind_is_counted_unknown(tmp_path):
             variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
     assert rows(db, "SELECT reason FROM deferred_variants") == [("live variant budget reached",)]
     assert variants["deferred_by_reason"] == {"unknown": 1}, variants
+
+
+async def test_a_round_that_raises_defers_its_comments_as_no_step_error_holds_them(tmp_path):
+    # the round itself raised before anything went to the log: no step_errors row holds its comments,
+    # so counting them `failed` named rows that are not there, and nothing would retry them
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
+    db = tmp_path / "study.sqlite"
+    async with running_daemon(tmp_path, cfg) as (url, app):
+        live = app[PIPELINE].live_variants
+
+        async def broken_round(texts):
+            raise RuntimeError("the round broke")
+
+        live.engine.variants_scored = broken_round
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await _page(c, "p1", "k1", "you stupid idiot")
+            got = await c.until(lambda m: m["type"] == "variants" and m["id"] == "p1")
+            await _until(lambda: not live._in_flight, "the round")
+            variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+    assert "the round broke" in got["error"] and "rescore --variants" in got["error"], got
+    assert rows(db, "SELECT count(*) FROM step_errors") == [(0,)]
+    [(key, reason, done)] = rows(db, "SELECT c.comment_key, d.reason, d.done_at FROM deferred_variants d "
+                                     "JOIN comments c USING (comment_id)")
+    assert key == "k1" and done is None and "the round broke" in reason, reason
+    # one comment offered, in one count: deferred, with its kind; not failed
+    assert (variants["done"], variants["failed"], variants["deferred"]) == (0, 0, 1), variants
+    assert variants["deferred_by_reason"] == {"round failed": 1}, variants
+
+
+async def test_a_round_that_raises_after_its_write_counts_its_comments_as_the_log_holds_them(tmp_path):
+    # the log took the round's variants, then answering the first comment raised: both comments' variants
+    # are in the log, so they count done (not failed: no step_errors row), and neither is deferred
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
+    db = tmp_path / "study.sqlite"
+    async with running_daemon(tmp_path, cfg) as (url, app):
+        live = app[PIPELINE].live_variants
+        real = live.render
+
+        def render(msg_id, key, variants, scores, ids, error):
+            if variants and key == "k1":
+                raise RuntimeError("answering broke")
+            return real(msg_id, key, variants, scores, ids, error)
+
+        live.render = render
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await c.request(comments_msg("p1", [("k1", "you stupid idiot"), ("k2", "what a dumb take")]), "comments_ok")
+            got = {m["key"]: m for m in [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]}
+            await _until(lambda: not live._in_flight, "the round")
+            variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+    assert "answering broke" in got["k1"]["error"], got
+    made = dict(rows(db, "SELECT c.comment_key, count(*) FROM variants v JOIN comments c USING (comment_id) "
+                         "GROUP BY c.comment_key"))
+    assert set(made) == {"k1", "k2"}, made
+    assert rows(db, "SELECT count(*) FROM step_errors") == [(0,)]
+    assert rows(db, "SELECT count(*) FROM deferred_variants") == [(0,)]
+    assert (variants["done"], variants["failed"], variants["deferred"]) == (2, 0, 0), variants

@@ -9,9 +9,10 @@ study asks participants about (its sampling, the extension's rule) are offered f
 over budget gets an empty `variants` message whose `error` says it was deferred and why, and a
 `deferred_variants` row; `modlens rescore --variants` makes its variants later. So does a comment
 whose connection closed while it waited (nobody to send its variants to), one waiting or in a
-round whose variants were not made when the daemon stops, and one whose variants went out but
-whose rows the study log refused: every comment offered is made, failed (a step_errors row) or
-deferred (a row; counted `deferred_unrecorded` when the log refuses that too).
+round whose variants were not made when the daemon stops, one whose variants went out but
+whose rows the study log refused, and one whose round raised before the log took its variants or
+step error: every comment offered is made, failed (a step_errors row) or deferred (a row; counted
+`deferred_unrecorded` when the log refuses that too).
 
 One worker takes the waiting comments in batches, from every connection at once: one
 word-importance pass for the whole batch, the generator over each, and every variant scored by
@@ -72,6 +73,8 @@ PROBE_COMMENTS = 2
 # parenthesis of a reason is its kind (`reason_kind`)
 CONNECTION_CLOSED = "its connection closed while it waited for variants (connection closed)"
 DAEMON_STOPPED = "the daemon stopped before its variants were made (daemon stopped)"
+# a round that raised before the log took its comments' variants or step errors: no row holds them
+ROUND_FAILED = "its variants' round failed ({error}) (round failed)"
 
 
 def reason_kind(reason: str) -> str:
@@ -141,6 +144,7 @@ class VariantJob:
     answered: bool = False  # its `variants` message went out (or was tried)
     handed: bool = False  # its variants or step error went to the study-log writer (a stop lets its round finish)
     reserved: bool = False  # admitted against the latency budget's estimate
+    logged: str | None = None  # what its round's write put in the log: "done" (its variants) or "failed" (its step error)
 
 
 @dataclass
@@ -297,7 +301,7 @@ class LiveVariants:
             else:  # no row: a comment without an id is told apart by its message and key
                 self.stats.unrecorded.add(job.comment_id if job.comment_id is not None else f"{job.msg_id}/{job.key}")
         for job, why in deferred if tell else ():
-            await job.send(self.render(job.msg_id, job.key, [], [], [], f"deferred: {why}; {later}"))
+            await self._send(job, self.render(job.msg_id, job.key, [], [], [], f"deferred: {why}; {later}"))
         return recorded
 
     # --- the worker -------------------------------------------------------------------------
@@ -374,20 +378,37 @@ class LiveVariants:
             raise
         except Exception as err:  # a bug of the round itself: still, nobody waits for ever
             log.exception("live variants: a round failed")
-            for job in jobs:
-                if not job.answered:
-                    await self._answer_failed(job, f"{type(err).__name__}: {err}")
+            await self._round_failed(jobs, f"{type(err).__name__}: {err}")
         finally:
             if self.latency is not None:
                 self.latency.ended(len(jobs), sum(j.reserved for j in jobs))
             self.rounds.release()
 
+    async def _round_failed(self, jobs: list[VariantJob], error: str) -> None:
+        """A round raised: its comments not yet answered are counted as the log holds them. Those whose
+        variants or step error its write put in the log are done or failed (and told the error); of the
+        others the log holds nothing, so they are deferred ('round failed'), for `modlens rescore
+        --variants`, and told so: a `failed` count names a step_errors row, and none holds them."""
+        left: list[VariantJob] = []
+        for job in jobs:
+            if job.answered:
+                continue
+            if job.logged is None:
+                left.append(job)
+                continue
+            if job.logged == "done":
+                self.stats.done += 1
+            await self._answer_failed(job, error, counted=job.logged == "failed")
+        if left:
+            await self._defer([(j, ROUND_FAILED.format(error=error)) for j in left])
+
     async def _answer_failed(self, job: VariantJob, error: str, *, counted: bool = True) -> None:
         """`counted`: its step_errors row is in the log (else it is counted as deferred)."""
+        message = self.render(job.msg_id, job.key, [], [], [], error)  # before the count: the count is of answers
         if counted:
             self.stats.failed += 1
         log.warning("variants failed for %s: %s", job.key, error)
-        await self._send(job, self.render(job.msg_id, job.key, [], [], [], error))
+        await self._send(job, message)
 
     @staticmethod
     async def _send(job: VariantJob, message: dict[str, Any]) -> None:
@@ -425,6 +446,9 @@ class LiveVariants:
         except Exception as err:
             log.exception("study log: could not record variants")
             refused = f"{type(err).__name__}: {err}"
+        if refused is None:  # what the log now holds of each: how it counts should the round raise from here
+            for job in jobs:
+                job.logged = "failed" if job.text in errors else "done" if any(job is j for j, _ in keep) else None
         # refused: the log holds neither the step errors nor the variants, so those comments are counted
         # deferred (below), not failed or done; each comment offered is in one count
         unrecorded = {id(j) for j, _ in keep} | {id(j) for j in jobs if j.text in errors} if refused else set()
@@ -434,9 +458,10 @@ class LiveVariants:
                 continue
             vs = made[job.text]
             variant_ids: list[int | None] = list(ids_of.get(id(job), [None] * len(vs)))
-            if id(job) not in unrecorded:
+            message = self.render(job.msg_id, job.key, vs, got.scores_of(vs), variant_ids, None)
+            if id(job) not in unrecorded:  # counted as it is answered (a round that raises counts the rest)
                 self.stats.done += 1
-            await self._send(job, self.render(job.msg_id, job.key, vs, got.scores_of(vs), variant_ids, None))
+            await self._send(job, message)
         if refused is not None:  # answered, not in the log: deferred, so `modlens rescore --variants` makes them
             await self._defer([(j, f"its variants were sent but the study log refused them: {refused} "
                                    "(variants not recorded)") for j, _ in keep]
