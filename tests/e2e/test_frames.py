@@ -1,7 +1,8 @@
 """Comment iframes are keyed by the top-level site the participant switched on.
 
 - The Facebook comments plugin's frame (static content script) is captured under an article on a
-  granted site, and NOT under the same frame embedded by a site the participant never enabled.
+  granted site, and NOT under the same frame embedded by a site the participant never enabled; a rating
+  its content script sends there is refused by the worker, and taken under the granted site.
 - A custom selector stored for the article's host reaches comments that the page writes into a
   srcdoc iframe (no URL of its own: the registered script reaches it by its creator's origin), and
   they are logged under the article's page key.
@@ -9,6 +10,7 @@ Fresh comment keys and texts per run, so nothing here can pass on what another t
 from __future__ import annotations
 
 import html
+import json
 import uuid
 
 import pytest
@@ -81,9 +83,33 @@ def test_facebook_plugin_only_under_a_switched_on_site(browser, daemon, tmp_path
     # way to the log (the positive event, instead of a fixed wait): the frame under the other site sent nothing
     assert {r["page_key"] for r in got.values()} == {f"news-granted.example.com/2026/03/on-{run}/"}, \
         "the plugin frame of a site not switched on was captured"
+    # a rating sent from the frame's content script (as a Save pressed before the frame heard its page's site
+    # was switched off): the worker refuses it under the other site, from its tab and frame, and takes it under
+    # the switched-on one
+    key = next(iter(got.values()))["comment_key"]
+    rate = {"type": "rate", "comment": {"platform": "facebook", "key": key}, "values": {"toxicity": "not toxic"},
+            "anchors": None, "time_spent_ms": 900}
+    refused = from_frame_content_script(browser, off.frames[1], rate)
+    assert refused == {"queued": False, "reason": "the page's site is not switched on: switch it on from the popup to rate"}, refused
+    assert from_frame_content_script(browser, on.frames[1], rate).get("queued") is True
     off.close()
     on.close()
     assert all(r["page_key"].startswith("news-granted.") for r in logged_texts(daemon, "facebook", run).values())
+
+
+def from_frame_content_script(browser, frame, message: dict) -> dict:
+    """`message` sent to the worker from the content script's isolated world in `frame` (a cross-origin frame:
+    a target of its own, reached by a CDP session on it)."""
+    cdp = browser.context.new_cdp_session(frame)
+    worlds: list[dict] = []
+    cdp.on("Runtime.executionContextCreated", lambda ev: worlds.append(ev["context"]))
+    cdp.send("Runtime.enable")  # replays the contexts that exist already
+    world = wait_for(lambda: next((w["id"] for w in worlds if w.get("auxData", {}).get("type") == "isolated"
+                                   and w.get("name") == "modlens"), None), 15, "the frame's content script world")
+    answer = cdp.send("Runtime.evaluate", {"expression": f"chrome.runtime.sendMessage({json.dumps(message)})",
+                                           "contextId": world, "awaitPromise": True, "returnByValue": True})
+    assert "exceptionDetails" not in answer, answer
+    return answer["result"]["value"]
 
 
 def test_custom_selector_reaches_a_srcdoc_frame(browser, daemon, tmp_path):
