@@ -4,6 +4,8 @@ daemon (hello's `consent_withdrawn_at`), the log records it (`consents.withdrawn
 log, the real command line."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow  # noqa: F401  (read_bundle's tables)
 import pytest
 
@@ -47,6 +49,14 @@ def bundled(path) -> tuple[list[str], list[str], list[str]]:
         b.close()
 
 
+def exported_after_withdrawal(db: Path, capsys) -> tuple[Path, str]:
+    """`modlens export --bundle` of the log beside it, to after-withdrawal.bundle: (the bundle, what export said)."""
+    out = db.with_name("after-withdrawal.bundle")
+    capsys.readouterr()
+    assert cli_main(["export", "--db", str(db), "--bundle", str(out)]) == 0
+    return out, capsys.readouterr().out
+
+
 async def test_a_withdrawn_rater_is_recorded_and_left_out_of_the_bundle(tmp_path, capsys):
     db = tmp_path / "study.sqlite"
     async with running_daemon(tmp_path, study(consent_text="You may withdraw at any time.")) as (url, app):
@@ -63,10 +73,7 @@ async def test_a_withdrawn_rater_is_recorded_and_left_out_of_the_bundle(tmp_path
 
     assert rows(db, "SELECT rater_id, consented_at, withdrawn_at FROM consents ORDER BY rater_id") == [
         ("rater-1", AGREED, withdrawn), ("rater-2", AGREED, None)]
-    out = tmp_path / "after-withdrawal.bundle"
-    capsys.readouterr()
-    assert cli_main(["export", "--db", str(db), "--bundle", str(out)]) == 0
-    said = capsys.readouterr().out
+    out, said = exported_after_withdrawal(db, capsys)
     assert "rater(s) rater-2," in said
     assert "left out 1 rater who withdrew consent: rater-1 (withdrew " + withdrawn + ")" in said
     # rater-1's rating and the comment only rater-1's sessions saw stay behind; rater-2 saw 'shared'
@@ -241,10 +248,7 @@ async def test_a_comment_a_withdrawn_rater_saw_first_travels_as_the_consenting_r
                     "ON t.text_id = s.text_id JOIN comments c USING (comment_id) WHERE c.comment_key = 'edited' "
                     "ORDER BY x.rater_id") == [("rater-1", "first version only rater one saw"),
                                                ("rater-2", "the edited text rater two saw")]
-    out = tmp_path / "after-withdrawal.bundle"
-    capsys.readouterr()
-    assert cli_main(["export", "--db", str(db), "--bundle", str(out)]) == 0
-    said = capsys.readouterr().out
+    out, said = exported_after_withdrawal(db, capsys)
     b = read_bundle(out)
     try:
         texts = [r["text"] for r in b.table("texts").to_pylist()]
@@ -494,10 +498,7 @@ async def test_a_comment_only_a_withdrawn_rater_saw_and_a_consenting_one_rated_t
     [(rated_at,)] = rows(db, "SELECT created_at FROM ratings")
     [(rater_one_saw,)] = rows(db, "SELECT seen_at FROM sightings")
     assert rater_one_saw < rated_at and rows(db, "SELECT url FROM pages")[0][0]
-    out = tmp_path / "after-withdrawal.bundle"
-    capsys.readouterr()
-    assert cli_main(["export", "--db", str(db), "--bundle", str(out)]) == 0
-    said = capsys.readouterr().out
+    out, said = exported_after_withdrawal(db, capsys)
     b = read_bundle(out)
     try:
         comments = b.table("comments").to_pylist()
