@@ -64,16 +64,24 @@ def step_errors(db: Path) -> list[tuple[str, str]]:
         con.close()
 
 
+def audited(tmp_path: Path, capsys: pytest.CaptureFixture[str], study_toml: str, *flags: str
+            ) -> tuple[int, str, str, Path]:
+    """`modlens audit` of ROWS with profanity-check, the study file `study_toml` and `flags`:
+    (exit code, stdout, stderr, the study log)."""
+    study = tmp_path / "study.toml"
+    study.write_text(study_toml)
+    db = tmp_path / "log.sqlite"
+    code = cli_main(["audit", str(data(tmp_path)), "--db", str(db), "--detectors", "profanity-check",
+                     "--study", str(study), *flags, "--quiet"])
+    out, err = capsys.readouterr()
+    return code, out, err, db
+
+
 def test_an_audit_whose_normalizer_failed_for_some_texts_says_so_and_exits_1(tmp_path, monkeypatch, capsys):
     from modlens.normalize.steps import REGISTRY
 
     plug_in(monkeypatch, REGISTRY, "brittle", BrittleStep)
-    study = tmp_path / "study.toml"
-    study.write_text('[normalizer]\nsteps = ["brittle", "leet"]\n')
-    db = tmp_path / "log.sqlite"
-    code = cli_main(["audit", str(data(tmp_path)), "--db", str(db), "--detectors", "profanity-check",
-                     "--study", str(study), "--normalize", "--quiet"])
-    out, err = capsys.readouterr()
+    code, out, err, db = audited(tmp_path, capsys, '[normalizer]\nsteps = ["brittle", "leet"]\n', "--normalize")
     failed = [r for r in ROWS if BREAKS in r]
     assert step_errors(db) == sorted((t, "normalize") for t in failed)  # the event: two texts' rows
     summary = json.loads(out)
@@ -92,12 +100,8 @@ def test_an_audit_whose_variant_generator_failed_for_some_texts_says_so_and_exit
     from modlens.perturb.registry import REGISTRY
 
     plug_in(monkeypatch, REGISTRY, "brittle_swap", BrittleSwap)
-    study = tmp_path / "study.toml"
-    study.write_text('[perturbation]\nimportance_threshold = 0.0\nbudget = 5\n')
-    db = tmp_path / "log.sqlite"
-    code = cli_main(["audit", str(data(tmp_path)), "--db", str(db), "--detectors", "profanity-check",
-                     "--study", str(study), "--perturb", "brittle_swap", "--quiet"])
-    out, err = capsys.readouterr()
+    code, out, err, db = audited(tmp_path, capsys, '[perturbation]\nimportance_threshold = 0.0\nbudget = 5\n',
+                                 "--perturb", "brittle_swap")
     failed = [r for r in ROWS if BREAKS in r]
     assert step_errors(db) == sorted((t, "variants") for t in failed)
     got = json.loads(out)["step_errors"]["variants"]
