@@ -3,7 +3,8 @@
 it later as ended by 'shutdown' at the stop's time: the log said the daemon ended a session the
 participant had closed, and made it last until the stop. The end the stop writes is now the one
 that happened: who ended it and when. And the next start, which closes what a stop could not,
-no longer says only that the previous daemon did not stop cleanly."""
+no longer says only that the previous daemon did not stop cleanly. An end the log refused is written
+by the next session write once the log is writable again, not only at the stop."""
 from __future__ import annotations
 
 import asyncio
@@ -79,3 +80,27 @@ async def test_sessions_a_stop_could_not_end_are_closed_at_the_next_start_withou
     assert ended_by == "recovery" and datetime.fromisoformat(ended_at) >= datetime.fromisoformat(started_at)
     said = [r.getMessage() for r in caplog.records if "recovery: closed" in r.getMessage()]
     assert len(said) == 1 and "could not write their end" in said[0], said  # not only "a crash"
+
+
+async def test_an_end_the_log_refused_is_written_by_the_next_session_write_not_only_at_the_stop(tmp_path):
+    # the log becomes writable again while the daemon runs: a report on the live log saw the session open
+    # until the stop; the next session's write (a hello here) writes it, as it happened
+    db = tmp_path / "study.sqlite"
+    async with running_daemon(tmp_path, study()) as (url, app):
+        writer = app[PIPELINE].writer
+        writable_again = _undone_by_the_writer(writer)
+        async with connect(url) as ws:
+            await Client(ws).hello()
+            await writer.submit(lambda lg: lg.conn.execute(READ_ONLY))
+            before = now_iso()
+        await _failed_writes(writer, 1)  # its end was refused
+        after = now_iso()
+        await asyncio.sleep(1.1)
+        writable_again.set()
+        async with connect(url) as ws:
+            await Client(ws).hello(rater="rater-2")
+            ended = rows(db, "SELECT rater_id, ended_by, ended_at FROM sessions ORDER BY started_at")
+            owed = dict(app[PIPELINE].ends_owed)
+    assert [(r, by) for r, by, _ in ended] == [("rater-1", "client"), ("rater-2", None)], ended
+    assert before <= ended[0][2] <= after, (before, ended, after)
+    assert owed == {}, owed

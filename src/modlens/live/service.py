@@ -127,7 +127,8 @@ class LiveService:
         self.detector_ids: dict[str, int] = {}
         self.sessions: set[LiveSession] = set()  # those that said hello and are not closed
         self.unended: set[str] = set()  # ids of the sessions this service started whose end is not written
-        # of those, the ones that ended but whose end the log refused: id -> (ended_by, ended_at), for the stop
+        # of those, the ones that ended but whose end the log refused: id -> (ended_by, ended_at), written by the
+        # next session write (`_session_write`), else by the stop
         self.ends_owed: dict[str, tuple[str, str]] = {}
         self.live_variants = LiveVariants(study, engine, self.write, lambda: self.detector_ids, _variants_message)
         self.sampling = self.client_settings()["sampling"]  # the extension's rule: asked-about comments first
@@ -149,6 +150,25 @@ class LiveService:
             return await asyncio.shield(self.writer.submit(fn))
         finally:
             self.in_flight_writes -= 1
+
+    async def _session_write(self, fn: Callable[[StudyLog], Any]) -> Any:
+        """`fn` through the writer, after, in its transaction, the ends the log refused earlier
+        (`ends_owed`, as they happened): once the log is writable again (a disk with room again) the
+        next hello or close puts them in it, so a report on the live log does not see those sessions
+        open until the stop. The ends it wrote are no longer owed."""
+        owed = dict(self.ends_owed)
+
+        def with_owed_ends(lg: StudyLog) -> Any:
+            for sid, (ended_by, at) in owed.items():
+                lg.end_session(sid, ended_by, at)
+            return fn(lg)
+
+        result = await self.write(with_owed_ends if owed else fn)
+        for sid, ended in owed.items():
+            if self.ends_owed.get(sid) == ended:
+                del self.ends_owed[sid]
+            self.unended.discard(sid)
+        return result
 
     async def prepare(self) -> None:
         """Record the study and every loaded detector (name, version, config) once, then the
@@ -241,7 +261,7 @@ class LiveService:
                                                                 hello.rater_id, plan)
 
         self.unended.add(session.session_id)  # before its write: a hello cut short by a stop is ended by it
-        slot = await self.write(start)
+        slot = await self._session_write(start)
         session.rater_id, session.client, session.ready = hello.rater_id, hello.client, True
         self.sessions.add(session)
         if plan is not None and slot is not None:
@@ -278,9 +298,9 @@ class LiveService:
         if sid in self.unended:  # its hello's write was made (a failed one wrote nothing: a no-op)
             ended = (ended_by, now_iso())  # as it happened, whenever it is written
             try:
-                await self.write(lambda lg: lg.end_session(sid, *ended))
+                await self._session_write(lambda lg: lg.end_session(sid, *ended))
             except BaseException:
-                self.ends_owed[sid] = ended  # the stop writes this end, not one of its own
+                self.ends_owed[sid] = ended  # the next session write or the stop writes this end, not one of its own
                 raise
             self.unended.discard(sid)
 

@@ -175,7 +175,9 @@ refused with the same ids; `unavailable` is retried for as long as it lasts. A `
   own: each daemon holds a shared lock on `<log>-serving` while it runs), and the study's comments
   that lack a score from a loaded detector are scored in the background, in small batches that
   wait while live pages are being scored. A clean stop ends its own open sessions as 'shutdown',
-  never another daemon's; a socket the client closes ends as 'client'.
+  never another daemon's; a socket the client closes ends as 'client'. An end the study log
+  refused (a full disk) is written as it happened, by whom and when, with the next `hello` or
+  session end once the log takes writes again, else by the stop.
 - Scores come from a dynamic batcher per detector shared by all connections (up to the
   detector's `max_batch` texts or 10 ms, then one model call); `latency_ms` is that call's time.
 - `comment_media` names a comment sent before in a `comments` message (the daemon waits for its
