@@ -64,6 +64,17 @@ def table_counts(db, tables) -> dict[str, int]:
     """Rows per table in `tables`, read on a connection of its own (it sees committed rows only)."""
     return {t: rows(db, f"SELECT count(*) FROM {t}")[0][0] for t in tables}
 
+
+def refuse_inserts(db, table: str) -> None:
+    """A trigger, real to SQLite: the study log refuses every insert into `table` ('refused by the test')."""
+    con = sqlite3.connect(db)
+    try:
+        con.execute(f"CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} "
+                    "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+        con.commit()
+    finally:
+        con.close()
+
 # Conditions real to SQLite on the code's own connection: every write that needs a new page fails
 # with SQLITE_FULL as on a full filesystem (tests/test_studylog_full.py); every write fails with
 # SQLITE_READONLY.

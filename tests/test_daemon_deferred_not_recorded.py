@@ -5,10 +5,8 @@ them. It now says the deferral was not recorded, and why. The failure is real to
 on the daemon's own log refuses the deferred_variants insert."""
 from __future__ import annotations
 
-import sqlite3
-
 from daemon_helpers import Client, comments_msg, connect, running_daemon, study
-from log_helpers import rows
+from log_helpers import refuse_inserts, rows
 
 STRATEGIES = {"budget": 1, "strategies": ["repeat_char", "mixed_case"]}
 
@@ -17,11 +15,7 @@ async def test_a_deferral_the_log_did_not_record_is_not_said_to_be_made_later(tm
     cfg = study(perturbation={"enabled": True, "live_rate": 0, **STRATEGIES})
     db = tmp_path / "study.sqlite"
     async with running_daemon(tmp_path, cfg) as (url, _app):
-        con = sqlite3.connect(db)
-        con.execute("CREATE TRIGGER refuse_deferral BEFORE INSERT ON deferred_variants "
-                    "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
-        con.commit()
-        con.close()
+        refuse_inserts(db, "deferred_variants")
         async with connect(url) as ws:
             c = Client(ws)
             await c.hello()
@@ -45,11 +39,7 @@ async def test_status_counts_as_deferred_only_the_deferrals_the_log_holds(tmp_pa
             await c.hello()
             await c.request(comments_msg("p1", [("k1", "you stupid idiot")]), "comments_ok")
             await c.until(lambda m: m["type"] == "variants" and m["id"] == "p1")
-            con = sqlite3.connect(db)
-            con.execute("CREATE TRIGGER refuse_deferral BEFORE INSERT ON deferred_variants "
-                        "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
-            con.commit()
-            con.close()
+            refuse_inserts(db, "deferred_variants")
             await c.request(comments_msg("p2", [("k2", "what a dumb take"), ("k3", "you hate it")]), "comments_ok")
             await c.until(lambda m: m["type"] == "variants" and m["id"] == "p2")
             await c.until(lambda m: m["type"] == "variants" and m["id"] == "p2")

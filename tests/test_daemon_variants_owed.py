@@ -14,7 +14,7 @@ import threading
 from modlens.daemon.app import PIPELINE
 
 from daemon_helpers import Client, comments_msg, connect, running_daemon, study
-from log_helpers import rows
+from log_helpers import refuse_inserts, rows
 from test_daemon_variants import STRATEGIES, hold_generation
 
 
@@ -154,11 +154,7 @@ async def test_variants_sent_but_refused_by_the_log_are_recorded_as_deferred(tmp
     cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     db = tmp_path / "study.sqlite"
     async with running_daemon(tmp_path, cfg) as (url, app):
-        con = sqlite3.connect(db)
-        con.execute("CREATE TRIGGER refuse_variants BEFORE INSERT ON variants "
-                    "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
-        con.commit()
-        con.close()
+        refuse_inserts(db, "variants")
         async with connect(url) as ws:
             c = Client(ws)
             await c.hello()
@@ -188,26 +184,13 @@ async def test_a_stop_whose_deferral_the_log_refuses_says_nothing_will_make_them
                     await c.hello()
                     await _page(c, "c1", "k1", "hold you stupid idiot")
                     await _until(lambda: held[0] == 1, "the round")
-                con = sqlite3.connect(db)
-                con.execute("CREATE TRIGGER refuse_deferral BEFORE INSERT ON deferred_variants "
-                            "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
-                con.commit()
-                con.close()
+                refuse_inserts(db, "deferred_variants")
     finally:
         release.set()
     said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("stopping: the variants")]
     assert len(said) == 1 and "will not make them" in said[0], said
     assert rows(db, "SELECT count(*) FROM deferred_variants") == [(0,)]
     assert live.status()["deferred_unrecorded"] == 1
-
-
-def _refuse(db, table: str) -> None:
-    """A trigger, real to SQLite: the study log refuses every insert into `table`."""
-    con = sqlite3.connect(db)
-    con.execute(f"CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} "
-                "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
-    con.commit()
-    con.close()
 
 
 async def _hold_inserts(app, db, table: str, wall: threading.Event, *, refuse: bool = False) -> None:
@@ -266,7 +249,7 @@ async def test_a_refused_round_counts_each_comment_once_as_what_the_log_holds(tm
 
         generator.generate = generate
         live = app[PIPELINE].live_variants
-        _refuse(db, "variants")
+        refuse_inserts(db, "variants")
         async with connect(url) as ws:
             c = Client(ws)
             await c.hello()
