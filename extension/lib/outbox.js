@@ -9,8 +9,16 @@
   const PREFIX = "ob:";
   const DEAD = "dead:";
 
-  // A message in the participant's units: a rating is one, a page or an image message its items.
-  const itemsOf = (m) => (m.type === "rating" ? 1 : (m.items || []).length);
+  // A message in the participant's units: a rating is one, a page or an image message its items,
+  // each named as the study log keeps it once (a comment by platform and key, an image by its comment
+  // and bytes, in the study it was collected for): a page observed again sends its comments (and
+  // images) again, and the daemon stores them once, so two messages carrying one comment count it once.
+  const itemsOf = ({ id, message: m, study }) => {
+    if (m.type === "rating") return [JSON.stringify(["rating", id])];
+    if (m.type === "comments") return (m.items || []).map((it) => JSON.stringify(["comment", study, m.page && m.page.platform, it.key]));
+    if (m.type === "comment_media") return (m.items || []).map((it) => JSON.stringify(["image", study, m.platform, m.comment_key, it.sha256]));
+    return (m.items || []).map((_, i) => JSON.stringify([m.type, id, i]));
+  };
 
   class Outbox {
     /** @param area promise-based storage: get(keys|null), set(obj), remove(keys) */
@@ -19,8 +27,10 @@
       this.entries = new Map(); // id -> {id, seq, message, route, study, attempts, createdAt}
       this.seq = 0;
       // comments, ratings and images kept aside as dead letters, per error code (the popup says how many,
-      // and how many consent_changed: collected under an earlier consent text); deadItems is their sum
+      // and how many consent_changed: collected under an earlier consent text); deadItems: how many in all.
+      // Counted from deadKeys, the items (itemsOf) kept aside under each code
       this.deadByCode = {};
+      this.deadKeys = {};
       // id -> the burial under way (bury): a refusal of a message whose dead letter is still being
       // written (a write that hangs past the worker's handler timeout, the message resent and refused
       // again) waits for that burial instead of burying and counting the same message twice
@@ -123,11 +133,13 @@
 
     countDead(dead) {
       const code = (dead.error && dead.error.code) || "unknown";
-      this.deadByCode[code] = (this.deadByCode[code] || 0) + itemsOf(dead.message);
+      const keys = (this.deadKeys[code] = this.deadKeys[code] || new Set());
+      for (const k of itemsOf(dead)) keys.add(k);
+      this.deadByCode[code] = keys.size;
     }
 
     get deadItems() {
-      return Object.values(this.deadByCode).reduce((a, b) => a + b, 0);
+      return new Set(Object.values(this.deadKeys).flatMap((keys) => [...keys])).size;
     }
 
     async dead() {
@@ -152,9 +164,7 @@
     /** What the daemon has not acknowledged yet, in the participant's units: each comment of a
      *  page, each rating, each image (a page of 50 comments is 50 waiting, not one message). */
     waitingItems() {
-      let n = 0;
-      for (const { message } of this.entries.values()) n += itemsOf(message);
-      return n;
+      return new Set([...this.entries.values()].flatMap(itemsOf)).size;
     }
 
     get size() {

@@ -78,6 +78,38 @@ test("a page counts as saved once, with the rows the daemon named, and waits as 
   assert.equal(delivery.outbox.waitingItems(), waiting + 1);
 });
 
+test("a page observed again sends its comments again: while both messages wait, queued counts each comment once", async () => {
+  const contentScript = { id: "modlens-id", url: "https://www.youtube.com/watch?v=again", tab: { id: 7, url: "https://www.youtube.com/watch?v=again" }, frameId: 0 };
+  const pg = { url: "https://www.youtube.com/watch?v=again", platform: "youtube", page_key: "again", title: "t" };
+  const items = [{ key: "again-1", text: "first", author: "a" }, { key: "again-2", text: "second", author: "b" }];
+  const before = delivery.totals().queued;
+  const first = await ns.onPageMessage(ns.messages.comments("youtube", pg, items), contentScript);
+  // the participant paused and went on (or switched the site off and on): the observer starts again
+  // and the page sends the same comments, while the first message still waits (the daemon is down)
+  const again = await ns.onPageMessage(ns.messages.comments("youtube", pg, items), contentScript);
+  assert.ok(first.queued && again.queued);
+  assert.equal(delivery.totals().queued, before + 2, "2 comments wait, in two messages");
+  // a rating of one of them is one more thing waiting, whatever else waits for that comment
+  await delivery.queue(rating("r-again", "again-1"), null);
+  assert.equal(delivery.totals().queued, before + 3);
+  for (const id of [...first.ids, ...again.ids, "r-again"]) await delivery.acknowledged(id);
+  assert.equal(delivery.totals().queued, before);
+});
+
+test("the same comments set aside twice (two messages of a page refused for good) are counted once as not delivered", async () => {
+  const before = delivery.totals().not_delivered;
+  for (const id of ["page-dead-a", "page-dead-b"]) {
+    await delivery.queue({ ...page, id, items: [{ key: "dead-1", text: "one" }, { key: "dead-2", text: "two" }] }, null);
+    await refuse(id, "invalid_fields");
+  }
+  assert.deepEqual(["page-dead-a", "page-dead-b"].map((id) => delivery.outbox.has(id)), [false, false]);
+  assert.equal(delivery.totals().not_delivered, before + 2, "2 comments kept aside, in two dead letters");
+  // a restarted worker counts the stored dead letters the same way
+  const restarted = new ns.Outbox(chrome.storage.local);
+  await restarted.load();
+  assert.equal(restarted.deadItems, delivery.totals().not_delivered);
+});
+
 test("scored counts comments a detector scored, once, however often the daemon answers the page", async () => {
   const before = ns.counters.totals.scored;
   const scores = { type: "scores", id: "page-scored", items: [
@@ -244,7 +276,8 @@ test("saved and scored count a comment's log row once: its page sent again, and 
 
 test("what was set aside is counted the same after the worker restarted: read back from the dead letters", async () => {
   const before = delivery.totals();
-  await delivery.queue({ ...page, id: "page-restart" }, null);
+  // comments of their own: c1 and c2 were set aside by earlier tests, and a comment is counted once
+  await delivery.queue({ ...page, id: "page-restart", items: [{ key: "restart-1", text: "one" }, { key: "restart-2", text: "two" }] }, null);
   await delivery.queue(rating("r-restart", "c1"), null);
   await delivery.retire(delivery.outbox.get("page-restart"), { code: "consent_changed", message: "for the test" });
   await refuse("r-restart", "invalid_fields");
@@ -509,7 +542,8 @@ test("what was queued before a withdrawal is set aside and counted, not delivere
   const study = ns.config.study;
   if (!ns.config.consented()) assert.equal((await ask(ns.messages.consent(true, study.study_id, study.consent_text), optionsPage)).ok, true);
   const before = delivery.totals();
-  await delivery.queue({ ...page, id: "page-before-withdrawal" }, null);
+  // comments of their own: earlier tests left c1 and c2 waiting (in before.queued), and a comment is counted once
+  await delivery.queue({ ...page, id: "page-before-withdrawal", items: [{ key: "withdrawn-1", text: "one" }, { key: "withdrawn-2", text: "two" }] }, null);
   ns.counters.markRated(await delivery.queue(rating("r-before-withdrawal", "c7"), null));
   // the participant withdraws, then agrees again to the same text: a new consent, which counts from then on
   assert.equal((await ask(ns.messages.consent(false, study.study_id), optionsPage)).ok, true);
