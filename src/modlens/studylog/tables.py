@@ -625,8 +625,9 @@ TABLES: tuple[Table, ...] = (
         travel=STAYS),
     _table(
         "deferred_variants", "A live comment whose variants the daemon did not make while the participant browsed "
-                             "(over the study's variant budget, or its connection closed or the daemon stopped "
-                             "before they were made): recorded with why, made later by `modlens rescore --variants`.",
+                             "(over the study's variant budget; its connection closed or the daemon stopped "
+                             "before they were made; the study log refused the round's rows; or the round itself "
+                             "failed): recorded with why, made later by `modlens rescore --variants`.",
         col("comment_id", "INTEGER REFERENCES comments(comment_id)", "The comment."),
         col("reason", "TEXT NOT NULL", "Why it was deferred: the budget that was reached, or what cut it short; its "
                                        "last parenthesis names the setting or event (the daemon's deferred_by_reason). "
