@@ -38,6 +38,21 @@ def hold_generation(app, release: threading.Event, when=lambda text: True) -> li
     return held
 
 
+async def until(check, what: str) -> None:
+    """Waits (10 s at most) until `check()`, a look at the daemon's own state, holds."""
+    for _ in range(200):
+        if check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def scored_page(c: Client, mid: str, key: str, text: str) -> None:
+    """A page of one comment, sent as message `mid`; returns once its scores came."""
+    await c.request(comments_msg(mid, [(key, text)]), "comments_ok")
+    await c.until(lambda m: m["id"] == mid and m["type"] == "scores")
+
+
 async def test_later_pages_are_scored_while_earlier_variants_are_still_being_made(tmp_path):
     # A generator that blocks until released: before the fix, each page held its connection's
     # credit until its variants were made, so the 9th page was refused `rate_limited`.
@@ -241,27 +256,15 @@ async def test_a_round_stuck_in_generation_does_not_hold_back_the_next_and_round
             async with connect(url) as ws:
                 c = Client(ws)
                 await c.hello()
-
-                async def page(mid: str, key: str, text: str) -> None:
-                    await c.request(comments_msg(mid, [(key, text)]), "comments_ok")
-                    await c.until(lambda m: m["id"] == mid and m["type"] == "scores")
-
-                async def until(check) -> None:
-                    for _ in range(200):
-                        if check():
-                            return
-                        await asyncio.sleep(0.05)
-                    raise AssertionError("timed out")
-
-                await page("c1", "k1", "hold you stupid idiot")
-                await until(lambda: held[0] == 1)
-                await page("c2", "k2", "free you stupid idiot")  # a second round, beside the stuck one
+                await scored_page(c, "c1", "k1", "hold you stupid idiot")
+                await until(lambda: held[0] == 1, "the first round")
+                await scored_page(c, "c2", "k2", "free you stupid idiot")  # a second round, beside the stuck one
                 done = await c.until(lambda m: m["type"] == "variants", timeout=20)
                 assert done["key"] == "k2" and done["items"], done
-                await page("c3", "k3", "hold you dumb hater")
-                await until(lambda: held[0] == 2)
-                await page("c4", "k4", "free you dumb hater")  # both slots are stuck: it waits its turn
-                await until(lambda: live.stats.queued == 1)
+                await scored_page(c, "c3", "k3", "hold you dumb hater")
+                await until(lambda: held[0] == 2, "the second stuck round")
+                await scored_page(c, "c4", "k4", "free you dumb hater")  # both slots are stuck: it waits its turn
+                await until(lambda: live.stats.queued == 1, "the fourth comment to wait")
                 assert not [m for m in c.inbox if m["type"] == "variants" and m["key"] == "k4"]
                 release.set()
                 got = {(await c.until(lambda m: m["type"] == "variants", timeout=20))["key"] for _ in range(3)}

@@ -6,7 +6,6 @@ said so. And `deferred_by_reason` counts each row by the reason that row holds, 
 reason for deferring it again."""
 from __future__ import annotations
 
-import asyncio
 import logging
 import sqlite3
 import threading
@@ -16,19 +15,7 @@ from modlens.daemon.app import PIPELINE
 from daemon_helpers import Client, comments_msg, connect, running_daemon, study
 from log_helpers import refuse_inserts, rows
 from test_daemon_variants import STRATEGIES, hold_generation
-
-
-async def _until(check, what: str) -> None:
-    for _ in range(200):
-        if check():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-async def _page(c: Client, mid: str, key: str, text: str) -> None:
-    await c.request(comments_msg(mid, [(key, text)]), "comments_ok")
-    await c.until(lambda m: m["id"] == mid and m["type"] == "scores")
+from test_daemon_variants import scored_page as _page, until as _until
 
 
 async def test_a_comment_whose_connection_closed_while_it_waited_is_recorded_as_deferred(tmp_path):
