@@ -100,6 +100,10 @@ test("a rating from a comment frame whose top page's site is not switched on is 
     // a top page the extension cannot see (no access to its site: no tab.url) is not switched on either
     const unseen = { ...frame, tab: { id: 12 } };
     assert.equal((await rate("openweb", "k-frame-unseen", unseen)).reason, ns.NOT_TAKING.frameOff);
+    // nor comments it found just before (the same check, as the frame's status says it)
+    const pg = { url: "https://news.example/story", platform: "openweb", page_key: "news.example/story", title: "t" };
+    const found = await ask(ns.messages.comments("openweb", pg, [{ key: "k-frame-c", text: "found just before" }]), frame);
+    assert.deepEqual(found, { queued: false, reason: "frame of a page whose site is not switched on" });
     assert.equal(delivery.outbox.pending().length, waiting);
     assert.equal(ns.counters.ratingOf("openweb", "k-frame-off"), null);
     // Disqus's frame runs on any page (sites table): its ratings are taken there

@@ -103,7 +103,11 @@
   }
 
   async function queueComments(msg, sender) {
+    // a comment frame under a page whose site is not switched on (switched off before the frame heard):
+    // asked first, so that the checks below read the config in one turn
+    const underSiteOff = await frameOff(msg.site, sender);
     if (!config.siteActive(msg.site)) return { queued: false, reason: config.consented() ? "paused or site switched off" : "consent needed" };
+    if (underSiteOff) return { queued: false, reason: "frame of a page whose site is not switched on" };
     const task = ns.taskFor(config.study.tasks, msg.page.url);
     if (!task && config.study.free_browsing === false) return { queued: false, reason: NOT_A_TASK };
     const salt = await config.authorSalt();
