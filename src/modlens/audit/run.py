@@ -33,7 +33,7 @@ from modlens.errors import ErrorKind, ModlensError
 from modlens.services.errors import SetupError
 from modlens.services.recording import register
 from modlens.studylog.connection import UNWRITABLE_ERRNOS, LogUnwritable, unwritable
-from modlens.studylog.records.runs import completed_keys, find_run, n_completed
+from modlens.studylog.records.runs import completed_keys, find_run, n_completed, record_bytes_read
 from modlens.studylog.store import StudyLog
 
 
@@ -265,7 +265,8 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         resumed = run_id is not None
         if run_id is None:
             run_id = log.start_run(data.name, path, params)
-        else:
+        else:  # (one an earlier modlens started may lack the record of the bytes read: added)
+            record_bytes_read(log, run_id, params)
             log.set_run_status(run_id, "running")
         # a name the user declared: an edited file is this data set, its rows checked against the log's texts
         kept = KeptTexts(log, dataset_platform(data)) if "name" in reader_options else None

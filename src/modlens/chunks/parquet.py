@@ -37,7 +37,8 @@ from modlens.normalize.base import Edit, Normalized
 from modlens.rows import Variant
 from modlens.safe_archive import MAX_JSON_DEPTH, ArchiveError, json_depth, loads_json, read_file, read_parquet
 from modlens.services.errors import SetupError
-from modlens.studylog.records.runs import completed_keys, find_run, n_completed
+from modlens.studylog.records.runs import (READ_RECORDS, completed_keys, find_run, n_completed, record_bytes_read,
+                                          run_identity)
 from modlens.studylog.records.labels import run_label_set
 from modlens.studylog.codec import canonical_json
 from modlens.studylog.connection import LogUnwritable, unwritable
@@ -47,9 +48,6 @@ FORMAT = 1
 # the gold label set of a folder whose manifest predates label sets (no "gold": its definition is unknown)
 LEGACY_GOLD = "as written to an --out-parquet folder before label sets"
 MANIFEST = "manifest.json"
-# run parameters that record which bytes a run read, not which audit it is: a rerun into the folder over
-# a file that grew or was edited (rows keyed by --id-col) resumes its audit (`ParquetSink`)
-READ_RECORDS = ("file_digest", "file_digests")
 KINDS = ("items", "scores", "normalizations", "step_errors")
 SHARD = re.compile(rf"^({'|'.join(KINDS)})-(\d+)\.parquet$")
 # The shard schema, one description for the writer and for the import's check: per kind, (column,
@@ -127,11 +125,6 @@ def done_keys(out: Path) -> set[str]:
             for r in _read(_shard(out, "items", n))}
 
 
-def _identity(params: dict[str, Any] | None) -> str:
-    """The run parameters that make the audit: those in READ_RECORDS left out."""
-    return canonical_json({k: v for k, v in (params or {}).items() if k not in READ_RECORDS})
-
-
 def _bytes_read(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
     """The folder's parameters once a rerun read the bytes `new` records, when they are bytes its
     earlier runs did not read: `file_digests`, every digest its runs read, oldest first, in place of
@@ -161,7 +154,7 @@ class ParquetSink:
         self._manifest: dict[str, Any] | None = None  # the manifest to write with the next chunk
         if path.exists():
             old = json.loads(path.read_text())
-            if _identity(old.get("params")) != _identity(meta["params"]) or old.get("path") != meta["path"]:
+            if run_identity(old.get("params")) != run_identity(meta["params"]) or old.get("path") != meta["path"]:
                 raise SetupError(f"{out} holds the results of another audit ({old.get('dataset')}, other parameters); "
                                  "give another --out-parquet folder")
             # other bytes than the folder's runs read so far: the manifest says so with this run's first chunk
@@ -498,6 +491,8 @@ def _import(log: StudyLog, out: Path, meta: dict[str, Any], run_id: int | None, 
         # the run an earlier import of this folder made, finished or not, goes on
         if run_id is None:
             run_id = log.start_run(meta["dataset"], meta["path"], meta["params"])
+        else:  # the folder's versions it does not record yet (a rerun into the folder read another)
+            record_bytes_read(log, run_id, meta["params"])
         gold_set = run_label_set(log, run_id, page["platform"], meta.get("gold", LEGACY_GOLD))
         sink = LogSink(log, ItemSource(page["platform"], page_id, page["platform"], gold_set), run_id, det_ids)
         done = completed_keys(log, run_id)

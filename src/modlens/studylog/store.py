@@ -260,7 +260,7 @@ class StudyLog(LogConnection):
 
     def find_run(self, dataset: str, path: str | None, params: dict[str, Any], *,
                  unfinished_only: bool = False) -> int | None:
-        """The latest run with exactly these parameters (to resume, or to add to)."""
+        """The latest run with these parameters, the record of the bytes read aside (to resume, or to add to)."""
         return runs.find_run(self, dataset, path, params, unfinished_only=unfinished_only)
 
     def add_run_item(self, run_id: int, comment_id: int) -> None:

@@ -20,15 +20,48 @@ def start_run(db: LogConnection, dataset: str, path: str | None, params: dict[st
     return run_id
 
 
+# run parameters that record which bytes a run read, not which audit it is (`run_identity`): the data
+# set's name is made of those bytes already (`datasets.base.content_name`), so a run an earlier modlens
+# left unfinished before it recorded them resumes, and so does a rerun into an --out-parquet folder over a
+# file that grew (rows keyed by --id-col: `chunks.parquet.ParquetSink`)
+READ_RECORDS = ("file_digest", "file_digests")
+
+
+def run_identity(params: dict[str, Any] | None) -> str:
+    """The run parameters that make the audit, as canonical JSON: those in READ_RECORDS left out."""
+    return canonical_json({k: v for k, v in (params or {}).items() if k not in READ_RECORDS})
+
+
 def find_run(db: LogConnection, dataset: str, path: str | None, params: dict[str, Any], *,
              unfinished_only: bool = False) -> int | None:
-    """The latest run of this dataset and path with exactly these parameters (only one that has
-    not finished, with `unfinished_only`): the run an audit resumes or an import adds to."""
-    run_id: int | None = db.scalar(
-        "SELECT run_id FROM audit_runs WHERE dataset = ? AND path IS ? AND params_json = ? "
-        "AND (? = 0 OR status != 'finished') ORDER BY run_id DESC LIMIT 1",
-        (dataset, path, canonical_json(params), int(unfinished_only)))
-    return run_id
+    """The latest run of this dataset and path with these parameters, READ_RECORDS aside (`run_identity`;
+    only one that has not finished, with `unfinished_only`): the run an audit resumes or an import adds to."""
+    identity = run_identity(params)
+    rows = db.conn.execute(
+        "SELECT run_id, params_json FROM audit_runs WHERE dataset = ? AND path IS ? "
+        "AND (? = 0 OR status != 'finished') ORDER BY run_id DESC", (dataset, path, int(unfinished_only)))
+    return next((int(run_id) for run_id, stored in rows if run_identity(json.loads(stored)) == identity), None)
+
+
+def _digests(params: dict[str, Any]) -> list[str]:
+    """The digests of the bytes `params` record as read, oldest first ([] where they record none)."""
+    return list(params.get("file_digests") or ([params["file_digest"]] if params.get("file_digest") else []))
+
+
+def record_bytes_read(db: LogConnection, run_id: int, params: dict[str, Any]) -> None:
+    """Adds to the run's READ_RECORDS the digests `params` (those of the attempt that goes on with it,
+    or of the folder an import adds to it) record and it lacks: `file_digest` while the run read one
+    version, else `file_digests`, every version, oldest first. A run an earlier modlens started before
+    runs recorded them gets this attempt's: `find_run` matched it on the data set's name, made of the
+    bytes, so its earlier attempts read the same ones."""
+    stored = json.loads(db.scalar("SELECT params_json FROM audit_runs WHERE run_id = ?", (run_id,)))
+    had = _digests(stored)
+    read = [*had, *(d for d in _digests(params) if d not in had)]
+    if read == had:
+        return
+    kept = {k: v for k, v in stored.items() if k not in READ_RECORDS}
+    record = {"file_digest": read[0]} if len(read) == 1 else {"file_digests": read}
+    db.write("UPDATE audit_runs SET params_json = ? WHERE run_id = ?", (canonical_json({**kept, **record}), run_id))
 
 
 def add_run_items(db: LogConnection, run_id: int, comment_ids: Iterable[int]) -> None:
