@@ -18,6 +18,23 @@ from test_daemon_variants import STRATEGIES, hold_generation
 from test_daemon_variants import scored_page as _page, until as _until
 
 
+async def _hold_both_rounds(c: Client, held: list[int]) -> None:
+    """Two comments of `c` whose generation is held ('hold' in the text) take both round slots."""
+    await _page(c, "c1", "k1", "hold you stupid idiot")
+    await _until(lambda: held[0] == 1, "the first round")
+    await _page(c, "c2", "k2", "hold you dumb hater")
+    await _until(lambda: held[0] == 2, "the second round")
+
+
+async def _leave_while_waiting(url: str, live) -> None:
+    """A second participant sends a comment ('gone') that waits for a round slot, and leaves."""
+    async with connect(url) as ws2:
+        c2 = Client(ws2)
+        await c2.hello(rater="rater-2")
+        await _page(c2, "d1", "gone", "what a dumb take")
+        await _until(lambda: live.stats.queued == 1, "the comment to wait")
+
+
 async def test_a_comment_whose_connection_closed_while_it_waited_is_recorded_as_deferred(tmp_path):
     cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     release = threading.Event()
@@ -28,15 +45,8 @@ async def test_a_comment_whose_connection_closed_while_it_waited_is_recorded_as_
             async with connect(url) as ws:
                 c = Client(ws)
                 await c.hello()
-                await _page(c, "c1", "k1", "hold you stupid idiot")
-                await _until(lambda: held[0] == 1, "the first round")
-                await _page(c, "c2", "k2", "hold you dumb hater")
-                await _until(lambda: held[0] == 2, "the second round")  # both round slots are taken
-                async with connect(url) as ws2:  # a second participant, who leaves while its comment waits
-                    c2 = Client(ws2)
-                    await c2.hello(rater="rater-2")
-                    await _page(c2, "d1", "gone", "what a dumb take")
-                    await _until(lambda: live.stats.queued == 1, "the comment to wait")
+                await _hold_both_rounds(c, held)
+                await _leave_while_waiting(url, live)
                 release.set()
                 await _until(lambda: live.stats.done == 2 and live.stats.queued == 0 and not live._in_flight,
                              "the rounds")
@@ -63,10 +73,7 @@ async def test_comments_waiting_or_in_a_round_when_the_daemon_stops_are_recorded
             async with connect(url) as ws:
                 c = Client(ws)
                 await c.hello()
-                await _page(c, "c1", "k1", "hold you stupid idiot")
-                await _until(lambda: held[0] == 1, "the first round")
-                await _page(c, "c2", "k2", "hold you dumb hater")
-                await _until(lambda: held[0] == 2, "the second round")
+                await _hold_both_rounds(c, held)
                 await _page(c, "c3", "k3", "what a dumb take")
                 await _until(lambda: live.stats.queued == 1, "the comment to wait")
             # the daemon stops here (the block ends) with two rounds held in generation and one comment waiting
@@ -265,15 +272,8 @@ async def test_a_stop_during_a_connection_closed_deferral_counts_it(tmp_path):
             async with connect(url) as ws:
                 c = Client(ws)
                 await c.hello()
-                await _page(c, "c1", "k1", "hold you stupid idiot")
-                await _until(lambda: held[0] == 1, "the first round")
-                await _page(c, "c2", "k2", "hold you dumb hater")
-                await _until(lambda: held[0] == 2, "the second round")
-                async with connect(url) as ws2:
-                    c2 = Client(ws2)
-                    await c2.hello(rater="rater-2")
-                    await _page(c2, "d1", "gone", "what a dumb take")
-                    await _until(lambda: live.stats.queued == 1, "the comment to wait")
+                await _hold_both_rounds(c, held)
+                await _leave_while_waiting(url, live)
             await _until(lambda: not app[PIPELINE].unended, "the sessions' ends")  # the stop has nothing else to write
             await _hold_inserts(app, db, "deferred_variants", wall)
             release.set()  # a slot frees; the worker takes the gone comment and writes its deferral, held
