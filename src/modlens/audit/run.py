@@ -301,6 +301,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         if failed is not None:
             raise failed.stopped(f"{n_completed(log, run_id)} items are in the log (run {run_id})",
                                  ": it resumes after them") from None
+        steps = run_step_errors(log, run_id, auditor.pipeline.step_failed_texts())
     except sqlite3.Error as err:  # the log stopped taking writes before the first chunk (the run's own rows)
         if (starting := unwritable(err, db)) is None:
             raise
@@ -309,7 +310,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         log.close()
         if compute is not None:  # closed by the run's end already, unless the log failed before it
             compute.close()
-    errors, steps = auditor.pipeline.score_errors(), auditor.pipeline.step_errors()
+    errors = auditor.pipeline.score_errors()
     warnings = [*(kept.warnings() if kept else []), *error_warnings(errors), *step_error_warnings(steps),
                 *unknown_attack_warnings(auditor.attack_counts)]
     return AuditResult(run_id, data.name, path, feed.n_read, feed.n_skipped, auditor.pipeline.n_scored, auditor.pipeline.n_missing,
@@ -318,6 +319,32 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
                        format=data.format, notes=[*data.notes, *feed.blank_notes(), *warnings],
                        not_scored=dict(feed.blank), n_edited=kept.n_edited if kept else 0, warnings=warnings,
                        score_errors=errors, step_errors=steps)
+
+
+def run_step_errors(log: StudyLog, run_id: int, attempt: dict[str, set[str]]) -> dict[str, dict[str, Any]]:
+    """Per step that failed for some texts of the run (`AuditResult.step_errors`), from its `step_errors`
+    rows in the log (`run_id`: the run that last met the failure), not from this attempt's chunks alone: an
+    audit that resumes skips the items an earlier attempt finished, so it never meets their failures
+    again, and its summary and exit code would say the run had none. `attempt`: per step, the texts this
+    attempt's chunks failed for (a text whose row another run met since is still this run's); `earlier`
+    counts the texts only an earlier attempt of the run met."""
+    rows = log.conn.execute(
+        "SELECT e.step, e.component || '@' || e.version, e.message, t.text FROM step_errors e JOIN texts t USING (text_id) "
+        "WHERE e.run_id = ? ORDER BY e.created_at, e.rowid", (run_id,)).fetchall()
+    texts: dict[str, set[str]] = {step: set(mine) for step, mine in attempt.items()}
+    first: dict[str, tuple[str, str]] = {}  # step -> (component, message) of its earliest row
+    components: dict[str, dict[str, None]] = {}
+    for step, component, message, text in rows:
+        texts.setdefault(step, set()).add(text)
+        first.setdefault(step, (component, message))
+        components.setdefault(step, {})[component] = None
+    out: dict[str, dict[str, Any]] = {}
+    for step, failed in texts.items():
+        if step not in first:  # (this attempt's failures are rows of the run: not reached)
+            continue
+        out[step] = {"component": ", ".join(components[step]), "errors": len(failed), "first": first[step][1],
+                     "earlier": len(failed - attempt.get(step, set()))}
+    return out
 
 
 def error_warnings(errors: dict[str, dict[str, Any]],
@@ -333,11 +360,16 @@ def error_warnings(errors: dict[str, dict[str, Any]],
 STEP_AGAIN = "the same command, run again once the cause is fixed, tries them again"
 
 
+def _earlier(counts: dict[str, Any]) -> str:
+    """'of which N in an earlier attempt; ' where a resumed run's earlier attempts met N of its errors."""
+    return f"of which {counts['earlier']} in an earlier attempt; " if counts.get("earlier") else ""
+
+
 def step_error_warnings(steps: dict[str, dict[str, Any]], again: str = STEP_AGAIN) -> list[str]:
     """The line per step that failed for some texts of this run (`AuditResult.step_errors`)."""
     lost = {"normalize": "its normalized form", "variants": "its variants"}
-    return [f"step {step} ({s['component']}) failed for {s['errors']} text{'s' * (s['errors'] != 1)} (the first: "
-            f"{s['first']}), each logged as a step_errors row and still scored, without {lost.get(step, 'its output')}; "
+    return [f"step {step} ({s['component']}) failed for {s['errors']} text{'s' * (s['errors'] != 1)} ("
+            f"{_earlier(s)}the first: {s['first']}), each logged as a step_errors row and still scored, without {lost.get(step, 'its output')}; "
             f"{again}" for step, s in steps.items()]
 
 

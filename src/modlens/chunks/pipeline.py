@@ -122,6 +122,10 @@ class ChunkPipeline:
                          "first": first.message}
         return out
 
+    def step_failed_texts(self) -> dict[str, set[str]]:
+        """Per step, the texts it failed for in the chunks this run recorded (`step_errors`' texts)."""
+        return {step: set(failed) for step, failed in self._step_failed.items()}
+
     async def _compute(self, items: Sequence[DatasetItem],
                        claimed: dict[str, list[str]]) -> tuple[Chunk, dict[str, list[str]]]:
         """Variants, normalizations and the scores the sink lacks of the chunk's texts (not registered

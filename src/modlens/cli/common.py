@@ -215,11 +215,13 @@ def fail_on_score_errors(score_errors: dict[str, dict[str, Any]], what: str = "t
     or when a step the audit asked for (normalize, variants) failed for some texts, naming per step how
     many. Exit 0 would say every score, normalized form and variant was made. `score_errors`: per detector
     key {"scores", "errors"} (`AuditResult.score_errors`); `step_errors`: per step {"component", "errors"}
-    (`AuditResult.step_errors`); the warning line per detector or step (`audit.run.error_warnings`,
+    (`AuditResult.step_errors`: a resumed audit's whole run, "earlier" those only an earlier attempt met);
+    the warning line per detector or step (`audit.run.error_warnings`,
     `step_error_warnings`) says its first error and what tries them again."""
     failed = [f"detector {key} gave no score for {t['errors']} of the {t['scores']} {what} it scored"
               for key, t in score_errors.items() if t["errors"]]
     failed += [f"step {step} ({t['component']}) failed for {t['errors']} text{'s' * (t['errors'] != 1)}"
+               + (f" ({t['earlier']} in an earlier attempt of the run)" if t.get("earlier") else "")
                for step, t in (step_errors or {}).items() if t["errors"]]
     if failed:
         raise CliError("; ".join(failed), kind=ErrorKind.FAILED,

@@ -1,0 +1,47 @@
+"""A resumed audit's summary and exit code describe its run, not only this attempt: a step that failed for
+some texts in an attempt the audit resumes after (its items are skipped, so this attempt never meets
+them) is still in the run's `step_errors` rows, and the audit says so and exits 1, as the audit that
+ran in one go would."""
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+
+import pytest
+
+from modlens.audit import run_audit
+from modlens.cli import main as cli_main
+from modlens.config import parse_study
+from modlens.normalize.steps import REGISTRY
+from test_audit_step_errors_exit import BREAKS, BrittleStep, plug_in
+
+# the one text the brittle step fails on is in the first chunk (2 items), which the interrupted attempt records
+ROWS = [f"what a {BREAKS} you are", "thanks for the nice post", "great point well made", "see you soon"]
+
+
+def _interrupt(n_done):
+    raise KeyboardInterrupt
+
+
+def test_a_resumed_audit_says_the_step_errors_of_the_attempt_it_resumed_after_and_exits_1(tmp_path, monkeypatch,
+                                                                                          capsys):
+    plug_in(monkeypatch, REGISTRY, "brittle", BrittleStep)
+    data, study, db = tmp_path / "c.csv", tmp_path / "study.toml", tmp_path / "log.sqlite"
+    with open(data, "w", newline="") as fh:
+        csv.writer(fh).writerows([["text"], *[[r] for r in ROWS]])
+    study.write_text('[normalizer]\nsteps = ["brittle", "leet"]\n')
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C once the first chunk is in the log
+        run_audit(str(data), db=db, study=parse_study({"normalizer": {"steps": ["brittle", "leet"]}}),
+                  detectors=["profanity-check"], normalize=True, chunk_size=2, progress=False, on_chunk=_interrupt)
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT run_id, step FROM step_errors").fetchall() == [(1, "normalize")]
+    code = cli_main(["audit", str(data), "--db", str(db), "--detectors", "profanity-check", "--study", str(study),
+                     "--normalize", "--chunk", "2", "--quiet"])
+    out, err = capsys.readouterr()
+    summary = json.loads(out)
+    assert summary["resumed"] and summary["run_id"] == 1 and summary["n_skipped"] == 2
+    got = summary["step_errors"]["normalize"]
+    assert got["errors"] == 1 and got["earlier"] == 1 and "cannot fold 'moron'" in got["first"]
+    assert code == 1
+    assert "step normalize (" in err and ") failed for 1 text (of which 1 in an earlier attempt" in err
