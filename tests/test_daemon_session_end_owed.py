@@ -43,18 +43,30 @@ def _undone_by_the_writer(writer) -> threading.Event:
     return undo
 
 
+async def _an_end_refused(url: str, writer) -> tuple[str, str]:
+    """rater-1's session closes while the log is unwritable: its end is refused. (Instants before and
+    after its end.)"""
+    async with connect(url) as ws:
+        await Client(ws).hello()
+        await writer.submit(lambda lg: lg.conn.execute(READ_ONLY))
+        before = now_iso()
+    await _failed_writes(writer, 1)
+    return before, now_iso()
+
+
+async def _an_end_refused_then_writable(url: str, writer) -> tuple[str, str]:
+    """As _an_end_refused; then, over a second later (any end written from then on is at a later
+    instant), the log is writable again."""
+    writable_again = _undone_by_the_writer(writer)
+    before, after = await _an_end_refused(url, writer)
+    await asyncio.sleep(1.1)
+    writable_again.set()
+    return before, after
+
+
 async def test_a_session_closed_while_the_log_was_unwritable_is_ended_as_it_was_at_the_stop(tmp_path):
     async with running_daemon(tmp_path, study()) as (url, app):
-        writer = app[PIPELINE].writer
-        writable_again = _undone_by_the_writer(writer)
-        async with connect(url) as ws:
-            await Client(ws).hello()
-            await writer.submit(lambda lg: lg.conn.execute(READ_ONLY))
-            before = now_iso()
-        await _failed_writes(writer, 1)  # its end was refused
-        after = now_iso()
-        await asyncio.sleep(1.1)
-        writable_again.set()
+        before, after = await _an_end_refused_then_writable(url, app[PIPELINE].writer)
         stop = now_iso()
     [(ended_by, ended_at)] = rows(tmp_path / "study.sqlite", "SELECT ended_by, ended_at FROM sessions")
     assert ended_by == "client", ended_by
@@ -64,11 +76,7 @@ async def test_a_session_closed_while_the_log_was_unwritable_is_ended_as_it_was_
 async def test_sessions_a_stop_could_not_end_are_closed_at_the_next_start_without_calling_it_a_crash(tmp_path,
                                                                                                    caplog):
     async with running_daemon(tmp_path, study()) as (url, app):
-        writer = app[PIPELINE].writer
-        async with connect(url) as ws:
-            await Client(ws).hello()
-            await writer.submit(lambda lg: lg.conn.execute(READ_ONLY))
-        await _failed_writes(writer, 1)
+        await _an_end_refused(url, app[PIPELINE].writer)
     # the stop could not write the end either (the log stayed unwritable): the session is still open
     assert rows(tmp_path / "study.sqlite", "SELECT ended_by FROM sessions") == [(None,)]
     caplog.clear()
@@ -87,16 +95,7 @@ async def test_an_end_the_log_refused_is_written_by_the_next_session_write_not_o
     # until the stop; the next session's write (a hello here) writes it, as it happened
     db = tmp_path / "study.sqlite"
     async with running_daemon(tmp_path, study()) as (url, app):
-        writer = app[PIPELINE].writer
-        writable_again = _undone_by_the_writer(writer)
-        async with connect(url) as ws:
-            await Client(ws).hello()
-            await writer.submit(lambda lg: lg.conn.execute(READ_ONLY))
-            before = now_iso()
-        await _failed_writes(writer, 1)  # its end was refused
-        after = now_iso()
-        await asyncio.sleep(1.1)
-        writable_again.set()
+        before, after = await _an_end_refused_then_writable(url, app[PIPELINE].writer)
         async with connect(url) as ws:
             await Client(ws).hello(rater="rater-2")
             ended = rows(db, "SELECT rater_id, ended_by, ended_at FROM sessions ORDER BY started_at")
