@@ -116,8 +116,9 @@ async def test_deferred_by_reason_counts_each_row_by_the_reason_it_holds(tmp_pat
     assert variants["deferred_by_reason"] == {"perturbation.live_backlog": 1, "perturbation.live_rate": 1}, variants
 
 
-async def test_a_comment_deferred_again_after_its_variants_were_made_holds_its_new_reason(tmp_path):
-    db = tmp_path / "study.sqlite"
+async def _deferred_again(tmp_path, edit: str) -> dict:
+    """k1 deferred by a daemon with no variant budget, its deferred_variants row then changed by `edit`
+    (SQL), and deferred again by the next daemon: that daemon's status of live variants."""
     cfg = study(perturbation={"enabled": True, "live_rate": 0, **STRATEGIES})
     async with running_daemon(tmp_path, cfg) as (url, _app):
         async with connect(url) as ws:
@@ -125,18 +126,24 @@ async def test_a_comment_deferred_again_after_its_variants_were_made_holds_its_n
             await c.hello()
             await _page(c, "p1", "k1", "you stupid idiot")
             await c.until(lambda m: m["type"] == "variants" and m["id"] == "p1")
-    con = sqlite3.connect(db)  # as `modlens rescore --variants` leaves it, with an older reason
-    con.execute("UPDATE deferred_variants SET done_at = '2026-01-01T00:00:00+00:00', "
-                "reason = 'older', created_at = '2026-01-01T00:00:00+00:00'")
+    con = sqlite3.connect(tmp_path / "study.sqlite")
+    con.execute(edit)
     con.commit()
     con.close()
-    async with running_daemon(tmp_path, cfg) as (url, app):
+    async with running_daemon(tmp_path, cfg) as (url, _app):
         async with connect(url) as ws:
             c = Client(ws)
             await c.hello()
             await _page(c, "p2", "k1", "you stupid idiot")
             await c.until(lambda m: m["type"] == "variants" and m["id"] == "p2")
-            variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+            return (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+
+
+async def test_a_comment_deferred_again_after_its_variants_were_made_holds_its_new_reason(tmp_path):
+    db = tmp_path / "study.sqlite"
+    # as `modlens rescore --variants` leaves it, with an older reason
+    variants = await _deferred_again(tmp_path, "UPDATE deferred_variants SET done_at = '2026-01-01T00:00:00+00:00', "
+                                               "reason = 'older', created_at = '2026-01-01T00:00:00+00:00'")
     [(reason, created, done)] = rows(db, "SELECT reason, created_at, done_at FROM deferred_variants")
     assert done is None and "live_rate" in reason and created > "2026-01-01T00:00:00+00:00", (reason, created)
     assert variants["deferred_by_reason"] == {"perturbation.live_rate": 1}, variants
@@ -290,24 +297,7 @@ async def test_a_stop_during_a_connection_closed_deferral_counts_it(tmp_path):
 async def test_a_row_whose_reason_names_no_kind_is_counted_unknown(tmp_path):
     # a row written by an earlier version (no parenthesis) was counted as this connection's backlog
     db = tmp_path / "study.sqlite"
-    cfg = study(perturbation={"enabled": True, "live_rate": 0, **STRATEGIES})
-    async with running_daemon(tmp_path, cfg) as (url, _app):
-        async with connect(url) as ws:
-            c = Client(ws)
-            await c.hello()
-            await _page(c, "p1", "k1", "you stupid idiot")
-            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p1")
-    con = sqlite3.connect(db)
-    con.execute("UPDATE deferred_variants SET reason = 'live variant budget reached'")
-    con.commit()
-    con.close()
-    async with running_daemon(tmp_path, cfg) as (url, app):
-        async with connect(url) as ws:
-            c = Client(ws)
-            await c.hello()
-            await _page(c, "p2", "k1", "you stupid idiot")
-            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p2")
-            variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+    variants = await _deferred_again(tmp_path, "UPDATE deferred_variants SET reason = 'live variant budget reached'")
     assert rows(db, "SELECT reason FROM deferred_variants") == [("live variant budget reached",)]
     assert variants["deferred_by_reason"] == {"unknown": 1}, variants
 
