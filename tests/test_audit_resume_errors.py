@@ -45,3 +45,27 @@ def test_a_resumed_audit_says_the_step_errors_of_the_attempt_it_resumed_after_an
     assert got["errors"] == 1 and got["earlier"] == 1 and "cannot fold 'moron'" in got["first"]
     assert code == 1
     assert "step normalize (" in err and ") failed for 1 text (of which 1 in an earlier attempt" in err
+
+
+def test_a_resumed_audit_says_the_score_errors_of_the_attempt_it_resumed_after_and_exits_1(tmp_path, capsys):
+    """A detector that gave no score for a text of the first chunk (a cached table without it: an error
+    row), the audit interrupted after that chunk, then resumed: the error is still the text's score in
+    the log, so the summary says it of the run and the audit exits 1."""
+    data, table, db = tmp_path / "c.csv", tmp_path / "scores.csv", tmp_path / "log.sqlite"
+    data.write_text("text\nwho knows\nnice one mate\nsee you soon\ngreat point\n", encoding="utf-8")
+    table.write_text("text,score\nnice one mate,0.1\nsee you soon,0.2\ngreat point,0.3\n", encoding="utf-8")
+    spec = f"cached:{table}:text=score:mine"
+    with pytest.raises(KeyboardInterrupt):
+        run_audit(str(data), db=db, detectors=[spec], chunk_size=2, progress=False, on_chunk=_interrupt)
+    code = cli_main(["audit", str(data), "--db", str(db), "--detector", spec, "--chunk", "2", "--quiet"])
+    out, err = capsys.readouterr()
+    summary = json.loads(out)
+    assert summary["resumed"] and summary["n_skipped"] == 2
+    got = summary["score_errors"]["mine"]
+    assert (got["scores"], got["errors"], got["earlier"]) == (2, 0, 1)  # this attempt's two texts scored well
+    with sqlite3.connect(db) as con:  # the event: the error row "who knows" still has as its score
+        assert con.execute("SELECT s.error FROM scores s JOIN texts t USING (text_id) WHERE s.error IS NOT NULL"
+                           ).fetchall() == [(got["earlier_first"],)]
+    assert code == 1
+    assert "1 text an earlier attempt of the run scored has an error" in err
+    assert "detector mine: 1 of the texts an earlier attempt of the run scored has no score" in err

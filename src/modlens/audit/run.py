@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import json
 import sqlite3
 import time
 from collections import Counter
@@ -21,6 +22,7 @@ from modlens.audit.auditor import Auditor, dataset_platform
 from modlens.audit.declared import KeptTexts
 from modlens.chunks import ChunkPipeline, Compute, LocalCompute
 from modlens.chunks.sinks import CHUNK_ITEMS, GROUP_COMMIT_S
+from modlens.chunks.steps import normalizer_identity
 from modlens.config import DetectorConfig, StudyConfig
 from modlens.datasets.base import (Dataset, DatasetError, DatasetItem, DatasetNotFound, blank_reason, count_rows,
                                    named_by_content)
@@ -64,7 +66,8 @@ class AuditResult:
     warnings: list[str] = field(default_factory=list)
     # per detector key whose scores this run include errors (a call that raised, a text it had no answer
     # for): {"scores": texts scored (one score per text, as the log keeps it), "errors": of them those
-    # whose score is an error, "first": the first error's text}
+    # whose score is an error, "first": the first error's text}; a resumed run adds "earlier" and
+    # "earlier_first": of the texts its earlier attempts scored, those whose score is still an error
     score_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
     # per step ("normalize", "variants") that failed for some texts of this run (`step_errors` rows:
     # a component that raised, a Ray variant actor that died every time): {"component": name@version,
@@ -302,6 +305,11 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             raise failed.stopped(f"{n_completed(log, run_id)} items are in the log (run {run_id})",
                                  ": it resumes after them") from None
         steps = run_step_errors(log, run_id, auditor.pipeline.step_failed_texts())
+        errors = auditor.pipeline.score_errors()
+        if feed.done_keys:  # resumed: the errors the items an earlier attempt finished still have as their score
+            errors = with_earlier_errors(errors, earlier_score_errors(
+                log, run_id, feed.done_keys, det_ids, the_engine.normalizer, auditor.pipeline.error_texts()),
+                auditor.pipeline.scores)
     except sqlite3.Error as err:  # the log stopped taking writes before the first chunk (the run's own rows)
         if (starting := unwritable(err, db)) is None:
             raise
@@ -310,7 +318,6 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         log.close()
         if compute is not None:  # closed by the run's end already, unless the log failed before it
             compute.close()
-    errors = auditor.pipeline.score_errors()
     warnings = [*(kept.warnings() if kept else []), *error_warnings(errors), *step_error_warnings(steps),
                 *unknown_attack_warnings(auditor.attack_counts)]
     return AuditResult(run_id, data.name, path, feed.n_read, feed.n_skipped, auditor.pipeline.n_scored, auditor.pipeline.n_missing,
@@ -319,6 +326,53 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
                        format=data.format, notes=[*data.notes, *feed.blank_notes(), *warnings],
                        not_scored=dict(feed.blank), n_edited=kept.n_edited if kept else 0, warnings=warnings,
                        score_errors=errors, step_errors=steps)
+
+
+def earlier_score_errors(log: StudyLog, run_id: int, done_keys: set[str], det_ids: dict[str, int], normalizer: Any,
+                         attempt: dict[str, set[str]]) -> dict[str, tuple[int, str]]:
+    """Per detector key: (how many, the first's error) of the texts of the items earlier attempts of the
+    run finished (`done_keys`: skipped by this one, so never scored again) whose score in the log is an
+    error: their text, the variants the run logged of them (`variants.run_id`: one another run logged first
+    is left out, so is another run's of the same comment) and those texts' normalized forms (the run's
+    normalizer), as the chunks scored them. The log keeps one score row per text and detector, so this is what the run holds
+    now (a text `modlens rescore` scored since counts no more); `attempt`'s texts (per key, those whose
+    row this attempt wrote is an error) are counted by this attempt's tally, not here."""
+    ids = [cid for cid, key in log.conn.execute(
+        "SELECT c.comment_id, c.comment_key FROM run_items ri JOIN comments c USING (comment_id) WHERE ri.run_id = ?",
+        (run_id,)) if key in done_keys]
+    if not ids:
+        return {}
+    name, version = normalizer_identity(normalizer) if normalizer is not None else ("", "")
+    rows = log.conn.execute(
+        "WITH e(comment_id) AS (SELECT value FROM json_each(?)), "
+        "own(text_id) AS (SELECT c.text_id FROM comments c JOIN e USING (comment_id) "
+        "                 UNION SELECT v.text_id FROM variants v JOIN e USING (comment_id) WHERE v.run_id = ?), "
+        "texts_of(text_id) AS (SELECT text_id FROM own UNION SELECT n.result_text_id FROM normalizations n "
+        "                      WHERE n.normalizer = ? AND n.version = ? AND n.source_text_id IN (SELECT text_id FROM own)) "
+        "SELECT s.detector_id, t.text, s.error FROM scores s JOIN texts t USING (text_id) "
+        "WHERE s.error IS NOT NULL AND s.text_id IN (SELECT text_id FROM texts_of) "
+        "AND s.detector_id IN (SELECT value FROM json_each(?)) ORDER BY s.created_at, s.rowid",
+        (json.dumps(ids), run_id, name, version, json.dumps(list(det_ids.values())))).fetchall()
+    key_of = {det_id: key for key, det_id in det_ids.items()}
+    out: dict[str, tuple[int, str]] = {}
+    for det_id, text, error in rows:
+        key = key_of[det_id]
+        if text not in attempt.get(key, ()):
+            n, first = out.get(key, (0, error))
+            out[key] = (n + 1, first)
+    return out
+
+
+def with_earlier_errors(errors: dict[str, dict[str, Any]], earlier: dict[str, tuple[int, str]],
+                        scored: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    """`AuditResult.score_errors` of a resumed run: this attempt's tally per detector key, with `earlier`,
+    the texts earlier attempts scored that still have an error as their score, and `earlier_first`, the
+    first one's error (`earlier_score_errors`); a key with errors in earlier attempts only is there too."""
+    out = {k: dict(t) for k, t in errors.items()}
+    for key, (n, first) in earlier.items():
+        t = out.setdefault(key, {"scores": (scored or {}).get(key, {}).get("scores", 0), "errors": 0, "first": None})
+        t.update(earlier=n, earlier_first=first)
+    return out
 
 
 def run_step_errors(log: StudyLog, run_id: int, attempt: dict[str, set[str]]) -> dict[str, dict[str, Any]]:
@@ -351,9 +405,18 @@ def error_warnings(errors: dict[str, dict[str, Any]],
                    again: str = "the same command again, or `modlens rescore`, scores them again", what: str = "texts") -> list[str]:
     """The line per detector whose scores this run include errors (`AuditResult.score_errors`); `again`:
     what scores them again (a finished run's rerun is a new run, which scores every error again)."""
-    return [f"detector {key}: {t['errors']} of the {t['scores']} {what} it scored have an error as their score "
-            f"(the first: {t['first']}), "
-            f"logged as errors and left out of every metric; {again}" for key, t in errors.items()]
+    lines = [f"detector {key}: {t['errors']} of the {t['scores']} {what} it scored have an error as their score "
+             f"(the first: {t['first']}), "
+             f"logged as errors and left out of every metric; {again}" for key, t in errors.items() if t["errors"]]
+    return lines + [f"detector {key}: {earlier_errors(t)} (the first: {t['earlier_first']}), logged as errors and left "
+                    f"out of every metric; {again}" for key, t in errors.items() if t.get("earlier")]
+
+
+def earlier_errors(t: dict[str, Any]) -> str:
+    """What a resumed run's `earlier` count says (`with_earlier_errors`)."""
+    n = t["earlier"]
+    return (f"{n} text{'s' * (n != 1)} an earlier attempt of the run scored {'has' if n == 1 else 'have'} an error "
+            "as their score")
 
 
 # what tries a failed step's texts again: a finished run's rerun is a new run, which runs every step again

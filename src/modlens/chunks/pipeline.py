@@ -122,6 +122,10 @@ class ChunkPipeline:
                          "first": first.message}
         return out
 
+    def error_texts(self) -> dict[str, set[str]]:
+        """Per detector key, the texts whose score row this run wrote is an error (and still is)."""
+        return {key: set(texts) for key, texts in self._failing.items()}
+
     def step_failed_texts(self) -> dict[str, set[str]]:
         """Per step, the texts it failed for in the chunks this run recorded (`step_errors`' texts)."""
         return {step: set(failed) for step, failed in self._step_failed.items()}

@@ -220,6 +220,9 @@ def fail_on_score_errors(score_errors: dict[str, dict[str, Any]], what: str = "t
     `step_error_warnings`) says its first error and what tries them again."""
     failed = [f"detector {key} gave no score for {t['errors']} of the {t['scores']} {what} it scored"
               for key, t in score_errors.items() if t["errors"]]
+    # a resumed audit: those the items an earlier attempt finished still have (`audit.run.with_earlier_errors`)
+    failed += [f"detector {key}: {t['earlier']} of the {what} an earlier attempt of the run scored "
+               f"{'has' if t['earlier'] == 1 else 'have'} no score" for key, t in score_errors.items() if t.get("earlier")]
     failed += [f"step {step} ({t['component']}) failed for {t['errors']} text{'s' * (t['errors'] != 1)}"
                + (f" ({t['earlier']} in an earlier attempt of the run)" if t.get("earlier") else "")
                for step, t in (step_errors or {}).items() if t["errors"]]
