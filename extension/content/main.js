@@ -47,7 +47,6 @@
     if (cfg.sites[adapter.name] === false) return "siteOff";
     return frameAllowed() ? "" : "frameOff";
   }
-  const OFF_REASONS = { paused: "paused", siteOff: "site switched off", frameOff: "frame of a page whose site is not switched on" };
 
   function active() {
     return !!(cfg && cfg.consented && !offKey());
@@ -56,7 +55,7 @@
   function reason() {
     if (!cfg || !cfg.study) return "not connected to the daemon yet";
     if (!cfg.consented) return "consent needed";
-    return OFF_REASONS[offKey()] || refusal;
+    return ns.OFF_REASONS[offKey()] || refusal;
   }
 
   // The observer reports a status only when it changes: one the worker did not take (it was

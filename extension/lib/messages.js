@@ -48,6 +48,10 @@
     frameOff: "the page's site is not switched on: switch it on from the popup to rate",
   };
 
+  // Why no comment is taken now, as a page's status says it (content/main.js, the popup) and the
+  // worker's refusal of a comment batch: one wording each (keys of ns.NOT_TAKING).
+  ns.OFF_REASONS = { paused: "paused", siteOff: "site switched off", frameOff: "frame of a page whose site is not switched on" };
+
   /** What a rating panel (a marker's, the calibration and item-set pages') says of an answer the
    *  worker did not take: `res` is its answer to `rate`, or {error} when it could not be asked. */
   ns.ratingNotTakenText = (res) => {

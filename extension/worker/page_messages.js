@@ -107,7 +107,7 @@
     // asked first, so that the checks below read the config in one turn
     const underSiteOff = await frameOff(msg.site, sender);
     if (!config.siteActive(msg.site)) return { queued: false, reason: config.consented() ? "paused or site switched off" : "consent needed" };
-    if (underSiteOff) return { queued: false, reason: "frame of a page whose site is not switched on" };
+    if (underSiteOff) return { queued: false, reason: ns.OFF_REASONS.frameOff };
     const task = ns.taskFor(config.study.tasks, msg.page.url);
     if (!task && config.study.free_browsing === false) return { queued: false, reason: NOT_A_TASK };
     const salt = await config.authorSalt();
