@@ -360,3 +360,37 @@ async def test_a_round_that_raises_after_its_write_counts_its_comments_as_the_lo
     assert rows(db, "SELECT count(*) FROM step_errors") == [(0,)]
     assert rows(db, "SELECT count(*) FROM deferred_variants") == [(0,)]
     assert (variants["done"], variants["failed"], variants["deferred"]) == (2, 0, 0), variants
+
+
+async def test_a_refused_round_that_raises_while_answering_defers_every_comment(tmp_path):
+    # the log refused the round's write, then answering its second comment raised: the first, answered
+    # before the raise, was in no count and left no row (nothing would make its variants), and the second
+    # was deferred as a failed round, though what the log lacks is the refused write
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
+    db = tmp_path / "study.sqlite"
+    async with running_daemon(tmp_path, cfg) as (url, app):
+        live = app[PIPELINE].live_variants
+        real = live.render
+
+        def render(msg_id, key, variants, scores, ids, error):
+            if variants and key == "k2":
+                raise RuntimeError("answering broke")
+            return real(msg_id, key, variants, scores, ids, error)
+
+        live.render = render
+        refuse_inserts(db, "variants")
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await c.request(comments_msg("p1", [("k1", "you stupid idiot"), ("k2", "what a dumb take")]), "comments_ok")
+            got = {m["key"]: m for m in [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]}
+            await _until(lambda: not live._in_flight, "the round")
+            variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+    assert got["k1"]["items"] and got["k1"]["error"] is None, got["k1"]
+    assert "answering broke" in got["k2"]["error"], got["k2"]
+    assert rows(db, "SELECT count(*) FROM variants") == [(0,)]
+    held = dict(rows(db, "SELECT c.comment_key, d.reason FROM deferred_variants d JOIN comments c USING (comment_id)"))
+    assert set(held) == {"k1", "k2"} and all("variants not recorded" in r for r in held.values()), held
+    # each comment offered in one count: 2 offered, 2 deferred (the log holds their rows), none made or failed
+    assert (variants["done"], variants["failed"], variants["deferred"]) == (0, 0, 2), variants
+    assert variants["deferred_by_reason"] == {"variants not recorded": 2}, variants

@@ -9,8 +9,8 @@ study asks participants about (its sampling, the extension's rule) are offered f
 over budget gets an empty `variants` message whose `error` says it was deferred and why, and a
 `deferred_variants` row; `modlens rescore --variants` makes its variants later. So does a comment
 whose connection closed while it waited (nobody to send its variants to), one waiting or in a
-round whose variants were not made when the daemon stops, one whose variants went out but
-whose rows the study log refused, and one whose round raised before the log took its variants or
+round whose variants were not made when the daemon stops, one whose variants or step error
+the study log refused (deferred before it is answered), and one whose round raised before the log took its variants or
 step error: every comment offered is made, failed (a step_errors row) or deferred (a row; counted
 `deferred_unrecorded` when the log refuses that too).
 
@@ -144,7 +144,10 @@ class VariantJob:
     answered: bool = False  # its `variants` message went out (or was tried)
     handed: bool = False  # its variants or step error went to the study-log writer (a stop lets its round finish)
     reserved: bool = False  # admitted against the latency budget's estimate
-    logged: str | None = None  # what its round's write put in the log: "done" (its variants) or "failed" (its step error)
+    # what its round's write left of it in the log, which is how it is counted: "done" (its variants),
+    # "failed" (its step error), "deferred" (the log refused that write: a deferred_variants row, once
+    # written); None: nothing (the write not made yet, or nothing of it to write)
+    logged: str | None = None
 
 
 @dataclass
@@ -385,10 +388,12 @@ class LiveVariants:
             self.rounds.release()
 
     async def _round_failed(self, jobs: list[VariantJob], error: str) -> None:
-        """A round raised: its comments not yet answered are counted as the log holds them. Those whose
-        variants or step error its write put in the log are done or failed (and told the error); of the
-        others the log holds nothing, so they are deferred ('round failed'), for `modlens rescore
-        --variants`, and told so: a `failed` count names a step_errors row, and none holds them."""
+        """A round raised: its comments not yet answered are counted as the log holds them (`logged`).
+        Those whose variants or step error its write put in the log are done or failed (and told the
+        error); those whose write the log refused are already deferred ('variants not recorded', counted
+        there) and told the error; of the others the log holds nothing, so they are deferred ('round
+        failed'), for `modlens rescore --variants`, and told so: a `failed` count names a step_errors
+        row, and none holds them."""
         left: list[VariantJob] = []
         for job in jobs:
             if job.answered:
@@ -446,28 +451,29 @@ class LiveVariants:
         except Exception as err:
             log.exception("study log: could not record variants")
             refused = f"{type(err).__name__}: {err}"
-        if refused is None:  # what the log now holds of each: how it counts should the round raise from here
-            for job in jobs:
-                job.logged = "failed" if job.text in errors else "done" if any(job is j for j, _ in keep) else None
-        # refused: the log holds neither the step errors nor the variants, so those comments are counted
-        # deferred (below), not failed or done; each comment offered is in one count
-        unrecorded = {id(j) for j, _ in keep} | {id(j) for j in jobs if j.text in errors} if refused else set()
+        # what the log now holds of each, which is how each is counted, here or by `_round_failed` should
+        # answering raise. Refused: the log holds neither the step errors nor the variants, so those
+        # comments are deferred, not failed or done: each comment offered is in one count
+        kept = {id(j) for j, _ in keep}
         for job in jobs:
-            if job.text in errors:
-                await self._answer_failed(job, errors[job.text], counted=id(job) not in unrecorded)
-                continue
-            vs = made[job.text]
-            variant_ids: list[int | None] = list(ids_of.get(id(job), [None] * len(vs)))
-            message = self.render(job.msg_id, job.key, vs, got.scores_of(vs), variant_ids, None)
-            if id(job) not in unrecorded:  # counted as it is answered (a round that raises counts the rest)
-                self.stats.done += 1
-            await self._send(job, message)
-        if refused is not None:  # answered, not in the log: deferred, so `modlens rescore --variants` makes them
-            await self._defer([(j, f"its variants were sent but the study log refused them: {refused} "
+            wrote = "failed" if job.text in errors else "done" if id(job) in kept else None
+            job.logged = "deferred" if refused is not None and wrote else wrote
+        if refused is not None:  # not in the log: deferred before any answer, so `modlens rescore --variants` makes them
+            await self._defer([(j, f"its variants were made but the study log refused them: {refused} "
                                    "(variants not recorded)") for j, _ in keep]
                               + [(j, f"its variants failed ({errors[j.text]}) and the study log refused that step "
                                      f"error: {refused} (variants not recorded)") for j in jobs if j.text in errors],
                               tell=False)
+        for job in jobs:
+            if job.text in errors:
+                await self._answer_failed(job, errors[job.text], counted=job.logged == "failed")
+                continue
+            vs = made[job.text]
+            variant_ids: list[int | None] = list(ids_of.get(id(job), [None] * len(vs)))
+            message = self.render(job.msg_id, job.key, vs, got.scores_of(vs), variant_ids, None)
+            if job.logged != "deferred":  # counted as it is answered (a round that raises counts the rest)
+                self.stats.done += 1
+            await self._send(job, message)
 
     def mode(self) -> dict[str, Any]:
         """Live or deferred, judged on the last `RECENT` comments offered (none yet: "idle")."""
