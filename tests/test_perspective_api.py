@@ -561,6 +561,17 @@ def test_a_call_with_every_attribute_dropped_is_not_logged_as_calibrated(server)
 TEXT_TYPES = SCHEMAS["TextEntry"]["properties"]["type"]["enum"]  # in their numbers' order
 
 
+def test_a_comment_type_number_names_the_type_googles_discovery_document_numbers(server):
+    """Pinned apart from SCHEMAS, which the code reads too: a reordered enum would move both alike.
+    Google's discovery document numbers TextType TEXT_TYPE_UNSPECIFIED, PLAIN_TEXT, HTML: 1 is
+    scored as PLAIN_TEXT, 2 refused as HTML."""
+    srv, _ = server
+    status, got = _post(srv.base, {"comment": {"text": "you idiot", "type": 1}, "requestedAttributes": {"TOXICITY": {}}})
+    assert status == 200 and got["attributeScores"]["TOXICITY"]["summaryScore"]["value"] == 0.5
+    status, got = _post(srv.base, {"comment": {"text": "you idiot", "type": 2}, "requestedAttributes": {"TOXICITY": {}}})
+    assert status == 400 and got["error"]["message"].startswith("comment.type HTML is not supported")
+
+
 @pytest.mark.parametrize("kind", ["HTML", "MARKDOWN", 3])
 def test_a_comment_type_that_cannot_be_honoured_is_refused_not_scored(server, kind):
     """Perspective documented `comment.type` as PLAIN_TEXT or HTML, and scored PLAIN_TEXT only: the
