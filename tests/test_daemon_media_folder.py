@@ -84,6 +84,7 @@ async def test_a_media_folder_the_daemon_may_not_write_is_said_and_nothing_is_st
     message = refused["message"]
     assert "nothing was stored" in message and f"the media folder {folder}" in message, message
     assert "not writable by this user" in message and "mode 0500" in message, message
+    assert "; fix: give this user write access" in message, message  # as the CLI says a fix
     assert "PermissionError" not in message, message
     assert held == [(0, 0)]
     assert status["study_log"]["writable"] is True  # the log itself took every write

@@ -33,6 +33,7 @@ from modlens.chunks.steps import NORMALIZE, each, normalizer_identity
 from modlens.config import StudyConfig
 from modlens.datasets.base import blank_reason
 from modlens.engine import DetectorResult, Engine
+from modlens.errors import with_fix
 from modlens.live.session import LiveSession, owe
 from modlens.live.variants import LiveVariants, VariantJob, asked_about
 from modlens.media import MediaInput
@@ -588,7 +589,7 @@ class LiveService:
             try:
                 await asyncio.get_running_loop().run_in_executor(None, lambda: [store.put(b) for _, b in items])
             except MediaFolderRefused as err:  # no free space would help: the folder's mode or owner refuses this user
-                refused = f"{err.message}: {err.fix}"
+                refused = with_fix(err)  # "fix:", as the CLI says it
                 log.warning("comment media: %s", refused)
                 raise ProtocolError(ErrorCode.unavailable, f"nothing was stored: {refused}; send it again once it "
                                     "can be written", msg.id) from None
