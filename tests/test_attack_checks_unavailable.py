@@ -28,6 +28,17 @@ class WordOverlap:
         return [len(a & set(t.split())) / len(a | set(t.split())) for t in texts]
 
 
+class CountingOverlap(WordOverlap):
+    """The stand-in encoder, counting the texts it is asked to embed beside their seed."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def similarities(self, source: str, texts: list[str]) -> list[float]:
+        self.n += len(texts)
+        return super().similarities(source, texts)
+
+
 class Counting:
     """The real normalizer, counting the texts it is asked to normalize."""
 
@@ -113,3 +124,25 @@ def test_a_verdict_an_older_modlens_stored_as_not_checked_is_checked_again(tmp_p
     (stored,) = checks(db)
     assert stored["meaning"]["ok"] is False and stored["meaning"]["value"] == pytest.approx(0.666667)
     assert stored["fluency"] == {"ok": True, "value": 0, "threshold": 3}  # the measured one kept
+
+
+def test_a_check_stored_with_the_attack_is_not_made_again(tmp_path):
+    """An attack with one check stored and the other pending: only the pending one is made; the
+    stored verdict is neither recomputed (no normalizer pass, no encoder pass) nor overwritten."""
+    from modlens.perturb.constraints import _shared
+
+    db = tmp_path / "log.sqlite"
+    fluency = {"ok": True, "value": 0, "threshold": 3}
+    meaning = {"ok": True, "value": 0.9, "threshold": 0.8}
+    with StudyLog(db) as lg:
+        a = add_success(lg, "k0", SEED, TEXT)
+        b = add_success(lg, "k1", "what a dumb loser you are", "what a dumb l0ser you are")
+        lg.set_attack_checks([(a, {"fluency": fluency}), (b, {"meaning": meaning})])
+    encoder, normalizer = CountingOverlap(), Counting(_shared.normalizer())
+    with StudyLog(db) as lg:
+        check_attacks(lg, QualityFilters(filters=MODEL_FILTERS, similarity=encoder, normalizer=normalizer))
+    assert encoder.n == 1  # a's text, beside its seed; not b's, whose meaning is stored
+    assert normalizer.n == 3  # b's text and seed (its fluency) and its normalized form; nothing of a's
+    first, second = checks(db)
+    assert first["fluency"] == fluency and first["meaning"]["value"] == pytest.approx(0.666667)
+    assert second["meaning"] == meaning and second["fluency"]["ok"] is not None

@@ -27,12 +27,13 @@ PENDING_SQL = (
 _default: list[QualityFilters] = []
 
 
-def _example(row: dict[str, Any]) -> AttackExample:
+def _example(row: dict[str, Any], checks: dict[str, dict[str, Any]]) -> AttackExample:
+    """The attack as the quality filters judge it; `checks`, its stored verdicts, are read, not made again."""
     a, params = json.loads(row["attack_json"]), json.loads(row["params_json"] or "{}")
     target = str(row["target_detector"] or a.get("target") or "")
     return AttackExample(id=row["variant_id"], seed=row["seed"], text=row["text"], goal=str(a.get("goal", "tae")).lower(),
                          target=target, target_name=str(a.get("target_name") or target),
-                         recipe=recipe_of(row["strategy"], params, a), status="success")
+                         recipe=recipe_of(row["strategy"], params, a), status="success", checks=checks)
 
 
 def made(verdict: Any) -> bool:
@@ -61,7 +62,7 @@ def check_attacks(log: StudyLog, quality: QualityFilters | None = None) -> list[
     if not rows:
         return []
     stored = [(json.loads(r["attack_json"]).get("checks") or {}) for r in rows]
-    examples = [_example(r) for r in rows]
+    examples = [_example(r, {k: v for k, v in old.items() if made(v)}) for r, old in zip(rows, stored)]
     verdicts = quality.assess(examples).verdicts
     normalizer = quality.normalizer()
     # its normalized form was stored with its fluency, by the same normalizer
