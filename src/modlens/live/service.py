@@ -89,6 +89,14 @@ def _not_as_stored(stored: dict[str, Any], comment_id: int, msg: p.Rating) -> li
         if not same]
 
 
+def _ok_as_stored(msg_id: str, rating_id: int, stored: dict[str, Any]) -> p.RatingOk:
+    """The answer to a resend: the rating stored under its id (`StudyLog.stored_rating`), acknowledged
+    as the duplicate it is, with what the log holds (not what the resend says)."""
+    return p.RatingOk(id=msg_id, rating_id=rating_id, derived_toxicity=stored["derived_toxicity"],
+                      inconsistent=bool(stored["inconsistent"]), duplicate=True,
+                      time_spent_over_limit=stored["time_spent_over_limit_ms"] is not None)
+
+
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 NOT_MADE = "not made: "  # a `variants` error for a comment nobody scores (blank): `Variants.error`
 
@@ -554,10 +562,9 @@ class LiveService:
                                     f"id: {msg.id!r} already names another rating of this rater (rating {rating_id}, "
                                     f"with another {' and '.join(other)}); nothing stored: send this rating under a "
                                     "new id", msg.id)
-            derived, inconsistent = stored["derived_toxicity"], bool(stored["inconsistent"])
-            over = stored["time_spent_over_limit_ms"] is not None
+            return _ok_as_stored(msg.id, rating_id, stored)
         return p.RatingOk(id=msg.id, rating_id=rating_id, derived_toxicity=derived,
-                          inconsistent=inconsistent, duplicate=stored is not None, time_spent_over_limit=over)
+                          inconsistent=inconsistent, duplicate=False, time_spent_over_limit=over)
 
     async def _resent_from(self, study_id: str, session: LiveSession, msg: p.Rating) -> p.RatingOk | None:
         """The answer to `msg` when the log holds this very rating under `study_id` (not the running
@@ -570,9 +577,7 @@ class LiveService:
         comment_id = await self._comment_id(session, msg.comment.platform, msg.comment.key)
         if comment_id is None or _not_as_stored(stored, comment_id, msg):
             return None
-        return p.RatingOk(id=msg.id, rating_id=stored["rating_id"], derived_toxicity=stored["derived_toxicity"],
-                          inconsistent=bool(stored["inconsistent"]), duplicate=True,
-                          time_spent_over_limit=stored["time_spent_over_limit_ms"] is not None)
+        return _ok_as_stored(msg.id, stored["rating_id"], stored)
 
     # --- comment media ---------------------------------------------------------------------
     async def comment_media(self, session: LiveSession, msg: p.CommentMedia) -> p.CommentMediaOk:
