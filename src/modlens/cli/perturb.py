@@ -165,11 +165,20 @@ def _run(args: argparse.Namespace, study: Any, loaded: LoadedDetectors) -> int:
             for line in _explain(reasons, importance):
                 print(f"modlens perturb: {text!r}: {line}", file=sys.stderr)
         rows += _print(text, target, variants, detectors, {"reasons": reasons})
-    fail_on_no_score(rows)  # a detector that gave no score for some text: said after every line, as score
-    if ranker.error is not None:  # nor did the target for some text's word removals, which no line carries
+    unranked = None
+    if ranker.error is not None:  # the target gave no score for some text's word removals, which no line carries
         ranked = sum(row["kind"] == "source" for row in rows)
-        raise CliError(f"target {target} gave no score for the word removals of {ranker.failed_calls} of {ranked} "
-                       f"texts ({ranker.error}): their words were ranked by the heuristic", kind=ErrorKind.FAILED,
+        unranked = (f"target {target} gave no score for the word removals of {ranker.failed_calls} of {ranked} "
+                    f"texts ({ranker.error}): their words were ranked by the heuristic")
+    try:
+        fail_on_no_score(rows)  # a detector that gave no score for some text: said after every line, as score
+    except CliError as err:
+        if unranked is None:
+            raise
+        # one error says both: raised alone, the detectors' would hide the target's word removals
+        raise CliError(f"{err.message}; {unranked}", kind=ErrorKind.FAILED, fix=err.fix) from None
+    if unranked is not None:
+        raise CliError(unranked, kind=ErrorKind.FAILED,
                        fix="every line is printed; those variants say params.ranking heuristic and name no target; "
                            "`modlens detectors` shows each detector's status")
     return 0
