@@ -318,6 +318,7 @@ class LiveVariants:
         variants went to the writer is let finish: what is left of it is that write, its answers (to
         closed sockets, nothing) and, when the log refuses the write, its own deferral."""
         handed = {t for t, jobs in self._round_jobs.items() if any(j.handed for j in jobs)}
+        # their jobs are none of them handed: `_round` hands all of a round's jobs at once, with no await between
         in_rounds = [j for t, jobs in self._round_jobs.items() if t not in handed for j in jobs]
         tasks = [t for t in (self._task, *self._in_flight) if t is not None and t not in handed]
         for task in tasks:
@@ -332,7 +333,7 @@ class LiveVariants:
         for job in waiting:
             job.session.variants_queued -= 1
         self.stats.queued = 0
-        left = [j for j in in_rounds if not j.handed and not j.answered] + waiting
+        left = [j for j in in_rounds if not j.answered] + waiting
         if left:
             if await self._defer([(j, DAEMON_STOPPED) for j in left], tell=False):
                 log.info("stopping: the variants of %d comments are left to `modlens rescore --variants`", len(left))
@@ -408,7 +409,7 @@ class LiveVariants:
             await self._defer([(j, ROUND_FAILED.format(error=error)) for j in left])
 
     async def _answer_failed(self, job: VariantJob, error: str, *, counted: bool = True) -> None:
-        """`counted`: its step_errors row is in the log (else it is counted as deferred)."""
+        """`counted`: its step_errors row is in the log (else it is counted by the caller)."""
         message = self.render(job.msg_id, job.key, [], [], [], error)  # before the count: the count is of answers
         if counted:
             self.stats.failed += 1
