@@ -69,3 +69,23 @@ def test_a_resumed_audit_says_the_score_errors_of_the_attempt_it_resumed_after_a
     assert code == 1
     assert "1 text an earlier attempt of the run scored has an error" in err
     assert "detector mine: 1 of the texts an earlier attempt of the run scored has no score" in err
+
+
+def test_a_resumed_audit_into_a_parquet_folder_says_the_errors_of_its_earlier_chunks(tmp_path, monkeypatch):
+    """The same into an --out-parquet folder: its earlier chunks' step_errors and score shards are the
+    run's, so the resumed audit's summary counts them (and the CLI exits 1 on them)."""
+    plug_in(monkeypatch, REGISTRY, "brittle", BrittleStep)
+    data, table, out = tmp_path / "c.csv", tmp_path / "scores.csv", tmp_path / "out"
+    data.write_text(f"text\nwho knows\nwhat a {BREAKS} you are\nsee you soon\ngreat point\n", encoding="utf-8")
+    table.write_text(f"text,score\nwhat a {BREAKS} you are,0.9\nsee you soon,0.2\ngreat point,0.3\n", encoding="utf-8")
+    args = dict(db=tmp_path / "unused.sqlite", study=parse_study({"normalizer": {"steps": ["brittle"]}}),
+                detectors=[f"cached:{table}:text=score:mine"], normalize=True, chunk_size=2, progress=False,
+                out_parquet=out)
+    with pytest.raises(KeyboardInterrupt):
+        run_audit(str(data), on_chunk=_interrupt, **args)
+    again = run_audit(str(data), **args)
+    assert again.resumed and again.n_skipped == 2
+    step = again.step_errors["normalize"]
+    assert (step["errors"], step["earlier"]) == (1, 1) and "cannot fold 'moron'" in step["first"]
+    got = again.score_errors["mine"]
+    assert (got["errors"], got["earlier"]) == (0, 1) and got["earlier_first"].startswith("missing: ")

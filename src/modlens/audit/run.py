@@ -385,6 +385,12 @@ def run_step_errors(log: StudyLog, run_id: int, attempt: dict[str, set[str]]) ->
     rows = log.conn.execute(
         "SELECT e.step, e.component || '@' || e.version, e.message, t.text FROM step_errors e JOIN texts t USING (text_id) "
         "WHERE e.run_id = ? ORDER BY e.created_at, e.rowid", (run_id,)).fetchall()
+    return whole_run_steps(rows, attempt)
+
+
+def whole_run_steps(rows: Iterable[tuple[str, str, str, str]], attempt: dict[str, set[str]]) -> dict[str, dict[str, Any]]:
+    """`AuditResult.step_errors` of a run from its step errors, (step, component@version, message, text)
+    oldest first, and per step the texts this attempt failed for (`run_step_errors`)."""
     texts: dict[str, set[str]] = {step: set(mine) for step, mine in attempt.items()}
     first: dict[str, tuple[str, str]] = {}  # step -> (component, message) of its earliest row
     components: dict[str, dict[str, None]] = {}
@@ -485,7 +491,7 @@ def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any]
                 t0: float) -> AuditResult:
     """The audit into `--out-parquet` shards (`modlens.chunks.parquet`), resumable the same way; computed
     by `compute` (on Ray, its actors already started, or this process's engine)."""
-    from modlens.chunks.parquet import ParquetSink, done_keys, manifest
+    from modlens.chunks.parquet import ParquetSink, done_keys, folder_errors, manifest
 
     try:
         sink = ParquetSink(out, manifest(data, dataset_platform(data), location(data), params, study, engine.detectors))
@@ -508,6 +514,15 @@ def _to_parquet(out: Path, data: Dataset, engine: Engine, params: dict[str, Any]
     finally:
         feed.close()
     errors, steps = pipeline.score_errors(), pipeline.step_errors()
+    if feed.n_skipped:  # resumed: the folder's earlier chunks are the run's too (this attempt skipped their items)
+        step_rows, failing = folder_errors(out)
+        steps = whole_run_steps(step_rows, pipeline.step_failed_texts())
+        attempt = pipeline.error_texts()
+        earlier: dict[str, tuple[int, str]] = {}
+        for key, texts in failing.items():
+            if left := [e for t, e in texts.items() if t not in attempt.get(key, ())]:
+                earlier[key] = (len(left), left[0])
+        errors = with_earlier_errors(errors, earlier, pipeline.scores)
     warnings = [*error_warnings(errors, f"once imported (`modlens import {out}`), `modlens rescore` scores them again"),
                 *step_error_warnings(steps, "this folder's audit resumes after its items: an audit into a new folder "
                                             "tries them again")]

@@ -120,6 +120,23 @@ def _answers(out: Path) -> Iterator[tuple[str, str, str | None]]:
             yield from zip(*(table.column(c).to_pylist() for c in ("text", "detector", "error")))
 
 
+def folder_errors(out: Path) -> tuple[list[tuple[str, str, str, str]], dict[str, dict[str, str]]]:
+    """What DIR's finished chunks, those of every run into it, hold of errors: its step errors as
+    (step, component@version, message, text), in chunk order, and per detector key the texts none of
+    whose score rows is good, each with its first error (`modlens import` keeps that row: a good score
+    replaces an error, and a text with a good score is never scored again)."""
+    steps = [(r["step"], f"{r['component']}@{r['version']}", r["message"], r["text"])
+             for n, kinds in sorted(shards(out).items()) if {"items", "step_errors"} <= kinds
+             for r in _read(_shard(out, "step_errors", n))]
+    failing: dict[str, dict[str, str]] = {}
+    for text, key, error in _answers(out):
+        if error is None:
+            failing.get(key, {}).pop(text, None)
+        else:
+            failing.setdefault(key, {}).setdefault(text, error)
+    return steps, {key: texts for key, texts in failing.items() if texts}
+
+
 def done_keys(out: Path) -> set[str]:
     return {r["comment_key"] for n, kinds in shards(out).items() if "items" in kinds
             for r in _read(_shard(out, "items", n))}
