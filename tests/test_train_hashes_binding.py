@@ -111,12 +111,33 @@ def test_the_set_checked_at_load_is_the_set_used(tmp_path):
     hashes checked against the head are the ones its overlap, summary and record use."""
     out = _copy(DEFAULT_HEAD, tmp_path)
     t = head_training(Head.load(out), out)
+    at_load = hashes_path(out).read_bytes()
     checked = read_hashes(hashes_path(out))
     other = tmp_path / "other.json"
     other.write_text("{}")
     write_hashes(hashes_path(out), ["a text the head never saw"], describes=other)
     assert list(t.hashes()) == list(checked)
     assert f"{len(checked):,} distinct keys" in t.summary() and t.record()["n_hashes"] == len(checked)
+    assert t.record()["hashes_sha256"] == hashlib.sha256(at_load).hexdigest()  # the set used, not the file now
+
+
+def test_a_recorded_set_naming_another_head_is_not_read_for_the_audited_one(tmp_path, monkeypatch):
+    """The file the record's sha256 names, when it names another head than the audited version's
+    (a record written while the set beside the head was another head's), is not that head's set."""
+    from modlens.trainingdata import recorded_hashes
+
+    monkeypatch.setenv(paths.DATA_ENV, str(tmp_path))
+    y, x = tmp_path / "y.json", tmp_path / "x.json"
+    y.write_text('{"head": "y"}')
+    x.write_text('{"head": "x"}')
+    named_x = write_hashes(tmp_path / "h.train-hashes.bin", ["a text the head never saw"], describes=x)
+    record = {"detector": f"minilm-toxicity@minilm-l6.bcfe46d679df+head.{_sha12(y)}.len128",
+              "hashes": "data:h.train-hashes.bin", "hashes_sha256": hashlib.sha256(named_x.read_bytes()).hexdigest()}
+    found, why = recorded_hashes(record)
+    assert found is None and "another head" in why and _sha12(x) in why and _sha12(y) in why
+    record["detector"] = record["detector"].replace(_sha12(y), _sha12(x))
+    found, why = recorded_hashes(record)
+    assert why == "" and list(found) == list(text_hashes(["a text the head never saw"]))
 
 
 def _sha12(path):

@@ -100,7 +100,16 @@ def write_hashes(path: str | Path, texts: Iterable[str], describes: str | Path |
 
 def read_hash_file(path: str | Path) -> tuple[np.ndarray, str | None]:
     """(the hashes, the sha256 of the head file the set says it lists the fit texts of; None when it names none)."""
+    return _parse_hash_set(Path(path).read_bytes(), path)
+
+
+def _read_hash_set(path: str | Path) -> tuple[np.ndarray, str | None, str]:
+    """`read_hash_file`, and the sha256 of the very bytes parsed (read once: what is recorded is what was read)."""
     raw = Path(path).read_bytes()
+    return (*_parse_hash_set(raw, path), hashlib.sha256(raw).hexdigest())
+
+
+def _parse_hash_set(raw: bytes, path: str | Path) -> tuple[np.ndarray, str | None]:
     describes = None
     if raw[:len(HASHES_MAGIC)] == HASHES_MAGIC:  # a headerless set's first 8 bytes are its smallest hash, never these
         if len(raw) < HASHES_HEADER:
@@ -120,29 +129,30 @@ def hashes_path(head_path: Path) -> Path:
     return head_path.with_name(head_path.name.removesuffix(".json") + HASHES_SUFFIX)
 
 
-def hashes_beside(head_path: Path) -> tuple[Path | None, np.ndarray | None, list[str]]:
-    """(where, the hashes) of the hash set beside a head file when it lists the fit texts of this very
-    head (the sha256 it records is the head file's); else None, None and why (nothing when there is no
-    set). Read whole, once, by `read_hash_file`: the hashes checked are the hashes used (`Training`),
-    not a file read again later that may have been written since. A set written for another head, one
-    trained before this head was trained again in its place, says nothing of it."""
+def hashes_beside(head_path: Path) -> tuple[Path | None, np.ndarray | None, str | None, list[str]]:
+    """(where, the hashes, the sha256 of the bytes they were read from) of the hash set beside a head
+    file when it lists the fit texts of this very head (the sha256 it records is the head file's); else
+    None, None, None and why (nothing when there is no set). Read whole, once: the hashes checked are
+    the hashes used and recorded (`Training`), not a file read again later that may have been written
+    since. A set written for another head, one trained before this head was trained again in its
+    place, says nothing of it."""
     from modlens.paths import file_sha256
 
     path = hashes_path(head_path)
     if not path.is_file():
-        return None, None, []
+        return None, None, None, []
     rebuild = "its fit texts are not known; write the set again (docs/DETECTORS.md, Training data)"
     try:
-        hashes, describes = read_hash_file(path)
+        hashes, describes, sha256 = _read_hash_set(path)
     except ValueError as err:
-        return None, None, [f"{err}: {rebuild}"]
+        return None, None, None, [f"{err}: {rebuild}"]
     if describes is None:
-        return None, None, [f"{path.name} does not name the head it lists the fit texts of: {rebuild}"]
+        return None, None, None, [f"{path.name} does not name the head it lists the fit texts of: {rebuild}"]
     own = file_sha256(head_path) or ""
     if describes != own:
-        return None, None, [f"{path.name} lists the fit texts of another head (sha256 {describes[:12]}…), not of "
-                            f"{head_path.name} ({own[:12]}…): {rebuild}"]
-    return path, hashes, []
+        return None, None, None, [f"{path.name} lists the fit texts of another head (sha256 {describes[:12]}…), not "
+                                  f"of {head_path.name} ({own[:12]}…): {rebuild}"]
+    return path, hashes, sha256, []
 
 
 def lookup_keys(text: str) -> list[str]:
@@ -194,7 +204,8 @@ class Training:
     (`rows` says how many fit texts); either way which rows of a file are in-sample is read from
     `hashes_path` (its fit texts' hashes) when it has one; `source`: where the declaration comes
     from (package metadata, the head file's training record), to cite; `notes`: why its fit texts
-    are not listed, when they are not."""
+    are not listed, when they are not; `hashes_sha256`: the sha256 of the bytes the hashes were read
+    from, what `record` records (the file may have been written since)."""
     datasets: tuple[str, ...]
     source: str
     whole: bool = False
@@ -202,6 +213,7 @@ class Training:
     hashes_path: Path | None = None
     notes: list[str] = field(default_factory=list)
     _hashes: np.ndarray | None = field(default=None, repr=False)
+    hashes_sha256: str | None = field(default=None, repr=False)
 
     def hashes(self) -> np.ndarray | None:
         if self._hashes is None and self.hashes_path is not None:
@@ -228,6 +240,8 @@ class Training:
         hashes = self.hashes()
         if self.hashes_path is not None and hashes is not None:
             out.update(file_reference("hashes", self.hashes_path), n_hashes=len(hashes))
+            if self.hashes_sha256:  # the bytes the hashes used were read from, not the file as it is now
+                out["hashes_sha256"] = self.hashes_sha256
         if self.notes:
             out["notes"] = list(self.notes)
         return out
@@ -315,27 +329,28 @@ _HEAD_IN_VERSION = re.compile(r"\+head6?\.([0-9a-f]{12})\b")  # an embedded Mini
 
 def recorded_hashes(record: dict[str, Any]) -> tuple[np.ndarray | None, str]:
     """The hash set a run recorded (params["training"][key]), if this computer has the very file
-    (same sha256; or the same hashes, now after the name of the head the audit ran); else None and why."""
-    from modlens.paths import file_sha256
-
+    (same sha256; or the same hashes, now after the name of the head the audit ran) and, when the set
+    names a head, it names the one the audit ran; else None and why."""
     ref = record.get("hashes")
     if not ref:
         return None, "no hashes recorded"
     path = locate(str(ref))
     if path is None:
         return None, f"hash set {ref} not found here"
-    hashes, describes = read_hash_file(path)
+    hashes, describes, sha256 = _read_hash_set(path)
     recorded = record.get("hashes_sha256")
-    if recorded == file_sha256(path):
-        return hashes, ""
-    # or its hashes alone: a set audited before sets named their head is the same set with one, when the
-    # head it names now is the one the audit ran (its version's +head./+head6. part): the same hashes
-    # written for another head describe that head, not the one audited
-    if describes is None or recorded != hashlib.sha256(hashes.astype(">u8").tobytes()).hexdigest():
+    # the very file, or its hashes alone: a set audited before sets named their head is the same set with one
+    if recorded != sha256 and (describes is None
+                               or recorded != hashlib.sha256(hashes.astype(">u8").tobytes()).hexdigest()):
         return None, f"hash set {ref} differs from the one the audit recorded"
+    if describes is None:
+        return hashes, ""
+    # a set that names a head is read for that head only (its version's +head./+head6. part): the very
+    # file recorded by an audit that read a set written for another head, or the same hashes written for
+    # another head, describe that head, not the one audited
     audited = _HEAD_IN_VERSION.search(str(record.get("detector", "")))
     if audited is None or audited.group(1) != describes[:12]:
-        return None, (f"hash set {ref} now lists the fit texts of another head (sha256 {describes[:12]}…) than "
+        return None, (f"hash set {ref} lists the fit texts of another head (sha256 {describes[:12]}…) than "
                       f"the one the audit ran ({audited.group(1) if audited else 'its version names none'})")
     return hashes, ""
 

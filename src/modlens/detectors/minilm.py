@@ -532,11 +532,11 @@ def head_training(head: Head, head_path: Path) -> Training:
     known = KNOWN_POOLS.get(str(rec.get("data_sha256", "")))
     datasets: tuple[str, ...] = tuple(rec.get("datasets") or (known[0] if known else ()))
     pool = known[1] if known else str(rec.get("data", "an undeclared pool"))
-    where, hashes, why = hashes_beside(head_path)  # only a set written for this very head file, read once
+    where, hashes, sha256, why = hashes_beside(head_path)  # only a set written for this very head file, read once
     source = (f"the head file's training record: a balanced sample of {rec.get('sample', '?')} rows (seed "
               f"{rec.get('seed', '?')}, {rec.get('n_train', '?')} fit, {rec.get('n_test', '?')} held out) of {pool}")
     return Training(datasets, source, whole=False, rows=rec.get("n_train"), hashes_path=where, notes=why,
-                    _hashes=hashes)
+                    _hashes=hashes, hashes_sha256=sha256)
 
 
 def file_hash(path: Path) -> str:

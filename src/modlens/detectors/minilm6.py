@@ -34,13 +34,13 @@ def label_versions(head: MultiHead) -> dict[str, str]:
 
 def head6_training(head: MultiHead, head_path: Path) -> Training:
     rec = head.meta.get("training", {})
-    where, hashes, why = hashes_beside(head_path)  # only a set written for this very head file, read once
+    where, hashes, sha256, why = hashes_beside(head_path)  # only a set written for this very head file, read once
     excluded = ", ".join(f"{k} {v.get('removed', 0):,}" for k, v in rec.get("exclusion", {}).items())
     source = (f"the head file's training record: {rec.get('n_train', '?'):,} fit texts (seed {rec.get('seed', '?')}) of "
               f"{rec.get('pool', 'an undeclared pool')}, pool rows removed as benchmark texts: {excluded or 'none recorded'}; "
               f"labels distilled from {rec.get('teacher', {}).get('name', 'an undeclared teacher')}")
     return Training(tuple(rec.get("datasets") or ()), source, whole=False, rows=rec.get("n_train"),
-                    hashes_path=where, notes=why, _hashes=hashes)
+                    hashes_path=where, notes=why, _hashes=hashes, hashes_sha256=sha256)
 
 
 class MiniLMToxicity6(Detector):
