@@ -71,7 +71,9 @@ class AuditResult:
     score_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
     # per step ("normalize", "variants") that failed for some texts of this run (`step_errors` rows:
     # a component that raised, a Ray variant actor that died every time): {"component": name@version,
-    # "errors": those texts, "first": the first one's message}; their texts are still scored
+    # "errors": those texts, "first": the first one's message}; their texts are still scored. Counted over
+    # the whole run (`run_step_errors`, `whole_run_steps`): a resumed run's "earlier", those only an earlier
+    # attempt met
     step_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
