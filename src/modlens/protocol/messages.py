@@ -410,7 +410,7 @@ class StatusOk(Message):
                                               "done, queued, failed (a step_errors row), deferred: the comments (each once, "
                                               "however often deferred) this daemon recorded in deferred_variants for "
                                               "`modlens rescore --variants` (over budget, cut short by their connection "
-                                              "closing or the daemon stopping, or answered but their variants or step "
+                                              "closing or the daemon stopping, or made but their variants or step "
                                               "error refused by the study log: variants not recorded; or their round "
                                               "raised before the log held either: round failed), "
                                               "deferred_by_reason: those by the reason each one's row holds (unknown: "
