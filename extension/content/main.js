@@ -187,11 +187,13 @@
       const i = info.get(msg.comment.key);
       if (i) { i.rated = { derived: msg.derived_toxicity, inconsistent: msg.inconsistent, saved: true }; refresh(msg.comment.key); }
     } else if (msg.type === ns.MSG.ratingRefused) {
-      // the daemon refused it for good: not rated, the panel is offered again with the reason
+      // the daemon refused it for good, or a withdrawal set it aside (consent_withdrawn: perhaps sent,
+      // its answer not come): not rated, the panel is offered again with the reason
       const i = info.get(msg.comment.key);
       if (i && i.rated) {
         i.rated = null;
         i.refused = `${msg.code}: ${msg.message}`;
+        i.refusedLabel = msg.code === "consent_withdrawn" ? "rating not delivered" : "rating not saved";
         page.rated = Math.max(0, page.rated - 1);
         refresh(msg.comment.key);
         reportStatus();

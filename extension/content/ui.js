@@ -208,7 +208,7 @@ q { font-style: italic; color: #424a53; }
       // the worker took a rating given here that the page could not mark (it changed meanwhile)
       bar.append(h("span", { class: "pending", title: "the extension took a rating of this comment; the page changed before it could be marked", text: "rating taken" }));
     } else if (ctx.study) {
-      if (info.refused) bar.append(h("span", { class: "msg", title: info.refused, text: "rating not saved" }));
+      if (info.refused) bar.append(h("span", { class: "msg", title: info.refused, text: info.refusedLabel || "rating not saved" }));
       if (off) bar.append(h("span", { class: "pending", title: OFF_TITLES[off], text: OFF_LABELS[off] }));
       bar.append(h("button", { type: "button", class: "rate", disabled: !!off, title: off ? ns.NOT_TAKING[off] : null,
         "aria-expanded": host._modlens.open ? "true" : "false", text: "Rate",

@@ -568,3 +568,39 @@ test("what was queued before a withdrawal is set aside and counted, not delivere
   assert.equal(after.queued, 0, "nothing of it still waits");
   assert.equal(ns.counters.ratingOf("youtube", "c7"), null, "a rating that will never be in the log is no rating");
 });
+
+test("a withdrawal says of an entry sent and waiting for its answer that it was sent, not that it was not", async () => {
+  // sent before the withdrawal, its answer not yet come: the daemon may have stored it (the withdrawal
+  // covers it there), so neither its dead letter nor its page may say it was never sent
+  const ask = (msg, sender) => Promise.resolve().then(() => ns.onPageMessage(msg, sender)).catch((err) => ({ error: err.message }));
+  const optionsPage = { id: "modlens-id", url: `${chrome.runtime.getURL("")}options.html`, tab: { id: 9 }, frameId: 0 };
+  const study = ns.config.study;
+  if (!ns.config.consented()) assert.equal((await ask(ns.messages.consent(true, study.study_id, study.consent_text), optionsPage)).ok, true);
+  const route = { tabId: 8, frameId: 0, platform: "youtube" };
+  ns.counters.markRated(await delivery.queue(rating("r-sent-unanswered", "c8"), route));
+  await delivery.queue({ ...page, id: "page-sent-unanswered", items: [{ key: "sent-1", text: "one" }] }, null);
+  const frames = [];
+  Object.assign(ns.connection, { ws: { readyState: 1, send: (f) => frames.push(JSON.parse(f)), close() {} }, sessionId: "sess" });
+  try {
+    delivery.flush(true);
+  } finally {
+    clearInterval(ns.connection.keepaliveTimer);
+    Object.assign(ns.connection, { ws: null, sessionId: null });
+  }
+  assert.deepEqual(frames.map((f) => f.id).filter((id) => id.endsWith("sent-unanswered")).sort(), ["page-sent-unanswered", "r-sent-unanswered"]);
+  delivery.newSocket(); // the socket closed before the answers came: sent all the same
+  await delivery.queue(rating("r-never-sent", "c9"), route); // queued after the socket closed: never sent
+  const told = broadcasts.length;
+  assert.equal((await ask(ns.messages.consent(false, study.study_id), optionsPage)).ok, true);
+  const dead = new Map((await delivery.outbox.dead()).map((d) => [d.id, d.error]));
+  for (const id of ["r-sent-unanswered", "page-sent-unanswered"]) {
+    assert.equal(dead.get(id).code, "consent_withdrawn");
+    assert.match(dead.get(id).message, /sent before the participant withdrew consent to study s1, its answer not yet come/);
+    assert.doesNotMatch(dead.get(id).message, /not sent$/);
+  }
+  assert.equal(dead.get("r-never-sent").code, "consent_withdrawn");
+  assert.doesNotMatch(dead.get("r-never-sent").message, /sent before/);
+  // its page hears the same: not that the daemon refused a rating it may hold
+  const refusal = broadcasts.slice(told).find((m) => m.type === ns.MSG.ratingRefused && m.comment.key === "c8");
+  assert.match(refusal.message, /its answer not yet come/);
+});

@@ -6,6 +6,9 @@
   const { config, connection, counters, tabs } = ns;
   const sentAt = new Map(); // outbox id -> time sent on the current socket
   const routes = new Map(); // outbox id -> {tabId, frameId, platform}
+  // outbox ids this worker sent, on any socket, with no answer yet: the daemon may hold them (a
+  // withdrawal says so of them, setAsideWithdrawn). A restarted worker knows none of the earlier one's
+  const unanswered = new Set();
   // A rating names the study it was given in (protocol.rating); one an earlier version queued names
   // none in its message, but its entry keeps that study: it goes naming it too
   const onTheWire = (e) => (e.message.type === "rating" && e.study && !e.message.study_id ? { ...e.message, study_id: e.study } : e.message);
@@ -39,6 +42,7 @@
         if (at !== undefined && !force && now - at < ns.RESEND_AFTER_MS) continue;
         if (entry.notBefore && entry.notBefore > now) continue;
         sentAt.set(entry.id, now);
+        unanswered.add(entry.id);
         if (entry.route) routes.set(entry.id, entry.route);
         connection.send(onTheWire(entry));
         // images live in memory only (a stopped worker loses them): counted as sent once they were
@@ -73,6 +77,7 @@
     /** The daemon acknowledged message `id`: returns its outbox entry (or undefined). */
     async acknowledged(id) {
       sentAt.delete(id);
+      unanswered.delete(id);
       return this.outbox.ack(id);
     },
 
@@ -81,6 +86,7 @@
       const entry = this.outbox.get(msg.id);
       if (!entry) return false;
       sentAt.delete(msg.id);
+      unanswered.delete(msg.id); // answered: an error answer stores nothing
       // Retriable errors (unavailable: the study log cannot be written now; rate_limited; internal)
       // are retried with back-off for as long as the daemon gives them: never given up. A rating or
       // image whose comment the daemon does not know is retried while its page is still in the
@@ -109,6 +115,7 @@
      *  way (outbox.bury answers null) leaves both to that one. */
     async retire(entry, error) {
       sentAt.delete(entry.id);
+      unanswered.delete(entry.id);
       if (!(await this.outbox.bury(entry.id, error))) return;
       const m = entry.message;
       if (m.type === "rating") {
@@ -118,15 +125,18 @@
     },
 
     /** The participant withdrew their consent to `studyId`: what waits of that study (and what an earlier
-     *  version queued naming no study) is set aside, never sent (consent_withdrawn). A consent given again
-     *  to the same text names the same hash, so hello_ok would not set it aside: without this, it would be
-     *  delivered under the new consent, which counts from then on only. Returns how many entries. */
+     *  version queued naming no study) is set aside, never sent again (consent_withdrawn). A consent given
+     *  again to the same text names the same hash, so hello_ok would not set it aside: without this, it
+     *  would be delivered under the new consent, which counts from then on only. An entry already sent,
+     *  its answer not yet come, may be in the daemon's log (the withdrawal covers it there): its dead
+     *  letter, and its page for a rating, say so, not that it was never sent. Returns how many entries. */
     async setAsideWithdrawn(studyId) {
       let n = 0;
       for (const entry of this.outbox.pending()) {
         if (entry.study && entry.study !== studyId) continue; // another study's consent holds for it
-        await this.retire(entry, { code: "consent_withdrawn",
-          message: `collected before the participant withdrew consent to study ${studyId}; not sent` });
+        await this.retire(entry, { code: "consent_withdrawn", message: unanswered.has(entry.id)
+          ? `sent before the participant withdrew consent to study ${studyId}, its answer not yet come (the daemon may hold it; the withdrawal covers it there); not sent again`
+          : `collected before the participant withdrew consent to study ${studyId}; not delivered, not sent after the withdrawal` });
         n += 1;
       }
       return n;
