@@ -61,3 +61,22 @@ def test_a_folder_run_records_the_digest_of_the_bytes_it_read(tmp_path):
     listing = "".join(f"{p}.csv\t{_digest(folder / f'{p}.csv')}\n" for p in ("a", "b"))
     [params] = _params(db)
     assert "source" not in params and params["file_digest"] == hashlib.sha256(listing.encode()).hexdigest()[:DIGEST_CHARS]
+
+
+def test_the_bytes_read_added_to_a_run_or_an_out_parquet_manifest():
+    """`with_bytes_read`, the one rule for the log's runs and the --out-parquet manifest."""
+    from modlens.studylog.records.runs import with_bytes_read
+
+    run = {"detectors": ["d"]}
+    # an old run (no digest recorded): its earlier attempts read these bytes, so they are recorded, in the one-digest form
+    assert with_bytes_read(run, {"file_digest": "a"}, unknown_earlier=False) == {"detectors": ["d"], "file_digest": "a"}
+    # a folder manifest written before runs recorded them: what its runs read is unknown, no list is made
+    assert with_bytes_read(run, {"file_digest": "a"}, unknown_earlier=True) is None
+    for unknown in (False, True):
+        one = {**run, "file_digest": "a"}
+        assert with_bytes_read(one, {"file_digest": "a"}, unknown_earlier=unknown) is None  # nothing new
+        assert with_bytes_read(one, run, unknown_earlier=unknown) is None  # nothing recorded by this attempt
+        two = with_bytes_read(one, {"file_digest": "b"}, unknown_earlier=unknown)
+        assert two == {"detectors": ["d"], "file_digests": ["a", "b"]}
+        assert with_bytes_read(two, {"file_digests": ["b", "c"]}, unknown_earlier=unknown) == {
+            "detectors": ["d"], "file_digests": ["a", "b", "c"]}

@@ -37,8 +37,8 @@ from modlens.normalize.base import Edit, Normalized
 from modlens.rows import Variant
 from modlens.safe_archive import MAX_JSON_DEPTH, ArchiveError, json_depth, loads_json, read_file, read_parquet
 from modlens.services.errors import SetupError
-from modlens.studylog.records.runs import (READ_RECORDS, completed_keys, find_run, n_completed, record_bytes_read,
-                                          run_identity)
+from modlens.studylog.records.runs import (completed_keys, find_run, n_completed, record_bytes_read, run_identity,
+                                          with_bytes_read)
 from modlens.studylog.records.labels import run_label_set
 from modlens.studylog.codec import canonical_json
 from modlens.studylog.connection import LogUnwritable, unwritable
@@ -142,18 +142,6 @@ def done_keys(out: Path) -> set[str]:
             for r in _read(_shard(out, "items", n))}
 
 
-def _bytes_read(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
-    """The folder's parameters once a rerun read the bytes `new` records, when they are bytes its
-    earlier runs did not read: `file_digests`, every digest its runs read, oldest first, in place of
-    the one `file_digest` (the run `modlens import` makes says so). None when the manifest
-    already names them, or names none (a folder written before runs recorded them: no list of the
-    earlier runs' bytes can be made)."""
-    digest, had = new.get("file_digest"), old.get("file_digests") or [old.get("file_digest")]
-    if digest is None or None in had or digest in had:
-        return None
-    return {**{k: v for k, v in old.items() if k not in READ_RECORDS}, "file_digests": [*had, digest]}
-
-
 class ParquetSink:
     """A chunk's results as shard files; opens DIR (checks or writes its manifest). Keeps no log,
     so nothing is registered before the compute, and a text is scored unless DIR already holds a
@@ -174,8 +162,10 @@ class ParquetSink:
             if run_identity(old.get("params")) != run_identity(meta["params"]) or old.get("path") != meta["path"]:
                 raise SetupError(f"{out} holds the results of another audit ({old.get('dataset')}, other parameters); "
                                  "give another --out-parquet folder")
-            # other bytes than the folder's runs read so far: the manifest says so with this run's first chunk
-            params = _bytes_read(old["params"], meta["params"])
+            # other bytes than the folder's runs read so far: the manifest says so with this run's first chunk,
+            # listing every version its runs read (`file_digests`); a manifest written before runs
+            # recorded them names none, and no list of the earlier runs' bytes can be made
+            params = with_bytes_read(old["params"], meta["params"], unknown_earlier=True)
             self._manifest = None if params is None else {**old, "params": params}
         else:
             self._replace(path, lambda tmp: tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False)))

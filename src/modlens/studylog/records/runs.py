@@ -48,20 +48,31 @@ def _digests(params: dict[str, Any]) -> list[str]:
     return list(params.get("file_digests") or ([params["file_digest"]] if params.get("file_digest") else []))
 
 
-def record_bytes_read(db: LogConnection, run_id: int, params: dict[str, Any]) -> None:
-    """Adds to the run's READ_RECORDS the digests `params` (those of the attempt that goes on with it,
-    or of the folder an import adds to it) record and it lacks: `file_digest` while the run read one
-    version, else `file_digests`, every version, oldest first. A run an earlier modlens started before
-    runs recorded them gets this attempt's: `find_run` matched it on the data set's name, made of the
-    bytes, so its earlier attempts read the same ones."""
-    stored = json.loads(db.scalar("SELECT params_json FROM audit_runs WHERE run_id = ?", (run_id,)))
+def with_bytes_read(stored: dict[str, Any], params: dict[str, Any], *, unknown_earlier: bool) -> dict[str, Any] | None:
+    """`stored` (a run's or an --out-parquet folder's parameters) with the digests `params` record and
+    it lacks added to its READ_RECORDS: `file_digest` while it read one version, else `file_digests`,
+    every version, oldest first. None when there is nothing to add. Where `stored` records none,
+    `unknown_earlier` says whether its earlier reads are unknown (None: no list of them can be made) or
+    were these same bytes (they are recorded)."""
     had = _digests(stored)
+    if not had and unknown_earlier:
+        return None
     read = [*had, *(d for d in _digests(params) if d not in had)]
     if read == had:
-        return
+        return None
     kept = {k: v for k, v in stored.items() if k not in READ_RECORDS}
-    record = {"file_digest": read[0]} if len(read) == 1 else {"file_digests": read}
-    db.write("UPDATE audit_runs SET params_json = ? WHERE run_id = ?", (canonical_json({**kept, **record}), run_id))
+    return {**kept, **({"file_digest": read[0]} if len(read) == 1 else {"file_digests": read})}
+
+
+def record_bytes_read(db: LogConnection, run_id: int, params: dict[str, Any]) -> None:
+    """Adds to the run's READ_RECORDS the digests `params` (those of the attempt that goes on with it,
+    or of the folder an import adds to it) record and it lacks (`with_bytes_read`). A run an earlier
+    modlens started before runs recorded them gets this attempt's: `find_run` matched it on the data
+    set's name, made of the bytes, so its earlier attempts read the same ones."""
+    stored = json.loads(db.scalar("SELECT params_json FROM audit_runs WHERE run_id = ?", (run_id,)))
+    read = with_bytes_read(stored, params, unknown_earlier=False)
+    if read is not None:
+        db.write("UPDATE audit_runs SET params_json = ? WHERE run_id = ?", (canonical_json(read), run_id))
 
 
 def add_run_items(db: LogConnection, run_id: int, comment_ids: Iterable[int]) -> None:
