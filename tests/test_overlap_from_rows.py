@@ -167,3 +167,28 @@ def test_the_pool_record_matches_the_installed_vectorizer():
     assert t.hashes_path is None and t.rows is None
     assert "not the one fit on the listed pool" in t.notes[0]
     assert overlap(t, ["anything"])["level"] == "unknown"
+
+
+def test_a_cut_pool_set_is_refused_when_profanity_check_loads(tmp_path, monkeypatch):
+    """profanity-check's pool set is read whole, by the one loader, when its declaration is built: a
+    cut file (a Git LFS pointer, a short copy) lists no fit texts (a note says why), and `modlens
+    detectors`' line says so rather than raising; a good file's hashes and sha256 are the ones read."""
+    pytest.importorskip("profanity_check")
+    import hashlib
+
+    from modlens.detectors import profanity
+
+    installed = profanity.installed_vectorizer()
+    good = profanity.POOL_HASHES.read_bytes()
+    t = profanity.training("9.9", installed)
+    assert len(t.hashes()) * 8 == len(good) and t.record()["hashes_sha256"] == hashlib.sha256(good).hexdigest()
+    cut = tmp_path / profanity.POOL_HASHES.name
+    cut.write_bytes(good[:-3])
+    monkeypatch.setattr(profanity, "POOL_HASHES", cut)
+    t = profanity.training("9.9", installed)
+    assert t.hashes_path is None and t.hashes() is None and t.rows is None
+    [why] = t.notes
+    assert "not a hash set file" in why and t.summary().endswith(why)
+    assert overlap(t, ["anything"])["level"] == "unknown"
+    made = Training(("pool",), "a test", rows=1, hashes_path=cut)  # any declaration given a path is read at once
+    assert made.hashes_path is None and made.hashes() is None and "not a hash set file" in made.notes[0]

@@ -136,23 +136,36 @@ def hashes_beside(head_path: Path) -> tuple[Path | None, np.ndarray | None, str 
     the hashes used and recorded (`Training`), not a file read again later that may have been written
     since. A set written for another head, one trained before this head was trained again in its
     place, says nothing of it."""
-    from modlens.paths import file_sha256
-
     path = hashes_path(head_path)
     if not path.is_file():
         return None, None, None, []
+    hashes, sha256, why = load_hash_set(path, head_path)
+    return None if hashes is None else path, hashes, sha256, why
+
+
+def load_hash_set(path: Path, head_path: Path | None = None) -> tuple[np.ndarray | None, str | None, list[str]]:
+    """(the hashes, the sha256 of the bytes they were read from, []) of a hash set file, read whole,
+    once; else None, None and why: a file that cannot be read or is no hash set (cut short: a Git LFS
+    pointer, a partial copy) lists no fit texts. With `head_path`, only a set that names that very head
+    file (`hashes_beside`). The one loader a `Training` gets its hashes from."""
+    from modlens.paths import file_sha256
+
     rebuild = "its fit texts are not known; write the set again (docs/DETECTORS.md, Training data)"
     try:
         hashes, describes, sha256 = _read_hash_set(path)
+    except OSError as err:
+        return None, None, [f"{path.name} cannot be read ({err.strerror or err}): {rebuild}"]
     except ValueError as err:
-        return None, None, None, [f"{err}: {rebuild}"]
+        return None, None, [f"{err}: {rebuild}"]
+    if head_path is None:
+        return hashes, sha256, []
     if describes is None:
-        return None, None, None, [f"{path.name} does not name the head it lists the fit texts of: {rebuild}"]
+        return None, None, [f"{path.name} does not name the head it lists the fit texts of: {rebuild}"]
     own = file_sha256(head_path) or ""
     if describes != own:
-        return None, None, None, [f"{path.name} lists the fit texts of another head (sha256 {describes[:12]}…), not "
-                                  f"of {head_path.name} ({own[:12]}…): {rebuild}"]
-    return path, hashes, sha256, []
+        return None, None, [f"{path.name} lists the fit texts of another head (sha256 {describes[:12]}…), not "
+                            f"of {head_path.name} ({own[:12]}…): {rebuild}"]
+    return hashes, sha256, []
 
 
 def lookup_keys(text: str) -> list[str]:
@@ -202,7 +215,8 @@ class Training:
     `datasets`: the datasets whose rows it was trained on (names of `DATASETS`, or others);
     `whole`: it says it was trained on those datasets entirely, otherwise on a sample of them
     (`rows` says how many fit texts); either way which rows of a file are in-sample is read from
-    `hashes_path` (its fit texts' hashes) when it has one; `source`: where the declaration comes
+    `hashes_path` (its fit texts' hashes) when it has one, read when the declaration is made
+    (`load_hash_set`, unless given with its hashes: a file that is no hash set leaves no path, and why); `source`: where the declaration comes
     from (package metadata, the head file's training record), to cite; `notes`: why its fit texts
     are not listed, when they are not; `hashes_sha256`: the sha256 of the bytes the hashes were read
     from, what `record` records (the file may have been written since)."""
@@ -215,9 +229,14 @@ class Training:
     _hashes: np.ndarray | None = field(default=None, repr=False)
     hashes_sha256: str | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        if self.hashes_path is not None and self._hashes is None:
+            self._hashes, self.hashes_sha256, why = load_hash_set(self.hashes_path)
+            if self._hashes is None:
+                self.hashes_path, self.notes = None, [*self.notes, *why]
+
     def hashes(self) -> np.ndarray | None:
-        if self._hashes is None and self.hashes_path is not None:
-            self._hashes = read_hashes(self.hashes_path)
+        """The hashes read when the declaration was made: never the file read again."""
         return self._hashes
 
     def summary(self) -> str:
@@ -337,7 +356,10 @@ def recorded_hashes(record: dict[str, Any]) -> tuple[np.ndarray | None, str]:
     path = locate(str(ref))
     if path is None:
         return None, f"hash set {ref} not found here"
-    hashes, describes, sha256 = _read_hash_set(path)
+    try:
+        hashes, describes, sha256 = _read_hash_set(path)
+    except (OSError, ValueError) as err:
+        return None, f"hash set {ref} cannot be read: {err}"
     recorded = record.get("hashes_sha256")
     # the very file, or its hashes alone: a set audited before sets named their head is the same set with one
     if recorded != sha256 and (describes is None
@@ -362,6 +384,5 @@ def recorded_training(record: dict[str, Any]) -> tuple[Training, str]:
     hashes, why = recorded_hashes(record)
     notes = [str(n) for n in record.get("notes") or ()]
     training = Training(tuple(record.get("datasets") or ()), str(record.get("source", "")),
-                        whole=bool(record.get("whole")), rows=record.get("rows"), notes=notes)
-    training._hashes = hashes
+                        whole=bool(record.get("whole")), rows=record.get("rows"), notes=notes, _hashes=hashes)
     return training, why if record.get("hashes") else "; ".join(notes)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from modlens.detectors.base import Detector, check_texts, DetectorUnavailable, LabelScores
-from modlens.trainingdata import HASHES_SUFFIX, KNOWN_POOLS, Training
+from modlens.trainingdata import HASHES_SUFFIX, KNOWN_POOLS, Training, load_hash_set
 
 # alt-profanity-check's package metadata (its README, "alt-profanity-check is trained on a combined
 # dataset from 2 sources"): t-davidson/hate-speech-and-offensive-language and the Kaggle Toxic
@@ -45,14 +45,19 @@ def training(package_version: str, vectorizer: Any) -> Training:
     source = TRAINING_SOURCE.format(version=package_version)
     notes: list[str] = []
     hashes: Path | None = None
+    listed, sha256 = None, None
     try:
         record = json.loads(POOL_RECORD.read_text())
     except (OSError, ValueError):
         record = None
         notes.append(f"no record of its fit texts ({POOL_RECORD.name} missing)")
     if record is not None:
-        if vectorizer is not None and vectorizer_fingerprint(vectorizer) == record.get("vectorizer_fingerprint") \
-                and POOL_HASHES.is_file():
+        if vectorizer is None or vectorizer_fingerprint(vectorizer) != record.get("vectorizer_fingerprint"):
+            notes.append("the installed vectorizer is not the one fit on the listed pool: its fit texts are not known")
+        else:  # read whole, now: a cut set (a Git LFS pointer) lists nothing, and a note says why
+            listed, sha256, why = load_hash_set(POOL_HASHES)
+            notes.extend(why)
+        if listed is not None:
             hashes = POOL_HASHES
             # the known pool's description (trainingdata.KNOWN_POOLS, as the MiniLM heads read it), else the record's
             known = KNOWN_POOLS.get(str(record.get("data_sha256", "")))
@@ -60,10 +65,9 @@ def training(package_version: str, vectorizer: Any) -> Training:
             source += (f"; fit texts: {pool} (sha256 {str(record['data_sha256'])[:8]}…), every row; "
                        f"its vectorizer's {record['vectorizer_terms']:,} terms and idf weights refit from that file "
                        "equal the installed ones")
-        else:
-            notes.append("the installed vectorizer is not the one fit on the listed pool: its fit texts are not known")
     return Training(("davidson", "jigsaw-toxic"), source, whole=True,
-                    rows=None if hashes is None else int(record["n_rows_fit"]), hashes_path=hashes, notes=notes)
+                    rows=None if hashes is None else int(record["n_rows_fit"]), hashes_path=hashes, notes=notes,
+                    _hashes=listed, hashes_sha256=sha256)
 
 
 # what decides its scores: the fitted model and vectorizer the package ships (scikit-learn pickles)
