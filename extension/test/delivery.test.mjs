@@ -245,6 +245,7 @@ test("images count as sent when they go on the socket, once, not when queued", a
     Object.assign(ns.connection, { ws: null, sessionId: null });
   }
   assert.equal(frames.filter((f) => f.id === "media-1").length, 2);
+  await new Promise((resolve) => setImmediate(resolve)); // the count is stored before it shows
   assert.equal(ns.counters.totals.media_sent, sent + 1);
 });
 

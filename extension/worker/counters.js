@@ -8,8 +8,8 @@
   // What the counts and marks rest on is appended, one storage key per write
   // ("cc:kind:study:name" -> {kind, study, ids, ...}), never one list rewritten whole: a participant
   // sees thousands of comments, and an ack or a rating must not rewrite all of them.
-  // - saved, scored, rated: ids newly counted (study-log comment ids; for rated, the ids of the
-  //   rating messages the daemon acknowledged). An id is in at most one batch of its kind and study
+  // - saved, scored, rated, media_*: ids newly counted (study-log comment ids; for rated, the ids of the
+  //   rating messages the daemon acknowledged; for images, IMAGES below). An id is in at most one batch of its kind and study
   //   (only ids not counted yet are written), so a batch's first id names it alone.
   // - rating: one acknowledged rating as answered ({comment, at, values}), named by its message id
   //   (unique), written with the `rated` batch that counts it. A rating not acknowledged yet is its
@@ -19,11 +19,16 @@
   // - taskPage: comments newly sent from task page `page`, named by the write's `seq`: a comment can
   //   move to another page, so it may be in several batches, and the latest (highest seq) wins.
   const BATCH = "cc:";
-  const COUNTED = ["saved", "scored", "rated"];
+  // images attached to comments (worker/media.js), each once per study however often its page is
+  // observed and its images fetched and sent again: sent and logged named by their comment and bytes
+  // (sha256), failed, over the limit and dropped by their comment and place among its images (no bytes read)
+  const IMAGES = ["media_sent", "media_scored", "media_failed", "media_skipped", "media_not_taken"];
+  const COUNTED = ["saved", "scored", "rated", ...IMAGES];
   const batchKey = (kind, study, name) => `${BATCH}${kind}:${study || ""}:${name}`;
   // the one list each that earlier versions rewrote whole on every change: moved to records on load
   const LEGACY = ["countedComments", "rated", "taskPageOf"];
-  const countable = { saved: Number.isInteger, scored: Number.isInteger, rated: (id) => typeof id === "string" && id.length > 0 };
+  const named = (id) => typeof id === "string" && id.length > 0;
+  const countable = { saved: Number.isInteger, scored: Number.isInteger, rated: named, ...Object.fromEntries(IMAGES.map((k) => [k, named])) };
   // a rating's order among its comment's: its outbox entry's seq (write order; load keeps the outbox
   // numbering on after every stored rating), not the wall clock, which can be set back; `at` only
   // orders ratings moved from the lists of earlier versions (seq 0)
@@ -31,9 +36,10 @@
   const runningStudy = () => (ns.config.study && ns.config.study.study_id) || "";
 
   const counters = {
-    // media_*: images attached to comments (worker/media.js): sent (on the socket), scored (logged),
-    // failed (fetch, size or type), skipped (over media.max_per_comment), not_taken (fetched after
-    // capture stopped: paused, consent withdrawn, site switched off)
+    // media_*: distinct images attached to comments (worker/media.js, IMAGES above): sent (on the
+    // socket), scored (logged), failed (fetch, size or type), skipped (over media.max_per_comment),
+    // not_taken (fetched after capture stopped: paused, consent withdrawn, site switched off); like
+    // saved and scored, recomputed from `counted` on load
     // saved: comments whose rows the daemon acknowledged (comments_ok); scored: those a detector
     // scored; rated: ratings it acknowledged (rating_ok), ratedBefore + those counted by id; all
     // recomputed from `counted` on load (countComments)
@@ -63,7 +69,8 @@
     async load(got, outbox) {
       // `sent` (comments put in the outbox, whatever became of them) and `found` (never counted)
       // were stored by earlier versions: not shown as anything. Their `saved` and `scored` counted
-      // a comment again each time it was sent: replaced by the distinct comments stored here.
+      // a comment again each time it was sent, their media_* an image again each time it was
+      // fetched: replaced by the distinct comments and images stored here.
       const kept = { ...(got.totals || {}) };
       this.ratedBefore = [kept.rated_before, kept.rated, 0].find(Number.isInteger);
       for (const old of ["sent", "found", "rated_before"]) delete kept[old];
@@ -178,19 +185,26 @@
     },
 
     setsOf(study) {
-      return this.counted[study] || (this.counted[study] = { saved: new Set(), scored: new Set(), rated: new Set() });
+      return this.counted[study] || (this.counted[study] = Object.fromEntries(COUNTED.map((k) => [k, new Set()])));
     },
 
     acknowledged(ratingId) {
       return Object.values(this.counted).some((sets) => sets.rated.has(ratingId));
     },
 
-    /** The totals as stored: what is counted nowhere else (errors, media_*) and rated_before. Not
-     *  saved, scored or rated: load counts them from the cc: batches, and a number written beside a
-     *  batch could be stale (two writes under way at once each hold the total they began with). */
+    /** The totals as stored: what is counted nowhere else (errors) and rated_before. Not saved,
+     *  scored, rated or the images: load counts them from the cc: batches, and a number written beside
+     *  a batch could be stale (two writes under way at once each hold the total they began with). */
     storedTotals() {
-      const { saved, scored, rated, ...kept } = this.totals;
+      const kept = Object.fromEntries(Object.entries(this.totals).filter(([k]) => !COUNTED.includes(k)));
       return { ...kept, rated_before: this.ratedBefore };
+    },
+
+    /** Count images of comment `platform`/`key` as `kind` (IMAGES) in `study`, each once ever: `parts`
+     *  name them among the comment's images (sha256 of their bytes, or their place). Stored before
+     *  it returns (countComments); a write that fails throws and counts nothing. */
+    async countImages(kind, platform, key, parts, study = runningStudy()) {
+      return this.countComments(kind, parts.map((p) => JSON.stringify([platform, String(key), p])), {}, study);
     },
 
     ratingFrom(rec, saved) {

@@ -78,10 +78,17 @@
       delivery.broadcastCounts();
     },
     async comment_media_ok(msg) {
-      if (await delivery.acknowledged(msg.id)) { // once per message, like comments_ok
-        counters.totals.media_scored = (counters.totals.media_scored || 0) + (msg.media || []).length;
-        counters.saveSoon();
+      // each image logged counts once (by its comment and bytes), however often its page was observed
+      // and its images sent again; stored before the outbox lets the message go, like comments_ok.
+      // An image answered was sent: counted so too, were the count at its sending not stored
+      const pending = delivery.outbox.get(msg.id);
+      if (pending && pending.message.type === "comment_media") {
+        const m = pending.message;
+        const study = pending.study || undefined;
+        await counters.countImages("media_sent", m.platform, m.comment_key, m.items.map((it) => it.sha256), study);
+        await counters.countImages("media_scored", m.platform, m.comment_key, (msg.media || []).map((it) => it.sha256), study);
       }
+      await delivery.acknowledged(msg.id);
       delivery.broadcastCounts();
     },
     async rating_ok(msg) {

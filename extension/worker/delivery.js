@@ -45,11 +45,14 @@
         unanswered.add(entry.id);
         if (entry.route) routes.set(entry.id, entry.route);
         connection.send(onTheWire(entry));
-        // images live in memory only (a stopped worker loses them): counted as sent once they were
-        if (entry.message.type === "comment_media" && !entry.counted) {
-          entry.counted = true;
-          counters.totals.media_sent = (counters.totals.media_sent || 0) + entry.message.items.length;
-          counters.saveSoon();
+        // images live in memory only (a stopped worker loses them): counted as sent once they were,
+        // each image once however often it is sent (its page observed again sends it again); a count
+        // whose write fails is made again at its answer (daemon_messages.js comment_media_ok)
+        if (entry.message.type === "comment_media") {
+          const m = entry.message;
+          counters.countImages("media_sent", m.platform, m.comment_key, m.items.map((it) => it.sha256), entry.study || undefined)
+            .then((counted) => { if (counted) this.broadcastCounts(); },
+              (err) => console.error("modlens: the count of images sent was not stored", String(err)));
         }
       }
     },

@@ -55,9 +55,15 @@
     return { mime, sha256, data_b64: ns.bytesToBase64(bytes), url: url.startsWith("data:") ? null : url, n_bytes: bytes.length };
   }
 
-  function count(what, n = 1) {
-    counters.totals[what] = (counters.totals[what] || 0) + n;
-    counters.saveSoon();
+  // Each image of a comment once (counters.countImages: by its place among the comment's images),
+  // however often its page is observed and its images fetched again; a write that fails counts nothing
+  async function count(what, platform, key, positions) {
+    if (!positions.length) return;
+    try {
+      await counters.countImages(what, platform, key, positions);
+    } catch (err) {
+      console.error("modlens: the count of images", what, "was not stored", String(err));
+    }
     delivery.broadcastCounts();
   }
 
@@ -66,7 +72,7 @@
     const media = (config.study && config.study.media) || {};
     if (!media.collect || !urls || !urls.length) return;
     const max = media.max_per_comment || 4;
-    if (urls.length > max) count("media_skipped", urls.length - max);
+    if (urls.length > max) await count("media_skipped", platform, key, urls.map((_, i) => i).slice(max));
     // an image is captured only while its comment's site captures (consent, no pause, site on): once
     // the participant paused, withdrew or switched the site off, the comment's images are dropped, not
     // queued for after (they would be collected after they said stop), both those already fetched and
@@ -81,12 +87,15 @@
       try {
         fetched.push({ ...(await fetchImage(url, media.max_bytes)), position });
       } catch (err) {
-        count("media_failed");
+        await count("media_failed", platform, key, [position]);
         counters.lastMediaError = `${err.reason || "fetch_failed"}: ${err.message}`;
         console.warn("modlens: comment image not sent:", url.slice(0, 120), err.reason, err.message);
       }
     }
-    if (stopped()) { count("media_not_taken", fetched.length + wanted.length - tried); return; }
+    if (stopped()) {
+      await count("media_not_taken", platform, key, [...fetched.map((f) => f.position), ...wanted.map((_, i) => i).slice(tried)]);
+      return;
+    }
     for (const group of ns.packMedia(fetched, media.max_bytes, max)) {
       const message = ns.protocol.commentMedia(platform, key, group);
       await delivery.queue(message, route, { persist: false }); // counted as sent when it is (delivery.flush)
