@@ -4,7 +4,8 @@
 // hashed here, and sent as `comment_media` messages after the comment. A failed or oversized
 // fetch is counted for the popup and never holds up the comment's text.
 // Image messages go through the outbox in memory only: a few MB of base64 do not belong in
-// chrome.storage (a stopped worker drops them; the popup counts them as failed).
+// chrome.storage: a stopped worker drops those not yet sent, and no counter says so (they were
+// never counted as sent).
 (function (ns) {
   const { config, counters, delivery } = ns;
 
