@@ -313,7 +313,7 @@ async def test_a_report_of_the_merged_log_leaves_out_a_withdrawn_raters_ratings(
     report, page = reported(research, capsys)
     assert (report["counts"]["ratings"], report["sections"]["human"]["n_raters"]) == (4, 2)
     assert all(a["n_comments_paired"] == 2 for a in report["sections"]["human"]["attributes"])
-    assert report["withdrawn"] == {"raters": 0, "studies": 0, "ratings": 0, "agreed_again": 0}
+    assert report["withdrawn"] == {"raters": 0, "studies": 0, "ratings": 0, "agreed_again": 0, "still_withdrawn": 0}
     assert "withdrew consent" not in page
 
     withdrawn = now_iso()  # the real clock, as the daemon stamps the data: a withdrawal after it
@@ -331,7 +331,7 @@ async def test_a_report_of_the_merged_log_leaves_out_a_withdrawn_raters_ratings(
     assert report["counts"]["ratings"] == 2
     assert (human["n_ratings"], human["n_raters"], [r["rater_id"] for r in human["raters"]]) == (2, 1, ["rater-2"])
     assert all(a["n_comments_paired"] == 0 for a in human["attributes"]), human["attributes"]
-    assert report["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 2, "agreed_again": 0}
+    assert report["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 2, "agreed_again": 0, "still_withdrawn": 1}
     assert "1 rater who withdrew consent is left out of the study they withdrew from: their 2 ratings there are" in page
 
     # agreeing again is a new consent, which counts from then on: what they rated before the withdrawal
@@ -352,7 +352,7 @@ async def test_a_report_of_the_merged_log_leaves_out_a_withdrawn_raters_ratings(
                           "ORDER BY consent_id") == [(AGREED, withdrawn), (again_at, None)]
     report, page = reported(research, capsys)
     assert (report["counts"]["ratings"], report["sections"]["human"]["n_raters"]) == (4, 2)
-    assert report["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 2, "agreed_again": 1}
+    assert report["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 2, "agreed_again": 1, "still_withdrawn": 0}
     # not "left out … in no count": their ratings since the new consent are counted
     assert "1 rater who withdrew consent is left out" not in page
     assert ("1 rater who withdrew consent agreed again since: what they recorded before agreeing again is left out "
@@ -376,7 +376,7 @@ def test_crowd_raters_have_no_consents_and_are_not_left_out(tmp_path, capsys):
     assert imported and rows(db, "SELECT count(*) FROM consents") == [(0,)]
     report, page = reported(db, capsys)
     assert report["counts"]["ratings"] == imported
-    assert report["withdrawn"] == {"raters": 0, "studies": 0, "ratings": 0, "agreed_again": 0}
+    assert report["withdrawn"] == {"raters": 0, "studies": 0, "ratings": 0, "agreed_again": 0, "still_withdrawn": 0}
 
 
 @pytest.mark.parametrize("agreed_again", [False, True])

@@ -519,7 +519,8 @@ async def test_a_consent_given_again_before_the_deletion_leaves_what_came_before
     assert "+1/1 ratings" in said, said
     assert (f"holds data of 1 rater who withdrew consent (rater-1: 1 sessions, 1 ratings from before agreeing "
             f"again ({again}))") in said, said
-    assert report_from_db(research)["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 1, "agreed_again": 1}
+    assert report_from_db(research)["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 1, "agreed_again": 1,
+                                                        "still_withdrawn": 0}
     out = forget_cli(research, capsys, "--delete")
     line = next(x for x in out.splitlines() if x.startswith("rater rater-1 "))
     assert line.startswith(f"rater rater-1 (study 'test') withdrew consent ({withdrawn}) and agreed again ({again}), "
@@ -534,7 +535,8 @@ async def test_a_consent_given_again_before_the_deletion_leaves_what_came_before
                           f"julianday('{withdrawn}')") == [(1,)]
     assert rows(research, "SELECT count(*) FROM sessions WHERE rater_id = 'rater-1'") == [(1,)]
     report = report_from_db(research)
-    assert (report["withdrawn"], report["counts"]["ratings"]) == ({"raters": 0, "studies": 0, "ratings": 0, "agreed_again": 0}, 1)
+    assert (report["withdrawn"], report["counts"]["ratings"]) == ({"raters": 0, "studies": 0, "ratings": 0, "agreed_again": 0,
+                                                                 "still_withdrawn": 0}, 1)
     listed = merge_listing(research, capsys, with_ids=False)
     assert listed[("1", "rater-1")].startswith("deleted "), listed
     assert listed[("2", "rater-1")].startswith(f"+1/1 1 again {again}"), listed

@@ -57,7 +57,7 @@ def test_one_studys_report_reads_its_ratings_only_on_its_own_scale(tmp_path):
     assert sarcasm["levels"] == TWO.levels and sarcasm["n_ratings"] == 2 and human["excluded"] == {}
     # the pilot's 9 rating rows, c's withdrawn one included: none is in this report
     assert main_only["study"] == {"study_id": "main", "other_studies_ratings": 9}
-    assert main_only["withdrawn"] == {"raters": 0, "studies": 0, "ratings": 0, "agreed_again": 0}  # c withdrew from the pilot only
+    assert main_only["withdrawn"] == {"raters": 0, "studies": 0, "ratings": 0, "agreed_again": 0, "still_withdrawn": 0}  # c withdrew from the pilot only
     page = render_html(main_only)
     assert "Study main only (--study): the 9 ratings of the log's other studies are in no count or figure" in page
     assert "pooled" not in page and "withdrew" not in page
@@ -99,7 +99,7 @@ def test_a_study_whose_raters_all_withdrew_is_not_said_to_be_the_whole_log(tmp_p
             log.add_rating("later", "d", "r-later", None, cid, {"toxicity": "toxic"}, None, "toxic", False, 1)
         log.withdraw_consent("later", "d", "2026-01-02T00:00:00Z")
     report = report_from_db(path, study="later")
-    assert report["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 1, "agreed_again": 0}
+    assert report["withdrawn"] == {"raters": 1, "studies": 1, "ratings": 1, "agreed_again": 0, "still_withdrawn": 1}
     assert report["study"]["other_studies_ratings"] == 11
     for key in ("human", "overlap", "people"):
         reason = report["skipped"][key]

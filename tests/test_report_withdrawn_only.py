@@ -31,7 +31,7 @@ def _log(path, withdraw: tuple[str, ...]):
 
 def test_every_rater_withdrew_is_said_not_no_ratings(tmp_path):
     report = report_from_db(_log(tmp_path / "study.sqlite", ("r1", "r2")))
-    assert report["withdrawn"] == {"raters": 2, "studies": 1, "ratings": 6, "agreed_again": 0} and report["counts"]["ratings"] == 0
+    assert report["withdrawn"] == {"raters": 2, "studies": 1, "ratings": 6, "agreed_again": 0, "still_withdrawn": 2} and report["counts"]["ratings"] == 0
     for key in ("human", "overlap", "people"):
         reason = report["skipped"][key]
         assert "no ratings in the log" not in reason, (key, reason)
@@ -70,7 +70,40 @@ def test_a_rater_who_withdrew_from_two_studies_is_one_rater(tmp_path):
         for study_id in ("pilot", "second"):
             assert log.withdraw_consent(study_id, "r1", WITHDRAWN) == 1
     report = report_from_db(path)
-    assert report["withdrawn"] == {"raters": 1, "studies": 2, "ratings": 2, "agreed_again": 0}
+    assert report["withdrawn"] == {"raters": 1, "studies": 2, "ratings": 2, "agreed_again": 0, "still_withdrawn": 1}
     assert report["counts"]["ratings"] == 1  # their rating in the study they still consent to
     assert ("1 rater who withdrew consent is left out of the 2 studies they withdrew from: their 2 ratings there "
             "are in no count or figure of this report") in render_html(report)
+
+
+def test_a_rater_still_withdrawn_from_one_study_and_agreed_again_in_another_is_not_said_to_have_agreed_again(tmp_path):
+    """One rater id spans the studies of an install: r1 withdrew from A and stays withdrawn there, and
+    withdrew from B and agreed again there. The page must not say they agreed again (A's ratings are
+    left out for good), nor that they are left out of B entirely (what they rated since counts)."""
+    path = tmp_path / "s.sqlite"
+    text = "You may withdraw at any time."
+    with StudyLog(path) as log:
+        for sid in ("A", "B"):
+            s = StudyConfig(study_id=sid, toxicity_mode="direct", anchors=[])
+            log.ensure_study(s.study_id, s.title, s.model_dump(mode="json"))
+        page = log.ensure_page("youtube", "v1", None, None)
+        with log.transaction():
+            ids = [log.add_comment("youtube", f"c{i}", page, f"comment {i}") for i in range(2)]
+        for sid in ("A", "B"):
+            log.ensure_rater(sid, "r1", AGREED, text)
+            with log.transaction():
+                rid, _ = log.add_rating(sid, "r1", f"{sid}0", None, ids[0], {"toxicity": "toxic"}, None, "toxic",
+                                        False, 1)
+                log.write("UPDATE ratings SET created_at = ? WHERE rating_id = ?", ("2025-03-01T11:00:00.000Z", rid))
+            assert log.withdraw_consent(sid, "r1", WITHDRAWN) == 1
+        log.ensure_rater("B", "r1", "2025-03-03T10:00:00.000Z", text)  # agrees again, to B only
+        with log.transaction():
+            log.add_rating("B", "r1", "B1", None, ids[1], {"toxicity": "toxic"}, None, "toxic", False, 1)
+    report = report_from_db(path)
+    assert report["withdrawn"] == {"raters": 1, "studies": 2, "ratings": 2, "agreed_again": 1, "still_withdrawn": 1}
+    page = render_html(report)
+    assert "agreed again since:" not in page and "1 rater who withdrew consent is left out" in page
+    assert ("1 rater who withdrew consent is left out of the 2 studies they withdrew from: 1 of them is still "
+            "withdrawn from a study (all they recorded there is left out), 1 agreed again in a study since (there, "
+            "what they recorded before agreeing again is left out and what they rated since counts); the 2 ratings "
+            "left out are in no count or figure of this report (the log still holds them).") in page, page

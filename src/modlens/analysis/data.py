@@ -18,7 +18,8 @@ rater summary, people or item-set figure uses them (a merged log still holds wha
 brought of theirs); `StudyData.withdrawn` says how many raters, studies and ratings. A consent given again
 counts from then on: what the rater recorded before it stays left out (`sessions.withdrawn_row`), and they
 count among the raters who withdrew while it holds any of it, and among those who agreed again
-(`withdrawn["agreed_again"]`: their later ratings count); a crowd worker `modlens rate` imported has no
+(`withdrawn["agreed_again"]`: their later ratings count; `withdrawn["still_withdrawn"]`: those a study's
+withdrawal still holds, one rater id may be both); a crowd worker `modlens rate` imported has no
 `consents` row and never withdrew."""
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ class StudyData:
     # all left out of `ratings` and `reviews` (a participant may withdraw at any time: nothing here uses
     # their data; their ratings in a study they still consent to count)
     withdrawn: dict[str, int] = field(default_factory=lambda: {"raters": 0, "studies": 0, "ratings": 0,
-                                                                "agreed_again": 0})
+                                                                "agreed_again": 0, "still_withdrawn": 0})
     # `load(..., study=ID)`: the one study whose ratings, reviews and imports were read
     # ({"study_id", "other_studies_ratings": the ratings of the log's other studies, left out}); None: all
     study: dict[str, Any] | None = None
@@ -253,6 +254,9 @@ def load(path: str | Path, label_sets: Sequence[str] = (), log: StudyLog | None 
                      ratings, studies, runs, gold_sets, reviews, label_probabilities, imports,
                      {"raters": len({rater for _, rater in gone}), "studies": len({study for study, _ in gone}),
                       "ratings": left_out,
-                      # of them, those who agreed again (a consent holds): what they rated since counts
-                      "agreed_again": len({rater for _, rater in gone - withdrew})},
+                      # of them, those who agreed again in a study (a consent holds there): what they rated
+                      # since counts there; and those still withdrawn from a study. One rater id spans the
+                      # studies of an install: a rater can be both, so the two need not add up to `raters`
+                      "agreed_again": len({rater for _, rater in gone - withdrew}),
+                      "still_withdrawn": len({rater for _, rater in withdrew})},
                      None if study is None else {"study_id": study, "other_studies_ratings": others})

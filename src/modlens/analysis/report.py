@@ -189,6 +189,9 @@ def withdrawn_line(withdrawn: dict[str, int] | None) -> str:
     # before `studies` counted a rater once per study withdrawn from: it says no more than it did then)
     n, m, s = withdrawn["raters"], withdrawn["ratings"], withdrawn.get("studies")
     k = withdrawn.get("agreed_again", 0)  # of them, those who agreed again: what they rated since counts
+    # and those still withdrawn from a study: one rater id spans an install's studies, so a rater can be both
+    # (a report's JSON from before this was counted has none: its two kinds were then n - k and k)
+    still = withdrawn.get("still_withdrawn", n - k)
     who = "1 rater who withdrew consent is" if n == 1 else f"{n:,} raters who withdrew consent are"
     where = "" if s is None else \
         " of the study they withdrew from" if s == 1 else f" of the {s:,} studies they withdrew from"
@@ -197,12 +200,13 @@ def withdrawn_line(withdrawn: dict[str, int] | None) -> str:
         return (f"<p class=note>{who} left out{where}: their {_plural(m, 'rating', 'ratings')}{' there' * bool(where)} "
                 f"{'is' if m == 1 else 'are'} in no count or figure of this report {held}")
     left = f"the {_plural(m, 'rating', 'ratings')} left out {'is' if m == 1 else 'are'} in no count or figure of this report"
-    if k == n:
+    if not still:
         who = "1 rater who withdrew consent" if n == 1 else f"{n:,} raters who withdrew consent"
         return (f"<p class=note>{who} agreed again since: what they recorded before agreeing again is left out{where}, "
                 f"what they rated since counts; {left} {held}")
-    return (f"<p class=note>{who} left out{where}, {k:,} of them only for what they recorded before agreeing again "
-            f"(they agreed again since: what they rated since counts); {left} {held}")
+    return (f"<p class=note>{who} left out{where}: {still:,} of them {'is' if still == 1 else 'are'} still withdrawn "
+            f"from a study (all they recorded there is left out), {k:,} agreed again in a study since (there, what they "
+            f"recorded before agreeing again is left out and what they rated since counts); {left} {held}")
 
 
 def numbered(keys: Sequence[str]) -> dict[str, str]:
