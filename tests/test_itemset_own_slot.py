@@ -102,3 +102,39 @@ async def test_a_rating_naming_the_raters_own_task_is_taken_and_reviewed_on_it(t
     reviews = {(r.rater_id, r.task): r for r in review_log(db, plan)}
     assert set(reviews) == {("rater-a", mine["task"])}
     assert reviews[("rater-a", mine["task"])].decision == "accept"
+
+
+def test_a_review_after_agreeing_again_judges_only_what_the_rater_recorded_since(tmp_path):
+    """A withdrawal covers what the rater recorded before a consent given again (`sessions.withdrawn_row`):
+    a review written after the new consent judges them on what they rated since, not on the ratings the
+    withdrawal took (the report counts that review: its reviewed_at is after the new consent)."""
+    from modlens.studylog.store import StudyLog
+
+    cfg, plan = study_folder(tmp_path / "study")
+    db = tmp_path / "study.sqlite"
+    task = sorted(plan.tasks)[0]
+    refs = plan.tasks[task]["items"] + ["gold:" + g for g in plan.tasks[task]["gold"]]
+    unit = plan.tasks[task]
+    with StudyLog(db) as log:
+        log.ensure_study(cfg.study_id, cfg.title, cfg.model_dump(mode="json"))
+        page = log.ensure_page("youtube", "v1", None, None)
+        text = {**{f"{p}/{k}": t for p, k, t in ITEMS}, **{f"youtube/{g['key']}": g["text"] for g in GOLD}}
+        ids = {}
+        with log.transaction():
+            for ref in refs:
+                platform, key = plan.comment(ref)
+                ids[ref] = log.add_comment(platform, key, page, text.get(f"{platform}/{key}", key))
+        log.ensure_rater(cfg.study_id, "rater-a", "2026-03-01T09:00:00Z", "You may withdraw at any time.")
+        with log.transaction():  # every comment of the task rated, before the withdrawal
+            for n, ref in enumerate(refs):
+                rid, _ = log.add_rating(cfg.study_id, "rater-a", f"{task}:r-{n}", None, ids[ref], {"toxicity": "toxic"},
+                                        None, "toxic", False, 1)
+                log.write("UPDATE ratings SET created_at = ? WHERE rating_id = ?", ("2026-03-01T09:30:00.000+00:00", rid))
+        assert log.withdraw_consent(cfg.study_id, "rater-a", "2026-03-01T10:00:00Z") == 1
+        log.ensure_rater(cfg.study_id, "rater-a", "2026-03-01T11:00:00Z", "You may withdraw at any time.")
+        with log.transaction():  # one comment rated since agreeing again
+            log.add_rating(cfg.study_id, "rater-a", f"{task}:r-again", None, ids[unit["items"][0]],
+                           {"toxicity": "not toxic"}, None, "not toxic", False, 1)
+    [review] = review_log(db, plan)
+    assert (review.rater_id, review.task) == ("rater-a", task)
+    assert review.missed == len(refs) - 1, review.reason  # what they rated before agreeing again is not theirs to judge

@@ -45,6 +45,7 @@ from typing import Any
 from modlens.analysis import raters as rubric_mod
 from modlens.ratings import gold_answer_wrong
 from modlens.study.assignment import GOLD, Plan
+from modlens.studylog.records.sessions import withdrawn_row
 
 DECISION = {rubric_mod.USE: "accept", rubric_mod.DONT_USE: "accept_unused", rubric_mod.REJECT: "reject"}
 TABLE_GOLD, TABLE_ITEMS = 3, 12   # the design Table 11 was printed for: 3 gold in tasks of 15
@@ -159,9 +160,11 @@ def review_log(db: str | Path, plan: Plan,
             if cid is not None:
                 comment_ids[ref] = cid
         ref_of = {cid: ref for ref, cid in comment_ids.items()}
+        # what a withdrawal covers (before a consent given again; all of it while withdrawn) judges no one:
+        # a review is of what the rater's consent that holds lets the study use, as the report reads ratings
         ratings = log.query("SELECT rating_id, rater_id, comment_id, client_rating_id, values_json, anchors_json, "
-                            "inconsistent, created_at FROM ratings WHERE study_id = ? ORDER BY created_at, rating_id",
-                            (study_id,))
+                            "inconsistent, created_at FROM ratings WHERE study_id = ? AND NOT "
+                            f"{withdrawn_row('ratings', 'created_at')} ORDER BY created_at, rating_id", (study_id,))
         latest: dict[str, dict[int, dict[str, Any]]] = {}
         queued: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
         rows_of: dict[str, set[str]] = {}   # a survey rater -> the tasks of the slots their rows name
