@@ -80,8 +80,9 @@ def selecting(statement: str, withdrawals: bool, s_text: str) -> str:
 
 
 # The sets the tables' consent rules are written over: what the study's consenting raters recorded
-# after their latest withdrawal, if any (the sightings of a session go with it); none of it while no
-# consent holds.
+# since the first of their consents that holds now (`sessions.withdrawn_row`; the sightings of a session
+# go with it). What came before it stays behind, what they recorded while withdrawn too (a withdrawal
+# covers everything before a consent given again); none of it while no consent holds.
 _SELECT_CONSENTED = [
     "CREATE TEMP TABLE b_raters AS SELECT rater_id FROM raters WHERE study_id = :study AND {consenting}",
     "CREATE TEMP TABLE b_sessions AS SELECT session_id FROM sessions WHERE study_id = :study "
