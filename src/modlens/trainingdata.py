@@ -369,9 +369,10 @@ def recorded_hashes(record: dict[str, Any]) -> tuple[np.ndarray | None, str]:
         return hashes, ""
     # a set that names a head is read for that head only (its version's +head./+head6. part): the very
     # file recorded by an audit that read a set written for another head, or the same hashes written for
-    # another head, describe that head, not the one audited
+    # another head, describe that head, not the one audited. A version that names no head part leaves the
+    # very file alone to go by (the bytes the detector read and checked at load, `Training.hashes_sha256`)
     audited = _HEAD_IN_VERSION.search(str(record.get("detector", "")))
-    if audited is None or audited.group(1) != describes[:12]:
+    if (audited is None and recorded != sha256) or (audited is not None and audited.group(1) != describes[:12]):
         return None, (f"hash set {ref} lists the fit texts of another head (sha256 {describes[:12]}…) than "
                       f"the one the audit ran ({audited.group(1) if audited else 'its version names none'})")
     return hashes, ""
