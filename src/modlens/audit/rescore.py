@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from modlens.audit.attack_checks import check_attacks
+from modlens.audit.attack_checks import check_attacks, unmade
 from modlens.audit.run import audit_study
 from modlens.chunks import LocalCompute, record_results
 from modlens.config import DetectorConfig, StudyConfig, StudyConfigError, parse_study
@@ -76,6 +76,9 @@ class RescoreResult:
     detectors: dict[str, DetectorTally]
     unavailable: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    # per model-dependent check of logged attacks (`attack_checks.unmade`), the successes still without it
+    # because its model is missing here: {"attacks": n, "why": ...}; a rescore that has the model makes them
+    unchecked_attacks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -222,6 +225,7 @@ def run_rescore(db: str | Path, *, study: StudyConfig | None = None, detectors: 
                 detector_objects[k].close()
         engine = Engine(audit_study(study, False, None), detectors=used)
         check_attacks(log)  # attacks logged before the report stopped loading models: their normalized forms join `pending`
+        unchecked = unmade(log)  # what it could not make: said, not passed off as done
         pending = {k: pending_texts(log, det_ids[k]) for k in keys}
         errored: dict[str, set[str]] = {}  # the pending texts whose score is an error row, per key
         for k in keys:
@@ -243,7 +247,8 @@ def run_rescore(db: str | Path, *, study: StudyConfig | None = None, detectors: 
                                  ": it scores only what is still missing") from None
     finally:
         log.close()
-    return RescoreResult(str(db), study.study_id, source, total, tallies, unavailable, time.perf_counter() - t0)
+    return RescoreResult(str(db), study.study_id, source, total, tallies, unavailable, time.perf_counter() - t0,
+                         unchecked)
 
 
 async def _drive(log: StudyLog, engine: Engine, det_ids: dict[str, int], pending: dict[str, list[tuple[int, str]]],

@@ -17,6 +17,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
+from modlens.audit.attack_checks import unmade, unmade_warnings
 from modlens.audit.attacks import AttackSpec, attack_limits, build_attack, plan_attacks
 from modlens.audit.auditor import Auditor, dataset_platform
 from modlens.audit.declared import KeptTexts
@@ -75,6 +76,9 @@ class AuditResult:
     # the whole run (`run_step_errors`, `whole_run_steps`): a resumed run's "earlier", those only an earlier
     # attempt met
     step_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # with --attack: per model-dependent check (`attack_checks.unmade`), the successful attacks of the log still
+    # without it because its model is missing here: {"attacks": n, "why": ...}; said, not a failure
+    unchecked_attacks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -307,6 +311,7 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
             raise failed.stopped(f"{n_completed(log, run_id)} items are in the log (run {run_id})",
                                  ": it resumes after them") from None
         steps = run_step_errors(log, run_id, auditor.pipeline.step_failed_texts())
+        unchecked = unmade(log) if attack is not None else {}  # the checks the chunks could not make
         errors = auditor.pipeline.score_errors()
         if feed.done_keys:  # resumed: the errors the items an earlier attempt finished still have as their score
             errors = with_earlier_errors(errors, earlier_score_errors(
@@ -321,13 +326,13 @@ def run_audit(dataset: str, *, db: str | Path, fmt: str | None = None, study: St
         if compute is not None:  # closed by the run's end already, unless the log failed before it
             compute.close()
     warnings = [*(kept.warnings() if kept else []), *error_warnings(errors), *step_error_warnings(steps),
-                *unknown_attack_warnings(auditor.attack_counts)]
+                *unknown_attack_warnings(auditor.attack_counts), *unmade_warnings(unchecked)]
     return AuditResult(run_id, data.name, path, feed.n_read, feed.n_skipped, auditor.pipeline.n_scored, auditor.pipeline.n_missing,
                        {k: f"{d.name}@{d.version}" for k, d in detector_objects.items()},
                        time.perf_counter() - t0, resumed, unavailable, auditor.attack_counts,
                        format=data.format, notes=[*data.notes, *feed.blank_notes(), *warnings],
                        not_scored=dict(feed.blank), n_edited=kept.n_edited if kept else 0, warnings=warnings,
-                       score_errors=errors, step_errors=steps)
+                       score_errors=errors, step_errors=steps, unchecked_attacks=unchecked)
 
 
 def earlier_score_errors(log: StudyLog, run_id: int, done_keys: set[str], det_ids: dict[str, int], normalizer: Any,

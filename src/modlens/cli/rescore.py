@@ -57,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
     for key, why in result.unavailable.items():
         print(f"modlens rescore: detector {key} not used: {why}", file=sys.stderr)
     print(json.dumps(result.to_dict(), indent=2))
+    from modlens.audit.attack_checks import unmade_warnings
+    for line in unmade_warnings(result.unchecked_attacks):  # not a failure (exit 0): a model not installed here
+        print(f"modlens rescore: {line}", file=sys.stderr)
     # `scored` counts the texts answered with an error too
     errors = {k: {"scores": t.scored, "errors": t.errors, "first": t.first_error}
               for k, t in result.detectors.items() if t.errors}
