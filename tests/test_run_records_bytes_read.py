@@ -7,11 +7,14 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import sqlite3
+
+import pytest
 
 from modlens import paths
 from modlens.audit import run_audit
-from modlens.datasets.base import DIGEST_CHARS
+from modlens.datasets.base import DIGEST_CHARS, file_digest, text_format
 from test_report_training_overlap import Fake
 
 
@@ -80,3 +83,48 @@ def test_the_bytes_read_added_to_a_run_or_an_out_parquet_manifest():
         assert two == {"detectors": ["d"], "file_digests": ["a", "b"]}
         assert with_bytes_read(two, {"file_digests": ["b", "c"]}, unknown_earlier=unknown) == {
             "detectors": ["d"], "file_digests": ["a", "b", "c"]}
+
+
+def _rewrite_same_size_and_mtime(path, new: bytes, *, rename_over: bool) -> None:
+    """`path` given `new` bytes (the same length) and its old modification time back, to the nanosecond:
+    what a rewrite within the filesystem's timestamp resolution leaves. In place: the same inode; else a
+    new file renamed over it (an editor's save)."""
+    st = path.stat()
+    assert len(new) == st.st_size
+    if rename_over:
+        other = path.with_name(path.name + ".new")
+        other.write_bytes(new)
+        os.utime(other, ns=(st.st_atime_ns, st.st_mtime_ns))
+        os.replace(other, path)
+    else:
+        with open(path, "r+b") as fh:
+            fh.write(new)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_mtime_ns, after.st_size) == (st.st_mtime_ns, st.st_size)
+
+
+@pytest.mark.parametrize("rename_over", [False, True])
+def test_a_rewrite_with_the_same_size_and_mtime_is_digested_anew(tmp_path, rename_over):
+    """The digest cache was keyed on the file's modification time and size: a file rewritten with the same
+    size within the timestamp's resolution got its old digest back, and a run recorded as its `file_digest`
+    bytes it did not read. Its inode and change time tell the versions apart."""
+    f = tmp_path / "comments.csv"
+    old = "cid,text,toxic\nc-0,comment zero,0\nc-1,comment one!,1\n"
+    f.write_text(old, encoding="utf-8")
+    db = tmp_path / "log.sqlite"
+    run_audit(str(f), db=db, reader_options={"id_col": "cid"}, detector_objects={"d": Fake("d")}, progress=False)
+    first = _digest(f)
+    _rewrite_same_size_and_mtime(f, old.replace("zero", "nil!").encode(), rename_over=rename_over)
+    assert file_digest(f) == _digest(f) != first
+    run_audit(str(f), db=db, reader_options={"id_col": "cid"}, detector_objects={"d": Fake("d")}, progress=False)
+    assert [p["file_digest"] for p in _params(db)] == [first, _digest(f)]
+
+
+def test_a_rewrite_with_the_same_size_and_mtime_is_sniffed_anew(tmp_path):
+    """The encoding and delimiter cache had the same key: a file rewritten so was read in its old delimiter."""
+    f = tmp_path / "comments.csv"
+    f.write_text("text,toxic\nyou idiot,1\n", encoding="utf-8")
+    assert text_format(f).delimiter == ","
+    _rewrite_same_size_and_mtime(f, b"text;toxic\nyou idiot;1\n", rename_over=False)
+    assert text_format(f).delimiter == ";"

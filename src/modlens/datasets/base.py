@@ -142,13 +142,18 @@ def _sha256(path: Path) -> str:
     return hash_file(hashlib.sha256(), path, block=1 << 16).hexdigest()
 
 
-def _stamp(path: Path) -> tuple[int, int]:
+def _stamp(path: Path) -> tuple[int, ...]:
+    """What tells a version of the file from another, the key of the per-version caches (`_hashed`,
+    `_text_format`). Modification time and size alone do not: a rewrite of the same size within the
+    timestamp's resolution, or with its old time set back, keeps both, and the old version's digest
+    would be recorded as the bytes read. A file renamed over it has another inode; any write or time
+    set changes the change time, which no user can set (all in ns, not float seconds)."""
     st = path.stat()
-    return st.st_mtime_ns, st.st_size
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 @lru_cache(maxsize=16)
-def _hashed(path: str, _stamp: tuple[int, int], hasher: Callable[[Path], str]) -> str:
+def _hashed(path: str, _stamp: tuple[int, ...], hasher: Callable[[Path], str]) -> str:
     """`hasher(path)` (a SHA-256, a git blob id) once per file version: every load of the shipped file asks."""
     return hasher(Path(path))
 
@@ -304,7 +309,7 @@ def _sniff_delimiter(path: Path, header: str) -> tuple[str, str | None]:
 
 
 @lru_cache(maxsize=64)
-def _text_format(path: str, _stamp: tuple[int, int], declared: str | None) -> TextFormat:
+def _text_format(path: str, _stamp: tuple[int, ...], declared: str | None) -> TextFormat:
     p = Path(path)
     with open(p, "rb") as fh:
         head = fh.read(SNIFF_BYTES)
@@ -321,8 +326,7 @@ def text_format(path: Path, encoding: str | None = None) -> TextFormat:
     """The encoding and delimiter of a text data file (cached per file version); `encoding`: the
     declared `--encoding`, used when the file has no byte-order mark and does not read as UTF-8."""
     _check_file(path)
-    st = path.stat()
-    return _text_format(str(path), (st.st_mtime_ns, st.st_size), encoding)
+    return _text_format(str(path), _stamp(path), encoding)
 
 
 def _decode_error(path: Path, err: UnicodeDecodeError, encoding: str) -> DatasetError:

@@ -22,7 +22,7 @@ BLOCK = 1 << 16       # characters read at a time
 
 
 @lru_cache(maxsize=64)
-def _has_long_line(path: str, _stamp: tuple[int, int]) -> bool:
+def _has_long_line(path: str, _stamp: tuple[int, ...]) -> bool:
     run = 0  # bytes since the last line break
     with open(path, "rb") as fh:
         while block := fh.read(min(SCAN_BLOCK, LONG_LINE)):  # a line inside one block is shorter than LONG_LINE
@@ -41,8 +41,9 @@ def _has_long_line(path: str, _stamp: tuple[int, int]) -> bool:
 
 def has_long_line(path: Path) -> bool:
     """Whether the file has a line of megabytes (checked once per file version: one pass over its bytes)."""
-    st = path.stat()
-    return _has_long_line(str(path), (st.st_mtime_ns, st.st_size))
+    from modlens.datasets.base import _stamp  # (base imports this module) the version key of every per-file cache
+
+    return _has_long_line(str(path), _stamp(path))
 
 
 def _line_breaks(text: str) -> int:
