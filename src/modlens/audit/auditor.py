@@ -72,6 +72,13 @@ class Auditor:
             with self.log.transaction():
                 self.sink.mark_done(chunk.comment_ids)
 
+    async def finish(self) -> None:
+        """After the last chunk: the checks of every success still without them, made once more, so the
+        count of those left (`attack_checks.unmade`) is of checks this process tried; a resumed run whose
+        items an earlier attempt finished processes no chunk, and would otherwise count them unmade."""
+        if self.attack:
+            await self._check_attacks()
+
     async def _score_missing(self, texts: Sequence[str]) -> list[tuple[str, str, Any]]:
         """(text, key, DetectorResult) for every detector that has no score (or an error) for a text."""
         return await self.pipeline.compute.score(self.sink.unscored(texts, list(self.engine.runners)))
