@@ -259,6 +259,10 @@ async def test_a_refused_round_counts_each_comment_once_as_what_the_log_holds(tm
             await _until(lambda: live.stats.deferred + len(live.stats.unrecorded) == 2, "the deferrals")
             status = live.status()
     assert {m["key"] for m in got} == {"k1", "k2"}
+    # the failed comment is told it is deferred, as counted, not its step error (the log refused that row)
+    [broken] = [m for m in got if m["key"] == "k2"]
+    assert broken["error"].startswith("deferred: ") and "generation broke" in broken["error"], broken
+    assert "variants not recorded" in broken["error"] and "rescore --variants" in broken["error"], broken
     assert rows(db, "SELECT count(*) FROM step_errors") == [(0,)]
     held = dict(rows(db, "SELECT c.comment_key, d.reason FROM deferred_variants d JOIN comments c USING (comment_id)"))
     assert set(held) == {"k1", "k2"} and all("variants not recorded" in r for r in held.values()), held
@@ -353,7 +357,8 @@ async def test_a_round_that_raises_after_its_write_counts_its_comments_as_the_lo
             got = {m["key"]: m for m in [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]}
             await _until(lambda: not live._in_flight, "the round")
             variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
-    assert "answering broke" in got["k1"]["error"], got
+    # told what the log holds (its variants), not a step error that no step_errors row holds
+    assert got["k1"]["error"].startswith("not sent: ") and "answering broke" in got["k1"]["error"], got
     made = dict(rows(db, "SELECT c.comment_key, count(*) FROM variants v JOIN comments c USING (comment_id) "
                          "GROUP BY c.comment_key"))
     assert set(made) == {"k1", "k2"}, made
@@ -387,10 +392,51 @@ async def test_a_refused_round_that_raises_while_answering_defers_every_comment(
             await _until(lambda: not live._in_flight, "the round")
             variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
     assert got["k1"]["items"] and got["k1"]["error"] is None, got["k1"]
-    assert "answering broke" in got["k2"]["error"], got["k2"]
+    # told it is deferred, as it is counted and held, not the round's exception as a step error
+    k2 = got["k2"]["error"]
+    assert k2.startswith("deferred: ") and "variants not recorded" in k2 and "rescore --variants" in k2, k2
     assert rows(db, "SELECT count(*) FROM variants") == [(0,)]
     held = dict(rows(db, "SELECT c.comment_key, d.reason FROM deferred_variants d JOIN comments c USING (comment_id)"))
     assert set(held) == {"k1", "k2"} and all("variants not recorded" in r for r in held.values()), held
     # each comment offered in one count: 2 offered, 2 deferred (the log holds their rows), none made or failed
     assert (variants["done"], variants["failed"], variants["deferred"]) == (0, 0, 2), variants
     assert variants["deferred_by_reason"] == {"variants not recorded": 2}, variants
+
+
+async def test_a_failed_comment_in_a_round_that_raises_is_told_its_own_step_error(tmp_path):
+    # k2's generation failed (a step_errors row), then answering k1 raised: k2 was told the round's
+    # exception, though the row the log holds for it names its own
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
+    db = tmp_path / "study.sqlite"
+    async with running_daemon(tmp_path, cfg) as (url, app):
+        from modlens.daemon.app import ENGINE
+        generator = app[ENGINE].generator
+        real_generate = generator.generate
+
+        def generate(text, importance=None):
+            if "broken" in text:
+                raise RuntimeError("generation broke")
+            return real_generate(text, importance=importance)
+
+        generator.generate = generate
+        live = app[PIPELINE].live_variants
+        real = live.render
+
+        def render(msg_id, key, variants, scores, ids, error):
+            if variants and key == "k1":
+                raise RuntimeError("answering broke")
+            return real(msg_id, key, variants, scores, ids, error)
+
+        live.render = render
+        async with connect(url) as ws:
+            c = Client(ws)
+            await c.hello()
+            await c.request(comments_msg("p1", [("k1", "you stupid idiot"), ("k2", "broken dumb hater")]), "comments_ok")
+            got = {m["key"]: m for m in [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]}
+            await _until(lambda: not live._in_flight, "the round")
+            variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+    [(step, error)] = rows(db, "SELECT step, message FROM step_errors")
+    assert step == "variants" and "generation broke" in error, error
+    assert "generation broke" in got["k2"]["error"] and "answering broke" not in got["k2"]["error"], got["k2"]
+    assert got["k1"]["error"].startswith("not sent: "), got["k1"]
+    assert (variants["done"], variants["failed"], variants["deferred"]) == (1, 1, 0), variants

@@ -75,6 +75,9 @@ CONNECTION_CLOSED = "its connection closed while it waited for variants (connect
 DAEMON_STOPPED = "the daemon stopped before its variants were made (daemon stopped)"
 # a round that raised before the log took its comments' variants or step errors: no row holds them
 ROUND_FAILED = "its variants' round failed ({error}) (round failed)"
+# a round that raised after the log took a comment's variants, before they were sent: the protocol's
+# "not sent: " answer (Variants.error), counted done
+NOT_SENT = "not sent: its variants are in the study log, but answering with them failed ({error})"
 
 
 def reason_kind(reason: str) -> str:
@@ -148,6 +151,8 @@ class VariantJob:
     # "failed" (its step error), "deferred" (the log refused that write: a deferred_variants row, once
     # written); None: nothing (the write not made yet, or nothing of it to write)
     logged: str | None = None
+    step_error: str | None = None  # why its variants failed, as its step_errors row says (logged "failed")
+    deferral: str | None = None  # its `variants` answer once deferred: the reason, and whether rescore makes them
 
 
 @dataclass
@@ -299,12 +304,13 @@ class LiveVariants:
         # counted as what the log holds: `deferred` are the comments (one row each) rescore will make,
         # each under the reason its row holds
         for job, why in deferred:
+            job.deferral = f"deferred: {why}; {later}"  # what it is told, now or by `_round_failed`
             if recorded and job.comment_id is not None:
                 self.stats.recorded[job.comment_id] = reason_kind(held.get(job.comment_id, why))
             else:  # no row: a comment without an id is told apart by its message and key
                 self.stats.unrecorded.add(job.comment_id if job.comment_id is not None else f"{job.msg_id}/{job.key}")
-        for job, why in deferred if tell else ():
-            await self._send(job, self.render(job.msg_id, job.key, [], [], [], f"deferred: {why}; {later}"))
+        for job, _ in deferred if tell else ():
+            await self._send(job, self.render(job.msg_id, job.key, [], [], [], job.deferral))
         return recorded
 
     # --- the worker -------------------------------------------------------------------------
@@ -389,22 +395,26 @@ class LiveVariants:
             self.rounds.release()
 
     async def _round_failed(self, jobs: list[VariantJob], error: str) -> None:
-        """A round raised: its comments not yet answered are counted as the log holds them (`logged`).
-        Those whose variants or step error its write put in the log are done or failed (and told the
-        error); those whose write the log refused are already deferred ('variants not recorded', counted
-        there) and told the error; of the others the log holds nothing, so they are deferred ('round
-        failed'), for `modlens rescore --variants`, and told so: a `failed` count names a step_errors
-        row, and none holds them."""
+        """A round raised: its comments not yet answered are counted, and told, as the log holds them
+        (`logged`). Those whose variants its write put in the log are done, told their variants were not
+        sent; those whose step error it put there are failed, told that error (not the round's); those
+        whose write the log refused are already deferred ('variants not recorded', counted there) and told
+        that deferral; of the others the log holds nothing, so they are deferred ('round failed'), for
+        `modlens rescore --variants`, and told so: a `failed` count names a step_errors row, and none
+        holds them."""
         left: list[VariantJob] = []
         for job in jobs:
             if job.answered:
                 continue
-            if job.logged is None:
-                left.append(job)
-                continue
-            if job.logged == "done":
+            if job.logged == "failed" and job.step_error is not None:
+                await self._answer_failed(job, job.step_error)
+            elif job.logged == "done":
                 self.stats.done += 1
-            await self._answer_failed(job, error, counted=job.logged == "failed")
+                await self._send(job, self.render(job.msg_id, job.key, [], [], [], NOT_SENT.format(error=error)))
+            elif job.logged == "deferred" and job.deferral is not None:
+                await self._send(job, self.render(job.msg_id, job.key, [], [], [], job.deferral))
+            else:  # nothing of it in the log (or its deferral not yet counted): deferred here
+                left.append(job)
         if left:
             await self._defer([(j, ROUND_FAILED.format(error=error)) for j in left])
 
@@ -459,6 +469,7 @@ class LiveVariants:
         for job in jobs:
             wrote = "failed" if job.text in errors else "done" if id(job) in kept else None
             job.logged = "deferred" if refused is not None and wrote else wrote
+            job.step_error = errors.get(job.text)
         if refused is not None:  # not in the log: deferred before any answer, so `modlens rescore --variants` makes them
             await self._defer([(j, f"its variants were made but the study log refused them: {refused} "
                                    "(variants not recorded)") for j, _ in keep]
@@ -467,7 +478,10 @@ class LiveVariants:
                               tell=False)
         for job in jobs:
             if job.text in errors:
-                await self._answer_failed(job, errors[job.text], counted=job.logged == "failed")
+                if job.logged == "deferred" and job.deferral is not None:  # no step_errors row: told as deferred
+                    await self._send(job, self.render(job.msg_id, job.key, [], [], [], job.deferral))
+                else:
+                    await self._answer_failed(job, errors[job.text], counted=job.logged == "failed")
                 continue
             vs = made[job.text]
             variant_ids: list[int | None] = list(ids_of.get(id(job), [None] * len(vs)))

@@ -374,10 +374,12 @@ class Variants(Message):
     error: str | None = Field(None, description=(
         "set when this comment has no live variants; items is then empty. Starts with \"deferred: \" when "
         "the study's variant budget (perturbation.live_rate, live_backlog, or this connection's backlog) "
-        "put it off: the daemon recorded it in deferred_variants, and `modlens rescore --variants` makes "
+        "put it off, or its variants could not be made or recorded now (the text says why): the daemon recorded it in deferred_variants, and `modlens rescore --variants` makes "
         "and scores its variants later, into the study log (not over this socket); unless the text says the "
         "deferral was not recorded (the study log refused it): then nothing makes them. Starts with \"not made: \" "
         "when the comment is blank (its `scores` item's `not_scored`): nothing to perturb, nothing recorded. "
+        "Starts with \"not sent: \" when its variants were made and are in the study log, but sending them over "
+        "this socket failed (the text says why): they are not made again. "
         "Any other text: generating or scoring its variants failed (a step_errors row)"))
 
 
