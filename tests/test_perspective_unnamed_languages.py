@@ -82,9 +82,12 @@ def test_the_response_does_not_say_english_for_a_plain_ascii_language(base, lang
 
 
 # words English or a named language writes are no evidence of a language modlens cannot name:
-# Dutch "van dan kun", Portuguese "sem dia", English "mint pale" once made these `und`. The names Jo and
-# Meg stay evidence, as Finnish "jo" and Hungarian "meg" must: two such words are not three
-WORDS_OTHERS_WRITE = ["Ik ben van hem, dan kun je gaan", "Nem sei, sem dia bom", "Jo, Meg and Dan, van pale mint"]
+# Dutch "van dan kun", Portuguese "sem dia", English "mint pale" once made these `und`. Nor are names and
+# abbreviations an English comment capitalises that are also such words (Sen., WA, AZ, Sana, Jo, Meg):
+# three of them made the last three `und` and refused, not scored
+WORDS_OTHERS_WRITE = ["Ik ben van hem, dan kun je gaan", "Nem sei, sem dia bom", "Jo, Meg and Dan, van pale mint",
+                      "Sen. Murray (WA) and Sen. Kelly (AZ)", "Sana, Jo and Meg went home",
+                      "Sen. Cantwell, WA; Sen. Kelly, AZ"]
 
 
 @pytest.mark.parametrize("text", WORDS_OTHERS_WRITE)

