@@ -84,8 +84,9 @@ function show(st) {
   $("consent-discarded").hidden = !t.consent_discarded;
   $("consent-discarded").textContent = `${t.consent_discarded || 0} discarded: collected under an earlier consent text`;
   $("withdrawn-discarded").hidden = !t.withdrawn_discarded;
-  // (some may have been sent, their answer not yet come: the daemon may hold those; the withdrawal covers them there)
-  $("withdrawn-discarded").textContent = `${t.withdrawn_discarded || 0} discarded when you withdrew consent: not delivered (waiting to be sent, or sent with no answer yet); not sent again`;
+  // some may have been sent, their answer not yet come (or sent by a worker since restarted, which forgot it):
+  // the daemon may hold those, and the withdrawal covers them there
+  $("withdrawn-discarded").textContent = `${t.withdrawn_discarded || 0} discarded when you withdrew consent (not sent again; any the daemon received are covered by the withdrawal)`;
   // images attached to comments (studies with media.collect): fetched and sent, logged, not sent
   const media = st.study && st.study.media;
   $("media-counts").hidden = !(media && media.collect);

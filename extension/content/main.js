@@ -193,7 +193,7 @@
       if (i && i.rated) {
         i.rated = null;
         i.refused = `${msg.code}: ${msg.message}`;
-        i.refusedLabel = msg.code === "consent_withdrawn" ? "rating not delivered" : "rating not saved";
+        i.refusedLabel = msg.code === "consent_withdrawn" ? "rating withdrawn" : "rating not saved";
         page.rated = Math.max(0, page.rated - 1);
         refresh(msg.comment.key);
         reportStatus();

@@ -601,6 +601,10 @@ test("a withdrawal says of an entry sent and waiting for its answer that it was 
   }
   assert.equal(dead.get("r-never-sent").code, "consent_withdrawn");
   assert.doesNotMatch(dead.get("r-never-sent").message, /sent before/);
+  // nor that it was not delivered: a worker restarted since it was sent does not know it was (what it sent
+  // and waits for is held in memory only), so the daemon may hold it too
+  assert.match(dead.get("r-never-sent").message, /not known to have been sent; not sent again$/);
+  assert.doesNotMatch(dead.get("r-never-sent").message, /not delivered/);
   // its page hears the same: not that the daemon refused a rating it may hold
   const refusal = broadcasts.slice(told).find((m) => m.type === ns.MSG.ratingRefused && m.comment.key === "c8");
   assert.match(refusal.message, /its answer not yet come/);

@@ -132,14 +132,16 @@
      *  again to the same text names the same hash, so hello_ok would not set it aside: without this, it
      *  would be delivered under the new consent, which counts from then on only. An entry already sent,
      *  its answer not yet come, may be in the daemon's log (the withdrawal covers it there): its dead
-     *  letter, and its page for a rating, say so, not that it was never sent. Returns how many entries. */
+     *  letter, and its page for a rating, say so, not that it was never sent. What `unanswered` does not
+     *  hold may still have been sent (it is memory only: a restarted worker forgot what it sent), so its
+     *  dead letter says only that it is not known to have been. Returns how many entries. */
     async setAsideWithdrawn(studyId) {
       let n = 0;
       for (const entry of this.outbox.pending()) {
         if (entry.study && entry.study !== studyId) continue; // another study's consent holds for it
         await this.retire(entry, { code: "consent_withdrawn", message: unanswered.has(entry.id)
           ? `sent before the participant withdrew consent to study ${studyId}, its answer not yet come (the daemon may hold it; the withdrawal covers it there); not sent again`
-          : `collected before the participant withdrew consent to study ${studyId}; not delivered, not sent after the withdrawal` });
+          : `collected before the participant withdrew consent to study ${studyId}; not known to have been sent; not sent again` });
         n += 1;
       }
       return n;
