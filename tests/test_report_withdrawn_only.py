@@ -102,8 +102,9 @@ def test_a_rater_still_withdrawn_from_one_study_and_agreed_again_in_another_is_n
     report = report_from_db(path)
     assert report["withdrawn"] == {"raters": 1, "studies": 2, "ratings": 2, "agreed_again": 1, "still_withdrawn": 1}
     page = render_html(report)
-    assert "agreed again since:" not in page and "1 rater who withdrew consent is left out" in page
-    assert ("1 rater who withdrew consent is left out of the 2 studies they withdrew from: 1 of them is still "
+    # not "left out of the 2 studies they withdrew from": in B, what they rated since counts
+    assert "agreed again since:" not in page and "is left out of" not in page
+    assert ("<p class=note>1 rater withdrew from 2 studies: 1 rater is still "
             "withdrawn from a study (all they recorded there is left out), 1 agreed again in a study since (there, "
             "what they recorded before agreeing again is left out and what they rated since counts); the 2 ratings "
             "left out are in no count or figure of this report (the log still holds them).") in page, page

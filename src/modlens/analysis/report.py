@@ -204,9 +204,12 @@ def withdrawn_line(withdrawn: dict[str, int] | None) -> str:
         who = "1 rater who withdrew consent" if n == 1 else f"{n:,} raters who withdrew consent"
         return (f"<p class=note>{who} agreed again since: what they recorded before agreeing again is left out{where}, "
                 f"what they rated since counts; {left} {held}")
-    return (f"<p class=note>{who} left out{where}: {still:,} of them {'is' if still == 1 else 'are'} still withdrawn "
-            f"from a study (all they recorded there is left out), {k:,} agreed again in a study since (there, what they "
-            f"recorded before agreeing again is left out and what they rated since counts); {left} {held}")
+    # not "left out of the studies they withdrew from": where they agreed again, what they rated since counts
+    withdrew = f"{_plural(n, 'rater', 'raters')} " + \
+        ("withdrew consent" if s is None else f"withdrew from {_plural(s, 'study', 'studies')}")
+    return (f"<p class=note>{withdrew}: {_plural(still, 'rater', 'raters')} {'is' if still == 1 else 'are'} still "
+            f"withdrawn from a study (all they recorded there is left out), {k:,} agreed again in a study since (there, "
+            f"what they recorded before agreeing again is left out and what they rated since counts); {left} {held}")
 
 
 def numbered(keys: Sequence[str]) -> dict[str, str]:
