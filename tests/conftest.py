@@ -196,6 +196,8 @@ SLOW: dict[str, str] = {
     "tests/test_perspective_clients.py": "300 tweets through each real Perspective client (Google's, PyPI's, npm's)",
     "tests/test_perspective_languages.py::test_every_davidson_tweet_english_but_the_foreign_ones":
         "detects the language of all 24,783 Davidson tweets, twice (about 3 s each)",
+    "tests/test_train_hashes_binding.py::test_train_head_in_place_of_a_head_writes_the_new_heads_set":
+        "trains a head on MiniLM embeddings through the CLI (about 6 s)",
 }
 
 # Modules whose tests load a real neural model themselves (besides the `minilm` fixture's users).
