@@ -14,6 +14,7 @@ import pytest
 
 from modlens import paths
 from modlens.audit import run_audit
+from modlens.datasets import base, fileversion
 from modlens.datasets.base import DIGEST_CHARS, file_digest, text_format
 from test_report_training_overlap import Fake
 
@@ -86,9 +87,10 @@ def test_the_bytes_read_added_to_a_run_or_an_out_parquet_manifest():
 
 
 def _rewrite_same_size_and_mtime(path, new: bytes, *, rename_over: bool) -> None:
-    """`path` given `new` bytes (the same length) and its old modification time back, to the nanosecond:
-    what a rewrite within the filesystem's timestamp resolution leaves. In place: the same inode; else a
-    new file renamed over it (an editor's save)."""
+    """`path` given `new` bytes (the same length) and its old modification time back, to the nanosecond
+    (a copy or an unpacked archive keeping its times). In place: the same inode; else a new file renamed
+    over it (an editor's save). Setting the time moves the change time, so this is not a rewrite within
+    the timestamps' resolution, which keeps that too (`_coarse_timestamps` below)."""
     st = path.stat()
     assert len(new) == st.st_size
     if rename_over:
@@ -107,8 +109,8 @@ def _rewrite_same_size_and_mtime(path, new: bytes, *, rename_over: bool) -> None
 @pytest.mark.parametrize("rename_over", [False, True])
 def test_a_rewrite_with_the_same_size_and_mtime_is_digested_anew(tmp_path, rename_over):
     """The digest cache was keyed on the file's modification time and size: a file rewritten with the same
-    size within the timestamp's resolution got its old digest back, and a run recorded as its `file_digest`
-    bytes it did not read. Its inode and change time tell the versions apart."""
+    size and its old modification time got its old digest back, and a run recorded as its `file_digest`
+    bytes it did not read. Its inode and change time tell these versions apart."""
     f = tmp_path / "comments.csv"
     old = "cid,text,toxic\nc-0,comment zero,0\nc-1,comment one!,1\n"
     f.write_text(old, encoding="utf-8")
@@ -128,3 +130,62 @@ def test_a_rewrite_with_the_same_size_and_mtime_is_sniffed_anew(tmp_path):
     assert text_format(f).delimiter == ","
     _rewrite_same_size_and_mtime(f, b"text;toxic\nyou idiot;1\n", rename_over=False)
     assert text_format(f).delimiter == ";"
+
+
+def _reads(monkeypatch) -> list[str]:
+    """The files the digest and the encoding sniff read (not served from their per-version caches)."""
+    reads: list[str] = []
+    sha256, encoding = base._sha256, base._encoding
+
+    def counted_sha256(path):
+        reads.append(f"digest {path.name}")
+        return sha256(path)
+
+    def counted_encoding(path, head, declared):
+        reads.append(f"sniff {path.name}")
+        return encoding(path, head, declared)
+
+    monkeypatch.setattr(base, "_sha256", counted_sha256)
+    monkeypatch.setattr(base, "_encoding", counted_encoding)
+    return reads
+
+
+def _coarse_timestamps(monkeypatch, path) -> None:
+    """A kernel with coarse timestamps (Linux before 6.13's fine-grained ones): a same-size rewrite within
+    one clock tick leaves the file's whole stamp (inode, size, mtime, ctime) as it was."""
+    stamp = base._stamp(path)
+    monkeypatch.setattr(base, "_stamp", lambda p: stamp)
+
+
+def test_a_file_rewritten_within_one_tick_of_its_read_is_read_again(tmp_path, monkeypatch):
+    """With coarse timestamps a same-size rewrite within one tick keeps every field of the cache key: the
+    old digest was recorded as the bytes read, and the file read in its old delimiter. A version whose
+    times are within the timestamps' reach of the moment it was read (git's racily clean entries) is not
+    kept: it is read again next time."""
+    f = tmp_path / "comments.csv"
+    f.write_bytes(b"cid,text,toxic\nc-0,comment zero,0\n")
+    reads = _reads(monkeypatch)
+    _coarse_timestamps(monkeypatch, f)
+    first, delimiter = file_digest(f), text_format(f).delimiter
+    with open(f, "r+b") as fh:  # in place, the same size, within the same tick
+        fh.write(b"cid;text;toxic\nc-0;comment nil!;0\n")
+    assert delimiter == ","
+    assert file_digest(f) == _digest(f) != first
+    assert text_format(f).delimiter == ";"
+    assert reads == ["digest comments.csv", "sniff comments.csv"] * 2
+
+
+def test_a_file_unchanged_long_before_its_read_is_read_once(tmp_path, monkeypatch):
+    """The per-version caches still serve a file whose last change (modification and change time) is
+    well before the read: every load of a data set asks for its digest and format more than once."""
+    f = tmp_path / "comments.csv"
+    f.write_bytes(b"cid,text,toxic\nc-0,comment zero,0\n")
+    past = f.stat().st_mtime_ns - 3600 * 10**9
+    os.utime(f, ns=(past, past))  # modified an hour ago; its change time is now, which no user can set back
+    real = fileversion.time_ns
+    monkeypatch.setattr(fileversion, "time_ns", lambda: real() + 10 * 10**9)  # so the file is read 10 s after it
+    reads = _reads(monkeypatch)
+    _coarse_timestamps(monkeypatch, f)
+    assert [file_digest(f) for _ in range(3)] == [_digest(f)] * 3
+    assert [text_format(f).delimiter for _ in range(3)] == [","] * 3
+    assert reads == ["digest comments.csv", "sniff comments.csv"]

@@ -24,11 +24,11 @@ import hashlib
 import json
 import sys
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Generator, Iterable, Iterator
 
 from modlens.datasets import longfields
+from modlens.datasets.fileversion import per_version
 from modlens.errors import ErrorKind, ModlensError
 from modlens.normalize.base import Normalized
 from modlens.paths import hash_file, hash_stream
@@ -144,15 +144,17 @@ def _sha256(path: Path) -> str:
 
 def _stamp(path: Path) -> tuple[int, ...]:
     """What tells a version of the file from another, the key of the per-version caches (`_hashed`,
-    `_text_format`). Modification time and size alone do not: a rewrite of the same size within the
-    timestamp's resolution, or with its old time set back, keeps both, and the old version's digest
-    would be recorded as the bytes read. A file renamed over it has another inode; any write or time
-    set changes the change time, which no user can set (all in ns, not float seconds)."""
+    `_text_format`, `longfields`). Modification time and size alone do not: a rewrite of the same size
+    with its old time set back keeps both, and the old version's digest would be recorded as the bytes
+    read. A file renamed over it has another inode; a write or time set moves the change time, which no
+    user can set (all in ns, not float seconds), but only by the clock's resolution: a same-size rewrite
+    within one tick of a coarse clock keeps the whole stamp, so a version is cached only once its times
+    are older than that (`fileversion.settled`). Its last two fields are those times."""
     st = path.stat()
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
-@lru_cache(maxsize=16)
+@per_version(maxsize=16)
 def _hashed(path: str, _stamp: tuple[int, ...], hasher: Callable[[Path], str]) -> str:
     """`hasher(path)` (a SHA-256, a git blob id) once per file version: every load of the shipped file asks."""
     return hasher(Path(path))
@@ -308,7 +310,7 @@ def _sniff_delimiter(path: Path, header: str) -> tuple[str, str | None]:
     return best, f"delimiter {shown} (the header line has {counts[best]}, and {counts[default]} {default!r})"
 
 
-@lru_cache(maxsize=64)
+@per_version(maxsize=64)
 def _text_format(path: str, _stamp: tuple[int, ...], declared: str | None) -> TextFormat:
     p = Path(path)
     with open(p, "rb") as fh:

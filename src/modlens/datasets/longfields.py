@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import csv
 import re
-from functools import lru_cache
 from pathlib import Path
 from typing import TextIO
+
+from modlens.datasets.fileversion import per_version
 
 LONG_LINE = 1 << 20   # bytes: a line this long or longer is read here
 SCAN_BLOCK = 1 << 16  # bytes read at a time looking for one
 BLOCK = 1 << 16       # characters read at a time
 
 
-@lru_cache(maxsize=64)
+@per_version(maxsize=64)
 def _has_long_line(path: str, _stamp: tuple[int, ...]) -> bool:
     run = 0  # bytes since the last line break
     with open(path, "rb") as fh:
