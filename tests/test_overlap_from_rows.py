@@ -192,3 +192,36 @@ def test_a_cut_pool_set_is_refused_when_profanity_check_loads(tmp_path, monkeypa
     assert overlap(t, ["anything"])["level"] == "unknown"
     made = Training(("pool",), "a test", rows=1, hashes_path=cut)  # any declaration given a path is read at once
     assert made.hashes_path is None and made.hashes() is None and "not a hash set file" in made.notes[0]
+
+
+def test_a_declarations_record_names_the_bytes_its_hashes_were_read_from_without_reading_them_again(tmp_path, monkeypatch):
+    """`record` re-read and hashed the whole set (1.4 MiB for profanity-check's) for a sha256 it then
+    replaced with the one of the bytes read; and a declaration given its hashes but not that sha256
+    recorded the file as it is at the audit, which may not be what its hashes came from. A declaration
+    with a path now always holds the sha256 of the bytes its hashes were read from, and records it."""
+    import hashlib
+
+    fit = tmp_path / "fit.train-hashes.bin"
+    write_hashes(fit, ["comment one", "comment two"])
+    read = fit.read_bytes()
+    t = Training(("pool",), "a test", rows=2, hashes_path=fit)
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("the hash set was read again")
+
+    with monkeypatch.context() as m:
+        m.setattr(paths, "hash_file", no_read)
+        record = t.record()
+    assert record == {"datasets": ["pool"], "whole": False, "rows": 2, "source": "a test",
+                      "hashes": paths.portable(fit), "hashes_sha256": hashlib.sha256(read).hexdigest(), "n_hashes": 2}
+    # given hashes but not the sha256 of their bytes: the set is read when the declaration is made
+    given = Training(("pool",), "a test", rows=2, hashes_path=fit, _hashes=np.array([1, 2, 3], dtype=np.uint64))
+    write_hashes(fit, ["comment one", "comment two", "comment three"])  # the file written again since
+    assert given.record()["hashes_sha256"] == hashlib.sha256(read).hexdigest()
+    assert given.record()["n_hashes"] == 2 and list(given.hashes()) == list(read_hashes_of(read))
+
+
+def read_hashes_of(raw: bytes):
+    from modlens.trainingdata import _parse_hash_set
+
+    return _parse_hash_set(raw, "set")[0]

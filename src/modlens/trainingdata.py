@@ -216,7 +216,7 @@ class Training:
     `whole`: it says it was trained on those datasets entirely, otherwise on a sample of them
     (`rows` says how many fit texts); either way which rows of a file are in-sample is read from
     `hashes_path` (its fit texts' hashes) when it has one, read when the declaration is made
-    (`load_hash_set`, unless given with its hashes: a file that is no hash set leaves no path, and why); `source`: where the declaration comes
+    (`load_hash_set`, unless given with its hashes and their sha256: a file that is no hash set leaves no path, and why); `source`: where the declaration comes
     from (package metadata, the head file's training record), to cite; `notes`: why its fit texts
     are not listed, when they are not; `hashes_sha256`: the sha256 of the bytes the hashes were read
     from, what `record` records (the file may have been written since)."""
@@ -230,7 +230,9 @@ class Training:
     hashes_sha256: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if self.hashes_path is not None and self._hashes is None:
+        # hashes given without the sha256 of the bytes they came from are read again from the file, so
+        # the hashes used and the sha256 recorded are of the same bytes (never the file as it is later)
+        if self.hashes_path is not None and (self._hashes is None or self.hashes_sha256 is None):
             self._hashes, self.hashes_sha256, why = load_hash_set(self.hashes_path)
             if self._hashes is None:
                 self.hashes_path, self.notes = None, [*self.notes, *why]
@@ -251,16 +253,15 @@ class Training:
         return f"{', '.join(self.datasets) or 'nothing declared'} ({extent}{rows}); from {self.source}{why}"
 
     def record(self) -> dict[str, Any]:
-        """The declaration as the audit records it with the run (JSON)."""
-        from modlens.paths import file_reference
+        """The declaration as the audit records it with the run (JSON): the hash set by where it lies
+        and the sha256 of the bytes its hashes were read from (`__post_init__`), not the file read again."""
+        from modlens.paths import portable
 
         out: dict[str, Any] = {"datasets": list(self.datasets), "whole": self.whole, "rows": self.rows,
                                "source": self.source}
         hashes = self.hashes()
         if self.hashes_path is not None and hashes is not None:
-            out.update(file_reference("hashes", self.hashes_path), n_hashes=len(hashes))
-            if self.hashes_sha256:  # the bytes the hashes used were read from, not the file as it is now
-                out["hashes_sha256"] = self.hashes_sha256
+            out.update(hashes=portable(self.hashes_path), hashes_sha256=self.hashes_sha256, n_hashes=len(hashes))
         if self.notes:
             out["notes"] = list(self.notes)
         return out
