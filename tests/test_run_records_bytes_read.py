@@ -12,9 +12,9 @@ import sqlite3
 
 import pytest
 
-from modlens import paths
+from modlens import fileversion, paths
 from modlens.audit import run_audit
-from modlens.datasets import base, fileversion
+from modlens.datasets import base
 from modlens.datasets.base import DIGEST_CHARS, file_digest, text_format
 from test_report_training_overlap import Fake
 

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any, Callable, Generator, Iterable, Iterator
 
 from modlens.datasets import longfields
-from modlens.datasets.fileversion import per_version
 from modlens.errors import ErrorKind, ModlensError
+from modlens.fileversion import per_version
+from modlens.fileversion import stamp as _stamp  # the key of `_hashed` and `_text_format`
 from modlens.normalize.base import Normalized
 from modlens.paths import hash_file, hash_stream
 from modlens.rows import Variant
@@ -140,18 +141,6 @@ def _file_hash(path: Path, *, git_blob: bool = False) -> str:
 def _sha256(path: Path) -> str:
     """`fetch.sha256_of` in small blocks: a reader's hashing stays within the readers' memory bound."""
     return hash_file(hashlib.sha256(), path, block=1 << 16).hexdigest()
-
-
-def _stamp(path: Path) -> tuple[int, ...]:
-    """What tells a version of the file from another, the key of the per-version caches (`_hashed`,
-    `_text_format`, `longfields`). Modification time and size alone do not: a rewrite of the same size
-    with its old time set back keeps both, and the old version's digest would be recorded as the bytes
-    read. A file renamed over it has another inode; a write or time set moves the change time, which no
-    user can set (all in ns, not float seconds), but only by the clock's resolution: a same-size rewrite
-    within one tick of a coarse clock keeps the whole stamp, so a version is cached only once its times
-    are older than that (`fileversion.settled`). Its last two fields are those times."""
-    st = path.stat()
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 @per_version(maxsize=16)

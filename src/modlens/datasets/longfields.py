@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import TextIO
 
-from modlens.datasets.fileversion import per_version
+from modlens.fileversion import per_version, stamp
 
 LONG_LINE = 1 << 20   # bytes: a line this long or longer is read here
 SCAN_BLOCK = 1 << 16  # bytes read at a time looking for one
@@ -42,9 +42,7 @@ def _has_long_line(path: str, _stamp: tuple[int, ...]) -> bool:
 
 def has_long_line(path: Path) -> bool:
     """Whether the file has a line of megabytes (checked once per file version: one pass over its bytes)."""
-    from modlens.datasets.base import _stamp  # (base imports this module) the version key of every per-file cache
-
-    return _has_long_line(str(path), _stamp(path))
+    return _has_long_line(str(path), stamp(path))
 
 
 def _line_breaks(text: str) -> int:

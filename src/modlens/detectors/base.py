@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from modlens.errors import ErrorKind, ModlensError
+from modlens.fileversion import settled, stamp
 from modlens.paths import hash_file
 
 if TYPE_CHECKING:
@@ -139,21 +140,26 @@ def scoring_config(config: dict[str, Any]) -> dict[str, Any]:
 
 def directory_hash(path: str | Path, patterns: Sequence[str] = ("*",)) -> str:
     """Short content hash of a model directory (file names and bytes), for versions. Read once per
-    version of its files (names, sizes, modification times): a detector, its heads and the attack
-    constraints that share an encoder each ask for the same folder's hash."""
+    version of its files (`fileversion.stamp`: device, inode, size, modification and change time; a
+    same-size rewrite with its old time set back, as `cp -p` or `rsync -t` leave it, is another version):
+    a detector, its heads and the attack constraints that share an encoder each ask for the same folder's
+    hash. Kept only once every file has `settled`: a folder with a file changed within the timestamps'
+    resolution of the ask is read again at the next."""
     root = Path(path)
     files = sorted({p for pat in patterns for p in root.rglob(pat) if p.is_file()})
-    stamps = tuple((str(p.relative_to(root)), st.st_mtime_ns, st.st_size) for p in files for st in [p.stat()])
-    return _hashed_files(str(root), stamps)
+    versions = tuple((str(p.relative_to(root)), stamp(p)) for p in files)
+    return (_hashed_files if all(settled(v) for _, v in versions) else _hash_files)(str(root), versions)
 
 
-@lru_cache(maxsize=32)
-def _hashed_files(root: str, stamps: tuple[tuple[str, int, int], ...]) -> str:
+def _hash_files(root: str, versions: tuple[tuple[str, tuple[int, ...]], ...]) -> str:
     h = hashlib.sha256()
-    for name, _mtime, _size in stamps:
+    for name, _version in versions:
         h.update(name.encode())
         hash_file(h, Path(root) / name)
     return h.hexdigest()[:12]
+
+
+_hashed_files = lru_cache(maxsize=32)(_hash_files)
 
 
 class DetectorUnavailable(ModlensError, RuntimeError):
