@@ -77,9 +77,11 @@ function show(st) {
   showTasks(st.tasks);
   const t = st.totals;
   for (const k of ["saved", "scored", "rated", "queued"]) $("t-" + k).textContent = t[k] ?? 0;
-  // dead letters: refused by the daemon for good, or collected for another study; kept, never sent
+  // dead letters: refused by the daemon for good, or collected for another study; kept, not sent again. Those set
+  // aside at a withdrawal may have been sent before it (their answer not yet come, or sent by a worker since
+  // restarted): the daemon may hold those, and the withdrawal covers them there
   $("not-delivered").hidden = !t.not_delivered;
-  $("not-delivered").textContent = `not delivered: ${t.not_delivered || 0} (refused by the daemon, or collected for another study, under an earlier consent text or before you withdrew consent; kept in the browser, not sent)`;
+  $("not-delivered").textContent = `not delivered: ${t.not_delivered || 0} (refused by the daemon, or collected for another study, under an earlier consent text or before you withdrew consent; kept in the browser, not sent again; any set aside at your withdrawal that the daemon received are covered by the withdrawal)`;
   // of those: collected under a consent text no longer in force (a consent counts for the text agreed to)
   $("consent-discarded").hidden = !t.consent_discarded;
   $("consent-discarded").textContent = `${t.consent_discarded || 0} discarded: collected under an earlier consent text`;
