@@ -106,3 +106,37 @@ SHARED_WITH_AN_ENGLISH_LEXICON = [("id", "Dia akan pergi dan kami yang bayar"), 
 @pytest.mark.parametrize("lang, text", SHARED_WITH_AN_ENGLISH_LEXICON)
 def test_unnamed_words_an_english_lexicon_also_lists_are_evidence_of_und(lang, text):
     assert languages.detect(text) == ["und"], lang
+
+
+# English disguised as NoisyHate's human writers disguise it: accents, Cyrillic look-alikes, both
+# (written for this test). Its letters are no language's: the words they spell are English. Every
+# one was `und`, and the drop-in refused the very comment it exists to audit
+DISGUISED_ENGLISH = ["Ŷou ǎre ţhe ẁorșt ṗerșon I hǎve ever ṃet, ģo ǎwǎy",
+                     "I wįll fįnd ẏou ǎnd ẏour fǎmįlẏ ǒne dǎẏ",
+                     "Yоu аrе ţhе ẃоrśt, gо kіll yоurśеlf nоẃ",
+                     "ţhiș iș ŵhy ňobody likeș ŷou, ŷou ǎre ǎ jǒke"]
+# words of the languages modlens cannot name that fold to an English function word (Czech `mě`, `ať`,
+# Polish `się` is no such word but `do` is plain, Romanian `în`, Vietnamese `đó`, `ăn`, `mẹ`, Turkish
+# `şu`): still no English. Russian in its own letters is read by its script, not folded
+FOLD_TO_ENGLISH_WORDS = [("cs", "Já vím, že mě nenávidíš, ať si myslíš cokoliv."),
+                         ("pl", "Już wiem, że mnie nienawidzisz, więc się do mnie nie odzywaj."),
+                         ("ro", "Ești în casă cu mama ta și nu știi nimic."),
+                         ("vi", "Tôi đi ăn, mẹ ở nhà, đó là tất cả."),
+                         ("tr", "Şu adam da bu işi bilir, ne yapalım, böyle işte."),
+                         ("ru", "Я не знаю, что ты от меня хочешь, иди домой.")]
+
+
+@pytest.mark.parametrize("text", DISGUISED_ENGLISH)
+def test_english_disguised_with_accents_and_look_alikes_is_english(text):
+    assert languages.detect(text) == ["en"]
+
+
+@pytest.mark.parametrize("lang, text", FOLD_TO_ENGLISH_WORDS)
+def test_a_real_language_whose_words_fold_to_english_keeps_its_detection(lang, text):
+    assert languages.detect(text) == (["ru"] if lang == "ru" else ["und"]), lang
+
+
+def test_disguised_english_is_scored_and_said_to_be_english(base):
+    status, got = _analyze(base, {"comment": {"text": DISGUISED_ENGLISH[0]}, "requestedAttributes": {"TOXICITY": {}}})
+    assert status == 200, got
+    assert got["detectedLanguages"] == ["en"] and "TOXICITY" in got["attributeScores"]

@@ -18,7 +18,8 @@ Vietnamese, ...) is not English either: at least `MIN_EVIDENCE` words written wi
 that neither the named languages nor English loanwords use (ł, ř, ş, å, ă, đ, ...), and at least
 `EVIDENCE_RATIO` times the English function words, make it `und`, not a named language whose
 letters some of its words share ("härifrån" is not German). A name or two ("Łukasz", "Erdoğan")
-in English stays English. Languages written in plain ASCII letters (or in letters German writes
+in English stays English, and so does English disguised with such letters ("ŷou ǎre ǎ jǒke"):
+folded by the normalizer's unicode step, its words are English by the same rule (`_disguised_english`). Languages written in plain ASCII letters (or in letters German writes
 too) give no such letter away: their common function words (`UNNAMED_WORDS`: Indonesian and Malay,
 Swahili, Hungarian, Finnish) are that evidence, the same `MIN_EVIDENCE` and `EVIDENCE_RATIO`
 apply; one an English dictionary also lists counts only where it is written in lowercase ("Sen.
@@ -41,6 +42,7 @@ import unicodedata
 from functools import cache
 
 from modlens.normalize.lexicon import load_lexicon
+from modlens.normalize.steps.unicode_fold import UnicodeFold
 
 ENGLISH = "en"
 UNDETERMINED = "und"  # BCP 47: no language could be determined
@@ -204,7 +206,25 @@ def detect(text: str) -> list[str]:
     evidence["es"] += any(mark in text for mark in OPENING_MARKS)
     lang, n = max(evidence.items(), key=lambda kv: kv[1])
     strong = n >= MIN_EVIDENCE and n >= EVIDENCE_RATIO * english
+    if strong and lang == UNDETERMINED and _disguised_english(words):
+        return [ENGLISH]
     return [lang if strong else ENGLISH]
+
+
+def _disguised_english(words: set[str]) -> bool:
+    """Are the unusual letters of `words` English in disguise ("ŷou ǎre ǎ jǒke", Cyrillic look-alikes
+    mixed in), as NoisyHate's human writers disguise it? Folded by the normalizer's own unicode step
+    (NFKC, its look-alike map, marks stripped), English must win by the rule another language must:
+    at least `MIN_EVIDENCE` English function words, and `EVIDENCE_RATIO` times as many as the words
+    the English lexicon does not list. Czech, Polish, Romanian or Vietnamese fold to words no English
+    lexicon lists (jsem, wiem, stiu, khong); their few that fold to an English word (mě, în, đó) do
+    not outweigh them. Only called when the unusual-letter rule would answer `und`: folding is the cost."""
+    lexicon = load_lexicon()
+    step = UnicodeFold()
+    folded = {step.fold(w, lexicon).lower() for w in words}
+    english = len(folded & ENGLISH_WORDS)
+    foreign = sum(w not in lexicon for w in folded - ENGLISH_WORDS)
+    return english >= MIN_EVIDENCE and english >= EVIDENCE_RATIO * foreign
 
 
 def base(code: str) -> str:
