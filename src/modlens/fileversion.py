@@ -4,13 +4,17 @@ whether it has a line of megabytes) and the hash of a model folder in a detector
 (`detectors.base.directory_hash`).
 
 A stamp tells two versions apart only when a write between them moves a time it holds. Timestamps come
-from a clock that may be coarse: one kernel tick on Linux before 6.13, a second or two on network and
-FAT file systems. A same-size rewrite in place within one tick of the version read keeps the whole stamp,
-and a cached result would be the old version's (a run would record as `file_digest` bytes it did not
-read; a changed model's scores would carry the old version). So, as git does with its racily clean
-entries, a result is kept only for a version whose times are more than `RACY_NS` before the moment it
-was read: a later write then gets later times, another stamp. A file changed within that window is read
-again at every ask until it has settled."""
+from a clock that may be coarse: one kernel tick on Linux before 6.13, two seconds on FAT. A same-size
+rewrite in place within one tick of the version read keeps the whole stamp, and a cached result would be
+the old version's (a run would record as `file_digest` bytes it did not read; a changed model's scores
+would carry the old version). So, as git does with its racily clean entries, a result is kept only for a
+version whose times are more than `RACY_NS` before the moment it was read: a later write then gets later
+times, another stamp. A file changed within that window is read again at every ask until it has settled.
+
+That holds on a local file system, whose times come from this machine's clock, the one `settled` compares
+them with. On a network file system (NFS, SMB) they come from the server's clock, which may run behind
+this one, and a client serves file attributes from its cache for seconds, so a same-size rewrite there
+may keep its stamp past `RACY_NS` and its old version's result be served: read a copy on a local disk."""
 from __future__ import annotations
 
 import os
