@@ -118,6 +118,8 @@ SLOW: dict[str, str] = {
         "loads the normalizer's lexicon and builds a report",
     "tests/test_attack_checks_unavailable.py::test_a_resumed_audit_attack_with_no_chunk_left_makes_the_checks_before_counting_them":
         "loads MiniLM and the normalizer's lexicon for its checks",
+    "tests/test_attack_checks_unavailable.py::test_rescore_says_which_attack_checks_it_could_not_make_and_what_makes_them":
+        "the first of its module to load the normalizer's lexicon when run alone (2.6-3.9 s)",
     "tests/test_audit_step_errors_exit.py::test_an_audit_whose_normalizer_failed_for_some_texts_says_so_and_exits_1":
         "loads profanity-check and the normalizer's lexicon",
     "tests/test_attack_recipes.py::test_every_recipe_on_profanity_check[toxictrap_combined_greedy]": "the recipe's whole search",
