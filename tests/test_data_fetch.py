@@ -243,3 +243,37 @@ def test_list_names_each_dataset_with_its_licence_and_where_it_is(server, capsys
                                                   for f in catalog.CATALOG["hatecheck"].files)
     assert rows["davidson"]["where"] == "shipped" and rows["sass"]["where"] == "not present"
     assert rows["civil-comments"]["licence"].startswith("CC0")
+
+
+def test_list_says_a_fetched_file_whose_bytes_no_longer_match_its_checksum(server, capsys, monkeypatch, tmp_path):
+    """`data list` said "fetched" from the files' names: a fetched file changed since (edited, truncated,
+    or left in place by a re-fetch whose download failed its checksum) read as the fetched dataset."""
+    assert main(["data", "fetch", "hatecheck", "--mirror", server.url, "--quiet"]) == 0
+    target = paths.fetched_data() / "hatecheck" / catalog.CATALOG["hatecheck"].files[0].path
+    altered = bytearray(target.read_bytes())
+    altered[500] ^= 1
+    target.write_bytes(bytes(altered))
+    capsys.readouterr()
+    assert main(["data", "list", "--json"]) == 0
+    row = {r["name"]: r for r in json.loads(capsys.readouterr().out)}["hatecheck"]
+    assert row["where"] == "changed" and row["changed_files"] == [catalog.CATALOG["hatecheck"].files[0].path]
+    assert main(["data", "list"]) == 0
+    out = capsys.readouterr().out
+    assert f"fetched, but {target.name} does not match its checksum" in out
+    assert "modlens data fetch hatecheck --force" in out
+
+    # a folder of $MODLENS_DATA has no SHA256SUMS: its files are checked against the catalog's pins
+    own = tmp_path / "own" / "davidson"
+    own.mkdir(parents=True)
+    bad = bytearray(SHIPPED["davidson/labeled_data.csv"])
+    bad[10] ^= 1
+    (own / "labeled_data.csv").write_bytes(bytes(bad))
+    monkeypatch.setenv(paths.DATA_ENV, str(own.parent))
+    assert main(["data", "list", "--json"]) == 0
+    row = {r["name"]: r for r in json.loads(capsys.readouterr().out)}["davidson"]
+    assert row["where"] == "changed" and row["changed_files"] == ["labeled_data.csv"]
+
+    (own / "labeled_data.csv").write_bytes(SHIPPED["davidson/labeled_data.csv"])  # the right bytes: present
+    assert main(["data", "list", "--json"]) == 0
+    row = {r["name"]: r for r in json.loads(capsys.readouterr().out)}["davidson"]
+    assert row["where"] == f"${paths.DATA_ENV}" and row["changed_files"] == []

@@ -1,7 +1,9 @@
 """list the datasets modlens knows, or download their full public versions
 
 `modlens data list [--json]` shows each dataset: what it is, where it is here (in $MODLENS_DATA,
-fetched, shipped with modlens, or not present), its size, licence and citation.
+fetched, shipped with modlens, or not present), its size, licence and citation. A folder whose
+files are all there is checked by their bytes: a file whose SHA-256 is not the one its fetch
+recorded (SHA256SUMS), else the catalog's pin, makes it "changed", naming the file.
 `modlens data fetch NAME … [--dest DIR]` downloads into the fetched-data folder, where the dataset
 shorthands (`modlens audit hatecheck`, …) find it before the shipped copies. Exit status: 2 for
 a wrong name or option, 1 when a download fails or its checksum does not match.
@@ -54,6 +56,7 @@ def describe(entry: catalog.DatasetEntry) -> dict[str, Any]:
     shipped = paths.shipped_data() / entry.name
     return {"name": entry.name, "title": entry.title, "description": entry.description,
             "where": where.kind, "path": str(where.path) if where.path else None, "size_bytes": where.size,
+            "changed_files": where.changed,
             "shipped": entry.shipped, "shipped_path": str(shipped) if shipped.is_dir() else None,
             "licence": entry.licence, "licence_url": entry.licence_url, "citation": entry.citation,
             "homepage": entry.homepage, "note": entry.note or None,
@@ -69,6 +72,17 @@ def human_size(n: float) -> str:
     return ""
 
 
+def changed_line(row: dict[str, Any], size: str) -> str:
+    """A dataset folder whose files are all there, some with other bytes than their checksum says."""
+    from modlens.datasets.fetch import LOCK_FILE
+
+    origin = "fetched" if row["path"] == str(paths.fetched_data() / row["name"]) else f"in ${paths.DATA_ENV}"
+    files = row["changed_files"]
+    verb = "does not match its checksum" if len(files) == 1 else "do not match their checksums"
+    return (f"{origin}, but {', '.join(files)} {verb} (recorded in {LOCK_FILE} by its fetch, else pinned in the "
+            f"catalog): {row['path']} {size}; `modlens data fetch {row['name']} --force` fetches it again")
+
+
 def list_datasets(as_json: bool) -> int:
     rows = [describe(e) for e in catalog.CATALOG.values()]
     if as_json:
@@ -79,6 +93,7 @@ def list_datasets(as_json: bool) -> int:
         where = {"shipped": f"shipped copy, {row['shipped']}: {row['path']} {size}",
                  "not present": f"not present (`modlens data fetch {row['name']}`)",
                  "partial": f"partly fetched: {row['path']} {size} (`modlens data fetch {row['name']}` resumes)",
+                 "changed": changed_line(row, size),
                  }.get(row["where"], f"{row['where']}: {row['path']} {size}")
         pins = sum(1 for f in row["files"] if f["sha256"] or f["git_blob"])
         print(f"{row['name']} — {row['title']}: {row['description']}")

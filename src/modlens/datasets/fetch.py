@@ -14,7 +14,7 @@ import shutil
 import sys
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -248,9 +248,28 @@ def write_note(entry: DatasetEntry, folder: Path, hashes: dict[str, str], mirror
 # --- where a dataset is on this machine --------------------------------------------------------
 @dataclass
 class Location:
-    kind: str            # "$MODLENS_DATA", "fetched", "partial", "shipped", "not present"
+    kind: str            # "$MODLENS_DATA", "fetched", "changed", "partial", "shipped", "not present"
     path: Path | None
     size: int            # bytes of the dataset's files found there
+    changed: list[str] = field(default_factory=list)  # "changed": its files whose bytes fail their checksum
+
+
+def changed_files(entry: DatasetEntry, folder: Path) -> list[str]:
+    """The dataset's files in `folder` whose bytes are not those they were checked as: the SHA-256
+    its fetch recorded there (SHA256SUMS, which a --sha256 override wrote too), else the catalog's
+    pin (sha256, or the upstream git blob id). Read from the bytes, so a file edited, truncated, or
+    left in place by a re-fetch whose download failed its checksum is not taken for the dataset."""
+    recorded = read_lock(folder)
+    changed = []
+    for file in entry.files:
+        path = folder / file.path
+        expected = recorded.get(file.path) or file.sha256
+        if expected is not None:
+            if sha256_of(path) != expected:
+                changed.append(file.path)
+        elif file.git_blob and git_blob_of(path) != file.git_blob:
+            changed.append(file.path)
+    return changed
 
 
 def locate(entry: DatasetEntry) -> Location:
@@ -266,6 +285,8 @@ def locate(entry: DatasetEntry) -> Location:
         present = [folder / f.path for f in entry.files if (folder / f.path).is_file()]
         size = sum(p.stat().st_size for p in present)
         if len(present) == len(entry.files):
+            if changed := changed_files(entry, folder):
+                return Location("changed", folder, size, changed)
             kind = "fetched" if root == paths.fetched_data() else f"${paths.DATA_ENV}"
             return Location(kind, folder, size)
         if present or any(folder.glob("*.part")):
