@@ -12,6 +12,13 @@
   const TWEET = 'article[data-testid="tweet"]';
   const AVATAR = '[data-testid="Tweet-User-Avatar"], [data-testid^="UserAvatar-Container"]';
   const cellKeys = new WeakMap(); // cell -> status id last seen in it (cells are emptied when far away)
+  // A post that quotes another draws the quoted post as a card inside its own article, with that
+  // post's User-Name, time, text and "Replying to": none of them is the quoting post's.
+  const QUOTED = 'div[role="link"]';
+  const notQuoted = (el) => (n) => { const card = n.closest(QUOTED); return !card || !el.contains(card); };
+  /** The first `sel` of post `el`'s own, outside a quoted post's card. */
+  const ownOf = (el, sel) => [...el.querySelectorAll(sel)].find(notQuoted(el)) || null;
+  const TEXT = '[data-testid="tweetText"]';
 
   function statusOf(link) {
     const m = link && new URL(link.getAttribute("href"), location.href).pathname.match(STATUS);
@@ -63,7 +70,7 @@
   }
 
   function replyingTo(el) {
-    const label = [...el.querySelectorAll("div, span")].find((n) => /^\s*Replying to\b/i.test(n.textContent || "") && n.querySelector("a[href^='/']"));
+    const label = [...el.querySelectorAll("div, span")].filter(notQuoted(el)).find((n) => /^\s*Replying to\b/i.test(n.textContent || "") && n.querySelector("a[href^='/']"));
     if (!label) return null;
     const handle = (label.querySelector("a[href^='/']").getAttribute("href") || "").replace(/^\//, "").split("/")[0].toLowerCase();
     for (const c of earlierCells(el)) if (c.tweet && c.id && (handleOf(c.tweet) || "").toLowerCase() === handle) return c.id;
@@ -122,7 +129,8 @@
         // last resort: the first status link of the post
         { via: "status link", find: (el) => remember(el, (statusOf(el.querySelector("a[href*='/status/']")) || {}).id) },
       ],
-      text: ['[data-testid="tweetText"]'],
+      // the post's own text; one that only quotes another post has none (skipped, counted)
+      text: [{ via: TEXT, find: (el) => ownOf(el, TEXT) }],
       author: [
         { via: "User-Name link", sel: '[data-testid="User-Name"] a[href^="/"]', value: (n) => (n.getAttribute("href") || "").replace(/^\//, "").split("/")[0] || ns.textOf(n) },
         // last resort: the handle in the post's own status link target
@@ -135,7 +143,7 @@
       ],
       time: ["time[datetime]"],
     },
-    markerAnchor: (el) => el.querySelector('[data-testid="tweetText"]'),
+    markerAnchor: (el) => ownOf(el, TEXT),
     // photos attached to the post (the avatar is an <img> too, but outside tweetPhoto and small)
     media: '[data-testid="tweetPhoto"] img',
   });
