@@ -50,9 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remote: bool, can_join: bool,
                  perspective_only: bool = False, study_dir: Path | None = None,
-                 perspective_proxy: int | None = None, started_on: StartedOn | None = None) -> int | None:
+                 perspective_proxy: int | None = None, started_on: StartedOn | None = None,
+                 study_files: dict[str, str | None] | None = None) -> int | None:
     """Serve until SIGINT/SIGTERM (-> None) or until the extension joined a study (-> the port
-    to serve it on: the same one, so the extension reconnects where it was)."""
+    to serve it on: the same one, so the extension reconnects where it was). `study_files`: the
+    digests of the study's files taken before it was read (`study.folder.study_file_digests`), kept
+    in the runtime file for `modlens status` to say when they changed since."""
     from aiohttp import web
 
     from modlens.daemon.app import ENGINE, create_app
@@ -87,7 +90,7 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     write_runtime({"host": host, "port": bound_port, "pid": os.getpid(), "db": str(db),
-                   "url": url, "study_id": study.study_id,
+                   "url": url, "study_id": study.study_id, "study_files": study_files or {},
                    "started_at": datetime.now(UTC).isoformat(timespec="seconds")})
 
     from modlens import heap
@@ -132,7 +135,9 @@ async def _serve(study: StudyConfig, db: Path, host: str, port: int, allow_remot
 
 
 def run(args: argparse.Namespace) -> int:
+    from modlens import paths
     from modlens.live.run import served_study
+    from modlens.study.folder import STUDY_FILE, study_file_digests
     from modlens.pairing import ensure
     from modlens.studylog.connection import StudyLogError
 
@@ -151,13 +156,16 @@ def run(args: argparse.Namespace) -> int:
         while port is not None:  # not None again: the extension joined a study; serve that one
             # the joined pack the study comes from is read with it, in one snapshot (`served_study`): an
             # extension's join of any other pack (one joined since at a terminal too) restarts on it
+            # before the study is read: an edit landing while it is read then shows as a change (a
+            # restart too many), never as none while the daemon serves the older bytes
+            study_files = study_file_digests(args.config if args.config is not None else paths.home() / STUDY_FILE)
             study, study_dir, lines, pack = served_study(args.config, perspective_only=args.perspective_only)
             for n, line in enumerate(lines):
                 print(f"  {line}" if n else f"modlens: {line}", flush=True)
             port = asyncio.run(_serve(study, db, args.host, port, args.allow_remote,
                                       can_join=args.config is None, perspective_only=args.perspective_only,
                                       study_dir=study_dir, perspective_proxy=args.perspective_proxy,
-                                      started_on=pack))
+                                      started_on=pack, study_files=study_files))
         return 0
     except StudyLogError as err:
         raise CliError(str(err), kind=ErrorKind.FAILED) from None

@@ -6,6 +6,9 @@ cannot read as a study log (another schema version, not a study log) is named wi
 not called missing. A daemon that answers but refuses this home's pairing token (it checks the token
 of the MODLENS_HOME it was started with) is said to run, at its address, with the token file status
 presented and the daemon's study log; the counts are then read from the log, and status exits 1.
+A daemon serves the study it read at its start: when a file that makes the study (study.toml, the
+files beside it, the item set and assignment) was edited, added or removed since, status names it
+and says to restart `modlens serve` to apply it (`--json`: `study_files_changed`).
 """
 from __future__ import annotations
 
@@ -128,6 +131,10 @@ def run(args: argparse.Namespace) -> int:
         except (urllib.error.URLError, OSError, ValueError) as err:
             report = {"running": False, "error": f"daemon pid {info.get('pid')} listed in {paths.runtime_file()} "
                                                  f"does not answer: {err}"}
+    if report["running"]:  # what it serves was read at its start: an edit since changes nothing it does
+        from modlens.study.folder import changed_study_files
+
+        report["study_files_changed"] = changed_study_files((info or {}).get("study_files") or {})
     answered = report["running"] and "refused" not in report
     if not answered:  # the counts straight from the log, read-only
         db = Path(args.db) if args.db else Path((info or {}).get("db") or paths.default_db())
@@ -140,6 +147,9 @@ def run(args: argparse.Namespace) -> int:
         print(refused_line(report))
     elif report["running"]:
         print(f"daemon: running (pid {report['pid']}) at {report['url']}, study {report['study_id']!r}")
+        if report["study_files_changed"]:
+            print(f"  study files changed since `modlens serve` started: {', '.join(report['study_files_changed'])}; "
+                  "the daemon serves the study it read then: restart `modlens serve` to apply")
         for d in report["detectors"]:
             extra = f" {d['version']}" if d.get("version") else f" — {inline_fix(d['message'], d['fix'])}"
             print(f"  detector {d['name']}: {d['status']}{extra}")

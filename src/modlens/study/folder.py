@@ -3,6 +3,7 @@ consent.md, calibration.toml and tasks.toml), read as one study configuration. E
 validation, with the file each top-level key came from)."""
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import tomllib
@@ -57,6 +58,38 @@ def _toml(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as err:
         raise StudyConfigError(f"{path}: cannot read: {getattr(err, 'strerror', None) or err}",
                                fix="give a readable UTF-8 text file") from None
+
+
+def study_file_digests(path: str | Path) -> dict[str, str | None]:
+    """The sha256 of each file that makes the study at `path` (a study.toml or its folder), by path:
+    the study file, the side files beside it and the item set and assignment there; None for one that
+    is not there. `modlens serve` takes them before it reads the study, `modlens status` again later
+    (`changed_study_files`): the daemon serves what it read at start, whatever an edit made of them since."""
+    from modlens.study import assignment, itemset
+
+    root = Path(path)
+    study_file = root / STUDY_FILE if root.is_dir() else root
+    folder = study_file.parent
+    files = [study_file, *(folder / name for name in (CONSENT_FILE, *SIDE_FILES, itemset.FILE, assignment.FILE))]
+    digests: dict[str, str | None] = {}
+    for f in files:
+        try:
+            digests[str(f)] = hashlib.sha256(f.read_bytes()).hexdigest()
+        except FileNotFoundError:
+            digests[str(f)] = None
+        except OSError as err:  # unreadable now: not the bytes it read, so said to have changed
+            digests[str(f)] = f"unreadable: {err.strerror or err}"
+    return digests
+
+
+def changed_study_files(recorded: dict[str, str | None]) -> list[str]:
+    """The files of `recorded` (`study_file_digests` at serve's start) whose bytes differ now, or that
+    appeared or went away since, in its order."""
+    if not recorded:
+        return []
+    any_file = next(iter(recorded))
+    now = study_file_digests(any_file)
+    return [f for f, digest in recorded.items() if now.get(f, digest) != digest]
 
 
 def load(path: str | Path | None) -> StudyConfig:
