@@ -151,3 +151,19 @@ def test_web_ext_lint_finds_no_error_in_the_firefox_build(tmp_path):
     errors = [f"{m['code']} {m.get('file', '')}: {m['message']}" for m in report["errors"]]
     assert errors == [], "web-ext lint errors in the Firefox build:\n" + "\n".join(errors)
     assert report["summary"]["errors"] == 0
+
+
+def test_a_build_that_fails_part_way_leaves_the_archive_that_was_there_whole(tmp_path, capsys):
+    """A file that could not be read part-way through an archive stopped the build with the archive
+    written up to that file under its store name, in place of the one built before: a truncated
+    zip that looked like a build. The archive is now written beside it and renamed once whole."""
+    source = tmp_path / "extension"
+    shutil.copytree(SOURCE, source, ignore=shutil.ignore_patterns(*extension_build.EXCLUDED_DIRS))
+    out = tmp_path / "dist"
+    assert main(["extension", "build", "--out", str(out), "--source", str(source), "--browser", "chromium"]) == 0
+    built = {p.name: p.read_bytes() for p in out.iterdir()}
+    (source / "zz-unreadable.js").symlink_to("/proc/self/mem")  # a regular file whose read fails (EIO)
+    assert main(["extension", "build", "--out", str(out), "--source", str(source), "--browser", "chromium"]) == 1
+    err = capsys.readouterr().err
+    assert "zz-unreadable.js" in err and "the archive there before was left as it was" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == built

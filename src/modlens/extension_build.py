@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import zipfile
 from importlib import resources
 from pathlib import Path
@@ -85,17 +86,35 @@ def archive_name(browser: str, manifest: Manifest) -> str:
     return f"modlens-extension-{manifest.get('version', '0')}-{browser}.{ARCHIVE_SUFFIX[browser]}"
 
 
+class ArchiveError(OSError):
+    """An archive that could not be written whole: which file, and that what was at its name is kept."""
+
+
 def write_archive(source: Path, target: Path, browser: str) -> Path:
-    """One store archive: every shipped file as is, manifest.json rewritten for `browser`."""
+    """One store archive: every shipped file as is, manifest.json rewritten for `browser`. Written
+    beside `target` and renamed once whole, so a build that stops part-way (a file it cannot read,
+    a full disk) leaves no truncated archive under the store name, and the one built before whole."""
     manifest = json.loads((source / "manifest.json").read_text(encoding="utf-8"))
     tweaked = (json.dumps(manifest_for(browser, manifest), indent=2, ensure_ascii=False) + "\n").encode()
-    with zipfile.ZipFile(target, "w") as archive:
-        for rel in package_files(source):
-            info = zipfile.ZipInfo(rel, date_time=FIXED_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.create_system = 3  # unix, whatever builds it, so the mode bits below mean the same
-            info.external_attr = 0o644 << 16
-            archive.writestr(info, tweaked if rel == "manifest.json" else (source / rel).read_bytes())
+    partial = target.with_name(target.name + ".part")
+    reading: Path | None = None  # the source file being read, when a read is what failed
+    try:
+        with zipfile.ZipFile(partial, "w") as archive:
+            for rel in package_files(source):
+                info = zipfile.ZipInfo(rel, date_time=FIXED_TIME)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.create_system = 3  # unix, whatever builds it, so the mode bits below mean the same
+                info.external_attr = 0o644 << 16
+                reading = source / rel
+                data = tweaked if rel == "manifest.json" else reading.read_bytes()
+                reading = None
+                archive.writestr(info, data)
+        os.replace(partial, target)
+    except OSError as err:
+        partial.unlink(missing_ok=True)
+        kept = "the archive there before was left as it was" if target.exists() else "nothing was written there"
+        what = f"cannot read {reading}" if reading else f"cannot write {target}"
+        raise ArchiveError(f"{what}: {err.strerror or err}; {kept}") from err
     return target
 
 

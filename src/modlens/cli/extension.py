@@ -1,7 +1,9 @@
 """build the browser extension's store archives, or print its folder
 
 `modlens extension build --out DIR` writes a Chromium zip (Chrome Web Store) and a Firefox
-.xpi (addons.mozilla.org) from the same files; only manifest.json differs per browser.
+.xpi (addons.mozilla.org) from the same files; only manifest.json differs per browser. Each is
+written beside its name and renamed once whole: a build that stops (a file it cannot read, a full
+disk; exit 1) leaves the archive built before as it was.
 `modlens extension path` prints the unpacked folder to load for development.
 """
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 
 from modlens import extension_build
 from modlens.cli.common import CliError
+from modlens.errors import ErrorKind
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
             return 0
         browsers = tuple(dict.fromkeys(args.browser)) if args.browser else extension_build.BROWSERS
         archives = extension_build.build(source, Path(args.out), browsers)
+    except extension_build.ArchiveError as err:  # a source file it could not read, a full disk: exit 1
+        raise CliError(str(err), kind=ErrorKind.FAILED) from None
     except (OSError, ValueError) as err:  # missing folder, --out is a file, unreadable manifest
         raise CliError(str(err)) from None
     for archive in archives:
