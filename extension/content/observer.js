@@ -212,7 +212,9 @@
       if (shown) record.time_shown = shown.value; else record.missing.push("time");
       // images attached to the comment (adapter `media`: one selector; its own subtree only, big
       // enough to be an attachment): their URLs; the worker fetches them when the study collects media
-      if (a.media) record.media = this.guard("media", () => ns.attachedImageUrls(el, a.media, (n) => n.closest(a.comments) === el), []) || [];
+      // (adapter `ownPart(el, node)`: false for a part of the comment that is not its own, X's quoted post)
+      const own = (n) => n.closest(a.comments) === el && (!a.ownPart || a.ownPart(el, n));
+      if (a.media) record.media = this.guard("media", () => ns.attachedImageUrls(el, a.media, own), []) || [];
       return record;
     }
 

@@ -144,8 +144,10 @@
       time: ["time[datetime]"],
     },
     markerAnchor: (el) => ownOf(el, TEXT),
-    // photos attached to the post (the avatar is an <img> too, but outside tweetPhoto and small)
+    // photos attached to the post (the avatar is an <img> too, but outside tweetPhoto and small);
+    // a quoted post's photos are that post's
     media: '[data-testid="tweetPhoto"] img',
+    ownPart: (el, node) => notQuoted(el)(node),
   });
 })(globalThis.modlens);
 // Tested on (markup imitated by tests/fixtures/sites/x-thread, x-chain):
