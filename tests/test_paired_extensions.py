@@ -67,6 +67,18 @@ def test_a_bad_extension_id_is_a_clear_error(modlens_home, capsys):
         assert pairing.extension_origin(text) == origin
 
 
+def test_rotate_with_a_bad_extension_id_rotates_nothing(modlens_home, capsys):
+    """`pair --rotate --extension BAD` replaced the token and unpaired every extension, then exited 2
+    on the id, printing no new token: the error read as if nothing had happened while every paired
+    client was cut off. The id is checked first: nothing changes."""
+    assert main(["pair", "--extension", FIREFOX]) == 0
+    token = pairing.read()
+    capsys.readouterr()
+    assert main(["pair", "--rotate", "--extension", "https://evil.example"]) == 2
+    assert "is not an extension id" in capsys.readouterr().err
+    assert pairing.read() == token and pairing.paired_extensions() == [FIREFOX]
+
+
 def test_an_unreadable_pairing_file_opens_nothing(modlens_home):
     pairing.extensions_file().write_text("{not json", encoding="utf-8")
     refusal = handshake(EXT_ORIGIN)

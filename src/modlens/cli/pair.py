@@ -7,7 +7,8 @@ so a bot or a research tool never holds the token that pairs the browser extensi
 
 The daemon also admits only the extensions it was paired with: the copy `modlens browse` loads,
 the first extension to connect while none is paired, and each one added with `--extension ORIGIN`
-(a second browser or profile: its options page shows its origin). `--rotate` forgets them all.
+(a second browser or profile: its options page shows its origin). `--rotate` forgets them all;
+an `--extension` that is not an extension's origin is refused before `--rotate` changes anything.
 """
 from __future__ import annotations
 
@@ -32,12 +33,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.api_key:
         return _api_key(args)
+    fix = "copy the origin from the extension's options page; `modlens pair --rotate` pairs anew"
+    try:  # a bad origin is said before --rotate replaces anything: an error means nothing changed
+        origin = pairing.extension_origin(args.extension) if args.extension else None
+    except ValueError as err:
+        raise CliError(str(err), fix=fix) from None
     token = pairing.rotate() if args.rotate else pairing.ensure()
     try:
-        extensions = pairing.pair_extension(args.extension) if args.extension else pairing.paired_extensions()
-    except ValueError as err:  # a bad origin, or an unreadable file of paired extensions
-        raise CliError(str(err), fix="copy the origin from the extension's options page; "
-                                     "`modlens pair --rotate` pairs anew") from None
+        extensions = pairing.pair_extension(origin) if origin else pairing.paired_extensions()
+    except ValueError as err:  # an unreadable file of paired extensions
+        raise CliError(str(err), fix=fix) from None
     url = daemon_url()
     if args.json:
         print(json.dumps({"token": token, "path": str(paths.token_file()), "url": url, "rotated": args.rotate,
