@@ -14,6 +14,7 @@ import asyncio
 import logging
 import os
 import signal
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -160,6 +161,8 @@ def run(args: argparse.Namespace) -> int:
             # restart too many), never as none while the daemon serves the older bytes
             study_files = study_file_digests(args.config if args.config is not None else paths.home() / STUDY_FILE)
             study, study_dir, lines, pack = served_study(args.config, perspective_only=args.perspective_only)
+            if pack is not None:  # a join of this pack restarts when its files are not those read here
+                pack = replace(pack, study_files=study_files)
             for n, line in enumerate(lines):
                 print(f"  {line}" if n else f"modlens: {line}", flush=True)
             port = asyncio.run(_serve(study, db, args.host, port, args.allow_remote,

@@ -145,6 +145,9 @@ SLOW: dict[str, str] = {
     "tests/test_study_load.py::test_serve_loads_the_folders_gold_tasks_and_consent_however_it_is_named": "starts `modlens serve`",
     "tests/test_readme_first_screen.py::test_serve_prints_the_log_path_the_address_and_how_to_pair": "starts `modlens serve`",
     "tests/test_join_from_extension.py::test_serve_joins_a_pack_from_the_extension_and_restarts_on_it": "`modlens serve`, twice",
+    "tests/test_join_from_extension.py::test_a_hand_edited_joined_study_is_restarted_on_when_its_pack_is_joined_again_from_the_extension":
+        "`modlens serve`, twice",
+    "tests/test_status_study_edited.py": "a real `modlens serve` process",
     "tests/test_perspective_logging.py::test_a_killed_daemon_keeps_every_call_it_answered": "kills a daemon process",
     "tests/test_report_reads_only.py::test_same_json_with_no_model_importable": "a second interpreter without the models",
     "tests/test_report_tables.py::test_csv_and_latex_carry_exactly_the_html_reports_figures": "renders the report three ways",

@@ -383,3 +383,43 @@ def test_serve_starts_on_the_pack_of_the_study_it_serves_when_a_join_lands_at_it
     answer = join_study(JoinStudy(id="j1", pack=p1, file_name="p1.modlens"), study, can_join=True,
                         running_pack=started_on)
     assert answer.restarting is True  # P1 is not what runs
+
+
+def test_a_hand_edited_joined_study_is_restarted_on_when_its_pack_is_joined_again_from_the_extension(
+        tmp_path, modlens_home):
+    # serve started on pack P's study, its consent text edited by hand in study.toml before; joining P again from the
+    # options page wrote P's files back and answered restarting: false ("It was already the daemon's
+    # study") while the daemon went on with the edited text. It restarts on P's files now
+    from modlens.cli import main as cli_main
+
+    text = _pack_text(tmp_path, "pilot")
+    first = tmp_path / "p.modlens"
+    first.write_text(text, encoding="utf-8")
+    assert cli_main(["join", str(first)]) == 0
+    study = modlens_home / "study.toml"
+    assert study.read_text().count('consent_text = "') == 1
+    study.write_text(study.read_text().replace('consent_text = "', 'consent_text = "Edited by hand. ', 1))
+    proc, info = serve_process(modlens_home, "--db", str(tmp_path / "study.sqlite"), timeout=120)
+    token = pairing.ensure()
+    try:
+        async def scenario() -> None:
+            client, ok = await _hello(info["url"], token)
+            assert "Edited by hand" in ok["study"]["consent_text"]  # the daemon serves the edit
+            answer = await client.request(_join_msg("j1", text), "join_study_ok")
+            assert answer["type"] == "join_study_ok" and answer["restarting"] is True, answer
+            await asyncio.wait_for(client.ws.wait_closed(), 30)
+
+        asyncio.run(scenario())
+        again = _wait_for_restart(modlens_home, proc.pid)
+
+        async def after_restart() -> None:
+            client, ok = await _hello(again["url"], token)
+            assert "Edited by hand" not in ok["study"]["consent_text"]  # P's own text, as the answer said
+            same = await client.request(_join_msg("j2", text), "join_study_ok")
+            assert same["restarting"] is False  # P's files, read at this start: truly the daemon's study
+            await client.ws.close()
+
+        asyncio.run(after_restart())
+    finally:
+        proc.terminate()
+        proc.wait(30)

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from modlens import protocol as p
 from modlens.config import StudyConfig
 from modlens.errors import with_fix
 from modlens.protocol import ErrorCode, ProtocolError
+from modlens.study.folder import changed_study_files
 from modlens.study.join import all_destinations, join_from_extension
 from modlens.study.join_recovery import JoinError
 from modlens.study.pack import PACK_MAX_BYTES
@@ -42,9 +43,13 @@ def is_join_frame(raw: str | bytes) -> bool:
 class StartedOn:
     """The joined pack a daemon serves: its sha256 and the remote destinations accepted for it, as
     `joined-study.json` said in the snapshot the daemon's study was read from. A join of this very pack (with the same
-    destinations) changes nothing the daemon runs; any other one needs a restart."""
+    destinations) changes nothing the daemon runs; any other one needs a restart. `study_files`: the
+    digests of the study's files taken before the daemon read them (`study.folder.study_file_digests`;
+    empty: not known): a join that leaves them otherwise (a hand edit the daemon read, written over
+    with the pack's own files) needs a restart too."""
     pack_sha256: str
     accepted_remote: tuple[str, ...]
+    study_files: dict[str, str | None] = field(default_factory=dict, compare=False, hash=False)
 
 
 def started_on(record: dict[str, Any] | None) -> StartedOn | None:
@@ -74,7 +79,8 @@ def join_study(msg: p.JoinStudy, running: StudyConfig, *, can_join: bool,
     # what the join wrote, against what the daemon runs (in memory, since its start), not against
     # the files on disk: a terminal join may have changed them meanwhile
     now = StartedOn(pack.sha256, tuple(sorted(all_destinations(pack.study) - set(joined.remote_off))))
-    restarting = now != running_pack
+    # and the study's files, which the join wrote, against those the daemon read at its start
+    restarting = now != running_pack or bool(running_pack and changed_study_files(running_pack.study_files))
     log.info("joined study %s from the extension (%s)", pack.study_id, "restarting" if restarting else "unchanged")
     return p.JoinStudyOk(id=msg.id, study_id=pack.study_id, title=pack.study.title, tasks=len(pack.study.tasks),
                          restarting=restarting, signer=joined.signer, remote_off=joined.remote_off)

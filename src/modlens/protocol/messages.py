@@ -438,7 +438,9 @@ class JoinStudyOk(Message):
                                          "reconnect and the next `hello_ok` carries the new study. false: the "
                                          "daemon already runs this very pack (the pack of the study it serves, read "
                                          "with that study's files when it started, with the same remote "
-                                         "detectors accepted), whatever was joined on disk since")
+                                         "detectors accepted, and the study's files as the join left them are "
+                                         "those it read then, not edited by hand before), whatever was joined "
+                                         "on disk since")
     signer: str = Field(description="fingerprint of the researcher key that signed the pack (`ed25519:...`), for "
                                     "the participant to compare with the one the researcher published; an "
                                     "unsigned pack is refused here (`modlens join FILE --allow-unsigned` joins one)")
