@@ -17,7 +17,7 @@
   const QUOTED = 'div[role="link"]';
   const notQuoted = (el) => (n) => { const card = n.closest(QUOTED); return !card || !el.contains(card); };
   /** The first `sel` of post `el`'s own, outside a quoted post's card. */
-  const ownOf = (el, sel) => [...el.querySelectorAll(sel)].find(notQuoted(el)) || null;
+  const ownOf = (el, sel) => [...el.querySelectorAll(sel)].find((n) => n.closest(TWEET) === el && notQuoted(el)(n)) || null;
   const TEXT = '[data-testid="tweetText"]';
 
   function statusOf(link) {
