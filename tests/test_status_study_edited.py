@@ -12,9 +12,11 @@ from modlens.cli import main
 from daemon_helpers import serve_process, write_study
 
 
-def test_status_says_when_the_study_files_changed_since_serve_started(tmp_path, modlens_home, capsys):
+def test_status_says_when_the_study_files_changed_since_serve_started(tmp_path, modlens_home, capsys, monkeypatch):
     study = write_study(tmp_path / "study.toml", [])
-    proc, _ = serve_process(modlens_home, "--config", str(study), "--db", str(tmp_path / "log.sqlite"))
+    monkeypatch.chdir(tmp_path)  # serve is given the study relative to its directory; status runs elsewhere
+    proc, _ = serve_process(modlens_home, "--config", "study.toml", "--db", str(tmp_path / "log.sqlite"))
+    monkeypatch.chdir(modlens_home)
     try:
         assert main(["status"]) == 0
         assert "changed since" not in capsys.readouterr().out  # the files are the ones it read

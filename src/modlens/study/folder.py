@@ -67,7 +67,7 @@ def study_file_digests(path: str | Path) -> dict[str, str | None]:
     (`changed_study_files`): the daemon serves what it read at start, whatever an edit made of them since."""
     from modlens.study import assignment, itemset
 
-    root = Path(path)
+    root = Path(path).absolute()  # `modlens status` may run in another directory than serve
     study_file = root / STUDY_FILE if root.is_dir() else root
     folder = study_file.parent
     files = [study_file, *(folder / name for name in (CONSENT_FILE, *SIDE_FILES, itemset.FILE, assignment.FILE))]
