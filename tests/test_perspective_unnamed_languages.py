@@ -83,11 +83,12 @@ def test_the_response_does_not_say_english_for_a_plain_ascii_language(base, lang
 
 # words English or a named language writes are no evidence of a language modlens cannot name:
 # Dutch "van dan kun", Portuguese "sem dia", English "mint pale" once made these `und`. Nor are names and
-# abbreviations an English comment capitalises that are also such words (Sen., WA, AZ, Sana, Jo, Meg):
-# three of them made the last three `und` and refused, not scored
+# abbreviations an English comment capitalises inside a sentence that are also such words (Sen., WA, AZ,
+# Sana, Jo, Meg): three of them made the last four `und` and refused, not scored. A name after a title's
+# period ("Sen. Sana") is inside the sentence: taken for a sentence start, the last was `und`
 WORDS_OTHERS_WRITE = ["Ik ben van hem, dan kun je gaan", "Nem sei, sem dia bom", "Jo, Meg and Dan, van pale mint",
                       "Sen. Murray (WA) and Sen. Kelly (AZ)", "Sana, Jo and Meg went home",
-                      "Sen. Cantwell, WA; Sen. Kelly, AZ"]
+                      "Sen. Cantwell, WA; Sen. Kelly, AZ", "Dr. Jo March, Mrs. Meg Brooke, Sen. Sana Kelly"]
 
 
 @pytest.mark.parametrize("text", WORDS_OTHERS_WRITE)
@@ -103,7 +104,17 @@ SHARED_WITH_AN_ENGLISH_LEXICON = [("id", "Dia akan pergi dan kami yang bayar"), 
                                   ("fi", "ole hyvä se on vain sen")]
 
 
-@pytest.mark.parametrize("lang, text", SHARED_WITH_AN_ENGLISH_LEXICON)
+# ... and so they are where a sentence starts with one, or the whole comment is in capitals: a shared
+# word counted only where written in lowercase made all of these but the Swahili one in sentence case
+# (and the Turkish one, whose third unusual word is its opening "Sen") `en`, scored as English, not refused
+SHARED_CAPITALISED = ([(lang, text[0].upper() + text[1:]) for lang, text in SHARED_WITH_AN_ENGLISH_LEXICON
+                       if text[0].islower()]
+                      + [(lang, text.upper()) for lang, text in SHARED_WITH_AN_ENGLISH_LEXICON]
+                      + [("id", "Dia pergi. Yang bayar dan akan kami"),
+                         ("tr", "Sen tam bir aptalsın, kimse seni sevmiyor, artık sus")])
+
+
+@pytest.mark.parametrize("lang, text", SHARED_WITH_AN_ENGLISH_LEXICON + SHARED_CAPITALISED)
 def test_unnamed_words_an_english_lexicon_also_lists_are_evidence_of_und(lang, text):
     assert languages.detect(text) == ["und"], lang
 

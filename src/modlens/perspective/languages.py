@@ -22,8 +22,10 @@ in English stays English, and so does English disguised with such letters ("ŷou
 folded by the normalizer's unicode step, its words are English by the same rule (`_disguised_english`). Languages written in plain ASCII letters (or in letters German writes
 too) give no such letter away: their common function words (`UNNAMED_WORDS`: Indonesian and Malay,
 Swahili, Hungarian, Finnish) are that evidence, the same `MIN_EVIDENCE` and `EVIDENCE_RATIO`
-apply; one an English dictionary also lists counts only where it is written in lowercase ("Sen.
-Kelly (AZ)" is English). A Latin-script language with neither its letters nor its words listed
+apply; one an English dictionary also lists does not count where the text capitalises it inside a
+sentence and never writes it in lowercase ("Sen. Murray (WA) and Sen. Kelly (AZ)" is English), but
+counts at a sentence start and in a text with no lowercase letter ("Az volt meg van", "AZ VOLT MEG
+VAN" are not). A Latin-script language with neither its letters nor its words listed
 here (Tagalog, Somali, ...) is still answered English: the guess is English unless the text says otherwise.
 
 A comment with no letters (emoji, digits, punctuation), or whose letters are all of a script named
@@ -93,8 +95,8 @@ NAMED_ALSO = frozenset("van ben die hoe wat dan kun sem dia ti ni ami".split())
 # wa, kama, sana, az, volt, meg, vain, sen away, and those languages were answered `en` again.
 # Those the normalizer's English lexicon lists are English names and abbreviations too (Sen., WA, AZ,
 # Sana, Jo, Meg): three made "Sen. Murray (WA) and Sen. Kelly (AZ)" `und`, the 3-word/2x rule does
-# not hold them. Such a word is evidence only where the text writes it in lowercase
-# (`_shared_with_english`)
+# not hold them. Such a word is no evidence where the text capitalises it inside a sentence and never
+# writes it in lowercase; at a sentence start or in an all-capitals text it is (`_capitalised_only`)
 ENGLISH_ALSO = frozenset("pale mint".split())
 # common words of Latin-script languages modlens does not name, written without a letter that gives
 # them away (`_unplaced`): evidence for `und`. Those English writes (its function words,
@@ -122,6 +124,10 @@ OPENING_MARKS = "¿¡"  # Spanish opens questions and exclamations: one piece of
 MIN_EVIDENCE = 3      # words of the other language, at least
 EVIDENCE_RATIO = 2.0  # ... and this many times the English function words
 WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+# where a sentence starts after another: . ! ? (closing quotes, brackets), a space, opening quotes, brackets
+SENTENCE_START = re.compile(r"[.!?…][\"'”’)\]]*\s+[\"'“‘(\[¿¡]*")
+# ... but not after a title's period: "Mrs. Meg Brooke, Sen. Sana Kelly" is one sentence of names
+TITLE_BEFORE = re.compile(r"(?<![^\W\d_])(?:Mr|Mrs|Ms|Dr|Prof|Sen|Rep|Gov|Pres|Gen|Col|Capt|Lt|Sgt|St|Rev|Hon|Jr|Sr)$")
 
 
 def _script_language(text: str) -> str | None:
@@ -168,14 +174,25 @@ def _shared_with_english() -> frozenset[str]:
 
 
 def _capitalised_only(text: str, words: set[str]) -> frozenset[str]:
-    """Those of `words` shared with English that `text` never writes in lowercase: "Sen.", "WA",
-    "Jo" are an English comment's names and abbreviations, "sen", "wa", "jo" Finnish, Swahili and
-    Finnish words."""
+    """Those of `words` shared with English that `text` capitalises inside a sentence and never
+    writes in lowercase: "Sen.", "WA", "Jo" there are an English comment's names and abbreviations,
+    "sen", "wa", "jo" Finnish, Swahili and Finnish words. A capital where a sentence starts (the
+    text's first word, or after `.`, `!` or `?` and a space, not after a title's period such as
+    "Sen.") says nothing, nor does one in a text with no lowercase letter: "Yang dan akan dia kami",
+    "AZ VOLT MEG VAN" keep their evidence."""
     shared = words & _shared_with_english()
-    if not shared:
+    if not shared or not any(c.islower() for c in text):
         return frozenset()
-    lowercase = {w.replace("’", "'") for w in WORD.findall(text) if w == w.lower()}
-    return frozenset(shared - lowercase)
+    starts = {match.end() for match in SENTENCE_START.finditer(text)
+              if text[match.start()] != "." or not TITLE_BEFORE.search(text[max(0, match.start() - 5):match.start()])}
+    lowercase, inside = set(), set()
+    for i, match in enumerate(WORD.finditer(text)):
+        word = match.group().replace("’", "'")
+        if word == word.lower():
+            lowercase.add(word)
+        elif i and match.start() not in starts:  # the first word starts the text's first sentence
+            inside.add(word.lower())
+    return frozenset((shared & inside) - lowercase)
 
 
 def _evidence(words: set[str], capitalised: frozenset[str] = frozenset()) -> dict[str, int]:
