@@ -85,10 +85,15 @@ def test_the_response_does_not_say_english_for_a_plain_ascii_language(base, lang
 # Dutch "van dan kun", Portuguese "sem dia", English "mint pale" once made these `und`. Nor are names and
 # abbreviations an English comment capitalises inside a sentence that are also such words (Sen., WA, AZ,
 # Sana, Jo, Meg): three of them made the last four `und` and refused, not scored. A name after a title's
-# period ("Sen. Sana") is inside the sentence: taken for a sentence start, the last was `und`
+# period ("Sen. Sana") is inside the sentence: taken for a sentence start, the last was `und`. Nor are
+# such names opening English sentences, where no lowercase word of those languages (nor a word with an
+# unusual letter) stands beside them in the sentence: counted at every sentence start, the last five were `und`
 WORDS_OTHERS_WRITE = ["Ik ben van hem, dan kun je gaan", "Nem sei, sem dia bom", "Jo, Meg and Dan, van pale mint",
                       "Sen. Murray (WA) and Sen. Kelly (AZ)", "Sana, Jo and Meg went home",
-                      "Sen. Cantwell, WA; Sen. Kelly, AZ", "Dr. Jo March, Mrs. Meg Brooke, Sen. Sana Kelly"]
+                      "Sen. Cantwell, WA; Sen. Kelly, AZ", "Dr. Jo March, Mrs. Meg Brooke, Sen. Sana Kelly",
+                      "Yang Gang! Nina Turner! Jo Jorgensen! Vote third party", "Yang won. Nina lost. Mimi cried.",
+                      "Meg Ryan. Nina Simone. Sana Khan. Total legends",
+                      "Ole Miss wins. Nina Simone plays. Meg Ryan smiles.", "Nina lied. Sana knew. Meg too."]
 
 
 @pytest.mark.parametrize("text", WORDS_OTHERS_WRITE)

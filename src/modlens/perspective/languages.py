@@ -174,25 +174,36 @@ def _shared_with_english() -> frozenset[str]:
 
 
 def _capitalised_only(text: str, words: set[str]) -> frozenset[str]:
-    """Those of `words` shared with English that `text` capitalises inside a sentence and never
-    writes in lowercase: "Sen.", "WA", "Jo" there are an English comment's names and abbreviations,
-    "sen", "wa", "jo" Finnish, Swahili and Finnish words. A capital where a sentence starts (the
-    text's first word, or after `.`, `!` or `?` and a space, not after a title's period such as
-    "Sen.") says nothing, nor does one in a text with no lowercase letter: "Yang dan akan dia kami",
-    "AZ VOLT MEG VAN" keep their evidence."""
+    """Those of `words` shared with English that `text` capitalises and never writes in lowercase:
+    "Sen.", "WA", "Jo" inside a sentence are an English comment's names and abbreviations, "sen",
+    "wa", "jo" Finnish, Swahili and Finnish words. Where a sentence starts (the text's first word, or
+    after `.`, `!` or `?` and a space, not after a title's period such as "Sen.") a capital is also a
+    name ("Nina lied. Sana knew. Meg too.") unless the same sentence writes a word of `UNNAMED_WORDS`
+    in lowercase or a word with an unusual letter (`_unplaced`): "Yang dan akan dia kami", "Dia
+    pergi. Yang bayar dan akan kami", Turkish "Sen tam bir aptalsın" keep their evidence. A text with
+    no lowercase letter says nothing by its capitals: "AZ VOLT MEG VAN" keeps its evidence too."""
     shared = words & _shared_with_english()
     if not shared or not any(c.islower() for c in text):
         return frozenset()
     starts = {match.end() for match in SENTENCE_START.finditer(text)
               if text[match.start()] != "." or not TITLE_BEFORE.search(text[max(0, match.start() - 5):match.start()])}
-    lowercase, inside = set(), set()
+    lowercase, names, opening = set(), set(), []
+    sentence, foreign = 0, set()  # sentences with a lowercase unnamed word or an unusual letter
     for i, match in enumerate(WORD.finditer(text)):
         word = match.group().replace("’", "'")
+        starts_sentence = i == 0 or match.start() in starts  # the first word starts the first sentence
+        sentence += i > 0 and starts_sentence
+        if (word == word.lower() and word in UNNAMED_WORDS) or _unplaced(word):
+            foreign.add(sentence)
         if word == word.lower():
             lowercase.add(word)
-        elif i and match.start() not in starts:  # the first word starts the text's first sentence
-            inside.add(word.lower())
-    return frozenset((shared & inside) - lowercase)
+        elif starts_sentence:
+            opening.append((sentence, word.lower()))
+        else:
+            names.add(word.lower())
+    names.update(word for n, word in opening if n not in foreign)
+    counted = lowercase | {word for n, word in opening if n in foreign}
+    return frozenset((shared & names) - counted)
 
 
 def _evidence(words: set[str], capitalised: frozenset[str] = frozenset()) -> dict[str, int]:
