@@ -277,3 +277,22 @@ def test_list_says_a_fetched_file_whose_bytes_no_longer_match_its_checksum(serve
     assert main(["data", "list", "--json"]) == 0
     row = {r["name"]: r for r in json.loads(capsys.readouterr().out)}["davidson"]
     assert row["where"] == f"${paths.DATA_ENV}" and row["changed_files"] == []
+
+
+def test_list_names_an_unreadable_file_as_changed_and_goes_on(monkeypatch, tmp_path, capsys):
+    """A dataset file that cannot be read (here /proc/self/mem, whose first page is unmapped: EIO)
+    stopped `data list` with a traceback and no listing at all; it is now listed as changed, saying
+    why, and every other dataset is listed."""
+    own = tmp_path / "own" / "davidson"
+    own.mkdir(parents=True)
+    (own / "labeled_data.csv").symlink_to("/proc/self/mem")
+    monkeypatch.setenv(paths.DATA_ENV, str(own.parent))
+    assert main(["data", "list", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert set(rows) == set(catalog.CATALOG)
+    assert rows["davidson"]["where"] == "changed" and rows["davidson"]["changed_files"] == ["labeled_data.csv"]
+    assert rows["davidson"]["changed_reasons"] == {"labeled_data.csv": "unreadable: Input/output error"}
+    assert main(["data", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "in $MODLENS_DATA, but labeled_data.csv is unreadable: Input/output error" in out
+    assert "hatecheck — " in out and "searched in this order" in out

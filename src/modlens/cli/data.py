@@ -3,7 +3,8 @@
 `modlens data list [--json]` shows each dataset: what it is, where it is here (in $MODLENS_DATA,
 fetched, shipped with modlens, or not present), its size, licence and citation. A folder whose
 files are all there is checked by their bytes: a file whose SHA-256 is not the one its fetch
-recorded (SHA256SUMS), else the catalog's pin, makes it "changed", naming the file.
+recorded (SHA256SUMS), else the catalog's pin, or one that cannot be read, makes it "changed",
+naming the file and why.
 `modlens data fetch NAME … [--dest DIR]` downloads into the fetched-data folder, where the dataset
 shorthands (`modlens audit hatecheck`, …) find it before the shipped copies. Exit status: 2 for
 a wrong name or option, 1 when a download fails or its checksum does not match.
@@ -56,7 +57,7 @@ def describe(entry: catalog.DatasetEntry) -> dict[str, Any]:
     shipped = paths.shipped_data() / entry.name
     return {"name": entry.name, "title": entry.title, "description": entry.description,
             "where": where.kind, "path": str(where.path) if where.path else None, "size_bytes": where.size,
-            "changed_files": where.changed,
+            "changed_files": list(where.changed), "changed_reasons": where.changed,
             "shipped": entry.shipped, "shipped_path": str(shipped) if shipped.is_dir() else None,
             "licence": entry.licence, "licence_url": entry.licence_url, "citation": entry.citation,
             "homepage": entry.homepage, "note": entry.note or None,
@@ -74,13 +75,16 @@ def human_size(n: float) -> str:
 
 def changed_line(row: dict[str, Any], size: str) -> str:
     """A dataset folder whose files are all there, some with other bytes than their checksum says."""
-    from modlens.datasets.fetch import LOCK_FILE
+    from modlens.datasets.fetch import LOCK_FILE, MISMATCH
 
     origin = "fetched" if row["path"] == str(paths.fetched_data() / row["name"]) else f"in ${paths.DATA_ENV}"
-    files = row["changed_files"]
-    verb = "does not match its checksum" if len(files) == 1 else "do not match their checksums"
-    return (f"{origin}, but {', '.join(files)} {verb} (recorded in {LOCK_FILE} by its fetch, else pinned in the "
-            f"catalog): {row['path']} {size}; `modlens data fetch {row['name']} --force` fetches it again")
+    reasons = row["changed_reasons"]
+    differ = [f for f, why in reasons.items() if why == MISMATCH]
+    verb = "does not match its checksum" if len(differ) == 1 else "do not match their checksums"
+    what = ([f"{', '.join(differ)} {verb} (recorded in {LOCK_FILE} by its fetch, else pinned in the catalog)"]
+            if differ else []) + [f"{f} is {why}" for f, why in reasons.items() if why != MISMATCH]
+    return (f"{origin}, but {'; '.join(what)}: {row['path']} {size}; "
+            f"`modlens data fetch {row['name']} --force` fetches it again")
 
 
 def list_datasets(as_json: bool) -> int:

@@ -251,24 +251,32 @@ class Location:
     kind: str            # "$MODLENS_DATA", "fetched", "changed", "partial", "shipped", "not present"
     path: Path | None
     size: int            # bytes of the dataset's files found there
-    changed: list[str] = field(default_factory=list)  # "changed": its files whose bytes fail their checksum
+    # "changed": its files whose bytes fail their checksum, each with why (MISMATCH, or "unreadable: …")
+    changed: dict[str, str] = field(default_factory=dict)
 
 
-def changed_files(entry: DatasetEntry, folder: Path) -> list[str]:
-    """The dataset's files in `folder` whose bytes are not those they were checked as: the SHA-256
-    its fetch recorded there (SHA256SUMS, which a --sha256 override wrote too), else the catalog's
-    pin (sha256, or the upstream git blob id). Read from the bytes, so a file edited, truncated, or
-    left in place by a re-fetch whose download failed its checksum is not taken for the dataset."""
+MISMATCH = "does not match its checksum"
+
+
+def changed_files(entry: DatasetEntry, folder: Path) -> dict[str, str]:
+    """The dataset's files in `folder` whose bytes are not those they were checked as, each with
+    why: the SHA-256 its fetch recorded there (SHA256SUMS, which a --sha256 override wrote too),
+    else the catalog's pin (sha256, or the upstream git blob id), does not match (MISMATCH), or the
+    file cannot be read ("unreadable: …"). Read from the bytes, so a file edited, truncated, or left
+    in place by a re-fetch whose download failed its checksum is not taken for the dataset."""
     recorded = read_lock(folder)
-    changed = []
+    changed = {}
     for file in entry.files:
         path = folder / file.path
         expected = recorded.get(file.path) or file.sha256
-        if expected is not None:
-            if sha256_of(path) != expected:
-                changed.append(file.path)
-        elif file.git_blob and git_blob_of(path) != file.git_blob:
-            changed.append(file.path)
+        try:
+            if expected is not None:
+                if sha256_of(path) != expected:
+                    changed[file.path] = MISMATCH
+            elif file.git_blob and git_blob_of(path) != file.git_blob:
+                changed[file.path] = MISMATCH
+        except OSError as err:  # not readable as the bytes it was checked as; the listing goes on
+            changed[file.path] = f"unreadable: {err.strerror or err}"
     return changed
 
 
