@@ -193,14 +193,21 @@ def _fetch_into(entry: DatasetEntry, folder: Path, given: dict[str, str], *, mir
     return results
 
 
+def matches(file: RemoteFile, path: Path, expected: str | None) -> bool:
+    """Whether the bytes at `path` are `file` as checked: SHA-256 `expected`, else (none expected)
+    the catalog's upstream git blob id, else anything (nothing pins it). Raises OSError for a file
+    that cannot be read. What a fetch keeps as up to date and `data list` takes for the dataset."""
+    if expected is not None:
+        return sha256_of(path) == expected
+    return not file.git_blob or git_blob_of(path) == file.git_blob
+
+
 def _fetch_file(entry: DatasetEntry, file: RemoteFile, folder: Path, expected: str | None, source: str,
                 *, mirror: str | None, force: bool, quiet: bool) -> FetchedFile:
     target = folder / file.path
     target.parent.mkdir(parents=True, exist_ok=True)
-    if target.is_file() and not force:
-        on_disk = sha256_of(target)
-        if on_disk == expected or (expected is None and (not file.git_blob or git_blob_of(target) == file.git_blob)):
-            return FetchedFile(target, on_disk, "up to date", source)
+    if target.is_file() and not force and matches(file, target, expected):
+        return FetchedFile(target, expected or sha256_of(target), "up to date", source)
     url = entry.url(file, mirror)
     part = target.with_name(target.name + ".part")
     try:
@@ -267,13 +274,8 @@ def changed_files(entry: DatasetEntry, folder: Path) -> dict[str, str]:
     recorded = read_lock(folder)
     changed = {}
     for file in entry.files:
-        path = folder / file.path
-        expected = recorded.get(file.path) or file.sha256
         try:
-            if expected is not None:
-                if sha256_of(path) != expected:
-                    changed[file.path] = MISMATCH
-            elif file.git_blob and git_blob_of(path) != file.git_blob:
+            if not matches(file, folder / file.path, recorded.get(file.path) or file.sha256):
                 changed[file.path] = MISMATCH
         except OSError as err:  # not readable as the bytes it was checked as; the listing goes on
             changed[file.path] = f"unreadable: {err.strerror or err}"
