@@ -260,7 +260,14 @@ def test_list_says_a_fetched_file_whose_bytes_no_longer_match_its_checksum(serve
     assert main(["data", "list"]) == 0
     out = capsys.readouterr().out
     assert f"fetched, but {target.name} does not match its checksum" in out
-    assert "modlens data fetch hatecheck --force" in out
+    # the command it suggests downloads the changed file again, and only that file
+    assert "`modlens data fetch hatecheck` fetches it again" in out and "--force" not in out
+    server.requests.clear()
+    assert main(["data", "fetch", "hatecheck", "--mirror", server.url, "--quiet"]) == 0
+    assert [path for path, _ in server.requests] == [f"hatecheck/{target.name}"]
+    capsys.readouterr()
+    assert main(["data", "list", "--json"]) == 0
+    assert {r["name"]: r for r in json.loads(capsys.readouterr().out)}["hatecheck"]["where"] == "fetched"
 
     # a folder of $MODLENS_DATA has no SHA256SUMS: its files are checked against the catalog's pins
     own = tmp_path / "own" / "davidson"
@@ -272,6 +279,9 @@ def test_list_says_a_fetched_file_whose_bytes_no_longer_match_its_checksum(serve
     assert main(["data", "list", "--json"]) == 0
     row = {r["name"]: r for r in json.loads(capsys.readouterr().out)}["davidson"]
     assert row["where"] == "changed" and row["changed_files"] == ["labeled_data.csv"]
+    # $MODLENS_DATA is searched first: a fetch into the fetched-data folder would leave it changed
+    assert main(["data", "list"]) == 0
+    assert f"`modlens data fetch davidson --dest {own.parent}` fetches it again" in capsys.readouterr().out
 
     (own / "labeled_data.csv").write_bytes(SHIPPED["davidson/labeled_data.csv"])  # the right bytes: present
     assert main(["data", "list", "--json"]) == 0
@@ -279,7 +289,7 @@ def test_list_says_a_fetched_file_whose_bytes_no_longer_match_its_checksum(serve
     assert row["where"] == f"${paths.DATA_ENV}" and row["changed_files"] == []
 
 
-def test_list_names_an_unreadable_file_as_changed_and_goes_on(monkeypatch, tmp_path, capsys):
+def test_list_names_an_unreadable_file_as_changed_and_goes_on(server, monkeypatch, tmp_path, capsys):
     """A dataset file that cannot be read (here /proc/self/mem, whose first page is unmapped: EIO)
     stopped `data list` with a traceback and no listing at all; it is now listed as changed, saying
     why, and every other dataset is listed."""
@@ -295,4 +305,13 @@ def test_list_names_an_unreadable_file_as_changed_and_goes_on(monkeypatch, tmp_p
     assert main(["data", "list"]) == 0
     out = capsys.readouterr().out
     assert "in $MODLENS_DATA, but labeled_data.csv is unreadable: Input/output error" in out
+    # a plain fetch stops on reading it (exit 1); --force replaces it without reading it
+    assert f"`modlens data fetch davidson --dest {own.parent} --force` fetches every file again" in out
+    assert main(["data", "fetch", "davidson", "--dest", str(own.parent), "--mirror", server.url, "--quiet"]) == 1
+    assert main(["data", "fetch", "davidson", "--dest", str(own.parent), "--mirror", server.url, "--quiet",
+                 "--force"]) == 0
+    assert (own / "labeled_data.csv").read_bytes() == SHIPPED["davidson/labeled_data.csv"]
+    capsys.readouterr()
+    assert main(["data", "list", "--json"]) == 0
+    assert {r["name"]: r for r in json.loads(capsys.readouterr().out)}["davidson"]["where"] == f"${paths.DATA_ENV}"
     assert "hatecheck — " in out and "searched in this order" in out

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -83,8 +84,13 @@ def changed_line(row: dict[str, Any], size: str) -> str:
     verb = "does not match its checksum" if len(differ) == 1 else "do not match their checksums"
     what = ([f"{', '.join(differ)} {verb} (recorded in {LOCK_FILE} by its fetch, else pinned in the catalog)"]
             if differ else []) + [f"{f} is {why}" for f, why in reasons.items() if why != MISMATCH]
-    return (f"{origin}, but {'; '.join(what)}: {row['path']} {size}; "
-            f"`modlens data fetch {row['name']} --force` fetches it again")
+    # A plain fetch downloads only the files that differ; $MODLENS_DATA is searched before the
+    # fetched-data folder, so its copy is fetched into it. A file that cannot be read stops a plain
+    # fetch (it reads each file first): only --force, which reads none, replaces it.
+    dest = "" if origin == "fetched" else f" --dest {shlex.quote(str(Path(row['path']).parent))}"
+    fix = (f"`modlens data fetch {row['name']}{dest}` fetches it again" if len(differ) == len(reasons)
+           else f"`modlens data fetch {row['name']}{dest} --force` fetches every file again")
+    return f"{origin}, but {'; '.join(what)}: {row['path']} {size}; {fix}"
 
 
 def list_datasets(as_json: bool) -> int:
@@ -97,7 +103,7 @@ def list_datasets(as_json: bool) -> int:
         where = {"shipped": f"shipped copy, {row['shipped']}: {row['path']} {size}",
                  "not present": f"not present (`modlens data fetch {row['name']}`)",
                  "partial": f"partly fetched: {row['path']} {size} (`modlens data fetch {row['name']}` resumes)",
-                 "changed": changed_line(row, size),
+                 "changed": changed_line(row, size) if row["where"] == "changed" else "",
                  }.get(row["where"], f"{row['where']}: {row['path']} {size}")
         pins = sum(1 for f in row["files"] if f["sha256"] or f["git_blob"])
         print(f"{row['name']} — {row['title']}: {row['description']}")
