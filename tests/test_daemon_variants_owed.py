@@ -10,7 +10,7 @@ import logging
 import sqlite3
 import threading
 
-from modlens.daemon.app import PIPELINE
+from modlens.daemon.app import ENGINE, PIPELINE
 
 from daemon_helpers import Client, comments_msg, connect, running_daemon, study
 from log_helpers import refuse_inserts, rows
@@ -233,22 +233,51 @@ async def test_a_stop_during_a_rounds_refused_write_still_records_its_comments_a
     assert live.status()["deferred_by_reason"] == {"variants not recorded": 1}, live.status()
 
 
+def _break_generation(app) -> None:
+    """Generating variants of a comment whose text says 'broken' raises (a real step error)."""
+    generator = app[ENGINE].generator
+    real = generator.generate
+
+    def generate(text, importance=None):
+        if "broken" in text:
+            raise RuntimeError("generation broke")
+        return real(text, importance=importance)
+
+    generator.generate = generate
+
+
+def _break_answer(live, broken_key: str) -> None:
+    """Answering `broken_key` with its variants raises, after the round's write."""
+    real = live.render
+
+    def render(msg_id, key, variants, scores, ids, error):
+        if variants and key == broken_key:
+            raise RuntimeError("answering broke")
+        return real(msg_id, key, variants, scores, ids, error)
+
+    live.render = render
+
+
+async def _round_of_two(url: str, live, second: str) -> tuple[dict, dict]:
+    """k1 ('you stupid idiot') and k2 (`second`) sent in one message, so one round: the variants message
+    each was answered with, by key, and the status of live variants once the round ended."""
+    async with connect(url) as ws:
+        c = Client(ws)
+        await c.hello()
+        await c.request(comments_msg("p1", [("k1", "you stupid idiot"), ("k2", second)]), "comments_ok")
+        got = {m["key"]: m for m in [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]}
+        await _until(lambda: not live._in_flight, "the round")
+        variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+    return got, variants
+
+
 async def test_a_refused_round_counts_each_comment_once_as_what_the_log_holds(tmp_path):
     # one comment made, one whose generation failed; the log refuses the round's write (its step error
     # and its variants, one transaction): neither is made nor failed in the log, both are deferred
     cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     db = tmp_path / "study.sqlite"
     async with running_daemon(tmp_path, cfg) as (url, app):
-        from modlens.daemon.app import ENGINE
-        generator = app[ENGINE].generator
-        real = generator.generate
-
-        def generate(text, importance=None):
-            if "broken" in text:
-                raise RuntimeError("generation broke")
-            return real(text, importance=importance)
-
-        generator.generate = generate
+        _break_generation(app)
         live = app[PIPELINE].live_variants
         refuse_inserts(db, "variants")
         async with connect(url) as ws:
@@ -342,21 +371,8 @@ async def test_a_round_that_raises_after_its_write_counts_its_comments_as_the_lo
     db = tmp_path / "study.sqlite"
     async with running_daemon(tmp_path, cfg) as (url, app):
         live = app[PIPELINE].live_variants
-        real = live.render
-
-        def render(msg_id, key, variants, scores, ids, error):
-            if variants and key == "k1":
-                raise RuntimeError("answering broke")
-            return real(msg_id, key, variants, scores, ids, error)
-
-        live.render = render
-        async with connect(url) as ws:
-            c = Client(ws)
-            await c.hello()
-            await c.request(comments_msg("p1", [("k1", "you stupid idiot"), ("k2", "what a dumb take")]), "comments_ok")
-            got = {m["key"]: m for m in [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]}
-            await _until(lambda: not live._in_flight, "the round")
-            variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+        _break_answer(live, "k1")
+        got, variants = await _round_of_two(url, live, "what a dumb take")
     # told what the log holds (its variants), not a step error that no step_errors row holds
     assert got["k1"]["error"].startswith("not sent: ") and "answering broke" in got["k1"]["error"], got
     made = dict(rows(db, "SELECT c.comment_key, count(*) FROM variants v JOIN comments c USING (comment_id) "
@@ -375,22 +391,9 @@ async def test_a_refused_round_that_raises_while_answering_defers_every_comment(
     db = tmp_path / "study.sqlite"
     async with running_daemon(tmp_path, cfg) as (url, app):
         live = app[PIPELINE].live_variants
-        real = live.render
-
-        def render(msg_id, key, variants, scores, ids, error):
-            if variants and key == "k2":
-                raise RuntimeError("answering broke")
-            return real(msg_id, key, variants, scores, ids, error)
-
-        live.render = render
+        _break_answer(live, "k2")
         refuse_inserts(db, "variants")
-        async with connect(url) as ws:
-            c = Client(ws)
-            await c.hello()
-            await c.request(comments_msg("p1", [("k1", "you stupid idiot"), ("k2", "what a dumb take")]), "comments_ok")
-            got = {m["key"]: m for m in [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]}
-            await _until(lambda: not live._in_flight, "the round")
-            variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+        got, variants = await _round_of_two(url, live, "what a dumb take")
     assert got["k1"]["items"] and got["k1"]["error"] is None, got["k1"]
     # told it is deferred, as it is counted and held, not the round's exception as a step error
     k2 = got["k2"]["error"]
@@ -409,32 +412,10 @@ async def test_a_failed_comment_in_a_round_that_raises_is_told_its_own_step_erro
     cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     db = tmp_path / "study.sqlite"
     async with running_daemon(tmp_path, cfg) as (url, app):
-        from modlens.daemon.app import ENGINE
-        generator = app[ENGINE].generator
-        real_generate = generator.generate
-
-        def generate(text, importance=None):
-            if "broken" in text:
-                raise RuntimeError("generation broke")
-            return real_generate(text, importance=importance)
-
-        generator.generate = generate
+        _break_generation(app)
         live = app[PIPELINE].live_variants
-        real = live.render
-
-        def render(msg_id, key, variants, scores, ids, error):
-            if variants and key == "k1":
-                raise RuntimeError("answering broke")
-            return real(msg_id, key, variants, scores, ids, error)
-
-        live.render = render
-        async with connect(url) as ws:
-            c = Client(ws)
-            await c.hello()
-            await c.request(comments_msg("p1", [("k1", "you stupid idiot"), ("k2", "broken dumb hater")]), "comments_ok")
-            got = {m["key"]: m for m in [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]}
-            await _until(lambda: not live._in_flight, "the round")
-            variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+        _break_answer(live, "k1")
+        got, variants = await _round_of_two(url, live, "broken dumb hater")
     [(step, error)] = rows(db, "SELECT step, message FROM step_errors")
     assert step == "variants" and "generation broke" in error, error
     assert "generation broke" in got["k2"]["error"] and "answering broke" not in got["k2"]["error"], got["k2"]
