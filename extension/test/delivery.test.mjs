@@ -537,11 +537,32 @@ test("a burial whose write hangs and then fails leaves the message queued for ev
   });
 });
 
-test("what was queued before a withdrawal is set aside and counted, not delivered once the participant agrees again", async () => {
+// The options page asking the worker, as background.js answers it (a handler's exception becomes {error}),
+// the participant's consent to the current study given first where it is not.
+async function consentedOnOptionsPage() {
   const ask = (msg, sender) => Promise.resolve().then(() => ns.onPageMessage(msg, sender)).catch((err) => ({ error: err.message }));
   const optionsPage = { id: "modlens-id", url: `${chrome.runtime.getURL("")}options.html`, tab: { id: 9 }, frameId: 0 };
   const study = ns.config.study;
   if (!ns.config.consented()) assert.equal((await ask(ns.messages.consent(true, study.study_id, study.consent_text), optionsPage)).ok, true);
+  return { ask, optionsPage, study };
+}
+
+// One flush onto an open socket: the frames it sent. The socket is taken away after, and the keep-alive
+// a hello_ok started is stopped.
+function flushOnOpenSocket() {
+  const frames = [];
+  Object.assign(ns.connection, { ws: { readyState: 1, send: (f) => frames.push(JSON.parse(f)), close() {} }, sessionId: "sess" });
+  try {
+    delivery.flush(true);
+  } finally {
+    clearInterval(ns.connection.keepaliveTimer);
+    Object.assign(ns.connection, { ws: null, sessionId: null });
+  }
+  return frames;
+}
+
+test("what was queued before a withdrawal is set aside and counted, not delivered once the participant agrees again", async () => {
+  const { ask, optionsPage, study } = await consentedOnOptionsPage();
   const before = delivery.totals();
   // comments of their own: earlier tests left c1 and c2 waiting (in before.queued), and a comment is counted once
   await delivery.queue({ ...page, id: "page-before-withdrawal", items: [{ key: "withdrawn-1", text: "one" }, { key: "withdrawn-2", text: "two" }] }, null);
@@ -551,14 +572,7 @@ test("what was queued before a withdrawal is set aside and counted, not delivere
   assert.equal((await ask(ns.messages.consent(true, study.study_id, study.consent_text), optionsPage)).ok, true);
   await ns.onDaemonMessage({ type: "hello_ok", id: "h-again", session_id: "s-again", server_version: "0", protocol: 1,
     study, detectors: [], variants_enabled: false });
-  const frames = [];
-  Object.assign(ns.connection, { ws: { readyState: 1, send: (f) => frames.push(JSON.parse(f)), close() {} }, sessionId: "sess" });
-  try {
-    delivery.flush(true);
-  } finally {
-    clearInterval(ns.connection.keepaliveTimer);
-    Object.assign(ns.connection, { ws: null, sessionId: null });
-  }
+  const frames = flushOnOpenSocket();
   assert.deepEqual(frames.filter((f) => f.id === "page-before-withdrawal" || f.id === "r-before-withdrawal"), [],
     "collected before the withdrawal, sent under the consent given after it");
   const dead = (await delivery.outbox.dead()).filter((d) => ["page-before-withdrawal", "r-before-withdrawal"].includes(d.id));
@@ -573,21 +587,11 @@ test("what was queued before a withdrawal is set aside and counted, not delivere
 test("a withdrawal says of an entry sent and waiting for its answer that it was sent, not that it was not", async () => {
   // sent before the withdrawal, its answer not yet come: the daemon may have stored it (the withdrawal
   // covers it there), so neither its dead letter nor its page may say it was never sent
-  const ask = (msg, sender) => Promise.resolve().then(() => ns.onPageMessage(msg, sender)).catch((err) => ({ error: err.message }));
-  const optionsPage = { id: "modlens-id", url: `${chrome.runtime.getURL("")}options.html`, tab: { id: 9 }, frameId: 0 };
-  const study = ns.config.study;
-  if (!ns.config.consented()) assert.equal((await ask(ns.messages.consent(true, study.study_id, study.consent_text), optionsPage)).ok, true);
+  const { ask, optionsPage, study } = await consentedOnOptionsPage();
   const route = { tabId: 8, frameId: 0, platform: "youtube" };
   ns.counters.markRated(await delivery.queue(rating("r-sent-unanswered", "c8"), route));
   await delivery.queue({ ...page, id: "page-sent-unanswered", items: [{ key: "sent-1", text: "one" }] }, null);
-  const frames = [];
-  Object.assign(ns.connection, { ws: { readyState: 1, send: (f) => frames.push(JSON.parse(f)), close() {} }, sessionId: "sess" });
-  try {
-    delivery.flush(true);
-  } finally {
-    clearInterval(ns.connection.keepaliveTimer);
-    Object.assign(ns.connection, { ws: null, sessionId: null });
-  }
+  const frames = flushOnOpenSocket();
   assert.deepEqual(frames.map((f) => f.id).filter((id) => id.endsWith("sent-unanswered")).sort(), ["page-sent-unanswered", "r-sent-unanswered"]);
   delivery.newSocket(); // the socket closed before the answers came: sent all the same
   await delivery.queue(rating("r-never-sent", "c9"), route); // queued after the socket closed: never sent
