@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -237,6 +240,45 @@ def _wait_for_restart(home, pid: int, timeout: float = 90.0) -> dict:
     raise AssertionError(f"serve did not restart:\n{(home / 'serve.log').read_text()}")
 
 
+@contextmanager
+def _serving(home, db) -> Iterator[tuple[subprocess.Popen, dict, str]]:
+    """A real `modlens serve` on the joined study in `home`: its process, runtime file and pairing token."""
+    proc, info = serve_process(home, "--db", str(db), timeout=120)
+    token = pairing.ensure()
+    try:
+        yield proc, info, token
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+Check = Callable[[dict], None]
+
+
+def _join_restart_join(home, proc, info: dict, token: str, text: str,
+                       served: Check, answered: Check, restarted: Check, answered_again: Check) -> None:
+    """The pack `text` joined from the options page on the daemon of `info`, which must restart on it,
+    then joined again on the restarted daemon. Each check runs where the test looked before: `served`
+    on the first hello_ok, `answered` on the join's answer (before waiting for the socket a restart
+    closes), `restarted` on the second daemon's hello_ok, `answered_again` on the second join's answer."""
+    async def scenario() -> None:
+        client, ok = await _hello(info["url"], token)
+        served(ok)
+        answered(await client.request(_join_msg("j1", text), "join_study_ok"))
+        await asyncio.wait_for(client.ws.wait_closed(), 30)
+
+    asyncio.run(scenario())
+    again = _wait_for_restart(home, proc.pid)
+
+    async def after_restart() -> None:
+        client, ok = await _hello(again["url"], token)
+        restarted(ok)
+        answered_again(await client.request(_join_msg("j2", text), "join_study_ok"))
+        await client.ws.close()
+
+    asyncio.run(after_restart())
+
+
 def test_a_pack_joined_at_a_terminal_meanwhile_is_restarted_on_when_joined_again_from_the_extension(
         tmp_path, modlens_home):
     # serve started on pack P1; `modlens join P2` at a terminal (the same study, a revised consent
@@ -249,9 +291,7 @@ def test_a_pack_joined_at_a_terminal_meanwhile_is_restarted_on_when_joined_again
     first = tmp_path / "p1.modlens"
     first.write_text(_pack_text(tmp_path, "pilot"), encoding="utf-8")
     assert cli_main(["join", str(first)]) == 0
-    proc, info = serve_process(modlens_home, "--db", str(tmp_path / "study.sqlite"), timeout=120)
-    token = pairing.ensure()
-    try:
+    with _serving(modlens_home, tmp_path / "study.sqlite") as (proc, info, token):
         consent = tmp_path / "pilot" / "consent.md"
         consent.write_text(consent.read_text() + "\nRevised: your ratings are kept for five years.\n")
         revised = _pack_text(tmp_path, "pilot")
@@ -260,28 +300,20 @@ def test_a_pack_joined_at_a_terminal_meanwhile_is_restarted_on_when_joined_again
         assert cli_main(["join", str(second)]) == 0
         assert join.joined()["pack_sha256"] == pack.parse(revised, "p2").sha256
 
-        async def scenario() -> None:
-            client, ok = await _hello(info["url"], token)
+        def served(ok: dict) -> None:
             assert "five years" not in ok["study"]["consent_text"]  # still P1, as `modlens join` said
-            answer = await client.request(_join_msg("j1", revised), "join_study_ok")
+
+        def answered(answer: dict) -> None:
             assert answer["type"] == "join_study_ok" and answer["restarting"] is True, answer
-            await asyncio.wait_for(client.ws.wait_closed(), 30)
 
-        asyncio.run(scenario())
-        again = _wait_for_restart(modlens_home, proc.pid)
-
-        async def after_restart() -> None:
-            client, ok = await _hello(again["url"], token)
+        def restarted(ok: dict) -> None:
             assert "five years" in ok["study"]["consent_text"]  # what the answer said: serving P2 now
-            same = await client.request(_join_msg("j2", revised), "join_study_ok")
-            assert same["restarting"] is False  # P2 again: truly the daemon's study
-            await client.ws.close()
 
-        asyncio.run(after_restart())
+        def answered_again(same: dict) -> None:
+            assert same["restarting"] is False  # P2 again: truly the daemon's study
+
+        _join_restart_join(modlens_home, proc, info, token, revised, served, answered, restarted, answered_again)
         assert proc.poll() is None
-    finally:
-        proc.terminate()
-        proc.wait(30)
     assert (modlens_home / "serve.log").read_text().count("modlens: listening") == 2
 
 
@@ -399,27 +431,17 @@ def test_a_hand_edited_joined_study_is_restarted_on_when_its_pack_is_joined_agai
     study = modlens_home / "study.toml"
     assert study.read_text().count('consent_text = "') == 1
     study.write_text(study.read_text().replace('consent_text = "', 'consent_text = "Edited by hand. ', 1))
-    proc, info = serve_process(modlens_home, "--db", str(tmp_path / "study.sqlite"), timeout=120)
-    token = pairing.ensure()
-    try:
-        async def scenario() -> None:
-            client, ok = await _hello(info["url"], token)
+    with _serving(modlens_home, tmp_path / "study.sqlite") as (proc, info, token):
+        def served(ok: dict) -> None:
             assert "Edited by hand" in ok["study"]["consent_text"]  # the daemon serves the edit
-            answer = await client.request(_join_msg("j1", text), "join_study_ok")
+
+        def answered(answer: dict) -> None:
             assert answer["type"] == "join_study_ok" and answer["restarting"] is True, answer
-            await asyncio.wait_for(client.ws.wait_closed(), 30)
 
-        asyncio.run(scenario())
-        again = _wait_for_restart(modlens_home, proc.pid)
-
-        async def after_restart() -> None:
-            client, ok = await _hello(again["url"], token)
+        def restarted(ok: dict) -> None:
             assert "Edited by hand" not in ok["study"]["consent_text"]  # P's own text, as the answer said
-            same = await client.request(_join_msg("j2", text), "join_study_ok")
-            assert same["restarting"] is False  # P's files, read at this start: truly the daemon's study
-            await client.ws.close()
 
-        asyncio.run(after_restart())
-    finally:
-        proc.terminate()
-        proc.wait(30)
+        def answered_again(same: dict) -> None:
+            assert same["restarting"] is False  # P's files, read at this start: truly the daemon's study
+
+        _join_restart_join(modlens_home, proc, info, token, text, served, answered, restarted, answered_again)
