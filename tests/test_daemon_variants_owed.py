@@ -9,13 +9,26 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from aiohttp import web
 
 from modlens.daemon.app import ENGINE, PIPELINE
+from modlens.live.variants import LiveVariants
 
 from daemon_helpers import Client, comments_msg, connect, running_daemon, study
 from log_helpers import refuse_inserts, rows
 from test_daemon_variants import STRATEGIES, hold_generation
 from test_daemon_variants import scored_page as _page, until as _until
+
+
+@asynccontextmanager
+async def _live_daemon(tmp_path) -> AsyncIterator[tuple[str, web.Application, LiveVariants]]:
+    """A daemon making live variants with budget to spare: its url, app and live variants."""
+    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
+    async with running_daemon(tmp_path, cfg) as (url, app):
+        yield url, app, app[PIPELINE].live_variants
 
 
 async def _hold_both_rounds(c: Client, held: list[int]) -> None:
@@ -36,10 +49,8 @@ async def _leave_while_waiting(url: str, live) -> None:
 
 
 async def test_a_comment_whose_connection_closed_while_it_waited_is_recorded_as_deferred(tmp_path):
-    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     release = threading.Event()
-    async with running_daemon(tmp_path, cfg) as (url, app):
-        live = app[PIPELINE].live_variants
+    async with _live_daemon(tmp_path) as (url, app, live):
         held = hold_generation(app, release, lambda text: "hold" in text)
         try:
             async with connect(url) as ws:
@@ -64,11 +75,9 @@ async def test_a_comment_whose_connection_closed_while_it_waited_is_recorded_as_
 
 
 async def test_comments_waiting_or_in_a_round_when_the_daemon_stops_are_recorded_as_deferred(tmp_path):
-    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     release = threading.Event()
     try:
-        async with running_daemon(tmp_path, cfg) as (url, app):
-            live = app[PIPELINE].live_variants
+        async with _live_daemon(tmp_path) as (url, app, live):
             held = hold_generation(app, release, lambda text: "hold" in text)
             async with connect(url) as ws:
                 c = Client(ws)
@@ -152,17 +161,16 @@ async def test_a_comment_deferred_again_after_its_variants_were_made_holds_its_n
 async def test_variants_sent_but_refused_by_the_log_are_recorded_as_deferred(tmp_path):
     # the round made and sent them, but the study log refused their rows (a trigger, real to SQLite):
     # without a deferral nothing would ever put them in the log
-    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     db = tmp_path / "study.sqlite"
-    async with running_daemon(tmp_path, cfg) as (url, app):
+    async with _live_daemon(tmp_path) as (url, app, live):
         refuse_inserts(db, "variants")
         async with connect(url) as ws:
             c = Client(ws)
             await c.hello()
             await _page(c, "p1", "k1", "you stupid idiot")
             got = await c.until(lambda m: m["type"] == "variants" and m["id"] == "p1")
-            await _until(lambda: app[PIPELINE].live_variants.stats.deferred == 1, "the deferral")
-            status = app[PIPELINE].live_variants.status()
+            await _until(lambda: live.stats.deferred == 1, "the deferral")
+            status = live.status()
     assert got["items"] and all(i["variant_id"] is None for i in got["items"]), got
     assert rows(db, "SELECT count(*) FROM variants") == [(0,)]
     [(key, reason, done)] = rows(db, "SELECT c.comment_key, d.reason, d.done_at FROM deferred_variants d "
@@ -172,13 +180,11 @@ async def test_variants_sent_but_refused_by_the_log_are_recorded_as_deferred(tmp
 
 
 async def test_a_stop_whose_deferral_the_log_refuses_says_nothing_will_make_them(tmp_path, caplog):
-    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     release = threading.Event()
     db = tmp_path / "study.sqlite"
     try:
         with caplog.at_level(logging.INFO, logger="modlens.daemon"):
-            async with running_daemon(tmp_path, cfg) as (url, app):
-                live = app[PIPELINE].live_variants
+            async with _live_daemon(tmp_path) as (url, app, live):
                 held = hold_generation(app, release, lambda text: "hold" in text)
                 async with connect(url) as ws:
                     c = Client(ws)
@@ -208,12 +214,10 @@ async def _hold_inserts(app, db, table: str, wall: threading.Event, *, refuse: b
 async def test_a_stop_during_a_rounds_refused_write_still_records_its_comments_as_deferred(tmp_path):
     # the round's variants went to the writer (a stop no longer cuts it) and the stop came while the write
     # waited; the log then refused it: the round's own deferral must still run
-    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     db = tmp_path / "study.sqlite"
     release, wall = threading.Event(), threading.Event()
     try:
-        async with running_daemon(tmp_path, cfg) as (url, app):
-            live = app[PIPELINE].live_variants
+        async with _live_daemon(tmp_path) as (url, app, live):
             held = hold_generation(app, release)
             async with connect(url) as ws:
                 c = Client(ws)
@@ -274,11 +278,9 @@ async def _round_of_two(url: str, live, second: str) -> tuple[dict, dict]:
 async def test_a_refused_round_counts_each_comment_once_as_what_the_log_holds(tmp_path):
     # one comment made, one whose generation failed; the log refuses the round's write (its step error
     # and its variants, one transaction): neither is made nor failed in the log, both are deferred
-    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     db = tmp_path / "study.sqlite"
-    async with running_daemon(tmp_path, cfg) as (url, app):
+    async with _live_daemon(tmp_path) as (url, app, live):
         _break_generation(app)
-        live = app[PIPELINE].live_variants
         refuse_inserts(db, "variants")
         async with connect(url) as ws:
             c = Client(ws)
@@ -302,12 +304,10 @@ async def test_a_refused_round_counts_each_comment_once_as_what_the_log_holds(tm
 async def test_a_stop_during_a_connection_closed_deferral_counts_it(tmp_path):
     # the worker writes the deferral of comments whose connection closed; a stop during that write
     # left the row written but never counted
-    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     db = tmp_path / "study.sqlite"
     release, wall = threading.Event(), threading.Event()
     try:
-        async with running_daemon(tmp_path, cfg) as (url, app):
-            live = app[PIPELINE].live_variants
+        async with _live_daemon(tmp_path) as (url, app, live):
             held = hold_generation(app, release, lambda text: "hold" in text)
             async with connect(url) as ws:
                 c = Client(ws)
@@ -338,10 +338,8 @@ async def test_a_row_whose_reason_names_no_kind_is_counted_unknown(tmp_path):
 async def test_a_round_that_raises_defers_its_comments_as_no_step_error_holds_them(tmp_path):
     # the round itself raised before anything went to the log: no step_errors row holds its comments,
     # so counting them `failed` named rows that are not there, and nothing would retry them
-    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     db = tmp_path / "study.sqlite"
-    async with running_daemon(tmp_path, cfg) as (url, app):
-        live = app[PIPELINE].live_variants
+    async with _live_daemon(tmp_path) as (url, app, live):
 
         async def broken_round(texts):
             raise RuntimeError("the round broke")
@@ -367,10 +365,8 @@ async def test_a_round_that_raises_defers_its_comments_as_no_step_error_holds_th
 async def test_a_round_that_raises_after_its_write_counts_its_comments_as_the_log_holds_them(tmp_path):
     # the log took the round's variants, then answering the first comment raised: both comments' variants
     # are in the log, so they count done (not failed: no step_errors row), and neither is deferred
-    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     db = tmp_path / "study.sqlite"
-    async with running_daemon(tmp_path, cfg) as (url, app):
-        live = app[PIPELINE].live_variants
+    async with _live_daemon(tmp_path) as (url, app, live):
         _break_answer(live, "k1")
         got, variants = await _round_of_two(url, live, "what a dumb take")
     # told what the log holds (its variants), not a step error that no step_errors row holds
@@ -387,10 +383,8 @@ async def test_a_refused_round_that_raises_while_answering_defers_every_comment(
     # the log refused the round's write, then answering its second comment raised: the first, answered
     # before the raise, was in no count and left no row (nothing would make its variants), and the second
     # was deferred as a failed round, though what the log lacks is the refused write
-    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     db = tmp_path / "study.sqlite"
-    async with running_daemon(tmp_path, cfg) as (url, app):
-        live = app[PIPELINE].live_variants
+    async with _live_daemon(tmp_path) as (url, app, live):
         _break_answer(live, "k2")
         refuse_inserts(db, "variants")
         got, variants = await _round_of_two(url, live, "what a dumb take")
@@ -409,11 +403,9 @@ async def test_a_refused_round_that_raises_while_answering_defers_every_comment(
 async def test_a_failed_comment_in_a_round_that_raises_is_told_its_own_step_error(tmp_path):
     # k2's generation failed (a step_errors row), then answering k1 raised: k2 was told the round's
     # exception, though the row the log holds for it names its own
-    cfg = study(perturbation={"enabled": True, "live_rate": 1000, **STRATEGIES})
     db = tmp_path / "study.sqlite"
-    async with running_daemon(tmp_path, cfg) as (url, app):
+    async with _live_daemon(tmp_path) as (url, app, live):
         _break_generation(app)
-        live = app[PIPELINE].live_variants
         _break_answer(live, "k1")
         got, variants = await _round_of_two(url, live, "broken dumb hater")
     [(step, error)] = rows(db, "SELECT step, message FROM step_errors")
