@@ -31,12 +31,19 @@ async def _live_daemon(tmp_path) -> AsyncIterator[tuple[str, web.Application, Li
         yield url, app, app[PIPELINE].live_variants
 
 
-async def _hold_both_rounds(c: Client, held: list[int]) -> None:
-    """Two comments of `c` whose generation is held ('hold' in the text) take both round slots."""
-    await _page(c, "c1", "k1", "hold you stupid idiot")
-    await _until(lambda: held[0] == 1, "the first round")
-    await _page(c, "c2", "k2", "hold you dumb hater")
-    await _until(lambda: held[0] == 2, "the second round")
+@asynccontextmanager
+async def _both_rounds_held(url: str, app: web.Application, release: threading.Event) -> AsyncIterator[Client]:
+    """A participant whose two comments take both round slots, their generation held ('hold' in the
+    text) until `release` is set: the participant's client, connected while the block runs."""
+    held = hold_generation(app, release, lambda text: "hold" in text)
+    async with connect(url) as ws:
+        c = Client(ws)
+        await c.hello()
+        await _page(c, "c1", "k1", "hold you stupid idiot")
+        await _until(lambda: held[0] == 1, "the first round")
+        await _page(c, "c2", "k2", "hold you dumb hater")
+        await _until(lambda: held[0] == 2, "the second round")
+        yield c
 
 
 async def _leave_while_waiting(url: str, live) -> None:
@@ -51,12 +58,8 @@ async def _leave_while_waiting(url: str, live) -> None:
 async def test_a_comment_whose_connection_closed_while_it_waited_is_recorded_as_deferred(tmp_path):
     release = threading.Event()
     async with _live_daemon(tmp_path) as (url, app, live):
-        held = hold_generation(app, release, lambda text: "hold" in text)
         try:
-            async with connect(url) as ws:
-                c = Client(ws)
-                await c.hello()
-                await _hold_both_rounds(c, held)
+            async with _both_rounds_held(url, app, release):
                 await _leave_while_waiting(url, live)
                 release.set()
                 await _until(lambda: live.stats.done == 2 and live.stats.queued == 0 and not live._in_flight,
@@ -78,11 +81,7 @@ async def test_comments_waiting_or_in_a_round_when_the_daemon_stops_are_recorded
     release = threading.Event()
     try:
         async with _live_daemon(tmp_path) as (url, app, live):
-            held = hold_generation(app, release, lambda text: "hold" in text)
-            async with connect(url) as ws:
-                c = Client(ws)
-                await c.hello()
-                await _hold_both_rounds(c, held)
+            async with _both_rounds_held(url, app, release) as c:
                 await _page(c, "c3", "k3", "what a dumb take")
                 await _until(lambda: live.stats.queued == 1, "the comment to wait")
             # the daemon stops here (the block ends) with two rounds held in generation and one comment waiting
@@ -308,11 +307,7 @@ async def test_a_stop_during_a_connection_closed_deferral_counts_it(tmp_path):
     release, wall = threading.Event(), threading.Event()
     try:
         async with _live_daemon(tmp_path) as (url, app, live):
-            held = hold_generation(app, release, lambda text: "hold" in text)
-            async with connect(url) as ws:
-                c = Client(ws)
-                await c.hello()
-                await _hold_both_rounds(c, held)
+            async with _both_rounds_held(url, app, release):
                 await _leave_while_waiting(url, live)
             await _until(lambda: not app[PIPELINE].unended, "the sessions' ends")  # the stop has nothing else to write
             await _hold_inserts(app, db, "deferred_variants", wall)
