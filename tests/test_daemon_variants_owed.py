@@ -32,13 +32,31 @@ async def _live_daemon(tmp_path) -> AsyncIterator[tuple[str, web.Application, Li
 
 
 @asynccontextmanager
+async def _participant(url: str) -> AsyncIterator[Client]:
+    """A participant connected to the daemon at `url`, past its hello."""
+    async with connect(url) as ws:
+        c = Client(ws)
+        await c.hello()
+        yield c
+
+
+async def _variants_of(c: Client, mid: str, key: str, text: str) -> dict:
+    """The variants message the daemon answers a page of one comment with."""
+    await _page(c, mid, key, text)
+    return await c.until(lambda m: m["type"] == "variants" and m["id"] == mid)
+
+
+async def _variants_status(c: Client) -> dict:
+    """The live variants' counts, as the daemon's status answer gives them to `c`."""
+    return (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+
+
+@asynccontextmanager
 async def _both_rounds_held(url: str, app: web.Application, release: threading.Event) -> AsyncIterator[Client]:
     """A participant whose two comments take both round slots, their generation held ('hold' in the
     text) until `release` is set: the participant's client, connected while the block runs."""
     held = hold_generation(app, release, lambda text: "hold" in text)
-    async with connect(url) as ws:
-        c = Client(ws)
-        await c.hello()
+    async with _participant(url) as c:
         await _page(c, "c1", "k1", "hold you stupid idiot")
         await _until(lambda: held[0] == 1, "the first round")
         await _page(c, "c2", "k2", "hold you dumb hater")
@@ -101,23 +119,16 @@ async def test_deferred_by_reason_counts_each_row_by_the_reason_it_holds(tmp_pat
     # a first daemon defers k1 because its backlog is full; the row keeps that reason
     first = study(perturbation={"enabled": True, "live_backlog": 0, **STRATEGIES})
     async with running_daemon(tmp_path, first) as (url, _app):
-        async with connect(url) as ws:
-            c = Client(ws)
-            await c.hello()
-            await _page(c, "p1", "k1", "you stupid idiot")
-            got = await c.until(lambda m: m["type"] == "variants" and m["id"] == "p1")
+        async with _participant(url) as c:
+            got = await _variants_of(c, "p1", "k1", "you stupid idiot")
             assert "live_backlog" in got["error"], got
     # the next daemon, with no variant budget, defers k1 again (it stays one row) and k2 for the first time
     second = study(perturbation={"enabled": True, "live_rate": 0, **STRATEGIES})
     async with running_daemon(tmp_path, second) as (url, app):
-        async with connect(url) as ws:
-            c = Client(ws)
-            await c.hello()
-            await _page(c, "p2", "k1", "you stupid idiot")
-            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p2")
-            await _page(c, "p3", "k2", "what a dumb take")
-            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p3")
-            variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+        async with _participant(url) as c:
+            await _variants_of(c, "p2", "k1", "you stupid idiot")
+            await _variants_of(c, "p3", "k2", "what a dumb take")
+            variants = await _variants_status(c)
     held = dict(rows(db, "SELECT c.comment_key, d.reason FROM deferred_variants d JOIN comments c USING (comment_id)"))
     assert "live_backlog" in held["k1"] and "live_rate" in held["k2"], held
     assert variants["deferred"] == 2
@@ -129,22 +140,16 @@ async def _deferred_again(tmp_path, edit: str) -> dict:
     (SQL), and deferred again by the next daemon: that daemon's status of live variants."""
     cfg = study(perturbation={"enabled": True, "live_rate": 0, **STRATEGIES})
     async with running_daemon(tmp_path, cfg) as (url, _app):
-        async with connect(url) as ws:
-            c = Client(ws)
-            await c.hello()
-            await _page(c, "p1", "k1", "you stupid idiot")
-            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p1")
+        async with _participant(url) as c:
+            await _variants_of(c, "p1", "k1", "you stupid idiot")
     con = sqlite3.connect(tmp_path / "study.sqlite")
     con.execute(edit)
     con.commit()
     con.close()
     async with running_daemon(tmp_path, cfg) as (url, _app):
-        async with connect(url) as ws:
-            c = Client(ws)
-            await c.hello()
-            await _page(c, "p2", "k1", "you stupid idiot")
-            await c.until(lambda m: m["type"] == "variants" and m["id"] == "p2")
-            return (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+        async with _participant(url) as c:
+            await _variants_of(c, "p2", "k1", "you stupid idiot")
+            return await _variants_status(c)
 
 
 async def test_a_comment_deferred_again_after_its_variants_were_made_holds_its_new_reason(tmp_path):
@@ -163,11 +168,8 @@ async def test_variants_sent_but_refused_by_the_log_are_recorded_as_deferred(tmp
     db = tmp_path / "study.sqlite"
     async with _live_daemon(tmp_path) as (url, app, live):
         refuse_inserts(db, "variants")
-        async with connect(url) as ws:
-            c = Client(ws)
-            await c.hello()
-            await _page(c, "p1", "k1", "you stupid idiot")
-            got = await c.until(lambda m: m["type"] == "variants" and m["id"] == "p1")
+        async with _participant(url) as c:
+            got = await _variants_of(c, "p1", "k1", "you stupid idiot")
             await _until(lambda: live.stats.deferred == 1, "the deferral")
             status = live.status()
     assert got["items"] and all(i["variant_id"] is None for i in got["items"]), got
@@ -185,9 +187,7 @@ async def test_a_stop_whose_deferral_the_log_refuses_says_nothing_will_make_them
         with caplog.at_level(logging.INFO, logger="modlens.daemon"):
             async with _live_daemon(tmp_path) as (url, app, live):
                 held = hold_generation(app, release, lambda text: "hold" in text)
-                async with connect(url) as ws:
-                    c = Client(ws)
-                    await c.hello()
+                async with _participant(url) as c:
                     await _page(c, "c1", "k1", "hold you stupid idiot")
                     await _until(lambda: held[0] == 1, "the round")
                 refuse_inserts(db, "deferred_variants")
@@ -218,9 +218,7 @@ async def test_a_stop_during_a_rounds_refused_write_still_records_its_comments_a
     try:
         async with _live_daemon(tmp_path) as (url, app, live):
             held = hold_generation(app, release)
-            async with connect(url) as ws:
-                c = Client(ws)
-                await c.hello()
+            async with _participant(url) as c:
                 await _page(c, "p1", "k1", "you stupid idiot")
                 await _until(lambda: held[0] == 1, "the round")
             await _until(lambda: not app[PIPELINE].unended, "the session's end")  # the stop has nothing else to write
@@ -264,13 +262,11 @@ def _break_answer(live, broken_key: str) -> None:
 async def _round_of_two(url: str, live, second: str) -> tuple[dict, dict]:
     """k1 ('you stupid idiot') and k2 (`second`) sent in one message, so one round: the variants message
     each was answered with, by key, and the status of live variants once the round ended."""
-    async with connect(url) as ws:
-        c = Client(ws)
-        await c.hello()
+    async with _participant(url) as c:
         await c.request(comments_msg("p1", [("k1", "you stupid idiot"), ("k2", second)]), "comments_ok")
         got = {m["key"]: m for m in [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]}
         await _until(lambda: not live._in_flight, "the round")
-        variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+        variants = await _variants_status(c)
     return got, variants
 
 
@@ -281,9 +277,7 @@ async def test_a_refused_round_counts_each_comment_once_as_what_the_log_holds(tm
     async with _live_daemon(tmp_path) as (url, app, live):
         _break_generation(app)
         refuse_inserts(db, "variants")
-        async with connect(url) as ws:
-            c = Client(ws)
-            await c.hello()
+        async with _participant(url) as c:
             await c.request(comments_msg("p1", [("k1", "you stupid idiot"), ("k2", "broken dumb hater")]), "comments_ok")
             got = [await c.until(lambda m: m["type"] == "variants") for _ in range(2)]
             await _until(lambda: live.stats.deferred + len(live.stats.unrecorded) == 2, "the deferrals")
@@ -340,13 +334,10 @@ async def test_a_round_that_raises_defers_its_comments_as_no_step_error_holds_th
             raise RuntimeError("the round broke")
 
         live.engine.variants_scored = broken_round
-        async with connect(url) as ws:
-            c = Client(ws)
-            await c.hello()
-            await _page(c, "p1", "k1", "you stupid idiot")
-            got = await c.until(lambda m: m["type"] == "variants" and m["id"] == "p1")
+        async with _participant(url) as c:
+            got = await _variants_of(c, "p1", "k1", "you stupid idiot")
             await _until(lambda: not live._in_flight, "the round")
-            variants = (await c.request({"type": "status", "id": "s1"}, "status_ok"))["queue"]["variants"]
+            variants = await _variants_status(c)
     assert "the round broke" in got["error"] and "rescore --variants" in got["error"], got
     assert rows(db, "SELECT count(*) FROM step_errors") == [(0,)]
     [(key, reason, done)] = rows(db, "SELECT c.comment_key, d.reason, d.done_at FROM deferred_variants d "
