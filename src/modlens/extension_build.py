@@ -14,6 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from modlens.errors import ErrorKind, ModlensError
+
 # manifest.json as json.loads gives it: an object whose values are any JSON
 Manifest = dict[str, Any]
 
@@ -86,8 +88,9 @@ def archive_name(browser: str, manifest: Manifest) -> str:
     return f"modlens-extension-{manifest.get('version', '0')}-{browser}.{ARCHIVE_SUFFIX[browser]}"
 
 
-class ArchiveError(OSError):
+class ArchiveNotWritten(ModlensError):
     """An archive that could not be written whole: which file, and that what was at its name is kept."""
+    kind = ErrorKind.FAILED
 
 
 def write_archive(source: Path, target: Path, browser: str) -> Path:
@@ -114,7 +117,7 @@ def write_archive(source: Path, target: Path, browser: str) -> Path:
         partial.unlink(missing_ok=True)
         kept = "the archive there before was left as it was" if target.exists() else "nothing was written there"
         what = f"cannot read {reading}" if reading else f"cannot write {target}"
-        raise ArchiveError(f"{what}: {err.strerror or err}; {kept}") from err
+        raise ArchiveNotWritten(f"{what}: {err.strerror or err}; {kept}") from err
     return target
 
 

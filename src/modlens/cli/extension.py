@@ -13,7 +13,6 @@ from pathlib import Path
 
 from modlens import extension_build
 from modlens.cli.common import CliError
-from modlens.errors import ErrorKind
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
             return 0
         browsers = tuple(dict.fromkeys(args.browser)) if args.browser else extension_build.BROWSERS
         archives = extension_build.build(source, Path(args.out), browsers)
-    except extension_build.ArchiveError as err:  # a source file it could not read, a full disk: exit 1
-        raise CliError(str(err), kind=ErrorKind.FAILED) from None
+    except extension_build.ArchiveNotWritten as err:  # a source file it could not read, a full disk: exit 1
+        raise CliError(str(err), kind=err.kind) from None
     except (OSError, ValueError) as err:  # missing folder, --out is a file, unreadable manifest
         raise CliError(str(err)) from None
     for archive in archives:
