@@ -270,6 +270,15 @@ class Browser:
         finally:
             page.close()
 
+    def withdraw(self):
+        """Withdraw consent on the options page, as a participant does; the page is left open (a test
+        may read what it says next)."""
+        page = self.context.new_page()
+        page.goto(self.ext_url("options.html"))
+        page.click("#withdraw-consent")
+        page.locator("#accept-consent:not([disabled])").wait_for(timeout=10000)
+        return page
+
     def set_settings(self, settings: dict) -> dict:
         return self.ask_worker({"type": "set_settings", "settings": settings}, "options.html")
 

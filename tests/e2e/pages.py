@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 import uuid
 
+from .harness import wait_for
+
 
 def youtube_page(video_id: str, texts: list[str]) -> tuple[str, list[dict]]:
     run = uuid.uuid4().hex[:10]
@@ -51,3 +53,17 @@ def logged_keys(daemon, items: list[dict]) -> list[str]:
     """The keys of `items` that the daemon's study log holds as YouTube comments."""
     got = daemon.comments("youtube")
     return [it["key"] for it in items if it["key"] in got]
+
+
+def open_page_with_markers(browser, tmp_path, video_id: str, texts: list[str]) -> tuple[object, list[dict]]:
+    """A YouTube page with `texts` as its comments, opened in `browser` once each has its marker."""
+    url, items = serve_youtube_page(browser, tmp_path, video_id, texts)
+    page = browser.context.new_page()
+    page.goto(url)
+    wait_for(lambda: page.locator("modlens-marker").count() >= len(texts), 30, "a marker on each comment")
+    return page, items
+
+
+def ratings_of(daemon, key: str) -> list[dict]:
+    """The study log's ratings of the comment `key`."""
+    return [r for r in daemon.ratings() if r["comment_key"] == key]

@@ -27,11 +27,7 @@ def test_a_withdrawal_made_while_the_daemon_was_down_reaches_the_log_and_the_bun
         assert [r["withdrawn_at"] for r in daemon.query("SELECT withdrawn_at FROM consents WHERE rater_id = ?",
                                                         (rater,))] == [None]
         daemon.stop()
-        options = browser.context.new_page()
-        options.goto(browser.ext_url("options.html"))
-        options.click("#withdraw-consent")
-        options.locator("#accept-consent:not([disabled])").wait_for(timeout=10000)
-        options.close()
+        browser.withdraw().close()
         daemon.start()  # the same port: the extension reconnects, its hello says it withdrew
         wait_for(lambda: daemon.query("SELECT withdrawn_at FROM consents WHERE rater_id = ? AND withdrawn_at IS NOT NULL",
                                       (rater,)), 60, "the withdrawal in the study log")

@@ -7,21 +7,12 @@ import pytest
 
 from .closed_shadow import NOT_TOXIC_PICKS, Marker, said
 from .harness import STUDY_TOML, own_daemon_and_browser, wait_for
-from .pages import serve_youtube_page
+from .pages import open_page_with_markers, ratings_of
 
 pytestmark = [pytest.mark.browser]
 
 
-def open_page_with_markers(browser, tmp_path, video_id: str) -> tuple[object, list[dict]]:
-    url, items = serve_youtube_page(browser, tmp_path, video_id, ["a first comment to rate here", "a second comment to rate there"])
-    page = browser.context.new_page()
-    page.goto(url)
-    wait_for(lambda: page.locator("modlens-marker").count() >= 2, 30, "a marker on each comment")
-    return page, items
-
-
-def ratings_of(daemon, key: str) -> list[dict]:
-    return [r for r in daemon.ratings() if r["comment_key"] == key]
+TWO_COMMENTS = ["a first comment to rate here", "a second comment to rate there"]
 
 
 def test_a_site_switched_off_takes_no_rating_from_the_markers_already_shown(playwright_instance, tmp_path):
@@ -31,7 +22,7 @@ def test_a_site_switched_off_takes_no_rating_from_the_markers_already_shown(play
     no rating from the page (extension/test/pause.test.mjs); switched on again, it rates. (Paused, the
     same: test_pause_semantics.py.)"""
     with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
-        page, items = open_page_with_markers(browser, tmp_path, "PausedRate1")
+        page, items = open_page_with_markers(browser, tmp_path, "PausedRate1", TWO_COMMENTS)
         key = items[0]["key"]
         m = Marker(page, key)
         wait_for(lambda: said(lambda: m.locator("button.rate").evaluate("el => el.disabled", timeout=500)) is False, 15, "Rate live")
@@ -54,11 +45,8 @@ def test_a_rating_the_extension_does_not_take_is_said_not_taken(playwright_insta
     """After a withdrawal the worker takes no rating ("consent needed"): the marker's panel closed or
     stayed as it was without a word, the participant's answer gone with nothing said."""
     with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
-        page, items = open_page_with_markers(browser, tmp_path, "WithdrawnR1")
-        options = browser.context.new_page()
-        options.goto(browser.ext_url("options.html"))
-        options.click("#withdraw-consent")
-        options.locator("#accept-consent:not([disabled])").wait_for(timeout=10000)
+        page, items = open_page_with_markers(browser, tmp_path, "WithdrawnR1", TWO_COMMENTS)
+        browser.withdraw()
         page.wait_for_timeout(1000)
         m = Marker(page, items[1]["key"])
         m.rate()
@@ -73,13 +61,10 @@ def test_after_a_withdrawal_the_pages_do_not_say_the_daemon_keeps_only_the_rater
     pseudonymous rater id, the extension's version and when it connected", while the log keeps the
     comments and ratings recorded under the consent (the docs: delete the log to remove them)."""
     with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
-        page, items = open_page_with_markers(browser, tmp_path, "WithdrawnT1")
+        page, items = open_page_with_markers(browser, tmp_path, "WithdrawnT1", TWO_COMMENTS)
         Marker(page, items[0]["key"]).rate()
         wait_for(lambda: ratings_of(daemon, items[0]["key"]), 20, "the rating in the study log")
-        options = browser.context.new_page()
-        options.goto(browser.ext_url("options.html"))
-        options.click("#withdraw-consent")
-        options.locator("#accept-consent:not([disabled])").wait_for(timeout=10000)
+        options = browser.withdraw()
         wait_for(lambda: "withdrew" in options.locator("#consent-state").inner_text(), 10, "the options page to say so")
         said = options.locator("#consent-state").inner_text()
         tasks = browser.context.new_page()
@@ -105,10 +90,7 @@ def test_a_withdrawal_is_said_after_a_reload_and_as_far_as_the_daemon_recorded_i
             return daemon.query("SELECT withdrawn_at FROM consents WHERE rater_id = ? AND withdrawn_at IS NOT NULL", (rater,))
         daemon.stop()
         wait_for(lambda: browser.state()["conn"] != "ready", 30, "the worker to lose the daemon")
-        options = browser.context.new_page()
-        options.goto(browser.ext_url("options.html"))
-        options.click("#withdraw-consent")
-        options.locator("#accept-consent:not([disabled])").wait_for(timeout=10000)
+        options = browser.withdraw()
         options.reload()
         options.locator("#accept-consent:not([disabled])").wait_for(timeout=10000)
         wait_for(lambda: "withdrew" in options.locator("#consent-state").inner_text(), 10, "the reloaded page to say so")
@@ -146,7 +128,7 @@ def test_a_rating_the_worker_took_but_the_page_could_not_mark_is_not_taken_twice
     new page's comments came back): the worker took the rating, the page could not mark it, and the
     panel said so with Save enabled again, so a second Save queued a second rating."""
     with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
-        page, items = open_page_with_markers(browser, tmp_path, "Unmarked01")
+        page, items = open_page_with_markers(browser, tmp_path, "Unmarked01", TWO_COMMENTS)
         key = items[0]["key"]
         m = Marker(page, key)
         wait_for(lambda: said(lambda: m.locator("button.rate").evaluate("el => el.disabled", timeout=500)) is False, 15, "Rate live")
@@ -195,7 +177,7 @@ def test_after_the_consent_text_changed_the_options_page_says_what_the_log_keeps
     longer counts, and the options page must not say the daemon keeps only the rater id, as the log
     keeps the comments recorded under the first text."""
     with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
-        page, items = open_page_with_markers(browser, tmp_path, "TextChange1")
+        page, items = open_page_with_markers(browser, tmp_path, "TextChange1", TWO_COMMENTS)
         wait_for(lambda: set(daemon.comments("youtube")) >= {it["key"] for it in items}, 30, "the comments in the log")
         page.close()
         daemon.stop()

@@ -8,21 +8,9 @@ import pytest
 
 from .closed_shadow import Marker, said
 from .harness import own_daemon_and_browser, wait_for
-from .pages import logged_keys, serve_youtube_page
+from .pages import logged_keys, open_page_with_markers, ratings_of, serve_youtube_page
 
 pytestmark = [pytest.mark.browser]
-
-
-def open_page_with_markers(browser, tmp_path, video_id: str, texts: list[str]) -> tuple[object, list[dict]]:
-    url, items = serve_youtube_page(browser, tmp_path, video_id, texts)
-    page = browser.context.new_page()
-    page.goto(url)
-    wait_for(lambda: page.locator("modlens-marker").count() >= len(texts), 30, "a marker on each comment")
-    return page, items
-
-
-def ratings_of(daemon, key: str) -> list[dict]:
-    return [r for r in daemon.ratings() if r["comment_key"] == key]
 
 
 def test_while_paused_the_markers_on_a_page_take_no_rating(playwright_instance, tmp_path):
@@ -101,10 +89,7 @@ def test_a_rating_refused_says_the_workers_reason(playwright_instance, tmp_path)
     the worker had answered: here it answered "consent needed" (consent withdrawn)."""
     with own_daemon_and_browser(playwright_instance, tmp_path) as (daemon, browser):
         page, items = open_page_with_markers(browser, tmp_path, "Refused0001", ["a comment rated after a withdrawal"])
-        options = browser.context.new_page()
-        options.goto(browser.ext_url("options.html"))
-        options.click("#withdraw-consent")
-        options.locator("#accept-consent:not([disabled])").wait_for(timeout=10000)
+        browser.withdraw()
         page.wait_for_timeout(1000)
         m = Marker(page, items[0]["key"])
         m.rate()
